@@ -1,0 +1,57 @@
+"""Analyses the reverse transform relies on.
+
+* **activity**: a value is *active* when it depends on a ``wrt`` parameter
+  through differentiable operands (``varied``) and the result depends on it
+  (``useful``). Only active values get adjoints; integers, constants and
+  values that don't reach the output never do.
+* **to-be-recorded**: :func:`needed_forward` — which forward ops the reverse
+  sweep needs (the values it reads, and what computes them).
+
+>>> from s2s_ad import ir
+"""
+
+from __future__ import annotations
+
+from . import ir
+from .rules import RULES
+
+
+def varied(func: ir.Function, wrt: list[ir.Value]) -> set[int]:
+    """ids of values that depend differentiably on ``wrt``."""
+    out = {id(v) for v in wrt}
+    for op in func.body.ops:
+        if op.out.kind != "float":
+            continue
+        rule = RULES[op.prim]
+        if any(isinstance(a, ir.Value) and id(a) in out and p is not None
+               for a, p in zip(op.args, rule.partials)):
+            out.add(id(op.out))
+    return out
+
+
+def useful(func: ir.Function) -> set[int]:
+    """ids of values the result depends on differentiably."""
+    out = {id(func.result)} if isinstance(func.result, ir.Value) else set()
+    for op in reversed(func.body.ops):
+        if id(op.out) not in out:
+            continue
+        for a, p in zip(op.args, RULES[op.prim].partials):
+            if isinstance(a, ir.Value) and p is not None:
+                out.add(id(a))
+    return out
+
+
+def active(func: ir.Function, wrt: list[ir.Value]) -> set[int]:
+    return varied(func, wrt) & useful(func)
+
+
+def needed_forward(func: ir.Function, read: set[int]) -> list[ir.Op]:
+    """The forward ops that compute the values in ``read`` (ids), in order."""
+    need = set(read)
+    keep = []
+    for op in reversed(func.body.ops):
+        if id(op.out) in need:
+            keep.append(op)
+            need.update(id(a) for a in op.args if isinstance(a, ir.Value))
+    keep.reverse()
+    return keep

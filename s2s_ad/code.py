@@ -1,0 +1,46 @@
+"""The generated program, before it becomes text.
+
+The reverse transform produces a :class:`CodeFunction`: Python ``ast``
+statements, each with the comment that ties it to the user's source and,
+for reverse-sweep statements, the forward op and operand it differentiates
+(used by ``s2s-ad explain`` and the graph pictures). :mod:`s2s_ad.emit`
+turns it into text.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from . import ir
+
+
+@dataclass(eq=False)
+class Stmt:
+    """One simple statement. ``node`` None makes a comment-only line."""
+
+    node: ast.stmt | None
+    comment: str = ""
+    origin: ir.Op | None = None
+    """The forward op this statement computes or differentiates."""
+    operand: int | None = None
+    """For a reverse statement: which operand of ``origin`` it differentiates."""
+    partial: str = ""
+    """For a reverse statement: the local derivative, in the user's names."""
+    target: str = ""
+    """For a reverse statement: the adjoint it sets or adds to."""
+
+
+@dataclass(eq=False)
+class CodeFunction:
+    name: str
+    args: ast.arguments
+    body: list[Stmt]
+    returns: ast.expr
+    source: ir.Function
+    wrt: list[ir.Value]
+    adjoints: dict[str, str] = field(default_factory=dict)
+    """SSA value name -> its adjoint's name."""
+    tape: list[ir.Value] = field(default_factory=list)
+    """Forward values the reverse sweep reads."""
+    seed: str = ""

@@ -1,0 +1,398 @@
+"""Frontend: Python ``ast`` → SSA IR.
+
+Contract: :func:`lower` accepts a :class:`~s2s_ad.source.Source` whose
+function lies in the supported subset (see ``docs/subset.md``) and returns an
+:class:`~s2s_ad.ir.Function` in which every nested expression has become a
+three-address op and every (re)assignment a new SSA value. Anything outside
+the subset raises :class:`~s2s_ad.errors.SourceError` naming the construct,
+the file, line and column. The subset is an allow-list: a node kind not
+handled here is refused, never guessed at.
+
+Before → after::
+
+    def f(a, x):                func f(a, x):
+        b = x * x       ──▶       b = mul x x
+        y = a * b                 y = mul a b
+        return y                  return y
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import math
+import numbers
+import types
+
+from . import ir
+from .errors import SourceError
+from .names import Namer, identifiers
+from .rules import RULES
+from .source import Source
+
+BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow",
+          ast.Mod: "mod", ast.FloorDiv: "floordiv"}
+UNARYOPS = {ast.USub: "neg", ast.UAdd: "pos"}
+COMPARE = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
+BUILTIN_PRIMS = {builtins.abs: "abs", builtins.max: "max", builtins.min: "min",
+                 builtins.float: "float", builtins.int: "int", builtins.round: "round",
+                 builtins.pow: "pow"}
+BUILTIN_NAMES = {"abs", "max", "min", "float", "int", "round"}
+MATH_CONSTANTS = {"pi", "e", "tau", "inf", "nan"}
+
+# What each refused statement or expression is called in messages, and the
+# way out where there is one.
+REFUSED = {
+    ast.Try: "`try` is not differentiable; move it outside the function you differentiate",
+    ast.With: "`with` is not supported; move it outside the function you differentiate",
+    ast.AsyncWith: "`async with` is not supported",
+    ast.AsyncFor: "`async for` is not supported",
+    ast.Global: "`global` is not supported: s2s-ad differentiates pure functions",
+    ast.Nonlocal: "`nonlocal` is not supported: s2s-ad differentiates pure functions",
+    ast.Yield: "generators (`yield`) are not supported",
+    ast.YieldFrom: "generators (`yield from`) are not supported",
+    ast.Await: "`await` is not supported",
+    ast.Lambda: "`lambda` is not supported; define a helper with `def`",
+    ast.FunctionDef: "nested function definitions are not supported; define helpers at module level",
+    ast.ClassDef: "class definitions inside the function are not supported",
+    ast.Import: "`import` inside the function is not supported; import at module level",
+    ast.ImportFrom: "`import` inside the function is not supported; import at module level",
+    ast.Delete: "`del` is not supported",
+    ast.Raise: "`raise` is not supported inside a differentiated function",
+    ast.Assert: "`assert` is not supported inside a differentiated function",
+    ast.If: "`if` statements are not supported yet",
+    ast.For: "`for` loops are not supported yet",
+    ast.While: "`while` loops are not supported yet",
+    ast.Break: "`break` is not supported yet",
+    ast.Continue: "`continue` is not supported yet",
+    ast.IfExp: "conditional expressions (`a if c else b`) are not supported yet",
+    ast.BoolOp: "`and`/`or` are not supported yet",
+    ast.ListComp: "list comprehensions are not supported yet",
+    ast.GeneratorExp: "generator expressions are not supported",
+    ast.SetComp: "set comprehensions are not supported",
+    ast.DictComp: "dict comprehensions are not supported",
+    ast.List: "lists are not supported yet; s2s-ad differentiates scalar code",
+    ast.Dict: "dicts are not supported yet",
+    ast.Set: "sets are not supported",
+    ast.Subscript: "subscripts are not supported yet",
+    ast.Starred: "starred expressions are not supported",
+    ast.JoinedStr: "f-strings are not supported",
+    ast.NamedExpr: "assignment expressions (`:=`) are not supported",
+    ast.Match: "`match` is not supported",
+}
+
+
+def lower(src: Source) -> ir.Function:
+    """Lower ``src`` to SSA IR (see the module docstring)."""
+    return _Lowering(src).function()
+
+
+class _Lowering:
+    def __init__(self, src: Source):
+        self.src = src
+        self.tree = src.tree
+        user_names = identifiers(self.tree)
+        self.namer = Namer(avoid=user_names)
+        self.env: dict[str, ir.Operand] = {}
+        self.ops: list[ir.Op] = []
+        self.modules: dict[str, str] = {}
+        self.temps = 0
+
+    # -- entry -------------------------------------------------------------
+
+    def function(self) -> ir.Function:
+        params = self.parameters()
+        # Module aliases come after the parameters (whose names are fixed by
+        # the signature) and before any local, so a local called `math`
+        # is renamed rather than shadowing the module.
+        self.modules["math"] = self.namer.claim("math")
+        for name in sorted(BUILTIN_NAMES):
+            self.namer.taken.add(name)
+        body = list(self.tree.body)
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            body = body[1:]  # docstring
+        result = None
+        for i, stmt in enumerate(body):
+            if isinstance(stmt, ast.Return):
+                if i != len(body) - 1:
+                    raise self.src.error(body[i + 1], "code after `return` is not supported")
+                result = self.return_value(stmt)
+            else:
+                self.statement(stmt)
+        if result is None:
+            raise self.src.error(self.tree, f"function {self.tree.name!r} must end with "
+                                 "`return <scalar expression>`")
+        loc = self.loc(self.tree)
+        func = ir.Function(self.tree.name, params, ir.Region(self.ops), result, loc,
+                           modules=self.modules, names=frozenset(self.namer.taken))
+        ir.verify(func)
+        return func
+
+    def parameters(self) -> list[ir.Param]:
+        args = self.tree.args
+        if args.vararg is not None:
+            raise self.src.error(args.vararg, "`*args` parameters are not supported")
+        if args.kwarg is not None:
+            raise self.src.error(args.kwarg, "`**kwargs` parameters are not supported")
+        fn = self.src.fn
+        positional = list(args.posonlyargs) + list(args.args)
+        defaults = list(fn.__defaults__ or ())
+        first_default = len(positional) - len(defaults)
+        params = []
+        for i, a in enumerate(positional):
+            has = i >= first_default
+            params.append(self.param(a, defaults[i - first_default] if has else None, has, False))
+        kwdefaults = fn.__kwdefaults__ or {}
+        for a in args.kwonlyargs:
+            params.append(self.param(a, kwdefaults.get(a.arg), a.arg in kwdefaults, True))
+        return params
+
+    def param(self, node: ast.arg, default, has_default: bool, kwonly: bool) -> ir.Param:
+        if has_default and not isinstance(default, numbers.Real):
+            raise self.src.error(node, f"the default value of parameter {node.arg!r} is "
+                                 f"{type(default).__name__}; only numeric defaults are supported")
+        name = self.namer.claim(node.arg)
+        value = ir.Value(name, "float", node.arg)
+        self.env[node.arg] = value
+        return ir.Param(value, default, has_default, kwonly)
+
+    # -- statements --------------------------------------------------------
+
+    def statement(self, stmt: ast.stmt) -> None:
+        if isinstance(stmt, ast.Assign):
+            value = self.expr(stmt.value, target=stmt.targets[0] if len(stmt.targets) == 1 else None)
+            for target in stmt.targets:
+                self.assign(target, value, stmt.value)
+        elif isinstance(stmt, ast.AnnAssign):
+            if stmt.value is None:
+                return  # a bare annotation binds nothing
+            self.assign(stmt.target, self.expr(stmt.value, target=stmt.target), stmt.value)
+        elif isinstance(stmt, ast.AugAssign):
+            if not isinstance(stmt.target, ast.Name):
+                raise self.refuse(stmt.target)
+            op = BINOPS.get(type(stmt.op))
+            if op is None:
+                raise self.src.error(stmt, f"the operator {type(stmt.op).__name__} is not supported")
+            left = self.read(stmt.target.id, stmt.target)
+            right = self.expr(stmt.value)
+            self.emit(op, [left, right], stmt, var=stmt.target.id, text=ast.unparse(stmt))
+        elif isinstance(stmt, ast.Pass):
+            pass
+        elif isinstance(stmt, ast.Expr):
+            if isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
+                return  # a string statement (comment-like) does nothing
+            raise self.src.error(stmt, "an expression statement has no effect on the result; "
+                                 "calls for their side effects are not supported")
+        else:
+            raise self.refuse(stmt)
+
+    def assign(self, target: ast.expr, value, value_node: ast.expr) -> None:
+        if isinstance(target, ast.Name):
+            if isinstance(value, tuple):
+                raise self.src.error(value_node, "a tuple can only be unpacked into as many names "
+                                     "(`a, b = x, y`); tuple values are not supported yet")
+            self.bind(target.id, value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            if not isinstance(value, tuple):
+                raise self.src.error(value_node, "only a tuple of expressions can be unpacked "
+                                     "(`a, b = x, y`)")
+            if len(value) != len(target.elts):
+                raise self.src.error(target, f"cannot unpack {len(value)} values into "
+                                     f"{len(target.elts)} names")
+            for t, v in zip(target.elts, value):
+                self.assign(t, v, value_node)
+        elif isinstance(target, ast.Attribute):
+            raise self.src.error(target, "attribute assignment is not supported: s2s-ad "
+                                 "differentiates pure functions")
+        else:
+            raise self.refuse(target)
+
+    def bind(self, var: str, value: ir.Operand) -> None:
+        """Give ``var`` the value ``value``. A fresh op result defined for this
+        very assignment already carries ``var``'s SSA name."""
+        self.env[var] = value
+
+    def return_value(self, stmt: ast.Return) -> ir.Operand:
+        if stmt.value is None:
+            raise self.src.error(stmt, "`return` without a value: the function must return a scalar")
+        if isinstance(stmt.value, (ast.Tuple, ast.List)):
+            raise self.src.error(stmt.value, "the function returns a tuple; s2s-ad differentiates "
+                                 "functions that return one scalar")
+        return self.expr(stmt.value)
+
+    # -- expressions -------------------------------------------------------
+
+    def expr(self, node: ast.expr, target: ast.expr | None = None):
+        """Lower ``node``; return an operand, or a tuple of them for a tuple
+        literal. When ``target`` is a plain name, the outermost op is named
+        after it (``y = a * b`` defines ``y``, not a temporary)."""
+        var = target.id if isinstance(target, ast.Name) else None
+        if isinstance(node, ast.Tuple):
+            return tuple(self.expr(e) for e in node.elts)
+        if isinstance(node, ast.Constant):
+            return self.constant(node.value, node)
+        if isinstance(node, ast.Name):
+            return self.read(node.id, node)
+        if isinstance(node, ast.BinOp):
+            prim = BINOPS.get(type(node.op))
+            if prim is None:
+                raise self.src.error(node, f"the operator `{_opsym(node.op)}` is not supported "
+                                     "on scalars")
+            return self.emit(prim, [self.expr(node.left), self.expr(node.right)], node, var)
+        if isinstance(node, ast.UnaryOp):
+            if isinstance(node.op, ast.Not):
+                raise self.src.error(node, "`not` is not supported yet")
+            if isinstance(node.op, ast.Invert):
+                raise self.src.error(node, "the operator `~` is not supported")
+            operand = self.expr(node.operand)
+            if isinstance(operand, ir.Const) and isinstance(node.op, ast.USub):
+                return ir.Const(-operand.value)
+            return self.emit(UNARYOPS[type(node.op)], [operand], node, var)
+        if isinstance(node, ast.Compare):
+            if len(node.ops) != 1:
+                raise self.src.error(node, "chained comparisons are not supported; "
+                                     "write `a < b and b < c`")
+            prim = COMPARE.get(type(node.ops[0]))
+            if prim is None:
+                raise self.src.error(node, f"the comparison {type(node.ops[0]).__name__} "
+                                     "is not supported")
+            return self.emit(prim, [self.expr(node.left), self.expr(node.comparators[0])], node, var)
+        if isinstance(node, ast.Call):
+            return self.call(node, var)
+        if isinstance(node, ast.Attribute):
+            obj = self.resolve(node)
+            if isinstance(obj, numbers.Real):
+                return self.constant(obj, node)
+            raise self.src.error(node, f"`{ast.unparse(node)}` is not a number s2s-ad can use")
+        raise self.refuse(node)
+
+    def call(self, node: ast.Call, var: str | None) -> ir.Operand:
+        if node.keywords:
+            raise self.src.error(node.keywords[0].value if node.keywords[0].arg is None
+                                 else node, "keyword arguments in calls are not supported")
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                raise self.src.error(a, "`*args` in calls is not supported")
+        fn = self.resolve(node.func)
+        prim = self.primitive(fn, node)
+        args = [self.expr(a) for a in node.args]
+        if any(isinstance(a, tuple) for a in args):
+            raise self.src.error(node, "tuple arguments are not supported")
+        if prim in ("max", "min"):
+            if len(args) < 2:
+                raise self.src.error(node, f"`{prim}` of an iterable is not supported; "
+                                     f"pass two or more numbers")
+            # max(a, b, c) is max(max(a, b), c): the same element wins ties.
+            acc = args[0]
+            for i, a in enumerate(args[1:], 1):
+                acc = self.emit(prim, [acc, a], node, var if i == len(args) - 1 else None)
+            return acc
+        if prim == "math.log" and len(args) == 2:
+            prim = "math.log_base"
+        if prim == "round" and len(args) == 2:
+            raise self.src.error(node, "`round(x, ndigits)` is not supported")
+        rule = RULES[prim]
+        if len(args) != rule.arity:
+            raise self.src.error(node, f"`{ast.unparse(node.func)}` takes {rule.arity} "
+                                 f"argument(s) here, got {len(args)}")
+        return self.emit(prim, args, node, var)
+
+    def primitive(self, fn, node: ast.Call) -> str:
+        """The rule-table name of the callable ``fn``."""
+        for b, prim in BUILTIN_PRIMS.items():
+            if fn is b:
+                return prim
+        name = getattr(fn, "__name__", None)
+        if name and getattr(math, name, None) is fn and f"math.{name}" in RULES:
+            return f"math.{name}"
+        what = ast.unparse(node.func)
+        if isinstance(fn, types.FunctionType):
+            raise self.src.error(node, f"calls to other Python functions (`{what}`) are not "
+                                 "supported yet")
+        if name and getattr(math, name, None) is fn:
+            raise self.src.error(node, f"`{what}` has no derivative rule in s2s-ad")
+        raise self.src.error(node, f"the call `{what}` is not supported: s2s-ad knows "
+                             "Python's arithmetic, `math` and abs/min/max/pow/float/int/round")
+
+    def resolve(self, node: ast.expr):
+        """The Python object a global name or attribute chain refers to."""
+        if isinstance(node, ast.Name):
+            if node.id in self.env:
+                raise self.src.error(node, f"`{node.id}` is a local value, not something "
+                                     "s2s-ad can call or look into")
+            if node.id in self.src.globals:
+                return self.src.globals[node.id]
+            if hasattr(builtins, node.id):
+                return getattr(builtins, node.id)
+            raise self.src.error(node, f"name `{node.id}` is not defined")
+        if isinstance(node, ast.Attribute):
+            base = self.resolve(node.value)
+            if not isinstance(base, types.ModuleType):
+                raise self.src.error(node, f"`{ast.unparse(node)}`: attribute access is only "
+                                     "supported on modules (like `math.sin`)")
+            if not hasattr(base, node.attr):
+                raise self.src.error(node, f"module {base.__name__} has no attribute {node.attr!r}")
+            return getattr(base, node.attr)
+        raise self.src.error(node, f"`{ast.unparse(node)}` is not supported as a callee")
+
+    def read(self, name: str, node: ast.AST) -> ir.Operand:
+        if name in self.env:
+            return self.env[name]
+        obj = self.src.globals.get(name, getattr(builtins, name, None))
+        if isinstance(obj, numbers.Real):
+            return self.constant(obj, node)
+        if obj is None and name not in self.src.globals:
+            raise self.src.error(node, f"name `{name}` is not defined")
+        raise self.src.error(node, f"`{name}` is a {type(obj).__name__}; only numbers can be "
+                             "used as values here")
+
+    def constant(self, value, node: ast.AST) -> ir.Const:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            if isinstance(value, bool):
+                return ir.Const(value)
+            raise self.src.error(node, f"the constant {value!r} is not a number")
+        return ir.Const(int(value) if isinstance(value, numbers.Integral) else float(value))
+
+    def emit(self, prim: str, args: list, node: ast.AST, var: str | None = None,
+             text: str | None = None) -> ir.Value:
+        rule = RULES[prim]
+        kinds = [_kind(a) for a in args]
+        kind = rule.result_kind(kinds)
+        if var is not None:
+            name = self.namer.claim(var)
+        else:
+            self.temps += 1
+            name = self.namer.fresh(f"t{self.temps}")
+        out = ir.Value(name, kind, var)
+        if text is None:
+            text = ast.unparse(node)
+            if var is not None:
+                text = f"{var} = {text}"
+        self.ops.append(ir.Op(prim, tuple(args), out, self.loc(node), text))
+        if var is not None:
+            self.env[var] = out
+        return out
+
+    def loc(self, node: ast.AST) -> ir.Loc:
+        err = self.src.error(node, "")
+        return ir.Loc(self.src.file, err.line, err.col)
+
+    def refuse(self, node: ast.AST) -> SourceError:
+        message = REFUSED.get(type(node))
+        if message is None:
+            message = f"{type(node).__name__} is not supported by s2s-ad"
+        return self.src.error(node, message)
+
+
+def _kind(a: ir.Operand) -> str:
+    if isinstance(a, ir.Value):
+        return a.kind
+    if isinstance(a.value, bool):
+        return "bool"
+    return "int" if isinstance(a.value, int) else "float"
+
+
+def _opsym(op: ast.operator) -> str:
+    return {ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
+            ast.LShift: "<<", ast.RShift: ">>"}.get(type(op), type(op).__name__)

@@ -1,0 +1,39 @@
+"""Loader: generated source → a live module, or a file on disk.
+
+Contract: :func:`load` compiles source text into a fresh module object and
+registers its text with :mod:`linecache`, so tracebacks and debuggers show
+the generated lines. :func:`write` writes a file atomically: a temporary file
+in the target folder, then a rename, so a failure never leaves a partial or
+clobbered file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import linecache
+import os
+import tempfile
+import types
+
+
+def load(text: str, name: str) -> types.ModuleType:
+    digest = hashlib.sha1(text.encode()).hexdigest()[:12]
+    filename = f"<s2s-ad {name} {digest}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    module = types.ModuleType(name)
+    module.__file__ = filename
+    exec(compile(text, filename, "exec"), module.__dict__)
+    return module
+
+
+def write(text: str, path: str) -> None:
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".s2s-ad-", suffix=".py", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,66 @@
+"""Deterministic, collision-free names for generated code.
+
+Every name the generated module uses comes from one :class:`Namer`, seeded
+with every identifier of the user's function, so a user variable called
+``dx``, ``t1`` or ``grad_f`` can never be captured by a generated one. The
+same input always produces the same names (no counters shared across calls).
+
+>>> n = Namer(avoid={"x", "dx"})
+>>> n.claim("x"), n.fresh("x"), n.fresh("dx")
+('x', 'x_1', 'dx_1')
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import keyword
+from typing import Iterable
+
+
+class Namer:
+    def __init__(self, avoid: Iterable[str] = (), reserved: Iterable[str] = ()):
+        self.avoid = set(avoid)
+        """Names owned by the user: only :meth:`claim` may hand them out, once."""
+        self.taken: set[str] = set(reserved)
+
+    def _free(self, name: str) -> bool:
+        return name not in self.taken and not keyword.iskeyword(name) and name.isidentifier()
+
+    def claim(self, name: str) -> str:
+        """``name`` itself if nobody has it yet, else a fresh variant."""
+        if self._free(name):
+            self.taken.add(name)
+            return name
+        return self.fresh(name)
+
+    def fresh(self, base: str) -> str:
+        """A name derived from ``base`` that neither the user nor an earlier
+        call owns."""
+        if self._free(base) and base not in self.avoid:
+            self.taken.add(base)
+            return base
+        i = 1
+        while not (self._free(f"{base}_{i}") and f"{base}_{i}" not in self.avoid):
+            i += 1
+        name = f"{base}_{i}"
+        self.taken.add(name)
+        return name
+
+
+def identifiers(tree: ast.AST) -> set[str]:
+    """Every identifier that appears in ``tree``."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            out.add(node.id)
+        elif isinstance(node, ast.arg):
+            out.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, ast.alias):
+            out.add((node.asname or node.name).split(".")[0])
+    return out
+
+
+BUILTINS = frozenset(dir(builtins))

@@ -1,0 +1,100 @@
+"""Peephole simplification of generated expressions.
+
+Contract: :func:`simplify` returns an expression that computes the same
+value, for every float input, as the one it is given, with the noise of
+instantiated rules removed: ``1 * a → a``, ``a * -1 → -a``, ``g * (1 / y) →
+g / y``, ``x ** 1 → x``, numeric constants folded. Rewrites that change a
+result at special values (``0 * a → 0`` is wrong for ``a = inf``) are not made.
+
+>>> import ast
+>>> ast.unparse(simplify(ast.parse("dy * (2 * x ** (2 - 1))", mode="eval").body))
+'dy * (2 * x)'
+>>> ast.unparse(simplify(ast.parse("dy * (1 / y)", mode="eval").body))
+'dy / y'
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+
+FOLD = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+        ast.Pow: operator.pow}
+
+
+def _num(node: ast.expr):
+    """The numeric value of a literal (``-2`` included), else None."""
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = _num(node.operand)
+        return None if v is None else -v
+    return None
+
+
+def _literal(value) -> ast.expr:
+    if value < 0:
+        return ast.UnaryOp(ast.USub(), ast.Constant(-value))
+    return ast.Constant(value)
+
+
+def _neg(node: ast.expr) -> ast.expr:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return node.operand
+    v = _num(node)
+    if v is not None:
+        return _literal(-v)
+    return ast.UnaryOp(ast.USub(), node)
+
+
+
+def simplify(node: ast.expr) -> ast.expr:
+    class Peephole(ast.NodeTransformer):
+        def visit_UnaryOp(self, node):
+            self.generic_visit(node)
+            if isinstance(node.op, ast.USub):
+                return _neg(node.operand)
+            return node
+
+        def visit_BinOp(self, node):
+            self.generic_visit(node)
+            return _binop(node)
+
+    return Peephole().visit(node)
+
+
+def _binop(node: ast.BinOp) -> ast.expr:
+    left, right, op = node.left, node.right, node.op
+    lv, rv = _num(left), _num(right)
+    if lv is not None and rv is not None and type(op) in FOLD:
+        try:
+            value = FOLD[type(op)](lv, rv)
+        except (OverflowError, ZeroDivisionError):
+            return node
+        if isinstance(value, (int, float)) and not isinstance(value, complex):
+            return _literal(value)
+    if isinstance(op, ast.Mult):
+        # Multiplying by an int 1 never changes a float; by 1.0 it may turn
+        # an int into a float, which is harmless for adjoints (always float).
+        if lv == 1:
+            return right
+        if rv == 1:
+            return left
+        if lv == -1:
+            return _neg(right)
+        if rv == -1:
+            return _neg(left)
+        if isinstance(right, ast.UnaryOp) and isinstance(right.op, ast.USub):
+            return _neg(_binop(ast.BinOp(left, ast.Mult(), right.operand)))
+        if isinstance(right, ast.BinOp) and isinstance(right.op, ast.Div) and _num(right.left) == 1:
+            return ast.BinOp(left, ast.Div(), right.right)
+        if isinstance(right, ast.IfExp) and {_num(right.body), _num(right.orelse)} == {0, 1}:
+            # g * (1.0 if c else 0.0)  →  g if c else 0.0
+            body = left if _num(right.body) == 1 else right.body
+            orelse = left if _num(right.orelse) == 1 else right.orelse
+            return ast.IfExp(right.test, body, orelse)
+    if isinstance(op, ast.Pow) and rv == 1:
+        return left
+    if isinstance(op, ast.Sub) and isinstance(right, ast.UnaryOp) and isinstance(right.op, ast.USub):
+        return ast.BinOp(left, ast.Add(), right.operand)
+    return node

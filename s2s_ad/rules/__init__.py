@@ -1,0 +1,65 @@
+"""Derivative rules: one declarative table of local derivatives per primitive.
+
+A :class:`Rule` says how to compute a primitive in the forward pass and, for
+each operand, the local partial derivative, both as Python expression
+templates over ``x`` (first operand), ``y`` (second operand) and ``out`` (the
+forward result, so ``exp`` reuses its own value). ``None`` as a partial means
+the derivative is zero wherever it exists (``//``, ``round``, comparisons):
+no adjoint flows through that operand.
+
+The reverse sweep multiplies the output's adjoint by the partial and adds the
+result to the operand's adjoint. ``tests/test_rules.py`` checks every partial
+against ``sympy.diff``.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from functools import cached_property
+
+
+@dataclass(frozen=True)
+class Rule:
+    prim: str
+    forward: str
+    """Template of the forward computation, e.g. ``"x * y"``, ``"math.sin(x)"``."""
+    partials: tuple[str | None, ...]
+    """Per operand: template of d out / d operand, or None (zero)."""
+    result: str = "float"
+    """Kind of the result: "float", "int", "bool", or "num" (int when every operand is)."""
+    math: str = ""
+    """The local derivative in mathematical notation, for comments and docs."""
+    notes: str = ""
+    """A convention worth stating (ties, subgradients)."""
+    domain: tuple = field(default=(-2.0, 2.0), compare=False)
+    """Per operand sampling interval for tests: (lo, hi) or a tuple of them."""
+
+    @property
+    def arity(self) -> int:
+        return len(self.partials)
+
+    @cached_property
+    def forward_ast(self) -> ast.expr:
+        return ast.parse(self.forward, mode="eval").body
+
+    @cached_property
+    def partial_asts(self) -> tuple[ast.expr | None, ...]:
+        return tuple(None if p is None else ast.parse(p, mode="eval").body for p in self.partials)
+
+    def result_kind(self, kinds: list[str]) -> str:
+        if self.result == "num":
+            return "int" if all(k in ("int", "bool") for k in kinds) else "float"
+        return self.result
+
+
+from .scalar import SCALAR_RULES  # noqa: E402
+
+RULES: dict[str, Rule] = {r.prim: r for r in SCALAR_RULES}
+
+
+def lookup(prim: str) -> Rule:
+    return RULES[prim]
+
+
+__all__ = ["Rule", "RULES", "lookup"]

@@ -1,0 +1,167 @@
+"""Finding a function's source.
+
+Contract: :func:`locate` takes a Python function and returns a
+:class:`Source`: the parsed ``def`` (line numbers shifted to the file's), the
+file's lines for error messages, and the function's globals, which the
+frontend uses to resolve ``math``, ``numpy`` and module constants.
+:func:`load_target` turns a command-line target into a function.
+
+>>> import math
+>>> def f(x): return math.sin(x)
+>>> locate(f).tree.name
+'f'
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+import inspect
+import os
+import sys
+import textwrap
+import types
+from dataclasses import dataclass
+
+from .errors import SourceError, TargetError
+
+
+@dataclass
+class Source:
+    fn: types.FunctionType
+    file: str
+    """The path as the user should see it (relative to the current directory when inside it)."""
+    tree: ast.FunctionDef
+    lines: list[str]
+    """The whole file's lines (1-based access via :meth:`line`)."""
+    globals: dict
+
+    def line(self, lineno: int) -> str:
+        return self.lines[lineno - 1] if 0 < lineno <= len(self.lines) else ""
+
+    def error(self, node: ast.AST, message: str) -> SourceError:
+        """A :class:`SourceError` pointing at ``node``."""
+        lineno = getattr(node, "lineno", self.tree.lineno)
+        text = self.line(lineno)
+        byte_col = getattr(node, "col_offset", 0)
+        # ast columns count UTF-8 bytes; the caret must count characters.
+        col = len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+        return SourceError(message, self.file, lineno, col, text)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.lines)
+
+
+def display_path(path: str) -> str:
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
+def locate(fn) -> Source:
+    """The source of ``fn``; :class:`SourceError` when it has none."""
+    if not isinstance(fn, types.FunctionType):
+        what = type(fn).__name__
+        raise SourceError(f"{getattr(fn, '__name__', fn)!r} is a {what}, not a Python function "
+                          "with source s2s-ad can read")
+    try:
+        file = inspect.getsourcefile(fn) or "<unknown>"
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as exc:
+        raise SourceError(f"cannot read the source of {fn.__qualname__}: {exc}") from None
+    if fn.__name__ == "<lambda>":
+        raise SourceError("lambda functions are not supported as targets; define the function "
+                          "with `def`", display_path(file), first, 0, lines[0])
+    try:
+        all_lines = inspect.getmodule(fn) and inspect.findsource(fn)[0] or lines
+    except OSError:
+        all_lines = lines
+    if len(all_lines) < first:
+        all_lines = [""] * (first - 1) + lines
+    body = textwrap.dedent("".join(lines))
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    try:
+        module = ast.parse(body)
+    except SyntaxError as exc:
+        raise SourceError(f"cannot parse: {exc.msg}", display_path(file),
+                          first + (exc.lineno or 1) - 1, max((exc.offset or 1) - 1, 0),
+                          lines[(exc.lineno or 1) - 1]) from None
+    tree = module.body[0]
+    for node in ast.walk(tree):
+        if hasattr(node, "lineno"):
+            node.lineno += first - 1
+            if hasattr(node, "end_lineno") and node.end_lineno is not None:
+                node.end_lineno += first - 1
+            node.col_offset += indent
+            if getattr(node, "end_col_offset", None) is not None:
+                node.end_col_offset += indent
+    src = Source(fn, display_path(file), tree, all_lines, fn.__globals__)
+    if not isinstance(tree, ast.FunctionDef):
+        kind = "async function" if isinstance(tree, ast.AsyncFunctionDef) else type(tree).__name__
+        raise src.error(tree, f"{kind} is not supported; s2s-ad differentiates plain `def` functions")
+    return src
+
+
+def load_target(target: str):
+    """The function a command-line target names.
+
+    ``path/to/file.py:fn``, ``path/to/file.py.fn`` and ``pkg.mod.fn`` (importable
+    from the current directory) are accepted."""
+    path, name = _split_target(target)
+    if path is not None:
+        if not os.path.isfile(path):
+            raise TargetError(f"{target}: no such file: {path}")
+        module = _import_file(path)
+    else:
+        modname, _, name = target.rpartition(".")
+        if not modname:
+            raise TargetError(f"{target}: expected file.py:function or package.module.function")
+        if os.getcwd() not in sys.path and "" not in sys.path:
+            sys.path.insert(0, os.getcwd())
+        try:
+            module = importlib.import_module(modname)
+        except ImportError as exc:
+            raise TargetError(f"{target}: cannot import module {modname}: {exc}") from None
+    fn = getattr(module, name, None)
+    if fn is None:
+        raise TargetError(f"{target}: module {module.__name__} has no function {name!r}")
+    if not isinstance(fn, types.FunctionType):
+        raise TargetError(f"{target}: {name!r} is a {type(fn).__name__}, not a Python function")
+    return fn
+
+
+def _split_target(target: str) -> tuple[str | None, str]:
+    if ":" in target:
+        path, _, name = target.rpartition(":")
+        return path, name
+    if ".py." in target:
+        path, _, name = target.rpartition(".py.")
+        return path + ".py", name
+    return None, target
+
+
+def _import_file(path: str) -> types.ModuleType:
+    """Import a file as a module, with its folder on sys.path so that its own
+    imports of sibling modules work."""
+    path = os.path.abspath(path)
+    folder = os.path.dirname(path)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    modname = os.path.splitext(os.path.basename(path))[0]
+    existing = sys.modules.get(modname)
+    if existing is not None and os.path.abspath(getattr(existing, "__file__", "") or "") == path:
+        return existing
+    spec = importlib.util.spec_from_file_location(modname, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[modname] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        del sys.modules[modname]
+        raise SourceError(f"cannot parse: {exc.msg}", display_path(exc.filename or path),
+                          exc.lineno or 0, max((exc.offset or 1) - 1, 0), exc.text) from None
+    except Exception as exc:
+        del sys.modules[modname]
+        raise TargetError(f"{display_path(path)}: importing it raised {type(exc).__name__}: {exc}") from None
+    return module
