@@ -5,7 +5,7 @@
     s2s-ad ir    TARGET                                    print the SSA graph
 
 TARGET is ``path/to/file.py:fn``, ``path/to/file.py.fn`` or ``pkg.mod.fn``.
-Exit codes: 0 success (proved or agrees), 1 mismatch, 2 error.
+Exit codes: 0 success (proved or agrees), 1 mismatch, 2 error (or undecided).
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
             verdict = check(fn, _wrt(args.wrt), args=_assignments(args.args, "--args"),
                             at=_assignments(args.at, "--at"), points=args.points)
             print(verdict)
-            return 0 if verdict.ok else 1
+            return {"proved": 0, "agrees": 0, "mismatch": 1}.get(verdict.status, 2)
         if args.command == "ir":
             sys.stdout.write(ir.format_function(api.lower(fn)))
             return 0

@@ -219,14 +219,17 @@ class _Lowering:
         if isinstance(stmt.value, (ast.Tuple, ast.List)):
             raise self.src.error(stmt.value, "the function returns a tuple; s2s-ad differentiates "
                                  "functions that return one scalar")
-        return self.expr(stmt.value)
+        if isinstance(stmt.value, (ast.Name, ast.Constant)):
+            return self.expr(stmt.value)
+        return self.expr(stmt.value, hint="out")
 
     # -- expressions -------------------------------------------------------
 
-    def expr(self, node: ast.expr, target: ast.expr | None = None):
+    def expr(self, node: ast.expr, target: ast.expr | None = None, hint: str | None = None):
         """Lower ``node``; return an operand, or a tuple of them for a tuple
         literal. When ``target`` is a plain name, the outermost op is named
-        after it (``y = a * b`` defines ``y``, not a temporary)."""
+        after it (``y = a * b`` defines ``y``, not a temporary); else ``hint``
+        names it."""
         var = target.id if isinstance(target, ast.Name) else None
         if isinstance(node, ast.Tuple):
             return tuple(self.expr(e) for e in node.elts)
@@ -239,7 +242,7 @@ class _Lowering:
             if prim is None:
                 raise self.src.error(node, f"the operator `{_opsym(node.op)}` is not supported "
                                      "on scalars")
-            return self.emit(prim, [self.expr(node.left), self.expr(node.right)], node, var)
+            return self.emit(prim, [self.expr(node.left), self.expr(node.right)], node, var, hint=hint)
         if isinstance(node, ast.UnaryOp):
             if isinstance(node.op, ast.Not):
                 raise self.src.error(node, "`not` is not supported yet")
@@ -248,7 +251,7 @@ class _Lowering:
             operand = self.expr(node.operand)
             if isinstance(operand, ir.Const) and isinstance(node.op, ast.USub):
                 return ir.Const(-operand.value)
-            return self.emit(UNARYOPS[type(node.op)], [operand], node, var)
+            return self.emit(UNARYOPS[type(node.op)], [operand], node, var, hint=hint)
         if isinstance(node, ast.Compare):
             if len(node.ops) != 1:
                 raise self.src.error(node, "chained comparisons are not supported; "
@@ -257,9 +260,10 @@ class _Lowering:
             if prim is None:
                 raise self.src.error(node, f"the comparison {type(node.ops[0]).__name__} "
                                      "is not supported")
-            return self.emit(prim, [self.expr(node.left), self.expr(node.comparators[0])], node, var)
+            return self.emit(prim, [self.expr(node.left), self.expr(node.comparators[0])], node, var,
+                             hint=hint)
         if isinstance(node, ast.Call):
-            return self.call(node, var)
+            return self.call(node, var, hint)
         if isinstance(node, ast.Attribute):
             obj = self.resolve(node)
             if isinstance(obj, numbers.Real):
@@ -267,7 +271,7 @@ class _Lowering:
             raise self.src.error(node, f"`{ast.unparse(node)}` is not a number s2s-ad can use")
         raise self.refuse(node)
 
-    def call(self, node: ast.Call, var: str | None) -> ir.Operand:
+    def call(self, node: ast.Call, var: str | None, hint: str | None = None) -> ir.Operand:
         if node.keywords:
             raise self.src.error(node.keywords[0].value if node.keywords[0].arg is None
                                  else node, "keyword arguments in calls are not supported")
@@ -286,7 +290,8 @@ class _Lowering:
             # max(a, b, c) is max(max(a, b), c): the same element wins ties.
             acc = args[0]
             for i, a in enumerate(args[1:], 1):
-                acc = self.emit(prim, [acc, a], node, var if i == len(args) - 1 else None)
+                last = i == len(args) - 1
+                acc = self.emit(prim, [acc, a], node, var if last else None, hint=hint if last else None)
             return acc
         if prim == "math.log" and len(args) == 2:
             prim = "math.log_base"
@@ -296,7 +301,7 @@ class _Lowering:
         if len(args) != rule.arity:
             raise self.src.error(node, f"`{ast.unparse(node.func)}` takes {rule.arity} "
                                  f"argument(s) here, got {len(args)}")
-        return self.emit(prim, args, node, var)
+        return self.emit(prim, args, node, var, hint=hint)
 
     def primitive(self, fn, node: ast.Call) -> str:
         """The rule-table name of the callable ``fn``."""
@@ -355,12 +360,14 @@ class _Lowering:
         return ir.Const(int(value) if isinstance(value, numbers.Integral) else float(value))
 
     def emit(self, prim: str, args: list, node: ast.AST, var: str | None = None,
-             text: str | None = None) -> ir.Value:
+             text: str | None = None, hint: str | None = None) -> ir.Value:
         rule = RULES[prim]
         kinds = [_kind(a) for a in args]
         kind = rule.result_kind(kinds)
         if var is not None:
             name = self.namer.claim(var)
+        elif hint is not None:
+            name = self.namer.fresh(hint)
         else:
             self.temps += 1
             name = self.namer.fresh(f"t{self.temps}")

@@ -50,12 +50,21 @@ def transform(func: ir.Function, wrt: list[ir.Value], *, with_value: bool = Fals
             continue
         rule = RULES[op.prim]
         g = ast.Name(adj[id(op.out)], ast.Load())
+        passed_on = False
         for i, (arg, partial) in enumerate(zip(op.args, rule.partial_asts)):
             if partial is None or not isinstance(arg, ir.Value) or id(arg) not in act:
                 continue
             local = simplify(instantiate(partial, op.args, op.out, func.modules))
             contrib = simplify(ast.BinOp(g, ast.Mult(), local))
             first = id(arg) not in adj
+            if (first and arg.var is None and not passed_on and isinstance(contrib, ast.Name)
+                    and sum(a is arg for a in op.args) == 1):
+                # A temporary whose only contribution so far is the output's
+                # adjoint itself (``t = a + b``) shares that variable instead
+                # of copying it: its consumer is done with it.
+                adj[id(arg)] = contrib.id
+                passed_on = True
+                continue
             if first:
                 adj[id(arg)] = namer.fresh(f"d{arg.name}")
             target = ast.Name(adj[id(arg)], ast.Store())

@@ -31,8 +31,35 @@ SIMPLIFY_LIMIT = 400
 sympy's cost grows far faster than the expression (see docs/verification.md)."""
 
 
-def _trunc(x):
-    return sympy.sign(x) * sympy.floor(sympy.Abs(x))
+class _Step(sympy.Function):
+    """A piecewise-constant function (floor, ceil, trunc): its derivative is
+    zero wherever it exists, which sympy's own ``floor`` does not say."""
+
+    _numeric = None
+
+    def fdiff(self, argindex=1):
+        return sympy.Integer(0)
+
+    def _eval_evalf(self, prec):
+        value = self.args[0].evalf(prec)
+        if value.is_Number:
+            return sympy.Float(self._numeric(value), prec)
+        return None
+
+    @classmethod
+    def eval(cls, arg):
+        if arg.is_Number:
+            return sympy.Integer(cls._numeric(arg))
+        return None
+
+
+def _step(name, numeric):
+    return type(name, (_Step,), {"_numeric": staticmethod(numeric)})
+
+
+_floor = _step("floor", lambda v: int(sympy.floor(v)))
+_ceil = _step("ceil", lambda v: int(sympy.ceiling(v)))
+_trunc = _step("trunc", lambda v: int(v))
 
 
 SYMPY_MATH = {
@@ -47,7 +74,7 @@ SYMPY_MATH = {
     "pow": lambda x, y: x ** y, "hypot": lambda x, y: sympy.sqrt(x * x + y * y),
     "erf": sympy.erf, "erfc": sympy.erfc, "fabs": sympy.Abs,
     "copysign": lambda x, y: sympy.Abs(x) * sympy.sign(y),
-    "fmod": lambda x, y: x - y * _trunc(x / y), "floor": sympy.floor, "ceil": sympy.ceiling,
+    "fmod": lambda x, y: x - y * _trunc(x / y), "floor": _floor, "ceil": _ceil,
     "trunc": _trunc, "degrees": lambda x: x * 180 / sympy.pi, "radians": lambda x: x * sympy.pi / 180,
     "pi": sympy.pi, "e": sympy.E, "tau": 2 * sympy.pi, "inf": sympy.oo, "nan": sympy.nan,
 }
@@ -71,9 +98,9 @@ class _Branches:
             raise ArithmeticError(f"cannot decide {a} {op} {b} at the sample point")
         result = {"lt": va < vb, "le": va <= vb, "gt": va > vb, "ge": va >= vb,
                   "eq": va == vb, "ne": va != vb}[op]
-        if a.free_symbols if hasattr(a, "free_symbols") else False or \
-                (hasattr(b, "free_symbols") and b.free_symbols):
-            self.decided.append(f"{a} {_SYM[op]} {b}")
+        if _free(a) or _free(b):
+            taken = op if result else _NEGATE[op]
+            self.decided.append(f"{a} {_SYM[taken]} {b}")
         return bool(result)
 
     def namespace(self) -> dict:
@@ -84,11 +111,19 @@ class _Branches:
             return a if self.compare("le", a, b) else b
 
         def round_(x):
-            return int(sympy.floor(sympy.sympify(x).subs(self.point) + sympy.Rational(1, 2)))
+            return _floor(x + sympy.Rational(1, 2))
 
-        return {"__cmp__": self.compare, "abs": sympy.Abs, "max": _nary(max_),
+        return {"__cmp__": self.compare, "__mod__": lambda a, b: a - b * _floor(a / b),
+                "__floordiv__": lambda a, b: _floor(a / b), "abs": sympy.Abs, "max": _nary(max_),
                 "min": _nary(min_), "float": lambda x: x, "int": _trunc, "round": round_,
                 "pow": lambda x, y: x ** y}
+
+
+_NEGATE = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt", "eq": "ne", "ne": "eq"}
+
+
+def _free(v) -> bool:
+    return bool(getattr(v, "free_symbols", None))
 
 
 _SYM = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
@@ -105,7 +140,17 @@ def _nary(f):
 
 
 class _Comparisons(ast.NodeTransformer):
-    """``a < b`` → ``__cmp__("lt", a, b)``, so a sample point decides it."""
+    """``a < b`` → ``__cmp__("lt", a, b)``, so a sample point decides it;
+    ``a % b`` and ``a // b`` → their definitions through floor, whose
+    derivative sympy then knows to be zero."""
+
+    def visit_BinOp(self, node: ast.BinOp):
+        self.generic_visit(node)
+        name = {ast.Mod: "__mod__", ast.FloorDiv: "__floordiv__"}.get(type(node.op))
+        if name is None:
+            return node
+        return ast.copy_location(ast.Call(ast.Name(name, ast.Load()), [node.left, node.right], []),
+                                 node)
 
     def visit_Compare(self, node: ast.Compare):
         self.generic_visit(node)
@@ -125,7 +170,7 @@ def _exec(tree: ast.Module, namespace: dict, filename: str) -> dict:
 @dataclass
 class ParamResult:
     name: str
-    status: str  # "proved" | "agrees" | "mismatch"
+    status: str  # "proved" | "agrees" | "mismatch" | "undecided"
     expected: object
     got: object
     detail: str = ""
@@ -140,14 +185,15 @@ class Verdict:
     @property
     def status(self) -> str:
         statuses = {r.status for r in self.results}
-        for s in ("mismatch", "agrees"):
+        for s in ("mismatch", "undecided", "agrees"):
             if s in statuses:
                 return s
         return "proved"
 
     @property
     def ok(self) -> bool:
-        return self.status != "mismatch"
+        """Proved, or agrees numerically."""
+        return self.status in ("proved", "agrees")
 
     def __str__(self) -> str:
         lines = []
@@ -157,11 +203,15 @@ class Verdict:
             elif r.status == "agrees":
                 lines.append(f"d{self.function}/d{r.name}: agrees numerically {r.detail}; "
                              "sympy could not prove it symbolically")
+            elif r.status == "undecided":
+                lines.append(f"d{self.function}/d{r.name}: UNDECIDED: {r.detail}; sympy could "
+                             "not prove it either (pass --at to choose the point)")
             else:
                 lines.append(f"d{self.function}/d{r.name}: MISMATCH {r.detail}\n"
                              f"    sympy.diff : {r.expected}\n    generated  : {r.got}")
         lines += [f"note: {n}" for n in self.notes]
-        head = {"proved": "PROVED", "agrees": "AGREES NUMERICALLY", "mismatch": "MISMATCH"}
+        head = {"proved": "PROVED", "agrees": "AGREES NUMERICALLY", "mismatch": "MISMATCH",
+                "undecided": "UNDECIDED"}
         return f"{head[self.status]}: gradient of {self.function}\n" + "\n".join(lines)
 
 
@@ -284,8 +334,8 @@ def _compare(name, expected, got, symbols, point, branched, rng, n) -> ParamResu
             return ParamResult(name, "mismatch", expected, got,
                                f"at {_fmt(sub)}: sympy {float(e):.17g}, generated {float(g):.17g}")
     if checked == 0:
-        return ParamResult(name, "mismatch", expected, got,
-                           "(no sample point in the function's domain was found)")
+        return ParamResult(name, "undecided", expected, got,
+                           "no random point in the function's domain was found")
     return ParamResult(name, "agrees", expected, got,
                        f"at {checked} random points (largest relative difference {worst:.1e})")
 

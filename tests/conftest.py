@@ -1,0 +1,36 @@
+import os
+import sys
+
+import pytest
+
+HERE = os.path.dirname(__file__)
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update-golden", action="store_true",
+                     help="rewrite the golden files under tests/golden instead of comparing")
+
+
+@pytest.fixture
+def golden(request):
+    """golden(name, text): compare ``text`` with tests/golden/name (or rewrite
+    it with --update-golden). Golden files show readability; correctness is
+    tested against sympy and finite differences elsewhere."""
+    update = request.config.getoption("--update-golden")
+
+    def check(name: str, text: str) -> None:
+        path = os.path.join(HERE, "golden", name)
+        if update or not os.path.exists(path):
+            if not update:
+                pytest.fail(f"golden file {name} is missing; run pytest --update-golden and review it")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+            return
+        with open(path, encoding="utf-8") as f:
+            expected = f.read()
+        assert text == expected, f"generated text differs from tests/golden/{name}"
+
+    return check
