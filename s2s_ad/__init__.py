@@ -9,9 +9,10 @@
 """
 
 from ._version import __version__
-from .api import WrtError, gradient_source, grad, lower, source_of, value_and_grad
+from .api import (WrtError, explain, gradient_source, grad, graph_dot, lower, source_of,
+                  value_and_grad)
 from .errors import S2SError, SourceError, TargetError
 from .verify import Verdict, check
 
 __all__ = ["__version__", "grad", "value_and_grad", "gradient_source", "source_of", "check",
-           "Verdict", "lower", "S2SError", "SourceError", "TargetError", "WrtError"]
+           "Verdict", "lower", "graph_dot", "explain", "S2SError", "SourceError", "TargetError", "WrtError"]

@@ -3,6 +3,9 @@
     s2s-ad grad  TARGET [--wrt a,x] [--value] [-o FILE]   print or write the gradient module
     s2s-ad check TARGET [--wrt a,x] [--args n=5] [--at x=0.3]   prove it against sympy
     s2s-ad ir    TARGET                                    print the SSA graph
+    s2s-ad graph TARGET [--wrt a,x] [--backward] [-o out.dot|out.svg|out.png]
+                                                       draw it (Graphviz DOT)
+    s2s-ad explain TARGET [--wrt a,x]                  the reverse sweep, line by line
 
 TARGET is ``path/to/file.py:fn``, ``path/to/file.py.fn`` or ``pkg.mod.fn``.
 Exit codes: 0 success (proved or agrees), 1 mismatch, 2 error (or undecided).
@@ -14,7 +17,7 @@ import argparse
 import os
 import sys
 
-from . import api, ir, loader, source
+from . import api, graph, ir, loader, source
 from ._version import __version__
 from .errors import S2SError, SourceError
 from .verify import check
@@ -65,6 +68,21 @@ def _parser() -> argparse.ArgumentParser:
 
     i = sub.add_parser("ir", help="print the SSA graph")
     i.add_argument("target")
+
+    d = sub.add_parser("graph", help="draw the forward graph, or forward and backward (DOT, SVG, PNG)")
+    d.add_argument("target")
+    d.add_argument("--wrt", help="with --backward: comma-separated parameter names or indices "
+                   "(default: all)")
+    d.add_argument("--backward", action="store_true",
+                   help="draw the reverse sweep too, one node per local derivative")
+    d.add_argument("-o", "--output", metavar="FILE",
+                   help="write FILE: .dot as it is, .svg/.png/.pdf rendered by Graphviz `dot` "
+                   "(default: DOT to stdout)")
+
+    e = sub.add_parser("explain", help="the reverse sweep line by line, with the local derivative "
+                       "each line applies")
+    e.add_argument("target")
+    e.add_argument("--wrt", help="comma-separated parameter names or indices (default: all)")
     return p
 
 
@@ -88,6 +106,21 @@ def main(argv: list[str] | None = None) -> int:
             return {"proved": 0, "agrees": 0, "mismatch": 1}.get(verdict.status, 2)
         if args.command == "ir":
             sys.stdout.write(ir.format_function(api.lower(fn)))
+            return 0
+        if args.command == "graph":
+            if args.wrt is not None and not args.backward:
+                raise S2SError("--wrt chooses what the reverse sweep differentiates; "
+                               "add --backward to draw it")
+            text = api.graph_dot(fn, _wrt(args.wrt), backward=args.backward)
+            if args.output:
+                _refuse_overwriting_source(args.output, fn)
+                graph.render(text, args.output)
+                print(f"wrote {args.output}", file=sys.stderr)
+            else:
+                sys.stdout.write(text)
+            return 0
+        if args.command == "explain":
+            sys.stdout.write(api.explain(fn, _wrt(args.wrt)))
             return 0
     except SourceError as exc:
         print(exc, file=sys.stderr)

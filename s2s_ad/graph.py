@@ -1,0 +1,330 @@
+"""Pictures of the computation: the forward SSA graph, alone or with its reverse sweep.
+
+Contract: :func:`forward` takes an :class:`~s2s_ad.ir.Function`; :func:`combined`
+takes it with the :class:`~s2s_ad.code.CodeFunction` that
+:func:`s2s_ad.reverse.transform` made from it. Both return a :class:`Graph`
+that :func:`to_dot` writes as Graphviz DOT, and :func:`render` turns into
+SVG or PNG with the ``dot`` program. The same input always gives the same text.
+
+Naming follows ggml's graph dumps: parameters and constants are *leaves*
+(``leaf_0``, ``leaf_1``, …), computations are *nodes* (``node_0``, …), both
+numbered in the order the program runs them: the forward ops first, then the
+reverse sweep. Each node is labelled with its primitive and source line; each
+edge carries a value and is labelled with its SSA name.
+
+In the combined graph, each reverse-sweep node applies one local derivative,
+labelled with the forward op and the operand it differentiates
+(``∂(a * b)/∂b``) and the contribution it computes (``dy * a``). An adjoint
+that sums two or more contributions (one per use of its value) gets its own
+``Σ`` node; with one contribution the edge goes straight on. Dashed grey
+edges are the forward values a derivative reads.
+
+Before → after, for ``b = x * x; y = a * b``::
+
+    func f(a, x):          leaf_0 (a) ──a──▶ node_1 (mul, line 10) ──y──▶ return
+      b = mul x x          leaf_1 (x) ══x══▶ node_0 (mul, line 9) ──b──▶ node_1
+      y = mul a b
+      return y
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+
+from . import ir, sweep
+from .code import CodeFunction
+from .errors import S2SError
+
+# Forward things are blue, backward things red, as in most AD textbooks' figures.
+STYLE = {
+    "param": dict(shape="ellipse", style="filled", fillcolor="#dbe9f6", color="#3c78b4"),
+    "const": dict(shape="ellipse", style="filled", fillcolor="#eeeeee", color="#888888"),
+    "op": dict(shape="box", style="rounded,filled", fillcolor="#ffffff", color="#3c78b4"),
+    "return": dict(shape="box", style="filled", fillcolor="#dbe9f6", color="#3c78b4",
+                   peripheries="2"),
+    "seed": dict(shape="ellipse", style="filled", fillcolor="#fbe3e1", color="#b43c3c"),
+    "bwd": dict(shape="box", style="filled", fillcolor="#fbe3e1", color="#b43c3c"),
+    "shared": dict(shape="box", style="dashed,filled", fillcolor="#fdf3f2", color="#b43c3c"),
+    "sum": dict(shape="circle", style="filled", fillcolor="#f4b6b0", color="#b43c3c"),
+    "grad": dict(shape="box", style="filled", fillcolor="#fbe3e1", color="#b43c3c",
+                 peripheries="2"),
+}
+EDGE_STYLE = {
+    "value": dict(color="#3c78b4", fontcolor="#3c78b4"),
+    "adjoint": dict(color="#b43c3c", fontcolor="#b43c3c", penwidth="1.5"),
+    "read": dict(color="#999999", fontcolor="#777777", style="dashed"),
+}
+
+
+class GraphvizMissing(S2SError):
+    """The ``dot`` program is needed to render SVG or PNG and is not installed."""
+
+
+@dataclass(eq=False)
+class Node:
+    id: str
+    """``leaf_N``, ``node_N`` or, for the ends, ``return`` / ``grad_NAME``."""
+    kind: str
+    """A key of :data:`STYLE`."""
+    label: list[str]
+    """The label's lines."""
+    op: ir.Op | None = None
+
+
+@dataclass(eq=False)
+class Edge:
+    src: str
+    dst: str
+    label: str
+    kind: str = "value"
+    """A key of :data:`EDGE_STYLE`."""
+
+
+@dataclass(eq=False)
+class Cluster:
+    """A box around nodes: the forward pass, the reverse sweep, and (once the IR
+    has loops) each loop body inside them."""
+
+    name: str
+    label: str
+    nodes: list[str] = field(default_factory=list)
+    clusters: list["Cluster"] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class Graph:
+    name: str
+    label: str
+    nodes: list[Node] = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)
+    clusters: list[Cluster] = field(default_factory=list)
+    """Nodes not in any cluster sit at the top level."""
+
+    def node(self, node_id: str) -> Node:
+        for n in self.nodes:
+            if n.id == node_id:
+                return n
+        raise KeyError(node_id)
+
+    def of_kind(self, *kinds: str) -> list[Node]:
+        return [n for n in self.nodes if n.kind in kinds]
+
+
+class _Builder:
+    """Numbers leaves and nodes as they are added and remembers which graph
+    node produces each IR value (and, backward, each adjoint)."""
+
+    def __init__(self, graph: Graph):
+        self.g = graph
+        self.leaves = 0
+        self.ops = 0
+        self.producer: dict[int, str] = {}
+
+    def add(self, kind: str, label: list[str], cluster: Cluster | None, op: ir.Op | None = None,
+            node_id: str | None = None) -> str:
+        if node_id is None:
+            if kind in ("param", "const", "seed"):
+                node_id, self.leaves = f"leaf_{self.leaves}", self.leaves + 1
+            else:
+                node_id, self.ops = f"node_{self.ops}", self.ops + 1
+        # Leaves and nodes show their id, so a reader can say "node_4"; the
+        # ends (return, gradients) have self-explaining names.
+        ids = [node_id] if kind not in ("return", "grad") else []
+        self.g.nodes.append(Node(node_id, kind, ids + label, op))
+        if cluster is not None:
+            cluster.nodes.append(node_id)
+        return node_id
+
+    def edge(self, src: str, dst: str, label: str, kind: str = "value") -> None:
+        self.g.edges.append(Edge(src, dst, label, kind))
+
+
+def _where(func: ir.Function) -> str:
+    return f"{func.name} ({os.path.basename(func.loc.file)}:{func.loc.line})"
+
+
+def _forward(b: _Builder, func: ir.Function, cluster: Cluster | None) -> None:
+    for p in func.params:
+        b.producer[id(p.value)] = b.add("param", [p.value.name], cluster)
+    consts: dict[str, str] = {}
+    for op in func.body.ops:
+        for a in op.args:
+            if isinstance(a, ir.Const) and repr(a) not in consts:
+                consts[repr(a)] = b.add("const", [repr(a)], cluster)
+    for op in func.body.ops:
+        node = b.add("op", [op.prim, f"{op.out.name} · line {op.loc.line}"], cluster, op)
+        for a in op.args:
+            src = consts[repr(a)] if isinstance(a, ir.Const) else b.producer[id(a)]
+            b.edge(src, node, repr(a) if isinstance(a, ir.Const) else a.name)
+        b.producer[id(op.out)] = node
+    ret = b.add("return", [f"return {func.result!r}"], cluster, node_id="return")
+    if isinstance(func.result, ir.Value):
+        b.edge(b.producer[id(func.result)], ret, func.result.name)
+    else:
+        b.edge(b.add("const", [repr(func.result)], cluster), ret, repr(func.result))
+
+
+def forward(func: ir.Function) -> Graph:
+    """The forward SSA graph of ``func``: leaves, op nodes, value edges."""
+    sweep.straight_line(func, "the graph")
+    g = Graph(func.name, f"forward graph of {_where(func)}")
+    _forward(_Builder(g), func, None)
+    return g
+
+
+def combined(func: ir.Function, code: CodeFunction) -> Graph:
+    """The forward graph of ``func`` and, below it, the reverse sweep of ``code``."""
+    sw = sweep.read(func, code)
+    wrt = ", ".join(v.name for v in code.wrt)
+    g = Graph(func.name, f"forward and reverse sweep of {_where(func)}, with respect to {wrt}")
+    fwd = Cluster("cluster_forward", "forward pass")
+    bwd = Cluster("cluster_reverse", "reverse sweep")
+    g.clusters += [fwd, bwd]
+    b = _Builder(g)
+    _forward(b, func, fwd)
+    modules = func.modules
+
+    # The graph node each adjoint comes from, filled in as the sweep runs:
+    # the seed, the one step that makes it, or the Σ of several.
+    adjoint_src: dict[int, str] = {}
+    pending: dict[int, list[tuple[str, str]]] = {}
+    for adj in sw.adjoints:
+        if adj.seeded:
+            adjoint_src[id(adj.value)] = b.add("seed", [f"{adj.name} = 1.0", "seed"], bwd)
+            pending[id(adj.value)] = [(adjoint_src[id(adj.value)], adj.name)]
+
+    def finish(adj: sweep.Adjoint, done: int) -> None:
+        """Called after each contribution; adds the Σ node after the last one."""
+        parts = pending.get(id(adj.value), [])
+        if done < len(adj.steps):
+            return
+        if len(parts) == 1:
+            adjoint_src[id(adj.value)] = parts[0][0]
+            return
+        total = b.add("sum", ["Σ", adj.name], bwd)
+        for src, label in parts:
+            b.edge(src, total, label, "adjoint")
+        adjoint_src[id(adj.value)] = total
+
+    counts: dict[int, int] = {}
+    for step in sw.steps:
+        adj_out = sw.adjoint(step.op.out)
+        adj_in = sw.adjoint(step.value)
+        side = f" ({step.side})" if step.side else ""
+        head = sweep.derivative_text(step.op, step.operand, modules) + side
+        if step.stmt is None:
+            node = b.add("shared", [head, f"= {step.partial}, no code:",
+                                    f"{step.value.name}'s adjoint is {adj_out.name}",
+                                    f"line {step.op.loc.line}"],
+                         bwd, step.op)
+            out_label = adj_out.name
+        else:
+            node = b.add("bwd", [head, step.expr, f"line {step.op.loc.line}"], bwd, step.op)
+            out_label = step.expr
+        b.edge(adjoint_src[id(step.op.out)], node, adj_out.name, "adjoint")
+        for v in step.reads:
+            b.edge(b.producer[id(v)], node, v.name, "read")
+        counts[id(adj_in)] = counts.get(id(adj_in), 0) + 1
+        many = len(adj_in.steps) + (1 if adj_in.seeded else 0) > 1
+        pending.setdefault(id(adj_in.value), []).append((node, out_label if many else adj_in.name))
+        finish(adj_in, counts[id(adj_in)])
+
+    for v in code.wrt:
+        adj = sw.adjoint(v)
+        name = adj.name if adj else "0.0"
+        sink = b.add("grad", [f"gradient ∂{_result_name(func)}/∂{v.name}", f"= {name}"], bwd,
+                     node_id=f"grad_{v.name}")
+        if adj is not None:
+            b.edge(adjoint_src[id(v)], sink, adj.name, "adjoint")
+    return g
+
+
+def _result_name(func: ir.Function) -> str:
+    return func.result.name if isinstance(func.result, ir.Value) else "out"
+
+
+# -- DOT text -----------------------------------------------------------------
+
+def _quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _attrs(attrs: dict[str, str]) -> str:
+    return "[" + ", ".join(f"{k}={_quote(v)}" for k, v in attrs.items()) + "]"
+
+
+def _label(lines: list[str]) -> str:
+    # \n in a DOT string is a centred line break; escape the lines' own text first.
+    return "\\n".join(line.replace("\\", "\\\\").replace('"', '\\"') for line in lines)
+
+
+def to_dot(g: Graph) -> str:
+    """``g`` as Graphviz DOT text."""
+    out = [f"digraph {_quote(g.name)} {{",
+           f'  graph [label={_quote(g.label)}, labelloc="t", fontname="Helvetica", '
+           f'rankdir="TB", nodesep="0.35", ranksep="0.45"];',
+           '  node [fontname="Helvetica", fontsize="11"];',
+           '  edge [fontname="Helvetica", fontsize="10"];']
+    placed = {n for c in g.clusters for n in _all_nodes(c)}
+    by_id = {n.id: n for n in g.nodes}
+    for n in g.nodes:
+        if n.id not in placed:
+            out.append("  " + _node(n))
+    for c in g.clusters:
+        out += _cluster(c, by_id, "  ")
+    for e in g.edges:
+        out.append(f"  {_quote(e.src)} -> {_quote(e.dst)} "
+                   + _attrs({"label": " " + e.label + " ", **EDGE_STYLE[e.kind]}))
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def _node(n: Node) -> str:
+    label = '"' + _label(n.label) + '"'
+    rest = ", ".join(f"{k}={_quote(v)}" for k, v in STYLE[n.kind].items())
+    return f"{_quote(n.id)} [label={label}, {rest}];"
+
+
+def _cluster(c: Cluster, by_id: dict[str, Node], indent: str) -> list[str]:
+    out = [f"{indent}subgraph {_quote(c.name)} {{",
+           f'{indent}  graph [label={_quote(c.label)}, style="rounded", color="#bbbbbb", '
+           f'fontcolor="#555555"];']
+    out += [f"{indent}  " + _node(by_id[n]) for n in c.nodes]
+    for sub in c.clusters:
+        out += _cluster(sub, by_id, indent + "  ")
+    out.append(f"{indent}}}")
+    return out
+
+
+def _all_nodes(c: Cluster) -> list[str]:
+    return c.nodes + [n for sub in c.clusters for n in _all_nodes(sub)]
+
+
+# -- rendering ------------------------------------------------------------------
+
+INSTALL_HINT = ("rendering needs the Graphviz `dot` program: install it "
+                "(Debian/Ubuntu: `apt-get install graphviz`; macOS: `brew install graphviz`), "
+                "or write DOT with `-o FILE.dot` or to stdout")
+
+
+def render(dot_text: str, path: str) -> None:
+    """Write ``dot_text`` to ``path``: as it is for ``.dot``/``.gv``, rendered by
+    Graphviz for ``.svg``/``.png``/``.pdf``."""
+    ext = os.path.splitext(path)[1].lower().lstrip(".")
+    if ext in ("dot", "gv"):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(dot_text)
+        return
+    if ext not in ("svg", "png", "pdf"):
+        raise S2SError(f"-o {path}: the format is taken from the extension; "
+                       "use .dot, .gv, .svg, .png or .pdf")
+    exe = shutil.which("dot")
+    if exe is None:
+        raise GraphvizMissing(INSTALL_HINT)
+    done = subprocess.run([exe, f"-T{ext}", "-o", path], input=dot_text.encode("utf-8"),
+                          capture_output=True)
+    if done.returncode != 0:
+        raise S2SError(f"dot failed: {done.stderr.decode(errors='replace').strip()}")

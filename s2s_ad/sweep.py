@@ -1,0 +1,188 @@
+"""The reverse sweep as data: which local derivative feeds which adjoint.
+
+Contract: :func:`read` takes the forward :class:`~s2s_ad.ir.Function` and the
+:class:`~s2s_ad.code.CodeFunction` that :func:`s2s_ad.reverse.transform` made
+from it, and returns a :class:`Sweep`: one :class:`Step` per local derivative
+the reverse sweep applies, in sweep order, and one :class:`Adjoint` per value
+that has one, listing the steps whose contributions it sums. It is what
+``s2s-ad graph --backward`` draws and ``s2s-ad explain`` prints.
+
+Steps are keyed by the IR values they connect, never by adjoint names: a
+temporary's adjoint may share its consumer's variable (``t = a * b; y = t + c``
+gives ``dt`` no variable of its own, its adjoint *is* ``dy``). Such a step has
+no statement (``stmt`` None) but is still a local derivative (``∂y/∂t = 1``)
+and still shown.
+
+Before → after, for ``b = x * x; y = a * b`` with respect to ``a, x``::
+
+    da = dy * b        Step(y = a * b, operand 0 → a)
+    db = dy * a        Step(y = a * b, operand 1 → b)
+    dx = db * x        Step(b = x * x, operand 0 → x)
+    dx += db * x       Step(b = x * x, operand 1 → x)
+                       Adjoint(x, "dx", steps=[the last two])
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from . import ir
+from .code import CodeFunction, Stmt
+from .errors import S2SError, SourceError
+from .optimize import simplify
+from .rules import RULES
+from .templates import instantiate
+
+
+class SweepError(S2SError, AssertionError):
+    """The generated code and the IR disagree: a bug in s2s-ad, never in user code."""
+
+
+@dataclass(eq=False)
+class Step:
+    """One local derivative applied by the reverse sweep: the adjoint of
+    ``op.out`` times ``∂op.out/∂op.args[operand]``, added to the adjoint of
+    ``value``."""
+
+    op: ir.Op
+    operand: int
+    value: ir.Value
+    partial: str
+    """The local derivative, in the generated code's names (``x``, ``math.cos(t1)``)."""
+    stmt: Stmt | None
+    """The statement that applies it; None when the adjoint is shared, not computed."""
+    reads: list[ir.Value] = field(default_factory=list)
+    """Forward values the statement reads (what the forward pass must keep)."""
+
+    @property
+    def expr(self) -> str:
+        """The contribution, as the generated code computes it (``db * x``)."""
+        if self.stmt is None:
+            return ""
+        return ast.unparse(self.stmt.node.value)
+
+    @property
+    def side(self) -> str:
+        """``left operand`` / ``right operand`` / ``operand i`` when the op reads
+        ``value`` more than once, else ``""``."""
+        if sum(a is self.value for a in self.op.args) < 2:
+            return ""
+        if len(self.op.args) == 2:
+            return ("left", "right")[self.operand] + " operand"
+        return f"operand {self.operand}"
+
+
+@dataclass(eq=False)
+class Adjoint:
+    value: ir.Value
+    name: str
+    steps: list[Step] = field(default_factory=list)
+    """The contributions it sums, in sweep order (one per use of ``value``)."""
+    seeded: bool = False
+    """The result's adjoint: it starts as the seed."""
+
+
+@dataclass(eq=False)
+class Sweep:
+    func: ir.Function
+    code: CodeFunction
+    steps: list[Step]
+    adjoints: list[Adjoint]
+    """In the order they are first written (the seed first)."""
+
+    def adjoint(self, value: ir.Value) -> Adjoint | None:
+        for a in self.adjoints:
+            if a.value is value:
+                return a
+        return None
+
+
+def forward_text(op: ir.Op, modules: dict[str, str]) -> str:
+    """``b = x * x``: the op in SSA names, as the generated forward pass writes it."""
+    return f"{op.out.name} = {_rhs(op, modules)}"
+
+
+def derivative_text(op: ir.Op, operand: int, modules: dict[str, str]) -> str:
+    """``∂(x * x)/∂x``: the forward expression and the operand it is taken by."""
+    rhs = _rhs(op, modules)
+    node = ast.parse(rhs, mode="eval").body
+    if not isinstance(node, (ast.Call, ast.Name, ast.Constant)):
+        rhs = f"({rhs})"
+    arg = op.args[operand]
+    name = arg.name if isinstance(arg, ir.Value) else repr(arg)
+    return f"∂{rhs}/∂{name}"
+
+
+def _rhs(op: ir.Op, modules: dict[str, str]) -> str:
+    return ast.unparse(instantiate(RULES[op.prim].forward_ast, op.args, None, modules))
+
+
+def straight_line(func: ir.Function, what: str) -> None:
+    """Refuse what :func:`read` cannot draw yet: ops with nested regions."""
+    for op in func.body.ops:
+        if getattr(op, "regions", None) or op.prim not in RULES:
+            raise SourceError(f"{what} shows straight-line code only; `{op.prim}` "
+                              "(a loop or branch) is not drawn yet", op.loc.file, op.loc.line,
+                              op.loc.col)
+
+
+def read(func: ir.Function, code: CodeFunction) -> Sweep:
+    """The reverse sweep of ``code`` (made from ``func``) as steps and adjoints."""
+    straight_line(func, "the reverse-sweep view")
+    by_op: dict[tuple[int, int], Stmt] = {}
+    for s in code.body:
+        if s.origin is not None and s.operand is not None:
+            by_op[(id(s.origin), s.operand)] = s
+    forward = {v.name: v for v in func.param_values}
+    forward.update({op.out.name: op.out for op in func.body.ops})
+
+    adjoints: dict[int, Adjoint] = {}
+    order: list[Adjoint] = []
+
+    def adjoint(v: ir.Value) -> Adjoint:
+        if id(v) not in adjoints:
+            adjoints[id(v)] = Adjoint(v, code.adjoints[v.name])
+            order.append(adjoints[id(v)])
+        return adjoints[id(v)]
+
+    result = func.result
+    if isinstance(result, ir.Value) and result.name in code.adjoints:
+        adjoint(result).seeded = True
+
+    steps: list[Step] = []
+    used: set[int] = set()
+    for op in reversed(func.body.ops):
+        if id(op.out) not in adjoints:
+            continue
+        for i, (arg, partial) in enumerate(zip(op.args, RULES[op.prim].partial_asts)):
+            if partial is None or not isinstance(arg, ir.Value) or arg.name not in code.adjoints:
+                continue
+            stmt = by_op.get((id(op), i))
+            if stmt is None:
+                # The reverse transform lets a temporary share its consumer's
+                # adjoint when the local derivative is 1: nothing is computed.
+                text = ast.unparse(simplify(instantiate(partial, op.args, op.out,
+                                                        code.source.modules)))
+                if code.adjoints[arg.name] != adjoints[id(op.out)].name:
+                    raise SweepError(f"no statement differentiates {op} by operand {i}")
+                step = Step(op, i, arg, text, None)
+            else:
+                used.add(id(stmt))
+                reads = _ordered_reads(stmt.node.value, forward)
+                step = Step(op, i, arg, stmt.partial, stmt, reads)
+            steps.append(step)
+            adjoint(arg).steps.append(step)
+    left = [s for s in code.body if s.operand is not None and id(s) not in used]
+    if left:
+        raise SweepError(f"reverse statements the IR does not explain: {left}")
+    return Sweep(func, code, steps, order)
+
+
+def _ordered_reads(node: ast.expr, forward: dict[str, ir.Value]) -> list[ir.Value]:
+    """The forward values ``node`` reads, each once, in reading order."""
+    out: list[ir.Value] = []
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and n.id in forward and forward[n.id] not in out:
+            out.append(forward[n.id])
+    return out

@@ -1,0 +1,273 @@
+"""`s2s-ad graph`: the forward graph and the combined forward + reverse graph.
+
+The DOT text is parsed by an independent strict parser (tests/dotcheck.py)
+and, where Graphviz is installed, by ``dot`` itself. The combined graph is
+also *run*: each reverse node evaluates the contribution in its label from the
+values on its incoming edges only, and the gradients reaching the sinks must
+match central finite differences. A mis-wired edge (say, a shared temporary's
+adjoint taken from the wrong node) would change them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shutil
+import subprocess
+
+import pytest
+
+import s2s_ad
+from s2s_ad import api, graph, ir, reverse, sweep
+from s2s_ad.cli import main
+from s2s_ad.errors import SourceError
+
+import dotcheck
+from oracle import close, fd_gradient
+from seed_ggml import f as seed
+
+SEED_FILE = "examples/seed_ggml.py:f"
+
+
+def labels(dot, node_id):
+    return dot.nodes[node_id]["label"].split("\\n")
+
+
+def kinds(dot):
+    """node id -> which STYLE entry drew it, recovered from how it looks."""
+    by_fill = {}
+    for kind, style in graph.STYLE.items():
+        key = (style["fillcolor"], style["shape"], style.get("style"), style.get("peripheries"))
+        assert key not in by_fill, "two kinds of node look alike"
+        by_fill[key] = kind
+    return {n: by_fill[(a["fillcolor"], a["shape"], a.get("style"), a.get("peripheries"))]
+            for n, a in dot.nodes.items()}
+
+
+def check_with_graphviz(text):
+    """Graphviz parses and lays out the text (only where it is installed)."""
+    exe = shutil.which("dot")
+    if exe is not None:
+        done = subprocess.run([exe, "-Tsvg"], input=text.encode(), capture_output=True)
+        assert done.returncode == 0, done.stderr.decode()
+        assert b"<svg" in done.stdout
+
+
+# -- forward ------------------------------------------------------------------
+
+def test_seed_forward_has_two_mul_nodes_and_two_leaves():
+    text = s2s_ad.graph_dot(seed)
+    dot = dotcheck.parse(text)
+    check_with_graphviz(text)
+    ops = [n for n in dot.nodes if n.startswith("node_")]
+    leaves = [n for n in dot.nodes if n.startswith("leaf_")]
+    assert ops == ["node_0", "node_1"]
+    assert [labels(dot, n)[1] for n in ops] == ["mul", "mul"]
+    assert [labels(dot, n)[2] for n in ops] == ["b · line 9", "y · line 10"]
+    assert [labels(dot, n)[1] for n in leaves] == ["a", "x"]
+    assert set(dot.nodes) == {"leaf_0", "leaf_1", "node_0", "node_1", "return"}
+    edges = [(a, b, e["label"].strip()) for a, b, e in dot.edges]
+    assert sorted(edges) == sorted([("leaf_1", "node_0", "x"), ("leaf_1", "node_0", "x"),
+                                    ("leaf_0", "node_1", "a"), ("node_0", "node_1", "b"),
+                                    ("node_1", "return", "y")])
+    assert dot.subgraphs == {}
+
+
+def test_forward_constants_are_leaves_once_each():
+    def f(x):
+        y = 2.0 * x + 2.0
+        return y * 3.0
+
+    dot = dotcheck.parse(s2s_ad.graph_dot(f))
+    leaves = {labels(dot, n)[1] for n in dot.nodes if n.startswith("leaf_")}
+    assert leaves == {"x", "2.0", "3.0"}
+    assert kinds(dot)["leaf_1"] == "const"
+    assert sum(1 for n in dot.nodes if n.startswith("node_")) == 3
+
+
+def test_forward_ignores_wrt_and_cli_says_so(capsys):
+    assert main(["graph", SEED_FILE, "--wrt", "x"]) == 2
+    assert "--backward" in capsys.readouterr().err
+
+
+# -- combined -------------------------------------------------------------------
+
+def test_seed_backward_for_x_sums_two_contributions_in_one_node():
+    text = s2s_ad.graph_dot(seed, wrt="x", backward=True)
+    dot = dotcheck.parse(text)
+    check_with_graphviz(text)
+    k = kinds(dot)
+    bwd = [n for n in dot.nodes if k[n] == "bwd"]
+    sums = [n for n in dot.nodes if k[n] == "sum"]
+    assert [labels(dot, n)[1] for n in bwd] == ["∂(a * b)/∂b", "∂(x * x)/∂x (left operand)",
+                                                "∂(x * x)/∂x (right operand)"]
+    assert len(sums) == 1
+    (total,) = sums
+    assert labels(dot, total)[1:] == ["Σ", "dx"]
+    into = [(a, e["label"].strip()) for a, b, e in dot.edges if b == total]
+    assert into == [(bwd[1], "db * x"), (bwd[2], "db * x")]
+    assert [(a, b) for a, b, _ in dot.edges if a == total] == [(total, "grad_x")]
+    assert [n for n in dot.nodes if k[n] == "grad"] == ["grad_x"]
+    assert [n for n in dot.nodes if k[n] == "seed"] == ["leaf_2"]
+    assert dot.parent["leaf_2"] == "cluster_reverse" and dot.parent["node_0"] == "cluster_forward"
+
+
+def test_seed_backward_numbering_matches_the_sweep():
+    """node_4 and node_5 are the two derivatives of b = x * x, node_6 their sum."""
+    dot = dotcheck.parse(s2s_ad.graph_dot(seed, wrt=("a", "x"), backward=True))
+    named = {n: labels(dot, n)[1] for n in dot.nodes if n.startswith(("node_", "leaf_"))}
+    assert named == {"leaf_0": "a", "leaf_1": "x", "node_0": "mul", "node_1": "mul",
+                     "leaf_2": "dy = 1.0", "node_2": "∂(a * b)/∂a", "node_3": "∂(a * b)/∂b",
+                     "node_4": "∂(x * x)/∂x (left operand)",
+                     "node_5": "∂(x * x)/∂x (right operand)", "node_6": "Σ"}
+    assert labels(dot, "node_4")[2] == labels(dot, "node_5")[2] == "db * x"
+    # a single contribution goes straight on: da has no Σ node
+    assert ("node_2", "grad_a") in [(a, b) for a, b, _ in dot.edges]
+    # the forward values each derivative reads come from the forward nodes
+    reads = sorted((a, b) for a, b, e in dot.edges if e.get("style") == "dashed")
+    assert reads == [("leaf_0", "node_3"), ("leaf_1", "node_4"), ("leaf_1", "node_5"),
+                     ("node_0", "node_2")]
+
+
+def test_seed_golden(golden):
+    golden("graph_seed_forward.dot", s2s_ad.graph_dot(seed))
+    golden("graph_seed_backward.dot", s2s_ad.graph_dot(seed, wrt=("a", "x"), backward=True))
+
+
+def _run(g: graph.Graph, func: ir.Function, args: list[float]) -> dict[str, float]:
+    """Evaluate a combined graph node by node, each from its incoming edges."""
+    value: dict[str, float] = {}
+    for p, a in zip(func.param_values, args):
+        value[p.name] = a
+    out: dict[str, float] = {}
+    env_math = {"math": math}
+    for n in g.nodes:
+        ins = [e for e in g.edges if e.dst == n.id]
+        env = dict(env_math)
+        for e in ins:
+            env[e.label] = out[e.src]
+        if n.kind == "param":
+            out[n.id] = value[n.label[1]]
+        elif n.kind == "const":
+            out[n.id] = float(n.label[1])
+        elif n.kind == "op":
+            # the forward op, evaluated from the values on its edges only
+            names = [e.label for e in ins]
+            assert names == [a.name if isinstance(a, ir.Value) else repr(a) for a in n.op.args]
+            rhs = sweep.forward_text(n.op, {}).split(" = ", 1)[1]
+            out[n.id] = eval(rhs, env)
+        elif n.kind == "seed":
+            out[n.id] = 1.0
+        elif n.kind == "bwd":
+            out[n.id] = eval(n.label[2], env)
+        elif n.kind == "shared":
+            (e,) = [e for e in ins if e.kind == "adjoint"]
+            out[n.id] = out[e.src]
+        elif n.kind == "sum":
+            out[n.id] = sum(out[e.src] for e in ins)
+        elif n.kind in ("grad", "return"):
+            out[n.id] = sum(out[e.src] for e in ins)
+    return out
+
+
+def reused(a, b, c):
+    t = a * b
+    u = math.sin(t) + c * 2.0
+    return u * u + t / c
+
+
+def shared_temp(a, b, c):
+    y = a * b + c
+    return y
+
+
+@pytest.mark.parametrize("fn, args", [
+    (seed, [1.3, -0.7]),
+    (reused, [0.4, 1.1, 0.8]),
+    (shared_temp, [0.3, -1.2, 2.0]),
+])
+def test_running_the_graph_gives_the_gradient(fn, args):
+    func = api.lower(fn)
+    values, _ = api.resolve_wrt(func, None)
+    g = graph.combined(func, reverse.transform(func, values))
+    out = _run(g, func, args)
+    got = [out[f"grad_{v.name}"] for v in values]
+    want = fd_gradient(fn, args, list(range(len(args))))
+    assert all(close(a, b) for a, b in zip(got, want)), (got, want)
+
+
+def test_shared_adjoint_is_drawn_as_a_codeless_derivative():
+    text = s2s_ad.graph_dot(shared_temp, backward=True)
+    dot = dotcheck.parse(text)
+    check_with_graphviz(text)
+    k = kinds(dot)
+    (shared,) = [n for n in dot.nodes if k[n] == "shared"]
+    assert labels(dot, shared)[1:4] == ["∂(t1 + c)/∂t1", "= 1, no code:", "t1's adjoint is dy"]
+    assert "dashed" in dot.nodes[shared]["style"]
+    # the derivatives of t1 = a * b read t1's adjoint from the shared node
+    outs = sorted(b for a, b, e in dot.edges if a == shared)
+    assert [labels(dot, n)[1] for n in outs] == ["∂(a * b)/∂a", "∂(a * b)/∂b"]
+    assert not [n for n in dot.nodes if k[n] == "sum"]
+
+
+def test_inactive_parameter_gets_a_zero_gradient_sink():
+    def f(x, n):
+        return x * 2.0 + n // 2
+
+    dot = dotcheck.parse(s2s_ad.graph_dot(f, backward=True))
+    assert labels(dot, "grad_n") == ["gradient ∂out/∂n", "= 0.0"]
+    assert not [e for e in dot.edges if e[1] == "grad_n"]
+
+
+def test_labels_with_quotes_and_backslashes_are_escaped():
+    g = graph.Graph('q"uote', 'a "label" \\ here')
+    g.nodes.append(graph.Node("node_0", "op", ['say "hi"', "back\\slash"]))
+    dot = dotcheck.parse(graph.to_dot(g))
+    assert dot.name == 'q"uote'
+    assert dot.nodes["node_0"]["label"] == 'say "hi"\\nback\\slash'
+
+
+def test_loops_and_branches_are_refused_with_a_location():
+    x = ir.Value("x")
+    loop = ir.Op("for", (x,), ir.Value("y"), ir.Loc("m.py", 4, 4))
+    func = ir.Function("f", [ir.Param(x)], ir.Region([loop]), loop.out, ir.Loc("m.py", 1, 0))
+    with pytest.raises(SourceError, match=r"m.py:4:5: error: .*straight-line"):
+        graph.forward(func)
+
+
+# -- CLI --------------------------------------------------------------------------
+
+def test_cli_prints_dot_to_stdout(capsys):
+    assert main(["graph", SEED_FILE, "--backward", "--wrt", "x"]) == 0
+    assert capsys.readouterr().out == s2s_ad.graph_dot(seed, wrt=("x",), backward=True)
+
+
+def test_cli_writes_dot_file(tmp_path):
+    out = tmp_path / "seed.dot"
+    assert main(["graph", SEED_FILE, "-o", str(out)]) == 0
+    assert out.read_text(encoding="utf-8") == s2s_ad.graph_dot(seed)
+
+
+def test_cli_without_graphviz_says_how_to_install(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    out = tmp_path / "seed.png"
+    assert main(["graph", SEED_FILE, "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "apt-get install graphviz" in err and "dot" in err
+    assert not out.exists()
+
+
+def test_cli_rejects_unknown_formats(tmp_path, capsys):
+    assert main(["graph", SEED_FILE, "-o", str(tmp_path / "seed.jpeg")]) == 2
+    assert ".svg" in capsys.readouterr().err
+
+
+def test_cli_renders_svg_when_graphviz_is_installed(tmp_path):
+    out = tmp_path / "seed.svg"
+    code = main(["graph", SEED_FILE, "--backward", "-o", str(out)])
+    if shutil.which("dot") is None:
+        assert code == 2 and not out.exists()
+    else:
+        assert code == 0
+        svg = out.read_text(encoding="utf-8")
+        assert "<svg" in svg and re.search(r"node_6", svg)
