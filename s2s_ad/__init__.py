@@ -9,10 +9,13 @@
 """
 
 from ._version import __version__
-from .api import (WrtError, explain, gradient_source, grad, graph_dot, lower, source_of,
-                  value_and_grad)
+from .api import (CacheInfo, WrtError, cache_info, clear_cache, explain, gradient_source, grad,
+                  graph_dot, lower, source_of, value_and_grad, vjp, vjp_source)
 from .errors import S2SError, SourceError, TargetError
+from .rules.user import RuleError, custom_vjp, defvjp
 from .verify import Verdict, check
 
-__all__ = ["__version__", "grad", "value_and_grad", "gradient_source", "source_of", "check",
-           "Verdict", "lower", "graph_dot", "explain", "S2SError", "SourceError", "TargetError", "WrtError"]
+__all__ = ["__version__", "grad", "value_and_grad", "vjp", "gradient_source", "vjp_source",
+           "source_of", "check", "Verdict", "lower", "graph_dot", "explain", "custom_vjp", "defvjp",
+           "cache_info", "clear_cache", "CacheInfo", "S2SError", "SourceError", "TargetError",
+           "WrtError", "RuleError"]

@@ -16,15 +16,23 @@ from . import ir
 from .rules import RULES
 
 
+def differentiable(op: ir.Op) -> list[bool]:
+    """Per operand: may the op's result have a non-zero derivative with
+    respect to it? A call to a user function is assumed to, for every operand
+    (its own backward pass returns zeros where it does not)."""
+    if op.callee is not None:
+        return [True] * len(op.args)
+    return [p is not None for p in RULES[op.prim].partials]
+
+
 def varied(func: ir.Function, wrt: list[ir.Value]) -> set[int]:
     """ids of values that depend differentiably on ``wrt``."""
     out = {id(v) for v in wrt}
     for op in func.body.ops:
         if op.out.kind != "float":
             continue
-        rule = RULES[op.prim]
-        if any(isinstance(a, ir.Value) and id(a) in out and p is not None
-               for a, p in zip(op.args, rule.partials)):
+        if any(isinstance(a, ir.Value) and id(a) in out and d
+               for a, d in zip(op.args, differentiable(op))):
             out.add(id(op.out))
     return out
 
@@ -35,8 +43,8 @@ def useful(func: ir.Function) -> set[int]:
     for op in reversed(func.body.ops):
         if id(op.out) not in out:
             continue
-        for a, p in zip(op.args, RULES[op.prim].partials):
-            if isinstance(a, ir.Value) and p is not None:
+        for a, d in zip(op.args, differentiable(op)):
+            if isinstance(a, ir.Value) and d:
                 out.add(id(a))
     return out
 

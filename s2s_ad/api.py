@@ -5,13 +5,17 @@
 
 from __future__ import annotations
 
+import inspect
 import numbers
-from typing import Callable, Sequence, Union
+import types
+from collections.abc import Hashable
+from typing import Callable, NamedTuple, Sequence, Union
 
-from . import emit, frontend, graph, ir, loader, reverse, source
+from . import calls, emit, frontend, graph, ir, loader, reverse, source
 from .code import CodeFunction
 from .errors import S2SError
 from .explain import explain_text
+from .rules import user as user_rules
 
 Wrt = Union[None, int, str, Sequence[Union[int, str]]]
 
@@ -50,7 +54,7 @@ def resolve_wrt(func: ir.Function, wrt: Wrt) -> tuple[list[ir.Value], bool]:
         if not order:
             raise WrtError(f"{func.name} has no parameters to differentiate with respect to")
         return order, len(order) > 1
-    if isinstance(wrt, (str, numbers.Integral)):
+    if isinstance(wrt, (str, numbers.Integral)) or not isinstance(wrt, (list, tuple)):
         return [one(wrt)], False
     values = [one(w) for w in wrt]
     if not values:
@@ -58,6 +62,39 @@ def resolve_wrt(func: ir.Function, wrt: Wrt) -> tuple[list[ir.Value], bool]:
     if len({id(v) for v in values}) != len(values):
         raise WrtError(f"wrt names a parameter twice: {wrt!r}")
     return values, True
+
+
+def program(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
+            pair: bool = False, tuple_result: bool | None = None
+            ) -> tuple[list[CodeFunction], source.Source, calls.CallGraph]:
+    """The generated functions for ``fn``, before they become text: the
+    gradient (or, with ``pair``, ``fn``'s own forward/backward pair) first,
+    then the pair of every user function it calls."""
+    src = source.locate(fn)
+    func = frontend.lower(src)
+    graph = calls.collect(func, src)
+    if pair:
+        main_names = [f"{func.name}_fwd", f"{func.name}_bwd"]
+    else:
+        main_names = [("value_and_grad_" if with_value else "grad_") + func.name]
+    taken = calls.all_names(graph) | set(main_names)
+    pairs = calls.pairs(graph, taken)
+    reserved = frozenset(taken | {n for p in pairs.values() for n in (p.fwd, p.bwd)})
+    if pair:
+        functions = list(reverse.transform_pair(func, *main_names, pairs, reserved))
+    else:
+        values, as_tuple = resolve_wrt(func, wrt)
+        functions = [reverse.transform(func, values, with_value=with_value,
+                                       tuple_result=as_tuple if tuple_result is None
+                                       else tuple_result, pairs=pairs, reserved=reserved)]
+    for callee in graph.callees:
+        p = pairs[_function_of(graph, callee)]
+        functions += reverse.transform_pair(callee, p.fwd, p.bwd, pairs, reserved)
+    return functions, src, graph
+
+
+def _function_of(graph, lowered):
+    return next(fn for fn, f in graph.lowered.items() if f is lowered)
 
 
 def gradient_source(fn: Callable, wrt: Wrt = None, *, with_value: bool = False) -> str:
@@ -76,47 +113,161 @@ def gradient_source(fn: Callable, wrt: Wrt = None, *, with_value: bool = False) 
     Returns
     -------
     str
-        A self-contained Python module; it imports ``math`` if needed, never s2s_ad.
+        A Python module defining ``grad_FN`` (or ``value_and_grad_FN``)
+        and, for every user function ``fn`` calls, its forward/backward pair.
+        It imports ``math`` and the modules of user rules if needed, never
+        s2s_ad.
+
+    Examples
+    --------
+    >>> def f(x):
+    ...     return x * x
+    >>> print(gradient_source(f))     # doctest: +SKIP
     """
-    src = source.locate(fn)
-    func = frontend.lower(src)
-    values, as_tuple = resolve_wrt(func, wrt)
-    code = reverse.transform(func, values, with_value=with_value, tuple_result=as_tuple)
-    return emit.module([code], src.file)
+    functions, src, _ = program(fn, wrt, with_value=with_value)
+    return emit.module(functions, src.file)
+
+
+def vjp_source(fn: Callable) -> str:
+    """The source text of ``fn``'s forward/backward pair, as :func:`vjp` uses it.
+
+    Parameters
+    ----------
+    fn : function
+        A Python function in the supported subset.
+
+    Returns
+    -------
+    str
+        A Python module defining ``FN_fwd(*params) -> (value, tape)`` and
+        ``FN_bwd(tape, cotangent) -> (cotangent of each parameter, ...)``,
+        plus the pairs of the user functions ``fn`` calls.
+    """
+    functions, src, _ = program(fn, pair=True)
+    return emit.module(functions, src.file)
 
 
 _cache: dict = {}
+_stats = {"hits": 0, "misses": 0}
 
 
-def _compiled(fn: Callable, wrt: Wrt, with_value: bool) -> Callable:
-    key = (getattr(fn, "__code__", fn), _wrt_key(wrt), with_value, _constants(fn))
+class CacheInfo(NamedTuple):
+    hits: int
+    misses: int
+    """Each miss is one transform (lowering, reverse sweep, emit, compile)."""
+    size: int
+
+
+def cache_info() -> CacheInfo:
+    """Statistics of the in-memory cache of generated functions.
+
+    The cache is a dictionary in this module (``s2s_ad.api``), private to the
+    process and never written to disk. Its key is the source text of the
+    function and of every user function it reads (transitively), the values of
+    the module constants they read, their default values, any user rule they
+    reach, and the options (``wrt``, the kind of function generated).
+
+    Returns
+    -------
+    CacheInfo
+        ``(hits, misses, size)``, like ``functools.lru_cache``'s.
+    """
+    return CacheInfo(_stats["hits"], _stats["misses"], len(_cache))
+
+
+def clear_cache() -> None:
+    """Forget every generated function and reset :func:`cache_info`."""
+    _cache.clear()
+    _stats["hits"] = _stats["misses"] = 0
+
+
+def _compiled(fn: Callable, wrt: Wrt, kind: str) -> Callable:
+    key = (fingerprint(fn), _wrt_key(wrt), kind)
     hit = _cache.get(key)
     if hit is not None:
+        _stats["hits"] += 1
         return hit
-    text = gradient_source(fn, wrt, with_value=with_value)
-    name = ("value_and_grad_" if with_value else "grad_") + fn.__name__
-    module = loader.load(text, name)
-    compiled = getattr(module, name)
-    compiled.__s2s_ad_source__ = text
+    _stats["misses"] += 1
+    if kind == "pair":
+        text = vjp_source(fn)
+        module = loader.load(text, fn.__name__ + "_vjp")
+        compiled = (getattr(module, fn.__name__ + "_fwd"), getattr(module, fn.__name__ + "_bwd"))
+        compiled[0].__s2s_ad_source__ = compiled[1].__s2s_ad_source__ = text
+    else:
+        with_value = kind == "value_and_grad"
+        text = gradient_source(fn, wrt, with_value=with_value)
+        name = ("value_and_grad_" if with_value else "grad_") + fn.__name__
+        module = loader.load(text, name)
+        compiled = getattr(module, name)
+        compiled.__s2s_ad_source__ = text
     _cache[key] = compiled
     return compiled
 
 
 def _wrt_key(wrt: Wrt):
-    if wrt is None or isinstance(wrt, (str, int)):
-        return wrt
-    return tuple(wrt)
+    # Typed, so that wrt=True (refused) never finds the entry of wrt=1.
+    if isinstance(wrt, (list, tuple)):
+        return tuple((type(w).__name__, w) for w in wrt)
+    return (type(wrt).__name__, wrt) if isinstance(wrt, Hashable) else (type(wrt).__name__, id(wrt))
 
 
-def _constants(fn) -> tuple:
-    """Module-level numbers ``fn`` reads: they are inlined into the gradient,
-    so a change to one must produce a new gradient."""
-    code = getattr(fn, "__code__", None)
-    g = getattr(fn, "__globals__", {})
-    if code is None:
-        return ()
-    return tuple((n, g[n]) for n in sorted(code.co_names)
-                 if n in g and isinstance(g[n], numbers.Number))
+def fingerprint(fn: Callable) -> tuple:
+    """What the generated code of ``fn`` depends on, as a hashable value: the
+    source text of ``fn`` and of the user functions it reads, the numbers
+    they inline (module constants, defaults), and the user rules reached.
+    Two functions with equal fingerprints get the same generated code."""
+    out: list = []
+    _fingerprint(fn, out, set())
+    return tuple(out)
+
+
+def _fingerprint(fn, out: list, seen: set) -> None:
+    if id(fn) in seen:
+        return
+    seen.add(id(fn))
+    rule = user_rules.lookup(fn) if isinstance(fn, types.FunctionType) else None
+    if rule is not None or not isinstance(fn, types.FunctionType):
+        # A primitive: its identity, not its source, decides the code.
+        out.append(("rule", id(fn), id(rule), id(getattr(rule, "fwd", None)),
+                    id(getattr(rule, "bwd", None))))
+        return
+    try:
+        text = inspect.getsource(fn)
+    except (OSError, TypeError):
+        text = None  # source.locate will refuse it with a clear message
+    code = fn.__code__
+    out.append(("fn", fn.__module__, fn.__qualname__, code.co_filename, code.co_firstlineno, text, _numbers(fn.__defaults__),
+                _numbers(tuple(sorted((fn.__kwdefaults__ or {}).items())))))
+    g = fn.__globals__
+    for name in _names(fn.__code__):
+        obj = g.get(name, None)
+        _global(name, obj, fn, out, seen)
+
+
+def _global(name: str, obj, fn, out: list, seen: set) -> None:
+    if isinstance(obj, numbers.Number):
+        out.append((name, obj))
+    elif isinstance(obj, types.FunctionType):
+        out.append(("calls", name))
+        _fingerprint(obj, out, seen)
+    elif isinstance(obj, types.ModuleType):
+        # ``helpers.sq(x)``: co_names holds both ``helpers`` and ``sq``.
+        for attr in _names(fn.__code__):
+            member = getattr(obj, attr, None)
+            if isinstance(member, (numbers.Number, types.FunctionType)):
+                _global(f"{name}.{attr}", member, fn, out, seen)
+
+
+def _names(code: types.CodeType) -> list[str]:
+    names = list(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names += _names(const)
+    return sorted(set(names))
+
+
+def _numbers(values):
+    return values if values is None else tuple(values)
 
 
 def grad(fn: Callable, wrt: Wrt = 0) -> Callable:
@@ -157,20 +308,111 @@ def grad(fn: Callable, wrt: Wrt = 0) -> Callable:
     >>> df(2.0, 0.0)                   # doctest: +SKIP
     (0.0, 2.0)
     """
-    return _compiled(fn, wrt, False)
+    return _compiled(fn, wrt, "grad")
 
 
 def value_and_grad(fn: Callable, wrt: Wrt = 0) -> Callable:
-    """Like :func:`grad`, but the returned function gives ``(value, gradient)``.
+    """Return a function that computes both ``fn``'s value and its gradient.
 
-    The value comes from the same forward pass the gradient uses.
+    Like :func:`grad`; the value comes from the same forward pass the
+    gradient uses, so it costs nothing extra.
+
+    Parameters
+    ----------
+    fn : function
+        A Python function of floats returning one float, in the supported
+        subset (``docs/subset.md``).
+    wrt : int, str, or sequence of int/str, optional
+        As for :func:`grad`. Default 0, the first parameter.
+
+    Returns
+    -------
+    function
+        Takes the same arguments as ``fn`` (plus the keyword-only output
+        seed) and returns ``(value, gradient)``.
+
+    Examples
+    --------
+    >>> def f(x):
+    ...     return x * x
+    >>> value_and_grad(f)(3.0)     # doctest: +SKIP
+    (9.0, 6.0)
     """
-    return _compiled(fn, wrt, True)
+    return _compiled(fn, wrt, "value_and_grad")
+
+
+def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
+    """Evaluate ``fn`` and return its value and a vector-Jacobian product.
+
+    Runs the generated forward pass of ``fn`` once, at the given arguments,
+    keeping its tape; the returned ``vjp_fn`` runs the backward pass for any
+    output cotangent, as often as needed, without recomputing the forward.
+
+    Parameters
+    ----------
+    fn : function
+        A Python function in the supported subset.
+    *args, **kwargs
+        The arguments to call ``fn`` with (defaults apply as in a call).
+
+    Returns
+    -------
+    value : float
+        ``fn(*args, **kwargs)``.
+    vjp_fn : function
+        ``vjp_fn(cotangent)`` returns a tuple with one cotangent per
+        parameter of ``fn``, in signature order (keyword-only parameters
+        included): ``cotangent * ∂value/∂parameter``.
+
+    See Also
+    --------
+    grad : the gradient alone, with the seed fixed to 1.
+    vjp_source : the source of the forward/backward pair ``vjp`` runs.
+
+    Examples
+    --------
+    >>> def f(x, y):
+    ...     return x * y + y
+    >>> value, vjp_fn = vjp(f, 2.0, 3.0)     # doctest: +SKIP
+    >>> value, vjp_fn(1.0), vjp_fn(10.0)     # doctest: +SKIP
+    (9.0, (3.0, 3.0), (30.0, 30.0))
+    """
+    fwd, bwd = _compiled(fn, None, "pair")
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError as exc:
+        raise TypeError(f"vjp({fn.__name__}, ...): {exc}") from None
+    bound.apply_defaults()
+    value, tape = fwd(*bound.arguments.values())
+
+    def vjp_fn(cotangent):
+        return bwd(tape, cotangent)
+
+    vjp_fn.__doc__ = (f"Cotangents of the parameters of {fn.__name__} for an output "
+                      "cotangent, from one saved forward pass.")
+    vjp_fn.__s2s_ad_source__ = fwd.__s2s_ad_source__
+    return value, vjp_fn
 
 
 def source_of(compiled: Callable) -> str:
-    """The generated source of a function returned by :func:`grad` or
-    :func:`value_and_grad`."""
+    """The generated source of a function made by s2s-ad.
+
+    Parameters
+    ----------
+    compiled : function
+        A function returned by :func:`grad` or :func:`value_and_grad`, or the
+        ``vjp_fn`` returned by :func:`vjp`.
+
+    Returns
+    -------
+    str
+        The text of the module it was compiled from.
+
+    Raises
+    ------
+    TypeError
+        ``compiled`` was not generated by s2s-ad.
+    """
     try:
         return compiled.__s2s_ad_source__
     except AttributeError:
@@ -178,9 +420,8 @@ def source_of(compiled: Callable) -> str:
 
 
 def _reverse(fn: Callable, wrt: Wrt) -> tuple[ir.Function, CodeFunction]:
-    func = lower(fn)
-    values, as_tuple = resolve_wrt(func, wrt)
-    return func, reverse.transform(func, values, tuple_result=as_tuple)
+    functions, _, call_graph = program(fn, wrt)
+    return call_graph.main, functions[0]
 
 
 def graph_dot(fn: Callable, wrt: Wrt = None, backward: bool = False) -> str:

@@ -44,3 +44,9 @@ class CodeFunction:
     tape: list[ir.Value] = field(default_factory=list)
     """Forward values the reverse sweep reads."""
     seed: str = ""
+    imports: list[str] = field(default_factory=list)
+    """Import lines the body needs beyond the modules of ``source`` (user rules)."""
+    header: str = ""
+    """A comment shown above the ``def``."""
+    role: str = "gradient"
+    """"gradient", or "fwd"/"bwd" for the pair of a called function."""

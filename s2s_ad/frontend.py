@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import inspect
 import math
 import numbers
 import types
@@ -28,6 +29,7 @@ from . import ir
 from .errors import SourceError
 from .names import Namer, identifiers
 from .rules import RULES
+from .rules import user as user_rules
 from .source import Source
 
 BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow",
@@ -272,13 +274,18 @@ class _Lowering:
         raise self.refuse(node)
 
     def call(self, node: ast.Call, var: str | None, hint: str | None = None) -> ir.Operand:
-        if node.keywords:
-            raise self.src.error(node.keywords[0].value if node.keywords[0].arg is None
-                                 else node, "keyword arguments in calls are not supported")
         for a in node.args:
             if isinstance(a, ast.Starred):
                 raise self.src.error(a, "`*args` in calls is not supported")
+        for k in node.keywords:
+            if k.arg is None:
+                raise self.src.error(k.value, "`**kwargs` in calls is not supported")
         fn = self.resolve(node.func)
+        if isinstance(fn, types.FunctionType) and not _is_library(fn):
+            return self.user_call(fn, node, var, hint)
+        if node.keywords:
+            raise self.src.error(node, "keyword arguments in calls to "
+                                 f"`{ast.unparse(node.func)}` are not supported")
         prim = self.primitive(fn, node)
         args = [self.expr(a) for a in node.args]
         if any(isinstance(a, tuple) for a in args):
@@ -303,6 +310,48 @@ class _Lowering:
                                  f"argument(s) here, got {len(args)}")
         return self.emit(prim, args, node, var, hint=hint)
 
+    def user_call(self, fn: types.FunctionType, node: ast.Call, var: str | None,
+                  hint: str | None) -> ir.Value:
+        """A call to a user function: a ``call`` op whose operands are the
+        arguments in the callee's parameter order, keywords matched and
+        defaults filled in, so every call site of a helper has one shape."""
+        what = ast.unparse(node.func)
+        sig = inspect.signature(fn)
+        for p in sig.parameters.values():
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise self.src.error(node, f"`{what}` takes `{p}`; calls to functions with "
+                                     "*args or **kwargs parameters are not supported")
+        args = [self.expr(a) for a in node.args]
+        kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+        if any(isinstance(a, tuple) for a in [*args, *kwargs.values()]):
+            raise self.src.error(node, f"tuple arguments to `{what}` are not supported")
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise self.src.error(node, f"call to `{what}`: {exc}") from None
+        bound.apply_defaults()
+        operands = []
+        for name, value in bound.arguments.items():
+            if not isinstance(value, (ir.Value, ir.Const)):
+                if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                    raise self.src.error(node, f"`{what}`: the default value of parameter "
+                                         f"{name!r} is {type(value).__name__}; only numeric "
+                                         "defaults are supported")
+                value = self.constant(value, node)
+            operands.append(value)
+        callee = ir.Callee(fn, user_rules.lookup(fn))
+        if var is not None:
+            name = self.namer.claim(var)
+        else:
+            name = self.namer.fresh(hint or fn.__name__)
+        out = ir.Value(name, "float", var)
+        text = ast.unparse(node)
+        if var is not None:
+            text = f"{var} = {text}"
+            self.env[var] = out
+        self.ops.append(ir.Op("call", tuple(operands), out, self.loc(node), text, callee))
+        return out
+
     def primitive(self, fn, node: ast.Call) -> str:
         """The rule-table name of the callable ``fn``."""
         for b, prim in BUILTIN_PRIMS.items():
@@ -312,9 +361,6 @@ class _Lowering:
         if name and getattr(math, name, None) is fn and f"math.{name}" in RULES:
             return f"math.{name}"
         what = ast.unparse(node.func)
-        if isinstance(fn, types.FunctionType):
-            raise self.src.error(node, f"calls to other Python functions (`{what}`) are not "
-                                 "supported yet")
         if name and getattr(math, name, None) is fn:
             raise self.src.error(node, f"`{what}` has no derivative rule in s2s-ad")
         raise self.src.error(node, f"the call `{what}` is not supported: s2s-ad knows "
@@ -390,6 +436,20 @@ class _Lowering:
         if message is None:
             message = f"{type(node).__name__} is not supported by s2s-ad"
         return self.src.error(node, message)
+
+
+def _is_library(fn: types.FunctionType) -> bool:
+    """Functions of installed libraries (NumPy's, the standard library's) are
+    not the user's: they are primitives or refused, never lowered."""
+    module = getattr(fn, "__module__", "") or ""
+    return module.split(".")[0] in LIBRARY_MODULES and user_rules.lookup(fn) is None
+
+
+def _is_library_module(module: types.ModuleType) -> bool:
+    return (module.__name__ or "").split(".")[0] in LIBRARY_MODULES
+
+
+LIBRARY_MODULES = {"math", "numpy", "builtins", "functools", "operator", "scipy", "s2s_ad"}
 
 
 def _kind(a: ir.Operand) -> str:

@@ -61,6 +61,25 @@ Operand = Union[Value, Const]
 
 
 @dataclass(eq=False)
+class Callee:
+    """The target of a ``call`` op: a user function that gets its own
+    forward/backward pair, or one with a user-registered derivative rule
+    (``rule`` set), which the generated code imports and calls."""
+
+    fn: object
+    """The Python function called."""
+    rule: object = None
+    """A :class:`~s2s_ad.rules.user.UserRule`, when the user registered one."""
+
+    @property
+    def name(self) -> str:
+        return getattr(self.fn, "__name__", "?")
+
+    def __repr__(self) -> str:
+        return f"{getattr(self.fn, '__module__', '?')}.{getattr(self.fn, '__qualname__', '?')}"
+
+
+@dataclass(eq=False)
 class Op:
     """``out = prim(*args)``. ``prim`` names an entry of the rule table
     (``mul``, ``math.sin``, ...); ``text`` is the user's source of the
@@ -71,10 +90,13 @@ class Op:
     out: Value
     loc: Loc
     text: str = ""
+    callee: Callee | None = None
+    """For ``prim == "call"``: the function called (operands in its parameter order)."""
 
     def __str__(self) -> str:
         args = " ".join(repr(a) for a in self.args)
-        return f"{self.out.name} = {self.prim} {args}".rstrip()
+        prim = f"call {self.callee.name}" if self.callee is not None else self.prim
+        return f"{self.out.name} = {prim} {args}".rstrip()
 
 
 @dataclass(eq=False)

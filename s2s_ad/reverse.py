@@ -34,57 +34,26 @@ from .templates import const_expr, instantiate, names_read, operand_expr
 
 
 def transform(func: ir.Function, wrt: list[ir.Value], *, with_value: bool = False,
-              tuple_result: bool = True, name: str | None = None) -> CodeFunction:
-    namer = Namer(reserved=func.names)
+              tuple_result: bool = True, name: str | None = None, pairs: dict | None = None,
+              reserved: frozenset[str] = frozenset()) -> CodeFunction:
+    """The gradient function of ``func`` (see the module docstring).
+
+    ``pairs`` maps each user function ``func`` calls to the names of its
+    forward/backward pair (:func:`s2s_ad.calls.pairs`); ``reserved`` are the
+    module-level names no local may shadow."""
+    namer = Namer(reserved=func.names | reserved)
     result = func.result
     seed_base = f"d{result.name}" if isinstance(result, ir.Value) else "dy"
     seed = namer.fresh(seed_base)
     act = analysis.active(func, wrt)
-    adj: dict[int, str] = {}
+    sweep = _Sweep(func, act, namer, pairs or {})
     if isinstance(result, ir.Value) and id(result) in act:
-        adj[id(result)] = seed
+        sweep.adj[id(result)] = seed
+    reverse = sweep.run()
+    adj = sweep.adj
 
-    reverse: list[Stmt] = []
-    for op in reversed(func.body.ops):
-        if id(op.out) not in adj:
-            continue
-        rule = RULES[op.prim]
-        g = ast.Name(adj[id(op.out)], ast.Load())
-        passed_on = False
-        for i, (arg, partial) in enumerate(zip(op.args, rule.partial_asts)):
-            if partial is None or not isinstance(arg, ir.Value) or id(arg) not in act:
-                continue
-            local = simplify(instantiate(partial, op.args, op.out, func.modules))
-            contrib = simplify(ast.BinOp(g, ast.Mult(), local))
-            first = id(arg) not in adj
-            if (first and arg.var is None and not passed_on and isinstance(contrib, ast.Name)
-                    and sum(a is arg for a in op.args) == 1):
-                # A temporary whose only contribution so far is the output's
-                # adjoint itself (``t = a + b``) shares that variable instead
-                # of copying it: its consumer is done with it.
-                adj[id(arg)] = contrib.id
-                passed_on = True
-                continue
-            if first:
-                adj[id(arg)] = namer.fresh(f"d{arg.name}")
-            target = ast.Name(adj[id(arg)], ast.Store())
-            node = (ast.Assign([target], contrib) if first
-                    else ast.AugAssign(target, ast.Add(), contrib))
-            partial_text = ast.unparse(local)
-            reverse.append(Stmt(node, _comment(op, i, arg, partial_text), op, i, partial_text,
-                                adj[id(arg)]))
-
-    read: set[str] = set()
-    for s in reverse:
-        read |= names_read(s.node.value)
-    tape_names = set(read)
-    if with_value and isinstance(result, ir.Value):
-        read.add(result.name)
-    by_name = {op.out.name: op for op in func.body.ops}
-    kept = analysis.needed_forward(func, {id(by_name[n].out) for n in read if n in by_name})
-    forward = [Stmt(ast.Assign([ast.Name(op.out.name, ast.Store())],
-                               instantiate(RULES[op.prim].forward_ast, op.args, None, func.modules)),
-                    f"line {op.loc.line}: {op.text}", op) for op in kept]
+    extra = {result.name} if with_value and isinstance(result, ir.Value) else set()
+    forward, tape = sweep.forward(reverse, extra)
 
     grads = [ast.Name(adj[id(v)], ast.Load()) if id(v) in adj else ast.Constant(0.0) for v in wrt]
     grad_expr = ast.Tuple(grads, ast.Load()) if tuple_result else grads[0]
@@ -96,11 +65,190 @@ def transform(func: ir.Function, wrt: list[ir.Value], *, with_value: bool = Fals
         body += [Stmt(None, "forward pass")] + forward
     if reverse:
         body += [Stmt(None, "reverse sweep")] + reverse
-    tape = [op.out for op in kept if op.out.name in tape_names]
     prefix = "value_and_grad_" if with_value else "grad_"
     return CodeFunction(name or prefix + func.name, _arguments(func, seed), body, returns, func,
                         wrt, {v.name: adj[id(v)] for v in _values(func) if id(v) in adj},
-                        tape, seed)
+                        tape, seed, imports=sweep.imports)
+
+
+def transform_pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
+                   reserved: frozenset[str] = frozenset()) -> tuple[CodeFunction, CodeFunction]:
+    """The forward/backward pair of a called function.
+
+    ``fwd_name(*params) -> (result, tape)`` computes the result and keeps, as
+    a tuple, exactly the values the backward pass reads;
+    ``bwd_name(tape, dresult) -> (dparam, ...)`` returns one adjoint per
+    parameter, in parameter order (``0.0`` for those the result does not
+    depend on). Every call site of the function uses this one pair."""
+    namer = Namer(reserved=func.names | reserved)
+    result = func.result
+    tape_name = namer.fresh("tape")
+    seed = namer.fresh(f"d{result.name}" if isinstance(result, ir.Value) else "dout")
+    wrt = func.param_values
+    act = analysis.active(func, wrt)
+    sweep = _Sweep(func, act, namer, pairs)
+    if isinstance(result, ir.Value) and id(result) in act:
+        sweep.adj[id(result)] = seed
+    reverse = sweep.run()
+    extra = {result.name} if isinstance(result, ir.Value) else set()
+    forward, tape = sweep.forward(reverse, extra, keep_params=True)
+
+    tape_tuple = ast.Tuple([ast.Name(v.name, ast.Load()) for v in tape], ast.Load())
+    fwd_args = ast.arguments(posonlyargs=[], args=[ast.arg(v.name) for v in wrt], vararg=None,
+                             kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+    fwd_body = [Stmt(n.node, n.comment, n.origin) for n in forward]
+    fwd = CodeFunction(fwd_name, fwd_args, fwd_body,
+                       ast.Tuple([operand_expr(result, func.modules), tape_tuple], ast.Load()),
+                       func, wrt, {}, tape, "", imports=sweep.imports, role="fwd",
+                       header=f"{func.name} from {func.loc.file}:{func.loc.line}, forward pass: "
+                              "returns its result and the tape its backward pass reads")
+
+    bwd_body: list[Stmt] = []
+    if tape:
+        target = ast.Tuple([ast.Name(v.name, ast.Store()) for v in tape], ast.Store())
+        bwd_body.append(Stmt(ast.Assign([target], ast.Name(tape_name, ast.Load())),
+                             "values saved by " + fwd_name))
+    bwd_body += reverse
+    grads = [ast.Name(sweep.adj[id(v)], ast.Load()) if id(v) in sweep.adj else ast.Constant(0.0)
+             for v in wrt]
+    bwd_args = ast.arguments(posonlyargs=[], args=[ast.arg(tape_name), ast.arg(seed)], vararg=None,
+                             kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+    bwd = CodeFunction(bwd_name, bwd_args, bwd_body, ast.Tuple(grads, ast.Load()), func, wrt,
+                       {v.name: sweep.adj[id(v)] for v in _values(func) if id(v) in sweep.adj},
+                       [], seed, imports=sweep.imports, role="bwd",
+                       header=f"{func.name} from {func.loc.file}:{func.loc.line}, backward pass: "
+                              f"adjoints of ({', '.join(v.name for v in wrt)}) from the tape "
+                              f"of {fwd_name} and the result's adjoint")
+    return fwd, bwd
+
+
+class _Sweep:
+    """The reverse sweep over one function's ops, and the forward pass that
+    feeds it."""
+
+    def __init__(self, func: ir.Function, act: set[int], namer: Namer, pairs: dict):
+        self.func = func
+        self.act = act
+        self.namer = namer
+        self.pairs = pairs
+        self.adj: dict[int, str] = {}
+        self.tapes: dict[int, str] = {}
+        """id(call op) -> the name of its callee's tape."""
+        self.imports: list[str] = []
+        self._discard: str | None = None
+
+    def tape_of(self, op: ir.Op) -> str:
+        if id(op) not in self.tapes:
+            self.tapes[id(op)] = self.namer.fresh(f"{op.out.name}_tape")
+        return self.tapes[id(op)]
+
+    def discard(self) -> str:
+        if self._discard is None:
+            self._discard = self.namer.fresh("_")
+        return self._discard
+
+    def pair(self, op: ir.Op):
+        pair = self.pairs[op.callee.fn]
+        for line in pair.imports:
+            if line not in self.imports:
+                self.imports.append(line)
+        return pair
+
+    def run(self) -> list[Stmt]:
+        func, adj, act = self.func, self.adj, self.act
+        reverse: list[Stmt] = []
+        for op in reversed(func.body.ops):
+            if id(op.out) not in adj:
+                continue
+            if op.callee is not None:
+                reverse += self.call_adjoint(op)
+                continue
+            rule = RULES[op.prim]
+            g = ast.Name(adj[id(op.out)], ast.Load())
+            passed_on = False
+            for i, (arg, partial) in enumerate(zip(op.args, rule.partial_asts)):
+                if partial is None or not isinstance(arg, ir.Value) or id(arg) not in act:
+                    continue
+                local = simplify(instantiate(partial, op.args, op.out, func.modules))
+                contrib = simplify(ast.BinOp(g, ast.Mult(), local))
+                first = id(arg) not in adj
+                if (first and arg.var is None and not passed_on and isinstance(contrib, ast.Name)
+                        and sum(a is arg for a in op.args) == 1):
+                    # A temporary whose only contribution so far is the output's
+                    # adjoint itself (``t = a + b``) shares that variable instead
+                    # of copying it: its consumer is done with it.
+                    adj[id(arg)] = contrib.id
+                    passed_on = True
+                    continue
+                if first:
+                    adj[id(arg)] = self.namer.fresh(f"d{arg.name}")
+                target = ast.Name(adj[id(arg)], ast.Store())
+                node = (ast.Assign([target], contrib) if first
+                        else ast.AugAssign(target, ast.Add(), contrib))
+                partial_text = ast.unparse(local)
+                reverse.append(Stmt(node, _comment(op, i, arg, partial_text), op, i, partial_text,
+                                    adj[id(arg)]))
+        return reverse
+
+    def call_adjoint(self, op: ir.Op) -> list[Stmt]:
+        """``da, _ = helper_bwd(t_tape, dt)``: the callee's backward pass gives
+        every operand's contribution at once; an operand that already has an
+        adjoint gets its contribution in a temporary, then added."""
+        pair = self.pair(op)
+        targets, adds = [], []
+        for arg in op.args:
+            if not isinstance(arg, ir.Value) or id(arg) not in self.act:
+                targets.append(ast.Name(self.discard(), ast.Store()))
+                continue
+            if id(arg) not in self.adj:
+                self.adj[id(arg)] = self.namer.fresh(f"d{arg.name}")
+                targets.append(ast.Name(self.adj[id(arg)], ast.Store()))
+                continue
+            tmp = self.namer.fresh(f"d{arg.name}")
+            targets.append(ast.Name(tmp, ast.Store()))
+            adds.append(Stmt(ast.AugAssign(ast.Name(self.adj[id(arg)], ast.Store()), ast.Add(),
+                                           ast.Name(tmp, ast.Load())),
+                             f"line {op.loc.line}: {op.text}, another use of {arg.name}", op,
+                             target=self.adj[id(arg)]))
+        call = ast.Call(ast.Name(pair.bwd, ast.Load()),
+                        [ast.Name(self.tape_of(op), ast.Load()),
+                         ast.Name(self.adj[id(op.out)], ast.Load())], [])
+        node = ast.Assign([ast.Tuple(targets, ast.Store())], call)
+        return [Stmt(node, f"line {op.loc.line}: {op.text}", op)] + adds
+
+    def forward(self, reverse: list[Stmt], extra: set[str], keep_params: bool = False):
+        """The forward statements the reverse sweep (and ``extra`` names)
+        need, and the tape: the forward values the sweep reads."""
+        func = self.func
+        read: set[str] = set()
+        for s in reverse:
+            read |= names_read(s.node.value)
+        by_name = {op.out.name: op for op in func.body.ops}
+        by_name.update({self.tapes[id(op)]: op for op in func.body.ops if id(op) in self.tapes})
+        kept = analysis.needed_forward(func, {id(by_name[n].out) for n in read | extra
+                                              if n in by_name})
+        forward = [self.forward_stmt(op) for op in kept]
+        tape: list[ir.Value] = []
+        if keep_params:
+            tape += [v for v in func.param_values if v.name in read]
+        for op in kept:
+            if op.out.name in read:
+                tape.append(op.out)
+            if op.callee is not None and self.tape_of(op) in read:
+                tape.append(ir.Value(self.tape_of(op), "tape"))
+        return forward, tape
+
+    def forward_stmt(self, op: ir.Op) -> Stmt:
+        comment = f"line {op.loc.line}: {op.text}"
+        if op.callee is not None:
+            pair = self.pair(op)
+            targets = ast.Tuple([ast.Name(op.out.name, ast.Store()),
+                                 ast.Name(self.tape_of(op), ast.Store())], ast.Store())
+            call = ast.Call(ast.Name(pair.fwd, ast.Load()),
+                            [operand_expr(a, self.func.modules) for a in op.args], [])
+            return Stmt(ast.Assign([targets], call), comment, op)
+        value = instantiate(RULES[op.prim].forward_ast, op.args, None, self.func.modules)
+        return Stmt(ast.Assign([ast.Name(op.out.name, ast.Store())], value), comment, op)
 
 
 def _comment(op: ir.Op, i: int, arg: ir.Value, partial: str) -> str:

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 
 import sympy
 
-from . import api, frontend, reverse, emit, source as source_mod
+from . import api, emit, frontend, source as source_mod
+from .rules import user as user_rules
 
 SIMPLIFY_LIMIT = 400
 """Above this many operations, simplify() is skipped for the numeric check:
@@ -181,6 +182,9 @@ class Verdict:
     function: str
     results: list[ParamResult]
     notes: list[str] = field(default_factory=list)
+    rules: list[str] = field(default_factory=list)
+    """User derivative rules the gradient rests on (one description each);
+    the verdict holds given that they are right."""
 
     @property
     def status(self) -> str:
@@ -239,11 +243,12 @@ def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
         ``.status`` is "proved", "agrees" or "mismatch"; ``str()`` is a report.
     """
     args = dict(args or {})
-    src = source_mod.locate(fn)
-    func = frontend.lower(src)
+    functions, src, graph = api.program(fn, wrt, tuple_result=True)
+    func = graph.main
     values, _ = api.resolve_wrt(func, wrt)
-    code = reverse.transform(func, values, tuple_result=True)
-    text = emit.module([code], src.file)
+    code = functions[0]
+    text = emit.module(functions, src.file)
+    symbolic = _Symbolic()
 
     names = [p.value.var for p in func.params]
     symbols = {n: sympy.Symbol(n, real=True) for n in names if n not in args}
@@ -254,9 +259,10 @@ def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
     branches = _Branches(point)
 
     call_args = {n: args.get(n, symbols.get(n)) for n in names}
-    original = _run_original(src, branches, call_args)
+    symbolic.branches = branches
+    original = _run_original(src, symbolic, call_args)
     call_args[code.seed] = sympy.Integer(1)
-    generated = _run_generated(text, code.name, func.modules, branches, call_args)
+    generated = _run_generated(text, code.name, functions, symbolic, graph, call_args)
     rng = random.Random(seed)
     results = []
     for v, got in zip(values, generated):
@@ -274,31 +280,116 @@ def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
                      f"({'; '.join(dict.fromkeys(branches.decided))})")
     if args:
         notes.append("checked with " + ", ".join(f"{k}={v}" for k, v in args.items()))
-    return Verdict(func.name, results, notes)
+    rules = [r.describe() for r in graph.rules]
+    if rules:
+        notes.append("the gradient rests on user derivative rules, taken as given (each "
+                     "appears above as an undefined derivative D<i>_<name>): " + "; ".join(rules))
+    return Verdict(func.name, results, notes, rules)
 
 
-def _run_original(src, branches: _Branches, call_args: dict):
-    namespace = dict(src.globals)
-    shim = sympy_math()
-    import math
-    for k, v in list(namespace.items()):
-        if v is math:
-            namespace[k] = shim
-        elif getattr(v, "__name__", None) in SYMPY_MATH and getattr(math, v.__name__, None) is v:
-            namespace[k] = SYMPY_MATH[v.__name__]
-    namespace.update(branches.namespace())
-    tree = ast.Module([src.tree], [])
-    _exec(tree, namespace, src.file)
-    return sympy.sympify(namespace[src.tree.name](**call_args))
+def _run_original(src, symbolic: "_Symbolic", call_args: dict):
+    f = symbolic.function(src.fn)
+    return sympy.sympify(f(**call_args))
 
 
-def _run_generated(text: str, name: str, modules: dict, branches: _Branches, call_args: dict):
+def _run_generated(text: str, name: str, functions, symbolic: "_Symbolic", graph, call_args: dict):
     tree = ast.parse(text)
+    namespace = {alias: sympy_math() for fn in functions for alias in fn.source.modules.values()}
+    namespace.update(symbolic.branches.namespace())
+    # User rules are imported by the generated module; here they become
+    # their symbolic stand-ins instead.
+    stand_ins = {}
+    for rule in graph.rules:
+        fwd, bwd = symbolic.rule_pair(rule.fn)
+        stand_ins[(rule.fwd.__module__, rule.fwd.__name__)] = fwd
+        stand_ins[(rule.bwd.__module__, rule.bwd.__name__)] = bwd
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if (node.module, alias.name) in stand_ins:
+                    namespace[alias.asname or alias.name] = stand_ins[(node.module, alias.name)]
     tree.body = [s for s in tree.body if not isinstance(s, (ast.Import, ast.ImportFrom))]
-    namespace = {alias: sympy_math() for alias in modules.values()}
-    namespace.update(branches.namespace())
     _exec(tree, namespace, "<generated>")
     return namespace[name](**call_args)
+
+
+class _Symbolic:
+    """Runs user functions on sympy values: ``math`` becomes a sympy stand-in,
+    helpers are re-executed from their source in such a namespace, and a
+    function with a user rule becomes an undefined sympy function whose
+    derivatives are undefined functions ``D<i>_<name>``."""
+
+    def __init__(self):
+        self.branches: _Branches | None = None
+        self.memo: dict[int, object] = {}
+
+    def convert(self, obj):
+        import math
+        if obj is math:
+            return sympy_math()
+        name = getattr(obj, "__name__", None)
+        if name in SYMPY_MATH and getattr(math, name, None) is obj:
+            return SYMPY_MATH[name]
+        if isinstance(obj, types.FunctionType):
+            if user_rules.lookup(obj) is not None:
+                return self.rule_function(obj)
+            if not frontend._is_library(obj):
+                return self.lazy(obj)
+        if isinstance(obj, types.ModuleType) and not frontend._is_library_module(obj):
+            return _ModuleProxy(obj, self)
+        return obj
+
+    def lazy(self, fn):
+        def call(*a, **k):
+            return self.function(fn)(*a, **k)
+        return call
+
+    def function(self, fn):
+        """``fn`` re-executed from its source with sympy stand-ins."""
+        if id(fn) in self.memo:
+            return self.memo[id(fn)]
+        src = source_mod.locate(fn)
+        namespace = {k: self.convert(v) for k, v in src.globals.items()
+                     if not k.startswith("__")}
+        namespace.update(self.branches.namespace())
+        _exec(ast.Module([src.tree], []), namespace, src.file)
+        self.memo[id(fn)] = namespace[src.tree.name]
+        return self.memo[id(fn)]
+
+    def rule_function(self, fn):
+        key = ("rule", id(fn))
+        if key not in self.memo:
+            name = fn.__name__
+
+            def fdiff(self_, argindex=1):
+                return sympy.Function(f"D{argindex - 1}_{name}")(*self_.args)
+
+            self.memo[key] = type(name, (sympy.Function,), {"fdiff": fdiff})
+        return self.memo[key]
+
+    def rule_pair(self, fn):
+        F = self.rule_function(fn)
+        name = fn.__name__
+
+        def fwd(*args):
+            return F(*args), args
+
+        def bwd(res, g):
+            return tuple(g * sympy.Function(f"D{i}_{name}")(*res) for i in range(len(res)))
+
+        return fwd, bwd
+
+
+class _ModuleProxy:
+    """A user module seen through :class:`_Symbolic`: its functions and
+    ``math`` are converted on access."""
+
+    def __init__(self, module, symbolic: _Symbolic):
+        self._module = module
+        self._symbolic = symbolic
+
+    def __getattr__(self, name):
+        return self._symbolic.convert(getattr(self._module, name))
 
 
 def _compare(name, expected, got, symbols, point, branched, rng, n) -> ParamResult:

@@ -1,0 +1,1 @@
+"""A small user package whose modules call each other's helpers (test data)."""

@@ -1,0 +1,156 @@
+"""Calls to user functions: one forward/backward pair per callee, checked
+against central differences and sympy."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import calls_src as c
+import s2s_ad
+from oracle import close, fd_gradient
+from s2s_ad import SourceError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+CASES = [
+    (c.twice_sq, [0.7, -1.3]),
+    (c.cube_plus, [0.4, 1.7]),
+    (c.nested, [0.3, 0.8]),
+    (c.same_arg, [0.9]),
+    (c.imported, [0.6, 1.1]),
+    (c.constant_call, [1.5]),
+    (c.unused_result, [0.2, 0.5]),
+]
+
+
+@pytest.mark.parametrize("fn,args", CASES, ids=[f.__name__ for f, _ in CASES])
+def test_gradient_matches_finite_differences(fn, args):
+    n = len(args)
+    got = s2s_ad.grad(fn, wrt=tuple(range(n)))(*args)
+    want = fd_gradient(fn, args, list(range(n)))
+    assert all(close(g, w) for g, w in zip(got, want)), (got, want)
+
+
+@pytest.mark.parametrize("fn", [c.twice_sq, c.nested, c.same_arg, c.imported, c.cube_plus],
+                         ids=lambda f: f.__name__)
+def test_gradient_proved_by_sympy(fn):
+    verdict = s2s_ad.check(fn)
+    assert verdict.status == "proved", str(verdict)
+
+
+def test_helper_called_twice_gets_one_pair():
+    text = s2s_ad.gradient_source(c.twice_sq)
+    assert text.count("def sq_fwd(") == 1 and text.count("def sq_bwd(") == 1
+    assert text.count("= sq_fwd(") == 2 and text.count("= sq_bwd(") == 2
+
+
+def test_helpers_calling_helpers_each_get_a_pair_with_a_header():
+    text = s2s_ad.gradient_source(c.nested)
+    for name in ("cube_plus", "sq"):
+        assert f"def {name}_fwd(" in text and f"def {name}_bwd(" in text
+        assert f"# {name} from " in text and "forward pass: returns its result" in text
+        assert "backward pass: adjoints of" in text
+    # cube_plus calls sq: its forward keeps sq's tape for its backward pass.
+    fwd = text[text.index("def cube_plus_fwd("):text.index("def cube_plus_bwd(")]
+    assert "sq_1, sq_1_tape = sq_fwd(x)" in fwd
+    assert "sq_1_tape" in fwd.split("return", 1)[1]
+
+
+def test_keyword_arguments_and_defaults_at_call_sites():
+    # nested calls cube_plus(a, shift=b) (default k) and cube_plus(b, 2.0)
+    text = s2s_ad.gradient_source(c.nested)
+    assert "cube_plus_fwd(a, 3.0, b)" in text
+    assert "cube_plus_fwd(b, 2.0, 0.0)" in text
+
+
+def test_helpers_from_another_module_that_imports_this_one():
+    text = s2s_ad.gradient_source(shapes_loss())
+    for name in ("bump", "scaled", "both"):
+        assert f"def {name}_fwd(" in text
+    args = [0.4, -0.9, 0.7, 0.3]
+    got = s2s_ad.grad(shapes_loss(), wrt=None)(*args[:3], bias=args[3])
+    want = fd_gradient(lambda x, y, w, b: shapes_loss()(x, y, w, bias=b), args, [0, 1, 2, 3])
+    assert all(close(g, w) for g, w in zip(got, want)), (got, want)
+
+
+def shapes_loss():
+    from pkg_calls import shapes
+    return shapes.loss
+
+
+def test_value_and_grad_through_calls():
+    value, (da, db) = s2s_ad.value_and_grad(c.nested, wrt=("a", "b"))(0.3, 0.8)
+    assert close(value, c.nested(0.3, 0.8))
+    want = fd_gradient(c.nested, [0.3, 0.8], [0, 1])
+    assert close(da, want[0]) and close(db, want[1])
+
+
+@pytest.mark.parametrize("fn,line,cycle", [
+    (c.rec, "return rec(x) + x", "rec → rec"),
+    (c.ping, "return pong(x) * 2.0", None),
+    (c.calls_ping, None, "ping → pong → ping"),
+])
+def test_recursion_is_refused_at_the_call(fn, line, cycle):
+    with pytest.raises(SourceError) as info:
+        s2s_ad.gradient_source(fn)
+    err = info.value
+    assert "recursive call" in err.message
+    assert err.file.endswith("calls_src.py") and err.line > 0
+    if line:
+        assert line in str(err) or "return ping(x) - 1.0" in str(err)
+    if cycle:
+        assert cycle in err.message
+
+
+def test_callee_with_star_args_is_refused():
+    with pytest.raises(SourceError, match=r"\*args"):
+        s2s_ad.gradient_source(c.calls_star)
+
+
+def test_unsupported_construct_in_callee_points_into_the_callee():
+    with pytest.raises(SourceError) as info:
+        s2s_ad.gradient_source(c.calls_bad)
+    assert "try" in info.value.message
+    assert info.value.source_line.strip() == "try:"
+
+
+def test_keyword_only_parameter_of_the_target():
+    got = s2s_ad.grad(c.cube_plus, wrt=("x", "shift"))(0.4, 1.7, shift=0.3)
+    want = fd_gradient(lambda x, s: c.cube_plus(x, 1.7, shift=s), [0.4, 0.3], [0, 1])
+    assert close(got[0], want[0]) and close(got[1], want[1])
+
+
+@pytest.mark.parametrize("fn,match", [(c.wrong_arity, "too many"),
+                                      (c.unknown_keyword, "power")])
+def test_bad_call_sites_are_refused(fn, match):
+    with pytest.raises(SourceError, match=match):
+        s2s_ad.gradient_source(fn)
+
+
+def test_generated_module_imports_in_a_fresh_interpreter_without_s2s_ad(tmp_path):
+    shutil.copytree(os.path.join(HERE, "pkg_calls"), tmp_path / "pkg_calls",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    out = tmp_path / "pkg_calls" / "grad_loss.py"
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    subprocess.run([sys.executable, "-m", "s2s_ad", "grad", "pkg_calls.shapes.loss",
+                    "-o", str(out)], cwd=tmp_path, env=env, check=True, capture_output=True)
+    probe = (
+        "import importlib.util, sys\n"
+        f"sys.path.insert(0, {str(tmp_path)!r})\n"
+        "assert importlib.util.find_spec('s2s_ad') is None, 's2s_ad is importable'\n"
+        "from pkg_calls.grad_loss import grad_loss\n"
+        "print(repr(grad_loss(0.4, -0.9, 0.7, bias=0.3)))\n"
+        "assert 's2s_ad' not in sys.modules\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([sys.executable, "-I", "-c", probe], cwd=tmp_path, env=env,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    got = eval(done.stdout)
+    args = [0.4, -0.9, 0.7, 0.3]
+    want = fd_gradient(lambda x, y, w, b: shapes_loss()(x, y, w, bias=b), args, [0, 1, 2, 3])
+    assert all(close(g, w) for g, w in zip(got, want)), (got, want)
