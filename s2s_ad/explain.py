@@ -92,14 +92,24 @@ def _adjoint_row(adj: sweep.Adjoint, sw: sweep.Sweep) -> tuple[str, ...]:
     if len(adj.steps) == 1 and adj.steps[0].stmt is None:
         total = f"{adj.name} (shared, no code)"
     else:
-        terms = (["seed"] if adj.seeded else []) + [s.expr or sw.adjoint(s.op.out).name
-                                                    for s in adj.steps]
+        terms = (["seed"] if adj.seeded else []) + [_term(s, sw) for s in adj.steps]
+        if len(terms) == 1 and adj.steps[0].stmt is not None:
+            terms = [adj.steps[0].expr]
         total = f"{adj.name} = " + " + ".join(terms)
     uses = [f"{sweep.forward_text(s.op, sw.func.modules)}"
             f" (line {s.op.loc.line}{', ' + s.side if s.side else ''})" for s in adj.steps]
     n = len(adj.steps)
     what = f"sums {n} uses: " if n > 1 else "from its one use: "
     return (v, total, what + "; ".join(uses))
+
+
+def _term(step: sweep.Step, sw: sweep.Sweep) -> str:
+    """One contribution inside a sum, parenthesised where ``+`` would bind tighter."""
+    if step.stmt is None:
+        return sw.adjoint(step.op.out).name
+    if isinstance(step.stmt.node.value, (ast.IfExp, ast.Compare, ast.BoolOp, ast.Lambda)):
+        return f"({step.expr})"
+    return step.expr
 
 
 def _result_name(func: ir.Function) -> str:

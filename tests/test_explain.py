@@ -106,6 +106,16 @@ def test_shared_adjoint_is_said_to_have_no_code():
     assert "t1  dy (shared, no code)  from its one use: y = t1 + c (line" in text
 
 
+def test_sums_parenthesise_conditional_contributions():
+    def with_max(a, b):
+        return max(a, b) * a
+
+    text = s2s_ad.explain(with_max)
+    assert "da = dout * t1 + (dt1 if a >= b else 0.0)  sums 2 uses: out = t1 * a (line" in text
+    assert re.search(r"  b  +db = 0\.0 if a >= b else dt1  +from its one use: t1 = max\(a, b\)",
+                     text)
+
+
 def test_inactive_parameter_has_a_zero_gradient():
     def f(x, n):
         return x * 2.0 + n // 2
