@@ -119,12 +119,14 @@ def _rhs(op: ir.Op, modules: dict[str, str]) -> str:
 
 
 def straight_line(func: ir.Function, what: str) -> None:
-    """Refuse what :func:`read` cannot draw yet: ops with nested regions."""
+    """Refuse what :func:`read` cannot draw yet: structured ops (loops,
+    branches), which hold nested regions instead of being one primitive."""
     for op in func.body.ops:
-        if getattr(op, "regions", None) or op.prim not in RULES:
-            raise SourceError(f"{what} shows straight-line code only; `{op.prim}` "
-                              "(a loop or branch) is not drawn yet", op.loc.file, op.loc.line,
-                              op.loc.col)
+        if not isinstance(op, ir.Op) or op.prim not in RULES:
+            kind = op.prim if isinstance(op, ir.Op) else type(op).__name__.lower()
+            raise SourceError(f"{what} shows straight-line code only; this `{kind}` "
+                              "(a loop or branch) cannot be drawn yet", op.loc.file,
+                              op.loc.line, op.loc.col)
 
 
 def read(func: ir.Function, code: CodeFunction) -> Sweep:

@@ -227,12 +227,20 @@ def test_labels_with_quotes_and_backslashes_are_escaped():
     assert dot.nodes["node_0"]["label"] == 'say "hi"\\nback\\slash'
 
 
+class FakeLoop:
+    """Stands for a structured op: not an ir.Op, holds regions, has a location."""
+
+    def __init__(self, out, loc):
+        self.out, self.loc, self.regions = out, loc, [ir.Region()]
+
+
 def test_loops_and_branches_are_refused_with_a_location():
     x = ir.Value("x")
-    loop = ir.Op("for", (x,), ir.Value("y"), ir.Loc("m.py", 4, 4))
+    loop = FakeLoop(ir.Value("y"), ir.Loc("m.py", 4, 4))
     func = ir.Function("f", [ir.Param(x)], ir.Region([loop]), loop.out, ir.Loc("m.py", 1, 0))
-    with pytest.raises(SourceError, match=r"m.py:4:5: error: .*straight-line"):
-        graph.forward(func)
+    for draw in (graph.forward, lambda fn: sweep.read(fn, None)):
+        with pytest.raises(SourceError, match=r"m.py:4:5: error: .*straight-line.*`fakeloop`"):
+            draw(func)
 
 
 # -- CLI --------------------------------------------------------------------------
