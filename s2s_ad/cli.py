@@ -122,6 +122,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "explain":
             sys.stdout.write(api.explain(fn, _wrt(args.wrt)))
             return 0
+    except BrokenPipeError:
+        # stdout closed early (`s2s-ad grad ... | head`): not an error of ours;
+        # point stdout at devnull so the interpreter's final flush is quiet.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except SourceError as exc:
         print(exc, file=sys.stderr)
         return 2

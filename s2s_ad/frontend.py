@@ -178,7 +178,8 @@ class _Lowering:
                 raise self.src.error(stmt, f"the operator {type(stmt.op).__name__} is not supported")
             left = self.read(stmt.target.id, stmt.target)
             right = self.expr(stmt.value)
-            self.emit(op, [left, right], stmt, var=stmt.target.id, text=ast.unparse(stmt))
+            value = self.emit(op, [left, right], stmt, var=stmt.target.id, text=ast.unparse(stmt))
+            self.bind(stmt.target.id, value)
         elif isinstance(stmt, ast.Pass):
             pass
         elif isinstance(stmt, ast.Expr):
@@ -211,8 +212,10 @@ class _Lowering:
             raise self.refuse(target)
 
     def bind(self, var: str, value: ir.Operand) -> None:
-        """Give ``var`` the value ``value``. A fresh op result defined for this
-        very assignment already carries ``var``'s SSA name."""
+        """Give ``var`` the value ``value``. Binding happens only here, after
+        the whole right-hand side is lowered, so ``a, b = b, a`` reads the old
+        values; an op defined for this very assignment already carries
+        ``var``'s SSA name."""
         self.env[var] = value
 
     def return_value(self, stmt: ast.Return) -> ir.Operand:
@@ -234,7 +237,10 @@ class _Lowering:
         names it."""
         var = target.id if isinstance(target, ast.Name) else None
         if isinstance(node, ast.Tuple):
-            return tuple(self.expr(e) for e in node.elts)
+            targets = [None] * len(node.elts)
+            if isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == len(node.elts):
+                targets = target.elts  # `a, b = b, a * b` names the product b_1
+            return tuple(self.expr(e, t) for e, t in zip(node.elts, targets))
         if isinstance(node, ast.Constant):
             return self.constant(node.value, node)
         if isinstance(node, ast.Name):
@@ -423,8 +429,6 @@ class _Lowering:
             if var is not None:
                 text = f"{var} = {text}"
         self.ops.append(ir.Op(prim, tuple(args), out, self.loc(node), text))
-        if var is not None:
-            self.env[var] = out
         return out
 
     def loc(self, node: ast.AST) -> ir.Loc:

@@ -255,7 +255,10 @@ def _comment(op: ir.Op, i: int, arg: ir.Value, partial: str) -> str:
     side = ""
     if sum(1 for a in op.args if a is arg) > 1:
         side = " (left operand)" if i == 0 else " (right operand)"
-    return f"line {op.loc.line}: {op.text}, ∂{op.out.name}/∂{arg.name} = {partial}{side}"
+    # A temporary's name appears nowhere in the generated code: name only
+    # the user's variables in the derivative.
+    of = op.out.name if op.out.var is not None else ""
+    return f"line {op.loc.line}: {op.text}, ∂{of}/∂{arg.name} = {partial}{side}"
 
 
 def _values(func: ir.Function):

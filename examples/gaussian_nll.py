@@ -1,0 +1,15 @@
+"""Negative log-likelihood of one observation under a normal distribution,
+with the scale parametrised by its logarithm (as in a regression head).
+
+    s2s-ad grad examples/gaussian_nll.py:nll --wrt mu,log_sigma
+"""
+
+import math
+
+LOG_2PI = math.log(2.0 * math.pi)
+
+
+def nll(x, mu, log_sigma):
+    sigma = math.exp(log_sigma)
+    z = (x - mu) / sigma
+    return 0.5 * z * z + log_sigma + 0.5 * LOG_2PI
