@@ -47,6 +47,7 @@ def run(workloads: list[Workload], budget: float = 0.2) -> list[dict]:
         t_g = best_time(lambda: g(*w.args), budget)
         row = {"name": w.name, "forward": t_f, "s2s-ad": t_g}
         if w.hand_grad is not None:
+            row["agree"] = _max_difference(g(*w.args), w.hand_grad(*w.args))
             row["hand"] = best_time(lambda: w.hand_grad(*w.args), budget)
         for label, call in w.others.items():
             row[label] = best_time(call, budget)
@@ -54,18 +55,45 @@ def run(workloads: list[Workload], budget: float = 0.2) -> list[dict]:
     return rows
 
 
+def _max_difference(a, b) -> float:
+    """Largest relative difference between two gradients (nested tuples,
+    lists or arrays): a benchmark of a wrong gradient would mean nothing."""
+    import numpy as np
+
+    fa = [np.asarray(x, dtype=float).ravel() for x in _leaves(a)]
+    fb = [np.asarray(x, dtype=float).ravel() for x in _leaves(b)]
+    if len(fa) != len(fb):
+        return float("inf")
+    worst = 0.0
+    for x, y in zip(fa, fb):
+        if x.shape != y.shape:
+            return float("inf")
+        if x.size:
+            worst = max(worst, float(np.max(np.abs(x - y) / np.maximum(1.0, np.abs(y)))))
+    return worst
+
+
+def _leaves(x):
+    if isinstance(x, (tuple, list)):
+        for e in x:
+            yield from _leaves(e)
+    else:
+        yield x
+
+
 def report(rows: list[dict]) -> str:
     lines = [f"{'workload':<34}{'forward':>11}{'s2s-ad':>11}{'grad/fwd':>9}{'hand':>11}"
-             f"{'s2s/hand':>9}  others (time, s2s-ad speed-up)"]
+             f"{'s2s/hand':>9}{'agree':>9}  others (time, s2s-ad speed-up)"]
     for r in rows:
         hand = r.get("hand")
         ratio = f"{r['s2s-ad'] / hand:.2f}x" if hand else "-"
         others = [f"{k} {_t(v)} ({v / r['s2s-ad']:.1f}x)" for k, v in r.items()
-                  if k not in ("name", "forward", "s2s-ad", "hand")]
+                  if k not in ("name", "forward", "s2s-ad", "hand", "agree")]
+        agree = f"{r['agree']:.0e}" if "agree" in r else "-"
         lines.append(f"{r['name']:<34}{_t(r['forward']):>11}{_t(r['s2s-ad']):>11}"
                      f"{r['s2s-ad'] / r['forward']:>8.2f}x"
                      f"{_t(hand) if hand else '-':>11}"
-                     f"{ratio:>9}"
+                     f"{ratio:>9}{agree:>9}"
                      f"  {'; '.join(others)}")
     return "\n".join(lines)
 
