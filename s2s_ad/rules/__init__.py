@@ -62,4 +62,15 @@ def lookup(prim: str) -> Rule:
     return RULES[prim]
 
 
-__all__ = ["Rule", "RULES", "lookup"]
+def markdown_table(rules=None) -> str:
+    """The rule table as Markdown, as docs/rules.md shows it (a test keeps
+    the page equal to this)."""
+    rows = ["| primitive | forward | partial derivatives | note |", "| --- | --- | --- | --- |"]
+    for r in rules or RULES.values():
+        partials = "; ".join(f"∂/∂{'xy'[i]}: `{p}`" if p is not None else f"∂/∂{'xy'[i]}: 0"
+                             for i, p in enumerate(r.partials))
+        rows.append(f"| `{r.prim}` | `{r.forward}` | {partials} | {r.notes} |")
+    return "\n".join(rows) + "\n"
+
+
+__all__ = ["Rule", "RULES", "lookup", "markdown_table"]
