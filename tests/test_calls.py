@@ -147,7 +147,8 @@ def test_generated_module_imports_in_a_fresh_interpreter_without_s2s_ad(tmp_path
         "assert 's2s_ad' not in sys.modules\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    done = subprocess.run([sys.executable, "-I", "-c", probe], cwd=tmp_path, env=env,
+    # -S: no site-packages, so an installed s2s_ad (as in CI's venv) is not importable either.
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", probe], cwd=tmp_path, env=env,
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     got = eval(done.stdout)
