@@ -420,8 +420,9 @@ def source_of(compiled: Callable) -> str:
 
 
 def _reverse(fn: Callable, wrt: Wrt) -> tuple[ir.Function, CodeFunction]:
-    functions, _, call_graph = program(fn, wrt)
-    return call_graph.main, functions[0]
+    """``fn``'s IR and its gradient function (calls to helpers included)."""
+    code = program(fn, wrt)[0][0]
+    return code.source, code
 
 
 def graph_dot(fn: Callable, wrt: Wrt = None, backward: bool = False) -> str:

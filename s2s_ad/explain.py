@@ -57,8 +57,22 @@ def explain_text(func: ir.Function, code: CodeFunction) -> str:
         if adj.seeded:
             rows.append((f"{adj.name} = 1.0", f"seed: ∂{adj.value.name}/∂{adj.value.name} = 1, "
                          f"{adj.value.name} is the result"))
+    calls: set[int] = set()
     for step in sw.steps:
         out, arg = step.op.out.name, step.value.name
+        line = f"line {step.op.loc.line}"
+        if step.is_call:
+            call = step.stmt.node.value
+            if id(step.stmt) not in calls:
+                calls.add(id(step.stmt))
+                params = ", ".join(sweep.param_names(step.op))
+                rows.append((_stmt_text(step.stmt.node),
+                             f"← {sweep.forward_text(step.op, modules)}, {call.args[1].id} · "
+                             f"∂{out}/∂({params}) by {step.op.callee.name}'s backward pass", line))
+            if step.add is not None:
+                rows.append((_stmt_text(step.add.node), f"← {sweep.forward_text(step.op, modules)}"
+                             f", another use of {arg} ({step.side})", line))
+            continue
         side = f" ({step.side})" if step.side else ""
         why = f"← {sweep.forward_text(step.op, modules)}, ∂{out}/∂{arg} = {step.partial}{side}"
         if step.stmt is None:
@@ -66,7 +80,7 @@ def explain_text(func: ir.Function, code: CodeFunction) -> str:
             text = f"(no code: {arg}'s adjoint is {target})"
         else:
             text = _code(step)
-        rows.append((text, why, f"line {step.op.loc.line}"))
+        rows.append((text, why, line))
     lines += _table(rows) if rows else ["  (nothing: the result does not depend on " + wrt + ")"]
 
     lines += ["", "adjoints (each sums one contribution per use of its value)"]
@@ -78,6 +92,19 @@ def explain_text(func: ir.Function, code: CodeFunction) -> str:
         grads.append(f"∂{_result_name(func)}/∂{v.name} = {adj.name if adj else '0.0'}")
     lines += ["", "gradient: " + ", ".join(grads)]
     return "\n".join(lines) + "\n"
+
+
+def _stmt_text(node: ast.stmt) -> str:
+    """``dx, dx_1 = h_bwd(t, dt)`` / ``dx += dx_1`` as the generated code writes them."""
+    if isinstance(node, ast.AugAssign):
+        return f"{ast.unparse(node.target)} += {ast.unparse(node.value)}"
+    target = node.targets[0]
+    if isinstance(target, ast.Tuple):
+        names = ", ".join(ast.unparse(e) for e in target.elts)
+        lhs = names + ("," if len(target.elts) == 1 else "")
+    else:
+        lhs = ast.unparse(target)
+    return f"{lhs} = {ast.unparse(node.value)}"
 
 
 def _code(step: sweep.Step) -> str:
@@ -93,7 +120,7 @@ def _adjoint_row(adj: sweep.Adjoint, sw: sweep.Sweep) -> tuple[str, ...]:
         total = f"{adj.name} (shared, no code)"
     else:
         terms = (["seed"] if adj.seeded else []) + [_term(s, sw) for s in adj.steps]
-        if len(terms) == 1 and adj.steps[0].stmt is not None:
+        if len(terms) == 1 and adj.steps[0].stmt is not None and not adj.steps[0].is_call:
             terms = [adj.steps[0].expr]
         total = f"{adj.name} = " + " + ".join(terms)
     uses = [f"{sweep.forward_text(s.op, sw.func.modules)}"
@@ -105,6 +132,8 @@ def _adjoint_row(adj: sweep.Adjoint, sw: sweep.Sweep) -> tuple[str, ...]:
 
 def _term(step: sweep.Step, sw: sweep.Sweep) -> str:
     """One contribution inside a sum, parenthesised where ``+`` would bind tighter."""
+    if step.is_call:
+        return f"{step.stmt.node.value.func.id}(…)[{step.operand}]"
     if step.stmt is None:
         return sw.adjoint(step.op.out).name
     if isinstance(step.stmt.node.value, (ast.IfExp, ast.Compare, ast.BoolOp, ast.Lambda)):

@@ -29,6 +29,7 @@ Before → after, for ``b = x * x; y = a * b``::
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -155,7 +156,8 @@ def _forward(b: _Builder, func: ir.Function, cluster: Cluster | None) -> None:
             if isinstance(a, ir.Const) and repr(a) not in consts:
                 consts[repr(a)] = b.add("const", [repr(a)], cluster)
     for op in func.body.ops:
-        node = b.add("op", [op.prim, f"{op.out.name} · line {op.loc.line}"], cluster, op)
+        prim = f"call {op.callee.name}" if op.callee is not None else op.prim
+        node = b.add("op", [prim, f"{op.out.name} · line {op.loc.line}"], cluster, op)
         for a in op.args:
             src = consts[repr(a)] if isinstance(a, ir.Const) else b.producer[id(a)]
             b.edge(src, node, repr(a) if isinstance(a, ir.Const) else a.name)
@@ -210,23 +212,36 @@ def combined(func: ir.Function, code: CodeFunction) -> Graph:
         adjoint_src[id(adj.value)] = total
 
     counts: dict[int, int] = {}
+    calls: dict[int, str] = {}
     for step in sw.steps:
         adj_out = sw.adjoint(step.op.out)
         adj_in = sw.adjoint(step.value)
-        side = f" ({step.side})" if step.side else ""
-        head = sweep.derivative_text(step.op, step.operand, modules) + side
-        if step.stmt is None:
-            node = b.add("shared", [head, f"= {step.partial}, no code:",
-                                    f"{step.value.name}'s adjoint is {adj_out.name}",
-                                    f"line {step.op.loc.line}"],
-                         bwd, step.op)
-            out_label = adj_out.name
-        else:
-            node = b.add("bwd", [head, step.expr, f"line {step.op.loc.line}"], bwd, step.op)
+        if step.is_call:
+            # One node for the callee's whole backward pass: it hands every
+            # operand its contribution at once.
+            node = calls.get(id(step.stmt))
+            if node is None:
+                node = calls[id(step.stmt)] = b.add(
+                    "bwd", [sweep.derivative_text(step.op, None, modules),
+                            ast.unparse(step.stmt.node.value), f"line {step.op.loc.line}"],
+                    bwd, step.op)
+                b.edge(adjoint_src[id(step.op.out)], node, adj_out.name, "adjoint")
+                b.edge(b.producer[id(step.op.out)], node, step.tape, "read")
             out_label = step.expr
-        b.edge(adjoint_src[id(step.op.out)], node, adj_out.name, "adjoint")
-        for v in step.reads:
-            b.edge(b.producer[id(v)], node, v.name, "read")
+        else:
+            side = f" ({step.side})" if step.side else ""
+            head = sweep.derivative_text(step.op, step.operand, modules) + side
+            if step.stmt is None:
+                node = b.add("shared", [head, f"= {step.partial}, no code:",
+                                        f"{step.value.name}'s adjoint is {adj_out.name}",
+                                        f"line {step.op.loc.line}"], bwd, step.op)
+                out_label = adj_out.name
+            else:
+                node = b.add("bwd", [head, step.expr, f"line {step.op.loc.line}"], bwd, step.op)
+                out_label = step.expr
+            b.edge(adjoint_src[id(step.op.out)], node, adj_out.name, "adjoint")
+            for v in step.reads:
+                b.edge(b.producer[id(v)], node, v.name, "read")
         counts[id(adj_in)] = counts.get(id(adj_in), 0) + 1
         many = len(adj_in.steps) + (1 if adj_in.seeded else 0) > 1
         pending.setdefault(id(adj_in.value), []).append((node, out_label if many else adj_in.name))

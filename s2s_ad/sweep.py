@@ -25,6 +25,7 @@ Before → after, for ``b = x * x; y = a * b`` with respect to ``a, x``::
 from __future__ import annotations
 
 import ast
+import inspect
 from dataclasses import dataclass, field
 
 from . import ir
@@ -54,10 +55,23 @@ class Step:
     """The statement that applies it; None when the adjoint is shared, not computed."""
     reads: list[ir.Value] = field(default_factory=list)
     """Forward values the statement reads (what the forward pass must keep)."""
+    contrib: str = ""
+    """For a call: the variable the callee's backward pass puts this operand's
+    contribution in (the adjoint itself, or a temporary then added)."""
+    add: Stmt | None = None
+    """For a call: the ``dx += dx_1`` that adds that temporary."""
+    tape: str = ""
+    """For a call: the callee's tape, which its backward pass reads."""
+
+    @property
+    def is_call(self) -> bool:
+        return self.op.callee is not None
 
     @property
     def expr(self) -> str:
         """The contribution, as the generated code computes it (``db * x``)."""
+        if self.is_call:
+            return self.contrib
         if self.stmt is None:
             return ""
         return ast.unparse(self.stmt.node.value)
@@ -65,7 +79,9 @@ class Step:
     @property
     def side(self) -> str:
         """``left operand`` / ``right operand`` / ``operand i`` when the op reads
-        ``value`` more than once, else ``""``."""
+        ``value`` more than once, else ``""``; for a call, the callee's parameter."""
+        if self.is_call:
+            return f"parameter {param_names(self.op)[self.operand]}"
         if sum(a is self.value for a in self.op.args) < 2:
             return ""
         if len(self.op.args) == 2:
@@ -98,23 +114,38 @@ class Sweep:
         return None
 
 
+def param_names(op: ir.Op) -> list[str]:
+    """The called function's parameter names, in operand order."""
+    try:
+        names = list(inspect.signature(op.callee.fn).parameters)
+    except (TypeError, ValueError):
+        names = []
+    return names + [f"#{i}" for i in range(len(names), len(op.args))]
+
+
 def forward_text(op: ir.Op, modules: dict[str, str]) -> str:
     """``b = x * x``: the op in SSA names, as the generated forward pass writes it."""
     return f"{op.out.name} = {_rhs(op, modules)}"
 
 
-def derivative_text(op: ir.Op, operand: int, modules: dict[str, str]) -> str:
-    """``∂(x * x)/∂x``: the forward expression and the operand it is taken by."""
+def derivative_text(op: ir.Op, operand: int | None, modules: dict[str, str]) -> str:
+    """``∂(x * x)/∂x``: the forward expression and the operand it is taken by
+    (all the operands at once for ``None``)."""
     rhs = _rhs(op, modules)
     node = ast.parse(rhs, mode="eval").body
     if not isinstance(node, (ast.Call, ast.Name, ast.Constant)):
         rhs = f"({rhs})"
+    if operand is None:
+        return f"∂{rhs}/∂({', '.join(param_names(op))})"
     arg = op.args[operand]
     name = arg.name if isinstance(arg, ir.Value) else repr(arg)
     return f"∂{rhs}/∂{name}"
 
 
 def _rhs(op: ir.Op, modules: dict[str, str]) -> str:
+    if op.callee is not None:
+        args = ", ".join(a.name if isinstance(a, ir.Value) else repr(a) for a in op.args)
+        return f"{op.callee.name}({args})"
     return ast.unparse(instantiate(RULES[op.prim].forward_ast, op.args, None, modules))
 
 
@@ -122,7 +153,7 @@ def straight_line(func: ir.Function, what: str) -> None:
     """Refuse what :func:`read` cannot draw yet: structured ops (loops,
     branches), which hold nested regions instead of being one primitive."""
     for op in func.body.ops:
-        if not isinstance(op, ir.Op) or op.prim not in RULES:
+        if not isinstance(op, ir.Op) or (op.prim not in RULES and op.callee is None):
             kind = op.prim if isinstance(op, ir.Op) else type(op).__name__.lower()
             raise SourceError(f"{what} shows straight-line code only; this `{kind}` "
                               "(a loop or branch) cannot be drawn yet", op.loc.file,
@@ -132,10 +163,13 @@ def straight_line(func: ir.Function, what: str) -> None:
 def read(func: ir.Function, code: CodeFunction) -> Sweep:
     """The reverse sweep of ``code`` (made from ``func``) as steps and adjoints."""
     straight_line(func, "the reverse-sweep view")
-    by_op: dict[tuple[int, int], Stmt] = {}
-    for s in code.body:
-        if s.origin is not None and s.operand is not None:
-            by_op[(id(s.origin), s.operand)] = s
+    marks = [i for i, s in enumerate(code.body) if s.node is None and s.comment == "reverse sweep"]
+    reverse = [s for s in code.body[marks[0] + 1:] if s.node is not None] if marks else []
+    by_op: dict[tuple[int, int | None], list[Stmt]] = {}
+    for s in reverse:
+        if s.origin is None:
+            raise SweepError(f"a reverse statement without a forward op: {ast.unparse(s.node)}")
+        by_op.setdefault((id(s.origin), s.operand), []).append(s)
     forward = {v.name: v for v in func.param_values}
     forward.update({op.out.name: op.out for op in func.body.ops})
 
@@ -157,28 +191,63 @@ def read(func: ir.Function, code: CodeFunction) -> Sweep:
     for op in reversed(func.body.ops):
         if id(op.out) not in adjoints:
             continue
-        for i, (arg, partial) in enumerate(zip(op.args, RULES[op.prim].partial_asts)):
-            if partial is None or not isinstance(arg, ir.Value) or arg.name not in code.adjoints:
-                continue
-            stmt = by_op.get((id(op), i))
-            if stmt is None:
-                # The reverse transform lets a temporary share its consumer's
-                # adjoint when the local derivative is 1: nothing is computed.
-                text = ast.unparse(simplify(instantiate(partial, op.args, op.out,
-                                                        code.source.modules)))
-                if code.adjoints[arg.name] != adjoints[id(op.out)].name:
-                    raise SweepError(f"no statement differentiates {op} by operand {i}")
-                step = Step(op, i, arg, text, None)
-            else:
-                used.add(id(stmt))
-                reads = _ordered_reads(stmt.node.value, forward)
-                step = Step(op, i, arg, stmt.partial, stmt, reads)
+        if op.callee is not None:
+            new = _call_steps(op, by_op.get((id(op), None), []), code)
+        else:
+            new = _op_steps(op, by_op, code, adjoints[id(op.out)].name, forward)
+        for step in new:
+            used |= {id(s) for s in (step.stmt, step.add) if s is not None}
             steps.append(step)
-            adjoint(arg).steps.append(step)
-    left = [s for s in code.body if s.operand is not None and id(s) not in used]
+            adjoint(step.value).steps.append(step)
+    left = [ast.unparse(s.node) for s in reverse if id(s) not in used]
     if left:
         raise SweepError(f"reverse statements the IR does not explain: {left}")
     return Sweep(func, code, steps, order)
+
+
+def _op_steps(op: ir.Op, by_op: dict, code: CodeFunction, g: str,
+              forward: dict[str, ir.Value]) -> list[Step]:
+    steps = []
+    for i, (arg, partial) in enumerate(zip(op.args, RULES[op.prim].partial_asts)):
+        if partial is None or not isinstance(arg, ir.Value) or arg.name not in code.adjoints:
+            continue
+        stmts = by_op.get((id(op), i), [])
+        if not stmts:
+            # The reverse transform lets a temporary share its consumer's
+            # adjoint when the local derivative is 1: nothing is computed.
+            text = ast.unparse(simplify(instantiate(partial, op.args, op.out,
+                                                    code.source.modules)))
+            if code.adjoints[arg.name] != g:
+                raise SweepError(f"no statement differentiates {op} by operand {i}")
+            steps.append(Step(op, i, arg, text, None))
+        else:
+            (stmt,) = stmts
+            steps.append(Step(op, i, arg, stmt.partial, stmt,
+                              _ordered_reads(stmt.node.value, forward)))
+    return steps
+
+
+def _call_steps(op: ir.Op, stmts: list[Stmt], code: CodeFunction) -> list[Step]:
+    """``dx, dx_1 = h_bwd(t_tape, dt)`` then ``dx += dx_1``: one step per
+    active operand, all applied by the one call of the callee's backward pass."""
+    calls = [s for s in stmts if isinstance(s.node, ast.Assign)]
+    if len(calls) != 1 or not isinstance(calls[0].node.value, ast.Call):
+        raise SweepError(f"expected one backward call for {op}, found {len(calls)}")
+    call = calls[0]
+    targets = call.node.targets[0].elts
+    tape = call.node.value.args[0].id
+    bwd = call.node.value.func.id
+    g = call.node.value.args[1].id
+    adds = {s.node.value.id: s for s in stmts if isinstance(s.node, ast.AugAssign)}
+    params = param_names(op)
+    steps = []
+    for i, arg in enumerate(op.args):
+        if not isinstance(arg, ir.Value) or arg.name not in code.adjoints:
+            continue
+        name = targets[i].id
+        steps.append(Step(op, i, arg, f"{g} · ∂{op.out.name}/∂{params[i]} by {bwd}", call,
+                          contrib=name, add=adds.get(name), tape=tape))
+    return steps
 
 
 def _ordered_reads(node: ast.expr, forward: dict[str, ir.Value]) -> list[ir.Value]:

@@ -17,6 +17,8 @@ import s2s_ad
 from s2s_ad.cli import main
 from seed_ggml import f as seed
 
+import calls_src
+
 SEED_FILE = "examples/seed_ggml.py:f"
 
 
@@ -64,13 +66,13 @@ def shared_temp(a, b, c):
     return y
 
 
-@pytest.mark.parametrize("fn", [seed, temporaries, shared_temp])
+@pytest.mark.parametrize("fn", [seed, temporaries, shared_temp, calls_src.nested,
+                                calls_src.same_arg, calls_src.imported])
 def test_explained_lines_are_the_generated_reverse_sweep(fn):
     """Every statement of the generated reverse sweep, in order, and nothing else."""
     generated = s2s_ad.gradient_source(fn, None)
-    body = generated.split("# reverse sweep\n", 1)[1]
-    code = [line.split("#")[0].strip() for line in body.splitlines()
-            if line.strip() and not line.strip().startswith("return")]
+    body = generated.split("# reverse sweep\n", 1)[1].split("\n    return ", 1)[0]
+    code = [line.split("#")[0].strip() for line in body.splitlines() if line.strip()]
     explained = [re.split(r"\s{2,}", line)[0]
                  for line in section(s2s_ad.explain(fn), "reverse sweep")]
     assert [line for line in explained
@@ -114,6 +116,20 @@ def test_sums_parenthesise_conditional_contributions():
     assert "da = dout * t1 + (dt1 if a >= b else 0.0)  sums 2 uses: out = t1 * a (line" in text
     assert re.search(r"  b  +db = 0\.0 if a >= b else dt1  +from its one use: t1 = max\(a, b\)",
                      text)
+
+
+def test_calls_explain_the_backward_pass_and_each_added_use():
+    text = s2s_ad.explain(calls_src.same_arg)
+    rows = [re.split(r"\s{2,}", line) for line in section(text, "reverse sweep")]
+    assert rows[1:] == [
+        ["dx, dx_1, dx_2 = cube_plus_bwd(out_tape, dout)",
+         "← out = cube_plus(x, x, x), dout · ∂out/∂(x, k, shift) by cube_plus's backward pass",
+         "line 27"],
+        ["dx += dx_1", "← out = cube_plus(x, x, x), another use of x (parameter k)", "line 27"],
+        ["dx += dx_2", "← out = cube_plus(x, x, x), another use of x (parameter shift)", "line 27"],
+    ]
+    assert ("dx = cube_plus_bwd(…)[0] + cube_plus_bwd(…)[1] + cube_plus_bwd(…)[2]  sums 3 uses"
+            in text)
 
 
 def test_inactive_parameter_has_a_zero_gradient():

@@ -26,6 +26,8 @@ import dotcheck
 from oracle import close, fd_gradient
 from seed_ggml import f as seed
 
+import calls_src
+
 SEED_FILE = "examples/seed_ggml.py:f"
 
 
@@ -208,6 +210,40 @@ def test_shared_adjoint_is_drawn_as_a_codeless_derivative():
     outs = sorted(b for a, b, e in dot.edges if a == shared)
     assert [labels(dot, n)[1] for n in outs] == ["∂(a * b)/∂a", "∂(a * b)/∂b"]
     assert not [n for n in dot.nodes if k[n] == "sum"]
+
+
+def test_each_call_site_is_one_backward_node_reading_its_tape():
+    text = s2s_ad.graph_dot(calls_src.nested, backward=True)
+    dot = dotcheck.parse(text)
+    check_with_graphviz(text)
+    k = kinds(dot)
+    calls = {labels(dot, n)[2]: n for n in dot.nodes
+             if k[n] == "bwd" and "_bwd(" in labels(dot, n)[2]}
+    assert sorted(calls) == ["cube_plus_bwd(u_tape, du)", "cube_plus_bwd(v_tape, dv)",
+                             "sq_bwd(sq_1_tape, dsq_1)"]
+    fwd_calls = {labels(dot, n)[2].split(" ·")[0]: n for n in dot.nodes
+                 if k[n] == "op" and labels(dot, n)[1].startswith("call ")}
+    assert sorted(fwd_calls) == ["sq_1", "u", "v"]
+    for value, tape in [("u", "u_tape"), ("v", "v_tape"), ("sq_1", "sq_1_tape")]:
+        (bwd,) = [n for t, n in calls.items() if f"({tape}," in t]
+        reads = [(a, e["label"].strip()) for a, b, e in dot.edges
+                 if b == bwd and e.get("style") == "dashed"]
+        assert reads == [(fwd_calls[value], tape)]
+    # b is used by both cube_plus calls: their contributions meet in one Σ
+    (total,) = [n for n in dot.nodes if k[n] == "sum" and labels(dot, n)[2] == "db"]
+    into = sorted((a, e["label"].strip()) for a, b, e in dot.edges if b == total)
+    assert into == sorted([(calls["cube_plus_bwd(v_tape, dv)"], "db"),
+                           (calls["cube_plus_bwd(u_tape, du)"], "db_1")])
+
+
+def test_a_call_reading_one_value_three_times_sums_three_contributions():
+    dot = dotcheck.parse(s2s_ad.graph_dot(calls_src.same_arg, backward=True))
+    k = kinds(dot)
+    (call,) = [n for n in dot.nodes if k[n] == "bwd"]
+    (total,) = [n for n in dot.nodes if k[n] == "sum"]
+    assert labels(dot, call)[1] == "∂cube_plus(x, x, x)/∂(x, k, shift)"
+    assert [(a, e["label"].strip()) for a, b, e in dot.edges if b == total] == [
+        (call, "dx"), (call, "dx_1"), (call, "dx_2")]
 
 
 def test_inactive_parameter_gets_a_zero_gradient_sink():
