@@ -22,6 +22,8 @@ def differentiable(op: ir.Op) -> list[bool]:
     (its own backward pass returns zeros where it does not)."""
     if op.callee is not None:
         return [True] * len(op.args)
+    if op.prim == "item":
+        return [True, False]
     return [p is not None for p in RULES[op.prim].partials]
 
 
@@ -29,7 +31,7 @@ def varied(func: ir.Function, wrt: list[ir.Value]) -> set[int]:
     """ids of values that depend differentiably on ``wrt``."""
     out = {id(v) for v in wrt}
     for op in func.body.ops:
-        if op.out.kind != "float":
+        if op.out.kind not in ("float", "tuple"):
             continue
         if any(isinstance(a, ir.Value) and id(a) in out and d
                for a, d in zip(op.args, differentiable(op))):
@@ -39,7 +41,8 @@ def varied(func: ir.Function, wrt: list[ir.Value]) -> set[int]:
 
 def useful(func: ir.Function) -> set[int]:
     """ids of values the result depends on differentiably."""
-    out = {id(func.result)} if isinstance(func.result, ir.Value) else set()
+    results = func.outputs if func.result is None and func.outputs else [func.result]
+    out = {id(r) for r in results if isinstance(r, ir.Value)}
     for op in reversed(func.body.ops):
         if id(op.out) not in out:
             continue

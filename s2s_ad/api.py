@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import numbers
 import types
@@ -22,6 +23,29 @@ Wrt = Union[None, int, str, Sequence[Union[int, str]]]
 
 class WrtError(S2SError, ValueError):
     """``wrt`` names no parameter of the function."""
+
+
+class OutputError(S2SError, ValueError):
+    """``output`` is missing for a function returning a tuple, or names no item of it."""
+
+
+def choose_output(func: ir.Function, output: int | None) -> ir.Function:
+    """``func`` with its objective set: the one number it returns, or item
+    ``output`` of the tuple it returns (the other items stay as ``outputs``,
+    returned as the value by ``value_and_grad``)."""
+    if func.outputs is None:
+        if output is not None:
+            raise OutputError(f"{func.name} returns one number; output={output!r} applies to "
+                              "functions that return a tuple or list")
+        return func
+    n = len(func.outputs)
+    if output is None:
+        raise OutputError(f"{func.name} returns {n} values; pass output=K (--output K) to choose "
+                          "the one to differentiate")
+    if isinstance(output, bool) or not isinstance(output, numbers.Integral) \
+            or not -n <= output < n:
+        raise OutputError(f"output={output!r}: {func.name} returns {n} values (0..{n - 1})")
+    return dataclasses.replace(func, result=func.outputs[output])
 
 
 def lower(fn: Callable) -> ir.Function:
@@ -65,7 +89,7 @@ def resolve_wrt(func: ir.Function, wrt: Wrt) -> tuple[list[ir.Value], bool]:
 
 
 def program(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
-            pair: bool = False, tuple_result: bool | None = None
+            pair: bool = False, tuple_result: bool | None = None, output: int | None = None
             ) -> tuple[list[CodeFunction], source.Source, calls.CallGraph]:
     """The generated functions for ``fn``, before they become text: the
     gradient (or, with ``pair``, ``fn``'s own forward/backward pair) first,
@@ -83,6 +107,8 @@ def program(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
     if pair:
         functions = list(reverse.transform_pair(func, *main_names, pairs, reserved))
     else:
+        func = choose_output(func, output)
+        graph.main = func
         values, as_tuple = resolve_wrt(func, wrt)
         functions = [reverse.transform(func, values, with_value=with_value,
                                        tuple_result=as_tuple if tuple_result is None
@@ -97,7 +123,8 @@ def _function_of(graph, lowered):
     return next(fn for fn, f in graph.lowered.items() if f is lowered)
 
 
-def gradient_source(fn: Callable, wrt: Wrt = None, *, with_value: bool = False) -> str:
+def gradient_source(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
+                    output: int | None = None) -> str:
     """The source text of the gradient module of ``fn``.
 
     Parameters
@@ -109,6 +136,9 @@ def gradient_source(fn: Callable, wrt: Wrt = None, *, with_value: bool = False) 
     with_value : bool
         Generate ``value_and_grad_FN`` (returning ``(value, gradient)``)
         instead of ``grad_FN``.
+    output : int, optional
+        For a function returning a tuple or list: the index of the item to
+        differentiate (required then; see :func:`grad`).
 
     Returns
     -------
@@ -124,7 +154,7 @@ def gradient_source(fn: Callable, wrt: Wrt = None, *, with_value: bool = False) 
     ...     return x * x
     >>> print(gradient_source(f))     # doctest: +SKIP
     """
-    functions, src, _ = program(fn, wrt, with_value=with_value)
+    functions, src, _ = program(fn, wrt, with_value=with_value, output=output)
     return emit.module(functions, src.file)
 
 
@@ -181,8 +211,8 @@ def clear_cache() -> None:
     _stats["hits"] = _stats["misses"] = 0
 
 
-def _compiled(fn: Callable, wrt: Wrt, kind: str) -> Callable:
-    key = (fingerprint(fn), _wrt_key(wrt), kind)
+def _compiled(fn: Callable, wrt: Wrt, kind: str, output: int | None = None) -> Callable:
+    key = (fingerprint(fn), _wrt_key(wrt), kind, _wrt_key(output))
     hit = _cache.get(key)
     if hit is not None:
         _stats["hits"] += 1
@@ -195,7 +225,7 @@ def _compiled(fn: Callable, wrt: Wrt, kind: str) -> Callable:
         compiled[0].__s2s_ad_source__ = compiled[1].__s2s_ad_source__ = text
     else:
         with_value = kind == "value_and_grad"
-        text = gradient_source(fn, wrt, with_value=with_value)
+        text = gradient_source(fn, wrt, with_value=with_value, output=output)
         name = ("value_and_grad_" if with_value else "grad_") + fn.__name__
         module = loader.load(text, name)
         compiled = getattr(module, name)
@@ -270,7 +300,7 @@ def _numbers(values):
     return values if values is None else tuple(values)
 
 
-def grad(fn: Callable, wrt: Wrt = 0) -> Callable:
+def grad(fn: Callable, wrt: Wrt = 0, *, output: int | None = None) -> Callable:
     """Return a function that computes the gradient of ``fn``.
 
     The gradient is generated as Python source (see :func:`source_of`),
@@ -285,6 +315,10 @@ def grad(fn: Callable, wrt: Wrt = 0) -> Callable:
         Which parameters to differentiate with respect to, by position or
         name. An int or str gives one gradient; a sequence gives a tuple.
         Default 0, the first parameter. ``None`` means every parameter.
+    output : int, optional
+        For ``fn`` returning a tuple or list of numbers: the index of the
+        item to differentiate. Required for such functions, refused for
+        others.
 
     Returns
     -------
@@ -308,10 +342,10 @@ def grad(fn: Callable, wrt: Wrt = 0) -> Callable:
     >>> df(2.0, 0.0)                   # doctest: +SKIP
     (0.0, 2.0)
     """
-    return _compiled(fn, wrt, "grad")
+    return _compiled(fn, wrt, "grad", output)
 
 
-def value_and_grad(fn: Callable, wrt: Wrt = 0) -> Callable:
+def value_and_grad(fn: Callable, wrt: Wrt = 0, *, output: int | None = None) -> Callable:
     """Return a function that computes both ``fn``'s value and its gradient.
 
     Like :func:`grad`; the value comes from the same forward pass the
@@ -324,6 +358,9 @@ def value_and_grad(fn: Callable, wrt: Wrt = 0) -> Callable:
         subset (``docs/subset.md``).
     wrt : int, str, or sequence of int/str, optional
         As for :func:`grad`. Default 0, the first parameter.
+    output : int, optional
+        As for :func:`grad`; the value returned is then the whole tuple
+        ``fn`` returns.
 
     Returns
     -------
@@ -338,7 +375,7 @@ def value_and_grad(fn: Callable, wrt: Wrt = 0) -> Callable:
     >>> value_and_grad(f)(3.0)     # doctest: +SKIP
     (9.0, 6.0)
     """
-    return _compiled(fn, wrt, "value_and_grad")
+    return _compiled(fn, wrt, "value_and_grad", output)
 
 
 def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
@@ -362,7 +399,10 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
     vjp_fn : function
         ``vjp_fn(cotangent)`` returns a tuple with one cotangent per
         parameter of ``fn``, in signature order (keyword-only parameters
-        included): ``cotangent * ∂value/∂parameter``.
+        included): ``cotangent * ∂value/∂parameter``. When ``fn`` returns a
+        tuple or list of numbers, ``value`` is a tuple and ``cotangent`` is a
+        sequence with one number per item: the result is
+        ``Σ_k cotangent[k] * ∂value[k]/∂parameter``.
 
     See Also
     --------

@@ -33,6 +33,8 @@ class Pair:
     fwd: str
     bwd: str
     imports: tuple[str, ...] = ()
+    outputs: int | None = None
+    """How many items the function returns, when it returns a tuple."""
 
 
 @dataclass
@@ -58,6 +60,9 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
                 continue
             target = op.callee.fn
             if op.callee.rule is not None:
+                if op.out.kind == "tuple":
+                    raise _error(op, graph.sources[fn], f"`{target.__name__}` has a user rule; "
+                                 "it must return one number")
                 if id(target) not in seen_rules:
                     seen_rules.add(id(target))
                     graph.rules.append(op.callee.rule)
@@ -75,11 +80,28 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
                 graph.lowered[target] = lowered
                 graph.callees.append(lowered)
                 visit(lowered, target, stack + [target])
+            _check_shape(op, graph.lowered[target], graph.sources[fn])
             # A function lowered earlier was fully walked then (depth-first),
             # so any cycle through it would already have been found.
 
     visit(func, src.fn, [src.fn])
     return graph
+
+
+def _error(op: ir.Op, src: source.Source, message: str) -> SourceError:
+    return SourceError(message, op.loc.file, op.loc.line, op.loc.col, src.line(op.loc.line))
+
+
+def _check_shape(op: ir.Op, callee: ir.Function, src: source.Source) -> None:
+    """A call's result is used as the callee returns it: a tuple unpacked or
+    indexed, a number as a number."""
+    returns_tuple = callee.outputs is not None
+    if returns_tuple and op.out.kind != "tuple":
+        raise _error(op, src, f"`{callee.name}` returns {len(callee.outputs)} values; unpack "
+                     f"them (`a, b = {callee.name}(...)`) or index the result")
+    if not returns_tuple and op.out.kind == "tuple":
+        raise _error(op, src, f"`{callee.name}` returns one number; it cannot be unpacked "
+                     "or indexed")
 
 
 def pairs(graph: CallGraph, taken: set[str]) -> dict:
@@ -89,7 +111,8 @@ def pairs(graph: CallGraph, taken: set[str]) -> dict:
     out = {}
     for f in graph.callees:
         fn = _fn_of(graph, f)
-        out[fn] = Pair(namer.fresh(f"{f.name}_fwd"), namer.fresh(f"{f.name}_bwd"))
+        out[fn] = Pair(namer.fresh(f"{f.name}_fwd"), namer.fresh(f"{f.name}_bwd"),
+                       outputs=len(f.outputs) if f.outputs is not None else None)
     for rule in graph.rules:
         names, imports = [], {}
         for part in (rule.fwd, rule.bwd):

@@ -1,6 +1,6 @@
 """The ``s2s-ad`` command.
 
-    s2s-ad grad  TARGET [--wrt a,x] [--value] [-o FILE]   print or write the gradient module
+    s2s-ad grad  TARGET [--wrt a,x] [--value] [--output K] [-o FILE]   print or write the gradient module
     s2s-ad check TARGET [--wrt a,x] [--args n=5] [--at x=0.3]   prove it against sympy
     s2s-ad ir    TARGET                                    print the SSA graph
     s2s-ad graph TARGET [--wrt a,x] [--backward] [-o out.dot|out.svg|out.png]
@@ -55,7 +55,9 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--wrt", help="comma-separated parameter names or indices (default: all)")
     g.add_argument("--value", action="store_true",
                    help="generate value_and_grad_FN, returning (value, gradient)")
-    g.add_argument("-o", "--output", metavar="FILE", help="write the module to FILE")
+    g.add_argument("-o", "--out", dest="file", metavar="FILE", help="write the module to FILE")
+    g.add_argument("--output", type=int, metavar="K",
+                   help="for a function returning a tuple or list: the item to differentiate")
 
     c = sub.add_parser("check", help="prove the generated gradient against sympy")
     c.add_argument("target")
@@ -65,6 +67,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--at", action="append", metavar="NAME=VALUE",
                    help="sample point that decides comparisons (default 0.5, 0.7, ...)")
     c.add_argument("--points", type=int, default=8, help="points for the numeric fallback")
+    c.add_argument("--output", type=int, metavar="K",
+                   help="for a function returning a tuple or list: the item to check")
 
     i = sub.add_parser("ir", help="print the SSA graph")
     i.add_argument("target")
@@ -91,17 +95,19 @@ def main(argv: list[str] | None = None) -> int:
     try:
         fn = source.load_target(args.target)
         if args.command == "grad":
-            text = api.gradient_source(fn, _wrt(args.wrt), with_value=args.value)
-            if args.output:
-                _refuse_overwriting_source(args.output, fn)
-                loader.write(text, args.output)
-                print(f"wrote {args.output}", file=sys.stderr)
+            text = api.gradient_source(fn, _wrt(args.wrt), with_value=args.value,
+                                       output=args.output)
+            if args.file:
+                _refuse_overwriting_source(args.file, fn)
+                loader.write(text, args.file)
+                print(f"wrote {args.file}", file=sys.stderr)
             else:
                 sys.stdout.write(text)
             return 0
         if args.command == "check":
             verdict = check(fn, _wrt(args.wrt), args=_assignments(args.args, "--args"),
-                            at=_assignments(args.at, "--at"), points=args.points)
+                            at=_assignments(args.at, "--at"), points=args.points,
+                            output=args.output)
             print(verdict)
             return {"proved": 0, "agrees": 0, "mismatch": 1}.get(verdict.status, 2)
         if args.command == "ir":

@@ -25,7 +25,7 @@ import math
 import numbers
 import types
 
-from . import ir
+from . import ir, structures
 from .errors import SourceError
 from .names import Namer, identifiers
 from .rules import RULES
@@ -99,6 +99,8 @@ class _Lowering:
         self.ops: list[ir.Op] = []
         self.modules: dict[str, str] = {}
         self.temps = 0
+        self.call_values: set[int] = set()
+        """ids of values returned by calls to user functions (they may be tuples)."""
 
     # -- entry -------------------------------------------------------------
 
@@ -125,9 +127,19 @@ class _Lowering:
         if result is None:
             raise self.src.error(self.tree, f"function {self.tree.name!r} must end with "
                                  "`return <scalar expression>`")
+        for op in self.ops:
+            for a in op.args:
+                if isinstance(a, ir.Value) and a.kind == "tuple" and op.prim != "item":
+                    raise SourceError(f"`{a.var or a.name}` holds the tuple a call returned; "
+                                      "index it or unpack it before computing with it",
+                                      op.loc.file, op.loc.line, op.loc.col,
+                                      self.src.line(op.loc.line))
         loc = self.loc(self.tree)
-        func = ir.Function(self.tree.name, params, ir.Region(self.ops), result, loc,
-                           modules=self.modules, names=frozenset(self.namer.taken))
+        outputs = result if isinstance(result, tuple) else None
+        func = ir.Function(self.tree.name, params, ir.Region(self.ops),
+                           None if outputs is not None else result, loc,
+                           modules=self.modules, names=frozenset(self.namer.taken),
+                           outputs=outputs)
         ir.verify(func)
         return func
 
@@ -185,6 +197,8 @@ class _Lowering:
         elif isinstance(stmt, ast.Expr):
             if isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
                 return  # a string statement (comment-like) does nothing
+            if structures.mutation(self, stmt):
+                return
             raise self.src.error(stmt, "an expression statement has no effect on the result; "
                                  "calls for their side effects are not supported")
         else:
@@ -192,14 +206,11 @@ class _Lowering:
 
     def assign(self, target: ast.expr, value, value_node: ast.expr) -> None:
         if isinstance(target, ast.Name):
-            if isinstance(value, tuple):
-                raise self.src.error(value_node, "a tuple can only be unpacked into as many names "
-                                     "(`a, b = x, y`); tuple values are not supported yet")
             self.bind(target.id, value)
+        elif isinstance(target, ast.Subscript):
+            structures.store(self, target, value)
         elif isinstance(target, (ast.Tuple, ast.List)):
-            if not isinstance(value, tuple):
-                raise self.src.error(value_node, "only a tuple of expressions can be unpacked "
-                                     "(`a, b = x, y`)")
+            value = structures.unpack(self, value, target, value_node)
             if len(value) != len(target.elts):
                 raise self.src.error(target, f"cannot unpack {len(value)} values into "
                                      f"{len(target.elts)} names")
@@ -221,12 +232,16 @@ class _Lowering:
     def return_value(self, stmt: ast.Return) -> ir.Operand:
         if stmt.value is None:
             raise self.src.error(stmt, "`return` without a value: the function must return a scalar")
-        if isinstance(stmt.value, (ast.Tuple, ast.List)):
-            raise self.src.error(stmt.value, "the function returns a tuple; s2s-ad differentiates "
-                                 "functions that return one scalar")
         if isinstance(stmt.value, (ast.Name, ast.Constant)):
-            return self.expr(stmt.value)
-        return self.expr(stmt.value, hint="out")
+            value = self.expr(stmt.value)
+        else:
+            value = self.expr(stmt.value, hint="out")
+        if structures.is_structure(value):
+            return structures.outputs(self, value, stmt.value)
+        if isinstance(value, ir.Value) and value.kind == "tuple":
+            raise self.src.error(stmt.value, "returning the tuple a call returns is not "
+                                 "supported; unpack it (`a, b = helper(x)`) and return `a, b`")
+        return value
 
     # -- expressions -------------------------------------------------------
 
@@ -272,6 +287,8 @@ class _Lowering:
                              hint=hint)
         if isinstance(node, ast.Call):
             return self.call(node, var, hint)
+        if isinstance(node, structures.STRUCTURE_NODES):
+            return structures.lower_expr(self, node, var)
         if isinstance(node, ast.Attribute):
             obj = self.resolve(node)
             if isinstance(obj, numbers.Real):
@@ -287,6 +304,8 @@ class _Lowering:
             if k.arg is None:
                 raise self.src.error(k.value, "`**kwargs` in calls is not supported")
         fn = self.resolve(node.func)
+        if fn is builtins.sum or fn is builtins.len:
+            return structures.builtin(self, fn, node, var, hint)
         if isinstance(fn, types.FunctionType) and not _is_library(fn):
             return self.user_call(fn, node, var, hint)
         if node.keywords:
@@ -294,8 +313,8 @@ class _Lowering:
                                  f"`{ast.unparse(node.func)}` are not supported")
         prim = self.primitive(fn, node)
         args = [self.expr(a) for a in node.args]
-        if any(isinstance(a, tuple) for a in args):
-            raise self.src.error(node, "tuple arguments are not supported")
+        if any(structures.is_structure(a) for a in args):
+            raise self.src.error(node, "tuple, list or dict arguments are not supported here")
         if prim in ("max", "min"):
             if len(args) < 2:
                 raise self.src.error(node, f"`{prim}` of an iterable is not supported; "
@@ -329,8 +348,10 @@ class _Lowering:
                                      "*args or **kwargs parameters are not supported")
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
-        if any(isinstance(a, tuple) for a in [*args, *kwargs.values()]):
-            raise self.src.error(node, f"tuple arguments to `{what}` are not supported")
+        if any(structures.is_structure(a) or (isinstance(a, ir.Value) and a.kind == "tuple")
+               for a in [*args, *kwargs.values()]):
+            raise self.src.error(node, f"tuple, list or dict arguments to `{what}` are not "
+                                 "supported; pass numbers")
         try:
             bound = sig.bind(*args, **kwargs)
         except TypeError as exc:
@@ -356,6 +377,7 @@ class _Lowering:
             text = f"{var} = {text}"
             self.env[var] = out
         self.ops.append(ir.Op("call", tuple(operands), out, self.loc(node), text, callee))
+        self.call_values.add(id(out))
         return out
 
     def primitive(self, fn, node: ast.Call) -> str:
@@ -413,6 +435,11 @@ class _Lowering:
 
     def emit(self, prim: str, args: list, node: ast.AST, var: str | None = None,
              text: str | None = None, hint: str | None = None) -> ir.Value:
+        for a in args:
+            if not isinstance(a, (ir.Value, ir.Const)) or (isinstance(a, ir.Value)
+                                                            and a.kind == "tuple"):
+                raise self.src.error(node, f"{structures.describe(a)} is used where a number is "
+                                     "expected; index it, unpack it or sum() it")
         rule = RULES[prim]
         kinds = [_kind(a) for a in args]
         kind = rule.result_kind(kinds)

@@ -130,6 +130,10 @@ class Function:
     names: frozenset[str] = frozenset()
     """Every name the function's SSA values, parameters and module aliases use."""
 
+    outputs: tuple[Operand, ...] | None = None
+    """For a function returning a tuple or list: its items (then ``result``
+    is None until an output is chosen, e.g. with ``output=0``)."""
+
     @property
     def param_values(self) -> list[Value]:
         return [p.value for p in self.params]
@@ -142,7 +146,10 @@ def format_function(func: Function) -> str:
     for op in func.body.ops:
         text = f"  {op}"
         lines.append(f"{text:<30}# :{op.loc.line}")
-    lines.append(f"  return {func.result!r}")
+    if func.outputs is not None:
+        lines.append(f"  return ({', '.join(repr(o) for o in func.outputs)})")
+    else:
+        lines.append(f"  return {func.result!r}")
     return "\n".join(lines) + "\n"
 
 
@@ -172,3 +179,5 @@ def verify(func: Function) -> None:
             use(a, str(op))
         define(op.out)
     use(func.result, "return")
+    for o in func.outputs or ():
+        use(o, "return")

@@ -52,13 +52,15 @@ def transform(func: ir.Function, wrt: list[ir.Value], *, with_value: bool = Fals
     reverse = sweep.run()
     adj = sweep.adj
 
-    extra = {result.name} if with_value and isinstance(result, ir.Value) else set()
+    outputs = func.outputs if func.outputs is not None else (result,)
+    extra = {o.name for o in outputs if isinstance(o, ir.Value)} if with_value else set()
     forward, tape = sweep.forward(reverse, extra)
+    value = (ast.Tuple([operand_expr(o, func.modules) for o in outputs], ast.Load())
+             if func.outputs is not None else operand_expr(result, func.modules))
 
     grads = [ast.Name(adj[id(v)], ast.Load()) if id(v) in adj else ast.Constant(0.0) for v in wrt]
     grad_expr = ast.Tuple(grads, ast.Load()) if tuple_result else grads[0]
-    returns = (ast.Tuple([operand_expr(result, func.modules), grad_expr], ast.Load())
-               if with_value else grad_expr)
+    returns = ast.Tuple([value, grad_expr], ast.Load()) if with_value else grad_expr
 
     body: list[Stmt] = []
     if forward:
@@ -81,29 +83,48 @@ def transform_pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
     parameter, in parameter order (``0.0`` for those the result does not
     depend on). Every call site of the function uses this one pair."""
     namer = Namer(reserved=func.names | reserved)
-    result = func.result
     tape_name = namer.fresh("tape")
-    seed = namer.fresh(f"d{result.name}" if isinstance(result, ir.Value) else "dout")
+    several = func.outputs is not None
+    outputs = func.outputs if several else (func.result,)
+    seed = namer.fresh("cotangents" if several else
+                       f"d{func.result.name}" if isinstance(func.result, ir.Value) else "dout")
+    seeds = ([namer.fresh(f"d{o.name}" if isinstance(o, ir.Value) else "dout") for o in outputs]
+             if several else [seed])
     wrt = func.param_values
     act = analysis.active(func, wrt)
     sweep = _Sweep(func, act, namer, pairs)
-    if isinstance(result, ir.Value) and id(result) in act:
-        sweep.adj[id(result)] = seed
-    reverse = sweep.run()
-    extra = {result.name} if isinstance(result, ir.Value) else set()
+    prelude: list[Stmt] = []
+    for o, s in zip(outputs, seeds):
+        if not (isinstance(o, ir.Value) and id(o) in act):
+            continue
+        if id(o) in sweep.adj:
+            # The same value returned twice: its adjoint sums both cotangents.
+            prelude.append(Stmt(ast.AugAssign(ast.Name(sweep.adj[id(o)], ast.Store()), ast.Add(),
+                                              ast.Name(s, ast.Load())),
+                                f"{o.name} is returned more than once"))
+        else:
+            sweep.adj[id(o)] = s
+    reverse = prelude + sweep.run()
+    extra = {o.name for o in outputs if isinstance(o, ir.Value)}
     forward, tape = sweep.forward(reverse, extra, keep_params=True)
+    value = (ast.Tuple([operand_expr(o, func.modules) for o in outputs], ast.Load()) if several
+             else operand_expr(func.result, func.modules))
 
     tape_tuple = ast.Tuple([ast.Name(v.name, ast.Load()) for v in tape], ast.Load())
     fwd_args = ast.arguments(posonlyargs=[], args=[ast.arg(v.name) for v in wrt], vararg=None,
                              kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
     fwd_body = [Stmt(n.node, n.comment, n.origin) for n in forward]
     fwd = CodeFunction(fwd_name, fwd_args, fwd_body,
-                       ast.Tuple([operand_expr(result, func.modules), tape_tuple], ast.Load()),
+                       ast.Tuple([value, tape_tuple], ast.Load()),
                        func, wrt, {}, tape, "", imports=sweep.imports, role="fwd",
                        header=f"{func.name} from {func.loc.file}:{func.loc.line}, forward pass: "
                               "returns its result and the tape its backward pass reads")
 
     bwd_body: list[Stmt] = []
+    if several:
+        target = ast.Tuple([ast.Name(s, ast.Store()) for s in seeds], ast.Store())
+        bwd_body.append(Stmt(ast.Assign([target], ast.Name(seed, ast.Load())),
+                             "one cotangent per returned item"))
     if tape:
         target = ast.Tuple([ast.Name(v.name, ast.Store()) for v in tape], ast.Store())
         bwd_body.append(Stmt(ast.Assign([target], ast.Name(tape_name, ast.Load())),
@@ -136,6 +157,8 @@ class _Sweep:
         """id(call op) -> the name of its callee's tape."""
         self.imports: list[str] = []
         self._discard: str | None = None
+        self.items: dict[int, dict[int, str]] = {}
+        """id(tuple value a call returned) -> index -> the adjoint of that item."""
 
     def tape_of(self, op: ir.Op) -> str:
         if id(op) not in self.tapes:
@@ -162,6 +185,9 @@ class _Sweep:
                 continue
             if op.callee is not None:
                 reverse += self.call_adjoint(op)
+                continue
+            if op.prim == "item":
+                reverse += self.item_adjoint(op)
                 continue
             rule = RULES[op.prim]
             g = ast.Name(adj[id(op.out)], ast.Load())
@@ -210,11 +236,32 @@ class _Sweep:
                                            ast.Name(tmp, ast.Load())),
                              f"line {op.loc.line}: {op.text}, another use of {arg.name}", op,
                              target=self.adj[id(arg)]))
+        if op.out.kind == "tuple":
+            items = self.items.get(id(op.out), {})
+            cot = ast.Tuple([ast.Name(items[k], ast.Load()) if k in items else ast.Constant(0.0)
+                             for k in range(pair.outputs or 0)], ast.Load())
+        else:
+            cot = ast.Name(self.adj[id(op.out)], ast.Load())
         call = ast.Call(ast.Name(pair.bwd, ast.Load()),
-                        [ast.Name(self.tape_of(op), ast.Load()),
-                         ast.Name(self.adj[id(op.out)], ast.Load())], [])
+                        [ast.Name(self.tape_of(op), ast.Load()), cot], [])
         node = ast.Assign([ast.Tuple(targets, ast.Store())], call)
         return [Stmt(node, f"line {op.loc.line}: {op.text}", op)] + adds
+
+    def item_adjoint(self, op: ir.Op) -> list[Stmt]:
+        """``a = t[k]`` passes ``a``'s adjoint on as the adjoint of item ``k``
+        of ``t``; a second read of the same item adds."""
+        tup, k = op.args[0], op.args[1].value
+        items = self.items.setdefault(id(tup), {})
+        self.adj.setdefault(id(tup), f"<items of {tup.name}>")
+        g = self.adj[id(op.out)]
+        if k not in items:
+            items[k] = g
+            return []
+        name = self.namer.fresh(f"d{tup.name}_{k}")
+        node = ast.Assign([ast.Name(name, ast.Store())],
+                          ast.BinOp(ast.Name(items[k], ast.Load()), ast.Add(), ast.Name(g, ast.Load())))
+        items[k] = name
+        return [Stmt(node, f"line {op.loc.line}: {op.text}, item {k} read again", op)]
 
     def forward(self, reverse: list[Stmt], extra: set[str], keep_params: bool = False):
         """The forward statements the reverse sweep (and ``extra`` names)
@@ -247,6 +294,10 @@ class _Sweep:
             call = ast.Call(ast.Name(pair.fwd, ast.Load()),
                             [operand_expr(a, self.func.modules) for a in op.args], [])
             return Stmt(ast.Assign([targets], call), comment, op)
+        if op.prim == "item":
+            value = ast.Subscript(operand_expr(op.args[0], self.func.modules),
+                                  ast.Constant(op.args[1].value), ast.Load())
+            return Stmt(ast.Assign([ast.Name(op.out.name, ast.Store())], value), comment, op)
         value = instantiate(RULES[op.prim].forward_ast, op.args, None, self.func.modules)
         return Stmt(ast.Assign([ast.Name(op.out.name, ast.Store())], value), comment, op)
 

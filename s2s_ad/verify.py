@@ -220,7 +220,7 @@ class Verdict:
 
 
 def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
-          points: int = 8, seed: int = 0) -> Verdict:
+          points: int = 8, seed: int = 0, output: int | None = None) -> Verdict:
     """Check the gradient s2s-ad generates for ``fn`` against ``sympy.diff``.
 
     Parameters
@@ -236,6 +236,8 @@ def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
         parameter); the verdict holds on the branch this point takes.
     points : int
         How many random points the numeric fallback evaluates.
+    output : int, optional
+        For a function returning a tuple or list: the item to check.
 
     Returns
     -------
@@ -243,7 +245,7 @@ def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
         ``.status`` is "proved", "agrees" or "mismatch"; ``str()`` is a report.
     """
     args = dict(args or {})
-    functions, src, graph = api.program(fn, wrt, tuple_result=True)
+    functions, src, graph = api.program(fn, wrt, tuple_result=True, output=output)
     func = graph.main
     values, _ = api.resolve_wrt(func, wrt)
     code = functions[0]
@@ -261,6 +263,8 @@ def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
     call_args = {n: args.get(n, symbols.get(n)) for n in names}
     symbolic.branches = branches
     original = _run_original(src, symbolic, call_args)
+    if output is not None:
+        original = sympy.sympify(list(original)[output])
     call_args[code.seed] = sympy.Integer(1)
     generated = _run_generated(text, code.name, functions, symbolic, graph, call_args)
     rng = random.Random(seed)
@@ -289,7 +293,8 @@ def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
 
 def _run_original(src, symbolic: "_Symbolic", call_args: dict):
     f = symbolic.function(src.fn)
-    return sympy.sympify(f(**call_args))
+    value = f(**call_args)
+    return value if isinstance(value, (tuple, list)) else sympy.sympify(value)
 
 
 def _run_generated(text: str, name: str, functions, symbolic: "_Symbolic", graph, call_args: dict):

@@ -1,0 +1,324 @@
+"""Tuples, lists and dicts of numbers, resolved while lowering.
+
+Contract: a structure built inside a differentiated function — a tuple, a
+list (literal, ``append``, a comprehension over ``range`` with constant
+bounds or over another list), a dict with constant string keys — never
+reaches the IR. The frontend keeps it as a Python container of SSA operands
+(:class:`StaticList`, :class:`StaticDict`, or a plain tuple), so indexing with
+a constant, ``len``, ``sum`` and unpacking resolve to the operands themselves
+and the IR stays scalar. Anything whose shape would depend on run-time values
+(an index computed from a float, a comprehension over ``range(n)`` with a
+parameter ``n``) is refused with a location.
+
+Before → after::
+
+    def f(x, y):                          func f(x, y):
+        xs = [x * i for i in range(3)]      t1 = mul x 0
+        xs.append(y)                        t2 = mul x 1
+        return sum(xs) + xs[-1]             t3 = mul x 2
+                                            ...   (sum: three adds; xs[-1] is y)
+
+A tuple returned by a *call* to a user function is the exception: it is one
+IR value of kind ``"tuple"``, and ``a, b = helper(x)`` reads its items with
+``item`` ops (so the helper's pair is still called once).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from dataclasses import dataclass, field
+
+from . import ir
+
+
+@dataclass(eq=False)
+class StaticList:
+    """A Python list whose length is known while lowering. Mutable, like the
+    list it stands for: ``ys = xs; xs.append(v)`` changes ``ys`` too."""
+
+    items: list = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class StaticDict:
+    items: dict = field(default_factory=dict)
+
+
+STRUCTURE_NODES = (ast.List, ast.Dict, ast.Subscript, ast.ListComp, ast.GeneratorExp)
+
+
+def is_structure(value) -> bool:
+    return isinstance(value, (tuple, StaticList, StaticDict))
+
+
+def describe(value) -> str:
+    if isinstance(value, tuple):
+        return "a tuple"
+    if isinstance(value, StaticList):
+        return "a list"
+    if isinstance(value, StaticDict):
+        return "a dict"
+    if isinstance(value, ir.Value) and value.kind == "tuple":
+        return "a tuple returned by a call"
+    return "a number"
+
+
+def lower_expr(lo, node: ast.expr, var: str | None):
+    """Lower a structure expression; ``lo`` is the frontend's lowering state."""
+    if isinstance(node, ast.List):
+        return StaticList([_element(lo, e) for e in node.elts])
+    if isinstance(node, ast.Dict):
+        out = StaticDict()
+        for k, v in zip(node.keys, node.values):
+            if k is None:
+                raise lo.src.error(v, "`**` in a dict literal is not supported")
+            out.items[_key(lo, k)] = _element(lo, v)
+        return out
+    if isinstance(node, ast.Subscript):
+        return subscript(lo, node, var)
+    if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+        return StaticList(comprehension(lo, node))
+    raise lo.refuse(node)
+
+
+def _element(lo, node: ast.expr):
+    if isinstance(node, ast.Starred):
+        raise lo.src.error(node, "starred elements are not supported")
+    return lo.expr(node)
+
+
+def _key(lo, node: ast.expr) -> str:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    raise lo.src.error(node, "dict keys must be constant strings (`d[\"w\"]`)")
+
+
+def _index(lo, node: ast.expr, length: int | None) -> int:
+    """A constant integer index (loop variables of unrolled comprehensions
+    are constants), made non-negative when ``length`` is known."""
+    value = _static_int(lo, node)
+    if value is None:
+        raise lo.src.error(node, "indices must be integer constants (or variables of a "
+                           "comprehension over range with constant bounds)")
+    i = value
+    if length is not None:
+        if not -length <= i < length:
+            raise lo.src.error(node, f"index {i} is out of range for length {length}")
+        i %= length
+    return i
+
+
+_INT_OPS = {ast.Add: int.__add__, ast.Sub: int.__sub__, ast.Mult: int.__mul__,
+            ast.FloorDiv: int.__floordiv__, ast.Mod: int.__mod__}
+
+
+def _static_int(lo, node: ast.expr) -> int | None:
+    """The value of an integer expression over constants, or None."""
+    if isinstance(node, ast.Constant):
+        v = node.value
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+    if isinstance(node, ast.Name):
+        v = lo.env.get(node.id)
+        if v is None and node.id not in lo.env:
+            g = lo.src.globals.get(node.id)
+            return g if isinstance(g, int) and not isinstance(g, bool) else None
+        if isinstance(v, ir.Const) and isinstance(v.value, int) and not isinstance(v.value, bool):
+            return v.value
+        return None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = _static_int(lo, node.operand)
+        return None if v is None else -v
+    if isinstance(node, ast.BinOp) and type(node.op) in _INT_OPS:
+        a, b = _static_int(lo, node.left), _static_int(lo, node.right)
+        if a is None or b is None or (b == 0 and isinstance(node.op, (ast.FloorDiv, ast.Mod))):
+            return None
+        return _INT_OPS[type(node.op)](a, b)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len" \
+            and len(node.args) == 1 and "len" not in lo.env:
+        v = lo.expr(node)
+        return v.value if isinstance(v, ir.Const) else None
+    return None
+
+
+def subscript(lo, node: ast.Subscript, var: str | None):
+    if isinstance(node.slice, ast.Slice):
+        return _slice(lo, node)
+    base = lo.expr(node.value)
+    if isinstance(base, StaticDict):
+        key = _key(lo, node.slice)
+        if key not in base.items:
+            raise lo.src.error(node.slice, f"the dict has no key {key!r}")
+        return base.items[key]
+    if isinstance(base, (tuple, StaticList)):
+        items = base if isinstance(base, tuple) else base.items
+        return items[_index(lo, node.slice, len(items))]
+    if _call_tuple(lo, base):
+        return item(lo, base, _index(lo, node.slice, None), node, var)
+    raise lo.src.error(node, f"`{ast.unparse(node.value)}` is {describe(base)}; only tuples, "
+                       "lists and dicts built in the function can be indexed")
+
+
+def _slice(lo, node: ast.Subscript):
+    base = lo.expr(node.value)
+    if not isinstance(base, (tuple, StaticList)):
+        raise lo.src.error(node, "only tuples and lists built in the function can be sliced")
+    items = base if isinstance(base, tuple) else base.items
+    bounds = []
+    for part in (node.slice.lower, node.slice.upper, node.slice.step):
+        bounds.append(None if part is None else _index(lo, part, None))
+    picked = items[slice(*bounds)]
+    return tuple(picked) if isinstance(base, tuple) else StaticList(list(picked))
+
+
+def item(lo, value: ir.Value, index: int, node: ast.AST, var: str | None = None) -> ir.Value:
+    """``value[index]`` for a tuple returned by a call: an ``item`` op."""
+    if var is not None:
+        name = lo.namer.claim(var)
+    else:
+        name = lo.namer.fresh(f"{value.name}_{index}")
+    out = ir.Value(name, "float", var)
+    text = ast.unparse(node) if isinstance(node, ast.expr) else f"{value.name}[{index}]"
+    if var is not None:
+        text = f"{var} = {text}"
+        lo.env[var] = out
+    lo.ops.append(ir.Op("item", (value, ir.Const(index)), out, lo.loc(node), text))
+    return out
+
+
+def _call_tuple(lo, value) -> bool:
+    """Is ``value`` the result of a call to a user function, used as a
+    tuple? Then it becomes a value of kind ``"tuple"`` (whether the callee
+    really returns a tuple is checked once callees are lowered)."""
+    if isinstance(value, ir.Value) and id(value) in lo.call_values:
+        value.kind = "tuple"
+        return True
+    return False
+
+
+def comprehension(lo, node) -> list:
+    """The elements of ``[e for v in range(...)]`` or ``[e for v in xs]``,
+    unrolled: each element is lowered with ``v`` bound to a constant or to
+    an element of ``xs``."""
+    if len(node.generators) != 1:
+        raise lo.src.error(node, "comprehensions with more than one `for` are not supported")
+    gen = node.generators[0]
+    if gen.ifs:
+        raise lo.src.error(gen.ifs[0], "`if` in a comprehension is not supported")
+    if gen.is_async:
+        raise lo.src.error(node, "async comprehensions are not supported")
+    values = iteration(lo, gen.iter)
+    out = []
+    saved = {n: lo.env[n] for n in _names(gen.target) if n in lo.env}
+    try:
+        for v in values:
+            lo.assign(gen.target, v, gen.iter)
+            out.append(lo.expr(node.elt))
+    finally:
+        for n in _names(gen.target):
+            lo.env.pop(n, None)
+        lo.env.update(saved)
+    return out
+
+
+def _names(target: ast.expr) -> list[str]:
+    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+
+
+def iteration(lo, node: ast.expr) -> list:
+    """What a comprehension iterates over, as a list of operands."""
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id == "range" and node.func.id not in lo.env
+            and lo.resolve(node.func) is builtins.range):
+        if node.keywords or not 1 <= len(node.args) <= 3:
+            raise lo.src.error(node, "range takes one to three positional arguments")
+        bounds = [_index(lo, a, None) for a in node.args]
+        return [ir.Const(i) for i in range(*bounds)]
+    value = lo.expr(node)
+    if isinstance(value, (tuple, StaticList)):
+        return list(value if isinstance(value, tuple) else value.items)
+    if isinstance(value, StaticDict):
+        return [ir.Const(k) for k in value.items]
+    raise lo.src.error(node, f"`{ast.unparse(node)}` is {describe(value)}; comprehensions "
+                       "iterate over range(constant) or over a list or tuple built in the function")
+
+
+def builtin(lo, fn, node: ast.Call, var: str | None, hint: str | None):
+    """``sum(xs)``, ``len(xs)``."""
+    if node.keywords or len(node.args) != 1:
+        raise lo.src.error(node, f"`{fn.__name__}` takes one argument here")
+    arg = node.args[0]
+    items = (comprehension(lo, arg) if isinstance(arg, ast.GeneratorExp)
+             else iteration(lo, arg))
+    if fn is builtins.len:
+        return ir.Const(len(items))
+    if not items:
+        return ir.Const(0)
+    for x in items:
+        if is_structure(x):
+            raise lo.src.error(arg, "sum() of tuples or lists is not supported")
+    # sum(xs) is ((0 + xs[0]) + xs[1]) + ...; the leading 0 changes nothing.
+    acc = items[0]
+    for i, x in enumerate(items[1:], 1):
+        last = i == len(items) - 1
+        acc = lo.emit("add", [acc, x], node, var if last else None,
+                      hint=hint if last else None)
+    return acc
+
+
+def mutation(lo, stmt: ast.Expr) -> bool:
+    """``xs.append(v)``, ``xs.extend(ys)``: lower it and return True, or
+    return False when ``stmt`` is not one."""
+    call = stmt.value
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and isinstance(call.func.value, ast.Name) and call.func.value.id in lo.env):
+        return False
+    target = lo.env[call.func.value.id]
+    method = call.func.attr
+    if not isinstance(target, StaticList) or method not in ("append", "extend"):
+        raise lo.src.error(call, f"`{ast.unparse(call.func)}` is not supported; lists support "
+                           "append and extend")
+    if call.keywords or len(call.args) != 1:
+        raise lo.src.error(call, f"`{method}` takes one argument")
+    if method == "append":
+        target.items.append(_element(lo, call.args[0]))
+    else:
+        target.items.extend(iteration(lo, call.args[0]))
+    return True
+
+
+def store(lo, target: ast.Subscript, value) -> None:
+    """``xs[0] = v``, ``d["w"] = v``."""
+    base = lo.expr(target.value)
+    if isinstance(base, StaticDict):
+        base.items[_key(lo, target.slice)] = value
+    elif isinstance(base, StaticList):
+        base.items[_index(lo, target.slice, len(base.items))] = value
+    else:
+        raise lo.src.error(target, f"`{ast.unparse(target.value)}` is {describe(base)}; only "
+                           "lists and dicts built in the function can be assigned into")
+
+
+def unpack(lo, value, target: ast.expr, value_node: ast.expr) -> list:
+    """The operands ``a, b = value`` assigns."""
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, StaticList):
+        return list(value.items)
+    if _call_tuple(lo, value):
+        # Items read into plain names are named after them (``a, b = h(x)``).
+        names = [e.id if isinstance(e, ast.Name) else None for e in target.elts]
+        return [item(lo, value, i, value_node, names[i] if names.count(names[i]) == 1 else None)
+                for i in range(len(target.elts))]
+    raise lo.src.error(value_node, f"cannot unpack {describe(value)}")
+
+
+def outputs(lo, value, node: ast.expr) -> tuple:
+    """The flat tuple of scalar operands a ``return`` of a structure gives."""
+    items = value if isinstance(value, tuple) else getattr(value, "items", None)
+    if not isinstance(items, (tuple, list)):
+        raise lo.src.error(node, f"returning {describe(value)} is not supported")
+    for x in items:
+        if is_structure(x) or (isinstance(x, ir.Value) and x.kind == "tuple"):
+            raise lo.src.error(node, "returning nested tuples or lists is not supported")
+    return tuple(items)

@@ -1,0 +1,109 @@
+"""Tuples, lists and dicts (test data for test_structures.py)."""
+
+import math
+
+
+def swap_pack(x, y):
+    a, b = y, x
+    t = (a * b, a + b)
+    u, v = t
+    return u * v + t[0]
+
+
+def comp(x, y):
+    xs = [x * i + y for i in range(1, 4)]
+    return sum(xs) + xs[0] * xs[-1] + len(xs)
+
+
+def comp_over_list(x, y):
+    xs = [x, y, x * y]
+    ys = [math.sin(v) for v in xs]
+    return sum(v * v for v in ys)
+
+
+def appended(x, y):
+    xs = []
+    xs.append(x)
+    xs.append(y * y)
+    xs.extend([x * y, 2.0])
+    xs[1] = xs[1] + x
+    return sum(xs) * xs[2]
+
+
+def with_dict(w, b, x):
+    params = {"w": w, "b": b}
+    params["scale"] = 2.0
+    z = params["w"] * x + params["b"]
+    return params["scale"] * math.tanh(z)
+
+
+def sliced(x, y, z):
+    xs = [x, y, z, x * z]
+    head = xs[:2]
+    return sum(head) * sum(xs[2:]) + xs[1::2][1]
+
+
+def returns_tuple(x, y):
+    loss = (x - y) ** 2
+    reg = 0.1 * x * x
+    return loss + reg, loss, reg
+
+
+def returns_list(x, y):
+    return [x * y, math.exp(x) + y]
+
+
+def returns_same_twice(x):
+    s = math.sin(x)
+    return s, s * x, s
+
+
+def split(x, y):
+    return x * y, x + y
+
+
+def use_split(x, y):
+    p, s = split(x, y)
+    q = split(s, 2.0)[0]
+    return p * s + q + split(y, y)[1]
+
+
+def use_split_unused_item(x, y):
+    p, s = split(x, y)
+    return p * 3.0
+
+
+def nested_return(x):
+    return ((x, x),)
+
+
+def scalar_from_tuple_call(x):
+    return split(x, x) * 2.0
+
+
+def unpack_scalar_call(x):
+    a, b = math_helper(x)
+    return a + b
+
+
+def math_helper(x):
+    return x * x
+
+
+def index_by_float(x):
+    xs = [x, x]
+    return xs[x]
+
+
+def comp_over_param_range(x, n):
+    return sum([x for i in range(n)])
+
+
+def list_in_arithmetic(x):
+    xs = [x]
+    return xs * x
+
+
+def bad_key(x, k):
+    d = {"a": x}
+    return d[k]
