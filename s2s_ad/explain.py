@@ -65,10 +65,10 @@ def explain_text(func: ir.Function, code: CodeFunction) -> str:
             call = step.stmt.node.value
             if id(step.stmt) not in calls:
                 calls.add(id(step.stmt))
-                params = ", ".join(sweep.param_names(step.op))
                 rows.append((_stmt_text(step.stmt.node),
                              f"← {sweep.forward_text(step.op, modules)}, {call.args[1].id} · "
-                             f"∂{out}/∂({params}) by {step.op.callee.name}'s backward pass", line))
+                             f"{sweep.derivative_text(step.op, None, modules)}, "
+                             f"by {step.op.callee.name}'s backward pass", line))
             if step.add is not None:
                 rows.append((_stmt_text(step.add.node), f"← {sweep.forward_text(step.op, modules)}"
                              f", another use of {arg} ({step.side})", line))

@@ -129,14 +129,14 @@ def forward_text(op: ir.Op, modules: dict[str, str]) -> str:
 
 
 def derivative_text(op: ir.Op, operand: int | None, modules: dict[str, str]) -> str:
-    """``∂(x * x)/∂x``: the forward expression and the operand it is taken by
-    (all the operands at once for ``None``)."""
+    """``∂(x * x)/∂x``: the forward expression and the operand it is taken by;
+    for a call and ``None``, the callee by all its parameters (``∂h/∂(x, k)``)."""
+    if operand is None:
+        return f"∂{op.callee.name}/∂({', '.join(param_names(op))})"
     rhs = _rhs(op, modules)
     node = ast.parse(rhs, mode="eval").body
     if not isinstance(node, (ast.Call, ast.Name, ast.Constant)):
         rhs = f"({rhs})"
-    if operand is None:
-        return f"∂{rhs}/∂({', '.join(param_names(op))})"
     arg = op.args[operand]
     name = arg.name if isinstance(arg, ir.Value) else repr(arg)
     return f"∂{rhs}/∂{name}"

@@ -8,6 +8,7 @@ sympy.diff of the forward op it names.
 from __future__ import annotations
 
 import math
+import os
 import re
 
 import pytest
@@ -18,6 +19,7 @@ from s2s_ad.cli import main
 from seed_ggml import f as seed
 
 import calls_src
+import gaussian_nll
 
 SEED_FILE = "examples/seed_ggml.py:f"
 
@@ -50,6 +52,24 @@ def test_seed_adjoints_list_the_uses_they_sum():
     assert rows["a"] == ["da = dy * b", "from its one use: y = a * b (line 10)"]
     assert rows["y"] == ["dy = 1.0", "seed: y is the result"]
     assert text.rstrip().endswith("gradient: ∂y/∂a = da, ∂y/∂x = dx")
+
+
+def test_docs_show_the_real_explanations():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "docs", "graphs.md"), encoding="utf-8") as f:
+        page = f.read()
+    assert s2s_ad.explain(seed, wrt=("a", "x")) in page, "regenerate docs/graphs.md's seed block"
+    nll = s2s_ad.explain(gaussian_nll.nll, wrt=("mu", "log_sigma"))
+    twice = s2s_ad.explain(calls_src.twice_sq)
+    real = s2s_ad.explain(seed, wrt=("a", "x")) + nll + twice
+    shown, inside = [], False
+    for line in page.splitlines():
+        if line.startswith("```"):
+            inside = not inside
+        elif inside and "←" in line:
+            shown.append(line)
+    assert len(shown) >= 12
+    assert [line for line in shown if line not in real] == []
 
 
 def test_seed_golden(golden):
@@ -123,7 +143,7 @@ def test_calls_explain_the_backward_pass_and_each_added_use():
     rows = [re.split(r"\s{2,}", line) for line in section(text, "reverse sweep")]
     assert rows[1:] == [
         ["dx, dx_1, dx_2 = cube_plus_bwd(out_tape, dout)",
-         "← out = cube_plus(x, x, x), dout · ∂out/∂(x, k, shift) by cube_plus's backward pass",
+         "← out = cube_plus(x, x, x), dout · ∂cube_plus/∂(x, k, shift), by cube_plus's backward pass",
          "line 27"],
         ["dx += dx_1", "← out = cube_plus(x, x, x), another use of x (parameter k)", "line 27"],
         ["dx += dx_2", "← out = cube_plus(x, x, x), another use of x (parameter shift)", "line 27"],
