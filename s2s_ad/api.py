@@ -12,7 +12,7 @@ import types
 from collections.abc import Hashable
 from typing import Callable, NamedTuple, Sequence, Union
 
-from . import calls, emit, frontend, graph, ir, loader, reverse, source
+from . import calls, emit, frontend, graph, ir, loader, reverse, source, structures
 from .code import CodeFunction
 from .errors import S2SError
 from .explain import explain_text
@@ -48,9 +48,9 @@ def choose_output(func: ir.Function, output: int | None) -> ir.Function:
     return dataclasses.replace(func, result=func.outputs[output])
 
 
-def lower(fn: Callable) -> ir.Function:
+def lower(fn: Callable, lengths: dict | None = None) -> ir.Function:
     """The SSA IR of ``fn``."""
-    return frontend.lower(source.locate(fn))
+    return frontend.lower(source.locate(fn), lengths)
 
 
 def resolve_wrt(func: ir.Function, wrt: Wrt) -> tuple[list[ir.Value], bool]:
@@ -89,13 +89,14 @@ def resolve_wrt(func: ir.Function, wrt: Wrt) -> tuple[list[ir.Value], bool]:
 
 
 def program(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
-            pair: bool = False, tuple_result: bool | None = None, output: int | None = None
+            pair: bool = False, tuple_result: bool | None = None, output: int | None = None,
+            lengths: dict | None = None
             ) -> tuple[list[CodeFunction], source.Source, calls.CallGraph]:
     """The generated functions for ``fn``, before they become text: the
     gradient (or, with ``pair``, ``fn``'s own forward/backward pair) first,
     then the pair of every user function it calls."""
     src = source.locate(fn)
-    func = frontend.lower(src)
+    func = frontend.lower(src, lengths)
     graph = calls.collect(func, src)
     if pair:
         main_names = [f"{func.name}_fwd", f"{func.name}_bwd"]
@@ -124,7 +125,7 @@ def _function_of(graph, lowered):
 
 
 def gradient_source(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
-                    output: int | None = None) -> str:
+                    output: int | None = None, lengths: dict | None = None) -> str:
     """The source text of the gradient module of ``fn``.
 
     Parameters
@@ -139,6 +140,10 @@ def gradient_source(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
     output : int, optional
         For a function returning a tuple or list: the index of the item to
         differentiate (required then; see :func:`grad`).
+    lengths : dict, optional
+        For parameters that receive a list or tuple of numbers: their
+        lengths, ``{"xs": 3}`` (a list) or ``{"xs": ("tuple", 3)}``. The code
+        is generated for those lengths; their gradients have the same shape.
 
     Returns
     -------
@@ -154,17 +159,19 @@ def gradient_source(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
     ...     return x * x
     >>> print(gradient_source(f))     # doctest: +SKIP
     """
-    functions, src, _ = program(fn, wrt, with_value=with_value, output=output)
+    functions, src, _ = program(fn, wrt, with_value=with_value, output=output, lengths=lengths)
     return emit.module(functions, src.file)
 
 
-def vjp_source(fn: Callable) -> str:
+def vjp_source(fn: Callable, lengths: dict | None = None) -> str:
     """The source text of ``fn``'s forward/backward pair, as :func:`vjp` uses it.
 
     Parameters
     ----------
     fn : function
         A Python function in the supported subset.
+    lengths : dict, optional
+        Lengths of list or tuple parameters, as for :func:`gradient_source`.
 
     Returns
     -------
@@ -173,7 +180,7 @@ def vjp_source(fn: Callable) -> str:
         ``FN_bwd(tape, cotangent) -> (cotangent of each parameter, ...)``,
         plus the pairs of the user functions ``fn`` calls.
     """
-    functions, src, _ = program(fn, pair=True)
+    functions, src, _ = program(fn, pair=True, lengths=lengths)
     return emit.module(functions, src.file)
 
 
@@ -211,27 +218,77 @@ def clear_cache() -> None:
     _stats["hits"] = _stats["misses"] = 0
 
 
-def _compiled(fn: Callable, wrt: Wrt, kind: str, output: int | None = None) -> Callable:
-    key = (fingerprint(fn), _wrt_key(wrt), kind, _wrt_key(output))
+def _compiled(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
+              lengths: dict | None = None) -> Callable:
+    key = (fingerprint(fn), _wrt_key(wrt), kind, _wrt_key(output), _lengths_key(lengths))
     hit = _cache.get(key)
     if hit is not None:
         _stats["hits"] += 1
         return hit
     _stats["misses"] += 1
     if kind == "pair":
-        text = vjp_source(fn)
+        text = vjp_source(fn, lengths)
         module = loader.load(text, fn.__name__ + "_vjp")
         compiled = (getattr(module, fn.__name__ + "_fwd"), getattr(module, fn.__name__ + "_bwd"))
         compiled[0].__s2s_ad_source__ = compiled[1].__s2s_ad_source__ = text
     else:
         with_value = kind == "value_and_grad"
-        text = gradient_source(fn, wrt, with_value=with_value, output=output)
+        text = gradient_source(fn, wrt, with_value=with_value, output=output, lengths=lengths)
         name = ("value_and_grad_" if with_value else "grad_") + fn.__name__
         module = loader.load(text, name)
         compiled = getattr(module, name)
         compiled.__s2s_ad_source__ = text
     _cache[key] = compiled
     return compiled
+
+
+def _lengths_key(lengths: dict | None):
+    if not lengths:
+        return None
+    return tuple(sorted((k, ("list", v) if isinstance(v, int) else tuple(v))
+                        for k, v in lengths.items()))
+
+
+def _shapes(fn: Callable, args: tuple, kwargs: dict) -> dict:
+    """The lengths of the list and tuple arguments of a call."""
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError as exc:
+        raise TypeError(f"{fn.__name__}: {exc}") from None
+    return {name: ("list" if isinstance(v, list) else "tuple", len(v))
+            for name, v in bound.arguments.items() if isinstance(v, (list, tuple))}
+
+
+def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error) -> Callable:
+    """A function that generates (once per shape, cached) the code for the
+    lengths of the lists it is called with, then runs it."""
+    def call(*args, **kwargs):
+        lengths = _shapes(fn, args, kwargs)
+        if not lengths:
+            raise error
+        return _compiled(fn, wrt, kind, output, lengths)(*args, **kwargs)
+
+    call.__name__ = ("value_and_grad_" if kind == "value_and_grad" else "grad_") + fn.__name__
+    call.__doc__ = (f"{'Value and gradient' if kind == 'value_and_grad' else 'Gradient'} of "
+                    f"{fn.__name__}, generated for the lengths of the lists it is called with "
+                    "(see s2s_ad.gradient_source(..., lengths=...) for the code).")
+    return call
+
+
+def _entry(fn, wrt, kind, output, lengths):
+    if lengths is not None:
+        return _compiled(fn, wrt, kind, output, lengths)
+    # A function found to take lists gets its dispatcher cached, so asking
+    # for its gradient again does not lower it again.
+    key = ("by shape", fingerprint(fn), _wrt_key(wrt), kind, _wrt_key(output))
+    if key in _cache:
+        _stats["hits"] += 1
+        return _cache[key]
+    try:
+        return _compiled(fn, wrt, kind, output)
+    except structures.SequenceParameter as exc:
+        _cache[key] = _by_shape(fn, wrt, kind, output, exc)
+        return _cache[key]
 
 
 def _wrt_key(wrt: Wrt):
@@ -300,7 +357,8 @@ def _numbers(values):
     return values if values is None else tuple(values)
 
 
-def grad(fn: Callable, wrt: Wrt = 0, *, output: int | None = None) -> Callable:
+def grad(fn: Callable, wrt: Wrt = 0, *, output: int | None = None,
+         lengths: dict | None = None) -> Callable:
     """Return a function that computes the gradient of ``fn``.
 
     The gradient is generated as Python source (see :func:`source_of`),
@@ -319,6 +377,12 @@ def grad(fn: Callable, wrt: Wrt = 0, *, output: int | None = None) -> Callable:
         For ``fn`` returning a tuple or list of numbers: the index of the
         item to differentiate. Required for such functions, refused for
         others.
+    lengths : dict, optional
+        For parameters that receive a list or tuple of numbers, their
+        lengths (``{"xs": 3}``). When omitted and ``fn`` uses a parameter as
+        a sequence, the returned function generates code for the lengths of
+        the lists it is called with (once per shape, cached). The gradient
+        of such a parameter is a list (tuple) of the same length.
 
     Returns
     -------
@@ -342,10 +406,11 @@ def grad(fn: Callable, wrt: Wrt = 0, *, output: int | None = None) -> Callable:
     >>> df(2.0, 0.0)                   # doctest: +SKIP
     (0.0, 2.0)
     """
-    return _compiled(fn, wrt, "grad", output)
+    return _entry(fn, wrt, "grad", output, lengths)
 
 
-def value_and_grad(fn: Callable, wrt: Wrt = 0, *, output: int | None = None) -> Callable:
+def value_and_grad(fn: Callable, wrt: Wrt = 0, *, output: int | None = None,
+                   lengths: dict | None = None) -> Callable:
     """Return a function that computes both ``fn``'s value and its gradient.
 
     Like :func:`grad`; the value comes from the same forward pass the
@@ -361,6 +426,8 @@ def value_and_grad(fn: Callable, wrt: Wrt = 0, *, output: int | None = None) -> 
     output : int, optional
         As for :func:`grad`; the value returned is then the whole tuple
         ``fn`` returns.
+    lengths : dict, optional
+        As for :func:`grad`.
 
     Returns
     -------
@@ -375,7 +442,7 @@ def value_and_grad(fn: Callable, wrt: Wrt = 0, *, output: int | None = None) -> 
     >>> value_and_grad(f)(3.0)     # doctest: +SKIP
     (9.0, 6.0)
     """
-    return _compiled(fn, wrt, "value_and_grad", output)
+    return _entry(fn, wrt, "value_and_grad", output, lengths)
 
 
 def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
@@ -390,7 +457,9 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
     fn : function
         A Python function in the supported subset.
     *args, **kwargs
-        The arguments to call ``fn`` with (defaults apply as in a call).
+        The arguments to call ``fn`` with (defaults apply as in a call). A
+        list or tuple argument is taken as a sequence of numbers; the code
+        is generated for its length and its cotangent has its shape.
 
     Returns
     -------
@@ -417,11 +486,11 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
     >>> value, vjp_fn(1.0), vjp_fn(10.0)     # doctest: +SKIP
     (9.0, (3.0, 3.0), (30.0, 30.0))
     """
-    fwd, bwd = _compiled(fn, None, "pair")
     try:
         bound = inspect.signature(fn).bind(*args, **kwargs)
     except TypeError as exc:
         raise TypeError(f"vjp({fn.__name__}, ...): {exc}") from None
+    fwd, bwd = _compiled(fn, None, "pair", None, _shapes(fn, args, kwargs))
     bound.apply_defaults()
     value, tape = fwd(*bound.arguments.values())
 

@@ -58,6 +58,8 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("-o", "--out", dest="file", metavar="FILE", help="write the module to FILE")
     g.add_argument("--output", type=int, metavar="K",
                    help="for a function returning a tuple or list: the item to differentiate")
+    g.add_argument("--length", action="append", metavar="NAME=N",
+                   help="length of a list parameter (e.g. xs=3); its gradient is a list")
 
     c = sub.add_parser("check", help="prove the generated gradient against sympy")
     c.add_argument("target")
@@ -69,6 +71,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--points", type=int, default=8, help="points for the numeric fallback")
     c.add_argument("--output", type=int, metavar="K",
                    help="for a function returning a tuple or list: the item to check")
+    c.add_argument("--length", action="append", metavar="NAME=N",
+                   help="length of a list parameter (e.g. xs=3)")
 
     i = sub.add_parser("ir", help="print the SSA graph")
     i.add_argument("target")
@@ -96,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
         fn = source.load_target(args.target)
         if args.command == "grad":
             text = api.gradient_source(fn, _wrt(args.wrt), with_value=args.value,
-                                       output=args.output)
+                                       output=args.output,
+                                       lengths=_assignments(args.length, "--length") or None)
             if args.file:
                 _refuse_overwriting_source(args.file, fn)
                 loader.write(text, args.file)
@@ -107,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "check":
             verdict = check(fn, _wrt(args.wrt), args=_assignments(args.args, "--args"),
                             at=_assignments(args.at, "--at"), points=args.points,
-                            output=args.output)
+                            output=args.output,
+                            lengths=_assignments(args.length, "--length") or None)
             print(verdict)
             return {"proved": 0, "agrees": 0, "mismatch": 1}.get(verdict.status, 2)
         if args.command == "ir":

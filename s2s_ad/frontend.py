@@ -84,14 +84,19 @@ REFUSED = {
 }
 
 
-def lower(src: Source) -> ir.Function:
-    """Lower ``src`` to SSA IR (see the module docstring)."""
-    return _Lowering(src).function()
+def lower(src: Source, lengths: dict | None = None) -> ir.Function:
+    """Lower ``src`` to SSA IR (see the module docstring).
+
+    ``lengths`` maps parameters that receive a list or tuple to its length
+    (an int, for a list) or ``(container, length)`` with container
+    ``"list"`` or ``"tuple"``; each item becomes a scalar parameter value."""
+    return _Lowering(src, lengths).function()
 
 
 class _Lowering:
-    def __init__(self, src: Source):
+    def __init__(self, src: Source, lengths: dict | None = None):
         self.src = src
+        self.lengths = dict(lengths or {})
         self.tree = src.tree
         user_names = identifiers(self.tree)
         self.namer = Namer(avoid=user_names)
@@ -106,6 +111,7 @@ class _Lowering:
 
     def function(self) -> ir.Function:
         params = self.parameters()
+        self.params_so_far = params
         # Module aliases come after the parameters (whose names are fixed by
         # the signature) and before any local, so a local called `math`
         # is renamed rather than shadowing the module.
@@ -160,13 +166,22 @@ class _Lowering:
         kwdefaults = fn.__kwdefaults__ or {}
         for a in args.kwonlyargs:
             params.append(self.param(a, kwdefaults.get(a.arg), a.arg in kwdefaults, True))
+        if self.lengths:
+            raise SourceError(f"lengths names no parameter of {self.tree.name}: "
+                              f"{', '.join(map(repr, self.lengths))}")
         return params
 
     def param(self, node: ast.arg, default, has_default: bool, kwonly: bool) -> ir.Param:
+        if has_default and node.arg in self.lengths:
+            raise self.src.error(node, f"parameter {node.arg!r} receives a list; it cannot have "
+                                 "a default value")
         if has_default and not isinstance(default, numbers.Real):
             raise self.src.error(node, f"the default value of parameter {node.arg!r} is "
                                  f"{type(default).__name__}; only numeric defaults are supported")
         name = self.namer.claim(node.arg)
+        shape = self.lengths.pop(node.arg, None)
+        if shape is not None:
+            return structures.sequence_param(self, node, name, shape, default, has_default, kwonly)
         value = ir.Value(name, "float", node.arg)
         self.env[node.arg] = value
         return ir.Param(value, default, has_default, kwonly)

@@ -115,6 +115,10 @@ class Param:
     default: object = None
     has_default: bool = False
     kwonly: bool = False
+    items: list[Value] | None = None
+    """For a parameter that receives a list or tuple (of a length given when
+    lowering): one scalar value per item; ``value`` then stands for the
+    whole sequence (kind ``"list"`` or ``"tuple"``)."""
 
 
 @dataclass(eq=False)
@@ -137,6 +141,14 @@ class Function:
     @property
     def param_values(self) -> list[Value]:
         return [p.value for p in self.params]
+
+    def scalars(self, values: list[Value]) -> list[Value]:
+        """``values`` with each sequence parameter replaced by its items."""
+        items = {id(p.value): p.items for p in self.params if p.items is not None}
+        out = []
+        for v in values:
+            out += items.get(id(v), [v])
+        return out
 
 
 def format_function(func: Function) -> str:
@@ -174,6 +186,8 @@ def verify(func: Function) -> None:
 
     for p in func.params:
         define(p.value)
+        for v in p.items or ():
+            define(v)
     for op in func.body.ops:
         for a in op.args:
             use(a, str(op))

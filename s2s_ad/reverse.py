@@ -45,7 +45,7 @@ def transform(func: ir.Function, wrt: list[ir.Value], *, with_value: bool = Fals
     result = func.result
     seed_base = f"d{result.name}" if isinstance(result, ir.Value) else "dy"
     seed = namer.fresh(seed_base)
-    act = analysis.active(func, wrt)
+    act = analysis.active(func, func.scalars(wrt))
     sweep = _Sweep(func, act, namer, pairs or {})
     if isinstance(result, ir.Value) and id(result) in act:
         sweep.adj[id(result)] = seed
@@ -58,11 +58,12 @@ def transform(func: ir.Function, wrt: list[ir.Value], *, with_value: bool = Fals
     value = (ast.Tuple([operand_expr(o, func.modules) for o in outputs], ast.Load())
              if func.outputs is not None else operand_expr(result, func.modules))
 
-    grads = [ast.Name(adj[id(v)], ast.Load()) if id(v) in adj else ast.Constant(0.0) for v in wrt]
+    grads = [_gradient(func, v, adj) for v in wrt]
     grad_expr = ast.Tuple(grads, ast.Load()) if tuple_result else grads[0]
     returns = ast.Tuple([value, grad_expr], ast.Load()) if with_value else grad_expr
 
     body: list[Stmt] = []
+    forward = _unpack_params(func) + forward
     if forward:
         body += [Stmt(None, "forward pass")] + forward
     if reverse:
@@ -91,7 +92,7 @@ def transform_pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
     seeds = ([namer.fresh(f"d{o.name}" if isinstance(o, ir.Value) else "dout") for o in outputs]
              if several else [seed])
     wrt = func.param_values
-    act = analysis.active(func, wrt)
+    act = analysis.active(func, func.scalars(wrt))
     sweep = _Sweep(func, act, namer, pairs)
     prelude: list[Stmt] = []
     for o, s in zip(outputs, seeds):
@@ -113,7 +114,7 @@ def transform_pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
     tape_tuple = ast.Tuple([ast.Name(v.name, ast.Load()) for v in tape], ast.Load())
     fwd_args = ast.arguments(posonlyargs=[], args=[ast.arg(v.name) for v in wrt], vararg=None,
                              kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
-    fwd_body = [Stmt(n.node, n.comment, n.origin) for n in forward]
+    fwd_body = _unpack_params(func) + [Stmt(n.node, n.comment, n.origin) for n in forward]
     fwd = CodeFunction(fwd_name, fwd_args, fwd_body,
                        ast.Tuple([value, tape_tuple], ast.Load()),
                        func, wrt, {}, tape, "", imports=sweep.imports, role="fwd",
@@ -130,8 +131,7 @@ def transform_pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
         bwd_body.append(Stmt(ast.Assign([target], ast.Name(tape_name, ast.Load())),
                              "values saved by " + fwd_name))
     bwd_body += reverse
-    grads = [ast.Name(sweep.adj[id(v)], ast.Load()) if id(v) in sweep.adj else ast.Constant(0.0)
-             for v in wrt]
+    grads = [_gradient(func, v, sweep.adj) for v in wrt]
     bwd_args = ast.arguments(posonlyargs=[], args=[ast.arg(tape_name), ast.arg(seed)], vararg=None,
                              kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
     bwd = CodeFunction(bwd_name, bwd_args, bwd_body, ast.Tuple(grads, ast.Load()), func, wrt,
@@ -277,7 +277,7 @@ class _Sweep:
         forward = [self.forward_stmt(op) for op in kept]
         tape: list[ir.Value] = []
         if keep_params:
-            tape += [v for v in func.param_values if v.name in read]
+            tape += [v for v in func.scalars(func.param_values) if v.name in read]
         for op in kept:
             if op.out.name in read:
                 tape.append(op.out)
@@ -302,6 +302,34 @@ class _Sweep:
         return Stmt(ast.Assign([ast.Name(op.out.name, ast.Store())], value), comment, op)
 
 
+def _gradient(func: ir.Function, v: ir.Value, adj: dict) -> ast.expr:
+    """The adjoint of parameter ``v``: a list or tuple of the items'
+    adjoints for a sequence parameter, so the gradient has its shape."""
+    def one(x):
+        return ast.Name(adj[id(x)], ast.Load()) if id(x) in adj else ast.Constant(0.0)
+
+    for p in func.params:
+        if p.value is v and p.items is not None:
+            items = [one(x) for x in p.items]
+            return ast.List(items, ast.Load()) if v.kind == "list" else ast.Tuple(items, ast.Load())
+    return one(v)
+
+
+def _unpack_params(func: ir.Function) -> list[Stmt]:
+    """``xs_0, xs_1 = xs`` for each sequence parameter (it also checks, at
+    run time, that the sequence has the length the code was generated for)."""
+    out = []
+    for p in func.params:
+        if p.items is None:
+            continue
+        target = ast.Tuple([ast.Name(v.name, ast.Store()) for v in p.items], ast.Store())
+        if not p.items:
+            target = ast.List([], ast.Store())
+        out.append(Stmt(ast.Assign([target], ast.Name(p.value.name, ast.Load())),
+                        f"{p.value.var} has {len(p.items)} items"))
+    return out
+
+
 def _comment(op: ir.Op, i: int, arg: ir.Value, partial: str) -> str:
     side = ""
     if sum(1 for a in op.args if a is arg) > 1:
@@ -313,7 +341,7 @@ def _comment(op: ir.Op, i: int, arg: ir.Value, partial: str) -> str:
 
 
 def _values(func: ir.Function):
-    yield from func.param_values
+    yield from func.scalars(func.param_values)
     for op in func.body.ops:
         yield op.out
 

@@ -30,6 +30,7 @@ import builtins
 from dataclasses import dataclass, field
 
 from . import ir
+from .errors import SourceError
 
 
 @dataclass(eq=False)
@@ -46,6 +47,42 @@ class StaticDict:
 
 
 STRUCTURE_NODES = (ast.List, ast.Dict, ast.Subscript, ast.ListComp, ast.GeneratorExp)
+
+
+class SequenceParameter(SourceError):
+    """A parameter is used as a list or tuple, but its length was not given."""
+
+    def __init__(self, name: str, *args):
+        self.param = name
+        super().__init__(*args)
+
+
+def sequence_param(lo, node: ast.arg, name: str, shape, default, has_default: bool,
+                   kwonly: bool) -> ir.Param:
+    """A parameter receiving a list or tuple of ``shape`` items: one scalar
+    value per item (``xs_0``, ``xs_1``, ...), bound as a static list."""
+    container, n = ("list", shape) if isinstance(shape, int) else shape
+    if container not in ("list", "tuple") or not isinstance(n, int) or n < 0:
+        raise lo.src.error(node, f"the length of {node.arg!r} must be an int or "
+                           f"('list'|'tuple', int), not {shape!r}")
+    items = [ir.Value(lo.namer.fresh(f"{node.arg}_{i}"), "float", None) for i in range(n)]
+    value = ir.Value(name, container, node.arg)
+    lo.env[node.arg] = StaticList(list(items)) if container == "list" else tuple(items)
+    return ir.Param(value, default, has_default, kwonly, items)
+
+
+def _param_used_as_sequence(lo, value, node: ast.AST) -> None:
+    if isinstance(value, ir.Value) and value.kind == "float" and any(
+            p.value is value for p in getattr(lo, "params_so_far", ())):
+        raise SequenceParameter(value.var, *_where(lo, node, (
+            f"parameter {value.var!r} is used as a list or tuple; give its length "
+            f"(lengths={{{value.var!r}: N}}, --length {value.var}=N) or call the gradient "
+            "with a list, which does this for you")))
+
+
+def _where(lo, node: ast.AST, message: str) -> tuple:
+    err = lo.src.error(node, message)
+    return err.message, err.file, err.line, err.col, err.source_line
 
 
 def is_structure(value) -> bool:
@@ -155,6 +192,7 @@ def subscript(lo, node: ast.Subscript, var: str | None):
         return items[_index(lo, node.slice, len(items))]
     if _call_tuple(lo, base):
         return item(lo, base, _index(lo, node.slice, None), node, var)
+    _param_used_as_sequence(lo, base, node)
     raise lo.src.error(node, f"`{ast.unparse(node.value)}` is {describe(base)}; only tuples, "
                        "lists and dicts built in the function can be indexed")
 
@@ -162,6 +200,7 @@ def subscript(lo, node: ast.Subscript, var: str | None):
 def _slice(lo, node: ast.Subscript):
     base = lo.expr(node.value)
     if not isinstance(base, (tuple, StaticList)):
+        _param_used_as_sequence(lo, base, node)
         raise lo.src.error(node, "only tuples and lists built in the function can be sliced")
     items = base if isinstance(base, tuple) else base.items
     bounds = []
@@ -239,6 +278,7 @@ def iteration(lo, node: ast.expr) -> list:
         return list(value if isinstance(value, tuple) else value.items)
     if isinstance(value, StaticDict):
         return [ir.Const(k) for k in value.items]
+    _param_used_as_sequence(lo, value, node)
     raise lo.src.error(node, f"`{ast.unparse(node)}` is {describe(value)}; comprehensions "
                        "iterate over range(constant) or over a list or tuple built in the function")
 
@@ -310,6 +350,7 @@ def unpack(lo, value, target: ast.expr, value_node: ast.expr) -> list:
         names = [e.id if isinstance(e, ast.Name) else None for e in target.elts]
         return [item(lo, value, i, value_node, names[i] if names.count(names[i]) == 1 else None)
                 for i in range(len(target.elts))]
+    _param_used_as_sequence(lo, value, value_node)
     raise lo.src.error(value_node, f"cannot unpack {describe(value)}")
 
 

@@ -220,7 +220,8 @@ class Verdict:
 
 
 def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
-          points: int = 8, seed: int = 0, output: int | None = None) -> Verdict:
+          points: int = 8, seed: int = 0, output: int | None = None,
+          lengths: dict | None = None) -> Verdict:
     """Check the gradient s2s-ad generates for ``fn`` against ``sympy.diff``.
 
     Parameters
@@ -238,6 +239,9 @@ def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
         How many random points the numeric fallback evaluates.
     output : int, optional
         For a function returning a tuple or list: the item to check.
+    lengths : dict, optional
+        Lengths of list or tuple parameters (``{"xs": 3}``); each item is a
+        symbol ``xs_0``, ``xs_1``, ... and is checked on its own.
 
     Returns
     -------
@@ -245,7 +249,8 @@ def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
         ``.status`` is "proved", "agrees" or "mismatch"; ``str()`` is a report.
     """
     args = dict(args or {})
-    functions, src, graph = api.program(fn, wrt, tuple_result=True, output=output)
+    functions, src, graph = api.program(fn, wrt, tuple_result=True, output=output,
+                                        lengths=lengths)
     func = graph.main
     values, _ = api.resolve_wrt(func, wrt)
     code = functions[0]
@@ -253,14 +258,29 @@ def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
     symbolic = _Symbolic()
 
     names = [p.value.var for p in func.params]
-    symbols = {n: sympy.Symbol(n, real=True) for n in names if n not in args}
+    # A list parameter gets one symbol per item, named "xs[0]", ... here.
+    shapes = {p.value.var: p for p in func.params if p.items is not None}
+    symbols = {}
+    for n in names:
+        if n in args:
+            continue
+        if n in shapes:
+            for i in range(len(shapes[n].items)):
+                symbols[f"{n}[{i}]"] = sympy.Symbol(f"{n}_{i}", real=True)
+        else:
+            symbols[n] = sympy.Symbol(n, real=True)
     point = {}
-    for i, n in enumerate(names):
-        if n in symbols:
-            point[symbols[n]] = sympy.Float((at or {}).get(n, 0.5 + 0.2 * i))
+    for i, (n, sym) in enumerate(symbols.items()):
+        point[sym] = sympy.Float((at or {}).get(n, 0.5 + 0.2 * i))
     branches = _Branches(point)
 
-    call_args = {n: args.get(n, symbols.get(n)) for n in names}
+    call_args = {}
+    for n in names:
+        if n in shapes and n not in args:
+            items = [symbols[f"{n}[{i}]"] for i in range(len(shapes[n].items))]
+            call_args[n] = items if shapes[n].value.kind == "list" else tuple(items)
+        else:
+            call_args[n] = args.get(n, symbols.get(n))
     symbolic.branches = branches
     original = _run_original(src, symbolic, call_args)
     if output is not None:
@@ -270,13 +290,15 @@ def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
     rng = random.Random(seed)
     results = []
     for v, got in zip(values, generated):
-        sym = symbols.get(v.var)
-        if sym is None:
+        if v.var in args:
             raise api.WrtError(f"{v.var} is given a concrete value in args; it cannot also be "
                                "differentiated")
-        expected = sympy.diff(original, sym)
-        results.append(_compare(v.var, expected, sympy.sympify(got), symbols, point,
-                                bool(branches.decided), rng, points))
+        pairs = ([(f"{v.var}[{i}]", g) for i, g in enumerate(got)] if v.var in shapes
+                 else [(v.var, got)])
+        for name, g in pairs:
+            expected = sympy.diff(original, symbols[name])
+            results.append(_compare(name, expected, sympy.sympify(g), symbols, point,
+                                    bool(branches.decided), rng, points))
     notes = []
     if branches.decided:
         at_text = ", ".join(f"{k}={v}" for k, v in point.items())

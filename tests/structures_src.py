@@ -107,3 +107,24 @@ def list_in_arithmetic(x):
 def bad_key(x, k):
     d = {"a": x}
     return d[k]
+
+
+def norm2(xs, w):
+    return sum(x * x for x in xs) * w + xs[0] * xs[-1]
+
+
+def point_tuple(p, y):
+    a, b = p
+    return math.sin(a) * b + y * len(p)
+
+
+def weighted(xs, ws):
+    return sum([xs[i] * ws[i] for i in range(len(xs))])
+
+
+def list_param_to_helper(xs):
+    return math_helper(xs[0]) + xs[1]
+
+
+def bad_list_default(xs=1.0):
+    return xs[0]
