@@ -3,9 +3,9 @@
     s2s-ad grad  TARGET [--wrt a,x] [--value] [--output K] [-o FILE]   print or write the gradient module
     s2s-ad check TARGET [--wrt a,x] [--args n=5] [--at x=0.3]   prove it against sympy
     s2s-ad ir    TARGET                                    print the SSA graph
-    s2s-ad graph TARGET [--wrt a,x] [--backward] [-o out.dot|out.svg|out.png]
+    s2s-ad graph TARGET [--backward] [--wrt a,x] [--output K] [-o out.dot|out.svg|out.png]
                                                        draw it (Graphviz DOT)
-    s2s-ad explain TARGET [--wrt a,x]                  the reverse sweep, line by line
+    s2s-ad explain TARGET [--wrt a,x] [--output K]     the reverse sweep, line by line
 
 TARGET is ``path/to/file.py:fn``, ``path/to/file.py.fn`` or ``pkg.mod.fn``.
 Exit codes: 0 success (proved or agrees), 1 mismatch, 2 error (or undecided).
@@ -83,14 +83,19 @@ def _parser() -> argparse.ArgumentParser:
                    "(default: all)")
     d.add_argument("--backward", action="store_true",
                    help="draw the reverse sweep too, one node per local derivative")
-    d.add_argument("-o", "--output", metavar="FILE",
+    d.add_argument("-o", "--out", dest="file", metavar="FILE",
                    help="write FILE: .dot as it is, .svg/.png/.pdf rendered by Graphviz `dot` "
                    "(default: DOT to stdout)")
+    d.add_argument("--output", type=int, metavar="K",
+                   help="with --backward, for a function returning a tuple or list: the item "
+                   "to differentiate")
 
     e = sub.add_parser("explain", help="the reverse sweep line by line, with the local derivative "
                        "each line applies")
     e.add_argument("target")
     e.add_argument("--wrt", help="comma-separated parameter names or indices (default: all)")
+    e.add_argument("--output", type=int, metavar="K",
+                   help="for a function returning a tuple or list: the item to differentiate")
     return p
 
 
@@ -120,19 +125,19 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.write(ir.format_function(api.lower(fn)))
             return 0
         if args.command == "graph":
-            if args.wrt is not None and not args.backward:
-                raise S2SError("--wrt chooses what the reverse sweep differentiates; "
-                               "add --backward to draw it")
-            text = api.graph_dot(fn, _wrt(args.wrt), backward=args.backward)
-            if args.output:
-                _refuse_overwriting_source(args.output, fn)
-                graph.render(text, args.output)
-                print(f"wrote {args.output}", file=sys.stderr)
+            if (args.wrt is not None or args.output is not None) and not args.backward:
+                raise S2SError("--wrt and --output choose what the reverse sweep "
+                               "differentiates; add --backward to draw it")
+            text = api.graph_dot(fn, _wrt(args.wrt), backward=args.backward, output=args.output)
+            if args.file:
+                _refuse_overwriting_source(args.file, fn)
+                graph.render(text, args.file)
+                print(f"wrote {args.file}", file=sys.stderr)
             else:
                 sys.stdout.write(text)
             return 0
         if args.command == "explain":
-            sys.stdout.write(api.explain(fn, _wrt(args.wrt)))
+            sys.stdout.write(api.explain(fn, _wrt(args.wrt), output=args.output))
             return 0
     except BrokenPipeError:
         # stdout closed early (`s2s-ad grad ... | head`): not an error of ours;

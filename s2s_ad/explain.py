@@ -66,7 +66,7 @@ def explain_text(func: ir.Function, code: CodeFunction) -> str:
             if id(step.stmt) not in calls:
                 calls.add(id(step.stmt))
                 rows.append((_stmt_text(step.stmt.node),
-                             f"← {sweep.forward_text(step.op, modules)}, {call.args[1].id} · "
+                             f"← {sweep.forward_text(step.op, modules)}, {ast.unparse(call.args[1])} · "
                              f"{sweep.derivative_text(step.op, None, modules)}, "
                              f"by {step.op.callee.name}'s backward pass", line))
             if step.add is not None:
@@ -74,10 +74,14 @@ def explain_text(func: ir.Function, code: CodeFunction) -> str:
                              f", another use of {arg} ({step.side})", line))
             continue
         side = f" ({step.side})" if step.side else ""
-        why = f"← {sweep.forward_text(step.op, modules)}, ∂{out}/∂{arg} = {step.partial}{side}"
-        if step.stmt is None:
-            target = sw.adjoint(step.value).name
-            text = f"(no code: {arg}'s adjoint is {target})"
+        why = (f"← {sweep.forward_text(step.op, modules)}, ∂{out}/∂{step.target} = "
+               f"{step.partial}{side}")
+        if step.add is not None:
+            # a tuple item read twice: its adjoint sums both reads
+            text = _stmt_text(step.add.node)
+            why += f", item {step.item} read again"
+        elif step.stmt is None:
+            text = f"(no code: {step.target}'s adjoint is {sw.adjoint(step.op.out).name})"
         else:
             text = _code(step)
         rows.append((text, why, line))
@@ -113,7 +117,7 @@ def _code(step: sweep.Step) -> str:
 
 
 def _adjoint_row(adj: sweep.Adjoint, sw: sweep.Sweep) -> tuple[str, ...]:
-    v = adj.value.name
+    v = adj.target
     if adj.seeded and not adj.steps:
         return (v, f"{adj.name} = 1.0", f"seed: {v} is the result")
     if len(adj.steps) == 1 and adj.steps[0].stmt is None:

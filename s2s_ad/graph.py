@@ -152,21 +152,35 @@ def _forward(b: _Builder, func: ir.Function, cluster: Cluster | None) -> None:
         b.producer[id(p.value)] = b.add("param", [p.value.name], cluster)
     consts: dict[str, str] = {}
     for op in func.body.ops:
-        for a in op.args:
+        for a in op.args[:1] if op.prim == "item" else op.args:
             if isinstance(a, ir.Const) and repr(a) not in consts:
                 consts[repr(a)] = b.add("const", [repr(a)], cluster)
     for op in func.body.ops:
-        prim = f"call {op.callee.name}" if op.callee is not None else op.prim
+        if op.callee is not None:
+            prim = f"call {op.callee.name}"
+        elif op.prim == "item":
+            prim = f"item {op.args[1].value}"
+        else:
+            prim = op.prim
         node = b.add("op", [prim, f"{op.out.name} · line {op.loc.line}"], cluster, op)
-        for a in op.args:
+        # an item's index is part of the op, not a value flowing in
+        args = op.args[:1] if op.prim == "item" else op.args
+        for a in args:
             src = consts[repr(a)] if isinstance(a, ir.Const) else b.producer[id(a)]
             b.edge(src, node, repr(a) if isinstance(a, ir.Const) else a.name)
         b.producer[id(op.out)] = node
-    ret = b.add("return", [f"return {func.result!r}"], cluster, node_id="return")
-    if isinstance(func.result, ir.Value):
-        b.edge(b.producer[id(func.result)], ret, func.result.name)
-    else:
-        b.edge(b.add("const", [repr(func.result)], cluster), ret, repr(func.result))
+    outputs = func.outputs if func.result is None and func.outputs is not None \
+        else (func.result,)
+    text = ", ".join(repr(o) for o in outputs)
+    ret = b.add("return", [f"return {text}" if len(outputs) == 1 else f"return ({text})"],
+                cluster, node_id="return")
+    for k, out in enumerate(outputs):
+        label = out.name if isinstance(out, ir.Value) else repr(out)
+        label = label if len(outputs) == 1 else f"[{k}] {label}"
+        if isinstance(out, ir.Value):
+            b.edge(b.producer[id(out)], ret, label)
+        else:
+            b.edge(consts.get(repr(out)) or b.add("const", [repr(out)], cluster), ret, label)
 
 
 def forward(func: ir.Function) -> Graph:
@@ -191,31 +205,35 @@ def combined(func: ir.Function, code: CodeFunction) -> Graph:
 
     # The graph node each adjoint comes from, filled in as the sweep runs:
     # the seed, the one step that makes it, or the Σ of several.
+    # Keyed by id(sweep.Adjoint): the graph node each adjoint comes from
+    # (the seed, the one step that makes it, or the Σ of several), filled in
+    # as the sweep runs.
     adjoint_src: dict[int, str] = {}
     pending: dict[int, list[tuple[str, str]]] = {}
     for adj in sw.adjoints:
         if adj.seeded:
-            adjoint_src[id(adj.value)] = b.add("seed", [f"{adj.name} = 1.0", "seed"], bwd)
-            pending[id(adj.value)] = [(adjoint_src[id(adj.value)], adj.name)]
+            adjoint_src[id(adj)] = b.add("seed", [f"{adj.name} = 1.0", "seed"], bwd)
+            pending[id(adj)] = [(adjoint_src[id(adj)], adj.name)]
 
     def finish(adj: sweep.Adjoint, done: int) -> None:
         """Called after each contribution; adds the Σ node after the last one."""
-        parts = pending.get(id(adj.value), [])
+        parts = pending.get(id(adj), [])
         if done < len(adj.steps):
             return
         if len(parts) == 1:
-            adjoint_src[id(adj.value)] = parts[0][0]
+            adjoint_src[id(adj)] = parts[0][0]
             return
         total = b.add("sum", ["Σ", adj.name], bwd)
         for src, label in parts:
             b.edge(src, total, label, "adjoint")
-        adjoint_src[id(adj.value)] = total
+        adjoint_src[id(adj)] = total
 
     counts: dict[int, int] = {}
     calls: dict[int, str] = {}
     for step in sw.steps:
         adj_out = sw.adjoint(step.op.out)
-        adj_in = sw.adjoint(step.value)
+        adj_in = sw.adjoint(step.value, step.item)
+        line = f"line {step.op.loc.line}"
         if step.is_call:
             # One node for the callee's whole backward pass: it hands every
             # operand its contribution at once.
@@ -223,9 +241,9 @@ def combined(func: ir.Function, code: CodeFunction) -> Graph:
             if node is None:
                 node = calls[id(step.stmt)] = b.add(
                     "bwd", [sweep.derivative_text(step.op, None, modules),
-                            ast.unparse(step.stmt.node.value), f"line {step.op.loc.line}"],
-                    bwd, step.op)
-                b.edge(adjoint_src[id(step.op.out)], node, adj_out.name, "adjoint")
+                            ast.unparse(step.stmt.node.value), line], bwd, step.op)
+                for k, name in step.cotangent:
+                    b.edge(adjoint_src[id(sw.adjoint(step.op.out, k))], node, name, "adjoint")
                 b.edge(b.producer[id(step.op.out)], node, step.tape, "read")
             out_label = step.expr
         else:
@@ -233,18 +251,18 @@ def combined(func: ir.Function, code: CodeFunction) -> Graph:
             head = sweep.derivative_text(step.op, step.operand, modules) + side
             if step.stmt is None:
                 node = b.add("shared", [head, f"= {step.partial}, no code:",
-                                        f"{step.value.name}'s adjoint is {adj_out.name}",
-                                        f"line {step.op.loc.line}"], bwd, step.op)
+                                        f"{step.target}'s adjoint is {adj_out.name}", line],
+                             bwd, step.op)
                 out_label = adj_out.name
             else:
-                node = b.add("bwd", [head, step.expr, f"line {step.op.loc.line}"], bwd, step.op)
+                node = b.add("bwd", [head, step.expr, line], bwd, step.op)
                 out_label = step.expr
-            b.edge(adjoint_src[id(step.op.out)], node, adj_out.name, "adjoint")
+            b.edge(adjoint_src[id(adj_out)], node, adj_out.name, "adjoint")
             for v in step.reads:
                 b.edge(b.producer[id(v)], node, v.name, "read")
         counts[id(adj_in)] = counts.get(id(adj_in), 0) + 1
         many = len(adj_in.steps) + (1 if adj_in.seeded else 0) > 1
-        pending.setdefault(id(adj_in.value), []).append((node, out_label if many else adj_in.name))
+        pending.setdefault(id(adj_in), []).append((node, out_label if many else adj_in.name))
         finish(adj_in, counts[id(adj_in)])
 
     for v in code.wrt:
@@ -253,7 +271,7 @@ def combined(func: ir.Function, code: CodeFunction) -> Graph:
         sink = b.add("grad", [f"gradient ∂{_result_name(func)}/∂{v.name}", f"= {name}"], bwd,
                      node_id=f"grad_{v.name}")
         if adj is not None:
-            b.edge(adjoint_src[id(v)], sink, adj.name, "adjoint")
+            b.edge(adjoint_src[id(adj)], sink, adj.name, "adjoint")
     return g
 
 

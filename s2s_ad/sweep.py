@@ -62,10 +62,20 @@ class Step:
     """For a call: the ``dx += dx_1`` that adds that temporary."""
     tape: str = ""
     """For a call: the callee's tape, which its backward pass reads."""
+    cotangent: list[tuple[int | None, str]] = field(default_factory=list)
+    """For a call: the adjoints its backward pass reads, ``(None, name)`` for
+    a number, ``(k, name)`` per item of a returned tuple that has one."""
+    item: int | None = None
+    """For ``p = t[k]``: ``k``; the step adds to the adjoint of item ``k`` of ``t``."""
 
     @property
     def is_call(self) -> bool:
         return self.op.callee is not None
+
+    @property
+    def target(self) -> str:
+        """The value whose adjoint receives the contribution: ``x``, or ``t[k]``."""
+        return self.value.name if self.item is None else f"{self.value.name}[{self.item}]"
 
     @property
     def expr(self) -> str:
@@ -97,6 +107,12 @@ class Adjoint:
     """The contributions it sums, in sweep order (one per use of ``value``)."""
     seeded: bool = False
     """The result's adjoint: it starts as the seed."""
+    item: int | None = None
+    """For a tuple a call returned: which item's adjoint this is."""
+
+    @property
+    def target(self) -> str:
+        return self.value.name if self.item is None else f"{self.value.name}[{self.item}]"
 
 
 @dataclass(eq=False)
@@ -107,11 +123,15 @@ class Sweep:
     adjoints: list[Adjoint]
     """In the order they are first written (the seed first)."""
 
-    def adjoint(self, value: ir.Value) -> Adjoint | None:
+    def adjoint(self, value: ir.Value, item: int | None = None) -> Adjoint | None:
         for a in self.adjoints:
-            if a.value is value:
+            if a.value is value and a.item == item:
                 return a
         return None
+
+    def items(self, value: ir.Value) -> list[Adjoint]:
+        """The adjoints of the items of a tuple ``value``."""
+        return [a for a in self.adjoints if a.value is value and a.item is not None]
 
 
 def param_names(op: ir.Op) -> list[str]:
@@ -133,9 +153,11 @@ def derivative_text(op: ir.Op, operand: int | None, modules: dict[str, str]) -> 
     for a call and ``None``, the callee by all its parameters (``∂h/∂(x, k)``)."""
     if operand is None:
         return f"∂{op.callee.name}/∂({', '.join(param_names(op))})"
+    if op.prim == "item":
+        return f"∂{op.out.name}/∂{_rhs(op, modules)}"
     rhs = _rhs(op, modules)
     node = ast.parse(rhs, mode="eval").body
-    if not isinstance(node, (ast.Call, ast.Name, ast.Constant)):
+    if not isinstance(node, (ast.Call, ast.Name, ast.Constant, ast.Subscript)):
         rhs = f"({rhs})"
     arg = op.args[operand]
     name = arg.name if isinstance(arg, ir.Value) else repr(arg)
@@ -143,6 +165,8 @@ def derivative_text(op: ir.Op, operand: int | None, modules: dict[str, str]) -> 
 
 
 def _rhs(op: ir.Op, modules: dict[str, str]) -> str:
+    if op.prim == "item":
+        return f"{op.args[0].name}[{op.args[1].value}]"
     if op.callee is not None:
         args = ", ".join(a.name if isinstance(a, ir.Value) else repr(a) for a in op.args)
         return f"{op.callee.name}({args})"
@@ -153,7 +177,8 @@ def straight_line(func: ir.Function, what: str) -> None:
     """Refuse what :func:`read` cannot draw yet: structured ops (loops,
     branches), which hold nested regions instead of being one primitive."""
     for op in func.body.ops:
-        if not isinstance(op, ir.Op) or (op.prim not in RULES and op.callee is None):
+        if not isinstance(op, ir.Op) or (op.prim not in RULES and op.callee is None
+                                         and op.prim != "item"):
             kind = op.prim if isinstance(op, ir.Op) else type(op).__name__.lower()
             raise SourceError(f"{what} shows straight-line code only; this `{kind}` "
                               "(a loop or branch) cannot be drawn yet", op.loc.file,
@@ -173,14 +198,17 @@ def read(func: ir.Function, code: CodeFunction) -> Sweep:
     forward = {v.name: v for v in func.param_values}
     forward.update({op.out.name: op.out for op in func.body.ops})
 
-    adjoints: dict[int, Adjoint] = {}
+    adjoints: dict[tuple[int, int | None], Adjoint] = {}
     order: list[Adjoint] = []
+    has: set[int] = set()
 
-    def adjoint(v: ir.Value) -> Adjoint:
-        if id(v) not in adjoints:
-            adjoints[id(v)] = Adjoint(v, code.adjoints[v.name])
-            order.append(adjoints[id(v)])
-        return adjoints[id(v)]
+    def adjoint(v: ir.Value, item: int | None = None, name: str = "") -> Adjoint:
+        key = (id(v), item)
+        if key not in adjoints:
+            adjoints[key] = Adjoint(v, name or code.adjoints[v.name], item=item)
+            order.append(adjoints[key])
+            has.add(id(v))
+        return adjoints[key]
 
     result = func.result
     if isinstance(result, ir.Value) and result.name in code.adjoints:
@@ -189,20 +217,37 @@ def read(func: ir.Function, code: CodeFunction) -> Sweep:
     steps: list[Step] = []
     used: set[int] = set()
     for op in reversed(func.body.ops):
-        if id(op.out) not in adjoints:
+        if id(op.out) not in has:
             continue
+        stmts = by_op.get((id(op), None), [])
         if op.callee is not None:
-            new = _call_steps(op, by_op.get((id(op), None), []), code)
+            new = _call_steps(op, stmts, code)
+        elif op.prim == "item":
+            new = [_item_step(op, stmts, adjoint, adjoints[(id(op.out), None)].name)]
         else:
-            new = _op_steps(op, by_op, code, adjoints[id(op.out)].name, forward)
+            new = _op_steps(op, by_op, code, adjoints[(id(op.out), None)].name, forward)
         for step in new:
             used |= {id(s) for s in (step.stmt, step.add) if s is not None}
             steps.append(step)
-            adjoint(step.value).steps.append(step)
+            adjoint(step.value, step.item, step.contrib if step.item is not None else "") \
+                .steps.append(step)
     left = [ast.unparse(s.node) for s in reverse if id(s) not in used]
     if left:
         raise SweepError(f"reverse statements the IR does not explain: {left}")
     return Sweep(func, code, steps, order)
+
+
+def _item_step(op: ir.Op, stmts: list[Stmt], adjoint, g: str) -> Step:
+    """``p = t[k]``: ``p``'s adjoint becomes that of item ``k`` of ``t``
+    (no code); a second read of the item adds, in a fresh variable."""
+    tup, k = op.args[0], op.args[1].value
+    step = Step(op, 0, tup, "1", None, item=k, contrib=g)
+    if stmts:
+        (add,) = stmts
+        step.add = add
+        # the item's adjoint is the sum's variable from here on
+        adjoint(tup, k, g).name = add.node.targets[0].id
+    return step
 
 
 def _op_steps(op: ir.Op, by_op: dict, code: CodeFunction, g: str,
@@ -237,16 +282,21 @@ def _call_steps(op: ir.Op, stmts: list[Stmt], code: CodeFunction) -> list[Step]:
     targets = call.node.targets[0].elts
     tape = call.node.value.args[0].id
     bwd = call.node.value.func.id
-    g = call.node.value.args[1].id
+    cot = call.node.value.args[1]
+    if isinstance(cot, ast.Tuple):
+        cotangent = [(k, e.id) for k, e in enumerate(cot.elts) if isinstance(e, ast.Name)]
+    else:
+        cotangent = [(None, cot.id)]
     adds = {s.node.value.id: s for s in stmts if isinstance(s.node, ast.AugAssign)}
     params = param_names(op)
+    g = ", ".join(name for _, name in cotangent)
     steps = []
     for i, arg in enumerate(op.args):
         if not isinstance(arg, ir.Value) or arg.name not in code.adjoints:
             continue
         name = targets[i].id
         steps.append(Step(op, i, arg, f"{g} · ∂{op.out.name}/∂{params[i]} by {bwd}", call,
-                          contrib=name, add=adds.get(name), tape=tape))
+                          contrib=name, add=adds.get(name), tape=tape, cotangent=cotangent))
     return steps
 
 

@@ -20,6 +20,7 @@ from seed_ggml import f as seed
 
 import calls_src
 import gaussian_nll
+import structures_src
 
 SEED_FILE = "examples/seed_ggml.py:f"
 
@@ -86,17 +87,46 @@ def shared_temp(a, b, c):
     return y
 
 
-@pytest.mark.parametrize("fn", [seed, temporaries, shared_temp, calls_src.nested,
-                                calls_src.same_arg, calls_src.imported])
-def test_explained_lines_are_the_generated_reverse_sweep(fn):
+def split(x, y):
+    return x * y, x + y
+
+
+def twice_item(x, y):
+    t = split(x, y)
+    a = t[0]
+    b = t[0] * 2.0
+    return a * b + t[1]
+
+
+def returns_tuple(x, y):
+    loss = (x - y) ** 2
+    reg = 0.1 * x * x
+    return loss + reg, loss, reg
+
+
+@pytest.mark.parametrize("fn, output", [
+    (seed, None), (temporaries, None), (shared_temp, None), (calls_src.nested, None),
+    (calls_src.same_arg, None), (calls_src.imported, None), (twice_item, None),
+    (structures_src.use_split, None), (returns_tuple, 0), (returns_tuple, 2),
+])
+def test_explained_lines_are_the_generated_reverse_sweep(fn, output):
     """Every statement of the generated reverse sweep, in order, and nothing else."""
-    generated = s2s_ad.gradient_source(fn, None)
+    generated = s2s_ad.gradient_source(fn, None, output=output)
     body = generated.split("# reverse sweep\n", 1)[1].split("\n    return ", 1)[0]
     code = [line.split("#")[0].strip() for line in body.splitlines() if line.strip()]
     explained = [re.split(r"\s{2,}", line)[0]
-                 for line in section(s2s_ad.explain(fn), "reverse sweep")]
+                 for line in section(s2s_ad.explain(fn, output=output), "reverse sweep")]
     assert [line for line in explained
             if not line.startswith("(no code") and " = 1.0" not in line] == code
+
+
+def test_a_tuple_item_read_twice_sums_its_reads():
+    text = s2s_ad.explain(twice_item)
+    assert re.search(r"\(no code: t\[0\]'s adjoint is dt_0\) +← t_0 = t\[0\], ∂t_0/∂t\[0\] = 1", text)
+    assert re.search(r"dt_0_1 = dt_0 \+ da +← a = t\[0\], ∂a/∂t\[0\] = 1, item 0 read again", text)
+    assert re.search(r"dx, dy = split_bwd\(t_tape, \(dt_0_1, dt_1\)\) +← t = split\(x, y\)", text)
+    assert re.search(r"  t\[0\] +dt_0_1 = dt_0 \+ da +sums 2 uses: t_0 = t\[0\] \(line \d+\); "
+                     r"a = t\[0\]", text)
 
 
 @pytest.mark.parametrize("fn", [seed, temporaries, shared_temp])

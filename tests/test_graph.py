@@ -315,3 +315,56 @@ def test_cli_renders_svg_when_graphviz_is_installed(tmp_path):
         assert code == 0
         svg = out.read_text(encoding="utf-8")
         assert "<svg" in svg and re.search(r"node_6", svg)
+
+
+# -- tuples a helper returns ----------------------------------------------------
+
+def split(x, y):
+    return x * y, x + y
+
+
+def twice_item(x, y):
+    t = split(x, y)
+    a = t[0]
+    b = t[0] * 2.0
+    return a * b + t[1]
+
+
+def test_items_of_a_returned_tuple_feed_the_call_node_one_edge_each():
+    text = s2s_ad.graph_dot(twice_item, backward=True)
+    dot = dotcheck.parse(text)
+    check_with_graphviz(text)
+    k = kinds(dot)
+    items = [labels(dot, n)[1] for n in dot.nodes if k[n] == "op" and "item" in labels(dot, n)[1]]
+    assert items == ["item 0", "item 0", "item 1"]
+    shared = {labels(dot, n)[1]: n for n in dot.nodes if k[n] == "shared"}
+    assert {"∂a/∂t[0]", "∂t_0/∂t[0]", "∂t_1/∂t[1]"} <= set(shared)
+    # item 0 is read twice: its adjoint is a Σ of both reads
+    (total,) = [n for n in dot.nodes if k[n] == "sum"]
+    assert sorted(a for a, b, _ in dot.edges if b == total) == sorted(
+        [shared["∂a/∂t[0]"], shared["∂t_0/∂t[0]"]])
+    (call,) = [n for n in dot.nodes if k[n] == "bwd" and "split_bwd" in labels(dot, n)[2]]
+    into = sorted((a, e["label"].strip()) for a, b, e in dot.edges
+                  if b == call and e.get("style") != "dashed")
+    assert into == sorted([(total, "dt_0_1"), (shared["∂t_1/∂t[1]"], "dt_1")])
+    assert sorted(b for a, b, _ in dot.edges if a == call) == ["grad_x", "grad_y"]
+
+
+def returns_tuple(x, y):
+    loss = (x - y) ** 2
+    reg = 0.1 * x * x
+    return loss + reg, loss, reg
+
+
+def test_a_returned_tuple_is_drawn_item_by_item_and_output_picks_one(capsys):
+    dot = dotcheck.parse(s2s_ad.graph_dot(returns_tuple))
+    into = sorted(e["label"].strip() for a, b, e in dot.edges if b == "return")
+    assert into == ["[0] t3", "[1] loss", "[2] reg"]
+    assert labels(dot, "return") == ["return (t3, loss, reg)"]
+    back = dotcheck.parse(s2s_ad.graph_dot(returns_tuple, backward=True, output=2))
+    k = kinds(back)
+    assert [labels(back, n)[1] for n in back.nodes if k[n] == "bwd"] == [
+        "∂(t2 * x)/∂t2", "∂(t2 * x)/∂x", "∂(0.1 * x)/∂x"]
+    assert main(["graph", "tests/test_graph.py:returns_tuple", "--backward"]) == 2
+    assert "--output K" in capsys.readouterr().err
+    assert main(["graph", "tests/test_graph.py:returns_tuple", "--backward", "--output", "1"]) == 0
