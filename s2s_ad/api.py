@@ -337,11 +337,15 @@ def _global(name: str, obj, fn, out: list, seen: set) -> None:
     elif isinstance(obj, types.FunctionType):
         out.append(("calls", name))
         _fingerprint(obj, out, seen)
-    elif isinstance(obj, types.ModuleType):
-        # ``helpers.sq(x)``: co_names holds both ``helpers`` and ``sq``.
+    elif isinstance(obj, types.ModuleType) and not frontend._is_library_module(obj):
+        # ``helpers.sq(x)``, ``pkg.helpers.sq(x)``: co_names holds every
+        # part of the chain, so each module is searched for the others.
+        if id(obj) in seen:
+            return
+        seen.add(id(obj))
         for attr in _names(fn.__code__):
             member = getattr(obj, attr, None)
-            if isinstance(member, (numbers.Number, types.FunctionType)):
+            if isinstance(member, (numbers.Number, types.FunctionType, types.ModuleType)):
                 _global(f"{name}.{attr}", member, fn, out, seen)
 
 

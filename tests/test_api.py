@@ -200,3 +200,23 @@ def test_every_public_function_has_a_docstring(name):
 def test_help_reads_like_numpy_docs(fn):
     text = pydoc.render_doc(fn, renderer=pydoc.plaintext)
     assert "Parameters\n" in text and "----------" in text and "Returns\n" in text
+
+
+def test_the_cache_sees_a_helper_edited_in_a_nested_package(tmp_path, monkeypatch):
+    import importlib
+    import sys
+    pkg = tmp_path / "cachepkg" / "inner"
+    pkg.mkdir(parents=True)
+    (tmp_path / "cachepkg" / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "mod.py").write_text("def h(x):\n    return x * x\n")
+    (tmp_path / "cachetop.py").write_text(
+        "import cachepkg.inner.mod\n\ndef f(x):\n    return cachepkg.inner.mod.h(x) + x\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import cachetop
+    s2s_ad.clear_cache()
+    assert close(s2s_ad.grad(cachetop.f)(3.0), 7.0)
+    (pkg / "mod.py").write_text("def h(x):\n    return x * x * x\n")
+    importlib.reload(sys.modules["cachepkg.inner.mod"])
+    assert close(s2s_ad.grad(cachetop.f)(3.0), 28.0)
+    assert s2s_ad.cache_info().misses == 2
