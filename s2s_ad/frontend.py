@@ -407,7 +407,9 @@ class _Lowering:
         if name and getattr(math, name, None) is fn:
             raise self.src.error(node, f"`{what}` has no derivative rule in s2s-ad")
         raise self.src.error(node, f"the call `{what}` is not supported: s2s-ad knows "
-                             "Python's arithmetic, `math` and abs/min/max/pow/float/int/round")
+                             "Python's arithmetic, `math` and abs/min/max/pow/float/int/round, "
+                             "and your own functions; give anything else a derivative rule "
+                             "(s2s_ad.defvjp, see docs/custom_rules.md)")
 
     def resolve(self, node: ast.expr):
         """The Python object a global name or attribute chain refers to."""

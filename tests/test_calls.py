@@ -155,3 +155,14 @@ def test_generated_module_imports_in_a_fresh_interpreter_without_s2s_ad(tmp_path
     args = [0.4, -0.9, 0.7, 0.3]
     want = fd_gradient(lambda x, y, w, b: shapes_loss()(x, y, w, bias=b), args, [0, 1, 2, 3])
     assert all(close(g, w) for g, w in zip(got, want)), (got, want)
+
+
+def test_golden_module_of_a_package_with_helpers_and_a_rule(golden):
+    # Readability review only; correctness is checked above against
+    # finite differences and sympy.
+    golden("pkg_calls_loss.grad.py", s2s_ad.gradient_source(shapes_loss()))
+
+
+def test_golden_vjp_pair_of_a_tuple_returning_function(golden):
+    import structures_src
+    golden("returns_tuple.vjp.py", s2s_ad.vjp_source(structures_src.returns_tuple))
