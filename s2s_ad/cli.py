@@ -3,9 +3,9 @@
     s2s-ad grad  TARGET [--wrt a,x] [--value] [--output K] [-o FILE]   print or write the gradient module
     s2s-ad check TARGET [--wrt a,x] [--args n=5] [--at x=0.3]   prove it against sympy
     s2s-ad ir    TARGET                                    print the SSA graph
-    s2s-ad graph TARGET [--backward] [--wrt a,x] [--output K] [-o out.dot|out.svg|out.png]
+    s2s-ad graph TARGET [--backward] [--wrt a,x] [--output K] [--length xs=N] [-o out.png]
                                                        draw it (Graphviz DOT)
-    s2s-ad explain TARGET [--wrt a,x] [--output K]     the reverse sweep, line by line
+    s2s-ad explain TARGET [--wrt a,x] [--output K] [--length xs=N]   the reverse sweep, line by line
 
 TARGET is ``path/to/file.py:fn``, ``path/to/file.py.fn`` or ``pkg.mod.fn``.
 Exit codes: 0 success (proved or agrees), 1 mismatch, 2 error (or undecided).
@@ -89,6 +89,8 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--output", type=int, metavar="K",
                    help="with --backward, for a function returning a tuple or list: the item "
                    "to differentiate")
+    d.add_argument("--length", action="append", metavar="NAME=N",
+                   help="length of a list parameter (e.g. xs=3): one leaf per item")
 
     e = sub.add_parser("explain", help="the reverse sweep line by line, with the local derivative "
                        "each line applies")
@@ -96,6 +98,8 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--wrt", help="comma-separated parameter names or indices (default: all)")
     e.add_argument("--output", type=int, metavar="K",
                    help="for a function returning a tuple or list: the item to differentiate")
+    e.add_argument("--length", action="append", metavar="NAME=N",
+                   help="length of a list parameter (e.g. xs=3)")
     return p
 
 
@@ -128,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
             if (args.wrt is not None or args.output is not None) and not args.backward:
                 raise S2SError("--wrt and --output choose what the reverse sweep "
                                "differentiates; add --backward to draw it")
-            text = api.graph_dot(fn, _wrt(args.wrt), backward=args.backward, output=args.output)
+            text = api.graph_dot(fn, _wrt(args.wrt), backward=args.backward, output=args.output,
+                                 lengths=_assignments(args.length, "--length") or None)
             if args.file:
                 _refuse_overwriting_source(args.file, fn)
                 graph.render(text, args.file)
@@ -137,7 +142,8 @@ def main(argv: list[str] | None = None) -> int:
                 sys.stdout.write(text)
             return 0
         if args.command == "explain":
-            sys.stdout.write(api.explain(fn, _wrt(args.wrt), output=args.output))
+            sys.stdout.write(api.explain(fn, _wrt(args.wrt), output=args.output,
+                                         lengths=_assignments(args.length, "--length") or None))
             return 0
     except BrokenPipeError:
         # stdout closed early (`s2s-ad grad ... | head`): not an error of ours;

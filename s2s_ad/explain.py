@@ -91,9 +91,11 @@ def explain_text(func: ir.Function, code: CodeFunction) -> str:
     rows = [_adjoint_row(adj, sw) for adj in sw.adjoints]
     lines += _table(rows) if rows else ["  (none)"]
     grads = []
+    items = {id(p.value): p.items for p in func.params if p.items is not None}
     for v in code.wrt:
-        adj = sw.adjoint(v)
-        grads.append(f"∂{_result_name(func)}/∂{v.name} = {adj.name if adj else '0.0'}")
+        names = [a.name if a else "0.0" for a in (sw.adjoint(x) for x in items.get(id(v), [v]))]
+        total = names[0] if id(v) not in items else f"[{', '.join(names)}]"
+        grads.append(f"∂{_result_name(func)}/∂{v.name} = {total}")
     lines += ["", "gradient: " + ", ".join(grads)]
     return "\n".join(lines) + "\n"
 

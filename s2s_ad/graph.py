@@ -149,7 +149,12 @@ def _where(func: ir.Function) -> str:
 
 def _forward(b: _Builder, func: ir.Function, cluster: Cluster | None) -> None:
     for p in func.params:
-        b.producer[id(p.value)] = b.add("param", [p.value.name], cluster)
+        if p.items is None:
+            b.producer[id(p.value)] = b.add("param", [p.value.name], cluster)
+            continue
+        # a list or tuple parameter: one leaf per item, as the code unpacks it
+        for i, v in enumerate(p.items):
+            b.producer[id(v)] = b.add("param", [f"{p.value.name}[{i}]"], cluster)
     consts: dict[str, str] = {}
     for op in func.body.ops:
         for a in op.args[:1] if op.prim == "item" else op.args:
@@ -265,13 +270,18 @@ def combined(func: ir.Function, code: CodeFunction) -> Graph:
         pending.setdefault(id(adj_in), []).append((node, out_label if many else adj_in.name))
         finish(adj_in, counts[id(adj_in)])
 
+    items = {id(p.value): p.items for p in func.params if p.items is not None}
     for v in code.wrt:
-        adj = sw.adjoint(v)
-        name = adj.name if adj else "0.0"
-        sink = b.add("grad", [f"gradient ∂{_result_name(func)}/∂{v.name}", f"= {name}"], bwd,
+        parts = items.get(id(v), [v])
+        adjs = [sw.adjoint(x) for x in parts]
+        names = [a.name if a else "0.0" for a in adjs]
+        total = names[0] if id(v) not in items else f"[{', '.join(names)}]"
+        sink = b.add("grad", [f"gradient ∂{_result_name(func)}/∂{v.name}", f"= {total}"], bwd,
                      node_id=f"grad_{v.name}")
-        if adj is not None:
-            b.edge(adjoint_src[id(adj)], sink, adj.name, "adjoint")
+        for i, adj in enumerate(adjs):
+            if adj is not None:
+                label = adj.name if id(v) not in items else f"[{i}] {adj.name}"
+                b.edge(adjoint_src[id(adj)], sink, label, "adjoint")
     return g
 
 

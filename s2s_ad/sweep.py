@@ -195,7 +195,7 @@ def read(func: ir.Function, code: CodeFunction) -> Sweep:
         if s.origin is None:
             raise SweepError(f"a reverse statement without a forward op: {ast.unparse(s.node)}")
         by_op.setdefault((id(s.origin), s.operand), []).append(s)
-    forward = {v.name: v for v in func.param_values}
+    forward = {v.name: v for v in func.scalars(func.param_values)}
     forward.update({op.out.name: op.out for op in func.body.ops})
 
     adjoints: dict[tuple[int, int | None], Adjoint] = {}

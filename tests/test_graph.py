@@ -136,12 +136,17 @@ def test_seed_golden(golden):
     golden("graph_seed_backward.dot", s2s_ad.graph_dot(seed, wrt=("a", "x"), backward=True))
 
 
-def _run(g: graph.Graph, func: ir.Function, args: list[float]) -> dict[str, float]:
-    """Evaluate a combined graph node by node, each from its incoming edges."""
+def _run(g: graph.Graph, func: ir.Function, args: list) -> dict[str, object]:
+    """Evaluate a combined graph node by node, each from its incoming edges.
+    A list argument fills its item leaves (``xs[0]``, ...); a gradient sink
+    of a list parameter collects its ``[i]`` edges into a list."""
     value: dict[str, float] = {}
-    for p, a in zip(func.param_values, args):
-        value[p.name] = a
-    out: dict[str, float] = {}
+    for p, a in zip(func.params, args):
+        if p.items is None:
+            value[p.value.name] = a
+        else:
+            value.update({f"{p.value.name}[{i}]": x for i, x in enumerate(a)})
+    out: dict[str, object] = {}
     env_math = {"math": math}
     for n in g.nodes:
         ins = [e for e in g.edges if e.dst == n.id]
@@ -167,6 +172,10 @@ def _run(g: graph.Graph, func: ir.Function, args: list[float]) -> dict[str, floa
             out[n.id] = out[e.src]
         elif n.kind == "sum":
             out[n.id] = sum(out[e.src] for e in ins)
+        elif n.kind == "grad" and n.label[1].startswith("= ["):
+            items = n.label[1][3:-1].split(", ")
+            got = {int(e.label.split("]")[0][1:]): out[e.src] for e in ins}
+            out[n.id] = [got.get(i, 0.0) for i in range(len(items))]
         elif n.kind in ("grad", "return"):
             out[n.id] = sum(out[e.src] for e in ins)
     return out
@@ -183,19 +192,45 @@ def shared_temp(a, b, c):
     return y
 
 
+def norm2(xs, w):
+    return sum(x * x for x in xs) * w + xs[0] * xs[-1]
+
+
 @pytest.mark.parametrize("fn, args", [
     (seed, [1.3, -0.7]),
     (reused, [0.4, 1.1, 0.8]),
     (shared_temp, [0.3, -1.2, 2.0]),
+    (norm2, [[0.3, -1.2, 2.0], 0.7]),
 ])
 def test_running_the_graph_gives_the_gradient(fn, args):
-    func = api.lower(fn)
+    lengths = {"xs": 3} if fn is norm2 else None
+    func = api.lower(fn, lengths)
     values, _ = api.resolve_wrt(func, None)
     g = graph.combined(func, reverse.transform(func, values))
     out = _run(g, func, args)
-    got = [out[f"grad_{v.name}"] for v in values]
-    want = fd_gradient(fn, args, list(range(len(args))))
+    got = []
+    for v in values:
+        got += out[f"grad_{v.name}"] if isinstance(out[f"grad_{v.name}"], list) \
+            else [out[f"grad_{v.name}"]]
+    flat = [x for a in args for x in (a if isinstance(a, list) else [a])]
+
+    def flat_fn(*xs):
+        return fn([xs[0], xs[1], xs[2]], xs[3]) if fn is norm2 else fn(*xs)
+
+    want = fd_gradient(flat_fn, flat, list(range(len(flat))))
+    assert len(got) == len(want)
     assert all(close(a, b) for a, b in zip(got, want)), (got, want)
+
+
+def test_list_parameter_items_are_leaves_and_its_gradient_a_list(capsys):
+    dot = dotcheck.parse(s2s_ad.graph_dot(norm2, backward=True, lengths={"xs": 3}))
+    leaves = [labels(dot, n)[1] for n in dot.nodes if kinds(dot)[n] == "param"]
+    assert leaves == ["xs[0]", "xs[1]", "xs[2]", "w"]
+    assert labels(dot, "grad_xs") == ["gradient ∂out/∂xs", "= [dxs_0, dxs_1, dxs_2]"]
+    assert sorted(e["label"].strip() for a, b, e in dot.edges if b == "grad_xs") == [
+        "[0] dxs_0", "[1] dxs_1", "[2] dxs_2"]
+    assert main(["explain", "tests/test_graph.py:norm2", "--length", "xs=3"]) == 0
+    assert "gradient: ∂out/∂xs = [dxs_0, dxs_1, dxs_2], ∂out/∂w = dw" in capsys.readouterr().out
 
 
 def test_shared_adjoint_is_drawn_as_a_codeless_derivative():
