@@ -9,6 +9,7 @@ import dataclasses
 import inspect
 import numbers
 import types
+import weakref
 from collections.abc import Hashable
 from typing import Callable, NamedTuple, Sequence, Union
 
@@ -315,13 +316,12 @@ def _fingerprint(fn, out: list, seen: set) -> None:
     rule = user_rules.lookup(fn) if isinstance(fn, types.FunctionType) else None
     if rule is not None or not isinstance(fn, types.FunctionType):
         # A primitive: its identity, not its source, decides the code.
-        out.append(("rule", id(fn), id(rule), id(getattr(rule, "fwd", None)),
-                    id(getattr(rule, "bwd", None))))
+        # (Not the rule record's id: a rule given as a plain attribute tuple
+        # gets a new record on every lookup.)
+        fwd, bwd = getattr(rule, "fwd", None), getattr(rule, "bwd", None)
+        out.append(("rule", id(fn), id(fwd), id(bwd), _dotted(fwd), _dotted(bwd)))
         return
-    try:
-        text = inspect.getsource(fn)
-    except (OSError, TypeError):
-        text = None  # source.locate will refuse it with a clear message
+    text = _source_text(fn.__code__)
     code = fn.__code__
     out.append(("fn", fn.__module__, fn.__qualname__, code.co_filename, code.co_firstlineno, text, _numbers(fn.__defaults__),
                 _numbers(tuple(sorted((fn.__kwdefaults__ or {}).items())))))
@@ -329,6 +329,25 @@ def _fingerprint(fn, out: list, seen: set) -> None:
     for name in _names(fn.__code__):
         obj = g.get(name, None)
         _global(name, obj, fn, out, seen)
+
+
+_texts: "weakref.WeakKeyDictionary[types.CodeType, str | None]" = weakref.WeakKeyDictionary()
+
+
+def _source_text(code: types.CodeType) -> str | None:
+    """The source text of ``code``, read once per code object: code objects
+    are immutable, and a function defined anew (an edit, a re-import) gets a
+    new one. Reading it is most of the cost of a cache lookup."""
+    try:
+        return _texts[code]
+    except KeyError:
+        pass
+    try:
+        text = "".join(inspect.getsourcelines(code)[0])
+    except (OSError, TypeError):
+        text = None  # source.locate will refuse it with a clear message
+    _texts[code] = text
+    return text
 
 
 def _global(name: str, obj, fn, out: list, seen: set) -> None:
@@ -347,6 +366,10 @@ def _global(name: str, obj, fn, out: list, seen: set) -> None:
             member = getattr(obj, attr, None)
             if isinstance(member, (numbers.Number, types.FunctionType, types.ModuleType)):
                 _global(f"{name}.{attr}", member, fn, out, seen)
+
+
+def _dotted(f) -> str | None:
+    return None if f is None else f"{getattr(f, '__module__', '')}.{getattr(f, '__qualname__', '')}"
 
 
 def _names(code: types.CodeType) -> list[str]:

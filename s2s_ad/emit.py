@@ -61,7 +61,8 @@ def tape_summary(fn: CodeFunction) -> str:
 def function_lines(fn: CodeFunction) -> list[str]:
     header = _source(ast.FunctionDef(fn.name, fn.args, [ast.Pass()], [], None, None))
     lines = [f"# {line}" for line in textwrap.wrap(fn.header, 86)]
-    lines.append(header.splitlines()[0])
+    # astor wraps a long signature over several lines; all but the ``pass``.
+    lines += header.splitlines()[:-1]
     lines += _body(fn.body, "    ")
     lines.append("    " + _source(ast.Return(fn.returns)))
     return lines

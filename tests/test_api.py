@@ -220,3 +220,17 @@ def test_the_cache_sees_a_helper_edited_in_a_nested_package(tmp_path, monkeypatc
     importlib.reload(sys.modules["cachepkg.inner.mod"])
     assert close(s2s_ad.grad(cachetop.f)(3.0), 28.0)
     assert s2s_ad.cache_info().misses == 2
+
+
+def test_a_long_signature_wrapped_by_the_printer_still_compiles():
+    m = define("""
+        def f(first_parameter, second_parameter, third_parameter, fourth_parameter,
+              fifth_parameter, sixth_parameter):
+            return (first_parameter * second_parameter + third_parameter * fourth_parameter
+                    + fifth_parameter * sixth_parameter)
+        """)
+    args = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+    got = s2s_ad.grad(m.f, wrt=None)(*args)
+    assert all(close(g, w) for g, w in zip(got, [0.2, 0.1, 0.4, 0.3, 0.6, 0.5]))
+    _, vjp_fn = s2s_ad.vjp(m.f, *args)
+    assert close(vjp_fn(1.0)[5], 0.5)

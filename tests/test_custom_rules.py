@@ -115,3 +115,10 @@ def test_the_vjp_of_a_rule_itself_matches_math():
     assert close(value, r.helper_with_rule(0.3))
     wa = math.exp(0.3) / (math.exp(0.3) + math.exp(0.6))
     assert close(vjp_fn(1.0)[0], wa + 2.0 * (1.0 - wa))
+
+
+def test_a_rule_given_as_an_attribute_does_not_defeat_the_cache():
+    s2s_ad.clear_cache()
+    s2s_ad.grad(r.uses_opaque2)
+    s2s_ad.grad(r.uses_opaque2)
+    assert s2s_ad.cache_info().misses == 1
