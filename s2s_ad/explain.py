@@ -74,8 +74,8 @@ def explain_text(func: ir.Function, code: CodeFunction) -> str:
                              f", another use of {arg} ({step.side})", line))
             continue
         side = f" ({step.side})" if step.side else ""
-        why = (f"← {sweep.forward_text(step.op, modules)}, ∂{out}/∂{step.target} = "
-               f"{step.partial}{side}")
+        why = (f"← {sweep.forward_text(step.op, modules)}, ∂{out}/∂{step.target}"
+               f"{step.local}{side}")
         if step.add is not None:
             # a tuple item read twice: its adjoint sums both reads
             text = _stmt_text(step.add.node)
@@ -83,7 +83,7 @@ def explain_text(func: ir.Function, code: CodeFunction) -> str:
         elif step.stmt is None:
             text = f"(no code: {step.target}'s adjoint is {sw.adjoint(step.op.out).name})"
         else:
-            text = _code(step)
+            text = _stmt_text(step.stmt.node)
         rows.append((text, why, line))
     lines += _table(rows) if rows else ["  (nothing: the result does not depend on " + wrt + ")"]
 
@@ -113,11 +113,6 @@ def _stmt_text(node: ast.stmt) -> str:
     return f"{lhs} = {ast.unparse(node.value)}"
 
 
-def _code(step: sweep.Step) -> str:
-    op = "=" if isinstance(step.stmt.node, ast.Assign) else "+="
-    return f"{step.stmt.target} {op} {step.expr}"
-
-
 def _adjoint_row(adj: sweep.Adjoint, sw: sweep.Sweep) -> tuple[str, ...]:
     v = adj.target
     if adj.seeded and not adj.steps:
@@ -142,7 +137,8 @@ def _term(step: sweep.Step, sw: sweep.Sweep) -> str:
         return f"{step.stmt.node.value.func.id}(…)[{step.operand}]"
     if step.stmt is None:
         return sw.adjoint(step.op.out).name
-    if isinstance(step.stmt.node.value, (ast.IfExp, ast.Compare, ast.BoolOp, ast.Lambda)):
+    if isinstance(ast.parse(step.expr, mode="eval").body,
+                  (ast.IfExp, ast.Compare, ast.BoolOp, ast.Lambda)):
         return f"({step.expr})"
     return step.expr
 

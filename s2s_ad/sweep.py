@@ -84,7 +84,24 @@ class Step:
             return self.contrib
         if self.stmt is None:
             return ""
-        return ast.unparse(self.stmt.node.value)
+        value = self.stmt.node.value
+        if (isinstance(self.stmt.node, ast.Assign) and isinstance(value, ast.BinOp)
+                and isinstance(value.op, ast.Add) and isinstance(value.left, ast.Name)
+                and value.left.id == self.stmt.target):
+            # ``dW = dW + c`` (accumulating without mutating an array the
+            # caller may share): the contribution is ``c``
+            return ast.unparse(value.right)
+        return ast.unparse(value)
+
+    @property
+    def local(self) -> str:
+        """`` = x`` for a local derivative written as an expression, else
+        ``: what it is`` (``: transpose back``)."""
+        try:
+            ast.parse(self.partial, mode="eval")
+        except SyntaxError:
+            return f": {self.partial}"
+        return f" = {self.partial}"
 
     @property
     def side(self) -> str:
@@ -170,7 +187,13 @@ def _rhs(op: ir.Op, modules: dict[str, str]) -> str:
     if op.callee is not None:
         args = ", ".join(a.name if isinstance(a, ir.Value) else repr(a) for a in op.args)
         return f"{op.callee.name}({args})"
-    return ast.unparse(instantiate(RULES[op.prim].forward_ast, op.args, None, modules))
+    rule = RULES[op.prim]
+    attrs = getattr(op, "attrs", None)
+    if attrs is None:
+        return ast.unparse(instantiate(rule.forward_ast, op.args, None, modules))
+    # an op with attributes (``axis=``): fill them in as the forward pass does
+    return ast.unparse(instantiate(rule.forward_ast, op.args, None, modules,
+                                   attrs={**dict(rule.attrs), **attrs}, given=attrs))
 
 
 def straight_line(func: ir.Function, what: str) -> None:
