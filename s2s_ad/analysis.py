@@ -24,14 +24,15 @@ def differentiable(op: ir.Op) -> list[bool]:
         return [True] * len(op.args)
     if op.prim == "item":
         return [True, False]
-    return [p is not None for p in RULES[op.prim].partials]
+    rule = RULES[op.prim]
+    return [rule.flows(i) for i in range(len(op.args))]
 
 
 def varied(func: ir.Function, wrt: list[ir.Value]) -> set[int]:
     """ids of values that depend differentiably on ``wrt``."""
     out = {id(v) for v in wrt}
     for op in func.body.ops:
-        if op.out.kind not in ("float", "tuple"):
+        if op.out.kind not in ir.DIFFERENTIABLE | {"tuple"}:
             continue
         if any(isinstance(a, ir.Value) and id(a) in out and d
                for a, d in zip(op.args, differentiable(op))):

@@ -50,3 +50,5 @@ class CodeFunction:
     """A comment shown above the ``def``."""
     role: str = "gradient"
     """"gradient", or "fwd"/"bwd" for the pair of a called function."""
+    helpers: dict[str, str] = field(default_factory=dict)
+    """Module-level functions the body calls (NumPy's ``unbroadcast``): name -> source."""

@@ -45,6 +45,9 @@ def module(functions: list[CodeFunction], src_file: str | None = None) -> str:
     imports += sorted({line for fn in functions for line in fn.imports})
     if imports:
         lines += imports + [""]
+    helpers = {name: text for fn in functions for name, text in fn.helpers.items()}
+    for text in helpers.values():
+        lines += ["", text, ""]
     for fn in functions:
         lines += ["", *function_lines(fn), ""]
     return "\n".join(lines).rstrip("\n") + "\n"
@@ -87,4 +90,6 @@ def _body(stmts: list[Stmt], indent: str) -> list[str]:
 def _uses(fn: CodeFunction, alias: str) -> bool:
     nodes = [s.node for s in fn.body if s.node is not None] + [fn.returns]
     nodes += [d for d in fn.args.defaults + fn.args.kw_defaults if d is not None]
+    if fn.helpers and alias == fn.source.modules.get("numpy"):
+        return True
     return any(isinstance(n, ast.Name) and n.id == alias for node in nodes for n in ast.walk(node))

@@ -27,6 +27,7 @@ import types
 
 from . import ir, structures
 from .errors import SourceError
+from .frontend_numpy import ArrayLowering
 from .names import Namer, identifiers
 from .rules import RULES
 from .rules import user as user_rules
@@ -93,7 +94,7 @@ def lower(src: Source, lengths: dict | None = None) -> ir.Function:
     return _Lowering(src, lengths).function()
 
 
-class _Lowering:
+class _Lowering(ArrayLowering):
     def __init__(self, src: Source, lengths: dict | None = None):
         self.src = src
         self.lengths = dict(lengths or {})
@@ -110,12 +111,15 @@ class _Lowering:
     # -- entry -------------------------------------------------------------
 
     def function(self) -> ir.Function:
+        self.setup_numpy()
         params = self.parameters()
         self.params_so_far = params
+        self._params = params
         # Module aliases come after the parameters (whose names are fixed by
         # the signature) and before any local, so a local called `math`
         # is renamed rather than shadowing the module.
         self.modules["math"] = self.namer.claim("math")
+        self.claim_numpy()
         for name in sorted(BUILTIN_NAMES):
             self.namer.taken.add(name)
         body = list(self.tree.body)
@@ -182,14 +186,19 @@ class _Lowering:
         shape = self.lengths.pop(node.arg, None)
         if shape is not None:
             return structures.sequence_param(self, node, name, shape, default, has_default, kwonly)
-        value = ir.Value(name, "float", node.arg)
+        value = ir.Value(name, self.param_kind(node, default, has_default), node.arg)
         self.env[node.arg] = value
         return ir.Param(value, default, has_default, kwonly)
 
     # -- statements --------------------------------------------------------
 
     def statement(self, stmt: ast.stmt) -> None:
-        if isinstance(stmt, ast.Assign):
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Subscript) \
+                and self.array_mode:
+            if len(stmt.targets) != 1:
+                raise self.src.error(stmt, "chained assignment into a subscript is not supported")
+            self.assign_subscript(stmt.targets[0], stmt.value, stmt=stmt)
+        elif isinstance(stmt, ast.Assign):
             value = self.expr(stmt.value, target=stmt.targets[0] if len(stmt.targets) == 1 else None)
             for target in stmt.targets:
                 self.assign(target, value, stmt.value)
@@ -197,6 +206,12 @@ class _Lowering:
             if stmt.value is None:
                 return  # a bare annotation binds nothing
             self.assign(stmt.target, self.expr(stmt.value, target=stmt.target), stmt.value)
+        elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Subscript) \
+                and self.array_mode:
+            op = BINOPS.get(type(stmt.op))
+            if op is None:
+                raise self.src.error(stmt, f"the operator {type(stmt.op).__name__} is not supported")
+            self.assign_subscript(stmt.target, stmt.value, op=op, stmt=stmt)
         elif isinstance(stmt, ast.AugAssign):
             if not isinstance(stmt.target, ast.Name):
                 raise self.refuse(stmt.target)
@@ -275,6 +290,14 @@ class _Lowering:
             return self.constant(node.value, node)
         if isinstance(node, ast.Name):
             return self.read(node.id, node)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult) and self.array_mode:
+            return self.emit("matmul", [self.expr(node.left), self.expr(node.right)], node, var,
+                             hint=hint)
+        if isinstance(node, ast.Subscript) and self.array_mode:
+            return self.subscript(node, var, hint)
+        if isinstance(node, ast.Attribute) and self.array_mode \
+                and not self.is_global_path(node.value):
+            return self.array_attribute(node, var, hint)
         if isinstance(node, ast.BinOp):
             prim = BINOPS.get(type(node.op))
             if prim is None:
@@ -312,6 +335,16 @@ class _Lowering:
         raise self.refuse(node)
 
     def call(self, node: ast.Call, var: str | None, hint: str | None = None) -> ir.Operand:
+        if self.array_mode and isinstance(node.func, ast.Attribute) \
+                and not self.is_global_path(node.func.value):
+            return self.method_call(node, var, hint)
+        if self.array_mode:
+            prim = self.numpy_prim(self.resolve(node.func))
+            if prim is None and self.resolve(node.func) is builtins.len and node.args \
+                    and not self.holds_structure(node.args[0]):
+                prim = "len"
+            if prim is not None:
+                return self.numpy_call(prim, node, var, hint)
         for a in node.args:
             if isinstance(a, ast.Starred):
                 raise self.src.error(a, "`*args` in calls is not supported")
@@ -434,6 +467,8 @@ class _Lowering:
 
     def read(self, name: str, node: ast.AST) -> ir.Operand:
         if name in self.env:
+            if self.array_mode:
+                self.check_stale(name, self.env[name], node)
             return self.env[name]
         obj = self.src.globals.get(name, getattr(builtins, name, None))
         if isinstance(obj, numbers.Real):
@@ -451,15 +486,20 @@ class _Lowering:
         return ir.Const(int(value) if isinstance(value, numbers.Integral) else float(value))
 
     def emit(self, prim: str, args: list, node: ast.AST, var: str | None = None,
-             text: str | None = None, hint: str | None = None) -> ir.Value:
+             text: str | None = None, hint: str | None = None,
+             attrs: dict | None = None) -> ir.Value:
         for a in args:
             if not isinstance(a, (ir.Value, ir.Const)) or (isinstance(a, ir.Value)
                                                             and a.kind == "tuple"):
                 raise self.src.error(node, f"{structures.describe(a)} is used where a number is "
                                      "expected; index it, unpack it or sum() it")
-        rule = RULES[prim]
         kinds = [_kind(a) for a in args]
-        kind = rule.result_kind(kinds)
+        attrs = attrs or {}
+        if self.array_mode:
+            prim = self.array_prim(prim, kinds, node)
+            kind = self.result_kind(prim, kinds, attrs)
+        else:
+            kind = RULES[prim].result_kind(kinds)
         if var is not None:
             name = self.namer.claim(var)
         elif hint is not None:
@@ -472,7 +512,9 @@ class _Lowering:
             text = ast.unparse(node)
             if var is not None:
                 text = f"{var} = {text}"
-        self.ops.append(ir.Op(prim, tuple(args), out, self.loc(node), text))
+        self.ops.append(ir.Op(prim, tuple(args), out, self.loc(node), text, attrs=attrs))
+        if self.array_mode:
+            self.track_views(prim, args, out)
         return out
 
     def loc(self, node: ast.AST) -> ir.Loc:

@@ -36,8 +36,9 @@ class Loc:
 class Value:
     """An SSA value. ``name`` is unique within its function and is the name the
     emitted Python uses; ``var`` is the user variable it was assigned to, if any.
-    ``kind`` is ``"float"`` (may carry a derivative), ``"int"`` or ``"bool"``
-    (never do)."""
+    ``kind`` is ``"float"`` (a scalar that may carry a derivative), ``"array"``
+    (a NumPy array or scalar of unknown shape, may carry a derivative), ``"int"``
+    or ``"bool"`` (never do)."""
 
     name: str
     kind: str = "float"
@@ -92,11 +93,25 @@ class Op:
     text: str = ""
     callee: Callee | None = None
     """For ``prim == "call"``: the function called (operands in its parameter order)."""
+    attrs: dict = field(default_factory=dict)
+    """Constant keyword attributes (``axis``, ``keepdims``, an index's
+    structure), printed after the operands."""
 
     def __str__(self) -> str:
         args = " ".join(repr(a) for a in self.args)
         prim = f"call {self.callee.name}" if self.callee is not None else self.prim
-        return f"{self.out.name} = {prim} {args}".rstrip()
+        attrs = " ".join(f"{k}={_attr_text(v)}" for k, v in self.attrs.items())
+        return " ".join(p for p in (f"{self.out.name} = {prim}", args, attrs) if p)
+
+
+DIFFERENTIABLE = frozenset({"float", "array"})
+"""Value kinds that may carry a derivative."""
+
+
+def _attr_text(v) -> str:
+    if isinstance(v, tuple):
+        return "(" + ",".join(_attr_text(x) for x in v) + ")"
+    return repr(v)
 
 
 @dataclass(eq=False)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 
 from . import analysis, ir
+from .arrays import SPECIAL, ArraySweep
 from .code import CodeFunction, Stmt
 from .names import Namer
 from .optimize import simplify
@@ -51,6 +52,9 @@ def transform(func: ir.Function, wrt: list[ir.Value], *, with_value: bool = Fals
         sweep.adj[id(result)] = seed
     reverse = sweep.run()
     adj = sweep.adj
+    if sweep.arrays is not None and isinstance(result, ir.Value) and id(result) in act \
+            and result.kind == "array":
+        reverse.insert(0, sweep.arrays.seed(result, seed))
 
     outputs = func.outputs if func.outputs is not None else (result,)
     extra = {o.name for o in outputs if isinstance(o, ir.Value)} if with_value else set()
@@ -58,9 +62,9 @@ def transform(func: ir.Function, wrt: list[ir.Value], *, with_value: bool = Fals
     value = (ast.Tuple([operand_expr(o, func.modules) for o in outputs], ast.Load())
              if func.outputs is not None else operand_expr(result, func.modules))
 
-    grads = [_gradient(func, v, adj) for v in wrt]
+    grads = [_gradient(func, v, adj, sweep.zero) for v in wrt]
     grad_expr = ast.Tuple(grads, ast.Load()) if tuple_result else grads[0]
-    returns = ast.Tuple([value, grad_expr], ast.Load()) if with_value else grad_expr
+    returns = sweep.rename(ast.Tuple([value, grad_expr], ast.Load()) if with_value else grad_expr)
 
     body: list[Stmt] = []
     forward = _unpack_params(func) + forward
@@ -71,7 +75,7 @@ def transform(func: ir.Function, wrt: list[ir.Value], *, with_value: bool = Fals
     prefix = "value_and_grad_" if with_value else "grad_"
     return CodeFunction(name or prefix + func.name, _arguments(func, seed), body, returns, func,
                         wrt, {v.name: adj[id(v)] for v in _values(func) if id(v) in adj},
-                        tape, seed, imports=sweep.imports)
+                        tape, seed, imports=sweep.imports, helpers=sweep.helpers())
 
 
 def transform_pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
@@ -100,9 +104,12 @@ def transform_pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
             continue
         if id(o) in sweep.adj:
             # The same value returned twice: its adjoint sums both cotangents.
-            prelude.append(Stmt(ast.AugAssign(ast.Name(sweep.adj[id(o)], ast.Store()), ast.Add(),
-                                              ast.Name(s, ast.Load())),
-                                f"{o.name} is returned more than once"))
+            name = sweep.adj[id(o)]
+            add = (ast.Assign([ast.Name(name, ast.Store())],  # never in place on arrays
+                              ast.BinOp(ast.Name(name, ast.Load()), ast.Add(), ast.Name(s, ast.Load())))
+                   if sweep.arrays is not None else
+                   ast.AugAssign(ast.Name(name, ast.Store()), ast.Add(), ast.Name(s, ast.Load())))
+            prelude.append(Stmt(add, f"{o.name} is returned more than once"))
         else:
             sweep.adj[id(o)] = s
     reverse = prelude + sweep.run()
@@ -111,13 +118,14 @@ def transform_pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
     value = (ast.Tuple([operand_expr(o, func.modules) for o in outputs], ast.Load()) if several
              else operand_expr(func.result, func.modules))
 
-    tape_tuple = ast.Tuple([ast.Name(v.name, ast.Load()) for v in tape], ast.Load())
+    tape_tuple = sweep.rename(ast.Tuple([ast.Name(v.name, ast.Load()) for v in tape], ast.Load()))
     fwd_args = ast.arguments(posonlyargs=[], args=[ast.arg(v.name) for v in wrt], vararg=None,
                              kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
     fwd_body = _unpack_params(func) + [Stmt(n.node, n.comment, n.origin) for n in forward]
     fwd = CodeFunction(fwd_name, fwd_args, fwd_body,
                        ast.Tuple([value, tape_tuple], ast.Load()),
                        func, wrt, {}, tape, "", imports=sweep.imports, role="fwd",
+                       helpers=sweep.helpers(),
                        header=f"{func.name} from {func.loc.file}:{func.loc.line}, forward pass: "
                               "returns its result and the tape its backward pass reads")
 
@@ -127,16 +135,17 @@ def transform_pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
         bwd_body.append(Stmt(ast.Assign([target], ast.Name(seed, ast.Load())),
                              "one cotangent per returned item"))
     if tape:
-        target = ast.Tuple([ast.Name(v.name, ast.Store()) for v in tape], ast.Store())
+        target = sweep.rename(ast.Tuple([ast.Name(v.name, ast.Store()) for v in tape],
+                                        ast.Store()))
         bwd_body.append(Stmt(ast.Assign([target], ast.Name(tape_name, ast.Load())),
                              "values saved by " + fwd_name))
     bwd_body += reverse
-    grads = [_gradient(func, v, sweep.adj) for v in wrt]
+    grads = [_gradient(func, v, sweep.adj, sweep.zero) for v in wrt]
     bwd_args = ast.arguments(posonlyargs=[], args=[ast.arg(tape_name), ast.arg(seed)], vararg=None,
                              kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
     bwd = CodeFunction(bwd_name, bwd_args, bwd_body, ast.Tuple(grads, ast.Load()), func, wrt,
                        {v.name: sweep.adj[id(v)] for v in _values(func) if id(v) in sweep.adj},
-                       [], seed, imports=sweep.imports, role="bwd",
+                       [], seed, imports=sweep.imports, role="bwd", helpers=sweep.helpers(),
                        header=f"{func.name} from {func.loc.file}:{func.loc.line}, backward pass: "
                               f"adjoints of ({', '.join(v.name for v in wrt)}) from the tape "
                               f"of {fwd_name} and the result's adjoint")
@@ -159,6 +168,17 @@ class _Sweep:
         self._discard: str | None = None
         self.items: dict[int, dict[int, str]] = {}
         """id(tuple value a call returned) -> index -> the adjoint of that item."""
+        # Functions that use NumPy: broadcasting, no in-place accumulation, indexing.
+        self.arrays = ArraySweep(func, namer) if "numpy" in func.modules else None
+
+    def helpers(self) -> dict[str, str]:
+        return dict(self.arrays.helpers) if self.arrays is not None else {}
+
+    def zero(self, v: ir.Value) -> ast.expr:
+        return self.arrays.zero(v) if self.arrays is not None else ast.Constant(0.0)
+
+    def rename(self, node):
+        return self.arrays.rename(node) if self.arrays is not None else node
 
     def tape_of(self, op: ir.Op) -> str:
         if id(op) not in self.tapes:
@@ -191,12 +211,23 @@ class _Sweep:
                 continue
             rule = RULES[op.prim]
             g = ast.Name(adj[id(op.out)], ast.Load())
+            arrays = self.arrays
+            if arrays is not None and op.prim in SPECIAL:
+                reverse += arrays.special(op, g, adj, act, _comment)
+                continue
             passed_on = False
-            for i, (arg, partial) in enumerate(zip(op.args, rule.partial_asts)):
-                if partial is None or not isinstance(arg, ir.Value) or id(arg) not in act:
+            for i, arg in enumerate(op.args):
+                if not rule.flows(i) or not isinstance(arg, ir.Value) or id(arg) not in act:
                     continue
-                local = simplify(instantiate(partial, op.args, op.out, func.modules))
-                contrib = simplify(ast.BinOp(g, ast.Mult(), local))
+                if rule.adjoint:
+                    contrib = simplify(arrays.vjp(op, i, g))
+                    local = None
+                else:
+                    local = simplify(instantiate(rule.partial_asts[i], op.args, op.out,
+                                                 func.modules))
+                    contrib = simplify(ast.BinOp(g, ast.Mult(), local))
+                if arrays is not None:
+                    contrib = arrays.unbroadcast(op, i, contrib)
                 first = id(arg) not in adj
                 if (first and arg.var is None and not passed_on and isinstance(contrib, ast.Name)
                         and sum(a is arg for a in op.args) == 1):
@@ -209,9 +240,12 @@ class _Sweep:
                 if first:
                     adj[id(arg)] = self.namer.fresh(f"d{arg.name}")
                 target = ast.Name(adj[id(arg)], ast.Store())
-                node = (ast.Assign([target], contrib) if first
-                        else ast.AugAssign(target, ast.Add(), contrib))
-                partial_text = ast.unparse(local)
+                if arrays is not None:
+                    node = arrays.accumulate(adj[id(arg)], contrib, first)
+                else:
+                    node = (ast.Assign([target], contrib) if first
+                            else ast.AugAssign(target, ast.Add(), contrib))
+                partial_text = ast.unparse(local) if local is not None else rule.math
                 reverse.append(Stmt(node, _comment(op, i, arg, partial_text), op, i, partial_text,
                                     adj[id(arg)]))
         return reverse
@@ -232,8 +266,11 @@ class _Sweep:
                 continue
             tmp = self.namer.fresh(f"d{arg.name}")
             targets.append(ast.Name(tmp, ast.Store()))
-            adds.append(Stmt(ast.AugAssign(ast.Name(self.adj[id(arg)], ast.Store()), ast.Add(),
-                                           ast.Name(tmp, ast.Load())),
+            add = (self.arrays.accumulate(self.adj[id(arg)], ast.Name(tmp, ast.Load()), False)
+                   if self.arrays is not None else
+                   ast.AugAssign(ast.Name(self.adj[id(arg)], ast.Store()), ast.Add(),
+                                 ast.Name(tmp, ast.Load())))
+            adds.append(Stmt(add,
                              f"line {op.loc.line}: {op.text}, another use of {arg.name}", op,
                              target=self.adj[id(arg)]))
         if op.out.kind == "tuple":
@@ -269,12 +306,25 @@ class _Sweep:
         func = self.func
         read: set[str] = set()
         for s in reverse:
-            read |= names_read(s.node.value)
+            read |= names_read(s.node)
         by_name = {op.out.name: op for op in func.body.ops}
         by_name.update({self.tapes[id(op)]: op for op in func.body.ops if id(op) in self.tapes})
         kept = analysis.needed_forward(func, {id(by_name[n].out) for n in read | extra
                                               if n in by_name})
-        forward = [self.forward_stmt(op) for op in kept]
+        if self.arrays is None:
+            forward = [self.forward_stmt(op) for op in kept]
+        else:
+            values_read = self.arrays.values_read([s.node for s in reverse])
+            forward = []
+            for k, op in enumerate(kept):
+                nodes = self.arrays.forward(op, values_read, kept[k + 1:])
+                if nodes is None:
+                    forward.append(self.forward_stmt(op))
+                    continue
+                forward += [Stmt(n, f"line {op.loc.line}: {op.text}" if j == len(nodes) - 1
+                                 else "", op) for j, n in enumerate(nodes)]
+            for s in forward + reverse:
+                self.rename(s.node)
         tape: list[ir.Value] = []
         if keep_params:
             tape += [v for v in func.scalars(func.param_values) if v.name in read]
@@ -298,15 +348,18 @@ class _Sweep:
             value = ast.Subscript(operand_expr(op.args[0], self.func.modules),
                                   ast.Constant(op.args[1].value), ast.Load())
             return Stmt(ast.Assign([ast.Name(op.out.name, ast.Store())], value), comment, op)
-        value = instantiate(RULES[op.prim].forward_ast, op.args, None, self.func.modules)
+        rule = RULES[op.prim]
+        value = instantiate(rule.forward_ast, op.args, None, self.func.modules,
+                            attrs={**dict(rule.attrs), **op.attrs}, given=op.attrs)
         return Stmt(ast.Assign([ast.Name(op.out.name, ast.Store())], value), comment, op)
 
 
-def _gradient(func: ir.Function, v: ir.Value, adj: dict) -> ast.expr:
+def _gradient(func: ir.Function, v: ir.Value, adj: dict, zero) -> ast.expr:
     """The adjoint of parameter ``v``: a list or tuple of the items'
-    adjoints for a sequence parameter, so the gradient has its shape."""
+    adjoints for a sequence parameter, so the gradient has its shape;
+    ``zero(x)`` where the result does not depend on ``x``."""
     def one(x):
-        return ast.Name(adj[id(x)], ast.Load()) if id(x) in adj else ast.Constant(0.0)
+        return ast.Name(adj[id(x)], ast.Load()) if id(x) in adj else zero(x)
 
     for p in func.params:
         if p.value is v and p.items is not None:
@@ -331,6 +384,8 @@ def _unpack_params(func: ir.Function) -> list[Stmt]:
 
 
 def _comment(op: ir.Op, i: int, arg: ir.Value, partial: str) -> str:
+    if op.callee is None and RULES[op.prim].adjoint:
+        return f"line {op.loc.line}: {op.text}, adjoint to {arg.name}"
     side = ""
     if sum(1 for a in op.args if a is arg) > 1:
         side = " (left operand)" if i == 0 else " (right operand)"

@@ -1,8 +1,16 @@
 """Instantiating rule templates as Python ``ast`` expressions.
 
 A template is an expression over ``x``, ``y`` (operands) and ``out`` (the
-forward result); the module name ``math`` in it is replaced by the alias the
-generated module imports it as.
+forward result); the module names ``math`` and ``np`` in it are replaced by
+the aliases the generated module imports ``math`` and ``numpy`` as.
+
+NumPy rules use a few more placeholders: ``g`` (the output's adjoint),
+``x0, x1, ...`` (operands by position), ``args`` and ``rest`` (all operands,
+or all but the first, as a tuple), the op's keyword attributes by name
+(``axis``, ``keepdims``), and ``keep(e)``: ``e`` with the axes a reduction
+removed restored as length-1 axes (``np.expand_dims(e, axis)``, or ``e``
+itself when nothing was removed). A keyword argument whose attribute the user
+did not give (forward) or whose value is None is left out.
 
 >>> import ast
 >>> from s2s_ad import ir
@@ -20,6 +28,8 @@ import math
 from . import ir
 
 PLACEHOLDERS = ("x", "y")
+TEMPLATE_MODULES = {"np": "numpy", "math": "math"}
+"""Module names as rule templates spell them -> the module they stand for."""
 
 
 def operand_expr(a: ir.Operand, modules: dict[str, str]) -> ast.expr:
@@ -38,21 +48,75 @@ def const_expr(value, modules: dict[str, str]) -> ast.expr:
     return ast.Constant(value)
 
 
-def instantiate(template: ast.expr, args, out: ir.Value | None, modules: dict[str, str]) -> ast.expr:
-    """``template`` with placeholders replaced by the operands' expressions."""
+def instantiate(template: ast.expr, args, out: ir.Value | None, modules: dict[str, str], *,
+                g: ast.expr | None = None, attrs: dict | None = None,
+                given: dict | None = None) -> ast.expr:
+    """``template`` with placeholders replaced by the operands' expressions.
+
+    ``attrs`` maps attribute names to their values (defaults included);
+    ``given``, when not None, holds the attributes the user wrote: keywords
+    naming any other attribute are dropped (forward templates)."""
     env = {name: operand_expr(a, modules) for name, a in zip(PLACEHOLDERS, args)}
+    env.update({f"x{i}": operand_expr(a, modules) for i, a in enumerate(args)})
+    env["args"] = ast.Tuple([operand_expr(a, modules) for a in args], ast.Load())
+    env["rest"] = ast.Tuple([operand_expr(a, modules) for a in args[1:]], ast.Load())
     if out is not None:
         env["out"] = ast.Name(out.name, ast.Load())
+    if g is not None:
+        env["g"] = g
+    attrs = attrs or {}
+    for name, value in attrs.items():
+        env[name] = attr_expr(value)
 
     class Sub(ast.NodeTransformer):
         def visit_Name(self, node: ast.Name):
             if node.id in env:
                 return copy.deepcopy(env[node.id])
-            if node.id in modules:
-                return ast.Name(modules[node.id], ast.Load())
+            module = TEMPLATE_MODULES.get(node.id, node.id)
+            if module in modules:
+                return ast.Name(modules[module], ast.Load())
+            return node
+
+        def visit_Call(self, node: ast.Call):
+            if isinstance(node.func, ast.Name) and node.func.id == "keep":
+                return self.visit(_keep(node.args[0], attrs))
+            kept = []
+            for k in node.keywords:
+                name = k.value.id if isinstance(k.value, ast.Name) else None
+                if name in attrs and (attrs[name] is None
+                                      or (given is not None and name not in given)):
+                    continue
+                kept.append(k)
+            node.keywords = kept
+            self.generic_visit(node)
+            # f(*args) with args a tuple of operands: f(a, b), not f(*(a, b))
+            expanded = []
+            for a in node.args:
+                if isinstance(a, ast.Starred) and isinstance(a.value, ast.Tuple):
+                    expanded += a.value.elts
+                else:
+                    expanded.append(a)
+            node.args = expanded
             return node
 
     return Sub().visit(copy.deepcopy(template))
+
+
+def _keep(e: ast.expr, attrs: dict) -> ast.expr:
+    """``keep(e)``: restore the axes a reduction removed (see the module docstring)."""
+    if attrs.get("axis") is None or attrs.get("keepdims"):
+        return e
+    return ast.Call(ast.Attribute(ast.Name("np", ast.Load()), "expand_dims", ast.Load()),
+                    [e, attr_expr(attrs["axis"])], [])
+
+
+def attr_expr(value) -> ast.expr:
+    """An attribute's value (int, bool, None, tuple of them) as an expression."""
+    if isinstance(value, tuple):
+        return ast.Tuple([attr_expr(v) for v in value], ast.Load())
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
+        return ast.UnaryOp(ast.USub(), ast.Constant(-value))
+    return ast.Constant(value)
 
 
 def names_read(node: ast.AST) -> set[str]:

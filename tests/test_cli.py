@@ -63,13 +63,13 @@ def test_check_exits_one_on_a_mismatch(tmp_path):
 
 
 def test_source_error_is_located_without_traceback(tmp_path):
-    (tmp_path / "bad.py").write_text("def f(x):\n    return x @ x\n")
+    (tmp_path / "bad.py").write_text("def f(x):\n    return x << 1\n")
     r = run("grad", str(tmp_path / "bad.py") + ":f")
     assert r.returncode == 2
     assert "Traceback" not in r.stderr
     first, line, caret = r.stderr.splitlines()[:3]
-    assert first.endswith("bad.py:2:12: error: the operator `@` is not supported on scalars")
-    assert line.strip() == "return x @ x" and caret.strip() == "^"
+    assert first.endswith("bad.py:2:12: error: the operator `<<` is not supported on scalars")
+    assert line.strip() == "return x << 1" and caret.strip() == "^"
 
 
 @pytest.mark.parametrize("target, message", [
@@ -84,7 +84,7 @@ def test_bad_targets(target, message):
 
 
 def test_failed_output_leaves_no_file(tmp_path):
-    (tmp_path / "bad.py").write_text("def f(x):\n    return x @ x\n")
+    (tmp_path / "bad.py").write_text("def f(x):\n    return x << 1\n")
     out = tmp_path / "grad_bad.py"
     r = run("grad", str(tmp_path / "bad.py") + ":f", "-o", str(out))
     assert r.returncode == 2

@@ -54,7 +54,7 @@ CASES = [
      "nested tuples"),
     ("no return", "def f(x):\n    y = x\n", 1, 1, "def", "must end with `return"),
     ("undefined", "def f(x):\n    return x * q\n", 2, 16, "q", "not defined"),
-    ("matmul", "def f(x):\n    return x @ x\n", 2, 12, "x @ x", "`@`"),
+    ("shift", "def f(x):\n    return x << 1\n", 2, 12, "x << 1", "`<<`"),
     ("star args", "def f(*xs):\n    return 1.0\n", 1, 8, "xs", "`*args`"),
     ("chained", "def f(x):\n    return 1.0 * (0 < x < 1)\n", 2, 19, "0 < x", "chained"),
     ("keyword call", "import math\ndef f(x):\n    return math.log(x, base=2.0)\n", 3, 12, "math.log",

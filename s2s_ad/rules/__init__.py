@@ -34,10 +34,28 @@ class Rule:
     """A convention worth stating (ties, subgradients)."""
     domain: tuple = field(default=(-2.0, 2.0), compare=False)
     """Per operand sampling interval for tests: (lo, hi) or a tuple of them."""
+    adjoint: bool = False
+    """The partials are whole contributions (vector-Jacobian products) over
+    ``g``, the output's adjoint, instead of factors the reverse sweep
+    multiplies ``g`` by (``np.sum``: ``np.zeros_like(x) + keep(g)``)."""
+    broadcast: bool = False
+    """Elementwise under NumPy broadcasting: a contribution to an operand whose
+    shape may differ from the result's is summed back to that shape."""
+    attrs: tuple = ()
+    """Keyword attributes the primitive accepts, as (name, default) pairs;
+    templates use the names (``np.sum(x, axis=axis, keepdims=keepdims)``)."""
+    variadic: bool = False
+    """Takes any number of operands; templates read them as ``args``/``rest``."""
 
     @property
     def arity(self) -> int:
         return len(self.partials)
+
+    def flows(self, i: int) -> bool:
+        """Whether a derivative flows to operand ``i``."""
+        if self.variadic:
+            return self.partials[min(i, len(self.partials) - 1)] is not None
+        return i < len(self.partials) and self.partials[i] is not None
 
     @cached_property
     def forward_ast(self) -> ast.expr:
@@ -54,8 +72,9 @@ class Rule:
 
 
 from .scalar import SCALAR_RULES  # noqa: E402
+from .numpy import NUMPY_RULES  # noqa: E402
 
-RULES: dict[str, Rule] = {r.prim: r for r in SCALAR_RULES}
+RULES: dict[str, Rule] = {r.prim: r for r in SCALAR_RULES + NUMPY_RULES}
 
 
 def lookup(prim: str) -> Rule:
@@ -67,7 +86,13 @@ def markdown_table(rules=None) -> str:
     the page equal to this)."""
     rows = ["| primitive | forward | partial derivatives | note |", "| --- | --- | --- | --- |"]
     for r in rules or RULES.values():
-        partials = "; ".join(f"∂/∂{'xy'[i]}: `{p}`" if p is not None else f"∂/∂{'xy'[i]}: 0"
+        names = "xy" if r.arity <= 2 and not r.variadic else [f"x{i}" for i in range(r.arity)]
+        if r.variadic:
+            names = ["each operand"] * r.arity
+        # Rules that give whole contributions (NumPy's) show them over g, the output's adjoint.
+        label = "adjoint to {}" if r.adjoint else "∂/∂{}"
+        partials = "; ".join(f"{label.format(names[i])}: `{p}`" if p is not None
+                             else f"{label.format(names[i])}: 0"
                              for i, p in enumerate(r.partials))
         rows.append(f"| `{r.prim}` | `{r.forward}` | {partials} | {r.notes} |")
     return "\n".join(rows) + "\n"

@@ -1,0 +1,340 @@
+"""Reverse mode, NumPy part: what arrays need beyond ``out̄ · ∂out/∂x``.
+
+Contract: :class:`ArraySweep` is consulted by :func:`s2s_ad.reverse.transform`
+for functions in array mode (those that use NumPy). It guarantees that
+
+* every adjoint has the shape of its value: a contribution to an operand
+  that NumPy broadcast is summed back to the operand's shape — by
+  ``np.sum`` for a scalar operand, by the generated module's own
+  ``unbroadcast`` helper between two arrays — and only there, so scalar code
+  stays as it was;
+* no adjoint array is ever changed in place unless this sweep created it:
+  accumulation is ``da = da + c`` (``da += c`` would write into the caller's
+  seed or into another adjoint sharing the array), and the scatters of
+  indexing (``np.add.at``) go into a fresh ``np.zeros_like`` or a copy;
+* subscript assignment ``y[i] = v`` runs in place in the forward pass, as in
+  the user's code, unless the reverse sweep reads the array as it was before
+  the assignment: then the forward pass assigns into a copy.
+
+Before → after, for ``t = x[i]; y = np.sum(t * w)`` with respect to ``x, w``::
+
+    t = x[i]
+    dt = dy * w                 (np.sum: np.zeros_like(t) + dy, folded)
+    dw = unbroadcast(dt * t, w)
+    dx = np.zeros_like(x)
+    np.add.at(dx, i, ...)
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import re
+
+from . import ir
+from .code import Stmt
+from .frontend_numpy import index_expr
+from .names import Namer
+from .rules import RULES
+from .rules.numpy import BROADCASTING, HELPERS, VIEWS
+from .templates import instantiate, operand_expr
+
+SPECIAL = {"getitem", "setitem"}
+
+
+def _name(n: str) -> ast.Name:
+    return ast.Name(n, ast.Load())
+
+
+def _call(module: str, fn: str, *args: ast.expr) -> ast.Call:
+    return ast.Call(ast.Attribute(_name(module), fn, ast.Load()), list(args), [])
+
+
+def _scalar(a: ir.Operand) -> bool:
+    """Known to be a scalar (never broadcast against)."""
+    return isinstance(a, ir.Const) or a.kind == "float"
+
+
+class ArraySweep:
+    def __init__(self, func: ir.Function, namer: Namer):
+        self.func = func
+        self.namer = namer
+        self.np = func.modules["numpy"]
+        self.helpers: dict[str, str] = {}
+        """Helper name as generated -> its source."""
+        self.owned: set[str] = set()
+        """Adjoint variables holding an array this sweep created (safe to write into)."""
+        self.renames: dict[str, str] = {}
+        self.roots = _roots(func)
+        self._helper_names: dict[str, str] = {}
+
+    # -- helpers in the generated module --------------------------------------
+
+    def helper(self, base: str) -> str:
+        """The generated name of helper ``base``, defining it on first use."""
+        if base not in self._helper_names:
+            generated = self.namer.fresh(base)
+            self._helper_names[base] = generated
+            text = HELPERS[base].replace("np.", f"{self.np}.")
+            text = re.sub(rf"\b{base}\(", f"{generated}(", text)
+            self.helpers[generated] = text.strip("\n")
+        return self._helper_names[base]
+
+    def seed(self, result: ir.Value, seed: str) -> Stmt:
+        """``dy = dy * np.ones_like(y)``: an array result's seed (1.0 by default)
+        takes the result's shape, so every adjoint has its value's shape."""
+        self.owned.add(seed)
+        node = ast.Assign([ast.Name(seed, ast.Store())],
+                          ast.BinOp(_name(seed), ast.Mult(),
+                                    _call(self.np, "ones_like", _name(result.name))))
+        return Stmt(node, "the seed takes the result's shape")
+
+    def values_read(self, nodes) -> set[str]:
+        return value_reads(nodes, self._helper_names.get("unbroadcast"))
+
+    def zero(self, v: ir.Value) -> ast.expr:
+        """The gradient of a parameter the result does not depend on."""
+        if v.kind == "array":
+            return _call(self.np, "zeros_like", _name(v.name))
+        return ast.Constant(0.0)
+
+    # -- contributions ----------------------------------------------------------
+
+    def vjp(self, op: ir.Op, i: int, g: ast.expr) -> ast.expr:
+        """The contribution of an ``adjoint=True`` rule to operand ``i``."""
+        rule = RULES[op.prim]
+        attrs = {**dict(rule.attrs), **op.attrs}
+        if op.prim == "np.concatenate":
+            return self._concatenate(op, i, g, attrs)
+        template = rule.partial_asts[min(i, len(rule.partial_asts) - 1)]
+        if op.prim == "np.stack":
+            attrs = {**attrs, "i": i}
+        expr = instantiate(template, op.args, op.out, self.func.modules, g=g, attrs=attrs)
+        if "others_product" in ast.unparse(expr):
+            name = self.helper("others_product")
+            expr = _rename_calls(expr, "others_product", name)
+        return expr
+
+    def _concatenate(self, op: ir.Op, i: int, g: ast.expr, attrs: dict) -> ast.expr:
+        """``np.split(g, [n0, n0 + n1, ...], axis=axis)[i]``, nk the operands' lengths."""
+        axis = attrs.get("axis", 0)
+        sizes = [ast.Subscript(_call(self.np, "shape", operand_expr(a, self.func.modules)),
+                               ast.Constant(axis) if axis >= 0
+                               else ast.UnaryOp(ast.USub(), ast.Constant(-axis)), ast.Load())
+                 for a in op.args[:-1]]
+        bounds, acc = [], None
+        for s in sizes:
+            acc = s if acc is None else ast.BinOp(copy.deepcopy(acc), ast.Add(), s)
+            bounds.append(copy.deepcopy(acc))
+        split = ast.Call(ast.Attribute(_name(self.np), "split", ast.Load()),
+                         [g, ast.List(bounds, ast.Load())],
+                         [ast.keyword("axis", ast.Constant(axis) if axis >= 0
+                                      else ast.UnaryOp(ast.USub(), ast.Constant(-axis)))])
+        return ast.Subscript(split, ast.Constant(i), ast.Load())
+
+    def unbroadcast(self, op: ir.Op, i: int, contrib: ast.expr) -> ast.expr:
+        """``contrib`` summed back to operand ``i``'s shape where NumPy may have
+        broadcast it; unchanged where shapes cannot differ."""
+        rule = RULES[op.prim]
+        if not (op.prim in BROADCASTING or rule.broadcast):
+            return contrib
+        arg = op.args[i]
+        others = [a for j, a in enumerate(op.args) if j != i]
+        if all(_scalar(a) or a is arg for a in others):
+            return contrib
+        if _scalar(arg):
+            return _call(self.np, "sum", contrib)
+        return ast.Call(_name(self.helper("unbroadcast")),
+                        [contrib, operand_expr(arg, self.func.modules)], [])
+
+    def accumulate(self, target: str, contrib: ast.expr, first: bool) -> ast.stmt:
+        """``target = contrib`` or ``target = target + contrib``: never in place."""
+        store = ast.Name(target, ast.Store())
+        if first:
+            if isinstance(contrib, (ast.BinOp, ast.UnaryOp)):
+                self.owned.add(target)
+            else:
+                self.owned.discard(target)
+            return ast.Assign([store], contrib)
+        self.owned.add(target)
+        return ast.Assign([store], ast.BinOp(_name(target), ast.Add(), contrib))
+
+    # -- indexing -----------------------------------------------------------------
+
+    def special(self, op: ir.Op, g: ast.expr, adj: dict, act: set, comment) -> list[Stmt]:
+        """Reverse statements of ``getitem``/``setitem``; updates ``adj``."""
+        out: list[Stmt] = []
+        mods = self.func.modules
+        exprs = [operand_expr(a, mods) for a in op.args]
+        index = op.attrs["index"]
+        if op.prim == "getitem":
+            x = op.args[0]
+            if not (isinstance(x, ir.Value) and id(x) in act):
+                return out
+            idx = index_expr(index, exprs)
+            stmts = self._scatter_target(x, adj)
+            target = adj[id(x)]
+            if self._basic(op, index):
+                sub = ast.Subscript(_name(target), idx, ast.Store())
+                stmts.append(ast.AugAssign(sub, ast.Add(), g))
+            else:
+                stmts.append(ast.Expr(ast.Call(ast.Attribute(
+                    ast.Attribute(_name(self.np), "add", ast.Load()), "at", ast.Load()),
+                    [_name(target), idx, g], [])))
+            for s in stmts:
+                out.append(Stmt(s, comment(op, 0, x, "scatter"), op, 0, "scatter", target))
+            return out
+        base, value = op.args[0], op.args[1]
+        idx = index_expr(index, exprs)
+        if isinstance(value, ir.Value) and id(value) in act:
+            gathered = ast.Subscript(copy.deepcopy(g), copy.deepcopy(idx), ast.Load())
+            contrib = (_call(self.np, "sum", gathered) if _scalar(value)
+                       else ast.Call(_name(self.helper("unbroadcast")),
+                                     [gathered, _name(value.name)], []))
+            first = id(value) not in adj
+            if first:
+                adj[id(value)] = self.namer.fresh(f"d{value.name}")
+            node = self.accumulate(adj[id(value)], contrib, first)
+            out.append(Stmt(node, comment(op, 1, value, "g at the assigned elements"), op, 1,
+                            "gather", adj[id(value)]))
+        if isinstance(base, ir.Value) and id(base) in act:
+            first = id(base) not in adj
+            name = self.namer.fresh(f"d{base.name}")
+            stmts = [ast.Assign([ast.Name(name, ast.Store())], _call(self.np, "copy",
+                                                                       copy.deepcopy(g))),
+                     ast.Assign([ast.Subscript(_name(name), copy.deepcopy(idx), ast.Store())],
+                                ast.Constant(0.0))]
+            if first:
+                adj[id(base)] = name
+                self.owned.add(name)
+            else:
+                stmts.append(self.accumulate(adj[id(base)], _name(name), False))
+            for s in stmts:
+                out.append(Stmt(s, comment(op, 0, base, "the old elements are overwritten"),
+                                op, 0, "zero", adj[id(base)]))
+        return out
+
+    def _scatter_target(self, x: ir.Value, adj: dict) -> list[ast.stmt]:
+        """Statements making ``x``'s adjoint an array this sweep may write into."""
+        mods = self.func.modules
+        if id(x) not in adj:
+            adj[id(x)] = self.namer.fresh(f"d{x.name}")
+            self.owned.add(adj[id(x)])
+            return [ast.Assign([ast.Name(adj[id(x)], ast.Store())],
+                               _call(self.np, "zeros_like", operand_expr(x, mods)))]
+        name = adj[id(x)]
+        if name in self.owned:
+            return []
+        self.owned.add(name)
+        return [ast.Assign([ast.Name(name, ast.Store())], _call(self.np, "copy", _name(name)))]
+
+    def _basic(self, op: ir.Op, index: tuple) -> bool:
+        """No integer-array index: a plain ``dx[idx] += g`` cannot repeat an element."""
+        for item in index:
+            parts = [item] if item[0] == "op" else [p for p in item[1:] if p is not None] \
+                if item[0] == "slice" else []
+            for p in parts:
+                a = op.args[p[1]]
+                if isinstance(a, ir.Value) and a.kind not in ("int", "bool"):
+                    return False
+        return True
+
+    # -- forward pass -------------------------------------------------------------
+
+    def forward(self, op: ir.Op, tape_reads: set[str], later: list[ir.Op]) -> list[ast.stmt] | None:
+        """Forward statements of ``op`` when they are not ``out = template``."""
+        mods = self.func.modules
+        exprs = [operand_expr(a, mods) for a in op.args]
+        if op.prim == "getitem":
+            sub = ast.Subscript(exprs[0], index_expr(op.attrs["index"], exprs), ast.Load())
+            return [ast.Assign([ast.Name(op.out.name, ast.Store())], sub)]
+        if op.prim != "setitem":
+            return None
+        base = op.args[0]
+        idx = index_expr(op.attrs["index"], exprs)
+        here = self.roots.pos[id(op.out)]
+        shared = {v.name for v in self.roots.members(base) if self.roots.pos[id(v)] < here}
+        later_reads = {a.name for o in later for a in o.args if isinstance(a, ir.Value)
+                       and not (o.prim == "setitem" and a is o.args[0])}
+        if shared & (tape_reads | later_reads):
+            # The reverse sweep reads the array as it was: assign into a copy.
+            return [ast.Assign([ast.Name(op.out.name, ast.Store())], _call(self.np, "copy", exprs[0])),
+                    ast.Assign([ast.Subscript(_name(op.out.name), idx, ast.Store())], exprs[1])]
+        self.renames[op.out.name] = self.renames.get(base.name, base.name)
+        return [ast.Assign([ast.Subscript(exprs[0], idx, ast.Store())], exprs[1])]
+
+    def rename(self, node: ast.AST) -> ast.AST:
+        """Apply the in-place assignments' renames (``y_1`` is ``y``, updated)."""
+        if not self.renames or node is None:
+            return node
+
+        def resolve(n: str) -> str:
+            while n in self.renames:
+                n = self.renames[n]
+            return n
+
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name):
+                n.id = resolve(n.id)
+        return node
+
+
+class _Roots:
+    def __init__(self):
+        self.root: dict[int, ir.Value] = {}
+        self.by_root: dict[int, list[ir.Value]] = {}
+        self.pos: dict[int, int] = {}
+
+    def add(self, v: ir.Value, root: ir.Value) -> None:
+        self.pos[id(v)] = len(self.pos)
+        self.root[id(v)] = root
+        self.by_root.setdefault(id(root), []).append(v)
+
+    def members(self, v: ir.Value) -> list[ir.Value]:
+        """Every value sharing ``v``'s memory (views of it, or it a view of theirs)."""
+        return self.by_root.get(id(self.root.get(id(v), v)), [v])
+
+
+def _roots(func: ir.Function) -> _Roots:
+    roots = _Roots()
+    for p in func.params:
+        roots.add(p.value, p.value)
+    for op in func.body.ops:
+        a = op.args[0] if op.args else None
+        if op.prim in VIEWS and isinstance(a, ir.Value):
+            roots.add(op.out, roots.root.get(id(a), a))
+        elif op.prim == "setitem" and isinstance(a, ir.Value):
+            roots.add(op.out, roots.root.get(id(a), a))
+        else:
+            roots.add(op.out, op.out)
+    return roots
+
+
+SHAPE_ONLY = {"zeros_like", "ones_like", "shape", "size", "ndim"}
+
+
+def value_reads(nodes, unbroadcast: str | None) -> set[str]:
+    """Names whose *values* (not only shapes) the statements read: the second
+    argument of ``unbroadcast`` and the argument of ``np.zeros_like``,
+    ``np.shape``, ... are only measured, so a later in-place assignment
+    into them does no harm."""
+    measured: set[int] = set()
+    names: list[ast.Name] = []
+    for node in nodes:
+        for n in ast.walk(node):
+            if isinstance(n, ast.Call):
+                f = n.func
+                if isinstance(f, ast.Attribute) and f.attr in SHAPE_ONLY and n.args:
+                    measured.add(id(n.args[0]))
+                elif isinstance(f, ast.Name) and f.id == unbroadcast and len(n.args) == 2:
+                    measured.add(id(n.args[1]))
+            elif isinstance(n, ast.Name):
+                names.append(n)
+    return {n.id for n in names if id(n) not in measured}
+
+
+def _rename_calls(expr: ast.expr, old: str, new: str) -> ast.expr:
+    for n in ast.walk(expr):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == old:
+            n.func.id = new
+    return expr

@@ -1,0 +1,412 @@
+"""Frontend, NumPy part: array expressions → SSA IR.
+
+Contract: :class:`ArrayLowering` is mixed into the frontend's lowering and
+handles what only arrays have: calls to ``numpy`` functions (with keyword
+attributes such as ``axis=0``, ``keepdims=True``, which must be constants),
+array methods (``x.sum(axis=0)``, ``x.reshape(n, -1)``), attributes
+(``x.T``, ``x.shape``), ``@``, subscripts (``x[i, 1:-1]``), and subscript
+assignment (``y[i] = e``, ``y[i] += e``) on a local array the function
+created itself. Anything else NumPy offers is refused by name.
+
+Before → after::
+
+    def f(W, x):                   func f(W, x):
+        h = np.tanh(W @ x)   ──▶      t1 = matmul W x
+        return h.sum(axis=0)          h = np.tanh t1
+                                      out = np.sum h axis=0
+
+A function is in *array mode* when it refers to ``numpy``: its parameters are
+then arrays of unknown shape (kind ``"array"``) unless annotated ``float`` or
+``int`` or given a numeric default. Subscript assignment mutates in place,
+as Python does, so two situations that would make the SSA form disagree with
+Python are refused: assigning into a parameter or a view (it would change
+another array), and reading a view of an array after that array was assigned
+into (the view would have changed under it).
+"""
+
+from __future__ import annotations
+
+import ast
+import numbers
+import types
+
+import numpy
+
+from . import ir, structures
+from .rules import RULES
+from .rules.numpy import VIEWS
+
+REDUCTIONS = {"sum", "mean", "prod", "max", "min"}
+METHODS = {"sum": "np.sum", "mean": "np.mean", "prod": "np.prod", "max": "np.max",
+           "min": "np.min", "reshape": "np.reshape", "transpose": "np.transpose",
+           "copy": "np.copy", "dot": "np.dot", "squeeze": "np.squeeze", "ravel": "np.ravel",
+           "flatten": "np.copy_ravel"}
+ATTRIBUTES = {"T": "np.transpose", "shape": "shape", "ndim": "np.ndim", "size": "np.size"}
+# numpy function objects -> their rule (np.absolute is np.abs, np.amax is np.max, ...)
+NUMPY_FUNCS = {id(getattr(numpy, p[3:])): p for p in RULES
+               if p.startswith("np.") and hasattr(numpy, p[3:])}
+NUMPY_FUNCS[id(numpy.shape)] = "shape"
+# positional parameter names after the operands, per primitive: attributes
+SIGNATURES = {**{f"np.{r}": ("x", "axis", "keepdims") for r in REDUCTIONS},
+              "np.transpose": ("x", "axes"), "np.squeeze": ("x", "axis"),
+              "np.expand_dims": ("x", "axis"), "np.concatenate": ("seq", "axis"),
+              "np.stack": ("seq", "axis")}
+ATTR_NAMES = {"axis", "keepdims", "axes"}
+
+
+class ArrayLowering:
+    """Mixed into ``frontend._Lowering``; uses its ``src``, ``env``, ``emit``,
+    ``expr`` and ``namer``."""
+
+    array_mode = False
+
+    def setup_numpy(self) -> None:
+        """Find the name the user imports numpy as; claim it for the generated
+        module and switch to array mode when the function uses it."""
+        self.roots: dict[int, ir.Value | None] = {}
+        """id(value) -> the array whose memory it shares (None: a parameter's)."""
+        self.stale: dict[int, str] = {}
+        """id(value) -> why reading it is refused (a view of an array assigned into since)."""
+        used = {n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name)}
+        aliases = sorted(n for n in used if self.src.globals.get(n) is numpy)
+        direct = any(isinstance(self.src.globals.get(n), (types.FunctionType, type(numpy.exp),
+                                                           types.BuiltinFunctionType))
+                     and id(self.src.globals[n]) in NUMPY_FUNCS for n in used)
+        params = {a.arg for a in ast.walk(self.tree.args) if isinstance(a, ast.arg)}
+        syntax = any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult)
+                     or isinstance(n, ast.Attribute) and (n.attr in METHODS or n.attr in ATTRIBUTES)
+                     and not self._global_name_path(n, params)
+                     for n in ast.walk(self.tree))
+        if aliases or direct or syntax:
+            self.array_mode = True
+            self.numpy_alias = aliases[0] if aliases else "np"
+
+    def _global_name_path(self, node: ast.Attribute, params: set) -> bool:
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        return isinstance(node, ast.Name) and node.id not in params \
+            and (node.id in self.src.globals or node.id in dir(__builtins__))
+
+    def claim_numpy(self) -> None:
+        if self.array_mode:
+            self.modules["numpy"] = self.namer.claim(self.numpy_alias)
+
+    def param_kind(self, node: ast.arg, default, has_default: bool) -> str:
+        if not self.array_mode:
+            return "float"
+        note = node.annotation
+        if isinstance(note, ast.Name) and note.id in ("float", "int", "bool"):
+            return note.id
+        if has_default and isinstance(default, numbers.Real):
+            return "int" if isinstance(default, numbers.Integral) else "float"
+        return "array"
+
+    # -- kinds ---------------------------------------------------------------
+
+    def array_prim(self, prim: str, kinds: list[str], node: ast.AST) -> str:
+        """The primitive to use for ``prim`` given its operands' kinds."""
+        if "array" not in kinds:
+            return prim
+        if prim in ("max", "min"):
+            raise self.src.error(node, f"`{prim}()` of arrays is ambiguous; use "
+                                 f"np.{prim}imum(a, b) (elementwise) or np.{prim}(a)")
+        return f"array.{prim}" if f"array.{prim}" in RULES else prim
+
+    def result_kind(self, prim: str, kinds: list[str], attrs: dict) -> str:
+        rule = RULES[prim]
+        if rule.result == "array":
+            if prim in ("getitem",) and kinds[0] in ("int", "bool"):
+                return kinds[0]
+            full = prim[3:] in REDUCTIONS and attrs.get("axis") is None \
+                and not attrs.get("keepdims")
+            return "float" if full else "array"
+        kind = rule.result_kind(kinds)
+        if kind in ("float", "int") and "array" in kinds:
+            return "array"
+        return kind
+
+    # -- calls ---------------------------------------------------------------
+
+    def is_global_path(self, node: ast.expr) -> bool:
+        """``np.linalg.norm``-like: a global name and attributes of it."""
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        return isinstance(node, ast.Name) and node.id not in self.env
+
+    def numpy_prim(self, fn) -> str | None:
+        return NUMPY_FUNCS.get(id(fn))
+
+    def numpy_call(self, prim: str, node: ast.Call, var, hint, text: str | None = None
+                   ) -> ir.Operand:
+        what = ast.unparse(node.func)
+        if text is None:
+            text = f"{var} = {ast.unparse(node)}" if var else ast.unparse(node)
+        names = SIGNATURES.get(prim, ())
+        positional = list(node.args)
+        keywords = {}
+        for i, a in enumerate(positional):
+            if isinstance(a, ast.Starred):
+                raise self.src.error(a, "`*args` in calls is not supported")
+            if i < len(names) and names[i] in ATTR_NAMES:
+                keywords[names[i]] = a
+        positional = [a for i, a in enumerate(positional)
+                      if not (i < len(names) and names[i] in ATTR_NAMES)]
+        for k in node.keywords:
+            if k.arg is None:
+                raise self.src.error(k.value, "`**kwargs` in calls is not supported")
+            keywords[k.arg] = k.value
+        rule = RULES[prim]
+        allowed = {name for name, _ in rule.attrs} - {"inverse_axes", "index"}
+        for k, v in keywords.items():
+            if k not in allowed:
+                raise self.src.error(v, f"`{what}`: the keyword argument {k!r} is not supported")
+        attrs = {k: self.const_attr(v, k) for k, v in keywords.items()}
+        if prim == "np.transpose" and attrs.get("axes") is not None:
+            axes = attrs["axes"]
+            attrs["inverse_axes"] = tuple(sorted(range(len(axes)), key=lambda i: axes[i]))
+        if prim == "np.expand_dims" and "axis" not in attrs:
+            raise self.src.error(node, "`np.expand_dims` needs an axis")
+        if prim in ("np.concatenate", "np.stack"):
+            seq = self.expr(positional[0]) if len(positional) == 1 else None
+            if isinstance(seq, structures.StaticList):
+                seq = tuple(seq.items)
+            if not isinstance(seq, tuple) or any(structures.is_structure(a) for a in seq):
+                raise self.src.error(node, f"`{what}` takes a list or tuple of arrays "
+                                     "(`[a, b]`)")
+            args = list(seq)
+            if prim == "np.concatenate" and "axis" in attrs and attrs["axis"] is None:
+                raise self.src.error(node, "`np.concatenate(..., axis=None)` is not supported")
+            return self.emit(prim, args, node, var, hint=hint, attrs=attrs, text=text)
+        if prim == "np.clip" and len(positional) == 3:
+            # clip(x, None, hi) is minimum(x, hi): no None operand in the IR
+            lo, hi = (isinstance(a, ast.Constant) and a.value is None for a in positional[1:])
+            if lo or hi:
+                if lo and hi:
+                    raise self.src.error(node, "`np.clip` needs at least one bound")
+                x, bound = self.expr(positional[0]), self.expr(positional[2 if lo else 1])
+                return self.emit("np.minimum" if lo else "np.maximum", [x, bound], node, var,
+                                 hint=hint, text=text)
+        if prim in ("np.zeros", "np.ones", "np.reshape", "np.full") and positional:
+            shape_at = 1 if prim == "np.reshape" else 0
+            if prim == "np.reshape" and len(positional) > 2:
+                positional = [positional[0], ast.Tuple(positional[1:], ast.Load())]
+            args = [self.shape_operand(a) if i == shape_at else self.expr(a)
+                    for i, a in enumerate(positional)]
+        else:
+            args = [self.expr(a) for a in positional]
+        if any(isinstance(a, tuple) for a in args):
+            raise self.src.error(node, f"`{what}`: tuple arguments are not supported here")
+        if not rule.variadic and len(args) != rule.arity:
+            raise self.src.error(node, f"`{what}` takes {rule.arity} array argument(s) here, "
+                                 f"got {len(args)}")
+        return self.emit(prim, args, node, var, hint=hint, attrs=attrs, text=text)
+
+    def shape_operand(self, node: ast.expr) -> ir.Operand:
+        """A shape: an int, ``x.shape``, or a tuple of ints (one ``tuple`` op)."""
+        if isinstance(node, (ast.Tuple, ast.List)):
+            items = [self.expr(e) for e in node.elts]
+            return self.emit("tuple", items, node)
+        return self.expr(node)
+
+    def method_call(self, node: ast.Call, var, hint) -> ir.Operand:
+        method = node.func.attr
+        prim = METHODS.get(method)
+        if prim is None:
+            raise self.src.error(node, f"the method `.{method}()` is not supported; s2s-ad "
+                                 "knows " + ", ".join(f".{m}()" for m in sorted(METHODS)))
+        if prim == "np.copy_ravel":
+            prim = "np.ravel"
+        receiver = node.func.value
+        args = list(node.args)
+        if prim == "np.reshape" and len(args) > 1:
+            args = [ast.Tuple(args, ast.Load())]
+        if prim == "np.transpose" and args:
+            args = [ast.Tuple(args, ast.Load())] if len(args) > 1 else args
+        call = ast.Call(ast.Attribute(ast.Name("np", ast.Load()), prim[3:], ast.Load()),
+                        [receiver] + args, node.keywords)
+        ast.copy_location(call, node)
+        call.func = node.func  # error messages show the user's spelling
+        text = f"{var} = {ast.unparse(node)}" if var else ast.unparse(node)
+        return self.numpy_call(prim, call, var, hint, text)
+
+    def const_attr(self, node: ast.expr, what: str):
+        """A constant keyword attribute: an int, bool, None or tuple of ints."""
+        if isinstance(node, ast.Constant) and (node.value is None
+                                               or isinstance(node.value, (int, bool))):
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) \
+                and isinstance(node.operand, ast.Constant) and type(node.operand.value) is int:
+            return -node.operand.value
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return tuple(self.const_attr(e, what) for e in node.elts)
+        if isinstance(node, ast.Name) and node.id not in self.env:
+            value = self.src.globals.get(node.id)
+            if isinstance(value, (int, bool)) or value is None:
+                return value
+        raise self.src.error(node, f"`{what}` must be a constant (like 0, -1, (0, 1), True); "
+                             "s2s-ad needs it to build the reverse sweep")
+
+    # -- attributes, @, subscripts ------------------------------------------
+
+    def array_attribute(self, node: ast.Attribute, var, hint) -> ir.Operand:
+        prim = ATTRIBUTES.get(node.attr)
+        if prim is None:
+            raise self.src.error(node, f"the attribute `.{node.attr}` is not supported; s2s-ad "
+                                 "knows " + ", ".join(f".{a}" for a in ATTRIBUTES))
+        return self.emit(prim, [self.expr(node.value)], node, var, hint=hint)
+
+    def index(self, node: ast.expr, operands: list) -> tuple:
+        """The structure of a subscript, its expressions appended to
+        ``operands``: each item is ("op", k) for operand k, ("slice", lo, hi,
+        step) with parts None or ("op", k), ("none",) or ("ellipsis",)."""
+        items = node.elts if isinstance(node, ast.Tuple) else [node]
+
+        def operand(e):
+            value = self.expr(e)
+            if isinstance(value, tuple):
+                raise self.src.error(e, "tuples inside an index are not supported")
+            operands.append(value)
+            return ("op", len(operands) - 1)
+
+        out = []
+        for item in items:
+            if isinstance(item, ast.Slice):
+                out.append(("slice",) + tuple(None if p is None else operand(p)
+                                              for p in (item.lower, item.upper, item.step)))
+            elif isinstance(item, ast.Constant) and item.value is Ellipsis:
+                out.append(("ellipsis",))
+            elif isinstance(item, ast.Constant) and item.value is None or \
+                    (self.is_global_path(item) and not isinstance(item, ast.Name)
+                     and self.resolve(item) is None):
+                out.append(("none",))
+            else:
+                out.append(operand(item))
+        return tuple(out)
+
+    def holds_structure(self, node: ast.expr) -> bool:
+        """A name bound to a tuple, list or dict built in the function."""
+        if isinstance(node, (ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.GeneratorExp)):
+            return True
+        if isinstance(node, ast.Subscript):
+            return self.holds_structure(node.value)
+        if isinstance(node, ast.Name):
+            v = self.env.get(node.id)
+            return structures.is_structure(v) or (isinstance(v, ir.Value) and v.kind == "tuple")
+        return False
+
+    def subscript(self, node: ast.Subscript, var, hint) -> ir.Operand:
+        if self.holds_structure(node.value):
+            return structures.lower_expr(self, node, var)
+        base = self.expr(node.value)
+        if structures.is_structure(base):
+            raise self.src.error(node.value, "index a tuple, list or dict through a name "
+                                 "(`xs = [...]; xs[0]`)")
+        operands = [base]
+        index = self.index(node.slice, operands)
+        return self.emit("getitem", operands, node, var, hint=hint, attrs={"index": index})
+
+    def assign_subscript(self, target: ast.Subscript, value_node: ast.expr, op=None,
+                         stmt: ast.stmt | None = None) -> None:
+        """``y[i] = e`` (``op`` None) or ``y[i] op= e``."""
+        if op is None and self.holds_structure(target.value):
+            return structures.store(self, target, self.expr(value_node))
+        if not isinstance(target.value, ast.Name) or target.value.id not in self.env:
+            raise self.src.error(target, "only a local array can be assigned into "
+                                 "(`y[i] = ...` with `y` a variable of this function)")
+        name = target.value.id
+        base = self.env[name]
+        if isinstance(base, ir.Const) or base.kind not in ir.DIFFERENTIABLE:
+            raise self.src.error(target, f"`{name}` is not an array")
+        root = self.roots.get(id(base), base)
+        if root is None or any(base is p.value for p in getattr(self, "_params", [])):
+            raise self.src.error(target, f"assigning into `{name}` would change an array the "
+                                 "caller passed in; assign into a copy (`" + name +
+                                 f" = np.copy({name})`) first")
+        if root is not base:
+            raise self.src.error(target, f"`{name}` is a view of another array; assigning "
+                                 "into it would change that array too. Assign into the "
+                                 "original, or into a copy")
+        value = self.expr(value_node)
+        if isinstance(value, tuple):
+            raise self.src.error(value_node, "a tuple cannot be assigned into an array")
+        operands = [base, value]
+        index = self.index(target.slice, operands)
+        for k, item in _index_operands(index):
+            a = operands[k]
+            if isinstance(a, ir.Value) and a.kind not in ("int", "bool"):
+                raise self.src.error(target, "an index in an assignment must be an int (annotate "
+                                     "a parameter `i: int`), a slice or a boolean mask; with an "
+                                     "integer array, repeated indices would make the last "
+                                     "write win")
+        text = ast.unparse(stmt) if stmt is not None else None
+        if op is not None:
+            old = self.emit("getitem", [base] + operands[2:], target,
+                            attrs={"index": _shift(index, -1)})
+            value = self.emit(op, [old, value], stmt)
+            operands[1] = value
+        out = self.emit("setitem", operands, stmt or target, var=name, text=text,
+                        attrs={"index": index})
+        # Python mutates the array: every name bound to it sees the change,
+        # and views taken earlier must not be read again.
+        for k, v in list(self.env.items()):
+            if v is base:
+                self.env[k] = out
+        line = target.lineno
+        for vid, r in list(self.roots.items()):
+            if r is base:
+                self.stale[vid] = (f"it is a view of `{name}`, which line {line} assigns into "
+                                   "since; take a copy (np.copy) before the assignment")
+        self.roots[id(out)] = out
+
+    def track_views(self, prim: str, args: list, out: ir.Value) -> None:
+        """Record which array ``out`` shares memory with."""
+        if prim in VIEWS and args and isinstance(args[0], ir.Value):
+            a = args[0]
+            self.roots[id(out)] = self.roots.get(id(a), a) if not self._is_param(a) else None
+        else:
+            self.roots[id(out)] = out
+
+    def _is_param(self, v) -> bool:
+        return any(v is p.value for p in getattr(self, "_params", []))
+
+    def check_stale(self, name: str, value, node: ast.AST) -> None:
+        why = self.stale.get(id(value))
+        if why is not None:
+            raise self.src.error(node, f"`{name}` cannot be read here: {why}")
+
+
+def _index_operands(index: tuple):
+    for item in index:
+        if item[0] == "op":
+            yield item[1], item
+        elif item[0] == "slice":
+            for p in item[1:]:
+                if p is not None:
+                    yield p[1], item
+
+
+def _shift(index: tuple, by: int) -> tuple:
+    """The index with its operand numbers moved by ``by``."""
+    def one(p):
+        return p if p is None or p[0] != "op" else ("op", p[1] + by)
+    return tuple(("slice",) + tuple(one(p) for p in item[1:]) if item[0] == "slice"
+                 else one(item) if item[0] == "op" else item for item in index)
+
+
+def index_expr(index: tuple, operands: list[ast.expr]) -> ast.expr:
+    """The subscript expression ``index`` describes, over ``operands``'
+    expressions (indexed as in the op's operands)."""
+    def part(p):
+        return None if p is None else operands[p[1]]
+
+    items = []
+    for item in index:
+        if item[0] == "op":
+            items.append(operands[item[1]])
+        elif item[0] == "slice":
+            items.append(ast.Slice(part(item[1]), part(item[2]), part(item[3])))
+        elif item[0] == "none":
+            items.append(ast.Constant(None))
+        else:
+            items.append(ast.Constant(Ellipsis))
+    return items[0] if len(items) == 1 else ast.Tuple(items, ast.Load())

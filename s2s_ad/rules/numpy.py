@@ -1,0 +1,183 @@
+"""NumPy rules: elementwise functions, reductions, linear algebra, shapes.
+
+Same table style as the scalar rules. Elementwise rules give a local partial
+that the reverse sweep multiplies by the output's adjoint ``g``; operands
+whose shape may differ from the result's (broadcasting) get their
+contribution summed back to their own shape (see ``docs/numpy.md``). Rules
+marked ``adjoint=True`` give the whole contribution over ``g`` instead (a
+vector-Jacobian product): a reduction's adjoint is spread back over the
+reduced axes, a matrix product's is another matrix product.
+
+Conventions where a derivative does not exist:
+
+* ``np.abs(x)``: ``np.sign(x)``, so 0 at 0 (the smallest subgradient).
+* ``np.maximum(x, y)``: the adjoint goes to ``x`` where ``x >= y``;
+  ``np.minimum`` to ``x`` where ``x <= y``; ``np.clip(x, lo, hi)`` to ``x``
+  where ``lo <= x <= hi``.
+* ``np.max``/``np.min``: the adjoint is split evenly between the elements
+  that tie for the extreme.
+* ``np.sign``, comparisons and the constructors (``np.zeros``, ``np.arange``,
+  ...): zero.
+
+``@``/``np.dot``/``np.matmul`` cover vector·vector, matrix·vector,
+vector·matrix and matrix·matrix (operands of at most two dimensions).
+"""
+
+from __future__ import annotations
+
+from . import Rule
+
+POS = (0.2, 3.0)
+UNIT = (-0.9, 0.9)
+ANY = (-2.0, 2.0)
+AXIS = (("axis", None), ("keepdims", False))
+
+
+def _unary(name: str, partial: str | None, math: str = "", domain=(ANY,), notes: str = "") -> Rule:
+    return Rule(f"np.{name}", f"np.{name}(x)", (partial,), "array", math, notes, domain=domain)
+
+
+def _constant(name: str, forward: str, arity: int = 1) -> Rule:
+    """A constructor: its result does not depend differentiably on anything."""
+    return Rule(f"np.{name}", forward, (None,) * arity, "array", "constant")
+
+
+# ∂out/∂x for matrix products; the conditional picks the outer product when
+# the other operand is a vector (a vector·vector product has a scalar g).
+_MATMUL = ("g @ np.transpose(y) if np.ndim(y) == 2 else np.multiply.outer(g, y)",
+           "np.transpose(x) @ g if np.ndim(x) == 2 else np.multiply.outer(x, g)")
+
+NUMPY_RULES = [
+    # Python operators on arrays, where the scalar rule's template is not elementwise
+    Rule("array.pow", "x ** y", ("y * x ** (y - 1)", "out * np.log(x)"), "array",
+         "∂/∂x = y·x^(y-1), ∂/∂y = x^y·ln x", domain=(POS, ANY), broadcast=True),
+    Rule("array.abs", "abs(x)", ("np.sign(x)",), "array", "sign x", "np.sign: 0 at 0"),
+    Rule("matmul", "x @ y", _MATMUL, "array", "∂/∂x = g·yᵀ, ∂/∂y = xᵀ·g", adjoint=True),
+    # elementwise functions
+    _unary("exp", "out", "eˣ"),
+    _unary("log", "1 / x", "1/x", (POS,)),
+    _unary("log1p", "1 / (1 + x)", "1/(1+x)", (UNIT,)),
+    _unary("expm1", "out + 1", "eˣ"),
+    _unary("sqrt", "1 / (2 * out)", "1/(2√x)", (POS,)),
+    _unary("sin", "np.cos(x)", "cos x"),
+    _unary("cos", "-np.sin(x)", "-sin x"),
+    _unary("tan", "1 + out * out", "1 + tan² x", (UNIT,)),
+    _unary("tanh", "1 - out * out", "1 - tanh² x"),
+    _unary("arctan", "1 / (1 + x * x)", "1/(1+x²)"),
+    _unary("sinh", "np.cosh(x)", "cosh x"),
+    _unary("cosh", "np.sinh(x)", "sinh x"),
+    _unary("abs", "np.sign(x)", "sign x", notes="np.sign: 0 at 0"),
+    _unary("square", "2 * x", "2x"),
+    _unary("negative", "-1", "-1"),
+    _unary("sign", None, "zero almost everywhere"),
+    Rule("np.power", "np.power(x, y)", ("y * np.power(x, y - 1)", "out * np.log(x)"), "array",
+         "∂/∂x = y·x^(y-1), ∂/∂y = x^y·ln x", domain=(POS, ANY), broadcast=True),
+    Rule("np.maximum", "np.maximum(x, y)", ("x >= y", "x < y"), "array",
+         "1 to the larger operand", "at a tie the first operand gets the adjoint", broadcast=True),
+    Rule("np.minimum", "np.minimum(x, y)", ("x <= y", "x > y"), "array",
+         "1 to the smaller operand", "at a tie the first operand gets the adjoint", broadcast=True),
+    Rule("np.where", "np.where(x0, x1, x2)",
+         (None, "np.where(x0, g, 0.0)", "np.where(x0, 0.0, g)"), "array",
+         "the adjoint goes to the operand the condition picked", adjoint=True, broadcast=True),
+    Rule("np.clip", "np.clip(x0, x1, x2)",
+         ("(x0 >= x1) & (x0 <= x2)", "x0 < x1", "x0 > x2"), "array",
+         "1 to x inside [lo, hi], else to the bound", "at a bound x gets the adjoint",
+         domain=(ANY, (-3.0, -2.5), (2.5, 3.0)), broadcast=True),
+    # reductions; keep(g) restores the reduced axes so g broadcasts against x
+    Rule("np.sum", "np.sum(x, axis=axis, keepdims=keepdims)",
+         ("np.zeros_like(x) + keep(g)",), "array", "1 for each summed element",
+         adjoint=True, attrs=AXIS),
+    Rule("np.mean", "np.mean(x, axis=axis, keepdims=keepdims)",
+         ("np.zeros_like(x) + keep(g) * (np.size(out) / np.size(x))",), "array",
+         "1/n for each averaged element", adjoint=True, attrs=AXIS),
+    Rule("np.prod", "np.prod(x, axis=axis, keepdims=keepdims)",
+         ("keep(g) * others_product(x, axis)",), "array",
+         "the product of the other elements (exact at zeros; no division)",
+         adjoint=True, attrs=AXIS),
+    Rule("np.max", "np.max(x, axis=axis, keepdims=keepdims)",
+         ("keep(g) * (x == keep(out)) / np.sum(x == keep(out), axis=axis, keepdims=True, "
+          "dtype=np.result_type(x))",), "array",
+         "1 to the largest element", "ties split the adjoint evenly", adjoint=True, attrs=AXIS),
+    Rule("np.min", "np.min(x, axis=axis, keepdims=keepdims)",
+         ("keep(g) * (x == keep(out)) / np.sum(x == keep(out), axis=axis, keepdims=True, "
+          "dtype=np.result_type(x))",), "array",
+         "1 to the smallest element", "ties split the adjoint evenly", adjoint=True, attrs=AXIS),
+    # linear algebra
+    Rule("np.dot", "np.dot(x, y)", _MATMUL, "array", "∂/∂x = g·yᵀ, ∂/∂y = xᵀ·g", adjoint=True),
+    Rule("np.matmul", "np.matmul(x, y)", _MATMUL, "array", "∂/∂x = g·yᵀ, ∂/∂y = xᵀ·g",
+         adjoint=True),
+    Rule("np.outer", "np.outer(x, y)",
+         ("np.reshape(g @ np.ravel(y), np.shape(x))", "np.reshape(np.ravel(x) @ g, np.shape(y))"),
+         "array", "∂/∂x = g·y, ∂/∂y = gᵀ·x", adjoint=True),
+    # shapes: the adjoint moves g back to x's layout
+    Rule("np.transpose", "np.transpose(x, axes=axes)",
+         ("np.transpose(g, axes=inverse_axes)",), "array", "transpose back", adjoint=True,
+         attrs=(("axes", None), ("inverse_axes", None))),
+    Rule("np.reshape", "np.reshape(x, y)", ("np.reshape(g, np.shape(x))", None), "array",
+         "reshape back", adjoint=True),
+    Rule("np.ravel", "np.ravel(x)", ("np.reshape(g, np.shape(x))",), "array", "reshape back",
+         adjoint=True),
+    Rule("np.squeeze", "np.squeeze(x, axis=axis)", ("np.reshape(g, np.shape(x))",), "array",
+         "reshape back", adjoint=True, attrs=(("axis", None),)),
+    Rule("np.expand_dims", "np.expand_dims(x, axis)", ("np.reshape(g, np.shape(x))",), "array",
+         "reshape back", adjoint=True, attrs=(("axis", 0),)),
+    Rule("np.copy", "np.copy(x)", ("g",), "array", "1", adjoint=True),
+    Rule("np.concatenate", "np.concatenate(args, axis=axis)", ("concatenate",), "array",
+         "each operand gets its slice of g", adjoint=True, attrs=(("axis", 0),), variadic=True),
+    Rule("np.stack", "np.stack(args, axis=axis)", ("np.take(g, i, axis=axis)",), "array",
+         "each operand gets its slice of g", adjoint=True, attrs=(("axis", 0),), variadic=True),
+    # shape queries and constructors: no derivative
+    Rule("shape", "np.shape(x)", (None,), "int"),
+    Rule("len", "len(x)", (None,), "int"),
+    Rule("np.ndim", "np.ndim(x)", (None,), "int"),
+    Rule("np.size", "np.size(x)", (None,), "int"),
+    Rule("tuple", "args", (None,), "int", variadic=True),
+    _constant("zeros", "np.zeros(x)"),
+    _constant("ones", "np.ones(x)"),
+    _constant("zeros_like", "np.zeros_like(x)"),
+    _constant("ones_like", "np.ones_like(x)"),
+    _constant("full", "np.full(x, y)", 2),
+    _constant("full_like", "np.full_like(x, y)", 2),
+    Rule("np.arange", "np.arange(*args)", (None,), "array", "constant", variadic=True),
+    # indexing: the adjoint scatters g back (see s2s_ad/arrays.py)
+    Rule("getitem", "x[index]", ("scatter",), "array", "g scattered back to the indexed elements",
+         adjoint=True, attrs=(("index", ()),), variadic=True),
+    Rule("setitem", "setitem(x, y, index)", ("scatter_zero", "gather"), "array",
+         "the old value's assigned elements get no adjoint", adjoint=True,
+         attrs=(("index", ()),), variadic=True),
+]
+
+VIEWS = frozenset({"getitem", "np.transpose", "np.reshape", "np.ravel", "np.squeeze",
+                   "np.expand_dims"})
+"""Primitives whose result may share memory with their first operand."""
+
+BROADCASTING = frozenset({"add", "sub", "mul", "div", "pow", "mod", "floordiv"})
+"""Python operators that broadcast when an operand is an array."""
+
+HELPERS = {
+    "unbroadcast": '''
+def unbroadcast(g, x):
+    """g summed over the axes along which x was broadcast, so it has x's shape."""
+    shape = np.shape(x)
+    if np.shape(g) == shape:
+        return g
+    lead = np.ndim(g) - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
+                                      if n == 1 and np.shape(g)[lead + i] != 1)
+    return np.reshape(np.sum(g, axis=axes), shape)
+''',
+    "others_product": '''
+def others_product(x, axis):
+    """The product of the other elements along axis (all axes when None), for
+    each element: exclusive products from both sides, so zeros are exact."""
+    if axis is None:
+        return np.reshape(others_product(np.ravel(x), 0), np.shape(x))
+    x = np.moveaxis(x, axis, -1)
+    ones = np.ones_like(x[..., :1])
+    left = np.cumprod(np.concatenate([ones, x[..., :-1]], axis=-1), axis=-1)
+    right = np.flip(np.cumprod(np.flip(np.concatenate([x[..., 1:], ones], axis=-1), -1),
+                               axis=-1), -1)
+    return np.moveaxis(left * right, -1, axis)
+''',
+}
+"""Functions a generated module defines for itself when its code calls them."""

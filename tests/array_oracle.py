@@ -1,0 +1,49 @@
+"""Independent references for array gradients: central finite differences.
+
+Nothing here uses s2s-ad's transform. :func:`fd_gradient` perturbs one
+element at a time, in float64, so it suits the small random shapes tests use.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def fd_gradient(f, args: list, i: int, h: float = 1e-6) -> np.ndarray:
+    """∂f/∂args[i], elementwise central differences (f returns a scalar).
+
+    With h = 1e-6 on O(1) inputs the truncation error (~h²·f''') and the
+    rounding error (~1e-16·|f|/h) are both near 1e-10, so comparisons at
+    rtol 1e-5 leave a wide margin."""
+    x = np.array(args[i], dtype=np.float64)
+    grad = np.zeros_like(x)
+    for k in np.ndindex(*x.shape):
+        up, down = x.copy(), x.copy()
+        up[k] += h
+        down[k] -= h
+        a_up, a_down = list(args), list(args)
+        a_up[i], a_down[i] = (up if x.shape else float(up)), (down if x.shape else float(down))
+        grad[k] = (float(np.sum(f(*a_up))) - float(np.sum(f(*a_down)))) / (2 * h)
+    return grad
+
+
+def assert_gradients(f, args: list, wrt: list[int], *, rtol: float = 1e-5, atol: float = 1e-7):
+    """s2s-ad's gradient of ``f`` at ``args`` matches finite differences, with
+    the shape of each argument."""
+    import s2s_ad
+
+    got = s2s_ad.grad(f, wrt=list(wrt))(*args)
+    assert len(got) == len(wrt)
+    for i, g in zip(wrt, got):
+        expected = fd_gradient(f, args, i)
+        assert np.shape(g) == np.shape(args[i]), (i, np.shape(g), np.shape(args[i]))
+        np.testing.assert_allclose(np.asarray(g, dtype=np.float64), expected, rtol=rtol, atol=atol,
+                                   err_msg=f"gradient with respect to argument {i}")
+    return got
+
+
+def rand(rng: np.random.Generator, shape, lo: float = -2.0, hi: float = 2.0):
+    """A random array (or float for shape ()) in [lo, hi)."""
+    if shape == ():
+        return float(rng.uniform(lo, hi))
+    return rng.uniform(lo, hi, size=shape)
