@@ -51,8 +51,9 @@ def _call(module: str, fn: str, *args: ast.expr) -> ast.Call:
 
 
 def _scalar(a: ir.Operand) -> bool:
-    """Known to be a scalar (never broadcast against)."""
-    return isinstance(a, ir.Const) or a.kind == "float"
+    """Known to be a scalar (never broadcast against); ``int`` values are
+    lengths and indices (integer arrays come from NumPy calls: ``array``)."""
+    return isinstance(a, ir.Const) or a.kind in ("float", "int")
 
 
 class ArraySweep:
@@ -180,7 +181,7 @@ class ArraySweep:
             else:
                 stmts.append(ast.Expr(ast.Call(ast.Attribute(
                     ast.Attribute(_name(self.np), "add", ast.Load()), "at", ast.Load()),
-                    [_name(target), idx, g], [])))
+                    [_name(target), _as_value(idx), g], [])))
             for s in stmts:
                 out.append(Stmt(s, comment(op, 0, x, "scatter"), op, 0, "scatter", target))
             return out
@@ -308,6 +309,20 @@ def _roots(func: ir.Function) -> _Roots:
         else:
             roots.add(op.out, op.out)
     return roots
+
+
+def _as_value(idx: ast.expr) -> ast.expr:
+    """A subscript as an ordinary expression: ``1:`` becomes ``slice(1, None)``."""
+    def one(e):
+        if isinstance(e, ast.Slice):
+            parts = [p if p is not None else ast.Constant(None) for p in (e.lower, e.upper, e.step)]
+            while len(parts) > 2 and isinstance(parts[-1], ast.Constant) and parts[-1].value is None:
+                parts.pop()
+            return ast.Call(_name("slice"), parts, [])
+        return e
+    if isinstance(idx, ast.Tuple):
+        return ast.Tuple([one(e) for e in idx.elts], ast.Load())
+    return one(idx)
 
 
 SHAPE_ONLY = {"zeros_like", "ones_like", "shape", "size", "ndim"}

@@ -121,7 +121,7 @@ class ArrayLowering:
                 and not attrs.get("keepdims")
             return "float" if full else "array"
         kind = rule.result_kind(kinds)
-        if kind in ("float", "int") and "array" in kinds:
+        if rule.result in ("num", "float") and "array" in kinds:
             return "array"
         return kind
 
@@ -164,6 +164,9 @@ class ArrayLowering:
         if prim == "np.transpose" and attrs.get("axes") is not None:
             axes = attrs["axes"]
             attrs["inverse_axes"] = tuple(sorted(range(len(axes)), key=lambda i: axes[i]))
+        if prim == "np.prod" and isinstance(attrs.get("axis"), tuple):
+            raise self.src.error(node, "`np.prod` over a tuple of axes is not supported; "
+                                 "reduce one axis at a time")
         if prim == "np.expand_dims" and "axis" not in attrs:
             raise self.src.error(node, "`np.expand_dims` needs an axis")
         if prim in ("np.concatenate", "np.stack"):

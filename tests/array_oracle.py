@@ -47,3 +47,16 @@ def rand(rng: np.random.Generator, shape, lo: float = -2.0, hi: float = 2.0):
     if shape == ():
         return float(rng.uniform(lo, hi))
     return rng.uniform(lo, hi, size=shape)
+
+
+def make_function(source: str, name: str = "f", env: dict | None = None):
+    """Define the function in ``source`` with its text registered in
+    linecache, so s2s-ad can read it (parametrised tests build functions)."""
+    import hashlib
+    import linecache
+
+    filename = f"<test {hashlib.sha1(source.encode()).hexdigest()[:10]}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    ns = {"np": np, **(env or {})}
+    exec(compile(source, filename, "exec"), ns)
+    return ns[name]

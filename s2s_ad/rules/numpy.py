@@ -95,12 +95,12 @@ NUMPY_RULES = [
          "the product of the other elements (exact at zeros; no division)",
          adjoint=True, attrs=AXIS),
     Rule("np.max", "np.max(x, axis=axis, keepdims=keepdims)",
-         ("keep(g) * (x == keep(out)) / np.sum(x == keep(out), axis=axis, keepdims=True, "
-          "dtype=np.result_type(x))",), "array",
+         ("keep(g) / np.sum(x == keep(out), axis=axis, keepdims=True, "
+          "dtype=np.result_type(x)) * (x == keep(out))",), "array",
          "1 to the largest element", "ties split the adjoint evenly", adjoint=True, attrs=AXIS),
     Rule("np.min", "np.min(x, axis=axis, keepdims=keepdims)",
-         ("keep(g) * (x == keep(out)) / np.sum(x == keep(out), axis=axis, keepdims=True, "
-          "dtype=np.result_type(x))",), "array",
+         ("keep(g) / np.sum(x == keep(out), axis=axis, keepdims=True, "
+          "dtype=np.result_type(x)) * (x == keep(out))",), "array",
          "1 to the smallest element", "ties split the adjoint evenly", adjoint=True, attrs=AXIS),
     # linear algebra
     Rule("np.dot", "np.dot(x, y)", _MATMUL, "array", "∂/∂x = g·yᵀ, ∂/∂y = xᵀ·g", adjoint=True),
