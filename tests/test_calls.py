@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import calls_src as c
 import s2s_ad
@@ -166,3 +167,24 @@ def test_golden_module_of_a_package_with_helpers_and_a_rule(golden):
 def test_golden_vjp_pair_of_a_tuple_returning_function(golden):
     import structures_src
     golden("returns_tuple.vjp.py", s2s_ad.vjp_source(structures_src.returns_tuple))
+
+
+FLOATS = st.floats(min_value=-2.0, max_value=2.0, allow_nan=False)
+
+
+@settings(max_examples=40, deadline=None)
+@given(FLOATS, FLOATS, FLOATS, FLOATS)
+def test_package_gradient_at_random_points(x, y, w, bias):
+    g = s2s_ad.grad(shapes_loss(), wrt=None)
+    got = g(x, y, w, bias=bias)
+    want = fd_gradient(lambda a, b, v, d: shapes_loss()(a, b, v, bias=d), [x, y, w, bias],
+                       [0, 1, 2, 3])
+    assert all(close(a, b, rtol=1e-5, atol=1e-6) for a, b in zip(got, want)), (got, want)
+
+
+@settings(max_examples=40, deadline=None)
+@given(FLOATS, FLOATS)
+def test_nested_helpers_at_random_points(a, b):
+    got = s2s_ad.grad(c.nested, wrt=(0, 1))(a, b)
+    want = fd_gradient(c.nested, [a, b], [0, 1])
+    assert all(close(x, y, rtol=1e-5, atol=1e-6) for x, y in zip(got, want)), (got, want)
