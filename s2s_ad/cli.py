@@ -2,6 +2,7 @@
 
     s2s-ad grad  TARGET [--wrt a,x] [--value] [--output K] [-o FILE]   print or write the gradient module
     s2s-ad check TARGET [--wrt a,x] [--args n=5] [--at x=0.3]   prove it against sympy
+                        [--shape W=3x4,x=4]            NumPy code: check against finite differences
     s2s-ad ir    TARGET                                    print the SSA graph
     s2s-ad graph TARGET [--backward] [--wrt a,x] [--output K] [--length xs=N] [-o out.png]
                                                        draw it (Graphviz DOT)
@@ -44,6 +45,21 @@ def _assignments(items: list[str] | None, what: str) -> dict:
     return out
 
 
+def _shapes(items: list[str] | None) -> dict | None:
+    """``--shape W=3x4,x=4`` → {"W": (3, 4), "x": (4,)}."""
+    if not items:
+        return None
+    from .verify_arrays import parse_shape
+    out = {}
+    for item in items:
+        for part in item.split(","):
+            name, eq, shape = part.partition("=")
+            if not eq:
+                raise S2SError(f"--shape expects name=shape (like W=3x4), got {part!r}")
+            out[name.strip()] = parse_shape(shape)
+    return out
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="s2s-ad", description="Source-to-source reverse-mode "
                                 "automatic differentiation for Python.")
@@ -73,6 +89,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="for a function returning a tuple or list: the item to check")
     c.add_argument("--length", action="append", metavar="NAME=N",
                    help="length of a list parameter (e.g. xs=3)")
+    c.add_argument("--shape", action="append", metavar="NAME=SHAPE",
+                   help="shape of an array parameter of a NumPy function (e.g. W=3x4,x=4): "
+                   "such functions get a numeric check against finite differences")
 
     i = sub.add_parser("ir", help="print the SSA graph")
     i.add_argument("target")
@@ -122,7 +141,8 @@ def main(argv: list[str] | None = None) -> int:
             verdict = check(fn, _wrt(args.wrt), args=_assignments(args.args, "--args"),
                             at=_assignments(args.at, "--at"), points=args.points,
                             output=args.output,
-                            lengths=_assignments(args.length, "--length") or None)
+                            lengths=_assignments(args.length, "--length") or None,
+                            shapes=_shapes(args.shape))
             print(verdict)
             return {"proved": 0, "agrees": 0, "mismatch": 1}.get(verdict.status, 2)
         if args.command == "ir":

@@ -44,8 +44,11 @@ def _constant(name: str, forward: str, arity: int = 1) -> Rule:
 
 # ∂out/∂x for matrix products; the conditional picks the outer product when
 # the other operand is a vector (a vector·vector product has a scalar g).
-_MATMUL = ("g @ np.transpose(y) if np.ndim(y) == 2 else np.multiply.outer(g, y)",
-           "np.transpose(x) @ g if np.ndim(x) == 2 else np.multiply.outer(x, g)")
+# np.dot, not @: for operands of at most two dimensions they agree, and np.dot
+# hands transposed views to BLAS where matmul may fall back to a slow loop
+# (measured: X.T @ G 2x, H.T @ v 100x slower than np.dot on NumPy 2.4).
+_MATMUL = ("np.dot(g, np.transpose(y)) if np.ndim(y) == 2 else np.multiply.outer(g, y)",
+           "np.dot(np.transpose(x), g) if np.ndim(x) == 2 else np.multiply.outer(x, g)")
 
 NUMPY_RULES = [
     # Python operators on arrays, where the scalar rule's template is not elementwise
@@ -158,12 +161,14 @@ HELPERS = {
     "unbroadcast": '''
 def unbroadcast(g, x):
     """g summed over the axes along which x was broadcast, so it has x's shape."""
-    shape = np.shape(x)
-    if np.shape(g) == shape:
+    shape, g_shape = np.shape(x), np.shape(g)
+    if g_shape == shape:
         return g
-    lead = np.ndim(g) - len(shape)
-    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
-                                      if n == 1 and np.shape(g)[lead + i] != 1)
+    lead = len(g_shape) - len(shape)
+    axes = tuple(range(lead))
+    if g_shape[lead:] == shape:
+        return np.sum(g, axis=axes)
+    axes += tuple(lead + i for i, n in enumerate(shape) if n == 1 and g_shape[lead + i] != 1)
     return np.reshape(np.sum(g, axis=axes), shape)
 ''',
     "others_product": '''
