@@ -266,10 +266,15 @@ class _Sweep:
                 continue
             tmp = self.namer.fresh(f"d{arg.name}")
             targets.append(ast.Name(tmp, ast.Store()))
-            add = (self.arrays.accumulate(self.adj[id(arg)], ast.Name(tmp, ast.Load()), False)
+            # Never ``+=``: a helper's backward pass may hand back the very
+            # array it was given (``def ident(v): return v``), and the
+            # caller need not be in array mode to pass arrays through.
+            name = self.adj[id(arg)]
+            add = (self.arrays.accumulate(name, ast.Name(tmp, ast.Load()), False)
                    if self.arrays is not None else
-                   ast.AugAssign(ast.Name(self.adj[id(arg)], ast.Store()), ast.Add(),
-                                 ast.Name(tmp, ast.Load())))
+                   ast.Assign([ast.Name(name, ast.Store())],
+                              ast.BinOp(ast.Name(name, ast.Load()), ast.Add(),
+                                        ast.Name(tmp, ast.Load()))))
             adds.append(Stmt(add,
                              f"line {op.loc.line}: {op.text}, another use of {arg.name}", op,
                              target=self.adj[id(arg)]))

@@ -295,11 +295,22 @@ def _op_steps(op: ir.Op, by_op: dict, code: CodeFunction, g: str,
     return steps
 
 
+def _added(node: ast.stmt) -> str | None:
+    """The temporary an accumulation adds: ``dx += dx_1`` or ``dx = dx + dx_1``."""
+    if isinstance(node, ast.AugAssign) and isinstance(node.value, ast.Name):
+        return node.value.id
+    if (isinstance(node, ast.Assign) and isinstance(node.value, ast.BinOp)
+            and isinstance(node.value.op, ast.Add) and isinstance(node.value.right, ast.Name)):
+        return node.value.right.id
+    return None
+
+
 def _call_steps(op: ir.Op, stmts: list[Stmt], code: CodeFunction) -> list[Step]:
     """``dx, dx_1 = h_bwd(t_tape, dt)`` then ``dx += dx_1``: one step per
     active operand, all applied by the one call of the callee's backward pass."""
-    calls = [s for s in stmts if isinstance(s.node, ast.Assign)]
-    if len(calls) != 1 or not isinstance(calls[0].node.value, ast.Call):
+    calls = [s for s in stmts if isinstance(s.node, ast.Assign)
+             and isinstance(s.node.value, ast.Call)]
+    if len(calls) != 1:
         raise SweepError(f"expected one backward call for {op}, found {len(calls)}")
     call = calls[0]
     targets = call.node.targets[0].elts
@@ -310,7 +321,7 @@ def _call_steps(op: ir.Op, stmts: list[Stmt], code: CodeFunction) -> list[Step]:
         cotangent = [(k, e.id) for k, e in enumerate(cot.elts) if isinstance(e, ast.Name)]
     else:
         cotangent = [(None, cot.id)]
-    adds = {s.node.value.id: s for s in stmts if isinstance(s.node, ast.AugAssign)}
+    adds = {_added(s.node): s for s in stmts if _added(s.node) is not None}
     params = param_names(op)
     g = ", ".join(name for _, name in cotangent)
     steps = []

@@ -9,6 +9,7 @@ import sys
 import pytest
 from hypothesis import given, settings, strategies as st
 
+import calls_np_src as cn
 import calls_src as c
 import s2s_ad
 from oracle import close, fd_gradient
@@ -188,3 +189,21 @@ def test_nested_helpers_at_random_points(a, b):
     got = s2s_ad.grad(c.nested, wrt=(0, 1))(a, b)
     want = fd_gradient(c.nested, [a, b], [0, 1])
     assert all(close(x, y, rtol=1e-5, atol=1e-6) for x, y in zip(got, want)), (got, want)
+
+
+def test_arrays_through_helpers_that_hand_back_their_cotangent():
+    import numpy as np
+    x = np.array([0.3, -1.2, 0.8])
+    got = s2s_ad.grad(cn.arrays_through_helpers)(x)
+    # f = |2x|² + |x|²/2 → ∂f/∂x = 8x + x
+    assert np.allclose(got, 9.0 * x, rtol=1e-12)
+    for i in range(3):
+        def along(t, i=i):
+            y = x.copy()
+            y[i] = t
+            return cn.arrays_through_helpers(y)
+        assert close(got[i], fd_gradient(along, [x[i]], [0])[0])
+    value, vjp_fn = s2s_ad.vjp(cn.ident, x)
+    cot = np.ones(3)
+    vjp_fn(cot)
+    assert np.array_equal(cot, np.ones(3))

@@ -175,8 +175,8 @@ def test_calls_explain_the_backward_pass_and_each_added_use():
         ["dx, dx_1, dx_2 = cube_plus_bwd(out_tape, dout)",
          "← out = cube_plus(x, x, x), dout · ∂cube_plus/∂(x, k, shift), by cube_plus's backward pass",
          "line 27"],
-        ["dx += dx_1", "← out = cube_plus(x, x, x), another use of x (parameter k)", "line 27"],
-        ["dx += dx_2", "← out = cube_plus(x, x, x), another use of x (parameter shift)", "line 27"],
+        ["dx = dx + dx_1", "← out = cube_plus(x, x, x), another use of x (parameter k)", "line 27"],
+        ["dx = dx + dx_2", "← out = cube_plus(x, x, x), another use of x (parameter shift)", "line 27"],
     ]
     assert ("dx = cube_plus_bwd(…)[0] + cube_plus_bwd(…)[1] + cube_plus_bwd(…)[2]  sums 3 uses"
             in text)

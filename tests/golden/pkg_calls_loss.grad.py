@@ -30,11 +30,11 @@ def grad_loss(x, y, w=0.5, *, bias=0.25, dout=1.0):
     da = dout                             # line 18: a + b, ∂/∂a = 1
     db = dout                             # line 18: a + b, ∂/∂b = 1
     dx_1, dy_1 = both_bwd(b_tape, db)     # line 17: b = scaling.both(x, y)
-    dx += dx_1                            # line 17: b = scaling.both(x, y), another use of x
-    dy += dy_1                            # line 17: b = scaling.both(x, y), another use of y
+    dx = dx + dx_1                        # line 17: b = scaling.both(x, y), another use of x
+    dy = dy + dy_1                        # line 17: b = scaling.both(x, y), another use of y
     dbump_1, dw = scaled_bwd(a_tape, da)  # line 16: a = scaling.scaled(bump(x), w)
     dx_2, = bump_bwd(bump_1_tape, dbump_1)  # line 16: bump(x)
-    dx += dx_2                            # line 16: bump(x), another use of x
+    dx = dx + dx_2                        # line 16: bump(x), another use of x
     return dx, dy, dw, dbias
 
 
@@ -98,5 +98,5 @@ def both_bwd(tape, dout):
     dbump = dout * x                      # line 11: shapes.bump(y) * x, ∂/∂bump = x
     dx += dout * bump                     # line 11: shapes.bump(y) * x, ∂/∂x = bump
     dy_1, = bump_bwd(bump_tape, dbump)    # line 11: shapes.bump(y)
-    dy += dy_1                            # line 11: shapes.bump(y), another use of y
+    dy = dy + dy_1                        # line 11: shapes.bump(y), another use of y
     return dx, dy
