@@ -33,11 +33,11 @@ import re
 
 from . import ir
 from .code import Stmt
-from .frontend_numpy import index_expr
+
 from .names import Namer
 from .rules import RULES
-from .rules.numpy import BROADCASTING, HELPERS, VIEWS
-from .templates import instantiate, operand_expr
+from .rules.numpy import BROADCASTING, HELPERS, SAME_SHAPE, VIEWS
+from .templates import index_expr, instantiate, operand_expr
 
 SPECIAL = {"getitem", "setitem"}
 
@@ -67,6 +67,7 @@ class ArraySweep:
         """Adjoint variables holding an array this sweep created (safe to write into)."""
         self.renames: dict[str, str] = {}
         self.roots = _roots(func)
+        self.shapes = _shape_classes(func)
         self._helper_names: dict[str, str] = {}
 
     # -- helpers in the generated module --------------------------------------
@@ -141,7 +142,9 @@ class ArraySweep:
             return contrib
         arg = op.args[i]
         others = [a for j, a in enumerate(op.args) if j != i]
-        if all(_scalar(a) or a is arg for a in others):
+        same = self.shapes.get(id(arg))
+        if all(_scalar(a) or a is arg or (same is not None and self.shapes.get(id(a)) is same)
+               for a in others):
             return contrib
         if _scalar(arg):
             return _call(self.np, "sum", contrib)
@@ -346,6 +349,28 @@ def value_reads(nodes, unbroadcast: str | None) -> set[str]:
             elif isinstance(n, ast.Name):
                 names.append(n)
     return {n.id for n in names if id(n) not in measured}
+
+
+def _shape_classes(func: ir.Function) -> dict[int, object]:
+    """id(value) -> a token shared by values known to have the same shape:
+    elementwise functions of a value, and elementwise operations between
+    values of one class (or with scalars), keep its shape. Between two such
+    values no broadcasting can happen, so no un-broadcasting is needed."""
+    classes: dict[int, object] = {}
+    for p in func.params:
+        classes[id(p.value)] = p.value
+    for op in func.body.ops:
+        rule = RULES.get(op.prim)
+        arrays = [a for a in op.args if isinstance(a, ir.Value) and not _scalar(a)]
+        token = None
+        if op.prim in SAME_SHAPE and op.args and isinstance(op.args[0], ir.Value):
+            token = classes.get(id(op.args[0]))
+        elif rule is not None and (op.prim in BROADCASTING or rule.broadcast) and arrays:
+            tokens = {id(classes.get(id(a))) for a in arrays}
+            if len(tokens) == 1 and classes.get(id(arrays[0])) is not None:
+                token = classes[id(arrays[0])]
+        classes[id(op.out)] = token if token is not None else op.out
+    return classes
 
 
 def _rename_calls(expr: ast.expr, old: str, new: str) -> ast.expr:

@@ -104,6 +104,8 @@ def _stmt_text(node: ast.stmt) -> str:
     """``dx, dx_1 = h_bwd(t, dt)`` / ``dx += dx_1`` as the generated code writes them."""
     if isinstance(node, ast.AugAssign):
         return f"{ast.unparse(node.target)} += {ast.unparse(node.value)}"
+    if isinstance(node, ast.Expr):  # np.add.at(dx, idx, g): NumPy's scatter
+        return ast.unparse(node.value)
     target = node.targets[0]
     if isinstance(target, ast.Tuple):
         names = ", ".join(ast.unparse(e) for e in target.elts)

@@ -36,6 +36,7 @@ from . import ir, structures
 from .rules import RULES
 from .rules.numpy import VIEWS
 
+
 REDUCTIONS = {"sum", "mean", "prod", "max", "min"}
 METHODS = {"sum": "np.sum", "mean": "np.mean", "prod": "np.prod", "max": "np.max",
            "min": "np.min", "reshape": "np.reshape", "transpose": "np.transpose",
@@ -276,6 +277,13 @@ class ArrayLowering:
             if isinstance(item, ast.Slice):
                 out.append(("slice",) + tuple(None if p is None else operand(p)
                                               for p in (item.lower, item.upper, item.step)))
+            elif isinstance(item, ast.List):
+                # x[[0, 2, 2]]: an integer array index (repeats accumulate)
+                elements = [self.expr(e) for e in item.elts]
+                if any(structures.is_structure(e) for e in elements):
+                    raise self.src.error(item, "nested lists in an index are not supported")
+                operands.append(self.emit("index_array", elements, item))
+                out.append(("op", len(operands) - 1))
             elif isinstance(item, ast.Constant) and item.value is Ellipsis:
                 out.append(("ellipsis",))
             elif isinstance(item, ast.Constant) and item.value is None or \
@@ -394,22 +402,3 @@ def _shift(index: tuple, by: int) -> tuple:
         return p if p is None or p[0] != "op" else ("op", p[1] + by)
     return tuple(("slice",) + tuple(one(p) for p in item[1:]) if item[0] == "slice"
                  else one(item) if item[0] == "op" else item for item in index)
-
-
-def index_expr(index: tuple, operands: list[ast.expr]) -> ast.expr:
-    """The subscript expression ``index`` describes, over ``operands``'
-    expressions (indexed as in the op's operands)."""
-    def part(p):
-        return None if p is None else operands[p[1]]
-
-    items = []
-    for item in index:
-        if item[0] == "op":
-            items.append(operands[item[1]])
-        elif item[0] == "slice":
-            items.append(ast.Slice(part(item[1]), part(item[2]), part(item[3])))
-        elif item[0] == "none":
-            items.append(ast.Constant(None))
-        else:
-            items.append(ast.Constant(Ellipsis))
-    return items[0] if len(items) == 1 else ast.Tuple(items, ast.Load())

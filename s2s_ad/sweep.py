@@ -249,11 +249,16 @@ def read(func: ir.Function, code: CodeFunction) -> Sweep:
             new = [_item_step(op, stmts, adjoint, adjoints[(id(op.out), None)].name)]
         else:
             new = _op_steps(op, by_op, code, adjoints[(id(op.out), None)].name, forward)
+        if op.callee is None and op.prim != "item":
+            # every statement of the op's adjoint (NumPy's indexing takes several)
+            used |= {id(s) for (oid, _), ss in by_op.items() if oid == id(op) for s in ss}
         for step in new:
             used |= {id(s) for s in (step.stmt, step.add) if s is not None}
             steps.append(step)
             adjoint(step.value, step.item, step.contrib if step.item is not None else "") \
                 .steps.append(step)
+    # An array result's seed takes the result's shape first (no op of its own).
+    used |= {id(s) for s in reverse if s.origin is None}
     left = [ast.unparse(s.node) for s in reverse if id(s) not in used]
     if left:
         raise SweepError(f"reverse statements the IR does not explain: {left}")
@@ -276,9 +281,11 @@ def _item_step(op: ir.Op, stmts: list[Stmt], adjoint, g: str) -> Step:
 def _op_steps(op: ir.Op, by_op: dict, code: CodeFunction, g: str,
               forward: dict[str, ir.Value]) -> list[Step]:
     steps = []
-    for i, (arg, partial) in enumerate(zip(op.args, RULES[op.prim].partial_asts)):
-        if partial is None or not isinstance(arg, ir.Value) or arg.name not in code.adjoints:
+    rule = RULES[op.prim]
+    for i, arg in enumerate(op.args):
+        if not rule.flows(i) or not isinstance(arg, ir.Value) or arg.name not in code.adjoints:
             continue
+        partial = rule.partial_asts[min(i, len(rule.partial_asts) - 1)]
         stmts = by_op.get((id(op), i), [])
         if not stmts:
             # The reverse transform lets a temporary share its consumer's
@@ -289,9 +296,14 @@ def _op_steps(op: ir.Op, by_op: dict, code: CodeFunction, g: str,
                 raise SweepError(f"no statement differentiates {op} by operand {i}")
             steps.append(Step(op, i, arg, text, None))
         else:
-            (stmt,) = stmts
-            steps.append(Step(op, i, arg, stmt.partial, stmt,
-                              _ordered_reads(stmt.node.value, forward)))
+            # NumPy's indexing adjoints take several statements (a fresh
+            # array, then the scatter into it): the step shows the last.
+            stmt = stmts[-1]
+            reads: list[ir.Value] = []
+            for s in stmts:
+                node = s.node.value if hasattr(s.node, "value") else s.node
+                reads += [v for v in _ordered_reads(node, forward) if v not in reads]
+            steps.append(Step(op, i, arg, stmt.partial, stmt, reads))
     return steps
 
 

@@ -67,6 +67,8 @@ def instantiate(template: ast.expr, args, out: ir.Value | None, modules: dict[st
     attrs = attrs or {}
     for name, value in attrs.items():
         env[name] = attr_expr(value)
+    if "index" in attrs:  # a subscript's structure, over the op's operands
+        env["index"] = index_expr(attrs["index"], [operand_expr(a, modules) for a in args])
 
     class Sub(ast.NodeTransformer):
         def visit_Name(self, node: ast.Name):
@@ -121,3 +123,22 @@ def attr_expr(value) -> ast.expr:
 
 def names_read(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def index_expr(index: tuple, operands: list[ast.expr]) -> ast.expr:
+    """The subscript expression ``index`` describes, over ``operands``'
+    expressions (indexed as in the op's operands)."""
+    def part(p):
+        return None if p is None else operands[p[1]]
+
+    items = []
+    for item in index:
+        if item[0] == "op":
+            items.append(operands[item[1]])
+        elif item[0] == "slice":
+            items.append(ast.Slice(part(item[1]), part(item[2]), part(item[3])))
+        elif item[0] == "none":
+            items.append(ast.Constant(None))
+        else:
+            items.append(ast.Constant(Ellipsis))
+    return items[0] if len(items) == 1 else ast.Tuple(items, ast.Load())

@@ -15,7 +15,8 @@ RNG = np.random.default_rng(7)
 
 @pytest.mark.parametrize("index", ["x[1]", "x[1, 2]", "x[1:-1]", "x[:, 0]", "x[::2]",
                                    "x[-1, ::-2]", "x[..., 1]", "x[:, None, 1]", "x[idx]",
-                                   "x[idx, 1:]", "x[x > 0.2]", "x[i]", "x[i, i + 1]"])
+                                   "x[idx, 1:]", "x[x > 0.2]", "x[i]", "x[i, i + 1]",
+                                   "x[[0, 3, 0], 1:3]"])
 def test_indexing(index):
     f = make_function(f"def f(x, i: int, idx):\n    t = {index}\n"
                       "    return np.sum(np.sin(t) * (1 + t))\n")
@@ -195,3 +196,14 @@ def test_tied_weights(golden):
     assert "dW = dW + " in text  # two contributions to W's gradient
     golden("tied_weights_net.py.txt", s2s_ad.gradient_source(net, wrt=[0, 1]))
     golden("tied_weights_tied.py.txt", text)
+
+
+def test_explain_and_graph_show_array_code():
+    def f(x, w, i: int):
+        y = np.zeros(3)
+        y[i] = x[0] * w
+        t = np.concatenate([y, x * x])
+        return np.sum(t[x > 0.0] ** 2) + np.sum(x[[0, 0]] @ w)
+    text = s2s_ad.explain(f, wrt=[0, 1])
+    assert "y[i] = x[0] * w" in text and "np.add.at" in text
+    assert "digraph" in s2s_ad.graph_dot(f, wrt=[0, 1], backward=True)

@@ -135,6 +135,8 @@ NUMPY_RULES = [
     Rule("np.ndim", "np.ndim(x)", (None,), "int"),
     Rule("np.size", "np.size(x)", (None,), "int"),
     Rule("tuple", "args", (None,), "int", variadic=True),
+    Rule("index_array", "np.array(args)", (None,), "array", "a list of indices",
+         variadic=True),
     _constant("zeros", "np.zeros(x)"),
     _constant("ones", "np.ones(x)"),
     _constant("zeros_like", "np.zeros_like(x)"),
@@ -156,6 +158,13 @@ VIEWS = frozenset({"getitem", "np.transpose", "np.reshape", "np.ravel", "np.sque
 
 BROADCASTING = frozenset({"add", "sub", "mul", "div", "pow", "mod", "floordiv"})
 """Python operators that broadcast when an operand is an array."""
+
+SAME_SHAPE = frozenset({"neg", "pos", "abs", "array.abs", "np.copy", "np.zeros_like",
+                        "np.ones_like", "np.full_like", "setitem"}
+                       | {f"np.{n}" for n in ("exp", "log", "log1p", "expm1", "sqrt", "sin",
+                                              "cos", "tan", "tanh", "arctan", "sinh", "cosh",
+                                              "abs", "square", "negative", "sign")})
+"""Primitives whose result has the shape of their first operand."""
 
 HELPERS = {
     "unbroadcast": '''
