@@ -76,6 +76,8 @@ def resolve_wrt(func: ir.Function, wrt: Wrt) -> tuple[list[ir.Value], bool]:
         return order[w]
 
     if wrt is None:
+        # Integer parameters (range bounds, indices) have no gradient.
+        order = [v for v in order if v.var not in func.integers]
         if not order:
             raise WrtError(f"{func.name} has no parameters to differentiate with respect to")
         return order, len(order) > 1

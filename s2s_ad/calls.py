@@ -56,7 +56,7 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
 
     def visit(f: ir.Function, fn, stack: list) -> None:
         for op in f.body.ops:
-            if op.callee is None:
+            if not isinstance(op, ir.Op) or op.callee is None:
                 continue
             target = op.callee.fn
             if op.callee.rule is not None:

@@ -32,6 +32,30 @@ class Stmt:
 
 
 @dataclass(eq=False)
+class Block:
+    """A compound statement: ``head`` is an ``ast.For``/``ast.While``/``ast.If``
+    whose own body is ignored; ``body`` (and ``orelse`` for ``if``) hold the
+    nested statements."""
+
+    head: ast.stmt
+    body: list = field(default_factory=list)
+    orelse: list = field(default_factory=list)
+    comment: str = ""
+
+    @property
+    def node(self) -> ast.stmt:
+        """The whole statement as one ``ast`` node (for analyses over names)."""
+        head = self.head
+        body = [s.node for s in self.body if s.node is not None] or [ast.Pass()]
+        orelse = [s.node for s in self.orelse if s.node is not None]
+        if isinstance(head, ast.If):
+            return ast.If(head.test, body, orelse)
+        if isinstance(head, ast.For):
+            return ast.For(head.target, head.iter, body, [], None)
+        return ast.While(head.test, body, [])
+
+
+@dataclass(eq=False)
 class CodeFunction:
     name: str
     args: ast.arguments
@@ -52,3 +76,6 @@ class CodeFunction:
     """"gradient", or "fwd"/"bwd" for the pair of a called function."""
     helpers: dict[str, str] = field(default_factory=dict)
     """Module-level functions the body calls (NumPy's ``unbroadcast``): name -> source."""
+    loops: list = field(default_factory=list)
+    """Per loop (line, header text, values pushed per iteration): what the
+    forward pass records for the reverse sweep."""

@@ -17,7 +17,7 @@ import textwrap
 import astor
 
 from ._version import __version__
-from .code import CodeFunction, Stmt
+from .code import Block, CodeFunction, Stmt
 
 COMMENT_COLUMN = 40
 
@@ -55,10 +55,18 @@ def module(functions: list[CodeFunction], src_file: str | None = None) -> str:
 
 def tape_summary(fn: CodeFunction) -> str:
     if not fn.tape:
-        return "the reverse sweep reads no forward value."
-    names = ", ".join(v.name for v in fn.tape)
-    n = len(fn.tape)
-    return f"the forward pass keeps {n} value{'s' if n != 1 else ''} for the reverse sweep ({names})."
+        text = "the reverse sweep reads no forward value."
+    else:
+        names = ", ".join(v.name for v in fn.tape)
+        n = len(fn.tape)
+        text = (f"the forward pass keeps {n} value{'s' if n != 1 else ''} for the reverse "
+                f"sweep ({names}).")
+    for line, head, pushed in fn.loops:
+        n = len(pushed)
+        what = f" ({', '.join(pushed)})" if pushed else ""
+        text += (f" Loop `{head}` (line {line}) records {n} value{'s' if n != 1 else ''} "
+                 f"per iteration{what}.")
+    return text
 
 
 def function_lines(fn: CodeFunction) -> list[str]:
@@ -71,9 +79,12 @@ def function_lines(fn: CodeFunction) -> list[str]:
     return lines
 
 
-def _body(stmts: list[Stmt], indent: str) -> list[str]:
+def _body(stmts: list, indent: str) -> list[str]:
     out = []
     for s in stmts:
+        if isinstance(s, Block):
+            out += _block(s, indent)
+            continue
         if s.node is None:
             out.append(f"{indent}# {s.comment}")
             continue
@@ -84,6 +95,26 @@ def _body(stmts: list[Stmt], indent: str) -> list[str]:
                 line = f"{line:<{COMMENT_COLUMN}}  # {s.comment}" if len(line) < COMMENT_COLUMN \
                     else f"{line}  # {s.comment}"
             out.append(line)
+    return out
+
+
+def _block(b: Block, indent: str) -> list[str]:
+    head = b.head
+    if isinstance(head, ast.If):
+        stub = ast.If(head.test, [ast.Pass()], [])
+    elif isinstance(head, ast.For):
+        stub = ast.For(head.target, head.iter, [ast.Pass()], [], None)
+    else:
+        stub = ast.While(head.test, [ast.Pass()], [])
+    line = indent + _source(stub).splitlines()[0]
+    if b.comment:
+        line = f"{line:<{COMMENT_COLUMN}}  # {b.comment}" if len(line) < COMMENT_COLUMN \
+            else f"{line}  # {b.comment}"
+    out = [line]
+    out += _body(b.body, indent + "    ") or [indent + "    pass"]
+    if b.orelse:
+        out.append(indent + "else:")
+        out += _body(b.orelse, indent + "    ")
     return out
 
 

@@ -28,6 +28,7 @@ import types
 from . import ir, structures
 from .errors import SourceError
 from .frontend_numpy import ArrayLowering
+from .lower_control import RET, RETVAL, ControlFlow, always_returns
 from .names import Namer, identifiers
 from .rules import RULES
 from .rules import user as user_rules
@@ -39,8 +40,9 @@ UNARYOPS = {ast.USub: "neg", ast.UAdd: "pos"}
 COMPARE = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
 BUILTIN_PRIMS = {builtins.abs: "abs", builtins.max: "max", builtins.min: "min",
                  builtins.float: "float", builtins.int: "int", builtins.round: "round",
-                 builtins.pow: "pow"}
-BUILTIN_NAMES = {"abs", "max", "min", "float", "int", "round"}
+                 builtins.pow: "pow", builtins.len: "len"}
+BUILTIN_NAMES = {"abs", "max", "min", "float", "int", "round", "len", "range", "reversed",
+                 "enumerate"}
 MATH_CONSTANTS = {"pi", "e", "tau", "inf", "nan"}
 
 # What each refused statement or expression is called in messages, and the
@@ -63,13 +65,6 @@ REFUSED = {
     ast.Delete: "`del` is not supported",
     ast.Raise: "`raise` is not supported inside a differentiated function",
     ast.Assert: "`assert` is not supported inside a differentiated function",
-    ast.If: "`if` statements are not supported yet",
-    ast.For: "`for` loops are not supported yet",
-    ast.While: "`while` loops are not supported yet",
-    ast.Break: "`break` is not supported yet",
-    ast.Continue: "`continue` is not supported yet",
-    ast.IfExp: "conditional expressions (`a if c else b`) are not supported yet",
-    ast.BoolOp: "`and`/`or` are not supported yet",
     ast.ListComp: "list comprehensions are not supported yet",
     ast.GeneratorExp: "generator expressions are not supported",
     ast.SetComp: "set comprehensions are not supported",
@@ -77,7 +72,6 @@ REFUSED = {
     ast.List: "lists are not supported yet; s2s-ad differentiates scalar code",
     ast.Dict: "dicts are not supported yet",
     ast.Set: "sets are not supported",
-    ast.Subscript: "subscripts are not supported yet",
     ast.Starred: "starred expressions are not supported",
     ast.JoinedStr: "f-strings are not supported",
     ast.NamedExpr: "assignment expressions (`:=`) are not supported",
@@ -94,7 +88,7 @@ def lower(src: Source, lengths: dict | None = None) -> ir.Function:
     return _Lowering(src, lengths).function()
 
 
-class _Lowering(ArrayLowering):
+class _Lowering(ArrayLowering, ControlFlow):
     def __init__(self, src: Source, lengths: dict | None = None):
         self.src = src
         self.lengths = dict(lengths or {})
@@ -107,6 +101,14 @@ class _Lowering(ArrayLowering):
         self.temps = 0
         self.call_values: set[int] = set()
         """ids of values returned by calls to user functions (they may be tuples)."""
+        self.defs: dict[int, ir.Op] = {}
+        self.param_ids: set[int] = set()
+        self.integers: dict[str, SourceError] = {}
+        self.undefined: dict[str, tuple] = {}
+        self.loop_depth = 0
+        self.region_depth = 0
+        self.ret_mode = False
+        self.seq_params: dict[int, ir.Param] = {}
 
     # -- entry -------------------------------------------------------------
 
@@ -126,20 +128,26 @@ class _Lowering(ArrayLowering):
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
                 and isinstance(body[0].value.value, str):
             body = body[1:]  # docstring
-        result = None
-        for i, stmt in enumerate(body):
-            if isinstance(stmt, ast.Return):
-                if i != len(body) - 1:
-                    raise self.src.error(body[i + 1], "code after `return` is not supported")
-                result = self.return_value(stmt)
-            else:
-                self.statement(stmt)
-        if result is None:
+        # A `return` inside a branch or loop makes every return set the flags
+        # `ret`/`result` (see lower_control); otherwise the last statement's
+        # value is the result.
+        nested = any(isinstance(n, ast.Return) and n is not stmt
+                     for stmt in body for n in ast.walk(stmt))
+        if nested:
+            self.ret_mode = True
+            self.env[RET] = ir.Const(False)
+            self.env[RETVAL] = ir.Const(0.0)
+        self.block(body)
+        if not always_returns(body):
             raise self.src.error(self.tree, f"function {self.tree.name!r} must end with "
-                                 "`return <scalar expression>`")
-        for op in self.ops:
+                                 "`return <scalar expression>` on every path")
+        result = self.env[RETVAL]
+        for op in ir.walk(ir.Region(self.ops)):
+            if not isinstance(op, ir.Op):
+                continue
             for a in op.args:
-                if isinstance(a, ir.Value) and a.kind == "tuple" and op.prim != "item":
+                if isinstance(a, ir.Value) and a.kind == "tuple" and op.prim not in ("item",
+                                                                                    "getitem"):
                     raise SourceError(f"`{a.var or a.name}` holds the tuple a call returned; "
                                       "index it or unpack it before computing with it",
                                       op.loc.file, op.loc.line, op.loc.col,
@@ -149,7 +157,7 @@ class _Lowering(ArrayLowering):
         func = ir.Function(self.tree.name, params, ir.Region(self.ops),
                            None if outputs is not None else result, loc,
                            modules=self.modules, names=frozenset(self.namer.taken),
-                           outputs=outputs)
+                           outputs=outputs, integers=self.integers)
         ir.verify(func)
         return func
 
@@ -185,9 +193,14 @@ class _Lowering(ArrayLowering):
         name = self.namer.claim(node.arg)
         shape = self.lengths.pop(node.arg, None)
         if shape is not None:
-            return structures.sequence_param(self, node, name, shape, default, has_default, kwonly)
+            param = structures.sequence_param(self, node, name, shape, default, has_default,
+                                              kwonly)
+            self.seq_params[id(self.env[node.arg])] = param
+            self.param_ids.add(id(param.value))
+            return param
         value = ir.Value(name, self.param_kind(node, default, has_default), node.arg)
         self.env[node.arg] = value
+        self.param_ids.add(id(value))
         return ir.Param(value, default, has_default, kwonly)
 
     # -- statements --------------------------------------------------------
@@ -224,6 +237,12 @@ class _Lowering(ArrayLowering):
             self.bind(stmt.target.id, value)
         elif isinstance(stmt, ast.Pass):
             pass
+        elif isinstance(stmt, ast.If):
+            self.if_stmt(stmt)
+        elif isinstance(stmt, ast.For):
+            self.for_stmt(stmt)
+        elif isinstance(stmt, ast.While):
+            self.while_stmt(stmt)
         elif isinstance(stmt, ast.Expr):
             if isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
                 return  # a string statement (comment-like) does nothing
@@ -304,9 +323,15 @@ class _Lowering(ArrayLowering):
                 raise self.src.error(node, f"the operator `{_opsym(node.op)}` is not supported "
                                      "on scalars")
             return self.emit(prim, [self.expr(node.left), self.expr(node.right)], node, var, hint=hint)
+        if isinstance(node, ast.IfExp):
+            return self.if_expr(node, var, hint)
+        if isinstance(node, ast.BoolOp):
+            return self.bool_op(node, var)
+        if isinstance(node, ast.Subscript):
+            return self.subscript(node, var, hint)
         if isinstance(node, ast.UnaryOp):
             if isinstance(node.op, ast.Not):
-                raise self.src.error(node, "`not` is not supported yet")
+                return self.not_op(node, var, hint)
             if isinstance(node.op, ast.Invert):
                 raise self.src.error(node, "the operator `~` is not supported")
             operand = self.expr(node.operand)
@@ -389,6 +414,10 @@ class _Lowering(ArrayLowering):
         arguments in the callee's parameter order, keywords matched and
         defaults filled in, so every call site of a helper has one shape."""
         what = ast.unparse(node.func)
+        if self.region_depth:
+            raise self.src.error(node, f"calls to user functions (`{what}`) inside a loop or "
+                                 "branch are not supported yet; call it before the loop or "
+                                 "`if`, or inline it")
         sig = inspect.signature(fn)
         for p in sig.parameters.values():
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
@@ -470,6 +499,10 @@ class _Lowering(ArrayLowering):
             if self.array_mode:
                 self.check_stale(name, self.env[name], node)
             return self.env[name]
+        if name in self.undefined:
+            where, why = self.undefined[name]
+            raise self.src.error(node, f"`{name}` may be undefined here: {why} "
+                                 f"(line {where.lineno})")
         obj = self.src.globals.get(name, getattr(builtins, name, None))
         if isinstance(obj, numbers.Real):
             return self.constant(obj, node)
@@ -488,9 +521,9 @@ class _Lowering(ArrayLowering):
     def emit(self, prim: str, args: list, node: ast.AST, var: str | None = None,
              text: str | None = None, hint: str | None = None,
              attrs: dict | None = None) -> ir.Value:
-        for a in args:
+        for a in args[1:] if prim == "getitem" else args:
             if not isinstance(a, (ir.Value, ir.Const)) or (isinstance(a, ir.Value)
-                                                            and a.kind == "tuple"):
+                                                            and a.kind in ("tuple", "list")):
                 raise self.src.error(node, f"{structures.describe(a)} is used where a number is "
                                      "expected; index it, unpack it or sum() it")
         kinds = [_kind(a) for a in args]
@@ -512,7 +545,9 @@ class _Lowering(ArrayLowering):
             text = ast.unparse(node)
             if var is not None:
                 text = f"{var} = {text}"
-        self.ops.append(ir.Op(prim, tuple(args), out, self.loc(node), text, attrs=attrs))
+        op = ir.Op(prim, tuple(args), out, self.loc(node), text, attrs=attrs)
+        self.ops.append(op)
+        self.defs[id(out)] = op
         if self.array_mode:
             self.track_views(prim, args, out)
         return out

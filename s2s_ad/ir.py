@@ -5,8 +5,15 @@ Contract: a :class:`Function` holds parameters and a :class:`Region` of
 by one op) before it is used. Ops carry the source location they came from, so
 every later stage can point back at the user's line.
 
-Each op prints as one line; that text is the ``s2s-ad ir`` output, the
-debugging dump and the golden-test format::
+Control flow stays structured, as in MLIR's ``scf``: an :class:`If` holds two
+regions whose ``yields`` become its results (the φ-nodes); a :class:`For`
+and a :class:`While` hold a body region from the carried values to their next
+values. ``break``/``continue``/``return`` are lowered by the frontend to flags,
+so regions have no jumps.
+
+Each op prints as one line (a structured op as a header line with its regions
+indented below); that text is the ``s2s-ad ir`` output, the debugging dump and
+the golden-test format::
 
     func f(a, x):                 # examples/seed_ggml.py:1
       b = mul x x                 # :2
@@ -116,9 +123,131 @@ def _attr_text(v) -> str:
 
 @dataclass(eq=False)
 class Region:
-    """A straight-line block of ops."""
+    """A block of ops (simple or structured). ``yields`` are the values it
+    passes to the op that holds it: an :class:`If`'s results, a loop body's
+    next carried values (then, for a loop that may stop early, its exit flag),
+    a ``while`` condition."""
 
-    ops: list[Op] = field(default_factory=list)
+    ops: list["Node"] = field(default_factory=list)
+    yields: list[Operand] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class If:
+    """``outs = cond ? then.yields : orelse.yields``."""
+
+    cond: Operand
+    then: Region
+    orelse: Region
+    outs: list[Value]
+    loc: Loc
+    text: str = ""
+
+    @property
+    def regions(self) -> list[Region]:
+        return [self.then, self.orelse]
+
+    def __str__(self) -> str:
+        outs = ", ".join(v.name for v in self.outs)
+        return f"{outs + ' = ' if outs else ''}if {self.cond!r}"
+
+
+@dataclass(eq=False)
+class For:
+    """``for index in range(start, stop, step)`` (or, with ``seq``, over the
+    positions of a list; the body's first op then reads the element) with
+    ``carried`` values starting at ``inits``; the body yields their next values
+    and, when ``exit`` is set, last a bool that stops the loop after that
+    iteration. ``trips`` counts the iterations run when the loop may stop early."""
+
+    index: Value
+    start: Operand
+    stop: Operand
+    step: Operand
+    carried: list[Value]
+    inits: list[Operand]
+    body: Region
+    outs: list[Value]
+    loc: Loc
+    text: str = ""
+    seq: Value | None = None
+    exit: bool = False
+    trips: Value | None = None
+
+    @property
+    def regions(self) -> list[Region]:
+        return [self.body]
+
+    def __str__(self) -> str:
+        outs = ", ".join(v.name for v in self.outs + ([self.trips] if self.trips else []))
+        carried = ", ".join(f"{c.name}={i!r}" for c, i in zip(self.carried, self.inits))
+        what = (f"{self.seq!r}" if self.seq is not None else
+                f"range({self.start!r}, {self.stop!r}, {self.step!r})")
+        exit_ = " until exit" if self.exit else ""
+        return f"{outs + ' = ' if outs else ''}for {self.index.name} in {what} carry ({carried}){exit_}"
+
+
+@dataclass(eq=False)
+class While:
+    """``while cond.yields[0]``: the ``cond`` region and the body both read
+    ``carried``; ``trips`` counts the iterations the body ran."""
+
+    carried: list[Value]
+    inits: list[Operand]
+    cond: Region
+    body: Region
+    outs: list[Value]
+    trips: Value
+    loc: Loc
+    text: str = ""
+    exit: bool = False
+
+    @property
+    def regions(self) -> list[Region]:
+        return [self.cond, self.body]
+
+    def __str__(self) -> str:
+        outs = ", ".join(v.name for v in self.outs + [self.trips])
+        carried = ", ".join(f"{c.name}={i!r}" for c, i in zip(self.carried, self.inits))
+        exit_ = " until exit" if self.exit else ""
+        return f"{outs} = while carry ({carried}){exit_}"
+
+
+Node = Union[Op, If, For, While]
+Structured = (If, For, While)
+
+
+def defined(node: Node) -> list[Value]:
+    """The values ``node`` defines in its enclosing region."""
+    if isinstance(node, Op):
+        return [node.out]
+    extra = [node.trips] if getattr(node, "trips", None) is not None else []
+    return list(node.outs) + extra
+
+
+def operands(node: Node) -> list[Operand]:
+    """What ``node`` reads from its enclosing region (not counting its regions)."""
+    if isinstance(node, Op):
+        return list(node.args)
+    if isinstance(node, If):
+        return [node.cond]
+    if isinstance(node, For):
+        base = [node.start, node.stop, node.step] + ([node.seq] if node.seq is not None else [])
+        return base + list(node.inits)
+    return list(node.inits)
+
+
+def has_control_flow(func: "Function") -> bool:
+    return any(not isinstance(node, Op) for node in func.body.ops)
+
+
+def walk(region: Region):
+    """Every node of ``region``, nested regions included, in program order."""
+    for node in region.ops:
+        yield node
+        if not isinstance(node, Op):
+            for r in node.regions:
+                yield from walk(r)
 
 
 @dataclass(eq=False)
@@ -153,6 +282,10 @@ class Function:
     """For a function returning a tuple or list: its items (then ``result``
     is None until an output is chosen, e.g. with ``output=0``)."""
 
+    integers: dict = field(default_factory=dict)
+    """Parameter name -> the SourceError to raise if asked for a gradient with
+    respect to it: it is used as an integer (a range bound, an index)."""
+
     @property
     def param_values(self) -> list[Value]:
         return [p.value for p in self.params]
@@ -170,9 +303,7 @@ def format_function(func: Function) -> str:
     """The text form of ``func`` (see the module docstring)."""
     head = f"func {func.name}({', '.join(p.value.name for p in func.params)}):"
     lines = [f"{head:<30}# {func.loc.file}:{func.loc.line}"]
-    for op in func.body.ops:
-        text = f"  {op}"
-        lines.append(f"{text:<30}# :{op.loc.line}")
+    _format_region(func.body, "  ", lines)
     if func.outputs is not None:
         lines.append(f"  return ({', '.join(repr(o) for o in func.outputs)})")
     else:
@@ -180,33 +311,96 @@ def format_function(func: Function) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _format_region(region: Region, indent: str, lines: list[str]) -> None:
+    for op in region.ops:
+        text = f"{indent}{op}"
+        lines.append(f"{text:<30}# :{op.loc.line}")
+        if isinstance(op, If):
+            names = [("then", op.then), ("else", op.orelse)]
+        elif isinstance(op, While):
+            names = [("cond", op.cond), ("do", op.body)]
+        elif isinstance(op, For):
+            names = [("do", op.body)]
+        else:
+            continue
+        for label, r in names:
+            lines.append(f"{indent}  {label}:")
+            _format_region(r, indent + "    ", lines)
+            if r.yields:
+                lines.append(f"{indent}    yield {', '.join(repr(y) for y in r.yields)}")
+
+
 class IRError(AssertionError):
     """An SSA invariant does not hold: a bug in s2s-ad, never in user code."""
 
 
 def verify(func: Function) -> None:
-    """Check the SSA invariants: each value defined once, before its uses."""
-    defined: set[int] = set()
-    names: set[str] = set()
+    """Check the SSA invariants: each value defined once, before its uses and
+    visible there (a value defined inside a region is not visible after it);
+    regions yield as many values as their op expects. A loop's results may
+    share their carried values' names (they hold the carried value once the
+    loop ends); no other two values share a name."""
+    seen: set[int] = set()
+    names: dict[str, Value] = {}
 
-    def define(v: Value) -> None:
-        if id(v) in defined or v.name in names:
-            raise IRError(f"{v.name} defined twice\n{format_function(func)}")
-        defined.add(id(v))
-        names.add(v.name)
+    def fail(message: str):
+        raise IRError(f"{message}\n{format_function(func)}")
 
-    def use(a: Operand, where: str) -> None:
-        if isinstance(a, Value) and id(a) not in defined:
-            raise IRError(f"{a.name} used before definition in {where}\n{format_function(func)}")
+    def define(v: Value, scope: set[int], shares: Value | None = None) -> None:
+        if id(v) in seen:
+            fail(f"{v.name} defined twice")
+        other = names.get(v.name)
+        if other is not None and other is not shares:
+            fail(f"{v.name} defined twice")
+        seen.add(id(v))
+        names.setdefault(v.name, v)
+        scope.add(id(v))
 
+    def use(a: Operand, scope: set[int], where: str) -> None:
+        if isinstance(a, Value) and id(a) not in scope:
+            fail(f"{a.name} used before definition (or outside its region) in {where}")
+
+    def region(r: Region, scope: set[int], n_yields: int | None, where: str) -> None:
+        scope = set(scope)
+        for node in r.ops:
+            for a in operands(node):
+                use(a, scope, str(node))
+            if isinstance(node, If):
+                region(node.then, scope, len(node.outs), str(node))
+                region(node.orelse, scope, len(node.outs), str(node))
+            elif isinstance(node, (For, While)):
+                inner = set(scope)
+                if isinstance(node, For):
+                    define(node.index, inner)
+                    if len(node.inits) != len(node.carried):
+                        fail(f"{node}: {len(node.inits)} initial values for "
+                             f"{len(node.carried)} carried values")
+                for c in node.carried:
+                    define(c, inner)
+                if isinstance(node, While):
+                    region(node.cond, inner, 1, str(node))
+                region(node.body, inner, len(node.carried) + node.exit, str(node))
+                if len(node.outs) != len(node.carried):
+                    fail(f"{node}: {len(node.outs)} results for {len(node.carried)} carried values")
+                for o, c in zip(node.outs, node.carried):
+                    define(o, scope, shares=c)
+                if node.trips is not None:
+                    define(node.trips, scope)
+                continue
+            for v in defined(node):
+                define(v, scope)
+        if n_yields is not None and len(r.yields) != n_yields:
+            fail(f"a region of {where} yields {len(r.yields)} values, expected {n_yields}")
+        for y in r.yields:
+            use(y, scope, f"yield of {where}")
+        if n_yields is None:
+            use(func.result, scope, "return")
+            for o in func.outputs or ():
+                use(o, scope, "return")
+
+    top: set[int] = set()
     for p in func.params:
-        define(p.value)
+        define(p.value, top)
         for v in p.items or ():
-            define(v)
-    for op in func.body.ops:
-        for a in op.args:
-            use(a, str(op))
-        define(op.out)
-    use(func.result, "return")
-    for o in func.outputs or ():
-        use(o, "return")
+            define(v, top)
+    region(func.body, top, None, "the function")

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import ast
 
-from . import analysis, ir
+from . import analysis, ir, reverse_control
 from .arrays import SPECIAL, ArraySweep
 from .code import CodeFunction, Stmt
 from .names import Namer
@@ -41,7 +41,12 @@ def transform(func: ir.Function, wrt: list[ir.Value], *, with_value: bool = Fals
 
     ``pairs`` maps each user function ``func`` calls to the names of its
     forward/backward pair (:func:`s2s_ad.calls.pairs`); ``reserved`` are the
-    module-level names no local may shadow."""
+    module-level names no local may shadow. A function with branches or loops
+    goes to :mod:`s2s_ad.reverse_control`."""
+    if ir.has_control_flow(func):
+        return reverse_control.transform(func, wrt, with_value=with_value,
+                                         tuple_result=tuple_result, name=name, pairs=pairs,
+                                         reserved=reserved)
     namer = Namer(reserved=func.names | reserved)
     result = func.result
     seed_base = f"d{result.name}" if isinstance(result, ir.Value) else "dy"
@@ -87,6 +92,8 @@ def transform_pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
     ``bwd_name(tape, dresult) -> (dparam, ...)`` returns one adjoint per
     parameter, in parameter order (``0.0`` for those the result does not
     depend on). Every call site of the function uses this one pair."""
+    if ir.has_control_flow(func):
+        return reverse_control.transform_pair(func, fwd_name, bwd_name, pairs, reserved)
     namer = Namer(reserved=func.names | reserved)
     tape_name = namer.fresh("tape")
     several = func.outputs is not None

@@ -142,3 +142,19 @@ def index_expr(index: tuple, operands: list[ast.expr]) -> ast.expr:
         else:
             items.append(ast.Constant(Ellipsis))
     return items[0] if len(items) == 1 else ast.Tuple(items, ast.Load())
+
+
+def substitute(template: ast.expr, env: dict[str, ast.expr], modules: dict[str, str]) -> ast.expr:
+    """``template`` with the names in ``env`` replaced by (copies of) their
+    expressions and module names by their aliases."""
+
+    class Sub(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name):
+            if node.id in env:
+                return copy.deepcopy(env[node.id])
+            module = TEMPLATE_MODULES.get(node.id, node.id)
+            if module in modules:
+                return ast.Name(modules[module], ast.Load())
+            return node
+
+    return Sub().visit(copy.deepcopy(template))

@@ -71,10 +71,11 @@ class Rule:
         return self.result
 
 
+from .control import CONTROL_RULES  # noqa: E402
 from .scalar import SCALAR_RULES  # noqa: E402
 from .numpy import NUMPY_RULES  # noqa: E402
 
-RULES: dict[str, Rule] = {r.prim: r for r in SCALAR_RULES + NUMPY_RULES}
+RULES: dict[str, Rule] = {r.prim: r for r in SCALAR_RULES + NUMPY_RULES + CONTROL_RULES}
 
 
 def lookup(prim: str) -> Rule:

@@ -1,0 +1,272 @@
+"""The forward pass of a gradient program, with its tape.
+
+Contract: :func:`build` turns the lowered function into the statements the
+gradient runs before its reverse sweep, given what the sweep decided
+(:class:`~s2s_ad.reverse._Sweep`: the values it reads, which of them it pops,
+the forward names of values computed straight into a φ's variable):
+
+* only the nodes the reverse sweep (or ``value_and_grad``) needs run;
+* inside a loop, each value the reverse sweep pops is pushed onto its own
+  list right after it is computed (a carried value at the start of the
+  iteration, before the body overwrites its variable); nothing else is;
+* a loop that may stop early, and every ``while``, counts its iterations;
+* inside branches and loops, a temporary read once by the next statements is
+  folded into its reader's expression, so the forward pass reads like the
+  user's code (straight-line code keeps one statement per op).
+
+Horner's rule ``s = s * x + c[i]`` becomes::
+
+    s = 0.0
+    for i in range(len(c)):
+        s_tape.append(s)
+        s = s * x + c[i]
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+
+from . import analysis, ir
+from .code import Block, Stmt
+from .rules import RULES
+from .templates import PLACEHOLDERS, const_expr, names_read, substitute
+
+
+def build(sweep, extra: set[int]) -> list:
+    """The forward statements; ``extra`` are ids of values needed besides
+    those the reverse sweep reads (the result, for ``value_and_grad``)."""
+    func = sweep.func
+    live = set(sweep.reads) | extra
+    inside = set()
+    for node in ir.walk(func.body):
+        if not isinstance(node, ir.Op) and sweep.inside(node) & sweep.reads:
+            inside.add(id(node))
+    kept: set[int] = set()
+    analysis.prune(func.body, live, inside, kept)
+    f = _Forward(sweep, kept)
+    body = f.region(func.body, top=True)
+    inits = [Stmt(ast.Assign([ast.Name(name, ast.Store())], ast.List([], ast.Load())),
+                  f"tape of {sweep.values[key].name}") for key, name in sweep.tapes.items()]
+    return inits + body
+
+
+class _Forward:
+    def __init__(self, sweep, kept: set[int]):
+        self.sw = sweep
+        self.kept = kept
+        self.inline: dict[int, ast.expr] = {}
+        self.use_at: dict[int, list] = {}
+        self._uses(sweep.func.body)
+
+    def _uses(self, r: ir.Region) -> None:
+        for k, node in enumerate(r.ops):
+            for a in ir.operands(node):
+                if isinstance(a, ir.Value):
+                    self.use_at.setdefault(id(a), []).append((id(r), k))
+            if not isinstance(node, ir.Op):
+                for r2 in node.regions:
+                    self._uses(r2)
+        for y in r.yields:
+            if isinstance(y, ir.Value):
+                self.use_at.setdefault(id(y), []).append((id(r), len(r.ops)))
+
+    # -- expressions ----------------------------------------------------------
+
+    def expr(self, a: ir.Operand) -> ast.expr:
+        if isinstance(a, ir.Value):
+            if id(a) in self.inline:
+                return copy.deepcopy(self.inline[id(a)])
+            return ast.Name(self.sw.fwd(a), ast.Load())
+        return const_expr(a.value, self.sw.modules)
+
+    def op_expr(self, op: ir.Op) -> ast.expr:
+        if op.callee is not None:
+            pair = self.sw.pair(op)
+            return ast.Call(ast.Name(pair.fwd, ast.Load()), [self.expr(a) for a in op.args], [])
+        if op.prim == "item":
+            return ast.Subscript(self.expr(op.args[0]), ast.Constant(op.args[1].value), ast.Load())
+        env = {name: self.expr(a) for name, a in zip(PLACEHOLDERS, op.args)}
+        return substitute(RULES[op.prim].forward_ast, env, self.sw.modules)
+
+    def can_inline(self, op: ir.Op, r: ir.Region, k: int, e: ast.expr) -> bool:
+        v = op.out
+        if op.callee is not None:
+            return False
+        if v.var is not None or id(v) in self.sw.reads or id(v) in self.sw.tapes:
+            return False
+        at = self.use_at.get(id(v), [])
+        if len(at) != 1 or at[0][0] != id(r):
+            return False
+        j = at[0][1]
+        read = names_read(e)
+        for node in r.ops[k + 1:j]:
+            if id(node) in self.kept and self.written(node) & read:
+                return False
+        return True
+
+    def written(self, node) -> set[str]:
+        """Names the forward code of ``node`` assigns."""
+        vals = list(ir.defined(node))
+        if not isinstance(node, ir.Op):
+            for r in node.regions:
+                for n in ir.walk(r):
+                    vals += ir.defined(n)
+                    if isinstance(n, (ir.For, ir.While)):
+                        vals += n.carried
+            if isinstance(node, (ir.For, ir.While)):
+                vals += node.carried
+        return {self.sw.fwd(v) for v in vals}
+
+    # -- statements -----------------------------------------------------------
+
+    def push(self, v: ir.Value) -> list:
+        tape = self.sw.tapes.get(id(v))
+        if tape is None:
+            return []
+        call = ast.Call(ast.Attribute(ast.Name(tape, ast.Load()), "append", ast.Load()),
+                        [ast.Name(self.sw.fwd(v), ast.Load())], [])
+        return [Stmt(ast.Expr(call), f"the reverse sweep reads {v.name}")]
+
+    def copies(self, targets: list[ir.Value], values: list[ir.Operand], comment: str) -> list:
+        lhs, rhs = [], []
+        for t, v in zip(targets, values):
+            e = self.expr(v)
+            name = self.sw.fwd(t)
+            if isinstance(e, ast.Name) and e.id == name:
+                continue
+            lhs.append(ast.Name(name, ast.Store()))
+            rhs.append(e)
+        if not lhs:
+            return []
+        # One tuple assignment: a value may read a variable another one writes.
+        if len(lhs) == 1:
+            return [Stmt(ast.Assign(lhs, rhs[0]), comment)]
+        return [Stmt(ast.Assign([ast.Tuple(lhs, ast.Store())], ast.Tuple(rhs, ast.Load())), comment)]
+
+    def region(self, r: ir.Region, top: bool = False, skip: object = None) -> list:
+        out = []
+        for k, node in enumerate(r.ops):
+            if id(node) not in self.kept or node is skip:
+                continue
+            if isinstance(node, ir.Op):
+                e = self.op_expr(node)
+                if not top and self.can_inline(node, r, k, e):
+                    self.inline[id(node.out)] = e
+                    continue
+                target: ast.expr = ast.Name(self.sw.fwd(node.out), ast.Store())
+                if node.callee is not None:
+                    target = ast.Tuple([target, ast.Name(self.sw.tape_of_call(node), ast.Store())],
+                                       ast.Store())
+                out.append(Stmt(ast.Assign([target], e), f"line {node.loc.line}: {node.text}", node))
+                out += self.push(node.out)
+            elif isinstance(node, ir.If):
+                out += self.if_(node)
+            elif isinstance(node, ir.For):
+                out += self.for_(node)
+            else:
+                out += self.while_(node)
+        return out
+
+    def if_(self, node: ir.If) -> list:
+        then = self.region(node.then) + self.copies(node.outs, node.then.yields, "φ")
+        orelse = self.region(node.orelse) + self.copies(node.outs, node.orelse.yields, "φ")
+        out = []
+        if then or orelse:
+            cond = self.expr(node.cond)
+            comment = f"line {node.loc.line}: {node.text}" if node.text else ""
+            if not then:
+                out.append(Block(ast.If(ast.UnaryOp(ast.Not(), cond), [], []), orelse, [], comment))
+            else:
+                out.append(Block(ast.If(cond, [], []), then, orelse, comment))
+        for o in node.outs:
+            out += self.push(o)
+        return out
+
+    def loop_start(self, node) -> list:
+        out = self.copies(node.carried, node.inits, "carried into the loop")
+        return out + [Stmt(ast.Assign([ast.Name(node.trips.name, ast.Store())], ast.Constant(0)),
+                           "iterations run")] if node.trips is not None else out
+
+    def loop_body(self, node, skip=None) -> list:
+        body = []
+        if node.trips is not None:
+            body.append(Stmt(ast.AugAssign(ast.Name(node.trips.name, ast.Store()), ast.Add(),
+                                           ast.Constant(1)), ""))
+        for c in node.carried:
+            body += self.push(c)
+        body += self.region(node.body, skip=skip)
+        n = len(node.carried)
+        body += self.copies(node.carried, node.body.yields[:n], "next iteration")
+        if node.exit:
+            body.append(Block(ast.If(self.expr(node.body.yields[n]), [], []), [Stmt(ast.Break())],
+                              [], "stop: a `break` or `return` ran"))
+        self.record(node)
+        return body
+
+    def record(self, node) -> None:
+        pushed = list(self.sw.popped.get(id(node.body), []))
+
+        def branches(r):
+            for n in r.ops:
+                if isinstance(n, ir.If):
+                    for b in (n.then, n.orelse):
+                        pushed.extend(self.sw.popped.get(id(b), []))
+                        branches(b)
+        branches(node.body)
+        names = list(dict.fromkeys(v.name for v in pushed))
+        self.sw.loops.append((node.loc.line, node.text, names))
+
+    def for_(self, node: ir.For) -> list:
+        out = self.loop_start(node)
+        skip = None
+        if node.seq is not None:
+            elem = node.body.ops[0]
+            skip = elem
+            seq = ast.Name(self.sw.fwd(node.seq), ast.Load())
+            v = ast.Name(self.sw.fwd(elem.out), ast.Store())
+            if len(self.use_at.get(id(node.index), [])) > 1:
+                target = ast.Tuple([ast.Name(node.index.name, ast.Store()), v], ast.Store())
+                it = ast.Call(ast.Name("enumerate", ast.Load()), [seq], [])
+            else:
+                target, it = v, seq
+            head = ast.For(target, it, [], [], None)
+        else:
+            start, stop, step = node.start, node.stop, node.step
+            if _is(start, 0) and _is(step, 1):
+                args = [self.expr(stop)]
+            elif _is(step, 1):
+                args = [self.expr(start), self.expr(stop)]
+            else:
+                args = [self.expr(start), self.expr(stop), self.expr(step)]
+            head = ast.For(ast.Name(node.index.name, ast.Store()),
+                           ast.Call(ast.Name("range", ast.Load()), args, []), [], None)
+        body = self.loop_body(node, skip)
+        if skip is not None:
+            body = self.push(skip.out) + body
+        out.append(Block(head, body, [], f"line {node.loc.line}: {node.text}"))
+        for o in node.outs:
+            out += self.push(o)
+        if node.trips is not None:
+            out += self.push(node.trips)
+        return out
+
+    def while_(self, node: ir.While) -> list:
+        out = self.loop_start(node)
+        cond = self.region(node.cond)
+        test = self.expr(node.cond.yields[0])
+        body = self.loop_body(node)
+        comment = f"line {node.loc.line}: {node.text}"
+        if cond:
+            stop = Block(ast.If(ast.UnaryOp(ast.Not(), test), [], []), [Stmt(ast.Break())])
+            out.append(Block(ast.While(ast.Constant(True), [], []), cond + [stop] + body, [], comment))
+        else:
+            out.append(Block(ast.While(test, [], []), body, [], comment))
+        for o in node.outs:
+            out += self.push(o)
+        out += self.push(node.trips)
+        return out
+
+
+def _is(a: ir.Operand, value: int) -> bool:
+    return isinstance(a, ir.Const) and a.value == value and not isinstance(a.value, bool)

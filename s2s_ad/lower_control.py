@@ -1,0 +1,506 @@
+"""Lowering control flow: ``if``/``for``/``while``, ``break``/``continue``/
+``return`` anywhere, ternaries, ``and``/``or``/``not`` and list parameters.
+
+Contract: mixed into the frontend's lowering, these methods turn structured
+Python control flow into the IR's structured ops (:class:`~s2s_ad.ir.If`,
+:class:`~s2s_ad.ir.For`, :class:`~s2s_ad.ir.While`) with φ-results and no
+jumps:
+
+* a variable assigned in a branch becomes a result of the ``If`` (the other
+  branch yields its earlier value); one assigned in a loop and defined
+  before it becomes a carried value;
+* ``return`` inside a branch or loop sets the flags ``ret`` and ``result``;
+  ``break``/``continue`` set ``brk``/``cont``; the statements after one that
+  may set a flag run under ``if not flag``, and a loop whose body may set
+  ``brk`` or ``ret`` stops after that iteration (its body yields the flag);
+* ``a and b`` keeps Python's short-circuit (``b`` is evaluated in a branch).
+
+Before → after::
+
+    for i in range(n):            r = for i in range(0, n, 1) carry (s=0.0) until exit
+        if x * i > 2.0:              do:
+            break                      t1 = mul x i
+        s = s + x                      t2 = gt t1 2.0
+                                       s_2 = if t2  then: yield s   else: s_1 = add s x; yield s_1
+                                       yield s_2, t2
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+
+from . import ir, structures
+
+RET, RETVAL, BRK, CONT = "<ret>", "<result>", "<brk>", "<cont>"
+FLAG_NAMES = {RET: "ret", RETVAL: "result", BRK: "brk", CONT: "cont"}
+_UNDEF = object()
+
+
+def assigned_names(stmts: list[ast.stmt]) -> list[str]:
+    """Variables a statement list may assign, in order of first appearance."""
+    out: dict[str, None] = {}
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                out[node.id] = None
+    return list(out)
+
+
+def _jumps(stmts: list[ast.stmt], kind) -> bool:
+    """Whether ``stmts`` contain a ``kind`` node (Break/Continue) belonging to
+    the loop that holds them (not to a loop nested inside)."""
+    def visit(node) -> bool:
+        if isinstance(node, kind):
+            return True
+        if isinstance(node, (ast.For, ast.While)):
+            return any(visit(n) for n in node.orelse)
+        return any(visit(c) for c in ast.iter_child_nodes(node))
+    return any(visit(s) for s in stmts)
+
+
+def _returns(stmts: list[ast.stmt]) -> bool:
+    return any(isinstance(n, ast.Return) for s in stmts for n in ast.walk(s))
+
+
+def always_returns(stmts: list[ast.stmt]) -> bool:
+    """Whether every path through ``stmts`` ends in ``return``."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, ast.Return):
+        return True
+    if isinstance(last, ast.If):
+        return always_returns(last.body) and always_returns(last.orelse)
+    return any(isinstance(s, ast.Return) for s in stmts)
+
+
+def _same(a, b) -> bool:
+    if a is b:
+        return True
+    return (isinstance(a, ir.Const) and isinstance(b, ir.Const) and type(a.value) is type(b.value)
+            and a.value == b.value)
+
+
+def _merge_kind(kinds: list[str]) -> str:
+    kinds = set(kinds)
+    if len(kinds) == 1:
+        return kinds.pop()
+    if "float" in kinds:
+        return "float"
+    if kinds <= {"int", "bool"}:
+        return "int"
+    return "float"
+
+
+class ControlFlow:
+    """Mixin for the frontend's ``_Lowering`` (which provides ``env``,
+    ``ops``, ``namer``, ``src``, ``expr``, ``emit``, ``statement``)."""
+
+    # -- statement lists with flags ---------------------------------------
+
+    def block(self, stmts: list[ast.stmt]) -> None:
+        """Lower ``stmts``; after one that may set a flag, the rest run
+        under ``if not flag``."""
+        for k, stmt in enumerate(stmts):
+            rest = stmts[k + 1:]
+            if isinstance(stmt, (ast.Return, ast.Break, ast.Continue)):
+                if rest:
+                    raise self.src.error(rest[0], "code after `return`/`break`/`continue` is "
+                                         "never run; remove it")
+                self.jump(stmt)
+                return
+            self.statement(stmt)
+            if rest and self.may_jump(stmt):
+                flag = self.flags_set(stmt)
+                if isinstance(flag, ir.Const):
+                    if flag.value:
+                        return
+                    continue
+                self.branches(flag, lambda: None, lambda: self.block(rest), stmt, "", guard=True)
+                return
+
+    def jump(self, stmt: ast.stmt) -> None:
+        if isinstance(stmt, ast.Return):
+            if self.loop_depth == 0 and not self.ret_mode:
+                self.env[RETVAL] = self.return_value(stmt)
+                return
+            self.env[RETVAL] = self.return_value(stmt)
+            self.env[RET] = ir.Const(True)
+            return
+        if self.loop_depth == 0:
+            word = "break" if isinstance(stmt, ast.Break) else "continue"
+            raise self.src.error(stmt, f"`{word}` outside a loop")
+        self.env[BRK if isinstance(stmt, ast.Break) else CONT] = ir.Const(True)
+
+    def may_jump(self, stmt: ast.stmt) -> bool:
+        if self.ret_mode and _returns([stmt]):
+            return True
+        return self.loop_depth > 0 and (_jumps([stmt], ast.Break) or _jumps([stmt], ast.Continue))
+
+    def flags_set(self, node: ast.AST) -> ir.Operand:
+        """``ret or brk or cont`` (those that exist), folded over constants."""
+        flags = [self.env[f] for f in (RET, BRK, CONT) if f in self.env]
+        return self.any_of(flags, node)
+
+    def any_of(self, flags: list[ir.Operand], node: ast.AST) -> ir.Operand:
+        live = [f for f in flags if not isinstance(f, ir.Const)]
+        if any(isinstance(f, ir.Const) and f.value for f in flags):
+            return ir.Const(True)
+        if not live:
+            return ir.Const(False)
+        acc = live[0]
+        for f in live[1:]:
+            acc = self.emit("or", [acc, f], node, text="stop when a flag is set", hint="stop")
+        return acc
+
+    # -- if / ternary / and-or --------------------------------------------
+
+    def if_stmt(self, node: ast.If) -> None:
+        cond = self.condition(node.test)
+        if isinstance(cond, ir.Const):
+            self.block(node.body if cond.value else node.orelse)
+            return
+        text = f"if {ast.unparse(node.test)}"
+        self.branches(cond, lambda: self.block(node.body), lambda: self.block(node.orelse), node, text)
+
+    def condition(self, test: ast.expr) -> ir.Operand:
+        cond = self.expr(test)
+        kind = _kind_of(cond)
+        if kind != "bool":
+            raise self.src.error(test, "a condition must be a comparison (`x > 0`), `and`/`or`/"
+                                 f"`not` of comparisons, or a bool; this one is {kind}")
+        return cond
+
+    def branches(self, cond: ir.Operand, then_fn, else_fn, node: ast.AST, text: str,
+                 guard: bool = False, result: tuple | None = None) -> ir.If:
+        """Lower two branches and merge what they assign (φ)."""
+        before = self.env
+        regions, envs = [], []
+        shapes = _shapes(before)
+        self.region_depth += 1
+        for fn in (then_fn, else_fn):
+            self.env = dict(before)
+            outer_ops, self.ops = self.ops, []
+            fn()
+            self.unchanged(shapes, node)
+            regions.append(ir.Region(self.ops))
+            envs.append(self.env)
+            self.ops = outer_ops
+        self.region_depth -= 1
+        self.env = dict(before)
+        outs = []
+        for var in dict.fromkeys(list(envs[0]) + list(envs[1])):
+            a, b = envs[0].get(var, _UNDEF), envs[1].get(var, _UNDEF)
+            if _same(a, b):
+                self.env[var] = a
+                continue
+            if _same(a, ir.Const(True)) and _same(b, ir.Const(False)):
+                self.env[var] = cond  # a flag set exactly when the branch is taken
+                continue
+            if a is _UNDEF or b is _UNDEF:
+                self.env.pop(var, None)
+                self.undefined[var] = (node, "it is assigned in only one branch of the `if`")
+                continue
+            kind = _merge_kind([_kind_of(a), _kind_of(b)])
+            if "list" in (_kind_of(a), _kind_of(b)):
+                raise self.src.error(node, f"`{var}` is a list in one branch only")
+            if result is not None and var == result[0]:
+                name = self.namer.claim(result[1]) if result[2] else self.namer.fresh(result[1])
+            elif var in FLAG_NAMES:
+                name = self.namer.fresh(FLAG_NAMES[var])
+            else:
+                name = self.namer.claim(var)
+            out = ir.Value(name, kind, None if var.startswith("<") else var)
+            outs.append(out)
+            regions[0].yields.append(a)
+            regions[1].yields.append(b)
+            self.env[var] = out
+        if guard:
+            text = text or "the rest runs unless `return`/`break`/`continue` ran"
+        op = ir.If(cond, regions[0], regions[1], outs, self.loc(node), text)
+        self.ops.append(op)
+        return op
+
+    def if_expr(self, node: ast.IfExp, var: str | None, hint: str | None) -> ir.Operand:
+        cond = self.condition(node.test)
+        if isinstance(cond, ir.Const):
+            return self.expr(node.body if cond.value else node.orelse)
+        key = "<ifexp>"
+
+        def side(e):
+            return lambda: self.env.__setitem__(key, self.expr(e))
+        self.env.pop(key, None)
+        name = (var, True) if var is not None else (hint or "sel", False)
+        self.branches(cond, side(node.body), side(node.orelse), node, ast.unparse(node),
+                      result=(key,) + name)
+        value = self.env.pop(key)
+        if isinstance(value, ir.Value) and var is not None:
+            value.var = var
+            self.env[var] = value
+        return value
+
+    def bool_op(self, node: ast.BoolOp, var: str | None) -> ir.Operand:
+        """``a and b`` → ``b if a else False``; ``a or b`` → ``True if a else b``."""
+        acc = self.condition(node.values[0])
+        key = "<bool>"
+        for e in node.values[1:]:
+            if isinstance(acc, ir.Const):
+                if bool(acc.value) == isinstance(node.op, ast.Or):
+                    return acc
+                acc = self.condition(e)
+                continue
+
+            def rhs(e=e):
+                return lambda: self.env.__setitem__(key, self.condition(e))
+            short = ir.Const(isinstance(node.op, ast.Or))
+
+            def fixed(short=short):
+                return lambda: self.env.__setitem__(key, short)
+            self.env[key] = short
+            name = (key, var, True) if var is not None else (key, "cond", False)
+            if isinstance(node.op, ast.And):
+                self.branches(acc, rhs(), fixed(), node, ast.unparse(node), result=name)
+            else:
+                self.branches(acc, fixed(), rhs(), node, ast.unparse(node), result=name)
+            acc = self.env.pop(key)
+        return acc
+
+    def not_op(self, node: ast.UnaryOp, var, hint) -> ir.Operand:
+        cond = self.condition(node.operand)
+        if isinstance(cond, ir.Const):
+            return ir.Const(not cond.value)
+        return self.emit("not", [cond], node, var, hint=hint)
+
+    # -- loops --------------------------------------------------------------
+
+    def for_stmt(self, node: ast.For) -> None:
+        if node.orelse:
+            raise self.src.error(node.orelse[0], "`for ... else` is not supported")
+        if not isinstance(node.target, ast.Name):
+            raise self.src.error(node.target, "only a single name can be the loop variable "
+                                 "(`for x in xs`, `for i in range(n)`)")
+        seq, bounds = self.iteration(node)
+        target = node.target.id
+        self.loop(node, target, seq, bounds)
+
+    def iteration(self, node: ast.For):
+        it = node.iter
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id not in self.env \
+                and self.resolve(it.func) is builtins.range:
+            if it.keywords or not 1 <= len(it.args) <= 3:
+                raise self.src.error(it, "`range` takes 1 to 3 positional arguments")
+            args = [self.expr(a) for a in it.args]
+            for a, e in zip(args, it.args):
+                if isinstance(a, tuple):
+                    raise self.src.error(e, "a range bound must be an integer")
+                self.mark_int(a, e, "a `range` bound")
+            if len(args) == 1:
+                args = [ir.Const(0)] + args
+            if len(args) == 2:
+                args.append(ir.Const(1))
+            if isinstance(args[2], ir.Const) and args[2].value == 0:
+                raise self.src.error(it.args[2], "`range` step must not be zero")
+            for a, e in zip(args, it.args if len(it.args) == 3 else [None] * 3):
+                if isinstance(a, ir.Const) and not isinstance(a.value, int):
+                    raise self.src.error(e or it, "a range bound must be an integer")
+            return None, args
+        param = self.sequence_param(self.env.get(it.id)) if isinstance(it, ast.Name) else None
+        if param is not None:
+            return param.value, None
+        if isinstance(it, ast.Name):
+            structures._param_used_as_sequence(self, self.env.get(it.id), it)
+        raise self.src.error(it, "a `for` loop must iterate over `range(...)` or over a list/"
+                             "tuple parameter (unchanged) of floats")
+
+    def while_stmt(self, node: ast.While) -> None:
+        if node.orelse:
+            raise self.src.error(node.orelse[0], "`while ... else` is not supported")
+        self.loop(node, None, None, None)
+
+    def loop(self, node, target: str | None, seq, bounds) -> None:
+        is_for = isinstance(node, ast.For)
+        has_break = _jumps(node.body, ast.Break)
+        has_cont = _jumps(node.body, ast.Continue)
+        has_ret = self.ret_mode and _returns(node.body)
+        assigned = assigned_names(node.body)
+        if isinstance(node, ast.While) and any(isinstance(n, ast.NamedExpr) for n in ast.walk(node.test)):
+            raise self.src.error(node.test, "assignment expressions (`:=`) are not supported")
+        carried = [v for v in assigned if v in self.env and v != target]
+        if has_ret:
+            carried += [RET, RETVAL]
+        kinds = {v: _kind_of(self.env[v]) for v in carried}
+        for v in carried:
+            if kinds[v] == "list":
+                raise self.src.error(node, f"the list `{v}` is reassigned in the loop; only "
+                                     "floats, ints and bools can change across iterations")
+        saved = (set(self.namer.taken), self.temps)
+        for attempt in range(3):
+            built = self._loop_once(node, target, seq, bounds, carried, kinds, has_break,
+                                    has_cont, has_ret, is_for)
+            widened = False
+            for v, y in zip(carried, built[0].yields):
+                k = _merge_kind([kinds[v], _kind_of(y)])
+                if k != kinds[v]:
+                    kinds[v] = k
+                    widened = True
+            if not widened:
+                break
+            self.namer.taken, self.temps = set(saved[0]), saved[1]
+        body, params, index, cond, exit_ = built
+        outs = [ir.Value(p.name, p.kind, p.var) for p in params]
+        inits = [self.env[v] for v in carried]
+        loc = self.loc(node)
+        if is_for:
+            text = f"for {target} in {ast.unparse(node.iter)}"
+            trips = ir.Value(self.namer.fresh(f"n_{target}"), "int") if exit_ else None
+            if seq is not None:
+                bounds = [ir.Const(0), ir.Const(len(self.seq_items(seq))), ir.Const(1)]
+            op = ir.For(index, *bounds, params, inits, body, outs, loc, text, seq=seq,
+                        exit=exit_, trips=trips)
+        else:
+            text = f"while {ast.unparse(node.test)}"
+            trips = ir.Value(self.namer.fresh("n_iter"), "int")
+            op = ir.While(params, inits, cond, body, outs, trips, loc, text, exit=exit_)
+        self.ops.append(op)
+        for v, o in zip(carried, outs):
+            self.env[v] = o
+        for v in assigned:
+            if v not in carried and v not in (RET, RETVAL):
+                self.env.pop(v, None)
+                what = "the loop variable" if v == target else "assigned inside the loop"
+                self.undefined[v] = (node, f"it is {what} and not defined before it; "
+                                     "assign it before the loop to use it after")
+        if target is not None and target not in carried:
+            self.env.pop(target, None)
+            self.undefined[target] = (node, "it is the loop variable; s2s-ad does not keep it "
+                                      "after the loop")
+
+    def _loop_once(self, node, target, seq, bounds, carried, kinds, has_break, has_cont,
+                   has_ret, is_for):
+        before = self.env
+        outer_ops, self.ops = self.ops, []
+        self.env = dict(before)
+        self.region_depth += 1
+        params = []
+        for v in carried:
+            name = self.namer.fresh(FLAG_NAMES[v]) if v in FLAG_NAMES else self.namer.claim(v)
+            p = ir.Value(name, kinds[v], None if v in FLAG_NAMES else v)
+            params.append(p)
+            self.env[v] = p
+        index = None
+        cond_region = None
+        if is_for:
+            if seq is None:
+                index = ir.Value(self.namer.claim(target), "int", target)
+                self.env[target] = index
+            else:
+                index = ir.Value(self.namer.fresh("k"), "int")
+        else:
+            cond = self.condition(node.test)
+            cond_region = ir.Region(self.ops, [cond])
+            self.ops = []
+        self.loop_depth += 1
+        saved_flags = {f: self.env.pop(f) for f in (BRK, CONT) if f in self.env}
+        if has_break:
+            self.env[BRK] = ir.Const(False)
+        if has_cont:
+            self.env[CONT] = ir.Const(False)
+        if RET in self.env:
+            # A loop iteration only starts while nothing has returned.
+            self.env[RET] = ir.Const(False)
+        if seq is not None:
+            self.env[target] = self.emit("getitem", [seq, index], node.target, target,
+                                         text=f"{target} = {seq.name}[{index.name}]")
+        shapes = _shapes(before)
+        self.block(node.body)
+        self.unchanged(shapes, node)
+        self.loop_depth -= 1
+        yields = [self.env[v] for v in carried]
+        exit_flags = ([self.env[BRK]] if has_break else []) + ([self.env[RET]] if has_ret else [])
+        exit_ = None
+        if exit_flags:
+            exit_ = self.any_of(exit_flags, node)
+            if isinstance(exit_, ir.Const) and not exit_.value:
+                exit_ = None
+        if exit_ is not None:
+            yields.append(exit_)
+        body = ir.Region(self.ops, yields)
+        self.region_depth -= 1
+        self.ops = outer_ops
+        self.env = before
+        self.env.update(saved_flags)
+        return body, params, index, cond_region, exit_ is not None
+
+    # -- lists ----------------------------------------------------------------
+
+    def subscript(self, node: ast.Subscript, var, hint) -> ir.Operand:
+        """``xs[i]`` with an index known only at run time (a loop variable)
+        reads the list parameter itself; every other subscript is resolved
+        while lowering (:mod:`s2s_ad.structures`)."""
+        if isinstance(node.slice, ast.Slice) or not isinstance(node.value, ast.Name) \
+                or structures._static_int(self, node.slice) is not None:
+            return structures.lower_expr(self, node, var)
+        param = self.sequence_param(self.env.get(node.value.id))
+        if param is None:
+            return structures.lower_expr(self, node, var)
+        index = self.expr(node.slice)
+        if isinstance(index, tuple) or _kind_of(index) not in ("int",):
+            raise self.src.error(node.slice, "a list index must be an integer (a loop "
+                                 "variable or integer arithmetic on one)")
+        self.mark_int(index, node.slice, "a list index")
+        return self.emit("getitem", [param.value, index], node, var, hint=hint)
+
+    def sequence_param(self, value) -> ir.Param | None:
+        """The list/tuple parameter ``value`` (a structure in the environment)
+        still is, unchanged; else None."""
+        param = self.seq_params.get(id(value))
+        if param is None:
+            return None
+        items = value.items if isinstance(value, structures.StaticList) else list(value)
+        if len(items) != len(param.items) or any(a is not b for a, b in zip(items, param.items)):
+            return None
+        return param
+
+    def seq_items(self, seq: ir.Value) -> list:
+        return next(p.items for p in self.seq_params.values() if p.value is seq)
+
+    def unchanged(self, shapes: dict, node) -> None:
+        for var, (value, items) in shapes.items():
+            now = self.env.get(var)
+            if now is not value or list(value.items) != items:
+                raise self.src.error(node, f"the list `{var}` is changed inside a branch or "
+                                     "loop; s2s-ad resolves lists while lowering, so build it "
+                                     "before the `if`/loop")
+
+    def mark_int(self, a: ir.Operand, node: ast.AST, what: str) -> None:
+        """Record the parameters ``a`` is computed from: they are integers,
+        and a gradient with respect to them is refused at ``node``."""
+        todo, seen = [a], set()
+        while todo:
+            v = todo.pop()
+            if not isinstance(v, ir.Value) or id(v) in seen:
+                continue
+            seen.add(id(v))
+            if id(v) in self.param_ids and v.var not in self.integers:
+                self.integers[v.var] = self.src.error(
+                    node, f"cannot differentiate with respect to `{v.var}`: it is used as "
+                    f"an integer ({what}) here")
+            op = self.defs.get(id(v))
+            if op is not None and op.prim not in ("len", "getitem"):
+                todo.extend(op.args)
+
+
+def _shapes(env: dict) -> dict:
+    return {var: (v, list(v.items)) for var, v in env.items()
+            if isinstance(v, structures.StaticList)}
+
+
+def _kind_of(a) -> str:
+    if isinstance(a, ir.Value):
+        return a.kind
+    if isinstance(a, ir.Const):
+        if isinstance(a.value, bool):
+            return "bool"
+        return "int" if isinstance(a.value, int) else "float"
+    return "tuple"

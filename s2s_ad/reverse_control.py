@@ -1,0 +1,761 @@
+"""Reverse mode through branches and loops: SSA IR → a gradient program.
+
+Contract: :func:`transform` takes a lowered :class:`~s2s_ad.ir.Function`
+holding structured ops (``If``/``For``/``While``; straight-line functions go
+through :mod:`s2s_ad.reverse`) and
+the parameters to differentiate with respect to, and returns a
+:class:`~s2s_ad.code.CodeFunction` with the user's parameters plus a
+keyword-only seed for the output adjoint. Its body is
+
+1. the **forward pass** (:mod:`s2s_ad.forward`): the ops whose values the
+   reverse sweep reads (plus the result, for ``value_and_grad``); inside loops
+   it pushes each value the reverse sweep reads onto that value's tape;
+2. the **reverse sweep**: the ops walked in reverse; for each active operand,
+   the contribution ``out̄ · ∂out/∂operand`` from the rule table. The first
+   contribution to an adjoint assigns it, later ones add (adjoints sum over
+   consumers). Inactive values never get an adjoint. A branch is reversed
+   under the same condition; a loop runs backwards over the same iterations
+   (its trip count is recorded when it may stop early), pops what its body
+   pushed, and carries the adjoints of its carried values from one iteration
+   to the one before. An adjoint first reached inside a branch or loop but
+   belonging to a value defined outside it starts at ``0.0`` before it.
+
+For ``b = x * x; y = a * b`` with respect to ``a, x``::
+
+    b = x * x
+    da = dy * b
+    db = dy * a
+    dx = db * x
+    dx += db * x
+"""
+
+from __future__ import annotations
+
+import ast
+
+from . import analysis, ir
+from .code import Block, CodeFunction, Stmt
+from .errors import SourceError
+from .names import Namer
+from .optimize import simplify
+from .rules import RULES
+from .templates import PLACEHOLDERS, const_expr, names_read, substitute
+
+# Ops the reverse sweep recomputes from values it has instead of taping them.
+CHEAP = {"getitem", "len", "add", "sub", "mul", "floordiv", "mod", "neg", "pos", "lt", "le",
+         "gt", "ge", "eq", "ne", "not", "and", "or"}
+
+
+def transform(func: ir.Function, wrt: list[ir.Value], *, with_value: bool = False,
+              tuple_result: bool = True, name: str | None = None, pairs: dict | None = None,
+              reserved: frozenset[str] = frozenset()) -> CodeFunction:
+    """The gradient function of ``func`` (see the module docstring).
+
+    ``pairs`` maps each user function ``func`` calls to the names of its
+    forward/backward pair (:func:`s2s_ad.calls.pairs`); ``reserved`` are the
+    module-level names no local may shadow."""
+    for v in wrt:
+        err = func.integers.get(v.var)
+        if err is not None:
+            raise SourceError(err.message, err.file, err.line, err.col, err.source_line)
+    _refuse_arrays(func)
+    return _Sweep(func, wrt, pairs or {}, reserved).run(with_value, tuple_result, name)
+
+
+class _Sweep:
+    def __init__(self, func: ir.Function, wrt: list[ir.Value], pairs: dict | None = None,
+                 reserved: frozenset[str] = frozenset()):
+        self.func = func
+        self.wrt = wrt
+        self.pairs = pairs or {}
+        self.modules = func.modules
+        self.namer = Namer(reserved=func.names | reserved)
+        containers = [v for v in wrt if v.kind in ("list", "tuple")]
+        self.act = analysis.active(func, func.scalars(wrt) + containers)
+        self.imports: list[str] = []
+        self.keep: set[int] = set()
+        """ids of values the forward pass must compute though the sweep does not read them."""
+        self.call_tapes: dict[int, str] = {}
+        """id(call op) -> the name of its callee's tape."""
+        self._discard: str | None = None
+        self.items: dict[int, dict[int, str]] = {}
+        """id(tuple value a call returned) -> index -> the adjoint of that item."""
+        self.scope = analysis.scopes(func)
+        self.region_loop: dict[int, object] = {}
+        self._map_regions(func.body, None)
+        self.adj: dict[int, str] = {}
+        self.fname: dict[int, str] = {}
+        """Forward names that differ from the SSA name (a value written
+        straight into the variable of the φ it feeds)."""
+        self.reads: set[int] = set()
+        self.popped: dict[int, list[ir.Value]] = {}
+        """Region id -> the values its forward code pushes (its reverse pops)."""
+        self.recomputed: set[int] = set()
+        self.tapes: dict[int, str] = {}
+        self.loops: list = []
+        self.values: dict[int, ir.Value] = {}
+        for v in self._all_values():
+            self.values[id(v)] = v
+
+    # -- bookkeeping ----------------------------------------------------------
+
+    def _map_regions(self, r: ir.Region, loop) -> None:
+        self.region_loop[id(r)] = loop
+        for node in r.ops:
+            if isinstance(node, ir.If):
+                self._map_regions(node.then, loop)
+                self._map_regions(node.orelse, loop)
+            elif not isinstance(node, ir.Op):
+                for r2 in node.regions:
+                    self._map_regions(r2, node)
+
+    def _all_values(self):
+        yield from self.func.scalars(self.func.param_values)
+        yield from (v for v in self.func.param_values if v.kind in ("list", "tuple"))
+        for node in ir.walk(self.func.body):
+            yield from ir.defined(node)
+            if isinstance(node, ir.For):
+                yield node.index
+            if isinstance(node, (ir.For, ir.While)):
+                yield from node.carried
+
+    def in_loop(self, v: ir.Value) -> bool:
+        s = self.scope.get(id(v))
+        return s is not None and s.loop is not None
+
+    def is_index(self, v: ir.Value) -> bool:
+        s = self.scope.get(id(v))
+        return s is not None and isinstance(s.loop, ir.For) and s.loop.index is v
+
+    def fwd(self, v: ir.Value) -> str:
+        """The forward pass's name of ``v``."""
+        return self.fname.get(id(v), v.name)
+
+    def ref(self, a: ir.Operand) -> ast.expr:
+        """``a`` as the reverse sweep reads it: a value defined inside a loop
+        under its own name (popped or recomputed), else its forward name."""
+        if not isinstance(a, ir.Value):
+            return const_expr(a.value, self.modules)
+        self.reads.add(id(a))
+        return ast.Name(a.name if self.in_loop(a) else self.fwd(a), ast.Load())
+
+    def inside(self, node) -> set[int]:
+        """ids of the values defined inside ``node``'s regions."""
+        out: set[int] = set()
+        for r in node.regions:
+            for n in ir.walk(r):
+                out.update(id(v) for v in ir.defined(n))
+                if isinstance(n, ir.For):
+                    out.add(id(n.index))
+                if isinstance(n, (ir.For, ir.While)):
+                    out.update(id(c) for c in n.carried)
+        if isinstance(node, ir.For):
+            out.add(id(node.index))
+        if isinstance(node, (ir.For, ir.While)):
+            out.update(id(c) for c in node.carried)
+        return out
+
+    # -- the sweep --------------------------------------------------------------
+
+    def run(self, with_value: bool, tuple_result: bool, name: str | None) -> CodeFunction:
+        func = self.func
+        result = func.result
+        self.coalesce(func.body)
+        seed_base = f"d{self.fwd(result)}" if isinstance(result, ir.Value) else "dy"
+        seed = self.namer.fresh(seed_base)
+        if isinstance(result, ir.Value) and id(result) in self.act:
+            self.adj[id(result)] = seed
+        reverse = self.sweep()
+        outputs = func.outputs if func.outputs is not None else (result,)
+        live = {id(o) for o in outputs if isinstance(o, ir.Value)} if with_value else set()
+        fwd, tape = self.forward(live)
+        if with_value:
+            value = (ast.Tuple([self.value_expr(o) for o in outputs], ast.Load())
+                     if func.outputs is not None else self.value_expr(result))
+            popped = {v.name for vs in self.popped.values() for v in vs}
+            if names_read(value) & popped:
+                # The reverse sweep pops into a loop's carried variable, which
+                # after the loop holds the result: keep the result aside.
+                keep = self.namer.fresh("value")
+                fwd.append(Stmt(ast.Assign([ast.Name(keep, ast.Store())], value),
+                                "the reverse sweep reuses the loop's variables"))
+                value = ast.Name(keep, ast.Load())
+        grads = [self.gradient(v) for v in self.wrt]
+        grad_expr = ast.Tuple(grads, ast.Load()) if tuple_result else grads[0]
+        returns = ast.Tuple([value, grad_expr], ast.Load()) if with_value else grad_expr
+
+        body: list = []
+        if fwd:
+            body += [Stmt(None, "forward pass")] + fwd
+        if reverse:
+            body += [Stmt(None, "reverse sweep")] + reverse
+        prefix = "value_and_grad_" if with_value else "grad_"
+        return CodeFunction(name or prefix + func.name, _arguments(func, seed), body, returns,
+                            func, self.wrt, self.adjoint_names(), tape, seed, imports=self.imports,
+                            loops=self.loops)
+
+    def adjoint_names(self) -> dict:
+        return {v.name: self.adj[id(v)] for v in self._all_values()
+                if id(v) in self.adj and not self.adj[id(v)].startswith("<")}
+
+    def value_expr(self, a: ir.Operand) -> ast.expr:
+        if isinstance(a, ir.Value):
+            return ast.Name(self.fwd(a), ast.Load())
+        return const_expr(a.value, self.modules)
+
+    def sweep(self) -> list:
+        """The reverse sweep; a list parameter read at run-time indices gets
+        a list adjoint first."""
+        lists = []
+        for v in self.func.param_values:
+            if v.kind in ("list", "tuple") and id(v) in self.act:
+                self.adj[id(v)] = self.namer.fresh(f"d{v.name}")
+                lists.append(Stmt(ast.Assign(
+                    [ast.Name(self.adj[id(v)], ast.Store())],
+                    ast.BinOp(ast.List([ast.Constant(0.0)], ast.Load()), ast.Mult(),
+                              _call("len", [ast.Name(v.name, ast.Load())]))),
+                    f"the adjoint of {v.name}, read at run-time indices"))
+        out = self.region(self.func.body)
+        return lists + out if out else []
+
+    def forward(self, live: set[int], keep_params: bool = False):
+        """The forward statements and the tape: the top-level forward values
+        the reverse sweep reads (with ``keep_params``, parameters too), the
+        tape lists of values read inside loops, and callees' tapes."""
+        from . import forward  # the forward pass builds on what the sweep decided
+
+        fwd = _unpack_params(self.func) + forward.build(self, live | self.keep)
+        tape = []
+        if keep_params:
+            tape += [v for v in self.func.scalars(self.func.param_values) if id(v) in self.reads]
+        for node in self.func.body.ops:
+            tape += [v for v in ir.defined(node) if id(v) in self.reads]
+            if id(node) in self.call_tapes:
+                tape.append(ir.Value(self.call_tapes[id(node)], "tape"))
+        tape += [ir.Value(name, "tape") for name in self.tapes.values()]
+        return fwd, tape
+
+    def gradient(self, v: ir.Value) -> ast.expr:
+        """The adjoint of parameter ``v``; for a list or tuple parameter, a
+        list or tuple of its items' adjoints."""
+        def one(x):
+            return ast.Name(self.adj[id(x)], ast.Load()) if id(x) in self.adj else ast.Constant(0.0)
+
+        param = next(p for p in self.func.params if p.value is v)
+        if param.items is None:
+            return one(v)
+        if id(v) in self.adj:
+            whole = ast.Name(self.adj[id(v)], ast.Load())
+            items = [ast.BinOp(ast.Subscript(whole, ast.Constant(k), ast.Load()), ast.Add(),
+                               one(x)) if id(x) in self.adj
+                     else ast.Subscript(whole, ast.Constant(k), ast.Load())
+                     for k, x in enumerate(param.items)]
+            if not any(id(x) in self.adj for x in param.items):
+                return whole if v.kind == "list" else _call("tuple", [whole])
+        else:
+            items = [one(x) for x in param.items]
+        return ast.List(items, ast.Load()) if v.kind == "list" else ast.Tuple(items, ast.Load())
+
+    def region(self, r: ir.Region, prefix: list | None = None) -> list:
+        out = list(prefix or [])
+        for node in reversed(r.ops):
+            if isinstance(node, ir.Op):
+                out += self.op(node)
+            elif isinstance(node, ir.If):
+                out += self.if_(node)
+            else:
+                out += self.loop(node)
+        return self.plan(r) + out
+
+    # -- simple ops -------------------------------------------------------------
+
+    def op(self, op: ir.Op) -> list:
+        if id(op.out) not in self.adj:
+            return []
+        if op.callee is not None:
+            return self.call_adjoint(op)
+        if op.prim == "item":
+            return self.item_adjoint(op)
+        rule = RULES[op.prim]
+        g = ast.Name(self.adj[id(op.out)], ast.Load())
+        out = []
+        passed_on = False
+        for i, (arg, partial) in enumerate(zip(op.args, rule.partial_asts)):
+            if partial is None or not isinstance(arg, ir.Value) or id(arg) not in self.act:
+                continue
+            if op.prim == "getitem":
+                target = ast.Subscript(ast.Name(self.adj[id(arg)], ast.Load()),
+                                       self.ref(op.args[1]), ast.Store())
+                out.append(Stmt(ast.AugAssign(target, ast.Add(), g),
+                                _comment(op, i, arg, "1"), op, i, "1", self.adj[id(arg)]))
+                continue
+            local = simplify(self.instantiate(partial, op))
+            contrib = simplify(ast.BinOp(g, ast.Mult(), local))
+            alias = (arg.var is None and not passed_on and sum(a is arg for a in op.args) == 1)
+            partial_text = ast.unparse(local)
+            stmts = self.accumulate(arg, contrib, alias, _comment(op, i, arg, partial_text),
+                                    op, i, partial_text)
+            if not stmts:
+                passed_on = True
+            out += stmts
+        return out
+
+    # -- calls to user functions (top level only) ---------------------------------
+
+    def tape_of_call(self, op: ir.Op) -> str:
+        if id(op) not in self.call_tapes:
+            self.call_tapes[id(op)] = self.namer.fresh(f"{op.out.name}_tape")
+        return self.call_tapes[id(op)]
+
+    def discard(self) -> str:
+        if self._discard is None:
+            self._discard = self.namer.fresh("_")
+        return self._discard
+
+    def pair(self, op: ir.Op):
+        pair = self.pairs[op.callee.fn]
+        for line in pair.imports:
+            if line not in self.imports:
+                self.imports.append(line)
+        return pair
+
+    def call_adjoint(self, op: ir.Op) -> list:
+        """``da, _ = helper_bwd(t_tape, dt)``: the callee's backward pass gives
+        every operand's contribution at once; an operand that already has an
+        adjoint gets its contribution in a temporary, then added."""
+        pair = self.pair(op)
+        self.keep.add(id(op.out))  # the forward call that fills the tape must run
+        targets, adds = [], []
+        for arg in op.args:
+            if not isinstance(arg, ir.Value) or id(arg) not in self.act:
+                targets.append(ast.Name(self.discard(), ast.Store()))
+                continue
+            if id(arg) not in self.adj:
+                self.adj[id(arg)] = self.namer.fresh(f"d{arg.name}")
+                targets.append(ast.Name(self.adj[id(arg)], ast.Store()))
+                continue
+            tmp = self.namer.fresh(f"d{arg.name}")
+            targets.append(ast.Name(tmp, ast.Store()))
+            adds.append(Stmt(ast.AugAssign(ast.Name(self.adj[id(arg)], ast.Store()), ast.Add(),
+                                           ast.Name(tmp, ast.Load())),
+                             f"line {op.loc.line}: {op.text}, another use of {arg.name}", op,
+                             target=self.adj[id(arg)]))
+        if op.out.kind == "tuple":
+            items = self.items.get(id(op.out), {})
+            cot = ast.Tuple([ast.Name(items[k], ast.Load()) if k in items else ast.Constant(0.0)
+                             for k in range(pair.outputs or 0)], ast.Load())
+        else:
+            cot = ast.Name(self.adj[id(op.out)], ast.Load())
+        call = ast.Call(ast.Name(pair.bwd, ast.Load()),
+                        [ast.Name(self.tape_of_call(op), ast.Load()), cot], [])
+        node = ast.Assign([ast.Tuple(targets, ast.Store())], call)
+        return [Stmt(node, f"line {op.loc.line}: {op.text}", op)] + adds
+
+    def item_adjoint(self, op: ir.Op) -> list:
+        """``a = t[k]`` passes ``a``'s adjoint on as the adjoint of item ``k``
+        of ``t``; a second read of the same item adds."""
+        tup, k = op.args[0], op.args[1].value
+        items = self.items.setdefault(id(tup), {})
+        self.adj.setdefault(id(tup), f"<items of {tup.name}>")
+        g = self.adj[id(op.out)]
+        if k not in items:
+            items[k] = g
+            return []
+        name = self.namer.fresh(f"d{tup.name}_{k}")
+        node = ast.Assign([ast.Name(name, ast.Store())],
+                          ast.BinOp(ast.Name(items[k], ast.Load()), ast.Add(), ast.Name(g, ast.Load())))
+        items[k] = name
+        return [Stmt(node, f"line {op.loc.line}: {op.text}, item {k} read again", op)]
+
+    def instantiate(self, template: ast.expr, op: ir.Op) -> ast.expr:
+        used = {n.id for n in ast.walk(template) if isinstance(n, ast.Name)}
+        env = {}
+        for name, a in zip(PLACEHOLDERS, op.args):
+            if name in used:
+                env[name] = self.ref(a)
+        if "out" in used:
+            env["out"] = self.ref(op.out)
+        return substitute(template, env, self.modules)
+
+    def accumulate(self, v: ir.Value, contrib: ast.expr, alias: bool, comment: str,
+                   op=None, i=None, partial: str = "") -> list:
+        """``v̄ = contrib`` on the first contribution, ``v̄ += contrib`` after.
+        With ``alias``, a first contribution that is another adjoint itself
+        (``t = a + b``) shares that variable: its owner is done with it."""
+        if id(v) in self.adj:
+            target = ast.Name(self.adj[id(v)], ast.Store())
+            return [Stmt(ast.AugAssign(target, ast.Add(), contrib), comment, op, i, partial,
+                         self.adj[id(v)])]
+        if alias and isinstance(contrib, ast.Name):
+            self.adj[id(v)] = contrib.id
+            return []
+        self.adj[id(v)] = self.namer.fresh(f"d{v.name}")
+        target = ast.Name(self.adj[id(v)], ast.Store())
+        return [Stmt(ast.Assign([target], contrib), comment, op, i, partial, self.adj[id(v)])]
+
+    # -- structured ops --------------------------------------------------------
+
+    def zero_outer(self, node) -> list:
+        """``v̄ = 0.0`` for each value defined outside ``node`` that may first
+        receive a contribution inside it: a branch may not run, and a loop
+        adds into it on every iteration."""
+        inside = self.inside(node)
+        targets: dict[int, ir.Value] = {}
+
+        def may_receive(a) -> None:
+            if isinstance(a, ir.Value) and id(a) in self.act and id(a) not in inside \
+                    and a.kind != "list" and id(a) not in self.adj:
+                targets.setdefault(id(a), a)
+
+        for r in node.regions:
+            for n in ir.walk(r):
+                if isinstance(n, ir.Op):
+                    for a, p in zip(n.args, RULES[n.prim].partials):
+                        if p is not None:
+                            may_receive(a)
+                elif isinstance(n, ir.If):
+                    for y in n.then.yields + n.orelse.yields:
+                        may_receive(y)
+                else:
+                    for a in list(n.inits) + list(n.body.yields):
+                        may_receive(a)
+        if isinstance(node, ir.If):
+            for y in node.then.yields + node.orelse.yields:
+                may_receive(y)
+        else:
+            for y in node.body.yields:
+                may_receive(y)
+        out = []
+        for v in targets.values():
+            self.adj[id(v)] = self.namer.fresh(f"d{v.name}")
+            out.append(Stmt(ast.Assign([ast.Name(self.adj[id(v)], ast.Store())], ast.Constant(0.0)),
+                            f"{v.name} gets adjoint contributions inside line {node.loc.line}"))
+        return out
+
+    def if_(self, node: ir.If) -> list:
+        # Adjoints leave a region only through its yields: a branch whose
+        # results have no adjoint sends none anywhere.
+        if not any(id(o) in self.adj for o in node.outs):
+            return []
+        pre = self.zero_outer(node)
+        branches = []
+        for r in (node.then, node.orelse):
+            prefix = []
+            inside = {id(v) for n in ir.walk(r) for v in ir.defined(n)}
+            for o, y in zip(node.outs, r.yields):
+                if id(o) in self.adj and isinstance(y, ir.Value) and id(y) in self.act:
+                    prefix += self.accumulate(y, ast.Name(self.adj[id(o)], ast.Load()),
+                                              id(y) in inside, f"φ: {o.name} came from {y.name}")
+            branches.append(self.region(r, prefix))
+        then, orelse = branches
+        if not then and not orelse:
+            return pre
+        cond = self.ref(node.cond)
+        comment = f"line {node.loc.line}: {node.text}" if node.text else ""
+        if not then:
+            return pre + [Block(ast.If(_negate(cond), [], []), orelse, [], comment)]
+        return pre + [Block(ast.If(cond, [], []), then, orelse, comment)]
+
+    def loop(self, node) -> list:
+        slots = [i for i, c in enumerate(node.carried) if id(c) in self.act]
+        if not slots:
+            return []
+        pre = self.zero_outer(node)
+        carry = {}
+        for i in slots:
+            o, c = node.outs[i], node.carried[i]
+            if id(o) in self.adj:
+                carry[i] = self.adj[id(o)]
+            else:
+                carry[i] = self.namer.fresh(f"d{c.name}")
+                pre.append(Stmt(ast.Assign([ast.Name(carry[i], ast.Store())], ast.Constant(0.0)),
+                                f"{o.name} does not reach the result after the loop"))
+        inside = self.inside(node)
+        prefix = []
+        for i in slots:
+            y = node.body.yields[i]
+            if isinstance(y, ir.Value) and id(y) in self.act:
+                prefix += self.accumulate(y, ast.Name(carry[i], ast.Load()), id(y) in inside,
+                                          f"{node.carried[i].name} carried to the next iteration")
+        body = self.region(node.body, prefix)
+        targets, values = [], []
+        for i in slots:
+            new = self.adj.get(id(node.carried[i]))
+            if new == carry[i]:
+                continue
+            targets.append(ast.Name(carry[i], ast.Store()))
+            values.append(ast.Name(new, ast.Load()) if new else ast.Constant(0.0))
+        if targets:
+            lhs = targets[0] if len(targets) == 1 else ast.Tuple(targets, ast.Store())
+            rhs = values[0] if len(values) == 1 else ast.Tuple(values, ast.Load())
+            body.append(Stmt(ast.Assign([lhs], rhs), "adjoints carried to the previous iteration"))
+        head = self.reverse_head(node)
+        post = []
+        for i in slots:
+            init = node.inits[i]
+            if isinstance(init, ir.Value) and id(init) in self.act:
+                post += self.accumulate(init, ast.Name(carry[i], ast.Load()), init.var is None,
+                                        f"{node.carried[i].name} started as {init.name}")
+        comment = f"line {node.loc.line}: {node.text}, backwards"
+        return pre + [Block(head, body, [], comment)] + post
+
+    def reverse_head(self, node) -> ast.For:
+        if isinstance(node, ir.While):
+            rng = _call("range", [self.ref(node.trips)])
+            return ast.For(ast.Name("_", ast.Store()), rng, [], [], None)
+        start, stop, step = node.start, node.stop, node.step
+        if _is(step, 1) and _is(start, 0):
+            args = [self.ref(stop)]
+        elif _is(step, 1):
+            args = [self.ref(start), self.ref(stop)]
+        else:
+            args = [self.ref(start), self.ref(stop), self.ref(step)]
+        rng = _call("range", args)
+        if node.exit:
+            rng = ast.Subscript(rng, ast.Slice(None, self.ref(node.trips), None), ast.Load())
+        if id(node.index) in self.reads:
+            return ast.For(ast.Name(node.index.name, ast.Store()), _call("reversed", [rng]),
+                           [], [], None)
+        return ast.For(ast.Name("_", ast.Store()), rng, [], [], None)
+
+    # -- the tape ---------------------------------------------------------------
+
+    def plan(self, r: ir.Region) -> list:
+        """Pops and recomputations at the start of ``r``'s reverse code, for
+        the values ``r`` defines that the reverse sweep reads (``r`` inside a
+        loop; outside loops, values stay alive)."""
+        loop = self.region_loop.get(id(r))
+        if loop is None:
+            return []
+        defined = []
+        if isinstance(loop, (ir.For, ir.While)) and r is loop.body:
+            defined += list(loop.carried)
+        defs: dict[int, object] = {}
+        for node in r.ops:
+            for v in ir.defined(node):
+                defined.append(v)
+                defs[id(v)] = node
+        popped, recompute = [], []
+        done: set[int] = set()
+        while True:
+            todo = [v for v in defined if id(v) in self.reads and id(v) not in done]
+            if not todo:
+                break
+            for v in todo:
+                done.add(id(v))
+                node = defs.get(id(v))
+                if isinstance(node, ir.Op) and node.prim in CHEAP and \
+                        (node.out.kind != "float" or node.prim == "getitem"):
+                    recompute.append(node)
+                    self.recomputed.add(id(v))
+                    for a in node.args:
+                        self.ref(a)
+                else:
+                    popped.append(v)
+        order = {id(v): k for k, v in enumerate(defined)}
+        popped.sort(key=lambda v: order[id(v)])
+        recompute.sort(key=lambda n: order[id(n.out)])
+        self.popped[id(r)] = popped
+        out = []
+        for v in popped:
+            tape = self.tape_name(v)
+            out.append(Stmt(ast.Assign([ast.Name(v.name, ast.Store())],
+                                       _call(f"{tape}.pop", [])), f"{v.name} from the tape"))
+        for node in recompute:
+            rule = RULES[node.prim]
+            expr = self.instantiate(rule.forward_ast, node)
+            out.append(Stmt(ast.Assign([ast.Name(node.out.name, ast.Store())], expr),
+                            f"line {node.loc.line}: recomputed, not taped", node))
+        return out
+
+    def tape_ref(self, v: ir.Value) -> str:
+        """The name a tape entry has in the generated code."""
+        return v.name if v.kind == "tape" else self.fwd(v)
+
+    def tape_name(self, v: ir.Value) -> str:
+        if id(v) not in self.tapes:
+            self.tapes[id(v)] = self.namer.fresh(f"{v.name}_tape")
+        return self.tapes[id(v)]
+
+    # -- forward names ------------------------------------------------------------
+
+    def coalesce(self, r: ir.Region) -> None:
+        """Let a value be computed straight into the variable of the φ it
+        feeds (``s = s * x + c[i]`` rather than ``s_1 = ...; s = s_1``) when no
+        later read in its region still needs the variable's old value."""
+        for k, node in enumerate(r.ops):
+            if isinstance(node, ir.If):
+                for j, o in enumerate(node.outs):
+                    for br in (node.then, node.orelse):
+                        self._rename_yield(br, j, self.fwd(o))
+            elif isinstance(node, (ir.For, ir.While)):
+                for i, c in enumerate(node.carried):
+                    self._rename_yield(node.body, i, self.fwd(c))
+            if not isinstance(node, ir.Op):
+                for r2 in node.regions:
+                    self.coalesce(r2)
+
+    def _rename_yield(self, r: ir.Region, pos: int, name: str) -> None:
+        y = r.yields[pos]
+        if not isinstance(y, ir.Value) or id(y) in self.fname:
+            return
+        if sum(1 for z in r.yields if z is y) > 1:
+            return
+        idx = next((k for k, n in enumerate(r.ops) if any(v is y for v in ir.defined(n))), None)
+        if idx is None or not isinstance(r.ops[idx], (ir.Op, ir.If)):
+            return
+        later = [a for n in r.ops[idx + 1:] for a in _reads(n)]
+        later += [z for k, z in enumerate(r.yields) if k != pos]
+        if any(isinstance(a, ir.Value) and self.fwd(a) == name for a in later):
+            return
+        self.fname[id(y)] = name
+
+
+def forward_defs(sweep: _Sweep) -> set[int]:
+    return {id(v) for n in ir.walk(sweep.func.body) for v in ir.defined(n)}
+
+
+def _reads(node) -> list:
+    """What ``node`` reads, nested regions included."""
+    out = list(ir.operands(node))
+    if not isinstance(node, ir.Op):
+        out += _reads_inside(node)
+    return out
+
+
+def _reads_inside(node) -> list:
+    out = []
+    for r in node.regions:
+        for n in r.ops:
+            out += _reads(n)
+        out += r.yields
+    return out
+
+
+def _is(a: ir.Operand, value: int) -> bool:
+    return isinstance(a, ir.Const) and a.value == value and not isinstance(a.value, bool)
+
+
+def _call(name: str, args: list) -> ast.Call:
+    func: ast.expr = ast.Name(name.split(".")[0], ast.Load())
+    for part in name.split(".")[1:]:
+        func = ast.Attribute(func, part, ast.Load())
+    return ast.Call(func, args, [])
+
+
+def _negate(cond: ast.expr) -> ast.expr:
+    return ast.UnaryOp(ast.Not(), cond)
+
+
+def _comment(op: ir.Op, i: int, arg: ir.Value, partial: str) -> str:
+    side = ""
+    if sum(1 for a in op.args if a is arg) > 1:
+        side = " (left operand)" if i == 0 else " (right operand)"
+    # A temporary's name appears nowhere in the generated code: name only
+    # the user's variables in the derivative.
+    of = op.out.name if op.out.var is not None else ""
+    return f"line {op.loc.line}: {op.text}, ∂{of}/∂{arg.name} = {partial}{side}"
+
+
+def _arguments(func: ir.Function, seed: str) -> ast.arguments:
+    """The user's signature, defaults included, plus ``*, seed=1.0``."""
+    positional = [p for p in func.params if not p.kwonly]
+    kwonly = [p for p in func.params if p.kwonly]
+    defaults = [const_expr(p.default, func.modules) for p in positional if p.has_default]
+    kw_defaults = [const_expr(p.default, func.modules) if p.has_default else None for p in kwonly]
+    return ast.arguments(
+        posonlyargs=[], args=[ast.arg(p.value.name) for p in positional], vararg=None,
+        kwonlyargs=[ast.arg(p.value.name) for p in kwonly] + [ast.arg(seed)],
+        kw_defaults=kw_defaults + [ast.Constant(1.0)], kwarg=None, defaults=defaults)
+
+
+def transform_pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
+                   reserved: frozenset[str] = frozenset()) -> tuple[CodeFunction, CodeFunction]:
+    """The forward/backward pair of a called function.
+
+    ``fwd_name(*params) -> (result, tape)`` computes the result and keeps, as
+    a tuple, exactly the values the backward pass reads (inside loops, their
+    tape lists); ``bwd_name(tape, dresult) -> (dparam, ...)`` returns one
+    adjoint per parameter, in parameter order (``0.0`` for those the result
+    does not depend on). Every call site of the function uses this one pair."""
+    _refuse_arrays(func)
+    wrt = func.param_values
+    sweep = _Sweep(func, wrt, pairs, reserved)
+    namer = sweep.namer
+    tape_name = namer.fresh("tape")
+    several = func.outputs is not None
+    outputs = func.outputs if several else (func.result,)
+    seed = namer.fresh("cotangents" if several else
+                       f"d{func.result.name}" if isinstance(func.result, ir.Value) else "dout")
+    seeds = ([namer.fresh(f"d{o.name}" if isinstance(o, ir.Value) else "dout") for o in outputs]
+             if several else [seed])
+    sweep.coalesce(func.body)
+    prelude: list = []
+    for o, s in zip(outputs, seeds):
+        if not (isinstance(o, ir.Value) and id(o) in sweep.act):
+            continue
+        if id(o) in sweep.adj:
+            # The same value returned twice: its adjoint sums both cotangents.
+            prelude.append(Stmt(ast.AugAssign(ast.Name(sweep.adj[id(o)], ast.Store()), ast.Add(),
+                                              ast.Name(s, ast.Load())),
+                                f"{o.name} is returned more than once"))
+        else:
+            sweep.adj[id(o)] = s
+    reverse = prelude + sweep.sweep()
+    live = {id(o) for o in outputs if isinstance(o, ir.Value)}
+    forward, tape = sweep.forward(live, keep_params=True)
+    value = (ast.Tuple([sweep.value_expr(o) for o in outputs], ast.Load()) if several
+             else sweep.value_expr(func.result))
+
+    tape_tuple = ast.Tuple([ast.Name(sweep.tape_ref(v), ast.Load()) for v in tape], ast.Load())
+    fwd_args = ast.arguments(posonlyargs=[], args=[ast.arg(v.name) for v in wrt], vararg=None,
+                             kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+    fwd = CodeFunction(fwd_name, fwd_args, forward,
+                       ast.Tuple([value, tape_tuple], ast.Load()),
+                       func, wrt, {}, tape, "", imports=sweep.imports, role="fwd",
+                       header=f"{func.name} from {func.loc.file}:{func.loc.line}, forward pass: "
+                              "returns its result and the tape its backward pass reads",
+                       loops=sweep.loops)
+
+    bwd_body: list = []
+    if several:
+        target = ast.Tuple([ast.Name(s, ast.Store()) for s in seeds], ast.Store())
+        bwd_body.append(Stmt(ast.Assign([target], ast.Name(seed, ast.Load())),
+                             "one cotangent per returned item"))
+    if tape:
+        target = ast.Tuple([ast.Name(sweep.tape_ref(v), ast.Store()) for v in tape], ast.Store())
+        bwd_body.append(Stmt(ast.Assign([target], ast.Name(tape_name, ast.Load())),
+                             "values saved by " + fwd_name))
+    bwd_body += reverse
+    grads = [sweep.gradient(v) for v in wrt]
+    bwd_args = ast.arguments(posonlyargs=[], args=[ast.arg(tape_name), ast.arg(seed)], vararg=None,
+                             kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+    bwd = CodeFunction(bwd_name, bwd_args, bwd_body, ast.Tuple(grads, ast.Load()), func, wrt,
+                       sweep.adjoint_names(), [], seed, imports=sweep.imports, role="bwd",
+                       header=f"{func.name} from {func.loc.file}:{func.loc.line}, backward pass: "
+                              f"adjoints of ({', '.join(v.name for v in wrt)}) from the tape "
+                              f"of {fwd_name} and the result's adjoint")
+    return fwd, bwd
+
+
+def _refuse_arrays(func: ir.Function) -> None:
+    if "numpy" in func.modules:
+        loc = func.loc
+        raise SourceError("NumPy code with branches or loops is not supported yet; keep the "
+                          "loop in a function without NumPy, or vectorise it", loc.file,
+                          loc.line, loc.col)
+
+
+def _unpack_params(func: ir.Function) -> list[Stmt]:
+    """``xs_0, xs_1 = xs`` for each sequence parameter (it also checks, at
+    run time, that the sequence has the length the code was generated for)."""
+    out = []
+    for p in func.params:
+        if p.items is None:
+            continue
+        target = ast.Tuple([ast.Name(v.name, ast.Store()) for v in p.items], ast.Store())
+        if not p.items:
+            target = ast.List([], ast.Store())
+        out.append(Stmt(ast.Assign([target], ast.Name(p.value.name, ast.Load())),
+                        f"{p.value.var} has {len(p.items)} items"))
+    return out

@@ -1,0 +1,20 @@
+"""Rules for what control flow and lists bring in: boolean logic, ``len`` and
+list indexing.
+
+``and``/``or``/``not`` combine branch conditions and carry no derivative.
+``xs[i]`` reads one element of a list parameter: its adjoint goes to that
+element of the list's adjoint (``dxs[i] += g``), which the reverse transform
+writes itself; the partial ``1`` here only says that the derivative flows.
+"""
+
+from __future__ import annotations
+
+from . import Rule
+
+CONTROL_RULES = [
+    Rule("not", "not x", (None,), "bool"),
+    Rule("and", "x and y", (None, None), "bool"),
+    Rule("or", "x or y", (None, None), "bool"),
+    Rule("len", "len(x)", (None,), "int"),
+    Rule("getitem", "x[y]", ("1", None), "float", "∂xs[i]/∂xs[i] = 1"),
+]
