@@ -328,7 +328,7 @@ class _Lowering(ArrayLowering, ControlFlow):
         if isinstance(node, ast.BoolOp):
             return self.bool_op(node, var)
         if isinstance(node, ast.Subscript):
-            return self.subscript(node, var, hint)
+            return self.dynamic_subscript(node, var, hint)
         if isinstance(node, ast.UnaryOp):
             if isinstance(node.op, ast.Not):
                 return self.not_op(node, var, hint)

@@ -434,7 +434,7 @@ class ControlFlow:
 
     # -- lists ----------------------------------------------------------------
 
-    def subscript(self, node: ast.Subscript, var, hint) -> ir.Operand:
+    def dynamic_subscript(self, node: ast.Subscript, var, hint) -> ir.Operand:
         """``xs[i]`` with an index known only at run time (a loop variable)
         reads the list parameter itself; every other subscript is resolved
         while lowering (:mod:`s2s_ad.structures`)."""
