@@ -137,6 +137,7 @@ class ArraySweep:
     def unbroadcast(self, op: ir.Op, i: int, contrib: ast.expr) -> ast.expr:
         """``contrib`` summed back to operand ``i``'s shape where NumPy may have
         broadcast it; unchanged where shapes cannot differ."""
+        contrib = self._fold(contrib)
         rule = RULES[op.prim]
         if not (op.prim in BROADCASTING or rule.broadcast):
             return contrib
@@ -150,6 +151,31 @@ class ArraySweep:
             return _call(self.np, "sum", contrib)
         return ast.Call(_name(self.helper("unbroadcast")),
                         [contrib, operand_expr(arg, self.func.modules)], [])
+
+    def _fold(self, contrib: ast.expr) -> ast.expr:
+        """``np.log(2.0)`` → ``0.6931471805599453``: a NumPy function of a
+        literal is a NumPy float64 scalar, which (unlike a Python float) would
+        turn float32 arrays into float64."""
+        np_name = self.np
+
+        class Fold(ast.NodeTransformer):
+            def visit_Call(self, node):
+                self.generic_visit(node)
+                f = node.func
+                if (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)
+                        and f.value.id == np_name and len(node.args) == 1 and not node.keywords
+                        and isinstance(node.args[0], ast.Constant)
+                        and type(node.args[0].value) in (int, float)
+                        and f.attr in ("log", "exp", "sqrt", "sin", "cos", "tan", "tanh",
+                                       "arctan", "sinh", "cosh", "log1p", "expm1", "sign")):
+                    import numpy
+                    with numpy.errstate(all="ignore"):
+                        value = float(getattr(numpy, f.attr)(node.args[0].value))
+                    if numpy.isfinite(value):
+                        return ast.Constant(value)
+                return node
+
+        return Fold().visit(contrib)
 
     def accumulate(self, target: str, contrib: ast.expr, first: bool) -> ast.stmt:
         """``target = contrib`` or ``target = target + contrib``: never in place."""

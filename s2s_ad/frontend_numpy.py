@@ -337,6 +337,11 @@ class ArrayLowering:
             raise self.src.error(target, f"`{name}` is a view of another array; assigning "
                                  "into it would change that array too. Assign into the "
                                  "original, or into a copy")
+        if id(base) not in self.roots:
+            # Not made by a NumPy operation of this function (a helper's result
+            # may be the very array it was given).
+            raise self.src.error(target, f"`{name}` may be an array created elsewhere; assign "
+                                 f"into a copy (`{name} = np.copy({name})`) first")
         value = self.expr(value_node)
         if isinstance(value, tuple):
             raise self.src.error(value_node, "a tuple cannot be assigned into an array")

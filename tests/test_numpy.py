@@ -94,6 +94,19 @@ def test_refusals(body, message):
         s2s_ad.grad(f)
 
 
+def identity(a):
+    return a
+
+
+def test_assignment_into_a_helpers_result_is_refused():
+    def f(x):
+        y = identity(x)
+        y[0] = 1.0
+        return np.sum(y)
+    with pytest.raises(SourceError, match="created elsewhere"):
+        s2s_ad.grad(f)
+
+
 def test_float32_gives_float32():
     from examples_numpy import mlp_args
     from mlp import mlp_loss
@@ -105,7 +118,8 @@ def test_float32_gives_float32():
 
 @pytest.mark.parametrize("expr", ["np.sum(x * y)", "np.max(x)", "np.mean(np.maximum(x, 0.0))",
                                   "np.sum(np.where(x > 0, x, y))", "np.prod(x[:3])",
-                                  "np.sum(x[idx])", "np.sum(np.outer(x, y))"])
+                                  "np.sum(x[idx])", "np.sum(np.outer(x, y))",
+                                  "np.sum(2.0 ** x + np.power(3.0, y))"])
 def test_float32_dtypes(expr):
     f = make_function(f"def f(x, y, idx):\n    return {expr}\n")
     x = rand(RNG, (5,)).astype(np.float32)
