@@ -403,3 +403,17 @@ def test_a_returned_tuple_is_drawn_item_by_item_and_output_picks_one(capsys):
     assert main(["graph", "tests/test_graph.py:returns_tuple", "--backward"]) == 2
     assert "--output K" in capsys.readouterr().err
     assert main(["graph", "tests/test_graph.py:returns_tuple", "--backward", "--output", "1"]) == 0
+
+
+def test_the_node_numbers_docs_graphs_md_talks_about():
+    """docs/graphs.md walks through these graphs by node number."""
+    import gaussian_nll
+
+    dot = dotcheck.parse(s2s_ad.graph_dot(gaussian_nll.nll, wrt=("mu", "log_sigma"),
+                                          backward=True))
+    k = kinds(dot)
+    assert [n for n in dot.nodes if k[n] == "shared"] == ["node_8", "node_9"]
+    assert {n: labels(dot, n)[2] for n in dot.nodes if k[n] == "sum"} == {
+        "node_14": "dz", "node_19": "dlog_sigma"}
+    assert [labels(dot, n)[1] for n in ("node_11", "node_12")] == ["∂(t2 * z)/∂t2",
+                                                                   "∂(t2 * z)/∂z"]
