@@ -21,6 +21,7 @@ from seed_ggml import f as seed
 import calls_src
 import gaussian_nll
 import structures_src
+import tied_weights
 
 SEED_FILE = "examples/seed_ggml.py:f"
 
@@ -62,14 +63,15 @@ def test_docs_show_the_real_explanations():
     assert s2s_ad.explain(seed, wrt=("a", "x")) in page, "regenerate docs/graphs.md's seed block"
     nll = s2s_ad.explain(gaussian_nll.nll, wrt=("mu", "log_sigma"))
     twice = s2s_ad.explain(calls_src.twice_sq)
-    real = s2s_ad.explain(seed, wrt=("a", "x")) + nll + twice
+    tied = s2s_ad.explain(tied_weights.tied)
+    real = s2s_ad.explain(seed, wrt=("a", "x")) + nll + twice + tied
     shown, inside = [], False
     for line in page.splitlines():
         if line.startswith("```"):
             inside = not inside
         elif inside and "←" in line:
             shown.append(line)
-    assert len(shown) >= 12
+    assert len(shown) >= 14
     assert [line for line in shown if line not in real] == []
 
 

@@ -18,7 +18,7 @@ import subprocess
 import pytest
 
 import s2s_ad
-from s2s_ad import api, graph, ir, reverse, sweep
+from s2s_ad import api, graph, ir, loader, reverse, sweep
 from s2s_ad.cli import main
 from s2s_ad.errors import SourceError
 
@@ -136,10 +136,12 @@ def test_seed_golden(golden):
     golden("graph_seed_backward.dot", s2s_ad.graph_dot(seed, wrt=("a", "x"), backward=True))
 
 
-def _run(g: graph.Graph, func: ir.Function, args: list) -> dict[str, object]:
+def _run(g: graph.Graph, func: ir.Function, args: list, names: dict | None = None
+         ) -> dict[str, object]:
     """Evaluate a combined graph node by node, each from its incoming edges.
     A list argument fills its item leaves (``xs[0]``, ...); a gradient sink
-    of a list parameter collects its ``[i]`` edges into a list."""
+    of a list parameter collects its ``[i]`` edges into a list. ``names``
+    are the globals labels may call (``np``, ``unbroadcast``)."""
     value: dict[str, float] = {}
     for p, a in zip(func.params, args):
         if p.items is None:
@@ -147,7 +149,7 @@ def _run(g: graph.Graph, func: ir.Function, args: list) -> dict[str, object]:
         else:
             value.update({f"{p.value.name}[{i}]": x for i, x in enumerate(a)})
     out: dict[str, object] = {}
-    env_math = {"math": math}
+    env_math = {"math": math, **(names or {})}
     for n in g.nodes:
         ins = [e for e in g.edges if e.dst == n.id]
         env = dict(env_math)
@@ -161,7 +163,7 @@ def _run(g: graph.Graph, func: ir.Function, args: list) -> dict[str, object]:
             # the forward op, evaluated from the values on its edges only
             names = [e.label for e in ins]
             assert names == [a.name if isinstance(a, ir.Value) else repr(a) for a in n.op.args]
-            rhs = sweep.forward_text(n.op, {}).split(" = ", 1)[1]
+            rhs = sweep.forward_text(n.op, func.modules).split(" = ", 1)[1]
             out[n.id] = eval(rhs, env)
         elif n.kind == "seed":
             out[n.id] = 1.0
@@ -417,3 +419,31 @@ def test_the_node_numbers_docs_graphs_md_talks_about():
         "node_14": "dz", "node_19": "dlog_sigma"}
     assert [labels(dot, n)[1] for n in ("node_11", "node_12")] == ["∂(t2 * z)/∂t2",
                                                                    "∂(t2 * z)/∂z"]
+
+
+# -- NumPy ------------------------------------------------------------------------
+
+def test_tied_weights_graph_runs_to_the_finite_difference_gradient():
+    """W is used twice (W @ x and W.T @ h): one Σ node sums its two contributions,
+    and running the drawn graph gives the gradient finite differences give."""
+    import numpy as np
+    import tied_weights
+    from array_oracle import fd_gradient as fd_array
+
+    fn = tied_weights.tied
+    func = api.lower(fn)
+    values, _ = api.resolve_wrt(func, None)
+    code = reverse.transform(func, values)
+    g = graph.combined(func, code)
+    (total,) = [n for n in g.nodes if n.kind == "sum"]
+    assert total.label[1:] == ["Σ", "dW"] and total.id == "node_22"  # as docs/graphs.md says
+    assert sorted(e.src for e in g.edges if e.dst == total.id) == ["node_16", "node_21"]
+    assert len([e for e in g.edges if e.dst == total.id]) == 2
+    module = loader.load(s2s_ad.gradient_source(fn, None), "tied_graph")
+    rng = np.random.default_rng(0)
+    args = [rng.normal(size=(3, 2)), rng.normal(size=2), rng.normal(size=2)]
+    out = _run(g, func, args, vars(module))
+    for i, v in enumerate(values):
+        np.testing.assert_allclose(out[f"grad_{v.name}"], fd_array(fn, args, i), rtol=1e-5,
+                                   atol=1e-7)
+    dotcheck.parse(graph.to_dot(g))
