@@ -448,7 +448,8 @@ class _Lowering(ArrayLowering, ControlFlow):
             name = self.namer.claim(var)
         else:
             name = self.namer.fresh(hint or fn.__name__)
-        out = ir.Value(name, "float", var)
+        # In NumPy code a helper may return an array of any shape.
+        out = ir.Value(name, "array" if self.array_mode else "float", var)
         text = ast.unparse(node)
         if var is not None:
             text = f"{var} = {text}"

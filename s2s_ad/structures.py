@@ -65,7 +65,8 @@ def sequence_param(lo, node: ast.arg, name: str, shape, default, has_default: bo
     if container not in ("list", "tuple") or not isinstance(n, int) or n < 0:
         raise lo.src.error(node, f"the length of {node.arg!r} must be an int or "
                            f"('list'|'tuple', int), not {shape!r}")
-    items = [ir.Value(lo.namer.fresh(f"{node.arg}_{i}"), "float", None) for i in range(n)]
+    kind = "array" if getattr(lo, "array_mode", False) else "float"  # items may be arrays
+    items = [ir.Value(lo.namer.fresh(f"{node.arg}_{i}"), kind, None) for i in range(n)]
     value = ir.Value(name, container, node.arg)
     lo.env[node.arg] = StaticList(list(items)) if container == "list" else tuple(items)
     return ir.Param(value, default, has_default, kwonly, items)
@@ -216,7 +217,7 @@ def item(lo, value: ir.Value, index: int, node: ast.AST, var: str | None = None)
         name = lo.namer.claim(var)
     else:
         name = lo.namer.fresh(f"{value.name}_{index}")
-    out = ir.Value(name, "float", var)
+    out = ir.Value(name, "array" if getattr(lo, "array_mode", False) else "float", var)
     text = ast.unparse(node) if isinstance(node, ast.expr) else f"{value.name}[{index}]"
     if var is not None:
         text = f"{var} = {text}"

@@ -221,3 +221,42 @@ def test_explain_and_graph_show_array_code():
     text = s2s_ad.explain(f, wrt=[0, 1])
     assert "y[i] = x[0] * w" in text and "np.add.at" in text
     assert "digraph" in s2s_ad.graph_dot(f, wrt=[0, 1], backward=True)
+
+
+def _net(W, x):
+    return np.tanh(W @ x)
+
+
+def test_vjp_value_and_grad_and_helpers_with_arrays():
+    def f(W, x):
+        y = np.zeros(3)
+        y[0] = np.sum(W[0] * x)
+        return _net(W, x) + y
+
+    def loss(W, x):
+        h = _net(W, x)
+        return np.sum(h * h) + np.sum(_net(W, x * 2))
+
+    W, x = rand(RNG, (3, 4)), rand(RNG, (4,))
+    ct = rand(RNG, (3,))
+    value, vjp_fn = s2s_ad.vjp(f, W, x)
+    np.testing.assert_allclose(value, f(W, x))
+    gW, gx = vjp_fn(ct)
+    weighted = make_function("def g(W, x):\n    return np.sum(f(W, x) * ct)\n", "g",
+                             env={"f": f, "ct": ct})
+    np.testing.assert_allclose(gW, fd_gradient(weighted, [W, x], 0), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(gx, fd_gradient(weighted, [W, x], 1), rtol=1e-5, atol=1e-7)
+    value, (gW, gx) = s2s_ad.value_and_grad(loss, wrt=[0, 1])(W, x)
+    np.testing.assert_allclose(value, loss(W, x))
+    assert_gradients(loss, [W, x], [0, 1])
+
+
+def test_numpy_with_a_loop_is_refused_clearly():
+    f = make_function("def f(x, n: int):\n    s = 0.0\n    for i in range(n):\n"
+                      "        s = s + np.sum(x * i)\n    return s\n")
+    try:
+        s2s_ad.grad(f)
+    except SourceError as exc:
+        assert "loop" in str(exc) or "for" in str(exc)
+    else:  # loops over arrays supported: then the gradient must be right
+        assert_gradients(f, [rand(RNG, (3,)), 4], [0])
