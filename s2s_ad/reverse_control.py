@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import ast
 
-from . import analysis, ir
+from . import analysis, ir, peephole
+from .peephole import names_in
 from .code import Block, CodeFunction, Stmt
 from .errors import SourceError
 from .names import Namer
@@ -184,6 +185,8 @@ class _Sweep:
         grad_expr = ast.Tuple(grads, ast.Load()) if tuple_result else grads[0]
         returns = ast.Tuple([value, grad_expr], ast.Load()) if with_value else grad_expr
 
+        counts = names_in(Block(ast.If(returns, [], []), fwd + reverse))
+        peephole.run(reverse, counts)
         body: list = []
         if fwd:
             body += [Stmt(None, "forward pass")] + fwd

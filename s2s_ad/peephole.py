@@ -1,0 +1,205 @@
+"""Copy elimination in generated statement lists.
+
+Contract: :func:`run` rewrites a list of :class:`~s2s_ad.code.Stmt` /
+:class:`~s2s_ad.code.Block` in place, block by block, removing copies the
+reverse transform leaves behind — an adjoint copied into a fresh name and
+copied back at the end of a loop iteration, or a temporary computed only to be
+copied into another variable — without changing what any statement computes.
+A rewrite is made only when the names involved occur nowhere else in the
+function (``counts``), so no reader outside the block can see a difference.
+
+Before → after::
+
+    dt2 = ds                    dc[i] += ds
+    dc[i] += dt2                dx += ds * s
+    ds_1 = ds * x       ──▶     ds = ds * x
+    dx += ds * s
+    ds = ds_1
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+
+from .code import Block, Stmt
+
+
+def names_in(s) -> Counter:
+    """How often each name occurs in statement ``s`` (blocks included)."""
+    out: Counter = Counter()
+    nodes = [s.node] if isinstance(s, Stmt) else [s.head] + s.body + s.orelse
+    for n in nodes:
+        if isinstance(n, (Stmt, Block)):
+            out += names_in(n)
+        elif n is not None:
+            out.update(x.id for x in ast.walk(n) if isinstance(x, ast.Name))
+    return out
+
+
+def _rw(s) -> tuple[set[str], set[str]]:
+    """(names read, names written) by ``s``."""
+    if isinstance(s, Block):
+        every = set(names_in(s))
+        return every, every
+    node = s.node
+    if node is None:
+        return set(), set()
+    reads, writes = set(), set()
+    for x in ast.walk(node):
+        if isinstance(x, ast.Name):
+            (writes if isinstance(x.ctx, ast.Store) else reads).add(x.id)
+    if isinstance(node, ast.AugAssign):
+        target = node.target
+        base = target.value if isinstance(target, ast.Subscript) else target
+        if isinstance(base, ast.Name):
+            reads.add(base.id)
+            writes.add(base.id)
+    return reads, writes
+
+
+def _copy(s) -> tuple[str, str] | None:
+    """``(target, source)`` for ``target = source`` between plain names."""
+    if isinstance(s, Stmt) and isinstance(s.node, ast.Assign) and len(s.node.targets) == 1 \
+            and isinstance(s.node.targets[0], ast.Name) and isinstance(s.node.value, ast.Name):
+        return s.node.targets[0].id, s.node.value.id
+    return None
+
+
+def _rename(s, old: str, new: str) -> None:
+    nodes = [s.node] if isinstance(s, Stmt) else [s.head]
+    for n in nodes:
+        if n is None:
+            continue
+        for x in ast.walk(n):
+            if isinstance(x, ast.Name) and x.id == old:
+                x.id = new
+    if isinstance(s, Block):
+        for c in s.body + s.orelse:
+            _rename(c, old, new)
+
+
+def run(stmts: list, counts: Counter) -> None:
+    for s in stmts:
+        if isinstance(s, Block):
+            run(s.body, counts)
+            run(s.orelse, counts)
+    _split_tuples(stmts)
+    changed = True
+    while changed:
+        changed = _forward_copy(stmts, counts) or _sink(stmts, counts) or _accumulator(stmts, counts)
+
+
+def _split_tuples(stmts: list) -> None:
+    """``a, b = c, d`` → ``a = c; b = d`` when no target is a source."""
+    for k in range(len(stmts) - 1, -1, -1):
+        s = stmts[k]
+        if not (isinstance(s, Stmt) and isinstance(s.node, ast.Assign)
+                and isinstance(s.node.targets[0], ast.Tuple) and isinstance(s.node.value, ast.Tuple)):
+            continue
+        targets, values = s.node.targets[0].elts, s.node.value.elts
+        if not all(isinstance(t, ast.Name) for t in targets):
+            continue
+        read = {x.id for v in values for x in ast.walk(v) if isinstance(x, ast.Name)}
+        if read & {t.id for t in targets}:
+            continue
+        stmts[k:k + 1] = [Stmt(ast.Assign([ast.Name(t.id, ast.Store())], v), s.comment)
+                          for t, v in zip(targets, values)]
+
+
+def _forward_copy(stmts: list, counts: Counter) -> bool:
+    """``y = x`` whose ``y`` is only read afterwards in this block, while ``x``
+    is unchanged: read ``x`` instead."""
+    for k, s in enumerate(stmts):
+        c = _copy(s)
+        if c is None:
+            continue
+        y, x = c
+        if y == x:
+            del stmts[k]
+            return True
+        later = stmts[k + 1:]
+        if sum(names_in(t)[y] for t in later) != counts[y] - 1:
+            continue
+        ok = True
+        seen = 0
+        for t in later:
+            reads, writes = _rw(t)
+            if y in writes or (x in writes and names_in(t)[y] + seen < counts[y] - 1):
+                ok = False
+                break
+            seen += names_in(t)[y]
+            if seen == counts[y] - 1:
+                break
+        if not ok:
+            continue
+        for t in later:
+            _rename(t, y, x)
+        counts[x] += counts[y] - 1
+        counts[y] = 0
+        del stmts[k]
+        return True
+    return False
+
+
+def _sink(stmts: list, counts: Counter) -> bool:
+    """``y = e; ...; x = y`` with ``y`` used nowhere else: ``x = e`` in place
+    of the copy, if nothing in between writes what ``e`` reads."""
+    for k, s in enumerate(stmts):
+        c = _copy(s)
+        if c is None or counts[c[1]] != 2:
+            continue
+        x, y = c
+        d = next((j for j in range(k) if isinstance(stmts[j], Stmt)
+                  and isinstance(stmts[j].node, ast.Assign) and len(stmts[j].node.targets) == 1
+                  and isinstance(stmts[j].node.targets[0], ast.Name)
+                  and stmts[j].node.targets[0].id == y), None)
+        if d is None:
+            continue
+        expr_reads, _ = _rw(Stmt(ast.Expr(stmts[d].node.value)))
+        if any(_rw(t)[1] & expr_reads for t in stmts[d + 1:k]):
+            continue
+        node = stmts[d].node
+        node.targets[0].id = x
+        stmts[k] = Stmt(node, stmts[d].comment, stmts[d].origin, stmts[d].operand,
+                        stmts[d].partial, x)
+        del stmts[d]
+        counts[y] = 0
+        return True
+    return False
+
+
+def _accumulator(stmts: list, counts: Counter) -> bool:
+    """``y = x; ... y += ...; ...; x = y`` with ``y`` used only there, ``x``
+    not written in between and not read once ``y`` has changed: use ``x``
+    throughout."""
+    for k, s in enumerate(stmts):
+        c = _copy(s)
+        if c is None:
+            continue
+        y, x = c
+        end = next((j for j in range(k + 1, len(stmts)) if _copy(stmts[j]) == (x, y)), None)
+        if end is None:
+            continue
+        between = stmts[k + 1:end]
+        if sum(names_in(t)[y] for t in between) + 2 != counts[y]:
+            continue
+        changed = False
+        ok = True
+        for t in between:
+            reads, writes = _rw(t)
+            if x in writes or (changed and x in reads):
+                ok = False
+                break
+            if y in writes:
+                changed = True
+        if not ok:
+            continue
+        for t in between:
+            _rename(t, y, x)
+        counts[x] += counts[y] - 2
+        counts[y] = 0
+        del stmts[end]
+        del stmts[k]
+        return True
+    return False
