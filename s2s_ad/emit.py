@@ -54,11 +54,13 @@ def module(functions: list[CodeFunction], src_file: str | None = None) -> str:
 
 
 def tape_summary(fn: CodeFunction) -> str:
-    if not fn.tape:
-        text = "the reverse sweep reads no forward value."
+    kept = [v for v in fn.tape if v.kind != "looptape"]  # loops are reported below
+    if not kept:
+        text = "the reverse sweep reads no other forward value." if fn.loops else \
+            "the reverse sweep reads no forward value."
     else:
-        names = ", ".join(v.name for v in fn.tape)
-        n = len(fn.tape)
+        names = ", ".join(v.name for v in kept)
+        n = len(kept)
         text = (f"the forward pass keeps {n} value{'s' if n != 1 else ''} for the reverse "
                 f"sweep ({names}).")
     for line, head, pushed in fn.loops:

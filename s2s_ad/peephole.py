@@ -170,21 +170,24 @@ def _sink(stmts: list, counts: Counter) -> bool:
 
 
 def _accumulator(stmts: list, counts: Counter) -> bool:
-    """``y = x; ... y += ...; ...; x = y`` with ``y`` used only there, ``x``
-    not written in between and not read once ``y`` has changed: use ``x``
-    throughout."""
+    """``y = e; ... y += ...; ...; x = y`` with ``y`` used only there and ``x``
+    neither written in between nor read once ``y`` may differ from it (when
+    ``e`` is ``x`` itself, ``x`` may be read until ``y`` first changes): use
+    ``x`` throughout."""
     for k, s in enumerate(stmts):
-        c = _copy(s)
-        if c is None:
+        if not (isinstance(s, Stmt) and isinstance(s.node, ast.Assign)
+                and len(s.node.targets) == 1 and isinstance(s.node.targets[0], ast.Name)):
             continue
-        y, x = c
-        end = next((j for j in range(k + 1, len(stmts)) if _copy(stmts[j]) == (x, y)), None)
+        y = s.node.targets[0].id
+        end = next((j for j in range(k + 1, len(stmts)) if _copy(stmts[j]) is not None
+                    and _copy(stmts[j])[1] == y), None)
         if end is None:
             continue
+        x = _copy(stmts[end])[0]
         between = stmts[k + 1:end]
         if sum(names_in(t)[y] for t in between) + 2 != counts[y]:
             continue
-        changed = False
+        changed = _copy(s) != (y, x)
         ok = True
         for t in between:
             reads, writes = _rw(t)
@@ -195,11 +198,12 @@ def _accumulator(stmts: list, counts: Counter) -> bool:
                 changed = True
         if not ok:
             continue
-        for t in between:
+        for t in [s] + between:
             _rename(t, y, x)
         counts[x] += counts[y] - 2
         counts[y] = 0
         del stmts[end]
-        del stmts[k]
+        if _copy(stmts[k]) == (x, x):
+            del stmts[k]
         return True
     return False

@@ -235,7 +235,7 @@ class _Sweep:
             tape += [v for v in ir.defined(node) if id(v) in self.reads]
             if id(node) in self.call_tapes:
                 tape.append(ir.Value(self.call_tapes[id(node)], "tape"))
-        tape += [ir.Value(name, "tape") for name in self.tapes.values()]
+        tape += [ir.Value(name, "looptape") for name in self.tapes.values()]
         return fwd, tape
 
     def gradient(self, v: ir.Value) -> ast.expr:
@@ -573,7 +573,7 @@ class _Sweep:
 
     def tape_ref(self, v: ir.Value) -> str:
         """The name a tape entry has in the generated code."""
-        return v.name if v.kind == "tape" else self.fwd(v)
+        return v.name if v.kind in ("tape", "looptape") else self.fwd(v)
 
     def tape_name(self, v: ir.Value) -> str:
         if id(v) not in self.tapes:

@@ -374,3 +374,46 @@ PROGRAMS = {
     "branch_in_while": (branch_in_while, [0.6], [0]),
     "max_in_loop": (max_in_loop, [[0.3, 1.7, -0.2, 1.1]], [0]),
 }
+
+
+# -- refused: each raises a SourceError pointing at the construct ------------
+
+def refused_for_else(x, n):
+    for i in range(n):
+        x = x * 2.0
+    else:
+        x = x + 1.0
+    return x
+
+
+def _helper(x):
+    return x * x
+
+
+def refused_call_in_loop(x, n):
+    for i in range(n):
+        x = _helper(x)
+    return x
+
+
+def refused_loop_local_after(x, n):
+    for i in range(n):
+        t = x * i
+    return t
+
+
+def refused_one_branch(x):
+    if x > 0.0:
+        y = x * 2.0
+    return y
+
+
+def refused_truthiness(x):
+    if x:
+        x = x * 2.0
+    return x
+
+
+def refused_missing_return(x):
+    if x > 0.0:
+        return x

@@ -137,3 +137,22 @@ def test_list_gradient_has_the_list_shape():
     dc, dx = g([1.0, 2.0, 3.0], 0.5)
     assert isinstance(dc, list) and len(dc) == 3
     assert dc == [0.25, 0.5, 1.0]
+
+
+REFUSALS = [
+    (P.refused_for_else, "for ... else", "x = x + 1.0"),
+    (P.refused_call_in_loop, "inside a loop or branch", "x = _helper(x)"),
+    (P.refused_loop_local_after, "assigned inside the loop", "return t"),
+    (P.refused_one_branch, "only one branch", "return y"),
+    (P.refused_truthiness, "must be a comparison", "if x:"),
+    (P.refused_missing_return, "every path", "def refused_missing_return"),
+]
+
+
+@pytest.mark.parametrize("f,message,line", REFUSALS, ids=[r[0].__name__ for r in REFUSALS])
+def test_refusal_names_the_construct_and_its_line(f, message, line):
+    with pytest.raises(s2s_ad.SourceError) as err:
+        s2s_ad.gradient_source(f, 0)
+    text = str(err.value)
+    assert message in text and "cf_programs.py:" in text
+    assert line in text.splitlines()[1]
