@@ -260,3 +260,13 @@ def test_numpy_with_a_loop_is_refused_clearly():
         assert "loop" in str(exc) or "for" in str(exc)
     else:  # loops over arrays supported: then the gradient must be right
         assert_gradients(f, [rand(RNG, (3,)), 4], [0])
+
+
+def test_numpy_page_shows_the_generated_tied_weights_code():
+    import os
+    from tied_weights import tied
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "docs", "numpy.md"), encoding="utf-8") as f:
+        page = f.read()
+    text = s2s_ad.gradient_source(tied, wrt=[0])
+    assert text[text.index("def grad_tied"):].rstrip() in page
