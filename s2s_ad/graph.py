@@ -19,6 +19,11 @@ that sums two or more contributions (one per use of its value) gets its own
 ``Σ`` node; with one contribution the edge goes straight on. Dashed grey
 edges are the forward values a derivative reads.
 
+A loop or branch is a cluster: a head node takes what it reads and hands its
+body the index and carried values, dashed edges take the next values back,
+and a branch's sides meet in a ``φ`` node. Only the forward graph has them:
+:func:`combined` refuses functions with loops or branches.
+
 Before → after, for ``b = x * x; y = a * b``::
 
     func f(a, x):          leaf_0 (a) ──a──▶ node_1 (mul, line 10) ──y──▶ return
@@ -50,6 +55,7 @@ STYLE = {
     "bwd": dict(shape="box", style="filled", fillcolor="#fbe3e1", color="#b43c3c"),
     "shared": dict(shape="box", style="dashed,filled", fillcolor="#fdf3f2", color="#b43c3c"),
     "sum": dict(shape="circle", style="filled", fillcolor="#f4b6b0", color="#b43c3c"),
+    "control": dict(shape="hexagon", style="filled", fillcolor="#eef3e2", color="#5a7a2a"),
     "grad": dict(shape="box", style="filled", fillcolor="#fbe3e1", color="#b43c3c",
                  peripheries="2"),
 }
@@ -57,6 +63,8 @@ EDGE_STYLE = {
     "value": dict(color="#3c78b4", fontcolor="#3c78b4"),
     "adjoint": dict(color="#b43c3c", fontcolor="#b43c3c", penwidth="1.5"),
     "read": dict(color="#999999", fontcolor="#777777", style="dashed"),
+    "carry": dict(color="#5a7a2a", fontcolor="#5a7a2a", style="dashed", constraint="false"),
+    "control": dict(color="#5a7a2a", fontcolor="#5a7a2a", style="dotted"),
 }
 
 
@@ -86,8 +94,8 @@ class Edge:
 
 @dataclass(eq=False)
 class Cluster:
-    """A box around nodes: the forward pass, the reverse sweep, and (once the IR
-    has loops) each loop body inside them."""
+    """A box around nodes: the forward pass, the reverse sweep, each loop or
+    branch and the regions inside it."""
 
     name: str
     label: str
@@ -122,7 +130,9 @@ class _Builder:
         self.g = graph
         self.leaves = 0
         self.ops = 0
+        self.clusters = 0
         self.producer: dict[int, str] = {}
+        self.consts: dict[str, str] = {}
 
     def add(self, kind: str, label: list[str], cluster: Cluster | None, op: ir.Op | None = None,
             node_id: str | None = None) -> str:
@@ -155,25 +165,11 @@ def _forward(b: _Builder, func: ir.Function, cluster: Cluster | None) -> None:
         # a list or tuple parameter: one leaf per item, as the code unpacks it
         for i, v in enumerate(p.items):
             b.producer[id(v)] = b.add("param", [f"{p.value.name}[{i}]"], cluster)
-    consts: dict[str, str] = {}
-    for op in func.body.ops:
-        for a in op.args[:1] if op.prim == "item" else op.args:
-            if isinstance(a, ir.Const) and repr(a) not in consts:
-                consts[repr(a)] = b.add("const", [repr(a)], cluster)
-    for op in func.body.ops:
-        if op.callee is not None:
-            prim = f"call {op.callee.name}"
-        elif op.prim == "item":
-            prim = f"item {op.args[1].value}"
-        else:
-            prim = op.prim
-        node = b.add("op", [prim, f"{op.out.name} · line {op.loc.line}"], cluster, op)
-        # an item's index is part of the op, not a value flowing in
-        args = op.args[:1] if op.prim == "item" else op.args
-        for a in args:
-            src = consts[repr(a)] if isinstance(a, ir.Const) else b.producer[id(a)]
-            b.edge(src, node, repr(a) if isinstance(a, ir.Const) else a.name)
-        b.producer[id(op.out)] = node
+    for node in ir.walk(func.body):
+        for a in _inputs(node) + (_yields(node) if not isinstance(node, ir.Op) else []):
+            if isinstance(a, ir.Const) and repr(a) not in b.consts:
+                b.consts[repr(a)] = b.add("const", [repr(a)], cluster)
+    _region(b, func.body, cluster)
     outputs = func.outputs if func.result is None and func.outputs is not None \
         else (func.result,)
     text = ", ".join(repr(o) for o in outputs)
@@ -185,12 +181,124 @@ def _forward(b: _Builder, func: ir.Function, cluster: Cluster | None) -> None:
         if isinstance(out, ir.Value):
             b.edge(b.producer[id(out)], ret, label)
         else:
-            b.edge(consts.get(repr(out)) or b.add("const", [repr(out)], cluster), ret, label)
+            b.edge(b.consts.get(repr(out)) or b.add("const", [repr(out)], cluster), ret, label)
+
+
+def _inputs(node) -> list[ir.Operand]:
+    """What ``node`` reads from its region; an item's index is part of the op."""
+    if isinstance(node, ir.Op):
+        return list(node.args[:1] if node.prim == "item" else node.args)
+    return ir.operands(node)
+
+
+def _yields(node) -> list[ir.Operand]:
+    return [y for r in node.regions for y in r.yields]
+
+
+def _feed(b: _Builder, a: ir.Operand, dst: str, label: str | None = None,
+          kind: str = "value") -> None:
+    src = b.consts[repr(a)] if isinstance(a, ir.Const) else b.producer[id(a)]
+    b.edge(src, dst, label or (repr(a) if isinstance(a, ir.Const) else a.name), kind)
+
+
+def _region(b: _Builder, region: ir.Region, cluster: Cluster | None) -> None:
+    for node in region.ops:
+        if not isinstance(node, ir.Op):
+            _structured(b, node, cluster)
+            continue
+        if node.callee is not None:
+            prim = f"call {node.callee.name}"
+        elif node.prim == "item":
+            prim = f"item {node.args[1].value}"
+        else:
+            prim = node.prim
+        op = b.add("op", [prim, f"{node.out.name} · line {node.loc.line}"], cluster, node)
+        for a in _inputs(node):
+            _feed(b, a, op)
+        b.producer[id(node.out)] = op
+
+
+def _sub(b: _Builder, parent: Cluster | None, label: str) -> Cluster:
+    """A cluster inside ``parent`` (or at the top level)."""
+    b.clusters += 1
+    c = Cluster(f"cluster_{b.clusters}", label)
+    (parent.clusters if parent is not None else b.g.clusters).append(c)
+    return c
+
+
+def _structured(b: _Builder, node, cluster: Cluster | None) -> None:
+    """A loop or branch: its body in a cluster of its own. The head node
+    (``for``/``while``/``if``) takes what the op reads; a loop's head hands
+    the index and carried values to its body and gets their next values back
+    (dashed edges), and its results come out of it; a branch's results come
+    out of a ``φ`` node joining what the two sides yield."""
+    line = f"line {node.loc.line}"
+    text = node.text.strip() if node.text else ""
+    if isinstance(node, ir.If):
+        box = _sub(b, cluster, f"if · {line}")
+        head = b.add("control", [f"if {node.cond!r}", line], box, None)
+        _feed(b, node.cond, head)
+        sides = [(node.then, "then"), (node.orelse, "else")]
+        for region, name in sides:
+            side = _sub(b, box, name)
+            b.edge(head, _first(b, region, side, head), name, "control")
+        join = b.add("control", ["φ " + ", ".join(o.name for o in node.outs), line], box, None)
+        for region, name in sides:
+            for y, o in zip(region.yields, node.outs):
+                _feed(b, y, join, f"{name}: {y!r}")
+        for o in node.outs:
+            b.producer[id(o)] = join
+        return
+    if isinstance(node, ir.For):
+        what = (f"{node.seq!r}" if node.seq is not None
+                else f"range({node.start!r}, {node.stop!r}, {node.step!r})")
+        header = f"for {node.index.name} in {what}"
+        regions = [(node.body, "body")]
+    else:
+        header = "while"
+        regions = [(node.cond, "condition"), (node.body, "body")]
+    box = _sub(b, cluster, f"{text or header} · {line}")
+    head = b.add("control", [header, line], box, None)
+    for a in _inputs(node):
+        carried = {id(i): c for i, c in zip(node.inits, node.carried)}
+        name = a.name if isinstance(a, ir.Value) else repr(a)
+        label = f"{name} → {carried[id(a)].name}" if id(a) in carried else None
+        _feed(b, a, head, label)
+    if isinstance(node, ir.For):
+        b.producer[id(node.index)] = head
+    for c in node.carried:
+        b.producer[id(c)] = head
+    for region, name in regions:
+        inner = _sub(b, box, name)
+        _region(b, region, inner)
+        nexts = list(node.carried) if region is node.body else []
+        for k, y in enumerate(region.yields):
+            if k < len(nexts):
+                label = f"{y!r} → next {nexts[k].name}"
+            elif region is node.body:
+                label = f"{y!r}: exit"
+            else:
+                label = f"{y!r}: go on?"
+            _feed(b, y, head, label, "carry")
+    for o in node.outs:
+        b.producer[id(o)] = head
+    if node.trips is not None:
+        b.producer[id(node.trips)] = head
+
+
+def _first(b: _Builder, region: ir.Region, side: Cluster, head: str) -> str:
+    """Draw ``region`` into ``side``; the node the branch edge points at (a
+    marker when the side computes nothing)."""
+    before = len(b.g.nodes)
+    _region(b, region, side)
+    if len(b.g.nodes) > before:
+        return b.g.nodes[before].id
+    return b.add("control", ["(nothing)"], side, None)
 
 
 def forward(func: ir.Function) -> Graph:
-    """The forward SSA graph of ``func``: leaves, op nodes, value edges."""
-    sweep.straight_line(func, "the graph")
+    """The forward SSA graph of ``func``: leaves, op nodes, value edges; each
+    loop or branch a cluster around its body."""
     g = Graph(func.name, f"forward graph of {_where(func)}")
     _forward(_Builder(g), func, None)
     return g

@@ -197,14 +197,16 @@ def _rhs(op: ir.Op, modules: dict[str, str]) -> str:
 
 
 def straight_line(func: ir.Function, what: str) -> None:
-    """Refuse what :func:`read` cannot draw yet: structured ops (loops,
-    branches), which hold nested regions instead of being one primitive."""
+    """Refuse what :func:`read` cannot show yet: the reverse sweep of
+    structured ops (loops, branches), which hold nested regions."""
     for op in func.body.ops:
         if not isinstance(op, ir.Op) or (op.prim not in RULES and op.callee is None
                                          and op.prim != "item"):
             kind = op.prim if isinstance(op, ir.Op) else type(op).__name__.lower()
-            raise SourceError(f"{what} shows straight-line code only; this `{kind}` "
-                              "(a loop or branch) cannot be drawn yet", op.loc.file,
+            raise SourceError(f"{what} of a `{kind}` (a loop or branch) is not shown yet; "
+                              "`s2s-ad graph` without --backward draws the forward graph with "
+                              "loops and branches as clusters, and `s2s-ad grad` prints the "
+                              "generated sweep with a comment on each line", op.loc.file,
                               op.loc.line, op.loc.col)
 
 

@@ -27,6 +27,7 @@ from oracle import close, fd_gradient
 from seed_ggml import f as seed
 
 import calls_src
+import cf_programs
 
 SEED_FILE = "examples/seed_ggml.py:f"
 
@@ -300,20 +301,55 @@ def test_labels_with_quotes_and_backslashes_are_escaped():
     assert dot.nodes["node_0"]["label"] == 'say "hi"\\nback\\slash'
 
 
-class FakeLoop:
-    """Stands for a structured op: not an ir.Op, holds regions, has a location."""
+def test_loop_is_a_cluster_with_its_head_feeding_the_body_and_taking_next_values():
+    text = s2s_ad.graph_dot(cf_programs.logistic)
+    dot = dotcheck.parse(text)
+    check_with_graphviz(text)
+    k = kinds(dot)
+    (head,) = [n for n in dot.nodes if k[n] == "control"]
+    assert labels(dot, head)[1:] == ["for i in range(0, n, 1)", "line 118"]
+    loop, body = [name for name, (attrs, nodes) in dot.subgraphs.items()]
+    assert dot.subgraphs[loop][0]["label"] == "for i in range(n) · line 118"
+    assert dot.subgraphs[body][0]["label"] == "body"
+    inside = sorted(dot.subgraphs[body][1])
+    assert [labels(dot, n)[1] for n in inside] == ["mul", "sub", "mul"]
+    assert dot.parent[head] == loop and dotcheck_parent_of(dot, body) == loop
+    edges = [(a, b, e["label"].strip(), e.get("style")) for a, b, e in dot.edges]
+    assert ("leaf_0", head, "x → x_1", None) in edges               # init → carried
+    assert (inside[2], head, "x_2 → next x_1", "dashed") in edges   # next value, back edge
+    assert (head, "return", "x_1", None) in edges                   # the loop's result
+    assert sorted(b for a, b, lab, _ in edges if a == head and lab == "x_1") == sorted(
+        inside[:2] + ["return"])
 
-    def __init__(self, out, loc):
-        self.out, self.loc, self.regions = out, loc, [ir.Region()]
+
+def dotcheck_parent_of(dot, sub):
+    """The subgraph ``sub`` is declared in (its nodes' second-innermost scope)."""
+    holders = [name for name, (_, nodes) in dot.subgraphs.items()
+               if name != sub and dot.subgraphs[sub][1] <= nodes]
+    return min(holders, key=lambda n: len(dot.subgraphs[n][1]))
 
 
-def test_loops_and_branches_are_refused_with_a_location():
-    x = ir.Value("x")
-    loop = FakeLoop(ir.Value("y"), ir.Loc("m.py", 4, 4))
-    func = ir.Function("f", [ir.Param(x)], ir.Region([loop]), loop.out, ir.Loc("m.py", 1, 0))
-    for draw in (graph.forward, lambda fn: sweep.read(fn, None)):
-        with pytest.raises(SourceError, match=r"m.py:4:5: error: .*straight-line.*`fakeloop`"):
-            draw(func)
+def test_branch_sides_are_clusters_joined_by_a_phi_node():
+    dot = dotcheck.parse(s2s_ad.graph_dot(cf_programs.branch_if_else))
+    k = kinds(dot)
+    heads = [labels(dot, n)[1] for n in dot.nodes if k[n] == "control"]
+    assert heads == ["if t1", "φ z_2"]
+    sides = {attrs["label"]: sorted(nodes) for attrs, nodes in dot.subgraphs.values()}
+    assert [labels(dot, n)[2] for n in sides["then"]] == ["z · line 14"]
+    assert [labels(dot, n)[2] for n in sides["else"]] == ["t2 · line 16", "z_1 · line 16"]
+    (phi,) = [n for n in dot.nodes if labels(dot, n)[1:2] == ["φ z_2"]]
+    assert sorted(e["label"].strip() for a, b, e in dot.edges if b == phi) == [
+        "else: z_1", "then: z"]
+
+
+def test_reverse_sweep_of_a_loop_is_refused_with_a_location(capsys):
+    with pytest.raises(SourceError, match=r"cf_programs.py:118:\d+: error: .*`for`.*without "
+                                          r"--backward"):
+        s2s_ad.graph_dot(cf_programs.logistic, backward=True)
+    with pytest.raises(SourceError, match=r"`if`"):
+        s2s_ad.explain(cf_programs.branch_if_else)
+    assert main(["graph", "tests/cf_programs.py:newton_sqrt"]) == 0
+    assert "while" in capsys.readouterr().out
 
 
 # -- CLI --------------------------------------------------------------------------
