@@ -39,7 +39,7 @@ from .rules import RULES
 from .rules.numpy import BROADCASTING, HELPERS, SAME_SHAPE, VIEWS
 from .templates import index_expr, instantiate, operand_expr
 
-SPECIAL = {"getitem", "setitem"}
+SPECIAL = {"array.getitem", "array.setitem"}
 
 
 def _name(n: str) -> ast.Name:
@@ -197,7 +197,7 @@ class ArraySweep:
         mods = self.func.modules
         exprs = [operand_expr(a, mods) for a in op.args]
         index = op.attrs["index"]
-        if op.prim == "getitem":
+        if op.prim == "array.getitem":
             x = op.args[0]
             if not (isinstance(x, ir.Value) and id(x) in act):
                 return out
@@ -275,17 +275,17 @@ class ArraySweep:
         """Forward statements of ``op`` when they are not ``out = template``."""
         mods = self.func.modules
         exprs = [operand_expr(a, mods) for a in op.args]
-        if op.prim == "getitem":
+        if op.prim == "array.getitem":
             sub = ast.Subscript(exprs[0], index_expr(op.attrs["index"], exprs), ast.Load())
             return [ast.Assign([ast.Name(op.out.name, ast.Store())], sub)]
-        if op.prim != "setitem":
+        if op.prim != "array.setitem":
             return None
         base = op.args[0]
         idx = index_expr(op.attrs["index"], exprs)
         here = self.roots.pos[id(op.out)]
         shared = {v.name for v in self.roots.members(base) if self.roots.pos[id(v)] < here}
         later_reads = {a.name for o in later for a in o.args if isinstance(a, ir.Value)
-                       and not (o.prim == "setitem" and a is o.args[0])}
+                       and not (o.prim == "array.setitem" and a is o.args[0])}
         if shared & (tape_reads | later_reads):
             # The reverse sweep reads the array as it was: assign into a copy.
             return [ast.Assign([ast.Name(op.out.name, ast.Store())], _call(self.np, "copy", exprs[0])),
@@ -333,7 +333,7 @@ def _roots(func: ir.Function) -> _Roots:
         a = op.args[0] if op.args else None
         if op.prim in VIEWS and isinstance(a, ir.Value):
             roots.add(op.out, roots.root.get(id(a), a))
-        elif op.prim == "setitem" and isinstance(a, ir.Value):
+        elif op.prim == "array.setitem" and isinstance(a, ir.Value):
             roots.add(op.out, roots.root.get(id(a), a))
         else:
             roots.add(op.out, op.out)

@@ -116,7 +116,7 @@ class ArrayLowering:
     def result_kind(self, prim: str, kinds: list[str], attrs: dict) -> str:
         rule = RULES[prim]
         if rule.result == "array":
-            if prim in ("getitem",) and kinds[0] in ("int", "bool"):
+            if prim in ("array.getitem",) and kinds[0] in ("int", "bool"):
                 return kinds[0]
             full = prim[3:] in REDUCTIONS and attrs.get("axis") is None \
                 and not attrs.get("keepdims")
@@ -314,7 +314,7 @@ class ArrayLowering:
                                  "(`xs = [...]; xs[0]`)")
         operands = [base]
         index = self.index(node.slice, operands)
-        return self.emit("getitem", operands, node, var, hint=hint, attrs={"index": index})
+        return self.emit("array.getitem", operands, node, var, hint=hint, attrs={"index": index})
 
     def assign_subscript(self, target: ast.Subscript, value_node: ast.expr, op=None,
                          stmt: ast.stmt | None = None) -> None:
@@ -356,11 +356,11 @@ class ArrayLowering:
                                      "write win")
         text = ast.unparse(stmt) if stmt is not None else None
         if op is not None:
-            old = self.emit("getitem", [base] + operands[2:], target,
+            old = self.emit("array.getitem", [base] + operands[2:], target,
                             attrs={"index": _shift(index, -1)})
             value = self.emit(op, [old, value], stmt)
             operands[1] = value
-        out = self.emit("setitem", operands, stmt or target, var=name, text=text,
+        out = self.emit("array.setitem", operands, stmt or target, var=name, text=text,
                         attrs={"index": index})
         # Python mutates the array: every name bound to it sees the change,
         # and views taken earlier must not be read again.

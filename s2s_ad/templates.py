@@ -50,17 +50,23 @@ def const_expr(value, modules: dict[str, str]) -> ast.expr:
 
 def instantiate(template: ast.expr, args, out: ir.Value | None, modules: dict[str, str], *,
                 g: ast.expr | None = None, attrs: dict | None = None,
-                given: dict | None = None) -> ast.expr:
+                given: dict | None = None, exprs: list | None = None,
+                out_expr: ast.expr | None = None) -> ast.expr:
     """``template`` with placeholders replaced by the operands' expressions.
 
     ``attrs`` maps attribute names to their values (defaults included);
     ``given``, when not None, holds the attributes the user wrote: keywords
     naming any other attribute are dropped (forward templates)."""
-    env = {name: operand_expr(a, modules) for name, a in zip(PLACEHOLDERS, args)}
-    env.update({f"x{i}": operand_expr(a, modules) for i, a in enumerate(args)})
-    env["args"] = ast.Tuple([operand_expr(a, modules) for a in args], ast.Load())
-    env["rest"] = ast.Tuple([operand_expr(a, modules) for a in args[1:]], ast.Load())
-    if out is not None:
+    # ``exprs``/``out_expr``: how the operands and result read where the code
+    # runs (a reverse loop reads popped values), when not simply their names.
+    ops = exprs if exprs is not None else [operand_expr(a, modules) for a in args]
+    env = {name: e for name, e in zip(PLACEHOLDERS, ops)}
+    env.update({f"x{i}": e for i, e in enumerate(ops)})
+    env["args"] = ast.Tuple([copy.deepcopy(e) for e in ops], ast.Load())
+    env["rest"] = ast.Tuple([copy.deepcopy(e) for e in ops[1:]], ast.Load())
+    if out_expr is not None:
+        env["out"] = out_expr
+    elif out is not None:
         env["out"] = ast.Name(out.name, ast.Load())
     if g is not None:
         env["g"] = g
@@ -68,7 +74,7 @@ def instantiate(template: ast.expr, args, out: ir.Value | None, modules: dict[st
     for name, value in attrs.items():
         env[name] = attr_expr(value)
     if "index" in attrs:  # a subscript's structure, over the op's operands
-        env["index"] = index_expr(attrs["index"], [operand_expr(a, modules) for a in args])
+        env["index"] = index_expr(attrs["index"], [copy.deepcopy(e) for e in ops])
 
     class Sub(ast.NodeTransformer):
         def visit_Name(self, node: ast.Name):

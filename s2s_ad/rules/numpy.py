@@ -145,14 +145,14 @@ NUMPY_RULES = [
     _constant("full_like", "np.full_like(x, y)", 2),
     Rule("np.arange", "np.arange(*args)", (None,), "array", "constant", variadic=True),
     # indexing: the adjoint scatters g back (see s2s_ad/arrays.py)
-    Rule("getitem", "x[index]", ("scatter",), "array", "g scattered back to the indexed elements",
+    Rule("array.getitem", "x[index]", ("scatter",), "array", "g scattered back to the indexed elements",
          adjoint=True, attrs=(("index", ()),), variadic=True),
-    Rule("setitem", "setitem(x, y, index)", ("scatter_zero", "gather"), "array",
+    Rule("array.setitem", "assign(x, index, y)", ("scatter_zero", "gather"), "array",
          "the old value's assigned elements get no adjoint", adjoint=True,
          attrs=(("index", ()),), variadic=True),
 ]
 
-VIEWS = frozenset({"getitem", "np.transpose", "np.reshape", "np.ravel", "np.squeeze",
+VIEWS = frozenset({"array.getitem", "np.transpose", "np.reshape", "np.ravel", "np.squeeze",
                    "np.expand_dims"})
 """Primitives whose result may share memory with their first operand."""
 
@@ -160,7 +160,7 @@ BROADCASTING = frozenset({"add", "sub", "mul", "div", "pow", "mod", "floordiv"})
 """Python operators that broadcast when an operand is an array."""
 
 SAME_SHAPE = frozenset({"neg", "pos", "abs", "array.abs", "np.copy", "np.zeros_like",
-                        "np.ones_like", "np.full_like", "setitem"}
+                        "np.ones_like", "np.full_like", "array.setitem"}
                        | {f"np.{n}" for n in ("exp", "log", "log1p", "expm1", "sqrt", "sin",
                                               "cos", "tan", "tanh", "arctan", "sinh", "cosh",
                                               "abs", "square", "negative", "sign")})
@@ -192,6 +192,28 @@ def others_product(x, axis):
     right = np.flip(np.cumprod(np.flip(np.concatenate([x[..., 1:], ones], axis=-1), -1),
                                axis=-1), -1)
     return np.moveaxis(left * right, -1, axis)
+''',
+    "assign": '''
+def assign(y, index, v):
+    """A copy of y with y[index] = v: inside a loop the forward pass keeps each
+    version of y, for the reverse sweep."""
+    y = np.copy(y)
+    y[index] = v
+    return y
+''',
+    "scatter": '''
+def scatter(g, x, index):
+    """Zeros shaped like x with g added at x[index] (repeated indices add up)."""
+    out = np.zeros_like(x)
+    np.add.at(out, index, g)
+    return out
+''',
+    "zeroed": '''
+def zeroed(g, index):
+    """A copy of g with g[index] = 0: those elements were overwritten."""
+    g = np.copy(g)
+    g[index] = 0.0
+    return g
 ''',
 }
 """Functions a generated module defines for itself when its code calls them."""
