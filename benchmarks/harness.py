@@ -26,6 +26,9 @@ class Workload:
     others: dict[str, Callable] = field(default_factory=dict)
     """Extra contenders: label -> zero-argument callable computing the gradient
     (set up by the workload module, e.g. autograd or JAX if installed)."""
+    lengths: dict | None = None
+    """Lengths of list parameters, given to ``s2s_ad.grad`` so the timing is of
+    the generated code, not of the per-call dispatch on the lists' lengths."""
 
 
 def best_time(call: Callable[[], object], budget: float = 0.2, repeat: int = 5) -> float:
@@ -42,7 +45,7 @@ def run(workloads: list[Workload], budget: float = 0.2) -> list[dict]:
 
     rows = []
     for w in workloads:
-        g = s2s_ad.grad(w.fn, wrt=w.wrt)
+        g = s2s_ad.grad(w.fn, wrt=w.wrt, **({"lengths": w.lengths} if w.lengths else {}))
         t_f = best_time(lambda: w.fn(*w.args), budget)
         t_g = best_time(lambda: g(*w.args), budget)
         row = {"name": w.name, "forward": t_f, "s2s-ad": t_g}

@@ -82,7 +82,7 @@ except ImportError:  # autograd is optional
 
 WORKLOADS = [
     Workload("horner, 100 coefficients", horner, horner_hand, HORNER_ARGS, wrt=(0, 1),
-             others=horner_others),
+             others=horner_others, lengths={"c": 100}),
     Workload("recurrence, 200 steps", recurrence, recurrence_hand, REC_ARGS, wrt=(0, 1),
              others=recurrence_others),
 ]
