@@ -314,7 +314,7 @@ def format_function(func: Function) -> str:
 def _format_region(region: Region, indent: str, lines: list[str]) -> None:
     for op in region.ops:
         text = f"{indent}{op}"
-        lines.append(f"{text:<30}# :{op.loc.line}")
+        lines.append(f"{text:<30}# :{op.loc.line}" if len(text) < 30 else f"{text}  # :{op.loc.line}")
         if isinstance(op, If):
             names = [("then", op.then), ("else", op.orelse)]
         elif isinstance(op, While):

@@ -219,7 +219,8 @@ class ControlFlow:
         if guard:
             text = text or "the rest runs unless `return`/`break`/`continue` ran"
         op = ir.If(cond, regions[0], regions[1], outs, self.loc(node), text)
-        self.ops.append(op)
+        if outs or regions[0].ops or regions[1].ops:
+            self.ops.append(op)  # a branch that only set a flag now folded away needs no op
         return op
 
     def if_expr(self, node: ast.IfExp, var: str | None, hint: str | None) -> ir.Operand:
