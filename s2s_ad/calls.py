@@ -55,7 +55,7 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
     seen_rules: set[int] = set()
 
     def visit(f: ir.Function, fn, stack: list) -> None:
-        for op in f.body.ops:
+        for op in ir.walk(f.body):
             if not isinstance(op, ir.Op) or op.callee is None:
                 continue
             target = op.callee.fn

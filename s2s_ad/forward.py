@@ -160,6 +160,8 @@ class _Forward:
                                        ast.Store())
                 out.append(Stmt(ast.Assign([target], e), f"line {node.loc.line}: {node.text}", node))
                 out += self.push(node.out)
+                if node.callee is not None:
+                    out += self.push(node.callee.tape)
             elif isinstance(node, ir.If):
                 out += self.if_(node)
             elif isinstance(node, ir.For):

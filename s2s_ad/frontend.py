@@ -414,10 +414,6 @@ class _Lowering(ArrayLowering, ControlFlow):
         arguments in the callee's parameter order, keywords matched and
         defaults filled in, so every call site of a helper has one shape."""
         what = ast.unparse(node.func)
-        if self.region_depth:
-            raise self.src.error(node, f"calls to user functions (`{what}`) inside a loop or "
-                                 "branch are not supported yet; call it before the loop or "
-                                 "`if`, or inline it")
         sig = inspect.signature(fn)
         for p in sig.parameters.values():
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
@@ -450,6 +446,7 @@ class _Lowering(ArrayLowering, ControlFlow):
             name = self.namer.fresh(hint or fn.__name__)
         # In NumPy code a helper may return an array of any shape.
         out = ir.Value(name, "array" if self.array_mode else "float", var)
+        callee.tape = ir.Value(self.namer.fresh(f"{name}_tape"), "tape")
         text = ast.unparse(node)
         if var is not None:
             text = f"{var} = {text}"

@@ -78,6 +78,10 @@ class Callee:
     """The Python function called."""
     rule: object = None
     """A :class:`~s2s_ad.rules.user.UserRule`, when the user registered one."""
+    tape: "Value | None" = None
+    """What the callee's forward function returns besides its result, for its
+    backward function: defined by the call, like its result (inside a loop it
+    is taped like any value the reverse sweep reads)."""
 
     @property
     def name(self) -> str:
@@ -220,6 +224,8 @@ Structured = (If, For, While)
 def defined(node: Node) -> list[Value]:
     """The values ``node`` defines in its enclosing region."""
     if isinstance(node, Op):
+        if node.callee is not None and node.callee.tape is not None:
+            return [node.out, node.callee.tape]
         return [node.out]
     extra = [node.trips] if getattr(node, "trips", None) is not None else []
     return list(node.outs) + extra

@@ -281,6 +281,8 @@ class ControlFlow:
         if not isinstance(node.target, ast.Name):
             raise self.src.error(node.target, "only a single name can be the loop variable "
                                  "(`for x in xs`, `for i in range(n)`)")
+        if structures.unroll_for(self, node):
+            return
         seq, bounds = self.iteration(node)
         target = node.target.id
         self.loop(node, target, seq, bounds)

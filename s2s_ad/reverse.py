@@ -189,7 +189,9 @@ class _Sweep:
 
     def tape_of(self, op: ir.Op) -> str:
         if id(op) not in self.tapes:
-            self.tapes[id(op)] = self.namer.fresh(f"{op.out.name}_tape")
+            tape = op.callee.tape
+            self.tapes[id(op)] = (tape.name if tape is not None
+                                  else self.namer.fresh(f"{op.out.name}_tape"))
         return self.tapes[id(op)]
 
     def discard(self) -> str:

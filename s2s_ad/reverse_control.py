@@ -76,8 +76,6 @@ class _Sweep:
         self.imports: list[str] = []
         self.keep: set[int] = set()
         """ids of values the forward pass must compute though the sweep does not read them."""
-        self.call_tapes: dict[int, str] = {}
-        """id(call op) -> the name of its callee's tape."""
         self._discard: str | None = None
         self.items: dict[int, dict[int, str]] = {}
         """id(tuple value a call returned) -> index -> the adjoint of that item."""
@@ -233,8 +231,6 @@ class _Sweep:
             tape += [v for v in self.func.scalars(self.func.param_values) if id(v) in self.reads]
         for node in self.func.body.ops:
             tape += [v for v in ir.defined(node) if id(v) in self.reads]
-            if id(node) in self.call_tapes:
-                tape.append(ir.Value(self.call_tapes[id(node)], "tape"))
         tape += [ir.Value(name, "looptape") for name in self.tapes.values()]
         return fwd, tape
 
@@ -306,9 +302,9 @@ class _Sweep:
     # -- calls to user functions (top level only) ---------------------------------
 
     def tape_of_call(self, op: ir.Op) -> str:
-        if id(op) not in self.call_tapes:
-            self.call_tapes[id(op)] = self.namer.fresh(f"{op.out.name}_tape")
-        return self.call_tapes[id(op)]
+        """The name of the tape a call's forward function returns (its own
+        SSA value: inside a loop it is pushed and popped like any other)."""
+        return op.callee.tape.name
 
     def discard(self) -> str:
         if self._discard is None:
@@ -339,8 +335,12 @@ class _Sweep:
                 continue
             tmp = self.namer.fresh(f"d{arg.name}")
             targets.append(ast.Name(tmp, ast.Store()))
-            adds.append(Stmt(ast.AugAssign(ast.Name(self.adj[id(arg)], ast.Store()), ast.Add(),
-                                           ast.Name(tmp, ast.Load())),
+            # Never ``+=``: a helper's backward pass may hand back the very
+            # array it was given.
+            name = self.adj[id(arg)]
+            adds.append(Stmt(ast.Assign([ast.Name(name, ast.Store())],
+                                        ast.BinOp(ast.Name(name, ast.Load()), ast.Add(),
+                                                  ast.Name(tmp, ast.Load()))),
                              f"line {op.loc.line}: {op.text}, another use of {arg.name}", op,
                              target=self.adj[id(arg)]))
         if op.out.kind == "tuple":
@@ -350,7 +350,7 @@ class _Sweep:
         else:
             cot = ast.Name(self.adj[id(op.out)], ast.Load())
         call = ast.Call(ast.Name(pair.bwd, ast.Load()),
-                        [ast.Name(self.tape_of_call(op), ast.Load()), cot], [])
+                        [self.ref(op.callee.tape), cot], [])
         node = ast.Assign([ast.Tuple(targets, ast.Store())], call)
         return [Stmt(node, f"line {op.loc.line}: {op.text}", op)] + adds
 
@@ -413,8 +413,8 @@ class _Sweep:
         for r in node.regions:
             for n in ir.walk(r):
                 if isinstance(n, ir.Op):
-                    for a, p in zip(n.args, RULES[n.prim].partials):
-                        if p is not None:
+                    for a, d in zip(n.args, analysis.differentiable(n)):
+                        if d:
                             may_receive(a)
                 elif isinstance(n, ir.If):
                     for y in n.then.yields + n.orelse.yields:
@@ -577,7 +577,9 @@ class _Sweep:
 
     def tape_name(self, v: ir.Value) -> str:
         if id(v) not in self.tapes:
-            self.tapes[id(v)] = self.namer.fresh(f"{v.name}_tape")
+            # A callee's tape taped in a loop: a list of tapes.
+            base = f"{v.name}s" if v.kind == "tape" else f"{v.name}_tape"
+            self.tapes[id(v)] = self.namer.fresh(base)
         return self.tapes[id(v)]
 
     # -- forward names ------------------------------------------------------------

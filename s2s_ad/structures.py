@@ -364,3 +364,94 @@ def outputs(lo, value, node: ast.expr) -> tuple:
         if is_structure(x) or (isinstance(x, ir.Value) and x.kind == "tuple"):
             raise lo.src.error(node, "returning nested tuples or lists is not supported")
     return tuple(items)
+
+
+UNROLL_LIMIT = 1000
+"""Most iterations a loop that builds a list is unrolled to."""
+
+
+def unroll_for(lo, node: ast.For) -> bool:
+    """Unroll ``for i in range(constants)`` whose body appends to (or
+    assigns into) a list or dict built before the loop: the body is lowered
+    once per iteration with ``i`` a constant, so the list's length stays
+    known. Return False (the loop is lowered as a loop) otherwise."""
+    if not _mutates_structure(lo, node.body):
+        return False
+    it = node.iter
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
+            and it.func.id not in lo.env and lo.resolve(it.func) is builtins.range
+            and not it.keywords and 1 <= len(it.args) <= 3):
+        return False
+    bounds = [_static_int(lo, a) for a in it.args]
+    if any(b is None for b in bounds):
+        return False  # refused where the list is found changed, with its name
+    if _jumps(node.body):
+        raise lo.src.error(node, "a loop that builds a list cannot use `break`, `continue` "
+                           "or `return`")
+    trips = range(*bounds)
+    if len(trips) > UNROLL_LIMIT:
+        raise lo.src.error(node, f"this loop builds a list over {len(trips)} iterations; s2s-ad "
+                           f"unrolls such loops up to {UNROLL_LIMIT} times")
+    for i in trips:
+        lo.assign(node.target, ir.Const(i), it)
+        _static_block(lo, node.body)
+    return True
+
+
+def _static_block(lo, stmts: list) -> None:
+    """Lower ``stmts``, choosing the branch of an ``if`` whose test the loop
+    index decides (``if i > 0:``) while lowering."""
+    for stmt in stmts:
+        test = _static_bool(lo, stmt.test) if isinstance(stmt, ast.If) else None
+        if test is None:
+            lo.statement(stmt)
+        else:
+            _static_block(lo, stmt.body if test else stmt.orelse)
+
+
+_COMPARE = {ast.Lt: int.__lt__, ast.LtE: int.__le__, ast.Gt: int.__gt__, ast.GtE: int.__ge__,
+            ast.Eq: int.__eq__, ast.NotEq: int.__ne__}
+
+
+def _static_bool(lo, node: ast.expr) -> bool | None:
+    """The value of a comparison of integer constants, or None."""
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARE:
+        a, b = _static_int(lo, node.left), _static_int(lo, node.comparators[0])
+        if a is not None and b is not None:
+            return _COMPARE[type(node.ops[0])](a, b)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        v = _static_bool(lo, node.operand)
+        return None if v is None else not v
+    if isinstance(node, ast.BoolOp):
+        values = [_static_bool(lo, v) for v in node.values]
+        if any(v is None for v in values):
+            return None
+        return all(values) if isinstance(node.op, ast.And) else any(values)
+    return None
+
+
+def _mutates_structure(lo, body: list) -> bool:
+    def structure(name: str) -> bool:
+        return isinstance(lo.env.get(name), (StaticList, StaticDict))
+
+    for stmt in body:
+        for n in ast.walk(stmt):
+            if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                    and isinstance(n.func.value, ast.Name) and n.func.attr in ("append", "extend")
+                    and structure(n.func.value.id)):
+                return True
+            if isinstance(n, (ast.Assign, ast.AugAssign)):
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                for t in targets:
+                    if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) \
+                            and structure(t.value.id):
+                        return True
+    return False
+
+
+def _jumps(body: list) -> bool:
+    for stmt in body:
+        for n in ast.walk(stmt):
+            if isinstance(n, (ast.Break, ast.Continue, ast.Return)):
+                return True
+    return False

@@ -390,7 +390,7 @@ def _helper(x):
     return x * x
 
 
-def refused_call_in_loop(x, n):
+def call_in_loop(x, n):
     for i in range(n):
         x = _helper(x)
     return x

@@ -128,3 +128,54 @@ def list_param_to_helper(xs):
 
 def bad_list_default(xs=1.0):
     return xs[0]
+
+
+def built_in_loop(x, y):
+    xs = []
+    for i in range(4):
+        xs.append(x * i + y)
+        if i > 1:
+            xs[i - 1] = xs[i - 1] * y
+    return sum(xs) + xs[2] * xs[-1]
+
+
+def built_in_loop_with_calls(x):
+    xs = [x]
+    d = {"total": 0.0}
+    for i in range(1, 4):
+        xs.append(math_helper(xs[-1]) * 0.5 + i)
+        d["total"] = d["total"] + xs[i]
+    return d["total"] + len(xs)
+
+
+def built_then_looped(x, n):
+    xs = []
+    for i in range(2):
+        xs.append(x * (i + 1))
+    s = 0.0
+    for j in range(n):
+        s = s + xs[1] * j
+    return s + sum(xs)
+
+
+def built_in_runtime_loop(x, n):
+    xs = []
+    for i in range(n):
+        xs.append(x * i)
+    return sum(xs)
+
+
+def built_in_branch(x):
+    xs = [x]
+    if x > 0:
+        xs.append(x * 2.0)
+    return sum(xs)
+
+
+def built_with_break(x):
+    xs = []
+    for i in range(3):
+        if x > 1.0:
+            break
+        xs.append(x)
+    return sum(xs)

@@ -207,3 +207,52 @@ def test_arrays_through_helpers_that_hand_back_their_cotangent():
     cot = np.ones(3)
     vjp_fn(cot)
     assert np.array_equal(cot, np.ones(3))
+
+
+# -- calls inside loops and branches --------------------------------------
+
+import calls_loops_src as cl  # noqa: E402
+import cf_programs  # noqa: E402
+
+LOOPS = [
+    (cl.call_in_loop, [0.7, 3]),
+    (cl.call_in_branch, [0.7, 0.3]),
+    (cl.call_in_branch, [0.2, 0.9]),
+    (cl.tuple_call_in_loop, [0.4, 3]),
+    (cl.looping_helper_in_loop, [0.3, 3]),
+    (cl.call_in_while, [0.4]),
+    (cl.call_in_nested_loops, [0.3, 3]),
+    (cl.call_after_break, [1.1, 5]),
+    (cl.call_after_break, [0.2, 5]),
+    (cf_programs.call_in_loop, [0.3, 3]),
+]
+
+
+@pytest.mark.parametrize("fn,args", LOOPS, ids=[f"{f.__name__}{a}" for f, a in LOOPS])
+def test_calls_inside_loops_and_branches_match_finite_differences(fn, args):
+    got = s2s_ad.grad(fn, wrt=0)(*args)
+    want = fd_gradient(fn, args, [0])[0]
+    assert close(got, want), (got, want)
+
+
+@pytest.mark.parametrize("fn,args", [(cl.call_in_loop, {"n": 3}), (cl.call_in_branch, {}),
+                                     (cl.tuple_call_in_loop, {"n": 2}),
+                                     (cl.looping_helper_in_loop, {"n": 2})],
+                         ids=lambda v: getattr(v, "__name__", ""))
+def test_calls_inside_loops_proved_by_sympy(fn, args):
+    verdict = s2s_ad.check(fn, wrt=0, args=args)
+    assert verdict.status == "proved", str(verdict)
+
+
+def test_a_call_in_a_loop_tapes_its_callees_tape_once_per_iteration():
+    text = s2s_ad.gradient_source(cl.call_in_loop, wrt=0)
+    assert "sq_1, sq_1_tape = sq_fwd(x + i)" in text
+    assert "sq_1_tapes.append(sq_1_tape)" in text
+    assert "sq_1_tape = sq_1_tapes.pop()" in text
+    assert text.count("def sq_fwd(") == 1
+
+
+def test_vjp_of_a_function_calling_helpers_in_a_loop():
+    value, vjp_fn = s2s_ad.vjp(cl.call_in_loop, 0.7, 3)
+    assert close(value, cl.call_in_loop(0.7, 3))
+    assert close(vjp_fn(2.0)[0], 2.0 * fd_gradient(cl.call_in_loop, [0.7, 3], [0])[0])

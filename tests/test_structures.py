@@ -227,3 +227,41 @@ def test_list_parameter_passed_on_to_a_helper_item_by_item():
 def test_list_parameter_with_a_default_is_refused():
     with pytest.raises(SourceError, match="default"):
         s2s_ad.gradient_source(s.bad_list_default, lengths={"xs": 1})
+
+
+# -- lists built in loops ---------------------------------------------------
+
+LOOPS = [
+    (s.built_in_loop, [0.7, 1.3]),
+    (s.built_in_loop_with_calls, [0.6]),
+    (s.built_then_looped, [0.6, 4]),
+]
+
+
+@pytest.mark.parametrize("fn,args", LOOPS, ids=[f.__name__ for f, _ in LOOPS])
+def test_lists_built_by_append_in_constant_loops_match_finite_differences(fn, args):
+    got = s2s_ad.grad(fn, wrt=0)(*args)
+    want = fd_gradient(fn, args, [0])[0]
+    assert close(got, want), (got, want)
+
+
+def test_lists_built_in_loops_proved_by_sympy():
+    assert s2s_ad.check(s.built_in_loop).status == "proved"
+    assert s2s_ad.check(s.built_in_loop_with_calls).status == "proved"
+    assert s2s_ad.check(s.built_then_looped, wrt="x", args={"n": 3}).status == "proved"
+
+
+def test_a_loop_that_builds_a_list_is_unrolled():
+    text = s2s_ad.gradient_source(s.built_in_loop)
+    assert "for i in" not in text and "range(" not in text  # unrolled: no loop is left
+
+
+@pytest.mark.parametrize("fn,match", [
+    (s.built_in_runtime_loop, "changed inside a branch or loop"),
+    (s.built_in_branch, "changed inside a branch or loop"),
+    (s.built_with_break, "break"),
+])
+def test_lists_whose_length_depends_on_run_time_values_are_refused(fn, match):
+    with pytest.raises(SourceError, match=match) as info:
+        s2s_ad.gradient_source(fn)
+    assert info.value.file.endswith("structures_src.py") and info.value.line > 0
