@@ -58,6 +58,10 @@ class _Forward:
         self.inline: dict[int, ast.expr] = {}
         self.use_at: dict[int, list] = {}
         self._uses(sweep.func.body)
+        # A loop's exit flag is read after the copies into the carried
+        # variables: an expression folded into it would read their new values.
+        self.exit_flags = {id(n.body.yields[-1]) for n in ir.walk(sweep.func.body)
+                           if isinstance(n, (ir.For, ir.While)) and n.exit}
 
     def _uses(self, r: ir.Region) -> None:
         for k, node in enumerate(r.ops):
@@ -93,7 +97,8 @@ class _Forward:
         v = op.out
         if op.callee is not None:
             return False
-        if v.var is not None or id(v) in self.sw.reads or id(v) in self.sw.tapes:
+        if v.var is not None or id(v) in self.sw.reads or id(v) in self.sw.tapes \
+                or id(v) in self.exit_flags:
             return False
         at = self.use_at.get(id(v), [])
         if len(at) != 1 or at[0][0] != id(r):
