@@ -37,6 +37,7 @@ from .code import Stmt
 from .names import Namer
 from .rules import RULES
 from .rules.numpy import BROADCASTING, HELPERS, SAME_SHAPE, VIEWS
+from .optimize import simplify
 from .templates import index_expr, instantiate, operand_expr
 
 SPECIAL = {"array.getitem", "array.setitem"}
@@ -117,13 +118,15 @@ class ArraySweep:
             expr = _rename_calls(expr, "others_product", name)
         return expr
 
-    def _concatenate(self, op: ir.Op, i: int, g: ast.expr, attrs: dict) -> ast.expr:
+    def _concatenate(self, op: ir.Op, i: int, g: ast.expr, attrs: dict,
+                     exprs: list | None = None) -> ast.expr:
         """``np.split(g, [n0, n0 + n1, ...], axis=axis)[i]``, nk the operands' lengths."""
         axis = attrs.get("axis", 0)
-        sizes = [ast.Subscript(_call(self.np, "shape", operand_expr(a, self.func.modules)),
+        exprs = exprs or [operand_expr(a, self.func.modules) for a in op.args]
+        sizes = [ast.Subscript(_call(self.np, "shape", copy.deepcopy(e)),
                                ast.Constant(axis) if axis >= 0
                                else ast.UnaryOp(ast.USub(), ast.Constant(-axis)), ast.Load())
-                 for a in op.args[:-1]]
+                 for e in exprs[:-1]]
         bounds, acc = [], None
         for s in sizes:
             acc = s if acc is None else ast.BinOp(copy.deepcopy(acc), ast.Add(), s)
@@ -134,7 +137,8 @@ class ArraySweep:
                                       else ast.UnaryOp(ast.USub(), ast.Constant(-axis)))])
         return ast.Subscript(split, ast.Constant(i), ast.Load())
 
-    def unbroadcast(self, op: ir.Op, i: int, contrib: ast.expr) -> ast.expr:
+    def unbroadcast(self, op: ir.Op, i: int, contrib: ast.expr,
+                    arg_expr: ast.expr | None = None) -> ast.expr:
         """``contrib`` summed back to operand ``i``'s shape where NumPy may have
         broadcast it; unchanged where shapes cannot differ."""
         contrib = self._fold(contrib)
@@ -150,7 +154,7 @@ class ArraySweep:
         if _scalar(arg):
             return _call(self.np, "sum", contrib)
         return ast.Call(_name(self.helper("unbroadcast")),
-                        [contrib, operand_expr(arg, self.func.modules)], [])
+                        [contrib, arg_expr or operand_expr(arg, self.func.modules)], [])
 
     def _fold(self, contrib: ast.expr) -> ast.expr:
         """``np.log(2.0)`` → ``0.6931471805599453``: a NumPy function of a
@@ -269,6 +273,74 @@ class ArraySweep:
                     return False
         return True
 
+    # -- inside loops and branches (s2s_ad.reverse_control) -----------------------
+
+    def expression(self, op: ir.Op, i: int, g: ast.expr, ref) -> tuple[ast.expr, str]:
+        """Operand ``i``'s contribution as one expression, and the local
+        derivative's text, for the reverse sweep of loops and branches:
+        ``ref(v)`` reads a value there (a popped one inside a reverse loop).
+        Indexing becomes ``scatter``/``zeroed`` calls, and the accumulation
+        ``dv = dv + contribution`` never writes into an array in place."""
+        rule = RULES[op.prim]
+        needed = _operands_read(op, i)
+        exprs = [ref(a) if k in needed else ast.Constant(None) for k, a in enumerate(op.args)]
+        index = op.attrs.get("index")
+        if op.prim == "array.getitem":
+            idx = _as_value(index_expr(index, exprs))
+            return ast.Call(_name(self.helper("scatter")), [g, exprs[0], idx], []), "scatter"
+        if op.prim == "array.setitem":
+            idx = index_expr(index, exprs)
+            if i == 0:
+                return (ast.Call(_name(self.helper("zeroed")), [g, _as_value(idx)], []),
+                        "the overwritten elements get none")
+            gathered = ast.Subscript(copy.deepcopy(g), idx, ast.Load())
+            value = op.args[1]
+            contrib = (_call(self.np, "sum", gathered) if _scalar(value)
+                       else ast.Call(_name(self.helper("unbroadcast")), [gathered, exprs[1]], []))
+            return contrib, "the assigned elements"
+        attrs = {**dict(rule.attrs), **op.attrs}
+        if rule.adjoint:
+            if op.prim == "np.concatenate":
+                contrib = self._concatenate(op, i, g, attrs, exprs)
+            else:
+                template = rule.partial_asts[min(i, len(rule.partial_asts) - 1)]
+                if op.prim == "np.stack":
+                    attrs = {**attrs, "i": i}
+                uses_out = any(isinstance(n, ast.Name) and n.id == "out"
+                               for n in ast.walk(template))
+                contrib = instantiate(template, op.args, op.out, self.func.modules, g=g,
+                                      attrs=attrs, exprs=exprs,
+                                      out_expr=ref(op.out) if uses_out else None)
+                if "others_product" in ast.unparse(contrib):
+                    contrib = _rename_calls(contrib, "others_product",
+                                            self.helper("others_product"))
+            text = "the vector-Jacobian product"
+        else:
+            template = rule.partial_asts[i]
+            uses_out = any(isinstance(n, ast.Name) and n.id == "out" for n in ast.walk(template))
+            local = simplify(instantiate(template, op.args, op.out, self.func.modules,
+                                         exprs=exprs, out_expr=ref(op.out) if uses_out else None))
+            contrib = ast.BinOp(g, ast.Mult(), local)
+            text = ast.unparse(local)
+        contrib = simplify(contrib)
+        arg = op.args[i]
+        return self.unbroadcast(op, i, contrib, ref(arg) if not _scalar(arg) else None), text
+
+    def forward_expr(self, op: ir.Op, expr) -> ast.expr:
+        """The forward computation of ``op`` as one expression, operands read
+        through ``expr``; a subscript assignment is ``assign(y, index, v)``, a
+        copy, so that each version of the array stays what it was."""
+        exprs = [expr(a) for a in op.args]
+        rule = RULES[op.prim]
+        index = op.attrs.get("index")
+        if op.prim == "array.getitem":
+            return ast.Subscript(exprs[0], index_expr(index, exprs), ast.Load())
+        if op.prim == "array.setitem":
+            return ast.Call(_name(self.helper("assign")),
+                            [exprs[0], _as_value(index_expr(index, exprs)), exprs[1]], [])
+        return instantiate(rule.forward_ast, op.args, None, self.func.modules,
+                           attrs={**dict(rule.attrs), **op.attrs}, given=op.attrs, exprs=exprs)
+
     # -- forward pass -------------------------------------------------------------
 
     def forward(self, op: ir.Op, tape_reads: set[str], later: list[ir.Op]) -> list[ast.stmt] | None:
@@ -330,6 +402,8 @@ def _roots(func: ir.Function) -> _Roots:
     for p in func.params:
         roots.add(p.value, p.value)
     for op in func.body.ops:
+        if not isinstance(op, ir.Op):  # loops and branches: s2s_ad.reverse_control
+            continue
         a = op.args[0] if op.args else None
         if op.prim in VIEWS and isinstance(a, ir.Value):
             roots.add(op.out, roots.root.get(id(a), a))
@@ -338,6 +412,32 @@ def _roots(func: ir.Function) -> _Roots:
         else:
             roots.add(op.out, op.out)
     return roots
+
+
+def _operands_read(op: ir.Op, i: int) -> set[int]:
+    """Positions of the operands operand ``i``'s contribution may read."""
+    rule = RULES[op.prim]
+    idx = {k for k, _ in _index_positions(op.attrs.get("index", ()))}
+    if op.prim == "array.getitem":
+        return {0} | idx
+    if op.prim == "array.setitem":
+        return idx | ({1} if i == 1 else set())
+    if rule.variadic or rule.adjoint:
+        return set(range(len(op.args)))
+    template = rule.partial_asts[i]
+    names = {n.id for n in ast.walk(template) if isinstance(n, ast.Name)}
+    out = {k for k, p in enumerate(("x", "y")) if p in names}
+    return out | {k for k in range(len(op.args)) if f"x{k}" in names}
+
+
+def _index_positions(index: tuple):
+    for item in index:
+        if item[0] == "op":
+            yield item[1], item
+        elif item[0] == "slice":
+            for p in item[1:]:
+                if p is not None:
+                    yield p[1], item
 
 
 def _as_value(idx: ast.expr) -> ast.expr:
@@ -386,6 +486,8 @@ def _shape_classes(func: ir.Function) -> dict[int, object]:
     for p in func.params:
         classes[id(p.value)] = p.value
     for op in func.body.ops:
+        if not isinstance(op, ir.Op):
+            continue
         rule = RULES.get(op.prim)
         arrays = [a for a in op.args if isinstance(a, ir.Value) and not _scalar(a)]
         token = None

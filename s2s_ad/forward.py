@@ -90,6 +90,9 @@ class _Forward:
             return ast.Call(ast.Name(pair.fwd, ast.Load()), [self.expr(a) for a in op.args], [])
         if op.prim == "item":
             return ast.Subscript(self.expr(op.args[0]), ast.Constant(op.args[1].value), ast.Load())
+        arrays = getattr(self.sw, "arrays", None)
+        if arrays is not None and op.prim != "getitem":
+            return arrays.forward_expr(op, self.expr)  # NumPy: attributes, indexing
         env = {name: self.expr(a) for name, a in zip(PLACEHOLDERS, op.args)}
         return substitute(RULES[op.prim].forward_ast, env, self.sw.modules)
 

@@ -78,6 +78,8 @@ class ArrayLowering:
                      or isinstance(n, ast.Attribute) and (n.attr in METHODS or n.attr in ATTRIBUTES)
                      and not self._global_name_path(n, params)
                      for n in ast.walk(self.tree))
+        self.control_flow = any(isinstance(n, (ast.For, ast.While, ast.If, ast.IfExp))
+                                for n in ast.walk(self.tree))
         if aliases or direct or syntax:
             self.array_mode = True
             self.numpy_alias = aliases[0] if aliases else "np"
@@ -321,6 +323,12 @@ class ArrayLowering:
         """``y[i] = e`` (``op`` None) or ``y[i] op= e``."""
         if op is None and self.holds_structure(target.value):
             return structures.store(self, target, self.expr(value_node))
+        if self.control_flow:
+            # A loop would carry the array from one version to the next, and a
+            # view taken in one iteration would see the writes of the next.
+            raise self.src.error(target, "assigning into an array in a function with loops or "
+                                 "branches is not supported yet; build the array with "
+                                 "np.stack/np.concatenate, or move the loop out")
         if not isinstance(target.value, ast.Name) or target.value.id not in self.env:
             raise self.src.error(target, "only a local array can be assigned into "
                                  "(`y[i] = ...` with `y` a variable of this function)")
@@ -369,7 +377,7 @@ class ArrayLowering:
                 self.env[k] = out
         line = target.lineno
         for vid, r in list(self.roots.items()):
-            if r is base:
+            if r is base and vid != id(base):
                 self.stale[vid] = (f"it is a view of `{name}`, which line {line} assigns into "
                                    "since; take a copy (np.copy) before the assignment")
         self.roots[id(out)] = out

@@ -86,6 +86,8 @@ def _merge_kind(kinds: list[str]) -> str:
     kinds = set(kinds)
     if len(kinds) == 1:
         return kinds.pop()
+    if "array" in kinds:  # NumPy code: a float may become an array (s = 0.0; s = s + x)
+        return "array"
     if "float" in kinds:
         return "float"
     if kinds <= {"int", "bool"}:

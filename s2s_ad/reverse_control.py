@@ -34,6 +34,7 @@ from __future__ import annotations
 import ast
 
 from . import analysis, ir, peephole
+from .arrays import ArraySweep
 from .peephole import names_in
 from .code import Block, CodeFunction, Stmt
 from .errors import SourceError
@@ -59,7 +60,6 @@ def transform(func: ir.Function, wrt: list[ir.Value], *, with_value: bool = Fals
         err = func.integers.get(v.var)
         if err is not None:
             raise SourceError(err.message, err.file, err.line, err.col, err.source_line)
-    _refuse_arrays(func)
     return _Sweep(func, wrt, pairs or {}, reserved).run(with_value, tuple_result, name)
 
 
@@ -80,6 +80,9 @@ class _Sweep:
         self.items: dict[int, dict[int, str]] = {}
         """id(tuple value a call returned) -> index -> the adjoint of that item."""
         self.scope = analysis.scopes(func)
+        # NumPy code: contributions as expressions that never write into an
+        # array in place (s2s_ad.arrays), subscript assignment as a copy.
+        self.arrays = ArraySweep(func, self.namer) if "numpy" in func.modules else None
         self.region_loop: dict[int, object] = {}
         self._map_regions(func.body, None)
         self.adj: dict[int, str] = {}
@@ -193,7 +196,10 @@ class _Sweep:
         prefix = "value_and_grad_" if with_value else "grad_"
         return CodeFunction(name or prefix + func.name, _arguments(func, seed), body, returns,
                             func, self.wrt, self.adjoint_names(), tape, seed, imports=self.imports,
-                            loops=self.loops)
+                            loops=self.loops, helpers=self.helpers())
+
+    def helpers(self) -> dict[str, str]:
+        return dict(self.arrays.helpers) if self.arrays is not None else {}
 
     def adjoint_names(self) -> dict:
         return {v.name: self.adj[id(v)] for v in self._all_values()
@@ -238,7 +244,9 @@ class _Sweep:
         """The adjoint of parameter ``v``; for a list or tuple parameter, a
         list or tuple of its items' adjoints."""
         def one(x):
-            return ast.Name(self.adj[id(x)], ast.Load()) if id(x) in self.adj else ast.Constant(0.0)
+            if id(x) in self.adj:
+                return ast.Name(self.adj[id(x)], ast.Load())
+            return self.arrays.zero(x) if self.arrays is not None else ast.Constant(0.0)
 
         param = next(p for p in self.func.params if p.value is v)
         if param.items is None:
@@ -279,6 +287,18 @@ class _Sweep:
         g = ast.Name(self.adj[id(op.out)], ast.Load())
         out = []
         passed_on = False
+        if self.arrays is not None and op.prim != "getitem":
+            for i, arg in enumerate(op.args):
+                if not rule.flows(i) or not isinstance(arg, ir.Value) or id(arg) not in self.act:
+                    continue
+                contrib, text = self.arrays.expression(op, i, g, self.ref)
+                alias = (arg.var is None and not passed_on and sum(a is arg for a in op.args) == 1)
+                stmts = self.accumulate(arg, contrib, alias, _comment(op, i, arg, text), op, i,
+                                        text)
+                if not stmts:
+                    passed_on = True
+                out += stmts
+            return out
         for i, (arg, partial) in enumerate(zip(op.args, rule.partial_asts)):
             if partial is None or not isinstance(arg, ir.Value) or id(arg) not in self.act:
                 continue
@@ -387,6 +407,10 @@ class _Sweep:
         (``t = a + b``) shares that variable: its owner is done with it."""
         if id(v) in self.adj:
             target = ast.Name(self.adj[id(v)], ast.Store())
+            if self.arrays is not None:  # never in place: the array may be shared
+                node = ast.Assign([target], ast.BinOp(ast.Name(self.adj[id(v)], ast.Load()),
+                                                      ast.Add(), contrib))
+                return [Stmt(node, comment, op, i, partial, self.adj[id(v)])]
             return [Stmt(ast.AugAssign(target, ast.Add(), contrib), comment, op, i, partial,
                          self.adj[id(v)])]
         if alias and isinstance(contrib, ast.Name):
@@ -683,7 +707,6 @@ def transform_pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
     tape lists); ``bwd_name(tape, dresult) -> (dparam, ...)`` returns one
     adjoint per parameter, in parameter order (``0.0`` for those the result
     does not depend on). Every call site of the function uses this one pair."""
-    _refuse_arrays(func)
     wrt = func.param_values
     sweep = _Sweep(func, wrt, pairs, reserved)
     namer = sweep.namer
@@ -701,9 +724,12 @@ def transform_pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
             continue
         if id(o) in sweep.adj:
             # The same value returned twice: its adjoint sums both cotangents.
-            prelude.append(Stmt(ast.AugAssign(ast.Name(sweep.adj[id(o)], ast.Store()), ast.Add(),
-                                              ast.Name(s, ast.Load())),
-                                f"{o.name} is returned more than once"))
+            name = sweep.adj[id(o)]
+            add = (ast.Assign([ast.Name(name, ast.Store())],  # never in place on arrays
+                              ast.BinOp(ast.Name(name, ast.Load()), ast.Add(), ast.Name(s, ast.Load())))
+                   if sweep.arrays is not None else
+                   ast.AugAssign(ast.Name(name, ast.Store()), ast.Add(), ast.Name(s, ast.Load())))
+            prelude.append(Stmt(add, f"{o.name} is returned more than once"))
         else:
             sweep.adj[id(o)] = s
     reverse = prelude + sweep.sweep()
@@ -718,6 +744,7 @@ def transform_pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
     fwd = CodeFunction(fwd_name, fwd_args, forward,
                        ast.Tuple([value, tape_tuple], ast.Load()),
                        func, wrt, {}, tape, "", imports=sweep.imports, role="fwd",
+                       helpers=sweep.helpers(),
                        header=f"{func.name} from {func.loc.file}:{func.loc.line}, forward pass: "
                               "returns its result and the tape its backward pass reads",
                        loops=sweep.loops)
@@ -737,18 +764,11 @@ def transform_pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
                              kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
     bwd = CodeFunction(bwd_name, bwd_args, bwd_body, ast.Tuple(grads, ast.Load()), func, wrt,
                        sweep.adjoint_names(), [], seed, imports=sweep.imports, role="bwd",
+                       helpers=sweep.helpers(),
                        header=f"{func.name} from {func.loc.file}:{func.loc.line}, backward pass: "
                               f"adjoints of ({', '.join(v.name for v in wrt)}) from the tape "
                               f"of {fwd_name} and the result's adjoint")
     return fwd, bwd
-
-
-def _refuse_arrays(func: ir.Function) -> None:
-    if "numpy" in func.modules:
-        loc = func.loc
-        raise SourceError("NumPy code with branches or loops is not supported yet; keep the "
-                          "loop in a function without NumPy, or vectorise it", loc.file,
-                          loc.line, loc.col)
 
 
 def _unpack_params(func: ir.Function) -> list[Stmt]:

@@ -1,0 +1,38 @@
+"""NumPy code with loops and branches, against central differences."""
+
+import numpy as np
+import pytest
+
+import numpy_loops_src as src
+import s2s_ad
+from array_oracle import assert_gradients, rand
+from s2s_ad import SourceError
+
+RNG = np.random.default_rng(11)
+
+
+@pytest.mark.parametrize("fn, args, wrt", [
+    (src.power_iteration, lambda: [rand(RNG, (3, 3)), rand(RNG, (3,)), 4], [0, 1]),
+    (src.residual_layers, lambda: [rand(RNG, (3, 3)), rand(RNG, (3,)), 3], [0, 1]),
+    (src.branchy, lambda: [rand(RNG, (2, 3)), 0.7], [0, 1]),
+    (src.branchy, lambda: [rand(RNG, (2, 3)), -0.7], [0]),
+    (src.indexed_sum, lambda: [rand(RNG, (5,)), rand(RNG, (5,)), 4], [0, 1]),
+    (src.row_norms, lambda: [rand(RNG, (3, 4)), rand(RNG, (4,))], [0, 1]),
+    (src.oscillator, lambda: [rand(RNG, (3,)), rand(RNG, (3,)), 5], [0, 1]),
+    (src.accumulate, lambda: [rand(RNG, (3,)), 3], [0]),
+    (src.until_small, lambda: [rand(RNG, (3,), 0.5, 1.0)], [0]),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_loops_and_branches(fn, args, wrt):
+    assert_gradients(fn, args(), wrt)
+
+
+def test_loop_gradient_keeps_float32():
+    x = rand(RNG, (3,)).astype(np.float32)
+    v = rand(RNG, (3,)).astype(np.float32)
+    gx, gv = s2s_ad.grad(src.oscillator, wrt=[0, 1])(x, v, 3)
+    assert gx.dtype == np.float32 and gv.dtype == np.float32
+
+
+def test_assignment_in_a_loop_is_refused():
+    with pytest.raises(SourceError, match="loops or branches is not supported yet"):
+        s2s_ad.grad(src.assigns_in_loop)
