@@ -93,6 +93,20 @@ def test_sympy_proves_or_agrees(f, args, at):
     assert verdict.ok, str(verdict)
 
 
+@pytest.mark.parametrize("f,lengths,at", [
+    (P.horner, {"c": 4}, None),
+    (P.sum_list, {"c": 3}, None),
+    (P.for_each, {"xs": 3}, None),
+    (P.for_each_product, {"xs": 4}, None),
+    (P.return_in_loop, {"xs": 4}, {"t": 0.9}),
+    (P.return_in_loop, {"xs": 3}, {"t": 2.0}),
+    (P.max_in_loop, {"xs": 3}, None),
+], ids=["horner", "sum_list", "for_each", "product", "return_early", "return_late", "max"])
+def test_sympy_proves_list_programs(f, lengths, at):
+    verdict = s2s_ad.check(f, lengths=lengths, at=at)
+    assert verdict.status == "proved", str(verdict)
+
+
 def test_check_names_the_branch_it_took():
     verdict = s2s_ad.check(P.branch_elif, at={"x": 0.4})
     text = str(verdict)
