@@ -324,11 +324,7 @@ class ArrayLowering:
         if op is None and self.holds_structure(target.value):
             return structures.store(self, target, self.expr(value_node))
         if self.control_flow:
-            # A loop would carry the array from one version to the next, and a
-            # view taken in one iteration would see the writes of the next.
-            raise self.src.error(target, "assigning into an array in a function with loops or "
-                                 "branches is not supported yet; build the array with "
-                                 "np.stack/np.concatenate, or move the loop out")
+            return self.assign_versioned(target, value_node, op, stmt)
         if not isinstance(target.value, ast.Name) or target.value.id not in self.env:
             raise self.src.error(target, "only a local array can be assigned into "
                                  "(`y[i] = ...` with `y` a variable of this function)")
@@ -382,6 +378,45 @@ class ArrayLowering:
                                    "since; take a copy (np.copy) before the assignment")
         self.roots[id(out)] = out
 
+    def assign_versioned(self, target: ast.Subscript, value_node: ast.expr, op, stmt) -> None:
+        """``y[i] = v`` in a function with loops or branches. The generated
+        code assigns into a copy (``y = assign(y, i, v)``), so each version of
+        the array stays what it was for the reverse sweep. That equals
+        Python's in-place write only when nothing else refers to the array:
+        :func:`_sole_owner` checks it from the source."""
+        if not isinstance(target.value, ast.Name) or target.value.id not in self.env:
+            raise self.src.error(target, "only a local array can be assigned into "
+                                 "(`y[i] = ...` with `y` a variable of this function)")
+        name = target.value.id
+        problem = _sole_owner(self.tree, name)
+        if problem is not None:
+            node, why = problem
+            raise self.src.error(node, f"`{name}` is assigned into (line {target.lineno}) in a "
+                                 f"function with loops or branches, so {why}")
+        base = self.env[name]
+        if isinstance(base, ir.Const) or base.kind not in ir.DIFFERENTIABLE:
+            raise self.src.error(target, f"`{name}` is not an array")
+        value = self.expr(value_node)
+        if isinstance(value, tuple) or structures.is_structure(value):
+            raise self.src.error(value_node, "a tuple or list cannot be assigned into an array")
+        operands = [base, value]
+        index = self.index(target.slice, operands)
+        for k, item in _index_operands(index):
+            a = operands[k]
+            if isinstance(a, ir.Value) and a.kind not in ("int", "bool"):
+                raise self.src.error(target, "an index in an assignment must be an int (annotate "
+                                     "a parameter `i: int`), a slice or a boolean mask; with an "
+                                     "integer array, repeated indices would make the last "
+                                     "write win")
+        text = ast.unparse(stmt) if stmt is not None else None
+        if op is not None:
+            old = self.emit("array.getitem", [base] + operands[2:], target,
+                            attrs={"index": _shift(index, -1)})
+            operands[1] = self.emit(op, [old, value], stmt)
+        out = self.emit("array.setitem", operands, stmt or target, var=name, text=text,
+                        attrs={"index": index})
+        self.env[name] = out
+
     def track_views(self, prim: str, args: list, out: ir.Value) -> None:
         """Record which array ``out`` shares memory with."""
         if prim in VIEWS and args and isinstance(args[0], ir.Value):
@@ -397,6 +432,85 @@ class ArrayLowering:
         why = self.stale.get(id(value))
         if why is not None:
             raise self.src.error(node, f"`{name}` cannot be read here: {why}")
+
+
+CONSTRUCTORS = {"zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "copy", "empty",
+                "empty_like"}
+VIEW_CALLS = {"reshape", "transpose", "ravel", "squeeze", "expand_dims", "asarray", "T",
+              "flatten"}
+
+
+def _sole_owner(tree: ast.FunctionDef, name: str):
+    """None when ``name`` holds an array only it refers to: bound once, before
+    any loop or branch, to a fresh array (``np.zeros(...)``, ``np.copy(x)``,
+    ``x.copy()``), and read only inside expressions that make new arrays —
+    never bound to another name, put in a list, passed to a function of the
+    user's, or viewed (``y[i]`` bound to a name, ``y.T``, ``np.reshape(y)``).
+    Else (the node, why not)."""
+    binds = [n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+             and any(isinstance(t, ast.Name) and t.id == name
+                     for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))]
+    top = [s for s in tree.body if s in binds]
+    if len(binds) != 1 or len(top) != 1 or isinstance(top[0], ast.AugAssign):
+        node = binds[1] if len(binds) > 1 else (binds[0] if binds else tree)
+        return node, "it must be bound once, outside loops and branches, to a new array"
+    value = top[0].value
+    fresh = isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and (
+        value.func.attr in CONSTRUCTORS)
+    if not fresh:
+        return value, "it must start as a new array (np.zeros(...), np.copy(x), x.copy(), ...)"
+    parents = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
+            continue
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.Subscript) and parent.value is node:
+            if isinstance(parent.ctx, ast.Store):
+                continue
+            holder = parents.get(id(parent))
+            if isinstance(holder, (ast.Assign, ast.AnnAssign)) and holder.value is parent:
+                return parent, "a piece of it cannot be bound to a name (it could be a view); " \
+                               "use it inside an expression, or take np.copy(...)"
+            if isinstance(holder, ast.AugAssign) and isinstance(holder.target, ast.Subscript):
+                continue
+            if isinstance(holder, ast.Attribute) or (isinstance(holder, ast.Call)
+                                                     and _is_view_call(holder)):
+                return holder, "views of it are not supported"
+            if isinstance(holder, ast.Call) and not _makes_new(holder):
+                return holder, "a piece of it cannot be passed to a function of yours (it " \
+                               "could keep a view)"
+            continue
+        if isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.Compare)):
+            continue
+        if isinstance(parent, ast.Call) and node in parent.args and _makes_new(parent):
+            continue  # a NumPy function of it: a new array
+        if isinstance(parent, ast.Return):
+            continue
+        if isinstance(parent, ast.Attribute) and parent.attr in ("shape", "size", "ndim"):
+            continue
+        if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) \
+                and parent.func.value is node and parent.func.attr in (
+                    "sum", "mean", "max", "min", "prod", "copy", "dot"):
+            continue
+        return node, "nothing else may refer to it (no other names, lists, helpers or views)"
+    return None
+
+
+def _makes_new(call: ast.Call) -> bool:
+    """A NumPy function (``np.sum``, ``np.where``, ...) or a builtin that
+    returns a new value, never its argument or a view of it."""
+    f = call.func
+    if isinstance(f, ast.Name):
+        return f.id in ("len", "float", "abs", "int")
+    return isinstance(f, ast.Attribute) and not _is_view_call(call)
+
+
+def _is_view_call(call: ast.Call) -> bool:
+    f = call.func
+    return isinstance(f, ast.Attribute) and f.attr in VIEW_CALLS
 
 
 def _index_operands(index: tuple):

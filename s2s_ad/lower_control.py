@@ -37,13 +37,18 @@ FLAG_NAMES = {RET: "ret", RETVAL: "result", BRK: "brk", CONT: "cont"}
 _UNDEF = object()
 
 
-def assigned_names(stmts: list[ast.stmt]) -> list[str]:
-    """Variables a statement list may assign, in order of first appearance."""
+def assigned_names(stmts: list[ast.stmt], subscripts: bool = False) -> list[str]:
+    """Variables a statement list may assign, in order of first appearance;
+    with ``subscripts`` (NumPy code), ``y[i] = v`` assigns ``y`` too: it makes
+    a new version of the array."""
     out: dict[str, None] = {}
     for stmt in stmts:
         for node in ast.walk(stmt):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 out[node.id] = None
+            elif subscripts and isinstance(node, ast.Subscript) \
+                    and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name):
+                out[node.value.id] = None
     return list(out)
 
 
@@ -328,7 +333,7 @@ class ControlFlow:
         has_break = _jumps(node.body, ast.Break)
         has_cont = _jumps(node.body, ast.Continue)
         has_ret = self.ret_mode and _returns(node.body)
-        assigned = assigned_names(node.body)
+        assigned = assigned_names(node.body, subscripts=getattr(self, "array_mode", False))
         if isinstance(node, ast.While) and any(isinstance(n, ast.NamedExpr) for n in ast.walk(node.test)):
             raise self.src.error(node.test, "assignment expressions (`:=`) are not supported")
         carried = [v for v in assigned if v in self.env and v != target]

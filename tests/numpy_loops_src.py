@@ -66,3 +66,62 @@ def assigns_in_loop(x, n: int):
     for i in range(n):
         y[i] = x[i] * 2
     return np.sum(y)
+
+
+def recurrence(x, a: float, n: int):
+    y = np.zeros(n)
+    y[0] = x[0]
+    for i in range(1, n):
+        y[i] = y[i - 1] * a + np.sin(x[i])
+    return np.sum(y * y)
+
+
+def rnn_states(W, U, x, k: int):
+    H = np.zeros((k, len(W)))
+    h = np.zeros(len(W))
+    for t in range(k):
+        h = np.tanh(W @ h + U * x[t])
+        H[t, :] = h
+    return np.sum(H ** 2) + np.sum(H[:, 0])
+
+
+def branch_assign(x, t: float):
+    y = np.copy(x)
+    if t > 0:
+        y[0] = y[1] * t
+    else:
+        y[1:] += x[:-1] * t
+    return np.sum(y ** 3)
+
+
+def bound_piece(x, n: int):
+    y = np.zeros(n)
+    for i in range(n):
+        y[i] = x[i]
+        r = y[i]
+    return np.sum(y) + r
+
+
+def aliased(x, n: int):
+    y = np.zeros(n)
+    z = y
+    for i in range(n):
+        y[i] = x[i]
+    return np.sum(z)
+
+
+def param_assigned(x, n: int):
+    for i in range(n):
+        x[i] = x[i] * 2
+    return np.sum(x)
+
+
+def _keep(a):
+    return a
+
+
+def piece_to_helper(x, n: int):
+    y = np.zeros(n)
+    for i in range(n):
+        y[i] = x[i]
+    return np.sum(_keep(y[0:2])) + len(y)

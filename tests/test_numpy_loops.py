@@ -33,6 +33,23 @@ def test_loop_gradient_keeps_float32():
     assert gx.dtype == np.float32 and gv.dtype == np.float32
 
 
-def test_assignment_in_a_loop_is_refused():
-    with pytest.raises(SourceError, match="loops or branches is not supported yet"):
-        s2s_ad.grad(src.assigns_in_loop)
+@pytest.mark.parametrize("fn, args, wrt", [
+    (src.assigns_in_loop, lambda: [rand(RNG, (4,)), 4], [0]),
+    (src.recurrence, lambda: [rand(RNG, (5,)), 0.8, 5], [0, 1]),
+    (src.rnn_states, lambda: [rand(RNG, (3, 3)), rand(RNG, (3,)), rand(RNG, (4,)), 4], [0, 1, 2]),
+    (src.branch_assign, lambda: [rand(RNG, (4,)), 0.6], [0, 1]),
+    (src.branch_assign, lambda: [rand(RNG, (4,)), -0.6], [0, 1]),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_assignment_in_loops_and_branches(fn, args, wrt):
+    assert_gradients(fn, args(), wrt)
+
+
+@pytest.mark.parametrize("fn, message", [
+    (src.bound_piece, "cannot be bound to a name"),
+    (src.aliased, "nothing else may refer to it"),
+    (src.param_assigned, "bound once"),
+    (src.piece_to_helper, "function of yours"),
+])
+def test_assignment_in_loops_refused_where_python_would_alias(fn, message):
+    with pytest.raises(SourceError, match=message):
+        s2s_ad.grad(fn)
