@@ -453,9 +453,13 @@ class _Sweep:
             for y in node.body.yields:
                 may_receive(y)
         out = []
+        params = {id(p) for p in self.func.param_values}
         for v in targets.values():
             self.adj[id(v)] = self.namer.fresh(f"d{v.name}")
-            out.append(Stmt(ast.Assign([ast.Name(self.adj[id(v)], ast.Store())], ast.Constant(0.0)),
+            zero = ast.Constant(0.0)
+            if self.arrays is not None and id(v) in params and v.kind == "array":
+                zero = self.arrays.zero(v)  # the gradient keeps x's shape if the loop never runs
+            out.append(Stmt(ast.Assign([ast.Name(self.adj[id(v)], ast.Store())], zero),
                             f"{v.name} gets adjoint contributions inside line {node.loc.line}"))
         return out
 

@@ -53,3 +53,9 @@ def test_assignment_in_loops_and_branches(fn, args, wrt):
 def test_assignment_in_loops_refused_where_python_would_alias(fn, message):
     with pytest.raises(SourceError, match=message):
         s2s_ad.grad(fn)
+
+
+def test_gradient_has_the_shape_of_its_argument_when_the_loop_does_not_run():
+    x, w = rand(RNG, (5,)), rand(RNG, (5,))
+    gx, gw = s2s_ad.grad(src.indexed_sum, wrt=[0, 1])(x, w, 0)
+    assert gx.shape == x.shape and gw.shape == w.shape and not gx.any()
