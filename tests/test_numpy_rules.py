@@ -90,6 +90,8 @@ def test_where_and_clip():
     x = np.where(np.abs(np.abs(x) - 0.5) < 0.05, 0.0, x)  # away from the kinks
     assert_gradients(g, [x, rand(RNG, (10,), -0.6, -0.4) - 0.0, 0.5], [0, 1, 2])
     assert_gradients(h, [x], [0])
+    # lo > hi: NumPy returns hi everywhere
+    assert_gradients(g, [x, 0.7, 0.2], [0, 1, 2])
 
 
 REDUCE = ["sum", "mean", "prod", "max", "min"]

@@ -83,8 +83,9 @@ NUMPY_RULES = [
          (None, "np.where(x0, g, 0.0)", "np.where(x0, 0.0, g)"), "array",
          "the adjoint goes to the operand the condition picked", adjoint=True, broadcast=True),
     Rule("np.clip", "np.clip(x0, x1, x2)",
-         ("(x0 >= x1) & (x0 <= x2)", "x0 < x1", "x0 > x2"), "array",
-         "1 to x inside [lo, hi], else to the bound", "at a bound x gets the adjoint",
+         ("(x0 >= x1) & (x0 <= x2)", "(x0 < x1) & (x1 <= x2)", "(x0 > x2) | (x1 > x2)"),
+         "array", "1 to x inside [lo, hi], else to the bound",
+         "at a bound x gets the adjoint; with lo > hi the result is hi (NumPy's rule)",
          domain=(ANY, (-3.0, -2.5), (2.5, 3.0)), broadcast=True),
     # reductions; keep(g) restores the reduced axes so g broadcasts against x
     Rule("np.sum", "np.sum(x, axis=axis, keepdims=keepdims)",
