@@ -57,6 +57,7 @@ def explain_text(func: ir.Function, code: CodeFunction) -> str:
         if adj.seeded:
             rows.append((f"{adj.name} = 1.0", f"seed: ∂{adj.value.name}/∂{adj.value.name} = 1, "
                          f"{adj.value.name} is the result"))
+    rows += [(_stmt_text(s.node), s.comment) for s in sw.seed_steps]
     calls: set[int] = set()
     for step in sw.steps:
         out, arg = step.op.out.name, step.value.name

@@ -325,7 +325,8 @@ def combined(func: ir.Function, code: CodeFunction) -> Graph:
     pending: dict[int, list[tuple[str, str]]] = {}
     for adj in sw.adjoints:
         if adj.seeded:
-            adjoint_src[id(adj)] = b.add("seed", [f"{adj.name} = 1.0", "seed"], bwd)
+            notes = [st.comment for st in sw.seed_steps]
+            adjoint_src[id(adj)] = b.add("seed", [f"{adj.name} = 1.0", "seed"] + notes, bwd)
             pending[id(adj)] = [(adjoint_src[id(adj)], adj.name)]
 
     def finish(adj: sweep.Adjoint, done: int) -> None:

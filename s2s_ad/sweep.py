@@ -25,6 +25,7 @@ Before → after, for ``b = x * x; y = a * b`` with respect to ``a, x``::
 from __future__ import annotations
 
 import ast
+import copy
 import inspect
 from dataclasses import dataclass, field
 
@@ -139,6 +140,9 @@ class Sweep:
     steps: list[Step]
     adjoints: list[Adjoint]
     """In the order they are first written (the seed first)."""
+    seed_steps: list[Stmt] = field(default_factory=list)
+    """Statements that shape the seed before the sweep uses it (for an array
+    result: ``dout = dout * np.ones_like(out)``)."""
 
     def adjoint(self, value: ir.Value, item: int | None = None) -> Adjoint | None:
         for a in self.adjoints:
@@ -203,7 +207,7 @@ def straight_line(func: ir.Function, what: str) -> None:
         if not isinstance(op, ir.Op) or (op.prim not in RULES and op.callee is None
                                          and op.prim != "item"):
             kind = op.prim if isinstance(op, ir.Op) else type(op).__name__.lower()
-            raise SourceError(f"{what} of a `{kind}` (a loop or branch) is not shown yet; "
+            raise SourceError(f"{what} of loops and branches (this `{kind}`) is not shown yet; "
                               "`s2s-ad graph` without --backward draws the forward graph with "
                               "loops and branches as clusters, and `s2s-ad grad` prints the "
                               "generated sweep with a comment on each line", op.loc.file,
@@ -216,9 +220,15 @@ def read(func: ir.Function, code: CodeFunction) -> Sweep:
     marks = [i for i, s in enumerate(code.body) if s.node is None and s.comment == "reverse sweep"]
     reverse = [s for s in code.body[marks[0] + 1:] if s.node is not None] if marks else []
     by_op: dict[tuple[int, int | None], list[Stmt]] = {}
+    seed_steps = []
     for s in reverse:
         if s.origin is None:
-            raise SweepError(f"a reverse statement without a forward op: {ast.unparse(s.node)}")
+            if not (isinstance(s.node, ast.Assign) and isinstance(s.node.targets[0], ast.Name)
+                    and s.node.targets[0].id == code.seed):
+                text = ast.unparse(ast.fix_missing_locations(copy.deepcopy(s.node)))
+                raise SweepError(f"a reverse statement without a forward op: {text}")
+            seed_steps.append(s)
+            continue
         by_op.setdefault((id(s.origin), s.operand), []).append(s)
     forward = {v.name: v for v in func.scalars(func.param_values)}
     forward.update({op.out.name: op.out for op in func.body.ops})
@@ -261,10 +271,11 @@ def read(func: ir.Function, code: CodeFunction) -> Sweep:
                 .steps.append(step)
     # An array result's seed takes the result's shape first (no op of its own).
     used |= {id(s) for s in reverse if s.origin is None}
-    left = [ast.unparse(s.node) for s in reverse if id(s) not in used]
+    left = [ast.unparse(ast.fix_missing_locations(copy.deepcopy(s.node))) for s in reverse
+            if id(s) not in used and s not in seed_steps]
     if left:
         raise SweepError(f"reverse statements the IR does not explain: {left}")
-    return Sweep(func, code, steps, order)
+    return Sweep(func, code, steps, order, seed_steps)
 
 
 def _item_step(op: ir.Op, stmts: list[Stmt], adjoint, g: str) -> Step:

@@ -184,6 +184,17 @@ def test_calls_explain_the_backward_pass_and_each_added_use():
             in text)
 
 
+def test_an_array_result_shapes_its_seed_first():
+    text = s2s_ad.explain(tied_weights.sigmoid)
+    rows = [re.split(r"\s{2,}", line) for line in section(text, "reverse sweep")]
+    assert rows[:3] == [
+        ["dout = 1.0", "seed: ∂out/∂out = 1, out is the result"],
+        ["dout = dout * np.ones_like(out)", "the seed takes the result's shape"],
+        ["dt3 = dout * (-out / t3)", "← out = 1 / t3, ∂out/∂t3 = -out / t3", "line 12"]]
+    dot = s2s_ad.graph_dot(tied_weights.sigmoid, backward=True)
+    assert "the seed takes the result's shape" in dot
+
+
 def test_inactive_parameter_has_a_zero_gradient():
     def f(x, n):
         return x * 2.0 + n // 2

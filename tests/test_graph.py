@@ -343,8 +343,8 @@ def test_branch_sides_are_clusters_joined_by_a_phi_node():
 
 
 def test_reverse_sweep_of_a_loop_is_refused_with_a_location(capsys):
-    with pytest.raises(SourceError, match=r"cf_programs.py:118:\d+: error: .*`for`.*without "
-                                          r"--backward"):
+    with pytest.raises(SourceError, match=r"cf_programs.py:118:\d+: error: .*loops and branches "
+                                          r"\(this `for`\).*without --backward"):
         s2s_ad.graph_dot(cf_programs.logistic, backward=True)
     with pytest.raises(SourceError, match=r"`if`"):
         s2s_ad.explain(cf_programs.branch_if_else)
