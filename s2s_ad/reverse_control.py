@@ -533,7 +533,7 @@ class _Sweep:
     def reverse_head(self, node) -> ast.For:
         if isinstance(node, ir.While):
             rng = _call("range", [self.ref(node.trips)])
-            return ast.For(ast.Name("_", ast.Store()), rng, [], [], None)
+            return ast.For(ast.Name(self.discard(), ast.Store()), rng, [], [], None)
         start, stop, step = node.start, node.stop, node.step
         if _is(step, 1) and _is(start, 0):
             args = [self.ref(stop)]
@@ -547,7 +547,7 @@ class _Sweep:
         if id(node.index) in self.reads:
             return ast.For(ast.Name(node.index.name, ast.Store()), _call("reversed", [rng]),
                            [], [], None)
-        return ast.For(ast.Name("_", ast.Store()), rng, [], [], None)
+        return ast.For(ast.Name(self.discard(), ast.Store()), rng, [], [], None)
 
     # -- the tape ---------------------------------------------------------------
 

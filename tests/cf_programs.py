@@ -319,6 +319,14 @@ def max_in_loop(xs):
     return m * m
 
 
+def underscore_name(x, n):
+    _ = x * 3.0
+    s = x
+    for i in range(n):
+        s = s * 0.5 + _
+    return s * _
+
+
 # name -> (function, args, wrt indices)
 PROGRAMS = {
     "branch_if_else>": (branch_if_else, [1.5, 0.5], [0, 1]),
@@ -373,6 +381,7 @@ PROGRAMS = {
     "sequential_loops": (sequential_loops, [0.8, 3], [0]),
     "branch_in_while": (branch_in_while, [0.6], [0]),
     "max_in_loop": (max_in_loop, [[0.3, 1.7, -0.2, 1.1]], [0]),
+    "underscore_name": (underscore_name, [0.7, 3], [0]),
 }
 
 
