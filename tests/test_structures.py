@@ -265,3 +265,12 @@ def test_lists_whose_length_depends_on_run_time_values_are_refused(fn, match):
     with pytest.raises(SourceError, match=match) as info:
         s2s_ad.gradient_source(fn)
     assert info.value.file.endswith("structures_src.py") and info.value.line > 0
+
+
+def test_source_of_a_gradient_generated_per_list_length():
+    s2s_ad.clear_cache()
+    g = s2s_ad.grad(s.weighted, wrt="xs")
+    with pytest.raises(TypeError, match="call it first"):
+        s2s_ad.source_of(g)
+    g([1.0, 2.0], [3.0, 4.0])
+    assert "xs_0, xs_1 = xs" in s2s_ad.source_of(g)
