@@ -80,6 +80,9 @@ class ArraySweep:
             self._helper_names[base] = generated
             text = HELPERS[base].replace("np.", f"{self.np}.")
             text = re.sub(rf"\b{base}\(", f"{generated}(", text)
+            for other in HELPERS:  # a helper calling another (matmul_adjoint → unbroadcast)
+                if other != base and re.search(rf"\b{other}\(", text):
+                    text = re.sub(rf"\b{other}\(", f"{self.helper(other)}(", text)
             self.helpers[generated] = text.strip("\n")
         return self._helper_names[base]
 
@@ -113,9 +116,15 @@ class ArraySweep:
         if op.prim == "np.stack":
             attrs = {**attrs, "i": i}
         expr = instantiate(template, op.args, op.out, self.func.modules, g=g, attrs=attrs)
-        if "others_product" in ast.unparse(expr):
-            name = self.helper("others_product")
-            expr = _rename_calls(expr, "others_product", name)
+        return self._helper_calls(expr)
+
+    def _helper_calls(self, expr: ast.expr) -> ast.expr:
+        """Calls in a rule's template to the generated module's helpers, under
+        their generated names."""
+        for base in ("others_product", "matmul_adjoint"):
+            if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == base
+                   for n in ast.walk(expr)):
+                expr = _rename_calls(expr, base, self.helper(base))
         return expr
 
     def _concatenate(self, op: ir.Op, i: int, g: ast.expr, attrs: dict,
@@ -311,9 +320,7 @@ class ArraySweep:
                 contrib = instantiate(template, op.args, op.out, self.func.modules, g=g,
                                       attrs=attrs, exprs=exprs,
                                       out_expr=ref(op.out) if uses_out else None)
-                if "others_product" in ast.unparse(contrib):
-                    contrib = _rename_calls(contrib, "others_product",
-                                            self.helper("others_product"))
+                contrib = self._helper_calls(contrib)
             text = "the vector-Jacobian product"
         else:
             template = rule.partial_asts[i]

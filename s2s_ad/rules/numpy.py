@@ -42,13 +42,17 @@ def _constant(name: str, forward: str, arity: int = 1) -> Rule:
     return Rule(f"np.{name}", forward, (None,) * arity, "array", "constant")
 
 
-# ∂out/∂x for matrix products; the conditional picks the outer product when
-# the other operand is a vector (a vector·vector product has a scalar g).
-# np.dot, not @: for operands of at most two dimensions they agree, and np.dot
-# hands transposed views to BLAS where matmul may fall back to a slow loop
-# (measured: X.T @ G 2x, H.T @ v 100x slower than np.dot on NumPy 2.4).
-_MATMUL = ("np.dot(g, np.transpose(y)) if np.ndim(y) == 2 else np.multiply.outer(g, y)",
-           "np.dot(np.transpose(x), g) if np.ndim(x) == 2 else np.multiply.outer(x, g)")
+# ∂out/∂x for matrix products of matrices and vectors (np.dot, not @: for
+# operands of at most two dimensions they agree, and np.dot hands transposed
+# views to BLAS where matmul may fall back to a slow loop — measured: X.T @ G
+# 2x, H.T @ v 100x slower than np.dot on NumPy 2.4). Vectors and stacks of
+# matrices go to the generated module's matmul_adjoint helper.
+_MATMUL = ("np.dot(g, np.transpose(y)) if np.ndim(y) == 2 and np.ndim(x) <= 2 "
+           "else matmul_adjoint(g, x, y, 0)",
+           "np.dot(np.transpose(x), g) if np.ndim(x) == 2 and np.ndim(y) <= 2 "
+           "else matmul_adjoint(g, x, y, 1)")
+_DOT = tuple(t.replace("matmul_adjoint(g, x, y, ", "matmul_adjoint(g, x, y, dot=True, i=")
+             for t in _MATMUL)
 
 NUMPY_RULES = [
     # Python operators on arrays, where the scalar rule's template is not elementwise
@@ -107,7 +111,7 @@ NUMPY_RULES = [
           "dtype=np.result_type(x)) * (x == keep(out))",), "array",
          "1 to the smallest element", "ties split the adjoint evenly", adjoint=True, attrs=AXIS),
     # linear algebra
-    Rule("np.dot", "np.dot(x, y)", _MATMUL, "array", "∂/∂x = g·yᵀ, ∂/∂y = xᵀ·g", adjoint=True),
+    Rule("np.dot", "np.dot(x, y)", _DOT, "array", "∂/∂x = g·yᵀ, ∂/∂y = xᵀ·g", adjoint=True),
     Rule("np.matmul", "np.matmul(x, y)", _MATMUL, "array", "∂/∂x = g·yᵀ, ∂/∂y = xᵀ·g",
          adjoint=True),
     Rule("np.outer", "np.outer(x, y)",
@@ -180,6 +184,24 @@ def unbroadcast(g, x):
         return np.sum(g, axis=axes)
     axes += tuple(lead + i for i, n in enumerate(shape) if n == 1 and g_shape[lead + i] != 1)
     return np.reshape(np.sum(g, axis=axes), shape)
+''',
+    "matmul_adjoint": '''
+def matmul_adjoint(g, x, y, i, dot=False):
+    """The adjoint of x @ y with respect to x (i = 0) or y (i = 1) when an
+    operand is a vector or has more than two dimensions (a stack of matrices,
+    whose leading axes broadcast)."""
+    if dot and max(np.ndim(x), np.ndim(y)) > 2:
+        raise NotImplementedError("the gradient of np.dot of arrays with more than two "
+                                  "dimensions; use @ (np.matmul)")
+    x2 = np.expand_dims(x, -2) if np.ndim(x) == 1 else x
+    y2 = np.expand_dims(y, -1) if np.ndim(y) == 1 else y
+    g2 = np.expand_dims(g, -1) if np.ndim(y) == 1 else g
+    g2 = np.expand_dims(g2, -2) if np.ndim(x) == 1 else g2
+    if i == 0:
+        d = np.matmul(g2, np.swapaxes(y2, -1, -2))
+        return unbroadcast(d[..., 0, :] if np.ndim(x) == 1 else d, x)
+    d = np.matmul(np.swapaxes(x2, -1, -2), g2)
+    return unbroadcast(d[..., 0] if np.ndim(y) == 1 else d, y)
 ''',
     "others_product": '''
 def others_product(x, axis):
