@@ -430,6 +430,19 @@ def grad(fn: Callable, wrt: Wrt = 0, *, output: int | None = None,
         ``fn`` uses Python that s2s-ad does not support; the message names
         the file, line and column.
 
+    See Also
+    --------
+    value_and_grad, vjp, source_of, cache_info
+
+    Notes
+    -----
+    The generated function is cached in memory, in this module
+    (``s2s_ad.api``), keyed on the source text of ``fn`` and of the functions
+    it calls, the constants they read, and the options: calling ``grad(fn)``
+    again returns the same function without transforming ``fn`` again
+    (see :func:`cache_info`). Functions ``fn`` calls get their own
+    forward/backward pair in the generated module (``docs/calls.md``).
+
     Examples
     --------
     >>> import math
