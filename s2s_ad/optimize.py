@@ -11,6 +11,8 @@ result at special values (``0 * a → 0`` is wrong for ``a = inf``) are not made
 'dy * (2 * x)'
 >>> ast.unparse(simplify(ast.parse("dy * (1 / y)", mode="eval").body))
 'dy / y'
+>>> ast.unparse(simplify(ast.parse("0.0 if 2 == 0 else 2 * x ** (2 - 1)", mode="eval").body))
+'2 * x'
 """
 
 from __future__ import annotations
@@ -60,7 +62,32 @@ def simplify(node: ast.expr) -> ast.expr:
             self.generic_visit(node)
             return _binop(node)
 
+        def visit_IfExp(self, node):
+            # A rule's guard on a constant operand (``0.0 if y == 0 else ...``
+            # with y = 2) is decided here, so the generated line shows only
+            # the branch that runs.
+            self.generic_visit(node)
+            decided = _decide(node.test)
+            if decided is None:
+                return node
+            return node.body if decided else node.orelse
+
     return Peephole().visit(node)
+
+
+COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
+           ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge}
+
+
+def _decide(test: ast.expr):
+    """The value of a comparison between two numeric literals, else None."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1
+            and type(test.ops[0]) in COMPARE):
+        return None
+    lv, rv = _num(test.left), _num(test.comparators[0])
+    if lv is None or rv is None:
+        return None
+    return COMPARE[type(test.ops[0])](lv, rv)
 
 
 def _binop(node: ast.BinOp) -> ast.expr:

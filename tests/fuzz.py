@@ -1,0 +1,300 @@
+"""Differential testing: random programs, s2s-ad against two independent oracles.
+
+    python -m tests.fuzz --n 10000            # the soak: programs tried, mismatches
+    python -m tests.fuzz --seed 1234 --n 1    # replay one program (seed = program)
+    python -m tests.fuzz --n 500 --no-sympy   # finite differences only (faster)
+
+Each program from :mod:`tests.programs` is written to a real ``.py`` file (s2s-ad
+reads source), imported, and its gradient computed by ``s2s_ad.grad`` is
+compared with
+
+1. **central finite differences** of the original function at the drawn point
+   (:func:`fd_agrees` states the tolerance and why), and
+2. **sympy** (``s2s_ad.check``: ``sympy.diff`` of the original function,
+   proved by ``simplify`` or compared at 50-digit random points), for programs
+   of bounded size and under a time limit, since ``sympy.diff`` of a deep
+   composition swells.
+
+A program whose original raises or overflows at the drawn point is *rejected*
+(not a test of s2s-ad); a point where finite differences are not a reliable
+oracle (a kink or jump within the step, the estimate changes with the step)
+is *skipped* for that oracle. Everything else that disagrees, raises from
+inside s2s-ad or refuses a program of the supported subset is a *mismatch*,
+printed in full (source, point, wrt, both gradients) so it can become a
+regression test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import math
+import os
+import signal
+import sys
+import tempfile
+import time
+import traceback
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+if __package__ in (None, ""):
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import s2s_ad  # noqa: E402
+from tests.programs import Program, RandomDraw, program  # noqa: E402
+
+SYMPY_MAX_OPS = 30
+"""Programs with more operations are checked by finite differences only:
+sympy.diff of deep compositions grows exponentially (docs/testing.md)."""
+SYMPY_SECONDS = 10
+
+
+@dataclass
+class Outcome:
+    status: str
+    """"ok" | "rejected" | "mismatch"."""
+    detail: str = ""
+    fd: str = ""
+    """"agrees" | "skipped" | "" (not run)."""
+    sympy: str = ""
+    """The verdict status, "timeout", "skipped" or ""."""
+
+
+@dataclass
+class Tally:
+    tried: int = 0
+    ok: int = 0
+    rejected: int = 0
+    mismatches: list = field(default_factory=list)
+    fd_checked: int = 0
+    fd_skipped: int = 0
+    sympy: dict = field(default_factory=dict)
+
+    def add(self, o: Outcome, prog: Program, label: str) -> None:
+        self.tried += 1
+        if o.status == "ok":
+            self.ok += 1
+        elif o.status == "rejected":
+            self.rejected += 1
+        else:
+            self.mismatches.append((label, prog, o))
+        if o.fd == "agrees":
+            self.fd_checked += 1
+        elif o.fd == "skipped":
+            self.fd_skipped += 1
+        if o.sympy:
+            self.sympy[o.sympy] = self.sympy.get(o.sympy, 0) + 1
+
+    def summary(self, seconds: float) -> str:
+        checked = self.tried - self.rejected
+        sym = ", ".join(f"{k} {v}" for k, v in sorted(self.sympy.items())) or "none"
+        return (f"programs tried: {self.tried}; compared: {checked} "
+                f"(rejected at the drawn point: {self.rejected}); mismatches: "
+                f"{len(self.mismatches)}\n"
+                f"finite differences: {self.fd_checked} agree, {self.fd_skipped} skipped "
+                f"(not smooth within the step)\nsympy: {sym}\ntime: {seconds:.1f} s")
+
+
+class _Timeout(Exception):
+    pass
+
+
+@contextmanager
+def time_limit(seconds: float):
+    """Raise _Timeout after ``seconds`` (main thread only; elsewhere no limit)."""
+    try:
+        old = signal.signal(signal.SIGALRM, _raise_timeout)
+    except ValueError:
+        yield
+        return
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _raise_timeout(signum, frame):
+    raise _Timeout()
+
+
+def import_program(prog: Program, folder: str, label: str):
+    """Write ``prog`` to ``folder/<label>.py`` and import it (s2s-ad needs a real file)."""
+    modname = f"fuzzprog_{label}"
+    path = os.path.join(folder, modname + ".py")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(prog.source)
+    spec = importlib.util.spec_from_file_location(modname, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, prog.name)
+
+
+def evaluate(fn, point: dict) -> float | None:
+    """``fn`` at ``point``, or None when the point is outside its domain or
+    the value is too large for a finite difference to mean anything."""
+    try:
+        v = fn(**point)
+    except (ValueError, ZeroDivisionError, OverflowError):
+        return None
+    if not isinstance(v, (int, float)) or not math.isfinite(v) or abs(v) > 1e6:
+        return None
+    return float(v)
+
+
+def finite_difference(fn, point: dict, name: str, h: float) -> float | None:
+    up = dict(point)
+    down = dict(point)
+    up[name] = point[name] + h
+    down[name] = point[name] - h
+    fu, fd = evaluate(fn, up), evaluate(fn, down)
+    if fu is None or fd is None:
+        return None
+    return (fu - fd) / (2 * h)
+
+
+def fd_agrees(fn, point: dict, name: str, got: float, value: float) -> bool | None:
+    """Does ``got`` match central differences of ``fn`` in ``name``? None when
+    finite differences are not a reliable oracle at this point.
+
+    Tolerance. With h = 1e-4·max(1, |x|), the central difference D(h) has a
+    truncation error c·h² and a rounding error about ε·|f|/h (ε = 2.2e-16, so
+    ~2e-12·|f| here). D(h) − D(h/2) = ¾·c·h² measures the truncation error of
+    D(h/2) as a third of it. We accept when |got − D(h/2)| ≤ |D(h) − D(h/2)|
+    (three times the estimated truncation error) + 1e-6·max(1, |got|)
+    (rounding, with a margin of over 1000) + 1e-9·|f|/h.
+
+    Reliability. We refuse to judge (None) when D(h) and D(h/2) differ by more
+    than 1e-3·max(1, |D|) — a jump (floor, %, round) within the step, or a
+    function varying too fast for it — or when the step straddles a kink
+    (abs, max, min at a tie): there the central difference is the *average*
+    of the two one-sided slopes at every step size, so the test above cannot
+    see it; the gap between the forward and backward quotients reveals it,
+    shrinking like h·f'' for a smooth function but staying put at a kink.
+    """
+    x = point[name]
+    h = 1e-4 * max(1.0, abs(x))
+    d1 = finite_difference(fn, point, name, h)
+    d2 = finite_difference(fn, point, name, h / 2)
+    if d1 is None or d2 is None:
+        return None
+    scale = max(1.0, abs(d2))
+    if abs(d1 - d2) > 1e-3 * scale:
+        return None
+    gap1, gap2 = _one_sided_gap(fn, point, name, h, value), _one_sided_gap(fn, point, name, h / 2, value)
+    if gap1 is None or gap2 is None or (abs(gap2) > 1e-6 * scale and abs(gap2) > 0.75 * abs(gap1)):
+        return None
+    return abs(got - d2) <= abs(d1 - d2) + 1e-6 * max(1.0, abs(got)) + 1e-9 * abs(value) / h
+
+
+def _one_sided_gap(fn, point: dict, name: str, h: float, value: float) -> float | None:
+    """forward quotient − backward quotient: ≈ h·f'' when smooth, the slope's jump at a kink."""
+    up, down = dict(point), dict(point)
+    up[name] += h
+    down[name] -= h
+    fu, fd = evaluate(fn, up), evaluate(fn, down)
+    if fu is None or fd is None:
+        return None
+    return (fu - value) / h - (value - fd) / h
+
+
+def run_one(prog: Program, folder: str, label: str, *, use_sympy: bool = True) -> Outcome:
+    try:
+        fn = import_program(prog, folder, label)
+    except Exception as exc:  # the generator produced invalid Python: a bug of the test
+        return Outcome("mismatch", f"generated program does not import: {exc!r}")
+    value = evaluate(fn, prog.point)
+    if value is None:
+        return Outcome("rejected")
+    try:
+        grad_fn = s2s_ad.grad(fn, prog.wrt)
+        got = grad_fn(**prog.point)
+    except s2s_ad.SourceError as exc:
+        return Outcome("mismatch", f"refused a program of the supported subset:\n{exc}")
+    except Exception:
+        return Outcome("mismatch", "s2s-ad raised:\n" + traceback.format_exc(limit=6))
+    grads = list(got) if isinstance(got, tuple) else [got]
+    if len(grads) != len(prog.wrt_names):
+        return Outcome("mismatch", f"expected {len(prog.wrt_names)} gradients, got {got!r}")
+    outcome = Outcome("ok")
+    fd_states = []
+    for name, g in zip(prog.wrt_names, grads):
+        if not isinstance(g, (int, float)) or not math.isfinite(g):
+            return Outcome("mismatch", f"d/d{name} = {g!r} is not a finite number, though "
+                           f"f({prog.point}) = {value}\n" + s2s_ad.source_of(grad_fn))
+        verdict = fd_agrees(fn, prog.point, name, g, value)
+        fd_states.append(verdict)
+        if verdict is False:
+            x = prog.point[name]
+            fd = finite_difference(fn, prog.point, name, 5e-5 * max(1.0, abs(x)))
+            return Outcome("mismatch", f"d/d{name}: s2s-ad {g!r}, finite differences {fd!r}\n"
+                           + s2s_ad.source_of(grad_fn), fd="mismatch")
+    outcome.fd = "skipped" if None in fd_states else "agrees"
+    if use_sympy:
+        if prog.ops > SYMPY_MAX_OPS:
+            outcome.sympy = "skipped (size)"
+        else:
+            try:
+                with time_limit(SYMPY_SECONDS):
+                    verdict = s2s_ad.check(fn, prog.wrt, at=prog.point, points=4)
+                outcome.sympy = verdict.status
+                if verdict.status == "mismatch":
+                    return Outcome("mismatch", str(verdict) + "\n" + s2s_ad.source_of(grad_fn),
+                                   outcome.fd, "mismatch")
+            except _Timeout:
+                outcome.sympy = "timeout"
+            except Exception as exc:
+                # sympy failing on an expression (not s2s-ad) is recorded, not hidden.
+                outcome.sympy = f"error {type(exc).__name__}"
+    return outcome
+
+
+def report(label: str, prog: Program, o: Outcome) -> str:
+    return (f"=== MISMATCH {label}: wrt={prog.wrt!r} at {prog.point}\n{prog.source}"
+            f"--- {o.detail}\n")
+
+
+def soak(seeds, *, use_sympy: bool = True, out=sys.stdout, max_stmts: int = 5,
+         max_depth: int = 3) -> Tally:
+    tally = Tally()
+    with tempfile.TemporaryDirectory(prefix="s2s-ad-fuzz-") as folder:
+        sys.path.insert(0, folder)
+        try:
+            for seed in seeds:
+                prog = program(RandomDraw(seed), max_stmts=max_stmts, max_depth=max_depth)
+                label = f"seed{seed}"
+                o = run_one(prog, folder, label, use_sympy=use_sympy)
+                tally.add(o, prog, label)
+                if o.status == "mismatch":
+                    print(report(label, prog, o), file=out, flush=True)
+                sys.modules.pop(f"fuzzprog_{label}", None)
+                if tally.tried % 500 == 0:
+                    print(f"... {tally.tried} programs, {len(tally.mismatches)} mismatches",
+                          file=out, flush=True)
+        finally:
+            sys.path.remove(folder)
+    return tally
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m tests.fuzz", description=__doc__.splitlines()[0])
+    p.add_argument("--n", type=int, default=1000, help="how many programs")
+    p.add_argument("--seed", type=int, default=0, help="first seed (program i uses seed+i)")
+    p.add_argument("--no-sympy", action="store_true", help="finite differences only")
+    p.add_argument("--show", action="store_true", help="print each program's source")
+    args = p.parse_args(argv)
+    seeds = range(args.seed, args.seed + args.n)
+    if args.show:
+        for s in seeds:
+            print(f"# seed {s}\n{program(RandomDraw(s)).source}")
+        return 0
+    start = time.time()
+    tally = soak(seeds, use_sympy=not args.no_sympy)
+    print(tally.summary(time.time() - start))
+    return 1 if tally.mismatches else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
