@@ -227,7 +227,7 @@ class _Lowering(ArrayLowering, ControlFlow):
             self.assign_subscript(stmt.target, stmt.value, op=op, stmt=stmt)
         elif isinstance(stmt, ast.AugAssign):
             if not isinstance(stmt.target, ast.Name):
-                raise self.refuse(stmt.target)
+                raise self.refuse_target(stmt.target)
             op = BINOPS.get(type(stmt.op))
             if op is None:
                 raise self.src.error(stmt, f"the operator {type(stmt.op).__name__} is not supported")
@@ -248,6 +248,12 @@ class _Lowering(ArrayLowering, ControlFlow):
                 return  # a string statement (comment-like) does nothing
             if structures.mutation(self, stmt):
                 return
+            if type(stmt.value) in REFUSED:  # `yield x`, `await x`
+                raise self.refuse(stmt.value)
+            if isinstance(stmt.value, ast.Call):
+                raise self.src.error(stmt, f"`{ast.unparse(stmt.value.func)}(...)` is called for "
+                                     "its side effect (its result is unused): mutation, I/O and "
+                                     "dynamic code are not differentiable")
             raise self.src.error(stmt, "an expression statement has no effect on the result; "
                                  "calls for their side effects are not supported")
         else:
@@ -265,11 +271,8 @@ class _Lowering(ArrayLowering, ControlFlow):
                                      f"{len(target.elts)} names")
             for t, v in zip(target.elts, value):
                 self.assign(t, v, value_node)
-        elif isinstance(target, ast.Attribute):
-            raise self.src.error(target, "attribute assignment is not supported: s2s-ad "
-                                 "differentiates pure functions")
         else:
-            raise self.refuse(target)
+            raise self.refuse_target(target)
 
     def bind(self, var: str, value: ir.Operand) -> None:
         """Give ``var`` the value ``value``. Binding happens only here, after
@@ -464,6 +467,12 @@ class _Lowering(ArrayLowering, ControlFlow):
         if name and getattr(math, name, None) is fn and f"math.{name}" in RULES:
             return f"math.{name}"
         what = ast.unparse(node.func)
+        if fn in (builtins.eval, builtins.exec, builtins.compile):
+            raise self.src.error(node, f"`{what}` runs code s2s-ad cannot see; dynamic code "
+                                 "is not supported")
+        if isinstance(fn, types.FunctionType) and fn.__name__ == "<lambda>":
+            raise self.src.error(node, f"`{what}` is a `lambda` defined outside the function; "
+                                 "calls to lambdas are not supported: define it with `def`")
         if name and getattr(math, name, None) is fn:
             raise self.src.error(node, f"`{what}` has no derivative rule in s2s-ad")
         raise self.src.error(node, f"the call `{what}` is not supported: s2s-ad knows "
@@ -553,6 +562,17 @@ class _Lowering(ArrayLowering, ControlFlow):
     def loc(self, node: ast.AST) -> ir.Loc:
         err = self.src.error(node, "")
         return ir.Loc(self.src.file, err.line, err.col)
+
+    def refuse_target(self, target: ast.expr) -> SourceError:
+        """The error for assigning to something other than a name."""
+        if isinstance(target, ast.Attribute):
+            return self.src.error(target, f"attribute assignment (`{ast.unparse(target)} = ...`) "
+                                  "is not supported: s2s-ad differentiates pure functions")
+        if isinstance(target, ast.Subscript):
+            return self.src.error(target, f"assigning to `{ast.unparse(target)}` mutates a value "
+                                  "in place, which is not supported: s2s-ad differentiates pure "
+                                  "functions; build a new value instead")
+        return self.refuse(target)
 
     def refuse(self, node: ast.AST) -> SourceError:
         message = REFUSED.get(type(node))

@@ -74,10 +74,13 @@ def locate(fn) -> Source:
         raise SourceError("lambda functions are not supported as targets; define the function "
                           "with `def`", display_path(file), first, 0, lines[0])
     try:
-        all_lines = inspect.getmodule(fn) and inspect.findsource(fn)[0] or lines
+        # The whole file, also for a function whose module is not in
+        # sys.modules (loaded from a spec, or exec'd): error messages index
+        # it by the file's line numbers.
+        all_lines = inspect.findsource(fn)[0]
     except OSError:
-        all_lines = lines
-    if len(all_lines) < first:
+        all_lines = []
+    if all_lines[first - 1:first - 1 + len(lines)] != lines:
         all_lines = [""] * (first - 1) + lines
     body = textwrap.dedent("".join(lines))
     indent = len(lines[0]) - len(lines[0].lstrip())

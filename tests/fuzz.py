@@ -27,7 +27,6 @@ regression test.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import math
 import os
 import signal
@@ -42,6 +41,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import s2s_ad  # noqa: E402
+from tests.modules import import_source  # noqa: E402
 from tests.programs import Program, RandomDraw, program  # noqa: E402
 
 SYMPY_MAX_OPS = 30
@@ -122,14 +122,7 @@ def _raise_timeout(signum, frame):
 
 def import_program(prog: Program, folder: str, label: str):
     """Write ``prog`` to ``folder/<label>.py`` and import it (s2s-ad needs a real file)."""
-    modname = f"fuzzprog_{label}"
-    path = os.path.join(folder, modname + ".py")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(prog.source)
-    spec = importlib.util.spec_from_file_location(modname, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return getattr(module, prog.name)
+    return getattr(import_source(folder, prog.source, f"fuzzprog_{label}"), prog.name)
 
 
 def evaluate(fn, point: dict) -> float | None:
@@ -260,21 +253,16 @@ def soak(seeds, *, use_sympy: bool = True, out=sys.stdout, max_stmts: int = 5,
          max_depth: int = 3) -> Tally:
     tally = Tally()
     with tempfile.TemporaryDirectory(prefix="s2s-ad-fuzz-") as folder:
-        sys.path.insert(0, folder)
-        try:
-            for seed in seeds:
-                prog = program(RandomDraw(seed), max_stmts=max_stmts, max_depth=max_depth)
-                label = f"seed{seed}"
-                o = run_one(prog, folder, label, use_sympy=use_sympy)
-                tally.add(o, prog, label)
-                if o.status == "mismatch":
-                    print(report(label, prog, o), file=out, flush=True)
-                sys.modules.pop(f"fuzzprog_{label}", None)
-                if tally.tried % 500 == 0:
-                    print(f"... {tally.tried} programs, {len(tally.mismatches)} mismatches",
-                          file=out, flush=True)
-        finally:
-            sys.path.remove(folder)
+        for seed in seeds:
+            prog = program(RandomDraw(seed), max_stmts=max_stmts, max_depth=max_depth)
+            label = f"seed{seed}"
+            o = run_one(prog, folder, label, use_sympy=use_sympy)
+            tally.add(o, prog, label)
+            if o.status == "mismatch":
+                print(report(label, prog, o), file=out, flush=True)
+            if tally.tried % 500 == 0:
+                print(f"... {tally.tried} programs, {len(tally.mismatches)} mismatches",
+                      file=out, flush=True)
     return tally
 
 
