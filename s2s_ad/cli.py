@@ -132,7 +132,11 @@ def main(argv: list[str] | None = None) -> int:
                                        lengths=_assignments(args.length, "--length") or None)
             if args.file:
                 _refuse_overwriting_source(args.file, fn)
-                loader.write(text, args.file)
+                try:
+                    loader.write(text, args.file)
+                except OSError as exc:
+                    # The error names loader's temporary file; name the user's path.
+                    raise S2SError(f"cannot write {args.file}: {exc.strerror or exc}") from None
                 print(f"wrote {args.file}", file=sys.stderr)
             else:
                 sys.stdout.write(text)
@@ -171,7 +175,8 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except SourceError as exc:
-        print(exc, file=sys.stderr)
+        # Located errors keep the compiler form (file:line:col, line, caret).
+        print(exc if exc.line > 0 else f"s2s-ad: {exc}", file=sys.stderr)
         return 2
     except (S2SError, OSError) as exc:
         print(f"s2s-ad: error: {exc}", file=sys.stderr)

@@ -32,8 +32,20 @@ def write(text: str, path: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        # mkstemp creates the file private (0600); give it the mode a plain
+        # open() would, or keep the mode of the file it replaces.
+        os.chmod(tmp, _mode_for(path))
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _mode_for(path: str) -> int:
+    try:
+        return os.stat(path).st_mode & 0o777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask

@@ -1,0 +1,153 @@
+"""The command line on bad input: a one-line message on stderr (a located
+SourceError keeps its file:line:col, line and caret), exit code 2, and no
+partial or clobbered output file. Run as a user would, in a subprocess."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+TARGET = """import math
+
+
+class C:
+    pass
+
+
+sin = math.sin
+
+
+def f(x):
+    return math.sin(x) * x
+
+
+def refused(x):
+    try:
+        y = x
+    finally:
+        pass
+    return y
+"""
+
+
+def run(args, cwd):
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    return subprocess.run([sys.executable, "-m", "s2s_ad", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.fixture
+def folder(tmp_path):
+    (tmp_path / "tgt.py").write_text(TARGET)
+    (tmp_path / "broken.py").write_text("def f(x):\n    return x +* 2\n")
+    (tmp_path / "raises.py").write_text("raise RuntimeError('no import')\n\n\ndef f(x):\n"
+                                        "    return x\n")
+    return tmp_path
+
+
+def one_line_error(proc, *needles):
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    assert proc.stdout == ""
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("s2s-ad: error: "), lines[0]
+    assert "Traceback" not in proc.stderr
+    for n in needles:
+        assert n in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("target, needles", [
+    ("nosuchmodule.f", ["nosuchmodule", "cannot import"]),
+    ("nosuch.py:f", ["no such file", "nosuch.py"]),
+    ("tgt.py:g", ["no function 'g'"]),
+    ("tgt.py:C", ["'C' is a type", "not a Python function"]),
+    ("tgt.py:sin", ["'sin' is a builtin", "not a Python function"]),
+    ("tgt.py:math", ["'math' is a module"]),
+    ("raises.py:f", ["importing it raised RuntimeError"]),
+    ("justaname", ["expected file.py:function"]),
+])
+@pytest.mark.parametrize("command", ["grad", "check", "ir"])
+def test_bad_target(folder, command, target, needles):
+    one_line_error(run([command, target], folder), *needles)
+
+
+def test_syntax_error_in_target_is_located(folder):
+    proc = run(["grad", "broken.py:f"], folder)
+    assert proc.returncode == 2 and proc.stdout == ""
+    head, shown, caret = proc.stderr.splitlines()
+    assert head.startswith("broken.py:2:") and "cannot parse" in head
+    assert shown.strip() == "return x +* 2"
+    assert shown[caret.index("^")] == "*"
+
+
+def test_refusal_keeps_location_and_caret(folder):
+    proc = run(["grad", "tgt.py:refused"], folder)
+    assert proc.returncode == 2 and proc.stdout == ""
+    head, shown, caret = proc.stderr.splitlines()
+    assert head.startswith("tgt.py:16:5: error: `try`")
+    assert shown[caret.index("^"):].startswith("try")
+
+
+def test_unknown_wrt(folder):
+    one_line_error(run(["grad", "tgt.py:f", "--wrt", "q"], folder), "no parameter 'q'")
+
+
+def test_missing_output_folder(folder):
+    proc = run(["grad", "tgt.py:f", "-o", "nowhere/out.py"], folder)
+    one_line_error(proc, "cannot write nowhere/out.py", "No such file or directory")
+    assert not (folder / "nowhere").exists()
+
+
+def test_output_is_a_directory(folder):
+    (folder / "outdir").mkdir()
+    one_line_error(run(["grad", "tgt.py:f", "-o", "outdir"], folder), "cannot write outdir")
+    assert os.listdir(folder / "outdir") == []
+
+
+def test_output_under_a_file(folder):
+    one_line_error(run(["grad", "tgt.py:f", "-o", "tgt.py/out.py"], folder), "Not a directory")
+    assert (folder / "tgt.py").read_text() == TARGET
+
+
+@pytest.mark.parametrize("output", ["tgt.py", "./tgt.py", "link.py", "hard.py"])
+def test_output_is_the_source_file(folder, output):
+    os.symlink(folder / "tgt.py", folder / "link.py")
+    os.link(folder / "tgt.py", folder / "hard.py")
+    before = sorted(os.listdir(folder))
+    one_line_error(run(["grad", "tgt.py:f", "-o", output], folder), "source file", "refusing")
+    assert (folder / "tgt.py").read_text() == TARGET
+    assert sorted(os.listdir(folder)) == before
+
+
+def test_failed_generation_leaves_existing_output_alone(folder):
+    (folder / "out.py").write_text("# keep me\n")
+    proc = run(["grad", "tgt.py:refused", "-o", "out.py"], folder)
+    assert proc.returncode == 2
+    assert (folder / "out.py").read_text() == "# keep me\n"
+    assert not [n for n in os.listdir(folder) if n.startswith(".s2s-ad-")]
+
+
+def test_written_file_is_complete_importable_and_not_private(folder):
+    proc = run(["grad", "tgt.py:f", "-o", "out.py"], folder)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""
+    text = (folder / "out.py").read_text()
+    assert text == run(["grad", "tgt.py:f"], folder).stdout
+    namespace = {}
+    exec(compile(text, "out.py", "exec"), namespace)
+    import math
+    x = 0.3
+    assert abs(namespace["grad_f"](x) - (math.cos(x) * x + math.sin(x))) < 1e-12
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (folder / "out.py").stat().st_mode & 0o777 == 0o666 & ~umask
+    assert not [n for n in os.listdir(folder) if n.startswith(".s2s-ad-")]
+
+
+def test_source_error_without_location_is_one_line(folder):
+    # A function without readable source (exec'd): located nowhere, one line.
+    (folder / "nosrc.py").write_text("exec('def f(x):\\n    return x')\n")
+    one_line_error(run(["grad", "nosrc.py:f"], folder), "cannot read the source of f")
