@@ -79,13 +79,35 @@ REFUSED = {
 }
 
 
+MAX_NESTING = 100
+"""Deepest expression nesting lowered. Python's own printer (ast.unparse,
+used for comments) recurses several frames per level, so a 500-term sum
+``x + x + ... + x`` would exhaust the interpreter's stack; refusing it with a
+location is better than a RecursionError from inside s2s-ad."""
+
+
 def lower(src: Source, lengths: dict | None = None) -> ir.Function:
     """Lower ``src`` to SSA IR (see the module docstring).
 
     ``lengths`` maps parameters that receive a list or tuple to its length
     (an int, for a list) or ``(container, length)`` with container
     ``"list"`` or ``"tuple"``; each item becomes a scalar parameter value."""
+    _check_nesting(src)
     return _Lowering(src, lengths).function()
+
+
+def _check_nesting(src: Source) -> None:
+    """Refuse an expression nested deeper than MAX_NESTING (counted without recursion)."""
+    for stmt in ast.walk(src.tree):
+        if not isinstance(stmt, ast.stmt):
+            continue
+        stack = [(child, 1) for child in ast.iter_child_nodes(stmt) if isinstance(child, ast.expr)]
+        while stack:
+            node, depth = stack.pop()
+            if depth > MAX_NESTING:
+                raise src.error(stmt, f"this statement nests expressions more than {MAX_NESTING} "
+                                "levels deep; split it into several assignments")
+            stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
 
 
 class _Lowering(ArrayLowering, ControlFlow):
@@ -513,6 +535,9 @@ class _Lowering(ArrayLowering, ControlFlow):
         obj = self.src.globals.get(name, getattr(builtins, name, None))
         if isinstance(obj, numbers.Real):
             return self.constant(obj, node)
+        if name in self.src.fn.__code__.co_freevars:
+            raise self.src.error(node, f"`{name}` is a variable of an enclosing function "
+                                 "(a closure), which s2s-ad cannot see; pass it as a parameter")
         if obj is None and name not in self.src.globals:
             raise self.src.error(node, f"name `{name}` is not defined")
         raise self.src.error(node, f"`{name}` is a {type(obj).__name__}; only numbers can be "

@@ -65,6 +65,13 @@ def locate(fn) -> Source:
         what = type(fn).__name__
         raise SourceError(f"{getattr(fn, '__name__', fn)!r} is a {what}, not a Python function "
                           "with source s2s-ad can read")
+    if inspect.unwrap(fn) is not fn:
+        # inspect would show the wrapped function's source, but the wrapper
+        # is what runs: differentiating that source gives a wrong gradient.
+        raise SourceError(f"{fn.__qualname__} is a wrapper made by a decorator "
+                          f"(functools.wraps); s2s-ad would read the source of the wrapped "
+                          f"function, not the code that runs. Differentiate the undecorated "
+                          f"function ({fn.__qualname__}.__wrapped__)")
     try:
         file = inspect.getsourcefile(fn) or "<unknown>"
         lines, first = inspect.getsourcelines(fn)
@@ -103,7 +110,34 @@ def locate(fn) -> Source:
     if not isinstance(tree, ast.FunctionDef):
         kind = "async function" if isinstance(tree, ast.AsyncFunctionDef) else type(tree).__name__
         raise src.error(tree, f"{kind} is not supported; s2s-ad differentiates plain `def` functions")
+    if _stale(fn, tree, all_lines):
+        raise src.error(tree, f"the source of {fn.__qualname__} in {src.file} is not the code that "
+                        "runs (the file changed after it was imported?); reload the module")
     return src
+
+
+def _stale(fn: types.FunctionType, tree: ast.AST, file_lines: list[str]) -> bool:
+    """Does the source read differ from the code that runs? (Then s2s-ad would
+    differentiate other code.) The file is compiled whole, in its own context
+    (bytecode depends on it: a module-level ``import math`` changes how
+    ``math.sin(x)`` compiles), and the function's code object found by name
+    and first line is compared with the running one. Undecidable cases
+    (file unreadable, code object not found) count as not stale."""
+    code = fn.__code__
+    starts = min([tree.lineno] + [d.lineno for d in tree.decorator_list])
+    if tree.name != code.co_name or starts != code.co_firstlineno:
+        return True
+    try:
+        module_code = compile("".join(file_lines), code.co_filename, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    stack = [module_code]
+    while stack:
+        c = stack.pop()
+        if c.co_name == code.co_name and c.co_firstlineno == code.co_firstlineno:
+            return c.co_code != code.co_code
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return False
 
 
 def load_target(target: str):

@@ -134,7 +134,8 @@ def evaluate(fn, point: dict) -> float | None:
         v = fn(**point)
     except (ValueError, ZeroDivisionError, OverflowError):
         return None
-    if not isinstance(v, (int, float)) or not math.isfinite(v) or abs(v) > 1e6:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
+            or abs(v) > 1e6:
         return None
     return float(v)
 
