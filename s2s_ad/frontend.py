@@ -404,6 +404,10 @@ class _Lowering(ArrayLowering, ControlFlow):
         fn = self.resolve(node.func)
         if fn is builtins.sum or fn is builtins.len:
             return structures.builtin(self, fn, node, var, hint)
+        if isinstance(fn, types.FunctionType) and fn.__name__ == "<lambda>":
+            raise self.src.error(node, f"`{ast.unparse(node.func)}` is a `lambda` defined "
+                                 "outside the function; calls to lambdas are not supported: "
+                                 "define it with `def`")
         if isinstance(fn, types.FunctionType) and not _is_library(fn):
             return self.user_call(fn, node, var, hint)
         if node.keywords:
@@ -492,9 +496,6 @@ class _Lowering(ArrayLowering, ControlFlow):
         if fn in (builtins.eval, builtins.exec, builtins.compile):
             raise self.src.error(node, f"`{what}` runs code s2s-ad cannot see; dynamic code "
                                  "is not supported")
-        if isinstance(fn, types.FunctionType) and fn.__name__ == "<lambda>":
-            raise self.src.error(node, f"`{what}` is a `lambda` defined outside the function; "
-                                 "calls to lambdas are not supported: define it with `def`")
         if name and getattr(math, name, None) is fn:
             raise self.src.error(node, f"`{what}` has no derivative rule in s2s-ad")
         raise self.src.error(node, f"the call `{what}` is not supported: s2s-ad knows "

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import builtins
 import keyword
+import re
 from typing import Iterable
 
 
@@ -37,6 +38,10 @@ class Namer:
     def fresh(self, base: str) -> str:
         """A name derived from ``base`` that neither the user nor an earlier
         call owns."""
+        # A base that is no identifier (``<lambda>``) would never become free.
+        base = re.sub(r"\W", "_", base)
+        if not base.isidentifier():
+            base = "_" + base
         if self._free(base) and base not in self.avoid:
             self.taken.add(base)
             return base

@@ -31,11 +31,15 @@ CASES = {
     "exec_statement": ("def f(x):\n    exec('y = 1')\n    return x\n", "exec", "exec", "`exec(...)`"),
     "exec_value": ("def f(x):\n    y = exec('y = 1')\n    return x\n", "exec", "exec", "`exec`"),
     "subscript_write": ("def f(x):\n    x[0] = 1.0\n    return x\n", "x[0] = 1.0", "x[0]",
-                        "`x[0]` mutates a value in place"),
+                        "`x` is a number; only lists and dicts built in the function can be "
+                        "assigned into"),
     "subscript_augmented": ("def f(x):\n    x[0] += 1.0\n    return x\n", "x[0]", "x[0]",
                             "`x[0]` mutates a value in place"),
     "method_mutation": ("def f(xs, y):\n    xs.append(y)\n    return y\n", "append", "xs.append",
-                        "`xs.append(...)` is called for its side effect"),
+                        "`xs.append` is not supported"),
+    "method_call_for_effect": ("import math\n\n\ndef f(x):\n    math.sin(x)\n    return x\n",
+                               "math.sin", "math.sin", "`math.sin(...)` is called for its side "
+                               "effect"),
     "attribute_write": ("def f(x):\n    x.grad = 1.0\n    return 1.0\n", "x.grad", "x.grad",
                         "attribute assignment (`x.grad = ...`)"),
     "attribute_augmented": ("def f(x):\n    x.grad += 1.0\n    return 1.0\n", "x.grad", "x.grad",
