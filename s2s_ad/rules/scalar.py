@@ -9,6 +9,10 @@ Conventions at points where a derivative does not exist:
   ``x <= y``.
 * ``x % y`` (``x - y*floor(x/y)``): ``1`` and ``-floor(x/y)``; ``x // y``,
   ``round``, ``floor``, ``ceil``, ``trunc`` and comparisons: zero.
+* Where a derivative is infinite (``sqrt`` at 0, ``asin`` at 1), the partial's
+  division by zero raises ``ZeroDivisionError`` in Python floats, as the
+  formula would; ``x ** 0`` and ``0 ** y``, whose derivatives exist, have
+  guarded partials (docs/numerics.md).
 """
 
 from __future__ import annotations
