@@ -137,6 +137,10 @@ class _Lowering(ArrayLowering, ControlFlow):
     def function(self) -> ir.Function:
         self.setup_numpy()
         params = self.parameters()
+        # What each parameter is bound to on entry: writing into that very
+        # object (``xs[0] = v``, ``xs.append(v)``) would change the caller's.
+        self.arguments = {a.arg: self.env.get(a.arg) for a in self.tree.args.posonlyargs
+                          + self.tree.args.args + self.tree.args.kwonlyargs}
         self.params_so_far = params
         self._params = params
         # Module aliases come after the parameters (whose names are fixed by
@@ -268,6 +272,9 @@ class _Lowering(ArrayLowering, ControlFlow):
         elif isinstance(stmt, ast.Expr):
             if isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
                 return  # a string statement (comment-like) does nothing
+            call = stmt.value
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
+                self.refuse_argument_mutation(call.func.value, call)
             if structures.mutation(self, stmt):
                 return
             if type(stmt.value) in REFUSED:  # `yield x`, `await x`
@@ -285,6 +292,7 @@ class _Lowering(ArrayLowering, ControlFlow):
         if isinstance(target, ast.Name):
             self.bind(target.id, value)
         elif isinstance(target, ast.Subscript):
+            self.refuse_argument_mutation(target.value, target)
             structures.store(self, target, value)
         elif isinstance(target, (ast.Tuple, ast.List)):
             value = structures.unpack(self, value, target, value_node)
@@ -588,6 +596,15 @@ class _Lowering(ArrayLowering, ControlFlow):
     def loc(self, node: ast.AST) -> ir.Loc:
         err = self.src.error(node, "")
         return ir.Loc(self.src.file, err.line, err.col)
+
+    def refuse_argument_mutation(self, base: ast.expr, node: ast.expr) -> None:
+        """Refuse changing a parameter's list or array in place: the caller
+        would see the change, which the gradient function cannot replay."""
+        if isinstance(base, ast.Name) and base.id in getattr(self, "arguments", {}) \
+                and self.env.get(base.id) is self.arguments[base.id]:
+            raise self.src.error(node, f"`{ast.unparse(node)}` changes the argument "
+                                 f"`{base.id}` in place, which the caller would see: s2s-ad "
+                                 "differentiates pure functions; build a new value instead")
 
     def refuse_target(self, target: ast.expr) -> SourceError:
         """The error for assigning to something other than a name."""

@@ -31,12 +31,11 @@ CASES = {
     "exec_statement": ("def f(x):\n    exec('y = 1')\n    return x\n", "exec", "exec", "`exec(...)`"),
     "exec_value": ("def f(x):\n    y = exec('y = 1')\n    return x\n", "exec", "exec", "`exec`"),
     "subscript_write": ("def f(x):\n    x[0] = 1.0\n    return x\n", "x[0] = 1.0", "x[0]",
-                        "`x` is a number; only lists and dicts built in the function can be "
-                        "assigned into"),
+                        "`x[0]` changes the argument `x` in place"),
     "subscript_augmented": ("def f(x):\n    x[0] += 1.0\n    return x\n", "x[0]", "x[0]",
                             "`x[0]` mutates a value in place"),
     "method_mutation": ("def f(xs, y):\n    xs.append(y)\n    return y\n", "append", "xs.append",
-                        "`xs.append` is not supported"),
+                        "`xs.append(y)` changes the argument `xs` in place"),
     "method_call_for_effect": ("import math\n\n\ndef f(x):\n    math.sin(x)\n    return x\n",
                                "math.sin", "math.sin", "`math.sin(...)` is called for its side "
                                "effect"),
@@ -99,3 +98,24 @@ def test_column_counts_characters_not_bytes(tmp_path):
     line = text.splitlines()[1]
     assert info.value.col == line.index("eval")
     assert info.value.col != line.encode("utf-8").index(b"eval")
+
+
+@pytest.mark.parametrize("body, at", [
+    ("    xs[0] = xs[0] * 2.0\n    return xs[0] + xs[1]\n", "xs[0] ="),
+    ("    xs.append(xs[0] * 2.0)\n    return xs[1]\n", "xs.append"),
+    ("    ys = xs\n    return ys[0] + xs[1]\n", None),
+    ("    xs = [xs[0], xs[1]]\n    xs[0] = xs[0] * 2.0\n    xs.append(1.0)\n"
+     "    return xs[0] + xs[2]\n", None),
+])
+def test_mutating_a_list_argument_is_refused(body, at, tmp_path):
+    text = "def f(xs):\n" + body
+    module = import_source(tmp_path, text, "refusal_list_argument")
+    if at is None:  # a local rebinding is not the caller's list: differentiated
+        assert s2s_ad.grad(module.f)([1.0, 2.0]) is not None
+        return
+    with pytest.raises(s2s_ad.SourceError) as info:
+        s2s_ad.grad(module.f)([1.0, 2.0])
+    lines = text.splitlines()
+    lineno = next(i for i, line in enumerate(lines, 1) if at in line)
+    assert (info.value.line, info.value.col) == (lineno, lines[lineno - 1].index(at[:2]))
+    assert "changes the argument `xs` in place" in info.value.message
