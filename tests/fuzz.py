@@ -110,7 +110,9 @@ def time_limit(seconds: float):
     except ValueError:
         yield
         return
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    # Repeat every second: an alarm that lands in a weakref callback is
+    # swallowed there ("Exception ignored"), so one alone may not stop sympy.
+    signal.setitimer(signal.ITIMER_REAL, seconds, 1.0)
     try:
         yield
     finally:
