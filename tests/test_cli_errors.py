@@ -69,9 +69,13 @@ def one_line_error(proc, *needles):
     ("raises.py:f", ["importing it raised RuntimeError"]),
     ("justaname", ["expected file.py:function"]),
 ])
-@pytest.mark.parametrize("command", ["grad", "check", "ir"])
-def test_bad_target(folder, command, target, needles):
-    one_line_error(run([command, target], folder), *needles)
+def test_bad_target(folder, target, needles):
+    one_line_error(run(["grad", target], folder), *needles)
+
+
+@pytest.mark.parametrize("command", ["check", "ir", "explain"])
+def test_bad_target_in_other_commands(folder, command):
+    one_line_error(run([command, "tgt.py:C"], folder), "'C' is a type")
 
 
 def test_syntax_error_in_target_is_located(folder):
