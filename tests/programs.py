@@ -16,6 +16,10 @@ What the programs exercise:
   several later statements, or twice in one expression);
 * reassignment (``x = x * y``), augmented assignment (``x += ...``), tuple
   assignment and swaps, annotated assignment, dead statements;
+* control flow: ``if``/``elif``/``else`` on comparisons (with ``and``/``or``/
+  ``not`` now and then), ``for i in range(...)`` with 0 to 3 trips (reading
+  ``i``, with an early ``break`` now and then) and counted ``while`` loops,
+  their bodies assigning only variables that exist before them;
 * the three ways of naming ``math`` (``import math``, ``import math as m``,
   ``from math import sin, ...``), module constants, parameters with defaults
   and keyword-only parameters;
@@ -108,8 +112,9 @@ class Program:
 
 
 class _Gen:
-    def __init__(self, d, max_stmts: int, max_depth: int):
+    def __init__(self, d, max_stmts: int, max_depth: int, control: bool = False):
         self.d = d
+        self.control = control
         self.max_depth = max_depth
         self.max_stmts = max_stmts
         self.ops = 0
@@ -251,6 +256,63 @@ class _Gen:
 
     # -- statements ------------------------------------------------------------
 
+    def simple(self, env: list[str], indent: str) -> str:
+        """An assignment to a variable that already exists (a branch or a loop
+        body must not introduce a name that is unbound when it does not run)."""
+        d = self.d
+        target = choice(d, env)
+        kind = d.integer(0, 2)
+        self.ops += 1
+        if kind == 0:
+            return f"{indent}{target} = {self.expr(env, 1)}"
+        if kind == 1:
+            return f"{indent}{target} = {target} {choice(d, ['*', '+', '-'])} {self.expr(env, 2)}"
+        op = choice(d, ["+=", "*=", "-="])
+        value = self.expr(env, 2) if op != "*=" else self.damped(env, 2, "1.2")
+        return f"{indent}{target} {op} {value}"
+
+    def condition(self, env: list[str]) -> str:
+        d = self.d
+        left = self.expr(env, 2)
+        right = self.leaf(env) if chance(d, 50) else self.expr(env, 2)
+        test = f"{left} {choice(d, ['<', '>', '<=', '>='])} {right}"
+        if chance(d, 15):
+            test = f"{test} {choice(d, ['and', 'or'])} {choice(d, env)} > {self.const()}"
+        if chance(d, 10):
+            test = f"not ({test})"
+        return test
+
+    def compound(self, env: list[str]) -> list[str]:
+        """``if``/``else`` on a comparison, ``for`` over a small ``range``, or
+        a counted ``while``; bodies of one or two simple assignments."""
+        d = self.d
+        form = d.integer(0, 3)
+        body = lambda indent: [self.simple(env, indent) for _ in range(d.integer(1, 2))]
+        if form <= 1:
+            lines = [f"if {self.condition(env)}:"] + body("    ")
+            if chance(d, 60):
+                if chance(d, 30):
+                    lines += [f"elif {self.condition(env)}:"] + body("    ")
+                lines += ["else:"] + body("    ")
+            return lines
+        if form == 2:
+            trips = choice(d, ["range(3)", "range(2)", "range(1, 4)", "range(4, 0, -2)", "range(0)"])
+            lines = [f"for i in {trips}:"]
+            # The loop index is an int: read it now and then (no adjoint flows to it).
+            inner = body("    ")
+            if chance(d, 40):
+                target = choice(d, env)
+                inner.append(f"    {target} = {target} + 0.25 * i")
+            if chance(d, 15):
+                inner = [f"    if {self.condition(env)}:", "        " + self.simple(env, "").strip(),
+                         "        break"] + inner
+            return lines + inner
+        counter = "k"
+        while counter in env:
+            counter += "k"
+        return ([f"{counter} = 0", f"while {counter} < {choice(d, ['2', '3'])}:"] + body("    ")
+                + [f"    {counter} = {counter} + 1"])
+
     def body(self, params: list[str]) -> tuple[list[str], str]:
         d = self.d
         env = list(params)
@@ -258,7 +320,7 @@ class _Gen:
         if chance(d, 10):
             lines.append('"""A generated function."""')
         for _ in range(d.integer(0, self.max_stmts)):
-            kind = d.integer(0, 9)
+            kind = d.integer(0, 9 if self.control else 8)
             if kind <= 3 or not env:  # new or overwritten variable
                 target = choice(d, env) if env and chance(d, 30) else self.fresh_name(set(env))
                 value = self.expr(env, 0)
@@ -292,6 +354,8 @@ class _Gen:
                 t2 = self.fresh_name(set(env) | {t1})
                 lines.append(f"{t1}, {t2} = {self.expr(env, 1)}, {self.expr(env, 1)}")
                 env += [n for n in (t1, t2) if n not in env]
+            elif kind == 9 and self.control and env:
+                lines += self.compound(env)
             else:
                 lines.append("pass")
         form = d.integer(0, 9)
@@ -309,9 +373,11 @@ class _Gen:
         return lines, result
 
 
-def program(d, *, max_params: int = 3, max_stmts: int = 5, max_depth: int = 3) -> Program:
-    """Draw a program (see the module docstring)."""
-    g = _Gen(d, max_stmts, max_depth)
+def program(d, *, max_params: int = 3, max_stmts: int = 5, max_depth: int = 3,
+            control: bool = True) -> Program:
+    """Draw a program (see the module docstring); ``control`` adds ``if``,
+    ``for`` and ``while`` statements."""
+    g = _Gen(d, max_stmts, max_depth, control)
     nparams = d.integer(1, max_params)
     params: list[str] = []
     for _ in range(nparams):
