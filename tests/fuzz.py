@@ -3,6 +3,7 @@
     python -m tests.fuzz --n 10000            # the soak: programs tried, mismatches
     python -m tests.fuzz --seed 1234 --n 1    # replay one program (seed = program)
     python -m tests.fuzz --n 500 --no-sympy   # finite differences only (faster)
+    python -m tests.fuzz --n 1000 --numpy     # small NumPy programs (finite differences)
 
 Each program from :mod:`tests.programs` is written to a real ``.py`` file (s2s-ad
 reads source), imported, and its gradient computed by ``s2s_ad.grad`` is
@@ -43,6 +44,7 @@ if __package__ in (None, ""):
 import s2s_ad  # noqa: E402
 from tests.modules import import_source  # noqa: E402
 from tests.programs import Program, RandomDraw, program  # noqa: E402
+from tests.programs_numpy import numpy_program  # noqa: E402
 
 SYMPY_MAX_OPS = 12
 """Programs with more operations are checked by finite differences only:
@@ -249,19 +251,71 @@ def run_one(prog: Program, folder: str, label: str, *, use_sympy: bool = True) -
     return outcome
 
 
+def run_numpy_one(prog, folder: str, label: str) -> Outcome:
+    """A NumPy program (tests.programs_numpy): every element's partial
+    derivative against finite differences in that element (fd_agrees)."""
+    import numpy as np
+
+    try:
+        fn = getattr(import_source(folder, prog.source, f"fuzznp_{label}"), "f")
+    except Exception as exc:
+        return Outcome("mismatch", f"generated program does not import: {exc!r}")
+    with np.errstate(all="ignore"):
+        value = evaluate(lambda **kw: float(fn(**kw)), prog.point)
+    if value is None:
+        return Outcome("rejected")
+    try:
+        with np.errstate(all="raise"):
+            grad_fn = s2s_ad.grad(fn, ("a", "b", "s"))
+            got = grad_fn(**prog.point)
+    except s2s_ad.SourceError as exc:
+        return Outcome("mismatch", f"refused a program of the supported subset:\n{exc}")
+    except Exception:
+        return Outcome("mismatch", "s2s-ad raised:\n" + traceback.format_exc(limit=6))
+    states = []
+    for name, g in zip(("a", "b", "s"), got):
+        base = prog.point[name]
+        g = np.asarray(g, dtype=float)
+        if g.shape != np.shape(base):
+            return Outcome("mismatch", f"d/d{name} has shape {g.shape}, expected {np.shape(base)}")
+        for index in np.ndindex(np.shape(base)):
+            def one(e, name=name, index=index):
+                point = {k: np.array(v, dtype=float) if k != "s" else v
+                         for k, v in prog.point.items()}
+                if name == "s":
+                    point["s"] = e
+                else:
+                    point[name][index] = e
+                with np.errstate(all="ignore"):
+                    return float(fn(**point))
+            x0 = float(base[index]) if name != "s" else float(base)
+            verdict = fd_agrees(one, {"e": x0}, "e", float(g[index]), value)
+            states.append(verdict)
+            if verdict is False:
+                fd = finite_difference(one, {"e": x0}, "e", 5e-5 * max(1.0, abs(x0)))
+                return Outcome("mismatch", f"d/d{name}{list(index)}: s2s-ad {float(g[index])!r}, "
+                               f"finite differences {fd!r}\n" + s2s_ad.source_of(grad_fn),
+                               fd="mismatch")
+    return Outcome("ok", fd="skipped" if None in states else "agrees")
+
+
 def report(label: str, prog: Program, o: Outcome) -> str:
     return (f"=== MISMATCH {label}: wrt={prog.wrt!r} at {prog.point}\n{prog.source}"
             f"--- {o.detail}\n")
 
 
 def soak(seeds, *, use_sympy: bool = True, out=sys.stdout, max_stmts: int = 5,
-         max_depth: int = 3) -> Tally:
+         max_depth: int = 3, numpy: bool = False) -> Tally:
     tally = Tally()
     with tempfile.TemporaryDirectory(prefix="s2s-ad-fuzz-") as folder:
         for seed in seeds:
-            prog = program(RandomDraw(seed), max_stmts=max_stmts, max_depth=max_depth)
             label = f"seed{seed}"
-            o = run_one(prog, folder, label, use_sympy=use_sympy)
+            if numpy:
+                prog = numpy_program(RandomDraw(seed))
+                o = run_numpy_one(prog, folder, label)
+            else:
+                prog = program(RandomDraw(seed), max_stmts=max_stmts, max_depth=max_depth)
+                o = run_one(prog, folder, label, use_sympy=use_sympy)
             tally.add(o, prog, label)
             if o.status == "mismatch":
                 print(report(label, prog, o), file=out, flush=True)
@@ -278,16 +332,22 @@ def main(argv=None) -> int:
     p.add_argument("--no-sympy", action="store_true", help="finite differences only")
     p.add_argument("--stmts", type=int, default=5, help="most statements per program")
     p.add_argument("--depth", type=int, default=3, help="deepest expression nesting")
+    p.add_argument("--numpy", action="store_true", help="NumPy programs (finite differences)")
     p.add_argument("--show", action="store_true", help="print each program's source")
     args = p.parse_args(argv)
     seeds = range(args.seed, args.seed + args.n)
     if args.show:
         for s in seeds:
+            if args.numpy:
+                prog = numpy_program(RandomDraw(s))
+                print(f"# seed {s}: at {prog.point}\n{prog.source}")
+                continue
             prog = program(RandomDraw(s), max_stmts=args.stmts, max_depth=args.depth)
             print(f"# seed {s}: wrt={prog.wrt!r} at {prog.point}\n{prog.source}")
         return 0
     start = time.time()
-    tally = soak(seeds, use_sympy=not args.no_sympy, max_stmts=args.stmts, max_depth=args.depth)
+    tally = soak(seeds, use_sympy=not args.no_sympy, max_stmts=args.stmts, max_depth=args.depth,
+                 numpy=args.numpy)
     print(tally.summary(time.time() - start))
     return 1 if tally.mismatches else 0
 

@@ -10,8 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.fuzz import report, run_one
+from tests.fuzz import report, run_numpy_one, run_one
 from tests.programs import HypothesisDraw, RandomDraw, program
+from tests.programs_numpy import numpy_program
 
 FAST = settings(max_examples=150, deadline=None, derandomize=True, database=None,
                 suppress_health_check=list(HealthCheck))
@@ -51,3 +52,13 @@ def test_soak_seeds_replay(seed, tmp_path):
     assert a.source == b.source and a.point == b.point
     outcome = run_one(a, str(tmp_path), f"s{seed}", use_sympy=False)
     assert outcome.status != "mismatch", report(f"seed {seed}", a, outcome)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_random_numpy_programs_match_finite_differences(data, tmp_path_factory):
+    prog = numpy_program(HypothesisDraw(data))
+    label = f"n{abs(hash(prog.source)) % 10**12}"
+    outcome = run_numpy_one(prog, str(tmp_path_factory.mktemp("np")), label)
+    assert outcome.status != "mismatch", f"{prog.source}\nat {prog.point}\n{outcome.detail}"
