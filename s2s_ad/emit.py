@@ -108,11 +108,13 @@ def _block(b: Block, indent: str) -> list[str]:
         stub = ast.For(head.target, head.iter, [ast.Pass()], [], None)
     else:
         stub = ast.While(head.test, [ast.Pass()], [])
-    line = indent + _source(stub).splitlines()[0]
+    # The printer wraps a long test over several lines: keep them all (only
+    # the stub's `pass` goes), and put the comment after the last.
+    out = [indent + text for text in _source(stub).splitlines()[:-1]]
     if b.comment:
-        line = f"{line:<{COMMENT_COLUMN}}  # {b.comment}" if len(line) < COMMENT_COLUMN \
+        line = out[-1]
+        out[-1] = f"{line:<{COMMENT_COLUMN}}  # {b.comment}" if len(line) < COMMENT_COLUMN \
             else f"{line}  # {b.comment}"
-    out = [line]
     out += _body(b.body, indent + "    ") or [indent + "    pass"]
     if b.orelse:
         out.append(indent + "else:")

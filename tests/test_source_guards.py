@@ -1,5 +1,5 @@
-"""Regression tests: cases where s2s-ad once gave a wrong gradient, hung or
-raised from inside, and now refuses with a message."""
+"""Regression tests: cases where s2s-ad once gave a wrong gradient, hung,
+raised from inside or generated code that does not compile."""
 
 import linecache
 import os
@@ -8,6 +8,7 @@ import pytest
 
 import s2s_ad
 from tests.modules import import_source
+from tests.oracle import central_difference, close
 
 
 def test_decorated_wrapper_is_refused_not_differentiated_from_the_wrapped_source(tmp_path):
@@ -59,3 +60,19 @@ def test_calling_a_lambda_is_refused_quickly(tmp_path):
     m = import_source(tmp_path, text, "guard_lambda")
     with pytest.raises(s2s_ad.SourceError, match="`sq` is a `lambda`"):
         s2s_ad.grad(m.f)
+
+
+def test_long_branch_condition_wrapped_by_the_printer_compiles(tmp_path):
+    # Found by the soak (seed 9040): a test too long for one line was printed
+    # by astor over several lines and only the first was kept.
+    text = ("import math as m\n\n\ndef loss(value_and_grad_f):\n"
+            "    y = m.trunc(value_and_grad_f)\n"
+            "    if m.fabs(value_and_grad_f) >= value_and_grad_f:\n"
+            "        y = y + (y + value_and_grad_f)\n"
+            "    elif max(value_and_grad_f, value_and_grad_f, value_and_grad_f) < "
+            "value_and_grad_f or y > 0.1:\n"
+            "        y = y\n    else:\n        y = y * 2.0\n    return y * value_and_grad_f\n")
+    m = import_source(tmp_path, text, "guard_long_test")
+    g = s2s_ad.grad(m.loss)
+    for x in (-0.855662, 0.3, 1.7):
+        assert close(g(x), central_difference(m.loss, [x], 0))
