@@ -85,6 +85,9 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--at", action="append", metavar="NAME=VALUE",
                    help="sample point that decides comparisons (default 0.5, 0.7, ...)")
     c.add_argument("--points", type=int, default=8, help="points for the numeric fallback")
+    c.add_argument("--timeout", type=float, default=20.0, metavar="SECONDS",
+                   help="symbolic work allowed before falling back to finite differences "
+                        "(default 20; 0 for no limit)")
     c.add_argument("--output", type=int, metavar="K",
                    help="for a function returning a tuple or list: the item to check")
     c.add_argument("--length", action="append", metavar="NAME=N",
@@ -144,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "check":
             verdict = check(fn, _wrt(args.wrt), args=_assignments(args.args, "--args"),
                             at=_assignments(args.at, "--at"), points=args.points,
+                            timeout=args.timeout or None,
                             output=args.output,
                             lengths=_assignments(args.length, "--length") or None,
                             shapes=_shapes(args.shape))

@@ -13,23 +13,64 @@ for each parameter. The verdict is
 Comparisons (``max``, ``abs`` at a branch, user ``if`` s) are decided at a
 sample point, so the verdict holds on the branch that point takes; the
 verdict names the point.
+
+Symbolic execution has a time budget (``timeout``, 20 s by default): a
+program whose expressions swell (a converging ``while`` loop, a long
+recurrence) is checked against central differences instead, and the
+verdict says it is not a proof. ``simplify`` gets its own share of the
+budget; when it runs out, the random-point comparison decides.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import random
+import signal
+import threading
+import time
 import types
 from dataclasses import dataclass, field
 
 import sympy
 
 from . import api, emit, frontend, source as source_mod
+from .errors import S2SError
 from .rules import user as user_rules
 
 SIMPLIFY_LIMIT = 400
 """Above this many operations, simplify() is skipped for the numeric check:
 sympy's cost grows far faster than the expression (see docs/verification.md)."""
+
+TIMEOUT = 20.0
+"""Seconds of symbolic work before :func:`check` falls back to numbers."""
+
+
+class _OutOfTime(BaseException):
+    """BaseException, so that no `except Exception` inside sympy swallows it."""
+    pass
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float | None):
+    """Raise :class:`_OutOfTime` inside the block after ``seconds``. Only the
+    main thread can take a timer signal; elsewhere the block runs unbounded."""
+    usable = (seconds is not None and seconds > 0 and hasattr(signal, "setitimer")
+              and threading.current_thread() is threading.main_thread())
+    if not usable:
+        yield
+        return
+
+    def expire(signum, frame):
+        raise _OutOfTime()
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 class _Step(sympy.Function):
@@ -230,7 +271,8 @@ def _uses_numpy(fn, lengths) -> bool:
 
 def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
           points: int = 8, seed: int = 0, output: int | None = None,
-          lengths: dict | None = None, shapes: dict | None = None) -> Verdict:
+          lengths: dict | None = None, shapes: dict | None = None,
+          timeout: float | None = TIMEOUT) -> Verdict:
     """Check the gradient s2s-ad generates for ``fn`` against ``sympy.diff``.
 
     Parameters
@@ -256,6 +298,10 @@ def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
         (``{"W": (3, 4), "x": (4,)}``). sympy cannot run NumPy code, so such a
         function gets a numeric check against central differences instead
         (:mod:`s2s_ad.verify_arrays`), and the verdict says so.
+    timeout : float or None
+        Seconds of symbolic work allowed (default 20). Past it, a function of
+        floats is checked against central differences instead, and the
+        verdict says it is not a proof. None: no limit.
 
     Returns
     -------
@@ -266,6 +312,25 @@ def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
         from . import verify_arrays
         return verify_arrays.check(fn, wrt, shapes=shapes or {}, args=args,
                                    points=min(points, 3), seed=seed)
+    started = time.monotonic()
+    try:
+        with _deadline(timeout):
+            return _check_symbolic(fn, wrt, args, at, points, seed, output, lengths,
+                                   None if timeout is None else started + timeout)
+    except _OutOfTime:
+        if lengths:
+            raise S2SError(f"symbolic execution of {fn.__name__} took more than {timeout:g} s "
+                               "(its expressions swell); check it with finite differences "
+                               "(tests/oracle.py) or a smaller --length") from None
+        from . import verify_arrays
+        return verify_arrays.check(
+            fn, wrt, shapes={}, args=args, points=min(points, 3), seed=seed, positive=True,
+            reason=f"symbolic execution took more than {timeout:g} s (its expressions swell), "
+                   "so this is a numeric check (central differences of the original function "
+                   "in float64), not a proof")
+
+
+def _check_symbolic(fn, wrt, args, at, points, seed, output, lengths, deadline) -> Verdict:
     args = dict(args or {})
     functions, src, graph = api.program(fn, wrt, tuple_result=True, output=output,
                                         lengths=lengths)
@@ -316,7 +381,7 @@ def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
         for name, g in pairs:
             expected = sympy.diff(original, symbols[name])
             results.append(_compare(name, expected, sympy.sympify(g), symbols, point,
-                                    bool(branches.decided), rng, points))
+                                    bool(branches.decided), rng, points, deadline))
     notes = []
     if branches.decided:
         at_text = ", ".join(f"{k}={v}" for k, v in point.items())
@@ -437,12 +502,19 @@ class _ModuleProxy:
         return self._symbolic.convert(getattr(self._module, name))
 
 
-def _compare(name, expected, got, symbols, point, branched, rng, n) -> ParamResult:
+def _compare(name, expected, got, symbols, point, branched, rng, n,
+             deadline: float | None = None) -> ParamResult:
     difference = expected - got
     if sympy.count_ops(difference) <= SIMPLIFY_LIMIT:
+        # simplify may take up to half of what is left of the budget; the
+        # random-point comparison below needs the rest.
+        share = None if deadline is None else max(0.0, (deadline - time.monotonic()) / 2)
         try:
-            if sympy.simplify(difference) == 0:
-                return ParamResult(name, "proved", expected, got)
+            with _deadline(share):
+                if sympy.simplify(difference) == 0:
+                    return ParamResult(name, "proved", expected, got)
+        except _OutOfTime:
+            pass
         except Exception:  # sympy gives up on some forms; fall back to numbers
             pass
     syms = list(symbols.values())

@@ -1,5 +1,7 @@
 """Verification itself: it proves right gradients and catches wrong ones."""
 
+import math
+
 import pytest
 
 import corpus_scalar
@@ -45,3 +47,28 @@ def test_branches_are_reported():
     verdict = s2s_ad.check(corpus_scalar.maximum, at={"x": 0.9, "y": 0.2, "z": 0.5})
     assert verdict.ok
     assert "decided at" in str(verdict) and "x >= y" in str(verdict)
+
+
+def swelling(x):
+    # Each step squares the size of the symbolic expression's derivative.
+    for _ in range(40):
+        x = math.sin(x) * x + 0.5
+    return x
+
+
+def test_symbolic_time_budget_falls_back_to_finite_differences():
+    verdict = s2s_ad.check(swelling, timeout=0.5)
+    assert verdict.status == "agrees", str(verdict)
+    assert "not a proof" in str(verdict) and "central differences" in str(verdict)
+
+
+def test_fallback_still_catches_a_wrong_rule(monkeypatch):
+    # Compiled gradients are cached on the function's source, not on the rule
+    # table: clear the cache around a deliberately broken table.
+    s2s_ad.clear_cache()
+    monkeypatch.setitem(RULES, "math.sin", Rule("math.sin", "math.sin(x)", ("-math.cos(x)",)))
+    try:
+        verdict = s2s_ad.check(swelling, timeout=0.5)
+    finally:
+        s2s_ad.clear_cache()
+    assert verdict.status == "mismatch", str(verdict)
