@@ -62,6 +62,16 @@ def simplify(node: ast.expr) -> ast.expr:
             self.generic_visit(node)
             return _binop(node)
 
+        def visit_Call(self, node):
+            # ``np.where(2 == 0, a, b)``: the array form of the same guard.
+            self.generic_visit(node)
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "where" \
+                    and len(node.args) == 3 and not node.keywords:
+                decided = _decide(node.args[0])
+                if decided is not None:
+                    return node.args[1] if decided else node.args[2]
+            return node
+
         def visit_IfExp(self, node):
             # A rule's guard on a constant operand (``0.0 if y == 0 else ...``
             # with y = 2) is decided here, so the generated line shows only

@@ -178,3 +178,19 @@ def test_max_min_ties_go_to_the_first_operand(m):
 def test_infinite_and_nan_inputs_propagate_without_raising(m):
     g = s2s_ad.grad(m.square_at_zero)
     assert g(math.inf) == math.inf and math.isnan(g(math.nan))
+
+
+def test_numpy_power_at_zero_matches_the_scalar_convention(tmp_path):
+    import warnings
+
+    import numpy as np
+
+    text = ("import numpy as np\n\n\ndef f(a):\n    return np.sum(a ** 0 * 2.0 + a)\n\n\n"
+            "def g(a, b):\n    return np.sum((a - a) ** b + a * b)\n")
+    m = import_source(tmp_path, text, "numerics_numpy_power")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # np.where evaluates both sides
+        assert np.array_equal(s2s_ad.grad(m.f)(np.array([0.0, 1.5])), [1.0, 1.0])
+        da, db = s2s_ad.grad(m.g, wrt=(0, 1))(np.array([0.0, 1.5]), np.array([2.0, 3.0]))
+    # (a - a) ** b is 0 for b > 0: only a * b contributes.
+    assert np.array_equal(da, [2.0, 3.0]) and np.array_equal(db, [0.0, 1.5])

@@ -56,8 +56,10 @@ _DOT = tuple(t.replace("matmul_adjoint(g, x, y, ", "matmul_adjoint(g, x, y, dot=
 
 NUMPY_RULES = [
     # Python operators on arrays, where the scalar rule's template is not elementwise
-    Rule("array.pow", "x ** y", ("y * x ** (y - 1)", "out * np.log(x)"), "array",
-         "∂/∂x = y·x^(y-1), ∂/∂y = x^y·ln x", domain=(POS, ANY), broadcast=True),
+    Rule("array.pow", "x ** y", ("np.where(y == 0, 0.0, y * x ** (y - 1))",
+                                 "np.where(x == 0, 0.0, out * np.log(x))"), "array",
+         "∂/∂x = y·x^(y-1), ∂/∂y = x^y·ln x", "as for scalars: 0 where y = 0 (x**0 is 1) "
+         "and where x = 0 (0**y is 0)", domain=(POS, ANY), broadcast=True),
     Rule("array.abs", "abs(x)", ("np.sign(x)",), "array", "sign x", "np.sign: 0 at 0"),
     Rule("matmul", "x @ y", _MATMUL, "array", "∂/∂x = g·yᵀ, ∂/∂y = xᵀ·g", adjoint=True),
     # elementwise functions
