@@ -13,7 +13,7 @@ import weakref
 from collections.abc import Hashable
 from typing import Callable, NamedTuple, Sequence, Union
 
-from . import calls, emit, frontend, graph, ir, loader, reverse, source, structures
+from . import calls, emit, frontend, graph, ir, loader, optimize, reverse, source, structures
 from .code import CodeFunction
 from .errors import S2SError
 from .explain import explain_text
@@ -120,7 +120,7 @@ def program(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
     for callee in graph.callees:
         p = pairs[_function_of(graph, callee)]
         functions += reverse.transform_pair(callee, p.fwd, p.bwd, pairs, reserved)
-    return functions, src, graph
+    return [optimize.drop_unused_items(f) for f in functions], src, graph
 
 
 def _function_of(graph, lowered):

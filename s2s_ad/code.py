@@ -29,6 +29,8 @@ class Stmt:
     """For a reverse statement: the local derivative, in the user's names."""
     target: str = ""
     """For a reverse statement: the adjoint it sets or adds to."""
+    unpacks: str = ""
+    """For ``xs_0, xs_1 = xs``: the sequence parameter it unpacks."""
 
 
 @dataclass(eq=False)
@@ -79,3 +81,20 @@ class CodeFunction:
     loops: list = field(default_factory=list)
     """Per loop (line, header text, values pushed per iteration): what the
     forward pass records for the reverse sweep."""
+
+
+def unpack_params(func: ir.Function) -> list[Stmt]:
+    """``xs_0, xs_1 = xs`` for each sequence parameter: it names the items
+    and checks, at run time, that the sequence has the length the code was
+    generated for (:func:`s2s_ad.optimize.drop_unused_items` turns it into a
+    bare length check when no item name is read)."""
+    out = []
+    for p in func.params:
+        if p.items is None:
+            continue
+        target = ast.Tuple([ast.Name(v.name, ast.Store()) for v in p.items], ast.Store())
+        if not p.items:
+            target = ast.List([], ast.Store())
+        out.append(Stmt(ast.Assign([target], ast.Name(p.value.name, ast.Load())),
+                        f"{p.value.var} has {len(p.items)} items", unpacks=p.value.name))
+    return out

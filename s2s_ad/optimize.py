@@ -135,3 +135,35 @@ def _binop(node: ast.BinOp) -> ast.expr:
     if isinstance(op, ast.Sub) and isinstance(right, ast.UnaryOp) and isinstance(right.op, ast.USub):
         return ast.BinOp(left, ast.Add(), right.operand)
     return node
+
+
+def drop_unused_items(fn):
+    """Replace ``xs_0, ..., xs_99 = xs`` by a length check where no item name
+    is read (a loop that indexes ``xs[i]`` reads the list itself): the check
+    keeps what the unpacking guaranteed — code generated for 100 items is
+    never run on another length — without binding a hundred dead names."""
+    unpacks = [s for s in fn.body if getattr(s, "unpacks", "")]
+    if not unpacks:
+        return fn
+    read: set[str] = set()
+    for s in fn.body:
+        if s.node is not None and s not in unpacks:
+            read |= {n.id for n in ast.walk(s.node) if isinstance(n, ast.Name)}
+    read |= {n.id for n in ast.walk(fn.returns) if isinstance(n, ast.Name)}
+    body = []
+    for s in fn.body:
+        if s in unpacks:
+            items = [e.id for e in s.node.targets[0].elts]
+            if not any(n in read for n in items):
+                s = type(s)(_length_check(s.unpacks, len(items)))
+        body.append(s)
+    fn.body = body
+    return fn
+
+
+def _length_check(name: str, n: int) -> ast.stmt:
+    message = f"{name} must have {n} items"
+    test = ast.Compare(ast.Call(ast.Name("len", ast.Load()), [ast.Name(name, ast.Load())], []),
+                       [ast.NotEq()], [ast.Constant(n)])
+    error = ast.Call(ast.Name("ValueError", ast.Load()), [ast.Constant(message)], [])
+    return ast.If(test, [ast.Raise(error, None)], [])

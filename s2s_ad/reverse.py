@@ -27,7 +27,7 @@ import ast
 
 from . import analysis, ir, reverse_control
 from .arrays import SPECIAL, ArraySweep
-from .code import CodeFunction, Stmt
+from .code import CodeFunction, Stmt, unpack_params
 from .names import Namer
 from .optimize import simplify
 from .rules import RULES
@@ -72,7 +72,7 @@ def transform(func: ir.Function, wrt: list[ir.Value], *, with_value: bool = Fals
     returns = sweep.rename(ast.Tuple([value, grad_expr], ast.Load()) if with_value else grad_expr)
 
     body: list[Stmt] = []
-    forward = _unpack_params(func) + forward
+    forward = unpack_params(func) + forward
     if forward:
         body += [Stmt(None, "forward pass")] + forward
     if reverse:
@@ -128,7 +128,7 @@ def transform_pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
     tape_tuple = sweep.rename(ast.Tuple([ast.Name(v.name, ast.Load()) for v in tape], ast.Load()))
     fwd_args = ast.arguments(posonlyargs=[], args=[ast.arg(v.name) for v in wrt], vararg=None,
                              kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
-    fwd_body = _unpack_params(func) + [Stmt(n.node, n.comment, n.origin) for n in forward]
+    fwd_body = unpack_params(func) + [Stmt(n.node, n.comment, n.origin) for n in forward]
     fwd = CodeFunction(fwd_name, fwd_args, fwd_body,
                        ast.Tuple([value, tape_tuple], ast.Load()),
                        func, wrt, {}, tape, "", imports=sweep.imports, role="fwd",
@@ -380,21 +380,6 @@ def _gradient(func: ir.Function, v: ir.Value, adj: dict, zero) -> ast.expr:
             items = [one(x) for x in p.items]
             return ast.List(items, ast.Load()) if v.kind == "list" else ast.Tuple(items, ast.Load())
     return one(v)
-
-
-def _unpack_params(func: ir.Function) -> list[Stmt]:
-    """``xs_0, xs_1 = xs`` for each sequence parameter (it also checks, at
-    run time, that the sequence has the length the code was generated for)."""
-    out = []
-    for p in func.params:
-        if p.items is None:
-            continue
-        target = ast.Tuple([ast.Name(v.name, ast.Store()) for v in p.items], ast.Store())
-        if not p.items:
-            target = ast.List([], ast.Store())
-        out.append(Stmt(ast.Assign([target], ast.Name(p.value.name, ast.Load())),
-                        f"{p.value.var} has {len(p.items)} items"))
-    return out
 
 
 def _comment(op: ir.Op, i: int, arg: ir.Value, partial: str) -> str:

@@ -36,7 +36,7 @@ import ast
 from . import analysis, ir, peephole
 from .arrays import ArraySweep
 from .peephole import names_in
-from .code import Block, CodeFunction, Stmt
+from .code import Block, CodeFunction, Stmt, unpack_params
 from .errors import SourceError
 from .names import Namer
 from .optimize import simplify
@@ -231,7 +231,7 @@ class _Sweep:
         tape lists of values read inside loops, and callees' tapes."""
         from . import forward  # the forward pass builds on what the sweep decided
 
-        fwd = _unpack_params(self.func) + forward.build(self, live | self.keep)
+        fwd = unpack_params(self.func) + forward.build(self, live | self.keep)
         tape = []
         if keep_params:
             tape += [v for v in self.func.scalars(self.func.param_values) if id(v) in self.reads]
@@ -773,18 +773,3 @@ def transform_pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
                               f"adjoints of ({', '.join(v.name for v in wrt)}) from the tape "
                               f"of {fwd_name} and the result's adjoint")
     return fwd, bwd
-
-
-def _unpack_params(func: ir.Function) -> list[Stmt]:
-    """``xs_0, xs_1 = xs`` for each sequence parameter (it also checks, at
-    run time, that the sequence has the length the code was generated for)."""
-    out = []
-    for p in func.params:
-        if p.items is None:
-            continue
-        target = ast.Tuple([ast.Name(v.name, ast.Store()) for v in p.items], ast.Store())
-        if not p.items:
-            target = ast.List([], ast.Store())
-        out.append(Stmt(ast.Assign([target], ast.Name(p.value.name, ast.Load())),
-                        f"{p.value.var} has {len(p.items)} items"))
-    return out

@@ -5,6 +5,8 @@ smaller tape can never hide a wrong one."""
 
 import ast
 
+import pytest
+
 import s2s_ad
 from s2s_ad import api
 
@@ -118,3 +120,22 @@ def test_examples_are_right():
         got = s2s_ad.grad(piecewise.piecewise, ("x", "a"))(x, 2.0)
         assert close(got[0], central_difference(piecewise.piecewise, [x, 2.0], 0))
         assert close(got[1], central_difference(piecewise.piecewise, [x, 2.0], 1))
+
+
+def test_unread_items_become_a_length_check():
+    """Horner indexes c[i] in its loop: no item of c is read by name, so the
+    generated code checks c's length instead of unpacking 100 dead names,
+    and a list of another length is refused at run time."""
+    import horner
+    import s2s_ad
+    from oracle import close, fd_gradient
+
+    text = s2s_ad.gradient_source(horner.horner, ("c", "x"), lengths={"c": 100})
+    assert "c_0" not in text and "if len(c) != 100:" in text
+    g = s2s_ad.grad(horner.horner, wrt=("c", "x"), lengths={"c": 5})
+    c = [0.5, -1.0, 0.25, 2.0, -0.75]
+    dc, dx = g(c, 0.8)
+    want = fd_gradient(lambda x: horner.horner(c, x), [0.8], [0])
+    assert close(dx, want[0])
+    with pytest.raises(ValueError, match="c must have 5 items"):
+        g([1.0, 2.0], 0.8)

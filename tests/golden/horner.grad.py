@@ -7,7 +7,8 @@ range(len(c))` (line 13) records 1 value per iteration (s).
 
 def grad_horner(c, x, *, ds=1.0):
     # forward pass
-    c_0, c_1, c_2, c_3 = c                # c has 4 items
+    if len(c) != 4:
+        raise ValueError('c must have 4 items')
     s_tape = []                           # tape of s
     s = 0.0                               # carried into the loop
     for i in range(4):                    # line 13: for i in range(len(c))
