@@ -13,6 +13,8 @@ import ast
 from dataclasses import dataclass, field
 
 from . import ir
+from .rules import RULES
+from .templates import const_expr
 
 
 @dataclass(eq=False)
@@ -98,3 +100,30 @@ def unpack_params(func: ir.Function) -> list[Stmt]:
         out.append(Stmt(ast.Assign([target], ast.Name(p.value.name, ast.Load())),
                         f"{p.value.var} has {len(p.items)} items", unpacks=p.value.name))
     return out
+
+
+def reverse_comment(op: ir.Op, i: int, arg: ir.Value, partial: str) -> str:
+    """The comment of a reverse statement: the source line and op, and the
+    local derivative it applies (or, for array rules given as whole
+    adjoints, which operand it is for)."""
+    if op.callee is None and RULES[op.prim].adjoint:
+        return f"line {op.loc.line}: {op.text}, adjoint to {arg.name}"
+    side = ""
+    if sum(1 for a in op.args if a is arg) > 1:
+        side = " (left operand)" if i == 0 else " (right operand)"
+    # A temporary's name appears nowhere in the generated code: name only
+    # the user's variables in the derivative.
+    of = op.out.name if op.out.var is not None else ""
+    return f"line {op.loc.line}: {op.text}, ∂{of}/∂{arg.name} = {partial}{side}"
+
+
+def signature(func: ir.Function, seed: str) -> ast.arguments:
+    """The user's signature, defaults included, plus ``*, seed=1.0``."""
+    positional = [p for p in func.params if not p.kwonly]
+    kwonly = [p for p in func.params if p.kwonly]
+    defaults = [const_expr(p.default, func.modules) for p in positional if p.has_default]
+    kw_defaults = [const_expr(p.default, func.modules) if p.has_default else None for p in kwonly]
+    return ast.arguments(
+        posonlyargs=[], args=[ast.arg(p.value.name) for p in positional], vararg=None,
+        kwonlyargs=[ast.arg(p.value.name) for p in kwonly] + [ast.arg(seed)],
+        kw_defaults=kw_defaults + [ast.Constant(1.0)], kwarg=None, defaults=defaults)

@@ -17,7 +17,7 @@ import textwrap
 import astor
 
 from ._version import __version__
-from .code import Block, CodeFunction, Stmt
+from .code import Block, CodeFunction
 
 COMMENT_COLUMN = 40
 

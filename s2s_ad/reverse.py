@@ -27,11 +27,11 @@ import ast
 
 from . import analysis, ir, reverse_control
 from .arrays import SPECIAL, ArraySweep
-from .code import CodeFunction, Stmt, unpack_params
+from .code import CodeFunction, Stmt, reverse_comment, signature, unpack_params
 from .names import Namer
 from .optimize import simplify
 from .rules import RULES
-from .templates import const_expr, instantiate, names_read, operand_expr
+from .templates import instantiate, names_read, operand_expr
 
 
 def transform(func: ir.Function, wrt: list[ir.Value], *, with_value: bool = False,
@@ -78,7 +78,7 @@ def transform(func: ir.Function, wrt: list[ir.Value], *, with_value: bool = Fals
     if reverse:
         body += [Stmt(None, "reverse sweep")] + reverse
     prefix = "value_and_grad_" if with_value else "grad_"
-    return CodeFunction(name or prefix + func.name, _arguments(func, seed), body, returns, func,
+    return CodeFunction(name or prefix + func.name, signature(func, seed), body, returns, func,
                         wrt, {v.name: adj[id(v)] for v in _values(func) if id(v) in adj},
                         tape, seed, imports=sweep.imports, helpers=sweep.helpers())
 
@@ -222,7 +222,7 @@ class _Sweep:
             g = ast.Name(adj[id(op.out)], ast.Load())
             arrays = self.arrays
             if arrays is not None and op.prim in SPECIAL:
-                reverse += arrays.special(op, g, adj, act, _comment)
+                reverse += arrays.special(op, g, adj, act, reverse_comment)
                 continue
             passed_on = False
             for i, arg in enumerate(op.args):
@@ -255,7 +255,7 @@ class _Sweep:
                     node = (ast.Assign([target], contrib) if first
                             else ast.AugAssign(target, ast.Add(), contrib))
                 partial_text = ast.unparse(local) if local is not None else rule.math
-                reverse.append(Stmt(node, _comment(op, i, arg, partial_text), op, i, partial_text,
+                reverse.append(Stmt(node, reverse_comment(op, i, arg, partial_text), op, i, partial_text,
                                     adj[id(arg)]))
         return reverse
 
@@ -382,31 +382,7 @@ def _gradient(func: ir.Function, v: ir.Value, adj: dict, zero) -> ast.expr:
     return one(v)
 
 
-def _comment(op: ir.Op, i: int, arg: ir.Value, partial: str) -> str:
-    if op.callee is None and RULES[op.prim].adjoint:
-        return f"line {op.loc.line}: {op.text}, adjoint to {arg.name}"
-    side = ""
-    if sum(1 for a in op.args if a is arg) > 1:
-        side = " (left operand)" if i == 0 else " (right operand)"
-    # A temporary's name appears nowhere in the generated code: name only
-    # the user's variables in the derivative.
-    of = op.out.name if op.out.var is not None else ""
-    return f"line {op.loc.line}: {op.text}, ∂{of}/∂{arg.name} = {partial}{side}"
-
-
 def _values(func: ir.Function):
     yield from func.scalars(func.param_values)
     for op in func.body.ops:
         yield op.out
-
-
-def _arguments(func: ir.Function, seed: str) -> ast.arguments:
-    """The user's signature, defaults included, plus ``*, seed=1.0``."""
-    positional = [p for p in func.params if not p.kwonly]
-    kwonly = [p for p in func.params if p.kwonly]
-    defaults = [const_expr(p.default, func.modules) for p in positional if p.has_default]
-    kw_defaults = [const_expr(p.default, func.modules) if p.has_default else None for p in kwonly]
-    return ast.arguments(
-        posonlyargs=[], args=[ast.arg(p.value.name) for p in positional], vararg=None,
-        kwonlyargs=[ast.arg(p.value.name) for p in kwonly] + [ast.arg(seed)],
-        kw_defaults=kw_defaults + [ast.Constant(1.0)], kwarg=None, defaults=defaults)

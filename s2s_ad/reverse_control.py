@@ -36,7 +36,7 @@ import ast
 from . import analysis, ir, peephole
 from .arrays import ArraySweep
 from .peephole import names_in
-from .code import Block, CodeFunction, Stmt, unpack_params
+from .code import Block, CodeFunction, Stmt, reverse_comment, signature, unpack_params
 from .errors import SourceError
 from .names import Namer
 from .optimize import simplify
@@ -194,7 +194,7 @@ class _Sweep:
         if reverse:
             body += [Stmt(None, "reverse sweep")] + reverse
         prefix = "value_and_grad_" if with_value else "grad_"
-        return CodeFunction(name or prefix + func.name, _arguments(func, seed), body, returns,
+        return CodeFunction(name or prefix + func.name, signature(func, seed), body, returns,
                             func, self.wrt, self.adjoint_names(), tape, seed, imports=self.imports,
                             loops=self.loops, helpers=self.helpers())
 
@@ -293,7 +293,7 @@ class _Sweep:
                     continue
                 contrib, text = self.arrays.expression(op, i, g, self.ref)
                 alias = (arg.var is None and not passed_on and sum(a is arg for a in op.args) == 1)
-                stmts = self.accumulate(arg, contrib, alias, _comment(op, i, arg, text), op, i,
+                stmts = self.accumulate(arg, contrib, alias, reverse_comment(op, i, arg, text), op, i,
                                         text)
                 if not stmts:
                     passed_on = True
@@ -306,13 +306,13 @@ class _Sweep:
                 target = ast.Subscript(ast.Name(self.adj[id(arg)], ast.Load()),
                                        self.ref(op.args[1]), ast.Store())
                 out.append(Stmt(ast.AugAssign(target, ast.Add(), g),
-                                _comment(op, i, arg, "1"), op, i, "1", self.adj[id(arg)]))
+                                reverse_comment(op, i, arg, "1"), op, i, "1", self.adj[id(arg)]))
                 continue
             local = simplify(self.instantiate(partial, op))
             contrib = simplify(ast.BinOp(g, ast.Mult(), local))
             alias = (arg.var is None and not passed_on and sum(a is arg for a in op.args) == 1)
             partial_text = ast.unparse(local)
-            stmts = self.accumulate(arg, contrib, alias, _comment(op, i, arg, partial_text),
+            stmts = self.accumulate(arg, contrib, alias, reverse_comment(op, i, arg, partial_text),
                                     op, i, partial_text)
             if not stmts:
                 passed_on = True
@@ -678,28 +678,6 @@ def _call(name: str, args: list) -> ast.Call:
 
 def _negate(cond: ast.expr) -> ast.expr:
     return ast.UnaryOp(ast.Not(), cond)
-
-
-def _comment(op: ir.Op, i: int, arg: ir.Value, partial: str) -> str:
-    side = ""
-    if sum(1 for a in op.args if a is arg) > 1:
-        side = " (left operand)" if i == 0 else " (right operand)"
-    # A temporary's name appears nowhere in the generated code: name only
-    # the user's variables in the derivative.
-    of = op.out.name if op.out.var is not None else ""
-    return f"line {op.loc.line}: {op.text}, ∂{of}/∂{arg.name} = {partial}{side}"
-
-
-def _arguments(func: ir.Function, seed: str) -> ast.arguments:
-    """The user's signature, defaults included, plus ``*, seed=1.0``."""
-    positional = [p for p in func.params if not p.kwonly]
-    kwonly = [p for p in func.params if p.kwonly]
-    defaults = [const_expr(p.default, func.modules) for p in positional if p.has_default]
-    kw_defaults = [const_expr(p.default, func.modules) if p.has_default else None for p in kwonly]
-    return ast.arguments(
-        posonlyargs=[], args=[ast.arg(p.value.name) for p in positional], vararg=None,
-        kwonlyargs=[ast.arg(p.value.name) for p in kwonly] + [ast.arg(seed)],
-        kw_defaults=kw_defaults + [ast.Constant(1.0)], kwarg=None, defaults=defaults)
 
 
 def transform_pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,

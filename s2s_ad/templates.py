@@ -76,15 +76,7 @@ def instantiate(template: ast.expr, args, out: ir.Value | None, modules: dict[st
     if "index" in attrs:  # a subscript's structure, over the op's operands
         env["index"] = index_expr(attrs["index"], [copy.deepcopy(e) for e in ops])
 
-    class Sub(ast.NodeTransformer):
-        def visit_Name(self, node: ast.Name):
-            if node.id in env:
-                return copy.deepcopy(env[node.id])
-            module = TEMPLATE_MODULES.get(node.id, node.id)
-            if module in modules:
-                return ast.Name(modules[module], ast.Load())
-            return node
-
+    class Sub(_Substitution):
         def visit_Call(self, node: ast.Call):
             if isinstance(node.func, ast.Name) and node.func.id == "keep":
                 return self.visit(_keep(node.args[0], attrs))
@@ -107,7 +99,7 @@ def instantiate(template: ast.expr, args, out: ir.Value | None, modules: dict[st
             node.args = expanded
             return node
 
-    return Sub().visit(copy.deepcopy(template))
+    return Sub(env, modules).visit(copy.deepcopy(template))
 
 
 def _keep(e: ast.expr, attrs: dict) -> ast.expr:
@@ -153,14 +145,21 @@ def index_expr(index: tuple, operands: list[ast.expr]) -> ast.expr:
 def substitute(template: ast.expr, env: dict[str, ast.expr], modules: dict[str, str]) -> ast.expr:
     """``template`` with the names in ``env`` replaced by (copies of) their
     expressions and module names by their aliases."""
+    return _Substitution(env, modules).visit(copy.deepcopy(template))
 
-    class Sub(ast.NodeTransformer):
-        def visit_Name(self, node: ast.Name):
-            if node.id in env:
-                return copy.deepcopy(env[node.id])
-            module = TEMPLATE_MODULES.get(node.id, node.id)
-            if module in modules:
-                return ast.Name(modules[module], ast.Load())
-            return node
 
-    return Sub().visit(copy.deepcopy(template))
+class _Substitution(ast.NodeTransformer):
+    """Replaces placeholder names by expressions and module names by the
+    aliases the generated module imports them as."""
+
+    def __init__(self, env: dict[str, ast.expr], modules: dict[str, str]):
+        self.env = env
+        self.modules = modules
+
+    def visit_Name(self, node: ast.Name):
+        if node.id in self.env:
+            return copy.deepcopy(self.env[node.id])
+        module = TEMPLATE_MODULES.get(node.id, node.id)
+        if module in self.modules:
+            return ast.Name(self.modules[module], ast.Load())
+        return node
