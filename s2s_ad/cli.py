@@ -133,16 +133,7 @@ def main(argv: list[str] | None = None) -> int:
             text = api.gradient_source(fn, _wrt(args.wrt), with_value=args.value,
                                        output=args.output,
                                        lengths=_assignments(args.length, "--length") or None)
-            if args.file:
-                _refuse_overwriting_source(args.file, fn)
-                try:
-                    loader.write(text, args.file)
-                except OSError as exc:
-                    # The error names loader's temporary file; name the user's path.
-                    raise S2SError(f"cannot write {args.file}: {exc.strerror or exc}") from None
-                print(f"wrote {args.file}", file=sys.stderr)
-            else:
-                sys.stdout.write(text)
+            _deliver(text, args.file, fn, loader.write)
             return 0
         if args.command == "check":
             verdict = check(fn, _wrt(args.wrt), args=_assignments(args.args, "--args"),
@@ -162,12 +153,7 @@ def main(argv: list[str] | None = None) -> int:
                                "differentiates; add --backward to draw it")
             text = api.graph_dot(fn, _wrt(args.wrt), backward=args.backward, output=args.output,
                                  lengths=_assignments(args.length, "--length") or None)
-            if args.file:
-                _refuse_overwriting_source(args.file, fn)
-                graph.render(text, args.file)
-                print(f"wrote {args.file}", file=sys.stderr)
-            else:
-                sys.stdout.write(text)
+            _deliver(text, args.file, fn, graph.render)
             return 0
         if args.command == "explain":
             sys.stdout.write(api.explain(fn, _wrt(args.wrt), output=args.output,
@@ -186,6 +172,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"s2s-ad: error: {exc}", file=sys.stderr)
         return 2
     return 2
+
+
+def _deliver(text: str, path: str | None, fn, write) -> None:
+    """Print ``text``, or ``write(text, path)`` — never over ``fn``'s own source."""
+    if not path:
+        sys.stdout.write(text)
+        return
+    _refuse_overwriting_source(path, fn)
+    try:
+        write(text, path)
+    except OSError as exc:
+        # The error may name a temporary file; name the user's path.
+        raise S2SError(f"cannot write {path}: {exc.strerror or exc}") from None
+    print(f"wrote {path}", file=sys.stderr)
 
 
 def _refuse_overwriting_source(output: str, fn) -> None:

@@ -40,7 +40,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 
-from . import ir, sweep
+from . import ir, loader, sweep
 from .code import CodeFunction
 from .errors import S2SError
 
@@ -467,8 +467,7 @@ def render(dot_text: str, path: str) -> None:
     Graphviz for ``.svg``/``.png``/``.pdf``."""
     ext = os.path.splitext(path)[1].lower().lstrip(".")
     if ext in ("dot", "gv"):
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(dot_text)
+        loader.write(dot_text, path)  # atomically, like a generated module
         return
     if ext not in ("svg", "png", "pdf"):
         raise S2SError(f"-o {path}: the format is taken from the extension; "
