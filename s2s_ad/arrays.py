@@ -38,7 +38,7 @@ from .names import Namer
 from .rules import RULES
 from .rules.numpy import BROADCASTING, HELPERS, SAME_SHAPE, VIEWS
 from .optimize import simplify
-from .templates import index_expr, instantiate, operand_expr
+from .templates import index_expr, index_operands, instantiate, operand_expr
 
 SPECIAL = {"array.getitem", "array.setitem"}
 
@@ -424,7 +424,7 @@ def _roots(func: ir.Function) -> _Roots:
 def _operands_read(op: ir.Op, i: int) -> set[int]:
     """Positions of the operands operand ``i``'s contribution may read."""
     rule = RULES[op.prim]
-    idx = {k for k, _ in _index_positions(op.attrs.get("index", ()))}
+    idx = {k for k, _ in index_operands(op.attrs.get("index", ()))}
     if op.prim == "array.getitem":
         return {0} | idx
     if op.prim == "array.setitem":
@@ -435,16 +435,6 @@ def _operands_read(op: ir.Op, i: int) -> set[int]:
     names = {n.id for n in ast.walk(template) if isinstance(n, ast.Name)}
     out = {k for k, p in enumerate(("x", "y")) if p in names}
     return out | {k for k in range(len(op.args)) if f"x{k}" in names}
-
-
-def _index_positions(index: tuple):
-    for item in index:
-        if item[0] == "op":
-            yield item[1], item
-        elif item[0] == "slice":
-            for p in item[1:]:
-                if p is not None:
-                    yield p[1], item
 
 
 def _as_value(idx: ast.expr) -> ast.expr:

@@ -35,6 +35,7 @@ import numpy
 from . import ir, structures
 from .rules import RULES
 from .rules.numpy import VIEWS
+from .templates import index_operands
 
 
 REDUCTIONS = {"sum", "mean", "prod", "max", "min"}
@@ -318,6 +319,20 @@ class ArrayLowering:
         index = self.index(node.slice, operands)
         return self.emit("array.getitem", operands, node, var, hint=hint, attrs={"index": index})
 
+    def assignment_index(self, target: ast.Subscript, operands: list) -> tuple:
+        """The index of ``target[...] = v``, its operands appended to
+        ``operands``; only ints, slices and masks are allowed: with an integer
+        array, repeated indices would make the last write win."""
+        index = self.index(target.slice, operands)
+        for k, _ in index_operands(index):
+            a = operands[k]
+            if isinstance(a, ir.Value) and a.kind not in ("int", "bool"):
+                raise self.src.error(target, "an index in an assignment must be an int (annotate "
+                                     "a parameter `i: int`), a slice or a boolean mask; with an "
+                                     "integer array, repeated indices would make the last "
+                                     "write win")
+        return index
+
     def assign_subscript(self, target: ast.Subscript, value_node: ast.expr, op=None,
                          stmt: ast.stmt | None = None) -> None:
         """``y[i] = e`` (``op`` None) or ``y[i] op= e``."""
@@ -350,14 +365,7 @@ class ArrayLowering:
         if isinstance(value, tuple):
             raise self.src.error(value_node, "a tuple cannot be assigned into an array")
         operands = [base, value]
-        index = self.index(target.slice, operands)
-        for k, item in _index_operands(index):
-            a = operands[k]
-            if isinstance(a, ir.Value) and a.kind not in ("int", "bool"):
-                raise self.src.error(target, "an index in an assignment must be an int (annotate "
-                                     "a parameter `i: int`), a slice or a boolean mask; with an "
-                                     "integer array, repeated indices would make the last "
-                                     "write win")
+        index = self.assignment_index(target, operands)
         text = ast.unparse(stmt) if stmt is not None else None
         if op is not None:
             old = self.emit("array.getitem", [base] + operands[2:], target,
@@ -400,14 +408,7 @@ class ArrayLowering:
         if isinstance(value, tuple) or structures.is_structure(value):
             raise self.src.error(value_node, "a tuple or list cannot be assigned into an array")
         operands = [base, value]
-        index = self.index(target.slice, operands)
-        for k, item in _index_operands(index):
-            a = operands[k]
-            if isinstance(a, ir.Value) and a.kind not in ("int", "bool"):
-                raise self.src.error(target, "an index in an assignment must be an int (annotate "
-                                     "a parameter `i: int`), a slice or a boolean mask; with an "
-                                     "integer array, repeated indices would make the last "
-                                     "write win")
+        index = self.assignment_index(target, operands)
         text = ast.unparse(stmt) if stmt is not None else None
         if op is not None:
             old = self.emit("array.getitem", [base] + operands[2:], target,
@@ -511,16 +512,6 @@ def _makes_new(call: ast.Call) -> bool:
 def _is_view_call(call: ast.Call) -> bool:
     f = call.func
     return isinstance(f, ast.Attribute) and f.attr in VIEW_CALLS
-
-
-def _index_operands(index: tuple):
-    for item in index:
-        if item[0] == "op":
-            yield item[1], item
-        elif item[0] == "slice":
-            for p in item[1:]:
-                if p is not None:
-                    yield p[1], item
 
 
 def _shift(index: tuple, by: int) -> tuple:

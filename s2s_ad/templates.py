@@ -123,6 +123,18 @@ def names_read(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
+def index_operands(index: tuple):
+    """``(operand position, item)`` for every operand an index tuple refers
+    to: an ``("op", k)`` item, and the bounds of ``("slice", ...)`` items."""
+    for item in index:
+        if item[0] == "op":
+            yield item[1], item
+        elif item[0] == "slice":
+            for p in item[1:]:
+                if p is not None:
+                    yield p[1], item
+
+
 def index_expr(index: tuple, operands: list[ast.expr]) -> ast.expr:
     """The subscript expression ``index`` describes, over ``operands``'
     expressions (indexed as in the op's operands)."""
