@@ -27,6 +27,7 @@ import ast
 
 from . import analysis, ir, reverse_control
 from .arrays import SPECIAL, ArraySweep
+from .call_sites import CallSites, pair_functions, pair_seeds, seed_outputs
 from .code import CodeFunction, Stmt, reverse_comment, signature, unpack_params
 from .names import Namer
 from .optimize import simplify
@@ -95,71 +96,23 @@ def transform_pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
     if ir.has_control_flow(func):
         return reverse_control.transform_pair(func, fwd_name, bwd_name, pairs, reserved)
     namer = Namer(reserved=func.names | reserved)
-    tape_name = namer.fresh("tape")
-    several = func.outputs is not None
-    outputs = func.outputs if several else (func.result,)
-    seed = namer.fresh("cotangents" if several else
-                       f"d{func.result.name}" if isinstance(func.result, ir.Value) else "dout")
-    seeds = ([namer.fresh(f"d{o.name}" if isinstance(o, ir.Value) else "dout") for o in outputs]
-             if several else [seed])
+    seeds = pair_seeds(func, namer)
     wrt = func.param_values
-    act = analysis.active(func, func.scalars(wrt))
-    sweep = _Sweep(func, act, namer, pairs)
-    prelude: list[Stmt] = []
-    for o, s in zip(outputs, seeds):
-        if not (isinstance(o, ir.Value) and id(o) in act):
-            continue
-        if id(o) in sweep.adj:
-            # The same value returned twice: its adjoint sums both cotangents.
-            name = sweep.adj[id(o)]
-            add = (ast.Assign([ast.Name(name, ast.Store())],  # never in place on arrays
-                              ast.BinOp(ast.Name(name, ast.Load()), ast.Add(), ast.Name(s, ast.Load())))
-                   if sweep.arrays is not None else
-                   ast.AugAssign(ast.Name(name, ast.Store()), ast.Add(), ast.Name(s, ast.Load())))
-            prelude.append(Stmt(add, f"{o.name} is returned more than once"))
-        else:
-            sweep.adj[id(o)] = s
-    reverse = prelude + sweep.run()
-    extra = {o.name for o in outputs if isinstance(o, ir.Value)}
+    sweep = _Sweep(func, analysis.active(func, func.scalars(wrt)), namer, pairs)
+    reverse = seed_outputs(sweep, seeds) + sweep.run()
+    extra = {o.name for o in seeds.outputs if isinstance(o, ir.Value)}
     forward, tape = sweep.forward(reverse, extra, keep_params=True)
-    value = (ast.Tuple([operand_expr(o, func.modules) for o in outputs], ast.Load()) if several
-             else operand_expr(func.result, func.modules))
-
-    tape_tuple = sweep.rename(ast.Tuple([ast.Name(v.name, ast.Load()) for v in tape], ast.Load()))
-    fwd_args = ast.arguments(posonlyargs=[], args=[ast.arg(v.name) for v in wrt], vararg=None,
-                             kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+    value = (ast.Tuple([operand_expr(o, func.modules) for o in seeds.outputs], ast.Load())
+             if seeds.several else operand_expr(func.result, func.modules))
+    tape_names = [sweep.rename(ast.Name(v.name, ast.Load())).id for v in tape]
     fwd_body = unpack_params(func) + [Stmt(n.node, n.comment, n.origin) for n in forward]
-    fwd = CodeFunction(fwd_name, fwd_args, fwd_body,
-                       ast.Tuple([value, tape_tuple], ast.Load()),
-                       func, wrt, {}, tape, "", imports=sweep.imports, role="fwd",
-                       helpers=sweep.helpers(),
-                       header=f"{func.name} from {func.loc.file}:{func.loc.line}, forward pass: "
-                              "returns its result and the tape its backward pass reads")
-
-    bwd_body: list[Stmt] = []
-    if several:
-        target = ast.Tuple([ast.Name(s, ast.Store()) for s in seeds], ast.Store())
-        bwd_body.append(Stmt(ast.Assign([target], ast.Name(seed, ast.Load())),
-                             "one cotangent per returned item"))
-    if tape:
-        target = sweep.rename(ast.Tuple([ast.Name(v.name, ast.Store()) for v in tape],
-                                        ast.Store()))
-        bwd_body.append(Stmt(ast.Assign([target], ast.Name(tape_name, ast.Load())),
-                             "values saved by " + fwd_name))
-    bwd_body += reverse
     grads = [_gradient(func, v, sweep.adj, sweep.zero) for v in wrt]
-    bwd_args = ast.arguments(posonlyargs=[], args=[ast.arg(tape_name), ast.arg(seed)], vararg=None,
-                             kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
-    bwd = CodeFunction(bwd_name, bwd_args, bwd_body, ast.Tuple(grads, ast.Load()), func, wrt,
-                       {v.name: sweep.adj[id(v)] for v in _values(func) if id(v) in sweep.adj},
-                       [], seed, imports=sweep.imports, role="bwd", helpers=sweep.helpers(),
-                       header=f"{func.name} from {func.loc.file}:{func.loc.line}, backward pass: "
-                              f"adjoints of ({', '.join(v.name for v in wrt)}) from the tape "
-                              f"of {fwd_name} and the result's adjoint")
-    return fwd, bwd
+    adjoints = {v.name: sweep.adj[id(v)] for v in _values(func) if id(v) in sweep.adj}
+    return pair_functions(func, fwd_name, bwd_name, seeds, sweep, fwd_body, value, tape,
+                          tape_names, reverse, grads, adjoints)
 
 
-class _Sweep:
+class _Sweep(CallSites):
     """The reverse sweep over one function's ops, and the forward pass that
     feeds it."""
 
@@ -193,18 +146,6 @@ class _Sweep:
             self.tapes[id(op)] = (tape.name if tape is not None
                                   else self.namer.fresh(f"{op.out.name}_tape"))
         return self.tapes[id(op)]
-
-    def discard(self) -> str:
-        if self._discard is None:
-            self._discard = self.namer.fresh("_")
-        return self._discard
-
-    def pair(self, op: ir.Op):
-        pair = self.pairs[op.callee.fn]
-        for line in pair.imports:
-            if line not in self.imports:
-                self.imports.append(line)
-        return pair
 
     def run(self) -> list[Stmt]:
         func, adj, act = self.func, self.adj, self.act
@@ -259,60 +200,8 @@ class _Sweep:
                                     adj[id(arg)]))
         return reverse
 
-    def call_adjoint(self, op: ir.Op) -> list[Stmt]:
-        """``da, _ = helper_bwd(t_tape, dt)``: the callee's backward pass gives
-        every operand's contribution at once; an operand that already has an
-        adjoint gets its contribution in a temporary, then added."""
-        pair = self.pair(op)
-        targets, adds = [], []
-        for arg in op.args:
-            if not isinstance(arg, ir.Value) or id(arg) not in self.act:
-                targets.append(ast.Name(self.discard(), ast.Store()))
-                continue
-            if id(arg) not in self.adj:
-                self.adj[id(arg)] = self.namer.fresh(f"d{arg.name}")
-                targets.append(ast.Name(self.adj[id(arg)], ast.Store()))
-                continue
-            tmp = self.namer.fresh(f"d{arg.name}")
-            targets.append(ast.Name(tmp, ast.Store()))
-            # Never ``+=``: a helper's backward pass may hand back the very
-            # array it was given (``def ident(v): return v``), and the
-            # caller need not be in array mode to pass arrays through.
-            name = self.adj[id(arg)]
-            add = (self.arrays.accumulate(name, ast.Name(tmp, ast.Load()), False)
-                   if self.arrays is not None else
-                   ast.Assign([ast.Name(name, ast.Store())],
-                              ast.BinOp(ast.Name(name, ast.Load()), ast.Add(),
-                                        ast.Name(tmp, ast.Load()))))
-            adds.append(Stmt(add,
-                             f"line {op.loc.line}: {op.text}, another use of {arg.name}", op,
-                             target=self.adj[id(arg)]))
-        if op.out.kind == "tuple":
-            items = self.items.get(id(op.out), {})
-            cot = ast.Tuple([ast.Name(items[k], ast.Load()) if k in items else ast.Constant(0.0)
-                             for k in range(pair.outputs or 0)], ast.Load())
-        else:
-            cot = ast.Name(self.adj[id(op.out)], ast.Load())
-        call = ast.Call(ast.Name(pair.bwd, ast.Load()),
-                        [ast.Name(self.tape_of(op), ast.Load()), cot], [])
-        node = ast.Assign([ast.Tuple(targets, ast.Store())], call)
-        return [Stmt(node, f"line {op.loc.line}: {op.text}", op)] + adds
-
-    def item_adjoint(self, op: ir.Op) -> list[Stmt]:
-        """``a = t[k]`` passes ``a``'s adjoint on as the adjoint of item ``k``
-        of ``t``; a second read of the same item adds."""
-        tup, k = op.args[0], op.args[1].value
-        items = self.items.setdefault(id(tup), {})
-        self.adj.setdefault(id(tup), f"<items of {tup.name}>")
-        g = self.adj[id(op.out)]
-        if k not in items:
-            items[k] = g
-            return []
-        name = self.namer.fresh(f"d{tup.name}_{k}")
-        node = ast.Assign([ast.Name(name, ast.Store())],
-                          ast.BinOp(ast.Name(items[k], ast.Load()), ast.Add(), ast.Name(g, ast.Load())))
-        items[k] = name
-        return [Stmt(node, f"line {op.loc.line}: {op.text}, item {k} read again", op)]
+    def call_tape(self, op: ir.Op) -> ast.expr:
+        return ast.Name(self.tape_of(op), ast.Load())
 
     def forward(self, reverse: list[Stmt], extra: set[str], keep_params: bool = False):
         """The forward statements the reverse sweep (and ``extra`` names)

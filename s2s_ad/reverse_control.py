@@ -35,6 +35,7 @@ import ast
 
 from . import analysis, ir, peephole
 from .arrays import ArraySweep
+from .call_sites import CallSites, pair_functions, pair_seeds, seed_outputs
 from .peephole import names_in
 from .code import Block, CodeFunction, Stmt, reverse_comment, signature, unpack_params
 from .errors import SourceError
@@ -63,7 +64,7 @@ def transform(func: ir.Function, wrt: list[ir.Value], *, with_value: bool = Fals
     return _Sweep(func, wrt, pairs or {}, reserved).run(with_value, tuple_result, name)
 
 
-class _Sweep:
+class _Sweep(CallSites):
     def __init__(self, func: ir.Function, wrt: list[ir.Value], pairs: dict | None = None,
                  reserved: frozenset[str] = frozenset()):
         self.func = func
@@ -326,69 +327,9 @@ class _Sweep:
         SSA value: inside a loop it is pushed and popped like any other)."""
         return op.callee.tape.name
 
-    def discard(self) -> str:
-        if self._discard is None:
-            self._discard = self.namer.fresh("_")
-        return self._discard
-
-    def pair(self, op: ir.Op):
-        pair = self.pairs[op.callee.fn]
-        for line in pair.imports:
-            if line not in self.imports:
-                self.imports.append(line)
-        return pair
-
-    def call_adjoint(self, op: ir.Op) -> list:
-        """``da, _ = helper_bwd(t_tape, dt)``: the callee's backward pass gives
-        every operand's contribution at once; an operand that already has an
-        adjoint gets its contribution in a temporary, then added."""
-        pair = self.pair(op)
+    def call_tape(self, op: ir.Op) -> ast.expr:
         self.keep.add(id(op.out))  # the forward call that fills the tape must run
-        targets, adds = [], []
-        for arg in op.args:
-            if not isinstance(arg, ir.Value) or id(arg) not in self.act:
-                targets.append(ast.Name(self.discard(), ast.Store()))
-                continue
-            if id(arg) not in self.adj:
-                self.adj[id(arg)] = self.namer.fresh(f"d{arg.name}")
-                targets.append(ast.Name(self.adj[id(arg)], ast.Store()))
-                continue
-            tmp = self.namer.fresh(f"d{arg.name}")
-            targets.append(ast.Name(tmp, ast.Store()))
-            # Never ``+=``: a helper's backward pass may hand back the very
-            # array it was given.
-            name = self.adj[id(arg)]
-            adds.append(Stmt(ast.Assign([ast.Name(name, ast.Store())],
-                                        ast.BinOp(ast.Name(name, ast.Load()), ast.Add(),
-                                                  ast.Name(tmp, ast.Load()))),
-                             f"line {op.loc.line}: {op.text}, another use of {arg.name}", op,
-                             target=self.adj[id(arg)]))
-        if op.out.kind == "tuple":
-            items = self.items.get(id(op.out), {})
-            cot = ast.Tuple([ast.Name(items[k], ast.Load()) if k in items else ast.Constant(0.0)
-                             for k in range(pair.outputs or 0)], ast.Load())
-        else:
-            cot = ast.Name(self.adj[id(op.out)], ast.Load())
-        call = ast.Call(ast.Name(pair.bwd, ast.Load()),
-                        [self.ref(op.callee.tape), cot], [])
-        node = ast.Assign([ast.Tuple(targets, ast.Store())], call)
-        return [Stmt(node, f"line {op.loc.line}: {op.text}", op)] + adds
-
-    def item_adjoint(self, op: ir.Op) -> list:
-        """``a = t[k]`` passes ``a``'s adjoint on as the adjoint of item ``k``
-        of ``t``; a second read of the same item adds."""
-        tup, k = op.args[0], op.args[1].value
-        items = self.items.setdefault(id(tup), {})
-        self.adj.setdefault(id(tup), f"<items of {tup.name}>")
-        g = self.adj[id(op.out)]
-        if k not in items:
-            items[k] = g
-            return []
-        name = self.namer.fresh(f"d{tup.name}_{k}")
-        node = ast.Assign([ast.Name(name, ast.Store())],
-                          ast.BinOp(ast.Name(items[k], ast.Load()), ast.Add(), ast.Name(g, ast.Load())))
-        items[k] = name
-        return [Stmt(node, f"line {op.loc.line}: {op.text}, item {k} read again", op)]
+        return self.ref(op.callee.tape)
 
     def instantiate(self, template: ast.expr, op: ir.Op) -> ast.expr:
         used = {n.id for n in ast.walk(template) if isinstance(n, ast.Name)}
@@ -691,63 +632,13 @@ def transform_pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
     does not depend on). Every call site of the function uses this one pair."""
     wrt = func.param_values
     sweep = _Sweep(func, wrt, pairs, reserved)
-    namer = sweep.namer
-    tape_name = namer.fresh("tape")
-    several = func.outputs is not None
-    outputs = func.outputs if several else (func.result,)
-    seed = namer.fresh("cotangents" if several else
-                       f"d{func.result.name}" if isinstance(func.result, ir.Value) else "dout")
-    seeds = ([namer.fresh(f"d{o.name}" if isinstance(o, ir.Value) else "dout") for o in outputs]
-             if several else [seed])
+    seeds = pair_seeds(func, sweep.namer)
     sweep.coalesce(func.body)
-    prelude: list = []
-    for o, s in zip(outputs, seeds):
-        if not (isinstance(o, ir.Value) and id(o) in sweep.act):
-            continue
-        if id(o) in sweep.adj:
-            # The same value returned twice: its adjoint sums both cotangents.
-            name = sweep.adj[id(o)]
-            add = (ast.Assign([ast.Name(name, ast.Store())],  # never in place on arrays
-                              ast.BinOp(ast.Name(name, ast.Load()), ast.Add(), ast.Name(s, ast.Load())))
-                   if sweep.arrays is not None else
-                   ast.AugAssign(ast.Name(name, ast.Store()), ast.Add(), ast.Name(s, ast.Load())))
-            prelude.append(Stmt(add, f"{o.name} is returned more than once"))
-        else:
-            sweep.adj[id(o)] = s
-    reverse = prelude + sweep.sweep()
-    live = {id(o) for o in outputs if isinstance(o, ir.Value)}
+    reverse = seed_outputs(sweep, seeds) + sweep.sweep()
+    live = {id(o) for o in seeds.outputs if isinstance(o, ir.Value)}
     forward, tape = sweep.forward(live, keep_params=True)
-    value = (ast.Tuple([sweep.value_expr(o) for o in outputs], ast.Load()) if several
-             else sweep.value_expr(func.result))
-
-    tape_tuple = ast.Tuple([ast.Name(sweep.tape_ref(v), ast.Load()) for v in tape], ast.Load())
-    fwd_args = ast.arguments(posonlyargs=[], args=[ast.arg(v.name) for v in wrt], vararg=None,
-                             kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
-    fwd = CodeFunction(fwd_name, fwd_args, forward,
-                       ast.Tuple([value, tape_tuple], ast.Load()),
-                       func, wrt, {}, tape, "", imports=sweep.imports, role="fwd",
-                       helpers=sweep.helpers(),
-                       header=f"{func.name} from {func.loc.file}:{func.loc.line}, forward pass: "
-                              "returns its result and the tape its backward pass reads",
-                       loops=sweep.loops)
-
-    bwd_body: list = []
-    if several:
-        target = ast.Tuple([ast.Name(s, ast.Store()) for s in seeds], ast.Store())
-        bwd_body.append(Stmt(ast.Assign([target], ast.Name(seed, ast.Load())),
-                             "one cotangent per returned item"))
-    if tape:
-        target = ast.Tuple([ast.Name(sweep.tape_ref(v), ast.Store()) for v in tape], ast.Store())
-        bwd_body.append(Stmt(ast.Assign([target], ast.Name(tape_name, ast.Load())),
-                             "values saved by " + fwd_name))
-    bwd_body += reverse
-    grads = [sweep.gradient(v) for v in wrt]
-    bwd_args = ast.arguments(posonlyargs=[], args=[ast.arg(tape_name), ast.arg(seed)], vararg=None,
-                             kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
-    bwd = CodeFunction(bwd_name, bwd_args, bwd_body, ast.Tuple(grads, ast.Load()), func, wrt,
-                       sweep.adjoint_names(), [], seed, imports=sweep.imports, role="bwd",
-                       helpers=sweep.helpers(),
-                       header=f"{func.name} from {func.loc.file}:{func.loc.line}, backward pass: "
-                              f"adjoints of ({', '.join(v.name for v in wrt)}) from the tape "
-                              f"of {fwd_name} and the result's adjoint")
-    return fwd, bwd
+    value = (ast.Tuple([sweep.value_expr(o) for o in seeds.outputs], ast.Load())
+             if seeds.several else sweep.value_expr(func.result))
+    return pair_functions(func, fwd_name, bwd_name, seeds, sweep, forward, value, tape,
+                          [sweep.tape_ref(v) for v in tape], reverse,
+                          [sweep.gradient(v) for v in wrt], sweep.adjoint_names(), sweep.loops)
