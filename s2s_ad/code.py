@@ -33,6 +33,16 @@ class Stmt:
     """For a reverse statement: the adjoint it sets or adds to."""
     unpacks: str = ""
     """For ``xs_0, xs_1 = xs``: the sequence parameter it unpacks."""
+    role: str = ""
+    """For a reverse statement that moves adjoints or values instead of
+    applying a local derivative, inside or around a branch or loop: "zero"
+    (an adjoint starts at 0 before it), "phi" (a branch side's value takes
+    the adjoint of the φ it fed), "carry" (a carried value's adjoint, into
+    or out of an iteration), "init" (after the loop, to the value the
+    carried one started as), "pop" (a forward value from its tape),
+    "recompute" (a forward value computed again instead of taped)."""
+    control: object = None
+    """For a statement with a ``role``: the ``If``/``For``/``While`` it belongs to."""
 
 
 @dataclass(eq=False)
@@ -45,6 +55,8 @@ class Block:
     body: list = field(default_factory=list)
     orelse: list = field(default_factory=list)
     comment: str = ""
+    origin: object = None
+    """In a reverse sweep: the forward ``If``/``For``/``While`` it reverses."""
 
     @property
     def node(self) -> ast.stmt:

@@ -6,7 +6,8 @@ and the :class:`~s2s_ad.code.CodeFunction` made from it by
 forward pass, the reverse sweep (one line per local derivative, in the order
 the generated code runs them, beside ``← forward op, ∂out/∂operand = partial``),
 and the adjoints, each with the consumers whose contributions it sums. The
-same input always gives the same text.
+same input always gives the same text. A function with loops or branches
+is explained by :mod:`s2s_ad.explain_control`, in the same three parts.
 
 Before → after, for ``b = x * x; y = a * b`` with respect to ``a, x``::
 
@@ -24,7 +25,7 @@ from __future__ import annotations
 import ast
 import os
 
-from . import ir, sweep
+from . import explain_control, ir, sweep
 from .code import CodeFunction
 
 GAP = 2
@@ -42,6 +43,8 @@ def _table(rows: list[tuple[str, ...]], indent: str = "  ") -> list[str]:
 
 def explain_text(func: ir.Function, code: CodeFunction) -> str:
     """The explanation of ``code``'s reverse sweep (see the module docstring)."""
+    if ir.has_control_flow(func):
+        return explain_control.explain_text(func, code)
     sw = sweep.read(func, code)
     modules = func.modules
     wrt = ", ".join(v.name for v in code.wrt)

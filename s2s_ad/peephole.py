@@ -103,7 +103,8 @@ def _split_tuples(stmts: list) -> None:
         read = {x.id for v in values for x in ast.walk(v) if isinstance(x, ast.Name)}
         if read & {t.id for t in targets}:
             continue
-        stmts[k:k + 1] = [Stmt(ast.Assign([ast.Name(t.id, ast.Store())], v), s.comment)
+        stmts[k:k + 1] = [Stmt(ast.Assign([ast.Name(t.id, ast.Store())], v), s.comment,
+                               role=s.role, control=s.control)
                           for t, v in zip(targets, values)]
 
 
@@ -162,7 +163,7 @@ def _sink(stmts: list, counts: Counter) -> bool:
         node = stmts[d].node
         node.targets[0].id = x
         stmts[k] = Stmt(node, stmts[d].comment, stmts[d].origin, stmts[d].operand,
-                        stmts[d].partial, x)
+                        stmts[d].partial, x, role=stmts[d].role, control=stmts[d].control)
         del stmts[d]
         counts[y] = 0
         return True

@@ -222,7 +222,7 @@ class _Sweep(CallSites):
                     [ast.Name(self.adj[id(v)], ast.Store())],
                     ast.BinOp(ast.List([ast.Constant(0.0)], ast.Load()), ast.Mult(),
                               _call("len", [ast.Name(v.name, ast.Load())]))),
-                    f"the adjoint of {v.name}, read at run-time indices"))
+                    f"the adjoint of {v.name}, read at run-time indices", role="zero"))
         out = self.region(self.func.body)
         return lists + out if out else []
 
@@ -342,7 +342,7 @@ class _Sweep(CallSites):
         return substitute(template, env, self.modules)
 
     def accumulate(self, v: ir.Value, contrib: ast.expr, alias: bool, comment: str,
-                   op=None, i=None, partial: str = "") -> list:
+                   op=None, i=None, partial: str = "", role: str = "", control=None) -> list:
         """``v̄ = contrib`` on the first contribution, ``v̄ += contrib`` after.
         With ``alias``, a first contribution that is another adjoint itself
         (``t = a + b``) shares that variable: its owner is done with it."""
@@ -351,15 +351,17 @@ class _Sweep(CallSites):
             if self.arrays is not None:  # never in place: the array may be shared
                 node = ast.Assign([target], ast.BinOp(ast.Name(self.adj[id(v)], ast.Load()),
                                                       ast.Add(), contrib))
-                return [Stmt(node, comment, op, i, partial, self.adj[id(v)])]
+                return [Stmt(node, comment, op, i, partial, self.adj[id(v)], role=role,
+                             control=control)]
             return [Stmt(ast.AugAssign(target, ast.Add(), contrib), comment, op, i, partial,
-                         self.adj[id(v)])]
+                         self.adj[id(v)], role=role, control=control)]
         if alias and isinstance(contrib, ast.Name):
             self.adj[id(v)] = contrib.id
             return []
         self.adj[id(v)] = self.namer.fresh(f"d{v.name}")
         target = ast.Name(self.adj[id(v)], ast.Store())
-        return [Stmt(ast.Assign([target], contrib), comment, op, i, partial, self.adj[id(v)])]
+        return [Stmt(ast.Assign([target], contrib), comment, op, i, partial, self.adj[id(v)],
+                     role=role, control=control)]
 
     # -- structured ops --------------------------------------------------------
 
@@ -401,7 +403,8 @@ class _Sweep(CallSites):
             if self.arrays is not None and id(v) in params and v.kind == "array":
                 zero = self.arrays.zero(v)  # the gradient keeps x's shape if the loop never runs
             out.append(Stmt(ast.Assign([ast.Name(self.adj[id(v)], ast.Store())], zero),
-                            f"{v.name} gets adjoint contributions inside line {node.loc.line}"))
+                            f"{v.name} gets adjoint contributions inside line {node.loc.line}",
+                            target=self.adj[id(v)], role="zero", control=node))
         return out
 
     def if_(self, node: ir.If) -> list:
@@ -417,7 +420,8 @@ class _Sweep(CallSites):
             for o, y in zip(node.outs, r.yields):
                 if id(o) in self.adj and isinstance(y, ir.Value) and id(y) in self.act:
                     prefix += self.accumulate(y, ast.Name(self.adj[id(o)], ast.Load()),
-                                              id(y) in inside, f"φ: {o.name} came from {y.name}")
+                                              id(y) in inside, f"φ: {o.name} came from {y.name}",
+                                              role="phi", control=node)
             branches.append(self.region(r, prefix))
         then, orelse = branches
         if not then and not orelse:
@@ -425,8 +429,8 @@ class _Sweep(CallSites):
         cond = self.ref(node.cond)
         comment = f"line {node.loc.line}: {node.text}" if node.text else ""
         if not then:
-            return pre + [Block(ast.If(_negate(cond), [], []), orelse, [], comment)]
-        return pre + [Block(ast.If(cond, [], []), then, orelse, comment)]
+            return pre + [Block(ast.If(_negate(cond), [], []), orelse, [], comment, node)]
+        return pre + [Block(ast.If(cond, [], []), then, orelse, comment, node)]
 
     def loop(self, node) -> list:
         slots = [i for i, c in enumerate(node.carried) if id(c) in self.act]
@@ -441,14 +445,16 @@ class _Sweep(CallSites):
             else:
                 carry[i] = self.namer.fresh(f"d{c.name}")
                 pre.append(Stmt(ast.Assign([ast.Name(carry[i], ast.Store())], ast.Constant(0.0)),
-                                f"{o.name} does not reach the result after the loop"))
+                                f"{o.name} does not reach the result after the loop",
+                                target=carry[i], role="zero", control=node))
         inside = self.inside(node)
         prefix = []
         for i in slots:
             y = node.body.yields[i]
             if isinstance(y, ir.Value) and id(y) in self.act:
                 prefix += self.accumulate(y, ast.Name(carry[i], ast.Load()), id(y) in inside,
-                                          f"{node.carried[i].name} carried to the next iteration")
+                                          f"{node.carried[i].name} carried to the next iteration",
+                                          role="carry", control=node)
         body = self.region(node.body, prefix)
         targets, values = [], []
         for i in slots:
@@ -460,16 +466,18 @@ class _Sweep(CallSites):
         if targets:
             lhs = targets[0] if len(targets) == 1 else ast.Tuple(targets, ast.Store())
             rhs = values[0] if len(values) == 1 else ast.Tuple(values, ast.Load())
-            body.append(Stmt(ast.Assign([lhs], rhs), "adjoints carried to the previous iteration"))
+            body.append(Stmt(ast.Assign([lhs], rhs), "adjoints carried to the previous iteration",
+                             role="carry", control=node))
         head = self.reverse_head(node)
         post = []
         for i in slots:
             init = node.inits[i]
             if isinstance(init, ir.Value) and id(init) in self.act:
                 post += self.accumulate(init, ast.Name(carry[i], ast.Load()), init.var is None,
-                                        f"{node.carried[i].name} started as {init.name}")
+                                        f"{node.carried[i].name} started as {init.name}",
+                                        role="init", control=node)
         comment = f"line {node.loc.line}: {node.text}, backwards"
-        return pre + [Block(head, body, [], comment)] + post
+        return pre + [Block(head, body, [], comment, node)] + post
 
     def reverse_head(self, node) -> ast.For:
         if isinstance(node, ir.While):
@@ -532,12 +540,14 @@ class _Sweep(CallSites):
         for v in popped:
             tape = self.tape_name(v)
             out.append(Stmt(ast.Assign([ast.Name(v.name, ast.Store())],
-                                       _call(f"{tape}.pop", [])), f"{v.name} from the tape"))
+                                       _call(f"{tape}.pop", [])), f"{v.name} from the tape",
+                            target=v.name, role="pop", control=loop))
         for node in recompute:
             rule = RULES[node.prim]
             expr = self.instantiate(rule.forward_ast, node)
             out.append(Stmt(ast.Assign([ast.Name(node.out.name, ast.Store())], expr),
-                            f"line {node.loc.line}: recomputed, not taped", node))
+                            f"line {node.loc.line}: recomputed, not taped", node,
+                            target=node.out.name, role="recompute", control=loop))
         return out
 
     def tape_ref(self, v: ir.Value) -> str:

@@ -18,7 +18,11 @@ import s2s_ad
 from s2s_ad.cli import main
 from seed_ggml import f as seed
 
+import calls_loops_src
 import calls_src
+import cf_programs
+import graph_src
+from graph_src import returns_tuple, shared_temp, temporaries, twice_item
 import gaussian_nll
 import structures_src
 import tied_weights
@@ -64,7 +68,10 @@ def test_docs_show_the_real_explanations():
     nll = s2s_ad.explain(gaussian_nll.nll, wrt=("mu", "log_sigma"))
     twice = s2s_ad.explain(calls_src.twice_sq)
     tied = s2s_ad.explain(tied_weights.tied)
-    real = s2s_ad.explain(seed, wrt=("a", "x")) + nll + twice + tied
+    loop = s2s_ad.explain(cf_programs.logistic, wrt=("x", "r"))
+    assert loop[loop.index("reverse sweep"):].rstrip("\n") in page, \
+        "regenerate docs/graphs.md's loop block"
+    real = s2s_ad.explain(seed, wrt=("a", "x")) + nll + twice + tied + loop
     shown, inside = [], False
     for line in page.splitlines():
         if line.startswith("```"):
@@ -77,33 +84,6 @@ def test_docs_show_the_real_explanations():
 
 def test_seed_golden(golden):
     golden("explain_seed.txt", s2s_ad.explain(seed, wrt=("a", "x")))
-
-
-def temporaries(a, b, c):
-    t = math.sin(a * b) + c * 2.0
-    return t * t + a / c
-
-
-def shared_temp(a, b, c):
-    y = a * b + c
-    return y
-
-
-def split(x, y):
-    return x * y, x + y
-
-
-def twice_item(x, y):
-    t = split(x, y)
-    a = t[0]
-    b = t[0] * 2.0
-    return a * b + t[1]
-
-
-def returns_tuple(x, y):
-    loss = (x - y) ** 2
-    reg = 0.1 * x * x
-    return loss + reg, loss, reg
 
 
 @pytest.mark.parametrize("fn, output", [
@@ -136,10 +116,13 @@ def test_stated_local_derivatives_match_sympy(fn):
     """`← out = EXPR, ∂out/∂v = P` claims dEXPR/dv = P; sympy checks each claim.
     Where an op reads v twice (left and right operand), the claims are per
     operand and their sum is the derivative."""
-    text = s2s_ad.explain(fn)
+    _check_claims(s2s_ad.explain(fn), 4)
+
+
+def _check_claims(text: str, at_least: int) -> None:
     claims = re.findall(r"← (\w+) = (.+?), ∂\1/∂(\w+) = (.+?)(?: \((?:left|right) operand\))?  ",
                         text + "  ")
-    assert len(claims) >= 4
+    assert len(claims) >= at_least
     ns = {"math": sympy}
     summed: dict = {}
     for out, expr, var, partial in claims:
@@ -213,3 +196,133 @@ def test_cli_explain(capsys):
 def test_cli_explain_bad_wrt(capsys):
     assert main(["explain", SEED_FILE, "--wrt", "z"]) == 2
     assert "no parameter 'z'" in capsys.readouterr().err
+
+
+# -- loops and branches -------------------------------------------------------------
+
+def rows_of(text: str, title: str) -> list[list[str]]:
+    return [re.split(r"\s{2,}", line) for line in section(text, title)]
+
+
+def test_a_loop_is_explained_with_its_reverse_header_pops_and_carried_adjoint():
+    text = s2s_ad.explain(graph_src.power, wrt="x")
+    assert rows_of(text, "reverse sweep") == [
+        ["ds = 1.0", "seed: ∂s/∂s = 1, s is the result"],
+        ["dx = 0.0", "starts at 0: the reverse of the loop at line 51 adds to it"],
+        ["for _ in range(n):", "reverse of `for i in range(n)` (line 51): as many iterations "
+         "as the forward loop ran (its index is not read); each pops what its forward "
+         "iteration pushed"],
+        ["s = s_tape.pop()", "s as this iteration computed it: popped from s_tape"],
+        ["dx += ds * s", "← s_1 = s * x, ∂s_1/∂x = s", "line 52"],
+        ["ds = ds * x", "← s_1 = s * x, ∂s_1/∂s = x", "line 52"],
+    ]
+    # the sweep's lines are indented as the code nests them
+    assert "\n    s = s_tape.pop()" in text and "\n  for _ in range(n):" in text
+    adjoints = {r[0]: r[1:] for r in rows_of(text, "adjoints (each sums one contribution per "
+                                                    "use of its value)")}
+    assert adjoints["ds"] == ["from seed; from s_1 = s * x (line 52)",
+                              "carried through line 51: each reverse iteration reads it and "
+                              "sets it for the iteration before"]
+    assert adjoints["dx"] == ["s_1 = s * x (line 52)",
+                              "kept across the iterations of line 51: each adds to it"]
+    assert "each iteration pushes s onto the tape" in section(text, "forward pass")[1]
+
+
+def test_a_branch_is_explained_with_the_recorded_decision():
+    text = s2s_ad.explain(graph_src.clipped)
+    rows = rows_of(text, "reverse sweep")
+    assert ["if t1:", "the decision the forward pass took at line 64 (if x > y), kept in t1"] \
+        in rows
+    assert ["else:"] in rows
+    assert ["dy += dz_2 * y", "← t2 = y * y, ∂t2/∂y = y (right operand)", "line 67"] in rows
+    adjoints = {r[0]: r[1:] for r in rows_of(text, "adjoints (each sums one contribution per "
+                                                    "use of its value)")}
+    assert adjoints["dx"] == ["sums 3 uses: out = z_2 * x (line 68); z = x * y (line 65); "
+                              "z_1 = x + t2 (line 67)"]
+    assert text.rstrip().endswith("gradient: ∂out/∂x = dx, ∂out/∂y = dy")
+
+
+def test_a_branch_inside_a_loop_recomputes_its_decision_and_carries_adjoints():
+    text = s2s_ad.explain(graph_src.damped)
+    rows = rows_of(text, "reverse sweep")
+    assert ["t1 = v > 1.0", "t1 = v > 1.0 recomputed (cheaper than taping it)", "line 74"] in rows
+    assert ["dv = dv_1", "adjoints carried to the previous iteration (the loop at line 73)"] in rows
+    assert ["dx += dv", "after the loop at line 73: v started as x"] in rows
+    assert "    if t1:" in text  # inside the reverse loop
+    assert re.search(r"\n  dk +v_1 = v \* k \(line 75\) +kept across the iterations of line 73",
+                     text)
+
+
+def test_an_early_exit_reverses_only_the_iterations_run():
+    text = s2s_ad.explain(graph_src.early_exit)
+    (head,) = [r for r in rows_of(text, "reverse sweep") if r[0].startswith("for ")]
+    assert head[0] == "for _ in range(n)[:n_i]:"
+    assert "up to where it stopped, counted in n_i" in head[1]
+
+
+def test_a_helper_returning_a_tuple_inside_a_loop():
+    text = s2s_ad.explain(graph_src.tuple_in_loop)
+    rows = rows_of(text, "reverse sweep")
+    assert ["split_1_tape = split_1_tapes.pop()",
+            "split_1_tape as this iteration computed it: popped from split_1_tapes"] in rows
+    assert ["dx_1, dt1 = split_bwd(split_1_tape, (dp, dq))",
+            "← split_1 = split(x, t1), (dp, dq) · ∂split/∂(x, y), by split's backward pass",
+            "line 93"] in rows
+    assert ["dx = dx + dx_1", "← split_1 = split(x, t1), another use of x", "line 93"] in rows
+
+
+def test_a_numpy_loop_is_explained():
+    text = s2s_ad.explain(graph_src.array_loop)
+    rows = rows_of(text, "reverse sweep")
+    assert ["dW = np.zeros_like(W)", "starts at 0: the reverse of the loop at line 100 adds to it"
+            ] in rows
+    assert ["dt1 = dt2 * (1 - t2 * t2)", "← t2 = np.tanh(t1), ∂t2/∂t1 = 1 - t2 * t2",
+            "line 101"] in rows
+    assert ["t3 = 0.5 * h", "t3 = 0.5 * h recomputed (cheaper than taping it)", "line 101"] in rows
+    assert re.search(r"\n  dW +t1 = W @ h \(line 101\) +kept across the iterations of line 100",
+                     text)
+
+
+def _joined(lines: list[str]) -> list[str]:
+    """Lines the printer wrapped, joined back (a continuation is indented deeper
+    and follows a line that does not end a header)."""
+    out: list[str] = []
+    for line in lines:
+        depth = len(line) - len(line.lstrip())
+        if out and depth > out[-1][0] and not out[-1][1].endswith(":"):
+            out[-1] = (out[-1][0], out[-1][1] + line.strip())
+        else:
+            out.append((depth, line.strip()))
+    return out
+
+
+@pytest.mark.parametrize("fn, lengths", [
+    (graph_src.power, None), (graph_src.horner, {"cs": 3}), (graph_src.clipped, None),
+    (graph_src.damped, None), (graph_src.early_exit, None), (graph_src.tuple_in_loop, None),
+    (graph_src.array_loop, None), (cf_programs.nested_loops, None),
+    (cf_programs.two_carried_swap, None), (cf_programs.branch_nested, None),
+    (cf_programs.newton_sqrt, None), (calls_loops_src.call_in_while, None),
+])
+def test_explained_loop_lines_are_the_generated_reverse_sweep(fn, lengths):
+    """Every statement of the generated sweep, loop and branch heads included,
+    nested as the code nests them, in order, and nothing else."""
+    generated = s2s_ad.gradient_source(fn, None, lengths=lengths)
+    body = generated.split("# reverse sweep\n", 1)[1].split("\n    return ", 1)[0]
+    code = _joined([line.split("  #")[0].rstrip()[4:] for line in body.splitlines()
+                    if line.strip()])
+    text = s2s_ad.explain(fn, lengths=lengths)
+    explained = [(len(line) - len(line.lstrip()), re.split(r"\s{2,}", line.strip())[0])
+                 for line in text.splitlines()[text.splitlines().index("reverse sweep") + 1:]
+                 if line.strip()]
+    explained = explained[:next(i for i, (_, t) in enumerate(explained)
+                                if t.startswith("adjoints ("))]
+    if re.fullmatch(r"\w+ = 1\.0", explained[0][1]):
+        explained = explained[1:]  # the seed: the gradient's keyword argument
+    explained = [(d - 2, t) for d, t in explained]
+    assert [(d // 2, t.replace(" ", "")) for d, t in explained] == \
+        [(d // 4, t.replace(" ", "")) for d, t in code]
+
+
+@pytest.mark.parametrize("fn", [graph_src.power, graph_src.clipped, graph_src.damped])
+def test_stated_local_derivatives_in_loops_match_sympy(fn):
+    _check_claims(s2s_ad.explain(fn), 2)

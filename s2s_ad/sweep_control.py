@@ -1,0 +1,230 @@
+"""The reverse sweep of a function with loops and branches, as data.
+
+Contract: :func:`read` takes the forward :class:`~s2s_ad.ir.Function` and the
+:class:`~s2s_ad.code.CodeFunction` that :func:`s2s_ad.reverse_control.transform`
+made from it, and returns a :class:`ControlSweep`: the generated reverse
+sweep as a tree of :class:`Line` s, one per statement, in the order the
+code runs them, a reverse loop or branch holding the lines of its body. Each
+line says what it is (``kind``): a local derivative with the forward op and
+operand it differentiates, a pop from the tape, an adjoint carried from one
+iteration to the one before, … It is what ``s2s-ad explain`` prints and
+``s2s-ad graph --backward`` draws for such functions; every statement of the
+sweep is explained or :class:`~s2s_ad.sweep.SweepError` is raised.
+
+Lines are read from the *final* code (after copy elimination), so the names
+they write and read are the generated program's. An adjoint variable in a
+loop holds the adjoints of several SSA values over time (``dx_1`` is the
+adjoint of ``x`` at the start of each iteration); the lines keep that
+variable, and the forward op each contribution comes from.
+
+Before → after, for ``for i in range(n): x = r * x * (1.0 - x)``::
+
+    dr = 0.0                        Line(zero, writes dr)
+    for _ in range(n):              Line(loop, control=the For, body=[
+        x_1 = x_1_tape.pop()            Line(pop, writes x_1),
+        dt1 = dx_1 * t2                 Line(derivative, op x_2 = t1 * t2, operand 0),
+        ...                             ...])
+    dx = dx_1                       Line(init: x_1 started as x)
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from dataclasses import dataclass, field
+
+from . import ir
+from .code import Block, CodeFunction, Stmt
+from .sweep import SweepError
+
+ROLES = ("zero", "phi", "carry", "init", "pop", "recompute")
+
+
+@dataclass(eq=False)
+class Line:
+    kind: str
+    """"seed", "shape" (an array seed takes the result's shape), "derivative",
+    "call" (a callee's backward pass), "add" (a call's contribution added to an
+    adjoint that had one), "item" (a tuple item's adjoint read twice), one of
+    :data:`ROLES`, or "loop"/"if" for a reverse loop or branch."""
+    stmt: Stmt | None = None
+    block: Block | None = None
+    op: ir.Op | None = None
+    """The forward op a derivative, call, add, item or recompute line comes from."""
+    operand: int | None = None
+    control: object = None
+    """The forward ``If``/``For``/``While`` a loop, if or role line belongs to."""
+    body: list["Line"] = field(default_factory=list)
+    orelse: list["Line"] = field(default_factory=list)
+    writes: list[str] = field(default_factory=list)
+    adds: bool = False
+    """The line adds to ``writes[0]`` (``dx += e``, ``dx = dx + e``) instead of setting it."""
+    expr: ast.expr | None = None
+    """What it assigns or adds (``e``); for a loop or if, the head's iterable or test."""
+    loops: list = field(default_factory=list)
+    """The forward loops whose reverses hold this line, outermost first."""
+
+    @property
+    def reads(self) -> list[str]:
+        """The names ``expr`` reads, each once, in reading order."""
+        out: list[str] = []
+        if self.expr is not None:
+            for n in ast.walk(self.expr):
+                if isinstance(n, ast.Name) and n.id not in out:
+                    out.append(n.id)
+        return out
+
+    @property
+    def text(self) -> str:
+        """The statement as the generated code writes it (a head without its body)."""
+        if self.block is not None:
+            head = self.block.head
+            if isinstance(head, ast.For):
+                return f"for {ast.unparse(head.target)} in {ast.unparse(head.iter)}:"
+            return f"if {ast.unparse(head.test)}:"
+        return statement_text(self.stmt.node)
+
+    @property
+    def contribution(self) -> str:
+        return ast.unparse(self.expr) if self.expr is not None else ""
+
+
+@dataclass(eq=False)
+class ControlSweep:
+    func: ir.Function
+    code: CodeFunction
+    lines: list[Line]
+    seed: str
+    """The result's adjoint ("" when the result does not depend on the parameters)."""
+    values: dict[str, ir.Value]
+    """SSA name -> value, for every value of the function."""
+
+    def walk(self, lines: list[Line] | None = None):
+        """Every line, nested ones included, in code order."""
+        for line in self.lines if lines is None else lines:
+            yield line
+            yield from self.walk(line.body)
+            yield from self.walk(line.orelse)
+
+    @property
+    def adjoint_names(self) -> set[str]:
+        """Every adjoint variable of the sweep (what it writes besides forward values)."""
+        out = {self.seed} if self.seed else set()
+        for line in self.walk():
+            if line.kind not in ("pop", "recompute"):
+                out.update(line.writes)
+        return out
+
+
+def statement_text(node: ast.stmt) -> str:
+    """``dx, dx_1 = h_bwd(t, dt)`` / ``dx += dx_1`` as the generated code writes them."""
+    if isinstance(node, ast.AugAssign):
+        return f"{ast.unparse(node.target)} += {ast.unparse(node.value)}"
+    if isinstance(node, ast.Expr):  # np.add.at(dx, idx, g): NumPy's scatter
+        return ast.unparse(node.value)
+    target = node.targets[0]
+    if isinstance(target, ast.Tuple):
+        names = ", ".join(ast.unparse(e) for e in target.elts)
+        lhs = names + ("," if len(target.elts) == 1 else "")
+    else:
+        lhs = ast.unparse(target)
+    value = node.value
+    if isinstance(value, ast.Tuple) and value.elts:  # ``a, b = b, a``, as the code writes it
+        return f"{lhs} = {', '.join(ast.unparse(e) for e in value.elts)}"
+    return f"{lhs} = {ast.unparse(value)}"
+
+
+def all_values(func: ir.Function) -> dict[str, ir.Value]:
+    """SSA name -> value for the parameters and every value the body defines."""
+    out = {v.name: v for v in func.param_values}
+    out.update({v.name: v for v in func.scalars(func.param_values)})
+    for node in ir.walk(func.body):
+        for v in ir.defined(node):
+            out[v.name] = v
+        if isinstance(node, ir.For):
+            out[node.index.name] = node.index
+        if isinstance(node, (ir.For, ir.While)):
+            out.update({c.name: c for c in node.carried})
+    return out
+
+
+def read(func: ir.Function, code: CodeFunction) -> ControlSweep:
+    """The reverse sweep of ``code`` (made from ``func``) as a tree of lines."""
+    marks = [i for i, s in enumerate(code.body)
+             if isinstance(s, Stmt) and s.node is None and s.comment == "reverse sweep"]
+    stmts = code.body[marks[0] + 1:] if marks else []
+    seed = code.seed if isinstance(func.result, ir.Value) and func.result.name in code.adjoints \
+        else ""
+    lines = [Line("seed", writes=[seed])] if seed else []
+    lines += _lines(stmts, code, [])
+    return ControlSweep(func, code, lines, seed, all_values(func))
+
+
+def _lines(stmts: list, code: CodeFunction, loops: list) -> list[Line]:
+    out = []
+    for s in stmts:
+        if isinstance(s, Block):
+            out.append(_block(s, code, loops))
+        elif s.node is not None:
+            out.append(_line(s, code, loops))
+    return out
+
+
+def _block(b: Block, code: CodeFunction, loops: list) -> Line:
+    if b.origin is None:
+        raise SweepError(f"a reverse block without its forward loop or branch: {b.comment}")
+    if isinstance(b.head, ast.For):
+        inner = loops + [b.origin]
+        return Line("loop", block=b, control=b.origin, expr=b.head.iter, loops=loops,
+                    body=_lines(b.body, code, inner))
+    return Line("if", block=b, control=b.origin, expr=b.head.test, loops=loops,
+                body=_lines(b.body, code, loops), orelse=_lines(b.orelse, code, loops))
+
+
+def _line(s: Stmt, code: CodeFunction, loops: list) -> Line:
+    node = s.node
+    writes, adds, expr = _assignment(node)
+    line = Line("", stmt=s, op=s.origin if isinstance(s.origin, ir.Op) else None,
+                operand=s.operand, control=s.control, writes=writes, adds=adds, expr=expr,
+                loops=loops)
+    if s.role:
+        line.kind = s.role
+    elif line.op is None:
+        if writes == [code.seed]:
+            line.kind = "shape"  # an array result's seed takes its shape
+        else:
+            raise SweepError(f"a reverse statement without a forward op: {statement_text(node)}")
+    elif line.op.callee is not None:
+        line.kind = "call" if isinstance(node.value, ast.Call) else "add"
+    elif line.op.prim == "item":
+        line.kind = "item"
+    elif s.operand is None:
+        raise SweepError(f"a reverse statement of {line.op} names no operand")
+    else:
+        line.kind = "derivative"
+    return line
+
+
+def _assignment(node: ast.stmt) -> tuple[list[str], bool, ast.expr | None]:
+    """(names written, adds?, the expression assigned or added)."""
+    if isinstance(node, ast.AugAssign):
+        base = node.target.value if isinstance(node.target, ast.Subscript) else node.target
+        return [base.id], True, node.value
+    if isinstance(node, ast.Expr):  # np.add.at(dx, idx, g): adds g into dx
+        call = node.value
+        return [call.args[0].id], True, call
+    target = node.targets[0]
+    if isinstance(target, ast.Tuple):
+        return [e.id for e in target.elts if isinstance(e, ast.Name)], False, node.value
+    if isinstance(target, ast.Subscript):
+        return [target.value.id], True, node.value
+    value = node.value
+    if (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)
+            and isinstance(value.left, ast.Name) and value.left.id == target.id):
+        # ``dW = dW + c`` (never in place on an array the caller may share)
+        return [target.id], True, value.right
+    return [target.id], False, value
+
+
+def unparse(node: ast.AST) -> str:
+    return ast.unparse(ast.fix_missing_locations(copy.deepcopy(node)))
