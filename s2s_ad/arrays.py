@@ -104,6 +104,13 @@ class ArraySweep:
             return _call(self.np, "zeros_like", _name(v.name))
         return ast.Constant(0.0)
 
+    def gradient(self, v: ir.Value, expr: ast.expr) -> ast.expr:
+        """An array parameter's gradient as returned: in the parameter's dtype
+        (``astype_like``), whatever dtype the sweep computed it in."""
+        if v.kind != "array" or not isinstance(expr, ast.Name):
+            return expr
+        return ast.Call(_name(self.helper("astype_like")), [expr, _name(v.name)], [])
+
     # -- contributions ----------------------------------------------------------
 
     def vjp(self, op: ir.Op, i: int, g: ast.expr) -> ast.expr:

@@ -69,6 +69,8 @@ def transform(func: ir.Function, wrt: list[ir.Value], *, with_value: bool = Fals
              if func.outputs is not None else operand_expr(result, func.modules))
 
     grads = [_gradient(func, v, adj, sweep.zero) for v in wrt]
+    if sweep.arrays is not None:
+        grads = [sweep.arrays.gradient(v, g) for v, g in zip(wrt, grads)]
     grad_expr = ast.Tuple(grads, ast.Load()) if tuple_result else grads[0]
     returns = sweep.rename(ast.Tuple([value, grad_expr], ast.Load()) if with_value else grad_expr)
 

@@ -184,6 +184,8 @@ class _Sweep(CallSites):
                                 "the reverse sweep reuses the loop's variables"))
                 value = ast.Name(keep, ast.Load())
         grads = [self.gradient(v) for v in self.wrt]
+        if self.arrays is not None:
+            grads = [self.arrays.gradient(v, g) for v, g in zip(self.wrt, grads)]
         grad_expr = ast.Tuple(grads, ast.Load()) if tuple_result else grads[0]
         returns = ast.Tuple([value, grad_expr], ast.Load()) if with_value else grad_expr
 

@@ -116,6 +116,22 @@ def test_float32_gives_float32():
         assert g.dtype == np.float32 and g.shape == a.shape
 
 
+@pytest.mark.parametrize("body", [
+    "return np.sum(x * np.arange(5))",                          # int array: float64 inside
+    "z = np.zeros(5)\n    z = z + x\n    return np.sum(z * y)",  # float64 constant
+    "return np.sum(x * y)",                                      # y is float64 here
+    "s = 0.0\n    for k in range(3):\n        s = s + np.sum(x * w64)\n    return s",
+])
+def test_float32_argument_gets_float32_gradient_when_the_function_promotes(body):
+    f = make_function(f"def f(x, y, w64):\n    {body}\n")
+    x = rand(RNG, (5,)).astype(np.float32)
+    y, w64 = rand(RNG, (5,)), rand(RNG, (5,))
+    gx, gy = s2s_ad.grad(f, wrt=[0, 1])(x, y, w64)
+    assert gx.dtype == np.float32 and gy.dtype == np.float64
+    x64 = x.astype(np.float64)
+    np.testing.assert_allclose(gx, fd_gradient(f, [x64, y, w64], 0), rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("expr", ["np.sum(x * y)", "np.max(x)", "np.mean(np.maximum(x, 0.0))",
                                   "np.sum(np.where(x > 0, x, y))", "np.prod(x[:3])",
                                   "np.sum(x[idx])", "np.sum(np.outer(x, y))",

@@ -233,6 +233,15 @@ def scatter(g, x, index):
     np.add.at(out, index, g)
     return out
 ''',
+    "astype_like": '''
+def astype_like(g, x):
+    """g in x's floating dtype: a float32 argument gets a float32 gradient even
+    where the function mixed in float64 values (np.zeros(n), float64 arguments)."""
+    dtype = getattr(x, "dtype", None)
+    if dtype is None or dtype.kind not in "fc" or getattr(g, "dtype", None) == dtype:
+        return g
+    return np.asarray(g, dtype=dtype)
+''',
     "zeroed": '''
 def zeroed(g, index):
     """A copy of g with g[index] = 0: those elements were overwritten."""
