@@ -27,7 +27,7 @@ import types
 
 from . import ir, structures
 from .errors import SourceError
-from .frontend_numpy import ArrayLowering
+from .frontend_numpy import ARRAY_CALLS, ArrayLowering
 from .lower_control import RET, RETVAL, ControlFlow, always_returns
 from .names import Namer, identifiers
 from .rules import RULES
@@ -403,6 +403,9 @@ class _Lowering(ArrayLowering, ControlFlow):
                 prim = "len"
             if prim is not None:
                 return self.numpy_call(prim, node, var, hint)
+            fn = self.resolve(node.func)
+            if any(fn is c for c in ARRAY_CALLS):
+                return self.array_call(fn, node, var, hint)
         for a in node.args:
             if isinstance(a, ast.Starred):
                 raise self.src.error(a, "`*args` in calls is not supported")

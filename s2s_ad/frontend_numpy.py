@@ -54,6 +54,8 @@ SIGNATURES = {**{f"np.{r}": ("x", "axis", "keepdims") for r in REDUCTIONS},
               "np.expand_dims": ("x", "axis"), "np.concatenate": ("seq", "axis"),
               "np.stack": ("seq", "axis")}
 ATTR_NAMES = {"axis", "keepdims", "axes"}
+ARRAY_CALLS = (numpy.array, numpy.asarray)
+"""Calls lowered by :meth:`ArrayLowering.array_call`."""
 
 
 class ArrayLowering:
@@ -207,6 +209,50 @@ class ArrayLowering:
             raise self.src.error(node, f"`{what}` takes {rule.arity} array argument(s) here, "
                                  f"got {len(args)}")
         return self.emit(prim, args, node, var, hint=hint, attrs=attrs, text=text)
+
+    def array_call(self, fn, node: ast.Call, var, hint) -> ir.Operand:
+        """``np.array(...)`` / ``np.asarray(...)``. Of an array: a copy
+        (``np.array``) or the array itself (``np.asarray``). Of a list or tuple
+        written out: a constant array when every entry is a number, else
+        ``np.stack`` of the entries along a new first axis, so the gradient
+        flows back to each entry (nested lists nest)."""
+        what = ast.unparse(node.func)
+        if len(node.args) != 1 or node.keywords:
+            raise self.src.error(node, f"`{what}` takes one argument here, a list, tuple or "
+                                 "array, and no keywords (for a float array, write float "
+                                 "entries: `1.0`)")
+        arg = node.args[0]
+        text = f"{var} = {ast.unparse(node)}" if var else ast.unparse(node)
+        if isinstance(arg, (ast.List, ast.Tuple)):
+            return self.array_literal(arg, var, hint, text, set())
+        value = self.expr(arg)
+        if isinstance(value, tuple) or structures.is_structure(value):
+            raise self.src.error(arg, f"`{what}` of a list or tuple built elsewhere is not "
+                                 "supported; write the entries out (`np.array([a, b])`)")
+        if fn is numpy.asarray:
+            return value
+        return self.emit("np.copy", [value], node, var, hint=hint, text=text)
+
+    def array_literal(self, node: ast.List | ast.Tuple, var, hint, text, constants: set
+                      ) -> ir.Operand:
+        """One level of ``np.array([...])``; ``constants`` collects the ids of
+        the constant arrays made for inner levels."""
+        if not node.elts:
+            raise self.src.error(node, "an empty array literal is not supported")
+        items = []
+        for e in node.elts:
+            if isinstance(e, (ast.List, ast.Tuple)):
+                items.append(self.array_literal(e, None, None, None, constants))
+                continue
+            v = self.expr(e)
+            if isinstance(v, tuple) or structures.is_structure(v):
+                raise self.src.error(e, "an array entry must be a number or an array")
+            items.append(v)
+        if all(isinstance(a, ir.Const) or id(a) in constants for a in items):
+            out = self.emit("index_array", items, node, var, hint=hint, text=text)
+            constants.add(id(out))
+            return out
+        return self.emit("np.stack", items, node, var, hint=hint, attrs={"axis": 0}, text=text)
 
     def shape_operand(self, node: ast.expr) -> ir.Operand:
         """A shape: an int, ``x.shape``, or a tuple of ints (one ``tuple`` op)."""
@@ -436,7 +482,7 @@ class ArrayLowering:
 
 
 CONSTRUCTORS = {"zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "copy", "empty",
-                "empty_like"}
+                "empty_like", "array"}
 VIEW_CALLS = {"reshape", "transpose", "ravel", "squeeze", "expand_dims", "asarray", "T",
               "flatten"}
 

@@ -286,3 +286,24 @@ def test_numpy_page_shows_the_generated_tied_weights_code():
         page = f.read()
     text = s2s_ad.gradient_source(tied, wrt=[0])
     assert text[text.index("def grad_tied"):].rstrip() in page
+
+
+@pytest.mark.parametrize("body", [
+    "c = np.array([[1.0, 2.0], [3.0, -4.0]])\n    return np.sum(np.tanh(c @ x[:2]))",
+    "idx = np.array([0, 0, 2])\n    return np.sum(x[idx] ** 2)",           # repeats accumulate
+    "v = np.array([a, a * x[0], 2.0])\n    return np.sum(v ** 2)",
+    "M = np.array([[a, x[1]], (x[0], 1.0)])\n    return np.sum(M @ M)",
+    "y = np.asarray(x)\n    z = np.array(x)\n    return np.sum(y * z * a)",
+    "s = 0.0\n    for k in range(2):\n        s = s + np.sum(np.array([x[k], a]) ** 3)\n    return s",
+    "y = np.array(x)\n    for k in range(1, 4):\n        y[k] = y[k - 1] * a\n    return np.sum(y)",
+])
+def test_np_array_of_lists_and_arrays(body):
+    f = make_function(f"def f(x, a):\n    {body}\n")
+    assert_gradients(f, [rand(RNG, (4,)), 0.7], [0, 1])
+
+
+def test_np_array_with_dtype_is_refused_with_its_location():
+    f = make_function("def f(x):\n    c = np.array([1, 2], dtype=float)\n    return np.sum(c * x)\n")
+    with pytest.raises(SourceError, match=r"2:\d+: .*takes one argument here") as e:
+        s2s_ad.grad(f)
+    assert "^" in str(e.value)
