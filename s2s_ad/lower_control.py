@@ -497,8 +497,13 @@ class ControlFlow:
                     node, f"cannot differentiate with respect to `{v.var}`: it is used as "
                     f"an integer ({what}) here")
             op = self.defs.get(id(v))
-            if op is not None and op.prim not in ("len", "getitem"):
+            if op is not None and op.prim not in SIZE_QUERIES:
                 todo.extend(op.args)
+
+
+SIZE_QUERIES = frozenset({"len", "getitem", "shape", "np.ndim", "np.size"})
+"""Ops whose integer result says how many, not how much: an array (or list)
+they read is not used as an integer (``range(A.shape[0])``, ``range(len(xs))``)."""
 
 
 def _shapes(env: dict) -> dict:

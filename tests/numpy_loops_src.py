@@ -125,3 +125,17 @@ def piece_to_helper(x, n: int):
     for i in range(n):
         y[i] = x[i]
     return np.sum(_keep(y[0:2])) + len(y)
+
+
+def rows_by_shape(A, b):
+    total = 0.0
+    for i in range(A.shape[0]):
+        if np.sum(A[i]) > 0:
+            total = total + np.dot(A[i], b)
+        else:
+            total = total - np.sum(A[i] ** 2)
+    for j in range(len(b) - 1):
+        total = total + A[0, j] * b[j + 1]
+    for k in range(A.ndim + np.size(b) - 4):
+        total = total * 1.01
+    return total

@@ -21,6 +21,7 @@ RNG = np.random.default_rng(11)
     (src.oscillator, lambda: [rand(RNG, (3,)), rand(RNG, (3,)), 5], [0, 1]),
     (src.accumulate, lambda: [rand(RNG, (3,)), 3], [0]),
     (src.until_small, lambda: [rand(RNG, (3,), 0.5, 1.0)], [0]),
+    (src.rows_by_shape, lambda: [rand(RNG, (4, 3)), rand(RNG, (3,))], [0, 1]),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_loops_and_branches(fn, args, wrt):
     assert_gradients(fn, args(), wrt)
