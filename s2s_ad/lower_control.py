@@ -285,9 +285,13 @@ class ControlFlow:
     def for_stmt(self, node: ast.For) -> None:
         if node.orelse:
             raise self.src.error(node.orelse[0], "`for ... else` is not supported")
+        if isinstance(node.target, ast.Tuple):
+            n, binds = self.tuple_iteration(node.iter, node.target)
+            self.loop(node, None, None, [ir.Const(0), ir.Const(n), ir.Const(1)], binds)
+            return
         if not isinstance(node.target, ast.Name):
-            raise self.src.error(node.target, "only a single name can be the loop variable "
-                                 "(`for x in xs`, `for i in range(n)`)")
+            raise self.src.error(node.target, "only a single name or a tuple of names can be "
+                                 "the loop variable (`for x in xs`, `for i, x in enumerate(xs)`)")
         if structures.unroll_for(self, node):
             return
         seq, bounds = self.iteration(node)
@@ -323,12 +327,68 @@ class ControlFlow:
         raise self.src.error(it, "a `for` loop must iterate over `range(...)` or over a list/"
                              "tuple parameter (unchanged) of floats")
 
+    def tuple_iteration(self, it: ast.expr, target: ast.Tuple) -> tuple[int, list]:
+        """``for i, x in enumerate(xs, start)``, ``for x, y in zip(xs, ys)`` and
+        their nesting (``for i, (x, y) in enumerate(zip(xs, ys))``) over list or
+        tuple parameters: the trip count, and per name of the target a function
+        of the loop index that binds it (``x = xs[k]``, ``i = k + start``) at the
+        top of the body."""
+        fn = (self.resolve(it.func) if isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
+              and it.func.id not in self.env else None)
+        if fn not in (builtins.enumerate, builtins.zip):
+            raise self.src.error(target, "a tuple as the loop variable needs `enumerate(xs)` or "
+                                 "`zip(xs, ys)` over list or tuple parameters")
+        if any(k.arg != "start" or fn is builtins.zip for k in it.keywords):
+            raise self.src.error(it, f"`{it.func.id}`: only `enumerate(xs, start)` takes a "
+                                 "keyword (`start`)")
+        args = list(it.args) + [k.value for k in it.keywords]
+        n_seqs = len(it.args) if fn is builtins.zip else 1
+        if n_seqs < 1 or (fn is builtins.enumerate and not 1 <= len(args) <= 2):
+            raise self.src.error(it, f"`{it.func.id}` takes one to two arguments here"
+                                 if fn is builtins.enumerate else "`zip` needs a sequence")
+        names = target.elts
+        if len(names) != (2 if fn is builtins.enumerate else n_seqs):
+            raise self.src.error(target, f"the loop variable unpacks {len(names)} names, but "
+                                 f"`{it.func.id}` gives {2 if fn is builtins.enumerate else n_seqs}")
+        lengths, binds = [], []
+        seq_targets = names[1:] if fn is builtins.enumerate else names
+        for arg, name in zip(args[:n_seqs], seq_targets):
+            if isinstance(name, ast.Tuple):
+                n, inner = self.tuple_iteration(arg, name)
+                lengths.append(n)
+                binds += inner
+                continue
+            if not isinstance(name, ast.Name):
+                raise self.src.error(name, "only names can be unpacked in the loop variable")
+            param = (self.sequence_param(self.env.get(arg.id)) if isinstance(arg, ast.Name)
+                     else None)
+            if param is None:
+                if isinstance(arg, ast.Name):
+                    structures._param_used_as_sequence(self, self.env.get(arg.id), arg)
+                raise self.src.error(arg, f"`{it.func.id}` in a `for` loop iterates over list "
+                                     "or tuple parameters (unchanged) only")
+            lengths.append(len(param.items))
+            binds.append((name, lambda k, seq=param.value, name=name: self.emit(
+                "getitem", [seq, k], name, name.id, text=f"{name.id} = {seq.name}[{k.name}]")))
+        if fn is builtins.enumerate:
+            first = names[0]
+            if not isinstance(first, ast.Name):
+                raise self.src.error(first, "the index of `enumerate` must be a name")
+            start = self.expr(args[1]) if len(args) == 2 else ir.Const(0)
+            if not (isinstance(start, ir.Const) and type(start.value) is int):
+                raise self.src.error(args[1], "the start of `enumerate` must be an integer "
+                                     "constant")
+            binds.insert(0, (first, lambda k, first=first, start=start: k if start.value == 0
+                             else self.emit("add", [k, start], first, first.id,
+                                            text=f"{first.id} = {k.name} + {start.value}")))
+        return min(lengths), binds
+
     def while_stmt(self, node: ast.While) -> None:
         if node.orelse:
             raise self.src.error(node.orelse[0], "`while ... else` is not supported")
         self.loop(node, None, None, None)
 
-    def loop(self, node, target: str | None, seq, bounds) -> None:
+    def loop(self, node, target: str | None, seq, bounds, binds: list | None = None) -> None:
         is_for = isinstance(node, ast.For)
         has_break = _jumps(node.body, ast.Break)
         has_cont = _jumps(node.body, ast.Continue)
@@ -347,7 +407,7 @@ class ControlFlow:
         saved = (set(self.namer.taken), self.temps)
         for attempt in range(3):
             built = self._loop_once(node, target, seq, bounds, carried, kinds, has_break,
-                                    has_cont, has_ret, is_for)
+                                    has_cont, has_ret, is_for, binds)
             widened = False
             for v, y in zip(carried, built[0].yields):
                 k = _merge_kind([kinds[v], _kind_of(y)])
@@ -362,7 +422,8 @@ class ControlFlow:
         inits = [self.env[v] for v in carried]
         loc = self.loc(node)
         if is_for:
-            text = f"for {target} in {ast.unparse(node.iter)}"
+            names = (node.target.elts if isinstance(node.target, ast.Tuple) else [node.target])
+            text = f"for {', '.join(ast.unparse(n) for n in names)} in {ast.unparse(node.iter)}"
             trips = ir.Value(self.namer.fresh(f"n_{target}"), "int") if exit_ else None
             if seq is not None:
                 bounds = [ir.Const(0), ir.Const(len(self.seq_items(seq))), ir.Const(1)]
@@ -381,13 +442,14 @@ class ControlFlow:
                 what = "the loop variable" if v == target else "assigned inside the loop"
                 self.undefined[v] = (node, f"it is {what} and not defined before it; "
                                      "assign it before the loop to use it after")
-        if target is not None and target not in carried:
-            self.env.pop(target, None)
-            self.undefined[target] = (node, "it is the loop variable; s2s-ad does not keep it "
-                                      "after the loop")
+        for t in [target] + [name.id for name, _ in binds or []]:
+            if t is not None and t not in carried:
+                self.env.pop(t, None)
+                self.undefined[t] = (node, "it is the loop variable; s2s-ad does not keep it "
+                                     "after the loop")
 
     def _loop_once(self, node, target, seq, bounds, carried, kinds, has_break, has_cont,
-                   has_ret, is_for):
+                   has_ret, is_for, binds):
         before = self.env
         outer_ops, self.ops = self.ops, []
         self.env = dict(before)
@@ -401,7 +463,7 @@ class ControlFlow:
         index = None
         cond_region = None
         if is_for:
-            if seq is None:
+            if seq is None and binds is None:
                 index = ir.Value(self.namer.claim(target), "int", target)
                 self.env[target] = index
             else:
@@ -422,6 +484,8 @@ class ControlFlow:
         if seq is not None:
             self.env[target] = self.emit("getitem", [seq, index], node.target, target,
                                          text=f"{target} = {seq.name}[{index.name}]")
+        for name, bind in binds or []:
+            self.env[name.id] = bind(index)
         shapes = _shapes(before)
         self.block(node.body)
         self.unchanged(shapes, node)

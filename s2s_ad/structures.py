@@ -274,6 +274,10 @@ def iteration(lo, node: ast.expr) -> list:
             raise lo.src.error(node, "range takes one to three positional arguments")
         bounds = [_index(lo, a, None) for a in node.args]
         return [ir.Const(i) for i in range(*bounds)]
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id not in lo.env
+            and lo.resolve(node.func) in (builtins.zip, builtins.enumerate)):
+        return _zip_or_enumerate(lo, node)
     value = lo.expr(node)
     if isinstance(value, (tuple, StaticList)):
         return list(value if isinstance(value, tuple) else value.items)
@@ -282,6 +286,21 @@ def iteration(lo, node: ast.expr) -> list:
     _param_used_as_sequence(lo, value, node)
     raise lo.src.error(node, f"`{ast.unparse(node)}` is {describe(value)}; comprehensions "
                        "iterate over range(constant) or over a list or tuple built in the function")
+
+
+def _zip_or_enumerate(lo, node: ast.Call) -> list:
+    """``zip(xs, ys)`` as tuples of items, ``enumerate(xs, start)`` as
+    ``(index, item)`` tuples, in a comprehension."""
+    if lo.resolve(node.func) is builtins.zip:
+        if node.keywords or not node.args:
+            raise lo.src.error(node, "`zip` takes one or more sequences here")
+        columns = [iteration(lo, a) for a in node.args]
+        return [tuple(row) for row in zip(*columns)]
+    start = [k.value for k in node.keywords if k.arg == "start"]
+    if len(node.args) + len(start) not in (1, 2) or len(start) != len(node.keywords):
+        raise lo.src.error(node, "`enumerate` takes a sequence and a start here")
+    first = _index(lo, (node.args[1:] + start)[0], None) if len(node.args) + len(start) == 2 else 0
+    return [(ir.Const(first + i), x) for i, x in enumerate(iteration(lo, node.args[0]))]
 
 
 def builtin(lo, fn, node: ast.Call, var: str | None, hint: str | None):
