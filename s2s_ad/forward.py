@@ -27,17 +27,18 @@ from __future__ import annotations
 import ast
 import copy
 
-from . import analysis, ir
+from . import analysis, inplace, ir
 from .code import Block, Stmt
 from .rules import RULES
-from .templates import PLACEHOLDERS, const_expr, names_read, substitute
+from .templates import PLACEHOLDERS, const_expr, index_expr, names_read, substitute
 
 
 def build(sweep, extra: set[int]) -> list:
     """The forward statements; ``extra`` are ids of values needed besides
     those the reverse sweep reads (the result, for ``value_and_grad``)."""
     func = sweep.func
-    live = set(sweep.reads) | extra
+    # Every write into an array written in place runs: the reverse sweep undoes them.
+    live = set(sweep.reads) | extra | set(sweep.families)
     inside = set()
     for node in ir.walk(func.body):
         if not isinstance(node, ir.Op) and sweep.inside(node) & sweep.reads:
@@ -48,6 +49,10 @@ def build(sweep, extra: set[int]) -> list:
     body = f.region(func.body, top=True)
     inits = [Stmt(ast.Assign([ast.Name(name, ast.Store())], ast.List([], ast.Load())),
                   f"tape of {sweep.values[key].name}") for key, name in sweep.tapes.items()]
+    stacks = {f.stack: f.name for f in sweep.families.values() if f.stack is not None}
+    inits += [Stmt(ast.Assign([ast.Name(s, ast.Store())], ast.List([], ast.Load())),
+                   f"elements of {n} overwritten, for the reverse sweep to put back")
+              for s, n in sorted(stacks.items())]
     return inits + body
 
 
@@ -92,7 +97,11 @@ class _Forward:
             return ast.Subscript(self.expr(op.args[0]), ast.Constant(op.args[1].value), ast.Load())
         arrays = getattr(self.sw, "arrays", None)
         if arrays is not None and op.prim != "getitem":
-            return arrays.forward_expr(op, self.expr)  # NumPy: attributes, indexing
+            e = arrays.forward_expr(op, self.expr)  # NumPy: attributes, indexing
+            if op.prim == "array.getitem" and id(op.args[0]) in self.sw.families \
+                    and id(op.out) in self.sw.reads:
+                e = inplace.copy_of(e)  # kept for the reverse sweep: not a view of the buffer
+            return e
         env = {name: self.expr(a) for name, a in zip(PLACEHOLDERS, op.args)}
         return substitute(RULES[op.prim].forward_ast, env, self.sw.modules)
 
@@ -157,6 +166,10 @@ class _Forward:
         for k, node in enumerate(r.ops):
             if id(node) not in self.kept or node is skip:
                 continue
+            if isinstance(node, ir.Op) and node.prim == "array.setitem" \
+                    and id(node.out) in self.sw.families:
+                out += self.write(node)
+                continue
             if isinstance(node, ir.Op):
                 e = self.op_expr(node)
                 if not top and self.can_inline(node, r, k, e):
@@ -176,6 +189,24 @@ class _Forward:
                 out += self.for_(node)
             else:
                 out += self.while_(node)
+        return out
+
+    def write(self, op: ir.Op) -> list:
+        """``y[idx] = v`` in place, after pushing the overwritten elements
+        when the reverse sweep puts them back (s2s_ad.inplace)."""
+        fam = self.sw.families[id(op.out)]
+        exprs = [self.expr(a) for a in op.args]
+        out = []
+        if id(op) in fam.saved:
+            old = inplace.copy_of(ast.Subscript(ast.Name(fam.name, ast.Load()),
+                                                index_expr(op.attrs["index"], exprs), ast.Load()))
+            push = ast.Call(ast.Attribute(ast.Name(fam.stack, ast.Load()), "append", ast.Load()),
+                            [old], [])
+            out.append(Stmt(ast.Expr(push), f"the reverse sweep puts back what line "
+                                            f"{op.loc.line} overwrites"))
+        target = ast.Subscript(ast.Name(fam.name, ast.Load()),
+                               index_expr(op.attrs["index"], exprs), ast.Store())
+        out.append(Stmt(ast.Assign([target], exprs[1]), f"line {op.loc.line}: {op.text}", op))
         return out
 
     def if_(self, node: ir.If) -> list:
@@ -223,6 +254,9 @@ class _Forward:
                     for b in (n.then, n.orelse):
                         pushed.extend(self.sw.popped.get(id(b), []))
                         branches(b)
+                elif isinstance(n, ir.Op) and id(n.out) in self.sw.families \
+                        and id(n) in self.sw.families[id(n.out)].saved:
+                    pushed.append(ir.Value(self.sw.families[id(n.out)].stack))
         branches(node.body)
         names = list(dict.fromkeys(v.name for v in pushed))
         self.sw.loops.append((node.loc.line, node.text, names))

@@ -49,12 +49,21 @@ def _rw(s) -> tuple[set[str], set[str]]:
     for x in ast.walk(node):
         if isinstance(x, ast.Name):
             (writes if isinstance(x.ctx, ast.Store) else reads).add(x.id)
+    # Writes into an array in place (``dy[i] += g``, ``dy[i] = 0.0``,
+    # ``np.add.at(dy, i, g)``) change ``dy`` though its name is only loaded.
+    targets: list = []
     if isinstance(node, ast.AugAssign):
-        target = node.target
-        base = target.value if isinstance(target, ast.Subscript) else target
-        if isinstance(base, ast.Name):
-            reads.add(base.id)
-            writes.add(base.id)
+        targets = [node.target]
+    elif isinstance(node, ast.Assign):
+        targets = [t for t in node.targets if isinstance(t, (ast.Subscript, ast.Attribute))]
+    elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        targets = list(node.value.args)
+    for target in targets:
+        while isinstance(target, (ast.Subscript, ast.Attribute)):
+            target = target.value
+        if isinstance(target, ast.Name):
+            reads.add(target.id)
+            writes.add(target.id)
     return reads, writes
 
 

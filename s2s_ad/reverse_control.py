@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import ast
 
-from . import analysis, ir, peephole
-from .arrays import ArraySweep
+from . import analysis, inplace, ir, peephole
+from .arrays import ArraySweep, _as_value, _scalar
 from .call_sites import CallSites, pair_functions, pair_seeds, seed_outputs
 from .peephole import names_in
 from .code import Block, CodeFunction, Stmt, reverse_comment, signature, unpack_params
@@ -42,7 +42,7 @@ from .errors import SourceError
 from .names import Namer
 from .optimize import simplify
 from .rules import RULES
-from .templates import PLACEHOLDERS, const_expr, names_read, substitute
+from .templates import PLACEHOLDERS, const_expr, index_expr, names_read, substitute
 
 # Ops the reverse sweep recomputes from values it has instead of taping them.
 CHEAP = {"getitem", "len", "add", "sub", "mul", "floordiv", "mod", "neg", "pos", "lt", "le",
@@ -99,6 +99,13 @@ class _Sweep(CallSites):
         self.values: dict[int, ir.Value] = {}
         for v in self._all_values():
             self.values[id(v)] = v
+        self.families: dict[int, inplace.Family] = (
+            inplace.families(func, self.namer) if self.arrays is not None else {})
+        """id(version) -> the array it is a version of, written in place (s2s_ad.inplace)."""
+        for v in self.values.values():
+            if id(v) in self.families:
+                self.fname[id(v)] = self.families[id(v)].name
+        self._reversing: ir.Op | None = None
 
     # -- bookkeeping ----------------------------------------------------------
 
@@ -140,6 +147,14 @@ class _Sweep(CallSites):
         if not isinstance(a, ir.Value):
             return const_expr(a.value, self.modules)
         self.reads.add(id(a))
+        fam = self.families.get(id(a))
+        if fam is not None:
+            # The buffer holds this version here only if the op reading it is
+            # one whose reads the saved writes were chosen for.
+            if self._reversing is None or id(self._reversing) not in fam.readers:
+                raise AssertionError(f"{a.name} read outside the ops that read {fam.name}")
+            self.reads.add(id(fam.root))
+            return ast.Name(fam.name, ast.Load())
         return ast.Name(a.name if self.in_loop(a) else self.fwd(a), ast.Load())
 
     def inside(self, node) -> set[int]:
@@ -168,6 +183,7 @@ class _Sweep(CallSites):
         seed = self.namer.fresh(seed_base)
         if isinstance(result, ir.Value) and id(result) in self.act:
             self.adj[id(result)] = seed
+        self.assign_family_adjoints()
         reverse = self.sweep()
         outputs = func.outputs if func.outputs is not None else (result,)
         live = {id(o) for o in outputs if isinstance(o, ir.Value)} if with_value else set()
@@ -176,7 +192,7 @@ class _Sweep(CallSites):
             value = (ast.Tuple([self.value_expr(o) for o in outputs], ast.Load())
                      if func.outputs is not None else self.value_expr(result))
             popped = {v.name for vs in self.popped.values() for v in vs}
-            if names_read(value) & popped:
+            if names_read(value) & popped or any(id(o) in self.families for o in outputs):
                 # The reverse sweep pops into a loop's carried variable, which
                 # after the loop holds the result: keep the result aside.
                 keep = self.namer.fresh("value")
@@ -209,6 +225,9 @@ class _Sweep(CallSites):
                 if id(v) in self.adj and not self.adj[id(v)].startswith("<")}
 
     def value_expr(self, a: ir.Operand) -> ast.expr:
+        if isinstance(a, ir.Value) and id(a) in self.families:
+            # The reverse sweep restores the buffer: return what it holds now.
+            return _call(f"{self.modules['numpy']}.copy", [ast.Name(self.fwd(a), ast.Load())])
         if isinstance(a, ir.Value):
             return ast.Name(self.fwd(a), ast.Load())
         return const_expr(a.value, self.modules)
@@ -226,7 +245,42 @@ class _Sweep(CallSites):
                               _call("len", [ast.Name(v.name, ast.Load())]))),
                     f"the adjoint of {v.name}, read at run-time indices", role="zero"))
         out = self.region(self.func.body)
-        return lists + out if out else []
+        inits = self.family_adjoints()
+        return lists + inits + out if out else []
+
+    def family_adjoints(self) -> list:
+        """``dy = np.zeros_like(y)`` for each array written in place that
+        has an active version (plus the seed, if a version is returned): the
+        one adjoint all its versions share, changed in place only."""
+        out = []
+        np_ = self.modules.get("numpy", "np")
+        for fam in {id(f): f for f in self.families.values()}.values():
+            if fam.adj is None:
+                continue
+            zeros = ast.Call(ast.Attribute(ast.Name(np_, ast.Load()), "zeros_like", ast.Load()),
+                             [ast.Name(fam.name, ast.Load())], [])
+            out.append(Stmt(ast.Assign([ast.Name(fam.adj, ast.Store())], zeros),
+                            f"the adjoint of {fam.name}, updated in place"))
+            for seed in fam.seeds:
+                out.append(Stmt(ast.AugAssign(ast.Name(fam.adj, ast.Store()), ast.Add(),
+                                              ast.Name(seed, ast.Load())),
+                                f"{fam.name} is returned"))
+        return out
+
+    def assign_family_adjoints(self) -> None:
+        """One adjoint name for all active versions of each array written in
+        place; seeds already given to a version (it is returned) are added to it."""
+        for fam in {id(f): f for f in self.families.values()}.values():
+            fam.seeds = []
+            active = [v for v in self.values.values()
+                      if id(v) in fam.members and id(v) in self.act]
+            if not active:
+                continue
+            fam.adj = self.namer.fresh(f"d{fam.name}")
+            for v in active:
+                if id(v) in self.adj and self.adj[id(v)] not in fam.seeds:
+                    fam.seeds.append(self.adj[id(v)])
+                self.adj[id(v)] = fam.adj
 
     def forward(self, live: set[int], keep_params: bool = False):
         """The forward statements and the tape: the top-level forward values
@@ -239,8 +293,15 @@ class _Sweep(CallSites):
         if keep_params:
             tape += [v for v in self.func.scalars(self.func.param_values) if id(v) in self.reads]
         for node in self.func.body.ops:
-            tape += [v for v in ir.defined(node) if id(v) in self.reads]
+            for v in ir.defined(node):
+                fam = self.families.get(id(v))
+                if fam is not None and v is not fam.root:
+                    continue  # one buffer: kept once, under its first version
+                if id(v) in self.reads:
+                    tape.append(v)
         tape += [ir.Value(name, "looptape") for name in self.tapes.values()]
+        stacks = {f.stack for f in self.families.values() if f.stack is not None}
+        tape += [ir.Value(name, "looptape") for name in sorted(stacks)]
         return fwd, tape
 
     def gradient(self, v: ir.Value) -> ast.expr:
@@ -280,6 +341,15 @@ class _Sweep(CallSites):
     # -- simple ops -------------------------------------------------------------
 
     def op(self, op: ir.Op) -> list:
+        self._reversing = op
+        try:
+            return self._op(op)
+        finally:
+            self._reversing = None
+
+    def _op(self, op: ir.Op) -> list:
+        if op.prim == "array.setitem" and id(op.out) in self.families:
+            return self.write_in_place(op)
         if id(op.out) not in self.adj:
             return []
         if op.callee is not None:
@@ -293,6 +363,9 @@ class _Sweep(CallSites):
         if self.arrays is not None and op.prim != "getitem":
             for i, arg in enumerate(op.args):
                 if not rule.flows(i) or not isinstance(arg, ir.Value) or id(arg) not in self.act:
+                    continue
+                if i == 0 and op.prim == "array.getitem" and id(arg) in self.families:
+                    out.append(self.read_in_place(op, g))
                     continue
                 contrib, text = self.arrays.expression(op, i, g, self.ref)
                 alias = (arg.var is None and not passed_on and sum(a is arg for a in op.args) == 1)
@@ -322,6 +395,63 @@ class _Sweep(CallSites):
             out += stmts
         return out
 
+    # -- arrays written in place (s2s_ad.inplace) ---------------------------------
+
+    def _index(self, op: ir.Op, fam: inplace.Family) -> ast.expr:
+        """The subscript of a read or write of ``fam``'s buffer, in the reverse sweep."""
+        exprs = [ast.Name(fam.name, ast.Load()), ast.Constant(None)] + \
+            [self.ref(a) for a in op.args[2 if op.prim == "array.setitem" else 1:]]
+        if op.prim == "array.getitem":
+            exprs.pop(1)
+        self.reads.add(id(fam.root))
+        return index_expr(op.attrs["index"], exprs)
+
+    def read_in_place(self, op: ir.Op, g: ast.expr) -> Stmt:
+        """``dy[idx] += dt`` for ``t = y[idx]`` (``np.add.at`` where an integer
+        array index may repeat an element)."""
+        fam = self.families[id(op.args[0])]
+        idx = self._index(op, fam)
+        if self.arrays._basic(op, op.attrs["index"]):
+            node = ast.AugAssign(ast.Subscript(ast.Name(fam.adj, ast.Load()), idx, ast.Store()),
+                                 ast.Add(), g)
+        else:
+            node = ast.Expr(_call(f"{self.modules['numpy']}.add.at",
+                                  [ast.Name(fam.adj, ast.Load()), _as_value(idx), g]))
+        return Stmt(node, reverse_comment(op, 0, op.args[0], "scatter, in place"), op, 0,
+                    "scatter", fam.adj)
+
+    def write_in_place(self, op: ir.Op) -> list:
+        """The reverse of ``y[idx] = v`` written in place: ``v``'s adjoint is
+        the assigned elements' (a copy), those elements' adjoint becomes zero,
+        and, if the write was saved, the old elements go back into ``y``."""
+        fam = self.families[id(op.out)]
+        base, value = op.args[0], op.args[1]
+        out = []
+        if fam.adj is not None:
+            idx = self._index(op, fam)
+            gathered = ast.Subscript(ast.Name(fam.adj, ast.Load()), idx, ast.Load())
+            if id(op.out) in self.act and isinstance(value, ir.Value) and id(value) in self.act:
+                if _scalar(value):
+                    contrib = _call(f"{self.modules['numpy']}.sum", [gathered])
+                else:
+                    contrib = ast.Call(ast.Name(self.arrays.helper("unbroadcast"), ast.Load()),
+                                       [inplace.copy_of(gathered), self.ref(value)], [])
+                out += self.accumulate(value, contrib, False,
+                                       reverse_comment(op, 1, value, "the assigned elements"),
+                                       op, 1, "the assigned elements")
+            zero = ast.Assign([ast.Subscript(ast.Name(fam.adj, ast.Load()),
+                                             self._index(op, fam), ast.Store())],
+                              ast.Constant(0.0))
+            out.append(Stmt(zero, reverse_comment(op, 0, base, "0 at the overwritten elements"),
+                            op, 0, "0", fam.adj))
+        if id(op) in fam.saved:
+            restore = ast.Assign([ast.Subscript(ast.Name(fam.name, ast.Load()),
+                                                self._index(op, fam), ast.Store())],
+                                 _call(f"{fam.stack}.pop", []))
+            out.append(Stmt(restore, f"line {op.loc.line}: {op.text}, undone: {fam.name} as "
+                                     "it was before", op))
+        return out
+
     # -- calls to user functions (top level only) ---------------------------------
 
     def tape_of_call(self, op: ir.Op) -> str:
@@ -348,6 +478,12 @@ class _Sweep(CallSites):
         """``v̄ = contrib`` on the first contribution, ``v̄ += contrib`` after.
         With ``alias``, a first contribution that is another adjoint itself
         (``t = a + b``) shares that variable: its owner is done with it."""
+        fam = self.families.get(id(v))
+        if fam is not None:
+            if isinstance(contrib, ast.Name) and contrib.id == fam.adj:
+                return []  # a φ between versions: the same adjoint buffer
+            node = ast.AugAssign(ast.Name(fam.adj, ast.Store()), ast.Add(), contrib)
+            return [Stmt(node, comment, op, i, partial, fam.adj, role=role, control=control)]
         if id(v) in self.adj:
             target = ast.Name(self.adj[id(v)], ast.Store())
             if self.arrays is not None:  # never in place: the array may be shared
@@ -412,7 +548,8 @@ class _Sweep(CallSites):
     def if_(self, node: ir.If) -> list:
         # Adjoints leave a region only through its yields: a branch whose
         # results have no adjoint sends none anywhere.
-        if not any(id(o) in self.adj for o in node.outs):
+        if not any(id(o) in self.adj for o in node.outs) \
+                and not inplace.contains_saved(node, self.families):
             return []
         pre = self.zero_outer(node)
         branches = []
@@ -436,13 +573,15 @@ class _Sweep(CallSites):
 
     def loop(self, node) -> list:
         slots = [i for i, c in enumerate(node.carried) if id(c) in self.act]
-        if not slots:
+        if not slots and not inplace.contains_saved(node, self.families):
             return []
         pre = self.zero_outer(node)
         carry = {}
         for i in slots:
             o, c = node.outs[i], node.carried[i]
-            if id(o) in self.adj:
+            if id(c) in self.families:
+                carry[i] = self.families[id(c)].adj  # one buffer for every version
+            elif id(o) in self.adj:
                 carry[i] = self.adj[id(o)]
             else:
                 carry[i] = self.namer.fresh(f"d{c.name}")
@@ -520,14 +659,17 @@ class _Sweep(CallSites):
         popped, recompute = [], []
         done: set[int] = set()
         while True:
-            todo = [v for v in defined if id(v) in self.reads and id(v) not in done]
+            # Versions of an array written in place are read from its buffer.
+            todo = [v for v in defined if id(v) in self.reads and id(v) not in done
+                    and id(v) not in self.families]
             if not todo:
                 break
             for v in todo:
                 done.add(id(v))
                 node = defs.get(id(v))
                 if isinstance(node, ir.Op) and node.prim in CHEAP and \
-                        (node.out.kind != "float" or node.prim == "getitem"):
+                        (node.out.kind != "float" or node.prim == "getitem") and \
+                        not any(id(a) in self.families for a in node.args):
                     recompute.append(node)
                     self.recomputed.add(id(v))
                     for a in node.args:
@@ -646,7 +788,9 @@ def transform_pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
     sweep = _Sweep(func, wrt, pairs, reserved)
     seeds = pair_seeds(func, sweep.namer)
     sweep.coalesce(func.body)
-    reverse = seed_outputs(sweep, seeds) + sweep.sweep()
+    prelude = seed_outputs(sweep, seeds)
+    sweep.assign_family_adjoints()
+    reverse = prelude + sweep.sweep()
     live = {id(o) for o in seeds.outputs if isinstance(o, ir.Value)}
     forward, tape = sweep.forward(live, keep_params=True)
     value = (ast.Tuple([sweep.value_expr(o) for o in seeds.outputs], ast.Load())
