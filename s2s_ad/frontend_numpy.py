@@ -518,7 +518,10 @@ def _sole_owner(tree: ast.FunctionDef, name: str):
             if isinstance(parent.ctx, ast.Store):
                 continue
             holder = parents.get(id(parent))
-            if isinstance(holder, (ast.Assign, ast.AnnAssign)) and holder.value is parent:
+            if isinstance(holder, (ast.Assign, ast.AnnAssign)) and holder.value is parent \
+                    and not all(isinstance(t, ast.Subscript) for t in (
+                        holder.targets if isinstance(holder, ast.Assign) else [holder.target])):
+                # (``z[j] = y[i]`` copies the elements: no name is bound to them)
                 return parent, "a piece of it cannot be bound to a name (it could be a view); " \
                                "use it inside an expression, or take np.copy(...)"
             if isinstance(holder, ast.AugAssign) and isinstance(holder.target, ast.Subscript):

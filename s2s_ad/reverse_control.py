@@ -106,6 +106,9 @@ class _Sweep(CallSites):
             if id(v) in self.families:
                 self.fname[id(v)] = self.families[id(v)].name
         self._reversing: ir.Op | None = None
+        self.accumulators: dict[int, str] = {}
+        """id(array parameter read by index in a loop) -> its adjoint, created
+        once and only added to in place (nothing reads it before it is returned)."""
 
     # -- bookkeeping ----------------------------------------------------------
 
@@ -251,25 +254,48 @@ class _Sweep(CallSites):
     def family_adjoints(self) -> list:
         """``dy = np.zeros_like(y)`` for each array written in place that
         has an active version (plus the seed, if a version is returned): the
-        one adjoint all its versions share, changed in place only."""
+        one adjoint all its versions share, changed in place only; and
+        likewise for the array parameters read by index in a loop."""
         out = []
         np_ = self.modules.get("numpy", "np")
+
+        def zeros(v: str) -> ast.expr:
+            # A float adjoint even for an integer array: ``dx[i] += 0.5``
+            # into an integer array would truncate.
+            dtype = _call(f"{np_}.result_type", [ast.Name(v, ast.Load()), ast.Constant(1.0)])
+            return ast.Call(ast.Attribute(ast.Name(np_, ast.Load()), "zeros_like", ast.Load()),
+                            [ast.Name(v, ast.Load())], [ast.keyword("dtype", dtype)])
+
         for fam in {id(f): f for f in self.families.values()}.values():
             if fam.adj is None:
                 continue
-            zeros = ast.Call(ast.Attribute(ast.Name(np_, ast.Load()), "zeros_like", ast.Load()),
-                             [ast.Name(fam.name, ast.Load())], [])
-            out.append(Stmt(ast.Assign([ast.Name(fam.adj, ast.Store())], zeros),
+            out.append(Stmt(ast.Assign([ast.Name(fam.adj, ast.Store())], zeros(fam.name)),
                             f"the adjoint of {fam.name}, updated in place"))
             for seed in fam.seeds:
                 out.append(Stmt(ast.AugAssign(ast.Name(fam.adj, ast.Store()), ast.Add(),
                                               ast.Name(seed, ast.Load())),
                                 f"{fam.name} is returned"))
+        for key, adj in self.accumulators.items():
+            v = self.values[key]
+            out.append(Stmt(ast.Assign([ast.Name(adj, ast.Store())], zeros(v.name)),
+                            f"the adjoint of {v.name}, read by index in a loop: added to in place"))
         return out
 
     def assign_family_adjoints(self) -> None:
         """One adjoint name for all active versions of each array written in
-        place; seeds already given to a version (it is returned) are added to it."""
+        place; seeds already given to a version (it is returned) are added to it.
+        Array parameters read by index inside a loop get an adjoint the sweep
+        adds into in place (``dx[i] += g``), not a ``scatter`` per iteration."""
+        if self.arrays is not None:
+            read = {id(n.args[0]) for n in ir.walk(self.func.body) if isinstance(n, ir.Op)
+                    and n.prim == "array.getitem" and isinstance(n.args[0], ir.Value)
+                    and self.in_loop(n.out)}
+            for p in self.func.params:
+                v = p.value
+                if v.kind == "array" and p.items is None and id(v) in self.act \
+                        and id(v) in read and id(v) not in self.adj:
+                    self.accumulators[id(v)] = self.adj[id(v)] = self.namer.fresh(f"d{v.name}")
+                    self.reads.add(id(v))  # its adjoint takes its shape
         for fam in {id(f): f for f in self.families.values()}.values():
             fam.seeds = []
             active = [v for v in self.values.values()
@@ -277,6 +303,7 @@ class _Sweep(CallSites):
             if not active:
                 continue
             fam.adj = self.namer.fresh(f"d{fam.name}")
+            self.reads.add(id(fam.root))  # its adjoint takes the buffer's shape
             for v in active:
                 if id(v) in self.adj and self.adj[id(v)] not in fam.seeds:
                     fam.seeds.append(self.adj[id(v)])
@@ -364,7 +391,8 @@ class _Sweep(CallSites):
             for i, arg in enumerate(op.args):
                 if not rule.flows(i) or not isinstance(arg, ir.Value) or id(arg) not in self.act:
                     continue
-                if i == 0 and op.prim == "array.getitem" and id(arg) in self.families:
+                if i == 0 and op.prim == "array.getitem" and (
+                        id(arg) in self.families or id(arg) in self.accumulators):
                     out.append(self.read_in_place(op, g))
                     continue
                 contrib, text = self.arrays.expression(op, i, g, self.ref)
@@ -397,28 +425,27 @@ class _Sweep(CallSites):
 
     # -- arrays written in place (s2s_ad.inplace) ---------------------------------
 
-    def _index(self, op: ir.Op, fam: inplace.Family) -> ast.expr:
-        """The subscript of a read or write of ``fam``'s buffer, in the reverse sweep."""
-        exprs = [ast.Name(fam.name, ast.Load()), ast.Constant(None)] + \
-            [self.ref(a) for a in op.args[2 if op.prim == "array.setitem" else 1:]]
-        if op.prim == "array.getitem":
-            exprs.pop(1)
-        self.reads.add(id(fam.root))
+    def _index(self, op: ir.Op) -> ast.expr:
+        """The subscript of a read or write of an array, in the reverse sweep
+        (its operands, not the array, are read)."""
+        skip = 2 if op.prim == "array.setitem" else 1
+        exprs = [ast.Constant(None)] * skip + [self.ref(a) for a in op.args[skip:]]
         return index_expr(op.attrs["index"], exprs)
 
     def read_in_place(self, op: ir.Op, g: ast.expr) -> Stmt:
         """``dy[idx] += dt`` for ``t = y[idx]`` (``np.add.at`` where an integer
-        array index may repeat an element)."""
-        fam = self.families[id(op.args[0])]
-        idx = self._index(op, fam)
+        array index may repeat an element), ``y`` written in place or a
+        parameter whose adjoint is added to in place."""
+        target = self.adj[id(op.args[0])]
+        idx = self._index(op)
         if self.arrays._basic(op, op.attrs["index"]):
-            node = ast.AugAssign(ast.Subscript(ast.Name(fam.adj, ast.Load()), idx, ast.Store()),
+            node = ast.AugAssign(ast.Subscript(ast.Name(target, ast.Load()), idx, ast.Store()),
                                  ast.Add(), g)
         else:
             node = ast.Expr(_call(f"{self.modules['numpy']}.add.at",
-                                  [ast.Name(fam.adj, ast.Load()), _as_value(idx), g]))
+                                  [ast.Name(target, ast.Load()), _as_value(idx), g]))
         return Stmt(node, reverse_comment(op, 0, op.args[0], "scatter, in place"), op, 0,
-                    "scatter", fam.adj)
+                    "scatter", target)
 
     def write_in_place(self, op: ir.Op) -> list:
         """The reverse of ``y[idx] = v`` written in place: ``v``'s adjoint is
@@ -428,7 +455,7 @@ class _Sweep(CallSites):
         base, value = op.args[0], op.args[1]
         out = []
         if fam.adj is not None:
-            idx = self._index(op, fam)
+            idx = self._index(op)
             gathered = ast.Subscript(ast.Name(fam.adj, ast.Load()), idx, ast.Load())
             if id(op.out) in self.act and isinstance(value, ir.Value) and id(value) in self.act:
                 if _scalar(value):
@@ -440,13 +467,14 @@ class _Sweep(CallSites):
                                        reverse_comment(op, 1, value, "the assigned elements"),
                                        op, 1, "the assigned elements")
             zero = ast.Assign([ast.Subscript(ast.Name(fam.adj, ast.Load()),
-                                             self._index(op, fam), ast.Store())],
+                                             self._index(op), ast.Store())],
                               ast.Constant(0.0))
             out.append(Stmt(zero, reverse_comment(op, 0, base, "0 at the overwritten elements"),
                             op, 0, "0", fam.adj))
         if id(op) in fam.saved:
+            self.reads.add(id(fam.root))  # the backward pass of a pair needs the buffer
             restore = ast.Assign([ast.Subscript(ast.Name(fam.name, ast.Load()),
-                                                self._index(op, fam), ast.Store())],
+                                                self._index(op), ast.Store())],
                                  _call(f"{fam.stack}.pop", []))
             out.append(Stmt(restore, f"line {op.loc.line}: {op.text}, undone: {fam.name} as "
                                      "it was before", op))
@@ -484,6 +512,10 @@ class _Sweep(CallSites):
                 return []  # a φ between versions: the same adjoint buffer
             node = ast.AugAssign(ast.Name(fam.adj, ast.Store()), ast.Add(), contrib)
             return [Stmt(node, comment, op, i, partial, fam.adj, role=role, control=control)]
+        if id(v) in self.accumulators:
+            node = ast.AugAssign(ast.Name(self.adj[id(v)], ast.Store()), ast.Add(), contrib)
+            return [Stmt(node, comment, op, i, partial, self.adj[id(v)], role=role,
+                         control=control)]
         if id(v) in self.adj:
             target = ast.Name(self.adj[id(v)], ast.Store())
             if self.arrays is not None:  # never in place: the array may be shared

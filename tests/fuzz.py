@@ -4,6 +4,7 @@
     python -m tests.fuzz --seed 1234 --n 1    # replay one program (seed = program)
     python -m tests.fuzz --n 500 --no-sympy   # finite differences only (faster)
     python -m tests.fuzz --n 1000 --numpy     # small NumPy programs (finite differences)
+    python -m tests.fuzz --n 1000 --numpy-loops   # NumPy loops filling arrays by y[i] = ...
 
 Each program from :mod:`tests.programs` is written to a real ``.py`` file (s2s-ad
 reads source), imported, and its gradient computed by ``s2s_ad.grad`` is
@@ -42,7 +43,7 @@ if __package__ in (None, ""):
 import s2s_ad  # noqa: E402
 from tests.modules import import_source  # noqa: E402
 from tests.programs import Program, RandomDraw, program  # noqa: E402
-from tests.programs_numpy import numpy_program  # noqa: E402
+from tests.programs_numpy import numpy_loop_program, numpy_program  # noqa: E402
 
 SYMPY_MAX_OPS = 12
 """Programs with more operations are checked by finite differences only:
@@ -272,18 +273,19 @@ def run_numpy_one(prog, folder: str, label: str) -> Outcome:
 
 
 def report(label: str, prog: Program, o: Outcome) -> str:
-    return (f"=== MISMATCH {label}: wrt={prog.wrt!r} at {prog.point}\n{prog.source}"
+    wrt = getattr(prog, "wrt", ("a", "b", "s"))  # NumPy programs: always a, b, s
+    return (f"=== MISMATCH {label}: wrt={wrt!r} at {prog.point}\n{prog.source}"
             f"--- {o.detail}\n")
 
 
 def soak(seeds, *, use_sympy: bool = True, out=sys.stdout, max_stmts: int = 5,
-         max_depth: int = 3, numpy: bool = False) -> Tally:
+         max_depth: int = 3, numpy: bool = False, loops: bool = False) -> Tally:
     tally = Tally()
     with tempfile.TemporaryDirectory(prefix="s2s-ad-fuzz-") as folder:
         for seed in seeds:
             label = f"seed{seed}"
-            if numpy:
-                prog = numpy_program(RandomDraw(seed))
+            if numpy or loops:
+                prog = (numpy_loop_program if loops else numpy_program)(RandomDraw(seed))
                 o = run_numpy_one(prog, folder, label)
             else:
                 prog = program(RandomDraw(seed), max_stmts=max_stmts, max_depth=max_depth)
@@ -305,13 +307,15 @@ def main(argv=None) -> int:
     p.add_argument("--stmts", type=int, default=5, help="most statements per program")
     p.add_argument("--depth", type=int, default=3, help="deepest expression nesting")
     p.add_argument("--numpy", action="store_true", help="NumPy programs (finite differences)")
+    p.add_argument("--numpy-loops", action="store_true",
+                   help="NumPy loops filling arrays by subscript assignment (finite differences)")
     p.add_argument("--show", action="store_true", help="print each program's source")
     args = p.parse_args(argv)
     seeds = range(args.seed, args.seed + args.n)
     if args.show:
         for s in seeds:
-            if args.numpy:
-                prog = numpy_program(RandomDraw(s))
+            if args.numpy or args.numpy_loops:
+                prog = (numpy_loop_program if args.numpy_loops else numpy_program)(RandomDraw(s))
                 print(f"# seed {s}: at {prog.point}\n{prog.source}")
                 continue
             prog = program(RandomDraw(s), max_stmts=args.stmts, max_depth=args.depth)
@@ -319,7 +323,7 @@ def main(argv=None) -> int:
         return 0
     start = time.time()
     tally = soak(seeds, use_sympy=not args.no_sympy, max_stmts=args.stmts, max_depth=args.depth,
-                 numpy=args.numpy)
+                 numpy=args.numpy, loops=args.numpy_loops)
     print(tally.summary(time.time() - start))
     return 1 if tally.mismatches else 0
 

@@ -108,3 +108,100 @@ def numpy_program(d, *, max_stmts: int = 4, max_depth: int = 3) -> NumpyProgram:
     a = np.array([round(d.real(-2.0, 2.0), 4) for _ in range(size)]).reshape(shape)
     b = np.array([round(d.real(-2.0, 2.0), 4) for _ in range(size)]).reshape(shape)
     return NumpyProgram(text, {"a": a, "b": b, "s": round(d.real(-2.0, 2.0), 4)}, g.ops)
+
+
+class _LoopGen:
+    """Statements of a loop filling ``y`` (and maybe the rows of ``H``) by
+    subscript assignment, reading earlier elements, the whole array and the
+    accumulator ``acc`` (see :func:`numpy_loop_program`)."""
+
+    def __init__(self, d, rows: bool):
+        self.d = d
+        self.rows = rows
+
+    def scalar(self, depth: int = 0) -> str:
+        d = self.d
+        if depth >= 2 or chance(d, 30):
+            return choice(d, ["a[i]", "b[i]", "y[i]", "y[i - 1]", "s", "acc", "0.5",
+                              "np.sum(y) * 0.1", "np.mean(y * b)", "y[len(a) - 1 - i]"])
+        kind = d.integer(0, 4)
+        if kind <= 2:
+            op = choice(d, ["+", "-", "*"])
+            return f"({self.scalar(depth + 1)} {op} {self.scalar(depth + 1)})"
+        fn = choice(d, ["np.sin", "np.tanh", "np.cos"])
+        return f"{fn}({self.scalar(depth + 1)})"
+
+    def vector(self) -> str:
+        """An expression of shape (len(a) - 1,)."""
+        d = self.d
+        atom = lambda: choice(d, ["a[:-1]", "b[1:]", "y[:-1]", "y[1:]", "np.sin(y[:-1])"])  # noqa
+        return choice(d, [f"{atom()} * {self.scalar(1)}", f"np.tanh({atom()} + {atom()})",
+                          f"{atom()} * 0.5"])
+
+    def stmt(self, depth: int = 0, in_loop: bool = True) -> list[str]:
+        d = self.d
+        form = d.integer(0, 9)
+        if form == 0:
+            return [f"y[i] = {self.scalar()}"]
+        if form == 1:
+            return [f"y[i] {choice(d, ['+=', '-='])} {self.scalar()}"]
+        if form == 2:
+            return [f"y[i] *= np.tanh({self.scalar()})"]
+        if form == 3:
+            return [f"y[1:] += {self.vector()}"]
+        if form == 4:
+            return [f"y[:2] = np.sin(y[1:3]) * {self.scalar(1)}"]
+        if form == 5:
+            return [f"acc = acc + {self.scalar()}"]
+        if form == 6:
+            return ["acc = acc + np.sum(y * b) * 0.1"]
+        if form == 7 and depth == 0:
+            then, orelse = self.stmt(1), self.stmt(1)
+            return [f"if {self.scalar(1)} > 0:"] + ["    " + s for s in then] + \
+                ["else:"] + ["    " + s for s in orelse]
+        if form == 8 and depth == 0 and in_loop:
+            return [f"if np.sum(y * y) > {choice(d, ['2.0', '6.0', '20.0'])}:", "    break"]
+        if self.rows:
+            return [f"H[i, :] = np.tanh(H[i - 1] * {self.scalar(1)} + b[:2])"]
+        return [f"y[len(a) - 1 - i] = {self.scalar()}"]
+
+
+def numpy_loop_program(d, *, max_stmts: int = 4) -> NumpyProgram:
+    """A module defining ``f(a, b, s)`` (``a``, ``b`` of shape ``(n,)``, n in
+    3..5, ``s`` a float) whose loop fills an array by subscript assignment:
+    writes to ``y[i]``, ``y[i] op= e``, slices ``y[1:] += v``, reads of earlier
+    elements and of the whole array between writes, branches and ``break``;
+    a ``for`` or a ``while`` loop."""
+    rows = chance(d, 30)
+    g = _LoopGen(d, rows)
+    init = choice(d, ["np.zeros(len(a))", "np.copy(a)", "np.ones_like(b)", "a.copy()"])
+    lines = [f"y = {init}", "acc = 0.0"]
+    if rows:
+        lines.append("H = np.zeros((len(a), 2))")
+    if chance(d, 30):
+        lines.append("acc = np.sum(y * a) * 0.5")
+    kind = d.integer(0, 2)
+    body = []
+    for _ in range(d.integer(1, max_stmts)):
+        body += g.stmt()
+    if kind == 0:
+        lines.append("for i in range(len(a)):")
+    elif kind == 1:
+        lines.append("for i in range(1, len(a)):")
+    else:
+        lines += ["i = 0", "while i < len(a):"]
+        body = [s for s in body if s.strip() != "break" and not s.startswith("if np.sum(y * y)")]
+        body.append("i = i + 1")
+    lines += ["    " + s for s in body]
+    if chance(d, 30):
+        lines.append("y[0] = acc * s")
+    result = choice(d, ["np.sum(y * y) + acc", "np.sum(np.sin(y) * b) + acc * s",
+                        "np.sum(y[1:] * a[:-1]) + acc", "y @ b + acc"])
+    if rows:
+        result += " + np.sum(H * H)"
+    text = "import numpy as np\n\n\ndef f(a, b, s):\n"
+    text += "".join(f"    {line}\n" for line in lines) + f"    return {result}\n"
+    n = d.integer(3, 5)
+    a = np.array([round(d.real(-2.0, 2.0), 4) for _ in range(n)])
+    b = np.array([round(d.real(-2.0, 2.0), 4) for _ in range(n)])
+    return NumpyProgram(text, {"a": a, "b": b, "s": round(d.real(-2.0, 2.0), 4)}, len(body))
