@@ -434,10 +434,11 @@ class ArrayLowering:
 
     def assign_versioned(self, target: ast.Subscript, value_node: ast.expr, op, stmt) -> None:
         """``y[i] = v`` in a function with loops or branches. The generated
-        code assigns into a copy (``y = assign(y, i, v)``), so each version of
-        the array stays what it was for the reverse sweep. That equals
-        Python's in-place write only when nothing else refers to the array:
-        :func:`_sole_owner` checks it from the source."""
+        code writes in place and undoes the write in the reverse sweep
+        (:mod:`s2s_ad.inplace`), or, where the array's versions flow into
+        another variable, assigns into a copy (``y = assign(y, i, v)``). Both
+        equal Python's in-place write only when nothing else refers to the
+        array: :func:`_sole_owner` checks it from the source."""
         if not isinstance(target.value, ast.Name) or target.value.id not in self.env:
             raise self.src.error(target, "only a local array can be assigned into "
                                  "(`y[i] = ...` with `y` a variable of this function)")

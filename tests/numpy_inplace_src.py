@@ -162,3 +162,12 @@ def read_before_loop(x, n: int):
     for i in range(n):
         y[i] = y[i] * x[i] + z[i]
     return np.sum(y * z) + np.sum(y)
+
+
+def early_return_sum(x, n: int):
+    y = np.zeros(n)
+    for i in range(n):
+        y[i] = np.sin(x[i]) + y[i - 1]
+        if np.sum(y) > 1.5:
+            return np.sum(y * y)
+    return np.sum(y)

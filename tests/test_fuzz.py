@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from tests.fuzz import report, run_numpy_one, run_one
 from tests.programs import HypothesisDraw, RandomDraw, program
-from tests.programs_numpy import numpy_program
+from tests.programs_numpy import numpy_loop_program, numpy_program
 
 FAST = settings(max_examples=150, deadline=None, derandomize=True, database=None,
                 suppress_health_check=list(HealthCheck))
@@ -61,4 +61,14 @@ def test_random_numpy_programs_match_finite_differences(data, tmp_path_factory):
     prog = numpy_program(HypothesisDraw(data))
     label = f"n{abs(hash(prog.source)) % 10**12}"
     outcome = run_numpy_one(prog, str(tmp_path_factory.mktemp("np")), label)
+    assert outcome.status != "mismatch", f"{prog.source}\nat {prog.point}\n{outcome.detail}"
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_random_numpy_loops_filling_arrays_match_finite_differences(data, tmp_path_factory):
+    prog = numpy_loop_program(HypothesisDraw(data))
+    label = f"l{abs(hash(prog.source)) % 10**12}"
+    outcome = run_numpy_one(prog, str(tmp_path_factory.mktemp("npl")), label)
     assert outcome.status != "mismatch", f"{prog.source}\nat {prog.point}\n{outcome.detail}"

@@ -31,6 +31,9 @@ CASES = [
     (src.saved_fill, lambda: [rand(RNG, (5,)), 5], [0]),
     (src.nested_rows, lambda: [rand(RNG, (3, 4)), 3], [0]),
     (src.read_before_loop, lambda: [rand(RNG, (4,)), 4], [0]),
+    (src.early_return_sum, lambda: [np.array([0.1, 0.2, 0.3, 0.9]), 4], [0]),
+    (src.early_return_sum, lambda: [np.array([0.8, 0.9, 0.1, 0.2]), 4], [0]),
+    (src.early_return_sum, lambda: [np.array([-1.0, -0.5, -1.0, -0.5]), 4], [0]),
 ]
 
 
