@@ -96,7 +96,8 @@ class ArraySweep:
         return Stmt(node, "the seed takes the result's shape")
 
     def values_read(self, nodes) -> set[str]:
-        return value_reads(nodes, self._helper_names.get("unbroadcast"))
+        return value_reads(nodes, {self._helper_names[h] for h in MEASURING
+                                   if h in self._helper_names})
 
     def zero(self, v: ir.Value) -> ast.expr:
         """The gradient of a parameter the result does not depend on."""
@@ -128,7 +129,7 @@ class ArraySweep:
     def _helper_calls(self, expr: ast.expr) -> ast.expr:
         """Calls in a rule's template to the generated module's helpers, under
         their generated names."""
-        for base in ("others_product", "matmul_adjoint"):
+        for base in TEMPLATE_HELPERS:
             if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == base
                    for n in ast.walk(expr)):
                 expr = _rename_calls(expr, base, self.helper(base))
@@ -167,10 +168,19 @@ class ArraySweep:
         if all(_scalar(a) or a is arg or (same is not None and self.shapes.get(id(a)) is same)
                for a in others):
             return contrib
+        if same is not None and self.shapes.get(id(op.out)) is same:
+            return contrib  # the operand has the result's shape (see _shape_classes)
+        # -sum(g), not sum(-g): the negation on the summed (smaller) array; the
+        # two differ only in the sign of an exactly-zero sum
+        negate = isinstance(contrib, ast.UnaryOp) and isinstance(contrib.op, ast.USub)
+        if negate:
+            contrib = contrib.operand
         if _scalar(arg):
-            return _call(self.np, "sum", contrib)
-        return ast.Call(_name(self.helper("unbroadcast")),
-                        [contrib, arg_expr or operand_expr(arg, self.func.modules)], [])
+            summed = _call(self.np, "sum", contrib)
+        else:
+            summed = ast.Call(_name(self.helper("unbroadcast")),
+                              [contrib, arg_expr or operand_expr(arg, self.func.modules)], [])
+        return ast.UnaryOp(ast.USub(), summed) if negate else summed
 
     def _fold(self, contrib: ast.expr) -> ast.expr:
         """``np.log(2.0)`` → ``0.6931471805599453``: a NumPy function of a
@@ -201,12 +211,16 @@ class ArraySweep:
         """``target = contrib`` or ``target = target + contrib``: never in place."""
         store = ast.Name(target, ast.Store())
         if first:
-            if isinstance(contrib, (ast.BinOp, ast.UnaryOp)):
+            fresh = (isinstance(contrib, ast.Call) and isinstance(contrib.func, ast.Name)
+                     and contrib.func.id == self._helper_names.get("spread"))
+            if fresh or isinstance(contrib, (ast.BinOp, ast.UnaryOp)):
                 self.owned.add(target)
             else:
                 self.owned.discard(target)
             return ast.Assign([store], contrib)
         self.owned.add(target)
+        if isinstance(contrib, ast.UnaryOp) and isinstance(contrib.op, ast.USub):
+            return ast.Assign([store], ast.BinOp(_name(target), ast.Sub(), contrib.operand))
         return ast.Assign([store], ast.BinOp(_name(target), ast.Add(), contrib))
 
     # -- indexing -----------------------------------------------------------------
@@ -459,13 +473,18 @@ def _as_value(idx: ast.expr) -> ast.expr:
 
 
 SHAPE_ONLY = {"zeros_like", "ones_like", "shape", "size", "ndim"}
+MEASURING = ("unbroadcast", "spread")
+"""Helpers whose second argument they only measure (its shape and dtype)."""
+TEMPLATE_HELPERS = ("others_product", "matmul_adjoint", "dot_adjoint", "spread",
+                    "extreme_adjoint")
+"""Helpers rule templates call by name."""
 
 
-def value_reads(nodes, unbroadcast: str | None) -> set[str]:
+def value_reads(nodes, measuring: set[str]) -> set[str]:
     """Names whose *values* (not only shapes) the statements read: the second
-    argument of ``unbroadcast`` and the argument of ``np.zeros_like``,
-    ``np.shape``, ... are only measured, so a later in-place assignment
-    into them does no harm."""
+    argument of ``unbroadcast`` and ``spread`` (``measuring``: their names as
+    generated) and the argument of ``np.zeros_like``, ``np.shape``, ... are
+    only measured, so a later in-place assignment into them does no harm."""
     measured: set[int] = set()
     names: list[ast.Name] = []
     for node in nodes:
@@ -474,19 +493,32 @@ def value_reads(nodes, unbroadcast: str | None) -> set[str]:
                 f = n.func
                 if isinstance(f, ast.Attribute) and f.attr in SHAPE_ONLY and n.args:
                     measured.add(id(n.args[0]))
-                elif isinstance(f, ast.Name) and f.id == unbroadcast and len(n.args) == 2:
+                elif isinstance(f, ast.Name) and f.id in measuring and len(n.args) == 2:
                     measured.add(id(n.args[1]))
             elif isinstance(n, ast.Name):
                 names.append(n)
     return {n.id for n in names if id(n) not in measured}
 
 
+REDUCING = frozenset(f"np.{r}" for r in ("sum", "mean", "prod", "max", "min"))
+
+
 def _shape_classes(func: ir.Function) -> dict[int, object]:
     """id(value) -> a token shared by values known to have the same shape:
     elementwise functions of a value, and elementwise operations between
     values of one class (or with scalars), keep its shape. Between two such
-    values no broadcasting can happen, so no un-broadcasting is needed."""
+    values no broadcasting can happen, so no un-broadcasting is needed.
+
+    A reduction of a value of class C that keeps its axes (``keepdims=True``,
+    or ``axis=None``) has C's shape with length-1 axes, so it broadcasts
+    against C without changing the shape: ``Z - np.max(Z, axis=1,
+    keepdims=True)`` has Z's shape, and the same reduction of another value of
+    Z's class has the maximum's shape."""
     classes: dict[int, object] = {}
+    reduced: dict[tuple, object] = {}
+    """(id of C, axis, keepdims) -> the token of those reductions of class C."""
+    within: dict[int, object] = {}
+    """id(token of a reduction) -> the token C it broadcasts into."""
     for p in func.params:
         classes[id(p.value)] = p.value
     for op in func.body.ops:
@@ -497,10 +529,23 @@ def _shape_classes(func: ir.Function) -> dict[int, object]:
         token = None
         if op.prim in SAME_SHAPE and op.args and isinstance(op.args[0], ir.Value):
             token = classes.get(id(op.args[0]))
+        elif op.prim in REDUCING and arrays and arrays[0] is op.args[0]:
+            axis, keepdims = op.attrs.get("axis"), bool(op.attrs.get("keepdims"))
+            c = classes.get(id(arrays[0]))
+            if c is not None and (keepdims or axis is None):
+                token = reduced.setdefault((id(c), axis, keepdims), op.out)
+                within[id(token)] = c
         elif rule is not None and (op.prim in BROADCASTING or rule.broadcast) and arrays:
-            tokens = {id(classes.get(id(a))) for a in arrays}
-            if len(tokens) == 1 and classes.get(id(arrays[0])) is not None:
-                token = classes[id(arrays[0])]
+            tokens = [classes.get(id(a)) for a in arrays]
+            if all(t is not None for t in tokens):
+                kinds = {id(t) for t in tokens}
+                if len(kinds) == 1:
+                    token = tokens[0]
+                else:  # values of class C and reductions of C keeping their axes
+                    bases = {id(within.get(id(t), t)) for t in tokens}
+                    full = [t for t in tokens if id(t) not in within]
+                    if len(bases) == 1 and full:
+                        token = full[0]
         classes[id(op.out)] = token if token is not None else op.out
     return classes
 

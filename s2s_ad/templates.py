@@ -9,7 +9,8 @@ NumPy rules use a few more placeholders: ``g`` (the output's adjoint),
 or all but the first, as a tuple), the op's keyword attributes by name
 (``axis``, ``keepdims``), and ``keep(e)``: ``e`` with the axes a reduction
 removed restored as length-1 axes (``np.expand_dims(e, axis)``, or ``e``
-itself when nothing was removed). A keyword argument whose attribute the user
+itself when nothing was removed), and ``reduced_size(e)``: how many elements
+of ``e`` the reduction combines into each result element. A keyword argument whose attribute the user
 did not give (forward) or whose value is None is left out.
 
 >>> import ast
@@ -80,6 +81,8 @@ def instantiate(template: ast.expr, args, out: ir.Value | None, modules: dict[st
         def visit_Call(self, node: ast.Call):
             if isinstance(node.func, ast.Name) and node.func.id == "keep":
                 return self.visit(_keep(node.args[0], attrs))
+            if isinstance(node.func, ast.Name) and node.func.id == "reduced_size":
+                return self.visit(_reduced_size(node.args[0], attrs))
             kept = []
             for k in node.keywords:
                 name = k.value.id if isinstance(k.value, ast.Name) else None
@@ -108,6 +111,23 @@ def _keep(e: ast.expr, attrs: dict) -> ast.expr:
         return e
     return ast.Call(ast.Attribute(ast.Name("np", ast.Load()), "expand_dims", ast.Load()),
                     [e, attr_expr(attrs["axis"])], [])
+
+
+def _reduced_size(e: ast.expr, attrs: dict) -> ast.expr:
+    """``reduced_size(e)``: how many elements of ``e`` a reduction combines
+    into each element of its result — ``np.size(e)`` for ``axis=None``, the
+    product of the reduced axes' lengths otherwise (known without the result)."""
+    axis = attrs.get("axis")
+    if axis is None:
+        return ast.Call(ast.Attribute(ast.Name("np", ast.Load()), "size", ast.Load()), [e], [])
+    lengths = [ast.Subscript(ast.Call(ast.Attribute(ast.Name("np", ast.Load()), "shape",
+                                                    ast.Load()), [copy.deepcopy(e)], []),
+                             attr_expr(a), ast.Load())
+               for a in (axis if isinstance(axis, tuple) else (axis,))]
+    out = lengths[0]
+    for n in lengths[1:]:
+        out = ast.BinOp(out, ast.Mult(), n)
+    return out
 
 
 def attr_expr(value) -> ast.expr:

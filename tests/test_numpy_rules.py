@@ -157,13 +157,6 @@ def test_batched_matmul(shapes):
     assert_gradients(f, [rand(RNG, shapes[0]), rand(RNG, shapes[1])], [0, 1])
 
 
-def test_dot_of_stacks_is_refused_at_run_time():
-    from s2s_ad import grad
-    f = make_function("def f(x, y):\n    return np.sum(np.dot(x, y) ** 2)")
-    with pytest.raises(NotImplementedError, match="np.matmul"):
-        grad(f, wrt=[0, 1])(rand(RNG, (2, 3, 4)), rand(RNG, (4, 5)))
-
-
 def test_outer():
     def f(x, y):
         return np.sum(np.outer(x, y) ** 2)

@@ -37,7 +37,7 @@ class Rule:
     adjoint: bool = False
     """The partials are whole contributions (vector-Jacobian products) over
     ``g``, the output's adjoint, instead of factors the reverse sweep
-    multiplies ``g`` by (``np.sum``: ``np.zeros_like(x) + keep(g)``)."""
+    multiplies ``g`` by (``np.sum``: ``spread(keep(g), x)``)."""
     broadcast: bool = False
     """Elementwise under NumPy broadcasting: a contribution to an operand whose
     shape may differ from the result's is summed back to that shape."""

@@ -19,8 +19,16 @@ Conventions where a derivative does not exist:
 * ``np.sign``, comparisons and the constructors (``np.zeros``, ``np.arange``,
   ...): zero.
 
-``@``/``np.dot``/``np.matmul`` cover vector·vector, matrix·vector,
-vector·matrix and matrix·matrix (operands of at most two dimensions).
+``@``/``np.matmul`` cover vectors, matrices and stacks of matrices;
+``np.dot`` also its own contraction of N-d arrays (the last axis of ``x``
+with the second-to-last of ``y``) and 0-d operands.
+
+The helpers a generated module defines for itself (``HELPERS``) take a fast
+path for plain ``np.ndarray`` operands (``x.shape``, ``x.T``,
+``np.add.reduce``: the same computation without NumPy's per-call dispatch,
+a few hundred nanoseconds each) and the dispatching forms (``np.shape``,
+``np.transpose``, ``np.sum``) for anything else, so the same code still runs
+on other array types.
 """
 
 from __future__ import annotations
@@ -42,17 +50,15 @@ def _constant(name: str, forward: str, arity: int = 1) -> Rule:
     return Rule(f"np.{name}", forward, (None,) * arity, "array", "constant")
 
 
-# ∂out/∂x for matrix products of matrices and vectors (np.dot, not @: for
-# operands of at most two dimensions they agree, and np.dot hands transposed
-# views to BLAS where matmul may fall back to a slow loop — measured: X.T @ G
-# 2x, H.T @ v 100x slower than np.dot on NumPy 2.4). Vectors and stacks of
-# matrices go to the generated module's matmul_adjoint helper.
-_MATMUL = ("np.dot(g, np.transpose(y)) if np.ndim(y) == 2 and np.ndim(x) <= 2 "
-           "else matmul_adjoint(g, x, y, 0)",
-           "np.dot(np.transpose(x), g) if np.ndim(x) == 2 and np.ndim(y) <= 2 "
-           "else matmul_adjoint(g, x, y, 1)")
-_DOT = tuple(t.replace("matmul_adjoint(g, x, y, ", "matmul_adjoint(g, x, y, dot=True, i=")
-             for t in _MATMUL)
+# ∂out/∂x for matrix products: the generated module's matmul_adjoint helper.
+# For matrices it calls np.dot with the other operand transposed (np.dot, not
+# @: for operands of at most two dimensions they agree, and np.dot hands
+# transposed views to BLAS where matmul may fall back to a slow loop —
+# measured: X.T @ G 2x, H.T @ v 100x slower than np.dot on NumPy 2.4); it
+# handles vectors and stacks of matrices too. np.dot's dot_adjoint calls it
+# for operands of one or two dimensions, where np.dot and @ agree.
+_MATMUL = ("matmul_adjoint(g, x, y, 0)", "matmul_adjoint(g, x, y, 1)")
+_DOT = ("dot_adjoint(g, x, y, 0)", "dot_adjoint(g, x, y, 1)")
 
 NUMPY_RULES = [
     # Python operators on arrays, where the scalar rule's template is not elementwise
@@ -95,22 +101,20 @@ NUMPY_RULES = [
          domain=(ANY, (-3.0, -2.5), (2.5, 3.0)), broadcast=True),
     # reductions; keep(g) restores the reduced axes so g broadcasts against x
     Rule("np.sum", "np.sum(x, axis=axis, keepdims=keepdims)",
-         ("np.zeros_like(x) + keep(g)",), "array", "1 for each summed element",
+         ("spread(keep(g), x)",), "array", "1 for each summed element",
          adjoint=True, attrs=AXIS),
     Rule("np.mean", "np.mean(x, axis=axis, keepdims=keepdims)",
-         ("np.zeros_like(x) + keep(g) * (np.size(out) / np.size(x))",), "array",
+         ("spread(keep(g) * (1 / reduced_size(x)), x)",), "array",
          "1/n for each averaged element", adjoint=True, attrs=AXIS),
     Rule("np.prod", "np.prod(x, axis=axis, keepdims=keepdims)",
          ("keep(g) * others_product(x, axis)",), "array",
          "the product of the other elements (exact at zeros; no division)",
          adjoint=True, attrs=AXIS),
     Rule("np.max", "np.max(x, axis=axis, keepdims=keepdims)",
-         ("keep(g) / np.sum(x == keep(out), axis=axis, keepdims=True, "
-          "dtype=np.result_type(x)) * (x == keep(out))",), "array",
+         ("extreme_adjoint(keep(g), x, keep(out), axis)",), "array",
          "1 to the largest element", "ties split the adjoint evenly", adjoint=True, attrs=AXIS),
     Rule("np.min", "np.min(x, axis=axis, keepdims=keepdims)",
-         ("keep(g) / np.sum(x == keep(out), axis=axis, keepdims=True, "
-          "dtype=np.result_type(x)) * (x == keep(out))",), "array",
+         ("extreme_adjoint(keep(g), x, keep(out), axis)",), "array",
          "1 to the smallest element", "ties split the adjoint evenly", adjoint=True, attrs=AXIS),
     # linear algebra
     Rule("np.dot", "np.dot(x, y)", _DOT, "array", "∂/∂x = g·yᵀ, ∂/∂y = xᵀ·g", adjoint=True),
@@ -177,33 +181,78 @@ HELPERS = {
     "unbroadcast": '''
 def unbroadcast(g, x):
     """g summed over the axes along which x was broadcast, so it has x's shape."""
-    shape, g_shape = np.shape(x), np.shape(g)
+    shape = x.shape if type(x) is np.ndarray else np.shape(x)
+    g_shape = g.shape if type(g) is np.ndarray else np.shape(g)
     if g_shape == shape:
         return g
+    add = np.add.reduce if type(g) is np.ndarray else np.sum  # np.sum without dispatch
     lead = len(g_shape) - len(shape)
     axes = tuple(range(lead))
     if g_shape[lead:] == shape:
-        return np.sum(g, axis=axes)
+        return add(g, axis=axes)
     axes += tuple(lead + i for i, n in enumerate(shape) if n == 1 and g_shape[lead + i] != 1)
-    return np.reshape(np.sum(g, axis=axes), shape)
+    d = add(g, axis=axes, keepdims=True)
+    if type(d) is np.ndarray and d.shape == shape:  # no leading axes: already x's shape
+        return d
+    return np.reshape(d, shape)
+''',
+    "spread": '''
+def spread(g, x):
+    """np.zeros_like(x) + g (g broadcast to x's shape, in the dtype of the sum)
+    without adding the zeros."""
+    if type(x) is not np.ndarray or x.ndim == 0:
+        return np.zeros_like(x) + g
+    out = np.empty_like(x, dtype=np.result_type(x, g))
+    out[...] = g
+    return out
+''',
+    "extreme_adjoint": '''
+def extreme_adjoint(g, x, m, axis):
+    """The adjoint of m = np.max(x, axis, keepdims=True) (or np.min) with
+    respect to x: g split evenly between the elements equal to m."""
+    at = x == m
+    add = np.add.reduce if type(at) is np.ndarray else np.sum  # np.sum without dispatch
+    return g / add(at, axis=axis, keepdims=True, dtype=np.result_type(x)) * at
 ''',
     "matmul_adjoint": '''
-def matmul_adjoint(g, x, y, i, dot=False):
-    """The adjoint of x @ y with respect to x (i = 0) or y (i = 1) when an
-    operand is a vector or has more than two dimensions (a stack of matrices,
-    whose leading axes broadcast)."""
-    if dot and max(np.ndim(x), np.ndim(y)) > 2:
-        raise NotImplementedError("the gradient of np.dot of arrays with more than two "
-                                  "dimensions; use @ (np.matmul)")
-    x2 = np.expand_dims(x, -2) if np.ndim(x) == 1 else x
-    y2 = np.expand_dims(y, -1) if np.ndim(y) == 1 else y
-    g2 = np.expand_dims(g, -1) if np.ndim(y) == 1 else g
-    g2 = np.expand_dims(g2, -2) if np.ndim(x) == 1 else g2
+def matmul_adjoint(g, x, y, i):
+    """The adjoint of x @ y with respect to x (i = 0) or y (i = 1). Matrices:
+    np.dot with the other operand transposed; vectors and stacks of matrices
+    (whose leading axes broadcast): matmul."""
+    arrays = type(x) is np.ndarray and type(y) is np.ndarray
+    nx, ny = (x.ndim, y.ndim) if arrays else (np.ndim(x), np.ndim(y))
+    if i == 0 and ny == 2 and 1 <= nx <= 2:
+        return np.dot(g, y.T if arrays else np.transpose(y))
+    if i == 1 and nx == 2 and 1 <= ny <= 2:
+        return np.dot(x.T if arrays else np.transpose(x), g)
+    x2 = np.expand_dims(x, -2) if nx == 1 else x
+    y2 = np.expand_dims(y, -1) if ny == 1 else y
+    g2 = np.expand_dims(g, -1) if ny == 1 else g
+    g2 = np.expand_dims(g2, -2) if nx == 1 else g2
     if i == 0:
         d = np.matmul(g2, np.swapaxes(y2, -1, -2))
-        return unbroadcast(d[..., 0, :] if np.ndim(x) == 1 else d, x)
+        return unbroadcast(d[..., 0, :] if nx == 1 else d, x)
     d = np.matmul(np.swapaxes(x2, -1, -2), g2)
-    return unbroadcast(d[..., 0] if np.ndim(y) == 1 else d, y)
+    return unbroadcast(d[..., 0] if ny == 1 else d, y)
+''',
+    "dot_adjoint": '''
+def dot_adjoint(g, x, y, i):
+    """The adjoint of np.dot(x, y) with respect to x (i = 0) or y (i = 1): that
+    of x @ y for vectors and matrices, a product's for a 0-d operand. For more
+    dimensions np.dot contracts x's last axis with y's second-to-last (its only
+    one for a vector), and g's axes are x's other axes, then y's other axes."""
+    nx, ny = np.ndim(x), np.ndim(y)
+    if 1 <= nx <= 2 and 1 <= ny <= 2:
+        return matmul_adjoint(g, x, y, i)
+    if nx == 0 or ny == 0:
+        return unbroadcast(np.multiply(g, y if i == 0 else x), x if i == 0 else y)
+    c = max(ny - 2, 0)  # the contracted axis of y
+    if i == 0:  # g's last ny - 1 axes against y's other axes
+        rest = [k for k in range(ny) if k != c]
+        return np.tensordot(g, y, axes=(list(range(nx - 1, np.ndim(g))), rest))
+    # x's other (leading) axes against g's first nx - 1 axes; the contracted axis comes first
+    d = np.tensordot(x, g, axes=(list(range(nx - 1)), list(range(nx - 1))))
+    return np.moveaxis(d, 0, c)
 ''',
     "others_product": '''
 def others_product(x, axis):

@@ -1,0 +1,179 @@
+"""The generated module's NumPy helpers, on their fast paths (plain
+``np.ndarray`` operands) and their dispatching ones (any other array type),
+and the shapes the reverse sweep proves equal without ``unbroadcast``; every
+gradient against central finite differences (``tests/array_oracle.py``)."""
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from array_oracle import assert_gradients, fd_gradient, make_function, rand
+from s2s_ad.rules.numpy import HELPERS
+
+RNG = np.random.default_rng(4321)
+
+
+class Tagged(np.ndarray):
+    """An ndarray subclass: the helpers take their dispatching path for it."""
+
+
+def _helpers() -> dict:
+    ns = {"np": np}
+    for text in HELPERS.values():
+        exec(text, ns)
+    return ns
+
+
+# -- np.dot of N-d arrays -------------------------------------------------------
+
+DOT_SHAPES = [((2, 3, 4), (4,)), ((4,), (2, 4, 5)), ((2, 3, 4), (4, 5)), ((3, 4), (2, 4, 5)),
+              ((2, 3, 4), (3, 4, 2)), ((2, 1, 3), (2, 3, 2)), ((1, 2, 2, 3), (3, 2)),
+              ((), (2, 3)), ((2, 3), ()), ((2, 3, 4), ()), ((), (3,)), ((), ())]
+
+
+@pytest.mark.parametrize("op", ["np.dot(x, y)", "x.dot(y)"])
+@pytest.mark.parametrize("shapes", DOT_SHAPES)
+def test_dot_of_n_dimensional_arrays(op, shapes):
+    if op == "x.dot(y)" and shapes[0] == ():
+        return  # a float has no .dot
+    f = make_function(f"def f(x, y):\n    return np.sum(np.sin({op}))")
+    assert_gradients(f, [rand(RNG, shapes[0]), rand(RNG, shapes[1])], [0, 1])
+
+
+def test_dot_of_n_dimensional_arrays_in_a_loop():
+    f = make_function("def f(x, y, n: int):\n    s = 0.0\n    for i in range(n):\n"
+                      "        s = s + np.sum(np.sin(np.dot(x, y) * i))\n    return s")
+    args = [rand(RNG, (2, 3, 4)), rand(RNG, (2, 4, 3)), 3]
+    got = s2s_ad.grad(f, wrt=[0, 1])(*args)
+    for i, g in zip((0, 1), got):
+        np.testing.assert_allclose(g, fd_gradient(f, args, i), rtol=1e-5, atol=1e-7)
+
+
+def test_dot_of_n_dimensional_float32_stays_float32():
+    f = make_function("def f(x, y):\n    return np.sum(np.dot(x, y) ** 2)")
+    x = rand(RNG, (2, 3, 4)).astype(np.float32)
+    y = rand(RNG, (3, 4, 2)).astype(np.float32)
+    gx, gy = s2s_ad.grad(f, wrt=[0, 1])(x, y)
+    assert gx.dtype == np.float32 and gy.dtype == np.float32
+    np.testing.assert_allclose(gx, fd_gradient(f, [x, y], 0), rtol=1e-3, atol=1e-3)
+
+
+# -- the dispatching paths: the same gradients for an ndarray subclass ---------
+
+SUBCLASS_CASES = [
+    ("np.sum(np.tanh(x @ W + b) ** 2)", {"x": (3, 4), "W": (4, 2), "b": (2,)}),
+    ("np.mean((x @ W - b) ** 2)", {"x": (3, 4), "W": (4, 2), "b": (3, 1)}),
+    ("np.sum(np.max(x, axis=1) * b)", {"x": (3, 4), "W": (4, 2), "b": (3,)}),
+    ("np.sum(np.dot(x, W) * b) + np.sum(np.dot(b, b))", {"x": (3, 4), "W": (4, 2), "b": (2,)}),
+    ("np.sum(np.mean(x, axis=0, keepdims=True) * np.sum(W))", {"x": (3, 4), "W": (4, 2), "b": (2,)}),
+]
+
+
+@pytest.mark.parametrize("expr, shapes", SUBCLASS_CASES)
+def test_helpers_dispatch_for_other_array_types(expr, shapes):
+    f = make_function(f"def f(x, W, b):\n    return {expr}")
+    args = [rand(RNG, shapes[k]) for k in ("x", "W", "b")]
+    args[0] = np.linspace(-1.0, 1.0, 12).reshape(3, 4) ** 3 + args[0] * 1e-3  # no ties in max
+    grads = s2s_ad.grad(f, wrt=[0, 1, 2])(*[a.view(Tagged) for a in args])
+    for i, g in enumerate(grads):
+        assert np.shape(g) == np.shape(args[i])
+        np.testing.assert_allclose(np.asarray(g), fd_gradient(f, args, i), rtol=1e-5, atol=1e-7)
+
+
+# -- the helpers themselves ---------------------------------------------------
+
+UNBROADCAST = [((2, 3), (2, 3)), ((2, 3), (3,)), ((2, 3), (1, 3)), ((2, 3), (2, 1)), ((2, 3), ()),
+               ((4, 2, 3), (2, 1)), ((4, 2, 3), (1, 1, 3)), ((4, 1, 3), (1, 3)), ((2, 3), (1, 1))]
+
+
+@pytest.mark.parametrize("g_shape, shape", UNBROADCAST)
+def test_unbroadcast_sums_each_broadcast_copy(g_shape, shape):
+    unbroadcast = _helpers()["unbroadcast"]
+    g = RNG.normal(size=g_shape)
+    x = np.zeros(shape)
+    expected = np.zeros(shape)  # reference: add each element of g to the one it copied
+    lead = len(g_shape) - len(shape)
+    for idx in np.ndindex(*g_shape):
+        expected[tuple(0 if n == 1 else i for n, i in zip(shape, idx[lead:]))] += g[idx]
+    fast = unbroadcast(g, x)
+    slow = unbroadcast(g.view(Tagged), x.view(Tagged))
+    assert np.shape(fast) == shape and np.shape(slow) == shape
+    np.testing.assert_allclose(fast, expected, rtol=1e-12)
+    np.testing.assert_array_equal(np.asarray(slow), fast)
+
+
+@pytest.mark.parametrize("x_dtype", [np.float32, np.float64, np.int64, bool])
+@pytest.mark.parametrize("g", [1.0, 2, np.float32(0.5), np.float64(0.5), -0.0, np.inf, np.nan])
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3)])
+def test_spread_is_zeros_like_plus_g(x_dtype, g, shape):
+    spread = _helpers()["spread"]
+    x = np.ones(shape, dtype=x_dtype)
+    expected = np.zeros_like(x) + g
+    got = spread(g, x)
+    assert type(got) is type(expected) and np.shape(got) == np.shape(expected)
+    assert np.result_type(got) == np.result_type(expected)
+    np.testing.assert_array_equal(got, expected)
+    if shape:  # a fresh array the reverse sweep may write into
+        assert got.flags.writeable and not np.shares_memory(got, x)
+
+
+def test_spread_of_a_kept_axis_adjoint_and_of_a_python_float():
+    spread = _helpers()["spread"]
+    g = RNG.normal(size=(2, 1)).astype(np.float32)
+    x = np.ones((2, 3), np.float32)
+    np.testing.assert_array_equal(spread(g, x), np.zeros_like(x) + g)
+    assert spread(g, x).dtype == np.float32
+    np.testing.assert_array_equal(spread(1.5, 3.0), np.zeros_like(3.0) + 1.5)
+
+
+def test_max_with_ties_inf_and_nan_as_before():
+    extreme = _helpers()["extreme_adjoint"]
+    x = np.array([[1.0, 3.0, 3.0], [np.inf, 0.0, np.inf], [np.nan, 1.0, 2.0]])
+    m = np.max(x, axis=1, keepdims=True)
+    g = np.array([[1.0], [2.0], [3.0]])
+    with np.errstate(all="ignore"):
+        expected = g / np.sum(x == m, axis=1, keepdims=True, dtype=np.result_type(x)) * (x == m)
+        got = extreme(g, x, m, 1)
+    np.testing.assert_array_equal(got, expected)
+    assert got[0].tolist() == [0.0, 0.5, 0.5] and got[1].tolist() == [1.0, 0.0, 1.0]
+    assert np.isnan(got[2]).all()  # a nan maximum: no element equals it (docs/numpy.md)
+
+
+# -- shapes proven equal: a reduction keeping its axes broadcasts into its operand
+
+@pytest.mark.parametrize("body", [
+    "m = np.max(z, axis=1, keepdims=True)\n    s = np.sum(np.exp(z - m), axis=1, keepdims=True)\n"
+    "    return np.sum(w * (z - m - np.log(s)))",
+    "return np.sum(w * (z - np.mean(z)) ** 2)",
+    "return np.sum(w * (z - np.mean(z, axis=0, keepdims=True) - np.max(z, axis=1, keepdims=True)))",
+    "return np.sum(w * (z / np.sum(z, axis=None, keepdims=True)))",
+    "return np.sum(w * (np.mean(z, axis=-1, keepdims=True) - z) ** 2)",
+    "return np.sum(w * (z - np.mean(w, axis=1, keepdims=True)))",
+    "return np.sum(np.sin(np.sum(z, axis=1, keepdims=True) - np.max(w, axis=1, keepdims=True)))",
+])
+@pytest.mark.parametrize("shape", [(3, 4), (3, 1), (1, 4)])
+def test_reductions_keeping_axes_broadcast_back(body, shape):
+    f = make_function(f"def f(z, w):\n    {body}")
+    z = RNG.permutation(np.linspace(0.5, 1.5, int(np.prod(shape)))).reshape(shape)
+    assert_gradients(f, [z, rand(RNG, shape)], [0, 1])
+
+
+def test_operands_of_other_shapes_still_unbroadcast():
+    f = make_function("def f(a, b):\n    return np.sum(np.sin(a - np.max(b, axis=1, keepdims=True)))")
+    assert_gradients(f, [rand(RNG, (3, 4)), rand(RNG, (3, 2))], [0, 1])
+    text = s2s_ad.gradient_source(f, wrt=[0, 1])
+    assert "unbroadcast(" in text[text.index("def grad_f"):]
+
+
+def test_softmax_needs_no_unbroadcast_for_equal_shapes():
+    from softmax_xent import softmax_xent
+    text = s2s_ad.gradient_source(softmax_xent, wrt=[0])
+    body = text[text.index("def grad_softmax_xent"):]
+    # only the sums over the class axis (to lse's and m's shape) and T's product remain
+    assert body.count("unbroadcast(") == 3
+
+
+def test_mean_adjoint_does_not_compute_the_mean():
+    from mlp import mlp_loss
+    text = s2s_ad.gradient_source(mlp_loss, wrt=[0, 1, 2, 3])
+    assert "= np.mean(" not in text and "dout / np.size(t5)" in text
