@@ -425,13 +425,20 @@ class _Lowering(ArrayLowering, ControlFlow):
             raise self.src.error(node, "keyword arguments in calls to "
                                  f"`{ast.unparse(node.func)}` are not supported")
         prim = self.primitive(fn, node)
-        args = [self.expr(a) for a in node.args]
+        if prim in ("max", "min") and len(node.args) == 1:
+            # max(xs), max(x * x for x in xs): the items, then as max(a, b, c)
+            arg = node.args[0]
+            args = (structures.comprehension(self, arg) if isinstance(arg, ast.GeneratorExp)
+                    else structures.iteration(self, arg))
+            if not args:
+                raise self.src.error(node, f"`{prim}` of an empty sequence")
+            if len(args) == 1:
+                return args[0]
+        else:
+            args = [self.expr(a) for a in node.args]
         if any(structures.is_structure(a) for a in args):
             raise self.src.error(node, "tuple, list or dict arguments are not supported here")
         if prim in ("max", "min"):
-            if len(args) < 2:
-                raise self.src.error(node, f"`{prim}` of an iterable is not supported; "
-                                     f"pass two or more numbers")
             # max(a, b, c) is max(max(a, b), c): the same element wins ties.
             acc = args[0]
             for i, a in enumerate(args[1:], 1):

@@ -174,6 +174,8 @@ _CMP = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", 
 
 def _nary(f):
     def g(*args):
+        if len(args) == 1:  # max(xs): the items of one iterable
+            args = tuple(args[0])
         acc = args[0]
         for a in args[1:]:
             acc = f(acc, a)

@@ -1,4 +1,5 @@
-"""Loops and comprehensions over zip and enumerate (test data for test_zip_enumerate.py)."""
+"""Loops and comprehensions over zip and enumerate, max and min of a sequence
+(test data for test_iterables.py)."""
 
 import math
 
@@ -41,3 +42,12 @@ def comprehensions(xs, ys, w):
     b = sum(w ** i * math.sin(x) for i, x in enumerate(xs, start=1))
     c = sum([p * q for p, q in zip(xs, xs[1:])])
     return a + b + c
+
+
+def softmax_sum(xs):
+    m = max(xs)
+    return sum(math.exp(x - m) for x in xs)
+
+
+def extremes(xs, w):
+    return min(x * w for x in xs) + max([w, 2.0 * w]) + max((xs[0],))

@@ -1,11 +1,11 @@
 """``for i, x in enumerate(xs)``, ``for x, y in zip(xs, ys)`` and the same in
-comprehensions, against central differences and sympy; refusals with their
-location."""
+comprehensions, ``max(xs)`` and ``min(...)`` of a generator, against central
+differences and sympy; refusals with their location."""
 
 import pytest
 
 import s2s_ad
-import zip_enumerate_src as z
+import iterables_src as z
 from array_oracle import make_function
 from oracle import close
 from s2s_ad import SourceError
@@ -16,6 +16,8 @@ CASES = [
     (z.nested, [[0.3, -1.2, 2.0], [0.1, 0.5, -1.0], 1.3]),
     (z.early_exit, [[0.3, -1.2, 2.0, 4.0]]),
     (z.comprehensions, [[0.3, -1.2, 2.0], [0.4, 0.9], 0.8]),
+    (z.softmax_sum, [[0.1, 0.5, -0.3]]),
+    (z.extremes, [[0.1, 0.5, -0.3], 1.5]),
 ]
 
 
@@ -70,3 +72,9 @@ def test_refusals_name_the_place(body, message, col):
     with pytest.raises(SourceError, match=message) as e:
         s2s_ad.grad(f, wrt=[0, 1])([1.0, 2.0], 0.5)
     assert f":3:{col}:" in str(e.value) and "^" in str(e.value)
+
+
+def test_max_of_an_empty_sequence_is_refused():
+    f = make_function("def f(x):\n    return x + max([])\n")
+    with pytest.raises(SourceError, match="empty sequence"):
+        s2s_ad.grad(f)
