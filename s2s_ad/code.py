@@ -40,6 +40,8 @@ class Stmt:
     the adjoint of the φ it fed), "carry" (a carried value's adjoint, into
     or out of an iteration), "init" (after the loop, to the value the
     carried one started as), "pop" (a forward value from its tape),
+    "inplace" (an adjoint created once and then added to in place),
+    "restore" (elements of an array written in place put back),
     "recompute" (a forward value computed again instead of taped)."""
     control: object = None
     """For a statement with a ``role``: the ``If``/``For``/``While`` it belongs to."""

@@ -220,6 +220,12 @@ def _note(line: Line, sw: ControlSweep) -> tuple[str, ...]:
     if k == "recompute":
         return (f"{sweep.forward_text(line.op, modules)} recomputed (cheaper than taping it)",
                 f"line {line.op.loc.line}")
+    if k == "restore":
+        stack = line.expr.func.value.id
+        return (f"{line.writes[0]} as it was before the write (its old elements popped from "
+                f"{stack})", f"line {line.op.loc.line}")
+    if k == "inplace":
+        return (f"{line.stmt.comment} (s2s_ad/inplace.py)",)
     if k == "shape":
         return (line.stmt.comment,)
     return (line.stmt.comment,)
@@ -238,7 +244,7 @@ def _adjoints(sw: ControlSweep) -> list[tuple[str, ...]]:
     order: list[str] = []
     uses: dict[str, list[tuple[bool, str]]] = {}
     for line in sw.walk():
-        if line.kind in ("pop", "recompute", "loop", "if"):
+        if line.kind in ("pop", "recompute", "restore", "loop", "if"):
             continue
         for k, name in enumerate(line.writes):
             if name not in names:
@@ -283,7 +289,7 @@ def _use(line: Line, k: int, modules) -> str:
         elif kind == "call":
             side = f", parameter {sweep.param_names(op)[k]}"
         return f"{sweep.forward_text(op, modules)} (line {op.loc.line}{side})"
-    if kind == "zero":
+    if kind == "zero" or kind == "inplace" and not line.adds:
         return ""
     if kind == "carry":
         return "carried from " + ", ".join(line.reads)
@@ -297,7 +303,7 @@ def _across(name: str, sw: ControlSweep) -> str:
         if loop.kind != "loop":
             continue
         inside = list(sw.walk(loop.body))
-        writes = [x for x in inside if name in x.writes and x.kind not in ("pop", "recompute")]
+        writes = [x for x in inside if name in x.writes and x.kind not in ("pop", "recompute", "restore")]
         if not writes:
             continue
         line = f"line {loop.control.loc.line}"

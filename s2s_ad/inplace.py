@@ -49,8 +49,11 @@ import ast
 from dataclasses import dataclass, field
 
 from . import ir
+from .arrays import _as_value, _scalar
+from .code import Stmt, reverse_comment
 from .names import Namer
 from .rules.numpy import VIEWS
+from .templates import index_expr
 
 CONSTRUCTORS = {"np.zeros", "np.ones", "np.full", "np.zeros_like", "np.ones_like",
                 "np.full_like", "np.copy"}
@@ -208,5 +211,129 @@ def copy_of(e: ast.expr) -> ast.expr:
     return ast.Call(ast.Attribute(e, "copy", ast.Load()), [], [])
 
 
-def name(n: str) -> ast.Name:
-    return ast.Name(n, ast.Load())
+def _call(name: str, args: list) -> ast.Call:
+    func: ast.expr = ast.Name(name.split(".")[0], ast.Load())
+    for part in name.split(".")[1:]:
+        func = ast.Attribute(func, part, ast.Load())
+    return ast.Call(func, args, [])
+
+
+# -- the reverse sweep's statements (s2s_ad.reverse_control calls these) ---------
+
+def adjoint_inits(sweep) -> list:
+    """``dy = np.zeros_like(y)`` for each array written in place that
+    has an active version (plus the seed, if a version is returned): the
+    one adjoint all its versions share, changed in place only; and
+    likewise for the array parameters read by index in a loop."""
+    out = []
+    np_ = sweep.modules.get("numpy", "np")
+
+    def zeros(v: str) -> ast.expr:
+        # A float adjoint even for an integer array: ``dx[i] += 0.5``
+        # into an integer array would truncate.
+        dtype = _call(f"{np_}.result_type", [ast.Name(v, ast.Load()), ast.Constant(1.0)])
+        return ast.Call(ast.Attribute(ast.Name(np_, ast.Load()), "zeros_like", ast.Load()),
+                        [ast.Name(v, ast.Load())], [ast.keyword("dtype", dtype)])
+
+    for fam in {id(f): f for f in sweep.families.values()}.values():
+        if fam.adj is None:
+            continue
+        out.append(Stmt(ast.Assign([ast.Name(fam.adj, ast.Store())], zeros(fam.name)),
+                        f"the adjoint of {fam.name}, updated in place", role="inplace"))
+        for seed in fam.seeds:
+            out.append(Stmt(ast.AugAssign(ast.Name(fam.adj, ast.Store()), ast.Add(),
+                                          ast.Name(seed, ast.Load())),
+                            f"{fam.name} is returned", role="inplace"))
+    for key, adj in sweep.accumulators.items():
+        v = sweep.values[key]
+        out.append(Stmt(ast.Assign([ast.Name(adj, ast.Store())], zeros(v.name)),
+                        f"the adjoint of {v.name}, read by index in a loop: added to in place",
+                        role="inplace"))
+    return out
+
+
+def assign_adjoints(sweep) -> None:
+    """One adjoint name for all active versions of each array written in
+    place; seeds already given to a version (it is returned) are added to it.
+    Array parameters read by index inside a loop get an adjoint the sweep
+    adds into in place (``dx[i] += g``), not a ``scatter`` per iteration."""
+    if sweep.arrays is not None:
+        read = {id(n.args[0]) for n in ir.walk(sweep.func.body) if isinstance(n, ir.Op)
+                and n.prim == "array.getitem" and isinstance(n.args[0], ir.Value)
+                and sweep.in_loop(n.out)}
+        for p in sweep.func.params:
+            v = p.value
+            if v.kind == "array" and p.items is None and id(v) in sweep.act \
+                    and id(v) in read and id(v) not in sweep.adj:
+                sweep.accumulators[id(v)] = sweep.adj[id(v)] = sweep.namer.fresh(f"d{v.name}")
+                sweep.reads.add(id(v))  # its adjoint takes its shape
+    for fam in {id(f): f for f in sweep.families.values()}.values():
+        fam.seeds = []
+        active = [v for v in sweep.values.values()
+                  if id(v) in fam.members and id(v) in sweep.act]
+        if not active:
+            continue
+        fam.adj = sweep.namer.fresh(f"d{fam.name}")
+        sweep.reads.add(id(fam.root))  # its adjoint takes the buffer's shape
+        for v in active:
+            if id(v) in sweep.adj and sweep.adj[id(v)] not in fam.seeds:
+                fam.seeds.append(sweep.adj[id(v)])
+            sweep.adj[id(v)] = fam.adj
+
+
+def _index(sweep, op: ir.Op) -> ast.expr:
+    """The subscript of a read or write of an array, in the reverse sweep
+    (its operands, not the array, are read)."""
+    skip = 2 if op.prim == "array.setitem" else 1
+    exprs = [ast.Constant(None)] * skip + [sweep.ref(a) for a in op.args[skip:]]
+    return index_expr(op.attrs["index"], exprs)
+
+
+def reverse_read(sweep, op: ir.Op, g: ast.expr) -> Stmt:
+    """``dy[idx] += dt`` for ``t = y[idx]`` (``np.add.at`` where an integer
+    array index may repeat an element), ``y`` written in place or a
+    parameter whose adjoint is added to in place."""
+    target = sweep.adj[id(op.args[0])]
+    idx = _index(sweep, op)
+    if sweep.arrays._basic(op, op.attrs["index"]):
+        node = ast.AugAssign(ast.Subscript(ast.Name(target, ast.Load()), idx, ast.Store()),
+                             ast.Add(), g)
+    else:
+        node = ast.Expr(_call(f"{sweep.modules['numpy']}.add.at",
+                              [ast.Name(target, ast.Load()), _as_value(idx), g]))
+    return Stmt(node, reverse_comment(op, 0, op.args[0], "scatter, in place"), op, 0,
+                "scatter", target)
+
+
+def reverse_write(sweep, op: ir.Op) -> list:
+    """The reverse of ``y[idx] = v`` written in place: ``v``'s adjoint is
+    the assigned elements' (a copy), those elements' adjoint becomes zero,
+    and, if the write was saved, the old elements go back into ``y``."""
+    fam = sweep.families[id(op.out)]
+    base, value = op.args[0], op.args[1]
+    out = []
+    if fam.adj is not None:
+        idx = _index(sweep, op)
+        gathered = ast.Subscript(ast.Name(fam.adj, ast.Load()), idx, ast.Load())
+        if id(op.out) in sweep.act and isinstance(value, ir.Value) and id(value) in sweep.act:
+            if _scalar(value):
+                contrib = _call(f"{sweep.modules['numpy']}.sum", [gathered])
+            else:
+                contrib = ast.Call(ast.Name(sweep.arrays.helper("unbroadcast"), ast.Load()),
+                                   [copy_of(gathered), sweep.ref(value)], [])
+            out += sweep.accumulate(value, contrib, False,
+                                   reverse_comment(op, 1, value, "the assigned elements"),
+                                   op, 1, "the assigned elements")
+        zero = ast.Assign([ast.Subscript(ast.Name(fam.adj, ast.Load()),
+                                         _index(sweep, op), ast.Store())],
+                          ast.Constant(0.0))
+        out.append(Stmt(zero, reverse_comment(op, 0, base, "0 at the overwritten elements"),
+                        op, 0, "0", fam.adj))
+    if id(op) in fam.saved:
+        sweep.reads.add(id(fam.root))  # the backward pass of a pair needs the buffer
+        restore = ast.Assign([ast.Subscript(ast.Name(fam.name, ast.Load()),
+                                            _index(sweep, op), ast.Store())],
+                             _call(f"{fam.stack}.pop", []))
+        out.append(Stmt(restore, f"line {op.loc.line}: {op.text}, undone: {fam.name} as "
+                                 "it was before", op, role="restore"))
+    return out

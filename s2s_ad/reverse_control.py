@@ -34,7 +34,7 @@ from __future__ import annotations
 import ast
 
 from . import analysis, inplace, ir, peephole
-from .arrays import ArraySweep, _as_value, _scalar
+from .arrays import ArraySweep
 from .call_sites import CallSites, pair_functions, pair_seeds, seed_outputs
 from .peephole import names_in
 from .code import Block, CodeFunction, Stmt, reverse_comment, signature, unpack_params
@@ -42,7 +42,7 @@ from .errors import SourceError
 from .names import Namer
 from .optimize import simplify
 from .rules import RULES
-from .templates import PLACEHOLDERS, const_expr, index_expr, names_read, substitute
+from .templates import PLACEHOLDERS, const_expr, names_read, substitute
 
 # Ops the reverse sweep recomputes from values it has instead of taping them.
 CHEAP = {"getitem", "len", "add", "sub", "mul", "floordiv", "mod", "neg", "pos", "lt", "le",
@@ -186,7 +186,7 @@ class _Sweep(CallSites):
         seed = self.namer.fresh(seed_base)
         if isinstance(result, ir.Value) and id(result) in self.act:
             self.adj[id(result)] = seed
-        self.assign_family_adjoints()
+        inplace.assign_adjoints(self)
         reverse = self.sweep()
         outputs = func.outputs if func.outputs is not None else (result,)
         live = {id(o) for o in outputs if isinstance(o, ir.Value)} if with_value else set()
@@ -248,66 +248,8 @@ class _Sweep(CallSites):
                               _call("len", [ast.Name(v.name, ast.Load())]))),
                     f"the adjoint of {v.name}, read at run-time indices", role="zero"))
         out = self.region(self.func.body)
-        inits = self.family_adjoints()
+        inits = inplace.adjoint_inits(self)
         return lists + inits + out if out else []
-
-    def family_adjoints(self) -> list:
-        """``dy = np.zeros_like(y)`` for each array written in place that
-        has an active version (plus the seed, if a version is returned): the
-        one adjoint all its versions share, changed in place only; and
-        likewise for the array parameters read by index in a loop."""
-        out = []
-        np_ = self.modules.get("numpy", "np")
-
-        def zeros(v: str) -> ast.expr:
-            # A float adjoint even for an integer array: ``dx[i] += 0.5``
-            # into an integer array would truncate.
-            dtype = _call(f"{np_}.result_type", [ast.Name(v, ast.Load()), ast.Constant(1.0)])
-            return ast.Call(ast.Attribute(ast.Name(np_, ast.Load()), "zeros_like", ast.Load()),
-                            [ast.Name(v, ast.Load())], [ast.keyword("dtype", dtype)])
-
-        for fam in {id(f): f for f in self.families.values()}.values():
-            if fam.adj is None:
-                continue
-            out.append(Stmt(ast.Assign([ast.Name(fam.adj, ast.Store())], zeros(fam.name)),
-                            f"the adjoint of {fam.name}, updated in place"))
-            for seed in fam.seeds:
-                out.append(Stmt(ast.AugAssign(ast.Name(fam.adj, ast.Store()), ast.Add(),
-                                              ast.Name(seed, ast.Load())),
-                                f"{fam.name} is returned"))
-        for key, adj in self.accumulators.items():
-            v = self.values[key]
-            out.append(Stmt(ast.Assign([ast.Name(adj, ast.Store())], zeros(v.name)),
-                            f"the adjoint of {v.name}, read by index in a loop: added to in place"))
-        return out
-
-    def assign_family_adjoints(self) -> None:
-        """One adjoint name for all active versions of each array written in
-        place; seeds already given to a version (it is returned) are added to it.
-        Array parameters read by index inside a loop get an adjoint the sweep
-        adds into in place (``dx[i] += g``), not a ``scatter`` per iteration."""
-        if self.arrays is not None:
-            read = {id(n.args[0]) for n in ir.walk(self.func.body) if isinstance(n, ir.Op)
-                    and n.prim == "array.getitem" and isinstance(n.args[0], ir.Value)
-                    and self.in_loop(n.out)}
-            for p in self.func.params:
-                v = p.value
-                if v.kind == "array" and p.items is None and id(v) in self.act \
-                        and id(v) in read and id(v) not in self.adj:
-                    self.accumulators[id(v)] = self.adj[id(v)] = self.namer.fresh(f"d{v.name}")
-                    self.reads.add(id(v))  # its adjoint takes its shape
-        for fam in {id(f): f for f in self.families.values()}.values():
-            fam.seeds = []
-            active = [v for v in self.values.values()
-                      if id(v) in fam.members and id(v) in self.act]
-            if not active:
-                continue
-            fam.adj = self.namer.fresh(f"d{fam.name}")
-            self.reads.add(id(fam.root))  # its adjoint takes the buffer's shape
-            for v in active:
-                if id(v) in self.adj and self.adj[id(v)] not in fam.seeds:
-                    fam.seeds.append(self.adj[id(v)])
-                self.adj[id(v)] = fam.adj
 
     def forward(self, live: set[int], keep_params: bool = False):
         """The forward statements and the tape: the top-level forward values
@@ -376,7 +318,7 @@ class _Sweep(CallSites):
 
     def _op(self, op: ir.Op) -> list:
         if op.prim == "array.setitem" and id(op.out) in self.families:
-            return self.write_in_place(op)
+            return inplace.reverse_write(self, op)
         if id(op.out) not in self.adj:
             return []
         if op.callee is not None:
@@ -393,7 +335,7 @@ class _Sweep(CallSites):
                     continue
                 if i == 0 and op.prim == "array.getitem" and (
                         id(arg) in self.families or id(arg) in self.accumulators):
-                    out.append(self.read_in_place(op, g))
+                    out.append(inplace.reverse_read(self, op, g))
                     continue
                 contrib, text = self.arrays.expression(op, i, g, self.ref)
                 alias = (arg.var is None and not passed_on and sum(a is arg for a in op.args) == 1)
@@ -421,63 +363,6 @@ class _Sweep(CallSites):
             if not stmts:
                 passed_on = True
             out += stmts
-        return out
-
-    # -- arrays written in place (s2s_ad.inplace) ---------------------------------
-
-    def _index(self, op: ir.Op) -> ast.expr:
-        """The subscript of a read or write of an array, in the reverse sweep
-        (its operands, not the array, are read)."""
-        skip = 2 if op.prim == "array.setitem" else 1
-        exprs = [ast.Constant(None)] * skip + [self.ref(a) for a in op.args[skip:]]
-        return index_expr(op.attrs["index"], exprs)
-
-    def read_in_place(self, op: ir.Op, g: ast.expr) -> Stmt:
-        """``dy[idx] += dt`` for ``t = y[idx]`` (``np.add.at`` where an integer
-        array index may repeat an element), ``y`` written in place or a
-        parameter whose adjoint is added to in place."""
-        target = self.adj[id(op.args[0])]
-        idx = self._index(op)
-        if self.arrays._basic(op, op.attrs["index"]):
-            node = ast.AugAssign(ast.Subscript(ast.Name(target, ast.Load()), idx, ast.Store()),
-                                 ast.Add(), g)
-        else:
-            node = ast.Expr(_call(f"{self.modules['numpy']}.add.at",
-                                  [ast.Name(target, ast.Load()), _as_value(idx), g]))
-        return Stmt(node, reverse_comment(op, 0, op.args[0], "scatter, in place"), op, 0,
-                    "scatter", target)
-
-    def write_in_place(self, op: ir.Op) -> list:
-        """The reverse of ``y[idx] = v`` written in place: ``v``'s adjoint is
-        the assigned elements' (a copy), those elements' adjoint becomes zero,
-        and, if the write was saved, the old elements go back into ``y``."""
-        fam = self.families[id(op.out)]
-        base, value = op.args[0], op.args[1]
-        out = []
-        if fam.adj is not None:
-            idx = self._index(op)
-            gathered = ast.Subscript(ast.Name(fam.adj, ast.Load()), idx, ast.Load())
-            if id(op.out) in self.act and isinstance(value, ir.Value) and id(value) in self.act:
-                if _scalar(value):
-                    contrib = _call(f"{self.modules['numpy']}.sum", [gathered])
-                else:
-                    contrib = ast.Call(ast.Name(self.arrays.helper("unbroadcast"), ast.Load()),
-                                       [inplace.copy_of(gathered), self.ref(value)], [])
-                out += self.accumulate(value, contrib, False,
-                                       reverse_comment(op, 1, value, "the assigned elements"),
-                                       op, 1, "the assigned elements")
-            zero = ast.Assign([ast.Subscript(ast.Name(fam.adj, ast.Load()),
-                                             self._index(op), ast.Store())],
-                              ast.Constant(0.0))
-            out.append(Stmt(zero, reverse_comment(op, 0, base, "0 at the overwritten elements"),
-                            op, 0, "0", fam.adj))
-        if id(op) in fam.saved:
-            self.reads.add(id(fam.root))  # the backward pass of a pair needs the buffer
-            restore = ast.Assign([ast.Subscript(ast.Name(fam.name, ast.Load()),
-                                                self._index(op), ast.Store())],
-                                 _call(f"{fam.stack}.pop", []))
-            out.append(Stmt(restore, f"line {op.loc.line}: {op.text}, undone: {fam.name} as "
-                                     "it was before", op))
         return out
 
     # -- calls to user functions (top level only) ---------------------------------
@@ -821,7 +706,7 @@ def transform_pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
     seeds = pair_seeds(func, sweep.namer)
     sweep.coalesce(func.body)
     prelude = seed_outputs(sweep, seeds)
-    sweep.assign_family_adjoints()
+    inplace.assign_adjoints(sweep)
     reverse = prelude + sweep.sweep()
     live = {id(o) for o in seeds.outputs if isinstance(o, ir.Value)}
     forward, tape = sweep.forward(live, keep_params=True)

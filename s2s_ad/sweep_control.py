@@ -37,7 +37,7 @@ from . import ir
 from .code import Block, CodeFunction, Stmt
 from .sweep import SweepError
 
-ROLES = ("zero", "phi", "carry", "init", "pop", "recompute")
+ROLES = ("zero", "phi", "carry", "init", "pop", "recompute", "inplace", "restore")
 
 
 @dataclass(eq=False)
@@ -111,7 +111,7 @@ class ControlSweep:
         """Every adjoint variable of the sweep (what it writes besides forward values)."""
         out = {self.seed} if self.seed else set()
         for line in self.walk():
-            if line.kind not in ("pop", "recompute"):
+            if line.kind not in ("pop", "recompute", "restore"):
                 out.update(line.writes)
         return out
 

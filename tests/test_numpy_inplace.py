@@ -122,3 +122,10 @@ def test_float32_stays_float32():
     g = s2s_ad.grad(src.long_recurrence, wrt=0)(x, np.float32(0.5), 5)
     assert g.dtype == np.float32
     np.testing.assert_allclose(g, fd_gradient(src.long_recurrence, [x, 0.5, 5], 0), rtol=1e-3)
+
+
+def test_explain_says_where_old_elements_are_put_back():
+    text = s2s_ad.explain(src.twice, wrt=("x", "w"))
+    assert "y[i] = y_old.pop()" in text
+    assert "y as it was before the write (its old elements popped from y_old)" in text
+    assert "the adjoint of y, updated in place" in text
