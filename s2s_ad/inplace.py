@@ -196,6 +196,28 @@ def _positions(body: ir.Region) -> dict[int, tuple[int, frozenset]]:
     return out
 
 
+def aliases(func: ir.Function, fams: dict[int, Family]) -> set[int]:
+    """ids of the values that may share memory with an array written in
+    place: its versions, reads ``y[...]`` (views), and φs of those. Returned
+    from the function, they are copied before the reverse sweep puts old
+    elements back."""
+    out = set(fams)
+    changed = True
+    while changed:
+        changed = False
+        for node in ir.walk(func.body):
+            if isinstance(node, ir.Op):
+                pairs = [(node.out, [node.args[0]])] if node.prim == "array.getitem" else []
+            else:
+                pairs = _flows(node)
+            for v, inputs in pairs:
+                if id(v) not in out and any(isinstance(a, ir.Value) and id(a) in out
+                                            for a in inputs):
+                    out.add(id(v))
+                    changed = True
+    return out
+
+
 def contains_saved(node, fams: dict[int, Family]) -> bool:
     """Whether a branch or loop holds a write whose old elements are restored
     (its reverse code must run even if no adjoint flows through it)."""

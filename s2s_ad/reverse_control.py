@@ -105,6 +105,7 @@ class _Sweep(CallSites):
         for v in self.values.values():
             if id(v) in self.families:
                 self.fname[id(v)] = self.families[id(v)].name
+        self.aliases = inplace.aliases(func, self.families) if self.families else set()
         self._reversing: ir.Op | None = None
         self.accumulators: dict[int, str] = {}
         """id(array parameter read by index in a loop) -> its adjoint, created
@@ -195,7 +196,7 @@ class _Sweep(CallSites):
             value = (ast.Tuple([self.value_expr(o) for o in outputs], ast.Load())
                      if func.outputs is not None else self.value_expr(result))
             popped = {v.name for vs in self.popped.values() for v in vs}
-            if names_read(value) & popped or any(id(o) in self.families for o in outputs):
+            if names_read(value) & popped or any(id(o) in self.aliases for o in outputs):
                 # The reverse sweep pops into a loop's carried variable, which
                 # after the loop holds the result: keep the result aside.
                 keep = self.namer.fresh("value")
@@ -228,7 +229,7 @@ class _Sweep(CallSites):
                 if id(v) in self.adj and not self.adj[id(v)].startswith("<")}
 
     def value_expr(self, a: ir.Operand) -> ast.expr:
-        if isinstance(a, ir.Value) and id(a) in self.families:
+        if isinstance(a, ir.Value) and id(a) in self.aliases:
             # The reverse sweep restores the buffer: return what it holds now.
             return _call(f"{self.modules['numpy']}.copy", [ast.Name(self.fwd(a), ast.Load())])
         if isinstance(a, ir.Value):

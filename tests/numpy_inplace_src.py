@@ -171,3 +171,10 @@ def early_return_sum(x, n: int):
         if np.sum(y) > 1.5:
             return np.sum(y * y)
     return np.sum(y)
+
+
+def returns_a_piece(x, n: int):
+    y = np.zeros(n)
+    for i in range(n):
+        y[i] = np.sum(y) + x[i]
+    return y[1:]

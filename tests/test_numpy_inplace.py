@@ -34,6 +34,7 @@ CASES = [
     (src.early_return_sum, lambda: [np.array([0.1, 0.2, 0.3, 0.9]), 4], [0]),
     (src.early_return_sum, lambda: [np.array([0.8, 0.9, 0.1, 0.2]), 4], [0]),
     (src.early_return_sum, lambda: [np.array([-1.0, -0.5, -1.0, -0.5]), 4], [0]),
+    (src.returns_a_piece, lambda: [rand(RNG, (4,)), 4], [0]),
 ]
 
 
@@ -94,6 +95,16 @@ def test_value_and_grad_returns_the_filled_array():
     value, g = s2s_ad.value_and_grad(src.constant_table)(x, 4)
     assert np.isclose(value, src.constant_table(x, 4))
     np.testing.assert_allclose(g, fd_gradient(src.constant_table, [x, 4], 0), rtol=1e-6)
+
+
+def test_a_returned_view_of_the_array_is_not_restored_under_the_caller():
+    # The reverse sweep puts old elements back into y; the value y[1:] is a copy.
+    x = rand(RNG, (4,))
+    value, g = s2s_ad.value_and_grad(src.returns_a_piece)(x, 4)
+    np.testing.assert_allclose(value, src.returns_a_piece(x, 4))
+    value, pullback = s2s_ad.vjp(src.returns_a_piece, x, 4)
+    pullback(np.ones(3))
+    np.testing.assert_allclose(value, src.returns_a_piece(x, 4))
 
 
 def test_vjp_of_a_function_filling_an_array():
