@@ -34,7 +34,9 @@ def fill_hand(x, a):
 
 
 ARGS = (np.random.default_rng(0).normal(size=1000), 0.99)
+LONG = (np.random.default_rng(1).normal(size=4000), 0.99)
 
 WORKLOADS = [
     Workload("y[i] = y[i-1]*a + x[i], 1,000 steps", fill_recurrence, fill_hand, ARGS, wrt=(0, 1)),
+    Workload("y[i] = y[i-1]*a + x[i], 4,000 steps", fill_recurrence, fill_hand, LONG, wrt=(0, 1)),
 ]
