@@ -1,6 +1,6 @@
 """Array workloads: a two-layer MLP loss (small and large) and softmax
 cross-entropy, against hand-written gradients and, where installed, autograd
-(HIPS), JAX and PyTorch (CPU)."""
+(HIPS), JAX (eager and jit) and PyTorch (CPU, eager)."""
 
 import os
 import sys
@@ -76,6 +76,8 @@ def _contenders(fn_name, args, wrt):
         import jax
         import jax.numpy as jnp
 
+        jax.config.update("jax_enable_x64", True)  # float64, as the NumPy contenders
+
         def jmlp(W1, b1, W2, b2, X, Y):
             return jnp.mean((jnp.tanh(X @ W1 + b1) @ W2 + b2 - Y) ** 2)
 
@@ -83,14 +85,17 @@ def _contenders(fn_name, args, wrt):
             Z = X @ W
             return -jnp.sum(T * jax.nn.log_softmax(Z, axis=1)) / len(X)
 
-        jg = jax.jit(jax.grad({"mlp": jmlp, "xent": jxent}[fn_name], wrt))
+        jge = jax.grad({"mlp": jmlp, "xent": jxent}[fn_name], wrt)
+        jg = jax.jit(jge)
         jargs = [jnp.asarray(a) for a in args]
+        out["jax (eager)"] = lambda: jax.block_until_ready(jge(*jargs))
         out["jax (jit)"] = lambda: jax.block_until_ready(jg(*jargs))
     except ImportError:
         pass
     try:
         import torch
 
+        torch.set_num_threads(1)  # one thread, as NumPy's BLAS with OPENBLAS_NUM_THREADS=1
         targs = [torch.tensor(a) for a in args]
         wrt_list = wrt if isinstance(wrt, (list, tuple)) else [wrt]
 
@@ -104,7 +109,7 @@ def _contenders(fn_name, args, wrt):
                 loss = -torch.sum(T * torch.log_softmax(X @ W, dim=1)) / len(X)
             return torch.autograd.grad(loss, [leaves[i] for i in wrt_list])
 
-        out["torch"] = torch_grad
+        out["torch (eager)"] = torch_grad
     except ImportError:
         pass
     return out
