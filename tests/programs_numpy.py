@@ -55,7 +55,7 @@ class _Gen:
         if depth >= self.max_depth or chance(d, 25):
             return self.leaf(env)
         self.ops += 1
-        kind = d.integer(0, 9)
+        kind = d.integer(0, 10)
         sub = lambda: self.expr(env, depth + 1)  # noqa: E731
         if kind <= 2:
             return f"({sub()} {choice(d, ['+', '-', '*'])} {sub()})"
@@ -74,8 +74,14 @@ class _Gen:
         if kind == 8:
             fn = choice(d, ["np.maximum", "np.minimum"])
             return f"{fn}({sub()}, {sub()})"
-        # a reduction broadcast back: fan-in of every element
-        return f"({sub()} * np.{choice(d, ['sum', 'mean'])}({sub()}))"
+        if kind == 9:
+            # a reduction broadcast back: fan-in of every element
+            return f"({sub()} * np.{choice(d, ['sum', 'mean'])}({sub()}))"
+        # a reduction keeping its axes, broadcast against its own operand or another
+        x = choice(d, [n for n in env if n != "s"]) if chance(d, 50) else sub()
+        axis = choice(d, ["-1", "None", "0"])
+        red = f"np.{choice(d, ['sum', 'mean', 'max', 'min'])}({x}, axis={axis}, keepdims=True)"
+        return f"({choice(d, [x, sub()])} {choice(d, ['-', '*'])} {red})"
 
 
 def numpy_program(d, *, max_stmts: int = 4, max_depth: int = 3) -> NumpyProgram:
