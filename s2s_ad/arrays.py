@@ -476,7 +476,7 @@ SHAPE_ONLY = {"zeros_like", "ones_like", "shape", "size", "ndim"}
 MEASURING = ("unbroadcast", "spread")
 """Helpers whose second argument they only measure (its shape and dtype)."""
 TEMPLATE_HELPERS = ("others_product", "matmul_adjoint", "dot_adjoint", "spread",
-                    "extreme_adjoint")
+                    "extreme_adjoint", "cumsum_adjoint")
 """Helpers rule templates call by name."""
 
 

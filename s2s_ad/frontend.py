@@ -27,7 +27,7 @@ import types
 
 from . import ir, structures
 from .errors import SourceError
-from .frontend_numpy import ARRAY_CALLS, ArrayLowering
+from .frontend_numpy import ArrayLowering
 from .lower_control import RET, RETVAL, ControlFlow, always_returns
 from .names import Namer, identifiers
 from .rules import RULES
@@ -403,9 +403,9 @@ class _Lowering(ArrayLowering, ControlFlow):
                 prim = "len"
             if prim is not None:
                 return self.numpy_call(prim, node, var, hint)
-            fn = self.resolve(node.func)
-            if any(fn is c for c in ARRAY_CALLS):
-                return self.array_call(fn, node, var, hint)
+            special = self.special_call(self.resolve(node.func), node, var, hint)
+            if special is not None:
+                return special
         for a in node.args:
             if isinstance(a, ast.Starred):
                 raise self.src.error(a, "`*args` in calls is not supported")
@@ -516,6 +516,11 @@ class _Lowering(ArrayLowering, ControlFlow):
                                  "is not supported")
         if name and getattr(math, name, None) is fn:
             raise self.src.error(node, f"`{what}` has no derivative rule in s2s-ad")
+        if self.array_mode and (getattr(fn, "__module__", None) or "").startswith("numpy"):
+            raise self.src.error(node, f"`{what}` has no derivative rule in s2s-ad; the NumPy "
+                                 "functions, methods and attributes it knows are listed in "
+                                 "docs/numpy.md; give it a rule (s2s_ad.defvjp, see "
+                                 "docs/custom_rules.md) or write it with those")
         raise self.src.error(node, f"the call `{what}` is not supported: s2s-ad knows "
                              "Python's arithmetic, `math` and abs/min/max/pow/float/int/round, "
                              "and your own functions; give anything else a derivative rule "

@@ -42,7 +42,7 @@ REDUCTIONS = {"sum", "mean", "prod", "max", "min"}
 METHODS = {"sum": "np.sum", "mean": "np.mean", "prod": "np.prod", "max": "np.max",
            "min": "np.min", "reshape": "np.reshape", "transpose": "np.transpose",
            "copy": "np.copy", "dot": "np.dot", "squeeze": "np.squeeze", "ravel": "np.ravel",
-           "flatten": "np.copy_ravel"}
+           "flatten": "np.copy_ravel", "clip": "np.clip", "cumsum": "np.cumsum"}
 ATTRIBUTES = {"T": "np.transpose", "shape": "shape", "ndim": "np.ndim", "size": "np.size"}
 # numpy function objects -> their rule (np.absolute is np.abs, np.amax is np.max, ...)
 NUMPY_FUNCS = {id(getattr(numpy, p[3:])): p for p in RULES
@@ -52,10 +52,8 @@ NUMPY_FUNCS[id(numpy.shape)] = "shape"
 SIGNATURES = {**{f"np.{r}": ("x", "axis", "keepdims") for r in REDUCTIONS},
               "np.transpose": ("x", "axes"), "np.squeeze": ("x", "axis"),
               "np.expand_dims": ("x", "axis"), "np.concatenate": ("seq", "axis"),
-              "np.stack": ("seq", "axis")}
+              "np.stack": ("seq", "axis"), "np.cumsum": ("x", "axis")}
 ATTR_NAMES = {"axis", "keepdims", "axes"}
-ARRAY_CALLS = (numpy.array, numpy.asarray)
-"""Calls lowered by :meth:`ArrayLowering.array_call`."""
 
 
 class ArrayLowering:
@@ -209,6 +207,46 @@ class ArrayLowering:
             raise self.src.error(node, f"`{what}` takes {rule.arity} array argument(s) here, "
                                  f"got {len(args)}")
         return self.emit(prim, args, node, var, hint=hint, attrs=attrs, text=text)
+
+    def special_call(self, fn, node: ast.Call, var, hint) -> ir.Operand | None:
+        """NumPy calls lowered to several ops, or to none; None for others."""
+        if fn is numpy.array or fn is numpy.asarray:
+            return self.array_call(fn, node, var, hint)
+        if fn is numpy.linalg.norm:
+            return self.norm_call(node, var, hint)
+        return None
+
+    def norm_call(self, node: ast.Call, var, hint) -> ir.Operand:
+        """``np.linalg.norm(x, axis=a, keepdims=k)``, the 2-norm (Frobenius for
+        matrices), as ``np.sqrt(np.sum(x * x, axis=a, keepdims=k))``: its
+        derivative ``x / norm`` is inf/nan where the norm is 0."""
+        what = ast.unparse(node.func)
+        names = ("x", "ord", "axis", "keepdims")
+        given = dict(zip(names, node.args))
+        for k in node.keywords:
+            if k.arg not in names or k.arg in given:
+                raise self.src.error(k.value if k.arg else node,
+                                     f"`{what}`: the keyword argument {k.arg!r} is not supported")
+            given[k.arg] = k.value
+        if "x" not in given or len(node.args) > 4:
+            raise self.src.error(node, f"`{what}` takes an array (and axis, keepdims) here")
+        order = given.get("ord")
+        if order is not None and not (isinstance(order, ast.Constant) and order.value in (None, 2)
+                                      and not isinstance(order.value, bool)):
+            raise self.src.error(order, f"`{what}`: only the 2-norm (Frobenius for matrices) "
+                                 "is supported; write other norms out (np.sum(np.abs(x)))")
+        attrs = {k: self.const_attr(given[k], k) for k in ("axis", "keepdims") if k in given}
+        if order is not None and order.value == 2 and attrs.get("axis") is None:
+            raise self.src.error(order, f"`{what}(x, 2)` without an axis is the spectral norm "
+                                 "for matrices, which is not supported; leave `ord` out for the "
+                                 "2-norm of a vector")
+        x = self.expr(given["x"])
+        if isinstance(x, tuple) or structures.is_structure(x):
+            raise self.src.error(given["x"], f"`{what}` takes an array here")
+        text = f"{var} = {ast.unparse(node)}" if var else ast.unparse(node)
+        square = self.emit("mul", [x, x], node, text=text)
+        total = self.emit("np.sum", [square], node, attrs=attrs, text=text)
+        return self.emit("np.sqrt", [total], node, var, hint=hint, text=text)
 
     def array_call(self, fn, node: ast.Call, var, hint) -> ir.Operand:
         """``np.array(...)`` / ``np.asarray(...)``. Of an array: a copy

@@ -84,8 +84,11 @@ def test_augmented_assignment_on_2d():
     ("y = np.zeros(3)\n    z = y[:2]\n    y[0] = x[0]\n    return np.sum(z)", "cannot be read here"),
     ("y = np.zeros(3)\n    y[idx] = x[:2]\n    return np.sum(y)", "repeated indices"),
     ("return np.sum(x, axis=n)", "must be a constant"),
-    ("return np.linalg.norm(x)", "np.linalg.norm"),
-    ("return x.cumsum()", "cumsum"),
+    ("return np.linalg.inv(x)", "np.linalg.inv"),
+    ("return x.cumprod()", "cumprod"),
+    ("return np.linalg.norm(x, 1)", "only the 2-norm"),
+    ("return np.linalg.norm(x, ord=2)", "spectral norm"),
+    ("return np.linalg.norm(x, axis=n)", "must be a constant"),
     ("return max(np.sin(x), x)", "ambiguous"),
 ])
 def test_refusals(body, message):
@@ -302,3 +305,13 @@ def test_np_array_with_dtype_is_refused_with_its_location():
     with pytest.raises(SourceError, match=r"2:\d+: .*takes one argument here") as e:
         s2s_ad.grad(f)
     assert "^" in str(e.value)
+
+
+@pytest.mark.parametrize("call", ["np.linalg.norm(x)", "np.linalg.norm(x, axis=1)",
+                                  "np.linalg.norm(x, None, 0, True)",
+                                  "np.linalg.norm(x, ord=2, axis=-1)",
+                                  "np.linalg.norm(x[0])"])
+def test_linalg_norm_is_the_two_norm(call):
+    f = make_function(f"def f(x):\n    return np.sum(np.sin({call}))\n")
+    x = rand(RNG, (3, 4))
+    assert_gradients(f, [x], [0])

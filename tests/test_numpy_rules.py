@@ -111,6 +111,21 @@ def test_reductions(name, axis, keepdims):
     assert_gradients(f, [x], [0])
 
 
+@pytest.mark.parametrize("expr", ["np.cumsum(x)", "np.cumsum(x, axis=0)", "np.cumsum(x, 1)",
+                                  "np.cumsum(x, axis=-1)", "x.cumsum(axis=2)", "x.cumsum()"])
+def test_cumsum(expr):
+    f = make_function(f"def f(x):\n    y = {expr}\n"
+                      "    return np.sum(np.sin(y) * (1 + np.arange(np.size(y)).reshape(np.shape(y))))")
+    assert_gradients(f, [rand(RNG, (2, 3, 4))], [0])
+
+
+def test_linspace_is_a_constant():
+    def f(x):
+        t = np.linspace(0.0, 2.0, 5)
+        return np.sum(np.sin(x[:, None] * t[None, :])) + np.sum(np.linspace(-1.0, 1.0, 3) * x)
+    assert_gradients(f, [rand(RNG, (3,))], [0])
+
+
 def test_prod_at_zero_is_exact():
     def f(x):
         return np.prod(x, axis=1).sum()
@@ -132,7 +147,8 @@ def test_max_ties_split_evenly():
 @pytest.mark.parametrize("method", ["x.sum(axis=0)", "x.mean()", "x.max(axis=1)",
                                     "x.min(0)", "x.prod(axis=-1, keepdims=True)",
                                     "x.reshape(3, 2)", "x.T", "x.transpose()", "x.ravel()",
-                                    "x.copy()", "x.reshape((-1,))", "x.sum(1).mean()"])
+                                    "x.copy()", "x.reshape((-1,))", "x.sum(1).mean()",
+                                    "x.clip(0.8, 1.2)", "x.clip(None, 1.0)"])
 def test_method_forms(method):
     f = make_function(f"def f(x):\n    y = {method}\n"
                       "    return np.sum(np.sin(y) * (1 + np.arange(np.size(y)).reshape(np.shape(y))))")
@@ -203,6 +219,6 @@ def test_every_numpy_rule_is_tested():
         "np.matmul", "matmul", "np.outer", "np.transpose", "np.reshape", "np.ravel",
         "np.squeeze", "np.expand_dims", "np.copy", "np.concatenate", "np.stack", "shape", "len",
         "np.ndim", "np.size", "tuple", "np.zeros", "np.ones", "np.zeros_like", "np.ones_like",
-        "np.full", "np.arange", "index_array", "array.pow", "array.abs", "array.getitem", "array.setitem"}
+        "np.full", "np.arange", "np.linspace", "np.cumsum", "index_array", "array.pow", "array.abs", "array.getitem", "array.setitem"}
     untested = {r.prim for r in NUMPY_RULES} - tested - {"np.full_like"}
     assert not untested

@@ -110,6 +110,9 @@ NUMPY_RULES = [
          ("keep(g) * others_product(x, axis)",), "array",
          "the product of the other elements (exact at zeros; no division)",
          adjoint=True, attrs=AXIS),
+    Rule("np.cumsum", "np.cumsum(x, axis=axis)", ("cumsum_adjoint(g, x, axis)",), "array",
+         "each element to every later partial sum: g summed from the end",
+         adjoint=True, attrs=(("axis", None),)),
     Rule("np.max", "np.max(x, axis=axis, keepdims=keepdims)",
          ("extreme_adjoint(keep(g), x, keep(out), axis)",), "array",
          "1 to the largest element", "ties split the adjoint evenly", adjoint=True, attrs=AXIS),
@@ -155,6 +158,7 @@ NUMPY_RULES = [
     _constant("full", "np.full(x, y)", 2),
     _constant("full_like", "np.full_like(x, y)", 2),
     Rule("np.arange", "np.arange(*args)", (None,), "array", "constant", variadic=True),
+    Rule("np.linspace", "np.linspace(*args)", (None,), "array", "constant", variadic=True),
     # indexing: the adjoint scatters g back (see s2s_ad/arrays.py)
     Rule("array.getitem", "x[index]", ("scatter",), "array", "g scattered back to the indexed elements",
          adjoint=True, attrs=(("index", ()),), variadic=True),
@@ -253,6 +257,15 @@ def dot_adjoint(g, x, y, i):
     # x's other (leading) axes against g's first nx - 1 axes; the contracted axis comes first
     d = np.tensordot(x, g, axes=(list(range(nx - 1)), list(range(nx - 1))))
     return np.moveaxis(d, 0, c)
+''',
+    "cumsum_adjoint": '''
+def cumsum_adjoint(g, x, axis):
+    """The adjoint of np.cumsum(x, axis): x[i] feeds every partial sum from i
+    on, so its adjoint is the sum of g from the end back to i (over the
+    flattened array when axis is None)."""
+    if axis is None:
+        return np.reshape(np.flip(np.cumsum(np.flip(np.ravel(g)))), np.shape(x))
+    return np.flip(np.cumsum(np.flip(g, axis), axis), axis)
 ''',
     "others_product": '''
 def others_product(x, axis):
