@@ -286,17 +286,38 @@ class ControlFlow:
         if node.orelse:
             raise self.src.error(node.orelse[0], "`for ... else` is not supported")
         if isinstance(node.target, ast.Tuple):
-            n, binds = self.tuple_iteration(node.iter, node.target)
-            self.loop(node, None, None, [ir.Const(0), ir.Const(n), ir.Const(1)], binds)
+            n, binds = self.tuple_iteration(node.iter, node.target, node)
+            self.loop(node, None, None, [ir.Const(0), n, ir.Const(1)], binds)
             return
         if not isinstance(node.target, ast.Name):
             raise self.src.error(node.target, "only a single name or a tuple of names can be "
                                  "the loop variable (`for x in xs`, `for i, x in enumerate(xs)`)")
         if structures.unroll_for(self, node):
             return
+        rows = self.array_rows(node.iter, node.target, node)
+        if rows is not None:
+            n, bind = rows
+            self.loop(node, None, None, [ir.Const(0), n, ir.Const(1)], [bind])
+            return
         seq, bounds = self.iteration(node)
         target = node.target.id
         self.loop(node, target, seq, bounds)
+
+    def array_rows(self, it: ast.expr, name: ast.Name, loop: ast.For):
+        """``for row in X`` over an array: ``len(X)`` iterations, and ``row``
+        bound to ``X[k]`` at the top of the body. None if ``it`` is not an
+        array."""
+        value = self.env.get(it.id) if isinstance(it, ast.Name) else None
+        if not (getattr(self, "array_mode", False) and isinstance(value, ir.Value)
+                and value.kind == "array"):
+            return None
+        if it.id in assigned_names(loop.body, subscripts=True):
+            raise self.src.error(it, f"`{it.id}` is changed inside the loop that iterates over "
+                                 "it; iterate over `range(len(...))` instead")
+        n = self.emit("len", [value], it)
+        return n, (name, lambda k: self.emit("array.getitem", [value, k], name, name.id,
+                                             attrs={"index": (("op", 1),)},
+                                             text=f"{name.id} = {it.id}[{k.name}]"))
 
     def iteration(self, node: ast.For):
         it = node.iter
@@ -327,10 +348,11 @@ class ControlFlow:
         raise self.src.error(it, "a `for` loop must iterate over `range(...)` or over a list/"
                              "tuple parameter (unchanged) of floats")
 
-    def tuple_iteration(self, it: ast.expr, target: ast.Tuple) -> tuple[int, list]:
+    def tuple_iteration(self, it: ast.expr, target: ast.Tuple, loop: ast.For) -> tuple:
         """``for i, x in enumerate(xs, start)``, ``for x, y in zip(xs, ys)`` and
         their nesting (``for i, (x, y) in enumerate(zip(xs, ys))``) over list or
-        tuple parameters: the trip count, and per name of the target a function
+        tuple parameters or arrays: the trip count (an operand), and per name of
+        the target a function
         of the loop index that binds it (``x = xs[k]``, ``i = k + start``) at the
         top of the body."""
         fn = (self.resolve(it.func) if isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
@@ -354,20 +376,25 @@ class ControlFlow:
         seq_targets = names[1:] if fn is builtins.enumerate else names
         for arg, name in zip(args[:n_seqs], seq_targets):
             if isinstance(name, ast.Tuple):
-                n, inner = self.tuple_iteration(arg, name)
+                n, inner = self.tuple_iteration(arg, name, loop)
                 lengths.append(n)
                 binds += inner
                 continue
             if not isinstance(name, ast.Name):
                 raise self.src.error(name, "only names can be unpacked in the loop variable")
+            rows = self.array_rows(arg, name, loop)
+            if rows is not None:
+                lengths.append(rows[0])
+                binds.append(rows[1])
+                continue
             param = (self.sequence_param(self.env.get(arg.id)) if isinstance(arg, ast.Name)
                      else None)
             if param is None:
                 if isinstance(arg, ast.Name):
                     structures._param_used_as_sequence(self, self.env.get(arg.id), arg)
                 raise self.src.error(arg, f"`{it.func.id}` in a `for` loop iterates over list "
-                                     "or tuple parameters (unchanged) only")
-            lengths.append(len(param.items))
+                                     "or tuple parameters (unchanged) or arrays only")
+            lengths.append(ir.Const(len(param.items)))
             binds.append((name, lambda k, seq=param.value, name=name: self.emit(
                 "getitem", [seq, k], name, name.id, text=f"{name.id} = {seq.name}[{k.name}]")))
         if fn is builtins.enumerate:
@@ -381,7 +408,13 @@ class ControlFlow:
             binds.insert(0, (first, lambda k, first=first, start=start: k if start.value == 0
                              else self.emit("add", [k, start], first, first.id,
                                             text=f"{first.id} = {k.name} + {start.value}")))
-        return min(lengths), binds
+        n = lengths[0]
+        for other in lengths[1:]:  # zip stops at the shortest
+            if isinstance(n, ir.Const) and isinstance(other, ir.Const):
+                n = ir.Const(min(n.value, other.value))
+            else:
+                n = self.emit("min", [n, other], it)
+        return n, binds
 
     def while_stmt(self, node: ast.While) -> None:
         if node.orelse:

@@ -139,3 +139,25 @@ def rows_by_shape(A, b):
     for k in range(A.ndim + np.size(b) - 4):
         total = total * 1.01
     return total
+
+
+def over_rows(X, w):
+    loss = 0.0
+    for row in X:
+        loss = loss + (row @ w) ** 2
+    return loss
+
+
+def enumerate_zip_rows(X, Y, w):
+    s = 0.0
+    for i, (x, y) in enumerate(zip(X, Y)):  # Y is shorter: zip stops there
+        s = s + np.sum(x * y) * w ** i
+    return s
+
+
+def zip_rows_and_list(X, ys):
+    s = 0.0
+    for x, y in zip(X, ys):
+        if y > 0:
+            s = s + np.sum(np.tanh(x)) * y
+    return s

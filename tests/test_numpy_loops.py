@@ -22,6 +22,9 @@ RNG = np.random.default_rng(11)
     (src.accumulate, lambda: [rand(RNG, (3,)), 3], [0]),
     (src.until_small, lambda: [rand(RNG, (3,), 0.5, 1.0)], [0]),
     (src.rows_by_shape, lambda: [rand(RNG, (4, 3)), rand(RNG, (3,))], [0, 1]),
+    (src.over_rows, lambda: [rand(RNG, (4, 3)), rand(RNG, (3,))], [0, 1]),
+    (src.enumerate_zip_rows, lambda: [rand(RNG, (4, 3)), rand(RNG, (3, 3)), 0.7], [0, 1, 2]),
+    (src.zip_rows_and_list, lambda: [rand(RNG, (4, 3)), [0.5, -1.0, 2.0, 0.3]], [0]),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_loops_and_branches(fn, args, wrt):
     assert_gradients(fn, args(), wrt)
@@ -60,3 +63,15 @@ def test_gradient_has_the_shape_of_its_argument_when_the_loop_does_not_run():
     x, w = rand(RNG, (5,)), rand(RNG, (5,))
     gx, gw = s2s_ad.grad(src.indexed_sum, wrt=[0, 1])(x, w, 0)
     assert gx.shape == x.shape and gw.shape == w.shape and not gx.any()
+
+
+@pytest.mark.parametrize("body, message", [
+    ("for row in x:\n        x[0] = row\n    return np.sum(x)", "changed inside the loop"),
+    ("y = np.copy(x)\n    s = 0.0\n    for row in y:\n        s = s + np.sum(row)\n"
+     "    for i in range(2):\n        y[i] = y[i] * 2.0\n    return s + np.sum(y)", "nothing else may refer"),
+])
+def test_iterating_over_an_array_that_changes_is_refused(body, message):
+    from array_oracle import make_function
+    f = make_function(f"def f(x):\n    {body}\n")
+    with pytest.raises(SourceError, match=message):
+        s2s_ad.grad(f)
