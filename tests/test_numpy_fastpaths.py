@@ -80,6 +80,18 @@ def test_helpers_dispatch_for_other_array_types(expr, shapes):
         np.testing.assert_allclose(np.asarray(g), fd_gradient(f, args, i), rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.parametrize("expr, shapes", [("x @ y", ((3, 4), (4,))), ("x @ y", ((4,), (4, 3))),
+                                          ("x @ y", ((4,), (4,))), ("np.dot(x, y)", ((3, 4), (4,)))])
+@pytest.mark.parametrize("wrap", [np.asarray, lambda a: a.view(Tagged)])
+def test_vector_products(expr, shapes, wrap):
+    f = make_function(f"def f(x, y):\n    return np.sum(np.sin({expr}))")
+    args = [rand(RNG, shapes[0]), rand(RNG, shapes[1])]
+    grads = s2s_ad.grad(f, wrt=[0, 1])(*[wrap(a) for a in args])
+    for i, g in enumerate(grads):
+        assert np.shape(g) == shapes[i]
+        np.testing.assert_allclose(np.asarray(g), fd_gradient(f, args, i), rtol=1e-5, atol=1e-7)
+
+
 # -- the helpers themselves ---------------------------------------------------
 
 UNBROADCAST = [((2, 3), (2, 3)), ((2, 3), (3,)), ((2, 3), (1, 3)), ((2, 3), (2, 1)), ((2, 3), ()),

@@ -229,6 +229,10 @@ def matmul_adjoint(g, x, y, i):
         return np.dot(g, y.T if arrays else np.transpose(y))
     if i == 1 and nx == 2 and 1 <= ny <= 2:
         return np.dot(x.T if arrays else np.transpose(x), g)
+    if arrays and nx == ny == 1:  # vector·vector: g is a scalar
+        return np.multiply(g, y if i == 0 else x)
+    if arrays and nx + ny == 3 and (nx, ny)[i] == 2:  # the matrix of matrix·vector: an outer product
+        return np.multiply.outer(g, y) if i == 0 else np.multiply.outer(x, g)
     x2 = np.expand_dims(x, -2) if nx == 1 else x
     y2 = np.expand_dims(y, -1) if ny == 1 else y
     g2 = np.expand_dims(g, -1) if ny == 1 else g
