@@ -125,19 +125,34 @@ def _family(func: ir.Function, var: str, writes: list[ir.Op]) -> Family | None:
         changed = False
         for node in ir.walk(func.body):
             for v, inputs in _flows(node):
-                if id(v) not in members and any(
+                if id(v) not in members and v.var == var and any(
                         isinstance(a, ir.Value) and id(a) in members for a in inputs):
                     members.add(id(v))
                     changed = True
+    # Outlets: other variables a version flows into (the value a ``return``
+    # inside a loop or branch leaves in the function's result). They hold
+    # the buffer itself, so nothing may compute with them: only returned.
+    outlets: set[int] = set()
+    changed = True
+    while changed:
+        changed = False
+        for node in ir.walk(func.body):
+            for v, inputs in _flows(node):
+                if id(v) not in members | outlets and any(
+                        isinstance(a, ir.Value) and id(a) in members | outlets for a in inputs):
+                    outlets.add(id(v))
+                    changed = True
     for node in ir.walk(func.body):
         for v, inputs in _flows(node):
-            if id(v) in members and v.var != var:
-                return None  # a version flows into another variable (an alias)
             if id(v) in members and not all(isinstance(a, ir.Value) and id(a) in members
                                             for a in inputs):
                 return None  # a φ of a version and something else
             if v.var == var and id(v) not in members:
                 return None
+        flowing = {id(a) for _, inputs in _flows(node) for a in inputs if isinstance(a, ir.Value)}
+        if any(isinstance(a, ir.Value) and id(a) in outlets and id(a) not in flowing
+               for a in ir.operands(node)):
+            return None  # something computes with an outlet
         if isinstance(node, ir.Op):
             if node.out.var == var and id(node.out) not in members and node is not root:
                 return None

@@ -178,3 +178,12 @@ def returns_a_piece(x, n: int):
     for i in range(n):
         y[i] = np.sum(y) + x[i]
     return y[1:]
+
+
+def returned_from_loop(x, n: int):
+    y = np.zeros(n)
+    for i in range(n):
+        y[i] = x[i] * np.sum(y) + x[i]
+        if np.sum(y) > 1.0:
+            return y
+    return y * 3.0

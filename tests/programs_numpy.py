@@ -168,8 +168,12 @@ class _LoopGen:
         if form == 8 and depth == 0 and in_loop:
             return [f"if np.sum(y * y) > {choice(d, ['2.0', '6.0', '20.0'])}:", "    break"]
         if self.rows:
+            if chance(d, 50):
+                return ["for j in range(2):",
+                        f"    H[i, j] = H[i - 1, j] * {self.scalar(1)} + np.sin(H[i, 1 - j])"]
             return [f"H[i, :] = np.tanh(H[i - 1] * {self.scalar(1)} + b[:2])"]
-        return [f"y[len(a) - 1 - i] = {self.scalar()}"]
+        return [choice(d, [f"y[len(a) - 1 - i] = {self.scalar()}", f"y[i:] *= {self.scalar(1)}",
+                           f"z[i] = y[i] * {self.scalar(1)} + z[i - 1]"])]
 
 
 def numpy_loop_program(d, *, max_stmts: int = 4) -> NumpyProgram:
@@ -181,7 +185,7 @@ def numpy_loop_program(d, *, max_stmts: int = 4) -> NumpyProgram:
     rows = chance(d, 30)
     g = _LoopGen(d, rows)
     init = choice(d, ["np.zeros(len(a))", "np.copy(a)", "np.ones_like(b)", "a.copy()"])
-    lines = [f"y = {init}", "acc = 0.0"]
+    lines = [f"y = {init}", "acc = 0.0", "z = np.ones(len(a))"]
     if rows:
         lines.append("H = np.zeros((len(a), 2))")
     if chance(d, 30):
@@ -205,6 +209,7 @@ def numpy_loop_program(d, *, max_stmts: int = 4) -> NumpyProgram:
                         "np.sum(y[1:] * a[:-1]) + acc", "y @ b + acc"])
     if rows:
         result += " + np.sum(H * H)"
+    result += " + np.sum(z * b)"
     text = "import numpy as np\n\n\ndef f(a, b, s):\n"
     text += "".join(f"    {line}\n" for line in lines) + f"    return {result}\n"
     n = d.integer(3, 5)

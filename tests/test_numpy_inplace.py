@@ -35,6 +35,9 @@ CASES = [
     (src.early_return_sum, lambda: [np.array([0.8, 0.9, 0.1, 0.2]), 4], [0]),
     (src.early_return_sum, lambda: [np.array([-1.0, -0.5, -1.0, -0.5]), 4], [0]),
     (src.returns_a_piece, lambda: [rand(RNG, (4,)), 4], [0]),
+    (src.returned_from_loop, lambda: [np.array([0.1, 0.2, 0.3, 0.9]), 4], [0]),
+    (src.returned_from_loop, lambda: [np.array([0.8, 0.9, 0.1, 0.2]), 4], [0]),
+    (src.returned_from_loop, lambda: [np.array([-1.0, -0.5, -1.0, -0.5]), 4], [0]),
 ]
 
 
@@ -105,6 +108,10 @@ def test_a_returned_view_of_the_array_is_not_restored_under_the_caller():
     value, pullback = s2s_ad.vjp(src.returns_a_piece, x, 4)
     pullback(np.ones(3))
     np.testing.assert_allclose(value, src.returns_a_piece(x, 4))
+    # returned from inside the loop: the function's result is the array itself
+    x = np.array([0.8, 0.9, 0.1, 0.2])
+    value, g = s2s_ad.value_and_grad(src.returned_from_loop)(x, 4)
+    np.testing.assert_allclose(value, src.returned_from_loop(x, 4))
 
 
 def test_vjp_of_a_function_filling_an_array():
