@@ -166,7 +166,8 @@ class _LoopGen:
             return [f"if {self.scalar(1)} > 0:"] + ["    " + s for s in then] + \
                 ["else:"] + ["    " + s for s in orelse]
         if form == 8 and depth == 0 and in_loop:
-            return [f"if np.sum(y * y) > {choice(d, ['2.0', '6.0', '20.0'])}:", "    break"]
+            stop = choice(d, ["break", "return np.sum(y * b) + acc", "continue"])
+            return [f"if np.sum(y * y) > {choice(d, ['2.0', '6.0', '20.0'])}:", f"    {stop}"]
         if self.rows:
             if chance(d, 50):
                 return ["for j in range(2):",
@@ -179,9 +180,11 @@ class _LoopGen:
 def numpy_loop_program(d, *, max_stmts: int = 4) -> NumpyProgram:
     """A module defining ``f(a, b, s)`` (``a``, ``b`` of shape ``(n,)``, n in
     3..5, ``s`` a float) whose loop fills an array by subscript assignment:
-    writes to ``y[i]``, ``y[i] op= e``, slices ``y[1:] += v``, reads of earlier
-    elements and of the whole array between writes, branches and ``break``;
-    a ``for`` or a ``while`` loop."""
+    writes to ``y[i]``, ``y[i] op= e``, slices ``y[1:] += v``, ``y[i:] *= e``,
+    reads of earlier elements and of the whole array between writes, a second
+    array ``z`` and the rows of a matrix ``H`` (by row or element by element in
+    an inner loop), branches, ``break``, ``continue`` and ``return``; a
+    ``for`` or a ``while`` loop."""
     rows = chance(d, 30)
     g = _LoopGen(d, rows)
     init = choice(d, ["np.zeros(len(a))", "np.copy(a)", "np.ones_like(b)", "a.copy()"])
@@ -191,16 +194,16 @@ def numpy_loop_program(d, *, max_stmts: int = 4) -> NumpyProgram:
     if chance(d, 30):
         lines.append("acc = np.sum(y * a) * 0.5")
     kind = d.integer(0, 2)
-    body = []
-    for _ in range(d.integer(1, max_stmts)):
-        body += g.stmt()
+    groups = [g.stmt() for _ in range(d.integer(1, max_stmts))]
+    if kind == 2:  # a while loop: no break, continue or return (i = i + 1 must run)
+        groups = [s for s in groups if not s[0].startswith("if np.sum(y * y)")]
+    body = [line for s in groups for line in s]
     if kind == 0:
         lines.append("for i in range(len(a)):")
     elif kind == 1:
         lines.append("for i in range(1, len(a)):")
     else:
         lines += ["i = 0", "while i < len(a):"]
-        body = [s for s in body if s.strip() != "break" and not s.startswith("if np.sum(y * y)")]
         body.append("i = i + 1")
     lines += ["    " + s for s in body]
     if chance(d, 30):
