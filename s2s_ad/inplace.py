@@ -266,11 +266,11 @@ def adjoint_inits(sweep) -> list:
     np_ = sweep.modules.get("numpy", "np")
 
     def zeros(v: str) -> ast.expr:
-        # A float adjoint even for an integer array: ``dx[i] += 0.5``
-        # into an integer array would truncate.
-        dtype = _call(f"{np_}.result_type", [ast.Name(v, ast.Load()), ast.Constant(1.0)])
-        return ast.Call(ast.Attribute(ast.Name(np_, ast.Load()), "zeros_like", ast.Load()),
-                        [ast.Name(v, ast.Load())], [ast.keyword("dtype", dtype)])
+        # ``+ 0.0``: a float adjoint even for an integer array or a list
+        # (``dx[i] += 0.5`` into an integer array would truncate); float32
+        # stays float32.
+        return ast.BinOp(_call(f"{np_}.zeros_like", [ast.Name(v, ast.Load())]), ast.Add(),
+                         ast.Constant(0.0))
 
     for fam in {id(f): f for f in sweep.families.values()}.values():
         if fam.adj is None:

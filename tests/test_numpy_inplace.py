@@ -147,3 +147,13 @@ def test_explain_says_where_old_elements_are_put_back():
     assert "y[i] = y_old.pop()" in text
     assert "y as it was before the write (its old elements popped from y_old)" in text
     assert "the adjoint of y, updated in place" in text
+
+
+def test_integer_arrays_and_lists_get_float_gradients():
+    x = np.array([1, 2, 3, 4])
+    g = s2s_ad.grad(src.long_recurrence, wrt=0)(x, 0.5, 4)
+    np.testing.assert_allclose(g, fd_gradient(src.long_recurrence, [x.astype(float), 0.5, 4], 0),
+                               rtol=1e-6)
+    g = s2s_ad.grad(src.long_recurrence, wrt=0)([1.0, 2.0, 3.0, 4.0], 0.5, 4)
+    np.testing.assert_allclose(g, fd_gradient(src.long_recurrence, [x.astype(float), 0.5, 4], 0),
+                               rtol=1e-6)
