@@ -19,6 +19,9 @@ keyword-only seed for the output adjoint. Its body is
    pushed, and carries the adjoints of its carried values from one iteration
    to the one before. An adjoint first reached inside a branch or loop but
    belonging to a value defined outside it starts at ``0.0`` before it.
+   An array filled by subscript assignment is written in place; its writes
+   are undone by the reverse sweep where a read before them needs it
+   (:mod:`s2s_ad.inplace`).
 
 For ``b = x * x; y = a * b`` with respect to ``a, x``::
 
@@ -82,7 +85,9 @@ class _Sweep(CallSites):
         """id(tuple value a call returned) -> index -> the adjoint of that item."""
         self.scope = analysis.scopes(func)
         # NumPy code: contributions as expressions that never write into an
-        # array in place (s2s_ad.arrays), subscript assignment as a copy.
+        # array in place (s2s_ad.arrays), except the adjoints of arrays filled
+        # by subscript assignment and of parameters read by index in a loop,
+        # which only this sweep holds (s2s_ad.inplace).
         self.arrays = ArraySweep(func, self.namer) if "numpy" in func.modules else None
         self.region_loop: dict[int, object] = {}
         self._map_regions(func.body, None)
