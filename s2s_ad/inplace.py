@@ -15,8 +15,10 @@ pushes the elements it overwrites (``y_old.append(y[idx].copy())``) and the
 reverse sweep puts them back (``y[idx] = y_old.pop()``). Only writes that
 something read *before* them needs are saved: a write is saved when an op
 whose reverse statements may read the array's values (``y * w``,
-``np.sum(y * y)``, anything but ``y[...]`` and another write) comes before it
-in program order or shares a loop with it (an earlier iteration's read).
+``np.sin(y)``; not ``y[...]``, another write, or the operations of
+:data:`SHAPE_ONLY` such as ``np.sum(y)`` and ``y + c``, whose derivatives read
+only its shape) comes before it in program order or shares a loop with it (an
+earlier iteration's read).
 Reads ``t = y[idx]`` that the reverse sweep keeps are copies (a view would
 change with the next write), and nothing that reads ``y`` is recomputed in
 the reverse sweep (it is taped): both would read the buffer at another place
@@ -58,6 +60,14 @@ from .templates import index_expr
 CONSTRUCTORS = {"np.zeros", "np.ones", "np.full", "np.zeros_like", "np.ones_like",
                 "np.full_like", "np.copy"}
 
+SHAPE_ONLY = frozenset({"add", "sub", "neg", "pos", "np.negative", "np.sum", "np.mean",
+                        "np.copy", "len", "shape", "np.ndim", "np.size", "lt", "le", "gt", "ge",
+                        "eq", "ne", "np.zeros_like", "np.ones_like", "np.full_like"})
+"""Operations whose reverse statements read their operands' shapes only
+(``unbroadcast(g, y)``, ``spread(g, y)``) or nothing: a read of the array by
+one of them needs no earlier write undone (tests/test_numpy_inplace.py checks
+this against the rule table)."""
+
 
 @dataclass(eq=False)
 class Family:
@@ -69,7 +79,7 @@ class Family:
     members: set[int]
     writes: list[ir.Op]
     readers: set[int] = field(default_factory=set)
-    """ids of the ops whose reverse statements may read the buffer's values."""
+    """ids of the ops whose reverse statements may read the buffer."""
     saved: set[int] = field(default_factory=set)
     """ids of the writes whose overwritten elements are pushed and restored."""
     stack: str | None = None
@@ -94,11 +104,12 @@ def families(func: ir.Function, namer: Namer) -> dict[int, Family]:
         order = _positions(func.body)
         readers = _readers(func, fam)
         fam.readers = {id(r) for r in readers}
+        values = [r for r in readers if r.prim not in SHAPE_ONLY]
         for w in ops:
-            # A read before the write, or in an earlier iteration of a loop
-            # around both, needs the elements the write overwrites.
+            # A read of the values before the write, or in an earlier
+            # iteration of a loop around both, needs the elements it overwrites.
             if any(order[id(r)][0] < order[id(w)][0] or order[id(r)][1] & order[id(w)][1]
-                   for r in readers):
+                   for r in values):
                 fam.saved.add(id(w))
         if fam.saved:
             fam.stack = namer.fresh(f"{fam.name}_old")
@@ -180,9 +191,9 @@ def _flows(node) -> list[tuple[ir.Value, list]]:
 
 
 def _readers(func: ir.Function, fam: Family) -> list[ir.Op]:
-    """The ops whose reverse statements may read the buffer's values: every
-    op with a version as an operand, except reads ``y[...]`` (their reverse
-    adds into ``dy``) and writes into it (undone separately)."""
+    """The ops whose reverse statements may read the buffer: every op with a
+    version as an operand, except reads ``y[...]`` (their reverse adds into
+    ``dy``) and writes into it (undone separately)."""
     out = []
     for node in ir.walk(func.body):
         if not isinstance(node, ir.Op):

@@ -187,3 +187,28 @@ def returned_from_loop(x, n: int):
         if np.sum(y) > 1.0:
             return y
     return y * 3.0
+
+
+def _filled(x, n: int):
+    y = np.zeros(n)
+    for i in range(n):
+        y[i] = np.sum(y) * 0.5 + x[i]
+    return y
+
+
+def calls_returning_filled(x, n: int):
+    s = 0.0
+    z = x
+    for _ in range(2):
+        z = _filled(z, n) * 0.5
+        s = s + np.sum(z * x)
+    return s
+
+
+def sum_then_write(x, n: int):
+    y = np.zeros(n)
+    s = 0.0
+    for i in range(n):
+        s = s + np.sum(y) + np.mean(y - 1.0)
+        y[i] = s * x[i]
+    return s + np.sum(y * x)

@@ -35,6 +35,7 @@ CASES = [
     (src.early_return_sum, lambda: [np.array([0.8, 0.9, 0.1, 0.2]), 4], [0]),
     (src.early_return_sum, lambda: [np.array([-1.0, -0.5, -1.0, -0.5]), 4], [0]),
     (src.returns_a_piece, lambda: [rand(RNG, (4,)), 4], [0]),
+    (src.sum_then_write, lambda: [rand(RNG, (4,)), 4], [0]),
     (src.returned_from_loop, lambda: [np.array([0.1, 0.2, 0.3, 0.9]), 4], [0]),
     (src.returned_from_loop, lambda: [np.array([0.8, 0.9, 0.1, 0.2]), 4], [0]),
     (src.returned_from_loop, lambda: [np.array([-1.0, -0.5, -1.0, -0.5]), 4], [0]),
@@ -157,3 +158,33 @@ def test_integer_arrays_and_lists_get_float_gradients():
     g = s2s_ad.grad(src.long_recurrence, wrt=0)([1.0, 2.0, 3.0, 4.0], 0.5, 4)
     np.testing.assert_allclose(g, fd_gradient(src.long_recurrence, [x.astype(float), 0.5, 4], 0),
                                rtol=1e-6)
+
+
+def test_shape_only_operations_read_no_operand_values():
+    """A read of the array by the operations of inplace.SHAPE_ONLY makes no
+    write save its old elements: their derivatives must read the operands'
+    shapes only (spread, reduced_size) or be constants."""
+    import ast
+
+    from s2s_ad.inplace import SHAPE_ONLY
+    from s2s_ad.rules import RULES
+
+    operands = {"x", "y"} | {f"x{k}" for k in range(4)}
+    for prim in SHAPE_ONLY:
+        rule = RULES.get(prim)
+        if rule is None:
+            continue
+        for template in rule.partial_asts:
+            if template is None:
+                continue
+            measured = {id(n.args[-1]) for n in ast.walk(template) if isinstance(n, ast.Call)
+                        and isinstance(n.func, ast.Name)
+                        and n.func.id in ("spread", "reduced_size")}
+            for n in ast.walk(template):
+                if isinstance(n, ast.Name) and n.id in operands:
+                    assert id(n) in measured, (prim, ast.unparse(template))
+
+
+def test_a_running_sum_of_the_array_saves_nothing():
+    text = s2s_ad.gradient_source(src.sum_then_write)
+    assert "_old" not in text
