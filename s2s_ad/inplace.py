@@ -31,18 +31,26 @@ in place: a write's reverse reads the assigned elements' adjoint
 
 An array qualifies when the frontend accepted it for assignment under control
 flow (bound once, before any loop or branch, to a new array, and never
-aliased: :func:`s2s_ad.frontend_numpy._sole_owner`) and its versions flow only
-into each other; otherwise the copying code path (``y = assign(y, i, v)``)
-is used.
+aliased: :func:`s2s_ad.frontend_numpy._sole_owner`), is created at the top
+level of the function, and its versions flow only into each other or into a
+value that is only returned (``return y`` inside a loop); otherwise the
+copying code path (``y = assign(y, i, v)``) is used.
 
-Before → after, for ``for i in range(1, n): y[i] = y[i - 1] * a + x[i]``::
+Array parameters read by index inside a loop get the same kind of adjoint
+(:func:`assign_adjoints`): created once, added to in place (``dx[i] += dt``).
 
-    for i in range(1, n):                  for i in reversed(range(1, n)):
-        t3 = y[i - 1]                          ...
-        t3_tape.append(t3)                     dt7 = np.sum(dy[i])
-        y[i] = t3 * a + x[i]                   dy[i] = 0.0
-                                               ...
-                                               dy[i - 1] += dt3
+Before → after, for ``for i in range(1, n): y[i] = y[i - 1] * a + x[i]``
+(forward pass, then reverse sweep)::
+
+    y = np.zeros(n)                        dy = np.zeros_like(y) + 0.0
+    for i in range(1, n):                  ...
+        t4 = i - 1                         for i in reversed(range(1, n)):
+        t5 = y[t4].copy()                      t5 = t5_tape.pop()
+        t5_tape.append(t5)                     ...
+        t6 = t5 * a                            dt8 = unbroadcast(dy[i].copy(), t8)
+        ...                                    dy[i] = 0.0
+        y[i] = t8                              ...
+                                               dy[t4] += dt5
 """
 
 from __future__ import annotations
