@@ -114,6 +114,18 @@ def test_unbroadcast_sums_each_broadcast_copy(g_shape, shape):
     np.testing.assert_array_equal(np.asarray(slow), fast)
 
 
+@pytest.mark.parametrize("g", [1.5, np.float64(1.5), np.float32(1.5), 2, np.array(1.5),
+                               np.array([[1.0, 2.0], [3.0, 4.5]])])
+@pytest.mark.parametrize("x", [2.0, np.float64(2.0), np.float32(2.0), 3, np.array(2.0)])
+def test_unbroadcast_to_a_scalar(g, x):
+    unbroadcast = _helpers()["unbroadcast"]
+    got = unbroadcast(g, x)
+    assert np.shape(got) == ()
+    assert float(got) == float(np.sum(g))  # the elements of g, exactly (small integers)
+    if np.shape(g) == ():
+        assert got is g  # nothing to sum: g itself, as np.shape would decide
+
+
 @pytest.mark.parametrize("x_dtype", [np.float32, np.float64, np.int64, bool])
 @pytest.mark.parametrize("g", [1.0, 2, np.float32(0.5), np.float64(0.5), -0.0, np.inf, np.nan])
 @pytest.mark.parametrize("shape", [(), (3,), (2, 3)])

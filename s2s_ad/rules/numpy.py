@@ -185,8 +185,9 @@ HELPERS = {
     "unbroadcast": '''
 def unbroadcast(g, x):
     """g summed over the axes along which x was broadcast, so it has x's shape."""
-    shape = x.shape if type(x) is np.ndarray else np.shape(x)
-    g_shape = g.shape if type(g) is np.ndarray else np.shape(g)
+    scalar = (int, float, np.generic)  # shape (), as np.shape says, without asking it
+    shape = x.shape if type(x) is np.ndarray else () if isinstance(x, scalar) else np.shape(x)
+    g_shape = g.shape if type(g) is np.ndarray else () if isinstance(g, scalar) else np.shape(g)
     if g_shape == shape:
         return g
     add = np.add.reduce if type(g) is np.ndarray else np.sum  # np.sum without dispatch
