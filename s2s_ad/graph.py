@@ -21,8 +21,9 @@ edges are the forward values a derivative reads.
 
 A loop or branch is a cluster: a head node takes what it reads and hands its
 body the index and carried values, dashed edges take the next values back,
-and a branch's sides meet in a ``φ`` node. Only the forward graph has them:
-:func:`combined` refuses functions with loops or branches.
+and a branch's sides meet in a ``φ`` node. In the combined graph, the
+reverse sweep of loops and branches is drawn by :mod:`s2s_ad.graph_control`:
+reverse loops and branches as clusters, and a tape node per taped value.
 
 Before → after, for ``b = x * x; y = a * b``::
 
@@ -40,7 +41,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 
-from . import ir, loader, sweep
+from . import graph_control, ir, loader, sweep
 from .code import CodeFunction
 from .errors import S2SError
 
@@ -56,6 +57,9 @@ STYLE = {
     "shared": dict(shape="box", style="dashed,filled", fillcolor="#fdf3f2", color="#b43c3c"),
     "sum": dict(shape="circle", style="filled", fillcolor="#f4b6b0", color="#b43c3c"),
     "control": dict(shape="hexagon", style="filled", fillcolor="#eef3e2", color="#5a7a2a"),
+    "tape": dict(shape="cylinder", style="filled", fillcolor="#f6ead2", color="#a0672a"),
+    "recompute": dict(shape="box", style="dashed,rounded,filled", fillcolor="#ffffff",
+                      color="#3c78b4"),
     "grad": dict(shape="box", style="filled", fillcolor="#fbe3e1", color="#b43c3c",
                  peripheries="2"),
 }
@@ -65,6 +69,9 @@ EDGE_STYLE = {
     "read": dict(color="#999999", fontcolor="#777777", style="dashed"),
     "carry": dict(color="#5a7a2a", fontcolor="#5a7a2a", style="dashed", constraint="false"),
     "control": dict(color="#5a7a2a", fontcolor="#5a7a2a", style="dotted"),
+    "push": dict(color="#a0672a", fontcolor="#a0672a", penwidth="1.5"),
+    "pop": dict(color="#a0672a", fontcolor="#a0672a", style="dashed"),
+    "order": dict(style="invis"),
 }
 
 
@@ -197,6 +204,9 @@ def _yields(node) -> list[ir.Operand]:
 
 def _feed(b: _Builder, a: ir.Operand, dst: str, label: str | None = None,
           kind: str = "value") -> None:
+    if isinstance(a, ir.Value) and id(a) not in b.producer and a.kind in ("list", "tuple"):
+        # a list parameter read whole (``for c in cs``, ``cs[i]``): a leaf of its own
+        b.producer[id(a)] = b.add("param", [a.name], None)
     src = b.consts[repr(a)] if isinstance(a, ir.Const) else b.producer[id(a)]
     b.edge(src, dst, label or (repr(a) if isinstance(a, ir.Const) else a.name), kind)
 
@@ -216,6 +226,8 @@ def _region(b: _Builder, region: ir.Region, cluster: Cluster | None) -> None:
         for a in _inputs(node):
             _feed(b, a, op)
         b.producer[id(node.out)] = op
+        if node.callee is not None and node.callee.tape is not None:
+            b.producer[id(node.callee.tape)] = op  # the tape its backward pass reads
 
 
 def _sub(b: _Builder, parent: Cluster | None, label: str) -> Cluster:
@@ -306,7 +318,6 @@ def forward(func: ir.Function) -> Graph:
 
 def combined(func: ir.Function, code: CodeFunction) -> Graph:
     """The forward graph of ``func`` and, below it, the reverse sweep of ``code``."""
-    sw = sweep.read(func, code)
     wrt = ", ".join(v.name for v in code.wrt)
     g = Graph(func.name, f"forward and reverse sweep of {_where(func)}, with respect to {wrt}")
     fwd = Cluster("cluster_forward", "forward pass")
@@ -314,6 +325,10 @@ def combined(func: ir.Function, code: CodeFunction) -> Graph:
     g.clusters += [fwd, bwd]
     b = _Builder(g)
     _forward(b, func, fwd)
+    if ir.has_control_flow(func):
+        graph_control.draw(b, func, code, bwd)
+        return g
+    sw = sweep.read(func, code)
     modules = func.modules
 
     # The graph node each adjoint comes from, filled in as the sweep runs:

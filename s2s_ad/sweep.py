@@ -177,7 +177,10 @@ def derivative_text(op: ir.Op, operand: int | None, modules: dict[str, str]) -> 
     if op.prim == "item":
         return f"∂{op.out.name}/∂{_rhs(op, modules)}"
     rhs = _rhs(op, modules)
-    node = ast.parse(rhs, mode="eval").body
+    try:
+        node = ast.parse(rhs, mode="eval").body
+    except SyntaxError:  # a NumPy subscript assignment's pseudo-call, ``assign(y, 1:, t)``
+        node = None
     if not isinstance(node, (ast.Call, ast.Name, ast.Constant, ast.Subscript)):
         rhs = f"({rhs})"
     arg = op.args[operand]
@@ -200,23 +203,20 @@ def _rhs(op: ir.Op, modules: dict[str, str]) -> str:
                                    attrs={**dict(rule.attrs), **attrs}, given=attrs))
 
 
-def straight_line(func: ir.Function, what: str) -> None:
-    """Refuse what :func:`read` cannot show yet: the reverse sweep of
-    structured ops (loops, branches), which hold nested regions."""
+def straight_line(func: ir.Function) -> None:
+    """:func:`read` takes straight-line functions; loops and branches are
+    read by :func:`s2s_ad.sweep_control.read`."""
     for op in func.body.ops:
         if not isinstance(op, ir.Op) or (op.prim not in RULES and op.callee is None
                                          and op.prim != "item"):
             kind = op.prim if isinstance(op, ir.Op) else type(op).__name__.lower()
-            raise SourceError(f"{what} of loops and branches (this `{kind}`) is not shown yet; "
-                              "`s2s-ad graph` without --backward draws the forward graph with "
-                              "loops and branches as clusters, and `s2s-ad grad` prints the "
-                              "generated sweep with a comment on each line", op.loc.file,
-                              op.loc.line, op.loc.col)
+            raise SweepError(f"sweep.read takes straight-line functions, not this `{kind}` "
+                             f"(line {op.loc.line}); sweep_control.read reads loops and branches")
 
 
 def read(func: ir.Function, code: CodeFunction) -> Sweep:
     """The reverse sweep of ``code`` (made from ``func``) as steps and adjoints."""
-    straight_line(func, "the reverse-sweep view")
+    straight_line(func)
     marks = [i for i, s in enumerate(code.body) if s.node is None and s.comment == "reverse sweep"]
     reverse = [s for s in code.body[marks[0] + 1:] if s.node is not None] if marks else []
     by_op: dict[tuple[int, int | None], list[Stmt]] = {}

@@ -10,6 +10,7 @@ adjoint taken from the wrong node) would change them.
 
 from __future__ import annotations
 
+import ast
 import math
 import re
 import shutil
@@ -20,7 +21,7 @@ import pytest
 import s2s_ad
 from s2s_ad import api, graph, ir, loader, reverse, sweep
 from s2s_ad.cli import main
-from s2s_ad.errors import SourceError
+from s2s_ad.errors import S2SError, SourceError
 
 import dotcheck
 from oracle import close, fd_gradient
@@ -154,7 +155,7 @@ def _run(g: graph.Graph, func: ir.Function, args: list, names: dict | None = Non
     out: dict[str, object] = {}
     env_math = {"math": math, **(names or {})}
     for n in g.nodes:
-        ins = [e for e in g.edges if e.dst == n.id]
+        ins = [e for e in g.edges if e.dst == n.id and e.kind not in ("order", "control")]
         env = dict(env_math)
         for e in ins:
             env[e.label] = out[e.src]
@@ -177,6 +178,15 @@ def _run(g: graph.Graph, func: ir.Function, args: list, names: dict | None = Non
             out[n.id] = out[e.src]
         elif n.kind == "sum":
             out[n.id] = sum(out[e.src] for e in ins)
+        elif n.kind == "control" and n.label[1].startswith("if "):
+            # a branch's head, forward or reverse: the decision (of the test,
+            # also for the reverse sweep's ``if not t1`` over the else side)
+            (e,) = ins
+            out[n.id] = bool(out[e.src])
+        elif n.kind == "control" and n.label[1].startswith("φ"):
+            # the side that ran: its value (forward) or its contribution (reverse)
+            taken = "then" if out[_branch_head(g, n.id)] else "else"
+            out[n.id] = sum(out[e.src] for e in ins if e.label.startswith(taken + ":"))
         elif n.kind == "grad" and n.label[1].startswith("= ["):
             items = n.label[1][3:-1].split(", ")
             got = {int(e.label.split("]")[0][1:]): out[e.src] for e in ins}
@@ -209,6 +219,38 @@ def test_running_the_graph_gives_the_gradient(fn, args):
 
     want = fd_gradient(flat_fn, flat, list(range(len(flat))))
     assert len(got) == len(want)
+    assert all(close(a, b) for a, b in zip(got, want)), (got, want)
+
+
+def _branch_head(g: graph.Graph, node_id: str) -> str:
+    """The ``if`` node of the branch cluster holding ``node_id``."""
+    def find(clusters):
+        for c in clusters:
+            if node_id in c.nodes:
+                return next(n for n in c.nodes if g.node(n).label[1].startswith("if "))
+            found = find(c.clusters)
+            if found:
+                return found
+        return None
+    return find(g.clusters)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (graph_src.clipped, [1.3, 0.4]), (graph_src.clipped, [0.2, 0.9]),
+    (cf_programs.branch_elif, [1.7]), (cf_programs.branch_elif, [0.4]),
+    (cf_programs.branch_elif, [-0.6]), (cf_programs.branch_nested, [0.8, 0.3]),
+    (cf_programs.branch_nested, [0.8, -0.3]), (cf_programs.branch_nested, [-0.5, 0.2]),
+    (cf_programs.branch_one_sided, [0.1, 1.2]), (cf_programs.branch_one_sided, [0.6, 1.2]),
+])
+def test_running_a_branching_graph_gives_the_gradient(fn, args):
+    """The reverse branch runs the side the forward decision took; its φ
+    nodes pass that side's contributions on."""
+    func = api.lower(fn)
+    values, _ = api.resolve_wrt(func, None)
+    g = graph.combined(func, reverse.transform(func, values))
+    out = _run(g, func, args)
+    got = [out[f"grad_{v.name}"] for v in values]
+    want = fd_gradient(fn, args, list(range(len(args))))
     assert all(close(a, b) for a, b in zip(got, want)), (got, want)
 
 
@@ -329,10 +371,11 @@ def test_branch_sides_are_clusters_joined_by_a_phi_node():
         "else: z_1", "then: z"]
 
 
-def test_reverse_sweep_of_a_loop_is_refused_with_a_location(capsys):
-    with pytest.raises(SourceError, match=r"cf_programs.py:118:\d+: error: .*loops and branches "
-                                          r"\(this `for`\).*without --backward"):
-        s2s_ad.graph_dot(cf_programs.logistic, backward=True)
+def test_cli_draws_and_explains_the_reverse_sweep_of_loops(capsys):
+    assert main(["graph", "tests/cf_programs.py:logistic", "--backward"]) == 0
+    assert "reverse of for i in range(n) · line 118" in capsys.readouterr().out
+    assert main(["explain", "tests/cf_programs.py:branch_if_else"]) == 0
+    assert "the decision the forward pass took at line 13" in capsys.readouterr().out
     assert main(["graph", "tests/cf_programs.py:newton_sqrt"]) == 0
     assert "while" in capsys.readouterr().out
 
@@ -452,3 +495,192 @@ def test_tied_weights_graph_runs_to_the_finite_difference_gradient():
         np.testing.assert_allclose(out[f"grad_{v.name}"], fd_array(fn, args, i), rtol=1e-5,
                                    atol=1e-7)
     dotcheck.parse(graph.to_dot(g))
+
+
+# -- the reverse sweep of loops and branches ------------------------------------
+
+def edges_of(dot, kind_color: str | None = None):
+    """(src, dst, label) of every edge, or of those drawn in one colour."""
+    return [(a, b, e["label"].strip()) for a, b, e in dot.edges
+            if e.get("style") != "invis" and (kind_color is None or e.get("color") == kind_color)]
+
+
+TAPE = graph.EDGE_STYLE["push"]["color"]
+ADJ = graph.EDGE_STYLE["adjoint"]["color"]
+CARRY = graph.EDGE_STYLE["carry"]["color"]
+
+
+def cluster_named(dot, label: str) -> set[str]:
+    (nodes,) = [nodes for attrs, nodes in dot.subgraphs.values() if attrs.get("label") == label]
+    return nodes
+
+
+def test_a_loop_has_a_reverse_cluster_a_tape_and_carried_adjoints():
+    """for i in range(n): s = s * x. The forward loop pushes s on its tape;
+    the reverse loop pops it; ds is carried from one iteration to the one
+    before, dx is kept across iterations; a single contribution needs no Σ."""
+    text = s2s_ad.graph_dot(graph_src.power, wrt="x", backward=True)
+    dot = dotcheck.parse(text)
+    check_with_graphviz(text)
+    k = kinds(dot)
+    count = {kind: sum(1 for n in dot.nodes if k[n] == kind) for kind in set(k.values())}
+    assert count == {"param": 2, "const": 3, "op": 1, "control": 2, "return": 1, "tape": 1,
+                     "seed": 1, "bwd": 2, "grad": 1}
+    reverse = cluster_named(dot, "reverse of for i in range(n) · line 51")
+    (head,) = [n for n in reverse if k[n] == "control"]
+    assert labels(dot, head)[1:] == ["for _ in range(n)", "iterations last to first"]
+    bwd = {labels(dot, n)[1]: n for n in reverse if k[n] == "bwd"}
+    assert {name: labels(dot, n)[2:] for name, n in bwd.items()} == {
+        "∂(s * x)/∂x": ["ds * s", "line 52"], "∂(s * x)/∂s": ["ds * x", "line 52"]}
+    (tape,) = [n for n in dot.nodes if k[n] == "tape"]
+    assert labels(dot, tape)[1:] == ["tape s_tape", "s, one per iteration"]
+    assert dot.parent[tape] == "cluster_tape"
+    (fwd_head,) = [n for n in dot.nodes if k[n] == "control" and n != head]
+    assert edges_of(dot, TAPE) == [(fwd_head, tape, "push s"), (tape, bwd["∂(s * x)/∂x"], "pop s")]
+    (seed_leaf,) = [n for n in dot.nodes if k[n] == "seed"]
+    assert sorted(edges_of(dot, ADJ)) == sorted([
+        (seed_leaf, head, "ds"), (head, bwd["∂(s * x)/∂x"], "ds"), (head, bwd["∂(s * x)/∂s"], "ds"),
+        (head, "grad_x", "dx")])
+    assert sorted(edges_of(dot, CARRY)) == sorted([
+        (bwd["∂(s * x)/∂x"], head, "+= ds * s"), (bwd["∂(s * x)/∂s"], head, "ds → previous iteration"),
+        ("node_1", fwd_head, "s_1 → next s")])
+    # the forward pass is drawn above the tape, the tape above the reverse sweep
+    assert ("return", tape) in [(a, b) for a, b, e in dot.edges if e.get("style") == "invis"]
+
+
+def test_a_carried_adjoint_set_by_two_uses_sums_them_each_iteration():
+    """x = r * x * (1.0 - x): x is read twice in the body, so the adjoint
+    carried to the iteration before is a Σ of two contributions."""
+    dot = dotcheck.parse(s2s_ad.graph_dot(cf_programs.logistic, wrt=("x", "r"), backward=True))
+    k = kinds(dot)
+    reverse = cluster_named(dot, "reverse of for i in range(n) · line 118")
+    (total,) = [n for n in dot.nodes if k[n] == "sum"]
+    assert total in reverse and labels(dot, total)[1:] == ["Σ", "dx_1"]
+    into = sorted(lab for a, b, lab in edges_of(dot, ADJ) if b == total)
+    assert into == ["-dt2", "dt1 * r"]
+    (head,) = [n for n in reverse if k[n] == "control"]
+    assert (total, head, "dx_1 → previous iteration") in edges_of(dot, CARRY)
+    tapes = sorted(labels(dot, n)[1] for n in dot.nodes if k[n] == "tape")
+    assert tapes == ["tape t1_tape", "tape t2_tape", "tape x_1_tape"]
+    # one push per tape, one pop per reverse node that reads the value
+    assert sorted(lab for a, b, lab in edges_of(dot, TAPE)) == [
+        "pop t1", "pop t2", "pop x_1", "push t1", "push t2", "push x_1"]
+    # after the loop, x's adjoint is what the carried one holds
+    assert (head, "grad_x", "dx") in edges_of(dot, ADJ)
+
+
+def test_a_branch_reverses_under_the_recorded_decision_and_joins_in_phi_nodes():
+    text = s2s_ad.graph_dot(graph_src.clipped, backward=True)
+    dot = dotcheck.parse(text)
+    check_with_graphviz(text)
+    k = kinds(dot)
+    box = cluster_named(dot, "reverse of if x > y · line 64")
+    (head,) = [n for n in box if k[n] == "control" and labels(dot, n)[1] == "if t1"]
+    assert labels(dot, head)[2] == "as decided at line 64"
+    (decided,) = [a for a, b, lab in edges_of(dot) if b == head]
+    assert labels(dot, decided)[1:] == ["gt", "t1 · line 64"]  # the forward comparison
+    sides = {attrs["label"]: nodes for attrs, nodes in dot.subgraphs.values()
+             if attrs["label"] in ("then", "else") and nodes <= box}
+    assert sorted(labels(dot, n)[1] for n in sides["then"]) == ["∂(x * y)/∂x", "∂(x * y)/∂y"]
+    phis = {labels(dot, n)[1]: n for n in box if labels(dot, n)[1].startswith("φ")}
+    assert sorted(phis) == ["φ dx", "φ dy"]
+    # dy: the else side reads y twice; its two contributions meet in a Σ inside that side
+    sums = {labels(dot, n)[2]: n for n in dot.nodes if k[n] == "sum"}
+    assert sorted(sums) == ["dx", "dy"]
+    assert sums["dy"] in sides["else"]
+    assert sorted(lab for a, b, lab in edges_of(dot, ADJ) if b == phis["φ dy"]) == [
+        "else: dy", "then: dz_2 * x"]
+    # dx: out = z_2 * x's contribution outside the branch, plus the branch's
+    assert sorted(lab for a, b, lab in edges_of(dot, ADJ) if b == sums["dx"]) == [
+        "dout * z_2", "φ dx"]
+
+
+def test_a_helper_returning_a_tuple_inside_a_loop_pops_its_tape():
+    text = s2s_ad.graph_dot(graph_src.tuple_in_loop, backward=True)
+    dot = dotcheck.parse(text)
+    check_with_graphviz(text)
+    k = kinds(dot)
+    (call,) = [n for n in dot.nodes if k[n] == "bwd" and "split_bwd" in labels(dot, n)[2]]
+    assert labels(dot, call)[1:] == ["∂split/∂(x, y)", "split_bwd(split_1_tape, (dp, dq))",
+                                     "line 93"]
+    tapes = {labels(dot, n)[1]: n for n in dot.nodes if k[n] == "tape"}
+    assert (tapes["tape split_1_tapes"], call, "pop split_1_tape") in edges_of(dot, TAPE)
+    (fwd_call,) = [n for n in dot.nodes if k[n] == "op" and labels(dot, n)[1] == "call split"]
+    assert (fwd_call, tapes["tape split_1_tapes"], "push split_1_tape") in edges_of(dot, TAPE)
+    assert sorted(lab for a, b, lab in edges_of(dot, ADJ) if b == call) == ["dp", "dq"]
+    head = next(n for n in dot.nodes if k[n] == "control" and labels(dot, n)[1].startswith("for _"))
+    assert sorted(lab for a, b, lab in edges_of(dot, CARRY) if b == head) == ["+= dt1", "+= dx_1"]
+
+
+def test_a_numpy_loop_recomputes_a_cheap_value_and_tapes_the_rest():
+    text = s2s_ad.graph_dot(graph_src.array_loop, backward=True)
+    dot = dotcheck.parse(text)
+    check_with_graphviz(text)
+    k = kinds(dot)
+    assert sorted(labels(dot, n)[1] for n in dot.nodes if k[n] == "tape") == [
+        "tape h_tape", "tape t1_tape", "tape t2_tape"]
+    (again,) = [n for n in dot.nodes if k[n] == "recompute"]
+    assert labels(dot, again)[1:] == ["recompute", "t3 = 0.5 * h", "line 101"]
+    assert [(lab) for a, b, lab in edges_of(dot, TAPE) if b == again] == ["pop h"]
+    reverse = cluster_named(dot, "reverse of for _ in range(k) · line 100")
+    assert again in reverse
+    assert {labels(dot, n)[1] for n in reverse if k[n] == "bwd"} >= {
+        "∂np.tanh(t1)/∂t1", "∂(W @ h)/∂W", "∂(W @ h)/∂h"}
+
+
+FUNCTION_NAMES = {"np", "math", "unbroadcast", "matmul_adjoint", "scatter", "zeroed", "len",
+                  "float", "abs", "max", "min", "slice"}
+
+
+def _control_flow_functions():
+    """The loops and branches of the test corpora that s2s-ad differentiates
+    as written (lists of length 3; the corpora also hold refusals)."""
+    import inspect
+    import calls_loops_src
+    import numpy_loops_src
+
+    out = []
+    for mod in (cf_programs, calls_loops_src, numpy_loops_src, graph_src):
+        for name, fn in inspect.getmembers(mod, inspect.isfunction):
+            if fn.__module__ != mod.__name__:
+                continue
+            for lengths in (None, {p: 3 for p in inspect.signature(fn).parameters}):
+                try:
+                    if ir.has_control_flow(api.lower(fn, lengths)):
+                        s2s_ad.gradient_source(fn, None, lengths=lengths)
+                        out.append(pytest.param(fn, lengths, id=f"{mod.__name__}.{name}"))
+                    break
+                except S2SError:
+                    continue
+    return out
+
+
+@pytest.mark.parametrize("fn, lengths", _control_flow_functions())
+def test_every_backward_node_gets_each_name_its_contribution_reads(fn, lengths):
+    """Wiring: a backward node's contribution (``ds * s``) reads names; each
+    arrives on an edge into it (an adjoint, a forward value, a pop)."""
+    dot = dotcheck.parse(s2s_ad.graph_dot(fn, backward=True, lengths=lengths))
+    k = kinds(dot)
+    for n in dot.nodes:
+        if k[n] not in ("bwd", "recompute"):
+            continue
+        text = labels(dot, n)[2]
+        if k[n] == "recompute":
+            text = text.split(" = ", 1)[1]
+        names = {x.id for x in ast.walk(ast.parse(text, mode="eval")) if isinstance(x, ast.Name)}
+        got = {lab.removeprefix("pop ") for a, b, lab in edges_of(dot) if b == n}
+        missing = {x for x in names if x not in FUNCTION_NAMES and not x.endswith("_bwd")} - got
+        assert not missing, (n, text, got)
+
+
+def test_the_node_numbers_docs_graphs_md_talks_about_for_a_loop():
+    """docs/graphs.md walks through the logistic map's backward graph by node number."""
+    dot = dotcheck.parse(s2s_ad.graph_dot(cf_programs.logistic, wrt=("x", "r"), backward=True))
+    k = kinds(dot)
+    assert labels(dot, "node_4")[1:] == ["for _ in range(n)", "iterations last to first"]
+    assert labels(dot, "node_8")[1:3] == ["∂(t1 * t2)/∂t1", "dx_1 * t2"]
+    assert k["node_13"] == "sum" and labels(dot, "node_13")[1:] == ["Σ", "dx_1"]
+    assert [labels(dot, n)[1] for n in dot.nodes if k[n] == "tape"] == [
+        "tape x_1_tape", "tape t1_tape", "tape t2_tape"]
+    assert ("node_13", "node_4", "dx_1 → previous iteration") in edges_of(dot, CARRY)
+    assert ("node_11", "node_4", "+= dt1 * x_1") in edges_of(dot, CARRY)

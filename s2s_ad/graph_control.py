@@ -1,0 +1,341 @@
+"""The reverse sweep of loops and branches, drawn.
+
+Contract: :func:`draw` adds to a graph whose forward part
+:mod:`s2s_ad.graph` has drawn (loops and branches as clusters) the reverse
+sweep that :func:`s2s_ad.sweep_control.read` reads from the generated code:
+
+* one node per local derivative, labelled as in straight-line code with the
+  forward op and operand it differentiates (``∂(s * x)/∂x``) and the
+  contribution it computes (``ds * s``); one node per call of a callee's
+  backward pass;
+* each reverse loop a cluster (``reverse of for i in range(n) · line 7``)
+  whose head node runs the iterations backwards: the adjoints its body
+  changes enter the head, the body reads them from it, and dashed green edges
+  take their values back to it for the iteration before (``+= …`` for an
+  adjoint each iteration adds to, ``→ previous iteration`` for one it sets);
+* each taped value a *tape* node (a cylinder): the forward loop's node that
+  computes the value pushes into it, and the reverse nodes that read the
+  value pop from it (brown edges); a value recomputed instead of taped is a
+  dashed forward-coloured node inside the reverse loop;
+* each reverse branch a cluster whose head reads the decision the forward
+  pass recorded; an adjoint that a side adds to or sets leaves the branch
+  through a ``φ`` node;
+* a ``Σ`` node only where two or more contributions to an adjoint meet.
+
+Nodes are numbered after the forward ones, in the order the sweep runs.
+
+Before → after, for ``for i in range(n): s = s * x``::
+
+    tape s_tape ◀─push─ for (forward head)
+    reverse of for i in range(n):  head ─ds─▶ ∂(s * x)/∂x ─+= ds * s─▶ head
+                                   tape ─pop s─▶ ∂(s * x)/∂x
+"""
+
+from __future__ import annotations
+
+import ast
+
+from . import graph, ir, sweep
+from .code import CodeFunction
+from .sweep import SweepError
+from .sweep_control import ControlSweep, Line, read
+
+DERIVED = ("derivative", "shape")
+MOVES = ("phi", "carry", "init", "add", "item")
+
+
+class _Reverse:
+    def __init__(self, b: "graph._Builder", sw: ControlSweep, tapes: graph.Cluster):
+        self.b = b
+        self.sw = sw
+        self.modules = sw.func.modules
+        self.names = sw.adjoint_names
+        self.adj: dict[str, list[tuple[str, str]]] = {}
+        """Adjoint variable -> the contributions it holds, not summed yet:
+        (graph node, edge label). ``[]``: it is 0."""
+        self.val: dict[str, str] = {}
+        """Forward name -> the node it comes from in the reverse sweep (a tape,
+        a recomputation, a reverse loop's index), where not the forward node."""
+        self.tapes = tapes
+        self.tape_nodes: dict[str, str] = {}
+
+    # -- adjoints -------------------------------------------------------------
+
+    def source(self, name: str, cluster: graph.Cluster) -> str | None:
+        """The one node ``name``'s adjoint comes from: its contribution, or
+        the Σ of several (made here, in ``cluster``); None when it is 0."""
+        parts = self.adj.get(name, [])
+        if not parts:
+            return None
+        if len(parts) == 1:
+            return parts[0][0]
+        total = self.b.add("sum", ["Σ", name], cluster)
+        for src, label in parts:
+            self.b.edge(src, total, label, "adjoint")
+        self.adj[name] = [(total, name)]
+        return total
+
+    def feed(self, names: list[str], node: str, cluster: graph.Cluster,
+             skip: frozenset[str] = frozenset()) -> None:
+        """Edges into ``node`` for each name it reads: adjoints in red, forward
+        values dashed grey (from a tape: brown, ``pop``)."""
+        for name in names:
+            if name in skip:
+                continue
+            if name in self.names:
+                src = self.source(name, cluster)
+                if src is not None:
+                    self.b.edge(src, node, name, "adjoint")
+            else:
+                self.read(name, node)
+
+    def read(self, name: str, node: str) -> None:
+        src = self.val.get(name)
+        if src is not None:
+            kind = "pop" if src in self.tape_nodes.values() else "read"
+            self.b.edge(src, node, f"pop {name}" if kind == "pop" else name, kind)
+            return
+        v = self.sw.values.get(name)
+        if v is not None and id(v) in self.b.producer:
+            self.b.edge(self.b.producer[id(v)], node, name, "read")
+        # otherwise a function or module the expression calls (np, unbroadcast)
+
+    def put(self, line: Line, name: str, node: str | None, label: str) -> None:
+        """``name``'s adjoint gets ``node``'s contribution: added, or instead of what it held."""
+        parts = [(node, label)] if node is not None else []
+        if line.adds:
+            self.adj.setdefault(name, []).extend(parts)
+        else:
+            self.adj[name] = parts
+
+    # -- lines ------------------------------------------------------------------
+
+    def lines(self, lines: list[Line], cluster: graph.Cluster) -> None:
+        for line in lines:
+            if line.kind == "loop":
+                self.loop(line, cluster)
+            elif line.kind == "if":
+                self.branch(line, cluster)
+            else:
+                self.line(line, cluster)
+
+    def line(self, line: Line, cluster: graph.Cluster) -> None:
+        b, k = self.b, line.kind
+        if k == "seed":
+            node = b.add("seed", [f"{self.sw.seed} = 1.0", "seed"], cluster)
+            self.adj[self.sw.seed] = [(node, self.sw.seed)]
+            return
+        if k == "zero":
+            self.adj[line.writes[0]] = []
+            return
+        if k == "pop":
+            tape_name = line.expr.func.value.id
+            self.val[line.writes[0]] = self.tape(tape_name, line.writes[0])
+            return
+        if k == "recompute":
+            node = b.add("recompute", ["recompute", line.text, f"line {line.op.loc.line}"],
+                         cluster, line.op)
+            self.feed(line.reads, node, cluster)
+            self.val[line.writes[0]] = node
+            return
+        if k in MOVES and isinstance(line.expr, ast.Name) and line.expr.id in self.names:
+            # an adjoint passed on (into a branch side, across an iteration,
+            # to a tuple item or a call's operand): no node, the edge goes on
+            src = self.source(line.expr.id, cluster)
+            self.put(line, line.writes[0], src, line.expr.id)
+            return
+        if k == "call":
+            op = line.op
+            node = b.add("bwd", [sweep.derivative_text(op, None, self.modules),
+                                 ast.unparse(line.expr), f"line {op.loc.line}"], cluster, op)
+            self.feed(line.reads, node, cluster, skip=frozenset([line.expr.func.id]))
+            for name in line.writes:
+                if name in self.names:
+                    self.adj[name] = [(node, name)]
+            return
+        if line.op is not None and line.operand is not None:
+            op = line.op
+            arg = op.args[line.operand]
+            step = sweep.Step(op, line.operand, arg, line.stmt.partial, line.stmt)
+            side = f" ({step.side})" if step.side else ""
+            head = sweep.derivative_text(op, line.operand, self.modules) + side
+            label = [head, line.contribution, f"line {op.loc.line}"]
+        else:
+            label = [line.stmt.comment, line.contribution]
+        node = b.add("bwd", label, cluster, line.op)
+        self.feed(line.reads, node, cluster)
+        self.put(line, line.writes[0], node, line.contribution)
+
+    def tape(self, name: str, value: str) -> str:
+        """The tape node of tape list ``name`` (made on its first pop, with the
+        push from the forward node that computes ``value``)."""
+        node = self.tape_nodes.get(name)
+        if node is None:
+            node = self.b.add("tape", [f"tape {name}", f"{value}, one per iteration"],
+                              self.tapes)
+            self.tape_nodes[name] = node
+            v = self.sw.values.get(value)
+            if v is None or id(v) not in self.b.producer:
+                raise SweepError(f"no forward node computes {value}, popped from {name}")
+            self.b.edge(self.b.producer[id(v)], node, f"push {value}", "push")
+        return node
+
+    # -- loops --------------------------------------------------------------------
+
+    def loop(self, line: Line, cluster: graph.Cluster) -> None:
+        node = line.control
+        text = node.text or ("while" if isinstance(node, ir.While) else "for")
+        box = graph._sub(self.b, cluster, f"reverse of {text} · line {node.loc.line}")
+        head = self.b.add("control", [line.text.rstrip(":"), "iterations last to first"], box)
+        self.feed(_names(line.expr), head, cluster)
+        target = line.block.head.target
+        saved_val = dict(self.val)
+        if isinstance(target, ast.Name) and not target.id.startswith("_"):
+            self.val[target.id] = head
+        # the adjoints the body changes that live on across iterations (an
+        # adjoint first set inside the body is the iteration's own)
+        written = [n for n in _written(line.body, self.names) if n in self.adj]
+        for name in written:
+            src = self.source(name, cluster)
+            if src is not None:
+                self.b.edge(src, head, name, "adjoint")
+            self.adj[name] = [(head, name)]
+        self.lines(line.body, box)
+        for name in written:
+            parts = self.adj.get(name, [])
+            if parts[:1] == [(head, name)]:
+                extra = parts[1:]
+                if not extra:
+                    continue
+                if len(extra) == 1:
+                    src, label = extra[0]
+                else:
+                    self.adj[name] = extra
+                    src, label = self.source(name, box), name
+                self.b.edge(src, head, f"+= {label}", "carry")
+            else:
+                src = self.source(name, box)
+                if src is not None:
+                    self.b.edge(src, head, f"{name} → previous iteration", "carry")
+        for name in written:
+            self.adj[name] = [(head, name)]
+        self.val = saved_val
+
+    # -- branches -------------------------------------------------------------------
+
+    def branch(self, line: Line, cluster: graph.Cluster) -> None:
+        node = line.control
+        box = graph._sub(self.b, cluster, f"reverse of {node.text or 'if'} · line {node.loc.line}")
+        head = self.b.add("control", [line.text.rstrip(":"), f"as decided at line {node.loc.line}"],
+                          box)
+        self.feed(_names(line.expr), head, cluster)
+        test = line.block.head.test
+        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        sides = [(line.body, "else" if negated else "then")]
+        if line.orelse:
+            sides.append((line.orelse, "else"))
+        # the adjoints a side changes that the sweep reads after the branch
+        # (those are set before it, to 0 if need be)
+        written = [n for n in _written(line.body + line.orelse, self.names) if n in self.adj]
+        sets = {n for n in written if any(not x.adds and n in x.writes
+                                          for x in _walk(line.body + line.orelse))}
+        for name in sets:
+            self.source(name, cluster)  # one node for what it held before the branch
+        before = {n: list(self.adj[n]) for n in written if n in self.adj}
+        states = []
+        for body, name in sides:
+            side = graph._sub(self.b, box, name)
+            self.adj.update({n: list(p) for n, p in before.items()})
+            saved_val = dict(self.val)
+            count = len(self.b.g.nodes)
+            self.lines(body, side)
+            if len(self.b.g.nodes) > count:
+                self.b.edge(head, self.b.g.nodes[count].id, name, "control")
+            states.append((name, side, {n: list(self.adj.get(n, [])) for n in written}))
+            self.val = saved_val
+        if len(states) == 1:
+            states.append(("else" if states[0][0] == "then" else "then", box,
+                           {n: list(p) for n, p in before.items()}))
+        for name in written:
+            pre = before.get(name)
+            inputs = []
+            for side_name, side, state in states:
+                parts = state.get(name, [])
+                if name not in sets and pre is not None and parts[:len(pre)] == pre:
+                    extra = parts[len(pre):]
+                else:
+                    extra = parts
+                inputs.append((side_name, side, extra))
+            if all(not extra for _, _, extra in inputs) and name not in sets:
+                self.adj[name] = list(pre or [])
+                continue
+            quiet = [f"{side_name}: adds nothing" for side_name, _, extra in inputs if not extra]
+            for k, (side_name, side, extra) in enumerate(inputs):
+                if len(extra) > 1:  # the side's contributions meet in the side
+                    self.adj[name] = extra
+                    inputs[k] = (side_name, side, [(self.source(name, side), name)])
+            phi = self.b.add("control", [f"φ {name}"] + quiet, box)
+            for side_name, _, extra in inputs:
+                for src, label in extra:
+                    self.b.edge(src, phi, f"{side_name}: {label}", "adjoint")
+            if name in sets or pre is None:
+                self.adj[name] = [(phi, name)]
+            else:
+                self.adj[name] = list(pre) + [(phi, f"φ {name}")]
+
+
+def _walk(lines: list[Line]):
+    for line in lines:
+        yield line
+        yield from _walk(line.body)
+        yield from _walk(line.orelse)
+
+
+def _written(lines: list[Line], adjoints: set[str]) -> list[str]:
+    """The adjoint variables ``lines`` write, in order of first write."""
+    out: list[str] = []
+    for line in _walk(lines):
+        if line.kind in ("pop", "recompute"):
+            continue
+        out += [n for n in line.writes if n in adjoints and n not in out]
+    return out
+
+
+def _names(expr: ast.expr) -> list[str]:
+    out: list[str] = []
+    for n in ast.walk(expr):
+        if isinstance(n, ast.Name) and n.id not in out:
+            out.append(n.id)
+    return out
+
+
+def draw(b: "graph._Builder", func: ir.Function, code: CodeFunction,
+         bwd: graph.Cluster) -> None:
+    """Add the reverse sweep of ``code`` (made from ``func``) to ``b``'s graph."""
+    sw = read(func, code)
+    tapes = graph.Cluster("cluster_tape", "tape: pushed forward, popped in reverse")
+    r = _Reverse(b, sw, tapes)
+    first = len(b.g.nodes)
+    r.lines(sw.lines, bwd)
+    if tapes.nodes:
+        b.g.clusters.insert(1, tapes)
+    # Graphviz places unconnected clusters side by side: keep the forward
+    # pass on top, the tapes below it, the reverse sweep at the bottom.
+    below = tapes.nodes or [n.id for n in b.g.nodes[first:first + 1]]
+    for node in below:
+        b.edge("return", node, "", "order")
+    if tapes.nodes and len(b.g.nodes) > first:
+        first_reverse = next(n.id for n in b.g.nodes[first:] if n.id not in tapes.nodes)
+        b.edge(tapes.nodes[0], first_reverse, "", "order")
+    returns = code.returns.elts if isinstance(code.returns, ast.Tuple) else [code.returns]
+    result = func.result.name if isinstance(func.result, ir.Value) else "out"
+    for v, g in zip(code.wrt, returns):
+        items = g.elts if isinstance(g, (ast.List, ast.Tuple)) else None
+        into = [(r.source(name, bwd), name if items is None else f"[{i}] {name}")
+                for i, e in enumerate(items if items is not None else [g])
+                for name in _names(e) if name in r.names]
+        sink = b.add("grad", [f"gradient ∂{result}/∂{v.name}", f"= {ast.unparse(g)}"], bwd,
+                     node_id=f"grad_{v.name}")
+        for src, label in into:
+            if src is not None:
+                b.edge(src, sink, label, "adjoint")
