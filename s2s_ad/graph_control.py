@@ -27,7 +27,7 @@ Nodes are numbered after the forward ones, in the order the sweep runs.
 Before → after, for ``for i in range(n): s = s * x``::
 
     tape s_tape ◀─push─ for (forward head)
-    reverse of for i in range(n):  head ─ds─▶ ∂(s * x)/∂x ─+= ds * s─▶ head
+    reverse of for i in range(n):  head ─ds─▶ ∂(s * x)/∂x ─dx += ds * s─▶ head
                                    tape ─pop s─▶ ∂(s * x)/∂x
 """
 
@@ -41,7 +41,7 @@ from .sweep import SweepError
 from .sweep_control import ControlSweep, Line, read
 
 DERIVED = ("derivative", "shape")
-MOVES = ("phi", "carry", "init", "add", "item")
+MOVES = ("phi", "carry", "init", "add", "item", "inplace", "other")
 
 
 class _Reverse:
@@ -58,6 +58,9 @@ class _Reverse:
         a recomputation, a reverse loop's index), where not the forward node."""
         self.tapes = tapes
         self.tape_nodes: dict[str, str] = {}
+        self.heads: set[str] = set()
+        """The reverse loops' heads: an adjoint taken from one is named by
+        the variable the head holds it in."""
 
     # -- adjoints -------------------------------------------------------------
 
@@ -75,6 +78,14 @@ class _Reverse:
         self.adj[name] = [(total, name)]
         return total
 
+    def through(self, name: str, cluster: graph.Cluster) -> tuple[str, str] | None:
+        """:meth:`source` and the name to label its edge with: ``name``, or
+        for an adjoint a reverse loop's head holds, the head's variable."""
+        src = self.source(name, cluster)
+        if src is None:
+            return None
+        return src, self.adj[name][0][1] if src in self.heads else name
+
     def feed(self, names: list[str], node: str, cluster: graph.Cluster,
              skip: frozenset[str] = frozenset()) -> None:
         """Edges into ``node`` for each name it reads: adjoints in red, forward
@@ -83,9 +94,9 @@ class _Reverse:
             if name in skip:
                 continue
             if name in self.names:
-                src = self.source(name, cluster)
-                if src is not None:
-                    self.b.edge(src, node, name, "adjoint")
+                got = self.through(name, cluster)
+                if got is not None:
+                    self.b.edge(got[0], node, got[1], "adjoint")
             else:
                 self.read(name, node)
 
@@ -125,15 +136,17 @@ class _Reverse:
             node = b.add("seed", [f"{self.sw.seed} = 1.0", "seed"], cluster)
             self.adj[self.sw.seed] = [(node, self.sw.seed)]
             return
-        if k == "zero":
-            self.adj[line.writes[0]] = []
+        if k == "zero" or (k == "inplace" and not line.adds
+                           and not isinstance(line.expr, ast.Name)):
+            self.adj[line.writes[0]] = []  # starts at 0 (an array of zeros)
             return
         if k == "pop":
             tape_name = line.expr.func.value.id
             self.val[line.writes[0]] = self.tape(tape_name, line.writes[0])
             return
-        if k == "recompute":
-            node = b.add("recompute", ["recompute", line.text, f"line {line.op.loc.line}"],
+        if k in ("recompute", "restore"):
+            # a forward value computed again, or an array's old elements put back
+            node = b.add("recompute", [k, line.text, f"line {line.op.loc.line}"],
                          cluster, line.op)
             self.feed(line.reads, node, cluster)
             self.val[line.writes[0]] = node
@@ -141,8 +154,16 @@ class _Reverse:
         if k in MOVES and isinstance(line.expr, ast.Name) and line.expr.id in self.names:
             # an adjoint passed on (into a branch side, across an iteration,
             # to a tuple item or a call's operand): no node, the edge goes on
-            src = self.source(line.expr.id, cluster)
-            self.put(line, line.writes[0], src, line.expr.id)
+            got = self.through(line.expr.id, cluster)
+            self.put(line, line.writes[0], *(got or (None, "")))
+            return
+        if (k in MOVES and isinstance(line.expr, ast.Tuple) and len(line.writes) > 1
+                and all(isinstance(e, ast.Name) for e in line.expr.elts)):
+            # ``da, db = db, da``: adjoints passed on all at once
+            got = [self.through(e.id, cluster) if e.id in self.names else None
+                   for e in line.expr.elts]
+            for name, g in zip(line.writes, got):
+                self.adj[name] = [g] if g is not None else []
             return
         if k == "call":
             op = line.op
@@ -159,11 +180,11 @@ class _Reverse:
             step = sweep.Step(op, line.operand, arg, line.stmt.partial, line.stmt)
             side = f" ({step.side})" if step.side else ""
             head = sweep.derivative_text(op, line.operand, self.modules) + side
-            label = [head, line.contribution, f"line {op.loc.line}"]
+            label = [head, _shown(line), f"line {op.loc.line}"]
         else:
-            label = [line.stmt.comment, line.contribution]
+            label = [line.stmt.comment, _shown(line)]
         node = b.add("bwd", label, cluster, line.op)
-        self.feed(line.reads, node, cluster)
+        self.feed(line.reads + _index_names(line), node, cluster)
         self.put(line, line.writes[0], node, line.contribution)
 
     def tape(self, name: str, value: str) -> str:
@@ -196,9 +217,12 @@ class _Reverse:
         # adjoint first set inside the body is the iteration's own)
         written = [n for n in _written(line.body, self.names) if n in self.adj]
         for name in written:
-            src = self.source(name, cluster)
-            if src is not None:
-                self.b.edge(src, head, name, "adjoint")
+            got = self.through(name, cluster)
+            if got is not None:
+                self.b.edge(got[0], head, name if got[1] == name else f"{name} ← {got[1]}",
+                            "adjoint")
+        self.heads.add(head)
+        for name in written:
             self.adj[name] = [(head, name)]
         self.lines(line.body, box)
         for name in written:
@@ -212,11 +236,13 @@ class _Reverse:
                 else:
                     self.adj[name] = extra
                     src, label = self.source(name, box), name
-                self.b.edge(src, head, f"+= {label}", "carry")
+                self.b.edge(src, head, f"{name} += {label}", "carry")
             else:
-                src = self.source(name, box)
-                if src is not None:
-                    self.b.edge(src, head, f"{name} → previous iteration", "carry")
+                got = self.through(name, box)
+                if got is not None:
+                    label = f"{name} ← {got[1]}" if got[0] == head else \
+                        f"{name} → previous iteration"
+                    self.b.edge(got[0], head, label, "carry")
         for name in written:
             self.adj[name] = [(head, name)]
         self.val = saved_val
@@ -284,6 +310,27 @@ class _Reverse:
                 self.adj[name] = list(pre) + [(phi, f"φ {name}")]
 
 
+def _shown(line: Line) -> str:
+    """The contribution as a label shows it: ``dx[i] += g`` where it goes
+    into one element (the index matters), else ``g``."""
+    node = line.stmt.node
+    target = node.target if isinstance(node, ast.AugAssign) else \
+        node.targets[0] if isinstance(node, ast.Assign) else None
+    if isinstance(target, ast.Subscript):
+        return f"{ast.unparse(target)} += {line.contribution}"
+    return line.contribution
+
+
+def _index_names(line: Line) -> list[str]:
+    """What the index of ``dx[i] += g`` reads (``i``)."""
+    node = line.stmt.node
+    target = node.target if isinstance(node, ast.AugAssign) else \
+        node.targets[0] if isinstance(node, ast.Assign) else None
+    if not isinstance(target, ast.Subscript):
+        return []
+    return [n for n in _names(target.slice) if n not in line.reads]
+
+
 def _walk(lines: list[Line]):
     for line in lines:
         yield line
@@ -331,11 +378,11 @@ def draw(b: "graph._Builder", func: ir.Function, code: CodeFunction,
     result = func.result.name if isinstance(func.result, ir.Value) else "out"
     for v, g in zip(code.wrt, returns):
         items = g.elts if isinstance(g, (ast.List, ast.Tuple)) else None
-        into = [(r.source(name, bwd), name if items is None else f"[{i}] {name}")
+        into = [(r.through(name, bwd), "" if items is None else f"[{i}] ")
                 for i, e in enumerate(items if items is not None else [g])
                 for name in _names(e) if name in r.names]
         sink = b.add("grad", [f"gradient ∂{result}/∂{v.name}", f"= {ast.unparse(g)}"], bwd,
                      node_id=f"grad_{v.name}")
-        for src, label in into:
-            if src is not None:
-                b.edge(src, sink, label, "adjoint")
+        for got, index in into:
+            if got is not None:
+                b.edge(got[0], sink, index + got[1], "adjoint")

@@ -46,7 +46,8 @@ class Line:
     """"seed", "shape" (an array seed takes the result's shape), "derivative",
     "call" (a callee's backward pass), "add" (a call's contribution added to an
     adjoint that had one), "item" (a tuple item's adjoint read twice), one of
-    :data:`ROLES`, or "loop"/"if" for a reverse loop or branch."""
+    :data:`ROLES`, "loop"/"if" for a reverse loop or branch, or "other" for a
+    statement that says what it does only in its comment."""
     stmt: Stmt | None = None
     block: Block | None = None
     op: ir.Op | None = None
@@ -190,10 +191,9 @@ def _line(s: Stmt, code: CodeFunction, loops: list) -> Line:
     if s.role:
         line.kind = s.role
     elif line.op is None:
-        if writes == [code.seed]:
-            line.kind = "shape"  # an array result's seed takes its shape
-        else:
-            raise SweepError(f"a reverse statement without a forward op: {statement_text(node)}")
+        # an array result's seed takes its shape; anything else is shown
+        # with its comment
+        line.kind = "shape" if writes == [code.seed] else "other"
     elif line.op.callee is not None:
         line.kind = "call" if isinstance(node.value, ast.Call) else "add"
     elif line.op.prim == "item":
