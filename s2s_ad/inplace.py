@@ -77,6 +77,11 @@ one of them needs no earlier write undone (tests/test_numpy_inplace.py checks
 this against the rule table)."""
 
 
+class Unsupported(Exception):
+    """The reverse sweep reads an array written in place where the analysis
+    did not expect it: the transform falls back to keeping every version."""
+
+
 @dataclass(eq=False)
 class Family:
     """The versions of one array written in place."""
@@ -313,7 +318,7 @@ def assign_adjoints(sweep) -> None:
     place; seeds already given to a version (it is returned) are added to it.
     Array parameters read by index inside a loop get an adjoint the sweep
     adds into in place (``dx[i] += g``), not a ``scatter`` per iteration."""
-    if sweep.arrays is not None:
+    if sweep.in_place:
         read = {id(n.args[0]) for n in ir.walk(sweep.func.body) if isinstance(n, ir.Op)
                 and n.prim == "array.getitem" and isinstance(n.args[0], ir.Value)
                 and sweep.in_loop(n.out)}

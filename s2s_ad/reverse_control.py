@@ -64,12 +64,17 @@ def transform(func: ir.Function, wrt: list[ir.Value], *, with_value: bool = Fals
         err = func.integers.get(v.var)
         if err is not None:
             raise SourceError(err.message, err.file, err.line, err.col, err.source_line)
-    return _Sweep(func, wrt, pairs or {}, reserved).run(with_value, tuple_result, name)
+    try:
+        return _Sweep(func, wrt, pairs or {}, reserved).run(with_value, tuple_result, name)
+    except inplace.Unsupported:
+        # A read the in-place analysis did not foresee: keep every version instead.
+        return _Sweep(func, wrt, pairs or {}, reserved, in_place=False).run(
+            with_value, tuple_result, name)
 
 
 class _Sweep(CallSites):
     def __init__(self, func: ir.Function, wrt: list[ir.Value], pairs: dict | None = None,
-                 reserved: frozenset[str] = frozenset()):
+                 reserved: frozenset[str] = frozenset(), in_place: bool = True):
         self.func = func
         self.wrt = wrt
         self.pairs = pairs or {}
@@ -104,8 +109,9 @@ class _Sweep(CallSites):
         self.values: dict[int, ir.Value] = {}
         for v in self._all_values():
             self.values[id(v)] = v
+        self.in_place = in_place and self.arrays is not None
         self.families: dict[int, inplace.Family] = (
-            inplace.families(func, self.namer) if self.arrays is not None else {})
+            inplace.families(func, self.namer) if self.in_place else {})
         """id(version) -> the array it is a version of, written in place (s2s_ad.inplace)."""
         for v in self.values.values():
             if id(v) in self.families:
@@ -161,7 +167,7 @@ class _Sweep(CallSites):
             # The buffer holds this version here only if the op reading it is
             # one whose reads the saved writes were chosen for.
             if self._reversing is None or id(self._reversing) not in fam.readers:
-                raise AssertionError(f"{a.name} read outside the ops that read {fam.name}")
+                raise inplace.Unsupported(f"{a.name} read outside the ops that read {fam.name}")
             self.reads.add(id(fam.root))
             return ast.Name(fam.name, ast.Load())
         return ast.Name(a.name if self.in_loop(a) else self.fwd(a), ast.Load())
@@ -707,8 +713,16 @@ def transform_pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
     tape lists); ``bwd_name(tape, dresult) -> (dparam, ...)`` returns one
     adjoint per parameter, in parameter order (``0.0`` for those the result
     does not depend on). Every call site of the function uses this one pair."""
+    try:
+        return _pair(func, fwd_name, bwd_name, pairs, reserved, True)
+    except inplace.Unsupported:
+        return _pair(func, fwd_name, bwd_name, pairs, reserved, False)
+
+
+def _pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
+          reserved: frozenset[str], in_place: bool) -> tuple[CodeFunction, CodeFunction]:
     wrt = func.param_values
-    sweep = _Sweep(func, wrt, pairs, reserved)
+    sweep = _Sweep(func, wrt, pairs, reserved, in_place)
     seeds = pair_seeds(func, sweep.namer)
     sweep.coalesce(func.body)
     prelude = seed_outputs(sweep, seeds)

@@ -188,3 +188,28 @@ def test_shape_only_operations_read_no_operand_values():
 def test_a_running_sum_of_the_array_saves_nothing():
     text = s2s_ad.gradient_source(src.sum_then_write)
     assert "_old" not in text
+
+
+def test_an_unforeseen_read_falls_back_to_keeping_every_version(monkeypatch):
+    """If the reverse sweep reads the array where the analysis did not expect
+    it, the transform keeps every version (the copying path) rather than
+    reading a buffer that may hold other values."""
+    from s2s_ad import inplace
+
+    real = inplace.families
+
+    def no_readers(func, namer):
+        fams = real(func, namer)
+        for fam in fams.values():
+            fam.readers = set()
+        return fams
+
+    monkeypatch.setattr(inplace, "families", no_readers)
+    s2s_ad.clear_cache()
+    try:
+        text = s2s_ad.gradient_source(src.twice)
+        assert "assign(" in text
+        assert_gradients(src.twice, [rand(RNG, (4,)), rand(RNG, (4,)), 4], [0, 1])
+        assert "assign(" in s2s_ad.source_of(s2s_ad.grad(src.twice, wrt=[0, 1]))
+    finally:
+        s2s_ad.clear_cache()
