@@ -212,3 +212,12 @@ def sum_then_write(x, n: int):
         s = s + np.sum(y) + np.mean(y - 1.0)
         y[i] = s * x[i]
     return s + np.sum(y * x)
+
+
+def copy_elements(x, n: int):
+    y = np.copy(x)
+    z = np.zeros(n)
+    for i in range(1, n):
+        y[i] = y[i - 1]             # an element copied, not a name bound to a piece of y
+        z[i] = y[i] * x[i]
+    return np.sum(z * y)

@@ -36,6 +36,7 @@ CASES = [
     (src.early_return_sum, lambda: [np.array([-1.0, -0.5, -1.0, -0.5]), 4], [0]),
     (src.returns_a_piece, lambda: [rand(RNG, (4,)), 4], [0]),
     (src.sum_then_write, lambda: [rand(RNG, (4,)), 4], [0]),
+    (src.copy_elements, lambda: [rand(RNG, (4,)), 4], [0]),
     (src.returned_from_loop, lambda: [np.array([0.1, 0.2, 0.3, 0.9]), 4], [0]),
     (src.returned_from_loop, lambda: [np.array([0.8, 0.9, 0.1, 0.2]), 4], [0]),
     (src.returned_from_loop, lambda: [np.array([-1.0, -0.5, -1.0, -0.5]), 4], [0]),
