@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
 import numbers
@@ -539,14 +540,24 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
     fwd, bwd = _compiled(fn, None, "pair", None, _shapes(fn, args, kwargs))
     bound.apply_defaults()
     value, tape = fwd(*bound.arguments.values())
+    spent = _consumed(tape)
 
     def vjp_fn(cotangent):
-        return bwd(tape, cotangent)
+        # The backward pass pops loop tapes and restores arrays written in
+        # place: each call gets its own copy of what it consumes.
+        return bwd(copy.deepcopy(tape) if spent else tape, cotangent)
 
     vjp_fn.__doc__ = (f"Cotangents of the parameters of {fn.__name__} for an output "
                       "cotangent, from one saved forward pass.")
     vjp_fn.__s2s_ad_source__ = fwd.__s2s_ad_source__
     return value, vjp_fn
+
+
+def _consumed(tape) -> bool:
+    """Does a backward pass change ``tape``: lists it pops, arrays it restores?"""
+    if isinstance(tape, (list, dict)) or hasattr(tape, "__array_interface__"):
+        return True
+    return isinstance(tape, tuple) and any(_consumed(t) for t in tape)
 
 
 def source_of(compiled: Callable) -> str:

@@ -2,6 +2,7 @@
 docstrings. Gradients are compared with central differences."""
 
 import inspect
+import math
 import pydoc
 import textwrap
 
@@ -234,3 +235,14 @@ def test_a_long_signature_wrapped_by_the_printer_still_compiles():
     assert all(close(g, w) for g, w in zip(got, [0.2, 0.1, 0.4, 0.3, 0.6, 0.5]))
     _, vjp_fn = s2s_ad.vjp(m.f, *args)
     assert close(vjp_fn(1.0)[5], 0.5)
+
+
+def test_vjp_fn_runs_as_often_as_needed_through_loops():
+    def f(x, n):
+        for i in range(n):
+            x = x * math.sin(x) + 1.0
+        return x
+    value, vjp_fn = s2s_ad.vjp(f, 0.5, 3)
+    want = fd_gradient(f, [0.5, 3], [0])[0]
+    for cot in (1.0, 2.0, -0.5):
+        assert close(vjp_fn(cot)[0], cot * want)

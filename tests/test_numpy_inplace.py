@@ -123,6 +123,8 @@ def test_vjp_of_a_function_filling_an_array():
     (gx, _) = pullback(v)
     np.testing.assert_allclose(gx, 2 * x * v)
     np.testing.assert_allclose(value, x * x)  # the backward pass restored its own buffer only
+    (gx2, _) = pullback(2 * v)  # again: the first call's pops and restores do not leak
+    np.testing.assert_allclose(gx2, 4 * x * v)
 
 
 def test_arguments_and_seed_are_not_written():
