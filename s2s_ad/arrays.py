@@ -320,10 +320,12 @@ class ArraySweep:
             return ast.Call(_name(self.helper("scatter")), [g, exprs[0], idx], []), "scatter"
         if op.prim == "array.setitem":
             idx = index_expr(index, exprs)
+            base = ref(op.args[0])  # measured only: its shape
             if i == 0:
-                return (ast.Call(_name(self.helper("zeroed")), [g, _as_value(idx)], []),
+                return (ast.Call(_name(self.helper("zeroed")), [g, _as_value(idx), base], []),
                         "the overwritten elements get none")
-            gathered = ast.Subscript(copy.deepcopy(g), idx, ast.Load())
+            gathered = ast.Call(_name(self.helper("gather")), [copy.deepcopy(g), _as_value(idx),
+                                                               base], [])
             value = op.args[1]
             contrib = (_call(self.np, "sum", gathered) if _scalar(value)
                        else ast.Call(_name(self.helper("unbroadcast")), [gathered, exprs[1]], []))

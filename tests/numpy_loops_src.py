@@ -161,3 +161,16 @@ def zip_rows_and_list(X, ys):
         if y > 0:
             s = s + np.sum(np.tanh(x)) * y
     return s
+
+
+def early_return_then_fill(x, n: int):
+    # the array is created after an early return: the copying path, whose
+    # adjoints may still be the number 0.0 or the seed when an element is read
+    if n > 10:
+        return x * 2.0
+    y = np.zeros(3)
+    for i in range(n):
+        y[i] = x[i] * x[i]
+        if i == 1:
+            return y
+    return y

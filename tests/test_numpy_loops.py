@@ -5,7 +5,7 @@ import pytest
 
 import numpy_loops_src as src
 import s2s_ad
-from array_oracle import assert_gradients, rand
+from array_oracle import assert_gradients, fd_gradient, rand
 from s2s_ad import SourceError
 
 RNG = np.random.default_rng(11)
@@ -75,3 +75,11 @@ def test_iterating_over_an_array_that_changes_is_refused(body, message):
     f = make_function(f"def f(x):\n    {body}\n")
     with pytest.raises(SourceError, match=message):
         s2s_ad.grad(f)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 12])
+def test_array_returned_from_a_loop_on_the_copying_path(n):
+    x = rand(RNG, (3,))
+    g = s2s_ad.grad(src.early_return_then_fill, wrt=0)(x, n)
+    want = fd_gradient(lambda x: np.sum(src.early_return_then_fill(x, n)), [x], 0)
+    np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-8)

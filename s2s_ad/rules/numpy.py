@@ -310,11 +310,21 @@ def astype_like(g, x):
     return np.asarray(g, dtype=dtype)
 ''',
     "zeroed": '''
-def zeroed(g, index):
-    """A copy of g with g[index] = 0: those elements were overwritten."""
-    g = np.copy(g)
+def zeroed(g, index, y):
+    """A copy of g with g[index] = 0: those elements were overwritten. g may
+    still be a number (an adjoint that started at 0.0, or the seed): then
+    it stands for an array of y's shape."""
+    g = np.zeros_like(y, dtype=np.result_type(y, g)) + g
     g[index] = 0.0
     return g
+''',
+    "gather": '''
+def gather(g, index, y):
+    """g[index], where g may still be a number standing for an array of y's
+    shape (an adjoint that started at 0.0, or the seed)."""
+    if np.shape(g) != np.shape(y):
+        g = np.zeros_like(y, dtype=np.result_type(y, g)) + g
+    return g[index]
 ''',
 }
 """Functions a generated module defines for itself when its code calls them."""
