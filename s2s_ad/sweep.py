@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from . import ir
 from .code import CodeFunction, Stmt
-from .errors import S2SError, SourceError
+from .errors import S2SError
 from .optimize import simplify
 from .rules import RULES
 from .templates import instantiate
