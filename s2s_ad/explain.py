@@ -27,6 +27,7 @@ import os
 
 from . import explain_control, ir, sweep
 from .code import CodeFunction
+from .sweep_control import statement_text
 
 GAP = 2
 
@@ -60,7 +61,7 @@ def explain_text(func: ir.Function, code: CodeFunction) -> str:
         if adj.seeded:
             rows.append((f"{adj.name} = 1.0", f"seed: ∂{adj.value.name}/∂{adj.value.name} = 1, "
                          f"{adj.value.name} is the result"))
-    rows += [(_stmt_text(s.node), s.comment) for s in sw.seed_steps]
+    rows += [(statement_text(s.node), s.comment) for s in sw.seed_steps]
     calls: set[int] = set()
     for step in sw.steps:
         out, arg = step.op.out.name, step.value.name
@@ -69,12 +70,12 @@ def explain_text(func: ir.Function, code: CodeFunction) -> str:
             call = step.stmt.node.value
             if id(step.stmt) not in calls:
                 calls.add(id(step.stmt))
-                rows.append((_stmt_text(step.stmt.node),
+                rows.append((statement_text(step.stmt.node),
                              f"← {sweep.forward_text(step.op, modules)}, {ast.unparse(call.args[1])} · "
                              f"{sweep.derivative_text(step.op, None, modules)}, "
                              f"by {step.op.callee.name}'s backward pass", line))
             if step.add is not None:
-                rows.append((_stmt_text(step.add.node), f"← {sweep.forward_text(step.op, modules)}"
+                rows.append((statement_text(step.add.node), f"← {sweep.forward_text(step.op, modules)}"
                              f", another use of {arg} ({step.side})", line))
             continue
         side = f" ({step.side})" if step.side else ""
@@ -82,12 +83,12 @@ def explain_text(func: ir.Function, code: CodeFunction) -> str:
                f"{step.local}{side}")
         if step.add is not None:
             # a tuple item read twice: its adjoint sums both reads
-            text = _stmt_text(step.add.node)
+            text = statement_text(step.add.node)
             why += f", item {step.item} read again"
         elif step.stmt is None:
             text = f"(no code: {step.target}'s adjoint is {sw.adjoint(step.op.out).name})"
         else:
-            text = _stmt_text(step.stmt.node)
+            text = statement_text(step.stmt.node)
         rows.append((text, why, line))
     lines += _table(rows) if rows else ["  (nothing: the result does not depend on " + wrt + ")"]
 
@@ -102,21 +103,6 @@ def explain_text(func: ir.Function, code: CodeFunction) -> str:
         grads.append(f"∂{_result_name(func)}/∂{v.name} = {total}")
     lines += ["", "gradient: " + ", ".join(grads)]
     return "\n".join(lines) + "\n"
-
-
-def _stmt_text(node: ast.stmt) -> str:
-    """``dx, dx_1 = h_bwd(t, dt)`` / ``dx += dx_1`` as the generated code writes them."""
-    if isinstance(node, ast.AugAssign):
-        return f"{ast.unparse(node.target)} += {ast.unparse(node.value)}"
-    if isinstance(node, ast.Expr):  # np.add.at(dx, idx, g): NumPy's scatter
-        return ast.unparse(node.value)
-    target = node.targets[0]
-    if isinstance(target, ast.Tuple):
-        names = ", ".join(ast.unparse(e) for e in target.elts)
-        lhs = names + ("," if len(target.elts) == 1 else "")
-    else:
-        lhs = ast.unparse(target)
-    return f"{lhs} = {ast.unparse(node.value)}"
 
 
 def _adjoint_row(adj: sweep.Adjoint, sw: sweep.Sweep) -> tuple[str, ...]:
