@@ -368,9 +368,10 @@ def combined(func: ir.Function, code: CodeFunction) -> Graph:
             # operand its contribution at once.
             node = calls.get(id(step.stmt))
             if node is None:
+                # the whole statement: its targets say which adjoint is which item
                 node = calls[id(step.stmt)] = b.add(
                     "bwd", [sweep.derivative_text(step.op, None, modules),
-                            ast.unparse(step.stmt.node.value), line], bwd, step.op)
+                            call_text(step.stmt.node), line], bwd, step.op)
                 for k, name in step.cotangent:
                     b.edge(adjoint_src[id(sw.adjoint(step.op.out, k))], node, name, "adjoint")
                 b.edge(b.producer[id(step.op.out)], node, step.tape, "read")
@@ -407,6 +408,17 @@ def combined(func: ir.Function, code: CodeFunction) -> Graph:
                 label = adj.name if id(v) not in items else f"[{i}] {adj.name}"
                 b.edge(adjoint_src[id(adj)], sink, label, "adjoint")
     return g
+
+
+def call_text(node: ast.Assign) -> str:
+    """A call of a callee's backward pass as the generated code writes it,
+    ``dx, dy = split_bwd(t_tape, (dt_0, dt_1))``: the targets say which item
+    of its result each adjoint edge out of the node carries."""
+    (target,) = node.targets
+    names = target.elts if isinstance(target, ast.Tuple) else [target]
+    lhs = ", ".join(ast.unparse(n) for n in names) + ("," if len(names) == 1
+                                                       and isinstance(target, ast.Tuple) else "")
+    return f"{lhs} = {ast.unparse(node.value)}"
 
 
 def _result_name(func: ir.Function) -> str:

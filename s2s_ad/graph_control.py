@@ -7,12 +7,16 @@ sweep that :func:`s2s_ad.sweep_control.read` reads from the generated code:
 * one node per local derivative, labelled as in straight-line code with the
   forward op and operand it differentiates (``∂(s * x)/∂x``) and the
   contribution it computes (``ds * s``); one node per call of a callee's
-  backward pass;
+  backward pass, labelled with the call as the code writes it
+  (``dx_1, dt1 = split_bwd(split_1_tape, (dp, dq))``: its targets name the
+  item each edge out of it carries);
 * each reverse loop a cluster (``reverse of for i in range(n) · line 7``)
   whose head node runs the iterations backwards: the adjoints its body
   changes enter the head, the body reads them from it, and dashed green edges
   take their values back to it for the iteration before (``+= …`` for an
-  adjoint each iteration adds to, ``→ previous iteration`` for one it sets);
+  adjoint each iteration adds to, ``→ previous iteration`` for one it sets,
+  ``dx ← dx_1 → previous iteration`` where the value is an inner loop's or a
+  call's ``dx_1``);
 * each taped value a *tape* node (a cylinder): the forward loop's node that
   computes the value pushes into it, and the reverse nodes that read the
   value pop from it (brown edges); a value recomputed instead of taped is a
@@ -20,9 +24,13 @@ sweep that :func:`s2s_ad.sweep_control.read` reads from the generated code:
 * each reverse branch a cluster whose head reads the decision the forward
   pass recorded; an adjoint that a side adds to or sets leaves the branch
   through a ``φ`` node;
-* a ``Σ`` node only where two or more contributions to an adjoint meet.
+* a ``Σ`` node only where two or more contributions to an adjoint meet,
+  outside a loop or branch when what it sums comes from before it;
+* a gradient sink built from items takes each item's edge (``[0] dxs[0]``).
 
-Nodes are numbered after the forward ones, in the order the sweep runs.
+Nodes are numbered after the forward ones, in the order the sweep runs: a
+node reads only nodes numbered before it (the edges back to a loop's head
+aside).
 
 Before → after, for ``for i in range(n): s = s * x``::
 
@@ -58,6 +66,9 @@ class _Reverse:
         a recomputation, a reverse loop's index), where not the forward node."""
         self.tapes = tapes
         self.tape_nodes: dict[str, str] = {}
+        self.calls: set[str] = set()
+        """The nodes of a callee's backward pass: each hands out several
+        adjoints, so an edge from one names the item it carries."""
         self.heads: set[str] = set()
         """The reverse loops' heads: an adjoint taken from one is named by
         the variable the head holds it in."""
@@ -78,6 +89,15 @@ class _Reverse:
         self.adj[name] = [(total, name)]
         return total
 
+    def sum_before(self, lines: list[Line], cluster: graph.Cluster) -> None:
+        """Sum, in ``cluster``, the adjoints ``lines`` (a loop's body, a
+        branch's sides) read that hold several contributions from before
+        them: made inside, the Σ would look as if it ran per iteration, or
+        only when one side runs."""
+        for name in _read(lines):
+            if name in self.names and len(self.adj.get(name, [])) > 1:
+                self.source(name, cluster)
+
     def through(self, name: str, cluster: graph.Cluster) -> tuple[str, str] | None:
         """:meth:`source` and the name to label its edge with: ``name``, or
         for an adjoint a reverse loop's head holds, the head's variable."""
@@ -86,30 +106,38 @@ class _Reverse:
             return None
         return src, self.adj[name][0][1] if src in self.heads else name
 
-    def feed(self, names: list[str], node: str, cluster: graph.Cluster,
-             skip: frozenset[str] = frozenset()) -> None:
-        """Edges into ``node`` for each name it reads: adjoints in red, forward
-        values dashed grey (from a tape: brown, ``pop``)."""
+    def gather(self, names: list[str], cluster: graph.Cluster,
+               skip: frozenset[str] = frozenset()) -> list[tuple[str, str, str]]:
+        """The edges (source, label, kind) into a node reading ``names``:
+        adjoints in red, forward values dashed grey (from a tape: brown,
+        ``pop``). Gathered before the node is made: a Σ node made here gets
+        the smaller number, as it runs first."""
+        edges = []
         for name in names:
             if name in skip:
                 continue
             if name in self.names:
                 got = self.through(name, cluster)
                 if got is not None:
-                    self.b.edge(got[0], node, got[1], "adjoint")
+                    edges.append((got[0], got[1], "adjoint"))
             else:
-                self.read(name, node)
+                edges += self.read(name)
+        return edges
 
-    def read(self, name: str, node: str) -> None:
+    def feed(self, edges: list[tuple[str, str, str]], node: str) -> None:
+        for src, label, kind in edges:
+            self.b.edge(src, node, label, kind)
+
+    def read(self, name: str) -> list[tuple[str, str, str]]:
         src = self.val.get(name)
         if src is not None:
-            kind = "pop" if src in self.tape_nodes.values() else "read"
-            self.b.edge(src, node, f"pop {name}" if kind == "pop" else name, kind)
-            return
+            if src in self.tape_nodes.values():
+                return [(src, f"pop {name}", "pop")]
+            return [(src, name, "read")]
         v = self.sw.values.get(name)
         if v is not None and id(v) in self.b.producer:
-            self.b.edge(self.b.producer[id(v)], node, name, "read")
-        # otherwise a function or module the expression calls (np, unbroadcast)
+            return [(self.b.producer[id(v)], name, "read")]
+        return []  # a function or module the expression calls (np, unbroadcast)
 
     def put(self, line: Line, name: str, node: str | None, label: str) -> None:
         """``name``'s adjoint gets ``node``'s contribution: added, or instead of what it held."""
@@ -146,9 +174,10 @@ class _Reverse:
             return
         if k in ("recompute", "restore"):
             # a forward value computed again, or an array's old elements put back
+            edges = self.gather(line.reads, cluster)
             node = b.add("recompute", [k, line.text, f"line {line.op.loc.line}"],
                          cluster, line.op)
-            self.feed(line.reads, node, cluster)
+            self.feed(edges, node)
             self.val[line.writes[0]] = node
             return
         if k in MOVES and isinstance(line.expr, ast.Name) and line.expr.id in self.names:
@@ -167,9 +196,12 @@ class _Reverse:
             return
         if k == "call":
             op = line.op
+            edges = self.gather(line.reads, cluster, skip=frozenset([line.expr.func.id]))
             node = b.add("bwd", [sweep.derivative_text(op, None, self.modules),
-                                 ast.unparse(line.expr), f"line {op.loc.line}"], cluster, op)
-            self.feed(line.reads, node, cluster, skip=frozenset([line.expr.func.id]))
+                                 graph.call_text(line.stmt.node), f"line {op.loc.line}"],
+                         cluster, op)
+            self.calls.add(node)
+            self.feed(edges, node)
             for name in line.writes:
                 if name in self.names:
                     self.adj[name] = [(node, name)]
@@ -183,8 +215,9 @@ class _Reverse:
             label = [head, _shown(line), f"line {op.loc.line}"]
         else:
             label = [line.stmt.comment, _shown(line)]
+        edges = self.gather(line.reads + _index_names(line), cluster)
         node = b.add("bwd", label, cluster, line.op)
-        self.feed(line.reads + _index_names(line), node, cluster)
+        self.feed(edges, node)
         self.put(line, line.writes[0], node, line.contribution)
 
     def tape(self, name: str, value: str) -> str:
@@ -206,21 +239,23 @@ class _Reverse:
     def loop(self, line: Line, cluster: graph.Cluster) -> None:
         node = line.control
         text = node.text or ("while" if isinstance(node, ir.While) else "for")
-        box = graph._sub(self.b, cluster, f"reverse of {text} · line {node.loc.line}")
-        head = self.b.add("control", [line.text.rstrip(":"), "iterations last to first"], box)
-        self.feed(_names(line.expr), head, cluster)
-        target = line.block.head.target
-        saved_val = dict(self.val)
-        if isinstance(target, ast.Name) and not target.id.startswith("_"):
-            self.val[target.id] = head
+        edges = self.gather(_names(line.expr), cluster)
+        self.sum_before(line.body, cluster)
         # the adjoints the body changes that live on across iterations (an
         # adjoint first set inside the body is the iteration's own)
         written = [n for n in _written(line.body, self.names) if n in self.adj]
         for name in written:
             got = self.through(name, cluster)
             if got is not None:
-                self.b.edge(got[0], head, name if got[1] == name else f"{name} ← {got[1]}",
-                            "adjoint")
+                edges.append((got[0], name if got[1] == name else f"{name} ← {got[1]}",
+                              "adjoint"))
+        box = graph._sub(self.b, cluster, f"reverse of {text} · line {node.loc.line}")
+        head = self.b.add("control", [line.text.rstrip(":"), "iterations last to first"], box)
+        self.feed(edges, head)
+        target = line.block.head.target
+        saved_val = dict(self.val)
+        if isinstance(target, ast.Name) and not target.id.startswith("_"):
+            self.val[target.id] = head
         self.heads.add(head)
         for name in written:
             self.adj[name] = [(head, name)]
@@ -239,10 +274,17 @@ class _Reverse:
                 self.b.edge(src, head, f"{name} += {label}", "carry")
             else:
                 got = self.through(name, box)
-                if got is not None:
-                    label = f"{name} ← {got[1]}" if got[0] == head else \
-                        f"{name} → previous iteration"
-                    self.b.edge(got[0], head, label, "carry")
+                if got is None:
+                    continue
+                src, held = got[0], self.adj[name][0][1]
+                if src == head:
+                    label = f"{name} ← {held}"
+                elif (src in self.heads or src in self.calls) and held != name:
+                    # a variable of an inner loop's head, an item of a call's result
+                    label = f"{name} ← {held} → previous iteration"
+                else:
+                    label = f"{name} → previous iteration"
+                self.b.edge(src, head, label, "carry")
         for name in written:
             self.adj[name] = [(head, name)]
         self.val = saved_val
@@ -251,10 +293,7 @@ class _Reverse:
 
     def branch(self, line: Line, cluster: graph.Cluster) -> None:
         node = line.control
-        box = graph._sub(self.b, cluster, f"reverse of {node.text or 'if'} · line {node.loc.line}")
-        head = self.b.add("control", [line.text.rstrip(":"), f"as decided at line {node.loc.line}"],
-                          box)
-        self.feed(_names(line.expr), head, cluster)
+        edges = self.gather(_names(line.expr), cluster)
         test = line.block.head.test
         negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
         sides = [(line.body, "else" if negated else "then")]
@@ -265,8 +304,13 @@ class _Reverse:
         written = [n for n in _written(line.body + line.orelse, self.names) if n in self.adj]
         sets = {n for n in written if any(not x.adds and n in x.writes
                                           for x in _walk(line.body + line.orelse))}
-        for name in sets:
+        for name in sorted(sets, key=written.index):
             self.source(name, cluster)  # one node for what it held before the branch
+        self.sum_before(line.body + line.orelse, cluster)
+        box = graph._sub(self.b, cluster, f"reverse of {node.text or 'if'} · line {node.loc.line}")
+        head = self.b.add("control", [line.text.rstrip(":"), f"as decided at line {node.loc.line}"],
+                          box)
+        self.feed(edges, head)
         before = {n: list(self.adj[n]) for n in written if n in self.adj}
         states = []
         for body, name in sides:
@@ -338,6 +382,15 @@ def _walk(lines: list[Line]):
         yield from _walk(line.orelse)
 
 
+def _read(lines: list[Line]) -> list[str]:
+    """The names ``lines`` read, in order of first read."""
+    out: list[str] = []
+    for line in _walk(lines):
+        index = _index_names(line) if line.stmt is not None else []
+        out += [n for n in line.reads + index if n not in out]
+    return out
+
+
 def _written(lines: list[Line], adjoints: set[str]) -> list[str]:
     """The adjoint variables ``lines`` write, in order of first write."""
     out: list[str] = []
@@ -378,11 +431,24 @@ def draw(b: "graph._Builder", func: ir.Function, code: CodeFunction,
     result = func.result.name if isinstance(func.result, ir.Value) else "out"
     for v, g in zip(code.wrt, returns):
         items = g.elts if isinstance(g, (ast.List, ast.Tuple)) else None
-        into = [(r.through(name, bwd), "" if items is None else f"[{i}] ")
+        into = [(r.through(name, bwd), "" if items is None else f"[{i}] ", element)
                 for i, e in enumerate(items if items is not None else [g])
-                for name in _names(e) if name in r.names]
+                for name, element in _taken(e) if name in r.names]
         sink = b.add("grad", [f"gradient ∂{result}/∂{v.name}", f"= {ast.unparse(g)}"], bwd,
                      node_id=f"grad_{v.name}")
-        for got, index in into:
+        for got, index, element in into:
             if got is not None:
-                b.edge(got[0], sink, index + got[1], "adjoint")
+                b.edge(got[0], sink, index + got[1] + element, "adjoint")
+
+
+def _taken(expr: ast.expr) -> list[tuple[str, str]]:
+    """The names ``expr`` reads, each with the element it takes: ``("dxs",
+    "[0]")`` for ``dxs[0]`` (the edge is item 0 of the list's adjoint, not all
+    of it), ``("dm", "")`` for ``dm``."""
+    elements = {id(n.value): f"[{ast.unparse(n.slice)}]" for n in ast.walk(expr)
+                if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)}
+    out: list[tuple[str, str]] = []
+    for n in ast.walk(expr):
+        if isinstance(n, ast.Name) and (n.id, elements.get(id(n), "")) not in out:
+            out.append((n.id, elements.get(id(n), "")))
+    return out

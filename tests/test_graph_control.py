@@ -15,22 +15,22 @@ from __future__ import annotations
 
 import ast
 import inspect
-import math
-import sys
 
 import pytest
 
 import s2s_ad
-from s2s_ad import api, graph, ir, loader, reverse
+from s2s_ad import api, graph, ir
 from s2s_ad.errors import S2SError
 
 import calls_loops_src
+import calls_src
 import cf_programs
 import dotcheck
+import graph_run
 import graph_src
+import horner
 import numpy_loops_src
 from graph_check import check_with_graphviz, kinds, labels
-from oracle import close, fd_gradient
 
 
 # -- the reverse sweep of loops and branches ------------------------------------
@@ -137,8 +137,9 @@ def test_a_helper_returning_a_tuple_inside_a_loop_pops_its_tape():
     check_with_graphviz(text)
     k = kinds(dot)
     (call,) = [n for n in dot.nodes if k[n] == "bwd" and "split_bwd" in labels(dot, n)[2]]
-    assert labels(dot, call)[1:] == ["∂split/∂(x, y)", "split_bwd(split_1_tape, (dp, dq))",
-                                     "line 93"]
+    # the targets say which item of split_bwd's result each edge out of it carries
+    assert labels(dot, call)[1:] == ["∂split/∂(x, y)",
+                                     "dx_1, dt1 = split_bwd(split_1_tape, (dp, dq))", "line 93"]
     tapes = {labels(dot, n)[1]: n for n in dot.nodes if k[n] == "tape"}
     assert (tapes["tape split_1_tapes"], call, "pop split_1_tape") in edges_of(dot, TAPE)
     (fwd_call,) = [n for n in dot.nodes if k[n] == "op" and labels(dot, n)[1] == "call split"]
@@ -195,8 +196,11 @@ def test_every_backward_node_gets_each_name_its_contribution_reads(fn, lengths):
         text = labels(dot, n)[2]
         if k[n] == "recompute":
             text = text.split(" = ", 1)[1]
-        tree = ast.parse(text)  # an expression, or ``dx[i] += g`` into one element
-        added_to = tree.body[0].target.value if isinstance(tree.body[0], ast.AugAssign) else None
+        tree = ast.parse(text)  # an expression, ``dx[i] += g`` into one element, or a call
+        if isinstance(tree.body[0], ast.Assign):  # ``dx_1, dt1 = split_bwd(...)``: reads its value
+            tree = ast.Expression(tree.body[0].value)
+        added_to = tree.body[0].target.value if isinstance(tree, ast.Module) and \
+            isinstance(tree.body[0], ast.AugAssign) else None
         called = {id(c.func) for c in ast.walk(tree) if isinstance(c, ast.Call)}
         called |= {id(a.value) for a in ast.walk(tree) if isinstance(a, ast.Attribute)}
         names = {x.id for x in ast.walk(tree) if isinstance(x, ast.Name)
@@ -204,6 +208,63 @@ def test_every_backward_node_gets_each_name_its_contribution_reads(fn, lengths):
         got = {lab.removeprefix("pop ") for a, b, lab in edges_of(dot) if b == n}
         missing = names - got
         assert not missing, (n, text, got)
+
+
+@pytest.mark.parametrize("fn, lengths", _control_flow_functions())
+def test_nodes_are_numbered_in_the_order_the_sweep_runs(fn, lengths):
+    """A node reads only nodes numbered before it (the dashed edges back to a
+    reverse loop's head aside): a Σ is made before the node that reads it,
+    even when the node is a loop's head or a branch reads it."""
+    dot = dotcheck.parse(s2s_ad.graph_dot(fn, backward=True, lengths=lengths))
+
+    def number(n):
+        return int(n[5:]) if n.startswith("node_") else None
+
+    for a, b, e in dot.edges:
+        if e.get("style") in ("invis", "dotted") or e.get("color") == CARRY:
+            continue
+        if number(a) is not None and number(b) is not None:
+            assert number(a) < number(b), (a, b, e["label"])
+
+
+def test_a_sum_both_sides_of_a_branch_read_is_made_before_the_branch():
+    """m = x if x > y else y; m * m: dm sums two contributions, and either
+    side of the reverse branch hands it on. Made inside the then side, the Σ
+    would look as if the else side went without it."""
+    dot = dotcheck.parse(s2s_ad.graph_dot(cf_programs.ternary, backward=True))
+    k = kinds(dot)
+    (total,) = [n for n in dot.nodes if k[n] == "sum" and labels(dot, n)[2] == "dm"]
+    box = cluster_named(dot, "reverse of x if x > y else y · line 46")
+    assert total not in box
+    phis = sorted(labels(dot, b)[1] for a, b, lab in edges_of(dot, ADJ) if a == total)
+    assert phis == ["φ dx", "φ dy"]
+
+
+def test_a_carried_adjoint_from_an_inner_head_or_a_call_names_what_it_carries():
+    """``dacc = dacc_1`` after an inner reverse loop, ``dx_1 = dx_1_1`` after a
+    call: the edge back to the head says which of the source's values it is."""
+    dot = dotcheck.parse(s2s_ad.graph_dot(cf_programs.triangular_reassign, wrt=("x", "y"),
+                                          backward=True))
+    outer = [n for n in cluster_named(dot, "reverse of for i in range(n) · line 141")
+             if labels(dot, n)[1].startswith("for i")]
+    assert sorted(lab for a, b, lab in edges_of(dot, CARRY) if b == outer[0]) == [
+        "dacc ← dacc_1 → previous iteration", "dx += dacc", "dy → previous iteration"]
+    dot = dotcheck.parse(s2s_ad.graph_dot(cf_programs.call_in_loop, wrt="x", backward=True))
+    k = kinds(dot)
+    (call,) = [n for n in dot.nodes if k[n] == "bwd"]
+    assert labels(dot, call)[2] == "dx_1_1, = _helper_bwd(x_2_tape, dx_1)"
+    assert [lab for a, b, lab in edges_of(dot, CARRY) if a == call] == [
+        "dx_1 ← dx_1_1 → previous iteration"]
+
+
+def test_a_list_gradient_built_from_items_takes_each_item_of_the_lists_adjoint():
+    """max_in_loop returns [dxs[0] + dm, dxs[1], ...]: the edge into item 0
+    of the sink is dxs[0], not the whole list dxs."""
+    dot = dotcheck.parse(s2s_ad.graph_dot(cf_programs.max_in_loop, backward=True,
+                                          lengths={"xs": 3}))
+    assert labels(dot, "grad_xs")[1] == "= [dxs[0] + dm, dxs[1], dxs[2]]"
+    assert sorted(lab for a, b, lab in edges_of(dot, ADJ) if b == "grad_xs") == [
+        "[0] dm", "[0] dxs[0]", "[1] dxs[1]", "[2] dxs[2]"]
 
 
 def test_the_node_numbers_docs_graphs_md_talks_about_for_a_loop():
@@ -219,196 +280,62 @@ def test_the_node_numbers_docs_graphs_md_talks_about_for_a_loop():
     assert ("node_11", "node_4", "dr += dt1 * x_1") in edges_of(dot, CARRY)
 
 
-# -- running the reverse sweep of a loop ----------------------------------------
+# -- running the drawn reverse sweep ------------------------------------------------
+# graph_run.check draws the function, runs the drawing node by node (a reverse
+# loop's head runs its iterations, pops what its body reads and passes the
+# adjoints back along its dashed edges) and compares the gradients reaching the
+# sinks with central finite differences.
 
-def _forward_state(fn, args: list, lengths: dict | None):
-    """Every local of the generated gradient when its reverse sweep starts:
-    the forward values and the full tape lists (what the drawn reverse sweep
-    reads; the graph's forward part is checked by the tests above)."""
-    source = s2s_ad.gradient_source(fn, None, lengths=lengths)
-    module = loader.load(source, f"run_{fn.__name__}")
-    grad_fn = getattr(module, f"grad_{fn.__name__}")
-    lines = source.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.strip() == "# reverse sweep") + 2
-    seen: dict = {}
-
-    def trace(frame, event, arg):
-        if frame.f_code is grad_fn.__code__:
-            if event == "line" and frame.f_lineno >= start and not seen:
-                seen.update({k: (list(v) if isinstance(v, list) else v)
-                             for k, v in frame.f_locals.items()})
-            return trace
-        return None
-
-    sys.settrace(trace)
-    try:
-        grad_fn(*args)
-    finally:
-        sys.settrace(None)
-    return seen, vars(module)
-
-
-def _run_reverse(g: graph.Graph, state: dict, names: dict) -> dict[str, float]:
-    """Run the reverse part of a combined graph: a reverse loop's head runs its
-    iterations, popping from the tapes its body reads and passing the carried
-    adjoints back along its dashed edges; a reverse branch runs its taken side.
-    Forward values come from ``state``; every backward node is evaluated from
-    the values on its incoming edges only."""
-    order = {n.id: i for i, n in enumerate(g.nodes)}
-    ins: dict[str, list] = {}
-    for e in g.edges:
-        if e.kind not in ("order", "control", "push"):
-            ins.setdefault(e.dst, []).append(e)
-    out: dict[str, object] = {}
-    heads: dict[str, dict] = {}     # a reverse loop's head -> its adjoints now
-    popped: dict[str, object] = {}  # a tape node -> the value popped this iteration
-    stacks = {n.id: list(state[n.label[1].split()[1]]) for n in g.nodes if n.kind == "tape"}
-    (reverse,) = [c for c in g.clusters if c.name == "cluster_reverse"]
-
-    def var_of(label):
-        """The variable of the head an edge's label names: ``dx``, ``then: dx``,
-        ``da ← db``, ``dx += dy``."""
-        label = label.split(": ", 1)[-1].removeprefix("pop ")
-        return label.split(" ← ")[-1].split(" += ")[-1]
-
-    def value(e):
-        if e.src in heads:
-            return heads[e.src][var_of(e.label)]
-        if e.src in stacks:
-            return popped[e.src]
-        if e.src in out:
-            return out[e.src]
-        return state[e.label]  # a forward value, as the forward pass left it
-
-    def env_of(node_id, kinds=("adjoint", "read", "pop")):
-        env = dict(names)
-        for e in ins.get(node_id, []):
-            if e.kind in kinds:
-                env[e.label.removeprefix("pop ")] = value(e)
-        return env
-
-    def items(c):
-        """``c``'s nodes and clusters in the order the sweep made them."""
-        first = {id(s): min(order[n] for n in _all(s)) for s in c.clusters}
-        both = [(order[n], n) for n in c.nodes] + [(first[id(s)], s) for s in c.clusters]
-        return [x for _, x in sorted(both, key=lambda p: p[0])]
-
-    def _all(c):
-        return c.nodes + [n for s in c.clusters for n in _all(s)]
-
-    def run(c):
-        for x in items(c):
-            if isinstance(x, graph.Cluster):
-                (head,) = [n for n in x.nodes if g.node(n).kind == "control"
-                           and g.node(n).label[1].split()[0] in ("for", "if")]
-                if g.node(head).label[1].startswith("for"):
-                    loop(x, head)
-                else:
-                    branch(x, head)
-            else:
-                node(g.node(x))
-
-    def node(n):
-        env = env_of(n.id)
-        if n.kind == "seed":
-            out[n.id] = 1.0
-        elif n.kind in ("bwd", "recompute"):
-            text = n.label[2] if n.kind == "bwd" else n.label[2].split(" = ", 1)[1]
-            out[n.id] = eval(text, env)
-        elif n.kind in ("sum", "grad"):
-            out[n.id] = sum(value(e) for e in ins.get(n.id, []))
-        elif n.kind == "shared":
-            (e,) = ins[n.id]
-            out[n.id] = value(e)
-
-    def loop(c, head):
-        text = g.node(head).label[1]          # for i in reversed(range(n))
-        target, iterable = text[4:].split(" in ", 1)
-        adjoints = {e.label.split(" ← ")[0]: value(e) for e in ins.get(head, [])
-                    if e.kind == "adjoint"}
-        back = [e for e in ins.get(head, []) if e.kind == "carry"]
-        tapes = {e.src for n in _direct(c) for e in ins.get(n, []) if e.src in stacks}
-        heads[head] = {}
-        for e in g.edges:  # an adjoint no edge brings in starts at 0
-            if e.src == head and e.kind == "adjoint":
-                adjoints.setdefault(e.label, 0.0)
-        for i in eval(iterable, env_of(head, ("read",))):
-            heads[head] = dict(adjoints)
-            heads[head][target] = i
-            for t in tapes:
-                popped[t] = stacks[t].pop()
-            run_body(c, head)
-            old = heads[head]
-            for e in back:  # all at once, from the iteration's values
-                now = old[var_of(e.label)] if e.src == head else out[e.src]
-                name, plus, _ = e.label.partition(" += ")
-                if plus:
-                    adjoints[name] = adjoints.get(name, 0.0) + now
-                else:
-                    adjoints[e.label.split(" → ")[0].split(" ← ")[0]] = now
-        heads[head] = adjoints
-
-    def run_body(c, head):
-        for x in items(c):
-            if x == head:
-                continue
-            if isinstance(x, graph.Cluster):
-                run(graph.Cluster("", "", [], [x]))
-            else:
-                node(g.node(x))
-
-    def _direct(c):
-        """The nodes of ``c`` outside the loops nested in it."""
-        out_ = list(c.nodes)
-        for s in c.clusters:
-            if not any(g.node(n).label[1].startswith("for") for n in s.nodes
-                       if g.node(n).kind == "control"):
-                out_ += _direct(s)
-        return out_
-
-    def branch(c, head):
-        (e,) = [e for e in ins[head]]
-        taken = "then" if value(e) else "else"
-        for x in items(c):
-            if isinstance(x, graph.Cluster):
-                if x.label == taken:
-                    run(x)
-            elif x != head:  # a φ: the taken side's contribution, or nothing
-                out[x] = sum(value(e) for e in ins.get(x, []) if e.label.startswith(taken + ":"))
-
-    run(reverse)
-    return {n.id: out[n.id] for n in g.nodes if n.kind == "grad"}
-
-
-@pytest.mark.parametrize("fn, args, lengths", [
-    (graph_src.power, [1.3, 4], None), (graph_src.power, [1.3, 0], None),
-    (cf_programs.logistic, [0.3, 2.9, 4], None),
-    (graph_src.damped, [0.7, 1.6, 5], None), (graph_src.damped, [1.4, 0.8, 3], None),
-    (graph_src.early_exit, [0.9, 8], None), (graph_src.early_exit, [0.2, 3], None),
-    (cf_programs.nested_loops, [0.8, 4], None), (cf_programs.two_carried_swap, [0.4, 0.9, 5], None),
-    (cf_programs.newton_sqrt, [2.5], None), (cf_programs.for_range_negative_step, [0.6, 5], None),
+@pytest.mark.parametrize("fn, args", [
+    (graph_src.power, [1.3, 4]), (graph_src.power, [1.3, 0]),
+    (cf_programs.logistic, [0.3, 2.9, 4]),
+    (graph_src.damped, [0.7, 1.6, 5]), (graph_src.damped, [1.4, 0.8, 3]),
+    (graph_src.early_exit, [0.9, 8]), (graph_src.early_exit, [0.2, 3]),
+    (cf_programs.nested_loops, [0.8, 4]), (cf_programs.two_carried_swap, [0.4, 0.9, 5]),
+    (cf_programs.newton_sqrt, [2.5]), (cf_programs.for_range_negative_step, [0.6, 5]),
 ])
-def test_running_a_looping_graph_gives_the_gradient(fn, args, lengths):
-    """The reverse loop's head runs the iterations, pops what its body reads,
-    and passes the adjoints back along its dashed edges: the gradients
-    reaching the sinks match central finite differences."""
-    func = api.lower(fn, lengths)
-    values, _ = api.resolve_wrt(func, None)
-    g = graph.combined(func, reverse.transform(func, values))
-    state, names = _forward_state(fn, args, lengths)
-    got = _run_reverse(g, state, {"math": math, **names})
-    floats = [i for i, a in enumerate(args) if not isinstance(a, int)]
-    flat = [x for i in floats for x in (args[i] if isinstance(args[i], list) else [args[i]])]
+def test_running_a_looping_graph_gives_the_gradient(fn, args):
+    graph_run.check(fn, args)
 
-    def flat_fn(*xs):
-        it = iter(xs)
-        call = [a if i not in floats else ([next(it) for _ in a] if isinstance(a, list)
-                                            else next(it)) for i, a in enumerate(args)]
-        return fn(*call)
 
-    want = fd_gradient(flat_fn, flat, list(range(len(flat))))
-    grads = []
-    for i in floats:
-        sink = got[f"grad_{func.params[i].value.name}"]
-        grads += sink if isinstance(sink, list) else [sink]
-    assert len(grads) == len(want) and all(close(a, b) for a, b in zip(grads, want)), (grads, want)
+@pytest.mark.parametrize("name", list(cf_programs.PROGRAMS))
+def test_running_the_graph_of_every_control_flow_program_gives_the_gradient(name):
+    """Loops, branches, early exits, while loops, list parameters: each
+    program of the control-flow corpus at the points test_control_flow.py
+    checks the generated gradient at."""
+    fn, args, wrt = cf_programs.PROGRAMS[name]
+    graph_run.check(fn, args, wrt)
+
+
+CALLS = [
+    (calls_loops_src.call_in_loop, [0.7, 3]), (calls_loops_src.call_in_branch, [0.7, 0.3]),
+    (calls_loops_src.call_in_branch, [0.2, 0.9]), (calls_loops_src.tuple_call_in_loop, [0.4, 3]),
+    (calls_loops_src.looping_helper_in_loop, [0.3, 3]), (calls_loops_src.call_in_while, [0.4]),
+    (calls_loops_src.call_in_nested_loops, [0.3, 3]), (calls_loops_src.call_after_break, [1.1, 5]),
+    (calls_loops_src.call_after_break, [0.2, 5]), (cf_programs.call_in_loop, [0.3, 3]),
+    (graph_src.tuple_in_loop, [0.4, 3]),
+    # straight-line code calling helpers: the same call nodes
+    (calls_src.twice_sq, [0.7, 1.3]), (calls_src.nested, [0.4, 0.9]), (calls_src.same_arg, [0.8]),
+    (graph_src.twice_item, [0.3, 1.2]),
+]
+
+
+@pytest.mark.parametrize("fn, args", CALLS, ids=[f"{f.__name__}{a}" for f, a in CALLS])
+def test_running_a_graph_calling_helpers_gives_the_gradient(fn, args):
+    """A call node runs the callee's backward pass it names on the adjoints
+    and tape its edges bring; its targets (``dx_1, dt1 = split_bwd(...)``) say
+    which item each edge out of it carries. A helper that loops itself
+    (``horner``) pops the tapes inside its tape."""
+    graph_run.check(fn, args)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (graph_src.horner, [[1.0, -2.0, 0.5], 0.8]), (graph_src.horner, [(0.3, 1.5, -0.7, 2.0), -1.1]),
+    (horner.horner, [[1.0, -2.0, 0.5, 3.0], 0.8]), (horner.horner, [[2.5], 0.4]),
+    (graph_src.norm2, [[0.3, -1.2, 2.0], 0.7]),
+])
+def test_running_the_graph_of_a_list_parameter_gives_a_list_gradient(fn, args):
+    """``dcs[k] += ds`` is a contribution to one element of the list's
+    adjoint; the reverse loop's head accumulates them and the sink of the
+    list parameter collects one item per item leaf."""
+    graph_run.check(fn, args)

@@ -1,0 +1,305 @@
+"""Run the reverse sweep of a drawn graph (``s2s-ad graph --backward``) node by
+node, and compare the gradients reaching its sinks with central finite
+differences (test_graph_control.py).
+
+What the drawing is run from: each backward node is evaluated from its label
+and the values on its incoming edges only; a reverse loop's head runs its
+iterations (its label says which), pops from the tapes its body reads and
+passes the adjoints back along its dashed edges; a reverse branch runs the
+side the recorded decision took and its φ nodes pass that side's
+contributions on. Two things come from the generated module instead, as the
+drawing says they do:
+
+* the forward values and the full tapes when the reverse sweep starts (the
+  forward part of the graph is checked by the wiring tests);
+* the callee's backward pass a call node names (``dx, dy = split_bwd(...)``):
+  the drawing shows each call site as one node, and the callee's own graph
+  (``s2s-ad graph`` on the callee) draws its inside.
+
+A contribution to one element of a list's adjoint (``dcs[k] += ds``) is an
+:class:`Element` contribution; a gradient sink of a list parameter collects
+them into a list as long as the parameter has item leaves.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import inspect
+import math
+import sys
+
+import s2s_ad
+from s2s_ad import api, graph, loader
+
+from oracle import close, fd_gradient
+
+
+def forward_state(fn, args: list, wrt, lengths: dict | None):
+    """Every local of the generated gradient when its reverse sweep starts:
+    the forward values and the full tape lists (what the drawn reverse sweep
+    reads), and the module's globals (the callees' backward passes, helpers)."""
+    source = s2s_ad.gradient_source(fn, wrt, lengths=lengths)
+    module = loader.load(source, f"run_{fn.__name__}")
+    grad_fn = getattr(module, f"grad_{fn.__name__}")
+    lines = source.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip() == "# reverse sweep") + 2
+    seen: dict = {}
+
+    def trace(frame, event, arg):
+        if frame.f_code is grad_fn.__code__:
+            if event == "line" and frame.f_lineno >= start and not seen:
+                # deep: a callee's backward pass pops the tapes inside its tape
+                seen.update(copy.deepcopy(dict(frame.f_locals)))
+            return trace
+        return None
+
+    sys.settrace(trace)
+    try:
+        grad_fn(*args)
+    finally:
+        sys.settrace(None)
+    return seen, vars(module)
+
+
+class Element(dict):
+    """Contributions to single elements of a list's adjoint: index -> value.
+    Adds to 0 and to other element contributions; never to a whole number
+    (that would mix an element update with a whole adjoint)."""
+
+    def __add__(self, other):
+        if isinstance(other, (int, float)) and other == 0:
+            return Element(self)
+        if isinstance(other, Element):
+            out = Element(self)
+            for k, v in other.items():
+                out[k] = out.get(k, 0.0) + v
+            return out
+        return NotImplemented
+
+    __radd__ = __add__
+
+
+def run_reverse(g: graph.Graph, state: dict, names: dict) -> dict[str, object]:
+    """Run the reverse part of a combined graph; the value reaching each
+    gradient sink (``grad_x``), a list for a list parameter."""
+    order = {n.id: i for i, n in enumerate(g.nodes)}
+    ins: dict[str, list] = {}
+    for e in g.edges:
+        if e.kind not in ("order", "control", "push"):
+            ins.setdefault(e.dst, []).append(e)
+    out: dict[str, object] = {}
+    calls: dict[str, dict] = {}     # a call node -> the adjoints it hands out, by name
+    heads: dict[str, dict] = {}     # a reverse loop's head -> its adjoints now
+    popped: dict[str, object] = {}  # a tape node -> the value popped this iteration
+    stacks = {n.id: list(state[n.label[1].split()[1]]) for n in g.nodes if n.kind == "tape"}
+    (reverse,) = [c for c in g.clusters if c.name == "cluster_reverse"]
+    path: dict[str, list] = {}      # a node -> the clusters around it, outermost first
+
+    def walk(c, around):
+        for n in c.nodes:
+            path[n] = around + [c]
+        for sub in c.clusters:
+            walk(sub, around + [c])
+
+    walk(reverse, [])
+    pops: dict[int, list[str]] = {}  # id(cluster) -> the tapes popped on entering it
+    for t in stacks:
+        # a loop's head reads its trip count once, before its cluster runs
+        readers = [path[e.dst][:-1] if g.node(e.dst).kind == "control" else path[e.dst]
+                   for e in g.edges if e.src == t and e.kind == "pop"]
+        common = [cs[0] for cs in zip(*readers) if all(c is cs[0] for c in cs)]
+        pops.setdefault(id(common[-1]), []).append(t)
+
+    def var_of(label):
+        """The variable an edge's label names: ``dx``, ``then: dx``,
+        ``da ← db``, ``dx += dy``, ``dx → previous iteration``."""
+        label = label.split(": ", 1)[-1].removeprefix("pop ").removeprefix("φ ")
+        return label.split(" ← ")[-1].split(" += ")[-1].split(" → ")[0]
+
+    def value(e, name=None):
+        """What edge ``e`` carries; ``name``: the variable it names, where its
+        label is not one :func:`var_of` reads."""
+        if e.src in heads:
+            return heads[e.src][name or var_of(e.label)]
+        if e.src in stacks:
+            return popped[e.src]
+        if e.src in calls:
+            return calls[e.src][name or var_of(e.label)]
+        if e.src in out:
+            return out[e.src]
+        return state[e.label]  # a forward value, as the forward pass left it
+
+    def env_of(node_id, kinds=("adjoint", "read", "pop")):
+        env = dict(names)
+        for e in ins.get(node_id, []):
+            if e.kind in kinds:
+                env[e.label.removeprefix("pop ")] = value(e)
+        return env
+
+    def items(c):
+        """``c``'s nodes and clusters in the order the sweep made them."""
+        first = {id(s): min(order[n] for n in _all(s)) for s in c.clusters if _all(s)}
+        both = [(order[n], n) for n in c.nodes] + [(first[id(s)], s) for s in c.clusters
+                                                     if id(s) in first]
+        return [x for _, x in sorted(both, key=lambda p: p[0])]
+
+    def _all(c):
+        return c.nodes + [n for s in c.clusters for n in _all(s)]
+
+    def run(c):
+        for x in items(c):
+            if isinstance(x, graph.Cluster):
+                (head,) = [n for n in x.nodes if g.node(n).kind == "control"
+                           and g.node(n).label[1].split()[0] in ("for", "if")]
+                if g.node(head).label[1].startswith("for"):
+                    loop(x, head)
+                else:
+                    branch(x, head)
+            else:
+                node(g.node(x))
+
+    def node(n):
+        env = env_of(n.id)
+        if n.kind == "seed":
+            out[n.id] = 1.0
+        elif n.kind in ("bwd", "recompute"):
+            text = n.label[2] if n.kind == "bwd" else n.label[2].split(" = ", 1)[1]
+            (st,) = ast.parse(text).body
+            if isinstance(st, ast.Expr):
+                out[n.id] = eval(text, env)
+            elif isinstance(st, ast.AugAssign):
+                # ``dcs[k] += ds``: a contribution to one element
+                assert isinstance(st.target, ast.Subscript) and isinstance(st.op, ast.Add), text
+                index = eval(ast.unparse(st.target.slice), env)
+                out[n.id] = Element({index: eval(ast.unparse(st.value), env)})
+            else:
+                # a call of a callee's backward pass: ``dx, dt1 = split_bwd(...)``
+                (target,) = st.targets
+                got = eval(ast.unparse(st.value), env)
+                targets = target.elts if isinstance(target, ast.Tuple) else [target]
+                assert len(targets) == len(got), text
+                calls[n.id] = {t.id: v for t, v in zip(targets, got)}
+        elif n.kind == "sum":
+            out[n.id] = sum(value(e) for e in ins.get(n.id, []))
+        elif n.kind == "grad":
+            out[n.id] = sink(n)
+        elif n.kind == "shared":
+            (e,) = ins[n.id]
+            out[n.id] = value(e)
+
+    def sink(n):
+        """A gradient sink: one adjoint, or a list parameter's items (edges
+        ``[i] dxs_i``, ``[i] dxs[i]`` for item i of a list's adjoint, or one
+        edge of element contributions)."""
+        param = n.id.removeprefix("grad_")
+        length = sum(1 for m in g.nodes if m.kind == "param" and m.label[1].startswith(param + "["))
+        edges = ins.get(n.id, [])
+        if length and all(e.label.startswith("[") for e in edges):
+            got = [0.0] * length
+            for e in edges:
+                index, what = e.label[1:].split("] ", 1)
+                name, _, element = what.partition("[")
+                x = value(e, name)
+                if element:
+                    x = x.get(int(element[:-1]), 0.0) if isinstance(x, Element) \
+                        else x[int(element[:-1])]
+                got[int(index)] += x
+            return got
+        total = sum(value(e) for e in edges)
+        if isinstance(total, Element):
+            assert length and set(total) <= set(range(length)), (n.id, total)
+            return [total.get(i, 0.0) for i in range(length)]
+        return total
+
+    def loop(c, head):
+        text = g.node(head).label[1]          # for i in reversed(range(n))
+        target, iterable = text[4:].split(" in ", 1)
+        adjoints = {e.label.split(" ← ")[0]: value(e) for e in ins.get(head, [])
+                    if e.kind == "adjoint"}
+        back = [e for e in ins.get(head, []) if e.kind == "carry"]
+        heads[head] = {}
+        for e in g.edges:  # an adjoint no edge brings in starts at 0
+            if e.src == head and e.kind == "adjoint":
+                adjoints.setdefault(var_of(e.label), 0.0)
+        for i in eval(iterable, env_of(head, ("read", "pop"))):
+            heads[head] = dict(adjoints)
+            heads[head][target] = i
+            enter(c)
+            run_body(c, head)
+            old = heads[head]
+            for e in back:  # all at once, from the iteration's values
+                now = old[var_of(e.label)] if e.src == head else value(e)
+                name, plus, _ = e.label.partition(" += ")
+                if plus:
+                    adjoints[name] = adjoints.get(name, 0.0) + now
+                else:
+                    adjoints[e.label.split(" → ")[0].split(" ← ")[0]] = now
+        heads[head] = adjoints
+
+    def run_body(c, head):
+        for x in items(c):
+            if x == head:
+                continue
+            if isinstance(x, graph.Cluster):
+                run(graph.Cluster("", "", [], [x]))
+            else:
+                node(g.node(x))
+
+    def enter(c):
+        """Pop the tapes ``c`` is the innermost region around all readers of
+        (once per iteration for a loop's cluster): a tape pushed inside a
+        forward branch side is popped only when its reverse side runs."""
+        for t in pops.get(id(c), []):
+            popped[t] = stacks[t].pop()
+
+    def branch(c, head):
+        (e,) = [e for e in ins[head]]
+        taken = "then" if value(e) else "else"
+        enter(c)
+        for x in items(c):
+            if isinstance(x, graph.Cluster):
+                if x.label == taken:
+                    enter(x)
+                    run(x)
+            elif x != head:  # a φ: the taken side's contribution, or nothing
+                out[x] = sum(value(e) for e in ins.get(x, []) if e.label.startswith(taken + ":"))
+
+    run(reverse)
+    return {n.id: out[n.id] for n in g.nodes if n.kind == "grad"}
+
+
+def check(fn, args: list, wrt: list[int] | None = None) -> None:
+    """Draw ``fn``'s reverse sweep, run it at ``args`` and compare the sinks'
+    gradients with central finite differences, for the parameters ``wrt``
+    (by default each float or list of floats)."""
+    if wrt is None:
+        wrt = [i for i, a in enumerate(args) if not isinstance(a, int)]
+    params = list(inspect.signature(fn).parameters)
+    lengths = {params[i]: len(a) for i, a in enumerate(args) if isinstance(a, (list, tuple))}
+    lengths = lengths or None
+    func, code = api._reverse(fn, tuple(wrt), None, lengths)
+    g = graph.combined(func, code)
+    state, names = forward_state(fn, args, tuple(wrt), lengths)
+    got = run_reverse(g, state, {"math": math, **names})
+    flat = [x for i in wrt for x in (args[i] if isinstance(args[i], (list, tuple)) else [args[i]])]
+
+    def flat_fn(*xs):
+        it = iter(xs)
+        call = [a if i not in wrt else (type(a)(next(it) for _ in a)
+                                        if isinstance(a, (list, tuple)) else next(it))
+                for i, a in enumerate(args)]
+        return fn(*call)
+
+    want = fd_gradient(flat_fn, flat, list(range(len(flat))))
+    grads = []
+    for i in wrt:
+        sink = got[f"grad_{func.params[i].value.name}"]
+        if isinstance(args[i], (list, tuple)):
+            assert isinstance(sink, list) and len(sink) == len(args[i]), (i, sink)
+            grads += sink
+        else:
+            assert not isinstance(sink, (list, dict)), (i, sink)
+            grads.append(sink)
+    assert len(grads) == len(want), (grads, want)
+    assert all(close(a, b) for a, b in zip(grads, want)), (grads, want)
