@@ -24,6 +24,7 @@ import cf_programs
 import graph_src
 from graph_src import returns_tuple, shared_temp, temporaries, twice_item
 import gaussian_nll
+import logistic_map
 import structures_src
 import tied_weights
 
@@ -68,7 +69,7 @@ def test_docs_show_the_real_explanations():
     nll = s2s_ad.explain(gaussian_nll.nll, wrt=("mu", "log_sigma"))
     twice = s2s_ad.explain(calls_src.twice_sq)
     tied = s2s_ad.explain(tied_weights.tied)
-    loop = s2s_ad.explain(cf_programs.logistic, wrt=("x", "r"))
+    loop = s2s_ad.explain(logistic_map.logistic, wrt=("x", "r"))
     assert loop[loop.index("reverse sweep"):].rstrip("\n") in page, \
         "regenerate docs/graphs.md's loop block"
     real = s2s_ad.explain(seed, wrt=("a", "x")) + nll + twice + tied + loop

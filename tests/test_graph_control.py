@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import os
 
 import pytest
 
@@ -29,6 +30,7 @@ import dotcheck
 import graph_run
 import graph_src
 import horner
+import logistic_map
 import numpy_loops_src
 from graph_check import check_with_graphviz, kinds, labels
 
@@ -268,8 +270,18 @@ def test_a_list_gradient_built_from_items_takes_each_item_of_the_lists_adjoint()
 
 
 def test_the_node_numbers_docs_graphs_md_talks_about_for_a_loop():
-    """docs/graphs.md walks through the logistic map's backward graph by node number."""
-    dot = dotcheck.parse(s2s_ad.graph_dot(cf_programs.logistic, wrt=("x", "r"), backward=True))
+    """docs/graphs.md walks through the backward graph of examples/logistic_map.py
+    by node number, with the commands that drew its pictures."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "docs", "graphs.md"), encoding="utf-8") as f:
+        page = f.read()
+    for command in ["s2s-ad graph examples/logistic_map.py:logistic -o docs/img/loop_forward.png",
+                    "s2s-ad graph examples/logistic_map.py:logistic --backward --wrt x,r "
+                    "-o docs/img/loop_backward.png"]:
+        assert f"`{command}`" in page
+    text = s2s_ad.graph_dot(logistic_map.logistic, wrt=("x", "r"), backward=True)
+    dot = dotcheck.parse(text)
+    assert dot.attrs["label"].startswith("forward and reverse sweep of logistic (logistic_map.py:13)")
     k = kinds(dot)
     assert labels(dot, "node_4")[1:] == ["for _ in range(n)", "iterations last to first"]
     assert labels(dot, "node_8")[1:3] == ["∂(t1 * t2)/∂t1", "dx_1 * t2"]
