@@ -215,6 +215,16 @@ class _Reverse:
             label = [head, _shown(line), f"line {op.loc.line}"]
         else:
             label = [line.stmt.comment, _shown(line)]
+        if _sets_element(line):
+            # ``dy[i] = 0.0``: a new adjoint, the one it held with an element
+            # replaced; it reads what the adjoint held (all of it, summed)
+            name = line.writes[0]
+            reads = [name] + [n for n in line.reads + _index_names(line) if n != name]
+            edges = self.gather(reads, cluster)
+            node = b.add("bwd", label, cluster, line.op)
+            self.feed(edges, node)
+            self.adj[name] = [(node, name)]
+            return
         edges = self.gather(line.reads + _index_names(line), cluster)
         node = b.add("bwd", label, cluster, line.op)
         self.feed(edges, node)
@@ -302,7 +312,8 @@ class _Reverse:
         # the adjoints a side changes that the sweep reads after the branch
         # (those are set before it, to 0 if need be)
         written = [n for n in _written(line.body + line.orelse, self.names) if n in self.adj]
-        sets = {n for n in written if any(not x.adds and n in x.writes
+        sets = {n for n in written if any((not x.adds or x.stmt is not None and _sets_element(x))
+                                          and n in x.writes
                                           for x in _walk(line.body + line.orelse))}
         for name in sorted(sets, key=written.index):
             self.source(name, cluster)  # one node for what it held before the branch
@@ -356,13 +367,22 @@ class _Reverse:
 
 def _shown(line: Line) -> str:
     """The contribution as a label shows it: ``dx[i] += g`` where it goes
-    into one element (the index matters), else ``g``."""
+    into one element (the index matters), ``dy[i] = 0.0`` where it replaces
+    one, else ``g``."""
     node = line.stmt.node
     target = node.target if isinstance(node, ast.AugAssign) else \
         node.targets[0] if isinstance(node, ast.Assign) else None
     if isinstance(target, ast.Subscript):
-        return f"{ast.unparse(target)} += {line.contribution}"
+        return f"{ast.unparse(target)} {'=' if _sets_element(line) else '+='} {line.contribution}"
     return line.contribution
+
+
+def _sets_element(line: Line) -> bool:
+    """``dy[i] = 0.0``: the adjoint of an element the forward pass overwrote
+    is set, not added to (sweep_control counts it among the lines that add,
+    as it changes the adjoint in place)."""
+    node = line.stmt.node
+    return isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Subscript)
 
 
 def _index_names(line: Line) -> list[str]:

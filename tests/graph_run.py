@@ -16,9 +16,17 @@ drawing says they do:
   the drawing shows each call site as one node, and the callee's own graph
   (``s2s-ad graph`` on the callee) draws its inside.
 
-A contribution to one element of a list's adjoint (``dcs[k] += ds``) is an
-:class:`Element` contribution; a gradient sink of a list parameter collects
-them into a list as long as the parameter has item leaves.
+A contribution to one element of a list's or array's adjoint (``dcs[k] +=
+ds``), or an element replaced (``dy[i] = 0.0``), is an :class:`Element`
+change; a gradient sink of a list parameter collects them into a list as long
+as the parameter has item leaves (of an array parameter: into an array of its
+shape).
+
+Not run from the drawing: NumPy code that writes into an array it later
+reads in the reverse sweep (``y[i] = ...`` with old elements put back,
+``y[i] = y_old.pop()``): the stack of old elements is not drawn as a tape,
+nor are the array and index the restore writes into, and the restored array
+passes from one reverse iteration to the next without a drawn edge.
 """
 
 from __future__ import annotations
@@ -28,6 +36,8 @@ import copy
 import inspect
 import math
 import sys
+
+import numpy as np
 
 import s2s_ad
 from s2s_ad import api, graph, loader
@@ -62,22 +72,52 @@ def forward_state(fn, args: list, wrt, lengths: dict | None):
     return seen, vars(module)
 
 
-class Element(dict):
-    """Contributions to single elements of a list's adjoint: index -> value.
-    Adds to 0 and to other element contributions; never to a whole number
-    (that would mix an element update with a whole adjoint)."""
+class Element:
+    """Changes to single elements of a list's or array's adjoint, in order:
+    ``("add", index, value)`` for ``dcs[k] += ds``, ``("set", index, value)``
+    for ``dy[i] = 0.0``. Adds to 0 and to other element changes (after them);
+    into a whole list or array, it applies to a copy. Never added to a whole
+    nonzero number: that would mix an element update with a scalar adjoint."""
+
+    __array_ufunc__ = None  # ``array + Element`` comes here, not to NumPy
+
+    def __init__(self, ops):
+        self.ops = list(ops)
 
     def __add__(self, other):
         if isinstance(other, (int, float)) and other == 0:
-            return Element(self)
+            return Element(self.ops)
         if isinstance(other, Element):
-            out = Element(self)
-            for k, v in other.items():
-                out[k] = out.get(k, 0.0) + v
-            return out
+            return Element(self.ops + other.ops)
+        if isinstance(other, (list, np.ndarray)):
+            return self.into(other)
         return NotImplemented
 
-    __radd__ = __add__
+    def __radd__(self, other):
+        if isinstance(other, Element):
+            return Element(other.ops + self.ops)
+        return self.__add__(other)  # a whole value first, then the element changes
+
+    def into(self, whole):
+        """``whole`` (a list or an array) with these changes, as a new value."""
+        out = np.array(whole, dtype=float) if isinstance(whole, np.ndarray) else list(whole)
+        for kind, k, v in self.ops:
+            out[k] = v if kind == "set" else out[k] + v
+        return out
+
+    def __repr__(self):
+        return f"Element({self.ops})"
+
+
+class _Key:
+    def __getitem__(self, key):
+        return key
+
+
+def _index(target: ast.Subscript, env: dict):
+    """The index of ``dx[i, 1:]`` as ``dx.__getitem__`` gets it (slices too)."""
+    key = ast.Subscript(value=ast.Name("_key", ast.Load()), slice=target.slice, ctx=ast.Load())
+    return eval(ast.unparse(key), {**env, "_key": _Key()})
 
 
 def run_reverse(g: graph.Graph, state: dict, names: dict) -> dict[str, object]:
@@ -108,6 +148,8 @@ def run_reverse(g: graph.Graph, state: dict, names: dict) -> dict[str, object]:
         # a loop's head reads its trip count once, before its cluster runs
         readers = [path[e.dst][:-1] if g.node(e.dst).kind == "control" else path[e.dst]
                    for e in g.edges if e.src == t and e.kind == "pop"]
+        if not readers:
+            continue  # a tape the reverse sweep pops but never reads
         common = [cs[0] for cs in zip(*readers) if all(c is cs[0] for c in cs)]
         pops.setdefault(id(common[-1]), []).append(t)
 
@@ -171,8 +213,15 @@ def run_reverse(g: graph.Graph, state: dict, names: dict) -> dict[str, object]:
             elif isinstance(st, ast.AugAssign):
                 # ``dcs[k] += ds``: a contribution to one element
                 assert isinstance(st.target, ast.Subscript) and isinstance(st.op, ast.Add), text
-                index = eval(ast.unparse(st.target.slice), env)
-                out[n.id] = Element({index: eval(ast.unparse(st.value), env)})
+                index = _index(st.target, env)
+                out[n.id] = Element([("add", index, eval(ast.unparse(st.value), env))])
+            elif isinstance(st.targets[0], ast.Subscript):
+                # ``dy[i] = 0.0``: the adjoint it reads, with one element replaced
+                (target,) = st.targets
+                whole = env[target.value.id]
+                change = Element([("set", _index(target, env),
+                                   eval(ast.unparse(st.value), env))])
+                out[n.id] = whole + change
             else:
                 # a call of a callee's backward pass: ``dx, dt1 = split_bwd(...)``
                 (target,) = st.targets
@@ -202,14 +251,17 @@ def run_reverse(g: graph.Graph, state: dict, names: dict) -> dict[str, object]:
                 name, _, element = what.partition("[")
                 x = value(e, name)
                 if element:
-                    x = x.get(int(element[:-1]), 0.0) if isinstance(x, Element) \
-                        else x[int(element[:-1])]
+                    if isinstance(x, Element):
+                        x = x.into([0.0] * length)
+                    x = x[int(element[:-1])]
                 got[int(index)] += x
             return got
         total = sum(value(e) for e in edges)
         if isinstance(total, Element):
-            assert length and set(total) <= set(range(length)), (n.id, total)
-            return [total.get(i, 0.0) for i in range(length)]
+            if isinstance(state.get(param), np.ndarray):  # into an array of zeros
+                return total.into(np.zeros(np.shape(state[param])))
+            assert length, (n.id, total)
+            return total.into([0.0] * length)
         return total
 
     def loop(c, head):
@@ -303,3 +355,20 @@ def check(fn, args: list, wrt: list[int] | None = None) -> None:
             grads.append(sink)
     assert len(grads) == len(want), (grads, want)
     assert all(close(a, b) for a, b in zip(grads, want)), (grads, want)
+
+
+def check_arrays(fn, args: list, wrt: list[int]) -> None:
+    """:func:`check` for NumPy code: each sink against elementwise central
+    differences (tests/array_oracle.py), with the argument's shape."""
+    import array_oracle
+
+    func, code = api._reverse(fn, tuple(wrt), None, None)
+    g = graph.combined(func, code)
+    state, names = forward_state(fn, args, tuple(wrt), None)
+    got = run_reverse(g, state, {"math": math, "np": np, **names})
+    for i in wrt:
+        sink = got[f"grad_{func.params[i].value.name}"]
+        assert np.shape(sink) == np.shape(args[i]), (i, np.shape(sink))
+        np.testing.assert_allclose(np.asarray(sink, dtype=np.float64),
+                                   array_oracle.fd_gradient(fn, args, i), rtol=1e-5, atol=1e-7,
+                                   err_msg=f"gradient with respect to argument {i}")

@@ -17,6 +17,7 @@ import ast
 import inspect
 import os
 
+import numpy as np
 import pytest
 
 import s2s_ad
@@ -32,7 +33,11 @@ import graph_src
 import horner
 import logistic_map
 import numpy_loops_src
+from array_oracle import rand
 from graph_check import check_with_graphviz, kinds, labels
+
+
+RNG = np.random.default_rng(11)
 
 
 # -- the reverse sweep of loops and branches ------------------------------------
@@ -351,3 +356,45 @@ def test_running_the_graph_of_a_list_parameter_gives_a_list_gradient(fn, args):
     adjoint; the reverse loop's head accumulates them and the sink of the
     list parameter collects one item per item leaf."""
     graph_run.check(fn, args)
+
+
+@pytest.mark.parametrize("fn, args, wrt", [
+    (numpy_loops_src.power_iteration, lambda: [rand(RNG, (3, 3)), rand(RNG, (3,)), 4], [0, 1]),
+    (numpy_loops_src.branchy, lambda: [rand(RNG, (2, 3)), 0.7], [0, 1]),
+    (numpy_loops_src.branchy, lambda: [rand(RNG, (2, 3)), -0.7], [0]),
+    (numpy_loops_src.indexed_sum, lambda: [rand(RNG, (5,)), rand(RNG, (5,)), 4], [0, 1]),
+    (numpy_loops_src.row_norms, lambda: [rand(RNG, (3, 4)), rand(RNG, (4,))], [0, 1]),
+    (numpy_loops_src.oscillator, lambda: [rand(RNG, (3,)), rand(RNG, (3,)), 5], [0, 1]),
+    (numpy_loops_src.until_small, lambda: [rand(RNG, (3,), 0.5, 1.0)], [0]),
+    (numpy_loops_src.rows_by_shape, lambda: [rand(RNG, (4, 3)), rand(RNG, (3,))], [0, 1]),
+    (numpy_loops_src.enumerate_zip_rows,
+     lambda: [rand(RNG, (4, 3)), rand(RNG, (3, 3)), 0.7], [0, 1, 2]),
+    (numpy_loops_src.assigns_in_loop, lambda: [rand(RNG, (4,)), 4], [0]),
+    (numpy_loops_src.recurrence, lambda: [rand(RNG, (5,)), 0.8, 5], [0, 1]),
+    (numpy_loops_src.rnn_states,
+     lambda: [rand(RNG, (3, 3)), rand(RNG, (3,)), rand(RNG, (4,)), 4], [0, 1, 2]),
+    (numpy_loops_src.branch_assign, lambda: [rand(RNG, (4,)), 0.6], [0, 1]),
+    (numpy_loops_src.branch_assign, lambda: [rand(RNG, (4,)), -0.6], [0, 1]),
+    (graph_src.array_loop, lambda: [rand(RNG, (3, 3)), rand(RNG, (3,)), 3], [0, 1]),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_running_the_graph_of_a_numpy_loop_gives_the_gradient(fn, args, wrt):
+    """Arrays: element adjoints added (``dx[i] += g``, ``db[t14] += dt15``) or
+    replaced where the forward pass overwrote the element (``dy[i] = 0.0``),
+    slices and rows included."""
+    graph_run.check_arrays(fn, args(), wrt)
+
+
+def test_an_overwritten_elements_adjoint_is_drawn_as_set_not_added_to():
+    """y[i] = x[i] * 2 in a loop: the reverse sweep sets dy[i] = 0.0 (the
+    element's old value does not reach the result). Drawn as ``+= 0.0`` it
+    would say the opposite, and a branch writing it would count dy twice."""
+    dot = dotcheck.parse(s2s_ad.graph_dot(numpy_loops_src.assigns_in_loop, backward=True))
+    (node,) = [n for n in dot.nodes if labels(dot, n)[2:3] == ["dy[i] = 0.0"]]
+    assert labels(dot, node)[1] == "∂assign(y_1, i, t2)/∂y_1"
+    assert sorted(lab for a, b, lab in edges_of(dot) if b == node) == ["dy", "i"]
+    assert [lab for a, b, lab in edges_of(dot, CARRY) if a == node] == ["dy → previous iteration"]
+    dot = dotcheck.parse(s2s_ad.graph_dot(numpy_loops_src.branch_assign, backward=True))
+    k = kinds(dot)
+    (phi,) = [n for n in dot.nodes if k[n] == "control" and labels(dot, n)[1] == "φ dy"]
+    # each side's dy holds what dy held before the branch: nothing adds it again after
+    assert not [b for a, b, lab in edges_of(dot, ADJ) if a == phi and k[b] == "sum"]
