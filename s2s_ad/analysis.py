@@ -118,7 +118,9 @@ def useful(func: ir.Function) -> set[int]:
 
 
 def active(func: ir.Function, wrt: list[ir.Value]) -> set[int]:
-    return varied(func, wrt) & useful(func)
+    from .shifts import cancelled  # shifts reads this module's use counts
+
+    return (varied(func, wrt) & useful(func)) - cancelled(func)
 
 
 @dataclass

@@ -68,7 +68,7 @@ class ArraySweep:
         """Adjoint variables holding an array this sweep created (safe to write into)."""
         self.renames: dict[str, str] = {}
         self.roots = _roots(func)
-        self.shapes = _shape_classes(func)
+        self.shapes = shape_classes(func)
         self._helper_names: dict[str, str] = {}
 
     # -- helpers in the generated module --------------------------------------
@@ -169,7 +169,7 @@ class ArraySweep:
                for a in others):
             return contrib
         if same is not None and self.shapes.get(id(op.out)) is same:
-            return contrib  # the operand has the result's shape (see _shape_classes)
+            return contrib  # the operand has the result's shape (see shape_classes)
         # -sum(g), not sum(-g): the negation on the summed (smaller) array; the
         # two differ only in the sign of an exactly-zero sum
         negate = isinstance(contrib, ast.UnaryOp) and isinstance(contrib.op, ast.USub)
@@ -505,7 +505,7 @@ def value_reads(nodes, measuring: set[str]) -> set[str]:
 REDUCING = frozenset(f"np.{r}" for r in ("sum", "mean", "prod", "max", "min"))
 
 
-def _shape_classes(func: ir.Function) -> dict[int, object]:
+def shape_classes(func: ir.Function) -> dict[int, object]:
     """id(value) -> a token shared by values known to have the same shape:
     elementwise functions of a value, and elementwise operations between
     values of one class (or with scalars), keep its shape. Between two such

@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 import os
 
-from . import explain_control, ir, sweep
+from . import explain_control, ir, shifts, sweep
 from .code import CodeFunction
 from .sweep_control import statement_text
 
@@ -55,6 +55,7 @@ def explain_text(func: ir.Function, code: CodeFunction) -> str:
            for op in func.body.ops]
     lines += _table(fwd) if fwd else ["  (no operations)"]
     lines += [f"  return {func.result!r}", "", "reverse sweep"]
+    lines += ["  " + s.comment for s in shifts.note(func, func.scalars(code.wrt))]
 
     rows: list[tuple[str, ...]] = []
     for adj in sw.adjoints:

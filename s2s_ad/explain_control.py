@@ -27,7 +27,7 @@ from __future__ import annotations
 import ast
 import os
 
-from . import ir, sweep
+from . import ir, shifts, sweep
 from .code import CodeFunction
 from .sweep_control import ControlSweep, Line, read
 
@@ -59,6 +59,7 @@ def explain_text(func: ir.Function, code: CodeFunction) -> str:
     outputs = func.outputs if func.result is None and func.outputs is not None else None
     ret = f"({', '.join(map(repr, outputs))})" if outputs else repr(func.result)
     lines += [f"  return {ret}", "", "reverse sweep"]
+    lines += ["  " + s.comment for s in shifts.note(func, func.scalars(code.wrt))]
     rows: list[tuple[str, ...]] = []
     _reverse(sw.lines, sw, "", rows)
     lines += table(rows) if rows else ["  (nothing: the result does not depend on " + wrt + ")"]

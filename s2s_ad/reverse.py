@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import ast
 
-from . import analysis, ir, reverse_control
+from . import analysis, ir, reverse_control, shifts
 from .arrays import SPECIAL, ArraySweep
 from .call_sites import CallSites, pair_functions, pair_seeds, seed_outputs
 from .code import CodeFunction, Stmt, reverse_comment, signature, unpack_params
@@ -79,7 +79,7 @@ def transform(func: ir.Function, wrt: list[ir.Value], *, with_value: bool = Fals
     if forward:
         body += [Stmt(None, "forward pass")] + forward
     if reverse:
-        body += [Stmt(None, "reverse sweep")] + reverse
+        body += shifts.note(func, func.scalars(wrt)) + [Stmt(None, "reverse sweep")] + reverse
     prefix = "value_and_grad_" if with_value else "grad_"
     return CodeFunction(name or prefix + func.name, signature(func, seed), body, returns, func,
                         wrt, {v.name: adj[id(v)] for v in _values(func) if id(v) in adj},

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import ast
 
-from . import analysis, inplace, ir, peephole
+from . import analysis, inplace, ir, peephole, shifts
 from .arrays import ArraySweep
 from .call_sites import CallSites, pair_functions, pair_seeds, seed_outputs
 from .peephole import names_in
@@ -226,7 +226,7 @@ class _Sweep(CallSites):
         if fwd:
             body += [Stmt(None, "forward pass")] + fwd
         if reverse:
-            body += [Stmt(None, "reverse sweep")] + reverse
+            body += shifts.note(func, func.scalars(self.wrt)) + [Stmt(None, "reverse sweep")] + reverse
         prefix = "value_and_grad_" if with_value else "grad_"
         return CodeFunction(name or prefix + func.name, signature(func, seed), body, returns,
                             func, self.wrt, self.adjoint_names(), tape, seed, imports=self.imports,
