@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from . import graph_control, ir, loader, sweep
 from .code import CodeFunction
 from .errors import S2SError
+from .sweep_control import unparse
 
 # Forward things are blue, backward things red, as in most AD textbooks' figures.
 STYLE = {
@@ -384,6 +385,12 @@ def combined(func: ir.Function, code: CodeFunction) -> Graph:
                                         f"{step.target}'s adjoint is {adj_out.name}", line],
                              bwd, step.op)
                 out_label = adj_out.name
+            elif _in_place(step):
+                # ``dx = np.zeros_like(x); dx[1] += dt1``: the contribution is
+                # the whole new adjoint, element by element as the code makes it
+                text = "; ".join(unparse(s.node) for s in step.stmts)
+                node = b.add("bwd", [head, text, line], bwd, step.op)
+                out_label = adj_in.name
             else:
                 node = b.add("bwd", [head, step.expr, line], bwd, step.op)
                 out_label = step.expr
@@ -408,6 +415,15 @@ def combined(func: ir.Function, code: CodeFunction) -> Graph:
                 label = adj.name if id(v) not in items else f"[{i}] {adj.name}"
                 b.edge(adjoint_src[id(adj)], sink, label, "adjoint")
     return g
+
+
+def _in_place(step: sweep.Step) -> bool:
+    """The step's statements write into an element of an adjoint
+    (``dy[0] = 0.0``, ``dx[1] += dt1``): its value alone would not say where."""
+    node = step.stmt.node
+    target = node.target if isinstance(node, ast.AugAssign) else \
+        node.targets[0] if isinstance(node, ast.Assign) else None
+    return isinstance(target, ast.Subscript) or len(step.stmts) > 1
 
 
 def call_text(node: ast.Assign) -> str:

@@ -68,6 +68,9 @@ class Step:
     a number, ``(k, name)`` per item of a returned tuple that has one."""
     item: int | None = None
     """For ``p = t[k]``: ``k``; the step adds to the adjoint of item ``k`` of ``t``."""
+    stmts: list[Stmt] = field(default_factory=list)
+    """Every statement that applies it, ``stmt`` last: NumPy's indexing takes
+    several (``dx = np.zeros_like(x); dx[1] += dt1``)."""
 
     @property
     def is_call(self) -> bool:
@@ -316,7 +319,12 @@ def _op_steps(op: ir.Op, by_op: dict, code: CodeFunction, g: str,
             for s in stmts:
                 node = s.node.value if hasattr(s.node, "value") else s.node
                 reads += [v for v in _ordered_reads(node, forward) if v not in reads]
-            steps.append(Step(op, i, arg, stmt.partial, stmt, reads))
+                # the index of ``dx[i] += g`` is read too
+                target = s.node.target if isinstance(s.node, ast.AugAssign) else \
+                    s.node.targets[0] if isinstance(s.node, ast.Assign) else None
+                if isinstance(target, ast.Subscript):
+                    reads += [v for v in _ordered_reads(target.slice, forward) if v not in reads]
+            steps.append(Step(op, i, arg, stmt.partial, stmt, reads, stmts=list(stmts)))
     return steps
 
 

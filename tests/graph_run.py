@@ -75,7 +75,7 @@ def forward_state(fn, args: list, wrt, lengths: dict | None):
 class Element:
     """Changes to single elements of a list's or array's adjoint, in order:
     ``("add", index, value)`` for ``dcs[k] += ds``, ``("set", index, value)``
-    for ``dy[i] = 0.0``. Adds to 0 and to other element changes (after them);
+    for ``dy[i] = 0.0``, ``("at", index, value)`` for ``np.add.at(dx, idx, g)``. Adds to 0 and to other element changes (after them);
     into a whole list or array, it applies to a copy. Never added to a whole
     nonzero number: that would mix an element update with a scalar adjoint."""
 
@@ -102,7 +102,10 @@ class Element:
         """``whole`` (a list or an array) with these changes, as a new value."""
         out = np.array(whole, dtype=float) if isinstance(whole, np.ndarray) else list(whole)
         for kind, k, v in self.ops:
-            out[k] = v if kind == "set" else out[k] + v
+            if kind == "at":
+                np.add.at(out, k, v)  # repeated indices add up
+            else:
+                out[k] = v if kind == "set" else out[k] + v
         return out
 
     def __repr__(self):
@@ -207,8 +210,24 @@ def run_reverse(g: graph.Graph, state: dict, names: dict) -> dict[str, object]:
             out[n.id] = 1.0
         elif n.kind in ("bwd", "recompute"):
             text = n.label[2] if n.kind == "bwd" else n.label[2].split(" = ", 1)[1]
-            (st,) = ast.parse(text).body
-            if isinstance(st, ast.Expr):
+            body = ast.parse(text).body
+            st = body[0]
+            if len(body) > 1:
+                # ``dx = np.zeros_like(x); dx[1] += dt1``: the adjoint the
+                # statements make, element by element
+                exec(text, env)
+                last = body[-1]
+                target = last.target if isinstance(last, ast.AugAssign) else \
+                    last.value.args[0] if isinstance(last, ast.Expr) else last.targets[0]
+                # (``np.add.at(dx, idx, g)`` adds into its first argument)
+                out[n.id] = env[(target.value if isinstance(target, ast.Subscript)
+                                 else target).id]
+            elif isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) \
+                    and ast.unparse(st.value.func) == "np.add.at":
+                # ``np.add.at(dx, idx, g)``: adds g into the elements idx picks
+                index, g_ = (eval(ast.unparse(a), env) for a in st.value.args[1:])
+                out[n.id] = Element([("at", index, g_)])
+            elif isinstance(st, ast.Expr):
                 out[n.id] = eval(text, env)
             elif isinstance(st, ast.AugAssign):
                 # ``dcs[k] += ds``: a contribution to one element

@@ -473,3 +473,58 @@ def test_tied_weights_graph_runs_to_the_finite_difference_gradient():
         np.testing.assert_allclose(out[f"grad_{v.name}"], fd_array(fn, args, i), rtol=1e-5,
                                    atol=1e-7)
     dotcheck.parse(graph.to_dot(g))
+
+
+@pytest.mark.parametrize("index", ["x[1]", "x[1, 2]", "x[1:-1]", "x[:, 0]", "x[::2]",
+                                   "x[-1, ::-2]", "x[..., 1]", "x[:, None, 1]", "x[idx]",
+                                   "x[idx, 1:]", "x[x > 0.2]", "x[i]", "x[i, i + 1]",
+                                   "x[[0, 3, 0], 1:3]"])
+def test_running_the_graph_of_numpy_indexing_gives_the_gradient(index):
+    """The adjoint of an indexed read is made element by element
+    (``dx = np.zeros_like(x); dx[i] += dt``, ``np.add.at`` for repeated
+    indices): the node shows every statement and takes the index on an edge."""
+    import numpy as np
+    import graph_run
+    from array_oracle import make_function, rand
+
+    rng = np.random.default_rng(7)
+    f = make_function(f"def f(x, i: int, idx):\n    t = {index}\n"
+                      "    return np.sum(np.sin(t) * (1 + t))\n")
+    graph_run.check_arrays(f, [rand(rng, (4, 5)), 2, np.array([0, 2, 2, 3, 0])], [0])
+
+
+@pytest.mark.parametrize("source, args", [
+    ("def f(x, w, i: int):\n    y = np.zeros(6)\n    y[0] = x[0] * w\n"
+     "    y[i] = y[0] * 2 + x[1]\n    y[2:4] = np.sin(x[2:4])\n    y[4:] += x[:2] * w\n"
+     "    y[y > 100.0] = 0.0\n    return np.sum(y * y)\n", lambda r: [r((4,)), 1.3, 5]),
+    ("def f(x):\n    y = x * 1.0\n    s = np.sum(y * y)\n    y[1] = 5.0\n"
+     "    return s + np.sum(y * x)\n", lambda r: [r((4,))]),
+    ("def f(x, idx):\n    return np.sum(x[idx] ** 2) + np.sum(np.sin(x[idx]))\n",
+     lambda r: [r((4,)), __import__("numpy").array([0, 2, 2])]),
+], ids=["writes", "overwritten_after_read", "fancy_index_twice"])
+def test_running_the_graph_of_numpy_subscript_assignment_gives_the_gradient(source, args):
+    """``dy = np.copy(dy_1); dy[0] = 0.0``: the overwritten element's adjoint
+    is set to 0 in a copy, not the whole adjoint; a second indexed read adds
+    into the adjoint the first one made (``np.add.at(dx, idx, dt1)``)."""
+    import numpy as np
+    import graph_run
+    from array_oracle import make_function, rand
+
+    rng = np.random.default_rng(5)
+    f = make_function(source)
+    a = args(lambda shape: rand(rng, shape))
+    graph_run.check_arrays(f, a, [k for k, v in enumerate(a) if isinstance(v, (float, np.ndarray))
+                                  and np.asarray(v).dtype.kind == "f"])
+
+
+def test_an_indexed_reads_adjoint_shows_its_index():
+    """Drawn as its last statement alone (``dt``), the adjoint of ``x[i]``
+    would be added to every element of dx."""
+    from array_oracle import make_function
+
+    f = make_function("def f(x, i: int):\n    return np.sum(np.sin(x[i]))\n")
+    dot = dotcheck.parse(s2s_ad.graph_dot(f, wrt="x", backward=True))
+    k = kinds(dot)
+    (node,) = [n for n in dot.nodes if k[n] == "bwd" and labels(dot, n)[1] == "∂x[i]/∂x"]
+    assert labels(dot, node)[2] == "dx = np.zeros_like(x); dx[i] += dt1"
+    assert sorted(e["label"].strip() for a, b, e in dot.edges if b == node) == ["dt1", "i", "x"]
