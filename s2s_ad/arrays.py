@@ -31,7 +31,7 @@ import ast
 import copy
 import re
 
-from . import ir
+from . import analysis, ir
 from .code import Stmt
 
 from .names import Namer
@@ -69,6 +69,8 @@ class ArraySweep:
         self.renames: dict[str, str] = {}
         self.roots = _roots(func)
         self.shapes = shape_classes(func)
+        self._uses = analysis.uses(func)
+        self._producers = {id(op.out): op for op in func.body.ops if isinstance(op, ir.Op)}
         self._helper_names: dict[str, str] = {}
 
     # -- helpers in the generated module --------------------------------------
@@ -124,7 +126,47 @@ class ArraySweep:
         if op.prim == "np.stack":
             attrs = {**attrs, "i": i}
         expr = instantiate(template, op.args, op.out, self.func.modules, g=g, attrs=attrs)
+        if op.prim in ("np.sum", "np.mean"):
+            same = self._spread_by_its_use(op)
+            if same is not None:
+                # spread(e, x) → e: x's one use broadcasts it; e measures x (the mean's
+                # n), which a value of x's shape the sweep reads anyway measures as well
+                expr = _rename_names(expr.args[0], op.args[0].name, same.name)
         return self._helper_calls(expr)
+
+    def _spread_by_its_use(self, op: ir.Op) -> ir.Value | None:
+        """Can the reduction's adjoint stay unspread (``keep(g)``, which
+        broadcasts against ``x``)? Yes when ``x`` is read only by this
+        reduction and comes from an elementwise op each of whose local
+        derivatives provably has ``x``'s shape: then every contribution
+        ``dx * ∂x/∂a`` broadcasts to that shape by itself, equal element by
+        element to the spread array's, and the spread would be a copy made to
+        be multiplied once. ``dt5 = spread(s, t5); dt4 = dt5 * (2 * t4)``
+        becomes ``dt5 = s; dt4 = dt5 * (2 * t4)``. Returns a value of ``x``'s
+        shape those derivatives read (``t4``), or None."""
+        x = op.args[0]
+        if not isinstance(x, ir.Value) or x.kind != "array" or self._uses.get(id(x)) != 1:
+            return None
+        producer = self._producers.get(id(x))
+        if producer is None or producer.callee is not None or producer.prim not in RULES \
+                or producer.prim in SPECIAL or RULES[producer.prim].adjoint:
+            return None
+        rule = RULES[producer.prim]
+        cls = self.shapes.get(id(x))
+        values = {a.name: a for a in producer.args if isinstance(a, ir.Value)}
+        values[x.name] = x
+        read: list[ir.Value] = []
+        for i, a in enumerate(producer.args):
+            if not rule.flows(i) or not isinstance(a, ir.Value) or a.kind in ("int", "bool"):
+                continue
+            local = instantiate(rule.partial_asts[i], producer.args, producer.out,
+                                self.func.modules)
+            if not _shaped_like(local, cls, values, self.shapes, self.np):
+                return None
+            read += [values[n.id] for n in ast.walk(local)
+                     if isinstance(n, ast.Name) and n.id in values
+                     and self.shapes.get(id(values[n.id])) is cls]
+        return read[0] if read else None
 
     def _helper_calls(self, expr: ast.expr) -> ast.expr:
         """Calls in a rule's template to the generated module's helpers, under
@@ -550,6 +592,49 @@ def shape_classes(func: ir.Function) -> dict[int, object]:
                         token = full[0]
         classes[id(op.out)] = token if token is not None else op.out
     return classes
+
+
+ELEMENTWISE_CALLS = frozenset({"exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan",
+                               "tanh", "arctan", "sinh", "cosh", "abs", "sign", "square",
+                               "negative", "power", "where"})
+"""NumPy functions whose result has the broadcast shape of their operands."""
+
+
+def _shaped_like(expr: ast.expr, cls, values: dict, shapes: dict, np_name: str) -> bool:
+    """Does ``expr`` (a local derivative) provably have the shape of the
+    values of shape class ``cls``? It must read at least one of them, and
+    otherwise only scalars, through elementwise operations."""
+    full = False
+    for n in ast.walk(expr):
+        if isinstance(n, ast.Call):
+            f = n.func
+            if not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)
+                    and f.value.id == np_name and f.attr in ELEMENTWISE_CALLS) or n.keywords:
+                return False
+        elif isinstance(n, ast.Name):
+            if n.id == np_name:
+                continue
+            v = values.get(n.id)
+            if v is None:
+                return False
+            if cls is not None and shapes.get(id(v)) is cls and v.kind == "array":
+                full = True
+            elif not _scalar(v):
+                return False
+        elif isinstance(n, ast.Attribute):
+            if not (isinstance(n.value, ast.Name) and n.value.id == np_name):
+                return False
+        elif not isinstance(n, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.Constant, ast.operator,
+                                ast.unaryop, ast.cmpop, ast.expr_context)):
+            return False
+    return full
+
+
+def _rename_names(expr: ast.expr, old: str, new: str) -> ast.expr:
+    for n in ast.walk(expr):
+        if isinstance(n, ast.Name) and n.id == old:
+            n.id = new
+    return expr
 
 
 def _rename_calls(expr: ast.expr, old: str, new: str) -> ast.expr:

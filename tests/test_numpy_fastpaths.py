@@ -263,4 +263,40 @@ def test_softmax_needs_no_unbroadcast_for_equal_shapes():
 def test_mean_adjoint_does_not_compute_the_mean():
     from mlp import mlp_loss
     text = s2s_ad.gradient_source(mlp_loss, wrt=[0, 1, 2, 3])
-    assert "= np.mean(" not in text and "dout / np.size(t5)" in text
+    assert "= np.mean(" not in text and "dout / np.size(t4)" in text
+
+
+# -- a reduction's adjoint left unspread where its operand's one use broadcasts it
+
+LAZY = [  # (body, how many reductions' adjoints are still spread)
+    ("return np.mean((x - y) ** 2)", 0),
+    ("return np.sum(np.sin(x) ** 2)", 0),
+    ("return np.sum(x * x)", 0),
+    ("return np.sum(np.tanh(x), axis=0)[1]", 0),
+    ("return np.sum(np.mean(np.exp(x), axis=1, keepdims=True) * y)", 1),  # the outer sum: y
+    ("return np.sum(np.mean(np.cos(x) ** 2, axis=-1))", 1),  # the outer sum: a mean's result
+    ("return np.sum(np.mean(np.cos(x) * 3.0, axis=-1))", 2),  # a number as local derivative
+    ("return np.sum(x * 2.0)", 1),  # the local derivative is a number: no shape
+    ("return np.sum(x + y)", 1),  # local derivatives 1
+    ("return np.sum(x * y)", 1),  # y's shape is not proved to be x * y's
+    ("return np.sum(c * r)", 1),  # a column times a row: each local derivative is smaller
+    ("return np.sum(x ** 2) + np.sum(x ** 2 * y)", 1),  # each x ** 2 read once
+    ("s = x ** 2\n    return np.sum(s) + np.sum(s * y)", 2),  # s read twice
+    ("return np.sum(np.where(x > 0, x, 0.0))", 1),
+]
+
+
+@pytest.mark.parametrize("body, spread", LAZY)
+def test_reduction_adjoint_is_spread_only_where_needed(body, spread):
+    f = make_function(f"def f(x, y, c, r):\n    {body}")
+    text = s2s_ad.gradient_source(f, wrt=[0, 1, 2, 3])
+    assert text[text.index("def grad_f"):].count("spread(") == spread, text
+    args = [rand(RNG, (3, 4)), rand(RNG, (3, 4)), rand(RNG, (3, 1)), rand(RNG, (1, 4))]
+    assert_gradients(f, args, [0, 1, 2, 3])
+
+
+def test_mean_squared_error_computes_no_square():
+    from mlp import mlp_loss
+    text = s2s_ad.gradient_source(mlp_loss, wrt=[0, 1, 2, 3])
+    body = text[text.index("def grad_mlp_loss"):]
+    assert "spread(" not in body and "dt5 = dout / np.size(t4)" in body and "t4 ** 2" not in body
