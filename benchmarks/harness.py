@@ -1,15 +1,26 @@
 """Benchmark harness: times workloads side by side in one run and prints ratios.
 
 A workload is a function, a hand-written gradient of it, and arguments. For
-each, the harness times (best of several repeats of a timed loop) the
-original function, s2s-ad's generated gradient, the hand-written gradient,
-and — where installed — other AD tools, then prints gradient/forward and
-generated/hand-written ratios. Absolute times vary on a shared machine; the
-ratios, measured in the same run, are what the targets are about.
+each, the harness times the original function, s2s-ad's generated gradient,
+the hand-written gradient and — where installed — other AD tools, then prints
+gradient/forward and generated/hand-written ratios.
+
+The contenders of one workload are timed interleaved: each one's loop count is
+calibrated once, so that a timed loop takes about ``budget / rounds`` seconds
+(at least one call), then every round times each contender once, in a rotated
+order, and each contender's figure is its fastest round::
+
+    interleaved_times({"forward": f, "s2s-ad": g})
+    -> {"forward": 6.6e-06, "s2s-ad": 1.2e-05}      # seconds per call
+
+A burst of load on the shared machine then slows all contenders of a round
+alike instead of one contender's whole measurement, so the ratios of a row
+are measured side by side. Absolute times still vary with the machine.
 """
 
 from __future__ import annotations
 
+import time
 import timeit
 from dataclasses import dataclass, field
 from typing import Callable
@@ -31,29 +42,81 @@ class Workload:
     the generated code, not of the per-call dispatch on the lists' lengths."""
 
 
-def best_time(call: Callable[[], object], budget: float = 0.2, repeat: int = 5) -> float:
-    """Seconds per call: the best of ``repeat`` timed loops of ~budget/repeat s."""
-    timer = timeit.Timer(call)
-    n, t = timer.autorange()
-    per = t / n
-    number = max(1, int(budget / repeat / per))
-    return min(timer.repeat(repeat=repeat, number=number)) / number
+ROUNDS = 40
+"""Rounds per workload when the contenders are fast enough."""
+MIN_ROUNDS = 7
+"""Rounds per workload however slow a contender is (its loops then hold one call)."""
+BUDGET = 1.0
+"""Seconds of timed loops per contender and workload, when the rounds fit in it."""
 
 
-def run(workloads: list[Workload], budget: float = 0.2) -> list[dict]:
+def loop_counts(calls: dict[str, Callable[[], object]], budget: float = BUDGET,
+                rounds: int = ROUNDS, min_rounds: int = MIN_ROUNDS,
+                timer: Callable[[], float] = time.perf_counter) -> tuple[dict[str, int], int]:
+    """Calls per timed loop for each contender, and the number of rounds.
+
+    A loop should take about ``budget / rounds`` s. Contenders slower than
+    that get one call per loop, and the workload fewer rounds (as many as the
+    budget holds for its slowest contender, never fewer than ``min_rounds``):
+    a contender of milliseconds gets at least ``min_rounds`` samples.
+    """
+    per = {label: _per_call(call, timer) for label, call in calls.items()}
+    n_rounds = max(min_rounds, min(rounds, int(budget / max(per.values()))))
+    loop = budget / n_rounds
+    return {label: max(1, round(loop / p)) for label, p in per.items()}, n_rounds
+
+
+def _per_call(call: Callable[[], object], timer: Callable[[], float],
+              at_least: float = 0.02) -> float:
+    """A rough per-call time: one warm-up call, then loops doubling in length
+    until one takes ``at_least`` s."""
+    t = timeit.Timer(call, timer=timer)
+    t.timeit(1)
+    number = 1
+    while True:
+        elapsed = t.timeit(number)
+        if elapsed >= at_least:
+            return elapsed / number
+        number *= 2
+
+
+def interleave(calls: dict[str, Callable[[], object]], numbers: dict[str, int], rounds: int,
+               timer: Callable[[], float] = time.perf_counter) -> dict[str, float]:
+    """Seconds per call of each contender: the fastest of ``rounds`` rounds,
+    each round timing one loop of ``numbers[label]`` calls per contender,
+    starting one contender further each round (so none is always first)."""
+    labels = list(calls)
+    timers = {label: timeit.Timer(calls[label], timer=timer) for label in labels}
+    best = {label: float("inf") for label in labels}
+    for r in range(rounds):
+        k = r % len(labels)
+        for label in labels[k:] + labels[:k]:
+            n = numbers[label]
+            best[label] = min(best[label], timers[label].timeit(n) / n)
+    return best
+
+
+def interleaved_times(calls: dict[str, Callable[[], object]], budget: float = BUDGET,
+                      rounds: int = ROUNDS, min_rounds: int = MIN_ROUNDS,
+                      timer: Callable[[], float] = time.perf_counter) -> dict[str, float]:
+    """Seconds per call of each contender, timed interleaved (see the module docstring)."""
+    numbers, n_rounds = loop_counts(calls, budget, rounds, min_rounds, timer)
+    return interleave(calls, numbers, n_rounds, timer)
+
+
+def run(workloads: list[Workload], budget: float = BUDGET) -> list[dict]:
     import s2s_ad
 
     rows = []
     for w in workloads:
         g = s2s_ad.grad(w.fn, wrt=w.wrt, **({"lengths": w.lengths} if w.lengths else {}))
-        t_f = best_time(lambda: w.fn(*w.args), budget)
-        t_g = best_time(lambda: g(*w.args), budget)
-        row = {"name": w.name, "forward": t_f, "s2s-ad": t_g}
+        calls = {"forward": lambda: w.fn(*w.args), "s2s-ad": lambda: g(*w.args)}
+        row = {"name": w.name}
         if w.hand_grad is not None:
             row["agree"] = _max_difference(g(*w.args), w.hand_grad(*w.args))
-            row["hand"] = best_time(lambda: w.hand_grad(*w.args), budget)
-        for label, call in w.others.items():
-            row[label] = best_time(call, budget)
+            calls["hand"] = lambda: w.hand_grad(*w.args)
+        calls.update(w.others)
+        row.update(interleaved_times(calls, budget))
         rows.append(row)
     return rows
 

@@ -5,14 +5,27 @@
 
 Each ``benchmarks/workloads_*.py`` defines ``WORKLOADS``, a list of
 :class:`harness.Workload`.
+
+BLAS runs on one thread (``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS`` and
+``MKL_NUM_THREADS`` set to 1 unless already set): a thread pool's timings
+depend on what else runs on the machine's cores. The first line printed says
+which setting, Python and NumPy were used.
 """
 
 from __future__ import annotations
 
-import glob
-import importlib
 import os
-import sys
+
+# Before anything imports NumPy: BLAS reads these once, when it loads.
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+_PRESET = {v for v in THREAD_VARIABLES if v in os.environ}
+for _v in THREAD_VARIABLES:
+    os.environ.setdefault(_v, "1")
+
+import glob  # noqa: E402
+import importlib  # noqa: E402
+import platform  # noqa: E402
+import sys  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -21,7 +34,18 @@ sys.path.insert(0, os.path.dirname(HERE))
 import harness  # noqa: E402
 
 
+def header() -> str:
+    import numpy as np
+
+    threads = " ".join(f"{v}={os.environ[v]}" + (" (set by the caller)" if v in _PRESET else "")
+                       for v in THREAD_VARIABLES)
+    load = f", load average {os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else ""
+    return f"{threads}; Python {platform.python_version()}; NumPy {np.__version__}{load}"
+
+
 def main(argv: list[str]) -> None:
+    print(header())
+    print()
     names = sorted(os.path.basename(p)[len("workloads_"):-3]
                    for p in glob.glob(os.path.join(HERE, "workloads_*.py")))
     chosen = [n for n in names if not argv or n in argv]
