@@ -381,7 +381,7 @@ def combined(func: ir.Function, code: CodeFunction) -> Graph:
             side = f" ({step.side})" if step.side else ""
             head = sweep.derivative_text(step.op, step.operand, modules) + side
             if step.stmt is None:
-                node = b.add("shared", [head, f"= {step.partial}, no code:",
+                node = b.add("shared", [head, f"{step.local.lstrip()}, no code:",
                                         f"{step.target}'s adjoint is {adj_out.name}", line],
                              bwd, step.op)
                 out_label = adj_out.name

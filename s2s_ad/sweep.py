@@ -306,8 +306,12 @@ def _op_steps(op: ir.Op, by_op: dict, code: CodeFunction, g: str,
         if not stmts:
             # The reverse transform lets a temporary share its consumer's
             # adjoint when the local derivative is 1: nothing is computed.
-            text = ast.unparse(simplify(instantiate(partial, op.args, op.out,
-                                                    code.source.modules)))
+            local = simplify(instantiate(partial, op.args, op.out, code.source.modules))
+            text = ast.unparse(local)
+            if isinstance(local, ast.Call) and isinstance(local.func, ast.Name) \
+                    and local.func.id == "spread":
+                # a sum's adjoint left unspread: its operand's one use broadcasts it
+                text = rule.math
             if code.adjoints[arg.name] != g:
                 raise SweepError(f"no statement differentiates {op} by operand {i}")
             steps.append(Step(op, i, arg, text, None))
