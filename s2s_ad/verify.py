@@ -53,8 +53,13 @@ class _OutOfTime(BaseException):
 
 @contextlib.contextmanager
 def _deadline(seconds: float | None):
-    """Raise :class:`_OutOfTime` inside the block after ``seconds``. Only the
-    main thread can take a timer signal; elsewhere the block runs unbounded."""
+    """Raise :class:`_OutOfTime` inside the block after ``seconds``, and again
+    every 0.1 s until the block is left: a handler that runs inside a finalizer
+    (a generator closed by the garbage collector) has its exception dropped,
+    and a single expiry lost that way left sympy running unbounded. A deadline
+    inside another one ends no later than the outer one, which holds again
+    afterwards. Only the main thread can take a timer signal; elsewhere the
+    block runs unbounded."""
     usable = (seconds is not None and seconds > 0 and hasattr(signal, "setitimer")
               and threading.current_thread() is threading.main_thread())
     if not usable:
@@ -65,12 +70,23 @@ def _deadline(seconds: float | None):
         raise _OutOfTime()
 
     previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    started = time.monotonic()
+    outer, outer_interval = signal.setitimer(signal.ITIMER_REAL, seconds, 0.1)
+    if 0 < outer < seconds:
+        signal.setitimer(signal.ITIMER_REAL, outer, 0.1)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        while True:  # a late expiry must not skip the disarming
+            try:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, previous)
+                if outer > 0:
+                    left = outer - (time.monotonic() - started)
+                    signal.setitimer(signal.ITIMER_REAL, max(left, 1e-3), outer_interval)
+                break
+            except _OutOfTime:
+                continue
 
 
 class _Step(sympy.Function):
