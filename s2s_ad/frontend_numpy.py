@@ -448,16 +448,7 @@ class ArrayLowering:
         value = self.expr(value_node)
         if isinstance(value, tuple):
             raise self.src.error(value_node, "a tuple cannot be assigned into an array")
-        operands = [base, value]
-        index = self.assignment_index(target, operands)
-        text = ast.unparse(stmt) if stmt is not None else None
-        if op is not None:
-            old = self.emit("array.getitem", [base] + operands[2:], target,
-                            attrs={"index": _shift(index, -1)})
-            value = self.emit(op, [old, value], stmt)
-            operands[1] = value
-        out = self.emit("array.setitem", operands, stmt or target, var=name, text=text,
-                        attrs={"index": index})
+        out = self.emit_setitem(base, value, target, op, stmt, name)
         # Python mutates the array: every name bound to it sees the change,
         # and views taken earlier must not be read again.
         for k, v in list(self.env.items()):
@@ -492,6 +483,12 @@ class ArrayLowering:
         value = self.expr(value_node)
         if isinstance(value, tuple) or structures.is_structure(value):
             raise self.src.error(value_node, "a tuple or list cannot be assigned into an array")
+        self.env[name] = self.emit_setitem(base, value, target, op, stmt, name)
+
+    def emit_setitem(self, base: ir.Value, value, target: ast.Subscript, op, stmt,
+                     name: str) -> ir.Value:
+        """The ``array.setitem`` op of ``name[index] = value`` (``op`` the
+        augmented assignment's operator: the element is read first)."""
         operands = [base, value]
         index = self.assignment_index(target, operands)
         text = ast.unparse(stmt) if stmt is not None else None
@@ -499,9 +496,8 @@ class ArrayLowering:
             old = self.emit("array.getitem", [base] + operands[2:], target,
                             attrs={"index": _shift(index, -1)})
             operands[1] = self.emit(op, [old, value], stmt)
-        out = self.emit("array.setitem", operands, stmt or target, var=name, text=text,
-                        attrs={"index": index})
-        self.env[name] = out
+        return self.emit("array.setitem", operands, stmt or target, var=name, text=text,
+                         attrs={"index": index})
 
     def track_views(self, prim: str, args: list, out: ir.Value) -> None:
         """Record which array ``out`` shares memory with."""
