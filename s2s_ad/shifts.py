@@ -20,8 +20,7 @@ Before → after (the reverse sweep of ``lse`` above, ``dZ`` already holding
 the adjoint from ``Z``'s other uses)::
 
     dt3 = dlse / t3                              dt3 = dlse / t3
-    dt2 = spread(dt3, t2)                        dt2 = spread(dt3, t2)
-    dt1 = dt2 * t2                      ──▶      dt1 = dt2 * t2
+    dt1 = dt3 * t2                      ──▶      dt1 = dt3 * t2
     dZ = dZ + dt1                                dZ = dZ + dt1
     dm = dlse - unbroadcast(dt1, m)
     dZ = dZ + extreme_adjoint(dm, Z, m, 1)
