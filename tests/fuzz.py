@@ -5,6 +5,7 @@
     python -m tests.fuzz --n 500 --no-sympy   # finite differences only (faster)
     python -m tests.fuzz --n 1000 --numpy     # small NumPy programs (finite differences)
     python -m tests.fuzz --n 1000 --numpy-loops   # NumPy loops filling arrays by y[i] = ...
+    python -m tests.fuzz --n 1000 --numpy-shifts  # stable softmax shifts, unspread reductions
 
 Each program from :mod:`tests.programs` is written to a real ``.py`` file (s2s-ad
 reads source), imported, and its gradient computed by ``s2s_ad.grad`` is
@@ -44,6 +45,7 @@ import s2s_ad  # noqa: E402
 from tests.modules import import_source  # noqa: E402
 from tests.programs import Program, RandomDraw, program  # noqa: E402
 from tests.programs_numpy import numpy_loop_program, numpy_program  # noqa: E402
+from tests.programs_shifts import shift_program  # noqa: E402
 
 SYMPY_MAX_OPS = 12
 """Programs with more operations are checked by finite differences only:
@@ -225,43 +227,48 @@ def run_one(prog: Program, folder: str, label: str, *, use_sympy: bool = True) -
 
 
 def run_numpy_one(prog, folder: str, label: str) -> Outcome:
-    """A NumPy program (tests.programs_numpy): every element's partial
-    derivative against finite differences in that element (fd_agrees)."""
+    """A NumPy program (tests.programs_numpy, tests.programs_shifts): every
+    element's partial derivative against finite differences in that element
+    (fd_agrees); for a function returning a tuple, of item ``prog.output``."""
     import numpy as np
 
     try:
         fn = getattr(import_source(folder, prog.source, f"fuzznp_{label}"), "f")
     except Exception as exc:
         return Outcome("mismatch", f"generated program does not import: {exc!r}")
+    item = prog.output
+    objective = fn if item is None else (lambda **kw: fn(**kw)[item])
     with np.errstate(all="ignore"):
-        value = evaluate(lambda **kw: float(fn(**kw)), prog.point)
+        value = evaluate(lambda **kw: float(objective(**kw)), prog.point)
     if value is None:
         return Outcome("rejected")
+    names = tuple(prog.wrt)
     try:
         with np.errstate(all="raise"):
-            grad_fn = s2s_ad.grad(fn, ("a", "b", "s"))
+            grad_fn = s2s_ad.grad(fn, names, **({} if item is None else {"output": item}))
             got = grad_fn(**prog.point)
     except s2s_ad.SourceError as exc:
         return Outcome("mismatch", f"refused a program of the supported subset:\n{exc}")
     except Exception:
         return Outcome("mismatch", "s2s-ad raised:\n" + traceback.format_exc(limit=6))
     states = []
-    for name, g in zip(("a", "b", "s"), got):
+    for name, g in zip(names, got):
         base = prog.point[name]
+        scalar = np.ndim(base) == 0
         g = np.asarray(g, dtype=float)
         if g.shape != np.shape(base):
             return Outcome("mismatch", f"d/d{name} has shape {g.shape}, expected {np.shape(base)}")
         for index in np.ndindex(np.shape(base)):
-            def one(e, name=name, index=index):
-                point = {k: np.array(v, dtype=float) if k != "s" else v
+            def one(e, name=name, index=index, scalar=scalar):
+                point = {k: np.array(v, dtype=float) if np.ndim(v) else v
                          for k, v in prog.point.items()}
-                if name == "s":
-                    point["s"] = e
+                if scalar:
+                    point[name] = e
                 else:
                     point[name][index] = e
                 with np.errstate(all="ignore"):
-                    return float(fn(**point))
-            x0 = float(base[index]) if name != "s" else float(base)
+                    return float(objective(**point))
+            x0 = float(base) if scalar else float(base[index])
             verdict = fd_agrees(one, {"e": x0}, "e", float(g[index]), value)
             states.append(verdict)
             if verdict is False:
@@ -273,19 +280,21 @@ def run_numpy_one(prog, folder: str, label: str) -> Outcome:
 
 
 def report(label: str, prog: Program, o: Outcome) -> str:
-    wrt = getattr(prog, "wrt", ("a", "b", "s"))  # NumPy programs: always a, b, s
-    return (f"=== MISMATCH {label}: wrt={wrt!r} at {prog.point}\n{prog.source}"
+    item = getattr(prog, "output", None)
+    output = "" if item is None else f" output={item}"
+    return (f"=== MISMATCH {label}: wrt={prog.wrt!r}{output} at {prog.point}\n{prog.source}"
             f"--- {o.detail}\n")
 
 
 def soak(seeds, *, use_sympy: bool = True, out=sys.stdout, max_stmts: int = 5,
-         max_depth: int = 3, numpy: bool = False, loops: bool = False) -> Tally:
+         max_depth: int = 3, numpy: bool = False, loops: bool = False,
+         shifts: bool = False) -> Tally:
     tally = Tally()
     with tempfile.TemporaryDirectory(prefix="s2s-ad-fuzz-") as folder:
         for seed in seeds:
             label = f"seed{seed}"
-            if numpy or loops:
-                prog = (numpy_loop_program if loops else numpy_program)(RandomDraw(seed))
+            if numpy or loops or shifts:
+                prog = _numpy_generator(loops, shifts)(RandomDraw(seed))
                 o = run_numpy_one(prog, folder, label)
             else:
                 prog = program(RandomDraw(seed), max_stmts=max_stmts, max_depth=max_depth)
@@ -299,6 +308,10 @@ def soak(seeds, *, use_sympy: bool = True, out=sys.stdout, max_stmts: int = 5,
     return tally
 
 
+def _numpy_generator(loops: bool, shifts: bool):
+    return shift_program if shifts else numpy_loop_program if loops else numpy_program
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m tests.fuzz", description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, default=1000, help="how many programs")
@@ -309,21 +322,25 @@ def main(argv=None) -> int:
     p.add_argument("--numpy", action="store_true", help="NumPy programs (finite differences)")
     p.add_argument("--numpy-loops", action="store_true",
                    help="NumPy loops filling arrays by subscript assignment (finite differences)")
+    p.add_argument("--numpy-shifts", action="store_true",
+                   help="stable log-sum-exp/softmax shifts, perturbed, and reductions of "
+                        "elementwise expressions of mixed shapes (finite differences)")
     p.add_argument("--show", action="store_true", help="print each program's source")
     args = p.parse_args(argv)
     seeds = range(args.seed, args.seed + args.n)
     if args.show:
         for s in seeds:
-            if args.numpy or args.numpy_loops:
-                prog = (numpy_loop_program if args.numpy_loops else numpy_program)(RandomDraw(s))
-                print(f"# seed {s}: at {prog.point}\n{prog.source}")
+            if args.numpy or args.numpy_loops or args.numpy_shifts:
+                prog = _numpy_generator(args.numpy_loops, args.numpy_shifts)(RandomDraw(s))
+                item = "" if prog.output is None else f" output={prog.output}"
+                print(f"# seed {s}:{item} at {prog.point}\n{prog.source}")
                 continue
             prog = program(RandomDraw(s), max_stmts=args.stmts, max_depth=args.depth)
             print(f"# seed {s}: wrt={prog.wrt!r} at {prog.point}\n{prog.source}")
         return 0
     start = time.time()
     tally = soak(seeds, use_sympy=not args.no_sympy, max_stmts=args.stmts, max_depth=args.depth,
-                 numpy=args.numpy, loops=args.numpy_loops)
+                 numpy=args.numpy, loops=args.numpy_loops, shifts=args.numpy_shifts)
     print(tally.summary(time.time() - start))
     return 1 if tally.mismatches else 0
 

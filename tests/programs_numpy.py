@@ -30,6 +30,10 @@ class NumpyProgram:
     point: dict
     """a, b: arrays; s: a float."""
     ops: int
+    wrt: tuple = ("a", "b", "s")
+    """The parameters, all differentiated (a float in ``point`` is a scalar)."""
+    output: int | None = None
+    """For a function returning a tuple: the item differentiated."""
 
 
 class _Gen:

@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 
 from tests.fuzz import report, run_numpy_one, run_one
 from tests.programs import HypothesisDraw, RandomDraw, program
+from tests.array_oracle import make_function
 from tests.programs_numpy import numpy_loop_program, numpy_program
+from tests.programs_shifts import shift_program
 
 FAST = settings(max_examples=150, deadline=None, derandomize=True, database=None,
                 suppress_health_check=list(HealthCheck))
@@ -72,3 +74,40 @@ def test_random_numpy_loops_filling_arrays_match_finite_differences(data, tmp_pa
     label = f"l{abs(hash(prog.source)) % 10**12}"
     outcome = run_numpy_one(prog, str(tmp_path_factory.mktemp("npl")), label)
     assert outcome.status != "mismatch", f"{prog.source}\nat {prog.point}\n{outcome.detail}"
+
+
+SHIFT_SEEDS = range(150)
+"""Fixed programs of ``--numpy-shifts`` (a few seconds): the soak runs thousands."""
+
+
+@pytest.mark.parametrize("first", range(0, len(SHIFT_SEEDS), 50))
+def test_shift_and_reduction_programs_match_finite_differences(first, tmp_path):
+    compared = 0
+    for seed in SHIFT_SEEDS[first:first + 50]:
+        prog = shift_program(RandomDraw(seed))
+        outcome = run_numpy_one(prog, str(tmp_path), f"sh{seed}")
+        assert outcome.status != "mismatch", report(f"seed {seed}", prog, outcome)
+        compared += outcome.status == "ok"
+    assert compared >= 35  # most points are inside the functions' domains
+
+
+def test_shift_programs_exercise_both_analyses(monkeypatch):
+    """The generator keeps hitting its targets: shifts that cancel (and ones
+    that don't), reductions left unspread (and ones spread)."""
+    import s2s_ad
+    from s2s_ad import arrays
+
+    kept = []
+    original = arrays.ArraySweep._spread_by_its_use
+    monkeypatch.setattr(arrays.ArraySweep, "_spread_by_its_use",
+                        lambda self, op: kept.append(original(self, op)) or kept[-1])
+    cancelled = extreme = 0
+    for seed in SHIFT_SEEDS:
+        prog = shift_program(RandomDraw(seed))
+        fn = make_function(prog.source)
+        text = s2s_ad.gradient_source(fn, wrt=list(prog.wrt), output=prog.output)
+        cancelled += "no adjoint: the result does not depend on" in text
+        extreme += "extreme_adjoint(" in text[text.index("def grad_f"):]
+    unspread = sum(k is not None for k in kept)
+    assert cancelled >= 20 and extreme >= 20, (cancelled, extreme)
+    assert unspread >= 40 and len(kept) - unspread >= 40, (unspread, len(kept))
