@@ -242,6 +242,11 @@ def run_numpy_one(prog, folder: str, label: str) -> Outcome:
         value = evaluate(lambda **kw: float(objective(**kw)), prog.point)
     if value is None:
         return Outcome("rejected")
+    try:  # a NaN in an element the result does not read: the point is outside the domain
+        with np.errstate(invalid="raise", divide="raise", over="raise", under="ignore"):
+            objective(**prog.point)
+    except FloatingPointError:
+        return Outcome("rejected")
     names = tuple(prog.wrt)
     try:
         with np.errstate(all="raise"):
