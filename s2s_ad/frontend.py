@@ -586,6 +586,7 @@ class _Lowering(ArrayLowering, ControlFlow):
         attrs = attrs or {}
         if self.array_mode:
             prim = self.array_prim(prim, kinds, node)
+            self.refuse_shape_arithmetic(prim, args, node)
             kind = self.result_kind(prim, kinds, attrs)
         else:
             kind = RULES[prim].result_kind(kinds)

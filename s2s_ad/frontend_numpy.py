@@ -34,7 +34,7 @@ import numpy
 
 from . import ir, structures
 from .rules import RULES
-from .rules.numpy import VIEWS
+from .rules.numpy import BROADCASTING, SAME_SHAPE, VIEWS
 from .templates import index_operands
 
 
@@ -115,6 +115,21 @@ class ArrayLowering:
             raise self.src.error(node, f"`{prim}()` of arrays is ambiguous; use "
                                  f"np.{prim}imum(a, b) (elementwise) or np.{prim}(a)")
         return f"array.{prim}" if f"array.{prim}" in RULES else prim
+
+    def refuse_shape_arithmetic(self, prim: str, args: list, node: ast.AST) -> None:
+        """A shape (``x.shape``, ``np.shape(x)``) is a tuple of ints whose kind
+        says ``int``: as an operand of arithmetic it would broadcast as an
+        array while the reverse sweep takes it for a number (``z * z.shape``
+        has another shape than ``z``), so only its items may be used there."""
+        rule = RULES.get(prim)
+        if rule is None or not (prim in BROADCASTING or prim in SAME_SHAPE or rule.broadcast):
+            return
+        for a in args:
+            producer = self.defs.get(id(a)) if isinstance(a, ir.Value) else None
+            if producer is not None and producer.prim in ("shape", "tuple"):
+                raise self.src.error(node, f"`{producer.text}` is a shape, a tuple of ints; "
+                                     "arithmetic on it is not supported: index it "
+                                     "(`x.shape[0]`)")
 
     def result_kind(self, prim: str, kinds: list[str], attrs: dict) -> str:
         rule = RULES[prim]

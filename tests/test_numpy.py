@@ -90,6 +90,10 @@ def test_augmented_assignment_on_2d():
     ("return np.linalg.norm(x, ord=2)", "spectral norm"),
     ("return np.linalg.norm(x, axis=n)", "must be a constant"),
     ("return max(np.sin(x), x)", "ambiguous"),
+    # a shape is a tuple: it would broadcast (x * x.shape has another shape than x)
+    ("return np.sum(x * x.shape)", "is a shape, a tuple of ints"),
+    ("return np.sum(np.exp(x) * np.shape(x))", "is a shape, a tuple of ints"),
+    ("s = x.shape\n    return np.mean(np.sin(x) + s)", "is a shape, a tuple of ints"),
 ])
 def test_refusals(body, message):
     f = make_function(f"def f(x, idx, n: int):\n    {body}\n")
