@@ -1,7 +1,8 @@
 """Random NumPy programs aimed at two analyses of the reverse transform.
 
 Contract: :func:`shift_program` draws a module defining
-``f(z, w, c, r, v, s)`` — ``z``, ``w`` of shape ``(n, k)``, a column ``c``
+``f(z, w, c, r, v, s)`` — ``z``, ``w`` of shape ``(n, k)`` (or ``(2, n, k)``:
+then axis 1 is not axis -1, and axis 2 exists), a column ``c``
 ``(n, 1)``, a row ``r`` ``(1, k)``, a vector ``v`` ``(k,)`` and ``s`` (a
 float, sometimes annotated ``s: float``) — returning a number, or a tuple of
 numbers one of which is differentiated (``output``). Two families, often in
@@ -42,7 +43,7 @@ from tests.programs_numpy import NumpyProgram
 
 PARAMS = ("z", "w", "c", "r", "v", "s")
 FULL = ["z", "w"]
-"""Parameters of shape (n, k)."""
+"""Parameters of shape (n, k) or (2, n, k)."""
 FULL_NAME = re.compile(r"\b(z|w|y\d+|x\d+)\b")
 """A name of shape (n, k) (the temporaries y1, x2... are such arrays)."""
 SMALL = ["c", "r", "v", "s"]
@@ -50,8 +51,10 @@ SMALL = ["c", "r", "v", "s"]
 
 
 class _ShiftGen:
-    def __init__(self, d):
+    def __init__(self, d, ndim: int):
         self.d = d
+        self.axes = ["0", "1", "-1", "-2"] + (["2"] if ndim == 3 else [])
+        """The axes of z and w."""
         self.temps = 0
         self.extra: list[str] = []
         """Further outputs (tuple items) that read a shift."""
@@ -109,7 +112,7 @@ class _ShiftGen:
         if form <= 1:
             out = f"{red}({x})"
         elif form == 2:
-            axis = choice(d, ["0", "1", "-1"])
+            axis = choice(d, self.axes)
             out = f"np.sum({red}({x}, axis={axis}) * {choice(d, ['1.5', 'v', 's', 'c'])})"
         elif form == 3:
             out = f"np.sum({red}({x}, axis={choice(d, ['0', '1'])}, keepdims=True) * " \
@@ -142,7 +145,7 @@ class _ShiftGen:
             name = self.fresh("y")
             lines.append(f"{name} = {Z}")
             Z = name
-        A = choice(d, ["1", "1", "0", "-1", "None"])
+        A = choice(d, ["1"] + self.axes + ["None"])
         keep = chance(d, 85)
         fn = "max" if chance(d, 75) else "min"
         m = self.fresh("m")
@@ -174,7 +177,7 @@ class _ShiftGen:
                          f"keepdims=True)")
         elif chance(d, 4):
             lines.append(f"{dz} = {dz} - {dz} + {dz}")
-        A2 = A if chance(d, 90) else choice(d, ["0", "1", "-1", "None"])
+        A2 = A if chance(d, 90) else choice(d, self.axes + ["None"])
         kd2 = ", keepdims=True" if (A == "None" or chance(d, 90)) else ""
         e = self.fresh("e")
         scale = choice(d, [""] * 12 + [" * 2.0", " / 3.0", " * s", f" * np.sin({Z})",
@@ -229,7 +232,9 @@ class _ShiftGen:
 
 
 def shift_program(d) -> NumpyProgram:
-    g = _ShiftGen(d)
+    n, k = choice(d, [1, 2, 3, 3, 4]), choice(d, [1, 2, 3, 4, 4])
+    full = (2, n, k) if chance(d, 20) else (n, k)  # 3-D: axis 1 is not axis -1
+    g = _ShiftGen(d, len(full))
     env = list(FULL)
     lines: list[str] = []
     terms: list[str] = []
@@ -260,9 +265,8 @@ def shift_program(d) -> NumpyProgram:
     s_param = "s: float" if chance(d, 50) else "s"
     text = f"import numpy as np\n\n\ndef f(z, w, c, r, v, {s_param}):\n"
     text += "".join(f"    {line}\n" for line in lines) + f"    return {result}\n"
-    n, k = choice(d, [1, 2, 3, 3, 4]), choice(d, [1, 2, 3, 4, 4])
     rng = np.random.default_rng(d.integer(0, 2 ** 31))
-    point = {"z": rng.uniform(-2, 2, (n, k)), "w": rng.uniform(-2, 2, (n, k)),
+    point = {"z": rng.uniform(-2, 2, full), "w": rng.uniform(-2, 2, full),
              "c": rng.uniform(-2, 2, (n, 1)), "r": rng.uniform(-2, 2, (1, k)),
              "v": rng.uniform(-2, 2, (k,)), "s": float(rng.uniform(-2, 2))}
     return NumpyProgram(text, point, len(lines), wrt=PARAMS, output=output)
