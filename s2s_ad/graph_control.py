@@ -382,6 +382,8 @@ def _sets_element(line: Line) -> bool:
     is set, not added to (sweep_control counts it among the lines that add,
     as it changes the adjoint in place)."""
     node = line.stmt.node
+    if line.op is not None and line.op.prim == "getitem":
+        return False  # ``dc[i] = g``: the first contribution to a zero element (element_writes)
     return isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Subscript)
 
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import ast
 
-from . import analysis, inplace, ir, peephole, shifts
+from . import analysis, element_writes, inplace, ir, peephole, shifts
 from .arrays import ArraySweep
 from .call_sites import CallSites, pair_functions, pair_seeds, seed_outputs
 from .peephole import names_in
@@ -222,6 +222,9 @@ class _Sweep(CallSites):
 
         counts = names_in(Block(ast.If(returns, [], []), fwd + reverse))
         peephole.run(reverse, counts)
+        if self.arrays is None:
+            element_writes.run(reverse, {self.adj[id(v)] for v in func.param_values
+                                         if v.kind in ("list", "tuple") and id(v) in self.adj})
         body: list = []
         if fwd:
             body += [Stmt(None, "forward pass")] + fwd

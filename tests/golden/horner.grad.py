@@ -19,7 +19,7 @@ def grad_horner(c, x, *, ds=1.0):
     dx = 0.0                              # x gets adjoint contributions inside line 13
     for i in reversed(range(4)):          # line 13: for i in range(len(c)), backwards
         s = s_tape.pop()                  # s from the tape
-        dc[i] += ds                       # line 14: c[i], ∂/∂c = 1
+        dc[i] = ds                        # line 14: c[i], ∂/∂c = 1
         dx += ds * s                      # line 14: s * x, ∂/∂x = s
         ds = ds * x                       # line 14: s * x, ∂/∂s = x
     return dc, dx
