@@ -29,7 +29,7 @@ import os
 
 from . import ir, shifts, sweep
 from .code import CodeFunction
-from .sweep_control import ControlSweep, Line, read
+from .sweep_control import ControlSweep, Line, read, tape_of
 
 STEP = "  "
 
@@ -166,8 +166,10 @@ def _loop_note(line: Line, sw: ControlSweep) -> str:
     elif node.exit:
         runs += f" (up to where it stopped, counted in {node.trips.name})"
     pops = [b for b in line.body if b.kind == "pop"]
+    slots = all(isinstance(b.expr, ast.Subscript) for b in pops)
     return (f"reverse of `{_header(node)}` (line {node.loc.line}): {runs}"
-            + ("; each pops what its forward iteration pushed" if pops else ""))
+            + ("" if not pops else "; each reads the tape slots its forward iteration wrote" if slots
+               else "; each pops what its forward iteration pushed"))
 
 
 def _text(line: Line, sw: ControlSweep) -> str:
@@ -216,8 +218,8 @@ def _note(line: Line, sw: ControlSweep) -> tuple[str, ...]:
     if k == "init":
         return (f"after the loop at {where}: {line.stmt.comment}",)
     if k == "pop":
-        tape = line.expr.func.value.id
-        return (f"{line.writes[0]} as this iteration computed it: popped from {tape}",)
+        how = "read from" if isinstance(line.expr, ast.Subscript) else "popped from"
+        return (f"{line.writes[0]} as this iteration computed it: {how} {tape_of(line)}",)
     if k == "recompute":
         return (f"{sweep.forward_text(line.op, modules)} recomputed (cheaper than taping it)",
                 f"line {line.op.loc.line}")

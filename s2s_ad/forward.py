@@ -48,7 +48,8 @@ def build(sweep, extra: set[int]) -> list:
     f = _Forward(sweep, kept)
     body = f.region(func.body, top=True)
     inits = [Stmt(ast.Assign([ast.Name(name, ast.Store())], ast.List([], ast.Load())),
-                  f"tape of {sweep.values[key].name}") for key, name in sweep.tapes.items()]
+                  f"tape of {sweep.values[key].name}") for key, name in sweep.tapes.items()
+             if name not in sweep.slots]  # those are made just before their loop
     stacks = {f.stack: f.name for f in sweep.families.values() if f.stack is not None}
     inits += [Stmt(ast.Assign([ast.Name(s, ast.Store())], ast.List([], ast.Load())),
                    f"elements of {n} overwritten, for the reverse sweep to put back")
@@ -141,6 +142,12 @@ class _Forward:
         tape = self.sw.tapes.get(id(v))
         if tape is None:
             return []
+        loop = self.sw.slots.get(tape)
+        if loop is not None:  # this iteration's slot
+            slot = ast.Subscript(ast.Name(tape, ast.Load()), ast.Name(loop.index.name, ast.Load()),
+                                 ast.Store())
+            return [Stmt(ast.Assign([slot], ast.Name(self.sw.fwd(v), ast.Load())),
+                         f"the reverse sweep reads {v.name}")]
         call = ast.Call(ast.Attribute(ast.Name(tape, ast.Load()), "append", ast.Load()),
                         [ast.Name(self.sw.fwd(v), ast.Load())], [])
         return [Stmt(ast.Expr(call), f"the reverse sweep reads {v.name}")]
@@ -288,6 +295,12 @@ class _Forward:
         body = self.loop_body(node, skip)
         if skip is not None:
             body = self.push(skip.out) + body
+        for key, name in self.sw.tapes.items():
+            if self.sw.slots.get(name) is node:
+                slots = ast.BinOp(ast.List([ast.Constant(None)], ast.Load()), ast.Mult(),
+                                  self.expr(node.stop))
+                out.append(Stmt(ast.Assign([ast.Name(name, ast.Store())], slots),
+                                f"tape of {self.sw.values[key].name}, a slot per iteration"))
         out.append(Block(head, body, [], f"line {node.loc.line}: {node.text}"))
         for o in node.outs:
             out += self.push(o)

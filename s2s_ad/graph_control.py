@@ -46,7 +46,7 @@ import ast
 from . import graph, ir, sweep
 from .code import CodeFunction
 from .sweep import SweepError
-from .sweep_control import ControlSweep, Line, read
+from .sweep_control import ControlSweep, Line, read, tape_of
 
 DERIVED = ("derivative", "shape")
 MOVES = ("phi", "carry", "init", "add", "item", "inplace", "other")
@@ -169,7 +169,7 @@ class _Reverse:
             self.adj[line.writes[0]] = []  # starts at 0 (an array of zeros)
             return
         if k == "pop":
-            tape_name = line.expr.func.value.id
+            tape_name = tape_of(line)
             self.val[line.writes[0]] = self.tape(tape_name, line.writes[0])
             return
         if k in ("recompute", "restore"):

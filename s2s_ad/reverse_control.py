@@ -95,7 +95,11 @@ class _Sweep(CallSites):
         # which only this sweep holds (s2s_ad.inplace).
         self.arrays = ArraySweep(func, self.namer) if "numpy" in func.modules else None
         self.region_loop: dict[int, object] = {}
+        self.loop_parent: dict[int, object] = {}
         self._map_regions(func.body, None)
+        self.slots: dict[str, ir.For] = {}
+        """Tape name -> the loop whose index it is written and read at (one
+        slot per iteration, made before the loop) instead of pushed and popped."""
         self.adj: dict[int, str] = {}
         self.fname: dict[int, str] = {}
         """Forward names that differ from the SSA name (a value written
@@ -131,8 +135,19 @@ class _Sweep(CallSites):
                 self._map_regions(node.then, loop)
                 self._map_regions(node.orelse, loop)
             elif not isinstance(node, ir.Op):
+                self.loop_parent[id(node)] = loop
                 for r2 in node.regions:
                     self._map_regions(r2, node)
+
+    def indexed(self, loop) -> bool:
+        """Does ``loop`` keep its tapes in slots, one per iteration, at its
+        index? A ``for i in range(n)`` inside no other loop and never stopping
+        early: its iterations are i = 0 … n-1, each once, and ``n`` is known
+        before it starts (a loop inside a loop, a ``while`` or a loop that may
+        stop early pushes and pops)."""
+        return (isinstance(loop, ir.For) and loop.seq is None and not loop.exit
+                and self.loop_parent.get(id(loop)) is None
+                and _is(loop.start, 0) and _is(loop.step, 1))
 
     def _all_values(self):
         yield from self.func.scalars(self.func.param_values)
@@ -615,9 +630,15 @@ class _Sweep(CallSites):
         out = []
         for v in popped:
             tape = self.tape_name(v)
-            out.append(Stmt(ast.Assign([ast.Name(v.name, ast.Store())],
-                                       _call(f"{tape}.pop", [])), f"{v.name} from the tape",
-                            target=v.name, role="pop", control=loop))
+            if r is getattr(loop, "body", None) and self.indexed(loop):
+                # Pushed on every iteration (not inside a branch): slot i
+                # holds iteration i's value.
+                self.slots[tape] = loop
+                read = ast.Subscript(ast.Name(tape, ast.Load()), self.ref(loop.index), ast.Load())
+            else:
+                read = _call(f"{tape}.pop", [])
+            out.append(Stmt(ast.Assign([ast.Name(v.name, ast.Store())], read),
+                            f"{v.name} from the tape", target=v.name, role="pop", control=loop))
         for node in recompute:
             rule = RULES[node.prim]
             expr = self.instantiate(rule.forward_ast, node)

@@ -117,6 +117,13 @@ class ControlSweep:
         return out
 
 
+def tape_of(line: Line) -> str:
+    """The tape list a "pop" line reads: ``s = s_tape.pop()``, or
+    ``s = s_tape[i]`` for a loop that keeps a slot per iteration."""
+    e = line.expr
+    return e.value.id if isinstance(e, ast.Subscript) else e.func.value.id
+
+
 def statement_text(node: ast.stmt) -> str:
     """``dx, dx_1 = h_bwd(t, dt)`` / ``dx += dx_1`` as the generated code writes them."""
     if isinstance(node, ast.AugAssign):

@@ -210,15 +210,14 @@ def test_a_loop_is_explained_with_its_reverse_header_pops_and_carried_adjoint():
     assert rows_of(text, "reverse sweep") == [
         ["ds = 1.0", "seed: ∂s/∂s = 1, s is the result"],
         ["dx = 0.0", "starts at 0: the reverse of the loop at line 51 adds to it"],
-        ["for _ in range(n):", "reverse of `for i in range(n)` (line 51): as many iterations "
-         "as the forward loop ran (its index is not read); each pops what its forward "
-         "iteration pushed"],
-        ["s = s_tape.pop()", "s as this iteration computed it: popped from s_tape"],
+        ["for i in reversed(range(n)):", "reverse of `for i in range(n)` (line 51): the same "
+         "iterations, last first; each reads the tape slots its forward iteration wrote"],
+        ["s = s_tape[i]", "s as this iteration computed it: read from s_tape"],
         ["dx += ds * s", "← s_1 = s * x, ∂s_1/∂x = s", "line 52"],
         ["ds = ds * x", "← s_1 = s * x, ∂s_1/∂s = x", "line 52"],
     ]
     # the sweep's lines are indented as the code nests them
-    assert "\n    s = s_tape.pop()" in text and "\n  for _ in range(n):" in text
+    assert "\n    s = s_tape[i]" in text and "\n  for i in reversed(range(n)):" in text
     adjoints = {r[0]: r[1:] for r in rows_of(text, "adjoints (each sums one contribution per "
                                                     "use of its value)")}
     assert adjoints["ds"] == ["from seed; from s_1 = s * x (line 52)",
@@ -264,8 +263,8 @@ def test_an_early_exit_reverses_only_the_iterations_run():
 def test_a_helper_returning_a_tuple_inside_a_loop():
     text = s2s_ad.explain(graph_src.tuple_in_loop)
     rows = rows_of(text, "reverse sweep")
-    assert ["split_1_tape = split_1_tapes.pop()",
-            "split_1_tape as this iteration computed it: popped from split_1_tapes"] in rows
+    assert ["split_1_tape = split_1_tapes[i]",
+            "split_1_tape as this iteration computed it: read from split_1_tapes"] in rows
     assert ["dx_1, dt1 = split_bwd(split_1_tape, (dp, dq))",
             "← split_1 = split(x, t1), (dp, dq) · ∂split/∂(x, y), by split's backward pass",
             "line 93"] in rows

@@ -71,7 +71,7 @@ def test_a_loop_has_a_reverse_cluster_a_tape_and_carried_adjoints():
                      "seed": 1, "bwd": 2, "grad": 1}
     reverse = cluster_named(dot, "reverse of for i in range(n) · line 51")
     (head,) = [n for n in reverse if k[n] == "control"]
-    assert labels(dot, head)[1:] == ["for _ in range(n)", "iterations last to first"]
+    assert labels(dot, head)[1:] == ["for i in reversed(range(n))", "iterations last to first"]
     bwd = {labels(dot, n)[1]: n for n in reverse if k[n] == "bwd"}
     assert {name: labels(dot, n)[2:] for name, n in bwd.items()} == {
         "∂(s * x)/∂x": ["ds * s", "line 52"], "∂(s * x)/∂s": ["ds * x", "line 52"]}
@@ -152,7 +152,7 @@ def test_a_helper_returning_a_tuple_inside_a_loop_pops_its_tape():
     (fwd_call,) = [n for n in dot.nodes if k[n] == "op" and labels(dot, n)[1] == "call split"]
     assert (fwd_call, tapes["tape split_1_tapes"], "push split_1_tape") in edges_of(dot, TAPE)
     assert sorted(lab for a, b, lab in edges_of(dot, ADJ) if b == call) == ["dp", "dq"]
-    head = next(n for n in dot.nodes if k[n] == "control" and labels(dot, n)[1].startswith("for _"))
+    head = next(n for n in dot.nodes if k[n] == "control" and labels(dot, n)[1].startswith("for i in reversed"))
     assert sorted(lab for a, b, lab in edges_of(dot, CARRY) if b == head) == ["ds += dt1", "dx += dx_1"]
 
 
@@ -288,7 +288,7 @@ def test_the_node_numbers_docs_graphs_md_talks_about_for_a_loop():
     dot = dotcheck.parse(text)
     assert dot.attrs["label"].startswith("forward and reverse sweep of logistic (logistic_map.py:13)")
     k = kinds(dot)
-    assert labels(dot, "node_4")[1:] == ["for _ in range(n)", "iterations last to first"]
+    assert labels(dot, "node_4")[1:] == ["for i in reversed(range(n))", "iterations last to first"]
     assert labels(dot, "node_8")[1:3] == ["∂(t1 * t2)/∂t1", "dx_1 * t2"]
     assert k["node_13"] == "sum" and labels(dot, "node_13")[1:] == ["Σ", "dx_1"]
     assert [labels(dot, n)[1] for n in dot.nodes if k[n] == "tape"] == [

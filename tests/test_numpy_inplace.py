@@ -1,6 +1,8 @@
 """Subscript assignment in loops and branches, written in place: gradients
 against central differences, and what the forward pass keeps (s2s_ad/inplace.py)."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -76,8 +78,13 @@ def _pushed(fn, args):
             sizes.append(int(np.size(v)))
             super().append(v)
 
+        def __setitem__(self, k, v):  # a tape with a slot per iteration
+            sizes.append(int(np.size(v)))
+            super().__setitem__(k, v)
+
     namespace = {"Counting": Counting}
-    lines = [line.replace("= []", "= Counting()") for line in text.splitlines()]
+    lines = [re.sub(r"= (\[None\] \* [^#]*?)( *#|$)", r"= Counting(\1)\2",
+                    line.replace("= []", "= Counting()")) for line in text.splitlines()]
     exec(compile("\n".join(lines), "<tape>", "exec"), namespace)
     namespace[f"grad_{fn.__name__}"](*args)
     return sum(sizes), max(sizes, default=0)

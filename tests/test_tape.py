@@ -31,7 +31,10 @@ def _calls(source: str, method: str) -> int:
 def test_horner_pushes_one_float_per_iteration():
     assert list(_loops(P.horner, ("c", "x"), {"c": 5}).values()) == [["s"]]
     text = s2s_ad.gradient_source(P.horner, ("c", "x"), lengths={"c": 5})
-    assert _calls(text, "append") == 1 and _calls(text, "pop") == 1
+    # a loop inside no other loop: one slot per iteration, written and read at i
+    assert "s_tape = [None] * 5" in text
+    assert "s_tape[i] = s" in text and "s = s_tape[i]" in text
+    assert _calls(text, "append") == 0 and _calls(text, "pop") == 0
     assert "records 1 value per iteration (s)" in " ".join(text.split())
 
 
@@ -48,11 +51,12 @@ def test_each_pushed_value_is_pushed_once_per_iteration_at_run_time():
     pushes = []
 
     class Counting(list):
-        def append(self, v):
+        def __setitem__(self, k, v):
             pushes.append(v)
-            super().append(v)
+            super().__setitem__(k, v)
 
-    text = text.replace("s_tape = []", "s_tape = Counting()")
+    assert "s_tape = [None] * 6" in text
+    text = text.replace("s_tape = [None] * 6", "s_tape = Counting([None] * 6)")
     namespace = {"Counting": Counting}
     exec(compile(text, "<horner>", "exec"), namespace)
     c = [0.5, -1.0, 2.0, 0.25, 1.5, -0.75]

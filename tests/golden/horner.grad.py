@@ -9,16 +9,16 @@ def grad_horner(c, x, *, ds=1.0):
     # forward pass
     if len(c) != 4:
         raise ValueError('c must have 4 items')
-    s_tape = []                           # tape of s
     s = 0.0                               # carried into the loop
+    s_tape = [None] * 4                   # tape of s, a slot per iteration
     for i in range(4):                    # line 13: for i in range(len(c))
-        s_tape.append(s)                  # the reverse sweep reads s
+        s_tape[i] = s                     # the reverse sweep reads s
         s = s * x + c[i]                  # line 14: s = s * x + c[i]
     # reverse sweep
     dc = [0.0] * len(c)                   # the adjoint of c, read at run-time indices
     dx = 0.0                              # x gets adjoint contributions inside line 13
     for i in reversed(range(4)):          # line 13: for i in range(len(c)), backwards
-        s = s_tape.pop()                  # s from the tape
+        s = s_tape[i]                     # s from the tape
         dc[i] = ds                        # line 14: c[i], ∂/∂c = 1
         dx += ds * s                      # line 14: s * x, ∂/∂x = s
         ds = ds * x                       # line 14: s * x, ∂/∂s = x
