@@ -15,7 +15,8 @@ one program:
   scaled or doubled shift, a sum over another axis or dropping its axes, an
   operand of another shape (the column, the row, the vector, ``Z`` plus a
   broadcast), ``np.min`` for ``np.max``, a ``+ 1.0`` inside the log, the
-  whole block inside a ``for`` loop;
+  whole block inside a ``for`` loop or an ``if`` branch, the shift before a
+  loop that reads it;
 * **unspread reductions** (``ArraySweep._spread_by_its_use``): ``np.sum`` /
   ``np.mean`` (all axes or one) of an elementwise expression whose operands
   have random shape relationships — same-shape parameters, broadcast columns
@@ -136,9 +137,10 @@ class _ShiftGen:
             options += ["(z * (i + 1.0))", "(z + i)"]
         return choice(d, options + [n for n in env if n.startswith(("x", "y"))])
 
-    def shift(self, env: list[str], lines: list[str], loop: bool) -> str:
+    def shift(self, env: list[str], lines: list[str], loop: bool, inner: bool = False) -> str:
         """Lines computing a log-sum-exp, softmax or log-softmax of some
-        Z with its shift; returns a number."""
+        Z with its shift; returns a number. ``loop``: inside a loop over
+        ``i``; ``inner``: inside a loop or a branch (nothing is read after it)."""
         d = self.d
         Z = self.base(env, loop)
         if not Z.isidentifier() or chance(d, 30):
@@ -161,6 +163,8 @@ class _ShiftGen:
             lines.append(f"{m} = np.maximum({m}, {choice(d, ['0.0', 'c', 's'])})")
         elif chance(d, 5):
             lines.append(f"{m} = {m} + 0.0")
+        self.hoist_at = len(lines)
+        """Where a loop may start, the shift computed before it."""
         # the shifted values
         other = Z
         if chance(d, 12):
@@ -220,7 +224,7 @@ class _ShiftGen:
             result += f" + np.sum({m} * {choice(d, ['c', 'w', 'r'])})"
         elif again in (2, 3):
             item = f"np.sum({m if again == 2 else S})"
-            if loop:  # read after the loop it would be refused (maybe undefined)
+            if loop or inner:  # read after a loop or branch it would be refused (maybe undefined)
                 result += f" + {item}"
             else:
                 self.extra.append(item)
@@ -231,6 +235,36 @@ class _ShiftGen:
         return result
 
 
+def _block(g: _ShiftGen, d, env: list[str], lines: list[str]) -> str:
+    """Lines appended to ``lines``: a shift or a reduction, maybe inside a
+    loop or a branch; returns the number they compute."""
+    body: list[str] = []
+    acc = g.fresh("acc")
+    trips = f"for i in range({choice(d, ['2', '3'])}):"
+    if d.integer(0, 9) > 5:
+        if chance(d, 80):
+            return g.reduction(env, lines)
+        t = g.reduction(list(env), body)  # a reduction in a loop
+        lines += [f"{acc} = 0.0", trips] + ["    " + b for b in body + [f"{acc} = {acc} + {t}"]]
+        return acc
+    where = d.integer(0, 19)
+    if where >= 7:
+        return g.shift(env, lines, False)
+    if where < 3:  # the whole shift inside a loop
+        t = g.shift(list(env), body, True, True)
+        lines += [f"{acc} = 0.0", trips] + ["    " + b for b in body + [f"{acc} = {acc} + {t}"]]
+    elif where < 5:  # the shift before a loop, its uses inside
+        t = g.shift(list(env), body, False, True)
+        lines += body[:g.hoist_at] + [f"{acc} = 0.0", trips]
+        lines += ["    " + b for b in body[g.hoist_at:] + [f"{acc} = {acc} + {t} * (i + 1.0)"]]
+    else:  # inside a branch
+        t = g.shift(list(env), body, False, True)
+        cond = choice(d, ["np.sum(z) > 0", "np.max(w) > 0.5", "np.sum(c) < 0"])
+        lines += [f"if {cond}:"] + ["    " + b for b in body + [f"{acc} = {t}"]]
+        lines += ["else:", f"    {acc} = np.sum(z * w)"]
+    return acc
+
+
 def shift_program(d) -> NumpyProgram:
     n, k = choice(d, [1, 2, 3, 3, 4]), choice(d, [1, 2, 3, 4, 4])
     full = (2, n, k) if chance(d, 20) else (n, k)  # 3-D: axis 1 is not axis -1
@@ -239,20 +273,7 @@ def shift_program(d) -> NumpyProgram:
     lines: list[str] = []
     terms: list[str] = []
     for _ in range(d.integer(1, 3)):
-        family = d.integer(0, 9)
-        if family <= 5:
-            if chance(d, 15):  # the whole shift inside a loop
-                body: list[str] = []
-                t = g.shift(list(env), body, True)
-                acc = g.fresh("acc")
-                lines.append(f"{acc} = 0.0")
-                lines.append(f"for i in range({choice(d, ['2', '3'])}):")
-                lines += ["    " + b for b in body] + [f"    {acc} = {acc} + {t}"]
-                terms.append(acc)
-            else:
-                terms.append(g.shift(env, lines, False))
-        else:
-            terms.append(g.reduction(env, lines))
+        terms.append(_block(g, d, env, lines))
     result = " + ".join(terms)
     output = None
     if g.extra or chance(d, 10):
