@@ -54,6 +54,7 @@ SMALL = ["c", "r", "v", "s"]
 class _ShiftGen:
     def __init__(self, d, ndim: int):
         self.d = d
+        self.ndim = ndim
         self.axes = ["0", "1", "-1", "-2"] + (["2"] if ndim == 3 else [])
         """The axes of z and w."""
         self.temps = 0
@@ -132,7 +133,10 @@ class _ShiftGen:
         """Z, an array of shape (n, k)."""
         d = self.d
         options = ["z", "z", "w", "(z * w)", "(np.sin(z) * 2.0)", "(z + s)", "(z * c)",
-                   "(z + r)", "(z - 0.5 * w)", "(np.tanh(z) + w)", "(z + v)"]
+                   "(z + r)", "(z - 0.5 * w)", "(np.tanh(z) + w)", "(z + v)",
+                   "(c * r)", "(c - r)", "c"]  # (n, k) even when z is (2, n, k)
+        if self.ndim == 3 and chance(d, 40):
+            return choice(d, ["(c * r)", "(c - r)", "(c + v)"])  # then z, w add an axis
         if loop:
             options += ["(z * (i + 1.0))", "(z + i)"]
         return choice(d, options + [n for n in env if n.startswith(("x", "y"))])
@@ -173,7 +177,10 @@ class _ShiftGen:
         sh = choice(d, [f"{other} - {m}"] * 16 + [
             f"{other} - 2.0 * {m}", f"({other} - {m}) * 0.5", f"{other} - {m} * s",
             f"-({m} - {other})", f"{other} + {m}", f"{other} - {m} + c",
-            f"{other} - np.maximum({m}, 0.0)", f"{other} - {m} - {m} + {m}"])
+            f"{other} - np.maximum({m}, 0.0)", f"{other} - {m} - {m} + {m}",
+            f"{other} - {m} + 0.0 * w", f"{other} - {m} + z"])  # z, w: maybe of higher rank
+        if chance(d, 10):
+            sh = f"{sh} + {choice(d, ['0.0 * w', 'z', 'np.sin(w)'])}"
         dz = self.fresh("d")
         lines.append(f"{dz} = {sh}")
         if chance(d, 5):  # a second shift, of the shifted values
@@ -185,7 +192,7 @@ class _ShiftGen:
         kd2 = ", keepdims=True" if (A == "None" or chance(d, 90)) else ""
         e = self.fresh("e")
         scale = choice(d, [""] * 12 + [" * 2.0", " / 3.0", " * s", f" * np.sin({Z})",
-                                      " * w", " + 1.0"])
+                                      " * w", " * z", " + 1.0"])
         lines.append(f"{e} = np.exp({dz}){scale}")
         red = "np.sum" if chance(d, 90) else "np.mean"
         S = self.fresh("S")
@@ -267,7 +274,7 @@ def _block(g: _ShiftGen, d, env: list[str], lines: list[str]) -> str:
 
 def shift_program(d) -> NumpyProgram:
     n, k = choice(d, [1, 2, 3, 3, 4]), choice(d, [1, 2, 3, 4, 4])
-    full = (2, n, k) if chance(d, 20) else (n, k)  # 3-D: axis 1 is not axis -1
+    full = (2, n, k) if chance(d, 25) else (n, k)  # 3-D: axis 1 is not axis -1
     g = _ShiftGen(d, len(full))
     env = list(FULL)
     lines: list[str] = []
