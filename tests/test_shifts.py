@@ -124,3 +124,15 @@ def test_check_proves_the_gradient_with_the_shift_left_out():
     f = _function(CANCELS["log-sum-exp"])
     verdict = s2s_ad.check(f, wrt=[0, 1], args=dict(zip("zwv", _args(False))))
     assert verdict.ok, verdict
+
+
+@pytest.mark.parametrize("use", ["np.exp(y - m) * w", "np.exp(y - m + 0.0 * w)"])
+def test_an_operand_of_higher_rank_keeps_the_adjoint(use):
+    # y is (3, 4), w (2, 3, 4): axis 1 of the exponentials is y's axis 0, along
+    # which m varies, so the sum does not cancel m
+    f = make_function("def f(w, c, r):\n    y = c * r\n    m = np.max(y, axis=1, keepdims=True)\n"
+                      f"    e = {use}\n"
+                      "    return np.sum(m + np.log(np.sum(e, axis=1, keepdims=True)))")
+    args = [RNG.uniform(0.5, 2.0, (2, 3, 4)), rand(RNG, (3, 1)), rand(RNG, (1, 4))]
+    assert "extreme_adjoint" in s2s_ad.gradient_source(f, wrt=[0, 1, 2])
+    assert_gradients(f, args, [0, 1, 2])
