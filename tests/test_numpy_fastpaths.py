@@ -300,3 +300,13 @@ def test_mean_squared_error_computes_no_square():
     text = s2s_ad.gradient_source(mlp_loss, wrt=[0, 1, 2, 3])
     body = text[text.index("def grad_mlp_loss"):]
     assert "spread(" not in body and "dt5 = dout / np.size(t4)" in body and "t4 ** 2" not in body
+
+
+@pytest.mark.parametrize("s", [1.5, np.float64(1.5), np.array(1.5)])
+def test_sum_of_a_number_over_axis_0_has_the_number_s_shape(s):
+    f = make_function("def f(s: float, x):\n    return np.sum(np.sum(s, axis=0) * x)")
+    args = [s, rand(RNG, (3,))]
+    gs, gx = s2s_ad.grad(f, wrt=[0, 1])(*args)
+    assert np.shape(gs) == ()
+    np.testing.assert_allclose(gs, np.sum(args[1]), rtol=1e-12)
+    assert_gradients(f, args, [1])

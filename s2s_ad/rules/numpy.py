@@ -222,7 +222,10 @@ def spread(g, x):
     """np.zeros_like(x) + g (g broadcast to x's shape, in the dtype of the sum)
     without adding the zeros."""
     if type(x) is not np.ndarray or x.ndim == 0:
-        return np.zeros_like(x) + g
+        out = np.zeros_like(x) + g
+        if np.shape(out) != np.shape(x):  # g keeps an axis a number has not: np.sum(s, axis=0)
+            out = np.reshape(out, np.shape(x))[()]
+        return out
     out = np.empty_like(x, dtype=np.result_type(x, g))
     out[...] = g
     return out
