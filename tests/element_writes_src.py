@@ -3,12 +3,9 @@ some whose list adjoint is set element by element, some that must add."""
 
 import math
 
+import cf_programs
 
-def horner(c, x):
-    s = 0.0
-    for i in range(len(c)):
-        s = s * x + c[i]
-    return s
+horner = cf_programs.horner  # its list adjoint is set element by element
 
 
 def weighted_from_one(c, x):
