@@ -594,9 +594,8 @@ def shape_classes(func: ir.Function) -> dict[int, object]:
     return classes
 
 
-ELEMENTWISE_CALLS = frozenset({"exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan",
-                               "tanh", "arctan", "sinh", "cosh", "abs", "sign", "square",
-                               "negative", "power", "where"})
+ELEMENTWISE_CALLS = frozenset({p[len("np."):] for p in SAME_SHAPE if p.startswith("np.")}
+                              | {"power", "where"})
 """NumPy functions whose result has the broadcast shape of their operands."""
 
 

@@ -71,7 +71,7 @@ def note(func: ir.Function, wrt: list[ir.Value]) -> list:
     from .code import Stmt
 
     gone = cancelled(func) & analysis.varied(func, wrt) & analysis.useful(func)
-    names = [op.out.name for r in _regions(func.body) for op in r.ops
+    names = [op.out.name for op in ir.walk(func.body)
              if isinstance(op, ir.Op) and id(op.out) in gone]
     if not names:
         return []

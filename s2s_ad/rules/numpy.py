@@ -235,14 +235,13 @@ def extreme_adjoint(g, x, m, axis):
     """The adjoint of m = np.max(x, axis, keepdims=True) (or np.min) with
     respect to x: g split evenly between the elements equal to m."""
     at = x == m
-    if type(at) is not np.ndarray:
-        return g / np.sum(at, axis=axis, keepdims=True, dtype=np.result_type(x)) * at
+    arrays = type(at) is np.ndarray and type(m) is np.ndarray
     # Every slice has at least one element equal to its extreme unless that is nan,
     # so as many elements as slices, and no nan, means no ties: nothing to split.
-    if (type(m) is np.ndarray and np.count_nonzero(at) == m.size
-            and not np.isnan(np.add.reduce(m, axis=None))):
+    if arrays and np.count_nonzero(at) == m.size and not np.isnan(np.add.reduce(m, axis=None)):
         return np.multiply(g, at, dtype=np.result_type(g, x))
-    return g / np.add.reduce(at, axis=axis, keepdims=True, dtype=np.result_type(x)) * at
+    add = np.add.reduce if type(at) is np.ndarray else np.sum  # np.sum without dispatch
+    return g / add(at, axis=axis, keepdims=True, dtype=np.result_type(x)) * at
 ''',
     "matmul_adjoint": '''
 def matmul_adjoint(g, x, y, i):
