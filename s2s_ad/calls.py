@@ -53,8 +53,12 @@ class CallGraph:
 def collect(func: ir.Function, src: source.Source) -> CallGraph:
     graph = CallGraph(func, sources={src.fn: src}, lowered={src.fn: func})
     seen_rules: set[int] = set()
+    inplace: dict = {}
+    """function -> the augmented assignments that would write into an array
+    given to it (its own, then its callees'; see s2s_ad.aliasing)."""
 
     def visit(f: ir.Function, fn, stack: list) -> None:
+        problems = list(f.inplace)
         for op in ir.walk(f.body):
             if not isinstance(op, ir.Op) or op.callee is None:
                 continue
@@ -81,11 +85,24 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
                 graph.callees.append(lowered)
                 visit(lowered, target, stack + [target])
             _check_shape(op, graph.lowered[target], graph.sources[fn])
+            if inplace.get(target):
+                if any(isinstance(a, ir.Value) and a.kind == "array" for a in op.args):
+                    raise _passes_array(op, graph.sources[fn], inplace[target][0])
+                problems += inplace[target]
             # A function lowered earlier was fully walked then (depth-first),
             # so any cycle through it would already have been found.
 
+        inplace[fn] = problems
+
     visit(func, src.fn, [src.fn])
     return graph
+
+
+def _passes_array(op: ir.Op, src: source.Source, problem: SourceError) -> SourceError:
+    """``problem`` (located in the callee), raised because ``op`` passes an array."""
+    return SourceError(f"{problem.message}; `{op.text}` at {op.loc.file}:{op.loc.line}:"
+                       f"{op.loc.col + 1} passes an array", problem.file, problem.line,
+                       problem.col, problem.source_line)
 
 
 def _error(op: ir.Op, src: source.Source, message: str) -> SourceError:

@@ -26,6 +26,7 @@ import numbers
 import types
 
 from . import ir, structures
+from .aliasing import InPlaceNames
 from .errors import SourceError
 from .frontend_numpy import ArrayLowering
 from .lower_control import RET, RETVAL, ControlFlow, always_returns
@@ -110,7 +111,7 @@ def _check_nesting(src: Source) -> None:
             stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
 
 
-class _Lowering(ArrayLowering, ControlFlow):
+class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
     def __init__(self, src: Source, lengths: dict | None = None):
         self.src = src
         self.lengths = dict(lengths or {})
@@ -131,6 +132,9 @@ class _Lowering(ArrayLowering, ControlFlow):
         self.region_depth = 0
         self.ret_mode = False
         self.seq_params: dict[int, ir.Param] = {}
+        self.inplace_problems: list[SourceError] = []
+        """Augmented assignments that would write into an array a caller passes
+        in (in a function without NumPy): see s2s_ad.aliasing."""
 
     # -- entry -------------------------------------------------------------
 
@@ -183,7 +187,8 @@ class _Lowering(ArrayLowering, ControlFlow):
         func = ir.Function(self.tree.name, params, ir.Region(self.ops),
                            None if outputs is not None else result, loc,
                            modules=self.modules, names=frozenset(self.namer.taken),
-                           outputs=outputs, integers=self.integers)
+                           outputs=outputs, integers=self.integers,
+                           inplace=self.inplace_problems)
         ir.verify(func)
         return func
 
@@ -259,8 +264,10 @@ class _Lowering(ArrayLowering, ControlFlow):
                 raise self.src.error(stmt, f"the operator {type(stmt.op).__name__} is not supported")
             left = self.read(stmt.target.id, stmt.target)
             right = self.expr(stmt.value)
+            self.check_inplace(stmt, left)
             value = self.emit(op, [left, right], stmt, var=stmt.target.id, text=ast.unparse(stmt))
             self.bind(stmt.target.id, value)
+            self.after_inplace(stmt, left, value)
         elif isinstance(stmt, ast.Pass):
             pass
         elif isinstance(stmt, ast.If):

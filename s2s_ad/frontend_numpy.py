@@ -464,17 +464,20 @@ class ArrayLowering:
         if isinstance(value, tuple):
             raise self.src.error(value_node, "a tuple cannot be assigned into an array")
         out = self.emit_setitem(base, value, target, op, stmt, name)
-        # Python mutates the array: every name bound to it sees the change,
-        # and views taken earlier must not be read again.
+        self.mutated(base, out, f"it is a view of `{name}`, which line {target.lineno} assigns "
+                     "into since; take a copy (np.copy) before the assignment")
+        self.roots[id(out)] = out
+
+    def mutated(self, base: ir.Value, out: ir.Value, why: str) -> None:
+        """``base``'s array was written into, giving ``out``. Python mutates
+        it: every name bound to it sees the change, and views taken earlier
+        must not be read again (``why`` says so where one is)."""
         for k, v in list(self.env.items()):
             if v is base:
                 self.env[k] = out
-        line = target.lineno
         for vid, r in list(self.roots.items()):
             if r is base and vid != id(base):
-                self.stale[vid] = (f"it is a view of `{name}`, which line {line} assigns into "
-                                   "since; take a copy (np.copy) before the assignment")
-        self.roots[id(out)] = out
+                self.stale[vid] = why
 
     def assign_versioned(self, target: ast.Subscript, value_node: ast.expr, op, stmt) -> None:
         """``y[i] = v`` in a function with loops or branches. The generated
@@ -556,10 +559,24 @@ def _sole_owner(tree: ast.FunctionDef, name: str):
         value.func.attr in CONSTRUCTORS)
     if not fresh:
         return value, "it must start as a new array (np.zeros(...), np.copy(x), x.copy(), ...)"
-    parents = {}
-    for node in ast.walk(tree):
-        for child in ast.iter_child_nodes(node):
-            parents[id(child)] = node
+    return first_leak(tree, name)
+
+
+def parents_of(tree: ast.AST) -> dict[int, ast.AST]:
+    """id(node) -> the node it is a child of."""
+    return {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+
+
+def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = False):
+    """None when every read of ``name`` uses its elements inside an
+    expression that makes a new value, so that no other name, list, helper
+    or view refers to its array; else (the node, why not). ``makes_new``
+    tells calls that return a new array (default :func:`_makes_new`);
+    ``reads`` also accepts what only reads the values: ``z += name``,
+    ``return name, w`` and a list of arrays passed to such a call
+    (``np.stack([name, w])``)."""
+    makes_new = makes_new or _makes_new
+    parents = parents_of(tree)
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
             continue
@@ -579,14 +596,23 @@ def _sole_owner(tree: ast.FunctionDef, name: str):
             if isinstance(holder, ast.Attribute) or (isinstance(holder, ast.Call)
                                                      and _is_view_call(holder)):
                 return holder, "views of it are not supported"
-            if isinstance(holder, ast.Call) and not _makes_new(holder):
+            if isinstance(holder, ast.Call) and not makes_new(holder):
                 return holder, "a piece of it cannot be passed to a function of yours (it " \
                                "could keep a view)"
             continue
         if isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.Compare)):
             continue
-        if isinstance(parent, ast.Call) and node in parent.args and _makes_new(parent):
+        if isinstance(parent, ast.Call) and node in parent.args and makes_new(parent):
             continue  # a NumPy function of it: a new array
+        if reads and isinstance(parent, ast.AugAssign) and parent.value is node:
+            continue
+        if reads and isinstance(parent, (ast.Tuple, ast.List)) and isinstance(
+                parents.get(id(parent)), ast.Return):
+            continue
+        if reads and isinstance(parent, (ast.Tuple, ast.List)) and isinstance(
+                holder := parents.get(id(parent)), ast.Call) and parent in holder.args \
+                and makes_new(holder):
+            continue
         if isinstance(parent, ast.Return):
             continue
         if isinstance(parent, ast.Attribute) and parent.attr in ("shape", "size", "ndim"):

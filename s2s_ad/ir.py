@@ -292,6 +292,11 @@ class Function:
     """Parameter name -> the SourceError to raise if asked for a gradient with
     respect to it: it is used as an integer (a range bound, an index)."""
 
+    inplace: list = field(default_factory=list)
+    """SourceErrors to raise where a caller passes this function an array: an
+    augmented assignment (``u += 1.0``) would write into it where another
+    name sees the change (see s2s_ad.aliasing)."""
+
     @property
     def param_values(self) -> list[Value]:
         return [p.value for p in self.params]

@@ -1,0 +1,237 @@
+"""Augmented assignment to a name: NumPy writes into the array.
+
+Contract: :class:`InPlaceNames` is mixed into the frontend's lowering.
+``y += e`` (any of ``+= -= *= /= **=`` ...) is lowered as a new SSA value
+``y_1 = y + e``. For a number that is what Python does (numbers are
+immutable, ``+=`` binds a new one). For an array it is not: NumPy writes the
+result into ``y``'s own memory, so every other name bound to that array,
+every view of it (``y[1:]``, ``y.T``, ``y.reshape(...)``, ``np.asarray(y)``,
+``y.ravel()``), every list holding it, and the caller (when ``y`` is an
+argument or a view of one) sees the change. The lowering is kept equal to
+NumPy by one of three means, checked before the op is emitted:
+
+* in a function without loops or branches, the frontend knows which array
+  each value shares memory with (``roots``, kept by
+  :meth:`~s2s_ad.frontend_numpy.ArrayLowering.track_views`): every other
+  name bound to ``y``'s very array is rebound to the new value, as it would
+  see the write (``z = y; y += x; return z`` returns the sum), and views of
+  it taken earlier may no longer be read (a located refusal where one is);
+  an array that is a view, an argument, a helper's result or held in a list
+  is refused;
+* in a function with loops or branches, only a ``y`` that owns its array is
+  accepted, checked from the source (flow-insensitively, so for every
+  iteration): each binding of ``y`` makes a new array or a number
+  (arithmetic, ``np.zeros``, ``np.copy``, a NumPy function that is not a
+  view) and every read of ``y`` uses its elements inside an expression that
+  makes a new value (the analysis that guards subscript assignment,
+  :func:`s2s_ad.frontend_numpy.first_leak`);
+* in a function that does not use NumPy (its values are numbers unless a
+  caller passes an array), the same source check runs, and what it finds is
+  kept in :attr:`s2s_ad.ir.Function.inplace`: :func:`s2s_ad.calls.collect`
+  raises it where a NumPy caller passes an array.
+
+Before → after, where ``z`` aliases ``y`` (no loops)::
+
+    y = x * 1.0                 y = mul x 1.0
+    z = y              ──▶      y_1 = add y x      (z is y_1 from here)
+    y += x                      t1 = mul y_1 y_1
+    return np.sum(z * z)        t2 = np.sum t1
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+
+import numpy
+
+from . import ir, structures
+from .frontend_numpy import METHODS, VIEW_CALLS, first_leak, parents_of
+
+SYMBOLS = {ast.Add: "+=", ast.Sub: "-=", ast.Mult: "*=", ast.Div: "/=", ast.Pow: "**=",
+           ast.Mod: "%=", ast.FloorDiv: "//="}
+NUMPY_VIEWS = {id(getattr(numpy, n)) for n in ("asarray", "asanyarray", "reshape", "transpose",
+                                               "ravel", "squeeze", "expand_dims",
+                                               "broadcast_to", "atleast_1d", "atleast_2d")}
+FRESH_BUILTINS = {id(f) for f in (float, int, abs, len, round, bool)}
+
+
+class InPlaceNames:
+    """Mixed into ``frontend._Lowering``: :meth:`check_inplace` before
+    ``y op= e`` is emitted, :meth:`after_inplace` after."""
+
+    def check_inplace(self, stmt: ast.AugAssign, old: ir.Operand) -> None:
+        """Refuse ``stmt`` (``name op= e``, ``name`` holding ``old``) where
+        writing into the array would be seen through another name; in a
+        function without NumPy, record it for callers passing arrays."""
+        name = stmt.target.id
+        if not self.array_mode:
+            why = self.owner_problem(name, set(self.arguments))
+            if why is not None:
+                self.inplace_problems.append(self.inplace_error(stmt, why, array=False))
+            return
+        if not isinstance(old, ir.Value) or old.kind != "array":
+            return  # a number: `op=` binds a new one
+        if self.control_flow:
+            params = {name for name, v in self.arguments.items()
+                      if not isinstance(v, ir.Value) or v.kind == "array"}
+            why = self.owner_problem(name, params)
+        else:
+            why = self.straight_problem(name, old)
+        if why is not None:
+            raise self.inplace_error(stmt, why, array=True)
+
+    def inplace_error(self, stmt: ast.AugAssign, why: tuple, array: bool):
+        node, reason = why
+        name = stmt.target.id
+        op = SYMBOLS.get(type(stmt.op), "op=")
+        sym = op[:-1]
+        where = "" if node is stmt or not isinstance(node, ast.stmt) \
+            or isinstance(node, ast.FunctionDef) else f" (line {node.lineno}: `{ast.unparse(node)}`)"
+        head = (f"`{name} {op} ...` writes into the array `{name}` holds (NumPy's `{op}` works "
+                "in place)" if array else f"`{name} {op} ...` writes into `{name}` when it holds "
+                f"an array (NumPy's `{op}` works in place)")
+        return self.src.error(stmt, f"{head}, but {reason}{where}, and the gradient would not "
+                              f"see the change. Write `{name} = {name} {sym} ...`, which makes a "
+                              "new array")
+
+    def owner_problem(self, name: str, params: set) -> tuple | None:
+        """From the source: None when ``name`` always owns its array (see
+        the module docstring), else (a node, why not)."""
+        tree = self.tree
+        if name in params:
+            return tree, f"`{name}` is a parameter, so the caller's array would change"
+        parents = parents_of(tree)
+        local = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+                 and isinstance(n.ctx, ast.Store)} | set(self.arguments)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
+                value = _bound_value(node, parents)
+                if value is not _SELF and not (value is not None and _fresh(value, self, local)):
+                    stmt = _statement(node, parents)
+                    return stmt, f"`{name}` may be bound to an array something else refers to " \
+                                 "(another name, a view, a helper's result, an argument)"
+        leak = first_leak(tree, name, makes_new=lambda c: _fresh_call(c, self, local), reads=True)
+        if leak is not None:
+            node, why = leak
+            return _statement(node, parents), f"`{name}` must own its array: {why}"
+        return None
+
+    def straight_problem(self, name: str, old: ir.Value) -> tuple | None:
+        """Without loops or branches: None when the frontend knows ``old`` is
+        an array of this function's own making, not a view, held by no list
+        and given to no helper; else (a node, why not)."""
+        tree = self.tree
+        if self._is_param(old):
+            return tree, f"`{name}` is the array the caller passed in (annotate the " \
+                         "parameter `: float` if it is a number)"
+        if id(old) not in self.roots:
+            return tree, f"`{name}` may be an array created elsewhere (a helper's result may " \
+                         "be its argument)"
+        root = self.roots[id(old)]
+        if root is None:
+            return tree, f"`{name}` is a view of an array the caller passed in"
+        if root is not old:
+            return tree, f"`{name}` is a view of `{root.var or root.name}`, which would change too"
+        shares = {id(old)} | {v for v, r in self.roots.items() if r is old}
+        for k, v in self.env.items():
+            if structures.is_structure(v) and any(id(a) in shares for a in _held(v)):
+                return tree, f"the list or tuple `{k}` holds it"
+        for op in self.ops:
+            if isinstance(op, ir.Op) and op.callee is not None and any(
+                    isinstance(a, ir.Value) and id(a) in shares for a in op.args):
+                return tree, f"it was passed to `{op.callee.fn.__name__}` (line {op.loc.line}), " \
+                             "whose result may be that very array"
+        return None
+
+    def after_inplace(self, stmt: ast.AugAssign, old: ir.Operand, new: ir.Operand) -> None:
+        """Without loops or branches: every name bound to ``old``'s array
+        sees the write, and its views may not be read any more."""
+        if not self.array_mode or self.control_flow or not isinstance(old, ir.Value) \
+                or old.kind != "array":
+            return
+        name = stmt.target.id
+        sym = SYMBOLS.get(type(stmt.op), "op=")[:-1]
+        self.mutated(old, new, f"it is a view of `{name}`, which line {stmt.lineno} changes in "
+                     f"place since (`{ast.unparse(stmt)}`); take a copy (np.copy) before, or "
+                     f"write `{name} = {name} {sym} ...`")
+
+
+_SELF = object()
+"""The binding is the augmented assignment of the name itself."""
+
+
+def _bound_value(name: ast.Name, parents: dict):
+    """What a binding of ``name`` binds it to: an expression, ``_SELF`` for
+    ``name op= e``, or None when unknown (a loop variable, an unpacked call)."""
+    path = []
+    node, parent = name, parents.get(id(name))
+    while isinstance(parent, (ast.Tuple, ast.List)):
+        path.append(parent.elts.index(node))
+        node, parent = parent, parents.get(id(parent))
+    if isinstance(parent, ast.AugAssign):
+        return _SELF
+    if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is not None:
+        value = parent.value
+        for k in reversed(path):
+            if not isinstance(value, (ast.Tuple, ast.List)) or k >= len(value.elts):
+                return None
+            value = value.elts[k]
+        return value
+    if isinstance(parent, ast.For) and not path and isinstance(parent.iter, ast.Call) \
+            and isinstance(parent.iter.func, ast.Name) and parent.iter.func.id == "range":
+        return ast.Constant(0)  # an int
+    return None
+
+
+def _fresh(node: ast.expr, lo, local: set) -> bool:
+    """``node`` certainly makes a new value (a new array or a number)."""
+    if isinstance(node, (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare)):
+        return True
+    if isinstance(node, ast.IfExp):
+        return _fresh(node.body, lo, local) and _fresh(node.orelse, lo, local)
+    if isinstance(node, ast.Call):
+        return _fresh_call(node, lo, local)
+    return False
+
+
+def _fresh_call(call: ast.Call, lo, local: set) -> bool:
+    """A call that returns a new value, never an argument or a view of one:
+    a NumPy function other than the views, a method such as ``.sum()`` or
+    ``.copy()``, ``float``/``len``/...; not a function of the user's."""
+    f = call.func
+    path = []
+    while isinstance(f, ast.Attribute):
+        path.append(f.attr)
+        f = f.value
+    if not isinstance(f, ast.Name):
+        return False
+    if f.id in local:
+        # a method of a local value: x.sum(), x.copy(); not x.reshape(...)
+        return len(path) == 1 and path[0] in METHODS and path[0] not in VIEW_CALLS
+    obj = lo.src.globals.get(f.id, getattr(builtins, f.id, None))
+    for attr in reversed(path):
+        obj = getattr(obj, attr, None)
+    if id(obj) in FRESH_BUILTINS:
+        return True
+    module = getattr(obj, "__module__", None) or ""
+    numpy_fn = module.startswith("numpy") or isinstance(obj, numpy.ufunc)
+    return numpy_fn and id(obj) not in NUMPY_VIEWS
+
+
+def _statement(node: ast.AST, parents: dict) -> ast.AST:
+    """The statement ``node`` is part of (for the message)."""
+    while not isinstance(node, ast.stmt) and id(node) in parents:
+        node = parents[id(node)]
+    return node
+
+
+def _held(value):
+    """The values inside a tuple, list or dict (nested)."""
+    items = value.items.values() if isinstance(value, structures.StaticDict) else (
+        value.items if isinstance(value, structures.StaticList) else value)
+    for a in items:
+        if structures.is_structure(a):
+            yield from _held(a)
+        else:
+            yield a
