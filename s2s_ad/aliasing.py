@@ -66,7 +66,11 @@ class InPlaceNames:
         function without NumPy, record it for callers passing arrays."""
         name = stmt.target.id
         if not self.array_mode:
-            why = self.owner_problem(name, set(self.arguments))
+            # Any parameter may be an array; without loops or branches, one
+            # rebound since (``u = u * 2.0``) no longer holds the caller's.
+            params = set(self.arguments) if self.control_flow else {
+                k for k, v in self.arguments.items() if self.env.get(k) is v}
+            why = self.owner_problem(name, params)
             if why is not None:
                 self.inplace_problems.append(self.inplace_error(stmt, why, array=False))
             return
@@ -99,11 +103,13 @@ class InPlaceNames:
         """From the source: None when ``name`` always owns its array (see
         the module docstring), else (a node, why not)."""
         tree = self.tree
-        if name in params:
-            return tree, f"`{name}` is a parameter, so the caller's array would change"
         parents = parents_of(tree)
         local = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
                  and isinstance(n.ctx, ast.Store)} | set(self.arguments)
+        leak = first_leak(tree, name, makes_new=lambda c: _fresh_call(c, self, local), reads=True)
+        if leak is not None:
+            node, why = leak
+            return _statement(node, parents), f"`{name}` must own its array: {why}"
         for node in ast.walk(tree):
             if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
                 value = _bound_value(node, parents)
@@ -111,10 +117,8 @@ class InPlaceNames:
                     stmt = _statement(node, parents)
                     return stmt, f"`{name}` may be bound to an array something else refers to " \
                                  "(another name, a view, a helper's result, an argument)"
-        leak = first_leak(tree, name, makes_new=lambda c: _fresh_call(c, self, local), reads=True)
-        if leak is not None:
-            node, why = leak
-            return _statement(node, parents), f"`{name}` must own its array: {why}"
+        if name in params:
+            return tree, f"`{name}` is a parameter and may still hold the caller's array here"
         return None
 
     def straight_problem(self, name: str, old: ir.Value) -> tuple | None:
