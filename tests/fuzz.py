@@ -6,6 +6,7 @@
     python -m tests.fuzz --n 1000 --numpy     # small NumPy programs (finite differences)
     python -m tests.fuzz --n 1000 --numpy-loops   # NumPy loops filling arrays by y[i] = ...
     python -m tests.fuzz --n 1000 --numpy-shifts  # stable softmax shifts, unspread reductions
+    python -m tests.fuzz --n 2000 --numpy-aliasing  # y += e through other names and views
 
 Each program from :mod:`tests.programs` is written to a real ``.py`` file (s2s-ad
 reads source), imported, and its gradient computed by ``s2s_ad.grad`` is
@@ -24,7 +25,10 @@ oracle (a kink or jump within the step, the estimate changes with the step)
 is *skipped* for that oracle. Everything else that disagrees, raises from
 inside s2s-ad or refuses a program of the supported subset is a *mismatch*,
 printed in full (source, point, wrt, both gradients) so it can become a
-regression test.
+regression test. The aliasing programs (:mod:`tests.programs_aliasing`) may
+also be *refused*, counted apart, when the refusal is located (file:line:col,
+the line, a caret) and is about the in-place write, and the program is not
+one of the clear ones (no alias, view or argument written) that must be accepted.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 import tempfile
 import time
@@ -44,6 +49,7 @@ if __package__ in (None, ""):
 import s2s_ad  # noqa: E402
 from tests.modules import import_source  # noqa: E402
 from tests.programs import Program, RandomDraw, program  # noqa: E402
+from tests.programs_aliasing import alias_program  # noqa: E402
 from tests.programs_numpy import numpy_loop_program, numpy_program  # noqa: E402
 from tests.programs_shifts import shift_program  # noqa: E402
 
@@ -58,7 +64,7 @@ SYMPY_SECONDS = 5
 @dataclass
 class Outcome:
     status: str
-    """"ok" | "rejected" | "mismatch"."""
+    """"ok" | "rejected" | "refused" | "mismatch"."""
     detail: str = ""
     fd: str = ""
     """"agrees" | "skipped" | "" (not run)."""
@@ -71,6 +77,8 @@ class Tally:
     tried: int = 0
     ok: int = 0
     rejected: int = 0
+    refused: int = 0
+    """Aliasing programs s2s-ad refused with a located message (run_alias_one)."""
     mismatches: list = field(default_factory=list)
     fd_checked: int = 0
     fd_skipped: int = 0
@@ -82,6 +90,8 @@ class Tally:
             self.ok += 1
         elif o.status == "rejected":
             self.rejected += 1
+        elif o.status == "refused":
+            self.refused += 1
         else:
             self.mismatches.append((label, prog, o))
         if o.fd == "agrees":
@@ -92,10 +102,11 @@ class Tally:
             self.sympy[o.sympy] = self.sympy.get(o.sympy, 0) + 1
 
     def summary(self, seconds: float) -> str:
-        checked = self.tried - self.rejected
+        checked = self.tried - self.rejected - self.refused
+        refused = f"; refused with a located message: {self.refused}" if self.refused else ""
         sym = ", ".join(f"{k} {v}" for k, v in sorted(self.sympy.items())) or "none"
         return (f"programs tried: {self.tried}; compared: {checked} "
-                f"(rejected at the drawn point: {self.rejected}); mismatches: "
+                f"(rejected at the drawn point: {self.rejected}{refused}); mismatches: "
                 f"{len(self.mismatches)}\n"
                 f"finite differences: {self.fd_checked} agree, {self.fd_skipped} skipped "
                 f"(not smooth within the step)\nsympy: {sym}\ntime: {seconds:.1f} s")
@@ -226,10 +237,11 @@ def run_one(prog: Program, folder: str, label: str, *, use_sympy: bool = True) -
     return outcome
 
 
-def run_numpy_one(prog, folder: str, label: str) -> Outcome:
+def run_numpy_one(prog, folder: str, label: str, copy_args: bool = False) -> Outcome:
     """A NumPy program (tests.programs_numpy, tests.programs_shifts): every
     element's partial derivative against finite differences in that element
-    (fd_agrees); for a function returning a tuple, of item ``prog.output``."""
+    (fd_agrees); for a function returning a tuple, of item ``prog.output``.
+    With ``copy_args`` the original gets copies of the arrays at every call."""
     import numpy as np
 
     try:
@@ -237,7 +249,12 @@ def run_numpy_one(prog, folder: str, label: str) -> Outcome:
     except Exception as exc:
         return Outcome("mismatch", f"generated program does not import: {exc!r}")
     item = prog.output
-    objective = fn if item is None else (lambda **kw: fn(**kw)[item])
+    original = fn
+    if copy_args:
+        def original(**kw):
+            return fn(**{k: np.copy(v) if isinstance(v, np.ndarray) else v
+                         for k, v in kw.items()})
+    objective = original if item is None else (lambda **kw: original(**kw)[item])
     with np.errstate(all="ignore"):
         value = evaluate(lambda **kw: float(objective(**kw)), prog.point)
     if value is None:
@@ -284,6 +301,48 @@ def run_numpy_one(prog, folder: str, label: str) -> Outcome:
     return Outcome("ok", fd="skipped" if None in states else "agrees")
 
 
+LOCATED = re.compile(r"^\S+\.py:\d+:\d+: error: .*\n    .*\n    *\^$")
+IN_PLACE = ("works in place", "changes in place since")
+
+
+def run_alias_one(prog, folder: str, label: str) -> Outcome:
+    """An aliasing program (tests.programs_aliasing): as run_numpy_one, with
+    every call of the original given copies of the arrays (NumPy's ``+=``
+    may write into them); a refusal counts as "refused" when it is located
+    and about the in-place write and the program is not a clear one; an
+    accepted program must leave its arguments alone, as the gradient does."""
+    import numpy as np
+
+    def copies(point: dict) -> dict:
+        return {k: np.copy(v) if isinstance(v, np.ndarray) else v for k, v in point.items()}
+
+    point = copies(prog.point)
+    try:
+        with np.errstate(all="ignore"):
+            getattr(import_source(folder, prog.source, f"fuzznp_{label}"), "f")(**copies(point))
+    except Exception:  # (an index of a number, a shape mismatch: not a test of s2s-ad)
+        return Outcome("rejected")
+    o = run_numpy_one(prog, folder, label, copy_args=True)
+    if o.status == "mismatch" and o.detail.startswith("refused a program"):
+        error = o.detail.split("\n", 1)[1]
+        if prog.clean:
+            return Outcome("mismatch", "refused a program without aliases:\n" + error)
+        if not LOCATED.match(error) or not any(w in error for w in IN_PLACE):
+            return Outcome("mismatch", "refused without a located in-place message:\n" + error)
+        return Outcome("refused", error)
+    if o.status == "ok":
+        fn = getattr(import_source(folder, prog.source, f"fuzznp_{label}"), "f")
+        given = copies(point)
+        with np.errstate(all="ignore"):
+            fn(**given)
+        changed = [k for k in given if isinstance(given[k], np.ndarray)
+                   and not np.array_equal(given[k], point[k])]
+        if changed:
+            return Outcome("mismatch", f"f changes its argument(s) {changed} in place, and "
+                           "s2s-ad gave it a gradient (which does not)")
+    return o
+
+
 def report(label: str, prog: Program, o: Outcome) -> str:
     item = getattr(prog, "output", None)
     output = "" if item is None else f" output={item}"
@@ -293,12 +352,15 @@ def report(label: str, prog: Program, o: Outcome) -> str:
 
 def soak(seeds, *, use_sympy: bool = True, out=sys.stdout, max_stmts: int = 5,
          max_depth: int = 3, numpy: bool = False, loops: bool = False,
-         shifts: bool = False) -> Tally:
+         shifts: bool = False, aliasing: bool = False) -> Tally:
     tally = Tally()
     with tempfile.TemporaryDirectory(prefix="s2s-ad-fuzz-") as folder:
         for seed in seeds:
             label = f"seed{seed}"
-            if numpy or loops or shifts:
+            if aliasing:
+                prog = alias_program(RandomDraw(seed))
+                o = run_alias_one(prog, folder, label)
+            elif numpy or loops or shifts:
                 prog = _numpy_generator(loops, shifts)(RandomDraw(seed))
                 o = run_numpy_one(prog, folder, label)
             else:
@@ -330,11 +392,18 @@ def main(argv=None) -> int:
     p.add_argument("--numpy-shifts", action="store_true",
                    help="stable log-sum-exp/softmax shifts, perturbed, and reductions of "
                         "elementwise expressions of mixed shapes (finite differences)")
+    p.add_argument("--numpy-aliasing", action="store_true",
+                   help="augassign (y += e) through other names, views, helpers and arguments "
+                        "(finite differences; located refusals counted apart)")
     p.add_argument("--show", action="store_true", help="print each program's source")
     args = p.parse_args(argv)
     seeds = range(args.seed, args.seed + args.n)
     if args.show:
         for s in seeds:
+            if args.numpy_aliasing:
+                prog = alias_program(RandomDraw(s))
+                print(f"# seed {s}: clean={prog.clean} at {prog.point}\n{prog.source}")
+                continue
             if args.numpy or args.numpy_loops or args.numpy_shifts:
                 prog = _numpy_generator(args.numpy_loops, args.numpy_shifts)(RandomDraw(s))
                 item = "" if prog.output is None else f" output={prog.output}"
@@ -345,7 +414,8 @@ def main(argv=None) -> int:
         return 0
     start = time.time()
     tally = soak(seeds, use_sympy=not args.no_sympy, max_stmts=args.stmts, max_depth=args.depth,
-                 numpy=args.numpy, loops=args.numpy_loops, shifts=args.numpy_shifts)
+                 numpy=args.numpy, loops=args.numpy_loops, shifts=args.numpy_shifts,
+                 aliasing=args.numpy_aliasing)
     print(tally.summary(time.time() - start))
     return 1 if tally.mismatches else 0
 
