@@ -90,8 +90,9 @@ class InPlaceNames:
         name = stmt.target.id
         op = SYMBOLS.get(type(stmt.op), "op=")
         sym = op[:-1]
-        where = "" if node is stmt or not isinstance(node, ast.stmt) \
-            or isinstance(node, ast.FunctionDef) else f" (line {node.lineno}: `{ast.unparse(node)}`)"
+        where = ""
+        if node is not stmt and isinstance(node, ast.stmt) and not isinstance(node, ast.FunctionDef):
+            where = f" (line {node.lineno}: `{ast.unparse(node)}`)"
         head = (f"`{name} {op} ...` writes into the array `{name}` holds (NumPy's `{op}` works "
                 "in place)" if array else f"`{name} {op} ...` writes into `{name}` when it holds "
                 f"an array (NumPy's `{op}` works in place)")

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tests.programs import chance, choice
-from tests.programs_numpy import SHAPES, _Gen
+from tests.programs_numpy import SHAPES, NumpyProgram, _Gen
 
 HELPERS = {  # (scaled is harmless; s2s-ad refuses writing into its result, which it cannot see)
     "bump": "def bump(u):\n    u += 1.0\n    return u * u\n",
@@ -40,14 +40,9 @@ VIEWS = ["{y}[1:]", "{y}[...]", "{y}.T", "{y}.reshape(-1)", "{y}.ravel()", "np.a
 
 
 @dataclass
-class AliasProgram:
-    source: str
-    point: dict
-    ops: int
-    clean: bool
+class AliasProgram(NumpyProgram):
+    clean: bool = True
     """No alias, view or in-place write into an argument: must be accepted."""
-    wrt: tuple = ("a", "b", "s")
-    output: int | None = None
 
 
 class _AliasGen:
@@ -140,4 +135,4 @@ def alias_program(d, *, max_stmts: int = 6) -> AliasProgram:
     a = np.array([round(d.real(-2.0, 2.0), 4) for _ in range(size)]).reshape(shape)
     b = np.array([round(d.real(-2.0, 2.0), 4) for _ in range(size)]).reshape(shape)
     return AliasProgram(text, {"a": a, "b": b, "s": round(d.real(-2.0, 2.0), 4)},
-                        g.expr_gen.ops + len(lines), g.clean)
+                        g.expr_gen.ops + len(lines), clean=g.clean)

@@ -97,7 +97,11 @@ def _position(fn, line_text: str, at: str) -> tuple[int, int]:
     raise AssertionError(f"{line_text!r} not in {fn.__name__}")
 
 
-@pytest.mark.parametrize("fn, line_text, at, says", REFUSED, ids=lambda v: getattr(v[0] if isinstance(v, tuple) else v, "__name__", ""))
+def _name(v) -> str:
+    return getattr(v[0] if isinstance(v, tuple) else v, "__name__", "")
+
+
+@pytest.mark.parametrize("fn, line_text, at, says", REFUSED, ids=_name)
 def test_refused_with_location_and_rewrite(fn, line_text, at, says):
     fn, where = fn if isinstance(fn, tuple) else (fn, fn)
     with pytest.raises(s2s_ad.SourceError) as info:
