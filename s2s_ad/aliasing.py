@@ -92,7 +92,7 @@ class InPlaceNames:
         sym = op[:-1]
         where = ""
         if node is not stmt and isinstance(node, ast.stmt) and not isinstance(node, ast.FunctionDef):
-            where = f" (line {node.lineno}: `{ast.unparse(node)}`)"
+            where = f" (line {node.lineno}: `{ast.unparse(node).splitlines()[0]}`)"
         head = (f"`{name} {op} ...` writes into the array `{name}` holds (NumPy's `{op}` works "
                 "in place)" if array else f"`{name} {op} ...` writes into `{name}` when it holds "
                 f"an array (NumPy's `{op}` works in place)")
@@ -118,8 +118,9 @@ class InPlaceNames:
                     stmt = _statement(node, parents)
                     return stmt, f"`{name}` may be bound to an array something else refers to " \
                                  "(another name, a view, a helper's result, an argument)"
-        if name in params:
-            return tree, f"`{name}` is a parameter and may still hold the caller's array here"
+        if name in params and not _rebound_first(tree, name):
+            return tree, f"`{name}` is a parameter and may still hold the caller's array here " \
+                         f"(rebind it first, before any loop or branch: `{name} = {name} * 1.0`)"
         return None
 
     def straight_problem(self, name: str, old: ir.Value) -> tuple | None:
@@ -187,6 +188,17 @@ def _bound_value(name: ast.Name, parents: dict):
             and isinstance(parent.iter.func, ast.Name) and parent.iter.func.id == "range":
         return ast.Constant(0)  # an int
     return None
+
+
+def _rebound_first(tree: ast.FunctionDef, name: str) -> bool:
+    """The first statement naming the parameter ``name`` is, at the top
+    level, ``name = <a new array>``: the caller's array is not held after it.
+    (That value is checked to be new with the other bindings.)"""
+    for stmt in tree.body:
+        if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(stmt)):
+            return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+                and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == name
+    return False
 
 
 def _fresh(node: ast.expr, lo, local: set) -> bool:

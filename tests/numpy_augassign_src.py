@@ -280,3 +280,50 @@ def held_in_list(x):
     ys = [y, x]
     y += x
     return np.sum(ys[0] * ys[0])
+
+
+# -- the rewrites the messages suggest ------------------------------------------
+
+def rebound_param_in_loop(x, n: int):
+    x = x * 1.0
+    for i in range(n):
+        x += np.sin(x)
+    return np.sum(x * x)
+
+
+def copied_alias_after_loop(x, n: int):
+    acc = np.zeros(3)
+    for i in range(n):
+        acc += x * i
+    z = acc * 1.0
+    return np.sum(z * z)
+
+
+def copied_row_accumulator(X):
+    acc = X[0] * 1.0
+    for i in range(1, len(X)):
+        acc += X[i]
+    return np.sum(acc * acc)
+
+
+def param_read_before_rebinding_in_loop(x, n: int):
+    y = x
+    x = x * 1.0
+    for i in range(n):
+        x += 1.0
+    return np.sum(y * x)
+
+
+def rows_iterated(X):
+    acc = np.zeros(3)
+    for row in X:
+        acc += row
+    return np.sum(acc * acc)
+
+
+def rows_written(X):
+    s = 0.0
+    for row in X:
+        row *= 2.0
+        s = s + np.sum(row)
+    return s + np.sum(X * X)

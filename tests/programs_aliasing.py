@@ -5,12 +5,12 @@ Contract: :func:`alias_program` draws a module defining ``f(a, b, s: float)``
 ``s`` a float) whose statements write arrays in place by ``y op= e``
 (``+= -= *= /= **=``) while other names may refer to the same memory: a second
 name (``z = y``), a view (``y[1:]``, ``y[...]``, ``y.T``, ``y.reshape(-1)``,
-``y.ravel()``, ``np.asarray(y)``), a parameter (``y = a``), a helper's
-parameter (``h(y)`` with ``u += 1.0`` inside), inside a ``for`` loop or a
-branch; numbers (``t = s; s += 0.5``) too. ``clean`` is True when no
-statement made an alias, a view or an in-place write into an argument: such a
-program must be accepted; the others may be refused, with a located message
-(tests/fuzz.py ``--numpy-aliasing`` checks both).
+``y.ravel()``, ``np.asarray(y)``), written through too (``v += 1.5``), a
+parameter (``y = a``), a helper's parameter (``h(y)`` with ``u += 1.0``
+inside), inside a ``for`` loop or a branch; numbers (``t = s; s += 0.5``) too.
+``clean`` is True when no statement made an alias, a view or an in-place
+write into an argument: such a program must be accepted; the others may be
+refused, with a located message (tests/fuzz.py ``--numpy-aliasing`` checks both).
 
 >>> from tests.programs import RandomDraw
 >>> "def f(a, b, s: float):" in alias_program(RandomDraw(0)).source
@@ -93,7 +93,10 @@ class _AliasGen:
             self.clean = False
             return [f"{v} = {choice(d, VIEWS).format(y=y)}"]
         if form == 5 and self.views:
-            return [f"r = r + np.sum({choice(d, self.views)} * {choice(d, ['1.5', 's'])})"]
+            v = choice(d, self.views)
+            if chance(d, 30):  # writing through the view changes the array it views
+                return [f"{v} {choice(d, ['+=', '*='])} {choice(d, ['1.5', 's'])}"]
+            return [f"r = r + np.sum({v} * {choice(d, ['1.5', 's'])})"]
         if form == 6 and (e := self.expr()) and (c := self.fresh("c", depth, self.arrays)):
             return [f"{c} = b * {e}"]  # an array of a's shape
         if form == 7 and depth == 0:

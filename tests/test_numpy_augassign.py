@@ -34,6 +34,10 @@ ACCEPTED = [
     (src.calls_scalar_accumulator, lambda: [rand(RNG, (3,)), rand(RNG, (3,))], [0, 1]),
     (src.calls_scalar_alias_helper_with_numbers, lambda: [rand(RNG, (3,))], [0]),
     (src.no_numpy, lambda: [0.8], [0]),
+    (src.rebound_param_in_loop, lambda: [rand(RNG, (3,)), 3], [0]),
+    (src.copied_alias_after_loop, lambda: [rand(RNG, (3,)), 3], [0]),
+    (src.copied_row_accumulator, lambda: [rand(RNG, (4, 3))], [0]),
+    (src.rows_iterated, lambda: [rand(RNG, (4, 3))], [0]),
 ]
 
 
@@ -85,6 +89,8 @@ REFUSED = [
     (src.helper_result, "h += 1.0", "h", "created elsewhere"),
     (src.passed_to_helper, "y += x", "y", "passed to `identity`"),
     (src.held_in_list, "y += x", "y", "the list or tuple `ys` holds it"),
+    (src.param_read_before_rebinding_in_loop, "x += 1.0", "x", "`y = x`"),
+    (src.rows_written, "row *= 2.0", "row", "`for row in X:"),
 ]
 
 
