@@ -77,7 +77,9 @@ class InPlaceNames:
         if not isinstance(old, ir.Value) or old.kind != "array":
             return  # a number: `op=` binds a new one
         if self.control_flow:
-            params = {name for name, v in self.arguments.items()
+            # (a loop is lowered again until its values' kinds settle, so a
+            # float that becomes an array in the body is checked as one)
+            params = {k for k, v in self.arguments.items()
                       if not isinstance(v, ir.Value) or v.kind == "array"}
             why = self.owner_problem(name, params)
         else:

@@ -327,3 +327,23 @@ def rows_written(X):
         row *= 2.0
         s = s + np.sum(row)
     return s + np.sum(X * X)
+
+
+def float_becomes_array_in_loop(x, n: int):
+    y = 0.0
+    s = 0.0
+    for i in range(n):
+        z = y
+        y += x
+        s = s + np.sum(z * x)
+    return s
+
+
+def float_alias_in_loop(x, n: int):
+    s = 0.0
+    t = 0.0
+    for i in range(n):
+        prev = s
+        s += np.sum(x * x)
+        t = t + prev * s
+    return t

@@ -38,6 +38,7 @@ ACCEPTED = [
     (src.copied_alias_after_loop, lambda: [rand(RNG, (3,)), 3], [0]),
     (src.copied_row_accumulator, lambda: [rand(RNG, (4, 3))], [0]),
     (src.rows_iterated, lambda: [rand(RNG, (4, 3))], [0]),
+    (src.float_alias_in_loop, lambda: [rand(RNG, (3,)), 3], [0]),
 ]
 
 
@@ -91,6 +92,7 @@ REFUSED = [
     (src.held_in_list, "y += x", "y", "the list or tuple `ys` holds it"),
     (src.param_read_before_rebinding_in_loop, "x += 1.0", "x", "`y = x`"),
     (src.rows_written, "row *= 2.0", "row", "`for row in X:"),
+    (src.float_becomes_array_in_loop, "y += x", "y", "`z = y`"),
 ]
 
 
