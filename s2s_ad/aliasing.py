@@ -102,6 +102,16 @@ class InPlaceNames:
                               f"see the change. Write `{name} = {name} {sym} ...`, which makes a "
                               "new array")
 
+    def makes_new(self, call: ast.Call) -> bool:
+        """Whether ``call`` returns a new value, never an argument or a view
+        of one (the callee resolved from the function's globals: a helper
+        reached as ``module.helper(y)`` is not NumPy)."""
+        tree = self.tree
+        local = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+                 and isinstance(n.ctx, ast.Store)} | {a.arg for a in ast.walk(tree.args)
+                                                      if isinstance(a, ast.arg)}
+        return _fresh_call(call, self, local)
+
     def owner_problem(self, name: str, params: set) -> tuple | None:
         """From the source: None when ``name`` always owns its array (see
         the module docstring), else (a node, why not)."""
@@ -109,7 +119,7 @@ class InPlaceNames:
         parents = parents_of(tree)
         local = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
                  and isinstance(n.ctx, ast.Store)} | set(self.arguments)
-        leak = first_leak(tree, name, makes_new=lambda c: _fresh_call(c, self, local), reads=True)
+        leak = first_leak(tree, name, makes_new=self.makes_new, reads=True)
         if leak is not None:
             node, why = leak
             return _statement(node, parents), f"`{name}` must own its array: {why}"
@@ -234,7 +244,9 @@ def _fresh_call(call: ast.Call, lo, local: set) -> bool:
     if id(obj) in FRESH_BUILTINS:
         return True
     module = getattr(obj, "__module__", None) or ""
-    numpy_fn = module.startswith("numpy") or isinstance(obj, numpy.ufunc)
+    if module == "math" or getattr(lo.src.globals.get(f.id), "__name__", None) == "math":
+        return True  # math functions return floats
+    numpy_fn = module == "numpy" or module.startswith("numpy.") or isinstance(obj, numpy.ufunc)
     return numpy_fn and id(obj) not in NUMPY_VIEWS
 
 

@@ -58,6 +58,7 @@ ATTR_NAMES = {"axis", "keepdims", "axes"}
 
 class ArrayLowering:
     """Mixed into ``frontend._Lowering``; uses its ``src``, ``env``, ``emit``,
+    ``makes_new`` (:class:`s2s_ad.aliasing.InPlaceNames`),
     ``expr`` and ``namer``."""
 
     array_mode = False
@@ -490,7 +491,7 @@ class ArrayLowering:
             raise self.src.error(target, "only a local array can be assigned into "
                                  "(`y[i] = ...` with `y` a variable of this function)")
         name = target.value.id
-        problem = _sole_owner(self.tree, name)
+        problem = _sole_owner(self.tree, name, self.makes_new)
         if problem is not None:
             node, why = problem
             raise self.src.error(node, f"`{name}` is assigned into (line {target.lineno}) in a "
@@ -540,13 +541,13 @@ VIEW_CALLS = {"reshape", "transpose", "ravel", "squeeze", "expand_dims", "asarra
               "flatten"}
 
 
-def _sole_owner(tree: ast.FunctionDef, name: str):
+def _sole_owner(tree: ast.FunctionDef, name: str, makes_new=None):
     """None when ``name`` holds an array only it refers to: bound once, before
     any loop or branch, to a fresh array (``np.zeros(...)``, ``np.copy(x)``,
     ``x.copy()``), and read only inside expressions that make new arrays —
     never bound to another name, put in a list, passed to a function of the
     user's, or viewed (``y[i]`` bound to a name, ``y.T``, ``np.reshape(y)``).
-    Else (the node, why not)."""
+    Else (the node, why not). ``makes_new`` as for :func:`first_leak`."""
     binds = [n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
              and any(isinstance(t, ast.Name) and t.id == name
                      for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))]
@@ -559,7 +560,7 @@ def _sole_owner(tree: ast.FunctionDef, name: str):
         value.func.attr in CONSTRUCTORS)
     if not fresh:
         return value, "it must start as a new array (np.zeros(...), np.copy(x), x.copy(), ...)"
-    return first_leak(tree, name)
+    return first_leak(tree, name, makes_new)
 
 
 def parents_of(tree: ast.AST) -> dict[int, ast.AST]:

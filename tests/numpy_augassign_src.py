@@ -3,6 +3,8 @@ NumPy writes into the array, which other names and views see."""
 
 import numpy as np
 
+import augassign_helpers as helpers
+
 
 # -- accepted: the gradient computes what NumPy computes -------------------------
 
@@ -347,3 +349,20 @@ def float_alias_in_loop(x, n: int):
         s += np.sum(x * x)
         t = t + prev * s
     return t
+
+
+def module_helper_keeps_filled(x, n: int):
+    y = np.zeros(3)
+    for i in range(n):
+        y[i] = x[i] * 2.0
+    z = helpers.same(y)
+    y[0] = 5.0 * x[1]
+    return np.sum(z * x)
+
+
+def module_helper_keeps_accumulator(x, n: int):
+    y = x * 1.0
+    z = helpers.same(y)
+    for i in range(n):
+        y += x
+    return np.sum(z * x)

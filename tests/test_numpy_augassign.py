@@ -93,6 +93,8 @@ REFUSED = [
     (src.param_read_before_rebinding_in_loop, "x += 1.0", "x", "`y = x`"),
     (src.rows_written, "row *= 2.0", "row", "`for row in X:"),
     (src.float_becomes_array_in_loop, "y += x", "y", "`z = y`"),
+    # `helpers.same(y)` is no NumPy function: its result is `y` itself
+    (src.module_helper_keeps_accumulator, "y += x", "y", "`z = helpers.same(y)`"),
 ]
 
 
@@ -130,3 +132,12 @@ def test_a_helper_without_numpy_is_refused_only_for_arrays():
         fd_gradient(src.bump_numbers, [1.5], 0))
     with pytest.raises(s2s_ad.SourceError, match="passes an array"):
         s2s_ad.grad(src.calls_bump_numbers)(np.ones(3))
+
+
+def test_a_helper_reached_as_module_attribute_is_no_numpy_function():
+    # Subscript assignment in a loop shares the ownership analysis: `helpers.same(y)`
+    # returns `y` itself, which the later `y[0] = ...` changes.
+    with pytest.raises(s2s_ad.SourceError) as info:
+        s2s_ad.grad(src.module_helper_keeps_filled)(np.ones(3), 3)
+    line, col = _position(src.module_helper_keeps_filled, "z = helpers.same(y)", "y)")
+    assert f"numpy_augassign_src.py:{line}:{col}: error: `y` is assigned into" in str(info.value)
