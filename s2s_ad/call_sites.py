@@ -156,6 +156,11 @@ def pair_functions(func: ir.Function, fwd_name: str, bwd_name: str, s: PairSeeds
     """``fwd_name(*params) -> (result, tape)`` and ``bwd_name(tape, seed) ->
     (dparam, ...)`` from the parts both reverse transforms build."""
     wrt = func.param_values
+    # A parameter that gets no adjoint returns ``np.zeros_like(p)``, which
+    # reads ``p``: the backward pass has it only if the tape carries it.
+    read = {n.id for g in grads for n in ast.walk(g) if isinstance(n, ast.Name)}
+    missing = [v for v in wrt if v.name in read and v.name not in tape_names]
+    tape, tape_names = list(tape) + missing, list(tape_names) + [v.name for v in missing]
     tape_tuple = ast.Tuple([ast.Name(n, ast.Load()) for n in tape_names], ast.Load())
     fwd_args = ast.arguments(posonlyargs=[], args=[ast.arg(v.name) for v in wrt], vararg=None,
                              kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])

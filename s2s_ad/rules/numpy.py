@@ -160,9 +160,9 @@ NUMPY_RULES = [
     Rule("np.arange", "np.arange(*args)", (None,), "array", "constant", variadic=True),
     Rule("np.linspace", "np.linspace(*args)", (None,), "array", "constant", variadic=True),
     # indexing: the adjoint scatters g back (see s2s_ad/arrays.py)
-    Rule("array.getitem", "x[index]", ("scatter",), "array", "g scattered back to the indexed elements",
+    Rule("array.getitem", "x[index]", ("scatter", None), "array", "g scattered back to the indexed elements",
          adjoint=True, attrs=(("index", ()),), variadic=True),
-    Rule("array.setitem", "assign(x, index, y)", ("scatter_zero", "gather"), "array",
+    Rule("array.setitem", "assign(x, index, y)", ("scatter_zero", "gather", None), "array",
          "the old value's assigned elements get no adjoint", adjoint=True,
          attrs=(("index", ()),), variadic=True),
 ]
