@@ -180,16 +180,25 @@ class ControlFlow:
         return cond
 
     def branches(self, cond: ir.Operand, then_fn, else_fn, node: ast.AST, text: str,
-                 guard: bool = False, result: tuple | None = None) -> ir.If:
-        """Lower two branches and merge what they assign (φ)."""
+                 guard: bool = False, value: tuple | None = None):
+        """Lower two branches and merge what they assign (φ).
+
+        With ``value`` = ``(name, claim)`` the branches are the two arms of
+        an expression: each of ``then_fn``/``else_fn`` returns the operand
+        its arm computes, and the merged operand is returned (a result of
+        the ``If`` named ``name``, claimed as the user's variable if
+        ``claim``). The arm's operand is taken only once the arm is fully
+        lowered, so arms may nest further conditional expressions and
+        short-circuit operators, each with its own ``If``. Without
+        ``value`` the ``If`` op is returned."""
         before = self.env
-        regions, envs = [], []
+        regions, envs, arms = [], [], []
         shapes = _shapes(before)
         self.region_depth += 1
         for fn in (then_fn, else_fn):
             self.env = dict(before)
             outer_ops, self.ops = self.ops, []
-            fn()
+            arms.append(fn())
             self.unchanged(shapes, node)
             regions.append(ir.Region(self.ops))
             envs.append(self.env)
@@ -197,81 +206,81 @@ class ControlFlow:
         self.region_depth -= 1
         self.env = dict(before)
         outs = []
-        for var in dict.fromkeys(list(envs[0]) + list(envs[1])):
-            a, b = envs[0].get(var, _UNDEF), envs[1].get(var, _UNDEF)
+
+        def phi(a, b, name, var):
             if _same(a, b):
-                self.env[var] = a
-                continue
+                return a
             if _same(a, ir.Const(True)) and _same(b, ir.Const(False)):
-                self.env[var] = cond  # a flag set exactly when the branch is taken
-                continue
-            if a is _UNDEF or b is _UNDEF:
-                self.env.pop(var, None)
-                self.undefined[var] = (node, "it is assigned in only one branch of the `if`")
-                continue
+                return cond  # true exactly when the first branch is taken
             kind = _merge_kind([_kind_of(a), _kind_of(b)])
-            if "list" in (_kind_of(a), _kind_of(b)):
-                raise self.src.error(node, f"`{var}` is a list in one branch only")
-            if result is not None and var == result[0]:
-                name = self.namer.claim(result[1]) if result[2] else self.namer.fresh(result[1])
-            elif var in FLAG_NAMES:
-                name = self.namer.fresh(FLAG_NAMES[var])
-            else:
-                name = self.namer.claim(var)
-            out = ir.Value(name, kind, None if var.startswith("<") else var)
+            out = ir.Value(name(), kind, var)
             outs.append(out)
             regions[0].yields.append(a)
             regions[1].yields.append(b)
-            self.env[var] = out
+            return out
+
+        for var in dict.fromkeys(list(envs[0]) + list(envs[1])):
+            a, b = envs[0].get(var, _UNDEF), envs[1].get(var, _UNDEF)
+            if (a is _UNDEF or b is _UNDEF) and not _same(a, b):
+                self.env.pop(var, None)
+                self.undefined[var] = (node, "it is assigned in only one branch of the `if`")
+                continue
+            if "list" in (_kind_of(a), _kind_of(b)) and not _same(a, b):
+                raise self.src.error(node, f"`{var}` is a list in one branch only")
+            if var in FLAG_NAMES:
+                self.env[var] = phi(a, b, lambda: self.namer.fresh(FLAG_NAMES[var]), None)
+            else:
+                self.env[var] = phi(a, b, lambda: self.namer.claim(var), var)
+        merged = None
+        if value is not None:
+            if any(isinstance(arm, tuple) or structures.is_structure(arm) for arm in arms):
+                raise self.src.error(node, "a conditional expression must give a number, "
+                                     "an array or a bool in both arms, not a tuple or list")
+            name, claim = value
+            merged = phi(arms[0], arms[1],
+                         lambda: self.namer.claim(name) if claim else self.namer.fresh(name),
+                         name if claim else None)
         if guard:
             text = text or "the rest runs unless `return`/`break`/`continue` ran"
         op = ir.If(cond, regions[0], regions[1], outs, self.loc(node), text)
         if outs or regions[0].ops or regions[1].ops:
             self.ops.append(op)  # a branch that only set a flag now folded away needs no op
-        return op
+        return op if value is None else merged
 
     def if_expr(self, node: ast.IfExp, var: str | None, hint: str | None) -> ir.Operand:
         cond = self.condition(node.test)
         if isinstance(cond, ir.Const):
             return self.expr(node.body if cond.value else node.orelse)
-        key = "<ifexp>"
-
-        def side(e):
-            return lambda: self.env.__setitem__(key, self.expr(e))
-        self.env.pop(key, None)
         name = (var, True) if var is not None else (hint or "sel", False)
-        self.branches(cond, side(node.body), side(node.orelse), node, ast.unparse(node),
-                      result=(key,) + name)
-        value = self.env.pop(key)
-        if isinstance(value, ir.Value) and var is not None:
-            value.var = var
-            self.env[var] = value
-        return value
+        result = self.branches(cond, lambda: self.expr(node.body), lambda: self.expr(node.orelse),
+                               node, ast.unparse(node), value=name)
+        if isinstance(result, ir.Value) and var is not None:
+            self.env[var] = result
+        return result
 
     def bool_op(self, node: ast.BoolOp, var: str | None) -> ir.Operand:
-        """``a and b`` → ``b if a else False``; ``a or b`` → ``True if a else b``."""
+        """``a and b`` → ``b if a else False``; ``a or b`` → ``True if a else b``;
+        ``a and b and c`` → ``(a and b) and c``: each operand after the first
+        is lowered inside the branch that evaluates it, so it may hold its own
+        conditional expressions and short-circuits."""
+        is_or = isinstance(node.op, ast.Or)
         acc = self.condition(node.values[0])
-        key = "<bool>"
-        for e in node.values[1:]:
+        for k, e in enumerate(node.values[1:], 1):
             if isinstance(acc, ir.Const):
-                if bool(acc.value) == isinstance(node.op, ast.Or):
+                if bool(acc.value) == is_or:
                     return acc
                 acc = self.condition(e)
                 continue
+            last = k == len(node.values) - 1
+            name = (var, True) if var is not None and last else ("cond", False)
 
             def rhs(e=e):
-                return lambda: self.env.__setitem__(key, self.condition(e))
-            short = ir.Const(isinstance(node.op, ast.Or))
+                return self.condition(e)
 
-            def fixed(short=short):
-                return lambda: self.env.__setitem__(key, short)
-            self.env[key] = short
-            name = (key, var, True) if var is not None else (key, "cond", False)
-            if isinstance(node.op, ast.And):
-                self.branches(acc, rhs(), fixed(), node, ast.unparse(node), result=name)
-            else:
-                self.branches(acc, fixed(), rhs(), node, ast.unparse(node), result=name)
-            acc = self.env.pop(key)
+            def short():
+                return ir.Const(is_or)
+            acc = self.branches(acc, short if is_or else rhs, rhs if is_or else short, node,
+                                ast.unparse(node), value=name)
         return acc
 
     def not_op(self, node: ast.UnaryOp, var, hint) -> ir.Operand:
