@@ -291,17 +291,39 @@ class _Sweep(CallSites):
         tape = []
         if keep_params:
             tape += [v for v in self.func.scalars(self.func.param_values) if id(v) in self.reads]
-        for node in self.func.body.ops:
-            for v in ir.defined(node):
-                fam = self.families.get(id(v))
-                if fam is not None and v is not fam.root:
-                    continue  # one buffer: kept once, under its first version
-                if id(v) in self.reads:
-                    tape.append(v)
+        for v in self.outside_loops():
+            fam = self.families.get(id(v))
+            if fam is not None and v is not fam.root:
+                continue  # one buffer: kept once, under its first version
+            if id(v) in self.reads:
+                tape.append(v)
+        if keep_params:
+            # A value a branch defines exists only if the branch ran; the
+            # backward pass reads it only under the same condition, but the
+            # tape tuple names it either way.
+            top = {id(v) for node in self.func.body.ops for v in ir.defined(node)}
+            maybe = [self.tape_ref(v) for v in tape if id(v) not in top
+                     and v not in self.func.param_values]
+            maybe += [name for name in self.slots if name in self.tapes.values()
+                      and self.slots[name] not in self.func.body.ops]
+            fwd = [Stmt(ast.Assign([ast.Name(n, ast.Store())], ast.Constant(None)),
+                        "defined only if its branch runs") for n in dict.fromkeys(maybe)] + fwd
         tape += [ir.Value(name, "looptape") for name in self.tapes.values()]
         stacks = {f.stack for f in self.families.values() if f.stack is not None}
         tape += [ir.Value(name, "looptape") for name in sorted(stacks)]
         return fwd, tape
+
+    def outside_loops(self):
+        """The values defined outside every loop: by the function's top-level
+        nodes and inside its branches (not inside loops, whose values the
+        reverse sweep pops from tapes)."""
+        def region(r: ir.Region):
+            for node in r.ops:
+                yield from ir.defined(node)
+                if isinstance(node, ir.If):
+                    yield from region(node.then)
+                    yield from region(node.orelse)
+        yield from region(self.func.body)
 
     def gradient(self, v: ir.Value) -> ast.expr:
         """The adjoint of parameter ``v``; for a list or tuple parameter, a
