@@ -44,7 +44,7 @@ def transform(func: ir.Function, wrt: list[ir.Value], *, with_value: bool = Fals
     forward/backward pair (:func:`s2s_ad.calls.pairs`); ``reserved`` are the
     module-level names no local may shadow. A function with branches or loops
     goes to :mod:`s2s_ad.reverse_control`."""
-    if ir.has_control_flow(func):
+    if True:  # EXPERIMENT
         return reverse_control.transform(func, wrt, with_value=with_value,
                                          tuple_result=tuple_result, name=name, pairs=pairs,
                                          reserved=reserved)
@@ -60,7 +60,7 @@ def transform(func: ir.Function, wrt: list[ir.Value], *, with_value: bool = Fals
     adj = sweep.adj
     if sweep.arrays is not None and isinstance(result, ir.Value) and id(result) in act \
             and result.kind == "array":
-        reverse.insert(0, sweep.arrays.seed(result, seed))
+        reverse.insert(0, sweep.arrays.seed(ast.Name(result.name, ast.Load()), seed))
 
     outputs = func.outputs if func.outputs is not None else (result,)
     extra = {o.name for o in outputs if isinstance(o, ir.Value)} if with_value else set()

@@ -121,6 +121,8 @@ class _Sweep(CallSites):
             if id(v) in self.families:
                 self.fname[id(v)] = self.families[id(v)].name
         self.aliases = inplace.aliases(func, self.families) if self.families else set()
+        if self.arrays is not None:
+            self.arrays.buffers = set(self.families)
         self._reversing: ir.Op | None = None
         self.accumulators: dict[int, str] = {}
         """id(array parameter read by index in a loop) -> its adjoint, created
@@ -215,6 +217,15 @@ class _Sweep(CallSites):
             self.adj[id(result)] = seed
         inplace.assign_adjoints(self)
         reverse = self.sweep()
+        if reverse and self.arrays is not None and isinstance(result, ir.Value) \
+                and id(result) in self.act and result.kind == "array":
+            fam = self.families.get(id(result))
+            if fam is not None:  # the buffer: its shape is the result's
+                self.reads.add(id(fam.root))
+                shape_of = ast.Name(fam.name, ast.Load())
+            else:
+                shape_of = self.ref(result)
+            reverse.insert(0, self.arrays.seed(shape_of, seed))
         outputs = func.outputs if func.outputs is not None else (result,)
         live = {id(o) for o in outputs if isinstance(o, ir.Value)} if with_value else set()
         fwd, tape = self.forward(live)
@@ -509,6 +520,7 @@ class _Sweep(CallSites):
             zero = ast.Constant(0.0)
             if self.arrays is not None and id(v) in params and v.kind == "array":
                 zero = self.arrays.zero(v)  # the gradient keeps x's shape if the loop never runs
+                self.ref(v)  # read: a pair's backward pass has it only from its tape
             out.append(Stmt(ast.Assign([ast.Name(self.adj[id(v)], ast.Store())], zero),
                             f"{v.name} gets adjoint contributions inside line {node.loc.line}",
                             target=self.adj[id(v)], role="zero", control=node))
