@@ -14,7 +14,8 @@ import weakref
 from collections.abc import Hashable
 from typing import Callable, NamedTuple, Sequence, Union
 
-from . import calls, emit, frontend, graph, ir, loader, optimize, reverse, source, structures
+from . import (calls, emit, frontend, graph, graph_backward, ir, loader, optimize, reverse,
+               source, structures)
 from .code import CodeFunction
 from .errors import S2SError
 from .explain import explain_text
@@ -649,7 +650,7 @@ def graph_dot(fn: Callable, wrt: Wrt = None, backward: bool = False, *,
     if not backward:
         return graph.to_dot(graph.forward(lower(fn, lengths)))
     func, code = _reverse(fn, wrt, output, lengths)
-    return graph.to_dot(graph.combined(func, code))
+    return graph.to_dot(graph_backward.combined(func, code))
 
 
 def explain(fn: Callable, wrt: Wrt = None, *, output: int | None = None,

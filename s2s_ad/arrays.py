@@ -10,19 +10,21 @@ for functions in array mode (those that use NumPy). It guarantees that
   stays as it was;
 * no adjoint array is ever changed in place unless this sweep created it:
   accumulation is ``da = da + c`` (``da += c`` would write into the caller's
-  seed or into another adjoint sharing the array), and the scatters of
-  indexing (``np.add.at``) go into a fresh ``np.zeros_like`` or a copy;
-* subscript assignment ``y[i] = v`` runs in place in the forward pass, as in
-  the user's code, unless the reverse sweep reads the array as it was before
-  the assignment: then the forward pass assigns into a copy.
+  seed or into another adjoint sharing the array); the adjoint of an indexed
+  read is the generated module's ``scatter`` helper (a fresh array of the
+  operand's shape), of a subscript assignment ``gather``/``zeroed``
+  (arrays written in place are :mod:`s2s_ad.inplace`'s);
+* an operand is read for its shape only when an ``unbroadcast`` needs it, so
+  a value read for nothing else stays off the tape.
 
 Before → after, for ``t = x[i]; y = np.sum(t * w)`` with respect to ``x, w``::
 
     t = x[i]
-    dt = dy * w                 (np.sum: np.zeros_like(t) + dy, folded)
-    dw = unbroadcast(dt * t, w)
-    dx = np.zeros_like(x)
-    np.add.at(dx, i, ...)
+    t1 = t * w
+    dt1 = spread(dy, t1)        (np.sum: dy in t1's shape)
+    dt = unbroadcast(dt1 * w, t)
+    dw = unbroadcast(dt1 * t, w)
+    dx = scatter(dt, x, i)
 """
 
 from __future__ import annotations
@@ -36,11 +38,12 @@ from .code import Stmt
 
 from .names import Namer
 from .rules import RULES
-from .rules.numpy import BROADCASTING, HELPERS, SAME_SHAPE, VIEWS
+from .rules.numpy import BROADCASTING, HELPERS, SAME_SHAPE
 from .optimize import simplify
 from .templates import index_expr, index_operands, instantiate, operand_expr
 
 SPECIAL = {"array.getitem", "array.setitem"}
+"""Indexing: its adjoint is a scatter or a gather, not a product with a local derivative."""
 
 
 def _name(n: str) -> ast.Name:
@@ -66,8 +69,6 @@ class ArraySweep:
         """Helper name as generated -> its source."""
         self.owned: set[str] = set()
         """Adjoint variables holding an array this sweep created (safe to write into)."""
-        self.renames: dict[str, str] = {}
-        self.roots = _roots(func)
         self.shapes = shape_classes(func)
         self._uses = analysis.uses(func)
         self._producers = {id(op.out): op for op in func.body.ops if isinstance(op, ir.Op)}
@@ -100,10 +101,6 @@ class ArraySweep:
                                     _call(self.np, "ones_like", result)))
         return Stmt(node, "the seed takes the result's shape")
 
-    def values_read(self, nodes) -> set[str]:
-        return value_reads(nodes, {self._helper_names[h] for h in MEASURING
-                                   if h in self._helper_names})
-
     def zero(self, v: ir.Value) -> ast.expr:
         """The gradient of a parameter the result does not depend on."""
         if v.kind == "array":
@@ -118,24 +115,6 @@ class ArraySweep:
         return ast.Call(_name(self.helper("astype_like")), [expr, _name(v.name)], [])
 
     # -- contributions ----------------------------------------------------------
-
-    def vjp(self, op: ir.Op, i: int, g: ast.expr) -> ast.expr:
-        """The contribution of an ``adjoint=True`` rule to operand ``i``."""
-        rule = RULES[op.prim]
-        attrs = {**dict(rule.attrs), **op.attrs}
-        if op.prim == "np.concatenate":
-            return self._concatenate(op, i, g, attrs)
-        template = rule.partial_asts[min(i, len(rule.partial_asts) - 1)]
-        if op.prim == "np.stack":
-            attrs = {**attrs, "i": i}
-        expr = instantiate(template, op.args, op.out, self.func.modules, g=g, attrs=attrs)
-        if op.prim in ("np.sum", "np.mean"):
-            same = self._spread_by_its_use(op)
-            if same is not None:
-                # spread(e, x) → e: x's one use broadcasts it; e measures x (the mean's
-                # n), which a value of x's shape the sweep reads anyway measures as well
-                expr = _rename_names(expr.args[0], op.args[0].name, same.name)
-        return self._helper_calls(expr)
 
     def _spread_by_its_use(self, op: ir.Op) -> ir.Value | None:
         """Can the reduction's adjoint stay unspread (``keep(g)``, which
@@ -273,73 +252,6 @@ class ArraySweep:
 
     # -- indexing -----------------------------------------------------------------
 
-    def special(self, op: ir.Op, g: ast.expr, adj: dict, act: set, comment) -> list[Stmt]:
-        """Reverse statements of ``getitem``/``setitem``; updates ``adj``."""
-        out: list[Stmt] = []
-        mods = self.func.modules
-        exprs = [operand_expr(a, mods) for a in op.args]
-        index = op.attrs["index"]
-        if op.prim == "array.getitem":
-            x = op.args[0]
-            if not (isinstance(x, ir.Value) and id(x) in act):
-                return out
-            idx = index_expr(index, exprs)
-            stmts = self._scatter_target(x, adj)
-            target = adj[id(x)]
-            if self._basic(op, index):
-                sub = ast.Subscript(_name(target), idx, ast.Store())
-                stmts.append(ast.AugAssign(sub, ast.Add(), g))
-            else:
-                stmts.append(ast.Expr(ast.Call(ast.Attribute(
-                    ast.Attribute(_name(self.np), "add", ast.Load()), "at", ast.Load()),
-                    [_name(target), _as_value(idx), g], [])))
-            for s in stmts:
-                out.append(Stmt(s, comment(op, 0, x, "scatter"), op, 0, "scatter", target))
-            return out
-        base, value = op.args[0], op.args[1]
-        idx = index_expr(index, exprs)
-        if isinstance(value, ir.Value) and id(value) in act:
-            gathered = ast.Subscript(copy.deepcopy(g), copy.deepcopy(idx), ast.Load())
-            contrib = (_call(self.np, "sum", gathered) if _scalar(value)
-                       else ast.Call(_name(self.helper("unbroadcast")),
-                                     [gathered, _name(value.name)], []))
-            first = id(value) not in adj
-            if first:
-                adj[id(value)] = self.namer.fresh(f"d{value.name}")
-            node = self.accumulate(adj[id(value)], contrib, first)
-            out.append(Stmt(node, comment(op, 1, value, "g at the assigned elements"), op, 1,
-                            "gather", adj[id(value)]))
-        if isinstance(base, ir.Value) and id(base) in act:
-            first = id(base) not in adj
-            name = self.namer.fresh(f"d{base.name}")
-            stmts = [ast.Assign([ast.Name(name, ast.Store())], _call(self.np, "copy",
-                                                                       copy.deepcopy(g))),
-                     ast.Assign([ast.Subscript(_name(name), copy.deepcopy(idx), ast.Store())],
-                                ast.Constant(0.0))]
-            if first:
-                adj[id(base)] = name
-                self.owned.add(name)
-            else:
-                stmts.append(self.accumulate(adj[id(base)], _name(name), False))
-            for s in stmts:
-                out.append(Stmt(s, comment(op, 0, base, "the old elements are overwritten"),
-                                op, 0, "zero", adj[id(base)]))
-        return out
-
-    def _scatter_target(self, x: ir.Value, adj: dict) -> list[ast.stmt]:
-        """Statements making ``x``'s adjoint an array this sweep may write into."""
-        mods = self.func.modules
-        if id(x) not in adj:
-            adj[id(x)] = self.namer.fresh(f"d{x.name}")
-            self.owned.add(adj[id(x)])
-            return [ast.Assign([ast.Name(adj[id(x)], ast.Store())],
-                               _call(self.np, "zeros_like", operand_expr(x, mods)))]
-        name = adj[id(x)]
-        if name in self.owned:
-            return []
-        self.owned.add(name)
-        return [ast.Assign([ast.Name(name, ast.Store())], _call(self.np, "copy", _name(name)))]
-
     def _basic(self, op: ir.Op, index: tuple) -> bool:
         """No integer-array index: a plain ``dx[idx] += g`` cannot repeat an element."""
         for item in index:
@@ -351,7 +263,7 @@ class ArraySweep:
                     return False
         return True
 
-    # -- inside loops and branches (s2s_ad.reverse_control) -----------------------
+    # -- contributions as expressions (s2s_ad.reverse) ------------------------------
 
     def expression(self, op: ir.Op, i: int, g: ast.expr, ref) -> tuple[ast.expr, str]:
         """Operand ``i``'s contribution as one expression, and the local
@@ -427,79 +339,6 @@ class ArraySweep:
         return instantiate(rule.forward_ast, op.args, None, self.func.modules,
                            attrs={**dict(rule.attrs), **op.attrs}, given=op.attrs, exprs=exprs)
 
-    # -- forward pass -------------------------------------------------------------
-
-    def forward(self, op: ir.Op, tape_reads: set[str], later: list[ir.Op]) -> list[ast.stmt] | None:
-        """Forward statements of ``op`` when they are not ``out = template``."""
-        mods = self.func.modules
-        exprs = [operand_expr(a, mods) for a in op.args]
-        if op.prim == "array.getitem":
-            sub = ast.Subscript(exprs[0], index_expr(op.attrs["index"], exprs), ast.Load())
-            return [ast.Assign([ast.Name(op.out.name, ast.Store())], sub)]
-        if op.prim != "array.setitem":
-            return None
-        base = op.args[0]
-        idx = index_expr(op.attrs["index"], exprs)
-        here = self.roots.pos[id(op.out)]
-        shared = {v.name for v in self.roots.members(base) if self.roots.pos[id(v)] < here}
-        later_reads = {a.name for o in later for a in o.args if isinstance(a, ir.Value)
-                       and not (o.prim == "array.setitem" and a is o.args[0])}
-        if shared & (tape_reads | later_reads):
-            # The reverse sweep reads the array as it was: assign into a copy.
-            return [ast.Assign([ast.Name(op.out.name, ast.Store())], _call(self.np, "copy", exprs[0])),
-                    ast.Assign([ast.Subscript(_name(op.out.name), idx, ast.Store())], exprs[1])]
-        self.renames[op.out.name] = self.renames.get(base.name, base.name)
-        return [ast.Assign([ast.Subscript(exprs[0], idx, ast.Store())], exprs[1])]
-
-    def rename(self, node: ast.AST) -> ast.AST:
-        """Apply the in-place assignments' renames (``y_1`` is ``y``, updated)."""
-        if not self.renames or node is None:
-            return node
-
-        def resolve(n: str) -> str:
-            while n in self.renames:
-                n = self.renames[n]
-            return n
-
-        for n in ast.walk(node):
-            if isinstance(n, ast.Name):
-                n.id = resolve(n.id)
-        return node
-
-
-class _Roots:
-    def __init__(self):
-        self.root: dict[int, ir.Value] = {}
-        self.by_root: dict[int, list[ir.Value]] = {}
-        self.pos: dict[int, int] = {}
-
-    def add(self, v: ir.Value, root: ir.Value) -> None:
-        self.pos[id(v)] = len(self.pos)
-        self.root[id(v)] = root
-        self.by_root.setdefault(id(root), []).append(v)
-
-    def members(self, v: ir.Value) -> list[ir.Value]:
-        """Every value sharing ``v``'s memory (views of it, or it a view of theirs)."""
-        return self.by_root.get(id(self.root.get(id(v), v)), [v])
-
-
-def _roots(func: ir.Function) -> _Roots:
-    roots = _Roots()
-    for p in func.params:
-        roots.add(p.value, p.value)
-    for op in func.body.ops:
-        if not isinstance(op, ir.Op):  # loops and branches: s2s_ad.reverse_control
-            continue
-        a = op.args[0] if op.args else None
-        if op.prim in VIEWS and isinstance(a, ir.Value):
-            roots.add(op.out, roots.root.get(id(a), a))
-        elif op.prim == "array.setitem" and isinstance(a, ir.Value):
-            roots.add(op.out, roots.root.get(id(a), a))
-        else:
-            roots.add(op.out, op.out)
-    return roots
-
-
 def _operands_read(op: ir.Op, i: int) -> set[int]:
     """Positions of the operands operand ``i``'s contribution may read."""
     rule = RULES[op.prim]
@@ -530,32 +369,9 @@ def _as_value(idx: ast.expr) -> ast.expr:
     return one(idx)
 
 
-SHAPE_ONLY = {"zeros_like", "ones_like", "shape", "size", "ndim"}
-MEASURING = ("unbroadcast", "spread")
-"""Helpers whose second argument they only measure (its shape and dtype)."""
 TEMPLATE_HELPERS = ("others_product", "matmul_adjoint", "dot_adjoint", "spread",
                     "extreme_adjoint", "cumsum_adjoint")
 """Helpers rule templates call by name."""
-
-
-def value_reads(nodes, measuring: set[str]) -> set[str]:
-    """Names whose *values* (not only shapes) the statements read: the second
-    argument of ``unbroadcast`` and ``spread`` (``measuring``: their names as
-    generated) and the argument of ``np.zeros_like``, ``np.shape``, ... are
-    only measured, so a later in-place assignment into them does no harm."""
-    measured: set[int] = set()
-    names: list[ast.Name] = []
-    for node in nodes:
-        for n in ast.walk(node):
-            if isinstance(n, ast.Call):
-                f = n.func
-                if isinstance(f, ast.Attribute) and f.attr in SHAPE_ONLY and n.args:
-                    measured.add(id(n.args[0]))
-                elif isinstance(f, ast.Name) and f.id in measuring and len(n.args) == 2:
-                    measured.add(id(n.args[1]))
-            elif isinstance(n, ast.Name):
-                names.append(n)
-    return {n.id for n in names if id(n) not in measured}
 
 
 REDUCING = frozenset(f"np.{r}" for r in ("sum", "mean", "prod", "max", "min"))

@@ -1,8 +1,7 @@
 """The reverse sweep at a call to a user function, and at a read of one of its results.
 
-Contract: :class:`CallSites` is mixed into both reverse transforms
-(:mod:`s2s_ad.reverse` for straight-line code, :mod:`s2s_ad.reverse_control`
-for loops and branches). It turns a call op into one call of the callee's
+Contract: :class:`CallSites` is mixed into the reverse transform
+(:mod:`s2s_ad.reverse`). It turns a call op into one call of the callee's
 backward function and an ``item`` op (``a = t[k]`` on the tuple a call
 returned) into the adjoint of that item. The class using it provides
 ``pairs``, ``imports``, ``namer``, ``adj``, ``act``, ``items``, ``arrays``,
@@ -154,7 +153,7 @@ def pair_functions(func: ir.Function, fwd_name: str, bwd_name: str, s: PairSeeds
                    reverse: list, grads: list[ast.expr], adjoints: dict,
                    loops: list | None = None) -> tuple[CodeFunction, CodeFunction]:
     """``fwd_name(*params) -> (result, tape)`` and ``bwd_name(tape, seed) ->
-    (dparam, ...)`` from the parts both reverse transforms build."""
+    (dparam, ...)`` from the parts the reverse transform builds."""
     wrt = func.param_values
     # A parameter that gets no adjoint returns ``np.zeros_like(p)``, which
     # reads ``p``: the backward pass has it only if the tape carries it.

@@ -283,13 +283,7 @@ class _Forward:
                 target, it = v, seq
             head = ast.For(target, it, [], [], None)
         else:
-            start, stop, step = node.start, node.stop, node.step
-            if _is(start, 0) and _is(step, 1):
-                args = [self.expr(stop)]
-            elif _is(step, 1):
-                args = [self.expr(start), self.expr(stop)]
-            else:
-                args = [self.expr(start), self.expr(stop), self.expr(step)]
+            args = [self.expr(a) for a in ir.range_args(node)]
             head = ast.For(ast.Name(node.index.name, ast.Store()),
                            ast.Call(ast.Name("range", ast.Load()), args, []), [], None)
         body = self.loop_body(node, skip)
@@ -324,6 +318,3 @@ class _Forward:
         out += self.push(node.trips)
         return out
 
-
-def _is(a: ir.Operand, value: int) -> bool:
-    return isinstance(a, ir.Const) and a.value == value and not isinstance(a.value, bool)

@@ -1,10 +1,11 @@
-"""Pictures of the computation: the forward SSA graph, alone or with its reverse sweep.
+"""Pictures of the computation: the forward SSA graph, and DOT text for any graph.
 
-Contract: :func:`forward` takes an :class:`~s2s_ad.ir.Function`; :func:`combined`
-takes it with the :class:`~s2s_ad.code.CodeFunction` that
-:func:`s2s_ad.reverse.transform` made from it. Both return a :class:`Graph`
-that :func:`to_dot` writes as Graphviz DOT, and :func:`render` turns into
-SVG or PNG with the ``dot`` program. The same input always gives the same text.
+Contract: :func:`forward` takes an :class:`~s2s_ad.ir.Function` and returns
+a :class:`Graph` that :func:`to_dot` writes as Graphviz DOT, and
+:func:`render` turns into SVG or PNG with the ``dot`` program. The same input
+always gives the same text. :mod:`s2s_ad.graph_backward` draws the reverse
+sweep below the forward graph, with the :class:`Builder` and
+:func:`draw_forward` this module provides.
 
 Naming follows ggml's graph dumps: parameters and constants are *leaves*
 (``leaf_0``, ``leaf_1``, …), computations are *nodes* (``node_0``, …), both
@@ -12,18 +13,9 @@ numbered in the order the program runs them: the forward ops first, then the
 reverse sweep. Each node is labelled with its primitive and source line; each
 edge carries a value and is labelled with its SSA name.
 
-In the combined graph, each reverse-sweep node applies one local derivative,
-labelled with the forward op and the operand it differentiates
-(``∂(a * b)/∂b``) and the contribution it computes (``dy * a``). An adjoint
-that sums two or more contributions (one per use of its value) gets its own
-``Σ`` node; with one contribution the edge goes straight on. Dashed grey
-edges are the forward values a derivative reads.
-
 A loop or branch is a cluster: a head node takes what it reads and hands its
 body the index and carried values, dashed edges take the next values back,
-and a branch's sides meet in a ``φ`` node. In the combined graph, the
-reverse sweep of loops and branches is drawn by :mod:`s2s_ad.graph_control`:
-reverse loops and branches as clusters, and a tape node per taped value.
+and a branch's sides meet in a ``φ`` node.
 
 Before → after, for ``b = x * x; y = a * b``::
 
@@ -41,10 +33,8 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 
-from . import graph_control, ir, loader, sweep
-from .code import CodeFunction
+from . import ir, loader
 from .errors import S2SError
-from .sweep_control import unparse
 
 # Forward things are blue, backward things red, as in most AD textbooks' figures.
 STYLE = {
@@ -130,7 +120,7 @@ class Graph:
         return [n for n in self.nodes if n.kind in kinds]
 
 
-class _Builder:
+class Builder:
     """Numbers leaves and nodes as they are added and remembers which graph
     node produces each IR value (and, backward, each adjoint)."""
 
@@ -161,11 +151,11 @@ class _Builder:
         self.g.edges.append(Edge(src, dst, label, kind))
 
 
-def _where(func: ir.Function) -> str:
+def where(func: ir.Function) -> str:
     return f"{func.name} ({os.path.basename(func.loc.file)}:{func.loc.line})"
 
 
-def _forward(b: _Builder, func: ir.Function, cluster: Cluster | None) -> None:
+def draw_forward(b: Builder, func: ir.Function, cluster: Cluster | None) -> None:
     for p in func.params:
         if p.items is None:
             b.producer[id(p.value)] = b.add("param", [p.value.name], cluster)
@@ -203,7 +193,7 @@ def _yields(node) -> list[ir.Operand]:
     return [y for r in node.regions for y in r.yields]
 
 
-def _feed(b: _Builder, a: ir.Operand, dst: str, label: str | None = None,
+def _feed(b: Builder, a: ir.Operand, dst: str, label: str | None = None,
           kind: str = "value") -> None:
     if isinstance(a, ir.Value) and id(a) not in b.producer and a.kind in ("list", "tuple"):
         # a list parameter read whole (``for c in cs``, ``cs[i]``): a leaf of its own
@@ -212,7 +202,7 @@ def _feed(b: _Builder, a: ir.Operand, dst: str, label: str | None = None,
     b.edge(src, dst, label or (repr(a) if isinstance(a, ir.Const) else a.name), kind)
 
 
-def _region(b: _Builder, region: ir.Region, cluster: Cluster | None) -> None:
+def _region(b: Builder, region: ir.Region, cluster: Cluster | None) -> None:
     for node in region.ops:
         if not isinstance(node, ir.Op):
             _structured(b, node, cluster)
@@ -231,7 +221,7 @@ def _region(b: _Builder, region: ir.Region, cluster: Cluster | None) -> None:
             b.producer[id(node.callee.tape)] = op  # the tape its backward pass reads
 
 
-def _sub(b: _Builder, parent: Cluster | None, label: str) -> Cluster:
+def subcluster(b: Builder, parent: Cluster | None, label: str) -> Cluster:
     """A cluster inside ``parent`` (or at the top level)."""
     b.clusters += 1
     c = Cluster(f"cluster_{b.clusters}", label)
@@ -239,7 +229,7 @@ def _sub(b: _Builder, parent: Cluster | None, label: str) -> Cluster:
     return c
 
 
-def _structured(b: _Builder, node, cluster: Cluster | None) -> None:
+def _structured(b: Builder, node, cluster: Cluster | None) -> None:
     """A loop or branch: its body in a cluster of its own. The head node
     (``for``/``while``/``if``) takes what the op reads; a loop's head hands
     the index and carried values to its body and gets their next values back
@@ -248,12 +238,12 @@ def _structured(b: _Builder, node, cluster: Cluster | None) -> None:
     line = f"line {node.loc.line}"
     text = node.text.strip() if node.text else ""
     if isinstance(node, ir.If):
-        box = _sub(b, cluster, f"if · {line}")
+        box = subcluster(b, cluster, f"if · {line}")
         head = b.add("control", [f"if {node.cond!r}", line], box, None)
         _feed(b, node.cond, head)
         sides = [(node.then, "then"), (node.orelse, "else")]
         for region, name in sides:
-            side = _sub(b, box, name)
+            side = subcluster(b, box, name)
             b.edge(head, _first(b, region, side, head), name, "control")
         join = b.add("control", ["φ " + ", ".join(o.name for o in node.outs), line], box, None)
         for region, name in sides:
@@ -270,7 +260,7 @@ def _structured(b: _Builder, node, cluster: Cluster | None) -> None:
     else:
         header = "while"
         regions = [(node.cond, "condition"), (node.body, "body")]
-    box = _sub(b, cluster, f"{text or header} · {line}")
+    box = subcluster(b, cluster, f"{text or header} · {line}")
     head = b.add("control", [header, line], box, None)
     for a in _inputs(node):
         carried = {id(i): c for i, c in zip(node.inits, node.carried)}
@@ -282,7 +272,7 @@ def _structured(b: _Builder, node, cluster: Cluster | None) -> None:
     for c in node.carried:
         b.producer[id(c)] = head
     for region, name in regions:
-        inner = _sub(b, box, name)
+        inner = subcluster(b, box, name)
         _region(b, region, inner)
         nexts = list(node.carried) if region is node.body else []
         for k, y in enumerate(region.yields):
@@ -299,7 +289,7 @@ def _structured(b: _Builder, node, cluster: Cluster | None) -> None:
         b.producer[id(node.trips)] = head
 
 
-def _first(b: _Builder, region: ir.Region, side: Cluster, head: str) -> str:
+def _first(b: Builder, region: ir.Region, side: Cluster, head: str) -> str:
     """Draw ``region`` into ``side``; the node the branch edge points at (a
     marker when the side computes nothing)."""
     before = len(b.g.nodes)
@@ -312,118 +302,9 @@ def _first(b: _Builder, region: ir.Region, side: Cluster, head: str) -> str:
 def forward(func: ir.Function) -> Graph:
     """The forward SSA graph of ``func``: leaves, op nodes, value edges; each
     loop or branch a cluster around its body."""
-    g = Graph(func.name, f"forward graph of {_where(func)}")
-    _forward(_Builder(g), func, None)
+    g = Graph(func.name, f"forward graph of {where(func)}")
+    draw_forward(Builder(g), func, None)
     return g
-
-
-def combined(func: ir.Function, code: CodeFunction) -> Graph:
-    """The forward graph of ``func`` and, below it, the reverse sweep of ``code``."""
-    wrt = ", ".join(v.name for v in code.wrt)
-    g = Graph(func.name, f"forward and reverse sweep of {_where(func)}, with respect to {wrt}")
-    fwd = Cluster("cluster_forward", "forward pass")
-    bwd = Cluster("cluster_reverse", "reverse sweep")
-    g.clusters += [fwd, bwd]
-    b = _Builder(g)
-    _forward(b, func, fwd)
-    if True:  # EXPERIMENT
-        graph_control.draw(b, func, code, bwd)
-        return g
-    sw = sweep.read(func, code)
-    modules = func.modules
-
-    # The graph node each adjoint comes from, filled in as the sweep runs:
-    # the seed, the one step that makes it, or the Σ of several.
-    # Keyed by id(sweep.Adjoint): the graph node each adjoint comes from
-    # (the seed, the one step that makes it, or the Σ of several), filled in
-    # as the sweep runs.
-    adjoint_src: dict[int, str] = {}
-    pending: dict[int, list[tuple[str, str]]] = {}
-    for adj in sw.adjoints:
-        if adj.seeded:
-            notes = [st.comment for st in sw.seed_steps]
-            adjoint_src[id(adj)] = b.add("seed", [f"{adj.name} = 1.0", "seed"] + notes, bwd)
-            pending[id(adj)] = [(adjoint_src[id(adj)], adj.name)]
-
-    def finish(adj: sweep.Adjoint, done: int) -> None:
-        """Called after each contribution; adds the Σ node after the last one."""
-        parts = pending.get(id(adj), [])
-        if done < len(adj.steps):
-            return
-        if len(parts) == 1:
-            adjoint_src[id(adj)] = parts[0][0]
-            return
-        total = b.add("sum", ["Σ", adj.name], bwd)
-        for src, label in parts:
-            b.edge(src, total, label, "adjoint")
-        adjoint_src[id(adj)] = total
-
-    counts: dict[int, int] = {}
-    calls: dict[int, str] = {}
-    for step in sw.steps:
-        adj_out = sw.adjoint(step.op.out)
-        adj_in = sw.adjoint(step.value, step.item)
-        line = f"line {step.op.loc.line}"
-        if step.is_call:
-            # One node for the callee's whole backward pass: it hands every
-            # operand its contribution at once.
-            node = calls.get(id(step.stmt))
-            if node is None:
-                # the whole statement: its targets say which adjoint is which item
-                node = calls[id(step.stmt)] = b.add(
-                    "bwd", [sweep.derivative_text(step.op, None, modules),
-                            call_text(step.stmt.node), line], bwd, step.op)
-                for k, name in step.cotangent:
-                    b.edge(adjoint_src[id(sw.adjoint(step.op.out, k))], node, name, "adjoint")
-                b.edge(b.producer[id(step.op.out)], node, step.tape, "read")
-            out_label = step.expr
-        else:
-            side = f" ({step.side})" if step.side else ""
-            head = sweep.derivative_text(step.op, step.operand, modules) + side
-            if step.stmt is None:
-                node = b.add("shared", [head, f"{step.local.lstrip()}, no code:",
-                                        f"{step.target}'s adjoint is {adj_out.name}", line],
-                             bwd, step.op)
-                out_label = adj_out.name
-            elif _in_place(step):
-                # ``dx = np.zeros_like(x); dx[1] += dt1``: the contribution is
-                # the whole new adjoint, element by element as the code makes it
-                text = "; ".join(unparse(s.node) for s in step.stmts)
-                node = b.add("bwd", [head, text, line], bwd, step.op)
-                out_label = adj_in.name
-            else:
-                node = b.add("bwd", [head, step.expr, line], bwd, step.op)
-                out_label = step.expr
-            b.edge(adjoint_src[id(adj_out)], node, adj_out.name, "adjoint")
-            for v in step.reads:
-                b.edge(b.producer[id(v)], node, v.name, "read")
-        counts[id(adj_in)] = counts.get(id(adj_in), 0) + 1
-        many = len(adj_in.steps) + (1 if adj_in.seeded else 0) > 1
-        pending.setdefault(id(adj_in), []).append((node, out_label if many else adj_in.name))
-        finish(adj_in, counts[id(adj_in)])
-
-    items = {id(p.value): p.items for p in func.params if p.items is not None}
-    for v in code.wrt:
-        parts = items.get(id(v), [v])
-        adjs = [sw.adjoint(x) for x in parts]
-        names = [a.name if a else "0.0" for a in adjs]
-        total = names[0] if id(v) not in items else f"[{', '.join(names)}]"
-        sink = b.add("grad", [f"gradient ∂{_result_name(func)}/∂{v.name}", f"= {total}"], bwd,
-                     node_id=f"grad_{v.name}")
-        for i, adj in enumerate(adjs):
-            if adj is not None:
-                label = adj.name if id(v) not in items else f"[{i}] {adj.name}"
-                b.edge(adjoint_src[id(adj)], sink, label, "adjoint")
-    return g
-
-
-def _in_place(step: sweep.Step) -> bool:
-    """The step's statements write into an element of an adjoint
-    (``dy[0] = 0.0``, ``dx[1] += dt1``): its value alone would not say where."""
-    node = step.stmt.node
-    target = node.target if isinstance(node, ast.AugAssign) else \
-        node.targets[0] if isinstance(node, ast.Assign) else None
-    return isinstance(target, ast.Subscript) or len(step.stmts) > 1
 
 
 def call_text(node: ast.Assign) -> str:
@@ -435,10 +316,6 @@ def call_text(node: ast.Assign) -> str:
     lhs = ", ".join(ast.unparse(n) for n in names) + ("," if len(names) == 1
                                                        and isinstance(target, ast.Tuple) else "")
     return f"{lhs} = {ast.unparse(node.value)}"
-
-
-def _result_name(func: ir.Function) -> str:
-    return func.result.name if isinstance(func.result, ir.Value) else "out"
 
 
 # -- DOT text -----------------------------------------------------------------

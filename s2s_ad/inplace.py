@@ -279,7 +279,7 @@ def _call(name: str, args: list) -> ast.Call:
     return ast.Call(func, args, [])
 
 
-# -- the reverse sweep's statements (s2s_ad.reverse_control calls these) ---------
+# -- the reverse sweep's statements (s2s_ad.reverse calls these) -----------------
 
 def adjoint_inits(sweep) -> list:
     """``dy = np.zeros_like(y)`` for each array written in place that

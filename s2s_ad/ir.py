@@ -243,6 +243,19 @@ def operands(node: Node) -> list[Operand]:
     return list(node.inits)
 
 
+def is_int(a: Operand, value: int) -> bool:
+    """``a`` is the integer constant ``value`` (not a bool)."""
+    return isinstance(a, Const) and a.value == value and not isinstance(a.value, bool)
+
+
+def range_args(loop: "For") -> list[Operand]:
+    """The arguments of the loop's ``range(...)`` as Python writes it:
+    ``[stop]``, ``[start, stop]`` or ``[start, stop, step]``."""
+    if is_int(loop.step, 1):
+        return [loop.stop] if is_int(loop.start, 0) else [loop.start, loop.stop]
+    return [loop.start, loop.stop, loop.step]
+
+
 def has_control_flow(func: "Function") -> bool:
     return any(not isinstance(node, Op) for node in func.body.ops)
 

@@ -1,16 +1,26 @@
-"""Reverse mode: SSA IR → a gradient program.
+"""Reverse mode: SSA IR → a gradient program, one transform for every function.
 
-Contract: :func:`transform` takes a lowered :class:`~s2s_ad.ir.Function` and
-the parameters to differentiate with respect to, and returns a
+Contract: :func:`transform` takes a lowered :class:`~s2s_ad.ir.Function`
+(straight-line code is a region without ``If``/``For``/``While``, nothing
+special) and the parameters to differentiate with respect to, and returns a
 :class:`~s2s_ad.code.CodeFunction` with the user's parameters plus a
 keyword-only seed for the output adjoint. Its body is
 
-1. the **forward pass**: only the ops whose values the reverse sweep reads
-   (plus the result, for ``value_and_grad``);
+1. the **forward pass** (:mod:`s2s_ad.forward`): the ops whose values the
+   reverse sweep reads (plus the result, for ``value_and_grad``); inside loops
+   it pushes each value the reverse sweep reads onto that value's tape;
 2. the **reverse sweep**: the ops walked in reverse; for each active operand,
    the contribution ``out̄ · ∂out/∂operand`` from the rule table. The first
    contribution to an adjoint assigns it, later ones add (adjoints sum over
-   consumers). Inactive values never get an adjoint.
+   consumers). Inactive values never get an adjoint. A branch is reversed
+   under the same condition; a loop runs backwards over the same iterations
+   (its trip count is recorded when it may stop early), pops what its body
+   pushed, and carries the adjoints of its carried values from one iteration
+   to the one before. An adjoint first reached inside a branch or loop but
+   belonging to a value defined outside it starts at ``0.0`` before it.
+   An array filled by subscript assignment is written in place; its writes
+   are undone by the reverse sweep where a read before them needs it
+   (:mod:`s2s_ad.inplace`).
 
 For ``b = x * x; y = a * b`` with respect to ``a, x``::
 
@@ -25,14 +35,20 @@ from __future__ import annotations
 
 import ast
 
-from . import analysis, ir, reverse_control, shifts
-from .arrays import SPECIAL, ArraySweep
-from .call_sites import CallSites
-from .code import CodeFunction, Stmt, reverse_comment, signature, unpack_params
+from . import analysis, element_writes, inplace, ir, peephole, shifts
+from .arrays import ArraySweep
+from .call_sites import CallSites, pair_functions, pair_seeds, seed_outputs
+from .peephole import names_in
+from .code import Block, CodeFunction, Stmt, reverse_comment, signature, unpack_params
+from .errors import SourceError
 from .names import Namer
 from .optimize import simplify
 from .rules import RULES
-from .templates import instantiate, names_read, operand_expr
+from .templates import PLACEHOLDERS, const_expr, names_read, substitute
+
+# Ops the reverse sweep recomputes from values it has instead of taping them.
+CHEAP = {"getitem", "len", "add", "sub", "mul", "floordiv", "mod", "neg", "pos", "lt", "le",
+         "gt", "ge", "eq", "ne", "not", "and", "or"}
 
 
 def transform(func: ir.Function, wrt: list[ir.Value], *, with_value: bool = False,
@@ -42,48 +58,696 @@ def transform(func: ir.Function, wrt: list[ir.Value], *, with_value: bool = Fals
 
     ``pairs`` maps each user function ``func`` calls to the names of its
     forward/backward pair (:func:`s2s_ad.calls.pairs`); ``reserved`` are the
-    module-level names no local may shadow. A function with branches or loops
-    goes to :mod:`s2s_ad.reverse_control`."""
-    if True:  # EXPERIMENT
-        return reverse_control.transform(func, wrt, with_value=with_value,
-                                         tuple_result=tuple_result, name=name, pairs=pairs,
-                                         reserved=reserved)
-    namer = Namer(reserved=func.names | reserved)
-    result = func.result
-    seed_base = f"d{result.name}" if isinstance(result, ir.Value) else "dy"
-    seed = namer.fresh(seed_base)
-    act = analysis.active(func, func.scalars(wrt))
-    sweep = _Sweep(func, act, namer, pairs or {})
-    if isinstance(result, ir.Value) and id(result) in act:
-        sweep.adj[id(result)] = seed
-    reverse = sweep.run()
-    adj = sweep.adj
-    if sweep.arrays is not None and isinstance(result, ir.Value) and id(result) in act \
-            and result.kind == "array":
-        reverse.insert(0, sweep.arrays.seed(ast.Name(result.name, ast.Load()), seed))
+    module-level names no local may shadow."""
+    for v in wrt:
+        err = func.integers.get(v.var)
+        if err is not None:
+            raise SourceError(err.message, err.file, err.line, err.col, err.source_line)
+    try:
+        return _Sweep(func, wrt, pairs or {}, reserved).run(with_value, tuple_result, name)
+    except inplace.Unsupported:
+        # A read the in-place analysis did not foresee: keep every version instead.
+        return _Sweep(func, wrt, pairs or {}, reserved, in_place=False).run(
+            with_value, tuple_result, name)
 
-    outputs = func.outputs if func.outputs is not None else (result,)
-    extra = {o.name for o in outputs if isinstance(o, ir.Value)} if with_value else set()
-    forward, tape = sweep.forward(reverse, extra)
-    value = (ast.Tuple([operand_expr(o, func.modules) for o in outputs], ast.Load())
-             if func.outputs is not None else operand_expr(result, func.modules))
 
-    grads = [_gradient(func, v, adj, sweep.zero) for v in wrt]
-    if sweep.arrays is not None:
-        grads = [sweep.arrays.gradient(v, g) for v, g in zip(wrt, grads)]
-    grad_expr = ast.Tuple(grads, ast.Load()) if tuple_result else grads[0]
-    returns = sweep.rename(ast.Tuple([value, grad_expr], ast.Load()) if with_value else grad_expr)
+class _Sweep(CallSites):
+    def __init__(self, func: ir.Function, wrt: list[ir.Value], pairs: dict | None = None,
+                 reserved: frozenset[str] = frozenset(), in_place: bool = True):
+        self.func = func
+        self.wrt = wrt
+        self.pairs = pairs or {}
+        self.modules = func.modules
+        self.namer = Namer(reserved=func.names | reserved)
+        containers = [v for v in wrt if v.kind in ("list", "tuple")]
+        self.act = analysis.active(func, func.scalars(wrt) + containers)
+        self.imports: list[str] = []
+        self.keep: set[int] = set()
+        """ids of values the forward pass must compute though the sweep does not read them."""
+        self._discard: str | None = None
+        self.items: dict[int, dict[int, str]] = {}
+        """id(tuple value a call returned) -> index -> the adjoint of that item."""
+        self.scope = analysis.scopes(func)
+        # NumPy code: contributions as expressions that never write into an
+        # array in place (s2s_ad.arrays), except the adjoints of arrays filled
+        # by subscript assignment and of parameters read by index in a loop,
+        # which only this sweep holds (s2s_ad.inplace).
+        self.arrays = ArraySweep(func, self.namer) if "numpy" in func.modules else None
+        self.region_loop: dict[int, object] = {}
+        self.loop_parent: dict[int, object] = {}
+        self._map_regions(func.body, None)
+        self.slots: dict[str, ir.For] = {}
+        """Tape name -> the loop whose index it is written and read at (one
+        slot per iteration, made before the loop) instead of pushed and popped."""
+        self.adj: dict[int, str] = {}
+        self.fname: dict[int, str] = {}
+        """Forward names that differ from the SSA name (a value written
+        straight into the variable of the φ it feeds)."""
+        self.reads: set[int] = set()
+        self.popped: dict[int, list[ir.Value]] = {}
+        """Region id -> the values its forward code pushes (its reverse pops)."""
+        self.recomputed: set[int] = set()
+        self.tapes: dict[int, str] = {}
+        self.loops: list = []
+        self.values: dict[int, ir.Value] = {}
+        for v in self._all_values():
+            self.values[id(v)] = v
+        self.in_place = in_place and self.arrays is not None
+        self.families: dict[int, inplace.Family] = (
+            inplace.families(func, self.namer) if self.in_place else {})
+        """id(version) -> the array it is a version of, written in place (s2s_ad.inplace)."""
+        for v in self.values.values():
+            if id(v) in self.families:
+                self.fname[id(v)] = self.families[id(v)].name
+        self.aliases = inplace.aliases(func, self.families) if self.families else set()
+        if self.arrays is not None:
+            self.arrays.buffers = set(self.families)
+        self._reversing: ir.Op | None = None
+        self.accumulators: dict[int, str] = {}
+        """id(array parameter read by index in a loop) -> its adjoint, created
+        once and only added to in place (nothing reads it before it is returned)."""
 
-    body: list[Stmt] = []
-    forward = unpack_params(func) + forward
-    if forward:
-        body += [Stmt(None, "forward pass")] + forward
-    if reverse:
-        body += shifts.note(func, func.scalars(wrt)) + [Stmt(None, "reverse sweep")] + reverse
-    prefix = "value_and_grad_" if with_value else "grad_"
-    return CodeFunction(name or prefix + func.name, signature(func, seed), body, returns, func,
-                        wrt, {v.name: adj[id(v)] for v in _values(func) if id(v) in adj},
-                        tape, seed, imports=sweep.imports, helpers=sweep.helpers())
+    # -- bookkeeping ----------------------------------------------------------
+
+    def _map_regions(self, r: ir.Region, loop) -> None:
+        self.region_loop[id(r)] = loop
+        for node in r.ops:
+            if isinstance(node, ir.If):
+                self._map_regions(node.then, loop)
+                self._map_regions(node.orelse, loop)
+            elif not isinstance(node, ir.Op):
+                self.loop_parent[id(node)] = loop
+                for r2 in node.regions:
+                    self._map_regions(r2, node)
+
+    def indexed(self, loop) -> bool:
+        """Does ``loop`` keep its tapes in slots, one per iteration, at its
+        index? A ``for i in range(n)`` inside no other loop and never stopping
+        early: its iterations are i = 0 … n-1, each once, and ``n`` is known
+        before it starts (a loop inside a loop, a ``while`` or a loop that may
+        stop early pushes and pops)."""
+        return (isinstance(loop, ir.For) and loop.seq is None and not loop.exit
+                and self.loop_parent.get(id(loop)) is None
+                and ir.is_int(loop.start, 0) and ir.is_int(loop.step, 1))
+
+    def _all_values(self):
+        yield from self.func.scalars(self.func.param_values)
+        yield from (v for v in self.func.param_values if v.kind in ("list", "tuple"))
+        for node in ir.walk(self.func.body):
+            yield from ir.defined(node)
+            if isinstance(node, ir.For):
+                yield node.index
+            if isinstance(node, (ir.For, ir.While)):
+                yield from node.carried
+
+    def in_loop(self, v: ir.Value) -> bool:
+        s = self.scope.get(id(v))
+        return s is not None and s.loop is not None
+
+    def is_index(self, v: ir.Value) -> bool:
+        s = self.scope.get(id(v))
+        return s is not None and isinstance(s.loop, ir.For) and s.loop.index is v
+
+    def fwd(self, v: ir.Value) -> str:
+        """The forward pass's name of ``v``."""
+        return self.fname.get(id(v), v.name)
+
+    def ref(self, a: ir.Operand) -> ast.expr:
+        """``a`` as the reverse sweep reads it: a value defined inside a loop
+        under its own name (popped or recomputed), else its forward name."""
+        if not isinstance(a, ir.Value):
+            return const_expr(a.value, self.modules)
+        self.reads.add(id(a))
+        fam = self.families.get(id(a))
+        if fam is not None:
+            # The buffer holds this version here only if the op reading it is
+            # one whose reads the saved writes were chosen for.
+            if self._reversing is None or id(self._reversing) not in fam.readers:
+                raise inplace.Unsupported(f"{a.name} read outside the ops that read {fam.name}")
+            self.reads.add(id(fam.root))
+            return ast.Name(fam.name, ast.Load())
+        return ast.Name(a.name if self.in_loop(a) else self.fwd(a), ast.Load())
+
+    def inside(self, node) -> set[int]:
+        """ids of the values defined inside ``node``'s regions."""
+        out: set[int] = set()
+        for r in node.regions:
+            for n in ir.walk(r):
+                out.update(id(v) for v in ir.defined(n))
+                if isinstance(n, ir.For):
+                    out.add(id(n.index))
+                if isinstance(n, (ir.For, ir.While)):
+                    out.update(id(c) for c in n.carried)
+        if isinstance(node, ir.For):
+            out.add(id(node.index))
+        if isinstance(node, (ir.For, ir.While)):
+            out.update(id(c) for c in node.carried)
+        return out
+
+    # -- the sweep --------------------------------------------------------------
+
+    def run(self, with_value: bool, tuple_result: bool, name: str | None) -> CodeFunction:
+        func = self.func
+        result = func.result
+        self.coalesce(func.body)
+        seed_base = f"d{self.fwd(result)}" if isinstance(result, ir.Value) else "dy"
+        seed = self.namer.fresh(seed_base)
+        if isinstance(result, ir.Value) and id(result) in self.act:
+            self.adj[id(result)] = seed
+        inplace.assign_adjoints(self)
+        reverse = self.sweep()
+        if reverse and self.arrays is not None and isinstance(result, ir.Value) \
+                and id(result) in self.act and result.kind == "array":
+            fam = self.families.get(id(result))
+            if fam is not None:  # the buffer: its shape is the result's
+                self.reads.add(id(fam.root))
+                shape_of = ast.Name(fam.name, ast.Load())
+            else:
+                shape_of = self.ref(result)
+            reverse.insert(0, self.arrays.seed(shape_of, seed))
+        outputs = func.outputs if func.outputs is not None else (result,)
+        live = {id(o) for o in outputs if isinstance(o, ir.Value)} if with_value else set()
+        fwd, tape = self.forward(live)
+        if with_value:
+            value = (ast.Tuple([self.value_expr(o) for o in outputs], ast.Load())
+                     if func.outputs is not None else self.value_expr(result))
+            popped = {v.name for vs in self.popped.values() for v in vs}
+            if names_read(value) & popped or any(id(o) in self.aliases for o in outputs):
+                # The reverse sweep pops into a loop's carried variable, which
+                # after the loop holds the result: keep the result aside.
+                keep = self.namer.fresh("value")
+                fwd.append(Stmt(ast.Assign([ast.Name(keep, ast.Store())], value),
+                                "the reverse sweep reuses the loop's variables"))
+                value = ast.Name(keep, ast.Load())
+        grads = [self.gradient(v) for v in self.wrt]
+        if self.arrays is not None:
+            grads = [self.arrays.gradient(v, g) for v, g in zip(self.wrt, grads)]
+        grad_expr = ast.Tuple(grads, ast.Load()) if tuple_result else grads[0]
+        returns = ast.Tuple([value, grad_expr], ast.Load()) if with_value else grad_expr
+
+        counts = names_in(Block(ast.If(returns, [], []), fwd + reverse))
+        peephole.run(reverse, counts)
+        if self.arrays is None:
+            element_writes.run(reverse, {self.adj[id(v)] for v in func.param_values
+                                         if v.kind in ("list", "tuple") and id(v) in self.adj})
+        body: list = []
+        if fwd:
+            body += [Stmt(None, "forward pass")] + fwd
+        if reverse:
+            body += shifts.note(func, func.scalars(self.wrt)) + [Stmt(None, "reverse sweep")] + reverse
+        prefix = "value_and_grad_" if with_value else "grad_"
+        return CodeFunction(name or prefix + func.name, signature(func, seed), body, returns,
+                            func, self.wrt, self.adjoint_names(), tape, seed, imports=self.imports,
+                            loops=self.loops, helpers=self.helpers())
+
+    def helpers(self) -> dict[str, str]:
+        return dict(self.arrays.helpers) if self.arrays is not None else {}
+
+    def adjoint_names(self) -> dict:
+        return {v.name: self.adj[id(v)] for v in self._all_values()
+                if id(v) in self.adj and not self.adj[id(v)].startswith("<")}
+
+    def value_expr(self, a: ir.Operand) -> ast.expr:
+        if isinstance(a, ir.Value) and id(a) in self.aliases:
+            # The reverse sweep restores the buffer: return what it holds now.
+            return _call(f"{self.modules['numpy']}.copy", [ast.Name(self.fwd(a), ast.Load())])
+        if isinstance(a, ir.Value):
+            return ast.Name(self.fwd(a), ast.Load())
+        return const_expr(a.value, self.modules)
+
+    def sweep(self) -> list:
+        """The reverse sweep; a list parameter read at run-time indices gets
+        a list adjoint first."""
+        lists = []
+        for v in self.func.param_values:
+            if v.kind in ("list", "tuple") and id(v) in self.act:
+                self.adj[id(v)] = self.namer.fresh(f"d{v.name}")
+                lists.append(Stmt(ast.Assign(
+                    [ast.Name(self.adj[id(v)], ast.Store())],
+                    ast.BinOp(ast.List([ast.Constant(0.0)], ast.Load()), ast.Mult(),
+                              _call("len", [ast.Name(v.name, ast.Load())]))),
+                    f"the adjoint of {v.name}, read at run-time indices", role="zero"))
+        out = self.region(self.func.body)
+        inits = inplace.adjoint_inits(self)
+        return lists + inits + out if out else []
+
+    def forward(self, live: set[int], keep_params: bool = False):
+        """The forward statements and the tape: the top-level forward values
+        the reverse sweep reads (with ``keep_params``, parameters too), the
+        tape lists of values read inside loops, and callees' tapes."""
+        from . import forward  # the forward pass builds on what the sweep decided
+
+        fwd = unpack_params(self.func) + forward.build(self, live | self.keep)
+        tape = []
+        if keep_params:
+            tape += [v for v in self.func.scalars(self.func.param_values) if id(v) in self.reads]
+        for v in self.outside_loops():
+            fam = self.families.get(id(v))
+            if fam is not None and v is not fam.root:
+                continue  # one buffer: kept once, under its first version
+            if id(v) in self.reads:
+                tape.append(v)
+        if keep_params:
+            # A value a branch defines exists only if the branch ran; the
+            # backward pass reads it only under the same condition, but the
+            # tape tuple names it either way.
+            top = {id(v) for node in self.func.body.ops for v in ir.defined(node)}
+            maybe = [self.tape_ref(v) for v in tape if id(v) not in top
+                     and v not in self.func.param_values]
+            maybe += [name for name in self.slots if name in self.tapes.values()
+                      and self.slots[name] not in self.func.body.ops]
+            fwd = [Stmt(ast.Assign([ast.Name(n, ast.Store())], ast.Constant(None)),
+                        "defined only if its branch runs") for n in dict.fromkeys(maybe)] + fwd
+        tape += [ir.Value(name, "looptape") for name in self.tapes.values()]
+        stacks = {f.stack for f in self.families.values() if f.stack is not None}
+        tape += [ir.Value(name, "looptape") for name in sorted(stacks)]
+        return fwd, tape
+
+    def outside_loops(self):
+        """The values defined outside every loop: by the function's top-level
+        nodes and inside its branches (not inside loops, whose values the
+        reverse sweep pops from tapes)."""
+        def region(r: ir.Region):
+            for node in r.ops:
+                yield from ir.defined(node)
+                if isinstance(node, ir.If):
+                    yield from region(node.then)
+                    yield from region(node.orelse)
+        yield from region(self.func.body)
+
+    def gradient(self, v: ir.Value) -> ast.expr:
+        """The adjoint of parameter ``v``; for a list or tuple parameter, a
+        list or tuple of its items' adjoints."""
+        def one(x):
+            if id(x) in self.adj:
+                return ast.Name(self.adj[id(x)], ast.Load())
+            return self.arrays.zero(x) if self.arrays is not None else ast.Constant(0.0)
+
+        param = next(p for p in self.func.params if p.value is v)
+        if param.items is None:
+            return one(v)
+        if id(v) in self.adj:
+            whole = ast.Name(self.adj[id(v)], ast.Load())
+            items = [ast.BinOp(ast.Subscript(whole, ast.Constant(k), ast.Load()), ast.Add(),
+                               one(x)) if id(x) in self.adj
+                     else ast.Subscript(whole, ast.Constant(k), ast.Load())
+                     for k, x in enumerate(param.items)]
+            if not any(id(x) in self.adj for x in param.items):
+                return whole if v.kind == "list" else _call("tuple", [whole])
+        else:
+            items = [one(x) for x in param.items]
+        return ast.List(items, ast.Load()) if v.kind == "list" else ast.Tuple(items, ast.Load())
+
+    def region(self, r: ir.Region, prefix: list | None = None) -> list:
+        out = list(prefix or [])
+        for node in reversed(r.ops):
+            if isinstance(node, ir.Op):
+                out += self.op(node)
+            elif isinstance(node, ir.If):
+                out += self.if_(node)
+            else:
+                out += self.loop(node)
+        return self.plan(r) + out
+
+    # -- simple ops -------------------------------------------------------------
+
+    def op(self, op: ir.Op) -> list:
+        self._reversing = op
+        try:
+            return self._op(op)
+        finally:
+            self._reversing = None
+
+    def _op(self, op: ir.Op) -> list:
+        if op.prim == "array.setitem" and id(op.out) in self.families:
+            return inplace.reverse_write(self, op)
+        if id(op.out) not in self.adj:
+            return []
+        if op.callee is not None:
+            return self.call_adjoint(op)
+        if op.prim == "item":
+            return self.item_adjoint(op)
+        rule = RULES[op.prim]
+        g = ast.Name(self.adj[id(op.out)], ast.Load())
+        out = []
+        passed_on = False
+        if self.arrays is not None and op.prim != "getitem":
+            for i, arg in enumerate(op.args):
+                if not rule.flows(i) or not isinstance(arg, ir.Value) or id(arg) not in self.act:
+                    continue
+                if i == 0 and op.prim == "array.getitem" and (
+                        id(arg) in self.families or id(arg) in self.accumulators):
+                    out.append(inplace.reverse_read(self, op, g))
+                    continue
+                contrib, text = self.arrays.expression(op, i, g, self.ref)
+                alias = (arg.var is None and not passed_on and sum(a is arg for a in op.args) == 1)
+                stmts = self.accumulate(arg, contrib, alias, reverse_comment(op, i, arg, text), op, i,
+                                        text)
+                if not stmts:
+                    passed_on = True
+                out += stmts
+            return out
+        for i, (arg, partial) in enumerate(zip(op.args, rule.partial_asts)):
+            if partial is None or not isinstance(arg, ir.Value) or id(arg) not in self.act:
+                continue
+            if op.prim == "getitem":
+                target = ast.Subscript(ast.Name(self.adj[id(arg)], ast.Load()),
+                                       self.ref(op.args[1]), ast.Store())
+                out.append(Stmt(ast.AugAssign(target, ast.Add(), g),
+                                reverse_comment(op, i, arg, "1"), op, i, "1", self.adj[id(arg)]))
+                continue
+            local = simplify(self.instantiate(partial, op))
+            contrib = simplify(ast.BinOp(g, ast.Mult(), local))
+            alias = (arg.var is None and not passed_on and sum(a is arg for a in op.args) == 1)
+            partial_text = ast.unparse(local)
+            stmts = self.accumulate(arg, contrib, alias, reverse_comment(op, i, arg, partial_text),
+                                    op, i, partial_text)
+            if not stmts:
+                passed_on = True
+            out += stmts
+        return out
+
+    # -- calls to user functions (top level only) ---------------------------------
+
+    def tape_of_call(self, op: ir.Op) -> str:
+        """The name of the tape a call's forward function returns (its own
+        SSA value: inside a loop it is pushed and popped like any other)."""
+        return op.callee.tape.name
+
+    def call_tape(self, op: ir.Op) -> ast.expr:
+        self.keep.add(id(op.out))  # the forward call that fills the tape must run
+        return self.ref(op.callee.tape)
+
+    def instantiate(self, template: ast.expr, op: ir.Op) -> ast.expr:
+        used = {n.id for n in ast.walk(template) if isinstance(n, ast.Name)}
+        env = {}
+        for name, a in zip(PLACEHOLDERS, op.args):
+            if name in used:
+                env[name] = self.ref(a)
+        if "out" in used:
+            env["out"] = self.ref(op.out)
+        return substitute(template, env, self.modules)
+
+    def accumulate(self, v: ir.Value, contrib: ast.expr, alias: bool, comment: str,
+                   op=None, i=None, partial: str = "", role: str = "", control=None) -> list:
+        """``v̄ = contrib`` on the first contribution, ``v̄ += contrib`` after.
+        With ``alias``, a first contribution that is another adjoint itself
+        (``t = a + b``) shares that variable: its owner is done with it."""
+        fam = self.families.get(id(v))
+        if fam is not None:
+            if isinstance(contrib, ast.Name) and contrib.id == fam.adj:
+                return []  # a φ between versions: the same adjoint buffer
+            node = ast.AugAssign(ast.Name(fam.adj, ast.Store()), ast.Add(), contrib)
+            return [Stmt(node, comment, op, i, partial, fam.adj, role=role, control=control)]
+        if id(v) in self.accumulators:
+            node = ast.AugAssign(ast.Name(self.adj[id(v)], ast.Store()), ast.Add(), contrib)
+            return [Stmt(node, comment, op, i, partial, self.adj[id(v)], role=role,
+                         control=control)]
+        if id(v) in self.adj:
+            target = ast.Name(self.adj[id(v)], ast.Store())
+            if self.arrays is not None:  # never in place: the array may be shared
+                node = ast.Assign([target], ast.BinOp(ast.Name(self.adj[id(v)], ast.Load()),
+                                                      ast.Add(), contrib))
+                return [Stmt(node, comment, op, i, partial, self.adj[id(v)], role=role,
+                             control=control)]
+            return [Stmt(ast.AugAssign(target, ast.Add(), contrib), comment, op, i, partial,
+                         self.adj[id(v)], role=role, control=control)]
+        if alias and isinstance(contrib, ast.Name):
+            self.adj[id(v)] = contrib.id
+            return []
+        self.adj[id(v)] = self.namer.fresh(f"d{v.name}")
+        target = ast.Name(self.adj[id(v)], ast.Store())
+        return [Stmt(ast.Assign([target], contrib), comment, op, i, partial, self.adj[id(v)],
+                     role=role, control=control)]
+
+    # -- structured ops --------------------------------------------------------
+
+    def zero_outer(self, node) -> list:
+        """``v̄ = 0.0`` for each value defined outside ``node`` that may first
+        receive a contribution inside it: a branch may not run, and a loop
+        adds into it on every iteration."""
+        inside = self.inside(node)
+        targets: dict[int, ir.Value] = {}
+
+        def may_receive(a) -> None:
+            if isinstance(a, ir.Value) and id(a) in self.act and id(a) not in inside \
+                    and a.kind != "list" and id(a) not in self.adj:
+                targets.setdefault(id(a), a)
+
+        for r in node.regions:
+            for n in ir.walk(r):
+                if isinstance(n, ir.Op):
+                    for a, d in zip(n.args, analysis.differentiable(n)):
+                        if d:
+                            may_receive(a)
+                elif isinstance(n, ir.If):
+                    for y in n.then.yields + n.orelse.yields:
+                        may_receive(y)
+                else:
+                    for a in list(n.inits) + list(n.body.yields):
+                        may_receive(a)
+        if isinstance(node, ir.If):
+            for y in node.then.yields + node.orelse.yields:
+                may_receive(y)
+        else:
+            for y in node.body.yields:
+                may_receive(y)
+        out = []
+        params = {id(p) for p in self.func.param_values}
+        for v in targets.values():
+            self.adj[id(v)] = self.namer.fresh(f"d{v.name}")
+            zero = ast.Constant(0.0)
+            if self.arrays is not None and id(v) in params and v.kind == "array":
+                zero = self.arrays.zero(v)  # the gradient keeps x's shape if the loop never runs
+                self.ref(v)  # read: a pair's backward pass has it only from its tape
+            out.append(Stmt(ast.Assign([ast.Name(self.adj[id(v)], ast.Store())], zero),
+                            f"{v.name} gets adjoint contributions inside line {node.loc.line}",
+                            target=self.adj[id(v)], role="zero", control=node))
+        return out
+
+    def if_(self, node: ir.If) -> list:
+        # Adjoints leave a region only through its yields: a branch whose
+        # results have no adjoint sends none anywhere.
+        if not any(id(o) in self.adj for o in node.outs) \
+                and not inplace.contains_saved(node, self.families):
+            return []
+        pre = self.zero_outer(node)
+        branches = []
+        for r in (node.then, node.orelse):
+            prefix = []
+            inside = {id(v) for n in ir.walk(r) for v in ir.defined(n)}
+            for o, y in zip(node.outs, r.yields):
+                if id(o) in self.adj and isinstance(y, ir.Value) and id(y) in self.act:
+                    prefix += self.accumulate(y, ast.Name(self.adj[id(o)], ast.Load()),
+                                              id(y) in inside, f"φ: {o.name} came from {y.name}",
+                                              role="phi", control=node)
+            branches.append(self.region(r, prefix))
+        then, orelse = branches
+        if not then and not orelse:
+            return pre
+        cond = self.ref(node.cond)
+        comment = f"line {node.loc.line}: {node.text}" if node.text else ""
+        if not then:
+            return pre + [Block(ast.If(_negate(cond), [], []), orelse, [], comment, node)]
+        return pre + [Block(ast.If(cond, [], []), then, orelse, comment, node)]
+
+    def loop(self, node) -> list:
+        slots = [i for i, c in enumerate(node.carried) if id(c) in self.act]
+        if not slots and not inplace.contains_saved(node, self.families):
+            return []
+        pre = self.zero_outer(node)
+        carry = {}
+        for i in slots:
+            o, c = node.outs[i], node.carried[i]
+            if id(c) in self.families:
+                carry[i] = self.families[id(c)].adj  # one buffer for every version
+            elif id(o) in self.adj:
+                carry[i] = self.adj[id(o)]
+            else:
+                carry[i] = self.namer.fresh(f"d{c.name}")
+                pre.append(Stmt(ast.Assign([ast.Name(carry[i], ast.Store())], ast.Constant(0.0)),
+                                f"{o.name} does not reach the result after the loop",
+                                target=carry[i], role="zero", control=node))
+        inside = self.inside(node)
+        prefix = []
+        for i in slots:
+            y = node.body.yields[i]
+            if isinstance(y, ir.Value) and id(y) in self.act:
+                prefix += self.accumulate(y, ast.Name(carry[i], ast.Load()), id(y) in inside,
+                                          f"{node.carried[i].name} carried to the next iteration",
+                                          role="carry", control=node)
+        body = self.region(node.body, prefix)
+        targets, values = [], []
+        for i in slots:
+            new = self.adj.get(id(node.carried[i]))
+            if new == carry[i]:
+                continue
+            targets.append(ast.Name(carry[i], ast.Store()))
+            values.append(ast.Name(new, ast.Load()) if new else ast.Constant(0.0))
+        if targets:
+            lhs = targets[0] if len(targets) == 1 else ast.Tuple(targets, ast.Store())
+            rhs = values[0] if len(values) == 1 else ast.Tuple(values, ast.Load())
+            body.append(Stmt(ast.Assign([lhs], rhs), "adjoints carried to the previous iteration",
+                             role="carry", control=node))
+        head = self.reverse_head(node)
+        post = []
+        for i in slots:
+            init = node.inits[i]
+            if isinstance(init, ir.Value) and id(init) in self.act:
+                post += self.accumulate(init, ast.Name(carry[i], ast.Load()), init.var is None,
+                                        f"{node.carried[i].name} started as {init.name}",
+                                        role="init", control=node)
+        comment = f"line {node.loc.line}: {node.text}, backwards"
+        return pre + [Block(head, body, [], comment, node)] + post
+
+    def reverse_head(self, node) -> ast.For:
+        if isinstance(node, ir.While):
+            rng = _call("range", [self.ref(node.trips)])
+            return ast.For(ast.Name(self.discard(), ast.Store()), rng, [], [], None)
+        rng = _call("range", [self.ref(a) for a in ir.range_args(node)])
+        if node.exit:
+            rng = ast.Subscript(rng, ast.Slice(None, self.ref(node.trips), None), ast.Load())
+        if id(node.index) in self.reads:
+            return ast.For(ast.Name(node.index.name, ast.Store()), _call("reversed", [rng]),
+                           [], [], None)
+        return ast.For(ast.Name(self.discard(), ast.Store()), rng, [], [], None)
+
+    # -- the tape ---------------------------------------------------------------
+
+    def plan(self, r: ir.Region) -> list:
+        """Pops and recomputations at the start of ``r``'s reverse code, for
+        the values ``r`` defines that the reverse sweep reads (``r`` inside a
+        loop; outside loops, values stay alive)."""
+        loop = self.region_loop.get(id(r))
+        if loop is None:
+            return []
+        defined = []
+        if isinstance(loop, (ir.For, ir.While)) and r is loop.body:
+            defined += list(loop.carried)
+        defs: dict[int, object] = {}
+        for node in r.ops:
+            for v in ir.defined(node):
+                defined.append(v)
+                defs[id(v)] = node
+        popped, recompute = [], []
+        done: set[int] = set()
+        while True:
+            # Versions of an array written in place are read from its buffer.
+            todo = [v for v in defined if id(v) in self.reads and id(v) not in done
+                    and id(v) not in self.families]
+            if not todo:
+                break
+            for v in todo:
+                done.add(id(v))
+                node = defs.get(id(v))
+                if isinstance(node, ir.Op) and node.prim in CHEAP and \
+                        (node.out.kind != "float" or node.prim == "getitem") and \
+                        not any(id(a) in self.families for a in node.args):
+                    recompute.append(node)
+                    self.recomputed.add(id(v))
+                    for a in node.args:
+                        self.ref(a)
+                else:
+                    popped.append(v)
+        order = {id(v): k for k, v in enumerate(defined)}
+        popped.sort(key=lambda v: order[id(v)])
+        recompute.sort(key=lambda n: order[id(n.out)])
+        self.popped[id(r)] = popped
+        out = []
+        for v in popped:
+            tape = self.tape_name(v)
+            if r is getattr(loop, "body", None) and self.indexed(loop):
+                # Pushed on every iteration (not inside a branch): slot i
+                # holds iteration i's value.
+                self.slots[tape] = loop
+                read = ast.Subscript(ast.Name(tape, ast.Load()), self.ref(loop.index), ast.Load())
+            else:
+                read = _call(f"{tape}.pop", [])
+            out.append(Stmt(ast.Assign([ast.Name(v.name, ast.Store())], read),
+                            f"{v.name} from the tape", target=v.name, role="pop", control=loop))
+        for node in recompute:
+            rule = RULES[node.prim]
+            expr = self.instantiate(rule.forward_ast, node)
+            out.append(Stmt(ast.Assign([ast.Name(node.out.name, ast.Store())], expr),
+                            f"line {node.loc.line}: recomputed, not taped", node,
+                            target=node.out.name, role="recompute", control=loop))
+        return out
+
+    def tape_ref(self, v: ir.Value) -> str:
+        """The name a tape entry has in the generated code."""
+        return v.name if v.kind in ("tape", "looptape") else self.fwd(v)
+
+    def tape_name(self, v: ir.Value) -> str:
+        if id(v) not in self.tapes:
+            # A callee's tape taped in a loop: a list of tapes.
+            base = f"{v.name}s" if v.kind == "tape" else f"{v.name}_tape"
+            self.tapes[id(v)] = self.namer.fresh(base)
+        return self.tapes[id(v)]
+
+    # -- forward names ------------------------------------------------------------
+
+    def coalesce(self, r: ir.Region) -> None:
+        """Let a value be computed straight into the variable of the φ it
+        feeds (``s = s * x + c[i]`` rather than ``s_1 = ...; s = s_1``) when no
+        later read in its region still needs the variable's old value."""
+        for k, node in enumerate(r.ops):
+            if isinstance(node, ir.If):
+                for j, o in enumerate(node.outs):
+                    for br in (node.then, node.orelse):
+                        self._rename_yield(br, j, self.fwd(o))
+            elif isinstance(node, (ir.For, ir.While)):
+                for i, c in enumerate(node.carried):
+                    self._rename_yield(node.body, i, self.fwd(c))
+            if not isinstance(node, ir.Op):
+                for r2 in node.regions:
+                    self.coalesce(r2)
+
+    def _rename_yield(self, r: ir.Region, pos: int, name: str) -> None:
+        y = r.yields[pos]
+        if not isinstance(y, ir.Value) or id(y) in self.fname:
+            return
+        if sum(1 for z in r.yields if z is y) > 1:
+            return
+        idx = next((k for k, n in enumerate(r.ops) if any(v is y for v in ir.defined(n))), None)
+        if idx is None or not isinstance(r.ops[idx], (ir.Op, ir.If)):
+            return
+        later = [a for n in r.ops[idx + 1:] for a in _reads(n)]
+        later += [z for k, z in enumerate(r.yields) if k != pos]
+        if any(isinstance(a, ir.Value) and self.fwd(a) == name for a in later):
+            return
+        self.fname[id(y)] = name
+
+
+def forward_defs(sweep: _Sweep) -> set[int]:
+    return {id(v) for n in ir.walk(sweep.func.body) for v in ir.defined(n)}
+
+
+def _reads(node) -> list:
+    """What ``node`` reads, nested regions included."""
+    out = list(ir.operands(node))
+    if not isinstance(node, ir.Op):
+        out += _reads_inside(node)
+    return out
+
+
+def _reads_inside(node) -> list:
+    out = []
+    for r in node.regions:
+        for n in r.ops:
+            out += _reads(n)
+        out += r.yields
+    return out
+
+
+def _call(name: str, args: list) -> ast.Call:
+    func: ast.expr = ast.Name(name.split(".")[0], ast.Load())
+    for part in name.split(".")[1:]:
+        func = ast.Attribute(func, part, ast.Load())
+    return ast.Call(func, args, [])
+
+
+def _negate(cond: ast.expr) -> ast.expr:
+    return ast.UnaryOp(ast.Not(), cond)
 
 
 def transform_pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
@@ -91,171 +755,29 @@ def transform_pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
     """The forward/backward pair of a called function.
 
     ``fwd_name(*params) -> (result, tape)`` computes the result and keeps, as
-    a tuple, exactly the values the backward pass reads;
-    ``bwd_name(tape, dresult) -> (dparam, ...)`` returns one adjoint per
-    parameter, in parameter order (``0.0`` for those the result does not
-    depend on). Every call site of the function uses this one pair."""
-    return reverse_control.transform_pair(func, fwd_name, bwd_name, pairs, reserved)
+    a tuple, exactly the values the backward pass reads (inside loops, their
+    tape lists); ``bwd_name(tape, dresult) -> (dparam, ...)`` returns one
+    adjoint per parameter, in parameter order (``0.0`` for those the result
+    does not depend on). Every call site of the function uses this one pair."""
+    try:
+        return _pair(func, fwd_name, bwd_name, pairs, reserved, True)
+    except inplace.Unsupported:
+        return _pair(func, fwd_name, bwd_name, pairs, reserved, False)
 
 
-class _Sweep(CallSites):
-    """The reverse sweep over one function's ops, and the forward pass that
-    feeds it."""
-
-    def __init__(self, func: ir.Function, act: set[int], namer: Namer, pairs: dict):
-        self.func = func
-        self.act = act
-        self.namer = namer
-        self.pairs = pairs
-        self.adj: dict[int, str] = {}
-        self.tapes: dict[int, str] = {}
-        """id(call op) -> the name of its callee's tape."""
-        self.imports: list[str] = []
-        self._discard: str | None = None
-        self.items: dict[int, dict[int, str]] = {}
-        """id(tuple value a call returned) -> index -> the adjoint of that item."""
-        # Functions that use NumPy: broadcasting, no in-place accumulation, indexing.
-        self.arrays = ArraySweep(func, namer) if "numpy" in func.modules else None
-
-    def helpers(self) -> dict[str, str]:
-        return dict(self.arrays.helpers) if self.arrays is not None else {}
-
-    def zero(self, v: ir.Value) -> ast.expr:
-        return self.arrays.zero(v) if self.arrays is not None else ast.Constant(0.0)
-
-    def rename(self, node):
-        return self.arrays.rename(node) if self.arrays is not None else node
-
-    def tape_of(self, op: ir.Op) -> str:
-        if id(op) not in self.tapes:
-            tape = op.callee.tape
-            self.tapes[id(op)] = (tape.name if tape is not None
-                                  else self.namer.fresh(f"{op.out.name}_tape"))
-        return self.tapes[id(op)]
-
-    def run(self) -> list[Stmt]:
-        func, adj, act = self.func, self.adj, self.act
-        reverse: list[Stmt] = []
-        for op in reversed(func.body.ops):
-            if id(op.out) not in adj:
-                continue
-            if op.callee is not None:
-                reverse += self.call_adjoint(op)
-                continue
-            if op.prim == "item":
-                reverse += self.item_adjoint(op)
-                continue
-            rule = RULES[op.prim]
-            g = ast.Name(adj[id(op.out)], ast.Load())
-            arrays = self.arrays
-            if arrays is not None and op.prim in SPECIAL:
-                reverse += arrays.special(op, g, adj, act, reverse_comment)
-                continue
-            passed_on = False
-            for i, arg in enumerate(op.args):
-                if not rule.flows(i) or not isinstance(arg, ir.Value) or id(arg) not in act:
-                    continue
-                if rule.adjoint:
-                    contrib = simplify(arrays.vjp(op, i, g))
-                    local = None
-                else:
-                    local = simplify(instantiate(rule.partial_asts[i], op.args, op.out,
-                                                 func.modules))
-                    contrib = simplify(ast.BinOp(g, ast.Mult(), local))
-                if arrays is not None:
-                    contrib = arrays.unbroadcast(op, i, contrib)
-                first = id(arg) not in adj
-                if (first and arg.var is None and not passed_on and isinstance(contrib, ast.Name)
-                        and sum(a is arg for a in op.args) == 1):
-                    # A temporary whose only contribution so far is the output's
-                    # adjoint itself (``t = a + b``) shares that variable instead
-                    # of copying it: its consumer is done with it.
-                    adj[id(arg)] = contrib.id
-                    passed_on = True
-                    continue
-                if first:
-                    adj[id(arg)] = self.namer.fresh(f"d{arg.name}")
-                target = ast.Name(adj[id(arg)], ast.Store())
-                if arrays is not None:
-                    node = arrays.accumulate(adj[id(arg)], contrib, first)
-                else:
-                    node = (ast.Assign([target], contrib) if first
-                            else ast.AugAssign(target, ast.Add(), contrib))
-                partial_text = ast.unparse(local) if local is not None else rule.math
-                reverse.append(Stmt(node, reverse_comment(op, i, arg, partial_text), op, i, partial_text,
-                                    adj[id(arg)]))
-        return reverse
-
-    def call_tape(self, op: ir.Op) -> ast.expr:
-        return ast.Name(self.tape_of(op), ast.Load())
-
-    def forward(self, reverse: list[Stmt], extra: set[str]):
-        """The forward statements the reverse sweep (and ``extra`` names)
-        need, and the tape: the forward values the sweep reads."""
-        func = self.func
-        read: set[str] = set()
-        for s in reverse:
-            read |= names_read(s.node)
-        by_name = {op.out.name: op for op in func.body.ops}
-        by_name.update({self.tapes[id(op)]: op for op in func.body.ops if id(op) in self.tapes})
-        kept = analysis.needed_forward(func, {id(by_name[n].out) for n in read | extra
-                                              if n in by_name})
-        if self.arrays is None:
-            forward = [self.forward_stmt(op) for op in kept]
-        else:
-            values_read = self.arrays.values_read([s.node for s in reverse])
-            forward = []
-            for k, op in enumerate(kept):
-                nodes = self.arrays.forward(op, values_read, kept[k + 1:])
-                if nodes is None:
-                    forward.append(self.forward_stmt(op))
-                    continue
-                forward += [Stmt(n, f"line {op.loc.line}: {op.text}" if j == len(nodes) - 1
-                                 else "", op) for j, n in enumerate(nodes)]
-            for s in forward + reverse:
-                self.rename(s.node)
-        tape: list[ir.Value] = []
-        for op in kept:
-            if op.out.name in read:
-                tape.append(op.out)
-            if op.callee is not None and self.tape_of(op) in read:
-                tape.append(ir.Value(self.tape_of(op), "tape"))
-        return forward, tape
-
-    def forward_stmt(self, op: ir.Op) -> Stmt:
-        comment = f"line {op.loc.line}: {op.text}"
-        if op.callee is not None:
-            pair = self.pair(op)
-            targets = ast.Tuple([ast.Name(op.out.name, ast.Store()),
-                                 ast.Name(self.tape_of(op), ast.Store())], ast.Store())
-            call = ast.Call(ast.Name(pair.fwd, ast.Load()),
-                            [operand_expr(a, self.func.modules) for a in op.args], [])
-            return Stmt(ast.Assign([targets], call), comment, op)
-        if op.prim == "item":
-            value = ast.Subscript(operand_expr(op.args[0], self.func.modules),
-                                  ast.Constant(op.args[1].value), ast.Load())
-            return Stmt(ast.Assign([ast.Name(op.out.name, ast.Store())], value), comment, op)
-        rule = RULES[op.prim]
-        value = instantiate(rule.forward_ast, op.args, None, self.func.modules,
-                            attrs={**dict(rule.attrs), **op.attrs}, given=op.attrs)
-        return Stmt(ast.Assign([ast.Name(op.out.name, ast.Store())], value), comment, op)
-
-
-def _gradient(func: ir.Function, v: ir.Value, adj: dict, zero) -> ast.expr:
-    """The adjoint of parameter ``v``: a list or tuple of the items'
-    adjoints for a sequence parameter, so the gradient has its shape;
-    ``zero(x)`` where the result does not depend on ``x``."""
-    def one(x):
-        return ast.Name(adj[id(x)], ast.Load()) if id(x) in adj else zero(x)
-
-    for p in func.params:
-        if p.value is v and p.items is not None:
-            items = [one(x) for x in p.items]
-            return ast.List(items, ast.Load()) if v.kind == "list" else ast.Tuple(items, ast.Load())
-    return one(v)
-
-
-def _values(func: ir.Function):
-    yield from func.scalars(func.param_values)
-    for op in func.body.ops:
-        yield op.out
+def _pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
+          reserved: frozenset[str], in_place: bool) -> tuple[CodeFunction, CodeFunction]:
+    wrt = func.param_values
+    sweep = _Sweep(func, wrt, pairs, reserved, in_place)
+    seeds = pair_seeds(func, sweep.namer)
+    sweep.coalesce(func.body)
+    prelude = seed_outputs(sweep, seeds)
+    inplace.assign_adjoints(sweep)
+    reverse = prelude + sweep.sweep()
+    live = {id(o) for o in seeds.outputs if isinstance(o, ir.Value)}
+    forward, tape = sweep.forward(live, keep_params=True)
+    value = (ast.Tuple([sweep.value_expr(o) for o in seeds.outputs], ast.Load())
+             if seeds.several else sweep.value_expr(func.result))
+    return pair_functions(func, fwd_name, bwd_name, seeds, sweep, forward, value, tape,
+                          [sweep.tape_ref(v) for v in tape], reverse,
+                          [sweep.gradient(v) for v in wrt], sweep.adjoint_names(), sweep.loops)

@@ -1,25 +1,30 @@
 """The reverse sweep as data: which local derivative feeds which adjoint.
 
 Contract: :func:`read` takes the forward :class:`~s2s_ad.ir.Function` and the
-:class:`~s2s_ad.code.CodeFunction` that :func:`s2s_ad.reverse.transform` made
-from it, and returns a :class:`Sweep`: one :class:`Step` per local derivative
-the reverse sweep applies, in sweep order, and one :class:`Adjoint` per value
-that has one, listing the steps whose contributions it sums. It is what
-``s2s-ad graph --backward`` draws and ``s2s-ad explain`` prints.
+:class:`~s2s_ad.code.CodeFunction` that :func:`s2s_ad.reverse.transform`
+made from it, and returns a :class:`ControlSweep`: the generated reverse
+sweep as a tree of :class:`Line` s, one per statement, in the order the
+code runs them, a reverse loop or branch holding the lines of its body. Each
+line says what it is (``kind``): a local derivative with the forward op and
+operand it differentiates, a pop from the tape, an adjoint carried from one
+iteration to the one before, … It is what ``s2s-ad explain`` prints and
+``s2s-ad graph --backward`` draws; every statement of the sweep is
+explained or :class:`SweepError` is raised.
 
-Steps are keyed by the IR values they connect, never by adjoint names: a
-temporary's adjoint may share its consumer's variable (``t = a * b; y = t + c``
-gives ``dt`` no variable of its own, its adjoint *is* ``dy``). Such a step has
-no statement (``stmt`` None) but is still a local derivative (``∂y/∂t = 1``)
-and still shown.
+Lines are read from the *final* code (after copy elimination), so the names
+they write and read are the generated program's. An adjoint variable in a
+loop holds the adjoints of several SSA values over time (``dx_1`` is the
+adjoint of ``x`` at the start of each iteration); the lines keep that
+variable, and the forward op each contribution comes from.
 
-Before → after, for ``b = x * x; y = a * b`` with respect to ``a, x``::
+Before → after, for ``for i in range(n): x = r * x * (1.0 - x)``::
 
-    da = dy * b        Step(y = a * b, operand 0 → a)
-    db = dy * a        Step(y = a * b, operand 1 → b)
-    dx = db * x        Step(b = x * x, operand 0 → x)
-    dx += db * x       Step(b = x * x, operand 1 → x)
-                       Adjoint(x, "dx", steps=[the last two])
+    dr = 0.0                        Line(zero, writes dr)
+    for _ in range(n):              Line(loop, control=the For, body=[
+        x_1 = x_1_tape.pop()            Line(pop, writes x_1),
+        dt1 = dx_1 * t2                 Line(derivative, op x_2 = t1 * t2, operand 0),
+        ...                             ...])
+    dx = dx_1                       Line(init: x_1 started as x)
 """
 
 from __future__ import annotations
@@ -30,9 +35,8 @@ import inspect
 from dataclasses import dataclass, field
 
 from . import ir
-from .code import CodeFunction, Stmt
+from .code import Block, CodeFunction, Stmt
 from .errors import S2SError
-from .optimize import simplify
 from .rules import RULES
 from .templates import instantiate
 
@@ -43,59 +47,20 @@ class SweepError(S2SError, AssertionError):
 
 @dataclass(eq=False)
 class Step:
-    """One local derivative applied by the reverse sweep: the adjoint of
-    ``op.out`` times ``∂op.out/∂op.args[operand]``, added to the adjoint of
-    ``value``."""
+    """One local derivative the reverse sweep applies, for showing it: the
+    adjoint of ``op.out`` times ``∂op.out/∂op.args[operand]``, added to the
+    adjoint of ``value``."""
 
     op: ir.Op
     operand: int
     value: ir.Value
     partial: str
     """The local derivative, in the generated code's names (``x``, ``math.cos(t1)``)."""
-    stmt: Stmt | None
-    """The statement that applies it; None when the adjoint is shared, not computed."""
-    reads: list[ir.Value] = field(default_factory=list)
-    """Forward values the statement reads (what the forward pass must keep)."""
-    contrib: str = ""
-    """For a call: the variable the callee's backward pass puts this operand's
-    contribution in (the adjoint itself, or a temporary then added)."""
-    add: Stmt | None = None
-    """For a call: the ``dx += dx_1`` that adds that temporary."""
-    tape: str = ""
-    """For a call: the callee's tape, which its backward pass reads."""
-    cotangent: list[tuple[int | None, str]] = field(default_factory=list)
-    """For a call: the adjoints its backward pass reads, ``(None, name)`` for
-    a number, ``(k, name)`` per item of a returned tuple that has one."""
-    item: int | None = None
-    """For ``p = t[k]``: ``k``; the step adds to the adjoint of item ``k`` of ``t``."""
-    stmts: list[Stmt] = field(default_factory=list)
-    """Every statement that applies it, ``stmt`` last: NumPy's indexing takes
-    several (``dx = np.zeros_like(x); dx[1] += dt1``)."""
+    stmt: Stmt | None = None
 
     @property
     def is_call(self) -> bool:
         return self.op.callee is not None
-
-    @property
-    def target(self) -> str:
-        """The value whose adjoint receives the contribution: ``x``, or ``t[k]``."""
-        return self.value.name if self.item is None else f"{self.value.name}[{self.item}]"
-
-    @property
-    def expr(self) -> str:
-        """The contribution, as the generated code computes it (``db * x``)."""
-        if self.is_call:
-            return self.contrib
-        if self.stmt is None:
-            return ""
-        value = self.stmt.node.value
-        if (isinstance(self.stmt.node, ast.Assign) and isinstance(value, ast.BinOp)
-                and isinstance(value.op, ast.Add) and isinstance(value.left, ast.Name)
-                and value.left.id == self.stmt.target):
-            # ``dW = dW + c`` (accumulating without mutating an array the
-            # caller may share): the contribution is ``c``
-            return ast.unparse(value.right)
-        return ast.unparse(value)
 
     @property
     def local(self) -> str:
@@ -118,44 +83,6 @@ class Step:
         if len(self.op.args) == 2:
             return ("left", "right")[self.operand] + " operand"
         return f"operand {self.operand}"
-
-
-@dataclass(eq=False)
-class Adjoint:
-    value: ir.Value
-    name: str
-    steps: list[Step] = field(default_factory=list)
-    """The contributions it sums, in sweep order (one per use of ``value``)."""
-    seeded: bool = False
-    """The result's adjoint: it starts as the seed."""
-    item: int | None = None
-    """For a tuple a call returned: which item's adjoint this is."""
-
-    @property
-    def target(self) -> str:
-        return self.value.name if self.item is None else f"{self.value.name}[{self.item}]"
-
-
-@dataclass(eq=False)
-class Sweep:
-    func: ir.Function
-    code: CodeFunction
-    steps: list[Step]
-    adjoints: list[Adjoint]
-    """In the order they are first written (the seed first)."""
-    seed_steps: list[Stmt] = field(default_factory=list)
-    """Statements that shape the seed before the sweep uses it (for an array
-    result: ``dout = dout * np.ones_like(out)``)."""
-
-    def adjoint(self, value: ir.Value, item: int | None = None) -> Adjoint | None:
-        for a in self.adjoints:
-            if a.value is value and a.item == item:
-                return a
-        return None
-
-    def items(self, value: ir.Value) -> list[Adjoint]:
-        """The adjoints of the items of a tuple ``value``."""
-        return [a for a in self.adjoints if a.value is value and a.item is not None]
 
 
 def param_names(op: ir.Op) -> list[str]:
@@ -206,175 +133,201 @@ def _rhs(op: ir.Op, modules: dict[str, str]) -> str:
                                    attrs={**dict(rule.attrs), **attrs}, given=attrs))
 
 
-def straight_line(func: ir.Function) -> None:
-    """:func:`read` takes straight-line functions; loops and branches are
-    read by :func:`s2s_ad.sweep_control.read`."""
-    for op in func.body.ops:
-        if not isinstance(op, ir.Op) or (op.prim not in RULES and op.callee is None
-                                         and op.prim != "item"):
-            kind = op.prim if isinstance(op, ir.Op) else type(op).__name__.lower()
-            raise SweepError(f"sweep.read takes straight-line functions, not this `{kind}` "
-                             f"(line {op.loc.line}); sweep_control.read reads loops and branches")
+ROLES = ("zero", "phi", "carry", "init", "pop", "recompute", "inplace", "restore")
 
 
-def read(func: ir.Function, code: CodeFunction) -> Sweep:
-    """The reverse sweep of ``code`` (made from ``func``) as steps and adjoints."""
-    straight_line(func)
-    marks = [i for i, s in enumerate(code.body) if s.node is None and s.comment == "reverse sweep"]
-    reverse = [s for s in code.body[marks[0] + 1:] if s.node is not None] if marks else []
-    by_op: dict[tuple[int, int | None], list[Stmt]] = {}
-    seed_steps = []
-    for s in reverse:
-        if s.origin is None:
-            if not (isinstance(s.node, ast.Assign) and isinstance(s.node.targets[0], ast.Name)
-                    and s.node.targets[0].id == code.seed):
-                text = ast.unparse(ast.fix_missing_locations(copy.deepcopy(s.node)))
-                raise SweepError(f"a reverse statement without a forward op: {text}")
-            seed_steps.append(s)
-            continue
-        by_op.setdefault((id(s.origin), s.operand), []).append(s)
-    forward = {v.name: v for v in func.scalars(func.param_values)}
-    forward.update({op.out.name: op.out for op in func.body.ops})
+@dataclass(eq=False)
+class Line:
+    kind: str
+    """"seed", "shape" (an array seed takes the result's shape), "derivative",
+    "call" (a callee's backward pass), "add" (a call's contribution added to an
+    adjoint that had one), "item" (a tuple item's adjoint read twice), one of
+    :data:`ROLES`, "loop"/"if" for a reverse loop or branch, or "other" for a
+    statement that says what it does only in its comment."""
+    stmt: Stmt | None = None
+    block: Block | None = None
+    op: ir.Op | None = None
+    """The forward op a derivative, call, add, item or recompute line comes from."""
+    operand: int | None = None
+    control: object = None
+    """The forward ``If``/``For``/``While`` a loop, if or role line belongs to."""
+    body: list["Line"] = field(default_factory=list)
+    orelse: list["Line"] = field(default_factory=list)
+    writes: list[str] = field(default_factory=list)
+    adds: bool = False
+    """The line adds to ``writes[0]`` (``dx += e``, ``dx = dx + e``) instead of setting it."""
+    expr: ast.expr | None = None
+    """What it assigns or adds (``e``); for a loop or if, the head's iterable or test."""
+    loops: list = field(default_factory=list)
+    """The forward loops whose reverses hold this line, outermost first."""
 
-    adjoints: dict[tuple[int, int | None], Adjoint] = {}
-    order: list[Adjoint] = []
-    has: set[int] = set()
+    @property
+    def reads(self) -> list[str]:
+        """The names ``expr`` reads, each once, in reading order."""
+        out: list[str] = []
+        if self.expr is not None:
+            for n in ast.walk(self.expr):
+                if isinstance(n, ast.Name) and n.id not in out:
+                    out.append(n.id)
+        return out
 
-    def adjoint(v: ir.Value, item: int | None = None, name: str = "") -> Adjoint:
-        key = (id(v), item)
-        if key not in adjoints:
-            adjoints[key] = Adjoint(v, name or code.adjoints[v.name], item=item)
-            order.append(adjoints[key])
-            has.add(id(v))
-        return adjoints[key]
+    @property
+    def text(self) -> str:
+        """The statement as the generated code writes it (a head without its body)."""
+        if self.block is not None:
+            head = self.block.head
+            if isinstance(head, ast.For):
+                return f"for {ast.unparse(head.target)} in {ast.unparse(head.iter)}:"
+            return f"if {ast.unparse(head.test)}:"
+        return statement_text(self.stmt.node)
 
-    result = func.result
-    if isinstance(result, ir.Value) and result.name in code.adjoints:
-        adjoint(result).seeded = True
-
-    steps: list[Step] = []
-    used: set[int] = set()
-    for op in reversed(func.body.ops):
-        if id(op.out) not in has:
-            continue
-        stmts = by_op.get((id(op), None), [])
-        if op.callee is not None:
-            new = _call_steps(op, stmts, code)
-        elif op.prim == "item":
-            new = [_item_step(op, stmts, adjoint, adjoints[(id(op.out), None)].name)]
-        else:
-            new = _op_steps(op, by_op, code, adjoints[(id(op.out), None)].name, forward)
-        if op.callee is None and op.prim != "item":
-            # every statement of the op's adjoint (NumPy's indexing takes several)
-            used |= {id(s) for (oid, _), ss in by_op.items() if oid == id(op) for s in ss}
-        for step in new:
-            used |= {id(s) for s in (step.stmt, step.add) if s is not None}
-            steps.append(step)
-            adjoint(step.value, step.item, step.contrib if step.item is not None else "") \
-                .steps.append(step)
-    # An array result's seed takes the result's shape first (no op of its own).
-    used |= {id(s) for s in reverse if s.origin is None}
-    left = [ast.unparse(ast.fix_missing_locations(copy.deepcopy(s.node))) for s in reverse
-            if id(s) not in used and s not in seed_steps]
-    if left:
-        raise SweepError(f"reverse statements the IR does not explain: {left}")
-    return Sweep(func, code, steps, order, seed_steps)
+    @property
+    def contribution(self) -> str:
+        return ast.unparse(self.expr) if self.expr is not None else ""
 
 
-def _item_step(op: ir.Op, stmts: list[Stmt], adjoint, g: str) -> Step:
-    """``p = t[k]``: ``p``'s adjoint becomes that of item ``k`` of ``t``
-    (no code); a second read of the item adds, in a fresh variable."""
-    tup, k = op.args[0], op.args[1].value
-    step = Step(op, 0, tup, "1", None, item=k, contrib=g)
-    if stmts:
-        (add,) = stmts
-        step.add = add
-        # the item's adjoint is the sum's variable from here on
-        adjoint(tup, k, g).name = add.node.targets[0].id
-    return step
+@dataclass(eq=False)
+class ControlSweep:
+    func: ir.Function
+    code: CodeFunction
+    lines: list[Line]
+    seed: str
+    """The result's adjoint ("" when the result does not depend on the parameters)."""
+    values: dict[str, ir.Value]
+    """SSA name -> value, for every value of the function."""
+
+    def walk(self, lines: list[Line] | None = None):
+        """Every line, nested ones included, in code order."""
+        for line in self.lines if lines is None else lines:
+            yield line
+            yield from self.walk(line.body)
+            yield from self.walk(line.orelse)
+
+    @property
+    def adjoint_names(self) -> set[str]:
+        """Every adjoint variable of the sweep (what it writes besides forward values)."""
+        out = {self.seed} if self.seed else set()
+        for line in self.walk():
+            if line.kind not in ("pop", "recompute", "restore"):
+                out.update(line.writes)
+        return out
 
 
-def _op_steps(op: ir.Op, by_op: dict, code: CodeFunction, g: str,
-              forward: dict[str, ir.Value]) -> list[Step]:
-    steps = []
-    rule = RULES[op.prim]
-    for i, arg in enumerate(op.args):
-        if not rule.flows(i) or not isinstance(arg, ir.Value) or arg.name not in code.adjoints:
-            continue
-        partial = rule.partial_asts[min(i, len(rule.partial_asts) - 1)]
-        stmts = by_op.get((id(op), i), [])
-        if not stmts:
-            # The reverse transform lets a temporary share its consumer's
-            # adjoint when the local derivative is 1: nothing is computed.
-            local = simplify(instantiate(partial, op.args, op.out, code.source.modules))
-            text = ast.unparse(local)
-            if isinstance(local, ast.Call) and isinstance(local.func, ast.Name) \
-                    and local.func.id == "spread":
-                # a sum's adjoint left unspread: its operand's one use broadcasts it
-                text = rule.math
-            if code.adjoints[arg.name] != g:
-                raise SweepError(f"no statement differentiates {op} by operand {i}")
-            steps.append(Step(op, i, arg, text, None))
-        else:
-            # NumPy's indexing adjoints take several statements (a fresh
-            # array, then the scatter into it): the step shows the last.
-            stmt = stmts[-1]
-            reads: list[ir.Value] = []
-            for s in stmts:
-                node = s.node.value if hasattr(s.node, "value") else s.node
-                reads += [v for v in _ordered_reads(node, forward) if v not in reads]
-                # the index of ``dx[i] += g`` is read too
-                target = s.node.target if isinstance(s.node, ast.AugAssign) else \
-                    s.node.targets[0] if isinstance(s.node, ast.Assign) else None
-                if isinstance(target, ast.Subscript):
-                    reads += [v for v in _ordered_reads(target.slice, forward) if v not in reads]
-            steps.append(Step(op, i, arg, stmt.partial, stmt, reads, stmts=list(stmts)))
-    return steps
+def tape_of(line: Line) -> str:
+    """The tape list a "pop" line reads: ``s = s_tape.pop()``, or
+    ``s = s_tape[i]`` for a loop that keeps a slot per iteration."""
+    e = line.expr
+    return e.value.id if isinstance(e, ast.Subscript) else e.func.value.id
 
 
-def _added(node: ast.stmt) -> str | None:
-    """The temporary an accumulation adds: ``dx += dx_1`` or ``dx = dx + dx_1``."""
-    if isinstance(node, ast.AugAssign) and isinstance(node.value, ast.Name):
-        return node.value.id
-    if (isinstance(node, ast.Assign) and isinstance(node.value, ast.BinOp)
-            and isinstance(node.value.op, ast.Add) and isinstance(node.value.right, ast.Name)):
-        return node.value.right.id
-    return None
-
-
-def _call_steps(op: ir.Op, stmts: list[Stmt], code: CodeFunction) -> list[Step]:
-    """``dx, dx_1 = h_bwd(t_tape, dt)`` then ``dx += dx_1``: one step per
-    active operand, all applied by the one call of the callee's backward pass."""
-    calls = [s for s in stmts if isinstance(s.node, ast.Assign)
-             and isinstance(s.node.value, ast.Call)]
-    if len(calls) != 1:
-        raise SweepError(f"expected one backward call for {op}, found {len(calls)}")
-    call = calls[0]
-    targets = call.node.targets[0].elts
-    tape = call.node.value.args[0].id
-    bwd = call.node.value.func.id
-    cot = call.node.value.args[1]
-    if isinstance(cot, ast.Tuple):
-        cotangent = [(k, e.id) for k, e in enumerate(cot.elts) if isinstance(e, ast.Name)]
+def statement_text(node: ast.stmt) -> str:
+    """``dx, dx_1 = h_bwd(t, dt)`` / ``dx += dx_1`` as the generated code writes them."""
+    if isinstance(node, ast.AugAssign):
+        return f"{ast.unparse(node.target)} += {ast.unparse(node.value)}"
+    if isinstance(node, ast.Expr):  # np.add.at(dx, idx, g): NumPy's scatter
+        return ast.unparse(node.value)
+    target = node.targets[0]
+    if isinstance(target, ast.Tuple):
+        names = ", ".join(ast.unparse(e) for e in target.elts)
+        lhs = names + ("," if len(target.elts) == 1 else "")
     else:
-        cotangent = [(None, cot.id)]
-    adds = {_added(s.node): s for s in stmts if _added(s.node) is not None}
-    params = param_names(op)
-    g = ", ".join(name for _, name in cotangent)
-    steps = []
-    for i, arg in enumerate(op.args):
-        if not isinstance(arg, ir.Value) or arg.name not in code.adjoints:
-            continue
-        name = targets[i].id
-        steps.append(Step(op, i, arg, f"{g} · ∂{op.out.name}/∂{params[i]} by {bwd}", call,
-                          contrib=name, add=adds.get(name), tape=tape, cotangent=cotangent))
-    return steps
+        lhs = ast.unparse(target)
+    value = node.value
+    if isinstance(value, ast.Tuple) and value.elts:  # ``a, b = b, a``, as the code writes it
+        return f"{lhs} = {', '.join(ast.unparse(e) for e in value.elts)}"
+    return f"{lhs} = {ast.unparse(value)}"
 
 
-def _ordered_reads(node: ast.expr, forward: dict[str, ir.Value]) -> list[ir.Value]:
-    """The forward values ``node`` reads, each once, in reading order."""
-    out: list[ir.Value] = []
-    for n in ast.walk(node):
-        if isinstance(n, ast.Name) and n.id in forward and forward[n.id] not in out:
-            out.append(forward[n.id])
+def all_values(func: ir.Function) -> dict[str, ir.Value]:
+    """SSA name -> value for the parameters and every value the body defines."""
+    out = {v.name: v for v in func.param_values}
+    out.update({v.name: v for v in func.scalars(func.param_values)})
+    for node in ir.walk(func.body):
+        for v in ir.defined(node):
+            out[v.name] = v
+        if isinstance(node, ir.For):
+            out[node.index.name] = node.index
+        if isinstance(node, (ir.For, ir.While)):
+            out.update({c.name: c for c in node.carried})
     return out
+
+
+def read(func: ir.Function, code: CodeFunction) -> ControlSweep:
+    """The reverse sweep of ``code`` (made from ``func``) as a tree of lines."""
+    marks = [i for i, s in enumerate(code.body)
+             if isinstance(s, Stmt) and s.node is None and s.comment == "reverse sweep"]
+    stmts = code.body[marks[0] + 1:] if marks else []
+    seed = code.seed if isinstance(func.result, ir.Value) and func.result.name in code.adjoints \
+        else ""
+    lines = [Line("seed", writes=[seed])] if seed else []
+    lines += _lines(stmts, code, [])
+    return ControlSweep(func, code, lines, seed, all_values(func))
+
+
+def _lines(stmts: list, code: CodeFunction, loops: list) -> list[Line]:
+    out = []
+    for s in stmts:
+        if isinstance(s, Block):
+            out.append(_block(s, code, loops))
+        elif s.node is not None:
+            out.append(_line(s, code, loops))
+    return out
+
+
+def _block(b: Block, code: CodeFunction, loops: list) -> Line:
+    if b.origin is None:
+        raise SweepError(f"a reverse block without its forward loop or branch: {b.comment}")
+    if isinstance(b.head, ast.For):
+        inner = loops + [b.origin]
+        return Line("loop", block=b, control=b.origin, expr=b.head.iter, loops=loops,
+                    body=_lines(b.body, code, inner))
+    return Line("if", block=b, control=b.origin, expr=b.head.test, loops=loops,
+                body=_lines(b.body, code, loops), orelse=_lines(b.orelse, code, loops))
+
+
+def _line(s: Stmt, code: CodeFunction, loops: list) -> Line:
+    node = s.node
+    writes, adds, expr = _assignment(node)
+    line = Line("", stmt=s, op=s.origin if isinstance(s.origin, ir.Op) else None,
+                operand=s.operand, control=s.control, writes=writes, adds=adds, expr=expr,
+                loops=loops)
+    if s.role:
+        line.kind = s.role
+    elif line.op is None:
+        # an array result's seed takes its shape; anything else is shown
+        # with its comment
+        line.kind = "shape" if writes == [code.seed] else "other"
+    elif line.op.callee is not None:
+        line.kind = "call" if isinstance(node.value, ast.Call) else "add"
+    elif line.op.prim == "item":
+        line.kind = "item"
+    elif s.operand is None:
+        raise SweepError(f"a reverse statement of {line.op} names no operand")
+    else:
+        line.kind = "derivative"
+    return line
+
+
+def _assignment(node: ast.stmt) -> tuple[list[str], bool, ast.expr | None]:
+    """(names written, adds?, the expression assigned or added)."""
+    if isinstance(node, ast.AugAssign):
+        base = node.target.value if isinstance(node.target, ast.Subscript) else node.target
+        return [base.id], True, node.value
+    if isinstance(node, ast.Expr):  # np.add.at(dx, idx, g): adds g into dx
+        call = node.value
+        return [call.args[0].id], True, call
+    target = node.targets[0]
+    if isinstance(target, ast.Tuple):
+        return [e.id for e in target.elts if isinstance(e, ast.Name)], False, node.value
+    if isinstance(target, ast.Subscript):
+        return [target.value.id], True, node.value
+    value = node.value
+    if (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)
+            and isinstance(value.left, ast.Name) and value.left.id == target.id):
+        # ``dW = dW + c`` (never in place on an array the caller may share)
+        return [target.id], True, value.right
+    return [target.id], False, value
+
+
+def unparse(node: ast.AST) -> str:
+    return ast.unparse(ast.fix_missing_locations(copy.deepcopy(node)))

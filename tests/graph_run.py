@@ -40,7 +40,7 @@ import sys
 import numpy as np
 
 import s2s_ad
-from s2s_ad import api, graph, loader
+from s2s_ad import api, graph, graph_backward, loader
 
 from oracle import close, fd_gradient
 
@@ -350,7 +350,7 @@ def check(fn, args: list, wrt: list[int] | None = None) -> None:
     lengths = {params[i]: len(a) for i, a in enumerate(args) if isinstance(a, (list, tuple))}
     lengths = lengths or None
     func, code = api._reverse(fn, tuple(wrt), None, lengths)
-    g = graph.combined(func, code)
+    g = graph_backward.combined(func, code)
     state, names = forward_state(fn, args, tuple(wrt), lengths)
     got = run_reverse(g, state, {"math": math, **names})
     flat = [x for i in wrt for x in (args[i] if isinstance(args[i], (list, tuple)) else [args[i]])]
@@ -382,7 +382,7 @@ def check_arrays(fn, args: list, wrt: list[int]) -> None:
     import array_oracle
 
     func, code = api._reverse(fn, tuple(wrt), None, None)
-    g = graph.combined(func, code)
+    g = graph_backward.combined(func, code)
     state, names = forward_state(fn, args, tuple(wrt), None)
     got = run_reverse(g, state, {"math": math, "np": np, **names})
     for i in wrt:

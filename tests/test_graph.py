@@ -17,7 +17,7 @@ import shutil
 import pytest
 
 import s2s_ad
-from s2s_ad import api, graph, ir, loader, reverse, sweep
+from s2s_ad import api, graph, graph_backward, ir, loader, reverse, sweep
 from s2s_ad.cli import main
 
 import dotcheck
@@ -180,7 +180,7 @@ def test_running_the_graph_gives_the_gradient(fn, args):
     lengths = {"xs": 3} if fn is norm2 else None
     func = api.lower(fn, lengths)
     values, _ = api.resolve_wrt(func, None)
-    g = graph.combined(func, reverse.transform(func, values))
+    g = graph_backward.combined(func, reverse.transform(func, values))
     out = _run(g, func, args)
     got = []
     for v in values:
@@ -221,7 +221,7 @@ def test_running_a_branching_graph_gives_the_gradient(fn, args):
     nodes pass that side's contributions on."""
     func = api.lower(fn)
     values, _ = api.resolve_wrt(func, None)
-    g = graph.combined(func, reverse.transform(func, values))
+    g = graph_backward.combined(func, reverse.transform(func, values))
     out = _run(g, func, args)
     got = [out[f"grad_{v.name}"] for v in values]
     want = fd_gradient(fn, args, list(range(len(args))))
@@ -456,7 +456,7 @@ def test_tied_weights_graph_runs_to_the_finite_difference_gradient():
     func = api.lower(fn)
     values, _ = api.resolve_wrt(func, None)
     code = reverse.transform(func, values)
-    g = graph.combined(func, code)
+    g = graph_backward.combined(func, code)
     (total,) = [n for n in g.nodes if n.kind == "sum"]
     assert total.label[1:] == ["Σ", "dW"] and total.id == "node_21"  # as docs/graphs.md says
     assert sorted(e.src for e in g.edges if e.dst == total.id) == ["node_15", "node_19"]

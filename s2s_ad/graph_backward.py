@@ -1,8 +1,10 @@
-"""The reverse sweep of loops and branches, drawn.
+"""The reverse sweep, drawn below the forward graph.
 
-Contract: :func:`draw` adds to a graph whose forward part
-:mod:`s2s_ad.graph` has drawn (loops and branches as clusters) the reverse
-sweep that :func:`s2s_ad.sweep_control.read` reads from the generated code:
+Contract: :func:`combined` takes a lowered function and the
+:class:`~s2s_ad.code.CodeFunction` :func:`s2s_ad.reverse.transform` made from
+it and returns a :class:`~s2s_ad.graph.Graph`: the forward graph
+(:mod:`s2s_ad.graph`) and below it the reverse sweep that
+:func:`s2s_ad.sweep.read` reads from the generated code:
 
 * one node per local derivative, labelled as in straight-line code with the
   forward op and operand it differentiates (``∂(s * x)/∂x``) and the
@@ -46,14 +48,14 @@ import ast
 from . import graph, ir, sweep
 from .code import CodeFunction
 from .sweep import SweepError
-from .sweep_control import ControlSweep, Line, read, tape_of
+from .sweep import ControlSweep, Line, read, tape_of
 
 DERIVED = ("derivative", "shape")
 MOVES = ("phi", "carry", "init", "add", "item", "inplace", "other")
 
 
 class _Reverse:
-    def __init__(self, b: "graph._Builder", sw: ControlSweep, tapes: graph.Cluster):
+    def __init__(self, b: "graph.Builder", sw: ControlSweep, tapes: graph.Cluster):
         self.b = b
         self.sw = sw
         self.modules = sw.func.modules
@@ -259,7 +261,7 @@ class _Reverse:
             if got is not None:
                 edges.append((got[0], name if got[1] == name else f"{name} ← {got[1]}",
                               "adjoint"))
-        box = graph._sub(self.b, cluster, f"reverse of {text} · line {node.loc.line}")
+        box = graph.subcluster(self.b, cluster, f"reverse of {text} · line {node.loc.line}")
         head = self.b.add("control", [line.text.rstrip(":"), "iterations last to first"], box)
         self.feed(edges, head)
         target = line.block.head.target
@@ -318,14 +320,14 @@ class _Reverse:
         for name in sorted(sets, key=written.index):
             self.source(name, cluster)  # one node for what it held before the branch
         self.sum_before(line.body + line.orelse, cluster)
-        box = graph._sub(self.b, cluster, f"reverse of {node.text or 'if'} · line {node.loc.line}")
+        box = graph.subcluster(self.b, cluster, f"reverse of {node.text or 'if'} · line {node.loc.line}")
         head = self.b.add("control", [line.text.rstrip(":"), f"as decided at line {node.loc.line}"],
                           box)
         self.feed(edges, head)
         before = {n: list(self.adj[n]) for n in written if n in self.adj}
         states = []
         for body, name in sides:
-            side = graph._sub(self.b, box, name)
+            side = graph.subcluster(self.b, box, name)
             self.adj.update({n: list(p) for n, p in before.items()})
             saved_val = dict(self.val)
             count = len(self.b.g.nodes)
@@ -431,7 +433,21 @@ def _names(expr: ast.expr) -> list[str]:
     return out
 
 
-def draw(b: "graph._Builder", func: ir.Function, code: CodeFunction,
+def combined(func: ir.Function, code: CodeFunction) -> graph.Graph:
+    """The forward graph of ``func`` and, below it, the reverse sweep of ``code``."""
+    wrt = ", ".join(v.name for v in code.wrt)
+    g = graph.Graph(func.name, f"forward and reverse sweep of {graph.where(func)}, "
+                               f"with respect to {wrt}")
+    fwd = graph.Cluster("cluster_forward", "forward pass")
+    bwd = graph.Cluster("cluster_reverse", "reverse sweep")
+    g.clusters += [fwd, bwd]
+    b = graph.Builder(g)
+    graph.draw_forward(b, func, fwd)
+    draw(b, func, code, bwd)
+    return g
+
+
+def draw(b: "graph.Builder", func: ir.Function, code: CodeFunction,
          bwd: graph.Cluster) -> None:
     """Add the reverse sweep of ``code`` (made from ``func``) to ``b``'s graph."""
     sw = read(func, code)
