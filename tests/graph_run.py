@@ -45,20 +45,24 @@ from s2s_ad import api, graph, loader
 from oracle import close, fd_gradient
 
 
-def forward_state(fn, args: list, wrt, lengths: dict | None):
+def forward_state(fn, args: list, wrt, lengths: dict | None, *, keywords: dict | None = None,
+                  output: int | None = None):
     """Every local of the generated gradient when its reverse sweep starts:
     the forward values and the full tape lists (what the drawn reverse sweep
-    reads), and the module's globals (the callees' backward passes, helpers)."""
-    source = s2s_ad.gradient_source(fn, wrt, lengths=lengths)
+    reads), and the module's globals (the callees' backward passes, helpers).
+    ``keywords``: keyword-only arguments; ``output``: the item differentiated."""
+    source = s2s_ad.gradient_source(fn, wrt, lengths=lengths, output=output)
     module = loader.load(source, f"run_{fn.__name__}")
     grad_fn = getattr(module, f"grad_{fn.__name__}")
     lines = source.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.strip() == "# reverse sweep") + 2
+    # No reverse sweep (no adjoint reaches a parameter): the state at the return.
+    start = next((i + 2 for i, line in enumerate(lines) if line.strip() == "# reverse sweep"),
+                 len(lines) + 1)
     seen: dict = {}
 
     def trace(frame, event, arg):
         if frame.f_code is grad_fn.__code__:
-            if event == "line" and frame.f_lineno >= start and not seen:
+            if (event == "line" and frame.f_lineno >= start or event == "return") and not seen:
                 # deep: a callee's backward pass pops the tapes inside its tape
                 seen.update(copy.deepcopy(dict(frame.f_locals)))
             return trace
@@ -66,7 +70,7 @@ def forward_state(fn, args: list, wrt, lengths: dict | None):
 
     sys.settrace(trace)
     try:
-        grad_fn(*args)
+        grad_fn(*args, **(keywords or {}))
     finally:
         sys.settrace(None)
     return seen, vars(module)
