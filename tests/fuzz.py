@@ -49,7 +49,7 @@ if __package__ in (None, ""):
 
 import s2s_ad  # noqa: E402
 from tests.fuzz_checks import (CHECKS, DEFAULT_CHECKS, STATUSES, Check, Subject,  # noqa: E402
-                               run_checks)
+                               known_failure, run_checks)
 from tests.modules import import_source  # noqa: E402
 from tests.programs import Program, RandomDraw, program  # noqa: E402
 from tests.programs_aliasing import alias_program  # noqa: E402
@@ -145,7 +145,10 @@ class Tally:
         """The failures grouped by check, status and the last line of their message."""
         groups: dict = {}
         for label, kind, check in self.failures:
-            groups.setdefault((kind, check.status, failure_class(check.detail)), []).append(label)
+            known = known_failure(kind, check)
+            cls = f"known class {known}: " if known else ""
+            groups.setdefault((kind, check.status, cls + failure_class(check.detail)),
+                              []).append(label)
         lines = [f"  [{kind} {status}] {cls}: {len(labels)} ({', '.join(labels[:8])}"
                  f"{', ...' if len(labels) > 8 else ''})"
                  for (kind, status, cls), labels in sorted(groups.items(),

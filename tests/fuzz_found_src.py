@@ -1,0 +1,68 @@
+"""Reproducers of what the fuzzer's wider checks found (tests/test_fuzz_found.py).
+
+Issue 17's short-circuit conditions with conditional expressions in an
+operand, nested conditional expressions and clamps (the --conditions family
+of tests/fuzz.py draws such programs), and a function whose branch sides
+compute values the reverse sweep reads (an ``elif``, a temporary inside a
+side): its forward/backward pair, which ``vjp`` runs and every call of a
+helper inside a loop or branch uses.
+"""
+
+
+def or_ifexp(x, y):
+    if (x > 1.0) or ((x if x < 0.0 else 1.5) < 0.2):
+        y = x * 3.0
+    return y
+
+
+def and_ifexp(x, y):
+    if (x < 1.0) and ((x if x < 0.0 else 1.5) > 0.2):
+        y = x * 3.0
+    return y
+
+
+def while_and_ifexp(x, y):
+    k = 0
+    while k < 3 and ((x if x < 0.0 else 1.5) > 0.2):
+        y = y * x
+        k = k + 1
+    return y
+
+
+def nested_ifexp(x):
+    return x if x > 0.0 else (x * 2.0 if x < -1.0 else x * 3.0)
+
+
+def ifexp_with_or_inside_or(x, y):
+    if (x > 1.0) or ((x if (x < 0.2) or (x < 0.1) else 2.0) > 0.2):
+        y = y * x
+    return y
+
+
+def clamp(t, s):
+    t = t * s
+    t = 0.0 if t < 0.0 else (1.0 if t > 1.0 else t)
+    return t * t
+
+
+def elif_chain(x, b):
+    if b > 1.0:
+        x = x * 2.0
+    elif b > 0.0:
+        x = x * 3.0
+    else:
+        x = x * 4.0
+    return x * x
+
+
+def temporary_in_a_side(x, b):
+    if b > 0.0:
+        x = x * (b * b + 1.0)
+    return x * x
+
+
+def helper_calls_elif_chain_in_a_loop(x, b):
+    s = 0.0
+    for i in range(2):
+        s = s + elif_chain(x, b)
+    return s
