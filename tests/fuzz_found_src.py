@@ -66,3 +66,21 @@ def helper_calls_elif_chain_in_a_loop(x, b):
     for i in range(2):
         s = s + elif_chain(x, b)
     return s
+
+
+def break_after_a_dead_write(v):
+    w = v
+    for i in range(3):
+        if w > 0.5:
+            v = w * 3.0
+            break
+        v = v * v
+        w = v
+    return w * w
+
+
+def carried_copied_from_carried(x, u):
+    for i in range(3):
+        x = u
+        u = u + 0.25 * i
+    return x * u
