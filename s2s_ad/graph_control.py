@@ -119,7 +119,10 @@ class _Reverse:
             if name in self.names:
                 got = self.through(name, cluster)
                 if got is not None:
-                    edges.append((got[0], got[1], "adjoint"))
+                    # held by a reverse loop's head under another name (passed on
+                    # after the loop: ``dw_1 = dw_2``): the edge says both
+                    label = got[1] if got[1] == name else f"{name} ← {got[1]}"
+                    edges.append((got[0], label, "adjoint"))
             else:
                 edges += self.read(name)
         return edges

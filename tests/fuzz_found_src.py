@@ -84,3 +84,20 @@ def carried_copied_from_carried(x, u):
         x = u
         u = u + 0.25 * i
     return x * u
+
+
+def branch_then_loop_returning_its_value(w):
+    if w < 0.0:
+        w = -w
+    else:
+        w = w * 3.0
+    for i in range(2):
+        w = w * w
+    return w
+
+
+def clamp_then_loop(w):
+    w = 1.0 if w < 0.0 else -w
+    for i in range(2):
+        w = w * w
+    return w

@@ -182,8 +182,8 @@ def run_reverse(g: graph.Graph, state: dict, names: dict) -> dict[str, object]:
     def env_of(node_id, kinds=("adjoint", "read", "pop")):
         env = dict(names)
         for e in ins.get(node_id, []):
-            if e.kind in kinds:
-                env[e.label.removeprefix("pop ")] = value(e)
+            if e.kind in kinds:  # ``dw_1 ← dw_2``: the node reads dw_1
+                env[e.label.removeprefix("pop ").split(" ← ")[0]] = value(e)
         return env
 
     def items(c):

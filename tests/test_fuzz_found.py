@@ -120,6 +120,18 @@ def test_the_gradients_the_drawings_are_compared_with(name, point):
     assert all(close(a, b) for a, b in zip(got, _fd(fn, point))), got
 
 
+@pytest.mark.parametrize("name", ["branch_then_loop_returning_its_value", "clamp_then_loop"])
+@pytest.mark.parametrize("w", [0.5, -0.5])
+def test_drawing_reads_a_loop_adjoint_passed_on_under_another_name(name, w):
+    """Fuzz seed 261 (--conditions): the loop hands the adjoint of the value it
+    started from on as ``dw_1 = dw_2``; the branch before it read ``dw_1`` from
+    an edge labelled ``dw_2`` (running the drawing: NameError). The edge now
+    says ``dw_1 ← dw_2``."""
+    import graph_run
+
+    graph_run.check(getattr(src, name), [w])
+
+
 def test_drawing_of_a_loop_with_break_runs_to_the_gradient_where_it_breaks_at_once():
     import graph_run
 
