@@ -304,6 +304,10 @@ def run_reverse(g: graph.Graph, state: dict, names: dict) -> dict[str, object]:
             run_body(c, head)
             old = heads[head]
             for e in back:  # all at once, from the iteration's values
+                reset, zero, _ = e.label.partition(" = 0 → ")
+                if zero:  # ``dx = 0 → previous iteration``
+                    adjoints[reset] = 0.0
+                    continue
                 now = old[var_of(e.label)] if e.src == head else value(e)
                 name, plus, _ = e.label.partition(" += ")
                 if plus:

@@ -150,12 +150,13 @@ def test_drawing_of_a_loop_breaking_after_a_dead_write_runs_to_the_gradient():
     graph_run.check(src.break_after_a_dead_write, [-0.9])
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="undiagnosed (fuzz seed 299): a loop whose carried x is copied from "
-                          "the carried u draws the reverse carry `dx, du = 0.0, dx`; running it, "
-                          "a Σ node gets a tuple (TypeError) — the drawing (graph_control.py) or "
-                          "tests/graph_run.py")
-def test_drawing_of_a_carried_copy_runs_to_the_gradient():
+@pytest.mark.parametrize("point", [(0.3, 0.5), (-1.0, 2.0)])
+def test_drawing_of_a_carried_copy_runs_to_the_gradient(point):
+    """Fuzz seed 299: a loop whose carried x is copied from the carried u
+    hands its adjoints back as ``dx, du = 0.0, dx``. The drawing made it one
+    node computing a tuple (running it: TypeError in a Σ) and never passed dx
+    on to du; it is a move now, with ``dx = 0 → previous iteration`` for the
+    reset."""
     import graph_run
 
-    graph_run.check(src.carried_copied_from_carried, [0.3, 0.5])
+    graph_run.check(src.carried_copied_from_carried, list(point))
