@@ -150,6 +150,22 @@ def run_reverse(g: graph.Graph, state: dict, names: dict) -> dict[str, object]:
             walk(sub, around + [c])
 
     walk(reverse, [])
+    (forward,) = [c for c in g.clusters if c.name == "cluster_forward"]
+    walk(forward, [])
+
+    def in_a_side(node):
+        """Is ``node`` (forward) inside a branch side of its innermost loop?"""
+        for c in reversed(path.get(node, [])):
+            if c.label in ("then", "else"):
+                return True
+            if c.label in ("body", "condition"):
+                return False
+        return False
+
+    def reverse_loop(c):
+        return any(g.node(n).kind == "control" and g.node(n).label[-1] == "iterations last to first"
+                   for n in c.nodes)
+
     pops: dict[int, list[str]] = {}  # id(cluster) -> the tapes popped on entering it
     for t in stacks:
         # a loop's head reads its trip count once, before its cluster runs
@@ -158,7 +174,13 @@ def run_reverse(g: graph.Graph, state: dict, names: dict) -> dict[str, object]:
         if not readers:
             continue  # a tape the reverse sweep pops but never reads
         common = [cs[0] for cs in zip(*readers) if all(c is cs[0] for c in cs)]
-        pops.setdefault(id(common[-1]), []).append(t)
+        pushes = [e.src for e in g.edges if e.dst == t and e.kind == "push"]
+        loops = [c for c in common if reverse_loop(c)]
+        if loops and pushes and not any(in_a_side(p) for p in pushes):
+            # pushed every iteration (read in one side only): popped every iteration
+            pops.setdefault(id(loops[-1]), []).append(t)
+        else:
+            pops.setdefault(id(common[-1]), []).append(t)
 
     def var_of(label):
         """The variable an edge's label names: ``dx``, ``then: dx``,
@@ -328,7 +350,8 @@ def run_reverse(g: graph.Graph, state: dict, names: dict) -> dict[str, object]:
     def enter(c):
         """Pop the tapes ``c`` is the innermost region around all readers of
         (once per iteration for a loop's cluster): a tape pushed inside a
-        forward branch side is popped only when its reverse side runs."""
+        forward branch side is popped only when its reverse side runs; one
+        pushed every iteration, every iteration, though one side reads it."""
         for t in pops.get(id(c), []):
             popped[t] = stacks[t].pop()
 

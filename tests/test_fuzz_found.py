@@ -139,12 +139,12 @@ def test_drawing_of_a_loop_with_break_runs_to_the_gradient_where_it_breaks_at_on
     graph_run.check(src.break_after_a_dead_write, [0.3])  # never breaks
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="undiagnosed (fuzz seed 685): the drawing run gives 7.8732, the "
-                          "gradient and finite differences -2.916, when the loop breaks in its "
-                          "second iteration after writing v, which is dead after the break; the "
-                          "fault is in the drawing (graph_control.py) or in tests/graph_run.py")
 def test_drawing_of_a_loop_breaking_after_a_dead_write_runs_to_the_gradient():
+    """Fuzz seed 685: ``v_3`` is pushed every iteration but read only in the
+    reverse of the side that did not break; the runner (tests/graph_run.py)
+    popped it only when that side ran, so it read the break iteration's value
+    (7.8732 for -2.916). The drawing was right; the runner pops such a tape
+    every iteration now."""
     import graph_run
 
     graph_run.check(src.break_after_a_dead_write, [-0.9])
