@@ -313,9 +313,6 @@ def run_numpy_one(prog, folder: str, label: str, copy_args: bool = False,
     With ``copy_args`` the original gets copies of the arrays at every call.
     The other ``checks`` (tests.fuzz_checks) run when grad was right."""
     outcome = _run_numpy_grad(prog, folder, label, copy_args)
-    # graphrun stays scalar: tests.graph_run runs NumPy drawings of indexing and
-    # loops (test_graph.py), not of the broadcasting these programs do.
-    checks = tuple(k for k in checks if k != "graphrun")
     if outcome.status == "ok" and len(checks) > 1:
         outcome.checks = run_checks(outcome.subject, checks, folder, label)
     outcome.subject = None

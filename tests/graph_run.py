@@ -302,6 +302,8 @@ def run_reverse(g: graph.Graph, state: dict, names: dict) -> dict[str, object]:
                 got[int(index)] += x
             return got
         total = sum(value(e) for e in edges)
+        if not edges and isinstance(state.get(param), np.ndarray):
+            return np.zeros(np.shape(state[param]))  # no adjoint reaches the array
         if isinstance(total, Element):
             if isinstance(state.get(param), np.ndarray):  # into an array of zeros
                 return total.into(np.zeros(np.shape(state[param])))

@@ -122,7 +122,7 @@ def test_shift_programs_exercise_both_analyses(monkeypatch):
 # run node by node and the CLI's module in a fresh interpreter, on a few dozen
 # programs; the soak (python -m tests.fuzz --soak) runs thousands.
 
-def _wider(make, run, seeds, tmp_path, **kw):
+def _wider(make, run, seeds, tmp_path, checks=CHECKS, **kw):
     """Run every check on each seed's program; grad must be right and every
     other failure of a known class (fuzz_checks.KNOWN, with a strict xfail
     in test_fuzz_found.py). How often each check agreed."""
@@ -131,7 +131,7 @@ def _wider(make, run, seeds, tmp_path, **kw):
     for seed in seeds:
         prog = make(RandomDraw(seed))
         label = f"w{seed}"
-        o = run(prog, str(tmp_path), label, checks=CHECKS, **kw)
+        o = run(prog, str(tmp_path), label, checks=checks, **kw)
         assert o.status != "mismatch", report(label, prog, o)
         for kind, c in o.checks.items():
             agreed[kind] += c.status == "agree"
@@ -154,8 +154,11 @@ def test_wider_checks_on_short_circuit_conditions(tmp_path):
 
 
 def test_wider_checks_on_numpy_programs(tmp_path):
-    agreed = _wider(numpy_program, run_numpy_one, range(8), tmp_path)
-    assert agreed["vjp"] >= 7 and agreed["cli"] >= 7 and "graphrun" not in agreed, agreed
+    """Not graphrun: running NumPy drawings of these programs fails on some
+    (docs/testing.md), not diagnosed yet."""
+    agreed = _wider(numpy_program, run_numpy_one, range(8), tmp_path,
+                    checks=tuple(k for k in CHECKS if k != "graphrun"))
+    assert agreed["vjp"] >= 7 and agreed["cli"] >= 7, agreed
 
 
 def test_wider_checks_see_a_wrong_gradient(tmp_path):
