@@ -90,11 +90,13 @@ class Step:
             return ""
         value = self.stmt.node.value
         if (isinstance(self.stmt.node, ast.Assign) and isinstance(value, ast.BinOp)
-                and isinstance(value.op, ast.Add) and isinstance(value.left, ast.Name)
+                and isinstance(value.op, (ast.Add, ast.Sub)) and isinstance(value.left, ast.Name)
                 and value.left.id == self.stmt.target):
             # ``dW = dW + c`` (accumulating without mutating an array the
-            # caller may share): the contribution is ``c``
-            return ast.unparse(value.right)
+            # caller may share): the contribution is ``c``; ``dW = dW - c``
+            # (``+ -c`` simplified), ``-c``
+            return ast.unparse(value.right if isinstance(value.op, ast.Add)
+                               else ast.UnaryOp(ast.USub(), value.right))
         return ast.unparse(value)
 
     @property

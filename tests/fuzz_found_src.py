@@ -5,8 +5,11 @@ operand, nested conditional expressions and clamps (the --conditions family
 of tests/fuzz.py draws such programs), and a function whose branch sides
 compute values the reverse sweep reads (an ``elif``, a temporary inside a
 side): its forward/backward pair, which ``vjp`` runs and every call of a
-helper inside a loop or branch uses.
+helper inside a loop or branch uses; and functions whose drawn reverse sweep
+(``s2s-ad graph --backward``) did not run to the gradient.
 """
+
+import numpy as np
 
 
 def or_ifexp(x, y):
@@ -101,3 +104,14 @@ def clamp_then_loop(w):
     for i in range(2):
         w = w * w
     return w
+
+
+def numpy_subtracted_contribution(a, s):
+    return np.sum(a * np.cos(s) + a * np.abs(s))
+
+
+def numpy_subtracted_contribution_in_a_loop(a, s):
+    t = 0.0
+    for i in range(2):
+        t = t + np.sum(a * np.cos(s) + a * np.abs(s))
+    return t

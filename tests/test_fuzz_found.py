@@ -160,3 +160,18 @@ def test_drawing_of_a_carried_copy_runs_to_the_gradient(point):
     import graph_run
 
     graph_run.check(src.carried_copied_from_carried, list(point))
+
+
+@pytest.mark.parametrize("name", ["numpy_subtracted_contribution",
+                                  "numpy_subtracted_contribution_in_a_loop"])
+def test_drawing_of_a_subtracted_array_contribution_runs_to_the_gradient(name):
+    """NumPy fuzz seed 4: ``ds = ds - dt1 * np.sin(s)`` (an array adjoint adds
+    ``-c`` as ``- c``) was drawn as a node computing all of ``ds - dt1 *
+    np.sin(s)`` with no edge bringing ``ds`` in, summed with ``ds``'s earlier
+    contributions (running it: NameError; the Σ would count them twice).
+    The drawing now shows the contribution, ``-(dt1 * np.sin(s))``."""
+    import graph_run
+    import numpy as np
+
+    a = np.array([[0.3, -1.2, 0.7], [1.1, 0.2, -0.4]])
+    graph_run.check_arrays(getattr(src, name), [a, 0.6], [0, 1])
