@@ -347,16 +347,19 @@ def combined(func: ir.Function, code: CodeFunction) -> Graph:
 
     def finish(adj: sweep.Adjoint, done: int) -> None:
         """Called after each contribution; adds the Σ node after the last one."""
-        parts = pending.get(id(adj), [])
         if done < len(adj.steps):
             return
+        adjoint_src[id(adj)] = held(adj)
+
+    def held(adj: sweep.Adjoint) -> str:
+        """The one node of the contributions ``adj`` holds: theirs, or their Σ."""
+        parts = pending.get(id(adj), [])
         if len(parts) == 1:
-            adjoint_src[id(adj)] = parts[0][0]
-            return
+            return parts[0][0]
         total = b.add("sum", ["Σ", adj.name], bwd)
         for src, label in parts:
             b.edge(src, total, label, "adjoint")
-        adjoint_src[id(adj)] = total
+        return total
 
     counts: dict[int, int] = {}
     calls: dict[int, str] = {}
@@ -387,9 +390,16 @@ def combined(func: ir.Function, code: CodeFunction) -> Graph:
                 out_label = adj_out.name
             elif _in_place(step):
                 # ``dx = np.zeros_like(x); dx[1] += dt1``: the contribution is
-                # the whole new adjoint, element by element as the code makes it
+                # the whole new adjoint, element by element as the code makes it;
+                # ``dx = np.copy(dx); dx[1] += dt1`` starts from what dx held
                 text = "; ".join(unparse(s.node) for s in step.stmts)
+                prior = pending.get(id(adj_in)) if _copies(step, adj_in.name) else None
+                if prior:
+                    before = held(adj_in)
+                    pending[id(adj_in)] = []
                 node = b.add("bwd", [head, text, line], bwd, step.op)
+                if prior:
+                    b.edge(before, node, adj_in.name, "adjoint")
                 out_label = adj_in.name
             else:
                 node = b.add("bwd", [head, step.expr, line], bwd, step.op)
@@ -415,6 +425,13 @@ def combined(func: ir.Function, code: CodeFunction) -> Graph:
                 label = adj.name if id(v) not in items else f"[{i}] {adj.name}"
                 b.edge(adjoint_src[id(adj)], sink, label, "adjoint")
     return g
+
+
+def _copies(step: sweep.Step, name: str) -> bool:
+    """Does one of the step's statements copy adjoint ``name`` (``dx = np.copy(dx)``)?"""
+    return any(isinstance(s.node, ast.Assign) and isinstance(s.node.value, ast.Call)
+               and unparse(s.node.value).endswith(f"copy({name})")
+               and [unparse(t) for t in s.node.targets] == [name] for s in step.stmts)
 
 
 def _in_place(step: sweep.Step) -> bool:

@@ -115,3 +115,9 @@ def numpy_subtracted_contribution_in_a_loop(a, s):
     for i in range(2):
         t = t + np.sum(a * np.cos(s) + a * np.abs(s))
     return t
+
+
+def numpy_adjoint_copied_then_added_into(a):
+    y = a * 1.0
+    y -= y[::-1] * 0.5
+    return np.sum(y * y)

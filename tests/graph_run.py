@@ -302,8 +302,10 @@ def run_reverse(g: graph.Graph, state: dict, names: dict) -> dict[str, object]:
                 got[int(index)] += x
             return got
         total = sum(value(e) for e in edges)
-        if not edges and isinstance(state.get(param), np.ndarray):
-            return np.zeros(np.shape(state[param]))  # no adjoint reaches the array
+        if (isinstance(total, (int, float)) and total == 0
+                and isinstance(state.get(param), np.ndarray)):
+            # no contribution reaches the array (no edge, or a φ adding nothing)
+            return np.zeros(np.shape(state[param]))
         if isinstance(total, Element):
             if isinstance(state.get(param), np.ndarray):  # into an array of zeros
                 return total.into(np.zeros(np.shape(state[param])))

@@ -154,11 +154,8 @@ def test_wider_checks_on_short_circuit_conditions(tmp_path):
 
 
 def test_wider_checks_on_numpy_programs(tmp_path):
-    """Not graphrun: running NumPy drawings of these programs fails on some
-    (docs/testing.md), not diagnosed yet."""
-    agreed = _wider(numpy_program, run_numpy_one, range(8), tmp_path,
-                    checks=tuple(k for k in CHECKS if k != "graphrun"))
-    assert agreed["vjp"] >= 7 and agreed["cli"] >= 7, agreed
+    agreed = _wider(numpy_program, run_numpy_one, range(8), tmp_path)
+    assert min(agreed[k] for k in CHECKS if k != "grad") >= 7, agreed
 
 
 def test_wider_checks_see_a_wrong_gradient(tmp_path):

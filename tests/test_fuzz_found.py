@@ -175,3 +175,15 @@ def test_drawing_of_a_subtracted_array_contribution_runs_to_the_gradient(name):
 
     a = np.array([[0.3, -1.2, 0.7], [1.1, 0.2, -0.4]])
     graph_run.check_arrays(getattr(src, name), [a, 0.6], [0, 1])
+
+
+def test_drawing_of_an_adjoint_copied_then_added_into_runs_to_the_gradient():
+    """--numpy-aliasing seed 2: ``dy = np.copy(dy); dy[::-1] += dt1`` was drawn
+    as a node reading ``dy`` with no edge bringing it in, then summed with
+    that same earlier contribution (counted twice). The node now takes what
+    ``dy`` held and is its only source."""
+    import graph_run
+    import numpy as np
+
+    a = np.array([[0.3, -1.2, 0.7], [1.1, 0.2, -0.4]])
+    graph_run.check_arrays(src.numpy_adjoint_copied_then_added_into, [a], [0])
