@@ -15,7 +15,9 @@ accepted):
 * ``graph``: ``s2s_ad.graph_dot`` of the forward graph and of the forward
   and backward graph returns DOT text;
 * ``graphrun``: the backward drawing, run node by node by
-  :mod:`tests.graph_run`, reaches ``grad``'s gradient (relative 1e-9);
+  :mod:`tests.graph_run`, reaches ``grad``'s gradient (relative 1e-9) (the
+  fuzzer skips it for NumPy loops restoring overwritten elements, which the
+  runner does not run);
 * ``cli``: ``s2s-ad grad FILE:fn [--wrt ...] [--output K] -o out.py`` (the
   command's ``main``, in this process), then ``out.py`` imported and called
   in a fresh interpreter, its gradient identical to the API's to 1e-12.
