@@ -7,6 +7,9 @@
     python -m tests.fuzz --n 1000 --numpy-loops   # NumPy loops filling arrays by y[i] = ...
     python -m tests.fuzz --n 1000 --numpy-shifts  # stable softmax shifts, unspread reductions
     python -m tests.fuzz --n 2000 --numpy-aliasing  # y += e through other names and views
+    python -m tests.fuzz --n 1000 --conditions    # and/or with conditional expressions inside
+    python -m tests.fuzz --n 1000 --soak          # every check: + the drawn graph run, the CLI
+    python -m tests.fuzz --n 1000 --checks grad   # grad alone (default: grad,vjp,explain,graph)
 
 Each program from :mod:`tests.programs` is written to a real ``.py`` file (s2s-ad
 reads source), imported, and its gradient computed by ``s2s_ad.grad`` is
@@ -29,6 +32,12 @@ regression test. The aliasing programs (:mod:`tests.programs_aliasing`) may
 also be *refused*, counted apart, when the refusal is located (file:line:col,
 the line, a caret) and is about the in-place write, and the program is not
 one of the clear ones (no alias, view or argument written) that must be accepted.
+
+On every program grad got right, the other checks of :mod:`tests.fuzz_checks`
+run (vjp, explain, graph; with ``--soak`` also the drawn graph run node by
+node and the CLI's module in a fresh interpreter), each counted as agree /
+refused / rejected / wrong / internal error, and every failure printed with
+the program; the summary groups failures into classes, naming the known ones.
 """
 
 from __future__ import annotations
