@@ -121,3 +121,11 @@ def numpy_adjoint_copied_then_added_into(a):
     y = a * 1.0
     y -= y[::-1] * 0.5
     return np.sum(y * y)
+
+
+def numpy_value_in_a_side(a, s):
+    if s > 0.0:
+        t = np.sum(a * a)
+    else:
+        t = np.sum(a * s)
+    return t

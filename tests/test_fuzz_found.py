@@ -187,3 +187,33 @@ def test_drawing_of_an_adjoint_copied_then_added_into_runs_to_the_gradient():
 
     a = np.array([[0.3, -1.2, 0.7], [1.1, 0.2, -0.4]])
     graph_run.check_arrays(src.numpy_adjoint_copied_then_added_into, [a], [0])
+
+
+@pytest.mark.xfail(strict=True, raises=NameError, reason=PAIR_TAPE)
+@pytest.mark.parametrize("s", [0.5, -0.5])
+def test_vjp_of_numpy_code_reads_values_defined_inside_a_branch_side(s):
+    """--numpy-shifts, --numpy-loops, --numpy-aliasing: the same class (here
+    ``a * a`` in one side and ``a * s`` in the other), checked element by element."""
+    import numpy as np
+    from array_oracle import fd_gradient
+
+    a = np.array([0.3, -1.2, 0.7])
+    value, pull = s2s_ad.vjp(src.numpy_value_in_a_side, a, s)
+    da, ds = pull(-0.75)
+    np.testing.assert_allclose(da, -0.75 * fd_gradient(src.numpy_value_in_a_side, [a, s], 0),
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(ds, -0.75 * fd_gradient(src.numpy_value_in_a_side, [a, s], 1),
+                               rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("s", [0.5, -0.5])
+def test_grad_of_numpy_code_with_values_inside_a_branch_side(s):
+    import numpy as np
+    from array_oracle import fd_gradient
+
+    a = np.array([0.3, -1.2, 0.7])
+    da, ds = s2s_ad.grad(src.numpy_value_in_a_side, (0, 1))(a, s)
+    np.testing.assert_allclose(da, fd_gradient(src.numpy_value_in_a_side, [a, s], 0),
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(ds, fd_gradient(src.numpy_value_in_a_side, [a, s], 1),
+                               rtol=1e-6, atol=1e-8)
