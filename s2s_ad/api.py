@@ -388,7 +388,20 @@ def _names(code: types.CodeType) -> list[str]:
 
 
 def _numbers(values):
-    return values if values is None else tuple(values)
+    """Default values as part of a cache key. A mutable default (``opts={}``,
+    the ``_ones={}`` of a generated module) cannot be hashed: it stands for
+    itself by identity; the frontend refuses it (located) or never reads it."""
+    if values is None:
+        return None
+    return tuple(v if _hashable(v) else ("object", type(v).__name__, id(v)) for v in values)
+
+
+def _hashable(v) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
 
 
 def grad(fn: Callable, wrt: Wrt = 0, *, output: int | None = None,

@@ -72,6 +72,9 @@ class ArraySweep:
         self._uses = analysis.uses(func)
         self._producers = {id(op.out): op for op in func.body.ops if isinstance(op, ir.Op)}
         self._helper_names: dict[str, str] = {}
+        self.buffers: set[int] = set()
+        """ids of array versions written in place (s2s_ad.inplace): read only
+        by the ops whose reverse the buffer's state was kept for."""
 
     # -- helpers in the generated module --------------------------------------
 
@@ -88,13 +91,13 @@ class ArraySweep:
             self.helpers[generated] = text.strip("\n")
         return self._helper_names[base]
 
-    def seed(self, result: ir.Value, seed: str) -> Stmt:
+    def seed(self, result: ast.expr, seed: str) -> Stmt:
         """``dy = dy * np.ones_like(y)``: an array result's seed (1.0 by default)
         takes the result's shape, so every adjoint has its value's shape."""
         self.owned.add(seed)
         node = ast.Assign([ast.Name(seed, ast.Store())],
                           ast.BinOp(_name(seed), ast.Mult(),
-                                    _call(self.np, "ones_like", _name(result.name))))
+                                    _call(self.np, "ones_like", result)))
         return Stmt(node, "the seed takes the result's shape")
 
     def values_read(self, nodes) -> set[str]:
@@ -166,6 +169,7 @@ class ArraySweep:
             read += [values[n.id] for n in ast.walk(local)
                      if isinstance(n, ast.Name) and n.id in values
                      and self.shapes.get(id(values[n.id])) is cls]
+        read = [v for v in read if id(v) not in self.buffers]
         return read[0] if read else None
 
     def _helper_calls(self, expr: ast.expr) -> ast.expr:
@@ -196,10 +200,11 @@ class ArraySweep:
                                       else ast.UnaryOp(ast.USub(), ast.Constant(-axis)))])
         return ast.Subscript(split, ast.Constant(i), ast.Load())
 
-    def unbroadcast(self, op: ir.Op, i: int, contrib: ast.expr,
-                    arg_expr: ast.expr | None = None) -> ast.expr:
+    def unbroadcast(self, op: ir.Op, i: int, contrib: ast.expr, arg_expr=None) -> ast.expr:
         """``contrib`` summed back to operand ``i``'s shape where NumPy may have
-        broadcast it; unchanged where shapes cannot differ."""
+        broadcast it; unchanged where shapes cannot differ. ``arg_expr()``
+        reads the operand, called only when its shape is needed (a read may
+        put it on the tape)."""
         contrib = self._fold(contrib)
         rule = RULES[op.prim]
         if not (op.prim in BROADCASTING or rule.broadcast):
@@ -221,7 +226,8 @@ class ArraySweep:
             summed = _call(self.np, "sum", contrib)
         else:
             summed = ast.Call(_name(self.helper("unbroadcast")),
-                              [contrib, arg_expr or operand_expr(arg, self.func.modules)], [])
+                              [contrib, arg_expr() if arg_expr is not None
+                                         else operand_expr(arg, self.func.modules)], [])
         return ast.UnaryOp(ast.USub(), summed) if negate else summed
 
     def _fold(self, contrib: ast.expr) -> ast.expr:
@@ -355,6 +361,8 @@ class ArraySweep:
         ``dv = dv + contribution`` never writes into an array in place."""
         rule = RULES[op.prim]
         needed = _operands_read(op, i)
+        if op.prim in ("np.sum", "np.mean") and self._spread_by_its_use(op) is not None:
+            needed = needed - {0}
         exprs = [ref(a) if k in needed else ast.Constant(None) for k, a in enumerate(op.args)]
         index = op.attrs.get("index")
         if op.prim == "array.getitem":
@@ -382,11 +390,17 @@ class ArraySweep:
                     attrs = {**attrs, "i": i}
                 uses_out = any(isinstance(n, ast.Name) and n.id == "out"
                                for n in ast.walk(template))
+                same = (self._spread_by_its_use(op) if op.prim in ("np.sum", "np.mean")
+                        else None)
+                if same is not None:  # see _spread_by_its_use: x itself is not read
+                    exprs[0] = ref(same)
                 contrib = instantiate(template, op.args, op.out, self.func.modules, g=g,
                                       attrs=attrs, exprs=exprs,
                                       out_expr=ref(op.out) if uses_out else None)
+                if same is not None:
+                    contrib = contrib.args[0]
                 contrib = self._helper_calls(contrib)
-            text = "the vector-Jacobian product"
+            text = rule.math or "the vector-Jacobian product"
         else:
             template = rule.partial_asts[i]
             uses_out = any(isinstance(n, ast.Name) and n.id == "out" for n in ast.walk(template))
@@ -396,7 +410,7 @@ class ArraySweep:
             text = ast.unparse(local)
         contrib = simplify(contrib)
         arg = op.args[i]
-        return self.unbroadcast(op, i, contrib, ref(arg) if not _scalar(arg) else None), text
+        return self.unbroadcast(op, i, contrib, (lambda: ref(arg)) if not _scalar(arg) else None), text
 
     def forward_expr(self, op: ir.Op, expr) -> ast.expr:
         """The forward computation of ``op`` as one expression, operands read

@@ -55,7 +55,7 @@ class CallSites:
         adjoint gets its contribution in a temporary, then added."""
         pair = self.pair(op)
         targets, adds = [], []
-        for arg in op.args:
+        for k, arg in enumerate(op.args):
             if not isinstance(arg, ir.Value) or id(arg) not in self.act:
                 targets.append(ast.Name(self.discard(), ast.Store()))
                 continue
@@ -75,7 +75,7 @@ class CallSites:
                               ast.BinOp(ast.Name(name, ast.Load()), ast.Add(),
                                         ast.Name(tmp, ast.Load()))))
             adds.append(Stmt(add, f"line {op.loc.line}: {op.text}, another use of {arg.name}", op,
-                             target=name))
+                             k, target=name))
         if op.out.kind == "tuple":
             items = self.items.get(id(op.out), {})
             cot = ast.Tuple([ast.Name(items[k], ast.Load()) if k in items else ast.Constant(0.0)

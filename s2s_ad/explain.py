@@ -44,7 +44,7 @@ def _table(rows: list[tuple[str, ...]], indent: str = "  ") -> list[str]:
 
 def explain_text(func: ir.Function, code: CodeFunction) -> str:
     """The explanation of ``code``'s reverse sweep (see the module docstring)."""
-    if ir.has_control_flow(func):
+    if True:  # EXPERIMENT
         return explain_control.explain_text(func, code)
     sw = sweep.read(func, code)
     modules = func.modules

@@ -194,7 +194,9 @@ def _note(line: Line, sw: ControlSweep) -> tuple[str, ...]:
                     f"by {op.callee.name}'s backward pass", at)
         if k == "add":
             arg = line.stmt.comment.rsplit(", another use of ", 1)[-1]
-            return (f"{fwd}, another use of {arg}", at)
+            param = (f" (parameter {sweep.param_names(op)[line.operand]})"
+                     if line.operand is not None else "")
+            return (f"{fwd}, another use of {arg}{param}", at)
         if k == "item":
             return (f"{fwd}, item {op.args[1].value} read again", at)
         arg = op.args[line.operand]
@@ -254,6 +256,11 @@ def _adjoints(sw: ControlSweep) -> list[tuple[str, ...]]:
                 continue
             if name not in order:
                 order.append(name)
+            if line.kind == "item":
+                # ``dt_0_1 = dt_0 + da``: every read of the item, summed at once
+                for use in _item_reads(line.op, sw.func, modules):
+                    uses.setdefault(name, []).append((True, use))
+                continue
             use = _use(line, k, modules)
             if use:
                 uses.setdefault(name, []).append((line.adds, use))
@@ -277,6 +284,15 @@ def _adjoints(sw: ControlSweep) -> list[tuple[str, ...]]:
     return rows
 
 
+def _item_reads(op: ir.Op, func: ir.Function, modules) -> list[str]:
+    """The reads ``t[k]`` of the tuple item ``op`` reads, last first (the
+    reverse sweep's order)."""
+    tup, k = op.args[0], op.args[1].value
+    reads = [n for n in ir.walk(func.body) if isinstance(n, ir.Op) and n.prim == "item"
+             and n.args[0] is tup and n.args[1].value == k]
+    return [f"{sweep.forward_text(n, modules)} (line {n.loc.line})" for n in reversed(reads)]
+
+
 def _use(line: Line, k: int, modules) -> str:
     kind = line.kind
     if kind == "seed":
@@ -291,6 +307,8 @@ def _use(line: Line, k: int, modules) -> str:
                     if len(op.args) == 2 else f", operand {line.operand}"
         elif kind == "call":
             side = f", parameter {sweep.param_names(op)[k]}"
+        elif kind == "add" and line.operand is not None:
+            side = f", parameter {sweep.param_names(op)[line.operand]}"
         return f"{sweep.forward_text(op, modules)} (line {op.loc.line}{side})"
     if kind == "zero" or kind == "inplace" and not line.adds:
         return ""

@@ -27,7 +27,7 @@ import ast
 
 from . import analysis, ir, reverse_control, shifts
 from .arrays import SPECIAL, ArraySweep
-from .call_sites import CallSites, pair_functions, pair_seeds, seed_outputs
+from .call_sites import CallSites
 from .code import CodeFunction, Stmt, reverse_comment, signature, unpack_params
 from .names import Namer
 from .optimize import simplify
@@ -44,7 +44,7 @@ def transform(func: ir.Function, wrt: list[ir.Value], *, with_value: bool = Fals
     forward/backward pair (:func:`s2s_ad.calls.pairs`); ``reserved`` are the
     module-level names no local may shadow. A function with branches or loops
     goes to :mod:`s2s_ad.reverse_control`."""
-    if ir.has_control_flow(func):
+    if True:  # EXPERIMENT
         return reverse_control.transform(func, wrt, with_value=with_value,
                                          tuple_result=tuple_result, name=name, pairs=pairs,
                                          reserved=reserved)
@@ -60,7 +60,7 @@ def transform(func: ir.Function, wrt: list[ir.Value], *, with_value: bool = Fals
     adj = sweep.adj
     if sweep.arrays is not None and isinstance(result, ir.Value) and id(result) in act \
             and result.kind == "array":
-        reverse.insert(0, sweep.arrays.seed(result, seed))
+        reverse.insert(0, sweep.arrays.seed(ast.Name(result.name, ast.Load()), seed))
 
     outputs = func.outputs if func.outputs is not None else (result,)
     extra = {o.name for o in outputs if isinstance(o, ir.Value)} if with_value else set()
@@ -95,23 +95,7 @@ def transform_pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
     ``bwd_name(tape, dresult) -> (dparam, ...)`` returns one adjoint per
     parameter, in parameter order (``0.0`` for those the result does not
     depend on). Every call site of the function uses this one pair."""
-    if ir.has_control_flow(func):
-        return reverse_control.transform_pair(func, fwd_name, bwd_name, pairs, reserved)
-    namer = Namer(reserved=func.names | reserved)
-    seeds = pair_seeds(func, namer)
-    wrt = func.param_values
-    sweep = _Sweep(func, analysis.active(func, func.scalars(wrt)), namer, pairs)
-    reverse = seed_outputs(sweep, seeds) + sweep.run()
-    extra = {o.name for o in seeds.outputs if isinstance(o, ir.Value)}
-    forward, tape = sweep.forward(reverse, extra, keep_params=True)
-    value = (ast.Tuple([operand_expr(o, func.modules) for o in seeds.outputs], ast.Load())
-             if seeds.several else operand_expr(func.result, func.modules))
-    tape_names = [sweep.rename(ast.Name(v.name, ast.Load())).id for v in tape]
-    fwd_body = unpack_params(func) + [Stmt(n.node, n.comment, n.origin) for n in forward]
-    grads = [_gradient(func, v, sweep.adj, sweep.zero) for v in wrt]
-    adjoints = {v.name: sweep.adj[id(v)] for v in _values(func) if id(v) in sweep.adj}
-    return pair_functions(func, fwd_name, bwd_name, seeds, sweep, fwd_body, value, tape,
-                          tape_names, reverse, grads, adjoints)
+    return reverse_control.transform_pair(func, fwd_name, bwd_name, pairs, reserved)
 
 
 class _Sweep(CallSites):
@@ -205,7 +189,7 @@ class _Sweep(CallSites):
     def call_tape(self, op: ir.Op) -> ast.expr:
         return ast.Name(self.tape_of(op), ast.Load())
 
-    def forward(self, reverse: list[Stmt], extra: set[str], keep_params: bool = False):
+    def forward(self, reverse: list[Stmt], extra: set[str]):
         """The forward statements the reverse sweep (and ``extra`` names)
         need, and the tape: the forward values the sweep reads."""
         func = self.func
@@ -231,8 +215,6 @@ class _Sweep(CallSites):
             for s in forward + reverse:
                 self.rename(s.node)
         tape: list[ir.Value] = []
-        if keep_params:
-            tape += [v for v in func.scalars(func.param_values) if v.name in read]
         for op in kept:
             if op.out.name in read:
                 tape.append(op.out)

@@ -121,6 +121,8 @@ class _Sweep(CallSites):
             if id(v) in self.families:
                 self.fname[id(v)] = self.families[id(v)].name
         self.aliases = inplace.aliases(func, self.families) if self.families else set()
+        if self.arrays is not None:
+            self.arrays.buffers = set(self.families)
         self._reversing: ir.Op | None = None
         self.accumulators: dict[int, str] = {}
         """id(array parameter read by index in a loop) -> its adjoint, created
@@ -215,6 +217,15 @@ class _Sweep(CallSites):
             self.adj[id(result)] = seed
         inplace.assign_adjoints(self)
         reverse = self.sweep()
+        if reverse and self.arrays is not None and isinstance(result, ir.Value) \
+                and id(result) in self.act and result.kind == "array":
+            fam = self.families.get(id(result))
+            if fam is not None:  # the buffer: its shape is the result's
+                self.reads.add(id(fam.root))
+                shape_of = ast.Name(fam.name, ast.Load())
+            else:
+                shape_of = self.ref(result)
+            reverse.insert(0, self.arrays.seed(shape_of, seed))
         outputs = func.outputs if func.outputs is not None else (result,)
         live = {id(o) for o in outputs if isinstance(o, ir.Value)} if with_value else set()
         fwd, tape = self.forward(live)
@@ -291,17 +302,39 @@ class _Sweep(CallSites):
         tape = []
         if keep_params:
             tape += [v for v in self.func.scalars(self.func.param_values) if id(v) in self.reads]
-        for node in self.func.body.ops:
-            for v in ir.defined(node):
-                fam = self.families.get(id(v))
-                if fam is not None and v is not fam.root:
-                    continue  # one buffer: kept once, under its first version
-                if id(v) in self.reads:
-                    tape.append(v)
+        for v in self.outside_loops():
+            fam = self.families.get(id(v))
+            if fam is not None and v is not fam.root:
+                continue  # one buffer: kept once, under its first version
+            if id(v) in self.reads:
+                tape.append(v)
+        if keep_params:
+            # A value a branch defines exists only if the branch ran; the
+            # backward pass reads it only under the same condition, but the
+            # tape tuple names it either way.
+            top = {id(v) for node in self.func.body.ops for v in ir.defined(node)}
+            maybe = [self.tape_ref(v) for v in tape if id(v) not in top
+                     and v not in self.func.param_values]
+            maybe += [name for name in self.slots if name in self.tapes.values()
+                      and self.slots[name] not in self.func.body.ops]
+            fwd = [Stmt(ast.Assign([ast.Name(n, ast.Store())], ast.Constant(None)),
+                        "defined only if its branch runs") for n in dict.fromkeys(maybe)] + fwd
         tape += [ir.Value(name, "looptape") for name in self.tapes.values()]
         stacks = {f.stack for f in self.families.values() if f.stack is not None}
         tape += [ir.Value(name, "looptape") for name in sorted(stacks)]
         return fwd, tape
+
+    def outside_loops(self):
+        """The values defined outside every loop: by the function's top-level
+        nodes and inside its branches (not inside loops, whose values the
+        reverse sweep pops from tapes)."""
+        def region(r: ir.Region):
+            for node in r.ops:
+                yield from ir.defined(node)
+                if isinstance(node, ir.If):
+                    yield from region(node.then)
+                    yield from region(node.orelse)
+        yield from region(self.func.body)
 
     def gradient(self, v: ir.Value) -> ast.expr:
         """The adjoint of parameter ``v``; for a list or tuple parameter, a
@@ -487,6 +520,7 @@ class _Sweep(CallSites):
             zero = ast.Constant(0.0)
             if self.arrays is not None and id(v) in params and v.kind == "array":
                 zero = self.arrays.zero(v)  # the gradient keeps x's shape if the loop never runs
+                self.ref(v)  # read: a pair's backward pass has it only from its tape
             out.append(Stmt(ast.Assign([ast.Name(self.adj[id(v)], ast.Store())], zero),
                             f"{v.name} gets adjoint contributions inside line {node.loc.line}",
                             target=self.adj[id(v)], role="zero", control=node))

@@ -58,10 +58,7 @@ SHAPE_CALLS = {
 }
 
 
-@pytest.mark.parametrize("call", [pytest.param(c, marks=pytest.mark.xfail(
-    strict=True, raises=NameError, reason="a call whose value a branch returns: the "
-    "reverse sweep reads the call's result under a name the forward pass never sets"))
-    if c == "in_if" else c for c in sorted(SHAPE_CALLS)])
+@pytest.mark.parametrize("call", sorted(SHAPE_CALLS))
 def test_helper_parameter_used_as_a_shape_gets_no_adjoint(call):
     # `n` has no derivative; the backward pass returns np.zeros_like(n) for it,
     # so the tape must carry n (a NameError before).

@@ -49,8 +49,7 @@ def grad_call_price(s, k, t, r, sigma, *, dout=1.0):
     dt7 = dd1 / t8                        # line 12: d1 = (math.log(s / k) + (r + 0.5 * sigma * sigma) * t) / (sigma * sqrt_t), ∂d1/∂t7 = 1 / t8
     dt8 = dd1 * (-d1 / t8)                # line 12: d1 = (math.log(s / k) + (r + 0.5 * sigma * sigma) * t) / (sigma * sqrt_t), ∂d1/∂t8 = -d1 / t8
     dsigma += dt8 * sqrt_t                # line 12: sigma * sqrt_t, ∂/∂sigma = sqrt_t
-    dt6 = dt7                             # line 12: math.log(s / k) + (r + 0.5 * sigma * sigma) * t, ∂/∂t6 = 1
-    dt5 = dt6 * t                         # line 12: (r + 0.5 * sigma * sigma) * t, ∂/∂t5 = t
+    dt5 = dt7 * t                         # line 12: (r + 0.5 * sigma * sigma) * t, ∂/∂t5 = t
     dt3 = dt5 * sigma                     # line 12: 0.5 * sigma * sigma, ∂/∂t3 = sigma
     dsigma += dt5 * t3                    # line 12: 0.5 * sigma * sigma, ∂/∂sigma = t3
     dsigma += dt3 * 0.5                   # line 12: 0.5 * sigma, ∂/∂sigma = 0.5

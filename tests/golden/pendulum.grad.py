@@ -21,12 +21,10 @@ def grad_energy_after_step(theta, omega, length, damping, dt, *, dout=1.0):
     t7 = length * omega_next              # line 17: length * omega_next
     t9 = 9.81 * length                    # line 18: G * length
     # reverse sweep
-    dkinetic = dout                       # line 19: kinetic + potential, ∂/∂kinetic = 1
-    dpotential = dout                     # line 19: kinetic + potential, ∂/∂potential = 1
-    dt11 = dpotential * t9                # line 18: potential = G * length * (1.0 - math.cos(theta_next)), ∂potential/∂t11 = t9
+    dt11 = dout * t9                      # line 18: potential = G * length * (1.0 - math.cos(theta_next)), ∂potential/∂t11 = t9
     dt10 = -dt11                          # line 18: 1.0 - math.cos(theta_next), ∂/∂t10 = -1
     dtheta_next = -(dt10 * math.sin(theta_next))  # line 18: math.cos(theta_next), ∂/∂theta_next = -math.sin(theta_next)
-    dt8 = dkinetic * 0.5                  # line 17: kinetic = 0.5 * (length * omega_next) ** 2, ∂kinetic/∂t8 = 0.5
+    dt8 = dout * 0.5                      # line 17: kinetic = 0.5 * (length * omega_next) ** 2, ∂kinetic/∂t8 = 0.5
     dt7 = dt8 * (2 * t7)                  # line 17: (length * omega_next) ** 2, ∂/∂t7 = 2 * t7
     domega_next = dt7 * length            # line 17: length * omega_next, ∂/∂omega_next = length
     dtheta = dtheta_next                  # line 16: theta_next = theta + dt * omega_next, ∂theta_next/∂theta = 1

@@ -20,19 +20,15 @@ def grad_loss(x, y, w=0.5, *, bias=0.25, dout=1.0):
     t2 = y * x                            # line 18: y * x
     softclip_1, softclip_1_tape = softclip_fwd(t2)  # line 18: softclip(y * x)
     # reverse sweep
-    dt4 = dout                            # line 18: a + b + softclip(y * x) + bias * x, ∂/∂t4 = 1
-    dbias = dt4 * x                       # line 18: bias * x, ∂/∂bias = x
-    dx = dt4 * bias                       # line 18: bias * x, ∂/∂x = bias
-    dsoftclip_1 = dout                    # line 18: a + b + softclip(y * x), ∂/∂softclip_1 = 1
-    dt2, = softclip_bwd(softclip_1_tape, dsoftclip_1)  # line 18: softclip(y * x)
+    dbias = dout * x                      # line 18: bias * x, ∂/∂bias = x
+    dx = dout * bias                      # line 18: bias * x, ∂/∂x = bias
+    dt2, = softclip_bwd(softclip_1_tape, dout)  # line 18: softclip(y * x)
     dy = dt2 * x                          # line 18: y * x, ∂/∂y = x
     dx += dt2 * y                         # line 18: y * x, ∂/∂x = y
-    da = dout                             # line 18: a + b, ∂/∂a = 1
-    db = dout                             # line 18: a + b, ∂/∂b = 1
-    dx_1, dy_1 = both_bwd(b_tape, db)     # line 17: b = scaling.both(x, y)
+    dx_1, dy_1 = both_bwd(b_tape, dout)   # line 17: b = scaling.both(x, y)
     dx = dx + dx_1                        # line 17: b = scaling.both(x, y), another use of x
     dy = dy + dy_1                        # line 17: b = scaling.both(x, y), another use of y
-    dbump_1, dw = scaled_bwd(a_tape, da)  # line 16: a = scaling.scaled(bump(x), w)
+    dbump_1, dw = scaled_bwd(a_tape, dout)  # line 16: a = scaling.scaled(bump(x), w)
     dx_2, = bump_bwd(bump_1_tape, dbump_1)  # line 16: bump(x)
     dx = dx + dx_2                        # line 16: bump(x), another use of x
     return dx, dy, dw, dbias
