@@ -124,8 +124,8 @@ def test_shift_programs_exercise_both_analyses(monkeypatch):
 
 def _wider(make, run, seeds, tmp_path, checks=CHECKS, **kw):
     """Run every check on each seed's program; grad must be right and every
-    other failure of a known class (fuzz_checks.KNOWN, with a strict xfail
-    in test_fuzz_found.py). How often each check agreed."""
+    other failure of a known class (fuzz_checks.KNOWN, with strict xfails in
+    test_fuzz_found.py; none now). How often each check agreed."""
     agreed = Counter()
     unknown = []
     for seed in seeds:
@@ -143,14 +143,12 @@ def _wider(make, run, seeds, tmp_path, checks=CHECKS, **kw):
 
 def test_wider_checks_on_random_programs(tmp_path):
     agreed = _wider(program, run_one, range(20), tmp_path, use_sympy=False)
-    assert agreed["explain"] == agreed["graph"] == agreed["graphrun"] == agreed["cli"] == 20
-    assert agreed["vjp"] >= 15, agreed
+    assert min(agreed[k] for k in CHECKS if k != "grad") == 20, agreed
 
 
 def test_wider_checks_on_short_circuit_conditions(tmp_path):
     agreed = _wider(condition_program, run_one, range(20), tmp_path, use_sympy=False)
-    assert agreed["explain"] == agreed["graph"] == agreed["cli"] == 20, agreed
-    assert agreed["graphrun"] >= 17 and agreed["vjp"] >= 8, agreed
+    assert min(agreed[k] for k in CHECKS if k != "grad") == 20, agreed
 
 
 def test_wider_checks_on_numpy_programs(tmp_path):

@@ -3,7 +3,7 @@ each gradient against central finite differences (tests/oracle.py).
 
 Sources: tests/fuzz_found_src.py. ``grad`` and ``vjp`` (pulling back the
 output cotangent 1 and -0.75) are both compared with the finite differences;
-the ones not fixed yet are strict xfails naming the cause.
+the ones not fixed yet are strict xfails naming the cause (none now).
 """
 
 import pytest
@@ -12,11 +12,12 @@ import s2s_ad
 import fuzz_found_src as src
 from oracle import close, fd_gradient
 
-PAIR_TAPE = ("the forward/backward pair's tape (reverse_control._Sweep.forward) keeps only the "
-             "values defined at the function's top level that the reverse sweep reads; a value "
-             "defined inside a branch side (an elif's decision, a temporary of a side's "
-             "expression, a nested conditional expression's test) is read by the backward "
-             "pass but never saved: NameError in the backward pass")
+# Until the structured pair transform (3a8c204), vjp, and grad through a helper
+# called in a loop or branch, raised NameError in the backward pass: the
+# forward/backward pair's tape kept only values defined at the function's top
+# level, not one defined inside a branch side (an elif's decision, a temporary
+# of a side, a nested conditional expression's test). The tests below on
+# BRANCH_SIDE_VALUES, the helper and NumPy branch sides were strict xfails.
 
 CONDITIONS = [
     ("or_ifexp", [(0.5, 2.0), (1.5, 2.0), (-0.5, 2.0)]),
@@ -76,7 +77,6 @@ def test_short_circuit_and_nested_conditional_expressions_vjp(name, point):
     _check_vjp(getattr(src, name), point)
 
 
-@pytest.mark.xfail(strict=True, raises=NameError, reason=PAIR_TAPE)
 @pytest.mark.parametrize("name, point", _cases(BRANCH_SIDE_VALUES))
 def test_vjp_reads_values_defined_inside_a_branch_side(name, point):
     _check_vjp(getattr(src, name), point)
@@ -87,9 +87,6 @@ def test_vjp_of_an_elif_chain_on_its_first_side():
     _check_vjp(src.elif_chain, (0.5, 1.5))
 
 
-@pytest.mark.xfail(strict=True, raises=NameError,
-                   reason="a helper called inside a loop or branch runs its forward/backward "
-                          "pair, so grad hits the vjp bug: " + PAIR_TAPE)
 @pytest.mark.parametrize("point", [(0.5, 0.5), (0.5, -0.5)])
 def test_grad_of_a_helper_with_an_elif_chain_called_in_a_loop(point):
     fn = src.helper_calls_elif_chain_in_a_loop
@@ -189,7 +186,6 @@ def test_drawing_of_an_adjoint_copied_then_added_into_runs_to_the_gradient():
     graph_run.check_arrays(src.numpy_adjoint_copied_then_added_into, [a], [0])
 
 
-@pytest.mark.xfail(strict=True, raises=NameError, reason=PAIR_TAPE)
 @pytest.mark.parametrize("s", [0.5, -0.5])
 def test_vjp_of_numpy_code_reads_values_defined_inside_a_branch_side(s):
     """--numpy-shifts, --numpy-loops, --numpy-aliasing: the same class (here
