@@ -121,7 +121,10 @@ class _Reverse:
             if name in self.names:
                 got = self.through(name, cluster)
                 if got is not None:
-                    edges.append((got[0], got[1], "adjoint"))
+                    # held by a reverse loop's head under another name (passed on
+                    # after the loop: ``dw_1 = dw_2``): the edge says both
+                    label = got[1] if got[1] == name else f"{name} ← {got[1]}"
+                    edges.append((got[0], label, "adjoint"))
             else:
                 edges += self.read(name)
         return edges
@@ -189,9 +192,11 @@ class _Reverse:
             self.put(line, line.writes[0], *(got or (None, "")))
             return
         if (k in MOVES and isinstance(line.expr, ast.Tuple) and len(line.writes) > 1
-                and all(isinstance(e, ast.Name) for e in line.expr.elts)):
-            # ``da, db = db, da``: adjoints passed on all at once
-            got = [self.through(e.id, cluster) if e.id in self.names else None
+                and all(isinstance(e, ast.Name) or _zero(e) for e in line.expr.elts)):
+            # ``da, db = db, da``, ``dx, du = 0.0, dx``: adjoints passed on (or
+            # reset to 0) all at once
+            got = [self.through(e.id, cluster)
+                   if isinstance(e, ast.Name) and e.id in self.names else None
                    for e in line.expr.elts]
             for name, g in zip(line.writes, got):
                 self.adj[name] = [g] if g is not None else []
@@ -287,6 +292,9 @@ class _Reverse:
             else:
                 got = self.through(name, box)
                 if got is None:
+                    # reset to 0 by the iteration (``dx, du = 0.0, dx``): the
+                    # previous iteration starts from 0, not from what the head held
+                    self.b.edge(head, head, f"{name} = 0 → previous iteration", "carry")
                     continue
                 src, held = got[0], self.adj[name][0][1]
                 if src == head:
@@ -377,6 +385,11 @@ def _shown(line: Line) -> str:
     if isinstance(target, ast.Subscript):
         return f"{ast.unparse(target)} {'=' if _sets_element(line) else '+='} {line.contribution}"
     return line.contribution
+
+
+def _zero(e: ast.expr) -> bool:
+    """Is ``e`` the constant 0 (an adjoint reset)?"""
+    return isinstance(e, ast.Constant) and type(e.value) in (int, float) and e.value == 0
 
 
 def _sets_element(line: Line) -> bool:

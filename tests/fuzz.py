@@ -7,6 +7,9 @@
     python -m tests.fuzz --n 1000 --numpy-loops   # NumPy loops filling arrays by y[i] = ...
     python -m tests.fuzz --n 1000 --numpy-shifts  # stable softmax shifts, unspread reductions
     python -m tests.fuzz --n 2000 --numpy-aliasing  # y += e through other names and views
+    python -m tests.fuzz --n 1000 --conditions    # and/or with conditional expressions inside
+    python -m tests.fuzz --n 1000 --soak          # every check: + the drawn graph run, the CLI
+    python -m tests.fuzz --n 1000 --checks grad   # grad alone (default: grad,vjp,explain,graph)
 
 Each program from :mod:`tests.programs` is written to a real ``.py`` file (s2s-ad
 reads source), imported, and its gradient computed by ``s2s_ad.grad`` is
@@ -29,6 +32,12 @@ regression test. The aliasing programs (:mod:`tests.programs_aliasing`) may
 also be *refused*, counted apart, when the refusal is located (file:line:col,
 the line, a caret) and is about the in-place write, and the program is not
 one of the clear ones (no alias, view or argument written) that must be accepted.
+
+On every program grad got right, the other checks of :mod:`tests.fuzz_checks`
+run (vjp, explain, graph; with ``--soak`` also the drawn graph run node by
+node and the CLI's module in a fresh interpreter), each counted as agree /
+refused / rejected / wrong / internal error, and every failure printed with
+the program; the summary groups failures into classes, naming the known ones.
 """
 
 from __future__ import annotations
@@ -41,15 +50,19 @@ import sys
 import tempfile
 import time
 import traceback
+from collections import Counter
 from dataclasses import dataclass, field
 
 if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import s2s_ad  # noqa: E402
+from tests.fuzz_checks import (CHECKS, DEFAULT_CHECKS, STATUSES, Check, Subject,  # noqa: E402
+                               known_failure, run_checks)
 from tests.modules import import_source  # noqa: E402
 from tests.programs import Program, RandomDraw, program  # noqa: E402
 from tests.programs_aliasing import alias_program  # noqa: E402
+from tests.programs_conditions import condition_program  # noqa: E402
 from tests.programs_numpy import numpy_loop_program, numpy_program  # noqa: E402
 from tests.programs_shifts import shift_program  # noqa: E402
 
@@ -70,6 +83,20 @@ class Outcome:
     """"agrees" | "skipped" | "" (not run)."""
     sympy: str = ""
     """The verdict status, "timeout", "skipped" or ""."""
+    checks: dict = field(default_factory=dict)
+    """The other checks run on a program grad got right: kind -> fuzz_checks.Check."""
+    subject: Subject | None = None
+    """What those checks need (set by the grad run, dropped after the checks)."""
+
+    def grad_check(self) -> Check:
+        """This outcome as a check of ``grad`` (fuzz_checks.STATUSES)."""
+        if self.status == "ok":
+            return Check("agree")
+        if self.status in ("rejected", "refused"):
+            return Check(self.status, self.detail)
+        if self.detail.startswith(("s2s-ad raised", "refused", "generated program")):
+            return Check("error", self.detail)  # an unexpected refusal is an error too
+        return Check("wrong", self.detail)
 
 
 @dataclass
@@ -83,9 +110,17 @@ class Tally:
     fd_checked: int = 0
     fd_skipped: int = 0
     sympy: dict = field(default_factory=dict)
+    by_check: dict = field(default_factory=dict)
+    """kind -> Counter of statuses (fuzz_checks.STATUSES)."""
+    failures: list = field(default_factory=list)
+    """(label, kind, Check) of every check that said wrong or error."""
 
     def add(self, o: Outcome, prog: Program, label: str) -> None:
         self.tried += 1
+        for kind, check in [("grad", o.grad_check()), *o.checks.items()]:
+            self.by_check.setdefault(kind, Counter())[check.status] += 1
+            if check.status in ("wrong", "error"):
+                self.failures.append((label, kind, check))
         if o.status == "ok":
             self.ok += 1
         elif o.status == "rejected":
@@ -105,11 +140,40 @@ class Tally:
         checked = self.tried - self.rejected - self.refused
         refused = f"; refused with a located message: {self.refused}" if self.refused else ""
         sym = ", ".join(f"{k} {v}" for k, v in sorted(self.sympy.items())) or "none"
+        checks = "\n".join(f"  {kind:9} " + ", ".join(f"{s} {c[s]}" for s in STATUSES)
+                           for kind, c in self.by_check.items())
         return (f"programs tried: {self.tried}; compared: {checked} "
                 f"(rejected at the drawn point: {self.rejected}{refused}); mismatches: "
                 f"{len(self.mismatches)}\n"
                 f"finite differences: {self.fd_checked} agree, {self.fd_skipped} skipped "
-                f"(not smooth within the step)\nsympy: {sym}\ntime: {seconds:.1f} s")
+                f"(not smooth within the step)\nsympy: {sym}\n"
+                f"checks (agree / refused located / rejected / wrong / internal error):\n{checks}\n"
+                + self.classes() + f"time: {seconds:.1f} s")
+
+    def classes(self) -> str:
+        """The failures grouped by check, status and the last line of their message."""
+        groups: dict = {}
+        for label, kind, check in self.failures:
+            known = known_failure(kind, check)
+            cls = f"known class {known}: " if known else ""
+            groups.setdefault((kind, check.status, cls + failure_class(check.detail)),
+                              []).append(label)
+        lines = [f"  [{kind} {status}] {cls}: {len(labels)} ({', '.join(labels[:8])}"
+                 f"{', ...' if len(labels) > 8 else ''})"
+                 for (kind, status, cls), labels in sorted(groups.items(),
+                                                           key=lambda g: -len(g[1]))]
+        return "failure classes:\n" + "\n".join(lines) + "\n" if lines else ""
+
+
+def failure_class(detail: str) -> str:
+    """What a failure's message says, without its numbers and names: the
+    exception (last line of a traceback) or the first line."""
+    lines = [line for line in detail.strip().splitlines() if line.strip()]
+    if not lines:
+        return "?"
+    line = lines[-1] if "Traceback" in detail else lines[0]
+    line = re.sub(r"d/d\w+", "d/d…", re.sub(r"'[^']*'", "'…'", line))
+    return re.sub(r"(?<![A-Za-z_\d])-?\d+(\.\d+)?(e-?\d+)?", "N", line)[:120]
 
 
 def import_program(prog: Program, folder: str, label: str):
@@ -172,7 +236,24 @@ def fd_agrees(fn, point: dict, name: str, got: float, value: float) -> bool | No
     gap1, gap2 = _one_sided_gap(fn, point, name, h, value), _one_sided_gap(fn, point, name, h / 2, value)
     if gap1 is None or gap2 is None or (abs(gap2) > 1e-6 * scale and abs(gap2) > 0.75 * abs(gap1)):
         return None
-    return abs(got - d2) <= abs(d1 - d2) + 1e-6 * max(1.0, abs(got)) + 1e-9 * abs(value) / h
+    if abs(got - d2) <= abs(d1 - d2) + 1e-6 * max(1.0, abs(got)) + 1e-9 * abs(value) / h:
+        return True
+    return None if _finer_than_the_step(fn, point, name, got, value, h) else False
+
+
+def _finer_than_the_step(fn, point: dict, name: str, got: float, value: float, h: float) -> bool:
+    """Do central differences at steps 100 and 1000 times smaller agree with
+    each other and with ``got``? Then the function varies on a scale finer
+    than ``h`` (``floor`` of a value scaled by 10⁴ is a staircase whose
+    average slope D(h) and D(h/2) both see), and the oracle at ``h`` is not
+    reliable. A wrong gradient still disagrees: the small steps converge to
+    the derivative."""
+    d3 = finite_difference(fn, point, name, h * 1e-2)
+    d4 = finite_difference(fn, point, name, h * 1e-3)
+    if d3 is None or d4 is None or abs(d3 - d4) > 1e-3 * max(1.0, abs(d4)):
+        return False
+    # rounding at the step h/1000: about ε·|f|/step, ε = 2.2e-16; a margin of 50
+    return abs(got - d4) <= abs(d3 - d4) + 1e-6 * max(1.0, abs(got)) + 1e-14 * abs(value) / (h * 1e-3)
 
 
 def _one_sided_gap(fn, point: dict, name: str, h: float, value: float) -> float | None:
@@ -186,7 +267,18 @@ def _one_sided_gap(fn, point: dict, name: str, h: float, value: float) -> float 
     return (fu - value) / h - (value - fd) / h
 
 
-def run_one(prog: Program, folder: str, label: str, *, use_sympy: bool = True) -> Outcome:
+def run_one(prog: Program, folder: str, label: str, *, use_sympy: bool = True,
+            checks=("grad",)) -> Outcome:
+    """grad against finite differences (and sympy), then the other ``checks``
+    (tests.fuzz_checks) when grad was right."""
+    outcome = _run_grad(prog, folder, label, use_sympy)
+    if outcome.status == "ok" and len(checks) > 1:
+        outcome.checks = run_checks(outcome.subject, checks, folder, label)
+    outcome.subject = None
+    return outcome
+
+
+def _run_grad(prog: Program, folder: str, label: str, use_sympy: bool) -> Outcome:
     try:
         fn = import_program(prog, folder, label)
     except Exception as exc:  # the generator produced invalid Python: a bug of the test
@@ -218,6 +310,8 @@ def run_one(prog: Program, folder: str, label: str, *, use_sympy: bool = True) -
             return Outcome("mismatch", f"d/d{name}: s2s-ad {g!r}, finite differences {fd!r}\n"
                            + s2s_ad.source_of(grad_fn), fd="mismatch")
     outcome.fd = "skipped" if None in fd_states else "agrees"
+    outcome.subject = Subject(fn, os.path.join(folder, f"fuzzprog_{label}.py"), prog.point,
+                              prog.wrt, prog.wrt_names, grads, value, fd_agrees=fd_agrees)
     if use_sympy:
         if prog.ops > SYMPY_MAX_OPS:
             outcome.sympy = "skipped (size)"
@@ -237,11 +331,21 @@ def run_one(prog: Program, folder: str, label: str, *, use_sympy: bool = True) -
     return outcome
 
 
-def run_numpy_one(prog, folder: str, label: str, copy_args: bool = False) -> Outcome:
+def run_numpy_one(prog, folder: str, label: str, copy_args: bool = False,
+                  checks=("grad",)) -> Outcome:
     """A NumPy program (tests.programs_numpy, tests.programs_shifts): every
     element's partial derivative against finite differences in that element
     (fd_agrees); for a function returning a tuple, of item ``prog.output``.
-    With ``copy_args`` the original gets copies of the arrays at every call."""
+    With ``copy_args`` the original gets copies of the arrays at every call.
+    The other ``checks`` (tests.fuzz_checks) run when grad was right."""
+    outcome = _run_numpy_grad(prog, folder, label, copy_args)
+    if outcome.status == "ok" and len(checks) > 1:
+        outcome.checks = run_checks(outcome.subject, checks, folder, label)
+    outcome.subject = None
+    return outcome
+
+
+def _run_numpy_grad(prog, folder: str, label: str, copy_args: bool) -> Outcome:
     import numpy as np
 
     try:
@@ -298,14 +402,17 @@ def run_numpy_one(prog, folder: str, label: str, copy_args: bool = False) -> Out
                 return Outcome("mismatch", f"d/d{name}{list(index)}: s2s-ad {float(g[index])!r}, "
                                f"finite differences {fd!r}\n" + s2s_ad.source_of(grad_fn),
                                fd="mismatch")
-    return Outcome("ok", fd="skipped" if None in states else "agrees")
+    done = Outcome("ok", fd="skipped" if None in states else "agrees")
+    done.subject = Subject(fn, os.path.join(folder, f"fuzznp_{label}.py"), prog.point, names,
+                           list(names), list(got), value, output=item)
+    return done
 
 
 LOCATED = re.compile(r"^\S+\.py:\d+:\d+: error: .*\n    .*\n    *\^$")
 IN_PLACE = ("works in place", "changes in place since")
 
 
-def run_alias_one(prog, folder: str, label: str) -> Outcome:
+def run_alias_one(prog, folder: str, label: str, checks=("grad",)) -> Outcome:
     """An aliasing program (tests.programs_aliasing): as run_numpy_one, with
     every call of the original given copies of the arrays (NumPy's ``+=``
     may write into them); a refusal counts as "refused" when it is located
@@ -322,7 +429,7 @@ def run_alias_one(prog, folder: str, label: str) -> Outcome:
             getattr(import_source(folder, prog.source, f"fuzznp_{label}"), "f")(**copies(point))
     except Exception:  # (an index of a number, a shape mismatch: not a test of s2s-ad)
         return Outcome("rejected")
-    o = run_numpy_one(prog, folder, label, copy_args=True)
+    o = run_numpy_one(prog, folder, label, copy_args=True, checks=checks)
     if o.status == "mismatch" and o.detail.startswith("refused a program"):
         error = o.detail.split("\n", 1)[1]
         if prog.clean:
@@ -344,35 +451,55 @@ def run_alias_one(prog, folder: str, label: str) -> Outcome:
 
 
 def report(label: str, prog: Program, o: Outcome) -> str:
+    """The program, the point and every failed check, to replay or make a test of."""
     item = getattr(prog, "output", None)
     output = "" if item is None else f" output={item}"
-    return (f"=== MISMATCH {label}: wrt={prog.wrt!r}{output} at {prog.point}\n{prog.source}"
-            f"--- {o.detail}\n")
+    failed = [(kind, c) for kind, c in o.checks.items() if c.status in ("wrong", "error")]
+    if o.status == "mismatch":
+        failed.insert(0, ("grad", o.grad_check()))
+    head = "MISMATCH" if o.status == "mismatch" else "FAILURE"
+    return (f"=== {head} {label}: wrt={prog.wrt!r}{output} at {prog.point}\n{prog.source}"
+            + "".join(f"--- [{kind} {c.status}] {c.detail}\n" for kind, c in failed))
+
+
+def failed(o: Outcome) -> bool:
+    """Did grad or any other check say wrong or error?"""
+    return o.status == "mismatch" or any(c.status in ("wrong", "error") for c in o.checks.values())
 
 
 def soak(seeds, *, use_sympy: bool = True, out=sys.stdout, max_stmts: int = 5,
          max_depth: int = 3, numpy: bool = False, loops: bool = False,
-         shifts: bool = False, aliasing: bool = False) -> Tally:
+         shifts: bool = False, aliasing: bool = False, conditions: bool = False,
+         checks=DEFAULT_CHECKS) -> Tally:
     tally = Tally()
     with tempfile.TemporaryDirectory(prefix="s2s-ad-fuzz-") as folder:
         for seed in seeds:
             label = f"seed{seed}"
             if aliasing:
                 prog = alias_program(RandomDraw(seed))
-                o = run_alias_one(prog, folder, label)
+                o = run_alias_one(prog, folder, label, checks=checks)
             elif numpy or loops or shifts:
                 prog = _numpy_generator(loops, shifts)(RandomDraw(seed))
-                o = run_numpy_one(prog, folder, label)
+                # tests.graph_run does not run loops restoring overwritten elements
+                # (y[i] = y_old.pop()), which most of these loops are
+                o = run_numpy_one(prog, folder, label, checks=tuple(
+                    k for k in checks if not (loops and k == "graphrun")))
             else:
-                prog = program(RandomDraw(seed), max_stmts=max_stmts, max_depth=max_depth)
-                o = run_one(prog, folder, label, use_sympy=use_sympy)
+                prog = _scalar_program(seed, max_stmts, max_depth, conditions)
+                o = run_one(prog, folder, label, use_sympy=use_sympy, checks=checks)
             tally.add(o, prog, label)
-            if o.status == "mismatch":
+            if failed(o):
                 print(report(label, prog, o), file=out, flush=True)
             if tally.tried % 500 == 0:
-                print(f"... {tally.tried} programs, {len(tally.mismatches)} mismatches",
-                      file=out, flush=True)
+                print(f"... {tally.tried} programs, {len(tally.mismatches)} grad mismatches, "
+                      f"{len(tally.failures)} failed checks", file=out, flush=True)
     return tally
+
+
+def _scalar_program(seed: int, max_stmts: int, max_depth: int, conditions: bool) -> Program:
+    if conditions:
+        return condition_program(RandomDraw(seed), max_stmts=max_stmts, max_depth=max_depth)
+    return program(RandomDraw(seed), max_stmts=max_stmts, max_depth=max_depth)
 
 
 def _numpy_generator(loops: bool, shifts: bool):
@@ -395,8 +522,19 @@ def main(argv=None) -> int:
     p.add_argument("--numpy-aliasing", action="store_true",
                    help="augassign (y += e) through other names, views, helpers and arguments "
                         "(finite differences; located refusals counted apart)")
+    p.add_argument("--conditions", action="store_true",
+                   help="scalar programs whose if/while conditions combine and/or with "
+                        "conditional expressions, and nested conditional expressions "
+                        "(tests.programs_conditions)")
+    p.add_argument("--checks", type=_check_list, default=DEFAULT_CHECKS,
+                   help=f"comma-separated checks of {', '.join(CHECKS)} "
+                        f"(default {','.join(DEFAULT_CHECKS)}; grad always runs)")
+    p.add_argument("--soak", action="store_true",
+                   help=f"every check ({','.join(CHECKS)}): the CLI's module in a fresh "
+                        "interpreter and the drawn graph run node by node too")
     p.add_argument("--show", action="store_true", help="print each program's source")
     args = p.parse_args(argv)
+    checks = CHECKS if args.soak else args.checks
     seeds = range(args.seed, args.seed + args.n)
     if args.show:
         for s in seeds:
@@ -409,15 +547,23 @@ def main(argv=None) -> int:
                 item = "" if prog.output is None else f" output={prog.output}"
                 print(f"# seed {s}:{item} at {prog.point}\n{prog.source}")
                 continue
-            prog = program(RandomDraw(s), max_stmts=args.stmts, max_depth=args.depth)
+            prog = _scalar_program(s, args.stmts, args.depth, args.conditions)
             print(f"# seed {s}: wrt={prog.wrt!r} at {prog.point}\n{prog.source}")
         return 0
     start = time.time()
     tally = soak(seeds, use_sympy=not args.no_sympy, max_stmts=args.stmts, max_depth=args.depth,
                  numpy=args.numpy, loops=args.numpy_loops, shifts=args.numpy_shifts,
-                 aliasing=args.numpy_aliasing)
+                 aliasing=args.numpy_aliasing, conditions=args.conditions, checks=checks)
     print(tally.summary(time.time() - start))
-    return 1 if tally.mismatches else 0
+    return 1 if tally.failures else 0
+
+
+def _check_list(text: str) -> tuple:
+    kinds = tuple(k.strip() for k in text.split(",") if k.strip())
+    unknown = [k for k in kinds if k not in CHECKS]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown checks {unknown}; known: {', '.join(CHECKS)}")
+    return ("grad",) + tuple(k for k in kinds if k != "grad")
 
 
 if __name__ == "__main__":

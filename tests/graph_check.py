@@ -1,4 +1,4 @@
-"""Helpers for reading drawn graphs in the tests (test_graph.py, test_graph_control.py)."""
+"""Helpers for reading drawn graphs in the tests (test_graph.py, test_graph_backward.py)."""
 
 from __future__ import annotations
 

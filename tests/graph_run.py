@@ -1,6 +1,6 @@
 """Run the reverse sweep of a drawn graph (``s2s-ad graph --backward``) node by
 node, and compare the gradients reaching its sinks with central finite
-differences (test_graph_control.py).
+differences (test_graph_backward.py).
 
 What the drawing is run from: each backward node is evaluated from its label
 and the values on its incoming edges only; a reverse loop's head runs its
@@ -45,20 +45,24 @@ from s2s_ad import api, graph, graph_backward, loader
 from oracle import close, fd_gradient
 
 
-def forward_state(fn, args: list, wrt, lengths: dict | None):
+def forward_state(fn, args: list, wrt, lengths: dict | None, *, keywords: dict | None = None,
+                  output: int | None = None):
     """Every local of the generated gradient when its reverse sweep starts:
     the forward values and the full tape lists (what the drawn reverse sweep
-    reads), and the module's globals (the callees' backward passes, helpers)."""
-    source = s2s_ad.gradient_source(fn, wrt, lengths=lengths)
+    reads), and the module's globals (the callees' backward passes, helpers).
+    ``keywords``: keyword-only arguments; ``output``: the item differentiated."""
+    source = s2s_ad.gradient_source(fn, wrt, lengths=lengths, output=output)
     module = loader.load(source, f"run_{fn.__name__}")
     grad_fn = getattr(module, f"grad_{fn.__name__}")
     lines = source.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.strip() == "# reverse sweep") + 2
+    # No reverse sweep (no adjoint reaches a parameter): the state at the return.
+    start = next((i + 2 for i, line in enumerate(lines) if line.strip() == "# reverse sweep"),
+                 len(lines) + 1)
     seen: dict = {}
 
     def trace(frame, event, arg):
         if frame.f_code is grad_fn.__code__:
-            if event == "line" and frame.f_lineno >= start and not seen:
+            if (event == "line" and frame.f_lineno >= start or event == "return") and not seen:
                 # deep: a callee's backward pass pops the tapes inside its tape
                 seen.update(copy.deepcopy(dict(frame.f_locals)))
             return trace
@@ -66,7 +70,7 @@ def forward_state(fn, args: list, wrt, lengths: dict | None):
 
     sys.settrace(trace)
     try:
-        grad_fn(*args)
+        grad_fn(*args, **(keywords or {}))
     finally:
         sys.settrace(None)
     return seen, vars(module)
@@ -146,6 +150,22 @@ def run_reverse(g: graph.Graph, state: dict, names: dict) -> dict[str, object]:
             walk(sub, around + [c])
 
     walk(reverse, [])
+    (forward,) = [c for c in g.clusters if c.name == "cluster_forward"]
+    walk(forward, [])
+
+    def in_a_side(node):
+        """Is ``node`` (forward) inside a branch side of its innermost loop?"""
+        for c in reversed(path.get(node, [])):
+            if c.label in ("then", "else"):
+                return True
+            if c.label in ("body", "condition"):
+                return False
+        return False
+
+    def reverse_loop(c):
+        return any(g.node(n).kind == "control" and g.node(n).label[-1] == "iterations last to first"
+                   for n in c.nodes)
+
     pops: dict[int, list[str]] = {}  # id(cluster) -> the tapes popped on entering it
     for t in stacks:
         # a loop's head reads its trip count once, before its cluster runs
@@ -154,7 +174,13 @@ def run_reverse(g: graph.Graph, state: dict, names: dict) -> dict[str, object]:
         if not readers:
             continue  # a tape the reverse sweep pops but never reads
         common = [cs[0] for cs in zip(*readers) if all(c is cs[0] for c in cs)]
-        pops.setdefault(id(common[-1]), []).append(t)
+        pushes = [e.src for e in g.edges if e.dst == t and e.kind == "push"]
+        loops = [c for c in common if reverse_loop(c)]
+        if loops and pushes and not any(in_a_side(p) for p in pushes):
+            # pushed every iteration (read in one side only): popped every iteration
+            pops.setdefault(id(loops[-1]), []).append(t)
+        else:
+            pops.setdefault(id(common[-1]), []).append(t)
 
     def var_of(label):
         """The variable an edge's label names: ``dx``, ``then: dx``,
@@ -178,8 +204,8 @@ def run_reverse(g: graph.Graph, state: dict, names: dict) -> dict[str, object]:
     def env_of(node_id, kinds=("adjoint", "read", "pop")):
         env = dict(names)
         for e in ins.get(node_id, []):
-            if e.kind in kinds:
-                env[e.label.removeprefix("pop ")] = value(e)
+            if e.kind in kinds:  # ``dw_1 ← dw_2``: the node reads dw_1
+                env[e.label.removeprefix("pop ").split(" ← ")[0]] = value(e)
         return env
 
     def items(c):
@@ -276,6 +302,10 @@ def run_reverse(g: graph.Graph, state: dict, names: dict) -> dict[str, object]:
                 got[int(index)] += x
             return got
         total = sum(value(e) for e in edges)
+        if (isinstance(total, (int, float)) and total == 0
+                and isinstance(state.get(param), np.ndarray)):
+            # no contribution reaches the array (no edge, or a φ adding nothing)
+            return np.zeros(np.shape(state[param]))
         if isinstance(total, Element):
             if isinstance(state.get(param), np.ndarray):  # into an array of zeros
                 return total.into(np.zeros(np.shape(state[param])))
@@ -300,6 +330,10 @@ def run_reverse(g: graph.Graph, state: dict, names: dict) -> dict[str, object]:
             run_body(c, head)
             old = heads[head]
             for e in back:  # all at once, from the iteration's values
+                reset, zero, _ = e.label.partition(" = 0 → ")
+                if zero:  # ``dx = 0 → previous iteration``
+                    adjoints[reset] = 0.0
+                    continue
                 now = old[var_of(e.label)] if e.src == head else value(e)
                 name, plus, _ = e.label.partition(" += ")
                 if plus:
@@ -320,7 +354,8 @@ def run_reverse(g: graph.Graph, state: dict, names: dict) -> dict[str, object]:
     def enter(c):
         """Pop the tapes ``c`` is the innermost region around all readers of
         (once per iteration for a loop's cluster): a tape pushed inside a
-        forward branch side is popped only when its reverse side runs."""
+        forward branch side is popped only when its reverse side runs; one
+        pushed every iteration, every iteration, though one side reads it."""
         for t in pops.get(id(c), []):
             popped[t] = stacks[t].pop()
 

@@ -112,6 +112,9 @@ class Program:
 
 
 class _Gen:
+    COMPOUND_FROM = 9
+    """A statement is compound when its kind (0-9) is at least this (with control flow)."""
+
     def __init__(self, d, max_stmts: int, max_depth: int, control: bool = False):
         self.d = d
         self.control = control
@@ -321,7 +324,9 @@ class _Gen:
             lines.append('"""A generated function."""')
         for _ in range(d.integer(0, self.max_stmts)):
             kind = d.integer(0, 9 if self.control else 8)
-            if kind <= 3 or not env:  # new or overwritten variable
+            if kind >= self.COMPOUND_FROM and self.control and env:
+                lines += self.compound(env)
+            elif kind <= 3 or not env:  # new or overwritten variable
                 target = choice(d, env) if env and chance(d, 30) else self.fresh_name(set(env))
                 value = self.expr(env, 0)
                 annotated = chance(d, 8)
@@ -354,8 +359,6 @@ class _Gen:
                 t2 = self.fresh_name(set(env) | {t1})
                 lines.append(f"{t1}, {t2} = {self.expr(env, 1)}, {self.expr(env, 1)}")
                 env += [n for n in (t1, t2) if n not in env]
-            elif kind == 9 and self.control and env:
-                lines += self.compound(env)
             else:
                 lines.append("pass")
         form = d.integer(0, 9)
@@ -374,10 +377,11 @@ class _Gen:
 
 
 def program(d, *, max_params: int = 3, max_stmts: int = 5, max_depth: int = 3,
-            control: bool = True) -> Program:
+            control: bool = True, generator=_Gen) -> Program:
     """Draw a program (see the module docstring); ``control`` adds ``if``,
-    ``for`` and ``while`` statements."""
-    g = _Gen(d, max_stmts, max_depth, control)
+    ``for`` and ``while`` statements; ``generator``: a subclass of ``_Gen``
+    drawing other expressions or statements (tests.programs_conditions)."""
+    g = generator(d, max_stmts, max_depth, control)
     nparams = d.integer(1, max_params)
     params: list[str] = []
     for _ in range(nparams):

@@ -6,11 +6,16 @@ the generator with a bounded number of examples so the suite stays fast, and
 shrinks any failure to a small program.
 """
 
+from collections import Counter
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.fuzz import report, run_numpy_one, run_one
+import s2s_ad
+from tests.fuzz import import_program, report, run_numpy_one, run_one
+from tests.fuzz_checks import CHECKS, Subject, known_failure, run_checks
+from tests.programs_conditions import condition_program
 from tests.programs import HypothesisDraw, RandomDraw, program
 from tests.array_oracle import make_function
 from tests.programs_numpy import numpy_loop_program, numpy_program
@@ -111,3 +116,56 @@ def test_shift_programs_exercise_both_analyses(monkeypatch):
     unspread = sum(k is not None for k in kept)
     assert cancelled >= 12 and extreme >= 40, (cancelled, extreme)
     assert unspread >= 40 and len(kept) - unspread >= 40, (unspread, len(kept))
+
+
+# -- the wider checks (tests/fuzz_checks.py): vjp, explain, graph, the drawn graph
+# run node by node and the CLI's module in a fresh interpreter, on a few dozen
+# programs; the soak (python -m tests.fuzz --soak) runs thousands.
+
+def _wider(make, run, seeds, tmp_path, checks=CHECKS, **kw):
+    """Run every check on each seed's program; grad must be right and every
+    other failure of a known class (fuzz_checks.KNOWN, with strict xfails in
+    test_fuzz_found.py; none now). How often each check agreed."""
+    agreed = Counter()
+    unknown = []
+    for seed in seeds:
+        prog = make(RandomDraw(seed))
+        label = f"w{seed}"
+        o = run(prog, str(tmp_path), label, checks=checks, **kw)
+        assert o.status != "mismatch", report(label, prog, o)
+        for kind, c in o.checks.items():
+            agreed[kind] += c.status == "agree"
+            if c.status in ("wrong", "error") and known_failure(kind, c) is None:
+                unknown.append(report(label, prog, o))
+    assert not unknown, "\n".join(unknown)
+    return agreed
+
+
+def test_wider_checks_on_random_programs(tmp_path):
+    agreed = _wider(program, run_one, range(20), tmp_path, use_sympy=False)
+    assert min(agreed[k] for k in CHECKS if k != "grad") == 20, agreed
+
+
+def test_wider_checks_on_short_circuit_conditions(tmp_path):
+    agreed = _wider(condition_program, run_one, range(20), tmp_path, use_sympy=False)
+    assert min(agreed[k] for k in CHECKS if k != "grad") == 20, agreed
+
+
+def test_wider_checks_on_numpy_programs(tmp_path):
+    agreed = _wider(numpy_program, run_numpy_one, range(8), tmp_path)
+    assert min(agreed[k] for k in CHECKS if k != "grad") >= 7, agreed
+
+
+def test_wider_checks_see_a_wrong_gradient(tmp_path):
+    """The vjp and CLI checks compare numbers: a gradient off by 1e-6 relative
+    (as if grad had been wrong) is reported as wrong by both."""
+    prog = program(RandomDraw(0))
+    o = run_one(prog, str(tmp_path), "off", use_sympy=False, checks=("grad",))
+    assert o.status == "ok"
+    fn = import_program(prog, str(tmp_path), "off")
+    g = s2s_ad.grad(fn, prog.wrt)(**prog.point)
+    grads = [x * (1 + 1e-6) + 1e-9 for x in (g if isinstance(g, tuple) else [g])]
+    subject = Subject(fn, str(tmp_path / "fuzzprog_off.py"), prog.point, prog.wrt,
+                      prog.wrt_names, grads, fn(**prog.point))
+    checks = run_checks(subject, ("vjp", "cli"), str(tmp_path), "off")
+    assert checks["vjp"].status == checks["cli"].status == "wrong", checks
