@@ -163,8 +163,19 @@ def gradient_source(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
     ...     return x * x
     >>> print(gradient_source(f))     # doctest: +SKIP
     """
-    functions, src, _ = program(fn, wrt, with_value=with_value, output=output, lengths=lengths)
-    return emit.module(functions, src.file)
+    return gradient_module(fn, wrt, with_value=with_value, output=output, lengths=lengths)[0]
+
+
+def gradient_module(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
+                    output: int | None = None, lengths: dict | None = None
+                    ) -> tuple[str, list[str]]:
+    """:func:`gradient_source`'s text, and the source files it was generated
+    from: ``fn``'s own and those of every function it calls (``grad -o``
+    refuses to write over any of them)."""
+    functions, src, graph = program(fn, wrt, with_value=with_value, output=output,
+                                    lengths=lengths)
+    files = list(dict.fromkeys([src.file, *(f.loc.file for f in graph.callees)]))
+    return emit.module(functions, src.file), files
 
 
 def vjp_source(fn: Callable, lengths: dict | None = None) -> str:

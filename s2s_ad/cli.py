@@ -130,10 +130,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         fn = source.load_target(args.target)
         if args.command == "grad":
-            text = api.gradient_source(fn, _wrt(args.wrt), with_value=args.value,
-                                       output=args.output,
-                                       lengths=_assignments(args.length, "--length") or None)
-            _deliver(text, args.file, fn, loader.write)
+            text, files = api.gradient_module(
+                fn, _wrt(args.wrt), with_value=args.value, output=args.output,
+                lengths=_assignments(args.length, "--length") or None)
+            _deliver(text, args.file, fn, loader.write, files)
             return 0
         if args.command == "check":
             verdict = check(fn, _wrt(args.wrt), args=_assignments(args.args, "--args"),
@@ -174,12 +174,14 @@ def main(argv: list[str] | None = None) -> int:
     return 2
 
 
-def _deliver(text: str, path: str | None, fn, write) -> None:
-    """Print ``text``, or ``write(text, path)`` — never over ``fn``'s own source."""
+def _deliver(text: str, path: str | None, fn, write, sources: list[str] = ()) -> None:
+    """Print ``text``, or ``write(text, path)`` — never over ``fn``'s own
+    source, any of ``sources`` (the files the text was generated from), or a
+    read-only file."""
     if not path:
         sys.stdout.write(text)
         return
-    _refuse_overwriting_source(path, fn)
+    _refuse_overwriting_source(path, fn, sources)
     try:
         write(text, path)
     except OSError as exc:
@@ -188,10 +190,21 @@ def _deliver(text: str, path: str | None, fn, write) -> None:
     print(f"wrote {path}", file=sys.stderr)
 
 
-def _refuse_overwriting_source(output: str, fn) -> None:
-    src_file = getattr(fn, "__code__", None) and fn.__code__.co_filename
-    if src_file and os.path.exists(output) and os.path.samefile(output, src_file):
-        raise S2SError(f"-o {output} is the source file of {fn.__name__}; refusing to overwrite it")
+def _refuse_overwriting_source(output: str, fn, sources: list[str] = ()) -> None:
+    if not os.path.exists(output):
+        return
+    own = fn.__code__.co_filename
+    for src_file in [own, *sources]:
+        if os.path.exists(src_file) and os.path.samefile(output, src_file):
+            what = f"the source file of {fn.__name__}" if os.path.samefile(src_file, own) else \
+                f"the source of a function {fn.__name__} calls"
+            raise S2SError(f"-o {output} is {what}; refusing to overwrite it "
+                           "(choose another file)")
+    # Checked on the mode bits, not os.access: the file is replaced, not
+    # opened, so only its read-only mark says the user wants it kept.
+    if not os.stat(output).st_mode & 0o222:
+        raise S2SError(f"-o {output} is read-only; refusing to overwrite it "
+                       "(choose another file, or make it writable)")
 
 
 if __name__ == "__main__":

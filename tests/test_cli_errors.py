@@ -126,6 +126,33 @@ def test_output_is_the_source_file(folder, output):
     assert sorted(os.listdir(folder)) == before
 
 
+HELPERS = "def sq(u):\n    return u * u\n"
+MAIN = "from helpers import sq\n\n\ndef f(x):\n    return sq(x) * x\n"
+
+
+@pytest.mark.parametrize("output", ["helpers.py", "./helpers.py", "main.py"])
+def test_output_is_a_called_helpers_source_file(folder, output):
+    (folder / "helpers.py").write_text(HELPERS)
+    (folder / "main.py").write_text(MAIN)
+    proc = run(["grad", "main.py:f", "-o", output], folder)
+    one_line_error(proc, f"-o {output} is the source", "refusing")
+    assert (folder / "helpers.py").read_text() == HELPERS
+    assert (folder / "main.py").read_text() == MAIN
+    assert not [n for n in os.listdir(folder) if n.startswith(".s2s-ad-")]
+    proc = run(["grad", "main.py:f", "-o", "out.py"], folder)  # another file is fine
+    assert proc.returncode == 0, proc.stderr
+    assert "def sq_bwd(" in (folder / "out.py").read_text()
+
+
+def test_output_is_read_only(folder):
+    out = folder / "out.py"
+    out.write_text("# keep me\n")
+    out.chmod(0o444)
+    one_line_error(run(["grad", "tgt.py:f", "-o", "out.py"], folder), "read-only", "refusing")
+    assert out.read_text() == "# keep me\n"
+    assert oct(out.stat().st_mode & 0o777) == oct(0o444)
+
+
 def test_failed_generation_leaves_existing_output_alone(folder):
     (folder / "out.py").write_text("# keep me\n")
     proc = run(["grad", "tgt.py:refused", "-o", "out.py"], folder)
