@@ -86,8 +86,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="sample point that decides comparisons (default 0.5, 0.7, ...)")
     c.add_argument("--points", type=int, default=8, help="points for the numeric fallback")
     c.add_argument("--timeout", type=float, default=20.0, metavar="SECONDS",
-                   help="symbolic work allowed before falling back to finite differences "
-                        "(default 20; 0 for no limit)")
+                   help="wall-clock budget of the whole check; symbolic work gets half, "
+                        "then finite differences (default 20; 0 for no limit)")
     c.add_argument("--output", type=int, metavar="K",
                    help="for a function returning a tuple or list: the item to check")
     c.add_argument("--length", action="append", metavar="NAME=N",

@@ -182,3 +182,35 @@ def test_source_error_without_location_is_one_line(folder):
     # A function without readable source (exec'd): located nowhere, one line.
     (folder / "nosrc.py").write_text("exec('def f(x):\\n    return x')\n")
     one_line_error(run(["grad", "nosrc.py:f"], folder), "cannot read the source of f")
+
+
+LOOP = """import math
+
+
+def f(x, n):
+    s = x
+    for i in range(n):
+        s = math.sin(s) + x
+    return s
+"""
+
+
+def test_check_timeout_bounds_the_whole_run(folder):
+    import time
+    (folder / "loop.py").write_text(LOOP)
+    started = time.monotonic()
+    proc = run(["check", "loop.py:f", "--wrt", "x", "--args", "n=100000000", "--timeout", "2"],
+               folder)
+    elapsed = time.monotonic() - started
+    one_line_error(proc, "more than its 2 s budget", "--timeout")
+    assert elapsed < 12, elapsed  # 2 s of checking plus interpreter start-up on a busy machine
+
+
+def test_check_of_a_deep_loop_is_located_not_a_recursion_error(folder):
+    (folder / "loop.py").write_text(LOOP)
+    proc = run(["check", "loop.py:f", "--wrt", "x", "--args", "n=3000", "--timeout", "0"], folder)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and "RecursionError" not in proc.stderr
+    first, shown, caret = proc.stderr.splitlines()[:3]
+    assert first.startswith("loop.py:6:5: error: checking f nests too deeply"), first
+    assert shown.strip() == "for i in range(n):" and caret.strip() == "^"
