@@ -9,7 +9,7 @@
     s2s-ad explain TARGET [--wrt a,x] [--output K] [--length xs=N]   the reverse sweep, line by line
 
 TARGET is ``path/to/file.py:fn``, ``path/to/file.py.fn`` or ``pkg.mod.fn``.
-Exit codes: 0 success (proved or agrees), 1 mismatch, 2 error (or undecided).
+Exit codes: 0 success (proved or agrees), 1 mismatch, 2 usage or input error (or undecided).
 """
 
 from __future__ import annotations
@@ -42,6 +42,10 @@ def _assignments(items: list[str] | None, what: str) -> dict:
                 out[name.strip()] = int(value) if value.strip().lstrip("-").isdigit() else float(value)
             except ValueError:
                 raise S2SError(f"{what} {name}: {value!r} is not a number") from None
+            if what == "--length" and not (isinstance(out[name.strip()], int)
+                                           and out[name.strip()] > 0):
+                raise S2SError(f"--length {name.strip()}: {value!r} is not a positive whole "
+                               "number (e.g. --length xs=3)")
     return out
 
 
@@ -170,6 +174,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except (S2SError, OSError) as exc:
         print(f"s2s-ad: error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - never a traceback; 1 means a mismatch only
+        # Most often the function itself fails on the input given (shapes
+        # that do not fit, a value it cannot take); S2S_AD_TRACEBACK=1 shows where.
+        if os.environ.get("S2S_AD_TRACEBACK"):
+            raise
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        print(f"s2s-ad: error: {args.target}: {type(exc).__name__}: {first} (does the input "
+              "fit the function? check --shape/--args/--length; S2S_AD_TRACEBACK=1 shows "
+              "where)", file=sys.stderr)
         return 2
     return 2
 

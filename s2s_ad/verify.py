@@ -337,6 +337,7 @@ def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
         raise S2SError(f"timeout must be 0 or more seconds, got {timeout!r} "
                        "(--timeout S / timeout=S; 0 or None for no limit)")
     timeout = timeout or None
+    _known_parameters(fn, args=args, at=at, shapes=shapes)
     try:
         with _deadline(timeout):
             return _check_within(fn, wrt, args, at, points, seed, output, lengths, shapes,
@@ -353,6 +354,21 @@ def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
                         "many iterations builds one symbolic expression per step); check it "
                         "with fewer iterations (--args/args=) or against finite differences "
                         "(tests/oracle.py)") from None
+
+
+def _known_parameters(fn, **given) -> None:
+    """Every name in ``args``, ``at`` and ``shapes`` is a parameter of ``fn``."""
+    import inspect
+    try:
+        params = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return  # not a plain function: locate() refuses it with its own message
+    for keyword, names in given.items():
+        for name in names or {}:
+            if name not in params:
+                flag = {"shapes": "--shape"}.get(keyword, f"--{keyword}")
+                raise S2SError(f"{keyword}={{{name!r}: ...}} ({flag} {name}=...): {fn.__name__} "
+                               f"has no parameter {name!r} (parameters: {', '.join(params)})")
 
 
 def _check_within(fn, wrt, args, at, points, seed, output, lengths, shapes, timeout):

@@ -214,3 +214,36 @@ def test_check_of_a_deep_loop_is_located_not_a_recursion_error(folder):
     first, shown, caret = proc.stderr.splitlines()[:3]
     assert first.startswith("loop.py:6:5: error: checking f nests too deeply"), first
     assert shown.strip() == "for i in range(n):" and caret.strip() == "^"
+
+
+NUMPY_TARGET = """import numpy as np
+
+
+def mm(W, x):
+    return np.sum(W @ x)
+"""
+
+# (arguments, words the one-line message must contain: the bad part, the fix)
+BAD_INVOCATIONS = [
+    (["grad", "tgt.py"], ["tgt.py", "tgt.py:FN"]),
+    (["check", "tgt.py"], ["tgt.py:FN"]),
+    (["check", "mm.py:mm", "--shape", "W=3x4,x=5"], ["ValueError", "matmul", "--shape"]),
+    (["check", "mm.py:mm", "--shape", "q=3"], ["no parameter 'q'", "parameters: W, x"]),
+    (["check", "mm.py:mm"], ["--shape W=...,x=..."]),
+    (["check", "tgt.py:f", "--args", "q=3"], ["--args q=", "no parameter 'q'"]),
+    (["check", "tgt.py:f", "--at", "q=3"], ["--at q=", "no parameter 'q'"]),
+    (["check", "tgt.py:f", "--points", "0"], ["points", "positive"]),
+    (["check", "tgt.py:f", "--points", "-3"], ["points", "positive"]),
+    (["check", "tgt.py:f", "--timeout", "-1"], ["timeout", "0 or more"]),
+    (["grad", "tgt.py:f", "--length", "x=0"], ["--length x", "positive"]),
+    (["grad", "tgt.py:f", "--length", "x=-2"], ["--length x", "positive"]),
+    (["grad", "tgt.py:f", "--wrt", "q"], ["no parameter 'q'"]),
+    (["grad", "tgt.py:nope"], ["no function 'nope'"]),
+]
+
+
+@pytest.mark.parametrize("argv, needles", BAD_INVOCATIONS,
+                         ids=[" ".join(a) for a, _ in BAD_INVOCATIONS])
+def test_bad_invocation_is_exit_code_2_and_one_line(folder, argv, needles):
+    (folder / "mm.py").write_text(NUMPY_TARGET)
+    one_line_error(run(argv, folder), *needles)
