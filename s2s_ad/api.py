@@ -17,7 +17,7 @@ from typing import Callable, NamedTuple, Sequence, Union
 from . import (calls, emit, frontend, graph, graph_backward, ir, loader, optimize, reverse,
                source, structures)
 from .code import CodeFunction
-from .errors import S2SError
+from .errors import S2SError, SourceError
 from .explain import explain_text
 from .rules import user as user_rules
 
@@ -49,6 +49,25 @@ def choose_output(func: ir.Function, output: int | None) -> ir.Function:
             or not -n <= output < n:
         raise OutputError(f"output={output!r}: {func.name} returns {n} values (0..{n - 1})")
     return dataclasses.replace(func, result=func.outputs[output])
+
+
+def _refuse_integer_result(func: ir.Function, src: source.Source) -> None:
+    """A function whose result is a bool or an int (a comparison, ``round(x)``,
+    ``int(x)``, an integer constant) has no gradient: refuse, located at the
+    op that makes it, rather than return 0.0 (as JAX refuses integer outputs)."""
+    r = func.result
+    kind = r.kind if isinstance(r, ir.Value) else (
+        "bool" if isinstance(r.value, bool) else "int" if isinstance(r.value, int) else None)
+    if kind not in ("int", "bool"):
+        return
+    loc = func.loc
+    for op in ir.walk(func.body):
+        if getattr(op, "out", None) is r and getattr(op, "loc", None) is not None:
+            loc = op.loc
+    what = "a bool" if kind == "bool" else "an int"
+    raise SourceError(f"{func.name} returns {what}, which has no gradient; return a float "
+                      "(e.g. wrap it in float(...) only if a zero gradient is really meant)",
+                      loc.file, loc.line, loc.col, src.line(loc.line))
 
 
 def lower(fn: Callable, lengths: dict | None = None) -> ir.Function:
@@ -114,6 +133,7 @@ def program(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
         functions = list(reverse.transform_pair(func, *main_names, pairs, reserved))
     else:
         func = choose_output(func, output)
+        _refuse_integer_result(func, src)
         graph.main = func
         values, as_tuple = resolve_wrt(func, wrt)
         functions = [reverse.transform(func, values, with_value=with_value,
@@ -164,8 +184,19 @@ def gradient_source(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
     ...     return x * x
     >>> print(gradient_source(f))     # doctest: +SKIP
     """
-    functions, src, _ = program(fn, wrt, with_value=with_value, output=output, lengths=lengths)
-    return emit.module(functions, src.file)
+    return gradient_module(fn, wrt, with_value=with_value, output=output, lengths=lengths)[0]
+
+
+def gradient_module(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
+                    output: int | None = None, lengths: dict | None = None
+                    ) -> tuple[str, list[str]]:
+    """:func:`gradient_source`'s text, and the source files it was generated
+    from: ``fn``'s own and those of every function it calls (``grad -o``
+    refuses to write over any of them)."""
+    functions, src, graph = program(fn, wrt, with_value=with_value, output=output,
+                                    lengths=lengths)
+    files = list(dict.fromkeys([src.file, *(f.loc.file for f in graph.callees)]))
+    return emit.module(functions, src.file), files
 
 
 def vjp_source(fn: Callable, lengths: dict | None = None) -> str:

@@ -9,7 +9,7 @@
     s2s-ad explain TARGET [--wrt a,x] [--output K] [--length xs=N]   the reverse sweep, line by line
 
 TARGET is ``path/to/file.py:fn``, ``path/to/file.py.fn`` or ``pkg.mod.fn``.
-Exit codes: 0 success (proved or agrees), 1 mismatch, 2 error (or undecided).
+Exit codes: 0 success (proved or agrees), 1 mismatch, 2 usage or input error (or undecided).
 """
 
 from __future__ import annotations
@@ -42,6 +42,10 @@ def _assignments(items: list[str] | None, what: str) -> dict:
                 out[name.strip()] = int(value) if value.strip().lstrip("-").isdigit() else float(value)
             except ValueError:
                 raise S2SError(f"{what} {name}: {value!r} is not a number") from None
+            if what == "--length" and not (isinstance(out[name.strip()], int)
+                                           and out[name.strip()] > 0):
+                raise S2SError(f"--length {name.strip()}: {value!r} is not a positive whole "
+                               "number (e.g. --length xs=3)")
     return out
 
 
@@ -86,8 +90,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="sample point that decides comparisons (default 0.5, 0.7, ...)")
     c.add_argument("--points", type=int, default=8, help="points for the numeric fallback")
     c.add_argument("--timeout", type=float, default=20.0, metavar="SECONDS",
-                   help="symbolic work allowed before falling back to finite differences "
-                        "(default 20; 0 for no limit)")
+                   help="wall-clock budget of the whole check; symbolic work gets half, "
+                        "then finite differences (default 20; 0 for no limit)")
     c.add_argument("--output", type=int, metavar="K",
                    help="for a function returning a tuple or list: the item to check")
     c.add_argument("--length", action="append", metavar="NAME=N",
@@ -130,10 +134,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         fn = source.load_target(args.target)
         if args.command == "grad":
-            text = api.gradient_source(fn, _wrt(args.wrt), with_value=args.value,
-                                       output=args.output,
-                                       lengths=_assignments(args.length, "--length") or None)
-            _deliver(text, args.file, fn, loader.write)
+            text, files = api.gradient_module(
+                fn, _wrt(args.wrt), with_value=args.value, output=args.output,
+                lengths=_assignments(args.length, "--length") or None)
+            _deliver(text, args.file, fn, loader.write, files)
             return 0
         if args.command == "check":
             verdict = check(fn, _wrt(args.wrt), args=_assignments(args.args, "--args"),
@@ -171,15 +175,27 @@ def main(argv: list[str] | None = None) -> int:
     except (S2SError, OSError) as exc:
         print(f"s2s-ad: error: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:  # noqa: BLE001 - never a traceback; 1 means a mismatch only
+        # Most often the function itself fails on the input given (shapes
+        # that do not fit, a value it cannot take); S2S_AD_TRACEBACK=1 shows where.
+        if os.environ.get("S2S_AD_TRACEBACK"):
+            raise
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        print(f"s2s-ad: error: {args.target}: {type(exc).__name__}: {first} (does the input "
+              "fit the function? check --shape/--args/--length; S2S_AD_TRACEBACK=1 shows "
+              "where)", file=sys.stderr)
+        return 2
     return 2
 
 
-def _deliver(text: str, path: str | None, fn, write) -> None:
-    """Print ``text``, or ``write(text, path)`` — never over ``fn``'s own source."""
+def _deliver(text: str, path: str | None, fn, write, sources: list[str] = ()) -> None:
+    """Print ``text``, or ``write(text, path)`` — never over ``fn``'s own
+    source, any of ``sources`` (the files the text was generated from), or a
+    read-only file."""
     if not path:
         sys.stdout.write(text)
         return
-    _refuse_overwriting_source(path, fn)
+    _refuse_overwriting_source(path, fn, sources)
     try:
         write(text, path)
     except OSError as exc:
@@ -188,10 +204,21 @@ def _deliver(text: str, path: str | None, fn, write) -> None:
     print(f"wrote {path}", file=sys.stderr)
 
 
-def _refuse_overwriting_source(output: str, fn) -> None:
-    src_file = getattr(fn, "__code__", None) and fn.__code__.co_filename
-    if src_file and os.path.exists(output) and os.path.samefile(output, src_file):
-        raise S2SError(f"-o {output} is the source file of {fn.__name__}; refusing to overwrite it")
+def _refuse_overwriting_source(output: str, fn, sources: list[str] = ()) -> None:
+    if not os.path.exists(output):
+        return
+    own = fn.__code__.co_filename
+    for src_file in [own, *sources]:
+        if os.path.exists(src_file) and os.path.samefile(output, src_file):
+            what = f"the source file of {fn.__name__}" if os.path.samefile(src_file, own) else \
+                f"the source of a function {fn.__name__} calls"
+            raise S2SError(f"-o {output} is {what}; refusing to overwrite it "
+                           "(choose another file)")
+    # Checked on the mode bits, not os.access: the file is replaced, not
+    # opened, so only its read-only mark says the user wants it kept.
+    if not os.stat(output).st_mode & 0o222:
+        raise S2SError(f"-o {output} is read-only; refusing to overwrite it "
+                       "(choose another file, or make it writable)")
 
 
 if __name__ == "__main__":

@@ -175,6 +175,8 @@ def _split_target(target: str) -> tuple[str | None, str]:
     if ".py." in target:
         path, _, name = target.rpartition(".py.")
         return path + ".py", name
+    if target.endswith(".py"):
+        raise TargetError(f"{target}: name the function too, as {target}:FN")
     return None, target
 
 

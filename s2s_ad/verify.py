@@ -320,33 +320,79 @@ def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
         function gets a numeric check against central differences instead
         (:mod:`s2s_ad.verify_arrays`), and the verdict says so.
     timeout : float or None
-        Seconds of symbolic work allowed (default 20). Past it, a function of
-        floats is checked against central differences instead, and the
-        verdict says it is not a proof. None: no limit.
+        Seconds the whole check may take, wall clock (default 20; None or 0:
+        no limit). Symbolic work gets half; past it, a function of floats is
+        checked against central differences in what is left, and the verdict
+        says it is not a proof. Running out raises :class:`S2SError`.
 
     Returns
     -------
     Verdict
         ``.status`` is "proved", "agrees" or "mismatch"; ``str()`` is a report.
     """
+    if isinstance(points, bool) or not isinstance(points, int) or points < 1:
+        raise S2SError(f"points must be a positive whole number, got {points!r} "
+                       "(--points N / points=N, e.g. 8)")
+    if timeout is not None and not timeout >= 0:
+        raise S2SError(f"timeout must be 0 or more seconds, got {timeout!r} "
+                       "(--timeout S / timeout=S; 0 or None for no limit)")
+    timeout = timeout or None
+    _known_parameters(fn, args=args, at=at, shapes=shapes)
+    try:
+        with _deadline(timeout):
+            return _check_within(fn, wrt, args, at, points, seed, output, lengths, shapes,
+                                 timeout)
+    except _OutOfTime:
+        raise S2SError(f"checking {fn.__name__} took more than its {timeout:g} s budget "
+                       "(evaluating it and its gradient did not finish); give smaller "
+                       "values (--args/args=) or a larger --timeout/timeout=") from None
+    except RecursionError:
+        src = source_mod.locate(fn)
+        loop = next((n for n in ast.walk(src.tree) if isinstance(n, (ast.For, ast.While))),
+                    src.tree)
+        raise src.error(loop, f"checking {fn.__name__} nests too deeply for Python (a loop of "
+                        "many iterations builds one symbolic expression per step); check it "
+                        "with fewer iterations (--args/args=) or against finite differences "
+                        "(tests/oracle.py)") from None
+
+
+def _known_parameters(fn, **given) -> None:
+    """Every name in ``args``, ``at`` and ``shapes`` is a parameter of ``fn``."""
+    import inspect
+    try:
+        params = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return  # not a plain function: locate() refuses it with its own message
+    for keyword, names in given.items():
+        for name in names or {}:
+            if name not in params:
+                flag = {"shapes": "--shape"}.get(keyword, f"--{keyword}")
+                raise S2SError(f"{keyword}={{{name!r}: ...}} ({flag} {name}=...): {fn.__name__} "
+                               f"has no parameter {name!r} (parameters: {', '.join(params)})")
+
+
+def _check_within(fn, wrt, args, at, points, seed, output, lengths, shapes, timeout):
+    """:func:`check` inside its whole budget: symbolic work gets half of it,
+    the numeric fallback what is left."""
     if shapes is not None or _uses_numpy(fn, lengths):
         from . import verify_arrays
         return verify_arrays.check(fn, wrt, shapes=shapes or {}, args=args,
                                    points=min(points, 3), seed=seed)
+    symbolic = None if timeout is None else timeout / 2
     started = time.monotonic()
     try:
-        with _deadline(timeout):
+        with _deadline(symbolic):
             return _check_symbolic(fn, wrt, args, at, points, seed, output, lengths,
-                                   None if timeout is None else started + timeout)
+                                   None if symbolic is None else started + symbolic)
     except _OutOfTime:
         if lengths:
-            raise S2SError(f"symbolic execution of {fn.__name__} took more than {timeout:g} s "
+            raise S2SError(f"symbolic execution of {fn.__name__} took more than {symbolic:g} s "
                                "(its expressions swell); check it with finite differences "
                                "(tests/oracle.py) or a smaller --length") from None
         from . import verify_arrays
         return verify_arrays.check(
             fn, wrt, shapes={}, args=args, points=min(points, 3), seed=seed, positive=True,
-            reason=f"symbolic execution took more than {timeout:g} s (its expressions swell), "
+            reason=f"symbolic execution took more than {symbolic:g} s (its expressions swell), "
                    "so this is a numeric check (central differences of the original function "
                    "in float64), not a proof")
 

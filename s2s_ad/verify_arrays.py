@@ -52,13 +52,16 @@ def check(fn, wrt=None, *, shapes: dict, args: dict | None = None, points: int =
     params = {p.value.var: p for p in func.params}
     for name in shapes:
         if name not in params:
-            raise S2SError(f"--shape {name}: {func.name} has no parameter {name!r}")
+            raise S2SError(f"shapes {name!r} (--shape {name}): {func.name} has no parameter "
+                           f"{name!r} (parameters: {', '.join(params)})")
     missing = [n for n, p in params.items() if n not in shapes and n not in args
                and p.value.kind == "array" and not p.has_default]
     if missing:
         raise S2SError(f"{func.name} uses NumPy, which sympy cannot prove; the numeric check "
-                       f"needs the shape of each array parameter: pass --shape "
-                       + ",".join(f"{n}=..." for n in missing) + " (e.g. 3x4, 5, or scalar)")
+                       "needs the shape of each array parameter: give shapes={"
+                       + ", ".join(f"{n!r}: (...)" for n in missing) + "} (on the command "
+                       "line --shape " + ",".join(f"{n}=..." for n in missing)
+                       + "; e.g. 3x4, 5, or scalar)")
     grad = api.grad(fn, wrt=[v.var for v in values])
     rng = np.random.default_rng(seed)
     worst = {v.var: 0.0 for v in values}

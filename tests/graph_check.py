@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import shutil
 import subprocess
 
@@ -23,9 +24,24 @@ def kinds(dot):
             for n, a in dot.nodes.items()}
 
 
-def check_with_graphviz(text):
-    """Graphviz parses and lays out the text (only where it is installed)."""
+@functools.lru_cache(maxsize=None)
+def working_dot() -> str | None:
+    """The Graphviz `dot` program, if it is installed and renders a trivial
+    graph (a broken install, missing its plugins, would fail every test)."""
     exe = shutil.which("dot")
+    if exe is None:
+        return None
+    try:
+        done = subprocess.run([exe, "-Tsvg"], input=b"digraph { a -> b }", capture_output=True,
+                              timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return exe if done.returncode == 0 and b"<svg" in done.stdout else None
+
+
+def check_with_graphviz(text):
+    """Graphviz parses and lays out the text (only where it works)."""
+    exe = working_dot()
     if exe is not None:
         done = subprocess.run([exe, "-Tsvg"], input=text.encode(), capture_output=True)
         assert done.returncode == 0, done.stderr.decode()

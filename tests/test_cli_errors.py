@@ -126,6 +126,33 @@ def test_output_is_the_source_file(folder, output):
     assert sorted(os.listdir(folder)) == before
 
 
+HELPERS = "def sq(u):\n    return u * u\n"
+MAIN = "from helpers import sq\n\n\ndef f(x):\n    return sq(x) * x\n"
+
+
+@pytest.mark.parametrize("output", ["helpers.py", "./helpers.py", "main.py"])
+def test_output_is_a_called_helpers_source_file(folder, output):
+    (folder / "helpers.py").write_text(HELPERS)
+    (folder / "main.py").write_text(MAIN)
+    proc = run(["grad", "main.py:f", "-o", output], folder)
+    one_line_error(proc, f"-o {output} is the source", "refusing")
+    assert (folder / "helpers.py").read_text() == HELPERS
+    assert (folder / "main.py").read_text() == MAIN
+    assert not [n for n in os.listdir(folder) if n.startswith(".s2s-ad-")]
+    proc = run(["grad", "main.py:f", "-o", "out.py"], folder)  # another file is fine
+    assert proc.returncode == 0, proc.stderr
+    assert "def sq_bwd(" in (folder / "out.py").read_text()
+
+
+def test_output_is_read_only(folder):
+    out = folder / "out.py"
+    out.write_text("# keep me\n")
+    out.chmod(0o444)
+    one_line_error(run(["grad", "tgt.py:f", "-o", "out.py"], folder), "read-only", "refusing")
+    assert out.read_text() == "# keep me\n"
+    assert oct(out.stat().st_mode & 0o777) == oct(0o444)
+
+
 def test_failed_generation_leaves_existing_output_alone(folder):
     (folder / "out.py").write_text("# keep me\n")
     proc = run(["grad", "tgt.py:refused", "-o", "out.py"], folder)
@@ -155,3 +182,68 @@ def test_source_error_without_location_is_one_line(folder):
     # A function without readable source (exec'd): located nowhere, one line.
     (folder / "nosrc.py").write_text("exec('def f(x):\\n    return x')\n")
     one_line_error(run(["grad", "nosrc.py:f"], folder), "cannot read the source of f")
+
+
+LOOP = """import math
+
+
+def f(x, n):
+    s = x
+    for i in range(n):
+        s = math.sin(s) + x
+    return s
+"""
+
+
+def test_check_timeout_bounds_the_whole_run(folder):
+    import time
+    (folder / "loop.py").write_text(LOOP)
+    started = time.monotonic()
+    proc = run(["check", "loop.py:f", "--wrt", "x", "--args", "n=100000000", "--timeout", "2"],
+               folder)
+    elapsed = time.monotonic() - started
+    one_line_error(proc, "more than its 2 s budget", "--timeout")
+    assert elapsed < 12, elapsed  # 2 s of checking plus interpreter start-up on a busy machine
+
+
+def test_check_of_a_deep_loop_is_located_not_a_recursion_error(folder):
+    (folder / "loop.py").write_text(LOOP)
+    proc = run(["check", "loop.py:f", "--wrt", "x", "--args", "n=3000", "--timeout", "0"], folder)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and "RecursionError" not in proc.stderr
+    first, shown, caret = proc.stderr.splitlines()[:3]
+    assert first.startswith("loop.py:6:5: error: checking f nests too deeply"), first
+    assert shown.strip() == "for i in range(n):" and caret.strip() == "^"
+
+
+NUMPY_TARGET = """import numpy as np
+
+
+def mm(W, x):
+    return np.sum(W @ x)
+"""
+
+# (arguments, words the one-line message must contain: the bad part, the fix)
+BAD_INVOCATIONS = [
+    (["grad", "tgt.py"], ["tgt.py", "tgt.py:FN"]),
+    (["check", "tgt.py"], ["tgt.py:FN"]),
+    (["check", "mm.py:mm", "--shape", "W=3x4,x=5"], ["ValueError", "matmul", "--shape"]),
+    (["check", "mm.py:mm", "--shape", "q=3"], ["no parameter 'q'", "parameters: W, x"]),
+    (["check", "mm.py:mm"], ["--shape W=...,x=..."]),
+    (["check", "tgt.py:f", "--args", "q=3"], ["--args q=", "no parameter 'q'"]),
+    (["check", "tgt.py:f", "--at", "q=3"], ["--at q=", "no parameter 'q'"]),
+    (["check", "tgt.py:f", "--points", "0"], ["points", "positive"]),
+    (["check", "tgt.py:f", "--points", "-3"], ["points", "positive"]),
+    (["check", "tgt.py:f", "--timeout", "-1"], ["timeout", "0 or more"]),
+    (["grad", "tgt.py:f", "--length", "x=0"], ["--length x", "positive"]),
+    (["grad", "tgt.py:f", "--length", "x=-2"], ["--length x", "positive"]),
+    (["grad", "tgt.py:f", "--wrt", "q"], ["no parameter 'q'"]),
+    (["grad", "tgt.py:nope"], ["no function 'nope'"]),
+]
+
+
+@pytest.mark.parametrize("argv, needles", BAD_INVOCATIONS,
+                         ids=[" ".join(a) for a, _ in BAD_INVOCATIONS])
+def test_bad_invocation_is_exit_code_2_and_one_line(folder, argv, needles):
+    (folder / "mm.py").write_text(NUMPY_TARGET)
+    one_line_error(run(argv, folder), *needles)

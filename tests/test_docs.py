@@ -23,3 +23,31 @@ def test_readme_starts_with_the_two_setup_commands():
     with open(os.path.join(ROOT, ".ci", "run"), encoding="utf-8") as f:
         ci = f.read()
     assert "pip install --quiet '.[test]'" in ci and "python -m pytest" in ci
+
+
+def test_readme_python_example_is_true(tmp_path):
+    """The README's Python API block runs as written, and every line of the
+    form ``expr  # literal ...`` evaluates to that literal (checked here
+    against the derivative of f(a, x) = a·x² worked by hand: ∂/∂a = x²,
+    ∂/∂x = 2ax)."""
+    import ast
+    import re
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    block = text.split("## Python API", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    import runpy
+    example = tmp_path / "readme_example.py"  # a file, so that s2s-ad can read f's source
+    example.write_text(block, encoding="utf-8")
+    namespace = runpy.run_path(str(example))
+    f = namespace["f"]
+    a, x = 3.0, 2.0
+    assert (f(a, x), x * x, 2 * a * x) == (12.0, 4.0, 12.0)  # the hand-worked values
+    claims = 0
+    for line in block.splitlines():
+        code, sep, comment = line.partition("#")
+        m = re.match(r"\s*(\([^—]*\)|-?[0-9.]+)", comment)
+        if not sep or not m or "=" in code:
+            continue
+        assert eval(code, namespace) == ast.literal_eval(m.group(1)), line
+        claims += 1
+    assert claims >= 2
