@@ -64,8 +64,8 @@ class Block:
     def node(self) -> ast.stmt:
         """The whole statement as one ``ast`` node (for analyses over names)."""
         head = self.head
-        body = [s.node for s in self.body if s.node is not None] or [ast.Pass()]
-        orelse = [s.node for s in self.orelse if s.node is not None]
+        body = [n for n in (s.node for s in self.body) if n is not None] or [ast.Pass()]
+        orelse = [n for n in (s.node for s in self.orelse) if n is not None]
         if isinstance(head, ast.If):
             return ast.If(head.test, body, orelse)
         if isinstance(head, ast.For):
