@@ -35,14 +35,14 @@ from bisect import bisect_left, bisect_right, insort
 from collections import Counter, defaultdict
 from heapq import heappop, heappush
 
-from .code import Block, Stmt
+from .code import Block, Stmt, name_nodes
 
 
 def names_in(s) -> Counter:
     """How often each name occurs in statement ``s`` (blocks included)."""
     out: Counter = Counter()
     for node in _nodes(s):
-        out.update(x.id for x in ast.walk(node) if isinstance(x, ast.Name))
+        out.update(x.id for x in name_nodes(node))
     return out
 
 
@@ -70,9 +70,8 @@ def _rw(s) -> tuple[set[str], set[str]]:
     if node is None:
         return set(), set()
     reads, writes = set(), set()
-    for x in ast.walk(node):
-        if isinstance(x, ast.Name):
-            (writes if isinstance(x.ctx, ast.Store) else reads).add(x.id)
+    for x in name_nodes(node):
+        (writes if isinstance(x.ctx, ast.Store) else reads).add(x.id)
     # Writes into an array in place (``dy[i] += g``, ``dy[i] = 0.0``,
     # ``np.add.at(dy, i, g)``) change ``dy`` though its name is only loaded.
     targets: list = []
@@ -142,8 +141,7 @@ class _Summary:
     __slots__ = ("names", "reads", "writes", "copy", "assigned")
 
     def __init__(self, s):
-        self.names: Counter = Counter(x.id for node in _nodes(s) for x in ast.walk(node)
-                                      if isinstance(x, ast.Name))
+        self.names: Counter = Counter(x.id for node in _nodes(s) for x in name_nodes(node))
         if isinstance(s, Block):
             self.reads = set(self.names)
             self.writes = set(self.names)
@@ -323,8 +321,8 @@ class _Copies:
             if s is None:
                 continue
             for node in _nodes(s):
-                for x in ast.walk(node):
-                    if isinstance(x, ast.Name) and x.id in self.renamed:
+                for x in name_nodes(node):
+                    if x.id in self.renamed:
                         x.id = self.find(x.id)
 
     # -- what a check looked at ---------------------------------------------------
