@@ -17,6 +17,26 @@ from .rules import RULES
 from .templates import const_expr
 
 
+def name_nodes(node: ast.AST) -> list[ast.Name]:
+    """The ``ast.Name`` nodes in ``node`` (``ast.walk`` filtered, without its
+    generator machinery: the passes over generated statements call this on
+    every statement)."""
+    out = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if type(n) is ast.Name:
+            out.append(n)
+            continue
+        for field in n._fields:
+            v = getattr(n, field, None)
+            if isinstance(v, ast.AST):
+                stack.append(v)
+            elif isinstance(v, list):
+                stack.extend(x for x in v if isinstance(x, ast.AST))
+    return out
+
+
 @dataclass(eq=False)
 class Stmt:
     """One simple statement. ``node`` None makes a comment-only line."""
@@ -64,8 +84,8 @@ class Block:
     def node(self) -> ast.stmt:
         """The whole statement as one ``ast`` node (for analyses over names)."""
         head = self.head
-        body = [s.node for s in self.body if s.node is not None] or [ast.Pass()]
-        orelse = [s.node for s in self.orelse if s.node is not None]
+        body = [n for n in (s.node for s in self.body) if n is not None] or [ast.Pass()]
+        orelse = [n for n in (s.node for s in self.orelse) if n is not None]
         if isinstance(head, ast.If):
             return ast.If(head.test, body, orelse)
         if isinstance(head, ast.For):

@@ -17,7 +17,7 @@ import textwrap
 import astor
 
 from ._version import __version__
-from .code import Block, CodeFunction
+from .code import Block, CodeFunction, name_nodes
 
 COMMENT_COLUMN = 40
 
@@ -40,9 +40,11 @@ def module(functions: list[CodeFunction], src_file: str | None = None) -> str:
     lines += [docstring_text(textwrap.fill(f"{fn.name}: {tape_summary(fn)}", 88), keep_lines=True)
               for fn in functions if fn.role != "bwd"]
     lines += ['"""', ""]
+    used = {id(fn): _names(fn) for fn in functions}
     imports = sorted({f"import {mod}" if alias == mod else f"import {mod} as {alias}"
                       for fn in functions for mod, alias in fn.source.modules.items()
-                      if _uses(fn, alias)})
+                      if alias in used[id(fn)]
+                      or (fn.helpers and alias == fn.source.modules.get("numpy"))})
     imports += sorted({line for fn in functions for line in fn.imports})
     if imports:
         lines += imports + [""]
@@ -144,9 +146,8 @@ def _block(b: Block, indent: str) -> list[str]:
     return out
 
 
-def _uses(fn: CodeFunction, alias: str) -> bool:
+def _names(fn: CodeFunction) -> set[str]:
+    """Every name ``fn``'s body, return value and defaults read or write."""
     nodes = [s.node for s in fn.body if s.node is not None] + [fn.returns]
     nodes += [d for d in fn.args.defaults + fn.args.kw_defaults if d is not None]
-    if fn.helpers and alias == fn.source.modules.get("numpy"):
-        return True
-    return any(isinstance(n, ast.Name) and n.id == alias for node in nodes for n in ast.walk(node))
+    return {n.id for node in nodes for n in name_nodes(node)}

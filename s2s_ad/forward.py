@@ -25,12 +25,11 @@ Horner's rule ``s = s * x + c[i]`` becomes::
 from __future__ import annotations
 
 import ast
-import copy
 
 from . import analysis, inplace, ir
 from .code import Block, Stmt
 from .rules import RULES
-from .templates import PLACEHOLDERS, const_expr, index_expr, names_read, substitute
+from .templates import PLACEHOLDERS, const_expr, copy_expr, index_expr, names_read, substitute
 
 
 def build(sweep, extra: set[int]) -> list:
@@ -86,7 +85,7 @@ class _Forward:
     def expr(self, a: ir.Operand) -> ast.expr:
         if isinstance(a, ir.Value):
             if id(a) in self.inline:
-                return copy.deepcopy(self.inline[id(a)])
+                return copy_expr(self.inline[id(a)])
             return ast.Name(self.sw.fwd(a), ast.Load())
         return const_expr(a.value, self.sw.modules)
 

@@ -394,7 +394,7 @@ def _zero(e: ast.expr) -> bool:
 
 def _sets_element(line: Line) -> bool:
     """``dy[i] = 0.0``: the adjoint of an element the forward pass overwrote
-    is set, not added to (sweep_control counts it among the lines that add,
+    is set, not added to (sweep counts it among the lines that add,
     as it changes the adjoint in place)."""
     node = line.stmt.node
     if line.op is not None and line.op.prim == "getitem":

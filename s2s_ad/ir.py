@@ -260,13 +260,24 @@ def has_control_flow(func: "Function") -> bool:
     return any(not isinstance(node, Op) for node in func.body.ops)
 
 
+_END = object()
+
+
 def walk(region: Region):
-    """Every node of ``region``, nested regions included, in program order."""
-    for node in region.ops:
+    """Every node of ``region``, nested regions included, in program order.
+
+    Iterative: a recursive generator hands each node up through one
+    ``yield from`` per enclosing region, which made walks of deeply nested
+    code quadratic in its depth."""
+    stack = [iter(region.ops)]
+    while stack:
+        node = next(stack[-1], _END)
+        if node is _END:
+            stack.pop()
+            continue
         yield node
         if not isinstance(node, Op):
-            for r in node.regions:
-                yield from walk(r)
+            stack.extend(iter(r.ops) for r in reversed(node.regions))
 
 
 @dataclass(eq=False)

@@ -446,7 +446,7 @@ class ControlFlow:
             if kinds[v] == "list":
                 raise self.src.error(node, f"the list `{v}` is reassigned in the loop; only "
                                      "floats, ints and bools can change across iterations")
-        saved = (set(self.namer.taken), self.temps)
+        saved = (self.namer.mark(), self.temps)
         for attempt in range(3):
             built = self._loop_once(node, target, seq, bounds, carried, kinds, has_break,
                                     has_cont, has_ret, is_for, binds)
@@ -458,7 +458,8 @@ class ControlFlow:
                     widened = True
             if not widened:
                 break
-            self.namer.taken, self.temps = set(saved[0]), saved[1]
+            self.namer.undo(saved[0])
+            self.temps = saved[1]
         body, params, index, cond, exit_ = built
         outs = [ir.Value(p.name, p.kind, p.var) for p in params]
         inits = [self.env[v] for v in carried]

@@ -24,6 +24,12 @@ class Namer:
         self.avoid = set(avoid)
         """Names owned by the user: only :meth:`claim` may hand them out, once."""
         self.taken: set[str] = set(reserved)
+        self._next: dict[str, int] = {}
+        """base -> the first suffix :meth:`fresh` has not yet found taken (names
+        are never given back, so the search resumes there: linear, not
+        quadratic, in the names made from one base)."""
+        self._log: list[tuple[str, str | None, int | None]] = []
+        """(name, base, the base's earlier next suffix) of every name handed out."""
 
     def _free(self, name: str) -> bool:
         return name not in self.taken and not keyword.iskeyword(name) and name.isidentifier()
@@ -32,6 +38,7 @@ class Namer:
         """``name`` itself if nobody has it yet, else a fresh variant."""
         if self._free(name):
             self.taken.add(name)
+            self._log.append((name, None, None))
             return name
         return self.fresh(name)
 
@@ -44,13 +51,32 @@ class Namer:
             base = "_" + base
         if self._free(base) and base not in self.avoid:
             self.taken.add(base)
+            self._log.append((base, None, None))
             return base
-        i = 1
+        i = self._next.get(base, 1)
         while not (self._free(f"{base}_{i}") and f"{base}_{i}" not in self.avoid):
             i += 1
         name = f"{base}_{i}"
         self.taken.add(name)
+        self._log.append((name, base, self._next.get(base)))
+        self._next[base] = i + 1
         return name
+
+    def mark(self) -> int:
+        """A point to come back to with :meth:`undo`."""
+        return len(self._log)
+
+    def undo(self, mark: int) -> None:
+        """Give back every name handed out since ``mark`` (a loop lowered
+        again with wider kinds names its values afresh)."""
+        while len(self._log) > mark:
+            name, base, earlier = self._log.pop()
+            self.taken.discard(name)
+            if base is not None:
+                if earlier is None:
+                    del self._next[base]
+                else:
+                    self._next[base] = earlier
 
 
 def identifiers(tree: ast.AST) -> set[str]:

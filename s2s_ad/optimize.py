@@ -49,40 +49,40 @@ def _neg(node: ast.expr) -> ast.expr:
     return ast.UnaryOp(ast.USub(), node)
 
 
-
 def simplify(node: ast.expr) -> ast.expr:
-    class Peephole(ast.NodeTransformer):
-        def visit_UnaryOp(self, node):
-            self.generic_visit(node)
-            if isinstance(node.op, ast.USub):
-                return _neg(node.operand)
+    return _Peephole().visit(node)
+
+
+class _Peephole(ast.NodeTransformer):
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, ast.USub):
+            return _neg(node.operand)
+        return node
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        return _binop(node)
+
+    def visit_Call(self, node):
+        # ``np.where(2 == 0, a, b)``: the array form of the same guard.
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "where" \
+                and len(node.args) == 3 and not node.keywords:
+            decided = _decide(node.args[0])
+            if decided is not None:
+                return node.args[1] if decided else node.args[2]
+        return node
+
+    def visit_IfExp(self, node):
+        # A rule's guard on a constant operand (``0.0 if y == 0 else ...``
+        # with y = 2) is decided here, so the generated line shows only
+        # the branch that runs.
+        self.generic_visit(node)
+        decided = _decide(node.test)
+        if decided is None:
             return node
-
-        def visit_BinOp(self, node):
-            self.generic_visit(node)
-            return _binop(node)
-
-        def visit_Call(self, node):
-            # ``np.where(2 == 0, a, b)``: the array form of the same guard.
-            self.generic_visit(node)
-            if isinstance(node.func, ast.Attribute) and node.func.attr == "where" \
-                    and len(node.args) == 3 and not node.keywords:
-                decided = _decide(node.args[0])
-                if decided is not None:
-                    return node.args[1] if decided else node.args[2]
-            return node
-
-        def visit_IfExp(self, node):
-            # A rule's guard on a constant operand (``0.0 if y == 0 else ...``
-            # with y = 2) is decided here, so the generated line shows only
-            # the branch that runs.
-            self.generic_visit(node)
-            decided = _decide(node.test)
-            if decided is None:
-                return node
-            return node.body if decided else node.orelse
-
-    return Peephole().visit(node)
+        return node.body if decided else node.orelse
 
 
 COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,

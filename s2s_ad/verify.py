@@ -384,17 +384,20 @@ def _check_within(fn, wrt, args, at, points, seed, output, lengths, shapes, time
         with _deadline(symbolic):
             return _check_symbolic(fn, wrt, args, at, points, seed, output, lengths,
                                    None if symbolic is None else started + symbolic)
-    except _OutOfTime:
+    except (_OutOfTime, RecursionError) as exc:
+        # sympy walks its expressions recursively: a long chain of updates
+        # (a = a * x + y, a thousand times) nests deeper than Python's stack.
+        why = (f"took more than {symbolic:g} s (its expressions swell)"
+               if isinstance(exc, _OutOfTime) else
+               "nests its expressions deeper than sympy can recurse")
         if lengths:
-            raise S2SError(f"symbolic execution of {fn.__name__} took more than {symbolic:g} s "
-                               "(its expressions swell); check it with finite differences "
-                               "(tests/oracle.py) or a smaller --length") from None
+            raise S2SError(f"symbolic execution of {fn.__name__} {why}; check it with finite "
+                           "differences (tests/oracle.py) or a smaller --length") from None
         from . import verify_arrays
         return verify_arrays.check(
             fn, wrt, shapes={}, args=args, points=min(points, 3), seed=seed, positive=True,
-            reason=f"symbolic execution took more than {symbolic:g} s (its expressions swell), "
-                   "so this is a numeric check (central differences of the original function "
-                   "in float64), not a proof")
+            reason=f"symbolic execution {why}, so this is a numeric check (central differences "
+                   "of the original function in float64), not a proof")
 
 
 def _check_symbolic(fn, wrt, args, at, points, seed, output, lengths, deadline) -> Verdict:

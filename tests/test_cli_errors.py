@@ -206,14 +206,15 @@ def test_check_timeout_bounds_the_whole_run(folder):
     assert elapsed < 12, elapsed  # 2 s of checking plus interpreter start-up on a busy machine
 
 
-def test_check_of_a_deep_loop_is_located_not_a_recursion_error(folder):
+def test_check_of_a_deep_loop_falls_back_to_numbers_not_a_recursion_error(folder):
+    # 3,000 steps of one symbolic expression nest deeper than sympy recurses:
+    # the check says so and checks numerically instead of a traceback.
     (folder / "loop.py").write_text(LOOP)
     proc = run(["check", "loop.py:f", "--wrt", "x", "--args", "n=3000", "--timeout", "0"], folder)
-    assert proc.returncode == 2
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr and "RecursionError" not in proc.stderr
-    first, shown, caret = proc.stderr.splitlines()[:3]
-    assert first.startswith("loop.py:6:5: error: checking f nests too deeply"), first
-    assert shown.strip() == "for i in range(n):" and caret.strip() == "^"
+    assert "nests its expressions deeper than sympy can recurse" in proc.stdout
+    assert "not a proof" in proc.stdout and "AGREES" in proc.stdout.upper()
 
 
 NUMPY_TARGET = """import numpy as np
