@@ -14,8 +14,8 @@ import weakref
 from collections.abc import Hashable
 from typing import Callable, NamedTuple, Sequence, Union
 
-from . import (calls, emit, frontend, graph, graph_backward, ir, loader, optimize, reverse,
-               source, structures)
+from . import (calls, emit, frontend, graph, graph_backward, inline, ir, loader, optimize,
+               reverse, source, structures)
 from .code import CodeFunction
 from .errors import S2SError, SourceError
 from .explain import explain_text
@@ -122,6 +122,7 @@ def program(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
     src = source.locate(fn)
     func = frontend.lower(src, lengths)
     graph = calls.collect(func, src)
+    inline.run(graph)
     if pair:
         main_names = [f"{func.name}_fwd", f"{func.name}_bwd"]
     else:
@@ -195,7 +196,8 @@ def gradient_module(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
     refuses to write over any of them)."""
     functions, src, graph = program(fn, wrt, with_value=with_value, output=output,
                                     lengths=lengths)
-    files = list(dict.fromkeys([src.file, *(f.loc.file for f in graph.callees)]))
+    # every function reached, the inlined ones too (graph.lowered, not graph.callees)
+    files = list(dict.fromkeys([src.file, *(f.loc.file for f in graph.lowered.values())]))
     return emit.module(functions, src.file), files
 
 

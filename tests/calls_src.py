@@ -83,3 +83,13 @@ def wrong_arity(x):
 
 def unknown_keyword(x):
     return sq(x, power=2)
+
+
+def clip(x):
+    if x > 2.0:
+        return 4.0
+    return x * x
+
+
+def twice_clip(x, y):
+    return clip(x) + clip(x * y)

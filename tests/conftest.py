@@ -34,3 +34,14 @@ def golden(request):
         assert text == expected, f"generated text differs from tests/golden/{name}"
 
     return check
+
+
+@pytest.fixture
+def pairs(monkeypatch):
+    """Every helper keeps its forward/backward pair (small ones are otherwise
+    inlined, s2s_ad/inline.py): for tests of the pairs themselves."""
+    from s2s_ad import api, inline
+    monkeypatch.setattr(inline, "MAX_OPS", 0)
+    api.clear_cache()
+    yield
+    api.clear_cache()

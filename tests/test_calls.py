@@ -37,6 +37,15 @@ def test_gradient_matches_finite_differences(fn, args):
     assert all(close(g, w) for g, w in zip(got, want)), (got, want)
 
 
+@pytest.mark.parametrize("fn,args", CASES, ids=[f.__name__ for f, _ in CASES])
+def test_gradient_as_pairs_matches_finite_differences(fn, args, pairs):
+    # The same helpers, none inlined: each call goes through its pair.
+    n = len(args)
+    got = s2s_ad.grad(fn, wrt=tuple(range(n)))(*args)
+    want = fd_gradient(fn, args, list(range(n)))
+    assert all(close(g, w) for g, w in zip(got, want)), (got, want)
+
+
 @pytest.mark.parametrize("fn", [c.twice_sq, c.nested, c.same_arg, c.imported, c.cube_plus],
                          ids=lambda f: f.__name__)
 def test_gradient_proved_by_sympy(fn):
@@ -44,13 +53,13 @@ def test_gradient_proved_by_sympy(fn):
     assert verdict.status == "proved", str(verdict)
 
 
-def test_helper_called_twice_gets_one_pair():
+def test_helper_called_twice_gets_one_pair(pairs):
     text = s2s_ad.gradient_source(c.twice_sq)
     assert text.count("def sq_fwd(") == 1 and text.count("def sq_bwd(") == 1
     assert text.count("= sq_fwd(") == 2 and text.count("= sq_bwd(") == 2
 
 
-def test_helpers_calling_helpers_each_get_a_pair_with_a_header():
+def test_helpers_calling_helpers_each_get_a_pair_with_a_header(pairs):
     text = s2s_ad.gradient_source(c.nested)
     for name in ("cube_plus", "sq"):
         assert f"def {name}_fwd(" in text and f"def {name}_bwd(" in text
@@ -69,7 +78,7 @@ def test_keyword_arguments_and_defaults_at_call_sites():
     assert "cube_plus_fwd(b, 2.0, 0.0)" in text
 
 
-def test_helpers_from_another_module_that_imports_this_one():
+def test_helpers_from_another_module_that_imports_this_one(pairs):
     text = s2s_ad.gradient_source(shapes_loss())
     for name in ("bump", "scaled", "both"):
         assert f"def {name}_fwd(" in text
@@ -244,7 +253,7 @@ def test_calls_inside_loops_proved_by_sympy(fn, args):
     assert verdict.status == "proved", str(verdict)
 
 
-def test_a_call_in_a_loop_tapes_its_callees_tape_once_per_iteration():
+def test_a_call_in_a_loop_tapes_its_callees_tape_once_per_iteration(pairs):
     text = s2s_ad.gradient_source(cl.call_in_loop, wrt=0)
     assert "sq_1, sq_1_tape = sq_fwd(x + i)" in text
     # a loop inside no other loop keeps one slot per iteration

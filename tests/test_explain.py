@@ -67,7 +67,7 @@ def test_docs_show_the_real_explanations():
         page = f.read()
     assert s2s_ad.explain(seed, wrt=("a", "x")) in page, "regenerate docs/graphs.md's seed block"
     nll = s2s_ad.explain(gaussian_nll.nll, wrt=("mu", "log_sigma"))
-    twice = s2s_ad.explain(calls_src.twice_sq)
+    twice = s2s_ad.explain(calls_src.twice_clip)
     tied = s2s_ad.explain(tied_weights.tied)
     loop = s2s_ad.explain(logistic_map.logistic, wrt=("x", "r"))
     assert loop[loop.index("reverse sweep"):].rstrip("\n") in page, \

@@ -252,7 +252,7 @@ def test_a_temporary_passing_its_adjoint_on_gets_no_node():
     assert not [n for n in dot.nodes if k[n] == "sum"]
 
 
-def test_each_call_site_is_one_backward_node_reading_its_tape():
+def test_each_call_site_is_one_backward_node_reading_its_tape(pairs):
     text = s2s_ad.graph_dot(calls_src.nested, backward=True)
     dot = dotcheck.parse(text)
     check_with_graphviz(text)

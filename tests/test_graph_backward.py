@@ -247,7 +247,7 @@ def test_a_sum_both_sides_of_a_branch_read_is_made_before_the_branch():
     assert phis == ["φ dx", "φ dy"]
 
 
-def test_a_carried_adjoint_from_an_inner_head_or_a_call_names_what_it_carries():
+def test_a_carried_adjoint_from_an_inner_head_or_a_call_names_what_it_carries(pairs):
     """``dacc = dacc_1`` after an inner reverse loop, ``dx_1 = dx_1_1`` after a
     call: the edge back to the head says which of the source's values it is."""
     dot = dotcheck.parse(s2s_ad.graph_dot(cf_programs.triangular_reassign, wrt=("x", "y"),
