@@ -8,12 +8,11 @@
 (4.0, 12.0)
 """
 
-from ._version import __version__
-from .api import (CacheInfo, WrtError, cache_info, clear_cache, explain, gradient_source, grad,
-                  graph_dot, lower, source_of, value_and_grad, vjp, vjp_source)
-from .errors import S2SError, SourceError, TargetError
-from .rules.user import RuleError, custom_vjp, defvjp
-from .verify import Verdict, check
+from s2s_ad._version import __version__
+from s2s_ad.api import (CacheInfo, WrtError, cache_info, clear_cache, explain, gradient_source, grad, graph_dot, lower, source_of, value_and_grad, vjp, vjp_source)
+from s2s_ad.errors import S2SError, SourceError, TargetError
+from s2s_ad.rules.user import RuleError, custom_vjp, defvjp
+from s2s_ad.verify import Verdict, check
 
 __all__ = ["__version__", "grad", "value_and_grad", "vjp", "gradient_source", "vjp_source",
            "source_of", "check", "Verdict", "lower", "graph_dot", "explain", "custom_vjp", "defvjp",

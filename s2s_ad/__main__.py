@@ -1,5 +1,5 @@
 import sys
 
-from .cli import main
+from s2s_ad.cli import main
 
 sys.exit(main())

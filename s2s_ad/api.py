@@ -14,12 +14,14 @@ import weakref
 from collections.abc import Hashable
 from typing import Callable, NamedTuple, Sequence, Union
 
-from . import (calls, emit, frontend, graph, graph_backward, inline, ir, loader, optimize,
-               reverse, source, structures)
-from .code import CodeFunction
-from .errors import S2SError, SourceError
-from .explain import explain_text
-from .rules import user as user_rules
+from s2s_ad.frontend import calls, lowering as frontend, inline, source, structures
+from s2s_ad.emit import module as emit, loader, optimize
+from s2s_ad import graph, graph_backward, ir
+from s2s_ad.reverse import transform as reverse
+from s2s_ad.emit.code import CodeFunction
+from s2s_ad.errors import S2SError, SourceError
+from s2s_ad.explain import explain_text
+from s2s_ad.rules import user as user_rules
 
 Wrt = Union[None, int, str, Sequence[Union[int, str]]]
 

@@ -18,10 +18,12 @@ import argparse
 import os
 import sys
 
-from . import api, graph, ir, loader, source
-from ._version import __version__
-from .errors import S2SError, SourceError
-from .verify import check
+from s2s_ad import api, graph, ir
+from s2s_ad.emit import loader
+from s2s_ad.frontend import source
+from s2s_ad._version import __version__
+from s2s_ad.errors import S2SError, SourceError
+from s2s_ad.verify import check
 
 
 def _wrt(text: str | None):
@@ -53,7 +55,7 @@ def _shapes(items: list[str] | None) -> dict | None:
     """``--shape W=3x4,x=4`` → {"W": (3, 4), "x": (4,)}."""
     if not items:
         return None
-    from .verify_arrays import parse_shape
+    from s2s_ad.verify_arrays import parse_shape
     out = {}
     for item in items:
         for part in item.split(","):

@@ -27,9 +27,10 @@ from __future__ import annotations
 import ast
 import os
 
-from . import ir, shifts, sweep
-from .code import CodeFunction
-from .sweep import ControlSweep, Line, read, tape_of
+from s2s_ad import ir, sweep
+from s2s_ad.reverse import shifts
+from s2s_ad.emit.code import CodeFunction
+from s2s_ad.sweep import ControlSweep, Line, read, tape_of
 
 STEP = "  "
 
@@ -225,7 +226,7 @@ def _note(line: Line, sw: ControlSweep) -> tuple[str, ...]:
         return (f"{line.writes[0]} as it was before the write (its old elements popped from "
                 f"{stack})", f"line {line.op.loc.line}")
     if k == "inplace":
-        return (f"{line.stmt.comment} (s2s_ad/inplace.py)",)
+        return (f"{line.stmt.comment} (s2s_ad/reverse/inplace.py)",)
     if k == "shape":
         return (line.stmt.comment,)
     return (line.stmt.comment,)

@@ -33,8 +33,9 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 
-from . import ir, loader
-from .errors import S2SError
+from s2s_ad import ir
+from s2s_ad.emit import loader
+from s2s_ad.errors import S2SError
 
 # Forward things are blue, backward things red, as in most AD textbooks' figures.
 STYLE = {

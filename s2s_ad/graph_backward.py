@@ -45,10 +45,10 @@ from __future__ import annotations
 
 import ast
 
-from . import graph, ir, sweep
-from .code import CodeFunction
-from .sweep import SweepError
-from .sweep import ControlSweep, Line, read, tape_of
+from s2s_ad import graph, ir, sweep
+from s2s_ad.emit.code import CodeFunction
+from s2s_ad.sweep import SweepError
+from s2s_ad.sweep import ControlSweep, Line, read, tape_of
 
 DERIVED = ("derivative", "shape")
 MOVES = ("phi", "carry", "init", "add", "item", "inplace", "other")

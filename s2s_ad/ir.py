@@ -319,7 +319,7 @@ class Function:
     inplace: list = field(default_factory=list)
     """SourceErrors to raise where a caller passes this function an array: an
     augmented assignment (``u += 1.0``) would write into it where another
-    name sees the change (see s2s_ad.aliasing)."""
+    name sees the change (see s2s_ad.frontend.aliasing)."""
 
     @property
     def param_values(self) -> list[Value]:

@@ -34,11 +34,11 @@ import copy
 import inspect
 from dataclasses import dataclass, field
 
-from . import ir
-from .code import Block, CodeFunction, Stmt
-from .errors import S2SError
-from .rules import RULES
-from .templates import instantiate
+from s2s_ad import ir
+from s2s_ad.emit.code import Block, CodeFunction, Stmt
+from s2s_ad.errors import S2SError
+from s2s_ad.rules import RULES
+from s2s_ad.rules.templates import instantiate
 
 
 class SweepError(S2SError, AssertionError):

@@ -34,9 +34,11 @@ from dataclasses import dataclass, field
 
 import sympy
 
-from . import api, emit, frontend, source as source_mod
-from .errors import S2SError
-from .rules import user as user_rules
+from s2s_ad import api
+from s2s_ad.emit import module as emit
+from s2s_ad.frontend import lowering as frontend, source as source_mod
+from s2s_ad.errors import S2SError
+from s2s_ad.rules import user as user_rules
 
 SIMPLIFY_LIMIT = 400
 """Above this many operations, simplify() is skipped for the numeric check:
@@ -375,7 +377,7 @@ def _check_within(fn, wrt, args, at, points, seed, output, lengths, shapes, time
     """:func:`check` inside its whole budget: symbolic work gets half of it,
     the numeric fallback what is left."""
     if shapes is not None or _uses_numpy(fn, lengths):
-        from . import verify_arrays
+        from s2s_ad import verify_arrays
         return verify_arrays.check(fn, wrt, shapes=shapes or {}, args=args,
                                    points=min(points, 3), seed=seed)
     symbolic = None if timeout is None else timeout / 2
@@ -393,7 +395,7 @@ def _check_within(fn, wrt, args, at, points, seed, output, lengths, shapes, time
         if lengths:
             raise S2SError(f"symbolic execution of {fn.__name__} {why}; check it with finite "
                            "differences (tests/oracle.py) or a smaller --length") from None
-        from . import verify_arrays
+        from s2s_ad import verify_arrays
         return verify_arrays.check(
             fn, wrt, shapes={}, args=args, points=min(points, 3), seed=seed, positive=True,
             reason=f"symbolic execution {why}, so this is a numeric check (central differences "

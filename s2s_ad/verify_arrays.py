@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import api
-from .errors import S2SError
+from s2s_ad import api
+from s2s_ad.errors import S2SError
 
 TOLERANCE = 1e-6
 FULL_LIMIT = 64
@@ -44,7 +44,7 @@ def check(fn, wrt=None, *, shapes: dict, args: dict | None = None, points: int =
     when another cause sends a function here; ``positive`` draws every input
     from [0.2, 2] (the region of the symbolic check's sample point) instead of
     alternating with standard normal draws."""
-    from .verify import ParamResult, Verdict
+    from s2s_ad.verify import ParamResult, Verdict
 
     args = dict(args or {})
     func = api.lower(fn)

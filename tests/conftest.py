@@ -39,8 +39,9 @@ def golden(request):
 @pytest.fixture
 def pairs(monkeypatch):
     """Every helper keeps its forward/backward pair (small ones are otherwise
-    inlined, s2s_ad/inline.py): for tests of the pairs themselves."""
-    from s2s_ad import api, inline
+    inlined, s2s_ad/frontend/inline.py): for tests of the pairs themselves."""
+    from s2s_ad import api
+    from s2s_ad.frontend import inline
     monkeypatch.setattr(inline, "MAX_OPS", 0)
     api.clear_cache()
     yield

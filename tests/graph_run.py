@@ -40,7 +40,8 @@ import sys
 import numpy as np
 
 import s2s_ad
-from s2s_ad import api, graph, graph_backward, loader
+from s2s_ad import api, graph, graph_backward
+from s2s_ad.emit import loader
 
 from oracle import close, fd_gradient
 

@@ -1,4 +1,4 @@
-"""The copy elimination of s2s_ad.peephole as it was first written: the
+"""The copy elimination of s2s_ad.emit.peephole as it was first written: the
 search starts again after every rewrite and every check counts names over the
 rest of the block. Cubic in a block's length, but plain to read; the indexed
 version must make the same rewrites in the same order
@@ -9,8 +9,8 @@ from __future__ import annotations
 import ast
 from collections import Counter
 
-from s2s_ad.code import Block, Stmt
-from s2s_ad.peephole import _copy, _rw, names_in
+from s2s_ad.emit.code import Block, Stmt
+from s2s_ad.emit.peephole import _copy, _rw, names_in
 
 
 def _rename(s, old: str, new: str) -> None:

@@ -8,7 +8,7 @@ float, sometimes annotated ``s: float``) — returning a number, or a tuple of
 numbers one of which is differentiated (``output``). Two families, often in
 one program:
 
-* **shifts** (:mod:`s2s_ad.shifts`): a stable log-sum-exp, softmax or
+* **shifts** (:mod:`s2s_ad.reverse.shifts`): a stable log-sum-exp, softmax or
   log-softmax ``m = np.max(Z, axis=A, keepdims=True); ... np.exp(Z - m) ...``
   written the way that cancels, then perturbed at random so that it may not:
   ``m`` read again (summed, returned in a tuple, through ``np.maximum``), a

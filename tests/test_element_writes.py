@@ -1,4 +1,4 @@
-"""A list adjoint set element by element (``dc[i] = g``, s2s_ad.element_writes)
+"""A list adjoint set element by element (``dc[i] = g``, s2s_ad.reverse.element_writes)
 where each element gets exactly one contribution, and added to where an
 element may get several: gradients against central finite differences, and
 the generated statement that says which path was taken."""

@@ -9,7 +9,8 @@ import pytest
 
 import s2s_ad
 from oracle import close, fd_gradient
-from s2s_ad import cli, source
+from s2s_ad import cli
+from s2s_ad.frontend import source
 
 PAYLOAD = 'e""";open("{marker}", "w").close();""".py'
 NAMES = [PAYLOAD, "a\\N.py", "a\\N{{BULLET}}b.py", "line\nbreak.py", "tab\there\r.py",
@@ -75,7 +76,7 @@ def test_hostile_file_name_through_cli(tmp_path, name, monkeypatch, capsys):
 
 
 def test_hostile_names_in_comments_stay_comments():
-    from s2s_ad.emit import docstring_text, one_line
+    from s2s_ad.emit.module import docstring_text, one_line
     for text in ['a\nb = 1', 'x\r__import__("os")', "\x0b\x0c\u2028\u2029\x85", '"""', "\\N"]:
         line = one_line(text)
         assert "\n" not in line and "\r" not in line

@@ -100,7 +100,7 @@ def test_shift_programs_exercise_both_analyses(monkeypatch):
     """The generator keeps hitting its targets: shifts that cancel (and ones
     that don't), reductions left unspread (and ones spread)."""
     import s2s_ad
-    from s2s_ad import arrays
+    from s2s_ad.reverse import arrays
 
     kept = []
     original = arrays.ArraySweep._spread_by_its_use

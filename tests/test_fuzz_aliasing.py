@@ -26,9 +26,9 @@ def test_aliasing_programs_agree_or_are_refused_with_a_location(first, tmp_path)
 
 
 def test_the_runner_catches_a_lowering_that_ignores_aliasing(monkeypatch, tmp_path):
-    """Without the checks of s2s_ad/aliasing.py the gradients are wrong and
+    """Without the checks of s2s_ad/frontend/aliasing.py the gradients are wrong and
     the runner says so (the oracle can fail)."""
-    from s2s_ad import aliasing
+    from s2s_ad.frontend import aliasing
 
     monkeypatch.setattr(aliasing.InPlaceNames, "check_inplace", lambda self, stmt, old: None)
     monkeypatch.setattr(aliasing.InPlaceNames, "after_inplace", lambda self, stmt, old, new: None)

@@ -17,7 +17,9 @@ import shutil
 import pytest
 
 import s2s_ad
-from s2s_ad import api, graph, graph_backward, ir, loader, reverse, sweep
+from s2s_ad import api, graph, graph_backward, ir, sweep
+from s2s_ad.emit import loader
+from s2s_ad.reverse import transform as reverse
 from s2s_ad.cli import main
 
 import dotcheck

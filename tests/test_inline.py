@@ -1,4 +1,4 @@
-"""Small straight-line helpers are inlined into their caller (s2s_ad/inline.py):
+"""Small straight-line helpers are inlined into their caller (s2s_ad/frontend/inline.py):
 the gradient is the same as through the pair, the code has no pair for them,
 and helpers with control flow or many ops keep theirs."""
 import pytest

@@ -1,4 +1,4 @@
-"""Augmented assignment to a name holding an array (s2s_ad/aliasing.py):
+"""Augmented assignment to a name holding an array (s2s_ad/frontend/aliasing.py):
 NumPy writes into the array, so another name bound to it, or a view of it,
 sees the change. Each accepted function's gradient agrees with central
 differences of the function itself (which NumPy runs in place); each doubtful

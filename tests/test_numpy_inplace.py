@@ -1,5 +1,5 @@
 """Subscript assignment in loops and branches, written in place: gradients
-against central differences, and what the forward pass keeps (s2s_ad/inplace.py)."""
+against central differences, and what the forward pass keeps (s2s_ad/reverse/inplace.py)."""
 
 import re
 
@@ -176,7 +176,7 @@ def test_shape_only_operations_read_no_operand_values():
     shapes only (spread, reduced_size) or be constants."""
     import ast
 
-    from s2s_ad.inplace import SHAPE_ONLY
+    from s2s_ad.reverse.inplace import SHAPE_ONLY
     from s2s_ad.rules import RULES
 
     operands = {"x", "y"} | {f"x{k}" for k in range(4)}
@@ -204,7 +204,7 @@ def test_an_unforeseen_read_falls_back_to_keeping_every_version(monkeypatch):
     """If the reverse sweep reads the array where the analysis did not expect
     it, the transform keeps every version (the copying path) rather than
     reading a buffer that may hold other values."""
-    from s2s_ad import inplace
+    from s2s_ad.reverse import inplace
 
     real = inplace.families
 

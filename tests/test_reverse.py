@@ -5,7 +5,8 @@ import ast
 import corpus_scalar
 import seed_ggml
 import s2s_ad
-from s2s_ad import api, reverse
+from s2s_ad import api
+from s2s_ad.reverse import transform as reverse
 
 
 def sweep(f, wrt=None):

@@ -1,4 +1,4 @@
-"""Shifts that cancel (s2s_ad/shifts.py): the maximum subtracted for a stable
+"""Shifts that cancel (s2s_ad/reverse/shifts.py): the maximum subtracted for a stable
 log-sum-exp, softmax or log-softmax gets no adjoint where the result provably
 does not depend on it, and keeps its adjoint everywhere else. Every gradient
 against central finite differences (tests/array_oracle.py), ties included."""

@@ -6,7 +6,7 @@ counting work, never by a clock.
   family of ``benchmarks/transform_time.py``: a linear transform about
   doubles it; nested ``if``s were exponential (depth 20 took 5.7 s) and
   sequential loops quadratic or worse, which these ratios catch.
-* The indexed copy elimination of :mod:`s2s_ad.peephole` makes exactly the
+* The indexed copy elimination of :mod:`s2s_ad.emit.peephole` makes exactly the
   rewrites of the naive search it replaced (:mod:`tests.peephole_reference`),
   on the reverse sweeps of real programs and on random statement lists built
   to contain many copies, accumulators and conflicts.
@@ -25,8 +25,10 @@ from collections import Counter
 import pytest
 
 import s2s_ad
-from s2s_ad import emit, peephole, reverse
-from s2s_ad.code import Block, Stmt
+from s2s_ad.emit import module as emit
+from s2s_ad.emit import peephole
+from s2s_ad.reverse import transform as reverse
+from s2s_ad.emit.code import Block, Stmt
 from tests import cf_programs, peephole_reference
 from tests.modules import import_source
 from tests.programs import RandomDraw, program

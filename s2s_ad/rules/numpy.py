@@ -159,7 +159,7 @@ NUMPY_RULES = [
     _constant("full_like", "np.full_like(x, y)", 2),
     Rule("np.arange", "np.arange(*args)", (None,), "array", "constant", variadic=True),
     Rule("np.linspace", "np.linspace(*args)", (None,), "array", "constant", variadic=True),
-    # indexing: the adjoint scatters g back (see s2s_ad/arrays.py)
+    # indexing: the adjoint scatters g back (see s2s_ad/reverse/arrays.py)
     Rule("array.getitem", "x[index]", ("scatter", None), "array", "g scattered back to the indexed elements",
          adjoint=True, attrs=(("index", ()),), variadic=True),
     Rule("array.setitem", "assign(x, index, y)", ("scatter_zero", "gather", None), "array",

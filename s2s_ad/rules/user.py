@@ -32,7 +32,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from ..errors import S2SError
+from s2s_ad.errors import S2SError
 
 ATTRIBUTE = "__s2s_ad_vjp__"
 

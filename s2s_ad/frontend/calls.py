@@ -19,10 +19,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import frontend, ir, source
-from .errors import SourceError
-from .names import Namer
-from .rules import user as user_rules
+from s2s_ad.frontend import lowering as frontend, source
+from s2s_ad import ir
+from s2s_ad.errors import SourceError
+from s2s_ad.names import Namer
+from s2s_ad.rules import user as user_rules
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
     seen_rules: set[int] = set()
     inplace: dict = {}
     """function -> the augmented assignments that would write into an array
-    given to it (its own, then its callees'; see s2s_ad.aliasing)."""
+    given to it (its own, then its callees'; see s2s_ad.frontend.aliasing)."""
 
     def visit(f: ir.Function, fn, stack: list) -> None:
         problems = list(f.inplace)

@@ -24,8 +24,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from . import ir
-from .code import CodeFunction, Stmt
+from s2s_ad import ir
+from s2s_ad.emit.code import CodeFunction, Stmt
 
 
 class CallSites:

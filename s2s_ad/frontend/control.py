@@ -30,7 +30,8 @@ from __future__ import annotations
 import ast
 import builtins
 
-from . import ir, structures
+from s2s_ad import ir
+from s2s_ad.frontend import structures
 
 RET, RETVAL, BRK, CONT = "<ret>", "<result>", "<brk>", "<cont>"
 FLAG_NAMES = {RET: "ret", RETVAL: "result", BRK: "brk", CONT: "cont"}
@@ -554,7 +555,7 @@ class ControlFlow:
     def dynamic_subscript(self, node: ast.Subscript, var, hint) -> ir.Operand:
         """``xs[i]`` with an index known only at run time (a loop variable)
         reads the list parameter itself; every other subscript is resolved
-        while lowering (:mod:`s2s_ad.structures`)."""
+        while lowering (:mod:`s2s_ad.frontend.structures`)."""
         if isinstance(node.slice, ast.Slice) or not isinstance(node.value, ast.Name) \
                 or structures._static_int(self, node.slice) is not None:
             return structures.lower_expr(self, node, var)

@@ -16,8 +16,8 @@ import textwrap
 
 import astor
 
-from ._version import __version__
-from .code import Block, CodeFunction, name_nodes
+from s2s_ad._version import __version__
+from s2s_ad.emit.code import Block, CodeFunction, name_nodes
 
 COMMENT_COLUMN = 40
 

@@ -45,8 +45,9 @@ import builtins
 
 import numpy
 
-from . import ir, structures
-from .frontend_numpy import METHODS, VIEW_CALLS, first_leak, parents_of
+from s2s_ad import ir
+from s2s_ad.frontend import structures
+from s2s_ad.frontend.numpy import METHODS, VIEW_CALLS, first_leak, parents_of
 
 SYMBOLS = {ast.Add: "+=", ast.Sub: "-=", ast.Mult: "*=", ast.Div: "/=", ast.Pow: "**=",
            ast.Mod: "%=", ast.FloorDiv: "//="}

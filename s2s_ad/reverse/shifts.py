@@ -40,8 +40,9 @@ axes. Anything else leaves ``m`` an ordinary value with its adjoint.
 
 from __future__ import annotations
 
-from . import analysis, ir
-from .rules import RULES
+from s2s_ad.reverse import analysis
+from s2s_ad import ir
+from s2s_ad.rules import RULES
 
 SHIFTS = frozenset({"np.max", "np.min"})
 """Reductions whose result is subtracted to keep ``np.exp`` from overflowing."""
@@ -51,7 +52,7 @@ def cancelled(func: ir.Function) -> set[int]:
     """ids of values the result of ``func`` provably does not depend on."""
     if "numpy" not in func.modules:
         return set()
-    from .arrays import shape_classes  # arrays imports the rule table's NumPy helpers
+    from s2s_ad.reverse.arrays import shape_classes  # arrays imports the rule table's NumPy helpers
 
     classes = shape_classes(func)
     counts = analysis.uses(func)
@@ -68,7 +69,7 @@ def cancelled(func: ir.Function) -> set[int]:
 def note(func: ir.Function, wrt: list[ir.Value]) -> list:
     """A comment for the generated code naming the shifts that would have had
     an adjoint (they depend on ``wrt`` and the result reads them) and get none."""
-    from .code import Stmt
+    from s2s_ad.emit.code import Stmt
 
     gone = cancelled(func) & analysis.varied(func, wrt) & analysis.useful(func)
     names = [op.out.name for op in ir.walk(func.body)

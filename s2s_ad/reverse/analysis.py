@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import ir
-from .rules import RULES
+from s2s_ad import ir
+from s2s_ad.rules import RULES
 
 
 def differentiable(op: ir.Op) -> list[bool]:
@@ -118,7 +118,7 @@ def useful(func: ir.Function) -> set[int]:
 
 
 def active(func: ir.Function, wrt: list[ir.Value]) -> set[int]:
-    from .shifts import cancelled  # shifts reads this module's use counts
+    from s2s_ad.reverse.shifts import cancelled  # shifts reads this module's use counts
 
     return (varied(func, wrt) & useful(func)) - cancelled(func)
 

@@ -26,7 +26,7 @@ import ast
 import copy
 import math
 
-from . import ir
+from s2s_ad import ir
 
 PLACEHOLDERS = ("x", "y")
 TEMPLATE_MODULES = {"np": "numpy", "math": "math"}

@@ -32,10 +32,11 @@ import types
 
 import numpy
 
-from . import ir, structures
-from .rules import RULES
-from .rules.numpy import BROADCASTING, SAME_SHAPE, VIEWS
-from .templates import index_operands
+from s2s_ad import ir
+from s2s_ad.frontend import structures
+from s2s_ad.rules import RULES
+from s2s_ad.rules.numpy import BROADCASTING, SAME_SHAPE, VIEWS
+from s2s_ad.rules.templates import index_operands
 
 
 REDUCTIONS = {"sum", "mean", "prod", "max", "min"}
@@ -483,7 +484,7 @@ class ArrayLowering:
     def assign_versioned(self, target: ast.Subscript, value_node: ast.expr, op, stmt) -> None:
         """``y[i] = v`` in a function with loops or branches. The generated
         code writes in place and undoes the write in the reverse sweep
-        (:mod:`s2s_ad.inplace`), or, where the array's versions flow into
+        (:mod:`s2s_ad.reverse.inplace`), or, where the array's versions flow into
         another variable, assigns into a copy (``y = assign(y, i, v)``). Both
         equal Python's in-place write only when nothing else refers to the
         array: :func:`_sole_owner` checks it from the source."""

@@ -24,8 +24,8 @@ from __future__ import annotations
 import ast
 from collections import Counter
 
-from .code import Block, Stmt
-from .peephole import _rw, names_in
+from s2s_ad.emit.code import Block, Stmt
+from s2s_ad.emit.peephole import _rw, names_in
 
 
 def run(reverse: list, list_adjoints: set[str]) -> None:

@@ -24,7 +24,7 @@ import textwrap
 import types
 from dataclasses import dataclass
 
-from .errors import SourceError, TargetError
+from s2s_ad.errors import SourceError, TargetError
 
 
 @dataclass

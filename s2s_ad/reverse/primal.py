@@ -2,7 +2,7 @@
 
 Contract: :func:`build` turns the lowered function into the statements the
 gradient runs before its reverse sweep, given what the sweep decided
-(:class:`~s2s_ad.reverse._Sweep`: the values it reads, which of them it pops,
+(:class:`~s2s_ad.reverse.transform._Sweep`: the values it reads, which of them it pops,
 the forward names of values computed straight into a φ's variable):
 
 * only the nodes the reverse sweep (or ``value_and_grad``) needs run;
@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import ast
 
-from . import analysis, inplace, ir
-from .code import Block, Stmt
-from .rules import RULES
-from .templates import PLACEHOLDERS, const_expr, copy_expr, index_expr, names_read, substitute
+from s2s_ad.reverse import analysis, inplace
+from s2s_ad import ir
+from s2s_ad.emit.code import Block, Stmt
+from s2s_ad.rules import RULES
+from s2s_ad.rules.templates import PLACEHOLDERS, const_expr, copy_expr, index_expr, names_read, substitute
 
 
 def build(sweep, extra: set[int]) -> list:
@@ -199,7 +200,7 @@ class _Forward:
 
     def write(self, op: ir.Op) -> list:
         """``y[idx] = v`` in place, after pushing the overwritten elements
-        when the reverse sweep puts them back (s2s_ad.inplace)."""
+        when the reverse sweep puts them back (s2s_ad.reverse.inplace)."""
         fam = self.sw.families[id(op.out)]
         exprs = [self.expr(a) for a in op.args]
         out = []

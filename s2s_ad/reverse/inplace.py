@@ -58,12 +58,12 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from . import ir
-from .arrays import _as_value, _scalar
-from .code import Stmt, reverse_comment
-from .names import Namer
-from .rules.numpy import VIEWS
-from .templates import index_expr
+from s2s_ad import ir
+from s2s_ad.reverse.arrays import _as_value, _scalar
+from s2s_ad.emit.code import Stmt, reverse_comment
+from s2s_ad.names import Namer
+from s2s_ad.rules.numpy import VIEWS
+from s2s_ad.rules.templates import index_expr
 
 CONSTRUCTORS = {"np.zeros", "np.ones", "np.full", "np.zeros_like", "np.ones_like",
                 "np.full_like", "np.copy"}

@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import os
 
-from . import ir
-from .names import Namer
+from s2s_ad import ir
+from s2s_ad.names import Namer
 
 MAX_OPS = 16
 """Ops in a helper inlined at each call: a few lines of arithmetic."""

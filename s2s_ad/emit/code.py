@@ -12,9 +12,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from . import ir
-from .rules import RULES
-from .templates import const_expr
+from s2s_ad import ir
+from s2s_ad.rules import RULES
+from s2s_ad.rules.templates import const_expr
 
 
 def name_nodes(node: ast.AST) -> list[ast.Name]:

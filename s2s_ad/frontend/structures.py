@@ -29,8 +29,8 @@ import ast
 import builtins
 from dataclasses import dataclass, field
 
-from . import ir
-from .errors import SourceError
+from s2s_ad import ir
+from s2s_ad.errors import SourceError
 
 
 @dataclass(eq=False)

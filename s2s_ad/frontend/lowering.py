@@ -25,15 +25,16 @@ import math
 import numbers
 import types
 
-from . import ir, structures
-from .aliasing import InPlaceNames
-from .errors import SourceError
-from .frontend_numpy import ArrayLowering
-from .lower_control import RET, RETVAL, ControlFlow, always_returns
-from .names import Namer, identifiers
-from .rules import RULES
-from .rules import user as user_rules
-from .source import Source
+from s2s_ad import ir
+from s2s_ad.frontend import structures
+from s2s_ad.frontend.aliasing import InPlaceNames
+from s2s_ad.errors import SourceError
+from s2s_ad.frontend.numpy import ArrayLowering
+from s2s_ad.frontend.control import RET, RETVAL, ControlFlow, always_returns
+from s2s_ad.names import Namer, identifiers
+from s2s_ad.rules import RULES
+from s2s_ad.rules import user as user_rules
+from s2s_ad.frontend.source import Source
 
 BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow",
           ast.Mod: "mod", ast.FloorDiv: "floordiv"}

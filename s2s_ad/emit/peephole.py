@@ -35,7 +35,7 @@ from bisect import bisect_left, bisect_right, insort
 from collections import Counter, defaultdict
 from heapq import heappop, heappush
 
-from .code import Block, Stmt, name_nodes
+from s2s_ad.emit.code import Block, Stmt, name_nodes
 
 
 def names_in(s) -> Counter:

@@ -13,7 +13,7 @@ for functions in array mode (those that use NumPy). It guarantees that
   seed or into another adjoint sharing the array); the adjoint of an indexed
   read is the generated module's ``scatter`` helper (a fresh array of the
   operand's shape), of a subscript assignment ``gather``/``zeroed``
-  (arrays written in place are :mod:`s2s_ad.inplace`'s);
+  (arrays written in place are :mod:`s2s_ad.reverse.inplace`'s);
 * an operand is read for its shape only when an ``unbroadcast`` needs it, so
   a value read for nothing else stays off the tape.
 
@@ -33,14 +33,15 @@ import ast
 import copy
 import re
 
-from . import analysis, ir
-from .code import Stmt
+from s2s_ad.reverse import analysis
+from s2s_ad import ir
+from s2s_ad.emit.code import Stmt
 
-from .names import Namer
-from .rules import RULES
-from .rules.numpy import BROADCASTING, HELPERS, SAME_SHAPE
-from .optimize import simplify
-from .templates import index_expr, index_operands, instantiate, operand_expr
+from s2s_ad.names import Namer
+from s2s_ad.rules import RULES
+from s2s_ad.rules.numpy import BROADCASTING, HELPERS, SAME_SHAPE
+from s2s_ad.emit.optimize import simplify
+from s2s_ad.rules.templates import index_expr, index_operands, instantiate, operand_expr
 
 SPECIAL = {"array.getitem", "array.setitem"}
 """Indexing: its adjoint is a scatter or a gather, not a product with a local derivative."""
@@ -74,7 +75,7 @@ class ArraySweep:
         self._producers = {id(op.out): op for op in func.body.ops if isinstance(op, ir.Op)}
         self._helper_names: dict[str, str] = {}
         self.buffers: set[int] = set()
-        """ids of array versions written in place (s2s_ad.inplace): read only
+        """ids of array versions written in place (s2s_ad.reverse.inplace): read only
         by the ops whose reverse the buffer's state was kept for."""
 
     # -- helpers in the generated module --------------------------------------

@@ -6,7 +6,7 @@ special) and the parameters to differentiate with respect to, and returns a
 :class:`~s2s_ad.code.CodeFunction` with the user's parameters plus a
 keyword-only seed for the output adjoint. Its body is
 
-1. the **forward pass** (:mod:`s2s_ad.forward`): the ops whose values the
+1. the **forward pass** (:mod:`s2s_ad.reverse.primal`): the ops whose values the
    reverse sweep reads (plus the result, for ``value_and_grad``); inside loops
    it pushes each value the reverse sweep reads onto that value's tape;
 2. the **reverse sweep**: the ops walked in reverse; for each active operand,
@@ -20,7 +20,7 @@ keyword-only seed for the output adjoint. Its body is
    belonging to a value defined outside it starts at ``0.0`` before it.
    An array filled by subscript assignment is written in place; its writes
    are undone by the reverse sweep where a read before them needs it
-   (:mod:`s2s_ad.inplace`).
+   (:mod:`s2s_ad.reverse.inplace`).
 
 For ``b = x * x; y = a * b`` with respect to ``a, x``::
 
@@ -35,20 +35,20 @@ from __future__ import annotations
 
 import ast
 
-from . import analysis, element_writes, inplace, ir, peephole, shifts
-from .arrays import ArraySweep
-from .call_sites import CallSites, pair_functions, pair_seeds, seed_outputs
-from .peephole import names_in
-from .code import Block, CodeFunction, Stmt, reverse_comment, signature, unpack_params
-from .errors import SourceError
-from .names import Namer
-from .optimize import simplify
-from .rules import RULES
-from .templates import PLACEHOLDERS, const_expr, names_read, substitute
+from s2s_ad.reverse import analysis, element_writes, inplace, shifts
+from s2s_ad import ir
+from s2s_ad.emit import peephole
+from s2s_ad.reverse.arrays import ArraySweep
+from s2s_ad.reverse.call_sites import CallSites, pair_functions, pair_seeds, seed_outputs
+from s2s_ad.reverse.structured import StructuredSweep, _call
+from s2s_ad.emit.peephole import names_in
+from s2s_ad.emit.code import Block, CodeFunction, Stmt, reverse_comment, signature, unpack_params
+from s2s_ad.errors import SourceError
+from s2s_ad.names import Namer
+from s2s_ad.emit.optimize import simplify
+from s2s_ad.rules import RULES
+from s2s_ad.rules.templates import PLACEHOLDERS, const_expr, names_read, substitute
 
-# Ops the reverse sweep recomputes from values it has instead of taping them.
-CHEAP = {"getitem", "len", "add", "sub", "mul", "floordiv", "mod", "neg", "pos", "lt", "le",
-         "gt", "ge", "eq", "ne", "not", "and", "or"}
 
 
 def transform(func: ir.Function, wrt: list[ir.Value], *, with_value: bool = False,
@@ -71,7 +71,7 @@ def transform(func: ir.Function, wrt: list[ir.Value], *, with_value: bool = Fals
             with_value, tuple_result, name)
 
 
-class _Sweep(CallSites):
+class _Sweep(StructuredSweep, CallSites):
     def __init__(self, func: ir.Function, wrt: list[ir.Value], pairs: dict | None = None,
                  reserved: frozenset[str] = frozenset(), in_place: bool = True):
         self.func = func
@@ -89,9 +89,9 @@ class _Sweep(CallSites):
         """id(tuple value a call returned) -> index -> the adjoint of that item."""
         self.scope = analysis.scopes(func)
         # NumPy code: contributions as expressions that never write into an
-        # array in place (s2s_ad.arrays), except the adjoints of arrays filled
+        # array in place (s2s_ad.reverse.arrays), except the adjoints of arrays filled
         # by subscript assignment and of parameters read by index in a loop,
-        # which only this sweep holds (s2s_ad.inplace).
+        # which only this sweep holds (s2s_ad.reverse.inplace).
         self.arrays = ArraySweep(func, self.namer) if "numpy" in func.modules else None
         self.region_loop: dict[int, object] = {}
         self.loop_parent: dict[int, object] = {}
@@ -115,7 +115,7 @@ class _Sweep(CallSites):
         self.in_place = in_place and self.arrays is not None
         self.families: dict[int, inplace.Family] = (
             inplace.families(func, self.namer) if self.in_place else {})
-        """id(version) -> the array it is a version of, written in place (s2s_ad.inplace)."""
+        """id(version) -> the array it is a version of, written in place (s2s_ad.reverse.inplace)."""
         for v in self.values.values():
             if id(v) in self.families:
                 self.fname[id(v)] = self.families[id(v)].name
@@ -295,7 +295,7 @@ class _Sweep(CallSites):
         """The forward statements and the tape: the top-level forward values
         the reverse sweep reads (with ``keep_params``, parameters too), the
         tape lists of values read inside loops, and callees' tapes."""
-        from . import forward  # the forward pass builds on what the sweep decided
+        from s2s_ad.reverse import primal as forward  # the forward pass builds on what the sweep decided
 
         fwd = unpack_params(self.func) + forward.build(self, live | self.keep)
         tape = []
@@ -479,276 +479,6 @@ class _Sweep(CallSites):
         target = ast.Name(self.adj[id(v)], ast.Store())
         return [Stmt(ast.Assign([target], contrib), comment, op, i, partial, self.adj[id(v)],
                      role=role, control=control)]
-
-    # -- structured ops --------------------------------------------------------
-
-    def zero_outer(self, node) -> list:
-        """``v̄ = 0.0`` for each value defined outside ``node`` that may first
-        receive a contribution inside it: a branch may not run, and a loop
-        adds into it on every iteration."""
-        inside = self.inside(node)
-        targets: dict[int, ir.Value] = {}
-
-        def may_receive(a) -> None:
-            if isinstance(a, ir.Value) and id(a) in self.act and id(a) not in inside \
-                    and a.kind != "list" and id(a) not in self.adj:
-                targets.setdefault(id(a), a)
-
-        for r in node.regions:
-            for n in ir.walk(r):
-                if isinstance(n, ir.Op):
-                    for a, d in zip(n.args, analysis.differentiable(n)):
-                        if d:
-                            may_receive(a)
-                elif isinstance(n, ir.If):
-                    for y in n.then.yields + n.orelse.yields:
-                        may_receive(y)
-                else:
-                    for a in list(n.inits) + list(n.body.yields):
-                        may_receive(a)
-        if isinstance(node, ir.If):
-            for y in node.then.yields + node.orelse.yields:
-                may_receive(y)
-        else:
-            for y in node.body.yields:
-                may_receive(y)
-        out = []
-        params = {id(p) for p in self.func.param_values}
-        for v in targets.values():
-            self.adj[id(v)] = self.namer.fresh(f"d{v.name}")
-            zero = ast.Constant(0.0)
-            if self.arrays is not None and id(v) in params and v.kind == "array":
-                zero = self.arrays.zero(v)  # the gradient keeps x's shape if the loop never runs
-                self.ref(v)  # read: a pair's backward pass has it only from its tape
-            out.append(Stmt(ast.Assign([ast.Name(self.adj[id(v)], ast.Store())], zero),
-                            f"{v.name} gets adjoint contributions inside line {node.loc.line}",
-                            target=self.adj[id(v)], role="zero", control=node))
-        return out
-
-    def if_(self, node: ir.If) -> list:
-        # Adjoints leave a region only through its yields: a branch whose
-        # results have no adjoint sends none anywhere.
-        if not any(id(o) in self.adj for o in node.outs) \
-                and not inplace.contains_saved(node, self.families):
-            return []
-        pre = self.zero_outer(node)
-        branches = []
-        for r in (node.then, node.orelse):
-            prefix = []
-            inside = {id(v) for n in ir.walk(r) for v in ir.defined(n)}
-            for o, y in zip(node.outs, r.yields):
-                if id(o) in self.adj and isinstance(y, ir.Value) and id(y) in self.act:
-                    prefix += self.accumulate(y, ast.Name(self.adj[id(o)], ast.Load()),
-                                              id(y) in inside, f"φ: {o.name} came from {y.name}",
-                                              role="phi", control=node)
-            branches.append(self.region(r, prefix))
-        then, orelse = branches
-        if not then and not orelse:
-            return pre
-        cond = self.ref(node.cond)
-        comment = f"line {node.loc.line}: {node.text}" if node.text else ""
-        if not then:
-            return pre + [Block(ast.If(_negate(cond), [], []), orelse, [], comment, node)]
-        return pre + [Block(ast.If(cond, [], []), then, orelse, comment, node)]
-
-    def loop(self, node) -> list:
-        slots = [i for i, c in enumerate(node.carried) if id(c) in self.act]
-        if not slots and not inplace.contains_saved(node, self.families):
-            return []
-        pre = self.zero_outer(node)
-        carry = {}
-        for i in slots:
-            o, c = node.outs[i], node.carried[i]
-            if id(c) in self.families:
-                carry[i] = self.families[id(c)].adj  # one buffer for every version
-            elif id(o) in self.adj:
-                carry[i] = self.adj[id(o)]
-            else:
-                carry[i] = self.namer.fresh(f"d{c.name}")
-                pre.append(Stmt(ast.Assign([ast.Name(carry[i], ast.Store())], ast.Constant(0.0)),
-                                f"{o.name} does not reach the result after the loop",
-                                target=carry[i], role="zero", control=node))
-        inside = self.inside(node)
-        prefix = []
-        for i in slots:
-            y = node.body.yields[i]
-            if isinstance(y, ir.Value) and id(y) in self.act:
-                prefix += self.accumulate(y, ast.Name(carry[i], ast.Load()), id(y) in inside,
-                                          f"{node.carried[i].name} carried to the next iteration",
-                                          role="carry", control=node)
-        body = self.region(node.body, prefix)
-        targets, values = [], []
-        for i in slots:
-            new = self.adj.get(id(node.carried[i]))
-            if new == carry[i]:
-                continue
-            targets.append(ast.Name(carry[i], ast.Store()))
-            values.append(ast.Name(new, ast.Load()) if new else ast.Constant(0.0))
-        if targets:
-            lhs = targets[0] if len(targets) == 1 else ast.Tuple(targets, ast.Store())
-            rhs = values[0] if len(values) == 1 else ast.Tuple(values, ast.Load())
-            body.append(Stmt(ast.Assign([lhs], rhs), "adjoints carried to the previous iteration",
-                             role="carry", control=node))
-        head = self.reverse_head(node)
-        post = []
-        for i in slots:
-            init = node.inits[i]
-            if isinstance(init, ir.Value) and id(init) in self.act:
-                post += self.accumulate(init, ast.Name(carry[i], ast.Load()), init.var is None,
-                                        f"{node.carried[i].name} started as {init.name}",
-                                        role="init", control=node)
-        comment = f"line {node.loc.line}: {node.text}, backwards"
-        return pre + [Block(head, body, [], comment, node)] + post
-
-    def reverse_head(self, node) -> ast.For:
-        if isinstance(node, ir.While):
-            rng = _call("range", [self.ref(node.trips)])
-            return ast.For(ast.Name(self.discard(), ast.Store()), rng, [], [], None)
-        rng = _call("range", [self.ref(a) for a in ir.range_args(node)])
-        if node.exit:
-            rng = ast.Subscript(rng, ast.Slice(None, self.ref(node.trips), None), ast.Load())
-        if id(node.index) in self.reads:
-            return ast.For(ast.Name(node.index.name, ast.Store()), _call("reversed", [rng]),
-                           [], [], None)
-        return ast.For(ast.Name(self.discard(), ast.Store()), rng, [], [], None)
-
-    # -- the tape ---------------------------------------------------------------
-
-    def plan(self, r: ir.Region) -> list:
-        """Pops and recomputations at the start of ``r``'s reverse code, for
-        the values ``r`` defines that the reverse sweep reads (``r`` inside a
-        loop; outside loops, values stay alive)."""
-        loop = self.region_loop.get(id(r))
-        if loop is None:
-            return []
-        defined = []
-        if isinstance(loop, (ir.For, ir.While)) and r is loop.body:
-            defined += list(loop.carried)
-        defs: dict[int, object] = {}
-        for node in r.ops:
-            for v in ir.defined(node):
-                defined.append(v)
-                defs[id(v)] = node
-        popped, recompute = [], []
-        done: set[int] = set()
-        while True:
-            # Versions of an array written in place are read from its buffer.
-            todo = [v for v in defined if id(v) in self.reads and id(v) not in done
-                    and id(v) not in self.families]
-            if not todo:
-                break
-            for v in todo:
-                done.add(id(v))
-                node = defs.get(id(v))
-                if isinstance(node, ir.Op) and node.prim in CHEAP and \
-                        (node.out.kind != "float" or node.prim == "getitem") and \
-                        not any(id(a) in self.families for a in node.args):
-                    recompute.append(node)
-                    self.recomputed.add(id(v))
-                    for a in node.args:
-                        self.ref(a)
-                else:
-                    popped.append(v)
-        order = {id(v): k for k, v in enumerate(defined)}
-        popped.sort(key=lambda v: order[id(v)])
-        recompute.sort(key=lambda n: order[id(n.out)])
-        self.popped[id(r)] = popped
-        out = []
-        for v in popped:
-            tape = self.tape_name(v)
-            if r is getattr(loop, "body", None) and self.indexed(loop):
-                # Pushed on every iteration (not inside a branch): slot i
-                # holds iteration i's value.
-                self.slots[tape] = loop
-                read = ast.Subscript(ast.Name(tape, ast.Load()), self.ref(loop.index), ast.Load())
-            else:
-                read = _call(f"{tape}.pop", [])
-            out.append(Stmt(ast.Assign([ast.Name(v.name, ast.Store())], read),
-                            f"{v.name} from the tape", target=v.name, role="pop", control=loop))
-        for node in recompute:
-            rule = RULES[node.prim]
-            expr = self.instantiate(rule.forward_ast, node)
-            out.append(Stmt(ast.Assign([ast.Name(node.out.name, ast.Store())], expr),
-                            f"line {node.loc.line}: recomputed, not taped", node,
-                            target=node.out.name, role="recompute", control=loop))
-        return out
-
-    def tape_ref(self, v: ir.Value) -> str:
-        """The name a tape entry has in the generated code."""
-        return v.name if v.kind in ("tape", "looptape") else self.fwd(v)
-
-    def tape_name(self, v: ir.Value) -> str:
-        if id(v) not in self.tapes:
-            # A callee's tape taped in a loop: a list of tapes.
-            base = f"{v.name}s" if v.kind == "tape" else f"{v.name}_tape"
-            self.tapes[id(v)] = self.namer.fresh(base)
-        return self.tapes[id(v)]
-
-    # -- forward names ------------------------------------------------------------
-
-    def coalesce(self, r: ir.Region) -> None:
-        """Let a value be computed straight into the variable of the φ it
-        feeds (``s = s * x + c[i]`` rather than ``s_1 = ...; s = s_1``) when no
-        later read in its region still needs the variable's old value."""
-        for k, node in enumerate(r.ops):
-            if isinstance(node, ir.If):
-                for j, o in enumerate(node.outs):
-                    for br in (node.then, node.orelse):
-                        self._rename_yield(br, j, self.fwd(o))
-            elif isinstance(node, (ir.For, ir.While)):
-                for i, c in enumerate(node.carried):
-                    self._rename_yield(node.body, i, self.fwd(c))
-            if not isinstance(node, ir.Op):
-                for r2 in node.regions:
-                    self.coalesce(r2)
-
-    def _rename_yield(self, r: ir.Region, pos: int, name: str) -> None:
-        y = r.yields[pos]
-        if not isinstance(y, ir.Value) or id(y) in self.fname:
-            return
-        if sum(1 for z in r.yields if z is y) > 1:
-            return
-        idx = next((k for k, n in enumerate(r.ops) if any(v is y for v in ir.defined(n))), None)
-        if idx is None or not isinstance(r.ops[idx], (ir.Op, ir.If)):
-            return
-        later = [a for n in r.ops[idx + 1:] for a in _reads(n)]
-        later += [z for k, z in enumerate(r.yields) if k != pos]
-        if any(isinstance(a, ir.Value) and self.fwd(a) == name for a in later):
-            return
-        self.fname[id(y)] = name
-
-
-def forward_defs(sweep: _Sweep) -> set[int]:
-    return {id(v) for n in ir.walk(sweep.func.body) for v in ir.defined(n)}
-
-
-def _reads(node) -> list:
-    """What ``node`` reads, nested regions included."""
-    out = list(ir.operands(node))
-    if not isinstance(node, ir.Op):
-        out += _reads_inside(node)
-    return out
-
-
-def _reads_inside(node) -> list:
-    out = []
-    for r in node.regions:
-        for n in r.ops:
-            out += _reads(n)
-        out += r.yields
-    return out
-
-
-def _call(name: str, args: list) -> ast.Call:
-    func: ast.expr = ast.Name(name.split(".")[0], ast.Load())
-    for part in name.split(".")[1:]:
-        func = ast.Attribute(func, part, ast.Load())
-    return ast.Call(func, args, [])
-
-
-def _negate(cond: ast.expr) -> ast.expr:
-    return ast.UnaryOp(ast.Not(), cond)
-
 
 def transform_pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
                    reserved: frozenset[str] = frozenset()) -> tuple[CodeFunction, CodeFunction]:

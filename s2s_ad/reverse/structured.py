@@ -1,0 +1,302 @@
+"""Branches and loops in the reverse sweep, and the tape they keep.
+
+Contract: :class:`StructuredSweep` is mixed into the one reverse sweep
+(:class:`s2s_ad.reverse.transform._Sweep`) and gives it
+
+* ``if_``: a branch reversed under the same condition, the condition kept
+  when the sweep cannot recompute it;
+* ``loop``: a ``for``/``while`` run backwards over the same iterations (its
+  trip count recorded when it may stop early), popping what its body pushed
+  and carrying the adjoints of its loop-carried values from one iteration
+  to the one before; ``zero_outer`` starts at ``0.0`` the adjoints of values
+  defined outside that get contributions inside;
+* ``plan``: which value of a region the forward pass keeps on a tape (a list
+  slot per iteration inside loops), and its name (``tape_ref``/``tape_name``);
+* ``coalesce``: the forward names a loop's carried values share with their
+  yields, so the forward pass needs no copies.
+
+It reads the sweep's own state (``func``, ``namer``, ``adj``, ``loops``,
+``fname`` and the methods of :mod:`s2s_ad.reverse.transform`).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from s2s_ad import ir
+from s2s_ad.emit.code import Block, Stmt
+from s2s_ad.reverse import analysis, inplace
+from s2s_ad.rules import RULES
+
+# Ops the reverse sweep recomputes from values it has instead of taping them.
+CHEAP = {"getitem", "len", "add", "sub", "mul", "floordiv", "mod", "neg", "pos", "lt", "le",
+         "gt", "ge", "eq", "ne", "not", "and", "or"}
+
+
+class StructuredSweep:
+    """Mixin of the reverse sweep: structured ops and the tape."""
+
+    # -- structured ops --------------------------------------------------------
+
+    def zero_outer(self, node) -> list:
+        """``v̄ = 0.0`` for each value defined outside ``node`` that may first
+        receive a contribution inside it: a branch may not run, and a loop
+        adds into it on every iteration."""
+        inside = self.inside(node)
+        targets: dict[int, ir.Value] = {}
+
+        def may_receive(a) -> None:
+            if isinstance(a, ir.Value) and id(a) in self.act and id(a) not in inside \
+                    and a.kind != "list" and id(a) not in self.adj:
+                targets.setdefault(id(a), a)
+
+        for r in node.regions:
+            for n in ir.walk(r):
+                if isinstance(n, ir.Op):
+                    for a, d in zip(n.args, analysis.differentiable(n)):
+                        if d:
+                            may_receive(a)
+                elif isinstance(n, ir.If):
+                    for y in n.then.yields + n.orelse.yields:
+                        may_receive(y)
+                else:
+                    for a in list(n.inits) + list(n.body.yields):
+                        may_receive(a)
+        if isinstance(node, ir.If):
+            for y in node.then.yields + node.orelse.yields:
+                may_receive(y)
+        else:
+            for y in node.body.yields:
+                may_receive(y)
+        out = []
+        params = {id(p) for p in self.func.param_values}
+        for v in targets.values():
+            self.adj[id(v)] = self.namer.fresh(f"d{v.name}")
+            zero = ast.Constant(0.0)
+            if self.arrays is not None and id(v) in params and v.kind == "array":
+                zero = self.arrays.zero(v)  # the gradient keeps x's shape if the loop never runs
+                self.ref(v)  # read: a pair's backward pass has it only from its tape
+            out.append(Stmt(ast.Assign([ast.Name(self.adj[id(v)], ast.Store())], zero),
+                            f"{v.name} gets adjoint contributions inside line {node.loc.line}",
+                            target=self.adj[id(v)], role="zero", control=node))
+        return out
+
+    def if_(self, node: ir.If) -> list:
+        # Adjoints leave a region only through its yields: a branch whose
+        # results have no adjoint sends none anywhere.
+        if not any(id(o) in self.adj for o in node.outs) \
+                and not inplace.contains_saved(node, self.families):
+            return []
+        pre = self.zero_outer(node)
+        branches = []
+        for r in (node.then, node.orelse):
+            prefix = []
+            inside = {id(v) for n in ir.walk(r) for v in ir.defined(n)}
+            for o, y in zip(node.outs, r.yields):
+                if id(o) in self.adj and isinstance(y, ir.Value) and id(y) in self.act:
+                    prefix += self.accumulate(y, ast.Name(self.adj[id(o)], ast.Load()),
+                                              id(y) in inside, f"φ: {o.name} came from {y.name}",
+                                              role="phi", control=node)
+            branches.append(self.region(r, prefix))
+        then, orelse = branches
+        if not then and not orelse:
+            return pre
+        cond = self.ref(node.cond)
+        comment = f"line {node.loc.line}: {node.text}" if node.text else ""
+        if not then:
+            return pre + [Block(ast.If(_negate(cond), [], []), orelse, [], comment, node)]
+        return pre + [Block(ast.If(cond, [], []), then, orelse, comment, node)]
+
+    def loop(self, node) -> list:
+        slots = [i for i, c in enumerate(node.carried) if id(c) in self.act]
+        if not slots and not inplace.contains_saved(node, self.families):
+            return []
+        pre = self.zero_outer(node)
+        carry = {}
+        for i in slots:
+            o, c = node.outs[i], node.carried[i]
+            if id(c) in self.families:
+                carry[i] = self.families[id(c)].adj  # one buffer for every version
+            elif id(o) in self.adj:
+                carry[i] = self.adj[id(o)]
+            else:
+                carry[i] = self.namer.fresh(f"d{c.name}")
+                pre.append(Stmt(ast.Assign([ast.Name(carry[i], ast.Store())], ast.Constant(0.0)),
+                                f"{o.name} does not reach the result after the loop",
+                                target=carry[i], role="zero", control=node))
+        inside = self.inside(node)
+        prefix = []
+        for i in slots:
+            y = node.body.yields[i]
+            if isinstance(y, ir.Value) and id(y) in self.act:
+                prefix += self.accumulate(y, ast.Name(carry[i], ast.Load()), id(y) in inside,
+                                          f"{node.carried[i].name} carried to the next iteration",
+                                          role="carry", control=node)
+        body = self.region(node.body, prefix)
+        targets, values = [], []
+        for i in slots:
+            new = self.adj.get(id(node.carried[i]))
+            if new == carry[i]:
+                continue
+            targets.append(ast.Name(carry[i], ast.Store()))
+            values.append(ast.Name(new, ast.Load()) if new else ast.Constant(0.0))
+        if targets:
+            lhs = targets[0] if len(targets) == 1 else ast.Tuple(targets, ast.Store())
+            rhs = values[0] if len(values) == 1 else ast.Tuple(values, ast.Load())
+            body.append(Stmt(ast.Assign([lhs], rhs), "adjoints carried to the previous iteration",
+                             role="carry", control=node))
+        head = self.reverse_head(node)
+        post = []
+        for i in slots:
+            init = node.inits[i]
+            if isinstance(init, ir.Value) and id(init) in self.act:
+                post += self.accumulate(init, ast.Name(carry[i], ast.Load()), init.var is None,
+                                        f"{node.carried[i].name} started as {init.name}",
+                                        role="init", control=node)
+        comment = f"line {node.loc.line}: {node.text}, backwards"
+        return pre + [Block(head, body, [], comment, node)] + post
+
+    def reverse_head(self, node) -> ast.For:
+        if isinstance(node, ir.While):
+            rng = _call("range", [self.ref(node.trips)])
+            return ast.For(ast.Name(self.discard(), ast.Store()), rng, [], [], None)
+        rng = _call("range", [self.ref(a) for a in ir.range_args(node)])
+        if node.exit:
+            rng = ast.Subscript(rng, ast.Slice(None, self.ref(node.trips), None), ast.Load())
+        if id(node.index) in self.reads:
+            return ast.For(ast.Name(node.index.name, ast.Store()), _call("reversed", [rng]),
+                           [], [], None)
+        return ast.For(ast.Name(self.discard(), ast.Store()), rng, [], [], None)
+
+    # -- the tape ---------------------------------------------------------------
+
+    def plan(self, r: ir.Region) -> list:
+        """Pops and recomputations at the start of ``r``'s reverse code, for
+        the values ``r`` defines that the reverse sweep reads (``r`` inside a
+        loop; outside loops, values stay alive)."""
+        loop = self.region_loop.get(id(r))
+        if loop is None:
+            return []
+        defined = []
+        if isinstance(loop, (ir.For, ir.While)) and r is loop.body:
+            defined += list(loop.carried)
+        defs: dict[int, object] = {}
+        for node in r.ops:
+            for v in ir.defined(node):
+                defined.append(v)
+                defs[id(v)] = node
+        popped, recompute = [], []
+        done: set[int] = set()
+        while True:
+            # Versions of an array written in place are read from its buffer.
+            todo = [v for v in defined if id(v) in self.reads and id(v) not in done
+                    and id(v) not in self.families]
+            if not todo:
+                break
+            for v in todo:
+                done.add(id(v))
+                node = defs.get(id(v))
+                if isinstance(node, ir.Op) and node.prim in CHEAP and \
+                        (node.out.kind != "float" or node.prim == "getitem") and \
+                        not any(id(a) in self.families for a in node.args):
+                    recompute.append(node)
+                    self.recomputed.add(id(v))
+                    for a in node.args:
+                        self.ref(a)
+                else:
+                    popped.append(v)
+        order = {id(v): k for k, v in enumerate(defined)}
+        popped.sort(key=lambda v: order[id(v)])
+        recompute.sort(key=lambda n: order[id(n.out)])
+        self.popped[id(r)] = popped
+        out = []
+        for v in popped:
+            tape = self.tape_name(v)
+            if r is getattr(loop, "body", None) and self.indexed(loop):
+                # Pushed on every iteration (not inside a branch): slot i
+                # holds iteration i's value.
+                self.slots[tape] = loop
+                read = ast.Subscript(ast.Name(tape, ast.Load()), self.ref(loop.index), ast.Load())
+            else:
+                read = _call(f"{tape}.pop", [])
+            out.append(Stmt(ast.Assign([ast.Name(v.name, ast.Store())], read),
+                            f"{v.name} from the tape", target=v.name, role="pop", control=loop))
+        for node in recompute:
+            rule = RULES[node.prim]
+            expr = self.instantiate(rule.forward_ast, node)
+            out.append(Stmt(ast.Assign([ast.Name(node.out.name, ast.Store())], expr),
+                            f"line {node.loc.line}: recomputed, not taped", node,
+                            target=node.out.name, role="recompute", control=loop))
+        return out
+
+    def tape_ref(self, v: ir.Value) -> str:
+        """The name a tape entry has in the generated code."""
+        return v.name if v.kind in ("tape", "looptape") else self.fwd(v)
+
+    def tape_name(self, v: ir.Value) -> str:
+        if id(v) not in self.tapes:
+            # A callee's tape taped in a loop: a list of tapes.
+            base = f"{v.name}s" if v.kind == "tape" else f"{v.name}_tape"
+            self.tapes[id(v)] = self.namer.fresh(base)
+        return self.tapes[id(v)]
+
+    # -- forward names ------------------------------------------------------------
+
+    def coalesce(self, r: ir.Region) -> None:
+        """Let a value be computed straight into the variable of the φ it
+        feeds (``s = s * x + c[i]`` rather than ``s_1 = ...; s = s_1``) when no
+        later read in its region still needs the variable's old value."""
+        for k, node in enumerate(r.ops):
+            if isinstance(node, ir.If):
+                for j, o in enumerate(node.outs):
+                    for br in (node.then, node.orelse):
+                        self._rename_yield(br, j, self.fwd(o))
+            elif isinstance(node, (ir.For, ir.While)):
+                for i, c in enumerate(node.carried):
+                    self._rename_yield(node.body, i, self.fwd(c))
+            if not isinstance(node, ir.Op):
+                for r2 in node.regions:
+                    self.coalesce(r2)
+
+    def _rename_yield(self, r: ir.Region, pos: int, name: str) -> None:
+        y = r.yields[pos]
+        if not isinstance(y, ir.Value) or id(y) in self.fname:
+            return
+        if sum(1 for z in r.yields if z is y) > 1:
+            return
+        idx = next((k for k, n in enumerate(r.ops) if any(v is y for v in ir.defined(n))), None)
+        if idx is None or not isinstance(r.ops[idx], (ir.Op, ir.If)):
+            return
+        later = [a for n in r.ops[idx + 1:] for a in _reads(n)]
+        later += [z for k, z in enumerate(r.yields) if k != pos]
+        if any(isinstance(a, ir.Value) and self.fwd(a) == name for a in later):
+            return
+        self.fname[id(y)] = name
+
+
+def _reads(node) -> list:
+    """What ``node`` reads, nested regions included."""
+    out = list(ir.operands(node))
+    if not isinstance(node, ir.Op):
+        out += _reads_inside(node)
+    return out
+
+
+def _reads_inside(node) -> list:
+    out = []
+    for r in node.regions:
+        for n in r.ops:
+            out += _reads(n)
+        out += r.yields
+    return out
+
+
+def _call(name: str, args: list) -> ast.Call:
+    func: ast.expr = ast.Name(name.split(".")[0], ast.Load())
+    for part in name.split(".")[1:]:
+        func = ast.Attribute(func, part, ast.Load())
+    return ast.Call(func, args, [])
+
+
+def _negate(cond: ast.expr) -> ast.expr:
+    return ast.UnaryOp(ast.Not(), cond)
