@@ -30,13 +30,13 @@ import signal
 import threading
 import time
 import types
-from dataclasses import dataclass, field
 
 import sympy
 
 from s2s_ad import api
 from s2s_ad.emit import module as emit
 from s2s_ad.frontend import lowering as frontend, source as source_mod
+from s2s_ad.verdict import ParamResult, Verdict
 from s2s_ad.errors import S2SError
 from s2s_ad.rules import user as user_rules
 
@@ -227,60 +227,6 @@ def _exec(tree: ast.Module, namespace: dict, filename: str) -> dict:
     tree = ast.fix_missing_locations(_Comparisons().visit(tree))
     exec(compile(tree, filename, "exec"), namespace)
     return namespace
-
-
-@dataclass
-class ParamResult:
-    name: str
-    status: str  # "proved" | "agrees" | "mismatch" | "undecided"
-    expected: object
-    got: object
-    detail: str = ""
-
-
-@dataclass
-class Verdict:
-    function: str
-    results: list[ParamResult]
-    notes: list[str] = field(default_factory=list)
-    rules: list[str] = field(default_factory=list)
-    """User derivative rules the gradient rests on (one description each);
-    the verdict holds given that they are right."""
-
-    @property
-    def status(self) -> str:
-        statuses = {r.status for r in self.results}
-        for s in ("mismatch", "undecided", "agrees"):
-            if s in statuses:
-                return s
-        return "proved"
-
-    @property
-    def ok(self) -> bool:
-        """Proved, or agrees numerically."""
-        return self.status in ("proved", "agrees")
-
-    def __str__(self) -> str:
-        lines = []
-        for r in self.results:
-            if r.status == "proved":
-                lines.append(f"d{self.function}/d{r.name}: proved  ({r.got})")
-            elif r.status == "agrees":
-                # A finite-difference check never ran sympy on the result:
-                # say "not proved" only where sympy was asked.
-                why = ("" if "central differences" in r.detail
-                       else "; sympy could not prove it symbolically")
-                lines.append(f"d{self.function}/d{r.name}: agrees numerically {r.detail}{why}")
-            elif r.status == "undecided":
-                lines.append(f"d{self.function}/d{r.name}: UNDECIDED: {r.detail}; sympy could "
-                             "not prove it either (pass --at to choose the point)")
-            else:
-                lines.append(f"d{self.function}/d{r.name}: MISMATCH {r.detail}\n"
-                             f"    sympy.diff : {r.expected}\n    generated  : {r.got}")
-        lines += [f"note: {n}" for n in self.notes]
-        head = {"proved": "PROVED", "agrees": "AGREES NUMERICALLY", "mismatch": "MISMATCH",
-                "undecided": "UNDECIDED"}
-        return f"{head[self.status]}: gradient of {self.function}\n" + "\n".join(lines)
 
 
 def _uses_numpy(fn, lengths) -> bool:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from s2s_ad import api
+from s2s_ad.verdict import ParamResult, Verdict
 from s2s_ad.errors import S2SError
 
 TOLERANCE = 1e-6
@@ -44,8 +45,6 @@ def check(fn, wrt=None, *, shapes: dict, args: dict | None = None, points: int =
     when another cause sends a function here; ``positive`` draws every input
     from [0.2, 2] (the region of the symbolic check's sample point) instead of
     alternating with standard normal draws."""
-    from s2s_ad.verify import ParamResult, Verdict
-
     args = dict(args or {})
     func = api.lower(fn)
     values, _ = api.resolve_wrt(func, wrt)

@@ -9,6 +9,8 @@
   the innermost loop around that region (None outside loops). The reverse
   sweep reads a value defined inside a loop from the tape (or recomputes it);
   one defined outside every loop is still alive.
+* **shapes**: :func:`shape_classes` — values known to share a shape, so
+  that no un-broadcasting is needed between them.
 * **to-be-recorded**: :func:`needed_forward` — which forward ops the reverse
   sweep needs (the values it reads, and what computes them).
 
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 
 from s2s_ad import ir
 from s2s_ad.rules import RULES
+from s2s_ad.rules.numpy import BROADCASTING, SAME_SHAPE
 
 
 def differentiable(op: ir.Op) -> list[bool]:
@@ -118,9 +121,9 @@ def useful(func: ir.Function) -> set[int]:
 
 
 def active(func: ir.Function, wrt: list[ir.Value]) -> set[int]:
-    from s2s_ad.reverse.shifts import cancelled  # shifts reads this module's use counts
-
-    return (varied(func, wrt) & useful(func)) - cancelled(func)
+    """Varied and useful. (The reverse sweep also leaves out the shifts that
+    cancel, :func:`s2s_ad.reverse.shifts.cancelled`.)"""
+    return varied(func, wrt) & useful(func)
 
 
 @dataclass
@@ -209,3 +212,61 @@ def prune(region: ir.Region, live: set[int], inside: set[int], kept: set[int]) -
             for r in reversed(node.regions):
                 live.update(id(y) for y in r.yields if isinstance(y, ir.Value))
                 prune(r, live, inside, kept)
+
+
+# -- shapes -------------------------------------------------------------------
+
+def scalar(a: ir.Operand) -> bool:
+    """Known to be a scalar (never broadcast against); ``int`` values are
+    lengths and indices (integer arrays come from NumPy calls: ``array``)."""
+    return isinstance(a, ir.Const) or a.kind in ("float", "int")
+
+
+REDUCING = frozenset(f"np.{r}" for r in ("sum", "mean", "prod", "max", "min"))
+
+
+def shape_classes(func: ir.Function) -> dict[int, object]:
+    """id(value) -> a token shared by values known to have the same shape:
+    elementwise functions of a value, and elementwise operations between
+    values of one class (or with scalars), keep its shape. Between two such
+    values no broadcasting can happen, so no un-broadcasting is needed.
+
+    A reduction of a value of class C that keeps its axes (``keepdims=True``,
+    or ``axis=None``) has C's shape with length-1 axes, so it broadcasts
+    against C without changing the shape: ``Z - np.max(Z, axis=1,
+    keepdims=True)`` has Z's shape, and the same reduction of another value of
+    Z's class has the maximum's shape."""
+    classes: dict[int, object] = {}
+    reduced: dict[tuple, object] = {}
+    """(id of C, axis, keepdims) -> the token of those reductions of class C."""
+    within: dict[int, object] = {}
+    """id(token of a reduction) -> the token C it broadcasts into."""
+    for p in func.params:
+        classes[id(p.value)] = p.value
+    for op in func.body.ops:
+        if not isinstance(op, ir.Op):
+            continue
+        rule = RULES.get(op.prim)
+        arrays = [a for a in op.args if isinstance(a, ir.Value) and not scalar(a)]
+        token = None
+        if op.prim in SAME_SHAPE and op.args and isinstance(op.args[0], ir.Value):
+            token = classes.get(id(op.args[0]))
+        elif op.prim in REDUCING and arrays and arrays[0] is op.args[0]:
+            axis, keepdims = op.attrs.get("axis"), bool(op.attrs.get("keepdims"))
+            c = classes.get(id(arrays[0]))
+            if c is not None and (keepdims or axis is None):
+                token = reduced.setdefault((id(c), axis, keepdims), op.out)
+                within[id(token)] = c
+        elif rule is not None and (op.prim in BROADCASTING or rule.broadcast) and arrays:
+            tokens = [classes.get(id(a)) for a in arrays]
+            if all(t is not None for t in tokens):
+                kinds = {id(t) for t in tokens}
+                if len(kinds) == 1:
+                    token = tokens[0]
+                else:  # values of class C and reductions of C keeping their axes
+                    bases = {id(within.get(id(t), t)) for t in tokens}
+                    full = [t for t in tokens if id(t) not in within]
+                    if len(bases) == 1 and full:
+                        token = full[0]
+        classes[id(op.out)] = token if token is not None else op.out
+    return classes

@@ -34,6 +34,7 @@ import copy
 import re
 
 from s2s_ad.reverse import analysis
+from s2s_ad.reverse.analysis import scalar as _scalar, shape_classes
 from s2s_ad import ir
 from s2s_ad.emit.code import Stmt
 
@@ -53,12 +54,6 @@ def _name(n: str) -> ast.Name:
 
 def _call(module: str, fn: str, *args: ast.expr) -> ast.Call:
     return ast.Call(ast.Attribute(_name(module), fn, ast.Load()), list(args), [])
-
-
-def _scalar(a: ir.Operand) -> bool:
-    """Known to be a scalar (never broadcast against); ``int`` values are
-    lengths and indices (integer arrays come from NumPy calls: ``array``)."""
-    return isinstance(a, ir.Const) or a.kind in ("float", "int")
 
 
 class ArraySweep:
@@ -373,56 +368,6 @@ def _as_value(idx: ast.expr) -> ast.expr:
 TEMPLATE_HELPERS = ("others_product", "matmul_adjoint", "dot_adjoint", "spread",
                     "extreme_adjoint", "cumsum_adjoint")
 """Helpers rule templates call by name."""
-
-
-REDUCING = frozenset(f"np.{r}" for r in ("sum", "mean", "prod", "max", "min"))
-
-
-def shape_classes(func: ir.Function) -> dict[int, object]:
-    """id(value) -> a token shared by values known to have the same shape:
-    elementwise functions of a value, and elementwise operations between
-    values of one class (or with scalars), keep its shape. Between two such
-    values no broadcasting can happen, so no un-broadcasting is needed.
-
-    A reduction of a value of class C that keeps its axes (``keepdims=True``,
-    or ``axis=None``) has C's shape with length-1 axes, so it broadcasts
-    against C without changing the shape: ``Z - np.max(Z, axis=1,
-    keepdims=True)`` has Z's shape, and the same reduction of another value of
-    Z's class has the maximum's shape."""
-    classes: dict[int, object] = {}
-    reduced: dict[tuple, object] = {}
-    """(id of C, axis, keepdims) -> the token of those reductions of class C."""
-    within: dict[int, object] = {}
-    """id(token of a reduction) -> the token C it broadcasts into."""
-    for p in func.params:
-        classes[id(p.value)] = p.value
-    for op in func.body.ops:
-        if not isinstance(op, ir.Op):
-            continue
-        rule = RULES.get(op.prim)
-        arrays = [a for a in op.args if isinstance(a, ir.Value) and not _scalar(a)]
-        token = None
-        if op.prim in SAME_SHAPE and op.args and isinstance(op.args[0], ir.Value):
-            token = classes.get(id(op.args[0]))
-        elif op.prim in REDUCING and arrays and arrays[0] is op.args[0]:
-            axis, keepdims = op.attrs.get("axis"), bool(op.attrs.get("keepdims"))
-            c = classes.get(id(arrays[0]))
-            if c is not None and (keepdims or axis is None):
-                token = reduced.setdefault((id(c), axis, keepdims), op.out)
-                within[id(token)] = c
-        elif rule is not None and (op.prim in BROADCASTING or rule.broadcast) and arrays:
-            tokens = [classes.get(id(a)) for a in arrays]
-            if all(t is not None for t in tokens):
-                kinds = {id(t) for t in tokens}
-                if len(kinds) == 1:
-                    token = tokens[0]
-                else:  # values of class C and reductions of C keeping their axes
-                    bases = {id(within.get(id(t), t)) for t in tokens}
-                    full = [t for t in tokens if id(t) not in within]
-                    if len(bases) == 1 and full:
-                        token = full[0]
-        classes[id(op.out)] = token if token is not None else op.out
-    return classes
 
 
 ELEMENTWISE_CALLS = frozenset({p[len("np."):] for p in SAME_SHAPE if p.startswith("np.")}

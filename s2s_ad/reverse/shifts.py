@@ -34,7 +34,7 @@ of ``m`` — through ``+ - *  / -x``, ``np.exp`` (shifted → scaled), ``np.log`
 when every value tagged with a non-zero ``k`` is used only by such operations
 in the same straight-line region, never returned, yielded or passed on. The
 operands combined with tagged values must be scalars or have ``Z``'s shape
-(:func:`s2s_ad.arrays.shape_classes`), so ``m`` stays lined up with ``Z``'s
+(:func:`s2s_ad.reverse.analysis.shape_classes`), so ``m`` stays lined up with ``Z``'s
 axes. Anything else leaves ``m`` an ordinary value with its adjoint.
 """
 
@@ -52,9 +52,7 @@ def cancelled(func: ir.Function) -> set[int]:
     """ids of values the result of ``func`` provably does not depend on."""
     if "numpy" not in func.modules:
         return set()
-    from s2s_ad.reverse.arrays import shape_classes  # arrays imports the rule table's NumPy helpers
-
-    classes = shape_classes(func)
+    classes = analysis.shape_classes(func)
     counts = analysis.uses(func)
     out: set[int] = set()
     for region in _regions(func.body):

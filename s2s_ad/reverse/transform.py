@@ -80,7 +80,7 @@ class _Sweep(StructuredSweep, CallSites):
         self.modules = func.modules
         self.namer = Namer(reserved=func.names | reserved)
         containers = [v for v in wrt if v.kind in ("list", "tuple")]
-        self.act = analysis.active(func, func.scalars(wrt) + containers)
+        self.act = analysis.active(func, func.scalars(wrt) + containers) - shifts.cancelled(func)
         self.imports: list[str] = []
         self.keep: set[int] = set()
         """ids of values the forward pass must compute though the sweep does not read them."""
