@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import inspect
 import numbers
 import types
@@ -70,9 +71,9 @@ def _refuse_integer_result(func: ir.Function, src: source.Source) -> None:
                       loc.file, loc.line, loc.col, src.line(loc.line))
 
 
-def lower(fn: Callable, lengths: dict | None = None) -> ir.Function:
-    """The SSA IR of ``fn``."""
-    return frontend.lower(source.locate(fn), lengths)
+def lower(fn: Callable, lengths: dict | None = None, arrays: Sequence[str] = ()) -> ir.Function:
+    """The SSA IR of ``fn`` (``arrays``: the parameters that receive NumPy arrays)."""
+    return frontend.lower(source.locate(fn), lengths, arrays)
 
 
 def resolve_wrt(func: ir.Function, wrt: Wrt) -> tuple[list[ir.Value], bool]:
@@ -114,13 +115,15 @@ def resolve_wrt(func: ir.Function, wrt: Wrt) -> tuple[list[ir.Value], bool]:
 
 def program(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
             pair: bool = False, tuple_result: bool | None = None, output: int | None = None,
-            lengths: dict | None = None
+            lengths: dict | None = None, arrays: Sequence[str] = ()
             ) -> tuple[list[CodeFunction], source.Source, calls.CallGraph]:
     """The generated functions for ``fn``, before they become text: the
     gradient (or, with ``pair``, ``fn``'s own forward/backward pair) first,
-    then the pair of every user function it calls."""
+    then the pair of every user function it calls (one per specialisation,
+    :func:`s2s_ad.calls.collect`). ``arrays`` names the parameters of ``fn``
+    that receive NumPy arrays."""
     src = source.locate(fn)
-    func = frontend.lower(src, lengths)
+    func = frontend.lower(src, lengths, arrays)
     graph = calls.collect(func, src)
     if pair:
         main_names = [f"{func.name}_fwd", f"{func.name}_bwd"]
@@ -140,17 +143,14 @@ def program(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
                                        tuple_result=as_tuple if tuple_result is None
                                        else tuple_result, pairs=pairs, reserved=reserved)]
     for callee in graph.callees:
-        p = pairs[_function_of(graph, callee)]
+        p = pairs[calls.specialisation(graph, callee)]
         functions += reverse.transform_pair(callee, p.fwd, p.bwd, pairs, reserved)
     return [optimize.drop_unused_items(f) for f in functions], src, graph
 
 
-def _function_of(graph, lowered):
-    return next(fn for fn, f in graph.lowered.items() if f is lowered)
-
-
 def gradient_source(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
-                    output: int | None = None, lengths: dict | None = None) -> str:
+                    output: int | None = None, lengths: dict | None = None,
+                    arrays: Sequence[str] = ()) -> str:
     """The source text of the gradient module of ``fn``.
 
     Parameters
@@ -169,6 +169,11 @@ def gradient_source(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
         For parameters that receive a list or tuple of numbers: their
         lengths, ``{"xs": 3}`` (a list) or ``{"xs": ("tuple", 3)}``. The code
         is generated for those lengths; their gradients have the same shape.
+    arrays : sequence of str, optional
+        The parameters that receive NumPy arrays. A function whose source
+        uses NumPy takes its parameters for arrays anyway (unless annotated
+        ``float``/``int`` or given a numeric default); one that does not is
+        generated for numbers unless its array parameters are named here.
 
     Returns
     -------
@@ -184,22 +189,23 @@ def gradient_source(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
     ...     return x * x
     >>> print(gradient_source(f))     # doctest: +SKIP
     """
-    return gradient_module(fn, wrt, with_value=with_value, output=output, lengths=lengths)[0]
+    return gradient_module(fn, wrt, with_value=with_value, output=output, lengths=lengths,
+                           arrays=arrays)[0]
 
 
 def gradient_module(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
-                    output: int | None = None, lengths: dict | None = None
-                    ) -> tuple[str, list[str]]:
+                    output: int | None = None, lengths: dict | None = None,
+                    arrays: Sequence[str] = ()) -> tuple[str, list[str]]:
     """:func:`gradient_source`'s text, and the source files it was generated
     from: ``fn``'s own and those of every function it calls (``grad -o``
     refuses to write over any of them)."""
     functions, src, graph = program(fn, wrt, with_value=with_value, output=output,
-                                    lengths=lengths)
+                                    lengths=lengths, arrays=arrays)
     files = list(dict.fromkeys([src.file, *(f.loc.file for f in graph.callees)]))
     return emit.module(functions, src.file), files
 
 
-def vjp_source(fn: Callable, lengths: dict | None = None) -> str:
+def vjp_source(fn: Callable, lengths: dict | None = None, arrays: Sequence[str] = ()) -> str:
     """The source text of ``fn``'s forward/backward pair, as :func:`vjp` uses it.
 
     Parameters
@@ -208,6 +214,8 @@ def vjp_source(fn: Callable, lengths: dict | None = None) -> str:
         A Python function in the supported subset.
     lengths : dict, optional
         Lengths of list or tuple parameters, as for :func:`gradient_source`.
+    arrays : sequence of str, optional
+        The parameters that receive NumPy arrays, as for :func:`gradient_source`.
 
     Returns
     -------
@@ -216,7 +224,7 @@ def vjp_source(fn: Callable, lengths: dict | None = None) -> str:
         ``FN_bwd(tape, cotangent) -> (cotangent of each parameter, ...)``,
         plus the pairs of the user functions ``fn`` calls.
     """
-    functions, src, _ = program(fn, pair=True, lengths=lengths)
+    functions, src, _ = program(fn, pair=True, lengths=lengths, arrays=arrays)
     return emit.module(functions, src.file)
 
 
@@ -255,27 +263,84 @@ def clear_cache() -> None:
 
 
 def _compiled(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
-              lengths: dict | None = None) -> Callable:
-    key = (fingerprint(fn), _wrt_key(wrt), kind, _wrt_key(output), _lengths_key(lengths))
+              lengths: dict | None = None, arrays: frozenset = frozenset()) -> Callable:
+    key = (fingerprint(fn), _wrt_key(wrt), kind, _wrt_key(output), _lengths_key(lengths),
+           tuple(sorted(arrays)))
     hit = _cache.get(key)
     if hit is not None:
         _stats["hits"] += 1
         return hit
     _stats["misses"] += 1
+    with_value = kind == "value_and_grad"
+    functions, src, graph = program(fn, wrt, with_value=with_value, pair=kind == "pair",
+                                    output=output, lengths=lengths, arrays=arrays)
+    text = emit.module(functions, src.file)
     if kind == "pair":
-        text = vjp_source(fn, lengths)
         module = loader.load(text, fn.__name__ + "_vjp")
         compiled = (getattr(module, fn.__name__ + "_fwd"), getattr(module, fn.__name__ + "_bwd"))
         compiled[0].__s2s_ad_source__ = compiled[1].__s2s_ad_source__ = text
     else:
-        with_value = kind == "value_and_grad"
-        text = gradient_source(fn, wrt, with_value=with_value, output=output, lengths=lengths)
         name = ("value_and_grad_" if with_value else "grad_") + fn.__name__
         module = loader.load(text, name)
         compiled = getattr(module, name)
         compiled.__s2s_ad_source__ = text
+        taken = frozenset(p.value.var for p in graph.main.params if p.value.kind == "array")
+        if len(taken) < len(graph.main.params):
+            compiled = _by_kind(fn, wrt, kind, output, lengths, compiled, taken)
     _cache[key] = compiled
     return compiled
+
+
+def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Callable,
+             taken: frozenset) -> Callable:
+    """``compiled`` (generated for the parameters ``taken`` as arrays), run
+    as it is while no other parameter receives an array; a call passing an
+    array elsewhere gets (once per kind signature, cached) the code generated
+    for its arrays. Whether a value is an array comes from the arguments,
+    never from whether ``fn``'s source names NumPy."""
+    names = _positional_names(fn)
+
+    def call(*args, **kwargs):
+        arrays = _array_arguments(names, args, kwargs)
+        if arrays <= taken:
+            return compiled(*args, **kwargs)
+        return _compiled(fn, wrt, kind, output, lengths, arrays | taken)(*args, **kwargs)
+
+    functools.update_wrapper(call, compiled)
+    return call
+
+
+def _positional_names(fn: Callable) -> tuple[tuple[str, ...], frozenset]:
+    """``fn``'s parameter names in order, and those annotated as numbers
+    (``s: float``), which may receive a 0-d array as a number."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return (), frozenset()
+    numbers_ = {float, int, bool, "float", "int", "bool"}
+    return tuple(params), frozenset(n for n, p in params.items() if p.annotation in numbers_)
+
+
+_NUMBERS = (float, int, bool)
+
+
+def _array_arguments(names: tuple, args: tuple, kwargs: dict) -> frozenset:
+    """The parameters (``names`` from :func:`_positional_names`) a call gives
+    an array: an ndarray, or any array-like that is not a number, list or
+    tuple; a 0-d array given to a parameter annotated as a number is one."""
+    order, scalars = names
+    found = [n for n, a in zip(order, args) if type(a) not in _NUMBERS and _is_array(a, n, scalars)]
+    if kwargs:
+        found += [n for n, a in kwargs.items() if n in order and _is_array(a, n, scalars)]
+    return frozenset(found)
+
+
+def _is_array(value, name: str, scalars: frozenset) -> bool:
+    if isinstance(value, (numbers.Number, list, tuple, dict, str)):
+        return False
+    if not (hasattr(value, "__array__") or hasattr(value, "shape")):
+        return False
+    return name not in scalars or getattr(value, "ndim", None) != 0
 
 
 def _lengths_key(lengths: dict | None):
@@ -296,13 +361,17 @@ def _shapes(fn: Callable, args: tuple, kwargs: dict) -> dict:
 
 
 def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error) -> Callable:
-    """A function that generates (once per shape, cached) the code for the
-    lengths of the lists it is called with, then runs it."""
+    """A function that generates (once per shape and kind signature, cached)
+    the code for the lengths of the lists and the arrays it is called with,
+    then runs it."""
+    names = _positional_names(fn)
+
     def call(*args, **kwargs):
         lengths = _shapes(fn, args, kwargs)
-        if not lengths:
+        arrays = _array_arguments(names, args, kwargs)
+        if not lengths and not arrays:
             raise error
-        compiled = _compiled(fn, wrt, kind, output, lengths)
+        compiled = _compiled(fn, wrt, kind, output, lengths or None, arrays)
         # source_of(call) shows the code of the shape used last.
         call.__s2s_ad_source__ = compiled.__s2s_ad_source__
         return compiled(*args, **kwargs)
@@ -310,8 +379,9 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error) -> Callable:
     call.__name__ = ("value_and_grad_" if kind == "value_and_grad" else "grad_") + fn.__name__
     call.__s2s_ad_by_shape__ = True
     call.__doc__ = (f"{'Value and gradient' if kind == 'value_and_grad' else 'Gradient'} of "
-                    f"{fn.__name__}, generated for the lengths of the lists it is called with "
-                    "(see s2s_ad.gradient_source(..., lengths=...) for the code).")
+                    f"{fn.__name__}, generated for the lengths of the lists and the arrays it "
+                    "is called with (see s2s_ad.gradient_source(..., lengths=..., arrays=...) "
+                    "for the code).")
     return call
 
 
@@ -582,7 +652,8 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
         bound = inspect.signature(fn).bind(*args, **kwargs)
     except TypeError as exc:
         raise TypeError(f"vjp({fn.__name__}, ...): {exc}") from None
-    fwd, bwd = _compiled(fn, None, "pair", None, _shapes(fn, args, kwargs))
+    fwd, bwd = _compiled(fn, None, "pair", None, _shapes(fn, args, kwargs),
+                         _array_arguments(_positional_names(fn), args, kwargs))
     bound.apply_defaults()
     value, tape = fwd(*bound.arguments.values())
     spent = _consumed(tape)

@@ -42,7 +42,7 @@ class CallSites:
 
     def pair(self, op: ir.Op):
         """The callee's forward/backward pair; its imports join the module's."""
-        pair = self.pairs[op.callee.fn]
+        pair = self.pairs[op.callee.key]
         for line in pair.imports:
             if line not in self.imports:
                 self.imports.append(line)

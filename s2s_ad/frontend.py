@@ -28,7 +28,7 @@ import types
 from . import ir, structures
 from .aliasing import InPlaceNames
 from .errors import SourceError
-from .frontend_numpy import ArrayLowering
+from .frontend_numpy import ArrayLowering, numpy_use
 from .lower_control import RET, RETVAL, ControlFlow, always_returns
 from .names import Namer, identifiers
 from .rules import RULES
@@ -87,14 +87,24 @@ used for comments) recurses several frames per level, so a 500-term sum
 location is better than a RecursionError from inside s2s-ad."""
 
 
-def lower(src: Source, lengths: dict | None = None) -> ir.Function:
+def lower(src: Source, lengths: dict | None = None, arrays=()) -> ir.Function:
     """Lower ``src`` to SSA IR (see the module docstring).
 
     ``lengths`` maps parameters that receive a list or tuple to its length
     (an int, for a list) or ``(container, length)`` with container
-    ``"list"`` or ``"tuple"``; each item becomes a scalar parameter value."""
+    ``"list"`` or ``"tuple"``; each item becomes a scalar parameter value.
+    ``arrays`` names the parameters that receive NumPy arrays: they are of
+    kind ``"array"`` and the function is lowered as NumPy code, whether or
+    not its source names NumPy (the caller's argument kinds decide, not the
+    callee's text)."""
     _check_nesting(src)
-    return _Lowering(src, lengths).function()
+    return _Lowering(src, lengths, arrays).function()
+
+
+def names_numpy(src: Source) -> bool:
+    """Whether the source of ``src``'s function uses NumPy (then its
+    parameters are arrays unless annotated; see :mod:`s2s_ad.frontend_numpy`)."""
+    return numpy_use(src)[1]
 
 
 def _check_nesting(src: Source) -> None:
@@ -112,9 +122,10 @@ def _check_nesting(src: Source) -> None:
 
 
 class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
-    def __init__(self, src: Source, lengths: dict | None = None):
+    def __init__(self, src: Source, lengths: dict | None = None, arrays=()):
         self.src = src
         self.lengths = dict(lengths or {})
+        self.arrays = frozenset(arrays)
         self.tree = src.tree
         user_names = identifiers(self.tree)
         self.namer = Namer(avoid=user_names)
@@ -132,9 +143,6 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
         self.region_depth = 0
         self.ret_mode = False
         self.seq_params: dict[int, ir.Param] = {}
-        self.inplace_problems: list[SourceError] = []
-        """Augmented assignments that would write into an array a caller passes
-        in (in a function without NumPy): see s2s_ad.aliasing."""
 
     # -- entry -------------------------------------------------------------
 
@@ -187,8 +195,7 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
         func = ir.Function(self.tree.name, params, ir.Region(self.ops),
                            None if outputs is not None else result, loc,
                            modules=self.modules, names=frozenset(self.namer.taken),
-                           outputs=outputs, integers=self.integers,
-                           inplace=self.inplace_problems)
+                           outputs=outputs, integers=self.integers)
         ir.verify(func)
         return func
 
@@ -212,6 +219,10 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
         if self.lengths:
             raise SourceError(f"lengths names no parameter of {self.tree.name}: "
                               f"{', '.join(map(repr, self.lengths))}")
+        unknown = sorted(self.arrays - {p.value.var for p in params})
+        if unknown:
+            raise SourceError(f"arrays names no parameter of {self.tree.name}: "
+                              f"{', '.join(map(repr, unknown))}")
         return params
 
     def param(self, node: ast.arg, default, has_default: bool, kwonly: bool) -> ir.Param:

@@ -47,8 +47,7 @@ def in_loop(source: str) -> str:
 
 
 # Known refusals, each a located error today (not a wrong gradient).
-KNOWN = {"rosenbrock_no_numpy": "an array passed to a function that never names NumPy is "
-                                "taken as a list of unknown length"}
+KNOWN: dict[str, str] = {}
 
 NAMES = [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN[n])) if n in KNOWN
          else n for n in sorted(PROGRAMS)]
