@@ -20,7 +20,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass, field
 
-from . import frontend, ir, source, structures
+from . import frontend, frontend_numpy, ir, source, structures
 from .errors import SourceError
 from .names import Namer
 from .rules import user as user_rules
@@ -113,11 +113,13 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
 
 
 def array_arguments(op: ir.Op) -> frozenset:
-    """The parameters of ``op``'s callee that receive an array (``op.args``
-    are in the callee's parameter order)."""
-    names = list(inspect.signature(op.callee.fn).parameters)
-    return frozenset(n for n, a in zip(names, op.args)
-                     if isinstance(a, ir.Value) and a.kind == "array")
+    """The parameters of ``op``'s callee that receive an array, or a value
+    that may be one (``op.args`` are in the callee's parameter order); a
+    parameter annotated as a number takes it as one."""
+    fn = op.callee.fn
+    names = list(inspect.signature(fn).parameters)
+    return frozenset(n for n, a in zip(names, op.args) if isinstance(a, ir.Value)
+                     and a.kind == "array") - frontend_numpy.annotated_numbers(fn)
 
 
 def _lower_for(op: ir.Op, callee: source.Source, arrays: frozenset,

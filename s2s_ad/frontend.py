@@ -98,7 +98,7 @@ def lower(src: Source, lengths: dict | None = None, arrays=()) -> ir.Function:
     not its source names NumPy (the caller's argument kinds decide, not the
     callee's text)."""
     _check_nesting(src)
-    return _Lowering(src, lengths, arrays).function()
+    return _Lowering(src, lengths, (arrays,) if isinstance(arrays, str) else arrays).function()
 
 
 def names_numpy(src: Source) -> bool:

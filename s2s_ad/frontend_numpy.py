@@ -27,6 +27,7 @@ into (the view would have changed under it).
 from __future__ import annotations
 
 import ast
+import inspect
 import numbers
 import types
 
@@ -54,6 +55,18 @@ SIGNATURES = {**{f"np.{r}": ("x", "axis", "keepdims") for r in REDUCTIONS},
               "np.expand_dims": ("x", "axis"), "np.concatenate": ("seq", "axis"),
               "np.stack": ("seq", "axis"), "np.cumsum": ("x", "axis")}
 ATTR_NAMES = {"axis", "keepdims", "axes"}
+
+
+def annotated_numbers(fn) -> frozenset:
+    """The parameters of ``fn`` annotated ``float``, ``int`` or ``bool``: the
+    caller passes them a number (at a call site whose argument may be an
+    array, the annotation is taken at its word)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return frozenset()
+    return frozenset(n for n, p in params.items()
+                     if p.annotation in (float, int, bool, "float", "int", "bool"))
 
 
 def numpy_use(src) -> tuple[list[str], bool]:
@@ -111,22 +124,23 @@ class ArrayLowering:
             self.modules["numpy"] = self.namer.claim(self.numpy_alias)
 
     def param_kind(self, node: ast.arg, default, has_default: bool) -> str:
-        """A parameter's kind: ``"array"`` when a caller passes it an array;
-        otherwise, in a function that uses NumPy, an array of unknown shape
-        unless annotated ``float``/``int``/``bool`` or given a numeric
-        default; in one that does not, a number."""
+        """A parameter's kind: as annotated (``float``, ``int``, ``bool``: the
+        caller passes a number); else ``"array"`` when a caller passes it an
+        array (or a value that may be one); else, in a function that uses
+        NumPy, an array of unknown shape unless given a numeric default; in
+        one that does not, a number."""
         note = node.annotation
         declared = note.id if isinstance(note, ast.Name) and note.id in (
             "float", "int", "bool") else None
+        if declared is not None and node.arg in self.arrays:
+            raise self.src.error(note, f"parameter {node.arg!r} is annotated `{declared}` "
+                                 "but receives an array")
+        if declared is not None and (self.names_numpy or self.arrays):
+            return declared
         if node.arg in self.arrays:
-            if declared is not None:
-                raise self.src.error(note, f"parameter {node.arg!r} is annotated `{declared}` "
-                                     "but receives an array")
             return "array"
         if not self.names_numpy:
             return "float"
-        if declared is not None:
-            return declared
         if has_default and isinstance(default, numbers.Real):
             return "int" if isinstance(default, numbers.Integral) else "float"
         return "array"
