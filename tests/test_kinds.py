@@ -19,6 +19,7 @@ import pytest
 import kinds_src as src
 import s2s_ad
 from array_oracle import assert_gradients, fd_gradient, rand
+from modules import run_generated
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RNG = np.random.default_rng(17)
@@ -186,17 +187,7 @@ def test_cli_grad_with_array_parameters_runs_in_a_fresh_interpreter(name, args, 
     out = tmp_path / "kinds_grad.py"
     done = _cli("grad", f"{ROSENBROCK}:{name}", "--array", "x", "-o", str(out), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    literal = ", ".join(f"np.array({a.tolist()!r})" if isinstance(a, np.ndarray) else repr(a)
-                        for a in args)
-    probe = ("import sys, numpy as np, kinds_grad\n"
-             f"g = kinds_grad.grad_{name}({literal})\n"
-             "g = g if isinstance(g, tuple) else (g,)\n"
-             "assert 's2s_ad' not in sys.modules\n"
-             "print(repr([np.asarray(v).tolist() for v in g]))\n")
-    run = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True,
-                         text=True, env={"PATH": os.environ.get("PATH", "")}, timeout=120)
-    assert run.returncode == 0, run.stderr
-    got = [np.array(v) for v in ast.literal_eval(run.stdout.strip())]
+    got = run_generated(tmp_path, "kinds_grad", f"grad_{name}", args)
     fn = getattr(src, name)
     scalar = (lambda *a: float(np.sum(fn(*a)))) if name == "elementwise" else fn
     for i, g in enumerate(got):
