@@ -195,7 +195,8 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
         func = ir.Function(self.tree.name, params, ir.Region(self.ops),
                            None if outputs is not None else result, loc,
                            modules=self.modules, names=frozenset(self.namer.taken),
-                           outputs=outputs, integers=self.integers)
+                           outputs=outputs, integers=self.integers,
+                           given_arrays=() if self.names_numpy else tuple(sorted(self.arrays)))
         ir.verify(func)
         return func
 

@@ -313,6 +313,11 @@ class Function:
     """Parameter name -> the SourceError to raise if asked for a gradient with
     respect to it: it is used as an integer (a range bound, an index)."""
 
+    given_arrays: tuple[str, ...] = ()
+    """The parameters lowered as arrays because the caller (or the arguments
+    at the top level) passes arrays, in a function whose source never names
+    NumPy (see :func:`s2s_ad.frontend.lower`)."""
+
     @property
     def param_values(self) -> list[Value]:
         return [p.value for p in self.params]
