@@ -379,13 +379,17 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error) -> Callable:
     the code for the lengths of the lists and the arrays it is called with,
     then runs it."""
     names = _positional_names(fn)
+    seen: dict = {}
 
     def call(*args, **kwargs):
         lengths = _shapes(fn, args, kwargs)
         arrays = _array_arguments(names, args, kwargs)
         if not lengths and not arrays:
             raise error
-        compiled = _compiled(fn, wrt, kind, output, lengths or None, arrays)
+        key = (_lengths_key(lengths), arrays)
+        compiled = seen.get(key)
+        if compiled is None:
+            compiled = seen[key] = _compiled(fn, wrt, kind, output, lengths or None, arrays)
         # source_of(call) shows the code of the shape used last.
         call.__s2s_ad_source__ = compiled.__s2s_ad_source__
         return compiled(*args, **kwargs)

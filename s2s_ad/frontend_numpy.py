@@ -15,9 +15,12 @@ Before → after::
         return h.sum(axis=0)          h = np.tanh t1
                                       out = np.sum h axis=0
 
-A function is in *array mode* when it refers to ``numpy``: its parameters are
-then arrays of unknown shape (kind ``"array"``) unless annotated ``float`` or
-``int`` or given a numeric default. Subscript assignment mutates in place,
+A function is in *array mode* when it refers to ``numpy`` (its parameters
+are then arrays of unknown shape, kind ``"array"``, unless annotated
+``float`` or ``int`` or given a numeric default), or when it is lowered for
+arguments that are arrays (``arrays``: the parameters a call site or the
+top-level call gives an array, arrays whatever the source says; the others
+are numbers in a function that never names NumPy). Subscript assignment mutates in place,
 as Python does, so two situations that would make the SSA form disagree with
 Python are refused: assigning into a parameter or a view (it would change
 another array), and reading a view of an array after that array was assigned
