@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import ast
 import copy
 import dataclasses
 import functools
@@ -370,8 +371,25 @@ def _shapes(fn: Callable, args: tuple, kwargs: dict) -> dict:
         bound = inspect.signature(fn).bind(*args, **kwargs)
     except TypeError as exc:
         raise TypeError(f"{fn.__name__}: {exc}") from None
-    return {name: ("list" if isinstance(v, list) else "tuple", len(v))
-            for name, v in bound.arguments.items() if isinstance(v, (list, tuple))}
+    out = {}
+    for name, v in bound.arguments.items():
+        if isinstance(v, (list, tuple)):
+            if any(not isinstance(item, numbers.Number) for item in v):
+                _refuse_items(fn, name, v)
+            out[name] = ("list" if isinstance(v, list) else "tuple", len(v))
+    return out
+
+
+def _refuse_items(fn: Callable, name: str, value) -> None:
+    """A list or tuple argument holding arrays (or lists): its items would be
+    taken for numbers, so refuse it, located at the parameter."""
+    src = source.locate(fn)
+    node = next((a for a in ast.walk(src.tree.args) if isinstance(a, ast.arg) and a.arg == name),
+                src.tree)
+    what = next(type(item).__name__ for item in value if not isinstance(item, numbers.Number))
+    raise src.error(node, f"parameter {name!r} is given a {type(value).__name__} holding "
+                    f"an item of type {what}; a list or tuple parameter holds numbers: pass "
+                    "arrays as parameters of their own, or as one array (np.stack)")
 
 
 def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error) -> Callable:

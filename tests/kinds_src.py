@@ -69,3 +69,7 @@ def annotated(u, s: float):
 
 def f_annotated(x, s):
     return np.sum(annotated(x, s))
+
+
+def product_of_items(xs):
+    return xs[0] * xs[1]

@@ -148,6 +148,21 @@ def test_an_array_given_to_a_parameter_annotated_float_is_refused_with_location(
     assert shown[caret.index("^"):].startswith("float")
 
 
+def test_a_list_holding_an_array_is_refused_with_location():
+    # its items would be taken for numbers: xs[1]'s cotangent would be an array
+    for call in (lambda: s2s_ad.vjp(src.product_of_items, [X, 2.0]),
+                 lambda: s2s_ad.grad(src.product_of_items)([2.0, X])):
+        with pytest.raises(s2s_ad.SourceError) as info:
+            call()
+        head, shown, caret = str(info.value).split("\n")
+        assert re.match(r".*kinds_src\.py:\d+:\d+: error: parameter 'xs' is given a list "
+                        r"holding an item of type ndarray", head), head
+        assert shown.strip() == "def product_of_items(xs):"
+        assert shown[caret.index("^"):].startswith("xs")
+    # numbers are fine
+    assert s2s_ad.grad(src.product_of_items)([2.0, 3.0]) == pytest.approx([3.0, 2.0])
+
+
 # -- the command line: example arguments give the kinds ---------------------------------
 
 
