@@ -5,8 +5,10 @@
 
 from __future__ import annotations
 
+import ast
 import copy
 import dataclasses
+import functools
 import inspect
 import numbers
 import types
@@ -14,7 +16,8 @@ import weakref
 from collections.abc import Hashable
 from typing import Callable, NamedTuple, Sequence, Union
 
-from s2s_ad.frontend import calls, lowering as frontend, inline, source, structures
+from s2s_ad.frontend import (calls, inline, lowering as frontend, numpy as frontend_numpy,
+                             source, structures)
 from s2s_ad.emit import module as emit, loader, optimize
 from s2s_ad import graph, graph_backward, ir
 from s2s_ad.reverse import transform as reverse
@@ -72,9 +75,9 @@ def _refuse_integer_result(func: ir.Function, src: source.Source) -> None:
                       loc.file, loc.line, loc.col, src.line(loc.line))
 
 
-def lower(fn: Callable, lengths: dict | None = None) -> ir.Function:
-    """The SSA IR of ``fn``."""
-    return frontend.lower(source.locate(fn), lengths)
+def lower(fn: Callable, lengths: dict | None = None, arrays: Sequence[str] = ()) -> ir.Function:
+    """The SSA IR of ``fn`` (``arrays``: the parameters that receive NumPy arrays)."""
+    return frontend.lower(source.locate(fn), lengths, arrays)
 
 
 def resolve_wrt(func: ir.Function, wrt: Wrt) -> tuple[list[ir.Value], bool]:
@@ -116,13 +119,15 @@ def resolve_wrt(func: ir.Function, wrt: Wrt) -> tuple[list[ir.Value], bool]:
 
 def program(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
             pair: bool = False, tuple_result: bool | None = None, output: int | None = None,
-            lengths: dict | None = None
+            lengths: dict | None = None, arrays: Sequence[str] = ()
             ) -> tuple[list[CodeFunction], source.Source, calls.CallGraph]:
     """The generated functions for ``fn``, before they become text: the
     gradient (or, with ``pair``, ``fn``'s own forward/backward pair) first,
-    then the pair of every user function it calls."""
+    then the pair of every user function it calls (one per specialisation,
+    :func:`s2s_ad.calls.collect`). ``arrays`` names the parameters of ``fn``
+    that receive NumPy arrays."""
     src = source.locate(fn)
-    func = frontend.lower(src, lengths)
+    func = frontend.lower(src, lengths, arrays)
     graph = calls.collect(func, src)
     inline.run(graph)
     if pair:
@@ -143,17 +148,14 @@ def program(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
                                        tuple_result=as_tuple if tuple_result is None
                                        else tuple_result, pairs=pairs, reserved=reserved)]
     for callee in graph.callees:
-        p = pairs[_function_of(graph, callee)]
+        p = pairs[calls.specialisation(graph, callee)]
         functions += reverse.transform_pair(callee, p.fwd, p.bwd, pairs, reserved)
     return [optimize.drop_unused_items(f) for f in functions], src, graph
 
 
-def _function_of(graph, lowered):
-    return next(fn for fn, f in graph.lowered.items() if f is lowered)
-
-
 def gradient_source(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
-                    output: int | None = None, lengths: dict | None = None) -> str:
+                    output: int | None = None, lengths: dict | None = None,
+                    arrays: Sequence[str] = ()) -> str:
     """The source text of the gradient module of ``fn``.
 
     Parameters
@@ -172,6 +174,11 @@ def gradient_source(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
         For parameters that receive a list or tuple of numbers: their
         lengths, ``{"xs": 3}`` (a list) or ``{"xs": ("tuple", 3)}``. The code
         is generated for those lengths; their gradients have the same shape.
+    arrays : sequence of str, optional
+        The parameters that receive NumPy arrays. A function whose source
+        uses NumPy takes its parameters for arrays anyway (unless annotated
+        ``float``/``int`` or given a numeric default); one that does not is
+        generated for numbers unless its array parameters are named here.
 
     Returns
     -------
@@ -187,23 +194,24 @@ def gradient_source(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
     ...     return x * x
     >>> print(gradient_source(f))     # doctest: +SKIP
     """
-    return gradient_module(fn, wrt, with_value=with_value, output=output, lengths=lengths)[0]
+    return gradient_module(fn, wrt, with_value=with_value, output=output, lengths=lengths,
+                           arrays=arrays)[0]
 
 
 def gradient_module(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
-                    output: int | None = None, lengths: dict | None = None
-                    ) -> tuple[str, list[str]]:
+                    output: int | None = None, lengths: dict | None = None,
+                    arrays: Sequence[str] = ()) -> tuple[str, list[str]]:
     """:func:`gradient_source`'s text, and the source files it was generated
     from: ``fn``'s own and those of every function it calls (``grad -o``
     refuses to write over any of them)."""
     functions, src, graph = program(fn, wrt, with_value=with_value, output=output,
-                                    lengths=lengths)
+                                    lengths=lengths, arrays=arrays)
     # every function reached, the inlined ones too (graph.lowered, not graph.callees)
     files = list(dict.fromkeys([src.file, *(f.loc.file for f in graph.lowered.values())]))
     return emit.module(functions, src.file), files
 
 
-def vjp_source(fn: Callable, lengths: dict | None = None) -> str:
+def vjp_source(fn: Callable, lengths: dict | None = None, arrays: Sequence[str] = ()) -> str:
     """The source text of ``fn``'s forward/backward pair, as :func:`vjp` uses it.
 
     Parameters
@@ -212,6 +220,8 @@ def vjp_source(fn: Callable, lengths: dict | None = None) -> str:
         A Python function in the supported subset.
     lengths : dict, optional
         Lengths of list or tuple parameters, as for :func:`gradient_source`.
+    arrays : sequence of str, optional
+        The parameters that receive NumPy arrays, as for :func:`gradient_source`.
 
     Returns
     -------
@@ -220,7 +230,7 @@ def vjp_source(fn: Callable, lengths: dict | None = None) -> str:
         ``FN_bwd(tape, cotangent) -> (cotangent of each parameter, ...)``,
         plus the pairs of the user functions ``fn`` calls.
     """
-    functions, src, _ = program(fn, pair=True, lengths=lengths)
+    functions, src, _ = program(fn, pair=True, lengths=lengths, arrays=arrays)
     return emit.module(functions, src.file)
 
 
@@ -259,27 +269,98 @@ def clear_cache() -> None:
 
 
 def _compiled(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
-              lengths: dict | None = None) -> Callable:
-    key = (fingerprint(fn), _wrt_key(wrt), kind, _wrt_key(output), _lengths_key(lengths))
+              lengths: dict | None = None, arrays: frozenset = frozenset()) -> Callable:
+    key = (fingerprint(fn), _wrt_key(wrt), kind, _wrt_key(output), _lengths_key(lengths),
+           tuple(sorted(arrays)))
     hit = _cache.get(key)
     if hit is not None:
         _stats["hits"] += 1
         return hit
     _stats["misses"] += 1
+    with_value = kind == "value_and_grad"
+    functions, src, graph = program(fn, wrt, with_value=with_value, pair=kind == "pair",
+                                    output=output, lengths=lengths, arrays=arrays)
+    text = emit.module(functions, src.file)
     if kind == "pair":
-        text = vjp_source(fn, lengths)
         module = loader.load(text, fn.__name__ + "_vjp")
         compiled = (getattr(module, fn.__name__ + "_fwd"), getattr(module, fn.__name__ + "_bwd"))
         compiled[0].__s2s_ad_source__ = compiled[1].__s2s_ad_source__ = text
     else:
-        with_value = kind == "value_and_grad"
-        text = gradient_source(fn, wrt, with_value=with_value, output=output, lengths=lengths)
         name = ("value_and_grad_" if with_value else "grad_") + fn.__name__
         module = loader.load(text, name)
         compiled = getattr(module, name)
         compiled.__s2s_ad_source__ = text
+        taken = frozenset(p.value.var for p in graph.main.params if p.value.kind == "array")
+        if len(taken) < len(graph.main.params):
+            compiled = _by_kind(fn, wrt, kind, output, lengths, compiled, taken)
     _cache[key] = compiled
     return compiled
+
+
+def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Callable,
+             taken: frozenset) -> Callable:
+    """``compiled`` (generated for the parameters ``taken`` as arrays), run
+    as it is while no other parameter receives an array; a call passing an
+    array elsewhere gets (once per kind signature, cached) the code generated
+    for its arrays. Whether a value is an array comes from the arguments,
+    never from whether ``fn``'s source names NumPy."""
+    names = _positional_names(fn)
+    specialised: dict = {}
+
+    def call(*args, **kwargs):
+        for a in args:
+            if a.__class__ not in _NUMBERS:
+                break
+        else:
+            # numbers only (the common case, kept fast): the code as generated
+            for v in kwargs.values():
+                if v.__class__ not in _NUMBERS:
+                    break
+            else:
+                return compiled(*args, **kwargs)
+        arrays = _array_arguments(names, args, kwargs)
+        if arrays <= taken:
+            return compiled(*args, **kwargs)
+        code = specialised.get(arrays)
+        if code is None:
+            code = _compiled(fn, wrt, kind, output, lengths, arrays | taken)
+            # (its own dispatch would find these very arrays: skip it)
+            code = specialised[arrays] = getattr(code, "__wrapped__", code)
+        return code(*args, **kwargs)
+
+    functools.update_wrapper(call, compiled)
+    return call
+
+
+def _positional_names(fn: Callable) -> tuple[tuple[str, ...], frozenset]:
+    """``fn``'s parameter names in signature order, and those annotated as
+    numbers (``s: float``), for which a 0-d array is a number."""
+    try:
+        names = tuple(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return (), frozenset()
+    return names, frontend_numpy.annotated_numbers(fn)
+
+
+_NUMBERS = frozenset((float, int, bool))
+
+
+def _array_arguments(names: tuple, args: tuple, kwargs: dict) -> frozenset:
+    """The parameters (``names`` from :func:`_positional_names`) a call gives
+    an array: an ndarray, or any array-like that is not a number, list or
+    tuple (a 0-d array given to a parameter annotated as a number is one)."""
+    order, declared = names
+    given = list(zip(order, args))
+    if kwargs:
+        given += [(n, a) for n, a in kwargs.items() if n in order]
+    return frozenset(n for n, a in given if type(a) not in _NUMBERS and _is_array(a)
+                     and not (n in declared and getattr(a, "ndim", None) == 0))
+
+
+def _is_array(value) -> bool:
+    if isinstance(value, (numbers.Number, list, tuple, dict, str)):
+        return False
+    return hasattr(value, "__array__") or hasattr(value, "shape")
 
 
 def _lengths_key(lengths: dict | None):
@@ -295,18 +376,43 @@ def _shapes(fn: Callable, args: tuple, kwargs: dict) -> dict:
         bound = inspect.signature(fn).bind(*args, **kwargs)
     except TypeError as exc:
         raise TypeError(f"{fn.__name__}: {exc}") from None
-    return {name: ("list" if isinstance(v, list) else "tuple", len(v))
-            for name, v in bound.arguments.items() if isinstance(v, (list, tuple))}
+    out = {}
+    for name, v in bound.arguments.items():
+        if isinstance(v, (list, tuple)):
+            if any(not isinstance(item, numbers.Number) for item in v):
+                _refuse_items(fn, name, v)
+            out[name] = ("list" if isinstance(v, list) else "tuple", len(v))
+    return out
+
+
+def _refuse_items(fn: Callable, name: str, value) -> None:
+    """A list or tuple argument holding arrays (or lists): its items would be
+    taken for numbers, so refuse it, located at the parameter."""
+    src = source.locate(fn)
+    node = next((a for a in ast.walk(src.tree.args) if isinstance(a, ast.arg) and a.arg == name),
+                src.tree)
+    what = next(type(item).__name__ for item in value if not isinstance(item, numbers.Number))
+    raise src.error(node, f"parameter {name!r} is given a {type(value).__name__} holding "
+                    f"an item of type {what}; a list or tuple parameter holds numbers: pass "
+                    "arrays as parameters of their own, or as one array (np.stack)")
 
 
 def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error) -> Callable:
-    """A function that generates (once per shape, cached) the code for the
-    lengths of the lists it is called with, then runs it."""
+    """A function that generates (once per shape and kind signature, cached)
+    the code for the lengths of the lists and the arrays it is called with,
+    then runs it."""
+    names = _positional_names(fn)
+    seen: dict = {}
+
     def call(*args, **kwargs):
         lengths = _shapes(fn, args, kwargs)
-        if not lengths:
+        arrays = _array_arguments(names, args, kwargs)
+        if not lengths and not arrays:
             raise error
-        compiled = _compiled(fn, wrt, kind, output, lengths)
+        key = (_lengths_key(lengths), arrays)
+        compiled = seen.get(key)
+        if compiled is None:
+            compiled = seen[key] = _compiled(fn, wrt, kind, output, lengths or None, arrays)
         # source_of(call) shows the code of the shape used last.
         call.__s2s_ad_source__ = compiled.__s2s_ad_source__
         return compiled(*args, **kwargs)
@@ -314,8 +420,9 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error) -> Callable:
     call.__name__ = ("value_and_grad_" if kind == "value_and_grad" else "grad_") + fn.__name__
     call.__s2s_ad_by_shape__ = True
     call.__doc__ = (f"{'Value and gradient' if kind == 'value_and_grad' else 'Gradient'} of "
-                    f"{fn.__name__}, generated for the lengths of the lists it is called with "
-                    "(see s2s_ad.gradient_source(..., lengths=...) for the code).")
+                    f"{fn.__name__}, generated for the lengths of the lists and the arrays it "
+                    "is called with (see s2s_ad.gradient_source(..., lengths=..., arrays=...) "
+                    "for the code).")
     return call
 
 
@@ -586,7 +693,8 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
         bound = inspect.signature(fn).bind(*args, **kwargs)
     except TypeError as exc:
         raise TypeError(f"vjp({fn.__name__}, ...): {exc}") from None
-    fwd, bwd = _compiled(fn, None, "pair", None, _shapes(fn, args, kwargs))
+    fwd, bwd = _compiled(fn, None, "pair", None, _shapes(fn, args, kwargs),
+                         _array_arguments(_positional_names(fn), args, kwargs))
     bound.apply_defaults()
     value, tape = fwd(*bound.arguments.values())
     spent = _consumed(tape)
@@ -638,15 +746,16 @@ def source_of(compiled: Callable) -> str:
         raise TypeError(f"{compiled!r} was not generated by s2s-ad") from None
 
 
-def _reverse(fn: Callable, wrt: Wrt, output: int | None,
-             lengths: dict | None) -> tuple[ir.Function, CodeFunction]:
+def _reverse(fn: Callable, wrt: Wrt, output: int | None, lengths: dict | None,
+             arrays: Sequence[str] = ()) -> tuple[ir.Function, CodeFunction]:
     """``fn``'s IR and its gradient function (calls to helpers included)."""
-    code = program(fn, wrt, output=output, lengths=lengths)[0][0]
+    code = program(fn, wrt, output=output, lengths=lengths, arrays=arrays)[0][0]
     return code.source, code
 
 
 def graph_dot(fn: Callable, wrt: Wrt = None, backward: bool = False, *,
-              output: int | None = None, lengths: dict | None = None) -> str:
+              output: int | None = None, lengths: dict | None = None,
+              arrays: Sequence[str] = ()) -> str:
     """The computation graph of ``fn`` as Graphviz DOT text.
 
     Parameters
@@ -666,6 +775,8 @@ def graph_dot(fn: Callable, wrt: Wrt = None, backward: bool = False, *,
     lengths : dict, optional
         The length of each list or tuple parameter (``{"xs": 3}``); each of
         its items is drawn as a leaf.
+    arrays : sequence of str, optional
+        The parameters that receive NumPy arrays (see :func:`gradient_source`).
 
     Returns
     -------
@@ -683,13 +794,13 @@ def graph_dot(fn: Callable, wrt: Wrt = None, backward: bool = False, *,
     >>> print(graph_dot(f, backward=True))   # doctest: +SKIP
     """
     if not backward:
-        return graph.to_dot(graph.forward(lower(fn, lengths)))
-    func, code = _reverse(fn, wrt, output, lengths)
+        return graph.to_dot(graph.forward(lower(fn, lengths, arrays)))
+    func, code = _reverse(fn, wrt, output, lengths, arrays)
     return graph.to_dot(graph_backward.combined(func, code))
 
 
 def explain(fn: Callable, wrt: Wrt = None, *, output: int | None = None,
-            lengths: dict | None = None) -> str:
+            lengths: dict | None = None, arrays: Sequence[str] = ()) -> str:
     """The reverse sweep of ``fn``'s gradient, line by line, with what each line means.
 
     Parameters
@@ -702,6 +813,8 @@ def explain(fn: Callable, wrt: Wrt = None, *, output: int | None = None,
         For a function returning a tuple or list: the item to differentiate.
     lengths : dict, optional
         The length of each list or tuple parameter (``{"xs": 3}``).
+    arrays : sequence of str, optional
+        The parameters that receive NumPy arrays (see :func:`gradient_source`).
 
     Returns
     -------
@@ -718,5 +831,5 @@ def explain(fn: Callable, wrt: Wrt = None, *, output: int | None = None,
     ...     return a * b
     >>> print(explain(f, wrt="x"))   # doctest: +SKIP
     """
-    func, code = _reverse(fn, wrt, output, lengths)
+    func, code = _reverse(fn, wrt, output, lengths, arrays)
     return explain_text(func, code)

@@ -1,6 +1,7 @@
 """The ``s2s-ad`` command.
 
-    s2s-ad grad  TARGET [--wrt a,x] [--value] [--output K] [-o FILE]   print or write the gradient module
+    s2s-ad grad  TARGET [--wrt a,x] [--value] [--output K] [--array x] [-o FILE]
+                                                       print or write the gradient module
     s2s-ad check TARGET [--wrt a,x] [--args n=5] [--at x=0.3]   prove it against sympy
                         [--shape W=3x4,x=4]            NumPy code: check against finite differences
     s2s-ad ir    TARGET                                    print the SSA graph
@@ -82,6 +83,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="for a function returning a tuple or list: the item to differentiate")
     g.add_argument("--length", action="append", metavar="NAME=N",
                    help="length of a list parameter (e.g. xs=3); its gradient is a list")
+    _array_option(g)
 
     c = sub.add_parser("check", help="prove the generated gradient against sympy")
     c.add_argument("target")
@@ -104,6 +106,7 @@ def _parser() -> argparse.ArgumentParser:
 
     i = sub.add_parser("ir", help="print the SSA graph")
     i.add_argument("target")
+    _array_option(i)
 
     d = sub.add_parser("graph", help="draw the forward graph, or forward and backward (DOT, SVG, PNG)")
     d.add_argument("target")
@@ -119,6 +122,7 @@ def _parser() -> argparse.ArgumentParser:
                    "to differentiate")
     d.add_argument("--length", action="append", metavar="NAME=N",
                    help="length of a list parameter (e.g. xs=3): one leaf per item")
+    _array_option(d)
 
     e = sub.add_parser("explain", help="the reverse sweep line by line, with the local derivative "
                        "each line applies")
@@ -128,7 +132,19 @@ def _parser() -> argparse.ArgumentParser:
                    help="for a function returning a tuple or list: the item to differentiate")
     e.add_argument("--length", action="append", metavar="NAME=N",
                    help="length of a list parameter (e.g. xs=3)")
+    _array_option(e)
     return p
+
+
+def _array_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--array", action="append", metavar="NAME",
+                   help="comma-separated parameters that receive NumPy arrays: the code is "
+                        "generated for arrays there even if the function never names NumPy "
+                        "(which is otherwise generated for numbers)")
+
+
+def _arrays(items: list[str] | None) -> tuple[str, ...]:
+    return tuple(n.strip() for item in items or [] for n in item.split(",") if n.strip())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -138,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "grad":
             text, files = api.gradient_module(
                 fn, _wrt(args.wrt), with_value=args.value, output=args.output,
-                lengths=_assignments(args.length, "--length") or None)
+                lengths=_assignments(args.length, "--length") or None, arrays=_arrays(args.array))
             _deliver(text, args.file, fn, loader.write, files)
             return 0
         if args.command == "check":
@@ -151,19 +167,21 @@ def main(argv: list[str] | None = None) -> int:
             print(verdict)
             return {"proved": 0, "agrees": 0, "mismatch": 1}.get(verdict.status, 2)
         if args.command == "ir":
-            sys.stdout.write(ir.format_function(api.lower(fn)))
+            sys.stdout.write(ir.format_function(api.lower(fn, arrays=_arrays(args.array))))
             return 0
         if args.command == "graph":
             if (args.wrt is not None or args.output is not None) and not args.backward:
                 raise S2SError("--wrt and --output choose what the reverse sweep "
                                "differentiates; add --backward to draw it")
             text = api.graph_dot(fn, _wrt(args.wrt), backward=args.backward, output=args.output,
-                                 lengths=_assignments(args.length, "--length") or None)
+                                 lengths=_assignments(args.length, "--length") or None,
+                                 arrays=_arrays(args.array))
             _deliver(text, args.file, fn, graph.render)
             return 0
         if args.command == "explain":
             sys.stdout.write(api.explain(fn, _wrt(args.wrt), output=args.output,
-                                         lengths=_assignments(args.length, "--length") or None))
+                                         lengths=_assignments(args.length, "--length") or None,
+                                         arrays=_arrays(args.array)))
             return 0
     except BrokenPipeError:
         # stdout closed early (`s2s-ad grad ... | head`): not an error of ours;

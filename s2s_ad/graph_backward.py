@@ -102,11 +102,13 @@ class _Reverse:
 
     def through(self, name: str, cluster: graph.Cluster) -> tuple[str, str] | None:
         """:meth:`source` and the name to label its edge with: ``name``, or
-        for an adjoint a reverse loop's head holds, the head's variable."""
+        for an adjoint a reverse loop's head holds, the head's variable, or
+        for one a callee's backward pass handed out (``db`` added to zeros
+        from ``db_1, da = h_bwd(...)``), the item it carries."""
         src = self.source(name, cluster)
         if src is None:
             return None
-        return src, self.adj[name][0][1] if src in self.heads else name
+        return src, self.adj[name][0][1] if src in self.heads or src in self.calls else name
 
     def gather(self, names: list[str], cluster: graph.Cluster,
                skip: frozenset[str] = frozenset()) -> list[tuple[str, str, str]]:

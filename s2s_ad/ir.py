@@ -82,6 +82,14 @@ class Callee:
     """What the callee's forward function returns besides its result, for its
     backward function: defined by the call, like its result (inside a loop it
     is taped like any value the reverse sweep reads)."""
+    kinds: "tuple[str, ...] | None" = None
+    """The kinds of the callee's parameters in the lowering this call uses
+    (set by :func:`s2s_ad.calls.collect`; None for a user rule)."""
+
+    @property
+    def key(self) -> tuple:
+        """Which forward/backward pair the call uses: see :func:`s2s_ad.calls.key`."""
+        return self.fn, self.kinds
 
     @property
     def name(self) -> str:
@@ -316,10 +324,10 @@ class Function:
     """Parameter name -> the SourceError to raise if asked for a gradient with
     respect to it: it is used as an integer (a range bound, an index)."""
 
-    inplace: list = field(default_factory=list)
-    """SourceErrors to raise where a caller passes this function an array: an
-    augmented assignment (``u += 1.0``) would write into it where another
-    name sees the change (see s2s_ad.frontend.aliasing)."""
+    given_arrays: tuple[str, ...] = ()
+    """The parameters lowered as arrays because the caller (or the arguments
+    at the top level) passes arrays, in a function whose source never names
+    NumPy (see :func:`s2s_ad.frontend.lowering.lower`)."""
 
     @property
     def param_values(self) -> list[Value]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from s2s_ad import api
+from s2s_ad.frontend import lowering as frontend, source
 from s2s_ad.verdict import ParamResult, Verdict
 from s2s_ad.errors import S2SError
 
@@ -46,7 +47,9 @@ def check(fn, wrt=None, *, shapes: dict, args: dict | None = None, points: int =
     from [0.2, 2] (the region of the symbolic check's sample point) instead of
     alternating with standard normal draws."""
     args = dict(args or {})
-    func = api.lower(fn)
+    # A parameter given a shape receives an array (one that is not a number):
+    # lowered as one even where fn's source never names NumPy.
+    func = api.lower(fn, arrays=[n for n, shape in shapes.items() if shape != ()])
     values, _ = api.resolve_wrt(func, wrt)
     params = {p.value.var: p for p in func.params}
     for name in shapes:
@@ -100,7 +103,8 @@ def check(fn, wrt=None, *, shapes: dict, args: dict | None = None, points: int =
                                        f"point(s) (largest relative difference "
                                        f"{worst[v.var]:.1e})"))
     shape_text = ", ".join(f"{n}: {'x'.join(map(str, s)) or 'scalar'}" for n, s in shapes.items())
-    notes = [reason or f"{func.name} uses NumPy: sympy cannot run it, so this is a numeric "
+    what = "uses NumPy" if frontend.names_numpy(source.locate(fn)) else "is given arrays"
+    notes = [reason or f"{func.name} {what}: sympy cannot run it, so this is a numeric "
              f"check (central differences of the original function in float64), not a proof; "
              f"shapes {shape_text}"]
     if args:

@@ -7,6 +7,7 @@
     python -m tests.fuzz --n 1000 --numpy-loops   # NumPy loops filling arrays by y[i] = ...
     python -m tests.fuzz --n 1000 --numpy-shifts  # stable softmax shifts, unspread reductions
     python -m tests.fuzz --n 2000 --numpy-aliasing  # y += e through other names and views
+    python -m tests.fuzz --n 2000 --numpy-kinds   # array code in helpers that never name NumPy
     python -m tests.fuzz --n 1000 --conditions    # and/or with conditional expressions inside
     python -m tests.fuzz --n 1000 --soak          # every check: + the drawn graph run, the CLI
     python -m tests.fuzz --n 1000 --checks grad   # grad alone (default: grad,vjp,explain,graph)
@@ -63,6 +64,7 @@ from tests.modules import import_source  # noqa: E402
 from tests.programs import Program, RandomDraw, program  # noqa: E402
 from tests.programs_aliasing import alias_program  # noqa: E402
 from tests.programs_conditions import condition_program  # noqa: E402
+from tests.programs_kinds import kinds_program  # noqa: E402
 from tests.programs_numpy import numpy_loop_program, numpy_program  # noqa: E402
 from tests.programs_shifts import shift_program  # noqa: E402
 
@@ -478,7 +480,7 @@ def failed(o: Outcome) -> bool:
 def soak(seeds, *, use_sympy: bool = True, out=sys.stdout, max_stmts: int = 5,
          max_depth: int = 3, numpy: bool = False, loops: bool = False,
          shifts: bool = False, aliasing: bool = False, conditions: bool = False,
-         checks=DEFAULT_CHECKS) -> Tally:
+         kinds: bool = False, checks=DEFAULT_CHECKS) -> Tally:
     tally = Tally()
     with tempfile.TemporaryDirectory(prefix="s2s-ad-fuzz-") as folder:
         for seed in seeds:
@@ -486,8 +488,8 @@ def soak(seeds, *, use_sympy: bool = True, out=sys.stdout, max_stmts: int = 5,
             if aliasing:
                 prog = alias_program(RandomDraw(seed))
                 o = run_alias_one(prog, folder, label, checks=checks)
-            elif numpy or loops or shifts:
-                prog = _numpy_generator(loops, shifts)(RandomDraw(seed))
+            elif numpy or loops or shifts or kinds:
+                prog = _numpy_generator(loops, shifts, kinds)(RandomDraw(seed))
                 # tests.graph_run does not run loops restoring overwritten elements
                 # (y[i] = y_old.pop()), which most of these loops are
                 o = run_numpy_one(prog, folder, label, checks=tuple(
@@ -510,7 +512,9 @@ def _scalar_program(seed: int, max_stmts: int, max_depth: int, conditions: bool)
     return program(RandomDraw(seed), max_stmts=max_stmts, max_depth=max_depth)
 
 
-def _numpy_generator(loops: bool, shifts: bool):
+def _numpy_generator(loops: bool, shifts: bool, kinds: bool = False):
+    if kinds:
+        return kinds_program
     return shift_program if shifts else numpy_loop_program if loops else numpy_program
 
 
@@ -530,6 +534,10 @@ def main(argv=None) -> int:
     p.add_argument("--numpy-aliasing", action="store_true",
                    help="augassign (y += e) through other names, views, helpers and arguments "
                         "(finite differences; located refusals counted apart)")
+    p.add_argument("--numpy-kinds", action="store_true",
+                   help="array code in helpers that never name NumPy, called with arrays, "
+                        "numbers and both, from NumPy code or code without it "
+                        "(tests.programs_kinds; finite differences)")
     p.add_argument("--conditions", action="store_true",
                    help="scalar programs whose if/while conditions combine and/or with "
                         "conditional expressions, and nested conditional expressions "
@@ -550,8 +558,9 @@ def main(argv=None) -> int:
                 prog = alias_program(RandomDraw(s))
                 print(f"# seed {s}: clean={prog.clean} at {prog.point}\n{prog.source}")
                 continue
-            if args.numpy or args.numpy_loops or args.numpy_shifts:
-                prog = _numpy_generator(args.numpy_loops, args.numpy_shifts)(RandomDraw(s))
+            if args.numpy or args.numpy_loops or args.numpy_shifts or args.numpy_kinds:
+                prog = _numpy_generator(args.numpy_loops, args.numpy_shifts,
+                                        args.numpy_kinds)(RandomDraw(s))
                 item = "" if prog.output is None else f" output={prog.output}"
                 print(f"# seed {s}:{item} at {prog.point}\n{prog.source}")
                 continue
@@ -561,7 +570,8 @@ def main(argv=None) -> int:
     start = time.time()
     tally = soak(seeds, use_sympy=not args.no_sympy, max_stmts=args.stmts, max_depth=args.depth,
                  numpy=args.numpy, loops=args.numpy_loops, shifts=args.numpy_shifts,
-                 aliasing=args.numpy_aliasing, conditions=args.conditions, checks=checks)
+                 aliasing=args.numpy_aliasing, conditions=args.conditions,
+                 kinds=args.numpy_kinds, checks=checks)
     print(tally.summary(time.time() - start))
     return 1 if tally.failures else 0
 

@@ -91,6 +91,12 @@ class Subject:
     fd_agrees: object = None
     """tests.fuzz.fd_agrees, for the scalar parameters grad did not differentiate."""
 
+    @property
+    def arrays(self) -> list:
+        """The parameters the point gives an ndarray: the tools that have no
+        arguments to look at (explain, graph, the CLI) are told they are arrays."""
+        return [k for k, v in self.point.items() if isinstance(v, np.ndarray)]
+
 
 def _copies(point: dict) -> dict:
     return {k: np.copy(v) if isinstance(v, np.ndarray) else v for k, v in point.items()}
@@ -151,7 +157,7 @@ def check_vjp(s: Subject) -> Check:
 
 def check_explain(s: Subject) -> Check:
     try:
-        text = s2s_ad.explain(s.fn, s.wrt, output=s.output)
+        text = s2s_ad.explain(s.fn, s.wrt, output=s.output, arrays=s.arrays)
     except Exception:
         return _raised("explain")
     if not isinstance(text, str) or "reverse" not in text:
@@ -161,8 +167,8 @@ def check_explain(s: Subject) -> Check:
 
 def check_graph(s: Subject) -> Check:
     try:
-        forward = s2s_ad.graph_dot(s.fn)
-        both = s2s_ad.graph_dot(s.fn, s.wrt, backward=True, output=s.output)
+        forward = s2s_ad.graph_dot(s.fn, arrays=s.arrays)
+        both = s2s_ad.graph_dot(s.fn, s.wrt, backward=True, output=s.output, arrays=s.arrays)
     except Exception:
         return _raised("graph_dot")
     for what, text in (("forward", forward), ("backward", both)):
@@ -185,11 +191,11 @@ def check_graph_run(s: Subject) -> Check:
     args = [point[p.name] for p in positional]
     keywords = {p.name: point[p.name] for p in params.values() if p.kind == p.KEYWORD_ONLY}
     try:
-        func, code = api._reverse(s.fn, s.wrt, s.output, None)
+        func, code = api._reverse(s.fn, s.wrt, s.output, None, s.arrays)
         g = graph_backward.combined(func, code)
         with np.errstate(all="ignore"):
             state, names = graph_run.forward_state(s.fn, args, s.wrt, None, keywords=keywords,
-                                                   output=s.output)
+                                                   output=s.output, arrays=s.arrays)
             got = graph_run.run_reverse(g, state, {"math": math, "np": np, **names})
     except Exception:
         return _raised("drawing the graph or running it")
@@ -228,6 +234,8 @@ def check_cli(s: Subject, folder: str, label: str) -> Check:
     argv = ["grad", f"{s.path}:{name}", *_wrt_option(s.wrt), "-o", out]
     if s.output is not None:
         argv += ["--output", str(s.output)]
+    if s.arrays:
+        argv += ["--array", ",".join(s.arrays)]
     err = io.StringIO()
     try:
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):

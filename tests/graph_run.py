@@ -47,12 +47,13 @@ from oracle import close, fd_gradient
 
 
 def forward_state(fn, args: list, wrt, lengths: dict | None, *, keywords: dict | None = None,
-                  output: int | None = None):
+                  output: int | None = None, arrays=()):
     """Every local of the generated gradient when its reverse sweep starts:
     the forward values and the full tape lists (what the drawn reverse sweep
     reads), and the module's globals (the callees' backward passes, helpers).
-    ``keywords``: keyword-only arguments; ``output``: the item differentiated."""
-    source = s2s_ad.gradient_source(fn, wrt, lengths=lengths, output=output)
+    ``keywords``: keyword-only arguments; ``output``: the item differentiated;
+    ``arrays``: the parameters that receive arrays."""
+    source = s2s_ad.gradient_source(fn, wrt, lengths=lengths, output=output, arrays=arrays)
     module = loader.load(source, f"run_{fn.__name__}")
     grad_fn = getattr(module, f"grad_{fn.__name__}")
     lines = source.splitlines()

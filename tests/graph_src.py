@@ -100,3 +100,17 @@ def array_loop(W, x, k: int):
     for _ in range(k):
         h = np.tanh(W @ h) + 0.5 * h
     return np.sum(h * h)
+
+
+def _pass_second(u, v):
+    return np.copy(v)
+
+
+def call_before_indexed_loop(a, b, s):
+    # b's adjoint starts as zeros (the loop adds into it by index) and gets the
+    # call's db_1 before the loop: the edge into the loop carries db_1
+    acc = 0.0
+    for i in range(3):
+        acc = acc + _pass_second(b[i], s) * b[i]
+    r = a * 0.0 + _pass_second(b, a)
+    return acc + s * r[2] + np.sum(a * 0.0)

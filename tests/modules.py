@@ -22,3 +22,25 @@ def import_source(folder: str, text: str, modname: str) -> types.ModuleType:
     finally:
         sys.modules.pop(modname, None)
     return module
+
+
+def run_generated(folder, module: str, function: str, args) -> list:
+    """Call ``module.function(*args)`` (a generated module in ``folder``) in
+    a fresh interpreter that has no s2s-ad, and return each gradient it
+    returns as a NumPy array (args: numbers and arrays)."""
+    import ast
+    import subprocess
+
+    import numpy as np
+
+    literal = ", ".join(f"np.array({a.tolist()!r})" if isinstance(a, np.ndarray) else repr(a)
+                        for a in args)
+    probe = (f"import sys, numpy as np, {module}\n"
+             f"g = {module}.{function}({literal})\n"
+             "g = g if isinstance(g, tuple) else (g,)\n"
+             "assert 's2s_ad' not in sys.modules\n"
+             "print(repr([np.asarray(v).tolist() for v in g]))\n")
+    run = subprocess.run([sys.executable, "-c", probe], cwd=str(folder), capture_output=True,
+                         text=True, env={"PATH": os.environ.get("PATH", "")}, timeout=120)
+    assert run.returncode == 0, run.stderr
+    return [np.array(v) for v in ast.literal_eval(run.stdout.strip())]

@@ -6,8 +6,10 @@ the generator with a bounded number of examples so the suite stays fast, and
 shrinks any failure to a small program.
 """
 
+import re
 from collections import Counter
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -16,6 +18,7 @@ import s2s_ad
 from tests.fuzz import import_program, report, run_numpy_one, run_one
 from tests.fuzz_checks import CHECKS, Subject, known_failure, run_checks
 from tests.programs_conditions import condition_program
+from tests.programs_kinds import kinds_program
 from tests.programs import HypothesisDraw, RandomDraw, program
 from tests.array_oracle import make_function
 from tests.programs_numpy import numpy_loop_program, numpy_program
@@ -79,6 +82,33 @@ def test_random_numpy_loops_filling_arrays_match_finite_differences(data, tmp_pa
     label = f"l{abs(hash(prog.source)) % 10**12}"
     outcome = run_numpy_one(prog, str(tmp_path_factory.mktemp("npl")), label)
     assert outcome.status != "mismatch", f"{prog.source}\nat {prog.point}\n{outcome.detail}"
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_random_helpers_without_numpy_called_with_arrays_match_finite_differences(
+        data, tmp_path_factory):
+    prog = kinds_program(HypothesisDraw(data))
+    label = f"k{abs(hash(prog.source)) % 10**12}"
+    outcome = run_numpy_one(prog, str(tmp_path_factory.mktemp("npk")), label)
+    assert outcome.status != "mismatch", f"{prog.source}\nat {prog.point}\n{outcome.detail}"
+
+
+def test_kinds_programs_exercise_both_specialisations():
+    """The generator keeps hitting its target: helpers that never name NumPy
+    lowered as array code and, in the same program, as scalar code, and
+    functions without NumPy called with arrays."""
+    both = plain = 0
+    for seed in range(60):
+        prog = kinds_program(RandomDraw(seed))
+        fn = make_function(prog.source)
+        text = s2s_ad.gradient_source(fn, wrt=list(prog.wrt),
+                                      arrays=[k for k, v in prog.point.items()
+                                              if isinstance(v, np.ndarray)])
+        both += bool(re.search(r"def (h\d)_fwd_1\(", text))
+        plain += "np." not in prog.source.split("def f(")[1]
+    assert both >= 10 and plain >= 10, (both, plain)
 
 
 SHIFT_SEEDS = range(150)
@@ -149,6 +179,11 @@ def test_wider_checks_on_random_programs(tmp_path):
 def test_wider_checks_on_short_circuit_conditions(tmp_path):
     agreed = _wider(condition_program, run_one, range(20), tmp_path, use_sympy=False)
     assert min(agreed[k] for k in CHECKS if k != "grad") == 20, agreed
+
+
+def test_wider_checks_on_kinds_programs(tmp_path):
+    agreed = _wider(kinds_program, run_numpy_one, range(8), tmp_path)
+    assert min(agreed[k] for k in CHECKS if k != "grad") >= 7, agreed
 
 
 def test_wider_checks_on_numpy_programs(tmp_path):

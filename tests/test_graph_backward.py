@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import s2s_ad
-from s2s_ad import api, graph, ir
+from s2s_ad import api, graph, graph_backward, ir
 from s2s_ad.errors import S2SError
 
 import calls_loops_src
@@ -262,6 +262,30 @@ def test_a_carried_adjoint_from_an_inner_head_or_a_call_names_what_it_carries(pa
     assert labels(dot, call)[2] == "dx_1_1, = _helper_bwd(x_2_tape, dx_1)"
     assert [lab for a, b, lab in edges_of(dot, CARRY) if a == call] == [
         "dx_1 ← dx_1_1 → previous iteration"]
+
+
+def test_an_adjoint_a_call_adds_to_zeros_names_the_item_the_call_hands_out(pairs):
+    """``db = zeros; db_1, da = h_bwd(...); db = db + db_1`` before a loop
+    reading ``db``: every adjoint edge out of a call node names an item the
+    call hands out (``db ← db_1``; it was ``db``), and the drawn sweep, run
+    node by node, gives grad's gradient."""
+    fn = graph_src.call_before_indexed_loop
+    args = [rand(RNG, (3,)), rand(RNG, (3,)), 0.7]
+    dot = dotcheck.parse(s2s_ad.graph_dot(fn, backward=True))
+    k = kinds(dot)
+    calls = {n: labels(dot, n)[2].split(" = ")[0].split(", ") for n in dot.nodes
+             if k[n] == "bwd" and "_bwd(" in labels(dot, n)[2]}
+    out = [(a, lab) for a, b, lab in edges_of(dot, ADJ) + edges_of(dot, CARRY) if a in calls]
+    assert ("db ← db_1" in [lab for _, lab in out]), out
+    for a, lab in out:
+        # (the variable an edge names, read as tests/graph_run.py reads it)
+        assert lab.split(" ← ")[-1].split(" += ")[-1].split(" → ")[0] in calls[a], (lab, calls[a])
+    func, code = api._reverse(fn, None, None, None)
+    state, names = graph_run.forward_state(fn, args, None, None)
+    got = graph_run.run_reverse(graph_backward.combined(func, code), state, {"np": np, **names})
+    want = s2s_ad.grad(fn, wrt=None)(*args)
+    for name, w in zip(("a", "b", "s"), want):
+        np.testing.assert_allclose(got[f"grad_{name}"], w, rtol=1e-9)
 
 
 def test_a_list_gradient_built_from_items_takes_each_item_of_the_lists_adjoint():

@@ -19,6 +19,7 @@ import pytest
 import s2s_ad
 from array_oracle import fd_gradient, make_function
 from metamorphic_src import PROGRAMS
+from modules import run_generated
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENV = {"math": math, "np": np}
@@ -47,8 +48,7 @@ def in_loop(source: str) -> str:
 
 
 # Known refusals, each a located error today (not a wrong gradient).
-KNOWN = {"rosenbrock_no_numpy": "an array passed to a function that never names NumPy is "
-                                "taken as a list of unknown length"}
+KNOWN: dict[str, str] = {}
 
 NAMES = [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN[n])) if n in KNOWN
          else n for n in sorted(PROGRAMS)]
@@ -112,14 +112,5 @@ def test_cli_file_in_a_fresh_interpreter(name, tmp_path):
     assert done.returncode == 0, done.stderr
     original = make_function(source, env=ENV)
     for point in points:
-        args = ", ".join(f"np.array({p.tolist()!r})" if isinstance(p, np.ndarray) else repr(p)
-                         for p in point)
-        probe = ("import sys, numpy as np, prog_grad\n"
-                 f"g = prog_grad.grad_f({args})\n"
-                 "assert 's2s_ad' not in sys.modules\n"
-                 "print(repr([np.asarray(v).tolist() for v in g]))\n")
-        run = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True,
-                             text=True, env={"PATH": os.environ.get("PATH", "")}, timeout=120)
-        assert run.returncode == 0, run.stderr
-        got = [np.array(v) for v in ast.literal_eval(run.stdout.strip())]
+        got = run_generated(tmp_path, "prog_grad", "grad_f", point)
         assert_same(got, reference(original, point, wrt))

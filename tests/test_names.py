@@ -3,6 +3,8 @@ them or change the result. Every gradient is checked against central finite
 differences of the original function (tests/oracle.py) and against sympy.
 """
 
+import inspect
+
 import pytest
 
 import s2s_ad
@@ -64,7 +66,8 @@ def test_seed_argument_scales_the_gradient_despite_a_parameter_named_like_it(tmp
     module = import_source(tmp_path, PROGRAMS["seed_name_as_param"], "names_seed")
     g = s2s_ad.grad(module.f, wrt=None)
     plain = g(0.7, -1.3)
-    seed = next(a for a in g.__code__.co_varnames[g.__code__.co_argcount:][:1])
+    seed = next(p.name for p in inspect.signature(g).parameters.values()
+                if p.kind == p.KEYWORD_ONLY)
     assert seed != "dout"
     scaled = g(0.7, -1.3, **{seed: 3.0})
     assert all(close(3 * a, b) for a, b in zip(plain, scaled))

@@ -25,10 +25,10 @@ NumPy by one of three means, checked before the op is emitted:
   view) and every read of ``y`` uses its elements inside an expression that
   makes a new value (the analysis that guards subscript assignment,
   :func:`s2s_ad.frontend_numpy.first_leak`);
-* in a function that does not use NumPy (its values are numbers unless a
-  caller passes an array), the same source check runs, and what it finds is
-  kept in :attr:`s2s_ad.ir.Function.inplace`: :func:`s2s_ad.calls.collect`
-  raises it where a NumPy caller passes an array.
+* in a function that does not use NumPy its values are numbers, for which
+  ``op=`` binds a new one; where a caller passes it an array, it is lowered
+  as NumPy code (:func:`s2s_ad.calls.collect`), so one of the two cases
+  above applies.
 
 Before → after, where ``z`` aliases ``y`` (no loops)::
 
@@ -63,18 +63,8 @@ class InPlaceNames:
 
     def check_inplace(self, stmt: ast.AugAssign, old: ir.Operand) -> None:
         """Refuse ``stmt`` (``name op= e``, ``name`` holding ``old``) where
-        writing into the array would be seen through another name; in a
-        function without NumPy, record it for callers passing arrays."""
+        writing into the array would be seen through another name."""
         name = stmt.target.id
-        if not self.array_mode:
-            # Any parameter may be an array; without loops or branches, one
-            # rebound since (``u = u * 2.0``) no longer holds the caller's.
-            params = set(self.arguments) if self.control_flow else {
-                k for k, v in self.arguments.items() if self.env.get(k) is v}
-            why = self.owner_problem(name, params)
-            if why is not None:
-                self.inplace_problems.append(self.inplace_error(stmt, why, array=False))
-            return
         if not isinstance(old, ir.Value) or old.kind != "array":
             return  # a number: `op=` binds a new one
         if self.control_flow:
@@ -86,9 +76,9 @@ class InPlaceNames:
         else:
             why = self.straight_problem(name, old)
         if why is not None:
-            raise self.inplace_error(stmt, why, array=True)
+            raise self.inplace_error(stmt, why)
 
-    def inplace_error(self, stmt: ast.AugAssign, why: tuple, array: bool):
+    def inplace_error(self, stmt: ast.AugAssign, why: tuple):
         node, reason = why
         name = stmt.target.id
         op = SYMBOLS.get(type(stmt.op), "op=")
@@ -97,8 +87,7 @@ class InPlaceNames:
         if node is not stmt and isinstance(node, ast.stmt) and not isinstance(node, ast.FunctionDef):
             where = f" (line {node.lineno}: `{ast.unparse(node).splitlines()[0]}`)"
         head = (f"`{name} {op} ...` writes into the array `{name}` holds (NumPy's `{op}` works "
-                "in place)" if array else f"`{name} {op} ...` writes into `{name}` when it holds "
-                f"an array (NumPy's `{op}` works in place)")
+                "in place)")
         return self.src.error(stmt, f"{head}, but {reason}{where}, and the gradient would not "
                               f"see the change. Write `{name} = {name} {sym} ...`, which makes a "
                               "new array")

@@ -17,9 +17,10 @@ Before → after, for ``def f(x): return sq(x) + sq(2 * x)``::
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 
-from s2s_ad.frontend import lowering as frontend, source
+from s2s_ad.frontend import lowering as frontend, numpy as frontend_numpy, source, structures
 from s2s_ad import ir
 from s2s_ad.errors import SourceError
 from s2s_ad.names import Namer
@@ -42,24 +43,37 @@ class Pair:
 class CallGraph:
     main: ir.Function
     callees: list[ir.Function] = field(default_factory=list)
-    """Lowered helpers, in first-call order."""
+    """Lowered helpers, in first-call order: one per specialisation."""
     rules: list = field(default_factory=list)
     """User rules (:class:`~s2s_ad.rules.user.UserRule`) reached, in first-call order."""
     sources: dict = field(default_factory=dict)
     """Python function -> its :class:`~s2s_ad.source.Source`."""
     lowered: dict = field(default_factory=dict)
-    """Python function -> its lowered :class:`~s2s_ad.ir.Function`."""
+    """Specialisation key ``(function, parameter kinds)`` (see :func:`key`) ->
+    its lowered :class:`~s2s_ad.ir.Function`."""
+
+
+def key(fn, func: ir.Function) -> tuple:
+    """The specialisation ``func`` (a lowering of ``fn``) is: the function and
+    the kinds of its parameters. Two call sites whose argument kinds lower
+    ``fn`` to the same parameter kinds share one forward/backward pair."""
+    return fn, tuple(p.value.kind for p in func.params)
 
 
 def collect(func: ir.Function, src: source.Source) -> CallGraph:
-    graph = CallGraph(func, sources={src.fn: src}, lowered={src.fn: func})
+    """The call graph of ``func``: every user function it reaches, lowered
+    once per specialisation. A helper's parameters that receive an array at
+    a call site are arrays in its lowering (which is then NumPy code, even
+    when the helper never names NumPy); the others are lowered as the
+    helper's source says. So a helper called with arrays at one site and
+    with numbers at another gets two pairs. ``op.callee.kinds`` records
+    which specialisation each call uses."""
+    graph = CallGraph(func, sources={src.fn: src})
     seen_rules: set[int] = set()
-    inplace: dict = {}
-    """function -> the augmented assignments that would write into an array
-    given to it (its own, then its callees'; see s2s_ad.frontend.aliasing)."""
+    by_arrays: dict = {}
+    """(function, parameters receiving arrays) -> specialisation key."""
 
     def visit(f: ir.Function, fn, stack: list) -> None:
-        problems = list(f.inplace)
         for op in ir.walk(f.body):
             if not isinstance(op, ir.Op) or op.callee is None:
                 continue
@@ -78,32 +92,58 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
                 raise SourceError(f"recursive call ({cycle}): s2s-ad differentiates "
                                   "non-recursive calls only; rewrite the recursion as a loop",
                                   op.loc.file, op.loc.line, op.loc.col, caller.line(op.loc.line))
-            if target not in graph.lowered:
-                callee_src = source.locate(target)
-                graph.sources[target] = callee_src
-                lowered = frontend.lower(callee_src)
-                graph.lowered[target] = lowered
-                graph.callees.append(lowered)
-                visit(lowered, target, stack + [target])
-            _check_shape(op, graph.lowered[target], graph.sources[fn])
-            if inplace.get(target):
-                if any(isinstance(a, ir.Value) and a.kind == "array" for a in op.args):
-                    raise _passes_array(op, graph.sources[fn], inplace[target][0])
-                problems += inplace[target]
+            if target not in graph.sources:
+                graph.sources[target] = source.locate(target)
+            arrays = array_arguments(op)
+            spec = by_arrays.get((target, arrays))
+            if spec is None:
+                lowered = _lower_for(op, graph.sources[target], arrays, graph.sources[fn])
+                spec = key(target, lowered)
+                by_arrays[(target, arrays)] = spec
+                if spec not in graph.lowered:
+                    graph.lowered[spec] = lowered
+                    graph.callees.append(lowered)
+                    visit(lowered, target, stack + [target])
+            op.callee.kinds = spec[1]
+            _check_shape(op, graph.lowered[spec], graph.sources[fn])
             # A function lowered earlier was fully walked then (depth-first),
             # so any cycle through it would already have been found.
-
-        inplace[fn] = problems
 
     visit(func, src.fn, [src.fn])
     return graph
 
 
-def _passes_array(op: ir.Op, src: source.Source, problem: SourceError) -> SourceError:
+def array_arguments(op: ir.Op) -> frozenset:
+    """The parameters of ``op``'s callee that receive an array, or a value
+    that may be one (``op.args`` are in the callee's parameter order); a
+    parameter annotated as a number takes it as one."""
+    fn = op.callee.fn
+    names = list(inspect.signature(fn).parameters)
+    return frozenset(n for n, a in zip(names, op.args) if isinstance(a, ir.Value)
+                     and a.kind == "array") - frontend_numpy.annotated_numbers(fn)
+
+
+def _lower_for(op: ir.Op, callee: source.Source, arrays: frozenset,
+               caller: source.Source) -> ir.Function:
+    """The callee of ``op`` lowered for the kinds of its arguments. Where the
+    arrays change how a helper that never names NumPy is lowered, a refusal
+    in it says which call passed them."""
+    if not arrays or frontend.names_numpy(callee):
+        return frontend.lower(callee, arrays=arrays)
+    try:
+        return frontend.lower(callee, arrays=arrays)
+    except structures.SequenceParameter:
+        raise
+    except SourceError as problem:
+        raise _passes_array(op, problem, arrays) from None
+
+
+def _passes_array(op: ir.Op, problem: SourceError, arrays: frozenset) -> SourceError:
     """``problem`` (located in the callee), raised because ``op`` passes an array."""
+    what = ", ".join(f"`{n}`" for n in sorted(arrays))
     return SourceError(f"{problem.message}; `{op.text}` at {op.loc.file}:{op.loc.line}:"
-                       f"{op.loc.col + 1} passes an array", problem.file, problem.line,
-                       problem.col, problem.source_line)
+                       f"{op.loc.col + 1} passes an array (to {what})", problem.file,
+                       problem.line, problem.col, problem.source_line)
 
 
 def _error(op: ir.Op, src: source.Source, message: str) -> SourceError:
@@ -123,14 +163,14 @@ def _check_shape(op: ir.Op, callee: ir.Function, src: source.Source) -> None:
 
 
 def pairs(graph: CallGraph, taken: set[str]) -> dict:
-    """Python function -> :class:`Pair`, with names that collide neither with
-    each other nor with ``taken`` (names the module already uses)."""
+    """Specialisation key (:func:`key`; ``(function, None)`` for a user rule)
+    -> :class:`Pair`, with names that collide neither with each other nor
+    with ``taken`` (names the module already uses)."""
     namer = Namer(reserved=taken)
     out = {}
-    for f in graph.callees:
-        fn = _fn_of(graph, f)
-        out[fn] = Pair(namer.fresh(f"{f.name}_fwd"), namer.fresh(f"{f.name}_bwd"),
-                       outputs=len(f.outputs) if f.outputs is not None else None)
+    for spec, f in graph.lowered.items():
+        out[spec] = Pair(namer.fresh(f"{f.name}_fwd"), namer.fresh(f"{f.name}_bwd"),
+                         outputs=len(f.outputs) if f.outputs is not None else None)
     for rule in graph.rules:
         names, imports = [], {}
         for part in (rule.fwd, rule.bwd):
@@ -138,16 +178,15 @@ def pairs(graph: CallGraph, taken: set[str]) -> dict:
             alias = namer.fresh(name)
             names.append(alias)
             imports.setdefault(module, []).append(name if alias == name else f"{name} as {alias}")
-        out[rule.fn] = Pair(names[0], names[1],
-                            tuple(f"from {m} import {', '.join(n)}" for m, n in imports.items()))
+        out[(rule.fn, None)] = Pair(names[0], names[1],
+                                    tuple(f"from {m} import {', '.join(n)}"
+                                          for m, n in imports.items()))
     return out
 
 
-def _fn_of(graph: CallGraph, f: ir.Function):
-    for fn, g in graph.lowered.items():
-        if g is f:
-            return fn
-    raise KeyError(f.name)
+def specialisation(graph: CallGraph, lowered: ir.Function) -> tuple:
+    """The key under which ``lowered`` (one of ``graph.callees``) is kept."""
+    return next(k for k, f in graph.lowered.items() if f is lowered)
 
 
 def all_names(graph: CallGraph) -> set[str]:

@@ -55,8 +55,8 @@ def run(graph) -> None:
         if f is graph.main or id(f) in reached:
             for node in ir.walk(f.body):
                 if isinstance(node, ir.Op) and node.callee is not None \
-                        and node.callee.rule is None and node.callee.fn in by_fn:
-                    reached.add(id(by_fn[node.callee.fn]))
+                        and node.callee.rule is None and node.callee.key in by_fn:
+                    reached.add(id(by_fn[node.callee.key]))
     # callees are in first-call order: a callee is reached only through earlier ones
     graph.callees = [f for f in graph.callees if id(f) in reached]
 
@@ -67,7 +67,7 @@ def _small(f: ir.Function) -> bool:
                                         and op.prim != "array.setitem" for op in ops)
             and f.outputs is None and isinstance(f.result, ir.Value)
             and any(op.out is f.result for op in ops)
-            and all(p.items is None for p in f.params) and not f.integers and not f.inplace)
+            and all(p.items is None for p in f.params) and not f.integers)
 
 
 def _region(r: ir.Region, caller: ir.Function, by_fn: dict, inlinable: set[int],
@@ -80,7 +80,7 @@ def _region(r: ir.Region, caller: ir.Function, by_fn: dict, inlinable: set[int],
                 changed |= _region(r2, caller, by_fn, inlinable, namer)
             out.append(node)
             continue
-        callee = by_fn.get(node.callee.fn) if node.callee is not None \
+        callee = by_fn.get(node.callee.key) if node.callee is not None \
             and node.callee.rule is None else None
         if callee is None or id(callee) not in inlinable or callee.modules != caller.modules \
                 or len(node.args) != len(callee.params) or node.out.kind == "tuple":

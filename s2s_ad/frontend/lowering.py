@@ -29,7 +29,7 @@ from s2s_ad import ir
 from s2s_ad.frontend import structures
 from s2s_ad.frontend.aliasing import InPlaceNames
 from s2s_ad.errors import SourceError
-from s2s_ad.frontend.numpy import ArrayLowering
+from s2s_ad.frontend.numpy import ArrayLowering, numpy_use
 from s2s_ad.frontend.control import RET, RETVAL, ControlFlow, always_returns
 from s2s_ad.names import Namer, identifiers
 from s2s_ad.rules import RULES
@@ -88,14 +88,24 @@ used for comments) recurses several frames per level, so a 500-term sum
 location is better than a RecursionError from inside s2s-ad."""
 
 
-def lower(src: Source, lengths: dict | None = None) -> ir.Function:
+def lower(src: Source, lengths: dict | None = None, arrays=()) -> ir.Function:
     """Lower ``src`` to SSA IR (see the module docstring).
 
     ``lengths`` maps parameters that receive a list or tuple to its length
     (an int, for a list) or ``(container, length)`` with container
-    ``"list"`` or ``"tuple"``; each item becomes a scalar parameter value."""
+    ``"list"`` or ``"tuple"``; each item becomes a scalar parameter value.
+    ``arrays`` names the parameters that receive NumPy arrays: they are of
+    kind ``"array"`` and the function is lowered as NumPy code, whether or
+    not its source names NumPy (the caller's argument kinds decide, not the
+    callee's text)."""
     _check_nesting(src)
-    return _Lowering(src, lengths).function()
+    return _Lowering(src, lengths, (arrays,) if isinstance(arrays, str) else arrays).function()
+
+
+def names_numpy(src: Source) -> bool:
+    """Whether the source of ``src``'s function uses NumPy (then its
+    parameters are arrays unless annotated; see :mod:`s2s_ad.frontend_numpy`)."""
+    return numpy_use(src)[1]
 
 
 def _check_nesting(src: Source) -> None:
@@ -113,9 +123,10 @@ def _check_nesting(src: Source) -> None:
 
 
 class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
-    def __init__(self, src: Source, lengths: dict | None = None):
+    def __init__(self, src: Source, lengths: dict | None = None, arrays=()):
         self.src = src
         self.lengths = dict(lengths or {})
+        self.arrays = frozenset(arrays)
         self.tree = src.tree
         user_names = identifiers(self.tree)
         self.namer = Namer(avoid=user_names)
@@ -133,9 +144,6 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
         self.region_depth = 0
         self.ret_mode = False
         self.seq_params: dict[int, ir.Param] = {}
-        self.inplace_problems: list[SourceError] = []
-        """Augmented assignments that would write into an array a caller passes
-        in (in a function without NumPy): see s2s_ad.aliasing."""
 
     # -- entry -------------------------------------------------------------
 
@@ -189,7 +197,7 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
                            None if outputs is not None else result, loc,
                            modules=self.modules, names=frozenset(self.namer.taken),
                            outputs=outputs, integers=self.integers,
-                           inplace=self.inplace_problems)
+                           given_arrays=() if self.names_numpy else tuple(sorted(self.arrays)))
         ir.verify(func)
         return func
 
@@ -213,6 +221,10 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
         if self.lengths:
             raise SourceError(f"lengths names no parameter of {self.tree.name}: "
                               f"{', '.join(map(repr, self.lengths))}")
+        unknown = sorted(self.arrays - {p.value.var for p in params})
+        if unknown:
+            raise SourceError(f"arrays names no parameter of {self.tree.name}: "
+                              f"{', '.join(map(repr, unknown))}")
         return params
 
     def param(self, node: ast.arg, default, has_default: bool, kwonly: bool) -> ir.Param:

@@ -15,9 +15,12 @@ Before → after::
         return h.sum(axis=0)          h = np.tanh t1
                                       out = np.sum h axis=0
 
-A function is in *array mode* when it refers to ``numpy``: its parameters are
-then arrays of unknown shape (kind ``"array"``) unless annotated ``float`` or
-``int`` or given a numeric default. Subscript assignment mutates in place,
+A function is in *array mode* when it refers to ``numpy`` (its parameters
+are then arrays of unknown shape, kind ``"array"``, unless annotated
+``float`` or ``int`` or given a numeric default), or when it is lowered for
+arguments that are arrays (``arrays``: the parameters a call site or the
+top-level call gives an array, arrays whatever the source says; the others
+are numbers in a function that never names NumPy). Subscript assignment mutates in place,
 as Python does, so two situations that would make the SSA form disagree with
 Python are refused: assigning into a parameter or a view (it would change
 another array), and reading a view of an array after that array was assigned
@@ -27,6 +30,7 @@ into (the view would have changed under it).
 from __future__ import annotations
 
 import ast
+import inspect
 import numbers
 import types
 
@@ -57,6 +61,44 @@ SIGNATURES = {**{f"np.{r}": ("x", "axis", "keepdims") for r in REDUCTIONS},
 ATTR_NAMES = {"axis", "keepdims", "axes"}
 
 
+def annotated_numbers(fn) -> frozenset:
+    """The parameters of ``fn`` annotated ``float``, ``int`` or ``bool``: the
+    caller passes them a number (at a call site whose argument may be an
+    array, the annotation is taken at its word)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return frozenset()
+    return frozenset(n for n, p in params.items()
+                     if p.annotation in (float, int, bool, "float", "int", "bool"))
+
+
+def numpy_use(src) -> tuple[list[str], bool]:
+    """The names ``src``'s function reads numpy as, and whether its source
+    uses NumPy at all: a numpy alias, a numpy function imported by name,
+    ``@``, or an array method or attribute (``x.sum()``, ``x.T``) on
+    something that is not a module."""
+    tree = src.tree
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    aliases = sorted(n for n in used if src.globals.get(n) is numpy)
+    direct = any(isinstance(src.globals.get(n), (types.FunctionType, type(numpy.exp),
+                                                  types.BuiltinFunctionType))
+                 and id(src.globals[n]) in NUMPY_FUNCS for n in used)
+    params = {a.arg for a in ast.walk(tree.args) if isinstance(a, ast.arg)}
+
+    def global_path(node: ast.Attribute) -> bool:
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        return isinstance(node, ast.Name) and node.id not in params \
+            and (node.id in src.globals or node.id in dir(__builtins__))
+
+    syntax = any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult)
+                 or isinstance(n, ast.Attribute) and (n.attr in METHODS or n.attr in ATTRIBUTES)
+                 and not global_path(n)
+                 for n in ast.walk(tree))
+    return aliases, bool(aliases or direct or syntax)
+
+
 class ArrayLowering:
     """Mixed into ``frontend._Lowering``; uses its ``src``, ``env``, ``emit``,
     ``makes_new`` (:class:`s2s_ad.aliasing.InPlaceNames`),
@@ -66,43 +108,43 @@ class ArrayLowering:
 
     def setup_numpy(self) -> None:
         """Find the name the user imports numpy as; claim it for the generated
-        module and switch to array mode when the function uses it."""
+        module and switch to array mode when the function uses it, or when a
+        caller passes it an array (``self.arrays``, the parameters that
+        receive one)."""
         self.roots: dict[int, ir.Value | None] = {}
         """id(value) -> the array whose memory it shares (None: a parameter's)."""
         self.stale: dict[int, str] = {}
         """id(value) -> why reading it is refused (a view of an array assigned into since)."""
-        used = {n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name)}
-        aliases = sorted(n for n in used if self.src.globals.get(n) is numpy)
-        direct = any(isinstance(self.src.globals.get(n), (types.FunctionType, type(numpy.exp),
-                                                           types.BuiltinFunctionType))
-                     and id(self.src.globals[n]) in NUMPY_FUNCS for n in used)
-        params = {a.arg for a in ast.walk(self.tree.args) if isinstance(a, ast.arg)}
-        syntax = any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult)
-                     or isinstance(n, ast.Attribute) and (n.attr in METHODS or n.attr in ATTRIBUTES)
-                     and not self._global_name_path(n, params)
-                     for n in ast.walk(self.tree))
         self.control_flow = any(isinstance(n, (ast.For, ast.While, ast.If, ast.IfExp))
                                 for n in ast.walk(self.tree))
-        if aliases or direct or syntax:
+        aliases, uses = numpy_use(self.src)
+        self.names_numpy = uses
+        if uses or self.arrays:
             self.array_mode = True
             self.numpy_alias = aliases[0] if aliases else "np"
-
-    def _global_name_path(self, node: ast.Attribute, params: set) -> bool:
-        while isinstance(node, ast.Attribute):
-            node = node.value
-        return isinstance(node, ast.Name) and node.id not in params \
-            and (node.id in self.src.globals or node.id in dir(__builtins__))
 
     def claim_numpy(self) -> None:
         if self.array_mode:
             self.modules["numpy"] = self.namer.claim(self.numpy_alias)
 
     def param_kind(self, node: ast.arg, default, has_default: bool) -> str:
-        if not self.array_mode:
-            return "float"
+        """A parameter's kind: as annotated (``float``, ``int``, ``bool``: the
+        caller passes a number); else ``"array"`` when a caller passes it an
+        array (or a value that may be one); else, in a function that uses
+        NumPy, an array of unknown shape unless given a numeric default; in
+        one that does not, a number."""
         note = node.annotation
-        if isinstance(note, ast.Name) and note.id in ("float", "int", "bool"):
-            return note.id
+        declared = note.id if isinstance(note, ast.Name) and note.id in (
+            "float", "int", "bool") else None
+        if declared is not None and node.arg in self.arrays:
+            raise self.src.error(note, f"parameter {node.arg!r} is annotated `{declared}` "
+                                 "but receives an array")
+        if declared is not None and (self.names_numpy or self.arrays):
+            return declared
+        if node.arg in self.arrays:
+            return "array"
+        if not self.names_numpy:
+            return "float"
         if has_default and isinstance(default, numbers.Real):
             return "int" if isinstance(default, numbers.Integral) else "float"
         return "array"

@@ -77,8 +77,9 @@ def _param_used_as_sequence(lo, value, node: ast.AST) -> None:
             p.value is value for p in getattr(lo, "params_so_far", ())):
         raise SequenceParameter(value.var, *_where(lo, node, (
             f"parameter {value.var!r} is used as a list or tuple; give its length "
-            f"(lengths={{{value.var!r}: N}}, --length {value.var}=N) or call the gradient "
-            "with a list, which does this for you")))
+            f"(lengths={{{value.var!r}: N}}, --length {value.var}=N), or say it receives a "
+            f"NumPy array (arrays=[{value.var!r}], --array {value.var}), or call the gradient "
+            "with a list or an array, which does this for you")))
 
 
 def _where(lo, node: ast.AST, message: str) -> tuple:

@@ -42,7 +42,7 @@ class CallSites:
 
     def pair(self, op: ir.Op):
         """The callee's forward/backward pair; its imports join the module's."""
-        pair = self.pairs[op.callee.fn]
+        pair = self.pairs[op.callee.key]
         for line in pair.imports:
             if line not in self.imports:
                 self.imports.append(line)
@@ -166,8 +166,9 @@ def pair_functions(func: ir.Function, fwd_name: str, bwd_name: str, s: PairSeeds
     fwd = CodeFunction(fwd_name, fwd_args, fwd_body, ast.Tuple([value, tape_tuple], ast.Load()),
                        func, wrt, {}, tape, "", imports=sweep.imports, role="fwd",
                        helpers=sweep.helpers(),
-                       header=f"{func.name} from {func.loc.file}:{func.loc.line}, forward pass: "
-                              "returns its result and the tape its backward pass reads",
+                       header=f"{func.name} from {func.loc.file}:{func.loc.line}{_kinds(func)}, "
+                              "forward pass: returns its result and the tape its backward pass "
+                              "reads",
                        loops=loops or [])
     bwd_body: list = []
     if s.several:
@@ -184,7 +185,16 @@ def pair_functions(func: ir.Function, fwd_name: str, bwd_name: str, s: PairSeeds
     bwd = CodeFunction(bwd_name, bwd_args, bwd_body, ast.Tuple(grads, ast.Load()), func, wrt,
                        adjoints, [], s.seed, imports=sweep.imports, role="bwd",
                        helpers=sweep.helpers(),
-                       header=f"{func.name} from {func.loc.file}:{func.loc.line}, backward pass: "
+                       header=f"{func.name} from {func.loc.file}:{func.loc.line}{_kinds(func)}, "
+                              "backward pass: "
                               f"adjoints of ({', '.join(v.name for v in wrt)}) from the tape "
                               f"of {fwd_name} and the result's adjoint")
     return fwd, bwd
+
+
+def _kinds(func: ir.Function) -> str:
+    """For a helper without NumPy lowered for arrays: which parameters are."""
+    if not func.given_arrays:
+        return ""
+    names = ", ".join(func.given_arrays)
+    return f" for array{'s' if len(func.given_arrays) > 1 else ''} {names}"
