@@ -42,6 +42,7 @@ from __future__ import annotations
 
 from s2s_ad.reverse import analysis
 from s2s_ad import ir
+from s2s_ad.emit.code import Stmt
 from s2s_ad.rules import RULES
 
 SHIFTS = frozenset({"np.max", "np.min"})
@@ -67,9 +68,10 @@ def cancelled(func: ir.Function) -> set[int]:
 def note(func: ir.Function, wrt: list[ir.Value]) -> list:
     """A comment for the generated code naming the shifts that would have had
     an adjoint (they depend on ``wrt`` and the result reads them) and get none."""
-    from s2s_ad.emit.code import Stmt
-
-    gone = cancelled(func) & analysis.varied(func, wrt) & analysis.useful(func)
+    gone = cancelled(func)
+    if not gone:  # most functions: no shift, no need for the activity analyses
+        return []
+    gone &= analysis.varied(func, wrt) & analysis.useful(func)
     names = [op.out.name for op in ir.walk(func.body)
              if isinstance(op, ir.Op) and id(op.out) in gone]
     if not names:
