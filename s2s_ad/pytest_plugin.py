@@ -13,6 +13,8 @@ runs::
     def test_nll_gradient():
         pass
 
+pytest takes a marker's lone function argument for the test it decorates,
+so give at least one keyword (``wrt=None`` will do) or pass ``fn=f``.
 Several markers on one test check several functions. s2s-ad (and sympy) is
 imported only when a marked test runs.
 """

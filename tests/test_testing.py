@@ -135,6 +135,11 @@ def test_wrong_rule():
 @pytest.mark.s2s_check(wrt="x")
 def test_no_function():
     pass
+
+
+@pytest.mark.s2s_check(fn=good)
+def test_fn_keyword():
+    pass
 '''
 
 
@@ -158,6 +163,7 @@ def test_marked_tests_prove_or_fail_with_the_readable_message(tmp_path):
     out = done.stdout + done.stderr
     assert done.returncode == 1, out
     assert re.search(r"PASSED test_user.py::test_good\b", out), out
+    assert "PASSED test_user.py::test_fn_keyword" in out, out
     assert "FAILED test_user.py::test_wrong_rule" in out, out
     assert "FAILED test_user.py::test_no_function" in out, out
     assert "AssertionError: the gradient s2s-ad generates for through_helper is wrong" in out
