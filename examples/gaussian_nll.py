@@ -13,3 +13,14 @@ def nll(x, mu, log_sigma):
     sigma = math.exp(log_sigma)
     z = (x - mu) / sigma
     return 0.5 * z * z + log_sigma + 0.5 * LOG_2PI
+
+
+if __name__ == "__main__":
+    # `python examples/gaussian_nll.py`, from any directory: s2s-ad reads nll
+    # from this file, so nothing needs the repository root on the path.
+    import s2s_ad
+
+    g = s2s_ad.grad(nll, wrt=("mu", "log_sigma"))
+    print("nll(1.0, 0.2, 0.1) =", nll(1.0, 0.2, 0.1))
+    print("(dmu, dlog_sigma) =", g(1.0, 0.2, 0.1))
+    print(s2s_ad.check(nll))

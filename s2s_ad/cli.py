@@ -28,10 +28,17 @@ from s2s_ad.verify import check
 
 
 def _wrt(text: str | None):
+    """``--wrt`` as the API's ``wrt``: one name or index (``x``, ``0``) is one
+    parameter, so the gradient is one value, as with ``grad(f, wrt="x")``;
+    several (``a,x``) or a trailing comma (``x,``) are a tuple, as with
+    ``wrt=("x",)``."""
     if text is None:
         return None
     parts = [p.strip() for p in text.split(",") if p.strip()]
-    return tuple(int(p) if p.lstrip("-").isdigit() else p for p in parts)
+    names = tuple(int(p) if p.lstrip("-").isdigit() else p for p in parts)
+    if len(names) == 1 and "," not in text:
+        return names[0]
+    return names
 
 
 def _assignments(items: list[str] | None, what: str) -> dict:
@@ -75,7 +82,8 @@ def _parser() -> argparse.ArgumentParser:
 
     g = sub.add_parser("grad", help="generate the gradient module")
     g.add_argument("target")
-    g.add_argument("--wrt", help="comma-separated parameter names or indices (default: all)")
+    g.add_argument("--wrt", help="comma-separated parameter names or indices (default: all); "
+                   "one name returns one gradient, several or a trailing comma (x,) a tuple")
     g.add_argument("--value", action="store_true",
                    help="generate value_and_grad_FN, returning (value, gradient)")
     g.add_argument("-o", "--out", dest="file", metavar="FILE", help="write the module to FILE")

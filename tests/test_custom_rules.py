@@ -93,6 +93,14 @@ def test_check_reports_that_the_gradient_rests_on_a_user_rule():
     assert "not checked" in unchecked.rules[0]
 
 
+@pytest.mark.s2s_check(r.uses_logaddexp, wrt=("x", "y"))
+@pytest.mark.s2s_check(r.rule_inside_helper, at={"x": 0.3, "y": 1.7})
+def test_gradients_through_rules_agree_with_finite_differences():
+    """assert_gradient (through the s2s_check markers) proves the chain rule
+    around each rule and compares the whole gradient, rules included, with
+    central differences of the function."""
+
+
 def test_check_proves_the_chain_rule_around_a_rule():
     # The symbolic check keeps the rule's derivative as an unknown D0_...:
     # the chain rule around it is still proved.

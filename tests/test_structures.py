@@ -83,7 +83,7 @@ def test_cli_output_option(tmp_path):
     assert done.returncode == 0, done.stderr
     namespace = {}
     exec(out.read_text(), namespace)
-    (got,) = namespace["grad_returns_tuple"](0.9, 0.4)
+    got = namespace["grad_returns_tuple"](0.9, 0.4)   # --wrt x: one gradient, not a 1-tuple
     assert close(got, fd_gradient(lambda x: s.returns_tuple(x, 0.4)[1], [0.9], [0])[0])
     done = subprocess.run([sys.executable, "-m", "s2s_ad", "check", "structures_src.returns_tuple",
                            "--output", "0"], env=env, capture_output=True, text=True)

@@ -9,10 +9,11 @@ import s2s_ad
 from s2s_ad.rules import RULES, Rule
 
 
-def test_proves_the_seed():
-    verdict = s2s_ad.check(corpus_scalar.seed)
-    assert verdict.status == "proved" and verdict.ok
-    assert "df/dx" not in str(verdict) or "proved" in str(verdict)
+@pytest.mark.s2s_check(corpus_scalar.seed, proof=True)
+@pytest.mark.s2s_check(corpus_scalar.trig_mix, proof=True)
+@pytest.mark.s2s_check(corpus_scalar.maximum, at={"x": 0.9, "y": 0.2, "z": 0.5}, proof=True)
+def test_proves_the_seed_and_corpus_functions():
+    """The s2s_check markers (s2s_ad.pytest_plugin) prove each gradient."""
 
 
 @pytest.fixture

@@ -61,6 +61,8 @@ def display_path(path: str) -> str:
 
 def locate(fn) -> Source:
     """The source of ``fn``; :class:`SourceError` when it has none."""
+    if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
+        raise _method_error(fn)
     if not isinstance(fn, types.FunctionType):
         what = type(fn).__name__
         raise SourceError(f"{getattr(fn, '__name__', fn)!r} is a {what}, not a Python function "
@@ -114,6 +116,27 @@ def locate(fn) -> Source:
         raise src.error(tree, f"the source of {fn.__qualname__} in {src.file} is not the code that "
                         "runs (the file changed after it was imported?); reload the module")
     return src
+
+
+def _method_error(method: types.MethodType) -> SourceError:
+    """The refusal of a bound method, at its ``def``: its result depends on
+    the object it is bound to (``self``), which is no parameter s2s-ad could
+    differentiate or keep constant."""
+    fn = method.__func__
+    owner = method.__self__
+    bound = f"the class {owner.__name__}" if isinstance(owner, type) else \
+        f"a {type(owner).__name__} object"
+    params = list(inspect.signature(fn).parameters)
+    first, rest = (params[0], params[1:]) if params else ("self", [])
+    message = (f"{fn.__qualname__} is a method bound to {bound}; s2s-ad differentiates plain "
+               f"functions, not methods: write it as a function that takes what it reads from "
+               f"`{first}` as parameters (def {fn.__name__}("
+               + ", ".join([f"<fields of {first}>"] + rest) + "): ...)")
+    try:
+        src = locate(fn)
+    except SourceError as exc:  # no readable source: say so without a location
+        return SourceError(f"{message} ({exc.message})")
+    return src.error(src.tree, message)
 
 
 def _stale(fn: types.FunctionType, tree: ast.AST, file_lines: list[str]) -> bool:
