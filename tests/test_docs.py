@@ -51,3 +51,23 @@ def test_readme_python_example_is_true(tmp_path):
         assert eval(code, namespace) == ast.literal_eval(m.group(1)), line
         claims += 1
     assert claims >= 2
+
+
+def test_numpy_page_names_every_numpy_rule():
+    """docs/numpy.md's "What is supported" table names each NumPy function
+    of the rule table (``np.exp log ...`` lists share one ``np.``)."""
+    import re
+    from s2s_ad.rules.numpy import NUMPY_RULES
+    with open(os.path.join(ROOT, "docs", "numpy.md"), encoding="utf-8") as f:
+        page = f.read()
+    table = page.split("## What is supported", 1)[1].split("\n## ", 1)[0]
+    named = set()
+    for code in re.findall(r"`([^`]*)`", table):
+        words = code.split()
+        if words and words[0].startswith("np."):
+            named.add(re.split(r"[(/\s]", words[0])[0])
+            named.update(f"np.{w}" for w in words[1:] if re.fullmatch(r"[a-z_0-9]+", w))
+        for m in re.findall(r"np\.[a-z_.0-9]*[a-z_0-9]", code):
+            named.add(m)
+    missing = {r.prim for r in NUMPY_RULES if r.prim.startswith("np.")} - named
+    assert not missing, f"docs/numpy.md does not list {sorted(missing)}"

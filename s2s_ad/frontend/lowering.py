@@ -441,10 +441,10 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
                                  "define it with `def`")
         if isinstance(fn, types.FunctionType) and not _is_library(fn):
             return self.user_call(fn, node, var, hint)
+        prim = self.primitive(fn, node)  # a function without a rule says so first
         if node.keywords:
             raise self.src.error(node, "keyword arguments in calls to "
                                  f"`{ast.unparse(node.func)}` are not supported")
-        prim = self.primitive(fn, node)
         if prim in ("max", "min") and len(node.args) == 1:
             # max(xs), max(x * x for x in xs): the items, then as max(a, b, c)
             arg = node.args[0]

@@ -37,28 +37,56 @@ import types
 import numpy
 
 from s2s_ad import ir
-from s2s_ad.frontend import structures
+from s2s_ad.frontend import numpy_attrs, structures
 from s2s_ad.rules import RULES
 from s2s_ad.rules.numpy import BROADCASTING, SAME_SHAPE, VIEWS
 from s2s_ad.rules.templates import index_operands
 
 
-REDUCTIONS = {"sum", "mean", "prod", "max", "min"}
+REDUCTIONS = {"sum", "mean", "prod", "max", "min", "var", "std"}
 METHODS = {"sum": "np.sum", "mean": "np.mean", "prod": "np.prod", "max": "np.max",
            "min": "np.min", "reshape": "np.reshape", "transpose": "np.transpose",
            "copy": "np.copy", "dot": "np.dot", "squeeze": "np.squeeze", "ravel": "np.ravel",
-           "flatten": "np.copy_ravel", "clip": "np.clip", "cumsum": "np.cumsum"}
+           "flatten": "np.copy_ravel", "clip": "np.clip", "cumsum": "np.cumsum",
+           "cumprod": "np.cumprod", "var": "np.var", "std": "np.std",
+           "swapaxes": "np.swapaxes", "repeat": "np.repeat", "trace": "np.trace"}
 ATTRIBUTES = {"T": "np.transpose", "shape": "shape", "ndim": "np.ndim", "size": "np.size"}
-# numpy function objects -> their rule (np.absolute is np.abs, np.amax is np.max, ...)
-NUMPY_FUNCS = {id(getattr(numpy, p[3:])): p for p in RULES
-               if p.startswith("np.") and hasattr(numpy, p[3:])}
+
+
+def _numpy_object(path: str):
+    obj = numpy
+    for part in path.split("."):
+        obj = getattr(obj, part, None)
+    return obj
+
+
+# numpy function objects -> their rule (np.absolute is np.abs, np.linalg.inv, ...)
+NUMPY_FUNCS = {id(_numpy_object(p[3:])): p for p in RULES
+               if p.startswith("np.") and _numpy_object(p[3:]) is not None}
 NUMPY_FUNCS[id(numpy.shape)] = "shape"
-# positional parameter names after the operands, per primitive: attributes
-SIGNATURES = {**{f"np.{r}": ("x", "axis", "keepdims") for r in REDUCTIONS},
+NUMPY_FUNCS[id(numpy.amax)] = "np.max"  # aliases NumPy keeps as separate functions
+NUMPY_FUNCS[id(numpy.amin)] = "np.min"
+# NumPy's positional parameters, per primitive: those that are attributes
+# (constants the reverse sweep is built from) may be given either way
+SIGNATURES = {**{f"np.{r}": ("x", "axis", "keepdims") for r in ("sum", "mean", "prod", "max",
+                                                                "min")},
+              "np.var": ("x", "axis"), "np.std": ("x", "axis"),
               "np.transpose": ("x", "axes"), "np.squeeze": ("x", "axis"),
               "np.expand_dims": ("x", "axis"), "np.concatenate": ("seq", "axis"),
-              "np.stack": ("seq", "axis"), "np.cumsum": ("x", "axis")}
-ATTR_NAMES = {"axis", "keepdims", "axes"}
+              "np.stack": ("seq", "axis"), "np.cumsum": ("x", "axis"),
+              "np.cumprod": ("x", "axis"), "np.swapaxes": ("x", "axis1", "axis2"),
+              "np.moveaxis": ("x", "source", "destination"), "np.flip": ("x", "axis"),
+              "np.roll": ("x", "shift", "axis"), "np.repeat": ("x", "repeats", "axis"),
+              "np.tile": ("x", "reps"), "np.diag": ("x", "k"), "np.tril": ("x", "k"),
+              "np.triu": ("x", "k"), "np.trace": ("x", "offset"),
+              "np.eye": ("N", "M", "k", "dtype"), "np.identity": ("n", "dtype"),
+              "np.zeros": ("shape", "dtype"), "np.ones": ("shape", "dtype"),
+              "np.full": ("shape", "fill_value", "dtype"), "np.zeros_like": ("a", "dtype"),
+              "np.ones_like": ("a", "dtype"), "np.full_like": ("a", "fill_value", "dtype")}
+DERIVED = {"inverse_axes", "index", "unshift", "adjoints"}
+"""Attributes the frontend computes from the others; never written by the user."""
+SEQUENCES = ("np.concatenate", "np.stack", "np.hstack", "np.vstack")
+"""Functions of a list or tuple of arrays."""
 
 
 def annotated_numbers(fn) -> frozenset:
@@ -205,25 +233,32 @@ class ArrayLowering:
         if text is None:
             text = f"{var} = {ast.unparse(node)}" if var else ast.unparse(node)
         names = SIGNATURES.get(prim, ())
+        rule = RULES[prim]
+        allowed = {name for name, _ in rule.attrs} - DERIVED
         positional = list(node.args)
+        if prim == "np.einsum":
+            return numpy_attrs.einsum_call(self, node, var, hint, text)
         keywords = {}
         for i, a in enumerate(positional):
             if isinstance(a, ast.Starred):
                 raise self.src.error(a, "`*args` in calls is not supported")
-            if i < len(names) and names[i] in ATTR_NAMES:
+            if i < len(names) and names[i] in allowed:
                 keywords[names[i]] = a
         positional = [a for i, a in enumerate(positional)
-                      if not (i < len(names) and names[i] in ATTR_NAMES)]
+                      if not (i < len(names) and names[i] in allowed)]
         for k in node.keywords:
             if k.arg is None:
                 raise self.src.error(k.value, "`**kwargs` in calls is not supported")
+            if k.arg in names and k.arg not in allowed and names.index(k.arg) == len(positional):
+                positional.append(k.value)  # an operand given by name: np.eye(n, M=m)
+                continue
             keywords[k.arg] = k.value
-        rule = RULES[prim]
-        allowed = {name for name, _ in rule.attrs} - {"inverse_axes", "index"}
         for k, v in keywords.items():
             if k not in allowed:
                 raise self.src.error(v, f"`{what}`: the keyword argument {k!r} is not supported")
-        attrs = {k: self.const_attr(v, k) for k, v in keywords.items()}
+        attrs = {k: numpy_attrs.dtype_attr(self, v, prim) if k == "dtype"
+                 else self.const_attr(v, k) for k, v in keywords.items()}
+        numpy_attrs.check_attrs(self, prim, attrs, node)
         if prim == "np.transpose" and attrs.get("axes") is not None:
             axes = attrs["axes"]
             attrs["inverse_axes"] = tuple(sorted(range(len(axes)), key=lambda i: axes[i]))
@@ -232,7 +267,7 @@ class ArrayLowering:
                                  "reduce one axis at a time")
         if prim == "np.expand_dims" and "axis" not in attrs:
             raise self.src.error(node, "`np.expand_dims` needs an axis")
-        if prim in ("np.concatenate", "np.stack"):
+        if prim in SEQUENCES:
             seq = self.expr(positional[0]) if len(positional) == 1 else None
             if isinstance(seq, structures.StaticList):
                 seq = tuple(seq.items)
@@ -273,6 +308,8 @@ class ArrayLowering:
             return self.array_call(fn, node, var, hint)
         if fn is numpy.linalg.norm:
             return self.norm_call(node, var, hint)
+        if numpy_attrs.is_logsumexp(fn):
+            return numpy_attrs.logsumexp_call(self, node, var, hint)
         return None
 
     def norm_call(self, node: ast.Call, var, hint) -> ir.Operand:
@@ -280,15 +317,7 @@ class ArrayLowering:
         matrices), as ``np.sqrt(np.sum(x * x, axis=a, keepdims=k))``: its
         derivative ``x / norm`` is inf/nan where the norm is 0."""
         what = ast.unparse(node.func)
-        names = ("x", "ord", "axis", "keepdims")
-        given = dict(zip(names, node.args))
-        for k in node.keywords:
-            if k.arg not in names or k.arg in given:
-                raise self.src.error(k.value if k.arg else node,
-                                     f"`{what}`: the keyword argument {k.arg!r} is not supported")
-            given[k.arg] = k.value
-        if "x" not in given or len(node.args) > 4:
-            raise self.src.error(node, f"`{what}` takes an array (and axis, keepdims) here")
+        given = numpy_attrs.arguments(self, node, ("x", "ord", "axis", "keepdims"))
         order = given.get("ord")
         if order is not None and not (isinstance(order, ast.Constant) and order.value in (None, 2)
                                       and not isinstance(order.value, bool)):

@@ -175,6 +175,21 @@ class ArraySweep:
                                       else ast.UnaryOp(ast.USub(), ast.Constant(-axis)))])
         return ast.Subscript(split, ast.Constant(i), ast.Load())
 
+    def _einsum(self, i: int, g: ast.expr, attrs: dict, exprs: list) -> ast.expr:
+        """``np.einsum(adjoint, g, *others)`` with the subscripts the frontend
+        wrote for operand ``i``; axes summed in operand ``i`` alone come back
+        as length-1 axes and are spread to its shape."""
+        subscripts, missing = attrs["adjoints"][i]
+        others = [copy.deepcopy(e) for k, e in enumerate(exprs) if k != i]
+        contrib = ast.Call(ast.Attribute(_name(self.np), "einsum", ast.Load()),
+                           [ast.Constant(subscripts), g] + others, [])
+        if missing:
+            contrib = ast.Call(_name(self.helper("spread")),
+                               [_call(self.np, "expand_dims", contrib,
+                                      ast.Tuple([ast.Constant(a) for a in missing], ast.Load())),
+                                copy.deepcopy(exprs[i])], [])
+        return contrib
+
     def unbroadcast(self, op: ir.Op, i: int, contrib: ast.expr, arg_expr=None) -> ast.expr:
         """``contrib`` summed back to operand ``i``'s shape where NumPy may have
         broadcast it; unchanged where shapes cannot differ. ``arg_expr()``
@@ -292,9 +307,11 @@ class ArraySweep:
         if rule.adjoint:
             if op.prim == "np.concatenate":
                 contrib = self._concatenate(op, i, g, attrs, exprs)
+            elif op.prim == "np.einsum":
+                contrib = self._einsum(i, g, attrs, exprs)
             else:
                 template = rule.partial_asts[min(i, len(rule.partial_asts) - 1)]
-                if op.prim == "np.stack":
+                if rule.variadic:  # the operand's position (np.stack: which slice of g)
                     attrs = {**attrs, "i": i}
                 uses_out = any(isinstance(n, ast.Name) and n.id == "out"
                                for n in ast.walk(template))
@@ -366,7 +383,9 @@ def _as_value(idx: ast.expr) -> ast.expr:
 
 
 TEMPLATE_HELPERS = ("others_product", "matmul_adjoint", "dot_adjoint", "spread",
-                    "extreme_adjoint", "cumsum_adjoint")
+                    "extreme_adjoint", "cumsum_adjoint", "cumprod_adjoint", "repeat_adjoint",
+                    "tile_adjoint", "diag_adjoint", "trace_adjoint", "stacked_part",
+                    "inner_adjoint", "solve_adjoint", "unbroadcast")
 """Helpers rule templates call by name."""
 
 

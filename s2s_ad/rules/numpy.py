@@ -45,9 +45,11 @@ def _unary(name: str, partial: str | None, math: str = "", domain=(ANY,), notes:
     return Rule(f"np.{name}", f"np.{name}(x)", (partial,), "array", math, notes, domain=domain)
 
 
-def _constant(name: str, forward: str, arity: int = 1) -> Rule:
-    """A constructor: its result does not depend differentiably on anything."""
-    return Rule(f"np.{name}", forward, (None,) * arity, "array", "constant")
+def _constant(name: str, forward: str, arity: int = 1, attrs=(("dtype", None),)) -> Rule:
+    """A constructor: its result does not depend differentiably on anything.
+    ``dtype`` is a float dtype's name (``"float32"``): the frontend refuses
+    integer dtypes where the array could be given a value to differentiate."""
+    return Rule(f"np.{name}", forward, (None,) * arity, "array", "constant", attrs=attrs)
 
 
 # ∂out/∂x for matrix products: the generated module's matmul_adjoint helper.
@@ -85,8 +87,26 @@ NUMPY_RULES = [
     _unary("square", "2 * x", "2x"),
     _unary("negative", "-1", "-1"),
     _unary("sign", None, "zero almost everywhere"),
+    _unary("arcsin", "1 / np.sqrt(1 - x * x)", "1/√(1-x²)", (UNIT,)),
+    _unary("arccos", "-1 / np.sqrt(1 - x * x)", "-1/√(1-x²)", (UNIT,)),
+    _unary("arcsinh", "1 / np.sqrt(x * x + 1)", "1/√(x²+1)"),
+    _unary("arctanh", "1 / (1 - x * x)", "1/(1-x²)", (UNIT,)),
+    _unary("log2", "1 / (x * np.log(2))", "1/(x ln 2)", (POS,)),
+    _unary("log10", "1 / (x * np.log(10))", "1/(x ln 10)", (POS,)),
+    _unary("exp2", "out * np.log(2)", "2ˣ ln 2"),
+    _unary("cbrt", "1 / (3 * out * out)", "1/(3∛x²)", (POS,)),
+    _unary("reciprocal", "-out * out", "-1/x²", (POS,)),
     Rule("np.power", "np.power(x, y)", ("y * np.power(x, y - 1)", "out * np.log(x)"), "array",
          "∂/∂x = y·x^(y-1), ∂/∂y = x^y·ln x", domain=(POS, ANY), broadcast=True),
+    Rule("np.float_power", "np.float_power(x, y)",
+         ("y * np.float_power(x, y - 1)", "out * np.log(x)"), "array",
+         "∂/∂x = y·x^(y-1), ∂/∂y = x^y·ln x (in float64)", domain=(POS, ANY), broadcast=True),
+    Rule("np.logaddexp", "np.logaddexp(x, y)", ("np.exp(x - out)", "np.exp(y - out)"), "array",
+         "∂/∂x = eˣ/(eˣ+eʸ), ∂/∂y = eʸ/(eˣ+eʸ)", broadcast=True),
+    Rule("np.hypot", "np.hypot(x, y)", ("x / out", "y / out"), "array",
+         "∂/∂x = x/√(x²+y²), ∂/∂y = y/√(x²+y²)", domain=(POS, POS), broadcast=True),
+    Rule("np.arctan2", "np.arctan2(x, y)", ("y / (x * x + y * y)", "-x / (x * x + y * y)"),
+         "array", "∂/∂x = y/(x²+y²), ∂/∂y = -x/(x²+y²)", domain=(ANY, POS), broadcast=True),
     Rule("np.maximum", "np.maximum(x, y)", ("x >= y", "x < y"), "array",
          "1 to the larger operand", "at a tie the first operand gets the adjoint", broadcast=True),
     Rule("np.minimum", "np.minimum(x, y)", ("x <= y", "x > y"), "array",
@@ -110,6 +130,19 @@ NUMPY_RULES = [
          ("keep(g) * others_product(x, axis)",), "array",
          "the product of the other elements (exact at zeros; no division)",
          adjoint=True, attrs=AXIS),
+    Rule("np.var", "np.var(x, axis=axis, keepdims=keepdims, ddof=ddof)",
+         ("keep(g) * (2 / (reduced_size(x) - ddof)) * (x - np.mean(x, axis=axis, keepdims=True))",),
+         "array", "2(x - mean)/(n - ddof) for each element", adjoint=True,
+         attrs=AXIS + (("ddof", 0),)),
+    Rule("np.std", "np.std(x, axis=axis, keepdims=keepdims, ddof=ddof)",
+         ("keep(g) / keep(out) * (1 / (reduced_size(x) - ddof)) * "
+          "(x - np.mean(x, axis=axis, keepdims=True))",),
+         "array", "(x - mean)/((n - ddof)·std) for each element",
+         "inf/nan where the standard deviation is 0", adjoint=True, attrs=AXIS + (("ddof", 0),)),
+    Rule("np.cumprod", "np.cumprod(x, axis=axis)", ("cumprod_adjoint(g, x, out, axis)",),
+         "array", "each element to every later partial product",
+         "exact at zeros (no division where a slice holds a zero)",
+         adjoint=True, attrs=(("axis", None),)),
     Rule("np.cumsum", "np.cumsum(x, axis=axis)", ("cumsum_adjoint(g, x, axis)",), "array",
          "each element to every later partial sum: g summed from the end",
          adjoint=True, attrs=(("axis", None),)),
@@ -126,6 +159,25 @@ NUMPY_RULES = [
     Rule("np.outer", "np.outer(x, y)",
          ("np.reshape(g @ np.ravel(y), np.shape(x))", "np.reshape(np.ravel(x) @ g, np.shape(y))"),
          "array", "∂/∂x = g·y, ∂/∂y = gᵀ·x", adjoint=True),
+    Rule("np.cross", "np.cross(x, y)", ("np.cross(y, g)", "np.cross(g, x)"), "array",
+         "∂/∂x = y × g, ∂/∂y = g × x (3-vectors along the last axis)", adjoint=True,
+         broadcast=True),
+    Rule("np.inner", "np.inner(x, y)", ("inner_adjoint(g, x, y, 0)", "inner_adjoint(g, x, y, 1)"),
+         "array", "∂/∂x = g·y, ∂/∂y = gᵀ·x (over the last axes)", adjoint=True),
+    Rule("np.einsum", "np.einsum(subscripts, *args)", ("einsum",), "array",
+         "operand k: an einsum of g with the other operands", adjoint=True,
+         attrs=(("subscripts", ""), ("adjoints", ())), variadic=True),
+    Rule("np.trace", "np.trace(x, offset=offset)", ("trace_adjoint(g, x, offset)",), "array",
+         "g on the diagonal", adjoint=True, attrs=(("offset", 0),)),
+    Rule("np.linalg.det", "np.linalg.det(x)",
+         ("np.expand_dims(g * out, (-2, -1)) * np.swapaxes(np.linalg.inv(x), -1, -2)",), "array",
+         "det(x)·x⁻ᵀ", "x must be invertible (the inverse is computed)", adjoint=True),
+    Rule("np.linalg.inv", "np.linalg.inv(x)",
+         ("-(np.swapaxes(out, -1, -2) @ g @ np.swapaxes(out, -1, -2))",), "array",
+         "-x⁻ᵀ·g·x⁻ᵀ", adjoint=True),
+    Rule("np.linalg.solve", "np.linalg.solve(x, y)",
+         ("solve_adjoint(g, x, y, out, 0)", "solve_adjoint(g, x, y, out, 1)"), "array",
+         "∂/∂b = x⁻ᵀ·g, ∂/∂a = -(x⁻ᵀ·g)·outᵀ", adjoint=True),
     # shapes: the adjoint moves g back to x's layout
     Rule("np.transpose", "np.transpose(x, axes=axes)",
          ("np.transpose(g, axes=inverse_axes)",), "array", "transpose back", adjoint=True,
@@ -138,11 +190,37 @@ NUMPY_RULES = [
          "reshape back", adjoint=True, attrs=(("axis", None),)),
     Rule("np.expand_dims", "np.expand_dims(x, axis)", ("np.reshape(g, np.shape(x))",), "array",
          "reshape back", adjoint=True, attrs=(("axis", 0),)),
+    Rule("np.swapaxes", "np.swapaxes(x, axis1, axis2)", ("np.swapaxes(g, axis1, axis2)",),
+         "array", "swap back", adjoint=True, attrs=(("axis1", 0), ("axis2", 1))),
+    Rule("np.moveaxis", "np.moveaxis(x, source, destination)",
+         ("np.moveaxis(g, destination, source)",), "array", "move back", adjoint=True,
+         attrs=(("source", 0), ("destination", 0))),
+    Rule("np.flip", "np.flip(x, axis=axis)", ("np.flip(g, axis=axis)",), "array", "flip back",
+         adjoint=True, attrs=(("axis", None),)),
+    Rule("np.roll", "np.roll(x, shift, axis=axis)", ("np.roll(g, unshift, axis=axis)",),
+         "array", "roll back", adjoint=True,
+         attrs=(("shift", 0), ("axis", None), ("unshift", 0))),
+    Rule("np.repeat", "np.repeat(x, repeats, axis=axis)",
+         ("repeat_adjoint(g, x, repeats, axis)",), "array", "the copies' adjoints summed",
+         adjoint=True, attrs=(("repeats", 1), ("axis", None))),
+    Rule("np.tile", "np.tile(x, reps)", ("tile_adjoint(g, x, reps)",), "array",
+         "the tiles' adjoints summed", adjoint=True, attrs=(("reps", 1),)),
+    Rule("np.diag", "np.diag(x, k=k)", ("diag_adjoint(g, x, k)",), "array",
+         "a vector's to its diagonal, a matrix's diagonal back to a vector", adjoint=True,
+         attrs=(("k", 0),)),
+    Rule("np.tril", "np.tril(x, k=k)", ("unbroadcast(np.tril(g, k=k), x)",), "array",
+         "g below the k-th diagonal", adjoint=True, attrs=(("k", 0),)),
+    Rule("np.triu", "np.triu(x, k=k)", ("unbroadcast(np.triu(g, k=k), x)",), "array",
+         "g above the k-th diagonal", adjoint=True, attrs=(("k", 0),)),
     Rule("np.copy", "np.copy(x)", ("g",), "array", "1", adjoint=True),
     Rule("np.concatenate", "np.concatenate(args, axis=axis)", ("concatenate",), "array",
          "each operand gets its slice of g", adjoint=True, attrs=(("axis", 0),), variadic=True),
     Rule("np.stack", "np.stack(args, axis=axis)", ("np.take(g, i, axis=axis)",), "array",
          "each operand gets its slice of g", adjoint=True, attrs=(("axis", 0),), variadic=True),
+    Rule("np.hstack", "np.hstack(args)", ('stacked_part(g, args, i, "h")',), "array",
+         "each operand gets its slice of g", adjoint=True, variadic=True),
+    Rule("np.vstack", "np.vstack(args)", ('stacked_part(g, args, i, "v")',), "array",
+         "each operand gets its slice of g", adjoint=True, variadic=True),
     # shape queries and constructors: no derivative
     Rule("shape", "np.shape(x)", (None,), "int"),
     Rule("len", "len(x)", (None,), "int"),
@@ -151,14 +229,19 @@ NUMPY_RULES = [
     Rule("tuple", "args", (None,), "int", variadic=True),
     Rule("index_array", "np.array(args)", (None,), "array", "a list of indices",
          variadic=True),
-    _constant("zeros", "np.zeros(x)"),
-    _constant("ones", "np.ones(x)"),
-    _constant("zeros_like", "np.zeros_like(x)"),
-    _constant("ones_like", "np.ones_like(x)"),
-    _constant("full", "np.full(x, y)", 2),
-    _constant("full_like", "np.full_like(x, y)", 2),
-    Rule("np.arange", "np.arange(*args)", (None,), "array", "constant", variadic=True),
-    Rule("np.linspace", "np.linspace(*args)", (None,), "array", "constant", variadic=True),
+    _constant("zeros", "np.zeros(x, dtype=dtype)"),
+    _constant("ones", "np.ones(x, dtype=dtype)"),
+    _constant("zeros_like", "np.zeros_like(x, dtype=dtype)"),
+    _constant("ones_like", "np.ones_like(x, dtype=dtype)"),
+    _constant("full", "np.full(x, y, dtype=dtype)", 2),
+    _constant("full_like", "np.full_like(x, y, dtype=dtype)", 2),
+    _constant("identity", "np.identity(x, dtype=dtype)"),
+    Rule("np.eye", "np.eye(*args, k=k, dtype=dtype)", (None,), "array", "constant",
+         attrs=(("k", 0), ("dtype", None)), variadic=True),
+    Rule("np.arange", "np.arange(*args, dtype=dtype)", (None,), "array", "constant",
+         attrs=(("dtype", None),), variadic=True),
+    Rule("np.linspace", "np.linspace(*args, dtype=dtype)", (None,), "array", "constant",
+         attrs=(("dtype", None),), variadic=True),
     # indexing: the adjoint scatters g back (see s2s_ad/reverse/arrays.py)
     Rule("array.getitem", "x[index]", ("scatter", None), "array", "g scattered back to the indexed elements",
          adjoint=True, attrs=(("index", ()),), variadic=True),
@@ -168,7 +251,7 @@ NUMPY_RULES = [
 ]
 
 VIEWS = frozenset({"array.getitem", "np.transpose", "np.reshape", "np.ravel", "np.squeeze",
-                   "np.expand_dims"})
+                   "np.expand_dims", "np.swapaxes", "np.moveaxis", "np.flip", "np.diag"})
 """Primitives whose result may share memory with their first operand."""
 
 BROADCASTING = frozenset({"add", "sub", "mul", "div", "pow", "mod", "floordiv"})
@@ -178,7 +261,9 @@ SAME_SHAPE = frozenset({"neg", "pos", "abs", "array.abs", "np.copy", "np.zeros_l
                         "np.ones_like", "np.full_like", "array.setitem"}
                        | {f"np.{n}" for n in ("exp", "log", "log1p", "expm1", "sqrt", "sin",
                                               "cos", "tan", "tanh", "arctan", "sinh", "cosh",
-                                              "abs", "square", "negative", "sign")})
+                                              "abs", "square", "negative", "sign", "arcsin",
+                                              "arccos", "arcsinh", "arctanh", "log2", "log10",
+                                              "exp2", "cbrt", "reciprocal")})
 """Primitives whose result has the shape of their first operand."""
 
 HELPERS = {
@@ -308,6 +393,117 @@ def others_product(x, axis):
     right = np.flip(np.cumprod(np.flip(np.concatenate([x[..., 1:], ones], axis=-1), -1),
                                axis=-1), -1)
     return np.moveaxis(left * right, -1, axis)
+''',
+    "cumprod_adjoint": '''
+def cumprod_adjoint(g, x, out, axis):
+    """The adjoint of out = np.cumprod(x, axis): x[k] feeds every partial
+    product from k on, so its adjoint is (g * out) summed from the end back to
+    k, divided by x[k]. Where a slice holds a zero that division is not
+    defined: there the products of the other elements are taken instead
+    (quadratic in the axis length, exact)."""
+    if axis is None:
+        return np.reshape(cumprod_adjoint(np.ravel(g), np.ravel(x), np.ravel(out), 0),
+                          np.shape(x))
+    zeros = x == 0
+    if not np.any(zeros):
+        return np.flip(np.cumsum(np.flip(g * out, axis), axis), axis) / x
+    x, g = np.moveaxis(x, axis, -1), np.moveaxis(g, axis, -1)
+    n = np.shape(x)[-1]
+    ones = np.ones_like(x[..., :1])
+    before = np.cumprod(np.concatenate([ones, x[..., :-1]], axis=-1), axis=-1)
+    # after[..., k, i]: the product of x[k + 1 .. i] (1 for i <= k)
+    later = np.arange(n)[None, :] > np.arange(n)[:, None]
+    after = np.cumprod(np.where(later, x[..., None, :], 1.0), axis=-1)
+    d = before * np.sum(np.where(later | np.eye(n, dtype=bool), after * g[..., None, :], 0.0),
+                        axis=-1)
+    return np.moveaxis(d, -1, axis)
+''',
+    "repeat_adjoint": '''
+def repeat_adjoint(g, x, repeats, axis):
+    """The adjoint of np.repeat(x, repeats, axis): each element's copies sum."""
+    shape = np.shape(x)
+    if axis is None:
+        return np.reshape(np.sum(np.reshape(g, (-1, repeats)), axis=1), shape)
+    axis = axis % len(shape)
+    g = np.reshape(g, shape[:axis] + (shape[axis], repeats) + shape[axis + 1:])
+    return np.sum(g, axis=axis + 1)
+''',
+    "tile_adjoint": '''
+def tile_adjoint(g, x, reps):
+    """The adjoint of np.tile(x, reps): the tiles' adjoints summed. Axis k of
+    the result is reps[k] blocks of x's axis k (both padded with leading 1s)."""
+    reps = (reps,) if isinstance(reps, int) else tuple(reps)
+    shape = tuple(np.shape(x))
+    d = max(len(shape), len(reps))
+    blocks = (1,) * (d - len(reps)) + reps
+    lengths = (1,) * (d - len(shape)) + shape
+    split = sum(((r, n) for r, n in zip(blocks, lengths)), ())
+    return np.reshape(np.sum(np.reshape(g, split), axis=tuple(range(0, 2 * d, 2))), shape)
+''',
+    "diag_adjoint": '''
+def diag_adjoint(g, x, k):
+    """The adjoint of np.diag(x, k): of a vector x (the result a matrix with x
+    on its k-th diagonal), that diagonal of g; of a matrix, g placed back on
+    x's k-th diagonal (np.eye times the column of g's values, no writes)."""
+    if np.ndim(x) == 1:
+        return np.diag(g, k)
+    n, m = np.shape(x)
+    lead = max(-k, 0)
+    column = np.concatenate([np.zeros(lead, dtype=np.result_type(g)), g,
+                             np.zeros(n - lead - np.shape(g)[0], dtype=np.result_type(g))])
+    return np.eye(n, m, k, dtype=np.result_type(x, g)) * column[:, None]
+''',
+    "trace_adjoint": '''
+def trace_adjoint(g, x, offset):
+    """The adjoint of np.trace(x, offset): g on the offset diagonal of the
+    first two axes (g broadcast along the others)."""
+    shape = np.shape(x)
+    e = np.eye(shape[0], shape[1], offset, dtype=np.result_type(x, g))
+    return np.reshape(e, e.shape + (1,) * (len(shape) - 2)) * g
+''',
+    "stacked_part": '''
+def stacked_part(g, xs, i, how):
+    """The slice of g that np.hstack(xs) (how "h") or np.vstack(xs) ("v") took
+    from xs[i], in xs[i]'s shape. hstack joins 1-d arrays (numbers count as
+    length 1) along axis 0, others along axis 1; vstack joins along axis 0,
+    a vector or number counting as one row."""
+    nds = [np.ndim(x) for x in xs]
+    if how == "h":
+        axis = 0 if max(nds[0], 1) == 1 else 1
+    else:
+        axis = 0
+    def length(x, nd):
+        if how == "v" and nd < 2 or how == "h" and nd == 0:
+            return 1
+        return np.shape(x)[axis]
+    start = sum(length(x, nd) for x, nd in zip(xs[:i], nds[:i]))
+    part = g[(slice(None),) * axis + (slice(start, start + length(xs[i], nds[i])),)]
+    return np.reshape(part, np.shape(xs[i]))
+''',
+    "inner_adjoint": '''
+def inner_adjoint(g, x, y, i):
+    """The adjoint of np.inner(x, y), which contracts the last axes: g's axes
+    are x's other axes, then y's other axes."""
+    nx, ny = np.ndim(x), np.ndim(y)
+    if nx == 0 or ny == 0:
+        return unbroadcast(np.multiply(g, y if i == 0 else x), x if i == 0 else y)
+    if i == 0:
+        return np.tensordot(g, y, axes=(list(range(nx - 1, nx + ny - 2)), list(range(ny - 1))))
+    return np.tensordot(g, x, axes=(list(range(nx - 1)), list(range(nx - 1))))
+''',
+    "solve_adjoint": '''
+def solve_adjoint(g, a, b, out, i):
+    """The adjoint of out = np.linalg.solve(a, b): b's is solve(aᵀ, g), a's
+    minus that times outᵀ. b is a vector (one column) only when it has one
+    axis; a stack of matrices a then solves it for each."""
+    vector = np.ndim(b) == 1
+    at = np.swapaxes(a, -1, -2)
+    gb = np.linalg.solve(at, g[..., None])[..., 0] if vector else np.linalg.solve(at, g)
+    if i == 1:
+        return unbroadcast(gb, b)
+    if vector:
+        return unbroadcast(-(gb[..., :, None] * out[..., None, :]), a)
+    return unbroadcast(-(gb @ np.swapaxes(out, -1, -2)), a)
 ''',
     "assign": '''
 def assign(y, index, v):

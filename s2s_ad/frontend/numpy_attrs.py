@@ -1,0 +1,173 @@
+"""Frontend, NumPy part: attributes computed at transform time, and calls
+lowered to several ops.
+
+Contract: every function here takes the lowering (``lo``, a
+``frontend._Lowering`` in array mode) and either returns constant
+attributes or IR operands, or raises its located ``SourceError``.
+
+* ``dtype=`` on a constructor becomes the dtype's name (``"float32"``); an
+  integer or complex dtype is refused where the array could carry a gradient.
+* ``np.roll``'s shift is negated for the reverse sweep (``unshift``).
+* ``np.einsum``'s subscripts are parsed once: each operand's adjoint is an
+  einsum of ``g`` with the other operands, its subscripts written here::
+
+      np.einsum("ij,jk->ik", A, B)   ──▶   adjoints ("ik,jk->ij", "ij,ik->jk")
+
+* ``scipy.special.logsumexp(x, axis, keepdims)`` is lowered to the max-shifted
+  ``m + log(sum(exp(x - m)))``, so the generated module needs no scipy.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import numpy
+
+from s2s_ad import ir
+from s2s_ad.frontend import structures
+
+
+def dtype_attr(lo, node: ast.expr, prim: str) -> str:
+    """``dtype=`` as a dtype name. A float dtype anywhere; an integer or bool
+    dtype only for ``np.arange`` (an index array), since an array of another
+    constructor is one the function fills with values it differentiates."""
+    def refuse():
+        return lo.src.error(node, "`dtype` must name a NumPy dtype (`float`, `np.float32`, "
+                            "\"float64\"), a constant s2s-ad reads when it builds the gradient")
+
+    if not (isinstance(node, ast.Constant) or lo.is_global_path(node)):
+        raise refuse()
+    try:
+        dtype = numpy.dtype(node.value if isinstance(node, ast.Constant) else lo.resolve(node))
+    except (TypeError, ValueError):
+        raise refuse() from None
+    if dtype.kind == "f" or (dtype.kind in "iub" and prim == "np.arange"):
+        return dtype.name
+    raise lo.src.error(node, f"`dtype={ast.unparse(node)}` is not supported here: an array of "
+                       f"{dtype.name} cannot carry a gradient (values written into it are "
+                       "converted); use a float dtype (`float`, `np.float32`)")
+
+
+def check_attrs(lo, prim: str, attrs: dict, node: ast.Call) -> None:
+    """Refuse attribute values the rule cannot use; add the derived ones."""
+    if prim == "np.roll":
+        if "shift" not in attrs:
+            raise lo.src.error(node, "`np.roll` needs a shift")
+        shift = attrs["shift"]
+        attrs["unshift"] = tuple(-s for s in shift) if isinstance(shift, tuple) else -shift
+    if prim == "np.repeat" and not isinstance(attrs.get("repeats"), int):
+        raise lo.src.error(node, "`np.repeat` takes a constant number of repeats here (one int "
+                           "for every element)")
+    if prim == "np.tile" and "reps" not in attrs:
+        raise lo.src.error(node, "`np.tile` needs reps")
+    if prim in ("np.var", "np.std") and not isinstance(attrs.get("ddof", 0), int):
+        raise lo.src.error(node, f"`{prim}`: `ddof` must be a constant int")
+    if prim == "np.moveaxis" and ("source" not in attrs or "destination" not in attrs):
+        raise lo.src.error(node, "`np.moveaxis` needs a source and a destination")
+
+
+def einsum_call(lo, node: ast.Call, var, hint, text) -> ir.Operand:
+    """``np.einsum("ij,jk->ik", a, b)``: constant subscripts, then the operands."""
+    what = ast.unparse(node.func)
+    if node.keywords:
+        raise lo.src.error(node, f"`{what}`: keyword arguments are not supported")
+    if not node.args or not (isinstance(node.args[0], ast.Constant)
+                             and isinstance(node.args[0].value, str)):
+        raise lo.src.error(node, f"`{what}` takes its subscripts as a string literal first "
+                           "(`np.einsum(\"ij,jk->ik\", a, b)`)")
+    subscripts = node.args[0].value.replace(" ", "")
+    args = []
+    for a in node.args[1:]:
+        if isinstance(a, ast.Starred):
+            raise lo.src.error(a, "`*args` in calls is not supported")
+        v = lo.expr(a)
+        if isinstance(v, tuple) or structures.is_structure(v):
+            raise lo.src.error(a, f"`{what}` takes arrays")
+        args.append(v)
+    try:
+        adjoints = einsum_adjoints(subscripts, len(args))
+    except ValueError as exc:
+        raise lo.src.error(node.args[0], f"`{what}`: {exc}") from None
+    return lo.emit("np.einsum", args, node, var, hint=hint, text=text,
+                   attrs={"subscripts": subscripts, "adjoints": adjoints})
+
+
+def einsum_adjoints(subscripts: str, n: int) -> tuple:
+    """Per operand k: (the subscripts of its adjoint, an einsum of g with the
+    other operands, and the axes of operand k that einsum leaves out — letters
+    summed in operand k alone, along which g is broadcast back).
+
+    >>> einsum_adjoints("ij,j->i", 2)
+    (('i,j->ij', ()), ('ij,i->j', ()))
+    >>> einsum_adjoints("ij->", 1)
+    ((',->', (0, 1)),)
+    """
+    if "." in subscripts:
+        raise ValueError("subscripts with `...` are not supported; name every axis")
+    inputs, arrow, output = subscripts.partition("->")
+    terms = inputs.split(",")
+    if len(terms) != n:
+        raise ValueError(f"the subscripts name {len(terms)} operand(s), the call passes {n}")
+    if not all(t.isalpha() for t in terms if t) or (output and not output.isalpha()):
+        raise ValueError("subscripts must be letters, operands separated by `,`")
+    letters = "".join(terms)
+    if not arrow:  # implicit output: the letters that appear once, in order
+        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    out = []
+    for k, term in enumerate(terms):
+        if len(set(term)) != len(term):
+            raise ValueError(f"operand {k} repeats a subscript (`{term}`, a diagonal), which is "
+                             "not supported")
+        others = [t for j, t in enumerate(terms) if j != k]
+        available = set(output) | set("".join(others))
+        kept = "".join(c for c in term if c in available)
+        missing = tuple(i for i, c in enumerate(term) if c not in available)
+        out.append((",".join([output] + others) + "->" + kept, missing))
+    return tuple(out)
+
+
+def arguments(lo, node: ast.Call, names: tuple) -> dict:
+    """The call's arguments by parameter name (``names`` in NumPy's order, the
+    first one an array that must be given); anything else is refused."""
+    what = ast.unparse(node.func)
+    given = dict(zip(names, node.args))
+    for k in node.keywords:
+        if k.arg not in names or k.arg in given:
+            raise lo.src.error(k.value if k.arg else node,
+                               f"`{what}`: the keyword argument {k.arg!r} is not supported")
+        given[k.arg] = k.value
+    if names[0] not in given or len(node.args) > len(names):
+        raise lo.src.error(node, f"`{what}` takes an array (and axis, keepdims) here")
+    return given
+
+
+def is_logsumexp(fn) -> bool:
+    """``scipy.special.logsumexp``, recognised without importing scipy."""
+    return getattr(fn, "__name__", None) == "logsumexp" and \
+        (getattr(fn, "__module__", None) or "").startswith("scipy.special")
+
+
+def logsumexp_call(lo, node: ast.Call, var, hint) -> ir.Operand:
+    """``logsumexp(x, axis=a, keepdims=k)`` as ``m + log(sum(exp(x - m)))``
+    with ``m = max(x, axis, keepdims=True)`` (squeezed when ``keepdims`` is
+    False): the stable form scipy computes, in ops s2s-ad has rules for."""
+    what = ast.unparse(node.func)
+    given = arguments(lo, node, ("a", "axis", "b", "keepdims"))
+    if "b" in given and not (isinstance(given["b"], ast.Constant) and given["b"].value is None):
+        raise lo.src.error(given["b"], f"`{what}`: weights `b` are not supported; write "
+                           "np.log(np.sum(b * np.exp(x - m))) + m")
+    axis = lo.const_attr(given["axis"], "axis") if "axis" in given else None
+    keepdims = bool(lo.const_attr(given["keepdims"], "keepdims")) if "keepdims" in given \
+        else False
+    x = lo.expr(given["a"])
+    if isinstance(x, tuple) or structures.is_structure(x):
+        raise lo.src.error(given["a"], f"`{what}` takes an array here")
+    text = f"{var} = {ast.unparse(node)}" if var else ast.unparse(node)
+    m = lo.emit("np.max", [x], node, text=text, attrs={"axis": axis, "keepdims": True})
+    shifted = lo.emit("sub", [x, m], node, text=text)
+    total = lo.emit("np.sum", [lo.emit("np.exp", [shifted], node, text=text)], node, text=text,
+                    attrs={"axis": axis, "keepdims": keepdims})
+    log = lo.emit("np.log", [total], node, text=text)
+    if not keepdims:
+        m = lo.emit("np.squeeze", [m], node, text=text, attrs={"axis": axis})
+    return lo.emit("add", [log, m], node, var, hint=hint, text=text)

@@ -1,0 +1,222 @@
+"""The NumPy rules added for real objectives (statistics, cumulative
+products, shape ops, constructors with dtype=, linear algebra, more
+elementwise functions), each against central finite differences in float64
+at random shapes, and in float32 against the float64 gradient.
+
+Each case is an expression over the arguments ``x, y, z`` and their shapes,
+written with letters: every letter is a length drawn at random (2 to 4) for
+each run, shared by the arguments that name it (``"ab,b"`` broadcasts a
+vector along a matrix's last axis); a digit is that length, ``""`` a number.
+``test_every_rule_has_a_case`` fails for a rule added without a case here or
+in test_numpy_rules.py."""
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from array_oracle import assert_gradients, fd_gradient, make_function
+from s2s_ad import SourceError
+
+RNG = np.random.default_rng(18)
+
+CASES = {
+    "np.var": [("np.var(x)", "abc"), ("np.var(x, axis=1, ddof=1)", "ab"),
+               ("np.var(x, -1, keepdims=True)", "abc"), ("np.var(x, axis=(0, 2))", "abc"),
+               ("x.var(axis=0)", "ab")],
+    "np.std": [("np.std(x)", "ab"), ("np.std(x, axis=0, ddof=1, keepdims=True)", "ab"),
+               ("np.std(x, axis=(0, 1))", "abc"), ("x.std(-1)", "ab")],
+    "np.cumprod": [("np.cumprod(x)", "ab"), ("np.cumprod(x, axis=1)", "abc"),
+                   ("np.cumprod(x, -1)", "ab"), ("x.cumprod(axis=0)", "ab")],
+    "np.logaddexp": [("np.logaddexp(x, y)", "ab,b"), ("np.logaddexp(x, y)", "a1,1b"),
+                     ("np.logaddexp(x, y)", ",ab")],
+    "np.float_power": [("np.float_power(x, y)", "ab,b")],
+    "np.hypot": [("np.hypot(x, y)", "ab,a1")],
+    "np.arctan2": [("np.arctan2(x, y)", "ab,b"), ("np.arctan2(x, y)", "ab,")],
+    "np.arcsin": [("np.arcsin(x)", "ab")], "np.arccos": [("np.arccos(x)", "ab")],
+    "np.arcsinh": [("np.arcsinh(x)", "ab")], "np.arctanh": [("np.arctanh(x)", "ab")],
+    "np.log2": [("np.log2(x)", "ab")], "np.log10": [("np.log10(x)", "ab")],
+    "np.exp2": [("np.exp2(x)", "ab")], "np.cbrt": [("np.cbrt(x)", "ab")],
+    "np.reciprocal": [("np.reciprocal(x)", "ab")],
+    "np.swapaxes": [("np.swapaxes(x, 0, 2)", "abc"), ("np.swapaxes(x, axis1=-1, axis2=0)", "ab"),
+                    ("x.swapaxes(1, 2)", "abc")],
+    "np.moveaxis": [("np.moveaxis(x, 0, -1)", "abc"), ("np.moveaxis(x, (0, 1), (2, 0))", "abc"),
+                    ("np.moveaxis(x, source=1, destination=0)", "ab")],
+    "np.flip": [("np.flip(x)", "ab"), ("np.flip(x, axis=1)", "abc"), ("np.flip(x, (0, -1))", "abc")],
+    "np.roll": [("np.roll(x, 2)", "ab"), ("np.roll(x, -1, axis=1)", "ab"),
+                ("np.roll(x, (1, 3), axis=(0, -1))", "abc")],
+    "np.repeat": [("np.repeat(x, 3)", "ab"), ("np.repeat(x, 2, axis=0)", "ab"),
+                  ("np.repeat(x, 2, axis=-1)", "abc"), ("x.repeat(2, 1)", "ab")],
+    "np.tile": [("np.tile(x, 2)", "a"), ("np.tile(x, (2, 3))", "ab"),
+                ("np.tile(x, (2, 1, 2))", "ab"), ("np.tile(x, 2)", "ab")],
+    "np.hstack": [("np.hstack([x, y])", "a,b"), ("np.hstack((x, y, x))", "ab,ac"),
+                  ("np.hstack([x, y])", ",a")],
+    "np.vstack": [("np.vstack([x, y])", "a,a"), ("np.vstack([x, y])", "ab,b"),
+                  ("np.vstack((x, y))", "ab,cb")],
+    "np.diag": [("np.diag(x)", "a"), ("np.diag(x, 1)", "a"), ("np.diag(x, k=-2)", "a"),
+                ("np.diag(x)", "ab"), ("np.diag(x, 1)", "ab"), ("np.diag(x, k=-1)", "ab")],
+    "np.trace": [("np.trace(x)", "ab"), ("np.trace(x, 1)", "ab"), ("np.trace(x, offset=-1)", "abc"),
+                 ("x.trace()", "aa")],
+    "np.tril": [("np.tril(x)", "ab"), ("np.tril(x, -1)", "abc"), ("np.tril(x, k=1)", "a")],
+    "np.triu": [("np.triu(x)", "ab"), ("np.triu(x, 1)", "abc"), ("np.triu(x, k=-1)", "a")],
+    "np.cross": [("np.cross(x, y)", "3,3"), ("np.cross(x, y)", "a3,3"), ("np.cross(x, y)", "a3,a3"),
+                 ("np.cross(x, y)", "a13,b3")],
+    "np.inner": [("np.inner(x, y)", "a,a"), ("np.inner(x, y)", "ab,cb"),
+                 ("np.inner(x, y)", "b,cab"), ("np.inner(x, y)", ",ab")],
+    "np.einsum": [("np.einsum('ij,jk->ik', x, y)", "ab,bc"), ("np.einsum('ij,j', x, y)", "ab,b"),
+                  ("np.einsum('ij->', x)", "ab"), ("np.einsum('ij->j', x)", "ab"),
+                  ("np.einsum('i,i->', x, y)", "a,a"), ("np.einsum('i,j->ij', x, y)", "a,b"),
+                  ("np.einsum('bij,bj->bi', x, y)", "cab,cb"),
+                  ("np.einsum('ijk,ik,j->ij', x, y, z)", "abc,ac,b"),
+                  ("np.einsum('ij,kj->ik', x, y)", "ab,cb"), ("np.einsum('ij', x)", "ab"),
+                  ("np.einsum('ji', x)", "ab")],
+    "np.linalg.det": [("np.linalg.det(x)", "aa"), ("np.linalg.det(x)", "baa")],
+    "np.linalg.inv": [("np.linalg.inv(x)", "aa"), ("np.linalg.inv(x)", "baa")],
+    "np.linalg.solve": [("np.linalg.solve(x, y)", "aa,a"), ("np.linalg.solve(x, y)", "aa,ab"),
+                        ("np.linalg.solve(x, y)", "caa,cab")],
+    "np.eye": [("x * np.eye(x.shape[0])", "aa"), ("x @ np.eye(x.shape[1], 3, 1)", "ab"),
+               ("x * np.eye(x.shape[0], M=x.shape[1], k=-1, dtype=np.float32)", "ab")],
+    "np.identity": [("x @ np.identity(x.shape[1], dtype=float)", "ab")],
+}
+# Rules whose operand shapes are not any: matrices to invert, the domain of arcsin.
+INVERTIBLE = ("np.linalg.det", "np.linalg.inv", "np.linalg.solve")
+DOMAIN = {"np.arcsin": (-0.8, 0.8), "np.arccos": (-0.8, 0.8), "np.arctanh": (-0.8, 0.8),
+          "np.log2": (0.3, 2.0), "np.log10": (0.3, 2.0), "np.cbrt": (0.3, 2.0),
+          "np.reciprocal": (0.3, 2.0), "np.float_power": (0.3, 2.0), "np.hypot": (0.3, 2.0)}
+
+
+def _shapes(spec: str) -> list[tuple]:
+    sizes = {}
+    shapes = []
+    for part in spec.split(","):
+        shapes.append(tuple(int(c) if c.isdigit() else
+                            sizes.setdefault(c, int(RNG.integers(2, 5))) for c in part))
+    return shapes
+
+
+def _args(prim: str, shapes: list[tuple], dtype=np.float64) -> list:
+    lo, hi = DOMAIN.get(prim, (-1.5, 1.5))
+    args = []
+    for s in shapes:
+        a = RNG.uniform(lo, hi, s)
+        if prim in INVERTIBLE and not args:
+            a = a + 3.0 * np.eye(s[-1])  # well away from singular
+        args.append(a.astype(dtype) if s else float(a))
+    return args
+
+
+def _function(expr: str, n: int):
+    """sum(sin(r) * weights): every element of the result counts differently,
+    so a permuted or misplaced adjoint shows."""
+    params = ", ".join("xyz"[:n])
+    return make_function(f"def f({params}):\n    r = {expr}\n"
+                         "    w = 1.0 + np.arange(np.size(r)).reshape(np.shape(r)) / 7.0\n"
+                         "    return np.sum(np.sin(r) * w)\n")
+
+
+ALL = [(prim, expr, spec) for prim, cases in CASES.items() for expr, spec in cases]
+
+
+@pytest.mark.parametrize("prim, expr, spec", ALL, ids=[f"{e}:{s}" for _, e, s in ALL])
+def test_rule_against_finite_differences(prim, expr, spec):
+    shapes = _shapes(spec)
+    args = _args(prim, shapes)
+    assert_gradients(_function(expr, len(shapes)), args, list(range(len(shapes))))
+
+
+@pytest.mark.parametrize("prim", sorted(CASES))
+def test_rule_in_float32(prim):
+    """float32 arguments give float32 gradients, equal to the float64 ones to
+    float32 precision."""
+    expr, spec = CASES[prim][0]
+    shapes = _shapes(spec)
+    args = _args(prim, shapes)
+    f = _function(expr, len(shapes))
+    wrt = [i for i, s in enumerate(shapes) if s]
+    single = [np.asarray(a, dtype=np.float32) if np.ndim(a) else a for a in args]
+    got = s2s_ad.grad(f, wrt=wrt)(*single)
+    for i, g in zip(wrt, got):
+        assert g.dtype == np.float32, (prim, g.dtype)
+        np.testing.assert_allclose(g, fd_gradient(f, args, i), rtol=2e-3, atol=2e-3)
+
+
+def test_cumprod_is_exact_at_zeros():
+    f = _function("np.cumprod(x, axis=1)", 1)
+    x = RNG.uniform(0.3, 1.5, (3, 5))
+    x[0, 1] = 0.0
+    x[1, 0] = x[1, 3] = 0.0  # two zeros in one slice
+    x[2, 4] = 0.0
+    assert_gradients(f, [x], [0])
+    assert_gradients(_function("np.cumprod(x)", 1), [x], [0])
+
+
+def test_amax_amin_are_max_min():
+    f = make_function("def f(x):\n    return np.sum(np.amax(x, axis=0) * np.amin(x, 1, keepdims=True))\n")
+    x = RNG.permutation(np.linspace(0.5, 1.5, 12)).reshape(3, 4)  # no ties
+    assert_gradients(f, [x], [0])
+
+
+@pytest.mark.parametrize("expr", ["logsumexp(x)", "logsumexp(x, axis=1)", "logsumexp(x, -1, keepdims=True)",
+                                  "logsumexp(x, axis=(0, 1))", "special.logsumexp(x, axis=0)"])
+def test_scipy_logsumexp(expr):
+    special = pytest.importorskip("scipy.special")
+    f = make_function(f"def f(x):\n    r = {expr}\n    return np.sum(np.sin(r) + r * r)\n",
+                      env={"logsumexp": special.logsumexp, "special": special})
+    x = RNG.normal(size=(3, 4)) * 3.0
+    assert_gradients(f, [x], [0])
+    from s2s_ad.api import gradient_source
+    assert "scipy" not in gradient_source(f)  # the generated module needs no scipy
+
+
+def test_log_sum_exp_written_out_still_works():
+    f = make_function("def f(x):\n    return np.sum(np.log(np.sum(np.exp(x), axis=1)))\n")
+    assert_gradients(f, [RNG.normal(size=(3, 4))], [0])
+
+
+def test_dtype_keyword_on_constructors():
+    f = make_function("def f(x):\n    n = x.shape[0]\n"
+                      "    z = np.zeros((n, 3), dtype=np.float32) + np.ones(3, dtype='float64')\n"
+                      "    w = np.full(3, 2.0, dtype=float) + np.arange(3, dtype=np.float64)\n"
+                      "    e = np.zeros_like(x, dtype=float) + np.ones_like(x, np.float32)\n"
+                      "    return np.sum(x * z * w + x * e) + np.sum(x[:, 0] * np.arange(n, dtype=int))\n")
+    assert_gradients(f, [RNG.normal(size=(4, 3))], [0])
+
+
+def test_rules_in_a_loop():
+    """The reverse loop reads each iteration's values from the tape."""
+    f = make_function("def f(x, y):\n    s = 0.0\n    for k in range(3):\n"
+                      "        r = np.roll(x, 1, axis=1) * y + k\n"
+                      "        s = s + np.std(r, axis=1).sum() + np.sum(np.cumprod(r, axis=0))\n"
+                      "        s = s + np.einsum('ij,ij->', r, np.flip(x, 0))\n"
+                      "    return s\n")
+    assert_gradients(f, [RNG.uniform(0.5, 1.5, (3, 4)), RNG.uniform(0.5, 1.5, (4,))], [0, 1])
+
+
+@pytest.mark.parametrize("body, message", [
+    ("np.zeros(3, dtype=int)", r"`dtype=int` is not supported here: an array of int64"),
+    ("np.ones(3, dtype=np.complex128)", "cannot carry a gradient"),
+    ("np.zeros(3, dtype=n)", "must name a NumPy dtype"),
+    ("np.zeros(3, dtype=np.sum)", "must name a NumPy dtype"),
+    ("np.roll(x, n)", "must be a constant"),
+    ("np.repeat(x, (1, 2))", "constant number of repeats"),
+    ("np.var(x, axis=n)", "must be a constant"),
+    ("np.einsum('...i,i', x, x)", "`...` are not supported"),
+    ("np.einsum('ii', x)", "repeats a subscript"),
+    ("np.einsum('ij,j', x)", "the call passes 1"),
+    ("np.einsum(s, x)", "string literal"),
+    ("np.cumprod(x, axis=1, dtype=float)", "keyword argument 'dtype' is not supported"),
+    ("np.sort(x, axis=1)", r"`np.sort` has no derivative rule.*docs/custom_rules.md"),
+    ("np.linalg.cholesky(x)", "`np.linalg.cholesky` has no derivative rule"),
+])
+def test_refusals(body, message):
+    f = make_function(f"def f(x, n: int, s: int):\n    return np.sum({body} * x)\n")
+    with pytest.raises(SourceError, match=message) as info:
+        s2s_ad.grad(f)
+    assert ":2:" in str(info.value) and "^" in str(info.value)  # located, with a caret
+
+
+def test_every_rule_has_a_case():
+    """A NumPy rule with no case here or in test_numpy_rules.py fails this."""
+    import test_numpy_rules
+    from s2s_ad.rules.numpy import NUMPY_RULES
+    untested = {r.prim for r in NUMPY_RULES} - set(CASES) - test_numpy_rules.TESTED
+    assert not untested
