@@ -191,7 +191,7 @@ def check_graph_run(s: Subject) -> Check:
     args = [point[p.name] for p in positional]
     keywords = {p.name: point[p.name] for p in params.values() if p.kind == p.KEYWORD_ONLY}
     try:
-        func, code = api._reverse(s.fn, s.wrt, s.output, None, s.arrays)
+        func, code = api.gradient_code(s.fn, s.wrt, s.output, None, s.arrays)
         g = graph_backward.combined(func, code)
         with np.errstate(all="ignore"):
             state, names = graph_run.forward_state(s.fn, args, s.wrt, None, keywords=keywords,

@@ -386,7 +386,7 @@ def check(fn, args: list, wrt: list[int] | None = None) -> None:
     params = list(inspect.signature(fn).parameters)
     lengths = {params[i]: len(a) for i, a in enumerate(args) if isinstance(a, (list, tuple))}
     lengths = lengths or None
-    func, code = api._reverse(fn, tuple(wrt), None, lengths)
+    func, code = api.gradient_code(fn, tuple(wrt), None, lengths)
     g = graph_backward.combined(func, code)
     state, names = forward_state(fn, args, tuple(wrt), lengths)
     got = run_reverse(g, state, {"math": math, **names})
@@ -418,7 +418,7 @@ def check_arrays(fn, args: list, wrt: list[int]) -> None:
     differences (tests/array_oracle.py), with the argument's shape."""
     import array_oracle
 
-    func, code = api._reverse(fn, tuple(wrt), None, None)
+    func, code = api.gradient_code(fn, tuple(wrt), None, None)
     g = graph_backward.combined(func, code)
     state, names = forward_state(fn, args, tuple(wrt), None)
     got = run_reverse(g, state, {"math": math, "np": np, **names})

@@ -280,7 +280,7 @@ def test_an_adjoint_a_call_adds_to_zeros_names_the_item_the_call_hands_out(pairs
     for a, lab in out:
         # (the variable an edge names, read as tests/graph_run.py reads it)
         assert lab.split(" ← ")[-1].split(" += ")[-1].split(" → ")[0] in calls[a], (lab, calls[a])
-    func, code = api._reverse(fn, None, None, None)
+    func, code = api.gradient_code(fn, None, None, None)
     state, names = graph_run.forward_state(fn, args, None, None)
     got = graph_run.run_reverse(graph_backward.combined(func, code), state, {"np": np, **names})
     want = s2s_ad.grad(fn, wrt=None)(*args)

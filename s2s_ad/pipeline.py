@@ -1,0 +1,236 @@
+"""The pipeline, from a Python function to the text of its generated module.
+
+    source.locate → frontend.lower → calls.collect → inline.run
+        → reverse.transform → optimize → emit.module
+
+Nothing here caches or dispatches on arguments: that is :mod:`s2s_ad.cache`;
+the public functions built on both are in :mod:`s2s_ad.api`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+from typing import Callable, Sequence, Union
+
+from s2s_ad.frontend import calls, inline, lowering as frontend, source
+from s2s_ad.emit import module as emit, optimize
+from s2s_ad import ir
+from s2s_ad.reverse import transform as reverse
+from s2s_ad.emit.code import CodeFunction
+from s2s_ad.errors import S2SError, SourceError
+
+Wrt = Union[None, int, str, Sequence[Union[int, str]]]
+
+
+class WrtError(S2SError, ValueError):
+    """``wrt`` names no parameter of the function."""
+
+
+class OutputError(S2SError, ValueError):
+    """``output`` is missing for a function returning a tuple, or names no item of it."""
+
+
+def choose_output(func: ir.Function, output: int | None) -> ir.Function:
+    """``func`` with its objective set: the one number it returns, or item
+    ``output`` of the tuple it returns (the other items stay as ``outputs``,
+    returned as the value by ``value_and_grad``)."""
+    if func.outputs is None:
+        if output is not None:
+            raise OutputError(f"{func.name} returns one number; output={output!r} applies to "
+                              "functions that return a tuple or list")
+        return func
+    n = len(func.outputs)
+    if output is None:
+        raise OutputError(f"{func.name} returns {n} values; pass output=K (--output K) to choose "
+                          "the one to differentiate")
+    if isinstance(output, bool) or not isinstance(output, numbers.Integral) \
+            or not -n <= output < n:
+        raise OutputError(f"output={output!r}: {func.name} returns {n} values (0..{n - 1})")
+    return dataclasses.replace(func, result=func.outputs[output])
+
+
+def _refuse_integer_result(func: ir.Function, src: source.Source) -> None:
+    """A function whose result is a bool or an int (a comparison, ``round(x)``,
+    ``int(x)``, an integer constant) has no gradient: refuse, located at the
+    op that makes it, rather than return 0.0 (as JAX refuses integer outputs)."""
+    r = func.result
+    kind = r.kind if isinstance(r, ir.Value) else (
+        "bool" if isinstance(r.value, bool) else "int" if isinstance(r.value, int) else None)
+    if kind not in ("int", "bool"):
+        return
+    loc = func.loc
+    for op in ir.walk(func.body):
+        if getattr(op, "out", None) is r and getattr(op, "loc", None) is not None:
+            loc = op.loc
+    what = "a bool" if kind == "bool" else "an int"
+    raise SourceError(f"{func.name} returns {what}, which has no gradient; return a float "
+                      "(e.g. wrap it in float(...) only if a zero gradient is really meant)",
+                      loc.file, loc.line, loc.col, src.line(loc.line))
+
+
+def lower(fn: Callable, lengths: dict | None = None, arrays: Sequence[str] = ()) -> ir.Function:
+    """The SSA IR of ``fn`` (``arrays``: the parameters that receive NumPy arrays)."""
+    return frontend.lower(source.locate(fn), lengths, arrays)
+
+
+def resolve_wrt(func: ir.Function, wrt: Wrt) -> tuple[list[ir.Value], bool]:
+    """The parameters ``wrt`` names, and whether the gradient is a tuple.
+
+    ``None`` means every parameter (a tuple when there are several); an int or
+    a name means one parameter (a plain gradient); a sequence means those
+    parameters (always a tuple)."""
+    params = {p.value.var: p.value for p in func.params}
+    order = list(params.values())
+
+    def one(w) -> ir.Value:
+        if isinstance(w, bool) or not isinstance(w, (numbers.Integral, str)):
+            raise WrtError(f"wrt entries are parameter indices or names, not {w!r}")
+        if isinstance(w, str):
+            if w not in params:
+                raise WrtError(f"{func.name} has no parameter {w!r} "
+                               f"(parameters: {', '.join(params)})")
+            return params[w]
+        if not -len(order) <= w < len(order):
+            raise WrtError(f"{func.name} has {len(order)} parameter(s); wrt={w} is out of range")
+        return order[w]
+
+    if wrt is None:
+        # Integer parameters (range bounds, indices) have no gradient.
+        order = [v for v in order if v.var not in func.integers]
+        if not order:
+            raise WrtError(f"{func.name} has no parameters to differentiate with respect to")
+        return order, len(order) > 1
+    if isinstance(wrt, (str, numbers.Integral)) or not isinstance(wrt, (list, tuple)):
+        return [one(wrt)], False
+    values = [one(w) for w in wrt]
+    if not values:
+        raise WrtError("wrt is empty")
+    if len({id(v) for v in values}) != len(values):
+        raise WrtError(f"wrt names a parameter twice: {wrt!r}")
+    return values, True
+
+
+def program(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
+            pair: bool = False, tuple_result: bool | None = None, output: int | None = None,
+            lengths: dict | None = None, arrays: Sequence[str] = ()
+            ) -> tuple[list[CodeFunction], source.Source, calls.CallGraph]:
+    """The generated functions for ``fn``, before they become text: the
+    gradient (or, with ``pair``, ``fn``'s own forward/backward pair) first,
+    then the pair of every user function it calls (one per specialisation,
+    :func:`s2s_ad.calls.collect`). ``arrays`` names the parameters of ``fn``
+    that receive NumPy arrays."""
+    src = source.locate(fn)
+    func = frontend.lower(src, lengths, arrays)
+    graph = calls.collect(func, src)
+    inline.run(graph)
+    if pair:
+        main_names = [f"{func.name}_fwd", f"{func.name}_bwd"]
+    else:
+        main_names = [("value_and_grad_" if with_value else "grad_") + func.name]
+    taken = calls.all_names(graph) | set(main_names)
+    pairs = calls.pairs(graph, taken)
+    reserved = frozenset(taken | {n for p in pairs.values() for n in (p.fwd, p.bwd)})
+    if pair:
+        functions = list(reverse.transform_pair(func, *main_names, pairs, reserved))
+    else:
+        func = choose_output(func, output)
+        _refuse_integer_result(func, src)
+        graph.main = func
+        values, as_tuple = resolve_wrt(func, wrt)
+        functions = [reverse.transform(func, values, with_value=with_value,
+                                       tuple_result=as_tuple if tuple_result is None
+                                       else tuple_result, pairs=pairs, reserved=reserved)]
+    for callee in graph.callees:
+        p = pairs[calls.specialisation(graph, callee)]
+        functions += reverse.transform_pair(callee, p.fwd, p.bwd, pairs, reserved)
+    return [optimize.drop_unused_items(f) for f in functions], src, graph
+
+
+def gradient_source(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
+                    output: int | None = None, lengths: dict | None = None,
+                    arrays: Sequence[str] = ()) -> str:
+    """The source text of the gradient module of ``fn``.
+
+    Parameters
+    ----------
+    fn : function
+        A Python function in the supported subset (see ``docs/subset.md``).
+    wrt : int, str, sequence of them, or None
+        The parameters to differentiate with respect to; None means all.
+    with_value : bool
+        Generate ``value_and_grad_FN`` (returning ``(value, gradient)``)
+        instead of ``grad_FN``.
+    output : int, optional
+        For a function returning a tuple or list: the index of the item to
+        differentiate (required then; see :func:`grad`).
+    lengths : dict, optional
+        For parameters that receive a list or tuple of numbers: their
+        lengths, ``{"xs": 3}`` (a list) or ``{"xs": ("tuple", 3)}``. The code
+        is generated for those lengths; their gradients have the same shape.
+    arrays : sequence of str, optional
+        The parameters that receive NumPy arrays. A function whose source
+        uses NumPy takes its parameters for arrays anyway (unless annotated
+        ``float``/``int`` or given a numeric default); one that does not is
+        generated for numbers unless its array parameters are named here.
+
+    Returns
+    -------
+    str
+        A Python module defining ``grad_FN`` (or ``value_and_grad_FN``)
+        and, for every user function ``fn`` calls, its forward/backward pair.
+        It imports ``math`` and the modules of user rules if needed, never
+        s2s_ad.
+
+    Examples
+    --------
+    >>> def f(x):
+    ...     return x * x
+    >>> print(gradient_source(f))     # doctest: +SKIP
+    """
+    return gradient_module(fn, wrt, with_value=with_value, output=output, lengths=lengths,
+                           arrays=arrays)[0]
+
+
+def gradient_module(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
+                    output: int | None = None, lengths: dict | None = None,
+                    arrays: Sequence[str] = ()) -> tuple[str, list[str]]:
+    """:func:`gradient_source`'s text, and the source files it was generated
+    from: ``fn``'s own and those of every function it calls (``grad -o``
+    refuses to write over any of them)."""
+    functions, src, graph = program(fn, wrt, with_value=with_value, output=output,
+                                    lengths=lengths, arrays=arrays)
+    # every function reached, the inlined ones too (graph.lowered, not graph.callees)
+    files = list(dict.fromkeys([src.file, *(f.loc.file for f in graph.lowered.values())]))
+    return emit.module(functions, src.file), files
+
+
+def vjp_source(fn: Callable, lengths: dict | None = None, arrays: Sequence[str] = ()) -> str:
+    """The source text of ``fn``'s forward/backward pair, as :func:`vjp` uses it.
+
+    Parameters
+    ----------
+    fn : function
+        A Python function in the supported subset.
+    lengths : dict, optional
+        Lengths of list or tuple parameters, as for :func:`gradient_source`.
+    arrays : sequence of str, optional
+        The parameters that receive NumPy arrays, as for :func:`gradient_source`.
+
+    Returns
+    -------
+    str
+        A Python module defining ``FN_fwd(*params) -> (value, tape)`` and
+        ``FN_bwd(tape, cotangent) -> (cotangent of each parameter, ...)``,
+        plus the pairs of the user functions ``fn`` calls.
+    """
+    functions, src, _ = program(fn, pair=True, lengths=lengths, arrays=arrays)
+    return emit.module(functions, src.file)
+
+
+def gradient_code(fn: Callable, wrt: Wrt, output: int | None, lengths: dict | None,
+             arrays: Sequence[str] = ()) -> tuple[ir.Function, CodeFunction]:
+    """``fn``'s IR and its gradient function (calls to helpers included)."""
+    code = program(fn, wrt, output=output, lengths=lengths, arrays=arrays)[0][0]
+    return code.source, code
+
