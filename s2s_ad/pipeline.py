@@ -13,7 +13,7 @@ import dataclasses
 import numbers
 from typing import Callable, Sequence, Union
 
-from s2s_ad.frontend import calls, inline, lowering as frontend, source
+from s2s_ad.frontend import calls, hoist, inline, lowering as frontend, source
 from s2s_ad.emit import module as emit, optimize
 from s2s_ad import ir
 from s2s_ad.reverse import transform as reverse
@@ -124,6 +124,8 @@ def program(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
     func = frontend.lower(src, lengths, arrays)
     graph = calls.collect(func, src)
     inline.run(graph)
+    for f in [func, *graph.callees]:
+        hoist.run(f)
     if pair:
         main_names = [f"{func.name}_fwd", f"{func.name}_bwd"]
     else:
