@@ -213,7 +213,7 @@ class ArraySweep:
         if negate:
             contrib = contrib.operand
         if _scalar(arg):
-            summed = _call(self.np, "sum", contrib)
+            summed = ast.Call(_name(self.helper("total")), [contrib], [])
         else:
             summed = ast.Call(_name(self.helper("unbroadcast")),
                               [contrib, arg_expr() if arg_expr is not None
@@ -300,7 +300,7 @@ class ArraySweep:
             gathered = ast.Call(_name(self.helper("gather")), [copy.deepcopy(g), _as_value(idx),
                                                                base], [])
             value = op.args[1]
-            contrib = (_call(self.np, "sum", gathered) if _scalar(value)
+            contrib = (ast.Call(_name(self.helper("total")), [gathered], []) if _scalar(value)
                        else ast.Call(_name(self.helper("unbroadcast")), [gathered, exprs[1]], []))
             return contrib, "the assigned elements"
         attrs = {**dict(rule.attrs), **op.attrs}

@@ -267,9 +267,10 @@ def contains_saved(node, fams: dict[int, Family]) -> bool:
     return False
 
 
-def copy_of(e: ast.expr) -> ast.expr:
-    """``e.copy()``: an array, or a NumPy scalar, that later writes cannot change."""
-    return ast.Call(ast.Attribute(e, "copy", ast.Load()), [], [])
+def copy_of(arrays, e: ast.expr) -> ast.expr:
+    """``own(e)``: ``e.copy()`` for an array, that later writes cannot change (a
+    NumPy scalar needs no copy); ``arrays`` is the sweep's array emitter."""
+    return ast.Call(ast.Name(arrays.helper("own"), ast.Load()), [e], [])
 
 
 def _call(name: str, args: list) -> ast.Call:
@@ -378,10 +379,10 @@ def reverse_write(sweep, op: ir.Op) -> list:
         gathered = ast.Subscript(ast.Name(fam.adj, ast.Load()), idx, ast.Load())
         if id(op.out) in sweep.act and isinstance(value, ir.Value) and id(value) in sweep.act:
             if _scalar(value):
-                contrib = _call(f"{sweep.modules['numpy']}.sum", [gathered])
+                contrib = ast.Call(ast.Name(sweep.arrays.helper("total"), ast.Load()), [gathered], [])
             else:
                 contrib = ast.Call(ast.Name(sweep.arrays.helper("unbroadcast"), ast.Load()),
-                                   [copy_of(gathered), sweep.ref(value)], [])
+                                   [copy_of(sweep.arrays, gathered), sweep.ref(value)], [])
             out += sweep.accumulate(value, contrib, False,
                                    reverse_comment(op, 1, value, "the assigned elements"),
                                    op, 1, "the assigned elements")

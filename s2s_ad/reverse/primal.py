@@ -101,7 +101,7 @@ class _Forward:
             e = arrays.forward_expr(op, self.expr)  # NumPy: attributes, indexing
             if op.prim == "array.getitem" and id(op.args[0]) in self.sw.families \
                     and id(op.out) in self.sw.reads:
-                e = inplace.copy_of(e)  # kept for the reverse sweep: not a view of the buffer
+                e = inplace.copy_of(arrays, e)  # kept for the reverse sweep: not a view of the buffer
             return e
         env = {name: self.expr(a) for name, a in zip(PLACEHOLDERS, op.args)}
         return substitute(RULES[op.prim].forward_ast, env, self.sw.modules)
@@ -205,8 +205,9 @@ class _Forward:
         exprs = [self.expr(a) for a in op.args]
         out = []
         if id(op) in fam.saved:
-            old = inplace.copy_of(ast.Subscript(ast.Name(fam.name, ast.Load()),
-                                                index_expr(op.attrs["index"], exprs), ast.Load()))
+            element = ast.Subscript(ast.Name(fam.name, ast.Load()),
+                                    index_expr(op.attrs["index"], exprs), ast.Load())
+            old = inplace.copy_of(self.sw.arrays, element)
             push = ast.Call(ast.Attribute(ast.Name(fam.stack, ast.Load()), "append", ast.Load()),
                             [old], [])
             out.append(Stmt(ast.Expr(push), f"the reverse sweep puts back what line "

@@ -538,6 +538,19 @@ def zeroed(g, index, y):
     g[index] = 0.0
     return g
 ''',
+    "total": '''
+def total(g):
+    """np.sum(g) for an array; g itself for a number (np.sum of a NumPy scalar
+    costs microseconds, as much as a short loop iteration)."""
+    return g.sum() if type(g) is np.ndarray else g
+''',
+    "own": '''
+def own(v):
+    """v.copy(), which later writes into the array v was read from cannot
+    change; a NumPy scalar cannot change anyway, and copying one costs more
+    than the arithmetic around it."""
+    return v if isinstance(v, np.generic) else v.copy()
+''',
     "gather": '''
 def gather(g, index, y):
     """g[index], where g may still be a number standing for an array of y's
