@@ -6,6 +6,7 @@
     python -m tests.fuzz --n 1000 --numpy     # small NumPy programs (finite differences)
     python -m tests.fuzz --n 1000 --numpy-loops   # NumPy loops filling arrays by y[i] = ...
     python -m tests.fuzz --n 1000 --numpy-shifts  # stable softmax shifts, unspread reductions
+    python -m tests.fuzz --n 1000 --numpy-rules   # the newer NumPy rules (linalg, var, cumprod...)
     python -m tests.fuzz --n 2000 --numpy-aliasing  # y += e through other names and views
     python -m tests.fuzz --n 2000 --numpy-kinds   # array code in helpers that never name NumPy
     python -m tests.fuzz --n 1000 --conditions    # and/or with conditional expressions inside
@@ -68,6 +69,7 @@ from tests.programs_conditions import condition_program  # noqa: E402
 from tests.programs_helpers import helper_program  # noqa: E402
 from tests.programs_kinds import kinds_program  # noqa: E402
 from tests.programs_numpy import numpy_loop_program, numpy_program  # noqa: E402
+from tests.programs_rules import rules_program  # noqa: E402
 from tests.programs_shifts import shift_program  # noqa: E402
 
 SYMPY_MAX_OPS = 12
@@ -491,7 +493,8 @@ def failed(o: Outcome) -> bool:
 def soak(seeds, *, use_sympy: bool = True, out=sys.stdout, max_stmts: int = 5,
          max_depth: int = 3, numpy: bool = False, loops: bool = False,
          shifts: bool = False, aliasing: bool = False, conditions: bool = False,
-         kinds: bool = False, helpers: bool = False, checks=DEFAULT_CHECKS) -> Tally:
+         kinds: bool = False, helpers: bool = False, rules: bool = False,
+         checks=DEFAULT_CHECKS) -> Tally:
     tally = Tally()
     with tempfile.TemporaryDirectory(prefix="s2s-ad-fuzz-") as folder:
         for seed in seeds:
@@ -502,8 +505,8 @@ def soak(seeds, *, use_sympy: bool = True, out=sys.stdout, max_stmts: int = 5,
             elif helpers:
                 prog = helper_program(RandomDraw(seed))
                 o = run_helper_one(prog, folder, label, use_sympy=use_sympy, checks=checks)
-            elif numpy or loops or shifts or kinds:
-                prog = _numpy_generator(loops, shifts, kinds)(RandomDraw(seed))
+            elif numpy or loops or shifts or kinds or rules:
+                prog = _numpy_generator(loops, shifts, kinds, rules)(RandomDraw(seed))
                 # tests.graph_run does not run loops restoring overwritten elements
                 # (y[i] = y_old.pop()), which most of these loops are
                 o = run_numpy_one(prog, folder, label, checks=tuple(
@@ -526,7 +529,9 @@ def _scalar_program(seed: int, max_stmts: int, max_depth: int, conditions: bool)
     return program(RandomDraw(seed), max_stmts=max_stmts, max_depth=max_depth)
 
 
-def _numpy_generator(loops: bool, shifts: bool, kinds: bool = False):
+def _numpy_generator(loops: bool, shifts: bool, kinds: bool = False, rules: bool = False):
+    if rules:
+        return rules_program
     if kinds:
         return kinds_program
     return shift_program if shifts else numpy_loop_program if loops else numpy_program
@@ -545,6 +550,10 @@ def main(argv=None) -> int:
     p.add_argument("--numpy-shifts", action="store_true",
                    help="stable log-sum-exp/softmax shifts, perturbed, and reductions of "
                         "elementwise expressions of mixed shapes (finite differences)")
+    p.add_argument("--numpy-rules", action="store_true",
+                   help="NumPy programs over the newer rules: var/std, cumprod, flip, roll, "
+                        "repeat, tile, stacks, inner, cross, einsum, det, inv, solve, ... "
+                        "(tests.programs_rules; finite differences)")
     p.add_argument("--numpy-aliasing", action="store_true",
                    help="augassign (y += e) through other names, views, helpers and arguments "
                         "(finite differences; located refusals counted apart)")
@@ -580,9 +589,10 @@ def main(argv=None) -> int:
                 prog = alias_program(RandomDraw(s))
                 print(f"# seed {s}: clean={prog.clean} at {prog.point}\n{prog.source}")
                 continue
-            if args.numpy or args.numpy_loops or args.numpy_shifts or args.numpy_kinds:
+            if args.numpy or args.numpy_loops or args.numpy_shifts or args.numpy_kinds \
+                    or args.numpy_rules:
                 prog = _numpy_generator(args.numpy_loops, args.numpy_shifts,
-                                        args.numpy_kinds)(RandomDraw(s))
+                                        args.numpy_kinds, args.numpy_rules)(RandomDraw(s))
                 item = "" if prog.output is None else f" output={prog.output}"
                 print(f"# seed {s}:{item} at {prog.point}\n{prog.source}")
                 continue
@@ -593,7 +603,8 @@ def main(argv=None) -> int:
     tally = soak(seeds, use_sympy=not args.no_sympy, max_stmts=args.stmts, max_depth=args.depth,
                  numpy=args.numpy, loops=args.numpy_loops, shifts=args.numpy_shifts,
                  aliasing=args.numpy_aliasing, conditions=args.conditions,
-                 kinds=args.numpy_kinds, helpers=args.helpers, checks=checks)
+                 kinds=args.numpy_kinds, helpers=args.helpers, rules=args.numpy_rules,
+                 checks=checks)
     print(tally.summary(time.time() - start))
     return 1 if tally.failures else 0
 

@@ -23,6 +23,7 @@ from tests.programs_kinds import kinds_program
 from tests.programs import HypothesisDraw, RandomDraw, program
 from tests.array_oracle import make_function
 from tests.programs_numpy import numpy_loop_program, numpy_program
+from tests.programs_rules import rules_program
 from tests.programs_shifts import shift_program
 
 FAST = settings(max_examples=150, deadline=None, derandomize=True, database=None,
@@ -110,6 +111,29 @@ def test_kinds_programs_exercise_both_specialisations():
         both += bool(re.search(r"def (h\d)_fwd_1\(", text))
         plain += "np." not in prog.source.split("def f(")[1]
     assert both >= 10 and plain >= 10, (both, plain)
+
+
+def test_programs_over_the_newer_numpy_rules_match_finite_differences(tmp_path):
+    compared = 0
+    for seed in range(40):
+        prog = rules_program(RandomDraw(seed))
+        outcome = run_numpy_one(prog, str(tmp_path), f"nr{seed}")
+        assert outcome.status != "mismatch", report(f"seed {seed}", prog, outcome)
+        compared += outcome.status == "ok"
+    assert compared >= 35
+
+
+def test_rules_programs_draw_every_newer_rule():
+    names = ("arcsin arccos arcsinh arctanh log2 log10 log1p exp2 expm1 cbrt reciprocal tan sinh "
+             "cosh power float_power logaddexp hypot arctan2 where clip var std prod amax amin "
+             "cumsum cumprod flip roll repeat tile hstack vstack concatenate stack inner cross "
+             "einsum linalg.det linalg.inv linalg.solve trace diag tril triu swapaxes "
+             "moveaxis").split()
+    seen = Counter()
+    for seed in range(300):
+        source = rules_program(RandomDraw(seed)).source
+        seen.update(n for n in names if f"np.{n}(" in source)
+    assert min(seen[n] for n in names) >= 5, seen
 
 
 def test_helper_programs_match_finite_differences(tmp_path):
@@ -215,6 +239,11 @@ def test_wider_checks_on_kinds_programs(tmp_path):
 def test_wider_checks_on_helper_programs(tmp_path):
     agreed = _wider(helper_program, run_helper_one, range(12), tmp_path)
     assert min(agreed[k] for k in ("vjp", "explain", "graph", "cli")) >= 11, agreed
+
+
+def test_wider_checks_on_numpy_rules_programs(tmp_path):
+    agreed = _wider(rules_program, run_numpy_one, range(8), tmp_path)
+    assert min(agreed[k] for k in CHECKS if k != "grad") >= 7, agreed
 
 
 def test_wider_checks_on_numpy_programs(tmp_path):
