@@ -14,7 +14,9 @@ along the last axis, kept and broadcast back; ``cumsum``/``cumprod``,
 + 2·I`` through ``det``, ``inv``, ``solve``, ``trace``, ``diag``,
 ``tril``/``triu``, ``swapaxes``/``moveaxis``, ``@``; constructors with
 ``dtype=float``. Arguments of functions with a restricted domain are built to
-be inside it, as in the other families.
+be inside it, as in the other families; ``std``'s operand has ``arange``
+added, so that its deviation is not zero (where its derivative is not
+finite).
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ class RulesGen(_Gen):
         if kind == 4:  # a reduction along the last axis, kept and broadcast back
             x = full()
             red = choice(d, [f"np.var({x}, axis=-1, keepdims=True, ddof={d.integer(0, 1)})",
-                             f"np.std({x} + a, axis=-1, keepdims=True)",
+                             f"np.std({x} + np.arange(a.shape[-1]) * 1.0, axis=-1, keepdims=True)",
                              f"np.prod(1.5 + np.sin({x}), axis=-1, keepdims=True)",
                              f"np.{choice(d, ['amax', 'amin'])}({x}, axis=-1, keepdims=True)",
                              f"{x}.var(axis=-1, keepdims=True)"])
