@@ -31,18 +31,28 @@ def f(b, s: float):
 """,
 }
 
-# --numpy-aliasing seed 1009777: a value that is a number before a loop and
-# an array inside it, not read in the loop (``v = a[0] * s; for ...: v =
-# np.ravel(a)``): the adjoint carried to the previous iteration is reset to
-# the number 0.0, which np.reshape (ravel's adjoint) cannot give the array's
-# shape, and an array-shaped zero would not fit the number before the loop.
-CARRIED_KIND_CHANGE = """
-def f(b, s: float):
+# --numpy-aliasing seed 1009777: a value that is a number (or a row) before a
+# loop and an array of another shape inside it, not read in the loop (``v =
+# b[0] * s; for ...: v = np.ravel(b)``): the adjoint carried to the previous
+# iteration was reset to the number 0.0, which np.reshape (ravel's adjoint)
+# could not shape. It is a zero of the array's shape now, and the value before
+# the loop gets 0.0 when the loop ran (the zeros have the loop's shape, not its).
+CARRIED_KIND_CHANGE = {
+    "ravel": """
+def f(b, s: float, n: int):
     v = b[0] * s
-    for i in range(2):
-        v = np.ravel(b)
-    return np.sum(v * np.ravel(b))
-"""
+    for i in range(n):
+        v = np.ravel(b) * s
+    return np.sum(v * v)
+""",
+    "transpose": """
+def f(b, s: float, n: int):
+    v = b[0] * s
+    for i in range(n):
+        v = b.T * s
+    return np.sum(v * v)
+""",
+}
 
 POINTS = [(np.array([1.0, 2.0, 3.0]), 1.5), (np.array([1.0, 2.0, 3.0]), -1.5),
           (np.array([[1.0, -2.0, 3.0], [0.5, 0.25, -1.0]]), 1.5),
@@ -63,11 +73,17 @@ def test_a_zero_adjoint_of_an_array_times_a_number(name, b, s):
     _assert_gradient(ZERO_ADJOINT[name], b, s)
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="the adjoint carried back through a loop is reset to the number 0.0, "
-                          "which ravel's adjoint (np.reshape) cannot shape (docs/testing.md)")
-def test_a_value_that_becomes_an_array_in_a_loop():
-    _assert_gradient(CARRIED_KIND_CHANGE, *POINTS[0])
+@pytest.mark.parametrize("name", sorted(CARRIED_KIND_CHANGE))
+@pytest.mark.parametrize("n", [0, 1, 3])
+@pytest.mark.parametrize("b, s", POINTS[::2])
+def test_a_value_that_becomes_an_array_of_another_shape_in_a_loop(name, n, b, s):
+    f = make_function(CARRIED_KIND_CHANGE[name])
+    db, ds = s2s_ad.grad(f, (0, 1))(b, s, n)
+    assert np.shape(db) == np.shape(b)
+    np.testing.assert_allclose(db, fd_gradient(lambda b, s: f(b, s, n), [b, s], 0),
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(ds, fd_gradient(lambda b, s: f(b, s, n), [b, s], 1),
+                               rtol=1e-6, atol=1e-8)
 
 
 @pytest.mark.parametrize("g_shape, shape", [((), (2, 3)), ((3,), (2, 3)), ((3,), (2, 1)),
@@ -83,3 +99,16 @@ def test_unbroadcast_of_an_adjoint_with_fewer_axes(g_shape, shape):
     assert np.shape(got) == shape
     np.testing.assert_array_equal(got, np.sum(full, axis=axes, keepdims=True)
                                   * np.ones(shape))
+
+
+def test_a_value_that_becomes_an_array_in_a_helper_called_twice(pairs):
+    g = make_function(CARRIED_KIND_CHANGE["ravel"] + """
+def g(b, s: float):
+    return f(b, s, 2) + f(b * 0.5, s, 0)
+""", "g")
+    b, s = POINTS[2]
+    db, ds = s2s_ad.grad(g, (0, 1))(b, s)
+    np.testing.assert_allclose(db, fd_gradient(g, [b, s], 0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(ds, fd_gradient(g, [b, s], 1), rtol=1e-6, atol=1e-8)
+    pulled = s2s_ad.vjp(g, b, s)[1](-0.75)
+    np.testing.assert_allclose(pulled[0], -0.75 * fd_gradient(g, [b, s], 0), rtol=1e-6, atol=1e-8)
