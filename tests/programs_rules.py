@@ -16,7 +16,10 @@ along the last axis, kept and broadcast back; ``cumsum``/``cumprod``,
 ``dtype=float``. Arguments of functions with a restricted domain are built to
 be inside it, as in the other families; ``std``'s operand has ``arange``
 added, so that its deviation is not zero (where its derivative is not
-finite).
+finite); ``prod``'s factors stay in [0.75, 1.25] (``1.5 + sin`` made values
+near 10⁸ whose ``sin`` no finite difference can follow, seed 2003934); a
+``cross`` product is weighted by ``b`` (the sum of ``cross(c·1, v)`` is 0
+for any ``v``, a function that is zero up to rounding, seed 2004069).
 """
 
 from __future__ import annotations
@@ -75,7 +78,7 @@ class RulesGen(_Gen):
             x = full()
             red = choice(d, [f"np.var({x}, axis=-1, keepdims=True, ddof={d.integer(0, 1)})",
                              f"np.std({x} + np.arange(a.shape[-1]) * 1.0, axis=-1, keepdims=True)",
-                             f"np.prod(1.5 + np.sin({x}), axis=-1, keepdims=True)",
+                             f"np.prod(1.0 + 0.25 * np.sin({x}), axis=-1, keepdims=True)",
                              f"np.{choice(d, ['amax', 'amin'])}({x}, axis=-1, keepdims=True)",
                              f"{x}.var(axis=-1, keepdims=True)"])
             return f"({choice(d, [x, sub()])} {choice(d, ['-', '*'])} {red})"
@@ -98,7 +101,7 @@ class RulesGen(_Gen):
         if kind == 7:  # products
             x, y = full(), full()
             return choice(d, [f"np.sum(np.inner({x}, {y}))",
-                              f"np.sum(np.cross(np.ravel({x})[:3], np.ravel({y})[:3]) * 0.5)",
+                              f"np.sum(np.cross(np.ravel({x})[:3], np.ravel({y})[:3]) * np.ravel(b)[:3])",
                               f"np.einsum('i,i->', np.ravel({x}), np.ravel({y}))",
                               f"np.sum(np.einsum('i,j->ij', np.ravel({x}), np.ravel({y})) "
                               f"* {self.matrix()})"])
