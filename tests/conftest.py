@@ -12,6 +12,21 @@ sys.path.insert(0, os.path.join(ROOT, "examples"))
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true",
                      help="rewrite the golden files under tests/golden instead of comparing")
+    parser.addoption("--soak", action="store_true",
+                     help="also run the long soaks marked @pytest.mark.soak (minutes each)")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "soak: a long soak, run only with pytest --soak")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--soak"):
+        return
+    skip = pytest.mark.skip(reason="a long soak: run with pytest --soak")
+    for item in items:
+        if "soak" in item.keywords:
+            item.add_marker(skip)
 
 
 @pytest.fixture

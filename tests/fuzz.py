@@ -6,9 +6,11 @@
     python -m tests.fuzz --n 1000 --numpy     # small NumPy programs (finite differences)
     python -m tests.fuzz --n 1000 --numpy-loops   # NumPy loops filling arrays by y[i] = ...
     python -m tests.fuzz --n 1000 --numpy-shifts  # stable softmax shifts, unspread reductions
+    python -m tests.fuzz --n 1000 --numpy-rules   # the newer NumPy rules (linalg, var, cumprod...)
     python -m tests.fuzz --n 2000 --numpy-aliasing  # y += e through other names and views
     python -m tests.fuzz --n 2000 --numpy-kinds   # array code in helpers that never name NumPy
     python -m tests.fuzz --n 1000 --conditions    # and/or with conditional expressions inside
+    python -m tests.fuzz --n 1000 --helpers       # the work in helpers: branches, loops, fills
     python -m tests.fuzz --n 1000 --soak          # every check: + the drawn graph run, the CLI
     python -m tests.fuzz --n 1000 --checks grad   # grad alone (default: grad,vjp,explain,graph)
 
@@ -64,8 +66,10 @@ from tests.modules import import_source  # noqa: E402
 from tests.programs import Program, RandomDraw, program  # noqa: E402
 from tests.programs_aliasing import alias_program  # noqa: E402
 from tests.programs_conditions import condition_program  # noqa: E402
+from tests.programs_helpers import helper_program  # noqa: E402
 from tests.programs_kinds import kinds_program  # noqa: E402
 from tests.programs_numpy import numpy_loop_program, numpy_program  # noqa: E402
+from tests.programs_rules import rules_program  # noqa: E402
 from tests.programs_shifts import shift_program  # noqa: E402
 
 SYMPY_MAX_OPS = 12
@@ -380,7 +384,9 @@ def _run_numpy_grad(prog, folder: str, label: str, copy_args: bool) -> Outcome:
         return Outcome("rejected")
     names = tuple(prog.wrt)
     try:
-        with np.errstate(all="raise"):
+        # as the original is checked: an underflow (a product of tiny adjoints
+        # rounding to 0) is no error (--numpy-loops seed 1007746)
+        with np.errstate(all="raise", under="ignore"):
             grad_fn = s2s_ad.grad(fn, names, **({} if item is None else {"output": item}))
             got = grad_fn(**prog.point)
     except s2s_ad.SourceError as exc:
@@ -460,6 +466,15 @@ def run_alias_one(prog, folder: str, label: str, checks=("grad",)) -> Outcome:
     return o
 
 
+def run_helper_one(prog, folder: str, label: str, *, use_sympy: bool = False,
+                   checks=("grad",)) -> Outcome:
+    """A program of tests.programs_helpers: run as its base family's programs
+    are (a NumPy base is a loop restoring overwritten elements: no graphrun)."""
+    if isinstance(prog, Program):
+        return run_one(prog, folder, label, use_sympy=use_sympy, checks=checks)
+    return run_numpy_one(prog, folder, label, checks=tuple(k for k in checks if k != "graphrun"))
+
+
 def report(label: str, prog: Program, o: Outcome) -> str:
     """The program, the point and every failed check, to replay or make a test of."""
     item = getattr(prog, "output", None)
@@ -480,7 +495,8 @@ def failed(o: Outcome) -> bool:
 def soak(seeds, *, use_sympy: bool = True, out=sys.stdout, max_stmts: int = 5,
          max_depth: int = 3, numpy: bool = False, loops: bool = False,
          shifts: bool = False, aliasing: bool = False, conditions: bool = False,
-         kinds: bool = False, checks=DEFAULT_CHECKS) -> Tally:
+         kinds: bool = False, helpers: bool = False, rules: bool = False,
+         checks=DEFAULT_CHECKS) -> Tally:
     tally = Tally()
     with tempfile.TemporaryDirectory(prefix="s2s-ad-fuzz-") as folder:
         for seed in seeds:
@@ -488,8 +504,11 @@ def soak(seeds, *, use_sympy: bool = True, out=sys.stdout, max_stmts: int = 5,
             if aliasing:
                 prog = alias_program(RandomDraw(seed))
                 o = run_alias_one(prog, folder, label, checks=checks)
-            elif numpy or loops or shifts or kinds:
-                prog = _numpy_generator(loops, shifts, kinds)(RandomDraw(seed))
+            elif helpers:
+                prog = helper_program(RandomDraw(seed))
+                o = run_helper_one(prog, folder, label, use_sympy=use_sympy, checks=checks)
+            elif numpy or loops or shifts or kinds or rules:
+                prog = _numpy_generator(loops, shifts, kinds, rules)(RandomDraw(seed))
                 # tests.graph_run does not run loops restoring overwritten elements
                 # (y[i] = y_old.pop()), which most of these loops are
                 o = run_numpy_one(prog, folder, label, checks=tuple(
@@ -512,7 +531,9 @@ def _scalar_program(seed: int, max_stmts: int, max_depth: int, conditions: bool)
     return program(RandomDraw(seed), max_stmts=max_stmts, max_depth=max_depth)
 
 
-def _numpy_generator(loops: bool, shifts: bool, kinds: bool = False):
+def _numpy_generator(loops: bool, shifts: bool, kinds: bool = False, rules: bool = False):
+    if rules:
+        return rules_program
     if kinds:
         return kinds_program
     return shift_program if shifts else numpy_loop_program if loops else numpy_program
@@ -531,6 +552,10 @@ def main(argv=None) -> int:
     p.add_argument("--numpy-shifts", action="store_true",
                    help="stable log-sum-exp/softmax shifts, perturbed, and reductions of "
                         "elementwise expressions of mixed shapes (finite differences)")
+    p.add_argument("--numpy-rules", action="store_true",
+                   help="NumPy programs over the newer rules: var/std, cumprod, flip, roll, "
+                        "repeat, tile, stacks, inner, cross, einsum, det, inv, solve, ... "
+                        "(tests.programs_rules; finite differences)")
     p.add_argument("--numpy-aliasing", action="store_true",
                    help="augassign (y += e) through other names, views, helpers and arguments "
                         "(finite differences; located refusals counted apart)")
@@ -542,6 +567,10 @@ def main(argv=None) -> int:
                    help="scalar programs whose if/while conditions combine and/or with "
                         "conditional expressions, and nested conditional expressions "
                         "(tests.programs_conditions)")
+    p.add_argument("--helpers", action="store_true",
+                   help="a scalar, condition or NumPy-loop program moved into a helper with "
+                        "integer and inactive parameters, called directly, through another "
+                        "helper, twice, in a loop or in a branch (tests.programs_helpers)")
     p.add_argument("--checks", type=_check_list, default=DEFAULT_CHECKS,
                    help=f"comma-separated checks of {', '.join(CHECKS)} "
                         f"(default {','.join(DEFAULT_CHECKS)}; grad always runs)")
@@ -554,13 +583,18 @@ def main(argv=None) -> int:
     seeds = range(args.seed, args.seed + args.n)
     if args.show:
         for s in seeds:
+            if args.helpers:
+                prog = helper_program(RandomDraw(s))
+                print(f"# seed {s}: wrt={prog.wrt!r} at {prog.point}\n{prog.source}")
+                continue
             if args.numpy_aliasing:
                 prog = alias_program(RandomDraw(s))
                 print(f"# seed {s}: clean={prog.clean} at {prog.point}\n{prog.source}")
                 continue
-            if args.numpy or args.numpy_loops or args.numpy_shifts or args.numpy_kinds:
+            if args.numpy or args.numpy_loops or args.numpy_shifts or args.numpy_kinds \
+                    or args.numpy_rules:
                 prog = _numpy_generator(args.numpy_loops, args.numpy_shifts,
-                                        args.numpy_kinds)(RandomDraw(s))
+                                        args.numpy_kinds, args.numpy_rules)(RandomDraw(s))
                 item = "" if prog.output is None else f" output={prog.output}"
                 print(f"# seed {s}:{item} at {prog.point}\n{prog.source}")
                 continue
@@ -571,7 +605,8 @@ def main(argv=None) -> int:
     tally = soak(seeds, use_sympy=not args.no_sympy, max_stmts=args.stmts, max_depth=args.depth,
                  numpy=args.numpy, loops=args.numpy_loops, shifts=args.numpy_shifts,
                  aliasing=args.numpy_aliasing, conditions=args.conditions,
-                 kinds=args.numpy_kinds, checks=checks)
+                 kinds=args.numpy_kinds, helpers=args.helpers, rules=args.numpy_rules,
+                 checks=checks)
     print(tally.summary(time.time() - start))
     return 1 if tally.failures else 0
 

@@ -88,8 +88,10 @@ class _Gen:
         return f"({choice(d, [x, sub()])} {choice(d, ['-', '*'])} {red})"
 
 
-def numpy_program(d, *, max_stmts: int = 4, max_depth: int = 3) -> NumpyProgram:
-    g = _Gen(d, max_depth)
+def numpy_program(d, *, max_stmts: int = 4, max_depth: int = 3, generator=None) -> NumpyProgram:
+    """``generator``: a subclass of ``_Gen`` drawing other expressions
+    (tests.programs_rules)."""
+    g = (generator or _Gen)(d, max_depth)
     env = ["a", "b", "s"]
     lines = []
     for _ in range(d.integer(0, max_stmts)):

@@ -15,13 +15,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import s2s_ad
-from tests.fuzz import import_program, report, run_numpy_one, run_one
+from tests.fuzz import import_program, report, run_helper_one, run_numpy_one, run_one
 from tests.fuzz_checks import CHECKS, Subject, known_failure, run_checks
 from tests.programs_conditions import condition_program
+from tests.programs_helpers import helper_program
 from tests.programs_kinds import kinds_program
 from tests.programs import HypothesisDraw, RandomDraw, program
 from tests.array_oracle import make_function
 from tests.programs_numpy import numpy_loop_program, numpy_program
+from tests.programs_rules import rules_program
 from tests.programs_shifts import shift_program
 
 FAST = settings(max_examples=150, deadline=None, derandomize=True, database=None,
@@ -111,6 +113,54 @@ def test_kinds_programs_exercise_both_specialisations():
     assert both >= 10 and plain >= 10, (both, plain)
 
 
+def test_programs_over_the_newer_numpy_rules_match_finite_differences(tmp_path):
+    compared = 0
+    for seed in range(40):
+        prog = rules_program(RandomDraw(seed))
+        outcome = run_numpy_one(prog, str(tmp_path), f"nr{seed}")
+        assert outcome.status != "mismatch", report(f"seed {seed}", prog, outcome)
+        compared += outcome.status == "ok"
+    assert compared >= 35
+
+
+def test_rules_programs_draw_every_newer_rule():
+    names = ("arcsin arccos arcsinh arctanh log2 log10 log1p exp2 expm1 cbrt reciprocal tan sinh "
+             "cosh power float_power logaddexp hypot arctan2 where clip var std prod amax amin "
+             "cumsum cumprod flip roll repeat tile hstack vstack concatenate stack inner cross "
+             "einsum linalg.det linalg.inv linalg.solve trace diag tril triu swapaxes "
+             "moveaxis").split()
+    seen = Counter()
+    for seed in range(300):
+        source = rules_program(RandomDraw(seed)).source
+        seen.update(n for n in names if f"np.{n}(" in source)
+    assert min(seen[n] for n in names) >= 5, seen
+
+
+def test_helper_programs_match_finite_differences(tmp_path):
+    for seed in range(60):
+        prog = helper_program(RandomDraw(seed))
+        outcome = run_helper_one(prog, str(tmp_path), f"hp{seed}")
+        assert outcome.status != "mismatch", report(f"seed {seed}", prog, outcome)
+
+
+def test_helper_programs_exercise_every_form():
+    """The generator keeps hitting its targets (tests.programs_helpers): each
+    way of calling the helper, each parameter without a derivative, helpers
+    returning the array they fill, and each base family."""
+    marks = {"direct": r"def f\(.*\n    return (np\.sum\()?h\([^\n]*\)\n$", "nested": r"def mid\(",
+             "twice": r"\) - 0\.5 \* (np\.sum\()?h\(", "loop": r"_k=i\b",
+             "branch": r"\n    if .*:\n        r = ", "range": r"range\(_k\)",
+             "equal": r"_k == 0", "float": r"float\(_k\)", "compare": r"_c > 0\.0",
+             "both": r"_c < 0\.0 and _k == 1", "sign": r"np\.sign\(_c\)",
+             "shape": r"np\.ones\(_k \+ 1\)", "array": r"return y \* \(",
+             "numpy": r"import numpy", "scalar": r"math"}
+    seen = Counter()
+    for seed in range(300):
+        source = helper_program(RandomDraw(seed)).source
+        seen.update(k for k, pattern in marks.items() if re.search(pattern, source))
+    assert min(seen[k] for k in marks) >= 10, seen
+
+
 SHIFT_SEEDS = range(150)
 """Fixed programs of ``--numpy-shifts`` (a few seconds): the soak runs thousands."""
 
@@ -183,6 +233,16 @@ def test_wider_checks_on_short_circuit_conditions(tmp_path):
 
 def test_wider_checks_on_kinds_programs(tmp_path):
     agreed = _wider(kinds_program, run_numpy_one, range(8), tmp_path)
+    assert min(agreed[k] for k in CHECKS if k != "grad") >= 7, agreed
+
+
+def test_wider_checks_on_helper_programs(tmp_path):
+    agreed = _wider(helper_program, run_helper_one, range(12), tmp_path)
+    assert min(agreed[k] for k in ("vjp", "explain", "graph", "cli")) >= 11, agreed
+
+
+def test_wider_checks_on_numpy_rules_programs(tmp_path):
+    agreed = _wider(rules_program, run_numpy_one, range(8), tmp_path)
     assert min(agreed[k] for k in CHECKS if k != "grad") >= 7, agreed
 
 

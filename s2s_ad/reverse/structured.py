@@ -134,12 +134,24 @@ class StructuredSweep:
                                           role="carry", control=node)
         body = self.region(node.body, prefix)
         targets, values = [], []
+        shaped = set()
         for i in slots:
             new = self.adj.get(id(node.carried[i]))
             if new == carry[i]:
                 continue
             targets.append(ast.Name(carry[i], ast.Store()))
-            values.append(ast.Name(new, ast.Load()) if new else ast.Constant(0.0))
+            zero = ast.Constant(0.0)
+            y = node.body.yields[i]
+            if not new and self.arrays is not None and isinstance(y, ir.Value) \
+                    and y.kind == "array":
+                # The value is not read in the loop: an earlier iteration's array gets
+                # a zero of its own shape, which every rule takes (np.reshape of the
+                # number 0.0 cannot give it the shape); see `post` for the value
+                # before the loop.
+                zero = ast.Call(ast.Name(f"{self.arrays.np}.zeros_like", ast.Load()),
+                                [ast.Name(carry[i], ast.Load())], [])
+                shaped.add(i)
+            values.append(ast.Name(new, ast.Load()) if new else zero)
         if targets:
             lhs = targets[0] if len(targets) == 1 else ast.Tuple(targets, ast.Store())
             rhs = values[0] if len(values) == 1 else ast.Tuple(values, ast.Load())
@@ -150,7 +162,13 @@ class StructuredSweep:
         for i in slots:
             init = node.inits[i]
             if isinstance(init, ir.Value) and id(init) in self.act:
-                post += self.accumulate(init, ast.Name(carry[i], ast.Load()), init.var is None,
+                adjoint = ast.Name(carry[i], ast.Load())
+                if i in shaped:
+                    # zeros of the loop's shape when the loop ran (the value before it
+                    # may be a number, v = x[0]), the result's adjoint when it did not
+                    adjoint = ast.IfExp(ast.Call(ast.Name(f"{self.arrays.np}.any", ast.Load()),
+                                                 [adjoint], []), adjoint, ast.Constant(0.0))
+                post += self.accumulate(init, adjoint, init.var is None,
                                         f"{node.carried[i].name} started as {init.name}",
                                         role="init", control=node)
         comment = f"line {node.loc.line}: {node.text}, backwards"

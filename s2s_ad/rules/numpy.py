@@ -276,6 +276,11 @@ def unbroadcast(g, x):
     if g_shape == shape:
         return g
     lead = len(g_shape) - len(shape)
+    if lead < 0:  # fewer axes than x (a 0.0 adjoint a branch or loop never added to)
+        g = np.array(np.broadcast_to(g, np.broadcast_shapes(g_shape, shape)))
+        g_shape, lead = g.shape, len(g.shape) - len(shape)
+        if g_shape == shape:
+            return g
     axes = (0,) if lead == 1 else tuple(range(lead))
     if g_shape[lead:] == shape:
         return add_over(g, axes)

@@ -1,0 +1,138 @@
+"""Random programs whose work is done in helpers (issue 12's metamorphic forms).
+
+Contract: :func:`helper_program` draws a program of another family — scalar
+code with branches and loops (:func:`tests.programs.program`), the
+condition programs (:mod:`tests.programs_conditions`) or a NumPy loop that
+fills an array by subscript assignment (:func:`tests.programs_numpy.
+numpy_loop_program`) — and moves its function into a helper ``h``, called
+from a new top-level ``f`` with the same signature in one of these forms:
+
+* ``direct``: ``return h(...)``;
+* ``nested``: through a second helper, ``mid``, that calls ``h``;
+* ``twice``: ``h`` at the point and at another (every float argument scaled
+  by 0.5 or shifted by 0.25), the results combined;
+* ``loop``: ``h`` called in a ``for`` loop, its counter passed to the
+  helper's integer parameter;
+* ``branch``: ``h`` called in both sides of an ``if`` on the first
+  parameter, with different arguments.
+
+The helper also gets one or two parameters that carry no derivative, each
+used by a line put at the top of the helper (``_scale`` multiplies every
+``return``): an integer used as a ``range`` bound, in ``== 0`` or through
+``float()``; a float that enters only a comparison (the caller passes an
+expression of the active parameters, so its adjoint must be zero, not
+missing); in NumPy code, ``np.sign`` of such a float and an integer used as
+a shape (``np.ones(_k + 1)``). In a NumPy helper, every ``return E`` may become
+``return y * E``, so the helper returns the array its loop fills, and ``f``
+reduces it (``np.sum(...)`` or ``np.sum(... * b)``).
+
+The point and the parameters differentiated are the base program's, so a
+program's gradient is the base program's gradient pushed through the
+wrapping; the runner compares it with finite differences of ``f`` like any
+other. Every helper is called with keyword arguments, so keyword-only
+parameters and defaults of the base program carry over.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+
+from tests.programs import chance, choice, program
+from tests.programs_conditions import condition_program
+from tests.programs_numpy import numpy_loop_program
+
+FORMS = ("direct", "nested", "twice", "loop", "branch")
+
+
+class _Returns(ast.NodeTransformer):
+    """Every ``return E`` of the helper becomes ``return (E) * _scale``, or
+    ``return y * ((E) * _scale)`` to hand back the array the loop fills."""
+
+    def __init__(self, array: bool):
+        self.array = array
+
+    def visit_Return(self, node):
+        value = ast.BinOp(node.value, ast.Mult(), ast.Name("_scale", ast.Load()))
+        if self.array:
+            value = ast.BinOp(ast.Name("y", ast.Load()), ast.Mult(), value)
+        return ast.copy_location(ast.Return(value), node)
+
+
+def _inactive(d, numpy: bool) -> tuple[list[str], list[str]]:
+    """The extra parameters (``_k`` an int, ``_c`` a float) and the line
+    setting ``_scale`` from them."""
+    forms = [(["_k"], ["_scale = 1.0", "for _j in range(_k):", "    _scale = _scale * 0.75"]),
+             (["_k"], ["_scale = 2.0 if _k == 0 else 1.0"]),
+             (["_k"], ["_scale = float(_k) + 0.5"]),
+             (["_c"], ["_scale = 1.5 if _c > 0.0 else 0.5"]),
+             (["_k", "_c"], ["_scale = 1.0", "if _c < 0.0 and _k == 1:", "    _scale = -1.0"])]
+    if numpy and chance(d, 40):
+        forms = [(["_c"], ["_scale = np.sign(_c) + 2.0"]),
+                 (["_k"], ["_scale = np.sum(np.ones(_k + 1)) * 0.5"])]
+    return choice(d, forms)
+
+
+def _call(name: str, params: list[str], extra: list[str], *, k: str, c: str,
+          scale: str | None = None) -> str:
+    args = [f"{p}={p}" if scale is None else f"{p}={p} {scale}" for p in params]
+    args += [f"_k={k}" if e == "_k" else f"_c={c}" for e in extra]
+    return f"{name}({', '.join(args)})"
+
+
+def helper_program(d):
+    """Draw a program (see the module docstring): a
+    :class:`tests.programs.Program` for scalar bases, a
+    :class:`tests.programs_numpy.NumpyProgram` for NumPy ones."""
+    base_kind = d.integer(0, 2)
+    if base_kind == 0:
+        base = program(d, max_params=3, max_stmts=4, max_depth=3)
+    elif base_kind == 1:
+        base = condition_program(d, max_params=3, max_stmts=4, max_depth=2)
+    else:
+        base = numpy_loop_program(d)
+    numpy = base_kind == 2
+    tree = ast.parse(base.source)
+    fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef))
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
+    extra, prelude = _inactive(d, numpy)
+    returns_array = numpy and chance(d, 50)
+    signature = ast.unparse(fn.args)
+    fn.name = "h"
+    fn.args.kwonlyargs += [ast.arg(e) for e in extra]
+    fn.args.kw_defaults += [None for _ in extra]
+    _Returns(returns_array).visit(fn)
+    doc = 1 if ast.get_docstring(fn) is not None else 0
+    fn.body[doc:doc] = ast.parse("\n".join(prelude)).body
+    ast.fix_missing_locations(tree)
+
+    first = params[0]
+    active = f"{first} * 0.5 + 1.0" if not numpy else "np.sum(a) + s"
+    reduce_ = (lambda e: choice(d, [f"np.sum({e})", f"np.sum({e} * b)"])) if returns_array \
+        else (lambda e: e)
+    k0 = str(d.integer(0, 2))
+    form = choice(d, FORMS)
+    call = lambda name="h", k=k0, scale=None: reduce_(  # noqa: E731
+        _call(name, params, extra, k=k, c=active, scale=scale))
+    other = choice(d, ["* 0.5", "+ 0.25"])
+    lines = [f"def f({signature}):"]
+    if form == "direct":
+        lines.append(f"    return {call()}")
+    elif form == "nested":
+        mid = f"mid({', '.join(f'{p}={p}' for p in params)})"
+        lines = [f"def mid({signature}):", f"    return {_call('h', params, extra, k=k0, c=active)}",
+                 "", ""] + lines + [f"    return {reduce_(mid)}"]
+    elif form == "twice":
+        lines.append(f"    return {call()} - 0.5 * {call(k='1', scale=other)}")
+    elif form == "loop":
+        lines += ["    total = 0.0", f"    for i in range({d.integer(1, 3)}):",
+                  f"        total = total + {call(k='i')} * (i + 1.0)", "    return total"]
+    else:
+        test = f"np.sum({first}) > 0.0" if numpy else f"{first} > 0.0"
+        lines += [f"    if {test}:", f"        r = {call()}", "    else:",
+                  f"        r = {call(k='1', scale=other)} * 2.0", "    return r"]
+    source = ast.unparse(tree) + "\n\n\n" + "\n".join(lines) + "\n"
+    if numpy:
+        return replace(base, source=source)
+    return replace(base, source=source, name="f")
+
