@@ -16,10 +16,10 @@ from s2s_ad.cache import (CacheInfo, array_arguments, cache_info, clear_cache, e
                           fingerprint, generated, positional_names, shapes)
 from s2s_ad.explain import explain_text
 from s2s_ad.pipeline import (OutputError, Wrt, WrtError, choose_output, gradient_code,
-                             gradient_module, gradient_source, lower, program, resolve_wrt,
-                             vjp_source)
+                             gradient_module, gradient_source, jvp_source, lower, program,
+                             resolve_wrt, vjp_source)
 
-__all__ = ["grad", "value_and_grad", "vjp", "source_of", "graph_dot", "explain",
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jvp_source", "source_of", "graph_dot", "explain",
            "gradient_source", "gradient_module", "vjp_source", "lower", "program", "resolve_wrt",
            "choose_output", "gradient_code", "cache_info", "clear_cache", "CacheInfo",
            "fingerprint", "Wrt", "WrtError", "OutputError"]
@@ -304,3 +304,90 @@ def explain(fn: Callable, wrt: Wrt = None, *, output: int | None = None,
     """
     func, code = gradient_code(fn, wrt, output, lengths, arrays)
     return explain_text(func, code)
+
+
+def jvp(fn: Callable, wrt: Wrt = None, *, lengths: dict | None = None) -> Callable:
+    """Return ``fn``'s Jacobian-vector product, generated in forward mode.
+
+    Parameters
+    ----------
+    fn : function
+        A Python function in the supported subset (numbers or NumPy arrays).
+    wrt : int, str, sequence of them, or None
+        The parameters that get a tangent; None (the default) means every
+        parameter not used as an integer.
+    lengths : dict, optional
+        As for :func:`grad`.
+
+    Returns
+    -------
+    function
+        ``jvp_fn(*args, d<param>=...)`` takes ``fn``'s arguments and, as
+        keyword-only arguments, the tangent of each ``wrt`` parameter (named
+        ``d`` + its name: ``dx`` for ``x``; 1.0 by default for a number,
+        required for an array). It returns ``(value, tangent)``: ``fn``'s
+        value and its directional derivative along the tangents (for ``fn``
+        returning a tuple, a tuple of each). One pass, no tape.
+
+    Examples
+    --------
+    >>> import math
+    >>> def f(x, y):
+    ...     return x * math.sin(y)
+    >>> jvp(f)(2.0, 0.0, dx=1.0, dy=0.5)     # doctest: +SKIP
+    (0.0, 1.0)
+    """
+    return entry(fn, wrt, "jvp", None, lengths)
+
+
+def jacfwd(fn: Callable, wrt: Wrt = 0, *, lengths: dict | None = None) -> Callable:
+    """Return a function computing ``fn``'s Jacobian in forward mode: one
+    :func:`jvp` pass per input direction (per element of each ``wrt``
+    parameter).
+
+    ``wrt`` as for :func:`grad` (default 0). The Jacobian with respect to a
+    parameter has shape ``shape(value) + shape(parameter)`` (a number for a
+    number-valued ``fn`` of a number); a sequence ``wrt`` gives a tuple of them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> def f(x):
+    ...     return np.sin(x) * 2.0
+    >>> jacfwd(f)(np.zeros(2))               # doctest: +SKIP
+    array([[2., 0.],
+           [0., 2.]])
+    """
+    import numpy as np
+
+    sig = inspect.signature(fn)
+    names = list(sig.parameters)
+    one = wrt is not None and not isinstance(wrt, (list, tuple))
+    chosen = names if wrt is None else [wrt] if one else list(wrt)
+    chosen = [names[w] if isinstance(w, int) and not isinstance(w, bool) and -len(names) <= w
+              < len(names) else w for w in chosen]
+    forward = jvp(fn, chosen, lengths=lengths)
+
+    def jacobian(*args, **kwargs):
+        bound = sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        points = [bound.arguments[n] for n in chosen]
+        tangent_names = list(inspect.signature(forward).parameters)[-len(chosen):]
+        zeros = {t: (np.zeros(np.shape(p)) if isinstance(p, np.ndarray) else 0.0)
+                 for t, p in zip(tangent_names, points)}
+        out = []
+        for t, p in zip(tangent_names, points):
+            if not isinstance(p, np.ndarray):
+                out.append(forward(*args, **kwargs, **{**zeros, t: 1.0})[1])
+                continue
+            columns = []
+            for k in range(p.size):
+                basis = np.zeros(p.size)
+                basis[k] = 1.0
+                columns.append(np.asarray(forward(*args, **kwargs,
+                                                  **{**zeros, t: basis.reshape(p.shape)})[1]))
+            stacked = np.stack(columns, axis=-1)
+            out.append(stacked.reshape(np.shape(columns[0]) + p.shape))
+        return out[0] if one else tuple(out)
+
+    return jacobian
