@@ -2,6 +2,8 @@
 
     s2s-ad grad  TARGET [--wrt a,x] [--value] [--output K] [--array x] [-o FILE]
                                                        print or write the gradient module
+    s2s-ad jvp   TARGET [--wrt a,x] [--length xs=N] [--array x] [-o FILE]
+                                                       print or write the forward-mode module
     s2s-ad check TARGET [--wrt a,x] [--args n=5] [--at x=0.3]   prove it against sympy
                         [--shape W=3x4,x=4]            NumPy code: check against finite differences
     s2s-ad ir    TARGET                                    print the SSA graph
@@ -93,6 +95,15 @@ def _parser() -> argparse.ArgumentParser:
                    help="length of a list parameter (e.g. xs=3); its gradient is a list")
     _array_option(g)
 
+    j = sub.add_parser("jvp", help="generate the forward-mode (Jacobian-vector product) module")
+    j.add_argument("target")
+    j.add_argument("--wrt", help="comma-separated parameter names or indices that get a tangent "
+                   "(default: all)")
+    j.add_argument("-o", "--out", dest="file", metavar="FILE", help="write the module to FILE")
+    j.add_argument("--length", action="append", metavar="NAME=N",
+                   help="length of a list parameter (e.g. xs=3); its tangent is a list")
+    _array_option(j)
+
     c = sub.add_parser("check", help="prove the generated gradient against sympy")
     c.add_argument("target")
     c.add_argument("--wrt", help="comma-separated parameter names or indices (default: all)")
@@ -163,6 +174,12 @@ def main(argv: list[str] | None = None) -> int:
             text, files = api.gradient_module(
                 fn, _wrt(args.wrt), with_value=args.value, output=args.output,
                 lengths=_assignments(args.length, "--length") or None, arrays=_arrays(args.array))
+            _deliver(text, args.file, fn, loader.write, files)
+            return 0
+        if args.command == "jvp":
+            text, files = api.jvp_module(
+                fn, _wrt(args.wrt), lengths=_assignments(args.length, "--length") or None,
+                arrays=_arrays(args.array))
             _deliver(text, args.file, fn, loader.write, files)
             return 0
         if args.command == "check":

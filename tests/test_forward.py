@@ -99,9 +99,10 @@ def test_single_number_seed_defaults_to_one_others_required():
 def test_source_puts_tangent_beside_primal():
     text = s2s_ad.jvp_source(src.straight)
     lines = text.splitlines()
-    k = next(i for i, l in enumerate(lines) if "math.sin(x)" in l and "=" in l)
-    assert lines[k + 1].split("=")[0].strip() == "d" + lines[k].split("=")[0].strip()
-    assert "math.cos(x)" in lines[k + 1] and "# line" in lines[k + 1]
+    k = next(i for i, l in enumerate(lines) if l.lstrip().startswith("a = "))
+    assert lines[k + 1].lstrip().startswith("da = ") and "math.cos(x)" in lines[k + 1]
+    assert lines[k].split("#")[1] == lines[k + 1].split("#")[1]  # the same user line
+    assert "line 11: a = math.sin(x) * y" in lines[k + 1]
 
 
 RNG = np.random.default_rng(3)
@@ -180,3 +181,27 @@ def test_random_programs(data, tmp_path_factory):
             continue
         verdict = fd_agrees(fn, prog.point, param, float(got), value)
         assert verdict is not False, f"{prog.source}\nat {prog.point}: ∂/∂{param} = {got}"
+
+
+def test_cli_jvp_writes_a_module_that_is_right(tmp_path):
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = tmp_path / "jvp_pendulum.py"
+    r = subprocess.run([sys.executable, "-m", "s2s_ad", "jvp", "examples/pendulum.py:energy_after_step",
+                        "--wrt", "theta,length", "-o", str(out)], cwd=root, capture_output=True,
+                       text=True, timeout=120, env=dict(os.environ, PYTHONPATH=root))
+    assert r.returncode == 0, r.stderr
+    from tests.modules import import_source
+    from examples.pendulum import energy_after_step as f
+    jvp_fn = import_source(str(tmp_path), out.read_text(), "jvp_pendulum_mod").jvp_energy_after_step
+    args = [0.4, -0.2, 1.3, 0.1, 0.05]
+    value, tangent = jvp_fn(*args, dtheta=1.0, dlength=-0.5)
+    assert math.isclose(value, f(*args))
+    fd = fd_directional(f, args, [1.0, 0.0, -0.5, 0.0, 0.0])
+    assert math.isclose(tangent, fd, rel_tol=1e-6)
+    bad = subprocess.run([sys.executable, "-m", "s2s_ad", "jvp", "tests/forward_src.py:arrays_prod"],
+                         cwd=root, capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, PYTHONPATH=root))
+    assert bad.returncode == 2 and "forward_src.py:" in bad.stderr and "^" in bad.stderr

@@ -29,8 +29,9 @@ import ast
 import linecache
 
 from s2s_ad import ir
-from s2s_ad.emit import optimize
-from s2s_ad.emit.code import Block, CodeFunction, Stmt, signature, unpack_params, while_block
+from s2s_ad.emit import optimize, peephole
+from s2s_ad.emit.code import (Block, CodeFunction, Stmt, name_nodes, signature, unpack_params,
+                               while_block)
 from s2s_ad.errors import SourceError
 from s2s_ad.forward import linear
 from s2s_ad.names import Namer
@@ -99,6 +100,8 @@ class _Forward:
         # Active: varied (depends on wrt) and useful (an output depends on it).
         self.act = analysis.varied(func, func.scalars(wrt) + containers) & analysis.useful(func)
         self.tname: dict[str, str] = {}
+        self.temps: set[str] = set()
+        """Names of temporaries (values of no user variable) and their tangents."""
         self.helpers: dict[str, str] = {}
 
     # -- names and expressions ------------------------------------------------
@@ -151,7 +154,8 @@ class _Forward:
             if p.items is not None and p.value in self.wrt:
                 target = ast.Tuple([ast.Name(self.t(v), ast.Store()) for v in p.items], ast.Store())
                 body.append(Stmt(ast.Assign([target], _load(self.t(p.value))),
-                                 f"tangents of the items of {p.value.var}"))
+                                 f"tangents of the items of {p.value.var}",
+                                 unpacks=self.t(p.value)))
         body += self.region(func.body)
         results = func.outputs if func.outputs is not None and (func.result is None or self.callee) \
             else [func.result]
@@ -162,6 +166,11 @@ class _Forward:
         else:
             returns = ast.Tuple([ast.Tuple(values, ast.Load()), ast.Tuple(tangents, ast.Load())],
                                 ast.Load())
+        # temporaries folded into their readers; then the copies the transform
+        # leaves (φs, carried tangents) read through or sunk, and folding again
+        _fold(body, peephole.names_in(Block(ast.If(returns, [], []), body)), self.temps)
+        peephole.run(body, peephole.names_in(Block(ast.If(returns, [], []), body)))
+        _fold(body, peephole.names_in(Block(ast.If(returns, [], []), body)), self.temps)
         args = self.arguments()
         fn = CodeFunction(self.name, args, body, returns, func, self.wrt, role="jvp",
                           header="" if not self.callee else
@@ -207,14 +216,17 @@ class _Forward:
         if op.callee is not None:
             return self.call(op, comment)
         out_name = ast.Name(op.out.name, ast.Store())
+        if op.out.var is None:
+            self.temps.add(op.out.name)
+            if self.active(op.out):
+                self.temps.add(self.t(op.out))
         primal = Stmt(ast.Assign([out_name], self.primal(op)), comment, op)
         if not self.active(op.out):
             return [primal]
         d = self.tangent_expr(op)
         if d is None:  # active, yet no derivative flows in: a zero tangent
             d = self.zero(op.out)
-        return [primal, Stmt(ast.Assign([ast.Name(self.t(op.out), ast.Store())],
-                                        optimize.simplify(d)), comment, op)]
+        return [primal, Stmt(ast.Assign([ast.Name(self.t(op.out), ast.Store())], d), comment, op)]
 
     def primal(self, op: ir.Op, exprs: list | None = None) -> ast.expr:
         exprs = exprs if exprs is not None else [self.expr(a) for a in op.args]
@@ -246,10 +258,7 @@ class _Forward:
             partial = instantiate(rule.partial_asts[min(i, rule.arity - 1)], op.args, op.out,
                                   self.modules, attrs={**dict(rule.attrs), **op.attrs})
             terms.append(ast.BinOp(_load(self.t(a)), ast.Mult(), partial))
-        total = terms[0]
-        for term in terms[1:]:
-            total = ast.BinOp(total, ast.Add(), term)
-        return total
+        return _sum(terms)
 
     def whole(self, op: ir.Op, rule, flows: list[bool]) -> ast.expr:
         """The tangent of a primitive whose reverse rule is a whole adjoint
@@ -270,10 +279,7 @@ class _Forward:
                 exprs = [copy_expr(e) for e in primal]
                 exprs[i] = _load(self.t(op.args[i]))
                 terms.append(self.primal(op, exprs))
-        total = terms[0]
-        for term in terms[1:]:
-            total = ast.BinOp(total, ast.Add(), term)
-        return total
+        return _sum(terms)
 
     def call(self, op: ir.Op, comment: str) -> list:
         if op.callee.rule is not None:
@@ -360,3 +366,74 @@ class _Forward:
         out.append(while_block(cond, test, body, f"line {node.loc.line}: {node.text}"))
         return out + self.loop_end(node)
 
+
+
+def _sum(terms: list[ast.expr]) -> ast.expr:
+    """The simplified terms added up, a negated one subtracted (``da - db``,
+    not ``da + -db``)."""
+    terms = [optimize.simplify(t) for t in terms]
+    total = terms[0]
+    for term in terms[1:]:
+        if isinstance(term, ast.UnaryOp) and isinstance(term.op, ast.USub):
+            total = ast.BinOp(total, ast.Sub(), term.operand)
+        else:
+            total = ast.BinOp(total, ast.Add(), term)
+    return total
+
+
+def _fold(stmts: list, counts, temps: set[str]) -> None:
+    """Fold each temporary read exactly once, later in the same statement
+    list, into its reader, when nothing in between writes a name it reads:
+    ``t3 = s * x; s_1 = t3 + b`` becomes ``s_1 = s * x + b``. (The function
+    then reads like the user's expressions, and runs fewer stores and loads.)"""
+    for s in stmts:
+        if isinstance(s, Block):
+            _fold(s.body, counts, temps)
+            _fold(s.orelse, counts, temps)
+    i = 0
+    while i < len(stmts):
+        s = stmts[i]
+        name = _temp_assigned(s, temps)
+        if name is None or counts[name] != 2:
+            i += 1
+            continue
+        reads = {n.id for n in name_nodes(s.node.value)}
+        for j in range(i + 1, len(stmts)):
+            r = stmts[j]
+            node = r.head if isinstance(r, Block) else r.node
+            loads = [n for n in name_nodes(node) if n.id == name] if node is not None else []
+            if loads:
+                value = s.node.value
+                _Replace(name, value).visit(node)
+                del stmts[i]
+                break
+            if name in peephole.names_in(r) or _writes(r) & reads:
+                i += 1
+                break
+        else:
+            i += 1
+
+
+def _temp_assigned(s, temps: set[str]) -> str | None:
+    if isinstance(s, Stmt) and isinstance(s.node, ast.Assign) and len(s.node.targets) == 1:
+        t = s.node.targets[0]
+        if isinstance(t, ast.Name) and t.id in temps:
+            return t.id
+    return None
+
+
+def _writes(s) -> set[str]:
+    """Names statement ``s`` (a block: any statement in it) assigns."""
+    node = s.node
+    if node is None:
+        return set()
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+class _Replace(ast.NodeTransformer):
+    def __init__(self, name: str, value: ast.expr):
+        self.name = name
+        self.value = value
+
+    def visit_Name(self, node: ast.Name):
+        return self.value if node.id == self.name and isinstance(node.ctx, ast.Load) else node
