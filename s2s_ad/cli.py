@@ -4,7 +4,8 @@
                                                        print or write the gradient module
     s2s-ad jvp   TARGET [--wrt a,x] [--length xs=N] [--array x] [-o FILE]
                                                        print or write the forward-mode module
-    s2s-ad check TARGET [--wrt a,x] [--args n=5] [--at x=0.3]   prove it against sympy
+    s2s-ad check TARGET [--wrt a,x] [--args n=5] [--at x=0.3] [--mode forward]
+                                                       prove it against sympy
                         [--shape W=3x4,x=4]            NumPy code: check against finite differences
     s2s-ad ir    TARGET                                    print the SSA graph
     s2s-ad graph TARGET [--backward] [--wrt a,x] [--output K] [--length xs=N] [-o out.png]
@@ -119,6 +120,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="for a function returning a tuple or list: the item to check")
     c.add_argument("--length", action="append", metavar="NAME=N",
                    help="length of a list parameter (e.g. xs=3)")
+    c.add_argument("--mode", choices=("reverse", "forward"), default="reverse",
+                   help="check the gradient (reverse, the default) or the forward-mode module")
     c.add_argument("--shape", action="append", metavar="NAME=SHAPE",
                    help="shape of an array parameter of a NumPy function (e.g. W=3x4,x=4): "
                    "such functions get a numeric check against finite differences")
@@ -188,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
                             timeout=args.timeout or None,
                             output=args.output,
                             lengths=_assignments(args.length, "--length") or None,
-                            shapes=_shapes(args.shape))
+                            shapes=_shapes(args.shape), mode=args.mode)
             print(verdict)
             return {"proved": 0, "agrees": 0, "mismatch": 1}.get(verdict.status, 2)
         if args.command == "ir":

@@ -205,3 +205,25 @@ def test_cli_jvp_writes_a_module_that_is_right(tmp_path):
                          cwd=root, capture_output=True, text=True, timeout=120,
                          env=dict(os.environ, PYTHONPATH=root))
     assert bad.returncode == 2 and "forward_src.py:" in bad.stderr and "^" in bad.stderr
+
+
+@pytest.mark.parametrize("f,kw", [(src.straight, {}), (src.branches, {}), (src.early_exit, {}),
+                                  (src.two_outputs, {"output": 1}),
+                                  (src.listed, {"lengths": {"xs": 3}})])
+def test_check_mode_forward_proves_against_sympy(f, kw):
+    verdict = s2s_ad.check(f, mode="forward", **kw)
+    assert verdict.status == "proved", str(verdict)
+    assert "forward mode" in str(verdict)
+
+
+def test_check_mode_forward_finds_a_wrong_tangent(monkeypatch):
+    from s2s_ad.forward import transform as fwd
+    real = fwd._sum
+
+    def wrong(terms):  # a tangent with the first term doubled: check must say mismatch
+        import ast
+        total = real(terms)
+        return ast.BinOp(total, ast.Add(), real(terms[:1]))
+    monkeypatch.setattr(fwd, "_sum", wrong)
+    s2s_ad.clear_cache()
+    assert s2s_ad.check(src.straight, mode="forward").status == "mismatch"
