@@ -19,7 +19,7 @@ from s2s_ad.pipeline import (OutputError, Wrt, WrtError, choose_output, gradient
                              gradient_module, gradient_source, jvp_module, jvp_program, jvp_source, lower, program,
                              resolve_wrt, vjp_source)
 
-__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jvp_source", "jvp_module", "jvp_program", "source_of", "graph_dot", "explain",
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jvp_source", "jvp_module", "jvp_program", "hvp", "hessian", "source_of", "graph_dot", "explain",
            "gradient_source", "gradient_module", "vjp_source", "lower", "program", "resolve_wrt",
            "choose_output", "gradient_code", "cache_info", "clear_cache", "CacheInfo",
            "fingerprint", "Wrt", "WrtError", "OutputError"]
@@ -391,3 +391,82 @@ def jacfwd(fn: Callable, wrt: Wrt = 0, *, lengths: dict | None = None) -> Callab
         return out[0] if one else tuple(out)
 
     return jacobian
+
+
+def hvp(fn: Callable, wrt: Wrt = 0) -> Callable:
+    """Return ``hvp_fn(*args, v)``: the Hessian of ``fn`` (with respect to
+    ``wrt``) times ``v``, by forward over reverse — one :func:`jvp` pass of
+    ``fn``'s generated gradient module along ``v``, never a full Hessian.
+
+    ``v`` is the last positional argument, shaped like the gradient: one
+    number or array for a single ``wrt`` parameter, a tuple for a sequence.
+    The result has the same shape.
+
+    Forward mode differentiates s2s-ad's generated gradient like any other
+    function, so this works where that module is itself in the subset s2s-ad
+    differentiates: today, straight-line code of numbers (no branch, loop,
+    call to a helper or NumPy in ``fn``). Elsewhere the generated code is
+    refused with a located :class:`SourceError` (pointing into the gradient
+    module).
+
+    Examples
+    --------
+    >>> def f(x, y):
+    ...     return x * x * y
+    >>> hvp(f, wrt=("x", "y"))(1.0, 2.0, (1.0, 0.0))   # doctest: +SKIP
+    (4.0, 2.0)
+    """
+    one = wrt is not None and not isinstance(wrt, (list, tuple))
+    gradient = grad(fn, wrt if one else tuple(wrt) if wrt is not None else None)
+    raw = getattr(gradient, "__wrapped__", gradient)
+    params = [n for n, p in inspect.signature(raw).parameters.items()
+              if p.kind is not inspect.Parameter.KEYWORD_ONLY]
+    names = list(inspect.signature(fn).parameters)
+    chosen = [names[w] if isinstance(w, int) and not isinstance(w, bool) else w
+              for w in ([wrt] if one else wrt if wrt is not None else params)]
+    if wrt is None:
+        chosen = None  # every parameter the gradient has
+    forward = jvp(raw, wrt=chosen)
+
+    def hessian_vector(*args):
+        *primals, v = args
+        k = len(inspect.signature(forward).parameters) - len(inspect.signature(raw).parameters)
+        tangent_names = list(inspect.signature(forward).parameters)[-k:]
+        directions = [v] if one else list(v)
+        if len(directions) != len(tangent_names):
+            raise ValueError(f"v has {len(directions)} part(s); the gradient has "
+                             f"{len(tangent_names)}")
+        return forward(*primals, **dict(zip(tangent_names, directions)))[1]
+
+    return hessian_vector
+
+
+def hessian(fn: Callable, wrt: Wrt = 0) -> Callable:
+    """Return a function computing ``fn``'s Hessian with respect to one
+    parameter ``wrt`` (a number or an array): one :func:`hvp` per element of
+    it (forward over reverse). The Hessian of a number is a number; of an
+    array of shape ``s``, an array of shape ``s + s``. Same scope as :func:`hvp`."""
+    import numpy as np
+
+    if wrt is None or isinstance(wrt, (list, tuple)):
+        raise WrtError("hessian takes one parameter (wrt=index or name); for several, "
+                       "use hvp with a tuple v")
+    product = hvp(fn, wrt)
+    names = list(inspect.signature(fn).parameters)
+    name = names[wrt] if isinstance(wrt, int) and not isinstance(wrt, bool) else wrt
+    sig = inspect.signature(fn)
+
+    def full(*args, **kwargs):
+        bound = sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        x = bound.arguments[name]
+        if not isinstance(x, np.ndarray):
+            return product(*args, 1.0)
+        columns = []
+        for k in range(x.size):
+            e = np.zeros(x.size)
+            e[k] = 1.0
+            columns.append(np.asarray(product(*args, e.reshape(x.shape))))
+        return np.stack(columns, axis=-1).reshape(x.shape + x.shape)
+
+    return full

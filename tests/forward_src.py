@@ -128,3 +128,13 @@ ruled_square.defvjp(_square_fwd, _square_bwd)
 
 def uses_rule(x):
     return ruled_square(x) + x
+
+
+def smooth3(x, y, z):
+    a = x * x * y + math.sin(x * z)
+    b = math.exp(-y * y) * z / (1.0 + x * x)
+    return a * b + math.log(1.0 + z * z) * y
+
+
+def smooth_one(x):
+    return math.tanh(x) * x ** 3 + math.cos(2.0 * x)

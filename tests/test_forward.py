@@ -227,3 +227,31 @@ def test_check_mode_forward_finds_a_wrong_tangent(monkeypatch):
     monkeypatch.setattr(fwd, "_sum", wrong)
     s2s_ad.clear_cache()
     assert s2s_ad.check(src.straight, mode="forward").status == "mismatch"
+
+
+def second_difference(f, args: list, i: int, j: int, h: float = 1e-4) -> float:
+    """∂²f/∂args[i]∂args[j] by central differences of f itself (O(h²))."""
+    def at(di, dj):
+        a = list(args)
+        a[i] += di
+        a[j] += dj
+        return f(*a)
+    return (at(h, h) - at(h, -h) - at(-h, h) + at(-h, -h)) / (4 * h * h)
+
+
+@pytest.mark.parametrize("point", [(0.3, 0.7, -0.4), (1.1, -0.5, 0.9)])
+def test_hvp_forward_over_reverse_against_second_differences(point):
+    H = np.array([[second_difference(src.smooth3, list(point), i, j) for j in range(3)]
+                  for i in range(3)])
+    v = np.array([0.5, -1.0, 2.0])
+    got = s2s_ad.hvp(src.smooth3, wrt=("x", "y", "z"))(*point, tuple(v))
+    np.testing.assert_allclose(got, H @ v, rtol=1e-5, atol=1e-6)
+    # one parameter: the gradient's own tangent, the Hessian a number
+    assert math.isclose(s2s_ad.hessian(src.smooth_one)(0.8),
+                        second_difference(src.smooth_one, [0.8], 0, 0), rel_tol=1e-5)
+
+
+def test_hvp_refuses_generated_code_it_cannot_differentiate_yet():
+    with pytest.raises(SourceError) as info:
+        s2s_ad.hvp(src.horner, "x")(0.6, 3, 1.0)
+    assert info.value.line > 0 and "<s2s-ad grad_horner" in str(info.value)
