@@ -4,7 +4,8 @@
     python benchmarks/run.py scalar     # only benchmarks/workloads_scalar.py
 
 Each ``benchmarks/workloads_*.py`` defines ``WORKLOADS``, a list of
-:class:`harness.Workload`.
+:class:`harness.Workload`; a module that sets ``JVP = True`` also gets a
+forward-mode table (``s2s_ad.jvp`` of each workload against the function).
 
 BLAS runs on one thread (``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS`` and
 ``MKL_NUM_THREADS`` set to 1 unless already set): a thread pool's timings
@@ -53,6 +54,9 @@ def main(argv: list[str]) -> None:
         module = importlib.import_module(f"workloads_{name}")
         print(f"== {name}")
         print(harness.report(harness.run(module.WORKLOADS)))
+        if getattr(module, "JVP", False):
+            print()
+            print(harness.report_jvp(harness.run_jvp(module.WORKLOADS)))
         print()
 
 

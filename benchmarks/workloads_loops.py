@@ -86,3 +86,6 @@ WORKLOADS = [
     Workload("recurrence, 200 steps", recurrence, recurrence_hand, REC_ARGS, wrt=(0, 1),
              others=recurrence_others),
 ]
+
+JVP = True
+"""run.py also times ``s2s_ad.jvp`` of these workloads (forward mode)."""

@@ -97,3 +97,6 @@ WORKLOADS = [
     Workload("rosenbrock, 10 floats", rosenbrock10, rosenbrock10_hand, ROSEN_ARGS, wrt=None),
     Workload("50-term expression, 5 floats", fifty_terms, fifty_terms_hand, FIFTY_ARGS, wrt=None),
 ]
+
+JVP = True
+"""run.py also times ``s2s_ad.jvp`` of these workloads (forward mode)."""

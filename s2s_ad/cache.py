@@ -18,7 +18,7 @@ from typing import Callable, NamedTuple
 
 from s2s_ad.frontend import lowering as frontend, numpy as frontend_numpy, source, structures
 from s2s_ad.emit import module as emit, loader
-from s2s_ad.pipeline import Wrt, program
+from s2s_ad.pipeline import Wrt, jvp_program, program
 from s2s_ad.rules import user as user_rules
 
 _cache: dict = {}
@@ -65,15 +65,19 @@ def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
         return hit
     _stats["misses"] += 1
     with_value = kind == "value_and_grad"
-    functions, src, graph = program(fn, wrt, with_value=with_value, pair=kind == "pair",
-                                    output=output, lengths=lengths, arrays=arrays)
+    if kind == "jvp":
+        functions, src, graph = jvp_program(fn, wrt, lengths=lengths, arrays=arrays)
+    else:
+        functions, src, graph = program(fn, wrt, with_value=with_value, pair=kind == "pair",
+                                        output=output, lengths=lengths, arrays=arrays)
     text = emit.module(functions, src.file)
     if kind == "pair":
         module = loader.load(text, fn.__name__ + "_vjp")
         compiled = (getattr(module, fn.__name__ + "_fwd"), getattr(module, fn.__name__ + "_bwd"))
         compiled[0].__s2s_ad_source__ = compiled[1].__s2s_ad_source__ = text
     else:
-        name = ("value_and_grad_" if with_value else "grad_") + fn.__name__
+        name = {"value_and_grad": "value_and_grad_", "jvp": "jvp_"}.get(kind, "grad_") \
+            + fn.__name__
         module = loader.load(text, name)
         compiled = getattr(module, name)
         compiled.__s2s_ad_source__ = text

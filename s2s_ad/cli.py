@@ -2,7 +2,10 @@
 
     s2s-ad grad  TARGET [--wrt a,x] [--value] [--output K] [--array x] [-o FILE]
                                                        print or write the gradient module
-    s2s-ad check TARGET [--wrt a,x] [--args n=5] [--at x=0.3]   prove it against sympy
+    s2s-ad jvp   TARGET [--wrt a,x] [--length xs=N] [--array x] [-o FILE]
+                                                       print or write the forward-mode module
+    s2s-ad check TARGET [--wrt a,x] [--args n=5] [--at x=0.3] [--mode forward]
+                                                       prove it against sympy
                         [--shape W=3x4,x=4]            NumPy code: check against finite differences
     s2s-ad ir    TARGET                                    print the SSA graph
     s2s-ad graph TARGET [--backward] [--wrt a,x] [--output K] [--length xs=N] [-o out.png]
@@ -93,6 +96,15 @@ def _parser() -> argparse.ArgumentParser:
                    help="length of a list parameter (e.g. xs=3); its gradient is a list")
     _array_option(g)
 
+    j = sub.add_parser("jvp", help="generate the forward-mode (Jacobian-vector product) module")
+    j.add_argument("target")
+    j.add_argument("--wrt", help="comma-separated parameter names or indices that get a tangent "
+                   "(default: all)")
+    j.add_argument("-o", "--out", dest="file", metavar="FILE", help="write the module to FILE")
+    j.add_argument("--length", action="append", metavar="NAME=N",
+                   help="length of a list parameter (e.g. xs=3); its tangent is a list")
+    _array_option(j)
+
     c = sub.add_parser("check", help="prove the generated gradient against sympy")
     c.add_argument("target")
     c.add_argument("--wrt", help="comma-separated parameter names or indices (default: all)")
@@ -108,6 +120,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="for a function returning a tuple or list: the item to check")
     c.add_argument("--length", action="append", metavar="NAME=N",
                    help="length of a list parameter (e.g. xs=3)")
+    c.add_argument("--mode", choices=("reverse", "forward"), default="reverse",
+                   help="check the gradient (reverse, the default) or the forward-mode module")
     c.add_argument("--shape", action="append", metavar="NAME=SHAPE",
                    help="shape of an array parameter of a NumPy function (e.g. W=3x4,x=4): "
                    "such functions get a numeric check against finite differences")
@@ -165,13 +179,19 @@ def main(argv: list[str] | None = None) -> int:
                 lengths=_assignments(args.length, "--length") or None, arrays=_arrays(args.array))
             _deliver(text, args.file, fn, loader.write, files)
             return 0
+        if args.command == "jvp":
+            text, files = api.jvp_module(
+                fn, _wrt(args.wrt), lengths=_assignments(args.length, "--length") or None,
+                arrays=_arrays(args.array))
+            _deliver(text, args.file, fn, loader.write, files)
+            return 0
         if args.command == "check":
             verdict = check(fn, _wrt(args.wrt), args=_assignments(args.args, "--args"),
                             at=_assignments(args.at, "--at"), points=args.points,
                             timeout=args.timeout or None,
                             output=args.output,
                             lengths=_assignments(args.length, "--length") or None,
-                            shapes=_shapes(args.shape))
+                            shapes=_shapes(args.shape), mode=args.mode)
             print(verdict)
             return {"proved": 0, "agrees": 0, "mismatch": 1}.get(verdict.status, 2)
         if args.command == "ir":

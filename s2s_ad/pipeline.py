@@ -1,7 +1,7 @@
 """The pipeline, from a Python function to the text of its generated module.
 
     source.locate → frontend.lower → calls.collect → inline.run
-        → reverse.transform → optimize → emit.module
+        → reverse.transform (or forward.transform) → optimize → emit.module
 
 Nothing here caches or dispatches on arguments: that is :mod:`s2s_ad.cache`;
 the public functions built on both are in :mod:`s2s_ad.api`.
@@ -17,6 +17,8 @@ from s2s_ad.frontend import calls, hoist, inline, lowering as frontend, source
 from s2s_ad.emit import module as emit, optimize
 from s2s_ad import ir
 from s2s_ad.reverse import transform as reverse
+from s2s_ad.forward import transform as forward
+from s2s_ad.names import Namer
 from s2s_ad.emit.code import CodeFunction
 from s2s_ad.errors import S2SError, SourceError
 
@@ -236,3 +238,61 @@ def gradient_code(fn: Callable, wrt: Wrt, output: int | None, lengths: dict | No
     code = program(fn, wrt, output=output, lengths=lengths, arrays=arrays)[0][0]
     return code.source, code
 
+
+
+def jvp_program(fn: Callable, wrt: Wrt = None, *, lengths: dict | None = None,
+                arrays: Sequence[str] = ()
+                ) -> tuple[list[CodeFunction], source.Source, calls.CallGraph]:
+    """The generated functions of ``fn``'s Jacobian-vector product (forward
+    mode): ``jvp_FN`` first, then a JVP function for every user function it
+    calls (one per specialisation). ``wrt`` None means every parameter that
+    is not used as an integer."""
+    src = source.locate(fn)
+    func = frontend.lower(src, lengths, arrays)
+    graph = calls.collect(func, src)
+    inline.run(graph)
+    if func.result is not None:
+        _refuse_integer_result(func, src)
+    main = forward.JVP_PREFIX + func.name
+    namer = Namer(reserved=calls.all_names(graph) | {main})
+    jvps = {spec: namer.fresh(forward.JVP_PREFIX + f.name) for spec, f in graph.lowered.items()}
+    reserved = frozenset(namer.taken)
+    values, _ = resolve_wrt(func, wrt)
+    functions = [forward.transform(func, values, main, jvps=jvps, reserved=reserved)]
+    for callee in graph.callees:
+        spec = calls.specialisation(graph, callee)
+        functions.append(forward.transform_callee(callee, jvps[spec], jvps=jvps,
+                                                  reserved=reserved))
+    return [optimize.drop_unused_items(f) for f in functions], src, graph
+
+
+def jvp_source(fn: Callable, wrt: Wrt = None, *, lengths: dict | None = None,
+               arrays: Sequence[str] = ()) -> str:
+    """The source text of ``fn``'s forward-mode module, as :func:`s2s_ad.jvp` uses it.
+
+    Parameters
+    ----------
+    fn : function
+        A Python function in the supported subset.
+    wrt : int, str, sequence of them, or None
+        The parameters that get a tangent; None means all (but those used
+        as integers).
+    lengths, arrays : optional
+        As for :func:`gradient_source`.
+
+    Returns
+    -------
+    str
+        A Python module defining ``jvp_FN(*params, *, dx=...) -> (value,
+        tangent)``, each tangent line beside the primal line it
+        differentiates, and a JVP function for every user function ``fn`` calls.
+    """
+    return jvp_module(fn, wrt, lengths=lengths, arrays=arrays)[0]
+
+
+def jvp_module(fn: Callable, wrt: Wrt = None, *, lengths: dict | None = None,
+               arrays: Sequence[str] = ()) -> tuple[str, list[str]]:
+    """:func:`jvp_source`'s text and the source files it was generated from."""
+    functions, src, graph = jvp_program(fn, wrt, lengths=lengths, arrays=arrays)
+    files = list(dict.fromkeys([src.file, *(f.loc.file for f in graph.lowered.values())]))
+    return emit.module(functions, src.file), files

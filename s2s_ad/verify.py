@@ -241,7 +241,7 @@ def _uses_numpy(fn, lengths) -> bool:
 def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
           points: int = 8, seed: int = 0, output: int | None = None,
           lengths: dict | None = None, shapes: dict | None = None,
-          timeout: float | None = TIMEOUT) -> Verdict:
+          timeout: float | None = TIMEOUT, mode: str = "reverse") -> Verdict:
     """Check the gradient s2s-ad generates for ``fn`` against ``sympy.diff``.
 
     Parameters
@@ -272,6 +272,12 @@ def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
         no limit). Symbolic work gets half; past it, a function of floats is
         checked against central differences in what is left, and the verdict
         says it is not a proof. Running out raises :class:`S2SError`.
+    mode : "reverse" or "forward"
+        Which generated code to check: the gradient (``grad``), or the
+        forward-mode module (``jvp``), run once per parameter with a unit
+        tangent there (and per item of a list parameter). Forward mode is
+        checked symbolically only: for functions of numbers, within the
+        symbolic budget.
 
     Returns
     -------
@@ -285,9 +291,14 @@ def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
         raise S2SError(f"timeout must be 0 or more seconds, got {timeout!r} "
                        "(--timeout S / timeout=S; 0 or None for no limit)")
     timeout = timeout or None
+    if mode not in ("reverse", "forward"):
+        raise S2SError(f"mode must be 'reverse' or 'forward', got {mode!r}")
     _known_parameters(fn, args=args, at=at, shapes=shapes)
     try:
         with _deadline(timeout):
+            if mode == "forward":
+                return _check_forward(fn, wrt, args, at, points, seed, output, lengths, shapes,
+                                      timeout)
             return _check_within(fn, wrt, args, at, points, seed, output, lengths, shapes,
                                  timeout)
     except _OutOfTime:
@@ -348,11 +359,33 @@ def _check_within(fn, wrt, args, at, points, seed, output, lengths, shapes, time
                    "of the original function in float64), not a proof")
 
 
-def _check_symbolic(fn, wrt, args, at, points, seed, output, lengths, deadline) -> Verdict:
+def _check_forward(fn, wrt, args, at, points, seed, output, lengths, shapes, timeout):
+    """:func:`check` of the forward-mode module: symbolic only."""
+    if shapes is not None or _uses_numpy(fn, lengths):
+        raise S2SError(f"check --mode forward runs {fn.__name__}'s JVP on sympy symbols, which "
+                       "NumPy code cannot take; test it against finite differences "
+                       "(docs/forward.md)")
+    try:
+        return _check_symbolic(fn, wrt, args, at, points, seed, output, lengths,
+                               None if timeout is None else time.monotonic() + timeout / 2,
+                               forward=True)
+    except RecursionError:
+        raise S2SError(f"symbolic execution of {fn.__name__}'s JVP nests its expressions "
+                       "deeper than sympy can recurse; give smaller values (--args)") from None
+
+
+def _check_symbolic(fn, wrt, args, at, points, seed, output, lengths, deadline,
+                    forward: bool = False) -> Verdict:
     args = dict(args or {})
-    functions, src, graph = api.program(fn, wrt, tuple_result=True, output=output,
-                                        lengths=lengths)
+    if forward:
+        functions, src, graph = api.jvp_program(fn, wrt, lengths=lengths)
+    else:
+        functions, src, graph = api.program(fn, wrt, tuple_result=True, output=output,
+                                            lengths=lengths)
     func = graph.main
+    if forward and func.result is None and output is None:
+        raise api.OutputError(f"{func.name} returns {len(func.outputs)} values; pass output=K "
+                              "(--output K) to choose the one to check")
     values, _ = api.resolve_wrt(func, wrt)
     code = functions[0]
     text = emit.module(functions, src.file)
@@ -386,8 +419,12 @@ def _check_symbolic(fn, wrt, args, at, points, seed, output, lengths, deadline) 
     original = _run_original(src, symbolic, call_args)
     if output is not None:
         original = sympy.sympify(list(original)[output])
-    call_args[code.seed] = sympy.Integer(1)
-    generated = _run_generated(text, code.name, functions, symbolic, graph, call_args)
+    if forward:
+        generated = _tangents(text, code, values, shapes, output, functions, symbolic, graph,
+                              call_args)
+    else:
+        call_args[code.seed] = sympy.Integer(1)
+        generated = _run_generated(text, code.name, functions, symbolic, graph, call_args)
     rng = random.Random(seed)
     results = []
     for v, got in zip(values, generated):
@@ -401,6 +438,9 @@ def _check_symbolic(fn, wrt, args, at, points, seed, output, lengths, deadline) 
             results.append(_compare(name, expected, sympy.sympify(g), symbols, point,
                                     bool(branches.decided), rng, points, deadline))
     notes = []
+    if forward:
+        notes.append(f"forward mode: {code.name} was run once per parameter, with a unit "
+                     "tangent there and zero elsewhere, and each tangent compared")
     if branches.decided:
         at_text = ", ".join(f"{k}={v}" for k, v in point.items())
         notes.append(f"comparisons were decided at {at_text}; the verdict holds on that branch "
@@ -412,6 +452,35 @@ def _check_symbolic(fn, wrt, args, at, points, seed, output, lengths, deadline) 
         notes.append("the gradient rests on user derivative rules, taken as given (each "
                      "appears above as an undefined derivative D<i>_<name>): " + "; ".join(rules))
     return Verdict(func.name, results, notes, rules)
+
+
+def _tangents(text, code, values, shapes, output, functions, symbolic, graph, call_args):
+    """Per ``wrt`` parameter (per item of a list one): the JVP's tangent
+    along the unit direction there, in the layout of a gradient."""
+    names = [a.arg for a in code.args.kwonlyargs][-len(values):]
+
+    def unit(k: int, item: int | None) -> dict:
+        seeds = {}
+        for j, (n, v) in enumerate(zip(names, values)):
+            if v.var in shapes:
+                count = len(shapes[v.var].items)
+                seeds[n] = [sympy.Integer(int(j == k and i == item)) for i in range(count)]
+            else:
+                seeds[n] = sympy.Integer(int(j == k))
+        return seeds
+
+    def run(seeds: dict):
+        tangent = _run_generated(text, code.name, functions, symbolic, graph,
+                                 {**call_args, **seeds})[1]
+        return tangent[output] if output is not None else tangent
+
+    out = []
+    for k, v in enumerate(values):
+        if v.var in shapes:
+            out.append([run(unit(k, i)) for i in range(len(shapes[v.var].items))])
+        else:
+            out.append(run(unit(k, None)))
+    return out
 
 
 def _run_original(src, symbolic: "_Symbolic", call_args: dict):

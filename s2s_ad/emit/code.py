@@ -119,6 +119,15 @@ class CodeFunction:
     forward pass records for the reverse sweep."""
 
 
+def while_block(cond: list, test: ast.expr, body: list, comment: str) -> Block:
+    """``while test: body``, or, when the condition needs statements of its
+    own (``cond``), ``while True: cond; if not test: break; body``."""
+    if cond:
+        stop = Block(ast.If(ast.UnaryOp(ast.Not(), test), [], []), [Stmt(ast.Break())])
+        return Block(ast.While(ast.Constant(True), [], []), cond + [stop] + body, [], comment)
+    return Block(ast.While(test, [], []), body, [], comment)
+
+
 def unpack_params(func: ir.Function) -> list[Stmt]:
     """``xs_0, xs_1 = xs`` for each sequence parameter: it names the items
     and checks, at run time, that the sequence has the length the code was

@@ -341,16 +341,22 @@ class ArraySweep:
         """The forward computation of ``op`` as one expression, operands read
         through ``expr``; a subscript assignment is ``assign(y, index, v)``, a
         copy, so that each version of the array stays what it was."""
-        exprs = [expr(a) for a in op.args]
-        rule = RULES[op.prim]
-        index = op.attrs.get("index")
-        if op.prim == "array.getitem":
-            return ast.Subscript(exprs[0], index_expr(index, exprs), ast.Load())
-        if op.prim == "array.setitem":
-            return ast.Call(_name(self.helper("assign")),
-                            [exprs[0], _as_value(index_expr(index, exprs)), exprs[1]], [])
-        return instantiate(rule.forward_ast, op.args, None, self.func.modules,
-                           attrs={**dict(rule.attrs), **op.attrs}, given=op.attrs, exprs=exprs)
+        return forward_expr(op, [expr(a) for a in op.args], self.func.modules, self.helper)
+
+
+def forward_expr(op: ir.Op, exprs: list, modules: dict, helper) -> ast.expr:
+    """The forward computation of ``op`` over the operand expressions
+    ``exprs``; ``helper(base)`` names a module-level helper (``assign``)."""
+    rule = RULES[op.prim]
+    index = op.attrs.get("index")
+    if op.prim == "array.getitem":
+        return ast.Subscript(exprs[0], index_expr(index, exprs), ast.Load())
+    if op.prim == "array.setitem":
+        return ast.Call(_name(helper("assign")),
+                        [exprs[0], _as_value(index_expr(index, exprs)), exprs[1]], [])
+    return instantiate(rule.forward_ast, op.args, None, modules,
+                       attrs={**dict(rule.attrs), **op.attrs}, given=op.attrs, exprs=exprs)
+
 
 def _operands_read(op: ir.Op, i: int) -> set[int]:
     """Positions of the operands operand ``i``'s contribution may read."""

@@ -28,7 +28,7 @@ import ast
 
 from s2s_ad.reverse import analysis, inplace
 from s2s_ad import ir
-from s2s_ad.emit.code import Block, Stmt
+from s2s_ad.emit.code import Block, Stmt, while_block
 from s2s_ad.rules import RULES
 from s2s_ad.rules.templates import PLACEHOLDERS, const_expr, copy_expr, index_expr, names_read, substitute
 
@@ -308,12 +308,7 @@ class _Forward:
         cond = self.region(node.cond)
         test = self.expr(node.cond.yields[0])
         body = self.loop_body(node)
-        comment = f"line {node.loc.line}: {node.text}"
-        if cond:
-            stop = Block(ast.If(ast.UnaryOp(ast.Not(), test), [], []), [Stmt(ast.Break())])
-            out.append(Block(ast.While(ast.Constant(True), [], []), cond + [stop] + body, [], comment))
-        else:
-            out.append(Block(ast.While(test, [], []), body, [], comment))
+        out.append(while_block(cond, test, body, f"line {node.loc.line}: {node.text}"))
         for o in node.outs:
             out += self.push(o)
         out += self.push(node.trips)

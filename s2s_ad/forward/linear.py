@@ -1,0 +1,44 @@
+"""Tangents of the NumPy primitives whose reverse rule is a whole adjoint.
+
+Elementwise rules give a local partial per operand, and forward mode uses it
+as it is (``dout = Σ dxᵢ · ∂out/∂xᵢ``, broadcasting does the rest). A rule
+marked ``adjoint=True`` (reductions, matrix products, shape changes,
+indexing) gives a vector-Jacobian product instead, which forward mode cannot
+apply. For those the tangent comes from the *forward* template itself:
+
+* ``LINEAR``: the primitive is linear in its differentiable operands, so the
+  tangent is the primitive applied to their tangents (``np.sum(dx, axis=0)``,
+  ``dx[i]``, ``np.concatenate((da, db))``), the other operands (indices,
+  shapes, a condition) unchanged;
+* ``BILINEAR``: a product, so the tangent is the sum over operands of the
+  primitive with that operand replaced by its tangent (``dx @ y + x @ dy``).
+
+Anything else with a whole-adjoint rule (``np.prod``, ``np.var``, ``np.max``,
+``np.linalg.inv``, ...) has no forward rule yet and is refused where it is
+used (:func:`kind` returns None).
+
+>>> kind("np.sum"), kind("matmul"), kind("np.prod")
+('linear', 'bilinear', None)
+"""
+
+from __future__ import annotations
+
+LINEAR = frozenset({
+    "np.sum", "np.mean", "np.cumsum", "np.trace", "np.transpose", "np.reshape", "np.ravel",
+    "np.squeeze", "np.expand_dims", "np.swapaxes", "np.moveaxis", "np.flip", "np.roll",
+    "np.repeat", "np.tile", "np.diag", "np.tril", "np.triu", "np.copy", "np.concatenate",
+    "np.stack", "np.hstack", "np.vstack", "np.where", "array.getitem", "array.setitem"})
+"""Linear in the operands a derivative flows to (``np.where``: in its two
+branches, for a fixed condition; a subscript assignment: in the array and the
+value assigned)."""
+
+BILINEAR = frozenset({"matmul", "np.matmul", "np.dot", "np.outer", "np.inner", "np.cross"})
+
+
+def kind(prim: str) -> str | None:
+    """"linear", "bilinear", or None (no forward rule for this whole-adjoint primitive)."""
+    if prim in LINEAR:
+        return "linear"
+    if prim in BILINEAR:
+        return "bilinear"
+    return None
