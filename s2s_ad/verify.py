@@ -351,7 +351,7 @@ def _check_within(fn, wrt, args, at, points, seed, output, lengths, shapes, time
 def _check_symbolic(fn, wrt, args, at, points, seed, output, lengths, deadline) -> Verdict:
     args = dict(args or {})
     functions, src, graph = api.program(fn, wrt, tuple_result=True, output=output,
-                                        lengths=lengths)
+                                        lengths=lengths, runtime_lists=False)
     func = graph.main
     values, _ = api.resolve_wrt(func, wrt)
     code = functions[0]
