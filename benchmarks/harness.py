@@ -38,8 +38,9 @@ class Workload:
     """Extra contenders: label -> zero-argument callable computing the gradient
     (set up by the workload module, e.g. autograd or JAX if installed)."""
     lengths: dict | None = None
-    """Lengths of list parameters, given to ``s2s_ad.grad`` so the timing is of
-    the generated code, not of the per-call dispatch on the lists' lengths."""
+    """Lengths of list parameters, given to ``s2s_ad.grad``: the code generated
+    for those lengths (without, a list read by index and loops gets code for
+    every length, which reads its length when it runs)."""
 
 
 ROUNDS = 40

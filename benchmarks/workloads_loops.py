@@ -1,6 +1,8 @@
-"""Loop workloads: Horner's rule over 100 coefficients and a 200-step
-recurrence, each with a hand-written reverse-mode gradient, and HIPS
-autograd (a tracing AD tool) as a contender when it is installed."""
+"""Loop workloads: Horner's rule over 100 coefficients (through
+``s2s_ad.grad`` as a user calls it, on a list of any length, and generated
+for length 100), a 200-step recurrence and a 1,000-step trajectory appended
+to a list then summed, each with a hand-written reverse-mode gradient, and
+HIPS autograd (a tracing AD tool) as a contender when it is installed."""
 
 import math
 
@@ -51,6 +53,39 @@ def recurrence_hand(x, a, n):
     return dx, da
 
 
+STEPS = 1000
+
+
+def trajectory(x0, v0, k):
+    xs = []
+    x, v = x0, v0
+    for i in range(1000):
+        v = v - 0.01 * k * math.sin(x)
+        x = x + 0.01 * v
+        xs.append(x)
+    return sum(xs)
+
+
+def trajectory_hand(x0, v0, k):
+    # Forward keeps each step's old position; reverse runs the steps backwards.
+    old = [0.0] * STEPS
+    xs = []
+    x, v = x0, v0
+    for i in range(STEPS):
+        old[i] = x
+        v = v - 0.01 * k * math.sin(x)
+        x = x + 0.01 * v
+        xs.append(x)
+    dx, dv, dk = 0.0, 0.0, 0.0
+    for i in range(STEPS - 1, -1, -1):
+        dx += 1.0                       # sum(xs) reads the new position once
+        dv += 0.01 * dx                 # x = x + 0.01 * v
+        xo = old[i]
+        dk -= 0.01 * math.sin(xo) * dv  # v = v - 0.01 * k * sin(x)
+        dx -= 0.01 * k * math.cos(xo) * dv
+    return dx, dv, dk
+
+
 COEFFS = [math.sin(0.1 * k) for k in range(100)]
 HORNER_ARGS = (COEFFS, 0.97)
 REC_ARGS = (0.3, 1.7, 200)
@@ -82,7 +117,11 @@ except ImportError:  # autograd is optional
 
 WORKLOADS = [
     Workload("horner, 100 coefficients", horner, horner_hand, HORNER_ARGS, wrt=(0, 1),
-             others=horner_others, lengths={"c": 100}),
+             others=horner_others),
+    Workload("horner, 100, lengths={'c': 100}", horner, horner_hand, HORNER_ARGS, wrt=(0, 1),
+             lengths={"c": 100}),
+    Workload("trajectory, 1,000 appends, sum", trajectory, trajectory_hand, (0.3, 0.1, 2.0),
+             wrt=(0, 1, 2)),
     Workload("recurrence, 200 steps", recurrence, recurrence_hand, REC_ARGS, wrt=(0, 1),
              others=recurrence_others),
 ]

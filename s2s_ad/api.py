@@ -48,9 +48,11 @@ def grad(fn: Callable, wrt: Wrt = 0, *, output: int | None = None,
     lengths : dict, optional
         For parameters that receive a list or tuple of numbers, their
         lengths (``{"xs": 3}``). When omitted and ``fn`` uses a parameter as
-        a sequence, the returned function generates code for the lengths of
-        the lists it is called with (once per shape, cached). The gradient
-        of such a parameter is a list (tuple) of the same length.
+        a sequence only by index, ``len``, ``sum`` and loops, one generated
+        function serves lists of every length; otherwise the returned
+        function generates code for the lengths of the lists it is called
+        with (once per shape, cached). The gradient of such a parameter is a
+        list (tuple) of the same length.
 
     Returns
     -------

@@ -82,7 +82,11 @@ def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
         compiled = getattr(module, name)
         compiled.__s2s_ad_source__ = text
         taken = frozenset(p.value.var for p in graph.main.params if p.value.kind == "array")
-        if len(taken) < len(graph.main.params):
+        runtime = [p.value.var for p in graph.main.params
+                   if p.value.kind in ("list", "tuple") and p.items is None]
+        if runtime:
+            compiled = _any_length(fn, wrt, kind, output, compiled, runtime)
+        elif len(taken) < len(graph.main.params):
             compiled = _by_kind(fn, wrt, kind, output, lengths, compiled, taken)
     _cache[key] = compiled
     return compiled
@@ -121,6 +125,50 @@ def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Calla
 
     functools.update_wrapper(call, compiled)
     return call
+
+
+def _any_length(fn: Callable, wrt: Wrt, kind: str, output, compiled: Callable,
+                lists: list[str]) -> Callable:
+    """``compiled`` (generated for the parameters ``lists`` as lists of any
+    length, the others as numbers), run as it is on a call passing numbers
+    and lists of numbers; any other call (a tuple, an array, a keyword
+    argument) goes to the code generated per length and kind of argument
+    (:func:`_by_shape`), as a function taking fixed-length lists would.
+
+    Whether a list holds only numbers is judged by the class of its sum
+    (``sum`` runs in C, about 10 ns an item; an array anywhere in it makes the
+    sum an array): a list holding an array goes to the per-length code, which
+    refuses it, located."""
+    names = positional_names(fn)[0]
+    positions = frozenset(names.index(n) for n in lists if n in names)
+    error = TypeError(f"{fn.__name__}: parameter(s) {', '.join(map(repr, lists))} take a list")
+    fallback = _by_shape(fn, wrt, kind, output, error)
+
+    def call(*args, **kwargs):
+        for i, a in enumerate(args):
+            cls = a.__class__
+            if cls is list:
+                if i not in positions or not _numbers_only(a):
+                    break
+            elif cls not in _NUMBERS or i in positions:
+                break
+        else:
+            for v in kwargs.values():  # the seed, numbers by name
+                if v.__class__ not in _NUMBERS:
+                    break
+            else:
+                return compiled(*args, **kwargs)
+        return fallback(*args, **kwargs)
+
+    functools.update_wrapper(call, compiled)
+    return call
+
+
+def _numbers_only(xs: list) -> bool:
+    try:
+        return sum(xs).__class__ in _NUMBERS
+    except TypeError:  # an item that does not add (a string, None)
+        return False
 
 
 def positional_names(fn: Callable) -> tuple[tuple[str, ...], frozenset]:

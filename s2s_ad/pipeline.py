@@ -13,7 +13,7 @@ import dataclasses
 import numbers
 from typing import Callable, Sequence, Union
 
-from s2s_ad.frontend import calls, hoist, inline, lowering as frontend, source
+from s2s_ad.frontend import calls, hoist, inline, lowering as frontend, source, structures
 from s2s_ad.emit import module as emit, optimize
 from s2s_ad import ir
 from s2s_ad.reverse import transform as reverse
@@ -76,6 +76,41 @@ def lower(fn: Callable, lengths: dict | None = None, arrays: Sequence[str] = ())
     return frontend.lower(source.locate(fn), lengths, arrays)
 
 
+def lower_lists(src: source.Source, lengths: dict | None = None, arrays: Sequence[str] = ()
+                ) -> tuple[ir.Function, structures.SequenceParameter | None]:
+    """``src`` lowered with each parameter used as a list, and not given a
+    length, as a list of any length (``("list", RUNTIME)``: the generated
+    code reads its length when it runs), and the refusal that found the first
+    such parameter (None when there is none). Where the program uses such a
+    list in a way only a known length allows (slices, unpacking,
+    comprehensions, a list passed to a helper), that refusal is raised, saying
+    why, so that callers fall back to code generated per length."""
+    try:
+        return frontend.lower(src, lengths, arrays), None
+    except structures.SequenceParameter as exc:
+        first = found = exc
+    given = dict(lengths or {})
+    while True:
+        given[found.param] = ("list", structures.RUNTIME)
+        try:
+            return frontend.lower(src, given, arrays), first
+        except structures.SequenceParameter as again:
+            if again.param in given:
+                raise _fixed_length(first, again) from None
+            found = again
+        except SourceError as why:
+            raise _fixed_length(first, why) from None
+
+
+def _fixed_length(first: structures.SequenceParameter,
+                  why: SourceError) -> structures.SequenceParameter:
+    """``first`` (a parameter used as a list needs its length), saying why a
+    list of any length does not do."""
+    return structures.SequenceParameter(
+        first.param, f"{first.message} (as a list of any length: line {why.line}: "
+        f"{why.message})", first.file, first.line, first.col, first.source_line)
+
+
 def resolve_wrt(func: ir.Function, wrt: Wrt) -> tuple[list[ir.Value], bool]:
     """The parameters ``wrt`` names, and whether the gradient is a tuple.
 
@@ -115,15 +150,30 @@ def resolve_wrt(func: ir.Function, wrt: Wrt) -> tuple[list[ir.Value], bool]:
 
 def program(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
             pair: bool = False, tuple_result: bool | None = None, output: int | None = None,
-            lengths: dict | None = None, arrays: Sequence[str] = ()
+            lengths: dict | None = None, arrays: Sequence[str] = (), runtime_lists: bool = True
             ) -> tuple[list[CodeFunction], source.Source, calls.CallGraph]:
     """The generated functions for ``fn``, before they become text: the
     gradient (or, with ``pair``, ``fn``'s own forward/backward pair) first,
     then the pair of every user function it calls (one per specialisation,
     :func:`s2s_ad.calls.collect`). ``arrays`` names the parameters of ``fn``
-    that receive NumPy arrays."""
+    that receive NumPy arrays. With ``runtime_lists``, a parameter used as
+    a list whose length ``lengths`` does not give is a list of any length
+    where the program allows it (:func:`lower_lists`)."""
     src = source.locate(fn)
-    func = frontend.lower(src, lengths, arrays)
+    if not runtime_lists:
+        return _program(frontend.lower(src, lengths, arrays), src, wrt, with_value, pair,
+                        tuple_result, output)
+    func, first = lower_lists(src, lengths, arrays)
+    if first is None:
+        return _program(func, src, wrt, with_value, pair, tuple_result, output)
+    try:
+        return _program(func, src, wrt, with_value, pair, tuple_result, output)
+    except SourceError as why:
+        raise _fixed_length(first, why) from None
+
+
+def _program(func: ir.Function, src: source.Source, wrt: Wrt, with_value: bool, pair: bool,
+             tuple_result: bool | None, output: int | None):
     graph = calls.collect(func, src)
     inline.run(graph)
     for f in [func, *graph.callees]:

@@ -117,7 +117,7 @@ def _against_differences(fn, wrt, args: dict, at: dict, output, lengths,
     sample point ``check`` used (the check that sees inside user rules): what
     differs, and the point."""
     _, _, graph = api.program(fn, wrt, tuple_result=True, output=output,
-                                      lengths=lengths)
+                                      lengths=lengths, runtime_lists=False)
     func = graph.main
     values, _ = api.resolve_wrt(func, wrt)
     call, index = {}, 0

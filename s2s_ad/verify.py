@@ -381,7 +381,7 @@ def _check_symbolic(fn, wrt, args, at, points, seed, output, lengths, deadline,
         functions, src, graph = api.jvp_program(fn, wrt, lengths=lengths)
     else:
         functions, src, graph = api.program(fn, wrt, tuple_result=True, output=output,
-                                            lengths=lengths)
+                                            lengths=lengths, runtime_lists=False)
     func = graph.main
     if forward and func.result is None and output is None:
         raise api.OutputError(f"{func.name} returns {len(func.outputs)} values; pass output=K "

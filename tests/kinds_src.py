@@ -59,6 +59,11 @@ def rosenbrock_no_numpy(x):
     return s
 
 
+def unpacks_a_list(x):
+    a, b = x
+    return a * b
+
+
 def calls_rosenbrock(x, y):
     return rosenbrock_no_numpy(x) * y
 

@@ -188,12 +188,14 @@ def test_cli_check_of_the_helper_reproducer_with_a_scalar_s():
 
 
 def test_cli_grad_without_example_arguments_is_a_located_refusal():
-    done = _cli("grad", f"{ROSENBROCK}:rosenbrock_no_numpy", cwd=ROOT)
+    # x[i] and len(x) alone: a list of any length, no --length needed
+    # (tests/test_runtime_lists.py); unpacking needs the length.
+    done = _cli("grad", f"{ROSENBROCK}:unpacks_a_list", cwd=ROOT)
     assert done.returncode == 2
     head = done.stderr.splitlines()[0]
     assert re.match(r".*kinds_src\.py:\d+:\d+: error: parameter 'x' is used as a list or tuple",
                     head), done.stderr
-    assert "--array x" in head and "--length x=N" in head
+    assert "--array x" in head and "--length x=N" in head and "of any length" in head
     assert "^" in done.stderr.splitlines()[2]
 
 

@@ -304,6 +304,11 @@ class ControlFlow:
                                  "the loop variable (`for x in xs`, `for i, x in enumerate(xs)`)")
         if structures.unroll_for(self, node):
             return
+        backwards = self.reversed_list(node.iter, node.target)
+        if backwards is not None:
+            n, bind = backwards
+            self.loop(node, None, None, [ir.Const(0), n, ir.Const(1)], [bind])
+            return
         rows = self.array_rows(node.iter, node.target, node)
         if rows is not None:
             n, bind = rows
@@ -312,6 +317,28 @@ class ControlFlow:
         seq, bounds = self.iteration(node)
         target = node.target.id
         self.loop(node, target, seq, bounds)
+
+    def reversed_list(self, it: ast.expr, name: ast.Name):
+        """``for x in reversed(xs)`` over a list parameter: ``len(xs)``
+        iterations, ``x`` bound to ``xs[len(xs) - 1 - k]``. None otherwise."""
+        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
+                and it.func.id not in self.env and self.resolve(it.func) is builtins.reversed
+                and len(it.args) == 1 and not it.keywords and isinstance(it.args[0], ast.Name)):
+            return None
+        param = self.sequence_param(self.env.get(it.args[0].id))
+        if param is None:
+            structures._param_used_as_sequence(self, self.env.get(it.args[0].id), it.args[0])
+            return None
+        seq = param.value
+        n = self.seq_len(seq, it)
+        last = (ir.Const(n.value - 1) if isinstance(n, ir.Const)
+                else self.emit("sub", [n, ir.Const(1)], it, text=f"len({seq.name}) - 1"))
+
+        def bind(k):
+            at = self.emit("sub", [last, k], it, text=f"{ast.unparse(it)}: position")
+            return self.emit("getitem", [seq, at], name, name.id,
+                             text=f"{name.id} = {seq.name}[{at.name}]")
+        return n, (name, bind)
 
     def array_rows(self, it: ast.expr, name: ast.Name, loop: ast.For):
         """``for row in X`` over an array: ``len(X)`` iterations, and ``row``
@@ -404,7 +431,7 @@ class ControlFlow:
                     structures._param_used_as_sequence(self, self.env.get(arg.id), arg)
                 raise self.src.error(arg, f"`{it.func.id}` in a `for` loop iterates over list "
                                      "or tuple parameters (unchanged) or arrays only")
-            lengths.append(ir.Const(len(param.items)))
+            lengths.append(self.seq_len(param.value, arg))
             binds.append((name, lambda k, seq=param.value, name=name: self.emit(
                 "getitem", [seq, k], name, name.id, text=f"{name.id} = {seq.name}[{k.name}]")))
         if fn is builtins.enumerate:
@@ -470,7 +497,7 @@ class ControlFlow:
             text = f"for {', '.join(ast.unparse(n) for n in names)} in {ast.unparse(node.iter)}"
             trips = ir.Value(self.namer.fresh(f"n_{target}"), "int") if exit_ else None
             if seq is not None:
-                bounds = [ir.Const(0), ir.Const(len(self.seq_items(seq))), ir.Const(1)]
+                bounds = [ir.Const(0), self.seq_len(seq, node.iter), ir.Const(1)]
             op = ir.For(index, *bounds, params, inits, body, outs, loc, text, seq=seq,
                         exit=exit_, trips=trips)
         else:
@@ -556,8 +583,10 @@ class ControlFlow:
         """``xs[i]`` with an index known only at run time (a loop variable)
         reads the list parameter itself; every other subscript is resolved
         while lowering (:mod:`s2s_ad.frontend.structures`)."""
-        if isinstance(node.slice, ast.Slice) or not isinstance(node.value, ast.Name) \
-                or structures._static_int(self, node.slice) is not None:
+        if isinstance(node.slice, ast.Slice) or not isinstance(node.value, ast.Name):
+            return structures.lower_expr(self, node, var)
+        runtime = structures.is_runtime(self, self.env.get(node.value.id))
+        if not runtime and structures._static_int(self, node.slice) is not None:
             return structures.lower_expr(self, node, var)
         param = self.sequence_param(self.env.get(node.value.id))
         if param is None:
@@ -575,13 +604,20 @@ class ControlFlow:
         param = self.seq_params.get(id(value))
         if param is None:
             return None
+        if param.items is None:  # a list of any length: the parameter itself
+            return param
         items = value.items if isinstance(value, structures.StaticList) else list(value)
         if len(items) != len(param.items) or any(a is not b for a, b in zip(items, param.items)):
             return None
         return param
 
-    def seq_items(self, seq: ir.Value) -> list:
-        return next(p.items for p in self.seq_params.values() if p.value is seq)
+    def seq_len(self, seq: ir.Value, node: ast.AST) -> ir.Operand:
+        """The length of the list parameter ``seq``: a constant, or for a list
+        of any length a ``len`` op."""
+        items = next(p.items for p in self.seq_params.values() if p.value is seq)
+        if items is None:
+            return self.emit("len", [seq], node, text=f"len({seq.name})")
+        return ir.Const(len(items))
 
     def unchanged(self, shapes: dict, node) -> None:
         for var, (value, items) in shapes.items():

@@ -597,7 +597,7 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
     def emit(self, prim: str, args: list, node: ast.AST, var: str | None = None,
              text: str | None = None, hint: str | None = None,
              attrs: dict | None = None) -> ir.Value:
-        for a in args[1:] if prim == "getitem" else args:
+        for a in args[1:] if prim in ("getitem", "len") else args:
             if not isinstance(a, (ir.Value, ir.Const)) or (isinstance(a, ir.Value)
                                                             and a.kind in ("tuple", "list")):
                 raise self.src.error(node, f"{structures.describe(a)} is used where a number is "

@@ -62,6 +62,8 @@ def sequence_param(lo, node: ast.arg, name: str, shape, default, has_default: bo
     """A parameter receiving a list or tuple of ``shape`` items: one scalar
     value per item (``xs_0``, ``xs_1``, ...), bound as a static list."""
     container, n = ("list", shape) if isinstance(shape, int) else shape
+    if n is RUNTIME and container in ("list", "tuple"):
+        return _runtime_param(lo, node, name, container, default, has_default, kwonly)
     if container not in ("list", "tuple") or not isinstance(n, int) or n < 0:
         raise lo.src.error(node, f"the length of {node.arg!r} must be an int or "
                            f"('list'|'tuple', int), not {shape!r}")
@@ -70,6 +72,30 @@ def sequence_param(lo, node: ast.arg, name: str, shape, default, has_default: bo
     value = ir.Value(name, container, node.arg)
     lo.env[node.arg] = StaticList(list(items)) if container == "list" else tuple(items)
     return ir.Param(value, default, has_default, kwonly, items)
+
+
+RUNTIME = None
+"""The length of a list parameter known only at run time (``("list", RUNTIME)``
+in ``lengths``): the generated code reads ``len(xs)`` and ``xs[i]`` when it
+runs, so one module serves every length."""
+
+
+def _runtime_param(lo, node: ast.arg, name: str, container: str, default, has_default: bool,
+                   kwonly: bool) -> ir.Param:
+    """A list parameter of any length: one IR value of kind ``"list"`` (or
+    ``"tuple"``), read only by ``getitem`` and ``len`` ops (control.py)."""
+    if getattr(lo, "array_mode", False):
+        raise lo.src.error(node, f"{node.arg!r}: lists of any length are supported in "
+                           "functions of floats; here it needs a length")
+    value = ir.Value(name, container, node.arg)
+    lo.env[node.arg] = value
+    return ir.Param(value, default, has_default, kwonly)
+
+
+def is_runtime(lo, value) -> bool:
+    """Is ``value`` a list parameter whose length is known only at run time?"""
+    param = lo.seq_params.get(id(value)) if isinstance(value, ir.Value) else None
+    return param is not None and param.items is None
 
 
 def _param_used_as_sequence(lo, value, node: ast.AST) -> None:
@@ -100,6 +126,8 @@ def describe(value) -> str:
         return "a dict"
     if isinstance(value, ir.Value) and value.kind == "tuple":
         return "a tuple returned by a call"
+    if isinstance(value, ir.Value) and value.kind == "list":
+        return "a list of any length (a parameter read only when the code runs)"
     return "a number"
 
 
@@ -309,6 +337,11 @@ def builtin(lo, fn, node: ast.Call, var: str | None, hint: str | None):
     if node.keywords or len(node.args) != 1:
         raise lo.src.error(node, f"`{fn.__name__}` takes one argument here")
     arg = node.args[0]
+    if isinstance(arg, ast.Name) and is_runtime(lo, lo.env.get(arg.id)):
+        seq = lo.env[arg.id]
+        if fn is builtins.len:
+            return lo.emit("len", [seq], node, var, hint=hint)
+        return _runtime_sum(lo, seq, node, var)
     items = (comprehension(lo, arg) if isinstance(arg, ast.GeneratorExp)
              else iteration(lo, arg))
     if fn is builtins.len:
@@ -325,6 +358,30 @@ def builtin(lo, fn, node: ast.Call, var: str | None, hint: str | None):
         acc = lo.emit("add", [acc, x], node, var if last else None,
                       hint=hint if last else None)
     return acc
+
+
+def _runtime_sum(lo, seq: ir.Value, node: ast.Call, var: str | None) -> ir.Value:
+    """``sum(xs)`` over a list of any length: a loop over its positions that
+    adds each item to ``0.0`` (as ``sum`` adds to ``0``)."""
+    n = lo.emit("len", [seq], node, text=f"len({seq.name})")
+    index = ir.Value(lo.namer.fresh("k"), "int")
+    acc = ir.Value(lo.namer.fresh("acc"), "float")
+    outer, lo.ops = lo.ops, []
+    lo.loop_depth += 1
+    lo.region_depth += 1
+    try:
+        x = lo.emit("getitem", [seq, index], node, text=f"{seq.name}[{index.name}]")
+        nxt = lo.emit("add", [acc, x], node, text=ast.unparse(node))
+        body = ir.Region(lo.ops, [nxt])
+    finally:
+        lo.loop_depth -= 1
+        lo.region_depth -= 1
+        lo.ops = outer
+    out = ir.Value(acc.name, "float", None)  # a loop's results are named after its carried values
+    loop = ir.For(index, ir.Const(0), n, ir.Const(1), [acc], [ir.Const(0.0)], body, [out],
+                  lo.loc(node), f"sum({seq.name})")
+    lo.ops.append(loop)
+    return out
 
 
 def mutation(lo, stmt: ast.Expr) -> bool:

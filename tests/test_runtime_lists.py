@@ -1,0 +1,109 @@
+"""Lists of any length: one generated function serves every length.
+
+Every gradient is compared with central differences of the original function
+(tests/oracle.py style, float64), at lengths 0 (where the function allows
+it), 1, 3 and 100, through the API and through the command line without
+``--length``."""
+
+import os
+import random
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import runtime_lists_src as src
+import s2s_ad
+from test_iterables import _fd as _reference
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SRC = os.path.join(ROOT, "tests", "runtime_lists_src.py")
+
+
+def _close(got, want):
+    if isinstance(want, list):
+        assert isinstance(got, list) and len(got) == len(want)
+        for g, w in zip(got, want):
+            _close(g, w)
+    else:
+        assert got == pytest.approx(want, rel=1e-5, abs=1e-6)
+
+
+def _args(name, n, rng):
+    xs = [rng.uniform(-0.9, 0.9) for _ in range(n)]
+    if name == "enumerate_zip":
+        return [xs, [rng.uniform(-0.9, 0.9) for _ in range(n + 1)], 0.7]
+    return [xs, 0.8]
+
+
+CASES = [("horner", (0, 1, 3, 100)), ("horner_iter", (0, 1, 3, 100)),
+         ("indices", (2, 3, 100)), ("enumerate_zip", (0, 1, 3, 100)),
+         ("backwards", (0, 1, 3, 100)), ("nested_helper", (0, 1, 3, 30)),
+         ("empty_ok", (0, 1, 3, 100))]
+
+
+@pytest.mark.parametrize("name, lengths", CASES)
+def test_one_generated_function_serves_every_length(name, lengths):
+    f = getattr(src, name)
+    s2s_ad.clear_cache()
+    g = s2s_ad.grad(f, wrt=None)
+    rng = random.Random(len(name))
+    for n in lengths:
+        args = _args(name, n, rng)
+        _close(list(g(*args)), _reference(f, args))
+    assert s2s_ad.cache_info().misses == 1  # generated once, for every length
+    text = s2s_ad.source_of(g)
+    assert "ValueError" not in text and "has 3 items" not in text
+
+
+def test_the_generated_code_reads_the_length_at_run_time():
+    text = s2s_ad.gradient_source(src.horner, wrt=None)
+    assert "len(coeffs)" in text and "raise" not in text
+
+
+@pytest.mark.parametrize("name, lengths", CASES)
+def test_cli_without_length(name, lengths, tmp_path):
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.path.join(ROOT, "tests"))
+    done = subprocess.run([sys.executable, "-m", "s2s_ad", "grad", f"{SRC}:{name}"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    namespace: dict = {}
+    exec(compile(done.stdout, f"grad_{name}.py", "exec"), namespace)
+    g = namespace[f"grad_{name}"]
+    f = getattr(src, name)
+    rng = random.Random(7)
+    for n in lengths:
+        args = _args(name, n, rng)
+        _close(list(g(*args)), _reference(f, args))
+
+
+def test_value_and_grad_and_seed():
+    vg = s2s_ad.value_and_grad(src.horner, wrt=(0, 1))
+    args = [[0.3, -0.2, 0.9], 0.7]
+    value, (dc, dx) = vg(*args, ds=2.0)
+    assert value == pytest.approx(src.horner(*args))
+    _close([dc, dx], [[2 * r for r in _reference(src.horner, args)[0]],
+                      2 * _reference(src.horner, args)[1]])
+
+
+def test_a_tuple_gets_a_tuple_gradient_and_an_array_item_is_refused():
+    g = s2s_ad.grad(src.horner)
+    got = g((0.3, -0.2, 0.9), 0.7)
+    assert isinstance(got, tuple)
+    _close(list(got), _reference(src.horner, [[0.3, -0.2, 0.9], 0.7])[0])
+    with pytest.raises(s2s_ad.SourceError, match="holding an item of type ndarray"):
+        g([0.3, np.ones(2)], 0.7)
+
+
+def test_an_index_out_of_range_raises_as_the_function_does():
+    g = s2s_ad.grad(src.indices)
+    with pytest.raises(IndexError):
+        g([0.5], 1.0)
+
+
+def test_a_program_needing_the_length_falls_back_to_code_per_length():
+    g = s2s_ad.grad(src.unpacks, wrt=None)
+    _close(list(g([0.3, 0.6], 2.0)), _reference(src.unpacks, [[0.3, 0.6], 2.0]))
+    with pytest.raises(s2s_ad.SourceError, match="of any length"):
+        s2s_ad.gradient_source(src.unpacks)
