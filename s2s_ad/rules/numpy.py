@@ -547,7 +547,7 @@ def zeroed(g, index, y):
 def total(g):
     """np.sum(g) for an array; g itself for a number (np.sum of a NumPy scalar
     costs microseconds, as much as a short loop iteration)."""
-    return g.sum() if type(g) is np.ndarray else g
+    return g if isinstance(g, (int, float, complex, np.generic)) else np.sum(g)
 ''',
     "own": '''
 def own(v):
