@@ -242,10 +242,13 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error) -> Callable:
     then runs it."""
     names = positional_names(fn)
     seen: dict = {}
+    own = frozenset(inspect.signature(fn).parameters)
 
     def call(*args, **kwargs):
-        lengths = shapes(fn, args, kwargs)
-        arrays = array_arguments(names, args, kwargs)
+        # fn's own arguments decide the shapes (not the seed or the tangents)
+        given = {k: v for k, v in kwargs.items() if k in own}
+        lengths = shapes(fn, args, given)
+        arrays = array_arguments(names, args, given)
         if not lengths and not arrays:
             raise error
         key = (_lengths_key(lengths), arrays)
@@ -256,7 +259,8 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error) -> Callable:
         call.__s2s_ad_source__ = compiled.__s2s_ad_source__
         return compiled(*args, **kwargs)
 
-    call.__name__ = ("value_and_grad_" if kind == "value_and_grad" else "grad_") + fn.__name__
+    call.__name__ = {"value_and_grad": "value_and_grad_", "jvp": "jvp_"}.get(kind, "grad_") \
+        + fn.__name__
     call.__s2s_ad_by_shape__ = True
     call.__doc__ = (f"{'Value and gradient' if kind == 'value_and_grad' else 'Gradient'} of "
                     f"{fn.__name__}, generated for the lengths of the lists and the arrays it "

@@ -86,6 +86,9 @@ def test_list_parameter():
                         [1.0, 0.0, 2.0, -1.0])
     assert math.isclose(value, src.listed(xs, 0.7))
     assert math.isclose(tangent, fd, rel_tol=1e-6)
+    # without lengths: generated for the lengths of the lists it is called with
+    value, tangent = s2s_ad.jvp(src.listed)(xs, 0.7, dxs=[1.0, 0.0, 2.0], dw=-1.0)
+    assert math.isclose(tangent, fd, rel_tol=1e-6)
 
 
 def test_single_number_seed_defaults_to_one_others_required():

@@ -400,7 +400,9 @@ def _fold(stmts: list, counts, temps: set[str]) -> None:
         reads = {n.id for n in name_nodes(s.node.value)}
         for j in range(i + 1, len(stmts)):
             r = stmts[j]
-            node = r.head if isinstance(r, Block) else r.node
+            # (never into a `while` test: it is evaluated again on every iteration)
+            node = r.head if isinstance(r, Block) and not isinstance(r.head, ast.While) \
+                else None if isinstance(r, Block) else r.node
             loads = [n for n in name_nodes(node) if n.id == name] if node is not None else []
             if loads:
                 value = s.node.value
