@@ -122,6 +122,14 @@ def run(workloads: list[Workload], budget: float = BUDGET) -> list[dict]:
     return rows
 
 
+def _tangents(w: Workload, j, inspect) -> dict:
+    which = ([i for i, a in enumerate(w.args) if not isinstance(a, int)] if w.wrt is None
+             else list(w.wrt) if isinstance(w.wrt, (list, tuple)) else [w.wrt])
+    params = list(inspect.signature(w.fn).parameters)
+    return {"d" + params[i]: [0.5] * len(w.args[i]) if isinstance(w.args[i], list) else 0.5
+            for i in which}
+
+
 def run_jvp(workloads: list[Workload], budget: float = BUDGET) -> list[dict]:
     """Forward mode: each workload's ``s2s_ad.jvp`` along the direction 0.5 in
     every ``wrt`` parameter, timed against the function itself. ``agree``
@@ -134,13 +142,19 @@ def run_jvp(workloads: list[Workload], budget: float = BUDGET) -> list[dict]:
 
     rows = []
     for w in workloads:
-        j = s2s_ad.jvp(w.fn, wrt=w.wrt, **({"lengths": w.lengths} if w.lengths else {}))
+        try:
+            j = s2s_ad.jvp(w.fn, wrt=w.wrt, **({"lengths": w.lengths} if w.lengths else {}))
+            j(*w.args, **_tangents(w, j, inspect))
+        except Exception as exc:  # printed as the row, so one failure does not hide the others
+            rows.append({"name": w.name, "error": f"{type(exc).__name__}: {str(exc)[:60]}"})
+            continue
         if w.wrt is None:
             which = [i for i, a in enumerate(w.args) if not isinstance(a, int)]
         else:
             which = list(w.wrt) if isinstance(w.wrt, (list, tuple)) else [w.wrt]
-        kwonly = [n for n, p in inspect.signature(j).parameters.items()
-                  if p.kind is inspect.Parameter.KEYWORD_ONLY]
+        params = list(inspect.signature(w.fn).parameters)
+        # the tangent of parameter p is the keyword d<p> (docs/forward.md)
+        kwonly = ["d" + params[i] for i in which]
         direction = [[0.5] * len(w.args[i]) if isinstance(w.args[i], list) else 0.5
                      for i in which]
         seeds = dict(zip(kwonly[-len(which):], direction))
@@ -160,6 +174,9 @@ def report_jvp(rows: list[dict]) -> str:
     lines = [f"{'workload (forward mode)':<34}{'forward':>11}{'jvp':>11}{'jvp/fwd':>9}{'agree':>9}"]
     for r in rows:
         agree = f"{r['agree']:.0e}" if "agree" in r else "-"
+        if "error" in r:
+            lines.append(f"{r['name']:<34}  failed: {r['error']}")
+            continue
         lines.append(f"{r['name']:<34}{_t(r['forward']):>11}{_t(r['jvp']):>11}"
                      f"{r['jvp'] / r['forward']:>8.2f}x{agree:>9}")
     return "\n".join(lines)
