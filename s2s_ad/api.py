@@ -12,6 +12,7 @@ import inspect
 from typing import Callable, Sequence
 
 from s2s_ad import graph, graph_backward
+from s2s_ad.frontend.source import captured_values
 from s2s_ad.cache import (CacheInfo, array_arguments, cache_info, clear_cache, entry,
                           fingerprint, generated, positional_names, shapes)
 from s2s_ad.explain import explain_text
@@ -176,13 +177,17 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
     fwd, bwd = generated(fn, None, "pair", None, shapes(fn, args, kwargs),
                          array_arguments(positional_names(fn), args, kwargs))
     bound.apply_defaults()
-    value, tape = fwd(*bound.arguments.values())
+    # A closure's captured data follow its own parameters (docs/calls.md);
+    # they are constants: their cotangents are not returned.
+    captured = tuple(captured_values(fn).values())
+    value, tape = fwd(*bound.arguments.values(), *captured)
     spent = _consumed(tape)
 
     def vjp_fn(cotangent):
         # The backward pass pops loop tapes and restores arrays written in
         # place: each call gets its own copy of what it consumes.
-        return bwd(copy.deepcopy(tape) if spent else tape, cotangent)
+        out = bwd(copy.deepcopy(tape) if spent else tape, cotangent)
+        return out[:len(out) - len(captured)] if captured else out
 
     vjp_fn.__doc__ = (f"Cotangents of the parameters of {fn.__name__} for an output "
                       "cotangent, from one saved forward pass.")

@@ -88,8 +88,33 @@ def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
             compiled = _any_length(fn, wrt, kind, output, compiled, runtime)
         elif len(taken) < len(graph.main.params):
             compiled = _by_kind(fn, wrt, kind, output, lengths, compiled, taken)
+    if src.captured and kind != "pair":
+        compiled = _with_captured(fn, compiled, src.captured)
     _cache[key] = compiled
     return compiled
+
+
+def _with_captured(fn: Callable, compiled: Callable, when_made: dict) -> Callable:
+    """``compiled`` (whose keyword-only parameters after ``fn``'s own are the
+    data the closure ``fn`` captures) called with those data read from the
+    closure on each call, as ``fn`` itself reads them: a value changed after
+    the gradient was made is seen. A captured value that changed between
+    number and array needs other code: asking for the gradient again makes it."""
+    arrays = {n: not isinstance(v, numbers.Number) for n, v in when_made.items()}
+
+    def call(*args, **kwargs):
+        now = source.captured_values(fn)
+        for n, was_array in arrays.items():
+            if n not in now or (not isinstance(now[n], numbers.Number)) != was_array:
+                raise TypeError(f"{fn.__qualname__} captures `{n}`, which was "
+                                f"{'an array' if was_array else 'a number'} when its gradient "
+                                "was generated and is not now; ask for the gradient again")
+        return compiled(*args, **{**kwargs, **now})
+
+    call.__name__ = getattr(compiled, "__name__", "grad")
+    call.__doc__ = compiled.__doc__
+    call.__s2s_ad_source__ = getattr(compiled, "__s2s_ad_source__", None)
+    return call
 
 
 def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Callable,
@@ -318,6 +343,20 @@ def _fingerprint(fn, out: list, seen: set) -> None:
     code = fn.__code__
     out.append(("fn", fn.__module__, fn.__qualname__, code.co_filename, code.co_firstlineno, text, _numbers(fn.__defaults__),
                 _numbers(tuple(sorted((fn.__kwdefaults__ or {}).items())))))
+    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+        # A closure's captured data are parameters of its gradient: their
+        # kinds decide the code; captured functions are read like globals.
+        try:
+            obj = cell.cell_contents
+        except ValueError:
+            out.append(("empty cell", name))
+            continue
+        if source.is_data(obj):
+            out.append(("captured", name, isinstance(obj, numbers.Number)))
+        else:
+            _global(name, obj, fn, out, seen)
+            if not isinstance(obj, (types.FunctionType, types.ModuleType)):
+                out.append(("captured object", name, id(obj)))
     g = fn.__globals__
     for name in _names(fn.__code__):
         obj = g.get(name, None)

@@ -65,8 +65,18 @@ def _jumps(stmts: list[ast.stmt], kind) -> bool:
     return any(visit(s) for s in stmts)
 
 
-def _returns(stmts: list[ast.stmt]) -> bool:
-    return any(isinstance(n, ast.Return) for s in stmts for n in ast.walk(s))
+def returns_in(stmts: list[ast.stmt]) -> bool:
+    """Whether ``stmts`` hold a ``return`` of their own function (not one of
+    a nested ``def``)."""
+    stack = list(stmts)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Return):
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                 ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(node))
+    return False
 
 
 def always_returns(stmts: list[ast.stmt]) -> bool:
@@ -142,7 +152,7 @@ class ControlFlow:
         self.env[BRK if isinstance(stmt, ast.Break) else CONT] = ir.Const(True)
 
     def may_jump(self, stmt: ast.stmt) -> bool:
-        if self.ret_mode and _returns([stmt]):
+        if self.ret_mode and returns_in([stmt]):
             return True
         return self.loop_depth > 0 and (_jumps([stmt], ast.Break) or _jumps([stmt], ast.Continue))
 
@@ -462,7 +472,7 @@ class ControlFlow:
         is_for = isinstance(node, ast.For)
         has_break = _jumps(node.body, ast.Break)
         has_cont = _jumps(node.body, ast.Continue)
-        has_ret = self.ret_mode and _returns(node.body)
+        has_ret = self.ret_mode and returns_in(node.body)
         assigned = assigned_names(node.body, subscripts=getattr(self, "array_mode", False))
         if isinstance(node, ast.While) and any(isinstance(n, ast.NamedExpr) for n in ast.walk(node.test)):
             raise self.src.error(node.test, "assignment expressions (`:=`) are not supported")

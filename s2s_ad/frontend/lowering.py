@@ -26,11 +26,11 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import structures
+from s2s_ad.frontend import closures, structures
 from s2s_ad.frontend.aliasing import InPlaceNames
 from s2s_ad.errors import SourceError
 from s2s_ad.frontend.numpy import ArrayLowering, numpy_use
-from s2s_ad.frontend.control import RET, RETVAL, ControlFlow, always_returns
+from s2s_ad.frontend.control import RET, RETVAL, ControlFlow, always_returns, returns_in
 from s2s_ad.names import Namer, identifiers
 from s2s_ad.rules import RULES
 from s2s_ad.rules import user as user_rules
@@ -126,7 +126,8 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
     def __init__(self, src: Source, lengths: dict | None = None, arrays=()):
         self.src = src
         self.lengths = dict(lengths or {})
-        self.arrays = frozenset(arrays)
+        self.arrays = frozenset(arrays) | {n for n, v in src.captured.items()
+                                            if not isinstance(v, numbers.Number)}
         self.tree = src.tree
         user_names = identifiers(self.tree)
         self.namer = Namer(avoid=user_names)
@@ -144,6 +145,10 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
         self.region_depth = 0
         self.ret_mode = False
         self.seq_params: dict[int, ir.Param] = {}
+        self.local_fns: dict[str, types.FunctionType] = {}
+        """Nested functions (``def``, ``lambda`` assigned to a name) defined so
+        far, lifted to helpers (:mod:`s2s_ad.frontend.closures`)."""
+        self.locals_ = closures.outer_locals(self.tree)
 
     # -- entry -------------------------------------------------------------
 
@@ -170,8 +175,7 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
         # A `return` inside a branch or loop makes every return set the flags
         # `ret`/`result` (see lower_control); otherwise the last statement's
         # value is the result.
-        nested = any(isinstance(n, ast.Return) and n is not stmt
-                     for stmt in body for n in ast.walk(stmt))
+        nested = any(not isinstance(stmt, ast.Return) and returns_in([stmt]) for stmt in body)
         if nested:
             self.ret_mode = True
             self.env[RET] = ir.Const(False)
@@ -235,6 +239,16 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
             raise self.src.error(node, f"the default value of parameter {node.arg!r} is "
                                  f"{type(default).__name__}; only numeric defaults are supported")
         name = self.namer.claim(node.arg)
+        if node.arg in self.src.captured:
+            self.integers[node.arg] = self.src.error(
+                self.tree, f"`{node.arg}` is a variable {self.tree.name} captures from the "
+                "function that made it: a constant of the gradient, which has no gradient "
+                f"with respect to it; to differentiate it, make it a parameter of {self.tree.name}")
+            kind = "float" if isinstance(self.src.captured[node.arg], numbers.Number) else "array"
+            value = ir.Value(name, kind, node.arg)
+            self.env[node.arg] = value
+            self.param_ids.add(id(value))
+            return ir.Param(value, None, False, kwonly)
         shape = self.lengths.pop(node.arg, None)
         if shape is not None:
             param = structures.sequence_param(self, node, name, shape, default, has_default,
@@ -250,6 +264,13 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
     # -- statements --------------------------------------------------------
 
     def statement(self, stmt: ast.stmt) -> None:
+        if isinstance(stmt, ast.FunctionDef):
+            self.define_local(stmt, stmt.name, stmt)
+            return
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Lambda) \
+                and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            self.define_local(stmt.value, stmt.targets[0].id, stmt)
+            return
         if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Subscript) \
                 and self.array_mode:
             if len(stmt.targets) != 1:
@@ -308,7 +329,22 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
         else:
             raise self.refuse(stmt)
 
+    def define_local(self, node: ast.FunctionDef | ast.Lambda, name: str, stmt: ast.stmt) -> None:
+        """A nested ``def`` or ``name = lambda ...``: lifted to a helper that
+        takes the enclosing function's variables it reads as keywords."""
+        if self.region_depth > 0:
+            raise self.src.error(stmt, f"the nested function {name!r} is defined inside an "
+                                 "`if`, `for` or `while`; define it at the top level of the "
+                                 "function body (before the loop or branch)")
+        if name in self.local_fns or name in self.env:
+            raise self.src.error(stmt, f"`{name}` is defined again here; give each nested "
+                                 "function and variable its own name")
+        self.local_fns[name] = closures.lift(self.src, node, name, self.locals_, self.local_fns)
+
     def assign(self, target: ast.expr, value, value_node: ast.expr) -> None:
+        if isinstance(target, ast.Name) and target.id in self.local_fns:
+            raise self.src.error(target, f"`{target.id}` names a nested function; assigning "
+                                 "to it is not supported: use another name")
         if isinstance(target, ast.Name):
             self.bind(target.id, value)
         elif isinstance(target, ast.Subscript):
@@ -488,6 +524,12 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
                                      "*args or **kwargs parameters are not supported")
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+        for free in getattr(fn, "__s2s_free__", ()):
+            # late binding: the enclosing function's variable as it is at the call
+            if free not in self.env:
+                raise self.src.error(node, f"`{what}` reads `{free}` of the enclosing "
+                                     f"function, which has no value at this call")
+            kwargs[free] = self.read(free, node)
         if any(structures.is_structure(a) or (isinstance(a, ir.Value) and a.kind == "tuple")
                for a in [*args, *kwargs.values()]):
             raise self.src.error(node, f"tuple, list or dict arguments to `{what}` are not "
@@ -548,6 +590,11 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
 
     def resolve(self, node: ast.expr):
         """The Python object a global name or attribute chain refers to."""
+        if isinstance(node, ast.Name) and node.id in self.local_fns:
+            return self.local_fns[node.id]
+        if isinstance(node, ast.Lambda):  # (lambda t: t * t)(x)
+            return closures.lift(self.src, node, self.namer.fresh("lambda"), self.locals_,
+                                 self.local_fns)
         if isinstance(node, ast.Name):
             if node.id in self.env:
                 raise self.src.error(node, f"`{node.id}` is a local value, not something "
@@ -568,6 +615,9 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
         raise self.src.error(node, f"`{ast.unparse(node)}` is not supported as a callee")
 
     def read(self, name: str, node: ast.AST) -> ir.Operand:
+        if name in self.local_fns and name not in self.env:
+            raise self.src.error(node, f"`{name}` is a nested function; s2s-ad can call it "
+                                 f"(`{name}(...)`), not use it as a value")
         if name in self.env:
             if self.array_mode:
                 self.check_stale(name, self.env[name], node)

@@ -18,11 +18,12 @@ import ast
 import importlib
 import importlib.util
 import inspect
+import numbers
 import os
 import sys
 import textwrap
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from s2s_ad.errors import SourceError, TargetError
 
@@ -36,6 +37,11 @@ class Source:
     lines: list[str]
     """The whole file's lines (1-based access via :meth:`line`)."""
     globals: dict
+    captured: dict = field(default_factory=dict)
+    """For a closure: the variables it captures that hold data (numbers,
+    arrays), name -> value when located. They are keyword-only parameters of
+    ``tree`` after the function's own, and constants of the gradient (see
+    :func:`captured_values`)."""
 
     def line(self, lineno: int) -> str:
         return self.lines[lineno - 1] if 0 < lineno <= len(self.lines) else ""
@@ -60,7 +66,13 @@ def display_path(path: str) -> str:
 
 
 def locate(fn) -> Source:
-    """The source of ``fn``; :class:`SourceError` when it has none."""
+    """The source of ``fn``; :class:`SourceError` when it has none. A closure's
+    captured data become keyword-only parameters of its tree (see
+    :class:`Source`); a function lifted from a nested ``def`` or ``lambda``
+    (:mod:`s2s_ad.frontend.closures`) carries its own source."""
+    made = getattr(fn, "__s2s_source__", None)
+    if isinstance(made, Source):
+        return made
     if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
         raise _method_error(fn)
     if not isinstance(fn, types.FunctionType):
@@ -115,7 +127,69 @@ def locate(fn) -> Source:
     if _stale(fn, tree, all_lines):
         raise src.error(tree, f"the source of {fn.__qualname__} in {src.file} is not the code that "
                         "runs (the file changed after it was imported?); reload the module")
+    if fn.__code__.co_freevars:
+        _capture(src)
     return src
+
+
+def is_data(value) -> bool:
+    """A value a closure captures as data (a parameter of its gradient): a
+    number or an array."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, numbers.Number):
+        return True
+    return type(value).__module__ == "numpy" and hasattr(value, "shape")
+
+
+def _capture(src: Source) -> None:
+    """A closure's captured variables: data (numbers, arrays) become
+    keyword-only parameters of its tree, read from the closure's cells on
+    every call of the gradient (:func:`captured_values`); functions, modules
+    and classes are resolved as globals are. Anything else is refused at
+    the ``def``."""
+    fn = src.fn
+    overlay = dict(fn.__globals__)
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            raise src.error(src.tree, f"{fn.__qualname__} reads `{name}` of the function that "
+                            "made it, which has no value yet (it is assigned after the "
+                            "closure is made); assign it first") from None
+        if is_data(value):
+            src.captured[name] = value
+        elif isinstance(value, (types.FunctionType, types.ModuleType, type)) or value is None \
+                or isinstance(value, (str, bool)):
+            overlay[name] = value
+        else:
+            raise src.error(src.tree, f"{fn.__qualname__} captures `{name}`, a "
+                            f"{type(value).__name__}; a closure may capture numbers, arrays, "
+                            "functions and modules: pass it as a parameter")
+    src.globals = overlay
+    taken = {a.arg for a in ast.walk(src.tree.args) if isinstance(a, ast.arg)}
+    for name in src.captured:
+        if name in taken:  # never: a parameter shadows a captured name
+            continue
+        src.tree.args.kwonlyargs.append(ast.copy_location(ast.arg(name), src.tree))
+        src.tree.args.kw_defaults.append(None)
+
+
+def captured_values(fn) -> dict:
+    """The data ``fn`` (a closure) captures, read now: the values its
+    gradient takes for its captured parameters. Empty for other functions."""
+    code = getattr(fn, "__code__", None)
+    if code is None or not code.co_freevars or getattr(fn, "__s2s_source__", None) is not None:
+        return {}
+    out = {}
+    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            continue
+        if is_data(value):
+            out[name] = value
+    return out
 
 
 def _method_error(method: types.MethodType) -> SourceError:
