@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 
 from s2s_ad import graph, graph_backward
 from s2s_ad.frontend.source import captured_values
-from s2s_ad.cache import (CacheInfo, array_arguments, cache_info, clear_cache, entry,
+from s2s_ad.cache import (CacheInfo, array_arguments, call_statics, static_parameters, cache_info, clear_cache, entry,
                           fingerprint, generated, positional_names, shapes)
 from s2s_ad.explain import explain_text
 from s2s_ad.pipeline import (OutputError, Wrt, WrtError, choose_output, gradient_code,
@@ -175,7 +175,9 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
     except TypeError as exc:
         raise TypeError(f"vjp({fn.__name__}, ...): {exc}") from None
     fwd, bwd = generated(fn, None, "pair", None, shapes(fn, args, kwargs),
-                         array_arguments(positional_names(fn), args, kwargs))
+                         array_arguments(positional_names(fn), args, kwargs),
+                         call_statics(inspect.signature(fn), args, kwargs)
+                         if static_parameters(fn) else None)
     bound.apply_defaults()
     # A closure's captured data follow its own parameters (docs/calls.md);
     # they are constants: their cotangents are not returned.

@@ -16,7 +16,8 @@ import weakref
 from collections.abc import Hashable
 from typing import Callable, NamedTuple
 
-from s2s_ad.frontend import lowering as frontend, numpy as frontend_numpy, source, structures
+from s2s_ad.frontend import (lowering as frontend, numpy as frontend_numpy, source,
+                             statics as frontend_statics, structures)
 from s2s_ad.emit import module as emit, loader
 from s2s_ad.pipeline import Wrt, jvp_program, program
 from s2s_ad.rules import user as user_rules
@@ -56,9 +57,10 @@ def clear_cache() -> None:
 
 
 def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
-              lengths: dict | None = None, arrays: frozenset = frozenset()) -> Callable:
+              lengths: dict | None = None, arrays: frozenset = frozenset(),
+              statics: dict | None = None) -> Callable:
     key = (fingerprint(fn), _wrt_key(wrt), kind, _wrt_key(output), _lengths_key(lengths),
-           tuple(sorted(arrays)))
+           tuple(sorted(arrays)), _statics_key(statics))
     hit = _cache.get(key)
     if hit is not None:
         _stats["hits"] += 1
@@ -66,10 +68,12 @@ def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
     _stats["misses"] += 1
     with_value = kind == "value_and_grad"
     if kind == "jvp":
-        functions, src, graph = jvp_program(fn, wrt, lengths=lengths, arrays=arrays)
+        functions, src, graph = jvp_program(fn, wrt, lengths=lengths, arrays=arrays,
+                                            statics=statics)
     else:
         functions, src, graph = program(fn, wrt, with_value=with_value, pair=kind == "pair",
-                                        output=output, lengths=lengths, arrays=arrays)
+                                        output=output, lengths=lengths, arrays=arrays,
+                                        statics=statics)
     text = emit.module(functions, src.file)
     if kind == "pair":
         module = loader.load(text, fn.__name__ + "_vjp")
@@ -85,9 +89,9 @@ def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
         runtime = [p.value.var for p in graph.main.params
                    if p.value.kind in ("list", "tuple") and p.items is None]
         if runtime:
-            compiled = _any_length(fn, wrt, kind, output, compiled, runtime)
+            compiled = _any_length(fn, wrt, kind, output, compiled, runtime, statics)
         elif len(taken) < len(graph.main.params):
-            compiled = _by_kind(fn, wrt, kind, output, lengths, compiled, taken)
+            compiled = _by_kind(fn, wrt, kind, output, lengths, compiled, taken, statics)
     if src.captured and kind != "pair":
         compiled = _with_captured(fn, compiled, src.captured)
     _cache[key] = compiled
@@ -118,7 +122,7 @@ def _with_captured(fn: Callable, compiled: Callable, when_made: dict) -> Callabl
 
 
 def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Callable,
-             taken: frozenset) -> Callable:
+             taken: frozenset, statics: dict | None = None) -> Callable:
     """``compiled`` (generated for the parameters ``taken`` as arrays), run
     as it is while no other parameter receives an array; a call passing an
     array elsewhere gets (once per kind signature, cached) the code generated
@@ -143,7 +147,7 @@ def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Calla
             return compiled(*args, **kwargs)
         code = specialised.get(arrays)
         if code is None:
-            code = generated(fn, wrt, kind, output, lengths, arrays | taken)
+            code = generated(fn, wrt, kind, output, lengths, arrays | taken, statics)
             # (its own dispatch would find these very arrays: skip it)
             code = specialised[arrays] = getattr(code, "__wrapped__", code)
         return code(*args, **kwargs)
@@ -153,7 +157,7 @@ def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Calla
 
 
 def _any_length(fn: Callable, wrt: Wrt, kind: str, output, compiled: Callable,
-                lists: list[str]) -> Callable:
+                lists: list[str], statics: dict | None = None) -> Callable:
     """``compiled`` (generated for the parameters ``lists`` as lists of any
     length, the others as numbers), run as it is on a call passing numbers
     and lists of numbers; any other call (a tuple, an array, a keyword
@@ -167,7 +171,7 @@ def _any_length(fn: Callable, wrt: Wrt, kind: str, output, compiled: Callable,
     names = positional_names(fn)[0]
     positions = frozenset(names.index(n) for n in lists if n in names)
     error = TypeError(f"{fn.__name__}: parameter(s) {', '.join(map(repr, lists))} take a list")
-    fallback = _by_shape(fn, wrt, kind, output, error)
+    fallback = _by_shape(fn, wrt, kind, output, error, statics)
 
     def call(*args, **kwargs):
         for i, a in enumerate(args):
@@ -261,7 +265,8 @@ def _refuse_items(fn: Callable, name: str, value) -> None:
                     "arrays as parameters of their own, or as one array (np.stack)")
 
 
-def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error) -> Callable:
+def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error,
+              statics: dict | None = None) -> Callable:
     """A function that generates (once per shape and kind signature, cached)
     the code for the lengths of the lists and the arrays it is called with,
     then runs it."""
@@ -279,7 +284,8 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error) -> Callable:
         key = (_lengths_key(lengths), arrays)
         compiled = seen.get(key)
         if compiled is None:
-            compiled = seen[key] = generated(fn, wrt, kind, output, lengths or None, arrays)
+            compiled = seen[key] = generated(fn, wrt, kind, output, lengths or None, arrays,
+                                             statics)
         # source_of(call) shows the code of the shape used last.
         call.__s2s_ad_source__ = compiled.__s2s_ad_source__
         return compiled(*args, **kwargs)
@@ -294,20 +300,76 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error) -> Callable:
     return call
 
 
-def entry(fn, wrt, kind, output, lengths):
+def entry(fn, wrt, kind, output, lengths, statics: dict | None = None):
+    if statics is None and static_parameters(fn):
+        return _by_static(fn, wrt, kind, output, lengths)
     if lengths is not None:
-        return generated(fn, wrt, kind, output, lengths)
+        return generated(fn, wrt, kind, output, lengths, statics=statics)
     # A function found to take lists gets its dispatcher cached, so asking
     # for its gradient again does not lower it again.
-    key = ("by shape", fingerprint(fn), _wrt_key(wrt), kind, _wrt_key(output))
+    key = ("by shape", fingerprint(fn), _wrt_key(wrt), kind, _wrt_key(output),
+           _statics_key(statics))
     if key in _cache:
         _stats["hits"] += 1
         return _cache[key]
     try:
-        return generated(fn, wrt, kind, output)
+        return generated(fn, wrt, kind, output, statics=statics)
     except structures.SequenceParameter as exc:
-        _cache[key] = _by_shape(fn, wrt, kind, output, exc)
+        _cache[key] = _by_shape(fn, wrt, kind, output, exc, statics)
         return _cache[key]
+
+
+def static_parameters(fn) -> tuple[str, ...]:
+    """The parameters of ``fn`` that may be static: a string, None or bool
+    default, or a ``str``/``bool`` annotation."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return ()
+    return tuple(p.name for p in params
+                 if (p.default is not p.empty and frontend_statics.is_static_value(p.default))
+                 or p.annotation in (str, bool, "str", "bool"))
+
+
+def call_statics(sig: inspect.Signature, args: tuple, kwargs: dict) -> dict:
+    """The arguments of a call (defaults applied) that are strings, None or bools."""
+    bound = sig.bind(*args, **kwargs)
+    bound.apply_defaults()
+    return {n: v for n, v in bound.arguments.items() if frontend_statics.is_static_value(v)}
+
+
+def _by_static(fn: Callable, wrt: Wrt, kind: str, output, lengths) -> Callable:
+    """A function that generates (once per combination, cached) the code for
+    the static values (strings, None, bools) of the call, then runs it."""
+    sig = inspect.signature(fn)
+    own = frozenset(sig.parameters)
+    seen: dict = {}
+
+    def call(*args, **kwargs):
+        given = {k: v for k, v in kwargs.items() if k in own} if kwargs else kwargs
+        try:
+            statics = call_statics(sig, args, given)
+        except TypeError as exc:
+            raise TypeError(f"{fn.__name__}: {exc}") from None
+        key = _statics_key(statics)
+        compiled = seen.get(key)
+        if compiled is None:
+            compiled = seen[key] = entry(fn, wrt, kind, output, lengths, statics)
+        call.__s2s_ad_source__ = getattr(compiled, "__s2s_ad_source__", None)
+        return compiled(*args, **kwargs)
+
+    call.__name__ = {"value_and_grad": "value_and_grad_", "jvp": "jvp_"}.get(kind, "grad_") \
+        + fn.__name__
+    call.__doc__ = (f"Gradient of {fn.__name__}, generated for the static arguments (strings, "
+                    "None, bools) it is called with (see s2s_ad.gradient_source(..., "
+                    "statics=...) for the code).")
+    return call
+
+
+def _statics_key(statics: dict | None):
+    if statics is None:
+        return None
+    return tuple(sorted((n, type(v).__name__, v) for n, v in statics.items()))
 
 
 def _wrt_key(wrt: Wrt):

@@ -324,6 +324,10 @@ class Function:
     """Parameter name -> the SourceError to raise if asked for a gradient with
     respect to it: it is used as an integer (a range bound, an index)."""
 
+    statics: dict = field(default_factory=dict)
+    """Parameter name -> the string, None or bool it was lowered for (a
+    static argument: it selects code, it has no adjoint)."""
+
     given_arrays: tuple[str, ...] = ()
     """The parameters lowered as arrays because the caller (or the arguments
     at the top level) passes arrays, in a function whose source never names

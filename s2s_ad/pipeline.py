@@ -76,7 +76,8 @@ def lower(fn: Callable, lengths: dict | None = None, arrays: Sequence[str] = ())
     return frontend.lower(source.locate(fn), lengths, arrays)
 
 
-def lower_lists(src: source.Source, lengths: dict | None = None, arrays: Sequence[str] = ()
+def lower_lists(src: source.Source, lengths: dict | None = None, arrays: Sequence[str] = (),
+                statics: dict | None = None
                 ) -> tuple[ir.Function, structures.SequenceParameter | None]:
     """``src`` lowered with each parameter used as a list, and not given a
     length, as a list of any length (``("list", RUNTIME)``: the generated
@@ -86,14 +87,14 @@ def lower_lists(src: source.Source, lengths: dict | None = None, arrays: Sequenc
     comprehensions, a list passed to a helper), that refusal is raised, saying
     why, so that callers fall back to code generated per length."""
     try:
-        return frontend.lower(src, lengths, arrays), None
+        return frontend.lower(src, lengths, arrays, statics), None
     except structures.SequenceParameter as exc:
         first = found = exc
     given = dict(lengths or {})
     while True:
         given[found.param] = ("list", structures.RUNTIME)
         try:
-            return frontend.lower(src, given, arrays), first
+            return frontend.lower(src, given, arrays, statics), first
         except structures.SequenceParameter as again:
             if again.param in given:
                 raise _fixed_length(first, again) from None
@@ -150,7 +151,8 @@ def resolve_wrt(func: ir.Function, wrt: Wrt) -> tuple[list[ir.Value], bool]:
 
 def program(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
             pair: bool = False, tuple_result: bool | None = None, output: int | None = None,
-            lengths: dict | None = None, arrays: Sequence[str] = (), runtime_lists: bool = True
+            lengths: dict | None = None, arrays: Sequence[str] = (), runtime_lists: bool = True,
+            statics: dict | None = None
             ) -> tuple[list[CodeFunction], source.Source, calls.CallGraph]:
     """The generated functions for ``fn``, before they become text: the
     gradient (or, with ``pair``, ``fn``'s own forward/backward pair) first,
@@ -158,12 +160,14 @@ def program(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
     :func:`s2s_ad.calls.collect`). ``arrays`` names the parameters of ``fn``
     that receive NumPy arrays. With ``runtime_lists``, a parameter used as
     a list whose length ``lengths`` does not give is a list of any length
-    where the program allows it (:func:`lower_lists`)."""
+    where the program allows it (:func:`lower_lists`). ``statics`` maps
+    parameters to the strings, None or bools the code is generated for
+    (without it, such parameters' defaults: :mod:`s2s_ad.frontend.statics`)."""
     src = source.locate(fn)
     if not runtime_lists:
-        return _program(frontend.lower(src, lengths, arrays), src, wrt, with_value, pair,
-                        tuple_result, output)
-    func, first = lower_lists(src, lengths, arrays)
+        return _program(frontend.lower(src, lengths, arrays, statics), src, wrt, with_value,
+                        pair, tuple_result, output)
+    func, first = lower_lists(src, lengths, arrays, statics)
     if first is None:
         return _program(func, src, wrt, with_value, pair, tuple_result, output)
     try:
@@ -203,7 +207,7 @@ def _program(func: ir.Function, src: source.Source, wrt: Wrt, with_value: bool, 
 
 def gradient_source(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
                     output: int | None = None, lengths: dict | None = None,
-                    arrays: Sequence[str] = ()) -> str:
+                    arrays: Sequence[str] = (), statics: dict | None = None) -> str:
     """The source text of the gradient module of ``fn``.
 
     Parameters
@@ -227,6 +231,11 @@ def gradient_source(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
         uses NumPy takes its parameters for arrays anyway (unless annotated
         ``float``/``int`` or given a numeric default); one that does not is
         generated for numbers unless its array parameters are named here.
+    statics : dict, optional
+        Parameters that receive a string, None or a bool, and that value
+        (``{"mode": "l1"}``): the code is generated for it and checks it
+        (``if mode != 'l1': raise ValueError``). Without it, a parameter whose
+        default is a string, None or a bool is generated for its default.
 
     Returns
     -------
@@ -243,17 +252,18 @@ def gradient_source(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
     >>> print(gradient_source(f))     # doctest: +SKIP
     """
     return gradient_module(fn, wrt, with_value=with_value, output=output, lengths=lengths,
-                           arrays=arrays)[0]
+                           arrays=arrays, statics=statics)[0]
 
 
 def gradient_module(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
                     output: int | None = None, lengths: dict | None = None,
-                    arrays: Sequence[str] = ()) -> tuple[str, list[str]]:
+                    arrays: Sequence[str] = (), statics: dict | None = None
+                    ) -> tuple[str, list[str]]:
     """:func:`gradient_source`'s text, and the source files it was generated
     from: ``fn``'s own and those of every function it calls (``grad -o``
     refuses to write over any of them)."""
     functions, src, graph = program(fn, wrt, with_value=with_value, output=output,
-                                    lengths=lengths, arrays=arrays)
+                                    lengths=lengths, arrays=arrays, statics=statics)
     # every function reached, the inlined ones too (graph.lowered, not graph.callees)
     files = list(dict.fromkeys([src.file, *(f.loc.file for f in graph.lowered.values())]))
     return emit.module(functions, src.file), files
@@ -291,14 +301,14 @@ def gradient_code(fn: Callable, wrt: Wrt, output: int | None, lengths: dict | No
 
 
 def jvp_program(fn: Callable, wrt: Wrt = None, *, lengths: dict | None = None,
-                arrays: Sequence[str] = ()
+                arrays: Sequence[str] = (), statics: dict | None = None
                 ) -> tuple[list[CodeFunction], source.Source, calls.CallGraph]:
     """The generated functions of ``fn``'s Jacobian-vector product (forward
     mode): ``jvp_FN`` first, then a JVP function for every user function it
     calls (one per specialisation). ``wrt`` None means every parameter that
     is not used as an integer."""
     src = source.locate(fn)
-    func = frontend.lower(src, lengths, arrays)
+    func = frontend.lower(src, lengths, arrays, statics)
     graph = calls.collect(func, src)
     inline.run(graph)
     if func.result is not None:

@@ -133,7 +133,7 @@ def unpack_params(func: ir.Function) -> list[Stmt]:
     and checks, at run time, that the sequence has the length the code was
     generated for (:func:`s2s_ad.optimize.drop_unused_items` turns it into a
     bare length check when no item name is read)."""
-    out = []
+    out = [static_guard(func, p) for p in func.params if p.value.var in func.statics]
     for p in func.params:
         if p.items is None:
             continue
@@ -143,6 +143,19 @@ def unpack_params(func: ir.Function) -> list[Stmt]:
         out.append(Stmt(ast.Assign([target], ast.Name(p.value.name, ast.Load())),
                         f"{p.value.var} has {len(p.items)} items", unpacks=p.value.name))
     return out
+
+
+def static_guard(func: ir.Function, p: ir.Param) -> Stmt:
+    """``if mode != 'l2': raise ValueError(...)``: the code was generated for
+    one value of a static argument (a string, None or a bool) and is not
+    run with another."""
+    value = func.statics[p.value.var]
+    op = ast.NotEq() if isinstance(value, str) else ast.IsNot()
+    test = ast.Compare(ast.Name(p.value.name, ast.Load()), [op], [ast.Constant(value)])
+    message = f"generated for {p.value.var}={value!r}"
+    error = ast.Call(ast.Name("ValueError", ast.Load()), [ast.Constant(message)], [])
+    return Stmt(ast.If(test, [ast.Raise(error, None)], []),
+                "a static argument: the code is for this value")
 
 
 def reverse_comment(op: ir.Op, i: int, arg: ir.Value, partial: str) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass, field
 
-from s2s_ad.frontend import lowering as frontend, numpy as frontend_numpy, source, structures
+from s2s_ad.frontend import lowering as frontend, numpy as frontend_numpy, source, statics, structures
 from s2s_ad import ir
 from s2s_ad.errors import SourceError
 from s2s_ad.names import Namer
@@ -57,7 +57,8 @@ def key(fn, func: ir.Function) -> tuple:
     """The specialisation ``func`` (a lowering of ``fn``) is: the function and
     the kinds of its parameters. Two call sites whose argument kinds lower
     ``fn`` to the same parameter kinds share one forward/backward pair."""
-    return fn, tuple(p.value.kind for p in func.params)
+    return fn, tuple(("static", func.statics[p.value.var]) if p.value.var in func.statics
+                     else p.value.kind for p in func.params)
 
 
 def collect(func: ir.Function, src: source.Source) -> CallGraph:
@@ -95,11 +96,13 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
             if target not in graph.sources:
                 graph.sources[target] = source.locate(target)
             arrays = array_arguments(op)
-            spec = by_arrays.get((target, arrays))
+            given = static_arguments(op)
+            fixed = (target, arrays, tuple(given.items()))
+            spec = by_arrays.get(fixed)
             if spec is None:
-                lowered = _lower_for(op, graph.sources[target], arrays, graph.sources[fn])
+                lowered = _lower_for(op, graph.sources[target], arrays, graph.sources[fn], given)
                 spec = key(target, lowered)
-                by_arrays[(target, arrays)] = spec
+                by_arrays[fixed] = spec
                 if spec not in graph.lowered:
                     graph.lowered[spec] = lowered
                     graph.callees.append(lowered)
@@ -123,15 +126,23 @@ def array_arguments(op: ir.Op) -> frozenset:
                      and a.kind == "array") - frontend_numpy.annotated_numbers(fn)
 
 
+def static_arguments(op: ir.Op) -> dict:
+    """The parameters of ``op``'s callee given a string, None or a bool (in
+    parameter order): the helper is lowered for those values."""
+    names = list(inspect.signature(op.callee.fn).parameters)
+    return {n: a.value for n, a in zip(names, op.args)
+            if isinstance(a, ir.Const) and statics.is_static_value(a.value)}
+
+
 def _lower_for(op: ir.Op, callee: source.Source, arrays: frozenset,
-               caller: source.Source) -> ir.Function:
-    """The callee of ``op`` lowered for the kinds of its arguments. Where the
-    arrays change how a helper that never names NumPy is lowered, a refusal
-    in it says which call passed them."""
+               caller: source.Source, given: dict) -> ir.Function:
+    """The callee of ``op`` lowered for the kinds of its arguments (and the
+    static values it is given). Where the arrays change how a helper that
+    never names NumPy is lowered, a refusal in it says which call passed them."""
     if not arrays or frontend.names_numpy(callee):
-        return frontend.lower(callee, arrays=arrays)
+        return frontend.lower(callee, arrays=arrays, statics=given)
     try:
-        return frontend.lower(callee, arrays=arrays)
+        return frontend.lower(callee, arrays=arrays, statics=given)
     except structures.SequenceParameter:
         raise
     except SourceError as problem:

@@ -26,7 +26,7 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import closures, structures
+from s2s_ad.frontend import closures, statics, structures
 from s2s_ad.frontend.aliasing import InPlaceNames
 from s2s_ad.errors import SourceError
 from s2s_ad.frontend.numpy import ArrayLowering, numpy_use
@@ -88,7 +88,8 @@ used for comments) recurses several frames per level, so a 500-term sum
 location is better than a RecursionError from inside s2s-ad."""
 
 
-def lower(src: Source, lengths: dict | None = None, arrays=()) -> ir.Function:
+def lower(src: Source, lengths: dict | None = None, arrays=(), statics: dict | None = None
+          ) -> ir.Function:
     """Lower ``src`` to SSA IR (see the module docstring).
 
     ``lengths`` maps parameters that receive a list or tuple to its length
@@ -97,9 +98,12 @@ def lower(src: Source, lengths: dict | None = None, arrays=()) -> ir.Function:
     ``arrays`` names the parameters that receive NumPy arrays: they are of
     kind ``"array"`` and the function is lowered as NumPy code, whether or
     not its source names NumPy (the caller's argument kinds decide, not the
-    callee's text)."""
+    callee's text). ``statics`` maps parameters that receive a string,
+    ``None`` or a bool to that value: the code is generated for it
+    (:mod:`s2s_ad.frontend.statics`)."""
     _check_nesting(src)
-    return _Lowering(src, lengths, (arrays,) if isinstance(arrays, str) else arrays).function()
+    return _Lowering(src, lengths, (arrays,) if isinstance(arrays, str) else arrays,
+                     statics).function()
 
 
 def names_numpy(src: Source) -> bool:
@@ -123,8 +127,13 @@ def _check_nesting(src: Source) -> None:
 
 
 class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
-    def __init__(self, src: Source, lengths: dict | None = None, arrays=()):
+    def __init__(self, src: Source, lengths: dict | None = None, arrays=(),
+                 statics: dict | None = None):
         self.src = src
+        self.statics = dict(statics or {})
+        self.default_statics = statics is None
+        """Without ``statics``, a parameter whose default is a string, None or
+        a bool (and that receives no array) is static at its default."""
         self.lengths = dict(lengths or {})
         self.arrays = frozenset(arrays) | {n for n, v in src.captured.items()
                                             if not isinstance(v, numbers.Number)}
@@ -145,6 +154,7 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
         self.region_depth = 0
         self.ret_mode = False
         self.seq_params: dict[int, ir.Param] = {}
+        self.given_statics: dict = {}
         self.local_fns: dict[str, types.FunctionType] = {}
         """Nested functions (``def``, ``lambda`` assigned to a name) defined so
         far, lifted to helpers (:mod:`s2s_ad.frontend.closures`)."""
@@ -201,6 +211,7 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
                            None if outputs is not None else result, loc,
                            modules=self.modules, names=frozenset(self.namer.taken),
                            outputs=outputs, integers=self.integers,
+                           statics={n: v for n, v in self.given_statics.items()},
                            given_arrays=() if self.names_numpy else tuple(sorted(self.arrays)))
         ir.verify(func)
         return func
@@ -222,6 +233,9 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
         kwdefaults = fn.__kwdefaults__ or {}
         for a in args.kwonlyargs:
             params.append(self.param(a, kwdefaults.get(a.arg), a.arg in kwdefaults, True))
+        if self.statics:
+            raise SourceError(f"statics names no parameter of {self.tree.name}: "
+                              f"{', '.join(map(repr, self.statics))}")
         if self.lengths:
             raise SourceError(f"lengths names no parameter of {self.tree.name}: "
                               f"{', '.join(map(repr, self.lengths))}")
@@ -232,12 +246,29 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
         return params
 
     def param(self, node: ast.arg, default, has_default: bool, kwonly: bool) -> ir.Param:
+        if self.default_statics and has_default and statics.is_static_value(default) \
+                and node.arg not in self.arrays and node.arg not in self.lengths:
+            self.statics[node.arg] = default
+        if node.arg in self.statics:
+            value = self.statics.pop(node.arg)
+            if not statics.is_static_value(value):
+                raise self.src.error(node, f"parameter {node.arg!r} is given {value!r}; a static "
+                                     "argument is a string, None or a bool")
+            self.given_statics[node.arg] = value
+            self.integers[node.arg] = self.src.error(
+                node, f"`{node.arg}` is a static argument (it is given {value!r}): it selects "
+                "code and has no gradient")
+            param = ir.Value(self.namer.claim(node.arg), "static", node.arg)
+            self.env[node.arg] = ir.Const(value)
+            return ir.Param(param, default, has_default, kwonly)
         if has_default and node.arg in self.lengths:
             raise self.src.error(node, f"parameter {node.arg!r} receives a list; it cannot have "
                                  "a default value")
-        if has_default and not isinstance(default, numbers.Real):
+        if has_default and not isinstance(default, numbers.Real) \
+                and not (statics.is_static_value(default) and node.arg not in self.lengths):
             raise self.src.error(node, f"the default value of parameter {node.arg!r} is "
-                                 f"{type(default).__name__}; only numeric defaults are supported")
+                                 f"{type(default).__name__}; only numbers, strings, None and "
+                                 "bools are supported as defaults")
         name = self.namer.claim(node.arg)
         if node.arg in self.src.captured:
             self.integers[node.arg] = self.src.error(
@@ -428,15 +459,7 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
                 return ir.Const(-operand.value)
             return self.emit(UNARYOPS[type(node.op)], [operand], node, var, hint=hint)
         if isinstance(node, ast.Compare):
-            if len(node.ops) != 1:
-                raise self.src.error(node, "chained comparisons are not supported; "
-                                     "write `a < b and b < c`")
-            prim = COMPARE.get(type(node.ops[0]))
-            if prim is None:
-                raise self.src.error(node, f"the comparison {type(node.ops[0]).__name__} "
-                                     "is not supported")
-            return self.emit(prim, [self.expr(node.left), self.expr(node.comparators[0])], node, var,
-                             hint=hint)
+            return statics.compare(self, node, var, hint)
         if isinstance(node, ast.Call):
             return self.call(node, var, hint)
         if isinstance(node, structures.STRUCTURE_NODES):
@@ -542,7 +565,7 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
         operands = []
         for name, value in bound.arguments.items():
             if not isinstance(value, (ir.Value, ir.Const)):
-                if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                if not isinstance(value, numbers.Real) and not statics.is_static_value(value):
                     raise self.src.error(node, f"`{what}`: the default value of parameter "
                                          f"{name!r} is {type(value).__name__}; only numeric "
                                          "defaults are supported")
@@ -639,14 +662,19 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
 
     def constant(self, value, node: ast.AST) -> ir.Const:
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            if isinstance(value, bool):
-                return ir.Const(value)
+            if isinstance(value, bool) or value is None or isinstance(value, str):
+                return ir.Const(value)  # static: refused where computed with (emit)
             raise self.src.error(node, f"the constant {value!r} is not a number")
         return ir.Const(int(value) if isinstance(value, numbers.Integral) else float(value))
 
     def emit(self, prim: str, args: list, node: ast.AST, var: str | None = None,
              text: str | None = None, hint: str | None = None,
              attrs: dict | None = None) -> ir.Value:
+        for a in args:
+            if statics.static(a):
+                raise self.src.error(node, f"{a.value!r} is used where a number is expected; "
+                                     "strings and None select code (`if mode == \"l2\":`, "
+                                     "`if x is None:`) and cannot be computed with")
         for a in args[1:] if prim in ("getitem", "len") else args:
             if not isinstance(a, (ir.Value, ir.Const)) or (isinstance(a, ir.Value)
                                                             and a.kind in ("tuple", "list")):

@@ -1,0 +1,143 @@
+"""Static values: strings, ``None`` and bools that select code.
+
+Contract: a parameter given a string, ``None`` or a bool (``mode="l2"``,
+``reduce=None``, ``flag=True``) is *static*: it is lowered as the constant
+it holds in the call the code is generated for (``lower(..., statics=)``),
+so ``if mode == "l2":``, ``if reduce is None:`` and ``if flag:`` are
+decided while lowering and only the branch taken is generated. Static
+values get no adjoint, and never reach an arithmetic op (refused, located).
+:func:`compare` lowers every comparison: chained ones (``0.0 < x < 2.0`` as
+``0.0 < x and x < 2.0``, the middle operand evaluated once), ``is``/``is
+not`` (folded: a number or an array is never ``None``), ``in``/``not in``
+over a tuple or list of constants, and ``==``/``!=`` between static values
+(folded).
+
+Before → after, generated for ``mode="l2"``::
+
+    def loss(x, mode="l2"):          def grad_loss(x, mode='l2', *, dout=1.0):
+        if mode == "l2":                 if mode != 'l2':
+            return x * x                     raise ValueError(...)
+        return abs(x)                    dx = dout * x ...
+"""
+
+from __future__ import annotations
+
+import ast
+
+from s2s_ad import ir
+
+COMPARE = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq",
+           ast.NotEq: "ne"}
+FOLD = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b,
+        ast.Is: lambda a, b: a is b, ast.IsNot: lambda a, b: a is not b}
+
+
+def is_static_value(value) -> bool:
+    """Whether a Python value is static when passed as an argument."""
+    return value is None or isinstance(value, (str, bool))
+
+
+def static(operand) -> bool:
+    """Whether ``operand`` is a static constant (a string or None)."""
+    return isinstance(operand, ir.Const) and (operand.value is None
+                                               or isinstance(operand.value, str))
+
+
+def describe(operand) -> str:
+    return repr(operand.value)
+
+
+def compare(lo, node: ast.Compare, var: str | None, hint: str | None) -> ir.Operand:
+    """Lower ``node`` (see the module docstring)."""
+    if len(node.ops) > 1:
+        # a < b < c is a < b and b < c, b evaluated once: bound to a name
+        # spelled as b's text (never an identifier), then the conjunction
+        # lowered with Python's short circuit.
+        left: ast.expr = node.left
+        parts, names = [], []
+        for k, (op, right) in enumerate(zip(node.ops, node.comparators)):
+            if k < len(node.comparators) - 1 and not isinstance(right, (ast.Name, ast.Constant)):
+                name = f"({ast.unparse(right)})"
+                lo.env[name] = operand(lo, right) if not names else _later(lo, right)
+                names.append(name)
+                right = _copy(ast.Name(name, ast.Load()), right)
+            parts.append(_copy(ast.Compare(left, [op], [right]), node))
+            left = right
+        try:
+            return lo.bool_op(_copy(ast.BoolOp(ast.And(), parts), node), var)
+        finally:
+            for name in names:
+                lo.env.pop(name, None)
+    op = type(node.ops[0])
+    if op in (ast.In, ast.NotIn):
+        return _membership(lo, node, var, hint)
+    left = operand(lo, node.left)
+    right = operand(lo, node.comparators[0])
+    if op in (ast.Is, ast.IsNot):
+        return _identity(lo, node, left, right)
+    if static(left) or static(right):
+        if isinstance(left, ir.Const) and isinstance(right, ir.Const) and op in FOLD:
+            return ir.Const(FOLD[op](left.value, right.value))
+        raise lo.src.error(node, f"`{ast.unparse(node)}` compares a string or None "
+                           f"({describe(left if static(left) else right)}) with a value "
+                           "computed from the arguments; static values (strings, None) can be "
+                           "compared with == and != with other static values only")
+    prim = COMPARE.get(op)
+    if prim is None:
+        raise lo.src.error(node, f"the comparison {op.__name__} is not supported")
+    return lo.emit(prim, [left, right], node, var, hint=hint)
+
+
+def _copy(new: ast.AST, old: ast.AST) -> ast.AST:
+    ast.copy_location(new, old)
+    new.end_lineno, new.end_col_offset = old.end_lineno, old.end_col_offset
+    return new
+
+
+def _later(lo, node: ast.expr):
+    """The operand of a chained comparison after the second (``c`` of
+    ``a < b < c < d``): evaluated before the first test, which Python would
+    skip if ``a < b`` fails; harmless for the pure expressions s2s-ad
+    accepts, except one that may raise: refused then."""
+    if not isinstance(node, (ast.Name, ast.Constant)):
+        raise lo.src.error(node, "a chained comparison of more than two tests must compare "
+                           "names or constants after the first; split it with `and`")
+    return operand(lo, node)
+
+
+def operand(lo, node: ast.expr):
+    """``node`` lowered; a string or ``None`` literal is a static constant."""
+    if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, str)):
+        return ir.Const(node.value)
+    return lo.expr(node)
+
+
+def _identity(lo, node: ast.Compare, left, right) -> ir.Const:
+    """``a is b``: decided while lowering. A number, an array or a list is
+    never None; two static values are compared as Python would."""
+    negate = isinstance(node.ops[0], ast.IsNot)
+    if isinstance(left, ir.Const) and isinstance(right, ir.Const):
+        return ir.Const(FOLD[type(node.ops[0])](left.value, right.value))
+    for a, b in ((left, right), (right, left)):
+        if isinstance(b, ir.Const) and b.value is None and not isinstance(a, ir.Const):
+            return ir.Const(negate)
+    raise lo.src.error(node, f"`{ast.unparse(node)}`: `is` is supported to test for None "
+                       "(`x is None`, `x is not None`); compare numbers with `==`")
+
+
+def _membership(lo, node: ast.Compare, var, hint) -> ir.Operand:
+    """``mode in ("l1", "l2")``: a static value in a tuple or list of
+    constants, decided while lowering; a number in a tuple of numbers is
+    ``x == a or x == b``."""
+    container = node.comparators[0]
+    negate = isinstance(node.ops[0], ast.NotIn)
+    if not isinstance(container, (ast.Tuple, ast.List, ast.Set)):
+        raise lo.src.error(container, "`in` is supported with a tuple or list written out "
+                           "(`mode in (\"l1\", \"l2\")`)")
+    left = operand(lo, node.left)
+    items = [operand(lo, e) for e in container.elts]
+    if isinstance(left, ir.Const) and all(isinstance(i, ir.Const) for i in items):
+        return ir.Const((left.value in [i.value for i in items]) != negate)
+    raise lo.src.error(node, f"`{ast.unparse(node)}`: `in` is decided while lowering, "
+                       "between static values (strings, None, bools, constants); for numbers "
+                       "computed from the arguments write `x == a or x == b`")
