@@ -319,16 +319,19 @@ def entry(fn, wrt, kind, output, lengths, statics: dict | None = None):
         return _cache[key]
 
 
-def static_parameters(fn) -> tuple[str, ...]:
-    """The parameters of ``fn`` that may be static: a string, None or bool
-    default, or a ``str``/``bool`` annotation."""
+def static_parameters(fn) -> frozenset:
+    """The parameters of ``fn`` that may be static (:func:`s2s_ad.frontend.statics.candidates`),
+    computed once per code object."""
     try:
-        params = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):
-        return ()
-    return tuple(p.name for p in params
-                 if (p.default is not p.empty and frontend_statics.is_static_value(p.default))
-                 or p.annotation in (str, bool, "str", "bool"))
+        hit = _candidates.get(fn)
+    except TypeError:  # not weakly referable: not a Python function
+        return frozenset()
+    if hit is None:
+        hit = _candidates[fn] = frontend_statics.candidates(fn)
+    return hit
+
+
+_candidates: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def call_statics(sig: inspect.Signature, args: tuple, kwargs: dict) -> dict:

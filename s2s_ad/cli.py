@@ -1,6 +1,6 @@
 """The ``s2s-ad`` command.
 
-    s2s-ad grad  TARGET [--wrt a,x] [--value] [--output K] [--array x] [-o FILE]
+    s2s-ad grad  TARGET [--wrt a,x] [--value] [--output K] [--array x] [--static mode=l1] [-o FILE]
                                                        print or write the gradient module
     s2s-ad jvp   TARGET [--wrt a,x] [--length xs=N] [--array x] [-o FILE]
                                                        print or write the forward-mode module
@@ -62,6 +62,46 @@ def _assignments(items: list[str] | None, what: str) -> dict:
     return out
 
 
+def _statics(items: list[str] | None) -> dict | None:
+    """``--static mode=l1,reduce=None,flag=True`` → {"mode": "l1", "reduce": None,
+    "flag": True}: the strings, None and bools the code is generated for
+    (parameters not named keep their defaults)."""
+    if not items:
+        return None
+    out = {}
+    for item in items:
+        for part in item.split(","):
+            name, eq, value = part.partition("=")
+            if not eq or not name.strip():
+                raise S2SError(f"--static expects name=value (like mode=l1), got {part!r}")
+            value = value.strip()
+            if value in ("None", "True", "False"):
+                out[name.strip()] = {"None": None, "True": True, "False": False}[value]
+            elif len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+                out[name.strip()] = value[1:-1]
+            else:
+                out[name.strip()] = value
+    return out
+
+
+def _with_defaults(fn, statics: dict | None) -> dict | None:
+    """``statics`` plus the string, None and bool defaults of the parameters
+    it does not name."""
+    if statics is None:
+        return None
+    import inspect
+    from s2s_ad.frontend.statics import is_static_value
+    params = inspect.signature(fn).parameters
+    unknown = sorted(set(statics) - set(params))
+    if unknown:
+        raise S2SError(f"--static {unknown[0]}=...: {fn.__name__} has no parameter "
+                       f"{unknown[0]!r} (parameters: {', '.join(params)})")
+    out = {n: p.default for n, p in params.items()
+           if p.default is not p.empty and is_static_value(p.default)}
+    out.update(statics)
+    return out
+
+
 def _shapes(items: list[str] | None) -> dict | None:
     """``--shape W=3x4,x=4`` → {"W": (3, 4), "x": (4,)}."""
     if not items:
@@ -94,6 +134,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="for a function returning a tuple or list: the item to differentiate")
     g.add_argument("--length", action="append", metavar="NAME=N",
                    help="length of a list parameter (e.g. xs=3); its gradient is a list")
+    g.add_argument("--static", action="append", metavar="NAME=VALUE",
+                   help="a static argument (a string, None, True or False) the code is "
+                        "generated for, e.g. mode=l1 (default: each such parameter's default)")
     _array_option(g)
 
     j = sub.add_parser("jvp", help="generate the forward-mode (Jacobian-vector product) module")
@@ -103,6 +146,8 @@ def _parser() -> argparse.ArgumentParser:
     j.add_argument("-o", "--out", dest="file", metavar="FILE", help="write the module to FILE")
     j.add_argument("--length", action="append", metavar="NAME=N",
                    help="length of a list parameter (e.g. xs=3); its tangent is a list")
+    j.add_argument("--static", action="append", metavar="NAME=VALUE",
+                   help="a static argument (a string, None, True or False), e.g. mode=l1")
     _array_option(j)
 
     c = sub.add_parser("check", help="prove the generated gradient against sympy")
@@ -176,13 +221,14 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "grad":
             text, files = api.gradient_module(
                 fn, _wrt(args.wrt), with_value=args.value, output=args.output,
-                lengths=_assignments(args.length, "--length") or None, arrays=_arrays(args.array))
+                lengths=_assignments(args.length, "--length") or None, arrays=_arrays(args.array),
+                statics=_with_defaults(fn, _statics(args.static)))
             _deliver(text, args.file, fn, loader.write, files)
             return 0
         if args.command == "jvp":
             text, files = api.jvp_module(
                 fn, _wrt(args.wrt), lengths=_assignments(args.length, "--length") or None,
-                arrays=_arrays(args.array))
+                arrays=_arrays(args.array), statics=_with_defaults(fn, _statics(args.static)))
             _deliver(text, args.file, fn, loader.write, files)
             return 0
         if args.command == "check":

@@ -328,6 +328,10 @@ class Function:
     """Parameter name -> the string, None or bool it was lowered for (a
     static argument: it selects code, it has no adjoint)."""
 
+    not_none: tuple[str, ...] = ()
+    """Parameters the code was generated for as numbers or arrays where the
+    source tests ``p is None``: the generated code raises if given None."""
+
     given_arrays: tuple[str, ...] = ()
     """The parameters lowered as arrays because the caller (or the arguments
     at the top level) passes arrays, in a function whose source never names

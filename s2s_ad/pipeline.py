@@ -351,8 +351,9 @@ def jvp_source(fn: Callable, wrt: Wrt = None, *, lengths: dict | None = None,
 
 
 def jvp_module(fn: Callable, wrt: Wrt = None, *, lengths: dict | None = None,
-               arrays: Sequence[str] = ()) -> tuple[str, list[str]]:
+               arrays: Sequence[str] = (), statics: dict | None = None) -> tuple[str, list[str]]:
     """:func:`jvp_source`'s text and the source files it was generated from."""
-    functions, src, graph = jvp_program(fn, wrt, lengths=lengths, arrays=arrays)
+    functions, src, graph = jvp_program(fn, wrt, lengths=lengths, arrays=arrays,
+                                        statics=statics)
     files = list(dict.fromkeys([src.file, *(f.loc.file for f in graph.lowered.values())]))
     return emit.module(functions, src.file), files

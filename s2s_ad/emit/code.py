@@ -135,6 +135,14 @@ def unpack_params(func: ir.Function) -> list[Stmt]:
     bare length check when no item name is read)."""
     out = [static_guard(func, p) for p in func.params if p.value.var in func.statics]
     for p in func.params:
+        if p.value.var in func.not_none:
+            error = ast.Call(ast.Name("ValueError", ast.Load()),
+                             [ast.Constant(f"generated for {p.value.var} not None")], [])
+            test = ast.Compare(ast.Name(p.value.name, ast.Load()), [ast.Is()],
+                               [ast.Constant(None)])
+            out.append(Stmt(ast.If(test, [ast.Raise(error, None)], []),
+                            "`is None` was decided for a value"))
+    for p in func.params:
         if p.items is None:
             continue
         target = ast.Tuple([ast.Name(v.name, ast.Store()) for v in p.items], ast.Store())

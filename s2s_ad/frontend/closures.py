@@ -116,3 +116,60 @@ def lift(outer: Source, node: ast.FunctionDef | ast.Lambda, name: str, locals_: 
     fn.__s2s_source__ = Source(fn, outer.file, tree, outer.lines, namespace)
     fn.__s2s_free__ = tuple(captured)
     return fn
+
+
+def rewrite_maps(src: Source) -> None:
+    """``map(f, xs, ys)`` → ``(f(a, b) for a, b in zip(xs, ys))`` and
+    ``list(map(...))`` → ``[f(a, b) for ...]`` in ``src.tree``, where ``map``
+    and ``list`` are the builtins: ``f`` (a nested function, a ``lambda``,
+    a function of yours) is then called item by item, as a comprehension."""
+    import builtins
+
+    tree = src.tree
+    local = outer_locals(tree)
+    if "map" in local or src.globals.get("map", builtins.map) is not builtins.map:
+        return
+    listed = "list" not in local and src.globals.get("list", builtins.list) is builtins.list
+    taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    count = [0]
+
+    def fresh() -> str:
+        while True:
+            count[0] += 1
+            name = f"map_item{count[0]}"
+            if name not in taken:
+                return name
+
+    def is_map(node) -> bool:
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id == "map" and len(node.args) >= 2 and not node.keywords \
+            and not any(isinstance(a, ast.Starred) for a in node.args)
+
+    class Maps(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call):
+            self.generic_visit(node)
+            wrap = ast.GeneratorExp
+            if listed and isinstance(node.func, ast.Name) and node.func.id == "list" \
+                    and len(node.args) == 1 and not node.keywords and is_map(node.args[0]):
+                node, wrap = node.args[0], ast.ListComp
+            elif not is_map(node):
+                return node
+            names = [fresh() for _ in node.args[1:]]
+            call = ast.Call(node.args[0], [ast.Name(n, ast.Load()) for n in names], [])
+            if len(names) == 1:
+                target, it = ast.Name(names[0], ast.Store()), node.args[1]
+            else:
+                target = ast.Tuple([ast.Name(n, ast.Store()) for n in names], ast.Store())
+                it = ast.Call(ast.Name("zip", ast.Load()), node.args[1:], [])
+            out = wrap(call, [ast.comprehension(target, it, [], 0)])
+            given = {id(x) for a in node.args for x in ast.walk(a)}
+            for n in ast.walk(out):  # new nodes point at the `map(...)` call
+                if id(n) not in given and isinstance(n, (ast.expr, ast.comprehension)):
+                    ast.copy_location(n, node)
+                    if isinstance(n, ast.expr):
+                        n.end_lineno, n.end_col_offset = node.end_lineno, node.end_col_offset
+            return out
+
+    for i, stmt in enumerate(tree.body):
+        tree.body[i] = Maps().visit(stmt)
+

@@ -137,6 +137,7 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
         self.lengths = dict(lengths or {})
         self.arrays = frozenset(arrays) | {n for n, v in src.captured.items()
                                             if not isinstance(v, numbers.Number)}
+        closures.rewrite_maps(src)
         self.tree = src.tree
         user_names = identifiers(self.tree)
         self.namer = Namer(avoid=user_names)
@@ -155,6 +156,9 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
         self.ret_mode = False
         self.seq_params: dict[int, ir.Param] = {}
         self.given_statics: dict = {}
+        self.not_none: dict[str, None] = {}
+        """Parameters tested with ``is None`` while lowered as values: the
+        generated code refuses None for them."""
         self.local_fns: dict[str, types.FunctionType] = {}
         """Nested functions (``def``, ``lambda`` assigned to a name) defined so
         far, lifted to helpers (:mod:`s2s_ad.frontend.closures`)."""
@@ -212,6 +216,7 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
                            modules=self.modules, names=frozenset(self.namer.taken),
                            outputs=outputs, integers=self.integers,
                            statics={n: v for n, v in self.given_statics.items()},
+                           not_none=tuple(self.not_none),
                            given_arrays=() if self.names_numpy else tuple(sorted(self.arrays)))
         ir.verify(func)
         return func
@@ -672,7 +677,10 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
              attrs: dict | None = None) -> ir.Value:
         for a in args:
             if statics.static(a):
-                raise self.src.error(node, f"{a.value!r} is used where a number is expected; "
+                # at the literal, when the statement spells it
+                at = next((n for n in ast.walk(node) if isinstance(n, ast.Constant)
+                           and n.value is a.value), node)
+                raise self.src.error(at, f"{a.value!r} is used where a number is expected; "
                                      "strings and None select code (`if mode == \"l2\":`, "
                                      "`if x is None:`) and cannot be computed with")
         for a in args[1:] if prim in ("getitem", "len") else args:

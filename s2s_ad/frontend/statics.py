@@ -23,6 +23,8 @@ Before → after, generated for ``mode="l2"``::
 from __future__ import annotations
 
 import ast
+import inspect
+import types
 
 from s2s_ad import ir
 
@@ -120,6 +122,10 @@ def _identity(lo, node: ast.Compare, left, right) -> ir.Const:
         return ir.Const(FOLD[type(node.ops[0])](left.value, right.value))
     for a, b in ((left, right), (right, left)):
         if isinstance(b, ir.Const) and b.value is None and not isinstance(a, ir.Const):
+            if id(a) in lo.param_ids:
+                # a parameter lowered as a number or an array: the code
+                # checks that it is not given None (ir.Function.not_none)
+                lo.not_none[a.var] = None
             return ir.Const(negate)
     raise lo.src.error(node, f"`{ast.unparse(node)}`: `is` is supported to test for None "
                        "(`x is None`, `x is not None`); compare numbers with `==`")
@@ -141,3 +147,57 @@ def _membership(lo, node: ast.Compare, var, hint) -> ir.Operand:
     raise lo.src.error(node, f"`{ast.unparse(node)}`: `in` is decided while lowering, "
                        "between static values (strings, None, bools, constants); for numbers "
                        "computed from the arguments write `x == a or x == b`")
+
+
+def candidates(fn, _seen: set | None = None) -> frozenset:
+    """The parameters of ``fn`` that may receive a static value: those with a
+    string, None or bool default or a ``str``/``bool`` annotation, those its
+    body compares with a string or None, tests with ``is``, uses as a bare
+    condition (``if flag:``), and those it passes on to such a parameter of
+    a function of its module (``g(x, mode)``). A call giving one of them a
+    string, None or a bool gets code generated for that value."""
+    _seen = set() if _seen is None else _seen
+    if id(fn) in _seen or not isinstance(fn, types.FunctionType):
+        return frozenset()
+    _seen.add(id(fn))
+    try:
+        sig = inspect.signature(fn)
+        from s2s_ad.frontend import source  # the tree, as the frontend reads it
+        tree = source.locate(fn).tree
+    except Exception:  # no source: locate refuses it later, with its own message
+        return frozenset()
+    params = set(sig.parameters)
+    out = {p.name for p in sig.parameters.values()
+           if (p.default is not p.empty and is_static_value(p.default))
+           or p.annotation in (str, bool, "str", "bool")}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            literal = any(isinstance(e, ast.Constant) and (e.value is None
+                                                          or isinstance(e.value, str))
+                          for e in ast.walk(node))
+            if literal or any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn))
+                              for o in node.ops):
+                out |= {e.id for e in sides if isinstance(e, ast.Name) and e.id in params}
+        elif isinstance(node, (ast.If, ast.While, ast.IfExp)) and isinstance(node.test, ast.Name):
+            out.add(node.test.id)
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) \
+                and isinstance(node.operand, ast.Name):
+            out.add(node.operand.id)
+        elif isinstance(node, ast.BoolOp):
+            out |= {e.id for e in node.values if isinstance(e, ast.Name)}
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            callee = fn.__globals__.get(node.func.id)
+            if not isinstance(callee, types.FunctionType) or not any(
+                    isinstance(a, ast.Name) and a.id in params
+                    for a in [*node.args, *(k.value for k in node.keywords)]):
+                continue
+            inner = candidates(callee, _seen)
+            names = list(inspect.signature(callee).parameters)
+            for i, a in enumerate(node.args):
+                if isinstance(a, ast.Name) and i < len(names) and names[i] in inner:
+                    out.add(a.id)
+            for k in node.keywords:
+                if isinstance(k.value, ast.Name) and k.arg in inner:
+                    out.add(k.value.id)
+    return frozenset(out & params)
