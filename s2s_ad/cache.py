@@ -64,7 +64,7 @@ def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
     hit = _cache.get(key)
     if hit is not None:
         _stats["hits"] += 1
-        return hit
+        return with_captured(fn, hit, kind)
     _stats["misses"] += 1
     with_value = kind == "value_and_grad"
     if kind == "jvp":
@@ -92,18 +92,22 @@ def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
             compiled = _any_length(fn, wrt, kind, output, compiled, runtime, statics)
         elif len(taken) < len(graph.main.params):
             compiled = _by_kind(fn, wrt, kind, output, lengths, compiled, taken, statics)
-    if src.captured and kind != "pair":
-        compiled = _with_captured(fn, compiled, src.captured)
     _cache[key] = compiled
-    return compiled
+    return with_captured(fn, compiled, kind)
 
 
-def _with_captured(fn: Callable, compiled: Callable, when_made: dict) -> Callable:
+def with_captured(fn: Callable, compiled: Callable, kind: str = "grad") -> Callable:
     """``compiled`` (whose keyword-only parameters after ``fn``'s own are the
-    data the closure ``fn`` captures) called with those data read from the
-    closure on each call, as ``fn`` itself reads them: a value changed after
-    the gradient was made is seen. A captured value that changed between
-    number and array needs other code: asking for the gradient again makes it."""
+    data the closure ``fn`` captures) called with those data read from this
+    very closure on each call, as ``fn`` itself reads them: a value changed
+    after the gradient was made is seen. (The cache is shared by closures
+    from one factory, so ``compiled`` never reads the cells itself.) A
+    captured value that changed between number and array needs other code:
+    asking for the gradient again makes it. Keywords given already (by an
+    outer call of this kind) are passed on as they are."""
+    when_made = source.captured_values(fn)
+    if not when_made or kind == "pair":
+        return compiled
     arrays = {n: not isinstance(v, numbers.Number) for n, v in when_made.items()}
 
     def call(*args, **kwargs):
@@ -113,7 +117,7 @@ def _with_captured(fn: Callable, compiled: Callable, when_made: dict) -> Callabl
                 raise TypeError(f"{fn.__qualname__} captures `{n}`, which was "
                                 f"{'an array' if was_array else 'a number'} when its gradient "
                                 "was generated and is not now; ask for the gradient again")
-        return compiled(*args, **{**kwargs, **now})
+        return compiled(*args, **{**now, **kwargs})
 
     call.__name__ = getattr(compiled, "__name__", "grad")
     call.__doc__ = compiled.__doc__
@@ -311,12 +315,12 @@ def entry(fn, wrt, kind, output, lengths, statics: dict | None = None):
            _statics_key(statics))
     if key in _cache:
         _stats["hits"] += 1
-        return _cache[key]
+        return with_captured(fn, _cache[key], kind)
     try:
         return generated(fn, wrt, kind, output, statics=statics)
     except structures.SequenceParameter as exc:
         _cache[key] = _by_shape(fn, wrt, kind, output, exc, statics)
-        return _cache[key]
+        return with_captured(fn, _cache[key], kind)
 
 
 def static_parameters(fn) -> frozenset:

@@ -73,6 +73,11 @@ def lift(outer: Source, node: ast.FunctionDef | ast.Lambda, name: str, locals_: 
     """``node`` as a function of its own (see the module docstring).
     ``locals_`` are the enclosing function's local variables; ``local_fns``
     maps the names of nested functions lifted before to their functions."""
+    for n in ast.walk(node):
+        if isinstance(n, (ast.Nonlocal, ast.Global)):
+            word = "nonlocal" if isinstance(n, ast.Nonlocal) else "global"
+            raise outer.error(n, f"`{word}` is not supported: s2s-ad differentiates pure "
+                              "functions; return the new value from the nested function instead")
     free = free_variables(node)
     captured: dict[str, None] = {}
     for n in free:
