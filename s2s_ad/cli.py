@@ -84,24 +84,6 @@ def _statics(items: list[str] | None) -> dict | None:
     return out
 
 
-def _with_defaults(fn, statics: dict | None) -> dict | None:
-    """``statics`` plus the string, None and bool defaults of the parameters
-    it does not name."""
-    if statics is None:
-        return None
-    import inspect
-    from s2s_ad.frontend.statics import is_static_value
-    params = inspect.signature(fn).parameters
-    unknown = sorted(set(statics) - set(params))
-    if unknown:
-        raise S2SError(f"--static {unknown[0]}=...: {fn.__name__} has no parameter "
-                       f"{unknown[0]!r} (parameters: {', '.join(params)})")
-    out = {n: p.default for n, p in params.items()
-           if p.default is not p.empty and is_static_value(p.default)}
-    out.update(statics)
-    return out
-
-
 def _shapes(items: list[str] | None) -> dict | None:
     """``--shape W=3x4,x=4`` → {"W": (3, 4), "x": (4,)}."""
     if not items:
@@ -222,13 +204,13 @@ def main(argv: list[str] | None = None) -> int:
             text, files = api.gradient_module(
                 fn, _wrt(args.wrt), with_value=args.value, output=args.output,
                 lengths=_assignments(args.length, "--length") or None, arrays=_arrays(args.array),
-                statics=_with_defaults(fn, _statics(args.static)))
+                statics=_statics(args.static))
             _deliver(text, args.file, fn, loader.write, files)
             return 0
         if args.command == "jvp":
             text, files = api.jvp_module(
                 fn, _wrt(args.wrt), lengths=_assignments(args.length, "--length") or None,
-                arrays=_arrays(args.array), statics=_with_defaults(fn, _statics(args.static)))
+                arrays=_arrays(args.array), statics=_statics(args.static))
             _deliver(text, args.file, fn, loader.write, files)
             return 0
         if args.command == "check":

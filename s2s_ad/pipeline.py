@@ -10,6 +10,7 @@ the public functions built on both are in :mod:`s2s_ad.api`.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import numbers
 from typing import Callable, Sequence, Union
 
@@ -255,6 +256,24 @@ def gradient_source(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
                            arrays=arrays, statics=statics)[0]
 
 
+def with_default_statics(fn: Callable, statics: dict | None) -> dict | None:
+    """``statics`` (the static values a user names) plus the string, None
+    and bool defaults of the parameters it does not name."""
+    if statics is None:
+        return None
+    from s2s_ad.frontend.statics import is_static_value
+    params = inspect.signature(fn).parameters
+    unknown = sorted(set(statics) - set(params))
+    if unknown:
+        raise WrtError(f"statics names {unknown[0]!r} (--static {unknown[0]}=...), but "
+                       f"{fn.__name__} has no such parameter (parameters: {', '.join(params)})")
+    out = {n: p.default for n, p in params.items()
+           if p.default is not p.empty and is_static_value(p.default)
+}
+    out.update(statics)
+    return out
+
+
 def gradient_module(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
                     output: int | None = None, lengths: dict | None = None,
                     arrays: Sequence[str] = (), statics: dict | None = None
@@ -263,7 +282,8 @@ def gradient_module(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
     from: ``fn``'s own and those of every function it calls (``grad -o``
     refuses to write over any of them)."""
     functions, src, graph = program(fn, wrt, with_value=with_value, output=output,
-                                    lengths=lengths, arrays=arrays, statics=statics)
+                                    lengths=lengths, arrays=arrays,
+                                    statics=with_default_statics(fn, statics))
     # every function reached, the inlined ones too (graph.lowered, not graph.callees)
     files = list(dict.fromkeys([src.file, *(f.loc.file for f in graph.lowered.values())]))
     return emit.module(functions, src.file), files
@@ -354,6 +374,6 @@ def jvp_module(fn: Callable, wrt: Wrt = None, *, lengths: dict | None = None,
                arrays: Sequence[str] = (), statics: dict | None = None) -> tuple[str, list[str]]:
     """:func:`jvp_source`'s text and the source files it was generated from."""
     functions, src, graph = jvp_program(fn, wrt, lengths=lengths, arrays=arrays,
-                                        statics=statics)
+                                        statics=with_default_statics(fn, statics))
     files = list(dict.fromkeys([src.file, *(f.loc.file for f in graph.lowered.values())]))
     return emit.module(functions, src.file), files
