@@ -12,7 +12,7 @@ import inspect
 from typing import Callable, Sequence
 
 from s2s_ad import graph, graph_backward
-from s2s_ad.frontend.source import captured_values
+from s2s_ad.frontend.targets import captured_values
 from s2s_ad.cache import (CacheInfo, array_arguments, call_statics, static_parameters, cache_info, clear_cache, entry,
                           fingerprint, generated, positional_names, shapes)
 from s2s_ad.explain import explain_text

@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Hashable
 from typing import Callable, NamedTuple
 
-from s2s_ad.frontend import (lowering as frontend, numpy as frontend_numpy, source,
+from s2s_ad.frontend import (lowering as frontend, methods, numpy as frontend_numpy, source, targets,
                              statics as frontend_statics, structures)
 from s2s_ad.emit import module as emit, loader
 from s2s_ad.pipeline import Wrt, jvp_program, program
@@ -105,13 +105,13 @@ def with_captured(fn: Callable, compiled: Callable, kind: str = "grad") -> Calla
     captured value that changed between number and array needs other code:
     asking for the gradient again makes it. Keywords given already (by an
     outer call of this kind) are passed on as they are."""
-    when_made = source.captured_values(fn)
+    when_made = targets.captured_values(fn)
     if not when_made or kind == "pair":
         return compiled
     arrays = {n: not isinstance(v, numbers.Number) for n, v in when_made.items()}
 
     def call(*args, **kwargs):
-        now = source.captured_values(fn)
+        now = targets.captured_values(fn)
         for n, was_array in arrays.items():
             if n not in now or (not isinstance(now[n], numbers.Number)) != was_array:
                 raise TypeError(f"{fn.__qualname__} captures `{n}`, which was "
@@ -260,7 +260,7 @@ def shapes(fn: Callable, args: tuple, kwargs: dict) -> dict:
 def _refuse_items(fn: Callable, name: str, value) -> None:
     """A list or tuple argument holding arrays (or lists): its items would be
     taken for numbers, so refuse it, located at the parameter."""
-    src = source.locate(fn)
+    src = targets.locate(fn)
     node = next((a for a in ast.walk(src.tree.args) if isinstance(a, ast.arg) and a.arg == name),
                 src.tree)
     what = next(type(item).__name__ for item in value if not isinstance(item, numbers.Number))
@@ -351,6 +351,14 @@ def _by_static(fn: Callable, wrt: Wrt, kind: str, output, lengths) -> Callable:
     sig = inspect.signature(fn)
     own = frozenset(sig.parameters)
     seen: dict = {}
+    # The code for the defaults, made now: a function s2s-ad refuses is
+    # refused when its gradient is asked for, not at its first call.
+    defaults = {n: p.default for n, p in sig.parameters.items()
+                if p.default is not p.empty and frontend_statics.is_static_value(p.default)}
+    try:
+        seen[_statics_key(defaults)] = entry(fn, wrt, kind, output, lengths, defaults)
+    except frontend_statics.StaticUse:
+        pass  # a parameter without a default used as a static value: per call
 
     def call(*args, **kwargs):
         given = {k: v for k, v in kwargs.items() if k in own} if kwargs else kwargs
@@ -400,6 +408,14 @@ def _fingerprint(fn, out: list, seen: set) -> None:
     if id(fn) in seen:
         return
     seen.add(id(fn))
+    if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
+        # a bound method: the sources of the methods it reaches, the kinds of
+        # the data it reads from its object, the constants' values
+        parts, funcs = methods.fingerprint_parts(fn)
+        out.append(("method", parts))
+        for f in funcs:
+            _fingerprint(f, out, seen)
+        return
     rule = user_rules.lookup(fn) if isinstance(fn, types.FunctionType) else None
     if rule is not None or not isinstance(fn, types.FunctionType):
         # A primitive: its identity, not its source, decides the code.
@@ -452,8 +468,8 @@ def _source_text(code: types.CodeType) -> str | None:
 
 
 def _global(name: str, obj, fn, out: list, seen: set) -> None:
-    if isinstance(obj, numbers.Number):
-        out.append((name, obj))
+    if isinstance(obj, numbers.Number) or frontend_statics.is_static_value(obj):
+        out.append((name, type(obj).__name__, obj))
     elif isinstance(obj, types.FunctionType):
         out.append(("calls", name))
         _fingerprint(obj, out, seen)

@@ -14,7 +14,7 @@ import inspect
 import numbers
 from typing import Callable, Sequence, Union
 
-from s2s_ad.frontend import calls, hoist, inline, lowering as frontend, source, structures
+from s2s_ad.frontend import calls, hoist, inline, lowering as frontend, source, structures, targets
 from s2s_ad.emit import module as emit, optimize
 from s2s_ad import ir
 from s2s_ad.reverse import transform as reverse
@@ -74,7 +74,7 @@ def _refuse_integer_result(func: ir.Function, src: source.Source) -> None:
 
 def lower(fn: Callable, lengths: dict | None = None, arrays: Sequence[str] = ()) -> ir.Function:
     """The SSA IR of ``fn`` (``arrays``: the parameters that receive NumPy arrays)."""
-    return frontend.lower(source.locate(fn), lengths, arrays)
+    return frontend.lower(targets.locate(fn), lengths, arrays)
 
 
 def lower_lists(src: source.Source, lengths: dict | None = None, arrays: Sequence[str] = (),
@@ -164,7 +164,7 @@ def program(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
     where the program allows it (:func:`lower_lists`). ``statics`` maps
     parameters to the strings, None or bools the code is generated for
     (without it, such parameters' defaults: :mod:`s2s_ad.frontend.statics`)."""
-    src = source.locate(fn)
+    src = targets.locate(fn)
     if not runtime_lists:
         return _program(frontend.lower(src, lengths, arrays, statics), src, wrt, with_value,
                         pair, tuple_result, output)
@@ -327,7 +327,7 @@ def jvp_program(fn: Callable, wrt: Wrt = None, *, lengths: dict | None = None,
     mode): ``jvp_FN`` first, then a JVP function for every user function it
     calls (one per specialisation). ``wrt`` None means every parameter that
     is not used as an integer."""
-    src = source.locate(fn)
+    src = targets.locate(fn)
     func = frontend.lower(src, lengths, arrays, statics)
     graph = calls.collect(func, src)
     inline.run(graph)

@@ -35,7 +35,7 @@ import sympy
 
 from s2s_ad import api
 from s2s_ad.emit import module as emit
-from s2s_ad.frontend import lowering as frontend, source as source_mod
+from s2s_ad.frontend import lowering as frontend, source as source_mod, targets
 from s2s_ad.verdict import ParamResult, Verdict
 from s2s_ad.errors import S2SError
 from s2s_ad.rules import user as user_rules
@@ -294,6 +294,11 @@ def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
     if mode not in ("reverse", "forward"):
         raise S2SError(f"mode must be 'reverse' or 'forward', got {mode!r}")
     _known_parameters(fn, args=args, at=at, shapes=shapes)
+    if targets.captured_values(fn):
+        raise S2SError(f"check does not run {fn.__name__}: it reads data from a closure or "
+                       "from its object (self), which sympy cannot stand in for; check a "
+                       "function taking them as parameters, or compare with finite "
+                       "differences (s2s_ad.testing.assert_gradient)")
     try:
         with _deadline(timeout):
             if mode == "forward":

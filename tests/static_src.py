@@ -22,8 +22,8 @@ def loss(x, y, mode="l2", reduce=None, scale=True):
     return r
 
 
-def no_defaults(x, mode, flag):
-    """Static without defaults: found from the comparisons and the bare condition."""
+def no_defaults(x, mode, flag: bool):
+    """Static without defaults: found from the comparison and the annotation."""
     if mode in ("a", "b") and not flag:
         return x * x * x
     return math.sin(x)
@@ -74,4 +74,11 @@ def string_arithmetic(x, mode="a"):
 def string_vs_number(x, mode="a"):
     if x == "a":
         return x
+    return x * 2.0
+
+
+def string_vs_local(x):
+    y = x * 2.0
+    if y == "a":
+        return y
     return x * 2.0

@@ -135,7 +135,8 @@ def test_cli_static_names_a_parameter(tmp_path):
 
 @pytest.mark.parametrize("fn, fragment, message", [
     (s.string_arithmetic, "mode", "'a' is used where a number is expected"),
-    (s.string_vs_number, "x == \"a\"", "compares a string or None"),
+    (s.string_vs_number, "x == \"a\"", "compares the parameter `x`, lowered as a number"),
+    (s.string_vs_local, "y == \"a\"", "compares a string or None"),
 ])
 def test_refusals_are_located(fn, fragment, message):
     with pytest.raises(s2s_ad.SourceError, match=message) as info:

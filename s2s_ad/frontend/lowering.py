@@ -634,6 +634,14 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
             raise self.src.error(node, f"name `{node.id}` is not defined")
         if isinstance(node, ast.Attribute):
             base = self.resolve(node.value)
+            if isinstance(base, type) and isinstance(
+                    inspect.getattr_static(base, node.attr, None), (staticmethod, classmethod)):
+                return getattr(base, node.attr)  # Class.static_fn(x)
+            if isinstance(base, type) and not isinstance(
+                    inspect.getattr_static(base, node.attr, None), types.FunctionType) \
+                    and (isinstance(getattr(base, node.attr, None), numbers.Real)
+                         or statics.is_static_value(getattr(base, node.attr, ""))):
+                return getattr(base, node.attr)  # Class.CONSTANT
             if not isinstance(base, types.ModuleType):
                 raise self.src.error(node, f"`{ast.unparse(node)}`: attribute access is only "
                                      "supported on modules (like `math.sin`)")
@@ -655,8 +663,9 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
             raise self.src.error(node, f"`{name}` may be undefined here: {why} "
                                  f"(line {where.lineno})")
         obj = self.src.globals.get(name, getattr(builtins, name, None))
-        if isinstance(obj, numbers.Real):
-            return self.constant(obj, node)
+        if isinstance(obj, numbers.Real) or (name in self.src.globals
+                                             and statics.is_static_value(obj)):
+            return self.constant(obj, node)  # a string, None or bool: static
         if name in self.src.fn.__code__.co_freevars:
             raise self.src.error(node, f"`{name}` is a variable of an enclosing function "
                                  "(a closure), which s2s-ad cannot see; pass it as a parameter")

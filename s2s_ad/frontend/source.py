@@ -65,7 +65,7 @@ def display_path(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
-def locate(fn) -> Source:
+def locate(fn, method: bool = False) -> Source:
     """The source of ``fn``; :class:`SourceError` when it has none. A closure's
     captured data become keyword-only parameters of its tree (see
     :class:`Source`); a function lifted from a nested ``def`` or ``lambda``
@@ -74,6 +74,7 @@ def locate(fn) -> Source:
     if isinstance(made, Source):
         return made
     if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
+        # frontend.targets.locate lifts the bound method you differentiate
         raise _method_error(fn)
     if not isinstance(fn, types.FunctionType):
         what = type(fn).__name__
@@ -129,6 +130,13 @@ def locate(fn) -> Source:
                         "runs (the file changed after it was imported?); reload the module")
     if fn.__code__.co_freevars:
         _capture(src)
+    params = src.tree.args.posonlyargs + src.tree.args.args
+    owner = fn.__qualname__.rpartition(".")[0]
+    if owner and not owner.endswith("<locals>") and params and params[0].arg == "self" \
+            and not method:  # (method: the function of a bound method, frontend.methods)
+        raise src.error(src.tree, f"{fn.__qualname__} is a method taken from its class, "
+                        "without an object; differentiate it bound to one (`obj.method`; "
+                        "on the command line `file.py:obj.method` for a module-level obj)")
     return src
 
 
@@ -193,22 +201,15 @@ def captured_values(fn) -> dict:
 
 
 def _method_error(method: types.MethodType) -> SourceError:
-    """The refusal of a bound method, at its ``def``: its result depends on
-    the object it is bound to (``self``), which is no parameter s2s-ad could
-    differentiate or keep constant."""
+    """A bound method called from the function you differentiate: it is
+    differentiated only as the target itself (``grad(obj.method)``)."""
     fn = method.__func__
-    owner = method.__self__
-    bound = f"the class {owner.__name__}" if isinstance(owner, type) else \
-        f"a {type(owner).__name__} object"
-    params = list(inspect.signature(fn).parameters)
-    first, rest = (params[0], params[1:]) if params else ("self", [])
-    message = (f"{fn.__qualname__} is a method bound to {bound}; s2s-ad differentiates plain "
-               f"functions, not methods: write it as a function that takes what it reads from "
-               f"`{first}` as parameters (def {fn.__name__}("
-               + ", ".join([f"<fields of {first}>"] + rest) + "): ...)")
+    message = (f"{fn.__qualname__} is a method bound to an object; s2s-ad differentiates a "
+               "bound method you give it (grad(obj.method)), not one called from the "
+               "function you differentiate: pass what it reads as parameters")
     try:
-        src = locate(fn)
-    except SourceError as exc:  # no readable source: say so without a location
+        src = locate(fn, method=True)
+    except SourceError as exc:
         return SourceError(f"{message} ({exc.message})")
     return src.error(src.tree, message)
 
@@ -241,28 +242,50 @@ def load_target(target: str):
     """The function a command-line target names.
 
     ``path/to/file.py:fn``, ``path/to/file.py.fn`` and ``pkg.mod.fn`` (importable
-    from the current directory) are accepted."""
+    from the current directory) are accepted; ``fn`` may be a dotted path
+    inside the module: ``Class.method`` (a staticmethod or classmethod),
+    ``obj.method`` (a method bound to a module-level object)."""
     path, name = _split_target(target)
     if path is not None:
         if not os.path.isfile(path):
             raise TargetError(f"{target}: no such file: {path}")
         module = _import_file(path)
     else:
-        modname, _, name = target.rpartition(".")
-        if not modname:
+        if "." not in target:
             raise TargetError(f"{target}: expected file.py:function or package.module.function")
         if os.getcwd() not in sys.path and "" not in sys.path:
             sys.path.insert(0, os.getcwd())
-        try:
-            module = importlib.import_module(modname)
-        except ImportError as exc:
-            raise TargetError(f"{target}: cannot import module {modname}: {exc}") from None
-    fn = getattr(module, name, None)
-    if fn is None:
-        raise TargetError(f"{target}: module {module.__name__} has no function {name!r}")
-    if not isinstance(fn, types.FunctionType):
+        module, name = _import_longest(target)
+    fn = module
+    for part in name.split("."):
+        fn = getattr(fn, part, None)
+        if fn is None:
+            raise TargetError(f"{target}: module {module.__name__} has no function {name!r}")
+    bound = isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType)
+    if not isinstance(fn, types.FunctionType) and not bound:
         raise TargetError(f"{target}: {name!r} is a {type(fn).__name__}, not a Python function")
     return fn
+
+
+def _import_longest(target: str):
+    """``pkg.mod.Class.method`` → (the module ``pkg.mod``, ``"Class.method"``):
+    the longest importable prefix."""
+    parts = target.split(".")
+    error = None
+    for k in range(len(parts) - 1, 0, -1):
+        modname = ".".join(parts[:k])
+        try:
+            return importlib.import_module(modname), ".".join(parts[k:])
+        except ModuleNotFoundError as exc:
+            if error is None:
+                error = exc
+            if exc.name is not None and not modname.startswith(exc.name):
+                break  # the module exists and imports something missing
+        except ImportError as exc:
+            error = exc
+            break
+    modname = target.rpartition(".")[0]
+    raise TargetError(f"{target}: cannot import module {modname}: {error}")
 
 
 def _split_target(target: str) -> tuple[str | None, str]:

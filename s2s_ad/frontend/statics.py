@@ -27,11 +27,21 @@ import inspect
 import types
 
 from s2s_ad import ir
+from s2s_ad.errors import SourceError
 
 COMPARE = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq",
            ast.NotEq: "ne"}
 FOLD = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b,
         ast.Is: lambda a, b: a is b, ast.IsNot: lambda a, b: a is not b}
+
+
+class StaticUse(SourceError):
+    """A parameter used as a static value (compared with a string) where it
+    was lowered as a number or array: a call giving it a string gets code of
+    its own."""
+
+    def __init__(self, err: SourceError):
+        super().__init__(err.message, err.file, err.line, err.col, err.source_line)
 
 
 def is_static_value(value) -> bool:
@@ -80,6 +90,15 @@ def compare(lo, node: ast.Compare, var: str | None, hint: str | None) -> ir.Oper
     if static(left) or static(right):
         if isinstance(left, ir.Const) and isinstance(right, ir.Const) and op in FOLD:
             return ir.Const(FOLD[op](left.value, right.value))
+        value = right if static(left) else left
+        if id(value) in lo.param_ids:
+            # a parameter compared with a string: it is static when the
+            # call gives it a string (the API generates code per value)
+            raise StaticUse(lo.src.error(node, f"`{ast.unparse(node)}` compares the parameter "
+                                         f"`{value.var}`, lowered as a number or an array, "
+                                         f"with {describe(left if static(left) else right)}; "
+                                         "give it a string default, annotate it `str`, or "
+                                         "name its value (statics=, --static)"))
         raise lo.src.error(node, f"`{ast.unparse(node)}` compares a string or None "
                            f"({describe(left if static(left) else right)}) with a value "
                            "computed from the arguments; static values (strings, None) can be "
@@ -144,17 +163,19 @@ def _membership(lo, node: ast.Compare, var, hint) -> ir.Operand:
     items = [operand(lo, e) for e in container.elts]
     if isinstance(left, ir.Const) and all(isinstance(i, ir.Const) for i in items):
         return ir.Const((left.value in [i.value for i in items]) != negate)
-    raise lo.src.error(node, f"`{ast.unparse(node)}`: `in` is decided while lowering, "
+    err = lo.src.error(node, f"`{ast.unparse(node)}`: `in` is decided while lowering, "
                        "between static values (strings, None, bools, constants); for numbers "
                        "computed from the arguments write `x == a or x == b`")
+    if id(left) in lo.param_ids and any(static(i) for i in items):
+        raise StaticUse(err)  # a string parameter: code per value (see compare)
+    raise err
 
 
 def candidates(fn, _seen: set | None = None) -> frozenset:
     """The parameters of ``fn`` that may receive a static value: those with a
     string, None or bool default or a ``str``/``bool`` annotation, those its
-    body compares with a string or None, tests with ``is``, uses as a bare
-    condition (``if flag:``), and those it passes on to such a parameter of
-    a function of its module (``g(x, mode)``). A call giving one of them a
+    body compares with a string or None or tests with ``is``, and those it
+    passes on to such a parameter of a function of its module (``g(x, mode)``). A call giving one of them a
     string, None or a bool gets code generated for that value."""
     _seen = set() if _seen is None else _seen
     if id(fn) in _seen or not isinstance(fn, types.FunctionType):
@@ -176,16 +197,8 @@ def candidates(fn, _seen: set | None = None) -> frozenset:
             literal = any(isinstance(e, ast.Constant) and (e.value is None
                                                           or isinstance(e.value, str))
                           for e in ast.walk(node))
-            if literal or any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn))
-                              for o in node.ops):
+            if literal or any(isinstance(o, (ast.Is, ast.IsNot)) for o in node.ops):
                 out |= {e.id for e in sides if isinstance(e, ast.Name) and e.id in params}
-        elif isinstance(node, (ast.If, ast.While, ast.IfExp)) and isinstance(node.test, ast.Name):
-            out.add(node.test.id)
-        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) \
-                and isinstance(node.operand, ast.Name):
-            out.add(node.operand.id)
-        elif isinstance(node, ast.BoolOp):
-            out |= {e.id for e in node.values if isinstance(e, ast.Name)}
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             callee = fn.__globals__.get(node.func.id)
             if not isinstance(callee, types.FunctionType) or not any(

@@ -1,0 +1,212 @@
+"""Bound methods, lifted to functions that take what they read from ``self``.
+
+Contract: :func:`lift` takes a bound method (``model.loss``, or a
+classmethod bound to its class) and returns a Python function made from its
+source, without the ``self`` parameter, carrying its
+:class:`~s2s_ad.frontend.source.Source` (``__s2s_source__``). In it, and in
+every method it reaches through ``self.NAME(...)``:
+
+* ``self.w`` holding data (a number, an array) reads a keyword-only
+  parameter ``self_w``: the attributes are *constants of the gradient*
+  (no adjoint), and ``s2s_ad.grad`` passes their current values on every
+  call (:func:`attribute_values`), as the method would read them;
+* ``self.mode`` holding a string, None or a bool is a static value: the code
+  is generated for the value it holds when the gradient is made (the cache
+  key includes it);
+* ``self.helper(x)`` calls the method ``helper`` lifted the same way (one
+  forward/backward pair, like any helper); a staticmethod is called as the
+  function it is.
+
+Anything else read from ``self``, and ``self`` used as a value, is refused
+at the attribute.
+
+Before → after::
+
+    class Model:                          def loss(x, *, self_w, self_b):
+        def loss(self, x):                    return self_w * x + self_b
+            return self.w * x + self.b
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import inspect
+import types
+from dataclasses import dataclass, field
+
+from s2s_ad.errors import SourceError
+from s2s_ad.frontend import source as source_mod
+from s2s_ad.frontend.statics import is_static_value
+
+
+@dataclass
+class Plan:
+    """What a bound method reads from its object."""
+
+    obj: object
+    methods: dict = field(default_factory=dict)
+    """Method name -> its function (the entry method under ``None``)."""
+    data: dict = field(default_factory=dict)
+    """Attribute -> value: numbers and arrays (parameters ``self_NAME``)."""
+    constants: dict = field(default_factory=dict)
+    """Attribute -> value: strings, None, bools, functions, modules."""
+    self_name: str = "self"
+
+
+def is_bound(fn) -> bool:
+    return isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType)
+
+
+def plan(method: types.MethodType) -> Plan:
+    """Every method reachable from ``method`` through ``self.NAME(...)``, and
+    the attributes they read (walked once, in source order)."""
+    obj = method.__self__
+    out = Plan(obj)
+    todo = [(None, method.__func__)]
+    while todo:
+        name, func = todo.pop(0)
+        if name in out.methods:
+            continue
+        out.methods[name] = func
+        src = source_mod.locate(func, method=True)
+        params = src.tree.args.posonlyargs + src.tree.args.args
+        if not params:
+            raise src.error(src.tree, f"{func.__qualname__} is bound to an object but takes "
+                            "no parameter for it")
+        me = params[0].arg
+        if name is None:
+            out.self_name = me
+        for node in ast.walk(src.tree):
+            if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id == me and isinstance(node.ctx, ast.Load)):
+                continue
+            try:
+                value = getattr(obj, node.attr)
+            except AttributeError:
+                raise src.error(node, f"`{ast.unparse(node)}`: the {type(obj).__name__} "
+                                "object has no such attribute") from None
+            if is_bound(value) and value.__self__ is obj:
+                todo.append((node.attr, value.__func__))
+            elif source_mod.is_data(value):
+                out.data[node.attr] = value
+            elif is_static_value(value) or isinstance(value, (types.FunctionType,
+                                                              types.ModuleType)):
+                out.constants[node.attr] = value
+            else:
+                raise src.error(node, f"`{ast.unparse(node)}` is a {type(value).__name__}; "
+                                "a method may read numbers, arrays, strings, None, bools and "
+                                "other methods from its object")
+    return out
+
+
+def attribute_values(method) -> dict:
+    """The data a bound method reads from its object, now: the values of its
+    gradient's ``self_NAME`` parameters."""
+    if not is_bound(method):
+        return {}
+    p = plan(method)
+    return {f"{p.self_name}_{a}": getattr(p.obj, a) for a in p.data}
+
+
+def lift(method: types.MethodType):
+    """``method`` as a function of its own (see the module docstring)."""
+    p = plan(method)
+    namespace_extra: dict = {}
+    lifted: dict = {}
+    params = [f"{p.self_name}_{a}" for a in p.data]
+    for name, func in p.methods.items():
+        lifted[name] = _lift_one(func, p, params, namespace_extra, name is None)
+    for name, fn in lifted.items():
+        if name is not None:
+            namespace_extra[f"{p.self_name}.{name}"] = fn
+    for fn in lifted.values():  # self.f(x) reads the lifted f
+        fn.__s2s_source__.globals.update(namespace_extra)
+    entry = lifted[None]
+    entry.__s2s_source__.captured.update({f"{p.self_name}_{a}": v for a, v in p.data.items()})
+    return entry
+
+
+def _lift_one(func, p: Plan, params: list[str], extra: dict, entry: bool):
+    src = source_mod.locate(func, method=True)
+    tree = copy.deepcopy(src.tree)
+    args = tree.args
+    first = (args.posonlyargs or args.args)[0]
+    me = first.arg
+    if args.posonlyargs:
+        args.posonlyargs = args.posonlyargs[1:]
+    else:
+        args.args = args.args[1:]
+    tree.decorator_list = [d for d in tree.decorator_list if not (
+        isinstance(d, ast.Name) and d.id in ("classmethod", "staticmethod"))]
+    if tree.decorator_list:
+        raise src.error(tree.decorator_list[0], f"{func.__qualname__} is decorated; s2s-ad "
+                        "would read its source, not the code the decorator makes")
+
+    class Self(ast.NodeTransformer):
+        def visit_Attribute(self, node: ast.Attribute):
+            if isinstance(node.value, ast.Name) and node.value.id == me \
+                    and not isinstance(node.ctx, ast.Load):
+                raise src.error(node, f"attribute assignment (`{ast.unparse(node)} = ...`) is "
+                                "not supported: s2s-ad differentiates pure functions; return "
+                                "the new value instead")
+            if isinstance(node.value, ast.Name) and node.value.id == me \
+                    and isinstance(node.ctx, ast.Load):
+                spelled = f"{p.self_name}_{node.attr}" if node.attr in p.data \
+                    or node.attr in p.constants else f"{p.self_name}.{node.attr}"
+                return ast.copy_location(ast.Name(spelled, ast.Load()), node)
+            self.generic_visit(node)
+            return node
+
+        def visit_Name(self, node: ast.Name):
+            if node.id == me:
+                raise src.error(node, f"`{me}` is used as a value; a method may read its "
+                                f"attributes (`{me}.w`) and call its methods (`{me}.f(x)`), "
+                                f"not pass `{me}` on")
+            return node
+
+    tree.body = [Self().visit(stmt) for stmt in tree.body]
+    taken = {a.arg for a in ast.walk(args) if isinstance(a, ast.arg)}
+    for name in params:
+        if name in taken:
+            raise src.error(tree, f"parameter {name!r} has the name s2s-ad gives "
+                            f"`{name.replace('_', '.', 1)}`; rename it")
+        args.kwonlyargs.append(ast.copy_location(ast.arg(name), tree))
+        args.kw_defaults.append(None)
+    namespace = dict(src.globals)
+    namespace.update({f"{p.self_name}_{a}": v for a, v in p.constants.items()})
+    module = ast.Module([tree], [])
+    ast.fix_missing_locations(module)
+    try:
+        exec(compile(module, func.__code__.co_filename, "exec"), namespace)
+    except Exception as exc:
+        raise src.error(tree, f"{func.__qualname__} cannot be made on its own "
+                        f"({type(exc).__name__}: {exc})") from None
+    fn = namespace[tree.name]
+    fn.__qualname__ = func.__qualname__
+    fn.__s2s_source__ = source_mod.Source(fn, src.file, tree, src.lines, namespace)
+    fn.__s2s_free__ = () if entry else tuple(params)
+    return fn
+
+
+def fingerprint_parts(method) -> tuple:
+    """What the code generated for a bound method depends on besides its
+    functions' sources: the kinds of the data attributes (number or array)
+    and the constants' values."""
+    p = plan(method)
+    kinds = tuple((a, isinstance(v, (int, float, complex))) for a, v in p.data.items())
+    constants = tuple((a, type(v).__name__, v if is_static_value(v) else id(v))
+                      for a, v in p.constants.items())
+    return (type(p.obj).__qualname__, tuple(p.methods), kinds, constants), \
+        list(p.methods.values())
+
+
+def refuse_unbound(fn, src) -> SourceError | None:
+    """``Class.method`` (a function whose first parameter is ``self`` and
+    that reads attributes of it): the object is missing."""
+    params = list(inspect.signature(fn).parameters)
+    if "." in fn.__qualname__ and params and params[0] in ("self", "cls"):
+        return src.error(src.tree, f"{fn.__qualname__} is a method taken from its class; "
+                         "differentiate it bound to an object (`obj.method`, or the target "
+                         "`file.py:obj.method` for a module-level obj)")
+    return None
