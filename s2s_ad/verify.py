@@ -140,6 +140,22 @@ SYMPY_MATH = {
 }
 
 
+SYMPY_HELPERS = {"s2s_digamma": lambda x: sympy.polygamma(0, x)}
+"""The functions of rules.scalar.SCALAR_HELPERS, as sympy builds them."""
+
+def _sympy_prod(xs, start=1):
+    out = start
+    for x in xs:
+        out = out * x
+    return out
+
+
+SYMPY_MATH.update({"lgamma": sympy.loggamma, "gamma": sympy.gamma,
+                   "fsum": lambda xs: sum(xs, sympy.Integer(0)), "prod": _sympy_prod,
+                   "dist": lambda p, q: sympy.sqrt(sum(((a - b) ** 2 for a, b in zip(p, q)),
+                                                       sympy.Integer(0)))})
+
+
 def sympy_math() -> types.SimpleNamespace:
     """A stand-in for the ``math`` module that builds sympy expressions."""
     return types.SimpleNamespace(**SYMPY_MATH)
@@ -510,7 +526,9 @@ def _run_generated(text: str, name: str, functions, symbolic: "_Symbolic", graph
             for alias in node.names:
                 if (node.module, alias.name) in stand_ins:
                     namespace[alias.asname or alias.name] = stand_ins[(node.module, alias.name)]
-    tree.body = [s for s in tree.body if not isinstance(s, (ast.Import, ast.ImportFrom))]
+    tree.body = [s for s in tree.body if not isinstance(s, (ast.Import, ast.ImportFrom))
+                 and not (isinstance(s, ast.FunctionDef) and s.name in SYMPY_HELPERS)]
+    namespace.update(SYMPY_HELPERS)  # the module's own numeric helpers, as sympy functions
     _exec(tree, namespace, "<generated>")
     return namespace[name](**call_args)
 

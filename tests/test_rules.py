@@ -25,7 +25,8 @@ SYMBOLS = (X, Y)
 def _evaluate(template: ast.expr, env: dict, point: dict):
     """Evaluate a template on sympy values; comparisons decided at ``point``."""
     branches = verify._Branches(point)
-    namespace = {"math": verify.sympy_math(), **branches.namespace(), **env}
+    namespace = {"math": verify.sympy_math(), **branches.namespace(), **verify.SYMPY_HELPERS,
+                 **env}
     tree = ast.Expression(verify._Comparisons().visit(ast.parse(ast.unparse(template), mode="eval").body))
     return eval(compile(ast.fix_missing_locations(tree), "<rule>", "eval"), namespace)
 
@@ -97,3 +98,21 @@ def test_rules_parse():
     for r in RULES.values():
         assert r.forward_ast is not None
         assert len(r.partial_asts) == r.arity
+
+
+def test_the_digamma_helper_against_mpmath():
+    """s2s_digamma (the derivative of math.lgamma in generated modules) is
+    numeric code of its own: compare it with mpmath's digamma, across the
+    recurrence, the asymptotic series and the reflection."""
+    import math
+
+    import mpmath
+
+    from s2s_ad.rules.scalar import SCALAR_HELPERS
+    namespace = {}
+    exec(SCALAR_HELPERS["s2s_digamma"], namespace)
+    digamma = namespace["s2s_digamma"]
+    for x in (1e-3, 0.3, 0.5, 1.0, 2.5, 7.9, 10.0, 13.7, 150.0, 1e6, -0.5, -2.3, -7.75):
+        want = float(mpmath.digamma(x))
+        assert math.isclose(digamma(x), want, rel_tol=2e-14, abs_tol=1e-14), (x, digamma(x), want)
+    assert math.isnan(digamma(-3.0)) and math.isnan(digamma(0.0))

@@ -18,6 +18,7 @@ import astor
 
 from s2s_ad._version import __version__
 from s2s_ad.emit.code import Block, CodeFunction, name_nodes
+from s2s_ad.rules.scalar import SCALAR_HELPERS
 
 COMMENT_COLUMN = 40
 
@@ -50,6 +51,9 @@ def module(functions: list[CodeFunction], src_file: str | None = None) -> str:
     if imports:
         lines += imports + [""]
     helpers = {name: text for fn in functions for name, text in fn.helpers.items()}
+    for name, text in SCALAR_HELPERS.items():
+        if any(name in used[id(fn)] for fn in functions):
+            helpers[name] = text.strip("\n")
     for text in helpers.values():
         lines += ["", text, ""]
     for fn in functions:

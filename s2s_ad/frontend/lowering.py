@@ -26,7 +26,7 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import closures, statics, structures
+from s2s_ad.frontend import closures, statics, structures, syntax
 from s2s_ad.frontend.aliasing import InPlaceNames
 from s2s_ad.errors import SourceError
 from s2s_ad.frontend.numpy import ArrayLowering, numpy_use
@@ -156,6 +156,8 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
         self.ret_mode = False
         self.seq_params: dict[int, ir.Param] = {}
         self.given_statics: dict = {}
+        self.spliced: list[str] = []
+        """Names bound to the items of ``*args``/``**kw`` for the call being lowered."""
         self.not_none: dict[str, None] = {}
         """Parameters tested with ``is None`` while lowered as values: the
         generated code refuses None for them."""
@@ -383,6 +385,18 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
                                  "to it is not supported: use another name")
         if isinstance(target, ast.Name):
             self.bind(target.id, value)
+        elif isinstance(target, ast.Subscript) and self.array_mode \
+                and not self.holds_structure(target.value):
+            # `(s[i], s[i + 1]) = step(...)`: each item written as `s[i] = item`
+            mark = len(self.spliced)
+            name = syntax.bound(self, f"({ast.unparse(value_node)})[{len(self.spliced)}]", value,
+                                value_node)
+            try:
+                self.assign_subscript(target, name, stmt=target)
+            finally:
+                for n in self.spliced[mark:]:
+                    self.env.pop(n, None)
+                del self.spliced[mark:]
         elif isinstance(target, ast.Subscript):
             self.refuse_argument_mutation(target.value, target)
             structures.store(self, target, value)
@@ -429,6 +443,8 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
             targets = [None] * len(node.elts)
             if isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == len(node.elts):
                 targets = target.elts  # `a, b = b, a * b` names the product b_1
+            if any(isinstance(e, ast.Starred) for e in node.elts):
+                return syntax.tuple_items(self, node, targets)
             return tuple(self.expr(e, t) for e, t in zip(node.elts, targets))
         if isinstance(node, ast.Constant):
             return self.constant(node.value, node)
@@ -477,6 +493,15 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
         raise self.refuse(node)
 
     def call(self, node: ast.Call, var: str | None, hint: str | None = None) -> ir.Operand:
+        mark = len(self.spliced)
+        try:
+            return self._call(syntax.splice(self, node), var, hint)
+        finally:
+            for name in self.spliced[mark:]:  # `f(*args)`: the items' names, bound for the call
+                self.env.pop(name, None)
+            del self.spliced[mark:]
+
+    def _call(self, node: ast.Call, var: str | None, hint: str | None = None) -> ir.Operand:
         if self.array_mode and isinstance(node.func, ast.Attribute) \
                 and not self.is_global_path(node.func.value):
             return self.method_call(node, var, hint)
@@ -497,8 +522,15 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
             if k.arg is None:
                 raise self.src.error(k.value, "`**kwargs` in calls is not supported")
         fn = self.resolve(node.func)
+        if fn is builtins.sum:
+            value = syntax.sum_call(self, node, var, hint)
+            if value is not None:
+                return value
         if fn is builtins.sum or fn is builtins.len:
             return structures.builtin(self, fn, node, var, hint)
+        value = syntax.math_call(self, fn, node, var, hint)
+        if value is not None:
+            return value
         if isinstance(fn, types.FunctionType) and fn.__name__ == "<lambda>":
             raise self.src.error(node, f"`{ast.unparse(node.func)}` is a `lambda` defined "
                                  "outside the function; calls to lambdas are not supported: "

@@ -19,6 +19,30 @@ from __future__ import annotations
 
 from . import Rule
 
+SCALAR_HELPERS = {
+    "s2s_digamma": '''
+def s2s_digamma(x):
+    """psi(x) = d/dx ln Gamma(x), the derivative of math.lgamma (relative
+    error below 1e-14): psi(x) = psi(x + 1) - 1/x up to x >= 10, then the
+    asymptotic series; below 1/2, psi(x) = psi(1 - x) - pi/tan(pi x)."""
+    import math
+    if x <= 0.0 and x == math.floor(x):
+        return math.nan  # a pole of Gamma
+    if x < 0.5:
+        return s2s_digamma(1.0 - x) - math.pi / math.tan(math.pi * x)
+    acc = 0.0
+    while x < 10.0:
+        acc -= 1.0 / x
+        x += 1.0
+    f = 1.0 / (x * x)
+    series = f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f * (
+        1.0 / 132 - f * (691.0 / 32760 - f / 12.0))))))
+    return acc + math.log(x) - 0.5 / x - series
+''',
+}
+"""Functions a rule's partial calls that no module provides: the generated
+module defines each one it uses, under this name."""
+
 POS = (0.2, 3.0)
 UNIT = (-0.9, 0.9)
 ANY = (-2.0, 2.0)
@@ -105,6 +129,11 @@ SCALAR_RULES = [
          math="∂/∂x = 1, ∂/∂y = -trunc(x/y)", domain=(ANY, POS)),
     Rule("math.degrees", "math.degrees(x)", ("180 / math.pi",), math="180/π"),
     Rule("math.radians", "math.radians(x)", ("math.pi / 180",), math="π/180"),
+    Rule("math.lgamma", "math.lgamma(x)", ("s2s_digamma(x)",), math="ψ(x)",
+         notes="ψ = Γ'/Γ, computed by the module's s2s_digamma (SCALAR_HELPERS); also "
+         "d/dx ln|Γ(x)| for negative x", domain=(POS,)),
+    Rule("math.gamma", "math.gamma(x)", ("out * s2s_digamma(x)",), math="Γ(x)ψ(x)",
+         domain=(POS,)),
     Rule("math.floor", "math.floor(x)", (None,), "int", "zero almost everywhere"),
     Rule("math.ceil", "math.ceil(x)", (None,), "int", "zero almost everywhere"),
     Rule("math.trunc", "math.trunc(x)", (None,), "int", "zero almost everywhere"),

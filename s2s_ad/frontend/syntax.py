@@ -1,0 +1,179 @@
+"""Everyday syntax lowered to what the frontend already knows.
+
+Contract: each function takes the frontend's ``_Lowering`` (``lo``) and a
+node, and returns an operand (or a rewritten node) built from existing ops:
+
+* :func:`splice` — ``f(*args)`` and ``f(**kw)`` where ``args`` is a tuple or
+  list and ``kw`` a dict built in the function (their items are known while
+  lowering): the call with the items as its arguments; ``(*shape, 1)`` the
+  same in a tuple;
+* :func:`sum_call` — ``sum(xs, start)`` (``start + xs[0] + ...``, folded
+  left as Python does) and ``sum(a)`` of a NumPy array (``np.sum(a, axis=0)``);
+* :func:`math_call` — ``math.fsum(xs)`` (the sum of the items; its value
+  is summed left to right, without fsum's exact rounding), ``math.prod(xs,
+  start=1)``, ``math.dist(p, q)`` (``√Σ(pᵢ-qᵢ)²``).
+
+Before → after::
+
+    pair(*args)                 pair(args[0], args[1])
+    sum(xs, 1.5)                ((1.5 + xs[0]) + xs[1]) + xs[2]
+    math.dist((x, y), (1, 2))   math.sqrt((x - 1) * (x - 1) + (y - 2) * (y - 2))
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import math
+
+from s2s_ad import ir
+from s2s_ad.frontend import structures
+
+
+def _items(lo, value, node: ast.expr, what: str) -> list:
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, structures.StaticList):
+        return list(value.items)
+    raise lo.src.error(node, f"{what} is supported on a tuple or list built in the function "
+                       "(its items known while lowering)")
+
+
+def bound(lo, text: str, value, at: ast.AST) -> ast.Name:
+    """A name standing for an operand already lowered, spelled as the
+    expression it comes from (never an identifier, so never a user's)."""
+    lo.env[text] = value
+    lo.spliced.append(text)
+    return ast.copy_location(ast.Name(text, ast.Load()), at)
+
+
+def splice(lo, node: ast.Call) -> ast.Call:
+    """``node`` with ``*seq`` and ``**mapping`` arguments replaced by their items."""
+    if not any(isinstance(a, ast.Starred) for a in node.args) \
+            and all(k.arg is not None for k in node.keywords):
+        return node
+    args: list[ast.expr] = []
+    for a in node.args:
+        if not isinstance(a, ast.Starred):
+            args.append(a)
+            continue
+        items = _items(lo, lo.expr(a.value), a, "`*` in a call")
+        base = ast.unparse(a.value)
+        args += [bound(lo, f"{base}[{i}]", v, a) for i, v in enumerate(items)]
+    keywords: list[ast.keyword] = []
+    for k in node.keywords:
+        if k.arg is not None:
+            keywords.append(k)
+            continue
+        value = lo.expr(k.value)
+        if not isinstance(value, structures.StaticDict):
+            raise lo.src.error(k.value, "`**` in a call is supported on a dict built in the "
+                               "function, with constant string keys")
+        base = ast.unparse(k.value)
+        for key, v in value.items.items():
+            if not isinstance(key, str):
+                raise lo.src.error(k.value, f"`**{base}`: the key {key!r} is not a string")
+            keywords.append(ast.keyword(key, bound(lo, f"{base}[{key!r}]", v, k.value)))
+    out = ast.Call(node.func, args, keywords)
+    ast.copy_location(out, node)
+    out.end_lineno, out.end_col_offset = node.end_lineno, node.end_col_offset
+    return out
+
+
+def tuple_items(lo, node: ast.Tuple, targets) -> tuple:
+    """``(a, *rest, b)``: the items, a starred one spliced in."""
+    out = []
+    for e, t in zip(node.elts, targets):
+        if isinstance(e, ast.Starred):
+            out += _items(lo, lo.expr(e.value), e, "`*` in a tuple")
+        else:
+            out.append(lo.expr(e, t))
+    return tuple(out)
+
+
+def sum_call(lo, node: ast.Call, var, hint):
+    """``sum(xs, start)``, ``sum(xs, start=s)``, ``sum(a)`` of an array; None
+    for a plain ``sum(xs)`` (lowered by :func:`structures.builtin`)."""
+    start = None
+    if len(node.args) == 2 and not node.keywords:
+        start = node.args[1]
+    elif len(node.args) == 1 and len(node.keywords) == 1 and node.keywords[0].arg == "start":
+        start = node.keywords[0].value
+    elif node.keywords or len(node.args) != 1:
+        raise lo.src.error(node, "`sum` takes an iterable and an optional start")
+    arg = node.args[0]
+    if getattr(lo, "array_mode", False) and not isinstance(arg, structures.STRUCTURE_NODES) \
+            and not lo.holds_structure(arg):
+        value = lo.expr(arg)
+        if isinstance(value, ir.Value) and value.kind == "array":
+            total = lo.emit("np.sum", [value], node, None if start is not None else var,
+                            hint=hint, attrs={"axis": 0, "keepdims": False})
+            if start is None:
+                return total
+            return lo.emit("add", [lo.expr(start), total], node, var, hint=hint)
+    if start is None:
+        return None
+    first = lo.expr(start)
+    items = (structures.comprehension(lo, arg) if isinstance(arg, (ast.GeneratorExp,
+                                                                  ast.ListComp))
+             else structures.iteration(lo, arg))
+    return _fold(lo, "add", first, items, node, var, hint)
+
+
+def _fold(lo, prim: str, acc, items: list, node, var, hint):
+    for x in items:
+        if structures.is_structure(x):
+            raise lo.src.error(node, "the items must be numbers, not tuples or lists")
+    for i, x in enumerate(items):
+        last = i == len(items) - 1
+        acc = lo.emit(prim, [acc, x], node, var if last else None, hint=hint if last else None)
+    return acc
+
+
+def _sequence(lo, arg: ast.expr) -> list:
+    if isinstance(arg, (ast.GeneratorExp, ast.ListComp)):
+        return structures.comprehension(lo, arg)
+    return structures.iteration(lo, arg)
+
+
+def math_call(lo, fn, node: ast.Call, var, hint):
+    """``math.fsum``, ``math.prod``, ``math.dist`` (see the module docstring);
+    None for another function."""
+    if fn is math.fsum:
+        if len(node.args) != 1 or node.keywords:
+            raise lo.src.error(node, "`math.fsum` takes one iterable")
+        items = _sequence(lo, node.args[0])
+        if not items:
+            return ir.Const(0.0)
+        return _fold(lo, "add", items[0], items[1:], node, var, hint) if len(items) > 1 \
+            else lo.emit("float", [items[0]], node, var, hint=hint)
+    if fn is math.prod:
+        start = ir.Const(1)
+        keywords = list(node.keywords)
+        if len(node.args) != 1 or any(k.arg != "start" for k in keywords):
+            raise lo.src.error(node, "`math.prod` takes an iterable and an optional start=")
+        if keywords:
+            start = lo.expr(keywords[0].value)
+        items = _sequence(lo, node.args[0])
+        if not items:
+            return start
+        if isinstance(start, ir.Const) and start.value == 1 and type(start.value) is int:
+            return _fold(lo, "mul", items[0], items[1:], node, var, hint) if len(items) > 1 \
+                else items[0]
+        return _fold(lo, "mul", start, items, node, var, hint)
+    if fn is math.dist:
+        if len(node.args) != 2 or node.keywords:
+            raise lo.src.error(node, "`math.dist` takes two points")
+        p, q = (_sequence(lo, a) for a in node.args)
+        if len(p) != len(q) or not p:
+            raise lo.src.error(node, "`math.dist` needs two points of the same, nonzero length")
+        squares = []
+        for a, b in zip(p, q):
+            d = lo.emit("sub", [a, b], node, hint="diff")
+            squares.append(lo.emit("mul", [d, d], node, hint="sq"))
+        total = _fold(lo, "add", squares[0], squares[1:], node, None, None)
+        return lo.emit("math.sqrt", [total], node, var, hint=hint)
+    return None
+
+
+BUILTIN_SUM = builtins.sum
