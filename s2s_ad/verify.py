@@ -232,6 +232,12 @@ class _Comparisons(ast.NodeTransformer):
 
     def visit_Compare(self, node: ast.Compare):
         self.generic_visit(node)
+        if len(node.ops) > 1 and all(type(op) in _CMP for op in node.ops):
+            # a < b < c as a < b and b < c (b re-evaluated: pure code)
+            sides = [node.left, *node.comparators]
+            parts = [self.visit_Compare(ast.copy_location(ast.Compare(a, [op], [b]), node))
+                     for a, op, b in zip(sides, node.ops, sides[1:])]
+            return ast.copy_location(ast.BoolOp(ast.And(), parts), node)
         if len(node.ops) != 1 or type(node.ops[0]) not in _CMP:
             return node
         call = ast.Call(ast.Name("__cmp__", ast.Load()),
