@@ -319,8 +319,8 @@ def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
     if targets.captured_values(fn):
         raise S2SError(f"check does not run {fn.__name__}: it reads data from a closure or "
                        "from its object (self), which sympy cannot stand in for; check a "
-                       "function taking them as parameters, or compare with finite "
-                       "differences (s2s_ad.testing.assert_gradient)")
+                       "function taking them as parameters, or compare with central "
+                       "differences")
     try:
         with _deadline(timeout):
             if mode == "forward":

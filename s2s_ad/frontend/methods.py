@@ -77,7 +77,8 @@ def plan(method: types.MethodType) -> Plan:
         me = params[0].arg
         if name is None:
             out.self_name = me
-        for node in ast.walk(src.tree):
+        nodes = [n for n in ast.walk(src.tree) if isinstance(n, ast.Attribute)]
+        for node in sorted(nodes, key=lambda n: (n.lineno, n.col_offset)):  # source order
             if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
                     and node.value.id == me and isinstance(node.ctx, ast.Load)):
                 continue
