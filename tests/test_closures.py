@@ -26,6 +26,7 @@ SCALAR = [
     (c.nested_with_branch_and_loop, [0.9, 0.6], [0, 1]),
     (c.lambdas, [0.3, 0.7], [0, 1]),
     (c.calls_a_closure_user, [0.3, 0.7], [0, 1]),
+    (c.recursive_nested, [0.7], [0]),
 ]
 
 
@@ -146,7 +147,6 @@ def test_cli_file_in_a_fresh_interpreter(tmp_path, name, point):
 
 
 @pytest.mark.parametrize("fn, fragment, message", [
-    (c.recursive_nested, "fact(t, k - 1)", "recursive call"),
     (c.defined_in_branch, "def h", "inside an `if`"),
     (c.nested_used_as_value, "h", "is a nested function"),
     (c.nested_nonlocal, "nonlocal", "`nonlocal`"),

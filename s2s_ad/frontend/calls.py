@@ -4,9 +4,10 @@ Contract: :func:`collect` takes a lowered function and lowers, once each,
 every user function it calls directly or through other helpers (whichever
 module they live in), and returns them in first-call order. Functions with a
 user-registered rule are not lowered: their :class:`Pair` names the user's
-own ``fwd``/``bwd``, imported by the generated module. Recursion, direct or
-mutual, raises :class:`~s2s_ad.errors.SourceError` at the call that closes
-the cycle. :func:`pairs` gives every callee its ``NAME_fwd``/``NAME_bwd``
+own ``fwd``/``bwd``, imported by the generated module. A recursive function
+(directly or mutually) is lowered once: its pair calls itself, each call
+keeping its own tape; a cycle of calls made on every path (no base case)
+raises :class:`~s2s_ad.errors.SourceError` at the call that closes it. :func:`pairs` gives every callee its ``NAME_fwd``/``NAME_bwd``
 names, unique in the generated module.
 
 Before → after, for ``def f(x): return sq(x) + sq(2 * x)``::
@@ -74,7 +75,8 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
     by_arrays: dict = {}
     """(function, parameters receiving arrays) -> specialisation key."""
 
-    def visit(f: ir.Function, fn, stack: list) -> None:
+    def visit(f: ir.Function, fn, stack: list, always: list) -> None:
+        top = {id(op) for op in f.body.ops}
         for op in ir.walk(f.body):
             if not isinstance(op, ir.Op) or op.callee is None:
                 continue
@@ -87,11 +89,15 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
                     seen_rules.add(id(target))
                     graph.rules.append(op.callee.rule)
                 continue
-            if target in stack:
+            if target in stack and all(always[stack.index(target) + 1:] + [id(op) in top]):
+                # Recursion is differentiated as it runs (a pair calling
+                # itself, a tape per call); a cycle of calls made on every
+                # path never returns.
                 cycle = " → ".join(g.__name__ for g in stack[stack.index(target):] + [target])
                 caller = graph.sources[fn]
-                raise SourceError(f"recursive call ({cycle}): s2s-ad differentiates "
-                                  "non-recursive calls only; rewrite the recursion as a loop",
+                raise SourceError(f"recursive call ({cycle}) made on every path: the recursion "
+                                  "never ends (no branch returns without it); give it a base "
+                                  "case (`if n == 0: return ...`)",
                                   op.loc.file, op.loc.line, op.loc.col, caller.line(op.loc.line))
             if target not in graph.sources:
                 graph.sources[target] = source.locate(target)
@@ -112,13 +118,13 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
                 if spec not in graph.lowered:
                     graph.lowered[spec] = lowered
                     graph.callees.append(lowered)
-                    visit(lowered, target, stack + [target])
+                    visit(lowered, target, stack + [target], always + [id(op) in top])
             op.callee.kinds = spec[1]
             _check_shape(op, graph.lowered[spec], graph.sources[fn])
             # A function lowered earlier was fully walked then (depth-first),
             # so any cycle through it would already have been found.
 
-    visit(func, src.fn, [src.fn])
+    visit(func, src.fn, [src.fn], [True])
     return graph
 
 
