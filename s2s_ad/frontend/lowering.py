@@ -20,29 +20,25 @@ from __future__ import annotations
 
 import ast
 import builtins
-import inspect
-import math
 import numbers
 import types
 
 from s2s_ad import ir
 from s2s_ad.frontend import closures, statics, structures, syntax
 from s2s_ad.frontend.aliasing import InPlaceNames
+from s2s_ad.frontend.callsites import (BUILTIN_PRIMS, LIBRARY_MODULES, CallLowering,  # noqa: F401
+                                      _is_library, _is_library_module)
 from s2s_ad.errors import SourceError
 from s2s_ad.frontend.numpy import ArrayLowering, numpy_use
 from s2s_ad.frontend.control import RET, RETVAL, ControlFlow, always_returns, returns_in
 from s2s_ad.names import Namer, identifiers
 from s2s_ad.rules import RULES
-from s2s_ad.rules import user as user_rules
 from s2s_ad.frontend.source import Source
 
 BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow",
           ast.Mod: "mod", ast.FloorDiv: "floordiv"}
 UNARYOPS = {ast.USub: "neg", ast.UAdd: "pos"}
 COMPARE = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
-BUILTIN_PRIMS = {builtins.abs: "abs", builtins.max: "max", builtins.min: "min",
-                 builtins.float: "float", builtins.int: "int", builtins.round: "round",
-                 builtins.pow: "pow", builtins.len: "len"}
 BUILTIN_NAMES = {"abs", "max", "min", "float", "int", "round", "len", "range", "reversed",
                  "enumerate"}
 MATH_CONSTANTS = {"pi", "e", "tau", "inf", "nan"}
@@ -126,7 +122,7 @@ def _check_nesting(src: Source) -> None:
             stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
 
 
-class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
+class _Lowering(CallLowering, ArrayLowering, InPlaceNames, ControlFlow):
     def __init__(self, src: Source, lengths: dict | None = None, arrays=(),
                  statics: dict | None = None):
         self.src = src
@@ -492,196 +488,6 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
             raise self.src.error(node, f"`{ast.unparse(node)}` is not a number s2s-ad can use")
         raise self.refuse(node)
 
-    def call(self, node: ast.Call, var: str | None, hint: str | None = None) -> ir.Operand:
-        mark = len(self.spliced)
-        try:
-            return self._call(syntax.splice(self, node), var, hint)
-        finally:
-            for name in self.spliced[mark:]:  # `f(*args)`: the items' names, bound for the call
-                self.env.pop(name, None)
-            del self.spliced[mark:]
-
-    def _call(self, node: ast.Call, var: str | None, hint: str | None = None) -> ir.Operand:
-        if self.array_mode and isinstance(node.func, ast.Attribute) \
-                and not self.is_global_path(node.func.value):
-            return self.method_call(node, var, hint)
-        if self.array_mode:
-            prim = self.numpy_prim(self.resolve(node.func))
-            if prim is None and self.resolve(node.func) is builtins.len and node.args \
-                    and not self.holds_structure(node.args[0]):
-                prim = "len"
-            if prim is not None:
-                return self.numpy_call(prim, node, var, hint)
-            special = self.special_call(self.resolve(node.func), node, var, hint)
-            if special is not None:
-                return special
-        for a in node.args:
-            if isinstance(a, ast.Starred):
-                raise self.src.error(a, "`*args` in calls is not supported")
-        for k in node.keywords:
-            if k.arg is None:
-                raise self.src.error(k.value, "`**kwargs` in calls is not supported")
-        fn = self.resolve(node.func)
-        if fn is builtins.sum:
-            value = syntax.sum_call(self, node, var, hint)
-            if value is not None:
-                return value
-        if fn is builtins.sum or fn is builtins.len:
-            return structures.builtin(self, fn, node, var, hint)
-        value = syntax.math_call(self, fn, node, var, hint)
-        if value is not None:
-            return value
-        if isinstance(fn, types.FunctionType) and fn.__name__ == "<lambda>":
-            raise self.src.error(node, f"`{ast.unparse(node.func)}` is a `lambda` defined "
-                                 "outside the function; calls to lambdas are not supported: "
-                                 "define it with `def`")
-        if isinstance(fn, types.FunctionType) and not _is_library(fn):
-            return self.user_call(fn, node, var, hint)
-        prim = self.primitive(fn, node)  # a function without a rule says so first
-        if node.keywords:
-            raise self.src.error(node, "keyword arguments in calls to "
-                                 f"`{ast.unparse(node.func)}` are not supported")
-        if prim in ("max", "min") and len(node.args) == 1:
-            # max(xs), max(x * x for x in xs): the items, then as max(a, b, c)
-            arg = node.args[0]
-            args = (structures.comprehension(self, arg) if isinstance(arg, ast.GeneratorExp)
-                    else structures.iteration(self, arg))
-            if not args:
-                raise self.src.error(node, f"`{prim}` of an empty sequence")
-            if len(args) == 1:
-                return args[0]
-        else:
-            args = [self.expr(a) for a in node.args]
-        if any(structures.is_structure(a) for a in args):
-            raise self.src.error(node, "tuple, list or dict arguments are not supported here")
-        if prim in ("max", "min"):
-            # max(a, b, c) is max(max(a, b), c): the same element wins ties.
-            acc = args[0]
-            for i, a in enumerate(args[1:], 1):
-                last = i == len(args) - 1
-                acc = self.emit(prim, [acc, a], node, var if last else None, hint=hint if last else None)
-            return acc
-        if prim == "math.log" and len(args) == 2:
-            prim = "math.log_base"
-        if prim == "round" and len(args) == 2:
-            raise self.src.error(node, "`round(x, ndigits)` is not supported")
-        rule = RULES[prim]
-        if len(args) != rule.arity:
-            raise self.src.error(node, f"`{ast.unparse(node.func)}` takes {rule.arity} "
-                                 f"argument(s) here, got {len(args)}")
-        return self.emit(prim, args, node, var, hint=hint)
-
-    def user_call(self, fn: types.FunctionType, node: ast.Call, var: str | None,
-                  hint: str | None) -> ir.Value:
-        """A call to a user function: a ``call`` op whose operands are the
-        arguments in the callee's parameter order, keywords matched and
-        defaults filled in, so every call site of a helper has one shape."""
-        what = ast.unparse(node.func)
-        sig = inspect.signature(fn)
-        for p in sig.parameters.values():
-            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                raise self.src.error(node, f"`{what}` takes `{p}`; calls to functions with "
-                                     "*args or **kwargs parameters are not supported")
-        args = [self.expr(a) for a in node.args]
-        kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
-        for free in getattr(fn, "__s2s_free__", ()):
-            # late binding: the enclosing function's variable as it is at the call
-            if free not in self.env:
-                raise self.src.error(node, f"`{what}` reads `{free}` of the enclosing "
-                                     f"function, which has no value at this call")
-            kwargs[free] = self.read(free, node)
-        if any(structures.is_structure(a) or (isinstance(a, ir.Value) and a.kind == "tuple")
-               for a in [*args, *kwargs.values()]):
-            raise self.src.error(node, f"tuple, list or dict arguments to `{what}` are not "
-                                 "supported; pass numbers")
-        try:
-            bound = sig.bind(*args, **kwargs)
-        except TypeError as exc:
-            raise self.src.error(node, f"call to `{what}`: {exc}") from None
-        bound.apply_defaults()
-        operands = []
-        for name, value in bound.arguments.items():
-            if not isinstance(value, (ir.Value, ir.Const)):
-                if not isinstance(value, numbers.Real) and not statics.is_static_value(value):
-                    raise self.src.error(node, f"`{what}`: the default value of parameter "
-                                         f"{name!r} is {type(value).__name__}; only numeric "
-                                         "defaults are supported")
-                value = self.constant(value, node)
-            operands.append(value)
-        callee = ir.Callee(fn, user_rules.lookup(fn))
-        if var is not None:
-            name = self.namer.claim(var)
-        else:
-            name = self.namer.fresh(hint or fn.__name__)
-        # In NumPy code a helper may return an array of any shape.
-        out = ir.Value(name, "array" if self.array_mode else "float", var)
-        callee.tape = ir.Value(self.namer.fresh(f"{name}_tape"), "tape")
-        text = ast.unparse(node)
-        if var is not None:
-            text = f"{var} = {text}"
-            self.env[var] = out
-        self.ops.append(ir.Op("call", tuple(operands), out, self.loc(node), text, callee))
-        self.call_values.add(id(out))
-        return out
-
-    def primitive(self, fn, node: ast.Call) -> str:
-        """The rule-table name of the callable ``fn``."""
-        for b, prim in BUILTIN_PRIMS.items():
-            if fn is b:
-                return prim
-        name = getattr(fn, "__name__", None)
-        if name and getattr(math, name, None) is fn and f"math.{name}" in RULES:
-            return f"math.{name}"
-        what = ast.unparse(node.func)
-        if fn in (builtins.eval, builtins.exec, builtins.compile):
-            raise self.src.error(node, f"`{what}` runs code s2s-ad cannot see; dynamic code "
-                                 "is not supported")
-        if name and getattr(math, name, None) is fn:
-            raise self.src.error(node, f"`{what}` has no derivative rule in s2s-ad")
-        if self.array_mode and (getattr(fn, "__module__", None) or "").startswith("numpy"):
-            raise self.src.error(node, f"`{what}` has no derivative rule in s2s-ad; the NumPy "
-                                 "functions, methods and attributes it knows are listed in "
-                                 "docs/numpy.md; give it a rule (s2s_ad.defvjp, see "
-                                 "docs/custom_rules.md) or write it with those")
-        raise self.src.error(node, f"the call `{what}` is not supported: s2s-ad knows "
-                             "Python's arithmetic, `math` and abs/min/max/pow/float/int/round, "
-                             "and your own functions; give anything else a derivative rule "
-                             "(s2s_ad.defvjp, see docs/custom_rules.md)")
-
-    def resolve(self, node: ast.expr):
-        """The Python object a global name or attribute chain refers to."""
-        if isinstance(node, ast.Name) and node.id in self.local_fns:
-            return self.local_fns[node.id]
-        if isinstance(node, ast.Lambda):  # (lambda t: t * t)(x)
-            return closures.lift(self.src, node, self.namer.fresh("lambda"), self.locals_,
-                                 self.local_fns)
-        if isinstance(node, ast.Name):
-            if node.id in self.env:
-                raise self.src.error(node, f"`{node.id}` is a local value, not something "
-                                     "s2s-ad can call or look into")
-            if node.id in self.src.globals:
-                return self.src.globals[node.id]
-            if hasattr(builtins, node.id):
-                return getattr(builtins, node.id)
-            raise self.src.error(node, f"name `{node.id}` is not defined")
-        if isinstance(node, ast.Attribute):
-            base = self.resolve(node.value)
-            if isinstance(base, type) and isinstance(
-                    inspect.getattr_static(base, node.attr, None), (staticmethod, classmethod)):
-                return getattr(base, node.attr)  # Class.static_fn(x)
-            if isinstance(base, type) and not isinstance(
-                    inspect.getattr_static(base, node.attr, None), types.FunctionType) \
-                    and (isinstance(getattr(base, node.attr, None), numbers.Real)
-                         or statics.is_static_value(getattr(base, node.attr, ""))):
-                return getattr(base, node.attr)  # Class.CONSTANT
-            if not isinstance(base, types.ModuleType):
-                raise self.src.error(node, f"`{ast.unparse(node)}`: attribute access is only "
-                                     "supported on modules (like `math.sin`)")
-            if not hasattr(base, node.attr):
-                raise self.src.error(node, f"module {base.__name__} has no attribute {node.attr!r}")
-            return getattr(base, node.attr)
-        raise self.src.error(node, f"`{ast.unparse(node)}` is not supported as a callee")
-
     def read(self, name: str, node: ast.AST) -> ir.Operand:
         if name in self.local_fns and name not in self.env:
             raise self.src.error(node, f"`{name}` is a nested function; s2s-ad can call it "
@@ -785,20 +591,6 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
         if message is None:
             message = f"{type(node).__name__} is not supported by s2s-ad"
         return self.src.error(node, message)
-
-
-def _is_library(fn: types.FunctionType) -> bool:
-    """Functions of installed libraries (NumPy's, the standard library's) are
-    not the user's: they are primitives or refused, never lowered."""
-    module = getattr(fn, "__module__", "") or ""
-    return module.split(".")[0] in LIBRARY_MODULES and user_rules.lookup(fn) is None
-
-
-def _is_library_module(module: types.ModuleType) -> bool:
-    return (module.__name__ or "").split(".")[0] in LIBRARY_MODULES
-
-
-LIBRARY_MODULES = {"math", "numpy", "builtins", "functools", "operator", "scipy", "s2s_ad"}
 
 
 def _kind(a: ir.Operand) -> str:
