@@ -104,4 +104,64 @@ def f(x):
         s = s + 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1.0 - x[i]) ** 2
     return s
 """, [(np.array([0.3, 1.2, 0.5, -0.7]),)], [0]),
+    # Nested functions, lambdas, closures over the enclosing variables.
+    "nested_def_late_binding": ("""
+def f(x, y):
+    c = x * 2.0
+
+    def h(t):
+        return math.sin(t) * c + y
+
+    s = h(x)
+    for k in range(3):
+        s = s + h(s * 0.1)
+    c = y * 3.0
+    return s + h(y)
+""", [(0.7, -1.3), (0.2, 0.9)], [0, 1]),
+    "lambda_map": ("""
+def f(x, y):
+    sq = lambda t: t * t + y
+    return sum(map(sq, [x, y, x * y])) + (lambda t: math.exp(-t))(x)
+""", [(0.7, -1.3)], [0, 1]),
+    "kmeans_nested": ("""
+def f(points, centers):
+    def all_pairs_norm(a, b):
+        a_sqnorm = np.sum(a * a, axis=1)
+        b_sqnorm = np.sum(b * b, axis=1)
+        return a_sqnorm[:, None] + b_sqnorm[None, :] - 2.0 * (a @ b.T)
+
+    return np.sum(np.min(all_pairs_norm(points, centers), axis=1))
+""", [(np.array([[0.3, 1.2], [0.5, -0.7], [1.1, 0.2]]), np.array([[0.2, 0.9], [1.0, 0.0]]))],
+        [0, 1]),
+    # Everyday syntax.
+    "chained_comparison": ("""
+def f(x, y):
+    s = x * y
+    if 0.0 < x < 1.0:
+        s = s + math.sin(x)
+    (a, b), c = (x * y, x + y), 2.0
+    return s + a * b * c + sum((x, y), 0.5) + math.dist((x, y), (1.0, -2.0))
+""", [(0.7, 1.3), (1.6, 0.4)], [0, 1]),
+    # A static argument (a string) selecting code, passed through a helper.
+    "static_mode": ("""
+def pen(d, mode):
+    if mode == "l2":
+        return d * d
+    return abs(d) * 3.0
+
+
+def f(x, mode):
+    return pen(x - 0.25, mode) + x
+""", [(0.7, "l2"), (0.7, "l1")], [0]),
+    # Recursion with a base case (a tape per call).
+    "recursive_series": ("""
+def rs(x, n):
+    if n == 0:
+        return 1.0
+    return 1.0 + x * rs(x, n - 1) / n
+
+
+def f(x, n):
+    return rs(x * 1.5, n) + math.sin(x)
+""", [(0.7, 5)], [0]),
 }

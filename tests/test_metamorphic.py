@@ -95,7 +95,8 @@ def test_vjp_pulls_back_the_same_gradient(name, form):
         assert_same([grads[i] for i in wrt], [0.7 * r for r in reference(original, point, wrt)])
 
 
-CLI_SAMPLE = ["if_in_body", "clamp", "fill_new_array", "loop_with_branch", "index_parameter"]
+CLI_SAMPLE = ["if_in_body", "clamp", "fill_new_array", "loop_with_branch", "index_parameter",
+              "nested_def_late_binding", "recursive_series", "kmeans_nested"]
 
 
 @pytest.mark.parametrize("name", CLI_SAMPLE)
