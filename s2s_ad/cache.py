@@ -356,9 +356,9 @@ def _by_static(fn: Callable, wrt: Wrt, kind: str, output, lengths) -> Callable:
     defaults = {n: p.default for n, p in sig.parameters.items()
                 if p.default is not p.empty and frontend_statics.is_static_value(p.default)}
     try:
-        seen[_statics_key(defaults)] = entry(fn, wrt, kind, output, lengths, defaults)
+        first = seen[_statics_key(defaults)] = entry(fn, wrt, kind, output, lengths, defaults)
     except frontend_statics.StaticUse:
-        pass  # a parameter without a default used as a static value: per call
+        first = None  # a parameter without a default used as a static value: per call
 
     def call(*args, **kwargs):
         given = {k: v for k, v in kwargs.items() if k in own} if kwargs else kwargs
@@ -373,6 +373,7 @@ def _by_static(fn: Callable, wrt: Wrt, kind: str, output, lengths) -> Callable:
         call.__s2s_ad_source__ = getattr(compiled, "__s2s_ad_source__", None)
         return compiled(*args, **kwargs)
 
+    call.__s2s_ad_source__ = getattr(first, "__s2s_ad_source__", None)
     call.__name__ = {"value_and_grad": "value_and_grad_", "jvp": "jvp_"}.get(kind, "grad_") \
         + fn.__name__
     call.__doc__ = (f"Gradient of {fn.__name__}, generated for the static arguments (strings, "
