@@ -22,3 +22,17 @@ def captured_values(fn) -> dict:
     if methods.is_bound(fn):
         return methods.attribute_values(fn)
     return source.captured_values(fn)
+
+
+def reader(fn):
+    """A function of no arguments returning :func:`captured_values` of ``fn``
+    as it is when called: which values are data is decided once, here (the
+    source is read once), their values are read on every call."""
+    if methods.is_bound(fn):
+        p = methods.plan(fn)
+        obj, names = p.obj, [(f"{p.self_name}_{a}", a) for a in p.data]
+        return lambda: {key: getattr(obj, a) for key, a in names}
+    code = getattr(fn, "__code__", None)
+    cells = [(n, c) for n, c in zip(code.co_freevars, fn.__closure__ or ())
+             if n in source.captured_values(fn)] if code is not None else []
+    return lambda: {n: c.cell_contents for n, c in cells}
