@@ -25,15 +25,15 @@ import sympy
 
 from s2s_ad import api
 from s2s_ad.emit import module as emit
-from s2s_ad.verdict import PathResult, Verdict
+from s2s_ad.verdict import ParamResult, PathResult, Verdict
 from s2s_ad.verify_proof import compare
 from s2s_ad.verify_sympy import (_Branches, _deadline, _OutOfTime, _run_generated,
-                                 _run_original, _Symbolic, _tangents)
+                                 _run_original, _Symbolic, _tangents, describe)
 
 EXPLORE = 16
 """Random points whose branch decisions :func:`s2s_ad.check` explores."""
 
-EXPLORE_SHARE = 0.25
+EXPLORE_SHARE = 0.4
 """The part of the symbolic budget that exploring may take."""
 
 SYMBOLIC_SHARE = 0.8
@@ -53,10 +53,14 @@ class _Run:
 
 
 def check_symbolic(fn, wrt, args, at, points, seed, output, lengths, deadline,
-                   forward: bool = False, explore: int = EXPLORE) -> Verdict:
-    """The verdict of the symbolic check (module docstring); symbolic work
+                   forward: bool = False, explore: int = EXPLORE,
+                   end: float | None = None) -> Verdict:
+    """The verdict of the symbolic check (module docstring). Symbolic work
     ends by ``deadline`` (``time.monotonic()``), or raises
-    :class:`~s2s_ad.verify_sympy._OutOfTime` if the first run cannot."""
+    :class:`~s2s_ad.verify_sympy._OutOfTime` if the first run cannot; the
+    50-digit comparisons share what is left until ``end``, and a partial
+    derivative whose comparison runs out of its share is compared with
+    central differences at its path's point instead (not in forward mode)."""
     args = dict(args or {})
     if forward:
         functions, src, graph = api.jvp_program(fn, wrt, lengths=lengths)
@@ -149,17 +153,19 @@ def check_symbolic(fn, wrt, args, at, points, seed, output, lengths, deadline,
     results = []
     for r in found:
         path_results = []
+        floats = _Float64(fn, values, names, shapes, args, symbols, r.point, output, lengths)
         for v, got in zip(values, r.generated):
             for name, g in _pairs(v, shapes, got):
-                share = (None if deadline is None else
-                         time.monotonic() + SYMBOLIC_SHARE * max(0.0, deadline - time.monotonic())
-                         / left)
+                now = time.monotonic()
+                share = (None if deadline is None
+                         else now + SYMBOLIC_SHARE * max(0.0, deadline - now) / left)
+                numeric = None if end is None else max(0.05, (end - now) / left)
                 left -= 1
-                expected = sympy.diff(r.original, symbols[name])
-                path_results.append(compare(name, expected, sympy.sympify(g), symbols, r.point,
-                                            bool(r.decisions), rng, points, share))
-        results.append(PathResult(_fmt_point(symbols, r.point), r.found, r.decisions,
-                                  path_results))
+                path_results.append(_compare_item(
+                    name, r, symbols, g, rng, points, share, numeric,
+                    None if forward else floats))
+        results.append(PathResult(_fmt_point(symbols, r.point), r.found,
+                                  [describe(d) for d in r.decisions], path_results))
 
     notes = []
     if forward:
@@ -186,6 +192,87 @@ def check_symbolic(fn, wrt, args, at, points, seed, output, lengths, deadline,
     return Verdict.of_paths(func.name, results, notes, rules)
 
 
+def _compare_item(name, r: _Run, symbols, g, rng, points, share, numeric, floats):
+    """One partial derivative on one path: the exact steps and simplify until
+    ``share``, the 50-digit comparison within ``numeric`` seconds, then (when
+    ``floats`` is given) central differences at the path's point."""
+    try:
+        with _deadline(None if share is None else max(1e-3, share - time.monotonic())):
+            expected = sympy.diff(r.original, symbols[name])
+    except (_OutOfTime, RecursionError):
+        expected = None
+    if expected is not None:
+        within = None
+        if floats is not None and numeric is not None:
+            within = numeric + (0.0 if share is None else max(0.0, share - time.monotonic()))
+        try:
+            with _deadline(within):
+                return compare(name, expected, sympy.sympify(g), symbols, r.point,
+                               bool(r.decisions), rng, points, share)
+        except (_OutOfTime, RecursionError):
+            if floats is None:
+                raise
+    if floats is None:
+        raise _OutOfTime()
+    return floats.compare(name, g)
+
+
+class _Float64:
+    """The compiled gradient against central differences of ``fn`` (float64)
+    at one path's point: the last resort of a partial derivative whose
+    symbolic comparison did not finish."""
+
+    TOLERANCE = 1e-6
+
+    def __init__(self, fn, values, names, shapes, args, symbols, point, output, lengths):
+        self.fn, self.values, self.output, self.lengths = fn, values, output, lengths
+        self.call = _float_call(names, shapes, args, symbols, point)
+        self.gradient = None
+
+    def value(self, call) -> float:
+        out = self.fn(**call)
+        return float(out if self.output is None else list(out)[self.output])
+
+    def compare(self, name: str, g) -> ParamResult:
+        if self.gradient is None:
+            grad = api.grad(self.fn, wrt=tuple(v.var for v in self.values), output=self.output,
+                            lengths=self.lengths)
+            self.gradient = dict(zip((v.var for v in self.values), grad(**self.call)))
+        var, _, index = name.partition("[")
+        got = self.gradient[var]
+        k = int(index[:-1]) if index else None
+        if k is not None:
+            got = got[k]
+        x = self.call[var] if k is None else self.call[var][k]
+        h = 1e-6 * max(1.0, abs(x))
+
+        def at(shift: float) -> float:
+            c = dict(self.call)
+            if k is None:
+                c[var] = x + shift
+            else:
+                items = list(c[var])
+                items[k] = x + shift
+                c[var] = type(self.call[var])(items)
+            return self.value(c)
+
+        up, down = at(h), at(-h)
+        fd = (up - down) / (2 * h)
+        err = abs(fd - got) / max(1.0, abs(got))
+        # float64 rounding of the two values, magnified by 1/h
+        noise = 1e-15 * max(abs(up), abs(down)) / h / max(1.0, abs(got))
+        where = ", ".join(f"{n}={v!r}" for n, v in self.call.items())
+        why = ("the 50-digit comparison ran out of its share of the time budget, so this is a "
+               "numeric check, not a proof")
+        if err > self.TOLERANCE + noise:
+            return ParamResult(name, "mismatch", f"central differences {fd!r}", got,
+                               f"at {where}: central difference {fd:.10g}, generated {got:.10g} "
+                               f"({why})")
+        return ParamResult(name, "agrees", None, got,
+                           f"with central differences at the path's point {where} (float64; "
+                           f"relative difference {err:.1e}; {why})")
+
+
 def _pairs(v, shapes, got) -> list:
     if v.var in shapes:
         return [(f"{v.var}[{i}]", g) for i, g in enumerate(got)]
@@ -197,8 +284,8 @@ def _draw(rng: random.Random) -> float:
     return round(rng.uniform(lo, hi), 4)
 
 
-def _finite_at(fn, names, shapes, args, symbols, point, output) -> bool:
-    """Whether ``fn`` runs in float64 at ``point`` and gives finite numbers."""
+def _float_call(names, shapes, args, symbols, point) -> dict:
+    """The arguments of a call of the function itself at ``point``."""
     call = {}
     for n in names:
         if n in args:
@@ -208,8 +295,13 @@ def _finite_at(fn, names, shapes, args, symbols, point, output) -> bool:
             call[n] = items if shapes[n].value.kind == "list" else tuple(items)
         else:
             call[n] = float(point[symbols[n]])
+    return call
+
+
+def _finite_at(fn, names, shapes, args, symbols, point, output) -> bool:
+    """Whether ``fn`` runs in float64 at ``point`` and gives finite numbers."""
     try:
-        value = fn(**call)
+        value = fn(**_float_call(names, shapes, args, symbols, point))
         if output is not None:
             value = list(value)[output]
         parts = value if isinstance(value, (tuple, list)) else [value]

@@ -127,17 +127,19 @@ class _Branches:
 
     def __init__(self, point: dict):
         self.point = point
-        self.decided: list[str] = []
+        self.decided: list[tuple] = []
+        """The comparisons of symbolic values decided, in order, each as
+        ``(a, op taken, b)`` (:func:`describe` writes one out)."""
 
     def compare(self, op: str, a, b) -> bool:
-        va, vb = (sympy.sympify(v).subs(self.point).evalf(30) for v in (a, b))
+        va, vb = (sympy.sympify(v).evalf(30, subs=self.point) for v in (a, b))
         if not (va.is_real and vb.is_real):
             raise ArithmeticError(f"cannot decide {a} {op} {b} at the sample point")
         result = {"lt": va < vb, "le": va <= vb, "gt": va > vb, "ge": va >= vb,
                   "eq": va == vb, "ne": va != vb}[op]
         if _free(a) or _free(b):
             taken = op if result else _NEGATE[op]
-            self.decided.append(f"{a} {_SYM[taken]} {b}")
+            self.decided.append((a, taken, b))
         return bool(result)
 
     def namespace(self) -> dict:
@@ -154,6 +156,12 @@ class _Branches:
                 "__floordiv__": lambda a, b: _floor(a / b), "abs": sympy.Abs, "max": _nary(max_),
                 "min": _nary(min_), "float": lambda x: x, "int": _trunc, "round": round_,
                 "pow": lambda x, y: x ** y}
+
+
+def describe(decision: tuple) -> str:
+    """``(a, "lt", b)`` → ``"a < b"``."""
+    a, taken, b = decision
+    return f"{a} {_SYM[taken]} {b}"
 
 
 _NEGATE = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt", "eq": "ne", "ne": "eq"}
