@@ -53,6 +53,8 @@ class Verdict:
     the verdict holds given that they are right."""
     paths: list[PathResult] = field(default_factory=list)
     """The distinct paths found, when the function branches (else empty)."""
+    order: int = 1
+    """2 for a check of second derivatives: each result is named ``"x,y"``."""
 
     @classmethod
     def of_paths(cls, function: str, paths: list[PathResult], notes: list[str],
@@ -82,18 +84,21 @@ class Verdict:
         return self.status in ("proved", "agrees")
 
     def _line(self, r: ParamResult) -> str:
+        d = f"d{self.function}/d{r.name}"
+        if self.order == 2:
+            d = f"d²{self.function}/" + "".join(f"d{n}" for n in r.name.split(","))
         if r.status == "proved":
-            return f"d{self.function}/d{r.name}: proved  ({r.got})"
+            return f"{d}: proved  ({r.got})"
         if r.status == "agrees":
             # A finite-difference check never ran sympy on the result:
             # say "not proved" only where sympy was asked.
             why = ("" if "central differences" in r.detail
                    else "; sympy could not prove it symbolically")
-            return f"d{self.function}/d{r.name}: agrees numerically {r.detail}{why}"
+            return f"{d}: agrees numerically {r.detail}{why}"
         if r.status == "undecided":
-            return (f"d{self.function}/d{r.name}: UNDECIDED: {r.detail}; sympy could "
+            return (f"{d}: UNDECIDED: {r.detail}; sympy could "
                     "not prove it either (pass --at to choose the point)")
-        return (f"d{self.function}/d{r.name}: MISMATCH {r.detail}\n"
+        return (f"{d}: MISMATCH {r.detail}\n"
                 f"    sympy.diff : {r.expected}\n    generated  : {r.got}")
 
     def _head(self) -> str:
@@ -128,7 +133,8 @@ class Verdict:
         else:
             lines = [self._line(r) for r in self.results]
         lines += [f"note: {n}" for n in self.notes]
-        return f"{self._head()}: gradient of {self.function}\n" + "\n".join(lines)
+        what = "second derivatives" if self.order == 2 else "gradient"
+        return f"{self._head()}: {what} of {self.function}\n" + "\n".join(lines)
 
 
 def _paths(numbers: list[int]) -> str:

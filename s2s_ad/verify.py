@@ -58,7 +58,7 @@ def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
           points: int = 8, seed: int = 0, output: int | None = None,
           lengths: dict | None = None, shapes: dict | None = None,
           timeout: float | None = TIMEOUT, mode: str = "reverse",
-          explore: int = EXPLORE) -> Verdict:
+          explore: int = EXPLORE, order: int = 1) -> Verdict:
     """Check the gradient s2s-ad generates for ``fn`` against ``sympy.diff``.
 
     Parameters
@@ -103,6 +103,12 @@ def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
         of what is left of the symbolic budget, and the verdict lists the
         paths (``verdict.paths``).
 
+    order : 1 or 2
+        2 checks second derivatives instead: every entry of the Hessian that
+        :func:`s2s_ad.hvp` computes (forward over reverse) against
+        ``sympy.diff`` twice, for functions of numbers whose gradient module
+        ``hvp`` takes (:mod:`s2s_ad.verify_order2`).
+
     Returns
     -------
     Verdict
@@ -117,12 +123,21 @@ def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
     if isinstance(explore, bool) or not isinstance(explore, int) or explore < 0:
         raise S2SError(f"explore must be 0 or a positive whole number, got {explore!r} "
                        "(--explore N / explore=N, e.g. 16; 0: the sample point only)")
+    if order not in (1, 2) or isinstance(order, bool):
+        raise S2SError(f"order must be 1 (the gradient) or 2 (second derivatives), got "
+                       f"{order!r} (--order N / order=N)")
+    if order == 2 and (mode != "reverse" or shapes is not None or lengths):
+        raise S2SError("order=2 (--order 2) checks the Hessian of a function of numbers "
+                       "(s2s_ad.hvp); it takes no mode=/--mode, shapes=/--shape or "
+                       "lengths=/--length")
     timeout = timeout or None
     if mode not in ("reverse", "forward"):
         raise S2SError(f"mode must be 'reverse' or 'forward', got {mode!r}")
     _known_parameters(fn, args=args, at=at, shapes=shapes)
     try:
         with _deadline(timeout):
+            if order == 2:
+                return _check_second(fn, wrt, args, at, points, seed, timeout)
             if mode == "forward":
                 return _check_forward(fn, wrt, args, at, points, seed, output, lengths, shapes,
                                       timeout, explore)
@@ -188,6 +203,23 @@ def _check_within(fn, wrt, args, at, points, seed, output, lengths, shapes, time
             fn, wrt, shapes={}, args=args, points=min(points, 3), seed=seed, positive=True,
             reason=f"symbolic execution {why}, so this is a numeric check (central differences "
                    "of the original function in float64), not a proof")
+
+
+def _check_second(fn, wrt, args, at, points, seed, timeout):
+    """:func:`check` with ``order=2``: symbolic, with the 50-digit fallback."""
+    if _uses_numpy(fn, None):
+        raise S2SError(f"check --order 2 runs {fn.__name__}'s second derivatives on sympy "
+                       "symbols, which NumPy code cannot take; s2s_ad.hessian's tests compare "
+                       "with central second differences (docs/forward.md)")
+    from s2s_ad import verify_order2
+    try:
+        return verify_order2.check_second(
+            fn, wrt, args, at, points, seed,
+            None if timeout is None else time.monotonic() + timeout / 2)
+    except (_OutOfTime, RecursionError):
+        raise S2SError(f"symbolic execution of {fn.__name__}'s second derivatives did not "
+                       "finish in half the time budget; give a larger --timeout/timeout= or "
+                       "smaller values (--args)") from None
 
 
 def _check_forward(fn, wrt, args, at, points, seed, output, lengths, shapes, timeout,
