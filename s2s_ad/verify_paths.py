@@ -193,27 +193,22 @@ def check_symbolic(fn, wrt, args, at, points, seed, output, lengths, deadline,
 
 
 def _compare_item(name, r: _Run, symbols, g, rng, points, share, numeric, floats):
-    """One partial derivative on one path: the exact steps and simplify until
-    ``share``, the 50-digit comparison within ``numeric`` seconds, then (when
-    ``floats`` is given) central differences at the path's point."""
+    """One partial derivative on one path: ``sympy.diff``, the exact steps
+    and simplify until ``share`` (:func:`s2s_ad.verify_proof.compare`), the
+    50-digit comparison within ``numeric`` seconds more, then (when
+    ``floats`` is given) central differences at the path's point. Forward
+    mode (no ``floats``) has no fallback and runs in the whole budget."""
+    within = None
+    if floats is not None and numeric is not None:
+        within = numeric + (0.0 if share is None else max(0.0, share - time.monotonic()))
     try:
-        with _deadline(None if share is None else max(1e-3, share - time.monotonic())):
+        with _deadline(within):
             expected = sympy.diff(r.original, symbols[name])
+            return compare(name, expected, sympy.sympify(g), symbols, r.point,
+                           bool(r.decisions), rng, points, share)
     except (_OutOfTime, RecursionError):
-        expected = None
-    if expected is not None:
-        within = None
-        if floats is not None and numeric is not None:
-            within = numeric + (0.0 if share is None else max(0.0, share - time.monotonic()))
-        try:
-            with _deadline(within):
-                return compare(name, expected, sympy.sympify(g), symbols, r.point,
-                               bool(r.decisions), rng, points, share)
-        except (_OutOfTime, RecursionError):
-            if floats is None:
-                raise
-    if floats is None:
-        raise _OutOfTime()
+        if floats is None:
+            raise
     return floats.compare(name, g)
 
 
