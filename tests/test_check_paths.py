@@ -118,11 +118,13 @@ def test_cli_exits_one_on_a_path_the_sample_point_misses(tmp_path):
 @pytest.mark.parametrize("name,args", [("tanh_loop", None), ("sin_loop", None),
                                        ("while_counter", None), ("logistic", {"n": 5})])
 def test_a_five_iteration_loop_is_proved_quickly(name, args):
-    started = time.monotonic()
-    verdict = s2s_ad.check(getattr(src, name), args=args)
-    elapsed = time.monotonic() - started
+    # CPU time, not wall clock: the machine is shared. A generous budget, so
+    # that a loaded machine does not cut the proof short.
+    started = time.process_time()
+    verdict = s2s_ad.check(getattr(src, name), args=args, timeout=120)
+    cpu = time.process_time() - started
     assert verdict.status == "proved", str(verdict)[:2000]
-    assert elapsed < 15, elapsed  # ~2-3 s alone; the budget is 20 s
+    assert cpu < 10, cpu  # 1-3 s alone (each waited out a 10 s budget before)
 
 
 def test_the_exact_normal_form_is_a_proof_only_when_it_should_be():
@@ -147,10 +149,10 @@ def test_the_budget_is_shared_by_the_paths(monkeypatch):
 
     monkeypatch.setattr(verify_proof, "normal_form_equal", endless)
     started = time.monotonic()
-    verdict = s2s_ad.check(src.branchy_loop, timeout=6)
+    verdict = s2s_ad.check(src.branchy_loop, timeout=10)
     elapsed = time.monotonic() - started
     assert verdict.ok and len(verdict.paths) >= 2, str(verdict)[:3000]
-    assert elapsed < 6 + 4, elapsed  # generous: a shared, noisy machine
+    assert elapsed < 10 + 5, elapsed  # generous: a shared, noisy machine
 
 
 def test_a_path_out_of_time_falls_back_to_central_differences(monkeypatch):
@@ -161,21 +163,32 @@ def test_a_path_out_of_time_falls_back_to_central_differences(monkeypatch):
     monkeypatch.setattr(verify_proof, "SIMPLIFY_LIMIT", -1)
     monkeypatch.setattr(verify_proof, "numeric", endless)
     started = time.monotonic()
-    verdict = s2s_ad.check(src.branchy_loop, timeout=6)
+    verdict = s2s_ad.check(src.branchy_loop, timeout=10)
     elapsed = time.monotonic() - started
     assert verdict.status == "agrees", str(verdict)[:3000]
-    assert elapsed < 6 + 4, elapsed
+    assert elapsed < 10 + 5, elapsed
     text = str(verdict)
     assert "checked numerically only" in text
     assert "50-digit comparison ran out of its share of the time budget" in text
 
 
+def test_timeout_bounds_the_whole_check():
+    for fn, kwargs in [(src.slow_paths, {}), (src.branchy_loop, {"explore": 64}),
+                       (src.svm, {"lengths": SVM_LENGTHS, "explore": 200})]:
+        started = time.monotonic()
+        verdict = s2s_ad.check(fn, timeout=2, **kwargs)
+        elapsed = time.monotonic() - started
+        assert verdict.ok, str(verdict)[:3000]
+        assert elapsed < 2 + 2, (fn.__name__, elapsed)  # generous: a noisy machine
+
+
 def test_cli_timeout_bounds_the_whole_check():
+    # The check itself is bounded (above); this adds the interpreter's start-up.
     started = time.monotonic()
     r = run_cli("check", "tests/check_paths_src.py:slow_paths", "--timeout", "5")
     elapsed = time.monotonic() - started
     assert r.returncode == 0, r.stdout + r.stderr
-    assert elapsed < 5 + 10, elapsed  # interpreter start-up and a noisy machine
+    assert elapsed < 5 + 20, elapsed  # start-up takes seconds on a loaded machine
     assert "not a proof" in r.stdout
 
 
