@@ -107,12 +107,15 @@ class _NormalForm:
             base, exponent = e.args
             if exponent.is_Float and math.isfinite(float(exponent)):
                 exponent = sympy.Rational(format(float(exponent), ".15g"))
+            b = self.of(base)
+            if not b and not (exponent.is_Integer and exponent >= 0):
+                raise _Unsupported(e)  # 0 to a negative or fractional power: no value
             if exponent.is_Integer:
-                return self._power(self.of(base), int(exponent))
+                return self._power(b, int(exponent))
             if exponent.is_Rational:  # (u**(1/q))**p
-                root = self._indeterminate(("root", _frozen(self.of(base)), int(exponent.q)))
+                root = self._indeterminate(("root", _frozen(b), int(exponent.q)))
                 return self._power(root, int(exponent.p))
-            return self._indeterminate(("pow", _frozen(self.of(base)), _frozen(self.of(exponent))))
+            return self._indeterminate(("pow", _frozen(b), _frozen(self.of(exponent))))
         if e in (sympy.nan, sympy.zoo, sympy.oo, -sympy.oo):
             raise _Unsupported(e)
         if isinstance(e, sympy.Function) and e.args and not isinstance(e, sympy.Piecewise):

@@ -139,6 +139,8 @@ def test_the_exact_normal_form_is_a_proof_only_when_it_should_be():
     assert not same(x + 1e-9, x)
     assert not same(sympy.sqrt(x) ** 3, x * sympy.sqrt(x) + 1)
     assert not same(sympy.nan, sympy.nan)
+    zero = sympy.Add((x + 1) ** 2, -x ** 2, -2 * x, -1, evaluate=False)  # 0, not at sight
+    assert not same(sympy.Pow(zero, -1, evaluate=False), sympy.Pow(zero, -1, evaluate=False))
 
 
 def test_the_budget_is_shared_by_the_paths(monkeypatch):
