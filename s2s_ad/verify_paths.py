@@ -121,7 +121,7 @@ def check_symbolic(fn, wrt, args, at, points, seed, output, lengths, deadline,
     with _deadline(None if deadline is None else max(1e-3, deadline - time.monotonic())):
         first = run(sample, "the given point" if at else "the sample point")
     paths = {tuple(first.decisions): first}
-    tried, skipped, cut = 0, 0, False
+    tried, skipped, slow, cut = 0, 0, 0, False
     if first.decisions and explore:
         rng = random.Random(seed)
         until = (None if deadline is None
@@ -132,15 +132,21 @@ def check_symbolic(fn, wrt, args, at, points, seed, output, lengths, deadline,
                 cut = True
                 break
             tried += 1
-            if not _finite_at(fn, names, shapes, args, symbols, point, output):
-                skipped += 1
-                continue
+            # A loop may run forever at some points: one point may take a
+            # quarter of what is left of the share, or its even part if more.
+            limit = None
+            if until is not None:
+                rest = until - time.monotonic()
+                limit = max(1e-3, rest / 4, rest / (explore - k))
             try:
-                with _deadline(None if until is None else max(1e-3, until - time.monotonic())):
+                with _deadline(limit):
+                    if not _finite_at(fn, names, shapes, args, symbols, point, output):
+                        skipped += 1
+                        continue
                     r = run(point, f"random point {k + 1}")
             except _OutOfTime:
-                cut = True
-                break
+                slow += 1
+                continue
             except (ArithmeticError, RecursionError, TypeError, ValueError, IndexError):
                 skipped += 1  # a comparison not real there, or outside the domain
                 continue
@@ -177,6 +183,9 @@ def check_symbolic(fn, wrt, args, at, points, seed, output, lengths, deadline,
             where += f" and {tried} random point{'s' * (tried != 1)} (seed {seed}"
             if skipped:
                 where += f"; {skipped} outside the function's domain, skipped"
+            if slow:
+                where += (f"; {slow} where the run did not finish in its part of the time "
+                          "budget, skipped")
             where += ")"
             if cut:
                 where += f", of {explore}: exploring ran out of its share of the time budget"

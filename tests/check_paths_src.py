@@ -82,3 +82,10 @@ def branchy_loop(x, w):
         else:
             x = math.sin(w * x) + x
     return x
+
+
+def walk(x, a):
+    # Ends at the sample point (a=0.7); runs forever where a <= 0.
+    while x < 4.0:
+        x = x + a
+    return x * a

@@ -194,6 +194,15 @@ def test_cli_timeout_bounds_the_whole_check():
     assert "not a proof" in r.stdout
 
 
+def test_a_point_where_a_loop_never_ends_does_not_hang_the_check():
+    started = time.monotonic()
+    verdict = s2s_ad.check(src.walk, timeout=6)
+    elapsed = time.monotonic() - started
+    assert verdict.status == "proved", str(verdict)
+    assert elapsed < 6 + 4, elapsed
+    assert "where the run did not finish in its part of the time budget" in str(verdict)
+
+
 def test_explore_must_not_be_negative():
     with pytest.raises(s2s_ad.S2SError, match="explore must be 0 or a positive"):
         s2s_ad.check(src.piecewise, explore=-1)
