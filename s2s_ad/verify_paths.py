@@ -6,8 +6,9 @@ generated code on sympy symbols with every comparison decided at a point
 *path*. The check runs at the sample point (``at``, or 0.5, 0.7, ... per
 parameter) and, when that run decided any comparison, at ``explore`` seeded
 random points too (each coordinate in ±[0.1, 0.9] or ±[1.1, 3]); a random
-point where the function raises or is not finite in float64, or where a
-comparison cannot be decided, is skipped. Each distinct path found is then
+point where the function raises or is not finite in float64, where a
+comparison cannot be decided, or whose run does not finish in its part of
+the time (a loop that never ends there), is skipped. Each distinct path found is then
 compared on its own (:func:`s2s_ad.verify_proof.compare`), within an equal
 share of what is left of the symbolic budget, so one slow path does not
 take the whole of it. The verdict lists every path: where it was found, its
@@ -44,7 +45,7 @@ the 50-digit comparison needs the rest."""
 class _Run:
     """One symbolic run: the point, the decisions taken, both sides."""
 
-    def __init__(self, point: dict, found: str, decisions: list[str], original, generated):
+    def __init__(self, point: dict, found: str, decisions: list[tuple], original, generated):
         self.point = point
         self.found = found
         self.decisions = decisions
