@@ -86,7 +86,7 @@ def test_refusals_are_located(fn, fragment, message):
 
 
 def test_check_says_it_does_not_run_methods():
-    with pytest.raises(s2s_ad.S2SError, match="reads data from a closure or from its object"):
+    with pytest.raises(s2s_ad.S2SError, match="reads data from a closure or is a bound method"):
         s2s_ad.check(m.Spring(2.0).energy)
 
 
