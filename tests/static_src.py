@@ -82,3 +82,20 @@ def string_vs_local(x):
     if y == "a":
         return y
     return x * 2.0
+
+
+def none_on_one_path(x):
+    r = None
+    if x > 0:
+        r = x * 2.0
+    if r is None:
+        return x
+    return r
+
+
+def none_carried_by_a_loop(x):
+    best = None
+    for i in range(3):
+        if best is None or x * i > best:
+            best = x * i
+    return best

@@ -137,6 +137,10 @@ def test_cli_static_names_a_parameter(tmp_path):
     (s.string_arithmetic, "mode", "'a' is used where a number is expected"),
     (s.string_vs_number, "x == \"a\"", "compares the parameter `x`, lowered as a number"),
     (s.string_vs_local, "y == \"a\"", "compares a string or None"),
+    # `r is None` would be decided while lowering, but r is None on one path
+    # only: refused (folding it would give the other path's gradient).
+    (s.none_on_one_path, "if x > 0", "is None on one side of this branch"),
+    (s.none_carried_by_a_loop, "for i in range(3)", "is None before this loop"),
 ])
 def test_refusals_are_located(fn, fragment, message):
     with pytest.raises(s2s_ad.SourceError, match=message) as info:

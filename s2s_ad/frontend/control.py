@@ -31,7 +31,7 @@ import ast
 import builtins
 
 from s2s_ad import ir
-from s2s_ad.frontend import structures
+from s2s_ad.frontend import statics, structures
 
 RET, RETVAL, BRK, CONT = "<ret>", "<result>", "<brk>", "<cont>"
 FLAG_NAMES = {RET: "ret", RETVAL: "result", BRK: "brk", CONT: "cont"}
@@ -223,6 +223,15 @@ class ControlFlow:
                 return a
             if _same(a, ir.Const(True)) and _same(b, ir.Const(False)):
                 return cond  # true exactly when the first branch is taken
+            if statics.static(a) or statics.static(b):
+                # `is None` and `== "l2"` are decided while lowering: a value
+                # that is None (a string) on one path only cannot be
+                raise self.src.error(node, f"`{var or name()}` is "
+                                     f"{(a if statics.static(a) else b).value!r} on one side "
+                                     "of this branch and another value on the other; strings "
+                                     "and None select code while it is generated, so they "
+                                     "must not depend on the data: use a number or a bool "
+                                     "flag instead")
             kind = _merge_kind([_kind_of(a), _kind_of(b)])
             out = ir.Value(name(), kind, var)
             outs.append(out)
@@ -481,6 +490,11 @@ class ControlFlow:
             carried += [RET, RETVAL]
         kinds = {v: _kind_of(self.env[v]) for v in carried}
         for v in carried:
+            if statics.static(self.env[v]):
+                raise self.src.error(node, f"`{v}` is {self.env[v].value!r} before this loop and "
+                                     "assigned in it; strings and None select code while it is "
+                                     "generated, so they must not change across iterations: "
+                                     "use a number or a bool flag instead")
             if kinds[v] == "list":
                 raise self.src.error(node, f"the list `{v}` is reassigned in the loop; only "
                                      "floats, ints and bools can change across iterations")
@@ -490,6 +504,11 @@ class ControlFlow:
                                     has_cont, has_ret, is_for, binds)
             widened = False
             for v, y in zip(carried, built[0].yields):
+                if statics.static(y):
+                    raise self.src.error(node, f"`{v}` becomes {y.value!r} in this loop; strings "
+                                         "and None select code while it is generated, so they "
+                                         "must not change across iterations: use a number or "
+                                         "a bool flag instead")
                 k = _merge_kind([kinds[v], _kind_of(y)])
                 if k != kinds[v]:
                     kinds[v] = k
