@@ -19,6 +19,7 @@ from typing import Callable, NamedTuple
 from s2s_ad.frontend import (lowering as frontend, methods, numpy as frontend_numpy, source, targets,
                              statics as frontend_statics, structures)
 from s2s_ad.emit import module as emit, loader
+from s2s_ad.errors import SourceError
 from s2s_ad.pipeline import Wrt, jvp_program, program
 from s2s_ad.rules import user as user_rules
 
@@ -366,6 +367,17 @@ def _by_static(fn: Callable, wrt: Wrt, kind: str, output, lengths) -> Callable:
         first = seen[_statics_key(defaults)] = entry(fn, wrt, kind, output, lengths, defaults)
     except frontend_statics.StaticUse:
         first = None  # a parameter without a default used as a static value: per call
+    except SourceError:
+        # `def f(x, y=None): return x * y`, always called with a number for
+        # y: the code for the None default is refused, the code for a
+        # number is not. Refuse now only if that one is refused too.
+        given = {n: v for n, v in defaults.items() if v is not None}
+        if given == defaults:
+            raise
+        try:
+            first = seen[_statics_key(given)] = entry(fn, wrt, kind, output, lengths, given)
+        except frontend_statics.StaticUse:
+            first = None
 
     def call(*args, **kwargs):
         statics = {}

@@ -99,3 +99,7 @@ def none_carried_by_a_loop(x):
         if best is None or x * i > best:
             best = x * i
     return best
+
+
+def none_default_given_a_number(x, y=None):
+    return x * y + x

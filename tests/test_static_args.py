@@ -146,3 +146,14 @@ def test_refusals_are_located(fn, fragment, message):
     with pytest.raises(s2s_ad.SourceError, match=message) as info:
         s2s_ad.grad(fn)(0.5)
     assert info.value.file.endswith("static_src.py") and fragment in info.value.source_line
+
+
+def test_a_none_default_always_given_a_number():
+    # The code for y=None is refused (None * x); the code for a number is
+    # made when a call passes one, and a call leaving y out is refused.
+    df = s2s_ad.grad(s.none_default_given_a_number, wrt=(0, 1))
+    got = df(0.7, 1.5)
+    want = fd_gradient(s.none_default_given_a_number, [0.7, 1.5], [0, 1])
+    assert all(close(g, w) for g, w in zip(got, want))
+    with pytest.raises(s2s_ad.SourceError, match="None is used where a number is expected"):
+        df(0.7)
