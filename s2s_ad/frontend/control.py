@@ -31,7 +31,7 @@ import ast
 import builtins
 
 from s2s_ad import ir
-from s2s_ad.frontend import structures
+from s2s_ad.frontend import runtime_lists, structures
 
 RET, RETVAL, BRK, CONT = "<ret>", "<result>", "<brk>", "<cont>"
 FLAG_NAMES = {RET: "ret", RETVAL: "result", BRK: "brk", CONT: "cont"}
@@ -169,6 +169,7 @@ class ControlFlow:
         if isinstance(cond, ir.Const):
             self.block(node.body if cond.value else node.orelse)
             return
+        runtime_lists.promote_for(self, node.body + node.orelse, node)
         text = f"if {ast.unparse(node.test)}"
         self.branches(cond, lambda: self.block(node.body), lambda: self.block(node.orelse), node, text)
 
@@ -215,6 +216,8 @@ class ControlFlow:
                 return cond  # true exactly when the first branch is taken
             kind = _merge_kind([_kind_of(a), _kind_of(b)])
             out = ir.Value(name(), kind, var)
+            if kind == "list":
+                runtime_lists.carried(self, out)
             outs.append(out)
             regions[0].yields.append(a)
             regions[1].yields.append(b)
@@ -226,7 +229,8 @@ class ControlFlow:
                 self.env.pop(var, None)
                 self.undefined[var] = (node, "it is assigned in only one branch of the `if`")
                 continue
-            if "list" in (_kind_of(a), _kind_of(b)) and not _same(a, b):
+            if "list" in (_kind_of(a), _kind_of(b)) and not _same(a, b) and not (
+                    runtime_lists.is_grown(self, a) and runtime_lists.is_grown(self, b)):
                 raise self.src.error(node, f"`{var}` is a list in one branch only")
             if var in FLAG_NAMES:
                 self.env[var] = phi(a, b, lambda: self.namer.fresh(FLAG_NAMES[var]), None)
@@ -419,7 +423,7 @@ class ControlFlow:
                 continue
             if not isinstance(name, ast.Name):
                 raise self.src.error(name, "only names can be unpacked in the loop variable")
-            rows = self.array_rows(arg, name, loop)
+            rows = self.reversed_list(arg, name) or self.array_rows(arg, name, loop)
             if rows is not None:
                 lengths.append(rows[0])
                 binds.append(rows[1])
@@ -467,11 +471,20 @@ class ControlFlow:
         if isinstance(node, ast.While) and any(isinstance(n, ast.NamedExpr) for n in ast.walk(node.test)):
             raise self.src.error(node.test, "assignment expressions (`:=`) are not supported")
         carried = [v for v in assigned if v in self.env and v != target]
+        if is_for:
+            iterated = {n.id for n in ast.walk(node.iter) if isinstance(n, ast.Name)}
+            for name in runtime_lists.appended_names(node.body):
+                if name in iterated and runtime_lists.is_grown(self, self.env.get(name)):
+                    raise self.src.error(node, f"the loop iterates over `{name}` and appends "
+                                         "to it; loop over `range(n)` with `n = len(...)` "
+                                         "taken before the loop")
+        grown = runtime_lists.promote_for(self, node.body, node)
+        carried += [v for v in grown if v not in carried and v != target]
         if has_ret:
             carried += [RET, RETVAL]
         kinds = {v: _kind_of(self.env[v]) for v in carried}
         for v in carried:
-            if kinds[v] == "list":
+            if kinds[v] == "list" and not runtime_lists.is_grown(self, self.env[v]):
                 raise self.src.error(node, f"the list `{v}` is reassigned in the loop; only "
                                      "floats, ints and bools can change across iterations")
         saved = (self.namer.mark(), self.temps)
@@ -490,6 +503,9 @@ class ControlFlow:
             self.temps = saved[1]
         body, params, index, cond, exit_ = built
         outs = [ir.Value(p.name, p.kind, p.var) for p in params]
+        for o in outs:
+            if o.kind == "list":
+                runtime_lists.carried(self, o)
         inits = [self.env[v] for v in carried]
         loc = self.loc(node)
         if is_for:
@@ -529,6 +545,8 @@ class ControlFlow:
         for v in carried:
             name = self.namer.fresh(FLAG_NAMES[v]) if v in FLAG_NAMES else self.namer.claim(v)
             p = ir.Value(name, kinds[v], None if v in FLAG_NAMES else v)
+            if kinds[v] == "list":
+                runtime_lists.carried(self, p)
             params.append(p)
             self.env[v] = p
         index = None
@@ -624,8 +642,9 @@ class ControlFlow:
             now = self.env.get(var)
             if now is not value or list(value.items) != items:
                 raise self.src.error(node, f"the list `{var}` is changed inside a branch or "
-                                     "loop; s2s-ad resolves lists while lowering, so build it "
-                                     "before the `if`/loop")
+                                     "loop other than by `append`: s2s-ad grows lists at run "
+                                     "time by `append` only; build the list with `append`, "
+                                     "or fill a NumPy array")
 
     def mark_int(self, a: ir.Operand, node: ast.AST, what: str) -> None:
         """Record the parameters ``a`` is computed from: they are integers,

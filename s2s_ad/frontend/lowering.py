@@ -26,7 +26,7 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import structures
+from s2s_ad.frontend import runtime_lists, structures
 from s2s_ad.frontend.aliasing import InPlaceNames
 from s2s_ad.errors import SourceError
 from s2s_ad.frontend.numpy import ArrayLowering, numpy_use
@@ -144,6 +144,8 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
         self.region_depth = 0
         self.ret_mode = False
         self.seq_params: dict[int, ir.Param] = {}
+        self.grown: set[int] = set()
+        """ids of the versions of lists grown at run time (frontend/runtime_lists.py)."""
 
     # -- entry -------------------------------------------------------------
 
@@ -295,7 +297,7 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
             call = stmt.value
             if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
                 self.refuse_argument_mutation(call.func.value, call)
-            if structures.mutation(self, stmt):
+            if runtime_lists.mutation(self, stmt) or structures.mutation(self, stmt):
                 return
             if type(stmt.value) in REFUSED:  # `yield x`, `await x`
                 raise self.refuse(stmt.value)
@@ -488,7 +490,8 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
                                      "*args or **kwargs parameters are not supported")
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
-        if any(structures.is_structure(a) or (isinstance(a, ir.Value) and a.kind == "tuple")
+        if any(structures.is_structure(a) or (isinstance(a, ir.Value) and a.kind in ("tuple",
+                                                                                   "list"))
                for a in [*args, *kwargs.values()]):
             raise self.src.error(node, f"tuple, list or dict arguments to `{what}` are not "
                                  "supported; pass numbers")
@@ -610,6 +613,8 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
             kind = self.result_kind(prim, kinds, attrs)
         else:
             kind = RULES[prim].result_kind(kinds)
+        if prim == "getitem" and self.array_mode:
+            kind = "array"  # an item of a list grown at run time: a number or an array
         if var is not None:
             name = self.namer.claim(var)
         elif hint is not None:

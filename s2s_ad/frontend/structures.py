@@ -127,7 +127,7 @@ def describe(value) -> str:
     if isinstance(value, ir.Value) and value.kind == "tuple":
         return "a tuple returned by a call"
     if isinstance(value, ir.Value) and value.kind == "list":
-        return "a list of any length (a parameter read only when the code runs)"
+        return "a list of any length (read by index, len, sum and loops when the code runs)"
     return "a number"
 
 
@@ -365,7 +365,8 @@ def _runtime_sum(lo, seq: ir.Value, node: ast.Call, var: str | None) -> ir.Value
     adds each item to ``0.0`` (as ``sum`` adds to ``0``)."""
     n = lo.emit("len", [seq], node, text=f"len({seq.name})")
     index = ir.Value(lo.namer.fresh("k"), "int")
-    acc = ir.Value(lo.namer.fresh("acc"), "float")
+    kind = "array" if getattr(lo, "array_mode", False) else "float"
+    acc = ir.Value(lo.namer.fresh("acc"), kind)
     outer, lo.ops = lo.ops, []
     lo.loop_depth += 1
     lo.region_depth += 1
@@ -377,7 +378,7 @@ def _runtime_sum(lo, seq: ir.Value, node: ast.Call, var: str | None) -> ir.Value
         lo.loop_depth -= 1
         lo.region_depth -= 1
         lo.ops = outer
-    out = ir.Value(acc.name, "float", None)  # a loop's results are named after its carried values
+    out = ir.Value(acc.name, kind, None)  # a loop's results are named after its carried values
     loop = ir.For(index, ir.Const(0), n, ir.Const(1), [acc], [ir.Const(0.0)], body, [out],
                   lo.loc(node), f"sum({seq.name})")
     lo.ops.append(loop)
@@ -462,13 +463,9 @@ def unroll_for(lo, node: ast.For) -> bool:
     bounds = [_static_int(lo, a) for a in it.args]
     if any(b is None for b in bounds):
         return False  # refused where the list is found changed, with its name
-    if _jumps(node.body):
-        raise lo.src.error(node, "a loop that builds a list cannot use `break`, `continue` "
-                           "or `return`")
     trips = range(*bounds)
-    if len(trips) > UNROLL_LIMIT:
-        raise lo.src.error(node, f"this loop builds a list over {len(trips)} iterations; s2s-ad "
-                           f"unrolls such loops up to {UNROLL_LIMIT} times")
+    if _jumps(node.body) or len(trips) > UNROLL_LIMIT:
+        return False  # a run-time list (frontend/runtime_lists.py)
     for i in trips:
         lo.assign(node.target, ir.Const(i), it)
         _static_block(lo, node.body)

@@ -36,6 +36,7 @@ from __future__ import annotations
 import ast
 
 from s2s_ad.reverse import analysis, element_writes, inplace, shifts
+from s2s_ad.reverse import lists as runtime_lists
 from s2s_ad import ir
 from s2s_ad.emit import peephole
 from s2s_ad.reverse.arrays import ArraySweep
@@ -120,6 +121,11 @@ class _Sweep(StructuredSweep, CallSites):
             if id(v) in self.families:
                 self.fname[id(v)] = self.families[id(v)].name
         self.aliases = inplace.aliases(func, self.families) if self.families else set()
+        self.lists = runtime_lists.families(func)
+        """id(version of a list grown at run time) -> its family (s2s_ad.reverse.lists)."""
+        for key, fam in self.lists.items():
+            self.fname[key] = fam.name  # one Python list: every version under one name
+        runtime_lists.spread(self)
         if self.arrays is not None:
             self.arrays.buffers = set(self.families)
         self._reversing: ir.Op | None = None
@@ -287,6 +293,7 @@ class _Sweep(StructuredSweep, CallSites):
                     ast.BinOp(ast.List([ast.Constant(0.0)], ast.Load()), ast.Mult(),
                               _call("len", [ast.Name(v.name, ast.Load())]))),
                     f"the adjoint of {v.name}, read at run-time indices", role="zero"))
+        lists += runtime_lists.adjoints(self)
         out = self.region(self.func.body)
         inits = inplace.adjoint_inits(self)
         return lists + inits + out if out else []
@@ -381,6 +388,8 @@ class _Sweep(StructuredSweep, CallSites):
     def _op(self, op: ir.Op) -> list:
         if op.prim == "array.setitem" and id(op.out) in self.families:
             return inplace.reverse_write(self, op)
+        if op.prim in ("list.new", "list.append"):
+            return runtime_lists.reverse(self, op)
         if id(op.out) not in self.adj:
             return []
         if op.callee is not None:
@@ -453,6 +462,13 @@ class _Sweep(StructuredSweep, CallSites):
         """``v̄ = contrib`` on the first contribution, ``v̄ += contrib`` after.
         With ``alias``, a first contribution that is another adjoint itself
         (``t = a + b``) shares that variable: its owner is done with it."""
+        grown = self.lists.get(id(v))
+        if grown is not None:
+            # Versions of a run-time list share one adjoint list, changed only
+            # by the reverse of its ops (s2s_ad.reverse.lists).
+            if isinstance(contrib, ast.Name) and contrib.id == grown.adj:
+                return []
+            raise AssertionError(f"a contribution to the list {v.name}: {ast.unparse(contrib)}")
         fam = self.families.get(id(v))
         if fam is not None:
             if isinstance(contrib, ast.Name) and contrib.id == fam.adj:
