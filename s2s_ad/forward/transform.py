@@ -130,6 +130,13 @@ class _Forward:
         if isinstance(a, ir.Value) and a.kind == "array":
             return _call(f"{self.np()}.zeros_like", [self.expr(a)],
                          [ast.keyword("dtype", _load("float"))])
+        if isinstance(a, ir.Value) and a.kind == "list":  # a list grown at run time
+            item = self.namer.fresh("item")
+            zero = (_call(f"{self.np()}.zeros_like", [_load(item)],
+                          [ast.keyword("dtype", _load("float"))])
+                    if "numpy" in self.modules else ast.Constant(0.0))
+            return ast.ListComp(zero, [ast.comprehension(ast.Name(item, ast.Store()),
+                                                         self.expr(a), [], 0)])
         return ast.Constant(0.0)
 
     def tangent(self, a: ir.Operand) -> ast.expr:
@@ -215,6 +222,8 @@ class _Forward:
         comment = f"line {op.loc.line}: {op.text}"
         if op.callee is not None:
             return self.call(op, comment)
+        if op.prim in ("list.new", "list.append"):
+            return self.list_op(op, comment)
         out_name = ast.Name(op.out.name, ast.Store())
         if op.out.var is None:
             self.temps.add(op.out.name)
@@ -227,6 +236,26 @@ class _Forward:
         if d is None:  # active, yet no derivative flows in: a zero tangent
             d = self.zero(op.out)
         return [primal, Stmt(ast.Assign([ast.Name(self.t(op.out), ast.Store())], d), comment, op)]
+
+    def list_op(self, op: ir.Op, comment: str) -> list:
+        """A list grown at run time: its tangent is a list grown beside it
+        (one Python list for every version, like the list itself)."""
+        store = ast.Name(op.out.name, ast.Store())
+        if op.prim == "list.new":
+            out = [Stmt(ast.Assign([store], ast.List([self.expr(a) for a in op.args], ast.Load())),
+                        comment, op)]
+            if self.active(op.out):
+                d = ast.List([self.tangent(a) for a in op.args], ast.Load())
+                out.append(Stmt(ast.Assign([ast.Name(self.t(op.out), ast.Store())], d), comment))
+            return out
+        seq, v = op.args
+        out = [Stmt(ast.Assign([store], self.expr(seq)), comment, op),
+               Stmt(ast.Expr(_call(f"{op.out.name}.append", [self.expr(v)])), comment)]
+        if self.active(op.out):
+            d = self.t(op.out)
+            out.append(Stmt(ast.Assign([ast.Name(d, ast.Store())], self.tangent(seq)), comment))
+            out.append(Stmt(ast.Expr(_call(f"{d}.append", [self.tangent(v)])), comment))
+        return out
 
     def primal(self, op: ir.Op, exprs: list | None = None) -> ast.expr:
         exprs = exprs if exprs is not None else [self.expr(a) for a in op.args]
