@@ -299,6 +299,13 @@ class ControlFlow:
     def for_stmt(self, node: ast.For) -> None:
         if node.orelse:
             raise self.src.error(node.orelse[0], "`for ... else` is not supported")
+        iterated = {n.id for n in ast.walk(node.iter) if isinstance(n, ast.Name)}
+        for name in runtime_lists.appended_names(node.body):
+            if name in iterated and (runtime_lists.is_grown(self, self.env.get(name)) or
+                                     isinstance(self.env.get(name), structures.StaticList)):
+                raise self.src.error(node, f"the loop iterates over `{name}` and appends "
+                                     "to it; loop over `range(n)` with `n = len(...)` "
+                                     "taken before the loop")
         if isinstance(node.target, ast.Tuple):
             n, binds = self.tuple_iteration(node.iter, node.target, node)
             self.loop(node, None, None, [ir.Const(0), n, ir.Const(1)], binds)
@@ -471,13 +478,6 @@ class ControlFlow:
         if isinstance(node, ast.While) and any(isinstance(n, ast.NamedExpr) for n in ast.walk(node.test)):
             raise self.src.error(node.test, "assignment expressions (`:=`) are not supported")
         carried = [v for v in assigned if v in self.env and v != target]
-        if is_for:
-            iterated = {n.id for n in ast.walk(node.iter) if isinstance(n, ast.Name)}
-            for name in runtime_lists.appended_names(node.body):
-                if name in iterated and runtime_lists.is_grown(self, self.env.get(name)):
-                    raise self.src.error(node, f"the loop iterates over `{name}` and appends "
-                                         "to it; loop over `range(n)` with `n = len(...)` "
-                                         "taken before the loop")
         grown = runtime_lists.promote_for(self, node.body, node)
         carried += [v for v in grown if v not in carried and v != target]
         if has_ret:

@@ -342,6 +342,9 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
             value = self.expr(stmt.value, hint="out")
         if structures.is_structure(value):
             return structures.outputs(self, value, stmt.value)
+        if isinstance(value, ir.Value) and value.kind == "list":
+            raise self.src.error(stmt.value, "returning a list of any length is not supported; "
+                                 "return a number computed from it (`sum(xs)`, `xs[-1]`)")
         if isinstance(value, ir.Value) and value.kind == "tuple":
             raise self.src.error(stmt.value, "returning the tuple a call returns is not "
                                  "supported; unpack it (`a, b = helper(x)`) and return `a, b`")
