@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Hashable
 from typing import Callable, NamedTuple
 
-from s2s_ad.frontend import lowering as frontend, numpy as frontend_numpy, source, structures
+from s2s_ad.frontend import lowering as frontend, numpy as frontend_numpy, pytrees, source, structures
 from s2s_ad.emit import module as emit, loader
 from s2s_ad.pipeline import Wrt, jvp_program, program
 from s2s_ad.rules import user as user_rules
@@ -192,8 +192,9 @@ def array_arguments(names: tuple, args: tuple, kwargs: dict) -> frozenset:
     given = list(zip(order, args))
     if kwargs:
         given += [(n, a) for n, a in kwargs.items() if n in order]
-    return frozenset(n for n, a in given if type(a) not in _NUMBERS and _is_array(a)
-                     and not (n in declared and getattr(a, "ndim", None) == 0))
+    return frozenset(n for n, a in given if type(a) not in _NUMBERS and (
+        _is_array(a) and not (n in declared and getattr(a, "ndim", None) == 0)
+        or not _is_array(a) and pytrees.holds_array(a)))
 
 
 def _is_array(value) -> bool:
@@ -217,10 +218,13 @@ def shapes(fn: Callable, args: tuple, kwargs: dict) -> dict:
         raise TypeError(f"{fn.__name__}: {exc}") from None
     out = {}
     for name, v in bound.arguments.items():
-        if isinstance(v, (list, tuple)):
-            if any(not isinstance(item, numbers.Number) for item in v):
-                _refuse_items(fn, name, v)
+        if type(v) in (list, tuple) and all(isinstance(item, numbers.Number) for item in v):
             out[name] = ("list" if isinstance(v, list) else "tuple", len(v))
+        elif isinstance(v, (list, tuple, dict)) or pytrees.spec_of(v) not in (None, "leaf"):
+            spec = pytrees.spec_of(v)
+            if spec is None:
+                _refuse_items(fn, name, v)
+            out[name] = ("tree", spec)  # a structure of numbers and arrays (frontend/pytrees.py)
     return out
 
 
@@ -230,10 +234,13 @@ def _refuse_items(fn: Callable, name: str, value) -> None:
     src = source.locate(fn)
     node = next((a for a in ast.walk(src.tree.args) if isinstance(a, ast.arg) and a.arg == name),
                 src.tree)
-    what = next(type(item).__name__ for item in value if not isinstance(item, numbers.Number))
+    items = value.values() if isinstance(value, dict) else value
+    what = next((type(item).__name__ for item in items if pytrees.spec_of(item) is None),
+                "str" if isinstance(value, dict) else type(value).__name__)
     raise src.error(node, f"parameter {name!r} is given a {type(value).__name__} holding "
-                    f"an item of type {what}; a list or tuple parameter holds numbers: pass "
-                    "arrays as parameters of their own, or as one array (np.stack)")
+                    f"an item of type {what}; a structure parameter (list, tuple, dict with "
+                    "str keys, dataclass, NamedTuple) holds numbers, arrays and such "
+                    "structures only")
 
 
 def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error) -> Callable:
@@ -346,6 +353,8 @@ def _source_text(code: types.CodeType) -> str | None:
 def _global(name: str, obj, fn, out: list, seen: set) -> None:
     if isinstance(obj, numbers.Number):
         out.append((name, obj))
+    elif isinstance(obj, (list, tuple)) and all(isinstance(v, numbers.Number) for v in obj):
+        out.append((name, type(obj).__name__, tuple(obj)))  # a constant list, read as numbers
     elif isinstance(obj, types.FunctionType):
         out.append(("calls", name))
         _fingerprint(obj, out, seen)

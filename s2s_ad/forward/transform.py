@@ -71,6 +71,11 @@ def transform(func: ir.Function, wrt: list[ir.Value], name: str, *, jvps: dict,
     function returns ``(value, tangent)`` of all its outputs (a helper's JVP);
     otherwise the tangents of ``wrt`` are keyword-only (required, but for
     a single number's: ``dx=1.0``)."""
+    for p in func.params:
+        if p.tree is not None:
+            raise refuse(func.loc, f"forward mode does not yet take a structure parameter "
+                         f"(`{p.value.var}`: a dict, dataclass, NamedTuple or nested list); "
+                         "use reverse mode (grad, vjp)")
     return _Forward(func, wrt, name, jvps, reserved, callee).build()
 
 

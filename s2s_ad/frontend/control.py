@@ -306,6 +306,8 @@ class ControlFlow:
                 raise self.src.error(node, f"the loop iterates over `{name}` and appends "
                                      "to it; loop over `range(n)` with `n = len(...)` "
                                      "taken before the loop")
+        if structures.unroll_items(self, node):
+            return
         if isinstance(node.target, ast.Tuple):
             n, binds = self.tuple_iteration(node.iter, node.target, node)
             self.loop(node, None, None, [ir.Const(0), n, ir.Const(1)], binds)
@@ -406,6 +408,9 @@ class ControlFlow:
         fn = (self.resolve(it.func) if isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
               and it.func.id not in self.env else None)
         if fn not in (builtins.enumerate, builtins.zip):
+            if isinstance(it, ast.Name):  # for W, b in layers: a structure parameter
+                structures._param_used_as_sequence(self, self.env.get(it.id), it,
+                                                   ("float", "array"))
             raise self.src.error(target, "a tuple as the loop variable needs `enumerate(xs)` or "
                                  "`zip(xs, ys)` over list or tuple parameters")
         if any(k.arg != "start" or fn is builtins.zip for k in it.keywords):

@@ -26,7 +26,7 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import runtime_lists, structures
+from s2s_ad.frontend import pytrees, runtime_lists, structures
 from s2s_ad.frontend.aliasing import InPlaceNames
 from s2s_ad.errors import SourceError
 from s2s_ad.frontend.numpy import ArrayLowering, numpy_use
@@ -238,6 +238,14 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
                                  f"{type(default).__name__}; only numeric defaults are supported")
         name = self.namer.claim(node.arg)
         shape = self.lengths.pop(node.arg, None)
+        if isinstance(shape, tuple) and shape[0] == "tree":
+            if pytrees.is_flat(shape[1]):
+                shape = (shape[1][0], len(shape[1][1]))  # a list of leaves: as before
+            else:
+                param = pytrees.tree_param(self, node, name, shape[1], default, has_default,
+                                           kwonly)
+                self.param_ids.add(id(param.value))
+                return param
         if shape is not None:
             param = structures.sequence_param(self, node, name, shape, default, has_default,
                                               kwonly)
@@ -370,6 +378,10 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult) and self.array_mode:
             return self.emit("matmul", [self.expr(node.left), self.expr(node.right)], node, var,
                              hint=hint)
+        if isinstance(node, ast.Attribute):
+            field = pytrees.attribute(self, node)  # p.w of a dataclass or NamedTuple
+            if field is not None:
+                return field
         if isinstance(node, ast.Subscript) and self.array_mode:
             return self.subscript(node, var, hint)
         if isinstance(node, ast.Attribute) and self.array_mode \
@@ -585,6 +597,10 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
         obj = self.src.globals.get(name, getattr(builtins, name, None))
         if isinstance(obj, numbers.Real):
             return self.constant(obj, node)
+        if isinstance(obj, (list, tuple)) and obj and all(
+                isinstance(v, numbers.Real) and not isinstance(v, bool) for v in obj):
+            # A module-level list of numbers: constants, read when the gradient is made.
+            return tuple(self.constant(v, node) for v in obj)
         if name in self.src.fn.__code__.co_freevars:
             raise self.src.error(node, f"`{name}` is a variable of an enclosing function "
                                  "(a closure), which s2s-ad cannot see; pass it as a parameter")

@@ -46,6 +46,19 @@ class StaticDict:
     items: dict = field(default_factory=dict)
 
 
+@dataclass(eq=False)
+class StaticObject:
+    """A dataclass or NamedTuple instance (a parameter's, frontend/pytrees.py)
+    while lowering: its fields."""
+
+    cls: type
+    items: dict = field(default_factory=dict)
+
+    @property
+    def is_tuple(self) -> bool:
+        return issubclass(self.cls, tuple)
+
+
 STRUCTURE_NODES = (ast.List, ast.Dict, ast.Subscript, ast.ListComp, ast.GeneratorExp)
 
 
@@ -98,8 +111,8 @@ def is_runtime(lo, value) -> bool:
     return param is not None and param.items is None
 
 
-def _param_used_as_sequence(lo, value, node: ast.AST) -> None:
-    if isinstance(value, ir.Value) and value.kind == "float" and any(
+def _param_used_as_sequence(lo, value, node: ast.AST, kinds=("float",)) -> None:
+    if isinstance(value, ir.Value) and value.kind in kinds and any(
             p.value is value for p in getattr(lo, "params_so_far", ())):
         raise SequenceParameter(value.var, *_where(lo, node, (
             f"parameter {value.var!r} is used as a list or tuple; give its length "
@@ -114,7 +127,7 @@ def _where(lo, node: ast.AST, message: str) -> tuple:
 
 
 def is_structure(value) -> bool:
-    return isinstance(value, (tuple, StaticList, StaticDict))
+    return isinstance(value, (tuple, StaticList, StaticDict, StaticObject))
 
 
 def describe(value) -> str:
@@ -124,6 +137,8 @@ def describe(value) -> str:
         return "a list"
     if isinstance(value, StaticDict):
         return "a dict"
+    if isinstance(value, StaticObject):
+        return f"a {value.cls.__name__}"
     if isinstance(value, ir.Value) and value.kind == "tuple":
         return "a tuple returned by a call"
     if isinstance(value, ir.Value) and value.kind == "list":
@@ -217,6 +232,8 @@ def subscript(lo, node: ast.Subscript, var: str | None):
         if key not in base.items:
             raise lo.src.error(node.slice, f"the dict has no key {key!r}")
         return base.items[key]
+    if isinstance(base, StaticObject) and base.is_tuple:
+        base = tuple(base.items.values())  # a NamedTuple indexed like a tuple
     if isinstance(base, (tuple, StaticList)):
         items = base if isinstance(base, tuple) else base.items
         return items[_index(lo, node.slice, len(items))]
@@ -308,6 +325,8 @@ def iteration(lo, node: ast.expr) -> list:
             and lo.resolve(node.func) in (builtins.zip, builtins.enumerate)):
         return _zip_or_enumerate(lo, node)
     value = lo.expr(node)
+    if isinstance(value, StaticObject) and value.is_tuple:
+        return list(value.items.values())
     if isinstance(value, (tuple, StaticList)):
         return list(value if isinstance(value, tuple) else value.items)
     if isinstance(value, StaticDict):
@@ -424,6 +443,8 @@ def unpack(lo, value, target: ast.expr, value_node: ast.expr) -> list:
         return list(value)
     if isinstance(value, StaticList):
         return list(value.items)
+    if isinstance(value, StaticObject) and value.is_tuple:
+        return list(value.items.values())
     if _call_tuple(lo, value):
         # Items read into plain names are named after them (``a, b = h(x)``).
         names = [e.id if isinstance(e, ast.Name) else None for e in target.elts]
@@ -470,6 +491,62 @@ def unroll_for(lo, node: ast.For) -> bool:
         lo.assign(node.target, ir.Const(i), it)
         _static_block(lo, node.body)
     return True
+
+
+def unroll_items(lo, node: ast.For) -> bool:
+    """Unroll a ``for`` over a structure known while lowering: a list or
+    tuple built in the function, of a structure parameter (``for W, b in
+    layers``, ``for layer in layers``), a module-level list of numbers (``for c
+    in COEFFS``), or ``zip``/``enumerate``/``reversed`` of them. A list
+    parameter of floats keeps its loop (control.py). Return False otherwise."""
+    items = _static_items(lo, node.iter)
+    if items is None:
+        return False
+    if _jumps(node.body):
+        raise lo.src.error(node, "a loop over a tuple, list or structure known while lowering "
+                           "is unrolled, and cannot use `break`, `continue` or `return`")
+    if len(items) > UNROLL_LIMIT:
+        raise lo.src.error(node, f"this loop over {len(items)} items would be unrolled; "
+                           f"s2s-ad unrolls such loops up to {UNROLL_LIMIT} times")
+    for v in items:
+        lo.assign(node.target, v, node.iter)
+        _static_block(lo, node.body)
+    return True
+
+
+def _static_items(lo, node: ast.expr) -> list | None:
+    if isinstance(node, ast.Name):
+        if node.id not in lo.env:
+            if node.id in lo.src.globals and isinstance(lo.src.globals[node.id], (list, tuple)):
+                value = lo.expr(node)
+                return list(value) if isinstance(value, tuple) else None
+            return None
+        value = lo.env[node.id]
+        if lo.sequence_param(value) is not None:
+            return None  # a list parameter: a loop over its positions
+        if isinstance(value, StaticObject) and value.is_tuple:
+            return list(value.items.values())
+        if isinstance(value, tuple):
+            return list(value)
+        if isinstance(value, StaticList):
+            return list(value.items)
+        return None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id not in lo.env and not node.keywords:
+        fn = lo.src.globals.get(node.func.id, getattr(builtins, node.func.id, None))
+        if fn is builtins.reversed and len(node.args) == 1:
+            items = _static_items(lo, node.args[0])
+            return None if items is None else items[::-1]
+        if fn is builtins.zip and node.args:
+            columns = [_static_items(lo, a) for a in node.args]
+            return None if None in columns else [tuple(row) for row in zip(*columns)]
+        if fn is builtins.enumerate and len(node.args) in (1, 2):
+            items = _static_items(lo, node.args[0])
+            start = _static_int(lo, node.args[1]) if len(node.args) == 2 else 0
+            if items is None or start is None:
+                return None
+            return [(ir.Const(start + i), x) for i, x in enumerate(items)]
+    return None
 
 
 def _static_block(lo, stmts: list) -> None:

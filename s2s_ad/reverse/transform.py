@@ -43,7 +43,8 @@ from s2s_ad.reverse.arrays import ArraySweep
 from s2s_ad.reverse.call_sites import CallSites, pair_functions, pair_seeds, seed_outputs
 from s2s_ad.reverse.structured import StructuredSweep, _call
 from s2s_ad.emit.peephole import names_in
-from s2s_ad.emit.code import Block, CodeFunction, Stmt, reverse_comment, signature, unpack_params
+from s2s_ad.emit.code import (Block, CodeFunction, Stmt, reverse_comment, signature, tree_value,
+                              unpack_params)
 from s2s_ad.errors import SourceError
 from s2s_ad.names import Namer
 from s2s_ad.emit.optimize import simplify
@@ -294,6 +295,9 @@ class _Sweep(StructuredSweep, CallSites):
                               _call("len", [ast.Name(v.name, ast.Load())]))),
                     f"the adjoint of {v.name}, read at run-time indices", role="zero"))
         lists += runtime_lists.adjoints(self)
+        for p in self.func.params:
+            if p.tree is not None and p.value in self.wrt:
+                self.reads.add(id(p.value))  # type(p)(...) rebuilds its class: a pair keeps it
         out = self.region(self.func.body)
         inits = inplace.adjoint_inits(self)
         return lists + inits + out if out else []
@@ -308,6 +312,8 @@ class _Sweep(StructuredSweep, CallSites):
         tape = []
         if keep_params:
             tape += [v for v in self.func.scalars(self.func.param_values) if id(v) in self.reads]
+            tape += [p.value for p in self.func.params
+                     if p.tree is not None and id(p.value) in self.reads]
         for v in self.outside_loops():
             fam = self.families.get(id(v))
             if fam is not None and v is not fam.root:
@@ -351,6 +357,8 @@ class _Sweep(StructuredSweep, CallSites):
             return self.arrays.zero(x) if self.arrays is not None else ast.Constant(0.0)
 
         param = next(p for p in self.func.params if p.value is v)
+        if param.tree is not None:  # the same structure, an adjoint per leaf
+            return tree_value(param.tree, ast.Name(v.name, ast.Load()), one)
         if param.items is None:
             return one(v)
         if id(v) in self.adj:
