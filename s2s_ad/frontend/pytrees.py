@@ -155,8 +155,7 @@ def attribute(lo, node: ast.Attribute):
         if isinstance(base_node, ast.Name) and op is not None and not _array_attribute(
                 node.attr) and op.prim in ("getitem", "array.getitem"):
             bound = op.args[0]  # `for layer in layers: layer.W`: layers is the structure
-        if isinstance(base_node, ast.Name) and isinstance(bound, ir.Value) \
-                and bound.kind in ("float", "array") \
+        if isinstance(bound, ir.Value) and bound.kind in ("float", "array") \
                 and any(p.value is bound for p in getattr(lo, "params_so_far", ())) \
                 and not (bound.kind == "array" and _array_attribute(node.attr)):
             # p.w on a parameter lowered as a number: lower it for its structure

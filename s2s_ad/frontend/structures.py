@@ -474,7 +474,7 @@ def unroll_for(lo, node: ast.For) -> bool:
     assigns into) a list or dict built before the loop: the body is lowered
     once per iteration with ``i`` a constant, so the list's length stays
     known. Return False (the loop is lowered as a loop) otherwise."""
-    if not _mutates_structure(lo, node.body):
+    if not (_mutates_structure(lo, node.body) or _indexes_structures(lo, node.body)):
         return False
     it = node.iter
     if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
@@ -502,6 +502,10 @@ def unroll_items(lo, node: ast.For) -> bool:
     items = _static_items(lo, node.iter)
     if items is None:
         return False
+    params = [n.id for n in ast.walk(node.iter) if isinstance(n, ast.Name) and n.id in lo.env
+              and lo.sequence_param(lo.env[n.id]) is not None]
+    if params and items and not any(_holds_structure(x) for x in items):
+        return False  # over list parameters of numbers: a loop over their positions
     if _jumps(node.body):
         raise lo.src.error(node, "a loop over a tuple, list or structure known while lowering "
                            "is unrolled, and cannot use `break`, `continue` or `return`")
@@ -514,6 +518,12 @@ def unroll_items(lo, node: ast.For) -> bool:
     return True
 
 
+def _holds_structure(x) -> bool:
+    if isinstance(x, tuple):  # a row of zip/enumerate, or a tuple item
+        return any(is_structure(e) or _holds_structure(e) for e in x)
+    return is_structure(x)
+
+
 def _static_items(lo, node: ast.expr) -> list | None:
     if isinstance(node, ast.Name):
         if node.id not in lo.env:
@@ -522,8 +532,6 @@ def _static_items(lo, node: ast.expr) -> list | None:
                 return list(value) if isinstance(value, tuple) else None
             return None
         value = lo.env[node.id]
-        if lo.sequence_param(value) is not None:
-            return None  # a list parameter: a loop over its positions
         if isinstance(value, StaticObject) and value.is_tuple:
             return list(value.items.values())
         if isinstance(value, tuple):
@@ -597,6 +605,20 @@ def _mutates_structure(lo, body: list) -> bool:
                     if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) \
                             and structure(t.value.id):
                         return True
+    return False
+
+
+def _indexes_structures(lo, body: list) -> bool:
+    """Does ``body`` index a list or tuple of structures (``layers[i].W``)?
+    Such an index must be known while lowering: the loop is unrolled."""
+    for stmt in body:
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name):
+                v = lo.env.get(n.value.id)
+                items = (v.items if isinstance(v, StaticList) else
+                         list(v) if isinstance(v, tuple) else None)
+                if items and any(is_structure(x) for x in items):
+                    return True
     return False
 
 
