@@ -281,6 +281,8 @@ class _Forward:
         flows = [rule.flows(i) and self.active(a) for i, a in enumerate(op.args)]
         if not any(flows):
             return None
+        if op.prim == "list.sum":  # the sum of the tangent list
+            return _call("sum", [_load(self.t(op.args[0]))])
         if op.prim == "getitem":  # xs[i] of a list: the tangent list's item
             return ast.Subscript(_load(self.t(op.args[0])), self.expr(op.args[1]), ast.Load())
         if rule.adjoint:

@@ -99,7 +99,21 @@ def lower(src: Source, lengths: dict | None = None, arrays=()) -> ir.Function:
     not its source names NumPy (the caller's argument kinds decide, not the
     callee's text)."""
     _check_nesting(src)
-    return _Lowering(src, lengths, (arrays,) if isinstance(arrays, str) else arrays).function()
+    arrays = (arrays,) if isinstance(arrays, str) else arrays
+    first = _Lowering(src, lengths, arrays)
+    try:
+        return first.function()
+    except structures.SequenceParameter:
+        raise
+    except SourceError:
+        if not first.unroll_skipped:
+            raise
+    # A loop over range(constant) that appends was lowered as a loop, and
+    # something needs the list's length while lowering (a slice, unpacking):
+    # unroll such loops, as before lists grew at run time.
+    again = _Lowering(src, lengths, arrays)
+    again.unroll_limit = structures.UNROLL_LIMIT
+    return again.function()
 
 
 def names_numpy(src: Source) -> bool:
@@ -144,6 +158,10 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
         self.region_depth = 0
         self.ret_mode = False
         self.seq_params: dict[int, ir.Param] = {}
+        self.unroll_limit = structures.SHORT_UNROLL
+        """Most iterations of a range(constant) loop that appends unrolled."""
+        self.unroll_skipped = False
+        """Was a longer such loop lowered as a loop (a run-time list)?"""
         self.grown: set[int] = set()
         """ids of the versions of lists grown at run time (frontend/runtime_lists.py)."""
 
@@ -619,7 +637,7 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
     def emit(self, prim: str, args: list, node: ast.AST, var: str | None = None,
              text: str | None = None, hint: str | None = None,
              attrs: dict | None = None) -> ir.Value:
-        for a in args[1:] if prim in ("getitem", "len") else args:
+        for a in args[1:] if prim in ("getitem", "len", "list.sum") else args:
             if not isinstance(a, (ir.Value, ir.Const)) or (isinstance(a, ir.Value)
                                                             and a.kind in ("tuple", "list")):
                 raise self.src.error(node, f"{structures.describe(a)} is used where a number is "

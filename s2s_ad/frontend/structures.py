@@ -382,6 +382,9 @@ def builtin(lo, fn, node: ast.Call, var: str | None, hint: str | None):
 def _runtime_sum(lo, seq: ir.Value, node: ast.Call, var: str | None) -> ir.Value:
     """``sum(xs)`` over a list of any length: a loop over its positions that
     adds each item to ``0.0`` (as ``sum`` adds to ``0``)."""
+    if not getattr(lo, "array_mode", False):
+        # Numbers: Python's own sum (in C); its adjoint adds g to every item's.
+        return lo.emit("list.sum", [seq], node, var, text=ast.unparse(node))
     n = lo.emit("len", [seq], node, text=f"len({seq.name})")
     index = ir.Value(lo.namer.fresh("k"), "int")
     kind = "array" if getattr(lo, "array_mode", False) else "float"
@@ -467,6 +470,11 @@ def outputs(lo, value, node: ast.expr) -> tuple:
 
 UNROLL_LIMIT = 1000
 """Most iterations a loop that builds a list is unrolled to."""
+SHORT_UNROLL = 16
+"""Most iterations a ``range(constant)`` loop that appends is unrolled to
+first; a longer one grows its list at run time (a loop is shorter to read
+and faster to run), unless the function needs the list's length while
+lowering (then it is lowered again, unrolled up to ``UNROLL_LIMIT``)."""
 
 
 def unroll_for(lo, node: ast.For) -> bool:
@@ -485,8 +493,12 @@ def unroll_for(lo, node: ast.For) -> bool:
     if any(b is None for b in bounds):
         return False  # refused where the list is found changed, with its name
     trips = range(*bounds)
-    if _jumps(node.body) or len(trips) > UNROLL_LIMIT:
+    if len(trips) > getattr(lo, "unroll_limit", UNROLL_LIMIT) \
+            and not _indexes_structures(lo, node.body):
+        lo.unroll_skipped = True
         return False  # a run-time list (frontend/runtime_lists.py)
+    if _jumps(node.body) or len(trips) > UNROLL_LIMIT:
+        return False
     for i in trips:
         lo.assign(node.target, ir.Const(i), it)
         _static_block(lo, node.body)

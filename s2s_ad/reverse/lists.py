@@ -157,6 +157,21 @@ def reverse(sweep, op: ir.Op) -> list:
     return out
 
 
+def reverse_sum(sweep, op: ir.Op, g: ast.expr) -> list:
+    """``dxs[:] = [d + g for d in dxs]``: the adjoint of ``sum(xs)`` added to
+    every item's (in place: a list parameter's adjoint is returned as is)."""
+    seq = op.args[0]
+    adj = sweep.adj[id(seq)]
+    d = sweep.namer.fresh("d")
+    value = ast.ListComp(ast.BinOp(ast.Name(d, ast.Load()), ast.Add(), g),
+                         [ast.comprehension(ast.Name(d, ast.Store()), ast.Name(adj, ast.Load()),
+                                            [], 0)])
+    target = ast.Subscript(ast.Name(adj, ast.Load()), ast.Slice(None, None, None), ast.Store())
+    return [Stmt(ast.Assign([target], value),
+                 f"line {op.loc.line}: {op.text}, ∂/∂{seq.name}[k] = 1 for every k", op, 0, "1",
+                 adj)]
+
+
 def _call(name: str, args: list) -> ast.Call:
     func: ast.expr = ast.Name(name.split(".")[0], ast.Load())
     for part in name.split(".")[1:]:

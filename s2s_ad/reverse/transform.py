@@ -427,6 +427,9 @@ class _Sweep(StructuredSweep, CallSites):
         for i, (arg, partial) in enumerate(zip(op.args, rule.partial_asts)):
             if partial is None or not isinstance(arg, ir.Value) or id(arg) not in self.act:
                 continue
+            if op.prim == "list.sum":
+                out += runtime_lists.reverse_sum(self, op, g)
+                continue
             if op.prim == "getitem":
                 target = ast.Subscript(ast.Name(self.adj[id(arg)], ast.Load()),
                                        self.ref(op.args[1]), ast.Store())
