@@ -194,7 +194,19 @@ def array_arguments(names: tuple, args: tuple, kwargs: dict) -> frozenset:
         given += [(n, a) for n, a in kwargs.items() if n in order]
     return frozenset(n for n, a in given if type(a) not in _NUMBERS and (
         _is_array(a) and not (n in declared and getattr(a, "ndim", None) == 0)
-        or not _is_array(a) and pytrees.holds_array(a)))
+        or not _is_array(a) and _holds_array(a)))
+
+
+def _holds_array(value) -> bool:
+    """Does a structure argument hold an array? A list of numbers is
+    answered by its sum (in C), not item by item."""
+    if type(value) in (list, tuple):
+        try:
+            if sum(value).__class__ in _NUMBERS:
+                return False
+        except TypeError:  # items that do not add: tuples, dicts, objects
+            pass
+    return pytrees.holds_array(value)
 
 
 def _is_array(value) -> bool:
