@@ -31,7 +31,7 @@ import ast
 import builtins
 
 from s2s_ad import ir
-from s2s_ad.frontend import runtime_lists, structures
+from s2s_ad.frontend import runtime_lists, structures, unroll
 
 RET, RETVAL, BRK, CONT = "<ret>", "<result>", "<brk>", "<cont>"
 FLAG_NAMES = {RET: "ret", RETVAL: "result", BRK: "brk", CONT: "cont"}
@@ -306,7 +306,7 @@ class ControlFlow:
                 raise self.src.error(node, f"the loop iterates over `{name}` and appends "
                                      "to it; loop over `range(n)` with `n = len(...)` "
                                      "taken before the loop")
-        if structures.unroll_items(self, node):
+        if unroll.unroll_items(self, node):
             return
         if isinstance(node.target, ast.Tuple):
             n, binds = self.tuple_iteration(node.iter, node.target, node)
@@ -315,7 +315,7 @@ class ControlFlow:
         if not isinstance(node.target, ast.Name):
             raise self.src.error(node.target, "only a single name or a tuple of names can be "
                                  "the loop variable (`for x in xs`, `for i, x in enumerate(xs)`)")
-        if structures.unroll_for(self, node):
+        if unroll.unroll_for(self, node):
             return
         backwards = self.reversed_list(node.iter, node.target)
         if backwards is not None:

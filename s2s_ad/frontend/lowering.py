@@ -26,7 +26,7 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import pytrees, runtime_lists, structures
+from s2s_ad.frontend import pytrees, runtime_lists, structures, unroll
 from s2s_ad.frontend.aliasing import InPlaceNames
 from s2s_ad.errors import SourceError
 from s2s_ad.frontend.numpy import ArrayLowering, numpy_use
@@ -112,7 +112,7 @@ def lower(src: Source, lengths: dict | None = None, arrays=()) -> ir.Function:
     # something needs the list's length while lowering (a slice, unpacking):
     # unroll such loops, as before lists grew at run time.
     again = _Lowering(src, lengths, arrays)
-    again.unroll_limit = structures.UNROLL_LIMIT
+    again.unroll_limit = unroll.UNROLL_LIMIT
     return again.function()
 
 
@@ -158,7 +158,7 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
         self.region_depth = 0
         self.ret_mode = False
         self.seq_params: dict[int, ir.Param] = {}
-        self.unroll_limit = structures.SHORT_UNROLL
+        self.unroll_limit = unroll.SHORT_UNROLL
         """Most iterations of a range(constant) loop that appends unrolled."""
         self.unroll_skipped = False
         """Was a longer such loop lowered as a loop (a run-time list)?"""
