@@ -88,9 +88,13 @@ def unroll_items(lo, node: ast.For) -> bool:
     return True
 
 
+class _Row(tuple):
+    """A row of ``zip``/``enumerate`` (not an item that is a tuple)."""
+
+
 def _holds_structure(x) -> bool:
-    if isinstance(x, tuple):  # a row of zip/enumerate, or a tuple item
-        return any(is_structure(e) or _holds_structure(e) for e in x)
+    if isinstance(x, _Row):
+        return any(_holds_structure(e) for e in x)
     return is_structure(x)
 
 
@@ -117,13 +121,13 @@ def _static_items(lo, node: ast.expr) -> list | None:
             return None if items is None else items[::-1]
         if fn is builtins.zip and node.args:
             columns = [_static_items(lo, a) for a in node.args]
-            return None if None in columns else [tuple(row) for row in zip(*columns)]
+            return None if None in columns else [_Row(row) for row in zip(*columns)]
         if fn is builtins.enumerate and len(node.args) in (1, 2):
             items = _static_items(lo, node.args[0])
             start = _static_int(lo, node.args[1]) if len(node.args) == 2 else 0
             if items is None or start is None:
                 return None
-            return [(ir.Const(start + i), x) for i, x in enumerate(items)]
+            return [_Row((ir.Const(start + i), x)) for i, x in enumerate(items)]
     return None
 
 
