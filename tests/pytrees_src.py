@@ -104,3 +104,12 @@ def _whole(p, x):
 
 def helper_gets_structure(p, x):
     return _whole(p, x)
+
+
+def lists_of_arrays(Ws, xs, v):
+    t = 0.0
+    for W, x in zip(Ws, xs):
+        t = t + np.sum(np.tanh(W @ v) * x)
+    for i, W in enumerate(reversed(Ws)):
+        t = t + np.sum(W) * (i + 1)
+    return t

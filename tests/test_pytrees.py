@@ -115,6 +115,9 @@ CASES = [
     ("nested_model", lambda: (_model(), _rng(8).normal(size=3))),
     ("enumerate_zip_layers", lambda: (_layers(2), [0.5, 0.7], _rng(9).normal(size=3))),
     ("helper_gets_fields", lambda: (src.Scalars(0.5, -0.3), 0.7)),
+    ("lists_of_arrays", lambda: ([_rng(i).normal(size=(3, 3)) for i in range(3)],
+                                 [_rng(i + 5).normal(size=3) for i in range(3)],
+                                 _rng(9).normal(size=3))),
 ]
 
 

@@ -162,6 +162,14 @@ def test_long_trajectory_is_not_unrolled():
     assert dw == pytest.approx(_fd(src.trajectory, args, 1), rel=1e-4)
 
 
+@pytest.mark.parametrize("steps", [0, 1, 5])
+def test_states_appended_from_a_helper_returning_a_tuple(steps):
+    rng = np.random.default_rng(steps)
+    args = (rng.normal(size=(3, 3)) * 0.5, rng.normal(size=3), rng.normal(size=(steps, 3)))
+    got = s2s_ad.grad(src.lstm_like, wrt=(0, 1))(*args)
+    _check(got, src.lstm_like, args)
+
+
 @pytest.mark.parametrize("name, message", [
     ("created_inside_loop", "created inside an enclosing loop or branch"),
     ("stored_by_index", "changed inside a branch or loop other than by `append`"),

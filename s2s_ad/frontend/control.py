@@ -340,7 +340,8 @@ class ControlFlow:
             return None
         param = self.sequence_param(self.env.get(it.args[0].id))
         if param is None:
-            structures._param_used_as_sequence(self, self.env.get(it.args[0].id), it.args[0])
+            structures._param_used_as_sequence(self, self.env.get(it.args[0].id), it.args[0],
+                                               ("float", "array"))
             return None
         seq = param.value
         n = self.seq_len(seq, it)

@@ -292,7 +292,7 @@ class _Sweep(StructuredSweep, CallSites):
                 lists.append(Stmt(ast.Assign(
                     [ast.Name(self.adj[id(v)], ast.Store())],
                     ast.BinOp(ast.List([ast.Constant(0.0)], ast.Load()), ast.Mult(),
-                              _call("len", [ast.Name(v.name, ast.Load())]))),
+                              _call("len", [self.ref(v)]))),
                     f"the adjoint of {v.name}, read at run-time indices", role="zero"))
         lists += runtime_lists.adjoints(self)
         for p in self.func.params:
@@ -312,8 +312,9 @@ class _Sweep(StructuredSweep, CallSites):
         tape = []
         if keep_params:
             tape += [v for v in self.func.scalars(self.func.param_values) if id(v) in self.reads]
+            # a structure or list parameter read whole (len(xs), xs[k], type(p))
             tape += [p.value for p in self.func.params
-                     if p.tree is not None and id(p.value) in self.reads]
+                     if p.items is not None and id(p.value) in self.reads]
         for v in self.outside_loops():
             fam = self.families.get(id(v))
             if fam is not None and v is not fam.root:
