@@ -137,38 +137,42 @@ def _any_length(fn: Callable, wrt: Wrt, kind: str, output, compiled: Callable,
 
     Whether a list holds only numbers is judged by the class of its sum
     (``sum`` runs in C, about 10 ns an item; an array anywhere in it makes the
-    sum an array): a list holding an array goes to the per-length code, which
-    refuses it, located."""
+    sum an array): a list holding an array goes to the per-length code (array
+    items), anything else is refused there, located.
+
+    The check is one pass over the arguments against what each position
+    takes, precomputed (a list, or a number), so a call adds about a
+    microsecond and the ``sum`` of each list."""
     names = positional_names(fn)[0]
     positions = frozenset(names.index(n) for n in lists if n in names)
+    takes_list = tuple(i in positions for i in range(len(names)))
     error = TypeError(f"{fn.__name__}: parameter(s) {', '.join(map(repr, lists))} take a list")
     fallback = _by_shape(fn, wrt, kind, output, error)
+    numbers = _NUMBERS
 
     def call(*args, **kwargs):
-        for i, a in enumerate(args):
-            cls = a.__class__
-            if cls is list:
-                if i not in positions or not _numbers_only(a):
+        plain = len(args) <= len(takes_list)
+        try:
+            for a, is_list in zip(args, takes_list):
+                if is_list:
+                    if a.__class__ is not list or sum(a).__class__ not in numbers:
+                        plain = False
+                        break
+                elif a.__class__ not in numbers:
+                    plain = False
                     break
-            elif cls not in _NUMBERS or i in positions:
-                break
-        else:
+        except TypeError:  # an item that does not add (a string, None)
+            plain = False
+        if kwargs:
             for v in kwargs.values():  # the seed, numbers by name
-                if v.__class__ not in _NUMBERS:
-                    break
-            else:
-                return compiled(*args, **kwargs)
+                if v.__class__ not in numbers:
+                    plain = False
+        if plain:
+            return compiled(*args, **kwargs)
         return fallback(*args, **kwargs)
 
     functools.update_wrapper(call, compiled)
     return call
-
-
-def _numbers_only(xs: list) -> bool:
-    try:
-        return sum(xs).__class__ in _NUMBERS
-    except TypeError:  # an item that does not add (a string, None)
-        return False
 
 
 def positional_names(fn: Callable) -> tuple[tuple[str, ...], frozenset]:
