@@ -183,3 +183,18 @@ def lstm_like(W, h0, xs):
         all_states.append(s)
         total = total + np.sum(y * y)
     return total + np.sum(all_states[-1])
+
+
+def sum_after_loop(c, x):
+    s = 0.0
+    for i in range(len(c)):
+        s = s * x + c[i]
+    return s + sum(c) * x
+
+
+def sum_before_loop(c, x):
+    t = sum(c) * x
+    s = 0.0
+    for i in range(len(c)):
+        s = s * x + c[i]
+    return s + t

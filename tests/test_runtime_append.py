@@ -170,6 +170,22 @@ def test_states_appended_from_a_helper_returning_a_tuple(steps):
     _check(got, src.lstm_like, args)
 
 
+@pytest.mark.parametrize("name", ["sum_after_loop", "sum_before_loop"])
+def test_sum_of_a_list_parameter_beside_reads_by_index(name):
+    # sum(c) adds its adjoint to every item of dc in one statement; the loop's
+    # dc[i] += ... must still add (not set) on either side of it.
+    f = getattr(src, name)
+    g = s2s_ad.grad(f, wrt=(0, 1))
+    for c in ([], [0.4], [0.3, -0.2, 0.9, 1.1]):
+        dc, dx = g(c, 0.7)
+        for j in range(len(c)):
+            plus, minus = list(c), list(c)
+            plus[j] += 1e-6
+            minus[j] -= 1e-6
+            assert dc[j] == pytest.approx((f(plus, 0.7) - f(minus, 0.7)) / 2e-6, rel=1e-6)
+        assert dx == pytest.approx(_fd(f, (c, 0.7), 1), rel=1e-6, abs=1e-9)
+
+
 @pytest.mark.parametrize("name, message", [
     ("created_inside_loop", "created inside an enclosing loop or branch"),
     ("stored_by_index", "changed inside a branch or loop other than by `append`"),
