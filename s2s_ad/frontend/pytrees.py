@@ -157,7 +157,7 @@ def attribute(lo, node: ast.Attribute):
             bound = op.args[0]  # `for layer in layers: layer.W`: layers is the structure
         if isinstance(bound, ir.Value) and bound.kind in ("float", "array") \
                 and any(p.value is bound for p in getattr(lo, "params_so_far", ())) \
-                and not (bound.kind == "array" and _array_attribute(node.attr)):
+                and not _array_attribute(node.attr):
             # p.w on a parameter lowered as a number: lower it for its structure
             raise structures.SequenceParameter(bound.var, *structures._where(lo, node, (
                 f"parameter {bound.var!r} is used as a structure (`{ast.unparse(node)}`); "
@@ -174,4 +174,6 @@ def attribute(lo, node: ast.Attribute):
 
 
 def _array_attribute(attr: str) -> bool:
-    return attr in ATTRIBUTES
+    # and the attributes every Python number has: `x.real` reads a number
+    return attr in ATTRIBUTES or attr in ("real", "imag", "numerator", "denominator",
+                                          "conjugate")
