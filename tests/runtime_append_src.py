@@ -129,6 +129,72 @@ def array_while(A, x, n):
     return total
 
 
+def branch_break(x, w, n):
+    xs = []
+    s = x
+    k = 0
+    while k < n:
+        k = k + 1
+        s = math.sin(s * w) + 0.5
+        if s > 0.9:
+            xs.append(s * s)
+            if s > 1.3:
+                break
+        else:
+            xs.append(s)
+            xs.append(s * w)
+    t = 0.0
+    for i in range(len(xs)):
+        t = t + xs[i] * xs[len(xs) - 1 - i]
+    return t + x
+
+def nested(x, w, n):
+    xs = [w]
+    for i in range(n):
+        xs.append(xs[-1] * x)
+        for j in range(i):
+            xs.append(xs[j] * 0.5 + xs[-1] * w)
+    return sum(xs)
+
+def extend_const(x, w, n):
+    xs = []
+    for i in range(n):
+        xs.extend([x * i, w])
+        xs.append(1.0)
+        xs.append(i)
+    t = 0.0
+    for i in range(n):
+        t = t + xs[4 * i] * xs[4 * i + 1] + xs[-1 - i]
+    return t + x * w
+
+def while_len(x, w, n):
+    xs = [x, w]
+    while len(xs) < n + 2:
+        xs.append(xs[-1] * xs[-2] * 0.9 + 0.1)
+    return xs[-1] + sum(xs)
+
+def inactive(x, w, n):
+    xs = []
+    for i in range(n):
+        xs.append(0.5)
+    return len(xs) * x * w + sum(xs)
+
+def static_then_grown(x, w, n):
+    xs = [x]
+    xs.append(w * x)
+    for i in range(n):
+        xs.append(xs[i] + xs[i + 1])
+    xs.append(x)
+    return xs[-1] * xs[-2] + xs[1]
+
+def after_loop_append(x, w, n):
+    hs = []
+    for i in range(n):
+        hs.append(x * w * i)
+    hs.append(hs[0] if n > 0 else x)
+    return sum(hs) * hs[-1]
+
+
 # -- refused -----------------------------------------------------------------
 
 def created_inside_loop(x, n):
@@ -198,3 +264,19 @@ def sum_before_loop(c, x):
     for i in range(len(c)):
         s = s * x + c[i]
     return s + t
+
+
+def aliased(x, w, n):
+    xs = [x]
+    ys = xs
+    for i in range(n):
+        xs.append(ys[-1] * w + 0.1)
+    return sum(ys) + len(ys) * x
+
+
+def in_a_dict(x, w, n):
+    xs = [x]
+    d = {"h": xs}
+    for i in range(n):
+        xs.append(xs[-1] * w)
+    return sum(d["h"])

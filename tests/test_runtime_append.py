@@ -20,7 +20,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = os.path.join(ROOT, "tests", "runtime_append_src.py")
 
 SCALAR = ["trajectory", "history_while", "all_states", "branch_append", "two_lists",
-          "appended_later", "early_stop", "inner", "in_helper"]
+          "appended_later", "early_stop", "inner", "in_helper", "branch_break", "nested",
+          "extend_const", "while_len", "inactive", "static_then_grown", "after_loop_append"]
 ARRAY = ["array_states", "array_states_helper", "array_while"]
 TRIPS = (0, 1, 2, 7)
 
@@ -192,6 +193,8 @@ def test_sum_of_a_list_parameter_beside_reads_by_index(name):
     ("sliced", "can be sliced"),
     ("iterated_and_appended", "iterates over `xs` and appends to it"),
     ("returned", "returning"),
+    ("aliased", "`xs` and `ys` hold the same list"),
+    ("in_a_dict", "is also an item of `d`"),
 ])
 def test_refused_with_a_location(name, message):
     with pytest.raises(s2s_ad.SourceError, match=message) as err:

@@ -486,6 +486,7 @@ class ControlFlow:
         carried = [v for v in assigned if v in self.env and v != target]
         grown = runtime_lists.promote_for(self, node.body, node)
         carried += [v for v in grown if v not in carried and v != target]
+        runtime_lists.check_aliases(self, carried, node)
         if has_ret:
             carried += [RET, RETVAL]
         kinds = {v: _kind_of(self.env[v]) for v in carried}

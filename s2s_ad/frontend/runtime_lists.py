@@ -85,6 +85,11 @@ def promote(lo, static: structures.StaticList, node: ast.AST, name: str) -> ir.V
                            "branch, but was created inside an enclosing loop or branch; "
                            "s2s-ad grows lists at run time when they are created outside "
                            "every loop and branch: create it before them")
+    inside = [n for n, v in lo.env.items() if v is not static and _holds(v, static)]
+    if inside:
+        raise lo.src.error(node, f"the list `{name}` is appended to here and is also an item of "
+                           f"`{inside[0]}`; s2s-ad grows a list at run time under its own name "
+                           "only: build the structure after the loop")
     items = list(static.items)
     for x in items:
         if structures.is_structure(x) or (isinstance(x, ir.Value)
@@ -132,6 +137,34 @@ def carried(lo, value: ir.Value) -> None:
     """A loop's or branch's version of a run-time list (a carried value, a
     loop result, a φ): register it."""
     _register(lo, value)
+
+
+def check_aliases(lo, carried: list[str], node: ast.AST) -> None:
+    """Refuse a loop over which two names hold one run-time list: the loop
+    carries values by name, so the name that is not appended to would keep
+    the list as it was before the loop."""
+    for var in carried:
+        value = lo.env.get(var)
+        if not is_grown(lo, value):
+            continue
+        others = [n for n, v in lo.env.items() if n != var and _holds(v, value)]
+        if others:
+            raise lo.src.error(node, f"`{var}` and `{others[0]}` hold the same list, which this "
+                               "loop appends to; s2s-ad follows a list grown in a loop under one "
+                               f"name: use `{var}` only")
+
+
+def _holds(v, value) -> bool:
+    """Is ``value`` bound to ``v``, or an item of the structure ``v``?"""
+    if v is value:
+        return True
+    if isinstance(v, tuple):
+        return any(_holds(x, value) for x in v)
+    items = getattr(v, "items", None)
+    if isinstance(v, (structures.StaticList, structures.StaticDict, structures.StaticObject)):
+        return any(_holds(x, value) for x in (items.values() if isinstance(items, dict)
+                                              else items))
+    return False
 
 
 def mutation(lo, stmt: ast.Expr) -> bool:
