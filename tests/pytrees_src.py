@@ -113,3 +113,27 @@ def lists_of_arrays(Ws, xs, v):
     for i, W in enumerate(reversed(Ws)):
         t = t + np.sum(W) * (i + 1)
     return t
+
+
+@dataclass
+class Config:
+    w: float
+    n: int
+
+
+def int_field_as_bound(c, x):
+    s = x
+    for i in range(c.n):
+        s = math.sin(s * c.w)
+    return s
+
+
+def nested_dicts(p, x):
+    t = 0.0
+    for layer in p["layers"]:
+        t = t + np.sum(np.tanh(layer["W"] @ x) * layer["s"])
+    return t + p["bias"] * 2.0
+
+
+def unused_leaf(p, x):
+    return np.sum(p["a"] * x)

@@ -115,6 +115,11 @@ CASES = [
     ("nested_model", lambda: (_model(), _rng(8).normal(size=3))),
     ("enumerate_zip_layers", lambda: (_layers(2), [0.5, 0.7], _rng(9).normal(size=3))),
     ("helper_gets_fields", lambda: (src.Scalars(0.5, -0.3), 0.7)),
+    ("nested_dicts", lambda: ({"layers": [{"W": _rng(1).normal(size=(2, 2)), "s": 0.5},
+                                          {"W": _rng(2).normal(size=(2, 2)), "s": 1.5}],
+                               "bias": 0.3}, _rng(3).normal(size=2))),
+    ("unused_leaf", lambda: ({"a": _rng(1).normal(size=2), "b": _rng(2).normal(size=3)},
+                             _rng(3).normal(size=2))),
     ("lists_of_arrays", lambda: ([_rng(i).normal(size=(3, 3)) for i in range(3)],
                                  [_rng(i + 5).normal(size=3) for i in range(3)],
                                  _rng(9).normal(size=3))),
@@ -161,6 +166,16 @@ def test_a_dict_gradient_keeps_the_keys_in_order():
               "b1": _rng(2).normal(size=4)}
     got = s2s_ad.grad(src.dict_mlp, wrt="params")(params, _rng(4).normal(size=3))
     assert list(got) == ["W2", "W1", "b1"]
+
+
+def test_an_int_field_bounds_a_loop_and_gets_a_zero_gradient():
+    c = src.Config(0.9, 3)
+    got = s2s_ad.grad(src.int_field_as_bound, wrt=("c", "x"))(c, 0.4)
+    assert isinstance(got[0], src.Config) and got[0].n == 0.0
+    h = 1e-6
+    want = (src.int_field_as_bound(src.Config(0.9 + h, 3), 0.4)
+            - src.int_field_as_bound(src.Config(0.9 - h, 3), 0.4)) / (2 * h)
+    assert got[0].w == pytest.approx(want, rel=1e-6)
 
 
 def test_module_constant_lists_are_constants():

@@ -168,11 +168,12 @@ def tree_leaves(tree, at: ast.expr) -> list:
 
 
 def tree_value(tree, at: ast.expr, leaf) -> ast.expr:
-    """The structure of ``tree`` with each leaf replaced by ``leaf(value)``:
+    """The structure of ``tree`` with each leaf replaced by ``leaf(value, at)``
+    (``at`` the expression reading it from the argument):
     a dict, list or tuple literal, and for a dataclass or NamedTuple
     ``type(at)(field=..., ...)``, an instance of the argument's own class."""
     if tree[0] == "leaf":
-        return leaf(tree[1])
+        return leaf(tree[1], at)
     if tree[0] == "dict":
         return ast.Dict([ast.Constant(k) for k, _ in tree[1]],
                         [tree_value(sub, ast.Subscript(at, ast.Constant(k), ast.Load()), leaf)

@@ -99,6 +99,18 @@ def _holds_structure(x) -> bool:
 
 
 def _static_items(lo, node: ast.expr) -> list | None:
+    if isinstance(node, (ast.Subscript, ast.Attribute)):
+        root = node
+        while isinstance(root, (ast.Subscript, ast.Attribute)):
+            root = root.value
+        if not (isinstance(root, ast.Name) and root.id in lo.env):
+            return None
+        value = lo.expr(node)  # p["layers"], model.layers: an item of a structure
+        if isinstance(value, StaticObject) and value.is_tuple:
+            return list(value.items.values())
+        if isinstance(value, (tuple, StaticList)):
+            return list(value) if isinstance(value, tuple) else list(value.items)
+        return None
     if isinstance(node, ast.Name):
         if node.id not in lo.env:
             if node.id in lo.src.globals and isinstance(lo.src.globals[node.id], (list, tuple)):

@@ -326,8 +326,9 @@ class _Sweep(StructuredSweep, CallSites):
             # backward pass reads it only under the same condition, but the
             # tape tuple names it either way.
             top = {id(v) for node in self.func.body.ops for v in ir.defined(node)}
-            maybe = [self.tape_ref(v) for v in tape if id(v) not in top
-                     and v not in self.func.param_values]
+            params = {id(v) for v in self.func.param_values + self.func.scalars(
+                self.func.param_values)}  # leaves of a structure parameter too
+            maybe = [self.tape_ref(v) for v in tape if id(v) not in top and id(v) not in params]
             maybe += [name for name in self.slots if name in self.tapes.values()
                       and self.slots[name] not in self.func.body.ops]
             fwd = [Stmt(ast.Assign([ast.Name(n, ast.Store())], ast.Constant(None)),
@@ -359,7 +360,11 @@ class _Sweep(StructuredSweep, CallSites):
 
         param = next(p for p in self.func.params if p.value is v)
         if param.tree is not None:  # the same structure, an adjoint per leaf
-            return tree_value(param.tree, ast.Name(v.name, ast.Load()), one)
+            def leaf(x, at):  # a leaf without adjoint: zeros shaped like it, read through v
+                if id(x) in self.adj or self.arrays is None:
+                    return one(x)
+                return _call(f"{self.arrays.np}.zeros_like", [at])
+            return tree_value(param.tree, ast.Name(v.name, ast.Load()), leaf)
         if param.items is None:
             return one(v)
         if id(v) in self.adj:
