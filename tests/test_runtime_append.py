@@ -147,6 +147,15 @@ def test_the_generated_code_appends_and_pops():
     assert "xs.append(" in text and "dxs.pop()" in text and "len(xs)" in text
 
 
+def test_explain_graph_and_check_read_the_list_ops():
+    text = s2s_ad.explain(src.trajectory, wrt="x")
+    assert "dxs.pop()" in text and "xs.append" in text
+    dot = s2s_ad.graph_dot(src.trajectory, wrt="x", backward=True)
+    assert dot.startswith("digraph") and "append" in dot
+    verdict = s2s_ad.check(src.trajectory, wrt="x", args={"n": 3})
+    assert verdict.status in ("proved", "agrees"), str(verdict)
+
+
 def test_value_and_grad():
     vg = s2s_ad.value_and_grad(src.all_states, wrt=("x", "w"))
     value, (dx, dw) = vg(0.3, 0.9, 6)
