@@ -280,3 +280,16 @@ def in_a_dict(x, w, n):
     for i in range(n):
         xs.append(xs[-1] * w)
     return sum(d["h"])
+
+
+def picked_by_a_branch(x, w, n):
+    xs = []
+    ys = [x]
+    for i in range(n):
+        xs.append(x * w)
+        ys.append(w)
+    if x > 0.5:
+        zs = xs
+    else:
+        zs = ys
+    return sum(zs) + len(zs)

@@ -204,6 +204,7 @@ def test_sum_of_a_list_parameter_beside_reads_by_index(name):
     ("returned", "returning"),
     ("aliased", "`xs` and `ys` hold the same list"),
     ("in_a_dict", "is also an item of `d`"),
+    ("picked_by_a_branch", "`zs` is one of two lists"),
 ])
 def test_refused_with_a_location(name, message):
     with pytest.raises(s2s_ad.SourceError, match=message) as err:

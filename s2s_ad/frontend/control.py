@@ -217,7 +217,11 @@ class ControlFlow:
             kind = _merge_kind([_kind_of(a), _kind_of(b)])
             out = ir.Value(name(), kind, var)
             if kind == "list":
-                runtime_lists.carried(self, out)
+                if not runtime_lists.same_list(self, a, b):
+                    raise self.src.error(node, f"`{var or name()}` is one of two lists, depending "
+                                         "on the branch; s2s-ad follows one list grown at run "
+                                         "time under a name: use one name for each list")
+                runtime_lists.carried(self, out, a)
             outs.append(out)
             regions[0].yields.append(a)
             regions[1].yields.append(b)
@@ -510,9 +514,13 @@ class ControlFlow:
             self.temps = saved[1]
         body, params, index, cond, exit_ = built
         outs = [ir.Value(p.name, p.kind, p.var) for p in params]
-        for o in outs:
+        for v, p, o, y in zip(carried, params, outs, body.yields):
             if o.kind == "list":
-                runtime_lists.carried(self, o)
+                if not runtime_lists.same_list(self, p, y):
+                    raise self.src.error(node, f"`{v}` is given another list inside the loop; "
+                                         "s2s-ad follows a list grown at run time under one "
+                                         "name: append to it, or use a new name")
+                runtime_lists.carried(self, o, p)
         inits = [self.env[v] for v in carried]
         loc = self.loc(node)
         if is_for:
@@ -553,7 +561,7 @@ class ControlFlow:
             name = self.namer.fresh(FLAG_NAMES[v]) if v in FLAG_NAMES else self.namer.claim(v)
             p = ir.Value(name, kinds[v], None if v in FLAG_NAMES else v)
             if kinds[v] == "list":
-                runtime_lists.carried(self, p)
+                runtime_lists.carried(self, p, before[v])
             params.append(p)
             self.env[v] = p
         index = None

@@ -163,6 +163,8 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
         self.unroll_skipped = False
         """Was a longer such loop lowered as a loop (a run-time list)?"""
         self.grown: set[int] = set()
+        self.list_roots: dict[int, int] = {}
+        """id(version of a run-time list) -> id of its list.new value: which list it is."""
         """ids of the versions of lists grown at run time (frontend/runtime_lists.py)."""
 
     # -- entry -------------------------------------------------------------

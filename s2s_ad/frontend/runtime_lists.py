@@ -48,8 +48,9 @@ def is_grown(lo, value) -> bool:
     return isinstance(value, ir.Value) and id(value) in lo.grown
 
 
-def _register(lo, value: ir.Value) -> ir.Value:
+def _register(lo, value: ir.Value, root: ir.Value) -> ir.Value:
     lo.grown.add(id(value))
+    lo.list_roots[id(value)] = lo.list_roots.get(id(root), id(root))
     # Read like a list parameter of any length (control.sequence_param).
     lo.seq_params[id(value)] = ir.Param(value)
     return value
@@ -101,7 +102,7 @@ def promote(lo, static: structures.StaticList, node: ast.AST, name: str) -> ir.V
     op = ir.Op("list.new", tuple(items), out, lo.loc(node), text)
     lo.ops.append(op)
     lo.defs[id(out)] = op
-    _register(lo, out)
+    _register(lo, out, out)
     for var, v in list(lo.env.items()):
         if v is static:
             lo.env[var] = out
@@ -126,17 +127,22 @@ def append(lo, seq: ir.Value, call: ast.Call, method: str) -> None:
         op = ir.Op("list.append", (seq, v), out, lo.loc(call), ast.unparse(call))
         lo.ops.append(op)
         lo.defs[id(out)] = op
-        _register(lo, out)
+        _register(lo, out, seq)
         for var, w in list(lo.env.items()):
             if w is seq:
                 lo.env[var] = out
         seq = out
 
 
-def carried(lo, value: ir.Value) -> None:
+def carried(lo, value: ir.Value, source: ir.Value) -> None:
     """A loop's or branch's version of a run-time list (a carried value, a
-    loop result, a φ): register it."""
-    _register(lo, value)
+    loop result, a φ), the same list as ``source``: register it."""
+    _register(lo, value, source)
+
+
+def same_list(lo, a, b) -> bool:
+    """Are ``a`` and ``b`` versions of one run-time list (one ``list.new``)?"""
+    return lo.list_roots.get(id(a)) == lo.list_roots.get(id(b)) is not None
 
 
 def check_aliases(lo, carried: list[str], node: ast.AST) -> None:
