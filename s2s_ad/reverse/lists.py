@@ -172,6 +172,44 @@ def reverse_sum(sweep, op: ir.Op, g: ast.expr) -> list:
                  adj)]
 
 
+def fuse_sum(sweep, stmts: list) -> None:
+    """``dxs = [0.0] * len(xs)`` followed, with nothing reading or writing
+    ``dxs`` between, by ``dxs[:] = [d + g for d in dxs]`` (the adjoint of
+    ``sum(xs)`` first): one statement, ``dxs = [g] * len(xs)``, at the second
+    one's place. Top-level statements of the reverse sweep only."""
+    names = {f.adj for f in sweep.lists.values() if f.adj}
+    for name in names:
+        start = next((k for k, s in enumerate(stmts) if isinstance(s, Stmt)
+                      and s.role == "zero" and isinstance(s.node, ast.Assign)
+                      and _target(s.node) == name), None)
+        if start is None:
+            continue
+        for k in range(start + 1, len(stmts)):
+            s = stmts[k]
+            node = s.node if isinstance(s, Stmt) else None
+            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Subscript) \
+                    and isinstance(node.targets[0].slice, ast.Slice) \
+                    and _target(node) == name and isinstance(node.value, ast.ListComp):
+                g = node.value.elt.right
+                size = stmts[start].node.value.right
+                if sweep.arrays is not None or not isinstance(size, ast.Call):
+                    break
+                s.node = ast.Assign([ast.Name(name, ast.Store())],
+                                    ast.BinOp(ast.List([g], ast.Load()), ast.Mult(), size))
+                del stmts[start]
+                break
+            if name in {n.id for n in ast.walk(node or ast.Pass())
+                        if isinstance(n, ast.Name)} or not isinstance(s, Stmt):
+                break
+
+
+def _target(node: ast.Assign) -> str | None:
+    t = node.targets[0]
+    while isinstance(t, ast.Subscript):
+        t = t.value
+    return t.id if isinstance(t, ast.Name) else None
+
+
 def _call(name: str, args: list) -> ast.Call:
     func: ast.expr = ast.Name(name.split(".")[0], ast.Load())
     for part in name.split(".")[1:]:

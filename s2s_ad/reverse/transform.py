@@ -254,6 +254,7 @@ class _Sweep(StructuredSweep, CallSites):
 
         counts = names_in(Block(ast.If(returns, [], []), fwd + reverse))
         peephole.run(reverse, counts)
+        runtime_lists.fuse_sum(self, reverse)
         if self.arrays is None:
             element_writes.run(reverse, {self.adj[id(v)] for v in func.param_values
                                          if v.kind in ("list", "tuple") and id(v) in self.adj})
