@@ -16,8 +16,8 @@ import weakref
 from collections.abc import Hashable
 from typing import Callable, NamedTuple
 
-from s2s_ad.frontend import (lowering as frontend, methods, numpy as frontend_numpy, source, targets,
-                             statics as frontend_statics, structures)
+from s2s_ad.frontend import (lowering as frontend, methods, numpy as frontend_numpy, pytrees,
+                             source, statics as frontend_statics, structures, targets)
 from s2s_ad.emit import module as emit, loader
 from s2s_ad.errors import SourceError
 from s2s_ad.pipeline import Wrt, jvp_program, program
@@ -173,38 +173,42 @@ def _any_length(fn: Callable, wrt: Wrt, kind: str, output, compiled: Callable,
 
     Whether a list holds only numbers is judged by the class of its sum
     (``sum`` runs in C, about 10 ns an item; an array anywhere in it makes the
-    sum an array): a list holding an array goes to the per-length code, which
-    refuses it, located."""
+    sum an array): a list holding an array goes to the per-length code (array
+    items), anything else is refused there, located.
+
+    The check is one pass over the arguments against what each position
+    takes, precomputed (a list, or a number), so a call adds about a
+    microsecond and the ``sum`` of each list."""
     names = positional_names(fn)[0]
     positions = frozenset(names.index(n) for n in lists if n in names)
+    takes_list = tuple(i in positions for i in range(len(names)))
     error = TypeError(f"{fn.__name__}: parameter(s) {', '.join(map(repr, lists))} take a list")
     fallback = _by_shape(fn, wrt, kind, output, error, statics)
+    numbers = _NUMBERS
 
     def call(*args, **kwargs):
-        for i, a in enumerate(args):
-            cls = a.__class__
-            if cls is list:
-                if i not in positions or not _numbers_only(a):
+        plain = len(args) <= len(takes_list)
+        try:
+            for a, is_list in zip(args, takes_list):
+                if is_list:
+                    if a.__class__ is not list or sum(a).__class__ not in numbers:
+                        plain = False
+                        break
+                elif a.__class__ not in numbers:
+                    plain = False
                     break
-            elif cls not in _NUMBERS or i in positions:
-                break
-        else:
+        except TypeError:  # an item that does not add (a string, None)
+            plain = False
+        if kwargs:
             for v in kwargs.values():  # the seed, numbers by name
-                if v.__class__ not in _NUMBERS:
-                    break
-            else:
-                return compiled(*args, **kwargs)
+                if v.__class__ not in numbers:
+                    plain = False
+        if plain:
+            return compiled(*args, **kwargs)
         return fallback(*args, **kwargs)
 
     functools.update_wrapper(call, compiled)
     return call
-
-
-def _numbers_only(xs: list) -> bool:
-    try:
-        return sum(xs).__class__ in _NUMBERS
-    except TypeError:  # an item that does not add (a string, None)
-        return False
 
 
 def positional_names(fn: Callable) -> tuple[tuple[str, ...], frozenset]:
@@ -228,8 +232,21 @@ def array_arguments(names: tuple, args: tuple, kwargs: dict) -> frozenset:
     given = list(zip(order, args))
     if kwargs:
         given += [(n, a) for n, a in kwargs.items() if n in order]
-    return frozenset(n for n, a in given if type(a) not in _NUMBERS and _is_array(a)
-                     and not (n in declared and getattr(a, "ndim", None) == 0))
+    return frozenset(n for n, a in given if type(a) not in _NUMBERS and (
+        _is_array(a) and not (n in declared and getattr(a, "ndim", None) == 0)
+        or not _is_array(a) and _holds_array(a)))
+
+
+def _holds_array(value) -> bool:
+    """Does a structure argument hold an array? A list of numbers is
+    answered by its sum (in C), not item by item."""
+    if type(value) in (list, tuple):
+        try:
+            if sum(value).__class__ in _NUMBERS:
+                return False
+        except TypeError:  # items that do not add: tuples, dicts, objects
+            pass
+    return pytrees.holds_array(value)
 
 
 def _is_array(value) -> bool:
@@ -253,10 +270,13 @@ def shapes(fn: Callable, args: tuple, kwargs: dict) -> dict:
         raise TypeError(f"{fn.__name__}: {exc}") from None
     out = {}
     for name, v in bound.arguments.items():
-        if isinstance(v, (list, tuple)):
-            if any(not isinstance(item, numbers.Number) for item in v):
-                _refuse_items(fn, name, v)
+        if type(v) in (list, tuple) and all(isinstance(item, numbers.Number) for item in v):
             out[name] = ("list" if isinstance(v, list) else "tuple", len(v))
+        elif isinstance(v, (list, tuple, dict)) or pytrees.spec_of(v) not in (None, "leaf"):
+            spec = pytrees.spec_of(v)
+            if spec is None:
+                _refuse_items(fn, name, v)
+            out[name] = ("tree", spec)  # a structure of numbers and arrays (frontend/pytrees.py)
     return out
 
 
@@ -266,10 +286,13 @@ def _refuse_items(fn: Callable, name: str, value) -> None:
     src = targets.locate(fn)
     node = next((a for a in ast.walk(src.tree.args) if isinstance(a, ast.arg) and a.arg == name),
                 src.tree)
-    what = next(type(item).__name__ for item in value if not isinstance(item, numbers.Number))
+    items = value.values() if isinstance(value, dict) else value
+    what = next((type(item).__name__ for item in items if pytrees.spec_of(item) is None),
+                "str" if isinstance(value, dict) else type(value).__name__)
     raise src.error(node, f"parameter {name!r} is given a {type(value).__name__} holding "
-                    f"an item of type {what}; a list or tuple parameter holds numbers: pass "
-                    "arrays as parameters of their own, or as one array (np.stack)")
+                    f"an item of type {what}; a structure parameter (list, tuple, dict with "
+                    "str keys, dataclass, NamedTuple) holds numbers, arrays and such "
+                    "structures only")
 
 
 def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error,
@@ -498,6 +521,8 @@ def _source_text(code: types.CodeType) -> str | None:
 def _global(name: str, obj, fn, out: list, seen: set) -> None:
     if isinstance(obj, numbers.Number) or frontend_statics.is_static_value(obj):
         out.append((name, type(obj).__name__, obj))
+    elif isinstance(obj, (list, tuple)) and all(isinstance(v, numbers.Number) for v in obj):
+        out.append((name, type(obj).__name__, tuple(obj)))  # a constant list, read as numbers
     elif isinstance(obj, types.FunctionType):
         out.append(("calls", name))
         _fingerprint(obj, out, seen)

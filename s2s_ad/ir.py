@@ -301,6 +301,11 @@ class Param:
     """For a parameter that receives a list or tuple (of a length given when
     lowering): one scalar value per item; ``value`` then stands for the
     whole sequence (kind ``"list"`` or ``"tuple"``)."""
+    tree: object = None
+    """For a parameter receiving a nested structure (kind ``"tree"``,
+    s2s_ad/frontend/pytrees.py): ``("leaf", value)``, ``("dict", ((key,
+    tree), ...))``, ``("list"|"tuple", (tree, ...))`` or ``("object", cls,
+    ((field, tree), ...))``; ``items`` are its leaves in that order."""
 
 
 @dataclass(eq=False)

@@ -134,7 +134,8 @@ class CallLowering:
                 raise self.src.error(node, f"`{what}` reads `{free}` of the enclosing "
                                      f"function, which has no value at this call")
             kwargs[free] = self.read(free, node)
-        if any(structures.is_structure(a) or (isinstance(a, ir.Value) and a.kind == "tuple")
+        if any(structures.is_structure(a) or (isinstance(a, ir.Value) and a.kind in ("tuple",
+                                                                                   "list"))
                for a in [*args, *kwargs.values()]):
             raise self.src.error(node, f"tuple, list or dict arguments to `{what}` are not "
                                  "supported; pass numbers")

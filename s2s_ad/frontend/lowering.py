@@ -24,7 +24,7 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import closures, statics, structures, syntax
+from s2s_ad.frontend import closures, pytrees, runtime_lists, statics, structures, syntax, unroll
 from s2s_ad.frontend.aliasing import InPlaceNames
 from s2s_ad.frontend.callsites import (BUILTIN_PRIMS, LIBRARY_MODULES, CallLowering,  # noqa: F401
                                       _is_library, _is_library_module)
@@ -98,8 +98,21 @@ def lower(src: Source, lengths: dict | None = None, arrays=(), statics: dict | N
     ``None`` or a bool to that value: the code is generated for it
     (:mod:`s2s_ad.frontend.statics`)."""
     _check_nesting(src)
-    return _Lowering(src, lengths, (arrays,) if isinstance(arrays, str) else arrays,
-                     statics).function()
+    arrays = (arrays,) if isinstance(arrays, str) else arrays
+    first = _Lowering(src, lengths, arrays, statics)
+    try:
+        return first.function()
+    except structures.SequenceParameter:
+        raise
+    except SourceError:
+        if not first.unroll_skipped:
+            raise
+    # A loop over range(constant) that appends was lowered as a loop, and
+    # something needs the list's length while lowering (a slice, unpacking):
+    # unroll such loops, as before lists grew at run time.
+    again = _Lowering(src, lengths, arrays, statics)
+    again.unroll_limit = unroll.UNROLL_LIMIT
+    return again.function()
 
 
 def names_numpy(src: Source) -> bool:
@@ -161,6 +174,14 @@ class _Lowering(CallLowering, ArrayLowering, InPlaceNames, ControlFlow):
         """Nested functions (``def``, ``lambda`` assigned to a name) defined so
         far, lifted to helpers (:mod:`s2s_ad.frontend.closures`)."""
         self.locals_ = closures.outer_locals(self.tree)
+        self.unroll_limit = unroll.SHORT_UNROLL
+        """Most iterations of a range(constant) loop that appends unrolled."""
+        self.unroll_skipped = False
+        """Was a longer such loop lowered as a loop (a run-time list)?"""
+        self.grown: set[int] = set()
+        self.list_roots: dict[int, int] = {}
+        """id(version of a run-time list) -> id of its list.new value: which list it is."""
+        """ids of the versions of lists grown at run time (frontend/runtime_lists.py)."""
 
     # -- entry -------------------------------------------------------------
 
@@ -284,6 +305,14 @@ class _Lowering(CallLowering, ArrayLowering, InPlaceNames, ControlFlow):
             self.param_ids.add(id(value))
             return ir.Param(value, None, False, kwonly)
         shape = self.lengths.pop(node.arg, None)
+        if isinstance(shape, tuple) and shape[0] == "tree":
+            if pytrees.is_flat(shape[1]):
+                shape = (shape[1][0], len(shape[1][1]))  # a list of leaves: as before
+            else:
+                param = pytrees.tree_param(self, node, name, shape[1], default, has_default,
+                                           kwonly)
+                self.param_ids.add(id(param.value))
+                return param
         if shape is not None:
             param = structures.sequence_param(self, node, name, shape, default, has_default,
                                               kwonly)
@@ -350,7 +379,7 @@ class _Lowering(CallLowering, ArrayLowering, InPlaceNames, ControlFlow):
             call = stmt.value
             if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
                 self.refuse_argument_mutation(call.func.value, call)
-            if structures.mutation(self, stmt):
+            if runtime_lists.mutation(self, stmt) or structures.mutation(self, stmt):
                 return
             if type(stmt.value) in REFUSED:  # `yield x`, `await x`
                 raise self.refuse(stmt.value)
@@ -422,6 +451,9 @@ class _Lowering(CallLowering, ArrayLowering, InPlaceNames, ControlFlow):
             value = self.expr(stmt.value, hint="out")
         if structures.is_structure(value):
             return structures.outputs(self, value, stmt.value)
+        if isinstance(value, ir.Value) and value.kind == "list":
+            raise self.src.error(stmt.value, "returning a list of any length is not supported; "
+                                 "return a number computed from it (`sum(xs)`, `xs[-1]`)")
         if isinstance(value, ir.Value) and value.kind == "tuple":
             raise self.src.error(stmt.value, "returning the tuple a call returns is not "
                                  "supported; unpack it (`a, b = helper(x)`) and return `a, b`")
@@ -449,6 +481,10 @@ class _Lowering(CallLowering, ArrayLowering, InPlaceNames, ControlFlow):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult) and self.array_mode:
             return self.emit("matmul", [self.expr(node.left), self.expr(node.right)], node, var,
                              hint=hint)
+        if isinstance(node, ast.Attribute):
+            field = pytrees.attribute(self, node)  # p.w of a dataclass or NamedTuple
+            if field is not None:
+                return field
         if isinstance(node, ast.Subscript) and self.array_mode:
             return self.subscript(node, var, hint)
         if isinstance(node, ast.Attribute) and self.array_mode \
@@ -504,6 +540,10 @@ class _Lowering(CallLowering, ArrayLowering, InPlaceNames, ControlFlow):
         if isinstance(obj, numbers.Real) or (name in self.src.globals
                                              and statics.is_static_value(obj)):
             return self.constant(obj, node)  # a string, None or bool: static
+        if isinstance(obj, (list, tuple)) and obj and all(
+                isinstance(v, numbers.Real) and not isinstance(v, bool) for v in obj):
+            # A module-level list of numbers: constants, read when the gradient is made.
+            return tuple(self.constant(v, node) for v in obj)
         if name in self.src.fn.__code__.co_freevars:
             raise self.src.error(node, f"`{name}` is a variable of an enclosing function "
                                  "(a closure), which s2s-ad cannot see; pass it as a parameter")
@@ -530,7 +570,7 @@ class _Lowering(CallLowering, ArrayLowering, InPlaceNames, ControlFlow):
                 raise self.src.error(at, f"{a.value!r} is used where a number is expected; "
                                      "strings and None select code (`if mode == \"l2\":`, "
                                      "`if x is None:`) and cannot be computed with")
-        for a in args[1:] if prim in ("getitem", "len") else args:
+        for a in args[1:] if prim in ("getitem", "len", "list.sum") else args:
             if not isinstance(a, (ir.Value, ir.Const)) or (isinstance(a, ir.Value)
                                                             and a.kind in ("tuple", "list")):
                 raise self.src.error(node, f"{structures.describe(a)} is used where a number is "
@@ -543,6 +583,8 @@ class _Lowering(CallLowering, ArrayLowering, InPlaceNames, ControlFlow):
             kind = self.result_kind(prim, kinds, attrs)
         else:
             kind = RULES[prim].result_kind(kinds)
+        if prim == "getitem" and self.array_mode:
+            kind = "array"  # an item of a list grown at run time: a number or an array
         if var is not None:
             name = self.namer.claim(var)
         elif hint is not None:

@@ -96,6 +96,8 @@ class _Forward:
             return ast.Call(ast.Name(pair.fwd, ast.Load()), [self.expr(a) for a in op.args], [])
         if op.prim == "item":
             return ast.Subscript(self.expr(op.args[0]), ast.Constant(op.args[1].value), ast.Load())
+        if op.prim == "list.new":
+            return ast.List([self.expr(a) for a in op.args], ast.Load())
         arrays = getattr(self.sw, "arrays", None)
         if arrays is not None and op.prim != "getitem":
             e = arrays.forward_expr(op, self.expr)  # NumPy: attributes, indexing
@@ -108,7 +110,7 @@ class _Forward:
 
     def can_inline(self, op: ir.Op, r: ir.Region, k: int, e: ast.expr) -> bool:
         v = op.out
-        if op.callee is not None:
+        if op.callee is not None or op.prim in ("list.new", "list.append"):
             return False
         if v.var is not None or id(v) in self.sw.reads or id(v) in self.sw.tapes \
                 or id(v) in self.exit_flags:
@@ -176,6 +178,11 @@ class _Forward:
             if isinstance(node, ir.Op) and node.prim == "array.setitem" \
                     and id(node.out) in self.sw.families:
                 out += self.write(node)
+                continue
+            if isinstance(node, ir.Op) and node.prim == "list.append":
+                call = ast.Call(ast.Attribute(self.expr(node.args[0]), "append", ast.Load()),
+                                [self.expr(node.args[1])], [])
+                out.append(Stmt(ast.Expr(call), f"line {node.loc.line}: {node.text}", node))
                 continue
             if isinstance(node, ir.Op):
                 e = self.op_expr(node)

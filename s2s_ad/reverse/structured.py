@@ -216,7 +216,8 @@ class StructuredSweep:
                 node = defs.get(id(v))
                 if isinstance(node, ir.Op) and node.prim in CHEAP and \
                         (node.out.kind != "float" or node.prim == "getitem") and \
-                        not any(id(a) in self.families for a in node.args):
+                        not any(id(a) in self.families or id(a) in self.lists
+                                for a in node.args):
                     recompute.append(node)
                     self.recomputed.add(id(v))
                     for a in node.args:

@@ -36,13 +36,15 @@ from __future__ import annotations
 import ast
 
 from s2s_ad.reverse import analysis, element_writes, inplace, shifts
+from s2s_ad.reverse import lists as runtime_lists
 from s2s_ad import ir
 from s2s_ad.emit import peephole
 from s2s_ad.reverse.arrays import ArraySweep
 from s2s_ad.reverse.call_sites import CallSites, pair_functions, pair_seeds, seed_outputs
 from s2s_ad.reverse.structured import StructuredSweep, _call
 from s2s_ad.emit.peephole import names_in
-from s2s_ad.emit.code import Block, CodeFunction, Stmt, reverse_comment, signature, unpack_params
+from s2s_ad.emit.code import (Block, CodeFunction, Stmt, reverse_comment, signature, tree_value,
+                              unpack_params)
 from s2s_ad.errors import SourceError
 from s2s_ad.names import Namer
 from s2s_ad.emit.optimize import simplify
@@ -120,6 +122,11 @@ class _Sweep(StructuredSweep, CallSites):
             if id(v) in self.families:
                 self.fname[id(v)] = self.families[id(v)].name
         self.aliases = inplace.aliases(func, self.families) if self.families else set()
+        self.lists = runtime_lists.families(func)
+        """id(version of a list grown at run time) -> its family (s2s_ad.reverse.lists)."""
+        for key, fam in self.lists.items():
+            self.fname[key] = fam.name  # one Python list: every version under one name
+        runtime_lists.spread(self)
         if self.arrays is not None:
             self.arrays.buffers = set(self.families)
         self._reversing: ir.Op | None = None
@@ -247,6 +254,7 @@ class _Sweep(StructuredSweep, CallSites):
 
         counts = names_in(Block(ast.If(returns, [], []), fwd + reverse))
         peephole.run(reverse, counts)
+        runtime_lists.fuse_sum(self, reverse)
         if self.arrays is None:
             element_writes.run(reverse, {self.adj[id(v)] for v in func.param_values
                                          if v.kind in ("list", "tuple") and id(v) in self.adj})
@@ -285,8 +293,12 @@ class _Sweep(StructuredSweep, CallSites):
                 lists.append(Stmt(ast.Assign(
                     [ast.Name(self.adj[id(v)], ast.Store())],
                     ast.BinOp(ast.List([ast.Constant(0.0)], ast.Load()), ast.Mult(),
-                              _call("len", [ast.Name(v.name, ast.Load())]))),
+                              _call("len", [self.ref(v)]))),
                     f"the adjoint of {v.name}, read at run-time indices", role="zero"))
+        lists += runtime_lists.adjoints(self)
+        for p in self.func.params:
+            if p.tree is not None and p.value in self.wrt:
+                self.reads.add(id(p.value))  # type(p)(...) rebuilds its class: a pair keeps it
         out = self.region(self.func.body)
         inits = inplace.adjoint_inits(self)
         return lists + inits + out if out else []
@@ -301,6 +313,9 @@ class _Sweep(StructuredSweep, CallSites):
         tape = []
         if keep_params:
             tape += [v for v in self.func.scalars(self.func.param_values) if id(v) in self.reads]
+            # a structure or list parameter read whole (len(xs), xs[k], type(p))
+            tape += [p.value for p in self.func.params
+                     if p.items is not None and id(p.value) in self.reads]
         for v in self.outside_loops():
             fam = self.families.get(id(v))
             if fam is not None and v is not fam.root:
@@ -312,8 +327,9 @@ class _Sweep(StructuredSweep, CallSites):
             # backward pass reads it only under the same condition, but the
             # tape tuple names it either way.
             top = {id(v) for node in self.func.body.ops for v in ir.defined(node)}
-            maybe = [self.tape_ref(v) for v in tape if id(v) not in top
-                     and v not in self.func.param_values]
+            params = {id(v) for v in self.func.param_values + self.func.scalars(
+                self.func.param_values)}  # leaves of a structure parameter too
+            maybe = [self.tape_ref(v) for v in tape if id(v) not in top and id(v) not in params]
             maybe += [name for name in self.slots if name in self.tapes.values()
                       and self.slots[name] not in self.func.body.ops]
             fwd = [Stmt(ast.Assign([ast.Name(n, ast.Store())], ast.Constant(None)),
@@ -344,6 +360,12 @@ class _Sweep(StructuredSweep, CallSites):
             return self.arrays.zero(x) if self.arrays is not None else ast.Constant(0.0)
 
         param = next(p for p in self.func.params if p.value is v)
+        if param.tree is not None:  # the same structure, an adjoint per leaf
+            def leaf(x, at):  # a leaf without adjoint: zeros shaped like it, read through v
+                if id(x) in self.adj or self.arrays is None:
+                    return one(x)
+                return _call(f"{self.arrays.np}.zeros_like", [at])
+            return tree_value(param.tree, ast.Name(v.name, ast.Load()), leaf)
         if param.items is None:
             return one(v)
         if id(v) in self.adj:
@@ -381,6 +403,8 @@ class _Sweep(StructuredSweep, CallSites):
     def _op(self, op: ir.Op) -> list:
         if op.prim == "array.setitem" and id(op.out) in self.families:
             return inplace.reverse_write(self, op)
+        if op.prim in ("list.new", "list.append"):
+            return runtime_lists.reverse(self, op)
         if id(op.out) not in self.adj:
             return []
         if op.callee is not None:
@@ -409,6 +433,9 @@ class _Sweep(StructuredSweep, CallSites):
             return out
         for i, (arg, partial) in enumerate(zip(op.args, rule.partial_asts)):
             if partial is None or not isinstance(arg, ir.Value) or id(arg) not in self.act:
+                continue
+            if op.prim == "list.sum":
+                out += runtime_lists.reverse_sum(self, op, g)
                 continue
             if op.prim == "getitem":
                 target = ast.Subscript(ast.Name(self.adj[id(arg)], ast.Load()),
@@ -453,6 +480,13 @@ class _Sweep(StructuredSweep, CallSites):
         """``v̄ = contrib`` on the first contribution, ``v̄ += contrib`` after.
         With ``alias``, a first contribution that is another adjoint itself
         (``t = a + b``) shares that variable: its owner is done with it."""
+        grown = self.lists.get(id(v))
+        if grown is not None:
+            # Versions of a run-time list share one adjoint list, changed only
+            # by the reverse of its ops (s2s_ad.reverse.lists).
+            if isinstance(contrib, ast.Name) and contrib.id == grown.adj:
+                return []
+            raise AssertionError(f"a contribution to the list {v.name}: {ast.unparse(contrib)}")
         fam = self.families.get(id(v))
         if fam is not None:
             if isinstance(contrib, ast.Name) and contrib.id == fam.adj:
