@@ -28,6 +28,7 @@ Before → after::
 from __future__ import annotations
 
 import ast
+import re
 import builtins
 
 from s2s_ad import ir
@@ -51,6 +52,19 @@ def assigned_names(stmts: list[ast.stmt], subscripts: bool = False) -> list[str]
                     and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name):
                 out[node.value.id] = None
     return list(out)
+
+
+PRAGMA = re.compile(r"#\s*s2s-ad:\s*checkpoint\b(?:\s*\(\s*(?:snapshots\s*=\s*)?(\d+)\s*\))?")
+DEFAULT_SNAPSHOTS = 100
+
+
+def checkpoint_pragma(line: str) -> int:
+    """The snapshot budget a ``# s2s-ad: checkpoint`` (or ``# s2s-ad:
+    checkpoint(20)``) comment on a loop's line asks for; 0 without one."""
+    m = PRAGMA.search(line)
+    if m is None:
+        return 0
+    return max(1, int(m.group(1))) if m.group(1) else DEFAULT_SNAPSHOTS
 
 
 def _jumps(stmts: list[ast.stmt], kind) -> bool:
@@ -303,6 +317,10 @@ class ControlFlow:
             raise self.src.error(node.target, "only a single name or a tuple of names can be "
                                  "the loop variable (`for x in xs`, `for i, x in enumerate(xs)`)")
         if structures.unroll_for(self, node):
+            if checkpoint_pragma(self.src.line(self.loc(node).line)):
+                raise self.src.error(node, "this loop appends to a list, so s2s-ad unrolls it: "
+                                     "there is no loop left to checkpoint; remove the "
+                                     "`# s2s-ad: checkpoint` comment")
             return
         backwards = self.reversed_list(node.iter, node.target)
         if backwards is not None:
@@ -504,6 +522,8 @@ class ControlFlow:
             text = f"while {ast.unparse(node.test)}"
             trips = ir.Value(self.namer.fresh("n_iter"), "int")
             op = ir.While(params, inits, cond, body, outs, trips, loc, text, exit=exit_)
+        op.source_line = self.src.line(loc.line)
+        op.checkpoint = checkpoint_pragma(op.source_line)
         self.ops.append(op)
         for v, o in zip(carried, outs):
             self.env[v] = o
