@@ -429,7 +429,9 @@ def hvp(fn: Callable, wrt: Wrt = 0) -> Callable:
     (4.0, 2.0)
     """
     one = wrt is not None and not isinstance(wrt, (list, tuple))
-    gradient = grad(fn, wrt if one else tuple(wrt) if wrt is not None else None)
+    # (the taped gradient: checkpointing changes what is kept, not the derivatives)
+    gradient = grad(fn, wrt if one else tuple(wrt) if wrt is not None else None,
+                    checkpoint=False)
     raw = getattr(gradient, "__wrapped__", gradient)
     params = [n for n, p in inspect.signature(raw).parameters.items()
               if p.kind is not inspect.Parameter.KEYWORD_ONLY]

@@ -295,8 +295,11 @@ def vjp_source(fn: Callable, lengths: dict | None = None, arrays: Sequence[str] 
 
 def gradient_code(fn: Callable, wrt: Wrt, output: int | None, lengths: dict | None,
              arrays: Sequence[str] = ()) -> tuple[ir.Function, CodeFunction]:
-    """``fn``'s IR and its gradient function (calls to helpers included)."""
-    code = program(fn, wrt, output=output, lengths=lengths, arrays=arrays)[0][0]
+    """``fn``'s IR and its gradient function (calls to helpers included),
+    taped: ``explain`` and ``graph`` show each loop's reverse once, whether
+    or not the module checkpoints it."""
+    code = program(fn, wrt, output=output, lengths=lengths, arrays=arrays,
+                   checkpoint=False)[0][0]
     return code.source, code
 
 

@@ -44,31 +44,32 @@ def _helper():
     return ns["next_snapshot"]
 
 
-def _schedule_runs(steps: int, snaps: int, stack: list | None = None) -> int:
+def _schedule_runs(steps: int, snaps: int, stack: list | None = None, unit: int = 1) -> int:
     """Untaped runs of the generated driver's schedule, simulated, from the
     snapshots ``stack`` (default: the state before the first iteration)."""
     nxt = _helper()
     runs, stack, end = 0, list(stack or [0]), steps
     while end > 0:
         k = stack[-1]
-        mid = nxt(k, end, snaps - len(stack))
+        mid = nxt(k, end, snaps - len(stack), unit)
         if mid < end:
             runs += mid - k
             stack.append(mid)
         else:
-            runs += end - 1 - k
-            end -= 1
+            last = k + (end - k - 1) // unit * unit
+            runs += last - k
+            end = last
             if end == k:
                 stack.pop()
     return runs
 
 
-def _forward_snapshots(steps: int, snaps: int) -> list:
+def _forward_snapshots(steps: int, snaps: int, unit: int) -> list:
     """Where the forward pass takes its snapshots: the schedule's first descent."""
     nxt, stack, k = _helper(), [], 0
     while k < steps:
         stack.append(k)
-        k = nxt(k, steps, snaps - len(stack))
+        k = nxt(k, steps, snaps - len(stack), unit)
     return stack
 
 
@@ -78,15 +79,21 @@ def test_binomial_schedule_runs_the_fewest_iterations(snaps):
         best = _optimal(steps, snaps)
         assert checkpoint.forward_steps(steps, snaps) == best, (steps, snaps)
         assert _schedule_runs(steps, snaps) == best, (steps, snaps)
+        # blocks of 4 iterations: the same schedule over the blocks
+        assert _schedule_runs(4 * steps, snaps, unit=4) == 4 * best, (steps, snaps)
 
 
 def test_next_snapshot_stays_inside_the_part_to_reverse():
     nxt = _helper()
-    for free in range(0, 6):
-        for k in range(0, 3):
-            for end in range(k, k + 40):
-                m = nxt(k, end, free)
-                assert m == end if free == 0 or end - k < 2 else k < m < end
+    for unit in (1, 3, 32):
+        for free in range(0, 6):
+            for k in range(0, 3):
+                for end in range(k, k + 80):
+                    m = nxt(k, end, free, unit)
+                    if free == 0 or end - k <= unit:
+                        assert m == end
+                    else:
+                        assert k < m < end and (m - k) % unit == 0
 
 
 # -- gradients: checkpointed == taped == central differences ---------------------
@@ -124,11 +131,12 @@ def _u():
 
 
 CASES = [  # (function, arguments, wrt): 0, 1, 2 and many trips; branches, nested, early exits
-    *[(P.recurrence, [0.3, 0.9, n], (0, 1)) for n in (0, 1, 2, 3, 7, 40)],
-    *[(P.two_carried, [0.4, -0.2, 0.05, n], (0, 1, 2)) for n in (0, 1, 2, 25)],
-    *[(P.strided, [0.7, n], (0,)) for n in (0, 1, 2, 3, 21)],
-    *[(P.branchy, [x, 30], (0,)) for x in (0.4, -1.3)],
+    *[(P.recurrence, [0.3, 0.9, n], (0, 1)) for n in (0, 1, 2, 3, 7, 40, 33, 64, 300)],
+    *[(P.two_carried, [0.4, -0.2, 0.05, n], (0, 1, 2)) for n in (0, 1, 2, 25, 200)],
+    *[(P.strided, [0.7, n], (0,)) for n in (0, 1, 2, 3, 21, 301)],
+    *[(P.branchy, [x, n], (0,)) for x in (0.4, -1.3) for n in (30, 150)],
     (P.nested, [0.6, 6, 4], (0,)), (P.nested, [0.6, 3, 0], (0,)), (P.nested, [0.6, 0, 3], (0,)),
+    (P.nested, [0.6, 70, 3], (0,)), (P.calls_in_loop, [0.2, 0.8, 100], (0, 1)),
     *[(P.breaks, [x, 50], (0,)) for x in (0.3, 1.7)], (P.breaks, [0.3, 0], (0,)),
     (P.breaks, [0.3, 1], (0,)), (P.breaks, [0.3, 2], (0,)),
     *[(P.returns_early, [x, 40], (0,)) for x in (0.2, 2.5)],
@@ -161,6 +169,32 @@ def test_checkpointed_gradient_equals_taped_and_finite_differences(fn, args, wrt
     value, again = s2s_ad.value_and_grad(fn, wrt=wrt, checkpoint=budget)(*args)
     np.testing.assert_allclose(value, fn(*args), rtol=1e-13)
     for g, t in zip(_flat(again), taped):
+        np.testing.assert_allclose(g, t, rtol=1e-12, atol=1e-300)
+
+
+def _generated(fn, wrt, budget, args):
+    arrays = [n for n, a in zip(fn.__code__.co_varnames, args) if isinstance(a, np.ndarray)]
+    text = s2s_ad.gradient_source(fn, wrt=wrt, checkpoint=budget, arrays=arrays)
+    ns: dict = {}
+    exec(compile(text, f"<{fn.__name__}>", "exec"), ns)
+    return ns[f"grad_{fn.__name__}"], text
+
+
+SCALAR = [c for c in CASES if not any(isinstance(a, (np.ndarray, list)) for a in c[1])]
+
+
+@pytest.mark.parametrize("fn, args, wrt", SCALAR, ids=[f"{c[0].__name__}-{i}"
+                                                          for i, c in enumerate(SCALAR)])
+@pytest.mark.parametrize("budget", [1, 2, 4])
+def test_one_iteration_blocks_give_the_same_gradient(fn, args, wrt, budget, monkeypatch):
+    # loops of numbers tape 32 iterations at a time; with blocks of one the
+    # schedule is the textbook one (as for arrays): the same gradient
+    monkeypatch.setattr(checkpoint, "NUMBER_BLOCK", 1)
+    grad, text = _generated(fn, wrt, budget, args)
+    assert "(or fewer)" not in text
+    taped = _flat(s2s_ad.grad(fn, wrt=wrt, checkpoint=False)(*args))
+    got = _flat(grad(*args))
+    for g, t in zip(got, taped):
         np.testing.assert_allclose(g, t, rtol=1e-12, atol=1e-300)
 
 
@@ -276,18 +310,21 @@ def _counted(fn, **options):
     return ns[f"grad_{fn.__name__}"], counter
 
 
-@pytest.mark.parametrize("n, k", [(1, 3), (2, 2), (10, 1), (50, 3), (300, 4), (1000, 10)])
+@pytest.mark.parametrize("n, k", [(1, 3), (2, 2), (10, 1), (50, 3), (300, 4), (1000, 10),
+                                  (3000, 2), (5000, 1)])
 def test_binomial_forward_runs_are_as_predicted(n, k):
     grad, counter = _counted(P.recurrence, checkpoint=k)
     grad(0.3, 0.9, n)
+    unit = checkpoint.NUMBER_BLOCK  # a loop of numbers tapes 32 iterations at a time
     # the forward pass (n), the schedule's untaped runs from its snapshots, one taped run each
-    predicted = n + _schedule_runs(n, k, _forward_snapshots(n, k)) + n
+    predicted = n + _schedule_runs(n, k, _forward_snapshots(n, k, unit), unit) + n
     assert counter.sin_calls == predicted
-    # against the optimum (whose first descent is the forward pass, less the iterations
-    # after its last snapshot, which the forward pass runs once more): at most r more
-    r = checkpoint.repetitions(n, k)
-    assert predicted <= checkpoint.forward_steps(n, k) + 1 + n + r
-    assert predicted <= (r + 1) * n + 1
+    # against the optimum over blocks (whose first descent is the forward pass, less the
+    # block after its last snapshot, which the forward pass runs once more)
+    blocks = -(-n // unit)
+    r = checkpoint.repetitions(blocks, k)
+    assert predicted <= unit * (checkpoint.forward_steps(blocks, k) + 1 + r) + n
+    assert predicted <= (r + 1) * n + unit
 
 
 def test_segments_run_each_iteration_forward_twice():
@@ -347,7 +384,8 @@ def test_memory_of_an_array_state_is_k_states_plus_constant():
 def test_header_says_bytes_per_iteration_and_the_schedule():
     text = " ".join(s2s_ad.gradient_source(P.recurrence, wrt=("x", "a"), checkpoint=5).split())
     assert "records 2 values per iteration (y, t1), about 64 bytes per iteration" in text
-    assert "at most 5 snapshots of (y)" in text and "r = 1 up to n = 6" in text
+    assert "at most 5 snapshots of (y)" in text and "r = 1 up to n = 192" in text
+    assert "tapes 32 iterations at a time" in text
     text = " ".join(s2s_ad.gradient_source(P.array_state, wrt=("u", "w"), checkpoint=False,
                                            arrays=["u", "w"]).split())
     assert "8 bytes per element of each of its 2 arrays" in text

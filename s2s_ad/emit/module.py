@@ -129,12 +129,14 @@ def checkpoint_summary(plan) -> str:
     (s2s_ad.reverse.checkpoint)."""
     state = ", ".join(plan.state)
     if plan.binomial:
-        k = plan.snapshots
-        table = "; ".join(f"r = {r} up to n = {n:,}" for r, n in repetitions_table(k))
+        k, unit = plan.snapshots, plan.unit
+        table = "; ".join(f"r = {r} up to n = {n * unit:,}" for r, n in repetitions_table(k))
+        blocks = "n" if unit == 1 else f"n / {unit}"
+        at_once = "one iteration" if unit == 1 else f"{unit} iterations"
         return (f"It is checkpointed (binomial schedule): the forward pass keeps no tape but at "
                 f"most {k} snapshot{'s' if k != 1 else ''} of ({state}), and the reverse sweep "
-                f"tapes one iteration at a time; of n iterations each runs forward at most r + 1 "
-                f"times, r the least with C({k} + r, r) >= n ({table}).")
+                f"tapes {at_once} at a time; of n iterations each runs forward at most r + 1 "
+                f"times, r the least with C({k} + r, r) >= {blocks} ({table}).")
     return (f"It is checkpointed (√n segments): the forward pass keeps no tape but a snapshot "
             f"of ({state}) every e iterations, e doubling as the loop runs so that at most about "
             f"√(2n) snapshots are kept, and the reverse sweep tapes one segment of e iterations "

@@ -20,10 +20,14 @@ Two schedules:
 * ``for i in range(...)`` (or over a list) that never stops early: its trip
   count ``n`` is known when it starts, and the snapshots follow Griewank's
   binomial schedule with ``K`` snapshots (the state before the first
-  iteration is one of them) and one iteration taped at a time. Each iteration
-  runs forward at most ``r + 1`` times, ``r`` the least number with
-  ``C(K + r, r) >= n`` (:func:`repetitions`), and no schedule with ``K``
-  snapshots runs fewer iterations (:func:`forward_steps`);
+  iteration is one of them) over blocks of iterations taped at once: one
+  iteration when the loop carries an array (its tape is as large as a
+  state), 32 when it carries numbers only (32 iterations of tape are a few
+  hundred bytes, and the driver's own work per block would cost more than
+  one iteration of a scalar loop). Each iteration runs forward at most
+  ``r + 1`` times, ``r`` the least number with ``C(K + r, r) >= blocks``
+  (:func:`repetitions`), and no schedule with ``K`` snapshots runs fewer
+  blocks (:func:`forward_steps`);
 * a ``while`` loop, or a ``for`` loop that may stop early, whose trip count
   is known only when it ends: a snapshot every ``e`` iterations, ``e``
   doubling (and every other snapshot dropped) whenever there are more than
@@ -53,12 +57,13 @@ from s2s_ad.emit.code import Block, Stmt
 # their full repetition counts, which makes the total number of iterations
 # run forward r * l - C(s + r, r - 1), the least possible.
 HELPER = '''
-def next_snapshot(k, end, free):
+def next_snapshot(k, end, free, unit):
     """The iteration at which to take the next snapshot when iterations k to
     end - 1 are to be reversed from a snapshot taken before iteration k, with
-    `free` more snapshots allowed (binomial checkpointing); `end` when there
-    is no snapshot to take (no free snapshot, or one iteration left)."""
-    steps, snaps = end - k, free + 1
+    `free` more snapshots allowed (binomial checkpointing over blocks of
+    `unit` iterations, each taped at once); `end` when there is no snapshot
+    to take (no free snapshot, or one block left)."""
+    steps, snaps = -(-(end - k) // unit), free + 1  # blocks, snapshots
     if free < 1 or steps < 2:
         return end
     r, reach = 0, 1  # the least r with C(snaps + r, r) >= steps, and that binomial
@@ -68,7 +73,7 @@ def next_snapshot(k, end, free):
     after = reach * snaps // (snaps + r)           # C(snaps - 1 + r, r)
     before = reach * r // (snaps + r)              # C(snaps + r - 1, r - 1)
     least = before * (r - 1) // (snaps + r - 1)    # C(snaps + r - 2, r - 2)
-    return k + max(1, steps - after, least)
+    return k + max(1, steps - after, least) * unit
 '''.strip("\n")
 
 
@@ -122,6 +127,8 @@ class Plan:
     """The forward names of the carried values, in snapshot order."""
     helper: str = ""
     """The generated name of :data:`HELPER`'s function (binomial schedule)."""
+    unit: int = 1
+    """Iterations taped at once (a block of the binomial schedule)."""
 
 
 def has_tape(sweep, node) -> bool:
@@ -129,6 +136,10 @@ def has_tape(sweep, node) -> bool:
     checkpoint)?"""
     regions = [r for n in ir.walk(node.body) if not isinstance(n, ir.Op) for r in n.regions]
     return any(sweep.popped.get(id(r)) for r in [node.body, *regions])
+
+
+NUMBER_BLOCK = 32
+"""Iterations a checkpointed loop of numbers tapes at once."""
 
 
 def _parse(text: str) -> ast.stmt:
@@ -162,11 +173,16 @@ def reverse(sweep, node, body: list) -> list:
     base = sweep.fwd(node.carried[0]) if node.carried else "loop"
     binomial = isinstance(node, ir.For) and not node.exit
     names = {k: sweep.namer.fresh(f"{base}_{k}") for k in
-             (("next", "end", "k", "mid") if binomial else ("every", "end", "start"))}
+             (("next", "end", "k", "mid", "last") if binomial else ("every", "end", "start"))}
     plan = Plan(node, binomial, node.checkpoint, sweep.namer.fresh(f"{base}_snaps"), names)
     plan.state = [sweep.fwd(c) for c in node.carried]
     if binomial:
         plan.helper = sweep.checkpoint_helper()
+        # Numbers: a block of iterations taped at once costs little memory and
+        # saves the driver's own work per iteration, which would cost more than
+        # the iteration; arrays: one iteration at a time (its tape is a state).
+        numbers = all(c.kind in ("float", "int", "bool") for c in node.carried)
+        plan.unit = NUMBER_BLOCK if numbers else 1
     sweep.ckpts[id(node)] = plan
     index = node.index.name if isinstance(node, ir.For) and id(node.index) in sweep.reads \
         else sweep.discard()
@@ -191,30 +207,33 @@ def _binomial(sweep, node, plan: Plan, body: list, index: str, line: int) -> lis
     rng = _range(sweep, node)
     snaps, state = plan.snaps, _state(plan.state)
     i = node.index.name
-    budget = plan.snapshots
+    budget, unit = plan.snapshots, plan.unit
+    end, k, mid, last = n["end"], n["k"], n["mid"], n["last"]
+    block = "the last iteration" if unit == 1 else f"the last {unit} iterations (or fewer)"
     plan.advance = [[], []]
-    to_mid = _for(i, f"{rng}[{n['k']}:{n['mid']}]", plan.advance[0],
+    to_mid = _for(i, f"{rng}[{k}:{mid}]", plan.advance[0],
                   "forward again, untaped, to the next snapshot")
-    to_last = _for(i, f"{rng}[{n['k']}:{n['end']} - 1]", plan.advance[1],
-                   "forward again, untaped, to the last iteration not reversed")
-    taped = _for(i, f"{rng}[{n['end']} - 1:{n['end']}]", plan.taped, "that iteration, taped")
-    back = _for(index, f"reversed({rng}[{n['end']} - 1:{n['end']}])", body,
-                f"line {line}: {node.text}, backwards (one iteration)", node)
-    pop = Block(_parse(f"if {n['end']} == {n['k']}: pass"), [Stmt(_parse(f"{snaps}.pop()"))], [],
+    to_last = _for(i, f"{rng}[{k}:{last}]", plan.advance[1],
+                   f"forward again, untaped, to {block} not reversed")
+    taped = _for(i, f"{rng}[{last}:{end}]", plan.taped, "taped")
+    back = _for(index, f"reversed({rng}[{last}:{end}])", body,
+                f"line {line}: {node.text}, backwards ({block})", node)
+    pop = Block(_parse(f"if {end} == {k}: pass"), [Stmt(_parse(f"{snaps}.pop()"))], [],
                 "every iteration after this snapshot is reversed")
-    place = Block(_parse(f"if {n['mid']} < {n['end']}: pass"),
-                  [to_mid, Stmt(_parse(f"{snaps}.append(({n['mid']}, {state}))"),
-                                "a snapshot there")],
-                  [to_last, taped, back, Stmt(_parse(f"{n['end']} -= 1")), pop],
+    start = f"{end} - 1" if unit == 1 else f"{k} + ({end} - {k} - 1) // {unit} * {unit}"
+    place = Block(_parse(f"if {mid} < {end}: pass"),
+                  [to_mid, Stmt(_parse(f"{snaps}.append(({mid}, {state}))"), "a snapshot there")],
+                  [Stmt(_parse(f"{last} = {start}"), f"where {block} not reversed start"),
+                   to_last, taped, back, Stmt(_parse(f"{end} = {last}")), pop],
                   "a free snapshot: take it where the schedule says")
     driver = [
-        Stmt(_parse(f"{n['k']}, {state} = {snaps}[-1]"), "back to the last snapshot"),
-        Stmt(_parse(f"{n['mid']} = {plan.helper}({n['k']}, {n['end']}, "
-                    f"{budget} - len({snaps}))"), "binomial schedule"),
+        Stmt(_parse(f"{k}, {state} = {snaps}[-1]"), "back to the last snapshot"),
+        Stmt(_parse(f"{mid} = {plan.helper}({k}, {end}, {budget} - len({snaps}), {unit})"),
+             "binomial schedule"),
         place,
     ]
-    return [Stmt(_parse(f"{n['end']} = len({rng})"), f"iterations of line {line} to reverse"),
-            Block(_parse(f"while {n['end']} > 0: pass"), driver, [],
+    return [Stmt(_parse(f"{end} = len({rng})"), f"iterations of line {line} to reverse"),
+            Block(_parse(f"while {end} > 0: pass"), driver, [],
                   f"line {line}: {node.text}, backwards: checkpointed, at most {budget} "
                   "snapshots", node)]
 
@@ -257,7 +276,8 @@ def forward_snapshot(plan: Plan, counter: str, total: str) -> list:
     if plan.binomial:
         take = [Stmt(_parse(f"{snaps}.append(({counter}, {state}))"), "a snapshot"),
                 Stmt(_parse(f"{n['next']} = {plan.helper}({counter}, {total}, "
-                            f"{plan.snapshots} - len({snaps}))"), "where the next one goes")]
+                            f"{plan.snapshots} - len({snaps}), {plan.unit})"),
+                     "where the next one goes")]
         return [Block(_parse(f"if {counter} == {n['next']}: pass"), take, [],
                       "binomial schedule")]
     every = n["every"]
