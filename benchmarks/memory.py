@@ -14,13 +14,16 @@ with K snapshots (``checkpoint=K``):
 For each, it prints the peak memory of one gradient call (``tracemalloc``: the
 Python and NumPy allocations the call makes, beyond what existed before it),
 next to the prediction: the tape, n x bytes per iteration, when taped; K
-snapshots of the state plus one iteration's tape when checkpointed. It prints
+snapshots of the state plus one block's tape when checkpointed. It prints
 the forward runs of the loop body: counted (the body's ``sin``/``tanh``
 calls, through a counting stand-in for ``math``/``numpy``) next to
-revolve's count for K snapshots (``r*n - C(K+r, r-1)`` untaped runs, plus one
-taped run per iteration, plus the forward pass's own run of the last
-iterations). Times are the best of a few calls, without tracemalloc or
-counting, against the taped gradient and the function itself.
+revolve's count for K snapshots over blocks of iterations taped at once (32
+for the scalar loop, 1 for the array: ``r*b - C(K+r, r-1)`` untaped block
+runs for b blocks), plus one taped run per iteration, plus the forward
+pass's own run of the last block. Times are the best of a few calls, without
+tracemalloc or counting, against the taped gradient and the function itself;
+the predicted time is the taped gradient's plus the extra forward runs at the
+function's own speed per iteration.
 
 A taped gradient whose predicted tape passes ``--max-tape`` (default 400 MB)
 is not run: its row prints the prediction only.
@@ -113,12 +116,14 @@ def _peak(call) -> int:
         tracemalloc.stop()
 
 
-def predicted_runs(n: int, k: int | None) -> int:
+def predicted_runs(n: int, k: int | None, unit: int) -> int:
     """Forward runs of the body: taped, n; checkpointed, revolve's untaped
-    runs, one taped run each and one more run of the forward pass."""
+    runs over blocks of ``unit`` iterations, one taped run each and one more
+    run of a block by the forward pass."""
     if k is None or n == 0:
         return n
-    return checkpoint.forward_steps(n, k) + n + 1
+    blocks = -(-n // unit)
+    return unit * (checkpoint.forward_steps(blocks, k) + 1) + n
 
 
 def _mb(b: float) -> str:
@@ -131,14 +136,16 @@ def run(kind: str, lengths: list[int], budgets: list[int], max_tape: float) -> l
         fn, wrt, counting = scalar, ("y", "a"), (math, "math", "sin")
         args = lambda n: (0.3, 0.9, n)  # noqa: E731
         per_iteration, state = 2 * FLOAT, FLOAT + 64  # a snapshot: (k, y) tuple + float + int
+        unit = checkpoint.NUMBER_BLOCK  # iterations taped at once
     else:
         fn, wrt, counting = array, ("u", "w"), (np, "np", "tanh")
         u, w = rng.uniform(-1, 1, ELEMENTS), rng.uniform(-1, 1, ELEMENTS)
         args = lambda n: (u, w, n)  # noqa: E731
         per_iteration, state = 2 * ARRAY, ARRAY + 64
+        unit = 1
     rows = [f"{'n':>9} {'gradient':>14} {'peak predicted':>16} {'peak measured':>16} "
-            f"{'runs predicted':>15} {'runs counted':>13} {'time':>10} {'x taped':>8} "
-            f"{'x forward':>9}"]
+            f"{'runs predicted':>15} {'runs counted':>13} {'time predicted':>14} {'time':>10} "
+            f"{'x taped':>8} {'x forward':>9}"]
     for n in lengths:
         forward = _best(lambda: fn(*args(n)))
         taped_time = None
@@ -147,10 +154,11 @@ def run(kind: str, lengths: list[int], budgets: list[int], max_tape: float) -> l
             if k is None:
                 peak_pred = n * per_iteration
             else:
-                peak_pred = min(k, max(n, 1)) * state + per_iteration
+                peak_pred = min(k, max(n, 1)) * state + unit * per_iteration
             if k is None and peak_pred > max_tape:
                 rows.append(f"{n:>9} {label:>14} {_mb(peak_pred):>16} {'not run':>16} "
-                            f"{predicted_runs(n, k):>15,} {'':>13} {'':>10} {'':>8} {'':>9}")
+                            f"{predicted_runs(n, k, unit):>15,} {'':>13} {'':>14} {'':>10} "
+                            f"{'':>8} {'':>9}")
                 continue
             g, _ = _compiled(fn, wrt, False if k is None else k)
             g(*args(2))
@@ -160,8 +168,12 @@ def run(kind: str, lengths: list[int], budgets: list[int], max_tape: float) -> l
             if k is None:
                 taped_time = elapsed
             ratio = f"{elapsed / taped_time:8.2f}" if taped_time else f"{'':>8}"
+            # the taped gradient plus the extra forward runs, each at the function's speed
+            runs = predicted_runs(n, k, unit)
+            guess = f"{(taped_time + forward * (runs - n) / n) * 1e3:12.1f}ms" \
+                if taped_time and n else f"{'':>14}"
             rows.append(f"{n:>9} {label:>14} {_mb(peak_pred):>16} {_mb(peak):>16} "
-                        f"{predicted_runs(n, k):>15,} {counter.calls:>13,} "
+                        f"{runs:>15,} {counter.calls:>13,} {guess} "
                         f"{elapsed * 1e3:8.1f}ms {ratio} {elapsed / forward:9.2f}")
     return rows
 

@@ -209,7 +209,7 @@ def _binomial(sweep, node, plan: Plan, body: list, index: str, line: int) -> lis
     i = node.index.name
     budget, unit = plan.snapshots, plan.unit
     end, k, mid, last = n["end"], n["k"], n["mid"], n["last"]
-    block = "the last iteration" if unit == 1 else f"the last {unit} iterations (or fewer)"
+    block = "the last iteration" if unit == 1 else "the last block"
     plan.advance = [[], []]
     to_mid = _for(i, f"{rng}[{k}:{mid}]", plan.advance[0],
                   "forward again, untaped, to the next snapshot")
@@ -217,13 +217,16 @@ def _binomial(sweep, node, plan: Plan, body: list, index: str, line: int) -> lis
                    f"forward again, untaped, to {block} not reversed")
     taped = _for(i, f"{rng}[{last}:{end}]", plan.taped, "taped")
     back = _for(index, f"reversed({rng}[{last}:{end}])", body,
-                f"line {line}: {node.text}, backwards ({block})", node)
+                f"line {line}: {node.text}, backwards ("
+                + ("one iteration" if unit == 1 else f"a block of at most {unit} iterations")
+                + ")", node)
     pop = Block(_parse(f"if {end} == {k}: pass"), [Stmt(_parse(f"{snaps}.pop()"))], [],
                 "every iteration after this snapshot is reversed")
     start = f"{end} - 1" if unit == 1 else f"{k} + ({end} - {k} - 1) // {unit} * {unit}"
     place = Block(_parse(f"if {mid} < {end}: pass"),
                   [to_mid, Stmt(_parse(f"{snaps}.append(({mid}, {state}))"), "a snapshot there")],
-                  [Stmt(_parse(f"{last} = {start}"), f"where {block} not reversed start"),
+                  [Stmt(_parse(f"{last} = {start}"),
+                        f"where {block} not reversed starts" if unit > 1 else ""),
                    to_last, taped, back, Stmt(_parse(f"{end} = {last}")), pop],
                   "a free snapshot: take it where the schedule says")
     driver = [
