@@ -15,11 +15,12 @@ from s2s_ad import graph, graph_backward
 from s2s_ad.cache import (CacheInfo, array_arguments, cache_info, clear_cache, entry,
                           fingerprint, generated, positional_names, shapes)
 from s2s_ad.explain import explain_text
+from s2s_ad.frontend.checkpoint import checkpoint
 from s2s_ad.pipeline import (OutputError, Wrt, WrtError, choose_output, gradient_code,
                              gradient_module, gradient_source, jvp_module, jvp_program, jvp_source, lower, program,
                              resolve_wrt, vjp_source)
 
-__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jvp_source", "jvp_module", "jvp_program", "hvp", "hessian", "source_of", "graph_dot", "explain",
+__all__ = ["checkpoint", "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jvp_source", "jvp_module", "jvp_program", "hvp", "hessian", "source_of", "graph_dot", "explain",
            "gradient_source", "gradient_module", "vjp_source", "lower", "program", "resolve_wrt",
            "choose_output", "gradient_code", "cache_info", "clear_cache", "CacheInfo",
            "fingerprint", "Wrt", "WrtError", "OutputError"]

@@ -179,3 +179,31 @@ def unrolled(x):
     for i in range(3):  # s2s-ad: checkpoint
         xs.append(x * i)
     return xs[0] + xs[2]
+
+
+import s2s_ad  # noqa: E402
+from s2s_ad import checkpoint  # noqa: E402
+
+
+def with_block(x, a, n):
+    y = x
+    with s2s_ad.checkpoint(4):
+        for i in range(n):
+            y = math.sin(y) * a + y * 0.5
+    z = y
+    with checkpoint():
+        while z < 3.0:
+            z = z * 1.2 + 0.1
+    return z * y
+
+
+def with_no_loop(x):
+    with s2s_ad.checkpoint():
+        y = x * 2.0
+    return y
+
+
+def with_other(x):
+    with open("f") as f:
+        y = x
+    return y

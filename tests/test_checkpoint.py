@@ -220,6 +220,22 @@ def test_pragma_checkpoints_only_its_loop_with_its_budget():
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)
 
 
+def test_with_block_checkpoints_its_loops_and_runs_as_plain_python():
+    assert P.with_block(0.3, 0.9, 5) == pytest.approx(4.036162595245175, rel=1e-14)
+    text = s2s_ad.gradient_source(P.with_block, wrt=("x", "a"))
+    assert "at most 4 snapshots" in text and "checkpoint(" not in text.split('"""')[-1]
+    assert "s2s_ad" not in text.split('"""', 2)[2]
+    for n in (0, 1, 2, 10, 70):
+        args = [0.3, 0.9, n]
+        got = s2s_ad.grad(P.with_block, wrt=(0, 1))(*args)
+        taped = s2s_ad.grad(P.with_block, wrt=(0, 1), checkpoint=False)(*args)
+        np.testing.assert_allclose(got, taped, rtol=1e-12, atol=1e-300)
+        want = [central_difference(P.with_block, args, i) for i in (0, 1)]
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+    with pytest.raises(ValueError, match="snapshots"):
+        s2s_ad.checkpoint(0)
+
+
 def test_pragma_in_a_helper_through_vjp():
     for args in ([0.3, 0.7, 9], [-0.3, 0.7, 0]):
         text = s2s_ad.vjp_source(P.calls_looping_helper)
@@ -276,6 +292,8 @@ def test_bad_checkpoint_option_is_refused(bad):
     (P.nested_marked, "for j in range(n):  # s2s-ad: checkpoint", "inside another loop"),
     (P.writes_in_place, "for i in range(n):  # s2s-ad: checkpoint", "writes into an array"),
     (P.unrolled, "for i in range(3):  # s2s-ad: checkpoint", "unrolls it"),
+    (P.with_no_loop, "with s2s_ad.checkpoint():", "holds no loop"),
+    (P.with_other, 'with open("f") as f:', "`with` is not supported"),
 ])
 def test_loops_checkpointing_cannot_handle_are_refused_located(fn, line, words):
     with pytest.raises(SourceError) as info:

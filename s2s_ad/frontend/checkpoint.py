@@ -10,6 +10,11 @@ frontend) and the option given to ``grad(f, checkpoint=...)``:
   checkpointed, with its comment's budget if it has one, else ``K``
   (``True``: the default budget, 100 snapshots).
 
+A loop may also be marked by a ``with s2s_ad.checkpoint():`` (or
+``checkpoint(K)``) block around it: :class:`checkpoint` does nothing when the
+function runs, and the frontend lowers the block's body in its place
+(:func:`marks`), so the generated module never sees it.
+
 It then refuses, located (``SourceError``), a checkpointed loop the reverse
 transform cannot recompute (:mod:`s2s_ad.reverse.checkpoint`): one inside
 another loop (checkpoint the outer one), and one that writes into an array by
@@ -18,11 +23,85 @@ subscript (the array is changed in place: a snapshot would have to copy it).
 
 from __future__ import annotations
 
+import ast
 import numbers
+import re
 
 from s2s_ad import ir
 from s2s_ad.errors import SourceError
-from s2s_ad.frontend.control import DEFAULT_SNAPSHOTS
+
+
+PRAGMA = re.compile(r"#\s*s2s-ad:\s*checkpoint\b(?:\s*\(\s*(?:snapshots\s*=\s*)?(\d+)\s*\))?")
+DEFAULT_SNAPSHOTS = 100
+
+
+def checkpoint_pragma(line: str) -> int:
+    """The snapshot budget a ``# s2s-ad: checkpoint`` (or ``# s2s-ad:
+    checkpoint(20)``) comment on a loop's line asks for; 0 without one."""
+    m = PRAGMA.search(line)
+    if m is None:
+        return 0
+    return max(1, int(m.group(1))) if m.group(1) else DEFAULT_SNAPSHOTS
+
+
+class checkpoint:  # noqa: N801 - used as a statement, like a function: with checkpoint():
+    """``with s2s_ad.checkpoint():`` (or ``checkpoint(snapshots)``) around
+    loops of a function s2s-ad differentiates: their gradient keeps at most
+    ``snapshots`` snapshots (default 100) of their carried values instead of a
+    tape of every iteration (``docs/checkpointing.md``). When the function
+    runs, it does nothing."""
+
+    def __init__(self, snapshots: int | None = None):
+        if snapshots is not None and (isinstance(snapshots, bool) or
+                                      not isinstance(snapshots, numbers.Integral) or snapshots < 1):
+            raise ValueError(f"checkpoint({snapshots!r}): a number of snapshots, 1 or more")
+        self.snapshots = snapshots
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc) -> bool:
+        return False
+
+
+def marks(lowerer, stmt):
+    """For a ``with checkpoint(...):`` statement: its body and the budget of
+    each loop in it (by id of the ``ast`` node) — None for any other
+    ``with`` (refused by the caller)."""
+    if len(stmt.items) != 1 or stmt.items[0].optional_vars is not None:
+        return None
+    call = stmt.items[0].context_expr
+    if not isinstance(call, ast.Call) or not isinstance(call.func, (ast.Name, ast.Attribute)):
+        return None
+    try:
+        target = lowerer.resolve(call.func)
+    except SourceError:
+        return None
+    if target is not checkpoint:
+        return None
+    args = list(call.args) + [k.value for k in call.keywords if k.arg == "snapshots"]
+    if len(args) > 1 or any(k.arg != "snapshots" for k in call.keywords) or (
+            args and not (isinstance(args[0], ast.Constant) and type(args[0].value) is int
+                          and args[0].value >= 1)):
+        raise lowerer.src.error(call, "checkpoint() takes one number of snapshots, a constant "
+                                "of 1 or more (`with s2s_ad.checkpoint(20):`)")
+    k = args[0].value if args else DEFAULT_SNAPSHOTS
+    found: dict[int, int] = {}
+
+    def visit(stmts):
+        for s in stmts:
+            if isinstance(s, (ast.For, ast.While)):
+                found[id(s)] = k
+            elif isinstance(s, ast.If):
+                visit(s.body)
+                visit(s.orelse)
+            elif isinstance(s, ast.With):
+                visit(s.body)
+    visit(stmt.body)
+    if not found:
+        raise lowerer.src.error(stmt, "this `with checkpoint():` block holds no loop to "
+                                "checkpoint")
+    return found
 
 
 def budget(option) -> int | None:

@@ -28,11 +28,11 @@ Before → after::
 from __future__ import annotations
 
 import ast
-import re
 import builtins
 
 from s2s_ad import ir
 from s2s_ad.frontend import structures
+from s2s_ad.frontend.checkpoint import checkpoint_pragma, marks
 
 RET, RETVAL, BRK, CONT = "<ret>", "<result>", "<brk>", "<cont>"
 FLAG_NAMES = {RET: "ret", RETVAL: "result", BRK: "brk", CONT: "cont"}
@@ -52,19 +52,6 @@ def assigned_names(stmts: list[ast.stmt], subscripts: bool = False) -> list[str]
                     and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name):
                 out[node.value.id] = None
     return list(out)
-
-
-PRAGMA = re.compile(r"#\s*s2s-ad:\s*checkpoint\b(?:\s*\(\s*(?:snapshots\s*=\s*)?(\d+)\s*\))?")
-DEFAULT_SNAPSHOTS = 100
-
-
-def checkpoint_pragma(line: str) -> int:
-    """The snapshot budget a ``# s2s-ad: checkpoint`` (or ``# s2s-ad:
-    checkpoint(20)``) comment on a loop's line asks for; 0 without one."""
-    m = PRAGMA.search(line)
-    if m is None:
-        return 0
-    return max(1, int(m.group(1))) if m.group(1) else DEFAULT_SNAPSHOTS
 
 
 def _jumps(stmts: list[ast.stmt], kind) -> bool:
@@ -124,6 +111,7 @@ class ControlFlow:
     def block(self, stmts: list[ast.stmt]) -> None:
         """Lower ``stmts``; after one that may set a flag, the rest run
         under ``if not flag``."""
+        stmts = self.checkpoint_blocks(stmts)
         for k, stmt in enumerate(stmts):
             rest = stmts[k + 1:]
             if isinstance(stmt, (ast.Return, ast.Break, ast.Continue)):
@@ -304,6 +292,21 @@ class ControlFlow:
             return ir.Const(not cond.value)
         return self.emit("not", [cond], node, var, hint=hint)
 
+    def checkpoint_blocks(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
+        """``stmts`` with each ``with s2s_ad.checkpoint():`` replaced by its
+        body, its loops marked (s2s_ad.frontend.checkpoint)."""
+        if not any(isinstance(s, ast.With) for s in stmts):
+            return stmts
+        out = []
+        for s in stmts:
+            found = marks(self, s) if isinstance(s, ast.With) else None
+            if found is None:
+                out.append(s)
+                continue
+            self.checkpoint_marks.update(found)
+            out += self.checkpoint_blocks(s.body)
+        return out
+
     # -- loops --------------------------------------------------------------
 
     def for_stmt(self, node: ast.For) -> None:
@@ -317,7 +320,8 @@ class ControlFlow:
             raise self.src.error(node.target, "only a single name or a tuple of names can be "
                                  "the loop variable (`for x in xs`, `for i, x in enumerate(xs)`)")
         if structures.unroll_for(self, node):
-            if checkpoint_pragma(self.src.line(self.loc(node).line)):
+            if checkpoint_pragma(self.src.line(self.loc(node).line)) \
+                    or id(node) in self.checkpoint_marks:
                 raise self.src.error(node, "this loop appends to a list, so s2s-ad unrolls it: "
                                      "there is no loop left to checkpoint; remove the "
                                      "`# s2s-ad: checkpoint` comment")
@@ -523,7 +527,7 @@ class ControlFlow:
             trips = ir.Value(self.namer.fresh("n_iter"), "int")
             op = ir.While(params, inits, cond, body, outs, trips, loc, text, exit=exit_)
         op.source_line = self.src.line(loc.line)
-        op.checkpoint = checkpoint_pragma(op.source_line)
+        op.checkpoint = self.checkpoint_marks.get(id(node)) or checkpoint_pragma(op.source_line)
         self.ops.append(op)
         for v, o in zip(carried, outs):
             self.env[v] = o
