@@ -207,3 +207,19 @@ def with_other(x):
     with open("f") as f:
         y = x
     return y
+
+
+def branch_yields_outer(x, a, n):
+    b = a * 2.0
+    y = x
+    for i in range(n):  # s2s-ad: checkpoint(2)
+        if y > 0.5:
+            t = b
+        else:
+            t = a
+        y = math.sin(y) * t + 0.3
+    return y
+
+
+def calls_branch_yields_outer(x, a, n):
+    return branch_yields_outer(x, a, n) * x

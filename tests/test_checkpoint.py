@@ -145,6 +145,8 @@ CASES = [  # (function, arguments, wrt): 0, 1, 2 and many trips; branches, neste
     (P.calls_in_loop, [0.2, 0.8, 12], (0, 1)),
     (P.calls_looping_helper, [0.3, 0.7, 9], (0, 1)),
     (P.calls_looping_helper, [-0.3, 0.7, 9], (0, 1)),
+    (P.calls_branch_yields_outer, [0.3, 0.9, 40], (0, 1)),
+    (P.calls_branch_yields_outer, [0.8, 0.4, 33], (0, 1)),
     (P.over_list, [[0.3, -0.2, 0.5, 0.1, 0.9], 0.8], (0, 1)), (P.over_list, [[], 0.8], (1,)),
     (P.horner, [[0.3, -0.2, 0.5, 0.1], 0.8], (0, 1)),
     (P.in_branch, [0.5, 11], (0,)), (P.in_branch, [-0.5, 11], (0,)),

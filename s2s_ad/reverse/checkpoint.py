@@ -158,18 +158,15 @@ def reverse(sweep, node, body: list) -> list:
     """The driver of a checkpointed loop's reverse sweep; ``body`` is the
     reverse of one iteration (pops included)."""
     inside = sweep.inside(node)
+    read = [a for r in node.regions for a in r.yields]
     for r in node.regions:  # the forward pass runs again here: keep what it reads
         for n in ir.walk(r):
-            for a in ir.operands(n):
-                if isinstance(a, ir.Value) and id(a) not in inside:
-                    sweep.ref(a)
-            if isinstance(n, (ir.For, ir.While)):
-                for a in n.body.yields:
-                    if isinstance(a, ir.Value) and id(a) not in inside:
-                        sweep.ref(a)
-        for a in r.yields:
-            if isinstance(a, ir.Value) and id(a) not in inside:
-                sweep.ref(a)
+            read += ir.operands(n)
+            if not isinstance(n, ir.Op):
+                read += [a for r2 in n.regions for a in r2.yields]
+    for a in read:
+        if isinstance(a, ir.Value) and id(a) not in inside:
+            sweep.ref(a)
     base = sweep.fwd(node.carried[0]) if node.carried else "loop"
     binomial = isinstance(node, ir.For) and not node.exit
     names = {k: sweep.namer.fresh(f"{base}_{k}") for k in
