@@ -223,3 +223,14 @@ def branch_yields_outer(x, a, n):
 
 def calls_branch_yields_outer(x, a, n):
     return branch_yields_outer(x, a, n) * x
+
+
+def helper_of_helper(x, a, n):
+    return calls_looping_helper(x, a, n) + 0.5 * x
+
+
+def helper_in_loop(x, a, n):
+    s = x
+    for k in range(3):
+        s = looping_helper(s, a, n) + 0.1 * s
+    return s

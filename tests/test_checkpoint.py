@@ -146,6 +146,7 @@ CASES = [  # (function, arguments, wrt): 0, 1, 2 and many trips; branches, neste
     (P.calls_looping_helper, [0.3, 0.7, 9], (0, 1)),
     (P.calls_looping_helper, [-0.3, 0.7, 9], (0, 1)),
     (P.calls_branch_yields_outer, [0.3, 0.9, 40], (0, 1)),
+    (P.helper_of_helper, [0.3, 0.7, 40], (0, 1)), (P.helper_in_loop, [0.3, 0.7, 37], (0, 1)),
     (P.calls_branch_yields_outer, [0.8, 0.4, 33], (0, 1)),
     (P.over_list, [[0.3, -0.2, 0.5, 0.1, 0.9], 0.8], (0, 1)), (P.over_list, [[], 0.8], (1,)),
     (P.horner, [[0.3, -0.2, 0.5, 0.1], 0.8], (0, 1)),

@@ -104,6 +104,22 @@ def marks(lowerer, stmt):
     return found
 
 
+def checkpoint_blocks(lowerer, stmts: list) -> list:
+    """``stmts`` with each ``with s2s_ad.checkpoint():`` replaced by its
+    body, its loops marked in ``lowerer.checkpoint_marks``."""
+    if not any(isinstance(s, ast.With) for s in stmts):
+        return stmts
+    out = []
+    for s in stmts:
+        found = marks(lowerer, s) if isinstance(s, ast.With) else None
+        if found is None:
+            out.append(s)
+            continue
+        lowerer.checkpoint_marks.update(found)
+        out += checkpoint_blocks(lowerer, s.body)
+    return out
+
+
 def budget(option) -> int | None:
     """The snapshot budget ``checkpoint=option`` gives every outer loop (0:
     none, comments ignored; None: the comments decide)."""

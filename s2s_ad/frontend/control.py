@@ -32,7 +32,7 @@ import builtins
 
 from s2s_ad import ir
 from s2s_ad.frontend import structures
-from s2s_ad.frontend.checkpoint import checkpoint_pragma, marks
+from s2s_ad.frontend.checkpoint import checkpoint_blocks, checkpoint_pragma
 
 RET, RETVAL, BRK, CONT = "<ret>", "<result>", "<brk>", "<cont>"
 FLAG_NAMES = {RET: "ret", RETVAL: "result", BRK: "brk", CONT: "cont"}
@@ -111,7 +111,7 @@ class ControlFlow:
     def block(self, stmts: list[ast.stmt]) -> None:
         """Lower ``stmts``; after one that may set a flag, the rest run
         under ``if not flag``."""
-        stmts = self.checkpoint_blocks(stmts)
+        stmts = checkpoint_blocks(self, stmts)
         for k, stmt in enumerate(stmts):
             rest = stmts[k + 1:]
             if isinstance(stmt, (ast.Return, ast.Break, ast.Continue)):
@@ -291,21 +291,6 @@ class ControlFlow:
         if isinstance(cond, ir.Const):
             return ir.Const(not cond.value)
         return self.emit("not", [cond], node, var, hint=hint)
-
-    def checkpoint_blocks(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
-        """``stmts`` with each ``with s2s_ad.checkpoint():`` replaced by its
-        body, its loops marked (s2s_ad.frontend.checkpoint)."""
-        if not any(isinstance(s, ast.With) for s in stmts):
-            return stmts
-        out = []
-        for s in stmts:
-            found = marks(self, s) if isinstance(s, ast.With) else None
-            if found is None:
-                out.append(s)
-                continue
-            self.checkpoint_marks.update(found)
-            out += self.checkpoint_blocks(s.body)
-        return out
 
     # -- loops --------------------------------------------------------------
 

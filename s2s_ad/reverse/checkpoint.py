@@ -146,10 +146,6 @@ def _parse(text: str) -> ast.stmt:
     return ast.parse(text).body[0]
 
 
-def _expr(text: str) -> ast.expr:
-    return ast.parse(text, mode="eval").body
-
-
 def _state(names: list[str]) -> str:
     return ", ".join(names) + ("," if len(names) == 1 else "")
 
