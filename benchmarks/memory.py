@@ -20,8 +20,8 @@ calls, through a counting stand-in for ``math``/``numpy``) next to
 revolve's count for K snapshots over blocks of iterations taped at once (32
 for the scalar loop, 1 for the array: ``r*b - C(K+r, r-1)`` untaped block
 runs for b blocks), plus one taped run per iteration, plus the forward
-pass's own run of the last block. Times are the best of a few calls, without
-tracemalloc or counting, against the taped gradient and the function itself;
+pass's own run of the last block. Times are the least CPU time of a few calls,
+without tracemalloc or counting, against the taped gradient and the function itself;
 the predicted time is the taped gradient's plus the extra forward runs at the
 function's own speed per iteration.
 
@@ -98,12 +98,15 @@ def _compiled(fn, wrt, option, counting=None):
 
 
 def _best(call, budget: float = 1.0, most: int = 5) -> float:
+    """The least CPU time of up to ``most`` calls (CPU time: on a shared machine
+    a call of 10 ms loses whole time slices to other processes, which wall
+    time would count)."""
     times: list[float] = []
     start = time.perf_counter()
     while len(times) < most and (not times or time.perf_counter() - start < budget):
-        t = time.perf_counter()
+        t = time.process_time()
         call()
-        times.append(time.perf_counter() - t)
+        times.append(time.process_time() - t)
     return min(times)
 
 
