@@ -419,3 +419,40 @@ def test_check_proves_a_checkpointed_gradient_with_sympy():
     assert "_snaps" in s2s_ad.gradient_source(P.marked, wrt=("x", "a"))
     verdict = s2s_ad.check(P.marked, wrt=("x", "a"), args={"n": 2})
     assert verdict.status == "proved", str(verdict)
+
+
+# -- random loops with branches, nested loops and early exits ------------------------
+
+import test_control_flow_random as cfr  # noqa: E402
+
+
+@pytest.mark.parametrize("seed", range(0, 240, 3))
+def test_random_programs_checkpointed_equal_taped(seed, tmp_path, monkeypatch):
+    # (tests/test_control_flow_random.py checks these programs' taped gradients
+    # against central differences)
+    text = cfr.program(seed)
+    f = cfr._load(seed, text, str(tmp_path))
+    taped = s2s_ad.grad(f, wrt=("x", "y"), checkpoint=False)
+    rng = np.random.default_rng(seed)
+    points = [[rng.uniform(-1, 1), rng.uniform(-1, 1), n] for n in (0, 1, 2, 3, 4, 45, 70)]
+    for budget in (True, 1, 2):
+        for block in (checkpoint.NUMBER_BLOCK, 1):
+            monkeypatch.setattr(checkpoint, "NUMBER_BLOCK", block)
+            grad, _ = _generated(f, ("x", "y"), budget, [0.0, 0.0, 0])
+            for args in points:
+                try:
+                    want = taped(*args)
+                except (OverflowError, ValueError, ZeroDivisionError):
+                    continue
+                got = grad(*args)
+                np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-300,
+                                           err_msg=f"seed {seed} {args} K={budget}\n{text}")
+
+
+def test_most_random_programs_have_a_loop_to_checkpoint(tmp_path):
+    # (else the test above would mostly compare the taped code with itself)
+    count = 0
+    for seed in range(0, 240, 3):
+        f = cfr._load(seed, cfr.program(seed), str(tmp_path))
+        count += "_snaps = []" in s2s_ad.gradient_source(f, wrt=("x", "y"), checkpoint=True)
+    assert count >= 50, count
