@@ -56,9 +56,10 @@ def clear_cache() -> None:
 
 
 def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
-              lengths: dict | None = None, arrays: frozenset = frozenset()) -> Callable:
+              lengths: dict | None = None, arrays: frozenset = frozenset(),
+              checkpoint=None) -> Callable:
     key = (fingerprint(fn), _wrt_key(wrt), kind, _wrt_key(output), _lengths_key(lengths),
-           tuple(sorted(arrays)))
+           tuple(sorted(arrays)), _wrt_key(checkpoint))
     hit = _cache.get(key)
     if hit is not None:
         _stats["hits"] += 1
@@ -69,7 +70,8 @@ def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
         functions, src, graph = jvp_program(fn, wrt, lengths=lengths, arrays=arrays)
     else:
         functions, src, graph = program(fn, wrt, with_value=with_value, pair=kind == "pair",
-                                        output=output, lengths=lengths, arrays=arrays)
+                                        output=output, lengths=lengths, arrays=arrays,
+                                        checkpoint=checkpoint)
     text = emit.module(functions, src.file)
     if kind == "pair":
         module = loader.load(text, fn.__name__ + "_vjp")
@@ -85,15 +87,15 @@ def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
         runtime = [p.value.var for p in graph.main.params
                    if p.value.kind in ("list", "tuple") and p.items is None]
         if runtime:
-            compiled = _any_length(fn, wrt, kind, output, compiled, runtime)
+            compiled = _any_length(fn, wrt, kind, output, compiled, runtime, checkpoint)
         elif len(taken) < len(graph.main.params):
-            compiled = _by_kind(fn, wrt, kind, output, lengths, compiled, taken)
+            compiled = _by_kind(fn, wrt, kind, output, lengths, compiled, taken, checkpoint)
     _cache[key] = compiled
     return compiled
 
 
 def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Callable,
-             taken: frozenset) -> Callable:
+             taken: frozenset, checkpoint=None) -> Callable:
     """``compiled`` (generated for the parameters ``taken`` as arrays), run
     as it is while no other parameter receives an array; a call passing an
     array elsewhere gets (once per kind signature, cached) the code generated
@@ -118,7 +120,7 @@ def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Calla
             return compiled(*args, **kwargs)
         code = specialised.get(arrays)
         if code is None:
-            code = generated(fn, wrt, kind, output, lengths, arrays | taken)
+            code = generated(fn, wrt, kind, output, lengths, arrays | taken, checkpoint)
             # (its own dispatch would find these very arrays: skip it)
             code = specialised[arrays] = getattr(code, "__wrapped__", code)
         return code(*args, **kwargs)
@@ -128,7 +130,7 @@ def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Calla
 
 
 def _any_length(fn: Callable, wrt: Wrt, kind: str, output, compiled: Callable,
-                lists: list[str]) -> Callable:
+                lists: list[str], checkpoint=None) -> Callable:
     """``compiled`` (generated for the parameters ``lists`` as lists of any
     length, the others as numbers), run as it is on a call passing numbers
     and lists of numbers; any other call (a tuple, an array, a keyword
@@ -147,7 +149,7 @@ def _any_length(fn: Callable, wrt: Wrt, kind: str, output, compiled: Callable,
     positions = frozenset(names.index(n) for n in lists if n in names)
     takes_list = tuple(i in positions for i in range(len(names)))
     error = TypeError(f"{fn.__name__}: parameter(s) {', '.join(map(repr, lists))} take a list")
-    fallback = _by_shape(fn, wrt, kind, output, error)
+    fallback = _by_shape(fn, wrt, kind, output, error, checkpoint)
     numbers = _NUMBERS
 
     def call(*args, **kwargs):
@@ -259,7 +261,7 @@ def _refuse_items(fn: Callable, name: str, value) -> None:
                     "structures only")
 
 
-def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error) -> Callable:
+def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error, checkpoint=None) -> Callable:
     """A function that generates (once per shape and kind signature, cached)
     the code for the lengths of the lists and the arrays it is called with,
     then runs it."""
@@ -277,7 +279,8 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error) -> Callable:
         key = (_lengths_key(lengths), arrays)
         compiled = seen.get(key)
         if compiled is None:
-            compiled = seen[key] = generated(fn, wrt, kind, output, lengths or None, arrays)
+            compiled = seen[key] = generated(fn, wrt, kind, output, lengths or None, arrays,
+                                             checkpoint)
         # source_of(call) shows the code of the shape used last.
         call.__s2s_ad_source__ = compiled.__s2s_ad_source__
         return compiled(*args, **kwargs)
@@ -292,19 +295,20 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error) -> Callable:
     return call
 
 
-def entry(fn, wrt, kind, output, lengths):
+def entry(fn, wrt, kind, output, lengths, checkpoint=None):
     if lengths is not None:
-        return generated(fn, wrt, kind, output, lengths)
+        return generated(fn, wrt, kind, output, lengths, checkpoint=checkpoint)
     # A function found to take lists gets its dispatcher cached, so asking
     # for its gradient again does not lower it again.
-    key = ("by shape", fingerprint(fn), _wrt_key(wrt), kind, _wrt_key(output))
+    key = ("by shape", fingerprint(fn), _wrt_key(wrt), kind, _wrt_key(output),
+           _wrt_key(checkpoint))
     if key in _cache:
         _stats["hits"] += 1
         return _cache[key]
     try:
-        return generated(fn, wrt, kind, output)
+        return generated(fn, wrt, kind, output, checkpoint=checkpoint)
     except structures.SequenceParameter as exc:
-        _cache[key] = _by_shape(fn, wrt, kind, output, exc)
+        _cache[key] = _by_shape(fn, wrt, kind, output, exc, checkpoint)
         return _cache[key]
 
 

@@ -139,6 +139,8 @@ def _check_nesting(src: Source) -> None:
 class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
     def __init__(self, src: Source, lengths: dict | None = None, arrays=()):
         self.src = src
+        self.checkpoint_marks: dict[int, int] = {}
+        """id(ast loop) -> the snapshots a `with s2s_ad.checkpoint():` around it asks for."""
         self.lengths = dict(lengths or {})
         self.arrays = frozenset(arrays)
         self.tree = src.tree
