@@ -59,9 +59,9 @@ def clear_cache() -> None:
 
 def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
               lengths: dict | None = None, arrays: frozenset = frozenset(),
-              statics: dict | None = None) -> Callable:
+              statics: dict | None = None, checkpoint=None) -> Callable:
     key = (fingerprint(fn), _wrt_key(wrt), kind, _wrt_key(output), _lengths_key(lengths),
-           tuple(sorted(arrays)), _statics_key(statics))
+           tuple(sorted(arrays)), _statics_key(statics), _wrt_key(checkpoint))
     hit = _cache.get(key)
     if hit is not None:
         _stats["hits"] += 1
@@ -74,7 +74,7 @@ def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
     else:
         functions, src, graph = program(fn, wrt, with_value=with_value, pair=kind == "pair",
                                         output=output, lengths=lengths, arrays=arrays,
-                                        statics=statics)
+                                        statics=statics, checkpoint=checkpoint)
     text = emit.module(functions, src.file)
     if kind == "pair":
         module = loader.load(text, fn.__name__ + "_vjp")
@@ -90,9 +90,10 @@ def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
         runtime = [p.value.var for p in graph.main.params
                    if p.value.kind in ("list", "tuple") and p.items is None]
         if runtime:
-            compiled = _any_length(fn, wrt, kind, output, compiled, runtime, statics)
+            compiled = _any_length(fn, wrt, kind, output, compiled, runtime, statics, checkpoint)
         elif len(taken) < len(graph.main.params):
-            compiled = _by_kind(fn, wrt, kind, output, lengths, compiled, taken, statics)
+            compiled = _by_kind(fn, wrt, kind, output, lengths, compiled, taken, statics,
+                                checkpoint)
     _cache[key] = compiled
     return with_captured(fn, compiled, kind)
 
@@ -129,7 +130,7 @@ def with_captured(fn: Callable, compiled: Callable, kind: str = "grad") -> Calla
 
 
 def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Callable,
-             taken: frozenset, statics: dict | None = None) -> Callable:
+             taken: frozenset, statics: dict | None = None, checkpoint=None) -> Callable:
     """``compiled`` (generated for the parameters ``taken`` as arrays), run
     as it is while no other parameter receives an array; a call passing an
     array elsewhere gets (once per kind signature, cached) the code generated
@@ -154,7 +155,8 @@ def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Calla
             return compiled(*args, **kwargs)
         code = specialised.get(arrays)
         if code is None:
-            code = generated(fn, wrt, kind, output, lengths, arrays | taken, statics)
+            code = generated(fn, wrt, kind, output, lengths, arrays | taken, statics,
+                             checkpoint)
             # (its own dispatch would find these very arrays: skip it)
             code = specialised[arrays] = getattr(code, "__wrapped__", code)
         return code(*args, **kwargs)
@@ -164,7 +166,7 @@ def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Calla
 
 
 def _any_length(fn: Callable, wrt: Wrt, kind: str, output, compiled: Callable,
-                lists: list[str], statics: dict | None = None) -> Callable:
+                lists: list[str], statics: dict | None = None, checkpoint=None) -> Callable:
     """``compiled`` (generated for the parameters ``lists`` as lists of any
     length, the others as numbers), run as it is on a call passing numbers
     and lists of numbers; any other call (a tuple, an array, a keyword
@@ -183,7 +185,7 @@ def _any_length(fn: Callable, wrt: Wrt, kind: str, output, compiled: Callable,
     positions = frozenset(names.index(n) for n in lists if n in names)
     takes_list = tuple(i in positions for i in range(len(names)))
     error = TypeError(f"{fn.__name__}: parameter(s) {', '.join(map(repr, lists))} take a list")
-    fallback = _by_shape(fn, wrt, kind, output, error, statics)
+    fallback = _by_shape(fn, wrt, kind, output, error, statics, checkpoint)
     numbers = _NUMBERS
 
     def call(*args, **kwargs):
@@ -296,7 +298,7 @@ def _refuse_items(fn: Callable, name: str, value) -> None:
 
 
 def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error,
-              statics: dict | None = None) -> Callable:
+              statics: dict | None = None, checkpoint=None) -> Callable:
     """A function that generates (once per shape and kind signature, cached)
     the code for the lengths of the lists and the arrays it is called with,
     then runs it."""
@@ -315,7 +317,7 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error,
         compiled = seen.get(key)
         if compiled is None:
             compiled = seen[key] = generated(fn, wrt, kind, output, lengths or None, arrays,
-                                             statics)
+                                             statics, checkpoint)
         # source_of(call) shows the code of the shape used last.
         call.__s2s_ad_source__ = compiled.__s2s_ad_source__
         return compiled(*args, **kwargs)
@@ -330,22 +332,22 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error,
     return call
 
 
-def entry(fn, wrt, kind, output, lengths, statics: dict | None = None):
+def entry(fn, wrt, kind, output, lengths, checkpoint=None, statics: dict | None = None):
     if statics is None and static_parameters(fn):
-        return _by_static(fn, wrt, kind, output, lengths)
+        return _by_static(fn, wrt, kind, output, lengths, checkpoint)
     if lengths is not None:
-        return generated(fn, wrt, kind, output, lengths, statics=statics)
+        return generated(fn, wrt, kind, output, lengths, statics=statics, checkpoint=checkpoint)
     # A function found to take lists gets its dispatcher cached, so asking
     # for its gradient again does not lower it again.
     key = ("by shape", fingerprint(fn), _wrt_key(wrt), kind, _wrt_key(output),
-           _statics_key(statics))
+           _statics_key(statics), _wrt_key(checkpoint))
     if key in _cache:
         _stats["hits"] += 1
         return with_captured(fn, _cache[key], kind)
     try:
-        return generated(fn, wrt, kind, output, statics=statics)
+        return generated(fn, wrt, kind, output, statics=statics, checkpoint=checkpoint)
     except structures.SequenceParameter as exc:
-        _cache[key] = _by_shape(fn, wrt, kind, output, exc, statics)
+        _cache[key] = _by_shape(fn, wrt, kind, output, exc, statics, checkpoint)
         return with_captured(fn, _cache[key], kind)
 
 
@@ -371,7 +373,7 @@ def call_statics(sig: inspect.Signature, args: tuple, kwargs: dict) -> dict:
     return {n: v for n, v in bound.arguments.items() if frontend_statics.is_static_value(v)}
 
 
-def _by_static(fn: Callable, wrt: Wrt, kind: str, output, lengths) -> Callable:
+def _by_static(fn: Callable, wrt: Wrt, kind: str, output, lengths, checkpoint=None) -> Callable:
     """A function that generates (once per combination, cached) the code for
     the static values (strings, None, bools) of the call, then runs it."""
     sig = inspect.signature(fn)
@@ -387,7 +389,8 @@ def _by_static(fn: Callable, wrt: Wrt, kind: str, output, lengths) -> Callable:
     defaults = {n: p.default for n, p in sig.parameters.items()
                 if p.default is not p.empty and frontend_statics.is_static_value(p.default)}
     try:
-        first = seen[_statics_key(defaults)] = entry(fn, wrt, kind, output, lengths, defaults)
+        first = seen[_statics_key(defaults)] = entry(fn, wrt, kind, output, lengths, checkpoint,
+                                                     defaults)
     except frontend_statics.StaticUse:
         first = None  # a parameter without a default used as a static value: per call
     except SourceError:
@@ -398,7 +401,8 @@ def _by_static(fn: Callable, wrt: Wrt, kind: str, output, lengths) -> Callable:
         if given == defaults:
             raise
         try:
-            first = seen[_statics_key(given)] = entry(fn, wrt, kind, output, lengths, given)
+            first = seen[_statics_key(given)] = entry(fn, wrt, kind, output, lengths, checkpoint,
+                                                      given)
         except frontend_statics.StaticUse:
             first = None
 
@@ -419,7 +423,7 @@ def _by_static(fn: Callable, wrt: Wrt, kind: str, output, lengths) -> Callable:
         key = _statics_key(statics)
         compiled = seen.get(key)
         if compiled is None:
-            compiled = seen[key] = entry(fn, wrt, kind, output, lengths, statics)
+            compiled = seen[key] = entry(fn, wrt, kind, output, lengths, checkpoint, statics)
         call.__s2s_ad_source__ = getattr(compiled, "__s2s_ad_source__", None)
         return compiled(*args, **kwargs)
 

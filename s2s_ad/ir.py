@@ -185,6 +185,11 @@ class For:
     seq: Value | None = None
     exit: bool = False
     trips: Value | None = None
+    checkpoint: int = 0
+    """Snapshots of the carried values the gradient may keep to recompute
+    the loop instead of taping every iteration (0: tape every iteration;
+    s2s_ad.reverse.checkpoint)."""
+    source_line: str = ""
 
     @property
     def regions(self) -> list[Region]:
@@ -213,6 +218,9 @@ class While:
     loc: Loc
     text: str = ""
     exit: bool = False
+    checkpoint: int = 0
+    """As for :class:`For` (a ``while`` keeps about √n snapshots whatever the budget)."""
+    source_line: str = ""
 
     @property
     def regions(self) -> list[Region]:

@@ -93,6 +93,19 @@ class Block:
         return ast.While(head.test, body, [])
 
 
+class LoopRecord(tuple):
+    """``(line, header text, names of the values taped per iteration)`` of
+    one loop, with ``info``: the kinds of those values (``"kinds"``) and, for
+    a checkpointed loop, its plan (``"plan"``, s2s_ad.reverse.checkpoint)."""
+
+    info: dict
+
+    def __new__(cls, line: int, text: str, names: list, info: dict):
+        record = super().__new__(cls, (line, text, names))
+        record.info = info
+        return record
+
+
 @dataclass(eq=False)
 class CodeFunction:
     name: str

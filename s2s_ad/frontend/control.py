@@ -32,6 +32,7 @@ import builtins
 
 from s2s_ad import ir
 from s2s_ad.frontend import runtime_lists, statics, structures, unroll
+from s2s_ad.frontend.checkpoint import checkpoint_blocks, checkpoint_pragma
 
 RET, RETVAL, BRK, CONT = "<ret>", "<result>", "<brk>", "<cont>"
 FLAG_NAMES = {RET: "ret", RETVAL: "result", BRK: "brk", CONT: "cont"}
@@ -120,6 +121,7 @@ class ControlFlow:
     def block(self, stmts: list[ast.stmt]) -> None:
         """Lower ``stmts``; after one that may set a flag, the rest run
         under ``if not flag``."""
+        stmts = checkpoint_blocks(self, stmts)
         for k, stmt in enumerate(stmts):
             rest = stmts[k + 1:]
             if isinstance(stmt, (ast.Return, ast.Break, ast.Continue)):
@@ -339,6 +341,11 @@ class ControlFlow:
             raise self.src.error(node.target, "only a single name or a tuple of names can be "
                                  "the loop variable (`for x in xs`, `for i, x in enumerate(xs)`)")
         if unroll.unroll_for(self, node):
+            if checkpoint_pragma(self.src.line(self.loc(node).line)) \
+                    or id(node) in self.checkpoint_marks:
+                raise self.src.error(node, "this loop appends to a list, so s2s-ad unrolls it: "
+                                     "there is no loop left to checkpoint; remove the "
+                                     "`# s2s-ad: checkpoint` comment")
             return
         backwards = self.reversed_list(node.iter, node.target)
         if backwards is not None:
@@ -564,6 +571,8 @@ class ControlFlow:
             text = f"while {ast.unparse(node.test)}"
             trips = ir.Value(self.namer.fresh("n_iter"), "int")
             op = ir.While(params, inits, cond, body, outs, trips, loc, text, exit=exit_)
+        op.source_line = self.src.line(loc.line)
+        op.checkpoint = self.checkpoint_marks.get(id(node)) or checkpoint_pragma(op.source_line)
         self.ops.append(op)
         for v, o in zip(carried, outs):
             self.env[v] = o

@@ -143,6 +143,8 @@ class _Lowering(CallLowering, ArrayLowering, InPlaceNames, ControlFlow):
         self.default_statics = statics is None
         """Without ``statics``, a parameter whose default is a string, None or
         a bool (and that receives no array) is static at its default."""
+        self.checkpoint_marks: dict[int, int] = {}
+        """id(ast loop) -> the snapshots a `with s2s_ad.checkpoint():` around it asks for."""
         self.lengths = dict(lengths or {})
         self.arrays = frozenset(arrays) | {n for n, v in src.captured.items()
                                             if not isinstance(v, numbers.Number)}

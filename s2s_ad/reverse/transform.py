@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import ast
 
-from s2s_ad.reverse import analysis, element_writes, inplace, shifts
+from s2s_ad.reverse import analysis, checkpoint, element_writes, inplace, shifts
 from s2s_ad.reverse import lists as runtime_lists
 from s2s_ad import ir
 from s2s_ad.emit import peephole
@@ -130,6 +130,9 @@ class _Sweep(StructuredSweep, CallSites):
         if self.arrays is not None:
             self.arrays.buffers = set(self.families)
         self._reversing: ir.Op | None = None
+        self.ckpts: dict[int, checkpoint.Plan] = {}
+        """id(loop) -> its checkpointing plan (s2s_ad.reverse.checkpoint)."""
+        self._ckpt_helper: str | None = None
         self.accumulators: dict[int, str] = {}
         """id(array parameter read by index in a loop) -> its adjoint, created
         once and only added to in place (nothing reads it before it is returned)."""
@@ -154,7 +157,7 @@ class _Sweep(StructuredSweep, CallSites):
         before it starts (a loop inside a loop, a ``while`` or a loop that may
         stop early pushes and pops)."""
         return (isinstance(loop, ir.For) and loop.seq is None and not loop.exit
-                and self.loop_parent.get(id(loop)) is None
+                and not loop.checkpoint and self.loop_parent.get(id(loop)) is None
                 and ir.is_int(loop.start, 0) and ir.is_int(loop.step, 1))
 
     def _all_values(self):
@@ -239,6 +242,8 @@ class _Sweep(StructuredSweep, CallSites):
             value = (ast.Tuple([self.value_expr(o) for o in outputs], ast.Load())
                      if func.outputs is not None else self.value_expr(result))
             popped = {v.name for vs in self.popped.values() for v in vs}
+            for plan in self.ckpts.values():  # the reverse sweep runs these loops again
+                popped |= set(plan.state)
             if names_read(value) & popped or any(id(o) in self.aliases for o in outputs):
                 # The reverse sweep pops into a loop's carried variable, which
                 # after the loop holds the result: keep the result aside.
@@ -269,7 +274,17 @@ class _Sweep(StructuredSweep, CallSites):
                             loops=self.loops, helpers=self.helpers())
 
     def helpers(self) -> dict[str, str]:
-        return dict(self.arrays.helpers) if self.arrays is not None else {}
+        out = dict(self.arrays.helpers) if self.arrays is not None else {}
+        if self._ckpt_helper is not None:
+            out[self._ckpt_helper] = checkpoint.HELPER.replace(
+                "def next_snapshot(", f"def {self._ckpt_helper}(")
+        return out
+
+    def checkpoint_helper(self) -> str:
+        """The generated name of the binomial schedule's helper."""
+        if self._ckpt_helper is None:
+            self._ckpt_helper = self.namer.fresh("next_snapshot")
+        return self._ckpt_helper
 
     def adjoint_names(self) -> dict:
         return {v.name: self.adj[id(v)] for v in self._all_values()
@@ -335,6 +350,12 @@ class _Sweep(StructuredSweep, CallSites):
             fwd = [Stmt(ast.Assign([ast.Name(n, ast.Store())], ast.Constant(None)),
                         "defined only if its branch runs") for n in dict.fromkeys(maybe)] + fwd
         tape += [ir.Value(name, "looptape") for name in self.tapes.values()]
+        for plan in self.ckpts.values():
+            extra = [plan.snaps] + ([] if plan.binomial else [plan.names["every"]])
+            if keep_params and plan.node not in self.func.body.ops:  # inside a branch
+                fwd = [Stmt(ast.Assign([ast.Name(n, ast.Store())], ast.Constant(None)),
+                            "defined only if its branch runs") for n in extra] + fwd
+            tape += [ir.Value(name, "looptape") for name in extra]
         stacks = {f.stack for f in self.families.values() if f.stack is not None}
         tape += [ir.Value(name, "looptape") for name in sorted(stacks)]
         return fwd, tape
