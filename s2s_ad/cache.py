@@ -88,6 +88,11 @@ def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
             compiled = _any_length(fn, wrt, kind, output, compiled, runtime)
         elif len(taken) < len(graph.main.params):
             compiled = _by_kind(fn, wrt, kind, output, lengths, compiled, taken)
+    if kind != "pair":
+        # where it came from, so that differentiating it again starts from fn
+        origin = (kind, fn, wrt, output, lengths)
+        compiled.__s2s_ad_origin__ = getattr(compiled, "__wrapped__", compiled).__s2s_ad_origin__ \
+            = origin
     _cache[key] = compiled
     return compiled
 
@@ -262,6 +267,7 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error) -> Callable:
     call.__name__ = {"value_and_grad": "value_and_grad_", "jvp": "jvp_"}.get(kind, "grad_") \
         + fn.__name__
     call.__s2s_ad_by_shape__ = True
+    call.__s2s_ad_origin__ = (kind, fn, wrt, output, None)
     call.__doc__ = (f"{'Value and gradient' if kind == 'value_and_grad' else 'Gradient'} of "
                     f"{fn.__name__}, generated for the lengths of the lists and the arrays it "
                     "is called with (see s2s_ad.gradient_source(..., lengths=..., arrays=...) "

@@ -264,6 +264,11 @@ class _Forward:
         """The tangent of a primitive whose reverse rule is a whole adjoint
         (:mod:`s2s_ad.forward.linear`)."""
         how = linear.kind(op.prim)
+        if how == "extreme":
+            # the reverse rule's weights (ties split evenly) applied to the tangent
+            return instantiate(linear.EXTREME_TANGENT, op.args, op.out, self.modules,
+                               g=_load(self.t(op.args[0])),
+                               attrs={**dict(rule.attrs), **op.attrs})
         if how is None:
             raise refuse(op.loc, f"`{op.text}`: forward mode has no rule for {op.prim} yet "
                          "(its reverse rule is a whole adjoint, and only linear and bilinear "

@@ -1,0 +1,541 @@
+"""Jacobians, Hessians, and derivatives of generated derivatives.
+
+Every second derivative here is one generated module: the reverse transform
+of the forward-mode (JVP) module of ``f``. The JVP module is inside the subset
+s2s-ad differentiates (the user's own loops and branches, each tangent line a
+number or array expression, calls to the helpers' own JVP functions), so its
+gradient is made by the same pipeline as any other:
+
+    hvp(f)(x, v)     = ∇_x [ jvp_f(x, dx=v).tangent ]       = H v   (one pass)
+    jvp(grad(f))     = (σ·∇f, σ·H t + t_σ·∇f)                 from that pass
+    grad(grad(f))    = σ·∇_q ∂f/∂w                           from that pass
+
+A function made by :func:`s2s_ad.grad` (or ``jvp``) carries where it came from
+(``__s2s_ad_origin__``): differentiating it again reads ``f``'s IR, not the
+generated text, so a gradient with a tape, recorded branch decisions, helper
+pairs or NumPy un-broadcasting is differentiated like the straight-line one.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import numbers
+from typing import Callable
+
+from s2s_ad.cache import array_arguments, entry, generated, positional_names, shapes
+from s2s_ad.errors import S2SError
+from s2s_ad.frontend import structures
+from s2s_ad.pipeline import Wrt, WrtError, lower, resolve_wrt
+
+__all__ = ["transform", "jacfwd", "jacrev", "jacobian", "hvp", "hessian", "hvp_module"]
+
+
+class HigherOrderError(S2SError, ValueError):
+    """A derivative of a generated function that s2s-ad does not make."""
+
+
+def origin(fn: Callable):
+    """``(kind, f, wrt, output, lengths)`` for a function s2s-ad generated, else None."""
+    return getattr(fn, "__s2s_ad_origin__", None)
+
+
+def transform(fn: Callable, wrt: Wrt, kind: str, output, lengths) -> Callable:
+    """The generated ``kind`` ("grad", "value_and_grad", "jvp") of ``fn``; for a
+    gradient s2s-ad generated, made from the original function's IR."""
+    made = origin(fn)
+    if made is None:
+        return entry(fn, wrt, kind, output, lengths)
+    if made[0] == "jvp":
+        # A JVP module is in the subset: it is differentiated from its text
+        # (the code itself, not the dispatch on argument kinds around it).
+        raw = getattr(fn, "__wrapped__", fn)
+        if not getattr(raw, "__s2s_ad_by_shape__", False):
+            return entry(raw, wrt, kind, output, lengths)
+        f, along, given = made[1], made[2], made[4]
+
+        def per_shape(*args, **kwargs):
+            # the JVP code for these lengths, then its own derivative
+            forward = _concrete(f, along, "jvp", None, args, kwargs, given)
+            return _concrete(forward, wrt, kind, output, args, kwargs, lengths)(*args, **kwargs)
+
+        per_shape.__name__ = {"value_and_grad": "value_and_grad_", "jvp": "jvp_"}.get(
+            kind, "grad_") + fn.__name__
+        return per_shape
+    if made[0] != "grad":
+        raise HigherOrderError(
+            f"{fn.__name__} is a generated {made[0].replace('_', ' ')} function; s2s-ad "
+            f"differentiates generated gradients (grad) and JVPs (jvp): use "
+            f"s2s_ad.grad({made[1].__name__}) or s2s_ad.hvp/hessian of it")
+    if made[3] is not None:
+        raise HigherOrderError(
+            f"{fn.__name__} differentiates item {made[3]} of a function returning a tuple; "
+            "second derivatives of such functions are not generated yet: write a function "
+            "returning that item")
+    if kind == "jvp":
+        return _jvp_of_grad(fn, made, wrt)
+    return _grad_of_grad(fn, made, wrt, output, kind == "value_and_grad")
+
+
+# --- the generated functions a call needs -------------------------------------------------
+
+def _concrete(fn: Callable, wrt, kind: str, output, args: tuple, kwargs: dict,
+              lengths: dict | None = None) -> Callable:
+    """The generated ``kind`` of ``fn`` for the kinds and lengths of these
+    arguments, without dispatch (its source is one module)."""
+    own = set(inspect.signature(fn).parameters)
+    given = {k: v for k, v in kwargs.items() if k in own}
+    found = {**(lengths or {}), **shapes(fn, args, given)}
+    arrays = array_arguments(positional_names(fn), args, given)
+    compiled = generated(fn, wrt, kind, output, found or None, arrays)
+    return getattr(compiled, "__wrapped__", compiled)
+
+
+def _tangent_names(jvp_fn: Callable, n: int) -> list[str]:
+    """The last ``n`` (keyword-only) parameters of a generated JVP: its tangents."""
+    return list(inspect.signature(jvp_fn).parameters)[-n:]
+
+
+def _chosen(fn: Callable, wrt: Wrt, args: tuple, kwargs: dict,
+            lengths: dict | None = None) -> tuple[list[str], bool]:
+    """The parameter names ``wrt`` picks (resolved on ``fn``'s IR, so that
+    ``None`` leaves out integer parameters), and whether a tuple is returned."""
+    found = {**(lengths or {}), **shapes(fn, args, kwargs)}
+    arrays = array_arguments(positional_names(fn), args, kwargs)
+    try:
+        func = lower(fn, found or None, arrays)
+    except structures.SequenceParameter:
+        func = lower(fn, found or None, arrays)
+    values, many = resolve_wrt(func, wrt)
+    return [v.var for v in values], many
+
+
+def _zero_like(x):
+    import numpy as np
+
+    if isinstance(x, list):
+        return [0.0] * len(x)
+    if isinstance(x, tuple):
+        return (0.0,) * len(x)
+    return np.zeros(np.shape(x)) if hasattr(x, "shape") else 0.0
+
+
+def _scale(c, x):
+    if isinstance(x, (list, tuple)):
+        return type(x)(_scale(c, item) for item in x)
+    return c * x
+
+
+def _add(x, y):
+    if isinstance(x, (list, tuple)):
+        return type(x)(_add(a, b) for a, b in zip(x, y))
+    return x + y
+
+
+def _split(fn: Callable, args: tuple, kwargs: dict):
+    """``fn``'s own arguments, bound (defaults applied), and the rest of ``kwargs``."""
+    sig = inspect.signature(fn)
+    own = {k: v for k, v in kwargs.items() if k in sig.parameters}
+    rest = {k: v for k, v in kwargs.items() if k not in sig.parameters}
+    bound = sig.bind(*args, **own)
+    return bound, rest
+
+
+# --- Hessian-vector products ----------------------------------------------------------------
+
+def hvp(fn: Callable, wrt: Wrt = 0) -> Callable:
+    """Return ``hvp_fn(*args, v)``: the Hessian of ``fn`` with respect to
+    ``wrt`` times ``v``, in one pass of one generated module (the gradient of
+    ``fn``'s forward-mode module along ``v``), never a full Hessian.
+
+    ``v`` is the last positional argument, shaped like the gradient: one
+    number or array for a single ``wrt`` parameter, a tuple for a sequence;
+    the result has the same shape. ``fn`` may use loops, branches, helpers,
+    lists and NumPy, as for :func:`s2s_ad.grad`; keyword arguments go to ``fn``.
+
+    Examples
+    --------
+    >>> def f(x, y):
+    ...     return x * x * y
+    >>> hvp(f, wrt=("x", "y"))(1.0, 2.0, (1.0, 0.0))   # doctest: +SKIP
+    (4.0, 2.0)
+    """
+    def hessian_vector(*args, **kwargs):
+        if not args:
+            raise TypeError("hvp_fn(*args, v): v, the direction, is the last positional argument")
+        *primals, v = args
+        return _hvp_call(fn, wrt, tuple(primals), kwargs, v)
+
+    hessian_vector.__name__ = "hvp_" + getattr(fn, "__name__", "fn")
+    return hessian_vector
+
+
+def _hvp_call(fn, wrt, primals, kwargs, v):
+    names, many = _chosen(fn, wrt, primals, kwargs)
+    directions = list(v) if many else [v]
+    if len(directions) != len(names):
+        raise ValueError(f"v has {len(directions)} part(s); the gradient has {len(names)}")
+    forward = _concrete(fn, names, "jvp", None, primals, kwargs)
+    tangents = dict(zip(_tangent_names(forward, len(names)), directions))
+    call = {**kwargs, **tangents}
+    second = _concrete(forward, tuple(names) if many else names[0], "grad", 1, primals, call)
+    return second(*primals, **call)
+
+
+def hvp_module(fn: Callable, wrt: Wrt = 0, *, lengths: dict | None = None,
+               arrays=()) -> tuple[str, str, list[str], list[str]]:
+    """The text of the Hessian-vector module of ``fn``: ``fn``'s JVP module
+    (``jvp_FN``) and the gradient of it (``grad_jvp_FN``, taking ``fn``'s
+    arguments and the direction as the tangents ``d<param>``), plus the name
+    of the JVP function, the parameters and their tangents' names."""
+    from s2s_ad.pipeline import gradient_source, jvp_source
+
+    func = lower(fn, lengths, arrays)
+    values, many = resolve_wrt(func, wrt)
+    names = [v.var for v in values]
+    forward = _concrete(fn, names, "jvp", None, (), {}, lengths) if not arrays else \
+        getattr(generated(fn, names, "jvp", None, lengths, frozenset(arrays)), "__wrapped__")
+    tangents = _tangent_names(forward, len(names))
+    text = gradient_source(forward, tuple(names) if many else names[0], output=1,
+                           lengths=lengths, arrays=tuple(arrays) + tuple(
+                               t for n, t in zip(names, tangents) if n in arrays))
+    del jvp_source
+    return text, forward.__name__, names, tangents
+
+
+def hessian(fn: Callable, wrt: Wrt = 0) -> Callable:
+    """Return a function computing ``fn``'s Hessian: one :func:`hvp` pass per
+    element of the ``wrt`` parameters. For one parameter: a number for a
+    number, an array of shape ``s + s`` for an array of shape ``s``. For a
+    sequence ``wrt``: a tuple of tuples, block ``[i][j]`` the second
+    derivatives with respect to parameters ``i`` and ``j`` (shape
+    ``shape(i) + shape(j)``), as ``jax.hessian`` returns."""
+    import numpy as np
+
+    def full(*args, **kwargs):
+        names, many = _chosen(fn, wrt, args, kwargs)
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+        bound.apply_defaults()
+        points = [bound.arguments[n] for n in names]
+        zeros = [_zero_like(p) for p in points]
+        blocks = [[None] * len(names) for _ in names]
+        for j, p in enumerate(points):
+            size = int(np.size(p)) if not isinstance(p, (list, tuple)) else len(p)
+            columns = []
+            for k in range(size):
+                direction = list(zeros)
+                if isinstance(p, (list, tuple)):
+                    e = [0.0] * size
+                    e[k] = 1.0
+                    direction[j] = type(p)(e)
+                elif np.ndim(p) == 0 and not hasattr(p, "shape"):
+                    direction[j] = 1.0
+                else:
+                    e = np.zeros(size)
+                    e[k] = 1.0
+                    direction[j] = e.reshape(np.shape(p))
+                column = _hvp_call(fn, tuple(names) if many else names[0], args, kwargs,
+                                   tuple(direction) if many else direction[0])
+                columns.append(column if many else (column,))
+            for i, q in enumerate(points):
+                parts = [np.asarray(c[i], dtype=float) for c in columns]
+                if np.ndim(p) == 0 and not isinstance(p, (list, tuple)):
+                    block = parts[0] if np.ndim(q) or isinstance(q, (list, tuple)) \
+                        else float(parts[0])
+                else:
+                    block = np.stack(parts, axis=-1).reshape(np.shape(q) + np.shape(p))
+                blocks[i][j] = block
+        if not many:
+            return blocks[0][0]
+        return tuple(tuple(row) for row in blocks)
+
+    full.__name__ = "hessian_" + getattr(fn, "__name__", "fn")
+    return full
+
+
+# --- Jacobians --------------------------------------------------------------------------------
+
+def jacfwd(fn: Callable, wrt: Wrt = 0, *, lengths: dict | None = None) -> Callable:
+    """Return a function computing ``fn``'s Jacobian in forward mode: one
+    JVP pass per input direction (per element of each ``wrt`` parameter).
+
+    ``wrt`` as for :func:`s2s_ad.grad` (default 0). The Jacobian with respect
+    to a parameter has shape ``shape(value) + shape(parameter)`` (a number
+    for a number-valued ``fn`` of a number); a sequence ``wrt`` gives a tuple.
+    """
+    import numpy as np
+
+    sig = inspect.signature(fn)
+    names = list(sig.parameters)
+    one = wrt is not None and not isinstance(wrt, (list, tuple))
+    chosen = names if wrt is None else [wrt] if one else list(wrt)
+    chosen = [names[w] if isinstance(w, int) and not isinstance(w, bool) and -len(names) <= w
+              < len(names) else w for w in chosen]
+    forward = transform(fn, chosen, "jvp", None, lengths)
+
+    def jacobian_fwd(*args, **kwargs):
+        bound = sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        points = [bound.arguments[n] for n in chosen]
+        tangent_names = _forward_tangents(forward, fn, chosen)
+        zeros = {t: _zero_like(p) for t, p in zip(tangent_names, points)}
+        out = []
+        for t, p in zip(tangent_names, points):
+            if not isinstance(p, np.ndarray):
+                out.append(forward(*args, **kwargs, **{**zeros, t: 1.0})[1])
+                continue
+            columns = []
+            for k in range(p.size):
+                basis = np.zeros(p.size)
+                basis[k] = 1.0
+                columns.append(np.asarray(forward(*args, **kwargs,
+                                                  **{**zeros, t: basis.reshape(p.shape)})[1]))
+            stacked = np.stack(columns, axis=-1)
+            out.append(stacked.reshape(np.shape(columns[0]) + p.shape))
+        return out[0] if one else tuple(out)
+
+    return jacobian_fwd
+
+
+def _forward_tangents(forward: Callable, fn: Callable, chosen: list[str]) -> list[str]:
+    names = getattr(forward, "__s2s_ad_tangents__", None)
+    if names is not None:
+        return [names[c] for c in chosen]
+    return list(inspect.signature(forward).parameters)[-len(chosen):]
+
+
+def jacrev(fn: Callable, wrt: Wrt = 0) -> Callable:
+    """Return a function computing ``fn``'s Jacobian in reverse mode: one
+    backward pass of :func:`s2s_ad.vjp` per element of the output, from one
+    forward pass. Shapes as for :func:`jacfwd`: ``shape(value) +
+    shape(parameter)``; a sequence ``wrt`` gives a tuple. A number-valued
+    ``fn`` needs one backward pass: its gradient."""
+    import numpy as np
+
+    sig = inspect.signature(fn)
+    names = list(sig.parameters)
+    one = wrt is not None and not isinstance(wrt, (list, tuple))
+
+    def jacobian_rev(*args, **kwargs):
+        chosen, many = _chosen(fn, wrt, args, kwargs)
+        positions = [names.index(c) for c in chosen]
+        value, backward = _vjp(fn, args, kwargs)
+        if isinstance(value, (tuple, list)):
+            rows = []
+            for k in range(len(value)):
+                e = [0.0] * len(value)
+                e[k] = 1.0
+                rows.append(backward(e))
+            out = []
+            for i in positions:
+                parts = [r[i] for r in rows]
+                out.append(tuple(parts) if np.ndim(parts[0]) == 0 and not isinstance(
+                    parts[0], (list, tuple)) else np.stack([np.asarray(x) for x in parts]))
+        elif np.ndim(value) == 0:
+            ct = backward(1.0)
+            out = [ct[i] for i in positions]
+        else:
+            shape = np.shape(value)
+            rows = []
+            for k in range(int(np.prod(shape))):
+                e = np.zeros(int(np.prod(shape)))
+                e[k] = 1.0
+                rows.append(backward(e.reshape(shape)))
+            out = [np.stack([np.asarray(r[i], dtype=float) for r in rows]).reshape(
+                shape + np.shape(rows[0][i])) for i in positions]
+        return out[0] if not many and one else tuple(out) if many else out[0]
+
+    return jacobian_rev
+
+
+def _vjp(fn: Callable, args: tuple, kwargs: dict):
+    """``fn``'s value and a function from an output cotangent to the
+    cotangents of every parameter (as :func:`s2s_ad.vjp`)."""
+    fwd, bwd = generated(fn, None, "pair", None, shapes(fn, args, kwargs),
+                         array_arguments(positional_names(fn), args, kwargs))
+    bound = inspect.signature(fn).bind(*args, **kwargs)
+    bound.apply_defaults()
+    value, tape = fwd(*bound.arguments.values())
+    return value, lambda cotangent: bwd(copy.deepcopy(tape), cotangent)
+
+
+def jacobian(fn: Callable, wrt: Wrt = 0) -> Callable:
+    """Return a function computing ``fn``'s Jacobian, in forward mode
+    (:func:`jacfwd`) when the ``wrt`` parameters have no more elements than
+    the output, in reverse mode (:func:`jacrev`) otherwise; the same shapes
+    either way. The output's size comes from one call of ``fn``."""
+    import numpy as np
+
+    forward, reverse = jacfwd(fn, wrt), jacrev(fn, wrt)
+    sig = inspect.signature(fn)
+
+    def jacobian_auto(*args, **kwargs):
+        chosen, _ = _chosen(fn, wrt, args, kwargs)
+        bound = sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        inputs = sum(len(a) if isinstance(a, (list, tuple)) else int(np.size(a))
+                     for a in (bound.arguments[c] for c in chosen))
+        value = fn(*args, **kwargs)
+        outputs = len(value) if isinstance(value, (list, tuple)) else int(np.size(value))
+        return (forward if inputs <= outputs else reverse)(*args, **kwargs)
+
+    jacobian_auto.__name__ = "jacobian_" + getattr(fn, "__name__", "fn")
+    return jacobian_auto
+
+
+# --- derivatives of generated gradients -----------------------------------------------------
+
+def _gradient_plan(grad_fn: Callable, made):
+    """What a generated gradient ``grad_fn = grad(f, W)`` computes: ``f``,
+    its seed's name and default, and how ``W`` is resolved."""
+    _, f, w, _, lengths = made
+    sig = inspect.signature(grad_fn)
+    seed = [p for p in sig.parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY
+            and p.name not in inspect.signature(f).parameters]
+    if len(seed) != 1:
+        raise HigherOrderError(f"{grad_fn.__name__}: cannot find its output seed")
+    return f, w, lengths, seed[0].name, seed[0].default
+
+
+def _resolve_on(grad_fn, f, seed, wrt) -> tuple[list[str], bool]:
+    """``wrt`` on the generated gradient's signature: ``f``'s parameters and the seed."""
+    names = list(inspect.signature(f).parameters) + [seed]
+    one = wrt is not None and not isinstance(wrt, (list, tuple))
+    picked = None if wrt is None else [wrt] if one else list(wrt)
+    if picked is None:
+        return None, True
+    out = []
+    for w in picked:
+        if isinstance(w, bool) or not isinstance(w, (numbers.Integral, str)):
+            raise WrtError(f"wrt entries are parameter indices or names, not {w!r}")
+        if isinstance(w, str):
+            if w not in names:
+                raise WrtError(f"{grad_fn.__name__} has no parameter {w!r} "
+                               f"(parameters: {', '.join(names)})")
+            out.append(w)
+        elif -len(names) <= w < len(names):
+            out.append(names[w])
+        else:
+            raise WrtError(f"{grad_fn.__name__} has {len(names)} parameter(s); wrt={w} is "
+                           "out of range")
+    if len(set(out)) != len(out):
+        raise WrtError(f"wrt names a parameter twice: {wrt!r}")
+    return out, not one
+
+
+def _tangent_keyword(taken: set, name: str) -> str:
+    out = "d" + name
+    while out in taken:
+        out += "_1"
+    return out
+
+
+def _jvp_of_grad(grad_fn: Callable, made, wrt: Wrt) -> Callable:
+    """``jvp(grad(f, W))``: with ``(H t, ∇f)`` the gradient of ``jvp_f`` along
+    ``t`` with respect to ``W`` and its tangents, the JVP of ``σ·∇f`` is
+    ``(σ·∇f, σ·H t + t_σ·∇f)``."""
+    f, w, lengths, seed, default = _gradient_plan(grad_fn, made)
+    picked, _ = _resolve_on(grad_fn, f, seed, wrt)
+    own = list(inspect.signature(f).parameters)
+    taken = set(own) | {seed}
+
+    def jvp_grad(*args, **kwargs):
+        sigma = kwargs.pop(seed, default)
+        extra = {k: kwargs.pop(k) for k in list(kwargs) if k not in own}
+        gradient, tuple_result = _chosen(f, w, args, kwargs, lengths)
+        moved = picked if picked is not None else \
+            _chosen(f, None, args, kwargs, lengths)[0] + [seed]
+        keys = {m: _tangent_keyword(taken, m) for m in moved}
+        given = {m: extra.pop(keys[m]) for m in moved if keys[m] in extra}
+        if extra:
+            raise TypeError(f"jvp of {grad_fn.__name__}: unexpected keyword argument(s) "
+                            f"{', '.join(extra)} (tangents: {', '.join(keys.values())})")
+        numbers_moved = [m for m in moved if m != seed]
+        missing = [m for m in numbers_moved if m not in given]
+        if missing == numbers_moved and len(missing) == 1 and isinstance(
+                _split(f, args, kwargs)[0].arguments.get(missing[0]), numbers.Number):
+            given[missing[0]] = 1.0  # one number to move: its tangent defaults to 1.0
+        elif missing:
+            raise TypeError(f"jvp of {grad_fn.__name__}: missing tangent(s) "
+                            f"{', '.join(keys[m] for m in missing)}")
+        t_seed = given.pop(seed, 0.0)
+        bound, _ = _split(f, args, kwargs)
+        bound.apply_defaults()
+        along = [p for p in own if p in given or p in gradient]
+        forward = _concrete(f, along, "jvp", None, args, kwargs, lengths)
+        tnames = dict(zip(along, _tangent_names(forward, len(along))))
+        call = dict(kwargs)
+        for p in along:
+            call[tnames[p]] = given[p] if p in given else _zero_like(bound.arguments[p])
+        second = _concrete(forward, tuple(gradient) + tuple(tnames[p] for p in gradient),
+                           "grad", 1, args, call, lengths)
+        out = second(*args, **call)
+        n = len(gradient)
+        hv, g = out[:n], out[n:]
+        value = [_scale(sigma, x) for x in g]
+        tangent = [_add(_scale(sigma, a), _scale(t_seed, b)) for a, b in zip(hv, g)]
+        if tuple_result:
+            return tuple(value), tuple(tangent)
+        return value[0], tangent[0]
+
+    jvp_grad.__name__ = "jvp_" + grad_fn.__name__
+    jvp_grad.__s2s_ad_tangents__ = {m: _tangent_keyword(taken, m)
+                                    for m in own + [seed]}
+    return jvp_grad
+
+
+def _grad_of_grad(grad_fn: Callable, made, wrt: Wrt, output, with_value: bool) -> Callable:
+    """``grad(grad(f, w))``: ``∂(σ·∂f/∂w)/∂q = σ·∇_q [jvp_f along w]`` for
+    a parameter ``q`` of ``f``, and ``∂f/∂w`` for the seed σ."""
+    f, w, lengths, seed, default = _gradient_plan(grad_fn, made)
+    picked, many = _resolve_on(grad_fn, f, seed, wrt)
+    own = list(inspect.signature(f).parameters)
+    out_seed = _tangent_keyword(set(own) | {seed}, "d" + (w if isinstance(w, str) else "out"))
+
+    def grad_grad(*args, **kwargs):
+        sigma = kwargs.pop(seed, default)
+        tau = kwargs.pop(out_seed, 1.0)
+        gradient, tuple_result = _chosen(f, w, args, kwargs, lengths)
+        if tuple_result:
+            if output is None:
+                raise HigherOrderError(
+                    f"{grad_fn.__name__} returns {len(gradient)} gradients; pass output=K to "
+                    "choose the one to differentiate")
+            if isinstance(output, bool) or not isinstance(output, numbers.Integral) \
+                    or not -len(gradient) <= output < len(gradient):
+                raise HigherOrderError(f"output={output!r}: {grad_fn.__name__} returns "
+                                       f"{len(gradient)} gradients")
+            target = gradient[output]
+        elif output is not None:
+            raise HigherOrderError(f"{grad_fn.__name__} returns one gradient; output="
+                                   f"{output!r} applies to gradients returning a tuple")
+        else:
+            target = gradient[0]
+        bound, _ = _split(f, args, kwargs)
+        bound.apply_defaults()
+        if not isinstance(bound.arguments[target], numbers.Number):
+            raise HigherOrderError(
+                f"the gradient with respect to {target!r} is not a number: use "
+                f"s2s_ad.hessian or s2s_ad.jacobian of {f.__name__} for its derivatives")
+        chosen = picked if picked is not None else \
+            _chosen(f, None, args, kwargs, lengths)[0] + [seed]
+        forward = _concrete(f, [target], "jvp", None, args, kwargs, lengths)
+        call = {**kwargs, _tangent_names(forward, 1)[0]: 1.0}
+        inner = [c for c in chosen if c != seed]
+        results = {}
+        if inner:
+            second = _concrete(forward, tuple(inner), "value_and_grad", 1, args, call, lengths)
+            (value, slope), parts = second(*args, **call)
+            results.update(zip(inner, parts))
+        else:
+            value, slope = forward(*args, **call)
+        results = {k: _scale(tau * sigma, v) for k, v in results.items()}
+        results[seed] = _scale(tau, slope)
+        answer = tuple(results[c] for c in chosen)
+        answer = answer if many else answer[0]
+        if with_value:
+            return grad_fn(*args, **kwargs, **{seed: sigma}), answer
+        return answer
+
+    grad_grad.__name__ = ("value_and_grad_" if with_value else "grad_") + grad_fn.__name__
+    return grad_grad

@@ -1,0 +1,219 @@
+"""Second derivatives of every example and of random programs: ``hessian``,
+``hvp``, ``grad(grad(f))``, ``jvp(grad(f))`` and ``grad(jvp(f))``, against
+central finite differences of the first derivative (itself checked against
+central differences of ``f`` first, at the same point), so loops with tapes,
+recorded branch decisions, helper pairs and NumPy are all differentiated twice."""
+
+from __future__ import annotations
+
+import inspect
+import math
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from s2s_ad.errors import SourceError
+from tests.examples_numpy import mlp_args
+from tests.fuzz import evaluate, fd_agrees, import_program
+from tests.programs import RandomDraw, program
+from tests.programs_helpers import helper_program
+from examples import (black_scholes, gaussian_nll, horner, logistic_map, mlp, newton, pendulum,
+                      piecewise, rosenbrock, seed_ggml, softmax_xent, tied_weights)
+
+RNG = np.random.default_rng(14)
+
+# (function, arguments, the parameters differentiated)
+EXAMPLES = [
+    (seed_ggml.f, [0.7, 1.3], ("a", "x")),
+    (gaussian_nll.nll, [1.0, 0.2, 0.1], ("x", "mu", "log_sigma")),
+    (black_scholes.call_price, [1.0, 0.95, 0.5, 0.03, 0.2], ("s", "k", "t", "r", "sigma")),
+    (horner.horner, [[0.5, -1.2, 0.3, 2.0], 0.7], ("c", "x")),
+    (logistic_map.logistic, [0.3, 3.2, 5], ("x", "r")),
+    (newton.cube_root, [2.0], ("c",)),
+    (pendulum.energy_after_step, [0.4, -0.2, 1.3, 0.1, 0.05],
+     ("theta", "omega", "length", "damping", "dt")),
+    (piecewise.piecewise, [1.5, 2.0], ("x", "a")),
+    (piecewise.piecewise, [0.5, 2.0], ("x", "a")),
+    (piecewise.piecewise, [-0.5, 2.0], ("x", "a")),
+    (rosenbrock.rosenbrock4, [0.1, 0.2, 0.3, 0.4], ("x0", "x1", "x2", "x3")),
+    (mlp.mlp_loss, mlp_args(RNG, 4, 3, 3, 1), ("W1", "b1", "W2", "b2")),
+    (softmax_xent.softmax_xent, [RNG.normal(size=(3, 2)), RNG.normal(size=(4, 3)),
+                                 np.eye(2)[[0, 1, 1, 0]]], ("W",)),
+    (tied_weights.sigmoid, [0.3], ("u",)),
+    (tied_weights.net, [RNG.normal(size=(3, 2)), RNG.normal(size=(2, 3)), RNG.normal(size=2),
+                        RNG.normal(size=2)], ("W", "V")),
+    (tied_weights.tied, [RNG.normal(size=(3, 2)), RNG.normal(size=2), RNG.normal(size=2)], ("W",)),
+]
+
+
+def flatten(parts) -> np.ndarray:
+    return np.concatenate([np.ravel(np.asarray(p, dtype=float)) for p in parts])
+
+
+def unflatten(vector: np.ndarray, like) -> list:
+    out, k = [], 0
+    for p in like:
+        n = len(p) if isinstance(p, (list, tuple)) else int(np.size(p))
+        chunk = vector[k:k + n]
+        k += n
+        if isinstance(p, (list, tuple)):
+            out.append(type(p)(float(c) for c in chunk))
+        elif isinstance(p, np.ndarray):
+            out.append(chunk.reshape(p.shape).copy())
+        else:
+            out.append(float(chunk[0]))
+    return out
+
+
+def with_params(fn, args, wrt, values) -> list:
+    names = list(inspect.signature(fn).parameters)
+    args = list(args)
+    for w, v in zip(wrt, values):
+        args[names.index(w)] = v
+    return args
+
+
+def checked_gradient(fn, args, wrt):
+    """s2s-ad's gradient, compared with central differences of ``fn`` here
+    first: the Hessian reference is built from it."""
+    grad_fn = s2s_ad.grad(fn, wrt=tuple(wrt))
+    names = list(inspect.signature(fn).parameters)
+    x = flatten([args[names.index(w)] for w in wrt])
+    like = [args[names.index(w)] for w in wrt]
+    g = flatten(grad_fn(*args))
+    for k in range(x.size):
+        h = 1e-6 * max(1.0, abs(x[k]))
+        up, down = x.copy(), x.copy()
+        up[k] += h
+        down[k] -= h
+        fd = (fn(*with_params(fn, args, wrt, unflatten(up, like)))
+              - fn(*with_params(fn, args, wrt, unflatten(down, like)))) / (2 * h)
+        assert math.isclose(g[k], fd, rel_tol=1e-5, abs_tol=1e-7), (fn.__name__, k, g[k], fd)
+    return grad_fn
+
+
+def fd_hessian(fn, args, wrt) -> np.ndarray:
+    """Central differences of the (checked) gradient, column by column."""
+    grad_fn = checked_gradient(fn, args, wrt)
+    names = list(inspect.signature(fn).parameters)
+    like = [args[names.index(w)] for w in wrt]
+    x = flatten(like)
+    columns = []
+    for k in range(x.size):
+        h = 1e-5 * max(1.0, abs(x[k]))
+        up, down = x.copy(), x.copy()
+        up[k] += h
+        down[k] -= h
+        columns.append((flatten(grad_fn(*with_params(fn, args, wrt, unflatten(up, like))))
+                        - flatten(grad_fn(*with_params(fn, args, wrt, unflatten(down, like)))))
+                       / (2 * h))
+    return np.stack(columns, axis=1)
+
+
+def tangent_keywords(wrt, parts) -> dict:
+    return {"d" + w: p for w, p in zip(wrt, parts)}
+
+
+@pytest.mark.parametrize("fn,args,wrt", EXAMPLES,
+                         ids=[f"{f.__name__}-{i}" for i, (f, _, _) in enumerate(EXAMPLES)])
+def test_examples_second_derivatives(fn, args, wrt):
+    H = fd_hessian(fn, args, wrt)
+    names = list(inspect.signature(fn).parameters)
+    like = [args[names.index(w)] for w in wrt]
+    scale = max(1.0, float(np.max(np.abs(H))))
+    tol = dict(rtol=1e-4, atol=1e-5 * scale)
+
+    # hessian: blocks [i][j], assembled
+    blocks = s2s_ad.hessian(fn, wrt=tuple(wrt))(*args)
+    rows = [np.concatenate([np.reshape(blocks[i][j], (np.size(like[i]) if not isinstance(
+        like[i], list) else len(like[i]), -1)) for j in range(len(wrt))], axis=1)
+        for i in range(len(wrt))]
+    np.testing.assert_allclose(np.concatenate(rows, axis=0), H, **tol)
+
+    v = RNG.normal(size=H.shape[0])
+    direction = unflatten(v, like)
+    # hvp: one pass
+    got = s2s_ad.hvp(fn, wrt=tuple(wrt))(*args, tuple(direction))
+    np.testing.assert_allclose(flatten(got), H @ v, **tol)
+    # jvp of the generated gradient: (gradient, H v)
+    grad_fn = s2s_ad.grad(fn, wrt=tuple(wrt))
+    value, tangent = s2s_ad.jvp(grad_fn, wrt=wrt)(*args, **tangent_keywords(wrt, direction))
+    np.testing.assert_allclose(flatten(value), flatten(grad_fn(*args)), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(flatten(tangent), H @ v, **tol)
+    # grad of the generated JVP's tangent: H v again, reverse over forward
+    forward = s2s_ad.jvp(fn, wrt=list(wrt))
+    got = s2s_ad.grad(forward, wrt=tuple(wrt), output=1)(*args, **tangent_keywords(wrt, direction))
+    np.testing.assert_allclose(flatten(got), H @ v, **tol)
+    # grad of a generated gradient, for each number parameter: a row of H
+    offsets = np.cumsum([0] + [len(p) if isinstance(p, list) else int(np.size(p)) for p in like])
+    for i, w in enumerate(wrt):
+        if not isinstance(like[i], (int, float)):
+            continue
+        row = s2s_ad.grad(s2s_ad.grad(fn, wrt=w), wrt=tuple(wrt))(*args)
+        np.testing.assert_allclose(flatten(row), H[offsets[i]], **tol)
+
+
+def test_seed_and_its_tangent():
+    """grad(f)'s output seed σ is a parameter like any other: ∂(σ·∇f)/∂σ = ∇f."""
+    f, args = logistic_map.logistic, [0.3, 3.2, 4]
+    g = s2s_ad.grad(f, wrt="x")
+    seed = [n for n in inspect.signature(g).parameters if n not in ("x", "r", "n")][0]
+    first = g(*args)
+    H = fd_hessian(f, args, ("x",))[0, 0]
+    value, tangent = s2s_ad.jvp(g, wrt=("x", seed))(*args, **{seed: 2.0, "dx": 0.25,
+                                                                 "d" + seed: 0.5})
+    assert math.isclose(value, 2.0 * first, rel_tol=1e-12)
+    assert math.isclose(tangent, 2.0 * H * 0.25 + 0.5 * first, rel_tol=1e-5)
+    d_x, d_seed = s2s_ad.grad(g, wrt=("x", seed))(*args, **{seed: 2.0})
+    assert math.isclose(d_seed, first, rel_tol=1e-12)
+    assert math.isclose(d_x, 2.0 * H, rel_tol=1e-5)
+
+
+def _random_second(prog, fn):
+    """For each differentiated parameter w: grad(grad(f, w)) against central
+    differences of grad(f, w), component by component (the first derivative
+    is checked against differences of f first)."""
+    value = evaluate(fn, prog.point)
+    if value is None:
+        return
+    wrt = list(prog.wrt_names)
+    try:
+        first = {w: s2s_ad.grad(fn, wrt=w) for w in wrt}
+    except SourceError:
+        return  # refused already at first order
+    for w in wrt:
+        try:
+            g = float(first[w](**prog.point))
+        except (ValueError, ZeroDivisionError, OverflowError):
+            continue
+        if fd_agrees(fn, prog.point, w, g, value) is not True:
+            continue  # the reference would rest on an unchecked first derivative
+        component = lambda **p: first[w](**p)  # noqa: E731
+        second = s2s_ad.grad(first[w], wrt=tuple(wrt))
+        try:
+            row = second(**prog.point)
+            value_t, tangent = s2s_ad.jvp(first[w], wrt=tuple(wrt))(
+                **prog.point, **{"d" + q: float(q == w) for q in wrt})
+        except (ValueError, ZeroDivisionError, OverflowError):
+            continue
+        for q, got in zip(wrt, row):
+            verdict = fd_agrees(component, prog.point, q, float(got), g)
+            assert verdict is not False, f"{prog.source}\nat {prog.point}: ∂²/∂{w}∂{q} = {got}"
+        assert math.isclose(value_t, g, rel_tol=1e-9, abs_tol=1e-12)
+        ww = wrt.index(w)
+        assert math.isclose(tangent, row[ww], rel_tol=1e-7, abs_tol=1e-9), (tangent, row[ww])
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_programs_second_derivatives(seed, tmp_path):
+    prog = program(RandomDraw(700_000 + seed))
+    _random_second(prog, import_program(prog, str(tmp_path), f"h2_{seed}"))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_random_helper_programs_second_derivatives(seed, tmp_path):
+    prog = helper_program(RandomDraw(710_000 + seed))
+    if not hasattr(prog, "wrt_names"):
+        pytest.skip("a NumPy base: covered by the NumPy tests below")
+    _random_second(prog, import_program(prog, str(tmp_path), f"h3_{seed}"))
