@@ -39,7 +39,7 @@ from s2s_ad.reverse import analysis
 from s2s_ad.reverse import arrays
 from s2s_ad.rules import RULES
 from s2s_ad.rules.numpy import HELPERS
-from s2s_ad.rules.templates import const_expr, copy_expr, instantiate
+from s2s_ad.rules.templates import const_expr, copy_expr, index_expr, instantiate
 
 JVP_PREFIX = "jvp_"
 
@@ -215,6 +215,8 @@ class _Forward:
         comment = f"line {op.loc.line}: {op.text}"
         if op.callee is not None:
             return self.call(op, comment)
+        if op.prim == "array.setitem":
+            return self.setitem(op, comment)
         out_name = ast.Name(op.out.name, ast.Store())
         if op.out.var is None:
             self.temps.add(op.out.name)
@@ -227,6 +229,27 @@ class _Forward:
         if d is None:  # active, yet no derivative flows in: a zero tangent
             d = self.zero(op.out)
         return [primal, Stmt(ast.Assign([ast.Name(self.t(op.out), ast.Store())], d), comment, op)]
+
+    def setitem(self, op: ir.Op, comment: str) -> list:
+        """``y[index] = v`` on a copy, as the user wrote it (no ``assign``
+        helper: the module stays in the subset s2s-ad differentiates), and
+        the same write of the tangents."""
+        index = op.attrs.get("index")
+        primal = [self.expr(a) for a in op.args]
+
+        def write(target: str, exprs: list) -> list:
+            copy = _call(f"{self.np()}.copy", [exprs[0]])
+            sub = ast.Subscript(ast.Name(target, ast.Load()), index_expr(index, exprs),
+                                ast.Store())
+            return [Stmt(ast.Assign([ast.Name(target, ast.Store())], copy), comment, op),
+                    Stmt(ast.Assign([sub], exprs[1]), comment, op)]
+
+        out = write(op.out.name, primal)
+        if self.active(op.out):
+            tangents = [self.tangent(op.args[0]), self.tangent(op.args[1])] + \
+                [copy_expr(e) for e in primal[2:]]
+            out += write(self.t(op.out), tangents)
+        return out
 
     def primal(self, op: ir.Op, exprs: list | None = None) -> ast.expr:
         exprs = exprs if exprs is not None else [self.expr(a) for a in op.args]
