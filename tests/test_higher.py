@@ -15,6 +15,7 @@ import pytest
 import s2s_ad
 from s2s_ad.errors import SourceError
 from tests.examples_numpy import mlp_args
+from tests.oracle import central_difference
 from tests.fuzz import evaluate, fd_agrees, import_program
 from tests.programs import RandomDraw, program
 from tests.programs_helpers import helper_program
@@ -288,3 +289,93 @@ def test_random_numpy_programs_are_compared():
                    for k, p in enumerate(numpy_program(RandomDraw(720_000 + s))
                                          for s in range(10)))
     assert compared >= 5, compared
+
+
+@pytest.mark.parametrize("target,wrt,extra,fn,args", [
+    ("examples/pendulum.py:energy_after_step", "theta,omega,length", [],
+     pendulum.energy_after_step, [0.4, -0.2, 1.3, 0.1, 0.05]),
+    ("examples/horner.py:horner", "c,x", ["--length", "c=3"], horner.horner, [[0.5, -1.2, 2.0], 0.7]),
+    ("examples/mlp.py:mlp_loss", "W2,b2", [], mlp.mlp_loss, mlp_args(np.random.default_rng(3), 4, 3, 3, 1)),
+])
+def test_cli_hessian_module_in_a_fresh_interpreter(target, wrt, extra, fn, args, tmp_path):
+    """`s2s-ad hessian -o FILE` writes a module that needs no s2s-ad: its
+    hessian_FN against central differences of the checked gradient."""
+    import os
+    import pickle
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = tmp_path / "hess_mod.py"
+    done = subprocess.run([sys.executable, "-m", "s2s_ad", "hessian", target, "--wrt", wrt,
+                           *extra, "-o", str(out)], cwd=root, capture_output=True, text=True,
+                          timeout=300, env=dict(os.environ, PYTHONPATH=root))
+    assert done.returncode == 0, done.stderr
+    (tmp_path / "args.pkl").write_bytes(pickle.dumps(args))
+    run = subprocess.run([sys.executable, "-c", "import pickle, sys; from hess_mod import *; "
+                          f"h = hessian_{fn.__name__}(*pickle.load(open('args.pkl', 'rb'))); "
+                          "sys.stdout.buffer.write(pickle.dumps(h))"],
+                         cwd=tmp_path, capture_output=True, timeout=120,
+                         env={"PATH": os.environ.get("PATH", "")})
+    assert run.returncode == 0, run.stderr.decode()
+    blocks = pickle.loads(run.stdout)
+    names = wrt.split(",")
+    H = fd_hessian(fn, args, names)
+    parts = _parts(fn, args, names)
+    rows = [np.concatenate([np.reshape(np.asarray(blocks[i][j], dtype=float),
+                                       (_size(parts[i]), _size(parts[j])))
+                            for j in range(len(names))], axis=1) for i in range(len(names))]
+    np.testing.assert_allclose(np.concatenate(rows, axis=0), H, rtol=1e-4, atol=1e-6)
+
+
+def _parts(fn, args, names):
+    order = list(inspect.signature(fn).parameters)
+    return [args[order.index(n)] for n in names]
+
+
+def _size(p):
+    return len(p) if isinstance(p, (list, tuple)) else int(np.size(p))
+
+
+def _vector_field(x, y):
+    return math.sin(x) * y, x * x + y, math.exp(0.3 * y) - x
+
+
+def _array_field(W, v):
+    return np.tanh(W @ v) * 2.0
+
+
+def _fd_jacobian(fn, args, i, h=1e-6):
+    """Central differences of fn's output (flattened) in args[i] (flattened)."""
+    x = np.asarray(args[i], dtype=float)
+    columns = []
+    for k in range(x.size):
+        up, down = x.copy().ravel(), x.copy().ravel()
+        up[k] += h
+        down[k] -= h
+        a_up, a_down = list(args), list(args)
+        a_up[i] = up.reshape(x.shape) if x.ndim else float(up[0])
+        a_down[i] = down.reshape(x.shape) if x.ndim else float(down[0])
+        columns.append((np.ravel(np.asarray(fn(*a_up), dtype=float))
+                        - np.ravel(np.asarray(fn(*a_down), dtype=float))) / (2 * h))
+    return np.stack(columns, axis=1)
+
+
+@pytest.mark.parametrize("how", [s2s_ad.jacrev, s2s_ad.jacfwd, s2s_ad.jacobian])
+def test_jacobians_against_finite_differences(how):
+    args = [0.7, -0.4]
+    for i, w in enumerate(("x", "y")):
+        got = how(_vector_field, wrt=w)(*args)
+        np.testing.assert_allclose(np.ravel(np.asarray(got, dtype=float)),
+                                   _fd_jacobian(_vector_field, args, i)[:, 0], rtol=1e-6)
+    W, v = RNG.normal(size=(4, 3)), RNG.normal(size=3)
+    for i, w in enumerate(("W", "v")):
+        got = how(_array_field, wrt=w)(W, v)
+        want = _fd_jacobian(_array_field, [W, v], i)
+        assert got.shape == (4,) + np.shape([W, v][i])
+        np.testing.assert_allclose(got.reshape(want.shape), want, rtol=1e-6, atol=1e-9)
+    both = how(_array_field, wrt=("W", "v"))(W, v)
+    assert isinstance(both, tuple) and both[1].shape == (4, 3)
+    # a number-valued function: the gradient's shape
+    g = how(rosenbrock.rosenbrock4, wrt=("x0", "x1"))(0.1, 0.2, 0.3, 0.4)
+    assert np.allclose(g, [central_difference(rosenbrock.rosenbrock4, [0.1, 0.2, 0.3, 0.4], k)
+                           for k in (0, 1)], rtol=1e-6)
