@@ -19,14 +19,15 @@ pairs or NumPy un-broadcasting is differentiated like the straight-line one.
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 import textwrap
 import numbers
 from typing import Callable
 
-from s2s_ad.cache import array_arguments, entry, generated, positional_names, shapes
+from s2s_ad.cache import (_lengths_key, _wrt_key, array_arguments, entry, generated,
+                          positional_names, shapes)
 from s2s_ad.errors import S2SError
-from s2s_ad.frontend import structures
 from s2s_ad.pipeline import Wrt, WrtError, lower, resolve_wrt
 
 __all__ = ["transform", "jacfwd", "jacrev", "jacobian", "hvp", "hessian", "hessian_module"]
@@ -54,11 +55,13 @@ def transform(fn: Callable, wrt: Wrt, kind: str, output, lengths) -> Callable:
         if not getattr(raw, "__s2s_ad_by_shape__", False):
             return entry(raw, wrt, kind, output, lengths)
         f, along, given = made[1], made[2], made[4]
+        memo: dict = {}
 
         def per_shape(*args, **kwargs):
             # the JVP code for these lengths, then its own derivative
-            forward = _concrete(f, along, "jvp", None, args, kwargs, given)
-            return _concrete(forward, wrt, kind, output, args, kwargs, lengths)(*args, **kwargs)
+            forward = _concrete(f, along, "jvp", None, args, kwargs, given, memo=memo)
+            derivative = _concrete(forward, wrt, kind, output, args, kwargs, lengths, memo=memo)
+            return derivative(*args, **kwargs)
 
         per_shape.__name__ = {"value_and_grad": "value_and_grad_", "jvp": "jvp_"}.get(
             kind, "grad_") + fn.__name__
@@ -81,34 +84,63 @@ def transform(fn: Callable, wrt: Wrt, kind: str, output, lengths) -> Callable:
 # --- the generated functions a call needs -------------------------------------------------
 
 def _concrete(fn: Callable, wrt, kind: str, output, args: tuple, kwargs: dict,
-              lengths: dict | None = None) -> Callable:
+              lengths: dict | None = None, memo: dict | None = None) -> Callable:
     """The generated ``kind`` of ``fn`` for the kinds and lengths of these
-    arguments, without dispatch (its source is one module)."""
-    own = set(inspect.signature(fn).parameters)
+    arguments, without dispatch (its source is one module). ``memo``: the
+    functions already found by the caller (one per function it returns, so
+    that asking s2s-ad again regenerates after an edit, as ``grad`` does)."""
+    memo = {} if memo is None else memo
+    key = (fn, fn.__code__, _wrt_key(wrt), kind, _wrt_key(output), _lengths_key(lengths),
+           _kinds(args, kwargs))
+    known = memo.get(key)
+    if known is not None:
+        return known
+    own = set(_signature(fn).parameters)
     given = {k: v for k, v in kwargs.items() if k in own}
     found = {**(lengths or {}), **shapes(fn, args, given)}
     arrays = array_arguments(positional_names(fn), args, given)
     compiled = generated(fn, wrt, kind, output, found or None, arrays)
-    return getattr(compiled, "__wrapped__", compiled)
+    known = memo[key] = getattr(compiled, "__wrapped__", compiled)
+    return known
+
+
+_signature = functools.lru_cache(maxsize=1024)(inspect.signature)
+
+
+def _kinds(args: tuple, kwargs: dict) -> tuple:
+    """What decides the generated code of a call: each argument's class, and
+    a list's length or an array's number of dimensions."""
+    def kind(v):
+        c = v.__class__
+        if c is float or c is int or c is bool:
+            return c
+        if c is list or c is tuple:
+            return (c, len(v))
+        return (c, getattr(v, "ndim", None))
+    return tuple(kind(a) for a in args), tuple(sorted((k, kind(v)) for k, v in kwargs.items()))
 
 
 def _tangent_names(jvp_fn: Callable, n: int) -> list[str]:
     """The last ``n`` (keyword-only) parameters of a generated JVP: its tangents."""
-    return list(inspect.signature(jvp_fn).parameters)[-n:]
+    return list(_signature(jvp_fn).parameters)[-n:]
 
 
 def _chosen(fn: Callable, wrt: Wrt, args: tuple, kwargs: dict,
-            lengths: dict | None = None) -> tuple[list[str], bool]:
+            lengths: dict | None = None, memo: dict | None = None
+            ) -> tuple[list[str], bool]:
     """The parameter names ``wrt`` picks (resolved on ``fn``'s IR, so that
     ``None`` leaves out integer parameters), and whether a tuple is returned."""
-    found = {**(lengths or {}), **shapes(fn, args, kwargs)}
-    arrays = array_arguments(positional_names(fn), args, kwargs)
-    try:
-        func = lower(fn, found or None, arrays)
-    except structures.SequenceParameter:
-        func = lower(fn, found or None, arrays)
-    values, many = resolve_wrt(func, wrt)
-    return [v.var for v in values], many
+    # Which parameters are integers, and the names, depend on the source and
+    # the argument kinds only: lowered once per function, wrt and kinds.
+    memo = {} if memo is None else memo
+    key = ("wrt", fn, fn.__code__, _wrt_key(wrt), _lengths_key(lengths), _kinds(args, kwargs))
+    known = memo.get(key)
+    if known is None:
+        found = {**(lengths or {}), **shapes(fn, args, kwargs)}
+        arrays = array_arguments(positional_names(fn), args, kwargs)
+        values, many = resolve_wrt(lower(fn, found or None, arrays), wrt)
+        known = memo[key] = ([v.var for v in values], many)
+    return list(known[0]), known[1]
 
 
 def _zero_like(x):
@@ -135,7 +167,7 @@ def _add(x, y):
 
 def _split(fn: Callable, args: tuple, kwargs: dict):
     """``fn``'s own arguments, bound (defaults applied), and the rest of ``kwargs``."""
-    sig = inspect.signature(fn)
+    sig = _signature(fn)
     own = {k: v for k, v in kwargs.items() if k in sig.parameters}
     rest = {k: v for k, v in kwargs.items() if k not in sig.parameters}
     bound = sig.bind(*args, **own)
@@ -161,25 +193,28 @@ def hvp(fn: Callable, wrt: Wrt = 0) -> Callable:
     >>> hvp(f, wrt=("x", "y"))(1.0, 2.0, (1.0, 0.0))   # doctest: +SKIP
     (4.0, 2.0)
     """
+    memo: dict = {}
+
     def hessian_vector(*args, **kwargs):
         if not args:
             raise TypeError("hvp_fn(*args, v): v, the direction, is the last positional argument")
         *primals, v = args
-        return _hvp_call(fn, wrt, tuple(primals), kwargs, v)
+        return _hvp_call(fn, wrt, tuple(primals), kwargs, v, memo)
 
     hessian_vector.__name__ = "hvp_" + getattr(fn, "__name__", "fn")
     return hessian_vector
 
 
-def _hvp_call(fn, wrt, primals, kwargs, v):
-    names, many = _chosen(fn, wrt, primals, kwargs)
+def _hvp_call(fn, wrt, primals, kwargs, v, memo: dict):
+    names, many = _chosen(fn, wrt, primals, kwargs, memo=memo)
     directions = list(v) if many else [v]
     if len(directions) != len(names):
         raise ValueError(f"v has {len(directions)} part(s); the gradient has {len(names)}")
-    forward = _concrete(fn, names, "jvp", None, primals, kwargs)
+    forward = _concrete(fn, names, "jvp", None, primals, kwargs, memo=memo)
     tangents = dict(zip(_tangent_names(forward, len(names)), directions))
     call = {**kwargs, **tangents}
-    second = _concrete(forward, tuple(names) if many else names[0], "grad", 1, primals, call)
+    second = _concrete(forward, tuple(names) if many else names[0], "grad", 1, primals, call,
+                       memo=memo)
     return second(*primals, **call)
 
 
@@ -279,8 +314,10 @@ def hessian(fn: Callable, wrt: Wrt = 0) -> Callable:
     ``shape(i) + shape(j)``), as ``jax.hessian`` returns."""
     import numpy as np
 
+    memo: dict = {}
+
     def full(*args, **kwargs):
-        names, many = _chosen(fn, wrt, args, kwargs)
+        names, many = _chosen(fn, wrt, args, kwargs, memo=memo)
         bound = inspect.signature(fn).bind(*args, **kwargs)
         bound.apply_defaults()
         points = [bound.arguments[n] for n in names]
@@ -302,7 +339,7 @@ def hessian(fn: Callable, wrt: Wrt = 0) -> Callable:
                     e[k] = 1.0
                     direction[j] = e.reshape(np.shape(p))
                 column = _hvp_call(fn, tuple(names) if many else names[0], args, kwargs,
-                                   tuple(direction) if many else direction[0])
+                                   tuple(direction) if many else direction[0], memo)
                 columns.append(column if many else (column,))
             for i, q in enumerate(points):
                 parts = [np.asarray(c[i], dtype=float) for c in columns]
@@ -382,9 +419,10 @@ def jacrev(fn: Callable, wrt: Wrt = 0) -> Callable:
     sig = inspect.signature(fn)
     names = list(sig.parameters)
     one = wrt is not None and not isinstance(wrt, (list, tuple))
+    memo: dict = {}
 
     def jacobian_rev(*args, **kwargs):
-        chosen, many = _chosen(fn, wrt, args, kwargs)
+        chosen, many = _chosen(fn, wrt, args, kwargs, memo=memo)
         positions = [names.index(c) for c in chosen]
         value, backward = _vjp(fn, args, kwargs)
         if isinstance(value, (tuple, list)):
@@ -435,9 +473,10 @@ def jacobian(fn: Callable, wrt: Wrt = 0) -> Callable:
 
     forward, reverse = jacfwd(fn, wrt), jacrev(fn, wrt)
     sig = inspect.signature(fn)
+    memo: dict = {}
 
     def jacobian_auto(*args, **kwargs):
-        chosen, _ = _chosen(fn, wrt, args, kwargs)
+        chosen, _ = _chosen(fn, wrt, args, kwargs, memo=memo)
         bound = sig.bind(*args, **kwargs)
         bound.apply_defaults()
         inputs = sum(len(a) if isinstance(a, (list, tuple)) else int(np.size(a))
@@ -505,13 +544,14 @@ def _jvp_of_grad(grad_fn: Callable, made, wrt: Wrt) -> Callable:
     picked, _ = _resolve_on(grad_fn, f, seed, wrt)
     own = list(inspect.signature(f).parameters)
     taken = set(own) | {seed}
+    memo: dict = {}
 
     def jvp_grad(*args, **kwargs):
         sigma = kwargs.pop(seed, default)
         extra = {k: kwargs.pop(k) for k in list(kwargs) if k not in own}
-        gradient, tuple_result = _chosen(f, w, args, kwargs, lengths)
+        gradient, tuple_result = _chosen(f, w, args, kwargs, lengths, memo=memo)
         moved = picked if picked is not None else \
-            _chosen(f, None, args, kwargs, lengths)[0] + [seed]
+            _chosen(f, None, args, kwargs, lengths, memo=memo)[0] + [seed]
         keys = {m: _tangent_keyword(taken, m) for m in moved}
         given = {m: extra.pop(keys[m]) for m in moved if keys[m] in extra}
         if extra:
@@ -529,13 +569,13 @@ def _jvp_of_grad(grad_fn: Callable, made, wrt: Wrt) -> Callable:
         bound, _ = _split(f, args, kwargs)
         bound.apply_defaults()
         along = [p for p in own if p in given or p in gradient]
-        forward = _concrete(f, along, "jvp", None, args, kwargs, lengths)
+        forward = _concrete(f, along, "jvp", None, args, kwargs, lengths, memo=memo)
         tnames = dict(zip(along, _tangent_names(forward, len(along))))
         call = dict(kwargs)
         for p in along:
             call[tnames[p]] = given[p] if p in given else _zero_like(bound.arguments[p])
         second = _concrete(forward, tuple(gradient) + tuple(tnames[p] for p in gradient),
-                           "grad", 1, args, call, lengths)
+                           "grad", 1, args, call, lengths, memo=memo)
         out = second(*args, **call)
         n = len(gradient)
         hv, g = out[:n], out[n:]
@@ -558,11 +598,12 @@ def _grad_of_grad(grad_fn: Callable, made, wrt: Wrt, output, with_value: bool) -
     picked, many = _resolve_on(grad_fn, f, seed, wrt)
     own = list(inspect.signature(f).parameters)
     out_seed = _tangent_keyword(set(own) | {seed}, "d" + (w if isinstance(w, str) else "out"))
+    memo: dict = {}
 
     def grad_grad(*args, **kwargs):
         sigma = kwargs.pop(seed, default)
         tau = kwargs.pop(out_seed, 1.0)
-        gradient, tuple_result = _chosen(f, w, args, kwargs, lengths)
+        gradient, tuple_result = _chosen(f, w, args, kwargs, lengths, memo=memo)
         if tuple_result:
             if output is None:
                 raise HigherOrderError(
@@ -585,13 +626,14 @@ def _grad_of_grad(grad_fn: Callable, made, wrt: Wrt, output, with_value: bool) -
                 f"the gradient with respect to {target!r} is not a number: use "
                 f"s2s_ad.hessian or s2s_ad.jacobian of {f.__name__} for its derivatives")
         chosen = picked if picked is not None else \
-            _chosen(f, None, args, kwargs, lengths)[0] + [seed]
-        forward = _concrete(f, [target], "jvp", None, args, kwargs, lengths)
+            _chosen(f, None, args, kwargs, lengths, memo=memo)[0] + [seed]
+        forward = _concrete(f, [target], "jvp", None, args, kwargs, lengths, memo=memo)
         call = {**kwargs, _tangent_names(forward, 1)[0]: 1.0}
         inner = [c for c in chosen if c != seed]
         results = {}
         if inner:
-            second = _concrete(forward, tuple(inner), "value_and_grad", 1, args, call, lengths)
+            second = _concrete(forward, tuple(inner), "value_and_grad", 1, args, call, lengths,
+                               memo=memo)
             (value, slope), parts = second(*args, **call)
             results.update(zip(inner, parts))
         else:

@@ -19,8 +19,9 @@ from tests.oracle import central_difference
 from tests.fuzz import evaluate, fd_agrees, import_program
 from tests.programs import RandomDraw, program
 from tests.programs_helpers import helper_program
-from examples import (black_scholes, gaussian_nll, horner, logistic_map, mlp, newton, pendulum,
-                      piecewise, rosenbrock, seed_ggml, softmax_xent, tied_weights)
+from examples import (black_scholes, gaussian_nll, horner, kmeans, logistic_map, mlp, newton,
+                      pendulum, piecewise, rosenbrock, saddle, seed_ggml, softmax_xent,
+                      spring_chain, tied_weights)
 
 RNG = np.random.default_rng(14)
 
@@ -45,6 +46,9 @@ EXAMPLES = [
     (tied_weights.net, [RNG.normal(size=(3, 2)), RNG.normal(size=(2, 3)), RNG.normal(size=2),
                         RNG.normal(size=2)], ("W", "V")),
     (tied_weights.tied, [RNG.normal(size=(3, 2)), RNG.normal(size=2), RNG.normal(size=2)], ("W",)),
+    (kmeans.kmeans_cost, [RNG.normal(size=(3, 2)), RNG.normal(size=(10, 2))], ("C",)),
+    (saddle.f, [0.3, -0.2, 0.5, 0.1], ("x1", "x2", "y1", "y2")),
+    (spring_chain.energy, [RNG.normal(scale=0.3, size=2 * spring_chain.N)], ("y",)),
 ]
 
 
