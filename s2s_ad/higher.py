@@ -206,16 +206,40 @@ def hvp(fn: Callable, wrt: Wrt = 0) -> Callable:
 
 
 def _hvp_call(fn, wrt, primals, kwargs, v, memo: dict):
-    names, many = _chosen(fn, wrt, primals, kwargs, memo=memo)
+    names, many, product = _hvp_function(fn, wrt, primals, kwargs, memo)
     directions = list(v) if many else [v]
     if len(directions) != len(names):
         raise ValueError(f"v has {len(directions)} part(s); the gradient has {len(names)}")
+    return product(primals, kwargs, directions)
+
+
+def _hvp_function(fn, wrt, primals, kwargs, memo: dict):
+    """The ``wrt`` names, whether they make a tuple, and
+    ``product(primals, kwargs, directions)``: H·v by the generated gradient
+    of the JVP module (found once per kinds of the arguments)."""
+    key = ("hvp", _kinds(primals, kwargs))
+    known = memo.get(key)
+    if known is not None:
+        return known
+    names, many = _chosen(fn, wrt, primals, kwargs, memo=memo)
     forward = _concrete(fn, names, "jvp", None, primals, kwargs, memo=memo)
-    tangents = dict(zip(_tangent_names(forward, len(names)), directions))
-    call = {**kwargs, **tangents}
-    second = _concrete(forward, tuple(names) if many else names[0], "grad", 1, primals, call,
+    tangents = _tangent_names(forward, len(names))
+    probe = {**kwargs, **{t: _zero_like(_argument(fn, primals, kwargs, n))
+                          for t, n in zip(tangents, names)}}
+    second = _concrete(forward, tuple(names) if many else names[0], "grad", 1, primals, probe,
                        memo=memo)
-    return second(*primals, **call)
+
+    def product(args, keywords, directions):
+        return second(*args, **keywords, **dict(zip(tangents, directions)))
+    known = memo[key] = (names, many, product)
+    return known
+
+
+def _argument(fn, args, kwargs, name):
+    bound = _signature(fn).bind(*args, **{k: v for k, v in kwargs.items()
+                                          if k in _signature(fn).parameters})
+    bound.apply_defaults()
+    return bound.arguments[name]
 
 
 def hessian_module(fn: Callable, wrt: Wrt = None, *, lengths: dict | None = None,
@@ -317,10 +341,16 @@ def hessian(fn: Callable, wrt: Wrt = 0) -> Callable:
     memo: dict = {}
 
     def full(*args, **kwargs):
-        names, many = _chosen(fn, wrt, args, kwargs, memo=memo)
-        bound = inspect.signature(fn).bind(*args, **kwargs)
-        bound.apply_defaults()
-        points = [bound.arguments[n] for n in names]
+        names, many, product = _hvp_function(fn, wrt, args, kwargs, memo)
+        points = [_argument(fn, args, kwargs, n) for n in names]
+        if all(p.__class__ in (float, int) for p in points):
+            # numbers: column j is H·e_j, a tuple of numbers
+            n = len(names)
+            columns = [product(args, kwargs, [float(i == j) for i in range(n)])
+                       for j in range(n)]
+            if not many:
+                return float(columns[0])
+            return tuple(tuple(float(columns[j][i]) for j in range(n)) for i in range(n))
         zeros = [_zero_like(p) for p in points]
         blocks = [[None] * len(names) for _ in names]
         for j, p in enumerate(points):
@@ -338,8 +368,7 @@ def hessian(fn: Callable, wrt: Wrt = 0) -> Callable:
                     e = np.zeros(size)
                     e[k] = 1.0
                     direction[j] = e.reshape(np.shape(p))
-                column = _hvp_call(fn, tuple(names) if many else names[0], args, kwargs,
-                                   tuple(direction) if many else direction[0], memo)
+                column = product(args, kwargs, direction)
                 columns.append(column if many else (column,))
             for i, q in enumerate(points):
                 parts = [np.asarray(c[i], dtype=float) for c in columns]

@@ -400,6 +400,12 @@ def _sum(terms: list[ast.expr]) -> ast.expr:
     """The simplified terms added up, a negated one subtracted (``da - db``,
     not ``da + -db``)."""
     terms = [optimize.simplify(t) for t in terms]
+    terms = _merge_repeated(terms)
+    if len(terms) > MAX_CHAIN:
+        # sum((a, b, ...)) adds left to right as the chain would, without
+        # nesting one BinOp per term (a 1,000-term chain overflows the printer)
+        return ast.Call(ast.Name("sum", ast.Load()),
+                        [ast.Tuple(list(terms), ast.Load())], [])
     total = terms[0]
     for term in terms[1:]:
         if isinstance(term, ast.UnaryOp) and isinstance(term.op, ast.USub):
@@ -407,6 +413,31 @@ def _sum(terms: list[ast.expr]) -> ast.expr:
         else:
             total = ast.BinOp(total, ast.Add(), term)
     return total
+
+
+MAX_CHAIN = 32
+"""Terms added in one chain of ``+``; more are added by ``sum((...))``."""
+MAX_DEPTH = 40
+"""No temporary is folded into an expression that would nest deeper."""
+
+
+def _merge_repeated(terms: list[ast.expr]) -> list[ast.expr]:
+    """``a + a`` as ``2.0 * a`` when the chain starts with the same term
+    twice (``dx * x + dx * x``, the tangent of ``x * x``): exact in floating
+    point, doubling only changes the exponent. (Only there: ``(s + a) + a``
+    and ``s + 2.0 * a`` round differently.)"""
+    if len(terms) >= 2 and ast.dump(terms[0]) == ast.dump(terms[1]):
+        return [ast.BinOp(ast.Constant(2.0), ast.Mult(), terms[0])] + terms[2:]
+    return terms
+
+
+def _depth(node: ast.AST) -> int:
+    best, stack = 0, [(node, 1)]
+    while stack:
+        n, d = stack.pop()
+        best = max(best, d)
+        stack.extend((c, d + 1) for c in ast.iter_child_nodes(n))
+    return best
 
 
 def _fold(stmts: list, counts, temps: set[str]) -> None:
@@ -432,6 +463,9 @@ def _fold(stmts: list, counts, temps: set[str]) -> None:
             node = r.head if isinstance(r, Block) and not isinstance(r.head, ast.While) \
                 else None if isinstance(r, Block) else r.node
             loads = [n for n in name_nodes(node) if n.id == name] if node is not None else []
+            if loads and _depth(s.node.value) + _depth(node) > MAX_DEPTH:
+                i += 1
+                break
             if loads:
                 value = s.node.value
                 _Replace(name, value).visit(node)
