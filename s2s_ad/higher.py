@@ -524,17 +524,31 @@ def _gradient_plan(grad_fn: Callable, made):
     """What a generated gradient ``grad_fn = grad(f, W)`` computes: ``f``,
     its seed's name and default, and how ``W`` is resolved."""
     _, f, w, _, lengths = made
-    sig = inspect.signature(grad_fn)
+    if getattr(grad_fn, "__s2s_ad_by_shape__", False):
+        return f, w, lengths, None, 1.0  # the seed is found per call (_seed_for)
+    seed = _seed_of(grad_fn, f)
+    return f, w, lengths, seed.name, seed.default
+
+
+def _seed_of(grad_fn: Callable, f: Callable) -> inspect.Parameter:
+    sig = _signature(grad_fn)
     seed = [p for p in sig.parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY
-            and p.name not in inspect.signature(f).parameters]
+            and p.name not in _signature(f).parameters]
     if len(seed) != 1:
         raise HigherOrderError(f"{grad_fn.__name__}: cannot find its output seed")
-    return f, w, lengths, seed[0].name, seed[0].default
+    return seed[0]
+
+
+def _seed_for(f, w, lengths, args, kwargs, memo) -> str:
+    """The seed's name of the gradient generated for these arguments' lengths
+    (a gradient made per list length has no signature of its own)."""
+    own = {k: v for k, v in kwargs.items() if k in _signature(f).parameters}
+    return _seed_of(_concrete(f, w, "grad", None, args, own, lengths, memo=memo), f).name
 
 
 def _resolve_on(grad_fn, f, seed, wrt) -> tuple[list[str], bool]:
     """``wrt`` on the generated gradient's signature: ``f``'s parameters and the seed."""
-    names = list(inspect.signature(f).parameters) + [seed]
+    names = list(inspect.signature(f).parameters) + ([seed] if seed else [])
     one = wrt is not None and not isinstance(wrt, (list, tuple))
     picked = None if wrt is None else [wrt] if one else list(wrt)
     if picked is None:
@@ -572,21 +586,22 @@ def _jvp_of_grad(grad_fn: Callable, made, wrt: Wrt) -> Callable:
     f, w, lengths, seed, default = _gradient_plan(grad_fn, made)
     picked, _ = _resolve_on(grad_fn, f, seed, wrt)
     own = list(inspect.signature(f).parameters)
-    taken = set(own) | {seed}
+    taken = set(own) | {seed or "dout"}
     memo: dict = {}
 
     def jvp_grad(*args, **kwargs):
-        sigma = kwargs.pop(seed, default)
+        seed_now = seed or _seed_for(f, w, lengths, args, kwargs, memo)
+        sigma = kwargs.pop(seed_now, default)
         extra = {k: kwargs.pop(k) for k in list(kwargs) if k not in own}
         gradient, tuple_result = _chosen(f, w, args, kwargs, lengths, memo=memo)
         moved = picked if picked is not None else \
-            _chosen(f, None, args, kwargs, lengths, memo=memo)[0] + [seed]
+            _chosen(f, None, args, kwargs, lengths, memo=memo)[0] + [seed_now]
         keys = {m: _tangent_keyword(taken, m) for m in moved}
         given = {m: extra.pop(keys[m]) for m in moved if keys[m] in extra}
         if extra:
             raise TypeError(f"jvp of {grad_fn.__name__}: unexpected keyword argument(s) "
                             f"{', '.join(extra)} (tangents: {', '.join(keys.values())})")
-        numbers_moved = [m for m in moved if m != seed]
+        numbers_moved = [m for m in moved if m != seed_now]
         missing = [m for m in numbers_moved if m not in given]
         if missing == numbers_moved and len(missing) == 1 and isinstance(
                 _split(f, args, kwargs)[0].arguments.get(missing[0]), numbers.Number):
@@ -594,7 +609,7 @@ def _jvp_of_grad(grad_fn: Callable, made, wrt: Wrt) -> Callable:
         elif missing:
             raise TypeError(f"jvp of {grad_fn.__name__}: missing tangent(s) "
                             f"{', '.join(keys[m] for m in missing)}")
-        t_seed = given.pop(seed, 0.0)
+        t_seed = given.pop(seed_now, 0.0)
         bound, _ = _split(f, args, kwargs)
         bound.apply_defaults()
         along = [p for p in own if p in given or p in gradient]
@@ -616,7 +631,7 @@ def _jvp_of_grad(grad_fn: Callable, made, wrt: Wrt) -> Callable:
 
     jvp_grad.__name__ = "jvp_" + grad_fn.__name__
     jvp_grad.__s2s_ad_tangents__ = {m: _tangent_keyword(taken, m)
-                                    for m in own + [seed]}
+                                    for m in own + ([seed] if seed else [])}
     return jvp_grad
 
 
@@ -626,11 +641,13 @@ def _grad_of_grad(grad_fn: Callable, made, wrt: Wrt, output, with_value: bool) -
     f, w, lengths, seed, default = _gradient_plan(grad_fn, made)
     picked, many = _resolve_on(grad_fn, f, seed, wrt)
     own = list(inspect.signature(f).parameters)
-    out_seed = _tangent_keyword(set(own) | {seed}, "d" + (w if isinstance(w, str) else "out"))
+    out_seed = _tangent_keyword(set(own) | {seed or "dout"},
+                                "d" + (w if isinstance(w, str) else "out"))
     memo: dict = {}
 
     def grad_grad(*args, **kwargs):
-        sigma = kwargs.pop(seed, default)
+        seed_now = seed or _seed_for(f, w, lengths, args, kwargs, memo)
+        sigma = kwargs.pop(seed_now, default)
         tau = kwargs.pop(out_seed, 1.0)
         gradient, tuple_result = _chosen(f, w, args, kwargs, lengths, memo=memo)
         if tuple_result:
@@ -655,10 +672,10 @@ def _grad_of_grad(grad_fn: Callable, made, wrt: Wrt, output, with_value: bool) -
                 f"the gradient with respect to {target!r} is not a number: use "
                 f"s2s_ad.hessian or s2s_ad.jacobian of {f.__name__} for its derivatives")
         chosen = picked if picked is not None else \
-            _chosen(f, None, args, kwargs, lengths, memo=memo)[0] + [seed]
+            _chosen(f, None, args, kwargs, lengths, memo=memo)[0] + [seed_now]
         forward = _concrete(f, [target], "jvp", None, args, kwargs, lengths, memo=memo)
         call = {**kwargs, _tangent_names(forward, 1)[0]: 1.0}
-        inner = [c for c in chosen if c != seed]
+        inner = [c for c in chosen if c != seed_now]
         results = {}
         if inner:
             second = _concrete(forward, tuple(inner), "value_and_grad", 1, args, call, lengths,
@@ -668,11 +685,11 @@ def _grad_of_grad(grad_fn: Callable, made, wrt: Wrt, output, with_value: bool) -
         else:
             value, slope = forward(*args, **call)
         results = {k: _scale(tau * sigma, v) for k, v in results.items()}
-        results[seed] = _scale(tau, slope)
+        results[seed_now] = _scale(tau, slope)
         answer = tuple(results[c] for c in chosen)
         answer = answer if many else answer[0]
         if with_value:
-            return grad_fn(*args, **kwargs, **{seed: sigma}), answer
+            return grad_fn(*args, **kwargs, **{seed_now: sigma}), answer
         return answer
 
     grad_grad.__name__ = ("value_and_grad_" if with_value else "grad_") + grad_fn.__name__

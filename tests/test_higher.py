@@ -383,3 +383,19 @@ def test_jacobians_against_finite_differences(how):
     g = how(rosenbrock.rosenbrock4, wrt=("x0", "x1"))(0.1, 0.2, 0.3, 0.4)
     assert np.allclose(g, [central_difference(rosenbrock.rosenbrock4, [0.1, 0.2, 0.3, 0.4], k)
                            for k in (0, 1)], rtol=1e-6)
+
+
+def test_second_derivatives_of_a_gradient_generated_per_list_length():
+    """A gradient made per list length has no signature of its own: its seed
+    is found per call; the results against central differences of the
+    (checked) gradient."""
+    from tests import forward_src as src
+    f, args = src.unpacked, [[0.4, -1.3, 0.7], 0.9]
+    H = fd_hessian(f, args, ("xs", "y"))
+    g_y = s2s_ad.grad(f, wrt="y")
+    row = s2s_ad.grad(g_y, wrt=("xs", "y"))(*args)
+    np.testing.assert_allclose(flatten(row), H[3], rtol=1e-5, atol=1e-7)
+    g_xs = s2s_ad.grad(f, wrt="xs")
+    value, tangent = s2s_ad.jvp(g_xs, wrt=("xs",))(*args, dxs=[1.0, 0.0, 0.0])
+    np.testing.assert_allclose(value, flatten(g_xs(*args)), rtol=1e-12)
+    np.testing.assert_allclose(tangent, H[:3, 0], rtol=1e-5, atol=1e-7)
