@@ -72,7 +72,7 @@ def _hessian_row(budget: float) -> dict:
     import sympy
     import s2s_ad
     from s2s_ad.emit import loader
-    from s2s_ad.higher import hessian_module
+    from s2s_ad.hessian_module import hessian_module
 
     x = [0.1 * k - 0.3 for k in range(10)]
     syms = sympy.symbols("x0:10")

@@ -15,7 +15,8 @@ from s2s_ad import graph, graph_backward
 from s2s_ad.cache import (CacheInfo, array_arguments, cache_info, clear_cache, entry,
                           fingerprint, generated, positional_names, shapes)
 from s2s_ad.explain import explain_text
-from s2s_ad.higher import hessian, hvp, jacfwd, jacobian, jacrev, transform
+from s2s_ad.higher import hessian, hvp, transform
+from s2s_ad.jacobians import jacfwd, jacobian, jacrev
 from s2s_ad.pipeline import (OutputError, Wrt, WrtError, choose_output, gradient_code,
                              gradient_module, gradient_source, jvp_module, jvp_program, jvp_source, lower, program,
                              resolve_wrt, vjp_source)

@@ -27,7 +27,7 @@ import sys
 from s2s_ad import api, graph, ir
 from s2s_ad.emit import loader
 from s2s_ad.frontend import source
-from s2s_ad.higher import hessian_module
+from s2s_ad.hessian_module import hessian_module
 from s2s_ad._version import __version__
 from s2s_ad.errors import S2SError, SourceError
 from s2s_ad.verify import check
