@@ -169,6 +169,18 @@ def _any_length(fn: Callable, wrt: Wrt, kind: str, output, compiled: Callable,
     return call
 
 
+def _shape_of(a):
+    """What decides the code generated for an argument, when it is cheap to
+    know: a number's class; a list's or tuple's class and length when it holds
+    numbers only; None (decide the slow way) for anything else."""
+    cls = a.__class__
+    if cls in _NUMBERS:
+        return cls
+    if (cls is list or cls is tuple) and _numbers_only(a):
+        return cls, len(a)
+    return None
+
+
 def _numbers_only(xs: list) -> bool:
     try:
         return sum(xs).__class__ in _NUMBERS
@@ -250,6 +262,14 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error) -> Callable:
     own = frozenset(inspect.signature(fn).parameters)
 
     def call(*args, **kwargs):
+        # A call like an earlier one (classes, list lengths, lists of numbers
+        # only) runs the code found then, without binding the arguments.
+        quick = (tuple(_shape_of(a) for a in args),
+                 tuple((k, _shape_of(v)) for k, v in kwargs.items()))
+        compiled = seen.get(quick)
+        if compiled is not None:
+            call.__s2s_ad_source__ = compiled.__s2s_ad_source__
+            return compiled(*args, **kwargs)
         # fn's own arguments decide the shapes (not the seed or the tangents)
         given = {k: v for k, v in kwargs.items() if k in own}
         lengths = shapes(fn, args, given)
@@ -260,6 +280,8 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error) -> Callable:
         compiled = seen.get(key)
         if compiled is None:
             compiled = seen[key] = generated(fn, wrt, kind, output, lengths or None, arrays)
+        if None not in quick[0] and all(k[1] is not None for k in quick[1]):
+            seen[quick] = compiled
         # source_of(call) shows the code of the shape used last.
         call.__s2s_ad_source__ = compiled.__s2s_ad_source__
         return compiled(*args, **kwargs)
