@@ -15,7 +15,7 @@ from s2s_ad import graph, graph_backward
 from s2s_ad.cache import (CacheInfo, array_arguments, cache_info, clear_cache, entry,
                           fingerprint, generated, positional_names, shapes)
 from s2s_ad.explain import explain_text
-from s2s_ad.higher import hessian, hvp, transform
+from s2s_ad.higher import hessian, hvp, transform, vjp_of
 from s2s_ad.jacobians import jacfwd, jacobian, jacrev
 from s2s_ad.pipeline import (OutputError, Wrt, WrtError, choose_output, gradient_code,
                              gradient_module, gradient_source, jvp_module, jvp_program, jvp_source, lower, program,
@@ -171,6 +171,10 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
     >>> value, vjp_fn(1.0), vjp_fn(10.0)     # doctest: +SKIP
     (9.0, (3.0, 3.0), (30.0, 30.0))
     """
+    made = vjp_of(fn, args, kwargs)  # a function s2s-ad generated (docs/forward.md)
+    if made is not None and made[0] == "made":
+        return made[1]
+    fn = made[1] if made is not None else fn
     try:
         bound = inspect.signature(fn).bind(*args, **kwargs)
     except TypeError as exc:

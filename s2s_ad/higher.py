@@ -474,3 +474,44 @@ def _grad_of_grad(grad_fn: Callable, made, wrt: Wrt, output, with_value: bool) -
 
     grad_grad.__name__ = ("value_and_grad_" if with_value else "grad_") + grad_fn.__name__
     return grad_grad
+
+
+def vjp_of(fn: Callable, args: tuple, kwargs: dict):
+    """``s2s_ad.vjp`` of a function s2s-ad generated: of a JVP, its own code
+    (read from its text); of a gradient ``σ·∇_W f``, from ``f``: the cotangent
+    ``c`` gives ``σ·∇_q (∇_W f · c)`` for each parameter ``q`` of ``f`` (the
+    gradient of ``jvp_f`` along ``c``, one pass) and ``c · ∇_W f`` for the
+    seed σ, in signature order. None for a function s2s-ad did not generate."""
+    made = origin(fn)
+    if made is None:
+        return None
+    if made[0] == "jvp":
+        raw = getattr(fn, "__wrapped__", fn)
+        if getattr(raw, "__s2s_ad_by_shape__", False):
+            raw = _concrete(made[1], made[2], "jvp", None, args, kwargs, made[4])
+        return ("source", raw)
+    if made[0] != "grad" or made[3] is not None:
+        transform(fn, None, "grad", None, None)  # raises the message for these
+    f, w, lengths, seed, default = _gradient_plan(fn, made)
+    memo: dict = {}
+    seed = seed or _seed_for(f, w, lengths, args, kwargs, memo)
+    kwargs = dict(kwargs)
+    sigma = kwargs.pop(seed, default)
+    value = fn(*args, **kwargs, **{seed: sigma})
+    gradient, tuple_result = _chosen(f, w, args, kwargs, lengths, memo=memo)
+    moving = _chosen(f, None, args, kwargs, lengths, memo=memo)[0]
+    forward = _concrete(f, gradient, "jvp", None, args, kwargs, lengths, memo=memo)
+    tangents = _tangent_names(forward, len(gradient))
+    own = list(_signature(f).parameters)
+
+    def vjp_fn(cotangent):
+        parts = list(cotangent) if tuple_result else [cotangent]
+        call = {**kwargs, **dict(zip(tangents, parts))}
+        second = _concrete(forward, tuple(moving), "value_and_grad", 1, args, call, lengths,
+                           memo=memo)
+        (_, slope), partials = second(*args, **call)
+        found = dict(zip(moving, partials))
+        return tuple(_scale(sigma, found[p]) if p in found else 0.0 for p in own) + (slope,)
+
+    vjp_fn.__doc__ = f"Cotangents of the parameters of {fn.__name__} (its seed last)."
+    return ("made", (value, vjp_fn))

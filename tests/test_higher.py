@@ -399,3 +399,28 @@ def test_second_derivatives_of_a_gradient_generated_per_list_length():
     value, tangent = s2s_ad.jvp(g_xs, wrt=("xs",))(*args, dxs=[1.0, 0.0, 0.0])
     np.testing.assert_allclose(value, flatten(g_xs(*args)), rtol=1e-12)
     np.testing.assert_allclose(tangent, H[:3, 0], rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("fn,args,wrt", [EXAMPLES[4], EXAMPLES[11], EXAMPLES[3]],
+                         ids=["logistic", "mlp", "horner"])
+def test_vjp_of_a_generated_gradient_and_of_a_jvp(fn, args, wrt):
+    """vjp(grad(f)) and vjp(jvp(f)): cotangents against central differences
+    of the (checked) gradient — H·c for the parameters, c·∇f for the seed."""
+    H = fd_hessian(fn, args, wrt)
+    names = list(inspect.signature(fn).parameters)
+    like = [args[names.index(w)] for w in wrt]
+    c = RNG.normal(size=H.shape[0])
+    g = s2s_ad.grad(fn, wrt=tuple(wrt))
+    value, back = s2s_ad.vjp(g, *args)
+    np.testing.assert_allclose(flatten(value), flatten(g(*args)), rtol=1e-12)
+    out = back(tuple(unflatten(c, like)))
+    got = flatten([out[names.index(w)] for w in wrt])
+    scale = max(1.0, float(np.max(np.abs(H))))
+    np.testing.assert_allclose(got, H @ c, rtol=1e-4, atol=1e-5 * scale)
+    assert math.isclose(float(out[-1]), float(flatten(g(*args)) @ c), rel_tol=1e-9, abs_tol=1e-12)
+    forward = s2s_ad.jvp(fn, wrt=list(wrt))
+    tangents = tangent_keywords(wrt, unflatten(c, like))
+    value, back = s2s_ad.vjp(forward, *args, **tangents)
+    out = back((0.0, 1.0))  # the tangent's cotangent: ∇(∇f · c) = H c
+    got = flatten([out[names.index(w)] for w in wrt])
+    np.testing.assert_allclose(got, H @ c, rtol=1e-4, atol=1e-5 * scale)
