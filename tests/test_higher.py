@@ -268,6 +268,11 @@ def _numpy_second(prog, fn):
     np.testing.assert_allclose(got, c2, rtol=1e-4, atol=tol, err_msg=prog.source)
     _, tangent = s2s_ad.jvp(grad_fn, wrt=wrt)(**prog.point, **{"d" + w: direction[w] for w in wrt})
     np.testing.assert_allclose(flatten(tangent), c2, rtol=1e-4, atol=tol, err_msg=prog.source)
+    # the number parameter's row of H, by grad of its generated gradient: (H v)_s = row · v
+    row = s2s_ad.grad(s2s_ad.grad(fn, wrt="s"), wrt=wrt)(**prog.point)
+    k = sum(int(np.size(prog.point[w])) for w in wrt[:wrt.index("s")])
+    assert math.isclose(float(flatten(row) @ flatten(v)), float(c2[k]), rel_tol=1e-4,
+                        abs_tol=tol), prog.source
     return True
 
 
