@@ -522,8 +522,27 @@ def assign(y, index, v):
 def scatter(g, x, index):
     """Zeros shaped like x with g added at x[index] (repeated indices add up)."""
     out = np.zeros_like(x)
-    np.add.at(out, index, g)
+    add_at(out, index, g)
     return out
+''',
+    "add_at": '''
+def add_at(y, index, g):
+    """y[index] += g in place, repeated indices adding up (np.add.at). An array
+    type without np.add.at (a Dask array) takes y[index] += g where the index
+    cannot repeat an element: integers and slices only."""
+    if type(y) is np.ndarray:
+        np.add.at(y, index, g)
+        return
+    parts = []
+    for p in index if type(index) is tuple else (index,):
+        if type(p) is not slice and p is not None and p is not Ellipsis:
+            if np.ndim(p) != 0:
+                raise TypeError(f"adding into {type(y).__name__} at an integer array index "
+                                "(that may repeat an element) needs np.add.at, which it "
+                                "does not have")
+            p = int(p)  # a 0-d array of the same library (Dask's): a plain index
+        parts.append(p)
+    y[tuple(parts)] += g
 ''',
     "astype_like": '''
 def astype_like(g, x):
