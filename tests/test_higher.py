@@ -196,10 +196,11 @@ def _random_second(prog, fn):
             continue  # the reference would rest on an unchecked first derivative
         component = lambda **p: first[w](**p)  # noqa: E731
         second = s2s_ad.grad(first[w], wrt=tuple(wrt))
+        forward = s2s_ad.jvp(first[w], wrt=tuple(wrt))
+        keys = forward.__s2s_ad_tangents__  # d<name>, made unique (a parameter `dz`...)
         try:
             row = second(**prog.point)
-            value_t, tangent = s2s_ad.jvp(first[w], wrt=tuple(wrt))(
-                **prog.point, **{"d" + q: float(q == w) for q in wrt})
+            value_t, tangent = forward(**prog.point, **{keys[q]: float(q == w) for q in wrt})
         except (ValueError, ZeroDivisionError, OverflowError):
             continue
         for q, got in zip(wrt, row):
@@ -429,3 +430,12 @@ def test_vjp_of_a_generated_gradient_and_of_a_jvp(fn, args, wrt):
     out = back((0.0, 1.0))  # the tangent's cotangent: ∇(∇f · c) = H c
     got = flatten([out[names.index(w)] for w in wrt])
     np.testing.assert_allclose(got, H @ c, rtol=1e-4, atol=1e-5 * scale)
+
+
+@pytest.mark.parametrize("seed", [900115, 900265, 900292])
+def test_parameters_named_like_tangents_and_seeds(seed, tmp_path):
+    """Programs whose parameters are called `dout`, `dx`, `dz`, `dy`, `tape`:
+    the tangents of a generated gradient's JVP are made unique (`dz_1`)."""
+    draw = helper_program if (seed - 900_000) % 3 == 0 else program
+    prog = draw(RandomDraw(seed))
+    _random_second(prog, import_program(prog, str(tmp_path), f"h6_{seed}"))
