@@ -41,18 +41,18 @@ def origin(fn: Callable):
     return getattr(fn, "__s2s_ad_origin__", None)
 
 
-def transform(fn: Callable, wrt: Wrt, kind: str, output, lengths) -> Callable:
+def transform(fn: Callable, wrt: Wrt, kind: str, output, lengths, checkpoint=None) -> Callable:
     """The generated ``kind`` ("grad", "value_and_grad", "jvp") of ``fn``; for a
     gradient s2s-ad generated, made from the original function's IR."""
     made = origin(fn)
     if made is None:
-        return entry(fn, wrt, kind, output, lengths)
+        return entry(fn, wrt, kind, output, lengths, checkpoint)
     if made[0] == "jvp":
         # A JVP module is in the subset: it is differentiated from its text
         # (the code itself, not the dispatch on argument kinds around it).
         raw = getattr(fn, "__wrapped__", fn)
         if not getattr(raw, "__s2s_ad_by_shape__", False):
-            return entry(raw, wrt, kind, output, lengths)
+            return entry(raw, wrt, kind, output, lengths, checkpoint)
         f, along, given = made[1], made[2], made[4]
         memo: dict = {}
 
