@@ -310,6 +310,11 @@ class ArrayLowering:
             return self.norm_call(node, var, hint)
         if numpy_attrs.is_logsumexp(fn):
             return numpy_attrs.logsumexp_call(self, node, var, hint)
+        prim = numpy_attrs.scipy_special_prim(fn)
+        if prim is not None:
+            if "scipy.special" not in self.modules:
+                self.modules["scipy.special"] = self.namer.claim("scipy_special")
+            return self.numpy_call(prim, node, var, hint)
         return None
 
     def norm_call(self, node: ast.Call, var, hint) -> ir.Operand:
@@ -679,9 +684,8 @@ def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = F
             continue  # a NumPy function of it: a new array
         if reads and isinstance(parent, ast.AugAssign) and parent.value is node:
             continue
-        if reads and isinstance(parent, (ast.Tuple, ast.List)) and isinstance(
-                parents.get(id(parent)), ast.Return):
-            continue
+        if isinstance(parent, ast.Tuple) and isinstance(parents.get(id(parent)), ast.Return):
+            continue  # returned, as a bare ``return name`` is: the caller owns it then
         if reads and isinstance(parent, (ast.Tuple, ast.List)) and isinstance(
                 holder := parents.get(id(parent)), ast.Call) and parent in holder.args \
                 and makes_new(holder):

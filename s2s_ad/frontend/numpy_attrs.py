@@ -20,6 +20,7 @@ attributes or IR operands, or raises its located ``SourceError``.
 from __future__ import annotations
 
 import ast
+import sys
 
 import numpy
 
@@ -139,6 +140,22 @@ def arguments(lo, node: ast.Call, names: tuple) -> dict:
     if names[0] not in given or len(node.args) > len(names):
         raise lo.src.error(node, f"`{what}` takes an array (and axis, keepdims) here")
     return given
+
+
+SCIPY_SPECIAL = ("gammaln", "multigammaln", "expit", "erf")
+"""The scipy.special functions with a rule (scipy.special.NAME)."""
+
+
+def scipy_special_prim(fn) -> str | None:
+    """The rule of a scipy.special function, if it has one; scipy is looked
+    for only where the user's code has imported it."""
+    special = sys.modules.get("scipy.special")
+    if special is None:
+        return None
+    for name in SCIPY_SPECIAL:
+        if fn is getattr(special, name, None):
+            return f"scipy.special.{name}"
+    return None
 
 
 def is_logsumexp(fn) -> bool:

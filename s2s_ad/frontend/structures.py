@@ -428,8 +428,27 @@ def unpack(lo, value, target: ast.expr, value_node: ast.expr) -> list:
         names = [e.id if isinstance(e, ast.Name) else None for e in target.elts]
         return [item(lo, value, i, value_node, names[i] if names.count(names[i]) == 1 else None)
                 for i in range(len(target.elts))]
+    if _array_like(lo, value):
+        # ``n, d = x.shape``, ``x, y, z = v``: items along the first axis, one
+        # per name. The gradient module reads them by index, so it does not
+        # repeat Python's check that the lengths agree (docs/numpy.md).
+        names = [e.id if isinstance(e, ast.Name) else None for e in target.elts]
+        return [lo.emit("array.getitem", [value, ir.Const(i)], value_node,
+                        text=f"{value.name}[{i}]", hint=names[i] if names[i] else None,
+                        attrs={"index": (("op", 1),)})
+                for i in range(len(target.elts))]
     _param_used_as_sequence(lo, value, value_node)
     raise lo.src.error(value_node, f"cannot unpack {describe(value)}")
+
+
+def _array_like(lo, value) -> bool:
+    """An array, or a shape (``x.shape``), in array code."""
+    if not (getattr(lo, "array_mode", False) and isinstance(value, ir.Value)):
+        return False
+    if value.kind == "array":
+        return True
+    producer = lo.defs.get(id(value))
+    return producer is not None and producer.prim == "shape"
 
 
 def outputs(lo, value, node: ast.expr) -> tuple:
@@ -452,9 +471,22 @@ def unroll_for(lo, node: ast.For) -> bool:
     assigns into) a list or dict built before the loop: the body is lowered
     once per iteration with ``i`` a constant, so the list's length stays
     known. Return False (the loop is lowered as a loop) otherwise."""
+    it = node.iter
+    if isinstance(it, (ast.List, ast.Tuple)) and it.elts and all(
+            isinstance(e, ast.Constant) and type(e.value) in (int, float) for e in it.elts):
+        # ``for i in [1, 2, 3]``: a literal of numbers, unrolled with i a constant
+        if _jumps(node.body):
+            raise lo.src.error(node, "a loop over a literal list cannot use `break`, "
+                               "`continue` or `return`")
+        if len(it.elts) > UNROLL_LIMIT:
+            raise lo.src.error(it, f"a loop over a literal of {len(it.elts)} items; s2s-ad "
+                               f"unrolls such loops up to {UNROLL_LIMIT} times")
+        for e in it.elts:
+            lo.assign(node.target, ir.Const(e.value), it)
+            _static_block(lo, node.body)
+        return True
     if not _mutates_structure(lo, node.body):
         return False
-    it = node.iter
     if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
             and it.func.id not in lo.env and lo.resolve(it.func) is builtins.range
             and not it.keywords and 1 <= len(it.args) <= 3):

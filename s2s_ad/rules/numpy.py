@@ -119,6 +119,17 @@ NUMPY_RULES = [
          "array", "1 to x inside [lo, hi], else to the bound",
          "at a bound x gets the adjoint; with lo > hi the result is hi (NumPy's rule)",
          domain=(ANY, (-3.0, -2.5), (2.5, 3.0)), broadcast=True),
+    # scipy.special, where scipy is installed: the generated module imports
+    # scipy.special as scipy_special only when the function calls one of these
+    Rule("scipy.special.gammaln", "scipy_special.gammaln(x)", ("scipy_special.psi(x)",),
+         "array", "ψ(x) (digamma)", domain=(POS,)),
+    Rule("scipy.special.multigammaln", "scipy_special.multigammaln(x, y)",
+         ("np.sum(scipy_special.psi(np.expand_dims(x, -1) - np.arange(y) / 2), axis=-1)", None),
+         "array", "Σⱼ ψ(a - j/2), j < d", "d is an int", domain=((2.0, 4.0), (1, 1))),
+    Rule("scipy.special.expit", "scipy_special.expit(x)", ("out * (1 - out)",), "array",
+         "σ(x)(1 - σ(x))"),
+    Rule("scipy.special.erf", "scipy_special.erf(x)",
+         ("(2 / np.sqrt(np.pi)) * np.exp(-(x * x))",), "array", "2/√π·e^(-x²)"),
     # reductions; keep(g) restores the reduced axes so g broadcasts against x
     Rule("np.sum", "np.sum(x, axis=axis, keepdims=keepdims)",
          ("spread(keep(g), x)",), "array", "1 for each summed element",
@@ -263,7 +274,8 @@ SAME_SHAPE = frozenset({"neg", "pos", "abs", "array.abs", "np.copy", "np.zeros_l
                                               "cos", "tan", "tanh", "arctan", "sinh", "cosh",
                                               "abs", "square", "negative", "sign", "arcsin",
                                               "arccos", "arcsinh", "arctanh", "log2", "log10",
-                                              "exp2", "cbrt", "reciprocal")})
+                                              "exp2", "cbrt", "reciprocal")}
+                       | {"scipy.special.gammaln", "scipy.special.expit", "scipy.special.erf"})
 """Primitives whose result has the shape of their first operand."""
 
 HELPERS = {
