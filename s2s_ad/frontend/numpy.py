@@ -49,7 +49,8 @@ METHODS = {"sum": "np.sum", "mean": "np.mean", "prod": "np.prod", "max": "np.max
            "copy": "np.copy", "dot": "np.dot", "squeeze": "np.squeeze", "ravel": "np.ravel",
            "flatten": "np.copy_ravel", "clip": "np.clip", "cumsum": "np.cumsum",
            "cumprod": "np.cumprod", "var": "np.var", "std": "np.std",
-           "swapaxes": "np.swapaxes", "repeat": "np.repeat", "trace": "np.trace"}
+           "swapaxes": "np.swapaxes", "repeat": "np.repeat", "trace": "np.trace",
+           "argsort": "np.argsort", "take": "np.take", "diagonal": "np.diagonal"}
 ATTRIBUTES = {"T": "np.transpose", "shape": "shape", "ndim": "np.ndim", "size": "np.size"}
 
 
@@ -82,7 +83,11 @@ SIGNATURES = {**{f"np.{r}": ("x", "axis", "keepdims") for r in ("sum", "mean", "
               "np.eye": ("N", "M", "k", "dtype"), "np.identity": ("n", "dtype"),
               "np.zeros": ("shape", "dtype"), "np.ones": ("shape", "dtype"),
               "np.full": ("shape", "fill_value", "dtype"), "np.zeros_like": ("a", "dtype"),
-              "np.ones_like": ("a", "dtype"), "np.full_like": ("a", "fill_value", "dtype")}
+              "np.ones_like": ("a", "dtype"), "np.full_like": ("a", "fill_value", "dtype"),
+              "np.sort": ("x", "axis"), "np.argsort": ("x", "axis"),
+              "np.take": ("x", "indices", "axis"), "np.take_along_axis": ("x", "indices", "axis"),
+              "np.diagonal": ("x", "offset", "axis1", "axis2"), "np.pad": ("x", "pad_width"),
+              "np.tensordot": ("x", "y", "axes")}
 DERIVED = {"inverse_axes", "index", "unshift", "adjoints"}
 """Attributes the frontend computes from the others; never written by the user."""
 SEQUENCES = ("np.concatenate", "np.stack", "np.hstack", "np.vstack")
@@ -310,6 +315,8 @@ class ArrayLowering:
             return self.norm_call(node, var, hint)
         if numpy_attrs.is_logsumexp(fn):
             return numpy_attrs.logsumexp_call(self, node, var, hint)
+        if fn is numpy.linalg.slogdet:
+            return numpy_attrs.slogdet_call(self, node, var, hint)
         prim = numpy_attrs.scipy_special_prim(fn)
         if prim is not None:
             if "scipy.special" not in self.modules:
@@ -318,28 +325,47 @@ class ArrayLowering:
         return None
 
     def norm_call(self, node: ast.Call, var, hint) -> ir.Operand:
-        """``np.linalg.norm(x, axis=a, keepdims=k)``, the 2-norm (Frobenius for
-        matrices), as ``np.sqrt(np.sum(x * x, axis=a, keepdims=k))``: its
-        derivative ``x / norm`` is inf/nan where the norm is 0."""
+        """``np.linalg.norm(x, ord=o, axis=a, keepdims=k)`` lowered to the ops
+        that compute it: the 2-norm (Frobenius for matrices, also
+        ``ord="fro"``) as ``np.sqrt(np.sum(x * x, ...))``; for a vector norm
+        along an int ``axis``, ``ord=1`` as ``np.sum(np.abs(x))``, ``np.inf``
+        / ``-np.inf`` as ``np.max``/``np.min`` of ``np.abs(x)``, another
+        number p as ``np.sum(np.abs(x) ** p) ** (1 / p)``. Derivatives are
+        inf/nan where the norm is 0 (and ``abs`` takes 0 at 0)."""
         what = ast.unparse(node.func)
         given = numpy_attrs.arguments(self, node, ("x", "ord", "axis", "keepdims"))
         order = given.get("ord")
-        if order is not None and not (isinstance(order, ast.Constant) and order.value in (None, 2)
-                                      and not isinstance(order.value, bool)):
-            raise self.src.error(order, f"`{what}`: only the 2-norm (Frobenius for matrices) "
-                                 "is supported; write other norms out (np.sum(np.abs(x)))")
+        value = _norm_order(self, order)
         attrs = {k: self.const_attr(given[k], k) for k in ("axis", "keepdims") if k in given}
-        if order is not None and order.value == 2 and attrs.get("axis") is None:
+        axis = attrs.get("axis")
+        if value == "fro" and not (axis is None or isinstance(axis, tuple) and len(axis) == 2):
+            raise self.src.error(order, f"`{what}(..., 'fro')` takes two axes (or none)")
+        if value == 2 and axis is None:
             raise self.src.error(order, f"`{what}(x, 2)` without an axis is the spectral norm "
                                  "for matrices, which is not supported; leave `ord` out for the "
                                  "2-norm of a vector")
+        if value not in (None, 2, "fro") and not isinstance(axis, int):
+            raise self.src.error(order, f"`{what}` with ord={ast.unparse(order)} is supported as "
+                                 "a vector norm along one axis: give `axis` (an int; "
+                                 "`axis=-1` for a vector), since without it a matrix gets a "
+                                 "matrix norm")
         x = self.expr(given["x"])
         if isinstance(x, tuple) or structures.is_structure(x):
             raise self.src.error(given["x"], f"`{what}` takes an array here")
         text = f"{var} = {ast.unparse(node)}" if var else ast.unparse(node)
-        square = self.emit("mul", [x, x], node, text=text)
-        total = self.emit("np.sum", [square], node, attrs=attrs, text=text)
-        return self.emit("np.sqrt", [total], node, var, hint=hint, text=text)
+        if value in (None, 2, "fro"):
+            square = self.emit("mul", [x, x], node, text=text)
+            total = self.emit("np.sum", [square], node, attrs=attrs, text=text)
+            return self.emit("np.sqrt", [total], node, var, hint=hint, text=text)
+        size = self.emit("np.abs", [x], node, text=text)
+        if value in (1, 1.0):
+            return self.emit("np.sum", [size], node, var, hint=hint, attrs=attrs, text=text)
+        if value in (float("inf"), float("-inf")):
+            return self.emit("np.max" if value > 0 else "np.min", [size], node, var, hint=hint,
+                             attrs=attrs, text=text)
+        powered = self.emit("pow", [size, ir.Const(value)], node, text=text)
+        total = self.emit("np.sum", [powered], node, attrs=attrs, text=text)
+        return self.emit("pow", [total, ir.Const(1.0 / value)], node, var, hint=hint, text=text)
 
     def array_call(self, fn, node: ast.Call, var, hint) -> ir.Operand:
         """``np.array(...)`` / ``np.asarray(...)``. Of an array: a copy
@@ -427,8 +453,15 @@ class ArrayLowering:
             value = self.src.globals.get(node.id)
             if isinstance(value, (int, bool)) or value is None:
                 return value
-        raise self.src.error(node, f"`{what}` must be a constant (like 0, -1, (0, 1), True); "
-                             "s2s-ad needs it to build the reverse sweep")
+        if isinstance(node, (ast.Name, ast.BinOp, ast.UnaryOp)):
+            # a name bound to a constant, or arithmetic the frontend folds
+            # (``ax = d - 1`` with ``d = 2``): known when the code is generated
+            value = _fold(self.expr(node), self.defs)
+            if type(value) in (int, bool):
+                return value
+        raise self.src.error(node, f"`{what}` must be a constant (like 0, -1, (0, 1), True, a "
+                             "name bound to one, or integer arithmetic on them): s2s-ad needs "
+                             "it to build the reverse sweep")
 
     # -- attributes, @, subscripts ------------------------------------------
 
@@ -489,6 +522,10 @@ class ArrayLowering:
         if self.holds_structure(node.value):
             return structures.lower_expr(self, node, var)
         base = self.expr(node.value)
+        if isinstance(base, tuple) and isinstance(node.value, ast.Call) \
+                and isinstance(node.slice, ast.Constant) and type(node.slice.value) is int \
+                and -len(base) <= node.slice.value < len(base):
+            return base[node.slice.value]  # np.linalg.slogdet(x)[1]
         if structures.is_structure(base):
             raise self.src.error(node.value, "index a tuple, list or dict through a name "
                                  "(`xs = [...]; xs[0]`)")
@@ -700,6 +737,46 @@ def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = F
             continue
         return node, "nothing else may refer to it (no other names, lists, helpers or views)"
     return None
+
+
+def _norm_order(lo, node):
+    """The ``ord`` of np.linalg.norm: None, "fro", or a non-zero number
+    (``np.inf`` included)."""
+    if node is None or isinstance(node, ast.Constant) and node.value is None:
+        return None
+    if isinstance(node, ast.Constant) and node.value == "fro":
+        return "fro"
+    negative = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
+    inner = node.operand if negative else node
+    value = None
+    if isinstance(inner, ast.Constant) and type(inner.value) in (int, float):
+        value = inner.value
+    elif isinstance(inner, ast.Attribute) and lo.is_global_path(inner) \
+            and lo.resolve(inner) == float("inf"):
+        value = float("inf")
+    if value is None or value == 0:
+        raise lo.src.error(node, "`ord` must be None, 'fro', np.inf, -np.inf or a non-zero "
+                           "number written in the call")
+    return -value if negative else value
+
+
+_FOLDED = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+           "floordiv": lambda a, b: a // b if b else None,
+           "mod": lambda a, b: a % b if b else None, "neg": lambda a: -a, "pos": lambda a: a}
+
+
+def _fold(value, defs: dict, depth: int = 0):
+    """The int a value is when the code is generated (a constant, or integer
+    arithmetic on constants), else None."""
+    if isinstance(value, ir.Const):
+        return value.value if type(value.value) in (int, bool) else None
+    op = defs.get(id(value)) if isinstance(value, ir.Value) and depth < 50 else None
+    if op is None or op.prim not in _FOLDED or op.callee is not None:
+        return None
+    args = [_fold(a, defs, depth + 1) for a in op.args]
+    if any(type(a) is not int for a in args):
+        return None
+    return _FOLDED[op.prim](*args)
 
 
 def _makes_new(call: ast.Call) -> bool:

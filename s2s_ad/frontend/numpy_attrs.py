@@ -63,6 +63,14 @@ def check_attrs(lo, prim: str, attrs: dict, node: ast.Call) -> None:
         raise lo.src.error(node, "`np.tile` needs reps")
     if prim in ("np.var", "np.std") and not isinstance(attrs.get("ddof", 0), int):
         raise lo.src.error(node, f"`{prim}`: `ddof` must be a constant int")
+    if prim in ("np.sort", "np.argsort") and "axis" in attrs and attrs["axis"] is None:
+        raise lo.src.error(node, f"`{prim}(..., axis=None)` is not supported; sort the "
+                           "flattened array: `np.sort(np.ravel(x))`")
+    if prim == "np.take_along_axis" and attrs.get("axis") is None:
+        raise lo.src.error(node, "`np.take_along_axis` needs an int axis here; for the "
+                           "flattened array write `np.take_along_axis(np.ravel(x), i, axis=0)`")
+    if prim == "np.pad" and "pad_width" not in attrs:
+        raise lo.src.error(node, "`np.pad` needs a pad_width")
     if prim == "np.moveaxis" and ("source" not in attrs or "destination" not in attrs):
         raise lo.src.error(node, "`np.moveaxis` needs a source and a destination")
 
@@ -156,6 +164,20 @@ def scipy_special_prim(fn) -> str | None:
         if fn is getattr(special, name, None):
             return f"scipy.special.{name}"
     return None
+
+
+def slogdet_call(lo, node: ast.Call, var, hint) -> tuple:
+    """``sign, logdet = np.linalg.slogdet(x)``: two ops, the sign (no
+    derivative) and log|det x| (derivative x⁻ᵀ), as a tuple to unpack."""
+    what = ast.unparse(node.func)
+    if len(node.args) != 1 or node.keywords:
+        raise lo.src.error(node, f"`{what}` takes one argument, a matrix (or a stack)")
+    x = lo.expr(node.args[0])
+    if isinstance(x, tuple) or structures.is_structure(x):
+        raise lo.src.error(node.args[0], f"`{what}` takes an array here")
+    text = ast.unparse(node)
+    return (lo.emit("np.linalg.slogdet_sign", [x], node, hint="sign", text=text),
+            lo.emit("np.linalg.slogdet_log", [x], node, hint="logdet", text=text))
 
 
 def is_logsumexp(fn) -> bool:
