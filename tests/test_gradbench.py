@@ -199,3 +199,30 @@ def test_grad_o_file_imports_in_a_fresh_interpreter(tmp_path, name, fn, wrt):
     run = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
                          text=True, timeout=300)
     assert run.returncode == 0 and "ok" in run.stdout, run.stderr
+
+
+UNPACK = """
+def sizes(x):
+    n, d = x.shape
+    a, b, c = x[0]
+    return (a * n + b * d) * c
+
+def f(x):
+    total = 0.0
+    for i in range(2):
+        n, d = x.shape
+        u, v, w = x[i] * d
+        total = total + sizes(x) * u + v * w / n
+    return total
+"""
+
+
+def test_unpacking_shapes_and_arrays_in_helpers_loops_and_vjp():
+    from array_oracle import make_function
+    f = make_function(UNPACK)
+    x = np.random.default_rng(10).normal(size=(4, 3))
+    got = s2s_ad.grad(f)(x)
+    np.testing.assert_allclose(got, fd_gradient(f, [x], 0), rtol=1e-6, atol=1e-8)
+    value, vjp_fn = s2s_ad.vjp(f, x)
+    assert np.isclose(value, f(x))
+    np.testing.assert_allclose(vjp_fn(2.0)[0], 2.0 * got, rtol=1e-12)

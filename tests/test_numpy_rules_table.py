@@ -267,3 +267,33 @@ def test_every_rule_has_a_case():
     from s2s_ad.rules.numpy import NUMPY_RULES
     untested = {r.prim for r in NUMPY_RULES} - set(CASES) - test_numpy_rules.TESTED
     assert not untested
+
+
+@pytest.mark.parametrize("expr, shape", [
+    ("np.linalg.norm(x, 1, axis=-1)", (3, 4)), ("np.linalg.norm(x, np.inf, axis=0)", (3, 4)),
+    ("np.linalg.norm(x, -np.inf, axis=1, keepdims=True)", (3, 4)),
+    ("np.linalg.norm(x, 3, axis=1)", (3, 4)), ("np.linalg.norm(x, 'fro')", (3, 4)),
+    ("np.linalg.norm(x, ord=0.5, axis=-1)", (4,)), ("np.linalg.norm(x, 2, axis=0)", (3, 4))])
+def test_norm_orders(expr, shape):
+    f = make_function(f"def f(x):\n    r = {expr}\n    return np.sum(np.sin(r) + r * r)\n")
+    x = RNG.uniform(0.2, 1.5, shape) * np.where(RNG.uniform(size=shape) > 0.5, 1.0, -1.0)
+    assert_gradients(f, [x], [0])
+
+
+@pytest.mark.parametrize("expr, message", [
+    ("np.linalg.norm(x, 1)", "give `axis`"), ("np.linalg.norm(x, 0, axis=0)", "non-zero"),
+    ("np.linalg.norm(x, 'nuc')", "`ord` must be")])
+def test_norm_refusals(expr, message):
+    f = make_function(f"def f(x):\n    return np.sum({expr})\n")
+    with pytest.raises(SourceError, match=message):
+        s2s_ad.grad(f)
+
+
+def test_attributes_from_names_and_integer_arithmetic():
+    """An axis or shift bound to a name, or computed from constants, is known
+    when the gradient is generated; in a helper and in a loop too."""
+    f = make_function("def g(x):\n    ax = 1\n    last = ax - 2\n    k = 2 * ax\n"
+                      "    return np.cumsum(x, axis=ax) * np.roll(x, k, axis=last)\n"
+                      "def f(x):\n    s = 0.0\n    for i in range(2):\n"
+                      "        s = s + np.sum(g(x) * (i + 1.0))\n    return s\n")
+    assert_gradients(f, [RNG.normal(size=(3, 4))], [0])

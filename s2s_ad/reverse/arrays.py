@@ -158,22 +158,30 @@ class ArraySweep:
 
     def _concatenate(self, op: ir.Op, i: int, g: ast.expr, attrs: dict,
                      exprs: list | None = None) -> ast.expr:
-        """``np.split(g, [n0, n0 + n1, ...], axis=axis)[i]``, nk the operands' lengths."""
+        """``g[..., n0 + ... + n(i-1):n0 + ... + ni, ...]`` (the slice along
+        ``axis``), nk the operands' lengths: a basic slice, a view, where
+        ``np.split`` would make every part to keep one."""
         axis = attrs.get("axis", 0)
         exprs = exprs or [operand_expr(a, self.func.modules) for a in op.args]
         sizes = [ast.Subscript(_call(self.np, "shape", copy.deepcopy(e)),
                                ast.Constant(axis) if axis >= 0
                                else ast.UnaryOp(ast.USub(), ast.Constant(-axis)), ast.Load())
-                 for e in exprs[:-1]]
+                 for e in exprs[:i + 1]]
         bounds, acc = [], None
         for s in sizes:
             acc = s if acc is None else ast.BinOp(copy.deepcopy(acc), ast.Add(), s)
             bounds.append(copy.deepcopy(acc))
-        split = ast.Call(ast.Attribute(_name(self.np), "split", ast.Load()),
-                         [g, ast.List(bounds, ast.Load())],
-                         [ast.keyword("axis", ast.Constant(axis) if axis >= 0
-                                      else ast.UnaryOp(ast.USub(), ast.Constant(-axis)))])
-        return ast.Subscript(split, ast.Constant(i), ast.Load())
+        start = bounds[i - 1] if i > 0 else None
+        stop = bounds[i] if i < len(exprs) - 1 else None
+        part = ast.Slice(start, stop, None)
+        full = ast.Slice(None, None, None)
+        if axis >= 0:
+            items = [copy.deepcopy(full) for _ in range(axis)] + [part]
+        else:
+            items = [ast.Constant(Ellipsis), part] + [copy.deepcopy(full)
+                                                      for _ in range(-axis - 1)]
+        index = items[0] if len(items) == 1 else ast.Tuple(items, ast.Load())
+        return ast.Subscript(g, index, ast.Load())
 
     def _einsum(self, i: int, g: ast.expr, attrs: dict, exprs: list) -> ast.expr:
         """``np.einsum(adjoint, g, *others)`` with the subscripts the frontend

@@ -354,15 +354,22 @@ def pad_adjoint(g, x, pad_width):
 def assign(y, index, v):
     """A copy of y with y[index] = v: inside a loop the forward pass keeps each
     version of y, for the reverse sweep."""
-    y = np.copy(y)
+    y = y.copy() if type(y) is np.ndarray else np.copy(y)
     y[index] = v
     return y
 ''',
     "scatter": '''
 def scatter(g, x, index):
-    """Zeros shaped like x with g added at x[index] (repeated indices add up)."""
-    out = np.zeros_like(x)
-    np.add.at(out, index, g)
+    """Zeros shaped like x with g added at x[index] (repeated indices add up).
+    A basic index (ints, slices, None, ...) picks each element at most once,
+    so assigning g there is the same sum without np.add.at's cost."""
+    out = np.zeros(x.shape, x.dtype) if type(x) is np.ndarray else np.zeros_like(x)
+    items = index if type(index) is tuple else (index,)
+    if all(type(i) in (int, slice, type(None), type(Ellipsis)) or isinstance(i, np.integer)
+           for i in items):
+        out[index] = g
+    else:
+        np.add.at(out, index, g)
     return out
 ''',
     "astype_like": '''
@@ -379,7 +386,10 @@ def zeroed(g, index, y):
     """A copy of g with g[index] = 0: those elements were overwritten. g may
     still be a number (an adjoint that started at 0.0, or the seed): then
     it stands for an array of y's shape."""
-    g = np.zeros_like(y, dtype=np.result_type(y, g)) + g
+    if type(g) is np.ndarray and type(y) is np.ndarray and g.shape == y.shape:
+        g = g.astype(np.result_type(y, g))  # a copy
+    else:
+        g = np.zeros_like(y, dtype=np.result_type(y, g)) + g
     g[index] = 0.0
     return g
 ''',
@@ -400,7 +410,8 @@ def own(v):
 def gather(g, index, y):
     """g[index], where g may still be a number standing for an array of y's
     shape (an adjoint that started at 0.0, or the seed)."""
-    if np.shape(g) != np.shape(y):
+    arrays = type(g) is np.ndarray and type(y) is np.ndarray
+    if (g.shape != y.shape) if arrays else (np.shape(g) != np.shape(y)):
         g = np.zeros_like(y, dtype=np.result_type(y, g)) + g
     return g[index]
 ''',
