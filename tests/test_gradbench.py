@@ -226,3 +226,33 @@ def test_unpacking_shapes_and_arrays_in_helpers_loops_and_vjp():
     value, vjp_fn = s2s_ad.vjp(f, x)
     assert np.isclose(value, f(x))
     np.testing.assert_allclose(vjp_fn(2.0)[0], 2.0 * got, rtol=1e-12)
+
+
+FRESH_HELPER = """
+def h(x):
+    R = np.zeros((2, 2))
+    R[0, 0] = x[0]
+    R[1, 1] = x[1] * x[0]
+    return R
+
+def f(x):
+    R = h(x)
+    R *= x[1]
+    return np.sum(R * R)
+"""
+
+
+@pytest.mark.parametrize("helper", [
+    "def h(x):\n    return x\n", "def h(x):\n    return x.T\n",
+    "def h(x):\n    y = x\n    return y\n",
+    "def h(x):\n    y = np.zeros(2)\n    if x[0] > 0:\n        y = x\n    return y\n",
+    "def h(x):\n    return g(x)\ndef g(x):\n    return x\n"])
+def test_inplace_on_a_helpers_result_only_where_it_is_fresh(helper):
+    """``R = h(x); R *= s`` (ht's apply_global_transform) is accepted where
+    every return of h makes a new array, and refused where h may return its
+    argument, a view of it, or what another helper returns."""
+    from array_oracle import assert_gradients, make_function
+    assert_gradients(make_function(FRESH_HELPER), [np.array([0.7, -1.3])], [0])
+    f = make_function(helper + "def f(x):\n    R = h(x)\n    R *= 2.0\n    return np.sum(R * x)\n")
+    with pytest.raises(s2s_ad.SourceError, match="may be an array created elsewhere"):
+        s2s_ad.grad(f)

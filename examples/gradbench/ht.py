@@ -102,9 +102,7 @@ def angle_axis_to_rotation_matrix(angle_axis):
 
 def apply_global_transform(pose_params, positions):
     R = angle_axis_to_rotation_matrix(pose_params[0])
-    # (GradBench's torch tool writes R *= s: s2s-ad refuses an in-place
-    # write into a helper's result, which could be one of its arguments)
-    R = R * pose_params[1]
+    R *= pose_params[1]
     t = pose_params[2]
     return (R @ positions.T).T + t
 
