@@ -25,7 +25,7 @@ from examples_gradbench import (ba_args, gmm_args, ht_args, kmeans_args, llsq_ar
 from gradbench import ba, gmm, ht, kmeans, llsq, lse, lstm, ode
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-NESTED = pytest.mark.xfail(strict=True, reason="nested def (a helper defined inside the "
+NESTED = pytest.mark.xfail(strict=True, raises=s2s_ad.SourceError, reason="nested def (a helper defined inside the "
                            "objective) is not supported yet")
 
 
@@ -256,3 +256,41 @@ def test_inplace_on_a_helpers_result_only_where_it_is_fresh(helper):
     f = make_function(helper + "def f(x):\n    R = h(x)\n    R *= 2.0\n    return np.sum(R * x)\n")
     with pytest.raises(s2s_ad.SourceError, match="may be an array created elsewhere"):
         s2s_ad.grad(f)
+
+
+@pytest.mark.xfail(strict=True, raises=s2s_ad.SourceError, reason="a closure (nested def over x) passed to a helper as a "
+                   "function value is not supported yet")
+def test_ode_with_a_closure():
+    rng = np.random.default_rng(11)
+    check(ode.ode_last_closure, ode_args(rng, 5, 4), [0])
+
+
+LITERAL_LOOP = """
+def helper(x):
+    s = 0.0
+    for k in [1, 2, 3]:
+        s = s + x ** k
+        if k == 1:
+            s = s * 2.0
+    return s
+
+def f(x):
+    total = 0.0
+    for i in range(2):
+        for c in (0.5, 1.5):
+            total = total + helper(x) * c + i
+    return total
+"""
+
+
+def test_loop_over_a_literal_list_in_helpers_loops_and_vjp():
+    from array_oracle import make_function
+    from oracle import central_difference
+    f = make_function(LITERAL_LOOP)
+    for x in (0.7, -1.2):
+        assert np.isclose(s2s_ad.grad(f)(x), central_difference(f, [x], 0), rtol=1e-6)
+    value, vjp_fn = s2s_ad.vjp(f, 0.7)
+    assert np.isclose(value, f(0.7)) and np.isclose(vjp_fn(1.0)[0], s2s_ad.grad(f)(0.7))
+    g = make_function(LITERAL_LOOP.replace("x ** k", "np.sum(x ** k)"))
+    xs = np.array([0.3, -0.8, 1.1])
+    np.testing.assert_allclose(s2s_ad.grad(g)(xs), fd_gradient(g, [xs], 0), rtol=1e-6)
