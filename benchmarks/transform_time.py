@@ -11,7 +11,9 @@ Three families of generated programs, each at growing size:
 
 For each, the time of ``s2s_ad.gradient_source`` (source → lowering → reverse
 transform → copy elimination → emitted module text; the fastest of a few runs
-for the small programs) and the time per 1,000 statements of the function.
+for the small programs) and the time per 1,000 statements of the function, in
+CPU seconds (the wall time is shown too; on a shared machine it also counts the
+waits for a core).
 The transform should be linear in the program's size: the per-1,000 column
 stays flat as the programs grow, and under the target of 1 s.
 
@@ -88,12 +90,17 @@ def statements(text: str) -> int:
     return sum(isinstance(n, ast.stmt) for n in ast.walk(func)) - 1
 
 
-def transform_time(fn, repeat: int) -> float:
-    best = float("inf")
+def transform_time(fn, repeat: int) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of the fastest of ``repeat`` runs. The CPU
+    time (``time.process_time``) leaves out the time this process waited for
+    a core, so it is what the target is judged on: on a shared machine the
+    wall time also measures the other users."""
+    best = (float("inf"), float("inf"))
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         s2s_ad.gradient_source(fn)
-        best = min(best, time.perf_counter() - start)
+        best = min(best, (time.perf_counter() - start, time.process_time() - cpu),
+                   key=lambda t: t[1])
     return best
 
 
@@ -103,7 +110,8 @@ def main(argv: list[str]) -> int:
     print(f"Python {platform.python_version()}{load_avg}; target: under {TARGET:g} s per "
           "1,000 statements")
     print()
-    print(f"{'family':<10}{'size':>12}{'statements':>12}{'time':>10}{'per 1,000':>12}")
+    print(f"{'family':<10}{'size':>12}{'statements':>12}{'wall':>10}{'CPU':>10}"
+          f"{'CPU per 1,000':>15}")
     worst = 0.0
     with tempfile.TemporaryDirectory(prefix="s2s-ad-transform-") as folder:
         for family in chosen:
@@ -112,13 +120,13 @@ def main(argv: list[str]) -> int:
                 text = make(n)
                 fn = load(text, folder, f"{family}_{n}")
                 count = statements(text)
-                seconds = transform_time(fn, repeat=3 if count < 200 else 1)
-                per = seconds / count * 1000
+                wall, cpu = transform_time(fn, repeat=3 if count < 200 else 2)
+                per = cpu / count * 1000
                 worst = max(worst, per)
-                print(f"{family:<10}{f'{n} {unit}':>12}{count:>12}{seconds:>9.3f}s{per:>11.3f}s",
-                      flush=True)
+                print(f"{family:<10}{f'{n} {unit}':>12}{count:>12}{wall:>9.3f}s{cpu:>9.3f}s"
+                      f"{per:>14.3f}s", flush=True)
     print()
-    print(f"worst: {worst:.3f} s per 1,000 statements: target "
+    print(f"worst: {worst:.3f} s of CPU per 1,000 statements: target "
           f"{'met' if worst < TARGET else 'not met'}")
     return 0
 

@@ -112,3 +112,35 @@ def g(b, s: float):
     np.testing.assert_allclose(ds, fd_gradient(g, [b, s], 1), rtol=1e-6, atol=1e-8)
     pulled = s2s_ad.vjp(g, b, s)[1](-0.75)
     np.testing.assert_allclose(pulled[0], -0.75 * fd_gradient(g, [b, s], 0), rtol=1e-6, atol=1e-8)
+
+
+# --numpy-shifts seed 7001416: a shift m = np.max(y) whose use does not cancel
+# (exp(y - m) * y is no log-sum-exp), summed into the first item of a returned
+# tuple. The analysis of shifts that cancel counted the uses of values without
+# the items of a tuple result, so vjp (the pair, before an output is chosen)
+# saw every use of the summed value accounted for and dropped m's adjoint: a
+# wrong gradient at the maximum's element, where grad(output=0) was right.
+SHIFT_RETURNED = """
+def f(z, w):
+    y = z * w
+    m = np.max(y, axis=None, keepdims=True)
+    e = np.exp(y - m)
+    return np.sum(e * y), np.sum(z * z)
+"""
+
+
+@pytest.mark.parametrize("cotangent", [(1.0, 0.0), (0.0, 1.0), (0.7, -1.3)])
+def test_a_shift_returned_in_a_tuple_keeps_its_adjoint_through_vjp(cotangent):
+    f = make_function(SHIFT_RETURNED)
+    rng = np.random.default_rng(1416)
+    z, w = rng.normal(size=(3, 2)), rng.normal(size=(3, 2))
+    value, pull = s2s_ad.vjp(f, z, w)
+    np.testing.assert_allclose(value, f(z, w))
+    got = pull(cotangent)
+
+    def weighted(z, w):
+        a, b = f(z, w)
+        return cotangent[0] * a + cotangent[1] * b
+
+    for i in (0, 1):
+        np.testing.assert_allclose(got[i], fd_gradient(weighted, [z, w], i), rtol=1e-5, atol=1e-7)

@@ -180,7 +180,10 @@ def uses(func: ir.Function) -> dict[int, int]:
             use(y)
 
     region(func.body)
-    use(func.result)
+    # a function returning several items (a pair's tuple, before an output is
+    # chosen) reads each of them: a shift returned this way does not cancel
+    for r in func.outputs if func.result is None and func.outputs else [func.result]:
+        use(r)
     return count
 
 
