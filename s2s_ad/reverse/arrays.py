@@ -401,7 +401,8 @@ TEMPLATE_HELPERS = ("others_product", "matmul_adjoint", "dot_adjoint", "spread",
                     "tile_adjoint", "diag_adjoint", "trace_adjoint", "stacked_part",
                     "inner_adjoint", "solve_adjoint", "unbroadcast", "tensordot_adjoint",
                     "cholesky_adjoint", "sort_adjoint", "take_adjoint",
-                    "take_along_axis_adjoint", "diagonal_adjoint", "pad_adjoint")
+                    "take_along_axis_adjoint", "diagonal_adjoint", "pad_adjoint",
+                    "cross_product")
 """Helpers rule templates call by name."""
 
 

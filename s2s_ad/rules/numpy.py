@@ -170,7 +170,7 @@ NUMPY_RULES = [
     Rule("np.outer", "np.outer(x, y)",
          ("np.reshape(g @ np.ravel(y), np.shape(x))", "np.reshape(np.ravel(x) @ g, np.shape(y))"),
          "array", "∂/∂x = g·y, ∂/∂y = gᵀ·x", adjoint=True),
-    Rule("np.cross", "np.cross(x, y)", ("np.cross(y, g)", "np.cross(g, x)"), "array",
+    Rule("np.cross", "np.cross(x, y)", ("cross_product(y, g)", "cross_product(g, x)"), "array",
          "∂/∂x = y × g, ∂/∂y = g × x (3-vectors along the last axis)", adjoint=True,
          broadcast=True),
     Rule("np.inner", "np.inner(x, y)", ("inner_adjoint(g, x, y, 0)", "inner_adjoint(g, x, y, 1)"),
