@@ -294,3 +294,16 @@ def test_loop_over_a_literal_list_in_helpers_loops_and_vjp():
     g = make_function(LITERAL_LOOP.replace("x ** k", "np.sum(x ** k)"))
     xs = np.array([0.3, -0.8, 1.1])
     np.testing.assert_allclose(s2s_ad.grad(g)(xs), fd_gradient(g, [xs], 0), rtol=1e-6)
+
+
+def test_unpacking_a_helpers_array_result_is_refused_as_an_array():
+    """Not "returns one number": the helper returns an array, and the message
+    says how to read its rows (which the second function does)."""
+    from array_oracle import assert_gradients, make_function
+    f = make_function("def h(x):\n    return np.sin(x)\n"
+                      "def f(x):\n    a, b = h(x)\n    return np.sum(a * b)\n")
+    with pytest.raises(s2s_ad.SourceError, match=r"returns one array, not a tuple.*r\[0\], r\[1\]"):
+        s2s_ad.grad(f)(np.ones((2, 3)))
+    g = make_function("def h(x):\n    return np.sin(x)\n"
+                      "def f(x):\n    r = h(x)\n    a, b = r[0], r[1]\n    return np.sum(a * b)\n")
+    assert_gradients(g, [np.random.default_rng(12).normal(size=(2, 3))], [0])
