@@ -297,3 +297,20 @@ def test_attributes_from_names_and_integer_arithmetic():
                       "def f(x):\n    s = 0.0\n    for i in range(2):\n"
                       "        s = s + np.sum(g(x) * (i + 1.0))\n    return s\n")
     assert_gradients(f, [RNG.normal(size=(3, 4))], [0])
+
+
+@pytest.mark.parametrize("expr", ["np.sum(x, 1, None, None, True)", "np.mean(x, 0, None, None, True)",
+                                  "np.max(x, 1, None, True)", "x.sum(0, None, None, True)",
+                                  "np.prod(x, -1, None, None, True)"])
+def test_reductions_positional_dtype_and_out(expr):
+    """NumPy's third positional parameter of sum/mean/prod is dtype (of
+    max/min, out), not keepdims: None there is the default; keepdims comes
+    fifth (fourth)."""
+    f = make_function(f"def f(x):\n    return np.sum(np.sin({expr}) * x)\n")
+    assert_gradients(f, [RNG.normal(size=(3, 3))], [0])
+
+
+def test_reduction_dtype_given_positionally_is_refused_by_name():
+    f = make_function("def f(x):\n    return np.sum(np.sum(x, 0, np.float32))\n")
+    with pytest.raises(SourceError, match="'dtype' is not supported"):
+        s2s_ad.grad(f)

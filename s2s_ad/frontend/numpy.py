@@ -69,8 +69,9 @@ NUMPY_FUNCS[id(numpy.amax)] = "np.max"  # aliases NumPy keeps as separate functi
 NUMPY_FUNCS[id(numpy.amin)] = "np.min"
 # NumPy's positional parameters, per primitive: those that are attributes
 # (constants the reverse sweep is built from) may be given either way
-SIGNATURES = {**{f"np.{r}": ("x", "axis", "keepdims") for r in ("sum", "mean", "prod", "max",
-                                                                "min")},
+SIGNATURES = {**{f"np.{r}": ("x", "axis", "dtype", "out", "keepdims")
+                 for r in ("sum", "mean", "prod")},
+              **{f"np.{r}": ("x", "axis", "out", "keepdims") for r in ("max", "min")},
               "np.var": ("x", "axis"), "np.std": ("x", "axis"),
               "np.transpose": ("x", "axes"), "np.squeeze": ("x", "axis"),
               "np.expand_dims": ("x", "axis"), "np.concatenate": ("seq", "axis"),
@@ -247,10 +248,15 @@ class ArrayLowering:
         for i, a in enumerate(positional):
             if isinstance(a, ast.Starred):
                 raise self.src.error(a, "`*args` in calls is not supported")
-            if i < len(names) and names[i] in allowed:
-                keywords[names[i]] = a
+            if i < len(names) and (names[i] in allowed or names[i] in ("dtype", "out")):
+                # NumPy's dtype/out in their positions (np.sum(x, 0, None, None, True)):
+                # None is their default; anything else is refused by name below
+                if not (names[i] not in allowed and isinstance(a, ast.Constant)
+                        and a.value is None):
+                    keywords[names[i]] = a
         positional = [a for i, a in enumerate(positional)
-                      if not (i < len(names) and names[i] in allowed)]
+                      if not (i < len(names) and (names[i] in allowed
+                                                  or names[i] in ("dtype", "out")))]
         for k in node.keywords:
             if k.arg is None:
                 raise self.src.error(k.value, "`**kwargs` in calls is not supported")
