@@ -314,3 +314,18 @@ def test_reduction_dtype_given_positionally_is_refused_by_name():
     f = make_function("def f(x):\n    return np.sum(np.sum(x, 0, np.float32))\n")
     with pytest.raises(SourceError, match="'dtype' is not supported"):
         s2s_ad.grad(f)
+
+
+@pytest.mark.parametrize("body, shape", [
+    ("a, b = np.split(x, 2)\n    return np.sum(a * np.sin(b))", (4, 3)),
+    ("a, b, c = np.split(x, 3, axis=1)\n    return np.sum(a * b + np.cos(c))", (2, 6)),
+    ("a, b, c = np.split(x, [1, 3], axis=-1)\n    return np.sum(a * np.sum(b) + c * c)", (3, 5)),
+    ("parts = np.split(x, 2, 0)\n    return np.sum(parts[0] * parts[1] ** 2)", (6,)),
+    ("return np.sum(x[np.ix_(np.array([0, 2, 2]), np.array([1, 0]))] ** 2)", (3, 4)),
+    ("return np.sum(np.sin(x[np.ix_([1, 0], [0], [2, 2, 1])]))", (2, 3, 4)),
+])
+def test_split_and_ix(body, shape):
+    """np.split lowered to slices of x (unpacked or indexed); np.ix_ as
+    integer index arrays along their own axes (repeats add up)."""
+    f = make_function(f"def f(x):\n    {body}\n")
+    assert_gradients(f, [RNG.normal(size=shape)], [0])

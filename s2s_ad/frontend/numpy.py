@@ -318,9 +318,11 @@ class ArrayLowering:
         if fn is numpy.array or fn is numpy.asarray:
             return self.array_call(fn, node, var, hint)
         if fn is numpy.linalg.norm:
-            return self.norm_call(node, var, hint)
+            return numpy_attrs.norm_call(self, node, var, hint)
         if numpy_attrs.is_logsumexp(fn):
             return numpy_attrs.logsumexp_call(self, node, var, hint)
+        if fn is numpy.split:
+            return numpy_attrs.split_call(self, node)
         if fn is numpy.linalg.slogdet:
             return numpy_attrs.slogdet_call(self, node, var, hint)
         prim = numpy_attrs.scipy_special_prim(fn)
@@ -329,49 +331,6 @@ class ArrayLowering:
                 self.modules["scipy.special"] = self.namer.claim("scipy_special")
             return self.numpy_call(prim, node, var, hint)
         return None
-
-    def norm_call(self, node: ast.Call, var, hint) -> ir.Operand:
-        """``np.linalg.norm(x, ord=o, axis=a, keepdims=k)`` lowered to the ops
-        that compute it: the 2-norm (Frobenius for matrices, also
-        ``ord="fro"``) as ``np.sqrt(np.sum(x * x, ...))``; for a vector norm
-        along an int ``axis``, ``ord=1`` as ``np.sum(np.abs(x))``, ``np.inf``
-        / ``-np.inf`` as ``np.max``/``np.min`` of ``np.abs(x)``, another
-        number p as ``np.sum(np.abs(x) ** p) ** (1 / p)``. Derivatives are
-        inf/nan where the norm is 0 (and ``abs`` takes 0 at 0)."""
-        what = ast.unparse(node.func)
-        given = numpy_attrs.arguments(self, node, ("x", "ord", "axis", "keepdims"))
-        order = given.get("ord")
-        value = _norm_order(self, order)
-        attrs = {k: self.const_attr(given[k], k) for k in ("axis", "keepdims") if k in given}
-        axis = attrs.get("axis")
-        if value == "fro" and not (axis is None or isinstance(axis, tuple) and len(axis) == 2):
-            raise self.src.error(order, f"`{what}(..., 'fro')` takes two axes (or none)")
-        if value == 2 and axis is None:
-            raise self.src.error(order, f"`{what}(x, 2)` without an axis is the spectral norm "
-                                 "for matrices, which is not supported; leave `ord` out for the "
-                                 "2-norm of a vector")
-        if value not in (None, 2, "fro") and not isinstance(axis, int):
-            raise self.src.error(order, f"`{what}` with ord={ast.unparse(order)} is supported as "
-                                 "a vector norm along one axis: give `axis` (an int; "
-                                 "`axis=-1` for a vector), since without it a matrix gets a "
-                                 "matrix norm")
-        x = self.expr(given["x"])
-        if isinstance(x, tuple) or structures.is_structure(x):
-            raise self.src.error(given["x"], f"`{what}` takes an array here")
-        text = f"{var} = {ast.unparse(node)}" if var else ast.unparse(node)
-        if value in (None, 2, "fro"):
-            square = self.emit("mul", [x, x], node, text=text)
-            total = self.emit("np.sum", [square], node, attrs=attrs, text=text)
-            return self.emit("np.sqrt", [total], node, var, hint=hint, text=text)
-        size = self.emit("np.abs", [x], node, text=text)
-        if value in (1, 1.0):
-            return self.emit("np.sum", [size], node, var, hint=hint, attrs=attrs, text=text)
-        if value in (float("inf"), float("-inf")):
-            return self.emit("np.max" if value > 0 else "np.min", [size], node, var, hint=hint,
-                             attrs=attrs, text=text)
-        powered = self.emit("pow", [size, ir.Const(value)], node, text=text)
-        total = self.emit("np.sum", [powered], node, attrs=attrs, text=text)
-        return self.emit("pow", [total, ir.Const(1.0 / value)], node, var, hint=hint, text=text)
 
     def array_call(self, fn, node: ast.Call, var, hint) -> ir.Operand:
         """``np.array(...)`` / ``np.asarray(...)``. Of an array: a copy
@@ -462,7 +421,7 @@ class ArrayLowering:
         if isinstance(node, (ast.Name, ast.BinOp, ast.UnaryOp)):
             # a name bound to a constant, or arithmetic the frontend folds
             # (``ax = d - 1`` with ``d = 2``): known when the code is generated
-            value = _fold(self.expr(node), self.defs)
+            value = numpy_attrs.fold(self.expr(node), self.defs)
             if type(value) in (int, bool):
                 return value
         raise self.src.error(node, f"`{what}` must be a constant (like 0, -1, (0, 1), True, a "
@@ -491,6 +450,9 @@ class ArrayLowering:
             operands.append(value)
             return ("op", len(operands) - 1)
 
+        if len(items) == 1 and isinstance(items[0], ast.Call) \
+                and self.is_global_path(items[0].func) and self.resolve(items[0].func) is numpy.ix_:
+            return numpy_attrs.ix_index(self, items[0], operands)
         out = []
         for item in items:
             if isinstance(item, ast.Slice):
@@ -743,46 +705,6 @@ def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = F
             continue
         return node, "nothing else may refer to it (no other names, lists, helpers or views)"
     return None
-
-
-def _norm_order(lo, node):
-    """The ``ord`` of np.linalg.norm: None, "fro", or a non-zero number
-    (``np.inf`` included)."""
-    if node is None or isinstance(node, ast.Constant) and node.value is None:
-        return None
-    if isinstance(node, ast.Constant) and node.value == "fro":
-        return "fro"
-    negative = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
-    inner = node.operand if negative else node
-    value = None
-    if isinstance(inner, ast.Constant) and type(inner.value) in (int, float):
-        value = inner.value
-    elif isinstance(inner, ast.Attribute) and lo.is_global_path(inner) \
-            and lo.resolve(inner) == float("inf"):
-        value = float("inf")
-    if value is None or value == 0:
-        raise lo.src.error(node, "`ord` must be None, 'fro', np.inf, -np.inf or a non-zero "
-                           "number written in the call")
-    return -value if negative else value
-
-
-_FOLDED = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-           "floordiv": lambda a, b: a // b if b else None,
-           "mod": lambda a, b: a % b if b else None, "neg": lambda a: -a, "pos": lambda a: a}
-
-
-def _fold(value, defs: dict, depth: int = 0):
-    """The int a value is when the code is generated (a constant, or integer
-    arithmetic on constants), else None."""
-    if isinstance(value, ir.Const):
-        return value.value if type(value.value) in (int, bool) else None
-    op = defs.get(id(value)) if isinstance(value, ir.Value) and depth < 50 else None
-    if op is None or op.prim not in _FOLDED or op.callee is not None:
-        return None
-    args = [_fold(a, defs, depth + 1) for a in op.args]
-    if any(type(a) is not int for a in args):
-        return None
-    return _FOLDED[op.prim](*args)
 
 
 def _makes_new(call: ast.Call) -> bool:
