@@ -329,3 +329,24 @@ def test_split_and_ix(body, shape):
     integer index arrays along their own axes (repeats add up)."""
     f = make_function(f"def f(x):\n    {body}\n")
     assert_gradients(f, [RNG.normal(size=shape)], [0])
+
+
+@pytest.mark.parametrize("expr", ["np.take(x, np.array([0, 2, 2]), axis=1)", "np.diagonal(x, 1)",
+                                  "np.pad(x, ((1, 0), (0, 2)))", "np.tensordot(x, x, 1)",
+                                  "np.take_along_axis(x, np.argsort(x, axis=1), axis=1)",
+                                  "special.expit(x) * special.erf(x)"])
+def test_forward_mode_of_linear_and_elementwise_rules(expr):
+    """jvp against a central difference along a random direction."""
+    special = pytest.importorskip("scipy.special")
+    f = make_function(f"def f(x):\n    return np.sum(np.sin({expr}))\n", env={"special": special})
+    x, v = RNG.normal(size=(3, 3)), RNG.normal(size=(3, 3))
+    value, tangent = s2s_ad.jvp(f)(x, dx=v)
+    h = 1e-6
+    assert np.isclose(value, f(x))
+    assert np.isclose(tangent, (f(x + h * v) - f(x - h * v)) / (2 * h), rtol=1e-6, atol=1e-8)
+
+
+def test_forward_mode_refuses_sort():
+    f = make_function("def f(x):\n    return np.sum(np.sort(x))\n")
+    with pytest.raises(SourceError, match="forward mode has no rule for np.sort"):
+        s2s_ad.jvp(f)(np.ones(3), dx=np.ones(3))
