@@ -189,7 +189,7 @@ class ArraySweep:
         as length-1 axes and are spread to its shape."""
         subscripts, missing = attrs["adjoints"][i]
         others = [copy.deepcopy(e) for k, e in enumerate(exprs) if k != i]
-        contrib = ast.Call(ast.Attribute(_name(self.np), "einsum", ast.Load()),
+        contrib = ast.Call(_name(self.helper("contract")),
                            [ast.Constant(subscripts), g] + others, [])
         if missing:
             contrib = ast.Call(_name(self.helper("spread")),

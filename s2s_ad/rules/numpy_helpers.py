@@ -350,6 +350,15 @@ def pad_adjoint(g, x, pad_width):
     widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (nd, 2))
     return g[tuple(slice(int(b), int(b) + n) for (b, _), n in zip(widths, np.shape(x)))]
 ''',
+    "contract": '''
+def contract(subscripts, *operands):
+    """np.einsum(subscripts, *operands); with more than 4,096 elements in all,
+    optimize=True, which hands the contraction to BLAS where it can (several
+    times faster: a batched matrix product), at the price of a path search
+    of tens of microseconds that small operands are spared."""
+    size = sum(a.size if type(a) is np.ndarray else np.size(a) for a in operands)
+    return np.einsum(subscripts, *operands, optimize=size > 4096)
+''',
     "cross_product": '''
 def cross_product(a, b):
     """np.cross(a, b); for two float 3-vectors from their components (np.cross
