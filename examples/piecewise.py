@@ -1,7 +1,8 @@
 """A piecewise function: quadratic, then sine, then linear, chosen by `if`.
 
 Only the branch the inputs take contributes to the gradient; `s2s-ad check`
-decides the comparisons at its sample point and says which branch it proved.
+decides the comparisons at its sample point and at random points, and proves
+the gradient on each of the three paths it finds.
 
     s2s-ad grad examples/piecewise.py:piecewise
     s2s-ad check examples/piecewise.py:piecewise --at x=0.5,a=2.0

@@ -4,8 +4,8 @@
                                                        print or write the gradient module
     s2s-ad jvp   TARGET [--wrt a,x] [--length xs=N] [--array x] [-o FILE]
                                                        print or write the forward-mode module
-    s2s-ad check TARGET [--wrt a,x] [--args n=5] [--at x=0.3] [--mode forward]
-                                                       prove it against sympy
+    s2s-ad check TARGET [--wrt a,x] [--args n=5] [--at x=0.3] [--explore 16] [--mode forward]
+                        [--order 2]                    prove it against sympy, path by path
                         [--shape W=3x4,x=4]            NumPy code: check against finite differences
     s2s-ad ir    TARGET                                    print the SSA graph
     s2s-ad graph TARGET [--backward] [--wrt a,x] [--output K] [--length xs=N] [-o out.png]
@@ -112,6 +112,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="concrete values for parameters that stay numbers (e.g. n=5)")
     c.add_argument("--at", action="append", metavar="NAME=VALUE",
                    help="sample point that decides comparisons (default 0.5, 0.7, ...)")
+    c.add_argument("--explore", type=int, default=16, metavar="N",
+                   help="random points that also decide comparisons; each distinct path "
+                        "found is proved on its own (default 16; 0: the sample point only)")
     c.add_argument("--points", type=int, default=8, help="points for the numeric fallback")
     c.add_argument("--timeout", type=float, default=20.0, metavar="SECONDS",
                    help="wall-clock budget of the whole check; symbolic work gets half, "
@@ -120,6 +123,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="for a function returning a tuple or list: the item to check")
     c.add_argument("--length", action="append", metavar="NAME=N",
                    help="length of a list parameter (e.g. xs=3)")
+    c.add_argument("--order", type=int, choices=(1, 2), default=1,
+                   help="1: the gradient (default); 2: second derivatives (the Hessian of "
+                        "s2s_ad.hvp, forward over reverse) against sympy.diff")
     c.add_argument("--mode", choices=("reverse", "forward"), default="reverse",
                    help="check the gradient (reverse, the default) or the forward-mode module")
     c.add_argument("--shape", action="append", metavar="NAME=SHAPE",
@@ -191,7 +197,8 @@ def main(argv: list[str] | None = None) -> int:
                             timeout=args.timeout or None,
                             output=args.output,
                             lengths=_assignments(args.length, "--length") or None,
-                            shapes=_shapes(args.shape), mode=args.mode)
+                            shapes=_shapes(args.shape), mode=args.mode,
+                            explore=args.explore, order=args.order)
             print(verdict)
             return {"proved": 0, "agrees": 0, "mismatch": 1}.get(verdict.status, 2)
         if args.command == "ir":

@@ -224,7 +224,7 @@ def statement_text(node: ast.stmt) -> str:
     """``dx, dx_1 = h_bwd(t, dt)`` / ``dx += dx_1`` as the generated code writes them."""
     if isinstance(node, ast.AugAssign):
         return f"{ast.unparse(node.target)} += {ast.unparse(node.value)}"
-    if isinstance(node, ast.Expr):  # np.add.at(dx, idx, g): NumPy's scatter
+    if isinstance(node, ast.Expr):  # add_at(dx, idx, g): a scatter into dx
         return ast.unparse(node.value)
     target = node.targets[0]
     if isinstance(target, ast.Tuple):
@@ -313,7 +313,7 @@ def _assignment(node: ast.stmt) -> tuple[list[str], bool, ast.expr | None]:
     if isinstance(node, ast.AugAssign):
         base = node.target.value if isinstance(node.target, ast.Subscript) else node.target
         return [base.id], True, node.value
-    if isinstance(node, ast.Expr):  # np.add.at(dx, idx, g): adds g into dx
+    if isinstance(node, ast.Expr):  # add_at(dx, idx, g): adds g into dx
         call = node.value
         return [call.args[0].id], True, call
     target = node.targets[0]

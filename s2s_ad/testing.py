@@ -42,19 +42,21 @@ comparison that covers user rules."""
 def assert_gradient(fn, *, wrt=None, at: dict | None = None, shapes: dict | None = None,
                     args: dict | None = None, output: int | None = None,
                     lengths: dict | None = None, points: int = 8, seed: int = 0,
-                    timeout: float | None = verify.TIMEOUT, proof: bool = False) -> Verdict:
+                    timeout: float | None = verify.TIMEOUT, explore: int = verify.EXPLORE,
+                    proof: bool = False) -> Verdict:
     """Fail (``AssertionError``) unless s2s-ad's gradient of ``fn`` is right.
 
     Parameters
     ----------
     fn : function
         The function whose generated gradient is checked.
-    wrt, at, shapes, args, output, lengths, points, seed, timeout
+    wrt, at, shapes, args, output, lengths, points, seed, timeout, explore
         As for :func:`s2s_ad.check`: the parameters to check (default all),
         the sample point deciding comparisons (``{"x": 0.5}``), the shapes of
         a NumPy function's arrays (``{"W": (3, 4)}``), parameters that stay
         numbers (``{"n": 5}``), the returned item, list lengths, the numeric
-        fallback's points and seed, the time budget.
+        fallback's points and seed, the time budget, the random points whose
+        paths are proved too.
     proof : bool
         Require a symbolic proof: a gradient that only agrees numerically
         (sympy could not decide, NumPy code, a numeric fallback) fails too.
@@ -73,7 +75,7 @@ def assert_gradient(fn, *, wrt=None, at: dict | None = None, shapes: dict | None
     """
     __tracebackhide__ = True  # pytest: show the failing test, not this frame
     verdict = verify.check(fn, wrt, args=args, at=at, points=points, seed=seed, output=output,
-                           lengths=lengths, shapes=shapes, timeout=timeout)
+                           lengths=lengths, shapes=shapes, timeout=timeout, explore=explore)
     accepted = ("proved",) if proof else ("proved", "agrees")
     problems = [_describe(verdict.function, r) for r in verdict.results
                 if r.status not in accepted]

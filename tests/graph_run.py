@@ -35,6 +35,7 @@ import ast
 import copy
 import inspect
 import math
+import re
 import sys
 
 import numpy as np
@@ -81,7 +82,7 @@ def forward_state(fn, args: list, wrt, lengths: dict | None, *, keywords: dict |
 class Element:
     """Changes to single elements of a list's or array's adjoint, in order:
     ``("add", index, value)`` for ``dcs[k] += ds``, ``("set", index, value)``
-    for ``dy[i] = 0.0``, ``("at", index, value)`` for ``np.add.at(dx, idx, g)``. Adds to 0 and to other element changes (after them);
+    for ``dy[i] = 0.0``, ``("at", index, value)`` for ``add_at(dx, idx, g)`` (``np.add.at``). Adds to 0 and to other element changes (after them);
     into a whole list or array, it applies to a copy. Never added to a whole
     nonzero number: that would mix an element update with a scalar adjoint."""
 
@@ -247,12 +248,12 @@ def run_reverse(g: graph.Graph, state: dict, names: dict) -> dict[str, object]:
                 last = body[-1]
                 target = last.target if isinstance(last, ast.AugAssign) else \
                     last.value.args[0] if isinstance(last, ast.Expr) else last.targets[0]
-                # (``np.add.at(dx, idx, g)`` adds into its first argument)
+                # (``add_at(dx, idx, g)`` adds into its first argument)
                 out[n.id] = env[(target.value if isinstance(target, ast.Subscript)
                                  else target).id]
             elif isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) \
-                    and ast.unparse(st.value.func) == "np.add.at":
-                # ``np.add.at(dx, idx, g)``: adds g into the elements idx picks
+                    and re.fullmatch(r"add_at(_\d+)?", ast.unparse(st.value.func)):
+                # ``add_at(dx, idx, g)`` (np.add.at): adds g into the elements idx picks
                 index, g_ = (eval(ast.unparse(a), env) for a in st.value.args[1:])
                 out[n.id] = Element([("at", index, g_)])
             elif isinstance(st, ast.Expr):

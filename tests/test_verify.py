@@ -29,16 +29,19 @@ def test_catches_a_wrong_rule(wrong_cos):
 
 
 def test_catches_a_wrong_rule_numerically_too(wrong_cos, monkeypatch):
-    # With simplify disabled, the numeric fallback alone must still refute it.
-    from s2s_ad import verify
-    monkeypatch.setattr(verify, "SIMPLIFY_LIMIT", -1)
+    # With the exact steps and simplify disabled, the numeric fallback alone
+    # must still refute it.
+    from s2s_ad import verify_proof
+    monkeypatch.setattr(verify_proof, "EXACT", False)
+    monkeypatch.setattr(verify_proof, "SIMPLIFY_LIMIT", -1)
     verdict = s2s_ad.check(corpus_scalar.trig_mix)
     assert verdict.status == "mismatch"
 
 
 def test_numeric_fallback_says_so(monkeypatch):
-    from s2s_ad import verify
-    monkeypatch.setattr(verify, "SIMPLIFY_LIMIT", -1)
+    from s2s_ad import verify_proof
+    monkeypatch.setattr(verify_proof, "EXACT", False)
+    monkeypatch.setattr(verify_proof, "SIMPLIFY_LIMIT", -1)
     verdict = s2s_ad.check(corpus_scalar.rosenbrock2)
     assert verdict.status == "agrees"
     assert "agrees numerically at 8 random points" in str(verdict)

@@ -73,7 +73,7 @@ def _rw(s) -> tuple[set[str], set[str]]:
     for x in name_nodes(node):
         (writes if isinstance(x.ctx, ast.Store) else reads).add(x.id)
     # Writes into an array in place (``dy[i] += g``, ``dy[i] = 0.0``,
-    # ``np.add.at(dy, i, g)``) change ``dy`` though its name is only loaded.
+    # ``add_at(dy, i, g)``) change ``dy`` though its name is only loaded.
     targets: list = []
     if isinstance(node, ast.AugAssign):
         targets = [node.target]

@@ -361,7 +361,7 @@ def reverse_read(sweep, op: ir.Op, g: ast.expr) -> Stmt:
         node = ast.AugAssign(ast.Subscript(ast.Name(target, ast.Load()), idx, ast.Store()),
                              ast.Add(), g)
     else:
-        node = ast.Expr(_call(f"{sweep.modules['numpy']}.add.at",
+        node = ast.Expr(_call(sweep.arrays.helper("add_at"),
                               [ast.Name(target, ast.Load()), _as_value(idx), g]))
     return Stmt(node, reverse_comment(op, 0, op.args[0], "scatter, in place"), op, 0,
                 "scatter", target)

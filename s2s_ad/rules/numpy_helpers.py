@@ -302,13 +302,13 @@ def take_adjoint(g, x, index, axis):
     out = np.zeros(np.shape(x), dtype=np.result_type(x, g))
     if axis is None:
         flat = np.ravel(out)
-        np.add.at(flat, np.ravel(index), np.ravel(g))
+        add_at(flat, np.ravel(index), np.ravel(g))
         return np.reshape(flat, np.shape(x))
     axis = axis % np.ndim(x)
     moved = np.moveaxis(out, axis, 0)
     gm = np.moveaxis(np.reshape(g, np.shape(x)[:axis] + np.shape(index) + np.shape(x)[axis + 1:]),
                      tuple(range(axis, axis + np.ndim(index))), tuple(range(np.ndim(index))))
-    np.add.at(moved, index, gm)
+    add_at(moved, index, gm)
     return out
 ''',
     "take_along_axis_adjoint": '''
@@ -318,14 +318,14 @@ def take_along_axis_adjoint(g, x, index, axis):
     out = np.zeros(np.shape(x), dtype=np.result_type(x, g))
     if axis is None:
         flat = np.ravel(out)
-        np.add.at(flat, index, g)
+        add_at(flat, index, g)
         return np.reshape(flat, np.shape(x))
     shape = np.shape(g)
     axis = axis % len(shape)
     grid = list(np.ix_(*[np.arange(n) if np.shape(x)[k] == n else np.zeros(n, dtype=int)
                          for k, n in enumerate(shape)]))
     grid[axis] = np.broadcast_to(index, shape)
-    np.add.at(out, tuple(grid), g)
+    add_at(out, tuple(grid), g)
     return out
 ''',
     "diagonal_adjoint": '''
@@ -389,8 +389,27 @@ def scatter(g, x, index):
            for i in items):
         out[index] = g
     else:
-        np.add.at(out, index, g)
+        add_at(out, index, g)
     return out
+''',
+    "add_at": '''
+def add_at(y, index, g):
+    """y[index] += g in place, repeated indices adding up (np.add.at). An array
+    type without np.add.at (a Dask array) takes y[index] += g where the index
+    cannot repeat an element: integers and slices only."""
+    if type(y) is np.ndarray:
+        np.add.at(y, index, g)
+        return
+    parts = []
+    for p in index if type(index) is tuple else (index,):
+        if type(p) is not slice and p is not None and p is not Ellipsis:
+            if np.ndim(p) != 0:
+                raise TypeError(f"adding into {type(y).__name__} at an integer array index "
+                                "(that may repeat an element) needs np.add.at, which it "
+                                "does not have")
+            p = int(p)  # a 0-d array of the same library (Dask's): a plain index
+        parts.append(p)
+    y[tuple(parts)] += g
 ''',
     "astype_like": '''
 def astype_like(g, x):

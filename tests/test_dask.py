@@ -1,0 +1,124 @@
+"""Generated NumPy gradients run on Dask arrays.
+
+The generated code calls NumPy's functions (``np.sum(x)``, not ``x.sum()`` on
+an assumed ndarray), which dispatch to Dask through ``__array_function__`` and
+``__array_ufunc__``. Each function here is differentiated once; its gradient
+runs on NumPy arrays and on Dask arrays (chunked, so that every operation
+crosses chunks), and the two must agree (1e-9) — the NumPy gradient is itself
+checked against central differences by the tests of each rule and example.
+
+Where the function itself does not run on Dask (a NumPy feature Dask lacks:
+``np.repeat`` without an axis, ``np.linalg.inv`` of a matrix split in chunks
+that are not square), there is nothing to compare and the case is skipped.
+Dask is optional (``pip install 's2s-ad[dask]'``; the test extra installs it).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from array_oracle import fd_gradient, make_function
+from metamorphic_src import PROGRAMS
+
+da = pytest.importorskip("dask.array")
+
+import test_numpy_rules_table as table  # noqa: E402
+
+KNOWN = {
+    "np.linalg.det(x):baa": "the adjoint of a stack of determinants needs np.linalg.inv of a "
+                            "stack, which Dask does not have (its det of a stack runs)",
+}
+
+
+def chunked(a):
+    return da.from_array(a, chunks=2) if isinstance(a, np.ndarray) else a
+
+
+def computed(x):
+    return [computed(v) for v in x] if isinstance(x, (list, tuple)) else np.asarray(x)
+
+
+def compare_on_dask(f, args: list, wrt: list[int]):
+    dargs = [chunked(a) for a in args]
+    with warnings.catch_warnings():
+        # Dask warns that np.size and np.shape compute through NumPy: they do, correctly
+        warnings.simplefilter("ignore", FutureWarning)
+        try:
+            value = f(*dargs)
+            np.asarray(value)
+        except (NotImplementedError, ValueError, AttributeError, TypeError) as e:
+            pytest.skip(f"the function itself does not run on Dask: {type(e).__name__}: {e}")
+        df = s2s_ad.grad(f, wrt=tuple(wrt))
+        want = df(*args)
+        got = df(*dargs)
+        want = want if isinstance(want, tuple) else (want,)
+        got = got if isinstance(got, tuple) else (got,)
+        if isinstance(value, da.Array):  # (Dask computes what it lacks, np.cross, with NumPy)
+            assert all(isinstance(g, da.Array) for g, a in zip(got, [dargs[i] for i in wrt])
+                       if isinstance(a, da.Array)), \
+                "the gradient of a Dask array is a Dask array where the function stays in Dask"
+        for g, w in zip(computed(got), want):
+            np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)
+
+
+RULES = [pytest.param(prim, expr, spec, id=f"{expr}:{spec}",
+                      marks=[pytest.mark.xfail(strict=True, reason=KNOWN[f"{expr}:{spec}"])]
+                      if f"{expr}:{spec}" in KNOWN else [])
+         for prim, expr, spec in table.ALL]
+
+
+@pytest.mark.parametrize("prim, expr, spec", RULES)
+def test_every_numpy_rule_runs_on_dask(prim, expr, spec):
+    shapes = table._shapes(spec)
+    args = table._args(prim, shapes)
+    compare_on_dask(table._function(expr, len(shapes)), args, list(range(len(shapes))))
+
+
+def _examples():
+    from examples import mlp, softmax_xent, tied_weights
+    rng = np.random.default_rng(5)
+    return [
+        ("mlp", mlp.mlp_loss, [rng.normal(size=(4, 5)), rng.normal(size=5),
+                               rng.normal(size=(5, 2)), rng.normal(size=2),
+                               rng.normal(size=(6, 4)), rng.normal(size=(6, 2))], [0, 1, 2, 3]),
+        ("softmax_xent", softmax_xent.softmax_xent,
+         [rng.normal(size=(4, 3)), rng.normal(size=(6, 4)), np.eye(3)[[0, 2, 1, 1, 0, 2]]], [0]),
+        ("tied_weights", tied_weights.tied,
+         [rng.normal(size=(3, 4)), rng.normal(size=4), rng.normal(size=4)], [0]),
+    ]
+
+
+@pytest.mark.parametrize("index", range(3), ids=["mlp", "softmax_xent", "tied_weights"])
+def test_numpy_examples_run_on_dask(index):
+    name, f, args, wrt = _examples()[index]
+    for i in wrt:  # the NumPy gradient this compares with is right
+        got = s2s_ad.grad(f, wrt=i)(*args)
+        np.testing.assert_allclose(got, fd_gradient(f, args, i), rtol=1e-5, atol=1e-7)
+    compare_on_dask(f, args, wrt)
+
+
+ARRAY_PROGRAMS = sorted(n for n, (_, points, _) in PROGRAMS.items()
+                        if any(isinstance(a, np.ndarray) for a in points[0]))
+
+
+@pytest.mark.parametrize("name", ARRAY_PROGRAMS)
+def test_array_programs_with_control_flow_run_on_dask(name):
+    source, points, wrt = PROGRAMS[name]
+    f = make_function(source)
+    for point in points:
+        compare_on_dask(f, list(point), wrt)
+
+
+def test_a_repeating_integer_array_index_is_refused_on_dask_not_summed_wrong():
+    # x[idx] with idx = [0, 0, 2] reads x[0] twice: its adjoint is the sum of two
+    # contributions, which y[idx] += g would overwrite; Dask has no np.add.at
+    f = make_function("def f(x, idx):\n    return np.sum(x[idx] ** 2)\n")
+    x, idx = np.array([0.5, -1.0, 2.0]), np.array([0, 0, 2])
+    df = s2s_ad.grad(f, wrt="x")
+    np.testing.assert_allclose(df(x, idx), fd_gradient(f, [x, idx], 0), rtol=1e-6)
+    with pytest.raises(TypeError, match="needs np.add.at"):
+        np.asarray(df(chunked(x), idx))
