@@ -298,28 +298,28 @@ def sort_adjoint(g, x, axis):
     "take_adjoint": '''
 def take_adjoint(g, x, index, axis):
     """The adjoint of np.take(x, index, axis): g added back at the indices
-    (repeated indices add up; over the flattened array when axis is None)."""
-    out = np.zeros(np.shape(x), dtype=np.result_type(x, g))
+    (repeated indices add up; over the flattened array when axis is None).
+    The zeros are made like x (a Dask x gives Dask zeros) and added into
+    where they are returned from, never through a view."""
+    dtype = np.result_type(x, g)
     if axis is None:
-        flat = np.ravel(out)
+        flat = np.zeros_like(np.ravel(x), dtype=dtype)
         add_at(flat, np.ravel(index), np.ravel(g))
         return np.reshape(flat, np.shape(x))
-    axis = axis % np.ndim(x)
-    moved = np.moveaxis(out, axis, 0)
-    gm = np.moveaxis(np.reshape(g, np.shape(x)[:axis] + np.shape(index) + np.shape(x)[axis + 1:]),
-                     tuple(range(axis, axis + np.ndim(index))), tuple(range(np.ndim(index))))
+    shape = np.shape(x)
+    axis = axis % len(shape)
+    moved = np.zeros_like(np.moveaxis(x, axis, 0), dtype=dtype)
+    lead = tuple(range(axis, axis + np.ndim(index)))
+    gm = np.moveaxis(np.reshape(g, shape[:axis] + np.shape(index) + shape[axis + 1:]),
+                     lead, tuple(range(np.ndim(index))))
     add_at(moved, index, gm)
-    return out
+    return np.moveaxis(moved, 0, axis)
 ''',
     "take_along_axis_adjoint": '''
 def take_along_axis_adjoint(g, x, index, axis):
     """The adjoint of np.take_along_axis(x, index, axis): g added back where
     each element was taken from (repeats add up)."""
-    out = np.zeros(np.shape(x), dtype=np.result_type(x, g))
-    if axis is None:
-        flat = np.ravel(out)
-        add_at(flat, index, g)
-        return np.reshape(flat, np.shape(x))
+    out = np.zeros_like(x, dtype=np.result_type(x, g))
     shape = np.shape(g)
     axis = axis % len(shape)
     grid = list(np.ix_(*[np.arange(n) if np.shape(x)[k] == n else np.zeros(n, dtype=int)
@@ -331,16 +331,17 @@ def take_along_axis_adjoint(g, x, index, axis):
     "diagonal_adjoint": '''
 def diagonal_adjoint(g, x, offset, axis1, axis2):
     """The adjoint of np.diagonal(x, offset, axis1, axis2): g (whose last
-    axis runs along the diagonal) placed back on that diagonal."""
+    axis runs along the diagonal) placed back on that diagonal, as a product
+    with a constant array of ones at (row, column, position along the
+    diagonal): no writes, so any array type that has np.tensordot serves."""
     shape = np.shape(x)
     nd = len(shape)
     a1, a2 = axis1 % nd, axis2 % nd
-    rest = [k for k in range(nd) if k not in (a1, a2)]
-    out = np.zeros(tuple(shape[k] for k in rest) + (shape[a1], shape[a2]),
-                   dtype=np.result_type(x, g))
     length = np.shape(g)[-1]
     rows = np.arange(length) + max(-offset, 0)
-    out[..., rows, rows + offset] = g
+    place = np.zeros((shape[a1], shape[a2], length), dtype=np.result_type(x, g))
+    place[rows, rows + offset, np.arange(length)] = 1.0
+    out = np.tensordot(g, place, axes=([np.ndim(g) - 1], [2]))  # (Dask: no negative axes)
     return np.moveaxis(out, (-2, -1), (a1, a2))
 ''',
     "pad_adjoint": '''
