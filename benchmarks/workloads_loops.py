@@ -1,7 +1,9 @@
 """Loop workloads: Horner's rule over 100 coefficients (through
 ``s2s_ad.grad`` as a user calls it, on a list of any length, and generated
 for length 100), a 200-step recurrence and a 1,000-step trajectory appended
-to a list then summed, each with a hand-written reverse-mode gradient, and
+to a list then summed (the trip count a constant, and a parameter ``n``: a
+list grown at run time either way), each with a hand-written reverse-mode
+gradient, and
 HIPS autograd (a tracing AD tool) as a contender when it is installed."""
 
 import math
@@ -86,6 +88,35 @@ def trajectory_hand(x0, v0, k):
     return dx, dv, dk
 
 
+def trajectory_n(x0, v0, k, n):
+    xs = []
+    x, v = x0, v0
+    for i in range(n):
+        v = v - 0.01 * k * math.sin(x)
+        x = x + 0.01 * v
+        xs.append(x)
+    return sum(xs)
+
+
+def trajectory_n_hand(x0, v0, k, n):
+    old = [0.0] * n
+    xs = []
+    x, v = x0, v0
+    for i in range(n):
+        old[i] = x
+        v = v - 0.01 * k * math.sin(x)
+        x = x + 0.01 * v
+        xs.append(x)
+    dx, dv, dk = 0.0, 0.0, 0.0
+    for i in range(n - 1, -1, -1):
+        dx += 1.0
+        dv += 0.01 * dx
+        xo = old[i]
+        dk -= 0.01 * math.sin(xo) * dv
+        dx -= 0.01 * k * math.cos(xo) * dv
+    return dx, dv, dk
+
+
 COEFFS = [math.sin(0.1 * k) for k in range(100)]
 HORNER_ARGS = (COEFFS, 0.97)
 REC_ARGS = (0.3, 1.7, 200)
@@ -122,6 +153,8 @@ WORKLOADS = [
              lengths={"c": 100}),
     Workload("trajectory, 1,000 appends, sum", trajectory, trajectory_hand, (0.3, 0.1, 2.0),
              wrt=(0, 1, 2)),
+    Workload("trajectory, n=1,000 appends, sum", trajectory_n, trajectory_n_hand,
+             (0.3, 0.1, 2.0, STEPS), wrt=(0, 1, 2)),
     Workload("recurrence, 200 steps", recurrence, recurrence_hand, REC_ARGS, wrt=(0, 1),
              others=recurrence_others),
 ]

@@ -15,18 +15,19 @@ from s2s_ad import graph, graph_backward
 from s2s_ad.cache import (CacheInfo, array_arguments, cache_info, clear_cache, entry,
                           fingerprint, generated, positional_names, shapes)
 from s2s_ad.explain import explain_text
+from s2s_ad.frontend.checkpoint import checkpoint
 from s2s_ad.pipeline import (OutputError, Wrt, WrtError, choose_output, gradient_code,
                              gradient_module, gradient_source, jvp_module, jvp_program, jvp_source, lower, program,
                              resolve_wrt, vjp_source)
 
-__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jvp_source", "jvp_module", "jvp_program", "hvp", "hessian", "source_of", "graph_dot", "explain",
+__all__ = ["checkpoint", "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jvp_source", "jvp_module", "jvp_program", "hvp", "hessian", "source_of", "graph_dot", "explain",
            "gradient_source", "gradient_module", "vjp_source", "lower", "program", "resolve_wrt",
            "choose_output", "gradient_code", "cache_info", "clear_cache", "CacheInfo",
            "fingerprint", "Wrt", "WrtError", "OutputError"]
 
 
 def grad(fn: Callable, wrt: Wrt = 0, *, output: int | None = None,
-         lengths: dict | None = None) -> Callable:
+         lengths: dict | None = None, checkpoint=None) -> Callable:
     """Return a function that computes the gradient of ``fn``.
 
     The gradient is generated as Python source (see :func:`source_of`),
@@ -53,6 +54,14 @@ def grad(fn: Callable, wrt: Wrt = 0, *, output: int | None = None,
         function generates code for the lengths of the lists it is called
         with (once per shape, cached). The gradient of such a parameter is a
         list (tuple) of the same length.
+    checkpoint : bool, int or None, optional
+        Trade recomputation for memory in loops (``docs/checkpointing.md``):
+        ``True`` checkpoints every loop inside no other loop with 100
+        snapshots, a number ``K`` with ``K`` snapshots (a ``for`` loop over
+        ``range`` keeps at most ``K`` copies of its carried values and tapes one
+        iteration at a time, binomial schedule; a ``while`` loop keeps about
+        √n). ``None`` (default) checkpoints only the loops marked
+        ``# s2s-ad: checkpoint``; ``False`` none, marks or not.
 
     Returns
     -------
@@ -89,11 +98,11 @@ def grad(fn: Callable, wrt: Wrt = 0, *, output: int | None = None,
     >>> df(2.0, 0.0)                   # doctest: +SKIP
     (0.0, 2.0)
     """
-    return entry(fn, wrt, "grad", output, lengths)
+    return entry(fn, wrt, "grad", output, lengths, checkpoint)
 
 
 def value_and_grad(fn: Callable, wrt: Wrt = 0, *, output: int | None = None,
-                   lengths: dict | None = None) -> Callable:
+                   lengths: dict | None = None, checkpoint=None) -> Callable:
     """Return a function that computes both ``fn``'s value and its gradient.
 
     Like :func:`grad`; the value comes from the same forward pass the
@@ -111,6 +120,8 @@ def value_and_grad(fn: Callable, wrt: Wrt = 0, *, output: int | None = None,
         ``fn`` returns.
     lengths : dict, optional
         As for :func:`grad`.
+    checkpoint : bool, int or None, optional
+        As for :func:`grad`.
 
     Returns
     -------
@@ -125,7 +136,7 @@ def value_and_grad(fn: Callable, wrt: Wrt = 0, *, output: int | None = None,
     >>> value_and_grad(f)(3.0)     # doctest: +SKIP
     (9.0, 6.0)
     """
-    return entry(fn, wrt, "value_and_grad", output, lengths)
+    return entry(fn, wrt, "value_and_grad", output, lengths, checkpoint)
 
 
 def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
@@ -419,7 +430,9 @@ def hvp(fn: Callable, wrt: Wrt = 0) -> Callable:
     (4.0, 2.0)
     """
     one = wrt is not None and not isinstance(wrt, (list, tuple))
-    gradient = grad(fn, wrt if one else tuple(wrt) if wrt is not None else None)
+    # (the taped gradient: checkpointing changes what is kept, not the derivatives)
+    gradient = grad(fn, wrt if one else tuple(wrt) if wrt is not None else None,
+                    checkpoint=False)
     raw = getattr(gradient, "__wrapped__", gradient)
     params = [n for n, p in inspect.signature(raw).parameters.items()
               if p.kind is not inspect.Parameter.KEYWORD_ONLY]

@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Hashable
 from typing import Callable, NamedTuple
 
-from s2s_ad.frontend import lowering as frontend, numpy as frontend_numpy, source, structures
+from s2s_ad.frontend import lowering as frontend, numpy as frontend_numpy, pytrees, source, structures
 from s2s_ad.emit import module as emit, loader
 from s2s_ad.pipeline import Wrt, jvp_program, program
 from s2s_ad.rules import user as user_rules
@@ -56,9 +56,10 @@ def clear_cache() -> None:
 
 
 def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
-              lengths: dict | None = None, arrays: frozenset = frozenset()) -> Callable:
+              lengths: dict | None = None, arrays: frozenset = frozenset(),
+              checkpoint=None) -> Callable:
     key = (fingerprint(fn), _wrt_key(wrt), kind, _wrt_key(output), _lengths_key(lengths),
-           tuple(sorted(arrays)))
+           tuple(sorted(arrays)), _wrt_key(checkpoint))
     hit = _cache.get(key)
     if hit is not None:
         _stats["hits"] += 1
@@ -69,7 +70,8 @@ def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
         functions, src, graph = jvp_program(fn, wrt, lengths=lengths, arrays=arrays)
     else:
         functions, src, graph = program(fn, wrt, with_value=with_value, pair=kind == "pair",
-                                        output=output, lengths=lengths, arrays=arrays)
+                                        output=output, lengths=lengths, arrays=arrays,
+                                        checkpoint=checkpoint)
     text = emit.module(functions, src.file)
     if kind == "pair":
         module = loader.load(text, fn.__name__ + "_vjp")
@@ -85,15 +87,15 @@ def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
         runtime = [p.value.var for p in graph.main.params
                    if p.value.kind in ("list", "tuple") and p.items is None]
         if runtime:
-            compiled = _any_length(fn, wrt, kind, output, compiled, runtime)
+            compiled = _any_length(fn, wrt, kind, output, compiled, runtime, checkpoint)
         elif len(taken) < len(graph.main.params):
-            compiled = _by_kind(fn, wrt, kind, output, lengths, compiled, taken)
+            compiled = _by_kind(fn, wrt, kind, output, lengths, compiled, taken, checkpoint)
     _cache[key] = compiled
     return compiled
 
 
 def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Callable,
-             taken: frozenset) -> Callable:
+             taken: frozenset, checkpoint=None) -> Callable:
     """``compiled`` (generated for the parameters ``taken`` as arrays), run
     as it is while no other parameter receives an array; a call passing an
     array elsewhere gets (once per kind signature, cached) the code generated
@@ -118,7 +120,7 @@ def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Calla
             return compiled(*args, **kwargs)
         code = specialised.get(arrays)
         if code is None:
-            code = generated(fn, wrt, kind, output, lengths, arrays | taken)
+            code = generated(fn, wrt, kind, output, lengths, arrays | taken, checkpoint)
             # (its own dispatch would find these very arrays: skip it)
             code = specialised[arrays] = getattr(code, "__wrapped__", code)
         return code(*args, **kwargs)
@@ -128,7 +130,7 @@ def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Calla
 
 
 def _any_length(fn: Callable, wrt: Wrt, kind: str, output, compiled: Callable,
-                lists: list[str]) -> Callable:
+                lists: list[str], checkpoint=None) -> Callable:
     """``compiled`` (generated for the parameters ``lists`` as lists of any
     length, the others as numbers), run as it is on a call passing numbers
     and lists of numbers; any other call (a tuple, an array, a keyword
@@ -137,38 +139,42 @@ def _any_length(fn: Callable, wrt: Wrt, kind: str, output, compiled: Callable,
 
     Whether a list holds only numbers is judged by the class of its sum
     (``sum`` runs in C, about 10 ns an item; an array anywhere in it makes the
-    sum an array): a list holding an array goes to the per-length code, which
-    refuses it, located."""
+    sum an array): a list holding an array goes to the per-length code (array
+    items), anything else is refused there, located.
+
+    The check is one pass over the arguments against what each position
+    takes, precomputed (a list, or a number), so a call adds about a
+    microsecond and the ``sum`` of each list."""
     names = positional_names(fn)[0]
     positions = frozenset(names.index(n) for n in lists if n in names)
+    takes_list = tuple(i in positions for i in range(len(names)))
     error = TypeError(f"{fn.__name__}: parameter(s) {', '.join(map(repr, lists))} take a list")
-    fallback = _by_shape(fn, wrt, kind, output, error)
+    fallback = _by_shape(fn, wrt, kind, output, error, checkpoint)
+    numbers = _NUMBERS
 
     def call(*args, **kwargs):
-        for i, a in enumerate(args):
-            cls = a.__class__
-            if cls is list:
-                if i not in positions or not _numbers_only(a):
+        plain = len(args) <= len(takes_list)
+        try:
+            for a, is_list in zip(args, takes_list):
+                if is_list:
+                    if a.__class__ is not list or sum(a).__class__ not in numbers:
+                        plain = False
+                        break
+                elif a.__class__ not in numbers:
+                    plain = False
                     break
-            elif cls not in _NUMBERS or i in positions:
-                break
-        else:
+        except TypeError:  # an item that does not add (a string, None)
+            plain = False
+        if kwargs:
             for v in kwargs.values():  # the seed, numbers by name
-                if v.__class__ not in _NUMBERS:
-                    break
-            else:
-                return compiled(*args, **kwargs)
+                if v.__class__ not in numbers:
+                    plain = False
+        if plain:
+            return compiled(*args, **kwargs)
         return fallback(*args, **kwargs)
 
     functools.update_wrapper(call, compiled)
     return call
-
-
-def _numbers_only(xs: list) -> bool:
-    try:
-        return sum(xs).__class__ in _NUMBERS
-    except TypeError:  # an item that does not add (a string, None)
-        return False
 
 
 def positional_names(fn: Callable) -> tuple[tuple[str, ...], frozenset]:
@@ -192,8 +198,21 @@ def array_arguments(names: tuple, args: tuple, kwargs: dict) -> frozenset:
     given = list(zip(order, args))
     if kwargs:
         given += [(n, a) for n, a in kwargs.items() if n in order]
-    return frozenset(n for n, a in given if type(a) not in _NUMBERS and _is_array(a)
-                     and not (n in declared and getattr(a, "ndim", None) == 0))
+    return frozenset(n for n, a in given if type(a) not in _NUMBERS and (
+        _is_array(a) and not (n in declared and getattr(a, "ndim", None) == 0)
+        or not _is_array(a) and _holds_array(a)))
+
+
+def _holds_array(value) -> bool:
+    """Does a structure argument hold an array? A list of numbers is
+    answered by its sum (in C), not item by item."""
+    if type(value) in (list, tuple):
+        try:
+            if sum(value).__class__ in _NUMBERS:
+                return False
+        except TypeError:  # items that do not add: tuples, dicts, objects
+            pass
+    return pytrees.holds_array(value)
 
 
 def _is_array(value) -> bool:
@@ -217,10 +236,13 @@ def shapes(fn: Callable, args: tuple, kwargs: dict) -> dict:
         raise TypeError(f"{fn.__name__}: {exc}") from None
     out = {}
     for name, v in bound.arguments.items():
-        if isinstance(v, (list, tuple)):
-            if any(not isinstance(item, numbers.Number) for item in v):
-                _refuse_items(fn, name, v)
+        if type(v) in (list, tuple) and all(isinstance(item, numbers.Number) for item in v):
             out[name] = ("list" if isinstance(v, list) else "tuple", len(v))
+        elif isinstance(v, (list, tuple, dict)) or pytrees.spec_of(v) not in (None, "leaf"):
+            spec = pytrees.spec_of(v)
+            if spec is None:
+                _refuse_items(fn, name, v)
+            out[name] = ("tree", spec)  # a structure of numbers and arrays (frontend/pytrees.py)
     return out
 
 
@@ -230,13 +252,16 @@ def _refuse_items(fn: Callable, name: str, value) -> None:
     src = source.locate(fn)
     node = next((a for a in ast.walk(src.tree.args) if isinstance(a, ast.arg) and a.arg == name),
                 src.tree)
-    what = next(type(item).__name__ for item in value if not isinstance(item, numbers.Number))
+    items = value.values() if isinstance(value, dict) else value
+    what = next((type(item).__name__ for item in items if pytrees.spec_of(item) is None),
+                "str" if isinstance(value, dict) else type(value).__name__)
     raise src.error(node, f"parameter {name!r} is given a {type(value).__name__} holding "
-                    f"an item of type {what}; a list or tuple parameter holds numbers: pass "
-                    "arrays as parameters of their own, or as one array (np.stack)")
+                    f"an item of type {what}; a structure parameter (list, tuple, dict with "
+                    "str keys, dataclass, NamedTuple) holds numbers, arrays and such "
+                    "structures only")
 
 
-def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error) -> Callable:
+def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error, checkpoint=None) -> Callable:
     """A function that generates (once per shape and kind signature, cached)
     the code for the lengths of the lists and the arrays it is called with,
     then runs it."""
@@ -254,7 +279,8 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error) -> Callable:
         key = (_lengths_key(lengths), arrays)
         compiled = seen.get(key)
         if compiled is None:
-            compiled = seen[key] = generated(fn, wrt, kind, output, lengths or None, arrays)
+            compiled = seen[key] = generated(fn, wrt, kind, output, lengths or None, arrays,
+                                             checkpoint)
         # source_of(call) shows the code of the shape used last.
         call.__s2s_ad_source__ = compiled.__s2s_ad_source__
         return compiled(*args, **kwargs)
@@ -269,19 +295,20 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error) -> Callable:
     return call
 
 
-def entry(fn, wrt, kind, output, lengths):
+def entry(fn, wrt, kind, output, lengths, checkpoint=None):
     if lengths is not None:
-        return generated(fn, wrt, kind, output, lengths)
+        return generated(fn, wrt, kind, output, lengths, checkpoint=checkpoint)
     # A function found to take lists gets its dispatcher cached, so asking
     # for its gradient again does not lower it again.
-    key = ("by shape", fingerprint(fn), _wrt_key(wrt), kind, _wrt_key(output))
+    key = ("by shape", fingerprint(fn), _wrt_key(wrt), kind, _wrt_key(output),
+           _wrt_key(checkpoint))
     if key in _cache:
         _stats["hits"] += 1
         return _cache[key]
     try:
-        return generated(fn, wrt, kind, output)
+        return generated(fn, wrt, kind, output, checkpoint=checkpoint)
     except structures.SequenceParameter as exc:
-        _cache[key] = _by_shape(fn, wrt, kind, output, exc)
+        _cache[key] = _by_shape(fn, wrt, kind, output, exc, checkpoint)
         return _cache[key]
 
 
@@ -346,6 +373,8 @@ def _source_text(code: types.CodeType) -> str | None:
 def _global(name: str, obj, fn, out: list, seen: set) -> None:
     if isinstance(obj, numbers.Number):
         out.append((name, obj))
+    elif isinstance(obj, (list, tuple)) and all(isinstance(v, numbers.Number) for v in obj):
+        out.append((name, type(obj).__name__, tuple(obj)))  # a constant list, read as numbers
     elif isinstance(obj, types.FunctionType):
         out.append(("calls", name))
         _fingerprint(obj, out, seen)

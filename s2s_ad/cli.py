@@ -1,6 +1,6 @@
 """The ``s2s-ad`` command.
 
-    s2s-ad grad  TARGET [--wrt a,x] [--value] [--output K] [--array x] [-o FILE]
+    s2s-ad grad  TARGET [--wrt a,x] [--value] [--output K] [--array x] [--checkpoint [--snapshots K]] [-o FILE]
                                                        print or write the gradient module
     s2s-ad jvp   TARGET [--wrt a,x] [--length xs=N] [--array x] [-o FILE]
                                                        print or write the forward-mode module
@@ -94,6 +94,11 @@ def _parser() -> argparse.ArgumentParser:
                    help="for a function returning a tuple or list: the item to differentiate")
     g.add_argument("--length", action="append", metavar="NAME=N",
                    help="length of a list parameter (e.g. xs=3); its gradient is a list")
+    g.add_argument("--checkpoint", action="store_true",
+                   help="checkpoint every loop inside no other loop: snapshots of its carried "
+                        "values instead of a tape of every iteration (docs/checkpointing.md)")
+    g.add_argument("--snapshots", type=int, metavar="K",
+                   help="with --checkpoint: at most K snapshots per loop (default 100)")
     _array_option(g)
 
     j = sub.add_parser("jvp", help="generate the forward-mode (Jacobian-vector product) module")
@@ -182,7 +187,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "grad":
             text, files = api.gradient_module(
                 fn, _wrt(args.wrt), with_value=args.value, output=args.output,
-                lengths=_assignments(args.length, "--length") or None, arrays=_arrays(args.array))
+                lengths=_assignments(args.length, "--length") or None, arrays=_arrays(args.array),
+                checkpoint=_checkpoint(args))
             _deliver(text, args.file, fn, loader.write, files)
             return 0
         if args.command == "jvp":
@@ -241,6 +247,18 @@ def main(argv: list[str] | None = None) -> int:
               "where)", file=sys.stderr)
         return 2
     return 2
+
+
+def _checkpoint(args):
+    """``checkpoint=`` from ``--checkpoint [--snapshots K]``."""
+    if args.snapshots is not None:
+        if not args.checkpoint:
+            raise S2SError("--snapshots K sets the budget of --checkpoint; add --checkpoint")
+        if args.snapshots < 1:
+            raise S2SError(f"--snapshots {args.snapshots}: a loop keeps at least 1 snapshot "
+                           "(the state it starts from)")
+        return args.snapshots
+    return True if args.checkpoint else None
 
 
 def _deliver(text: str, path: str | None, fn, write, sources: list[str] = ()) -> None:

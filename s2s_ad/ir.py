@@ -185,6 +185,11 @@ class For:
     seq: Value | None = None
     exit: bool = False
     trips: Value | None = None
+    checkpoint: int = 0
+    """Snapshots of the carried values the gradient may keep to recompute
+    the loop instead of taping every iteration (0: tape every iteration;
+    s2s_ad.reverse.checkpoint)."""
+    source_line: str = ""
 
     @property
     def regions(self) -> list[Region]:
@@ -213,6 +218,9 @@ class While:
     loc: Loc
     text: str = ""
     exit: bool = False
+    checkpoint: int = 0
+    """As for :class:`For` (a ``while`` keeps about √n snapshots whatever the budget)."""
+    source_line: str = ""
 
     @property
     def regions(self) -> list[Region]:
@@ -301,6 +309,11 @@ class Param:
     """For a parameter that receives a list or tuple (of a length given when
     lowering): one scalar value per item; ``value`` then stands for the
     whole sequence (kind ``"list"`` or ``"tuple"``)."""
+    tree: object = None
+    """For a parameter receiving a nested structure (kind ``"tree"``,
+    s2s_ad/frontend/pytrees.py): ``("leaf", value)``, ``("dict", ((key,
+    tree), ...))``, ``("list"|"tuple", (tree, ...))`` or ``("object", cls,
+    ((field, tree), ...))``; ``items`` are its leaves in that order."""
 
 
 @dataclass(eq=False)

@@ -13,6 +13,7 @@ import dataclasses
 import numbers
 from typing import Callable, Sequence, Union
 
+from s2s_ad.frontend import checkpoint as checkpoint_mod
 from s2s_ad.frontend import calls, hoist, inline, lowering as frontend, source, structures
 from s2s_ad.emit import module as emit, optimize
 from s2s_ad import ir
@@ -150,34 +151,38 @@ def resolve_wrt(func: ir.Function, wrt: Wrt) -> tuple[list[ir.Value], bool]:
 
 def program(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
             pair: bool = False, tuple_result: bool | None = None, output: int | None = None,
-            lengths: dict | None = None, arrays: Sequence[str] = (), runtime_lists: bool = True
-            ) -> tuple[list[CodeFunction], source.Source, calls.CallGraph]:
+            lengths: dict | None = None, arrays: Sequence[str] = (), runtime_lists: bool = True,
+            checkpoint=None) -> tuple[list[CodeFunction], source.Source, calls.CallGraph]:
     """The generated functions for ``fn``, before they become text: the
     gradient (or, with ``pair``, ``fn``'s own forward/backward pair) first,
     then the pair of every user function it calls (one per specialisation,
     :func:`s2s_ad.calls.collect`). ``arrays`` names the parameters of ``fn``
     that receive NumPy arrays. With ``runtime_lists``, a parameter used as
     a list whose length ``lengths`` does not give is a list of any length
-    where the program allows it (:func:`lower_lists`)."""
+    where the program allows it (:func:`lower_lists`). ``checkpoint`` says
+    which loops keep snapshots instead of a full tape
+    (:mod:`s2s_ad.frontend.checkpoint`)."""
+    checkpoint_mod.budget(checkpoint)  # a bad option is refused before any work
     src = source.locate(fn)
     if not runtime_lists:
         return _program(frontend.lower(src, lengths, arrays), src, wrt, with_value, pair,
-                        tuple_result, output)
+                        tuple_result, output, checkpoint)
     func, first = lower_lists(src, lengths, arrays)
     if first is None:
-        return _program(func, src, wrt, with_value, pair, tuple_result, output)
+        return _program(func, src, wrt, with_value, pair, tuple_result, output, checkpoint)
     try:
-        return _program(func, src, wrt, with_value, pair, tuple_result, output)
+        return _program(func, src, wrt, with_value, pair, tuple_result, output, checkpoint)
     except SourceError as why:
         raise _fixed_length(first, why) from None
 
 
 def _program(func: ir.Function, src: source.Source, wrt: Wrt, with_value: bool, pair: bool,
-             tuple_result: bool | None, output: int | None):
+             tuple_result: bool | None, output: int | None, checkpoint=None):
     graph = calls.collect(func, src)
     inline.run(graph)
     for f in [func, *graph.callees]:
         hoist.run(f)
+        checkpoint_mod.run(f, checkpoint)
     if pair:
         main_names = [f"{func.name}_fwd", f"{func.name}_bwd"]
     else:
@@ -203,7 +208,7 @@ def _program(func: ir.Function, src: source.Source, wrt: Wrt, with_value: bool, 
 
 def gradient_source(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
                     output: int | None = None, lengths: dict | None = None,
-                    arrays: Sequence[str] = ()) -> str:
+                    arrays: Sequence[str] = (), checkpoint=None) -> str:
     """The source text of the gradient module of ``fn``.
 
     Parameters
@@ -227,6 +232,10 @@ def gradient_source(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
         uses NumPy takes its parameters for arrays anyway (unless annotated
         ``float``/``int`` or given a numeric default); one that does not is
         generated for numbers unless its array parameters are named here.
+    checkpoint : bool, int or None
+        ``True`` (or a number of snapshots) checkpoints every loop inside no
+        other loop (``docs/checkpointing.md``); ``None`` checkpoints the loops
+        marked ``# s2s-ad: checkpoint``; ``False`` none.
 
     Returns
     -------
@@ -243,23 +252,24 @@ def gradient_source(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
     >>> print(gradient_source(f))     # doctest: +SKIP
     """
     return gradient_module(fn, wrt, with_value=with_value, output=output, lengths=lengths,
-                           arrays=arrays)[0]
+                           arrays=arrays, checkpoint=checkpoint)[0]
 
 
 def gradient_module(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
                     output: int | None = None, lengths: dict | None = None,
-                    arrays: Sequence[str] = ()) -> tuple[str, list[str]]:
+                    arrays: Sequence[str] = (), checkpoint=None) -> tuple[str, list[str]]:
     """:func:`gradient_source`'s text, and the source files it was generated
     from: ``fn``'s own and those of every function it calls (``grad -o``
     refuses to write over any of them)."""
     functions, src, graph = program(fn, wrt, with_value=with_value, output=output,
-                                    lengths=lengths, arrays=arrays)
+                                    lengths=lengths, arrays=arrays, checkpoint=checkpoint)
     # every function reached, the inlined ones too (graph.lowered, not graph.callees)
     files = list(dict.fromkeys([src.file, *(f.loc.file for f in graph.lowered.values())]))
     return emit.module(functions, src.file), files
 
 
-def vjp_source(fn: Callable, lengths: dict | None = None, arrays: Sequence[str] = ()) -> str:
+def vjp_source(fn: Callable, lengths: dict | None = None, arrays: Sequence[str] = (),
+               checkpoint=None) -> str:
     """The source text of ``fn``'s forward/backward pair, as :func:`vjp` uses it.
 
     Parameters
@@ -278,14 +288,18 @@ def vjp_source(fn: Callable, lengths: dict | None = None, arrays: Sequence[str] 
         ``FN_bwd(tape, cotangent) -> (cotangent of each parameter, ...)``,
         plus the pairs of the user functions ``fn`` calls.
     """
-    functions, src, _ = program(fn, pair=True, lengths=lengths, arrays=arrays)
+    functions, src, _ = program(fn, pair=True, lengths=lengths, arrays=arrays,
+                                checkpoint=checkpoint)
     return emit.module(functions, src.file)
 
 
 def gradient_code(fn: Callable, wrt: Wrt, output: int | None, lengths: dict | None,
              arrays: Sequence[str] = ()) -> tuple[ir.Function, CodeFunction]:
-    """``fn``'s IR and its gradient function (calls to helpers included)."""
-    code = program(fn, wrt, output=output, lengths=lengths, arrays=arrays)[0][0]
+    """``fn``'s IR and its gradient function (calls to helpers included),
+    taped: ``explain`` and ``graph`` show each loop's reverse once, whether
+    or not the module checkpoints it."""
+    code = program(fn, wrt, output=output, lengths=lengths, arrays=arrays,
+                   checkpoint=False)[0][0]
     return code.source, code
 
 

@@ -148,15 +148,29 @@ def test_an_array_given_to_a_parameter_annotated_float_is_refused_with_location(
     assert shown[caret.index("^"):].startswith("float")
 
 
-def test_a_list_holding_an_array_is_refused_with_location():
-    # its items would be taken for numbers: xs[1]'s cotangent would be an array
-    for call in (lambda: s2s_ad.vjp(src.product_of_items, [X, 2.0]),
-                 lambda: s2s_ad.grad(src.product_of_items)([2.0, X])):
+def test_a_list_holding_an_array_gets_array_code():
+    # A list holding an array is a structure parameter (docs/structures.md): the
+    # code is generated for its length with array items. The references are
+    # worked by hand: for xs[0] * xs[1] seeded with ones, d/dxs[0] = sum(xs[1])
+    # where xs[0] is a number, and the cotangent times the other item.
+    got = s2s_ad.grad(src.product_of_items)([2.0, X])
+    assert got[0] == pytest.approx(float(np.sum(X)))
+    np.testing.assert_allclose(got[1], 2.0 * np.ones_like(X))
+    ct = np.array([1.0, 2.0, 3.0])
+    _, back = s2s_ad.vjp(src.product_of_items, [X, 2.0])
+    (dxs,) = back(ct)
+    np.testing.assert_allclose(dxs[0], 2.0 * ct)
+    assert dxs[1] == pytest.approx(float(np.sum(ct * X)))
+
+
+def test_a_list_holding_a_string_is_refused_with_location():
+    for call in (lambda: s2s_ad.vjp(src.product_of_items, ["a", 2.0]),
+                 lambda: s2s_ad.grad(src.product_of_items)([2.0, "a"])):
         with pytest.raises(s2s_ad.SourceError) as info:
             call()
         head, shown, caret = str(info.value).split("\n")
         assert re.match(r".*kinds_src\.py:\d+:\d+: error: parameter 'xs' is given a list "
-                        r"holding an item of type ndarray", head), head
+                        r"holding an item of type str", head), head
         assert shown.strip() == "def product_of_items(xs):"
         assert shown[caret.index("^"):].startswith("xs")
     # numbers are fine

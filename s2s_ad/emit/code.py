@@ -93,6 +93,19 @@ class Block:
         return ast.While(head.test, body, [])
 
 
+class LoopRecord(tuple):
+    """``(line, header text, names of the values taped per iteration)`` of
+    one loop, with ``info``: the kinds of those values (``"kinds"``) and, for
+    a checkpointed loop, its plan (``"plan"``, s2s_ad.reverse.checkpoint)."""
+
+    info: dict
+
+    def __new__(cls, line: int, text: str, names: list, info: dict):
+        record = super().__new__(cls, (line, text, names))
+        record.info = info
+        return record
+
+
 @dataclass(eq=False)
 class CodeFunction:
     name: str
@@ -135,6 +148,10 @@ def unpack_params(func: ir.Function) -> list[Stmt]:
     bare length check when no item name is read)."""
     out = []
     for p in func.params:
+        if p.tree is not None:
+            out += [Stmt(ast.Assign([ast.Name(v.name, ast.Store())], e), f"a leaf of {p.value.var}")
+                    for v, e in tree_leaves(p.tree, ast.Name(p.value.name, ast.Load()))]
+            continue
         if p.items is None:
             continue
         target = ast.Tuple([ast.Name(v.name, ast.Store()) for v in p.items], ast.Store())
@@ -143,6 +160,45 @@ def unpack_params(func: ir.Function) -> list[Stmt]:
         out.append(Stmt(ast.Assign([target], ast.Name(p.value.name, ast.Load())),
                         f"{p.value.var} has {len(p.items)} items", unpacks=p.value.name))
     return out
+
+
+def tree_leaves(tree, at: ast.expr) -> list:
+    """``(leaf value, expression reading it from at)`` for each leaf of a
+    structure parameter's tree (:attr:`s2s_ad.ir.Param.tree`)."""
+    if tree[0] == "leaf":
+        return [(tree[1], at)]
+    out = []
+    if tree[0] == "dict":
+        for key, sub in tree[1]:
+            out += tree_leaves(sub, ast.Subscript(at, ast.Constant(key), ast.Load()))
+    elif tree[0] in ("list", "tuple"):
+        for i, sub in enumerate(tree[1]):
+            out += tree_leaves(sub, ast.Subscript(at, ast.Constant(i), ast.Load()))
+    else:
+        for name, sub in tree[2]:
+            out += tree_leaves(sub, ast.Attribute(at, name, ast.Load()))
+    return out
+
+
+def tree_value(tree, at: ast.expr, leaf) -> ast.expr:
+    """The structure of ``tree`` with each leaf replaced by ``leaf(value, at)``
+    (``at`` the expression reading it from the argument):
+    a dict, list or tuple literal, and for a dataclass or NamedTuple
+    ``type(at)(field=..., ...)``, an instance of the argument's own class."""
+    if tree[0] == "leaf":
+        return leaf(tree[1], at)
+    if tree[0] == "dict":
+        return ast.Dict([ast.Constant(k) for k, _ in tree[1]],
+                        [tree_value(sub, ast.Subscript(at, ast.Constant(k), ast.Load()), leaf)
+                         for k, sub in tree[1]])
+    if tree[0] in ("list", "tuple"):
+        items = [tree_value(sub, ast.Subscript(at, ast.Constant(i), ast.Load()), leaf)
+                 for i, sub in enumerate(tree[1])]
+        return ast.List(items, ast.Load()) if tree[0] == "list" else ast.Tuple(items, ast.Load())
+    cls = ast.Call(ast.Name("type", ast.Load()), [at], [])
+    return ast.Call(cls, [], [ast.keyword(name, tree_value(sub, ast.Attribute(at, name, ast.Load()),
+                                                             leaf))
+                              for name, sub in tree[2]])
 
 
 def reverse_comment(op: ir.Op, i: int, arg: ir.Value, partial: str) -> str:

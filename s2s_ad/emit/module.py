@@ -18,6 +18,7 @@ import astor
 
 from s2s_ad._version import __version__
 from s2s_ad.emit.code import Block, CodeFunction, name_nodes
+from s2s_ad.reverse.checkpoint import repetitions_table
 
 COMMENT_COLUMN = 40
 
@@ -87,12 +88,59 @@ def tape_summary(fn: CodeFunction) -> str:
         n = len(kept)
         text = (f"the forward pass keeps {n} value{'s' if n != 1 else ''} for the reverse "
                 f"sweep ({names}).")
-    for line, head, pushed in fn.loops:
+    for record in fn.loops:
+        line, head, pushed = record
         n = len(pushed)
         what = f" ({', '.join(pushed)})" if pushed else ""
+        info = getattr(record, "info", {})
+        size = per_iteration(info.get("kinds", [])) if pushed else ""
         text += (f" Loop `{head}` (line {line}) records {n} value{'s' if n != 1 else ''} "
-                 f"per iteration{what}.")
+                 f"per iteration{what}{size}.")
+        if info.get("plan") is not None:
+            text += " " + checkpoint_summary(info["plan"])
     return text
+
+
+# A taped number: an 8-byte list slot and the number object (24 bytes for a
+# float; a bool and small ints are shared objects).
+NUMBER_BYTES = {"float": 32, "int": 32, "bool": 8}
+
+
+def per_iteration(kinds: list[str]) -> str:
+    """`, about N bytes per iteration` for the kinds of the values a loop
+    tapes: numbers estimated, arrays per element (float64), a called
+    function's tape not counted."""
+    numbers = sum(NUMBER_BYTES[k] for k in kinds if k in NUMBER_BYTES)
+    arrays = sum(1 for k in kinds if k == "array")
+    other = sum(1 for k in kinds if k not in NUMBER_BYTES and k != "array")
+    parts = [f"{numbers} bytes"] if numbers or not (arrays or other) else []
+    if arrays:
+        each = "its" if arrays == 1 else f"each of its {arrays}"
+        parts.append(f"8 bytes per element of {each} array{'s' if arrays != 1 else ''} (float64) "
+                     f"and about {120 * arrays} bytes of array header{'s' if arrays != 1 else ''}")
+    if other:
+        parts.append(f"{'a' if other == 1 else other} called function{'s' if other != 1 else ''}'"
+                     f"{'s' if other == 1 else ''} tape{'s' if other != 1 else ''}")
+    return ", about " + " plus ".join(parts) + " per iteration"
+
+
+def checkpoint_summary(plan) -> str:
+    """What a checkpointed loop keeps instead, and how often it runs forward
+    (s2s_ad.reverse.checkpoint)."""
+    state = ", ".join(plan.state)
+    if plan.binomial:
+        k, unit = plan.snapshots, plan.unit
+        table = "; ".join(f"r = {r} up to n = {n * unit:,}" for r, n in repetitions_table(k))
+        blocks = "n" if unit == 1 else f"n / {unit}"
+        at_once = "one iteration" if unit == 1 else f"{unit} iterations"
+        return (f"It is checkpointed (binomial schedule): the forward pass keeps no tape but at "
+                f"most {k} snapshot{'s' if k != 1 else ''} of ({state}), and the reverse sweep "
+                f"tapes {at_once} at a time; of n iterations each runs forward at most r + 1 "
+                f"times, r the least with C({k} + r, r) >= {blocks} ({table}).")
+    return (f"It is checkpointed (√n segments): the forward pass keeps no tape but a snapshot "
+            f"of ({state}) every e iterations, e doubling as the loop runs so that at most about "
+            f"√(2n) snapshots are kept, and the reverse sweep tapes one segment of e iterations "
+            f"at a time; each iteration runs forward twice.")
 
 
 def function_lines(fn: CodeFunction) -> list[str]:

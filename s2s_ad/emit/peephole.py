@@ -81,6 +81,9 @@ def _rw(s) -> tuple[set[str], set[str]]:
         targets = [t for t in node.targets if isinstance(t, (ast.Subscript, ast.Attribute))]
     elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
         targets = list(node.value.args)
+    # ``dxs.pop()``, ``xs.append(v)`` change the list they are called on.
+    targets += [n.func.value for n in ast.walk(node) if isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Attribute) and n.func.attr in ("pop", "append")]
     for target in targets:
         while isinstance(target, (ast.Subscript, ast.Attribute)):
             target = target.value

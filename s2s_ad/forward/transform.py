@@ -71,6 +71,11 @@ def transform(func: ir.Function, wrt: list[ir.Value], name: str, *, jvps: dict,
     function returns ``(value, tangent)`` of all its outputs (a helper's JVP);
     otherwise the tangents of ``wrt`` are keyword-only (required, but for
     a single number's: ``dx=1.0``)."""
+    for p in func.params:
+        if p.tree is not None:
+            raise refuse(func.loc, f"forward mode does not yet take a structure parameter "
+                         f"(`{p.value.var}`: a dict, dataclass, NamedTuple or nested list); "
+                         "use reverse mode (grad, vjp)")
     return _Forward(func, wrt, name, jvps, reserved, callee).build()
 
 
@@ -130,6 +135,13 @@ class _Forward:
         if isinstance(a, ir.Value) and a.kind == "array":
             return _call(f"{self.np()}.zeros_like", [self.expr(a)],
                          [ast.keyword("dtype", _load("float"))])
+        if isinstance(a, ir.Value) and a.kind == "list":  # a list grown at run time
+            item = self.namer.fresh("item")
+            zero = (_call(f"{self.np()}.zeros_like", [_load(item)],
+                          [ast.keyword("dtype", _load("float"))])
+                    if "numpy" in self.modules else ast.Constant(0.0))
+            return ast.ListComp(zero, [ast.comprehension(ast.Name(item, ast.Store()),
+                                                         self.expr(a), [], 0)])
         return ast.Constant(0.0)
 
     def tangent(self, a: ir.Operand) -> ast.expr:
@@ -215,6 +227,8 @@ class _Forward:
         comment = f"line {op.loc.line}: {op.text}"
         if op.callee is not None:
             return self.call(op, comment)
+        if op.prim in ("list.new", "list.append"):
+            return self.list_op(op, comment)
         out_name = ast.Name(op.out.name, ast.Store())
         if op.out.var is None:
             self.temps.add(op.out.name)
@@ -227,6 +241,26 @@ class _Forward:
         if d is None:  # active, yet no derivative flows in: a zero tangent
             d = self.zero(op.out)
         return [primal, Stmt(ast.Assign([ast.Name(self.t(op.out), ast.Store())], d), comment, op)]
+
+    def list_op(self, op: ir.Op, comment: str) -> list:
+        """A list grown at run time: its tangent is a list grown beside it
+        (one Python list for every version, like the list itself)."""
+        store = ast.Name(op.out.name, ast.Store())
+        if op.prim == "list.new":
+            out = [Stmt(ast.Assign([store], ast.List([self.expr(a) for a in op.args], ast.Load())),
+                        comment, op)]
+            if self.active(op.out):
+                d = ast.List([self.tangent(a) for a in op.args], ast.Load())
+                out.append(Stmt(ast.Assign([ast.Name(self.t(op.out), ast.Store())], d), comment))
+            return out
+        seq, v = op.args
+        out = [Stmt(ast.Assign([store], self.expr(seq)), comment, op),
+               Stmt(ast.Expr(_call(f"{op.out.name}.append", [self.expr(v)])), comment)]
+        if self.active(op.out):
+            d = self.t(op.out)
+            out.append(Stmt(ast.Assign([ast.Name(d, ast.Store())], self.tangent(seq)), comment))
+            out.append(Stmt(ast.Expr(_call(f"{d}.append", [self.tangent(v)])), comment))
+        return out
 
     def primal(self, op: ir.Op, exprs: list | None = None) -> ast.expr:
         exprs = exprs if exprs is not None else [self.expr(a) for a in op.args]
@@ -247,6 +281,8 @@ class _Forward:
         flows = [rule.flows(i) and self.active(a) for i, a in enumerate(op.args)]
         if not any(flows):
             return None
+        if op.prim == "list.sum":  # the sum of the tangent list
+            return _call("sum", [_load(self.t(op.args[0]))])
         if op.prim == "getitem":  # xs[i] of a list: the tangent list's item
             return ast.Subscript(_load(self.t(op.args[0])), self.expr(op.args[1]), ast.Load())
         if rule.adjoint:

@@ -31,7 +31,8 @@ import ast
 import builtins
 
 from s2s_ad import ir
-from s2s_ad.frontend import structures
+from s2s_ad.frontend import runtime_lists, structures, unroll
+from s2s_ad.frontend.checkpoint import checkpoint_blocks, checkpoint_pragma
 
 RET, RETVAL, BRK, CONT = "<ret>", "<result>", "<brk>", "<cont>"
 FLAG_NAMES = {RET: "ret", RETVAL: "result", BRK: "brk", CONT: "cont"}
@@ -110,6 +111,7 @@ class ControlFlow:
     def block(self, stmts: list[ast.stmt]) -> None:
         """Lower ``stmts``; after one that may set a flag, the rest run
         under ``if not flag``."""
+        stmts = checkpoint_blocks(self, stmts)
         for k, stmt in enumerate(stmts):
             rest = stmts[k + 1:]
             if isinstance(stmt, (ast.Return, ast.Break, ast.Continue)):
@@ -169,6 +171,7 @@ class ControlFlow:
         if isinstance(cond, ir.Const):
             self.block(node.body if cond.value else node.orelse)
             return
+        runtime_lists.promote_for(self, node.body + node.orelse, node)
         text = f"if {ast.unparse(node.test)}"
         self.branches(cond, lambda: self.block(node.body), lambda: self.block(node.orelse), node, text)
 
@@ -215,6 +218,12 @@ class ControlFlow:
                 return cond  # true exactly when the first branch is taken
             kind = _merge_kind([_kind_of(a), _kind_of(b)])
             out = ir.Value(name(), kind, var)
+            if kind == "list":
+                if not runtime_lists.same_list(self, a, b):
+                    raise self.src.error(node, f"`{var or name()}` is one of two lists, depending "
+                                         "on the branch; s2s-ad follows one list grown at run "
+                                         "time under a name: use one name for each list")
+                runtime_lists.carried(self, out, a)
             outs.append(out)
             regions[0].yields.append(a)
             regions[1].yields.append(b)
@@ -226,7 +235,8 @@ class ControlFlow:
                 self.env.pop(var, None)
                 self.undefined[var] = (node, "it is assigned in only one branch of the `if`")
                 continue
-            if "list" in (_kind_of(a), _kind_of(b)) and not _same(a, b):
+            if "list" in (_kind_of(a), _kind_of(b)) and not _same(a, b) and not (
+                    runtime_lists.is_grown(self, a) and runtime_lists.is_grown(self, b)):
                 raise self.src.error(node, f"`{var}` is a list in one branch only")
             if var in FLAG_NAMES:
                 self.env[var] = phi(a, b, lambda: self.namer.fresh(FLAG_NAMES[var]), None)
@@ -295,6 +305,15 @@ class ControlFlow:
     def for_stmt(self, node: ast.For) -> None:
         if node.orelse:
             raise self.src.error(node.orelse[0], "`for ... else` is not supported")
+        iterated = {n.id for n in ast.walk(node.iter) if isinstance(n, ast.Name)}
+        for name in runtime_lists.appended_names(node.body):
+            if name in iterated and (runtime_lists.is_grown(self, self.env.get(name)) or
+                                     isinstance(self.env.get(name), structures.StaticList)):
+                raise self.src.error(node, f"the loop iterates over `{name}` and appends "
+                                     "to it; loop over `range(n)` with `n = len(...)` "
+                                     "taken before the loop")
+        if unroll.unroll_items(self, node):
+            return
         if isinstance(node.target, ast.Tuple):
             n, binds = self.tuple_iteration(node.iter, node.target, node)
             self.loop(node, None, None, [ir.Const(0), n, ir.Const(1)], binds)
@@ -302,7 +321,12 @@ class ControlFlow:
         if not isinstance(node.target, ast.Name):
             raise self.src.error(node.target, "only a single name or a tuple of names can be "
                                  "the loop variable (`for x in xs`, `for i, x in enumerate(xs)`)")
-        if structures.unroll_for(self, node):
+        if unroll.unroll_for(self, node):
+            if checkpoint_pragma(self.src.line(self.loc(node).line)) \
+                    or id(node) in self.checkpoint_marks:
+                raise self.src.error(node, "this loop appends to a list, so s2s-ad unrolls it: "
+                                     "there is no loop left to checkpoint; remove the "
+                                     "`# s2s-ad: checkpoint` comment")
             return
         backwards = self.reversed_list(node.iter, node.target)
         if backwards is not None:
@@ -327,7 +351,8 @@ class ControlFlow:
             return None
         param = self.sequence_param(self.env.get(it.args[0].id))
         if param is None:
-            structures._param_used_as_sequence(self, self.env.get(it.args[0].id), it.args[0])
+            structures._param_used_as_sequence(self, self.env.get(it.args[0].id), it.args[0],
+                                               ("float", "array"))
             return None
         seq = param.value
         n = self.seq_len(seq, it)
@@ -395,6 +420,9 @@ class ControlFlow:
         fn = (self.resolve(it.func) if isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
               and it.func.id not in self.env else None)
         if fn not in (builtins.enumerate, builtins.zip):
+            if isinstance(it, ast.Name):  # for W, b in layers: a structure parameter
+                structures._param_used_as_sequence(self, self.env.get(it.id), it,
+                                                   ("float", "array"))
             raise self.src.error(target, "a tuple as the loop variable needs `enumerate(xs)` or "
                                  "`zip(xs, ys)` over list or tuple parameters")
         if any(k.arg != "start" or fn is builtins.zip for k in it.keywords):
@@ -419,7 +447,7 @@ class ControlFlow:
                 continue
             if not isinstance(name, ast.Name):
                 raise self.src.error(name, "only names can be unpacked in the loop variable")
-            rows = self.array_rows(arg, name, loop)
+            rows = self.reversed_list(arg, name) or self.array_rows(arg, name, loop)
             if rows is not None:
                 lengths.append(rows[0])
                 binds.append(rows[1])
@@ -467,11 +495,14 @@ class ControlFlow:
         if isinstance(node, ast.While) and any(isinstance(n, ast.NamedExpr) for n in ast.walk(node.test)):
             raise self.src.error(node.test, "assignment expressions (`:=`) are not supported")
         carried = [v for v in assigned if v in self.env and v != target]
+        grown = runtime_lists.promote_for(self, node.body, node)
+        carried += [v for v in grown if v not in carried and v != target]
+        runtime_lists.check_aliases(self, carried, node)
         if has_ret:
             carried += [RET, RETVAL]
         kinds = {v: _kind_of(self.env[v]) for v in carried}
         for v in carried:
-            if kinds[v] == "list":
+            if kinds[v] == "list" and not runtime_lists.is_grown(self, self.env[v]):
                 raise self.src.error(node, f"the list `{v}` is reassigned in the loop; only "
                                      "floats, ints and bools can change across iterations")
         saved = (self.namer.mark(), self.temps)
@@ -490,6 +521,13 @@ class ControlFlow:
             self.temps = saved[1]
         body, params, index, cond, exit_ = built
         outs = [ir.Value(p.name, p.kind, p.var) for p in params]
+        for v, p, o, y in zip(carried, params, outs, body.yields):
+            if o.kind == "list":
+                if not runtime_lists.same_list(self, p, y):
+                    raise self.src.error(node, f"`{v}` is given another list inside the loop; "
+                                         "s2s-ad follows a list grown at run time under one "
+                                         "name: append to it, or use a new name")
+                runtime_lists.carried(self, o, p)
         inits = [self.env[v] for v in carried]
         loc = self.loc(node)
         if is_for:
@@ -504,6 +542,8 @@ class ControlFlow:
             text = f"while {ast.unparse(node.test)}"
             trips = ir.Value(self.namer.fresh("n_iter"), "int")
             op = ir.While(params, inits, cond, body, outs, trips, loc, text, exit=exit_)
+        op.source_line = self.src.line(loc.line)
+        op.checkpoint = self.checkpoint_marks.get(id(node)) or checkpoint_pragma(op.source_line)
         self.ops.append(op)
         for v, o in zip(carried, outs):
             self.env[v] = o
@@ -529,6 +569,8 @@ class ControlFlow:
         for v in carried:
             name = self.namer.fresh(FLAG_NAMES[v]) if v in FLAG_NAMES else self.namer.claim(v)
             p = ir.Value(name, kinds[v], None if v in FLAG_NAMES else v)
+            if kinds[v] == "list":
+                runtime_lists.carried(self, p, before[v])
             params.append(p)
             self.env[v] = p
         index = None
@@ -624,8 +666,9 @@ class ControlFlow:
             now = self.env.get(var)
             if now is not value or list(value.items) != items:
                 raise self.src.error(node, f"the list `{var}` is changed inside a branch or "
-                                     "loop; s2s-ad resolves lists while lowering, so build it "
-                                     "before the `if`/loop")
+                                     "loop other than by `append`: s2s-ad grows lists at run "
+                                     "time by `append` only; build the list with `append`, "
+                                     "or fill a NumPy array")
 
     def mark_int(self, a: ir.Operand, node: ast.AST, what: str) -> None:
         """Record the parameters ``a`` is computed from: they are integers,

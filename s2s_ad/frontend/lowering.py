@@ -26,7 +26,7 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import structures
+from s2s_ad.frontend import pytrees, runtime_lists, structures, unroll
 from s2s_ad.frontend.aliasing import InPlaceNames
 from s2s_ad.errors import SourceError
 from s2s_ad.frontend.numpy import ArrayLowering, numpy_use
@@ -99,7 +99,21 @@ def lower(src: Source, lengths: dict | None = None, arrays=()) -> ir.Function:
     not its source names NumPy (the caller's argument kinds decide, not the
     callee's text)."""
     _check_nesting(src)
-    return _Lowering(src, lengths, (arrays,) if isinstance(arrays, str) else arrays).function()
+    arrays = (arrays,) if isinstance(arrays, str) else arrays
+    first = _Lowering(src, lengths, arrays)
+    try:
+        return first.function()
+    except structures.SequenceParameter:
+        raise
+    except SourceError:
+        if not first.unroll_skipped:
+            raise
+    # A loop over range(constant) that appends was lowered as a loop, and
+    # something needs the list's length while lowering (a slice, unpacking):
+    # unroll such loops, as before lists grew at run time.
+    again = _Lowering(src, lengths, arrays)
+    again.unroll_limit = unroll.UNROLL_LIMIT
+    return again.function()
 
 
 def names_numpy(src: Source) -> bool:
@@ -125,6 +139,8 @@ def _check_nesting(src: Source) -> None:
 class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
     def __init__(self, src: Source, lengths: dict | None = None, arrays=()):
         self.src = src
+        self.checkpoint_marks: dict[int, int] = {}
+        """id(ast loop) -> the snapshots a `with s2s_ad.checkpoint():` around it asks for."""
         self.lengths = dict(lengths or {})
         self.arrays = frozenset(arrays)
         self.tree = src.tree
@@ -144,6 +160,14 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
         self.region_depth = 0
         self.ret_mode = False
         self.seq_params: dict[int, ir.Param] = {}
+        self.unroll_limit = unroll.SHORT_UNROLL
+        """Most iterations of a range(constant) loop that appends unrolled."""
+        self.unroll_skipped = False
+        """Was a longer such loop lowered as a loop (a run-time list)?"""
+        self.grown: set[int] = set()
+        self.list_roots: dict[int, int] = {}
+        """id(version of a run-time list) -> id of its list.new value: which list it is."""
+        """ids of the versions of lists grown at run time (frontend/runtime_lists.py)."""
 
     # -- entry -------------------------------------------------------------
 
@@ -236,6 +260,14 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
                                  f"{type(default).__name__}; only numeric defaults are supported")
         name = self.namer.claim(node.arg)
         shape = self.lengths.pop(node.arg, None)
+        if isinstance(shape, tuple) and shape[0] == "tree":
+            if pytrees.is_flat(shape[1]):
+                shape = (shape[1][0], len(shape[1][1]))  # a list of leaves: as before
+            else:
+                param = pytrees.tree_param(self, node, name, shape[1], default, has_default,
+                                           kwonly)
+                self.param_ids.add(id(param.value))
+                return param
         if shape is not None:
             param = structures.sequence_param(self, node, name, shape, default, has_default,
                                               kwonly)
@@ -295,7 +327,7 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
             call = stmt.value
             if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
                 self.refuse_argument_mutation(call.func.value, call)
-            if structures.mutation(self, stmt):
+            if runtime_lists.mutation(self, stmt) or structures.mutation(self, stmt):
                 return
             if type(stmt.value) in REFUSED:  # `yield x`, `await x`
                 raise self.refuse(stmt.value)
@@ -340,6 +372,9 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
             value = self.expr(stmt.value, hint="out")
         if structures.is_structure(value):
             return structures.outputs(self, value, stmt.value)
+        if isinstance(value, ir.Value) and value.kind == "list":
+            raise self.src.error(stmt.value, "returning a list of any length is not supported; "
+                                 "return a number computed from it (`sum(xs)`, `xs[-1]`)")
         if isinstance(value, ir.Value) and value.kind == "tuple":
             raise self.src.error(stmt.value, "returning the tuple a call returns is not "
                                  "supported; unpack it (`a, b = helper(x)`) and return `a, b`")
@@ -365,6 +400,10 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult) and self.array_mode:
             return self.emit("matmul", [self.expr(node.left), self.expr(node.right)], node, var,
                              hint=hint)
+        if isinstance(node, ast.Attribute):
+            field = pytrees.attribute(self, node)  # p.w of a dataclass or NamedTuple
+            if field is not None:
+                return field
         if isinstance(node, ast.Subscript) and self.array_mode:
             return self.subscript(node, var, hint)
         if isinstance(node, ast.Attribute) and self.array_mode \
@@ -488,7 +527,8 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
                                      "*args or **kwargs parameters are not supported")
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
-        if any(structures.is_structure(a) or (isinstance(a, ir.Value) and a.kind == "tuple")
+        if any(structures.is_structure(a) or (isinstance(a, ir.Value) and a.kind in ("tuple",
+                                                                                   "list"))
                for a in [*args, *kwargs.values()]):
             raise self.src.error(node, f"tuple, list or dict arguments to `{what}` are not "
                                  "supported; pass numbers")
@@ -579,6 +619,10 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
         obj = self.src.globals.get(name, getattr(builtins, name, None))
         if isinstance(obj, numbers.Real):
             return self.constant(obj, node)
+        if isinstance(obj, (list, tuple)) and obj and all(
+                isinstance(v, numbers.Real) and not isinstance(v, bool) for v in obj):
+            # A module-level list of numbers: constants, read when the gradient is made.
+            return tuple(self.constant(v, node) for v in obj)
         if name in self.src.fn.__code__.co_freevars:
             raise self.src.error(node, f"`{name}` is a variable of an enclosing function "
                                  "(a closure), which s2s-ad cannot see; pass it as a parameter")
@@ -597,7 +641,7 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
     def emit(self, prim: str, args: list, node: ast.AST, var: str | None = None,
              text: str | None = None, hint: str | None = None,
              attrs: dict | None = None) -> ir.Value:
-        for a in args[1:] if prim in ("getitem", "len") else args:
+        for a in args[1:] if prim in ("getitem", "len", "list.sum") else args:
             if not isinstance(a, (ir.Value, ir.Const)) or (isinstance(a, ir.Value)
                                                             and a.kind in ("tuple", "list")):
                 raise self.src.error(node, f"{structures.describe(a)} is used where a number is "
@@ -610,6 +654,8 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
             kind = self.result_kind(prim, kinds, attrs)
         else:
             kind = RULES[prim].result_kind(kinds)
+        if prim == "getitem" and self.array_mode:
+            kind = "array"  # an item of a list grown at run time: a number or an array
         if var is not None:
             name = self.namer.claim(var)
         elif hint is not None:

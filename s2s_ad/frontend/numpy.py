@@ -489,11 +489,16 @@ class ArrayLowering:
     def subscript(self, node: ast.Subscript, var, hint) -> ir.Operand:
         if self.holds_structure(node.value):
             return structures.lower_expr(self, node, var)
+        if isinstance(node.value, ast.Name) and id(self.env.get(node.value.id)) in self.grown:
+            return self.dynamic_subscript(node, var, hint)  # a list grown at run time
         base = self.expr(node.value)
         if isinstance(base, tuple) and isinstance(node.value, ast.Call) \
                 and isinstance(node.slice, ast.Constant) and type(node.slice.value) is int \
                 and -len(base) <= node.slice.value < len(base):
             return base[node.slice.value]  # np.linalg.slogdet(x)[1]
+        if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+            # params["W1"] on a parameter lowered as an array: lower it as a dict
+            structures._param_used_as_sequence(self, base, node, ("float", "array"))
         if structures.is_structure(base):
             raise self.src.error(node.value, "index a tuple, list or dict through a name "
                                  "(`xs = [...]; xs[0]`)")

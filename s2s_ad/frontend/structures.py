@@ -46,6 +46,19 @@ class StaticDict:
     items: dict = field(default_factory=dict)
 
 
+@dataclass(eq=False)
+class StaticObject:
+    """A dataclass or NamedTuple instance (a parameter's, frontend/pytrees.py)
+    while lowering: its fields."""
+
+    cls: type
+    items: dict = field(default_factory=dict)
+
+    @property
+    def is_tuple(self) -> bool:
+        return issubclass(self.cls, tuple)
+
+
 STRUCTURE_NODES = (ast.List, ast.Dict, ast.Subscript, ast.ListComp, ast.GeneratorExp)
 
 
@@ -98,8 +111,8 @@ def is_runtime(lo, value) -> bool:
     return param is not None and param.items is None
 
 
-def _param_used_as_sequence(lo, value, node: ast.AST) -> None:
-    if isinstance(value, ir.Value) and value.kind == "float" and any(
+def _param_used_as_sequence(lo, value, node: ast.AST, kinds=("float",)) -> None:
+    if isinstance(value, ir.Value) and value.kind in kinds and any(
             p.value is value for p in getattr(lo, "params_so_far", ())):
         raise SequenceParameter(value.var, *_where(lo, node, (
             f"parameter {value.var!r} is used as a list or tuple; give its length "
@@ -114,7 +127,7 @@ def _where(lo, node: ast.AST, message: str) -> tuple:
 
 
 def is_structure(value) -> bool:
-    return isinstance(value, (tuple, StaticList, StaticDict))
+    return isinstance(value, (tuple, StaticList, StaticDict, StaticObject))
 
 
 def describe(value) -> str:
@@ -124,10 +137,12 @@ def describe(value) -> str:
         return "a list"
     if isinstance(value, StaticDict):
         return "a dict"
+    if isinstance(value, StaticObject):
+        return f"a {value.cls.__name__}"
     if isinstance(value, ir.Value) and value.kind == "tuple":
         return "a tuple returned by a call"
     if isinstance(value, ir.Value) and value.kind == "list":
-        return "a list of any length (a parameter read only when the code runs)"
+        return "a list of any length (read by index, len, sum and loops when the code runs)"
     return "a number"
 
 
@@ -217,6 +232,8 @@ def subscript(lo, node: ast.Subscript, var: str | None):
         if key not in base.items:
             raise lo.src.error(node.slice, f"the dict has no key {key!r}")
         return base.items[key]
+    if isinstance(base, StaticObject) and base.is_tuple:
+        base = tuple(base.items.values())  # a NamedTuple indexed like a tuple
     if isinstance(base, (tuple, StaticList)):
         items = base if isinstance(base, tuple) else base.items
         return items[_index(lo, node.slice, len(items))]
@@ -308,6 +325,8 @@ def iteration(lo, node: ast.expr) -> list:
             and lo.resolve(node.func) in (builtins.zip, builtins.enumerate)):
         return _zip_or_enumerate(lo, node)
     value = lo.expr(node)
+    if isinstance(value, StaticObject) and value.is_tuple:
+        return list(value.items.values())
     if isinstance(value, (tuple, StaticList)):
         return list(value if isinstance(value, tuple) else value.items)
     if isinstance(value, StaticDict):
@@ -363,9 +382,13 @@ def builtin(lo, fn, node: ast.Call, var: str | None, hint: str | None):
 def _runtime_sum(lo, seq: ir.Value, node: ast.Call, var: str | None) -> ir.Value:
     """``sum(xs)`` over a list of any length: a loop over its positions that
     adds each item to ``0.0`` (as ``sum`` adds to ``0``)."""
+    if not getattr(lo, "array_mode", False):
+        # Numbers: Python's own sum (in C); its adjoint adds g to every item's.
+        return lo.emit("list.sum", [seq], node, var, text=ast.unparse(node))
     n = lo.emit("len", [seq], node, text=f"len({seq.name})")
     index = ir.Value(lo.namer.fresh("k"), "int")
-    acc = ir.Value(lo.namer.fresh("acc"), "float")
+    kind = "array" if getattr(lo, "array_mode", False) else "float"
+    acc = ir.Value(lo.namer.fresh("acc"), kind)
     outer, lo.ops = lo.ops, []
     lo.loop_depth += 1
     lo.region_depth += 1
@@ -377,7 +400,7 @@ def _runtime_sum(lo, seq: ir.Value, node: ast.Call, var: str | None) -> ir.Value
         lo.loop_depth -= 1
         lo.region_depth -= 1
         lo.ops = outer
-    out = ir.Value(acc.name, "float", None)  # a loop's results are named after its carried values
+    out = ir.Value(acc.name, kind, None)  # a loop's results are named after its carried values
     loop = ir.For(index, ir.Const(0), n, ir.Const(1), [acc], [ir.Const(0.0)], body, [out],
                   lo.loc(node), f"sum({seq.name})")
     lo.ops.append(loop)
@@ -423,6 +446,8 @@ def unpack(lo, value, target: ast.expr, value_node: ast.expr) -> list:
         return list(value)
     if isinstance(value, StaticList):
         return list(value.items)
+    if isinstance(value, StaticObject) and value.is_tuple:
+        return list(value.items.values())
     if _call_tuple(lo, value):
         # Items read into plain names are named after them (``a, b = h(x)``).
         names = [e.id if isinstance(e, ast.Name) else None for e in target.elts]
@@ -460,107 +485,3 @@ def outputs(lo, value, node: ast.expr) -> tuple:
         if is_structure(x) or (isinstance(x, ir.Value) and x.kind == "tuple"):
             raise lo.src.error(node, "returning nested tuples or lists is not supported")
     return tuple(items)
-
-
-UNROLL_LIMIT = 1000
-"""Most iterations a loop that builds a list is unrolled to."""
-
-
-def unroll_for(lo, node: ast.For) -> bool:
-    """Unroll ``for i in range(constants)`` whose body appends to (or
-    assigns into) a list or dict built before the loop: the body is lowered
-    once per iteration with ``i`` a constant, so the list's length stays
-    known. Return False (the loop is lowered as a loop) otherwise."""
-    it = node.iter
-    if isinstance(it, (ast.List, ast.Tuple)) and it.elts and all(
-            isinstance(e, ast.Constant) and type(e.value) in (int, float) for e in it.elts):
-        # ``for i in [1, 2, 3]``: a literal of numbers, unrolled with i a constant
-        if _jumps(node.body):
-            raise lo.src.error(node, "a loop over a literal list cannot use `break`, "
-                               "`continue` or `return`")
-        if len(it.elts) > UNROLL_LIMIT:
-            raise lo.src.error(it, f"a loop over a literal of {len(it.elts)} items; s2s-ad "
-                               f"unrolls such loops up to {UNROLL_LIMIT} times")
-        for e in it.elts:
-            lo.assign(node.target, ir.Const(e.value), it)
-            _static_block(lo, node.body)
-        return True
-    if not _mutates_structure(lo, node.body):
-        return False
-    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
-            and it.func.id not in lo.env and lo.resolve(it.func) is builtins.range
-            and not it.keywords and 1 <= len(it.args) <= 3):
-        return False
-    bounds = [_static_int(lo, a) for a in it.args]
-    if any(b is None for b in bounds):
-        return False  # refused where the list is found changed, with its name
-    if _jumps(node.body):
-        raise lo.src.error(node, "a loop that builds a list cannot use `break`, `continue` "
-                           "or `return`")
-    trips = range(*bounds)
-    if len(trips) > UNROLL_LIMIT:
-        raise lo.src.error(node, f"this loop builds a list over {len(trips)} iterations; s2s-ad "
-                           f"unrolls such loops up to {UNROLL_LIMIT} times")
-    for i in trips:
-        lo.assign(node.target, ir.Const(i), it)
-        _static_block(lo, node.body)
-    return True
-
-
-def _static_block(lo, stmts: list) -> None:
-    """Lower ``stmts``, choosing the branch of an ``if`` whose test the loop
-    index decides (``if i > 0:``) while lowering."""
-    for stmt in stmts:
-        test = _static_bool(lo, stmt.test) if isinstance(stmt, ast.If) else None
-        if test is None:
-            lo.statement(stmt)
-        else:
-            _static_block(lo, stmt.body if test else stmt.orelse)
-
-
-_COMPARE = {ast.Lt: int.__lt__, ast.LtE: int.__le__, ast.Gt: int.__gt__, ast.GtE: int.__ge__,
-            ast.Eq: int.__eq__, ast.NotEq: int.__ne__}
-
-
-def _static_bool(lo, node: ast.expr) -> bool | None:
-    """The value of a comparison of integer constants, or None."""
-    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARE:
-        a, b = _static_int(lo, node.left), _static_int(lo, node.comparators[0])
-        if a is not None and b is not None:
-            return _COMPARE[type(node.ops[0])](a, b)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        v = _static_bool(lo, node.operand)
-        return None if v is None else not v
-    if isinstance(node, ast.BoolOp):
-        values = [_static_bool(lo, v) for v in node.values]
-        if any(v is None for v in values):
-            return None
-        return all(values) if isinstance(node.op, ast.And) else any(values)
-    return None
-
-
-def _mutates_structure(lo, body: list) -> bool:
-    def structure(name: str) -> bool:
-        return isinstance(lo.env.get(name), (StaticList, StaticDict))
-
-    for stmt in body:
-        for n in ast.walk(stmt):
-            if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                    and isinstance(n.func.value, ast.Name) and n.func.attr in ("append", "extend")
-                    and structure(n.func.value.id)):
-                return True
-            if isinstance(n, (ast.Assign, ast.AugAssign)):
-                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
-                for t in targets:
-                    if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) \
-                            and structure(t.value.id):
-                        return True
-    return False
-
-
-def _jumps(body: list) -> bool:
-    for stmt in body:
-        for n in ast.walk(stmt):
-            if isinstance(n, (ast.Break, ast.Continue, ast.Return)):
-                return True
-    return False

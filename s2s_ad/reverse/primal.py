@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import ast
 
-from s2s_ad.reverse import analysis, inplace
+from s2s_ad.reverse import analysis, checkpoint, inplace
 from s2s_ad import ir
-from s2s_ad.emit.code import Block, Stmt, while_block
+from s2s_ad.emit.code import Block, LoopRecord, Stmt, while_block
 from s2s_ad.rules import RULES
 from s2s_ad.rules.templates import PLACEHOLDERS, const_expr, copy_expr, index_expr, names_read, substitute
 
@@ -68,6 +68,9 @@ class _Forward:
         # variables: an expression folded into it would read their new values.
         self.exit_flags = {id(n.body.yields[-1]) for n in ir.walk(sweep.func.body)
                            if isinstance(n, (ir.For, ir.While)) and n.exit}
+        self.taping = True
+        """False while writing a checkpointed loop's untaped runs: no pushes."""
+        self.recorded: set[int] = set()
 
     def _uses(self, r: ir.Region) -> None:
         for k, node in enumerate(r.ops):
@@ -96,6 +99,8 @@ class _Forward:
             return ast.Call(ast.Name(pair.fwd, ast.Load()), [self.expr(a) for a in op.args], [])
         if op.prim == "item":
             return ast.Subscript(self.expr(op.args[0]), ast.Constant(op.args[1].value), ast.Load())
+        if op.prim == "list.new":
+            return ast.List([self.expr(a) for a in op.args], ast.Load())
         arrays = getattr(self.sw, "arrays", None)
         if arrays is not None and op.prim != "getitem":
             e = arrays.forward_expr(op, self.expr)  # NumPy: attributes, indexing
@@ -108,7 +113,7 @@ class _Forward:
 
     def can_inline(self, op: ir.Op, r: ir.Region, k: int, e: ast.expr) -> bool:
         v = op.out
-        if op.callee is not None:
+        if op.callee is not None or op.prim in ("list.new", "list.append"):
             return False
         if v.var is not None or id(v) in self.sw.reads or id(v) in self.sw.tapes \
                 or id(v) in self.exit_flags:
@@ -140,7 +145,7 @@ class _Forward:
 
     def push(self, v: ir.Value) -> list:
         tape = self.sw.tapes.get(id(v))
-        if tape is None:
+        if tape is None or not self.taping:
             return []
         loop = self.sw.slots.get(tape)
         if loop is not None:  # this iteration's slot
@@ -176,6 +181,11 @@ class _Forward:
             if isinstance(node, ir.Op) and node.prim == "array.setitem" \
                     and id(node.out) in self.sw.families:
                 out += self.write(node)
+                continue
+            if isinstance(node, ir.Op) and node.prim == "list.append":
+                call = ast.Call(ast.Attribute(self.expr(node.args[0]), "append", ast.Load()),
+                                [self.expr(node.args[1])], [])
+                out.append(Stmt(ast.Expr(call), f"line {node.loc.line}: {node.text}", node))
                 continue
             if isinstance(node, ir.Op):
                 e = self.op_expr(node)
@@ -254,6 +264,9 @@ class _Forward:
         return body
 
     def record(self, node) -> None:
+        if id(node) in self.recorded:  # a checkpointed loop's body is written several times
+            return
+        self.recorded.add(id(node))
         pushed = list(self.sw.popped.get(id(node.body), []))
 
         def branches(r):
@@ -266,10 +279,15 @@ class _Forward:
                         and id(n) in self.sw.families[id(n.out)].saved:
                     pushed.append(ir.Value(self.sw.families[id(n.out)].stack))
         branches(node.body)
-        names = list(dict.fromkeys(v.name for v in pushed))
-        self.sw.loops.append((node.loc.line, node.text, names))
+        kinds = {v.name: v.kind for v in pushed}
+        names = list(kinds)
+        self.sw.loops.append(LoopRecord(node.loc.line, node.text, names,
+                                        {"kinds": [kinds[n] for n in names],
+                                         "plan": self.sw.ckpts.get(id(node))}))
 
     def for_(self, node: ir.For) -> list:
+        if id(node) in self.sw.ckpts:
+            return self.checkpointed(node)
         out = self.loop_start(node)
         skip = None
         if node.seq is not None:
@@ -304,6 +322,8 @@ class _Forward:
         return out
 
     def while_(self, node: ir.While) -> list:
+        if id(node) in self.sw.ckpts:
+            return self.checkpointed(node)
         out = self.loop_start(node)
         cond = self.region(node.cond)
         test = self.expr(node.cond.yields[0])
@@ -314,3 +334,66 @@ class _Forward:
         out += self.push(node.trips)
         return out
 
+
+    # -- checkpointed loops (s2s_ad.reverse.checkpoint) ---------------------------
+
+    def segment_body(self, node, taping: bool, count: bool) -> list:
+        """One iteration of ``node`` (a list's element read by index), taped
+        or not; ``count`` counts it in the loop's trip count."""
+        saved, self.taping = self.taping, taping
+        try:
+            body = []
+            if count and node.trips is not None:
+                body.append(Stmt(ast.AugAssign(ast.Name(node.trips.name, ast.Store()), ast.Add(),
+                                               ast.Constant(1)), ""))
+            for c in node.carried:
+                body += self.push(c)
+            body += self.region(node.body)
+            n = len(node.carried)
+            body += self.copies(node.carried, node.body.yields[:n], "next iteration")
+            if node.exit:
+                body.append(Block(ast.If(self.expr(node.body.yields[n]), [], []),
+                                  [Stmt(ast.Break())], [], "stop: a `break` or `return` ran"))
+        finally:
+            self.taping = saved
+        self.record(node)
+        return body
+
+    def checkpointed(self, node) -> list:
+        """The forward loop without tape, keeping snapshots; fills the
+        driver's loops in the reverse sweep."""
+        plan = self.sw.ckpts[id(node)]
+        out = self.loop_start(node) + checkpoint.forward_start(plan)
+        comment = f"line {node.loc.line}: {node.text} (checkpointed: no tape)"
+        if isinstance(node, ir.For):
+            rng = ir_range(self, node)
+            target: ast.expr = ast.Name(node.index.name, ast.Store())
+            counter = node.index.name
+            if not plan.binomial:
+                counter = node.trips.name
+            elif not (ir.is_int(node.start, 0) and ir.is_int(node.step, 1)):
+                counter = self.sw.namer.fresh("k")
+                target = ast.Tuple([ast.Name(counter, ast.Store()), target], ast.Store())
+                rng = ast.Call(ast.Name("enumerate", ast.Load()), [rng], [])
+            total = f"len({ast.unparse(ir_range(self, node))})"
+            body = checkpoint.forward_snapshot(plan, counter, total)
+            body += self.segment_body(node, False, True)
+            out.append(Block(ast.For(target, rng, [], [], None), body, [], comment))
+        else:
+            cond = self.region(node.cond)
+            test = self.expr(node.cond.yields[0])
+            body = checkpoint.forward_snapshot(plan, node.trips.name, "")
+            body += self.segment_body(node, False, True)
+            out.append(while_block(cond, test, body, comment))
+        for part in plan.advance:
+            part.extend(self.segment_body(node, False, False))
+        plan.taped.extend(self.segment_body(node, True, False))
+        for o in node.outs:
+            out += self.push(o)
+        if node.trips is not None:
+            out += self.push(node.trips)
+        return out
+
+
+def ir_range(f: _Forward, node: ir.For) -> ast.expr:
+    return ast.Call(ast.Name("range", ast.Load()), [f.expr(a) for a in ir.range_args(node)], [])

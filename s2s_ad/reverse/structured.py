@@ -25,7 +25,7 @@ import ast
 
 from s2s_ad import ir
 from s2s_ad.emit.code import Block, Stmt
-from s2s_ad.reverse import analysis, inplace
+from s2s_ad.reverse import analysis, checkpoint, inplace
 from s2s_ad.rules import RULES
 
 # Ops the reverse sweep recomputes from values it has instead of taping them.
@@ -157,7 +157,6 @@ class StructuredSweep:
             rhs = values[0] if len(values) == 1 else ast.Tuple(values, ast.Load())
             body.append(Stmt(ast.Assign([lhs], rhs), "adjoints carried to the previous iteration",
                              role="carry", control=node))
-        head = self.reverse_head(node)
         post = []
         for i in slots:
             init = node.inits[i]
@@ -171,8 +170,10 @@ class StructuredSweep:
                 post += self.accumulate(init, adjoint, init.var is None,
                                         f"{node.carried[i].name} started as {init.name}",
                                         role="init", control=node)
+        if node.checkpoint and checkpoint.has_tape(self, node):
+            return pre + checkpoint.reverse(self, node, body) + post
         comment = f"line {node.loc.line}: {node.text}, backwards"
-        return pre + [Block(head, body, [], comment, node)] + post
+        return pre + [Block(self.reverse_head(node), body, [], comment, node)] + post
 
     def reverse_head(self, node) -> ast.For:
         if isinstance(node, ir.While):
@@ -216,7 +217,8 @@ class StructuredSweep:
                 node = defs.get(id(v))
                 if isinstance(node, ir.Op) and node.prim in CHEAP and \
                         (node.out.kind != "float" or node.prim == "getitem") and \
-                        not any(id(a) in self.families for a in node.args):
+                        not any(id(a) in self.families or id(a) in self.lists
+                                for a in node.args):
                     recompute.append(node)
                     self.recomputed.add(id(v))
                     for a in node.args:

@@ -35,14 +35,16 @@ from __future__ import annotations
 
 import ast
 
-from s2s_ad.reverse import analysis, element_writes, inplace, shifts
+from s2s_ad.reverse import analysis, checkpoint, element_writes, inplace, shifts
+from s2s_ad.reverse import lists as runtime_lists
 from s2s_ad import ir
 from s2s_ad.emit import peephole
 from s2s_ad.reverse.arrays import ArraySweep
 from s2s_ad.reverse.call_sites import CallSites, pair_functions, pair_seeds, seed_outputs
 from s2s_ad.reverse.structured import StructuredSweep, _call
 from s2s_ad.emit.peephole import names_in
-from s2s_ad.emit.code import Block, CodeFunction, Stmt, reverse_comment, signature, unpack_params
+from s2s_ad.emit.code import (Block, CodeFunction, Stmt, reverse_comment, signature, tree_value,
+                              unpack_params)
 from s2s_ad.errors import SourceError
 from s2s_ad.names import Namer
 from s2s_ad.emit.optimize import simplify
@@ -120,9 +122,17 @@ class _Sweep(StructuredSweep, CallSites):
             if id(v) in self.families:
                 self.fname[id(v)] = self.families[id(v)].name
         self.aliases = inplace.aliases(func, self.families) if self.families else set()
+        self.lists = runtime_lists.families(func)
+        """id(version of a list grown at run time) -> its family (s2s_ad.reverse.lists)."""
+        for key, fam in self.lists.items():
+            self.fname[key] = fam.name  # one Python list: every version under one name
+        runtime_lists.spread(self)
         if self.arrays is not None:
             self.arrays.buffers = set(self.families)
         self._reversing: ir.Op | None = None
+        self.ckpts: dict[int, checkpoint.Plan] = {}
+        """id(loop) -> its checkpointing plan (s2s_ad.reverse.checkpoint)."""
+        self._ckpt_helper: str | None = None
         self.accumulators: dict[int, str] = {}
         """id(array parameter read by index in a loop) -> its adjoint, created
         once and only added to in place (nothing reads it before it is returned)."""
@@ -147,7 +157,7 @@ class _Sweep(StructuredSweep, CallSites):
         before it starts (a loop inside a loop, a ``while`` or a loop that may
         stop early pushes and pops)."""
         return (isinstance(loop, ir.For) and loop.seq is None and not loop.exit
-                and self.loop_parent.get(id(loop)) is None
+                and not loop.checkpoint and self.loop_parent.get(id(loop)) is None
                 and ir.is_int(loop.start, 0) and ir.is_int(loop.step, 1))
 
     def _all_values(self):
@@ -232,6 +242,8 @@ class _Sweep(StructuredSweep, CallSites):
             value = (ast.Tuple([self.value_expr(o) for o in outputs], ast.Load())
                      if func.outputs is not None else self.value_expr(result))
             popped = {v.name for vs in self.popped.values() for v in vs}
+            for plan in self.ckpts.values():  # the reverse sweep runs these loops again
+                popped |= set(plan.state)
             if names_read(value) & popped or any(id(o) in self.aliases for o in outputs):
                 # The reverse sweep pops into a loop's carried variable, which
                 # after the loop holds the result: keep the result aside.
@@ -247,6 +259,7 @@ class _Sweep(StructuredSweep, CallSites):
 
         counts = names_in(Block(ast.If(returns, [], []), fwd + reverse))
         peephole.run(reverse, counts)
+        runtime_lists.fuse_sum(self, reverse)
         if self.arrays is None:
             element_writes.run(reverse, {self.adj[id(v)] for v in func.param_values
                                          if v.kind in ("list", "tuple") and id(v) in self.adj})
@@ -261,7 +274,17 @@ class _Sweep(StructuredSweep, CallSites):
                             loops=self.loops, helpers=self.helpers())
 
     def helpers(self) -> dict[str, str]:
-        return dict(self.arrays.helpers) if self.arrays is not None else {}
+        out = dict(self.arrays.helpers) if self.arrays is not None else {}
+        if self._ckpt_helper is not None:
+            out[self._ckpt_helper] = checkpoint.HELPER.replace(
+                "def next_snapshot(", f"def {self._ckpt_helper}(")
+        return out
+
+    def checkpoint_helper(self) -> str:
+        """The generated name of the binomial schedule's helper."""
+        if self._ckpt_helper is None:
+            self._ckpt_helper = self.namer.fresh("next_snapshot")
+        return self._ckpt_helper
 
     def adjoint_names(self) -> dict:
         return {v.name: self.adj[id(v)] for v in self._all_values()
@@ -285,8 +308,12 @@ class _Sweep(StructuredSweep, CallSites):
                 lists.append(Stmt(ast.Assign(
                     [ast.Name(self.adj[id(v)], ast.Store())],
                     ast.BinOp(ast.List([ast.Constant(0.0)], ast.Load()), ast.Mult(),
-                              _call("len", [ast.Name(v.name, ast.Load())]))),
+                              _call("len", [self.ref(v)]))),
                     f"the adjoint of {v.name}, read at run-time indices", role="zero"))
+        lists += runtime_lists.adjoints(self)
+        for p in self.func.params:
+            if p.tree is not None and p.value in self.wrt:
+                self.reads.add(id(p.value))  # type(p)(...) rebuilds its class: a pair keeps it
         out = self.region(self.func.body)
         inits = inplace.adjoint_inits(self)
         return lists + inits + out if out else []
@@ -301,6 +328,9 @@ class _Sweep(StructuredSweep, CallSites):
         tape = []
         if keep_params:
             tape += [v for v in self.func.scalars(self.func.param_values) if id(v) in self.reads]
+            # a structure or list parameter read whole (len(xs), xs[k], type(p))
+            tape += [p.value for p in self.func.params
+                     if p.items is not None and id(p.value) in self.reads]
         for v in self.outside_loops():
             fam = self.families.get(id(v))
             if fam is not None and v is not fam.root:
@@ -312,13 +342,20 @@ class _Sweep(StructuredSweep, CallSites):
             # backward pass reads it only under the same condition, but the
             # tape tuple names it either way.
             top = {id(v) for node in self.func.body.ops for v in ir.defined(node)}
-            maybe = [self.tape_ref(v) for v in tape if id(v) not in top
-                     and v not in self.func.param_values]
+            params = {id(v) for v in self.func.param_values + self.func.scalars(
+                self.func.param_values)}  # leaves of a structure parameter too
+            maybe = [self.tape_ref(v) for v in tape if id(v) not in top and id(v) not in params]
             maybe += [name for name in self.slots if name in self.tapes.values()
                       and self.slots[name] not in self.func.body.ops]
             fwd = [Stmt(ast.Assign([ast.Name(n, ast.Store())], ast.Constant(None)),
                         "defined only if its branch runs") for n in dict.fromkeys(maybe)] + fwd
         tape += [ir.Value(name, "looptape") for name in self.tapes.values()]
+        for plan in self.ckpts.values():
+            extra = [plan.snaps] + ([] if plan.binomial else [plan.names["every"]])
+            if keep_params and plan.node not in self.func.body.ops:  # inside a branch
+                fwd = [Stmt(ast.Assign([ast.Name(n, ast.Store())], ast.Constant(None)),
+                            "defined only if its branch runs") for n in extra] + fwd
+            tape += [ir.Value(name, "looptape") for name in extra]
         stacks = {f.stack for f in self.families.values() if f.stack is not None}
         tape += [ir.Value(name, "looptape") for name in sorted(stacks)]
         return fwd, tape
@@ -344,6 +381,12 @@ class _Sweep(StructuredSweep, CallSites):
             return self.arrays.zero(x) if self.arrays is not None else ast.Constant(0.0)
 
         param = next(p for p in self.func.params if p.value is v)
+        if param.tree is not None:  # the same structure, an adjoint per leaf
+            def leaf(x, at):  # a leaf without adjoint: zeros shaped like it, read through v
+                if id(x) in self.adj or self.arrays is None:
+                    return one(x)
+                return _call(f"{self.arrays.np}.zeros_like", [at])
+            return tree_value(param.tree, ast.Name(v.name, ast.Load()), leaf)
         if param.items is None:
             return one(v)
         if id(v) in self.adj:
@@ -381,6 +424,8 @@ class _Sweep(StructuredSweep, CallSites):
     def _op(self, op: ir.Op) -> list:
         if op.prim == "array.setitem" and id(op.out) in self.families:
             return inplace.reverse_write(self, op)
+        if op.prim in ("list.new", "list.append"):
+            return runtime_lists.reverse(self, op)
         if id(op.out) not in self.adj:
             return []
         if op.callee is not None:
@@ -409,6 +454,9 @@ class _Sweep(StructuredSweep, CallSites):
             return out
         for i, (arg, partial) in enumerate(zip(op.args, rule.partial_asts)):
             if partial is None or not isinstance(arg, ir.Value) or id(arg) not in self.act:
+                continue
+            if op.prim == "list.sum":
+                out += runtime_lists.reverse_sum(self, op, g)
                 continue
             if op.prim == "getitem":
                 target = ast.Subscript(ast.Name(self.adj[id(arg)], ast.Load()),
@@ -453,6 +501,13 @@ class _Sweep(StructuredSweep, CallSites):
         """``v̄ = contrib`` on the first contribution, ``v̄ += contrib`` after.
         With ``alias``, a first contribution that is another adjoint itself
         (``t = a + b``) shares that variable: its owner is done with it."""
+        grown = self.lists.get(id(v))
+        if grown is not None:
+            # Versions of a run-time list share one adjoint list, changed only
+            # by the reverse of its ops (s2s_ad.reverse.lists).
+            if isinstance(contrib, ast.Name) and contrib.id == grown.adj:
+                return []
+            raise AssertionError(f"a contribution to the list {v.name}: {ast.unparse(contrib)}")
         fam = self.families.get(id(v))
         if fam is not None:
             if isinstance(contrib, ast.Name) and contrib.id == fam.adj:

@@ -17,4 +17,10 @@ CONTROL_RULES = [
     Rule("or", "x or y", (None, None), "bool"),
     Rule("len", "len(x)", (None,), "int"),
     Rule("getitem", "x[y]", ("1", None), "float", "∂xs[i]/∂xs[i] = 1"),
+    Rule("list.sum", "sum(x)", ("1",), "float", "∂sum(xs)/∂xs[i] = 1",
+         notes="g is added to every item of the list's adjoint"),
+    Rule("list.new", "[args]", ("1",), "list", "the list of its operands",
+         notes="item k's adjoint is the list adjoint's item k", variadic=True),
+    Rule("list.append", "x.append(y)", ("1", "1"), "list", "x with y appended",
+         notes="the reverse sweep pops y's adjoint off the list's adjoint"),
 ]

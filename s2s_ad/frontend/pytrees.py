@@ -1,0 +1,179 @@
+"""Pytree parameters: dicts, lists, tuples, NamedTuples and dataclasses.
+
+Contract: a parameter that receives a nested structure of numbers or arrays
+(``params["W1"]``, ``p.w``, ``layers[0].W``) is lowered for that structure,
+as a list parameter of a given length is: the caller's value decides a
+*spec* (:func:`spec_of`, hashable: which keys, fields, classes and lengths),
+the generated code reads each leaf into a name of its own on entry
+(``p_w = p.w``) and returns the gradient as a value of the same structure
+(a dict for a dict, an instance of the same dataclass or NamedTuple class,
+built by ``type(p)(w=dp_w, ...)``). No registration is needed: a dataclass
+is read through :func:`dataclasses.fields`, a NamedTuple through
+``_fields``. One generated module serves every value of that structure;
+another structure gets its own (cached, like lengths).
+
+While lowering, the structure is a :class:`StaticObject` (dataclass,
+NamedTuple) or the structures of :mod:`s2s_ad.frontend.structures`
+(``StaticDict``, ``StaticList``, tuple), whose leaves are parameter values.
+
+Spec grammar (``("tree", node)`` in ``lengths``)::
+
+    node := "leaf"                                  a number or an array
+          | ("dict", ((key, node), ...))            str keys, in the dict's order
+          | ("list" | "tuple", (node, ...))
+          | ("object", cls, ((field, node), ...))   dataclass or NamedTuple
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import numbers
+
+from s2s_ad import ir
+from s2s_ad.frontend import structures
+from s2s_ad.frontend.numpy import ATTRIBUTES
+from s2s_ad.frontend.structures import StaticObject
+
+
+def _is_array(value) -> bool:
+    return not isinstance(value, (numbers.Number, list, tuple, dict, str)) and (
+        hasattr(value, "__array__") or hasattr(value, "shape"))
+
+
+def _fields(value) -> list[str] | None:
+    """The fields of a dataclass instance or NamedTuple, else None."""
+    if isinstance(value, tuple) and hasattr(type(value), "_fields"):
+        return list(type(value)._fields)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fs = dataclasses.fields(value)
+        if any(not f.init for f in fs):
+            return None  # type(p)(**fields) could not rebuild it
+        return [f.name for f in fs]
+    return None
+
+
+def spec_of(value):
+    """The spec of ``value`` (see the module docstring), or None when it is
+    not a structure of numbers and arrays."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, numbers.Number) or _is_array(value):
+        return "leaf"
+    names = _fields(value)
+    if names is not None:
+        subs = [spec_of(getattr(value, n)) for n in names]
+        return None if None in subs else ("object", type(value), tuple(zip(names, subs)))
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            return None
+        subs = [spec_of(v) for v in value.values()]
+        return None if None in subs else ("dict", tuple(zip(value, subs)))
+    if type(value) in (list, tuple):
+        subs = [spec_of(v) for v in value]
+        return None if None in subs else (type(value).__name__, tuple(subs))
+    return None
+
+
+def holds_array(value) -> bool:
+    if _is_array(value):
+        return True
+    names = _fields(value)
+    if names is not None:
+        return any(holds_array(getattr(value, n)) for n in names)
+    if isinstance(value, dict):
+        return any(holds_array(v) for v in value.values())
+    if type(value) in (list, tuple):
+        return any(holds_array(v) for v in value)
+    return False
+
+
+def is_flat(spec) -> bool:
+    """A list or tuple of leaves (a list parameter of a given length)."""
+    return isinstance(spec, tuple) and spec[0] in ("list", "tuple") \
+        and all(s == "leaf" for s in spec[1])
+
+
+def tree_param(lo, node: ast.arg, name: str, spec, default, has_default: bool,
+               kwonly: bool) -> ir.Param:
+    """A parameter receiving a structure of spec ``spec``: one value per leaf
+    (named after its path, ``p_w``, ``layers_0_W``), bound as the structure."""
+    if has_default:
+        raise lo.src.error(node, f"parameter {node.arg!r} receives a structure; it cannot "
+                           "have a default value")
+    kind = "array" if getattr(lo, "array_mode", False) else "float"
+    leaves: list[ir.Value] = []
+
+    def build(s, path: str):
+        if s == "leaf":
+            v = ir.Value(lo.namer.fresh(path), kind, None)
+            leaves.append(v)
+            return v, ("leaf", v)
+        if s[0] == "dict":
+            out, tree = structures.StaticDict(), []
+            for key, sub in s[1]:
+                item, t = build(sub, f"{path}_{_ident(key)}")
+                out.items[key] = item
+                tree.append((key, t))
+            return out, ("dict", tuple(tree))
+        if s[0] in ("list", "tuple"):
+            pairs = [build(sub, f"{path}_{i}") for i, sub in enumerate(s[1])]
+            items = [p[0] for p in pairs]
+            out = structures.StaticList(items) if s[0] == "list" else tuple(items)
+            return out, (s[0], tuple(p[1] for p in pairs))
+        _, cls, fs = s
+        out, tree = StaticObject(cls), []
+        for fname, sub in fs:
+            item, t = build(sub, f"{path}_{fname}")
+            out.items[fname] = item
+            tree.append((fname, t))
+        return out, ("object", cls, tuple(tree))
+
+    bound, tree = build(spec, node.arg)
+    value = ir.Value(name, "tree", node.arg)
+    lo.env[node.arg] = bound
+    return ir.Param(value, default, has_default, kwonly, leaves, tree)
+
+
+def _ident(key: str) -> str:
+    out = "".join(c if c.isalnum() or c == "_" else "_" for c in key)
+    return out if out and not out[0].isdigit() else f"k{out}"
+
+
+def attribute(lo, node: ast.Attribute):
+    """``p.w`` on a structure parameter (or an item of one): the field's
+    value. None when ``node`` is not an attribute of a structure."""
+    base_node = node.value
+    root = base_node
+    while isinstance(root, (ast.Attribute, ast.Subscript)):
+        root = root.value
+    if not isinstance(root, ast.Name) or root.id not in lo.env:
+        return None
+    bound = lo.env[root.id]
+    if not (structures.is_structure(bound) or isinstance(bound, StaticObject)):
+        op = lo.defs.get(id(bound)) if isinstance(bound, ir.Value) else None
+        if isinstance(base_node, ast.Name) and op is not None and not _array_attribute(
+                node.attr) and op.prim in ("getitem", "array.getitem"):
+            bound = op.args[0]  # `for layer in layers: layer.W`: layers is the structure
+        if isinstance(bound, ir.Value) and bound.kind in ("float", "array") \
+                and any(p.value is bound for p in getattr(lo, "params_so_far", ())) \
+                and not _array_attribute(node.attr):
+            # p.w on a parameter lowered as a number: lower it for its structure
+            raise structures.SequenceParameter(bound.var, *structures._where(lo, node, (
+                f"parameter {bound.var!r} is used as a structure (`{ast.unparse(node)}`); "
+                "call the gradient with the value (a dataclass, NamedTuple or dict), which "
+                "generates the code for its structure")))
+        return None
+    base = lo.expr(base_node)
+    if isinstance(base, StaticObject):
+        if node.attr not in base.items:
+            raise lo.src.error(node, f"`{ast.unparse(base_node)}` ({base.cls.__name__}) has "
+                               f"no field {node.attr!r}")
+        return base.items[node.attr]
+    return None
+
+
+def _array_attribute(attr: str) -> bool:
+    # and the attributes every Python number has: `x.real` reads a number
+    return attr in ATTRIBUTES or attr in ("real", "imag", "numerator", "denominator",
+                                          "conjugate")

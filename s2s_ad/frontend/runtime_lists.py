@@ -1,0 +1,201 @@
+"""Lists grown at run time: ``xs = []`` then ``xs.append(v)`` in a loop.
+
+Contract: a list built in the function stays a lowering-time
+:class:`~s2s_ad.frontend.structures.StaticList` (its length known, its items
+SSA operands) until a loop that is not unrolled, or a branch, appends to it.
+Just before that loop or branch the list becomes one IR value of kind
+``"list"``: a ``list.new`` op holding the items it has so far. From then on
+
+* ``xs.append(v)`` is a ``list.append`` op, a new SSA version of the list
+  (every name bound to the old version is rebound to the new one, as every
+  name of a Python list sees an append);
+* a loop or branch that appends carries the list like any other value;
+* ``xs[i]`` (``i`` a constant, a loop variable or integer arithmetic on
+  one, negative too), ``len(xs)``, ``sum(xs)`` and loops over it
+  (``for v in xs``, ``enumerate``, ``zip``, ``reversed``) read it as the
+  code runs, exactly as they read a list parameter of any length.
+
+All versions are one Python object in the generated code. The reverse sweep
+gives the whole family one adjoint list of the final length; the reverse of
+an append pops its item's adjoint (:mod:`s2s_ad.reverse.lists`), so the
+adjoint list always has the length the list had at that point, and a
+negative index means the same item backwards as forwards.
+
+Before → after::
+
+    xs = [x]                              xs = list.new x
+    for i in range(n):                    xs_1 = for i in range(0, n, 1) carry (xs_2=xs)
+        xs.append(xs[-1] * w)               t1 = getitem xs_2 -1
+                                            t2 = mul t1 w
+                                            xs_3 = list.append xs_2 t2
+
+Refused, located: a list grown at run time that is created inside a loop or
+a branch (create it before), assigned into by index (``xs[i] = v``: append
+instead), sliced or unpacked (its length is not known while lowering),
+passed to a helper or returned, or appended to inside a loop over itself.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from s2s_ad import ir
+from s2s_ad.frontend import structures
+
+
+def is_grown(lo, value) -> bool:
+    """Is ``value`` a version of a list grown at run time?"""
+    return isinstance(value, ir.Value) and id(value) in lo.grown
+
+
+def _register(lo, value: ir.Value, root: ir.Value) -> ir.Value:
+    lo.grown.add(id(value))
+    lo.list_roots[id(value)] = lo.list_roots.get(id(root), id(root))
+    # Read like a list parameter of any length (control.sequence_param).
+    lo.seq_params[id(value)] = ir.Param(value)
+    return value
+
+
+def appended_names(stmts: list) -> list[str]:
+    """Names ``stmts`` call ``.append``/``.extend`` on (nested blocks included)."""
+    out = []
+    for stmt in stmts:
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+                    and isinstance(n.func.value, ast.Name) and n.func.attr in ("append", "extend"):
+                out.append(n.func.value.id)
+    return list(dict.fromkeys(out))
+
+
+def promote_for(lo, stmts: list, node: ast.AST) -> list[str]:
+    """Before lowering a loop or branch whose body is ``stmts``: turn each
+    list it appends to into a run-time list. Returns the names (in the
+    environment) bound to a run-time list that ``stmts`` append to."""
+    names = appended_names(stmts)
+    for name in names:
+        value = lo.env.get(name)
+        if isinstance(value, structures.StaticList):
+            promote(lo, value, node, name)
+    return [n for n in names if is_grown(lo, lo.env.get(n))]
+
+
+def promote(lo, static: structures.StaticList, node: ast.AST, name: str) -> ir.Value:
+    """``static`` as a ``list.new`` op; every name bound to it is rebound."""
+    if lo.region_depth > 0:
+        raise lo.src.error(node, f"the list `{name}` is appended to here, inside a loop or "
+                           "branch, but was created inside an enclosing loop or branch; "
+                           "s2s-ad grows lists at run time when they are created outside "
+                           "every loop and branch: create it before them")
+    inside = [n for n, v in lo.env.items() if v is not static and _holds(v, static)]
+    if inside:
+        raise lo.src.error(node, f"the list `{name}` is appended to here and is also an item of "
+                           f"`{inside[0]}`; s2s-ad grows a list at run time under its own name "
+                           "only: build the structure after the loop")
+    items = list(static.items)
+    for x in items:
+        if structures.is_structure(x) or (isinstance(x, ir.Value)
+                                          and x.kind in ("tuple", "list")):
+            raise lo.src.error(node, f"the list `{name}` holds a tuple or list; a list grown "
+                               "at run time holds numbers or arrays")
+    out = ir.Value(lo.namer.claim(name), "list", name)
+    text = f"{name} = [{', '.join(repr(x) for x in items)}]"
+    op = ir.Op("list.new", tuple(items), out, lo.loc(node), text)
+    lo.ops.append(op)
+    lo.defs[id(out)] = op
+    _register(lo, out, out)
+    for var, v in list(lo.env.items()):
+        if v is static:
+            lo.env[var] = out
+    return out
+
+
+def append(lo, seq: ir.Value, call: ast.Call, method: str) -> None:
+    """``xs.append(v)`` (or ``xs.extend(ys)`` of a list built in the
+    function) on a run-time list: one ``list.append`` op per item."""
+    arg = call.args[0]
+    if method == "append":
+        items = [lo.expr(arg)]
+    else:
+        items = structures.iteration(lo, arg)
+    for v in items:
+        if structures.is_structure(v) or (isinstance(v, ir.Value)
+                                          and v.kind in ("tuple", "list")):
+            raise lo.src.error(arg, "a list grown at run time holds numbers or arrays, "
+                               f"not {structures.describe(v)}")
+        name = call.func.value.id
+        out = ir.Value(lo.namer.claim(name), "list", name)
+        op = ir.Op("list.append", (seq, v), out, lo.loc(call), ast.unparse(call))
+        lo.ops.append(op)
+        lo.defs[id(out)] = op
+        _register(lo, out, seq)
+        for var, w in list(lo.env.items()):
+            if w is seq:
+                lo.env[var] = out
+        seq = out
+
+
+def carried(lo, value: ir.Value, source: ir.Value) -> None:
+    """A loop's or branch's version of a run-time list (a carried value, a
+    loop result, a φ), the same list as ``source``: register it."""
+    _register(lo, value, source)
+
+
+def same_list(lo, a, b) -> bool:
+    """Are ``a`` and ``b`` versions of one run-time list (one ``list.new``)?"""
+    return lo.list_roots.get(id(a)) == lo.list_roots.get(id(b)) is not None
+
+
+def check_aliases(lo, carried: list[str], node: ast.AST) -> None:
+    """Refuse a loop over which two names hold one run-time list: the loop
+    carries values by name, so the name that is not appended to would keep
+    the list as it was before the loop."""
+    for var in carried:
+        value = lo.env.get(var)
+        if not is_grown(lo, value):
+            continue
+        others = [n for n, v in lo.env.items() if n != var and _holds(v, value)]
+        if others:
+            raise lo.src.error(node, f"`{var}` and `{others[0]}` hold the same list, which this "
+                               "loop appends to; s2s-ad follows a list grown in a loop under one "
+                               f"name: use `{var}` only")
+
+
+def _holds(v, value) -> bool:
+    """Is ``value`` bound to ``v``, or an item of the structure ``v``?"""
+    if v is value:
+        return True
+    if isinstance(v, tuple):
+        return any(_holds(x, value) for x in v)
+    items = getattr(v, "items", None)
+    if isinstance(v, (structures.StaticList, structures.StaticDict, structures.StaticObject)):
+        return any(_holds(x, value) for x in (items.values() if isinstance(items, dict)
+                                              else items))
+    return False
+
+
+def mutation(lo, stmt: ast.Expr) -> bool:
+    """``xs.append(v)`` / ``xs.extend(ys)`` on a run-time list: lower it and
+    return True; False when ``stmt`` is not one."""
+    call = stmt.value
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and isinstance(call.func.value, ast.Name)
+            and is_grown(lo, lo.env.get(call.func.value.id))):
+        return False
+    method = call.func.attr
+    if method not in ("append", "extend"):
+        raise lo.src.error(call, f"`{ast.unparse(call.func)}` is not supported; a list grown "
+                           "at run time supports append and extend")
+    if call.keywords or len(call.args) != 1:
+        raise lo.src.error(call, f"`{method}` takes one argument")
+    append(lo, lo.env[call.func.value.id], call, method)
+    return True
+
+
+def check_iterated(lo, seq, stmts: list, node: ast.AST) -> None:
+    """Refuse appending to the list a ``for`` loop iterates over."""
+    if seq is None or not is_grown(lo, seq):
+        return
+    for name in appended_names(stmts):
+        if lo.env.get(name) is seq:
+            raise lo.src.error(node, f"the loop iterates over `{name}` and appends to it; "
+                               "iterate over `range(len(...))` of its length before the loop")

@@ -1,0 +1,219 @@
+"""Loops unrolled while lowering: the body lowered once per iteration.
+
+Contract: :func:`unroll_for` unrolls a ``for i in range(constants)`` whose
+body appends to (or assigns into) a list or dict built before it, or indexes
+a list of structures (``layers[i].W``), so the structures stay known while
+lowering (:mod:`s2s_ad.frontend.structures`); :func:`unroll_items` unrolls a
+``for`` over a structure known while lowering (``for W, b in layers``, ``for c
+in COEFFS``). Both return False when the loop is to be lowered as a loop
+(a long loop that appends grows its list at run time instead,
+:mod:`s2s_ad.frontend.runtime_lists`).
+
+Before → after::
+
+    xs = []                               xs_0 = x * 0
+    for i in range(3):                    xs_1 = x * 1
+        xs.append(x * i)                  xs_2 = x * 2
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+
+from s2s_ad import ir
+from s2s_ad.frontend.structures import (StaticDict, StaticList, StaticObject, _static_int,
+                                        is_structure)
+
+
+UNROLL_LIMIT = 1000
+"""Most iterations a loop that builds a list is unrolled to."""
+SHORT_UNROLL = 16
+"""Most iterations a ``range(constant)`` loop that appends is unrolled to
+first; a longer one grows its list at run time (a loop is shorter to read
+and faster to run), unless the function needs the list's length while
+lowering (then it is lowered again, unrolled up to ``UNROLL_LIMIT``)."""
+
+
+def unroll_for(lo, node: ast.For) -> bool:
+    """Unroll ``for i in range(constants)`` whose body appends to (or
+    assigns into) a list or dict built before the loop: the body is lowered
+    once per iteration with ``i`` a constant, so the list's length stays
+    known. Return False (the loop is lowered as a loop) otherwise."""
+    if not (_mutates_structure(lo, node.body) or _indexes_structures(lo, node.body)):
+        return False
+    it = node.iter
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
+            and it.func.id not in lo.env and lo.resolve(it.func) is builtins.range
+            and not it.keywords and 1 <= len(it.args) <= 3):
+        return False
+    bounds = [_static_int(lo, a) for a in it.args]
+    if any(b is None for b in bounds):
+        return False  # refused where the list is found changed, with its name
+    trips = range(*bounds)
+    if len(trips) > getattr(lo, "unroll_limit", UNROLL_LIMIT) \
+            and not _indexes_structures(lo, node.body):
+        lo.unroll_skipped = True
+        return False  # a run-time list (frontend/runtime_lists.py)
+    if _jumps(node.body) or len(trips) > UNROLL_LIMIT:
+        return False
+    for i in trips:
+        lo.assign(node.target, ir.Const(i), it)
+        _static_block(lo, node.body)
+    return True
+
+
+def unroll_items(lo, node: ast.For) -> bool:
+    """Unroll a ``for`` over a structure known while lowering: a list or
+    tuple built in the function, of a structure parameter (``for W, b in
+    layers``, ``for layer in layers``), a module-level list of numbers (``for c
+    in COEFFS``), or ``zip``/``enumerate``/``reversed`` of them. A list
+    parameter of floats keeps its loop (control.py). Return False otherwise."""
+    items = _static_items(lo, node.iter)
+    if items is None:
+        return False
+    params = [n.id for n in ast.walk(node.iter) if isinstance(n, ast.Name) and n.id in lo.env
+              and lo.sequence_param(lo.env[n.id]) is not None]
+    if params and items and not any(_holds_structure(x) for x in items):
+        return False  # over list parameters of numbers: a loop over their positions
+    if _jumps(node.body):
+        raise lo.src.error(node, "a loop over a tuple, list or structure known while lowering "
+                           "is unrolled, and cannot use `break`, `continue` or `return`")
+    if len(items) > UNROLL_LIMIT:
+        raise lo.src.error(node, f"this loop over {len(items)} items would be unrolled; "
+                           f"s2s-ad unrolls such loops up to {UNROLL_LIMIT} times")
+    for v in items:
+        lo.assign(node.target, v, node.iter)
+        _static_block(lo, node.body)
+    return True
+
+
+class _Row(tuple):
+    """A row of ``zip``/``enumerate`` (not an item that is a tuple)."""
+
+
+def _holds_structure(x) -> bool:
+    if isinstance(x, _Row):
+        return any(_holds_structure(e) for e in x)
+    return is_structure(x)
+
+
+def _static_items(lo, node: ast.expr) -> list | None:
+    if isinstance(node, (ast.List, ast.Tuple)) and node.elts and all(
+            isinstance(e, ast.Constant) and type(e.value) in (int, float) for e in node.elts):
+        return [ir.Const(e.value) for e in node.elts]  # for i in [1, 2, 3]: a literal
+    if isinstance(node, (ast.Subscript, ast.Attribute)):
+        root = node
+        while isinstance(root, (ast.Subscript, ast.Attribute)):
+            root = root.value
+        if not (isinstance(root, ast.Name) and root.id in lo.env):
+            return None
+        value = lo.expr(node)  # p["layers"], model.layers: an item of a structure
+        if isinstance(value, StaticObject) and value.is_tuple:
+            return list(value.items.values())
+        if isinstance(value, (tuple, StaticList)):
+            return list(value) if isinstance(value, tuple) else list(value.items)
+        return None
+    if isinstance(node, ast.Name):
+        if node.id not in lo.env:
+            if node.id in lo.src.globals and isinstance(lo.src.globals[node.id], (list, tuple)):
+                value = lo.expr(node)
+                return list(value) if isinstance(value, tuple) else None
+            return None
+        value = lo.env[node.id]
+        if isinstance(value, StaticObject) and value.is_tuple:
+            return list(value.items.values())
+        if isinstance(value, tuple):
+            return list(value)
+        if isinstance(value, StaticList):
+            return list(value.items)
+        return None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id not in lo.env and not node.keywords:
+        fn = lo.src.globals.get(node.func.id, getattr(builtins, node.func.id, None))
+        if fn is builtins.reversed and len(node.args) == 1:
+            items = _static_items(lo, node.args[0])
+            return None if items is None else items[::-1]
+        if fn is builtins.zip and node.args:
+            columns = [_static_items(lo, a) for a in node.args]
+            return None if None in columns else [_Row(row) for row in zip(*columns)]
+        if fn is builtins.enumerate and len(node.args) in (1, 2):
+            items = _static_items(lo, node.args[0])
+            start = _static_int(lo, node.args[1]) if len(node.args) == 2 else 0
+            if items is None or start is None:
+                return None
+            return [_Row((ir.Const(start + i), x)) for i, x in enumerate(items)]
+    return None
+
+
+def _static_block(lo, stmts: list) -> None:
+    """Lower ``stmts``, choosing the branch of an ``if`` whose test the loop
+    index decides (``if i > 0:``) while lowering."""
+    for stmt in stmts:
+        test = _static_bool(lo, stmt.test) if isinstance(stmt, ast.If) else None
+        if test is None:
+            lo.statement(stmt)
+        else:
+            _static_block(lo, stmt.body if test else stmt.orelse)
+
+
+_COMPARE = {ast.Lt: int.__lt__, ast.LtE: int.__le__, ast.Gt: int.__gt__, ast.GtE: int.__ge__,
+            ast.Eq: int.__eq__, ast.NotEq: int.__ne__}
+
+
+def _static_bool(lo, node: ast.expr) -> bool | None:
+    """The value of a comparison of integer constants, or None."""
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARE:
+        a, b = _static_int(lo, node.left), _static_int(lo, node.comparators[0])
+        if a is not None and b is not None:
+            return _COMPARE[type(node.ops[0])](a, b)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        v = _static_bool(lo, node.operand)
+        return None if v is None else not v
+    if isinstance(node, ast.BoolOp):
+        values = [_static_bool(lo, v) for v in node.values]
+        if any(v is None for v in values):
+            return None
+        return all(values) if isinstance(node.op, ast.And) else any(values)
+    return None
+
+
+def _mutates_structure(lo, body: list) -> bool:
+    def structure(name: str) -> bool:
+        return isinstance(lo.env.get(name), (StaticList, StaticDict))
+
+    for stmt in body:
+        for n in ast.walk(stmt):
+            if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                    and isinstance(n.func.value, ast.Name) and n.func.attr in ("append", "extend")
+                    and structure(n.func.value.id)):
+                return True
+            if isinstance(n, (ast.Assign, ast.AugAssign)):
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                for t in targets:
+                    if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) \
+                            and structure(t.value.id):
+                        return True
+    return False
+
+
+def _indexes_structures(lo, body: list) -> bool:
+    """Does ``body`` index a list or tuple of structures (``layers[i].W``)?
+    Such an index must be known while lowering: the loop is unrolled."""
+    for stmt in body:
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name):
+                v = lo.env.get(n.value.id)
+                items = (v.items if isinstance(v, StaticList) else
+                         list(v) if isinstance(v, tuple) else None)
+                if items and any(is_structure(x) for x in items):
+                    return True
+    return False
+
+
+def _jumps(body: list) -> bool:
+    for stmt in body:
+        for n in ast.walk(stmt):
+            if isinstance(n, (ast.Break, ast.Continue, ast.Return)):
+                return True
+    return False

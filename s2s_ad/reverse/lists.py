@@ -1,0 +1,217 @@
+"""Lists grown at run time in the reverse sweep: one adjoint list per list.
+
+Contract: the versions of a list grown at run time (a ``list.new`` op, the
+``list.append`` ops after it, and the loop-carried values, loop results and
+φs between them; :mod:`s2s_ad.frontend.runtime_lists`) are one Python list
+in the generated code, so :func:`families` groups them and gives the group
+one forward name and one adjoint name. The reverse sweep
+
+* creates the adjoint once, after the forward pass, with the list's final
+  length: ``dxs = [0.0] * len(xs)`` (NumPy code: ``np.zeros_like`` of each
+  item, so an item nothing reads still gets an adjoint of its shape);
+* adds the adjoint of ``xs[i]`` into ``dxs[i]`` (as for a list parameter);
+* reverses ``xs.append(v)`` by ``dv = dxs.pop()``: from the end backwards the
+  adjoint list always has the length the list had at that point, so a
+  negative index (``xs[-1]``) names the same item backwards as forwards;
+* reverses ``xs = [a, b]`` by ``da = dxs[0]; db = dxs[1]``.
+
+Nothing of the list goes on the tape: its items are never overwritten, and the
+reads the rules need (``xs[i]`` used in a product) are values of their own.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from s2s_ad import ir
+from s2s_ad.emit.code import Stmt
+
+
+@dataclass(eq=False)
+class ListFamily:
+    root: ir.Value
+    """The value the ``list.new`` op defines."""
+    members: list[ir.Value] = field(default_factory=list)
+    adj: str = ""
+    """The name of the adjoint list, once the sweep made it."""
+
+    @property
+    def name(self) -> str:
+        return self.root.name
+
+
+def families(func: ir.Function) -> dict[int, ListFamily]:
+    """id(version of a run-time list) -> its family."""
+    parent: dict[int, int] = {}
+    values: dict[int, ir.Value] = {}
+    roots: dict[int, ir.Value] = {}
+
+    def find(k: int) -> int:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    def add(v) -> bool:
+        if not (isinstance(v, ir.Value) and v.kind == "list"):
+            return False
+        if id(v) not in parent:
+            parent[id(v)] = id(v)
+            values[id(v)] = v
+        return True
+
+    def join(a, b) -> None:
+        if add(a) and add(b):
+            parent[find(id(a))] = find(id(b))
+
+    params = {id(p.value) for p in func.params}
+    for node in ir.walk(func.body):
+        if isinstance(node, ir.Op):
+            if node.prim == "list.new":
+                add(node.out)
+                roots[id(node.out)] = node.out
+            elif node.prim == "list.append":
+                join(node.out, node.args[0])
+        elif isinstance(node, ir.If):
+            for o, a, b in zip(node.outs, node.then.yields, node.orelse.yields):
+                join(o, a)
+                join(o, b)
+        else:
+            for c, init, y, o in zip(node.carried, node.inits, node.body.yields, node.outs):
+                join(c, init)
+                join(c, y)
+                join(o, c)
+    out: dict[int, ListFamily] = {}
+    by_root: dict[int, ListFamily] = {}
+    for k, root in roots.items():
+        by_root[find(k)] = ListFamily(root)
+    for k, v in values.items():
+        if k in params:
+            continue
+        fam = by_root.get(find(k))
+        if fam is None:
+            continue
+        fam.members.append(v)
+        out[k] = fam
+    return out
+
+
+def spread(sweep) -> None:
+    """A family is active as a whole when any version is: every append must
+    be popped for the adjoint list to keep its length, and every version
+    must run in the forward pass."""
+    for fam in {id(f): f for f in sweep.lists.values()}.values():
+        ids = {id(m) for m in fam.members}
+        if ids & sweep.act:
+            sweep.act |= ids
+            sweep.keep |= ids
+
+
+def adjoints(sweep) -> list:
+    """``dxs = [0.0] * len(xs)`` for each active family, made after the
+    forward pass (the list has its final length there)."""
+    out = []
+    for fam in {id(f): f for f in sweep.lists.values()}.values():
+        if id(fam.root) not in sweep.act:
+            continue
+        fam.adj = sweep.namer.fresh(f"d{fam.name}")
+        for m in fam.members:
+            sweep.adj[id(m)] = fam.adj
+        xs = sweep.ref(fam.root)
+        if sweep.arrays is not None:
+            item = sweep.namer.fresh("item")
+            value = ast.ListComp(
+                _call(f"{sweep.arrays.np}.zeros_like", [ast.Name(item, ast.Load())]),
+                [ast.comprehension(ast.Name(item, ast.Store()), xs, [], 0)])
+        else:
+            value = ast.BinOp(ast.List([ast.Constant(0.0)], ast.Load()), ast.Mult(),
+                              _call("len", [xs]))
+        out.append(Stmt(ast.Assign([ast.Name(fam.adj, ast.Store())], value),
+                        f"the adjoint of the list {fam.name}, an item per item",
+                        role="zero"))
+    return out
+
+
+def reverse(sweep, op: ir.Op) -> list:
+    """The reverse of ``list.new`` or ``list.append``."""
+    fam = sweep.lists.get(id(op.out))
+    if fam is None or not fam.adj:
+        return []
+    whole = ast.Name(fam.adj, ast.Load())
+    out = []
+    if op.prim == "list.append":
+        v = op.args[1]
+        pop = _call(f"{fam.adj}.pop", [])
+        comment = f"line {op.loc.line}: {op.text}, backwards: the item's adjoint"
+        if isinstance(v, ir.Value) and id(v) in sweep.act:
+            out += sweep.accumulate(v, pop, False, comment, op, 1, "1")
+        else:
+            out.append(Stmt(ast.Expr(pop), comment, op))
+        return out
+    for k, v in enumerate(op.args):
+        if isinstance(v, ir.Value) and id(v) in sweep.act:
+            item = ast.Subscript(whole, ast.Constant(k), ast.Load())
+            out += sweep.accumulate(v, item, False, f"line {op.loc.line}: {op.text}: item {k}",
+                                    op, k, "1")
+    return out
+
+
+def reverse_sum(sweep, op: ir.Op, g: ast.expr) -> list:
+    """``dxs[:] = [d + g for d in dxs]``: the adjoint of ``sum(xs)`` added to
+    every item's (in place: a list parameter's adjoint is returned as is)."""
+    seq = op.args[0]
+    adj = sweep.adj[id(seq)]
+    d = sweep.namer.fresh("d")
+    value = ast.ListComp(ast.BinOp(ast.Name(d, ast.Load()), ast.Add(), g),
+                         [ast.comprehension(ast.Name(d, ast.Store()), ast.Name(adj, ast.Load()),
+                                            [], 0)])
+    target = ast.Subscript(ast.Name(adj, ast.Load()), ast.Slice(None, None, None), ast.Store())
+    return [Stmt(ast.Assign([target], value),
+                 f"line {op.loc.line}: {op.text}, ∂/∂{seq.name}[k] = 1 for every k", op, 0, "1",
+                 adj)]
+
+
+def fuse_sum(sweep, stmts: list) -> None:
+    """``dxs = [0.0] * len(xs)`` followed, with nothing reading or writing
+    ``dxs`` between, by ``dxs[:] = [d + g for d in dxs]`` (the adjoint of
+    ``sum(xs)`` first): one statement, ``dxs = [g] * len(xs)``, at the second
+    one's place. Top-level statements of the reverse sweep only."""
+    names = {f.adj for f in sweep.lists.values() if f.adj}
+    for name in names:
+        start = next((k for k, s in enumerate(stmts) if isinstance(s, Stmt)
+                      and s.role == "zero" and isinstance(s.node, ast.Assign)
+                      and _target(s.node) == name), None)
+        if start is None:
+            continue
+        for k in range(start + 1, len(stmts)):
+            s = stmts[k]
+            node = s.node if isinstance(s, Stmt) else None
+            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Subscript) \
+                    and isinstance(node.targets[0].slice, ast.Slice) \
+                    and _target(node) == name and isinstance(node.value, ast.ListComp):
+                g = node.value.elt.right
+                size = stmts[start].node.value.right
+                if sweep.arrays is not None or not isinstance(size, ast.Call):
+                    break
+                s.node = ast.Assign([ast.Name(name, ast.Store())],
+                                    ast.BinOp(ast.List([g], ast.Load()), ast.Mult(), size))
+                del stmts[start]
+                break
+            if name in {n.id for n in ast.walk(node or ast.Pass())
+                        if isinstance(n, ast.Name)} or not isinstance(s, Stmt):
+                break
+
+
+def _target(node: ast.Assign) -> str | None:
+    t = node.targets[0]
+    while isinstance(t, ast.Subscript):
+        t = t.value
+    return t.id if isinstance(t, ast.Name) else None
+
+
+def _call(name: str, args: list) -> ast.Call:
+    func: ast.expr = ast.Name(name.split(".")[0], ast.Load())
+    for part in name.split(".")[1:]:
+        func = ast.Attribute(func, part, ast.Load())
+    return ast.Call(func, args, [])
