@@ -5,7 +5,9 @@
 
 Each ``benchmarks/workloads_*.py`` defines ``WORKLOADS``, a list of
 :class:`harness.Workload`; a module that sets ``JVP = True`` also gets a
-forward-mode table (``s2s_ad.jvp`` of each workload against the function).
+forward-mode table (``s2s_ad.jvp`` of each workload against the function); a
+module defining ``report()`` prints its own table instead (``workloads_second``:
+Hessian-vector products and Hessians).
 
 BLAS runs on one thread (``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS`` and
 ``MKL_NUM_THREADS`` set to 1 unless already set): a thread pool's timings
@@ -53,6 +55,10 @@ def main(argv: list[str]) -> None:
     for name in chosen:
         module = importlib.import_module(f"workloads_{name}")
         print(f"== {name}")
+        if hasattr(module, "report"):  # a module with its own table (workloads_second)
+            print(module.report())
+            print()
+            continue
         print(harness.report(harness.run(module.WORKLOADS)))
         if getattr(module, "JVP", False):
             print()

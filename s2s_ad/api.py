@@ -16,11 +16,13 @@ from s2s_ad.cache import (CacheInfo, array_arguments, cache_info, clear_cache, e
                           fingerprint, generated, positional_names, shapes)
 from s2s_ad.explain import explain_text
 from s2s_ad.frontend.checkpoint import checkpoint
+from s2s_ad.higher import hessian, hvp, transform, vjp_of
+from s2s_ad.jacobians import jacfwd, jacobian, jacrev
 from s2s_ad.pipeline import (OutputError, Wrt, WrtError, choose_output, gradient_code,
                              gradient_module, gradient_source, jvp_module, jvp_program, jvp_source, lower, program,
                              resolve_wrt, vjp_source)
 
-__all__ = ["checkpoint", "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jvp_source", "jvp_module", "jvp_program", "hvp", "hessian", "source_of", "graph_dot", "explain",
+__all__ = ["checkpoint", "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "jacobian", "jvp_source", "jvp_module", "jvp_program", "hvp", "hessian", "source_of", "graph_dot", "explain",
            "gradient_source", "gradient_module", "vjp_source", "lower", "program", "resolve_wrt",
            "choose_output", "gradient_code", "cache_info", "clear_cache", "CacheInfo",
            "fingerprint", "Wrt", "WrtError", "OutputError"]
@@ -98,7 +100,7 @@ def grad(fn: Callable, wrt: Wrt = 0, *, output: int | None = None,
     >>> df(2.0, 0.0)                   # doctest: +SKIP
     (0.0, 2.0)
     """
-    return entry(fn, wrt, "grad", output, lengths, checkpoint)
+    return transform(fn, wrt, "grad", output, lengths, checkpoint)
 
 
 def value_and_grad(fn: Callable, wrt: Wrt = 0, *, output: int | None = None,
@@ -136,7 +138,7 @@ def value_and_grad(fn: Callable, wrt: Wrt = 0, *, output: int | None = None,
     >>> value_and_grad(f)(3.0)     # doctest: +SKIP
     (9.0, 6.0)
     """
-    return entry(fn, wrt, "value_and_grad", output, lengths, checkpoint)
+    return transform(fn, wrt, "value_and_grad", output, lengths, checkpoint)
 
 
 def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
@@ -180,6 +182,10 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
     >>> value, vjp_fn(1.0), vjp_fn(10.0)     # doctest: +SKIP
     (9.0, (3.0, 3.0), (30.0, 30.0))
     """
+    made = vjp_of(fn, args, kwargs)  # a function s2s-ad generated (docs/forward.md)
+    if made is not None and made[0] == "made":
+        return made[1]
+    fn = made[1] if made is not None else fn
     try:
         bound = inspect.signature(fn).bind(*args, **kwargs)
     except TypeError as exc:
@@ -350,138 +356,4 @@ def jvp(fn: Callable, wrt: Wrt = None, *, lengths: dict | None = None) -> Callab
     >>> jvp(f)(2.0, 0.0, dx=1.0, dy=0.5)     # doctest: +SKIP
     (0.0, 1.0)
     """
-    return entry(fn, wrt, "jvp", None, lengths)
-
-
-def jacfwd(fn: Callable, wrt: Wrt = 0, *, lengths: dict | None = None) -> Callable:
-    """Return a function computing ``fn``'s Jacobian in forward mode: one
-    :func:`jvp` pass per input direction (per element of each ``wrt``
-    parameter).
-
-    ``wrt`` as for :func:`grad` (default 0). The Jacobian with respect to a
-    parameter has shape ``shape(value) + shape(parameter)`` (a number for a
-    number-valued ``fn`` of a number); a sequence ``wrt`` gives a tuple of them.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> def f(x):
-    ...     return np.sin(x) * 2.0
-    >>> jacfwd(f)(np.zeros(2))               # doctest: +SKIP
-    array([[2., 0.],
-           [0., 2.]])
-    """
-    import numpy as np
-
-    sig = inspect.signature(fn)
-    names = list(sig.parameters)
-    one = wrt is not None and not isinstance(wrt, (list, tuple))
-    chosen = names if wrt is None else [wrt] if one else list(wrt)
-    chosen = [names[w] if isinstance(w, int) and not isinstance(w, bool) and -len(names) <= w
-              < len(names) else w for w in chosen]
-    forward = jvp(fn, chosen, lengths=lengths)
-
-    def jacobian(*args, **kwargs):
-        bound = sig.bind(*args, **kwargs)
-        bound.apply_defaults()
-        points = [bound.arguments[n] for n in chosen]
-        tangent_names = list(inspect.signature(forward).parameters)[-len(chosen):]
-        zeros = {t: (np.zeros(np.shape(p)) if isinstance(p, np.ndarray) else 0.0)
-                 for t, p in zip(tangent_names, points)}
-        out = []
-        for t, p in zip(tangent_names, points):
-            if not isinstance(p, np.ndarray):
-                out.append(forward(*args, **kwargs, **{**zeros, t: 1.0})[1])
-                continue
-            columns = []
-            for k in range(p.size):
-                basis = np.zeros(p.size)
-                basis[k] = 1.0
-                columns.append(np.asarray(forward(*args, **kwargs,
-                                                  **{**zeros, t: basis.reshape(p.shape)})[1]))
-            stacked = np.stack(columns, axis=-1)
-            out.append(stacked.reshape(np.shape(columns[0]) + p.shape))
-        return out[0] if one else tuple(out)
-
-    return jacobian
-
-
-def hvp(fn: Callable, wrt: Wrt = 0) -> Callable:
-    """Return ``hvp_fn(*args, v)``: the Hessian of ``fn`` (with respect to
-    ``wrt``) times ``v``, by forward over reverse — one :func:`jvp` pass of
-    ``fn``'s generated gradient module along ``v``, never a full Hessian.
-
-    ``v`` is the last positional argument, shaped like the gradient: one
-    number or array for a single ``wrt`` parameter, a tuple for a sequence.
-    The result has the same shape.
-
-    Forward mode differentiates s2s-ad's generated gradient like any other
-    function, so this works where that module is itself in the subset s2s-ad
-    differentiates: today, straight-line code of numbers (no branch, loop,
-    call to a helper or NumPy in ``fn``). Elsewhere the generated code is
-    refused with a located :class:`SourceError` (pointing into the gradient
-    module).
-
-    Examples
-    --------
-    >>> def f(x, y):
-    ...     return x * x * y
-    >>> hvp(f, wrt=("x", "y"))(1.0, 2.0, (1.0, 0.0))   # doctest: +SKIP
-    (4.0, 2.0)
-    """
-    one = wrt is not None and not isinstance(wrt, (list, tuple))
-    # (the taped gradient: checkpointing changes what is kept, not the derivatives)
-    gradient = grad(fn, wrt if one else tuple(wrt) if wrt is not None else None,
-                    checkpoint=False)
-    raw = getattr(gradient, "__wrapped__", gradient)
-    params = [n for n, p in inspect.signature(raw).parameters.items()
-              if p.kind is not inspect.Parameter.KEYWORD_ONLY]
-    names = list(inspect.signature(fn).parameters)
-    chosen = [names[w] if isinstance(w, int) and not isinstance(w, bool) else w
-              for w in ([wrt] if one else wrt if wrt is not None else params)]
-    if wrt is None:
-        chosen = None  # every parameter the gradient has
-    forward = jvp(raw, wrt=chosen)
-
-    def hessian_vector(*args):
-        *primals, v = args
-        k = len(inspect.signature(forward).parameters) - len(inspect.signature(raw).parameters)
-        tangent_names = list(inspect.signature(forward).parameters)[-k:]
-        directions = [v] if one else list(v)
-        if len(directions) != len(tangent_names):
-            raise ValueError(f"v has {len(directions)} part(s); the gradient has "
-                             f"{len(tangent_names)}")
-        return forward(*primals, **dict(zip(tangent_names, directions)))[1]
-
-    return hessian_vector
-
-
-def hessian(fn: Callable, wrt: Wrt = 0) -> Callable:
-    """Return a function computing ``fn``'s Hessian with respect to one
-    parameter ``wrt`` (a number or an array): one :func:`hvp` per element of
-    it (forward over reverse). The Hessian of a number is a number; of an
-    array of shape ``s``, an array of shape ``s + s``. Same scope as :func:`hvp`."""
-    import numpy as np
-
-    if wrt is None or isinstance(wrt, (list, tuple)):
-        raise WrtError("hessian takes one parameter (wrt=index or name); for several, "
-                       "use hvp with a tuple v")
-    product = hvp(fn, wrt)
-    names = list(inspect.signature(fn).parameters)
-    name = names[wrt] if isinstance(wrt, int) and not isinstance(wrt, bool) else wrt
-    sig = inspect.signature(fn)
-
-    def full(*args, **kwargs):
-        bound = sig.bind(*args, **kwargs)
-        bound.apply_defaults()
-        x = bound.arguments[name]
-        if not isinstance(x, np.ndarray):
-            return product(*args, 1.0)
-        columns = []
-        for k in range(x.size):
-            e = np.zeros(x.size)
-            e[k] = 1.0
-            columns.append(np.asarray(product(*args, e.reshape(x.shape))))
-        return np.stack(columns, axis=-1).reshape(x.shape + x.shape)
-
-    return full
+    return transform(fn, wrt, "jvp", None, lengths)

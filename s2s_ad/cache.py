@@ -90,6 +90,11 @@ def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
             compiled = _any_length(fn, wrt, kind, output, compiled, runtime, checkpoint)
         elif len(taken) < len(graph.main.params):
             compiled = _by_kind(fn, wrt, kind, output, lengths, compiled, taken, checkpoint)
+    if kind != "pair":
+        # where it came from, so that differentiating it again starts from fn
+        origin = (kind, fn, wrt, output, lengths)
+        compiled.__s2s_ad_origin__ = getattr(compiled, "__wrapped__", compiled).__s2s_ad_origin__ \
+            = origin
     _cache[key] = compiled
     return compiled
 
@@ -175,6 +180,25 @@ def _any_length(fn: Callable, wrt: Wrt, kind: str, output, compiled: Callable,
 
     functools.update_wrapper(call, compiled)
     return call
+
+
+def _shape_of(a):
+    """What decides the code generated for an argument, when it is cheap to
+    know: a number's class; a list's or tuple's class and length when it holds
+    numbers only; None (decide the slow way) for anything else."""
+    cls = a.__class__
+    if cls in _NUMBERS:
+        return cls
+    if (cls is list or cls is tuple) and _numbers_only(a):
+        return cls, len(a)
+    return None
+
+
+def _numbers_only(xs: list) -> bool:
+    try:
+        return sum(xs).__class__ in _NUMBERS
+    except TypeError:  # an item that does not add (a string, None)
+        return False
 
 
 def positional_names(fn: Callable) -> tuple[tuple[str, ...], frozenset]:
@@ -270,6 +294,14 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error, checkpoint=None)
     own = frozenset(inspect.signature(fn).parameters)
 
     def call(*args, **kwargs):
+        # A call like an earlier one (classes, list lengths, lists of numbers
+        # only) runs the code found then, without binding the arguments.
+        quick = (tuple(_shape_of(a) for a in args),
+                 tuple((k, _shape_of(v)) for k, v in kwargs.items()))
+        compiled = seen.get(quick)
+        if compiled is not None:
+            call.__s2s_ad_source__ = compiled.__s2s_ad_source__
+            return compiled(*args, **kwargs)
         # fn's own arguments decide the shapes (not the seed or the tangents)
         given = {k: v for k, v in kwargs.items() if k in own}
         lengths = shapes(fn, args, given)
@@ -281,6 +313,8 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error, checkpoint=None)
         if compiled is None:
             compiled = seen[key] = generated(fn, wrt, kind, output, lengths or None, arrays,
                                              checkpoint)
+        if None not in quick[0] and all(k[1] is not None for k in quick[1]):
+            seen[quick] = compiled
         # source_of(call) shows the code of the shape used last.
         call.__s2s_ad_source__ = compiled.__s2s_ad_source__
         return compiled(*args, **kwargs)
@@ -288,6 +322,7 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error, checkpoint=None)
     call.__name__ = {"value_and_grad": "value_and_grad_", "jvp": "jvp_"}.get(kind, "grad_") \
         + fn.__name__
     call.__s2s_ad_by_shape__ = True
+    call.__s2s_ad_origin__ = (kind, fn, wrt, output, None)
     call.__doc__ = (f"{'Value and gradient' if kind == 'value_and_grad' else 'Gradient'} of "
                     f"{fn.__name__}, generated for the lengths of the lists and the arrays it "
                     "is called with (see s2s_ad.gradient_source(..., lengths=..., arrays=...) "

@@ -4,6 +4,8 @@
                                                        print or write the gradient module
     s2s-ad jvp   TARGET [--wrt a,x] [--length xs=N] [--array x] [-o FILE]
                                                        print or write the forward-mode module
+    s2s-ad hessian TARGET [--wrt a,x] [--length xs=N] [--array x] [-o FILE]
+                                                       print or write the Hessian module
     s2s-ad check TARGET [--wrt a,x] [--args n=5] [--at x=0.3] [--explore 16] [--mode forward]
                         [--order 2]                    prove it against sympy, path by path
                         [--shape W=3x4,x=4]            NumPy code: check against finite differences
@@ -25,6 +27,7 @@ import sys
 from s2s_ad import api, graph, ir
 from s2s_ad.emit import loader
 from s2s_ad.frontend import source
+from s2s_ad.hessian_module import hessian_module
 from s2s_ad._version import __version__
 from s2s_ad.errors import S2SError, SourceError
 from s2s_ad.verify import check
@@ -110,6 +113,15 @@ def _parser() -> argparse.ArgumentParser:
                    help="length of a list parameter (e.g. xs=3); its tangent is a list")
     _array_option(j)
 
+    h = sub.add_parser("hessian", help="generate the Hessian module: the Hessian-vector product "
+                       "(gradient of the forward-mode module) and the Hessian")
+    h.add_argument("target")
+    h.add_argument("--wrt", help="comma-separated parameter names or indices (default: all)")
+    h.add_argument("-o", "--out", dest="file", metavar="FILE", help="write the module to FILE")
+    h.add_argument("--length", action="append", metavar="NAME=N",
+                   help="length of a list parameter (e.g. xs=3)")
+    _array_option(h)
+
     c = sub.add_parser("check", help="prove the generated gradient against sympy")
     c.add_argument("target")
     c.add_argument("--wrt", help="comma-separated parameter names or indices (default: all)")
@@ -193,6 +205,12 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "jvp":
             text, files = api.jvp_module(
+                fn, _wrt(args.wrt), lengths=_assignments(args.length, "--length") or None,
+                arrays=_arrays(args.array))
+            _deliver(text, args.file, fn, loader.write, files)
+            return 0
+        if args.command == "hessian":
+            text, files = hessian_module(
                 fn, _wrt(args.wrt), lengths=_assignments(args.length, "--length") or None,
                 arrays=_arrays(args.array))
             _deliver(text, args.file, fn, loader.write, files)

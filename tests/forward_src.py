@@ -138,3 +138,8 @@ def smooth3(x, y, z):
 
 def smooth_one(x):
     return math.tanh(x) * x ** 3 + math.cos(2.0 * x)
+
+
+def unpacked(xs, y):
+    a, b, c = xs  # unpacking: the code is generated per length
+    return a * b * y + math.sin(c) * c

@@ -108,3 +108,17 @@ def test_a_program_needing_the_length_falls_back_to_code_per_length():
     _close(list(g([0.3, 0.6], 2.0)), _reference(src.unpacks, [[0.3, 0.6], 2.0]))
     with pytest.raises(s2s_ad.SourceError, match="of any length"):
         s2s_ad.gradient_source(src.unpacks)
+
+
+def test_vjp_of_a_list_read_at_run_time_indices_with_its_length_known():
+    """The backward pass of a pair generated for a list of known length makes
+    the list's adjoint from that length (it read len(c) of a list its tape
+    does not hold: NameError)."""
+    c, x = [0.3, -1.2, 0.8, 2.0], 0.7
+    value, back = s2s_ad.vjp(src.fixed_trips, c, x)
+    assert value == pytest.approx(src.fixed_trips(c, x), rel=1e-15)
+    dc, dx = back(1.0)
+    want_dc, want_dx = _reference(src.fixed_trips, [c, x])
+    _close(dc, want_dc)
+    _close(dx, want_dx)
+    _close(back(-2.0)[0], [-2.0 * d for d in dc])

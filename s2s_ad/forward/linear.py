@@ -13,7 +13,13 @@ apply. For those the tangent comes from the *forward* template itself:
 * ``BILINEAR``: a product, so the tangent is the sum over operands of the
   primitive with that operand replaced by its tangent (``dx @ y + x @ dy``).
 
-Anything else with a whole-adjoint rule (``np.prod``, ``np.var``, ``np.max``,
+* ``EXTREME`` (``np.max``, ``np.min``): the tangent at the extreme, ties
+  averaged with the weights the reverse rule splits the adjoint by
+  (the tangents where ``x`` equals its extreme, summed, over how many do), so
+  forward and reverse mode are transposes of one linear map; written in the
+  subset s2s-ad differentiates, so the JVP module can be differentiated again.
+
+Anything else with a whole-adjoint rule (``np.prod``, ``np.var``,
 ``np.linalg.inv``, ...) has no forward rule yet and is refused where it is
 used (:func:`kind` returns None).
 
@@ -22,6 +28,8 @@ used (:func:`kind` returns None).
 """
 
 from __future__ import annotations
+
+import ast
 
 LINEAR = frozenset({
     "np.sum", "np.mean", "np.cumsum", "np.trace", "np.transpose", "np.reshape", "np.ravel",
@@ -37,8 +45,19 @@ BILINEAR = frozenset({"matmul", "np.matmul", "np.dot", "np.outer", "np.inner", "
                       "np.tensordot"})
 
 
+EXTREME = frozenset({"np.max", "np.min"})
+EXTREME_TANGENT = ast.parse(
+    "np.sum(np.where(x == keep(out), g, 0.0), axis=axis, keepdims=keepdims)"
+    " / np.sum(np.where(x == keep(out), 1.0, 0.0), axis=axis, keepdims=keepdims)",
+    mode="eval").body
+"""The tangent of ``np.max``/``np.min`` (``g``: the operand's tangent)."""
+
+
 def kind(prim: str) -> str | None:
-    """"linear", "bilinear", or None (no forward rule for this whole-adjoint primitive)."""
+    """"linear", "bilinear", "extreme", or None (no forward rule for this
+    whole-adjoint primitive)."""
+    if prim in EXTREME:
+        return "extreme"
     if prim in LINEAR:
         return "linear"
     if prim in BILINEAR:

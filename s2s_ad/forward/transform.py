@@ -39,7 +39,7 @@ from s2s_ad.reverse import analysis
 from s2s_ad.reverse import arrays
 from s2s_ad.rules import RULES
 from s2s_ad.rules.numpy import HELPERS
-from s2s_ad.rules.templates import const_expr, copy_expr, instantiate
+from s2s_ad.rules.templates import const_expr, copy_expr, index_expr, instantiate
 
 JVP_PREFIX = "jvp_"
 
@@ -227,6 +227,8 @@ class _Forward:
         comment = f"line {op.loc.line}: {op.text}"
         if op.callee is not None:
             return self.call(op, comment)
+        if op.prim == "array.setitem":
+            return self.setitem(op, comment)
         if op.prim in ("list.new", "list.append"):
             return self.list_op(op, comment)
         out_name = ast.Name(op.out.name, ast.Store())
@@ -241,6 +243,27 @@ class _Forward:
         if d is None:  # active, yet no derivative flows in: a zero tangent
             d = self.zero(op.out)
         return [primal, Stmt(ast.Assign([ast.Name(self.t(op.out), ast.Store())], d), comment, op)]
+
+    def setitem(self, op: ir.Op, comment: str) -> list:
+        """``y[index] = v`` on a copy, as the user wrote it (no ``assign``
+        helper: the module stays in the subset s2s-ad differentiates), and
+        the same write of the tangents."""
+        index = op.attrs.get("index")
+        primal = [self.expr(a) for a in op.args]
+
+        def write(target: str, exprs: list) -> list:
+            copy = _call(f"{self.np()}.copy", [exprs[0]])
+            sub = ast.Subscript(ast.Name(target, ast.Load()), index_expr(index, exprs),
+                                ast.Store())
+            return [Stmt(ast.Assign([ast.Name(target, ast.Store())], copy), comment, op),
+                    Stmt(ast.Assign([sub], exprs[1]), comment, op)]
+
+        out = write(op.out.name, primal)
+        if self.active(op.out):
+            tangents = [self.tangent(op.args[0]), self.tangent(op.args[1])] + \
+                [copy_expr(e) for e in primal[2:]]
+            out += write(self.t(op.out), tangents)
+        return out
 
     def list_op(self, op: ir.Op, comment: str) -> list:
         """A list grown at run time: its tangent is a list grown beside it
@@ -300,6 +323,11 @@ class _Forward:
         """The tangent of a primitive whose reverse rule is a whole adjoint
         (:mod:`s2s_ad.forward.linear`)."""
         how = linear.kind(op.prim)
+        if how == "extreme":
+            # the reverse rule's weights (ties split evenly) applied to the tangent
+            return instantiate(linear.EXTREME_TANGENT, op.args, op.out, self.modules,
+                               g=_load(self.t(op.args[0])),
+                               attrs={**dict(rule.attrs), **op.attrs})
         if how is None:
             raise refuse(op.loc, f"`{op.text}`: forward mode has no rule for {op.prim} yet "
                          "(its reverse rule is a whole adjoint, and only linear and bilinear "
@@ -408,6 +436,12 @@ def _sum(terms: list[ast.expr]) -> ast.expr:
     """The simplified terms added up, a negated one subtracted (``da - db``,
     not ``da + -db``)."""
     terms = [optimize.simplify(t) for t in terms]
+    terms = _merge_repeated(terms)
+    if len(terms) > MAX_CHAIN:
+        # sum((a, b, ...)) adds left to right as the chain would, without
+        # nesting one BinOp per term (a 1,000-term chain overflows the printer)
+        return ast.Call(ast.Name("sum", ast.Load()),
+                        [ast.Tuple(list(terms), ast.Load())], [])
     total = terms[0]
     for term in terms[1:]:
         if isinstance(term, ast.UnaryOp) and isinstance(term.op, ast.USub):
@@ -415,6 +449,31 @@ def _sum(terms: list[ast.expr]) -> ast.expr:
         else:
             total = ast.BinOp(total, ast.Add(), term)
     return total
+
+
+MAX_CHAIN = 32
+"""Terms added in one chain of ``+``; more are added by ``sum((...))``."""
+MAX_DEPTH = 40
+"""No temporary is folded into an expression that would nest deeper."""
+
+
+def _merge_repeated(terms: list[ast.expr]) -> list[ast.expr]:
+    """``a + a`` as ``2.0 * a`` when the chain starts with the same term
+    twice (``dx * x + dx * x``, the tangent of ``x * x``): exact in floating
+    point, doubling only changes the exponent. (Only there: ``(s + a) + a``
+    and ``s + 2.0 * a`` round differently.)"""
+    if len(terms) >= 2 and ast.dump(terms[0]) == ast.dump(terms[1]):
+        return [ast.BinOp(ast.Constant(2.0), ast.Mult(), terms[0])] + terms[2:]
+    return terms
+
+
+def _depth(node: ast.AST) -> int:
+    best, stack = 0, [(node, 1)]
+    while stack:
+        n, d = stack.pop()
+        best = max(best, d)
+        stack.extend((c, d + 1) for c in ast.iter_child_nodes(n))
+    return best
 
 
 def _fold(stmts: list, counts, temps: set[str]) -> None:
@@ -440,6 +499,9 @@ def _fold(stmts: list, counts, temps: set[str]) -> None:
             node = r.head if isinstance(r, Block) and not isinstance(r.head, ast.While) \
                 else None if isinstance(r, Block) else r.node
             loads = [n for n in name_nodes(node) if n.id == name] if node is not None else []
+            if loads and _depth(s.node.value) + _depth(node) > MAX_DEPTH:
+                i += 1
+                break
             if loads:
                 value = s.node.value
                 _Replace(name, value).visit(node)

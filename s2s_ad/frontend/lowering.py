@@ -191,6 +191,8 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
                 and isinstance(body[0].value.value, str):
             body = body[1:]  # docstring
+        while body and self.length_guard(body[0]):
+            body = body[1:]
         # A `return` inside a branch or loop makes every return set the flags
         # `ret`/`result` (see lower_control); otherwise the last statement's
         # value is the result.
@@ -278,6 +280,27 @@ class _Lowering(ArrayLowering, InPlaceNames, ControlFlow):
         self.env[node.arg] = value
         self.param_ids.add(id(value))
         return ir.Param(value, default, has_default, kwonly)
+
+    def length_guard(self, stmt: ast.stmt) -> bool:
+        """Is ``stmt`` the check s2s-ad's generated code opens with, ``if
+        len(xs) != N: raise ValueError(...)``, on a parameter lowered for
+        exactly N items? Then the code generated from here is for N items
+        too (and checks it again): the guard is kept by construction."""
+        if not (isinstance(stmt, ast.If) and not stmt.orelse and len(stmt.body) == 1
+                and isinstance(stmt.body[0], ast.Raise)):
+            return False
+        test = stmt.test
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1
+                and isinstance(test.ops[0], ast.NotEq) and isinstance(test.left, ast.Call)
+                and isinstance(test.left.func, ast.Name) and test.left.func.id == "len"
+                and len(test.left.args) == 1 and isinstance(test.left.args[0], ast.Name)
+                and isinstance(test.comparators[0], ast.Constant)):
+            return False
+        value = self.env.get(test.left.args[0].id)
+        param = self.seq_params.get(id(value)) if value is not None else None
+        items = getattr(getattr(param, "value", None), "items", None)
+        items = items if items is not None else getattr(param, "items", None)
+        return items is not None and len(items) == test.comparators[0].value
 
     # -- statements --------------------------------------------------------
 

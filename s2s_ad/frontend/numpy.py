@@ -578,7 +578,8 @@ class ArrayLowering:
             raise self.src.error(target, "only a local array can be assigned into "
                                  "(`y[i] = ...` with `y` a variable of this function)")
         name = target.value.id
-        problem = _sole_owner(self.tree, name, self.makes_new)
+        problem = None if _copied_just_before(self.tree, stmt, name) else \
+            _sole_owner(self.tree, name, self.makes_new)
         if problem is not None:
             node, why = problem
             raise self.src.error(node, f"`{name}` is assigned into (line {target.lineno}) in a "
@@ -626,6 +627,30 @@ CONSTRUCTORS = {"zeros", "ones", "full", "zeros_like", "ones_like", "full_like",
                 "empty_like", "array"}
 VIEW_CALLS = {"reshape", "transpose", "ravel", "squeeze", "expand_dims", "asarray", "T",
               "flatten"}
+
+
+def _copied_just_before(tree: ast.FunctionDef, stmt, name: str) -> bool:
+    """Is ``stmt`` (``name[i] = v``) right after ``name = np.copy(x)`` in the
+    same block? Then nothing else refers to the array it writes into (the
+    form of a subscript assignment in s2s-ad's forward-mode modules)."""
+    if stmt is None:
+        return False
+    for node in ast.walk(tree):
+        for field in ("body", "orelse"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list) or stmt not in block:
+                continue
+            k = block.index(stmt)
+            prev = block[k - 1] if k > 0 else None
+            return (isinstance(prev, ast.Assign) and len(prev.targets) == 1
+                    and isinstance(prev.targets[0], ast.Name) and prev.targets[0].id == name
+                    and isinstance(prev.value, ast.Call) and not prev.value.keywords
+                    and len(prev.value.args) == 1
+                    and isinstance(prev.value.func, ast.Attribute)
+                    and prev.value.func.attr == "copy"
+                    and isinstance(prev.value.func.value, ast.Name)
+                    and prev.value.func.value.id in ("np", "numpy"))
+    return False
 
 
 def _sole_owner(tree: ast.FunctionDef, name: str, makes_new=None):

@@ -302,13 +302,18 @@ class _Sweep(StructuredSweep, CallSites):
         """The reverse sweep; a list parameter read at run-time indices gets
         a list adjoint first."""
         lists = []
+        items = {id(p.value): p.items for p in self.func.params}
         for v in self.func.param_values:
             if v.kind in ("list", "tuple") and id(v) in self.act:
                 self.adj[id(v)] = self.namer.fresh(f"d{v.name}")
+                # A list of a length given when lowering: that length (a pair's
+                # backward pass has no list to ask; its tape holds none).
+                known = items.get(id(v))
+                length = ast.Constant(len(known)) if known is not None else \
+                    _call("len", [self.ref(v)])
                 lists.append(Stmt(ast.Assign(
                     [ast.Name(self.adj[id(v)], ast.Store())],
-                    ast.BinOp(ast.List([ast.Constant(0.0)], ast.Load()), ast.Mult(),
-                              _call("len", [self.ref(v)]))),
+                    ast.BinOp(ast.List([ast.Constant(0.0)], ast.Load()), ast.Mult(), length)),
                     f"the adjoint of {v.name}, read at run-time indices", role="zero"))
         lists += runtime_lists.adjoints(self)
         for p in self.func.params:

@@ -16,7 +16,7 @@ def grad_horner(c, x, *, ds=1.0):
         s_tape[i] = s                     # the reverse sweep reads s
         s = s * x + c[i]                  # line 14: s = s * x + c[i]
     # reverse sweep
-    dc = [0.0] * len(c)                   # the adjoint of c, read at run-time indices
+    dc = [0.0] * 4                        # the adjoint of c, read at run-time indices
     dx = 0.0                              # x gets adjoint contributions inside line 13
     for i in reversed(range(4)):          # line 13: for i in range(len(c)), backwards
         s = s_tape[i]                     # s from the tape

@@ -1,0 +1,112 @@
+"""Second derivatives: the Hessian-vector product of the MLP loss against a
+hand-written one (Pearlmutter's R-operator on the hand-written gradient) and
+the loss itself, and the Hessian of a 10-parameter scalar function against
+sympy's lambdified Hessian. ``report()`` prints the table (run.py calls it).
+
+Every contender is checked against another before it is timed: a benchmark
+of a wrong second derivative would mean nothing."""
+
+import os
+import sys
+
+import numpy as np
+
+from harness import interleaved_times
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "examples"))
+
+from mlp import mlp_loss  # noqa: E402
+from workloads_arrays import _mlp_args  # noqa: E402
+from workloads_scalar import rosenbrock10  # noqa: E402
+
+WORKLOADS: list = []
+
+
+def mlp_hvp_hand(W1, b1, W2, b2, X, Y, V1, v1, V2, v2):
+    """H·(V1, v1, V2, v2) of mlp_loss: the gradient (as mlp_hand) and its
+    directional derivative along V, written by hand."""
+    A = X @ W1 + b1
+    H = np.tanh(A)
+    P = H @ W2 + b2
+    S = 1.0 - H * H
+    gP = (2.0 / P.size) * (P - Y)
+    gH = np.dot(gP, W2.T)
+    dA = X @ V1 + v1
+    dH = S * dA
+    dP = dH @ W2 + H @ V2 + v2
+    dgP = (2.0 / P.size) * dP
+    dgW2 = np.dot(dH.T, gP) + np.dot(H.T, dgP)
+    dgb2 = dgP.sum(axis=0)
+    dgH = np.dot(dgP, W2.T) + np.dot(gP, V2.T)
+    dgA = dgH * S - gH * (2.0 * H * dH)
+    return np.dot(X.T, dgA), dgA.sum(axis=0), dgW2, dgb2
+
+
+def _max_rel(a, b) -> float:
+    return max(float(np.max(np.abs(np.asarray(x) - np.asarray(y))))
+               / max(1.0, float(np.max(np.abs(np.asarray(y))))) for x, y in zip(a, b))
+
+
+def _hvp_rows(budget: float) -> list[dict]:
+    import s2s_ad
+
+    rows = []
+    for label, shape in (("MLP loss HVP, 64x10-32-1", (64, 10, 32)),
+                         ("MLP loss HVP, 256x64-128-1", (256, 64, 128))):
+        args = _mlp_args(*shape)
+        rng = np.random.default_rng(1)
+        v = tuple(rng.normal(size=np.shape(a)) for a in args[:4])
+        hvp = s2s_ad.hvp(mlp_loss, wrt=("W1", "b1", "W2", "b2"))
+        got = hvp(*args, v)
+        hand = mlp_hvp_hand(*args, *v)
+        row = {"name": label, "agree": _max_rel(got, hand)}
+        row.update(interleaved_times({"forward": lambda: mlp_loss(*args),
+                                      "s2s-ad": lambda: hvp(*args, v),
+                                      "hand": lambda: mlp_hvp_hand(*args, *v)}, budget))
+        rows.append(row)
+    return rows
+
+
+def _hessian_row(budget: float) -> dict:
+    import sympy
+    import s2s_ad
+    from s2s_ad.emit import loader
+    from s2s_ad.hessian_module import hessian_module
+
+    x = [0.1 * k - 0.3 for k in range(10)]
+    syms = sympy.symbols("x0:10")
+    H = sympy.hessian(rosenbrock10(*syms), syms)
+    reference = sympy.lambdify(syms, H.tolist(), "math")
+    full = s2s_ad.hessian(rosenbrock10, wrt=tuple(f"x{k}" for k in range(10)))
+    module = loader.load(hessian_module(rosenbrock10)[0], "hessian_rosenbrock10")
+    generated = module.hessian_rosenbrock10
+    want = np.array(reference(*x), dtype=float)
+    row = {"name": "Hessian, rosenbrock 10 floats",
+           "agree": max(_max_rel([np.array(full(*x), dtype=float)], [want]),
+                        _max_rel([np.array(generated(*x), dtype=float)], [want]))}
+    row.update(interleaved_times({"forward": lambda: rosenbrock10(*x),
+                                  "s2s-ad": lambda: full(*x),
+                                  "module": lambda: generated(*x),
+                                  "sympy": lambda: reference(*x)}, budget))
+    return row
+
+
+def report(budget: float = 1.0) -> str:
+    lines = [f"{'workload (second order)':<32}{'forward':>10}{'s2s-ad':>11}{'/fwd':>8}"
+             f"{'reference':>11}{'s2s/ref':>9}{'agree':>9}"]
+    for r in _hvp_rows(budget):
+        lines.append(f"{r['name']:<32}{_t(r['forward']):>10}{_t(r['s2s-ad']):>11}"
+                     f"{r['s2s-ad'] / r['forward']:>7.2f}x{_t(r['hand']):>11}"
+                     f"{r['s2s-ad'] / r['hand']:>8.2f}x{r['agree']:>9.0e}   (reference: hand-written HVP)")
+    r = _hessian_row(budget)
+    for key, what in (("s2s-ad", "s2s_ad.hessian"), ("module", "s2s-ad hessian module")):
+        lines.append(f"{r['name'] + ' (' + what + ')':<32}"[:32] + f"{_t(r['forward']):>10}"
+                     f"{_t(r[key]):>11}{r[key] / r['forward']:>7.2f}x{_t(r['sympy']):>11}"
+                     f"{r[key] / r['sympy']:>8.2f}x{r['agree']:>9.0e}   "
+                     f"({what}; reference: sympy.lambdify of sympy.hessian)")
+    return "\n".join(lines)
+
+
+def _t(seconds: float) -> str:
+    return f"{seconds * 1e6:.1f} µs" if seconds < 1e-3 else f"{seconds * 1e3:.2f} ms"
