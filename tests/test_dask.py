@@ -28,7 +28,18 @@ da = pytest.importorskip("dask.array")
 
 import test_numpy_rules_table as table  # noqa: E402
 
+REPEATS = "an integer array index computed or given as an array may repeat an element as far as " \
+          "the gradient can tell, and Dask has no np.add.at: refused (TypeError), not summed wrong"
 KNOWN = {
+    "x[np.argsort(x[:, 0])]:ab": REPEATS, "x[np.argsort(-x)]:a": REPEATS,
+    "np.take(x, np.array([0, 1, 1]), axis=1):ab": REPEATS,
+    "np.take(x, np.array([0, 3, 3])):ab": REPEATS,
+    "np.take_along_axis(x, np.argsort(x, axis=1), axis=1):ab": REPEATS,
+    "np.take_along_axis(x, np.array([[0], [1]]), 1):2b": REPEATS,
+    "np.take_along_axis(x, np.array([[0, 0, 1]]), axis=0):a3": REPEATS,
+    "np.take_along_axis(np.ravel(x), np.array([1, 1, 0]), axis=0):ab": REPEATS,
+    "np.linalg.cholesky(x):aa": "Dask's np.linalg.cholesky returns the upper factor Lᵀ, not "
+                                "NumPy's lower L: another function, so the two gradients differ",
     "np.linalg.det(x):baa": "the adjoint of a stack of determinants needs np.linalg.inv of a "
                             "stack, which Dask does not have (its det of a stack runs)",
 }

@@ -76,12 +76,46 @@ CASES = {
     "np.eye": [("x * np.eye(x.shape[0])", "aa"), ("x @ np.eye(x.shape[1], 3, 1)", "ab"),
                ("x * np.eye(x.shape[0], M=x.shape[1], k=-1, dtype=np.float32)", "ab")],
     "np.identity": [("x @ np.identity(x.shape[1], dtype=float)", "ab")],
+    "np.sort": [("np.sort(x)", "ab"), ("np.sort(x, axis=0)", "abc"), ("np.sort(x, -2)", "abc"),
+                ("np.sort(np.ravel(x))", "ab")],
+    "np.argsort": [("x[np.argsort(x[:, 0])]", "ab"),
+                   ("np.take_along_axis(x, np.argsort(x, axis=1), axis=1)", "ab"),
+                   ("x[np.argsort(-x)]", "a"), ("np.take(x, x.argsort(axis=0), axis=0)", "a")],
+    "np.take": [("np.take(x, np.array([0, 1, 1]), axis=1)", "ab"),
+                ("np.take(x, np.array([0, 3, 3]))", "ab"),
+                ("np.take(x, np.array([[1, 0], [1, 1]]), axis=-1)", "cab"),
+                ("x.take(np.array([1, 0]), axis=0)", "ab"), ("np.take(x, 1, axis=1)", "abc")],
+    "np.take_along_axis": [("np.take_along_axis(x, np.array([[0], [1]]), 1)", "2b"),
+                           ("np.take_along_axis(x, np.array([[0, 0, 1]]), axis=0)", "a3"),
+                           ("np.take_along_axis(np.ravel(x), np.array([1, 1, 0]), axis=0)",
+                            "ab")],
+    "np.diagonal": [("np.diagonal(x)", "ab"), ("np.diagonal(x, 1)", "ab"),
+                    ("np.diagonal(x, -1, 0, 2)", "abc"), ("x.diagonal(offset=-1)", "aa"),
+                    ("np.diagonal(x, axis1=2, axis2=1)", "abc")],
+    "np.pad": [("np.pad(x, 1)", "ab"), ("np.pad(x, ((1, 0), (2, 3)))", "ab"),
+               ("np.pad(x, (1, 2))", "a"), ("np.pad(x, pad_width=((0, 0), (1, 1), (2, 0)))", "abc")],
+    "np.tensordot": [("np.tensordot(x, y)", "ab,ab"), ("np.tensordot(x, y, 1)", "ab,bc"),
+                     ("np.tensordot(x, y, axes=([0, 2], [2, 0]))", "abc,cda"),
+                     ("np.tensordot(x, y, axes=(1, 0))", "ab,bc"), ("np.tensordot(x, y, 0)", "a,b")],
+    "np.linalg.cholesky": [("np.linalg.cholesky(x)", "aa"), ("np.linalg.cholesky(x)", "baa"),
+                           ("np.linalg.cholesky(x @ np.swapaxes(x, -1, -2))", "aa")],
+    "np.linalg.slogdet_log": [("np.linalg.slogdet(x)[1]", "aa")],
+    "np.linalg.slogdet_sign": [("np.linalg.slogdet(x)[0] * np.sum(x)", "aa")],
+    "scipy.special.gammaln": [("special.gammaln(x)", "ab")],
+    "scipy.special.expit": [("special.expit(x)", "ab"), ("expit(x * 8.0)", "a")],
+    "scipy.special.erf": [("special.erf(x)", "ab"), ("erf(x)", "")],
+    "scipy.special.multigammaln": [("multigammaln(x + 1.0, x.shape[0])", "a"),
+                                   ("special.multigammaln(x, 3)", "")],
 }
 # Rules whose operand shapes are not any: matrices to invert, the domain of arcsin.
-INVERTIBLE = ("np.linalg.det", "np.linalg.inv", "np.linalg.solve")
+INVERTIBLE = ("np.linalg.det", "np.linalg.inv", "np.linalg.solve", "np.linalg.cholesky",
+              "np.linalg.slogdet_log", "np.linalg.slogdet_sign")
+SCIPY = ("scipy.special.gammaln", "scipy.special.expit", "scipy.special.erf",
+         "scipy.special.multigammaln")
 DOMAIN = {"np.arcsin": (-0.8, 0.8), "np.arccos": (-0.8, 0.8), "np.arctanh": (-0.8, 0.8),
           "np.log2": (0.3, 2.0), "np.log10": (0.3, 2.0), "np.cbrt": (0.3, 2.0),
-          "np.reciprocal": (0.3, 2.0), "np.float_power": (0.3, 2.0), "np.hypot": (0.3, 2.0)}
+          "np.reciprocal": (0.3, 2.0), "np.float_power": (0.3, 2.0), "np.hypot": (0.3, 2.0),
+          "scipy.special.gammaln": (0.3, 3.0), "scipy.special.multigammaln": (2.0, 3.0)}
 
 
 def _shapes(spec: str) -> list[tuple]:
@@ -100,6 +134,8 @@ def _args(prim: str, shapes: list[tuple], dtype=np.float64) -> list:
         a = RNG.uniform(lo, hi, s)
         if prim in INVERTIBLE and not args:
             a = a + 3.0 * np.eye(s[-1])  # well away from singular
+            if prim == "np.linalg.cholesky":  # symmetric positive definite below the diagonal
+                a = a @ np.swapaxes(a, -1, -2) + np.triu(RNG.uniform(-1, 1, s), 1)
         args.append(a.astype(dtype) if s else float(a))
     return args
 
@@ -108,9 +144,14 @@ def _function(expr: str, n: int):
     """sum(sin(r) * weights): every element of the result counts differently,
     so a permuted or misplaced adjoint shows."""
     params = ", ".join("xyz"[:n])
+    env = {}
+    if "special" in expr or "erf(" in expr or "expit(" in expr or "multigammaln(" in expr:
+        special = pytest.importorskip("scipy.special")
+        env = {"special": special, "erf": special.erf, "expit": special.expit,
+               "multigammaln": special.multigammaln}
     return make_function(f"def f({params}):\n    r = {expr}\n"
                          "    w = 1.0 + np.arange(np.size(r)).reshape(np.shape(r)) / 7.0\n"
-                         "    return np.sum(np.sin(r) * w)\n")
+                         "    return np.sum(np.sin(r) * w)\n", env=env)
 
 
 ALL = [(prim, expr, spec) for prim, cases in CASES.items() for expr, spec in cases]
@@ -204,8 +245,14 @@ def test_rules_in_a_loop():
     ("np.einsum('ij,j', x)", "the call passes 1"),
     ("np.einsum(s, x)", "string literal"),
     ("np.cumprod(x, axis=1, dtype=float)", "keyword argument 'dtype' is not supported"),
-    ("np.sort(x, axis=1)", r"`np.sort` has no derivative rule.*docs/custom_rules.md"),
-    ("np.linalg.cholesky(x)", "`np.linalg.cholesky` has no derivative rule"),
+    ("np.partition(x, 1)", r"`np.partition` has no derivative rule.*docs/custom_rules.md"),
+    ("np.linalg.eigh(x)", "`np.linalg.eigh` has no derivative rule"),
+    ("np.sort(x, axis=None)", "sort the flattened array"),
+    ("np.take_along_axis(x, np.array([0]), axis=None)", "needs an int axis"),
+    ("np.take_along_axis(x, np.array([0]))", "needs an int axis"),
+    ("np.pad(x, 1, mode='edge')", "keyword argument 'mode' is not supported"),
+    ("np.take(x, 1, mode='wrap')", "keyword argument 'mode' is not supported"),
+    ("np.sum(x, axis=s)", "a name bound to one"),
 ])
 def test_refusals(body, message):
     f = make_function(f"def f(x, n: int, s: int):\n    return np.sum({body} * x)\n")
@@ -220,3 +267,86 @@ def test_every_rule_has_a_case():
     from s2s_ad.rules.numpy import NUMPY_RULES
     untested = {r.prim for r in NUMPY_RULES} - set(CASES) - test_numpy_rules.TESTED
     assert not untested
+
+
+@pytest.mark.parametrize("expr, shape", [
+    ("np.linalg.norm(x, 1, axis=-1)", (3, 4)), ("np.linalg.norm(x, np.inf, axis=0)", (3, 4)),
+    ("np.linalg.norm(x, -np.inf, axis=1, keepdims=True)", (3, 4)),
+    ("np.linalg.norm(x, 3, axis=1)", (3, 4)), ("np.linalg.norm(x, 'fro')", (3, 4)),
+    ("np.linalg.norm(x, ord=0.5, axis=-1)", (4,)), ("np.linalg.norm(x, 2, axis=0)", (3, 4))])
+def test_norm_orders(expr, shape):
+    f = make_function(f"def f(x):\n    r = {expr}\n    return np.sum(np.sin(r) + r * r)\n")
+    x = RNG.uniform(0.2, 1.5, shape) * np.where(RNG.uniform(size=shape) > 0.5, 1.0, -1.0)
+    assert_gradients(f, [x], [0])
+
+
+@pytest.mark.parametrize("expr, message", [
+    ("np.linalg.norm(x, 1)", "give `axis`"), ("np.linalg.norm(x, 0, axis=0)", "non-zero"),
+    ("np.linalg.norm(x, 'nuc')", "`ord` must be")])
+def test_norm_refusals(expr, message):
+    f = make_function(f"def f(x):\n    return np.sum({expr})\n")
+    with pytest.raises(SourceError, match=message):
+        s2s_ad.grad(f)
+
+
+def test_attributes_from_names_and_integer_arithmetic():
+    """An axis or shift bound to a name, or computed from constants, is known
+    when the gradient is generated; in a helper and in a loop too."""
+    f = make_function("def g(x):\n    ax = 1\n    last = ax - 2\n    k = 2 * ax\n"
+                      "    return np.cumsum(x, axis=ax) * np.roll(x, k, axis=last)\n"
+                      "def f(x):\n    s = 0.0\n    for i in range(2):\n"
+                      "        s = s + np.sum(g(x) * (i + 1.0))\n    return s\n")
+    assert_gradients(f, [RNG.normal(size=(3, 4))], [0])
+
+
+@pytest.mark.parametrize("expr", ["np.sum(x, 1, None, None, True)", "np.mean(x, 0, None, None, True)",
+                                  "np.max(x, 1, None, True)", "x.sum(0, None, None, True)",
+                                  "np.prod(x, -1, None, None, True)"])
+def test_reductions_positional_dtype_and_out(expr):
+    """NumPy's third positional parameter of sum/mean/prod is dtype (of
+    max/min, out), not keepdims: None there is the default; keepdims comes
+    fifth (fourth)."""
+    f = make_function(f"def f(x):\n    return np.sum(np.sin({expr}) * x)\n")
+    assert_gradients(f, [RNG.normal(size=(3, 3))], [0])
+
+
+def test_reduction_dtype_given_positionally_is_refused_by_name():
+    f = make_function("def f(x):\n    return np.sum(np.sum(x, 0, np.float32))\n")
+    with pytest.raises(SourceError, match="'dtype' is not supported"):
+        s2s_ad.grad(f)
+
+
+@pytest.mark.parametrize("body, shape", [
+    ("a, b = np.split(x, 2)\n    return np.sum(a * np.sin(b))", (4, 3)),
+    ("a, b, c = np.split(x, 3, axis=1)\n    return np.sum(a * b + np.cos(c))", (2, 6)),
+    ("a, b, c = np.split(x, [1, 3], axis=-1)\n    return np.sum(a * np.sum(b) + c * c)", (3, 5)),
+    ("parts = np.split(x, 2, 0)\n    return np.sum(parts[0] * parts[1] ** 2)", (6,)),
+    ("return np.sum(x[np.ix_(np.array([0, 2, 2]), np.array([1, 0]))] ** 2)", (3, 4)),
+    ("return np.sum(np.sin(x[np.ix_([1, 0], [0], [2, 2, 1])]))", (2, 3, 4)),
+])
+def test_split_and_ix(body, shape):
+    """np.split lowered to slices of x (unpacked or indexed); np.ix_ as
+    integer index arrays along their own axes (repeats add up)."""
+    f = make_function(f"def f(x):\n    {body}\n")
+    assert_gradients(f, [RNG.normal(size=shape)], [0])
+
+
+@pytest.mark.parametrize("expr", ["np.take(x, np.array([0, 2, 2]), axis=1)", "np.diagonal(x, 1)",
+                                  "np.pad(x, ((1, 0), (0, 2)))", "np.tensordot(x, x, 1)",
+                                  "np.take_along_axis(x, np.argsort(x, axis=1), axis=1)",
+                                  "special.expit(x) * special.erf(x)"])
+def test_forward_mode_of_linear_and_elementwise_rules(expr):
+    """jvp against a central difference along a random direction."""
+    special = pytest.importorskip("scipy.special")
+    f = make_function(f"def f(x):\n    return np.sum(np.sin({expr}))\n", env={"special": special})
+    x, v = RNG.normal(size=(3, 3)), RNG.normal(size=(3, 3))
+    value, tangent = s2s_ad.jvp(f)(x, dx=v)
+    h = 1e-6
+    assert np.isclose(value, f(x))
+    assert np.isclose(tangent, (f(x + h * v) - f(x - h * v)) / (2 * h), rtol=1e-6, atol=1e-8)
+
+
+def test_forward_mode_refuses_sort():
+    f = make_function("def f(x):\n    return np.sum(np.sort(x))\n")
+    with pytest.raises(SourceError, match="forward mode has no rule for np.sort"):
+        s2s_ad.jvp(f)(np.ones(3), dx=np.ones(3))

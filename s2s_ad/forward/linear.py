@@ -35,12 +35,14 @@ LINEAR = frozenset({
     "np.sum", "np.mean", "np.cumsum", "np.trace", "np.transpose", "np.reshape", "np.ravel",
     "np.squeeze", "np.expand_dims", "np.swapaxes", "np.moveaxis", "np.flip", "np.roll",
     "np.repeat", "np.tile", "np.diag", "np.tril", "np.triu", "np.copy", "np.concatenate",
-    "np.stack", "np.hstack", "np.vstack", "np.where", "array.getitem", "array.setitem"})
+    "np.stack", "np.hstack", "np.vstack", "np.where", "array.getitem", "array.setitem",
+    "np.take", "np.take_along_axis", "np.diagonal", "np.pad"})
 """Linear in the operands a derivative flows to (``np.where``: in its two
 branches, for a fixed condition; a subscript assignment: in the array and the
 value assigned)."""
 
-BILINEAR = frozenset({"matmul", "np.matmul", "np.dot", "np.outer", "np.inner", "np.cross"})
+BILINEAR = frozenset({"matmul", "np.matmul", "np.dot", "np.outer", "np.inner", "np.cross",
+                      "np.tensordot"})
 
 
 EXTREME = frozenset({"np.max", "np.min"})

@@ -134,8 +134,13 @@ class InPlaceNames:
             return tree, f"`{name}` is the array the caller passed in (annotate the " \
                          "parameter `: float` if it is a number)"
         if id(old) not in self.roots:
-            return tree, f"`{name}` may be an array created elsewhere (a helper's result may " \
-                         "be its argument)"
+            producer = next((op for op in self.ops if isinstance(op, ir.Op) and op.out is old),
+                            None)
+            if not (producer is not None and producer.callee is not None
+                    and returns_fresh(producer.callee.fn)):
+                return tree, f"`{name}` may be an array created elsewhere (a helper's result " \
+                             "may be its argument)"
+            self.roots[id(old)] = old  # the helper made it: only this name refers to it
         root = self.roots[id(old)]
         if root is None:
             return tree, f"`{name}` is a view of an array the caller passed in"
@@ -166,6 +171,59 @@ class InPlaceNames:
 
 
 _SELF = object()
+
+
+def returns_fresh(fn) -> bool:
+    """Does every ``return`` of the user function ``fn`` give a new array,
+    never an argument, a view or something kept elsewhere? Each returns an
+    expression that makes a new value (arithmetic, a NumPy function that is
+    not a view, ``np.eye(3)``) or a local name every binding of which does
+    (``R = np.zeros((3, 3))``, then written into). Read from the source;
+    False where it cannot be read."""
+    import inspect
+    import textwrap
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
+    except (OSError, TypeError, SyntaxError, IndexError):
+        return False
+    if not isinstance(tree, ast.FunctionDef):
+        return False
+    params = {a.arg for a in ast.walk(tree.args) if isinstance(a, ast.arg)}
+    local = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+             and isinstance(n.ctx, ast.Store)} | params
+    parents = parents_of(tree)
+    callee = _Globals(fn.__globals__)
+    returns = [n for n in ast.walk(tree) if isinstance(n, ast.Return)]
+    if not returns or any(isinstance(n, (ast.FunctionDef, ast.Lambda, ast.Global, ast.Nonlocal))
+                          for n in ast.walk(tree) if n is not tree):
+        return False
+    for r in returns:
+        if r.value is None:
+            return False
+        if isinstance(r.value, ast.Name):
+            if r.value.id in params:
+                return False
+            binds = [n for n in ast.walk(tree) if isinstance(n, ast.Name)
+                     and n.id == r.value.id and isinstance(n.ctx, ast.Store)]
+            for b in binds:
+                holder = parents.get(id(b))
+                if isinstance(holder, ast.AugAssign):
+                    continue
+                if not (isinstance(holder, ast.Assign) and holder.targets == [b]
+                        and _fresh(holder.value, callee, local)):
+                    return False
+        elif not _fresh(r.value, callee, local):
+            return False
+    return True
+
+
+class _Globals:
+    """What :func:`_fresh` reads of a lowering (``lo.src.globals``), for
+    another function's globals."""
+
+    def __init__(self, names: dict):
+        self.src = self
+        self.globals = names
 """The binding is the augmented assignment of the name itself."""
 
 

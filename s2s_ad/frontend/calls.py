@@ -181,6 +181,11 @@ def _check_shape(op: ir.Op, callee: ir.Function, src: source.Source) -> None:
         raise _error(op, src, f"`{callee.name}` returns {len(callee.outputs)} values; unpack "
                      f"them (`a, b = {callee.name}(...)`) or index the result")
     if not returns_tuple and op.out.kind == "tuple":
+        result = callee.result
+        if isinstance(result, ir.Value) and result.kind == "array":
+            raise _error(op, src, f"`{callee.name}` returns one array, not a tuple; unpacking "
+                         "a helper's array result is not supported: index it "
+                         f"(`r = {callee.name}(...); a, b = r[0], r[1]`)")
         raise _error(op, src, f"`{callee.name}` returns one number; it cannot be unpacked "
                      "or indexed")
 

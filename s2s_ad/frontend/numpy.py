@@ -49,7 +49,8 @@ METHODS = {"sum": "np.sum", "mean": "np.mean", "prod": "np.prod", "max": "np.max
            "copy": "np.copy", "dot": "np.dot", "squeeze": "np.squeeze", "ravel": "np.ravel",
            "flatten": "np.copy_ravel", "clip": "np.clip", "cumsum": "np.cumsum",
            "cumprod": "np.cumprod", "var": "np.var", "std": "np.std",
-           "swapaxes": "np.swapaxes", "repeat": "np.repeat", "trace": "np.trace"}
+           "swapaxes": "np.swapaxes", "repeat": "np.repeat", "trace": "np.trace",
+           "argsort": "np.argsort", "take": "np.take", "diagonal": "np.diagonal"}
 ATTRIBUTES = {"T": "np.transpose", "shape": "shape", "ndim": "np.ndim", "size": "np.size"}
 
 
@@ -68,8 +69,9 @@ NUMPY_FUNCS[id(numpy.amax)] = "np.max"  # aliases NumPy keeps as separate functi
 NUMPY_FUNCS[id(numpy.amin)] = "np.min"
 # NumPy's positional parameters, per primitive: those that are attributes
 # (constants the reverse sweep is built from) may be given either way
-SIGNATURES = {**{f"np.{r}": ("x", "axis", "keepdims") for r in ("sum", "mean", "prod", "max",
-                                                                "min")},
+SIGNATURES = {**{f"np.{r}": ("x", "axis", "dtype", "out", "keepdims")
+                 for r in ("sum", "mean", "prod")},
+              **{f"np.{r}": ("x", "axis", "out", "keepdims") for r in ("max", "min")},
               "np.var": ("x", "axis"), "np.std": ("x", "axis"),
               "np.transpose": ("x", "axes"), "np.squeeze": ("x", "axis"),
               "np.expand_dims": ("x", "axis"), "np.concatenate": ("seq", "axis"),
@@ -82,7 +84,11 @@ SIGNATURES = {**{f"np.{r}": ("x", "axis", "keepdims") for r in ("sum", "mean", "
               "np.eye": ("N", "M", "k", "dtype"), "np.identity": ("n", "dtype"),
               "np.zeros": ("shape", "dtype"), "np.ones": ("shape", "dtype"),
               "np.full": ("shape", "fill_value", "dtype"), "np.zeros_like": ("a", "dtype"),
-              "np.ones_like": ("a", "dtype"), "np.full_like": ("a", "fill_value", "dtype")}
+              "np.ones_like": ("a", "dtype"), "np.full_like": ("a", "fill_value", "dtype"),
+              "np.sort": ("x", "axis"), "np.argsort": ("x", "axis"),
+              "np.take": ("x", "indices", "axis"), "np.take_along_axis": ("x", "indices", "axis"),
+              "np.diagonal": ("x", "offset", "axis1", "axis2"), "np.pad": ("x", "pad_width"),
+              "np.tensordot": ("x", "y", "axes")}
 DERIVED = {"inverse_axes", "index", "unshift", "adjoints"}
 """Attributes the frontend computes from the others; never written by the user."""
 SEQUENCES = ("np.concatenate", "np.stack", "np.hstack", "np.vstack")
@@ -242,10 +248,15 @@ class ArrayLowering:
         for i, a in enumerate(positional):
             if isinstance(a, ast.Starred):
                 raise self.src.error(a, "`*args` in calls is not supported")
-            if i < len(names) and names[i] in allowed:
-                keywords[names[i]] = a
+            if i < len(names) and (names[i] in allowed or names[i] in ("dtype", "out")):
+                # NumPy's dtype/out in their positions (np.sum(x, 0, None, None, True)):
+                # None is their default; anything else is refused by name below
+                if not (names[i] not in allowed and isinstance(a, ast.Constant)
+                        and a.value is None):
+                    keywords[names[i]] = a
         positional = [a for i, a in enumerate(positional)
-                      if not (i < len(names) and names[i] in allowed)]
+                      if not (i < len(names) and (names[i] in allowed
+                                                  or names[i] in ("dtype", "out")))]
         for k in node.keywords:
             if k.arg is None:
                 raise self.src.error(k.value, "`**kwargs` in calls is not supported")
@@ -307,34 +318,19 @@ class ArrayLowering:
         if fn is numpy.array or fn is numpy.asarray:
             return self.array_call(fn, node, var, hint)
         if fn is numpy.linalg.norm:
-            return self.norm_call(node, var, hint)
+            return numpy_attrs.norm_call(self, node, var, hint)
         if numpy_attrs.is_logsumexp(fn):
             return numpy_attrs.logsumexp_call(self, node, var, hint)
+        if fn is numpy.split:
+            return numpy_attrs.split_call(self, node)
+        if fn is numpy.linalg.slogdet:
+            return numpy_attrs.slogdet_call(self, node, var, hint)
+        prim = numpy_attrs.scipy_special_prim(fn)
+        if prim is not None:
+            if "scipy.special" not in self.modules:
+                self.modules["scipy.special"] = self.namer.claim("scipy_special")
+            return self.numpy_call(prim, node, var, hint)
         return None
-
-    def norm_call(self, node: ast.Call, var, hint) -> ir.Operand:
-        """``np.linalg.norm(x, axis=a, keepdims=k)``, the 2-norm (Frobenius for
-        matrices), as ``np.sqrt(np.sum(x * x, axis=a, keepdims=k))``: its
-        derivative ``x / norm`` is inf/nan where the norm is 0."""
-        what = ast.unparse(node.func)
-        given = numpy_attrs.arguments(self, node, ("x", "ord", "axis", "keepdims"))
-        order = given.get("ord")
-        if order is not None and not (isinstance(order, ast.Constant) and order.value in (None, 2)
-                                      and not isinstance(order.value, bool)):
-            raise self.src.error(order, f"`{what}`: only the 2-norm (Frobenius for matrices) "
-                                 "is supported; write other norms out (np.sum(np.abs(x)))")
-        attrs = {k: self.const_attr(given[k], k) for k in ("axis", "keepdims") if k in given}
-        if order is not None and order.value == 2 and attrs.get("axis") is None:
-            raise self.src.error(order, f"`{what}(x, 2)` without an axis is the spectral norm "
-                                 "for matrices, which is not supported; leave `ord` out for the "
-                                 "2-norm of a vector")
-        x = self.expr(given["x"])
-        if isinstance(x, tuple) or structures.is_structure(x):
-            raise self.src.error(given["x"], f"`{what}` takes an array here")
-        text = f"{var} = {ast.unparse(node)}" if var else ast.unparse(node)
-        square = self.emit("mul", [x, x], node, text=text)
-        total = self.emit("np.sum", [square], node, attrs=attrs, text=text)
-        return self.emit("np.sqrt", [total], node, var, hint=hint, text=text)
 
     def array_call(self, fn, node: ast.Call, var, hint) -> ir.Operand:
         """``np.array(...)`` / ``np.asarray(...)``. Of an array: a copy
@@ -422,8 +418,15 @@ class ArrayLowering:
             value = self.src.globals.get(node.id)
             if isinstance(value, (int, bool)) or value is None:
                 return value
-        raise self.src.error(node, f"`{what}` must be a constant (like 0, -1, (0, 1), True); "
-                             "s2s-ad needs it to build the reverse sweep")
+        if isinstance(node, (ast.Name, ast.BinOp, ast.UnaryOp)):
+            # a name bound to a constant, or arithmetic the frontend folds
+            # (``ax = d - 1`` with ``d = 2``): known when the code is generated
+            value = numpy_attrs.fold(self.expr(node), self.defs)
+            if type(value) in (int, bool):
+                return value
+        raise self.src.error(node, f"`{what}` must be a constant (like 0, -1, (0, 1), True, a "
+                             "name bound to one, or integer arithmetic on them): s2s-ad needs "
+                             "it to build the reverse sweep")
 
     # -- attributes, @, subscripts ------------------------------------------
 
@@ -447,6 +450,9 @@ class ArrayLowering:
             operands.append(value)
             return ("op", len(operands) - 1)
 
+        if len(items) == 1 and isinstance(items[0], ast.Call) \
+                and self.is_global_path(items[0].func) and self.resolve(items[0].func) is numpy.ix_:
+            return numpy_attrs.ix_index(self, items[0], operands)
         out = []
         for item in items:
             if isinstance(item, ast.Slice):
@@ -486,6 +492,10 @@ class ArrayLowering:
         if isinstance(node.value, ast.Name) and id(self.env.get(node.value.id)) in self.grown:
             return self.dynamic_subscript(node, var, hint)  # a list grown at run time
         base = self.expr(node.value)
+        if isinstance(base, tuple) and isinstance(node.value, ast.Call) \
+                and isinstance(node.slice, ast.Constant) and type(node.slice.value) is int \
+                and -len(base) <= node.slice.value < len(base):
+            return base[node.slice.value]  # np.linalg.slogdet(x)[1]
         if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
             # params["W1"] on a parameter lowered as an array: lower it as a dict
             structures._param_used_as_sequence(self, base, node, ("float", "array"))
@@ -709,9 +719,8 @@ def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = F
             continue  # a NumPy function of it: a new array
         if reads and isinstance(parent, ast.AugAssign) and parent.value is node:
             continue
-        if reads and isinstance(parent, (ast.Tuple, ast.List)) and isinstance(
-                parents.get(id(parent)), ast.Return):
-            continue
+        if isinstance(parent, ast.Tuple) and isinstance(parents.get(id(parent)), ast.Return):
+            continue  # returned, as a bare ``return name`` is: the caller owns it then
         if reads and isinstance(parent, (ast.Tuple, ast.List)) and isinstance(
                 holder := parents.get(id(parent)), ast.Call) and parent in holder.args \
                 and makes_new(holder):

@@ -20,6 +20,7 @@ attributes or IR operands, or raises its located ``SourceError``.
 from __future__ import annotations
 
 import ast
+import sys
 
 import numpy
 
@@ -62,6 +63,14 @@ def check_attrs(lo, prim: str, attrs: dict, node: ast.Call) -> None:
         raise lo.src.error(node, "`np.tile` needs reps")
     if prim in ("np.var", "np.std") and not isinstance(attrs.get("ddof", 0), int):
         raise lo.src.error(node, f"`{prim}`: `ddof` must be a constant int")
+    if prim in ("np.sort", "np.argsort") and "axis" in attrs and attrs["axis"] is None:
+        raise lo.src.error(node, f"`{prim}(..., axis=None)` is not supported; sort the "
+                           "flattened array: `np.sort(np.ravel(x))`")
+    if prim == "np.take_along_axis" and attrs.get("axis") is None:
+        raise lo.src.error(node, "`np.take_along_axis` needs an int axis here; for the "
+                           "flattened array write `np.take_along_axis(np.ravel(x), i, axis=0)`")
+    if prim == "np.pad" and "pad_width" not in attrs:
+        raise lo.src.error(node, "`np.pad` needs a pad_width")
     if prim == "np.moveaxis" and ("source" not in attrs or "destination" not in attrs):
         raise lo.src.error(node, "`np.moveaxis` needs a source and a destination")
 
@@ -141,6 +150,36 @@ def arguments(lo, node: ast.Call, names: tuple) -> dict:
     return given
 
 
+SCIPY_SPECIAL = ("gammaln", "multigammaln", "expit", "erf")
+"""The scipy.special functions with a rule (scipy.special.NAME)."""
+
+
+def scipy_special_prim(fn) -> str | None:
+    """The rule of a scipy.special function, if it has one; scipy is looked
+    for only where the user's code has imported it."""
+    special = sys.modules.get("scipy.special")
+    if special is None:
+        return None
+    for name in SCIPY_SPECIAL:
+        if fn is getattr(special, name, None):
+            return f"scipy.special.{name}"
+    return None
+
+
+def slogdet_call(lo, node: ast.Call, var, hint) -> tuple:
+    """``sign, logdet = np.linalg.slogdet(x)``: two ops, the sign (no
+    derivative) and log|det x| (derivative x⁻ᵀ), as a tuple to unpack."""
+    what = ast.unparse(node.func)
+    if len(node.args) != 1 or node.keywords:
+        raise lo.src.error(node, f"`{what}` takes one argument, a matrix (or a stack)")
+    x = lo.expr(node.args[0])
+    if isinstance(x, tuple) or structures.is_structure(x):
+        raise lo.src.error(node.args[0], f"`{what}` takes an array here")
+    text = ast.unparse(node)
+    return (lo.emit("np.linalg.slogdet_sign", [x], node, hint="sign", text=text),
+            lo.emit("np.linalg.slogdet_log", [x], node, hint="logdet", text=text))
+
+
 def is_logsumexp(fn) -> bool:
     """``scipy.special.logsumexp``, recognised without importing scipy."""
     return getattr(fn, "__name__", None) == "logsumexp" and \
@@ -171,3 +210,153 @@ def logsumexp_call(lo, node: ast.Call, var, hint) -> ir.Operand:
     if not keepdims:
         m = lo.emit("np.squeeze", [m], node, text=text, attrs={"axis": axis})
     return lo.emit("add", [log, m], node, var, hint=hint, text=text)
+
+
+def norm_call(lo, node: ast.Call, var, hint) -> ir.Operand:
+    """``np.linalg.norm(x, ord=o, axis=a, keepdims=k)`` lowered to the ops
+    that compute it: the 2-norm (Frobenius for matrices, also
+    ``ord="fro"``) as ``np.sqrt(np.sum(x * x, ...))``; for a vector norm
+    along an int ``axis``, ``ord=1`` as ``np.sum(np.abs(x))``, ``np.inf``
+    / ``-np.inf`` as ``np.max``/``np.min`` of ``np.abs(x)``, another
+    number p as ``np.sum(np.abs(x) ** p) ** (1 / p)``. Derivatives are
+    inf/nan where the norm is 0 (and ``abs`` takes 0 at 0)."""
+    what = ast.unparse(node.func)
+    given = arguments(lo, node, ("x", "ord", "axis", "keepdims"))
+    order = given.get("ord")
+    value = norm_order(lo, order)
+    attrs = {k: lo.const_attr(given[k], k) for k in ("axis", "keepdims") if k in given}
+    axis = attrs.get("axis")
+    if value == "fro" and not (axis is None or isinstance(axis, tuple) and len(axis) == 2):
+        raise lo.src.error(order, f"`{what}(..., 'fro')` takes two axes (or none)")
+    if value == 2 and axis is None:
+        raise lo.src.error(order, f"`{what}(x, 2)` without an axis is the spectral norm "
+                             "for matrices, which is not supported; leave `ord` out for the "
+                             "2-norm of a vector")
+    if value not in (None, 2, "fro") and not isinstance(axis, int):
+        raise lo.src.error(order, f"`{what}` with ord={ast.unparse(order)} is supported as "
+                             "a vector norm along one axis: give `axis` (an int; "
+                             "`axis=-1` for a vector), since without it a matrix gets a "
+                             "matrix norm")
+    x = lo.expr(given["x"])
+    if isinstance(x, tuple) or structures.is_structure(x):
+        raise lo.src.error(given["x"], f"`{what}` takes an array here")
+    text = f"{var} = {ast.unparse(node)}" if var else ast.unparse(node)
+    if value in (None, 2, "fro"):
+        square = lo.emit("mul", [x, x], node, text=text)
+        total = lo.emit("np.sum", [square], node, attrs=attrs, text=text)
+        return lo.emit("np.sqrt", [total], node, var, hint=hint, text=text)
+    size = lo.emit("np.abs", [x], node, text=text)
+    if value in (1, 1.0):
+        return lo.emit("np.sum", [size], node, var, hint=hint, attrs=attrs, text=text)
+    if value in (float("inf"), float("-inf")):
+        return lo.emit("np.max" if value > 0 else "np.min", [size], node, var, hint=hint,
+                         attrs=attrs, text=text)
+    powered = lo.emit("pow", [size, ir.Const(value)], node, text=text)
+    total = lo.emit("np.sum", [powered], node, attrs=attrs, text=text)
+    return lo.emit("pow", [total, ir.Const(1.0 / value)], node, var, hint=hint, text=text)
+
+
+def norm_order(lo, node):
+    """The ``ord`` of np.linalg.norm: None, "fro", or a non-zero number
+    (``np.inf`` included)."""
+    if node is None or isinstance(node, ast.Constant) and node.value is None:
+        return None
+    if isinstance(node, ast.Constant) and node.value == "fro":
+        return "fro"
+    negative = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
+    inner = node.operand if negative else node
+    value = None
+    if isinstance(inner, ast.Constant) and type(inner.value) in (int, float):
+        value = inner.value
+    elif isinstance(inner, ast.Attribute) and lo.is_global_path(inner) \
+            and lo.resolve(inner) == float("inf"):
+        value = float("inf")
+    if value is None or value == 0:
+        raise lo.src.error(node, "`ord` must be None, 'fro', np.inf, -np.inf or a non-zero "
+                           "number written in the call")
+    return -value if negative else value
+
+
+_FOLDED = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+           "floordiv": lambda a, b: a // b if b else None,
+           "mod": lambda a, b: a % b if b else None, "neg": lambda a: -a, "pos": lambda a: a}
+
+
+def fold(value, defs: dict, depth: int = 0):
+    """The int a value is when the code is generated (a constant, or integer
+    arithmetic on constants), else None."""
+    if isinstance(value, ir.Const):
+        return value.value if type(value.value) in (int, bool) else None
+    op = defs.get(id(value)) if isinstance(value, ir.Value) and depth < 50 else None
+    if op is None or op.prim not in _FOLDED or op.callee is not None:
+        return None
+    args = [fold(a, defs, depth + 1) for a in op.args]
+    if any(type(a) is not int for a in args):
+        return None
+    return _FOLDED[op.prim](*args)
+
+
+def ix_index(lo, call: ast.Call, operands: list) -> tuple:
+    """``x[np.ix_(a, b, ...)]``: the open mesh of integer index arrays, as
+    the index ``x[a.reshape(-1, 1), b.reshape(1, -1)]`` (each array along
+    its own axis), its operands appended to ``operands``."""
+    if call.keywords or not call.args:
+        raise lo.src.error(call, "`np.ix_` takes one integer array (or list) per axis")
+    n = len(call.args)
+    out = []
+    for k, a in enumerate(call.args):
+        value = lo.expr(a) if not isinstance(a, ast.List) else lo.emit(
+            "index_array", [lo.expr(e) for e in a.elts], a)
+        if isinstance(value, tuple) or structures.is_structure(value):
+            raise lo.src.error(a, "`np.ix_` takes integer arrays")
+        shape = lo.emit("tuple", [ir.Const(-1 if j == k else 1) for j in range(n)], a)
+        operands.append(lo.emit("np.reshape", [value, shape], a))
+        out.append(("op", len(operands) - 1))
+    return tuple(out)
+
+
+def split_call(lo, node: ast.Call) -> tuple:
+    """``np.split(x, sections_or_indices, axis)`` as a tuple of slices of x
+    along ``axis`` (to unpack or index with a constant): a constant number
+    of equal parts (``x[k * n // N:(k + 1) * n // N]``, n read when the code
+    runs; NumPy's check that N divides n is not repeated), or a list of
+    constant split points."""
+    what = ast.unparse(node.func)
+    given = arguments(lo, node, ("x", "indices_or_sections", "axis"))
+    if "indices_or_sections" not in given:
+        raise lo.src.error(node, f"`{what}` needs the number of parts or the split points")
+    axis = lo.const_attr(given["axis"], "axis") if "axis" in given else 0
+    if not isinstance(axis, int) or isinstance(axis, bool):
+        raise lo.src.error(node, f"`{what}`: `axis` must be an int")
+    parts = lo.const_attr(given["indices_or_sections"], "indices_or_sections")
+    if isinstance(parts, bool) or not (isinstance(parts, int) and parts > 0
+                                       or isinstance(parts, tuple) and parts
+                                       and all(type(p) is int for p in parts)):
+        raise lo.src.error(given["indices_or_sections"], f"`{what}` takes a constant number of "
+                           "parts or a list of constant split points")
+    x = lo.expr(given["x"])
+    if isinstance(x, tuple) or structures.is_structure(x):
+        raise lo.src.error(given["x"], f"`{what}` takes an array here")
+    text = ast.unparse(node)
+    if isinstance(parts, int):
+        size = lo.emit("shape", [x], node, text=text)
+        n = lo.emit("array.getitem", [size, ir.Const(axis)], node, text=text,
+                    attrs={"index": (("op", 1),)})
+        bounds = [ir.Const(0)] + [lo.emit("floordiv", [lo.emit("mul", [ir.Const(k), n], node,
+                                                                text=text), ir.Const(parts)],
+                                          node, text=text) for k in range(1, parts)] + [None]
+    else:
+        bounds = [ir.Const(0)] + [ir.Const(p) for p in parts] + [None]
+    lead = [("slice", None, None, None)] * axis if axis >= 0 else [("ellipsis",)]
+    tail = [] if axis >= 0 else [("slice", None, None, None)] * (-axis - 1)
+    out = []
+    for lo_b, hi_b in zip(bounds[:-1], bounds[1:]):
+        args = [x]
+        item = ["slice", None, None, None]
+        for k, b in ((1, lo_b), (2, hi_b)):
+            if b is not None:
+                args.append(b)
+                item[k] = ("op", len(args) - 1)
+        index = tuple(lead) + (tuple(item),) + tuple(tail)
+        out.append(lo.emit("array.getitem", args, node, text=text, attrs={"index": index}))
+    return tuple(out)

@@ -453,8 +453,27 @@ def unpack(lo, value, target: ast.expr, value_node: ast.expr) -> list:
         names = [e.id if isinstance(e, ast.Name) else None for e in target.elts]
         return [item(lo, value, i, value_node, names[i] if names.count(names[i]) == 1 else None)
                 for i in range(len(target.elts))]
+    if _array_like(lo, value):
+        # ``n, d = x.shape``, ``x, y, z = v``: items along the first axis, one
+        # per name. The gradient module reads them by index, so it does not
+        # repeat Python's check that the lengths agree (docs/numpy.md).
+        names = [e.id if isinstance(e, ast.Name) else None for e in target.elts]
+        return [lo.emit("array.getitem", [value, ir.Const(i)], value_node,
+                        text=f"{value.name}[{i}]", hint=names[i] if names[i] else None,
+                        attrs={"index": (("op", 1),)})
+                for i in range(len(target.elts))]
     _param_used_as_sequence(lo, value, value_node)
     raise lo.src.error(value_node, f"cannot unpack {describe(value)}")
+
+
+def _array_like(lo, value) -> bool:
+    """An array, or a shape (``x.shape``), in array code."""
+    if not (getattr(lo, "array_mode", False) and isinstance(value, ir.Value)):
+        return False
+    if value.kind == "array":
+        return True
+    producer = lo.defs.get(id(value))
+    return producer is not None and producer.prim == "shape"
 
 
 def outputs(lo, value, node: ast.expr) -> tuple:

@@ -158,22 +158,30 @@ class ArraySweep:
 
     def _concatenate(self, op: ir.Op, i: int, g: ast.expr, attrs: dict,
                      exprs: list | None = None) -> ast.expr:
-        """``np.split(g, [n0, n0 + n1, ...], axis=axis)[i]``, nk the operands' lengths."""
+        """``g[..., n0 + ... + n(i-1):n0 + ... + ni, ...]`` (the slice along
+        ``axis``), nk the operands' lengths: a basic slice, a view, where
+        ``np.split`` would make every part to keep one."""
         axis = attrs.get("axis", 0)
         exprs = exprs or [operand_expr(a, self.func.modules) for a in op.args]
         sizes = [ast.Subscript(_call(self.np, "shape", copy.deepcopy(e)),
                                ast.Constant(axis) if axis >= 0
                                else ast.UnaryOp(ast.USub(), ast.Constant(-axis)), ast.Load())
-                 for e in exprs[:-1]]
+                 for e in exprs[:i + 1]]
         bounds, acc = [], None
         for s in sizes:
             acc = s if acc is None else ast.BinOp(copy.deepcopy(acc), ast.Add(), s)
             bounds.append(copy.deepcopy(acc))
-        split = ast.Call(ast.Attribute(_name(self.np), "split", ast.Load()),
-                         [g, ast.List(bounds, ast.Load())],
-                         [ast.keyword("axis", ast.Constant(axis) if axis >= 0
-                                      else ast.UnaryOp(ast.USub(), ast.Constant(-axis)))])
-        return ast.Subscript(split, ast.Constant(i), ast.Load())
+        start = bounds[i - 1] if i > 0 else None
+        stop = bounds[i] if i < len(exprs) - 1 else None
+        part = ast.Slice(start, stop, None)
+        full = ast.Slice(None, None, None)
+        if axis >= 0:
+            items = [copy.deepcopy(full) for _ in range(axis)] + [part]
+        else:
+            items = [ast.Constant(Ellipsis), part] + [copy.deepcopy(full)
+                                                      for _ in range(-axis - 1)]
+        index = items[0] if len(items) == 1 else ast.Tuple(items, ast.Load())
+        return ast.Subscript(g, index, ast.Load())
 
     def _einsum(self, i: int, g: ast.expr, attrs: dict, exprs: list) -> ast.expr:
         """``np.einsum(adjoint, g, *others)`` with the subscripts the frontend
@@ -181,7 +189,7 @@ class ArraySweep:
         as length-1 axes and are spread to its shape."""
         subscripts, missing = attrs["adjoints"][i]
         others = [copy.deepcopy(e) for k, e in enumerate(exprs) if k != i]
-        contrib = ast.Call(ast.Attribute(_name(self.np), "einsum", ast.Load()),
+        contrib = ast.Call(_name(self.helper("contract")),
                            [ast.Constant(subscripts), g] + others, [])
         if missing:
             contrib = ast.Call(_name(self.helper("spread")),
@@ -391,7 +399,10 @@ def _as_value(idx: ast.expr) -> ast.expr:
 TEMPLATE_HELPERS = ("others_product", "matmul_adjoint", "dot_adjoint", "spread",
                     "extreme_adjoint", "cumsum_adjoint", "cumprod_adjoint", "repeat_adjoint",
                     "tile_adjoint", "diag_adjoint", "trace_adjoint", "stacked_part",
-                    "inner_adjoint", "solve_adjoint", "unbroadcast")
+                    "inner_adjoint", "solve_adjoint", "unbroadcast", "tensordot_adjoint",
+                    "cholesky_adjoint", "sort_adjoint", "take_adjoint",
+                    "take_along_axis_adjoint", "diagonal_adjoint", "pad_adjoint",
+                    "cross_product")
 """Helpers rule templates call by name."""
 
 

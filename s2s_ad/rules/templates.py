@@ -29,7 +29,7 @@ import math
 from s2s_ad import ir
 
 PLACEHOLDERS = ("x", "y")
-TEMPLATE_MODULES = {"np": "numpy", "math": "math"}
+TEMPLATE_MODULES = {"np": "numpy", "math": "math", "scipy_special": "scipy.special"}
 """Module names as rule templates spell them -> the module they stand for."""
 
 

@@ -1,0 +1,459 @@
+"""The functions a generated NumPy gradient module defines for itself (the
+helpers rule templates call by name: ``unbroadcast``, ``matmul_adjoint``,
+...), as source text; see :mod:`s2s_ad.rules.numpy` for the rules.
+
+Each takes a fast path for plain ``np.ndarray`` operands where that saves
+NumPy's per-call dispatch, and the dispatching forms for anything else."""
+
+HELPERS = {
+    "unbroadcast": '''
+def unbroadcast(g, x):
+    """g summed over the axes along which x was broadcast, so it has x's shape."""
+    scalar = (int, float, np.generic)  # shape (), as np.shape says, without asking it
+    shape = x.shape if type(x) is np.ndarray else () if isinstance(x, scalar) else np.shape(x)
+    g_shape = g.shape if type(g) is np.ndarray else () if isinstance(g, scalar) else np.shape(g)
+    if g_shape == shape:
+        return g
+    lead = len(g_shape) - len(shape)
+    if lead < 0:  # fewer axes than x (a 0.0 adjoint a branch or loop never added to)
+        g = np.array(np.broadcast_to(g, np.broadcast_shapes(g_shape, shape)))
+        g_shape, lead = g.shape, len(g.shape) - len(shape)
+        if g_shape == shape:
+            return g
+    axes = (0,) if lead == 1 else tuple(range(lead))
+    if g_shape[lead:] == shape:
+        return add_over(g, axes)
+    axes += tuple(lead + i for i, n in enumerate(shape) if n == 1 and g_shape[lead + i] != 1)
+    d = add_over(g, axes)
+    return d.reshape(shape) if type(d) is np.ndarray else np.reshape(d, shape)
+''',
+    "add_over": '''
+def add_over(g, axes, _ones={}):
+    """np.add.reduce(g, axis=axes), axes a tuple. One axis of a float64 matrix: a
+    product with a vector of ones, which BLAS computes several times faster than
+    NumPy sums short rows (the vectors are kept in _ones by length, read-only)."""
+    if type(g) is not np.ndarray:
+        return np.sum(g, axis=axes)
+    if len(axes) == 1 and g.ndim == 2 and g.dtype.char == "d":
+        axis = axes[0]
+        n = g.shape[axis]
+        ones = _ones.get(n)
+        if ones is None:
+            ones = np.ones(n)
+            ones.flags.writeable = False
+            if len(_ones) < 64:
+                _ones[n] = ones
+        return np.dot(ones, g) if axis == 0 else np.dot(g, ones)
+    return np.add.reduce(g, axis=axes)
+''',
+    "spread": '''
+def spread(g, x):
+    """np.zeros_like(x) + g (g broadcast to x's shape, in the dtype of the sum)
+    without adding the zeros."""
+    if type(x) is not np.ndarray or x.ndim == 0:
+        out = np.zeros_like(x) + g
+        if np.shape(out) != np.shape(x):  # g keeps an axis a number has not: np.sum(s, axis=0)
+            out = np.reshape(out, np.shape(x))[()]
+        return out
+    out = np.empty_like(x, dtype=np.result_type(x, g))
+    out[...] = g
+    return out
+''',
+    "extreme_adjoint": '''
+def extreme_adjoint(g, x, m, axis):
+    """The adjoint of m = np.max(x, axis, keepdims=True) (or np.min) with
+    respect to x: g split evenly between the elements equal to m."""
+    at = x == m
+    arrays = type(at) is np.ndarray and type(m) is np.ndarray
+    # Every slice has at least one element equal to its extreme unless that is nan,
+    # so as many elements as slices, and no nan, means no ties: nothing to split.
+    if arrays and np.count_nonzero(at) == m.size and not np.isnan(np.add.reduce(m, axis=None)):
+        return np.multiply(g, at, dtype=np.result_type(g, x))
+    add = np.add.reduce if type(at) is np.ndarray else np.sum  # np.sum without dispatch
+    return g / add(at, axis=axis, keepdims=True, dtype=np.result_type(x)) * at
+''',
+    "matmul_adjoint": '''
+def matmul_adjoint(g, x, y, i):
+    """The adjoint of x @ y with respect to x (i = 0) or y (i = 1). Matrices:
+    np.dot with the other operand transposed; vectors and stacks of matrices
+    (whose leading axes broadcast): matmul."""
+    arrays = type(x) is np.ndarray and type(y) is np.ndarray
+    nx, ny = (x.ndim, y.ndim) if arrays else (np.ndim(x), np.ndim(y))
+    if i == 0 and ny == 2 and 1 <= nx <= 2:
+        return np.dot(g, y.T if arrays else np.transpose(y))
+    if i == 1 and nx == 2 and 1 <= ny <= 2:
+        return np.dot(x.T if arrays else np.transpose(x), g)
+    if arrays and nx == ny == 1:  # vector·vector: g is a scalar
+        return np.multiply(g, y if i == 0 else x)
+    if arrays and nx + ny == 3 and (nx, ny)[i] == 2:  # the matrix of matrix·vector: an outer product
+        return np.multiply.outer(g, y) if i == 0 else np.multiply.outer(x, g)
+    x2 = np.expand_dims(x, -2) if nx == 1 else x
+    y2 = np.expand_dims(y, -1) if ny == 1 else y
+    g2 = np.expand_dims(g, -1) if ny == 1 else g
+    g2 = np.expand_dims(g2, -2) if nx == 1 else g2
+    if i == 0:
+        d = np.matmul(g2, np.swapaxes(y2, -1, -2))
+        return unbroadcast(d[..., 0, :] if nx == 1 else d, x)
+    d = np.matmul(np.swapaxes(x2, -1, -2), g2)
+    return unbroadcast(d[..., 0] if ny == 1 else d, y)
+''',
+    "dot_adjoint": '''
+def dot_adjoint(g, x, y, i):
+    """The adjoint of np.dot(x, y) with respect to x (i = 0) or y (i = 1): that
+    of x @ y for vectors and matrices, a product's for a 0-d operand. For more
+    dimensions np.dot contracts x's last axis with y's second-to-last (its only
+    one for a vector), and g's axes are x's other axes, then y's other axes."""
+    nx, ny = np.ndim(x), np.ndim(y)
+    if 1 <= nx <= 2 and 1 <= ny <= 2:
+        return matmul_adjoint(g, x, y, i)
+    if nx == 0 or ny == 0:
+        return unbroadcast(np.multiply(g, y if i == 0 else x), x if i == 0 else y)
+    c = max(ny - 2, 0)  # the contracted axis of y
+    if i == 0:  # g's last ny - 1 axes against y's other axes
+        rest = [k for k in range(ny) if k != c]
+        return np.tensordot(g, y, axes=(list(range(nx - 1, np.ndim(g))), rest))
+    # x's other (leading) axes against g's first nx - 1 axes; the contracted axis comes first
+    d = np.tensordot(x, g, axes=(list(range(nx - 1)), list(range(nx - 1))))
+    return np.moveaxis(d, 0, c)
+''',
+    "cumsum_adjoint": '''
+def cumsum_adjoint(g, x, axis):
+    """The adjoint of np.cumsum(x, axis): x[i] feeds every partial sum from i
+    on, so its adjoint is the sum of g from the end back to i (over the
+    flattened array when axis is None)."""
+    if axis is None:
+        return np.reshape(np.flip(np.cumsum(np.flip(np.ravel(g)))), np.shape(x))
+    return np.flip(np.cumsum(np.flip(g, axis), axis), axis)
+''',
+    "others_product": '''
+def others_product(x, axis):
+    """The product of the other elements along axis (all axes when None), for
+    each element: exclusive products from both sides, so zeros are exact."""
+    if axis is None:
+        return np.reshape(others_product(np.ravel(x), 0), np.shape(x))
+    x = np.moveaxis(x, axis, -1)
+    ones = np.ones_like(x[..., :1])
+    left = np.cumprod(np.concatenate([ones, x[..., :-1]], axis=-1), axis=-1)
+    right = np.flip(np.cumprod(np.flip(np.concatenate([x[..., 1:], ones], axis=-1), -1),
+                               axis=-1), -1)
+    return np.moveaxis(left * right, -1, axis)
+''',
+    "cumprod_adjoint": '''
+def cumprod_adjoint(g, x, out, axis):
+    """The adjoint of out = np.cumprod(x, axis): x[k] feeds every partial
+    product from k on, so its adjoint is (g * out) summed from the end back to
+    k, divided by x[k]. Where a slice holds a zero that division is not
+    defined: there the products of the other elements are taken instead
+    (quadratic in the axis length, exact)."""
+    if axis is None:
+        return np.reshape(cumprod_adjoint(np.ravel(g), np.ravel(x), np.ravel(out), 0),
+                          np.shape(x))
+    zeros = x == 0
+    if not np.any(zeros):
+        return np.flip(np.cumsum(np.flip(g * out, axis), axis), axis) / x
+    x, g = np.moveaxis(x, axis, -1), np.moveaxis(g, axis, -1)
+    n = np.shape(x)[-1]
+    ones = np.ones_like(x[..., :1])
+    before = np.cumprod(np.concatenate([ones, x[..., :-1]], axis=-1), axis=-1)
+    # after[..., k, i]: the product of x[k + 1 .. i] (1 for i <= k)
+    later = np.arange(n)[None, :] > np.arange(n)[:, None]
+    after = np.cumprod(np.where(later, x[..., None, :], 1.0), axis=-1)
+    d = before * np.sum(np.where(later | np.eye(n, dtype=bool), after * g[..., None, :], 0.0),
+                        axis=-1)
+    return np.moveaxis(d, -1, axis)
+''',
+    "repeat_adjoint": '''
+def repeat_adjoint(g, x, repeats, axis):
+    """The adjoint of np.repeat(x, repeats, axis): each element's copies sum."""
+    shape = np.shape(x)
+    if axis is None:
+        return np.reshape(np.sum(np.reshape(g, (-1, repeats)), axis=1), shape)
+    axis = axis % len(shape)
+    g = np.reshape(g, shape[:axis] + (shape[axis], repeats) + shape[axis + 1:])
+    return np.sum(g, axis=axis + 1)
+''',
+    "tile_adjoint": '''
+def tile_adjoint(g, x, reps):
+    """The adjoint of np.tile(x, reps): the tiles' adjoints summed. Axis k of
+    the result is reps[k] blocks of x's axis k (both padded with leading 1s)."""
+    reps = (reps,) if isinstance(reps, int) else tuple(reps)
+    shape = tuple(np.shape(x))
+    d = max(len(shape), len(reps))
+    blocks = (1,) * (d - len(reps)) + reps
+    lengths = (1,) * (d - len(shape)) + shape
+    split = sum(((r, n) for r, n in zip(blocks, lengths)), ())
+    return np.reshape(np.sum(np.reshape(g, split), axis=tuple(range(0, 2 * d, 2))), shape)
+''',
+    "diag_adjoint": '''
+def diag_adjoint(g, x, k):
+    """The adjoint of np.diag(x, k): of a vector x (the result a matrix with x
+    on its k-th diagonal), that diagonal of g; of a matrix, g placed back on
+    x's k-th diagonal (np.eye times the column of g's values, no writes)."""
+    if np.ndim(x) == 1:
+        return np.diag(g, k)
+    n, m = np.shape(x)
+    lead = max(-k, 0)
+    column = np.concatenate([np.zeros(lead, dtype=np.result_type(g)), g,
+                             np.zeros(n - lead - np.shape(g)[0], dtype=np.result_type(g))])
+    return np.eye(n, m, k, dtype=np.result_type(x, g)) * column[:, None]
+''',
+    "trace_adjoint": '''
+def trace_adjoint(g, x, offset):
+    """The adjoint of np.trace(x, offset): g on the offset diagonal of the
+    first two axes (g broadcast along the others)."""
+    shape = np.shape(x)
+    e = np.eye(shape[0], shape[1], offset, dtype=np.result_type(x, g))
+    return np.reshape(e, e.shape + (1,) * (len(shape) - 2)) * g
+''',
+    "stacked_part": '''
+def stacked_part(g, xs, i, how):
+    """The slice of g that np.hstack(xs) (how "h") or np.vstack(xs) ("v") took
+    from xs[i], in xs[i]'s shape. hstack joins 1-d arrays (numbers count as
+    length 1) along axis 0, others along axis 1; vstack joins along axis 0,
+    a vector or number counting as one row."""
+    nds = [np.ndim(x) for x in xs]
+    if how == "h":
+        axis = 0 if max(nds[0], 1) == 1 else 1
+    else:
+        axis = 0
+    def length(x, nd):
+        if how == "v" and nd < 2 or how == "h" and nd == 0:
+            return 1
+        return np.shape(x)[axis]
+    start = sum(length(x, nd) for x, nd in zip(xs[:i], nds[:i]))
+    part = g[(slice(None),) * axis + (slice(start, start + length(xs[i], nds[i])),)]
+    return np.reshape(part, np.shape(xs[i]))
+''',
+    "inner_adjoint": '''
+def inner_adjoint(g, x, y, i):
+    """The adjoint of np.inner(x, y), which contracts the last axes: g's axes
+    are x's other axes, then y's other axes."""
+    nx, ny = np.ndim(x), np.ndim(y)
+    if nx == 0 or ny == 0:
+        return unbroadcast(np.multiply(g, y if i == 0 else x), x if i == 0 else y)
+    if i == 0:
+        return np.tensordot(g, y, axes=(list(range(nx - 1, nx + ny - 2)), list(range(ny - 1))))
+    return np.tensordot(g, x, axes=(list(range(nx - 1)), list(range(nx - 1))))
+''',
+    "solve_adjoint": '''
+def solve_adjoint(g, a, b, out, i):
+    """The adjoint of out = np.linalg.solve(a, b): b's is solve(aᵀ, g), a's
+    minus that times outᵀ. b is a vector (one column) only when it has one
+    axis; a stack of matrices a then solves it for each."""
+    vector = np.ndim(b) == 1
+    at = np.swapaxes(a, -1, -2)
+    gb = np.linalg.solve(at, g[..., None])[..., 0] if vector else np.linalg.solve(at, g)
+    if i == 1:
+        return unbroadcast(gb, b)
+    if vector:
+        return unbroadcast(-(gb[..., :, None] * out[..., None, :]), a)
+    return unbroadcast(-(gb @ np.swapaxes(out, -1, -2)), a)
+''',
+    "tensordot_adjoint": '''
+def tensordot_adjoint(g, x, y, axes, i):
+    """The adjoint of np.tensordot(x, y, axes) with respect to x (i = 0) or y
+    (i = 1): g's axes are x's free axes, then y's; contract g with the other
+    operand over that operand's free axes and put the axes back in order."""
+    nx, ny = np.ndim(x), np.ndim(y)
+    if isinstance(axes, int):
+        ax, ay = list(range(nx - axes, nx)), list(range(axes))
+    else:
+        ax, ay = axes
+        ax = [ax] if isinstance(ax, int) else list(ax)
+        ay = [ay] if isinstance(ay, int) else list(ay)
+    ax, ay = [a % nx for a in ax], [a % ny for a in ay]
+    free_x = [k for k in range(nx) if k not in ax]
+    free_y = [k for k in range(ny) if k not in ay]
+    if i == 0:
+        t = np.tensordot(g, y, axes=(list(range(len(free_x), np.ndim(g))), free_y))
+        order = free_x + [ax[ay.index(k)] for k in sorted(ay)]
+    else:
+        t = np.tensordot(x, g, axes=(free_x, list(range(len(free_x)))))
+        order = [ay[ax.index(k)] for k in sorted(ax)] + free_y
+    return np.transpose(t, tuple(int(k) for k in np.argsort(order)))
+''',
+    "cholesky_adjoint": '''
+def cholesky_adjoint(g, L):
+    """The adjoint of L = np.linalg.cholesky(x) with respect to x, of which
+    NumPy reads only the lower triangle: with P = Φ(Lᵀ·g) (the lower
+    triangle, diagonal halved) and S = L⁻ᵀ·P·L⁻¹, tril(S + Sᵀ) − diag S."""
+    Lt = np.swapaxes(L, -1, -2)
+    P = np.tril(Lt @ g)
+    n = np.shape(L)[-1]
+    P = P - 0.5 * P * np.eye(n)
+    Linv = np.linalg.inv(L)
+    S = np.swapaxes(Linv, -1, -2) @ P @ Linv
+    return np.tril(S + np.swapaxes(S, -1, -2)) - S * np.eye(n)
+''',
+    "sort_adjoint": '''
+def sort_adjoint(g, x, axis):
+    """The adjoint of np.sort(x, axis): each element of g goes back to the
+    position its element was sorted from (over the flattened array when
+    axis is None)."""
+    if axis is None:
+        return np.reshape(sort_adjoint(g, np.ravel(x), 0), np.shape(x))
+    order = np.argsort(x, axis=axis)
+    return np.take_along_axis(g, np.argsort(order, axis=axis), axis=axis)
+''',
+    "take_adjoint": '''
+def take_adjoint(g, x, index, axis):
+    """The adjoint of np.take(x, index, axis): g added back at the indices
+    (repeated indices add up; over the flattened array when axis is None).
+    The zeros are made like x (a Dask x gives Dask zeros) and added into
+    where they are returned from, never through a view."""
+    dtype = np.result_type(x, g)
+    if axis is None:
+        flat = np.zeros_like(np.ravel(x), dtype=dtype)
+        add_at(flat, np.ravel(index), np.ravel(g))
+        return np.reshape(flat, np.shape(x))
+    shape = np.shape(x)
+    axis = axis % len(shape)
+    moved = np.zeros_like(np.moveaxis(x, axis, 0), dtype=dtype)
+    lead = tuple(range(axis, axis + np.ndim(index)))
+    gm = np.moveaxis(np.reshape(g, shape[:axis] + np.shape(index) + shape[axis + 1:]),
+                     lead, tuple(range(np.ndim(index))))
+    add_at(moved, index, gm)
+    return np.moveaxis(moved, 0, axis)
+''',
+    "take_along_axis_adjoint": '''
+def take_along_axis_adjoint(g, x, index, axis):
+    """The adjoint of np.take_along_axis(x, index, axis): g added back where
+    each element was taken from (repeats add up)."""
+    out = np.zeros_like(x, dtype=np.result_type(x, g))
+    shape = np.shape(g)
+    axis = axis % len(shape)
+    grid = list(np.ix_(*[np.arange(n) if np.shape(x)[k] == n else np.zeros(n, dtype=int)
+                         for k, n in enumerate(shape)]))
+    grid[axis] = np.broadcast_to(index, shape)
+    add_at(out, tuple(grid), g)
+    return out
+''',
+    "diagonal_adjoint": '''
+def diagonal_adjoint(g, x, offset, axis1, axis2):
+    """The adjoint of np.diagonal(x, offset, axis1, axis2): g (whose last
+    axis runs along the diagonal) placed back on that diagonal, as a product
+    with a constant array of ones at (row, column, position along the
+    diagonal): no writes, so any array type that has np.tensordot serves."""
+    shape = np.shape(x)
+    nd = len(shape)
+    a1, a2 = axis1 % nd, axis2 % nd
+    length = np.shape(g)[-1]
+    rows = np.arange(length) + max(-offset, 0)
+    place = np.zeros((shape[a1], shape[a2], length), dtype=np.result_type(x, g))
+    place[rows, rows + offset, np.arange(length)] = 1.0
+    out = np.tensordot(g, place, axes=([np.ndim(g) - 1], [2]))  # (Dask: no negative axes)
+    return np.moveaxis(out, (-2, -1), (a1, a2))
+''',
+    "pad_adjoint": '''
+def pad_adjoint(g, x, pad_width):
+    """The adjoint of np.pad(x, pad_width): g without the padding."""
+    nd = np.ndim(x)
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (nd, 2))
+    return g[tuple(slice(int(b), int(b) + n) for (b, _), n in zip(widths, np.shape(x)))]
+''',
+    "contract": '''
+def contract(subscripts, *operands):
+    """np.einsum(subscripts, *operands); with more than 4,096 elements in all,
+    optimize=True, which hands the contraction to BLAS where it can (several
+    times faster: a batched matrix product), at the price of a path search
+    of tens of microseconds that small operands are spared."""
+    size = sum(a.size if type(a) is np.ndarray else np.size(a) for a in operands)
+    return np.einsum(subscripts, *operands, optimize=size > 4096)
+''',
+    "cross_product": '''
+def cross_product(a, b):
+    """np.cross(a, b); for two float 3-vectors from their components (np.cross
+    spends tens of microseconds moving axes, for six products)."""
+    if type(a) is np.ndarray and type(b) is np.ndarray and a.shape == (3,) == b.shape \
+            and a.dtype == b.dtype and a.dtype.kind == "f":
+        a0, a1, a2 = a.tolist()
+        b0, b1, b2 = b.tolist()
+        return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], a.dtype)
+    return np.cross(a, b)
+''',
+    "assign": '''
+def assign(y, index, v):
+    """A copy of y with y[index] = v: inside a loop the forward pass keeps each
+    version of y, for the reverse sweep."""
+    y = y.copy() if type(y) is np.ndarray else np.copy(y)
+    y[index] = v
+    return y
+''',
+    "scatter": '''
+def scatter(g, x, index):
+    """Zeros shaped like x with g added at x[index] (repeated indices add up).
+    A basic index (ints, slices, None, ...) picks each element at most once,
+    so assigning g there is the same sum without np.add.at's cost."""
+    out = np.zeros(x.shape, x.dtype) if type(x) is np.ndarray else np.zeros_like(x)
+    items = index if type(index) is tuple else (index,)
+    if all(type(i) in (int, slice, type(None), type(Ellipsis)) or isinstance(i, np.integer)
+           for i in items):
+        out[index] = g
+    else:
+        add_at(out, index, g)
+    return out
+''',
+    "add_at": '''
+def add_at(y, index, g):
+    """y[index] += g in place, repeated indices adding up (np.add.at). An array
+    type without np.add.at (a Dask array) takes y[index] += g where the index
+    cannot repeat an element: integers and slices only."""
+    if type(y) is np.ndarray:
+        np.add.at(y, index, g)
+        return
+    parts = []
+    for p in index if type(index) is tuple else (index,):
+        if type(p) is not slice and p is not None and p is not Ellipsis:
+            if np.ndim(p) != 0:
+                raise TypeError(f"adding into {type(y).__name__} at an integer array index "
+                                "(that may repeat an element) needs np.add.at, which it "
+                                "does not have")
+            p = int(p)  # a 0-d array of the same library (Dask's): a plain index
+        parts.append(p)
+    y[tuple(parts)] += g
+''',
+    "astype_like": '''
+def astype_like(g, x):
+    """g in x's floating dtype: a float32 argument gets a float32 gradient even
+    where the function mixed in float64 values (np.zeros(n), float64 arguments)."""
+    dtype = getattr(x, "dtype", None)
+    if dtype is None or dtype.kind not in "fc" or getattr(g, "dtype", None) == dtype:
+        return g
+    return np.asarray(g, dtype=dtype)
+''',
+    "zeroed": '''
+def zeroed(g, index, y):
+    """A copy of g with g[index] = 0: those elements were overwritten. g may
+    still be a number (an adjoint that started at 0.0, or the seed): then
+    it stands for an array of y's shape."""
+    if type(g) is np.ndarray and type(y) is np.ndarray and g.shape == y.shape:
+        g = g.astype(np.result_type(y, g))  # a copy
+    else:
+        g = np.zeros_like(y, dtype=np.result_type(y, g)) + g
+    g[index] = 0.0
+    return g
+''',
+    "total": '''
+def total(g):
+    """np.sum(g) for an array; g itself for a number (np.sum of a NumPy scalar
+    costs microseconds, as much as a short loop iteration)."""
+    return g if isinstance(g, (int, float, complex, np.generic)) else np.sum(g)
+''',
+    "own": '''
+def own(v):
+    """v.copy(), which later writes into the array v was read from cannot
+    change; a NumPy scalar cannot change anyway, and copying one costs more
+    than the arithmetic around it."""
+    return v if isinstance(v, np.generic) else v.copy()
+''',
+    "gather": '''
+def gather(g, index, y):
+    """g[index], where g may still be a number standing for an array of y's
+    shape (an adjoint that started at 0.0, or the seed)."""
+    arrays = type(g) is np.ndarray and type(y) is np.ndarray
+    if (g.shape != y.shape) if arrays else (np.shape(g) != np.shape(y)):
+        g = np.zeros_like(y, dtype=np.result_type(y, g)) + g
+    return g[index]
+''',
+}
+"""Functions a generated module defines for itself when its code calls them."""
