@@ -25,8 +25,6 @@ from examples_gradbench import (ba_args, gmm_args, ht_args, kmeans_args, llsq_ar
 from gradbench import ba, gmm, ht, kmeans, llsq, lse, lstm, ode
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-NESTED = pytest.mark.xfail(strict=True, raises=s2s_ad.SourceError, reason="nested def (a helper defined inside the "
-                           "objective) is not supported yet")
 
 
 def check(f, args, wrt, rtol=1e-5, atol=1e-7):
@@ -56,14 +54,12 @@ def test_gmm_wishart_parameters_change_the_value():
         assert np.isclose(value, gmm.gmm_objective(*a), rtol=1e-12)
 
 
-@NESTED
-def test_kmeans():
+def test_kmeans():  # a nested helper reading the objective's arrays
     rng = np.random.default_rng(2)
     check(kmeans.kmeans_cost, kmeans_args(rng, 12, 4, 3), [0, 1])
 
 
-@NESTED
-def test_llsq():
+def test_llsq():  # a nested helper
     rng = np.random.default_rng(3)
     check(llsq.llsq_objective, llsq_args(rng, 5, 9), [0])
 
