@@ -12,7 +12,7 @@ NumPy by one of three means, checked before the op is emitted:
 
 * in a function without loops or branches, the frontend knows which array
   each value shares memory with (``roots``, kept by
-  :meth:`~s2s_ad.frontend_numpy.ArrayLowering.track_views`): every other
+  :meth:`~s2s_ad.frontend.numpy_index.ArrayIndexing.track_views`): every other
   name bound to ``y``'s very array is rebound to the new value, as it would
   see the write (``z = y; y += x; return z`` returns the sum), and views of
   it taken earlier may no longer be read (a located refusal where one is);
@@ -24,7 +24,7 @@ NumPy by one of three means, checked before the op is emitted:
   (arithmetic, ``np.zeros``, ``np.copy``, a NumPy function that is not a
   view) and every read of ``y`` uses its elements inside an expression that
   makes a new value (the analysis that guards subscript assignment,
-  :func:`s2s_ad.frontend_numpy.first_leak`);
+  :func:`s2s_ad.frontend.numpy_index.first_leak`);
 * in a function that does not use NumPy its values are numbers, for which
   ``op=`` binds a new one; where a caller passes it an array, it is lowered
   as NumPy code (:func:`s2s_ad.calls.collect`), so one of the two cases
@@ -47,7 +47,8 @@ import numpy
 
 from s2s_ad import ir
 from s2s_ad.frontend import structures
-from s2s_ad.frontend.numpy import METHODS, VIEW_CALLS, first_leak, parents_of
+from s2s_ad.frontend.numpy import METHODS
+from s2s_ad.frontend.numpy_index import VIEW_CALLS, first_leak, parents_of
 
 SYMBOLS = {ast.Add: "+=", ast.Sub: "-=", ast.Mult: "*=", ast.Div: "/=", ast.Pow: "**=",
            ast.Mod: "%=", ast.FloorDiv: "//="}

@@ -31,7 +31,7 @@ in place: a write's reverse reads the assigned elements' adjoint
 
 An array qualifies when the frontend accepted it for assignment under control
 flow (bound once, before any loop or branch, to a new array, and never
-aliased: :func:`s2s_ad.frontend_numpy._sole_owner`), is created at the top
+aliased: :func:`s2s_ad.frontend.numpy_index._sole_owner`), is created at the top
 level of the function, and its versions flow only into each other or into a
 value that is only returned (``return y`` inside a loop); otherwise the
 copying code path (``y = assign(y, i, v)``) is used.

@@ -1,0 +1,187 @@
+"""What a ``for`` loop iterates over, and the names a loop body assigns.
+
+Contract: :class:`Iteration` is mixed into the lowering (through
+:class:`s2s_ad.frontend.control.ControlFlow`) and turns the iterable of a
+``for`` loop into an index loop: ``for x in reversed(xs)``, ``for row in A``
+(the rows of an array), ``for i, x in enumerate(xs)`` and ``for x, y in
+zip(xs, ys)`` become ``for k in range(n)`` whose body first binds each name
+from ``k`` (``x = xs[n - 1 - k]``, ``row = A[k]``, ``i = k + start``, or ``k`` itself
+for a start of 0);
+:meth:`Iteration.iteration` gives a plain ``range`` or sequence loop its
+bounds. :func:`assigned_names` lists what a loop body assigns (its carried
+values).
+
+Before → after (the body's first ops bind the names)::
+
+    for i, x in enumerate(xs):       for k in range(len(xs)):
+        s = s + i * x                    x = getitem xs k      (i is k itself)
+                                         t1 = mul k x
+                                         s_1 = add s t1
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+
+from s2s_ad import ir
+from s2s_ad.frontend import structures
+
+
+def assigned_names(stmts: list[ast.stmt], subscripts: bool = False) -> list[str]:
+    """Variables a statement list may assign, in order of first appearance;
+    with ``subscripts`` (NumPy code), ``y[i] = v`` assigns ``y`` too: it makes
+    a new version of the array."""
+    out: dict[str, None] = {}
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                out[node.id] = None
+            elif subscripts and isinstance(node, ast.Subscript) \
+                    and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name):
+                out[node.value.id] = None
+    return list(out)
+
+
+class Iteration:
+    """Mixed into ``frontend._Lowering`` through :class:`ControlFlow`; uses its
+    ``src``, ``env``, ``expr``, ``emit`` and ``resolve``."""
+
+    def reversed_list(self, it: ast.expr, name: ast.Name):
+        """``for x in reversed(xs)`` over a list parameter: ``len(xs)``
+        iterations, ``x`` bound to ``xs[len(xs) - 1 - k]``. None otherwise."""
+        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
+                and it.func.id not in self.env and self.resolve(it.func) is builtins.reversed
+                and len(it.args) == 1 and not it.keywords and isinstance(it.args[0], ast.Name)):
+            return None
+        param = self.sequence_param(self.env.get(it.args[0].id))
+        if param is None:
+            structures._param_used_as_sequence(self, self.env.get(it.args[0].id), it.args[0],
+                                               ("float", "array"))
+            return None
+        seq = param.value
+        n = self.seq_len(seq, it)
+        last = (ir.Const(n.value - 1) if isinstance(n, ir.Const)
+                else self.emit("sub", [n, ir.Const(1)], it, text=f"len({seq.name}) - 1"))
+
+        def bind(k):
+            at = self.emit("sub", [last, k], it, text=f"{ast.unparse(it)}: position")
+            return self.emit("getitem", [seq, at], name, name.id,
+                             text=f"{name.id} = {seq.name}[{at.name}]")
+        return n, (name, bind)
+
+    def array_rows(self, it: ast.expr, name: ast.Name, loop: ast.For):
+        """``for row in X`` over an array: ``len(X)`` iterations, and ``row``
+        bound to ``X[k]`` at the top of the body. None if ``it`` is not an
+        array."""
+        value = self.env.get(it.id) if isinstance(it, ast.Name) else None
+        if not (getattr(self, "array_mode", False) and isinstance(value, ir.Value)
+                and value.kind == "array"):
+            return None
+        if it.id in assigned_names(loop.body, subscripts=True):
+            raise self.src.error(it, f"`{it.id}` is changed inside the loop that iterates over "
+                                 "it; iterate over `range(len(...))` instead")
+        n = self.emit("len", [value], it)
+        return n, (name, lambda k: self.emit("array.getitem", [value, k], name, name.id,
+                                             attrs={"index": (("op", 1),)},
+                                             text=f"{name.id} = {it.id}[{k.name}]"))
+
+    def iteration(self, node: ast.For):
+        it = node.iter
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id not in self.env \
+                and self.resolve(it.func) is builtins.range:
+            if it.keywords or not 1 <= len(it.args) <= 3:
+                raise self.src.error(it, "`range` takes 1 to 3 positional arguments")
+            args = [self.expr(a) for a in it.args]
+            for a, e in zip(args, it.args):
+                if isinstance(a, tuple):
+                    raise self.src.error(e, "a range bound must be an integer")
+                self.mark_int(a, e, "a `range` bound")
+            if len(args) == 1:
+                args = [ir.Const(0)] + args
+            if len(args) == 2:
+                args.append(ir.Const(1))
+            if isinstance(args[2], ir.Const) and args[2].value == 0:
+                raise self.src.error(it.args[2], "`range` step must not be zero")
+            for a, e in zip(args, it.args if len(it.args) == 3 else [None] * 3):
+                if isinstance(a, ir.Const) and not isinstance(a.value, int):
+                    raise self.src.error(e or it, "a range bound must be an integer")
+            return None, args
+        param = self.sequence_param(self.env.get(it.id)) if isinstance(it, ast.Name) else None
+        if param is not None:
+            return param.value, None
+        if isinstance(it, ast.Name):
+            structures._param_used_as_sequence(self, self.env.get(it.id), it)
+        raise self.src.error(it, "a `for` loop must iterate over `range(...)` or over a list/"
+                             "tuple parameter (unchanged) of floats")
+
+    def tuple_iteration(self, it: ast.expr, target: ast.Tuple, loop: ast.For) -> tuple:
+        """``for i, x in enumerate(xs, start)``, ``for x, y in zip(xs, ys)`` and
+        their nesting (``for i, (x, y) in enumerate(zip(xs, ys))``) over list or
+        tuple parameters or arrays: the trip count (an operand), and per name of
+        the target a function
+        of the loop index that binds it (``x = xs[k]``, ``i = k + start``) at the
+        top of the body."""
+        fn = (self.resolve(it.func) if isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
+              and it.func.id not in self.env else None)
+        if fn not in (builtins.enumerate, builtins.zip):
+            if isinstance(it, ast.Name):  # for W, b in layers: a structure parameter
+                structures._param_used_as_sequence(self, self.env.get(it.id), it,
+                                                   ("float", "array"))
+            raise self.src.error(target, "a tuple as the loop variable needs `enumerate(xs)` or "
+                                 "`zip(xs, ys)` over list or tuple parameters")
+        if any(k.arg != "start" or fn is builtins.zip for k in it.keywords):
+            raise self.src.error(it, f"`{it.func.id}`: only `enumerate(xs, start)` takes a "
+                                 "keyword (`start`)")
+        args = list(it.args) + [k.value for k in it.keywords]
+        n_seqs = len(it.args) if fn is builtins.zip else 1
+        if n_seqs < 1 or (fn is builtins.enumerate and not 1 <= len(args) <= 2):
+            raise self.src.error(it, f"`{it.func.id}` takes one to two arguments here"
+                                 if fn is builtins.enumerate else "`zip` needs a sequence")
+        names = target.elts
+        if len(names) != (2 if fn is builtins.enumerate else n_seqs):
+            raise self.src.error(target, f"the loop variable unpacks {len(names)} names, but "
+                                 f"`{it.func.id}` gives {2 if fn is builtins.enumerate else n_seqs}")
+        lengths, binds = [], []
+        seq_targets = names[1:] if fn is builtins.enumerate else names
+        for arg, name in zip(args[:n_seqs], seq_targets):
+            if isinstance(name, ast.Tuple):
+                n, inner = self.tuple_iteration(arg, name, loop)
+                lengths.append(n)
+                binds += inner
+                continue
+            if not isinstance(name, ast.Name):
+                raise self.src.error(name, "only names can be unpacked in the loop variable")
+            rows = self.reversed_list(arg, name) or self.array_rows(arg, name, loop)
+            if rows is not None:
+                lengths.append(rows[0])
+                binds.append(rows[1])
+                continue
+            param = (self.sequence_param(self.env.get(arg.id)) if isinstance(arg, ast.Name)
+                     else None)
+            if param is None:
+                if isinstance(arg, ast.Name):
+                    structures._param_used_as_sequence(self, self.env.get(arg.id), arg)
+                raise self.src.error(arg, f"`{it.func.id}` in a `for` loop iterates over list "
+                                     "or tuple parameters (unchanged) or arrays only")
+            lengths.append(self.seq_len(param.value, arg))
+            binds.append((name, lambda k, seq=param.value, name=name: self.emit(
+                "getitem", [seq, k], name, name.id, text=f"{name.id} = {seq.name}[{k.name}]")))
+        if fn is builtins.enumerate:
+            first = names[0]
+            if not isinstance(first, ast.Name):
+                raise self.src.error(first, "the index of `enumerate` must be a name")
+            start = self.expr(args[1]) if len(args) == 2 else ir.Const(0)
+            if not (isinstance(start, ir.Const) and type(start.value) is int):
+                raise self.src.error(args[1], "the start of `enumerate` must be an integer "
+                                     "constant")
+            binds.insert(0, (first, lambda k, first=first, start=start: k if start.value == 0
+                             else self.emit("add", [k, start], first, first.id,
+                                            text=f"{first.id} = {k.name} + {start.value}")))
+        n = lengths[0]
+        for other in lengths[1:]:  # zip stops at the shortest
+            if isinstance(n, ir.Const) and isinstance(other, ir.Const):
+                n = ir.Const(min(n.value, other.value))
+            else:
+                n = self.emit("min", [n, other], it)
+        return n, binds

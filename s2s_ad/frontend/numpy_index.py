@@ -1,0 +1,355 @@
+"""Array indexing in array mode: subscripts read, written and aliased.
+
+Contract: :class:`ArrayIndexing` is mixed into the lowering (through
+:class:`s2s_ad.frontend.numpy.ArrayLowering`) and lowers the subscripts of
+array code: ``x[i, 1:, None]`` becomes an ``array.getitem`` op whose ``index``
+attribute holds the subscript's structure over its operands; ``y[i] = v``
+becomes an ``array.setitem`` op, in place where nothing else can see the
+array (:func:`first_leak`, :func:`_sole_owner`), else a new version of it; and
+views (``x.T``, ``x[1:]``, ``np.reshape``) are tracked, so that reading a view
+of an array written since is refused with its location.
+
+Before → after::
+
+    y = np.zeros(3)          y = np.zeros 3
+    y[0] = x[1] * 2.0        t1 = array.getitem x 1 index=(('op',1))
+                             t2 = mul t1 2.0
+                             y_1 = array.setitem y t2 0 index=(('op',2))
+"""
+
+from __future__ import annotations
+
+import ast
+
+import numpy
+
+from s2s_ad import ir
+from s2s_ad.frontend import numpy_attrs, structures
+from s2s_ad.rules.numpy import VIEWS
+from s2s_ad.rules.templates import index_operands
+
+
+class ArrayIndexing:
+    """Mixed into ``frontend._Lowering`` (with :class:`ArrayLowering`); uses its
+    ``src``, ``env``, ``emit``, ``expr``, ``roots`` and ``stale``."""
+
+    def index(self, node: ast.expr, operands: list) -> tuple:
+        """The structure of a subscript, its expressions appended to
+        ``operands``: each item is ("op", k) for operand k, ("slice", lo, hi,
+        step) with parts None or ("op", k), ("none",) or ("ellipsis",)."""
+        items = node.elts if isinstance(node, ast.Tuple) else [node]
+
+        def operand(e):
+            value = self.expr(e)
+            if isinstance(value, tuple):
+                raise self.src.error(e, "tuples inside an index are not supported")
+            operands.append(value)
+            return ("op", len(operands) - 1)
+
+        if len(items) == 1 and isinstance(items[0], ast.Call) \
+                and self.is_global_path(items[0].func) and self.resolve(items[0].func) is numpy.ix_:
+            return numpy_attrs.ix_index(self, items[0], operands)
+        out = []
+        for item in items:
+            if isinstance(item, ast.Slice):
+                out.append(("slice",) + tuple(None if p is None else operand(p)
+                                              for p in (item.lower, item.upper, item.step)))
+            elif isinstance(item, ast.List):
+                # x[[0, 2, 2]]: an integer array index (repeats accumulate)
+                elements = [self.expr(e) for e in item.elts]
+                if any(structures.is_structure(e) for e in elements):
+                    raise self.src.error(item, "nested lists in an index are not supported")
+                operands.append(self.emit("index_array", elements, item))
+                out.append(("op", len(operands) - 1))
+            elif isinstance(item, ast.Constant) and item.value is Ellipsis:
+                out.append(("ellipsis",))
+            elif isinstance(item, ast.Constant) and item.value is None or \
+                    (self.is_global_path(item) and not isinstance(item, ast.Name)
+                     and self.resolve(item) is None):
+                out.append(("none",))
+            else:
+                out.append(operand(item))
+        return tuple(out)
+
+    def holds_structure(self, node: ast.expr) -> bool:
+        """A name bound to a tuple, list or dict built in the function."""
+        if isinstance(node, (ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.GeneratorExp)):
+            return True
+        if isinstance(node, ast.Subscript):
+            return self.holds_structure(node.value)
+        if isinstance(node, ast.Name):
+            v = self.env.get(node.id)
+            return structures.is_structure(v) or (isinstance(v, ir.Value) and v.kind == "tuple")
+        return False
+
+    def subscript(self, node: ast.Subscript, var, hint) -> ir.Operand:
+        if self.holds_structure(node.value):
+            return structures.lower_expr(self, node, var)
+        if isinstance(node.value, ast.Name) and id(self.env.get(node.value.id)) in self.grown:
+            return self.dynamic_subscript(node, var, hint)  # a list grown at run time
+        base = self.expr(node.value)
+        if isinstance(base, tuple) and isinstance(node.value, ast.Call) \
+                and isinstance(node.slice, ast.Constant) and type(node.slice.value) is int \
+                and -len(base) <= node.slice.value < len(base):
+            return base[node.slice.value]  # np.linalg.slogdet(x)[1]
+        if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+            # params["W1"] on a parameter lowered as an array: lower it as a dict
+            structures._param_used_as_sequence(self, base, node, ("float", "array"))
+        if structures.is_structure(base):
+            raise self.src.error(node.value, "index a tuple, list or dict through a name "
+                                 "(`xs = [...]; xs[0]`)")
+        operands = [base]
+        index = self.index(node.slice, operands)
+        return self.emit("array.getitem", operands, node, var, hint=hint, attrs={"index": index})
+
+    def assignment_index(self, target: ast.Subscript, operands: list) -> tuple:
+        """The index of ``target[...] = v``, its operands appended to
+        ``operands``; only ints, slices and masks are allowed: with an integer
+        array, repeated indices would make the last write win."""
+        index = self.index(target.slice, operands)
+        for k, _ in index_operands(index):
+            a = operands[k]
+            if isinstance(a, ir.Value) and a.kind not in ("int", "bool"):
+                raise self.src.error(target, "an index in an assignment must be an int (annotate "
+                                     "a parameter `i: int`), a slice or a boolean mask; with an "
+                                     "integer array, repeated indices would make the last "
+                                     "write win")
+        return index
+
+    def assign_subscript(self, target: ast.Subscript, value_node: ast.expr, op=None,
+                         stmt: ast.stmt | None = None) -> None:
+        """``y[i] = e`` (``op`` None) or ``y[i] op= e``."""
+        if op is None and self.holds_structure(target.value):
+            return structures.store(self, target, self.expr(value_node))
+        if self.control_flow:
+            return self.assign_versioned(target, value_node, op, stmt)
+        if not isinstance(target.value, ast.Name) or target.value.id not in self.env:
+            raise self.src.error(target, "only a local array can be assigned into "
+                                 "(`y[i] = ...` with `y` a variable of this function)")
+        name = target.value.id
+        base = self.env[name]
+        if isinstance(base, ir.Const) or base.kind not in ir.DIFFERENTIABLE:
+            raise self.src.error(target, f"`{name}` is not an array")
+        root = self.roots.get(id(base), base)
+        if root is None or any(base is p.value for p in getattr(self, "_params", [])):
+            raise self.src.error(target, f"assigning into `{name}` would change an array the "
+                                 "caller passed in; assign into a copy (`" + name +
+                                 f" = np.copy({name})`) first")
+        if root is not base:
+            raise self.src.error(target, f"`{name}` is a view of another array; assigning "
+                                 "into it would change that array too. Assign into the "
+                                 "original, or into a copy")
+        if id(base) not in self.roots:
+            # Not made by a NumPy operation of this function (a helper's result
+            # may be the very array it was given).
+            raise self.src.error(target, f"`{name}` may be an array created elsewhere; assign "
+                                 f"into a copy (`{name} = np.copy({name})`) first")
+        value = self.expr(value_node)
+        if isinstance(value, tuple):
+            raise self.src.error(value_node, "a tuple cannot be assigned into an array")
+        out = self.emit_setitem(base, value, target, op, stmt, name)
+        self.mutated(base, out, f"it is a view of `{name}`, which line {target.lineno} assigns "
+                     "into since; take a copy (np.copy) before the assignment")
+        self.roots[id(out)] = out
+
+    def mutated(self, base: ir.Value, out: ir.Value, why: str) -> None:
+        """``base``'s array was written into, giving ``out``. Python mutates
+        it: every name bound to it sees the change, and views taken earlier
+        must not be read again (``why`` says so where one is)."""
+        for k, v in list(self.env.items()):
+            if v is base:
+                self.env[k] = out
+        for vid, r in list(self.roots.items()):
+            if r is base and vid != id(base):
+                self.stale[vid] = why
+
+    def assign_versioned(self, target: ast.Subscript, value_node: ast.expr, op, stmt) -> None:
+        """``y[i] = v`` in a function with loops or branches. The generated
+        code writes in place and undoes the write in the reverse sweep
+        (:mod:`s2s_ad.reverse.inplace`), or, where the array's versions flow into
+        another variable, assigns into a copy (``y = assign(y, i, v)``). Both
+        equal Python's in-place write only when nothing else refers to the
+        array: :func:`_sole_owner` checks it from the source."""
+        if not isinstance(target.value, ast.Name) or target.value.id not in self.env:
+            raise self.src.error(target, "only a local array can be assigned into "
+                                 "(`y[i] = ...` with `y` a variable of this function)")
+        name = target.value.id
+        problem = None if _copied_just_before(self.tree, stmt, name) else \
+            _sole_owner(self.tree, name, self.makes_new)
+        if problem is not None:
+            node, why = problem
+            raise self.src.error(node, f"`{name}` is assigned into (line {target.lineno}) in a "
+                                 f"function with loops or branches, so {why}")
+        base = self.env[name]
+        if isinstance(base, ir.Const) or base.kind not in ir.DIFFERENTIABLE:
+            raise self.src.error(target, f"`{name}` is not an array")
+        value = self.expr(value_node)
+        if isinstance(value, tuple) or structures.is_structure(value):
+            raise self.src.error(value_node, "a tuple or list cannot be assigned into an array")
+        self.env[name] = self.emit_setitem(base, value, target, op, stmt, name)
+
+    def emit_setitem(self, base: ir.Value, value, target: ast.Subscript, op, stmt,
+                     name: str) -> ir.Value:
+        """The ``array.setitem`` op of ``name[index] = value`` (``op`` the
+        augmented assignment's operator: the element is read first)."""
+        operands = [base, value]
+        index = self.assignment_index(target, operands)
+        text = ast.unparse(stmt) if stmt is not None else None
+        if op is not None:
+            old = self.emit("array.getitem", [base] + operands[2:], target,
+                            attrs={"index": _shift(index, -1)})
+            operands[1] = self.emit(op, [old, value], stmt)
+        return self.emit("array.setitem", operands, stmt or target, var=name, text=text,
+                         attrs={"index": index})
+
+    def track_views(self, prim: str, args: list, out: ir.Value) -> None:
+        """Record which array ``out`` shares memory with."""
+        if prim in VIEWS and args and isinstance(args[0], ir.Value):
+            a = args[0]
+            self.roots[id(out)] = self.roots.get(id(a), a) if not self._is_param(a) else None
+        else:
+            self.roots[id(out)] = out
+
+    def _is_param(self, v) -> bool:
+        return any(v is p.value for p in getattr(self, "_params", []))
+
+    def check_stale(self, name: str, value, node: ast.AST) -> None:
+        why = self.stale.get(id(value))
+        if why is not None:
+            raise self.src.error(node, f"`{name}` cannot be read here: {why}")
+
+
+CONSTRUCTORS = {"zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "copy", "empty",
+                "empty_like", "array"}
+VIEW_CALLS = {"reshape", "transpose", "ravel", "squeeze", "expand_dims", "asarray", "T",
+              "flatten"}
+
+
+def _copied_just_before(tree: ast.FunctionDef, stmt, name: str) -> bool:
+    """Is ``stmt`` (``name[i] = v``) right after ``name = np.copy(x)`` in the
+    same block? Then nothing else refers to the array it writes into (the
+    form of a subscript assignment in s2s-ad's forward-mode modules)."""
+    if stmt is None:
+        return False
+    for node in ast.walk(tree):
+        for field in ("body", "orelse"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list) or stmt not in block:
+                continue
+            k = block.index(stmt)
+            prev = block[k - 1] if k > 0 else None
+            return (isinstance(prev, ast.Assign) and len(prev.targets) == 1
+                    and isinstance(prev.targets[0], ast.Name) and prev.targets[0].id == name
+                    and isinstance(prev.value, ast.Call) and not prev.value.keywords
+                    and len(prev.value.args) == 1
+                    and isinstance(prev.value.func, ast.Attribute)
+                    and prev.value.func.attr == "copy"
+                    and isinstance(prev.value.func.value, ast.Name)
+                    and prev.value.func.value.id in ("np", "numpy"))
+    return False
+
+
+def _sole_owner(tree: ast.FunctionDef, name: str, makes_new=None):
+    """None when ``name`` holds an array only it refers to: bound once, before
+    any loop or branch, to a fresh array (``np.zeros(...)``, ``np.copy(x)``,
+    ``x.copy()``), and read only inside expressions that make new arrays —
+    never bound to another name, put in a list, passed to a function of the
+    user's, or viewed (``y[i]`` bound to a name, ``y.T``, ``np.reshape(y)``).
+    Else (the node, why not). ``makes_new`` as for :func:`first_leak`."""
+    binds = [n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+             and any(isinstance(t, ast.Name) and t.id == name
+                     for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))]
+    top = [s for s in tree.body if s in binds]
+    if len(binds) != 1 or len(top) != 1 or isinstance(top[0], ast.AugAssign):
+        node = binds[1] if len(binds) > 1 else (binds[0] if binds else tree)
+        return node, "it must be bound once, outside loops and branches, to a new array"
+    value = top[0].value
+    fresh = isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and (
+        value.func.attr in CONSTRUCTORS)
+    if not fresh:
+        return value, "it must start as a new array (np.zeros(...), np.copy(x), x.copy(), ...)"
+    return first_leak(tree, name, makes_new)
+
+
+def parents_of(tree: ast.AST) -> dict[int, ast.AST]:
+    """id(node) -> the node it is a child of."""
+    return {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+
+
+def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = False):
+    """None when every read of ``name`` uses its elements inside an
+    expression that makes a new value, so that no other name, list, helper
+    or view refers to its array; else (the node, why not). ``makes_new``
+    tells calls that return a new array (default :func:`_makes_new`);
+    ``reads`` also accepts what only reads the values: ``z += name``,
+    ``return name, w`` and a list of arrays passed to such a call
+    (``np.stack([name, w])``)."""
+    makes_new = makes_new or _makes_new
+    parents = parents_of(tree)
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
+            continue
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.Subscript) and parent.value is node:
+            if isinstance(parent.ctx, ast.Store):
+                continue
+            holder = parents.get(id(parent))
+            if isinstance(holder, (ast.Assign, ast.AnnAssign)) and holder.value is parent \
+                    and not all(isinstance(t, ast.Subscript) for t in (
+                        holder.targets if isinstance(holder, ast.Assign) else [holder.target])):
+                # (``z[j] = y[i]`` copies the elements: no name is bound to them)
+                return parent, "a piece of it cannot be bound to a name (it could be a view); " \
+                               "use it inside an expression, or take np.copy(...)"
+            if isinstance(holder, ast.AugAssign) and isinstance(holder.target, ast.Subscript):
+                continue
+            if isinstance(holder, ast.Attribute) or (isinstance(holder, ast.Call)
+                                                     and _is_view_call(holder)):
+                return holder, "views of it are not supported"
+            if isinstance(holder, ast.Call) and not makes_new(holder):
+                return holder, "a piece of it cannot be passed to a function of yours (it " \
+                               "could keep a view)"
+            continue
+        if isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.Compare)):
+            continue
+        if isinstance(parent, ast.Call) and node in parent.args and makes_new(parent):
+            continue  # a NumPy function of it: a new array
+        if reads and isinstance(parent, ast.AugAssign) and parent.value is node:
+            continue
+        if isinstance(parent, ast.Tuple) and isinstance(parents.get(id(parent)), ast.Return):
+            continue  # returned, as a bare ``return name`` is: the caller owns it then
+        if reads and isinstance(parent, (ast.Tuple, ast.List)) and isinstance(
+                holder := parents.get(id(parent)), ast.Call) and parent in holder.args \
+                and makes_new(holder):
+            continue
+        if isinstance(parent, ast.Return):
+            continue
+        if isinstance(parent, ast.Attribute) and parent.attr in ("shape", "size", "ndim"):
+            continue
+        if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) \
+                and parent.func.value is node and parent.func.attr in (
+                    "sum", "mean", "max", "min", "prod", "copy", "dot"):
+            continue
+        return node, "nothing else may refer to it (no other names, lists, helpers or views)"
+    return None
+
+
+def _makes_new(call: ast.Call) -> bool:
+    """A NumPy function (``np.sum``, ``np.where``, ...) or a builtin that
+    returns a new value, never its argument or a view of it."""
+    f = call.func
+    if isinstance(f, ast.Name):
+        return f.id in ("len", "float", "abs", "int")
+    return isinstance(f, ast.Attribute) and not _is_view_call(call)
+
+
+def _is_view_call(call: ast.Call) -> bool:
+    f = call.func
+    return isinstance(f, ast.Attribute) and f.attr in VIEW_CALLS
+
+
+def _shift(index: tuple, by: int) -> tuple:
+    """The index with its operand numbers moved by ``by``."""
+    def one(p):
+        return p if p is None or p[0] != "op" else ("op", p[1] + by)
+    return tuple(("slice",) + tuple(one(p) for p in item[1:]) if item[0] == "slice"
+                 else one(item) if item[0] == "op" else item for item in index)
