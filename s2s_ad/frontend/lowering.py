@@ -30,6 +30,7 @@ from s2s_ad.frontend.callsites import (BUILTIN_PRIMS, LIBRARY_MODULES, CallLower
                                       _is_library, _is_library_module)
 from s2s_ad.errors import SourceError
 from s2s_ad.frontend.numpy import ArrayLowering, numpy_use
+from s2s_ad.frontend.params import Parameters
 from s2s_ad.frontend.control import RET, RETVAL, ControlFlow, always_returns, returns_in
 from s2s_ad.names import Namer, identifiers
 from s2s_ad.rules import RULES
@@ -135,7 +136,7 @@ def _check_nesting(src: Source) -> None:
             stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
 
 
-class _Lowering(CallLowering, ArrayLowering, InPlaceNames, ControlFlow):
+class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFlow):
     def __init__(self, src: Source, lengths: dict | None = None, arrays=(),
                  statics: dict | None = None):
         self.src = src
@@ -243,111 +244,6 @@ class _Lowering(CallLowering, ArrayLowering, InPlaceNames, ControlFlow):
                            given_arrays=() if self.names_numpy else tuple(sorted(self.arrays)))
         ir.verify(func)
         return func
-
-    def parameters(self) -> list[ir.Param]:
-        args = self.tree.args
-        if args.vararg is not None:
-            raise self.src.error(args.vararg, "`*args` parameters are not supported")
-        if args.kwarg is not None:
-            raise self.src.error(args.kwarg, "`**kwargs` parameters are not supported")
-        fn = self.src.fn
-        positional = list(args.posonlyargs) + list(args.args)
-        defaults = list(fn.__defaults__ or ())
-        first_default = len(positional) - len(defaults)
-        params = []
-        for i, a in enumerate(positional):
-            has = i >= first_default
-            params.append(self.param(a, defaults[i - first_default] if has else None, has, False))
-        kwdefaults = fn.__kwdefaults__ or {}
-        for a in args.kwonlyargs:
-            params.append(self.param(a, kwdefaults.get(a.arg), a.arg in kwdefaults, True))
-        if self.statics:
-            raise SourceError(f"statics names no parameter of {self.tree.name}: "
-                              f"{', '.join(map(repr, self.statics))}")
-        if self.lengths:
-            raise SourceError(f"lengths names no parameter of {self.tree.name}: "
-                              f"{', '.join(map(repr, self.lengths))}")
-        unknown = sorted(self.arrays - {p.value.var for p in params})
-        if unknown:
-            raise SourceError(f"arrays names no parameter of {self.tree.name}: "
-                              f"{', '.join(map(repr, unknown))}")
-        return params
-
-    def param(self, node: ast.arg, default, has_default: bool, kwonly: bool) -> ir.Param:
-        if self.default_statics and has_default and statics.is_static_value(default) \
-                and node.arg not in self.arrays and node.arg not in self.lengths:
-            self.statics[node.arg] = default
-        if node.arg in self.statics:
-            value = self.statics.pop(node.arg)
-            if not statics.is_static_value(value):
-                raise self.src.error(node, f"parameter {node.arg!r} is given {value!r}; a static "
-                                     "argument is a string, None or a bool")
-            self.given_statics[node.arg] = value
-            self.integers[node.arg] = self.src.error(
-                node, f"`{node.arg}` is a static argument (it is given {value!r}): it selects "
-                "code and has no gradient")
-            param = ir.Value(self.namer.claim(node.arg), "static", node.arg)
-            self.env[node.arg] = ir.Const(value)
-            return ir.Param(param, default, has_default, kwonly)
-        if has_default and node.arg in self.lengths:
-            raise self.src.error(node, f"parameter {node.arg!r} receives a list; it cannot have "
-                                 "a default value")
-        if has_default and not isinstance(default, numbers.Real) \
-                and not (statics.is_static_value(default) and node.arg not in self.lengths):
-            raise self.src.error(node, f"the default value of parameter {node.arg!r} is "
-                                 f"{type(default).__name__}; only numbers, strings, None and "
-                                 "bools are supported as defaults")
-        name = self.namer.claim(node.arg)
-        if node.arg in self.src.captured:
-            self.integers[node.arg] = self.src.error(
-                self.tree, f"`{node.arg}` is a variable {self.tree.name} captures from the "
-                "function that made it: a constant of the gradient, which has no gradient "
-                f"with respect to it; to differentiate it, make it a parameter of {self.tree.name}")
-            kind = "float" if isinstance(self.src.captured[node.arg], numbers.Number) else "array"
-            value = ir.Value(name, kind, node.arg)
-            self.env[node.arg] = value
-            self.param_ids.add(id(value))
-            return ir.Param(value, None, False, kwonly)
-        shape = self.lengths.pop(node.arg, None)
-        if isinstance(shape, tuple) and shape[0] == "tree":
-            if pytrees.is_flat(shape[1]):
-                shape = (shape[1][0], len(shape[1][1]))  # a list of leaves: as before
-            else:
-                param = pytrees.tree_param(self, node, name, shape[1], default, has_default,
-                                           kwonly)
-                self.param_ids.add(id(param.value))
-                return param
-        if shape is not None:
-            param = structures.sequence_param(self, node, name, shape, default, has_default,
-                                              kwonly)
-            self.seq_params[id(self.env[node.arg])] = param
-            self.param_ids.add(id(param.value))
-            return param
-        value = ir.Value(name, self.param_kind(node, default, has_default), node.arg)
-        self.env[node.arg] = value
-        self.param_ids.add(id(value))
-        return ir.Param(value, default, has_default, kwonly)
-
-    def length_guard(self, stmt: ast.stmt) -> bool:
-        """Is ``stmt`` the check s2s-ad's generated code opens with, ``if
-        len(xs) != N: raise ValueError(...)``, on a parameter lowered for
-        exactly N items? Then the code generated from here is for N items
-        too (and checks it again): the guard is kept by construction."""
-        if not (isinstance(stmt, ast.If) and not stmt.orelse and len(stmt.body) == 1
-                and isinstance(stmt.body[0], ast.Raise)):
-            return False
-        test = stmt.test
-        if not (isinstance(test, ast.Compare) and len(test.ops) == 1
-                and isinstance(test.ops[0], ast.NotEq) and isinstance(test.left, ast.Call)
-                and isinstance(test.left.func, ast.Name) and test.left.func.id == "len"
-                and len(test.left.args) == 1 and isinstance(test.left.args[0], ast.Name)
-                and isinstance(test.comparators[0], ast.Constant)):
-            return False
-        value = self.env.get(test.left.args[0].id)
-        param = self.seq_params.get(id(value)) if value is not None else None
-        items = getattr(getattr(param, "value", None), "items", None)
-        items = items if items is not None else getattr(param, "items", None)
-        return items is not None and len(items) == test.comparators[0].value
 
     # -- statements --------------------------------------------------------
 
