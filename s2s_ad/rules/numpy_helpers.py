@@ -388,7 +388,14 @@ def scatter(g, x, index):
     items = index if type(index) is tuple else (index,)
     if all(type(i) in (int, slice, type(None), type(Ellipsis)) or isinstance(i, np.integer)
            for i in items):
-        out[index] = g
+        if type(out) is not np.ndarray and any(i is None for i in items):
+            # Dask cannot assign through a new axis: assign g, without those
+            # length-1 axes, where the index less its Nones points
+            kept = tuple(i for i in items if i is not None)
+            out[kept] = np.reshape(np.broadcast_to(g, np.shape(out[index])),
+                                   np.shape(out[kept]))
+        else:
+            out[index] = g
     else:
         add_at(out, index, g)
     return out
@@ -410,7 +417,10 @@ def add_at(y, index, g):
                                 "does not have")
             p = int(p)  # a 0-d array of the same library (Dask's): a plain index
         parts.append(p)
-    y[tuple(parts)] += g
+    kept = tuple(p for p in parts if p is not None)
+    if len(kept) != len(parts):  # new axes (None): length 1 in g, absent from y
+        g = np.reshape(np.broadcast_to(g, np.shape(y[tuple(parts)])), np.shape(y[kept]))
+    y[kept] += g
 ''',
     "astype_like": '''
 def astype_like(g, x):
