@@ -163,21 +163,24 @@ def _refuse(loop, message: str, loc: ir.Loc | None = None, line: str = "") -> No
     raise SourceError(message, loc.file, loc.line, loc.col, line or loop.source_line)
 
 
+IN_PLACE = {
+    "array.setitem": "writes into an array by subscript (changed in place, a snapshot would "
+                     "have to copy it); build the new array instead, or leave the loop taped",
+    "list.append": "appends to a list (changed in place: a snapshot would keep the list as it "
+                   "is at the end, not as it was then); leave the loop taped",
+}
+"""Ops that change a value in place, which a snapshot of the loop's carried
+values would not restore: such a loop is refused, with the reason."""
+
+
 def _check(loop, nested: bool) -> None:
     if nested:
         _refuse(loop, "cannot checkpoint a loop inside another loop; checkpoint the outer "
                 "loop (its recomputation tapes this one)")
     for r in loop.regions:
         for node in ir.walk(r):
-            if isinstance(node, ir.Op) and node.prim == "array.setitem":
+            why = IN_PLACE.get(node.prim) if isinstance(node, ir.Op) else None
+            if why is not None:
                 same_line = node.loc.line == loop.loc.line
-                _refuse(loop, f"cannot checkpoint this loop: line {node.loc.line} writes into "
-                        "an array by subscript (changed in place, a snapshot would have to "
-                        "copy it); build the new array instead, or leave the loop taped",
-                        None if not same_line else node.loc)
-            if isinstance(node, ir.Op) and node.prim == "list.append":
-                same_line = node.loc.line == loop.loc.line
-                _refuse(loop, f"cannot checkpoint this loop: line {node.loc.line} appends to a "
-                        "list (changed in place: a snapshot would keep the list as it is at "
-                        "the end, not as it was then); leave the loop taped",
-                        None if not same_line else node.loc)
+                _refuse(loop, f"cannot checkpoint this loop: line {node.loc.line} {why}",
+                        node.loc if same_line else None)
