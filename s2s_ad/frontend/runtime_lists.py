@@ -97,16 +97,8 @@ def promote(lo, static: structures.StaticList, node: ast.AST, name: str) -> ir.V
                                           and x.kind in ("tuple", "list")):
             raise lo.src.error(node, f"the list `{name}` holds a tuple or list; a list grown "
                                "at run time holds numbers or arrays")
-    out = ir.Value(lo.namer.claim(name), "list", name)
     text = f"{name} = [{', '.join(repr(x) for x in items)}]"
-    op = ir.Op("list.new", tuple(items), out, lo.loc(node), text)
-    lo.ops.append(op)
-    lo.defs[id(out)] = op
-    _register(lo, out, out)
-    for var, v in list(lo.env.items()):
-        if v is static:
-            lo.env[var] = out
-    return out
+    return _version(lo, name, "list.new", tuple(items), node, text, static, None)
 
 
 def append(lo, seq: ir.Value, call: ast.Call, method: str) -> None:
@@ -122,16 +114,24 @@ def append(lo, seq: ir.Value, call: ast.Call, method: str) -> None:
                                           and v.kind in ("tuple", "list")):
             raise lo.src.error(arg, "a list grown at run time holds numbers or arrays, "
                                f"not {structures.describe(v)}")
-        name = call.func.value.id
-        out = ir.Value(lo.namer.claim(name), "list", name)
-        op = ir.Op("list.append", (seq, v), out, lo.loc(call), ast.unparse(call))
-        lo.ops.append(op)
-        lo.defs[id(out)] = op
-        _register(lo, out, seq)
-        for var, w in list(lo.env.items()):
-            if w is seq:
-                lo.env[var] = out
-        seq = out
+        seq = _version(lo, call.func.value.id, "list.append", (seq, v), call,
+                       ast.unparse(call), seq, seq)
+
+
+def _version(lo, name: str, prim: str, args: tuple, node: ast.AST, text: str, old,
+             source: ir.Value | None) -> ir.Value:
+    """A new version of the list ``name`` made by ``prim`` (``list.new``, of the
+    list ``source`` itself when None; ``list.append``): every name bound to
+    ``old`` is rebound to it."""
+    out = ir.Value(lo.namer.claim(name), "list", name)
+    op = ir.Op(prim, args, out, lo.loc(node), text)
+    lo.ops.append(op)
+    lo.defs[id(out)] = op
+    _register(lo, out, out if source is None else source)
+    for var, v in list(lo.env.items()):
+        if v is old:
+            lo.env[var] = out
+    return out
 
 
 def carried(lo, value: ir.Value, source: ir.Value) -> None:
