@@ -27,7 +27,7 @@ from typing import Callable
 from s2s_ad.cache import (_lengths_key, _wrt_key, array_arguments, entry, generated,
                           positional_names, shapes)
 from s2s_ad.errors import S2SError
-from s2s_ad.pipeline import Wrt, WrtError, lower, resolve_wrt
+from s2s_ad.pipeline import Wrt, WrtError, lower, resolve_wrt, wrt_name
 
 __all__ = ["transform", "hvp", "hessian", "HigherOrderError"]
 
@@ -335,18 +335,7 @@ def _resolve_on(grad_fn, f, seed, wrt) -> tuple[list[str], bool]:
         return None, True
     out = []
     for w in picked:
-        if isinstance(w, bool) or not isinstance(w, (numbers.Integral, str)):
-            raise WrtError(f"wrt entries are parameter indices or names, not {w!r}")
-        if isinstance(w, str):
-            if w not in names:
-                raise WrtError(f"{grad_fn.__name__} has no parameter {w!r} "
-                               f"(parameters: {', '.join(names)})")
-            out.append(w)
-        elif -len(names) <= w < len(names):
-            out.append(names[w])
-        else:
-            raise WrtError(f"{grad_fn.__name__} has {len(names)} parameter(s); wrt={w} is "
-                           "out of range")
+        out.append(wrt_name(w, names, grad_fn.__name__))
     if len(set(out)) != len(out):
         raise WrtError(f"wrt names a parameter twice: {wrt!r}")
     return out, not one

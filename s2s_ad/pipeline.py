@@ -114,6 +114,20 @@ def _fixed_length(first: structures.SequenceParameter,
         f"{why.message})", first.file, first.line, first.col, first.source_line)
 
 
+def wrt_name(w, names: list[str], owner: str) -> str:
+    """The parameter one ``wrt`` entry names, an index or a name, among ``names``
+    (``owner``'s parameters, in order); :class:`WrtError` for anything else."""
+    if isinstance(w, bool) or not isinstance(w, (numbers.Integral, str)):
+        raise WrtError(f"wrt entries are parameter indices or names, not {w!r}")
+    if isinstance(w, str):
+        if w not in names:
+            raise WrtError(f"{owner} has no parameter {w!r} (parameters: {', '.join(names)})")
+        return w
+    if not -len(names) <= w < len(names):
+        raise WrtError(f"{owner} has {len(names)} parameter(s); wrt={w} is out of range")
+    return names[w]
+
+
 def resolve_wrt(func: ir.Function, wrt: Wrt) -> tuple[list[ir.Value], bool]:
     """The parameters ``wrt`` names, and whether the gradient is a tuple.
 
@@ -124,16 +138,7 @@ def resolve_wrt(func: ir.Function, wrt: Wrt) -> tuple[list[ir.Value], bool]:
     order = list(params.values())
 
     def one(w) -> ir.Value:
-        if isinstance(w, bool) or not isinstance(w, (numbers.Integral, str)):
-            raise WrtError(f"wrt entries are parameter indices or names, not {w!r}")
-        if isinstance(w, str):
-            if w not in params:
-                raise WrtError(f"{func.name} has no parameter {w!r} "
-                               f"(parameters: {', '.join(params)})")
-            return params[w]
-        if not -len(order) <= w < len(order):
-            raise WrtError(f"{func.name} has {len(order)} parameter(s); wrt={w} is out of range")
-        return order[w]
+        return params[wrt_name(w, list(params), func.name)]
 
     if wrt is None:
         # Integer parameters (range bounds, indices) have no gradient.
