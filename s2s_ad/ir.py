@@ -85,6 +85,9 @@ class Callee:
     kinds: "tuple[str, ...] | None" = None
     """The kinds of the callee's parameters in the lowering this call uses
     (set by :func:`s2s_ad.calls.collect`; None for a user rule)."""
+    passed: tuple = ()
+    """``(parameter, spec)`` for each parameter given a structure whole, whose
+    leaves are the call's operands in its place (:mod:`s2s_ad.frontend.passing`)."""
 
     @property
     def key(self) -> tuple:
@@ -344,6 +347,10 @@ class Function:
     not_none: tuple[str, ...] = ()
     """Parameters the code was generated for as numbers or arrays where the
     source tests ``p is None``: the generated code raises if given None."""
+
+    passed: tuple = ()
+    """``(parameter, spec)`` for the parameters lowered for a structure a
+    caller passes whole: one parameter per leaf (:mod:`s2s_ad.frontend.passing`)."""
 
     given_arrays: tuple[str, ...] = ()
     """The parameters lowered as arrays because the caller (or the arguments

@@ -21,7 +21,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass, field
 
-from s2s_ad.frontend import lowering as frontend, numpy as frontend_numpy, source, statics, structures
+from s2s_ad.frontend import lowering as frontend, numpy as frontend_numpy, passing, source, statics, structures
 from s2s_ad import ir
 from s2s_ad.errors import SourceError
 from s2s_ad.names import Namer
@@ -58,8 +58,11 @@ def key(fn, func: ir.Function) -> tuple:
     """The specialisation ``func`` (a lowering of ``fn``) is: the function and
     the kinds of its parameters. Two call sites whose argument kinds lower
     ``fn`` to the same parameter kinds share one forward/backward pair."""
-    return fn, tuple(("static", func.statics[p.value.var]) if p.value.var in func.statics
-                     else p.value.kind for p in func.params)
+    kinds = tuple(("static", func.statics[p.value.var]) if p.value.var in func.statics
+                  else p.value.kind for p in func.params)
+    # structures passed whole: one kind per leaf above, and their specs (a
+    # dict and a list of two numbers have the same leaves, not the same code)
+    return fn, kinds + ((("passed", func.passed),) if func.passed else ())
 
 
 def collect(func: ir.Function, src: source.Source) -> CallGraph:
@@ -109,7 +112,7 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
                              f"`{target.__name__}` inside it, or make {held} parameters")
             arrays = array_arguments(op)
             given = static_arguments(op)
-            fixed = (target, arrays, tuple(given.items()))
+            fixed = (target, arrays, tuple(given.items()), op.callee.passed)
             spec = by_arrays.get(fixed)
             if spec is None:
                 lowered = _lower_for(op, graph.sources[target], arrays, graph.sources[fn], given)
@@ -128,33 +131,50 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
     return graph
 
 
+def operand_names(op: ir.Op) -> list:
+    """The callee's parameter each operand of ``op`` is given to (None for
+    the leaves of a structure passed whole)."""
+    passed = dict(op.callee.passed)
+    out: list = []
+    for name in inspect.signature(op.callee.fn).parameters:
+        if name in passed:
+            out += [None] * passing.count(passed[name])
+        else:
+            out.append(name)
+    return out
+
+
 def array_arguments(op: ir.Op) -> frozenset:
     """The parameters of ``op``'s callee that receive an array, or a value
     that may be one (``op.args`` are in the callee's parameter order); a
-    parameter annotated as a number takes it as one."""
+    parameter annotated as a number takes it as one. A structure passed
+    whole holding an array counts as one."""
     fn = op.callee.fn
-    names = list(inspect.signature(fn).parameters)
-    return frozenset(n for n, a in zip(names, op.args) if isinstance(a, ir.Value)
-                     and a.kind == "array") - frontend_numpy.annotated_numbers(fn)
+    names = operand_names(op)
+    held = {n for n, spec in op.callee.passed if passing.holds_array(spec)}
+    return frozenset(held) | (frozenset(n for n, a in zip(names, op.args) if n is not None
+                                        and isinstance(a, ir.Value) and a.kind == "array")
+                              - frontend_numpy.annotated_numbers(fn))
 
 
 def static_arguments(op: ir.Op) -> dict:
     """The parameters of ``op``'s callee given a string, None or a bool (in
     parameter order): the helper is lowered for those values."""
-    names = list(inspect.signature(op.callee.fn).parameters)
+    names = operand_names(op)
     return {n: a.value for n, a in zip(names, op.args)
-            if isinstance(a, ir.Const) and statics.is_static_value(a.value)}
+            if n is not None and isinstance(a, ir.Const) and statics.is_static_value(a.value)}
 
 
 def _lower_for(op: ir.Op, callee: source.Source, arrays: frozenset,
                caller: source.Source, given: dict) -> ir.Function:
+    passed = dict(op.callee.passed)
     """The callee of ``op`` lowered for the kinds of its arguments (and the
     static values it is given). Where the arrays change how a helper that
     never names NumPy is lowered, a refusal in it says which call passed them."""
     if not arrays or frontend.names_numpy(callee):
-        return frontend.lower(callee, arrays=arrays, statics=given)
+        return frontend.lower(callee, arrays=arrays, statics=given, passed=passed)
     try:
-        return frontend.lower(callee, arrays=arrays, statics=given)
+        return frontend.lower(callee, arrays=arrays, statics=given, passed=passed)
     except structures.SequenceParameter:
         raise
     except SourceError as problem:

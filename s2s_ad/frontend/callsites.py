@@ -24,7 +24,7 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import closures, statics, structures, syntax
+from s2s_ad.frontend import closures, passing, statics, structures, syntax
 from s2s_ad.rules import RULES
 from s2s_ad.rules import user as user_rules
 
@@ -122,10 +122,6 @@ class CallLowering:
         defaults filled in, so every call site of a helper has one shape."""
         what = ast.unparse(node.func)
         sig = inspect.signature(fn)
-        for p in sig.parameters.values():
-            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                raise self.src.error(node, f"`{what}` takes `{p}`; calls to functions with "
-                                     "*args or **kwargs parameters are not supported")
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
         for free in getattr(fn, "__s2s_free__", ()):
@@ -134,18 +130,29 @@ class CallLowering:
                 raise self.src.error(node, f"`{what}` reads `{free}` of the enclosing "
                                      f"function, which has no value at this call")
             kwargs[free] = self.read(free, node)
-        if any(structures.is_structure(a) or (isinstance(a, ir.Value) and a.kind in ("tuple",
-                                                                                   "list"))
-               for a in [*args, *kwargs.values()]):
-            raise self.src.error(node, f"tuple, list or dict arguments to `{what}` are not "
-                                 "supported; pass numbers")
+        for a in [*args, *kwargs.values()]:
+            if isinstance(a, ir.Value) and a.kind in ("tuple", "list"):
+                raise self.src.error(node, f"`{what}` is passed {structures.describe(a)}; "
+                                     "such a value is not passed whole to a helper: pass a "
+                                     "number computed from it, or its items")
         try:
             bound = sig.bind(*args, **kwargs)
         except TypeError as exc:
             raise self.src.error(node, f"call to `{what}`: {exc}") from None
         bound.apply_defaults()
         operands = []
+        passed = []
         for name, value in bound.arguments.items():
+            kind = sig.parameters[name].kind
+            if kind == inspect.Parameter.VAR_POSITIONAL:
+                value = tuple(value)  # `def h(*args)`: the tuple it collects
+            elif kind == inspect.Parameter.VAR_KEYWORD:
+                value = structures.StaticDict(dict(value))  # `**kw`: a dict
+            if passing.is_passed(value):
+                spec, leaves = passing.flatten(self, value, node, what)
+                passed.append((name, spec))
+                operands += leaves
+                continue
             if not isinstance(value, (ir.Value, ir.Const)):
                 if not isinstance(value, numbers.Real) and not statics.is_static_value(value):
                     raise self.src.error(node, f"`{what}`: the default value of parameter "
@@ -154,6 +161,11 @@ class CallLowering:
                 value = self.constant(value, node)
             operands.append(value)
         callee = ir.Callee(fn, user_rules.lookup(fn))
+        if passed:
+            if callee.rule is not None:
+                raise self.src.error(node, f"`{what}` has a user rule; pass it numbers or "
+                                     "arrays, not a structure")
+            callee.passed = tuple(passed)
         if var is not None:
             name = self.namer.claim(var)
         else:

@@ -85,8 +85,8 @@ used for comments) recurses several frames per level, so a 500-term sum
 location is better than a RecursionError from inside s2s-ad."""
 
 
-def lower(src: Source, lengths: dict | None = None, arrays=(), statics: dict | None = None
-          ) -> ir.Function:
+def lower(src: Source, lengths: dict | None = None, arrays=(), statics: dict | None = None,
+          passed: dict | None = None) -> ir.Function:
     """Lower ``src`` to SSA IR (see the module docstring).
 
     ``lengths`` maps parameters that receive a list or tuple to its length
@@ -97,10 +97,12 @@ def lower(src: Source, lengths: dict | None = None, arrays=(), statics: dict | N
     not its source names NumPy (the caller's argument kinds decide, not the
     callee's text). ``statics`` maps parameters that receive a string,
     ``None`` or a bool to that value: the code is generated for it
-    (:mod:`s2s_ad.frontend.statics`)."""
+    (:mod:`s2s_ad.frontend.statics`). ``passed`` maps parameters a caller
+    gives a structure whole to its spec (:mod:`s2s_ad.frontend.passing`):
+    each leaf becomes a parameter of its own."""
     _check_nesting(src)
     arrays = (arrays,) if isinstance(arrays, str) else arrays
-    first = _Lowering(src, lengths, arrays, statics)
+    first = _Lowering(src, lengths, arrays, statics, passed)
     try:
         return first.function()
     except structures.SequenceParameter:
@@ -111,7 +113,7 @@ def lower(src: Source, lengths: dict | None = None, arrays=(), statics: dict | N
     # A loop over range(constant) that appends was lowered as a loop, and
     # something needs the list's length while lowering (a slice, unpacking):
     # unroll such loops, as before lists grew at run time.
-    again = _Lowering(src, lengths, arrays, statics)
+    again = _Lowering(src, lengths, arrays, statics, passed)
     again.unroll_limit = unroll.UNROLL_LIMIT
     return again.function()
 
@@ -138,8 +140,10 @@ def _check_nesting(src: Source) -> None:
 
 class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFlow):
     def __init__(self, src: Source, lengths: dict | None = None, arrays=(),
-                 statics: dict | None = None):
+                 statics: dict | None = None, passed: dict | None = None):
         self.src = src
+        self.passed = dict(passed or {})
+        """Parameters a caller gives a structure whole -> its spec."""
         self.statics = dict(statics or {})
         self.default_statics = statics is None
         """Without ``statics``, a parameter whose default is a string, None or
@@ -241,6 +245,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
                            outputs=outputs, integers=self.integers,
                            statics={n: v for n, v in self.given_statics.items()},
                            not_none=tuple(self.not_none),
+                           passed=tuple(self.passed_specs),
                            given_arrays=() if self.names_numpy else tuple(sorted(self.arrays)))
         ir.verify(func)
         return func

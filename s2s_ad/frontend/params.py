@@ -25,7 +25,7 @@ import numbers
 
 from s2s_ad import ir
 from s2s_ad.errors import SourceError
-from s2s_ad.frontend import pytrees, statics, structures
+from s2s_ad.frontend import passing, pytrees, statics, structures
 
 
 class Parameters:
@@ -34,28 +34,49 @@ class Parameters:
 
     def parameters(self) -> list[ir.Param]:
         args = self.tree.args
-        if args.vararg is not None:
-            raise self.src.error(args.vararg, "`*args` parameters are not supported")
-        if args.kwarg is not None:
-            raise self.src.error(args.kwarg, "`**kwargs` parameters are not supported")
+        self.passed_specs = [(name, self.passed[name]) for name in
+                             [a.arg for a in args.posonlyargs + args.args]
+                             + ([args.vararg.arg] if args.vararg else [])
+                             + [a.arg for a in args.kwonlyargs]
+                             + ([args.kwarg.arg] if args.kwarg else [])
+                             if name in self.passed]
+        for star, what in ((args.vararg, "*"), (args.kwarg, "**")):
+            if star is not None and star.arg not in self.passed:
+                raise self.src.error(star, f"`{what}{star.arg}` parameters are supported in "
+                                     "helpers (a call gives them their items); the function "
+                                     "you differentiate cannot have one: name its parameters")
         fn = self.src.fn
         positional = list(args.posonlyargs) + list(args.args)
         defaults = list(fn.__defaults__ or ())
         first_default = len(positional) - len(defaults)
         params = []
         for i, a in enumerate(positional):
+            if a.arg in self.passed:
+                params += passing.params(self, a, self.passed.pop(a.arg), False)
+                continue
             has = i >= first_default
             params.append(self.param(a, defaults[i - first_default] if has else None, has, False))
+        if args.vararg is not None:
+            params += passing.params(self, args.vararg, self.passed.pop(args.vararg.arg), False)
         kwdefaults = fn.__kwdefaults__ or {}
         for a in args.kwonlyargs:
+            if a.arg in self.passed:
+                params += passing.params(self, a, self.passed.pop(a.arg), True)
+                continue
             params.append(self.param(a, kwdefaults.get(a.arg), a.arg in kwdefaults, True))
+        if args.kwarg is not None:
+            params += passing.params(self, args.kwarg, self.passed.pop(args.kwarg.arg), True)
+        if self.passed:
+            raise SourceError(f"passed names no parameter of {self.tree.name}: "
+                              f"{', '.join(map(repr, self.passed))}")
         if self.statics:
             raise SourceError(f"statics names no parameter of {self.tree.name}: "
                               f"{', '.join(map(repr, self.statics))}")
         if self.lengths:
             raise SourceError(f"lengths names no parameter of {self.tree.name}: "
                               f"{', '.join(map(repr, self.lengths))}")
-        unknown = sorted(self.arrays - {p.value.var for p in params})
+        unknown = sorted(self.arrays - {p.value.var for p in params}
+                         - {name for name, _ in self.passed_specs})
         if unknown:
             raise SourceError(f"arrays names no parameter of {self.tree.name}: "
                               f"{', '.join(map(repr, unknown))}")

@@ -1,0 +1,147 @@
+"""Structures passed whole to helpers: flattened at the call, rebuilt inside.
+
+Contract: a tuple, list, dict, dataclass or NamedTuple known while lowering
+(built in the caller, or a structure parameter of it, nested in any way)
+passed to a user function — ``helper(xs)``, ``forward(params, x)``, and the
+tuple a ``*args`` parameter collects or the dict of a ``**kwargs`` one — is
+never one value in the IR. At the call, :func:`flatten` turns it into a
+*spec* (its shape: keys, fields, classes, lengths, and the kind of each
+leaf) and its leaves; the call op passes the leaves as operands of their
+own. The helper is lowered for that spec (:func:`params`): each leaf is a
+parameter of its own (a number, an integer or an array), and the name the
+helper's source uses is bound to the same structure of those parameters, so
+``xs[0]``, ``p["w"]``, ``layer.W``, ``len(xs)``, loops and unpacking resolve
+while lowering, as they do in the caller. Leaves that are constants (a
+number, a string, None, a bool) are constants of the helper's lowering.
+
+The pair (or inlined lines) therefore has one parameter per leaf, and its
+backward function one adjoint per leaf: nothing of the structure reaches the
+reverse sweep. A helper called with structures of another spec gets another
+pair (the spec is part of the specialisation key, :func:`s2s_ad.frontend.
+calls.key`).
+
+Spec grammar::
+
+    node := ("leaf", kind)                           kind: float, int, array
+          | ("const", value)                         a number, str, None, bool
+          | ("list" | "tuple", (node, ...))
+          | ("dict", ((key, node), ...))
+          | ("object", cls, ((field, node), ...))    dataclass or NamedTuple
+
+Before → after, for ``def helper(xs): return xs[0] * xs[2]`` called as
+``helper([a, b, a * b])``::
+
+    t1 = mul a b                       func helper(xs_0, xs_1, xs_2):
+    helper_1 = call helper(a, b, t1)     out = mul xs_0 xs_2
+"""
+
+from __future__ import annotations
+
+import ast
+import numbers
+
+from s2s_ad import ir
+from s2s_ad.frontend import statics, structures
+from s2s_ad.frontend.structures import StaticDict, StaticList, StaticObject
+
+LEAF_KINDS = ("float", "int", "array")
+
+
+def is_passed(value) -> bool:
+    """Is ``value`` (an argument lowered at a call) a structure passed whole?"""
+    return structures.is_structure(value)
+
+
+def flatten(lo, value, node: ast.AST, what: str) -> tuple:
+    """``(spec, leaves)`` of the structure ``value``, an argument of the call
+    ``node`` to ``what``; refuses, located, what cannot be passed."""
+    leaves: list[ir.Operand] = []
+
+    def walk(v):
+        if isinstance(v, ir.Const):
+            if isinstance(v.value, numbers.Number) or statics.is_static_value(v.value):
+                return ("const", v.value)
+            raise lo.src.error(node, f"`{what}` is passed a structure holding "
+                               f"{type(v.value).__name__} {v.value!r}")
+        if isinstance(v, ir.Value):
+            if v.kind not in LEAF_KINDS:
+                raise lo.src.error(node, f"`{what}` is passed a structure holding "
+                                   f"{structures.describe(v)}: only numbers, arrays and "
+                                   "structures of them known while lowering are passed inside "
+                                   "a structure; pass it as an argument of its own")
+            leaves.append(v)
+            return ("leaf", v.kind)
+        if isinstance(v, tuple):
+            return ("tuple", tuple(walk(x) for x in v))
+        if isinstance(v, StaticList):
+            return ("list", tuple(walk(x) for x in v.items))
+        if isinstance(v, StaticDict):
+            for k in v.items:
+                if not isinstance(k, str):
+                    raise lo.src.error(node, f"`{what}` is passed a dict with the key {k!r}; "
+                                       "keys are constant strings")
+            return ("dict", tuple((k, walk(x)) for k, x in v.items.items()))
+        if isinstance(v, StaticObject):
+            return ("object", v.cls, tuple((k, walk(x)) for k, x in v.items.items()))
+        raise lo.src.error(node, f"`{what}` is passed {structures.describe(v)} inside a "
+                           "structure; only numbers, arrays and structures of them are")
+
+    return walk(value), leaves
+
+
+def count(spec) -> int:
+    """How many leaves (operands) a structure of ``spec`` passes."""
+    if spec[0] == "leaf":
+        return 1
+    if spec[0] == "const":
+        return 0
+    if spec[0] in ("list", "tuple"):
+        return sum(count(s) for s in spec[1])
+    subs = spec[2] if spec[0] == "object" else spec[1]
+    return sum(count(s) for _, s in subs)
+
+
+def holds_array(spec) -> bool:
+    if spec[0] == "leaf":
+        return spec[1] == "array"
+    if spec[0] == "const":
+        return False
+    if spec[0] in ("list", "tuple"):
+        return any(holds_array(s) for s in spec[1])
+    subs = spec[2] if spec[0] == "object" else spec[1]
+    return any(holds_array(s) for _, s in subs)
+
+
+def params(lo, node: ast.arg, spec, kwonly: bool) -> list[ir.Param]:
+    """The parameters a helper's parameter ``node`` receiving a structure of
+    ``spec`` becomes: one per leaf (named after its path, ``xs_0``,
+    ``p_w``), with the name bound to the structure of them."""
+    out: list[ir.Param] = []
+
+    def build(s, path: str):
+        if s[0] == "leaf":
+            v = ir.Value(lo.namer.fresh(path), s[1], None)
+            out.append(ir.Param(v, None, False, kwonly))
+            return v
+        if s[0] == "const":
+            return ir.Const(s[1])
+        if s[0] == "dict":
+            d = StaticDict()
+            for key, sub in s[1]:
+                d.items[key] = build(sub, f"{path}_{_ident(key)}")
+            return d
+        if s[0] in ("list", "tuple"):
+            items = [build(sub, f"{path}_{i}") for i, sub in enumerate(s[1])]
+            return StaticList(items) if s[0] == "list" else tuple(items)
+        obj = StaticObject(s[1])
+        for fname, sub in s[2]:
+            obj.items[fname] = build(sub, f"{path}_{fname}")
+        return obj
+
+    lo.env[node.arg] = build(spec, node.arg)
+    return out
+
+
+def _ident(key: str) -> str:
+    out = "".join(c if c.isalnum() or c == "_" else "_" for c in key)
+    return out if out and not out[0].isdigit() else f"k{out}"
