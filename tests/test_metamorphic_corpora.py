@@ -91,15 +91,15 @@ def central(f, args: list, i: int, h: float = 1e-6):
     """∂f/∂args[i] by central differences: a number, or a list element by element."""
     def at(k, step):
         moved = list(args)
-        if isinstance(args[i], list):
+        if isinstance(args[i], (list, tuple)):
             item = list(args[i])
             item[k] += step
-            moved[i] = item
+            moved[i] = type(args[i])(item)
         else:
             moved[i] = args[i] + step
         return f(*moved)
 
-    if isinstance(args[i], list):
+    if isinstance(args[i], (list, tuple)):
         return [(at(k, h) - at(k, -h)) / (2 * h) for k in range(len(args[i]))]
     return (at(0, h) - at(0, -h)) / (2 * h)
 
@@ -107,10 +107,10 @@ def central(f, args: list, i: int, h: float = 1e-6):
 def direct(dg, args: list, form: str, sel: float | None) -> list:
     """The wrapper's gradient from ``g``'s own (``dg``), as the wrapper combines calls."""
     def scale(gr, k):
-        return [v * k for v in gr] if isinstance(gr, list) else gr * k
+        return [v * k for v in gr] if isinstance(gr, (list, tuple)) else gr * k
 
     def add(a, b):
-        return [x + y for x, y in zip(a, b)] if isinstance(a, list) else a + b
+        return [x + y for x, y in zip(a, b)] if isinstance(a, (list, tuple)) else a + b
 
     one = list(dg(*args))
     if form in ("helper", "helper_of_helper", "vjp"):
@@ -145,7 +145,7 @@ def test_every_position_gives_the_same_gradient(name, g, args, wrt, form):
                 full = pull(0.7)
                 got = [full[i] for i in wrt]
                 want_fd = [central(f, point, i) for i in wrt]
-                want_fd = [[0.7 * v for v in w] if isinstance(w, list) else 0.7 * w
+                want_fd = [[0.7 * v for v in w] if isinstance(w, (list, tuple)) else 0.7 * w
                            for w in want_fd]
             else:
                 got = s2s_ad.grad(f, wrt=tuple(wrt))(*point)
@@ -159,10 +159,14 @@ def test_every_position_gives_the_same_gradient(name, g, args, wrt, form):
         sel = point[-1] if form == "branch" else None
         want = direct(dg, args, form, sel)
         if form == "vjp":
-            want = [[0.7 * v for v in w] if isinstance(w, list) else 0.7 * w for w in want]
+            want = [[0.7 * v for v in w] if isinstance(w, (list, tuple)) else 0.7 * w
+                    for w in want]
         assert len(got) == len(wrt)
         for k, (a, b, c) in enumerate(zip(got, want, want_fd)):
-            assert isinstance(a, list) == isinstance(args[wrt[k]], list), \
+            arg = args[wrt[k]]
+            assert isinstance(a, (list, tuple)) == isinstance(arg, (list, tuple)), \
                 f"{name} as {form}: the gradient of a list is a list"
+            if isinstance(arg, (list, tuple)):
+                assert type(a) is type(arg), f"{name} as {form}: {type(a)} for {type(arg)}"
             _close(a, c, rtol=1e-5, atol=1e-7)
             _close(a, b, rtol=1e-10, atol=1e-12)

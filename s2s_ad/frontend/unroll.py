@@ -198,7 +198,9 @@ def _mutates_structure(lo, body: list) -> bool:
 
 
 def _indexes_structures(lo, body: list) -> bool:
-    """Does ``body`` index a list or tuple of structures (``layers[i].W``)?
+    """Does ``body`` index a list or tuple of structures (``layers[i].W``),
+    or a list or tuple known while lowering by anything but a constant
+    (``c[i]`` on a list a caller passed whole, ``frontend/passing.py``)?
     Such an index must be known while lowering: the loop is unrolled."""
     for stmt in body:
         for n in ast.walk(stmt):
@@ -207,6 +209,9 @@ def _indexes_structures(lo, body: list) -> bool:
                 items = (v.items if isinstance(v, StaticList) else
                          list(v) if isinstance(v, tuple) else None)
                 if items and any(is_structure(x) for x in items):
+                    return True
+                if items and not isinstance(n.slice, ast.Slice) \
+                        and _static_int(lo, n.slice) is None:
                     return True
     return False
 
