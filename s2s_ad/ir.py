@@ -88,6 +88,14 @@ class Callee:
     passed: tuple = ()
     """``(parameter, spec)`` for each parameter given a structure whole, whose
     leaves are the call's operands in its place (:mod:`s2s_ad.frontend.passing`)."""
+    lowered: "Function | None" = field(default=None, compare=False, repr=False)
+    """The callee as lowered for this call while the caller was (to learn the
+    structure it returns); :func:`s2s_ad.frontend.calls.collect` reuses it
+    when the call's arguments still ask for the same lowering (``lowered_for``)."""
+    lowered_for: tuple = field(default=(), compare=False, repr=False)
+    returns: object = None
+    """The spec of the structure the caller reads the result as (a dict,
+    NamedTuple, dataclass or nested tuples the callee returns), or None."""
 
     @property
     def key(self) -> tuple:
@@ -351,6 +359,11 @@ class Function:
     passed: tuple = ()
     """``(parameter, spec)`` for the parameters lowered for a structure a
     caller passes whole: one parameter per leaf (:mod:`s2s_ad.frontend.passing`)."""
+
+    returns: object = None
+    """For a helper returning a dict, a NamedTuple, a dataclass or nested
+    tuples and lists: its spec (:mod:`s2s_ad.frontend.passing`); ``outputs``
+    are then its leaves, in order."""
 
     given_arrays: tuple[str, ...] = ()
     """The parameters lowered as arrays because the caller (or the arguments

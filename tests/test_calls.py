@@ -117,9 +117,11 @@ def test_recursion_is_refused_at_the_call(fn, line, cycle):
         assert cycle in err.message
 
 
-def test_callee_with_star_args_is_refused():
-    with pytest.raises(SourceError, match=r"\*args"):
-        s2s_ad.gradient_source(c.calls_star)
+def test_callee_with_star_args_gets_the_tuple_of_its_items():
+    # `def takes_star(*args)`: the call's items are the tuple it collects
+    g = s2s_ad.grad(c.calls_star)
+    for x in (0.3, -1.7):
+        assert close(g(x), fd_gradient(c.calls_star, [x], [0])[0])
 
 
 def test_unsupported_construct_in_callee_points_into_the_callee():

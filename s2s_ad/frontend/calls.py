@@ -115,7 +115,11 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
             fixed = (target, arrays, tuple(given.items()), op.callee.passed)
             spec = by_arrays.get(fixed)
             if spec is None:
-                lowered = _lower_for(op, graph.sources[target], arrays, graph.sources[fn], given)
+                # lowered with the caller, if it could be, for the same arguments
+                lowered = op.callee.lowered if op.callee.lowered_for == fixed else None
+                if lowered is None:
+                    lowered = _lower_for(op, graph.sources[target], arrays, graph.sources[fn],
+                                         given)
                 spec = key(target, lowered)
                 by_arrays[fixed] = spec
                 if spec not in graph.lowered:
@@ -123,6 +127,10 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
                     graph.callees.append(lowered)
                     visit(lowered, target, stack + [target], always + [id(op) in top])
             op.callee.kinds = spec[1]
+            if graph.lowered[spec].returns != op.callee.returns:
+                raise _error(op, graph.sources[fn], f"`{target.__name__}` returns a dict, a "
+                             "NamedTuple, a dataclass or nested tuples, which its caller reads "
+                             "only when it is not recursive; return a flat tuple of numbers")
             _check_shape(op, graph.lowered[spec], graph.sources[fn])
             # A function lowered earlier was fully walked then (depth-first),
             # so any cycle through it would already have been found.
@@ -131,38 +139,9 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
     return graph
 
 
-def operand_names(op: ir.Op) -> list:
-    """The callee's parameter each operand of ``op`` is given to (None for
-    the leaves of a structure passed whole)."""
-    passed = dict(op.callee.passed)
-    out: list = []
-    for name in inspect.signature(op.callee.fn).parameters:
-        if name in passed:
-            out += [None] * passing.count(passed[name])
-        else:
-            out.append(name)
-    return out
-
-
-def array_arguments(op: ir.Op) -> frozenset:
-    """The parameters of ``op``'s callee that receive an array, or a value
-    that may be one (``op.args`` are in the callee's parameter order); a
-    parameter annotated as a number takes it as one. A structure passed
-    whole holding an array counts as one."""
-    fn = op.callee.fn
-    names = operand_names(op)
-    held = {n for n, spec in op.callee.passed if passing.holds_array(spec)}
-    return frozenset(held) | (frozenset(n for n, a in zip(names, op.args) if n is not None
-                                        and isinstance(a, ir.Value) and a.kind == "array")
-                              - frontend_numpy.annotated_numbers(fn))
-
-
-def static_arguments(op: ir.Op) -> dict:
-    """The parameters of ``op``'s callee given a string, None or a bool (in
-    parameter order): the helper is lowered for those values."""
-    names = operand_names(op)
-    return {n: a.value for n, a in zip(names, op.args)
-            if n is not None and isinstance(a, ir.Const) and statics.is_static_value(a.value)}
+operand_names = passing.operand_names
+array_arguments = passing.array_arguments
+static_arguments = passing.static_arguments
 
 
 def _lower_for(op: ir.Op, callee: source.Source, arrays: frozenset,
@@ -172,9 +151,9 @@ def _lower_for(op: ir.Op, callee: source.Source, arrays: frozenset,
     static values it is given). Where the arrays change how a helper that
     never names NumPy is lowered, a refusal in it says which call passed them."""
     if not arrays or frontend.names_numpy(callee):
-        return frontend.lower(callee, arrays=arrays, statics=given, passed=passed)
+        return frontend.lower(callee, arrays=arrays, statics=given, passed=passed, helper=True)
     try:
-        return frontend.lower(callee, arrays=arrays, statics=given, passed=passed)
+        return frontend.lower(callee, arrays=arrays, statics=given, passed=passed, helper=True)
     except structures.SequenceParameter:
         raise
     except SourceError as problem:

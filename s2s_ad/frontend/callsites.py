@@ -81,6 +81,8 @@ class CallLowering:
                                  "define it with `def`")
         if isinstance(fn, types.FunctionType) and not _is_library(fn):
             return self.user_call(fn, node, var, hint)
+        if passing.record_class(fn) is not None:
+            return passing.construct(self, fn, node)
         prim = self.primitive(fn, node)  # a function without a rule says so first
         if node.keywords:
             raise self.src.error(node, "keyword arguments in calls to "
@@ -177,8 +179,15 @@ class CallLowering:
         if var is not None:
             text = f"{var} = {text}"
             self.env[var] = out
-        self.ops.append(ir.Op("call", tuple(operands), out, self.loc(node), text, callee))
+        op = ir.Op("call", tuple(operands), out, self.loc(node), text, callee)
+        self.ops.append(op)
         self.call_values.add(id(out))
+        if callee.rule is None:
+            lowered = self.lower_callee(op)
+            if lowered is not None and lowered.returns is not None:
+                # a dict, NamedTuple, dataclass or nested tuples: read leaf by leaf
+                callee.returns = lowered.returns
+                return passing.rebuild(self, out, lowered.returns, node)
         return out
 
     def primitive(self, fn, node: ast.Call) -> str:

@@ -24,7 +24,7 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import closures, pytrees, runtime_lists, statics, structures, syntax, unroll
+from s2s_ad.frontend import callees, closures, passing, pytrees, runtime_lists, statics, structures, syntax, unroll
 from s2s_ad.frontend.aliasing import InPlaceNames
 from s2s_ad.frontend.callsites import (BUILTIN_PRIMS, LIBRARY_MODULES, CallLowering,  # noqa: F401
                                       _is_library, _is_library_module)
@@ -34,7 +34,7 @@ from s2s_ad.frontend.params import Parameters
 from s2s_ad.frontend.control import RET, RETVAL, ControlFlow, always_returns, returns_in
 from s2s_ad.names import Namer, identifiers
 from s2s_ad.rules import RULES
-from s2s_ad.frontend.source import Source
+from s2s_ad.frontend.source import Source, locate as source_locate
 
 BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow",
           ast.Mod: "mod", ast.FloorDiv: "floordiv"}
@@ -86,7 +86,7 @@ location is better than a RecursionError from inside s2s-ad."""
 
 
 def lower(src: Source, lengths: dict | None = None, arrays=(), statics: dict | None = None,
-          passed: dict | None = None) -> ir.Function:
+          passed: dict | None = None, helper: bool = False) -> ir.Function:
     """Lower ``src`` to SSA IR (see the module docstring).
 
     ``lengths`` maps parameters that receive a list or tuple to its length
@@ -99,10 +99,17 @@ def lower(src: Source, lengths: dict | None = None, arrays=(), statics: dict | N
     ``None`` or a bool to that value: the code is generated for it
     (:mod:`s2s_ad.frontend.statics`). ``passed`` maps parameters a caller
     gives a structure whole to its spec (:mod:`s2s_ad.frontend.passing`):
-    each leaf becomes a parameter of its own."""
+    each leaf becomes a parameter of its own. A ``helper`` (a function called
+    by the one differentiated) may return a dict, a NamedTuple, a dataclass
+    or nested tuples and lists (``Function.returns``)."""
     _check_nesting(src)
     arrays = (arrays,) if isinstance(arrays, str) else arrays
-    first = _Lowering(src, lengths, arrays, statics, passed)
+    with callees.session():
+        return _lower(src, lengths, arrays, statics, passed, helper)
+
+
+def _lower(src: Source, lengths, arrays, statics, passed, helper) -> ir.Function:
+    first = _Lowering(src, lengths, arrays, statics, passed, helper)
     try:
         return first.function()
     except structures.SequenceParameter:
@@ -113,7 +120,7 @@ def lower(src: Source, lengths: dict | None = None, arrays=(), statics: dict | N
     # A loop over range(constant) that appends was lowered as a loop, and
     # something needs the list's length while lowering (a slice, unpacking):
     # unroll such loops, as before lists grew at run time.
-    again = _Lowering(src, lengths, arrays, statics, passed)
+    again = _Lowering(src, lengths, arrays, statics, passed, helper)
     again.unroll_limit = unroll.UNROLL_LIMIT
     return again.function()
 
@@ -140,8 +147,12 @@ def _check_nesting(src: Source) -> None:
 
 class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFlow):
     def __init__(self, src: Source, lengths: dict | None = None, arrays=(),
-                 statics: dict | None = None, passed: dict | None = None):
+                 statics: dict | None = None, passed: dict | None = None,
+                 helper: bool = False):
         self.src = src
+        self.helper = helper
+        self.returns = None
+        """The spec of the structure the function returns (a helper's)."""
         self.passed = dict(passed or {})
         """Parameters a caller gives a structure whole -> its spec."""
         self.statics = dict(statics or {})
@@ -245,10 +256,21 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
                            outputs=outputs, integers=self.integers,
                            statics={n: v for n, v in self.given_statics.items()},
                            not_none=tuple(self.not_none),
-                           passed=tuple(self.passed_specs),
+                           passed=tuple(self.passed_specs), returns=self.returns,
                            given_arrays=() if self.names_numpy else tuple(sorted(self.arrays)))
         ir.verify(func)
         return func
+
+    def lower_callee(self, op: ir.Op) -> ir.Function | None:
+        """The callee of the call ``op`` just lowered, lowered for its
+        arguments (kept on the op for the call graph), or None."""
+        fixed = (op.callee.fn, passing.array_arguments(op),
+                 tuple(passing.static_arguments(op).items()), op.callee.passed)
+        op.callee.lowered_for = fixed
+        op.callee.lowered = callees.lower_once(fixed, lambda: lower(
+            source_locate(op.callee.fn), arrays=fixed[1], statics=dict(fixed[2]),
+            passed=dict(fixed[3]), helper=True))
+        return op.callee.lowered
 
     # -- statements --------------------------------------------------------
 
@@ -375,6 +397,14 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             value = self.expr(stmt.value)
         else:
             value = self.expr(stmt.value, hint="out")
+        if structures.is_structure(value) and self.helper and not passing.is_flat(value):
+            spec, leaves = passing.returned(self, value, stmt.value)
+            if self.returns is not None and self.returns != spec or self.ret_mode:
+                raise self.src.error(stmt.value, "a helper returning a dict, a NamedTuple, a "
+                                     "dataclass or nested tuples returns it once, at the end "
+                                     "(not from inside a branch or loop)")
+            self.returns = spec
+            return tuple(leaves)
         if structures.is_structure(value):
             return structures.outputs(self, value, stmt.value)
         if isinstance(value, ir.Value) and value.kind == "list":

@@ -40,11 +40,11 @@ class Parameters:
                              + [a.arg for a in args.kwonlyargs]
                              + ([args.kwarg.arg] if args.kwarg else [])
                              if name in self.passed]
-        for star, what in ((args.vararg, "*"), (args.kwarg, "**")):
+        for star, what in ((args.vararg, "`*args`"), (args.kwarg, "`**kwargs`")):
             if star is not None and star.arg not in self.passed:
-                raise self.src.error(star, f"`{what}{star.arg}` parameters are supported in "
-                                     "helpers (a call gives them their items); the function "
-                                     "you differentiate cannot have one: name its parameters")
+                raise self.src.error(star, f"{what} parameters are supported in helpers (a "
+                                     "call gives them their items); the function you "
+                                     "differentiate cannot have one: name its parameters")
         fn = self.src.fn
         positional = list(args.posonlyargs) + list(args.args)
         defaults = list(fn.__defaults__ or ())

@@ -38,10 +38,13 @@ Before → after, for ``def helper(xs): return xs[0] * xs[2]`` called as
 from __future__ import annotations
 
 import ast
+import dataclasses
+import inspect
 import numbers
 
 from s2s_ad import ir
 from s2s_ad.frontend import statics, structures
+from s2s_ad.frontend.numpy import annotated_numbers
 from s2s_ad.frontend.structures import StaticDict, StaticList, StaticObject
 
 LEAF_KINDS = ("float", "int", "array")
@@ -87,6 +90,100 @@ def flatten(lo, value, node: ast.AST, what: str) -> tuple:
                            "structure; only numbers, arrays and structures of them are")
 
     return walk(value), leaves
+
+
+def returned(lo, value, node: ast.AST) -> tuple:
+    """``(spec, leaves)`` of a structure a helper returns: every number,
+    array or constant in it is a leaf (one output of the helper's pair)."""
+    leaves: list[ir.Operand] = []
+
+    def walk(v):
+        if isinstance(v, ir.Const) and isinstance(v.value, numbers.Number) \
+                or isinstance(v, ir.Value) and v.kind in LEAF_KINDS:
+            leaves.append(v)
+            return ("leaf", getattr(v, "kind", "float"))
+        if isinstance(v, tuple):
+            return ("tuple", tuple(walk(x) for x in v))
+        if isinstance(v, StaticList):
+            return ("list", tuple(walk(x) for x in v.items))
+        if isinstance(v, StaticDict):
+            return ("dict", tuple((k, walk(x)) for k, x in v.items.items()))
+        if isinstance(v, StaticObject):
+            return ("object", v.cls, tuple((k, walk(x)) for k, x in v.items.items()))
+        raise lo.src.error(node, f"returning a structure holding {structures.describe(v)} is "
+                           "not supported; return numbers, arrays and structures of them")
+
+    return walk(value), leaves
+
+
+def is_flat(value) -> bool:
+    """A tuple or list of numbers: returned as the plain tuple of a pair."""
+    items = value if isinstance(value, tuple) else getattr(value, "items", None)
+    return isinstance(value, (tuple, StaticList)) and not any(
+        structures.is_structure(x) for x in items)
+
+
+def rebuild(lo, out: ir.Value, spec, node: ast.AST):
+    """The structure a call returns (``out``, its tuple of leaves), read
+    leaf by leaf with ``item`` ops: ``d = helper(x)`` binds ``d`` to it."""
+    k = 0
+
+    def build(s):
+        nonlocal k
+        if s[0] == "leaf":
+            k += 1
+            return structures.item(lo, out, k - 1, node)
+        if s[0] == "dict":
+            d = StaticDict()
+            for key, sub in s[1]:
+                d.items[key] = build(sub)
+            return d
+        if s[0] in ("list", "tuple"):
+            items = [build(sub) for sub in s[1]]
+            return StaticList(items) if s[0] == "list" else tuple(items)
+        obj = StaticObject(s[1])
+        for fname, sub in s[2]:
+            obj.items[fname] = build(sub)
+        return obj
+
+    out.kind = "tuple"
+    return build(spec)
+
+
+def record_class(cls) -> list[str] | None:
+    """The fields of a NamedTuple or dataclass class (every one in its
+    ``__init__``), else None."""
+    if not isinstance(cls, type):
+        return None
+    if issubclass(cls, tuple) and hasattr(cls, "_fields"):
+        return list(cls._fields)
+    if dataclasses.is_dataclass(cls):
+        fs = dataclasses.fields(cls)
+        return None if any(not f.init for f in fs) else [f.name for f in fs]
+    return None
+
+
+def construct(lo, cls, node: ast.Call):
+    """``Layer(W, b)``, ``Params(w=w, b=b)``: a NamedTuple or dataclass built
+    in the function, known while lowering (its fields are the operands)."""
+    names = record_class(cls)
+    args = [lo.expr(a) for a in node.args]
+    kwargs = {k.arg: lo.expr(k.value) for k in node.keywords}
+    try:
+        bound = inspect.signature(cls).bind(*args, **kwargs)
+    except TypeError as exc:
+        raise lo.src.error(node, f"`{ast.unparse(node.func)}(...)`: {exc}") from None
+    bound.apply_defaults()
+    obj = StaticObject(cls)
+    for name in names:
+        value = bound.arguments[name]
+        if not isinstance(value, (ir.Value, ir.Const)) and not structures.is_structure(value):
+            if not isinstance(value, numbers.Number) and not statics.is_static_value(value):
+                raise lo.src.error(node, f"`{cls.__name__}`: the default of field {name!r} is "
+                                   f"{type(value).__name__}; give it a number or an array")
+            value = ir.Const(value)
+        obj.items[name] = value
+    return obj
 
 
 def count(spec) -> int:
@@ -145,3 +242,37 @@ def params(lo, node: ast.arg, spec, kwonly: bool) -> list[ir.Param]:
 def _ident(key: str) -> str:
     out = "".join(c if c.isalnum() or c == "_" else "_" for c in key)
     return out if out and not out[0].isdigit() else f"k{out}"
+
+
+def operand_names(op: ir.Op) -> list:
+    """The callee's parameter each operand of ``op`` is given to (None for
+    the leaves of a structure passed whole)."""
+    passed = dict(op.callee.passed)
+    out: list = []
+    for name in inspect.signature(op.callee.fn).parameters:
+        if name in passed:
+            out += [None] * count(passed[name])
+        else:
+            out.append(name)
+    return out
+
+
+def array_arguments(op: ir.Op) -> frozenset:
+    """The parameters of ``op``'s callee that receive an array, or a value
+    that may be one (``op.args`` are in the callee's parameter order); a
+    parameter annotated as a number takes it as one. A structure passed
+    whole holding an array counts as one."""
+    fn = op.callee.fn
+    names = operand_names(op)
+    held = {n for n, spec in op.callee.passed if holds_array(spec)}
+    return frozenset(held) | (frozenset(n for n, a in zip(names, op.args) if n is not None
+                                        and isinstance(a, ir.Value) and a.kind == "array")
+                              - annotated_numbers(fn))
+
+
+def static_arguments(op: ir.Op) -> dict:
+    """The parameters of ``op``'s callee given a string, None or a bool (in
+    parameter order): the helper is lowered for those values."""
+    names = operand_names(op)
+    return {n: a.value for n, a in zip(names, op.args)
+            if n is not None and isinstance(a, ir.Const) and statics.is_static_value(a.value)}

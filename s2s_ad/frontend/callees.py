@@ -1,0 +1,58 @@
+"""Helpers lowered at their call sites, once per lowering session.
+
+Contract: while a function is lowered, each call to a user function lowers
+that function for the call's arguments (:meth:`lower_callee` of the
+lowering), so the caller learns what it returns — a dict, a NamedTuple, a
+dataclass or nested tuples, read leaf by leaf (:mod:`s2s_ad.frontend.passing`)
+— and :func:`s2s_ad.frontend.calls.collect` reuses that lowering instead of
+lowering the helper again. :func:`lower_once` keeps one lowering per
+*specialisation* (the function, the parameters receiving arrays, the static
+values, the structures passed whole) for the whole session, the outermost
+:func:`session`; a specialisation being lowered (recursion) or whose
+lowering fails gives None: ``collect`` lowers it again and reports the
+failure where it belongs (the helper's own line, with the call that passed
+an array).
+
+Before → after, for ``d = stats(x)`` with ``stats`` returning ``{"s": ..., "p": ...}``::
+
+    lower_once((stats, ...), ...)  ->  func stats(x): ... returns ("dict", ...)
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from s2s_ad.errors import SourceError
+
+_STATE: dict = {"depth": 0, "done": {}, "active": set()}
+
+
+@contextmanager
+def session():
+    """One lowering (and every helper it lowers at its call sites)."""
+    _STATE["depth"] += 1
+    try:
+        yield
+    finally:
+        _STATE["depth"] -= 1
+        if not _STATE["depth"]:
+            _STATE["done"].clear()
+
+
+def lower_once(fixed: tuple, lower):
+    """``lower()`` once per specialisation ``fixed`` in this session, or None
+    (while it is being lowered, or when it fails)."""
+    done, active = _STATE["done"], _STATE["active"]
+    if fixed in done:
+        return done[fixed]
+    if fixed in active:
+        return None
+    active.add(fixed)
+    try:
+        func = lower()
+    except SourceError:
+        func = None
+    finally:
+        active.discard(fixed)
+    done[fixed] = func
+    return func
