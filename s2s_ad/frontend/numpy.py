@@ -204,7 +204,7 @@ class ArrayLowering(ArrayIndexing):
             return
         for a in args:
             producer = self.defs.get(id(a)) if isinstance(a, ir.Value) else None
-            if producer is not None and producer.prim in ("shape", "tuple"):
+            if producer is not None and producer.prim in ("shape", "tuple", "tuple.concat"):
                 raise self.src.error(node, f"`{producer.text}` is a shape, a tuple of ints; "
                                      "arithmetic on it is not supported: index it "
                                      "(`x.shape[0]`)")
@@ -379,8 +379,22 @@ class ArrayLowering(ArrayIndexing):
     def shape_operand(self, node: ast.expr) -> ir.Operand:
         """A shape: an int, ``x.shape``, or a tuple of ints (one ``tuple`` op)."""
         if isinstance(node, (ast.Tuple, ast.List)):
-            items = [self.expr(e) for e in node.elts]
-            return self.emit("tuple", items, node)
+            # `(*x.shape, 1)`: runs of items, and the shapes starred among them, joined
+            parts: list[ir.Operand] = []
+            run: list[ast.expr] = []
+            for e in node.elts + [None]:
+                if e is not None and not isinstance(e, ast.Starred):
+                    run.append(e)
+                    continue
+                if run or (e is None and not parts):
+                    parts.append(self.emit("tuple", [self.expr(x) for x in run], node))
+                    run = []
+                if e is not None:
+                    parts.append(self.shape_operand(e.value))
+            shape = parts[0]
+            for part in parts[1:]:
+                shape = self.emit("tuple.concat", [shape, part], node)
+            return shape
         return self.expr(node)
 
     def method_call(self, node: ast.Call, var, hint) -> ir.Operand:

@@ -273,6 +273,7 @@ NUMPY_RULES = [
     Rule("np.ndim", "np.ndim(x)", (None,), "int"),
     Rule("np.size", "np.size(x)", (None,), "int"),
     Rule("tuple", "args", (None,), "int", variadic=True),
+    Rule("tuple.concat", "tuple(x) + tuple(y)", (None,), "int"),
     Rule("index_array", "np.array(args)", (None,), "array", "a list of indices",
          variadic=True),
     _constant("zeros", "np.zeros(x, dtype=dtype)"),
