@@ -1,0 +1,170 @@
+"""Structures passed whole to helpers and returned by them
+(tests/passing_src.py, s2s_ad/frontend/passing.py): a list, tuple, dict,
+NamedTuple or dataclass built in the function or received as a parameter,
+given to a helper (inlined or a forward/backward pair), `*args` and
+`**kwargs` helpers, helpers returning dicts, NamedTuples and nested tuples.
+Every gradient is compared with central differences of the original
+function (float64): through `grad`, `vjp` and `jvp`, and through the module
+`s2s-ad grad -o` writes, imported in a fresh interpreter. The positions
+helper, helper of helper, loop and branch come from
+tests/test_metamorphic_corpora.py, which runs the scalar cases below."""
+
+import inspect
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import passing_src as src
+import s2s_ad
+from oracle import close, fd_gradient
+from s2s_ad import cli
+from test_pytrees import _check
+
+SCALAR = {
+    "list_to_helper": [0.3, 0.7],
+    "list_to_looping_helper": [0.3, 0.7],
+    "list_indexed_in_helper": [0.3, 0.7],
+    "dict_to_helper": [0.3, 0.7, 0.4],
+    "namedtuple_built": [0.3, 0.7, 0.4],
+    "dataclass_built": [0.3, 0.7, 0.4],
+    "nested_structure": [0.3, 0.7],
+    "structure_through_helpers": [0.3, 0.7, 0.4],
+    "structure_in_loop": [0.3, 0.7, 4],
+    "structure_in_branch": [0.3, 0.7],
+    "static_in_structure": [0.3, 0.7],
+    "star_args": [0.3, 0.7],
+    "kwargs_helper": [0.3, 0.7],
+    "star_forward": [0.3, 0.7],
+    "returns_dict": [0.3, 0.7],
+    "returns_namedtuple": [0.3, 0.7],
+    "returns_nested": [0.3, 0.7],
+    "forward_structure_parameter": [0.3, 0.7, 0.4],
+}
+POINTS = {"structure_in_branch": [[0.3, 0.7], [0.9, -0.4]],
+          "dict_to_helper": [[0.3, 0.7, 0.4], [0.3, 0.7, -0.4]]}
+
+
+def _wrt(args):
+    return [i for i, a in enumerate(args) if isinstance(a, float)]
+
+
+def _points(name):
+    return POINTS.get(name, [SCALAR[name]])
+
+
+@pytest.mark.parametrize("name", SCALAR)
+def test_grad_matches_finite_differences(name):
+    f = getattr(src, name)
+    for args in _points(name):
+        wrt = _wrt(args)
+        got = s2s_ad.grad(f, wrt=tuple(wrt))(*args)
+        for g, want in zip(got, fd_gradient(f, args, wrt)):
+            assert close(g, want), (name, args, got)
+
+
+@pytest.mark.parametrize("name", SCALAR)
+def test_vjp_and_jvp_match_finite_differences(name):
+    f = getattr(src, name)
+    args = SCALAR[name]
+    value, back = s2s_ad.vjp(f, *args)
+    assert value == pytest.approx(f(*args), rel=1e-12)
+    pulled = back(0.7)
+    names = list(inspect.signature(f).parameters)
+    for i in _wrt(args):
+        want = fd_gradient(f, args, [i])[0]
+        assert close(pulled[i], 0.7 * want)
+        _, tangent = s2s_ad.jvp(f, wrt=names[i])(*args, **{f"d{names[i]}": 1.0})
+        assert close(tangent, want)
+
+
+def test_a_pair_takes_the_leaves_and_each_structure_of_another_shape_gets_its_own():
+    text = s2s_ad.gradient_source(src.dict_to_helper)
+    # {"w": .., "b": ..} and {"b": .., "w": ..}: the same leaves, keys in another order
+    assert "def _dict_branch_fwd(d_w, d_b, x):" in text
+    assert "def _dict_branch_fwd_1(d_b, d_w, x):" in text
+    assert "= _dict_branch_fwd(w, b, x)" in text
+
+
+def _cli_module(tmp_path, name):
+    out = tmp_path / f"grad_{name}.py"
+    code = cli.main(["grad", f"{src.__file__}:{name}", "-o", str(out)])
+    assert code == 0
+    return out
+
+
+@pytest.mark.parametrize("name", SCALAR)
+def test_the_cli_module_runs_in_a_fresh_interpreter(tmp_path, name):
+    out = _cli_module(tmp_path, name)
+    points = _points(name)
+    script = (f"import json, sys\nsys.path.insert(0, {str(tmp_path)!r})\n"
+              f"from grad_{name} import grad_{name} as g\n"
+              f"print(json.dumps([list(g(*p)) if isinstance(g(*p), tuple) else [g(*p)] "
+              f"for p in {points!r}]))\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    run = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True, text=True,
+                         cwd=str(tmp_path), env=env, timeout=120)
+    assert run.returncode == 0, run.stderr
+    f = getattr(src, name)
+    for got, args in zip(json.loads(run.stdout), points):
+        wrt = list(range(len(args)))
+        want = fd_gradient(f, args, _wrt(args))
+        got = [got[i] for i in _wrt(args)] if len(got) == len(wrt) else got
+        for g, w in zip(got, want):
+            assert close(g, w), (name, args, got, want)
+
+
+def _rng(seed):
+    return np.random.default_rng(seed)
+
+
+ARRAYS = [
+    ("dict_loss", lambda: ({"W1": _rng(0).normal(size=(4, 3)), "b1": _rng(1).normal(size=4),
+                            "W2": _rng(2).normal(size=(2, 4))}, _rng(3).normal(size=3))),
+    ("layers_loss", lambda: ([src.Layer(_rng(i).normal(size=(3, 3)) * 0.7,
+                                        _rng(i + 9).normal(size=3)) for i in range(2)],
+                             _rng(4).normal(size=3))),
+    ("model_loss", lambda: (src.Model(_rng(5).normal(size=(3, 3)), _rng(6).normal(size=3),
+                                      _rng(7).normal(size=3)), _rng(8).normal(size=3))),
+    ("returns_dict_of_arrays", lambda: (_rng(1).normal(size=(4, 3)),
+                                        _rng(2).normal(size=(2, 4)), _rng(3).normal(size=3))),
+    ("builds_layers", lambda: (_rng(4).normal(size=(3, 3)) * 0.5, _rng(5).normal(size=3),
+                               _rng(6).normal(size=3))),
+    ("reshape_starred", lambda: (_rng(7).normal(size=(2, 3)),)),
+]
+
+
+@pytest.mark.parametrize("name, make", ARRAYS, ids=[a[0] for a in ARRAYS])
+def test_structures_of_arrays_through_grad_and_vjp(name, make):
+    f = getattr(src, name)
+    args = make()
+    got = s2s_ad.grad(f, wrt=tuple(range(len(args))))(*args)
+    for k in range(len(args)):
+        _check(got[k], f, args, k)
+    value, back = s2s_ad.vjp(f, *args)
+    assert np.allclose(value, f(*args))
+    pulled = back(1.0)
+    for k in range(len(args)):
+        _check(pulled[k], f, args, k)
+
+
+def test_a_list_of_any_length_passed_to_a_helper_is_refused_with_a_location():
+    def grow(x, n):
+        xs = [x]
+        for i in range(n):
+            xs.append(xs[-1] * x)
+        return src._sumsq(xs)
+
+    with pytest.raises(s2s_ad.SourceError, match="list of any length") as err:
+        s2s_ad.grad(grow)(0.5, 3)
+    assert "test_passing.py:" in str(err.value) and "^" in str(err.value)
+
+
+def test_star_args_on_the_differentiated_function_is_refused_with_a_location():
+    with pytest.raises(s2s_ad.SourceError, match=r"`\*args` parameters are supported in "
+                       "helpers") as err:
+        s2s_ad.grad(src._star)(0.5, 0.25)
+    assert "passing_src.py:" in str(err.value)
