@@ -271,3 +271,26 @@ def builds_layers(W, b, x):
 def reshape_starred(x):
     y = np.reshape(x, (*x.shape, 1))
     return np.sum(y * y * x[..., None])
+
+
+# sorted(key=), min/max(key=)
+
+def sorted_weights(a, b, c):
+    xs = sorted([a * b, b - c, math.sin(c), a], key=lambda t: (t - 0.2) ** 2)
+    return xs[0] * 3.0 + xs[1] * 2.0 + xs[2] - xs[3] * xs[0]
+
+
+def sorted_plain(a, b, c):
+    s = 0.0
+    ys = sorted((a, b, c, a * c), reverse=True)
+    for i, v in enumerate(ys):
+        s = s + v * (i + 1.0)
+    return s + sorted([c, a])[0]
+
+
+def _closest(points, target):
+    return min(points, key=lambda p: abs(p - target))
+
+
+def closest_point(a, b, t):
+    return _closest([a, b, a * b, 0.5], t) * t + max([a, b, t], key=lambda v: v * v)

@@ -64,7 +64,9 @@ for _name, _args in [("list_to_looping_helper", [0.3, 0.7]),
                      ("kwargs_helper", [0.3, 0.7]), ("star_forward", [0.3, 0.7]),
                      ("returns_dict", [0.3, 0.7]), ("returns_namedtuple", [0.3, 0.7]),
                      ("returns_nested", [0.3, 0.7]),
-                     ("forward_structure_parameter", [0.3, 0.7, 0.4])]:
+                     ("forward_structure_parameter", [0.3, 0.7, 0.4]),
+                     ("sorted_weights", [0.35, 0.7, 0.4]), ("sorted_plain", [0.3, 0.7, 0.4]),
+                     ("closest_point", [0.33, 0.7, 0.4])]:
     CORPUS.append((f"passing.{_name}", getattr(passing_src, _name), _args,
                    [i for i, a in enumerate(_args) if isinstance(a, float)]))
 

@@ -43,8 +43,13 @@ SCALAR = {
     "returns_namedtuple": [0.3, 0.7],
     "returns_nested": [0.3, 0.7],
     "forward_structure_parameter": [0.3, 0.7, 0.4],
+    "sorted_weights": [0.35, 0.7, 0.4],
+    "sorted_plain": [0.3, 0.7, 0.4],
+    "closest_point": [0.33, 0.7, 0.4],
 }
-POINTS = {"structure_in_branch": [[0.3, 0.7], [0.9, -0.4]],
+POINTS = {"sorted_weights": [[0.35, 0.7, 0.4], [1.1, -0.3, 0.9], [0.2, 0.5, -1.0]],
+          "sorted_plain": [[0.3, 0.7, 0.4], [1.1, -0.3, 0.9], [0.5, 0.5001, -2.0]],
+          "closest_point": [[0.33, 0.7, 0.4], [1.1, -0.3, 0.9], [0.2, 0.9, -2.0]],"structure_in_branch": [[0.3, 0.7], [0.9, -0.4]],
           "dict_to_helper": [[0.3, 0.7, 0.4], [0.3, 0.7, -0.4]]}
 
 
@@ -149,6 +154,37 @@ def test_structures_of_arrays_through_grad_and_vjp(name, make):
     pulled = back(1.0)
     for k in range(len(args)):
         _check(pulled[k], f, args, k)
+
+
+def test_sorted_is_stable_and_min_max_keep_the_first_at_ties():
+    # equal keys: the order Python's sorted and min/max give, not another
+    def ties(a, b):
+        ys = sorted([a, b, -a, 2.0 * a], key=lambda t: t * t)
+        m = max([b, a, -a], key=lambda t: t * t)
+        return ys[0] * 1.0 + ys[1] * 2.0 + ys[2] * 3.0 + ys[3] * 5.0 + m * 7.0
+
+    for a, b in [(0.5, 0.5), (0.5, -0.5), (0.3, 0.9)]:
+        value, back = s2s_ad.vjp(ties, a, b)
+        assert value == ties(a, b)
+        # the gradient of the order Python chose: each item's weight flows to it
+        order = sorted([(0, a), (1, b), (2, -a), (3, 2.0 * a)], key=lambda p: p[1] * p[1])
+        weights = dict(zip([p[0] for p in order], [1.0, 2.0, 3.0, 5.0]))
+        best = max([(0, b), (1, a), (2, -a)], key=lambda p: p[1] * p[1])[0]
+        da = weights[0] - weights[2] + 2.0 * weights[3] + 7.0 * {0: 0.0, 1: 1.0, 2: -1.0}[best]
+        db = weights[1] + 7.0 * (best == 0)
+        assert back(1.0) == pytest.approx((da, db), rel=1e-12)
+
+
+def test_sorted_of_a_list_of_any_length_is_refused_with_a_location():
+    def grow(x, n):
+        xs = [x]
+        for i in range(n):
+            xs.append(xs[-1] * x)
+        return sorted(xs)[0]
+
+    with pytest.raises(s2s_ad.SourceError, match="sorted` of a list of any length") as err:
+        s2s_ad.grad(grow)(0.5, 3)
+    assert "test_passing.py:" in str(err.value)
 
 
 def test_a_list_of_any_length_passed_to_a_helper_is_refused_with_a_location():

@@ -24,7 +24,7 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import closures, passing, statics, structures, syntax
+from s2s_ad.frontend import closures, passing, sorting, statics, structures, syntax
 from s2s_ad.rules import RULES
 from s2s_ad.rules import user as user_rules
 
@@ -66,6 +66,8 @@ class CallLowering:
             if k.arg is None:
                 raise self.src.error(k.value, "`**kwargs` in calls is not supported")
         fn = self.resolve(node.func)
+        if sorting.is_keyed(fn, node):
+            return sorting.keyed_call(self, fn, node, var, hint)
         if fn is builtins.sum:
             value = syntax.sum_call(self, node, var, hint)
             if value is not None:
