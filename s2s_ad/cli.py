@@ -1,7 +1,7 @@
 """The ``s2s-ad`` command.
 
     s2s-ad grad  TARGET [--wrt a,x] [--value] [--output K] [--array x] [--static mode=l1]
-                        [--checkpoint [--snapshots K]] [-o FILE]
+                        [--like params=EXAMPLE] [--checkpoint [--snapshots K]] [-o FILE]
                                                        print or write the gradient module
     s2s-ad jvp   TARGET [--wrt a,x] [--length xs=N] [--array x] [-o FILE]
                                                        print or write the forward-mode module
@@ -88,6 +88,42 @@ def _statics(items: list[str] | None) -> dict | None:
     return out
 
 
+def _likes(items: list[str] | None, fn, lengths: dict | None) -> tuple:
+    """``--like params=EXAMPLE`` → lengths ``{"params": ("tree", spec)}``: the
+    code is generated for the structure (keys, fields, classes, lengths) of
+    ``EXAMPLE``, a module-level value of the target's module (``A.b`` reads
+    an attribute of one); and the parameters whose example holds an array
+    (their leaves are arrays, as when ``s2s_ad.grad`` is called with it)."""
+    if not items:
+        return lengths, ()
+    holding: list[str] = []
+    from s2s_ad.frontend import pytrees
+    out = dict(lengths or {})
+    for item in items:
+        for part in item.split(","):
+            name, eq, path = part.partition("=")
+            name, path = name.strip(), path.strip()
+            if not eq or not name or not path:
+                raise S2SError(f"--like expects name=VALUE (like params=EXAMPLE), got {part!r}")
+            head, *rest = path.split(".")
+            if head not in fn.__globals__:
+                raise S2SError(f"--like {name}: {head!r} is not defined in the module of "
+                               f"{fn.__name__}")
+            value = fn.__globals__[head]
+            for attr in rest:
+                if not hasattr(value, attr):
+                    raise S2SError(f"--like {name}: {path!r} has no attribute {attr!r}")
+                value = getattr(value, attr)
+            spec = pytrees.spec_of(value)
+            if spec is None or spec == "leaf":
+                raise S2SError(f"--like {name}: {path} is not a dict, list, tuple, NamedTuple "
+                               "or dataclass of numbers and arrays")
+            out[name] = ("tree", spec)
+            if pytrees.holds_array(value):
+                holding.append(name)
+    return out, tuple(holding)
+
+
 def _shapes(items: list[str] | None) -> dict | None:
     """``--shape W=3x4,x=4`` → {"W": (3, 4), "x": (4,)}."""
     if not items:
@@ -120,6 +156,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="for a function returning a tuple or list: the item to differentiate")
     g.add_argument("--length", action="append", metavar="NAME=N",
                    help="length of a list parameter (e.g. xs=3); its gradient is a list")
+    g.add_argument("--like", action="append", metavar="NAME=VALUE",
+                   help="a module-level value (of the target's module) whose structure a "
+                   "dict, list, tuple, NamedTuple or dataclass parameter has (e.g. "
+                   "params=EXAMPLE); its gradient has that structure")
     g.add_argument("--static", action="append", metavar="NAME=VALUE",
                    help="a static argument (a string, None, True or False) the code is "
                         "generated for, e.g. mode=l1 (default: each such parameter's default)")
@@ -225,10 +265,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         fn = source.load_target(args.target)
         if args.command == "grad":
+            lengths, holding = _likes(args.like, fn, _assignments(args.length, "--length")
+                                      or None)
             text, files = api.gradient_module(
                 fn, _wrt(args.wrt), with_value=args.value, output=args.output,
-                lengths=_assignments(args.length, "--length") or None, arrays=_arrays(args.array),
-                statics=_statics(args.static), checkpoint=_checkpoint(args))
+                lengths=lengths, arrays=_arrays(args.array) + holding,
+                statics=_statics(args.static),
+                checkpoint=_checkpoint(args))
             _deliver(text, args.file, fn, loader.write, files)
             return 0
         if args.command == "jvp":

@@ -294,3 +294,7 @@ def _closest(points, target):
 
 def closest_point(a, b, t):
     return _closest([a, b, a * b, 0.5], t) * t + max([a, b, t], key=lambda v: v * v)
+
+
+EXAMPLE_PARAMS = {"W1": np.zeros((4, 3)), "b1": np.zeros(4), "W2": np.zeros((2, 4))}
+EXAMPLE_MODEL = Model(np.zeros((3, 3)), np.zeros(3), np.zeros(3))

@@ -12,6 +12,8 @@ tests/test_metamorphic_corpora.py, which runs the scalar cases below."""
 import inspect
 import json
 import os
+import pickle
+import shutil
 import subprocess
 import sys
 
@@ -120,6 +122,43 @@ def test_the_cli_module_runs_in_a_fresh_interpreter(tmp_path, name):
         got = [got[i] for i in _wrt(args)] if len(got) == len(wrt) else got
         for g, w in zip(got, want):
             assert close(g, w), (name, args, got, want)
+
+
+def _run_fresh(tmp_path, module: str, call: str) -> object:
+    """``call`` evaluated in a fresh interpreter that imports ``module`` from
+    ``tmp_path`` (not the repository); arguments travel by pickle."""
+    script = (f"import pickle, sys\nsys.path.insert(0, {str(tmp_path)!r})\n"
+              f"from {module} import *\n"
+              f"args = pickle.load(open({str(tmp_path / 'args.pkl')!r}, 'rb'))\n"
+              f"pickle.dump({call}, open({str(tmp_path / 'out.pkl')!r}, 'wb'))\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    run = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True, text=True,
+                         cwd=str(tmp_path), env=env, timeout=120)
+    assert run.returncode == 0, run.stderr
+    with open(tmp_path / "out.pkl", "rb") as f:
+        return pickle.load(f)
+
+
+@pytest.mark.parametrize("name, param, like", [("dict_loss", "params", "EXAMPLE_PARAMS"),
+                                               ("model_loss", "model", "EXAMPLE_MODEL")])
+def test_the_cli_generates_for_a_structure_parameter_like_an_example(tmp_path, name, param,
+                                                                     like):
+    out = tmp_path / f"grad_{name}.py"
+    assert cli.main(["grad", f"{src.__file__}:{name}", "--like", f"{param}={like}",
+                     "-o", str(out)]) == 0
+    args = dict(ARRAYS)[name]()
+    with open(tmp_path / "args.pkl", "wb") as f:
+        pickle.dump(args, f)
+    # the dataclass's class travels by pickle: its module must be importable there
+    shutil.copy(src.__file__, tmp_path / "passing_src.py")
+    got = _run_fresh(tmp_path, f"grad_{name}", f"grad_{name}(*args)")
+    for k in range(len(args)):
+        _check(got[k], getattr(src, name), args, k)
+
+
+def test_the_cli_refuses_a_like_that_is_not_a_structure(capsys):
+    assert cli.main(["grad", f"{src.__file__}:dict_loss", "--like", "params=Pt"]) == 2
+    assert "--like params: Pt is not a dict" in capsys.readouterr().err
 
 
 def _rng(seed):
