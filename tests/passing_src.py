@@ -298,3 +298,34 @@ def closest_point(a, b, t):
 
 EXAMPLE_PARAMS = {"W1": np.zeros((4, 3)), "b1": np.zeros(4), "W2": np.zeros((2, 4))}
 EXAMPLE_MODEL = Model(np.zeros((3, 3)), np.zeros(3), np.zeros(3))
+
+
+# lists of any length passed to helpers
+
+def _tail_energy(xs, w):
+    s = 0.0
+    for i in range(len(xs)):
+        s = s + xs[i] * xs[-1 - i] * w
+    return s + xs[-1]
+
+
+def grown_to_helper(x, w, n):
+    xs = [x]
+    for i in range(n):
+        xs.append(math.sin(xs[-1]) * w + 0.1 * xs[i])
+    a = _tail_energy(xs, w)
+    xs.append(a * 0.5)  # after the call: the helper saw the list as it was then
+    return a + _tail_energy(xs, x)
+
+
+def grown_in_loop(x, n):
+    hs = []
+    t = 0.0
+    for i in range(n):
+        hs.append(x * (i + 1.0) + t * 0.1)
+        t = t + _tail_energy(hs, x)
+    return t
+
+
+def list_param_to_helper(c, x):
+    return _indexed(c, x) * x + _tail_energy(c, x)

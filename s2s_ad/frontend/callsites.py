@@ -135,7 +135,8 @@ class CallLowering:
                                      f"function, which has no value at this call")
             kwargs[free] = self.read(free, node)
         for a in [*args, *kwargs.values()]:
-            if isinstance(a, ir.Value) and a.kind in ("tuple", "list"):
+            if isinstance(a, ir.Value) and a.kind in ("tuple", "list") \
+                    and not passing.runtime_list(self, a):
                 raise self.src.error(node, f"`{what}` is passed {structures.describe(a)}; "
                                      "such a value is not passed whole to a helper: pass a "
                                      "number computed from it, or its items")
@@ -152,6 +153,11 @@ class CallLowering:
                 value = tuple(value)  # `def h(*args)`: the tuple it collects
             elif kind == inspect.Parameter.VAR_KEYWORD:
                 value = structures.StaticDict(dict(value))  # `**kw`: a dict
+            if passing.runtime_list(self, value):
+                # a list of any length: one operand, the helper reads it when it runs
+                passed.append((name, ("runtime", value.kind)))
+                operands.append(value)
+                continue
             if passing.is_passed(value):
                 spec, leaves = passing.flatten(self, value, node, what)
                 passed.append((name, spec))

@@ -43,11 +43,21 @@ import inspect
 import numbers
 
 from s2s_ad import ir
-from s2s_ad.frontend import statics, structures
+from s2s_ad.frontend import runtime_lists, statics, structures
 from s2s_ad.frontend.numpy import annotated_numbers
 from s2s_ad.frontend.structures import StaticDict, StaticList, StaticObject
 
 LEAF_KINDS = ("float", "int", "array")
+
+
+def runtime_list(lo, value) -> bool:
+    """Is ``value`` a list of any length (a list parameter read when the code
+    runs, or a list grown at run time), in code of numbers? It is passed to a
+    helper as one value, which the helper reads by index, ``len``, ``sum``
+    and loops when it runs."""
+    return (isinstance(value, ir.Value) and value.kind in ("list", "tuple")
+            and not getattr(lo, "array_mode", False)
+            and (structures.is_runtime(lo, value) or runtime_lists.is_grown(lo, value)))
 
 
 def is_passed(value) -> bool:
@@ -188,7 +198,7 @@ def construct(lo, cls, node: ast.Call):
 
 def count(spec) -> int:
     """How many leaves (operands) a structure of ``spec`` passes."""
-    if spec[0] == "leaf":
+    if spec[0] in ("leaf", "runtime"):
         return 1
     if spec[0] == "const":
         return 0
@@ -201,7 +211,7 @@ def count(spec) -> int:
 def holds_array(spec) -> bool:
     if spec[0] == "leaf":
         return spec[1] == "array"
-    if spec[0] == "const":
+    if spec[0] in ("const", "runtime"):
         return False
     if spec[0] in ("list", "tuple"):
         return any(holds_array(s) for s in spec[1])
@@ -214,6 +224,11 @@ def params(lo, node: ast.arg, spec, kwonly: bool) -> list[ir.Param]:
     ``spec`` becomes: one per leaf (named after its path, ``xs_0``,
     ``p_w``), with the name bound to the structure of them."""
     out: list[ir.Param] = []
+    if spec[0] == "runtime":
+        param = structures.sequence_param(lo, node, lo.namer.claim(node.arg),
+                                          (spec[1], structures.RUNTIME), None, False, kwonly)
+        lo.seq_params[id(lo.env[node.arg])] = param
+        return [param]
 
     def build(s, path: str):
         if s[0] == "leaf":

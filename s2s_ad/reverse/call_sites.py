@@ -68,11 +68,14 @@ class CallSites:
             # array it was given (``def ident(v): return v``), and the
             # caller need not be in array mode to pass arrays through.
             name = self.adj[id(arg)]
-            add = (self.arrays.accumulate(name, ast.Name(tmp, ast.Load()), False)
-                   if self.arrays is not None else
-                   ast.Assign([ast.Name(name, ast.Store())],
-                              ast.BinOp(ast.Name(name, ast.Load()), ast.Add(),
-                                        ast.Name(tmp, ast.Load()))))
+            if arg.kind in ("list", "tuple"):
+                add = _add_items(name, tmp, self.namer)
+            else:
+                add = (self.arrays.accumulate(name, ast.Name(tmp, ast.Load()), False)
+                       if self.arrays is not None else
+                       ast.Assign([ast.Name(name, ast.Store())],
+                                  ast.BinOp(ast.Name(name, ast.Load()), ast.Add(),
+                                            ast.Name(tmp, ast.Load()))))
             adds.append(Stmt(add, f"line {op.loc.line}: {op.text}, another use of {arg.name}", op,
                              k, target=name))
         if op.out.kind == "tuple":
@@ -100,6 +103,22 @@ class CallSites:
                           ast.BinOp(ast.Name(items[k], ast.Load()), ast.Add(), ast.Name(g, ast.Load())))
         items[k] = name
         return [Stmt(node, f"line {op.loc.line}: {op.text}, item {k} read again", op)]
+
+
+def _add_items(name: str, tmp: str, namer) -> ast.stmt:
+    """``dxs[:] = [a + b for a, b in zip(dxs, t)]``: a list passed whole to a
+    helper gets the helper's adjoint list added item by item (the two have
+    the length the list had at the call)."""
+    a, b = namer.fresh("a"), namer.fresh("b")
+    value = ast.ListComp(
+        ast.BinOp(ast.Name(a, ast.Load()), ast.Add(), ast.Name(b, ast.Load())),
+        [ast.comprehension(ast.Tuple([ast.Name(a, ast.Store()), ast.Name(b, ast.Store())],
+                                     ast.Store()),
+                           ast.Call(ast.Name("zip", ast.Load()),
+                                    [ast.Name(name, ast.Load()), ast.Name(tmp, ast.Load())], []),
+                           [], 0)])
+    target = ast.Subscript(ast.Name(name, ast.Load()), ast.Slice(None, None, None), ast.Store())
+    return ast.Assign([target], value)
 
 
 # -- the forward/backward pair of a called function ------------------------------

@@ -189,7 +189,9 @@ def fuse_sum(sweep, stmts: list) -> None:
             node = s.node if isinstance(s, Stmt) else None
             if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Subscript) \
                     and isinstance(node.targets[0].slice, ast.Slice) \
-                    and _target(node) == name and isinstance(node.value, ast.ListComp):
+                    and _target(node) == name and isinstance(node.value, ast.ListComp) \
+                    and isinstance(node.value.generators[0].iter, ast.Name) \
+                    and node.value.generators[0].iter.id == name:
                 g = node.value.elt.right
                 size = stmts[start].node.value.right
                 if sweep.arrays is not None or not isinstance(size, ast.Call):

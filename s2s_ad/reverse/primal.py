@@ -96,7 +96,13 @@ class _Forward:
     def op_expr(self, op: ir.Op) -> ast.expr:
         if op.callee is not None:
             pair = self.sw.pair(op)
-            return ast.Call(ast.Name(pair.fwd, ast.Load()), [self.expr(a) for a in op.args], [])
+            args = [self.expr(a) for a in op.args]
+            for k, a in enumerate(op.args):
+                if isinstance(a, ir.Value) and id(a) in self.sw.lists:
+                    # a list grown at run time, passed whole: the callee's tape keeps
+                    # the list as it is now, not as later appends make it
+                    args[k] = ast.Subscript(args[k], ast.Slice(None, None, None), ast.Load())
+            return ast.Call(ast.Name(pair.fwd, ast.Load()), args, [])
         if op.prim == "item":
             return ast.Subscript(self.expr(op.args[0]), ast.Constant(op.args[1].value), ast.Load())
         if op.prim == "list.new":
