@@ -22,6 +22,7 @@ import ast
 import builtins
 
 from s2s_ad import ir
+from s2s_ad.frontend import runtime_lists
 from s2s_ad.frontend.structures import (StaticDict, StaticList, StaticObject, _static_int,
                                         is_structure)
 
@@ -77,6 +78,14 @@ def unroll_items(lo, node: ast.For) -> bool:
     if params and items and not any(_holds_structure(x) for x in items):
         return False  # over list parameters of numbers: a loop over their positions
     if _jumps(node.body):
+        static = lo.env.get(node.iter.id) if isinstance(node.iter, ast.Name) else None
+        if isinstance(static, StaticList) and lo.region_depth == 0 and not any(
+                is_structure(x) or isinstance(x, ir.Value) and x.kind in ("tuple", "list")
+                for x in static.items):
+            # `for v in xs: ... return` over a list of numbers: a loop over the
+            # list made a run-time list (frontend/runtime_lists.py)
+            runtime_lists.promote(lo, static, node, node.iter.id)
+            return False
         raise lo.src.error(node, "a loop over a tuple, list or structure known while lowering "
                            "is unrolled, and cannot use `break`, `continue` or `return`")
     if len(items) > UNROLL_LIMIT:
