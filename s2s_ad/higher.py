@@ -205,11 +205,31 @@ def hvp(fn: Callable, wrt: Wrt = 0) -> Callable:
 
 
 def _hvp_call(fn, wrt, primals, kwargs, v, memo: dict):
+    refuse_structures(fn, primals, kwargs, "`hvp`")
     names, many, product = _hvp_function(fn, wrt, primals, kwargs, memo)
     directions = list(v) if many else [v]
     if len(directions) != len(names):
         raise ValueError(f"v has {len(directions)} part(s); the gradient has {len(names)}")
     return product(primals, kwargs, directions)
+
+
+def refuse_structures(fn: Callable, args: tuple, kwargs: dict, what: str) -> None:
+    """Second derivatives and forward Jacobians take numbers, arrays and
+    lists of them: a dict, dataclass or NamedTuple argument is refused at
+    the function's ``def``."""
+    from s2s_ad.frontend import pytrees, source
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return
+    for name, value in bound.arguments.items():
+        spec = pytrees.spec_of(value)
+        if spec is None or spec == "leaf" or pytrees.is_flat(spec):
+            continue
+        src = source.locate(fn)
+        raise src.error(src.tree, f"{what} of a function taking a structure (`{name}`: a "
+                        "dict, dataclass, NamedTuple or nested list) is not supported; use "
+                        "grad, vjp or jvp, or pass its leaves as parameters")
 
 
 def _hvp_function(fn, wrt, primals, kwargs, memo: dict):
@@ -253,6 +273,7 @@ def hessian(fn: Callable, wrt: Wrt = 0) -> Callable:
     memo: dict = {}
 
     def full(*args, **kwargs):
+        refuse_structures(fn, args, kwargs, "`hessian`")
         names, many, product = _hvp_function(fn, wrt, args, kwargs, memo)
         points = [_argument(fn, args, kwargs, n) for n in names]
         if all(p.__class__ in (float, int) for p in points):

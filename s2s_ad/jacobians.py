@@ -9,7 +9,7 @@ import inspect
 from typing import Callable
 
 from s2s_ad.cache import array_arguments, generated, positional_names, shapes
-from s2s_ad.higher import _chosen, _zero_like, transform
+from s2s_ad.higher import _chosen, _zero_like, refuse_structures, transform
 from s2s_ad.pipeline import Wrt
 
 __all__ = ["jacfwd", "jacrev", "jacobian"]
@@ -33,6 +33,7 @@ def jacfwd(fn: Callable, wrt: Wrt = 0, *, lengths: dict | None = None) -> Callab
     forward = transform(fn, chosen, "jvp", None, lengths)
 
     def jacobian_fwd(*args, **kwargs):
+        refuse_structures(fn, args, kwargs, "`jacfwd`")
         bound = sig.bind(*args, **kwargs)
         bound.apply_defaults()
         points = [bound.arguments[n] for n in chosen]

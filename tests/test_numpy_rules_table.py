@@ -69,6 +69,8 @@ CASES = {
                   ("np.einsum('ijk,ik,j->ij', x, y, z)", "abc,ac,b"),
                   ("np.einsum('ij,kj->ik', x, y)", "ab,cb"), ("np.einsum('ij', x)", "ab"),
                   ("np.einsum('ji', x)", "ab")],
+    "tuple.concat": [("np.reshape(x, (*x.shape, 1)) * x[..., None]", "ab"),
+                     ("np.zeros((2, *x.shape)) + np.reshape(x, (1, *np.shape(x), 1))[..., 0]", "a")],
     "np.linalg.det": [("np.linalg.det(x)", "aa"), ("np.linalg.det(x)", "baa")],
     "np.linalg.inv": [("np.linalg.inv(x)", "aa"), ("np.linalg.inv(x)", "baa")],
     "np.linalg.solve": [("np.linalg.solve(x, y)", "aa,a"), ("np.linalg.solve(x, y)", "aa,ab"),

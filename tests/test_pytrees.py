@@ -193,6 +193,29 @@ def test_a_structure_passed_whole_to_a_helper_has_the_same_gradient():
     _check(got[1], src.helper_gets_structure, args, 1)
 
 
-def test_forward_mode_refuses_structures_with_a_location():
-    with pytest.raises(s2s_ad.SourceError, match="structure parameter"):
-        s2s_ad.jvp(src.scalar_dataclass)(src.Scalars(0.5, 0.2), 0.3, dp=0.0, dx=1.0)
+@pytest.mark.parametrize("name, make", CASES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CASES)])
+def test_jvp_takes_a_tangent_of_the_structure(name, make):
+    # the directional derivative along a random tangent of the same structure
+    # is the dot product of central differences with that tangent
+    import inspect
+    f = getattr(src, name)
+    args = make()
+    first = list(inspect.signature(f).parameters)[0]
+    leaves, rebuild = _flatten(args[0])
+    rng = _rng(11)
+    directions = [rng.normal(size=np.shape(leaf)) if isinstance(leaf, np.ndarray)
+                  else float(rng.normal()) for leaf in leaves]
+    value, tangent = s2s_ad.jvp(f, wrt=first)(*args, **{f"d{first}": rebuild(directions)})
+    assert np.allclose(value, f(*args))
+    want = sum(float(np.sum(np.asarray(g) * np.asarray(d)))
+               for g, d in zip(_fd_tree(f, args, 0), directions))
+    assert tangent == pytest.approx(want, rel=1e-5, abs=1e-6)
+
+
+def test_second_derivatives_refuse_structures_with_a_location():
+    for make in (lambda: s2s_ad.hvp(src.scalar_dataclass, wrt="x")(src.Scalars(0.5, 0.2), 0.3,
+                                                                     (1.0,)),
+                 lambda: s2s_ad.jacfwd(src.scalar_dataclass, wrt="x")(src.Scalars(0.5, 0.2), 0.3)):
+        with pytest.raises(s2s_ad.SourceError, match="of a function taking a structure") as err:
+            make()
+        assert "pytrees_src.py:" in str(err.value)

@@ -30,8 +30,8 @@ import linecache
 
 from s2s_ad import ir
 from s2s_ad.emit import optimize, peephole
-from s2s_ad.emit.code import (Block, CodeFunction, Stmt, name_nodes, signature, unpack_params,
-                               while_block)
+from s2s_ad.emit.code import (Block, CodeFunction, Stmt, name_nodes, signature, tree_leaves,
+                              unpack_params, while_block)
 from s2s_ad.errors import SourceError
 from s2s_ad.forward import linear
 from s2s_ad.names import Namer
@@ -71,11 +71,6 @@ def transform(func: ir.Function, wrt: list[ir.Value], name: str, *, jvps: dict,
     function returns ``(value, tangent)`` of all its outputs (a helper's JVP);
     otherwise the tangents of ``wrt`` are keyword-only (required, but for
     a single number's: ``dx=1.0``)."""
-    for p in func.params:
-        if p.tree is not None:
-            raise refuse(func.loc, f"forward mode does not yet take a structure parameter "
-                         f"(`{p.value.var}`: a dict, dataclass, NamedTuple or nested list); "
-                         "use reverse mode (grad, vjp)")
     return _Forward(func, wrt, name, jvps, reserved, callee).build()
 
 
@@ -163,6 +158,13 @@ class _Forward:
                 self.act.add(id(item))
         body = unpack_params(func)
         for p in func.params:
+            if p.tree is not None and p.value in self.wrt:
+                # a structure parameter's tangent has its structure: a leaf's tangent
+                # is read from it as the leaf is from the parameter
+                body += [Stmt(ast.Assign([ast.Name(self.t(v), ast.Store())], e),
+                              f"the tangent of a leaf of {p.value.var}")
+                         for v, e in tree_leaves(p.tree, _load(self.t(p.value)))]
+                continue
             if p.items is not None and p.value in self.wrt:
                 target = ast.Tuple([ast.Name(self.t(v), ast.Store()) for v in p.items], ast.Store())
                 body.append(Stmt(ast.Assign([target], _load(self.t(p.value))),

@@ -220,8 +220,8 @@ def _indexes_structures(lo, body: list) -> bool:
                 if items and any(is_structure(x) for x in items):
                     return True
                 if items and not isinstance(n.slice, ast.Slice) \
-                        and _static_int(lo, n.slice) is None:
-                    return True
+                        and _static_int(lo, n.slice) is None and lo.sequence_param(v) is None:
+                    return True  # (a list parameter is read at run-time indices instead)
     return False
 
 
