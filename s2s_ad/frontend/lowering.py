@@ -78,13 +78,6 @@ REFUSED = {
 }
 
 
-MAX_NESTING = 100
-"""Deepest expression nesting lowered. Python's own printer (ast.unparse,
-used for comments) recurses several frames per level, so a 500-term sum
-``x + x + ... + x`` would exhaust the interpreter's stack; refusing it with a
-location is better than a RecursionError from inside s2s-ad."""
-
-
 def lower(src: Source, lengths: dict | None = None, arrays=(), statics: dict | None = None,
           passed: dict | None = None, helper: bool = False) -> ir.Function:
     """Lower ``src`` to SSA IR (see the module docstring).
@@ -102,7 +95,7 @@ def lower(src: Source, lengths: dict | None = None, arrays=(), statics: dict | N
     each leaf becomes a parameter of its own. A ``helper`` (a function called
     by the one differentiated) may return a dict, a NamedTuple, a dataclass
     or nested tuples and lists (``Function.returns``)."""
-    _check_nesting(src)
+    syntax.check_nesting(src)
     arrays = (arrays,) if isinstance(arrays, str) else arrays
     with callees.session():
         return _lower(src, lengths, arrays, statics, passed, helper)
@@ -129,20 +122,6 @@ def names_numpy(src: Source) -> bool:
     """Whether the source of ``src``'s function uses NumPy (then its
     parameters are arrays unless annotated; see :mod:`s2s_ad.frontend_numpy`)."""
     return numpy_use(src)[1]
-
-
-def _check_nesting(src: Source) -> None:
-    """Refuse an expression nested deeper than MAX_NESTING (counted without recursion)."""
-    for stmt in ast.walk(src.tree):
-        if not isinstance(stmt, ast.stmt):
-            continue
-        stack = [(child, 1) for child in ast.iter_child_nodes(stmt) if isinstance(child, ast.expr)]
-        while stack:
-            node, depth = stack.pop()
-            if depth > MAX_NESTING:
-                raise src.error(stmt, f"this statement nests expressions more than {MAX_NESTING} "
-                                "levels deep; split it into several assignments")
-            stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
 
 
 class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFlow):

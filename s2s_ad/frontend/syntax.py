@@ -9,6 +9,8 @@ node, and returns an operand (or a rewritten node) built from existing ops:
   same in a tuple;
 * :func:`sum_call` — ``sum(xs, start)`` (``start + xs[0] + ...``, folded
   left as Python does) and ``sum(a)`` of a NumPy array (``np.sum(a, axis=0)``);
+* :func:`check_nesting` — a statement nesting expressions deeper than
+  :data:`MAX_NESTING` is refused, located, before lowering;
 * :func:`math_call` — ``math.fsum(xs)`` (the sum of the items; its value
   is summed left to right, without fsum's exact rounding), ``math.prod(xs,
   start=1)``, ``math.dist(p, q)`` (``√Σ(pᵢ-qᵢ)²``).
@@ -177,3 +179,24 @@ def math_call(lo, fn, node: ast.Call, var, hint):
 
 
 BUILTIN_SUM = builtins.sum
+
+
+MAX_NESTING = 100
+"""Deepest expression nesting lowered. Python's own printer (ast.unparse,
+used for comments) recurses several frames per level, so a 500-term sum
+``x + x + ... + x`` would exhaust the interpreter's stack; refusing it with a
+location is better than a RecursionError from inside s2s-ad."""
+
+
+def check_nesting(src) -> None:
+    """Refuse an expression nested deeper than MAX_NESTING (counted without recursion)."""
+    for stmt in ast.walk(src.tree):
+        if not isinstance(stmt, ast.stmt):
+            continue
+        stack = [(child, 1) for child in ast.iter_child_nodes(stmt) if isinstance(child, ast.expr)]
+        while stack:
+            node, depth = stack.pop()
+            if depth > MAX_NESTING:
+                raise src.error(stmt, f"this statement nests expressions more than {MAX_NESTING} "
+                                "levels deep; split it into several assignments")
+            stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
