@@ -18,10 +18,9 @@ Before → after, for ``def f(x): return sq(x) + sq(2 * x)``::
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass, field
 
-from s2s_ad.frontend import lowering as frontend, numpy as frontend_numpy, passing, source, statics, structures
+from s2s_ad.frontend import lowering as frontend, passing, source, structures
 from s2s_ad import ir
 from s2s_ad.errors import SourceError
 from s2s_ad.names import Namer
@@ -110,8 +109,8 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
                              f"captures data ({held}) of the function that made it; captured "
                              "data are passed to the function you differentiate only: define "
                              f"`{target.__name__}` inside it, or make {held} parameters")
-            arrays = array_arguments(op)
-            given = static_arguments(op)
+            arrays = passing.array_arguments(op)
+            given = passing.static_arguments(op)
             fixed = (target, arrays, tuple(given.items()), op.callee.passed)
             spec = by_arrays.get(fixed)
             if spec is None:
@@ -137,11 +136,6 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
 
     visit(func, src.fn, [src.fn], [True])
     return graph
-
-
-operand_names = passing.operand_names
-array_arguments = passing.array_arguments
-static_arguments = passing.static_arguments
 
 
 def _lower_for(op: ir.Op, callee: source.Source, arrays: frozenset,
