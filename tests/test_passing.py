@@ -280,6 +280,22 @@ def test_forward_mode_refuses_a_list_of_any_length_passed_to_a_helper():
         s2s_ad.jvp(src.grown_to_helper, wrt="x")(0.3, 0.8, 3, dx=1.0)
 
 
+def _grown_list(x, n):
+    xs = [x]
+    for i in range(n):
+        xs.append(xs[-1] * x)
+    return xs
+
+
+def test_a_helper_returning_a_list_of_any_length_is_refused_at_its_return():
+    def caller(x, n):
+        return sum(_grown_list(x, n))
+
+    with pytest.raises(s2s_ad.SourceError, match="returning a list of any length") as err:
+        s2s_ad.grad(caller)(0.5, 3)
+    assert err.value.source_line.strip() == "return xs"
+
+
 def test_star_args_on_the_differentiated_function_is_refused_with_a_location():
     with pytest.raises(s2s_ad.SourceError, match=r"`\*args` parameters are supported in "
                        "helpers") as err:

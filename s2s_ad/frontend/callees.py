@@ -24,7 +24,7 @@ from contextlib import contextmanager
 
 from s2s_ad.errors import SourceError
 
-_STATE: dict = {"depth": 0, "done": {}, "active": set()}
+_STATE: dict = {"depth": 0, "done": {}, "active": set(), "failed": {}}
 
 
 @contextmanager
@@ -37,6 +37,7 @@ def session():
         _STATE["depth"] -= 1
         if not _STATE["depth"]:
             _STATE["done"].clear()
+            _STATE["failed"].clear()
 
 
 def lower_once(fixed: tuple, lower):
@@ -50,9 +51,15 @@ def lower_once(fixed: tuple, lower):
     active.add(fixed)
     try:
         func = lower()
-    except SourceError:
+    except SourceError as problem:
         func = None
+        _STATE["failed"][fixed] = problem
     finally:
         active.discard(fixed)
     done[fixed] = func
     return func
+
+
+def failure(fixed: tuple) -> SourceError | None:
+    """Why lowering the specialisation ``fixed`` failed in this session."""
+    return _STATE["failed"].get(fixed)

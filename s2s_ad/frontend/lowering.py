@@ -132,6 +132,8 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         self.helper = helper
         self.returns = None
         """The spec of the structure the function returns (a helper's)."""
+        self.call_failures: dict = {}
+        """id(result of a call) -> why its callee could not be lowered."""
         self.passed = dict(passed or {})
         """Parameters a caller gives a structure whole -> its spec."""
         self.statics = dict(statics or {})
@@ -249,6 +251,9 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         op.callee.lowered = callees.lower_once(fixed, lambda: lower(
             source_locate(op.callee.fn), arrays=fixed[1], statics=dict(fixed[2]),
             passed=dict(fixed[3]), helper=True))
+        if op.callee.lowered is None and callees.failure(fixed) is not None:
+            # the caller reading the result as a list would otherwise be told it is a number
+            self.call_failures[id(op.out)] = callees.failure(fixed)
         return op.callee.lowered
 
     # -- statements --------------------------------------------------------

@@ -112,6 +112,9 @@ def is_runtime(lo, value) -> bool:
 
 
 def _param_used_as_sequence(lo, value, node: ast.AST, kinds=("float",)) -> None:
+    failed = getattr(lo, "call_failures", {}).get(id(value))
+    if failed is not None:
+        raise failed  # a helper's result read as a list: why the helper is refused
     if isinstance(value, ir.Value) and value.kind in kinds and any(
             p.value is value for p in getattr(lo, "params_so_far", ())):
         raise SequenceParameter(value.var, *_where(lo, node, (
