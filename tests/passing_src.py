@@ -329,3 +329,15 @@ def grown_in_loop(x, n):
 
 def list_param_to_helper(c, x):
     return _indexed(c, x) * x + _tail_energy(c, x)
+
+
+def _inner_kw(a, b, c=1.0, **kw):
+    return a * b * c + kw["s"]
+
+
+def _outer_star(*args, **kw):
+    return _inner_kw(*args, **kw) + len(args)
+
+
+def star_kwargs_forwarding(x, y):
+    return _outer_star(x, y, s=x * y) + _outer_star(y, x, 2.0, s=1.0)

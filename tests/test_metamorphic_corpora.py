@@ -68,7 +68,8 @@ for _name, _args in [("list_to_looping_helper", [0.3, 0.7]),
                      ("sorted_weights", [0.35, 0.7, 0.4]), ("sorted_plain", [0.3, 0.7, 0.4]),
                      ("closest_point", [0.33, 0.7, 0.4]),
                      ("grown_to_helper", [0.3, 0.8, 3]), ("grown_in_loop", [0.4, 4]),
-                     ("list_param_to_helper", [[0.5, 1.0, -2.0], 0.7])]:
+                     ("list_param_to_helper", [[0.5, 1.0, -2.0], 0.7]),
+                     ("star_kwargs_forwarding", [0.3, 0.7])]:
     CORPUS.append((f"passing.{_name}", getattr(passing_src, _name), _args,
                    [i for i, a in enumerate(_args) if isinstance(a, (float, list))]))
 

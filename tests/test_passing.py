@@ -48,6 +48,7 @@ SCALAR = {
     "sorted_weights": [0.35, 0.7, 0.4],
     "sorted_plain": [0.3, 0.7, 0.4],
     "closest_point": [0.33, 0.7, 0.4],
+    "star_kwargs_forwarding": [0.3, 0.7],
 }
 POINTS = {"sorted_weights": [[0.35, 0.7, 0.4], [1.1, -0.3, 0.9], [0.2, 0.5, -1.0]],
           "sorted_plain": [[0.3, 0.7, 0.4], [1.1, -0.3, 0.9], [0.5, 0.5001, -2.0]],
