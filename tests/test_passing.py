@@ -297,6 +297,39 @@ def test_a_helper_returning_a_list_of_any_length_is_refused_at_its_return():
     assert err.value.source_line.strip() == "return xs"
 
 
+def _aliased_write(xs):
+    ys = xs
+    ys[0] = 5.0
+    return ys[1]
+
+
+def _returns_argument(xs):
+    return {"a": xs, "b": 2.0}
+
+
+def test_a_helper_changing_or_returning_the_callers_list_is_refused():
+    # the helper gets the list's items: a change the caller would see in Python
+    # (through another name, or through the returned structure) is refused
+    def writes(x):
+        xs = [x, x]
+        a = _aliased_write(xs)
+        return xs[0] * x + a
+
+    def returns(x):
+        xs = [x, x]
+        d = _returns_argument(xs)
+        a = d["a"]
+        a.append(3.0)
+        return sum(xs) * x
+
+    with pytest.raises(s2s_ad.SourceError, match="changes a list or dict the caller") as err:
+        s2s_ad.grad(writes)(0.5)
+    assert err.value.source_line.strip() == "ys[0] = 5.0"
+    with pytest.raises(s2s_ad.SourceError, match="returning a list or dict the caller") as err:
+        s2s_ad.grad(returns)(0.5)
+    assert err.value.source_line.strip() == 'return {"a": xs, "b": 2.0}'
+
+
 def test_star_args_on_the_differentiated_function_is_refused_with_a_location():
     with pytest.raises(s2s_ad.SourceError, match=r"`\*args` parameters are supported in "
                        "helpers") as err:

@@ -191,6 +191,13 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         # object (``xs[0] = v``, ``xs.append(v)``) would change the caller's.
         self.arguments = {a.arg: self.env.get(a.arg) for a in self.tree.args.posonlyargs
                           + self.tree.args.args + self.tree.args.kwonlyargs}
+        stars = [self.env.get(a.arg) for a in (self.tree.args.vararg, self.tree.args.kwarg)
+                 if a is not None]
+        self.argument_objects = structures.mutables(
+            list(self.arguments.values())
+            + [x for s in stars for x in (s if isinstance(s, tuple) else s.items.values())])
+        """ids of the lists and dicts the caller holds (every one reachable from
+        an argument; ``*args``' tuple and ``**kw``'s dict are the call's own)."""
         self.params_so_far = params
         self._params = params
         # Module aliases come after the parameters (whose names are fixed by
@@ -382,6 +389,11 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         else:
             value = self.expr(stmt.value, hint="out")
         if structures.is_structure(value) and self.helper and not passing.is_flat(value):
+            if structures.mutables([value]) & self.argument_objects:
+                # the caller reads a copy: it must not be a list the caller holds
+                raise self.src.error(stmt.value, "returning a list or dict the caller passed "
+                                     "(or a structure holding one) is not supported: build a "
+                                     "new one from its items")
             spec, leaves = passing.returned(self, value, stmt.value)
             if self.returns is not None and self.returns != spec or self.ret_mode:
                 raise self.src.error(stmt.value, "a helper returning a dict, a NamedTuple, a "

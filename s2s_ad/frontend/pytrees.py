@@ -150,6 +150,7 @@ def attribute(lo, node: ast.Attribute):
     if not isinstance(root, ast.Name) or root.id not in lo.env:
         return None
     bound = lo.env[root.id]
+    structures.failed_call(lo, bound)
     if not (structures.is_structure(bound) or isinstance(bound, StaticObject)):
         op = lo.defs.get(id(bound)) if isinstance(bound, ir.Value) else None
         if isinstance(base_node, ast.Name) and op is not None and not _array_attribute(

@@ -81,6 +81,7 @@ def promote_for(lo, stmts: list, node: ast.AST) -> list[str]:
 
 def promote(lo, static: structures.StaticList, node: ast.AST, name: str) -> ir.Value:
     """``static`` as a ``list.new`` op; every name bound to it is rebound."""
+    structures.refuse_argument_change(lo, static, node)
     if lo.region_depth > 0:
         raise lo.src.error(node, f"the list `{name}` is appended to here, inside a loop or "
                            "branch, but was created inside an enclosing loop or branch; "

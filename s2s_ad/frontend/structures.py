@@ -111,10 +111,16 @@ def is_runtime(lo, value) -> bool:
     return param is not None and param.items is None
 
 
-def _param_used_as_sequence(lo, value, node: ast.AST, kinds=("float",)) -> None:
+def failed_call(lo, value) -> None:
+    """A call's result read as a structure, whose callee could not be
+    lowered: raise why (the helper's own located refusal)."""
     failed = getattr(lo, "call_failures", {}).get(id(value))
     if failed is not None:
-        raise failed  # a helper's result read as a list: why the helper is refused
+        raise failed
+
+
+def _param_used_as_sequence(lo, value, node: ast.AST, kinds=("float",)) -> None:
+    failed_call(lo, value)
     if isinstance(value, ir.Value) and value.kind in kinds and any(
             p.value is value for p in getattr(lo, "params_so_far", ())):
         raise SequenceParameter(value.var, *_where(lo, node, (
@@ -280,6 +286,7 @@ def _call_tuple(lo, value) -> bool:
     tuple? Then it becomes a value of kind ``"tuple"`` (whether the callee
     really returns a tuple is checked once callees are lowered)."""
     if isinstance(value, ir.Value) and id(value) in lo.call_values:
+        failed_call(lo, value)
         value.kind = "tuple"
         return True
     return False
@@ -419,6 +426,7 @@ def mutation(lo, stmt: ast.Expr) -> bool:
         return False
     target = lo.env[call.func.value.id]
     method = call.func.attr
+    refuse_argument_change(lo, target, call)
     if not isinstance(target, StaticList) or method not in ("append", "extend"):
         raise lo.src.error(call, f"`{ast.unparse(call.func)}` is not supported; lists support "
                            "append and extend")
@@ -431,9 +439,39 @@ def mutation(lo, stmt: ast.Expr) -> bool:
     return True
 
 
+def mutables(values: list) -> set[int]:
+    """ids of every list and dict in ``values``, nested ones included."""
+    out: set[int] = set()
+    stack = list(values)
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (StaticList, StaticDict)):
+            if id(v) in out:
+                continue
+            out.add(id(v))
+        if isinstance(v, tuple):
+            stack.extend(v)
+        elif isinstance(v, StaticList):
+            stack.extend(v.items)
+        elif isinstance(v, (StaticDict, StaticObject)):
+            stack.extend(v.items.values())
+    return out
+
+
+def refuse_argument_change(lo, obj, node: ast.AST) -> None:
+    """Changing a list or dict the caller holds (an argument, an item of one,
+    under any name) in place: the caller would see it; the gradient could not."""
+    if id(obj) in getattr(lo, "argument_objects", ()):
+        raise lo.src.error(node, f"`{ast.unparse(node)}` changes a list or dict the caller "
+                           "passed (an argument or an item of one) in place, which the caller "
+                           "would see: s2s-ad differentiates pure functions; build a new value "
+                           "instead")
+
+
 def store(lo, target: ast.Subscript, value) -> None:
     """``xs[0] = v``, ``d["w"] = v``."""
     base = lo.expr(target.value)
+    refuse_argument_change(lo, base, target)
     if isinstance(base, StaticDict):
         base.items[_key(lo, target.slice)] = value
     elif isinstance(base, StaticList):
