@@ -341,3 +341,14 @@ def _outer_star(*args, **kw):
 
 def star_kwargs_forwarding(x, y):
     return _outer_star(x, y, s=x * y) + _outer_star(y, x, 2.0, s=1.0)
+
+
+def _best(xs, t):
+    return max(xs, key=lambda v: -(v - t) ** 2)
+
+
+def sorted_in_loop(a, b, t):
+    s = 0.0
+    for i in range(3):
+        s = s + _best([a * i, b, a + b], t) * sorted([a, b * i], key=lambda v: v * v)[0]
+    return s

@@ -110,11 +110,12 @@ def _key(lo, key: ast.expr | None, item, node: ast.Call, i: int):
     if key is None:
         return item
     if isinstance(key, ast.Lambda):
-        if not hasattr(node, "_s2s_key"):
+        lifted = lo.__dict__.setdefault("sort_keys", {})  # this lowering's, per call
+        if id(node) not in lifted:
             name = lo.namer.fresh("key")
             lo.local_fns[name] = closures.lift(lo.src, key, name, lo.locals_, lo.local_fns)
-            node._s2s_key = name  # one helper for every item's key
-        key = ast.copy_location(ast.Name(node._s2s_key, ast.Load()), key)
+            lifted[id(node)] = name  # one helper for every item's key
+        key = ast.copy_location(ast.Name(lifted[id(node)], ast.Load()), key)
     item_name = _bound(lo, f"{ast.unparse(node.args[0])}[{i}]", item, node)
     call = ast.copy_location(ast.Call(key, [item_name], []), node)
     call.end_lineno, call.end_col_offset = node.end_lineno, node.end_col_offset
