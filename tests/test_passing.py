@@ -51,7 +51,9 @@ SCALAR = {
     "star_kwargs_forwarding": [0.3, 0.7],
     "sorted_in_loop": [0.37, 0.7, 0.5],
 }
-POINTS = {"sorted_in_loop": [[0.37, 0.7, 0.5], [0.6, -0.4, 0.9], [0.2, 0.9, 0.45]],
+POINTS = {"grown_to_helper": [[0.3, 0.8, 3], [0.3, 0.8, 0], [-0.6, 1.1, 7]],
+          "grown_in_loop": [[0.4, 4], [0.4, 1], [0.4, 0]],
+          "sorted_in_loop": [[0.37, 0.7, 0.5], [0.6, -0.4, 0.9], [0.2, 0.9, 0.45]],
           "sorted_weights": [[0.35, 0.7, 0.4], [1.1, -0.3, 0.9], [0.2, 0.5, -1.0]],
           "sorted_plain": [[0.3, 0.7, 0.4], [1.1, -0.3, 0.9], [0.5, 0.5001, -2.0]],
           "closest_point": [[0.33, 0.7, 0.4], [1.1, -0.3, 0.9], [0.2, 0.9, -2.0]],"structure_in_branch": [[0.3, 0.7], [0.9, -0.4]],
@@ -63,7 +65,7 @@ def _wrt(args):
 
 
 def _points(name):
-    return POINTS.get(name, [SCALAR[name]])
+    return POINTS[name] if name in POINTS else [SCALAR[name]]
 
 
 @pytest.mark.parametrize("name", SCALAR)
@@ -106,7 +108,7 @@ def _cli_module(tmp_path, name):
     return out
 
 
-@pytest.mark.parametrize("name", SCALAR)
+@pytest.mark.parametrize("name", list(SCALAR) + ["grown_to_helper", "grown_in_loop"])
 def test_the_cli_module_runs_in_a_fresh_interpreter(tmp_path, name):
     out = _cli_module(tmp_path, name)
     points = _points(name)
