@@ -24,7 +24,7 @@ import passing_src as src
 import s2s_ad
 from oracle import close, fd_gradient
 from s2s_ad import cli
-from test_pytrees import _check
+from test_pytrees import _check, _fd_tree, _flatten
 
 SCALAR = {
     "list_to_helper": [0.3, 0.7],
@@ -187,7 +187,7 @@ ARRAYS = [
 
 
 @pytest.mark.parametrize("name, make", ARRAYS, ids=[a[0] for a in ARRAYS])
-def test_structures_of_arrays_through_grad_and_vjp(name, make):
+def test_structures_of_arrays_through_grad_vjp_and_jvp(name, make):
     f = getattr(src, name)
     args = make()
     got = s2s_ad.grad(f, wrt=tuple(range(len(args))))(*args)
@@ -198,6 +198,17 @@ def test_structures_of_arrays_through_grad_and_vjp(name, make):
     pulled = back(1.0)
     for k in range(len(args)):
         _check(pulled[k], f, args, k)
+    # forward mode: a tangent of the first argument's structure, against the
+    # dot product of central differences with it
+    first = list(inspect.signature(f).parameters)[0]
+    leaves, rebuild = _flatten(args[0])
+    rng = _rng(21)
+    directions = [rng.normal(size=np.shape(leaf)) if isinstance(leaf, np.ndarray)
+                  else float(rng.normal()) for leaf in leaves]
+    _, tangent = s2s_ad.jvp(f, wrt=first)(*args, **{f"d{first}": rebuild(directions)})
+    want = sum(float(np.sum(np.asarray(g) * np.asarray(d)))
+               for g, d in zip(_fd_tree(f, args, 0), directions))
+    assert tangent == pytest.approx(want, rel=1e-5, abs=1e-6)
 
 
 def test_sorted_is_stable_and_min_max_keep_the_first_at_ties():
