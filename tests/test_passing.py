@@ -183,6 +183,7 @@ ARRAYS = [
     ("builds_layers", lambda: (_rng(4).normal(size=(3, 3)) * 0.5, _rng(5).normal(size=3),
                                _rng(6).normal(size=3))),
     ("reshape_starred", lambda: (_rng(7).normal(size=(2, 3)),)),
+    ("starred_shape_name", lambda: (_rng(8).normal(size=(2, 3)),)),
 ]
 
 

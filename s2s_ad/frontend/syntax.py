@@ -82,8 +82,13 @@ def splice(lo, node: ast.Call) -> ast.Call:
     return out
 
 
-def tuple_items(lo, node: ast.Tuple, targets) -> tuple:
-    """``(a, *rest, b)``: the items, a starred one spliced in."""
+def tuple_items(lo, node: ast.Tuple, targets):
+    """``(a, *rest, b)``: the items, a starred one spliced in; in NumPy code,
+    ``(*x.shape, 1)`` starring a shape is a shape joined when the code runs."""
+    if getattr(lo, "array_mode", False) and any(
+            isinstance(e, ast.Starred) and not isinstance(lo.expr(e.value), (
+                tuple, structures.StaticList)) for e in node.elts):
+        return lo.shape_operand(node)
     out = []
     for e, t in zip(node.elts, targets):
         if isinstance(e, ast.Starred):
