@@ -75,13 +75,15 @@ def promote_for(lo, stmts: list, node: ast.AST) -> list[str]:
     for name in names:
         value = lo.env.get(name)
         if isinstance(value, structures.StaticList):
+            # appended to: a change
+            structures.refuse_argument_change(lo, value, node,
+                                              f"this loop or branch appending to `{name}`")
             promote(lo, value, node, name)
     return [n for n in names if is_grown(lo, lo.env.get(n))]
 
 
 def promote(lo, static: structures.StaticList, node: ast.AST, name: str) -> ir.Value:
     """``static`` as a ``list.new`` op; every name bound to it is rebound."""
-    structures.refuse_argument_change(lo, static, node)
     if lo.region_depth > 0:
         raise lo.src.error(node, f"the list `{name}` is appended to here, inside a loop or "
                            "branch, but was created inside an enclosing loop or branch; "

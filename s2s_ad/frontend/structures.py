@@ -458,13 +458,14 @@ def mutables(values: list) -> set[int]:
     return out
 
 
-def refuse_argument_change(lo, obj, node: ast.AST) -> None:
+def refuse_argument_change(lo, obj, node: ast.AST, what: str | None = None) -> None:
     """Changing a list or dict the caller holds (an argument, an item of one,
     under any name) in place: the caller would see it; the gradient could not."""
     if id(obj) in getattr(lo, "argument_objects", ()):
-        raise lo.src.error(node, f"`{ast.unparse(node)}` changes a list or dict the caller "
-                           "passed (an argument or an item of one) in place, which the caller "
-                           "would see: s2s-ad differentiates pure functions; build a new value "
+        what = what or f"`{ast.unparse(node)}`"
+        raise lo.src.error(node, f"{what} changes a list or dict the caller passed (an "
+                           "argument or an item of one) in place, which the caller would "
+                           "see: s2s-ad differentiates pure functions; build a new value "
                            "instead")
 
 
