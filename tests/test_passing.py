@@ -319,6 +319,13 @@ def _aliased_write(xs):
     return ys[1]
 
 
+def _appends_in_loop(xs, n):
+    ys = xs
+    for i in range(n):
+        ys.append(1.0)
+    return ys[-1]
+
+
 def _returns_argument(xs):
     return {"a": xs, "b": 2.0}
 
@@ -341,6 +348,14 @@ def test_a_helper_changing_or_returning_the_callers_list_is_refused():
     with pytest.raises(s2s_ad.SourceError, match="changes a list or dict the caller") as err:
         s2s_ad.grad(writes)(0.5)
     assert err.value.source_line.strip() == "ys[0] = 5.0"
+    def appends(x, n):
+        xs = [x, x]
+        a = _appends_in_loop(xs, n)
+        return sum(xs) * x + a
+
+    with pytest.raises(s2s_ad.SourceError, match="appending to `ys` changes a list") as err:
+        s2s_ad.grad(appends)(0.5, 2)
+    assert err.value.source_line.strip() == "for i in range(n):"
     with pytest.raises(s2s_ad.SourceError, match="returning a list or dict the caller") as err:
         s2s_ad.grad(returns)(0.5)
     assert err.value.source_line.strip() == 'return {"a": xs, "b": 2.0}'
