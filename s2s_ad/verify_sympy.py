@@ -149,6 +149,10 @@ class _Branches:
         ``(a, op taken, b)`` (:func:`describe` writes one out)."""
 
     def compare(self, op: str, a, b) -> bool:
+        if isinstance(a, (str, type(None), bool)) or isinstance(b, (str, type(None), bool)):
+            # a static value (`opts["mode"] == "l2"`): compared as Python does
+            return {"lt": lambda: a < b, "le": lambda: a <= b, "gt": lambda: a > b,
+                    "ge": lambda: a >= b, "eq": lambda: a == b, "ne": lambda: a != b}[op]()
         va, vb = (sympy.sympify(v).evalf(30, subs=self.point) for v in (a, b))
         if not (va.is_real and vb.is_real):
             raise ArithmeticError(f"cannot decide {a} {op} {b} at the sample point")
@@ -169,9 +173,33 @@ class _Branches:
         def round_(x):
             return _floor(x + sympy.Rational(1, 2))
 
+        def keyed(op):
+            def pick(*args, key=None):
+                if key is None:
+                    return _nary(max_ if op == "gt" else min_)(*args)
+                items = list(args[0]) if len(args) == 1 else list(args)
+                best, kbest = items[0], key(items[0])
+                for a in items[1:]:  # the first best stays, as in Python
+                    ka = key(a)
+                    if self.compare(op, ka, kbest):
+                        best, kbest = a, ka
+                return best
+            return pick
+
+        def sorted_(xs, key=None, reverse=False):
+            # a stable insertion sort on comparisons decided at the point
+            out = []
+            for x in xs:
+                kx = x if key is None else key(x)
+                k = len(out)
+                while k > 0 and self.compare("gt" if reverse else "lt", kx, out[k - 1][0]):
+                    k -= 1
+                out.insert(k, (kx, x))
+            return [x for _, x in out]
+
         return {"__cmp__": self.compare, "__mod__": lambda a, b: a - b * _floor(a / b),
-                "__floordiv__": lambda a, b: _floor(a / b), "abs": sympy.Abs, "max": _nary(max_),
-                "min": _nary(min_), "float": lambda x: x, "int": _trunc, "round": round_,
+                "__floordiv__": lambda a, b: _floor(a / b), "abs": sympy.Abs, "max": keyed("gt"),
+                "min": keyed("lt"), "sorted": sorted_, "float": lambda x: x, "int": _trunc, "round": round_,
                 "pow": lambda x, y: x ** y}
 
 
