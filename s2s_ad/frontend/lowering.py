@@ -163,6 +163,13 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         self.param_ids: set[int] = set()
         self.integers: dict[str, SourceError] = {}
         self.undefined: dict[str, tuple] = {}
+        self.guarded: dict[str, tuple] = {}
+        """Names assigned in one branch only, readable again under the same
+        condition: ``name -> (((cond, polarity), ...), value)`` (control.py)."""
+        self.negations: dict[int, ir.Value] = {}
+        """``id(not c) -> c`` for the conditions of guarded names."""
+        self.guard_of: dict[int, ir.Value] = {}
+        """``id(φ) -> v`` for a guarded name's φ: read, it is ``v``."""
         self.loop_depth = 0
         self.region_depth = 0
         self.ret_mode = False
