@@ -440,6 +440,7 @@ class ControlFlow(Iteration):
         assigned = assigned_names(node.body, subscripts=getattr(self, "array_mode", False))
         if isinstance(node, ast.While) and any(isinstance(n, ast.NamedExpr) for n in ast.walk(node.test)):
             raise self.src.error(node.test, "assignment expressions (`:=`) are not supported")
+        runtime_lists.promote_read(self, node)
         carried = [v for v in assigned if v in self.env and v != target]
         grown = runtime_lists.promote_for(self, node.body, node)
         carried += [v for v in grown if v not in carried and v != target]

@@ -24,7 +24,7 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import closures, pytrees, runtime_lists, statics, structures, syntax, unroll
+from s2s_ad.frontend import closures, generated, pytrees, runtime_lists, statics, structures, syntax, unroll
 from s2s_ad.frontend.aliasing import InPlaceNames
 from s2s_ad.frontend.callsites import (BUILTIN_PRIMS, LIBRARY_MODULES, CallLowering,  # noqa: F401
                                       _is_library, _is_library_module)
@@ -139,6 +139,7 @@ def _check_nesting(src: Source) -> None:
 class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFlow):
     def __init__(self, src: Source, lengths: dict | None = None, arrays=(),
                  statics: dict | None = None):
+        generated.normalise(src.tree)  # the tapes of s2s-ad's own gradients
         self.src = src
         self.statics = dict(statics or {})
         self.default_statics = statics is None
