@@ -159,8 +159,10 @@ def _pops(tree: ast.FunctionDef, taken: set) -> None:
                 and n.func.attr == "pop" and isinstance(n.func.value, ast.Name):
             popped.append(n.func.value.id)
     for tape in dict.fromkeys(popped):
-        first = next(j for j, s in enumerate(body)
-                     if any(_pop_of(n) == tape for n in ast.walk(s)))
+        first = next((j for j, s in enumerate(body)
+                      if any(_pop_of(n) == tape for n in ast.walk(s))), None)
+        if first is None:
+            continue
         # From the first statement that pops, the tape is used by pops only,
         # each the whole right side of an assignment.
         pops = [n for s in body[first:] for n in ast.walk(s) if _pop_of(n) == tape]

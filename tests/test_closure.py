@@ -1,0 +1,216 @@
+"""Closure under differentiation: a generated module's text is itself inside
+the subset s2s-ad differentiates. Each gradient (or JVP) module is written to a
+file and loaded from it under a new name — no memory of the function it came
+from — then differentiated again through ``s2s_ad.grad``, ``s2s_ad.jvp`` and
+the CLI; every second derivative is compared with central differences (float64)
+of the first, and the first with central differences of the original."""
+
+from __future__ import annotations
+
+import inspect
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from s2s_ad.errors import SourceError
+from s2s_ad.higher import origin
+from tests.fuzz import evaluate, fd_agrees, import_program
+from tests.modules import import_source, run_generated
+from tests.programs import RandomDraw, program
+from examples import (black_scholes, gaussian_nll, logistic_map, newton, pendulum, piecewise,
+                      rosenbrock, saddle, seed_ggml)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RNG = np.random.default_rng(1414)
+
+# (function, arguments, the parameters differentiated): every example of
+# numbers (loops with tapes of slots and of pops, a while loop, branches
+# nested two deep, helpers inlined)
+EXAMPLES = [
+    (seed_ggml.f, [0.7, 1.3], ("a", "x")),
+    (gaussian_nll.nll, [1.0, 0.2, 0.1], ("x", "mu", "log_sigma")),
+    (black_scholes.call_price, [1.0, 0.95, 0.5, 0.03, 0.2], ("s", "k", "t", "r", "sigma")),
+    (logistic_map.logistic, [0.3, 3.2, 5], ("x", "r")),
+    (newton.cube_root, [2.0], ("c",)),
+    (pendulum.energy_after_step, [0.4, -0.2, 1.3, 0.1, 0.05],
+     ("theta", "omega", "length", "damping", "dt")),
+    (piecewise.piecewise, [1.5, 2.0], ("x", "a")),
+    (piecewise.piecewise, [0.5, 2.0], ("x", "a")),
+    (piecewise.piecewise, [-0.5, 2.0], ("x", "a")),
+    (rosenbrock.rosenbrock4, [0.1, 0.2, 0.3, 0.4], ("x0", "x1", "x2", "x3")),
+    (saddle.f, [0.3, -0.2, 0.5, 0.1], ("x1", "x2", "y1", "y2")),
+]
+
+
+def with_values(fn, args, wrt, values) -> list:
+    names = list(inspect.signature(fn).parameters)
+    args = list(args)
+    for w, v in zip(wrt, values):
+        args[names.index(w)] = float(v)
+    return args
+
+
+def central_jacobian(fn, args, wrt, h0=1e-5) -> np.ndarray:
+    """∂ fn(*args)[k] / ∂ wrt[q] by central differences: rows k, columns q."""
+    names = list(inspect.signature(fn).parameters)
+    x = np.array([args[names.index(w)] for w in wrt], dtype=float)
+    columns = []
+    for q in range(x.size):
+        h = h0 * max(1.0, abs(x[q]))
+        up, down = x.copy(), x.copy()
+        up[q] += h
+        down[q] -= h
+        columns.append((np.array(fn(*with_values(fn, args, wrt, up)), dtype=float)
+                        - np.array(fn(*with_values(fn, args, wrt, down)), dtype=float))
+                       / (2 * h))
+    return np.stack(columns, axis=-1)
+
+
+def loaded(folder, text: str, label: str, name: str):
+    """``name`` from ``text`` written to ``folder/label.py`` and imported under
+    that new name: a plain function, with no memory of where it came from."""
+    fn = getattr(import_source(str(folder), text, label), name)
+    assert origin(fn) is None
+    return fn
+
+
+def tangent_keywords(fn, n: int) -> list[str]:
+    """The last ``n`` (keyword-only) parameters of a generated JVP."""
+    return list(inspect.signature(fn).parameters)[-n:]
+
+
+def checked_file_gradient(fn, args, wrt, folder, label):
+    """The gradient module of ``fn`` loaded from its file, its values checked
+    against central differences of ``fn``."""
+    g = loaded(folder, s2s_ad.gradient_source(fn, wrt=tuple(wrt)), label, "grad_" + fn.__name__)
+    first = np.array(g(*args), dtype=float)
+    want = central_jacobian(fn, args, wrt, 1e-6)
+    np.testing.assert_allclose(first, want, rtol=1e-5, atol=1e-7)
+    return g
+
+
+@pytest.mark.parametrize("fn,args,wrt", EXAMPLES,
+                         ids=[f"{f.__name__}-{i}" for i, (f, _, _) in enumerate(EXAMPLES)])
+def test_gradient_module_read_from_its_file_is_differentiated(fn, args, wrt, tmp_path):
+    g = checked_file_gradient(fn, args, wrt, tmp_path, f"grad_file_{fn.__name__}")
+    H = central_jacobian(g, args, wrt)  # row k: ∂ (∂f/∂wrt[k]) / ∂ wrt[q]
+    scale = max(1.0, float(np.max(np.abs(H))))
+    tol = dict(rtol=1e-5, atol=1e-6 * scale)
+    for k in range(len(wrt)):
+        row = s2s_ad.grad(g, wrt=tuple(wrt), output=k)(*args)
+        np.testing.assert_allclose(np.array(row, dtype=float), H[k], **tol)
+    # jvp of the file's gradient: (the gradient, H v)
+    v = RNG.normal(size=len(wrt))
+    forward = s2s_ad.jvp(g, wrt=tuple(wrt))
+    keys = tangent_keywords(forward, len(wrt))
+    value, tangent = forward(*args, **dict(zip(keys, v)))
+    np.testing.assert_allclose(np.array(value, dtype=float), np.array(g(*args), dtype=float),
+                               rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(np.array(tangent, dtype=float), H @ v, **tol)
+
+
+@pytest.mark.parametrize("fn,args,wrt", [EXAMPLES[3], EXAMPLES[4], EXAMPLES[7], EXAMPLES[5]],
+                         ids=["logistic", "newton", "piecewise", "pendulum"])
+def test_jvp_module_read_from_its_file_is_differentiated(fn, args, wrt, tmp_path):
+    """grad of a `jvp` module loaded from its file: ∇(∇f · v) = H v."""
+    g = checked_file_gradient(fn, args, wrt, tmp_path, f"grad_for_jvp_{fn.__name__}")
+    H = central_jacobian(g, args, wrt)
+    J = loaded(tmp_path, s2s_ad.jvp_source(fn, wrt=list(wrt)), f"jvp_file_{fn.__name__}",
+               "jvp_" + fn.__name__)
+    v = RNG.normal(size=len(wrt))
+    keys = tangent_keywords(J, len(wrt))
+    got = s2s_ad.grad(J, wrt=tuple(wrt), output=1)(*args, **dict(zip(keys, v)))
+    scale = max(1.0, float(np.max(np.abs(H))))
+    np.testing.assert_allclose(np.array(got, dtype=float), H @ v, rtol=1e-5, atol=1e-6 * scale)
+
+
+def _cli(*argv):
+    done = subprocess.run([sys.executable, "-m", "s2s_ad", *argv], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300, env=dict(os.environ, PYTHONPATH=ROOT))
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+@pytest.mark.parametrize("target,fn,args,wrt", [
+    ("examples/logistic_map.py:logistic", logistic_map.logistic, [0.3, 3.2, 5], ("x", "r")),
+    ("examples/newton.py:cube_root", newton.cube_root, [2.0], ("c",)),
+    ("examples/piecewise.py:piecewise", piecewise.piecewise, [0.5, 2.0], ("x", "a")),
+])
+def test_cli_gradient_of_a_gradient_file(target, fn, args, wrt, tmp_path):
+    """`s2s-ad grad FILE.py:grad_FN --output K -o` on the file `s2s-ad grad -o`
+    wrote; the result run in a fresh interpreter without s2s-ad."""
+    first = tmp_path / "first_mod.py"
+    _cli("grad", target, "--wrt", ",".join(wrt) + ",", "-o", str(first))
+    g = loaded(tmp_path, first.read_text(encoding="utf-8"), "first_again", "grad_" + fn.__name__)
+    H = central_jacobian(g, args, wrt)
+    for k in range(len(wrt)):
+        second = tmp_path / f"second_{k}.py"
+        _cli("grad", f"{first}:grad_{fn.__name__}", "--wrt", ",".join(wrt) + ",",
+             "--output", str(k), "-o", str(second))
+        row = run_generated(tmp_path, f"second_{k}", f"grad_grad_{fn.__name__}", args)
+        np.testing.assert_allclose(np.concatenate([np.ravel(r) for r in row]), H[k],
+                                   rtol=1e-5, atol=1e-6)
+
+
+def _second_from_file(prog, fn, folder, label):
+    """For each differentiated parameter: the gradient module loaded from its
+    file, differentiated again, each entry against central differences of
+    the file's gradient (skipped where those are no reliable reference)."""
+    value = evaluate(fn, prog.point)
+    if value is None:
+        return 0
+    wrt = list(prog.wrt_names)
+    try:
+        text = s2s_ad.gradient_source(fn, wrt=tuple(wrt))
+    except SourceError:
+        return 0  # refused already at first order
+    g = loaded(folder, text, label, "grad_" + fn.__name__)
+    try:
+        first = g(**prog.point)
+    except (ValueError, ZeroDivisionError, OverflowError):
+        return 0
+    compared = 0
+    for k, w in enumerate(wrt):
+        if fd_agrees(fn, prog.point, w, float(first[k]), value) is not True:
+            continue
+        try:
+            row = s2s_ad.grad(g, wrt=tuple(wrt), output=k)(**prog.point)
+        except (ValueError, ZeroDivisionError, OverflowError):
+            continue
+        component = lambda **p: g(**p)[k]  # noqa: E731
+        for q, got in zip(wrt, row):
+            verdict = fd_agrees(component, prog.point, q, float(got), float(first[k]))
+            assert verdict is not False, (f"{prog.source}\n{text}\nat {prog.point}: "
+                                          f"∂²/∂{w}∂{q} = {got}")
+            compared += verdict is True
+    return compared
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_random_programs_gradient_file_differentiated(seed, tmp_path):
+    prog = program(RandomDraw(740_000 + seed))
+    _second_from_file(prog, import_program(prog, str(tmp_path), f"c1_{seed}"), tmp_path,
+                      f"c1_grad_{seed}")
+
+
+def test_random_programs_are_compared(tmp_path):
+    """The programs above are not all skipped: most reach a comparison."""
+    compared = 0
+    for seed in range(10):
+        prog = program(RandomDraw(740_000 + seed))
+        fn = import_program(prog, str(tmp_path), f"c2_{seed}")
+        compared += _second_from_file(prog, fn, tmp_path, f"c2_grad_{seed}") > 0
+    assert compared >= 6, compared
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("seed", range(400))
+def test_random_programs_gradient_file_differentiated_soak(seed, tmp_path):
+    prog = program(RandomDraw(750_000 + seed))
+    _second_from_file(prog, import_program(prog, str(tmp_path), f"c3_{seed}"), tmp_path,
+                      f"c3_grad_{seed}")
