@@ -24,7 +24,7 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import closures, statics, structures, syntax
+from s2s_ad.frontend import closures, own_helpers, statics, structures, syntax
 from s2s_ad.rules import RULES
 from s2s_ad.rules import user as user_rules
 
@@ -79,6 +79,9 @@ class CallLowering:
             raise self.src.error(node, f"`{ast.unparse(node.func)}` is a `lambda` defined "
                                  "outside the function; calls to lambdas are not supported: "
                                  "define it with `def`")
+        own = own_helpers.primitive(fn)
+        if own is not None:  # a helper s2s-ad's own generated code defines
+            return own_helpers.call(self, own, node, var, hint)
         if isinstance(fn, types.FunctionType) and not _is_library(fn):
             return self.user_call(fn, node, var, hint)
         prim = self.primitive(fn, node)  # a function without a rule says so first
