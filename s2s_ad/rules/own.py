@@ -25,6 +25,8 @@ factor too; the operand that only gives a shape gets no adjoint.
   diagonal map: adjoint the same weights times ``g``, summed to ``x0``'s shape.
 * ``astype_like(x0, x1)`` is ``x0`` in ``x1``'s floating dtype: adjoint ``g``
   in ``x0``'s.
+* ``total(x)`` is ``np.sum(x)`` (``x`` itself for a number): adjoint ``g``
+  spread over ``x``; ``own(x)`` is a copy: adjoint ``g``.
 
 ``tests/test_closure.py`` checks each adjoint against central differences
 and each tangent (:mod:`s2s_ad.forward.linear`) against the adjoint.
@@ -51,9 +53,12 @@ OWN_RULES = [
          "the extreme's weights times g", adjoint=True, attrs=(("axis", None),)),
     Rule("own.astype_like", "astype_like(x, y)", ("astype_like(g, x)", None), "array",
          "g in x's dtype", adjoint=True),
+    Rule("own.total", "total(x)", ("spread(g, x)",), "array", "1 for each summed element",
+         adjoint=True),
+    Rule("own.own", "own(x)", ("g",), "array", "1 (a copy)", adjoint=True),
 ]
 
 OWN_PRIMS = {"unbroadcast": "own.unbroadcast", "spread": "own.spread",
              "extreme_adjoint": "own.extreme_adjoint", "astype_like": "own.astype_like",
-             "matmul_adjoint": "own.matmul_adjoint"}
+             "matmul_adjoint": "own.matmul_adjoint", "total": "own.total", "own": "own.own"}
 """Helper name -> its primitive (``matmul_adjoint``: + ``.0``/``.1``, its last argument)."""
