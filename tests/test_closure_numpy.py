@@ -38,7 +38,7 @@ def helpers_module(folder, label: str, body: str):
     """A module defining s2s-ad's helpers as a generated module does, and ``body``."""
     text = "import numpy as np\n\n" + "".join(HELPERS[name] for name in (
         "add_over", "unbroadcast", "matmul_adjoint", "spread", "extreme_adjoint",
-        "astype_like")) + "\n\n" + body
+        "astype_like", "total", "own")) + "\n\n" + body
     return import_source(str(folder), text, label)
 
 
@@ -63,6 +63,9 @@ RULE_CASES = [
      ("g",)),
     ("extreme_adjoint(g * g, x, np.min(x), None)", (), (3, 4), None, ("g",)),
     ("astype_like(g * g, x)", (3, 4), (3, 4), None, ("g",)),
+    ("total(g * g) * x", (3, 4), (), None, ("g",)),
+    ("total(g * g) * x", (), (), None, ("g",)),
+    ("own(g * g) * x", (3, 4), (4,), None, ("g",)),
 ]
 
 
@@ -183,9 +186,18 @@ def test_numpy_gradient_module_read_from_its_file_is_differentiated(fn, args, wr
         mine = sum(float(np.sum(np.asarray(d) * direction[w])) for d, w in zip(got, wrt))
         want = along(lambda *a: probe_mod.probe(*a, *cs))[0]
         assert np.isclose(mine, float(want), rtol=1e-5, atol=1e-7)
+        # grad of the `jvp` module read from its file: ∇(∇f · v) = H v
+        J = getattr(import_source(str(tmp_path), s2s_ad.jvp_source(fn, wrt=list(wrt)),
+                                  f"{module}_jvp"), "jvp_" + fn.__name__)
+        assert origin(J) is None
+        keys = list(inspect.signature(J).parameters)[-len(wrt):]
+        got = s2s_ad.grad(J, wrt=tuple(wrt), output=1)(
+            *args, **{k: direction[w] for k, w in zip(keys, wrt)})
+        got = got if isinstance(got, tuple) else (got,)
+        for d, want in zip(got, along(g)):
+            np.testing.assert_allclose(d, want, rtol=1e-5, atol=1e-6 * max(1.0, np.max(np.abs(want))))
     finally:
         sys.path.remove(str(tmp_path))
-        sys.modules.pop("mlp_grad", None)
         sys.modules.pop(module, None)
 
 
