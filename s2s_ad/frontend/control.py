@@ -30,15 +30,13 @@ from __future__ import annotations
 import ast
 
 from s2s_ad import ir
-from s2s_ad.frontend import runtime_lists, statics, structures, unroll
+from s2s_ad.frontend import guards, runtime_lists, statics, structures, unroll
 from s2s_ad.frontend.checkpoint import checkpoint_blocks, checkpoint_pragma
 from s2s_ad.frontend.iteration import Iteration, assigned_names
 
 RET, RETVAL, BRK, CONT = "<ret>", "<result>", "<brk>", "<cont>"
 FLAG_NAMES = {RET: "ret", RETVAL: "result", BRK: "brk", CONT: "cont"}
 _UNDEF = object()
-_PLACEHOLDERS = {"float": 0.0, "int": 0, "bool": False, "array": 0.0}
-"""The value a guarded name's φ takes on the side that never assigns it."""
 
 
 def _jumps(stmts: list[ast.stmt], kind) -> bool:
@@ -194,19 +192,19 @@ class ControlFlow(Iteration):
         ``value`` the ``If`` op is returned."""
         before = self.env
         before_guarded = self.guarded
-        regions, envs, arms, guards = [], [], [], []
+        regions, envs, arms, guarded = [], [], [], []
         shapes = _shapes(before)
         self.region_depth += 1
         for k, fn in enumerate((then_fn, else_fn)):
             self.env = dict(before)
             self.guarded = dict(before_guarded)
-            self._enter_arm(cond, k == 0)
+            guards.enter_arm(self, cond, k == 0)
             outer_ops, self.ops = self.ops, []
             arms.append(fn())
             self.unchanged(shapes, node)
             regions.append(ir.Region(self.ops))
             envs.append(self.env)
-            guards.append(self.guarded)
+            guarded.append(self.guarded)
             self.ops = outer_ops
         self.region_depth -= 1
         self.env = dict(before)
@@ -247,7 +245,8 @@ class ControlFlow(Iteration):
                 self.env.pop(var, None)
                 self.undefined[var] = (node, "it is assigned in only one branch of the `if`")
                 side = 0 if b is _UNDEF else 1
-                self._guard(pending, var, cond, side, (a, b)[side], ())
+                if var not in FLAG_NAMES:
+                    guards.keep(self, pending, var, cond, side, (a, b)[side], ())
                 continue
             if "list" in (_kind_of(a), _kind_of(b)) and not _same(a, b) and not (
                     runtime_lists.is_grown(self, a) and runtime_lists.is_grown(self, b)):
@@ -256,11 +255,7 @@ class ControlFlow(Iteration):
                 self.env[var] = phi(a, b, lambda: self.namer.fresh(FLAG_NAMES[var]), None)
             else:
                 self.env[var] = phi(a, b, lambda: self.namer.claim(var), var)
-        for side in (0, 1):
-            for var, entry in guards[side].items():
-                if var not in self.env and entry is not before_guarded.get(var) \
-                        and var not in envs[side]:
-                    self._guard(pending, var, cond, side, entry[1], entry[0])
+        guards.nested(self, pending, cond, guarded, before_guarded, envs)
         merged = None
         if value is not None:
             if any(isinstance(arm, tuple) or structures.is_structure(arm) for arm in arms):
@@ -275,70 +270,8 @@ class ControlFlow(Iteration):
         op = ir.If(cond, regions[0], regions[1], outs, self.loc(node), text)
         if outs or regions[0].ops or regions[1].ops:
             self.ops.append(op)  # a branch that only set a flag now folded away needs no op
-            for var, entry, holder in pending:
-                holder.append(op)
-                self.guarded[var] = entry
+            guards.commit(self, pending, op)
         return op if value is None else merged
-
-    # A name assigned in one branch only is undefined after the `if`, but
-    # code that tests the same condition again may read it there: s2s-ad's
-    # own gradients do (`if t1: t2 = a * x` in the forward pass, `if t1:
-    # dx += dy * t2` in the reverse sweep). Such a name is kept as a φ whose
-    # other side is a placeholder never read, with the conditions under
-    # which it holds its value; an arm of an `if` on the same condition
-    # value (the same SSA value, or its `not`) defines it again.
-
-    def _guard(self, pending: list, var: str, cond, side: int, value, conds: tuple) -> None:
-        """Keep ``var``, assigned on ``side`` of the ``if`` on ``cond`` only
-        (to ``value``: an operand, or the getter of a guarded name inside
-        that side), for arms of later ``if``s on the same condition. The φ
-        is made when such an arm reads it (``_enter_arm``), so a name never
-        read again adds nothing to the code."""
-        if var in FLAG_NAMES or not isinstance(cond, ir.Value):
-            return
-        kind = value[0] if isinstance(value, tuple) else getattr(value, "kind", None)
-        if kind not in _PLACEHOLDERS or (not isinstance(value, tuple)
-                                         and not isinstance(value, ir.Value)):
-            return
-        made: list = []
-        holder: list = []  # the If op, once made
-
-        def get():
-            if not made:
-                inner = value[1]() if isinstance(value, tuple) else value
-                hole = ir.Const(_PLACEHOLDERS[kind])
-                out = ir.Value(self.namer.fresh(var), inner.kind)
-                op = holder[0]
-                op.outs.append(out)
-                op.regions[side].yields.append(inner)
-                op.regions[1 - side].yields.append(hole)
-                self.guard_of[id(out)] = self.guard_of.get(id(inner), inner)
-                made.append(out)
-            return made[0]
-
-        pending.append((var, ((self._polar(cond, side == 0),) + tuple(conds), (kind, get)),
-                        holder))
-
-    def _polar(self, cond: ir.Value, polarity: bool) -> tuple:
-        while True:
-            if id(cond) in self.guard_of:
-                cond = self.guard_of[id(cond)]
-            elif id(cond) in self.negations:
-                cond, polarity = self.negations[id(cond)], not polarity
-            else:
-                return (cond, polarity)
-
-    def _enter_arm(self, cond, polarity: bool) -> None:
-        if not self.guarded or not isinstance(cond, ir.Value):
-            return
-        test = self._polar(cond, polarity)
-        for var, (conds, value) in list(self.guarded.items()):
-            if var in self.env or conds[0][0] is not test[0] or conds[0][1] != test[1]:
-                continue
-            if len(conds) == 1:
-                self.env[var] = value[1]()
-            else:
-                self.guarded[var] = (conds[1:], value)
 
     def if_expr(self, node: ast.IfExp, var: str | None, hint: str | None) -> ir.Operand:
         cond = self.condition(node.test)
