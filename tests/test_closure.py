@@ -22,6 +22,7 @@ from s2s_ad.higher import origin
 from tests.fuzz import evaluate, fd_agrees, import_program
 from tests.modules import import_source, run_generated
 from tests.programs import RandomDraw, program
+from tests.programs_helpers import helper_program
 from examples import (black_scholes, gaussian_nll, logistic_map, newton, pendulum, piecewise,
                       rosenbrock, saddle, seed_ggml)
 
@@ -157,7 +158,7 @@ def test_cli_gradient_of_a_gradient_file(target, fn, args, wrt, tmp_path):
                                    rtol=1e-5, atol=1e-6)
 
 
-def _second_from_file(prog, fn, folder, label):
+def _second_from_file(prog, fn, folder, label, refusals=()):
     """For each differentiated parameter: the gradient module loaded from its
     file, differentiated again, each entry against central differences of
     the file's gradient (skipped where those are no reliable reference)."""
@@ -182,6 +183,13 @@ def _second_from_file(prog, fn, folder, label):
             row = s2s_ad.grad(g, wrt=tuple(wrt), output=k)(**prog.point)
         except (ValueError, ZeroDivisionError, OverflowError):
             continue
+        except SourceError as e:
+            if not refusals:
+                raise
+            # not in the subset yet: a helper's tape inside another's
+            assert any(r in str(e) for r in refusals), str(e)
+            assert f"{label}.py:" in str(e).splitlines()[0] and "^" in str(e), str(e)
+            return -1
         component = lambda **p: g(**p)[k]  # noqa: E731
         for q, got in zip(wrt, row):
             verdict = fd_agrees(component, prog.point, q, float(got), float(first[k]))
@@ -189,6 +197,35 @@ def _second_from_file(prog, fn, folder, label):
                                           f"∂²/∂{w}∂{q} = {got}")
             compared += verdict is True
     return compared
+
+
+NESTED_TAPES = ("a helper's tape inside another helper's tape", "returning nested tuples")
+"""The refusals of a gradient module whose helper's forward function calls
+another helper (its tape holds the other's tape) or loops (its tape holds
+lists): not in the subset yet."""
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_random_helper_programs_gradient_file_differentiated(seed, tmp_path):
+    """Programs whose work is in helpers (branches, loops, helpers of helpers):
+    the gradient module's forward/backward pairs, their tapes split into
+    values, differentiated again."""
+    prog = helper_program(RandomDraw(710_000 + seed))
+    if not hasattr(prog, "wrt_names"):
+        return  # a NumPy base: tests/test_closure_numpy.py
+    _second_from_file(prog, import_program(prog, str(tmp_path), f"ch_{seed}"), tmp_path,
+                      f"ch_grad_{seed}", NESTED_TAPES)
+
+
+def test_random_helper_programs_are_compared(tmp_path):
+    compared = 0
+    for seed in range(30):
+        prog = helper_program(RandomDraw(710_000 + seed))
+        if hasattr(prog, "wrt_names"):
+            fn = import_program(prog, str(tmp_path), f"ch2_{seed}")
+            compared += _second_from_file(prog, fn, tmp_path, f"ch2_grad_{seed}",
+                                          NESTED_TAPES) > 0
+    assert compared >= 8, compared
 
 
 @pytest.mark.parametrize("seed", range(30))
@@ -214,3 +251,12 @@ def test_random_programs_gradient_file_differentiated_soak(seed, tmp_path):
     prog = program(RandomDraw(750_000 + seed))
     _second_from_file(prog, import_program(prog, str(tmp_path), f"c3_{seed}"), tmp_path,
                       f"c3_grad_{seed}")
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("seed", range(300))
+def test_random_helper_programs_gradient_file_differentiated_soak(seed, tmp_path):
+    prog = helper_program(RandomDraw(780_000 + seed))
+    if hasattr(prog, "wrt_names"):
+        _second_from_file(prog, import_program(prog, str(tmp_path), f"ch3_{seed}"), tmp_path,
+                          f"ch3_grad_{seed}", NESTED_TAPES)

@@ -24,7 +24,7 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import closures, own_helpers, statics, structures, syntax
+from s2s_ad.frontend import closures, own_helpers, pairs, statics, structures, syntax
 from s2s_ad.rules import RULES
 from s2s_ad.rules import user as user_rules
 
@@ -124,7 +124,7 @@ class CallLowering:
         arguments in the callee's parameter order, keywords matched and
         defaults filled in, so every call site of a helper has one shape."""
         what = ast.unparse(node.func)
-        sig = inspect.signature(fn)
+        sig = pairs.signature(fn) or inspect.signature(fn)  # s2s-ad's own H_bwd: its tape split
         for p in sig.parameters.values():
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
                 raise self.src.error(node, f"`{what}` takes `{p}`; calls to functions with "
@@ -145,6 +145,12 @@ class CallLowering:
         try:
             bound = sig.bind(*args, **kwargs)
         except TypeError as exc:
+            if pairs.signature(fn) is not None:
+                raise self.src.error(node, f"`{what}` is the backward function of a helper "
+                                     "pair s2s-ad generated, and the tape passed here is not "
+                                     "the one its forward function returned to this function "
+                                     "(a helper's tape inside another helper's tape is not "
+                                     "split yet): differentiate the original function") from None
             raise self.src.error(node, f"call to `{what}`: {exc}") from None
         bound.apply_defaults()
         operands = []

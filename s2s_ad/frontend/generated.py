@@ -43,13 +43,18 @@ from __future__ import annotations
 
 import ast
 
+from s2s_ad.frontend import pairs
+
 __all__ = ["normalise"]
 
 
-def normalise(tree: ast.FunctionDef) -> None:
-    """Rewrite ``tree``'s tapes and reversed ranges in place (see the module)."""
+def normalise(tree: ast.FunctionDef, globals_: dict | None = None) -> None:
+    """Rewrite ``tree``'s tapes and reversed ranges in place (see the module);
+    ``globals_``: the module's names, where helper pairs are found."""
     taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     taken |= {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+    if globals_:
+        pairs.split(tree, globals_, taken)
     _slots(tree)
     _pops(tree, taken)
     for node in ast.walk(tree):

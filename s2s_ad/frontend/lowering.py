@@ -139,7 +139,7 @@ def _check_nesting(src: Source) -> None:
 class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFlow):
     def __init__(self, src: Source, lengths: dict | None = None, arrays=(),
                  statics: dict | None = None):
-        generated.normalise(src.tree)  # the tapes of s2s-ad's own gradients
+        generated.normalise(src.tree, src.globals)  # s2s-ad's own gradients' tapes
         self.src = src
         self.statics = dict(statics or {})
         self.default_statics = statics is None

@@ -95,7 +95,8 @@ def promote_read(lo, loop: ast.For | ast.While) -> None:
                 and isinstance(n.value, ast.Name) and not isinstance(n.slice, ast.Slice)):
             continue
         value = lo.env.get(n.value.id)
-        if not isinstance(value, structures.StaticList) or not any(
+        if not isinstance(value, structures.StaticList) or lo.sequence_param(value) is not None \
+                or not any(
                 isinstance(m, ast.Name) and m.id in changing for m in ast.walk(n.slice)):
             continue
         if any(structures.is_structure(x) or not isinstance(x, (ir.Value, ir.Const))
