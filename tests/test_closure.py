@@ -262,3 +262,70 @@ def test_random_helper_programs_gradient_file_differentiated_soak(seed, tmp_path
     if hasattr(prog, "wrt_names"):
         _second_from_file(prog, import_program(prog, str(tmp_path), f"ch3_{seed}"), tmp_path,
                           f"ch3_grad_{seed}", NESTED_TAPES)
+
+
+USER_CODE = '''
+import math
+
+
+def reversed_steps(x, n):
+    s = 0.0
+    for i in reversed(range(1, n, 2)):
+        s = s * x + math.sin(i * x)
+    return s
+
+
+def popped(x, n):
+    xs = []
+    for i in range(n):
+        xs.append(math.sin(x * (i + 1)))
+    s = 0.0
+    for i in range(n):
+        v = xs.pop()
+        s = s * x + v
+    return s
+
+
+def same_condition(x, y):
+    c = x > 0.5
+    if c:
+        t = x * y
+    else:
+        y = y * 2.0
+    if c:
+        y = t * t + y
+    return y
+
+
+def slots_in_an_outer_loop(x, n):
+    tape = [None] * 3
+    s = 0.5
+    for j in range(n):
+        for i in range(3):
+            tape[i] = s
+            s = s * x + 0.1
+    return s + tape[1]
+'''
+
+
+@pytest.mark.parametrize("name,args", [("reversed_steps", [0.7, 8]), ("reversed_steps", [0.7, 1]),
+                                       ("popped", [0.6, 5]), ("same_condition", [0.9, 1.3]),
+                                       ("same_condition", [0.2, 1.3])])
+def test_the_constructs_in_your_own_code(name, args, tmp_path):
+    """The idioms read in generated modules work in a function of yours too:
+    `reversed(range(a, b, s))`, `xs.pop()` after the last append, a name
+    assigned in one branch read under the same condition."""
+    fn = getattr(import_source(str(tmp_path), USER_CODE, f"user_{name}"), name)
+    got = s2s_ad.grad(fn, wrt="x")(*args)
+    h = 1e-6
+    want = (fn(args[0] + h, *args[1:]) - fn(args[0] - h, *args[1:])) / (2 * h)
+    assert math.isclose(got, want, rel_tol=1e-6, abs_tol=1e-8), (got, want)
+
+
+def test_a_tape_of_slots_refilled_by_an_outer_loop_is_not_a_grown_list(tmp_path):
+    """Slots written again on every pass of an outer loop are not appends: the
+    function is refused (located) as before, never differentiated as if the
+    list grew."""
+    fn = import_source(str(tmp_path), USER_CODE, "user_slots").slots_in_an_outer_loop
+    with pytest.raises(SourceError, match=r"user_slots\.py:\d+:\d+"):
+        s2s_ad.grad(fn, wrt="x")(0.7, 3)

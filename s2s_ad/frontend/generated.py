@@ -11,7 +11,8 @@ lowering as before). Idempotent: a rewritten tree is left as it is.
 * A tape of slots, ``T = [None] * n`` written once per iteration, as the
   first thing that can happen in it, by ``T[i] = v`` directly in the body of
   ``for i in range(n)`` (from 0, step 1, no ``continue``/``break`` before the
-  write): the writes are in order, one per iteration, so the list is the
+  write; the loop after ``T = ...`` in the same block, so it runs once per
+  list): the writes are in order, one per iteration, so the list is the
   list grown by ``T.append(v)`` (a list grown at run time,
   :mod:`s2s_ad.frontend.runtime_lists`), read as before by ``T[i]``.
 * A stack tape, ``v = T.pop()`` (after the last ``T.append``, and ``T``
@@ -101,10 +102,12 @@ def _counts_from_zero(loop: ast.For) -> bool:
 
 def _slots(tree: ast.FunctionDef) -> None:
     tapes = {}
+    blocks = {}  # id(statement) -> the statement list holding it
     for node in ast.walk(tree):
         for field in ("body", "orelse"):
             block = getattr(node, field, None)
             for stmt in block if isinstance(block, list) else []:
+                blocks[id(stmt)] = block
                 name = _slot_tape(stmt)
                 if name is not None:
                     tapes.setdefault(name, []).append(stmt)
@@ -135,6 +138,10 @@ def _slots(tree: ast.FunctionDef) -> None:
                        for n in ast.walk(tree)):
             continue
         loop, k = loops[0]
+        # The loop runs once for each making of the tape: in the same block, after it.
+        block = blocks[id(made[0])]
+        if blocks.get(id(loop)) is not block or block.index(loop) < block.index(made[0]):
+            continue
         made[0].value = ast.copy_location(ast.List([], ast.Load()), made[0].value)
         write = loop.body[k]
         call = ast.Call(ast.Attribute(ast.Name(tape, ast.Load()), "append", ast.Load()),
@@ -173,14 +180,7 @@ def _pops(tree: ast.FunctionDef, taken: set) -> None:
         pops = [n for s in body[first:] for n in ast.walk(s) if _pop_of(n) == tape]
         uses = [n for s in body[first:] for n in ast.walk(s)
                 if isinstance(n, ast.Name) and n.id == tape]
-        if len(uses) != len(pops) or any(isinstance(n, (ast.Call)) and n.func is not None
-                                         and isinstance(n.func, ast.Attribute)
-                                         and n.func.attr == "pop"
-                                         and isinstance(n.func.value, ast.Name)
-                                         and n.func.value.id == tape and n.args
-                                         for s in body[first:] for n in ast.walk(s)):
-            continue
-        if any(_pop_of(n) == tape for s in body[:first] for n in ast.walk(s)):
+        if len(uses) != len(pops):
             continue
         top = _fresh(f"{tape}_top", taken)
         at = body[first]
