@@ -158,6 +158,45 @@ def test_cli_gradient_of_a_gradient_file(target, fn, args, wrt, tmp_path):
                                    rtol=1e-5, atol=1e-6)
 
 
+def _fresh(folder, module: str, function: str, args: list, keywords: dict):
+    """``module.function(*args, **keywords)`` in a fresh interpreter without s2s-ad."""
+    probe = (f"import sys, {module}\n"
+             f"out = {module}.{function}(*{args!r}, **{keywords!r})\n"
+             "assert 's2s_ad' not in sys.modules\n"
+             "print(repr(out))\n")
+    run = subprocess.run([sys.executable, "-c", probe], cwd=str(folder), capture_output=True,
+                         text=True, env={"PATH": os.environ.get("PATH", "")}, timeout=120)
+    assert run.returncode == 0, run.stderr
+    return eval(run.stdout.strip())  # a tuple of floats, as repr wrote it
+
+
+def test_cli_jvp_of_a_gradient_file_and_gradient_of_a_jvp_file(tmp_path):
+    """`s2s-ad jvp` of the file `s2s-ad grad -o` wrote (its tangent is H v), and
+    `s2s-ad grad --output 1` of the file `s2s-ad jvp -o` wrote (∇(∇f·v) = H v),
+    each run in a fresh interpreter without s2s-ad."""
+    fn, args, wrt = logistic_map.logistic, [0.3, 3.2, 5], ("x", "r")
+    target = "examples/logistic_map.py:logistic"
+    _cli("grad", target, "--wrt", "x,r", "-o", str(tmp_path / "g_mod.py"))
+    g = loaded(tmp_path, (tmp_path / "g_mod.py").read_text(encoding="utf-8"), "g_again",
+               "grad_logistic")
+    H = central_jacobian(g, args, wrt)
+    v = [0.6, -1.1]
+    _cli("jvp", f"{tmp_path / 'g_mod.py'}:grad_logistic", "--wrt", "x,r", "-o",
+         str(tmp_path / "jg_mod.py"))
+    keys = tangent_keywords(loaded(tmp_path, (tmp_path / "jg_mod.py").read_text(encoding="utf-8"),
+                                   "jg_again", "jvp_grad_logistic"), 2)
+    value, tangent = _fresh(tmp_path, "jg_mod", "jvp_grad_logistic", args, dict(zip(keys, v)))
+    np.testing.assert_allclose(value, g(*args), rtol=1e-12)
+    np.testing.assert_allclose(tangent, H @ v, rtol=1e-5, atol=1e-6)
+    _cli("jvp", target, "--wrt", "x,r", "-o", str(tmp_path / "j_mod.py"))
+    keys = tangent_keywords(loaded(tmp_path, (tmp_path / "j_mod.py").read_text(encoding="utf-8"),
+                                   "j_again", "jvp_logistic"), 2)
+    _cli("grad", f"{tmp_path / 'j_mod.py'}:jvp_logistic", "--wrt", "x,r,", "--output", "1",
+         "-o", str(tmp_path / "gj_mod.py"))
+    got = _fresh(tmp_path, "gj_mod", "grad_jvp_logistic", args, dict(zip(keys, v)))
+    np.testing.assert_allclose(got, H @ v, rtol=1e-5, atol=1e-6)
+
+
 def _second_from_file(prog, fn, folder, label, refusals=()):
     """For each differentiated parameter: the gradient module loaded from its
     file, differentiated again, each entry against central differences of
