@@ -336,6 +336,17 @@ def same_condition(x, y):
     return y
 
 
+def in_helpers(x, y):
+    s = reversed_steps(x, 8) * popped(x, 5) + same_condition(x, y)
+    for k in range(2):
+        s = s + reversed_steps(x * (k + 1), 6)
+    if x > 0.3:
+        s = s + popped(x, 4)
+    else:
+        s = s + same_condition(y, x)
+    return s
+
+
 def slots_in_an_outer_loop(x, n):
     tape = [None] * 3
     s = 0.5
@@ -349,16 +360,29 @@ def slots_in_an_outer_loop(x, n):
 
 @pytest.mark.parametrize("name,args", [("reversed_steps", [0.7, 8]), ("reversed_steps", [0.7, 1]),
                                        ("popped", [0.6, 5]), ("same_condition", [0.9, 1.3]),
-                                       ("same_condition", [0.2, 1.3])])
+                                       ("same_condition", [0.2, 1.3]), ("in_helpers", [0.7, 1.2]),
+                                       ("in_helpers", [0.2, 0.9])])
 def test_the_constructs_in_your_own_code(name, args, tmp_path):
     """The idioms read in generated modules work in a function of yours too:
     `reversed(range(a, b, s))`, `xs.pop()` after the last append, a name
-    assigned in one branch read under the same condition."""
+    assigned in one branch read under the same condition; at top level, in
+    helpers called in a loop and a branch, through vjp and through the CLI's
+    module run in a fresh interpreter."""
+    (tmp_path / "user_code.py").write_text(USER_CODE, encoding="utf-8")
     fn = getattr(import_source(str(tmp_path), USER_CODE, f"user_{name}"), name)
-    got = s2s_ad.grad(fn, wrt="x")(*args)
     h = 1e-6
     want = (fn(args[0] + h, *args[1:]) - fn(args[0] - h, *args[1:])) / (2 * h)
+    got = s2s_ad.grad(fn, wrt="x")(*args)
     assert math.isclose(got, want, rel_tol=1e-6, abs_tol=1e-8), (got, want)
+    value, back = s2s_ad.vjp(fn, *args)
+    assert math.isclose(back(1.0)[0], want, rel_tol=1e-6, abs_tol=1e-8)
+    done = subprocess.run([sys.executable, "-m", "s2s_ad", "grad", f"user_code.py:{name}",
+                           "--wrt", "x", "-o", "user_grad.py"], cwd=str(tmp_path),
+                          capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=ROOT))
+    assert done.returncode == 0, done.stderr
+    assert math.isclose(_fresh(tmp_path, "user_grad", f"grad_{name}", args, {}), want,
+                        rel_tol=1e-6, abs_tol=1e-8)
 
 
 def test_a_tape_of_slots_refilled_by_an_outer_loop_is_not_a_grown_list(tmp_path):
