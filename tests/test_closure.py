@@ -240,10 +240,10 @@ def _second_from_file(prog, fn, folder, label, refusals=()):
 
 NESTED_TAPES = ("a helper's tape inside another helper's tape", "returning nested tuples",
                 "is used as a list or tuple")
-"""The refusals of a gradient module whose helper's forward function calls
-another helper (its tape holds the other's tape) or loops (its tape holds
-lists, which arrive in the backward function as list parameters): not in
-the subset yet."""
+"""The refusals of a gradient module whose helper's forward function loops
+(its tape holds lists, which arrive in the backward function as list
+parameters), or whose tapes are used in a way the split does not follow:
+not in the subset yet."""
 
 
 @pytest.mark.parametrize("seed", range(30))

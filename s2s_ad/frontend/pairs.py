@@ -21,6 +21,10 @@ the same module, ``H_bwd(tape, ...)`` opening with ``a, b, c = tape``.
   those tapes (``Ts = [None] * n``, ``Ts[i] = T``, ``Ts.append(T)``,
   ``T = Ts[i]``, ``T = Ts.pop()``) becomes one tape per item; and
   ``H_bwd(T, ...)`` passes the items.
+* A helper calling a helper: an item of ``H_bwd``'s tape that is another
+  pair's tape (passed to ``G_bwd`` and used for nothing else) is itself split
+  into that tape's items, in ``H_bwd``'s parameters and in the tape ``H_fwd``
+  returns (``return value, a, T`` → ``return value, a, T_0, T_1``).
 
 A function whose tapes are used otherwise is left as it is (and refused,
 located, where the lowering meets the tuple). Every rewrite passes the same
@@ -61,6 +65,54 @@ def _bwd_items(code) -> tuple | None:
     return tuple(e.id for e in first.targets[0].elts)
 
 
+def _is_bwd(globals_: dict, name: str) -> bool:
+    return (name.endswith("_bwd") and isinstance(globals_.get(name), types.FunctionType)
+            and isinstance(globals_.get(name[:-4] + "_fwd"), types.FunctionType))
+
+
+def _nested(fn: ast.FunctionDef, names: tuple, globals_: dict, seen: frozenset) -> dict | None:
+    """Items of ``H_bwd``'s tape that are tapes of other pairs (a helper calling
+    a helper): ``u -> (u_0, u_1, ...)``, one name per item of that tape; None
+    when such an item is used otherwise, or its names are taken."""
+    out = {}
+    taken = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
+    firsts = {}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.args \
+                and isinstance(n.args[0], ast.Name) and n.args[0].id in names \
+                and _is_bwd(globals_, n.func.id):
+            firsts.setdefault(n.args[0].id, set()).add(n.func.id)
+    for u, callees in firsts.items():
+        uses = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == u
+                and isinstance(n.ctx, ast.Load)]
+        sub = {_bwd_params(globals_[g].__code__, globals_, seen) for g in callees}
+        if len(sub) != 1 or None in sub or len(uses) != sum(
+                1 for n in ast.walk(fn) if isinstance(n, ast.Call) and n.args
+                and isinstance(n.args[0], ast.Name) and n.args[0].id == u):
+            return None
+        parts = tuple(f"{u}_{k}" for k in range(len(sub.pop())))
+        if taken & set(parts):
+            return None
+        out[u] = parts
+    return out
+
+
+def _bwd_params(code, globals_: dict, seen: frozenset = frozenset()) -> tuple | None:
+    """The parameters ``H_bwd`` takes for its tape once split: its items, an
+    item that is another pair's tape as that tape's items; None if not a pair
+    s2s-ad writes (or a pair calling itself)."""
+    if code in seen:
+        return None
+    raw = _bwd_items(code)
+    if raw is None or not raw:
+        return raw
+    fn = ast.parse(textwrap.dedent(inspect.getsource(code))).body[0]
+    nested = _nested(fn, raw, globals_, seen | {code})
+    if nested is None:
+        return None
+    return tuple(m for u in raw for m in nested.get(u, (u,)))
+
+
 def _pairs(globals_: dict) -> dict:
     """``H_fwd`` -> (``H_bwd``, the names of its tape's items)."""
     out = {}
@@ -69,7 +121,7 @@ def _pairs(globals_: dict) -> dict:
             continue
         bwd = globals_.get(name[:-4] + "_bwd")
         if isinstance(bwd, types.FunctionType):
-            items = _bwd_items(bwd.__code__)
+            items = _bwd_params(bwd.__code__, globals_)
             if items is not None:
                 out[name] = (name[:-4] + "_bwd", items)
     return out
@@ -82,7 +134,7 @@ def signature(fn) -> inspect.Signature | None:
     if not (name.endswith("_bwd") and isinstance(fn, types.FunctionType)
             and isinstance(fn.__globals__.get(name[:-4] + "_fwd"), types.FunctionType)):
         return None
-    items = _bwd_items(fn.__code__)
+    items = _bwd_params(fn.__code__, fn.__globals__)
     if items is None:
         return None
     sig = inspect.signature(fn)
@@ -96,20 +148,24 @@ def split(tree: ast.FunctionDef, globals_: dict, taken: set) -> None:
     if not pairs:
         return
     if tree.name in pairs:
-        _own_returns(tree, pairs[tree.name][1])
+        _own_returns(tree)
     bwds = {bwd: items for bwd, items in pairs.values()}
+    seed = {}
     if tree.name in bwds:
-        _own_parameters(tree)
-    _call_sites(tree, pairs, taken)
+        seed = _own_parameters(tree, globals_)
+        if seed is None:
+            return
+    _call_sites(tree, pairs, taken, seed)
 
 
-def _own_returns(tree: ast.FunctionDef, items: tuple) -> None:
+def _own_returns(tree: ast.FunctionDef) -> None:
+    """``return value, (a, b, c)`` as ``return value, a, b, c`` (the items'
+    count is checked where a call binds them: an item that is another pair's
+    tape is split at its own call site, :func:`_call_sites`)."""
     returns = [n for n in ast.walk(tree) if isinstance(n, ast.Return)]
-    n = len(items)
     if not returns or not all(
             isinstance(r.value, ast.Tuple) and len(r.value.elts) == 2
-            and isinstance(r.value.elts[1], ast.Tuple) and len(r.value.elts[1].elts) == n
-            for r in returns):
+            and isinstance(r.value.elts[1], ast.Tuple) for r in returns):
         return
     taped = {e.id for r in returns for e in r.value.elts[1].elts if isinstance(e, ast.Name)}
     tested = _bool_items(tree, taped)
@@ -142,20 +198,30 @@ def _bool_items(tree: ast.FunctionDef, items: set) -> set:
     return out
 
 
-def _own_parameters(tree: ast.FunctionDef) -> None:
+def _own_parameters(tree: ast.FunctionDef, globals_: dict) -> dict | None:
+    """``H_bwd(tape, ...)`` as ``H_bwd(a, b, c, ...)``; returns the items that
+    are other pairs' tapes, with their names once split (for the call sites
+    of those pairs' backward functions), or None (left as it is)."""
     tape = tree.args.args[0].arg if tree.args.args else None
     if tape is not None and not any(isinstance(n, ast.Name) and n.id == tape
                                     for n in ast.walk(tree)):
         del tree.args.args[0]  # an empty tape
-        return
+        return {}
     first = tree.body[0]
     if not (isinstance(first, ast.Assign) and isinstance(first.targets[0], ast.Tuple)
             and isinstance(first.value, ast.Name) and tree.args.args
             and first.value.id == tree.args.args[0].arg):
-        return
+        return None
     names = [e.id for e in first.targets[0].elts]
+    own = globals_.get(tree.name)
+    nested = _nested(tree, tuple(names), globals_,
+                     frozenset({own.__code__}) if isinstance(own, types.FunctionType)
+                     else frozenset())
+    if nested is None:
+        return None
     tape = tree.args.args[0]
-    tree.args.args[0:1] = [ast.copy_location(ast.arg(n), tape) for n in names]
+    tree.args.args[0:1] = [ast.copy_location(ast.arg(m), tape)
+                           for n in names for m in nested.get(n, (n,))]
     del tree.body[0]
     # A recorded decision arrives as a parameter, which is lowered as a
     # number: `if c:` is `if c != 0.0:` (the same truth for a bool or a number).
@@ -171,14 +237,19 @@ def _own_parameters(tree: ast.FunctionDef) -> None:
                         for v in n.values]
 
 
+    return nested
+
+
 def _truth(e: ast.Name) -> ast.expr:
     return ast.fix_missing_locations(ast.copy_location(
         ast.Compare(e, [ast.NotEq()], [ast.Constant(0.0)]), e))
 
 
-def _call_sites(tree: ast.FunctionDef, pairs: dict, taken: set) -> None:
-    """Tapes of calls to ``H_fwd`` (and tapes of them) split into their items."""
-    items: dict[str, tuple] = {}  # a tape's name -> the names of its items' variables
+def _call_sites(tree: ast.FunctionDef, pairs: dict, taken: set, seed: dict) -> None:
+    """Tapes of calls to ``H_fwd`` (and tapes of them) split into their items;
+    ``seed``: tapes already split (parameters of a backward function)."""
+    items: dict[str, tuple] = dict(seed)  # a tape's name -> the names of its items' variables
+    taken |= {m for parts in seed.values() for m in parts}
 
     def fresh(base):
         name, k = base, 0
@@ -207,7 +278,8 @@ def _call_sites(tree: ast.FunctionDef, pairs: dict, taken: set) -> None:
     if not items:
         return
     # every use of a tape name must be one of the forms rewritten below
-    allowed = set()
+    allowed = {id(e) for n in ast.walk(tree) if isinstance(n, ast.Return)
+               and isinstance(n.value, ast.Tuple) for e in n.value.elts}
     for n in ast.walk(tree):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) \
                 and n.func.id in {b for b, _ in pairs.values()} and n.args \
@@ -332,6 +404,16 @@ def _rewrite(stmt, items: dict, pairs: dict) -> list:
                     _name(src[k], ast.Load), _copy(v.slice), ast.Load())))
             return each(lambda k: ast.Assign([_name(parts[k], ast.Store)], ast.Call(
                 ast.Attribute(_name(src[k], ast.Load), "pop", ast.Load()), [], [])))
+    if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Tuple):
+        # a tape returned in the function's own tape (a helper calling a helper)
+        elts = []
+        for e in stmt.value.elts:
+            if isinstance(e, ast.Name) and e.id in items:
+                elts += [ast.copy_location(_name(m, ast.Load), e) for m in items[e.id]]
+            else:
+                elts.append(e)
+        stmt.value.elts = elts
+        return [stmt]
     if isinstance(stmt, ast.Expr) and _append_of(stmt) is not None:
         lst, val = _append_of(stmt)
         if lst in items and isinstance(val, ast.Name) and val.id in items:
