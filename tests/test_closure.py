@@ -113,6 +113,13 @@ def test_gradient_module_read_from_its_file_is_differentiated(fn, args, wrt, tmp
     np.testing.assert_allclose(np.array(value, dtype=float), np.array(g(*args), dtype=float),
                                rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(np.array(tangent, dtype=float), H @ v, **tol)
+    # vjp of the file's gradient: a cotangent c of its outputs gives Hᵀ c
+    c = RNG.normal(size=len(wrt))
+    _, back = s2s_ad.vjp(g, *args)
+    out = back(tuple(c))
+    names = list(inspect.signature(fn).parameters)
+    np.testing.assert_allclose(np.array([out[names.index(w)] for w in wrt], dtype=float),
+                               H.T @ c, **tol)
 
 
 @pytest.mark.parametrize("fn,args,wrt", [EXAMPLES[3], EXAMPLES[4], EXAMPLES[7], EXAMPLES[5]],
