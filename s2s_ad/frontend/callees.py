@@ -22,7 +22,9 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
+from s2s_ad import ir
 from s2s_ad.errors import SourceError
+from s2s_ad.frontend import passing
 
 _STATE: dict = {"depth": 0, "done": {}, "active": set(), "failed": {}}
 
@@ -63,3 +65,17 @@ def lower_once(fixed: tuple, lower):
 def failure(fixed: tuple) -> SourceError | None:
     """Why lowering the specialisation ``fixed`` failed in this session."""
     return _STATE["failed"].get(fixed)
+
+
+def for_call(lo, op: ir.Op, lower) -> ir.Function | None:
+    """The callee of the call ``op`` lowered for its arguments by
+    ``lower(fixed)`` (once per session), kept on the op for the call graph;
+    why it failed is kept by the lowering ``lo`` for the call's result."""
+    fixed = (op.callee.fn, passing.array_arguments(op),
+             tuple(passing.static_arguments(op).items()), op.callee.passed)
+    op.callee.lowered_for = fixed
+    op.callee.lowered = lower_once(fixed, lambda: lower(fixed))
+    if op.callee.lowered is None and failure(fixed) is not None:
+        # the caller reading the result as a list would otherwise be told it is a number
+        lo.call_failures[id(op.out)] = failure(fixed)
+    return op.callee.lowered

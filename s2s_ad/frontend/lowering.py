@@ -24,7 +24,8 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import callees, closures, passing, pytrees, runtime_lists, statics, structures, syntax, unroll
+from s2s_ad.frontend import (callees, closures, generated, passing, pytrees, runtime_lists,
+                              statics, structures, syntax, unroll)
 from s2s_ad.frontend.aliasing import InPlaceNames
 from s2s_ad.frontend.callsites import (BUILTIN_PRIMS, LIBRARY_MODULES, CallLowering,  # noqa: F401
                                       _is_library, _is_library_module)
@@ -128,6 +129,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
     def __init__(self, src: Source, lengths: dict | None = None, arrays=(),
                  statics: dict | None = None, passed: dict | None = None,
                  helper: bool = False):
+        generated.normalise(src.tree, src.globals)  # s2s-ad's own gradients' tapes
         self.src = src
         self.helper = helper
         self.returns = None
@@ -159,6 +161,13 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         self.param_ids: set[int] = set()
         self.integers: dict[str, SourceError] = {}
         self.undefined: dict[str, tuple] = {}
+        self.guarded: dict[str, tuple] = {}
+        """Names assigned in one branch only, readable again under the same
+        condition: ``name -> (((cond, polarity), ...), value)`` (control.py)."""
+        self.negations: dict[int, ir.Value] = {}
+        """``id(not c) -> c`` for the conditions of guarded names."""
+        self.guard_of: dict[int, ir.Value] = {}
+        """``id(φ) -> v`` for a guarded name's φ: read, it is ``v``."""
         self.loop_depth = 0
         self.region_depth = 0
         self.ret_mode = False
@@ -252,16 +261,9 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
     def lower_callee(self, op: ir.Op) -> ir.Function | None:
         """The callee of the call ``op`` just lowered, lowered for its
         arguments (kept on the op for the call graph), or None."""
-        fixed = (op.callee.fn, passing.array_arguments(op),
-                 tuple(passing.static_arguments(op).items()), op.callee.passed)
-        op.callee.lowered_for = fixed
-        op.callee.lowered = callees.lower_once(fixed, lambda: lower(
+        return callees.for_call(self, op, lambda fixed: lower(
             source_locate(op.callee.fn), arrays=fixed[1], statics=dict(fixed[2]),
             passed=dict(fixed[3]), helper=True))
-        if op.callee.lowered is None and callees.failure(fixed) is not None:
-            # the caller reading the result as a list would otherwise be told it is a number
-            self.call_failures[id(op.out)] = callees.failure(fixed)
-        return op.callee.lowered
 
     # -- statements --------------------------------------------------------
 
