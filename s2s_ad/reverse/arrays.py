@@ -35,6 +35,7 @@ import re
 
 from s2s_ad.reverse import analysis
 from s2s_ad.reverse.analysis import scalar as _scalar, shape_classes
+from s2s_ad.reverse.ranks import zero_d
 from s2s_ad import ir
 from s2s_ad.emit.code import Stmt
 
@@ -66,12 +67,20 @@ class ArraySweep:
         self.owned: set[str] = set()
         """Adjoint variables holding an array this sweep created (safe to write into)."""
         self.shapes = shape_classes(func)
+        self.zero_d, self.elements = zero_d(func)
+        """ids of the values the code makes 0-d, and of the writes into one
+        element (s2s_ad.reverse.ranks): their adjoints need no un-broadcasting."""
         self._uses = analysis.uses(func)
         self._producers = {id(op.out): op for op in func.body.ops if isinstance(op, ir.Op)}
         self._helper_names: dict[str, str] = {}
         self.buffers: set[int] = set()
         """ids of array versions written in place (s2s_ad.reverse.inplace): read only
         by the ops whose reverse the buffer's state was kept for."""
+
+    def number(self, a: ir.Operand) -> bool:
+        """Is ``a`` known to be 0-d (a float, an int, or an array value the
+        code makes 0-d)?"""
+        return _scalar(a) or id(a) in self.zero_d
 
     # -- helpers in the generated module --------------------------------------
 
@@ -208,6 +217,8 @@ class ArraySweep:
         if not (op.prim in BROADCASTING or rule.broadcast):
             return contrib
         arg = op.args[i]
+        if id(op.out) in self.zero_d:
+            return contrib  # a 0-d result: every operand is 0-d too (s2s_ad.reverse.ranks)
         others = [a for j, a in enumerate(op.args) if j != i]
         same = self.shapes.get(id(arg))
         if all(_scalar(a) or a is arg or (same is not None and self.shapes.get(id(a)) is same)
@@ -220,7 +231,7 @@ class ArraySweep:
         negate = isinstance(contrib, ast.UnaryOp) and isinstance(contrib.op, ast.USub)
         if negate:
             contrib = contrib.operand
-        if _scalar(arg):
+        if self.number(arg):
             summed = ast.Call(_name(self.helper("total")), [contrib], [])
         else:
             summed = ast.Call(_name(self.helper("unbroadcast")),
@@ -308,8 +319,12 @@ class ArraySweep:
             gathered = ast.Call(_name(self.helper("gather")), [copy.deepcopy(g), _as_value(idx),
                                                                base], [])
             value = op.args[1]
-            contrib = (ast.Call(_name(self.helper("total")), [gathered], []) if _scalar(value)
-                       else ast.Call(_name(self.helper("unbroadcast")), [gathered, exprs[1]], []))
+            if id(op) in self.elements:  # one element: g[idx] is the value's adjoint
+                contrib = gathered
+            elif self.number(value):
+                contrib = ast.Call(_name(self.helper("total")), [gathered], [])
+            else:
+                contrib = ast.Call(_name(self.helper("unbroadcast")), [gathered, exprs[1]], [])
             return contrib, "the assigned elements"
         attrs = {**dict(rule.attrs), **op.attrs}
         if rule.adjoint:
@@ -343,7 +358,8 @@ class ArraySweep:
             text = ast.unparse(local)
         contrib = simplify(contrib)
         arg = op.args[i]
-        return self.unbroadcast(op, i, contrib, (lambda: ref(arg)) if not _scalar(arg) else None), text
+        return self.unbroadcast(op, i, contrib,
+                                (lambda: ref(arg)) if not self.number(arg) else None), text
 
     def forward_expr(self, op: ir.Op, expr) -> ast.expr:
         """The forward computation of ``op`` as one expression, operands read

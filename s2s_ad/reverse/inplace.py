@@ -59,7 +59,7 @@ import ast
 from dataclasses import dataclass, field
 
 from s2s_ad import ir
-from s2s_ad.reverse.arrays import _as_value, _scalar
+from s2s_ad.reverse.arrays import _as_value
 from s2s_ad.emit.code import Stmt, reverse_comment
 from s2s_ad.names import Namer
 from s2s_ad.rules.numpy import VIEWS
@@ -378,7 +378,9 @@ def reverse_write(sweep, op: ir.Op) -> list:
         idx = _index(sweep, op)
         gathered = ast.Subscript(ast.Name(fam.adj, ast.Load()), idx, ast.Load())
         if id(op.out) in sweep.act and isinstance(value, ir.Value) and id(value) in sweep.act:
-            if _scalar(value):
+            if id(op) in sweep.arrays.elements:
+                contrib = gathered  # one element: a NumPy scalar, which later writes cannot change
+            elif sweep.arrays.number(value):
                 contrib = ast.Call(ast.Name(sweep.arrays.helper("total"), ast.Load()), [gathered], [])
             else:
                 contrib = ast.Call(ast.Name(sweep.arrays.helper("unbroadcast"), ast.Load()),

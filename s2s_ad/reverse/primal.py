@@ -105,7 +105,7 @@ class _Forward:
         if arrays is not None and op.prim != "getitem":
             e = arrays.forward_expr(op, self.expr)  # NumPy: attributes, indexing
             if op.prim == "array.getitem" and id(op.args[0]) in self.sw.families \
-                    and id(op.out) in self.sw.reads:
+                    and id(op.out) in self.sw.reads and id(op.out) not in arrays.zero_d:
                 e = inplace.copy_of(arrays, e)  # kept for the reverse sweep: not a view of the buffer
             return e
         env = {name: self.expr(a) for name, a in zip(PLACEHOLDERS, op.args)}
