@@ -217,7 +217,8 @@ class _Forward:
         if id(op) in fam.saved:
             element = ast.Subscript(ast.Name(fam.name, ast.Load()),
                                     index_expr(op.attrs["index"], exprs), ast.Load())
-            old = inplace.copy_of(self.sw.arrays, element)
+            old = element if id(op) in self.sw.arrays.elements else \
+                inplace.copy_of(self.sw.arrays, element)  # one element: a NumPy scalar
             push = ast.Call(ast.Attribute(ast.Name(fam.stack, ast.Load()), "append", ast.Load()),
                             [old], [])
             out.append(Stmt(ast.Expr(push), f"the reverse sweep puts back what line "

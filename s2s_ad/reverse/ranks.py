@@ -149,7 +149,7 @@ class _Ranks:
             if op.prim == "array.getitem" and all(item[0] == "op" and self.integer(
                     op.args[item[1]]) for item in op.attrs.get("index", ())):
                 del self.tuples[id(op.out)]  # one item of a shape: an int
-            self.rank[id(op.out)] = None
+            self.rank[id(op.out)] = None if id(op.out) in self.tuples else 0
             return
         self.rank[id(op.out)] = None if op.callee is not None else self._rank(op)
 
@@ -168,6 +168,8 @@ class _Ranks:
                     return 1
                 return self.tuples.get(id(shape))
             return None
+        if op.prim in ("np.eye", "np.identity"):
+            return 2
         if op.prim == "array.setitem":
             return self.of(args[0])
         if op.prim == "array.getitem":
