@@ -121,3 +121,66 @@ def written_in_branch(w, q, c: float):
     if c > 0.0:
         y[0] = t
     return np.sum(y * q) + np.sum(t * q)
+
+
+# -- writes whose reverse zeroes the element's adjoint, or need not ------------
+
+def read_same_element(x, a: float):
+    y = np.ones(len(x))
+    for i in range(len(x)):
+        y[i] = y[i] * a + x[i]
+    return np.sum(y * y)
+
+
+def wraps_to_the_end(x, a: float):
+    y = np.ones(len(x))
+    for i in range(len(x)):
+        y[i] = y[i - 1] * a + x[i]
+    return np.sum(y * y)
+
+
+def written_before_the_loop(x, a: float):
+    y = np.zeros(len(x))
+    y[2] = x[0] * 3.0
+    for i in range(1, len(x)):
+        y[i] = y[i - 1] * a + x[i]
+    return np.sum(y * y)
+
+
+def read_ahead(x, a: float):
+    y = np.ones(len(x))
+    for i in range(len(x) - 1):
+        y[i] = y[i + 1] * a + x[i]
+    return np.sum(y * y)
+
+
+def whole_read_in_the_loop(x, a: float):
+    y = np.ones(len(x))
+    for i in range(1, len(x)):
+        y[i] = np.sum(y) * a + x[i]
+    return np.sum(y * y)
+
+
+def copied_root(x, a: float):
+    y = np.copy(x)
+    for i in range(1, len(x)):
+        y[i] = y[i - 1] * a + x[i]
+    return np.sum(y * y)
+
+
+def read_after_in_the_body(x, a: float):
+    y = np.zeros(len(x))
+    acc = 0.0
+    for i in range(2, len(x)):
+        y[i] = y[i - 2] * a + x[i]
+        acc = acc + y[i] * y[i - 1]
+    return np.sum(y * y) + acc
+
+
+def overwritten_by_a_second_loop(x, a: float):
+    y = np.zeros(len(x))
+    for i in range(len(x)):
+        y[i] = x[i] * 2.0
+    for i in range(len(x)):
+        y[i] = y[i] * a + 1.0
+    return np.sum(y * y)

@@ -59,6 +59,7 @@ import ast
 from dataclasses import dataclass, field
 
 from s2s_ad import ir
+from s2s_ad.reverse import fresh_writes
 from s2s_ad.reverse.arrays import _as_value
 from s2s_ad.emit.code import Stmt, reverse_comment
 from s2s_ad.names import Namer
@@ -95,6 +96,9 @@ class Family:
     """ids of the ops whose reverse statements may read the buffer."""
     saved: set[int] = field(default_factory=set)
     """ids of the writes whose overwritten elements are pushed and restored."""
+    fresh: set[int] = field(default_factory=set)
+    """ids of the writes whose elements nothing read or wrote before
+    (s2s_ad.reverse.fresh_writes): their reverse does not zero the adjoint."""
     stack: str | None = None
     """The list holding the saved elements (None when nothing is saved)."""
     adj: str | None = None
@@ -126,6 +130,8 @@ def families(func: ir.Function, namer: Namer) -> dict[int, Family]:
                 fam.saved.add(id(w))
         if fam.saved:
             fam.stack = namer.fresh(f"{fam.name}_old")
+        root = next(op for op in func.body.ops if isinstance(op, ir.Op) and op.out is fam.root)
+        fam.fresh = fresh_writes.fresh(func, root, fam.members, ops)
         for m in fam.members:
             out[m] = fam
     return out
@@ -388,11 +394,12 @@ def reverse_write(sweep, op: ir.Op) -> list:
             out += sweep.accumulate(value, contrib, False,
                                    reverse_comment(op, 1, value, "the assigned elements"),
                                    op, 1, "the assigned elements")
-        zero = ast.Assign([ast.Subscript(ast.Name(fam.adj, ast.Load()),
-                                         _index(sweep, op), ast.Store())],
-                          ast.Constant(0.0))
-        out.append(Stmt(zero, reverse_comment(op, 0, base, "0 at the overwritten elements"),
-                        op, 0, "0", fam.adj))
+        if id(op) not in fam.fresh:  # else nothing reads the elements' adjoint again
+            zero = ast.Assign([ast.Subscript(ast.Name(fam.adj, ast.Load()),
+                                             _index(sweep, op), ast.Store())],
+                              ast.Constant(0.0))
+            out.append(Stmt(zero, reverse_comment(op, 0, base, "0 at the overwritten elements"),
+                            op, 0, "0", fam.adj))
     if id(op) in fam.saved:
         sweep.reads.add(id(fam.root))  # the backward pass of a pair needs the buffer
         restore = ast.Assign([ast.Subscript(ast.Name(fam.name, ast.Load()),
