@@ -184,3 +184,32 @@ def overwritten_by_a_second_loop(x, a: float):
     for i in range(len(x)):
         y[i] = y[i] * a + 1.0
     return np.sum(y * y)
+
+
+# -- reads the reverse sweep takes from the array again, or from the tape ------
+
+def overwritten_after_the_loop(x, a: float):
+    y = np.zeros(len(x))
+    y[0] = x[0]
+    for i in range(1, len(x)):
+        y[i] = y[i - 1] * a + x[i]
+    s = np.sum(y * y)
+    y[0] = 5.0
+    return s + np.sum(y * x)
+
+
+def written_back_in_the_loop(x, a: float):
+    y = np.ones(len(x))
+    for i in range(1, len(x)):
+        y[i] = y[i - 1] * a + x[i]
+        y[i - 1] = y[i] * 0.5
+    return np.sum(y * y)
+
+
+def two_back(x, a: float):
+    y = np.zeros(len(x))
+    y[0] = x[0]
+    y[1] = x[1]
+    for i in range(2, len(x)):
+        y[i] = y[i - 1] * a + y[i - 2] * a * a + x[i]
+    return np.sum(y * y)

@@ -118,11 +118,13 @@ def test_fill_loop_has_no_shape_bookkeeping():
     for helper in ("unbroadcast", "total", "own", "add_over"):
         assert f"{helper}(" not in text, helper
     loop = _reverse_loop(text)
-    recomputed = [line.split("#")[0].strip() for line in loop.splitlines() if "recomputed" in line]
-    assert recomputed == ["t4 = i - 1"]  # only the index, not y[i - 1] * a + x[i] for its shape
+    recomputed = [line.split("#")[0].strip() for line in loop.splitlines()
+                  if "recomputed" in line or "read again" in line]
+    # the index and y[i - 1] (read again from y), not y[i - 1] * a + x[i] for its shape
+    assert recomputed == ["t4 = i - 1", "t5 = y[t4]"]
     assert re.search(r"^\s+d\w+ = dy\[i\]\s", loop, re.M)  # the element's adjoint, as it is
-    # the tape keeps y[i - 1] alone (x[i] was kept only for its shape)
-    assert "records 1 value per iteration" in " ".join(text.split())
+    # nothing is taped: x[i] was kept only for its shape, y[i - 1] is read again
+    assert "records 0 values per iteration" in " ".join(text.split())
 
 
 ELEMENT_BOOKKEEPING = re.compile(r"(unbroadcast|total|own)\((own\()?(gather\(|d\w+\[)|own\(\w+\[")
@@ -236,3 +238,30 @@ def test_write_zeroes_what_an_earlier_op_reads(fn):
 def test_write_of_a_fresh_element_does_not_zero(fn):
     loop = _reverse_loop(_text(fn))
     assert "dy[i]" in loop and not re.search(r"dy\[i\] = 0\.0", loop), loop
+
+
+# -- reads taken again from the array (s2s_ad/reverse/fresh_writes.py: settled) -------
+
+TAPED = [src.overwritten_after_the_loop, src.written_back_in_the_loop, src.wraps_to_the_end,
+         src.read_same_element, src.fill_in_loop]
+"""A later write may change the element read: the read is taped."""
+
+REREAD = [src.fill, src.two_back, src.read_after_in_the_body]
+
+
+@pytest.mark.parametrize("fn", TAPED + REREAD, ids=lambda f: f.__name__)
+def test_reads_in_loops_agree_with_finite_differences(fn):
+    args = [rand(RNG, (6,)), 0.7] + ([2] if fn is src.fill_in_loop else [])
+    assert_gradients(fn, args, [0, 1])
+
+
+@pytest.mark.parametrize("fn", TAPED, ids=lambda f: f.__name__)
+def test_read_a_later_write_changes_is_taped(fn):
+    text = _text(fn)
+    assert "from the tape" in text and "read again" not in text
+
+
+@pytest.mark.parametrize("fn", REREAD, ids=lambda f: f.__name__)
+def test_read_no_later_write_changes_is_read_again(fn):
+    text = _text(fn)
+    assert re.search(r"= y\[t\d+\]\s+# line \d+: read again from y", text)

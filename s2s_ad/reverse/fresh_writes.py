@@ -26,8 +26,15 @@ adjoint), and every other read or write of the array is
 Any other use of the array before the write (``np.sum(y)``, ``y * w``, a
 slice, an index computed otherwise) keeps the zero.
 
+The same order of writes lets the reverse sweep read an element again
+instead of taping it (:func:`settled`): a read ``t = y[i - c]`` (``c ≥ 1``,
+``s - c ≥ 0``) in such a loop, where every write into the array is before
+the loop or is ``y[i] = ...`` in it, reads an element no later write
+changes, so at the read's reverse the buffer still holds ``t``.
+
 Before → after, for ``y[0] = x[0]; for i in range(1, n): y[i] = y[i - 1] * a + x[i]``::
 
+    t5 = t5_tape.pop()           t5 = y[t4]
     dt8 = dy[i]                  dt8 = dy[i]
     dy[i] = 0.0
     dx[i] += dt8                 dx[i] += dt8
@@ -59,6 +66,27 @@ def fresh(func: ir.Function, root: ir.Op | None, members: set[int],
         start = loop.start.value
         if all(_harmless(p, w, loop, start, places) for p in uses if p is not w):
             out.add(id(w))
+    return out
+
+
+def settled(func: ir.Function, members: set[int], writes: list[ir.Op]) -> set[int]:
+    """ids of the reads ``y[i - c]`` of the family whose element no write
+    after them changes (see the module docstring)."""
+    places = _places(func.body)
+    out = set()
+    for node in ir.walk(func.body):
+        if not (isinstance(node, ir.Op) and node.prim == "array.getitem"
+                and isinstance(node.args[0], ir.Value) and id(node.args[0]) in members):
+            continue
+        loop = places[id(node)][1]
+        if not _index_loop(loop, places):
+            continue
+        c = _offset(node, loop)
+        if c is None or c >= 0 or loop.start.value + c < 0:
+            continue
+        if all(places[id(w)][0] < places[id(loop)][0]
+               or (places[id(w)][1] is loop and _offset(w, loop) == 0) for w in writes):
+            out.add(id(node))
     return out
 
 

@@ -99,6 +99,9 @@ class Family:
     fresh: set[int] = field(default_factory=set)
     """ids of the writes whose elements nothing read or wrote before
     (s2s_ad.reverse.fresh_writes): their reverse does not zero the adjoint."""
+    settled: set[int] = field(default_factory=set)
+    """ids of the reads ``y[i - c]`` the reverse sweep may read again from
+    the buffer instead of taping them (s2s_ad.reverse.fresh_writes)."""
     stack: str | None = None
     """The list holding the saved elements (None when nothing is saved)."""
     adj: str | None = None
@@ -132,6 +135,7 @@ def families(func: ir.Function, namer: Namer) -> dict[int, Family]:
             fam.stack = namer.fresh(f"{fam.name}_old")
         root = next(op for op in func.body.ops if isinstance(op, ir.Op) and op.out is fam.root)
         fam.fresh = fresh_writes.fresh(func, root, fam.members, ops)
+        fam.settled = fresh_writes.settled(func, fam.members, ops)
         for m in fam.members:
             out[m] = fam
     return out
