@@ -213,3 +213,9 @@ def two_back(x, a: float):
     for i in range(2, len(x)):
         y[i] = y[i - 1] * a + y[i - 2] * a * a + x[i]
     return np.sum(y * y)
+
+
+def masked_where(w, v, s: float):
+    return np.sum(np.mean(np.where(np.log(w ** 2 + 0.5) > 0, np.square(s), 1.0), axis=1,
+                          keepdims=True) * v)
+

@@ -42,6 +42,7 @@ CASES = [
     (src.written_in_branch, lambda: [rand(RNG, (3,)), rand(RNG, (3,)), -0.5], [0, 1, 2]),
     (src.written_in_branch, lambda: [np.array(0.7), rand(RNG, (3,)), 0.5], [0, 1, 2]),
     (src.scalar_result, lambda: [rand(RNG, (5,))], [0]),
+    (src.masked_where, lambda: [rand(RNG, (2, 4)), rand(RNG, (4,)), -0.8], [0, 1, 2]),
     (src.element_result, lambda: [rand(RNG, (4,)), 0.9], [0, 1]),
 ]
 
@@ -92,6 +93,9 @@ def test_what_the_analysis_marks_0d():
     rotation = _values(src.rotation)  # np.eye(3)[1, 1] and what is written into it
     assert all(rotation[n] for n in ("t1", "t2", "t3", "t4", "t5"))
     assert not rotation["t6"]  # R @ v: v's rank is the caller's
+    masked = _values(src.masked_where)  # w > 0: an array of bools, so np.where(...) too
+    assert masked["t5"]  # np.square(s)
+    assert not any(masked[n] for n in ("t1", "t2", "t3", "t4", "t6", "t7", "t8"))
     grid = _values(src.grid)
     assert grid["n"] and not grid["t1"]  # x.shape[0], not x.shape
 

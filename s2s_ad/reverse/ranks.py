@@ -69,6 +69,15 @@ TUPLES = frozenset({"shape", "tuple"})
 """Ops whose result is a tuple of ints (its kind says ``int``): a shape."""
 
 
+INT_ALWAYS = frozenset({"len", "np.ndim", "np.size"})
+"""Ops whose result is one int whatever their operands."""
+
+INT_ARITHMETIC = frozenset({"add", "sub", "mul", "floordiv", "mod", "neg", "pos", "pow", "abs",
+                            "min", "max", "int", "round", "math.floor", "math.ceil",
+                            "math.trunc"})
+"""Ops whose result is one int when their operands are numbers."""
+
+
 class _Ranks:
     """The forward part: id(value) -> its rank where the code fixes it."""
 
@@ -76,21 +85,22 @@ class _Ranks:
         self.rank: dict[int, int | None] = {}
         self.tuples: dict[int, int | None] = {}
         """id(a tuple of ints) -> its length if known (a shape written ``(n, 3)``)."""
+        for p in func.params:
+            if p.value.kind == "int":  # a length, a count or an index
+                self.rank[id(p.value)] = 0
 
     def of(self, a: ir.Operand) -> int | None:
         if isinstance(a, ir.Const):
             return 0 if type(a.value) in (int, float) else None
-        if id(a) in self.tuples:
-            return None
-        if a.kind in ("float", "int", "bool"):
+        if a.kind == "float":
             return 0
-        return self.rank.get(id(a))
+        return self.rank.get(id(a))  # an int or bool kind may be an array (x > 0, a shape)
 
     def integer(self, a: ir.Operand) -> bool:
-        """Is ``a`` one integer (not a tuple of them, not a bool)?"""
+        """Is ``a`` one integer (not a tuple or an array of them, not a bool)?"""
         if isinstance(a, ir.Const):
             return type(a.value) is int
-        return a.kind == "int" and id(a) not in self.tuples
+        return a.kind == "int" and self.rank.get(id(a)) == 0
 
     def region(self, r: ir.Region) -> None:
         for node in r.ops:
@@ -108,6 +118,9 @@ class _Ranks:
     def loop(self, node) -> None:
         """A carried value keeps its initial value's rank if every iteration's
         next value has that rank too (checked again until nothing changes)."""
+        for counter in (getattr(node, "index", None), node.trips):
+            if counter is not None:
+                self.rank[id(counter)] = 0
         for j, (c, init) in enumerate(zip(node.carried, node.inits)):
             self.phi(c, [init, node.body.yields[j]])
         while True:
@@ -136,8 +149,8 @@ class _Ranks:
         loop's next value, not yet known, is checked after the body)."""
         if any(isinstance(a, ir.Value) and id(a) in self.tuples for a in inputs):
             self.tuples[id(v)] = None
-        known = [a for a in inputs if not isinstance(a, ir.Value) or id(a) in self.rank
-                 or a.kind != "array"]
+        known = [a for a in inputs if isinstance(a, ir.Const) or a.kind == "float"
+                 or id(a) in self.rank]  # (a loop's next value is checked after its body)
         ranks = {self.of(a) for a in known}
         self.rank[id(v)] = ranks.pop() if len(ranks) == 1 else None
 
@@ -151,12 +164,17 @@ class _Ranks:
                 del self.tuples[id(op.out)]  # one item of a shape: an int
             self.rank[id(op.out)] = None if id(op.out) in self.tuples else 0
             return
+        if op.out.kind in ("int", "bool"):  # a number only where the op makes one
+            number = op.prim in INT_ALWAYS or (op.prim in INT_ARITHMETIC and op.callee is None
+                                               and all(self.of(a) == 0 for a in op.args))
+            self.rank[id(op.out)] = 0 if number and op.out.kind == "int" else None
+            return
         self.rank[id(op.out)] = None if op.callee is not None else self._rank(op)
 
     def _rank(self, op: ir.Op) -> int | None:
         args = op.args
-        if op.out.kind in ("float", "int", "bool"):
-            return 0  # (tuples of ints are set apart in op())
+        if op.out.kind == "float":
+            return 0
         if op.out.kind != "array":
             return None
         if op.prim in CONSTRUCTORS and args:
