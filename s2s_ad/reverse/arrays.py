@@ -35,7 +35,7 @@ import re
 
 from s2s_ad.reverse import analysis
 from s2s_ad.reverse.analysis import scalar as _scalar, shape_classes
-from s2s_ad.reverse.ranks import zero_d
+from s2s_ad.reverse.ranks import ELEMENTWISE as ELEMENTWISE_RANKS, zero_d
 from s2s_ad import ir
 from s2s_ad.emit.code import Stmt
 
@@ -217,7 +217,7 @@ class ArraySweep:
         if not (op.prim in BROADCASTING or rule.broadcast):
             return contrib
         arg = op.args[i]
-        if id(op.out) in self.zero_d:
+        if id(op.out) in self.zero_d and op.prim in ELEMENTWISE_RANKS:
             return contrib  # a 0-d result: every operand is 0-d too (s2s_ad.reverse.ranks)
         others = [a for j, a in enumerate(op.args) if j != i]
         same = self.shapes.get(id(arg))
