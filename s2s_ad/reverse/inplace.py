@@ -45,12 +45,14 @@ Before → after, for ``for i in range(1, n): y[i] = y[i - 1] * a + x[i]``
     y = np.zeros(n)                        dy = np.zeros_like(y) + 0.0
     for i in range(1, n):                  ...
         t4 = i - 1                         for i in reversed(range(1, n)):
-        t5 = y[t4].copy()                      t5 = t5_tape.pop()
-        t5_tape.append(t5)                     ...
-        t6 = t5 * a                            dt8 = unbroadcast(dy[i].copy(), t8)
-        ...                                    dy[i] = 0.0
-        y[i] = t8                              ...
+        t5 = y[t4]                             t4 = i - 1
+        y[i] = t5 * a + x[i]                   t5 = y[t4]
+                                               dt8 = dy[i]
+                                               ...
                                                dy[t4] += dt5
+
+(``t5`` read again and no ``dy[i] = 0.0``: :mod:`s2s_ad.reverse.fresh_writes`;
+``dy[i]`` itself, a number: :mod:`s2s_ad.reverse.ranks`.)
 """
 
 from __future__ import annotations
