@@ -219,3 +219,32 @@ def masked_where(w, v, s: float):
     return np.sum(np.mean(np.where(np.log(w ** 2 + 0.5) > 0, np.square(s), 1.0), axis=1,
                           keepdims=True) * v)
 
+
+
+def rotation_after_return(t, v):
+    n = np.sum(v * v)
+    if n < 1e-8:
+        return n
+    R = np.zeros((3, 3))
+    R[0, 0] = np.cos(t)
+    R[1, 0] = np.sin(t)
+    R[0, 1] = -R[1, 0]
+    R[1, 1] = R[0, 0]
+    R[2, 2] = 1.0
+    return np.sum((R @ v) ** 2)
+
+
+def _rotation_matrix(t):
+    R = np.eye(3)
+    R[1, 1] = np.cos(t)
+    R[2, 1] = np.sin(t)
+    R[1, 2] = -R[2, 1]
+    R[2, 2] = R[1, 1]
+    return R
+
+
+def rotations_in_a_loop(ts, v):
+    total = 0.0
+    for k in range(len(ts)):
+        total = total + np.sum((_rotation_matrix(ts[k]) @ v) ** 2 * ts[k])
+    return total

@@ -37,6 +37,9 @@ CASES = [
     (src.rows, lambda: [rand(RNG, (3,)), rand(RNG, (3,)), 0.5], [0, 1, 2]),
     (src.rotation, lambda: [0.3, rand(RNG, (3,))], [0, 1]),
     (src.rotation, lambda: [np.float64(-1.1), rand(RNG, (3, 2))], [0, 1]),
+    (src.rotation_after_return, lambda: [0.3, rand(RNG, (3,))], [0, 1]),
+    (src.rotations_in_a_loop, lambda: [rand(RNG, (3,)), rand(RNG, (3,))], [0, 1]),
+    (src.rotation_after_return, lambda: [0.3, np.zeros(3)], [0, 1]),
     (src.defined_before_loop, lambda: [np.array(0.4), rand(RNG, (4,)), 0.5], [0, 1, 2]),
     (src.defined_before_loop, lambda: [np.array(0.4), np.zeros(0), 0.5], [0, 2]),
     (src.written_in_branch, lambda: [rand(RNG, (3,)), rand(RNG, (3,)), -0.5], [0, 1, 2]),
@@ -137,17 +140,27 @@ ELEMENT_BOOKKEEPING = re.compile(r"(unbroadcast|total|own)\((own\()?(gather\(|d\
 
 @pytest.mark.parametrize("fn", [src.fill, src.fill_in_helper, src.fill_in_helper_of_helper,
                                 src.fill_in_branch, src.fill_in_loop, src.helper_in_loop,
-                                src.while_fill, src.grid, src.rotation, src.element_result])
+                                src.while_fill, src.grid, src.rotation, src.element_result,
+                                src.rotation_after_return])
 def test_element_adjoints_are_taken_as_they_are(fn):
     text = _text(fn)
     assert not ELEMENT_BOOKKEEPING.search(text), ELEMENT_BOOKKEEPING.search(text).group(0)
     assert "gather(" in text or re.search(r"= d\w+\[[^\]]+\]\s", text)
 
 
-def test_rotation_elements_are_gathered_as_they_are():
+def test_rotation_is_written_in_place():
+    """np.eye(3) makes a new array: its writes and their adjoints are in place."""
     text = _text(src.rotation)
-    assert re.search(r"dt1 = gather\(", text)
-    assert "unbroadcast(gather" not in text
+    assert not re.search(r"\b(assign|zeroed|scatter|gather)\(", text)
+    assert re.search(r"dt1 = dR\[1, 1\]\s", text)
+
+
+def test_elements_written_into_copies_are_gathered_as_they_are():
+    """An array made after an early return keeps a copy per write; an
+    element's adjoint is gathered, not un-broadcast."""
+    text = _text(src.rotation_after_return)
+    assert "assign(" in text and re.search(r"dt\d+ = gather\(", text)
+    assert "unbroadcast(gather" not in text and "total(gather" not in text
 
 
 def test_scalar_result_keeps_its_seed():
