@@ -45,6 +45,10 @@ from s2s_ad.rules.numpy import BROADCASTING, HELPERS, SAME_SHAPE
 from s2s_ad.emit.optimize import simplify
 from s2s_ad.rules.templates import index_expr, index_operands, instantiate, operand_expr
 
+NO_READ = ir.Value("<none>", "array")
+"""What :meth:`ArraySweep._spread_by_its_use` returns when the adjoint needs
+no value of ``x``'s shape at all (``np.sum``)."""
+
 SPECIAL = {"array.getitem", "array.setitem"}
 """Indexing: its adjoint is a scatter or a gather, not a product with a local derivative."""
 
@@ -154,7 +158,11 @@ class ArraySweep:
                      if isinstance(n, ast.Name) and n.id in values
                      and self.shapes.get(id(values[n.id])) is cls]
         read = [v for v in read if id(v) not in self.buffers]
-        return read[0] if read else None
+        if read:
+            return read[0]
+        # np.sum's adjoint reads no shape: the values of x's shape may be
+        # arrays written in place (y * y), never read for it
+        return NO_READ if op.prim == "np.sum" else None
 
     def _helper_calls(self, expr: ast.expr) -> ast.expr:
         """Calls in a rule's template to the generated module's helpers, under
@@ -341,7 +349,7 @@ class ArraySweep:
                 same = (self._spread_by_its_use(op) if op.prim in ("np.sum", "np.mean")
                         else None)
                 if same is not None:  # see _spread_by_its_use: x itself is not read
-                    exprs[0] = ref(same)
+                    exprs[0] = ast.Constant(None) if same is NO_READ else ref(same)
                 contrib = instantiate(template, op.args, op.out, self.func.modules, g=g,
                                       attrs=attrs, exprs=exprs,
                                       out_expr=ref(op.out) if uses_out else None)
