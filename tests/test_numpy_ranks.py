@@ -202,6 +202,17 @@ def test_module_defines_only_the_helpers_it_calls(fn):
     assert defined - entry <= called, sorted(defined - entry - called)
 
 
+def test_gradbench_modules_define_only_the_helpers_they_call():
+    from gradbench import ba, ht, ode
+    for fn, wrt, arrays in [(ht.hand_objective, 0, ()),
+                            (ba.compute_reproj_err, (0, 1, 2), ("cam", "X", "feat")),
+                            (ode.ode_last, 0, ("x",))]:
+        text = s2s_ad.gradient_source(fn, wrt=wrt, arrays=arrays)
+        defined, called = _defined_and_called(text)
+        entry = {f"grad_{fn.__name__}"}
+        assert defined - entry <= called, (fn.__name__, sorted(defined - entry - called))
+
+
 def test_cli_file_imports_in_a_fresh_interpreter(tmp_path):
     out = tmp_path / "grad_fill.py"
     env = dict(os.environ, PYTHONPATH=ROOT)
