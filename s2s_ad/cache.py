@@ -25,6 +25,9 @@ from s2s_ad.rules import user as user_rules
 
 _cache: dict = {}
 _stats = {"hits": 0, "misses": 0}
+_memos: list = []
+"""Dictionaries remembering what earlier calls found in the cache (s2s_ad.callplan):
+emptied with it."""
 
 
 class CacheInfo(NamedTuple):
@@ -54,6 +57,8 @@ def cache_info() -> CacheInfo:
 def clear_cache() -> None:
     """Forget every generated function and reset :func:`cache_info`."""
     _cache.clear()
+    for memo in _memos:
+        memo.clear()
     _stats["hits"] = _stats["misses"] = 0
 
 
@@ -542,23 +547,40 @@ def _fingerprint(fn, out: list, seen: set) -> None:
         _global(name, obj, fn, out, seen)
 
 
-_texts: "weakref.WeakKeyDictionary[types.CodeType, str | None]" = weakref.WeakKeyDictionary()
+_code_info: dict = {}
+"""id of a code object -> (the code object, its source text, the global names it reads):
+code objects are immutable, and a function defined anew (an edit, a re-import) gets a
+new one. A plain dictionary by identity (a weak one costs a weak reference per lookup,
+and a code object's hash walks its fields), bounded; each entry keeps its code alive, so
+an id is never reused while its entry stands."""
 
 
 def _source_text(code: types.CodeType) -> str | None:
-    """The source text of ``code``, read once per code object: code objects
-    are immutable, and a function defined anew (an edit, a re-import) gets a
-    new one. Reading it is most of the cost of a cache lookup."""
-    try:
-        return _texts[code]
-    except KeyError:
-        pass
+    """The source text of ``code``, read once per code object. Reading it is
+    most of the cost of a cache lookup."""
+    return _info(code)[1]
+
+
+def _info(code: types.CodeType) -> tuple:
+    hit = _code_info.get(id(code))
+    if hit is not None and hit[0] is code:
+        return hit
     try:
         text = "".join(inspect.getsourcelines(code)[0])
     except (OSError, TypeError):
         text = None  # source.locate will refuse it with a clear message
-    _texts[code] = text
-    return text
+    if len(_code_info) >= 4096:
+        _code_info.clear()
+    hit = _code_info[id(code)] = (code, text, sorted(set(_read(code))))
+    return hit
+
+
+def _read(code: types.CodeType) -> list[str]:
+    names = list(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names += _read(const)
+    return names
 
 
 def _global(name: str, obj, fn, out: list, seen: set) -> None:
@@ -586,11 +608,8 @@ def _dotted(f) -> str | None:
 
 
 def _names(code: types.CodeType) -> list[str]:
-    names = list(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names += _names(const)
-    return sorted(set(names))
+    """The global names ``code`` and its nested code read."""
+    return _info(code)[2]
 
 
 def _numbers(values):
