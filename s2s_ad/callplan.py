@@ -29,7 +29,7 @@ import inspect
 import types
 import weakref
 
-from s2s_ad import cache
+from s2s_ad import cache, signatures
 
 _NUMBERS = frozenset((float, int, bool))
 
@@ -69,41 +69,11 @@ def _make(fn) -> Plan | None:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
         return None
-    bind = binder(fn.__name__, sig)
+    bind = signatures.binder(fn.__name__, sig)
     if bind is None:
         return None
     return Plan(bind, f"Cotangents of the parameters of {fn.__name__} for an output "
                 "cotangent, from one saved forward pass.")
-
-
-def binder(name: str, sig: inspect.Signature):
-    """A function with ``sig``'s parameters (defaults included) returning
-    their values in order, as a tuple; None for ``*args``/``**kwargs``."""
-    P = inspect.Parameter
-    parts, defaults, names = [], {}, []
-    star = False
-    for i, (n, p) in enumerate(sig.parameters.items()):
-        if p.kind in (P.VAR_POSITIONAL, P.VAR_KEYWORD) or not n.isidentifier():
-            return None
-        if p.kind is P.KEYWORD_ONLY and not star:
-            parts.append("*")
-            star = True
-        text = n
-        if p.default is not P.empty:
-            defaults[f"_default_{i}"] = p.default
-            text += f"=_default_{i}"
-        parts.append(text)
-        names.append(n)
-        if p.kind is P.POSITIONAL_ONLY and (i + 1 == len(sig.parameters) or list(
-                sig.parameters.values())[i + 1].kind is not P.POSITIONAL_ONLY):
-            parts.append("/")
-    body = f"def {name}({', '.join(parts)}):\n    return ({''.join(n + ', ' for n in names)})\n"
-    space = dict(defaults)
-    try:
-        exec(compile(body, f"<s2s-ad arguments of {name}>", "exec"), space)
-    except SyntaxError:
-        return None
-    return space[name]
 
 
 def kinds(values: tuple):

@@ -111,3 +111,33 @@ def test_hvp_found_again_for_arguments_of_these_kinds():
         assert math.isclose(got[1], hxy, rel_tol=1e-12)
     with pytest.raises(ValueError, match="v has 3 part"):
         h(0.3, 0.7, (1.0, 0.0, 0.0))
+
+
+# -- grad, value_and_grad, jvp: the check of the argument kinds written out per parameter -----
+
+
+def scale(a, x, *, k=2.0):
+    return k * a * x
+
+
+def test_grad_with_keywords_defaults_and_an_array_where_numbers_were_generated():
+    g = s2s_ad.grad(scale, wrt=("a", "x"))
+    assert g(3.0, 0.5) == (1.0, 6.0)
+    assert g(x=0.5, a=3.0, k=4.0) == (2.0, 12.0)
+    assert g(3.0, 0.5, dout=-1.0) == (-1.0, -6.0)
+    a = np.array([1.0, 2.0, 3.0])
+    da, dx = g(a, 0.5)              # an array: the code generated for it, dx summed over a
+    assert np.allclose(da, [1.0, 1.0, 1.0]) and math.isclose(dx, 2.0 * 6.0)
+    assert g(3.0, 0.5) == (1.0, 6.0)
+    with pytest.raises(TypeError, match="grad_scale"):
+        g(3.0)
+
+
+def test_jvp_tangents_by_keyword_against_central_differences():
+    j = s2s_ad.jvp(poly)
+    value, tangent = j(0.7, 1.3, z=0.4, dx=0.5, dy=-1.0, dz=0.25)
+    fd = (poly(0.7 + 0.5e-6, 1.3 - 1e-6, z=0.4 + 0.25e-6)
+          - poly(0.7 - 0.5e-6, 1.3 + 1e-6, z=0.4 - 0.25e-6)) / 2e-6
+    assert value == poly(0.7, 1.3, z=0.4) and math.isclose(tangent, fd, rel_tol=1e-7)
+    with pytest.raises(TypeError, match="dx"):
+        j(0.7, 1.3, z=0.4, dy=-1.0, dz=0.25)
