@@ -98,8 +98,11 @@ def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
         if runtime:
             compiled = _any_length(fn, wrt, kind, output, compiled, runtime, statics, checkpoint)
         elif len(taken) < len(graph.main.params):
+            lists = [p.value for p in graph.main.params if p.value.kind in ("list", "tuple")]
+            # (a JVP takes a tangent list for each list: d<name>)
+            tangents = [functions[0].adjoints.get(v.name) for v in lists] if kind == "jvp" else []
             compiled = _by_kind(fn, wrt, kind, output, lengths, compiled, taken, statics,
-                                checkpoint)
+                                checkpoint, frozenset([v.var for v in lists] + tangents) - {None})
     if kind != "pair":
         # where it came from, so that differentiating it again starts from fn
         origin = (kind, fn, wrt, output, lengths)
@@ -145,7 +148,8 @@ def with_captured(fn: Callable, compiled: Callable, kind: str = "grad") -> Calla
 
 
 def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Callable,
-             taken: frozenset, statics: dict | None = None, checkpoint=None) -> Callable:
+             taken: frozenset, statics: dict | None = None, checkpoint=None,
+             sequences: frozenset = frozenset()) -> Callable:
     """``compiled`` (generated for the parameters ``taken`` as arrays), run
     as it is while no other parameter receives an array; a call passing an
     array elsewhere gets (once per kind signature, cached) the code generated
@@ -178,8 +182,9 @@ def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Calla
 
     functools.update_wrapper(call, compiled)
     # the check above written out for compiled's own parameters (about 0.3 µs
-    # of a call with ten arguments less: no tuple and dict of them are made)
-    fast = signatures.guarded(compiled, call)
+    # of a call with ten arguments less: no tuple and dict of them are made);
+    # a list or tuple of numbers passes where the code takes one (``sequences``)
+    fast = signatures.guarded(compiled, call, sequences)
     return call if fast is None else functools.update_wrapper(fast, compiled)
 
 
@@ -364,7 +369,9 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error,
             compiled = seen[key] = generated(fn, wrt, kind, output, lengths or None, arrays,
                                              statics, checkpoint)
         if None not in quick[0] and all(k[1] is not None for k in quick[1]):
-            seen[quick] = compiled
+            # numbers and lists of numbers only (what the quick key proves): the
+            # code itself, without its own check of the same
+            seen[quick] = getattr(compiled, "__wrapped__", compiled)
         # source_of(call) shows the code of the shape used last.
         call.__s2s_ad_source__ = compiled.__s2s_ad_source__
         return compiled(*args, **kwargs)

@@ -58,24 +58,38 @@ def binder(name: str, sig: inspect.Signature):
     return _define(name, f"def {name}({made[0]}):\n    return ({names})\n", space)
 
 
-def guarded(compiled, slow):
+def guarded(compiled, slow, sequences=frozenset()):
     """``compiled`` behind a function with its signature that calls it when
-    every argument (defaults included) is a float, int or bool, and ``slow``
-    (taking the same arguments) otherwise; None where the signature has
-    ``*args`` or ``**kwargs``. The check is the one ``slow`` starts with,
+    every argument (defaults included) is a float, int or bool (or, for the
+    parameters named in ``sequences``, a list or tuple of such numbers), and
+    ``slow`` (taking the same arguments) otherwise; None where the signature
+    has ``*args`` or ``**kwargs``. The check is the one ``slow`` starts with,
     written out per parameter: no tuple and dict of the arguments are made."""
     try:
         sig = inspect.signature(compiled)
     except (TypeError, ValueError):
         return None
-    space = {"_s2s_numbers": _NUMBERS, "_s2s_compiled": compiled, "_s2s_slow": slow}
+    space = {"_s2s_numbers": _NUMBERS, "_s2s_compiled": compiled, "_s2s_slow": slow,
+             "_s2s_sequence": numbers_sequence}
     made = _parameter_list(sig, space)
     if made is None or not sig.parameters:
         return None
     params, passed = made
-    test = " and ".join(f"{n}.__class__ in _s2s_numbers" for n in sig.parameters)
+    test = " and ".join(f"_s2s_sequence({n})" if n in sequences else
+                        f"{n}.__class__ in _s2s_numbers" for n in sig.parameters)
     name = compiled.__name__
     return _define(name, f"def {name}({params}):\n"
                          f"    if {test}:\n"
                          f"        return _s2s_compiled({passed})\n"
                          f"    return _s2s_slow({passed})\n", space)
+
+
+def numbers_sequence(value) -> bool:
+    """Is ``value`` a list or tuple of floats, ints and bools? Judged by the
+    class of its sum (in C): an array among the items makes the sum an array."""
+    if value.__class__ is not list and value.__class__ is not tuple:
+        return False
+    try:
+        return sum(value).__class__ in _NUMBERS
+    except TypeError:  # an item that does not add (a string, None)
+        return False
