@@ -141,3 +141,31 @@ def test_jvp_tangents_by_keyword_against_central_differences():
     assert value == poly(0.7, 1.3, z=0.4) and math.isclose(tangent, fd, rel_tol=1e-7)
     with pytest.raises(TypeError, match="dx"):
         j(0.7, 1.3, z=0.4, dy=-1.0, dz=0.25)
+
+
+def horner3(c, x):
+    s = 0.0
+    for i in range(len(c)):
+        s = s * x + c[i]
+    return s
+
+
+def test_fixed_length_lists_pass_the_check_and_anything_else_goes_the_long_way():
+    g = s2s_ad.grad(horner3, wrt=(0, 1), lengths={"c": 3})
+    dc, dx = g([1.0, 2.0, 3.0], 0.5)
+    assert dc == [0.25, 0.5, 1.0] and dx == 2 * 1.0 * 0.5 + 2.0
+    tdc, tdx = g((1.0, 2.0, 3.0), 0.5)      # a tuple of numbers: the same code
+    assert list(tdc) == dc and tdx == dx
+    with pytest.raises(ValueError, match="3 items"):
+        g([1.0, 2.0], 0.5)
+    with pytest.raises(TypeError):
+        g([1.0, "a", 3.0], 0.5)
+    j = s2s_ad.jvp(horner3, lengths={"c": 3})
+    value, tangent = j([1.0, 2.0, 3.0], 0.5, dc=[0.0, 1.0, 0.0], dx=1.0)
+    assert value == horner3([1.0, 2.0, 3.0], 0.5)
+    assert math.isclose(tangent, 0.5 + dx, rel_tol=1e-15)
+    per_length = s2s_ad.jvp(horner3)
+    for n in (2, 5, 2):
+        c = [0.1 * k for k in range(n)]
+        value, tangent = per_length(c, 0.5, dc=[1.0] * n, dx=0.0)
+        assert math.isclose(tangent, sum(0.5 ** k for k in range(n)), rel_tol=1e-14)
