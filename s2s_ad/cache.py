@@ -233,7 +233,9 @@ def _any_length(fn: Callable, wrt: Wrt, kind: str, output, compiled: Callable,
         return fallback(*args, **kwargs)
 
     functools.update_wrapper(call, compiled)
-    return call
+    # the same check written out for compiled's own parameters (lists, not tuples)
+    fast = signatures.guarded(compiled, call, frozenset(lists), tuples=False)
+    return call if fast is None else functools.update_wrapper(fast, compiled)
 
 
 def _shape_of(a):

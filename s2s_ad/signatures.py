@@ -58,10 +58,11 @@ def binder(name: str, sig: inspect.Signature):
     return _define(name, f"def {name}({made[0]}):\n    return ({names})\n", space)
 
 
-def guarded(compiled, slow, sequences=frozenset()):
+def guarded(compiled, slow, sequences=frozenset(), tuples: bool = True):
     """``compiled`` behind a function with its signature that calls it when
     every argument (defaults included) is a float, int or bool (or, for the
-    parameters named in ``sequences``, a list or tuple of such numbers), and
+    parameters named in ``sequences``, a list or, with ``tuples``, a tuple of
+    such numbers), and
     ``slow`` (taking the same arguments) otherwise; None where the signature
     has ``*args`` or ``**kwargs``. The check is the one ``slow`` starts with,
     written out per parameter: no tuple and dict of the arguments are made."""
@@ -70,7 +71,7 @@ def guarded(compiled, slow, sequences=frozenset()):
     except (TypeError, ValueError):
         return None
     space = {"_s2s_numbers": _NUMBERS, "_s2s_compiled": compiled, "_s2s_slow": slow,
-             "_s2s_sequence": numbers_sequence}
+             "_s2s_sequence": numbers_sequence if tuples else numbers_list}
     made = _parameter_list(sig, space)
     if made is None or not sig.parameters:
         return None
@@ -93,3 +94,8 @@ def numbers_sequence(value) -> bool:
         return sum(value).__class__ in _NUMBERS
     except TypeError:  # an item that does not add (a string, None)
         return False
+
+
+def numbers_list(value) -> bool:
+    """Is ``value`` a list (not a tuple) of floats, ints and bools?"""
+    return value.__class__ is list and numbers_sequence(value)
