@@ -254,8 +254,6 @@ def test_inplace_on_a_helpers_result_only_where_it_is_fresh(helper):
         s2s_ad.grad(f)
 
 
-@pytest.mark.xfail(strict=True, raises=s2s_ad.SourceError, reason="a closure (nested def over x) passed to a helper as a "
-                   "function value is not supported yet")
 def test_ode_with_a_closure():
     rng = np.random.default_rng(11)
     check(ode.ode_last_closure, ode_args(rng, 5, 4), [0])

@@ -24,7 +24,7 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import closures, statics, structures, syntax
+from s2s_ad.frontend import closures, funargs, statics, structures, syntax
 from s2s_ad.rules import RULES
 from s2s_ad.rules import user as user_rules
 
@@ -120,6 +120,8 @@ class CallLowering:
         """A call to a user function: a ``call`` op whose operands are the
         arguments in the callee's parameter order, keywords matched and
         defaults filled in, so every call site of a helper has one shape."""
+        written = node
+        fn, node = funargs.specialise(self, fn, node, _is_library)  # h(f, ...), f a function
         what = ast.unparse(node.func)
         sig = inspect.signature(fn)
         for p in sig.parameters.values():
@@ -130,10 +132,10 @@ class CallLowering:
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
         for free in getattr(fn, "__s2s_free__", ()):
             # late binding: the enclosing function's variable as it is at the call
-            if free not in self.env:
+            if getattr(fn, "__s2s_free_as__", {}).get(free, free) not in self.env:
                 raise self.src.error(node, f"`{what}` reads `{free}` of the enclosing "
                                      f"function, which has no value at this call")
-            kwargs[free] = self.read(free, node)
+            kwargs[free] = self.read(getattr(fn, "__s2s_free_as__", {}).get(free, free), node)
         if any(structures.is_structure(a) or (isinstance(a, ir.Value) and a.kind in ("tuple",
                                                                                    "list"))
                for a in [*args, *kwargs.values()]):
@@ -161,7 +163,7 @@ class CallLowering:
         # In NumPy code a helper may return an array of any shape.
         out = ir.Value(name, "array" if self.array_mode else "float", var)
         callee.tape = ir.Value(self.namer.fresh(f"{name}_tape"), "tape")
-        text = ast.unparse(node)
+        text = ast.unparse(written)
         if var is not None:
             text = f"{var} = {text}"
             self.env[var] = out

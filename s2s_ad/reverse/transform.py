@@ -292,8 +292,11 @@ class _Sweep(StructuredSweep, CallSites):
 
     def value_expr(self, a: ir.Operand) -> ast.expr:
         if isinstance(a, ir.Value) and id(a) in self.aliases:
-            # The reverse sweep restores the buffer: return what it holds now.
-            return _call(f"{self.modules['numpy']}.copy", [ast.Name(self.fwd(a), ast.Load())])
+            # The reverse sweep restores the buffer: return what it holds now
+            # (``own``: ``v.copy()``, which a Dask array keeps in Dask, where
+            # ``np.copy`` would compute a NumPy array).
+            return ast.Call(ast.Name(self.arrays.helper("own"), ast.Load()),
+                            [ast.Name(self.fwd(a), ast.Load())], [])
         if isinstance(a, ir.Value):
             return ast.Name(self.fwd(a), ast.Load())
         return const_expr(a.value, self.modules)
