@@ -36,7 +36,7 @@ LINEAR = frozenset({
     "np.squeeze", "np.expand_dims", "np.swapaxes", "np.moveaxis", "np.flip", "np.roll",
     "np.repeat", "np.tile", "np.diag", "np.tril", "np.triu", "np.copy", "np.concatenate",
     "np.stack", "np.hstack", "np.vstack", "np.where", "array.getitem", "array.setitem",
-    "np.take", "np.take_along_axis", "np.diagonal", "np.pad"})
+    "np.take", "np.take_along_axis", "np.diagonal", "np.pad", "axis.front", "axis.back"})
 """Linear in the operands a derivative flows to (``np.where``: in its two
 branches, for a fixed condition; a subscript assignment: in the array and the
 value assigned)."""
