@@ -301,3 +301,20 @@ def test_unpacking_a_helpers_array_result_is_refused_as_an_array():
     g = make_function("def h(x):\n    return np.sin(x)\n"
                       "def f(x):\n    r = h(x)\n    a, b = r[0], r[1]\n    return np.sum(a * b)\n")
     assert_gradients(g, [np.random.default_rng(12).normal(size=(2, 3))], [0])
+
+
+def test_gradients_agree_with_jax_grad_of_the_jax_ports():
+    """Where JAX is installed: s2s-ad's gradient of each NumPy objective
+    equals jax.grad of the objective written separately with jax.numpy
+    (benchmarks/jax_ports.py), to rounding. GradBench publishes no reference
+    gradients to compare with (docs/gradbench.md)."""
+    pytest.importorskip("jax")
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    try:
+        from jax_agreement import agreement
+        rows = agreement(seed=3, small=True)
+    finally:
+        sys.path.remove(os.path.join(ROOT, "benchmarks"))
+    assert len(rows) == 8
+    for name, size, diff, scale in rows:
+        assert diff < 1e-10, (name, size, diff, scale)
