@@ -544,23 +544,29 @@ class _Sweep(StructuredSweep, CallSites):
                      role=role, control=control)]
 
 def transform_pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
-                   reserved: frozenset[str] = frozenset()) -> tuple[CodeFunction, CodeFunction]:
+                   reserved: frozenset[str] = frozenset(), needed=None
+                   ) -> tuple[CodeFunction, CodeFunction]:
     """The forward/backward pair of a called function.
 
     ``fwd_name(*params) -> (result, tape)`` computes the result and keeps, as
     a tuple, exactly the values the backward pass reads (inside loops, their
     tape lists); ``bwd_name(tape, dresult) -> (dparam, ...)`` returns one
     adjoint per parameter, in parameter order (``0.0`` for those the result
-    does not depend on). Every call site of the function uses this one pair."""
+    does not depend on). Every call site of the function uses this one pair.
+    ``needed``: the positions of the parameters whose adjoints the call sites
+    read (:mod:`s2s_ad.reverse.needed`; None: all); the others are ``None``,
+    neither computed nor taped for."""
     try:
-        return _pair(func, fwd_name, bwd_name, pairs, reserved, True)
+        return _pair(func, fwd_name, bwd_name, pairs, reserved, True, needed)
     except inplace.Unsupported:
-        return _pair(func, fwd_name, bwd_name, pairs, reserved, False)
+        return _pair(func, fwd_name, bwd_name, pairs, reserved, False, needed)
 
 
 def _pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
-          reserved: frozenset[str], in_place: bool) -> tuple[CodeFunction, CodeFunction]:
-    wrt = func.param_values
+          reserved: frozenset[str], in_place: bool, needed=None
+          ) -> tuple[CodeFunction, CodeFunction]:
+    params = func.param_values
+    wrt = params if needed is None else [v for k, v in enumerate(params) if k in needed]
     sweep = _Sweep(func, wrt, pairs, reserved, in_place)
     seeds = pair_seeds(func, sweep.namer)
     sweep.coalesce(func.body)
@@ -573,4 +579,6 @@ def _pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
              if seeds.several else sweep.value_expr(func.result))
     return pair_functions(func, fwd_name, bwd_name, seeds, sweep, forward, value, tape,
                           [sweep.tape_ref(v) for v in tape], reverse,
-                          [sweep.gradient(v) for v in wrt], sweep.adjoint_names(), sweep.loops)
+                          [sweep.gradient(v) if any(v is w for w in wrt) else ast.Constant(None)
+                           for v in params],
+                          sweep.adjoint_names(), sweep.loops)
