@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import ast
 
-from s2s_ad.reverse import analysis, checkpoint, element_writes, inplace, shifts
+from s2s_ad.reverse import analysis, checkpoint, element_writes, inplace, scatters, shifts
 from s2s_ad.reverse import lists as runtime_lists
 from s2s_ad import ir
 from s2s_ad.emit import peephole
@@ -260,6 +260,8 @@ class _Sweep(StructuredSweep, CallSites):
         counts = names_in(Block(ast.If(returns, [], []), fwd + reverse))
         peephole.run(reverse, counts)
         runtime_lists.fuse_sum(self, reverse)
+        if self.arrays is not None:
+            scatters.run(reverse, self.arrays)
         if self.arrays is None:
             element_writes.run(reverse, {self.adj[id(v)] for v in func.param_values
                                          if v.kind in ("list", "tuple") and id(v) in self.adj})
@@ -573,6 +575,8 @@ def _pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
     prelude = seed_outputs(sweep, seeds)
     inplace.assign_adjoints(sweep)
     reverse = prelude + sweep.sweep()
+    if sweep.arrays is not None:
+        scatters.run(reverse, sweep.arrays)
     live = {id(o) for o in seeds.outputs if isinstance(o, ir.Value)}
     forward, tape = sweep.forward(live, keep_params=True)
     value = (ast.Tuple([sweep.value_expr(o) for o in seeds.outputs], ast.Load())

@@ -420,6 +420,18 @@ def scatter(g, x, index):
         add_at(out, index, g)
     return out
 ''',
+    "add_scattered": '''
+def add_scattered(y, index, g):
+    """y + scatter(g, y, index), into y in place (an array the reverse sweep
+    made and nobody else holds): an index of ints and slices picks each
+    element at most once, so y[index] += g; any other, add_at."""
+    items = index if type(index) is tuple else (index,)
+    plain = (int, slice, type(None), type(Ellipsis)) if type(y) is np.ndarray else (int, slice)
+    if all(type(i) in plain or isinstance(i, np.integer) for i in items):
+        y[index] += g
+    else:
+        add_at(y, index, g)
+''',
     "add_at": '''
 def add_at(y, index, g):
     """y[index] += g in place, repeated indices adding up (np.add.at). An array
