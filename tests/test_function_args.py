@@ -135,3 +135,16 @@ def test_function_values_elsewhere_are_refused_located(source, message):
         return
     with pytest.raises(s2s_ad.SourceError, match=message):
         s2s_ad.grad(f)(0.5)
+
+
+def test_a_module_constant_changed_later_is_seen(tmp_path):
+    """The specialised helper reads the module's constants as they are when
+    the gradient is made, not as they were at an earlier specialisation."""
+    from array_oracle import make_function
+    ns = {"K": 2.0}
+    f = make_function("def apply(g, t):\n    return g(t) * K\n"
+                      "def sq(t):\n    return t * t\n"
+                      "def f(x):\n    return apply(sq, x)\n", env=ns)
+    assert close(s2s_ad.grad(f)(0.5), 2 * 0.5 * 2.0)
+    f.__globals__["K"] = 3.0  # (sq and apply are the same objects: a new gradient, same key)
+    assert close(s2s_ad.grad(f)(0.5), 2 * 0.5 * 3.0)

@@ -85,7 +85,7 @@ def specialise(low, fn: types.FunctionType, node: ast.Call, is_library):
     if src.captured:
         return fn, node  # a closure capturing data: refused where it is called
     key = (fn, tuple((n, _origin(f)) for n, f in given.items()))
-    if key not in _MADE:
+    if key not in _MADE or not _current(_MADE[key][0], src):
         if len(_MADE) > 256:
             _MADE.clear()
         _MADE[key] = _specialised(src, fn, {n: _origin(f) for n, f in given.items()})
@@ -158,6 +158,15 @@ _MADE: dict = {}
 """(callee, ((parameter, function), ...)) -> its specialisation: the same
 functions passed again (at another call, or by a recursive call inside the
 specialised callee) reuse it, so the call graph sees one function."""
+
+
+def _current(made: types.FunctionType, src: Source) -> bool:
+    """Does the specialisation ``made`` still see the callee's globals as they
+    are (its namespace is a copy: a module constant rebound since must make
+    it again, or the gradient would use the old value)?"""
+    namespace = made.__s2s_source__.globals
+    return all(namespace.get(n) is src.globals.get(n) for n in identifiers(src.tree)
+               if n in src.globals and n != src.tree.name)
 
 
 def _origin(f: types.FunctionType) -> types.FunctionType:
