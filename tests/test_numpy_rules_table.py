@@ -360,19 +360,19 @@ def test_forward_mode_refuses_sort():
         s2s_ad.jvp(f)(np.ones(3), dx=np.ones(3))
 
 
-def test_roll_back_is_np_roll():
-    """The reverse sweep's roll (two slice copies on an ndarray) equals
+def test_rolled_is_np_roll():
+    """The generated module's roll (two slice copies on an ndarray) equals
     np.roll for every shape, shift and axis, and falls back to np.roll for
     tuples of shifts."""
     from s2s_ad.rules.numpy_helpers import HELPERS
     ns = {"np": np}
-    exec(HELPERS["roll_back"], ns)
-    roll_back = ns["roll_back"]
+    exec(HELPERS["rolled"], ns)
+    rolled = ns["rolled"]
     for shape in [(5,), (3, 4), (2, 3, 4), (1,), (0,), (4, 0)]:
         x = RNG.normal(size=shape)
         for shift in (-7, -1, 0, 1, 2, 5):
             for axis in [None, -1] + list(range(len(shape))):
-                got = roll_back(x, shift, axis)
+                got = rolled(x, shift, axis)
                 assert got is not x and np.array_equal(got, np.roll(x, shift, axis=axis))
     x = RNG.normal(size=(3, 4))
-    assert np.array_equal(roll_back(x, (1, -2), (0, 1)), np.roll(x, (1, -2), axis=(0, 1)))
+    assert np.array_equal(rolled(x, (1, -2), (0, 1)), np.roll(x, (1, -2), axis=(0, 1)))

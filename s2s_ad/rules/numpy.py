@@ -242,7 +242,7 @@ NUMPY_RULES = [
          "move back", adjoint=True),
     Rule("np.flip", "np.flip(x, axis=axis)", ("np.flip(g, axis=axis)",), "array", "flip back",
          adjoint=True, attrs=(("axis", None),)),
-    Rule("np.roll", "np.roll(x, shift, axis=axis)", ("roll_back(g, unshift, axis)",),
+    Rule("np.roll", "np.roll(x, shift, axis=axis)", ("rolled(g, unshift, axis)",),
          "array", "roll back", adjoint=True,
          attrs=(("shift", 0), ("axis", None), ("unshift", 0))),
     Rule("np.repeat", "np.repeat(x, repeats, axis=axis)",

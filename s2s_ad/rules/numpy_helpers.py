@@ -285,12 +285,12 @@ def cholesky_adjoint(g, L):
     S = np.swapaxes(Linv, -1, -2) @ P @ Linv
     return np.tril(S + np.swapaxes(S, -1, -2)) - S * np.eye(n)
 ''',
-    "roll_back": '''
-def roll_back(g, shift, axis):
-    """np.roll(g, shift, axis): the adjoint of a roll by -shift. For an
-    ndarray and one int shift, two slice copies into a new array (np.roll's
-    general form costs several microseconds a call, which dominates on short
-    vectors); anything else, np.roll itself."""
+    "rolled": '''
+def rolled(g, shift, axis):
+    """np.roll(g, shift, axis) (in the reverse sweep, a roll's adjoint: the
+    roll by -shift). For an ndarray and one int shift, two slice copies into
+    a new array (np.roll's general form costs several microseconds a call,
+    which dominates on short vectors); anything else, np.roll itself."""
     if type(g) is not np.ndarray or type(shift) is not int or not (
             axis is None and g.ndim == 1 or type(axis) is int):
         return np.roll(g, shift, axis=axis)
@@ -382,10 +382,11 @@ def contract(subscripts, *operands):
 ''',
     "cross_product": '''
 def cross_product(a, b):
-    """np.cross(a, b); for two float 3-vectors from their components (np.cross
-    spends tens of microseconds moving axes, for six products)."""
+    """np.cross(a, b); for two float64 3-vectors from their components, the
+    same six products and three differences (np.cross spends tens of
+    microseconds moving axes; other dtypes keep NumPy's arithmetic)."""
     if type(a) is np.ndarray and type(b) is np.ndarray and a.shape == (3,) == b.shape \
-            and a.dtype == b.dtype and a.dtype.kind == "f":
+            and a.dtype == b.dtype and a.dtype.char == "d":
         a0, a1, a2 = a.tolist()
         b0, b1, b2 = b.tolist()
         return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], a.dtype)
