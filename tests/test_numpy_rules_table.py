@@ -376,3 +376,31 @@ def test_rolled_is_np_roll():
                 assert got is not x and np.array_equal(got, np.roll(x, shift, axis=axis))
     x = RNG.normal(size=(3, 4))
     assert np.array_equal(rolled(x, (1, -2), (0, 1)), np.roll(x, (1, -2), axis=(0, 1)))
+
+
+def test_eye_matrix_is_np_eye():
+    """The gradient's forward pass makes np.eye(n) as a copy of a kept identity:
+    equal to np.eye, writable, and never the kept matrix itself."""
+    from s2s_ad.rules.numpy_helpers import HELPERS
+    ns = {"np": np}
+    exec(HELPERS["eye_matrix"], ns)
+    eye_matrix = ns["eye_matrix"]
+    for args, kw in [((3,), {}), ((4,), {}), ((3, 4), {}), ((3,), {"k": 1}),
+                     ((3,), {"dtype": "float32"}), ((20,), {}), ((np.int64(3),), {}), ((0,), {})]:
+        got, want = eye_matrix(*args, **kw), np.eye(*args, **kw)
+        assert np.array_equal(got, want) and got.dtype == want.dtype and got.flags.writeable
+    a = eye_matrix(3)
+    a[0, 0] = 5.0
+    assert eye_matrix(3)[0, 0] == 1.0
+
+
+def test_cross_product_is_np_cross():
+    from s2s_ad.rules.numpy_helpers import HELPERS
+    ns = {"np": np}
+    exec(HELPERS["cross_product"], ns)
+    for _ in range(2000):
+        a, b = RNG.normal(size=3) * 10.0 ** RNG.uniform(-5, 5), RNG.normal(size=3)
+        assert np.array_equal(ns["cross_product"](a, b), np.cross(a, b))
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    got = ns["cross_product"](a32, b32)
+    assert got.dtype == np.float32 and np.array_equal(got, np.cross(a32, b32))

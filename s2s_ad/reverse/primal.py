@@ -34,13 +34,15 @@ from s2s_ad.rules.templates import (PLACEHOLDERS, attr_expr, const_expr, copy_ex
                                     names_read, substitute)
 
 FAST_FORWARD = {"np.cross": ("cross_product", ()),
-                "np.roll": ("rolled", (("shift", 0), ("axis", None)))}
+                "np.roll": ("rolled", (("shift", 0), ("axis", None))),
+                "np.eye": ("eye_matrix", (("k", 0), ("dtype", None)))}
 """NumPy functions the gradient's forward pass computes with the module's own
-helper (same values, by the same float operations): ``np.cross`` of two
-3-vectors by components, ``np.roll`` by two slice copies — each several
-microseconds less per call on short vectors, where NumPy's general forms
-spend their time moving axes. (Rule templates keep the NumPy call: the JVP
-module, which is differentiated again, must stay in the supported subset.)"""
+helper (the same values, by the same float operations): ``np.cross`` of two
+3-vectors by components, ``np.roll`` by two slice copies, ``np.eye(n)`` as a
+copy of a kept identity matrix — each a microsecond or several less per
+call on small arrays, where NumPy's general forms spend their time moving
+axes. (Rule templates keep the NumPy call: the JVP module, which is
+differentiated again, must stay in the supported subset.)"""
 
 
 def build(sweep, extra: set[int]) -> list:
@@ -115,8 +117,8 @@ class _Forward:
         if arrays is not None and op.prim in FAST_FORWARD:
             base, attrs = FAST_FORWARD[op.prim]
             return ast.Call(ast.Name(arrays.helper(base), ast.Load()),
-                            [self.expr(a) for a in op.args]
-                            + [attr_expr(op.attrs.get(k, d)) for k, d in attrs], [])
+                            [self.expr(a) for a in op.args],
+                            [ast.keyword(k, attr_expr(op.attrs.get(k, d))) for k, d in attrs])
         if arrays is not None and op.prim != "getitem":
             e = arrays.forward_expr(op, self.expr)  # NumPy: attributes, indexing
             if op.prim == "array.getitem" and id(op.args[0]) in self.sw.families \
