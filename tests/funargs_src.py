@@ -171,3 +171,14 @@ def numpy_closure(a, b):
 
 def numpy_module_function(y0):
     return np.sum(rk4(decay, y0, 1.0, 3) * y0)
+
+
+def with_defaults(f, y, /, scale=2.0, g=None, *, shift=0.5):
+    return f(y) * scale + shift
+
+
+def defaults_around_the_function(x, y):
+    def h(t):
+        return t * t * y
+
+    return with_defaults(h, x) + with_defaults(h, y, 3.0, shift=x)

@@ -34,6 +34,7 @@ SCALAR = [
     (src.uses_other_nested, [0.6, 1.1], [0, 1]),
     (src.recursive_helper, [0.8, 0.3], [0, 1]),
     (src.keyword_argument, [0.8, -0.6], [0, 1]),
+    (src.defaults_around_the_function, [0.8, -0.6], [0, 1]),
 ]
 IDS = [f"{f.__name__}-{i}" for i, (f, _, _) in enumerate(SCALAR)]
 

@@ -129,18 +129,15 @@ def _specialised(src: Source, fn: types.FunctionType, given: dict):
             tree.args.kw_defaults.append(None)
             extra.append((name, v, param))
         namespace[name] = _reading(f, renamed) if free else f
+    # defaults belong to the last positional parameters: drop those of removed ones
+    positional = tree.args.posonlyargs + tree.args.args
+    first = len(positional) - len(tree.args.defaults)
+    tree.args.defaults = [d for a, d in zip(positional[first:], tree.args.defaults)
+                          if a.arg not in given]
+    tree.args.kw_defaults = [d for a, d in zip(tree.args.kwonlyargs, tree.args.kw_defaults)
+                             if a.arg not in given]
     for group in (tree.args.posonlyargs, tree.args.args, tree.args.kwonlyargs):
-        keep = [a for a in group if a.arg not in given]
-        if group is tree.args.args and tree.args.defaults:
-            # defaults belong to the last positional parameters
-            positional = tree.args.posonlyargs + tree.args.args
-            first = len(positional) - len(tree.args.defaults)
-            tree.args.defaults = [d for a, d in zip(positional[first:], tree.args.defaults)
-                                  if a.arg not in given]
-        if group is tree.args.kwonlyargs:
-            tree.args.kw_defaults = [d for a, d in zip(group, tree.args.kw_defaults)
-                                     if a.arg not in given]
-        group[:] = keep
+        group[:] = [a for a in group if a.arg not in given]
     module = ast.Module([tree], [])
     ast.fix_missing_locations(module)
     exec(compile(module, fn.__code__.co_filename, "exec"), namespace)
