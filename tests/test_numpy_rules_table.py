@@ -404,3 +404,20 @@ def test_cross_product_is_np_cross():
     a32, b32 = a.astype(np.float32), b.astype(np.float32)
     got = ns["cross_product"](a32, b32)
     assert got.dtype == np.float32 and np.array_equal(got, np.cross(a32, b32))
+
+
+def test_contract_is_np_einsum_below_and_above_its_threshold():
+    """contract hands contractions of more than 20,000 index combinations to
+    BLAS (optimize=True): the same values to rounding, and the gradient of a
+    large einsum still matches finite differences."""
+    from s2s_ad.rules.numpy_helpers import HELPERS
+    ns = {"np": np}
+    exec(HELPERS["contract"], ns)
+    for subscripts, shapes in [("bij,vj->vbi", [(22, 4, 4), (500, 4)]),
+                               ("kij,nkj->nki", [(3, 2, 2), (4, 3, 2)]),
+                               ("ij,jk->ik", [(40, 30), (30, 20)]), ("ij->", [(3, 4)])]:
+        ops = [RNG.normal(size=s) for s in shapes]
+        np.testing.assert_allclose(ns["contract"](subscripts, *ops), np.einsum(subscripts, *ops),
+                                   rtol=1e-12, atol=1e-12)
+    f = make_function("def f(a, b):\n    return np.sum(np.sin(np.einsum('bij,vj->vbi', a, b)))\n")
+    assert_gradients(f, [RNG.normal(size=(6, 4, 4)), RNG.normal(size=(300, 4))], [0, 1])

@@ -41,7 +41,9 @@ helper (the same values, by the same float operations): ``np.cross`` of two
 3-vectors by components, ``np.roll`` by two slice copies, ``np.eye(n)`` as a
 copy of a kept identity matrix — each a microsecond or several less per
 call on small arrays, where NumPy's general forms spend their time moving
-axes. (Rule templates keep the NumPy call: the JVP module, which is
+axes. ``np.einsum`` goes through ``contract`` (optimize=True above 20,000
+index combinations: BLAS, whose sums may round differently from np.einsum's
+in the last bits). (Rule templates keep the NumPy call: the JVP module, which is
 differentiated again, must stay in the supported subset.)"""
 
 
@@ -114,6 +116,11 @@ class _Forward:
         if op.prim == "list.new":
             return ast.List([self.expr(a) for a in op.args], ast.Load())
         arrays = getattr(self.sw, "arrays", None)
+        if arrays is not None and op.prim == "np.einsum":
+            # contract: optimize=True (BLAS) for large operands, as the adjoints' einsums
+            return ast.Call(ast.Name(arrays.helper("contract"), ast.Load()),
+                            [ast.Constant(op.attrs["subscripts"])]
+                            + [self.expr(a) for a in op.args], [])
         if arrays is not None and op.prim in FAST_FORWARD:
             base, attrs = FAST_FORWARD[op.prim]
             return ast.Call(ast.Name(arrays.helper(base), ast.Load()),

@@ -372,13 +372,24 @@ def pad_adjoint(g, x, pad_width):
     return g[tuple(slice(int(b), int(b) + n) for (b, _), n in zip(widths, np.shape(x)))]
 ''',
     "contract": '''
-def contract(subscripts, *operands):
-    """np.einsum(subscripts, *operands); with more than 4,096 elements in all,
-    optimize=True, which hands the contraction to BLAS where it can (several
-    times faster: a batched matrix product), at the price of a path search
-    of tens of microseconds that small operands are spared."""
-    size = sum(a.size if type(a) is np.ndarray else np.size(a) for a in operands)
-    return np.einsum(subscripts, *operands, optimize=size > 4096)
+def contract(subscripts, *operands, _terms={}):
+    """np.einsum(subscripts, *operands); where the loops np.einsum would run
+    visit more than 20,000 index combinations (the product of every
+    subscript's length), optimize=True, which hands the contraction to BLAS
+    where it can (several times faster: a batched matrix product), at the
+    price of a path search of about ten microseconds, which smaller
+    contractions are spared (below, np.einsum's loops take about as long)."""
+    terms = _terms.get(subscripts)
+    if terms is None:
+        terms = _terms[subscripts] = subscripts.split("->")[0].split(",")
+    lengths = {}
+    for term, a in zip(terms, operands):
+        for letter, n in zip(term, a.shape if type(a) is np.ndarray else np.shape(a)):
+            lengths[letter] = n
+    space = 1
+    for n in lengths.values():
+        space *= n
+    return np.einsum(subscripts, *operands, optimize=space > 20000)
 ''',
     "eye_matrix": '''
 def eye_matrix(*args, k=0, dtype=None, _kept={}):
