@@ -92,7 +92,8 @@ def main() -> None:
     if not rows:
         print("JAX is not installed (pip install jax jaxlib): nothing to compare with")
         return
-    print("| objective | size | max abs(s2s-ad − jax.grad) / max abs(jax.grad) | max abs(jax.grad) |")
+    print("| objective | size | max abs(s2s-ad − jax.grad) / max abs(jax.grad) "
+          "| max abs(jax.grad) |")
     print("| --- | --- | --- | --- |")
     for name, size, diff, scale in rows:
         print(f"| {name} | {size} | {diff:.1e} | {scale:.2g} |")
