@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import linecache
+import re
 
 from s2s_ad import ir
 from s2s_ad.emit import optimize, peephole
@@ -150,7 +151,11 @@ class _Forward:
     def helper(self, base: str) -> str:
         np = self.np()
         if base not in self.helpers:
-            self.helpers[base] = HELPERS[base].replace("np.", f"{np}.").strip("\n")
+            text = HELPERS[base].replace("np.", f"{np}.").strip("\n")
+            self.helpers[base] = text
+            for other in HELPERS:  # a helper calling another (matmul_adjoint → unbroadcast)
+                if other != base and re.search(rf"\b{other}\(", text):
+                    self.helper(other)
         return base
 
     # -- the function ---------------------------------------------------------

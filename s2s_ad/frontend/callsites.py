@@ -24,7 +24,7 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import closures, funargs, statics, structures, syntax
+from s2s_ad.frontend import closures, funargs, own_helpers, pairs, statics, structures, syntax
 from s2s_ad.rules import RULES
 from s2s_ad.rules import user as user_rules
 
@@ -79,6 +79,9 @@ class CallLowering:
             raise self.src.error(node, f"`{ast.unparse(node.func)}` is a `lambda` defined "
                                  "outside the function; calls to lambdas are not supported: "
                                  "define it with `def`")
+        own = own_helpers.primitive(fn)
+        if own is not None:  # a helper s2s-ad's own generated code defines
+            return own_helpers.call(self, own, node, var, hint)
         if isinstance(fn, types.FunctionType) and not _is_library(fn):
             return self.user_call(fn, node, var, hint)
         prim = self.primitive(fn, node)  # a function without a rule says so first
@@ -123,7 +126,7 @@ class CallLowering:
         written = node
         fn, node = funargs.specialise(self, fn, node, _is_library)  # h(f, ...), f a function
         what = ast.unparse(node.func)
-        sig = inspect.signature(fn)
+        sig = pairs.signature(fn) or inspect.signature(fn)  # s2s-ad's own H_bwd: its tape split
         for p in sig.parameters.values():
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
                 raise self.src.error(node, f"`{what}` takes `{p}`; calls to functions with "
@@ -144,6 +147,12 @@ class CallLowering:
         try:
             bound = sig.bind(*args, **kwargs)
         except TypeError as exc:
+            if pairs.signature(fn) is not None:
+                raise self.src.error(node, f"`{what}` is the backward function of a helper "
+                                     "pair s2s-ad generated, and the tape passed here is not "
+                                     "the one its forward function returned to this function "
+                                     "(a helper's tape inside another helper's tape is not "
+                                     "split yet): differentiate the original function") from None
             raise self.src.error(node, f"call to `{what}`: {exc}") from None
         bound.apply_defaults()
         operands = []

@@ -30,7 +30,7 @@ from __future__ import annotations
 import ast
 
 from s2s_ad import ir
-from s2s_ad.frontend import runtime_lists, statics, structures, unroll
+from s2s_ad.frontend import guards, runtime_lists, statics, structures, unroll
 from s2s_ad.frontend.checkpoint import checkpoint_blocks, checkpoint_pragma
 from s2s_ad.frontend.iteration import Iteration, assigned_names
 
@@ -191,19 +191,24 @@ class ControlFlow(Iteration):
         short-circuit operators, each with its own ``If``. Without
         ``value`` the ``If`` op is returned."""
         before = self.env
-        regions, envs, arms = [], [], []
+        before_guarded = self.guarded
+        regions, envs, arms, guarded = [], [], [], []
         shapes = _shapes(before)
         self.region_depth += 1
-        for fn in (then_fn, else_fn):
+        for k, fn in enumerate((then_fn, else_fn)):
             self.env = dict(before)
+            self.guarded = dict(before_guarded)
+            guards.enter_arm(self, cond, k == 0)
             outer_ops, self.ops = self.ops, []
             arms.append(fn())
             self.unchanged(shapes, node)
             regions.append(ir.Region(self.ops))
             envs.append(self.env)
+            guarded.append(self.guarded)
             self.ops = outer_ops
         self.region_depth -= 1
         self.env = dict(before)
+        self.guarded = dict(before_guarded)
         outs = []
 
         def phi(a, b, name, var):
@@ -233,11 +238,15 @@ class ControlFlow(Iteration):
             regions[1].yields.append(b)
             return out
 
+        pending: list = []
         for var in dict.fromkeys(list(envs[0]) + list(envs[1])):
             a, b = envs[0].get(var, _UNDEF), envs[1].get(var, _UNDEF)
             if (a is _UNDEF or b is _UNDEF) and not _same(a, b):
                 self.env.pop(var, None)
                 self.undefined[var] = (node, "it is assigned in only one branch of the `if`")
+                side = 0 if b is _UNDEF else 1
+                if var not in FLAG_NAMES:
+                    guards.keep(self, pending, var, cond, side, (a, b)[side], ())
                 continue
             if "list" in (_kind_of(a), _kind_of(b)) and not _same(a, b) and not (
                     runtime_lists.is_grown(self, a) and runtime_lists.is_grown(self, b)):
@@ -246,6 +255,7 @@ class ControlFlow(Iteration):
                 self.env[var] = phi(a, b, lambda: self.namer.fresh(FLAG_NAMES[var]), None)
             else:
                 self.env[var] = phi(a, b, lambda: self.namer.claim(var), var)
+        guards.nested(self, pending, cond, guarded, before_guarded, envs)
         merged = None
         if value is not None:
             if any(isinstance(arm, tuple) or structures.is_structure(arm) for arm in arms):
@@ -260,6 +270,7 @@ class ControlFlow(Iteration):
         op = ir.If(cond, regions[0], regions[1], outs, self.loc(node), text)
         if outs or regions[0].ops or regions[1].ops:
             self.ops.append(op)  # a branch that only set a flag now folded away needs no op
+            guards.commit(self, pending, op)
         return op if value is None else merged
 
     def if_expr(self, node: ast.IfExp, var: str | None, hint: str | None) -> ir.Operand:
@@ -302,7 +313,10 @@ class ControlFlow(Iteration):
         cond = self.condition(node.operand)
         if isinstance(cond, ir.Const):
             return ir.Const(not cond.value)
-        return self.emit("not", [cond], node, var, hint=hint)
+        out = self.emit("not", [cond], node, var, hint=hint)
+        if isinstance(out, ir.Value) and isinstance(cond, ir.Value):
+            self.negations[id(out)] = cond
+        return out
 
     # -- loops --------------------------------------------------------------
 
@@ -359,6 +373,7 @@ class ControlFlow(Iteration):
         assigned = assigned_names(node.body, subscripts=getattr(self, "array_mode", False))
         if isinstance(node, ast.While) and any(isinstance(n, ast.NamedExpr) for n in ast.walk(node.test)):
             raise self.src.error(node.test, "assignment expressions (`:=`) are not supported")
+        runtime_lists.promote_read(self, node)
         carried = [v for v in assigned if v in self.env and v != target]
         grown = runtime_lists.promote_for(self, node.body, node)
         carried += [v for v in grown if v not in carried and v != target]
@@ -437,6 +452,8 @@ class ControlFlow(Iteration):
     def _loop_once(self, node, target, seq, bounds, carried, kinds, has_break, has_cont,
                    has_ret, is_for, binds):
         before = self.env
+        before_guarded = self.guarded
+        self.guarded = dict(before_guarded)  # names guarded in the body stay in it
         outer_ops, self.ops = self.ops, []
         self.env = dict(before)
         self.region_depth += 1
@@ -491,6 +508,7 @@ class ControlFlow(Iteration):
         self.region_depth -= 1
         self.ops = outer_ops
         self.env = before
+        self.guarded = before_guarded
         self.env.update(saved_flags)
         return body, params, index, cond_region, exit_ is not None
 

@@ -24,7 +24,7 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import closures, pytrees, runtime_lists, statics, structures, syntax, unroll
+from s2s_ad.frontend import closures, generated, pytrees, runtime_lists, statics, structures, syntax, unroll
 from s2s_ad.frontend.aliasing import InPlaceNames
 from s2s_ad.frontend.callsites import (BUILTIN_PRIMS, LIBRARY_MODULES, CallLowering,  # noqa: F401
                                       _is_library, _is_library_module)
@@ -139,6 +139,7 @@ def _check_nesting(src: Source) -> None:
 class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFlow):
     def __init__(self, src: Source, lengths: dict | None = None, arrays=(),
                  statics: dict | None = None):
+        generated.normalise(src.tree, src.globals)  # s2s-ad's own gradients' tapes
         self.src = src
         self.statics = dict(statics or {})
         self.default_statics = statics is None
@@ -163,6 +164,13 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         self.param_ids: set[int] = set()
         self.integers: dict[str, SourceError] = {}
         self.undefined: dict[str, tuple] = {}
+        self.guarded: dict[str, tuple] = {}
+        """Names assigned in one branch only, readable again under the same
+        condition: ``name -> (((cond, polarity), ...), value)`` (control.py)."""
+        self.negations: dict[int, ir.Value] = {}
+        """``id(not c) -> c`` for the conditions of guarded names."""
+        self.guard_of: dict[int, ir.Value] = {}
+        """``id(φ) -> v`` for a guarded name's φ: read, it is ``v``."""
         self.loop_depth = 0
         self.region_depth = 0
         self.ret_mode = False

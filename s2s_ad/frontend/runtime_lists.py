@@ -79,6 +79,34 @@ def promote_for(lo, stmts: list, node: ast.AST) -> list[str]:
     return [n for n in names if is_grown(lo, lo.env.get(n))]
 
 
+def promote_read(lo, loop: ast.For | ast.While) -> None:
+    """Before lowering a loop: a list built in the function (its items
+    numbers or arrays, outside every loop and branch) that the body reads at
+    an index the loop changes (``xs[i]``, ``i`` the loop variable or assigned
+    in the body) becomes a run-time list, read as the code runs."""
+    if lo.region_depth > 0:
+        return
+    changing = {n.id for s in loop.body for n in ast.walk(s)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    if isinstance(loop, ast.For):
+        changing |= {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    for n in (n for s in loop.body for n in ast.walk(s)):
+        if not (isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load)
+                and isinstance(n.value, ast.Name) and not isinstance(n.slice, ast.Slice)):
+            continue
+        value = lo.env.get(n.value.id)
+        if not isinstance(value, structures.StaticList) or lo.sequence_param(value) is not None \
+                or not any(
+                isinstance(m, ast.Name) and m.id in changing for m in ast.walk(n.slice)):
+            continue
+        if any(structures.is_structure(x) or not isinstance(x, (ir.Value, ir.Const))
+               or (isinstance(x, ir.Value) and x.kind in ("tuple", "list")) for x in value.items):
+            continue
+        if any(v is not value and _holds(v, value) for v in lo.env.values()):
+            continue
+        promote(lo, value, loop, n.value.id)
+
+
 def promote(lo, static: structures.StaticList, node: ast.AST, name: str) -> ir.Value:
     """``static`` as a ``list.new`` op; every name bound to it is rebound."""
     if lo.region_depth > 0:

@@ -362,8 +362,14 @@ def forward_expr(op: ir.Op, exprs: list, modules: dict, helper) -> ast.expr:
     if op.prim == "array.setitem":
         return ast.Call(_name(helper("assign")),
                         [exprs[0], _as_value(index_expr(index, exprs)), exprs[1]], [])
-    return instantiate(rule.forward_ast, op.args, None, modules,
-                       attrs={**dict(rule.attrs), **op.attrs}, given=op.attrs, exprs=exprs)
+    e = instantiate(rule.forward_ast, op.args, None, modules,
+                    attrs={**dict(rule.attrs), **op.attrs}, given=op.attrs, exprs=exprs)
+    if op.prim.startswith("own."):  # s2s-ad's own helpers, under the module's names
+        for base in TEMPLATE_HELPERS:
+            if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                   and n.func.id == base for n in ast.walk(e)):
+                e = _rename_calls(e, base, helper(base))
+    return e
 
 
 def _operands_read(op: ir.Op, i: int) -> set[int]:
@@ -402,7 +408,7 @@ TEMPLATE_HELPERS = ("others_product", "matmul_adjoint", "dot_adjoint", "spread",
                     "inner_adjoint", "solve_adjoint", "unbroadcast", "tensordot_adjoint",
                     "cholesky_adjoint", "sort_adjoint", "take_adjoint",
                     "take_along_axis_adjoint", "diagonal_adjoint", "pad_adjoint",
-                    "cross_product", "rolled")
+                    "cross_product", "rolled", "eye_matrix", "astype_like", "total", "own")
 """Helpers rule templates call by name."""
 
 

@@ -1,0 +1,290 @@
+"""The tapes and reversed loops of s2s-ad's own generated code, in the subset.
+
+Contract: ``normalise(tree)`` rewrites, in place, the statements of a function
+definition that use the idioms s2s-ad's reverse sweep writes into constructs
+the rest of the frontend lowers, so that a generated gradient read back from
+its file is differentiated like any other function. Every rewrite computes
+the same values on every path as the code it replaces; a statement that does
+not have exactly the shape below is left alone (and refused, located, by the
+lowering as before). Idempotent: a rewritten tree is left as it is.
+
+* A tape of slots, ``T = [None] * n`` written once per iteration, as the
+  first thing that can happen in it, by ``T[i] = v`` directly in the body of
+  ``for i in range(n)`` (from 0, step 1, no ``continue``/``break`` before the
+  write; the loop after ``T = ...`` in the same block, so it runs once per
+  list): the writes are in order, one per iteration, so the list is the
+  list grown by ``T.append(v)`` (a list grown at run time,
+  :mod:`s2s_ad.frontend.runtime_lists`), read as before by ``T[i]``.
+* A stack tape, ``v = T.pop()`` (after the last ``T.append``, and ``T``
+  used by nothing else from there on): pops return the items last to first,
+  so with ``T_top = len(T)`` taken before the first statement that pops,
+  each pop is ``T_top -= 1; v = T[T_top]`` (the list is never shortened:
+  nothing reads its length again).
+* Reversed loops: ``for i in reversed(range(a, b, s))`` (``s`` a constant)
+  is ``for i in range(a + (L - 1) * s, a - s, -s)`` with ``L`` the number of
+  items, and the first ``t`` items of a range, ``range(a, b, s)[:t]`` (a loop
+  that stopped early, reversed), are ``range(a, a + min(t, L) * s, s)``.
+
+Before → after::
+
+    z_tape = [None] * 3                     z_tape = []
+    for i in range(3):                      for i in range(3):
+        z_tape[i] = z                           z_tape.append(z)
+        ...                                     ...
+    for i in reversed(range(3)):            for i in range(3 - 1, -1, -1):
+        z = z_tape[i]                           z = z_tape[i]
+
+    for _ in range(n_iter):                 x_tape_top = len(x_tape)
+        x = x_tape.pop()                    for _ in range(n_iter):
+                                                x_tape_top -= 1
+                                                x = x_tape[x_tape_top]
+"""
+
+from __future__ import annotations
+
+import ast
+
+from s2s_ad.frontend import pairs
+
+__all__ = ["normalise"]
+
+
+def normalise(tree: ast.FunctionDef, globals_: dict | None = None) -> None:
+    """Rewrite ``tree``'s tapes and reversed ranges in place (see the module);
+    ``globals_``: the module's names, where helper pairs are found."""
+    taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    taken |= {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+    if globals_:
+        pairs.split(tree, globals_, taken)
+    _slots(tree)
+    _pops(tree, taken)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.For):
+            new = _range_iter(node.iter)
+            if new is not None:
+                node.iter = ast.copy_location(new, node.iter)
+                ast.fix_missing_locations(node)
+
+
+# --- tapes of slots ---------------------------------------------------------
+
+def _slot_tape(stmt) -> str | None:
+    """``T`` for ``T = [None] * n``."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.BinOp)
+            and isinstance(stmt.value.op, ast.Mult)):
+        return None
+    left = stmt.value.left
+    if isinstance(left, ast.List) and len(left.elts) == 1 \
+            and isinstance(left.elts[0], ast.Constant) and left.elts[0].value is None:
+        return stmt.targets[0].id
+    return None
+
+
+def _slot_write(stmt, tape: str) -> bool:
+    return (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Subscript)
+            and isinstance(stmt.targets[0].value, ast.Name) and stmt.targets[0].value.id == tape)
+
+
+def _counts_from_zero(loop: ast.For) -> bool:
+    """``for i in range(n)`` / ``range(0, n)`` / ``range(0, n, 1)``."""
+    it = loop.iter
+    if not (isinstance(loop.target, ast.Name) and isinstance(it, ast.Call)
+            and isinstance(it.func, ast.Name) and it.func.id == "range" and not it.keywords
+            and 1 <= len(it.args) <= 3):
+        return False
+    rest = it.args[1:] if len(it.args) > 1 else []
+    if rest and not (isinstance(it.args[0], ast.Constant) and it.args[0].value == 0):
+        return False
+    return len(it.args) < 3 or (isinstance(it.args[2], ast.Constant) and it.args[2].value == 1)
+
+
+def _slots(tree: ast.FunctionDef) -> None:
+    tapes = {}
+    blocks = {}  # id(statement) -> the statement list holding it
+    for node in ast.walk(tree):
+        for field in ("body", "orelse"):
+            block = getattr(node, field, None)
+            for stmt in block if isinstance(block, list) else []:
+                blocks[id(stmt)] = block
+                name = _slot_tape(stmt)
+                if name is not None:
+                    tapes.setdefault(name, []).append(stmt)
+    for tape, made in tapes.items():
+        if len(made) != 1:
+            continue
+        writes = [n for n in ast.walk(tree) if isinstance(n, ast.Assign) and _slot_write(n, tape)]
+        loops = []
+        for loop in (n for n in ast.walk(tree) if isinstance(n, ast.For)):
+            mine = [k for k, s in enumerate(loop.body) if _slot_write(s, tape)]
+            if not mine:
+                continue
+            k = mine[0]
+            before = loop.body[:k]
+            index = loop.target.id if isinstance(loop.target, ast.Name) else None
+            target = loop.body[k].targets[0]
+            if len(mine) != 1 or not _counts_from_zero(loop) or not (
+                    isinstance(target.slice, ast.Name) and target.slice.id == index) or any(
+                    isinstance(n, (ast.Continue, ast.Break, ast.Return))
+                    for s in before for n in ast.walk(s)):
+                loops = None
+                break
+            loops.append((loop, k))
+        if not loops or len(loops) != 1 or len(writes) != 1 \
+                or loops[0][0].body[loops[0][1]] is not writes[0] \
+                or any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+                       and n.value.id == tape and n.attr in ("append", "extend", "pop")
+                       for n in ast.walk(tree)):
+            continue
+        loop, k = loops[0]
+        # The loop runs once for each making of the tape: in the same block, after it.
+        block = blocks[id(made[0])]
+        if blocks.get(id(loop)) is not block or block.index(loop) < block.index(made[0]):
+            continue
+        made[0].value = ast.copy_location(ast.List([], ast.Load()), made[0].value)
+        write = loop.body[k]
+        call = ast.Call(ast.Attribute(ast.Name(tape, ast.Load()), "append", ast.Load()),
+                        [write.value], [])
+        loop.body[k] = ast.copy_location(ast.Expr(ast.copy_location(call, write)), write)
+        ast.fix_missing_locations(loop.body[k])
+
+
+# --- stack tapes --------------------------------------------------------------
+
+def _pop_of(stmt) -> str | None:
+    """``T`` for ``v = T.pop()``."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+            and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.Call):
+        call = stmt.value
+        if isinstance(call.func, ast.Attribute) and call.func.attr == "pop" \
+                and isinstance(call.func.value, ast.Name) and not call.args and not call.keywords:
+            return call.func.value.id
+    return None
+
+
+def _pops(tree: ast.FunctionDef, taken: set) -> None:
+    body = tree.body
+    popped = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+                and n.func.attr == "pop" and isinstance(n.func.value, ast.Name):
+            popped.append(n.func.value.id)
+    for tape in dict.fromkeys(popped):
+        first = next((j for j, s in enumerate(body)
+                      if any(_pop_of(n) == tape for n in ast.walk(s))), None)
+        if first is None:
+            continue
+        # From the first statement that pops, the tape is used by pops only,
+        # each the whole right side of an assignment.
+        pops = [n for s in body[first:] for n in ast.walk(s) if _pop_of(n) == tape]
+        uses = [n for s in body[first:] for n in ast.walk(s)
+                if isinstance(n, ast.Name) and n.id == tape]
+        if len(uses) != len(pops):
+            continue
+        top = _fresh(f"{tape}_top", taken)
+        at = body[first]
+        init = ast.Assign([ast.Name(top, ast.Store())],
+                          ast.Call(ast.Name("len", ast.Load()), [ast.Name(tape, ast.Load())], []))
+        for s in body[first:]:
+            _replace_pops(s, tape, top)
+        body.insert(first, ast.fix_missing_locations(ast.copy_location(init, at)))
+
+
+def _replace_pops(stmt: ast.stmt, tape: str, top: str) -> None:
+    for node in ast.walk(stmt):
+        for field in ("body", "orelse"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list):
+                continue
+            out = []
+            for s in block:
+                if _pop_of(s) == tape:
+                    down = ast.AugAssign(ast.Name(top, ast.Store()), ast.Sub(), ast.Constant(1))
+                    read = ast.Subscript(ast.Name(tape, ast.Load()), ast.Name(top, ast.Load()),
+                                         ast.Load())
+                    s.value = ast.copy_location(read, s.value)
+                    out.append(ast.fix_missing_locations(ast.copy_location(down, s)))
+                    ast.fix_missing_locations(s)
+                out.append(s)
+            block[:] = out
+
+
+def _fresh(base: str, taken: set) -> str:
+    name, k = base, 0
+    while name in taken:
+        k += 1
+        name = f"{base}_{k}"
+    taken.add(name)
+    return name
+
+
+# --- reversed ranges ------------------------------------------------------------
+
+def _int_const(e) -> int | None:
+    if isinstance(e, ast.Constant) and type(e.value) is int:
+        return e.value
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub) \
+            and isinstance(e.operand, ast.Constant) and type(e.operand.value) is int:
+        return -e.operand.value
+    return None
+
+
+def _range(e):
+    """``(a, b, s)`` (``s`` an int) of ``range(...)`` or ``range(...)[:t]``, and
+    ``t`` (or None); None when ``e`` is neither."""
+    cut = None
+    if isinstance(e, ast.Subscript) and isinstance(e.slice, ast.Slice) \
+            and e.slice.lower is None and e.slice.step is None and e.slice.upper is not None:
+        cut, e = e.slice.upper, e.value
+    if not (isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "range"
+            and not e.keywords and 1 <= len(e.args) <= 3
+            and not any(isinstance(a, ast.Starred) for a in e.args)):
+        return None
+    args = e.args
+    if len(args) == 1:
+        return (ast.Constant(0), args[0], 1), cut
+    step = 1 if len(args) == 2 else _int_const(args[2])
+    if not step:
+        return None
+    return (args[0], args[1], step), cut
+
+
+def _bin(a, op, b):
+    return ast.BinOp(a, op, b)
+
+
+def _count(a, b, s: int):
+    """The number of items of ``range(a, b, s)`` (negative for none)."""
+    if s > 0:
+        span = _bin(_bin(b, ast.Sub(), a), ast.Add(), ast.Constant(s - 1))
+        return _bin(span, ast.FloorDiv(), ast.Constant(s)) if s != 1 else _bin(b, ast.Sub(), a)
+    span = _bin(_bin(a, ast.Sub(), b), ast.Sub(), ast.Constant(s + 1))
+    return _bin(span, ast.FloorDiv(), ast.Constant(-s)) if s != -1 else _bin(a, ast.Sub(), b)
+
+
+def _range_iter(it):
+    """The plain ``range(...)`` a loop over ``reversed(range(...))`` or a
+    range's first ``t`` items iterates over, or None."""
+    backwards = (isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
+                 and it.func.id == "reversed" and len(it.args) == 1 and not it.keywords)
+    found = _range(it.args[0] if backwards else it)
+    if found is None or (not backwards and found[1] is None):
+        return None
+    (a, b, s), cut = found
+    if not backwards:  # range(a, b, s)[:t]
+        n = ast.Call(ast.Name("min", ast.Load()), [cut, _count(a, b, s)], [])
+        return ast.Call(ast.Name("range", ast.Load()),
+                        [a, _bin(a, ast.Add(), _bin(n, ast.Mult(), ast.Constant(s))),
+                         ast.Constant(s)], [])
+    if cut is None and s == 1 and isinstance(a, ast.Constant) and a.value == 0:
+        return ast.Call(ast.Name("range", ast.Load()),
+                        [_bin(b, ast.Sub(), ast.Constant(1)), ast.Constant(-1),
+                         ast.Constant(-1)], [])
+    n = _count(a, b, s)
+    if cut is not None:
+        n = ast.Call(ast.Name("min", ast.Load()), [cut, n], [])
+    last = _bin(a, ast.Add(), _bin(_bin(n, ast.Sub(), ast.Constant(1)), ast.Mult(),
+                                   ast.Constant(s)))
+    return ast.Call(ast.Name("range", ast.Load()),
+                    [last, _bin(a, ast.Sub(), ast.Constant(s)), ast.Constant(-s)], [])

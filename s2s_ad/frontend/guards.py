@@ -1,0 +1,102 @@
+"""Names assigned in one branch only, read again under the same condition.
+
+Contract: a name assigned in one branch of an ``if`` only (and not before)
+is undefined after it, and reading it there stays refused; but an arm of a
+later ``if`` on the same condition value (the same SSA value, or its
+``not``, or a guarded copy of it) defines it again, as the value it had.
+s2s-ad's own gradients read the forward pass's temporaries so
+(``if t1: t2 = a * x`` forward, ``if t1: dx += dy * t2`` in the reverse
+sweep). Such a name is kept with the conditions under which it holds its
+value (nested ``if``s: one condition per level, outermost first); its φ,
+whose other side is a placeholder never read, is made only when an arm
+reads it, so a name never read again adds nothing to the code.
+
+Before → after::
+
+    if t1:                                  t2_1 = if t1
+        t2 = a * x                              t2 = mul a x     yield t2
+    ...                                         (else)           yield 0.0
+    if t1:                                  if t1
+        y = t2 * x                              y = mul t2_1 x
+
+State on the lowering (``lo``): ``guarded`` (name -> (conditions, (kind,
+getter))), ``guard_of`` (id of a guarded φ -> the value it stands for) and
+``negations`` (id of ``not c`` -> ``c``).
+"""
+
+from __future__ import annotations
+
+from s2s_ad import ir
+
+PLACEHOLDERS = {"float": 0.0, "int": 0, "bool": False, "array": 0.0}
+"""The value a guarded name's φ takes on the side that never assigns it."""
+
+
+def keep(lo, pending: list, var: str, cond, side: int, value, conds: tuple) -> None:
+    """Keep ``var``, assigned on ``side`` of the ``if`` on ``cond`` only (to
+    ``value``: an operand, or the ``(kind, getter)`` of a name guarded inside
+    that side under ``conds``), once the ``if`` op is made (:func:`commit`)."""
+    if not isinstance(cond, ir.Value):
+        return
+    kind = value[0] if isinstance(value, tuple) else getattr(value, "kind", None)
+    if kind not in PLACEHOLDERS or (not isinstance(value, tuple)
+                                    and not isinstance(value, ir.Value)):
+        return
+    made: list = []
+    holder: list = []  # the If op, once made
+
+    def get():
+        if not made:
+            inner = value[1]() if isinstance(value, tuple) else value
+            out = ir.Value(lo.namer.fresh(var), inner.kind)
+            op = holder[0]
+            op.outs.append(out)
+            op.regions[side].yields.append(inner)
+            op.regions[1 - side].yields.append(ir.Const(PLACEHOLDERS[kind]))
+            lo.guard_of[id(out)] = lo.guard_of.get(id(inner), inner)
+            made.append(out)
+        return made[0]
+
+    pending.append((var, ((polar(lo, cond, side == 0),) + tuple(conds), (kind, get)), holder))
+
+
+def nested(lo, pending: list, cond, guarded: list, before: dict, envs: list) -> None:
+    """Names guarded inside either arm of the ``if`` on ``cond`` (by an inner
+    ``if``): guarded after it too, under ``cond`` as well."""
+    for side in (0, 1):
+        for var, entry in guarded[side].items():
+            if var not in lo.env and entry is not before.get(var) and var not in envs[side]:
+                keep(lo, pending, var, cond, side, entry[1], entry[0])
+
+
+def commit(lo, pending: list, op: ir.If) -> None:
+    """The ``if`` op is made and kept: its names are guarded from here."""
+    for var, entry, holder in pending:
+        holder.append(op)
+        lo.guarded[var] = entry
+
+
+def polar(lo, cond: ir.Value, polarity: bool) -> tuple:
+    """``(c, polarity)`` with ``not`` and guarded copies taken off ``cond``."""
+    while True:
+        if id(cond) in lo.guard_of:
+            cond = lo.guard_of[id(cond)]
+        elif id(cond) in lo.negations:
+            cond, polarity = lo.negations[id(cond)], not polarity
+        else:
+            return (cond, polarity)
+
+
+def enter_arm(lo, cond, polarity: bool) -> None:
+    """Entering the arm of an ``if`` on ``cond`` taken when it is ``polarity``:
+    the names guarded by that condition are defined again."""
+    if not lo.guarded or not isinstance(cond, ir.Value):
+        return
+    test = polar(lo, cond, polarity)
+    for var, (conds, value) in list(lo.guarded.items()):
+        if var in lo.env or conds[0][0] is not test[0] or conds[0][1] != test[1]:
+            continue
+        if len(conds) == 1:
+            lo.env[var] = value[1]()
+        else:
+            lo.guarded[var] = (conds[1:], value)

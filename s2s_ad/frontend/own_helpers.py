@@ -1,0 +1,99 @@
+"""Calls to the helpers s2s-ad's own NumPy gradients define, as primitives.
+
+Contract: ``primitive(fn)`` is the rule-table name (:mod:`s2s_ad.rules.own`)
+of ``fn`` when ``fn`` is a module-level function whose source is exactly the
+text s2s-ad writes for one of its helpers (``unbroadcast``,
+``matmul_adjoint``, ``spread``, ``extreme_adjoint``, ``astype_like``; under
+the module's name for NumPy), else None; ``call`` lowers a call to it as that
+primitive's op. A function of the same name with any other body is the
+user's own and is lowered (or refused) like any other. So a gradient module
+read back from its file (``s2s-ad grad -o``) is differentiated without
+reading the helpers' bodies, which test types and take fast paths outside
+the subset.
+
+Before → after::
+
+    dH = matmul_adjoint(dt3, H, W2, 0)      dH = own.matmul_adjoint.0 dt3 H W2
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import re
+import textwrap
+import types
+
+from s2s_ad.rules.numpy_helpers import HELPERS
+from s2s_ad.rules.own import OWN_PRIMS
+
+
+def primitive(fn) -> str | None:
+    """The primitive of s2s-ad's own helper ``fn``, or None."""
+    if not isinstance(fn, types.FunctionType):
+        return None
+    return _known(fn.__code__, fn.__name__, _numpy_names(fn))
+
+
+def _numpy_names(fn) -> tuple:
+    import numpy
+    return tuple(sorted(k for k, v in fn.__globals__.items() if v is numpy))
+
+
+@functools.lru_cache(maxsize=256)
+def _known(code, name: str, aliases: tuple) -> str | None:
+    base = re.sub(r"_\d+$", "", name)
+    if base not in OWN_PRIMS or not aliases:
+        return None
+    try:
+        text = textwrap.dedent(inspect.getsource(code)).strip()
+    except (OSError, TypeError):
+        return None
+    own = re.sub(rf"\b{base}\(", f"{name}(", HELPERS[base].strip(), count=1)
+    for alias in aliases:
+        mine = own.replace("np.", f"{alias}.")
+        for other in HELPERS:  # a helper calling another under a generated name
+            if other != base:
+                mine = re.sub(rf"\b{other}(_\d+)?\(", f"{other}(", mine)
+        if re.sub(r"\b(\w+)_\d+\(", r"\1(", text) == re.sub(r"\b(\w+)_\d+\(", r"\1(", mine):
+            return OWN_PRIMS[base]
+    return None
+
+
+def call(lo, prim: str, node: ast.Call, var: str | None, hint: str | None):
+    """The op of a call to s2s-ad's own helper (``prim`` from :func:`primitive`)."""
+    if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+        raise lo.src.error(node, f"`{ast.unparse(node.func)}` is called with keywords or "
+                           "`*args`; s2s-ad's generated code passes its arguments by position")
+    attrs = {}
+    given = list(node.args)
+    if prim in ("own.matmul_adjoint", "own.extreme_adjoint"):
+        if len(given) != 4:
+            raise lo.src.error(node, f"`{ast.unparse(node.func)}` takes 4 arguments")
+        try:
+            last = ast.literal_eval(given[3])
+        except ValueError:
+            raise lo.src.error(given[3], "this argument must be a constant, as s2s-ad "
+                               "writes it") from None
+        if prim == "own.matmul_adjoint":
+            if last not in (0, 1) or isinstance(last, bool):
+                raise lo.src.error(given[3], "the operand `matmul_adjoint` is the adjoint "
+                                   "to: 0 or 1")
+            prim = f"{prim}.{last}"
+        else:
+            attrs["axis"] = last
+        given = given[:3]
+    if prim == "own.rolled":  # rolled(x, shift, axis): constants, as s2s-ad writes them
+        if len(given) != 3:
+            raise lo.src.error(node, f"`{ast.unparse(node.func)}` takes 3 arguments")
+        try:
+            shift, axis = (ast.literal_eval(a) for a in given[1:])
+        except ValueError:
+            raise lo.src.error(node, "the shift and axis must be constants, as s2s-ad "
+                               "writes them") from None
+        attrs = {"shift": shift, "axis": axis,
+                 "unshift": tuple(-s for s in shift) if isinstance(shift, tuple) else -shift}
+        given = given[:1]
+    args = [lo.expr(a) for a in given]
+    return lo.emit(prim, args, node, var, hint=hint, attrs=attrs)

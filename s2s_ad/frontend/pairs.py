@@ -1,0 +1,428 @@
+"""The forward/backward pairs of s2s-ad's own gradient modules, with their
+tapes as separate values.
+
+Contract: ``split(tree, globals_, taken)`` rewrites in place a function of a
+module s2s-ad generated so that the tape a helper's forward function returns
+to its backward function is no tuple: a pair is ``H_fwd`` and ``H_bwd`` in
+the same module, ``H_bwd(tape, ...)`` opening with ``a, b, c = tape``.
+
+* In ``H_fwd``: ``return value, (a, b, c)`` becomes ``return value, a, b, c``;
+  a tape item set to ``None`` before the branch that may assign it
+  (``t = None`` ... ``return value, (t, ...)``), and never compared, starts at
+  a number instead (``False`` where it is assigned a comparison, else
+  ``0.0``): ``H_bwd`` reads it only under the recorded decision of that
+  branch, and the forward function only where the branch assigned it
+  (arithmetic on None would fail).
+* In ``H_bwd``: the parameter ``tape`` becomes the parameters ``a, b, c``;
+  a recorded decision among them, tested as ``if c:``, is tested as
+  ``if c != 0.0:`` (a parameter is lowered as a number; the truth is the
+  same for a bool and a number).
+* In any function: ``y, T = H_fwd(...)`` binds ``T_a, T_b, T_c``; a tape of
+  those tapes (``Ts = [None] * n``, ``Ts[i] = T``, ``Ts.append(T)``,
+  ``T = Ts[i]``, ``T = Ts.pop()``) becomes one tape per item; and
+  ``H_bwd(T, ...)`` passes the items.
+* A helper calling a helper: an item of ``H_bwd``'s tape that is another
+  pair's tape (passed to ``G_bwd`` and used for nothing else) is itself split
+  into that tape's items, in ``H_bwd``'s parameters and in the tape ``H_fwd``
+  returns (``return value, a, T`` → ``return value, a, T_0, T_1``).
+
+A function whose tapes are used otherwise is left as it is (and refused,
+located, where the lowering meets the tuple). Every rewrite passes the same
+values to the same places.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import textwrap
+import types
+
+
+@functools.lru_cache(maxsize=256)
+def _bwd_items(code) -> tuple | None:
+    """The names ``H_bwd`` unpacks its tape into, or None."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(code)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    fn = tree.body[0] if tree.body else None
+    if not isinstance(fn, ast.FunctionDef) or not fn.args.args or not fn.body:
+        return None
+    tape = fn.args.args[0].arg
+    if not any(isinstance(n, ast.Name) and n.id == tape for n in ast.walk(fn)):
+        return ()  # an empty tape: H_fwd returns `value, ()`
+    first = fn.body[0]
+    if not (isinstance(first, ast.Assign) and len(first.targets) == 1
+            and isinstance(first.targets[0], ast.Tuple)
+            and all(isinstance(e, ast.Name) for e in first.targets[0].elts)
+            and isinstance(first.value, ast.Name) and first.value.id == tape):
+        return None
+    uses = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == tape]
+    if len(uses) != 1:
+        return None
+    return tuple(e.id for e in first.targets[0].elts)
+
+
+def _is_bwd(globals_: dict, name: str) -> bool:
+    return (name.endswith("_bwd") and isinstance(globals_.get(name), types.FunctionType)
+            and isinstance(globals_.get(name[:-4] + "_fwd"), types.FunctionType))
+
+
+def _nested(fn: ast.FunctionDef, names: tuple, globals_: dict, seen: frozenset) -> dict | None:
+    """Items of ``H_bwd``'s tape that are tapes of other pairs (a helper calling
+    a helper): ``u -> (u_0, u_1, ...)``, one name per item of that tape; None
+    when such an item is used otherwise, or its names are taken."""
+    out = {}
+    taken = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
+    firsts = {}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.args \
+                and isinstance(n.args[0], ast.Name) and n.args[0].id in names \
+                and _is_bwd(globals_, n.func.id):
+            firsts.setdefault(n.args[0].id, set()).add(n.func.id)
+    for u, callees in firsts.items():
+        uses = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == u
+                and isinstance(n.ctx, ast.Load)]
+        sub = {_bwd_params(globals_[g].__code__, globals_, seen) for g in callees}
+        if len(sub) != 1 or None in sub or len(uses) != sum(
+                1 for n in ast.walk(fn) if isinstance(n, ast.Call) and n.args
+                and isinstance(n.args[0], ast.Name) and n.args[0].id == u):
+            return None
+        parts = tuple(f"{u}_{k}" for k in range(len(sub.pop())))
+        if taken & set(parts):
+            return None
+        out[u] = parts
+    return out
+
+
+def _bwd_params(code, globals_: dict, seen: frozenset = frozenset()) -> tuple | None:
+    """The parameters ``H_bwd`` takes for its tape once split: its items, an
+    item that is another pair's tape as that tape's items; None if not a pair
+    s2s-ad writes (or a pair calling itself)."""
+    if code in seen:
+        return None
+    raw = _bwd_items(code)
+    if raw is None or not raw:
+        return raw
+    fn = ast.parse(textwrap.dedent(inspect.getsource(code))).body[0]
+    nested = _nested(fn, raw, globals_, seen | {code})
+    if nested is None:
+        return None
+    return tuple(m for u in raw for m in nested.get(u, (u,)))
+
+
+def _pairs(globals_: dict) -> dict:
+    """``H_fwd`` -> (``H_bwd``, the names of its tape's items)."""
+    out = {}
+    for name, fn in globals_.items():
+        if not (name.endswith("_fwd") and isinstance(fn, types.FunctionType)):
+            continue
+        bwd = globals_.get(name[:-4] + "_bwd")
+        if isinstance(bwd, types.FunctionType):
+            items = _bwd_params(bwd.__code__, globals_)
+            if items is not None:
+                out[name] = (name[:-4] + "_bwd", items)
+    return out
+
+
+def signature(fn) -> inspect.Signature | None:
+    """The parameters of ``H_bwd`` once its tape is split (see :func:`split`),
+    for binding a call to it; None for any other function."""
+    name = getattr(fn, "__name__", "")
+    if not (name.endswith("_bwd") and isinstance(fn, types.FunctionType)
+            and isinstance(fn.__globals__.get(name[:-4] + "_fwd"), types.FunctionType)):
+        return None
+    items = _bwd_params(fn.__code__, fn.__globals__)
+    if items is None:
+        return None
+    sig = inspect.signature(fn)
+    rest = list(sig.parameters.values())[1:]
+    return sig.replace(parameters=[inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                                   for n in items] + rest)
+
+
+def split(tree: ast.FunctionDef, globals_: dict, taken: set) -> None:
+    pairs = _pairs(globals_)
+    if not pairs:
+        return
+    if tree.name in pairs:
+        _own_returns(tree)
+    bwds = {bwd: items for bwd, items in pairs.values()}
+    seed = {}
+    if tree.name in bwds:
+        seed = _own_parameters(tree, globals_)
+        if seed is None:
+            return
+    _call_sites(tree, pairs, taken, seed)
+
+
+def _own_returns(tree: ast.FunctionDef) -> None:
+    """``return value, (a, b, c)`` as ``return value, a, b, c`` (the items'
+    count is checked where a call binds them: an item that is another pair's
+    tape is split at its own call site, :func:`_call_sites`)."""
+    returns = [n for n in ast.walk(tree) if isinstance(n, ast.Return)]
+    if not returns or not all(
+            isinstance(r.value, ast.Tuple) and len(r.value.elts) == 2
+            and isinstance(r.value.elts[1], ast.Tuple) for r in returns):
+        return
+    taped = {e.id for r in returns for e in r.value.elts[1].elts if isinstance(e, ast.Name)}
+    tested = _bool_items(tree, taped)
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+                and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.Constant) \
+                and stmt.value.value is None and stmt.targets[0].id in taped:
+            name = stmt.targets[0].id
+            # Read elsewhere, it is read where its branch assigned it (arithmetic
+            # on None would fail): only a comparison could see the None.
+            compared = [m for c in ast.walk(tree) if isinstance(c, ast.Compare)
+                        for m in ast.walk(c) if isinstance(m, ast.Name) and m.id == name]
+            if not compared:
+                stmt.value = ast.copy_location(ast.Constant(False if name in tested else 0.0),
+                                               stmt.value)
+    for r in returns:
+        r.value.elts = [r.value.elts[0]] + list(r.value.elts[1].elts)
+
+
+def _bool_items(tree: ast.FunctionDef, items: set) -> set:
+    """Tape items the forward function assigns a comparison, ``and``/``or`` or ``not``."""
+    out = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                and n.targets[0].id in items and isinstance(n.value, (ast.Compare, ast.BoolOp)) \
+                or (isinstance(n, ast.Assign) and isinstance(n.value, ast.UnaryOp)
+                    and isinstance(n.value.op, ast.Not)
+                    and isinstance(n.targets[0], ast.Name) and n.targets[0].id in items):
+            out.add(n.targets[0].id)
+    return out
+
+
+def _own_parameters(tree: ast.FunctionDef, globals_: dict) -> dict | None:
+    """``H_bwd(tape, ...)`` as ``H_bwd(a, b, c, ...)``; returns the items that
+    are other pairs' tapes, with their names once split (for the call sites
+    of those pairs' backward functions), or None (left as it is)."""
+    tape = tree.args.args[0].arg if tree.args.args else None
+    if tape is not None and not any(isinstance(n, ast.Name) and n.id == tape
+                                    for n in ast.walk(tree)):
+        del tree.args.args[0]  # an empty tape
+        return {}
+    first = tree.body[0]
+    if not (isinstance(first, ast.Assign) and isinstance(first.targets[0], ast.Tuple)
+            and isinstance(first.value, ast.Name) and tree.args.args
+            and first.value.id == tree.args.args[0].arg):
+        return None
+    names = [e.id for e in first.targets[0].elts]
+    own = globals_.get(tree.name)
+    nested = _nested(tree, tuple(names), globals_,
+                     frozenset({own.__code__}) if isinstance(own, types.FunctionType)
+                     else frozenset())
+    if nested is None:
+        return None
+    tape = tree.args.args[0]
+    tree.args.args[0:1] = [ast.copy_location(ast.arg(m), tape)
+                           for n in names for m in nested.get(n, (n,))]
+    del tree.body[0]
+    # A recorded decision arrives as a parameter, which is lowered as a
+    # number: `if c:` is `if c != 0.0:` (the same truth for a bool or a number).
+    for n in ast.walk(tree):
+        for field in ("test", "operand"):
+            e = getattr(n, field, None)
+            if isinstance(e, ast.Name) and e.id in names and (
+                    isinstance(n, (ast.If, ast.IfExp, ast.While))
+                    or (isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not))):
+                setattr(n, field, _truth(e))
+        if isinstance(n, ast.BoolOp):
+            n.values = [_truth(v) if isinstance(v, ast.Name) and v.id in names else v
+                        for v in n.values]
+
+
+    return nested
+
+
+def _truth(e: ast.Name) -> ast.expr:
+    return ast.fix_missing_locations(ast.copy_location(
+        ast.Compare(e, [ast.NotEq()], [ast.Constant(0.0)]), e))
+
+
+def _call_sites(tree: ast.FunctionDef, pairs: dict, taken: set, seed: dict) -> None:
+    """Tapes of calls to ``H_fwd`` (and tapes of them) split into their items;
+    ``seed``: tapes already split (parameters of a backward function)."""
+    items: dict[str, tuple] = dict(seed)  # a tape's name -> the names of its items' variables
+    taken |= {m for parts in seed.values() for m in parts}
+
+    def fresh(base):
+        name, k = base, 0
+        while name in taken:
+            k += 1
+            name = f"{base}_{k}"
+        taken.add(name)
+        return name
+
+    def tape_of(name, n):
+        if name not in items:
+            items[name] = tuple(fresh(f"{name}_{k}") for k in range(n))
+        return items[name]
+
+    # which names hold tapes, and of how many items (to a fixed point)
+    changed = True
+    while changed:
+        changed = False
+        for n in ast.walk(tree):
+            if not isinstance(n, (ast.Assign, ast.Expr)):
+                continue
+            found = _tape_flow(n, pairs, items)
+            if found is not None and found[0] not in items:
+                tape_of(*found)
+                changed = True
+    if not items:
+        return
+    # every use of a tape name must be one of the forms rewritten below
+    allowed = {id(e) for n in ast.walk(tree) if isinstance(n, ast.Return)
+               and isinstance(n.value, ast.Tuple) for e in n.value.elts}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) \
+                and n.func.id in {b for b, _ in pairs.values()} and n.args \
+                and isinstance(n.args[0], ast.Name) and n.args[0].id in items:
+            allowed.add(id(n.args[0]))
+        if isinstance(n, (ast.Assign, ast.Expr)):
+            allowed |= _tape_names_in(n, items)
+    if any(isinstance(n, ast.Name) and n.id in items and id(n) not in allowed
+           for n in ast.walk(tree)):
+        return
+    for node in ast.walk(tree):
+        for field in ("body", "orelse"):
+            block = getattr(node, field, None)
+            if isinstance(block, list):
+                block[:] = [s for stmt in block for s in _rewrite(stmt, items, pairs)]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id in {b for b, _ in pairs.values()} and node.args \
+                and isinstance(node.args[0], ast.Name) and node.args[0].id in items:
+            node.args[0:1] = [ast.copy_location(ast.Name(m, ast.Load()), node.args[0])
+                              for m in items[node.args[0].id]]
+
+
+def _tape_flow(n, pairs, items):
+    """``(name, n items)`` of a tape this statement binds, else None."""
+    if isinstance(n, ast.Assign) and len(n.targets) == 1:
+        t, v = n.targets[0], n.value
+        if isinstance(t, ast.Tuple) and len(t.elts) == 2 and isinstance(t.elts[1], ast.Name) \
+                and isinstance(v, ast.Call) and isinstance(v.func, ast.Name) \
+                and v.func.id in pairs:
+            return t.elts[1].id, len(pairs[v.func.id][1])
+        if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) \
+                and isinstance(v, ast.Name) and v.id in items:
+            return t.value.id, len(items[v.id])  # Ts[i] = T
+        if isinstance(t, ast.Name):
+            src = _read_of(v)
+            if src is not None and src in items:
+                return t.id, len(items[src])  # T = Ts[i] / Ts.pop()
+    if isinstance(n, ast.Expr) and _append_of(n) is not None:
+        lst, val = _append_of(n)
+        if isinstance(val, ast.Name) and val.id in items:
+            return lst, len(items[val.id])
+    return None
+
+
+def _read_of(v) -> str | None:
+    if isinstance(v, ast.Subscript) and isinstance(v.value, ast.Name):
+        return v.value.id
+    if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "pop" \
+            and isinstance(v.func.value, ast.Name) and not v.args:
+        return v.func.value.id
+    return None
+
+
+def _append_of(n: ast.Expr):
+    c = n.value
+    if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) \
+            and c.func.attr == "append" and isinstance(c.func.value, ast.Name) \
+            and len(c.args) == 1:
+        return c.func.value.id, c.args[0]
+    return None
+
+
+def _tape_names_in(n, items) -> set:
+    """ids of the tape names in statement ``n`` that :func:`_rewrite` handles."""
+    out = set()
+    if isinstance(n, ast.Assign) and len(n.targets) == 1:
+        t, v = n.targets[0], n.value
+        if isinstance(t, ast.Tuple) and len(t.elts) == 2 and isinstance(t.elts[1], ast.Name):
+            out.add(id(t.elts[1]))
+        if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) \
+                and isinstance(v, ast.Name):
+            out |= {id(t.value), id(v)}
+        if isinstance(t, ast.Name) and _read_of(v) is not None:
+            out.add(id(t))
+            out.add(id(v.value) if isinstance(v, ast.Subscript) else id(v.func.value))
+        if isinstance(t, ast.Name) and t.id in items and _is_new_list(v):
+            out.add(id(t))
+    if isinstance(n, ast.Expr) and _append_of(n) is not None:
+        c = n.value
+        out.add(id(c.func.value))
+        out.add(id(c.args[0]))
+    return out
+
+
+def _is_new_list(v) -> bool:
+    return (isinstance(v, ast.List) and not v.elts) or (
+        isinstance(v, ast.BinOp) and isinstance(v.op, ast.Mult) and isinstance(v.left, ast.List)
+        and len(v.left.elts) == 1 and isinstance(v.left.elts[0], ast.Constant)
+        and v.left.elts[0].value is None)
+
+
+def _name(n: str, ctx) -> ast.Name:
+    return ast.Name(n, ctx())
+
+
+def _rewrite(stmt, items: dict, pairs: dict) -> list:
+    """``stmt`` with each tape name replaced by its items (one statement per item)."""
+    def each(make):
+        return [ast.fix_missing_locations(ast.copy_location(make(k), stmt))
+                for k in range(len(parts))]
+
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+        t, v = stmt.targets[0], stmt.value
+        if isinstance(t, ast.Tuple) and len(t.elts) == 2 and isinstance(t.elts[1], ast.Name) \
+                and t.elts[1].id in items and isinstance(v, ast.Call):
+            t.elts = [t.elts[0]] + [_name(m, ast.Store) for m in items[t.elts[1].id]]
+            return [stmt]
+        if isinstance(t, ast.Name) and t.id in items and _is_new_list(v):
+            parts = items[t.id]
+            return each(lambda k: ast.Assign([_name(parts[k], ast.Store)],
+                                             _copy(v)))
+        if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) \
+                and t.value.id in items and isinstance(v, ast.Name) and v.id in items:
+            parts, src = items[t.value.id], items[v.id]
+            return each(lambda k: ast.Assign(
+                [ast.Subscript(_name(parts[k], ast.Load), _copy(t.slice), ast.Store())],
+                _name(src[k], ast.Load)))
+        if isinstance(t, ast.Name) and t.id in items and _read_of(v) in items:
+            parts, src = items[t.id], items[_read_of(v)]
+            if isinstance(v, ast.Subscript):
+                return each(lambda k: ast.Assign([_name(parts[k], ast.Store)], ast.Subscript(
+                    _name(src[k], ast.Load), _copy(v.slice), ast.Load())))
+            return each(lambda k: ast.Assign([_name(parts[k], ast.Store)], ast.Call(
+                ast.Attribute(_name(src[k], ast.Load), "pop", ast.Load()), [], [])))
+    if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Tuple):
+        # a tape returned in the function's own tape (a helper calling a helper)
+        elts = []
+        for e in stmt.value.elts:
+            if isinstance(e, ast.Name) and e.id in items:
+                elts += [ast.copy_location(_name(m, ast.Load), e) for m in items[e.id]]
+            else:
+                elts.append(e)
+        stmt.value.elts = elts
+        return [stmt]
+    if isinstance(stmt, ast.Expr) and _append_of(stmt) is not None:
+        lst, val = _append_of(stmt)
+        if lst in items and isinstance(val, ast.Name) and val.id in items:
+            parts, src = items[lst], items[val.id]
+            return each(lambda k: ast.Expr(ast.Call(
+                ast.Attribute(_name(parts[k], ast.Load), "append", ast.Load()),
+                [_name(src[k], ast.Load)], [])))
+    return [stmt]
+
+
+def _copy(e):
+    return ast.parse(ast.unparse(e), mode="eval").body

@@ -1,0 +1,70 @@
+"""Rules for the helpers s2s-ad's own NumPy gradients call (``unbroadcast``,
+``matmul_adjoint``, ...; their text is in :mod:`s2s_ad.rules.numpy_helpers`).
+
+A gradient module read back from its file calls these functions, which
+s2s-ad wrote and knows: the frontend recognises a module-level function whose
+source is exactly one of them (:mod:`s2s_ad.frontend.own_helpers`) and
+lowers a call to it as the primitive below instead of reading its body (type
+tests and fast paths for plain arrays, outside the subset). Each is linear in
+the adjoint it moves (``x0``) and, for ``matmul_adjoint``, in the other
+factor too; the operand that only gives a shape gets no adjoint.
+
+* ``unbroadcast(x0, x1)`` sums ``x0`` down to ``x1``'s shape, so its adjoint
+  broadcasts ``g`` back to the shape both broadcast to, then sums that down to
+  ``x0``'s shape (``x0`` may have had fewer axes: a 0.0 adjoint).
+* ``matmul_adjoint(x0, x1, x2, 0)`` is the adjoint of ``x1 @ x2`` with respect
+  to ``x1`` for the cotangent ``x0``: ``⟨A(x0), c⟩ = ⟨x0, c @ x2⟩`` for every
+  ``c`` shaped like ``x1``, so ``⟨g, A⟩ = ⟨x0, g @ x2⟩``: adjoint to ``x0``
+  ``g @ x2``, to ``x2`` the adjoint of ``g @ x2`` with respect to its second
+  factor for the cotangent ``x0``. ``matmul_adjoint(x0, x1, x2, 1)`` likewise
+  with ``⟨A(x0), c⟩ = ⟨x0, x1 @ c⟩``.
+* ``spread(x0, x1)`` broadcasts ``x0`` to ``x1``'s shape: adjoint
+  ``unbroadcast(g, x0)``.
+* ``extreme_adjoint(x0, x1, x2, axis)`` is ``x0`` times the weights of the
+  elements of ``x1`` equal to their extreme ``x2`` (ties split evenly), a
+  diagonal map: adjoint the same weights times ``g``, summed to ``x0``'s shape.
+* ``astype_like(x0, x1)`` is ``x0`` in ``x1``'s floating dtype: adjoint ``g``
+  in ``x0``'s.
+* ``total(x)`` is ``np.sum(x)`` (``x`` itself for a number): adjoint ``g``
+  spread over ``x``; ``own(x)`` is a copy: adjoint ``g``.
+* ``rolled(x, shift, axis)`` is ``np.roll``: adjoint the roll back; ``eye_matrix(n)``
+  is ``np.eye(n)``, a constant.
+
+``tests/test_closure.py`` checks each adjoint against central differences
+and each tangent (:mod:`s2s_ad.forward.linear`) against the adjoint.
+"""
+
+from __future__ import annotations
+
+from . import Rule
+
+OWN_RULES = [
+    Rule("own.unbroadcast", "unbroadcast(x, y)",
+         ("unbroadcast(np.broadcast_to(g, np.broadcast_shapes(np.shape(x), np.shape(y))), x)",
+          None), "array", "g broadcast back", adjoint=True),
+    Rule("own.matmul_adjoint.0", "matmul_adjoint(x0, x1, x2, 0)",
+         ("unbroadcast(np.matmul(g, x2), x0)", None, "matmul_adjoint(x0, g, x2, 1)"), "array",
+         "adjoint to x0: g @ x2; to x2: the adjoint of g @ x2 for x0", adjoint=True),
+    Rule("own.matmul_adjoint.1", "matmul_adjoint(x0, x1, x2, 1)",
+         ("unbroadcast(np.matmul(x1, g), x0)", "matmul_adjoint(x0, x1, g, 0)", None), "array",
+         "adjoint to x0: x1 @ g; to x1: the adjoint of x1 @ g for x0", adjoint=True),
+    Rule("own.spread", "spread(x, y)", ("unbroadcast(g, x)", None), "array",
+         "g summed back", adjoint=True),
+    Rule("own.extreme_adjoint", "extreme_adjoint(x0, x1, x2, axis)",
+         ("unbroadcast(extreme_adjoint(g, x1, x2, axis), x0)", None, None), "array",
+         "the extreme's weights times g", adjoint=True, attrs=(("axis", None),)),
+    Rule("own.astype_like", "astype_like(x, y)", ("astype_like(g, x)", None), "array",
+         "g in x's dtype", adjoint=True),
+    Rule("own.total", "total(x)", ("spread(g, x)",), "array", "1 for each summed element",
+         adjoint=True),
+    Rule("own.own", "own(x)", ("g",), "array", "1 (a copy)", adjoint=True),
+    Rule("own.rolled", "rolled(x, shift, axis)", ("rolled(g, unshift, axis)",), "array",
+         "roll back", adjoint=True, attrs=(("shift", 0), ("axis", None), ("unshift", 0))),
+    Rule("own.eye_matrix", "eye_matrix(x)", (None,), "array", "constant"),
+]
+
+OWN_PRIMS = {"unbroadcast": "own.unbroadcast", "spread": "own.spread",
+             "extreme_adjoint": "own.extreme_adjoint", "astype_like": "own.astype_like",
+             "matmul_adjoint": "own.matmul_adjoint", "total": "own.total", "own": "own.own",
+             "rolled": "own.rolled", "eye_matrix": "own.eye_matrix"}
+"""Helper name -> its primitive (``matmul_adjoint``: + ``.0``/``.1``, its last argument)."""
