@@ -68,6 +68,13 @@ def assigns_in_loop(x, n: int):
     return np.sum(y)
 
 
+def assigns_over_a_copy(x, n: int):
+    y = np.copy(x)
+    for i in range(n):
+        y[i] = x[i] * 2
+    return np.sum(y)
+
+
 def recurrence(x, a: float, n: int):
     y = np.zeros(n)
     y[0] = x[0]

@@ -394,6 +394,7 @@ def test_running_the_graph_of_a_list_parameter_gives_a_list_gradient(fn, args):
     (numpy_loops_src.enumerate_zip_rows,
      lambda: [rand(RNG, (4, 3)), rand(RNG, (3, 3)), 0.7], [0, 1, 2]),
     (numpy_loops_src.assigns_in_loop, lambda: [rand(RNG, (4,)), 4], [0]),
+    (numpy_loops_src.assigns_over_a_copy, lambda: [rand(RNG, (4,)), 4], [0]),
     (numpy_loops_src.recurrence, lambda: [rand(RNG, (5,)), 0.8, 5], [0, 1]),
     (numpy_loops_src.rnn_states,
      lambda: [rand(RNG, (3, 3)), rand(RNG, (3,)), rand(RNG, (4,)), 4], [0, 1, 2]),
@@ -409,10 +410,11 @@ def test_running_the_graph_of_a_numpy_loop_gives_the_gradient(fn, args, wrt):
 
 
 def test_an_overwritten_elements_adjoint_is_drawn_as_set_not_added_to():
-    """y[i] = x[i] * 2 in a loop: the reverse sweep sets dy[i] = 0.0 (the
-    element's old value does not reach the result). Drawn as ``+= 0.0`` it
-    would say the opposite, and a branch writing it would count dy twice."""
-    dot = dotcheck.parse(s2s_ad.graph_dot(numpy_loops_src.assigns_in_loop, backward=True))
+    """y[i] = x[i] * 2 in a loop over y = np.copy(x): the reverse sweep sets
+    dy[i] = 0.0 (the element's old value does not reach the result). Drawn as
+    ``+= 0.0`` it would say the opposite, and a branch writing it would count
+    dy twice."""
+    dot = dotcheck.parse(s2s_ad.graph_dot(numpy_loops_src.assigns_over_a_copy, backward=True))
     (node,) = [n for n in dot.nodes if labels(dot, n)[2:3] == ["dy[i] = 0.0"]]
     assert labels(dot, node)[1] == "∂assign(y_1, i, t2)/∂y_1"
     assert sorted(lab for a, b, lab in edges_of(dot) if b == node) == ["dy", "i"]

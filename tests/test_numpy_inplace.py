@@ -96,7 +96,7 @@ def test_tape_holds_a_few_numbers_per_element(fn):
     for n in (40, 80):
         args = [rand(RNG, (n,)), 0.9, n] if fn is not src.saved_fill else [rand(RNG, (n,)), n]
         total, largest = _pushed(fn, args)
-        assert largest == 1 and total <= 5 * n, (n, total, largest)
+        assert largest <= 1 and total <= 5 * n, (n, total, largest)
 
 
 def test_value_and_grad_returns_the_filled_array():

@@ -39,6 +39,7 @@ def test_loop_gradient_keeps_float32():
 
 @pytest.mark.parametrize("fn, args, wrt", [
     (src.assigns_in_loop, lambda: [rand(RNG, (4,)), 4], [0]),
+    (src.assigns_over_a_copy, lambda: [rand(RNG, (4,)), 4], [0]),
     (src.recurrence, lambda: [rand(RNG, (5,)), 0.8, 5], [0, 1]),
     (src.rnn_states, lambda: [rand(RNG, (3, 3)), rand(RNG, (3,)), rand(RNG, (4,)), 4], [0, 1, 2]),
     (src.branch_assign, lambda: [rand(RNG, (4,)), 0.6], [0, 1]),

@@ -12,6 +12,7 @@ at a time, so that comments can be attached line by line.
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 
 import astor
@@ -55,7 +56,7 @@ def module(functions: list[CodeFunction], src_file: str | None = None) -> str:
     for name, text in SCALAR_HELPERS.items():
         if any(name in used[id(fn)] for fn in functions):
             helpers[name] = text.strip("\n")
-    for text in helpers.values():
+    for text in called(helpers, set().union(*used.values())).values():
         lines += ["", text, ""]
     for fn in functions:
         lines += ["", *function_lines(fn), ""]
@@ -199,6 +200,23 @@ def _block(b: Block, indent: str) -> list[str]:
         out.append(indent + "else:")
         out += _body(b.orelse, indent + "    ")
     return out
+
+
+def called(helpers: dict[str, str], names: set[str]) -> dict[str, str]:
+    """The helpers the code reading ``names`` calls, directly or through
+    another helper, in their order: a helper defined while a statement was
+    built that a later pass removed is left out."""
+    keep: set[str] = set()
+    todo = [n for n in helpers if n in names]
+    while todo:
+        name = todo.pop()
+        if name in keep:
+            continue
+        keep.add(name)
+        text = helpers[name]
+        todo += [other for other in helpers
+                 if other not in keep and re.search(rf"\b{re.escape(other)}\(", text)]
+    return {name: text for name, text in helpers.items() if name in keep}
 
 
 def _names(fn: CodeFunction) -> set[str]:

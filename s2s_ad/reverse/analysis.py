@@ -251,6 +251,8 @@ def shape_classes(func: ir.Function) -> dict[int, object]:
             continue
         rule = RULES.get(op.prim)
         arrays = [a for a in op.args if isinstance(a, ir.Value) and not scalar(a)]
+        for a in arrays:  # a loop's or a branch's result: its own class
+            classes.setdefault(id(a), a)
         token = None
         if op.prim in SAME_SHAPE and op.args and isinstance(op.args[0], ir.Value):
             token = classes.get(id(op.args[0]))

@@ -35,6 +35,7 @@ import re
 
 from s2s_ad.reverse import analysis
 from s2s_ad.reverse.analysis import scalar as _scalar, shape_classes
+from s2s_ad.reverse.ranks import ELEMENTWISE as ELEMENTWISE_RANKS, zero_d
 from s2s_ad import ir
 from s2s_ad.emit.code import Stmt
 
@@ -43,6 +44,10 @@ from s2s_ad.rules import RULES
 from s2s_ad.rules.numpy import BROADCASTING, HELPERS, SAME_SHAPE
 from s2s_ad.emit.optimize import simplify
 from s2s_ad.rules.templates import index_expr, index_operands, instantiate, operand_expr
+
+NO_READ = ir.Value("<none>", "array")
+"""What :meth:`ArraySweep._spread_by_its_use` returns when the adjoint needs
+no value of ``x``'s shape at all (``np.sum``)."""
 
 SPECIAL = {"array.getitem", "array.setitem"}
 """Indexing: its adjoint is a scatter or a gather, not a product with a local derivative."""
@@ -66,12 +71,20 @@ class ArraySweep:
         self.owned: set[str] = set()
         """Adjoint variables holding an array this sweep created (safe to write into)."""
         self.shapes = shape_classes(func)
+        self.zero_d, self.elements = zero_d(func)
+        """ids of the values the code makes 0-d, and of the writes into one
+        element (s2s_ad.reverse.ranks): their adjoints need no un-broadcasting."""
         self._uses = analysis.uses(func)
         self._producers = {id(op.out): op for op in func.body.ops if isinstance(op, ir.Op)}
         self._helper_names: dict[str, str] = {}
         self.buffers: set[int] = set()
         """ids of array versions written in place (s2s_ad.reverse.inplace): read only
         by the ops whose reverse the buffer's state was kept for."""
+
+    def number(self, a: ir.Operand) -> bool:
+        """Is ``a`` known to be 0-d (a float, an int, or an array value the
+        code makes 0-d)?"""
+        return _scalar(a) or id(a) in self.zero_d
 
     # -- helpers in the generated module --------------------------------------
 
@@ -145,7 +158,11 @@ class ArraySweep:
                      if isinstance(n, ast.Name) and n.id in values
                      and self.shapes.get(id(values[n.id])) is cls]
         read = [v for v in read if id(v) not in self.buffers]
-        return read[0] if read else None
+        if read:
+            return read[0]
+        # np.sum's adjoint reads no shape: the values of x's shape may be
+        # arrays written in place (y * y), never read for it
+        return NO_READ if op.prim == "np.sum" else None
 
     def _helper_calls(self, expr: ast.expr) -> ast.expr:
         """Calls in a rule's template to the generated module's helpers, under
@@ -208,6 +225,8 @@ class ArraySweep:
         if not (op.prim in BROADCASTING or rule.broadcast):
             return contrib
         arg = op.args[i]
+        if id(op.out) in self.zero_d and op.prim in ELEMENTWISE_RANKS:
+            return contrib  # a 0-d result: every operand is 0-d too (s2s_ad.reverse.ranks)
         others = [a for j, a in enumerate(op.args) if j != i]
         same = self.shapes.get(id(arg))
         if all(_scalar(a) or a is arg or (same is not None and self.shapes.get(id(a)) is same)
@@ -220,7 +239,7 @@ class ArraySweep:
         negate = isinstance(contrib, ast.UnaryOp) and isinstance(contrib.op, ast.USub)
         if negate:
             contrib = contrib.operand
-        if _scalar(arg):
+        if self.number(arg):
             summed = ast.Call(_name(self.helper("total")), [contrib], [])
         else:
             summed = ast.Call(_name(self.helper("unbroadcast")),
@@ -308,8 +327,12 @@ class ArraySweep:
             gathered = ast.Call(_name(self.helper("gather")), [copy.deepcopy(g), _as_value(idx),
                                                                base], [])
             value = op.args[1]
-            contrib = (ast.Call(_name(self.helper("total")), [gathered], []) if _scalar(value)
-                       else ast.Call(_name(self.helper("unbroadcast")), [gathered, exprs[1]], []))
+            if id(op) in self.elements:  # one element: g[idx] is the value's adjoint
+                contrib = gathered
+            elif self.number(value):
+                contrib = ast.Call(_name(self.helper("total")), [gathered], [])
+            else:
+                contrib = ast.Call(_name(self.helper("unbroadcast")), [gathered, exprs[1]], [])
             return contrib, "the assigned elements"
         attrs = {**dict(rule.attrs), **op.attrs}
         if rule.adjoint:
@@ -326,7 +349,7 @@ class ArraySweep:
                 same = (self._spread_by_its_use(op) if op.prim in ("np.sum", "np.mean")
                         else None)
                 if same is not None:  # see _spread_by_its_use: x itself is not read
-                    exprs[0] = ref(same)
+                    exprs[0] = ast.Constant(None) if same is NO_READ else ref(same)
                 contrib = instantiate(template, op.args, op.out, self.func.modules, g=g,
                                       attrs=attrs, exprs=exprs,
                                       out_expr=ref(op.out) if uses_out else None)
@@ -343,7 +366,8 @@ class ArraySweep:
             text = ast.unparse(local)
         contrib = simplify(contrib)
         arg = op.args[i]
-        return self.unbroadcast(op, i, contrib, (lambda: ref(arg)) if not _scalar(arg) else None), text
+        return self.unbroadcast(op, i, contrib,
+                                (lambda: ref(arg)) if not self.number(arg) else None), text
 
     def forward_expr(self, op: ir.Op, expr) -> ast.expr:
         """The forward computation of ``op`` as one expression, operands read

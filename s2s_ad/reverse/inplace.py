@@ -45,12 +45,14 @@ Before → after, for ``for i in range(1, n): y[i] = y[i - 1] * a + x[i]``
     y = np.zeros(n)                        dy = np.zeros_like(y) + 0.0
     for i in range(1, n):                  ...
         t4 = i - 1                         for i in reversed(range(1, n)):
-        t5 = y[t4].copy()                      t5 = t5_tape.pop()
-        t5_tape.append(t5)                     ...
-        t6 = t5 * a                            dt8 = unbroadcast(dy[i].copy(), t8)
-        ...                                    dy[i] = 0.0
-        y[i] = t8                              ...
+        t5 = y[t4]                             t4 = i - 1
+        y[i] = t5 * a + x[i]                   t5 = y[t4]
+                                               dt8 = dy[i]
+                                               ...
                                                dy[t4] += dt5
+
+(``t5`` read again and no ``dy[i] = 0.0``: :mod:`s2s_ad.reverse.fresh_writes`;
+``dy[i]`` itself, a number: :mod:`s2s_ad.reverse.ranks`.)
 """
 
 from __future__ import annotations
@@ -59,13 +61,14 @@ import ast
 from dataclasses import dataclass, field
 
 from s2s_ad import ir
-from s2s_ad.reverse.arrays import _as_value, _scalar
+from s2s_ad.reverse import fresh_writes
+from s2s_ad.reverse.arrays import _as_value
 from s2s_ad.emit.code import Stmt, reverse_comment
 from s2s_ad.names import Namer
 from s2s_ad.rules.numpy import VIEWS
 from s2s_ad.rules.templates import index_expr
 
-CONSTRUCTORS = {"np.zeros", "np.ones", "np.full", "np.zeros_like", "np.ones_like",
+CONSTRUCTORS = {"np.zeros", "np.ones", "np.full", "np.zeros_like", "np.ones_like", "np.eye", "np.identity",
                 "np.full_like", "np.copy"}
 
 SHAPE_ONLY = frozenset({"add", "sub", "neg", "pos", "np.negative", "np.sum", "np.mean",
@@ -95,6 +98,12 @@ class Family:
     """ids of the ops whose reverse statements may read the buffer."""
     saved: set[int] = field(default_factory=set)
     """ids of the writes whose overwritten elements are pushed and restored."""
+    fresh: set[int] = field(default_factory=set)
+    """ids of the writes whose elements nothing read or wrote before
+    (s2s_ad.reverse.fresh_writes): their reverse does not zero the adjoint."""
+    settled: set[int] = field(default_factory=set)
+    """ids of the reads ``y[i - c]`` the reverse sweep may read again from
+    the buffer instead of taping them (s2s_ad.reverse.fresh_writes)."""
     stack: str | None = None
     """The list holding the saved elements (None when nothing is saved)."""
     adj: str | None = None
@@ -126,6 +135,9 @@ def families(func: ir.Function, namer: Namer) -> dict[int, Family]:
                 fam.saved.add(id(w))
         if fam.saved:
             fam.stack = namer.fresh(f"{fam.name}_old")
+        root = next(op for op in func.body.ops if isinstance(op, ir.Op) and op.out is fam.root)
+        fam.fresh = fresh_writes.fresh(func, root, fam.members, ops)
+        fam.settled = fresh_writes.settled(func, fam.members, ops)
         for m in fam.members:
             out[m] = fam
     return out
@@ -381,7 +393,9 @@ def reverse_write(sweep, op: ir.Op) -> list:
         idx = _index(sweep, op)
         gathered = ast.Subscript(ast.Name(fam.adj, ast.Load()), idx, ast.Load())
         if id(op.out) in sweep.act and isinstance(value, ir.Value) and id(value) in sweep.act:
-            if _scalar(value):
+            if id(op) in sweep.arrays.elements:
+                contrib = gathered  # one element: a NumPy scalar, which later writes cannot change
+            elif sweep.arrays.number(value):
                 contrib = ast.Call(ast.Name(sweep.arrays.helper("total"), ast.Load()), [gathered], [])
             else:
                 contrib = ast.Call(ast.Name(sweep.arrays.helper("unbroadcast"), ast.Load()),
@@ -389,11 +403,12 @@ def reverse_write(sweep, op: ir.Op) -> list:
             out += sweep.accumulate(value, contrib, False,
                                    reverse_comment(op, 1, value, "the assigned elements"),
                                    op, 1, "the assigned elements")
-        zero = ast.Assign([ast.Subscript(ast.Name(fam.adj, ast.Load()),
-                                         _index(sweep, op), ast.Store())],
-                          ast.Constant(0.0))
-        out.append(Stmt(zero, reverse_comment(op, 0, base, "0 at the overwritten elements"),
-                        op, 0, "0", fam.adj))
+        if id(op) not in fam.fresh:  # else nothing reads the elements' adjoint again
+            zero = ast.Assign([ast.Subscript(ast.Name(fam.adj, ast.Load()),
+                                             _index(sweep, op), ast.Store())],
+                              ast.Constant(0.0))
+            out.append(Stmt(zero, reverse_comment(op, 0, base, "0 at the overwritten elements"),
+                            op, 0, "0", fam.adj))
     if id(op) in fam.saved:
         sweep.reads.add(id(fam.root))  # the backward pass of a pair needs the buffer
         restore = ast.Assign([ast.Subscript(ast.Name(fam.name, ast.Load()),

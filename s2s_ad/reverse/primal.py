@@ -132,7 +132,7 @@ class _Forward:
         if arrays is not None and op.prim != "getitem":
             e = arrays.forward_expr(op, self.expr)  # NumPy: attributes, indexing
             if op.prim == "array.getitem" and id(op.args[0]) in self.sw.families \
-                    and id(op.out) in self.sw.reads:
+                    and id(op.out) in self.sw.reads and id(op.out) not in arrays.zero_d:
                 e = inplace.copy_of(arrays, e)  # kept for the reverse sweep: not a view of the buffer
             return e
         env = {name: self.expr(a) for name, a in zip(PLACEHOLDERS, op.args)}
@@ -244,7 +244,8 @@ class _Forward:
         if id(op) in fam.saved:
             element = ast.Subscript(ast.Name(fam.name, ast.Load()),
                                     index_expr(op.attrs["index"], exprs), ast.Load())
-            old = inplace.copy_of(self.sw.arrays, element)
+            old = element if id(op) in self.sw.arrays.elements else \
+                inplace.copy_of(self.sw.arrays, element)  # one element: a NumPy scalar
             push = ast.Call(ast.Attribute(ast.Name(fam.stack, ast.Load()), "append", ast.Load()),
                             [old], [])
             out.append(Stmt(ast.Expr(push), f"the reverse sweep puts back what line "

@@ -223,6 +223,13 @@ class StructuredSweep:
                     self.recomputed.add(id(v))
                     for a in node.args:
                         self.ref(a)
+                elif isinstance(node, ir.Op) and self._settled(node) is not None:
+                    # y[i - c] read again: no later write changes that element
+                    recompute.append(node)
+                    self.recomputed.add(id(v))
+                    for a in node.args[1:]:
+                        self.ref(a)
+                    self.reads.add(id(self._settled(node).root))
                 else:
                     popped.append(v)
         order = {id(v): k for k, v in enumerate(defined)}
@@ -242,12 +249,26 @@ class StructuredSweep:
             out.append(Stmt(ast.Assign([ast.Name(v.name, ast.Store())], read),
                             f"{v.name} from the tape", target=v.name, role="pop", control=loop))
         for node in recompute:
-            rule = RULES[node.prim]
-            expr = self.instantiate(rule.forward_ast, node)
+            fam = self._settled(node)
+            if fam is not None:
+                expr = ast.Subscript(ast.Name(fam.name, ast.Load()), inplace._index(self, node),
+                                     ast.Load())
+                what = f"read again from {fam.name} (no later write changes it), not taped"
+            else:
+                expr = self.instantiate(RULES[node.prim].forward_ast, node)
+                what = "recomputed, not taped"
             out.append(Stmt(ast.Assign([ast.Name(node.out.name, ast.Store())], expr),
-                            f"line {node.loc.line}: recomputed, not taped", node,
+                            f"line {node.loc.line}: {what}", node,
                             target=node.out.name, role="recompute", control=loop))
         return out
+
+    def _settled(self, node: ir.Op):
+        """The family of the buffer ``node`` reads an element of that no
+        later write changes (s2s_ad.reverse.fresh_writes), else None."""
+        if node.prim != "array.getitem" or not isinstance(node.args[0], ir.Value):
+            return None
+        fam = self.families.get(id(node.args[0]))
+        return fam if fam is not None and id(node) in fam.settled else None
 
     def tape_ref(self, v: ir.Value) -> str:
         """The name a tape entry has in the generated code."""

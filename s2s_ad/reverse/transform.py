@@ -227,7 +227,8 @@ class _Sweep(StructuredSweep, CallSites):
         inplace.assign_adjoints(self)
         reverse = self.sweep()
         if reverse and self.arrays is not None and isinstance(result, ir.Value) \
-                and id(result) in self.act and result.kind == "array":
+                and id(result) in self.act and result.kind == "array" \
+                and id(result) not in self.arrays.zero_d:  # a 0-d result: the seed as given
             fam = self.families.get(id(result))
             if fam is not None:  # the buffer: its shape is the result's
                 self.reads.add(id(fam.root))
