@@ -123,11 +123,13 @@ def run(workloads: list[Workload], budget: float = BUDGET) -> list[dict]:
 
 
 def _tangents(w: Workload, j, inspect) -> dict:
+    import sys
+
     which = ([i for i, a in enumerate(w.args) if not isinstance(a, int)] if w.wrt is None
              else list(w.wrt) if isinstance(w.wrt, (list, tuple)) else [w.wrt])
     params = list(inspect.signature(w.fn).parameters)
-    return {"d" + params[i]: [0.5] * len(w.args[i]) if isinstance(w.args[i], list) else 0.5
-            for i in which}
+    return {sys.intern("d" + params[i]):
+            [0.5] * len(w.args[i]) if isinstance(w.args[i], list) else 0.5 for i in which}
 
 
 def run_jvp(workloads: list[Workload], budget: float = BUDGET) -> list[dict]:
@@ -136,6 +138,7 @@ def run_jvp(workloads: list[Workload], budget: float = BUDGET) -> list[dict]:
     compares the tangent with the hand-written gradient's dot product with
     that direction (an independent reference)."""
     import inspect
+    import sys
 
     import numpy as np
     import s2s_ad
@@ -153,8 +156,10 @@ def run_jvp(workloads: list[Workload], budget: float = BUDGET) -> list[dict]:
         else:
             which = list(w.wrt) if isinstance(w.wrt, (list, tuple)) else [w.wrt]
         params = list(inspect.signature(w.fn).parameters)
-        # the tangent of parameter p is the keyword d<p> (docs/forward.md)
-        kwonly = ["d" + params[i] for i in which]
+        # the tangent of parameter p is the keyword d<p> (docs/forward.md),
+        # interned as the names a user writes (`dx0=0.5`) are: a call then
+        # matches keywords by identity, as it does for the user
+        kwonly = [sys.intern("d" + params[i]) for i in which]
         direction = [[0.5] * len(w.args[i]) if isinstance(w.args[i], list) else 0.5
                      for i in which]
         seeds = dict(zip(kwonly[-len(which):], direction))

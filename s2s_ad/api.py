@@ -11,7 +11,7 @@ import copy
 import inspect
 from typing import Callable, Sequence
 
-from s2s_ad import graph, graph_backward
+from s2s_ad import callplan, graph, graph_backward
 from s2s_ad.frontend.targets import captured_values
 from s2s_ad.cache import (CacheInfo, array_arguments, call_statics, static_parameters, cache_info, clear_cache, entry,
                           fingerprint, generated, positional_names, shapes)
@@ -183,6 +183,12 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
     >>> value, vjp_fn(1.0), vjp_fn(10.0)     # doctest: +SKIP
     (9.0, (3.0, 3.0), (30.0, 30.0))
     """
+    known = callplan.plan(fn)
+    found = callplan.pair(fn, known, args, kwargs) if known is not None else None
+    if found is not None:  # arguments like an earlier call's: the pair found then
+        values, fwd, bwd = found
+        value, tape = fwd(*values)
+        return value, _vjp_fn(tape, bwd, 0, known.doc, fwd.__s2s_ad_source__)
     made = vjp_of(fn, args, kwargs)  # a function s2s-ad generated (docs/forward.md)
     if made is not None and made[0] == "made":
         return made[1]
@@ -196,26 +202,50 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
                          call_statics(inspect.signature(fn), args, kwargs)
                          if static_parameters(fn) else None)
     bound.apply_defaults()
+    if known is not None:
+        callplan.remember(fn, known, tuple(bound.arguments.values()), fwd, bwd)
     # A closure's captured data follow its own parameters (docs/calls.md);
     # they are constants: their cotangents are not returned.
     captured = tuple(captured_values(fn).values())
     value, tape = fwd(*bound.arguments.values(), *captured)
-    spent = _consumed(tape)
+    doc = (f"Cotangents of the parameters of {fn.__name__} for an output "
+           "cotangent, from one saved forward pass.")
+    return value, _vjp_fn(tape, bwd, len(captured), doc, fwd.__s2s_ad_source__)
 
-    def vjp_fn(cotangent):
-        # The backward pass pops loop tapes and restores arrays written in
-        # place: each call gets its own copy of what it consumes.
-        out = bwd(copy.deepcopy(tape) if spent else tape, cotangent)
-        return out[:len(out) - len(captured)] if captured else out
 
-    vjp_fn.__doc__ = (f"Cotangents of the parameters of {fn.__name__} for an output "
-                      "cotangent, from one saved forward pass.")
-    vjp_fn.__s2s_ad_source__ = fwd.__s2s_ad_source__
-    return value, vjp_fn
+def _vjp_fn(tape, bwd: Callable, captured: int, doc: str, source: str) -> Callable:
+    """The cotangents from one saved forward pass (its ``tape``), the last
+    ``captured`` ones (a closure's data) left out."""
+    # The backward pass pops loop tapes and restores arrays written in
+    # place: each call gets its own copy of what it consumes.
+    if _consumed(tape):
+        def vjp_fn(cotangent):
+            out = bwd(copy.deepcopy(tape), cotangent)
+            return out[:len(out) - captured] if captured else out
+    elif captured:
+        def vjp_fn(cotangent):
+            out = bwd(tape, cotangent)
+            return out[:len(out) - captured]
+    else:
+        def vjp_fn(cotangent):
+            return bwd(tape, cotangent)
+
+    vjp_fn.__doc__ = doc
+    vjp_fn.__s2s_ad_source__ = source
+    return vjp_fn
 
 
 def _consumed(tape) -> bool:
     """Does a backward pass change ``tape``: lists it pops, arrays it restores?"""
+    cls = tape.__class__
+    if cls is tuple:
+        for t in tape:
+            c = t.__class__
+            if c is not float and c is not int and c is not bool and _consumed(t):
+                return True
+        return False
+    if cls is float or cls is int or cls is bool:
+        return False
     if isinstance(tape, (list, dict)) or hasattr(tape, "__array_interface__"):
         return True
     return isinstance(tape, tuple) and any(_consumed(t) for t in tape)

@@ -24,6 +24,7 @@ import inspect
 import numbers
 from typing import Callable
 
+from s2s_ad import callplan
 from s2s_ad.cache import (_lengths_key, _wrt_key, array_arguments, entry, generated,
                           positional_names, shapes)
 from s2s_ad.errors import S2SError
@@ -197,19 +198,29 @@ def hvp(fn: Callable, wrt: Wrt = 0) -> Callable:
     def hessian_vector(*args, **kwargs):
         if not args:
             raise TypeError("hvp_fn(*args, v): v, the direction, is the last positional argument")
-        *primals, v = args
-        return _hvp_call(fn, wrt, tuple(primals), kwargs, v, memo)
+        primals, v = args[:-1], args[-1]
+        if not kwargs:
+            # arguments of kinds seen before: the product found then, without
+            # binding them (s2s_ad.callplan.kinds: classes, list lengths, ndim)
+            quick = callplan.kinds(primals)
+            known = memo.get(("quick", quick)) if quick is not None else None
+            if known is not None:
+                if not known[1]:
+                    return known[2](primals, kwargs, (v,))
+                return known[2](primals, kwargs, v if v.__class__ in (tuple, list) else list(v))
+        return _hvp_call(fn, wrt, primals, kwargs, v, memo)
 
     hessian_vector.__name__ = "hvp_" + getattr(fn, "__name__", "fn")
     return hessian_vector
 
 
 def _hvp_call(fn, wrt, primals, kwargs, v, memo: dict):
-    names, many, product = _hvp_function(fn, wrt, primals, kwargs, memo)
-    directions = list(v) if many else [v]
-    if len(directions) != len(names):
-        raise ValueError(f"v has {len(directions)} part(s); the gradient has {len(names)}")
-    return product(primals, kwargs, directions)
+    found = _hvp_function(fn, wrt, primals, kwargs, memo)
+    quick = callplan.kinds(primals) if not kwargs else None
+    if quick is not None:
+        # the next call with arguments of these kinds skips the lookups above
+        memo["quick", quick] = found
+    return found[2](primals, kwargs, list(v) if found[1] else [v])
 
 
 def _hvp_function(fn, wrt, primals, kwargs, memo: dict):
@@ -228,8 +239,14 @@ def _hvp_function(fn, wrt, primals, kwargs, memo: dict):
     second = _concrete(forward, tuple(names) if many else names[0], "grad", 1, primals, probe,
                        memo=memo)
 
+    n = len(names)
+
     def product(args, keywords, directions):
-        return second(*args, **keywords, **dict(zip(tangents, directions)))
+        if len(directions) != n:
+            raise ValueError(f"v has {len(directions)} part(s); the gradient has {n}")
+        if keywords:
+            return second(*args, **keywords, **dict(zip(tangents, directions)))
+        return second(*args, **dict(zip(tangents, directions)))
     known = memo[key] = (names, many, product)
     return known
 

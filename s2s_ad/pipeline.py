@@ -16,7 +16,7 @@ from typing import Callable, Sequence, Union
 
 from s2s_ad.frontend import checkpoint as checkpoint_mod
 from s2s_ad.frontend import calls, hoist, inline, lowering as frontend, source, structures, targets
-from s2s_ad.emit import module as emit, optimize
+from s2s_ad.emit import module as emit, optimize, reuse
 from s2s_ad import ir
 from s2s_ad.reverse import transform as reverse
 from s2s_ad.reverse.needed import needed_adjoints
@@ -174,6 +174,18 @@ def program(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
     ``checkpoint`` says which loops keep snapshots instead of a full tape
     (:mod:`s2s_ad.frontend.checkpoint`)."""
     checkpoint_mod.budget(checkpoint)  # a bad option is refused before any work
+    made = _program_for(fn, wrt, with_value, pair, tuple_result, output, lengths, arrays,
+                      runtime_lists, statics, checkpoint)
+    if (getattr(fn, "__s2s_ad_origin__", None) or ("",))[0] == "jvp":
+        # the gradient of a JVP module (second derivatives): the values its
+        # forward pass holds are read again, not computed again (emit/reuse.py)
+        for f in made[0]:
+            reuse.run(f, f.source.modules)
+    return made
+
+
+def _program_for(fn, wrt, with_value, pair, tuple_result, output, lengths, arrays, runtime_lists,
+               statics, checkpoint):
     src = targets.locate(fn)
     if not runtime_lists:
         return _program(frontend.lower(src, lengths, arrays, statics), src, wrt, with_value,

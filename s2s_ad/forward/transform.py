@@ -34,7 +34,7 @@ from s2s_ad.emit import optimize, peephole
 from s2s_ad.emit.code import (Block, CodeFunction, Stmt, name_nodes, signature, unpack_params,
                                while_block)
 from s2s_ad.errors import SourceError
-from s2s_ad.forward import linear
+from s2s_ad.forward import linear, scaling
 from s2s_ad.names import Namer
 from s2s_ad.reverse import analysis
 from s2s_ad.reverse import arrays
@@ -188,6 +188,7 @@ class _Forward:
         _fold(body, peephole.names_in(Block(ast.If(returns, [], []), body)), self.temps)
         peephole.run(body, peephole.names_in(Block(ast.If(returns, [], []), body)))
         _fold(body, peephole.names_in(Block(ast.If(returns, [], []), body)), self.temps)
+        _scale(body, set(self.tname.values()))
         args = self.arguments()
         fn = CodeFunction(self.name, args, body, returns, func, self.wrt, role="jvp",
                           header="" if not self.callee else
@@ -517,6 +518,17 @@ def _fold(stmts: list, counts, temps: set[str]) -> None:
                 break
         else:
             i += 1
+
+
+def _scale(stmts: list, tangents: set[str]) -> None:
+    """Constant factors of each tangent gathered, where exact (:mod:`s2s_ad.forward.scaling`)."""
+    for s in stmts:
+        if isinstance(s, Block):
+            _scale(s.body, tangents)
+            _scale(s.orelse, tangents)
+        elif isinstance(s.node, ast.Assign) and len(s.node.targets) == 1 \
+                and isinstance(s.node.targets[0], ast.Name) and s.node.targets[0].id in tangents:
+            s.node.value = scaling.run(s.node.value)
 
 
 def _temp_assigned(s, temps: set[str]) -> str | None:

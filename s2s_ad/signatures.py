@@ -1,0 +1,101 @@
+"""Functions made from a signature, for calls that must cost little:
+:func:`binder` (a call's arguments in order, defaults applied, as Python binds
+them) and :func:`guarded` (a generated function behind a check of its
+arguments' classes, with the generated function's own signature, so that a
+call passes its arguments once, as written, instead of through ``*args,
+**kwargs``)."""
+
+from __future__ import annotations
+
+import inspect
+
+_NUMBERS = frozenset((float, int, bool))
+
+
+def _parameter_list(sig: inspect.Signature, space: dict):
+    """``sig``'s parameters as the text of a ``def`` (defaults as names bound
+    in ``space``), and the call that passes them on; None for ``*args`` or
+    ``**kwargs``."""
+    P = inspect.Parameter
+    parts, passed = [], []
+    star = False
+    params = list(sig.parameters.values())
+    for i, p in enumerate(params):
+        if p.kind in (P.VAR_POSITIONAL, P.VAR_KEYWORD) or not p.name.isidentifier() \
+                or p.name.startswith("_s2s_"):
+            return None
+        if p.kind is P.KEYWORD_ONLY and not star:
+            parts.append("*")
+            star = True
+        text = p.name
+        if p.default is not P.empty:
+            space[f"_s2s_default_{i}"] = p.default
+            text += f"=_s2s_default_{i}"
+        parts.append(text)
+        passed.append(p.name if p.kind is not P.KEYWORD_ONLY else f"{p.name}={p.name}")
+        if p.kind is P.POSITIONAL_ONLY and (i + 1 == len(params)
+                                            or params[i + 1].kind is not P.POSITIONAL_ONLY):
+            parts.append("/")
+    return ", ".join(parts), ", ".join(passed)
+
+
+def _define(name: str, text: str, space: dict):
+    try:
+        exec(compile(text, f"<s2s-ad call of {name}>", "exec"), space)
+    except SyntaxError:
+        return None
+    return space[name]
+
+
+def binder(name: str, sig: inspect.Signature):
+    """A function with ``sig``'s parameters (defaults included) returning
+    their values in order, as a tuple; None for ``*args``/``**kwargs``."""
+    space: dict = {}
+    made = _parameter_list(sig, space)
+    if made is None:
+        return None
+    names = "".join(n + ", " for n in sig.parameters)
+    return _define(name, f"def {name}({made[0]}):\n    return ({names})\n", space)
+
+
+def guarded(compiled, slow, sequences=frozenset(), tuples: bool = True):
+    """``compiled`` behind a function with its signature that calls it when
+    every argument (defaults included) is a float, int or bool (or, for the
+    parameters named in ``sequences``, a list or, with ``tuples``, a tuple of
+    such numbers), and
+    ``slow`` (taking the same arguments) otherwise; None where the signature
+    has ``*args`` or ``**kwargs``. The check is the one ``slow`` starts with,
+    written out per parameter: no tuple and dict of the arguments are made."""
+    try:
+        sig = inspect.signature(compiled)
+    except (TypeError, ValueError):
+        return None
+    space = {"_s2s_numbers": _NUMBERS, "_s2s_compiled": compiled, "_s2s_slow": slow,
+             "_s2s_sequence": numbers_sequence if tuples else numbers_list}
+    made = _parameter_list(sig, space)
+    if made is None or not sig.parameters:
+        return None
+    params, passed = made
+    test = " and ".join(f"_s2s_sequence({n})" if n in sequences else
+                        f"{n}.__class__ in _s2s_numbers" for n in sig.parameters)
+    name = compiled.__name__
+    return _define(name, f"def {name}({params}):\n"
+                         f"    if {test}:\n"
+                         f"        return _s2s_compiled({passed})\n"
+                         f"    return _s2s_slow({passed})\n", space)
+
+
+def numbers_sequence(value) -> bool:
+    """Is ``value`` a list or tuple of floats, ints and bools? Judged by the
+    class of its sum (in C): an array among the items makes the sum an array."""
+    if value.__class__ is not list and value.__class__ is not tuple:
+        return False
+    try:
+        return sum(value).__class__ in _NUMBERS
+    except TypeError:  # an item that does not add (a string, None)
+        return False
+
+
+def numbers_list(value) -> bool:
+    """Is ``value`` a list (not a tuple) of floats, ints and bools?"""
+    return value.__class__ is list and numbers_sequence(value)
