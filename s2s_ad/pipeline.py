@@ -19,6 +19,7 @@ from s2s_ad.frontend import calls, hoist, inline, lowering as frontend, source, 
 from s2s_ad.emit import module as emit, optimize, reuse
 from s2s_ad import ir
 from s2s_ad.reverse import transform as reverse
+from s2s_ad.reverse.needed import needed_adjoints
 from s2s_ad.forward import transform as forward
 from s2s_ad.names import Namer
 from s2s_ad.emit.code import CodeFunction
@@ -214,6 +215,7 @@ def _program(func: ir.Function, src: source.Source, wrt: Wrt, with_value: bool, 
     reserved = frozenset(taken | {n for p in pairs.values() for n in (p.fwd, p.bwd)})
     if pair:
         functions = list(reverse.transform_pair(func, *main_names, pairs, reserved))
+        values = func.param_values
     else:
         func = choose_output(func, output)
         _refuse_integer_result(func, src)
@@ -222,9 +224,12 @@ def _program(func: ir.Function, src: source.Source, wrt: Wrt, with_value: bool, 
         functions = [reverse.transform(func, values, with_value=with_value,
                                        tuple_result=as_tuple if tuple_result is None
                                        else tuple_result, pairs=pairs, reserved=reserved)]
+    needed = needed_adjoints(graph, values)  # what the call sites read of each helper
     for callee in graph.callees:
-        p = pairs[calls.specialisation(graph, callee)]
-        functions += reverse.transform_pair(callee, p.fwd, p.bwd, pairs, reserved)
+        spec = calls.specialisation(graph, callee)
+        p = pairs[spec]
+        functions += reverse.transform_pair(callee, p.fwd, p.bwd, pairs, reserved,
+                                            needed=needed.get(spec))
     return [optimize.drop_unused_items(f) for f in functions], src, graph
 
 

@@ -252,8 +252,10 @@ def run_reverse(g: graph.Graph, state: dict, names: dict) -> dict[str, object]:
                 out[n.id] = env[(target.value if isinstance(target, ast.Subscript)
                                  else target).id]
             elif isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) \
-                    and re.fullmatch(r"add_at(_\d+)?", ast.unparse(st.value.func)):
-                # ``add_at(dx, idx, g)`` (np.add.at): adds g into the elements idx picks
+                    and re.fullmatch(r"(add_at|add_scattered)(_\d+)?",
+                                     ast.unparse(st.value.func)):
+                # ``add_at(dx, idx, g)`` (np.add.at), ``add_scattered(dx, idx, g)``:
+                # adds g into the elements idx picks
                 index, g_ = (eval(ast.unparse(a), env) for a in st.value.args[1:])
                 out[n.id] = Element([("at", index, g_)])
             elif isinstance(st, ast.Expr):

@@ -38,7 +38,7 @@ def helpers_module(folder, label: str, body: str):
     """A module defining s2s-ad's helpers as a generated module does, and ``body``."""
     text = "import numpy as np\n\n" + "".join(HELPERS[name] for name in (
         "add_over", "unbroadcast", "matmul_adjoint", "spread", "extreme_adjoint",
-        "astype_like", "total", "own")) + "\n\n" + body
+        "astype_like", "total", "own", "rolled", "eye_matrix")) + "\n\n" + body
     return import_source(str(folder), text, label)
 
 
@@ -66,6 +66,9 @@ RULE_CASES = [
     ("total(g * g) * x", (3, 4), (), None, ("g",)),
     ("total(g * g) * x", (), (), None, ("g",)),
     ("own(g * g) * x", (3, 4), (4,), None, ("g",)),
+    ("rolled(g * g, 1, None) * x", (5,), (5,), None, ("g",)),
+    ("rolled(g * g, -2, 1) * x", (3, 4), (4,), None, ("g",)),
+    ("eye_matrix(3) @ (g * g) + x", (3,), (), None, ("g",)),
 ]
 
 
@@ -318,3 +321,37 @@ def test_cli_gradient_of_a_probe_of_a_numpy_gradient_file(tmp_path):
     finally:
         sys.path.remove(str(tmp_path))
         sys.modules.pop("mlp_grad", None)
+
+
+ROLL_EYE = """import numpy as np
+
+
+def f(x):
+    return np.sum(np.roll(x, 1) * x * x) + np.sum(np.eye(5) @ (x * np.sin(x)))
+"""
+
+
+def test_a_gradient_file_with_rolled_and_eye_matrix_differentiated(tmp_path):
+    """The gradient's forward pass computes np.roll and np.eye(n) with the
+    module's `rolled` and `eye_matrix`, and np.roll's adjoint is `rolled`:
+    both are s2s-ad's own primitives when the file is differentiated again."""
+    (tmp_path / "rolleye.py").write_text(ROLL_EYE, encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "s2s_ad", "grad", "rolleye.py:f", "-o",
+                           "rolleye_grad.py"], cwd=str(tmp_path), capture_output=True, text=True,
+                          timeout=300, env=dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT}"))
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "rolleye_grad.py").read_text(encoding="utf-8")
+    assert "rolled(" in text and "eye_matrix(" in text
+    sys.path.insert(0, str(tmp_path))
+    importlib.invalidate_caches()
+    try:
+        probe = import_source(str(tmp_path), "import numpy as np\nfrom rolleye_grad import "
+                              "grad_f\n\n\ndef probe(x, c):\n    return np.sum(grad_f(x) * c)\n",
+                              "rolleye_probe")
+        x, c = RNG.uniform(0.5, 1.5, 5), RNG.normal(size=5)
+        got = s2s_ad.grad(probe.probe, wrt=0)(x, c)
+        np.testing.assert_allclose(got, fd_gradient(probe.probe, [x, c], 0), rtol=1e-6,
+                                   atol=1e-8)
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("rolleye_grad", None)

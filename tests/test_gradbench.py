@@ -254,8 +254,6 @@ def test_inplace_on_a_helpers_result_only_where_it_is_fresh(helper):
         s2s_ad.grad(f)
 
 
-@pytest.mark.xfail(strict=True, raises=s2s_ad.SourceError, reason="a closure (nested def over x) passed to a helper as a "
-                   "function value is not supported yet")
 def test_ode_with_a_closure():
     rng = np.random.default_rng(11)
     check(ode.ode_last_closure, ode_args(rng, 5, 4), [0])
@@ -303,3 +301,20 @@ def test_unpacking_a_helpers_array_result_is_refused_as_an_array():
     g = make_function("def h(x):\n    return np.sin(x)\n"
                       "def f(x):\n    r = h(x)\n    a, b = r[0], r[1]\n    return np.sum(a * b)\n")
     assert_gradients(g, [np.random.default_rng(12).normal(size=(2, 3))], [0])
+
+
+def test_gradients_agree_with_jax_grad_of_the_jax_ports():
+    """Where JAX is installed: s2s-ad's gradient of each NumPy objective
+    equals jax.grad of the objective written separately with jax.numpy
+    (benchmarks/jax_ports.py), to rounding. GradBench publishes no reference
+    gradients to compare with (docs/gradbench.md)."""
+    pytest.importorskip("jax")
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    try:
+        from jax_agreement import agreement
+        rows = agreement(seed=3, small=True)
+    finally:
+        sys.path.remove(os.path.join(ROOT, "benchmarks"))
+    assert len(rows) == 8
+    for name, size, diff, scale in rows:
+        assert diff < 1e-10, (name, size, diff, scale)

@@ -36,9 +36,9 @@ LINEAR = frozenset({
     "np.squeeze", "np.expand_dims", "np.swapaxes", "np.moveaxis", "np.flip", "np.roll",
     "np.repeat", "np.tile", "np.diag", "np.tril", "np.triu", "np.copy", "np.concatenate",
     "np.stack", "np.hstack", "np.vstack", "np.where", "array.getitem", "array.setitem",
-    "np.take", "np.take_along_axis", "np.diagonal", "np.pad",
+    "np.take", "np.take_along_axis", "np.diagonal", "np.pad", "axis.front", "axis.back",
     "own.unbroadcast", "own.spread", "own.extreme_adjoint", "own.astype_like",
-    "own.total", "own.own"})
+    "own.total", "own.own", "own.rolled"})
 """Linear in the operands a derivative flows to (``np.where``: in its two
 branches, for a fixed condition; a subscript assignment: in the array and the
 value assigned)."""

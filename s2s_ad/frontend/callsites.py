@@ -24,8 +24,8 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import (closures, own_helpers, pairs, passing, sorting, statics,
-                              structures, syntax)
+from s2s_ad.frontend import (closures, funargs, own_helpers, pairs, passing, sorting,
+                              statics, structures, syntax)
 from s2s_ad.rules import RULES
 from s2s_ad.rules import user as user_rules
 
@@ -128,16 +128,18 @@ class CallLowering:
         """A call to a user function: a ``call`` op whose operands are the
         arguments in the callee's parameter order, keywords matched and
         defaults filled in, so every call site of a helper has one shape."""
+        written = node
+        fn, node = funargs.specialise(self, fn, node, _is_library)  # h(f, ...), f a function
         what = ast.unparse(node.func)
         sig = pairs.signature(fn) or inspect.signature(fn)  # s2s-ad's own H_bwd: its tape split
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
         for free in getattr(fn, "__s2s_free__", ()):
             # late binding: the enclosing function's variable as it is at the call
-            if free not in self.env:
+            if getattr(fn, "__s2s_free_as__", {}).get(free, free) not in self.env:
                 raise self.src.error(node, f"`{what}` reads `{free}` of the enclosing "
                                      f"function, which has no value at this call")
-            kwargs[free] = self.read(free, node)
+            kwargs[free] = self.read(getattr(fn, "__s2s_free_as__", {}).get(free, free), node)
         for a in [*args, *kwargs.values()]:
             if isinstance(a, ir.Value) and a.kind in ("tuple", "list") \
                     and not passing.runtime_list(self, a):
@@ -193,7 +195,7 @@ class CallLowering:
         # In NumPy code a helper may return an array of any shape.
         out = ir.Value(name, "array" if self.array_mode else "float", var)
         callee.tape = ir.Value(self.namer.fresh(f"{name}_tape"), "tape")
-        text = ast.unparse(node)
+        text = ast.unparse(written)
         if var is not None:
             text = f"{var} = {text}"
             self.env[var] = out

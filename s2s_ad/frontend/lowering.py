@@ -481,7 +481,8 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
     def read(self, name: str, node: ast.AST) -> ir.Operand:
         if name in self.local_fns and name not in self.env:
             raise self.src.error(node, f"`{name}` is a nested function; s2s-ad can call it "
-                                 f"(`{name}(...)`), not use it as a value")
+                                 f"(`{name}(...)`) or pass it to a function of yours "
+                                 f"(`solve({name}, y)`), not use it as a value otherwise")
         if name in self.env:
             if self.array_mode:
                 self.check_stale(name, self.env[name], node)

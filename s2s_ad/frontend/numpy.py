@@ -89,6 +89,12 @@ SIGNATURES = {**{f"np.{r}": ("x", "axis", "dtype", "out", "keepdims")
               "np.take": ("x", "indices", "axis"), "np.take_along_axis": ("x", "indices", "axis"),
               "np.diagonal": ("x", "offset", "axis1", "axis2"), "np.pad": ("x", "pad_width"),
               "np.tensordot": ("x", "y", "axes")}
+RUNTIME_AXIS = frozenset({"np.sum", "np.mean", "np.prod", "np.max", "np.min", "np.var",
+                          "np.std", "np.cumsum", "np.cumprod", "np.flip", "np.roll", "np.sort",
+                          "np.repeat", "np.concatenate", "np.stack", "np.expand_dims",
+                          "np.squeeze"})
+"""Functions whose ``axis`` may be an int known only when the code runs
+(:func:`s2s_ad.frontend.numpy_attrs.along_axis`)."""
 DERIVED = {"inverse_axes", "index", "unshift", "adjoints"}
 """Attributes the frontend computes from the others; never written by the user."""
 SEQUENCES = ("np.concatenate", "np.stack", "np.hstack", "np.vstack")
@@ -268,7 +274,11 @@ class ArrayLowering(ArrayIndexing):
             if k not in allowed:
                 raise self.src.error(v, f"`{what}`: the keyword argument {k!r} is not supported")
         attrs = {k: numpy_attrs.dtype_attr(self, v, prim) if k == "dtype"
-                 else self.const_attr(v, k) for k, v in keywords.items()}
+                 else self.const_attr(v, k, runtime=k == "axis" and prim in RUNTIME_AXIS)
+                 for k, v in keywords.items()}
+        along = None  # an axis known when the code runs: along axis 0 of the moved array
+        if isinstance(attrs.get("axis"), ir.Value):
+            along, attrs["axis"] = attrs["axis"], 0
         numpy_attrs.check_attrs(self, prim, attrs, node)
         if prim == "np.transpose" and attrs.get("axes") is not None:
             axes = attrs["axes"]
@@ -288,6 +298,9 @@ class ArrayLowering(ArrayIndexing):
             args = list(seq)
             if prim == "np.concatenate" and "axis" in attrs and attrs["axis"] is None:
                 raise self.src.error(node, "`np.concatenate(..., axis=None)` is not supported")
+            if along is not None:
+                return numpy_attrs.along_axis(self, prim, args, along, node, var, hint, attrs,
+                                              text)
             return self.emit(prim, args, node, var, hint=hint, attrs=attrs, text=text)
         if prim == "np.clip" and len(positional) == 3:
             # clip(x, None, hi) is minimum(x, hi): no None operand in the IR
@@ -311,6 +324,8 @@ class ArrayLowering(ArrayIndexing):
         if not rule.variadic and len(args) != rule.arity:
             raise self.src.error(node, f"`{what}` takes {rule.arity} array argument(s) here, "
                                  f"got {len(args)}")
+        if along is not None:
+            return numpy_attrs.along_axis(self, prim, args, along, node, var, hint, attrs, text)
         return self.emit(prim, args, node, var, hint=hint, attrs=attrs, text=text)
 
     def special_call(self, fn, node: ast.Call, var, hint) -> ir.Operand | None:
@@ -418,8 +433,10 @@ class ArrayLowering(ArrayIndexing):
         text = f"{var} = {ast.unparse(node)}" if var else ast.unparse(node)
         return self.numpy_call(prim, call, var, hint, text)
 
-    def const_attr(self, node: ast.expr, what: str):
-        """A constant keyword attribute: an int, bool, None or tuple of ints."""
+    def const_attr(self, node: ast.expr, what: str, runtime: bool = False):
+        """A constant keyword attribute: an int, bool, None or tuple of ints.
+        With ``runtime``, an integer expression known only when the code runs
+        (a parameter, ``x.ndim - 1``) is its value (an :class:`ir.Value`)."""
         if isinstance(node, ast.Constant) and (node.value is None
                                                or isinstance(node.value, (int, bool))):
             return node.value
@@ -432,12 +449,20 @@ class ArrayLowering(ArrayIndexing):
             value = self.src.globals.get(node.id)
             if isinstance(value, (int, bool)) or value is None:
                 return value
-        if isinstance(node, (ast.Name, ast.BinOp, ast.UnaryOp)):
+        if isinstance(node, (ast.Name, ast.BinOp, ast.UnaryOp)) or (
+                runtime and isinstance(node, (ast.Call, ast.Attribute, ast.Subscript))):
             # a name bound to a constant, or arithmetic the frontend folds
             # (``ax = d - 1`` with ``d = 2``): known when the code is generated
-            value = numpy_attrs.fold(self.expr(node), self.defs)
+            operand = self.expr(node)
+            value = numpy_attrs.fold(operand, self.defs)
             if type(value) in (int, bool):
                 return value
+            if runtime and isinstance(operand, ir.Value) and operand.kind in ("int", "array"):
+                return operand  # read when the code runs (an int; NumPy checks it)
+        if runtime:
+            raise self.src.error(node, f"`{what}` must be one integer (a constant, a parameter, "
+                                 "or integer arithmetic like `x.ndim - 1`), or a constant "
+                                 "tuple of them")
         raise self.src.error(node, f"`{what}` must be a constant (like 0, -1, (0, 1), True, a "
                              "name bound to one, or integer arithmetic on them): s2s-ad needs "
                              "it to build the reverse sweep")

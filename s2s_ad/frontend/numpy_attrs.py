@@ -75,6 +75,29 @@ def check_attrs(lo, prim: str, attrs: dict, node: ast.Call) -> None:
         raise lo.src.error(node, "`np.moveaxis` needs a source and a destination")
 
 
+KEEP_AXIS = frozenset({"np.cumsum", "np.cumprod", "np.flip", "np.roll", "np.sort", "np.repeat",
+                       "np.concatenate"})
+"""Functions whose result has the axis they work along where the operand had it."""
+
+
+def along_axis(lo, prim: str, args: list, axis: ir.Value, node: ast.Call, var, hint,
+               attrs: dict, text: str) -> ir.Operand:
+    """``prim`` along an axis known only when the code runs (``axis``, an int
+    value): the operands' axis moved to the front (``np.moveaxis(x, k, 0)``,
+    a view), ``prim`` along axis 0 (``attrs["axis"]`` is 0), and the result's
+    axis moved back to ``k`` where it keeps one (a reduction with
+    ``keepdims``, ``np.cumsum``...; ``np.stack`` and ``np.expand_dims`` make
+    it). Both moves are linear; their adjoints move back."""
+    if prim not in ("np.stack", "np.expand_dims"):
+        args = [lo.emit("axis.front", [a, axis], node, text=text) for a in args]
+    back = prim in KEEP_AXIS or prim in ("np.stack", "np.expand_dims") or (
+        prim in ("np.sum", "np.mean", "np.prod", "np.max", "np.min", "np.var", "np.std")
+        and attrs.get("keepdims"))
+    out = lo.emit(prim, args, node, None if back else var, hint=None if back else hint,
+                  attrs=attrs, text=text)
+    return lo.emit("axis.back", [out, axis], node, var, hint=hint, text=text) if back else out
+
+
 def einsum_call(lo, node: ast.Call, var, hint, text) -> ir.Operand:
     """``np.einsum("ij,jk->ik", a, b)``: constant subscripts, then the operands."""
     what = ast.unparse(node.func)
@@ -195,13 +218,24 @@ def logsumexp_call(lo, node: ast.Call, var, hint) -> ir.Operand:
     if "b" in given and not (isinstance(given["b"], ast.Constant) and given["b"].value is None):
         raise lo.src.error(given["b"], f"`{what}`: weights `b` are not supported; write "
                            "np.log(np.sum(b * np.exp(x - m))) + m")
-    axis = lo.const_attr(given["axis"], "axis") if "axis" in given else None
-    keepdims = bool(lo.const_attr(given["keepdims"], "keepdims")) if "keepdims" in given \
-        else False
     x = lo.expr(given["a"])
     if isinstance(x, tuple) or structures.is_structure(x):
         raise lo.src.error(given["a"], f"`{what}` takes an array here")
+    axis = lo.const_attr(given["axis"], "axis", runtime=True) if "axis" in given else None
+    keepdims = bool(lo.const_attr(given["keepdims"], "keepdims")) if "keepdims" in given \
+        else False
     text = f"{var} = {ast.unparse(node)}" if var else ast.unparse(node)
+    if isinstance(axis, ir.Value):  # known when the code runs: along axis 0 (along_axis)
+        moved = lo.emit("axis.front", [x, axis], node, text=text)
+        if not keepdims:
+            return logsumexp_of(lo, moved, 0, False, node, var, hint, text)
+        out = logsumexp_of(lo, moved, 0, True, node, None, None, text)
+        return lo.emit("axis.back", [out, axis], node, var, hint=hint, text=text)
+    return logsumexp_of(lo, x, axis, keepdims, node, var, hint, text)
+
+
+def logsumexp_of(lo, x, axis, keepdims: bool, node, var, hint, text) -> ir.Operand:
+    """The ops of ``logsumexp(x, axis, keepdims)`` (constant attributes)."""
     m = lo.emit("np.max", [x], node, text=text, attrs={"axis": axis, "keepdims": True})
     shifted = lo.emit("sub", [x, m], node, text=text)
     total = lo.emit("np.sum", [lo.emit("np.exp", [shifted], node, text=text)], node, text=text,

@@ -84,5 +84,16 @@ def call(lo, prim: str, node: ast.Call, var: str | None, hint: str | None):
         else:
             attrs["axis"] = last
         given = given[:3]
+    if prim == "own.rolled":  # rolled(x, shift, axis): constants, as s2s-ad writes them
+        if len(given) != 3:
+            raise lo.src.error(node, f"`{ast.unparse(node.func)}` takes 3 arguments")
+        try:
+            shift, axis = (ast.literal_eval(a) for a in given[1:])
+        except ValueError:
+            raise lo.src.error(node, "the shift and axis must be constants, as s2s-ad "
+                               "writes them") from None
+        attrs = {"shift": shift, "axis": axis,
+                 "unshift": tuple(-s for s in shift) if isinstance(shift, tuple) else -shift}
+        given = given[:1]
     args = [lo.expr(a) for a in given]
     return lo.emit(prim, args, node, var, hint=hint, attrs=attrs)

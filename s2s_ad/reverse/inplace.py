@@ -315,8 +315,11 @@ def adjoint_inits(sweep) -> list:
         out.append(Stmt(ast.Assign([ast.Name(fam.adj, ast.Store())], zeros(fam.name)),
                         f"the adjoint of {fam.name}, updated in place", role="inplace"))
         for seed in fam.seeds:
-            out.append(Stmt(ast.AugAssign(ast.Name(fam.adj, ast.Store()), ast.Add(),
-                                          ast.Name(seed, ast.Load())),
+            # ``dy = dy + seed``, not ``+=``: the seed may be another array type
+            # (a Dask array's adjoint into an array the function made with NumPy).
+            out.append(Stmt(ast.Assign([ast.Name(fam.adj, ast.Store())],
+                                       ast.BinOp(ast.Name(fam.adj, ast.Load()), ast.Add(),
+                                                 ast.Name(seed, ast.Load()))),
                             f"{fam.name} is returned", role="inplace"))
     for key, adj in sweep.accumulators.items():
         v = sweep.values[key]

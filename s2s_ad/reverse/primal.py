@@ -30,7 +30,21 @@ from s2s_ad.reverse import analysis, checkpoint, inplace
 from s2s_ad import ir
 from s2s_ad.emit.code import Block, LoopRecord, Stmt, while_block
 from s2s_ad.rules import RULES
-from s2s_ad.rules.templates import PLACEHOLDERS, const_expr, copy_expr, index_expr, names_read, substitute
+from s2s_ad.rules.templates import (PLACEHOLDERS, attr_expr, const_expr, copy_expr, index_expr,
+                                    names_read, substitute)
+
+FAST_FORWARD = {"np.cross": ("cross_product", ()),
+                "np.roll": ("rolled", (("shift", 0), ("axis", None))),
+                "np.eye": ("eye_matrix", ())}
+"""NumPy functions the gradient's forward pass computes with the module's own
+helper (the same values, by the same float operations): ``np.cross`` of two
+3-vectors by components, ``np.roll`` by two slice copies, ``np.eye(n)`` (one
+operand, no ``k``, no ``dtype``) as a copy of a kept identity matrix — each a microsecond or several less per
+call on small arrays, where NumPy's general forms spend their time moving
+axes. ``np.einsum`` goes through ``contract`` (optimize=True above 20,000
+index combinations: BLAS, whose sums may round differently from np.einsum's
+in the last bits). (Rule templates keep the NumPy call: the JVP module, which is
+differentiated again, must stay in the supported subset.)"""
 
 
 def build(sweep, extra: set[int]) -> list:
@@ -108,6 +122,19 @@ class _Forward:
         if op.prim == "list.new":
             return ast.List([self.expr(a) for a in op.args], ast.Load())
         arrays = getattr(self.sw, "arrays", None)
+        if arrays is not None and op.prim == "np.einsum":
+            # contract: optimize=True (BLAS) for large operands, as the adjoints' einsums
+            return ast.Call(ast.Name(arrays.helper("contract"), ast.Load()),
+                            [ast.Constant(op.attrs["subscripts"])]
+                            + [self.expr(a) for a in op.args], [])
+        if arrays is not None and op.prim in FAST_FORWARD and (
+                op.prim != "np.eye" or (len(op.args) == 1 and not op.attrs.get("k")
+                                        and op.attrs.get("dtype") is None)):
+            # by position, as a generated module read back from its file calls them
+            base, attrs = FAST_FORWARD[op.prim]
+            return ast.Call(ast.Name(arrays.helper(base), ast.Load()),
+                            [self.expr(a) for a in op.args]
+                            + [attr_expr(op.attrs.get(k, d)) for k, d in attrs], [])
         if arrays is not None and op.prim != "getitem":
             e = arrays.forward_expr(op, self.expr)  # NumPy: attributes, indexing
             if op.prim == "array.getitem" and id(op.args[0]) in self.sw.families \

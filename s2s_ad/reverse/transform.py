@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import ast
 
-from s2s_ad.reverse import analysis, checkpoint, element_writes, inplace, shifts
+from s2s_ad.reverse import analysis, checkpoint, element_writes, inplace, scatters, shifts
 from s2s_ad.reverse import lists as runtime_lists
 from s2s_ad import ir
 from s2s_ad.emit import peephole
@@ -261,6 +261,8 @@ class _Sweep(StructuredSweep, CallSites):
         counts = names_in(Block(ast.If(returns, [], []), fwd + reverse))
         peephole.run(reverse, counts)
         runtime_lists.fuse_sum(self, reverse)
+        if self.arrays is not None:
+            scatters.run(reverse, self.arrays)
         if self.arrays is None:
             element_writes.run(reverse, {self.adj[id(v)] for v in func.param_values
                                          if v.kind in ("list", "tuple") and id(v) in self.adj})
@@ -293,8 +295,11 @@ class _Sweep(StructuredSweep, CallSites):
 
     def value_expr(self, a: ir.Operand) -> ast.expr:
         if isinstance(a, ir.Value) and id(a) in self.aliases:
-            # The reverse sweep restores the buffer: return what it holds now.
-            return _call(f"{self.modules['numpy']}.copy", [ast.Name(self.fwd(a), ast.Load())])
+            # The reverse sweep restores the buffer: return what it holds now
+            # (``own``: ``v.copy()``, which a Dask array keeps in Dask, where
+            # ``np.copy`` would compute a NumPy array).
+            return ast.Call(ast.Name(self.arrays.helper("own"), ast.Load()),
+                            [ast.Name(self.fwd(a), ast.Load())], [])
         if isinstance(a, ir.Value):
             return ast.Name(self.fwd(a), ast.Load())
         return const_expr(a.value, self.modules)
@@ -542,33 +547,43 @@ class _Sweep(StructuredSweep, CallSites):
                      role=role, control=control)]
 
 def transform_pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
-                   reserved: frozenset[str] = frozenset()) -> tuple[CodeFunction, CodeFunction]:
+                   reserved: frozenset[str] = frozenset(), needed=None
+                   ) -> tuple[CodeFunction, CodeFunction]:
     """The forward/backward pair of a called function.
 
     ``fwd_name(*params) -> (result, tape)`` computes the result and keeps, as
     a tuple, exactly the values the backward pass reads (inside loops, their
     tape lists); ``bwd_name(tape, dresult) -> (dparam, ...)`` returns one
     adjoint per parameter, in parameter order (``0.0`` for those the result
-    does not depend on). Every call site of the function uses this one pair."""
+    does not depend on). Every call site of the function uses this one pair.
+    ``needed``: the positions of the parameters whose adjoints the call sites
+    read (:mod:`s2s_ad.reverse.needed`; None: all); the others are ``None``,
+    neither computed nor taped for."""
     try:
-        return _pair(func, fwd_name, bwd_name, pairs, reserved, True)
+        return _pair(func, fwd_name, bwd_name, pairs, reserved, True, needed)
     except inplace.Unsupported:
-        return _pair(func, fwd_name, bwd_name, pairs, reserved, False)
+        return _pair(func, fwd_name, bwd_name, pairs, reserved, False, needed)
 
 
 def _pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
-          reserved: frozenset[str], in_place: bool) -> tuple[CodeFunction, CodeFunction]:
-    wrt = func.param_values
+          reserved: frozenset[str], in_place: bool, needed=None
+          ) -> tuple[CodeFunction, CodeFunction]:
+    params = func.param_values
+    wrt = params if needed is None else [v for k, v in enumerate(params) if k in needed]
     sweep = _Sweep(func, wrt, pairs, reserved, in_place)
     seeds = pair_seeds(func, sweep.namer)
     sweep.coalesce(func.body)
     prelude = seed_outputs(sweep, seeds)
     inplace.assign_adjoints(sweep)
     reverse = prelude + sweep.sweep()
+    if sweep.arrays is not None:
+        scatters.run(reverse, sweep.arrays)
     live = {id(o) for o in seeds.outputs if isinstance(o, ir.Value)}
     forward, tape = sweep.forward(live, keep_params=True)
     value = (ast.Tuple([sweep.value_expr(o) for o in seeds.outputs], ast.Load())
              if seeds.several else sweep.value_expr(func.result))
     return pair_functions(func, fwd_name, bwd_name, seeds, sweep, forward, value, tape,
                           [sweep.tape_ref(v) for v in tape], reverse,
-                          [sweep.gradient(v) for v in wrt], sweep.adjoint_names(), sweep.loops)
+                          [sweep.gradient(v) if any(v is w for w in wrt) else ast.Constant(None)
+                           for v in params],
+                          sweep.adjoint_names(), sweep.loops)

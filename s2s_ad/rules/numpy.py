@@ -234,9 +234,15 @@ NUMPY_RULES = [
     Rule("np.moveaxis", "np.moveaxis(x, source, destination)",
          ("np.moveaxis(g, destination, source)",), "array", "move back", adjoint=True,
          attrs=(("source", 0), ("destination", 0))),
+    # an axis known only when the code runs (an int value y): the axis moved to
+    # the front, the function applied along axis 0, the result moved back
+    Rule("axis.front", "np.moveaxis(x, y, 0)", ("np.moveaxis(g, 0, y)", None), "array",
+         "move back", adjoint=True),
+    Rule("axis.back", "np.moveaxis(x, 0, y)", ("np.moveaxis(g, y, 0)", None), "array",
+         "move back", adjoint=True),
     Rule("np.flip", "np.flip(x, axis=axis)", ("np.flip(g, axis=axis)",), "array", "flip back",
          adjoint=True, attrs=(("axis", None),)),
-    Rule("np.roll", "np.roll(x, shift, axis=axis)", ("np.roll(g, unshift, axis=axis)",),
+    Rule("np.roll", "np.roll(x, shift, axis=axis)", ("rolled(g, unshift, axis)",),
          "array", "roll back", adjoint=True,
          attrs=(("shift", 0), ("axis", None), ("unshift", 0))),
     Rule("np.repeat", "np.repeat(x, repeats, axis=axis)",
@@ -298,7 +304,8 @@ NUMPY_RULES = [
 ]
 
 VIEWS = frozenset({"array.getitem", "np.transpose", "np.reshape", "np.ravel", "np.squeeze",
-                   "np.expand_dims", "np.swapaxes", "np.moveaxis", "np.flip", "np.diag"})
+                   "np.expand_dims", "np.swapaxes", "np.moveaxis", "np.flip", "np.diag",
+                   "axis.front", "axis.back"})
 """Primitives whose result may share memory with their first operand."""
 
 BROADCASTING = frozenset({"add", "sub", "mul", "div", "pow", "mod", "floordiv"})

@@ -285,6 +285,26 @@ def cholesky_adjoint(g, L):
     S = np.swapaxes(Linv, -1, -2) @ P @ Linv
     return np.tril(S + np.swapaxes(S, -1, -2)) - S * np.eye(n)
 ''',
+    "rolled": '''
+def rolled(g, shift, axis):
+    """np.roll(g, shift, axis) (in the reverse sweep, a roll's adjoint: the
+    roll by -shift). For an ndarray and one int shift, two slice copies into
+    a new array (np.roll's general form costs several microseconds a call,
+    which dominates on short vectors); anything else, np.roll itself."""
+    if type(g) is not np.ndarray or type(shift) is not int or not (
+            axis is None and g.ndim == 1 or type(axis) is int):
+        return np.roll(g, shift, axis=axis)
+    axis = 0 if axis is None else axis % g.ndim
+    n = g.shape[axis]
+    if n == 0 or shift % n == 0:
+        return g.copy()
+    s = shift % n
+    out = np.empty_like(g)
+    lead = (slice(None),) * axis
+    out[lead + (slice(s, None),)] = g[lead + (slice(None, n - s),)]
+    out[lead + (slice(None, s),)] = g[lead + (slice(n - s, None),)]
+    return out
+''',
     "sort_adjoint": '''
 def sort_adjoint(g, x, axis):
     """The adjoint of np.sort(x, axis): each element of g goes back to the
@@ -352,20 +372,47 @@ def pad_adjoint(g, x, pad_width):
     return g[tuple(slice(int(b), int(b) + n) for (b, _), n in zip(widths, np.shape(x)))]
 ''',
     "contract": '''
-def contract(subscripts, *operands):
-    """np.einsum(subscripts, *operands); with more than 4,096 elements in all,
-    optimize=True, which hands the contraction to BLAS where it can (several
-    times faster: a batched matrix product), at the price of a path search
-    of tens of microseconds that small operands are spared."""
-    size = sum(a.size if type(a) is np.ndarray else np.size(a) for a in operands)
-    return np.einsum(subscripts, *operands, optimize=size > 4096)
+def contract(subscripts, *operands, _terms={}):
+    """np.einsum(subscripts, *operands); where the loops np.einsum would run
+    visit more than 20,000 index combinations (the product of every
+    subscript's length), optimize=True, which hands the contraction to BLAS
+    where it can (several times faster: a batched matrix product), at the
+    price of a path search of about ten microseconds, which smaller
+    contractions are spared (below, np.einsum's loops take about as long)."""
+    terms = _terms.get(subscripts)
+    if terms is None:
+        terms = _terms[subscripts] = subscripts.split("->")[0].split(",")
+    lengths = {}
+    for term, a in zip(terms, operands):
+        for letter, n in zip(term, a.shape if type(a) is np.ndarray else np.shape(a)):
+            lengths[letter] = n
+    space = 1
+    for n in lengths.values():
+        space *= n
+    return np.einsum(subscripts, *operands, optimize=space > 20000)
+''',
+    "eye_matrix": '''
+def eye_matrix(*args, k=0, dtype=None, _kept={}):
+    """np.eye(*args, k=k, dtype=dtype); np.eye(n) of a small int n as a copy
+    of an identity matrix kept by size (read-only), a fraction of np.eye's
+    cost."""
+    if k != 0 or dtype is not None or len(args) != 1 or type(args[0]) is not int \
+            or not 0 < args[0] <= 16:
+        return np.eye(*args, k=k, dtype=dtype)
+    kept = _kept.get(args[0])
+    if kept is None:
+        kept = np.eye(args[0])
+        kept.flags.writeable = False
+        _kept[args[0]] = kept
+    return kept.copy()
 ''',
     "cross_product": '''
 def cross_product(a, b):
-    """np.cross(a, b); for two float 3-vectors from their components (np.cross
-    spends tens of microseconds moving axes, for six products)."""
+    """np.cross(a, b); for two float64 3-vectors from their components, the
+    same six products and three differences (np.cross spends tens of
+    microseconds moving axes; other dtypes keep NumPy's arithmetic)."""
     if type(a) is np.ndarray and type(b) is np.ndarray and a.shape == (3,) == b.shape \
-            and a.dtype == b.dtype and a.dtype.kind == "f":
+            and a.dtype == b.dtype and a.dtype.char == "d":
         a0, a1, a2 = a.tolist()
         b0, b1, b2 = b.tolist()
         return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], a.dtype)
@@ -399,6 +446,18 @@ def scatter(g, x, index):
     else:
         add_at(out, index, g)
     return out
+''',
+    "add_scattered": '''
+def add_scattered(y, index, g):
+    """y + scatter(g, y, index), into y in place (an array the reverse sweep
+    made and nobody else holds): an index of ints and slices picks each
+    element at most once, so y[index] += g; any other, add_at."""
+    items = index if type(index) is tuple else (index,)
+    plain = (int, slice, type(None), type(Ellipsis)) if type(y) is np.ndarray else (int, slice)
+    if all(type(i) in plain or isinstance(i, np.integer) for i in items):
+        y[index] += g
+    else:
+        add_at(y, index, g)
 ''',
     "add_at": '''
 def add_at(y, index, g):
