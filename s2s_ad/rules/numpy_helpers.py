@@ -276,7 +276,13 @@ def tensordot_adjoint(g, x, y, axes, i):
 def cholesky_adjoint(g, L):
     """The adjoint of L = np.linalg.cholesky(x) with respect to x, of which
     NumPy reads only the lower triangle: with P = Φ(Lᵀ·g) (the lower
-    triangle, diagonal halved) and S = L⁻ᵀ·P·L⁻¹, tril(S + Sᵀ) − diag S."""
+    triangle, diagonal halved) and S = L⁻ᵀ·P·L⁻¹, tril(S + Sᵀ) − diag S.
+    Another array library's cholesky may return the upper factor (Dask's
+    does): the function then differs from NumPy's, and this adjoint would be
+    wrong for it, so such a factor is refused."""
+    if type(L) is not np.ndarray and bool(np.any(np.triu(L, 1) != 0)):
+        raise TypeError("np.linalg.cholesky returned an upper-triangular factor on "
+                        + type(L).__name__ + " arrays; the adjoint is NumPy's (lower factor)")
     Lt = np.swapaxes(L, -1, -2)
     P = np.tril(Lt @ g)
     n = np.shape(L)[-1]
