@@ -180,10 +180,18 @@ class ArraySweep:
         ``np.split`` would make every part to keep one."""
         axis = attrs.get("axis", 0)
         exprs = exprs or [operand_expr(a, self.func.modules) for a in op.args]
-        sizes = [ast.Subscript(_call(self.np, "shape", copy.deepcopy(e)),
-                               ast.Constant(axis) if axis >= 0
-                               else ast.UnaryOp(ast.USub(), ast.Constant(-axis)), ast.Load())
-                 for e in exprs[:i + 1]]
+        if axis == 0 and all(p.value.name != "len" for p in self.func.params):
+            # np.concatenate refuses 0-d operands: len(e) is e's length along axis 0,
+            # a builtin call where np.shape(e)[0] is a NumPy function (no parameter
+            # named len shadows the builtin)
+            sizes = [ast.Call(ast.Name("len", ast.Load()), [copy.deepcopy(e)], [])
+                     for e in exprs[:i + 1]]
+        else:
+            sizes = [ast.Subscript(_call(self.np, "shape", copy.deepcopy(e)),
+                                   ast.Constant(axis) if axis >= 0
+                                   else ast.UnaryOp(ast.USub(), ast.Constant(-axis)),
+                                   ast.Load())
+                     for e in exprs[:i + 1]]
         bounds, acc = [], None
         for s in sizes:
             acc = s if acc is None else ast.BinOp(copy.deepcopy(acc), ast.Add(), s)
