@@ -38,7 +38,7 @@ import ast
 from s2s_ad.reverse import analysis, checkpoint, element_writes, inplace, scatters, shifts
 from s2s_ad.reverse import lists as runtime_lists
 from s2s_ad import ir
-from s2s_ad.emit import peephole
+from s2s_ad.emit import peephole, signs
 from s2s_ad.reverse.arrays import ArraySweep
 from s2s_ad.reverse.call_sites import CallSites, pair_functions, pair_seeds, seed_outputs
 from s2s_ad.reverse.structured import StructuredSweep, _call
@@ -259,6 +259,7 @@ class _Sweep(StructuredSweep, CallSites):
         returns = ast.Tuple([value, grad_expr], ast.Load()) if with_value else grad_expr
 
         counts = names_in(Block(ast.If(returns, [], []), fwd + reverse))
+        signs.run(reverse, counts)  # before the copies it leaves are removed
         peephole.run(reverse, counts)
         runtime_lists.fuse_sum(self, reverse)
         if self.arrays is not None:
@@ -582,8 +583,10 @@ def _pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
     forward, tape = sweep.forward(live, keep_params=True)
     value = (ast.Tuple([sweep.value_expr(o) for o in seeds.outputs], ast.Load())
              if seeds.several else sweep.value_expr(func.result))
+    tape_refs = [sweep.tape_ref(v) for v in tape]
+    grads = [sweep.gradient(v) if any(v is w for w in wrt) else ast.Constant(None)
+             for v in params]
+    ends = ast.Tuple([value, *grads, *(ast.Name(n, ast.Load()) for n in tape_refs)], ast.Load())
+    signs.run(reverse, names_in(Block(ast.If(ends, [], []), forward + reverse)))
     return pair_functions(func, fwd_name, bwd_name, seeds, sweep, forward, value, tape,
-                          [sweep.tape_ref(v) for v in tape], reverse,
-                          [sweep.gradient(v) if any(v is w for w in wrt) else ast.Constant(None)
-                           for v in params],
-                          sweep.adjoint_names(), sweep.loops)
+                          tape_refs, reverse, grads, sweep.adjoint_names(), sweep.loops)
