@@ -169,7 +169,9 @@ def test_an_array_result_shapes_its_seed_first():
     assert rows[:3] == [
         ["dout = 1.0", "seed: ∂out/∂out = 1, out is the result"],
         ["dout = dout * np.ones_like(out)", "the seed takes the result's shape"],
-        ["dt3 = dout * (-out / t3)", "← out = 1 / t3, ∂out/∂t3 = -out / t3", "line 12"]]
+        ["dt3 = dout * (out / t3)",  # the -1 of np.exp(-x)'s argument takes the sign
+         "← out = 1 / t3, ∂out/∂t3: -out / t3 (negated: a later ∂ = -1 takes the sign)",
+         "line 12"]]
     dot = s2s_ad.graph_dot(tied_weights.sigmoid, backward=True)
     assert "the seed takes the result's shape" in dot
 

@@ -27,7 +27,7 @@ from collections import Counter
 from s2s_ad.emit.code import Block, Stmt
 
 NOTE = "the sign folded in where it was made"
-NEGATED = "its one reader takes the sign"
+NEGATED = "negated: a later ∂ = -1 takes the sign"
 
 
 def run(stmts: list, counts: Counter) -> None:
@@ -70,7 +70,9 @@ def _fold(name: str, stmts: list, defined: dict, counts: Counter, before: int) -
     if new is None:
         return False
     s.node.value = new
-    s.comment = f"{s.comment} (negated: {NEGATED})" if s.comment else f"negated: {NEGATED}"
+    s.comment = f"{s.comment} ({NEGATED})" if s.comment else NEGATED
+    if s.partial:
+        s.partial = f"{s.partial} ({NEGATED})"
     return True
 
 
