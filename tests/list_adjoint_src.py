@@ -1,0 +1,17 @@
+"""Functions of a list parameter whose gradient module builds the list adjoint
+``dc = [0.0] * n`` and writes it by index in the reverse loop: ``dc[i] = ds``
+(each item read once) or ``dc[i] += ...`` (an item read several times)."""
+
+
+def squares_horner(c, x):
+    s = 0.0
+    for i in range(len(c)):
+        s = s * x + c[i] * c[i] + x * c[i]
+    return s
+
+
+def weighted(c, x):
+    total = 0.0
+    for i in range(len(c)):
+        total = total + (float(i) + x) * c[i] + 0.5 * c[i] * c[i] * c[i]
+    return total
