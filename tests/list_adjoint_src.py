@@ -15,3 +15,11 @@ def weighted(c, x):
     for i in range(len(c)):
         total = total + (float(i) + x) * c[i] + 0.5 * c[i] * c[i] * c[i]
     return total
+
+
+def zeros_written(x, y):
+    ys = [0.0] * 3
+    for i in range(3):
+        ys[i] = x * float(i) + y * y
+    ys[1] += x * y
+    return ys[0] * ys[1] + ys[2] * x

@@ -124,3 +124,14 @@ def test_list_adjoint_of_run_time_length_refused_located(tmp_path):
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert run.returncode != 0
     assert "rt_list.py:" in run.stderr and "^" in run.stderr, run.stderr
+
+
+def test_list_of_zeros_of_constant_length_written_by_index():
+    """`ys = [0.0] * 3` in a function of yours, written by `ys[i] = v` and
+    `ys[i] += v`: the gradient against central differences."""
+    fn = list_adjoint_src.zeros_written
+    got = s2s_ad.grad(fn, wrt=("x", "y"))(0.7, -1.3)
+    h = 1e-6
+    want = [(fn(0.7 + h, -1.3) - fn(0.7 - h, -1.3)) / (2 * h),
+            (fn(0.7, -1.3 + h) - fn(0.7, -1.3 - h)) / (2 * h)]
+    np.testing.assert_allclose(np.array(got, dtype=float), want, rtol=1e-6)
