@@ -23,3 +23,18 @@ def zeros_written(x, y):
         ys[i] = x * float(i) + y * y
     ys[1] += x * y
     return ys[0] * ys[1] + ys[2] * x
+
+
+def zeros_mid(x, y):
+    return zeros_written(x, y) * 2.0
+
+
+def zeros_positions(x, y):
+    """The list of zeros in a helper, a helper of a helper, a loop and a branch."""
+    t = 0.0
+    for k in range(3):
+        if x > 0.0:
+            t = t + zeros_mid(x, y + float(k))
+        else:
+            t = t - zeros_written(x, y)
+    return t

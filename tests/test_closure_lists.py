@@ -135,3 +135,18 @@ def test_list_of_zeros_of_constant_length_written_by_index():
     want = [(fn(0.7 + h, -1.3) - fn(0.7 - h, -1.3)) / (2 * h),
             (fn(0.7, -1.3 + h) - fn(0.7, -1.3 - h)) / (2 * h)]
     np.testing.assert_allclose(np.array(got, dtype=float), want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("x", [0.7, -0.7])
+def test_list_of_zeros_in_helpers_loops_branches(x, tmp_path):
+    """The same list in a helper, a helper of a helper, a loop and a branch:
+    through grad, vjp and the CLI's file in a fresh interpreter."""
+    fn, y, h = list_adjoint_src.zeros_positions, -1.3, 1e-6
+    want = [(fn(x + h, y) - fn(x - h, y)) / (2 * h), (fn(x, y + h) - fn(x, y - h)) / (2 * h)]
+    np.testing.assert_allclose(np.array(s2s_ad.grad(fn, wrt=("x", "y"))(x, y)), want, rtol=1e-6)
+    _, back = s2s_ad.vjp(fn, x, y)
+    np.testing.assert_allclose(np.array(back(1.0), dtype=float), want, rtol=1e-6)
+    out = tmp_path / "zeros_positions_grad.py"
+    _cli("grad", "tests/list_adjoint_src.py:zeros_positions", "--wrt", "x,y", "-o", str(out))
+    got = run_generated(tmp_path, "zeros_positions_grad", "grad_zeros_positions", [x, y])
+    np.testing.assert_allclose(np.ravel(got), want, rtol=1e-6)
