@@ -20,6 +20,12 @@ lowering as before). Idempotent: a rewritten tree is left as it is.
   so with ``T_top = len(T)`` taken before the first statement that pops,
   each pop is ``T_top -= 1; v = T[T_top]`` (the list is never shortened:
   nothing reads its length again).
+* A list of numbers of a known length, ``dc = [0.0] * 4`` (the adjoint of a
+  list parameter of that length), is the list ``[0.0, 0.0, 0.0, 0.0]``: a list
+  built in the function, written by index (``dc[i] = ds``; ``dc[i] += v`` is
+  ``dc[i] = dc[i] + v``)
+  in the reverse sweep's loop, which is unrolled for it
+  (:mod:`s2s_ad.frontend.unroll`).
 * Reversed loops: ``for i in reversed(range(a, b, s))`` (``s`` a constant)
   is ``for i in range(a + (L - 1) * s, a - s, -s)`` with ``L`` the number of
   items, and the first ``t`` items of a range, ``range(a, b, s)[:t]`` (a loop
@@ -58,6 +64,7 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None) -> None:
         pairs.split(tree, globals_, taken)
     _slots(tree)
     _pops(tree, taken)
+    _zeros(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.For):
             new = _range_iter(node.iter)
@@ -148,6 +155,51 @@ def _slots(tree: ast.FunctionDef) -> None:
                         [write.value], [])
         loop.body[k] = ast.copy_location(ast.Expr(ast.copy_location(call, write)), write)
         ast.fix_missing_locations(loop.body[k])
+
+
+# --- lists of zeros of a known length ------------------------------------------
+
+ZEROS_LIMIT = 1000
+"""Most items a list of zeros ``[0.0] * n`` is written out to."""
+
+
+def _zeros_display(value) -> ast.List | None:
+    """``[z, z, ..., z]`` for ``[z] * n`` (``z`` a number, ``n`` an int constant)."""
+    if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult)):
+        return None
+    left, right = value.left, value.right
+    if not (isinstance(left, ast.List) and len(left.elts) == 1):
+        return None
+    z = left.elts[0]
+    if not (isinstance(z, ast.Constant) and type(z.value) in (int, float)
+            and type(right) is ast.Constant and type(right.value) is int
+            and 0 <= right.value <= ZEROS_LIMIT):
+        return None
+    return ast.List([ast.Constant(z.value) for _ in range(right.value)], ast.Load())
+
+
+def _zeros(tree: ast.FunctionDef) -> None:
+    made = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Name):
+            new = _zeros_display(node.value)
+            if new is not None:
+                node.value = ast.fix_missing_locations(ast.copy_location(new, node.value))
+                made.add(node.targets[0].id)
+    # ``dc[i] += v`` on such a list is ``dc[i] = dc[i] + v`` (its items are numbers)
+    for node in ast.walk(tree):
+        for field in ("body", "orelse"):
+            block = getattr(node, field, None)
+            for k, stmt in enumerate(block if isinstance(block, list) else []):
+                if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Subscript) \
+                        and isinstance(stmt.target.value, ast.Name) \
+                        and stmt.target.value.id in made \
+                        and not isinstance(stmt.target.slice, ast.Slice):
+                    read = ast.Subscript(ast.Name(stmt.target.value.id, ast.Load()),
+                                         stmt.target.slice, ast.Load())
+                    plain = ast.Assign([stmt.target], ast.BinOp(read, stmt.op, stmt.value))
+                    block[k] = ast.fix_missing_locations(ast.copy_location(plain, stmt))
 
 
 # --- stack tapes --------------------------------------------------------------
