@@ -51,6 +51,7 @@ from __future__ import annotations
 import ast
 
 from s2s_ad.frontend import pairs
+from s2s_ad.names import Namer, identifiers
 
 __all__ = ["normalise"]
 
@@ -58,12 +59,11 @@ __all__ = ["normalise"]
 def normalise(tree: ast.FunctionDef, globals_: dict | None = None) -> None:
     """Rewrite ``tree``'s tapes and reversed ranges in place (see the module);
     ``globals_``: the module's names, where helper pairs are found."""
-    taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    taken |= {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+    namer = Namer(reserved=identifiers(tree))
     if globals_:
-        pairs.split(tree, globals_, taken)
+        pairs.split(tree, globals_, namer)
     _slots(tree)
-    _pops(tree, taken)
+    _pops(tree, namer)
     _zeros(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.For):
@@ -215,7 +215,7 @@ def _pop_of(stmt) -> str | None:
     return None
 
 
-def _pops(tree: ast.FunctionDef, taken: set) -> None:
+def _pops(tree: ast.FunctionDef, namer: Namer) -> None:
     body = tree.body
     popped = []
     for n in ast.walk(tree):
@@ -234,7 +234,7 @@ def _pops(tree: ast.FunctionDef, taken: set) -> None:
                 if isinstance(n, ast.Name) and n.id == tape]
         if len(uses) != len(pops):
             continue
-        top = _fresh(f"{tape}_top", taken)
+        top = namer.fresh(f"{tape}_top")
         at = body[first]
         init = ast.Assign([ast.Name(top, ast.Store())],
                           ast.Call(ast.Name("len", ast.Load()), [ast.Name(tape, ast.Load())], []))
@@ -260,15 +260,6 @@ def _replace_pops(stmt: ast.stmt, tape: str, top: str) -> None:
                     ast.fix_missing_locations(s)
                 out.append(s)
             block[:] = out
-
-
-def _fresh(base: str, taken: set) -> str:
-    name, k = base, 0
-    while name in taken:
-        k += 1
-        name = f"{base}_{k}"
-    taken.add(name)
-    return name
 
 
 # --- reversed ranges ------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The forward/backward pairs of s2s-ad's own gradient modules, with their
 tapes as separate values.
 
-Contract: ``split(tree, globals_, taken)`` rewrites in place a function of a
+Contract: ``split(tree, globals_, namer)`` rewrites in place a function of a
 module s2s-ad generated so that the tape a helper's forward function returns
 to its backward function is no tuple: a pair is ``H_fwd`` and ``H_bwd`` in
 the same module, ``H_bwd(tape, ...)`` opening with ``a, b, c = tape``.
@@ -38,6 +38,8 @@ import functools
 import inspect
 import textwrap
 import types
+
+from s2s_ad.names import Namer
 
 
 @functools.lru_cache(maxsize=256)
@@ -143,7 +145,7 @@ def signature(fn) -> inspect.Signature | None:
                                    for n in items] + rest)
 
 
-def split(tree: ast.FunctionDef, globals_: dict, taken: set) -> None:
+def split(tree: ast.FunctionDef, globals_: dict, namer: Namer) -> None:
     pairs = _pairs(globals_)
     if not pairs:
         return
@@ -155,7 +157,7 @@ def split(tree: ast.FunctionDef, globals_: dict, taken: set) -> None:
         seed = _own_parameters(tree, globals_)
         if seed is None:
             return
-    _call_sites(tree, pairs, taken, seed)
+    _call_sites(tree, pairs, namer, seed)
 
 
 def _own_returns(tree: ast.FunctionDef) -> None:
@@ -245,23 +247,15 @@ def _truth(e: ast.Name) -> ast.expr:
         ast.Compare(e, [ast.NotEq()], [ast.Constant(0.0)]), e))
 
 
-def _call_sites(tree: ast.FunctionDef, pairs: dict, taken: set, seed: dict) -> None:
+def _call_sites(tree: ast.FunctionDef, pairs: dict, namer: Namer, seed: dict) -> None:
     """Tapes of calls to ``H_fwd`` (and tapes of them) split into their items;
     ``seed``: tapes already split (parameters of a backward function)."""
     items: dict[str, tuple] = dict(seed)  # a tape's name -> the names of its items' variables
-    taken |= {m for parts in seed.values() for m in parts}
-
-    def fresh(base):
-        name, k = base, 0
-        while name in taken:
-            k += 1
-            name = f"{base}_{k}"
-        taken.add(name)
-        return name
+    namer.taken |= {m for parts in seed.values() for m in parts}
 
     def tape_of(name, n):
         if name not in items:
-            items[name] = tuple(fresh(f"{name}_{k}") for k in range(n))
+            items[name] = tuple(namer.fresh(f"{name}_{k}") for k in range(n))
         return items[name]
 
     # which names hold tapes, and of how many items (to a fixed point)
