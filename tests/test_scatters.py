@@ -19,6 +19,9 @@ CASES = {
     "repeated_index": ("def f(x):\n    i = np.array([0, 0, 2])\n"
                        "    return np.sum(x[i] ** 2) + np.sum(x[1:] * x[0]) + x[2] * x[i][1]\n",
                        [(4,)]),
+    "argsort_index": ("def f(x, y):\n    i = np.argsort(y, axis=1)\n"
+                      "    return np.sum(x[i] * x[0]) + x[1, 0] * np.sum(x[i][0])\n",
+                      [(3, 2), (2, 3)]),
     "new_axis": ("def f(x, y):\n    return np.sum(x[None, :] * y) + np.sum(x[:, None] * y.T) "
                  "+ np.sum(x[1:])\n", [(3,), (2, 3)]),
     "read_between": ("def h(a):\n    return np.sum(a * a)\n"
@@ -52,9 +55,21 @@ def test_reads_by_index_against_finite_differences(name):
 
 
 def test_the_adjoint_is_added_into_in_place():
+    """Constant slices and integers: ``dc[3:6] += g`` written out, no helper
+    call to decide how (four reads: one scatter, three adds)."""
     f = make_function(CASES["slices"][0])
     text = s2s_ad.gradient_source(f)
-    assert text.count("add_scattered(dc,") == 3  # four reads: one scatter, three adds
+    assert text.count("dc = scatter(") == 1
+    assert "add_scattered" not in text
+    assert sum(text.count(f"dc{index} += ") for index in ("[0:3]", "[3:6]", "[6]", "[7]")) == 3
+
+
+def test_an_index_that_may_repeat_keeps_the_helper():
+    """An index array (here from ``np.argsort`` along an axis, whose rows
+    repeat the same indices) may name an element twice: ``add_scattered``
+    decides when it runs, and sends it to ``np.add.at``."""
+    text = s2s_ad.gradient_source(make_function(CASES["argsort_index"][0]), wrt="x")
+    assert "add_scattered(dx, i," in text or "add_scattered(dx, (i" in text, text
 
 
 def test_not_fused_where_the_adjoint_is_read_in_between():

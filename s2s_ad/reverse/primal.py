@@ -35,11 +35,14 @@ from s2s_ad.rules.templates import (PLACEHOLDERS, attr_expr, const_expr, copy_ex
 
 FAST_FORWARD = {"np.cross": ("cross_product", ()),
                 "np.roll": ("rolled", (("shift", 0), ("axis", None))),
-                "np.eye": ("eye_matrix", ())}
+                "np.eye": ("eye_matrix", ()),
+                "np.sum": ("array_sum", ())}
 """NumPy functions the gradient's forward pass computes with the module's own
 helper (the same values, by the same float operations): ``np.cross`` of two
 3-vectors by components, ``np.roll`` by two slice copies, ``np.eye(n)`` (one
-operand, no ``k``, no ``dtype``) as a copy of a kept identity matrix — each a microsecond or several less per
+operand, no ``k``, no ``dtype``) as a copy of a kept identity matrix, ``np.sum(x)`` (no
+``axis``, no ``keepdims``) of an ndarray as the ``np.add.reduce`` that ``np.sum``
+calls — each a microsecond or several less per
 call on small arrays, where NumPy's general forms spend their time moving
 axes. ``np.einsum`` goes through ``contract`` (optimize=True above 20,000
 index combinations: BLAS, whose sums may round differently from np.einsum's
@@ -129,7 +132,9 @@ class _Forward:
                             + [self.expr(a) for a in op.args], [])
         if arrays is not None and op.prim in FAST_FORWARD and (
                 op.prim != "np.eye" or (len(op.args) == 1 and not op.attrs.get("k")
-                                        and op.attrs.get("dtype") is None)):
+                                        and op.attrs.get("dtype") is None)) and (
+                op.prim != "np.sum" or (len(op.args) == 1 and op.attrs.get("axis") is None
+                                        and not op.attrs.get("keepdims"))):
             # by position, as a generated module read back from its file calls them
             base, attrs = FAST_FORWARD[op.prim]
             return ast.Call(ast.Name(arrays.helper(base), ast.Load()),

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 
+from s2s_ad import ir
 from s2s_ad.emit.code import Block, Stmt
 from s2s_ad.emit.peephole import _rw
 
@@ -46,6 +47,11 @@ def run(stmts: list, arrays) -> None:
         add = _scatter(node, scatter, added=True)
         if add is not None and fresh.get(add[0]) == add[1]:
             target, _, g, index = add
+            subscript = _plain(s.origin, index, arrays.zero_d)
+            if subscript is not None:  # ints and slices: dx[i] += g, no call to decide it
+                s.node = ast.AugAssign(ast.Subscript(ast.Name(target, ast.Load()), subscript,
+                                                     ast.Store()), ast.Add(), g)
+                continue
             call = ast.Call(ast.Name(arrays.helper("add_scattered"), ast.Load()),
                             [ast.Name(target, ast.Load()), index, g], [])
             s.node = ast.Expr(call)
@@ -57,6 +63,41 @@ def run(stmts: list, arrays) -> None:
         made = _scatter(node, scatter, added=False)
         if made is not None:
             fresh[made[0]] = made[1]
+
+
+def _plain(op, index: ast.expr, zero_d: set) -> ast.expr | None:
+    """The subscript ``index`` (a ``scatter`` argument: ``slice(a, b)``, ``2``,
+    ``(i, slice(None, k))``) as written between brackets, when the read ``op``
+    it comes from indexes by integers and slices only (constants, or values
+    the code makes 0-d: ``zero_d``, :mod:`s2s_ad.reverse.ranks`), so
+    that ``dx[index] += g`` is what ``add_scattered`` would do for any array
+    type; else None (an integer array, a mask, ``None`` or ``...``: the helper
+    decides when it runs)."""
+    if not (isinstance(op, ir.Op) and op.prim == "array.getitem"):
+        return None
+    for item in op.attrs.get("index", ()):
+        if item[0] not in ("op", "slice"):
+            return None
+        parts = [item] if item[0] == "op" else [p for p in item[1:] if p is not None]
+        for p in parts:
+            a = op.args[p[1]]
+            if isinstance(a, ir.Const) and type(a.value) is not int or \
+                    isinstance(a, ir.Value) and (a.kind != "int" or id(a) not in zero_d):
+                return None
+    items = index.elts if isinstance(index, ast.Tuple) else [index]
+    out = []
+    for e in items:
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "slice":
+            bounds = [None if isinstance(b, ast.Constant) and b.value is None else b
+                      for b in e.args] + [None] * (3 - len(e.args))
+            if len(e.args) == 1:  # slice(stop)
+                bounds = [None, bounds[0], None]
+            out.append(ast.Slice(*bounds))
+        elif isinstance(e, (ast.Constant, ast.Name, ast.BinOp, ast.UnaryOp)):
+            out.append(e)
+        else:
+            return None
+    return out[0] if len(out) == 1 else ast.Tuple(out, ast.Load())
 
 
 def _scatter(node, scatter: str, added: bool):

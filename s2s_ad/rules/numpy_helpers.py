@@ -7,8 +7,10 @@ NumPy's per-call dispatch, and the dispatching forms for anything else."""
 
 HELPERS = {
     "unbroadcast": '''
-def unbroadcast(g, x):
+def unbroadcast(g, x, _array=np.ndarray):
     """g summed over the axes along which x was broadcast, so it has x's shape."""
+    if type(g) is _array and type(x) is _array and g.shape == x.shape:
+        return g  # the common case first: two arrays of one shape (_array: no global lookup)
     scalar = (int, float, np.generic)  # shape (), as np.shape says, without asking it
     shape = x.shape if type(x) is np.ndarray else () if isinstance(x, scalar) else np.shape(x)
     g_shape = g.shape if type(g) is np.ndarray else () if isinstance(g, scalar) else np.shape(g)
@@ -55,7 +57,10 @@ def spread(g, x):
         if np.shape(out) != np.shape(x):  # g keeps an axis a number has not: np.sum(s, axis=0)
             out = np.reshape(out, np.shape(x))[()]
         return out
-    out = np.empty_like(x, dtype=np.result_type(x, g))
+    if type(g) is float and x.dtype.kind in "fc" or type(g) is np.float64 and x.dtype.char == "d":
+        out = np.empty_like(x)  # the dtype of the sum is x's: no np.result_type to ask
+    else:
+        out = np.empty_like(x, dtype=np.result_type(x, g))
     out[...] = g
     return out
 ''',
@@ -438,6 +443,9 @@ def scatter(g, x, index):
     A basic index (ints, slices, None, ...) picks each element at most once,
     so assigning g there is the same sum without np.add.at's cost."""
     out = np.zeros(x.shape, x.dtype) if type(x) is np.ndarray else np.zeros_like(x)
+    if type(index) is int or type(index) is slice:  # the common case, decided at once
+        out[index] = g
+        return out
     items = index if type(index) is tuple else (index,)
     if all(type(i) in (int, slice, type(None), type(Ellipsis)) or isinstance(i, np.integer)
            for i in items):
@@ -487,6 +495,14 @@ def add_at(y, index, g):
         g = np.reshape(np.broadcast_to(g, np.shape(y[tuple(parts)])), np.shape(y[kept]))
     y[kept] += g
 ''',
+    "float_zeros": '''
+def float_zeros(x):
+    """np.zeros_like(x) + 0.0 in one step: zeros of x's shape in x's floating
+    dtype (float64 for integers and bools), a fresh array to add into in place."""
+    if type(x) is np.ndarray and x.ndim:
+        return np.zeros(x.shape, x.dtype if x.dtype.kind in "fc" else np.float64)
+    return np.zeros_like(x) + 0.0
+''',
     "astype_like": '''
 def astype_like(g, x):
     """g in x's floating dtype: a float32 argument gets a float32 gradient even
@@ -512,7 +528,15 @@ def zeroed(g, index, y):
 def total(g):
     """np.sum(g) for an array; g itself for a number (np.sum of a NumPy scalar
     costs microseconds, as much as a short loop iteration)."""
+    if type(g) is np.ndarray:
+        return np.add.reduce(g, None)  # what np.sum calls for an ndarray, without its wrapper
     return g if isinstance(g, (int, float, complex, np.generic)) else np.sum(g)
+''',
+    "array_sum": '''
+def array_sum(x):
+    """np.sum(x), the same value of the same type: for an ndarray the reduction
+    np.sum calls, without the microsecond its wrapper costs on a short row."""
+    return np.add.reduce(x, None) if type(x) is np.ndarray else np.sum(x)
 ''',
     "own": '''
 def own(v):
