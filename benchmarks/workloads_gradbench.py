@@ -2,13 +2,15 @@
 vector-Jacobian product with a cotangent of ones for ba and ht, whose evals
 ask for Jacobians) against the function itself and, where JAX is installed,
 ``jax.jit(jax.grad(...))`` of the same objective written with ``jax.numpy``
-(compiled once, before timing). No hand-written gradients."""
+(compiled once, before timing). lstm also against a hand-written gradient
+(benchmarks/hand_lstm.py)."""
 
 import os
 import sys
 
 import numpy as np
 
+from hand_lstm import lstm_objective_grad
 from harness import Workload
 from jax_ports import ports
 
@@ -61,7 +63,7 @@ WORKLOADS = [
     Workload("lse n=1000", lse.logsumexp, None, LSE, wrt=0, others=_jax_contender("lse", LSE, 0)),
     Workload("ode n=10 s=100", ode.ode_last, None, ODE, wrt=0,
              others=_jax_contender("ode", ODE, 0)),
-    Workload("lstm l=2 b=14 c=100", lstm.lstm_objective, None, LSTM, wrt=(0, 1),
+    Workload("lstm l=2 b=14 c=100", lstm.lstm_objective, lstm_objective_grad, LSTM, wrt=(0, 1),
              others=_jax_contender("lstm", LSTM, (0, 1))),
     Workload("ba 10 cams 100 pts 300 obs (vjp)", ba_total, None, BA, wrt=(0, 1, 2),
              others=_jax_contender("ba", BA, (0, 1, 2))),

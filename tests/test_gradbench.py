@@ -81,6 +81,25 @@ def test_lstm(layers, b, c):
     check(lstm.lstm_objective, lstm_args(rng, layers, b, c), [0, 1, 2, 3])
 
 
+@pytest.mark.parametrize("layers, b, c", [(1, 3, 4), (2, 4, 5), (3, 2, 3)])
+def test_lstm_hand_written_gradient_of_the_benchmark(layers, b, c):
+    """benchmarks/hand_lstm.py, the benchmark's hand-written gradient, against
+    central differences (the table's grad/hand ratio means something only if
+    both are right) and against s2s-ad's gradient."""
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    try:
+        from hand_lstm import lstm_objective_grad
+    finally:
+        sys.path.remove(os.path.join(ROOT, "benchmarks"))
+    args = lstm_args(np.random.default_rng(layers * 100 + c), layers, b, c)
+    hand = lstm_objective_grad(*args)
+    for i, g in zip((0, 1), hand):
+        np.testing.assert_allclose(g, fd_gradient(lstm.lstm_objective, args, i), rtol=1e-5,
+                                   atol=1e-7, err_msg=f"argument {i}")
+    for g, h in zip(s2s_ad.grad(lstm.lstm_objective, wrt=(0, 1))(*args), hand):
+        np.testing.assert_allclose(g, h, rtol=1e-12, atol=1e-15)
+
+
 def _weighted(f, cotangents):
     """sum(cotangent * output) over every output of f: its gradient is the
     vector-Jacobian product with those cotangents."""
