@@ -33,6 +33,35 @@ def fill_in_helper_of_helper(x, a: float):
     return np.sum(np.sin(_fill_twice(x, a)))
 
 
+def interleaved(x, a: float):
+    """Two writes per iteration of a loop stepping by 2, each into its own
+    elements (y[i], y[i + 1]): neither reverse zeroes."""
+    y = np.zeros(len(x))
+    for i in range(0, len(x) - 1, 2):
+        y[i] = x[i] * a
+        y[i + 1] = np.sin(x[i + 1]) * y[i]
+    return np.sum(y * y)
+
+
+def interleaved_overwritten(x, a: float):
+    """y[i + 2] is written an iteration before y[i] reads and overwrites it:
+    the write into y[i] must zero its adjoint (the gradient is wrong without)."""
+    y = np.zeros(len(x))
+    for i in range(0, len(x) - 2, 2):
+        y[i + 2] = x[i] * a
+        y[i] = y[i] * a + x[i + 1]
+    return np.sum(y * y)
+
+
+def interleaved_read_ahead(x, a: float):
+    """y[i + 2] read before the next iteration writes it: zeroed."""
+    y = np.zeros(len(x))
+    for i in range(0, len(x) - 2, 2):
+        y[i] = x[i] * a + y[i + 2] * x[i + 1]
+        y[i + 1] = np.cos(x[i + 1]) * y[i]
+    return np.sum(y * y)
+
+
 def fill_in_branch(x, a: float):
     y = np.zeros(len(x))
     if a > 0.0:

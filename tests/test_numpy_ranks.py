@@ -238,14 +238,15 @@ def test_cli_file_imports_in_a_fresh_interpreter(tmp_path):
 
 ZEROED = [src.written_before_the_loop, src.overwritten_by_a_second_loop, src.copied_root,
           src.read_same_element, src.wraps_to_the_end, src.read_ahead,
-          src.whole_read_in_the_loop, src.fill_in_loop]
+          src.whole_read_in_the_loop, src.fill_in_loop, src.interleaved_overwritten,
+          src.interleaved_read_ahead]
 """Functions where an op before the loop's write may read or write its
 element: the write's reverse zeroes the element's adjoint. In the first three
 the gradient is wrong without the zero (an earlier write, or the copy that
 made the array, reads it back); the others keep it because the analysis
 cannot tell."""
 
-NOT_ZEROED = [src.fill, src.read_after_in_the_body, src.fill_in_branch]
+NOT_ZEROED = [src.fill, src.read_after_in_the_body, src.fill_in_branch, src.interleaved]
 
 
 @pytest.mark.parametrize("fn", ZEROED + NOT_ZEROED, ids=lambda f: f.__name__)
@@ -267,6 +268,11 @@ def test_write_zeroes_what_an_earlier_op_reads(fn):
 def test_write_of_a_fresh_element_does_not_zero(fn):
     loop = _reverse_loop(_text(fn))
     assert "dy[i]" in loop and not re.search(r"dy\[i\] = 0\.0", loop), loop
+
+
+def test_two_writes_of_a_loop_stepping_by_two_do_not_zero():
+    loop = _reverse_loop(_text(src.interleaved))
+    assert "dy[" in loop and "= 0.0" not in loop, loop
 
 
 # -- reads taken again from the array (s2s_ad/reverse/fresh_writes.py: settled) -------

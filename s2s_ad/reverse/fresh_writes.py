@@ -12,16 +12,19 @@ none of them touches element ``i``, the zero is never read and is not
 written.
 
 A write qualifies when, with ``i`` the index of a ``for`` loop inside no
-other loop (constant start ``s`` ≥ 0, constant step > 0), it is
-``y[i] = v`` inside that loop, the array was made by ``np.zeros``,
-``np.ones``, ``np.zeros_like`` or ``np.ones_like`` (whose reverse reads no
-adjoint), and every other read or write of the array is
+other loop (constant start ``s`` ≥ 0, constant step ``S`` > 0), it is
+``y[i + c]`` (``0 ≤ c < S``; ``y[i]`` and ``y[i + 1]`` of a loop stepping
+by 2 each write their own elements) inside that loop, the array was made by
+``np.zeros``, ``np.ones``, ``np.zeros_like`` or ``np.ones_like`` (whose
+reverse reads no adjoint), and every other read or write of the array is
 
 * after the loop; or
 * before it, at a constant index ``k`` with ``0 ≤ k < s``; or
-* inside it, at ``i - c`` with ``c ≥ 1`` and ``s - c ≥ 0`` (an element
-  written in an earlier iteration; never wrapping to the end of the array),
-  or at ``i`` itself after the write in the loop's body.
+* inside it, at ``i + e`` with ``s + e ≥ 0`` (never wrapping to the end of
+  the array), where ``e - c`` is not a multiple ``m·S`` with ``m ≥ 0``
+  (no element the write writes, in the same or a later iteration:
+  ``e < c``, or between multiples of the step), or ``e = c`` after the write
+  in the loop's body.
 
 Any other use of the array before the write (``np.sum(y)``, ``y * w``, a
 slice, an index computed otherwise) keeps the zero.
@@ -61,7 +64,10 @@ def fresh(func: ir.Function, root: ir.Op | None, members: set[int],
     out = set()
     for w in writes:
         loop = places[id(w)][1]
-        if not _index_loop(loop, places) or _offset(w, loop) != 0:
+        if not _index_loop(loop, places):
+            continue
+        c = _offset(w, loop)
+        if c is None or not 0 <= c < loop.step.value:
             continue
         start = loop.start.value
         if all(_harmless(p, w, loop, start, places) for p in uses if p is not w):
@@ -88,6 +94,48 @@ def settled(func: ir.Function, members: set[int], writes: list[ir.Op]) -> set[in
                or (places[id(w)][1] is loop and _offset(w, loop) == 0) for w in writes):
             out.add(id(node))
     return out
+
+
+def read_once(func: ir.Function, x: ir.Value) -> set[int]:
+    """ids of the reads of ``x`` (an array parameter whose adjoint the sweep
+    adds into in place) that are each the only read of their elements, when
+    every use of ``x`` with a derivative is one of them: ``x[i + c]`` in one
+    ``for`` loop inside no other loop over ``range(s, n, step)`` (``s`` ≥ 0
+    and ``step`` > 0 constants), with ``0 ≤ c < step`` and no two reads at one
+    ``c``. No two iterations then read one element (``i + c`` steps over
+    ``s + c``, ``s + c + step``, ...), nor two reads in one iteration, so each
+    element's adjoint gets one contribution, into zeros: the reverse sweep
+    assigns it (``dx[i + 1] = g``) instead of adding it (``dx[i + 1] += g``),
+    which reads the elements first. Else the empty set.
+
+    Before → after, for ``for i in range(0, n, 2): h = x[i] * x[i + 1]``::
+
+        dx[t2] += dt3                  dx[t2] = dt3
+        dx[i] += dt1                   dx[i] = dt1
+    """
+    from s2s_ad.reverse.analysis import differentiable
+    places = _places(func.body)
+    reads = []
+    for n in ir.walk(func.body):
+        if isinstance(n, ir.Op) and any(a is x for a in n.args):
+            flows = differentiable(n)
+            if any(a is x and flows[k] for k, a in enumerate(n.args)):
+                reads.append(n)
+    if not reads:
+        return set()
+    loop = places[id(reads[0])][1]
+    if not _index_loop(loop, places):
+        return set()
+    offsets = set()
+    for n in reads:
+        if n.prim != "array.getitem" or n.callee is not None or n.args[0] is not x \
+                or any(a is x for a in n.args[1:]) or places[id(n)][1] is not loop:
+            return set()
+        c = _offset(n, loop)
+        if c is None or not 0 <= c < loop.step.value or c in offsets:
+            return set()
+        offsets.add(c)
+    return {id(n) for n in reads}
 
 
 def _places(body: ir.Region) -> dict[int, tuple[int, object, frozenset]]:
@@ -167,8 +215,12 @@ def _harmless(p: ir.Op, w: ir.Op, loop: ir.For, start: int, places) -> bool:
         k = p.args[index[0][1]]
         return _int(k) and 0 <= k.value < start
     c = _offset(p, loop)
-    if c is None:
+    if c is None or start + c < 0:  # a negative index wraps: any element
         return False
-    if c == 0:
+    # p touches i_p + c, w writes i_w + c_w: the same element when
+    # i_w - i_p = c - c_w, a multiple of the step, and p ran first if that
+    # multiple is positive, or zero with p before w in the body
+    d = c - _offset(w, loop)
+    if d == 0:
         return where > places[id(w)][0]
-    return c < 0 and start + c >= 0
+    return d < 0 or d % loop.step.value != 0

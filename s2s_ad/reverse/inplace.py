@@ -344,6 +344,7 @@ def assign_adjoints(sweep) -> None:
                     and id(v) in read and id(v) not in sweep.adj:
                 sweep.accumulators[id(v)] = sweep.adj[id(v)] = sweep.namer.fresh(f"d{v.name}")
                 sweep.reads.add(id(v))  # its adjoint takes its shape
+                sweep.read_once |= fresh_writes.read_once(sweep.func, v)
     for fam in {id(f): f for f in sweep.families.values()}.values():
         fam.seeds = []
         active = [v for v in sweep.values.values()
@@ -372,7 +373,9 @@ def reverse_read(sweep, op: ir.Op, g: ast.expr) -> Stmt:
     parameter whose adjoint is added to in place."""
     target = sweep.adj[id(op.args[0])]
     idx = _index(sweep, op)
-    if sweep.arrays._basic(op, op.attrs["index"]):
+    if id(op) in sweep.read_once:  # the element's one contribution, into zeros
+        node = ast.Assign([ast.Subscript(ast.Name(target, ast.Load()), idx, ast.Store())], g)
+    elif sweep.arrays._basic(op, op.attrs["index"]):
         node = ast.AugAssign(ast.Subscript(ast.Name(target, ast.Load()), idx, ast.Store()),
                              ast.Add(), g)
     else:

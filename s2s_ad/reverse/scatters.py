@@ -5,21 +5,24 @@ Contract: :func:`run` rewrites, in place, a NumPy reverse sweep's chains
     dx = scatter(g1, x, i1)               # zeros shaped like x, g1 at x[i1]
     dx = dx + scatter(g2, x, i2)          # another array of zeros, and a sum
 
-into ``add_scattered(dx, i2, g2)``, which adds ``g2`` into ``dx[i2]`` in
-place, where nothing reads ``dx`` between the two statements (and nothing
+into ``dx[i2] += g2`` where the read's index is made of ints and slices
+(or ``add_scattered(dx, i2, g2)``, which decides when it runs, for any other
+index), adding ``g2`` into ``dx[i2]`` in place, where nothing reads ``dx``
+between the two statements (and nothing
 writes ``x`` or ``dx``): ``dx`` is then an array this sweep made and nobody
 else holds, so adding into it gives the same values as the sum, without an
 array of zeros and a copy per read. A read of several slices of a short
 vector (a camera's 11 parameters read as ``cam[0:3]``, ``cam[3:6]``,
 ``cam[6]``...) paid three NumPy calls per read, each a microsecond. The
 statements keep their place, comments and the op they differentiate
-(``s2s-ad explain`` reads ``add_scattered(dx, i, g)`` as ``add_at``: a
-contribution added into ``dx``).
+(``s2s-ad explain`` reads ``add_scattered(dx, i, g)`` as ``add_at`` and
+``dx[i] += g`` as an element's contribution: added into ``dx``).
 
 Before → after::
 
     dcam = scatter(dt14, cam, slice(7, 9))      dcam = scatter(dt14, cam, slice(7, 9))
-    dcam = dcam + scatter(dt11, cam, 6)   ──▶   add_scattered(dcam, 6, dt11)
+    dcam = dcam + scatter(dt11, cam, 6)   ──▶   dcam[6] += dt11
+    dx = dx + scatter(dt3, x, i)                add_scattered(dx, i, dt3)   (i an index array)
 """
 
 from __future__ import annotations

@@ -136,6 +136,9 @@ class _Sweep(StructuredSweep, CallSites):
         self.accumulators: dict[int, str] = {}
         """id(array parameter read by index in a loop) -> its adjoint, created
         once and only added to in place (nothing reads it before it is returned)."""
+        self.read_once: set[int] = set()
+        """ids of the reads of such a parameter that are the only read of
+        their elements (s2s_ad.reverse.fresh_writes.read_once): assigned, not added."""
 
     # -- bookkeeping ----------------------------------------------------------
 
