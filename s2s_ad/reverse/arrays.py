@@ -237,7 +237,9 @@ class ArraySweep:
             return contrib  # a 0-d result: every operand is 0-d too (s2s_ad.reverse.ranks)
         others = [a for j, a in enumerate(op.args) if j != i]
         same = self.shapes.get(id(arg))
-        if all(_scalar(a) or a is arg or (same is not None and self.shapes.get(id(a)) is same)
+        # the others are numbers, 0-d values the code makes (ypred - np.log(s) with s a
+        # sum), the operand itself or of its shape class: the result has its shape
+        if all(self.number(a) or a is arg or (same is not None and self.shapes.get(id(a)) is same)
                for a in others):
             return contrib
         if same is not None and self.shapes.get(id(op.out)) is same:

@@ -473,6 +473,29 @@ def add_scattered(y, index, g):
     else:
         add_at(y, index, g)
 ''',
+    "joined": '''
+def joined(x, parts, cuts, _array=np.ndarray):
+    """The adjoint of x read as consecutive slices x[:c1], x[c1:c2], ..., x[ck:]
+    of its first axis (0 <= c1 <= c2 <= ...: they tile it), from the slices'
+    adjoints parts, in order: their concatenation. Unless each part is an
+    array ending where its slice ends (a part may be 0.0, an adjoint never
+    added to, or another array type): then each is assigned into zeros at its
+    slice, as scatter would."""
+    n = len(x)
+    end = 0
+    for p, c in zip(parts, cuts + (n,)):
+        if type(p) is not _array or not p.ndim:
+            break
+        end += len(p)
+        if end != (c if c < n else n):
+            break
+    else:
+        return np.concatenate(parts)
+    out = np.zeros(x.shape, x.dtype) if type(x) is _array else np.zeros_like(x)
+    for p, lo, hi in zip(parts, (0,) + cuts, cuts + (None,)):
+        out[lo:hi] = p
+    return out
+''',
     "add_at": '''
 def add_at(y, index, g):
     """y[index] += g in place, repeated indices adding up (np.add.at). An array
