@@ -46,6 +46,7 @@ Before → after, for ``y[0] = x[0]; for i in range(1, n): y[i] = y[i - 1] * a +
 from __future__ import annotations
 
 from s2s_ad import ir
+from s2s_ad.reverse.analysis import differentiable
 
 ROOTS = frozenset({"np.zeros", "np.ones", "np.zeros_like", "np.ones_like"})
 """Constructors whose reverse reads no adjoint."""
@@ -113,7 +114,6 @@ def read_once(func: ir.Function, x: ir.Value) -> set[int]:
         dx[t2] += dt3                  dx[t2] = dt3
         dx[i] += dt1                   dx[i] = dt1
     """
-    from s2s_ad.reverse.analysis import differentiable
     places = _places(func.body)
     reads = []
     for n in ir.walk(func.body):
