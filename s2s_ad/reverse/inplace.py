@@ -401,8 +401,11 @@ def reverse_write(sweep, op: ir.Op) -> list:
             elif sweep.arrays.number(value):
                 contrib = ast.Call(ast.Name(sweep.arrays.helper("total"), ast.Load()), [gathered], [])
             else:
+                # a fresh element's adjoint is never written again (nothing before the
+                # write touches it, fresh_writes.fresh): its view needs no copy
+                kept = gathered if id(op) in fam.fresh else copy_of(sweep.arrays, gathered)
                 contrib = ast.Call(ast.Name(sweep.arrays.helper("unbroadcast"), ast.Load()),
-                                   [copy_of(sweep.arrays, gathered), sweep.ref(value)], [])
+                                   [kept, sweep.ref(value)], [])
             out += sweep.accumulate(value, contrib, False,
                                    reverse_comment(op, 1, value, "the assigned elements"),
                                    op, 1, "the assigned elements")
