@@ -125,3 +125,15 @@ def test_grad_o_file_on_dask_in_a_fresh_interpreter(tmp_path):
     run = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
                          text=True, timeout=300)
     assert run.returncode == 0 and "ok" in run.stdout, run.stderr
+
+
+def test_repeated_index_with_complex_values_on_dask():
+    """np.bincount sums real weights: add_at sums the real and imaginary
+    parts apart. The reference is NumPy's np.add.at on the same adjoint."""
+    f, args = CASES["fancy"]
+    z = X + 1j * RNG.uniform(-1.0, 1.0, 3)
+    df = s2s_ad.grad(f, wrt=0)
+    want = df(z, IDX)
+    assert np.iscomplexobj(want) and np.any(want.imag != 0.0)
+    got = df(da.from_array(z, chunks=2), IDX)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-14)

@@ -507,13 +507,12 @@ def add_at(y, index, g):
     where = np.reshape(np.arange(size), shape)[tuple(
         p if type(p) in (slice, type(None), type(Ellipsis), int) or isinstance(p, np.ndarray)
         else np.asarray(p) for p in items)]
-    g = np.broadcast_to(g, np.shape(where))
+    w = np.ravel(np.broadcast_to(g, np.shape(where)))
     # the positions as an array of g's library, chunked like g (Dask's bincount needs that)
-    at = np.ravel(np.zeros_like(g, dtype=np.intp) + where)
-    w = np.ravel(g)
+    at = np.zeros_like(np.real(w), dtype=np.intp) + np.ravel(where)
     if np.iscomplexobj(w):  # np.bincount sums real weights
-        sums = np.bincount(at, weights=np.real(w), minlength=size) \
-            + 1j * np.bincount(at, weights=np.imag(w), minlength=size)
+        sums = (np.bincount(at, weights=np.real(w), minlength=size)
+                + 1j * np.bincount(at, weights=np.imag(w), minlength=size))
     else:
         sums = np.bincount(at, weights=w, minlength=size)
     y[...] = y + np.reshape(sums, shape)
