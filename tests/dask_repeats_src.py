@@ -60,3 +60,12 @@ def in_branch(x, idx):
 
 def returns_rows(m, rows):
     return np.sin(m[rows]) * 2.0
+
+
+def numpy_made(w, idx):
+    """y is made with NumPy and filled from w (Dask values computed into it);
+    its reads' adjoints are a NumPy float (y[0] * 2.0) and Dask arrays."""
+    y = np.zeros(4)
+    y[0] = w[0]
+    y[1:] = w[1:] * 3.0
+    return y[0] * 2.0 + np.sum(y[1:] * w[1:]) + np.sum(y[idx] * w[:3])

@@ -137,3 +137,18 @@ def test_repeated_index_with_complex_values_on_dask():
     assert np.iscomplexobj(want) and np.any(want.imag != 0.0)
     got = df(da.from_array(z, chunks=2), IDX)
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-14)
+
+
+def test_dask_adjoints_added_into_an_array_made_with_numpy():
+    """add_scattered and add_at add a Dask adjoint into the adjoint of an
+    array the function made with np.zeros (a NumPy array)."""
+    w, idx = np.array([0.5, -1.0, 2.0, 0.7]), np.array([1, 1, 3])
+    want = fd_gradient(src.numpy_made, [w, idx], 0)
+    df = s2s_ad.grad(src.numpy_made, wrt=0)
+    text = s2s_ad.source_of(df)
+    assert "add_scattered(" in text and "add_at(" in text
+    np.testing.assert_allclose(df(w, idx), want, rtol=1e-6, atol=1e-8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        got = df(da.from_array(w, chunks=2), idx)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6, atol=1e-8)

@@ -470,11 +470,11 @@ def scatter(g, x, index):
 def add_scattered(y, index, g):
     """y + scatter(g, y, index), into y in place (an array the reverse sweep
     made and nobody else holds): an index of ints and slices picks each
-    element at most once, so y[index] += g; any other, add_at."""
+    element at most once, so y[index] = y[index] + g; any other, add_at."""
     items = index if type(index) is tuple else (index,)
     plain = (int, slice, type(None), type(Ellipsis)) if type(y) is np.ndarray else (int, slice)
     if all(type(i) in plain or isinstance(i, np.integer) for i in items):
-        y[index] += g
+        y[index] = y[index] + g  # (not +=: NumPy cannot add a Dask g into an ndarray y in place)
     else:
         add_at(y, index, g)
 ''',
@@ -487,6 +487,8 @@ def add_at(y, index, g):
     array of positions shaped like y, and np.bincount sums g by position: the
     same sum, through dispatching functions only."""
     if type(y) is np.ndarray:
+        if type(g) is not np.ndarray and not isinstance(g, (int, float, complex, np.generic)):
+            g = np.asarray(g)  # another library's adjoint (Dask's) added into a NumPy array
         np.add.at(y, index, g)
         return
     items = index if type(index) is tuple else (index,)
