@@ -37,8 +37,15 @@ def test_against_finite_differences(fn):
 
 
 def _adjoint_writes(fn):
+    """"=" for each element of ``dx`` assigned (``dx[i] = g``), "+=" for each
+    added into (``dx[i] += g`` or ``dx[i] = dx[i] + g``, the sweep's
+    out-of-place form)."""
     text = s2s_ad.gradient_source(fn, wrt="x")
-    return re.findall(r"^\s*dx(?:_\d+)?\[[^\]]+\] (\+?=) ", text, re.M), text
+    ops = []
+    for name, index, op, rhs in re.findall(r"^\s*(dx(?:_\d+)?)\[([^\]]+)\] (\+?=) (.*)$", text,
+                                          re.M):
+        ops.append("+=" if op == "+=" or rhs.startswith(f"{name}[{index}] + ") else "=")
+    return ops, text
 
 
 @pytest.mark.parametrize("fn", src.ONCE, ids=lambda f: f.__name__)
