@@ -28,7 +28,7 @@ from tests.examples_numpy import mlp_args
 from tests.modules import import_source, run_generated
 from tests.programs import RandomDraw
 from tests.programs_numpy import numpy_loop_program, numpy_program
-from examples import kmeans, mlp, softmax_xent, tied_weights
+from examples import kmeans, mlp, softmax_xent, spring_chain, tied_weights
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RNG = np.random.default_rng(1415)
@@ -125,6 +125,8 @@ EXAMPLES = [
                         RNG.normal(size=2)], ("W", "V")),
     (tied_weights.tied, [RNG.normal(size=(3, 2)), RNG.normal(size=2), RNG.normal(size=2)], ("W",)),
     (kmeans.kmeans_cost, [RNG.normal(size=(3, 2)), RNG.normal(size=(10, 2))], ("C",)),
+    # adjoints of slices: `scatter(g, x, slice(1, None))`, `add_scattered(...)`
+    (spring_chain.energy, [RNG.normal(scale=0.3, size=2 * spring_chain.N)], ("y",)),
 ]
 
 

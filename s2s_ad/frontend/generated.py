@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import ast
 
-from s2s_ad.frontend import pairs
+from s2s_ad.frontend import pairs, scatter_calls
 from s2s_ad.names import Namer, identifiers
 
 __all__ = ["normalise"]
@@ -62,6 +62,7 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None) -> None:
     namer = Namer(reserved=identifiers(tree))
     if globals_:
         pairs.split(tree, globals_, namer)
+        scatter_calls.rewrite(tree, globals_, namer)
     _slots(tree)
     _pops(tree, namer)
     _zeros(tree)

@@ -226,9 +226,12 @@ VIEW_CALLS = {"reshape", "transpose", "ravel", "squeeze", "expand_dims", "asarra
 
 
 def _copied_just_before(tree: ast.FunctionDef, stmt, name: str) -> bool:
-    """Is ``stmt`` (``name[i] = v``) right after ``name = np.copy(x)`` in the
-    same block? Then nothing else refers to the array it writes into (the
-    form of a subscript assignment in s2s-ad's forward-mode modules)."""
+    """Is ``stmt`` (``name[i] = v``) right after ``name = np.copy(x)`` or
+    ``name = np.zeros_like(x)`` in the same block, or after writes into
+    ``name``'s elements that follow it? Then nothing else refers to the
+    array it writes into (the form of a subscript assignment in
+    s2s-ad's forward-mode modules, and of an indexed read's adjoint,
+    :mod:`s2s_ad.frontend.scatter_calls`)."""
     if stmt is None:
         return False
     for node in ast.walk(tree):
@@ -237,16 +240,27 @@ def _copied_just_before(tree: ast.FunctionDef, stmt, name: str) -> bool:
             if not isinstance(block, list) or stmt not in block:
                 continue
             k = block.index(stmt)
+            while k > 0 and _writes_into(block[k - 1], name):
+                k -= 1  # ``name[i] = a; name[j] += b``: its elements written since
             prev = block[k - 1] if k > 0 else None
             return (isinstance(prev, ast.Assign) and len(prev.targets) == 1
                     and isinstance(prev.targets[0], ast.Name) and prev.targets[0].id == name
                     and isinstance(prev.value, ast.Call) and not prev.value.keywords
                     and len(prev.value.args) == 1
                     and isinstance(prev.value.func, ast.Attribute)
-                    and prev.value.func.attr == "copy"
+                    and prev.value.func.attr in ("copy", "zeros_like")
                     and isinstance(prev.value.func.value, ast.Name)
                     and prev.value.func.value.id in ("np", "numpy"))
     return False
+
+
+def _writes_into(stmt: ast.stmt, name: str) -> bool:
+    """``name[i] = v`` or ``name[i] op= v``, binding no name (no ``:=``)."""
+    target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+        else stmt.target if isinstance(stmt, ast.AugAssign) else None
+    return isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
+        and target.value.id == name \
+        and not any(isinstance(n, ast.NamedExpr) for n in ast.walk(stmt))
 
 
 def _sole_owner(tree: ast.FunctionDef, name: str, makes_new=None):
@@ -264,11 +278,33 @@ def _sole_owner(tree: ast.FunctionDef, name: str, makes_new=None):
         node = binds[1] if len(binds) > 1 else (binds[0] if binds else tree)
         return node, "it must be bound once, outside loops and branches, to a new array"
     value = top[0].value
-    fresh = isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and (
-        value.func.attr in CONSTRUCTORS)
+    if isinstance(value, ast.BinOp) and _constructed(value.left):
+        value = value.left  # ``np.zeros_like(x) + 0.0``: a new array again
+    fresh = _constructed(value)
     if not fresh:
         return value, "it must start as a new array (np.zeros(...), np.copy(x), x.copy(), ...)"
     return first_leak(tree, name, makes_new)
+
+
+def _in_return(node: ast.AST, parents: dict, tree: ast.FunctionDef) -> bool:
+    """``node`` is read by a ``return`` statement of ``tree`` itself (``return
+    astype_like(dx, x)``), not of a function nested in it."""
+    while not isinstance(node, ast.stmt):
+        node = parents.get(id(node))
+        if node is None or isinstance(node, ast.Lambda):
+            return False
+    if not isinstance(node, ast.Return):
+        return False
+    while node is not None and node is not tree:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return False
+        node = parents.get(id(node))
+    return node is tree
+
+
+def _constructed(value: ast.expr) -> bool:
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+        and value.func.attr in CONSTRUCTORS
 
 
 def parents_of(tree: ast.AST) -> dict[int, ast.AST]:
@@ -323,6 +359,8 @@ def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = F
             continue
         if isinstance(parent, ast.Return):
             continue
+        if _in_return(node, parents, tree):
+            continue  # read once every write is done, as the function ends
         if isinstance(parent, ast.Attribute) and parent.attr in ("shape", "size", "ndim"):
             continue
         if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) \
