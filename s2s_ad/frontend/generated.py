@@ -15,8 +15,9 @@ lowering as before). Idempotent: a rewritten tree is left as it is.
   list): the writes are in order, one per iteration, so the list is the
   list grown by ``T.append(v)`` (a list grown at run time,
   :mod:`s2s_ad.frontend.runtime_lists`), read as before by ``T[i]``.
-* A stack tape, ``v = T.pop()`` (after the last ``T.append``, and ``T``
-  used by nothing else from there on): pops return the items last to first,
+* A stack tape, ``v = T.pop()`` or ``y[i] = T.pop()`` (after the last
+  ``T.append``, and ``T`` used by nothing else from there on, at the top
+  level or in loops and branches): pops return the items last to first,
   so with ``T_top = len(T)`` taken before the first statement that pops,
   each pop is ``T_top -= 1; v = T[T_top]`` (the list is never shortened:
   nothing reads its length again).
@@ -206,9 +207,11 @@ def _zeros(tree: ast.FunctionDef) -> None:
 # --- stack tapes --------------------------------------------------------------
 
 def _pop_of(stmt) -> str | None:
-    """``T`` for ``v = T.pop()``."""
+    """``T`` for ``v = T.pop()`` (or ``y[i] = T.pop()``: an overwritten
+    element put back)."""
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
-            and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.Call):
+            and isinstance(stmt.targets[0], (ast.Name, ast.Subscript)) \
+            and isinstance(stmt.value, ast.Call):
         call = stmt.value
         if isinstance(call.func, ast.Attribute) and call.func.attr == "pop" \
                 and isinstance(call.func.value, ast.Name) and not call.args and not call.keywords:
@@ -239,8 +242,9 @@ def _pops(tree: ast.FunctionDef, namer: Namer) -> None:
         at = body[first]
         init = ast.Assign([ast.Name(top, ast.Store())],
                           ast.Call(ast.Name("len", ast.Load()), [ast.Name(tape, ast.Load())], []))
-        for s in body[first:]:
-            _replace_pops(s, tape, top)
+        tail = ast.Module(body=body[first:], type_ignores=[])  # pops at the top level too
+        _replace_pops(tail, tape, top)
+        body[first:] = tail.body
         body.insert(first, ast.fix_missing_locations(ast.copy_location(init, at)))
 
 

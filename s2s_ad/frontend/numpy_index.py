@@ -269,10 +269,15 @@ def _sole_owner(tree: ast.FunctionDef, name: str, makes_new=None):
     ``x.copy()``), and read only inside expressions that make new arrays —
     never bound to another name, put in a list, passed to a function of the
     user's, or viewed (``y[i]`` bound to a name, ``y.T``, ``np.reshape(y)``).
-    Else (the node, why not). ``makes_new`` as for :func:`first_leak`."""
+    ``name += v`` anywhere adds into that array in place, which is the sum
+    ``name = name + v`` the lowering makes of it when nothing else refers to
+    the array. Else (the node, why not). ``makes_new`` as for :func:`first_leak`."""
     binds = [n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
              and any(isinstance(t, ast.Name) and t.id == name
                      for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))]
+    plain = [n for n in binds if not isinstance(n, ast.AugAssign)]
+    if len(plain) == 1 and plain[0] in tree.body:
+        binds = plain
     top = [s for s in tree.body if s in binds]
     if len(binds) != 1 or len(top) != 1 or isinstance(top[0], ast.AugAssign):
         node = binds[1] if len(binds) > 1 else (binds[0] if binds else tree)
@@ -316,7 +321,8 @@ def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = F
     """None when every read of ``name`` uses its elements inside an
     expression that makes a new value, so that no other name, list, helper
     or view refers to its array; else (the node, why not). ``makes_new``
-    tells calls that return a new array (default :func:`_makes_new`);
+    tells calls that return a new array, never (a view of) their argument
+    at a position (default :func:`_makes_new`);
     ``reads`` also accepts what only reads the values: ``z += name``,
     ``return name, w`` and a list of arrays passed to such a call
     (``np.stack([name, w])``)."""
@@ -341,13 +347,14 @@ def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = F
             if isinstance(holder, ast.Attribute) or (isinstance(holder, ast.Call)
                                                      and _is_view_call(holder)):
                 return holder, "views of it are not supported"
-            if isinstance(holder, ast.Call) and not makes_new(holder):
+            if isinstance(holder, ast.Call) and not makes_new(holder, _position(holder, parent)):
                 return holder, "a piece of it cannot be passed to a function of yours (it " \
                                "could keep a view)"
             continue
         if isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.Compare)):
             continue
-        if isinstance(parent, ast.Call) and node in parent.args and makes_new(parent):
+        if isinstance(parent, ast.Call) and node in parent.args \
+                and makes_new(parent, _position(parent, node)):
             continue  # a NumPy function of it: a new array
         if reads and isinstance(parent, ast.AugAssign) and parent.value is node:
             continue
@@ -371,9 +378,15 @@ def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = F
     return None
 
 
-def _makes_new(call: ast.Call) -> bool:
+def _position(call: ast.Call, arg: ast.expr) -> int | None:
+    """Which positional argument of ``call`` ``arg`` is (None: not one)."""
+    return next((k for k, a in enumerate(call.args) if a is arg), None)
+
+
+def _makes_new(call: ast.Call, arg: int | None = None) -> bool:
     """A NumPy function (``np.sum``, ``np.where``, ...) or a builtin that
-    returns a new value, never its argument or a view of it."""
+    returns a new value, never its argument or a view of it (``arg``: the
+    argument asked about; any here)."""
     f = call.func
     if isinstance(f, ast.Name):
         return f.id in ("len", "float", "abs", "int")
