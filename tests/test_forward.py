@@ -261,3 +261,14 @@ def test_hvp_through_a_loop_with_a_tape():
         want = second_difference(lambda x: src.horner(x, 3), [x], 0, 0)
         assert math.isclose(s2s_ad.hvp(src.horner, "x")(x, 3, 1.0), want, rel_tol=1e-5)
         assert math.isclose(s2s_ad.hessian(src.horner, "x")(x, 3), want, rel_tol=1e-5)
+
+
+@pytest.mark.parametrize("fn,args", [(src.appended_in_branch, [1.5, 1.0]),
+                                     (src.appended_in_branch, [1.5, -1.0]),
+                                     (src.appended_in_loop_after_constants, [0.7, 5])],
+                         ids=["branch-true", "branch-false", "loop"])
+def test_list_grown_at_run_time_from_inactive_items(fn, args):
+    """The tangent list of a list whose items were inactive until an append
+    (one Python list for every version) has one zero per earlier item, made
+    before the append: the tangent of xs[0] is the appended value's."""
+    check_jvp(fn, args, [1.0], wrt="x")

@@ -52,6 +52,7 @@ from __future__ import annotations
 import ast
 
 from s2s_ad.frontend import pairs, scatter_calls
+from s2s_ad.frontend.int_names import int_tapes
 from s2s_ad.names import Namer, identifiers
 
 __all__ = ["normalise"]
@@ -65,7 +66,7 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None) -> None:
         pairs.split(tree, globals_, namer)
         scatter_calls.rewrite(tree, globals_, namer)
     _slots(tree)
-    _pops(tree, namer)
+    _pops(tree, namer, globals_)
     _zeros(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.For):
@@ -219,8 +220,13 @@ def _pop_of(stmt) -> str | None:
     return None
 
 
-def _pops(tree: ast.FunctionDef, namer: Namer) -> None:
+def _pops(tree: ast.FunctionDef, namer: Namer, globals_: dict | None = None) -> None:
     body = tree.body
+    ints = int_tapes(tree, globals_)  # stacks of ints (a while loop's index): int(...) keeps them so
+    if (globals_ or {}).get("int", int) is not int or any(
+            isinstance(n, ast.Name) and n.id == "int" and not isinstance(n.ctx, ast.Load)
+            or isinstance(n, ast.arg) and n.arg == "int" for n in ast.walk(tree)):
+        ints = set()  # `int` is not the builtin here
     popped = []
     for n in ast.walk(tree):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
@@ -243,12 +249,12 @@ def _pops(tree: ast.FunctionDef, namer: Namer) -> None:
         init = ast.Assign([ast.Name(top, ast.Store())],
                           ast.Call(ast.Name("len", ast.Load()), [ast.Name(tape, ast.Load())], []))
         tail = ast.Module(body=body[first:], type_ignores=[])  # pops at the top level too
-        _replace_pops(tail, tape, top)
+        _replace_pops(tail, tape, top, tape in ints)
         body[first:] = tail.body
         body.insert(first, ast.fix_missing_locations(ast.copy_location(init, at)))
 
 
-def _replace_pops(stmt: ast.stmt, tape: str, top: str) -> None:
+def _replace_pops(stmt: ast.stmt, tape: str, top: str, ints: bool = False) -> None:
     for node in ast.walk(stmt):
         for field in ("body", "orelse"):
             block = getattr(node, field, None)
@@ -260,6 +266,8 @@ def _replace_pops(stmt: ast.stmt, tape: str, top: str) -> None:
                     down = ast.AugAssign(ast.Name(top, ast.Store()), ast.Sub(), ast.Constant(1))
                     read = ast.Subscript(ast.Name(tape, ast.Load()), ast.Name(top, ast.Load()),
                                          ast.Load())
+                    if ints:
+                        read = ast.Call(ast.Name("int", ast.Load()), [read], [])
                     s.value = ast.copy_location(read, s.value)
                     out.append(ast.fix_missing_locations(ast.copy_location(down, s)))
                     ast.fix_missing_locations(s)

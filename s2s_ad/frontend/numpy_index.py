@@ -25,6 +25,7 @@ import numpy
 
 from s2s_ad import ir
 from s2s_ad.frontend import numpy_attrs, structures
+from s2s_ad.frontend.int_names import int_names, is_int, one_axis
 from s2s_ad.rules.numpy import VIEWS
 from s2s_ad.rules.templates import index_operands
 
@@ -175,7 +176,7 @@ class ArrayIndexing:
                                  "(`y[i] = ...` with `y` a variable of this function)")
         name = target.value.id
         problem = None if _copied_just_before(self.tree, stmt, name) else \
-            _sole_owner(self.tree, name, self.makes_new)
+            _sole_owner(self.tree, name, self.makes_new, self.src.globals)
         if problem is not None:
             node, why = problem
             raise self.src.error(node, f"`{name}` is assigned into (line {target.lineno}) in a "
@@ -263,7 +264,7 @@ def _writes_into(stmt: ast.stmt, name: str) -> bool:
         and not any(isinstance(n, ast.NamedExpr) for n in ast.walk(stmt))
 
 
-def _sole_owner(tree: ast.FunctionDef, name: str, makes_new=None):
+def _sole_owner(tree: ast.FunctionDef, name: str, makes_new=None, globals_=None):
     """None when ``name`` holds an array only it refers to: bound once, before
     any loop or branch, to a fresh array (``np.zeros(...)``, ``np.copy(x)``,
     ``x.copy()``), and read only inside expressions that make new arrays —
@@ -288,7 +289,28 @@ def _sole_owner(tree: ast.FunctionDef, name: str, makes_new=None):
     fresh = _constructed(value)
     if not fresh:
         return value, "it must start as a new array (np.zeros(...), np.copy(x), x.copy(), ...)"
-    return first_leak(tree, name, makes_new)
+    return first_leak(tree, name, makes_new, globals_=globals_)
+
+
+def _numpy_made(tree: ast.FunctionDef, name: str) -> bool:
+    """Every binding of ``name`` but ``name op= ...`` is a NumPy call
+    (``np.zeros_like(x)``): it holds an array or a NumPy number, never a list."""
+    binds = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name
+             and not isinstance(n.ctx, ast.Load)]
+    parents = parents_of(tree)
+    for b in binds:
+        holder = parents.get(id(b))
+        if isinstance(holder, ast.AugAssign) and holder.target is b:
+            continue
+        value = holder.value if isinstance(holder, ast.Assign) and holder.targets == [b] else None
+        if isinstance(value, ast.BinOp) and isinstance(value.right, ast.Constant) \
+                and type(value.right.value) is float:
+            value = value.left  # ``np.zeros_like(x) + 0.0``
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                and isinstance(value.func.value, ast.Name)
+                and value.func.value.id in ("np", "numpy")):
+            return False
+    return bool(binds) and not any(isinstance(a, ast.arg) and a.arg == name for a in ast.walk(tree))
 
 
 def _in_return(node: ast.AST, parents: dict, tree: ast.FunctionDef) -> bool:
@@ -317,7 +339,8 @@ def parents_of(tree: ast.AST) -> dict[int, ast.AST]:
     return {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
 
 
-def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = False):
+def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = False,
+               globals_: dict | None = None):
     """None when every read of ``name`` uses its elements inside an
     expression that makes a new value, so that no other name, list, helper
     or view refers to its array; else (the node, why not). ``makes_new``
@@ -328,6 +351,7 @@ def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = F
     (``np.stack([name, w])``)."""
     makes_new = makes_new or _makes_new
     parents = parents_of(tree)
+    scalars = None  # computed once, where a piece is kept
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
             continue
@@ -335,6 +359,11 @@ def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = F
         if isinstance(parent, ast.Subscript) and parent.value is node:
             if isinstance(parent.ctx, ast.Store):
                 continue
+            if scalars is None:
+                ints = int_names(tree, globals_)
+                scalars = (ints, one_axis(tree, name, ints))
+            if scalars[1] and is_int(parent.slice, scalars[0]):
+                continue  # an element of an array of one axis: a NumPy scalar, a copy
             holder = parents.get(id(parent))
             if isinstance(holder, (ast.Assign, ast.AnnAssign)) and holder.value is parent \
                     and not all(isinstance(t, ast.Subscript) for t in (
@@ -356,8 +385,10 @@ def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = F
         if isinstance(parent, ast.Call) and node in parent.args \
                 and makes_new(parent, _position(parent, node)):
             continue  # a NumPy function of it: a new array
-        if reads and isinstance(parent, ast.AugAssign) and parent.value is node:
-            continue
+        if isinstance(parent, ast.AugAssign) and parent.value is node and (
+                reads or isinstance(parent.target, ast.Name)
+                and _numpy_made(tree, parent.target.id)):
+            continue  # ``z += name``, z an array: z takes the values, not the array
         if isinstance(parent, ast.Tuple) and isinstance(parents.get(id(parent)), ast.Return):
             continue  # returned, as a bare ``return name`` is: the caller owns it then
         if reads and isinstance(parent, (ast.Tuple, ast.List)) and isinstance(
