@@ -65,6 +65,7 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None) -> None:
     if globals_:
         pairs.split(tree, globals_, namer)
         scatter_calls.rewrite(tree, globals_, namer)
+        scatter_calls.in_place_sums(tree, globals_)
     _slots(tree)
     _pops(tree, namer, globals_)
     _zeros(tree)

@@ -20,11 +20,20 @@ changes a value. ``slice(a, b, c)`` in the index is written ``a:b:c``. A call
 of another shape (keywords, a starred argument, a tuple nested in the index,
 the call inside a lambda or a condition) is left alone, and refused as before.
 
+``in_place_sums(tree, globals_)``: in a generated module (one defining
+s2s-ad's own helpers), an adjoint array written by index (``dy[i] = 0.0``)
+and summed into by rebinding (``dy = dy + c``, written out of place so that
+another library's adjoint can be added to a NumPy one) is summed in place
+(``dy += c``): the values are the same where nothing else refers to ``dy``'s
+array, which the lowering then checks (an array written by index must be
+bound once; ``+=`` on a name is checked for aliases), located where not.
+
 Before → after::
 
     dends = scatter(dt4, ends, slice(None, -1))     dends = np.zeros_like(ends)
                                                     dends[:-1] = dt4
     add_scattered(dends, slice(1, None), dt3)       dends[1:] += dt3
+    dy = dy + dt7 * a       (dy[i] = 0.0 elsewhere) dy += dt7 * a
 """
 
 from __future__ import annotations
@@ -35,7 +44,7 @@ import types
 from s2s_ad.frontend import own_helpers
 from s2s_ad.names import Namer
 
-__all__ = ["rewrite"]
+__all__ = ["in_place_sums", "rewrite"]
 
 
 def rewrite(tree: ast.FunctionDef, globals_: dict, namer: Namer) -> None:
@@ -55,6 +64,37 @@ def rewrite(tree: ast.FunctionDef, globals_: dict, namer: Namer) -> None:
         return
     slice_shadowed = "slice" in globals_ or "slice" in _assigned(tree)
     _Rewrite(alias, helpers, namer, slice_shadowed).block(tree.body)
+
+
+def in_place_sums(tree: ast.FunctionDef, globals_: dict) -> None:
+    """``dy = dy + c`` as ``dy += c`` for adjoint arrays written by index (see the module)."""
+    if not any(own_helpers.is_helper(v, k) for k, v in globals_.items()
+               if k in ("unbroadcast", "spread", "scatter", "astype_like", "own", "total")):
+        return
+    indexed = {t.value.id for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AugAssign))
+               for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+               if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)}
+    first = {}
+    for stmt in tree.body:  # each name's first binding stays a binding
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+                and isinstance(stmt.targets[0], ast.Name):
+            first.setdefault(stmt.targets[0].id, stmt)
+    for n in ast.walk(tree):
+        for field in ("body", "orelse"):
+            block = getattr(n, field, None)
+            if not isinstance(block, list):
+                continue
+            for k, stmt in enumerate(block):
+                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+                        and isinstance(stmt.targets[0], ast.Name) \
+                        and stmt.targets[0].id in indexed and first.get(stmt.targets[0].id) \
+                        is not stmt and isinstance(stmt.value, ast.BinOp) \
+                        and isinstance(stmt.value.op, (ast.Add, ast.Sub)) \
+                        and isinstance(stmt.value.left, ast.Name) \
+                        and stmt.value.left.id == stmt.targets[0].id:
+                    name = stmt.targets[0].id
+                    block[k] = _at(ast.AugAssign(ast.Name(name, ast.Store()), stmt.value.op,
+                                                 stmt.value.right), stmt)
 
 
 def _assigned(tree: ast.AST) -> set[str]:
