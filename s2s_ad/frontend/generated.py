@@ -223,7 +223,7 @@ def _pop_of(stmt) -> str | None:
 
 def _pops(tree: ast.FunctionDef, namer: Namer, globals_: dict | None = None) -> None:
     body = tree.body
-    ints = int_tapes(tree, globals_)  # stacks of ints (a while loop's index): int(...) keeps them so
+    ints = int_tapes(tree, globals_)  # stacks of ints (a while loop's index): read as int(...)
     if (globals_ or {}).get("int", int) is not int or any(
             isinstance(n, ast.Name) and n.id == "int" and not isinstance(n.ctx, ast.Load)
             or isinstance(n, ast.arg) and n.arg == "int" for n in ast.walk(tree)):

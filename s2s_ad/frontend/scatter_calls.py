@@ -98,7 +98,8 @@ def in_place_sums(tree: ast.FunctionDef, globals_: dict) -> None:
 
 
 def _assigned(tree: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} \
+    return {n.id for n in ast.walk(tree)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} \
         | {a.arg for n in ast.walk(tree) if isinstance(n, ast.arguments)
            for a in n.posonlyargs + n.args + n.kwonlyargs}
 
