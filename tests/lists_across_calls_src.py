@@ -1,0 +1,193 @@
+"""Lists of any length crossing calls (tests/test_lists_across_calls.py):
+NumPy lists grown in a loop passed to helpers (the LSTM pattern), helpers
+returning lists grown at run time, and `sorted`/`min`/`max` over lists of any
+length. Every function here is plain Python: the tests compare s2s-ad's
+gradients with central differences of these."""
+
+import math
+
+import numpy as np
+
+
+# -- 1. a NumPy list grown in a loop, passed to helpers -----------------------
+
+def _total(states):
+    s = 0.0
+    for h in states:
+        s = s + np.sum(h * h)
+    return s
+
+
+def _loss(states, targets):
+    s = 0.0
+    for i in range(len(states)):
+        s = s + np.sum((states[i] - targets[i]) ** 2)
+    return s
+
+
+def _weighted(states, w):
+    s = 0.0
+    for i, h in enumerate(states):
+        s = s + np.sum(np.sin(h) * w) * (i + 1.0)
+    for h, g in zip(states, reversed(states)):
+        s = s + np.dot(h, g)
+    return s + np.sum(sum(states)) + np.sum(states[-1] * states[0])
+
+
+def _through(states, w):
+    return _weighted(states, w) + 0.5 * _total(states)
+
+
+def lstm_total(W, x, n):
+    h = x
+    states = []
+    for t in range(n):
+        h = np.tanh(W @ h)
+        states.append(h)
+    return _total(states)
+
+
+def lstm_loss(W, U, x, targets, n):
+    h = x
+    c = x * 0.5
+    states = []
+    for t in range(n):
+        c = np.tanh(U @ c) * 0.5 + c * 0.5
+        h = np.tanh(W @ h + c)
+        states.append(h)
+    return _loss(states, targets)
+
+
+def grown_through_helpers(W, x, w, n):
+    h = x
+    states = [x * 1.0]
+    for t in range(n):
+        h = np.sin(W @ h) + 0.1 * states[t]
+        states.append(h)
+    a = _through(states, w)
+    states.append(h * a)  # after the call: the helper saw the list as it was then
+    return a + _total(states)
+
+
+def grown_and_called_in_loop(W, x, n):
+    h = x
+    states = []
+    s = 0.0
+    for t in range(n):
+        h = np.tanh(W @ h)
+        states.append(h)
+        s = s + _total(states) * (t + 1.0)
+    return s
+
+
+def called_in_branch(W, x, targets, n, sel):
+    h = x
+    states = []
+    for t in range(n):
+        h = np.tanh(W @ h)
+        states.append(h)
+    if sel > 0.5:
+        r = _total(states) * 2.0
+    else:
+        r = _loss(states, targets) - 1.0
+    return r
+
+
+# in-place writes to an item of a list that crossed a call: refused, located
+
+def _grow(W, x, n):
+    h = x
+    states = []
+    for t in range(n):
+        h = np.tanh(W @ h)
+        states.append(h)
+    return states
+
+
+def _writes_item(states):
+    states[0][0] = 2.0
+    return np.sum(states[0] * states[-1])
+
+
+def _writes_alias(states):
+    h = states[-1]
+    h[1] = 2.0
+    return np.sum(states[0] * h)
+
+
+def _adds_in_place(states):
+    h = states[0]
+    h += 1.0
+    return np.sum(h * states[-1])
+
+
+def _adds_in_loop(states):
+    s = 0.0
+    for i in range(len(states)):
+        h = states[i]
+        h *= 2.0
+        s = s + np.sum(h)
+    return s
+
+
+def _writes_in_loop(states):
+    s = 0.0
+    for h in states:
+        h[0] = 1.0
+        s = s + np.sum(h)
+    return s
+
+
+def _replaces_item(states):
+    states[0] = states[0] * 2.0
+    return np.sum(states[0])
+
+
+def _passes_on(states):
+    return _writes_item(states) + 1.0
+
+
+WRITERS = {"_writes_item": "states[0][0] = 2.0", "_writes_alias": "h[1] = 2.0",
+           "_adds_in_place": "h += 1.0", "_adds_in_loop": "h *= 2.0",
+           "_writes_in_loop": "def _writes_in_loop(states):",
+           "_replaces_item": "states[0] = states[0] * 2.0",
+           "_passes_on": "states[0][0] = 2.0"}
+
+
+def caller_writes_after(W, x, n):
+    h = x
+    states = []
+    for t in range(n):
+        h = np.tanh(W @ h)
+        states.append(h)
+    a = _total(states)
+    states[0][0] = 3.0
+    return a + np.sum(states[0])
+
+
+def caller_writes_alias_after(W, x, n):
+    h = x
+    states = []
+    for t in range(n):
+        h = np.tanh(W @ h)
+        states.append(h)
+    a = _total(states)
+    h[0] = 3.0
+    return a + np.sum(h)
+
+
+def caller_adds_after(W, x, n):
+    h = x
+    states = []
+    for t in range(n):
+        h = np.tanh(W @ h)
+        states.append(h)
+    a = _total(states)
+    last = states[-1]
+    last += 1.0
+    return a + np.sum(last)
+
+
+CALLER_WRITES = {"caller_writes_after": "states[0][0] = 3.0",
+                 "caller_writes_alias_after": "h = np.tanh(W @ h)",
+                 "caller_adds_after": "last += 1.0"}
