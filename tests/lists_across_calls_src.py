@@ -191,3 +191,133 @@ def caller_adds_after(W, x, n):
 CALLER_WRITES = {"caller_writes_after": "states[0][0] = 3.0",
                  "caller_writes_alias_after": "h = np.tanh(W @ h)",
                  "caller_adds_after": "last += 1.0"}
+
+
+# -- 2. a helper returning a list grown at run time ----------------------------
+
+def _rollout(x0, w, n):
+    xs = [x0]
+    for i in range(n):
+        xs.append(math.sin(xs[-1]) * w + 0.1 * xs[i])
+    return xs
+
+
+def _energy(xs, w):
+    s = 0.0
+    for v in xs:
+        s = s + v * w
+    return s
+
+
+def _rollout_half(x, w, n):
+    return _rollout(x * 0.5, w, n)  # a helper's list returned again
+
+
+def rollout_indexed(x, w, n):
+    xs = _rollout(x, w, n)
+    return xs[-1] * xs[0] + xs[len(xs) // 2] * w
+
+
+def rollout_summed(x, w, n):
+    xs = _rollout(x, w, n)
+    return sum(xs) + len(xs) * x
+
+
+def rollout_iterated(x, w, n):
+    s = 0.0
+    xs = _rollout(x, w, n)
+    for i, v in enumerate(xs):
+        s = s + v * v * (i + 1.0)
+    for a, b in zip(xs, reversed(xs)):
+        s = s + a * b
+    return s
+
+
+def rollout_passed_on(x, w, n):
+    xs = _rollout_half(x, w, n)
+    return _energy(xs, w) + _energy(_rollout(w, x, n), x) + xs[-1]
+
+
+def rollout_copied_and_grown(x, w, n):
+    ys = []
+    for v in _rollout(x, w, n):
+        ys.append(v * 2.0)
+    ys.append(x * w)
+    return sum(ys) * ys[-1]
+
+
+def _np_rollout(W, h, n):
+    hs = [h * 1.0]
+    for t in range(n):
+        h = np.tanh(W @ h)
+        hs.append(h)
+    return hs
+
+
+def np_rollout_used(W, x, n):
+    hs = _np_rollout(W, x, n)
+    s = 0.0
+    for h in hs:
+        s = s + np.sum(h * h)
+    return s + np.sum(hs[-1]) * len(hs) + np.sum(sum(hs))
+
+
+def np_rollout_passed_on(W, x, targets, n):
+    hs = _np_rollout(W, x, n)
+    return _loss(hs, targets) + np.sum(hs[0] * hs[-1])
+
+
+# refused, located: the line each is refused at
+
+def rollout_appended(x, w, n):
+    xs = _rollout(x, w, n)
+    xs.append(x * w)
+    return sum(xs)
+
+
+def rollout_called_in_loop(x, w, n):
+    s = 0.0
+    for k in range(3):
+        xs = _rollout(x, w, n)
+        s = s + xs[-1]
+    return s
+
+
+def rollout_unpacked(x, w, n):
+    a, b = _rollout(x, w, 1)
+    return a * b
+
+
+def rollout_returned(x, w, n):
+    return _rollout(x, w, n)
+
+
+def _gives_back(xs):
+    return xs
+
+
+def rollout_given_back(x, w, n):
+    return sum(_gives_back(_rollout(x, w, n)))
+
+
+def _returns_in_loop(x, n):
+    xs = [x]
+    for i in range(n):
+        xs.append(xs[-1] * x)
+        if i > 2:
+            return xs
+    return xs
+
+
+def rollout_returned_in_loop(x, w, n):
+    return sum(_returns_in_loop(x, n))
+
+
+RETURN_REFUSED = {
+    "rollout_appended": ("xs.append(x * w)", "a list of any length a helper returned"),
+    "rollout_called_in_loop": ("xs = _rollout(x, w, n)", "this call is inside a loop or branch"),
+    "rollout_unpacked": ("a, b = _rollout(x, w, 1)", "it cannot be unpacked"),
+    "rollout_returned": ("return _rollout(x, w, n)", "from the function differentiated"),
+    "rollout_given_back": ("return xs", "the caller passed"),
+    "rollout_returned_in_loop": ("return xs", "once, at the end of its body"),
+}

@@ -170,3 +170,94 @@ def test_the_refusals_say_what_is_written_and_why():
     f = make_function(_GROWS_AND_CALLS, env={"g": src._adds_in_place})
     with pytest.raises(s2s_ad.SourceError, match="`h` is an item of the list `states`"):
         s2s_ad.grad(f)(W, X, 3)
+
+
+# -- helpers returning lists of any length -------------------------------------
+
+SCALAR_RETURNS = ["rollout_indexed", "rollout_summed", "rollout_iterated", "rollout_passed_on",
+                  "rollout_copied_and_grown"]
+SCALAR_POINTS = [(0.3, 0.8, 0), (0.3, 0.8, 1), (-0.6, 1.1, 5)]
+
+
+@pytest.mark.parametrize("name", SCALAR_RETURNS)
+def test_a_helper_returning_a_list_grown_at_run_time(name):
+    # one module for every trip count; grad, vjp and jvp against central differences
+    f = getattr(src, name)
+    g = s2s_ad.grad(f, wrt=(0, 1))
+    for args in SCALAR_POINTS:
+        for k, got in zip((0, 1), g(*args)):
+            _assert_close(got, _fd(f, args, k), f"{name} {args} arg {k}")
+        value, back = s2s_ad.vjp(f, *args)
+        assert value == pytest.approx(f(*args), rel=1e-12)
+        pulled = back(0.7)
+        for k in (0, 1):
+            _assert_close(pulled[k], 0.7 * _fd(f, args, k), f"vjp {name} {args} arg {k}")
+        if name == "rollout_passed_on":  # forward mode passes no list to a helper yet
+            with pytest.raises(s2s_ad.SourceError, match="forward mode does not yet pass"):
+                s2s_ad.jvp(f, wrt=(0, 1))(*args, dx=1.0, dw=0.5)
+            continue
+        value, tangent = s2s_ad.jvp(f, wrt=(0, 1))(*args, dx=1.0, dw=0.5)
+        _assert_close(tangent, _fd(f, args, 0) + 0.5 * _fd(f, args, 1), f"jvp {name} {args}")
+
+
+@pytest.mark.parametrize("form", ["helper", "helper_of_helper", "loop", "branch"])
+@pytest.mark.parametrize("name", SCALAR_RETURNS)
+def test_a_returned_list_inside_a_helper_a_loop_and_a_branch(name, form):
+    f = make_function(_wrapped(form, "p0, p1, p2"), env={"g": getattr(src, name)})
+    for args in SCALAR_POINTS[1:]:
+        for extra in ([(0.9,), (0.1,)] if form == "branch" else [()]):
+            point = args + extra
+            got = s2s_ad.grad(f, wrt=(0, 1))(*point)
+            for k, gk in zip((0, 1), got):
+                _assert_close(gk, _fd(f, point, k), f"{name} as {form} {point} arg {k}")
+
+
+NUMPY_RETURNS = {
+    "np_rollout_used": (lambda n: (W, X, n), (0, 1)),
+    "np_rollout_passed_on": (lambda n: (W, X, TARGETS, n), (0, 1)),
+}
+
+
+@pytest.mark.parametrize("name", NUMPY_RETURNS)
+def test_a_numpy_helper_returning_a_list_grown_at_run_time(name):
+    f = getattr(src, name)
+    make, wrt = NUMPY_RETURNS[name]
+    g = s2s_ad.grad(f, wrt=wrt)
+    for n in TRIPS:
+        args = make(n)
+        for k, got in zip(wrt, g(*args)):
+            _assert_close(got, _fd(f, args, k), f"{name} n={n} arg {k}")
+    value, back = s2s_ad.vjp(f, *make(3))
+    pulled = back(0.7)
+    for k in wrt:
+        _assert_close(pulled[k], 0.7 * _fd(f, make(3), k), f"vjp {name} arg {k}")
+    h = make(3)
+    p = make_function(_wrapped("loop", ", ".join(f"p{i}" for i in range(len(h)))),
+                      env={"g": f})
+    for k, got in zip(wrt, s2s_ad.grad(p, wrt=wrt)(*h)):
+        _assert_close(got, _fd(p, h, k), f"{name} in a loop, arg {k}")
+
+
+@pytest.mark.parametrize("name", SCALAR_RETURNS + list(NUMPY_RETURNS))
+def test_a_returned_list_through_the_cli_module_in_a_fresh_interpreter(tmp_path, name):
+    out = tmp_path / f"grad_{name}.py"
+    assert cli.main(["grad", f"{src.__file__}:{name}", "-o", str(out)]) == 0
+    f = getattr(src, name)
+    if name in NUMPY_RETURNS:
+        make, wrt = NUMPY_RETURNS[name]
+        points = [make(0), make(4)]
+    else:
+        points, wrt = SCALAR_POINTS, (0, 1)
+    for args in points:
+        got = _fresh(tmp_path, f"grad_{name}", f"grad_{name}(*args)", args)
+        for k in wrt:
+            _assert_close(got[k], _fd(f, args, k), f"{name} {args} arg {k}")
+
+
+@pytest.mark.parametrize("name", src.RETURN_REFUSED)
+def test_what_a_returned_list_does_not_support_is_refused_there(name):
+    line, words = src.RETURN_REFUSED[name]
+    with pytest.raises(s2s_ad.SourceError, match=words) as err:
+        s2s_ad.grad(getattr(src, name), wrt=(0, 1))(0.3, 0.8, 3)
+    assert err.value.source_line.strip() == line
+    assert "lists_across_calls_src.py:" in str(err.value) and "^" in str(err.value)

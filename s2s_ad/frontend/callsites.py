@@ -24,8 +24,8 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import (closures, funargs, own_helpers, pairs, passing, sorting,
-                              statics, structures, syntax)
+from s2s_ad.frontend import (closures, funargs, own_helpers, pairs, passing, runtime_lists,
+                              sorting, statics, structures, syntax)
 from s2s_ad.rules import RULES
 from s2s_ad.rules import user as user_rules
 
@@ -204,6 +204,11 @@ class CallLowering:
         self.call_values.add(id(out))
         if callee.rule is None:
             lowered = self.lower_callee(op)
+            if lowered is not None and isinstance(lowered.result, ir.Value) \
+                    and lowered.result.kind == "list":
+                # a list grown at run time: read as a list of any length
+                runtime_lists.call_result(self, out, node)
+                return out
             if lowered is not None and lowered.returns is not None:
                 # a dict, NamedTuple, dataclass or nested tuples: read leaf by leaf
                 callee.returns = lowered.returns

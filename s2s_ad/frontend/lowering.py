@@ -190,6 +190,8 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         self.list_roots: dict[int, int] = {}
         """id(version of a run-time list) -> id of its list.new value: which list it is."""
         """ids of the versions of lists grown at run time (frontend/runtime_lists.py)."""
+        self.returned_lists: set[int] = set()
+        """ids of lists of any length helpers returned (runtime_lists.call_result)."""
 
     # -- entry -------------------------------------------------------------
 
@@ -406,8 +408,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         if structures.is_structure(value):
             return structures.outputs(self, value, stmt.value)
         if isinstance(value, ir.Value) and value.kind == "list":
-            raise self.src.error(stmt.value, "returning a list of any length is not supported; "
-                                 "return a number computed from it (`sum(xs)`, `xs[-1]`)")
+            runtime_lists.returned(self, value, stmt.value)
         if isinstance(value, ir.Value) and value.kind == "tuple":
             raise self.src.error(stmt.value, "returning the tuple a call returns is not "
                                  "supported; unpack it (`a, b = helper(x)`) and return `a, b`")

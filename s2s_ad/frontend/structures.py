@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import types
 from dataclasses import dataclass, field
 
 from s2s_ad import ir
@@ -334,7 +335,11 @@ def iteration(lo, node: ast.expr) -> list:
             and node.func.id not in lo.env
             and lo.resolve(node.func) in (builtins.zip, builtins.enumerate)):
         return _zip_or_enumerate(lo, node)
-    value = lo.expr(node)
+    return items_of(lo, lo.expr(node), node)
+
+
+def items_of(lo, value, node: ast.expr) -> list:
+    """The items of ``value`` (``node`` lowered), known while lowering."""
     if isinstance(value, StaticObject) and value.is_tuple:
         return list(value.items.values())
     if isinstance(value, (tuple, StaticList)):
@@ -366,13 +371,23 @@ def builtin(lo, fn, node: ast.Call, var: str | None, hint: str | None):
     if node.keywords or len(node.args) != 1:
         raise lo.src.error(node, f"`{fn.__name__}` takes one argument here")
     arg = node.args[0]
+    value = None
     if isinstance(arg, ast.Name) and is_runtime(lo, lo.env.get(arg.id)):
-        seq = lo.env[arg.id]
+        value = lo.env[arg.id]
+    elif isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) \
+            and arg.func.id not in lo.env and (
+                arg.func.id in getattr(lo, "local_fns", {})
+                or isinstance(lo.src.globals.get(arg.func.id), types.FunctionType)):
+        value = lo.expr(arg)  # `sum(rollout(x, n))`: maybe a list a helper returned
+    if value is not None and is_runtime(lo, value):
         if fn is builtins.len:
-            return lo.emit("len", [seq], node, var, hint=hint)
-        return _runtime_sum(lo, seq, node, var)
-    items = (comprehension(lo, arg) if isinstance(arg, ast.GeneratorExp)
-             else iteration(lo, arg))
+            return lo.emit("len", [value], node, var, hint=hint)
+        return _runtime_sum(lo, value, node, var)
+    if value is not None:
+        items = items_of(lo, value, arg)
+    else:
+        items = (comprehension(lo, arg) if isinstance(arg, ast.GeneratorExp)
+                 else iteration(lo, arg))
     if fn is builtins.len:
         return ir.Const(len(items))
     if not items:

@@ -68,7 +68,8 @@ def families(func: ir.Function) -> dict[int, ListFamily]:
     params = {id(p.value) for p in func.params}
     for node in ir.walk(func.body):
         if isinstance(node, ir.Op):
-            if node.prim == "list.new":
+            if node.prim == "list.new" or node.callee is not None and node.out.kind == "list":
+                # (a helper's result: a list of any length it grew)
                 add(node.out)
                 roots[id(node.out)] = node.out
             elif node.prim == "list.append":
@@ -115,10 +116,19 @@ def adjoints(sweep) -> list:
     for fam in {id(f): f for f in sweep.lists.values()}.values():
         if id(fam.root) not in sweep.act:
             continue
+        seed = next((sweep.adj[id(m)] for m in fam.members if id(m) in sweep.adj), None)
         fam.adj = sweep.namer.fresh(f"d{fam.name}")
         for m in fam.members:
             sweep.adj[id(m)] = fam.adj
         xs = sweep.ref(fam.root)
+        if seed is not None:
+            # a helper returning the list: its adjoint starts as the caller's
+            # (a copy: the reverse of each append pops from it)
+            out.append(Stmt(ast.Assign([ast.Name(fam.adj, ast.Store())],
+                                       _call("list", [ast.Name(seed, ast.Load())])),
+                            f"the adjoint of the list {fam.name}, returned: the caller's",
+                            role="seed"))
+            continue
         if sweep.arrays is not None:
             item = sweep.namer.fresh("item")
             value = ast.ListComp(
