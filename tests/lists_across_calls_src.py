@@ -321,3 +321,77 @@ RETURN_REFUSED = {
     "rollout_given_back": ("return xs", "the caller passed"),
     "rollout_returned_in_loop": ("return xs", "once, at the end of its body"),
 }
+
+
+# -- 3. sorted, min and max over lists of any length ----------------------------
+
+def _grow(x, n):
+    xs = [x]
+    for i in range(n):
+        xs.append(math.sin(xs[-1] + i) * 0.9)
+    return xs
+
+
+def sorted_grown(x, w, n):
+    xs = [x]
+    for i in range(n):
+        xs.append(math.sin(xs[-1] + i) * 0.9 + w * 0.1)
+    ys = sorted(xs)
+    s = 0.0
+    for i in range(len(ys)):
+        s = s + ys[i] * (i + 1.0) * w
+    return s + sorted(xs)[-1]
+
+
+def sorted_key_reverse(x, w, n):
+    ys = sorted(_grow(x, n), key=lambda t: (t - w) ** 2, reverse=True)
+    s = 0.0
+    for i, v in enumerate(ys):
+        s = s + v * (i + 1.0)
+    return s + ys[0] * ys[-1] * w
+
+
+def _nearest(xs, t):
+    return min(xs, key=lambda v: abs(v - t))
+
+
+def min_max_keyed(x, w, n):
+    xs = _grow(x, n)
+    best = max(xs, key=lambda t: -(t - w) ** 2)
+    return best * 2.0 + _nearest(xs, w * 0.5) * w + max(xs) * w - min(xs)
+
+
+def sorted_param(xs, w):
+    ys = sorted(xs, key=lambda t: t * w)
+    return ys[0] * 3.0 + ys[-1] + min(xs, key=lambda t: t * t) * w + max(xs)
+
+
+def sorted_ties(xs):
+    ys = sorted(xs, key=lambda t: t * t)
+    zs = sorted(xs, reverse=True)
+    s = 0.0
+    for i in range(len(ys)):
+        s = s + ys[i] * (i + 1.0) + zs[i] * (i + 1.0) ** 2
+    return s + max(xs, key=lambda t: t * t) * 100.0 + min(xs) * 1000.0
+
+
+def sorted_in_loop(x, w, n):
+    xs = _grow(x, n)
+    s = 0.0
+    for k in range(2):
+        s = s + sorted(xs)[0]
+    return s
+
+
+def sorted_of_arrays(x, n):
+    hs = []
+    for t in range(n):
+        hs.append(np.sin(x * t))
+    return np.sum(sorted(hs, key=lambda h: np.sum(h))[0])
+
+
+SORT_REFUSED = {
+    "sorted_in_loop": ("s = s + sorted(xs)[0]", "inside a loop or branch", (0.3, 0.8, 3)),
+    "sorted_of_arrays": ("return np.sum(sorted(hs, key=lambda h: np.sum(h))[0])",
+                         "in NumPy code, sort an array", (np.ones(3) * 0.3, 3)),
+}

@@ -261,3 +261,102 @@ def test_what_a_returned_list_does_not_support_is_refused_there(name):
         s2s_ad.grad(getattr(src, name), wrt=(0, 1))(0.3, 0.8, 3)
     assert err.value.source_line.strip() == line
     assert "lists_across_calls_src.py:" in str(err.value) and "^" in str(err.value)
+
+
+# -- sorted, min and max over lists of any length -------------------------------
+
+SORTS = ["sorted_grown", "sorted_key_reverse", "min_max_keyed"]
+SORT_POINTS = [(0.3, 0.8, 0), (0.3, 0.8, 1), (0.45, 0.6, 6), (-0.7, 1.2, 9)]
+
+
+@pytest.mark.parametrize("name", SORTS)
+def test_sorted_min_max_of_a_list_grown_at_run_time(name):
+    # one module for every trip count: the permutation is found when the code runs
+    f = getattr(src, name)
+    g = s2s_ad.grad(f, wrt=(0, 1))
+    for args in SORT_POINTS:
+        for k, got in zip((0, 1), g(*args)):
+            _assert_close(got, _fd(f, args, k), f"{name} {args} arg {k}")
+        value, back = s2s_ad.vjp(f, *args)
+        assert value == pytest.approx(f(*args), rel=1e-12)
+        for k, got in zip((0, 1), back(0.7)):
+            _assert_close(got, 0.7 * _fd(f, args, k), f"vjp {name} {args} arg {k}")
+        if name == "min_max_keyed":  # forward mode passes no list to a helper yet
+            with pytest.raises(s2s_ad.SourceError, match="forward mode does not yet pass"):
+                s2s_ad.jvp(f, wrt=(0, 1))(*args, dx=1.0, dw=0.5)
+            continue
+        value, tangent = s2s_ad.jvp(f, wrt=(0, 1))(*args, dx=1.0, dw=0.5)
+        _assert_close(tangent, _fd(f, args, 0) + 0.5 * _fd(f, args, 1), f"jvp {name} {args}")
+
+
+@pytest.mark.parametrize("form", ["helper", "helper_of_helper", "loop", "branch"])
+@pytest.mark.parametrize("name", SORTS)
+def test_sorted_min_max_inside_a_helper_a_loop_and_a_branch(name, form):
+    f = make_function(_wrapped(form, "p0, p1, p2"), env={"g": getattr(src, name)})
+    for args in SORT_POINTS[1:3]:
+        for extra in ([(0.9,), (0.1,)] if form == "branch" else [()]):
+            point = args + extra
+            got = s2s_ad.grad(f, wrt=(0, 1))(*point)
+            for k, gk in zip((0, 1), got):
+                _assert_close(gk, _fd(f, point, k), f"{name} as {form} {point} arg {k}")
+
+
+@pytest.mark.parametrize("name", SORTS)
+def test_sorted_min_max_through_the_cli_module_in_a_fresh_interpreter(tmp_path, name):
+    out = tmp_path / f"grad_{name}.py"
+    assert cli.main(["grad", f"{src.__file__}:{name}", "-o", str(out)]) == 0
+    f = getattr(src, name)
+    for args in SORT_POINTS:
+        got = _fresh(tmp_path, f"grad_{name}", f"grad_{name}(*args)", args)
+        for k in (0, 1):
+            _assert_close(got[k], _fd(f, args, k), f"{name} {args} arg {k}")
+
+
+def _list_fd(f, xs, *rest, h=1e-6):
+    out = []
+    for k in range(len(xs)):
+        up, down = list(xs), list(xs)
+        up[k] += h
+        down[k] -= h
+        out.append((f(up, *rest) - f(down, *rest)) / (2 * h))
+    return out
+
+
+def test_sorted_min_max_of_a_list_parameter_of_any_length():
+    g = s2s_ad.grad(src.sorted_param, wrt=("xs", "w"))
+    for xs in ([0.5, -1.0, 2.0], [0.3], [0.5, -1.0, 2.0, 0.25, -0.7, 1.3]):
+        dxs, dw = g(xs, 0.7)
+        assert isinstance(dxs, list) and len(dxs) == len(xs)
+        _assert_close(dxs, _list_fd(src.sorted_param, xs, 0.7), f"{xs}")
+        _assert_close(dw, _fd(src.sorted_param, [xs, 0.7], 1), f"{xs} w")
+    # one generated function for every length: no length check in it
+    text = s2s_ad.gradient_source(src.sorted_param, lengths={"xs": ("list", None)})
+    assert "len(xs) !=" not in text and "key=keys" in text
+
+
+def test_ties_follow_the_order_python_sorts_them_in():
+    # equal keys: the adjoint of each result item goes to the item Python's
+    # stable sort (and max/min, the first best) put there
+    f = src.sorted_ties
+    for xs in ([0.5, -0.5, 0.5, 0.3, -0.3], [0.2, 0.2, 0.2], [1.0, -1.0, 0.5, -1.0]):
+        got = s2s_ad.grad(f, wrt="xs")(xs)
+        by_square = sorted(range(len(xs)), key=lambda i: xs[i] * xs[i])
+        by_value_reversed = sorted(range(len(xs)), key=lambda i: xs[i], reverse=True)
+        want = [0.0] * len(xs)
+        for pos, i in enumerate(by_square):
+            want[i] += pos + 1.0
+        for pos, i in enumerate(by_value_reversed):
+            want[i] += (pos + 1.0) ** 2
+        want[max(range(len(xs)), key=lambda i: xs[i] * xs[i])] += 100.0
+        want[min(range(len(xs)), key=lambda i: xs[i])] += 1000.0
+        assert got == pytest.approx(want, rel=1e-12), xs
+        assert f(xs) == s2s_ad.vjp(f, xs)[0]
+
+
+@pytest.mark.parametrize("name", src.SORT_REFUSED)
+def test_what_sorting_a_list_of_any_length_does_not_support_is_refused_there(name):
+    line, words, args = src.SORT_REFUSED[name]
+    with pytest.raises(s2s_ad.SourceError, match=words) as err:
+        s2s_ad.grad(getattr(src, name), wrt=0)(*args)
+    assert err.value.source_line.strip() == line
+    assert "lists_across_calls_src.py:" in str(err.value) and "^" in str(err.value)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import ast
 
 from s2s_ad import ir
-from s2s_ad.frontend import guards, runtime_lists, statics, structures, unroll
+from s2s_ad.frontend import guards, runtime_lists, runtime_sorting, statics, structures, unroll
 from s2s_ad.frontend.checkpoint import checkpoint_blocks, checkpoint_pragma
 from s2s_ad.frontend.iteration import Iteration, assigned_names
 
@@ -520,6 +520,8 @@ class ControlFlow(Iteration):
         while lowering (:mod:`s2s_ad.frontend.structures`)."""
         if isinstance(node.slice, ast.Slice) or not isinstance(node.value, ast.Name):
             return structures.lower_expr(self, node, var)
+        if id(self.env.get(node.value.id)) in self.positions:  # perm[k]: an int
+            return runtime_sorting.position(self, node, var, hint)
         runtime = structures.is_runtime(self, self.env.get(node.value.id))
         if not runtime and structures._static_int(self, node.slice) is not None:
             return structures.lower_expr(self, node, var)

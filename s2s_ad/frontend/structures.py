@@ -249,6 +249,15 @@ def subscript(lo, node: ast.Subscript, var: str | None):
         return items[_index(lo, node.slice, len(items))]
     if _call_tuple(lo, base):
         return item(lo, base, _index(lo, node.slice, None), node, var)
+    if isinstance(base, ir.Value) and (is_runtime(lo, base) or id(base) in lo.grown):
+        # `sorted(xs)[0]`, `rollout(x, n)[-1]`: a list read when the code runs
+        index = lo.expr(node.slice)
+        whole = isinstance(index, ir.Value) and index.kind == "int" or isinstance(
+            index, ir.Const) and type(index.value) is int
+        if not whole:
+            raise lo.src.error(node.slice, "a list index must be an integer")
+        lo.mark_int(index, node.slice, "a list index")
+        return lo.emit("getitem", [base, index], node, var)
     _param_used_as_sequence(lo, base, node)
     raise lo.src.error(node, f"`{ast.unparse(node.value)}` is {describe(base)}; only tuples, "
                        "lists and dicts built in the function can be indexed")
