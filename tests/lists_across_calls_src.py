@@ -267,6 +267,36 @@ def np_rollout_passed_on(W, x, targets, n):
     return _loss(hs, targets) + np.sum(hs[0] * hs[-1])
 
 
+def rollout_called_in_loops(x, w, n):
+    # a call inside a loop, a while loop, nested loops and a branch: each run
+    # of the body has a list of its own, and an adjoint list of its own
+    s = 0.0
+    for k in range(2):
+        xs = _rollout(x * (k + 1.0), w, n + k)
+        s = s + xs[-1] * xs[0] + sum(xs) * 0.1 + _energy(xs, w)
+        for j in range(2):
+            ys = _rollout(w + j * 0.5, x, n)
+            if ys[-1] > 0.0:
+                s = s + ys[-1] * ys[0]
+    t = 0.0
+    while t < 2.0:
+        zs = _rollout(x + t * 0.1, w, n)
+        t = t + zs[-1] * zs[-1] + 0.5
+    return s + t
+
+
+def _smallest(xs):
+    return sorted(xs)[0]
+
+
+def np_rollout_in_loop(W, x, n):
+    s = 0.0
+    for k in range(2):
+        hs = _np_rollout(W, x * (k + 1.0), n + k)
+        s = s + np.sum(hs[-1] * hs[0]) + np.sum(sum(hs))
+    return s
+
+
 # refused, located: the line each is refused at
 
 def rollout_appended(x, w, n):
@@ -275,12 +305,19 @@ def rollout_appended(x, w, n):
     return sum(xs)
 
 
-def rollout_called_in_loop(x, w, n):
-    s = 0.0
-    for k in range(3):
+def rollout_in_both_branches(x, w, n):
+    if x > 0.0:
         xs = _rollout(x, w, n)
-        s = s + xs[-1]
-    return s
+    else:
+        xs = _rollout(w, x, n)
+    return xs[-1]
+
+
+def rollout_carried(x, w, n):
+    xs = _rollout(x, w, n)
+    for k in range(2):
+        xs = _rollout(xs[-1], w, n)
+    return xs[-1]
 
 
 def rollout_unpacked(x, w, n):
@@ -315,7 +352,8 @@ def rollout_returned_in_loop(x, w, n):
 
 RETURN_REFUSED = {
     "rollout_appended": ("xs.append(x * w)", "a list of any length a helper returned"),
-    "rollout_called_in_loop": ("xs = _rollout(x, w, n)", "this call is inside a loop or branch"),
+    "rollout_in_both_branches": ("if x > 0.0:", "is a different list in each branch"),
+    "rollout_carried": ("for k in range(2):", "reassigned in the loop"),
     "rollout_unpacked": ("a, b = _rollout(x, w, 1)", "it cannot be unpacked"),
     "rollout_returned": ("return _rollout(x, w, n)", "from the function differentiated"),
     "rollout_given_back": ("return xs", "the caller passed"),
@@ -373,6 +411,14 @@ def sorted_ties(xs):
     for i in range(len(ys)):
         s = s + ys[i] * (i + 1.0) + zs[i] * (i + 1.0) ** 2
     return s + max(xs, key=lambda t: t * t) * 100.0 + min(xs) * 1000.0
+
+
+def sorted_in_helper_in_loop(x, w, n):
+    xs = _grow(x, n)
+    s = 0.0
+    for k in range(3):
+        s = s + _smallest(xs) * (k + 1.0) + max(xs) * w  # max(xs): no list built
+    return s
 
 
 def sorted_in_loop(x, w, n):

@@ -250,7 +250,8 @@ class ControlFlow(Iteration):
                 continue
             if "list" in (_kind_of(a), _kind_of(b)) and not _same(a, b) and not (
                     runtime_lists.is_grown(self, a) and runtime_lists.is_grown(self, b)):
-                raise self.src.error(node, f"`{var}` is a list in one branch only")
+                raise self.src.error(node, f"`{var}` is " + ("a different list in each branch"
+                                     if _kind_of(a) == _kind_of(b) else "a list in one branch only"))
             if var in FLAG_NAMES:
                 self.env[var] = phi(a, b, lambda: self.namer.fresh(FLAG_NAMES[var]), None)
             else:

@@ -189,13 +189,9 @@ def call_result(lo, out: ir.Value, node: ast.AST) -> None:
     ``ys`` is read like a list parameter of any length (by index, ``len``,
     ``sum``, loops, passed on to helpers) and not changed; its adjoint is a
     list of the same length (:mod:`s2s_ad.reverse.lists`: the call is the
-    root of the list's family in the caller)."""
-    if lo.region_depth > 0:
-        raise lo.src.error(node, f"`{ast.unparse(node.func)}` returns a list of any length, "
-                           "and this call is inside a loop or branch; s2s-ad makes the "
-                           "adjoint of such a list once, after the forward pass: call it "
-                           "before the loop or branch (or return a number computed from the "
-                           "list)")
+    root of the list's family in the caller). A call inside a loop or branch
+    makes a list per run of its body, whose adjoint is made where that run's
+    reverse starts."""
     out.kind = "list"
     lo.seq_params[id(out)] = ir.Param(out)
     lo.returned_lists.add(id(out))
