@@ -421,12 +421,32 @@ def sorted_in_helper_in_loop(x, w, n):
     return s
 
 
-def sorted_in_loop(x, w, n):
+def sorted_in_loops_and_branches(x, w, n):
+    # each run of a loop's body (or a branch) sorts into a list of its own
     xs = _grow(x, n)
     s = 0.0
-    for k in range(2):
-        s = s + sorted(xs)[0]
+    for k in range(3):
+        ys = sorted(xs, key=lambda t: (t - w * k) ** 2)
+        s = s + ys[0] * (k + 1.0) + ys[-1] * w
+        s = s + max(xs, key=lambda t: t * (k - 1.0)) * w
+    if w > 0.5:
+        zs = sorted(xs, reverse=True)
+        s = s + zs[0] * w + zs[-1]
+    else:
+        s = s + sorted(xs)[0] * w
+    t = 0.0
+    while t < 2.0:
+        us = sorted(xs, key=lambda v: abs(v - t))
+        s = s + us[0] * us[-1] * w
+        t = t + 0.7
     return s
+
+
+def sorted_carried(x, w, n):
+    ys = sorted(_grow(x, n))
+    for k in range(2):
+        ys = sorted(ys, reverse=True)
+    return ys[0]
 
 
 def sorted_of_arrays(x, n):
@@ -437,7 +457,8 @@ def sorted_of_arrays(x, n):
 
 
 SORT_REFUSED = {
-    "sorted_in_loop": ("s = s + sorted(xs)[0]", "inside a loop or branch", (0.3, 0.8, 3)),
+    "sorted_carried": ("for k in range(2):", "given another list inside the loop",
+                       (0.3, 0.8, 3)),
     "sorted_of_arrays": ("return np.sum(sorted(hs, key=lambda h: np.sum(h))[0])",
                          "in NumPy code, sort an array", (np.ones(3) * 0.3, 3)),
 }

@@ -267,7 +267,8 @@ def test_what_a_returned_list_does_not_support_is_refused_there(name):
 
 # -- sorted, min and max over lists of any length -------------------------------
 
-SORTS = ["sorted_grown", "sorted_key_reverse", "min_max_keyed", "sorted_in_helper_in_loop"]
+SORTS = ["sorted_grown", "sorted_key_reverse", "min_max_keyed", "sorted_in_helper_in_loop",
+         "sorted_in_loops_and_branches"]
 SORT_POINTS = [(0.3, 0.8, 0), (0.3, 0.8, 1), (0.45, 0.6, 6), (-0.7, 1.2, 9)]
 
 

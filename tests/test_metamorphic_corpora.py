@@ -79,6 +79,7 @@ for _name, _args in [("rollout_indexed", [0.3, 0.8, 3]), ("rollout_iterated", [0
                      ("rollout_called_in_loops", [0.3, 0.8, 2]),
                      ("sorted_grown", [0.45, 0.6, 6]), ("sorted_key_reverse", [0.45, 0.6, 6]),
                      ("min_max_keyed", [0.45, 0.6, 6]),
+                     ("sorted_in_loops_and_branches", [0.45, 0.6, 6]),
                      ("sorted_param", [[0.5, -1.0, 2.0, 0.25], 0.7])]:
     CORPUS.append((f"lists_across_calls.{_name}", getattr(lists_across_calls_src, _name), _args,
                    [i for i, a in enumerate(_args) if isinstance(a, (float, list))]))

@@ -112,7 +112,7 @@ def promote_read(lo, loop: ast.For | ast.While) -> None:
 
 def promote(lo, static: structures.StaticList, node: ast.AST, name: str) -> ir.Value:
     """``static`` as a ``list.new`` op; every name bound to it is rebound."""
-    if lo.region_depth > 0:
+    if lo.region_depth > 0 and not lo.__dict__.get("inner_lists"):
         raise lo.src.error(node, f"the list `{name}` is appended to here, inside a loop or "
                            "branch, but was created inside an enclosing loop or branch; "
                            "s2s-ad grows lists at run time when they are created outside "

@@ -19,9 +19,9 @@ list, so the reverse sweep adds each result item's adjoint into the item it
 was taken from (:mod:`s2s_ad.reverse.lists`), following the permutation of
 that run; nothing flows through the keys (they only choose).
 
-Refused, located: in NumPy code (sort an array with ``np.sort``), and, where
-a list is built (``sorted``, or a ``key=``), inside a loop or branch of the
-function (a list grown at run time is created outside them).
+Inside a loop or branch the lists built here belong to one run of its
+body (their adjoints are made where the reverse of that run starts). Refused,
+located: in NumPy code (sort an array with ``np.sort``).
 
 Before → after, for ``ys = sorted(xs, key=lambda t: t * t)``::
 
@@ -52,14 +52,11 @@ def keyed(lo, fn, seq: ir.Value, key: ast.expr | None, reverse: bool, node: ast.
     if getattr(lo, "array_mode", False):
         raise lo.src.error(node, f"`{what}` of a list of any length is supported in code of "
                            "numbers; in NumPy code, sort an array (`np.sort`, `np.argsort`)")
-    builds = fn is builtins.sorted or key is not None
-    if builds and lo.region_depth > 0:
-        raise lo.src.error(node, f"`{what}` of a list of any length inside a loop or branch: "
-                           "it builds a list grown at run time ("
-                           f"{'its result' if fn is builtins.sorted else 'of its keys'}), which "
-                           "s2s-ad creates outside every loop and branch; call it before the "
-                           "loop or branch, or in a helper")
     temps: list[str] = []
+    # The lists built here (keys, result) may be made inside a loop or branch:
+    # their adjoints are made where the reverse of that run of it starts
+    # (reverse/lists.region_adjoints); nothing outside that run reads them.
+    inner, lo.inner_lists = lo.__dict__.get("inner_lists"), True
 
     def name(base: str, value=None) -> str:
         n = lo.namer.fresh(base)
@@ -104,6 +101,7 @@ def keyed(lo, fn, seq: ir.Value, key: ast.expr | None, reverse: bool, node: ast.
                                f"    {ys}.append({xs}[{p}[{i}]])").body[0])])
         return lo.env[ys]
     finally:
+        lo.inner_lists = inner
         for n in temps:
             lo.env.pop(n, None)
 

@@ -155,7 +155,8 @@ def region_adjoints(sweep, r: ir.Region) -> list:
     returned, made where ``r``'s reverse code starts: each run of ``r`` has a
     list of its own, which nothing outside ``r`` reads."""
     out = []
-    roots = {id(op.out) for op in r.ops if isinstance(op, ir.Op) and op.callee is not None}
+    roots = {id(op.out) for op in r.ops if isinstance(op, ir.Op)
+             and (op.callee is not None or op.prim == "list.new")}
     for fam in {id(f): f for f in sweep.lists.values()}.values():
         if fam.adj and id(fam.root) in roots:
             out.append(_zeros(sweep, fam, sweep.ref(fam.root)))
