@@ -47,15 +47,25 @@ def _define(name: str, text: str, space: dict):
     return space[name]
 
 
-def binder(name: str, sig: inspect.Signature):
+def binder(name: str, sig: inspect.Signature, tests: list[str] | None = None,
+           space: dict | None = None, then: str | None = None):
     """A function with ``sig``'s parameters (defaults included) returning
-    their values in order, as a tuple; None for ``*args``/``**kwargs``."""
-    space: dict = {}
+    their values in order, as a tuple; None for ``*args``/``**kwargs``.
+    With ``tests`` (Python expressions over the parameters and the names
+    bound in ``space``), it returns None unless all of them hold; ``then``,
+    statements run instead of returning the values when they do."""
+    space = dict(space or {})
     made = _parameter_list(sig, space)
     if made is None:
         return None
     names = "".join(n + ", " for n in sig.parameters)
-    return _define(name, f"def {name}({made[0]}):\n    return ({names})\n", space)
+    if tests is None:
+        return _define(name, f"def {name}({made[0]}):\n    return ({names})\n", space)
+    test = " and ".join(f"({t})" for t in tests) or "True"
+    return _define(name, f"def {name}({made[0]}):\n"
+                         f"    if {test}:\n"
+                         f"        {then or f'return ({names})'}\n"
+                         f"    return None\n", space)
 
 
 def guarded(compiled, slow, sequences=frozenset(), tuples: bool = True):
