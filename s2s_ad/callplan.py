@@ -181,38 +181,9 @@ def _quick(name: str, sig: inspect.Signature, key: tuple, found: Found):
     space = dict(watch.space)
     space.update({"_s2s_fwd": found.fwd, "_s2s_pullback": found.pullback,
                   "_s2s_stats": cache._stats})
-    tests = kind_tests(list(sig.parameters), key, space) + watch.terms
+    tests = signatures.kind_tests(list(sig.parameters), key, space) + watch.terms
     names = ", ".join(sig.parameters)
     return signatures.binder(name, sig, tests, space,
                              then=f"_s2s_stats['hits'] += 1\n"
                                   f"        _s2s_value, _s2s_tape = _s2s_fwd({names})\n"
                                   f"        return _s2s_value, _s2s_pullback(_s2s_tape)")
-
-
-def kind_tests(params: list[str], key: tuple, space: dict) -> list[str]:
-    """One Python expression per parameter, True when its argument has the
-    kind ``key`` gives it (:func:`kinds`), over names it binds in ``space``."""
-    space.update({"_s2s_sum_class": _sum_class, "_s2s_numbers": _NUMBERS})
-    tests = []
-    for i, (param, kind) in enumerate(zip(params, key)):
-        if kind.__class__ is not tuple:  # a number's class
-            space[f"_s2s_kind_{i}"] = kind
-            tests.append(f"{param}.__class__ is _s2s_kind_{i}")
-        elif kind[0] is list or kind[0] is tuple:
-            space[f"_s2s_kind_{i}"] = kind[0]
-            tests.append(f"{param}.__class__ is _s2s_kind_{i} and len({param}) == {kind[1]}"
-                         f" and _s2s_sum_class({param}) in _s2s_numbers")
-        else:  # an array class and its number of dimensions
-            space[f"_s2s_kind_{i}"] = kind[0]
-            tests.append(f"{param}.__class__ is _s2s_kind_{i} and {param}.ndim == {kind[1]}"
-                         f" and hasattr({param}, 'shape')")
-    return tests
-
-
-def _sum_class(xs):
-    """The class of ``sum(xs)`` (None when its items do not add): a number's
-    class for numbers only (see :func:`kinds`)."""
-    try:
-        return sum(xs).__class__
-    except TypeError:
-        return None

@@ -24,7 +24,7 @@ import inspect
 import numbers
 from typing import Callable
 
-from s2s_ad import callplan
+from s2s_ad import callplan, signatures
 from s2s_ad.cache import (_lengths_key, _wrt_key, array_arguments, entry, generated,
                           positional_names, shapes)
 from s2s_ad.errors import S2SError
@@ -245,7 +245,7 @@ def _fast_product(key: tuple, found) -> Callable:
     second, tangents = product.gradient, product.tangents
     params = [f"_s2s_a{i}" for i in range(len(key))]
     space = {"_s2s_second": second, "_s2s_miss": _MISS}
-    tests = callplan.kind_tests(params, key, space)
+    tests = signatures.kind_tests(params, key, space)
     if many:
         tests.append(f"(_s2s_v.__class__ is tuple or _s2s_v.__class__ is list) "
                      f"and len(_s2s_v) == {len(tangents)}")

@@ -109,3 +109,34 @@ def numbers_sequence(value) -> bool:
 def numbers_list(value) -> bool:
     """Is ``value`` a list (not a tuple) of floats, ints and bools?"""
     return value.__class__ is list and numbers_sequence(value)
+
+
+def kind_tests(params: list[str], key: tuple, space: dict) -> list[str]:
+    """One Python expression per parameter, True when its argument has the
+    kind ``key`` gives it (:func:`s2s_ad.callplan.kinds`: a number's class,
+    a list's or tuple's class and length, an array's class and ``ndim``),
+    over names it binds in ``space``."""
+    space.update({"_s2s_sum_class": _sum_class, "_s2s_numbers": _NUMBERS})
+    tests = []
+    for i, (param, kind) in enumerate(zip(params, key)):
+        if kind.__class__ is not tuple:  # a number's class
+            space[f"_s2s_kind_{i}"] = kind
+            tests.append(f"{param}.__class__ is _s2s_kind_{i}")
+        elif kind[0] is list or kind[0] is tuple:
+            space[f"_s2s_kind_{i}"] = kind[0]
+            tests.append(f"{param}.__class__ is _s2s_kind_{i} and len({param}) == {kind[1]}"
+                         f" and _s2s_sum_class({param}) in _s2s_numbers")
+        else:  # an array class and its number of dimensions
+            space[f"_s2s_kind_{i}"] = kind[0]
+            tests.append(f"{param}.__class__ is _s2s_kind_{i} and {param}.ndim == {kind[1]}"
+                         f" and hasattr({param}, 'shape')")
+    return tests
+
+
+def _sum_class(xs):
+    """The class of ``sum(xs)`` (None when its items do not add): a number's
+    class for numbers only (see :func:`kind_tests`)."""
+    try:
+        return sum(xs).__class__
+    except TypeError:
+        return None

@@ -311,3 +311,31 @@ def test_hvp_quick_path_switches_kinds_and_words_a_wrong_direction():
         assert np.isclose(got[1], (hi[1] - lo[1]) / (2 * eps), rtol=1e-6)
         with pytest.raises(ValueError, match="v has 1 part"):
             h(x, y, (v[0],))
+
+
+def test_per_length_code_runs_again_for_arguments_like_the_last_and_only_for_those():
+    j = s2s_ad.jvp(horner3)
+    g = s2s_ad.grad(horner3, wrt=(0, 1))
+    calls = [([0.5, -1.0, 2.0], 0.7), ([0.5, -1.0, 2.0], 0.7), ((0.5, -1.0, 2.0), 0.7),
+             ([1, 2, 3, 4], 0.5), ([1, 2, 3, 4], 0.5), ([0.5, -1.0, 2.0], 2),
+             ([0.5, -1.0, 2.0], True), ([0.5, -1.0, 2.0], 0.7)]
+    for c, x in calls:
+        n = len(c)
+        dc = [0.1 * (k + 1) for k in range(n)]
+        value, tangent = j(c, x, dc=dc, dx=-0.5)
+        assert value == horner3(c, x)
+        fd = (horner3([a + 1e-6 * d for a, d in zip(c, dc)], x - 0.5e-6)
+              - horner3([a - 1e-6 * d for a, d in zip(c, dc)], x + 0.5e-6)) / 2e-6
+        assert math.isclose(tangent, fd, rel_tol=1e-7)
+        assert "range(%d)" % n in s2s_ad.source_of(j)   # the code of the length used last
+        gc, gx = g(c, x, ds=2.0) if n == 4 else g(c, x)
+        seed = 2.0 if n == 4 else 1.0
+        assert math.isclose(gx, seed * _fd(lambda v: horner3(list(c), v), [float(x)], 0),
+                            rel_tol=1e-6)
+        assert len(gc) == n
+    with pytest.raises(TypeError):
+        j([0.5, -1.0, 2.0], 0.7, dc=[0.1, 0.2, 0.3])          # dx missing
+    with pytest.raises(TypeError):
+        j([0.5, -1.0, 2.0], 0.7, dc=[0.1, 0.2, 0.3], dx=0.1, dz=1.0)
+    value, tangent = j(np.array([0.5, -1.0, 2.0]), 0.7, dc=np.array([1.0, 0.0, 0.0]), dx=0.0)
+    assert math.isclose(tangent, 0.7 ** 2, rel_tol=1e-12)
