@@ -42,7 +42,7 @@ class Reads:
     ``unchanged()``, True while all of them are."""
 
     def __init__(self):
-        self.space: dict = {"_s2s_missing": _MISSING}
+        self.space: dict = {"_s2s_missing": _MISSING, "_s2s_getattr": getattr, "_s2s_len": len}
         self.terms: list[str] = []
         self.unchanged: Callable[[], bool] = lambda: False
 
@@ -94,13 +94,13 @@ def _fingerprint(fn, out: list, seen: set, reads: Reads | None = None) -> None:
         f = reads.name(fn)
         for attr in ("__code__", "__defaults__", "__kwdefaults__", "__module__", "__qualname__"):
             reads.same(f"{f}.{attr}", getattr(fn, attr))
-        reads.same(f"getattr({f}, {user_rules.ATTRIBUTE!r}, None)",
+        reads.same(f"_s2s_getattr({f}, {user_rules.ATTRIBUTE!r}, None)",
                    getattr(fn, user_rules.ATTRIBUTE, None))
         kw = fn.__kwdefaults__
         if kw:  # a dict: its items, read now
             for k, v in kw.items():
                 reads.same(f"{reads.name(kw)}.get({k!r}, _s2s_missing)", v)
-            reads.terms.append(f"len({reads.name(kw)}) == {len(kw)}")
+            reads.terms.append(f"_s2s_len({reads.name(kw)}) == {len(kw)}")
     if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
         # a bound method: the sources of the methods it reaches, the kinds of
         # the data it reads from its object, the constants' values

@@ -116,7 +116,9 @@ def kind_tests(params: list[str], key: tuple, space: dict) -> list[str]:
     kind ``key`` gives it (:func:`s2s_ad.callplan.kinds`: a number's class,
     a list's or tuple's class and length, an array's class and ``ndim``),
     over names it binds in ``space``."""
-    space.update({"_s2s_sum_class": _sum_class, "_s2s_numbers": _NUMBERS})
+    # builtins by names no parameter can have (the parameters are the test's variables)
+    space.update({"_s2s_sum_class": _sum_class, "_s2s_numbers": _NUMBERS, "_s2s_len": len,
+                  "_s2s_hasattr": hasattr})
     tests = []
     for i, (param, kind) in enumerate(zip(params, key)):
         if kind.__class__ is not tuple:  # a number's class
@@ -124,12 +126,12 @@ def kind_tests(params: list[str], key: tuple, space: dict) -> list[str]:
             tests.append(f"{param}.__class__ is _s2s_kind_{i}")
         elif kind[0] is list or kind[0] is tuple:
             space[f"_s2s_kind_{i}"] = kind[0]
-            tests.append(f"{param}.__class__ is _s2s_kind_{i} and len({param}) == {kind[1]}"
+            tests.append(f"{param}.__class__ is _s2s_kind_{i} and _s2s_len({param}) == {kind[1]}"
                          f" and _s2s_sum_class({param}) in _s2s_numbers")
         else:  # an array class and its number of dimensions
             space[f"_s2s_kind_{i}"] = kind[0]
             tests.append(f"{param}.__class__ is _s2s_kind_{i} and {param}.ndim == {kind[1]}"
-                         f" and hasattr({param}, 'shape')")
+                         f" and _s2s_hasattr({param}, 'shape')")
     return tests
 
 

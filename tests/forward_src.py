@@ -143,3 +143,17 @@ def smooth_one(x):
 def unpacked(xs, y):
     a, b, c = xs  # unpacking: the code is generated per length
     return a * b * y + math.sin(c) * c
+
+
+def euler(x, k, n):
+    # -k and k * 0.5 read nothing the loop computes: computed once, before it
+    for i in range(n):
+        x = x + 0.1 * (-k * x) + k * 0.5
+    return x
+
+
+def euler_twice(x, k, n):
+    y = euler(x, k, n)
+    if y > 0.0:
+        y = euler(y, k, n)
+    return y * 2.0

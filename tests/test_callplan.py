@@ -339,3 +339,21 @@ def test_per_length_code_runs_again_for_arguments_like_the_last_and_only_for_tho
         j([0.5, -1.0, 2.0], 0.7, dc=[0.1, 0.2, 0.3], dx=0.1, dz=1.0)
     value, tangent = j(np.array([0.5, -1.0, 2.0]), 0.7, dc=np.array([1.0, 0.0, 0.0]), dx=0.0)
     assert math.isclose(tangent, 0.7 ** 2, rel_tol=1e-12)
+
+
+def shadowing(len, hasattr, getattr):
+    # parameters named like the builtins the generated checks call
+    return len * hasattr + getattr * getattr
+
+
+def test_parameters_named_like_builtins_do_not_confuse_the_generated_checks():
+    for point in ((0.5, 2.0, -1.5), (0.25, 3.0, 1.0)):
+        value, vjp_fn = s2s_ad.vjp(shadowing, *point)
+        assert value == shadowing(*point)
+        got = vjp_fn(1.0)
+        for i in range(3):
+            assert math.isclose(got[i], _fd(shadowing, list(point), i), rel_tol=1e-7)
+    # the Hessian by hand: [[0, 1, 0], [1, 0, 0], [0, 0, 2]]
+    h = s2s_ad.hvp(shadowing, wrt=(0, 1, 2))
+    assert h(0.5, 2.0, -1.5, (1.0, 0.0, 1.0)) == h(0.5, 2.0, -1.5, [1.0, 0.0, 1.0]) \
+        == (0.0, 1.0, 2.0)
