@@ -193,9 +193,13 @@ def check_jvp(s: Subject) -> Check:
 
 def _tangent_names(j, wrt_names: list) -> dict:
     """The keyword of each parameter's tangent in ``j``'s signature: ``d`` and
-    its name, or a fresh one when the function has a variable of that name."""
+    its name, or a fresh one when the function has a variable of that name.
+    (A function generated per kind of its arguments takes ``*args, **kwargs``:
+    ``d`` and the name, as docs/forward.md says.)"""
     kwonly = [p.name for p in inspect.signature(j).parameters.values()
               if p.kind is p.KEYWORD_ONLY]
+    if not kwonly:
+        return {n: "d" + n for n in wrt_names}
     tangents = kwonly[len(kwonly) - len(wrt_names):]
     return dict(zip(wrt_names, tangents))
 
