@@ -157,3 +157,23 @@ def euler_twice(x, k, n):
     if y > 0.0:
         y = euler(y, k, n)
     return y * 2.0
+
+
+def appended(x, k, n):
+    # an empty list grown in a loop, a list made empty again in each outer step
+    xs = []
+    total = 0.0
+    for j in range(2):
+        ys = []
+        for i in range(n):
+            x = x + 0.1 * math.sin(k * x)
+            xs.append(x)
+            ys.append(x * x)
+        total = total + sum(ys)
+    if x > 0.0:
+        xs.append(k)
+    return sum(xs) + total
+
+
+def appended_in_helper(x, k, n):
+    return appended(x, k, n) * appended(k, x, n)

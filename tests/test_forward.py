@@ -287,3 +287,12 @@ def test_hvp_through_hoisted_invariants_against_second_differences(n):
     for i in range(2):
         gi = fd_directional(src.euler_twice, [0.7, 1.3, n], [float(i == 0), float(i == 1)])
         np.testing.assert_allclose(g(0.7, 1.3, n)[i], gi, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("n", [0, 1, 4])
+def test_lists_made_empty_have_an_empty_tangent_list(n):
+    for point in ([0.7, 1.3, n], [-0.9, 0.4, n]):
+        jvp_fn = check_jvp(src.appended, point, [0.4, -0.9], wrt=("x", "k"))
+        check_jvp(src.appended_in_helper, point, [0.4, -0.9], wrt=("x", "k"))
+    text = s2s_ad.source_of(jvp_fn)
+    assert "for item in" not in text and " = []" in text, text
