@@ -296,3 +296,28 @@ def test_lists_made_empty_have_an_empty_tangent_list(n):
         check_jvp(src.appended_in_helper, point, [0.4, -0.9], wrt=("x", "k"))
     text = s2s_ad.source_of(jvp_fn)
     assert "for item in" not in text and " = []" in text, text
+
+
+@pytest.mark.parametrize("name", ["euler_twice", "appended_in_helper"])
+def test_cli_module_of_hoisted_invariants_and_empty_lists_in_a_fresh_interpreter(tmp_path, name):
+    import json
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = tmp_path / f"jvp_{name}.py"
+    r = subprocess.run([sys.executable, "-m", "s2s_ad", "jvp", f"tests/forward_src.py:{name}",
+                        "--wrt", "x,k", "-o", str(out)], cwd=root, capture_output=True,
+                       text=True, timeout=120, env=dict(os.environ, PYTHONPATH=root))
+    assert r.returncode == 0, r.stderr
+    point, direction = [0.7, 1.3, 4], [0.4, -0.9]
+    run = subprocess.run([sys.executable, "-c",
+                          f"import json, jvp_{name} as m; "
+                          f"print(json.dumps(m.jvp_{name}(0.7, 1.3, 4, dx=0.4, dk=-0.9)))"],
+                         cwd=str(tmp_path), capture_output=True, text=True, timeout=120,
+                         env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert run.returncode == 0, run.stderr
+    value, tangent = json.loads(run.stdout)
+    f = getattr(src, name)
+    assert value == f(*point)
+    assert math.isclose(tangent, float(fd_directional(f, point, direction)), rel_tol=1e-6)
