@@ -72,7 +72,9 @@ def plan(fn) -> Plan | None:
         return entry[1] or None
     key = id(fn)
     try:
-        ref = weakref.ref(fn, lambda _, key=key: _plans.pop(key, None))
+        # (the table bound as a default: the callback may run after this
+        # module's globals are gone, at exit)
+        ref = weakref.ref(fn, lambda _, key=key, plans=_plans: plans.pop(key, None))
     except TypeError:  # not weakly referable
         return None
     found = _make(fn)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import inspect
 import numbers
 import types
+import weakref
 from typing import Callable
 
 from s2s_ad.frontend import lowering as frontend, methods, source, statics as frontend_statics
@@ -39,29 +40,60 @@ class _Unwatchable(Exception):
 class Reads:
     """The reads of one walk: ``terms``, Python expressions over the names
     bound in ``space``, each True while one read gives the same object, and
-    ``unchanged()``, True while all of them are."""
+    ``unchanged()``, True while all of them are.
+
+    Nothing here keeps the user's objects alive: numbers, strings, code
+    objects and tuples or lists of those are held as they are; a function,
+    module or other object is held by a weak reference, called once (its
+    value bound to a name by ``:=``, ``None`` failing the check) before the
+    terms that read it. (A plan that held a function's globals would keep
+    the function, its module and itself alive.)"""
 
     def __init__(self):
-        self.space: dict = {"_s2s_missing": _MISSING, "_s2s_getattr": getattr, "_s2s_len": len}
+        self.space: dict = {"_s2s_missing": _MISSING, "_s2s_getattr": getattr}
         self.terms: list[str] = []
         self.unchanged: Callable[[], bool] = lambda: False
+        self._held: dict[int, str] = {}
 
     def name(self, obj) -> str:
         n = f"_s2s_{len(self.space)}"
         self.space[n] = obj
         return n
 
-    def same(self, expr: str, obj) -> None:
-        """``expr`` (over names this made) still evaluates to ``obj`` itself."""
-        self.terms.append(f"{expr} is {self.name(obj)}")
+    def held(self, obj) -> str:
+        """An expression giving ``obj`` (see the class docstring)."""
+        if _atomic(obj) or (obj.__class__ in (tuple, list) and all(_atomic(v) for v in obj)):
+            return self.name(obj)
+        hit = self._held.get(id(obj))
+        if hit is not None:
+            return hit
+        try:
+            ref = weakref.ref(obj)
+        except TypeError:
+            raise _Unwatchable(obj) from None
+        n = self.name(ref)
+        alias = self._held[id(obj)] = n + "_v"  # a local of the generated check
+        self.terms.append(f"({alias} := {n}()) is not None")
+        return alias
 
-    def global_(self, namespace: dict, key: str, obj) -> None:
-        self.same(f"{self.name(namespace)}.get({key!r}, _s2s_missing)",
-                  _MISSING if key not in namespace else obj)
+    def same(self, expr: str, obj) -> None:
+        """``expr`` (over names this made) still evaluates to ``obj`` itself
+        (a list: also equal to its items now)."""
+        self.terms.append(f"{expr} is {self.held(obj)}")
         if obj.__class__ is list:
-            if not all(isinstance(v, numbers.Number) for v in obj):
-                raise _Unwatchable(key)
-            self.terms.append(f"{self.name(obj)} == {self.name(list(obj))}")
+            self.terms.append(f"{expr} == {self.name(list(obj))}")
+
+    def global_(self, namespace: str, values: dict, key: str, obj) -> None:
+        """``namespace`` (an expression giving the dict ``values``) still maps
+        ``key`` to ``obj`` (or still lacks it)."""
+        self.same(f"{namespace}.get({key!r}, _s2s_missing)", _MISSING if key not in values else obj)
+
+
+def _atomic(obj) -> bool:
+    return obj is None or obj is _MISSING or obj.__class__ in _ATOMS
+
+
+_ATOMS = frozenset((bool, int, float, complex, str, bytes, types.CodeType))
 
 
 _MISSING = object()
@@ -91,16 +123,19 @@ def _fingerprint(fn, out: list, seen: set, reads: Reads | None = None) -> None:
     if reads is not None:
         if type(fn) is not types.FunctionType:
             raise _Unwatchable(fn)
-        f = reads.name(fn)
-        for attr in ("__code__", "__defaults__", "__kwdefaults__", "__module__", "__qualname__"):
+        f = reads.held(fn)
+        for attr in ("__code__", "__defaults__", "__module__", "__qualname__"):
             reads.same(f"{f}.{attr}", getattr(fn, attr))
         reads.same(f"_s2s_getattr({f}, {user_rules.ATTRIBUTE!r}, None)",
                    getattr(fn, user_rules.ATTRIBUTE, None))
         kw = fn.__kwdefaults__
-        if kw:  # a dict: its items, read now
-            for k, v in kw.items():
-                reads.same(f"{reads.name(kw)}.get({k!r}, _s2s_missing)", v)
-            reads.terms.append(f"_s2s_len({reads.name(kw)}) == {len(kw)}")
+        if kw is None:
+            reads.terms.append(f"{f}.__kwdefaults__ is None")
+        else:  # a dict, changed in place or not: its items now, compared as the key does
+            items = dict(kw)
+            if not all(_atomic(v) for v in items.values()):
+                raise _Unwatchable(fn)
+            reads.terms.append(f"{f}.__kwdefaults__ == {reads.name(items)}")
     if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
         # a bound method: the sources of the methods it reaches, the kinds of
         # the data it reads from its object, the constants' values
@@ -132,7 +167,8 @@ def _fingerprint(fn, out: list, seen: set, reads: Reads | None = None) -> None:
             out.append(("empty cell", name))
             continue
         if reads is not None:
-            reads.same(f"{reads.name(cell)}.cell_contents", obj)
+            i = code.co_freevars.index(name)
+            reads.same(f"{reads.held(fn)}.__closure__[{i}].cell_contents", obj)
         if source.is_data(obj):
             out.append(("captured", name, isinstance(obj, numbers.Number)))
         else:
@@ -143,7 +179,7 @@ def _fingerprint(fn, out: list, seen: set, reads: Reads | None = None) -> None:
     for name in _names(fn.__code__):
         obj = g.get(name, None)
         if reads is not None:
-            reads.global_(g, name, obj)
+            reads.global_(f"{reads.held(fn)}.__globals__", g, name, obj)
         _global(name, obj, fn, out, seen, reads)
 
 
@@ -202,7 +238,7 @@ def _global(name: str, obj, fn, out: list, seen: set, reads: Reads | None = None
         for attr in _names(fn.__code__):
             member = getattr(obj, attr, None)
             if reads is not None:
-                reads.global_(vars(obj), attr, member)
+                reads.global_(f"{reads.held(obj)}.__dict__", vars(obj), attr, member)
             if isinstance(member, (numbers.Number, types.FunctionType, types.ModuleType)):
                 _global(f"{name}.{attr}", member, fn, out, seen, reads)
 

@@ -357,3 +357,25 @@ def test_parameters_named_like_builtins_do_not_confuse_the_generated_checks():
     h = s2s_ad.hvp(shadowing, wrt=(0, 1, 2))
     assert h(0.5, 2.0, -1.5, (1.0, 0.0, 1.0)) == h(0.5, 2.0, -1.5, [1.0, 0.0, 1.0]) \
         == (0.0, 1.0, 2.0)
+
+
+
+def test_a_plan_is_dropped_with_its_function_and_a_new_function_gets_its_own(tmp_path):
+    import gc
+    from s2s_ad import callplan
+
+    for k, scale in enumerate((2.0, 3.0, 5.0, 3.0)):
+        # a plain function (not a closure) made anew each time, perhaps at a freed id
+        m = _module(tmp_path, f"plan_mod_{k}", f"""
+            def f(x, y):
+                return {scale} * x * x * y
+            """)
+        for x in (0.5, 0.75):
+            value, vjp_fn = s2s_ad.vjp(m.f, x, 2.0)
+            dx, dy = vjp_fn(1.0)
+            assert dx == 2 * scale * x * 2.0 and dy == scale * x * x
+        assert id(m.f) in callplan._plans
+        key = id(m.f)
+        del m, value, vjp_fn
+        gc.collect()
+        assert key not in callplan._plans
