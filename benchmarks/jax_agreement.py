@@ -24,9 +24,9 @@ ROOT = os.path.dirname(HERE)
 sys.path[:0] = [HERE, os.path.join(ROOT, "examples"), os.path.join(ROOT, "tests")]
 
 import s2s_ad  # noqa: E402
-from examples_gradbench import (ba_args, gmm_args, kmeans_args, llsq_args, lse_args,  # noqa: E402
-                                lstm_args, ode_args)
-from gradbench import ba, gmm, kmeans, llsq, lse, lstm, ode  # noqa: E402
+from examples_gradbench import (ba_args, gmm_args, ht_args, kmeans_args, llsq_args,  # noqa: E402
+                                lse_args, lstm_args, ode_args)
+from gradbench import ba, gmm, ht, kmeans, llsq, lse, lstm, ode  # noqa: E402
 from jax_ports import ports  # noqa: E402
 
 
@@ -35,6 +35,14 @@ def ba_total(cams, X, w, obs, feats):
     vector-Jacobian product with a cotangent of ones."""
     reproj_err, w_err = ba.ba_objective(cams, X, w, obs, feats)
     return np.sum(reproj_err) + np.sum(w_err)
+
+
+def ht_total(theta, parents, base_relatives, inverse_base_absolutes, base_positions, weights,
+             points, correspondences):
+    """Every output of hand_objective summed: its gradient with respect to
+    theta is the vector-Jacobian product with a cotangent of ones."""
+    return np.sum(ht.hand_objective(theta, parents, base_relatives, inverse_base_absolutes,
+                                    base_positions, weights, points, correspondences))
 
 
 def cases(rng, small: bool = False):
@@ -48,6 +56,7 @@ def cases(rng, small: bool = False):
             ("ode", "n=5 s=4 (closure)", ode.ode_last_closure, ode_args(rng, 5, 4), (0,)),
             ("lstm", "l=2 b=3 c=4", lstm.lstm_objective, lstm_args(rng, 2, 3, 4), (0, 1)),
             ("ba", "3 cams 6 pts 10 obs", ba_total, ba_args(rng, 3, 6, 10), (0, 1, 2)),
+            ("ht", "12 verts 7 pts", ht_total, ht_args(rng, 12, 7), (0,)),
             ("kmeans", "n=12 k=4 d=3", kmeans.kmeans_cost, kmeans_args(rng, 12, 4, 3), (0, 1)),
             ("llsq", "m=5 n=9", llsq.llsq_objective, llsq_args(rng, 5, 9), (0,)),
         ]
@@ -59,6 +68,7 @@ def cases(rng, small: bool = False):
         ("ode", "n=20 s=10 (closure)", ode.ode_last_closure, ode_args(rng, 20, 10), (0,)),
         ("lstm", "l=2 b=14 c=100", lstm.lstm_objective, lstm_args(rng, 2, 14, 100), (0, 1)),
         ("ba", "10 cams 100 pts 300 obs", ba_total, ba_args(rng, 10, 100, 300), (0, 1, 2)),
+        ("ht", "500 verts 100 pts", ht_total, ht_args(rng, 500, 100), (0,)),
         ("kmeans", "n=1000 k=50 d=8", kmeans.kmeans_cost, kmeans_args(rng, 1000, 50, 8), (0, 1)),
         ("llsq", "m=16 n=256", llsq.llsq_objective, llsq_args(rng, 16, 256), (0,)),
     ]

@@ -103,5 +103,48 @@ def ports() -> dict:
         powers = t[:, None] ** jnp.arange(x.shape[0])[None, :]
         return jnp.sum((jnp.sign(t) - powers @ x) ** 2) / 2.0
 
+    # ht: where each finger's 4 angles go in the pose parameters (row, column):
+    # theta[6:] fills, per finger f, (5+4f, 0), (5+4f, 1), (6+4f, 0), (7+4f, 0)
+    finger_rows = np.array([5 + 4 * f + r for f in range(5) for r in (0, 0, 1, 2)])
+    finger_cols = np.array([c for _ in range(5) for c in (0, 1, 0, 0)])
+
+    def rotation_xzy(a):
+        """Rz(a[1]) @ Ry(a[2]) @ Rx(a[0])."""
+        cx, sx = jnp.cos(a[0]), jnp.sin(a[0])
+        cy, sy = jnp.cos(a[2]), jnp.sin(a[2])
+        cz, sz = jnp.cos(a[1]), jnp.sin(a[1])
+        one, zero = jnp.ones_like(cx), jnp.zeros_like(cx)
+        rx = jnp.array([[one, zero, zero], [zero, cx, -sx], [zero, sx, cx]])
+        ry = jnp.array([[cy, zero, -sy], [zero, one, zero], [sy, zero, cy]])
+        rz = jnp.array([[cz, -sz, zero], [sz, cz, zero], [zero, zero, one]])
+        return rz @ ry @ rx
+
+    def rodrigues(w):
+        n = jnp.sqrt(jnp.sum(w ** 2))
+        safe = jnp.where(n < 0.0001, 1.0, n)
+        k = w / safe
+        kx = jnp.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
+        r = jnp.cos(n) * jnp.eye(3) + jnp.sin(n) * kx + (1 - jnp.cos(n)) * jnp.outer(k, k)
+        return jnp.where(n < 0.0001, jnp.eye(3), r)
+
+    def j_ht(theta, parents, base_relatives, inverse_base_absolutes, base_positions, weights,
+             points, correspondences):
+        nbones = base_relatives.shape[0]
+        pose = jnp.zeros((nbones + 3, 3)).at[0].set(theta[0:3]).at[1].set(1.0) \
+            .at[2].set(theta[3:6]).at[finger_rows, finger_cols].set(theta[6:])
+        local = jax.vmap(rotation_xzy)(pose[3:])
+        posed = base_relatives.at[:, :, :3].set(
+            jnp.einsum("bij,bjk->bik", base_relatives[:, :, :3], local))
+        absolutes = jnp.zeros_like(posed)
+        for i in range(nbones):  # parents come before their children
+            p = parents[i]
+            above = jnp.where(p < 0, jnp.eye(4), absolutes[jnp.maximum(p, 0)])
+            absolutes = absolutes.at[i].set(above @ posed[i])
+        transforms = absolutes @ inverse_base_absolutes
+        moved = jnp.einsum("bij,vj->vbi", transforms, base_positions)
+        blended = jnp.sum(moved * weights[:, :, None], axis=1)[:, :3]
+        vertices = blended @ (rodrigues(pose[0]) * pose[1]).T + pose[2]
+        return jnp.sum(points - vertices[correspondences])
+
     return {"gmm": j_gmm, "lse": j_lse, "ode": j_ode, "lstm": j_lstm, "ba": j_ba,
-            "kmeans": j_kmeans, "llsq": j_llsq}
+            "kmeans": j_kmeans, "llsq": j_llsq, "ht": j_ht}

@@ -17,14 +17,8 @@ sys.path[:0] = [os.path.join(ROOT, "examples"), os.path.join(ROOT, "tests")]
 
 from examples_gradbench import (ba_args, gmm_args, ht_args, kmeans_args, llsq_args,  # noqa: E402
                                 lse_args, lstm_args, ode_args)
-from gradbench import gmm, ht, kmeans, llsq, lse, lstm, ode  # noqa: E402
-from jax_agreement import ba_total  # noqa: E402
-
-
-def ht_total(theta, parents, base_relatives, inverse_base_absolutes, base_positions, weights,
-             points, correspondences):
-    return np.sum(ht.hand_objective(theta, parents, base_relatives, inverse_base_absolutes,
-                                    base_positions, weights, points, correspondences))
+from gradbench import gmm, kmeans, llsq, lse, lstm, ode  # noqa: E402
+from jax_agreement import ba_total, ht_total  # noqa: E402
 
 
 def _jax_contender(name, args, wrt):
@@ -65,7 +59,8 @@ WORKLOADS = [
              others=_jax_contender("lstm", LSTM, (0, 1))),
     Workload("ba 10 cams 100 pts 300 obs (vjp)", ba_total, None, BA, wrt=(0, 1, 2),
              others=_jax_contender("ba", BA, (0, 1, 2))),
-    Workload("ht 500 verts 100 pts (vjp)", ht_total, None, HT, wrt=0),
+    Workload("ht 500 verts 100 pts (vjp)", ht_total, None, HT, wrt=0,
+             others=_jax_contender("ht", HT, 0)),
     Workload("kmeans n=1000 k=50 d=8", kmeans.kmeans_cost, None, KMEANS, wrt=(0, 1),
              others=_jax_contender("kmeans", KMEANS, (0, 1))),
     Workload("llsq m=16 n=256", llsq.llsq_objective, None, LLSQ, wrt=0,

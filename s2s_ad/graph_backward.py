@@ -47,6 +47,7 @@ import ast
 
 from s2s_ad import graph, ir, sweep
 from s2s_ad.emit.code import CodeFunction
+from s2s_ad.reverse import out_of_place
 from s2s_ad.sweep import SweepError
 from s2s_ad.sweep import ControlSweep, Line, read, tape_of
 
@@ -401,7 +402,8 @@ def _sets_element(line: Line) -> bool:
     node = line.stmt.node
     if line.op is not None and line.op.prim == "getitem":
         return False  # ``dc[i] = g``: the first contribution to a zero element (element_writes)
-    return isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Subscript)
+    return isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Subscript) \
+        and out_of_place.adds_to(node) is None  # not ``dy[i] = dy[i] + g``, which adds
 
 
 def _index_names(line: Line) -> list[str]:

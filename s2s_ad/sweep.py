@@ -39,6 +39,7 @@ from s2s_ad.emit.code import Block, CodeFunction, Stmt
 from s2s_ad.errors import S2SError
 from s2s_ad.rules import RULES
 from s2s_ad.rules.templates import instantiate
+from s2s_ad.reverse import out_of_place
 
 
 class SweepError(S2SError, AssertionError):
@@ -320,7 +321,8 @@ def _assignment(node: ast.stmt) -> tuple[list[str], bool, ast.expr | None]:
     if isinstance(target, ast.Tuple):
         return [e.id for e in target.elts if isinstance(e, ast.Name)], False, node.value
     if isinstance(target, ast.Subscript):
-        return [target.value.id], True, node.value
+        added = out_of_place.adds_to(node)  # ``dy[i] = dy[i] + g``: adds g
+        return [target.value.id], True, node.value if added is None else added
     value = node.value
     if (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)
             and isinstance(value.left, ast.Name) and value.left.id == target.id):

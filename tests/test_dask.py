@@ -28,16 +28,7 @@ da = pytest.importorskip("dask.array")
 
 import test_numpy_rules_table as table  # noqa: E402
 
-REPEATS = "an integer array index computed or given as an array may repeat an element as far as " \
-          "the gradient can tell, and Dask has no np.add.at: refused (TypeError), not summed wrong"
 KNOWN = {
-    "x[np.argsort(x[:, 0])]:ab": REPEATS, "x[np.argsort(-x)]:a": REPEATS,
-    "np.take(x, np.array([0, 1, 1]), axis=1):ab": REPEATS,
-    "np.take(x, np.array([0, 3, 3])):ab": REPEATS,
-    "np.take_along_axis(x, np.argsort(x, axis=1), axis=1):ab": REPEATS,
-    "np.take_along_axis(x, np.array([[0], [1]]), 1):2b": REPEATS,
-    "np.take_along_axis(x, np.array([[0, 0, 1]]), axis=0):a3": REPEATS,
-    "np.take_along_axis(np.ravel(x), np.array([1, 1, 0]), axis=0):ab": REPEATS,
     "np.linalg.det(x):baa": "the adjoint of a stack of determinants needs np.linalg.inv of a "
                             "stack, which Dask does not have (its det of a stack runs)",
 }
@@ -59,7 +50,7 @@ def compare_on_dask(f, args: list, wrt: list[int]):
         try:
             value = f(*dargs)
             np.asarray(value)
-        except (NotImplementedError, ValueError, AttributeError, TypeError) as e:
+        except (NotImplementedError, ValueError, AttributeError, TypeError, IndexError) as e:
             pytest.skip(f"the function itself does not run on Dask: {type(e).__name__}: {e}")
         df = s2s_ad.grad(f, wrt=tuple(wrt))
         want = df(*args)
@@ -94,7 +85,7 @@ def test_every_numpy_rule_runs_on_dask(prim, expr, spec):
 
 
 def _examples():
-    from examples import mlp, softmax_xent, tied_weights
+    from examples import kmeans, mlp, softmax_xent, spring_chain, tied_weights
     rng = np.random.default_rng(5)
     return [
         ("mlp", mlp.mlp_loss, [rng.normal(size=(4, 5)), rng.normal(size=5),
@@ -104,16 +95,38 @@ def _examples():
          [rng.normal(size=(4, 3)), rng.normal(size=(6, 4)), np.eye(3)[[0, 2, 1, 1, 0, 2]]], [0]),
         ("tied_weights", tied_weights.tied,
          [rng.normal(size=(3, 4)), rng.normal(size=4), rng.normal(size=4)], [0]),
+        ("kmeans", kmeans.kmeans_cost, [rng.normal(size=(3, 2)), rng.normal(size=(9, 2))], [0, 1]),
+        ("spring_chain_energy", spring_chain.energy, [rng.normal(0, 0.3, 8)], [0]),
     ]
 
 
-@pytest.mark.parametrize("index", range(3), ids=["mlp", "softmax_xent", "tied_weights"])
+EXAMPLES = ["mlp", "softmax_xent", "tied_weights", "kmeans", "spring_chain_energy"]
+
+
+@pytest.mark.parametrize("index", range(len(EXAMPLES)), ids=EXAMPLES)
 def test_numpy_examples_run_on_dask(index):
     name, f, args, wrt = _examples()[index]
     for i in wrt:  # the NumPy gradient this compares with is right
         got = s2s_ad.grad(f, wrt=i)(*args)
         np.testing.assert_allclose(got, fd_gradient(f, args, i), rtol=1e-5, atol=1e-7)
     compare_on_dask(f, args, wrt)
+
+
+def test_spring_chain_rhs_vjp_runs_on_dask():
+    """rhs returns an array (its state's derivative): a vector-Jacobian
+    product, against central differences of <cotangent, rhs> first."""
+    from examples import spring_chain
+    rng = np.random.default_rng(11)
+    y, cot = rng.normal(0, 0.3, 8), rng.normal(size=8)
+    _, pull = s2s_ad.vjp(spring_chain.rhs, y)
+    want = pull(cot)[0]
+    np.testing.assert_allclose(
+        want, fd_gradient(lambda y: np.sum(cot * spring_chain.rhs(y)), [y], 0), rtol=1e-5,
+        atol=1e-6)
+    _, dpull = s2s_ad.vjp(spring_chain.rhs, chunked(y))
+    got = dpull(chunked(cot))[0]
+    assert isinstance(got, da.Array)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-9, atol=1e-12)
 
 
 ARRAY_PROGRAMS = sorted(n for n, (_, points, _) in PROGRAMS.items()
@@ -128,15 +141,18 @@ def test_array_programs_with_control_flow_run_on_dask(name):
         compare_on_dask(f, list(point), wrt)
 
 
-def test_a_repeating_integer_array_index_is_refused_on_dask_not_summed_wrong():
+def test_a_repeating_integer_array_index_sums_on_dask():
     # x[idx] with idx = [0, 0, 2] reads x[0] twice: its adjoint is the sum of two
-    # contributions, which y[idx] += g would overwrite; Dask has no np.add.at
+    # contributions, which y[idx] += g would overwrite; Dask has no np.add.at, so
+    # add_at sums g by flat position with np.bincount (tests/test_dask_repeats.py: more)
     f = make_function("def f(x, idx):\n    return np.sum(x[idx] ** 2)\n")
     x, idx = np.array([0.5, -1.0, 2.0]), np.array([0, 0, 2])
+    want = fd_gradient(f, [x, idx], 0)
     df = s2s_ad.grad(f, wrt="x")
-    np.testing.assert_allclose(df(x, idx), fd_gradient(f, [x, idx], 0), rtol=1e-6)
-    with pytest.raises(TypeError, match="needs np.add.at"):
-        np.asarray(df(chunked(x), idx))
+    np.testing.assert_allclose(df(x, idx), want, rtol=1e-6)
+    got = df(chunked(x), idx)
+    assert isinstance(got, da.Array)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
 
 
 def _gradbench():
@@ -183,14 +199,28 @@ def test_bundle_adjustment_vjp_runs_on_dask():
         np.testing.assert_allclose(np.asarray(got[i]), want[i], rtol=1e-9, atol=1e-12)
 
 
-def test_hand_tracking_on_dask_is_refused_not_summed_wrong():
+def test_hand_tracking_vjp_runs_on_dask():
     """``vertex_positions[correspondences]`` reads rows by an integer array
-    that may repeat one: its adjoint needs np.add.at, which Dask lacks."""
+    that repeats some (add_at sums them with np.bincount on Dask), and the
+    helpers fill arrays made with np.zeros from Dask values, whose Dask
+    adjoints the reverse sweep adds into NumPy-made adjoint arrays out of
+    place (``dy = dy + g``). The NumPy vjp is checked against central
+    differences of <cotangent, f> first."""
     from examples_gradbench import ht_args
     from gradbench import ht
     args = ht_args(np.random.default_rng(8), 12, 7)
+    args[-1][[1, 4]] = args[-1][0]  # vertex args[-1][0] read three times
+    cot = np.random.default_rng(9).normal(size=(7, 3))
+    _, pull = s2s_ad.vjp(ht.hand_objective, *args)
+    want = pull(cot)
+    for i in (0, 4):  # (all of them: tests/test_gradbench.py)
+        ref = fd_gradient(lambda *a: np.sum(cot * ht.hand_objective(*a)), args, i)
+        np.testing.assert_allclose(want[i], ref, rtol=1e-5, atol=1e-7)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
-        _, pull = s2s_ad.vjp(ht.hand_objective, *[chunked(a) for a in args])
-        with pytest.raises(TypeError, match="integer array index.*needs np.add.at"):
-            np.asarray(pull(np.ones((7, 3)))[0])
+        # every argument chunked, the integer arrays (parents, correspondences) too
+        _, dpull = s2s_ad.vjp(ht.hand_objective, *[chunked(a) for a in args])
+        got = dpull(chunked(cot))
+        for i in (0, 2, 3, 4, 5, 6):
+            assert isinstance(got[i], da.Array), i
+            np.testing.assert_allclose(np.asarray(got[i]), want[i], rtol=1e-9, atol=1e-12)

@@ -315,6 +315,6 @@ def test_gradients_agree_with_jax_grad_of_the_jax_ports():
         rows = agreement(seed=3, small=True)
     finally:
         sys.path.remove(os.path.join(ROOT, "benchmarks"))
-    assert len(rows) == 8
+    assert len(rows) == 9
     for name, size, diff, scale in rows:
         assert diff < 1e-10, (name, size, diff, scale)

@@ -124,7 +124,7 @@ def test_fill_loop_has_no_shape_bookkeeping():
     text = _text(src.fill)
     for helper in ("unbroadcast", "total", "own", "add_over", "spread"):
         assert f"{helper}(" not in text, helper
-    assert re.search(r"dy \+= dout \* y\s", text)  # np.sum(y * y): dout broadcasts by itself
+    assert re.search(r"dy = dy \+ dout \* y\s", text)  # np.sum(y * y): dout broadcasts by itself
     loop = _reverse_loop(text)
     recomputed = [line.split("#")[0].strip() for line in loop.splitlines()
                   if "recomputed" in line or "read again" in line]

@@ -35,7 +35,8 @@ from __future__ import annotations
 
 import ast
 
-from s2s_ad.reverse import analysis, checkpoint, element_writes, inplace, scatters, shifts
+from s2s_ad.reverse import (analysis, checkpoint, element_writes, inplace, out_of_place,
+                            scatters, shifts)
 from s2s_ad.reverse import lists as runtime_lists
 from s2s_ad import ir
 from s2s_ad.emit import peephole, signs
@@ -264,6 +265,7 @@ class _Sweep(StructuredSweep, CallSites):
         runtime_lists.fuse_sum(self, reverse)
         if self.arrays is not None:
             scatters.run(reverse, self.arrays)
+            out_of_place.run(reverse)
         if self.arrays is None:
             element_writes.run(reverse, {self.adj[id(v)] for v in func.param_values
                                          if v.kind in ("list", "tuple") and id(v) in self.adj})
@@ -588,5 +590,7 @@ def _pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
              for v in params]
     ends = ast.Tuple([value, *grads, *(ast.Name(n, ast.Load()) for n in tape_refs)], ast.Load())
     signs.run(reverse, names_in(Block(ast.If(ends, [], []), forward + reverse)))
+    if sweep.arrays is not None:
+        out_of_place.run(reverse)
     return pair_functions(func, fwd_name, bwd_name, seeds, sweep, forward, value, tape,
                           tape_refs, reverse, grads, sweep.adjoint_names(), sweep.loops)

@@ -329,6 +329,11 @@ def take_adjoint(g, x, index, axis):
     where they are returned from, never through a view."""
     dtype = np.result_type(x, g)
     if axis is None:
+        if type(x) is not np.ndarray and np.ndim(g) != 0 and np.shape(g) != np.shape(index):
+            # Dask's np.take(x, index) takes along axis 0 instead of flattening x: the
+            # function then differs from NumPy's, and this adjoint would be wrong for it
+            raise TypeError("np.take without an axis did not flatten " + type(x).__name__
+                            + " arrays; the adjoint is NumPy's (over the flattened array)")
         flat = np.zeros_like(np.ravel(x), dtype=dtype)
         add_at(flat, np.ravel(index), np.ravel(g))
         return np.reshape(flat, np.shape(x))
@@ -436,8 +441,16 @@ def assign(y, index, v):
 def scatter(g, x, index):
     """Zeros shaped like x with g added at x[index] (repeated indices add up).
     A basic index (ints, slices, None, ...) picks each element at most once,
-    so assigning g there is the same sum without np.add.at's cost."""
-    out = np.zeros(x.shape, x.dtype) if type(x) is np.ndarray else np.zeros_like(x)
+    so assigning g there is the same sum without np.add.at's cost. The zeros
+    are made like x, or like g where x is an ndarray and g another library's
+    array (a Dask adjoint of an array the function made with np.zeros): the
+    adjoint stays in g's library."""
+    if type(x) is not np.ndarray:
+        out = np.zeros_like(x)
+    elif type(g) is np.ndarray or isinstance(g, (int, float, complex, np.generic)):
+        out = np.zeros(x.shape, x.dtype)
+    else:
+        out = np.zeros_like(g, shape=x.shape, dtype=x.dtype)
     items = index if type(index) is tuple else (index,)
     if all(type(i) in (int, slice, type(None), type(Ellipsis)) or isinstance(i, np.integer)
            for i in items):
@@ -457,11 +470,11 @@ def scatter(g, x, index):
 def add_scattered(y, index, g):
     """y + scatter(g, y, index), into y in place (an array the reverse sweep
     made and nobody else holds): an index of ints and slices picks each
-    element at most once, so y[index] += g; any other, add_at."""
+    element at most once, so y[index] = y[index] + g; any other, add_at."""
     items = index if type(index) is tuple else (index,)
     plain = (int, slice, type(None), type(Ellipsis)) if type(y) is np.ndarray else (int, slice)
     if all(type(i) in plain or isinstance(i, np.integer) for i in items):
-        y[index] += g
+        y[index] = y[index] + g  # (not +=: NumPy cannot add a Dask g into an ndarray y in place)
     else:
         add_at(y, index, g)
 ''',
@@ -469,23 +482,42 @@ def add_scattered(y, index, g):
 def add_at(y, index, g):
     """y[index] += g in place, repeated indices adding up (np.add.at). An array
     type without np.add.at (a Dask array) takes y[index] += g where the index
-    cannot repeat an element: integers and slices only."""
+    cannot repeat an element (integers and slices); any other index (integer
+    arrays, masks) selects the flat positions of the elements it reads from an
+    array of positions shaped like y, and np.bincount sums g by position: the
+    same sum, through dispatching functions only."""
     if type(y) is np.ndarray:
+        if type(g) is not np.ndarray and not isinstance(g, (int, float, complex, np.generic)):
+            g = np.asarray(g)  # another library's adjoint (Dask's) added into a NumPy array
         np.add.at(y, index, g)
         return
-    parts = []
-    for p in index if type(index) is tuple else (index,):
-        if type(p) is not slice and p is not None and p is not Ellipsis:
-            if np.ndim(p) != 0:
-                raise TypeError(f"adding into {type(y).__name__} at an integer array index "
-                                "(that may repeat an element) needs np.add.at, which it "
-                                "does not have")
-            p = int(p)  # a 0-d array of the same library (Dask's): a plain index
-        parts.append(p)
-    kept = tuple(p for p in parts if p is not None)
-    if len(kept) != len(parts):  # new axes (None): length 1 in g, absent from y
-        g = np.reshape(np.broadcast_to(g, np.shape(y[tuple(parts)])), np.shape(y[kept]))
-    y[kept] += g
+    items = index if type(index) is tuple else (index,)
+    if all(type(p) in (slice, type(None), type(Ellipsis)) or np.ndim(p) == 0
+           and np.result_type(p).kind in "iu" for p in items):
+        # a 0-d array of the same library (Dask's) as a plain index
+        parts = tuple(p if type(p) in (slice, type(None), type(Ellipsis)) else int(p)
+                      for p in items)
+        kept = tuple(p for p in parts if p is not None)
+        if len(kept) != len(parts):  # new axes (None): length 1 in g, absent from y
+            g = np.reshape(np.broadcast_to(g, np.shape(y[parts])), np.shape(y[kept]))
+        y[kept] += g
+        return
+    shape = tuple(np.shape(y))
+    size = 1
+    for n in shape:
+        size *= n
+    where = np.reshape(np.arange(size), shape)[tuple(
+        p if type(p) in (slice, type(None), type(Ellipsis), int) or isinstance(p, np.ndarray)
+        else np.asarray(p) for p in items)]
+    w = np.ravel(np.broadcast_to(g, np.shape(where)))
+    # the positions as an array of g's library, chunked like g (Dask's bincount needs that)
+    at = np.zeros_like(np.real(w), dtype=np.intp) + np.ravel(where)
+    if np.iscomplexobj(w):  # np.bincount sums real weights
+        sums = (np.bincount(at, weights=np.real(w), minlength=size)
+                + 1j * np.bincount(at, weights=np.imag(w), minlength=size))
+    else:
+        sums = np.bincount(at, weights=w, minlength=size)
+    y[...] = y + np.reshape(sums, shape)
 ''',
     "astype_like": '''
 def astype_like(g, x):
