@@ -143,3 +143,59 @@ def smooth_one(x):
 def unpacked(xs, y):
     a, b, c = xs  # unpacking: the code is generated per length
     return a * b * y + math.sin(c) * c
+
+
+def appended_in_branch(x, c):
+    """A list created empty, first appended an active value in a branch: its
+    tangent list starts as zeros for the items it had before the append."""
+    xs = []
+    if c > 0:
+        xs.append(x * x)
+    else:
+        xs.append(x)
+    xs.append(math.sin(x))
+    return xs[0] * 3.0 + xs[-1]
+
+
+def appended_in_loop_after_constants(x, n: int):
+    xs = [1.0, 2.0]
+    for i in range(n):
+        if i % 2 == 0:
+            xs.append(x * xs[-1])
+        else:
+            xs.append(xs[-2] + 0.5)
+    return xs[-1] * xs[2] + xs[0]
+
+
+def euler(x, k, n):
+    # -k and k * 0.5 read nothing the loop computes: computed once, before it
+    for i in range(n):
+        x = x + 0.1 * (-k * x) + k * 0.5
+    return x
+
+
+def euler_twice(x, k, n):
+    y = euler(x, k, n)
+    if y > 0.0:
+        y = euler(y, k, n)
+    return y * 2.0
+
+
+def appended(x, k, n):
+    # an empty list grown in a loop, a list made empty again in each outer step
+    xs = []
+    total = 0.0
+    for j in range(2):
+        ys = []
+        for i in range(n):
+            x = x + 0.1 * math.sin(k * x)
+            xs.append(x)
+            ys.append(x * x)
+        total = total + sum(ys)
+    if x > 0.0:
+        xs.append(k)
+    return sum(xs) + total
+
+
+def appended_in_helper(x, k, n):
+    return appended(x, k, n) * appended(k, x, n)

@@ -104,6 +104,11 @@ class _Forward:
         self.temps: set[str] = set()
         """Names of temporaries (values of no user variable) and their tangents."""
         self.helpers: dict[str, str] = {}
+        self.empty = {id(node.out) for node in ir.walk(func.body)
+                      if isinstance(node, ir.Op) and node.prim == "list.new" and not node.args}
+        """Lists made empty (``xs = []``): their zero tangent is ``[]``. (Each
+        version of a list is one Python list, grown by its appends, but an
+        append makes a new SSA value: this one is read only while empty.)"""
 
     # -- names and expressions ------------------------------------------------
 
@@ -131,6 +136,8 @@ class _Forward:
         if isinstance(a, ir.Value) and a.kind == "array":
             return _call(f"{self.np()}.zeros_like", [self.expr(a)],
                          [ast.keyword("dtype", _load("float"))])
+        if isinstance(a, ir.Value) and a.kind == "list" and id(a) in self.empty:
+            return ast.List([], ast.Load())
         if isinstance(a, ir.Value) and a.kind == "list":  # a list grown at run time
             item = self.namer.fresh("item")
             zero = (_call(f"{self.np()}.zeros_like", [_load(item)],
@@ -285,11 +292,15 @@ class _Forward:
                 out.append(Stmt(ast.Assign([ast.Name(self.t(op.out), ast.Store())], d), comment))
             return out
         seq, v = op.args
-        out = [Stmt(ast.Assign([store], self.expr(seq)), comment, op),
-               Stmt(ast.Expr(_call(f"{op.out.name}.append", [self.expr(v)])), comment)]
+        out = []
         if self.active(op.out):
+            # before the append: the zero tangents of an inactive list are one per item it
+            # has so far (every version is one Python list: after the append, one too many)
             d = self.t(op.out)
             out.append(Stmt(ast.Assign([ast.Name(d, ast.Store())], self.tangent(seq)), comment))
+        out += [Stmt(ast.Assign([store], self.expr(seq)), comment, op),
+                Stmt(ast.Expr(_call(f"{op.out.name}.append", [self.expr(v)])), comment)]
+        if self.active(op.out):
             out.append(Stmt(ast.Expr(_call(f"{d}.append", [self.tangent(v)])), comment))
         return out
 

@@ -25,6 +25,7 @@ import numpy
 
 from s2s_ad import ir
 from s2s_ad.frontend import numpy_attrs, structures
+from s2s_ad.frontend.int_names import int_names, is_int, one_axis
 from s2s_ad.rules.numpy import VIEWS
 from s2s_ad.rules.templates import index_operands
 
@@ -85,8 +86,11 @@ class ArrayIndexing:
     def subscript(self, node: ast.Subscript, var, hint) -> ir.Operand:
         if self.holds_structure(node.value):
             return structures.lower_expr(self, node, var)
-        if isinstance(node.value, ast.Name) and id(self.env.get(node.value.id)) in self.grown:
-            return self.dynamic_subscript(node, var, hint)  # a list grown at run time
+        if isinstance(node.value, ast.Name) and (
+                id(self.env.get(node.value.id)) in self.grown
+                or structures.is_runtime(self, self.env.get(node.value.id))):
+            # a list grown at run time, or one of any length passed to a helper
+            return self.dynamic_subscript(node, var, hint)
         base = self.expr(node.value)
         if isinstance(base, tuple) and isinstance(node.value, ast.Call) \
                 and isinstance(node.slice, ast.Constant) and type(node.slice.value) is int \
@@ -121,6 +125,7 @@ class ArrayIndexing:
         """``y[i] = e`` (``op`` None) or ``y[i] op= e``."""
         if op is None and self.holds_structure(target.value):
             return structures.store(self, target, self.expr(value_node))
+        self.refuse_list_item_write(target)
         if self.control_flow:
             return self.assign_versioned(target, value_node, op, stmt)
         if not isinstance(target.value, ast.Name) or target.value.id not in self.env:
@@ -131,6 +136,14 @@ class ArrayIndexing:
         if isinstance(base, ir.Const) or base.kind not in ir.DIFFERENTIABLE:
             raise self.src.error(target, f"`{name}` is not an array")
         root = self.roots.get(id(base), base)
+        made = self.defs.get(id(base))
+        if root is None and made is not None and made.prim == "getitem":
+            seq = made.args[0]
+            raise self.src.error(target, f"`{name}` is an item of the list `{seq.var or seq.name}`"
+                                 ", which holds that very array (so may the caller, and the "
+                                 "tapes of helpers it was passed to); assigning into it would "
+                                 f"change it there too. Assign into a copy (`{name} = "
+                                 f"np.copy({name})`) first")
         if root is None or any(base is p.value for p in getattr(self, "_params", [])):
             raise self.src.error(target, f"assigning into `{name}` would change an array the "
                                  "caller passed in; assign into a copy (`" + name +
@@ -151,6 +164,30 @@ class ArrayIndexing:
         self.mutated(base, out, f"it is a view of `{name}`, which line {target.lineno} assigns "
                      "into since; take a copy (np.copy) before the assignment")
         self.roots[id(out)] = out
+
+    def refuse_list_item_write(self, target: ast.Subscript) -> None:
+        """``xs[i] = v`` or ``xs[i][j] = v`` on a list read when the code runs
+        (grown at run time, or of any length passed to a helper): refused,
+        located. Its items are arrays the list shares with every name bound
+        to them, with the caller that passed it and with the tape of each
+        helper it was passed to, so a write in place would change what they
+        read."""
+        node = target.value
+        while isinstance(node, ast.Subscript):
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return
+        value = self.env.get(node.id)
+        if not (id(value) in self.grown or structures.is_runtime(self, value)):
+            return
+        item = target.value if isinstance(target.value, ast.Subscript) else target
+        what = ("replaces an item of" if item is target else
+                f"writes in place into the array `{ast.unparse(item)}`, an item of")
+        raise self.src.error(target, f"`{ast.unparse(target)} = ...` {what} the list `{node.id}` of any length; its items are "
+                             "shared (with the names bound to them, the caller that passed the "
+                             "list, and every helper it was passed to), so the change would "
+                             "reach them too. Build a new array instead (`v = np.copy("
+                             f"{ast.unparse(item)}); v[...] = ...`), or append to a new list")
 
     def mutated(self, base: ir.Value, out: ir.Value, why: str) -> None:
         """``base``'s array was written into, giving ``out``. Python mutates
@@ -175,7 +212,7 @@ class ArrayIndexing:
                                  "(`y[i] = ...` with `y` a variable of this function)")
         name = target.value.id
         problem = None if _copied_just_before(self.tree, stmt, name) else \
-            _sole_owner(self.tree, name, self.makes_new)
+            _sole_owner(self.tree, name, self.makes_new, self.src.globals)
         if problem is not None:
             node, why = problem
             raise self.src.error(node, f"`{name}` is assigned into (line {target.lineno}) in a "
@@ -204,7 +241,13 @@ class ArrayIndexing:
 
     def track_views(self, prim: str, args: list, out: ir.Value) -> None:
         """Record which array ``out`` shares memory with."""
-        if prim in VIEWS and args and isinstance(args[0], ir.Value):
+        if prim == "getitem" and args and isinstance(args[0], ir.Value) \
+                and args[0].kind in ("list", "tuple"):
+            # an item of a list read when the code runs (a list grown at run
+            # time, or one of any length a caller passed): the list, and
+            # maybe the caller, holds that very array
+            self.roots[id(out)] = None
+        elif prim in VIEWS and args and isinstance(args[0], ir.Value):
             a = args[0]
             self.roots[id(out)] = self.roots.get(id(a), a) if not self._is_param(a) else None
         else:
@@ -226,9 +269,12 @@ VIEW_CALLS = {"reshape", "transpose", "ravel", "squeeze", "expand_dims", "asarra
 
 
 def _copied_just_before(tree: ast.FunctionDef, stmt, name: str) -> bool:
-    """Is ``stmt`` (``name[i] = v``) right after ``name = np.copy(x)`` in the
-    same block? Then nothing else refers to the array it writes into (the
-    form of a subscript assignment in s2s-ad's forward-mode modules)."""
+    """Is ``stmt`` (``name[i] = v``) right after ``name = np.copy(x)`` or
+    ``name = np.zeros_like(x)`` in the same block, or after writes into
+    ``name``'s elements that follow it? Then nothing else refers to the
+    array it writes into (the form of a subscript assignment in
+    s2s-ad's forward-mode modules, and of an indexed read's adjoint,
+    :mod:`s2s_ad.frontend.scatter_calls`)."""
     if stmt is None:
         return False
     for node in ast.walk(tree):
@@ -237,38 +283,97 @@ def _copied_just_before(tree: ast.FunctionDef, stmt, name: str) -> bool:
             if not isinstance(block, list) or stmt not in block:
                 continue
             k = block.index(stmt)
+            while k > 0 and _writes_into(block[k - 1], name):
+                k -= 1  # ``name[i] = a; name[j] += b``: its elements written since
             prev = block[k - 1] if k > 0 else None
             return (isinstance(prev, ast.Assign) and len(prev.targets) == 1
                     and isinstance(prev.targets[0], ast.Name) and prev.targets[0].id == name
                     and isinstance(prev.value, ast.Call) and not prev.value.keywords
                     and len(prev.value.args) == 1
                     and isinstance(prev.value.func, ast.Attribute)
-                    and prev.value.func.attr == "copy"
+                    and prev.value.func.attr in ("copy", "zeros_like")
                     and isinstance(prev.value.func.value, ast.Name)
                     and prev.value.func.value.id in ("np", "numpy"))
     return False
 
 
-def _sole_owner(tree: ast.FunctionDef, name: str, makes_new=None):
+def _writes_into(stmt: ast.stmt, name: str) -> bool:
+    """``name[i] = v`` or ``name[i] op= v``, binding no name (no ``:=``)."""
+    target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+        else stmt.target if isinstance(stmt, ast.AugAssign) else None
+    return isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
+        and target.value.id == name \
+        and not any(isinstance(n, ast.NamedExpr) for n in ast.walk(stmt))
+
+
+def _sole_owner(tree: ast.FunctionDef, name: str, makes_new=None, globals_=None):
     """None when ``name`` holds an array only it refers to: bound once, before
     any loop or branch, to a fresh array (``np.zeros(...)``, ``np.copy(x)``,
     ``x.copy()``), and read only inside expressions that make new arrays —
     never bound to another name, put in a list, passed to a function of the
     user's, or viewed (``y[i]`` bound to a name, ``y.T``, ``np.reshape(y)``).
-    Else (the node, why not). ``makes_new`` as for :func:`first_leak`."""
+    ``name += v`` anywhere adds into that array in place, which is the sum
+    ``name = name + v`` the lowering makes of it when nothing else refers to
+    the array. Else (the node, why not). ``makes_new`` as for :func:`first_leak`."""
     binds = [n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
              and any(isinstance(t, ast.Name) and t.id == name
                      for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))]
+    plain = [n for n in binds if not isinstance(n, ast.AugAssign)]
+    if len(plain) == 1 and plain[0] in tree.body:
+        binds = plain
     top = [s for s in tree.body if s in binds]
     if len(binds) != 1 or len(top) != 1 or isinstance(top[0], ast.AugAssign):
         node = binds[1] if len(binds) > 1 else (binds[0] if binds else tree)
         return node, "it must be bound once, outside loops and branches, to a new array"
     value = top[0].value
-    fresh = isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and (
-        value.func.attr in CONSTRUCTORS)
+    if isinstance(value, ast.BinOp) and _constructed(value.left):
+        value = value.left  # ``np.zeros_like(x) + 0.0``: a new array again
+    fresh = _constructed(value)
     if not fresh:
         return value, "it must start as a new array (np.zeros(...), np.copy(x), x.copy(), ...)"
-    return first_leak(tree, name, makes_new)
+    return first_leak(tree, name, makes_new, globals_=globals_)
+
+
+def _numpy_made(tree: ast.FunctionDef, name: str) -> bool:
+    """Every binding of ``name`` but ``name op= ...`` is a NumPy call
+    (``np.zeros_like(x)``): it holds an array or a NumPy number, never a list."""
+    binds = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name
+             and not isinstance(n.ctx, ast.Load)]
+    parents = parents_of(tree)
+    for b in binds:
+        holder = parents.get(id(b))
+        if isinstance(holder, ast.AugAssign) and holder.target is b:
+            continue
+        value = holder.value if isinstance(holder, ast.Assign) and holder.targets == [b] else None
+        if isinstance(value, ast.BinOp) and isinstance(value.right, ast.Constant) \
+                and type(value.right.value) is float:
+            value = value.left  # ``np.zeros_like(x) + 0.0``
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                and isinstance(value.func.value, ast.Name)
+                and value.func.value.id in ("np", "numpy")):
+            return False
+    return bool(binds) and not any(isinstance(a, ast.arg) and a.arg == name for a in ast.walk(tree))
+
+
+def _in_return(node: ast.AST, parents: dict, tree: ast.FunctionDef) -> bool:
+    """``node`` is read by a ``return`` statement of ``tree`` itself (``return
+    astype_like(dx, x)``), not of a function nested in it."""
+    while not isinstance(node, ast.stmt):
+        node = parents.get(id(node))
+        if node is None or isinstance(node, ast.Lambda):
+            return False
+    if not isinstance(node, ast.Return):
+        return False
+    while node is not None and node is not tree:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return False
+        node = parents.get(id(node))
+    return node is tree
+
+
+def _constructed(value: ast.expr) -> bool:
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+        and value.func.attr in CONSTRUCTORS
 
 
 def parents_of(tree: ast.AST) -> dict[int, ast.AST]:
@@ -276,16 +381,19 @@ def parents_of(tree: ast.AST) -> dict[int, ast.AST]:
     return {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
 
 
-def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = False):
+def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = False,
+               globals_: dict | None = None):
     """None when every read of ``name`` uses its elements inside an
     expression that makes a new value, so that no other name, list, helper
     or view refers to its array; else (the node, why not). ``makes_new``
-    tells calls that return a new array (default :func:`_makes_new`);
+    tells calls that return a new array, never (a view of) their argument
+    at a position (default :func:`_makes_new`);
     ``reads`` also accepts what only reads the values: ``z += name``,
     ``return name, w`` and a list of arrays passed to such a call
     (``np.stack([name, w])``)."""
     makes_new = makes_new or _makes_new
     parents = parents_of(tree)
+    scalars = None  # computed once, where a piece is kept
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
             continue
@@ -293,6 +401,11 @@ def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = F
         if isinstance(parent, ast.Subscript) and parent.value is node:
             if isinstance(parent.ctx, ast.Store):
                 continue
+            if scalars is None:
+                ints = int_names(tree, globals_)
+                scalars = (ints, one_axis(tree, name, ints))
+            if scalars[1] and is_int(parent.slice, scalars[0]):
+                continue  # an element of an array of one axis: a NumPy scalar, a copy
             holder = parents.get(id(parent))
             if isinstance(holder, (ast.Assign, ast.AnnAssign)) and holder.value is parent \
                     and not all(isinstance(t, ast.Subscript) for t in (
@@ -305,16 +418,19 @@ def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = F
             if isinstance(holder, ast.Attribute) or (isinstance(holder, ast.Call)
                                                      and _is_view_call(holder)):
                 return holder, "views of it are not supported"
-            if isinstance(holder, ast.Call) and not makes_new(holder):
+            if isinstance(holder, ast.Call) and not makes_new(holder, _position(holder, parent)):
                 return holder, "a piece of it cannot be passed to a function of yours (it " \
                                "could keep a view)"
             continue
         if isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.Compare)):
             continue
-        if isinstance(parent, ast.Call) and node in parent.args and makes_new(parent):
+        if isinstance(parent, ast.Call) and node in parent.args \
+                and makes_new(parent, _position(parent, node)):
             continue  # a NumPy function of it: a new array
-        if reads and isinstance(parent, ast.AugAssign) and parent.value is node:
-            continue
+        if isinstance(parent, ast.AugAssign) and parent.value is node and (
+                reads or isinstance(parent.target, ast.Name)
+                and _numpy_made(tree, parent.target.id)):
+            continue  # ``z += name``, z an array: z takes the values, not the array
         if isinstance(parent, ast.Tuple) and isinstance(parents.get(id(parent)), ast.Return):
             continue  # returned, as a bare ``return name`` is: the caller owns it then
         if reads and isinstance(parent, (ast.Tuple, ast.List)) and isinstance(
@@ -323,6 +439,8 @@ def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = F
             continue
         if isinstance(parent, ast.Return):
             continue
+        if _in_return(node, parents, tree):
+            continue  # read once every write is done, as the function ends
         if isinstance(parent, ast.Attribute) and parent.attr in ("shape", "size", "ndim"):
             continue
         if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) \
@@ -333,9 +451,15 @@ def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = F
     return None
 
 
-def _makes_new(call: ast.Call) -> bool:
+def _position(call: ast.Call, arg: ast.expr) -> int | None:
+    """Which positional argument of ``call`` ``arg`` is (None: not one)."""
+    return next((k for k, a in enumerate(call.args) if a is arg), None)
+
+
+def _makes_new(call: ast.Call, arg: int | None = None) -> bool:
     """A NumPy function (``np.sum``, ``np.where``, ...) or a builtin that
-    returns a new value, never its argument or a view of it."""
+    returns a new value, never its argument or a view of it (``arg``: the
+    argument asked about; any here)."""
     f = call.func
     if isinstance(f, ast.Name):
         return f.id in ("len", "float", "abs", "int")

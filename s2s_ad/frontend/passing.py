@@ -43,7 +43,7 @@ import inspect
 import numbers
 
 from s2s_ad import ir
-from s2s_ad.frontend import runtime_lists, statics, structures
+from s2s_ad.frontend import pairs, runtime_lists, statics, structures
 from s2s_ad.frontend.numpy import annotated_numbers
 from s2s_ad.frontend.structures import StaticDict, StaticList, StaticObject
 
@@ -56,7 +56,6 @@ def runtime_list(lo, value) -> bool:
     helper as one value, which the helper reads by index, ``len``, ``sum``
     and loops when it runs."""
     return (isinstance(value, ir.Value) and value.kind in ("list", "tuple")
-            and not getattr(lo, "array_mode", False)
             and (structures.is_runtime(lo, value) or runtime_lists.is_grown(lo, value)))
 
 
@@ -225,9 +224,12 @@ def params(lo, node: ast.arg, spec, kwonly: bool) -> list[ir.Param]:
     ``p_w``), with the name bound to the structure of them."""
     out: list[ir.Param] = []
     if spec[0] == "runtime":
-        param = structures.sequence_param(lo, node, lo.namer.claim(node.arg),
-                                          (spec[1], structures.RUNTIME), None, False, kwonly)
-        lo.seq_params[id(lo.env[node.arg])] = param
+        # one value, read by index, len, sum and loops when the code runs (in
+        # NumPy code too: its items are then numbers or arrays)
+        value = ir.Value(lo.namer.claim(node.arg), spec[1], node.arg)
+        lo.env[node.arg] = value
+        param = ir.Param(value, None, False, kwonly)
+        lo.seq_params[id(value)] = param
         return [param]
 
     def build(s, path: str):
@@ -264,7 +266,8 @@ def operand_names(op: ir.Op) -> list:
     the leaves of a structure passed whole)."""
     passed = dict(op.callee.passed)
     out: list = []
-    for name in inspect.signature(op.callee.fn).parameters:
+    sig = pairs.signature(op.callee.fn) or inspect.signature(op.callee.fn)  # H_bwd: tape split
+    for name in sig.parameters:
         if name in passed:
             out += [None] * count(passed[name])
         else:
