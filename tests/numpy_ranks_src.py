@@ -44,8 +44,8 @@ def interleaved(x, a: float):
 
 
 def interleaved_rows(x, a: float):
-    """interleaved, by rows of a matrix: each row's adjoint taken as a view,
-    no copy (nothing writes it again) and no zero."""
+    """interleaved, by rows of a matrix: no zero written into the rows'
+    adjoints."""
     y = np.zeros_like(x)
     for i in range(0, len(x) - 1, 2):
         y[i] = np.sin(x[i]) * a

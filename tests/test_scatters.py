@@ -24,21 +24,6 @@ CASES = {
     "argsort_index": ("def f(x, y):\n    i = np.argsort(y, axis=1)\n"
                       "    return np.sum(x[i] * x[0]) + x[1, 0] * np.sum(x[i][0])\n",
                       [(3, 2), (2, 3)]),
-    "gates": ("def f(g, c):\n    b = c.shape[0]\n"
-              "    return np.sum(np.tanh(g[0:b]) * c + g[b:2 * b] * g[2 * b:3 * b] + np.sin(g[3 * b:]))\n",
-              [(8,), (2,)]),
-    "gates_rows": ("def gate(z, b):\n    return np.tanh(z[:b]) * z[b:]\n"
-                   "def f(g, c):\n    s = 0.0\n    for k in range(2):\n"
-                   "        s = s + np.sum(gate(g * c[k], len(c)) ** 2)\n    return s\n",
-                   [(4, 3), (2, 3)]),
-    "gap": ("def f(g, c):\n    b = c.shape[0]\n"
-            "    return np.sum(g[0:b] * c) + np.sum(np.sin(g[b + 1:])) * g[b + 1]\n",
-            [(6,), (2,)]),
-    "overlap": ("def f(g, c):\n    b = c.shape[0]\n"
-                "    return np.sum(g[0:b + 1] ** 2) + np.sum(np.sin(g[b:]))\n", [(6,), (2,)]),
-    "not_a_length": ("def f(g, c, k: int):\n"
-                     "    return np.sum(g[0:k] ** 2) + np.sum(np.sin(g[k:])) + np.sum(c)\n",
-                     [(6,), (2,), ()]),
     "new_axis": ("def f(x, y):\n    return np.sum(x[None, :] * y) + np.sum(x[:, None] * y.T) "
                  "+ np.sum(x[1:])\n", [(3,), (2, 3)]),
     "read_between": ("def h(a):\n    return np.sum(a * a)\n"
@@ -83,43 +68,6 @@ def test_the_adjoint_is_added_into_in_place():
                for index in ("[0:3]", "[3:6]", "[6]", "[7]")) == 3
 
 
-def test_slices_that_tile_an_array_are_joined():
-    """``g[0:b]``, ``g[b:2 * b]``, ``g[2 * b:3 * b]``, ``g[3 * b:]`` with ``b`` a
-    length: the four adjoints concatenated (``joined``), no zeros added into;
-    also in a helper (``z[:b]``, ``z[b:]``) called in a loop."""
-    text = s2s_ad.gradient_source(make_function(CASES["gates"][0]), wrt="g")
-    assert "dg = joined(g, (" in text and "dg[" not in text and "scatter(" not in text, text
-    text = s2s_ad.gradient_source(make_function(CASES["gates_rows"][0]), wrt="g")
-    assert re.search(r"\bd\w+ = joined\(\w+, \(", text), text  # the helper copied into the loop
-
-
-@pytest.mark.parametrize("name", ["gap", "overlap", "not_a_length"])
-def test_slices_that_may_not_tile_are_added_into(name):
-    """A slice skipped, two that overlap, a bound that may be negative (an int
-    parameter): the adjoints are added into zeros, not concatenated."""
-    text = s2s_ad.gradient_source(make_function(CASES[name][0]), wrt="g")
-    assert "joined" not in text and "scatter(" in text, text
-
-
-def test_joined_with_a_part_that_is_still_zero():
-    """A slice whose adjoint is the number 0.0 (a helper's result the caller
-    drops), another array type, or parts of other lengths: assigned into zeros
-    at each slice instead of concatenated."""
-    from s2s_ad.rules.numpy_helpers import HELPERS
-    ns = {"np": np}
-    exec(HELPERS["joined"], ns)
-    joined = ns["joined"]
-    x = np.arange(10.0)
-    np.testing.assert_array_equal(joined(x, (np.ones(3), 0.0, 2 * np.ones(5)), (3, 5)),
-                                  [1, 1, 1, 0, 0, 2, 2, 2, 2, 2])
-    np.testing.assert_array_equal(joined(x, (np.ones(3), 2 * np.ones(1), np.ones(5)), (3, 5)),
-                                  [1, 1, 1, 2, 2, 1, 1, 1, 1, 1])
-    np.testing.assert_array_equal(joined(x, (np.ones(3), 2 * np.ones(7), np.ones(0)), (3, 12)),
-                                  [1, 1, 1, 2, 2, 2, 2, 2, 2, 2])
-    np.testing.assert_array_equal(joined(x, (np.ones(4), 2 * np.ones(6)), (4,)),
-                                  [1, 1, 1, 1, 2, 2, 2, 2, 2, 2])
-
-
 def test_an_index_that_may_repeat_keeps_the_helper():
     """An index array (here from ``np.argsort`` along an axis, whose rows
     repeat the same indices) may name an element twice: ``add_scattered``
@@ -135,7 +83,7 @@ def test_not_fused_where_the_adjoint_is_read_in_between():
     assert_gradients(f, _args([(4,)]), [0])
 
 
-@pytest.mark.parametrize("name", ["slices", "gates"])
+@pytest.mark.parametrize("name", ["slices"])
 def test_on_dask(name):
     da = pytest.importorskip("dask.array")
     f = make_function(CASES[name][0])

@@ -486,36 +486,6 @@ def add_scattered(y, index, g):
     else:
         add_at(y, index, g)
 ''',
-    "joined": '''
-def joined(x, parts, cuts, _array=np.ndarray):
-    """The adjoint of x read as consecutive slices x[:c1], x[c1:c2], ..., x[ck:]
-    of its first axis (0 <= c1 <= c2 <= ...: they tile it), from the slices'
-    adjoints parts, in order: their concatenation. Unless each part is an
-    array ending where its slice ends (a part may be 0.0, an adjoint never
-    added to, or another array type): then each is assigned into zeros at its
-    slice, as scatter would."""
-    n = len(x)
-    end = 0
-    for p, c in zip(parts, cuts + (n,)):
-        if type(p) is not _array or not p.ndim:
-            break
-        end += len(p)
-        if end != (c if c < n else n):
-            break
-    else:
-        return np.concatenate(parts)
-    foreign = [p for p in parts if type(p) is not _array
-               and not isinstance(p, (int, float, complex, np.generic))]
-    if type(x) is not _array:
-        out = np.zeros_like(x)
-    elif not foreign:
-        out = np.zeros(x.shape, x.dtype)
-    else:  # another library's adjoint (Dask's): the zeros in its library, as scatter's
-        out = np.zeros_like(foreign[0], shape=x.shape, dtype=x.dtype)
-    for p, lo, hi in zip(parts, (0,) + cuts, cuts + (None,)):
-        out[lo:hi] = p
-    return out
-''',
     "add_at": '''
 def add_at(y, index, g):
     """y[index] += g in place, repeated indices adding up (np.add.at). An array
@@ -556,14 +526,6 @@ def add_at(y, index, g):
     else:
         sums = np.bincount(at, weights=w, minlength=size)
     y[...] = y + np.reshape(sums, shape)
-''',
-    "float_zeros": '''
-def float_zeros(x):
-    """np.zeros_like(x) + 0.0 in one step: zeros of x's shape in x's floating
-    dtype (float64 for integers and bools), a fresh array to add into in place."""
-    if type(x) is np.ndarray and x.ndim:
-        return np.zeros(x.shape, x.dtype if x.dtype.kind in "fc" else np.float64)
-    return np.zeros_like(x) + 0.0
 ''',
     "astype_like": '''
 def astype_like(g, x):
