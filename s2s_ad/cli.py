@@ -5,7 +5,8 @@
                                                        print or write the gradient module
     s2s-ad jvp   TARGET [--wrt a,x] [--length xs=N] [--array x] [-o FILE]
                                                        print or write the forward-mode module
-    s2s-ad hessian TARGET [--wrt a,x] [--length xs=N] [--array x] [-o FILE]
+    s2s-ad hessian TARGET [--wrt a,x] [--length xs=N] [--array x] [--like params=EXAMPLE]
+                   [-o FILE]
                                                        print or write the Hessian module
     s2s-ad check TARGET [--wrt a,x] [--args n=5] [--at x=0.3] [--explore 16] [--mode forward]
                         [--order 2]                    prove it against sympy, path by path
@@ -188,6 +189,10 @@ def _parser() -> argparse.ArgumentParser:
     h.add_argument("-o", "--out", dest="file", metavar="FILE", help="write the module to FILE")
     h.add_argument("--length", action="append", metavar="NAME=N",
                    help="length of a list parameter (e.g. xs=3)")
+    h.add_argument("--like", action="append", metavar="NAME=VALUE",
+                   help="a module-level value (of the target's module) whose structure a "
+                   "dict, list, tuple, NamedTuple or dataclass parameter has (e.g. "
+                   "params=EXAMPLE); its Hessian is that structure nested in itself")
     _array_option(h)
 
     c = sub.add_parser("check", help="prove the generated gradient against sympy")
@@ -281,9 +286,10 @@ def main(argv: list[str] | None = None) -> int:
             _deliver(text, args.file, fn, loader.write, files)
             return 0
         if args.command == "hessian":
-            text, files = hessian_module(
-                fn, _wrt(args.wrt), lengths=_assignments(args.length, "--length") or None,
-                arrays=_arrays(args.array))
+            lengths, holding = _likes(args.like, fn, _assignments(args.length, "--length")
+                                      or None)
+            text, files = hessian_module(fn, _wrt(args.wrt), lengths=lengths,
+                                         arrays=_arrays(args.array) + holding)
             _deliver(text, args.file, fn, loader.write, files)
             return 0
         if args.command == "check":
