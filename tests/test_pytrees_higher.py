@@ -350,3 +350,33 @@ def test_cli_hessian_like_module_in_a_fresh_interpreter(name, like, wrt, make, t
                 cell = np.asarray(_flatten(row)[0][b], dtype=float)
                 np.testing.assert_allclose(cell.reshape(int(np.size(leaves[a])), -1)[:, k],
                                            np.ravel(want_col[a]), rtol=1e-5, atol=1e-6)
+
+
+def test_cli_jvp_like_module_in_a_fresh_interpreter(tmp_path):
+    """`s2s-ad jvp --like` writes a module whose tangent of a dict parameter
+    is a dict: the directional derivative against central differences."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(here)
+    out = tmp_path / "jvp_tree.py"
+    done = subprocess.run([sys.executable, "-m", "s2s_ad", "jvp",
+                           "tests/pytrees_higher_src.py:dict_layer", "--like", "params=PARAMS",
+                           "--wrt", "params", "-o", str(out)], cwd=root, capture_output=True,
+                          text=True, timeout=300, env=dict(os.environ, PYTHONPATH=root))
+    assert done.returncode == 0, done.stderr
+    args = ({"W": _rng(1).normal(size=(2, 2)), "b": _rng(2).normal(size=2), "s": 0.8},
+            _rng(3).normal(size=2))
+    v = _random_like(args[0], 40)
+    (tmp_path / "args.pkl").write_bytes(pickle.dumps((args, v)))
+    run = subprocess.run([sys.executable, "-c", "import pickle, sys; from jvp_tree import *; "
+                          "args, v = pickle.load(open('args.pkl', 'rb')); "
+                          "sys.stdout.buffer.write(pickle.dumps(jvp_dict_layer(*args, "
+                          "dparams=v)))"],
+                         cwd=tmp_path, capture_output=True, timeout=120,
+                         env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": here})
+    assert run.returncode == 0, run.stderr.decode()
+    value, tangent = pickle.loads(run.stdout)
+    h = 1e-6
+    want = (src.dict_layer(_moved(args[0], v, h), args[1])
+            - src.dict_layer(_moved(args[0], v, -h), args[1])) / (2 * h)
+    assert value == pytest.approx(src.dict_layer(*args))
+    assert tangent == pytest.approx(want, rel=1e-6, abs=1e-8)
