@@ -178,7 +178,8 @@ def hvp(fn: Callable, wrt: Wrt = 0) -> Callable:
 
     ``v`` is the last positional argument, shaped like the gradient: one
     number or array for a single ``wrt`` parameter, a tuple for a sequence;
-    the result has the same shape. ``fn`` may use loops, branches, helpers,
+    for a structure parameter (dict, list, tuple, NamedTuple, dataclass) a
+    value of its structure. The result has the same shape. ``fn`` may use loops, branches, helpers,
     lists and NumPy, as for :func:`s2s_ad.grad`; keyword arguments go to ``fn``.
 
     Examples
