@@ -52,13 +52,18 @@ def flatten(value):
     as many new leaves. A list or tuple of numbers given whole is one leaf;
     inside a structure every list and tuple is taken apart, as JAX does."""
     if not is_tree(value):
-        return [value], lambda leaves: leaves[0]
+        return [value], _first
     return _node(value)
 
 
+def _first(leaves):
+    return leaves[0]
+
+
 def _node(value):
-    if pytrees.spec_of(value) == "leaf":
-        return [value], lambda leaves: leaves[0]
+    # value is part of a structure spec_of accepted: a leaf is a number or an array
+    if isinstance(value, numbers.Number) or pytrees._is_array(value):
+        return [value], _first
     names = pytrees._fields(value)
     if names is not None:
         parts = [_node(getattr(value, n)) for n in names]
@@ -126,22 +131,40 @@ def unit_like(leaf, k: int):
     return e.reshape(np.shape(leaf))
 
 
+def _walk(value, leaf):
+    """One walk over ``value``: its classes, keys and fields, with ``leaf(v)``
+    at each leaf (hashable when ``leaf`` gives hashable values)."""
+    c = value.__class__
+    if c is float or c is int:
+        return leaf(value)
+    if c is dict:
+        return (dict, tuple((k, _walk(v, leaf)) for k, v in value.items()))
+    if c is list or c is tuple:
+        return (c, tuple(_walk(v, leaf) for v in value))
+    names = pytrees._fields(value)
+    if names is not None:
+        return (c, tuple((n, _walk(getattr(value, n), leaf)) for n in names))
+    return leaf(value)
+
+
+def _class_and_shape(v):
+    return (v.__class__, getattr(v, "shape", None))
+
+
+def _shape(v):
+    import numpy as np
+
+    return np.shape(v)
+
+
 def kind(value):
-    """What decides the code generated for an argument: its class, a list's
-    length, an array's number of dimensions; for a structure, its spec with
-    each leaf's class and number of dimensions (hashable)."""
+    """What decides the code generated for an argument (hashable): its
+    class, and for a list, a tuple, a dict or an object its items' and
+    fields' classes and shapes, recursively."""
     c = value.__class__
     if c is float or c is int or c is bool:
         return c
-    if (c is list or c is tuple) and _numbers(value):
-        return (c, len(value))
-    if is_tree(value):
-        leaves, _ = flatten(value)
-        return ("tree", pytrees.spec_of(value),
-                tuple((leaf.__class__, getattr(leaf, "ndim", None)) for leaf in leaves))
-    if c is list or c is tuple:
-        return (c, len(value))
-    return (c, getattr(value, "ndim", None))
+    return _walk(value, _class_and_shape)
 
 
 def mismatch(like, given) -> str | None:
@@ -150,6 +173,8 @@ def mismatch(like, given) -> str | None:
     when it can."""
     import numpy as np
 
+    if _walk(like, _shape) == _walk(given, _shape):
+        return None  # the same structure and shapes (one walk each)
     if is_tree(like) or is_tree(given):
         if pytrees.spec_of(like) != pytrees.spec_of(given):
             return (f"a {type(given).__name__} of another structure than the "
