@@ -225,9 +225,11 @@ def _hvp_call(fn, wrt, primals, kwargs, v, memo: dict):
 def _check_directions(fn, primals, kwargs, names, trees, directions) -> None:
     """A direction for a structure parameter has its structure (keys, fields,
     classes, lengths) and its leaves' shapes: the generated code reads it leaf
-    by leaf, so another structure is refused here, in words."""
+    by leaf, so another structure is refused here, in words. ``trees``: the
+    structure parameters' :func:`~s2s_ad.tree_values.shapes_of` (decided by
+    the arguments' kinds)."""
     for name, d in zip(names, directions):
-        if name not in trees:
+        if name not in trees or tree_values.shapes_of(d) == trees[name]:
             continue
         why = tree_values.mismatch(_argument(fn, primals, kwargs, name), d)
         if why is not None:
@@ -259,8 +261,8 @@ def _hvp_function(fn, wrt, primals, kwargs, memo: dict):
         if keywords:
             return second(*args, **keywords, **dict(zip(tangents, directions)))
         return second(*args, **dict(zip(tangents, directions)))
-    trees = frozenset(n for n in names
-                      if tree_values.is_tree(_argument(fn, primals, kwargs, n)))
+    points = {n: _argument(fn, primals, kwargs, n) for n in names}
+    trees = {n: tree_values.shapes_of(p) for n, p in points.items() if tree_values.is_tree(p)}
     known = memo[key] = (names, many, product, trees)
     return known
 

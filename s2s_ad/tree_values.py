@@ -25,12 +25,13 @@ its order, a dataclass's or NamedTuple's fields in theirs.
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 
 from s2s_ad.frontend import pytrees
 
-__all__ = ["is_tree", "flatten", "zeros_like", "kind", "mismatch", "count", "unit_like",
-           "nest"]
+__all__ = ["is_tree", "flatten", "zeros_like", "kind", "mismatch", "shapes_of", "count",
+           "unit_like", "nest"]
 
 
 def _numbers(value) -> bool:
@@ -131,11 +132,14 @@ def unit_like(leaf, k: int):
     return e.reshape(np.shape(leaf))
 
 
+_LEAF_CLASSES: set = set()  # classes seen to be neither dataclasses nor NamedTuples
+
+
 def _walk(value, leaf):
     """One walk over ``value``: its classes, keys and fields, with ``leaf(v)``
     at each leaf (hashable when ``leaf`` gives hashable values)."""
     c = value.__class__
-    if c is float or c is int:
+    if c is float or c is int or c in _LEAF_CLASSES:
         return leaf(value)
     if c is dict:
         return (dict, tuple((k, _walk(v, leaf)) for k, v in value.items()))
@@ -144,7 +148,15 @@ def _walk(value, leaf):
     names = pytrees._fields(value)
     if names is not None:
         return (c, tuple((n, _walk(getattr(value, n), leaf)) for n in names))
+    if not dataclasses.is_dataclass(c) and not issubclass(c, tuple):
+        _LEAF_CLASSES.add(c)  # (whether a class is a structure is the class's own)
     return leaf(value)
+
+
+def shapes_of(value):
+    """``value``'s structure with each leaf's shape (hashable): two values
+    with the same are a value and a direction that fit each other."""
+    return _walk(value, _shape)
 
 
 def _class_and_shape(v):
