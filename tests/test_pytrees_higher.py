@@ -269,6 +269,9 @@ def _fd_jacobian_leaves(f, args, h=1e-6):
     ("nested_model", lambda: (src.Model(_rng(3).normal(size=(3, 3)), _rng(4).normal(size=3),
                                         src.Head(_rng(5).normal(size=3), 1.5)),
                               _rng(6).normal(size=3))),
+    ("helpers_in_a_loop", lambda: (_params(10, 0.9), _rng(11).normal(size=3) + 0.5, 3)),
+    ("scalar_helper", lambda: (src.Scalars(-0.6, 0.4), 0.9)),
+    ("layers_loop", lambda: (_layers(2), _rng(7).normal(size=3))),
 ])
 def test_jacobians_have_the_structure_of_the_parameter(which, name, make):
     f = getattr(src, name)
