@@ -41,6 +41,9 @@ class Workload:
     """Lengths of list parameters, given to ``s2s_ad.grad``: the code generated
     for those lengths (without, a list read by index and loops gets code for
     every length, which reads its length when it runs)."""
+    hand_jvp: Callable | None = None
+    """Forward mode by hand: fn's arguments, then the tangent of each ``wrt``
+    parameter (positionally); returns ``(value, tangent)``."""
 
 
 ROUNDS = 40
@@ -169,21 +172,35 @@ def run_jvp(workloads: list[Workload], budget: float = BUDGET) -> list[dict]:
             grads = grads if isinstance(w.wrt, (list, tuple)) or w.wrt is None else (grads,)
             dot = sum(float(np.dot(np.ravel(g), np.ravel(v))) for g, v in zip(grads, direction))
             row["agree"] = abs(j(*w.args, **seeds)[1] - dot) / max(1.0, abs(dot))
-        row.update(interleaved_times({"forward": lambda: w.fn(*w.args),
-                                      "jvp": lambda: j(*w.args, **seeds)}, budget))
+        calls = {"forward": lambda: w.fn(*w.args), "jvp": lambda: j(*w.args, **seeds)}
+        if w.hand_jvp is not None:
+            # the hand-written JVP must agree with s2s-ad's before it is timed
+            value, tangent = w.hand_jvp(*w.args, *direction)
+            got = j(*w.args, **seeds)
+            row["hand agree"] = max(abs(got[0] - value), abs(got[1] - tangent)) \
+                / max(1.0, abs(tangent))
+            calls["hand"] = lambda: w.hand_jvp(*w.args, *direction)
+        row.update(interleaved_times(calls, budget))
         rows.append(row)
     return rows
 
 
 def report_jvp(rows: list[dict]) -> str:
-    lines = [f"{'workload (forward mode)':<34}{'forward':>11}{'jvp':>11}{'jvp/fwd':>9}{'agree':>9}"]
+    """The forward-mode table: ``agree`` is the tangent against the
+    hand-written gradient's dot product with the direction; the hand-written
+    JVP's own agreement with s2s-ad's is ``hand agree``."""
+    lines = [f"{'workload (forward mode)':<34}{'forward':>11}{'jvp':>11}{'jvp/fwd':>9}"
+             f"{'hand':>11}{'hand/fwd':>9}{'jvp/hand':>9}{'agree':>9}{'hand agree':>11}"]
     for r in rows:
         agree = f"{r['agree']:.0e}" if "agree" in r else "-"
         if "error" in r:
             lines.append(f"{r['name']:<34}  failed: {r['error']}")
             continue
+        hand = ((f"{_t(r['hand']):>11}{r['hand'] / r['forward']:>8.2f}x"
+                 f"{r['jvp'] / r['hand']:>8.2f}x") if "hand" in r else f"{'-':>11}{'-':>9}{'-':>9}")
+        hand_agree = f"{r['hand agree']:.0e}" if "hand agree" in r else "-"
         lines.append(f"{r['name']:<34}{_t(r['forward']):>11}{_t(r['jvp']):>11}"
-                     f"{r['jvp'] / r['forward']:>8.2f}x{agree:>9}")
+                     f"{r['jvp'] / r['forward']:>8.2f}x{hand}{agree:>9}{hand_agree:>11}")
     return "\n".join(lines)
 
 

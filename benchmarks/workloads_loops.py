@@ -3,7 +3,7 @@
 for length 100), a 200-step recurrence and a 1,000-step trajectory appended
 to a list then summed (the trip count a constant, and a parameter ``n``: a
 list grown at run time either way), each with a hand-written reverse-mode
-gradient, and
+gradient and a hand-written forward-mode JVP, and
 HIPS autograd (a tracing AD tool) as a contender when it is installed."""
 
 import math
@@ -36,6 +36,16 @@ def horner_hand(c, x):
     return dc, dx
 
 
+def horner_jvp_hand(c, x, dc, dx):
+    # Forward mode by hand: the coefficients and their tangents walked together.
+    s = 0.0
+    ds = 0.0
+    for ci, dci in zip(c, dc):
+        ds = ds * x + s * dx + dci
+        s = s * x + ci
+    return s, ds
+
+
 def recurrence(x, a, n):
     for i in range(n):
         x = x + 0.01 * (a * math.sin(x) - x * x * 0.1)
@@ -53,6 +63,14 @@ def recurrence_hand(x, a, n):
         da += dx * 0.01 * math.sin(xi)
         dx = dx * (1.0 + 0.01 * (a * math.cos(xi) - 0.2 * xi))
     return dx, da
+
+
+def recurrence_jvp_hand(x, a, n, dx, da):
+    for i in range(n):
+        sx = math.sin(x)
+        dx = dx + 0.01 * (da * sx + dx * (a * math.cos(x) - 0.2 * x))
+        x = x + 0.01 * (a * sx - x * x * 0.1)
+    return x, dx
 
 
 STEPS = 1000
@@ -88,6 +106,20 @@ def trajectory_hand(x0, v0, k):
     return dx, dv, dk
 
 
+def trajectory_jvp_hand(x0, v0, k, dx0, dv0, dk):
+    xs, dxs = [], []
+    x, v, dx, dv = x0, v0, dx0, dv0
+    for i in range(STEPS):
+        sx = math.sin(x)
+        dv = dv - 0.01 * (dk * sx + k * math.cos(x) * dx)
+        v = v - 0.01 * k * sx
+        dx = dx + 0.01 * dv
+        x = x + 0.01 * v
+        xs.append(x)
+        dxs.append(dx)
+    return sum(xs), sum(dxs)
+
+
 def trajectory_n(x0, v0, k, n):
     xs = []
     x, v = x0, v0
@@ -115,6 +147,20 @@ def trajectory_n_hand(x0, v0, k, n):
         dk -= 0.01 * math.sin(xo) * dv
         dx -= 0.01 * k * math.cos(xo) * dv
     return dx, dv, dk
+
+
+def trajectory_n_jvp_hand(x0, v0, k, n, dx0, dv0, dk):
+    xs, dxs = [], []
+    x, v, dx, dv = x0, v0, dx0, dv0
+    for i in range(n):
+        sx = math.sin(x)
+        dv = dv - 0.01 * (dk * sx + k * math.cos(x) * dx)
+        v = v - 0.01 * k * sx
+        dx = dx + 0.01 * dv
+        x = x + 0.01 * v
+        xs.append(x)
+        dxs.append(dx)
+    return sum(xs), sum(dxs)
 
 
 COEFFS = [math.sin(0.1 * k) for k in range(100)]
@@ -148,15 +194,15 @@ except ImportError:  # autograd is optional
 
 WORKLOADS = [
     Workload("horner, 100 coefficients", horner, horner_hand, HORNER_ARGS, wrt=(0, 1),
-             others=horner_others),
+             others=horner_others, hand_jvp=horner_jvp_hand),
     Workload("horner, 100, lengths={'c': 100}", horner, horner_hand, HORNER_ARGS, wrt=(0, 1),
-             lengths={"c": 100}),
+             lengths={"c": 100}, hand_jvp=horner_jvp_hand),
     Workload("trajectory, 1,000 appends, sum", trajectory, trajectory_hand, (0.3, 0.1, 2.0),
-             wrt=(0, 1, 2)),
+             wrt=(0, 1, 2), hand_jvp=trajectory_jvp_hand),
     Workload("trajectory, n=1,000 appends, sum", trajectory_n, trajectory_n_hand,
-             (0.3, 0.1, 2.0, STEPS), wrt=(0, 1, 2)),
+             (0.3, 0.1, 2.0, STEPS), wrt=(0, 1, 2), hand_jvp=trajectory_n_jvp_hand),
     Workload("recurrence, 200 steps", recurrence, recurrence_hand, REC_ARGS, wrt=(0, 1),
-             others=recurrence_others),
+             others=recurrence_others, hand_jvp=recurrence_jvp_hand),
 ]
 
 JVP = True

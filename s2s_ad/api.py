@@ -184,11 +184,20 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
     (9.0, (3.0, 3.0), (30.0, 30.0))
     """
     known = callplan.plan(fn)
-    found = callplan.pair(fn, known, args, kwargs) if known is not None else None
-    if found is not None:  # arguments like an earlier call's: the pair found then
-        values, fwd, bwd = found
-        value, tape = fwd(*values)
-        return value, _vjp_fn(tape, bwd, 0, known.doc, fwd.__s2s_ad_source__)
+    if known is not None:
+        quick = known.quick
+        if quick is not None:
+            try:  # arguments like the last call's: its pair, run (callplan.Plan)
+                done = quick(*args, **kwargs)
+            except TypeError:
+                done = None  # the slow way words the error
+            if done is not None:
+                return done
+        found = callplan.pair(fn, known, args, kwargs)
+        if found is not None:  # arguments like an earlier call's: the pair found then
+            values, hit = found
+            value, tape = hit.fwd(*values)
+            return value, hit.pullback(tape)
     made = vjp_of(fn, args, kwargs)  # a function s2s-ad generated (docs/forward.md)
     if made is not None and made[0] == "made":
         return made[1]
@@ -202,15 +211,39 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
                          call_statics(inspect.signature(fn), args, kwargs)
                          if static_parameters(fn) else None)
     bound.apply_defaults()
-    if known is not None:
-        callplan.remember(fn, known, tuple(bound.arguments.values()), fwd, bwd)
     # A closure's captured data follow its own parameters (docs/calls.md);
     # they are constants: their cotangents are not returned.
     captured = tuple(captured_values(fn).values())
     value, tape = fwd(*bound.arguments.values(), *captured)
     doc = (f"Cotangents of the parameters of {fn.__name__} for an output "
            "cotangent, from one saved forward pass.")
+    if known is not None:
+        # the containers of a tape are fixed by the pair's code: whether its
+        # backward consumes it is known for every later call
+        callplan.remember(fn, known, tuple(bound.arguments.values()), fwd, bwd,
+                          _pullback(bwd, _consumed(tape), doc, fwd.__s2s_ad_source__))
     return value, _vjp_fn(tape, bwd, len(captured), doc, fwd.__s2s_ad_source__)
+
+
+def _pullback(bwd: Callable, consumes: bool, doc: str, source: str) -> Callable:
+    """``make(tape)``: the ``vjp_fn`` of one forward pass of a pair whose
+    backward pass ``bwd`` consumes its tape or not (the containers of a tape
+    are fixed by the pair's code), with nothing decided per call."""
+    if consumes:
+        def make(tape):
+            def vjp_fn(cotangent):
+                return bwd(copy.deepcopy(tape), cotangent)
+            vjp_fn.__doc__ = doc
+            vjp_fn.__s2s_ad_source__ = source
+            return vjp_fn
+    else:
+        def make(tape):
+            def vjp_fn(cotangent):
+                return bwd(tape, cotangent)
+            vjp_fn.__doc__ = doc
+            vjp_fn.__s2s_ad_source__ = source
+            return vjp_fn
+    return make
 
 
 def _vjp_fn(tape, bwd: Callable, captured: int, doc: str, source: str) -> Callable:

@@ -348,9 +348,22 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error,
     then runs it."""
     names = positional_names(fn)
     seen: dict = {}
+    tested: dict = {}
     own = frozenset(inspect.signature(fn).parameters)
 
+    last = [None]
+    """The code of the shapes used last, behind a generated test of them
+    (:func:`_shape_test`): a call like the last one binds its arguments once."""
+
     def call(*args, **kwargs):
+        fast = last[0]
+        if fast is not None:
+            try:
+                out = fast(*args, **kwargs)
+            except TypeError:
+                out = None  # arguments that do not fit: the long way words the error
+            if out is not None:
+                return out
         # A call like an earlier one (classes, list lengths, lists of numbers
         # only) runs the code found then, without binding the arguments.
         quick = (tuple(_shape_of(a) for a in args),
@@ -358,6 +371,7 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error,
         compiled = seen.get(quick)
         if compiled is not None:
             call.__s2s_ad_source__ = compiled.__s2s_ad_source__
+            last[0] = tested.get(quick)
             return compiled(*args, **kwargs)
         # fn's own arguments decide the shapes (not the seed or the tangents)
         given = {k: v for k, v in kwargs.items() if k in own}
@@ -374,6 +388,7 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error,
             # numbers and lists of numbers only (what the quick key proves): the
             # code itself, without its own check of the same
             seen[quick] = getattr(compiled, "__wrapped__", compiled)
+            last[0] = tested[quick] = _shape_test(seen[quick], quick)
         # source_of(call) shows the code of the shape used last.
         call.__s2s_ad_source__ = compiled.__s2s_ad_source__
         return compiled(*args, **kwargs)
@@ -387,6 +402,40 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error,
                     "is called with (see s2s_ad.gradient_source(..., lengths=..., arrays=...) "
                     "for the code).")
     return call
+
+
+def _shape_test(code: Callable, quick: tuple) -> Callable | None:
+    """``code`` (generated for the shapes ``quick``: :func:`_shape_of` of the
+    positional and the keyword arguments of a call) behind a function with
+    its signature that runs it when every argument has those shapes (a
+    parameter left to its default, when it is a number) and returns None
+    otherwise, its tests written out per parameter
+    (:func:`s2s_ad.signatures.kind_tests`); None where that cannot be said."""
+    try:
+        sig = inspect.signature(code)
+    except (TypeError, ValueError):
+        return None
+    params = list(sig.parameters.values())
+    args, keywords = quick
+    if len(args) > len(params) or any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                                      for p in params[:len(args)]):
+        return None
+    kinds = dict(zip((p.name for p in params), args))
+    kinds.update(keywords)
+    for p in params:
+        if p.name not in kinds:
+            if p.default.__class__ not in _NUMBERS:
+                return None
+            kinds[p.name] = p.default.__class__
+    if None in kinds.values() or len(kinds) != len(params):
+        return None
+    space = {"_s2s_code": code}
+    names = [p.name for p in params]
+    tests = signatures.kind_tests(names, tuple(kinds[n] for n in names), space)
+    passed = ", ".join(n if p.kind is not p.KEYWORD_ONLY else f"{n}={n}"
+                       for n, p in zip(names, params))
+    return signatures.binder(getattr(code, "__name__", "code"), sig, tests, space,
+                             then=f"return _s2s_code({passed})")
 
 
 def entry(fn, wrt, kind, output, lengths, checkpoint=None, statics: dict | None = None):

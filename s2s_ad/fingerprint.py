@@ -1,13 +1,21 @@
 """What the generated code of a function depends on, as a hashable value
 (:func:`fingerprint`): the key of the cache of generated functions
 (:mod:`s2s_ad.cache`), computed again when a gradient is asked for, so that
-an edited function, helper or module constant gets new code."""
+an edited function, helper or module constant gets new code.
+
+:func:`watched` gives the fingerprint with a check that costs a few
+attribute reads instead of the walk: ``unchanged()`` is True while every
+object the walk read (each function's code, defaults and rule attribute,
+each global name read, a module's members, a closure's cells) is the same
+object as then (a list of numbers also equal to its copy), so that the
+fingerprint is then the same. False says nothing: compute it again."""
 
 from __future__ import annotations
 
 import inspect
 import numbers
 import types
+import weakref
 from typing import Callable
 
 from s2s_ad.frontend import lowering as frontend, methods, source, statics as frontend_statics
@@ -24,10 +32,110 @@ def fingerprint(fn: Callable) -> tuple:
     return tuple(out)
 
 
-def _fingerprint(fn, out: list, seen: set) -> None:
+class _Unwatchable(Exception):
+    """A read :func:`watched` cannot check by identity (a bound method's
+    object, a mutable list that is not of numbers)."""
+
+
+class Reads:
+    """The reads of one walk: ``terms``, Python expressions over the names
+    bound in ``space``, each True while one read gives the same object, and
+    ``unchanged()``, True while all of them are.
+
+    Nothing here keeps the user's objects alive: numbers, strings, code
+    objects and tuples or lists of those are held as they are; a function,
+    module or other object is held by a weak reference, called once (its
+    value bound to a name by ``:=``, ``None`` failing the check) before the
+    terms that read it. (A plan that held a function's globals would keep
+    the function, its module and itself alive.)"""
+
+    def __init__(self):
+        self.space: dict = {"_s2s_missing": _MISSING, "_s2s_getattr": getattr}
+        self.terms: list[str] = []
+        self.unchanged: Callable[[], bool] = lambda: False
+        self._held: dict[int, str] = {}
+
+    def name(self, obj) -> str:
+        n = f"_s2s_{len(self.space)}"
+        self.space[n] = obj
+        return n
+
+    def held(self, obj) -> str:
+        """An expression giving ``obj`` (see the class docstring)."""
+        if _atomic(obj) or (obj.__class__ in (tuple, list) and all(_atomic(v) for v in obj)):
+            return self.name(obj)
+        hit = self._held.get(id(obj))
+        if hit is not None:
+            return hit
+        try:
+            ref = weakref.ref(obj)
+        except TypeError:
+            raise _Unwatchable(obj) from None
+        n = self.name(ref)
+        alias = self._held[id(obj)] = n + "_v"  # a local of the generated check
+        self.terms.append(f"({alias} := {n}()) is not None")
+        return alias
+
+    def same(self, expr: str, obj) -> None:
+        """``expr`` (over names this made) still evaluates to ``obj`` itself
+        (a list: also equal to its items now)."""
+        self.terms.append(f"{expr} is {self.held(obj)}")
+        if obj.__class__ is list:
+            self.terms.append(f"{expr} == {self.name(list(obj))}")
+
+    def global_(self, namespace: str, values: dict, key: str, obj) -> None:
+        """``namespace`` (an expression giving the dict ``values``) still maps
+        ``key`` to ``obj`` (or still lacks it)."""
+        self.same(f"{namespace}.get({key!r}, _s2s_missing)", _MISSING if key not in values else obj)
+
+
+def _atomic(obj) -> bool:
+    return obj is None or obj is _MISSING or obj.__class__ in _ATOMS
+
+
+_ATOMS = frozenset((bool, int, float, complex, str, bytes, types.CodeType))
+
+
+_MISSING = object()
+
+
+def watched(fn: Callable) -> tuple[tuple, Reads | None]:
+    """``fingerprint(fn)`` and what computing it read (see the module
+    docstring), None where a read cannot be checked by identity."""
+    out: list = []
+    reads = Reads()
+    try:
+        _fingerprint(fn, out, set(), reads)
+    except _Unwatchable:
+        return fingerprint(fn), None
+    text = "def unchanged():\n    return (" + ("\n            and ".join(reads.terms) or "True") \
+        + ")\n"
+    exec(compile(text, f"<s2s-ad: what {getattr(fn, '__name__', 'fn')} reads>", "exec"),
+         reads.space)
+    reads.unchanged = reads.space.pop("unchanged")
+    return tuple(out), reads
+
+
+def _fingerprint(fn, out: list, seen: set, reads: Reads | None = None) -> None:
     if id(fn) in seen:
         return
     seen.add(id(fn))
+    if reads is not None:
+        if type(fn) is not types.FunctionType:
+            raise _Unwatchable(fn)
+        f = reads.held(fn)
+        for attr in ("__code__", "__defaults__", "__module__", "__qualname__"):
+            reads.same(f"{f}.{attr}", getattr(fn, attr))
+        reads.same(f"_s2s_getattr({f}, {user_rules.ATTRIBUTE!r}, None)",
+                   getattr(fn, user_rules.ATTRIBUTE, None))
+        kw = fn.__kwdefaults__
+        if kw is None:
+            reads.terms.append(f"{f}.__kwdefaults__ is None")
+        else:  # a dict, changed in place or not: its items now, compared as the key does
+            items = dict(kw)
+            if not all(_atomic(v) for v in items.values()):
+                raise _Unwatchable(fn)
+            reads.terms.append(f"{f}.__kwdefaults__ == {reads.name(items)}")
     if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
         # a bound method: the sources of the methods it reaches, the kinds of
         # the data it reads from its object, the constants' values
@@ -54,18 +162,25 @@ def _fingerprint(fn, out: list, seen: set) -> None:
         try:
             obj = cell.cell_contents
         except ValueError:
+            if reads is not None:
+                raise _Unwatchable(name) from None
             out.append(("empty cell", name))
             continue
+        if reads is not None:
+            i = code.co_freevars.index(name)
+            reads.same(f"{reads.held(fn)}.__closure__[{i}].cell_contents", obj)
         if source.is_data(obj):
             out.append(("captured", name, isinstance(obj, numbers.Number)))
         else:
-            _global(name, obj, fn, out, seen)
+            _global(name, obj, fn, out, seen, reads)
             if not isinstance(obj, (types.FunctionType, types.ModuleType)):
                 out.append(("captured object", name, id(obj)))
     g = fn.__globals__
     for name in _names(fn.__code__):
         obj = g.get(name, None)
-        _global(name, obj, fn, out, seen)
+        if reads is not None:
+            reads.global_(f"{reads.held(fn)}.__globals__", g, name, obj)
+        _global(name, obj, fn, out, seen, reads)
 
 
 _code_info: dict = {}
@@ -104,24 +219,28 @@ def _read(code: types.CodeType) -> list[str]:
     return names
 
 
-def _global(name: str, obj, fn, out: list, seen: set) -> None:
+def _global(name: str, obj, fn, out: list, seen: set, reads: Reads | None = None) -> None:
     if isinstance(obj, numbers.Number) or frontend_statics.is_static_value(obj):
         out.append((name, type(obj).__name__, obj))
     elif isinstance(obj, (list, tuple)) and all(isinstance(v, numbers.Number) for v in obj):
         out.append((name, type(obj).__name__, tuple(obj)))  # a constant list, read as numbers
     elif isinstance(obj, types.FunctionType):
         out.append(("calls", name))
-        _fingerprint(obj, out, seen)
+        _fingerprint(obj, out, seen, reads)
     elif isinstance(obj, types.ModuleType) and not frontend._is_library_module(obj):
         # ``helpers.sq(x)``, ``pkg.helpers.sq(x)``: co_names holds every
         # part of the chain, so each module is searched for the others.
         if id(obj) in seen:
             return
         seen.add(id(obj))
+        if reads is not None and "__getattr__" in vars(obj):
+            raise _Unwatchable(name)
         for attr in _names(fn.__code__):
             member = getattr(obj, attr, None)
+            if reads is not None:
+                reads.global_(f"{reads.held(obj)}.__dict__", vars(obj), attr, member)
             if isinstance(member, (numbers.Number, types.FunctionType, types.ModuleType)):
-                _global(f"{name}.{attr}", member, fn, out, seen)
+                _global(f"{name}.{attr}", member, fn, out, seen, reads)
 
 
 def _dotted(f) -> str | None:

@@ -24,7 +24,7 @@ import inspect
 import numbers
 from typing import Callable
 
-from s2s_ad import callplan, tree_values
+from s2s_ad import callplan, signatures, tree_values
 from s2s_ad.cache import (_lengths_key, _wrt_key, array_arguments, entry, generated,
                           positional_names, shapes)
 from s2s_ad.errors import S2SError
@@ -192,6 +192,13 @@ def hvp(fn: Callable, wrt: Wrt = 0) -> Callable:
     memo: dict = {}
 
     def hessian_vector(*args, **kwargs):
+        if not kwargs:
+            # the kinds of the last call's arguments, tested in one generated function
+            fast = memo.get("fast")
+            if fast is not None and len(args) == fast[0]:
+                out = fast[1](*args)
+                if out is not _MISS:
+                    return out
         if not args:
             raise TypeError("hvp_fn(*args, v): v, the direction, is the last positional argument")
         primals, v = args[:-1], args[-1]
@@ -219,7 +226,36 @@ def _hvp_call(fn, wrt, primals, kwargs, v, memo: dict):
     if quick is not None:
         # the next call with arguments of these kinds skips the lookups above
         memo["quick", quick] = found
+        memo["fast"] = (len(primals) + 1, _fast_product(quick, found))
     return found[2](primals, kwargs, directions)
+
+
+_MISS = object()
+
+
+def _fast_product(key: tuple, found) -> Callable:
+    """``fast(*primals, v)``: the product of ``found`` (see _hvp_function)
+    for primals of the kinds ``key`` (:func:`s2s_ad.callplan.kinds`) and a
+    direction of the right parts, passed straight to the generated gradient
+    of the JVP module, its tangents by keyword; ``_MISS`` for any other call
+    (which goes the long way, where a wrong ``v`` is worded)."""
+    _, many, product, _ = found
+    second, tangents = product.gradient, product.tangents
+    params = [f"_s2s_a{i}" for i in range(len(key))]
+    space = {"_s2s_second": second, "_s2s_miss": _MISS}
+    tests = signatures.kind_tests(params, key, space)
+    if many:
+        tests.append(f"(_s2s_v.__class__ is tuple or _s2s_v.__class__ is list) "
+                     f"and len(_s2s_v) == {len(tangents)}")
+        passed = ", ".join(f"{t}=_s2s_v[{j}]" for j, t in enumerate(tangents))
+    else:
+        passed = f"{tangents[0]}=_s2s_v"
+    text = (f"def fast({''.join(p + ', ' for p in params)}_s2s_v):\n"
+            f"    if {' and '.join(f'({t})' for t in tests) or 'True'}:\n"
+            f"        return _s2s_second({''.join(p + ', ' for p in params)}{passed})\n"
+            f"    return _s2s_miss\n")
+    exec(compile(text, "<s2s-ad: hvp of arguments of these kinds>", "exec"), space)
+    return space["fast"]
 
 
 def _check_directions(fn, primals, kwargs, names, trees, directions) -> None:
@@ -261,6 +297,7 @@ def _hvp_function(fn, wrt, primals, kwargs, memo: dict):
         if keywords:
             return second(*args, **keywords, **dict(zip(tangents, directions)))
         return second(*args, **dict(zip(tangents, directions)))
+    product.gradient, product.tangents = second, tangents  # what _fast_product passes on
     points = {n: _argument(fn, primals, kwargs, n) for n in names}
     trees = {n: tree_values.shapes_of(p) for n, p in points.items() if tree_values.is_tree(p)}
     known = memo[key] = (names, many, product, trees)

@@ -369,6 +369,8 @@ def jvp_program(fn: Callable, wrt: Wrt = None, *, lengths: dict | None = None,
     func = frontend.lower(src, lengths, arrays, statics)
     graph = calls.collect(func, src)
     inline.run(graph)
+    for f in [func, *graph.callees]:
+        hoist.run(f)  # loop invariants (and their tangents) computed once, before the loop
     if func.result is not None:
         _refuse_integer_result(func, src)
     main = forward.JVP_PREFIX + func.name

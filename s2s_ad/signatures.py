@@ -47,15 +47,25 @@ def _define(name: str, text: str, space: dict):
     return space[name]
 
 
-def binder(name: str, sig: inspect.Signature):
+def binder(name: str, sig: inspect.Signature, tests: list[str] | None = None,
+           space: dict | None = None, then: str | None = None):
     """A function with ``sig``'s parameters (defaults included) returning
-    their values in order, as a tuple; None for ``*args``/``**kwargs``."""
-    space: dict = {}
+    their values in order, as a tuple; None for ``*args``/``**kwargs``.
+    With ``tests`` (Python expressions over the parameters and the names
+    bound in ``space``), it returns None unless all of them hold; ``then``,
+    statements run instead of returning the values when they do."""
+    space = dict(space or {})
     made = _parameter_list(sig, space)
     if made is None:
         return None
     names = "".join(n + ", " for n in sig.parameters)
-    return _define(name, f"def {name}({made[0]}):\n    return ({names})\n", space)
+    if tests is None:
+        return _define(name, f"def {name}({made[0]}):\n    return ({names})\n", space)
+    test = " and ".join(f"({t})" for t in tests) or "True"
+    return _define(name, f"def {name}({made[0]}):\n"
+                         f"    if {test}:\n"
+                         f"        {then or f'return ({names})'}\n"
+                         f"    return None\n", space)
 
 
 def guarded(compiled, slow, sequences=frozenset(), tuples: bool = True):
@@ -99,3 +109,36 @@ def numbers_sequence(value) -> bool:
 def numbers_list(value) -> bool:
     """Is ``value`` a list (not a tuple) of floats, ints and bools?"""
     return value.__class__ is list and numbers_sequence(value)
+
+
+def kind_tests(params: list[str], key: tuple, space: dict) -> list[str]:
+    """One Python expression per parameter, True when its argument has the
+    kind ``key`` gives it (:func:`s2s_ad.callplan.kinds`: a number's class,
+    a list's or tuple's class and length, an array's class and ``ndim``),
+    over names it binds in ``space``."""
+    # builtins by names no parameter can have (the parameters are the test's variables)
+    space.update({"_s2s_sum_class": _sum_class, "_s2s_numbers": _NUMBERS, "_s2s_len": len,
+                  "_s2s_hasattr": hasattr})
+    tests = []
+    for i, (param, kind) in enumerate(zip(params, key)):
+        if kind.__class__ is not tuple:  # a number's class
+            space[f"_s2s_kind_{i}"] = kind
+            tests.append(f"{param}.__class__ is _s2s_kind_{i}")
+        elif kind[0] is list or kind[0] is tuple:
+            space[f"_s2s_kind_{i}"] = kind[0]
+            tests.append(f"{param}.__class__ is _s2s_kind_{i} and _s2s_len({param}) == {kind[1]}"
+                         f" and _s2s_sum_class({param}) in _s2s_numbers")
+        else:  # an array class and its number of dimensions
+            space[f"_s2s_kind_{i}"] = kind[0]
+            tests.append(f"{param}.__class__ is _s2s_kind_{i} and {param}.ndim == {kind[1]}"
+                         f" and _s2s_hasattr({param}, 'shape')")
+    return tests
+
+
+def _sum_class(xs):
+    """The class of ``sum(xs)`` (None when its items do not add): a number's
+    class for numbers only (see :func:`kind_tests`)."""
+    try:
+        return sum(xs).__class__
+    except TypeError:
+        return None

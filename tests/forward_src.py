@@ -143,3 +143,37 @@ def smooth_one(x):
 def unpacked(xs, y):
     a, b, c = xs  # unpacking: the code is generated per length
     return a * b * y + math.sin(c) * c
+
+
+def euler(x, k, n):
+    # -k and k * 0.5 read nothing the loop computes: computed once, before it
+    for i in range(n):
+        x = x + 0.1 * (-k * x) + k * 0.5
+    return x
+
+
+def euler_twice(x, k, n):
+    y = euler(x, k, n)
+    if y > 0.0:
+        y = euler(y, k, n)
+    return y * 2.0
+
+
+def appended(x, k, n):
+    # an empty list grown in a loop, a list made empty again in each outer step
+    xs = []
+    total = 0.0
+    for j in range(2):
+        ys = []
+        for i in range(n):
+            x = x + 0.1 * math.sin(k * x)
+            xs.append(x)
+            ys.append(x * x)
+        total = total + sum(ys)
+    if x > 0.0:
+        xs.append(k)
+    return sum(xs) + total
+
+
+def appended_in_helper(x, k, n):
+    return appended(x, k, n) * appended(k, x, n)

@@ -13,6 +13,7 @@
     python -m tests.fuzz --n 1000 --helpers       # the work in helpers: branches, loops, fills
     python -m tests.fuzz --n 1000 --soak          # every check: + the drawn graph run, the CLI
     python -m tests.fuzz --n 1000 --checks grad   # grad alone (default: grad,vjp,explain,graph)
+    python -m tests.fuzz --n 200 --checks grad,vjp,jvp   # forward mode too (named only)
 
 Each program from :mod:`tests.programs` is written to a real ``.py`` file (s2s-ad
 reads source), imported, and its gradient computed by ``s2s_ad.grad`` is
@@ -60,8 +61,8 @@ if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import s2s_ad  # noqa: E402
-from tests.fuzz_checks import (CHECKS, DEFAULT_CHECKS, STATUSES, Check, Subject,  # noqa: E402
-                               known_failure, run_checks)
+from tests.fuzz_checks import (CHECKS, DEFAULT_CHECKS, EXTRA_CHECKS, STATUSES,  # noqa: E402
+                               Check, Subject, known_failure, run_checks)
 from tests.modules import import_source  # noqa: E402
 from tests.programs import Program, RandomDraw, program  # noqa: E402
 from tests.programs_aliasing import alias_program  # noqa: E402
@@ -572,7 +573,7 @@ def main(argv=None) -> int:
                         "integer and inactive parameters, called directly, through another "
                         "helper, twice, in a loop or in a branch (tests.programs_helpers)")
     p.add_argument("--checks", type=_check_list, default=DEFAULT_CHECKS,
-                   help=f"comma-separated checks of {', '.join(CHECKS)} "
+                   help=f"comma-separated checks of {', '.join(CHECKS + EXTRA_CHECKS)} "
                         f"(default {','.join(DEFAULT_CHECKS)}; grad always runs)")
     p.add_argument("--soak", action="store_true",
                    help=f"every check ({','.join(CHECKS)}): the CLI's module in a fresh "
@@ -613,9 +614,10 @@ def main(argv=None) -> int:
 
 def _check_list(text: str) -> tuple:
     kinds = tuple(k.strip() for k in text.split(",") if k.strip())
-    unknown = [k for k in kinds if k not in CHECKS]
+    known = CHECKS + EXTRA_CHECKS
+    unknown = [k for k in kinds if k not in known]
     if unknown:
-        raise argparse.ArgumentTypeError(f"unknown checks {unknown}; known: {', '.join(CHECKS)}")
+        raise argparse.ArgumentTypeError(f"unknown checks {unknown}; known: {', '.join(known)}")
     return ("grad",) + tuple(k for k in kinds if k != "grad")
 
 

@@ -45,6 +45,10 @@ import numpy as np
 import s2s_ad
 
 CHECKS = ("grad", "vjp", "explain", "graph", "graphrun", "cli")
+EXTRA_CHECKS = ("jvp",)
+"""Checks run only when named (``--checks grad,jvp``): forward mode refuses
+some programs reverse mode accepts (docs/forward.md), which the wider smoke
+tests over CHECKS would count against it."""
 DEFAULT_CHECKS = ("grad", "vjp", "explain", "graph")
 """What ``python -m tests.fuzz`` runs unless told (``--soak``: all of CHECKS)."""
 STATUSES = ("agree", "refused", "rejected", "wrong", "error")
@@ -153,6 +157,51 @@ def check_vjp(s: Subject) -> Check:
                              f"{g!r} disagrees with finite differences (times {c})\n"
                              + s2s_ad.source_of(pull))
     return Check("agree")
+
+
+def check_jvp(s: Subject) -> Check:
+    """``jvp`` along a fixed direction against grad's gradient dotted with it
+    (grad agreed with the oracles first); a located refusal of a construct
+    forward mode lacks counts as refused."""
+    rng = np.random.default_rng(len(s.wrt_names))
+    direction = {n: (rng.uniform(-1.0, 1.0, np.shape(s.point[n])) if np.ndim(s.point[n])
+                     else float(rng.uniform(-1.0, 1.0))) for n in s.wrt_names}
+    try:
+        with np.errstate(all="ignore"):
+            j = s2s_ad.jvp(s.fn, s.wrt)
+            names = _tangent_names(j, s.wrt_names)
+            value, tangent = j(**_copies(s.point), **{names[n]: v for n, v in direction.items()})
+    except s2s_ad.SourceError as exc:
+        if "forward mode" in str(exc) or "forward-mode" in str(exc):
+            return Check("refused", str(exc))
+        return Check("error", f"jvp refused a program grad accepts:\n{exc}")
+    except Exception:
+        return _raised("jvp")
+    if s.output is not None:
+        value, tangent = value[s.output], tangent[s.output]
+    if not _close(value, s.value, 1e-9):
+        return Check("wrong", f"jvp's value {value!r}, the function's {s.value!r}")
+    want = sum(float(np.sum(np.asarray(g, dtype=float) * direction[n]))
+               for n, g in zip(s.wrt_names, s.grads))
+    scale = sum(float(np.sum(np.abs(np.asarray(g, dtype=float) * direction[n])))
+                for n, g in zip(s.wrt_names, s.grads))
+    if not np.ndim(tangent) == 0 or abs(float(tangent) - want) > 1e-9 * max(1.0, scale):
+        return Check("wrong", f"jvp's tangent {tangent!r}; grad·v gives {want!r}\n"
+                     + s2s_ad.jvp_source(s.fn, s.wrt, arrays=s.arrays))
+    return Check("agree")
+
+
+def _tangent_names(j, wrt_names: list) -> dict:
+    """The keyword of each parameter's tangent in ``j``'s signature: ``d`` and
+    its name, or a fresh one when the function has a variable of that name.
+    (A function generated per kind of its arguments takes ``*args, **kwargs``:
+    ``d`` and the name, as docs/forward.md says.)"""
+    kwonly = [p.name for p in inspect.signature(j).parameters.values()
+              if p.kind is p.KEYWORD_ONLY]
+    if not kwonly:
+        return {n: "d" + n for n in wrt_names}
+    tangents = kwonly[len(kwonly) - len(wrt_names):]
+    return dict(zip(wrt_names, tangents))
 
 
 def check_explain(s: Subject) -> Check:
@@ -268,6 +317,8 @@ def run_checks(s: Subject, checks, folder: str, label: str) -> dict[str, Check]:
     for kind in checks:
         if kind == "vjp":
             out[kind] = check_vjp(s)
+        elif kind == "jvp":
+            out[kind] = check_jvp(s)
         elif kind == "explain":
             out[kind] = check_explain(s)
         elif kind == "graph":

@@ -169,3 +169,213 @@ def test_fixed_length_lists_pass_the_check_and_anything_else_goes_the_long_way()
         c = [0.1 * k for k in range(n)]
         value, tangent = per_length(c, 0.5, dc=[1.0] * n, dx=0.0)
         assert math.isclose(tangent, sum(0.5 ** k for k in range(n)), rel_tol=1e-14)
+
+
+# -- what a repeated call checks instead of the fingerprint's walk (fingerprint.watched) -----
+
+
+def _module(tmp_path, name, text):
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(text))
+    spec = importlib.util.spec_from_file_location(name, path)
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+
+
+WATCHED = """
+    import math
+    import numpy as np
+    W = [2.0, 3.0]
+    C = 1.5
+    def helper(x, k=2.0):
+        return k * x * x
+    def cube(x, k=2.0):
+        return k * x * x * x
+    def product(xs):
+        return xs[0] * xs[1]
+    def f(x, y, *, z=0.5):
+        return helper(x) * W[0] + W[1] * y * C + math.sin(z * x) + sum((x, y))
+    """
+
+
+def _check_f(m, x=0.7, y=-0.4, z=0.5):
+    """vjp of m.f at a point, against central differences of m.f itself."""
+    value, vjp_fn = s2s_ad.vjp(m.f, x, y, z=z)
+    assert value == m.f(x, y, z=z)
+    dx, dy, dz = vjp_fn(1.0)
+    assert math.isclose(dx, _fd(lambda a: m.f(a, y, z=z), [x], 0), rel_tol=1e-7)
+    assert math.isclose(dy, _fd(lambda b: m.f(x, b, z=z), [y], 0), rel_tol=1e-7)
+    assert math.isclose(dz, _fd(lambda c: m.f(x, y, z=c), [z], 0), rel_tol=1e-7)
+
+
+def test_the_watch_gives_the_fingerprint_and_sees_every_edit(tmp_path):
+    from s2s_ad import fingerprint
+    m = _module(tmp_path, "watched_mod", WATCHED)
+    fp, watch = fingerprint.watched(m.f)
+    assert fp == fingerprint.fingerprint(m.f) and watch.unchanged()
+    edits = [
+        lambda: setattr(m, "C", 2.5),                       # a module constant rebound
+        lambda: m.W.__setitem__(0, 4.0),                    # a list constant changed in place
+        lambda: setattr(m.helper, "__defaults__", (3.0,)),  # a helper's default
+        lambda: m.f.__kwdefaults__.__setitem__("z", 0.25),  # a keyword default, in place
+        lambda: setattr(m, "helper", lambda x, k=2.0: k * x),   # a helper replaced
+        lambda: setattr(m, "sum", max),                     # a builtin the code reads, shadowed
+    ]
+    for edit in edits:
+        fp, watch = fingerprint.watched(m.f)
+        edit()
+        assert not watch.unchanged()
+    fp, watch = fingerprint.watched(m.f)
+    m.unrelated = 1.0                                       # a name the code does not read
+    assert watch.unchanged()
+
+
+def test_repeated_vjp_calls_follow_edits_of_what_the_code_reads(tmp_path):
+    m = _module(tmp_path, "vjp_edits_mod", WATCHED)
+    s2s_ad.clear_cache()
+    for k in range(3):  # the first call generates, the others run the pair found
+        _check_f(m, 0.7 + 0.1 * k)
+    assert s2s_ad.cache_info().hits == 2
+    m.C = 2.5
+    _check_f(m)
+    m.W[0] = 4.0
+    _check_f(m)
+    m.helper.__defaults__ = (3.0,)
+    _check_f(m)
+    m.helper = m.cube
+    _check_f(m)
+    _check_f(m, z=0.25)
+    m.f.__kwdefaults__["z"] = 0.25
+    value, vjp_fn = s2s_ad.vjp(m.f, 0.7, -0.4)
+    assert value == m.f(0.7, -0.4) and math.isclose(
+        vjp_fn(1.0)[2], _fd(lambda c: m.f(0.7, -0.4, z=c), [0.25], 0), rel_tol=1e-7)
+    m.sum = m.product   # a builtin the code calls, shadowed by a module name
+    _check_f(m)
+
+
+def ten_fwd(x):
+    return x * x, x
+
+
+def ten_bwd(x, g):
+    return (g * 10.0,)
+
+
+def test_a_rule_registered_after_a_call_is_used_by_the_next(tmp_path):
+    m = _module(tmp_path, "vjp_rule_mod", """
+        def sq(x):
+            return x * x
+        def f(x, y, *, z=0.5):
+            return sq(x) * y + z
+        """)
+    assert s2s_ad.vjp(m.f, 3.0, 2.0)[1](1.0)[0] == 12.0
+    assert s2s_ad.vjp(m.f, 3.0, 2.0)[1](1.0)[0] == 12.0
+    # a deliberately different (wrong) rule: the next call must use it
+    s2s_ad.defvjp(m.sq, ten_fwd, ten_bwd)
+    assert s2s_ad.vjp(m.f, 3.0, 2.0)[1](1.0)[0] == 20.0
+
+
+def test_kinds_switching_back_and_forth_on_the_quick_path():
+    for xs in ([0.5, -1.0, 2.0], (0.5, -1.0, 2.0), [0.5, -1.0, 2.0], np.array([0.5, -1.0, 2.0]),
+               [0.5, -1.0, 2.0], [1, 2, 3], [0.5, -1.0, 2.0], [0.5, np.float64(-1.0), 2.0]):
+        value, vjp_fn = s2s_ad.vjp(total, xs, 1.5)
+        assert value == total(xs, 1.5)
+        dxs, dw = vjp_fn(1.0)
+        for i in range(3):
+            assert math.isclose(dxs[i], _fd(lambda v: total(
+                [v if j == i else float(xs[j]) for j in range(3)], 1.5), [float(xs[i])], 0),
+                rel_tol=1e-7)
+        assert math.isclose(dw, _fd(lambda w: total([float(v) for v in xs], w), [1.5], 0),
+                            rel_tol=1e-7)
+    with pytest.raises(TypeError, match="vjp\\(total, ...\\)"):
+        s2s_ad.vjp(total, [0.5, -1.0, 2.0])
+
+
+def test_hvp_quick_path_switches_kinds_and_words_a_wrong_direction():
+    def f(x, y):
+        return np.sum(x * x) * y + np.sum(np.sin(x)) * y
+
+    h = s2s_ad.hvp(f, wrt=("x", "y"))
+    for x in (0.3, np.array([0.3, -0.2]), 0.3, np.array([[0.1, 0.2], [0.3, 0.4]]), 0.3):
+        y = 0.7
+        v = (np.ones_like(x) * 0.5, -1.0) if isinstance(x, np.ndarray) else (0.5, -1.0)
+        got = h(x, y, v)
+        # H·v by central differences of the gradient (the gradient by hand, independent)
+        def g(x, y):
+            return 2 * x * y + np.cos(x) * y, np.sum(x * x) + np.sum(np.sin(x))
+        eps = 1e-6
+        hi = g(x + eps * v[0], y + eps * v[1])
+        lo = g(x - eps * v[0], y - eps * v[1])
+        assert np.allclose(got[0], (hi[0] - lo[0]) / (2 * eps), rtol=1e-6)
+        assert np.isclose(got[1], (hi[1] - lo[1]) / (2 * eps), rtol=1e-6)
+        with pytest.raises(ValueError, match="v has 1 part"):
+            h(x, y, (v[0],))
+
+
+def test_per_length_code_runs_again_for_arguments_like_the_last_and_only_for_those():
+    j = s2s_ad.jvp(horner3)
+    g = s2s_ad.grad(horner3, wrt=(0, 1))
+    calls = [([0.5, -1.0, 2.0], 0.7), ([0.5, -1.0, 2.0], 0.7), ((0.5, -1.0, 2.0), 0.7),
+             ([1, 2, 3, 4], 0.5), ([1, 2, 3, 4], 0.5), ([0.5, -1.0, 2.0], 2),
+             ([0.5, -1.0, 2.0], True), ([0.5, -1.0, 2.0], 0.7)]
+    for c, x in calls:
+        n = len(c)
+        dc = [0.1 * (k + 1) for k in range(n)]
+        value, tangent = j(c, x, dc=dc, dx=-0.5)
+        assert value == horner3(c, x)
+        fd = (horner3([a + 1e-6 * d for a, d in zip(c, dc)], x - 0.5e-6)
+              - horner3([a - 1e-6 * d for a, d in zip(c, dc)], x + 0.5e-6)) / 2e-6
+        assert math.isclose(tangent, fd, rel_tol=1e-7)
+        assert "range(%d)" % n in s2s_ad.source_of(j)   # the code of the length used last
+        gc, gx = g(c, x, ds=2.0) if n == 4 else g(c, x)
+        seed = 2.0 if n == 4 else 1.0
+        assert math.isclose(gx, seed * _fd(lambda v: horner3(list(c), v), [float(x)], 0),
+                            rel_tol=1e-6)
+        assert len(gc) == n
+    with pytest.raises(TypeError):
+        j([0.5, -1.0, 2.0], 0.7, dc=[0.1, 0.2, 0.3])          # dx missing
+    with pytest.raises(TypeError):
+        j([0.5, -1.0, 2.0], 0.7, dc=[0.1, 0.2, 0.3], dx=0.1, dz=1.0)
+    value, tangent = j(np.array([0.5, -1.0, 2.0]), 0.7, dc=np.array([1.0, 0.0, 0.0]), dx=0.0)
+    assert math.isclose(tangent, 0.7 ** 2, rel_tol=1e-12)
+
+
+def shadowing(len, hasattr, getattr):
+    # parameters named like the builtins the generated checks call
+    return len * hasattr + getattr * getattr
+
+
+def test_parameters_named_like_builtins_do_not_confuse_the_generated_checks():
+    for point in ((0.5, 2.0, -1.5), (0.25, 3.0, 1.0)):
+        value, vjp_fn = s2s_ad.vjp(shadowing, *point)
+        assert value == shadowing(*point)
+        got = vjp_fn(1.0)
+        for i in range(3):
+            assert math.isclose(got[i], _fd(shadowing, list(point), i), rel_tol=1e-7)
+    # the Hessian by hand: [[0, 1, 0], [1, 0, 0], [0, 0, 2]]
+    h = s2s_ad.hvp(shadowing, wrt=(0, 1, 2))
+    assert h(0.5, 2.0, -1.5, (1.0, 0.0, 1.0)) == h(0.5, 2.0, -1.5, [1.0, 0.0, 1.0]) \
+        == (0.0, 1.0, 2.0)
+
+
+
+def test_a_plan_is_dropped_with_its_function_and_a_new_function_gets_its_own(tmp_path):
+    import gc
+    from s2s_ad import callplan
+
+    for k, scale in enumerate((2.0, 3.0, 5.0, 3.0)):
+        # a plain function (not a closure) made anew each time, perhaps at a freed id
+        m = _module(tmp_path, f"plan_mod_{k}", f"""
+            def f(x, y):
+                return {scale} * x * x * y
+            """)
+        for x in (0.5, 0.75):
+            value, vjp_fn = s2s_ad.vjp(m.f, x, 2.0)
+            dx, dy = vjp_fn(1.0)
+            assert dx == 2 * scale * x * 2.0 and dy == scale * x * x
+        assert id(m.f) in callplan._plans
+        key = id(m.f)
+        del m, value, vjp_fn
+        gc.collect()
+        assert key not in callplan._plans

@@ -261,3 +261,63 @@ def test_hvp_through_a_loop_with_a_tape():
         want = second_difference(lambda x: src.horner(x, 3), [x], 0, 0)
         assert math.isclose(s2s_ad.hvp(src.horner, "x")(x, 3, 1.0), want, rel_tol=1e-5)
         assert math.isclose(s2s_ad.hessian(src.horner, "x")(x, 3), want, rel_tol=1e-5)
+
+
+@pytest.mark.parametrize("n", [0, 1, 7])
+def test_loop_invariants_and_their_tangents_computed_once_before_the_loop(n):
+    jvp_fn = check_jvp(src.euler, [0.7, 1.3, n], [0.4, -0.9], wrt=("x", "k"))
+    text = s2s_ad.source_of(jvp_fn)
+    loop = text.index("for i in")
+    assert "-dk" in text[:loop] and "-dk" not in text[loop:], text
+    # in a helper called twice, one call inside a branch
+    check_jvp(src.euler_twice, [0.7, 1.3, n], [0.4, -0.9], wrt=("x", "k"))
+    check_jvp(src.euler_twice, [-0.7, 1.3, n], [0.4, -0.9], wrt=("x", "k"))
+
+
+@pytest.mark.parametrize("n", [0, 3])
+def test_hvp_through_hoisted_invariants_against_second_differences(n):
+    h = s2s_ad.hvp(src.euler_twice, wrt=("x", "k"))
+    got = h(0.7, 1.3, n, (0.4, -0.9))
+    g = s2s_ad.grad(src.euler_twice, wrt=("x", "k"))
+    eps = 1e-5
+    up, down = g(0.7 + 0.4 * eps, 1.3 - 0.9 * eps, n), g(0.7 - 0.4 * eps, 1.3 + 0.9 * eps, n)
+    # H·v by differences of the gradient, itself checked against finite differences
+    fd = [(u - d) / (2 * eps) for u, d in zip(up, down)]
+    np.testing.assert_allclose(got, fd, rtol=1e-6, atol=1e-8)
+    for i in range(2):
+        gi = fd_directional(src.euler_twice, [0.7, 1.3, n], [float(i == 0), float(i == 1)])
+        np.testing.assert_allclose(g(0.7, 1.3, n)[i], gi, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("n", [0, 1, 4])
+def test_lists_made_empty_have_an_empty_tangent_list(n):
+    for point in ([0.7, 1.3, n], [-0.9, 0.4, n]):
+        jvp_fn = check_jvp(src.appended, point, [0.4, -0.9], wrt=("x", "k"))
+        check_jvp(src.appended_in_helper, point, [0.4, -0.9], wrt=("x", "k"))
+    text = s2s_ad.source_of(jvp_fn)
+    assert "for item in" not in text and " = []" in text, text
+
+
+@pytest.mark.parametrize("name", ["euler_twice", "appended_in_helper"])
+def test_cli_module_of_hoisted_invariants_and_empty_lists_in_a_fresh_interpreter(tmp_path, name):
+    import json
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = tmp_path / f"jvp_{name}.py"
+    r = subprocess.run([sys.executable, "-m", "s2s_ad", "jvp", f"tests/forward_src.py:{name}",
+                        "--wrt", "x,k", "-o", str(out)], cwd=root, capture_output=True,
+                       text=True, timeout=120, env=dict(os.environ, PYTHONPATH=root))
+    assert r.returncode == 0, r.stderr
+    point, direction = [0.7, 1.3, 4], [0.4, -0.9]
+    run = subprocess.run([sys.executable, "-c",
+                          f"import json, jvp_{name} as m; "
+                          f"print(json.dumps(m.jvp_{name}(0.7, 1.3, 4, dx=0.4, dk=-0.9)))"],
+                         cwd=str(tmp_path), capture_output=True, text=True, timeout=120,
+                         env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert run.returncode == 0, run.stderr
+    value, tangent = json.loads(run.stdout)
+    f = getattr(src, name)
+    assert value == f(*point)
+    assert math.isclose(tangent, float(fd_directional(f, point, direction)), rel_tol=1e-6)

@@ -262,5 +262,9 @@ def test_wider_checks_see_a_wrong_gradient(tmp_path):
     grads = [x * (1 + 1e-6) + 1e-9 for x in (g if isinstance(g, tuple) else [g])]
     subject = Subject(fn, str(tmp_path / "fuzzprog_off.py"), prog.point, prog.wrt,
                       prog.wrt_names, grads, fn(**prog.point))
-    checks = run_checks(subject, ("vjp", "cli"), str(tmp_path), "off")
-    assert checks["vjp"].status == checks["cli"].status == "wrong", checks
+    checks = run_checks(subject, ("vjp", "cli", "jvp"), str(tmp_path), "off")
+    assert checks["vjp"].status == checks["cli"].status == checks["jvp"].status == "wrong", \
+        checks
+    right = Subject(fn, str(tmp_path / "fuzzprog_off.py"), prog.point, prog.wrt,
+                    prog.wrt_names, list(g if isinstance(g, tuple) else [g]), fn(**prog.point))
+    assert run_checks(right, ("jvp",), str(tmp_path), "off")["jvp"].status == "agree"

@@ -30,6 +30,7 @@ import calls_src
 import cf_programs
 import corpus_scalar
 import iterables_src
+import lists_across_calls_src
 import passing_src
 import s2s_ad
 import structures_src
@@ -71,6 +72,16 @@ for _name, _args in [("list_to_looping_helper", [0.3, 0.7]),
                      ("list_param_to_helper", [[0.5, 1.0, -2.0], 0.7]),
                      ("star_kwargs_forwarding", [0.3, 0.7])]:
     CORPUS.append((f"passing.{_name}", getattr(passing_src, _name), _args,
+                   [i for i, a in enumerate(_args) if isinstance(a, (float, list))]))
+
+for _name, _args in [("rollout_indexed", [0.3, 0.8, 3]), ("rollout_iterated", [0.3, 0.8, 3]),
+                     ("rollout_passed_on", [0.3, 0.8, 3]),
+                     ("rollout_called_in_loops", [0.3, 0.8, 2]),
+                     ("sorted_grown", [0.45, 0.6, 6]), ("sorted_key_reverse", [0.45, 0.6, 6]),
+                     ("min_max_keyed", [0.45, 0.6, 6]),
+                     ("sorted_in_loops_and_branches", [0.45, 0.6, 6]),
+                     ("sorted_param", [[0.5, -1.0, 2.0, 0.25], 0.7])]:
+    CORPUS.append((f"lists_across_calls.{_name}", getattr(lists_across_calls_src, _name), _args,
                    [i for i, a in enumerate(_args) if isinstance(a, (float, list))]))
 
 REFUSED: set[str] = set()

@@ -104,6 +104,11 @@ class _Forward:
         self.temps: set[str] = set()
         """Names of temporaries (values of no user variable) and their tangents."""
         self.helpers: dict[str, str] = {}
+        self.empty = {id(node.out) for node in ir.walk(func.body)
+                      if isinstance(node, ir.Op) and node.prim == "list.new" and not node.args}
+        """Lists made empty (``xs = []``): their zero tangent is ``[]``. (Each
+        version of a list is one Python list, grown by its appends, but an
+        append makes a new SSA value: this one is read only while empty.)"""
 
     # -- names and expressions ------------------------------------------------
 
@@ -131,6 +136,8 @@ class _Forward:
         if isinstance(a, ir.Value) and a.kind == "array":
             return _call(f"{self.np()}.zeros_like", [self.expr(a)],
                          [ast.keyword("dtype", _load("float"))])
+        if isinstance(a, ir.Value) and a.kind == "list" and id(a) in self.empty:
+            return ast.List([], ast.Load())
         if isinstance(a, ir.Value) and a.kind == "list":  # a list grown at run time
             item = self.namer.fresh("item")
             zero = (_call(f"{self.np()}.zeros_like", [_load(item)],

@@ -143,6 +143,11 @@ class InPlaceNames:
                              "may be its argument)"
             self.roots[id(old)] = old  # the helper made it: only this name refers to it
         root = self.roots[id(old)]
+        made = self.defs.get(id(old))
+        if root is None and made is not None and made.prim == "getitem":
+            return tree, f"`{name}` is an item of the list `{made.args[0].var or made.args[0].name}`, " \
+                         "which holds that very array (so may the caller, and the tapes of " \
+                         "helpers it was passed to)"
         if root is None:
             return tree, f"`{name}` is a view of an array the caller passed in"
         if root is not old:

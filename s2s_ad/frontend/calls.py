@@ -175,6 +175,10 @@ def _check_shape(op: ir.Op, callee: ir.Function, src: source.Source) -> None:
                      f"them (`a, b = {callee.name}(...)`) or index the result")
     if not returns_tuple and op.out.kind == "tuple":
         result = callee.result
+        if isinstance(result, ir.Value) and result.kind == "list":
+            raise _error(op, src, f"`{callee.name}` returns a list of any length; it cannot be "
+                         "unpacked (its length is known only when the code runs): bind it to "
+                         f"a name and index it (`xs = {callee.name}(...); xs[0]`)")
         if isinstance(result, ir.Value) and result.kind == "array":
             raise _error(op, src, f"`{callee.name}` returns one array, not a tuple; unpacking "
                          "a helper's array result is not supported: index it "

@@ -24,8 +24,8 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import (closures, funargs, own_helpers, pairs, passing, sorting,
-                              statics, structures, syntax)
+from s2s_ad.frontend import (closures, funargs, own_helpers, pairs, passing, runtime_lists,
+                              runtime_sorting, sorting, statics, structures, syntax)
 from s2s_ad.rules import RULES
 from s2s_ad.rules import user as user_rules
 
@@ -96,6 +96,10 @@ class CallLowering:
         if prim in ("max", "min") and len(node.args) == 1:
             # max(xs), max(x * x for x in xs): the items, then as max(a, b, c)
             arg = node.args[0]
+            if isinstance(arg, ast.Name) and passing.runtime_list(self, self.env.get(arg.id)):
+                # a list of any length: the best position found when the code runs
+                return runtime_sorting.keyed(self, fn, self.env[arg.id], None, False, node,
+                                             var, hint)
             args = (structures.comprehension(self, arg) if isinstance(arg, ast.GeneratorExp)
                     else structures.iteration(self, arg))
             if not args:
@@ -204,6 +208,11 @@ class CallLowering:
         self.call_values.add(id(out))
         if callee.rule is None:
             lowered = self.lower_callee(op)
+            if lowered is not None and isinstance(lowered.result, ir.Value) \
+                    and lowered.result.kind == "list":
+                # a list grown at run time: read as a list of any length
+                runtime_lists.call_result(self, out, node)
+                return out
             if lowered is not None and lowered.returns is not None:
                 # a dict, NamedTuple, dataclass or nested tuples: read leaf by leaf
                 callee.returns = lowered.returns

@@ -30,7 +30,7 @@ from __future__ import annotations
 import ast
 
 from s2s_ad import ir
-from s2s_ad.frontend import guards, runtime_lists, statics, structures, unroll
+from s2s_ad.frontend import guards, runtime_lists, runtime_sorting, statics, structures, unroll
 from s2s_ad.frontend.checkpoint import checkpoint_blocks, checkpoint_pragma
 from s2s_ad.frontend.iteration import Iteration, assigned_names
 
@@ -250,7 +250,8 @@ class ControlFlow(Iteration):
                 continue
             if "list" in (_kind_of(a), _kind_of(b)) and not _same(a, b) and not (
                     runtime_lists.is_grown(self, a) and runtime_lists.is_grown(self, b)):
-                raise self.src.error(node, f"`{var}` is a list in one branch only")
+                raise self.src.error(node, f"`{var}` is " + ("a different list in each branch"
+                                     if _kind_of(a) == _kind_of(b) else "a list in one branch only"))
             if var in FLAG_NAMES:
                 self.env[var] = phi(a, b, lambda: self.namer.fresh(FLAG_NAMES[var]), None)
             else:
@@ -520,6 +521,8 @@ class ControlFlow(Iteration):
         while lowering (:mod:`s2s_ad.frontend.structures`)."""
         if isinstance(node.slice, ast.Slice) or not isinstance(node.value, ast.Name):
             return structures.lower_expr(self, node, var)
+        if id(self.env.get(node.value.id)) in self.positions:  # perm[k]: an int
+            return runtime_sorting.position(self, node, var, hint)
         runtime = structures.is_runtime(self, self.env.get(node.value.id))
         if not runtime and structures._static_int(self, node.slice) is not None:
             return structures.lower_expr(self, node, var)

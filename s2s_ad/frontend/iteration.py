@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import types
 
 from s2s_ad import ir
 from s2s_ad.frontend import structures
@@ -110,6 +111,13 @@ class Iteration:
         param = self.sequence_param(self.env.get(it.id)) if isinstance(it, ast.Name) else None
         if param is not None:
             return param.value, None
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) \
+                and it.func.id not in self.env and (
+                    it.func.id in self.local_fns
+                    or isinstance(self.src.globals.get(it.func.id), types.FunctionType)):
+            value = self.expr(it)  # `for v in rollout(x, n)`: a list a helper returned
+            if id(value) in self.returned_lists:
+                return value, None
         if isinstance(it, ast.Name):
             structures._param_used_as_sequence(self, self.env.get(it.id), it)
         raise self.src.error(it, "a `for` loop must iterate over `range(...)` or over a list/"

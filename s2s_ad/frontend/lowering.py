@@ -25,7 +25,7 @@ import types
 
 from s2s_ad import ir
 from s2s_ad.frontend import (callees, closures, generated, passing, pytrees, runtime_lists,
-                              statics, structures, syntax, unroll)
+                              runtime_sorting, statics, structures, syntax, unroll)
 from s2s_ad.frontend.aliasing import InPlaceNames
 from s2s_ad.frontend.callsites import (BUILTIN_PRIMS, LIBRARY_MODULES, CallLowering,  # noqa: F401
                                       _is_library, _is_library_module)
@@ -190,6 +190,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         self.list_roots: dict[int, int] = {}
         """id(version of a run-time list) -> id of its list.new value: which list it is."""
         """ids of the versions of lists grown at run time (frontend/runtime_lists.py)."""
+        self.returned_lists, self.positions = set(), set()  # runtime_lists, runtime_sorting
 
     # -- entry -------------------------------------------------------------
 
@@ -406,8 +407,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         if structures.is_structure(value):
             return structures.outputs(self, value, stmt.value)
         if isinstance(value, ir.Value) and value.kind == "list":
-            raise self.src.error(stmt.value, "returning a list of any length is not supported; "
-                                 "return a number computed from it (`sum(xs)`, `xs[-1]`)")
+            runtime_lists.returned(self, value, stmt.value)
         if isinstance(value, ir.Value) and value.kind == "tuple":
             raise self.src.error(stmt.value, "returning the tuple a call returns is not "
                                  "supported; unpack it (`a, b = helper(x)`) and return `a, b`")
@@ -525,7 +525,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
                 raise self.src.error(at, f"{a.value!r} is used where a number is expected; "
                                      "strings and None select code (`if mode == \"l2\":`, "
                                      "`if x is None:`) and cannot be computed with")
-        for a in args[1:] if prim in ("getitem", "len", "list.sum") else args:
+        for a in args[1:] if prim in runtime_sorting.LIST_READS else args:
             if not isinstance(a, (ir.Value, ir.Const)) or (isinstance(a, ir.Value)
                                                             and a.kind in ("tuple", "list")):
                 raise self.src.error(node, f"{structures.describe(a)} is used where a number is "

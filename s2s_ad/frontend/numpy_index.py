@@ -85,8 +85,11 @@ class ArrayIndexing:
     def subscript(self, node: ast.Subscript, var, hint) -> ir.Operand:
         if self.holds_structure(node.value):
             return structures.lower_expr(self, node, var)
-        if isinstance(node.value, ast.Name) and id(self.env.get(node.value.id)) in self.grown:
-            return self.dynamic_subscript(node, var, hint)  # a list grown at run time
+        if isinstance(node.value, ast.Name) and (
+                id(self.env.get(node.value.id)) in self.grown
+                or structures.is_runtime(self, self.env.get(node.value.id))):
+            # a list grown at run time, or one of any length passed to a helper
+            return self.dynamic_subscript(node, var, hint)
         base = self.expr(node.value)
         if isinstance(base, tuple) and isinstance(node.value, ast.Call) \
                 and isinstance(node.slice, ast.Constant) and type(node.slice.value) is int \
@@ -121,6 +124,7 @@ class ArrayIndexing:
         """``y[i] = e`` (``op`` None) or ``y[i] op= e``."""
         if op is None and self.holds_structure(target.value):
             return structures.store(self, target, self.expr(value_node))
+        self.refuse_list_item_write(target)
         if self.control_flow:
             return self.assign_versioned(target, value_node, op, stmt)
         if not isinstance(target.value, ast.Name) or target.value.id not in self.env:
@@ -131,6 +135,14 @@ class ArrayIndexing:
         if isinstance(base, ir.Const) or base.kind not in ir.DIFFERENTIABLE:
             raise self.src.error(target, f"`{name}` is not an array")
         root = self.roots.get(id(base), base)
+        made = self.defs.get(id(base))
+        if root is None and made is not None and made.prim == "getitem":
+            seq = made.args[0]
+            raise self.src.error(target, f"`{name}` is an item of the list `{seq.var or seq.name}`"
+                                 ", which holds that very array (so may the caller, and the "
+                                 "tapes of helpers it was passed to); assigning into it would "
+                                 f"change it there too. Assign into a copy (`{name} = "
+                                 f"np.copy({name})`) first")
         if root is None or any(base is p.value for p in getattr(self, "_params", [])):
             raise self.src.error(target, f"assigning into `{name}` would change an array the "
                                  "caller passed in; assign into a copy (`" + name +
@@ -151,6 +163,30 @@ class ArrayIndexing:
         self.mutated(base, out, f"it is a view of `{name}`, which line {target.lineno} assigns "
                      "into since; take a copy (np.copy) before the assignment")
         self.roots[id(out)] = out
+
+    def refuse_list_item_write(self, target: ast.Subscript) -> None:
+        """``xs[i] = v`` or ``xs[i][j] = v`` on a list read when the code runs
+        (grown at run time, or of any length passed to a helper): refused,
+        located. Its items are arrays the list shares with every name bound
+        to them, with the caller that passed it and with the tape of each
+        helper it was passed to, so a write in place would change what they
+        read."""
+        node = target.value
+        while isinstance(node, ast.Subscript):
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return
+        value = self.env.get(node.id)
+        if not (id(value) in self.grown or structures.is_runtime(self, value)):
+            return
+        item = target.value if isinstance(target.value, ast.Subscript) else target
+        what = ("replaces an item of" if item is target else
+                f"writes in place into the array `{ast.unparse(item)}`, an item of")
+        raise self.src.error(target, f"`{ast.unparse(target)} = ...` {what} the list `{node.id}` of any length; its items are "
+                             "shared (with the names bound to them, the caller that passed the "
+                             "list, and every helper it was passed to), so the change would "
+                             "reach them too. Build a new array instead (`v = np.copy("
+                             f"{ast.unparse(item)}); v[...] = ...`), or append to a new list")
 
     def mutated(self, base: ir.Value, out: ir.Value, why: str) -> None:
         """``base``'s array was written into, giving ``out``. Python mutates
@@ -204,7 +240,13 @@ class ArrayIndexing:
 
     def track_views(self, prim: str, args: list, out: ir.Value) -> None:
         """Record which array ``out`` shares memory with."""
-        if prim in VIEWS and args and isinstance(args[0], ir.Value):
+        if prim == "getitem" and args and isinstance(args[0], ir.Value) \
+                and args[0].kind in ("list", "tuple"):
+            # an item of a list read when the code runs (a list grown at run
+            # time, or one of any length a caller passed): the list, and
+            # maybe the caller, holds that very array
+            self.roots[id(out)] = None
+        elif prim in VIEWS and args and isinstance(args[0], ir.Value):
             a = args[0]
             self.roots[id(out)] = self.roots.get(id(a), a) if not self._is_param(a) else None
         else:

@@ -56,7 +56,6 @@ def runtime_list(lo, value) -> bool:
     helper as one value, which the helper reads by index, ``len``, ``sum``
     and loops when it runs."""
     return (isinstance(value, ir.Value) and value.kind in ("list", "tuple")
-            and not getattr(lo, "array_mode", False)
             and (structures.is_runtime(lo, value) or runtime_lists.is_grown(lo, value)))
 
 
@@ -225,9 +224,12 @@ def params(lo, node: ast.arg, spec, kwonly: bool) -> list[ir.Param]:
     ``p_w``), with the name bound to the structure of them."""
     out: list[ir.Param] = []
     if spec[0] == "runtime":
-        param = structures.sequence_param(lo, node, lo.namer.claim(node.arg),
-                                          (spec[1], structures.RUNTIME), None, False, kwonly)
-        lo.seq_params[id(lo.env[node.arg])] = param
+        # one value, read by index, len, sum and loops when the code runs (in
+        # NumPy code too: its items are then numbers or arrays)
+        value = ir.Value(lo.namer.claim(node.arg), spec[1], node.arg)
+        lo.env[node.arg] = value
+        param = ir.Param(value, None, False, kwonly)
+        lo.seq_params[id(value)] = param
         return [param]
 
     def build(s, path: str):

@@ -112,7 +112,7 @@ def promote_read(lo, loop: ast.For | ast.While) -> None:
 
 def promote(lo, static: structures.StaticList, node: ast.AST, name: str) -> ir.Value:
     """``static`` as a ``list.new`` op; every name bound to it is rebound."""
-    if lo.region_depth > 0:
+    if lo.region_depth > 0 and not lo.__dict__.get("inner_lists"):
         raise lo.src.error(node, f"the list `{name}` is appended to here, inside a loop or "
                            "branch, but was created inside an enclosing loop or branch; "
                            "s2s-ad grows lists at run time when they are created outside "
@@ -165,6 +165,38 @@ def _version(lo, name: str, prim: str, args: tuple, node: ast.AST, text: str, ol
     return out
 
 
+def returned(lo, value: ir.Value, node: ast.AST) -> None:
+    """``return xs`` of a list grown at run time: a helper may return it, once,
+    at the end of its body; the caller reads it as a list of any length
+    (:func:`call_result`). Refused, located, elsewhere."""
+    if not lo.helper:
+        raise lo.src.error(node, "returning a list of any length is not supported from the "
+                           "function differentiated (its gradient is of a number): return a "
+                           "number computed from it (`sum(xs)`, `xs[-1]`); a helper may "
+                           "return it")
+    if not (is_grown(lo, value) or id(value) in lo.returned_lists) \
+            or id(value) in lo.argument_objects:
+        raise lo.src.error(node, "returning a list of any length the caller passed is not "
+                           "supported: return a number computed from it, or build a new list "
+                           "(`ys = []`, then `ys.append(...)` in a loop)")
+    if lo.ret_mode or lo.region_depth > 0:
+        raise lo.src.error(node, "a helper returns a list of any length once, at the end of "
+                           "its body (not from inside a branch or loop)")
+
+
+def call_result(lo, out: ir.Value, node: ast.AST) -> None:
+    """``ys = rollout(x, n)``, ``rollout`` returning a list grown at run time:
+    ``ys`` is read like a list parameter of any length (by index, ``len``,
+    ``sum``, loops, passed on to helpers) and not changed; its adjoint is a
+    list of the same length (:mod:`s2s_ad.reverse.lists`: the call is the
+    root of the list's family in the caller). A call inside a loop or branch
+    makes a list per run of its body, whose adjoint is made where that run's
+    reverse starts."""
+    out.kind = "list"
+    lo.seq_params[id(out)] = ir.Param(out)
+    lo.returned_lists.add(id(out))
+
+
 def carried(lo, value: ir.Value, source: ir.Value) -> None:
     """A loop's or branch's version of a run-time list (a carried value, a
     loop result, a φ), the same list as ``source``: register it."""
@@ -208,6 +240,14 @@ def mutation(lo, stmt: ast.Expr) -> bool:
     """``xs.append(v)`` / ``xs.extend(ys)`` on a run-time list: lower it and
     return True; False when ``stmt`` is not one."""
     call = stmt.value
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+            and isinstance(call.func.value, ast.Name) \
+            and id(lo.env.get(call.func.value.id)) in lo.returned_lists:
+        name = call.func.value.id
+        raise lo.src.error(call, f"`{name}` is a list of any length a helper returned; s2s-ad "
+                           "reads it as it is (by index, len, sum, loops, passed on) and does "
+                           f"not change it: grow it in the helper, or copy it first (`ys = []`, "
+                           f"then `for v in {name}: ys.append(v)`)")
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
             and isinstance(call.func.value, ast.Name)
             and is_grown(lo, lo.env.get(call.func.value.id))):

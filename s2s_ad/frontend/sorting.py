@@ -17,7 +17,8 @@ keys put them in. Every choice is a conditional expression (an ``If`` op)
 on a comparison of keys, so the adjoint of each result item flows to the
 item it was chosen from, and nothing flows through the keys (they choose, a
 piecewise-constant decision). A list of any length (grown at run time, a
-list parameter read only by index) is refused, located.
+list parameter read only by index, a list a helper returned) is sorted when
+the code runs instead (:mod:`s2s_ad.frontend.runtime_sorting`).
 
 Before → after, for ``max([a, b], key=lambda t: t * t)``::
 
@@ -32,7 +33,7 @@ import ast
 import builtins
 
 from s2s_ad import ir
-from s2s_ad.frontend import closures, structures
+from s2s_ad.frontend import runtime_sorting, structures
 
 MAX_SORTED = 64
 """Most items ``sorted`` takes (a network of n(n-1)/2 compare-exchanges)."""
@@ -65,10 +66,8 @@ def keyed_call(lo, fn, node: ast.Call, var: str | None, hint: str | None):
     arg = node.args[0]
     value = lo.expr(arg) if not isinstance(arg, ast.GeneratorExp) else None
     if isinstance(value, ir.Value) and value.kind in ("list", "tuple"):
-        raise lo.src.error(arg, f"`{what}` of {structures.describe(value)} is not supported: "
-                           "the list's length is known only when the code runs; sort a list "
-                           "built in the function (or give the parameter a length), or a "
-                           "NumPy array with np.sort")
+        return runtime_sorting.keyed(lo, fn, value, options.get("key"), reverse, node, var,
+                                     hint)
     items = (structures.comprehension(lo, arg) if isinstance(arg, ast.GeneratorExp)
              else structures.iteration(lo, arg))
     if any(structures.is_structure(x) for x in items):
@@ -109,13 +108,7 @@ def _key(lo, key: ast.expr | None, item, node: ast.Call, i: int):
     """``key(item)``, lowered as a call (or the item itself without a key)."""
     if key is None:
         return item
-    if isinstance(key, ast.Lambda):
-        lifted = lo.__dict__.setdefault("sort_keys", {})  # this lowering's, per call
-        if id(node) not in lifted:
-            name = lo.namer.fresh("key")
-            lo.local_fns[name] = closures.lift(lo.src, key, name, lo.locals_, lo.local_fns)
-            lifted[id(node)] = name  # one helper for every item's key
-        key = ast.copy_location(ast.Name(lifted[id(node)], ast.Load()), key)
+    key = runtime_sorting.key_function(lo, key, node)
     item_name = _bound(lo, f"{ast.unparse(node.args[0])}[{i}]", item, node)
     call = ast.copy_location(ast.Call(key, [item_name], []), node)
     call.end_lineno, call.end_col_offset = node.end_lineno, node.end_col_offset

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import types
 from dataclasses import dataclass, field
 
 from s2s_ad import ir
@@ -248,6 +249,15 @@ def subscript(lo, node: ast.Subscript, var: str | None):
         return items[_index(lo, node.slice, len(items))]
     if _call_tuple(lo, base):
         return item(lo, base, _index(lo, node.slice, None), node, var)
+    if isinstance(base, ir.Value) and (is_runtime(lo, base) or id(base) in lo.grown):
+        # `sorted(xs)[0]`, `rollout(x, n)[-1]`: a list read when the code runs
+        index = lo.expr(node.slice)
+        whole = isinstance(index, ir.Value) and index.kind == "int" or isinstance(
+            index, ir.Const) and type(index.value) is int
+        if not whole:
+            raise lo.src.error(node.slice, "a list index must be an integer")
+        lo.mark_int(index, node.slice, "a list index")
+        return lo.emit("getitem", [base, index], node, var)
     _param_used_as_sequence(lo, base, node)
     raise lo.src.error(node, f"`{ast.unparse(node.value)}` is {describe(base)}; only tuples, "
                        "lists and dicts built in the function can be indexed")
@@ -334,7 +344,11 @@ def iteration(lo, node: ast.expr) -> list:
             and node.func.id not in lo.env
             and lo.resolve(node.func) in (builtins.zip, builtins.enumerate)):
         return _zip_or_enumerate(lo, node)
-    value = lo.expr(node)
+    return items_of(lo, lo.expr(node), node)
+
+
+def items_of(lo, value, node: ast.expr) -> list:
+    """The items of ``value`` (``node`` lowered), known while lowering."""
     if isinstance(value, StaticObject) and value.is_tuple:
         return list(value.items.values())
     if isinstance(value, (tuple, StaticList)):
@@ -366,13 +380,23 @@ def builtin(lo, fn, node: ast.Call, var: str | None, hint: str | None):
     if node.keywords or len(node.args) != 1:
         raise lo.src.error(node, f"`{fn.__name__}` takes one argument here")
     arg = node.args[0]
+    value = None
     if isinstance(arg, ast.Name) and is_runtime(lo, lo.env.get(arg.id)):
-        seq = lo.env[arg.id]
+        value = lo.env[arg.id]
+    elif isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) \
+            and arg.func.id not in lo.env and (
+                arg.func.id in getattr(lo, "local_fns", {})
+                or isinstance(lo.src.globals.get(arg.func.id), types.FunctionType)):
+        value = lo.expr(arg)  # `sum(rollout(x, n))`: maybe a list a helper returned
+    if value is not None and is_runtime(lo, value):
         if fn is builtins.len:
-            return lo.emit("len", [seq], node, var, hint=hint)
-        return _runtime_sum(lo, seq, node, var)
-    items = (comprehension(lo, arg) if isinstance(arg, ast.GeneratorExp)
-             else iteration(lo, arg))
+            return lo.emit("len", [value], node, var, hint=hint)
+        return _runtime_sum(lo, value, node, var)
+    if value is not None:
+        items = items_of(lo, value, arg)
+    else:
+        items = (comprehension(lo, arg) if isinstance(arg, ast.GeneratorExp)
+                 else iteration(lo, arg))
     if fn is builtins.len:
         return ir.Const(len(items))
     if not items:

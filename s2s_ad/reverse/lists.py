@@ -68,7 +68,8 @@ def families(func: ir.Function) -> dict[int, ListFamily]:
     params = {id(p.value) for p in func.params}
     for node in ir.walk(func.body):
         if isinstance(node, ir.Op):
-            if node.prim == "list.new":
+            if node.prim == "list.new" or node.callee is not None and node.out.kind == "list":
+                # (a helper's result: a list of any length it grew)
                 add(node.out)
                 roots[id(node.out)] = node.out
             elif node.prim == "list.append":
@@ -115,21 +116,50 @@ def adjoints(sweep) -> list:
     for fam in {id(f): f for f in sweep.lists.values()}.values():
         if id(fam.root) not in sweep.act:
             continue
+        seed = next((sweep.adj[id(m)] for m in fam.members if id(m) in sweep.adj), None)
         fam.adj = sweep.namer.fresh(f"d{fam.name}")
         for m in fam.members:
             sweep.adj[id(m)] = fam.adj
+        if id(fam.root) not in {id(op.out) for op in sweep.func.body.ops
+                                if isinstance(op, ir.Op)}:
+            continue  # a helper's list returned inside a loop or branch: region_adjoints
         xs = sweep.ref(fam.root)
-        if sweep.arrays is not None:
-            item = sweep.namer.fresh("item")
-            value = ast.ListComp(
-                _call(f"{sweep.arrays.np}.zeros_like", [ast.Name(item, ast.Load())]),
-                [ast.comprehension(ast.Name(item, ast.Store()), xs, [], 0)])
-        else:
-            value = ast.BinOp(ast.List([ast.Constant(0.0)], ast.Load()), ast.Mult(),
-                              _call("len", [xs]))
-        out.append(Stmt(ast.Assign([ast.Name(fam.adj, ast.Store())], value),
-                        f"the adjoint of the list {fam.name}, an item per item",
-                        role="zero"))
+        if seed is not None:
+            # a helper returning the list: its adjoint starts as the caller's
+            # (a copy: the reverse of each append pops from it)
+            out.append(Stmt(ast.Assign([ast.Name(fam.adj, ast.Store())],
+                                       _call("list", [ast.Name(seed, ast.Load())])),
+                            f"the adjoint of the list {fam.name}, returned: the caller's",
+                            role="seed"))
+            continue
+        out.append(_zeros(sweep, fam, xs))
+    return out
+
+
+def _zeros(sweep, fam: ListFamily, xs: ast.expr) -> Stmt:
+    """``dxs = [0.0] * len(xs)`` (NumPy: ``np.zeros_like`` of each item)."""
+    if sweep.arrays is not None:
+        item = sweep.namer.fresh("item")
+        value = ast.ListComp(
+            _call(f"{sweep.arrays.np}.zeros_like", [ast.Name(item, ast.Load())]),
+            [ast.comprehension(ast.Name(item, ast.Store()), xs, [], 0)])
+    else:
+        value = ast.BinOp(ast.List([ast.Constant(0.0)], ast.Load()), ast.Mult(),
+                          _call("len", [xs]))
+    return Stmt(ast.Assign([ast.Name(fam.adj, ast.Store())], value),
+                f"the adjoint of the list {fam.name}, an item per item", role="zero")
+
+
+def region_adjoints(sweep, r: ir.Region) -> list:
+    """The adjoint of each list a call in ``r`` (a loop's body or a branch)
+    returned, made where ``r``'s reverse code starts: each run of ``r`` has a
+    list of its own, which nothing outside ``r`` reads."""
+    out = []
+    roots = {id(op.out) for op in r.ops if isinstance(op, ir.Op)
+             and (op.callee is not None or op.prim == "list.new")}
+    for fam in {id(f): f for f in sweep.lists.values()}.values():
+        if fam.adj and id(fam.root) in roots:
+            out.append(_zeros(sweep, fam, sweep.ref(fam.root)))
     return out
 
 

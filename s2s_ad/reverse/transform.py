@@ -424,7 +424,8 @@ class _Sweep(StructuredSweep, CallSites):
                 out += self.if_(node)
             else:
                 out += self.loop(node)
-        return self.plan(r) + out
+        inits = runtime_lists.region_adjoints(self, r) if r is not self.func.body else []
+        return self.plan(r) + inits + out
 
     # -- simple ops -------------------------------------------------------------
 

@@ -23,4 +23,15 @@ CONTROL_RULES = [
          notes="item k's adjoint is the list adjoint's item k", variadic=True),
     Rule("list.append", "x.append(y)", ("1", "1"), "list", "x with y appended",
          notes="the reverse sweep pops y's adjoint off the list's adjoint"),
+    # positions chosen by the values of a list of keys (sorted/min/max of a
+    # list of any length): piecewise constant, no derivative
+    Rule("list.argsort", "sorted(range(len(x)), key=x.__getitem__)", (None,), "list",
+         notes="stable, as Python's sorted"),
+    Rule("list.argsort_reverse", "sorted(range(len(x)), key=x.__getitem__, reverse=True)",
+         (None,), "list", notes="stable, as Python's sorted(..., reverse=True)"),
+    Rule("list.argmax", "max(range(len(x)), key=x.__getitem__)", (None,), "int",
+         notes="the first largest, as Python's max"),
+    Rule("list.argmin", "min(range(len(x)), key=x.__getitem__)", (None,), "int",
+         notes="the first smallest, as Python's min"),
+    Rule("list.index", "x[y]", (None, None), "int"),
 ]
