@@ -145,6 +145,28 @@ def unpacked(xs, y):
     return a * b * y + math.sin(c) * c
 
 
+def appended_in_branch(x, c):
+    """A list created empty, first appended an active value in a branch: its
+    tangent list starts as zeros for the items it had before the append."""
+    xs = []
+    if c > 0:
+        xs.append(x * x)
+    else:
+        xs.append(x)
+    xs.append(math.sin(x))
+    return xs[0] * 3.0 + xs[-1]
+
+
+def appended_in_loop_after_constants(x, n: int):
+    xs = [1.0, 2.0]
+    for i in range(n):
+        if i % 2 == 0:
+            xs.append(x * xs[-1])
+        else:
+            xs.append(xs[-2] + 0.5)
+    return xs[-1] * xs[2] + xs[0]
+
+
 def euler(x, k, n):
     # -k and k * 0.5 read nothing the loop computes: computed once, before it
     for i in range(n):

@@ -102,10 +102,20 @@ def branch_assign(x, t: float):
 
 
 def bound_piece(x, n: int):
-    y = np.zeros(n)
+    y = np.zeros_like(x)  # any number of axes: y[i] may be a row, a view
+    r = 0.0
     for i in range(n):
         y[i] = x[i]
         r = y[i]
+    return np.sum(y) + r
+
+
+def bound_element(x, n: int):
+    y = np.zeros(n)  # one axis: y[i] is a NumPy scalar, a copy
+    r = 0.0
+    for i in range(n):
+        y[i] = x[i] * x[i]
+        r = r + y[i] * y[i - 1]
     return np.sum(y) + r
 
 

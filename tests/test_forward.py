@@ -263,6 +263,17 @@ def test_hvp_through_a_loop_with_a_tape():
         assert math.isclose(s2s_ad.hessian(src.horner, "x")(x, 3), want, rel_tol=1e-5)
 
 
+@pytest.mark.parametrize("fn,args", [(src.appended_in_branch, [1.5, 1.0]),
+                                     (src.appended_in_branch, [1.5, -1.0]),
+                                     (src.appended_in_loop_after_constants, [0.7, 5])],
+                         ids=["branch-true", "branch-false", "loop"])
+def test_list_grown_at_run_time_from_inactive_items(fn, args):
+    """The tangent list of a list whose items were inactive until an append
+    (one Python list for every version) has one zero per earlier item, made
+    before the append: the tangent of xs[0] is the appended value's."""
+    check_jvp(fn, args, [1.0], wrt="x")
+
+
 @pytest.mark.parametrize("n", [0, 1, 7])
 def test_loop_invariants_and_their_tangents_computed_once_before_the_loop(n):
     jvp_fn = check_jvp(src.euler, [0.7, 1.3, n], [0.4, -0.9], wrt=("x", "k"))

@@ -80,3 +80,45 @@ def test_verify_catches_a_broken_graph():
         assert "used before definition" in str(exc)
     else:
         raise AssertionError("verify accepted a use before definition")
+
+
+INTS_SRC = '''
+def f(a, b, n: int, m):
+    i = 0
+    k = len(a) - 1
+    h = k / 2
+    j = i
+    j = m
+    i_tape = []
+    x_tape = []
+    y = np.zeros(len(a))
+    z = np.copy(y)
+    w = np.zeros_like(b) + 0.0
+    v = np.ones(n)
+    u = np.zeros(k + 1)
+    u = np.zeros((2, n))
+    while i < len(a):
+        i_tape.append(i)
+        x_tape.append(a[i])
+        i = i + 1
+    for t in range(n):
+        i = i_tape.pop()
+        x = x_tape.pop()
+        q = i - 1
+'''
+
+
+def test_int_names_and_arrays_of_one_axis_from_the_text():
+    """What int_names (s2s_ad/frontend/int_names.py) reads as ints: every
+    binding an int (a stack of ints popped too); arrays of one axis: made
+    from an int length, or copies of those; a shadowed `len` is no builtin."""
+    import ast as ast_
+    from s2s_ad.frontend.int_names import int_names, int_tapes, one_axis
+    tree = ast_.parse(INTS_SRC).body[0]
+    ints = int_names(tree)
+    assert {"i", "k", "n", "t", "q"} <= ints
+    assert not {"h", "j", "m", "x", "a"} & ints
+    assert int_tapes(tree) == {"i_tape"}
+    assert [v for v in "yzwvu" if one_axis(tree, v, ints)] == ["y", "z", "v"]
+    shadowed = int_names(tree, {"len": lambda s: 0.5})
+    assert "k" not in shadowed and "i" in shadowed

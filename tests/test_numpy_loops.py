@@ -25,6 +25,7 @@ RNG = np.random.default_rng(11)
     (src.over_rows, lambda: [rand(RNG, (4, 3)), rand(RNG, (3,))], [0, 1]),
     (src.enumerate_zip_rows, lambda: [rand(RNG, (4, 3)), rand(RNG, (3, 3)), 0.7], [0, 1, 2]),
     (src.zip_rows_and_list, lambda: [rand(RNG, (4, 3)), [0.5, -1.0, 2.0, 0.3]], [0]),
+    (src.bound_element, lambda: [rand(RNG, (5,)), 5], [0]),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_loops_and_branches(fn, args, wrt):
     assert_gradients(fn, args(), wrt)

@@ -292,11 +292,15 @@ class _Forward:
                 out.append(Stmt(ast.Assign([ast.Name(self.t(op.out), ast.Store())], d), comment))
             return out
         seq, v = op.args
-        out = [Stmt(ast.Assign([store], self.expr(seq)), comment, op),
-               Stmt(ast.Expr(_call(f"{op.out.name}.append", [self.expr(v)])), comment)]
+        out = []
         if self.active(op.out):
+            # before the append: the zero tangents of an inactive list are one per item it
+            # has so far (every version is one Python list: after the append, one too many)
             d = self.t(op.out)
             out.append(Stmt(ast.Assign([ast.Name(d, ast.Store())], self.tangent(seq)), comment))
+        out += [Stmt(ast.Assign([store], self.expr(seq)), comment, op),
+                Stmt(ast.Expr(_call(f"{op.out.name}.append", [self.expr(v)])), comment)]
+        if self.active(op.out):
             out.append(Stmt(ast.Expr(_call(f"{d}.append", [self.tangent(v)])), comment))
         return out
 

@@ -46,7 +46,7 @@ import builtins
 import numpy
 
 from s2s_ad import ir
-from s2s_ad.frontend import structures
+from s2s_ad.frontend import own_helpers, structures
 from s2s_ad.frontend.numpy import METHODS
 from s2s_ad.frontend.numpy_index import VIEW_CALLS, first_leak, parents_of
 
@@ -93,7 +93,7 @@ class InPlaceNames:
                               f"see the change. Write `{name} = {name} {sym} ...`, which makes a "
                               "new array")
 
-    def makes_new(self, call: ast.Call) -> bool:
+    def makes_new(self, call: ast.Call, arg: int | None = None) -> bool:
         """Whether ``call`` returns a new value, never an argument or a view
         of one (the callee resolved from the function's globals: a helper
         reached as ``module.helper(y)`` is not NumPy)."""
@@ -101,7 +101,7 @@ class InPlaceNames:
         local = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
                  and isinstance(n.ctx, ast.Store)} | {a.arg for a in ast.walk(tree.args)
                                                       if isinstance(a, ast.arg)}
-        return _fresh_call(call, self, local)
+        return _fresh_call(call, self, local, arg)
 
     def owner_problem(self, name: str, params: set) -> tuple | None:
         """From the source: None when ``name`` always owns its array (see
@@ -278,10 +278,17 @@ def _fresh(node: ast.expr, lo, local: set) -> bool:
     return False
 
 
-def _fresh_call(call: ast.Call, lo, local: set) -> bool:
-    """A call that returns a new value, never an argument or a view of one:
-    a NumPy function other than the views, a method such as ``.sum()`` or
-    ``.copy()``, ``float``/``len``/...; not a function of the user's."""
+OWN_RETURNED = {"own.unbroadcast": (0,), "own.astype_like": (0,)}
+"""s2s-ad's own helpers (:mod:`s2s_ad.rules.own`) that may return (a view of)
+an argument: at these positions. The others return new values."""
+
+
+def _fresh_call(call: ast.Call, lo, local: set, arg: int | None = None) -> bool:
+    """A call that returns a new value, never an argument or a view of one
+    (``arg``: never the argument at that position): a NumPy function other
+    than the views, a method such as ``.sum()`` or ``.copy()``,
+    ``float``/``len``/..., s2s-ad's own helpers (by their text); not a
+    function of the user's."""
     f = call.func
     path = []
     while isinstance(f, ast.Attribute):
@@ -297,6 +304,10 @@ def _fresh_call(call: ast.Call, lo, local: set) -> bool:
         obj = getattr(obj, attr, None)
     if id(obj) in FRESH_BUILTINS:
         return True
+    prim = own_helpers.primitive(obj)
+    if prim is not None:  # own(v): a copy (a NumPy scalar it returns cannot change)
+        returned = OWN_RETURNED.get(prim.removesuffix(".0").removesuffix(".1"), ())
+        return arg is not None and arg not in returned if returned else True
     module = getattr(obj, "__module__", None) or ""
     if module == "math" or getattr(lo.src.globals.get(f.id), "__name__", None) == "math":
         return True  # math functions return floats

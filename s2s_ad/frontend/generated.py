@@ -15,8 +15,9 @@ lowering as before). Idempotent: a rewritten tree is left as it is.
   list): the writes are in order, one per iteration, so the list is the
   list grown by ``T.append(v)`` (a list grown at run time,
   :mod:`s2s_ad.frontend.runtime_lists`), read as before by ``T[i]``.
-* A stack tape, ``v = T.pop()`` (after the last ``T.append``, and ``T``
-  used by nothing else from there on): pops return the items last to first,
+* A stack tape, ``v = T.pop()`` or ``y[i] = T.pop()`` (after the last
+  ``T.append``, and ``T`` used by nothing else from there on, at the top
+  level or in loops and branches): pops return the items last to first,
   so with ``T_top = len(T)`` taken before the first statement that pops,
   each pop is ``T_top -= 1; v = T[T_top]`` (the list is never shortened:
   nothing reads its length again).
@@ -50,7 +51,8 @@ from __future__ import annotations
 
 import ast
 
-from s2s_ad.frontend import pairs
+from s2s_ad.frontend import pairs, scatter_calls
+from s2s_ad.frontend.int_names import int_tapes
 from s2s_ad.names import Namer, identifiers
 
 __all__ = ["normalise"]
@@ -62,8 +64,10 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None) -> None:
     namer = Namer(reserved=identifiers(tree))
     if globals_:
         pairs.split(tree, globals_, namer)
+        scatter_calls.rewrite(tree, globals_, namer)
+        scatter_calls.in_place_sums(tree, globals_)
     _slots(tree)
-    _pops(tree, namer)
+    _pops(tree, namer, globals_)
     _zeros(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.For):
@@ -205,9 +209,11 @@ def _zeros(tree: ast.FunctionDef) -> None:
 # --- stack tapes --------------------------------------------------------------
 
 def _pop_of(stmt) -> str | None:
-    """``T`` for ``v = T.pop()``."""
+    """``T`` for ``v = T.pop()`` (or ``y[i] = T.pop()``: an overwritten
+    element put back)."""
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
-            and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.Call):
+            and isinstance(stmt.targets[0], (ast.Name, ast.Subscript)) \
+            and isinstance(stmt.value, ast.Call):
         call = stmt.value
         if isinstance(call.func, ast.Attribute) and call.func.attr == "pop" \
                 and isinstance(call.func.value, ast.Name) and not call.args and not call.keywords:
@@ -215,8 +221,13 @@ def _pop_of(stmt) -> str | None:
     return None
 
 
-def _pops(tree: ast.FunctionDef, namer: Namer) -> None:
+def _pops(tree: ast.FunctionDef, namer: Namer, globals_: dict | None = None) -> None:
     body = tree.body
+    ints = int_tapes(tree, globals_)  # stacks of ints (a while loop's index): read as int(...)
+    if (globals_ or {}).get("int", int) is not int or any(
+            isinstance(n, ast.Name) and n.id == "int" and not isinstance(n.ctx, ast.Load)
+            or isinstance(n, ast.arg) and n.arg == "int" for n in ast.walk(tree)):
+        ints = set()  # `int` is not the builtin here
     popped = []
     for n in ast.walk(tree):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
@@ -238,12 +249,13 @@ def _pops(tree: ast.FunctionDef, namer: Namer) -> None:
         at = body[first]
         init = ast.Assign([ast.Name(top, ast.Store())],
                           ast.Call(ast.Name("len", ast.Load()), [ast.Name(tape, ast.Load())], []))
-        for s in body[first:]:
-            _replace_pops(s, tape, top)
+        tail = ast.Module(body=body[first:], type_ignores=[])  # pops at the top level too
+        _replace_pops(tail, tape, top, tape in ints)
+        body[first:] = tail.body
         body.insert(first, ast.fix_missing_locations(ast.copy_location(init, at)))
 
 
-def _replace_pops(stmt: ast.stmt, tape: str, top: str) -> None:
+def _replace_pops(stmt: ast.stmt, tape: str, top: str, ints: bool = False) -> None:
     for node in ast.walk(stmt):
         for field in ("body", "orelse"):
             block = getattr(node, field, None)
@@ -255,6 +267,8 @@ def _replace_pops(stmt: ast.stmt, tape: str, top: str) -> None:
                     down = ast.AugAssign(ast.Name(top, ast.Store()), ast.Sub(), ast.Constant(1))
                     read = ast.Subscript(ast.Name(tape, ast.Load()), ast.Name(top, ast.Load()),
                                          ast.Load())
+                    if ints:
+                        read = ast.Call(ast.Name("int", ast.Load()), [read], [])
                     s.value = ast.copy_location(read, s.value)
                     out.append(ast.fix_missing_locations(ast.copy_location(down, s)))
                     ast.fix_missing_locations(s)

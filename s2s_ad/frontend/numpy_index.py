@@ -25,6 +25,7 @@ import numpy
 
 from s2s_ad import ir
 from s2s_ad.frontend import numpy_attrs, structures
+from s2s_ad.frontend.int_names import int_names, is_int, one_axis
 from s2s_ad.rules.numpy import VIEWS
 from s2s_ad.rules.templates import index_operands
 
@@ -211,7 +212,7 @@ class ArrayIndexing:
                                  "(`y[i] = ...` with `y` a variable of this function)")
         name = target.value.id
         problem = None if _copied_just_before(self.tree, stmt, name) else \
-            _sole_owner(self.tree, name, self.makes_new)
+            _sole_owner(self.tree, name, self.makes_new, self.src.globals)
         if problem is not None:
             node, why = problem
             raise self.src.error(node, f"`{name}` is assigned into (line {target.lineno}) in a "
@@ -268,9 +269,12 @@ VIEW_CALLS = {"reshape", "transpose", "ravel", "squeeze", "expand_dims", "asarra
 
 
 def _copied_just_before(tree: ast.FunctionDef, stmt, name: str) -> bool:
-    """Is ``stmt`` (``name[i] = v``) right after ``name = np.copy(x)`` in the
-    same block? Then nothing else refers to the array it writes into (the
-    form of a subscript assignment in s2s-ad's forward-mode modules)."""
+    """Is ``stmt`` (``name[i] = v``) right after ``name = np.copy(x)`` or
+    ``name = np.zeros_like(x)`` in the same block, or after writes into
+    ``name``'s elements that follow it? Then nothing else refers to the
+    array it writes into (the form of a subscript assignment in
+    s2s-ad's forward-mode modules, and of an indexed read's adjoint,
+    :mod:`s2s_ad.frontend.scatter_calls`)."""
     if stmt is None:
         return False
     for node in ast.walk(tree):
@@ -279,38 +283,97 @@ def _copied_just_before(tree: ast.FunctionDef, stmt, name: str) -> bool:
             if not isinstance(block, list) or stmt not in block:
                 continue
             k = block.index(stmt)
+            while k > 0 and _writes_into(block[k - 1], name):
+                k -= 1  # ``name[i] = a; name[j] += b``: its elements written since
             prev = block[k - 1] if k > 0 else None
             return (isinstance(prev, ast.Assign) and len(prev.targets) == 1
                     and isinstance(prev.targets[0], ast.Name) and prev.targets[0].id == name
                     and isinstance(prev.value, ast.Call) and not prev.value.keywords
                     and len(prev.value.args) == 1
                     and isinstance(prev.value.func, ast.Attribute)
-                    and prev.value.func.attr == "copy"
+                    and prev.value.func.attr in ("copy", "zeros_like")
                     and isinstance(prev.value.func.value, ast.Name)
                     and prev.value.func.value.id in ("np", "numpy"))
     return False
 
 
-def _sole_owner(tree: ast.FunctionDef, name: str, makes_new=None):
+def _writes_into(stmt: ast.stmt, name: str) -> bool:
+    """``name[i] = v`` or ``name[i] op= v``, binding no name (no ``:=``)."""
+    target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+        else stmt.target if isinstance(stmt, ast.AugAssign) else None
+    return isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
+        and target.value.id == name \
+        and not any(isinstance(n, ast.NamedExpr) for n in ast.walk(stmt))
+
+
+def _sole_owner(tree: ast.FunctionDef, name: str, makes_new=None, globals_=None):
     """None when ``name`` holds an array only it refers to: bound once, before
     any loop or branch, to a fresh array (``np.zeros(...)``, ``np.copy(x)``,
     ``x.copy()``), and read only inside expressions that make new arrays —
     never bound to another name, put in a list, passed to a function of the
     user's, or viewed (``y[i]`` bound to a name, ``y.T``, ``np.reshape(y)``).
-    Else (the node, why not). ``makes_new`` as for :func:`first_leak`."""
+    ``name += v`` anywhere adds into that array in place, which is the sum
+    ``name = name + v`` the lowering makes of it when nothing else refers to
+    the array. Else (the node, why not). ``makes_new`` as for :func:`first_leak`."""
     binds = [n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
              and any(isinstance(t, ast.Name) and t.id == name
                      for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))]
+    plain = [n for n in binds if not isinstance(n, ast.AugAssign)]
+    if len(plain) == 1 and plain[0] in tree.body:
+        binds = plain
     top = [s for s in tree.body if s in binds]
     if len(binds) != 1 or len(top) != 1 or isinstance(top[0], ast.AugAssign):
         node = binds[1] if len(binds) > 1 else (binds[0] if binds else tree)
         return node, "it must be bound once, outside loops and branches, to a new array"
     value = top[0].value
-    fresh = isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and (
-        value.func.attr in CONSTRUCTORS)
+    if isinstance(value, ast.BinOp) and _constructed(value.left):
+        value = value.left  # ``np.zeros_like(x) + 0.0``: a new array again
+    fresh = _constructed(value)
     if not fresh:
         return value, "it must start as a new array (np.zeros(...), np.copy(x), x.copy(), ...)"
-    return first_leak(tree, name, makes_new)
+    return first_leak(tree, name, makes_new, globals_=globals_)
+
+
+def _numpy_made(tree: ast.FunctionDef, name: str) -> bool:
+    """Every binding of ``name`` but ``name op= ...`` is a NumPy call
+    (``np.zeros_like(x)``): it holds an array or a NumPy number, never a list."""
+    binds = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name
+             and not isinstance(n.ctx, ast.Load)]
+    parents = parents_of(tree)
+    for b in binds:
+        holder = parents.get(id(b))
+        if isinstance(holder, ast.AugAssign) and holder.target is b:
+            continue
+        value = holder.value if isinstance(holder, ast.Assign) and holder.targets == [b] else None
+        if isinstance(value, ast.BinOp) and isinstance(value.right, ast.Constant) \
+                and type(value.right.value) is float:
+            value = value.left  # ``np.zeros_like(x) + 0.0``
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                and isinstance(value.func.value, ast.Name)
+                and value.func.value.id in ("np", "numpy")):
+            return False
+    return bool(binds) and not any(isinstance(a, ast.arg) and a.arg == name for a in ast.walk(tree))
+
+
+def _in_return(node: ast.AST, parents: dict, tree: ast.FunctionDef) -> bool:
+    """``node`` is read by a ``return`` statement of ``tree`` itself (``return
+    astype_like(dx, x)``), not of a function nested in it."""
+    while not isinstance(node, ast.stmt):
+        node = parents.get(id(node))
+        if node is None or isinstance(node, ast.Lambda):
+            return False
+    if not isinstance(node, ast.Return):
+        return False
+    while node is not None and node is not tree:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return False
+        node = parents.get(id(node))
+    return node is tree
+
+
+def _constructed(value: ast.expr) -> bool:
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+        and value.func.attr in CONSTRUCTORS
 
 
 def parents_of(tree: ast.AST) -> dict[int, ast.AST]:
@@ -318,16 +381,19 @@ def parents_of(tree: ast.AST) -> dict[int, ast.AST]:
     return {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
 
 
-def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = False):
+def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = False,
+               globals_: dict | None = None):
     """None when every read of ``name`` uses its elements inside an
     expression that makes a new value, so that no other name, list, helper
     or view refers to its array; else (the node, why not). ``makes_new``
-    tells calls that return a new array (default :func:`_makes_new`);
+    tells calls that return a new array, never (a view of) their argument
+    at a position (default :func:`_makes_new`);
     ``reads`` also accepts what only reads the values: ``z += name``,
     ``return name, w`` and a list of arrays passed to such a call
     (``np.stack([name, w])``)."""
     makes_new = makes_new or _makes_new
     parents = parents_of(tree)
+    scalars = None  # computed once, where a piece is kept
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
             continue
@@ -335,6 +401,11 @@ def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = F
         if isinstance(parent, ast.Subscript) and parent.value is node:
             if isinstance(parent.ctx, ast.Store):
                 continue
+            if scalars is None:
+                ints = int_names(tree, globals_)
+                scalars = (ints, one_axis(tree, name, ints))
+            if scalars[1] and is_int(parent.slice, scalars[0]):
+                continue  # an element of an array of one axis: a NumPy scalar, a copy
             holder = parents.get(id(parent))
             if isinstance(holder, (ast.Assign, ast.AnnAssign)) and holder.value is parent \
                     and not all(isinstance(t, ast.Subscript) for t in (
@@ -347,16 +418,19 @@ def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = F
             if isinstance(holder, ast.Attribute) or (isinstance(holder, ast.Call)
                                                      and _is_view_call(holder)):
                 return holder, "views of it are not supported"
-            if isinstance(holder, ast.Call) and not makes_new(holder):
+            if isinstance(holder, ast.Call) and not makes_new(holder, _position(holder, parent)):
                 return holder, "a piece of it cannot be passed to a function of yours (it " \
                                "could keep a view)"
             continue
         if isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.Compare)):
             continue
-        if isinstance(parent, ast.Call) and node in parent.args and makes_new(parent):
+        if isinstance(parent, ast.Call) and node in parent.args \
+                and makes_new(parent, _position(parent, node)):
             continue  # a NumPy function of it: a new array
-        if reads and isinstance(parent, ast.AugAssign) and parent.value is node:
-            continue
+        if isinstance(parent, ast.AugAssign) and parent.value is node and (
+                reads or isinstance(parent.target, ast.Name)
+                and _numpy_made(tree, parent.target.id)):
+            continue  # ``z += name``, z an array: z takes the values, not the array
         if isinstance(parent, ast.Tuple) and isinstance(parents.get(id(parent)), ast.Return):
             continue  # returned, as a bare ``return name`` is: the caller owns it then
         if reads and isinstance(parent, (ast.Tuple, ast.List)) and isinstance(
@@ -365,6 +439,8 @@ def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = F
             continue
         if isinstance(parent, ast.Return):
             continue
+        if _in_return(node, parents, tree):
+            continue  # read once every write is done, as the function ends
         if isinstance(parent, ast.Attribute) and parent.attr in ("shape", "size", "ndim"):
             continue
         if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) \
@@ -375,9 +451,15 @@ def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = F
     return None
 
 
-def _makes_new(call: ast.Call) -> bool:
+def _position(call: ast.Call, arg: ast.expr) -> int | None:
+    """Which positional argument of ``call`` ``arg`` is (None: not one)."""
+    return next((k for k, a in enumerate(call.args) if a is arg), None)
+
+
+def _makes_new(call: ast.Call, arg: int | None = None) -> bool:
     """A NumPy function (``np.sum``, ``np.where``, ...) or a builtin that
-    returns a new value, never its argument or a view of it."""
+    returns a new value, never its argument or a view of it (``arg``: the
+    argument asked about; any here)."""
     f = call.func
     if isinstance(f, ast.Name):
         return f.id in ("len", "float", "abs", "int")

@@ -41,15 +41,30 @@ def _numpy_names(fn) -> tuple:
     return tuple(sorted(k for k, v in fn.__globals__.items() if v is numpy))
 
 
+def is_helper(fn, base: str) -> bool:
+    """``fn`` is s2s-ad's helper ``base`` (any of :data:`HELPERS`, under its
+    name or a generated variant of it), by its exact text."""
+    if not isinstance(fn, types.FunctionType) or re.sub(r"_\d+$", "", fn.__name__) != base:
+        return False
+    return _same_text(fn.__code__, fn.__name__, base, _numpy_names(fn))
+
+
 @functools.lru_cache(maxsize=256)
 def _known(code, name: str, aliases: tuple) -> str | None:
     base = re.sub(r"_\d+$", "", name)
     if base not in OWN_PRIMS or not aliases:
         return None
+    return OWN_PRIMS[base] if _same_text(code, name, base, aliases) else None
+
+
+@functools.lru_cache(maxsize=256)
+def _same_text(code, name: str, base: str, aliases: tuple) -> bool:
+    if base not in HELPERS or not aliases:
+        return False
     try:
         text = textwrap.dedent(inspect.getsource(code)).strip()
     except (OSError, TypeError):
-        return None
+        return False
     own = re.sub(rf"\b{base}\(", f"{name}(", HELPERS[base].strip(), count=1)
     for alias in aliases:
         mine = own.replace("np.", f"{alias}.")
@@ -57,8 +72,8 @@ def _known(code, name: str, aliases: tuple) -> str | None:
             if other != base:
                 mine = re.sub(rf"\b{other}(_\d+)?\(", f"{other}(", mine)
         if re.sub(r"\b(\w+)_\d+\(", r"\1(", text) == re.sub(r"\b(\w+)_\d+\(", r"\1(", mine):
-            return OWN_PRIMS[base]
-    return None
+            return True
+    return False
 
 
 def call(lo, prim: str, node: ast.Call, var: str | None, hint: str | None):

@@ -43,7 +43,7 @@ import inspect
 import numbers
 
 from s2s_ad import ir
-from s2s_ad.frontend import runtime_lists, statics, structures
+from s2s_ad.frontend import pairs, runtime_lists, statics, structures
 from s2s_ad.frontend.numpy import annotated_numbers
 from s2s_ad.frontend.structures import StaticDict, StaticList, StaticObject
 
@@ -266,7 +266,8 @@ def operand_names(op: ir.Op) -> list:
     the leaves of a structure passed whole)."""
     passed = dict(op.callee.passed)
     out: list = []
-    for name in inspect.signature(op.callee.fn).parameters:
+    sig = pairs.signature(op.callee.fn) or inspect.signature(op.callee.fn)  # H_bwd: tape split
+    for name in sig.parameters:
         if name in passed:
             out += [None] * count(passed[name])
         else:

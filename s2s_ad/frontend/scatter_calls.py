@@ -1,0 +1,209 @@
+"""The adjoints of indexed reads in s2s-ad's own NumPy gradients, in the subset.
+
+Contract: ``rewrite(tree, globals_, namer)`` rewrites, in place, the calls of
+a function definition to the ``scatter`` and ``add_scattered`` helpers a
+generated NumPy gradient defines (recognised by their exact text,
+:func:`s2s_ad.frontend.own_helpers.is_helper`), into subscript assignments
+the rest of the frontend lowers:
+
+* ``scatter(g, x, index)`` is an array of zeros shaped like ``x`` with ``g``
+  at ``x[index]``: ``s = np.zeros_like(x)`` then ``s[index] = g``, before
+  the statement that calls it, which reads ``s``;
+* ``add_scattered(y, index, g)``, a statement, adds ``g`` into ``y[index]``
+  in place: ``y[index] += g``.
+
+The helpers add repeated elements of an integer-array index up (``np.add.at``)
+where an assignment keeps the last write; the lowering refuses an assignment
+whose index is not made of ints, slices and masks
+(:meth:`ArrayIndexing.assignment_index`), located, so the rewrite never
+changes a value. ``slice(a, b, c)`` in the index is written ``a:b:c``. A call
+of another shape (keywords, a starred argument, a tuple nested in the index,
+the call inside a lambda or a condition) is left alone, and refused as before.
+
+``in_place_sums(tree, globals_)``: in a generated module (one defining
+s2s-ad's own helpers), an adjoint array written by index (``dy[i] = 0.0``)
+and summed into by rebinding (``dy = dy + c``, written out of place so that
+another library's adjoint can be added to a NumPy one) is summed in place
+(``dy += c``): the values are the same where nothing else refers to ``dy``'s
+array, which the lowering then checks (an array written by index must be
+bound once; ``+=`` on a name is checked for aliases), located where not.
+
+Before → after::
+
+    dends = scatter(dt4, ends, slice(None, -1))     dends = np.zeros_like(ends)
+                                                    dends[:-1] = dt4
+    add_scattered(dends, slice(1, None), dt3)       dends[1:] += dt3
+    dy = dy + dt7 * a       (dy[i] = 0.0 elsewhere) dy += dt7 * a
+"""
+
+from __future__ import annotations
+
+import ast
+import types
+
+from s2s_ad.frontend import own_helpers
+from s2s_ad.names import Namer
+
+__all__ = ["in_place_sums", "rewrite"]
+
+
+def rewrite(tree: ast.FunctionDef, globals_: dict, namer: Namer) -> None:
+    """Rewrite ``tree``'s calls to ``scatter`` and ``add_scattered`` (see the module)."""
+    alias = next((k for k, v in globals_.items()
+                  if isinstance(v, types.ModuleType) and v.__name__ == "numpy"), None)
+    if alias is None:
+        return
+    helpers = {"scatter": set(), "add_scattered": set()}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            for base, names in helpers.items():
+                if node.func.id.startswith(base) and node.func.id not in names \
+                        and own_helpers.is_helper(globals_.get(node.func.id), base):
+                    names.add(node.func.id)
+    if not helpers["scatter"] and not helpers["add_scattered"]:
+        return
+    slice_shadowed = "slice" in globals_ or "slice" in _assigned(tree)
+    _Rewrite(alias, helpers, namer, slice_shadowed).block(tree.body)
+
+
+def in_place_sums(tree: ast.FunctionDef, globals_: dict) -> None:
+    """``dy = dy + c`` as ``dy += c`` for adjoint arrays written by index (see the module)."""
+    if not any(own_helpers.is_helper(v, k) for k, v in globals_.items()
+               if k in ("unbroadcast", "spread", "scatter", "astype_like", "own", "total")):
+        return
+    indexed = {t.value.id for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AugAssign))
+               for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+               if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)}
+    first = {}
+    for stmt in tree.body:  # each name's first binding stays a binding
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+                and isinstance(stmt.targets[0], ast.Name):
+            first.setdefault(stmt.targets[0].id, stmt)
+    for n in ast.walk(tree):
+        for field in ("body", "orelse"):
+            block = getattr(n, field, None)
+            if not isinstance(block, list):
+                continue
+            for k, stmt in enumerate(block):
+                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+                        and isinstance(stmt.targets[0], ast.Name) \
+                        and stmt.targets[0].id in indexed and first.get(stmt.targets[0].id) \
+                        is not stmt and isinstance(stmt.value, ast.BinOp) \
+                        and isinstance(stmt.value.op, (ast.Add, ast.Sub)) \
+                        and isinstance(stmt.value.left, ast.Name) \
+                        and stmt.value.left.id == stmt.targets[0].id:
+                    name = stmt.targets[0].id
+                    block[k] = _at(ast.AugAssign(ast.Name(name, ast.Store()), stmt.value.op,
+                                                 stmt.value.right), stmt)
+
+
+def _assigned(tree: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(tree)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} \
+        | {a.arg for n in ast.walk(tree) if isinstance(n, ast.arguments)
+           for a in n.posonlyargs + n.args + n.kwonlyargs}
+
+
+class _Rewrite:
+    def __init__(self, alias: str, helpers: dict, namer: Namer, slice_shadowed: bool):
+        self.alias = alias
+        self.scatter = helpers["scatter"]
+        self.add_scattered = helpers["add_scattered"]
+        self.namer = namer
+        self.slice_shadowed = slice_shadowed
+
+    def block(self, body: list) -> None:
+        out = []
+        for stmt in body:
+            for field in ("body", "orelse"):
+                inner = getattr(stmt, field, None)
+                if isinstance(inner, list) and not isinstance(stmt, ast.FunctionDef):
+                    self.block(inner)
+            out.extend(self.statement(stmt))
+        body[:] = out
+
+    def statement(self, stmt: ast.stmt) -> list:
+        if isinstance(stmt, ast.Expr) and self._call_of(stmt.value, self.add_scattered):
+            y, index, g = stmt.value.args
+            sub = self._subscript(y, index)
+            if sub is not None:
+                return [_at(ast.AugAssign(sub, ast.Add(), g), stmt)]
+            return [stmt]
+        if not isinstance(stmt, (ast.Assign, ast.AugAssign, ast.Expr, ast.Return)) \
+                or stmt.value is None:
+            return [stmt]
+        before: list = []
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+            else None
+        if isinstance(target, ast.Name) and self._call_of(stmt.value, self.scatter):
+            # ``t = scatter(g, x, i)``: t itself is the array of zeros, unless
+            # the call reads t (then a fresh name, below)
+            made = self._made(stmt.value, target.id, stmt)
+            if made is not None:
+                return made
+        stmt.value = self._hoist(stmt.value, before, stmt)
+        return before + [stmt]
+
+    def _hoist(self, e: ast.expr, before: list, stmt: ast.stmt) -> ast.expr:
+        if isinstance(e, ast.Lambda):
+            return e  # evaluated later, maybe never: left alone
+        if isinstance(e, (ast.IfExp, ast.BoolOp)):
+            return e  # evaluated in part: left alone
+        for field, value in ast.iter_fields(e):
+            if isinstance(value, ast.expr):
+                setattr(e, field, self._hoist(value, before, stmt))
+            elif isinstance(value, list):
+                setattr(e, field, [self._hoist(v, before, stmt) if isinstance(v, ast.expr) else v
+                                   for v in value])
+        if self._call_of(e, self.scatter):
+            name = self.namer.fresh("scattered")
+            made = self._made(e, name, stmt)
+            if made is not None:
+                before.extend(made)
+                return ast.copy_location(ast.Name(name, ast.Load()), e)
+        return e
+
+    def _made(self, call: ast.Call, name: str, stmt: ast.stmt) -> list | None:
+        g, x, index = call.args
+        if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(call)):
+            return None
+        sub = self._subscript(ast.Name(name, ast.Load()), index)
+        if sub is None:
+            return None
+        zeros = ast.Call(ast.Attribute(ast.Name(self.alias, ast.Load()), "zeros_like", ast.Load()),
+                         [x], [])
+        return [_at(ast.Assign([ast.Name(name, ast.Store())], zeros), stmt),
+                _at(ast.Assign([sub], g), stmt)]
+
+    def _call_of(self, e, names: set) -> bool:
+        return isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in names \
+            and len(e.args) == 3 and not e.keywords \
+            and not any(isinstance(a, ast.Starred) for a in e.args)
+
+    def _subscript(self, base: ast.expr, index: ast.expr) -> ast.Subscript | None:
+        """``base[index]`` as a store target, ``slice(...)`` written ``a:b:c``;
+        None where the index is not of a shape s2s-ad writes."""
+        items = index.elts if isinstance(index, ast.Tuple) else [index]
+        out = []
+        for item in items:
+            if isinstance(item, (ast.Tuple, ast.Starred)):
+                return None
+            if isinstance(item, ast.Call) and isinstance(item.func, ast.Name) \
+                    and item.func.id == "slice":
+                if self.slice_shadowed or item.keywords or not 1 <= len(item.args) <= 3 \
+                        or any(isinstance(a, ast.Starred) for a in item.args):
+                    return None
+                parts = [None if isinstance(a, ast.Constant) and a.value is None else a
+                         for a in item.args]
+                if len(parts) == 1:
+                    parts = [None, parts[0]]
+                parts += [None] * (3 - len(parts))
+                out.append(ast.Slice(*parts))
+            else:
+                out.append(item)
+        slice_ = out[0] if not isinstance(index, ast.Tuple) else ast.Tuple(out, ast.Load())
+        return ast.Subscript(base, slice_, ast.Store())
+
+
+def _at(new: ast.stmt, old: ast.stmt) -> ast.stmt:
+    return ast.fix_missing_locations(ast.copy_location(new, old))
