@@ -43,6 +43,13 @@ def mlp_hvp_hand(W1, b1, W2, b2, X, Y, V1, v1, V2, v2):
     return np.dot(X.T, dgA), dgA.sum(axis=0), dgW2, dgb2
 
 
+def mlp_loss_dict(params, X, Y):
+    """mlp_loss with its parameters in a dict (a structure parameter)."""
+    H = np.tanh(X @ params["W1"] + params["b1"])
+    P = H @ params["W2"] + params["b2"]
+    return np.mean((P - Y) ** 2)
+
+
 def _max_rel(a, b) -> float:
     return max(float(np.max(np.abs(np.asarray(x) - np.asarray(y))))
                / max(1.0, float(np.max(np.abs(np.asarray(y))))) for x, y in zip(a, b))
@@ -65,6 +72,22 @@ def _hvp_rows(budget: float) -> list[dict]:
                                       "s2s-ad": lambda: hvp(*args, v),
                                       "hand": lambda: mlp_hvp_hand(*args, *v)}, budget))
         rows.append(row)
+    # the same product with the parameters in a dict: hvp's direction and
+    # result are dicts; the reference is the positional product above
+    args = _mlp_args(64, 10, 32)
+    rng = np.random.default_rng(1)
+    v = tuple(rng.normal(size=np.shape(a)) for a in args[:4])
+    keys = ("W1", "b1", "W2", "b2")
+    params, direction = dict(zip(keys, args[:4])), dict(zip(keys, v))
+    positional = s2s_ad.hvp(mlp_loss, wrt=keys)
+    in_dict = s2s_ad.hvp(mlp_loss_dict, wrt="params")
+    got = in_dict(params, *args[4:], direction)
+    row = {"name": "MLP HVP, params dict, 64x10-32-1", "reference": "positional s2s_ad.hvp",
+           "agree": _max_rel([got[k] for k in keys], positional(*args, v))}
+    row.update(interleaved_times({"forward": lambda: mlp_loss_dict(params, *args[4:]),
+                                  "s2s-ad": lambda: in_dict(params, *args[4:], direction),
+                                  "hand": lambda: positional(*args, v)}, budget))
+    rows.append(row)
     return rows
 
 
@@ -98,7 +121,8 @@ def report(budget: float = 1.0) -> str:
     for r in _hvp_rows(budget):
         lines.append(f"{r['name']:<32}{_t(r['forward']):>10}{_t(r['s2s-ad']):>11}"
                      f"{r['s2s-ad'] / r['forward']:>7.2f}x{_t(r['hand']):>11}"
-                     f"{r['s2s-ad'] / r['hand']:>8.2f}x{r['agree']:>9.0e}   (reference: hand-written HVP)")
+                     f"{r['s2s-ad'] / r['hand']:>8.2f}x{r['agree']:>9.0e}   (reference: "
+                     f"{r.get('reference', 'hand-written HVP')})")
     r = _hessian_row(budget)
     for key, what in (("s2s-ad", "s2s_ad.hessian"), ("module", "s2s-ad hessian module")):
         lines.append(f"{r['name'] + ' (' + what + ')':<32}"[:32] + f"{_t(r['forward']):>10}"

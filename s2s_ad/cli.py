@@ -3,9 +3,11 @@
     s2s-ad grad  TARGET [--wrt a,x] [--value] [--output K] [--array x] [--static mode=l1]
                         [--like params=EXAMPLE] [--checkpoint [--snapshots K]] [-o FILE]
                                                        print or write the gradient module
-    s2s-ad jvp   TARGET [--wrt a,x] [--length xs=N] [--array x] [-o FILE]
+    s2s-ad jvp   TARGET [--wrt a,x] [--length xs=N] [--array x] [--like params=EXAMPLE]
+                        [-o FILE]
                                                        print or write the forward-mode module
-    s2s-ad hessian TARGET [--wrt a,x] [--length xs=N] [--array x] [-o FILE]
+    s2s-ad hessian TARGET [--wrt a,x] [--length xs=N] [--array x] [--like params=EXAMPLE]
+                   [-o FILE]
                                                        print or write the Hessian module
     s2s-ad check TARGET [--wrt a,x] [--args n=5] [--at x=0.3] [--explore 16] [--mode forward]
                         [--order 2]                    prove it against sympy, path by path
@@ -179,6 +181,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="length of a list parameter (e.g. xs=3); its tangent is a list")
     j.add_argument("--static", action="append", metavar="NAME=VALUE",
                    help="a static argument (a string, None, True or False), e.g. mode=l1")
+    j.add_argument("--like", action="append", metavar="NAME=VALUE",
+                   help="a module-level value (of the target's module) whose structure a "
+                   "dict, list, tuple, NamedTuple or dataclass parameter has (e.g. "
+                   "params=EXAMPLE); its tangent has that structure")
     _array_option(j)
 
     h = sub.add_parser("hessian", help="generate the Hessian module: the Hessian-vector product "
@@ -188,6 +194,10 @@ def _parser() -> argparse.ArgumentParser:
     h.add_argument("-o", "--out", dest="file", metavar="FILE", help="write the module to FILE")
     h.add_argument("--length", action="append", metavar="NAME=N",
                    help="length of a list parameter (e.g. xs=3)")
+    h.add_argument("--like", action="append", metavar="NAME=VALUE",
+                   help="a module-level value (of the target's module) whose structure a "
+                   "dict, list, tuple, NamedTuple or dataclass parameter has (e.g. "
+                   "params=EXAMPLE); its Hessian is that structure nested in itself")
     _array_option(h)
 
     c = sub.add_parser("check", help="prove the generated gradient against sympy")
@@ -275,15 +285,18 @@ def main(argv: list[str] | None = None) -> int:
             _deliver(text, args.file, fn, loader.write, files)
             return 0
         if args.command == "jvp":
+            lengths, holding = _likes(args.like, fn, _assignments(args.length, "--length")
+                                      or None)
             text, files = api.jvp_module(
-                fn, _wrt(args.wrt), lengths=_assignments(args.length, "--length") or None,
-                arrays=_arrays(args.array), statics=_statics(args.static))
+                fn, _wrt(args.wrt), lengths=lengths, arrays=_arrays(args.array) + holding,
+                statics=_statics(args.static))
             _deliver(text, args.file, fn, loader.write, files)
             return 0
         if args.command == "hessian":
-            text, files = hessian_module(
-                fn, _wrt(args.wrt), lengths=_assignments(args.length, "--length") or None,
-                arrays=_arrays(args.array))
+            lengths, holding = _likes(args.like, fn, _assignments(args.length, "--length")
+                                      or None)
+            text, files = hessian_module(fn, _wrt(args.wrt), lengths=lengths,
+                                         arrays=_arrays(args.array) + holding)
             _deliver(text, args.file, fn, loader.write, files)
             return 0
         if args.command == "check":

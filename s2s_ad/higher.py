@@ -24,7 +24,7 @@ import inspect
 import numbers
 from typing import Callable
 
-from s2s_ad import callplan, signatures
+from s2s_ad import callplan, signatures, tree_values
 from s2s_ad.cache import (_lengths_key, _wrt_key, array_arguments, entry, generated,
                           positional_names, shapes)
 from s2s_ad.errors import S2SError
@@ -109,15 +109,10 @@ _signature = functools.lru_cache(maxsize=1024)(inspect.signature)
 
 def _kinds(args: tuple, kwargs: dict) -> tuple:
     """What decides the generated code of a call: each argument's class, and
-    a list's length or an array's number of dimensions."""
-    def kind(v):
-        c = v.__class__
-        if c is float or c is int or c is bool:
-            return c
-        if c is list or c is tuple:
-            return (c, len(v))
-        return (c, getattr(v, "ndim", None))
-    return tuple(kind(a) for a in args), tuple(sorted((k, kind(v)) for k, v in kwargs.items()))
+    a list's length or an array's number of dimensions (a structure's spec,
+    :func:`s2s_ad.tree_values.kind`)."""
+    return (tuple(tree_values.kind(a) for a in args),
+            tuple(sorted((k, tree_values.kind(v)) for k, v in kwargs.items())))
 
 
 def _tangent_names(jvp_fn: Callable, n: int) -> list[str]:
@@ -144,23 +139,23 @@ def _chosen(fn: Callable, wrt: Wrt, args: tuple, kwargs: dict,
 
 
 def _zero_like(x):
-    import numpy as np
-
-    if isinstance(x, list):
-        return [0.0] * len(x)
-    if isinstance(x, tuple):
-        return (0.0,) * len(x)
-    return np.zeros(np.shape(x)) if hasattr(x, "shape") else 0.0
+    return tree_values.zeros_like(x)
 
 
 def _scale(c, x):
-    if isinstance(x, (list, tuple)):
+    if isinstance(x, (list, tuple, dict)) or tree_values.is_tree(x):
+        leaves, rebuild = tree_values.flatten(x)
+        if len(leaves) != 1 or leaves[0] is not x:
+            return rebuild([_scale(c, item) for item in leaves])
         return type(x)(_scale(c, item) for item in x)
     return c * x
 
 
 def _add(x, y):
-    if isinstance(x, (list, tuple)):
+    if isinstance(x, (list, tuple, dict)) or tree_values.is_tree(x):
+        leaves, rebuild = tree_values.flatten(x)
+        if len(leaves) != 1 or leaves[0] is not x:
+            return rebuild([_add(a, b) for a, b in zip(leaves, tree_values.flatten(y)[0])])
         return type(x)(_add(a, b) for a, b in zip(x, y))
     return x + y
 
@@ -183,7 +178,8 @@ def hvp(fn: Callable, wrt: Wrt = 0) -> Callable:
 
     ``v`` is the last positional argument, shaped like the gradient: one
     number or array for a single ``wrt`` parameter, a tuple for a sequence;
-    the result has the same shape. ``fn`` may use loops, branches, helpers,
+    for a structure parameter (dict, list, tuple, NamedTuple, dataclass) a
+    value of its structure. The result has the same shape. ``fn`` may use loops, branches, helpers,
     lists and NumPy, as for :func:`s2s_ad.grad`; keyword arguments go to ``fn``.
 
     Examples
@@ -222,14 +218,16 @@ def hvp(fn: Callable, wrt: Wrt = 0) -> Callable:
 
 
 def _hvp_call(fn, wrt, primals, kwargs, v, memo: dict):
-    refuse_structures(fn, primals, kwargs, "`hvp`")
     found = _hvp_function(fn, wrt, primals, kwargs, memo)
+    directions = list(v) if found[1] else [v]
+    if found[3]:
+        _check_directions(fn, primals, kwargs, found[0], found[3], directions)
     quick = callplan.kinds(primals) if not kwargs else None
     if quick is not None:
         # the next call with arguments of these kinds skips the lookups above
         memo["quick", quick] = found
         memo["fast"] = (len(primals) + 1, _fast_product(quick, found))
-    return found[2](primals, kwargs, list(v) if found[1] else [v])
+    return found[2](primals, kwargs, directions)
 
 
 _MISS = object()
@@ -241,7 +239,7 @@ def _fast_product(key: tuple, found) -> Callable:
     direction of the right parts, passed straight to the generated gradient
     of the JVP module, its tangents by keyword; ``_MISS`` for any other call
     (which goes the long way, where a wrong ``v`` is worded)."""
-    _, many, product = found
+    _, many, product, _ = found
     second, tangents = product.gradient, product.tangents
     params = [f"_s2s_a{i}" for i in range(len(key))]
     space = {"_s2s_second": second, "_s2s_miss": _MISS}
@@ -260,23 +258,19 @@ def _fast_product(key: tuple, found) -> Callable:
     return space["fast"]
 
 
-def refuse_structures(fn: Callable, args: tuple, kwargs: dict, what: str) -> None:
-    """Second derivatives and forward Jacobians take numbers, arrays and
-    lists of them: a dict, dataclass or NamedTuple argument is refused at
-    the function's ``def``."""
-    from s2s_ad.frontend import pytrees, source
-    try:
-        bound = inspect.signature(fn).bind(*args, **kwargs)
-    except (TypeError, ValueError):
-        return
-    for name, value in bound.arguments.items():
-        spec = pytrees.spec_of(value)
-        if spec is None or spec == "leaf" or pytrees.is_flat(spec):
+def _check_directions(fn, primals, kwargs, names, trees, directions) -> None:
+    """A direction for a structure parameter has its structure (keys, fields,
+    classes, lengths) and its leaves' shapes: the generated code reads it leaf
+    by leaf, so another structure is refused here, in words. ``trees``: the
+    structure parameters' :func:`~s2s_ad.tree_values.shapes_of` (decided by
+    the arguments' kinds)."""
+    for name, d in zip(names, directions):
+        if name not in trees or tree_values.shapes_of(d) == trees[name]:
             continue
-        src = source.locate(fn)
-        raise src.error(src.tree, f"{what} of a function taking a structure (`{name}`: a "
-                        "dict, dataclass, NamedTuple or nested list) is not supported; use "
-                        "grad, vjp or jvp, or pass its leaves as parameters")
+        why = tree_values.mismatch(_argument(fn, primals, kwargs, name), d)
+        if why is not None:
+            raise ValueError(f"hvp_{getattr(fn, '__name__', 'fn')}: the direction for "
+                             f"{name!r} is {why}")
 
 
 def _hvp_function(fn, wrt, primals, kwargs, memo: dict):
@@ -304,7 +298,9 @@ def _hvp_function(fn, wrt, primals, kwargs, memo: dict):
             return second(*args, **keywords, **dict(zip(tangents, directions)))
         return second(*args, **dict(zip(tangents, directions)))
     product.gradient, product.tangents = second, tangents  # what _fast_product passes on
-    known = memo[key] = (names, many, product)
+    points = {n: _argument(fn, primals, kwargs, n) for n in names}
+    trees = {n: tree_values.shapes_of(p) for n, p in points.items() if tree_values.is_tree(p)}
+    known = memo[key] = (names, many, product, trees)
     return known
 
 
@@ -321,14 +317,14 @@ def hessian(fn: Callable, wrt: Wrt = 0) -> Callable:
     number, an array of shape ``s + s`` for an array of shape ``s``. For a
     sequence ``wrt``: a tuple of tuples, block ``[i][j]`` the second
     derivatives with respect to parameters ``i`` and ``j`` (shape
-    ``shape(i) + shape(j)``), as ``jax.hessian`` returns."""
-    import numpy as np
-
+    ``shape(i) + shape(j)``), as ``jax.hessian`` returns. A structure
+    parameter (dict, list, tuple, NamedTuple, dataclass) gives its structure
+    nested in itself, as ``jax.hessian``: ``H["W"]["b"]`` has shape
+    ``shape(W) + shape(b)`` (:func:`s2s_ad.tree_values.nest`)."""
     memo: dict = {}
 
     def full(*args, **kwargs):
-        refuse_structures(fn, args, kwargs, "`hessian`")
-        names, many, product = _hvp_function(fn, wrt, args, kwargs, memo)
+        names, many, product, _ = _hvp_function(fn, wrt, args, kwargs, memo)
         points = [_argument(fn, args, kwargs, n) for n in names]
         if all(p.__class__ in (float, int) for p in points):
             # numbers: column j is H·e_j, a tuple of numbers
@@ -338,39 +334,55 @@ def hessian(fn: Callable, wrt: Wrt = 0) -> Callable:
             if not many:
                 return float(columns[0])
             return tuple(tuple(float(columns[j][i]) for j in range(n)) for i in range(n))
-        zeros = [_zero_like(p) for p in points]
-        blocks = [[None] * len(names) for _ in names]
-        for j, p in enumerate(points):
-            size = int(np.size(p)) if not isinstance(p, (list, tuple)) else len(p)
-            columns = []
-            for k in range(size):
-                direction = list(zeros)
-                if isinstance(p, (list, tuple)):
-                    e = [0.0] * size
-                    e[k] = 1.0
-                    direction[j] = type(p)(e)
-                elif np.ndim(p) == 0 and not hasattr(p, "shape"):
-                    direction[j] = 1.0
-                else:
-                    e = np.zeros(size)
-                    e[k] = 1.0
-                    direction[j] = e.reshape(np.shape(p))
-                column = product(args, kwargs, direction)
-                columns.append(column if many else (column,))
-            for i, q in enumerate(points):
-                parts = [np.asarray(c[i], dtype=float) for c in columns]
-                if np.ndim(p) == 0 and not isinstance(p, (list, tuple)):
-                    block = parts[0] if np.ndim(q) or isinstance(q, (list, tuple)) \
-                        else float(parts[0])
-                else:
-                    block = np.stack(parts, axis=-1).reshape(np.shape(q) + np.shape(p))
-                blocks[i][j] = block
+        blocks = _blocks(points, lambda direction: product(args, kwargs, direction)
+                         if many else (product(args, kwargs, direction),))
         if not many:
             return blocks[0][0]
         return tuple(tuple(row) for row in blocks)
 
     full.__name__ = "hessian_" + getattr(fn, "__name__", "fn")
     return full
+
+
+def _blocks(points: list, hvp_of) -> list[list]:
+    """The Hessian's blocks between the ``points`` (the ``wrt`` arguments):
+    one ``hvp_of(direction)`` per number of every leaf, the columns stacked
+    per pair of leaves (shape ``shape(row leaf) + shape(column leaf)``; a
+    number between two numbers), nested as the parameters' structures."""
+    import numpy as np
+
+    flat = [tree_values.flatten(p)[0] for p in points]
+    zeros = [tree_values.zeros_like(p) for p in points]
+    # parts[i][a][j][b]: the block between leaf a of point i and leaf b of point j
+    parts = [[[[None] * len(fb) for fb in flat] for _ in fa] for fa in flat]
+    for j, p in enumerate(points):
+        leaves, rebuild = tree_values.flatten(p)
+        for b, leaf in enumerate(leaves):
+            columns = []
+            for k in range(tree_values.count(leaf)):
+                moved = [tree_values.zeros_like(item) for item in leaves]
+                moved[b] = tree_values.unit_like(leaf, k)
+                direction = list(zeros)
+                direction[j] = rebuild(moved)
+                columns.append([tree_values.flatten(c)[0] for c in hvp_of(direction)])
+            for i, q in enumerate(flat):
+                for a, row_leaf in enumerate(q):
+                    cells = [np.asarray(c[i][a], dtype=float) for c in columns]
+                    if _number(row_leaf) and _number(leaf):
+                        block = float(cells[0])
+                    elif _number(leaf):
+                        block = cells[0]
+                    else:
+                        block = np.stack(cells, axis=-1).reshape(
+                            np.shape(row_leaf) + np.shape(leaf))
+                    parts[i][a][j][b] = block
+    return [[tree_values.nest(points[i], points[j], lambda a, b, i=i, j=j: parts[i][a][j][b])
+             for j in range(len(points))] for i in range(len(points))]
+
+
+def _number(leaf) -> bool:
+    """A number (not a 0-d array, not a list): its blocks are numbers."""
+    return not hasattr(leaf, "shape") and not isinstance(leaf, (list, tuple))
 
 
 # --- derivatives of generated gradients -----------------------------------------------------

@@ -9,7 +9,8 @@ import inspect
 from typing import Callable
 
 from s2s_ad.cache import array_arguments, generated, positional_names, shapes
-from s2s_ad.higher import _chosen, _zero_like, refuse_structures, transform
+from s2s_ad import tree_values
+from s2s_ad.higher import _chosen, _concrete, _zero_like, transform
 from s2s_ad.pipeline import Wrt
 
 __all__ = ["jacfwd", "jacrev", "jacobian"]
@@ -22,8 +23,6 @@ def jacfwd(fn: Callable, wrt: Wrt = 0, *, lengths: dict | None = None) -> Callab
     to a parameter has shape ``shape(value) + shape(parameter)`` (a number
     for a number-valued ``fn`` of a number); a sequence ``wrt`` gives a tuple.
     """
-    import numpy as np
-
     sig = inspect.signature(fn)
     names = list(sig.parameters)
     one = wrt is not None and not isinstance(wrt, (list, tuple))
@@ -31,30 +30,53 @@ def jacfwd(fn: Callable, wrt: Wrt = 0, *, lengths: dict | None = None) -> Callab
     chosen = [names[w] if isinstance(w, int) and not isinstance(w, bool) and -len(names) <= w
               < len(names) else w for w in chosen]
     forward = transform(fn, chosen, "jvp", None, lengths)
+    memo: dict = {}
 
     def jacobian_fwd(*args, **kwargs):
-        refuse_structures(fn, args, kwargs, "`jacfwd`")
         bound = sig.bind(*args, **kwargs)
         bound.apply_defaults()
         points = [bound.arguments[n] for n in chosen]
         tangent_names = _forward_tangents(forward, fn, chosen)
+        if getattr(forward, "__s2s_ad_by_shape__", False):
+            # generated per structure (or list length): the tangents' names
+            # are those of the code for these arguments
+            tangent_names = _forward_tangents(
+                _concrete(fn, chosen, "jvp", None, args, kwargs, lengths, memo=memo), fn, chosen)
         zeros = {t: _zero_like(p) for t, p in zip(tangent_names, points)}
         out = []
         for t, p in zip(tangent_names, points):
-            if not isinstance(p, np.ndarray):
-                out.append(forward(*args, **kwargs, **{**zeros, t: 1.0})[1])
+            if tree_values.is_tree(p):
+                # a structure: each leaf's Jacobian as for a parameter of its
+                # own, in the structure (jax.jacfwd's layout)
+                leaves, rebuild = tree_values.flatten(p)
+                moved = [tree_values.zeros_like(leaf) for leaf in leaves]
+                blocks = []
+                for b, leaf in enumerate(leaves):
+                    def along(direction, b=b):
+                        return forward(*args, **kwargs, **{**zeros, t: rebuild(
+                            moved[:b] + [direction] + moved[b + 1:])})[1]
+                    blocks.append(_columns(along, leaf))
+                out.append(rebuild(blocks))
                 continue
-            columns = []
-            for k in range(p.size):
-                basis = np.zeros(p.size)
-                basis[k] = 1.0
-                columns.append(np.asarray(forward(*args, **kwargs,
-                                                  **{**zeros, t: basis.reshape(p.shape)})[1]))
-            stacked = np.stack(columns, axis=-1)
-            out.append(stacked.reshape(np.shape(columns[0]) + p.shape))
+            out.append(_columns(lambda direction: forward(*args, **kwargs,
+                                                          **{**zeros, t: direction})[1], p))
         return out[0] if one else tuple(out)
 
     return jacobian_fwd
+
+
+def _columns(along: Callable, p):
+    """The Jacobian with respect to one number or array ``p`` from
+    ``along(direction)``, the tangent along a direction of ``p``'s shape:
+    shape ``shape(tangent) + shape(p)``."""
+    import numpy as np
+
+    if not isinstance(p, (np.ndarray, list, tuple)):
+        return along(1.0)
+    columns = [np.asarray(along(tree_values.unit_like(p, k)))
+               for k in range(tree_values.count(p))]
+    stacked = np.stack(columns, axis=-1)
+    return stacked.reshape(np.shape(columns[0]) + np.shape(p))
 
 
 def _forward_tangents(forward: Callable, fn: Callable, chosen: list[str]) -> list[str]:
@@ -81,32 +103,40 @@ def jacrev(fn: Callable, wrt: Wrt = 0) -> Callable:
         chosen, many = _chosen(fn, wrt, args, kwargs, memo=memo)
         positions = [names.index(c) for c in chosen]
         value, backward = _vjp(fn, args, kwargs)
-        if isinstance(value, (tuple, list)):
-            rows = []
-            for k in range(len(value)):
-                e = [0.0] * len(value)
-                e[k] = 1.0
-                rows.append(backward(e))
-            out = []
-            for i in positions:
-                parts = [r[i] for r in rows]
-                out.append(tuple(parts) if np.ndim(parts[0]) == 0 and not isinstance(
-                    parts[0], (list, tuple)) else np.stack([np.asarray(x) for x in parts]))
-        elif np.ndim(value) == 0:
+        if np.ndim(value) == 0 and not isinstance(value, (tuple, list)):
             ct = backward(1.0)
             out = [ct[i] for i in positions]
         else:
-            shape = np.shape(value)
-            rows = []
-            for k in range(int(np.prod(shape))):
-                e = np.zeros(int(np.prod(shape)))
-                e[k] = 1.0
-                rows.append(backward(e.reshape(shape)))
-            out = [np.stack([np.asarray(r[i], dtype=float) for r in rows]).reshape(
-                shape + np.shape(rows[0][i])) for i in positions]
+            if isinstance(value, (tuple, list)):
+                shape, seeds = None, [tree_values.unit_like(list(value), k)
+                                      for k in range(len(value))]
+            else:
+                shape = np.shape(value)
+                seeds = [tree_values.unit_like(np.zeros(shape), k)
+                         for k in range(int(np.prod(shape)))]
+            rows = [backward(e) for e in seeds]
+            out = []
+            for i in positions:
+                leaves, rebuild = tree_values.flatten(rows[0][i])
+                out.append(rebuild([_stack([tree_values.flatten(r[i])[0][a] for r in rows],
+                                           shape) for a in range(len(leaves))]))
         return out[0] if not many and one else tuple(out) if many else out[0]
 
     return jacobian_rev
+
+
+def _stack(parts: list, shape):
+    """One row per output number: a tuple of numbers for a tuple-valued
+    ``fn`` and number parts, else an array of shape ``shape(value) +
+    shape(part)``."""
+    import numpy as np
+
+    if shape is None:
+        if np.ndim(parts[0]) == 0 and not isinstance(parts[0], (list, tuple)):
+            return tuple(parts)
+        return np.stack([np.asarray(x) for x in parts])
+    return np.stack([np.asarray(x, dtype=float) for x in parts]).reshape(
+        shape + np.shape(parts[0]))
 
 
 def _vjp(fn: Callable, args: tuple, kwargs: dict):
@@ -135,8 +165,8 @@ def jacobian(fn: Callable, wrt: Wrt = 0) -> Callable:
         chosen, _ = _chosen(fn, wrt, args, kwargs, memo=memo)
         bound = sig.bind(*args, **kwargs)
         bound.apply_defaults()
-        inputs = sum(len(a) if isinstance(a, (list, tuple)) else int(np.size(a))
-                     for a in (bound.arguments[c] for c in chosen))
+        inputs = sum(tree_values.count(leaf) for c in chosen
+                     for leaf in tree_values.flatten(bound.arguments[c])[0])
         value = fn(*args, **kwargs)
         outputs = len(value) if isinstance(value, (list, tuple)) else int(np.size(value))
         return (forward if inputs <= outputs else reverse)(*args, **kwargs)

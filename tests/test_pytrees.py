@@ -210,12 +210,3 @@ def test_jvp_takes_a_tangent_of_the_structure(name, make):
     want = sum(float(np.sum(np.asarray(g) * np.asarray(d)))
                for g, d in zip(_fd_tree(f, args, 0), directions))
     assert tangent == pytest.approx(want, rel=1e-5, abs=1e-6)
-
-
-def test_second_derivatives_refuse_structures_with_a_location():
-    for make in (lambda: s2s_ad.hvp(src.scalar_dataclass, wrt="x")(src.Scalars(0.5, 0.2), 0.3,
-                                                                     (1.0,)),
-                 lambda: s2s_ad.jacfwd(src.scalar_dataclass, wrt="x")(src.Scalars(0.5, 0.2), 0.3)):
-        with pytest.raises(s2s_ad.SourceError, match="of a function taking a structure") as err:
-            make()
-        assert "pytrees_src.py:" in str(err.value)
