@@ -64,11 +64,9 @@ def _rows():
             rng = np.random.default_rng(1)
             v = tuple(rng.normal(size=np.shape(a)) for a in args[:4])
         h = s2s_ad.hvp(fn, wrt=wrt)
-        names, many, product = higher._hvp_function(fn, wrt, args, {}, {})
+        product = higher._hvp_function(fn, wrt, args, {}, {})[2]
         # what the product calls: the gradient of the JVP module, tangents by name
-        cells = dict(zip(product.__code__.co_freevars,
-                         (c.cell_contents for c in product.__closure__)))
-        second, tangents = cells["second"], cells["tangents"]
+        second, tangents = product.gradient, product.tangents
         kw = dict(zip(tangents, v))
         rows.append((f"hvp: {name}", lambda h=h, a=args, v=v: h(*a, v),
                      lambda s=second, a=args, k=kw: s(*a, **k)))
