@@ -10,7 +10,8 @@
                    [-o FILE]
                                                        print or write the Hessian module
     s2s-ad check TARGET [--wrt a,x] [--args n=5] [--at x=0.3] [--explore 16] [--mode forward]
-                        [--order 2]                    prove it against sympy, path by path
+                        [--order 2] [--like params=EXAMPLE]
+                                                       prove it against sympy, path by path
                         [--shape W=3x4,x=4]            NumPy code: check against finite differences
     s2s-ad ir    TARGET                                    print the SSA graph
     s2s-ad graph TARGET [--backward] [--wrt a,x] [--output K] [--length xs=N] [-o out.png]
@@ -218,6 +219,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="for a function returning a tuple or list: the item to check")
     c.add_argument("--length", action="append", metavar="NAME=N",
                    help="length of a list parameter (e.g. xs=3)")
+    c.add_argument("--like", action="append", metavar="NAME=VALUE",
+                   help="check for the structure of VALUE, a module-level dict, list, tuple, "
+                   "NamedTuple or dataclass of numbers (e.g. params=EXAMPLE): one symbol per "
+                   "leaf, named by its path (params['w'], p.b)")
     c.add_argument("--order", type=int, choices=(1, 2), default=1,
                    help="1: the gradient (default); 2: second derivatives (the Hessian of "
                         "s2s_ad.hvp, forward over reverse) against sympy.diff")
@@ -300,11 +305,16 @@ def main(argv: list[str] | None = None) -> int:
             _deliver(text, args.file, fn, loader.write, files)
             return 0
         if args.command == "check":
+            lengths, holding = _likes(args.like, fn, _assignments(args.length, "--length")
+                                      or None)
+            if holding:
+                raise S2SError(f"--like {holding[0]}=...: the example holds NumPy arrays; check "
+                               "proves structures of numbers only (sympy cannot run NumPy code)")
             verdict = check(fn, _wrt(args.wrt), args=_assignments(args.args, "--args"),
                             at=_assignments(args.at, "--at"), points=args.points,
                             timeout=args.timeout or None,
                             output=args.output,
-                            lengths=_assignments(args.length, "--length") or None,
+                            lengths=lengths,
                             shapes=_shapes(args.shape), mode=args.mode,
                             explore=args.explore, order=args.order)
             print(verdict)

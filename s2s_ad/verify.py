@@ -28,7 +28,7 @@ from __future__ import annotations
 import ast
 import time
 
-from s2s_ad import api
+from s2s_ad import api, verify_trees
 from s2s_ad.frontend import source as source_mod, targets
 from s2s_ad.verdict import ParamResult, PathResult, Verdict
 from s2s_ad.errors import S2SError
@@ -58,7 +58,7 @@ def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
           points: int = 8, seed: int = 0, output: int | None = None,
           lengths: dict | None = None, shapes: dict | None = None,
           timeout: float | None = TIMEOUT, mode: str = "reverse",
-          explore: int = EXPLORE, order: int = 1) -> Verdict:
+          explore: int = EXPLORE, order: int = 1, like: dict | None = None) -> Verdict:
     """Check the gradient s2s-ad generates for ``fn`` against ``sympy.diff``.
 
     Parameters
@@ -103,6 +103,16 @@ def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
         of what is left of the symbolic budget, and the verdict lists the
         paths (``verdict.paths``).
 
+    like : dict, optional
+        For a parameter receiving a dict, list, tuple, NamedTuple or
+        dataclass of numbers: an example value (``{"params": EXAMPLE}``),
+        whose structure the gradient is generated for, as ``grad`` does
+        with the value it is called with. Each number leaf is a symbol
+        named by its path (``params['w']``, ``p.b``) and is checked on its
+        own (:mod:`s2s_ad.verify_trees`); ``at={"params": VALUE}`` gives
+        the sample point of its leaves. First derivatives (``order=1``) in
+        reverse mode only.
+
     order : 1 or 2
         2 checks second derivatives instead: every entry of the Hessian that
         :func:`s2s_ad.hvp` computes (forward over reverse) against
@@ -126,6 +136,12 @@ def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
     if order not in (1, 2) or isinstance(order, bool):
         raise S2SError(f"order must be 1 (the gradient) or 2 (second derivatives), got "
                        f"{order!r} (--order N / order=N)")
+    lengths = verify_trees.likes(like, lengths)
+    trees = verify_trees.specs(lengths)
+    if trees and (order != 1 or mode != "reverse" or shapes is not None):
+        raise S2SError("a structure parameter (like=/--like) is checked in first order and "
+                       "reverse mode, on numbers: it takes no order=2/--order 2, "
+                       "mode='forward'/--mode forward or shapes=/--shape")
     if order == 2 and (mode != "reverse" or shapes is not None or lengths):
         raise S2SError("order=2 (--order 2) checks the Hessian of a function of numbers "
                        "(s2s_ad.hvp); it takes no mode=/--mode, shapes=/--shape or "
@@ -133,7 +149,10 @@ def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
     timeout = timeout or None
     if mode not in ("reverse", "forward"):
         raise S2SError(f"mode must be 'reverse' or 'forward', got {mode!r}")
-    _known_parameters(fn, args=args, at=at, shapes=shapes)
+    # A leaf of a structure parameter may be given by its name ("p.w").
+    leaves = {leaf for n, spec in trees.items() for leaf in verify_trees.leaf_names(spec, n)}
+    _known_parameters(fn, args=args, at={n: v for n, v in (at or {}).items() if n not in leaves},
+                      shapes=shapes)
     if targets.captured_values(fn) or targets.methods.is_bound(fn):
         raise S2SError(f"check does not run {fn.__name__}: it reads data from a closure or "
                        "is a bound method (self), which sympy cannot stand in for; check a "

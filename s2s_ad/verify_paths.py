@@ -24,7 +24,7 @@ import time
 
 import sympy
 
-from s2s_ad import api
+from s2s_ad import api, verify_trees
 from s2s_ad.emit import module as emit
 from s2s_ad.verdict import ParamResult, PathResult, Verdict
 from s2s_ad.verify_proof import compare
@@ -82,20 +82,28 @@ def check_symbolic(fn, wrt, args, at, points, seed, output, lengths, deadline,
     symbolic = _Symbolic()
 
     names = [p.value.var for p in func.params]
-    # A list parameter gets one symbol per item, named "xs[0]", ... here.
-    shapes = {p.value.var: p for p in func.params if p.items is not None}
+    # A list parameter gets one symbol per item, named "xs[0]", ... here; a
+    # structure parameter one per leaf, named by its path ("p.w").
+    trees = verify_trees.specs(lengths)
+    shapes = {p.value.var: p for p in func.params if p.items is not None and p.value.var not in trees}
     symbols = {}
     for n in names:
         if n in args:
             continue
-        if n in shapes:
+        if n in trees:
+            for leaf in verify_trees.leaf_names(trees[n], n):
+                symbols[leaf] = sympy.Symbol(leaf, real=True)
+        elif n in shapes:
             for i in range(len(shapes[n].items)):
                 symbols[f"{n}[{i}]"] = sympy.Symbol(f"{n}_{i}", real=True)
         else:
             symbols[n] = sympy.Symbol(n, real=True)
     call_args = {}
     for n in names:
-        if n in shapes and n not in args:
+        if n in trees and n not in args:
+            call_args[n] = verify_trees.build(
+                trees[n], [symbols[leaf] for leaf in verify_trees.leaf_names(trees[n], n)])
+        elif n in shapes and n not in args:
             items = [symbols[f"{n}[{i}]"] for i in range(len(shapes[n].items))]
             call_args[n] = items if shapes[n].value.kind == "list" else tuple(items)
         else:
@@ -117,6 +125,7 @@ def check_symbolic(fn, wrt, args, at, points, seed, output, lengths, deadline,
                                        {**call_args, code.seed: sympy.Integer(1)})
         return _Run(point, found, list(dict.fromkeys(branches.decided)), original, generated)
 
+    at = verify_trees.expand_at(at, trees)
     sample = {sym: sympy.Float((at or {}).get(n, 0.5 + 0.2 * i))
               for i, (n, sym) in enumerate(symbols.items())}
     with _deadline(None if deadline is None else max(1e-3, deadline - time.monotonic())):
@@ -141,7 +150,7 @@ def check_symbolic(fn, wrt, args, at, points, seed, output, lengths, deadline,
                 limit = max(1e-3, rest / 4, rest / (explore - k))
             try:
                 with _deadline(limit):
-                    if not _finite_at(fn, names, shapes, args, symbols, point, output):
+                    if not _finite_at(fn, names, shapes, args, symbols, point, output, trees):
                         skipped += 1
                         continue
                     r = run(point, f"random point {k + 1}")
@@ -155,14 +164,15 @@ def check_symbolic(fn, wrt, args, at, points, seed, output, lengths, deadline,
 
     rng = random.Random(seed)
     found = list(paths.values())
-    items = sum(len(_pairs(v, shapes, g)) for v, g in zip(values, first.generated))
+    items = sum(len(_pairs(v, shapes, g, trees)) for v, g in zip(values, first.generated))
     left = items * len(found)
     results = []
     for r in found:
         path_results = []
-        floats = _Float64(fn, values, names, shapes, args, symbols, r.point, output, lengths)
+        floats = _Float64(fn, values, names, shapes, args, symbols, r.point, output, lengths,
+                          trees)
         for v, got in zip(values, r.generated):
-            for name, g in _pairs(v, shapes, got):
+            for name, g in _pairs(v, shapes, got, trees):
                 now = time.monotonic()
                 share = (None if deadline is None
                          else now + SYMBOLIC_SHARE * max(0.0, deadline - now) / left)
@@ -229,9 +239,11 @@ class _Float64:
 
     TOLERANCE = 1e-6
 
-    def __init__(self, fn, values, names, shapes, args, symbols, point, output, lengths):
+    def __init__(self, fn, values, names, shapes, args, symbols, point, output, lengths, trees):
         self.fn, self.values, self.output, self.lengths = fn, values, output, lengths
-        self.call = _float_call(names, shapes, args, symbols, point)
+        self.names, self.shapes, self.args, self.symbols = names, shapes, args, symbols
+        self.point, self.trees = point, trees
+        self.call = _float_call(names, shapes, args, symbols, point, trees)
         self.gradient = None
 
     def value(self, call) -> float:
@@ -243,24 +255,40 @@ class _Float64:
             grad = api.grad(self.fn, wrt=tuple(v.var for v in self.values), output=self.output,
                             lengths=self.lengths)
             self.gradient = dict(zip((v.var for v in self.values), grad(**self.call)))
-        var, _, index = name.partition("[")
-        got = self.gradient[var]
-        k = int(index[:-1]) if index else None
-        if k is not None:
-            got = got[k]
-        x = self.call[var] if k is None else self.call[var][k]
+        tree = next((n for n, spec in self.trees.items()
+                     if name in verify_trees.leaf_names(spec, n)), None)
+        if tree is not None:
+            # A leaf of a structure: its entry of the gradient's structure,
+            # and the function with that leaf's symbol moved.
+            leaves = verify_trees.leaf_names(self.trees[tree], tree)
+            got = verify_trees.leaves_of(self.trees[tree], self.gradient[tree])[
+                leaves.index(name)]
+            x = float(self.point[self.symbols[name]])
+
+            def at(shift: float) -> float:
+                moved = dict(self.point)
+                moved[self.symbols[name]] = x + shift
+                return self.value(_float_call(self.names, self.shapes, self.args, self.symbols,
+                                              moved, self.trees))
+        else:
+            var, _, index = name.partition("[")
+            got = self.gradient[var]
+            k = int(index[:-1]) if index else None
+            if k is not None:
+                got = got[k]
+            x = self.call[var] if k is None else self.call[var][k]
+
+            def at(shift: float) -> float:
+                c = dict(self.call)
+                if k is None:
+                    c[var] = x + shift
+                else:
+                    items = list(c[var])
+                    items[k] = x + shift
+                    c[var] = type(self.call[var])(items)
+                return self.value(c)
+
         h = 1e-6 * max(1.0, abs(x))
-
-        def at(shift: float) -> float:
-            c = dict(self.call)
-            if k is None:
-                c[var] = x + shift
-            else:
-                items = list(c[var])
-                items[k] = x + shift
-                c[var] = type(self.call[var])(items)
-            return self.value(c)
-
         up, down = at(h), at(-h)
         fd = (up - down) / (2 * h)
         err = abs(fd - got) / max(1.0, abs(got))
@@ -278,7 +306,10 @@ class _Float64:
                            f"relative difference {err:.1e}; {why})")
 
 
-def _pairs(v, shapes, got) -> list:
+def _pairs(v, shapes, got, trees) -> list:
+    if v.var in trees:
+        spec = trees[v.var]
+        return list(zip(verify_trees.leaf_names(spec, v.var), verify_trees.leaves_of(spec, got)))
     if v.var in shapes:
         return [(f"{v.var}[{i}]", g) for i, g in enumerate(got)]
     return [(v.var, got)]
@@ -289,12 +320,15 @@ def _draw(rng: random.Random) -> float:
     return round(rng.uniform(lo, hi), 4)
 
 
-def _float_call(names, shapes, args, symbols, point) -> dict:
+def _float_call(names, shapes, args, symbols, point, trees) -> dict:
     """The arguments of a call of the function itself at ``point``."""
     call = {}
     for n in names:
         if n in args:
             call[n] = args[n]
+        elif n in trees:
+            call[n] = verify_trees.build(trees[n], [float(point[symbols[leaf]]) for leaf
+                                                    in verify_trees.leaf_names(trees[n], n)])
         elif n in shapes:
             items = [float(point[symbols[f"{n}[{i}]"]]) for i in range(len(shapes[n].items))]
             call[n] = items if shapes[n].value.kind == "list" else tuple(items)
@@ -303,10 +337,10 @@ def _float_call(names, shapes, args, symbols, point) -> dict:
     return call
 
 
-def _finite_at(fn, names, shapes, args, symbols, point, output) -> bool:
+def _finite_at(fn, names, shapes, args, symbols, point, output, trees) -> bool:
     """Whether ``fn`` runs in float64 at ``point`` and gives finite numbers."""
     try:
-        value = fn(**_float_call(names, shapes, args, symbols, point))
+        value = fn(**_float_call(names, shapes, args, symbols, point, trees))
         if output is not None:
             value = list(value)[output]
         parts = value if isinstance(value, (tuple, list)) else [value]
