@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 
-from s2s_ad import api, verify
+from s2s_ad import api, verify, verify_trees
 from s2s_ad.rules import user as user_rules
 from s2s_ad.verdict import ParamResult, Verdict
 
@@ -43,20 +43,20 @@ def assert_gradient(fn, *, wrt=None, at: dict | None = None, shapes: dict | None
                     args: dict | None = None, output: int | None = None,
                     lengths: dict | None = None, points: int = 8, seed: int = 0,
                     timeout: float | None = verify.TIMEOUT, explore: int = verify.EXPLORE,
-                    proof: bool = False) -> Verdict:
+                    proof: bool = False, like: dict | None = None) -> Verdict:
     """Fail (``AssertionError``) unless s2s-ad's gradient of ``fn`` is right.
 
     Parameters
     ----------
     fn : function
         The function whose generated gradient is checked.
-    wrt, at, shapes, args, output, lengths, points, seed, timeout, explore
+    wrt, at, shapes, args, output, lengths, points, seed, timeout, explore, like
         As for :func:`s2s_ad.check`: the parameters to check (default all),
         the sample point deciding comparisons (``{"x": 0.5}``), the shapes of
         a NumPy function's arrays (``{"W": (3, 4)}``), parameters that stay
         numbers (``{"n": 5}``), the returned item, list lengths, the numeric
         fallback's points and seed, the time budget, the random points whose
-        paths are proved too.
+        paths are proved too, examples of structure parameters.
     proof : bool
         Require a symbolic proof: a gradient that only agrees numerically
         (sympy could not decide, NumPy code, a numeric fallback) fails too.
@@ -75,12 +75,14 @@ def assert_gradient(fn, *, wrt=None, at: dict | None = None, shapes: dict | None
     """
     __tracebackhide__ = True  # pytest: show the failing test, not this frame
     verdict = verify.check(fn, wrt, args=args, at=at, points=points, seed=seed, output=output,
-                           lengths=lengths, shapes=shapes, timeout=timeout, explore=explore)
+                           lengths=lengths, shapes=shapes, timeout=timeout, explore=explore,
+                           like=like)
     accepted = ("proved",) if proof else ("proved", "agrees")
     problems = [_describe(verdict.function, r) for r in verdict.results
                 if r.status not in accepted]
     if not problems and verdict.rules:
-        problems, point = _against_differences(fn, wrt, args or {}, at or {}, output, lengths,
+        problems, point = _against_differences(fn, wrt, args or {}, at or {}, output,
+                                               verify_trees.likes(like, lengths),
                                                verdict.function)
         if not problems:
             verdict.notes.append(f"assert_gradient: the gradient agrees with central differences of "
@@ -122,11 +124,18 @@ def _against_differences(fn, wrt, args: dict, at: dict, output, lengths,
                                       lengths=lengths, runtime_lists=False)
     func = graph.main
     values, _ = api.resolve_wrt(func, wrt)
+    trees = verify_trees.specs(lengths)
+    at = verify_trees.expand_at(at, trees) or {}
     call, index = {}, 0
     for p in func.params:
         name = p.value.var
         if name in args:
             call[name] = args[name]
+        elif name in trees:  # a structure: its leaves by name, as check samples them
+            leaves = verify_trees.leaf_names(trees[name], name)
+            call[name] = verify_trees.build(trees[name], [
+                float(at.get(leaf, 0.5 + 0.2 * (index + k))) for k, leaf in enumerate(leaves)])
+            index += len(leaves)
         elif p.items is not None:
             call[name] = [float(at.get(f"{name}[{k}]", 0.5 + 0.2 * (index + k)))
                           for k in range(len(p.items))]
@@ -146,11 +155,19 @@ def _against_differences(fn, wrt, args: dict, at: dict, output, lengths,
                         lengths=lengths)(**call)
     problems = []
     for v, g in zip(values, gradient):
-        items = (list(enumerate(g)) if isinstance(g, (list, tuple)) else [(None, g)])
+        if v.var in trees:
+            spec = trees[v.var]
+            items = list(enumerate(verify_trees.leaves_of(spec, g)))
+        else:
+            items = (list(enumerate(g)) if isinstance(g, (list, tuple)) else [(None, g)])
         for k, got in items:
-            reference = _central(value, call, v.var, k)
-            if not math.isclose(got, reference, rel_tol=RTOL, abs_tol=RTOL):
+            if v.var in trees:
+                reference = _central_leaf(value, call, v.var, trees[v.var], k)
+                label = verify_trees.leaf_names(trees[v.var], v.var)[k]
+            else:
+                reference = _central(value, call, v.var, k)
                 label = v.var if k is None else f"{v.var}[{k}]"
+            if not math.isclose(got, reference, rel_tol=RTOL, abs_tol=RTOL):
                 problems.append(
                     f"d{function}/d{label} differs from central differences of {function}\n"
                     f"    reference  : {reference!r} (central differences in float64; they run "
@@ -184,5 +201,19 @@ def _central(value, call: dict, name: str, k: int | None) -> float:
             items[k] = x + shift
             c[name] = type(call[name])(items)
         return value(c)
+
+    return (at(h) - at(-h)) / (2 * h)
+
+
+def _central_leaf(value, call: dict, name: str, spec, k: int) -> float:
+    """Central difference in leaf ``k`` of the structure parameter ``name``."""
+    leaves = verify_trees.leaves_of(spec, call[name])
+    x = leaves[k]
+    h = 1e-6 * max(1.0, abs(x))
+
+    def at(shift: float) -> float:
+        moved = list(leaves)
+        moved[k] = x + shift
+        return value({**call, name: verify_trees.build(spec, moved)})
 
     return (at(h) - at(-h)) / (2 * h)

@@ -5,6 +5,8 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from wrong_rule_src import softplus
+
 
 @dataclass
 class Params:
@@ -65,3 +67,11 @@ def namedtuple_branch(l, x):
 
 
 LAYER = Layer(w=0.5, b=0.7)
+
+
+def through_wrong_rule(params, x):
+    # A user rule whose backward is wrong (tests/wrong_rule_src.py).
+    return softplus(params["a"] * x) + params["b"] * x
+
+
+RULED = {"a": 1.0, "b": 2.0}

@@ -2,7 +2,9 @@
 dataclass): each number leaf is a symbol named by its path and its entry of
 the gradient is proved against sympy.diff (s2s_ad.verify_trees)."""
 
+import math
 import os
+import re
 import subprocess
 import sys
 
@@ -150,3 +152,21 @@ def test_the_command_line_takes_like():
                  "--explore", "0")
     assert at.returncode == 0, at.stderr
     assert "l.w > 1.0" in at.stdout
+
+
+def test_assert_gradient_takes_like():
+    from s2s_ad.testing import assert_gradient
+    verdict = assert_gradient(src.model_loss, like={"m": src.MODEL}, proof=True)
+    assert verdict.status == "proved"
+    # A wrong user rule: check takes it as given, assert_gradient compares each
+    # leaf with central differences of the function itself.
+    assert s2s_ad.check(src.through_wrong_rule, like={"params": src.RULED}).status == "proved"
+    with pytest.raises(AssertionError) as info:
+        assert_gradient(src.through_wrong_rule, like={"params": src.RULED})
+    text = str(info.value)
+    assert "dthrough_wrong_rule/dparams['a'] differs from central differences" in text, text
+    assert "dthrough_wrong_rule/dparams['b'] differs" not in text, text  # b skips the rule
+    # The reference is the true derivative: x * logistic(a * x) at a=0.5, x=0.9.
+    found = re.search(r"dparams\['a'\] differs .*\n    reference  : ([-\d.e]+)", text)
+    assert found and close(float(found.group(1)), 0.9 / (1 + math.exp(-0.45))), text
+    assert "the user rule is wrong" in text
