@@ -5,7 +5,7 @@ the marker available in every test suite (``pytest -p no:s2s_ad`` turns it
 off). A test so marked first runs
 :func:`s2s_ad.testing.assert_gradient` with the marker's arguments — the
 function, then ``wrt``, ``at``, ``shapes``, ``args``, ``output``,
-``lengths``, ``points``, ``seed``, ``timeout``, ``proof`` as keywords — and
+``lengths``, ``like``, ``points``, ``seed``, ``timeout``, ``proof`` as keywords — and
 fails with its message when the gradient is wrong; then the test's own body
 runs::
 
