@@ -38,7 +38,7 @@ def helpers_module(folder, label: str, body: str):
     """A module defining s2s-ad's helpers as a generated module does, and ``body``."""
     text = "import numpy as np\n\n" + "".join(HELPERS[name] for name in (
         "add_over", "unbroadcast", "matmul_adjoint", "spread", "extreme_adjoint", "astype_like",
-        "total", "array_sum", "own", "rolled", "eye_matrix")) + "\n\n" + body
+        "total", "array_sum", "own", "rolled", "eye_matrix", "float_zeros")) + "\n\n" + body
     return import_source(str(folder), text, label)
 
 
@@ -71,6 +71,7 @@ RULE_CASES = [
     ("eye_matrix(3) @ (g * g) + x", (3,), (), None, ("g",)),
     ("array_sum(g * g) * x", (3, 4), (2,), None, ("g", "x")),
     ("array_sum(g * g) * x", (), (), None, ("g", "x")),
+    ("float_zeros(x) + g * g", (3,), (2, 3), None, ("g",)),
 ]
 
 
