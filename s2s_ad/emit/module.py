@@ -50,17 +50,33 @@ def module(functions: list[CodeFunction], src_file: str | None = None) -> str:
                       if alias in used[id(fn)]
                       or (fn.helpers and alias == fn.source.modules.get("numpy"))})
     imports += sorted({line for fn in functions for line in fn.imports})
-    if imports:
-        lines += imports + [""]
     helpers = {name: text for fn in functions for name, text in fn.helpers.items()}
     for name, text in SCALAR_HELPERS.items():
         if any(name in used[id(fn)] for fn in functions):
             helpers[name] = text.strip("\n")
-    for text in called(helpers, set().union(*used.values())).values():
+    emitted = called(helpers, set().union(*used.values()))
+    imports += _numpy_for_helpers(functions, imports, emitted.values())
+    if imports:
+        lines += imports + [""]
+    for text in emitted.values():
         lines += ["", text, ""]
     for fn in functions:
         lines += ["", *function_lines(fn), ""]
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _numpy_for_helpers(functions: list[CodeFunction], imports: list[str], texts) -> list[str]:
+    """``import numpy`` under the alias the emitted helpers use, where no import
+    above binds it: a function whose own code never names NumPy (a gradient
+    module read back, whose NumPy work is all in s2s-ad's own helpers) still
+    gets the helpers its derivative calls, and they read ``np`` when they are
+    defined (``_array=np.ndarray``), not only when called."""
+    alias = next((fn.source.modules["numpy"] for fn in functions
+                  if "numpy" in fn.source.modules), "np")
+    bound = {line.split()[-1] for line in imports}
+    if alias in bound or not any(re.search(rf"\b{re.escape(alias)}\.", t) for t in texts):
+        return []
+    return ["import numpy" if alias == "numpy" else f"import numpy as {alias}"]
 
 
 def one_line(text: str) -> str:
