@@ -38,7 +38,7 @@ def helpers_module(folder, label: str, body: str):
     """A module defining s2s-ad's helpers as a generated module does, and ``body``."""
     text = "import numpy as np\n\n" + "".join(HELPERS[name] for name in (
         "add_over", "unbroadcast", "matmul_adjoint", "spread", "extreme_adjoint", "astype_like",
-        "total", "array_sum", "own", "rolled", "eye_matrix")) + "\n\n" + body
+        "total", "array_sum", "own", "rolled", "eye_matrix", "float_zeros")) + "\n\n" + body
     return import_source(str(folder), text, label)
 
 
@@ -71,6 +71,7 @@ RULE_CASES = [
     ("eye_matrix(3) @ (g * g) + x", (3,), (), None, ("g",)),
     ("array_sum(g * g) * x", (3, 4), (2,), None, ("g", "x")),
     ("array_sum(g * g) * x", (), (), None, ("g", "x")),
+    ("float_zeros(x) + g * g", (3,), (2, 3), None, ("g",)),
 ]
 
 
@@ -386,3 +387,59 @@ def test_a_gradient_file_with_rolled_and_eye_matrix_differentiated(tmp_path):
     finally:
         sys.path.remove(str(tmp_path))
         sys.modules.pop("rolleye_grad", None)
+
+
+FILL = """import numpy as np
+
+
+def f(x, a):
+    y = np.zeros(len(x))
+    y[0] = x[0]
+    for i in range(1, len(x)):
+        if x[i] > 1.0:
+            y[i] = y[i - 1] * a + x[i]
+        else:
+            y[i] = y[i - 1] * a - x[i] * x[i]
+    return np.sum(y * y)
+"""
+
+
+def test_a_gradient_file_with_float_zeros_differentiated(tmp_path):
+    """Adjoints written in place start as `float_zeros(y)` in the gradient
+    file (`s2s-ad grad -o`; writes in a loop, behind a branch); differentiated
+    again they are constants (`np.zeros_like(y) + 0.0`): the second-order
+    gradient, through grad and vjp, against central differences."""
+    (tmp_path / "fillz.py").write_text(FILL, encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "s2s_ad", "grad", "fillz.py:f", "-o",
+                           "fillz_grad.py"], cwd=str(tmp_path), capture_output=True, text=True,
+                          timeout=300, env=dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT}"))
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "fillz_grad.py").read_text(encoding="utf-8")
+    assert "= float_zeros(" in text, text
+    sys.path.insert(0, str(tmp_path))
+    importlib.invalidate_caches()
+    try:
+        probe = import_source(str(tmp_path), "import numpy as np\nfrom fillz_grad import "
+                              "grad_f\n\n\ndef probe(x, a, c):\n    dx, da = grad_f(x, a)\n"
+                              "    return np.sum(dx * c) + da * np.sum(c)\n", "fillz_probe")
+        for a in (0.7, -0.6):
+            x, c = RNG.uniform(0.5, 1.5, 6), RNG.normal(size=6)
+            x[np.abs(x - 1.0) < 0.05] += 0.1  # away from the branch's edge
+            want = fd_gradient(probe.probe, [x, a, c], 0)
+            np.testing.assert_allclose(s2s_ad.grad(probe.probe, wrt=0)(x, a, c), want,
+                                       rtol=1e-6, atol=1e-8)
+            _, pull = s2s_ad.vjp(probe.probe, x, a, c)
+            np.testing.assert_allclose(pull(1.0)[0], want, rtol=1e-6, atol=1e-8)
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("fillz_grad", None)
+
+
+def test_a_function_named_float_zeros_is_the_users_own(tmp_path):
+    """Only s2s-ad's own helper text is read as zeros: a `float_zeros` of the
+    user's is differentiated as written."""
+    mod = import_source(str(tmp_path), "import numpy as np\n\n\ndef float_zeros(x):\n"
+                        "    return x * x + 0.0\n\n\ndef f(x):\n    return np.sum(float_zeros(x) * x)\n",
+                        "users_float_zeros")
+    x = RNG.normal(size=4)
+    np.testing.assert_allclose(s2s_ad.grad(mod.f, wrt=0)(x), 3 * x * x, rtol=1e-12)

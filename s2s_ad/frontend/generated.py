@@ -64,6 +64,7 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None) -> None:
     namer = Namer(reserved=identifiers(tree))
     if globals_:
         pairs.split(tree, globals_, namer)
+        scatter_calls.plain_zeros(tree, globals_)
         scatter_calls.rewrite(tree, globals_, namer)
         scatter_calls.in_place_sums(tree, globals_)
     _slots(tree)

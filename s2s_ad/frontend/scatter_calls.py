@@ -28,8 +28,15 @@ another library's adjoint can be added to a NumPy one) is summed in place
 array, which the lowering then checks (an array written by index must be
 bound once; ``+=`` on a name is checked for aliases), located where not.
 
+``plain_zeros(tree, globals_)``: a call ``float_zeros(x)`` to the helper a
+generated NumPy gradient defines (by its exact text) is written
+``np.zeros_like(x) + 0.0``, the same values and dtype (the helper is that sum
+in one NumPy call), which the rest of the frontend knows as a new array it
+may write into, of ``x``'s shape: a constant, no adjoint.
+
 Before → after::
 
+    dy = float_zeros(y)                             dy = np.zeros_like(y) + 0.0
     dends = scatter(dt4, ends, slice(None, -1))     dends = np.zeros_like(ends)
                                                     dends[:-1] = dt4
     add_scattered(dends, slice(1, None), dt3)       dends[1:] += dt3
@@ -44,7 +51,7 @@ import types
 from s2s_ad.frontend import own_helpers
 from s2s_ad.names import Namer
 
-__all__ = ["in_place_sums", "rewrite"]
+__all__ = ["in_place_sums", "plain_zeros", "rewrite"]
 
 
 def rewrite(tree: ast.FunctionDef, globals_: dict, namer: Namer) -> None:
@@ -64,6 +71,33 @@ def rewrite(tree: ast.FunctionDef, globals_: dict, namer: Namer) -> None:
         return
     slice_shadowed = "slice" in globals_ or "slice" in _assigned(tree)
     _Rewrite(alias, helpers, namer, slice_shadowed).block(tree.body)
+
+
+def plain_zeros(tree: ast.FunctionDef, globals_: dict) -> None:
+    """Rewrite ``tree``'s calls to ``float_zeros(x)`` (see the module)."""
+    alias = next((k for k, v in globals_.items()
+                  if isinstance(v, types.ModuleType) and v.__name__ == "numpy"), None)
+    if alias is None:
+        return
+    for node in ast.walk(tree):
+        for field, value in ast.iter_fields(node):
+            items = value if isinstance(value, list) else [value]
+            for k, item in enumerate(items):
+                if not (isinstance(item, ast.Call) and isinstance(item.func, ast.Name)
+                        and item.func.id.startswith("float_zeros") and len(item.args) == 1
+                        and not item.keywords and not isinstance(item.args[0], ast.Starred)
+                        and own_helpers.is_helper(globals_.get(item.func.id), "float_zeros")):
+                    continue
+                zeros = ast.Call(ast.Attribute(ast.Name(alias, ast.Load()), "zeros_like",
+                                               ast.Load()), item.args, [])
+                new = ast.copy_location(ast.BinOp(ast.copy_location(zeros, item), ast.Add(),
+                                                  ast.copy_location(ast.Constant(0.0), item)),
+                                        item)
+                ast.fix_missing_locations(new)
+                if isinstance(value, list):
+                    value[k] = new
+                else:
+                    setattr(node, field, new)
 
 
 def in_place_sums(tree: ast.FunctionDef, globals_: dict) -> None:

@@ -42,7 +42,7 @@ Array parameters read by index inside a loop get the same kind of adjoint
 Before → after, for ``for i in range(1, n): y[i] = y[i - 1] * a + x[i]``
 (forward pass, then reverse sweep)::
 
-    y = np.zeros(n)                        dy = np.zeros_like(y) + 0.0
+    y = np.zeros(n)                        dy = float_zeros(y)
     for i in range(1, n):                  ...
         t4 = i - 1                         for i in reversed(range(1, n)):
         t5 = y[t4]                             t4 = i - 1
@@ -300,14 +300,14 @@ def adjoint_inits(sweep) -> list:
     one adjoint all its versions share, changed in place only; and
     likewise for the array parameters read by index in a loop."""
     out = []
-    np_ = sweep.modules.get("numpy", "np")
 
     def zeros(v: str) -> ast.expr:
-        # ``+ 0.0``: a float adjoint even for an integer array or a list
-        # (``dx[i] += 0.5`` into an integer array would truncate); float32
-        # stays float32.
-        return ast.BinOp(_call(f"{np_}.zeros_like", [ast.Name(v, ast.Load())]), ast.Add(),
-                         ast.Constant(0.0))
+        # ``float_zeros(y)`` is ``np.zeros_like(y) + 0.0``: a float adjoint even
+        # for an integer array or a list (``dx[i] += 0.5`` into an integer
+        # array would truncate); float32 stays float32. One NumPy call for an
+        # ndarray instead of a dispatched ``zeros_like`` and a sum.
+        return ast.Call(ast.Name(sweep.arrays.helper("float_zeros"), ast.Load()),
+                        [ast.Name(v, ast.Load())], [])
 
     for fam in {id(f): f for f in sweep.families.values()}.values():
         if fam.adj is None:

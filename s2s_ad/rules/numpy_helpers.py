@@ -527,6 +527,14 @@ def add_at(y, index, g):
         sums = np.bincount(at, weights=w, minlength=size)
     y[...] = y + np.reshape(sums, shape)
 ''',
+    "float_zeros": '''
+def float_zeros(x):
+    """np.zeros_like(x) + 0.0 in one step: zeros of x's shape in x's floating
+    dtype (float64 for integers and bools), a fresh array to add into in place."""
+    if type(x) is np.ndarray and x.ndim:
+        return np.zeros(x.shape, x.dtype if x.dtype.kind in "fc" else np.float64)
+    return np.zeros_like(x) + 0.0
+''',
     "astype_like": '''
 def astype_like(g, x):
     """g in x's floating dtype: a float32 argument gets a float32 gradient even
