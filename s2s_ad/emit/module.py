@@ -47,8 +47,7 @@ def module(functions: list[CodeFunction], src_file: str | None = None) -> str:
     used = {id(fn): _names(fn) for fn in functions}
     imports = sorted({f"import {mod}" if alias == mod else f"import {mod} as {alias}"
                       for fn in functions for mod, alias in fn.source.modules.items()
-                      if alias in used[id(fn)]
-                      or (fn.helpers and alias == fn.source.modules.get("numpy"))})
+                      if alias in used[id(fn)]})
     imports += sorted({line for fn in functions for line in fn.imports})
     helpers = {name: text for fn in functions for name, text in fn.helpers.items()}
     for name, text in SCALAR_HELPERS.items():
