@@ -107,17 +107,7 @@ def trajectory_hand(x0, v0, k):
 
 
 def trajectory_jvp_hand(x0, v0, k, dx0, dv0, dk):
-    xs, dxs = [], []
-    x, v, dx, dv = x0, v0, dx0, dv0
-    for i in range(STEPS):
-        sx = math.sin(x)
-        dv = dv - 0.01 * (dk * sx + k * math.cos(x) * dx)
-        v = v - 0.01 * k * sx
-        dx = dx + 0.01 * dv
-        x = x + 0.01 * v
-        xs.append(x)
-        dxs.append(dx)
-    return sum(xs), sum(dxs)
+    return trajectory_n_jvp_hand(x0, v0, k, STEPS, dx0, dv0, dk)
 
 
 def trajectory_n(x0, v0, k, n):

@@ -9,6 +9,7 @@ import textwrap
 from typing import Callable
 
 from s2s_ad.cache import generated
+from s2s_ad.frontend.pytrees import leaf_paths
 from s2s_ad.higher import HigherOrderError, _tangent_names
 from s2s_ad.pipeline import Wrt, lower, resolve_wrt
 
@@ -106,18 +107,6 @@ def _hessian_text(name: str, product: str, params, names, tangents, kinds, many)
     return "\n".join(lines)
 
 
-def _paths(spec, base: str) -> list[str]:
-    """The expressions reading each leaf of a structure of spec ``spec``
-    held by ``base`` (``p.w``, ``params['W1']``, ``layers[0].b``)."""
-    if spec == "leaf":
-        return [base]
-    if spec[0] == "dict":
-        return [e for key, sub in spec[1] for e in _paths(sub, f"{base}[{key!r}]")]
-    if spec[0] in ("list", "tuple"):
-        return [e for i, sub in enumerate(spec[1]) for e in _paths(sub, f"{base}[{i}]")]
-    return [e for field, sub in spec[2] for e in _paths(sub, f"{base}.{field}")]
-
-
 def _build(spec, base: str, items) -> str:
     """The expression making a value of ``base``'s structure (spec ``spec``)
     from the expressions ``items`` (an iterator, one per leaf): a dict
@@ -151,7 +140,7 @@ def _tree_hessian_text(name: str, product: str, params, names, tangents, specs: 
         raise HigherOrderError(f"hessian_{name}: a parameter name starts with '_', which the "
                                "generated loop's own names use; rename it")
     spec = {n: specs.get(n, "leaf") for n in names}
-    leaves = {n: _paths(spec[n], n) for n in names}
+    leaves = {n: leaf_paths(spec[n], n) for n in names}
     flat = [e for n in names for e in leaves[n]]
     first, k = {}, 0  # the index in _points of each parameter's first leaf
     for n in names:
@@ -160,7 +149,7 @@ def _tree_hessian_text(name: str, product: str, params, names, tangents, specs: 
                                                          range(len(leaves[n]))))
                       for n, t in zip(names, tangents))
     results = [e for i, n in enumerate(names)
-               for e in _paths(spec[n], f"_h[{i}]" if many else "_h")]
+               for e in leaf_paths(spec[n], f"_h[{i}]" if many else "_h")]
     doc = (f"The Hessian of {name} with respect to {', '.join(names)}: one Hessian-vector "
            f"product ({product}) per number of each leaf, the structures nested in each "
            "other as s2s_ad.hessian returns them" + (", blocks [i][j]." if many else "."))

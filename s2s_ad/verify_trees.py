@@ -19,17 +19,7 @@ gradient (read out of the structure the gradient returns) is compared with
 from __future__ import annotations
 
 from s2s_ad.errors import S2SError
-
-
-def leaf_names(spec, path: str) -> list[str]:
-    """The readable name of each leaf of ``spec``, in the order of its leaves."""
-    if spec == "leaf":
-        return [path]
-    if spec[0] == "dict":
-        return [n for key, sub in spec[1] for n in leaf_names(sub, f"{path}[{key!r}]")]
-    if spec[0] in ("list", "tuple"):
-        return [n for i, sub in enumerate(spec[1]) for n in leaf_names(sub, f"{path}[{i}]")]
-    return [n for field, sub in spec[2] for n in leaf_names(sub, f"{path}.{field}")]
+from s2s_ad.frontend.pytrees import leaf_paths as leaf_names
 
 
 def build(spec, leaves: list):

@@ -75,6 +75,20 @@ def spec_of(value):
     return None
 
 
+def leaf_paths(spec, base: str) -> list[str]:
+    """The expression reading each leaf of a structure of spec ``spec`` held by
+    ``base``, in the order of its leaves (``p.w``, ``params['W1']``,
+    ``layers[0].b``): code in a generated module, and the leaf's readable name
+    in a check's report."""
+    if spec == "leaf":
+        return [base]
+    if spec[0] == "dict":
+        return [e for key, sub in spec[1] for e in leaf_paths(sub, f"{base}[{key!r}]")]
+    if spec[0] in ("list", "tuple"):
+        return [e for i, sub in enumerate(spec[1]) for e in leaf_paths(sub, f"{base}[{i}]")]
+    return [e for field, sub in spec[2] for e in leaf_paths(sub, f"{base}.{field}")]
+
+
 def holds_array(value) -> bool:
     if _is_array(value):
         return True
