@@ -130,6 +130,9 @@ class CodeFunction:
     loops: list = field(default_factory=list)
     """Per loop (line, header text, values pushed per iteration): what the
     forward pass records for the reverse sweep."""
+    lists: dict[str, str] = field(default_factory=dict)
+    """Array name -> the Python list of its elements a reverse loop runs on
+    (:mod:`s2s_ad.reverse.element_lists`)."""
 
 
 def while_block(cond: list, test: ast.expr, body: list, comment: str) -> Block:

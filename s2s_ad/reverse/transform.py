@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import ast
 
-from s2s_ad.reverse import (analysis, checkpoint, element_writes, inplace, out_of_place,
-                            scatters, shifts)
+from s2s_ad.reverse import (analysis, checkpoint, element_lists, element_writes, inplace,
+                            out_of_place, scatters, shifts)
 from s2s_ad.reverse import lists as runtime_lists
 from s2s_ad import ir
 from s2s_ad.emit import peephole, signs
@@ -266,9 +266,13 @@ class _Sweep(StructuredSweep, CallSites):
         signs.run(reverse, counts)  # before the copies it leaves are removed
         peephole.run(reverse, counts)
         runtime_lists.fuse_sum(self, reverse)
+        lists: dict[str, str] = {}
         if self.arrays is not None:
             scatters.run(reverse, self.arrays)
             out_of_place.run(reverse)
+            bound = {a.arg for a in signature(func, seed).args + signature(func, seed).kwonlyargs}
+            lists = element_lists.run(reverse, bound | element_lists.bound_by(fwd),
+                                      self.arrays.helper, self.modules, self.namer)
         if self.arrays is None:
             element_writes.run(reverse, {self.adj[id(v)] for v in func.param_values
                                          if v.kind in ("list", "tuple") and id(v) in self.adj})
@@ -280,7 +284,7 @@ class _Sweep(StructuredSweep, CallSites):
         prefix = "value_and_grad_" if with_value else "grad_"
         return CodeFunction(name or prefix + func.name, signature(func, seed), body, returns,
                             func, self.wrt, self.adjoint_names(), tape, seed, imports=self.imports,
-                            loops=self.loops, helpers=self.helpers())
+                            loops=self.loops, helpers=self.helpers(), lists=lists)
 
     def helpers(self) -> dict[str, str]:
         out = dict(self.arrays.helpers) if self.arrays is not None else {}

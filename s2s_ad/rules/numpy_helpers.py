@@ -5,6 +5,8 @@ helpers rule templates call by name: ``unbroadcast``, ``matmul_adjoint``,
 Each takes a fast path for plain ``np.ndarray`` operands where that saves
 NumPy's per-call dispatch, and the dispatching forms for anything else."""
 
+from s2s_ad.rules.list_helpers import LIST_HELPERS
+
 HELPERS = {
     "unbroadcast": '''
 def unbroadcast(g, x, _array=np.ndarray):
@@ -588,3 +590,4 @@ def gather(g, index, y):
 ''',
 }
 """Functions a generated module defines for itself when its code calls them."""
+HELPERS.update(LIST_HELPERS)  # a reverse loop's lists (s2s_ad.reverse.element_lists)
