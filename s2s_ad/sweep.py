@@ -39,7 +39,7 @@ from s2s_ad.emit.code import Block, CodeFunction, Stmt
 from s2s_ad.errors import S2SError
 from s2s_ad.rules import RULES
 from s2s_ad.rules.templates import instantiate
-from s2s_ad.reverse import out_of_place
+from s2s_ad.reverse import element_lists, out_of_place
 
 
 class SweepError(S2SError, AssertionError):
@@ -258,6 +258,8 @@ def read(func: ir.Function, code: CodeFunction) -> ControlSweep:
     marks = [i for i, s in enumerate(code.body)
              if isinstance(s, Stmt) and s.node is None and s.comment == "reverse sweep"]
     stmts = code.body[marks[0] + 1:] if marks else []
+    # a loop run on lists of array elements is explained on the arrays
+    stmts = element_lists.unlisted(stmts, code.lists)
     seed = code.seed if isinstance(func.result, ir.Value) and func.result.name in code.adjoints \
         else ""
     lines = [Line("seed", writes=[seed])] if seed else []

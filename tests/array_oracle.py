@@ -6,6 +6,8 @@ element at a time, in float64, so it suits the small random shapes tests use.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 
@@ -60,3 +62,25 @@ def make_function(source: str, name: str = "f", env: dict | None = None):
     ns = {"np": np, **(env or {})}
     exec(compile(source, filename, "exec"), ns)
     return ns[name]
+
+
+def on_arrays(text: str) -> str:
+    """A generated module's text with each reverse loop run on Python lists of
+    array elements (``y_l, dy_l = float_lists((y,), (dy,), (a,))``, s2s_ad's
+    reverse/element_lists.py) read on the arrays: ``y_l[k]`` as ``y[k]``, without
+    the statements that make the lists and put them back."""
+    out = []
+    names: dict[str, str] = {}
+    for line in text.splitlines():
+        m = re.match(r"\s*\(?([\w, ]+?),?\)? = float_lists(?:_\d+)?\(\(([\w, ]*?),?\), \(([\w, ]*?),?\),", line)
+        if m:
+            lists = [n.strip() for n in m.group(1).split(",")]
+            arrays = [n.strip() for n in (m.group(2) + "," + m.group(3)).split(",") if n.strip()]
+            names.update(zip(lists, arrays))
+            continue
+        if re.match(r"\s*put_floats(_\d+)?\(", line):
+            continue
+        for l_name, a in names.items():
+            line = re.sub(rf"\b{l_name}\[", f"{a}[", line)
+        out.append(line)
+    return "\n".join(out) + "\n"

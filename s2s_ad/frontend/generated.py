@@ -27,6 +27,13 @@ lowering as before). Idempotent: a rewritten tree is left as it is.
   ``dc[i] = dc[i] + v``)
   in the reverse sweep's loop, which is unrolled for it
   (:mod:`s2s_ad.frontend.unroll`).
+* A reverse loop run on Python lists of array elements,
+  ``y_l, dy_l = float_lists((y,), (dy,), (a,))`` then the loop reading and
+  writing ``y_l[k]``, ``dy_l[k]``, then ``put_floats(dy, dy_l)`` (the
+  helpers recognised by their exact text, :mod:`s2s_ad.reverse.element_lists`),
+  is the same loop on the arrays: the lists hold their elements' values, and
+  what the loop writes into them is put back. The two statements go, and the
+  loop reads and writes ``y[k]``, ``dy[k]``.
 * Reversed loops: ``for i in reversed(range(a, b, s))`` (``s`` a constant)
   is ``for i in range(a + (L - 1) * s, a - s, -s)`` with ``L`` the number of
   items, and the first ``t`` items of a range, ``range(a, b, s)[:t]`` (a loop
@@ -51,7 +58,7 @@ from __future__ import annotations
 
 import ast
 
-from s2s_ad.frontend import pairs, scatter_calls
+from s2s_ad.frontend import own_helpers, pairs, scatter_calls
 from s2s_ad.frontend.int_names import int_tapes
 from s2s_ad.names import Namer, identifiers
 
@@ -63,6 +70,7 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None) -> None:
     ``globals_``: the module's names, where helper pairs are found."""
     namer = Namer(reserved=identifiers(tree))
     if globals_:
+        _unlist(tree, globals_)
         pairs.split(tree, globals_, namer)
         scatter_calls.plain_zeros(tree, globals_)
         scatter_calls.rewrite(tree, globals_, namer)
@@ -76,6 +84,54 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None) -> None:
             if new is not None:
                 node.iter = ast.copy_location(new, node.iter)
                 ast.fix_missing_locations(node)
+
+
+# --- loops run on lists of array elements ------------------------------------
+
+def _helper_call(node, globals_: dict, base: str) -> bool:
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords
+            and own_helpers.is_helper(globals_.get(node.func.id), base))
+
+
+def _unlist(tree: ast.FunctionDef, globals_: dict) -> None:
+    for node in ast.walk(tree):
+        for field in ("body", "orelse"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list):
+                continue
+            k = 0
+            while k + 1 < len(block):
+                names = _lists_made(block[k], globals_)
+                loop = block[k + 1]
+                if names is None or not isinstance(loop, ast.For):
+                    k += 1
+                    continue
+                for n in ast.walk(loop):
+                    if isinstance(n, ast.Name) and n.id in names:
+                        n.id = names[n.id]
+                end = k + 2
+                while end < len(block) and isinstance(block[end], ast.Expr) \
+                        and _helper_call(block[end].value, globals_, "put_floats") \
+                        and [ast.unparse(a) for a in block[end].value.args] in (
+                            [[a, l] for l, a in names.items()]):
+                    end += 1
+                block[k:end] = [loop]
+                k += 1
+
+
+def _lists_made(stmt, globals_: dict) -> dict | None:
+    """list name -> array name for ``y_l, dy_l = float_lists((y,), (dy,), (a,))``."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Tuple)
+            and _helper_call(stmt.value, globals_, "float_lists")
+            and len(stmt.value.args) == 3
+            and all(isinstance(a, ast.Tuple) for a in stmt.value.args)):
+        return None
+    arrays = stmt.value.args[0].elts + stmt.value.args[1].elts
+    lists = stmt.targets[0].elts
+    if len(arrays) != len(lists) or not all(isinstance(e, ast.Name) for e in arrays + lists):
+        return None
+    return {l.id: a.id for l, a in zip(lists, arrays)}
 
 
 # --- tapes of slots ---------------------------------------------------------

@@ -60,14 +60,16 @@ ROLE = "lists"
 _OPS = (ast.Add, ast.Sub, ast.Mult)
 
 
-def run(stmts: list, defined: set[str], helper, modules: dict[str, str], namer
-        ) -> dict[str, str]:
+def run(stmts: list, defined: set[str], helper, modules: dict[str, str], namer,
+        tapes: set[str]) -> dict[str, str]:
     """Rewrite the loops of ``stmts`` (see the module); ``defined``: the names
     bound before ``stmts`` run, on every path; ``helper(base)``: the generated
-    name of a helper; ``modules``: the function's modules (``{"numpy": "np"}``).
-    Returns list name -> array name for every list made."""
+    name of a helper; ``modules``: the function's modules (``{"numpy": "np"}``);
+    ``tapes``: the tape lists (a loop reading one is left as it is: a value
+    the forward pass taped may be a float32 scalar). Returns array name ->
+    the name of the list of its elements, for every list made."""
     lists: dict[str, str] = {}
-    _block(stmts, set(defined), helper, modules, namer, lists)
+    _block(stmts, set(defined), helper, (modules, tapes), namer, lists)
     return lists
 
 
@@ -76,7 +78,7 @@ def _block(stmts: list, defined: set[str], helper, modules, namer, lists) -> Non
     while k < len(stmts):
         s = stmts[k]
         if isinstance(s, Block) and isinstance(s.head, ast.For):
-            plan = _Loop(s, defined, modules).plan()
+            plan = _Loop(s, defined, *modules).plan()
             if plan is not None:
                 before, after = _rewrite(s, plan, helper, namer, lists)
                 stmts[k:k + 1] = [before, s] + after
@@ -90,9 +92,10 @@ def _block(stmts: list, defined: set[str], helper, modules, namer, lists) -> Non
         k += 1
 
 
-def bound_by(stmts: list) -> set[str]:
-    """The names the top-level statements of ``stmts`` bind (not those in its blocks)."""
-    out: set[str] = set()
+def bound_by(stmts: list, args: ast.arguments) -> set[str]:
+    """The parameters in ``args`` and the names the top-level statements of
+    ``stmts`` bind (not those in its blocks)."""
+    out = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
     for s in stmts:
         if isinstance(s, Stmt) and s.node is not None:
             out |= _bound(s.node)
@@ -115,9 +118,10 @@ def _bound(node: ast.stmt) -> set[str]:
 class _Loop:
     """Whether a reverse loop can run on lists, and what it needs."""
 
-    def __init__(self, block: Block, defined: set[str], modules: dict[str, str]):
+    def __init__(self, block: Block, defined: set[str], modules: dict[str, str],
+                 tapes: set[str]):
         self.block = block
-        self.defined = defined
+        self.defined = defined - tapes
         self.np = modules.get("numpy")
         self.modules = {modules[m] for m in ("numpy", "math") if m in modules}
         self.arrays: dict[str, bool] = {}
@@ -331,8 +335,7 @@ def _int_range(it: ast.expr) -> bool:
 
 def _rewrite(block: Block, plan: _Loop, helper, namer, lists: dict) -> tuple[Stmt, list]:
     names = {a: namer.fresh(f"{a}_l") for a in plan.arrays}
-    for l_name, a in names.items():
-        lists[a] = l_name
+    lists.update(names)
     _rename(block.body, names)
     reads = [a for a, w in plan.arrays.items() if not w]
     writes = [a for a, w in plan.arrays.items() if w]
