@@ -52,7 +52,7 @@ import copy
 
 from s2s_ad.emit.code import Block, Stmt
 
-__all__ = ["ROLE", "bound_by", "run", "unlisted"]
+__all__ = ["ROLE", "bound_by", "for_sweep", "run", "unlisted"]
 
 ROLE = "lists"
 """The role of the statements this pass adds (:attr:`s2s_ad.emit.code.Stmt.role`)."""
@@ -71,6 +71,15 @@ def run(stmts: list, defined: set[str], helper, modules: dict[str, str], namer,
     lists: dict[str, str] = {}
     _block(stmts, set(defined), helper, (modules, tapes), namer, lists)
     return lists
+
+
+def for_sweep(sweep, stmts: list, defined: set[str], tape: list) -> dict[str, str]:
+    """:func:`run` on a NumPy reverse sweep's statements (nothing for a sweep
+    of numbers); ``tape``: the values the forward pass keeps."""
+    if sweep.arrays is None:
+        return {}
+    return run(stmts, defined, sweep.arrays.helper, sweep.modules, sweep.namer,
+               {v.name for v in tape if v.kind == "looptape"})
 
 
 def _block(stmts: list, defined: set[str], helper, modules, namer, lists) -> None:

@@ -266,13 +266,11 @@ class _Sweep(StructuredSweep, CallSites):
         signs.run(reverse, counts)  # before the copies it leaves are removed
         peephole.run(reverse, counts)
         runtime_lists.fuse_sum(self, reverse)
-        lists: dict[str, str] = {}
         if self.arrays is not None:
             scatters.run(reverse, self.arrays)
             out_of_place.run(reverse)
-            lists = element_lists.run(reverse, element_lists.bound_by(fwd, signature(func, seed)),
-                                      self.arrays.helper, self.modules, self.namer,
-                                      {v.name for v in tape if v.kind == "looptape"})
+        lists = element_lists.for_sweep(self, reverse, element_lists.bound_by(
+            fwd, signature(func, seed)), tape)
         if self.arrays is None:
             element_writes.run(reverse, {self.adj[id(v)] for v in func.param_values
                                          if v.kind in ("list", "tuple") and id(v) in self.adj})
@@ -598,13 +596,11 @@ def _pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
              for v in params]
     ends = ast.Tuple([value, *grads, *(ast.Name(n, ast.Load()) for n in tape_refs)], ast.Load())
     signs.run(reverse, names_in(Block(ast.If(ends, [], []), forward + reverse)))
-    lists: dict[str, str] = {}
     if sweep.arrays is not None:
         out_of_place.run(reverse)
-        # bound on entry to the backward function: its seeds and the tape it unpacks
-        bound = {seeds.tape, seeds.seed, *seeds.seeds, *tape_refs}
-        lists = element_lists.run(reverse, bound, sweep.arrays.helper, sweep.modules,
-                                  sweep.namer, {v.name for v in tape if v.kind == "looptape"})
+    # bound on entry to the backward function: its seeds and the tape it unpacks
+    lists = element_lists.for_sweep(sweep, reverse, {seeds.tape, seeds.seed, *seeds.seeds,
+                                                     *tape_refs}, tape)
     fwd, bwd = pair_functions(func, fwd_name, bwd_name, seeds, sweep, forward, value, tape,
                               tape_refs, reverse, grads, sweep.adjoint_names(), sweep.loops)
     bwd.lists = lists
