@@ -375,9 +375,16 @@ def reverse_read(sweep, op: ir.Op, g: ast.expr) -> Stmt:
     idx = _index(sweep, op)
     if id(op) in sweep.read_once:  # the element's one contribution, into zeros
         node = ast.Assign([ast.Subscript(ast.Name(target, ast.Load()), idx, ast.Store())], g)
-    elif sweep.arrays._basic(op, op.attrs["index"]):
+    elif sweep.arrays._basic(op, op.attrs["index"]) and not any(
+            isinstance(a, ir.Value) and a.kind == "bool" for a in op.args[1:]):
         node = ast.AugAssign(ast.Subscript(ast.Name(target, ast.Load()), idx, ast.Store()),
                              ast.Add(), g)
+    elif sweep.arrays._basic(op, op.attrs["index"]):
+        # a mask: add_scattered adds in place where the array is NumPy's, and
+        # by position where it is Dask's, whose masked reads have lengths it
+        # knows only when it computes (dx[m] = dx[m] + g cannot match them)
+        node = ast.Expr(_call(sweep.arrays.helper("add_scattered"),
+                              [ast.Name(target, ast.Load()), _as_value(idx), g]))
     else:
         node = ast.Expr(_call(sweep.arrays.helper("add_at"),
                               [ast.Name(target, ast.Load()), _as_value(idx), g]))

@@ -16,7 +16,8 @@ def unbroadcast(g, x, _array=np.ndarray):
     scalar = (int, float, np.generic)  # shape (), as np.shape says, without asking it
     shape = x.shape if type(x) is np.ndarray else () if isinstance(x, scalar) else np.shape(x)
     g_shape = g.shape if type(g) is np.ndarray else () if isinstance(g, scalar) else np.shape(g)
-    if g_shape == shape:
+    if g_shape == shape or len(g_shape) == len(shape) and all(
+            a == b or a != a for a, b in zip(g_shape, shape)):  # nan: a length Dask knows later
         return g
     lead = len(g_shape) - len(shape)
     if lead < 0:  # fewer axes than x (a 0.0 adjoint a branch or loop never added to)
@@ -56,7 +57,7 @@ def spread(g, x):
     without adding the zeros."""
     if type(x) is not np.ndarray or x.ndim == 0:
         out = np.zeros_like(x) + g
-        if np.shape(out) != np.shape(x):  # g keeps an axis a number has not: np.sum(s, axis=0)
+        if np.ndim(out) != np.ndim(x):  # g keeps an axis a number has not: np.sum(s, axis=0)
             out = np.reshape(out, np.shape(x))[()]
         return out
     if type(g) is float and x.dtype.kind in "fc" or type(g) is np.float64 and x.dtype.char == "d":
@@ -479,11 +480,13 @@ def scatter(g, x, index):
     "add_scattered": '''
 def add_scattered(y, index, g):
     """y + scatter(g, y, index), into y in place (an array the reverse sweep
-    made and nobody else holds): an index of ints and slices picks each
-    element at most once, so y[index] = y[index] + g; any other, add_at."""
+    made and nobody else holds): an index of ints and slices (and, for an
+    ndarray, masks) picks each element at most once, so y[index] = y[index]
+    + g; any other, add_at."""
     items = index if type(index) is tuple else (index,)
     plain = (int, slice, type(None), type(Ellipsis)) if type(y) is np.ndarray else (int, slice)
-    if all(type(i) in plain or isinstance(i, np.integer) for i in items):
+    if all(type(i) in plain or isinstance(i, np.integer) or type(y) is np.ndarray
+           and type(i) is np.ndarray and i.dtype == bool for i in items):
         y[index] = y[index] + g  # (not +=: NumPy cannot add a Dask g into an ndarray y in place)
     else:
         add_at(y, index, g)
@@ -516,10 +519,14 @@ def add_at(y, index, g):
     size = 1
     for n in shape:
         size *= n
-    where = np.reshape(np.arange(size), shape)[tuple(
-        p if type(p) in (slice, type(None), type(Ellipsis), int) or isinstance(p, np.ndarray)
-        else np.asarray(p) for p in items)]
-    w = np.ravel(np.broadcast_to(g, np.shape(where)))
+    if len(items) == 1 and np.shape(index) == shape and np.result_type(index) == bool:
+        where = np.flatnonzero(index)  # a mask: g's items at its true positions, in order
+        w = np.ravel(g) if np.ndim(g) else np.zeros_like(where, dtype=np.result_type(g)) + g
+    else:
+        where = np.reshape(np.arange(size), shape)[tuple(
+            p if type(p) in (slice, type(None), type(Ellipsis), int) or isinstance(p, np.ndarray)
+            else np.asarray(p) for p in items)]
+        w = np.ravel(np.broadcast_to(g, np.shape(where)))
     # the positions as an array of g's library, chunked like g (Dask's bincount needs that)
     at = np.zeros_like(np.real(w), dtype=np.intp) + np.ravel(where)
     if np.iscomplexobj(w):  # np.bincount sums real weights
