@@ -13,7 +13,7 @@ import pytest
 
 import element_lists_src as src
 import s2s_ad
-from array_oracle import assert_gradients, fd_gradient, rand
+from array_oracle import assert_gradients, fd_gradient, make_function, rand
 from s2s_ad.rules.numpy_helpers import HELPERS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -181,3 +181,46 @@ def test_cli_file_in_a_fresh_interpreter_and_differentiated_again(tmp_path):
         sys.path.remove(str(tmp_path))
         sys.modules.pop("second", None)
         sys.modules.pop("grad_fill", None)
+
+
+# -- random recurrences: the lists against central differences and against the arrays --------
+
+TERMS = ["y[i - 1] * a", "x[i]", "np.sin(y[i - 1])", "y[i - 2] * y[i - 1]", "a * a",
+         "np.cos(y[i - 2]) * 0.5", "-y[i - 2]", "y[i - 1] * y[i - 1] * 0.25", "np.exp(-a)"]
+
+
+def _recurrence(seed: int) -> str:
+    rng = np.random.default_rng(seed)
+    terms = list(rng.choice(TERMS, size=int(rng.integers(2, 5)), replace=False))
+    body = " + ".join(terms)
+    loop = f"        y[i] = {body}\n"
+    if rng.random() < 0.4:  # a branch on the state
+        other = " - ".join(rng.choice(TERMS, size=2, replace=False))
+        loop = (f"        if y[i - 1] > 0.0:\n            y[i] = {body}\n"
+                f"        else:\n            y[i] = {other}\n")
+    tail = rng.choice(["np.sum(y * y)", "np.sum(np.sin(y))", "np.sum(y) * a"])
+    return ("def f(x, a):\n    y = np.zeros(len(x))\n    y[0] = x[0]\n    y[1] = x[1] * a\n"
+            f"    for i in range(2, len(x)):\n{loop}    return {tail}\n")
+
+
+def test_random_recurrences_on_lists():
+    """Central differences for the gradient, and bit for bit the same numbers
+    as the module with its loops kept on the arrays; most of them run on lists."""
+    on_lists = 0
+    for seed in range(40):
+        source = _recurrence(seed)
+        f = make_function(source)
+        x = rand(np.random.default_rng(seed), (7,), -0.8, 0.8)
+        assert_gradients(f, [x, 0.6], [0, 1])
+        text = s2s_ad.gradient_source(f, wrt=(0, 1))
+        made, kept = {}, {}
+        exec(compile(text, "<grad>", "exec"), made)
+        exec(compile(text, "<grad>", "exec"), kept)
+        kept["float_lists"] = lambda reads, writes, numbers: reads + writes
+        took = []
+        lists = made.get("float_lists")
+        made["float_lists"] = lambda *a: took.append(lists(*a)) or took[-1]
+        got, want = made["grad_f"](x, 0.6), kept["grad_f"](x, 0.6)
+        assert np.array_equal(got[0], want[0]) and got[1] == want[1], source
+        on_lists += bool(took) and all(type(v) is list for t in took for v in t)
+    assert on_lists >= 15, on_lists  # the others read a value the forward pass taped
