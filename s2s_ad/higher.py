@@ -320,10 +320,16 @@ def _captured(fn):
 
 
 def _argument(fn, args, kwargs, name):
-    bound = _signature(fn).bind(*args, **{k: v for k, v in kwargs.items()
-                                          if k in _signature(fn).parameters})
+    return _arguments(fn, args, kwargs, [name])[0]
+
+
+def _arguments(fn, args, kwargs, names) -> list:
+    """The values ``fn``'s parameters ``names`` receive in a call (defaults
+    applied), from one binding of the arguments."""
+    sig = _signature(fn)
+    bound = sig.bind(*args, **{k: v for k, v in kwargs.items() if k in sig.parameters})
     bound.apply_defaults()
-    return bound.arguments[name]
+    return [bound.arguments[n] for n in names]
 
 
 def hessian(fn: Callable, wrt: Wrt = 0) -> Callable:
@@ -343,7 +349,7 @@ def hessian(fn: Callable, wrt: Wrt = 0) -> Callable:
         if held is not None:
             kwargs = {**held(), **kwargs}
         names, many, product, _ = _hvp_function(fn, wrt, args, kwargs, memo)
-        points = [_argument(fn, args, kwargs, n) for n in names]
+        points = _arguments(fn, args, kwargs, names)
         if all(p.__class__ in (float, int) for p in points):
             # numbers: column j is H·e_j, a tuple of numbers
             n = len(names)
