@@ -228,3 +228,11 @@ def test_random_recurrences_on_lists():
         assert np.array_equal(got[0], want[0]) and got[1] == want[1], source
         on_lists += bool(took) and all(type(v) is list for t in took for v in t)
     assert on_lists >= 15, on_lists  # the others read a value the forward pass taped
+
+
+def test_value_and_grad_returns_the_value_with_the_gradient_on_lists():
+    x = rand(RNG, (8,))
+    value, (dx, da) = s2s_ad.value_and_grad(src.fill, wrt=(0, 1))(x, 0.9)
+    assert value == src.fill(x, 0.9)
+    np.testing.assert_allclose(dx, fd_gradient(src.fill, [x, 0.9], 0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(da, fd_gradient(src.fill, [x, 0.9], 1), rtol=1e-6, atol=1e-8)
