@@ -67,3 +67,9 @@ def test_arrays_fixed_by_keyword():
     X2 = X * 2.0          # the partial holds X; another partial, other data
     p2 = functools.partial(c.regression_loss, X=X2, y=y)
     np.testing.assert_allclose(s2s_ad.grad(p2)(w), array_fd(p2, [w], 0), rtol=1e-6, atol=1e-8)
+
+
+def test_wrt_may_name_a_value_the_partial_fixes_by_keyword():
+    p = functools.partial(c.scalar_loss, data=DATA, k=1.5)
+    want = fd_gradient(c.scalar_loss, [0.7, DATA, 1.5], [2])[0]
+    assert close(s2s_ad.grad(p, wrt="k")(0.7), want)
