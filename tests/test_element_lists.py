@@ -22,7 +22,7 @@ RNG = np.random.default_rng(97)
 CASES = [  # function, arguments, whether its reverse loop runs on lists
     (src.fill, lambda: [rand(RNG, (7,)), 0.8], True),
     (src.two_back, lambda: [rand(RNG, (7,)), 0.7], False),  # pops np.tanh(...), x[i] taped
-    (src.weighted, lambda: [rand(RNG, (6,)), rand(RNG, (6,))], False),  # pops w[i], x[i]
+    (src.weighted, lambda: [rand(RNG, (6,)), rand(RNG, (6,))], True),  # w[i], x[i] read again
     (src.branch_in_loop, lambda: [rand(RNG, (8,)), 0.9], True),
     (src.in_branch, lambda: [rand(RNG, (6,)), 0.6], True),
     (src.in_branch, lambda: [rand(RNG, (6,)), -0.6], True),
@@ -77,7 +77,8 @@ def _same(got, want):
     assert np.array_equal(got, want), (got, want)
 
 
-@pytest.mark.parametrize("fn", [src.fill, src.branch_in_loop, src.in_branch, src.in_helper],
+@pytest.mark.parametrize("fn", [src.fill, src.branch_in_loop, src.in_branch, src.in_helper,
+                                src.weighted],
                          ids=lambda f: f.__name__)
 @pytest.mark.parametrize("dtypes", [("f8", "f8"), ("f4", "f8"), ("f8", "f4"), ("f4", "f4")],
                          ids=lambda d: "-".join(d))
@@ -87,6 +88,8 @@ def test_lists_compute_what_the_arrays_compute(fn, dtypes):
     made, kept, took = _twice(fn)
     x = rand(RNG, (9,), -0.5, 0.5).astype(dtypes[0])
     a = np.float32(0.8) if dtypes[1] == "f4" else 0.8
+    if fn is src.weighted:  # w: an array, float32 or float64
+        a = rand(RNG, (9,), 0.5, 0.9).astype(dtypes[1])
     got, want = made(x, a), kept(x, a)
     assert took and all(took) is (dtypes == ("f8", "f8")), took
     _same(got[0], want[0])
@@ -236,3 +239,11 @@ def test_value_and_grad_returns_the_value_with_the_gradient_on_lists():
     assert value == src.fill(x, 0.9)
     np.testing.assert_allclose(dx, fd_gradient(src.fill, [x, 0.9], 0), rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(da, fd_gradient(src.fill, [x, 0.9], 1), rtol=1e-6, atol=1e-8)
+
+
+def test_elements_of_parameters_are_read_again_not_taped():
+    """``w[i]`` and ``x[i]`` as factors: a parameter is never written, so the
+    reverse loop reads its elements again; the loop keeps no tape."""
+    text = s2s_ad.gradient_source(src.weighted, wrt=(0, 1))
+    assert "records 0 values per iteration" in " ".join(text.split()), text
+    assert "_tape" not in text and "read again from w" in text

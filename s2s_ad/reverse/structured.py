@@ -223,6 +223,13 @@ class StructuredSweep:
                     self.recomputed.add(id(v))
                     for a in node.args:
                         self.ref(a)
+                elif isinstance(node, ir.Op) and self._param_element(node):
+                    # x[i] of an array parameter: never written (arguments are not
+                    # changed), so the element is read again
+                    recompute.append(node)
+                    self.recomputed.add(id(v))
+                    for a in node.args:
+                        self.ref(a)
                 elif isinstance(node, ir.Op) and self._settled(node) is not None:
                     # y[i - c] read again: no later write changes that element
                     recompute.append(node)
@@ -254,6 +261,10 @@ class StructuredSweep:
                 expr = ast.Subscript(ast.Name(fam.name, ast.Load()), inplace._index(self, node),
                                      ast.Load())
                 what = f"read again from {fam.name} (no later write changes it), not taped"
+            elif self._param_element(node):
+                expr = ast.Subscript(self.ref(node.args[0]), inplace._index(self, node),
+                                     ast.Load())
+                what = f"read again from {node.args[0].name}, not taped"
             else:
                 expr = self.instantiate(RULES[node.prim].forward_ast, node)
                 what = "recomputed, not taped"
@@ -261,6 +272,13 @@ class StructuredSweep:
                             f"line {node.loc.line}: {what}", node,
                             target=node.out.name, role="recompute", control=loop))
         return out
+
+    def _param_element(self, node: ir.Op) -> bool:
+        """``x[i]``, ``x[i, j]``: elements of an array parameter at int indices."""
+        if node.prim != "array.getitem" or not any(node.args[0] is p
+                                                   for p in self.func.param_values):
+            return False
+        return all(not isinstance(a, ir.Value) or a.kind == "int" for a in node.args[1:])
 
     def _settled(self, node: ir.Op):
         """The family of the buffer ``node`` reads an element of that no
