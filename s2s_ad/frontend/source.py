@@ -25,6 +25,7 @@ import textwrap
 import types
 from dataclasses import dataclass, field
 
+from s2s_ad.frontend import jax_names
 from s2s_ad.errors import SourceError, TargetError
 
 
@@ -42,6 +43,11 @@ class Source:
     arrays), name -> value when located. They are keyword-only parameters of
     ``tree`` after the function's own, and constants of the gradient (see
     :func:`captured_values`)."""
+    jax: bool = False
+    """Whether the function reads JAX (``jnp``, ``jax.vmap``, ...): its globals
+    are then read through :func:`s2s_ad.frontend.jax_names.numpy_view` and its
+    JAX forms rewritten before lowering (:mod:`s2s_ad.frontend.jax_forms`)."""
+    jax_desugared: bool = False
 
     def line(self, lineno: int) -> str:
         return self.lines[lineno - 1] if 0 < lineno <= len(self.lines) else ""
@@ -130,6 +136,9 @@ def locate(fn, method: bool = False) -> Source:
                         "runs (the file changed after it was imported?); reload the module")
     if fn.__code__.co_freevars:
         _capture(src)
+    if jax_names.reads_jax(tree, src.globals):
+        src.jax = True
+        src.globals = jax_names.numpy_view(src.globals)
     params = src.tree.args.posonlyargs + src.tree.args.args
     owner = fn.__qualname__.rpartition(".")[0]
     if owner and not owner.endswith("<locals>") and params and params[0].arg == "self" \
