@@ -61,6 +61,11 @@ def is_jax(obj) -> bool:
     return name.split(".")[0] in JAX_TOPS
 
 
+def is_jax_type(cls: type) -> bool:
+    """Whether ``cls`` is a class of JAX's (``jaxlib``'s compiled functions)."""
+    return (getattr(cls, "__module__", "") or "").split(".")[0] in JAX_TOPS + ("jaxlib",)
+
+
 def twin(obj):
     """The NumPy or SciPy object ``obj`` (a JAX module or function) stands
     for; ``obj`` itself when it has none or is not JAX's."""

@@ -84,6 +84,9 @@ def locate(fn, method: bool = False) -> Source:
         raise _method_error(fn)
     if not isinstance(fn, types.FunctionType):
         what = type(fn).__name__
+        wrapped = getattr(fn, "__wrapped__", None)
+        if isinstance(wrapped, types.FunctionType) and jax_names.is_jax_type(type(fn)):
+            raise _jit_error(fn, wrapped)
         raise SourceError(f"{getattr(fn, '__name__', fn)!r} is a {what}, not a Python function "
                           "with source s2s-ad can read")
     if inspect.unwrap(fn) is not fn:
@@ -147,6 +150,23 @@ def locate(fn, method: bool = False) -> Source:
                         "without an object; differentiate it bound to one (`obj.method`; "
                         "on the command line `file.py:obj.method` for a module-level obj)")
     return src
+
+
+def _jit_error(fn, wrapped: types.FunctionType) -> SourceError:
+    """The refusal of a function JAX compiled (``@jax.jit``), at its decorator."""
+    name = wrapped.__qualname__
+    message = (f"{name} is compiled by JAX (`{type(fn).__name__}`); s2s-ad reads the Python "
+               f"function's source, not the code JAX compiles from it, and writes a NumPy "
+               f"gradient: differentiate the undecorated function, `{name}.__wrapped__` "
+               "(static arguments such as `static_argnums` are then ordinary int parameters)")
+    try:
+        src = locate(wrapped)
+    except SourceError:
+        return SourceError(message)
+    decorators = src.tree.decorator_list
+    jit = next((d for d in decorators if "jit" in ast.unparse(d)), decorators[0]
+               if decorators else src.tree)
+    return src.error(jit, message)
 
 
 def is_data(value) -> bool:
