@@ -82,6 +82,7 @@ class _Desugar:
             | set(src.globals)
         self.np = next((k for k, v in src.globals.items() if v is numpy), None)
         self.locals: set = set()
+        self.control_flow = False
 
     # -- names ---------------------------------------------------------------
 
@@ -130,8 +131,10 @@ class _Desugar:
                                                               ast.For, ast.AnnAssign))
                for t in ast.walk(n.targets[0] if isinstance(n, ast.Assign) else n.target)
                if isinstance(t, ast.Name)}
+        flow, self.control_flow = self.control_flow, any(
+            isinstance(n, (ast.For, ast.While, ast.If, ast.IfExp)) for n in ast.walk(fn))
         fn.body = self.block(fn.body)
-        self.locals = outer
+        self.locals, self.control_flow = outer, flow
 
     def block(self, stmts: list) -> list:
         out = []
@@ -302,6 +305,13 @@ class _Desugar:
         if op == "get":
             s.value = ast.copy_location(ast.Subscript(base, index, ast.Load()), s.value)
             return pre + [s]
+        if isinstance(base, ast.Name) and base.id == target and self.control_flow:
+            # ``y = y.at[i].set(v)`` in a function with loops or branches: a
+            # write into ``y`` itself, as the frontend accepts only where
+            # no other name (nor a view) refers to y's array, so JAX's
+            # meaning is kept (the old value is read by nobody).
+            write = self.at_statements(target, s.value, op, base, index)[1]
+            return pre + [write]
         reads = {n.id for part in [index, *s.value.args] for n in ast.walk(part)
                  if isinstance(n, ast.Name)}
         if target in reads:
