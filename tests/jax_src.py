@@ -6,6 +6,8 @@ calls NumPy, never JAX) and compares with central differences of these
 functions themselves, run by JAX where it is installed (float64) and by the
 stand-in of tests/jax_standin.py otherwise."""
 
+from functools import partial
+
 try:
     import jax
     import jax.numpy as jnp
@@ -166,6 +168,11 @@ def in_a_branch(x, flag: int):
 
 
 # -- refused ----------------------------------------------------------------
+
+@partial(jax.jit, static_argnums=[1])
+def compiled(x, n):
+    return jnp.sum(x ** n)
+
 
 def uses_random(x):
     noise = jax.random.normal(0, x.shape)

@@ -15,7 +15,9 @@ written here in plain NumPy:
   ``power``, ``get``) returning a new array, and with ``+=`` (every augmented
   operator) making a new array instead of writing into the old one;
 * ``vmap`` maps over the leading axis (``in_axes`` 0 or a tuple of 0 and
-  None) and stacks the results; ``lax.scan`` and ``lax.fori_loop`` are loops.
+  None) and stacks the results; ``lax.scan`` and ``lax.fori_loop`` are loops;
+  ``jit`` returns an object of a ``jaxlib`` class holding the function as
+  ``__wrapped__``, as JAX's does.
 """
 
 from __future__ import annotations
@@ -141,6 +143,24 @@ def fori_loop(lower, upper, body, init):
     return carry
 
 
+class PjitFunction:
+    """What ``jax.jit`` returns: a callable with the Python function as
+    ``__wrapped__`` (its class is jaxlib's, as JAX's is)."""
+
+    def __init__(self, fn):
+        self.__wrapped__ = fn
+
+    def __call__(self, *args, **kwargs):
+        return self.__wrapped__(*args, **kwargs)
+
+
+PjitFunction.__module__ = "jaxlib._jax"
+
+
+def jit(fn, static_argnums=None):
+    return PjitFunction(fn)
+
+
 def _random_normal(key, shape=()):
     raise NotImplementedError("the stand-in has no jax.random")
 
@@ -151,6 +171,7 @@ random = types.ModuleType("jax.random")
 random.normal = _random_normal
 jax = types.ModuleType("jax")
 jax.numpy, jax.scipy, jax.lax, jax.random, jax.vmap = numpy, scipy_, lax, random, vmap
-for _fn in (vmap, scan, fori_loop, _random_normal):
-    _fn.__module__ = {"vmap": "jax"}.get(_fn.__name__, "jax.lax")
+jax.jit = jit
+for _fn in (vmap, scan, fori_loop, jit):
+    _fn.__module__ = {"vmap": "jax", "jit": "jax"}.get(_fn.__name__, "jax.lax")
 _random_normal.__module__, _random_normal.__name__ = "jax.random", "normal"
