@@ -24,7 +24,7 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import (callees, closures, generated, jax_forms, passing, pytrees,
+from s2s_ad.frontend import (callees, closures, factories, generated, jax_forms, passing, pytrees,
                               runtime_lists, runtime_sorting, statics, structures, syntax,
                               unroll)
 from s2s_ad.frontend.aliasing import InPlaceNames
@@ -131,6 +131,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
                  statics: dict | None = None, passed: dict | None = None,
                  helper: bool = False):
         generated.normalise(src.tree, src.globals)  # s2s-ad's own gradients' tapes
+        factories.inline(src, source_locate)  # g = make(x): make's nested function, here
         jax_forms.desugar(src)  # .at[...], jax.vmap, jax.lax.scan as NumPy code
         self.src = src
         self.helper = helper
