@@ -98,6 +98,33 @@ def rk4_last(x, steps: int):
     return path[-1][-1] + 0.1 * jnp.sum(path[0])
 
 
+def make_rhs(x):
+    """A factory: the right-hand side it returns closes over ``x``."""
+    def rhs(y):
+        def component(i, xi, yi):
+            return jnp.where(i == 0, xi, xi * yi)
+
+        return jax.vmap(component)(jnp.arange(x.shape[0]), x, jnp.roll(y, 1))
+
+    return rhs
+
+
+def euler_path(f, y0, h, steps):
+    """The solver calls the function it is given inside the scanned body."""
+    def body(y, _):
+        y_next = y + h * f(y)
+        return y_next, y_next
+
+    _, path = jax.lax.scan(body, y0, None, length=steps)
+    return path[-1]
+
+
+def factory_ode(x, steps: int):
+    rhs = make_rhs(x)
+    y = euler_path(rhs, jnp.ones_like(x), 0.1, steps)
+    return jnp.sum(y * y)
+
+
 def relax(x, n: int):
     """``jax.lax.fori_loop`` with a lambda body."""
     y = jax.lax.fori_loop(0, n, lambda i, y: 0.5 * y + jnp.sin(x * (i + 1.0)), x)

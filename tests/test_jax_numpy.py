@@ -35,6 +35,7 @@ CASES = {
     "poly_fit": ([rng.normal(size=4), 6], [0]),
     "rk4_last": ([rng.normal(size=4), 5], [0]),
     "relax": ([rng.normal(size=3), 4], [0]),
+    "factory_ode": ([rng.normal(size=4), 5], [0]),
     "scan_over_rows": ([rng.normal(size=3), rng.normal(size=(4, 3))], [0, 1]),
     "scan_no_outputs": ([rng.normal(size=3), rng.normal(size=(4, 3))], [0, 1]),
     "mapped_pairs": ([rng.normal(size=(4, 3)), rng.normal(size=(4, 3)), 0.7], [0, 1, 2]),
@@ -180,6 +181,57 @@ def test_autograd_numpy_read_as_numpy():
     got = s2s_ad.grad(f)(x)
     np.testing.assert_allclose(got, fd_gradient(f, [x], 0), rtol=1e-6)
     assert "anp" not in s2s_ad.gradient_source(f, wrt=0).split("import numpy")[0]
+
+
+FACTORY = """
+def make(x, c):
+    scale = 2.0 * c
+
+    def f(y):
+        return scale * x * np.roll(y, 1)
+
+    return f
+
+
+def solve(f, y, n):
+    def step(y):
+        return y + 0.1 * f(y)
+
+    for _ in range(n):
+        y = step(y)
+    return y
+
+
+def ode(x, n: int):
+    f = make(x, 0.5)
+    return np.sum(solve(f, np.ones_like(x), n) ** 2)
+
+
+def not_a_factory(x):
+    def f(y):
+        return x * y
+
+    print("made")
+    return f
+
+
+def uses_it(x):
+    f = not_a_factory(x)
+    return np.sum(f(x))
+"""
+
+
+def test_factory_inlined_in_numpy_code():
+    """``f = make(x)``, ``make`` returning a nested function (any code, not
+    only JAX's): its body is inlined, and ``f`` passed to a solver that calls
+    it inside its own nested function."""
+    ode = make_function(FACTORY, "ode")
+    x = rng.normal(size=4)
+    got = s2s_ad.grad(ode, wrt=0)(x, 3)
+    np.testing.assert_allclose(got, fd_gradient(ode, [x, 3], 0), rtol=1e-6, atol=1e-9)
+    with pytest.raises(SourceError) as info:
+        s2s_ad.grad(ode.__globals__["uses_it"])(x)
+    assert "`f` is a local value" in str(info.value) and "^" in str(info.value)
 
 
 def test_jax_names_only_when_jax_is_installed():
