@@ -171,6 +171,40 @@ def other_spelling(x):
     return jnp_too.sum(jnp_too.exp(x) * x)
 
 
+def smooth_in_place(x):
+    """``x = x.at[i].set(...)`` on a parameter in a loop (JAX never changes
+    the caller's array)."""
+    for i in range(1, x.shape[0]):
+        x = x.at[i].set(0.5 * x[i - 1] + jnp.sin(x[i]))
+    return jnp.sum(x ** 2)
+
+
+def lstm_like_scan(w, xs):
+    """A tuple carry and tuple outputs, as recurrent cells in JAX are written."""
+    def cell(carry, row):
+        h, c = carry
+        c = jnp.tanh(c * w + row)
+        h = 0.5 * h + c
+        return (h, c), (h, c * c)
+
+    (h, c), (hs, cs) = jax.lax.scan(cell, (jnp.zeros_like(w), jnp.ones_like(w)), xs)
+    return jnp.sum(h * c) + jnp.sum(hs) + jnp.sum(jnp.sin(cs))
+
+
+def swap_loop(x, n: int):
+    def body(i, pair):
+        a, b = pair
+        return b, 0.5 * a + jnp.sin(b)
+
+    a, b = jax.lax.fori_loop(0, n, body, (x, 2.0 * x))
+    return jnp.sum(a * b)
+
+
+def mapped_pairs_out(a):
+    rows, sums = jax.vmap(lambda u: (u * u, jnp.sum(u)))(a)
+    return jnp.sum(rows) + jnp.sum(jnp.sin(sums))
+
+
 def objectives_as_helpers(points, centers, x):
     return spread_cost(points, centers) + poly_fit(x, 5) + rk4_last(x, 4)
 

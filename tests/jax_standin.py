@@ -123,8 +123,16 @@ def vmap(fn, in_axes=0):
         axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
         n = next(np.shape(a)[0] for a, ax in zip(args, axes) if ax == 0)
         rows = [fn(*[a[k] if ax == 0 else a for a, ax in zip(args, axes)]) for k in range(n)]
-        return np.stack(rows).view(Array)
+        return _stack(rows)
     return mapped
+
+
+def _stack(rows):
+    """The rows stacked leaf by leaf (a function returning a tuple gives a
+    tuple of stacked arrays, as JAX's do)."""
+    if isinstance(rows[0], tuple):
+        return tuple(_stack([r[i] for r in rows]) for i in range(len(rows[0])))
+    return np.stack(rows).view(Array)
 
 
 def scan(f, init, xs, length=None):
@@ -133,7 +141,7 @@ def scan(f, init, xs, length=None):
     for k in range(n):
         carry, y = f(carry, None if xs is None else xs[k])
         ys.append(y)
-    return carry, (None if ys and ys[0] is None else np.stack(ys).view(Array))
+    return carry, (None if ys and ys[0] is None else _stack(ys))
 
 
 def fori_loop(lower, upper, body, init):

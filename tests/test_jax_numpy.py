@@ -36,6 +36,10 @@ CASES = {
     "rk4_last": ([rng.normal(size=4), 5], [0]),
     "relax": ([rng.normal(size=3), 4], [0]),
     "factory_ode": ([rng.normal(size=4), 5], [0]),
+    "smooth_in_place": ([rng.normal(size=5)], [0]),
+    "lstm_like_scan": ([rng.normal(size=3), rng.normal(size=(4, 3))], [0, 1]),
+    "swap_loop": ([rng.normal(size=3), 4], [0]),
+    "mapped_pairs_out": ([rng.normal(size=(4, 2))], [0]),
     "scan_over_rows": ([rng.normal(size=3), rng.normal(size=(4, 3))], [0, 1]),
     "scan_no_outputs": ([rng.normal(size=3), rng.normal(size=(4, 3))], [0, 1]),
     "mapped_pairs": ([rng.normal(size=(4, 3)), rng.normal(size=(4, 3)), 0.7], [0, 1, 2]),
@@ -68,7 +72,10 @@ def assert_matches_fd(f, args, wrt, got, *, rtol=1e-5, atol=1e-7):
 def test_gradient_matches_finite_differences(name):
     args, wrt = CASES[name]
     f = getattr(m, name)
+    before = [np.copy(a) for a in args]
     got = s2s_ad.grad(f, wrt=tuple(wrt))(*args)
+    for a, b in zip(args, before):  # JAX code never changes its arguments
+        np.testing.assert_array_equal(a, b)
     assert_matches_fd(f, args, wrt, got)
     value, _ = s2s_ad.value_and_grad(f, wrt=tuple(wrt))(*args)
     np.testing.assert_allclose(value, float(original(f)(*args)), rtol=1e-12)

@@ -83,6 +83,8 @@ class _Desugar:
         self.np = next((k for k, v in src.globals.items() if v is numpy), None)
         self.locals: set = set()
         self.control_flow = False
+        self.params: set = set()
+        self.copied: dict = {}
 
     # -- names ---------------------------------------------------------------
 
@@ -133,8 +135,20 @@ class _Desugar:
                if isinstance(t, ast.Name)}
         flow, self.control_flow = self.control_flow, any(
             isinstance(n, (ast.For, ast.While, ast.If, ast.IfExp)) for n in ast.walk(fn))
+        params, self.params = self.params, {a.arg for a in ast.walk(fn.args)
+                                            if isinstance(a, ast.arg)}
+        copied, self.copied = self.copied, {}
         fn.body = self.block(fn.body)
+        if self.copied:
+            # a parameter written by ``x = x.at[i].set(v)`` in place: first
+            # a copy of it, so the caller's array is never changed
+            first = 1 if fn.body and isinstance(fn.body[0], ast.Expr) and isinstance(
+                fn.body[0].value, ast.Constant) else 0
+            np_ = self.numpy_name()
+            fn.body[first:first] = [_parse(f"{name} = {np_}.copy({name})\n", node)[0]
+                                    for name, node in self.copied.items()]
         self.locals, self.control_flow = outer, flow
+        self.params, self.copied = params, copied
 
     def block(self, stmts: list) -> list:
         out = []
@@ -311,6 +325,8 @@ class _Desugar:
             # no other name (nor a view) refers to y's array, so JAX's
             # meaning is kept (the old value is read by nobody).
             write = self.at_statements(target, s.value, op, base, index)[1]
+            if target in self.params:
+                self.copied.setdefault(target, s)
             return pre + [write]
         reads = {n.id for part in [index, *s.value.args] for n in ast.walk(part)
                  if isinstance(n, ast.Name)}
@@ -353,25 +369,31 @@ class _Desugar:
         pre.append(_located(ast.Assign([ast.Name(name, ast.Store())], value), node))
         return _load(name, node)
 
-    def stacked(self, rows_name: str, first, each, count, loop_var: str, node,
-                pre: list, body_before=()) -> None:
-        """Statements that fill ``rows_name`` (an array of ``count`` rows)
-        with ``first`` (row 0, already a name) and ``each`` (row k, an
-        expression of ``loop_var``), appended to ``pre``; ``body_before``:
-        statements of each iteration before the row is written."""
+    def stacked(self, leaves: list, count, loop_var: str, node, pre: list,
+                body: list) -> None:
+        """Statements, appended to ``pre``, that fill an array of ``count``
+        rows per leaf: ``leaves`` is ``[(rows name, name of row 0, name of row
+        k)]``, row 0 computed already, row k by the statements ``body`` of
+        each iteration ``loop_var`` of ``range(1, count)``."""
         np_ = self.numpy_name()
-        buffer = self.fresh(f"{rows_name}_rows")
-        text = (f"{buffer} = {np_}.zeros(({ast.unparse(count)}, *{np_}.shape({first})))\n"
-                f"{buffer}[0] = {first}\n"
-                f"for {loop_var} in range(1, {ast.unparse(count)}):\n"
-                f"    pass\n"
-                f"{rows_name} = {np_}.copy({buffer})\n")
-        stmts = _parse(text, node)
-        loop = stmts[2]
-        loop.body = list(body_before) + [ast.Assign(
-            [ast.Subscript(ast.Name(buffer, ast.Load()), ast.Name(loop_var, ast.Load()),
-                           ast.Store())], each)]
-        pre += [ast.fix_missing_locations(_located(s, node)) for s in stmts]
+        n = ast.unparse(count)
+        head, tail, writes = [], [], []
+        for rows, first, each in leaves:
+            buffer = self.fresh(f"{rows}_rows")
+            head += _parse(f"{buffer} = {np_}.zeros(({n}, *{np_}.shape({first})))\n"
+                           f"{buffer}[0] = {first}\n", node)
+            writes += _parse(f"{buffer}[{loop_var}] = {each}\n", node)
+            tail += _parse(f"{rows} = {np_}.copy({buffer})\n", node)
+        loop = _parse(f"for {loop_var} in range(1, {n}):\n    pass\n", node)[0]
+        loop.body = list(body) + writes
+        pre += [ast.fix_missing_locations(_located(s, node)) for s in head + [loop] + tail]
+
+    def names_like(self, shape, base: str):
+        """Fresh names in the nesting of ``shape`` (a :func:`_structure`):
+        one name for a leaf, a tuple of them for a tuple."""
+        if shape == "leaf":
+            return self.fresh(base)
+        return tuple(self.names_like(part, base) for part in shape)
 
     def vmap(self, node: ast.Call, pre: list):
         maker = node.func
@@ -395,6 +417,7 @@ class _Desugar:
                                  "per argument, written in place")
         if 0 not in axes:
             raise self.src.error(node, "`jax.vmap` with no mapped argument")
+        shape = self.output_structure(maker.args[0], None)
         fn = self.callee(maker.args[0], pre, node)
         args = [self.named(a, "mapped", pre, node) for a in node.args]
         count = _parse(f"{ast.unparse(args[axes.index(0)])}.shape[0]", node)[0].value
@@ -405,13 +428,15 @@ class _Desugar:
                 ast.Subscript(copy.deepcopy(a), index, ast.Load()) if ax == 0
                 else copy.deepcopy(a) for a, ax in zip(args, axes)], [])
 
-        first = self.fresh("row")
-        pre.append(_located(ast.Assign([ast.Name(first, ast.Store())], call(ast.Constant(0))),
-                            node))
-        pre[-1] = ast.fix_missing_locations(pre[-1])
-        rows = self.fresh("rows")
-        self.stacked(rows, first, call(ast.Name(k, ast.Load())), count, k, node, pre)
-        return _load(rows, node)
+        first = self.names_like(shape, "row")
+        each = self.names_like(shape, "row")
+        rows = self.names_like(shape, "rows")
+        pre.append(ast.fix_missing_locations(_located(
+            ast.Assign([_target(first)], call(ast.Constant(0))), node)))
+        body = [ast.Assign([_target(each)], call(ast.Name(k, ast.Load())))]
+        self.stacked(list(zip(_leaves(rows), _leaves(first), _leaves(each))), count, k,
+                     node, pre, body)
+        return _value(rows, node)
 
     def scan(self, node: ast.Call, pre: list):
         names = ("f", "init", "xs", "length", "reverse", "unroll")
@@ -434,61 +459,69 @@ class _Desugar:
                                  "not supported)")
         if xs is None and "length" not in given:
             raise self.src.error(node, "`jax.lax.scan` without `xs` needs `length=`")
+        shape = self.output_structure(given["f"], 1)
         fn = self.callee(given["f"], pre, node)
-        carry = self.fresh("carry")
-        pre.append(ast.fix_missing_locations(_located(
-            ast.Assign([ast.Name(carry, ast.Store())], given["init"]), node)))
+        carry = self.carry(given["init"], pre, node)
         xs = None if xs is None else self.named(xs, "xs", pre, node)
         count = _parse(f"{ast.unparse(xs)}.shape[0]", node)[0].value if xs is not None \
             else self.named(given["length"], "length", pre, node)
         k = self.fresh("k")
-        stacks = self.returns_outputs(fn)
-        y = self.fresh("y")
 
-        def step(index) -> ast.Assign:
+        def step(index, outputs) -> ast.Assign:
             x = ast.Constant(None) if xs is None else ast.Subscript(
                 copy.deepcopy(xs), index, ast.Load())
-            return ast.Assign([ast.Tuple([ast.Name(carry, ast.Store()),
-                                          ast.Name(y, ast.Store())], ast.Store())],
-                              ast.Call(copy.deepcopy(fn), [ast.Name(carry, ast.Load()), x], []))
+            return ast.Assign([ast.Tuple([_target(carry), _target(outputs)], ast.Store())],
+                              ast.Call(copy.deepcopy(fn), [_value(carry, node), x], []))
 
-        if not stacks:
+        if shape is None:
             loop = _parse(f"for {k} in range(0):\n    pass\n", node)[0]
             loop.iter.args = [copy.deepcopy(count)]
-            loop.body = [ast.Assign([ast.Tuple([ast.Name(carry, ast.Store()),
-                                                ast.Name("_", ast.Store())], ast.Store())],
-                                    ast.Call(copy.deepcopy(fn), [
-                                        ast.Name(carry, ast.Load()),
-                                        ast.Constant(None) if xs is None else ast.Subscript(
-                                            copy.deepcopy(xs), ast.Name(k, ast.Load()),
-                                            ast.Load())], []))]
+            loop.body = [step(ast.Name(k, ast.Load()), self.fresh("unused"))]
             pre.append(ast.fix_missing_locations(_located(loop, node)))
-            return ast.copy_location(ast.Tuple([_load(carry, node), ast.Constant(None)],
+            return ast.copy_location(ast.Tuple([_value(carry, node), ast.Constant(None)],
                                                ast.Load()), node)
-        first = self.fresh("y")
-        head = step(ast.Constant(0))
-        head.targets[0].elts[1].id = first
-        pre.append(ast.fix_missing_locations(_located(head, node)))
-        ys = self.fresh("ys")
-        self.stacked(ys, first, ast.Name(y, ast.Load()), count, k, node, pre,
-                     body_before=[step(ast.Name(k, ast.Load()))])
-        return ast.copy_location(ast.Tuple([_load(carry, node), _load(ys, node)],
+        first = self.names_like(shape, "y")
+        each = self.names_like(shape, "y")
+        ys = self.names_like(shape, "ys")
+        pre.append(ast.fix_missing_locations(_located(step(ast.Constant(0), first), node)))
+        self.stacked(list(zip(_leaves(ys), _leaves(first), _leaves(each))), count, k, node,
+                     pre, [step(ast.Name(k, ast.Load()), each)])
+        return ast.copy_location(ast.Tuple([_value(carry, node), _value(ys, node)],
                                            ast.Load()), node)
 
-    def returns_outputs(self, fn) -> bool:
-        """False when every ``return`` of the scanned function (a nested
-        ``def`` of this function) is ``carry, None``: nothing to stack."""
-        if not isinstance(fn, ast.Name):
-            return True
-        defs = [d for d in ast.walk(self.src.tree)
-                if isinstance(d, ast.FunctionDef) and d.name == fn.id]
-        if len(defs) != 1:
-            return True
-        returns = [r for r in ast.walk(defs[0]) if isinstance(r, ast.Return)]
-        return not returns or not all(
-            isinstance(r.value, ast.Tuple) and len(r.value.elts) == 2
-            and isinstance(r.value.elts[1], ast.Constant) and r.value.elts[1].value is None
-            for r in returns)
+    def carry(self, init, pre: list, node):
+        """Names for a loop's carried value, in the nesting of ``init`` where
+        it is a tuple written out (``(h, c)``): a tuple is then passed to the
+        body and unpacked from what it returns, leaf by leaf."""
+        shape = _literal_structure(init)
+        names = self.names_like(shape, "carry")
+        pre.append(ast.fix_missing_locations(_located(
+            ast.Assign([_target(names)], init), node)))
+        return names
+
+    def output_structure(self, fn, item: int | None):
+        """The nesting of what the mapped or scanned function returns (its
+        ``item``-th element for a scan), read from its ``return``s: None when
+        every one is ``None`` there, a tuple where every one writes out a
+        tuple of the same nesting, else ``"leaf"``."""
+        if isinstance(fn, ast.Lambda):
+            returns = [fn.body]
+        else:
+            defs = [d for d in ast.walk(self.src.tree) if isinstance(d, ast.FunctionDef)
+                    and isinstance(fn, ast.Name) and d.name == fn.id]
+            if len(defs) != 1:
+                return "leaf"
+            returns = [r.value for r in ast.walk(defs[0]) if isinstance(r, ast.Return)
+                       and _owner_def(defs[0], r)]
+        if item is not None:
+            returns = [r.elts[item] if isinstance(r, ast.Tuple) and len(r.elts) == 2 else None
+                       for r in returns]
+            if any(r is None for r in returns):
+                return "leaf"
+        if returns and all(isinstance(r, ast.Constant) and r.value is None for r in returns):
+            return None if item is not None else "leaf"
+        shapes = {_literal_structure(r) for r in returns}
+        return shapes.pop() if len(shapes) == 1 else "leaf"
 
     def fori_loop(self, node: ast.Call, pre: list):
         if len(node.args) != 4 or any(k.arg != "unroll" for k in node.keywords):
@@ -496,16 +529,46 @@ class _Desugar:
                                  "four arguments here")
         lo, hi, body, init = node.args
         fn = self.callee(body, pre, node)
-        carry = self.fresh("carry")
+        carry = self.carry(init, pre, node)
         i = self.fresh("i")
-        pre.append(ast.fix_missing_locations(_located(
-            ast.Assign([ast.Name(carry, ast.Store())], init), node)))
         loop = _parse(f"for {i} in range(0):\n    pass\n", node)[0]
         loop.iter.args = [lo, hi]
-        loop.body = [ast.Assign([ast.Name(carry, ast.Store())], ast.Call(
-            copy.deepcopy(fn), [ast.Name(i, ast.Load()), ast.Name(carry, ast.Load())], []))]
+        loop.body = [ast.Assign([_target(carry)], ast.Call(
+            copy.deepcopy(fn), [ast.Name(i, ast.Load()), _value(carry, node)], []))]
         pre.append(ast.fix_missing_locations(_located(loop, node)))
-        return _load(carry, node)
+        return _value(carry, node)
+
+
+def _literal_structure(node):
+    """``"leaf"``, or the nesting of a tuple written out (``(h, (a, b))``)."""
+    if isinstance(node, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in node.elts):
+        return tuple(_literal_structure(e) for e in node.elts)
+    return "leaf"
+
+
+def _leaves(names) -> list:
+    return [names] if isinstance(names, str) else [n for part in names for n in _leaves(part)]
+
+
+def _target(names):
+    if isinstance(names, str):
+        return ast.Name(names, ast.Store())
+    return ast.Tuple([_target(n) for n in names], ast.Store())
+
+
+def _value(names, node):
+    if isinstance(names, str):
+        return _load(names, node)
+    return ast.copy_location(ast.Tuple([_value(n, node) for n in names], ast.Load()), node)
+
+
+def _owner_def(fn: ast.FunctionDef, ret: ast.Return) -> bool:
+    """Whether ``ret`` returns from ``fn`` itself (not from a function nested in it)."""
+    for n in ast.walk(fn):
+        if n is not fn and isinstance(n, (ast.FunctionDef, ast.Lambda)) and any(
+                r is ret for r in ast.walk(n)):
+            return False
+    return True
 
 
 def _is_at(node) -> bool:
