@@ -166,6 +166,9 @@ def updates(x, v):
     return jnp.sum(z * same) + z.at[2].get() ** 2 + jnp.sum(y)
 
 
+soft_max_sum = lambda z: jnp.sum(jnp.exp(z) / jnp.sum(jnp.exp(z)) * z)  # noqa: E731
+
+
 def other_spelling(x):
     """``from jax import numpy as jnp_too``: the same module."""
     return jnp_too.sum(jnp_too.exp(x) * x)

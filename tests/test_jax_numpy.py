@@ -45,6 +45,7 @@ CASES = {
     "mapped_pairs": ([rng.normal(size=(4, 3)), rng.normal(size=(4, 3)), 0.7], [0, 1, 2]),
     "updates": ([rng.normal(size=5), rng.normal(size=2)], [0, 1]),
     "other_spelling": ([rng.normal(size=3)], [0]),
+    "soft_max_sum": ([rng.normal(size=4)], [0]),
     "objectives_as_helpers": ([rng.normal(size=(5, 4)), rng.normal(size=(2, 4)),
                                rng.normal(size=4)], [0, 1, 2]),
     "helper_of_helper": ([rng.normal(size=4)], [0]),
