@@ -1,6 +1,7 @@
 """Closure under differentiation, the forms of generated module read back
 here: a helper's tape holding the lists of a loop that s2s-ad unrolls, under
-a branch and in a loop (with a recorded decision beside the lists). Each
+a branch and in a loop (with a recorded decision beside the lists); a
+``value_and_grad`` module (``return value, (dx, dr)``). Each
 gradient module is written to a file and imported under a new name, then
 differentiated again; every second derivative is compared with central
 differences (float64) of the file's gradient, itself checked against
@@ -8,16 +9,21 @@ central differences of the original function."""
 
 from __future__ import annotations
 
+import functools
+import inspect
+import re
+
 import numpy as np
 import pytest
 
 import s2s_ad
+from examples import logistic_map, newton, piecewise
 from tests.fuzz import import_program
-from tests.modules import import_source
+from tests.modules import import_source, run_generated
 from tests.programs import RandomDraw
 from tests.programs_helpers import helper_program
-from tests.test_closure import (NESTED_TAPES, RNG, _second_from_file, central_jacobian,
-                                checked_file_gradient, tangent_keywords)
+from tests.test_closure import (NESTED_TAPES, RNG, _cli, _second_from_file, central_jacobian,
+                                checked_file_gradient, loaded, tangent_keywords)
 
 TAPES_SRC = '''
 import math
@@ -91,3 +97,79 @@ def test_closure_soak_programs_once_refused_for_unlisted_reasons(seed, compares,
     fn = import_program(prog, str(tmp_path), f"soak_{seed}")
     got = _second_from_file(prog, fn, tmp_path, f"soak_grad_{seed}", NESTED_TAPES)
     assert (got > 0) if compares else (got == -1), got
+
+
+def flat(vg):
+    """``vg``'s ``(value, (dx, dr))`` as the flat ``(value, dx, dr)``: the
+    items ``output=K`` chooses from."""
+    @functools.wraps(vg)
+    def run(*args, **kw):
+        value, gradient = vg(*args, **kw)
+        return (value, *gradient)
+    return run
+
+
+VALUE_CASES = [
+    (logistic_map.logistic, [0.3, 3.2, 5], ("x", "r"), ""),
+    (piecewise.piecewise, [1.5, 2.0], ("x", "a"), ""),
+    (piecewise.piecewise, [0.5, 2.0], ("x", "a"), ""),
+    (newton.cube_root, [2.0], ("c",), ""),
+    (None, [0.7, 0.4], ("b", "u"), "in_loop"),
+    (None, [-0.6, 0.3], ("b", "u"), "under_branch"),
+]
+
+
+@pytest.mark.parametrize("fn,args,wrt,name", VALUE_CASES,
+                         ids=[f"{f.__name__ if f else n}-{i}"
+                              for i, (f, _, _, n) in enumerate(VALUE_CASES)])
+def test_value_and_grad_module_read_from_its_file_is_differentiated(fn, args, wrt, name,
+                                                                     tmp_path):
+    """``value_and_grad_FN`` loaded from its file: ``output=0`` is the value
+    (its gradient is the first derivative), ``output=1 + k`` the k-th
+    gradient item (its gradient a row of the Hessian); ``jvp`` and ``vjp``
+    of it see the flat tuple ``(value, dx, dr)``."""
+    if fn is None:
+        fn = getattr(import_source(str(tmp_path), TAPES_SRC, f"vg_{name}"), name)
+    g = checked_file_gradient(fn, args, wrt, tmp_path, f"vg_first_{fn.__name__}")
+    text = s2s_ad.gradient_source(fn, wrt=tuple(wrt), with_value=True)
+    assert re.search(r"return \w+, \(", text) or len(wrt) == 1
+    vg = loaded(tmp_path, text, f"vg_file_{fn.__name__}", "value_and_grad_" + fn.__name__)
+    value, gradient = vg(*args)
+    assert value == pytest.approx(fn(*args), rel=1e-12, abs=1e-14)
+    np.testing.assert_allclose(np.array(gradient, dtype=float), np.array(g(*args), dtype=float),
+                               rtol=1e-12, atol=1e-14)
+    F = flat(vg)
+    J = central_jacobian(F, args, wrt)  # row 0: the first derivative; rows 1..: the Hessian
+    tol = dict(rtol=1e-5, atol=1e-6 * max(1.0, float(np.max(np.abs(J)))))
+    for k in range(1 + len(wrt)):
+        row = s2s_ad.grad(vg, wrt=tuple(wrt), output=k)(*args)
+        np.testing.assert_allclose(np.array(row, dtype=float), J[k], **tol)
+    v = RNG.normal(size=len(wrt))
+    forward = s2s_ad.jvp(vg, wrt=tuple(wrt))
+    values, tangent = forward(*args, **dict(zip(tangent_keywords(forward, len(wrt)), v)))
+    np.testing.assert_allclose(np.array(values, dtype=float), np.array(F(*args), dtype=float),
+                               rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(np.array(tangent, dtype=float), J @ v, **tol)
+    c = RNG.normal(size=1 + len(wrt))
+    _, back = s2s_ad.vjp(vg, *args)
+    out = back(tuple(c))
+    names = list(inspect.signature(fn).parameters)
+    np.testing.assert_allclose(np.array([out[names.index(w)] for w in wrt], dtype=float),
+                               J.T @ c, **tol)
+
+
+def test_cli_gradient_of_a_value_and_grad_file(tmp_path):
+    """`s2s-ad grad --value -o`, then `s2s-ad grad FILE:value_and_grad_FN
+    --output K -o` of that file, run in a fresh interpreter without s2s-ad."""
+    args, wrt = [0.3, 3.2, 5], ("x", "r")
+    first = tmp_path / "vg_first.py"
+    _cli("grad", "examples/logistic_map.py:logistic", "--wrt", "x,r", "--value", "-o", str(first))
+    vg = loaded(tmp_path, first.read_text(encoding="utf-8"), "vg_again", "value_and_grad_logistic")
+    J = central_jacobian(flat(vg), args, wrt)
+    for k in range(3):
+        second = tmp_path / f"vg_second_{k}.py"
+        _cli("grad", f"{first}:value_and_grad_logistic", "--wrt", "x,r", "--output", str(k),
+             "-o", str(second))
+        row = run_generated(tmp_path, f"vg_second_{k}", "grad_value_and_grad_logistic", args)
+        np.testing.assert_allclose(np.concatenate([np.ravel(r) for r in row]), J[k],
+                                   rtol=1e-5, atol=1e-6)

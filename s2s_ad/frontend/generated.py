@@ -27,6 +27,9 @@ lowering as before). Idempotent: a rewritten tree is left as it is.
   ``dc[i] = dc[i] + v``)
   in the reverse sweep's loop, which is unrolled for it
   (:mod:`s2s_ad.frontend.unroll`).
+* The result of a ``value_and_grad_FN`` module, ``return value, (dx, dr)``,
+  is the flat ``return value, dx, dr`` (``output=0`` the value, ``output=1``
+  the first gradient item, ...).
 * Reversed loops: ``for i in reversed(range(a, b, s))`` (``s`` a constant)
   is ``for i in range(a + (L - 1) * s, a - s, -s)`` with ``L`` the number of
   items, and the first ``t`` items of a range, ``range(a, b, s)[:t]`` (a loop
@@ -67,6 +70,7 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None) -> None:
         scatter_calls.plain_zeros(tree, globals_)
         scatter_calls.rewrite(tree, globals_, namer)
         scatter_calls.in_place_sums(tree, globals_)
+    _value_and_grad_return(tree)
     _slots(tree)
     _pops(tree, namer, globals_)
     _zeros(tree)
@@ -76,6 +80,23 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None) -> None:
             if new is not None:
                 node.iter = ast.copy_location(new, node.iter)
                 ast.fix_missing_locations(node)
+
+
+# --- value and gradient -------------------------------------------------------
+
+def _value_and_grad_return(tree: ast.FunctionDef) -> None:
+    """``return value, (dx, dr)`` in ``value_and_grad_FN`` as the flat
+    ``return value, dx, dr``: the same numbers, one item each, so that
+    ``output=K`` picks the value (0) or a gradient item (``K = 1 + k``)."""
+    if not tree.name.startswith("value_and_grad_"):
+        return
+    returns = [n for n in ast.walk(tree) if isinstance(n, ast.Return)]
+    if not returns or not all(
+            isinstance(r.value, ast.Tuple) and len(r.value.elts) == 2
+            and isinstance(r.value.elts[1], ast.Tuple) for r in returns):
+        return
+    for r in returns:
+        r.value.elts = [r.value.elts[0]] + list(r.value.elts[1].elts)
 
 
 # --- tapes of slots ---------------------------------------------------------
