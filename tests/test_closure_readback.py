@@ -10,8 +10,12 @@ central differences of the original function."""
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
+import os
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -22,7 +26,7 @@ from tests.fuzz import import_program
 from tests.modules import import_source, run_generated
 from tests.programs import RandomDraw
 from tests.programs_helpers import helper_program
-from tests.test_closure import (NESTED_TAPES, RNG, _cli, _second_from_file, central_jacobian,
+from tests.test_closure import (NESTED_TAPES, RNG, ROOT, _cli, _second_from_file, central_jacobian,
                                 checked_file_gradient, loaded, tangent_keywords)
 
 TAPES_SRC = '''
@@ -173,3 +177,94 @@ def test_cli_gradient_of_a_value_and_grad_file(tmp_path):
         row = run_generated(tmp_path, f"vg_second_{k}", "grad_value_and_grad_logistic", args)
         np.testing.assert_allclose(np.concatenate([np.ravel(r) for r in row]), J[k],
                                    rtol=1e-5, atol=1e-6)
+
+
+CALLER_SRC = '''
+from g_log import grad_logistic
+from g_loop import grad_in_loop
+from g_branch import grad_under_branch
+from vg_log import value_and_grad_logistic
+
+
+def uses(x, r):
+    dx, dr = grad_logistic(x, r, 4)
+    db, du = grad_in_loop(x, r * 0.1)
+    return dx * r + dr * db + du
+
+
+def helper_of_helper(x, r):
+    return uses(x, r) * x
+
+
+def vg_user(x, r):
+    v, (dx, dr) = value_and_grad_logistic(x, r, 4)
+    return v + dx * dr
+
+
+def in_loop(x, r):
+    s = 0.0
+    for k in range(2):
+        s = s + helper_of_helper(x, r + 0.1 * k) + vg_user(x, r)
+    return s
+
+
+def in_branch(x, r):
+    if x > 0.25:
+        db, du = grad_under_branch(x, r)
+        return uses(x, r) + db * du
+    return vg_user(x, r) * r
+'''
+
+
+@pytest.fixture
+def caller(tmp_path):
+    """``CALLER_SRC`` importing four generated modules written to files: a
+    gradient with a tape (``logistic``), gradients with helper pairs in a
+    loop and under a branch, a ``value_and_grad`` module."""
+    tapes = import_source(str(tmp_path), TAPES_SRC, "caller_tapes_src")
+    texts = {"g_log": s2s_ad.gradient_source(logistic_map.logistic, wrt=("x", "r")),
+             "g_loop": s2s_ad.gradient_source(tapes.in_loop, wrt=("b", "u")),
+             "g_branch": s2s_ad.gradient_source(tapes.under_branch, wrt=("b", "u")),
+             "vg_log": s2s_ad.gradient_source(logistic_map.logistic, wrt=("x", "r"),
+                                              with_value=True)}
+    for name, text in texts.items():
+        (tmp_path / f"{name}.py").write_text(text, encoding="utf-8")
+    (tmp_path / "caller_src.py").write_text(CALLER_SRC, encoding="utf-8")
+    sys.path.insert(0, str(tmp_path))
+    importlib.invalidate_caches()
+    try:
+        yield import_source(str(tmp_path), CALLER_SRC, "caller_src")
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in texts:
+            sys.modules.pop(name, None)
+
+
+@pytest.mark.parametrize("name,args", [("uses", [0.3, 3.2]), ("helper_of_helper", [0.3, 3.2]),
+                                       ("vg_user", [0.3, 3.2]), ("in_loop", [0.3, 3.2]),
+                                       ("in_branch", [0.3, 3.2]), ("in_branch", [0.2, 3.1])])
+def test_gradient_modules_called_by_helpers_of_the_function_differentiated(caller, name, args):
+    """A generated gradient (and value_and_grad) module, imported from its
+    file, called by a helper, a helper of a helper, in a loop and under a
+    branch: ``grad`` and ``vjp`` of the caller against central differences."""
+    fn = getattr(caller, name)
+    want = central_jacobian(lambda x, r: fn(x, r), args, ("x", "r"))
+    tol = dict(rtol=1e-5, atol=1e-6 * max(1.0, float(np.max(np.abs(want)))))
+    np.testing.assert_allclose(np.array(s2s_ad.grad(fn, wrt=("x", "r"))(*args)), want, **tol)
+    _, back = s2s_ad.vjp(fn, *args)
+    np.testing.assert_allclose(np.array(back(1.0)), want, **tol)
+
+
+def test_cli_gradient_of_a_caller_of_gradient_modules(caller, tmp_path):
+    """`s2s-ad grad caller_src.py:in_branch -o`, run in a fresh interpreter
+    without s2s-ad, on both sides of the branch."""
+    done = subprocess.run([sys.executable, "-m", "s2s_ad", "grad", "caller_src.py:in_branch",
+                           "--wrt", "x,r", "-o", "caller_grad.py"], cwd=str(tmp_path),
+                          capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT}"))
+    assert done.returncode == 0, done.stderr
+    for args in ([0.3, 3.2], [0.2, 3.1]):
+        want = central_jacobian(lambda x, r: caller.in_branch(x, r), args, ("x", "r"))
+        got = run_generated(tmp_path, "caller_grad", "grad_in_branch", args)
+        np.testing.assert_allclose(np.concatenate([np.ravel(g) for g in got]), want, rtol=1e-5,
+                                   atol=1e-6 * max(1.0, float(np.max(np.abs(want)))))

@@ -27,9 +27,10 @@ lowering as before). Idempotent: a rewritten tree is left as it is.
   ``dc[i] = dc[i] + v``)
   in the reverse sweep's loop, which is unrolled for it
   (:mod:`s2s_ad.frontend.unroll`).
-* The result of a ``value_and_grad_FN`` module, ``return value, (dx, dr)``,
-  is the flat ``return value, dx, dr`` (``output=0`` the value, ``output=1``
-  the first gradient item, ...).
+* The result of a ``value_and_grad_FN`` module differentiated,
+  ``return value, (dx, dr)``, is the flat ``return value, dx, dr``
+  (``output=0`` the value, ``output=1`` the first gradient item, ...); called
+  by the function differentiated, it stays nested, as its caller unpacks it.
 * Reversed loops: ``for i in reversed(range(a, b, s))`` (``s`` a constant)
   is ``for i in range(a + (L - 1) * s, a - s, -s)`` with ``L`` the number of
   items, and the first ``t`` items of a range, ``range(a, b, s)[:t]`` (a loop
@@ -61,16 +62,19 @@ from s2s_ad.names import Namer, identifiers
 __all__ = ["normalise"]
 
 
-def normalise(tree: ast.FunctionDef, globals_: dict | None = None) -> None:
+def normalise(tree: ast.FunctionDef, globals_: dict | None = None, helper: bool = False) -> None:
     """Rewrite ``tree``'s tapes and reversed ranges in place (see the module);
-    ``globals_``: the module's names, where helper pairs are found."""
+    ``globals_``: the module's names, where helper pairs are found; ``helper``:
+    ``tree`` is lowered as a function the one differentiated calls (which
+    reads a ``value_and_grad`` module's result as it is, nested)."""
     namer = Namer(reserved=identifiers(tree))
     if globals_:
         pairs.split(tree, globals_, namer)
         scatter_calls.plain_zeros(tree, globals_)
         scatter_calls.rewrite(tree, globals_, namer)
         scatter_calls.in_place_sums(tree, globals_)
-    _value_and_grad_return(tree)
+    if not helper:
+        _value_and_grad_return(tree)
     _slots(tree)
     _pops(tree, namer, globals_)
     _zeros(tree)

@@ -129,7 +129,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
     def __init__(self, src: Source, lengths: dict | None = None, arrays=(),
                  statics: dict | None = None, passed: dict | None = None,
                  helper: bool = False):
-        generated.normalise(src.tree, src.globals)  # s2s-ad's own gradients' tapes
+        generated.normalise(src.tree, src.globals, helper)  # s2s-ad's own gradients' tapes
         self.src = src
         self.helper = helper
         self.returns = None
