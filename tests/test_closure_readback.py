@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import s2s_ad
+from s2s_ad.errors import SourceError
 from examples import logistic_map, newton, piecewise
 from tests.fuzz import import_program
 from tests.modules import import_source, run_generated
@@ -268,3 +269,92 @@ def test_cli_gradient_of_a_caller_of_gradient_modules(caller, tmp_path):
         got = run_generated(tmp_path, "caller_grad", "grad_in_branch", args)
         np.testing.assert_allclose(np.concatenate([np.ravel(g) for g in got]), want, rtol=1e-5,
                                    atol=1e-6 * max(1.0, float(np.max(np.abs(want)))))
+
+
+CHECKPOINTED = [  # (function of tests/checkpoint_src.py, arguments, wrt)
+    ("recurrence", [0.3, 0.9, 40], ("x", "a")), ("recurrence", [0.3, 0.9, 300], ("x", "a")),
+    ("recurrence", [0.3, 0.9, 0], ("x", "a")), ("two_carried", [0.4, -0.2, 0.05, 200], ("x", "v")),
+    ("strided", [0.7, 301], ("x",)), ("branchy", [0.4, 150], ("x",)),
+    ("branchy", [-1.3, 30], ("x",)), ("nested", [0.6, 70, 3], ("x",)),
+    ("calls_in_loop", [0.2, 0.8, 100], ("x", "a")), ("breaks", [1.7, 50], ("x",)),
+    ("breaks", [0.3, 2], ("x",)), ("returns_early", [2.5, 40], ("x",)),
+    ("returns_early", [0.2, 40], ("x",)), ("newton", [27.5], ("c",)),
+    ("grows", [0.5, 9.0], ("x", "limit")),
+]
+
+
+def _checkpoint_src():
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    try:
+        return importlib.import_module("checkpoint_src")
+    finally:
+        sys.path.remove(os.path.join(ROOT, "tests"))
+
+
+@pytest.mark.parametrize("budget", [2, True])
+@pytest.mark.parametrize("name,args,wrt", CHECKPOINTED,
+                         ids=[f"{n}-{a[-1]}" for n, a, _ in CHECKPOINTED])
+def test_checkpointed_module_read_from_its_file_is_differentiated(name, args, wrt, budget,
+                                                                  tmp_path):
+    """A module written with ``checkpoint=`` (binomial snapshots for a ``for``,
+    segments of about √n for a ``while`` and a loop with ``break`` or
+    ``return``; budgets of 2 snapshots and the default) loaded from its file:
+    its gradient against central differences of ``f``, and ``grad`` of it
+    against central differences of it."""
+    fn = getattr(_checkpoint_src(), name)
+    text = s2s_ad.gradient_source(fn, wrt=wrt, checkpoint=budget)
+    assert "_snaps = []" in text
+    g = loaded(tmp_path, text, f"ck_{name}_{budget is True}", "grad_" + name)
+    np.testing.assert_allclose(np.array(g(*args), dtype=float),
+                               central_jacobian(fn, args, wrt, 1e-6), rtol=1e-5, atol=1e-7)
+    H = central_jacobian(g, args, wrt, 1e-6)
+    tol = dict(rtol=1e-5, atol=1e-6 * max(1.0, float(np.max(np.abs(H)))))
+    for k in range(len(wrt)):
+        row = s2s_ad.grad(g, wrt=wrt, output=k)(*args)
+        np.testing.assert_allclose(np.array(row, dtype=float), H[k], **tol)
+
+
+def test_checkpointed_array_module_read_back_jvp(tmp_path):
+    """A checkpointed loop carrying an array (one-iteration blocks): the JVP of
+    the file's gradient against central differences of it along a direction."""
+    fn = _checkpoint_src().array_state
+    u, w = RNG.normal(size=6), RNG.normal(size=6)
+    g = loaded(tmp_path, s2s_ad.gradient_source(fn, wrt="u", checkpoint=3), "ck_array",
+               "grad_array_state")
+    v = RNG.normal(size=6)
+    forward = s2s_ad.jvp(g, wrt="u")
+    _, tangent = forward(u, w, 9, **{tangent_keywords(forward, 1)[0]: v})
+    h = 1e-6
+    along = (g(u + h * v, w, 9) - g(u - h * v, w, 9)) / (2 * h)
+    np.testing.assert_allclose(tangent, along, rtol=1e-5,
+                               atol=1e-6 * max(1.0, float(np.max(np.abs(along)))))
+
+
+def test_a_helpers_checkpointed_loop_read_back_is_refused_located(tmp_path):
+    """A helper's checkpointed loop keeps its snapshots in its forward
+    function's tape: its module is refused where the snapshot is taken."""
+    fn = _checkpoint_src().calls_looping_helper
+    g = loaded(tmp_path, s2s_ad.gradient_source(fn, wrt=("x", "a"), checkpoint=True),
+               "ck_helper", "grad_calls_looping_helper")
+    with pytest.raises(SourceError, match=r"ck_helper\.py:\d+:\d+: error: this snapshot of a "
+                       r"checkpointed loop is not read back") as e:
+        s2s_ad.grad(g, wrt=("x", "a"), output=0)(0.3, 0.7, 9)
+    assert "^" in str(e.value)
+
+
+def test_cli_gradient_of_a_checkpointed_file(tmp_path):
+    """`s2s-ad grad --checkpoint --snapshots 3 -o`, then `s2s-ad grad` of that
+    file, run in a fresh interpreter without s2s-ad."""
+    args, wrt = [0.3, 3.2, 70], ("x", "r")
+    first = tmp_path / "ck_first.py"
+    _cli("grad", "examples/logistic_map.py:logistic", "--wrt", "x,r", "--checkpoint",
+         "--snapshots", "3", "-o", str(first))
+    g = loaded(tmp_path, first.read_text(encoding="utf-8"), "ck_again", "grad_logistic")
+    H = central_jacobian(g, args, wrt)
+    for k in range(2):
+        second = tmp_path / f"ck_second_{k}.py"
+        _cli("grad", f"{first}:grad_logistic", "--wrt", "x,r", "--output", str(k),
+             "-o", str(second))
+        row = run_generated(tmp_path, f"ck_second_{k}", "grad_grad_logistic", args)
+        np.testing.assert_allclose(np.concatenate([np.ravel(r) for r in row]), H[k],
+                                   rtol=1e-5, atol=1e-6 * max(1.0, float(np.max(np.abs(H)))))

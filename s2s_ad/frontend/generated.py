@@ -31,6 +31,8 @@ lowering as before). Idempotent: a rewritten tree is left as it is.
   ``return value, (dx, dr)``, is the flat ``return value, dx, dr``
   (``output=0`` the value, ``output=1`` the first gradient item, ...); called
   by the function differentiated, it stays nested, as its caller unpacks it.
+* A checkpointed loop (snapshots and a driver recomputing it) is the taped
+  loop it stands for (:mod:`s2s_ad.frontend.checkpointed`).
 * Reversed loops: ``for i in reversed(range(a, b, s))`` (``s`` a constant)
   is ``for i in range(a + (L - 1) * s, a - s, -s)`` with ``L`` the number of
   items, and the first ``t`` items of a range, ``range(a, b, s)[:t]`` (a loop
@@ -55,7 +57,7 @@ from __future__ import annotations
 
 import ast
 
-from s2s_ad.frontend import pairs, scatter_calls
+from s2s_ad.frontend import checkpointed, pairs, scatter_calls
 from s2s_ad.frontend.int_names import int_tapes
 from s2s_ad.names import Namer, identifiers
 
@@ -75,6 +77,7 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None, helper: bool 
         scatter_calls.in_place_sums(tree, globals_)
     if not helper:
         _value_and_grad_return(tree)
+    checkpointed.untape(tree, globals_)
     _slots(tree)
     _pops(tree, namer, globals_)
     _zeros(tree)
