@@ -185,12 +185,14 @@ from g_log import grad_logistic
 from g_loop import grad_in_loop
 from g_branch import grad_under_branch
 from vg_log import value_and_grad_logistic
+from j_log import jvp_logistic
 
 
 def uses(x, r):
     dx, dr = grad_logistic(x, r, 4)
     db, du = grad_in_loop(x, r * 0.1)
-    return dx * r + dr * db + du
+    v, t = jvp_logistic(x, r, 3, dx=1.0, dr=0.5)
+    return dx * r + dr * db + du + v * t
 
 
 def helper_of_helper(x, r):
@@ -219,15 +221,16 @@ def in_branch(x, r):
 
 @pytest.fixture
 def caller(tmp_path):
-    """``CALLER_SRC`` importing four generated modules written to files: a
+    """``CALLER_SRC`` importing five generated modules written to files: a
     gradient with a tape (``logistic``), gradients with helper pairs in a
-    loop and under a branch, a ``value_and_grad`` module."""
+    loop and under a branch, a ``value_and_grad`` module, a JVP module."""
     tapes = import_source(str(tmp_path), TAPES_SRC, "caller_tapes_src")
     texts = {"g_log": s2s_ad.gradient_source(logistic_map.logistic, wrt=("x", "r")),
              "g_loop": s2s_ad.gradient_source(tapes.in_loop, wrt=("b", "u")),
              "g_branch": s2s_ad.gradient_source(tapes.under_branch, wrt=("b", "u")),
              "vg_log": s2s_ad.gradient_source(logistic_map.logistic, wrt=("x", "r"),
-                                              with_value=True)}
+                                              with_value=True),
+             "j_log": s2s_ad.jvp_source(logistic_map.logistic, wrt=["x", "r"])}
     for name, text in texts.items():
         (tmp_path / f"{name}.py").write_text(text, encoding="utf-8")
     (tmp_path / "caller_src.py").write_text(CALLER_SRC, encoding="utf-8")
