@@ -361,3 +361,48 @@ def test_cli_gradient_of_a_checkpointed_file(tmp_path):
         row = run_generated(tmp_path, f"ck_second_{k}", "grad_grad_logistic", args)
         np.testing.assert_allclose(np.concatenate([np.ravel(r) for r in row]), H[k],
                                    rtol=1e-5, atol=1e-6 * max(1.0, float(np.max(np.abs(H)))))
+
+
+NUMPY_CALLER_SRC = '''
+import numpy as np
+from g_mlp import grad_mlp_loss
+
+
+def some_items(W1, b1, W2, b2, X, Y, C):
+    dW1, db1, dW2, db2 = grad_mlp_loss(W1, b1, W2, b2, X, Y)
+    return np.sum(C * dW1) + np.sum(db2 * db2)
+
+
+def in_a_loop(W1, b1, W2, b2, X, Y, C):
+    s = 0.0
+    for k in range(2):
+        s = s + some_items(W1, b1, W2, b2, X, Y, C) * (k + 1.0)
+    return s
+'''
+
+
+@pytest.mark.parametrize("name", ["some_items", "in_a_loop"])
+def test_numpy_gradient_module_with_items_left_unread(name, tmp_path):
+    """A NumPy gradient module called by your code that reads some of its
+    items only (``db1`` and ``dW2`` unused): the cotangent of an unread item is
+    a 0.0, which the adjoints of ``matmul_adjoint`` shape like its result
+    before ``np.matmul``. ``grad`` of the caller (at top level and from a
+    helper in a loop) against central differences."""
+    from examples import mlp
+    from tests.array_oracle import fd_gradient
+    (tmp_path / "g_mlp.py").write_text(
+        s2s_ad.gradient_source(mlp.mlp_loss, wrt=("W1", "b1", "W2", "b2")), encoding="utf-8")
+    sys.path.insert(0, str(tmp_path))
+    importlib.invalidate_caches()
+    try:
+        fn = getattr(import_source(str(tmp_path), NUMPY_CALLER_SRC, f"np_caller_{name}"), name)
+        shapes = [(4, 5), (5,), (5, 1), (1,), (6, 4), (6, 1), (4, 5)]
+        args = [RNG.normal(size=s) for s in shapes]
+        got = s2s_ad.grad(fn, wrt=("W1", "b2"))(*args)
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("g_mlp", None)
+    for g, k in zip(got, (0, 3)):
+        want = fd_gradient(fn, args, k)
+        np.testing.assert_allclose(g, want, rtol=1e-5,
+                                   atol=1e-6 * max(1.0, float(np.max(np.abs(want)))))
