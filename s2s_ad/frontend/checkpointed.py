@@ -36,7 +36,7 @@ Binomial schedule (a ``for`` that runs every iteration)::
             for i in ITER[K:M]: BODY
             S.append((M, c))
         else:
-            L = K + (E - K - 1) // U * U
+            L = K + (E - K - 1) // U * U     (E - 1: blocks of one)
             for i in ITER[K:L]: BODY
             for i in ITER[L:E]: TAPED
             for _ in reversed(ITER[L:E]): REVERSE
@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import re
 
 __all__ = ["untape", "leftover", "refuse_leftover", "is_checkpointed_module"]
 
@@ -306,7 +307,11 @@ def _binomial_reverse(driver: ast.While, end: str, snaps: str, carried: list, lo
             and _call(reverse_loop.iter, "reversed") is not None
             and _slice(reverse_loop.iter.args[0], it, lst, end)
             and _assign(shrink, ast.Name(lst, ast.Load())) == end
-            and isinstance(drop, ast.If) and not drop.orelse and len(drop.body) == 1):
+            and ast.unparse(choice.test) == f"{m} < {end}"
+            and (re.fullmatch(rf"{k} \+ \({end} - {k} - 1\) // (\d+) \* \1",
+                              ast.unparse(last.value))
+                 or ast.unparse(last.value) == f"{end} - 1")  # blocks of one iteration
+            and ast.unparse(drop) == f"if {end} == {k}:\n    {snaps}.pop()"):
         return None
     body = loop.body[1:]
     if not all(_same(f.target, user_target) and not f.orelse
