@@ -246,7 +246,8 @@ def _second_from_file(prog, fn, folder, label, refusals=()):
 
 NESTED_TAPES = ("a helper's tape inside another helper's tape", "returning nested tuples",
                 "is used as a list or tuple",
-                "returning a structure holding a list of any length")
+                "returning a structure holding a list of any length",
+                "is not split into the values its backward function takes")
 """The refusals of a gradient module whose helper's forward function loops
 for a number of iterations known only when it runs (its tape holds lists of
 any length, which arrive in the backward function as list parameters, or

@@ -59,6 +59,44 @@ def in_loop(b, u):
 '''
 
 
+NESTED_SRC = '''
+import math
+
+
+def h(b, u):
+    if u > 0.1:
+        u = u * b
+    else:
+        u = math.sin(u) * b + u * u
+    return b - u * u
+
+
+def under_branch(b, u):
+    if b > 0.0:
+        r = h(b, u)
+    else:
+        r = h(b * 0.5, u * 0.5) * 2.0
+    return r
+
+
+def nested(b, u):
+    if u > 0.0:
+        return under_branch(b, u) + b
+    return under_branch(u, b) * u
+
+
+def looped(b, u):
+    s = 0.0
+    for i in range(3):
+        s = s + h(b * (i + 1.0), u) * (i + 1.0)
+    return s
+
+
+def looped_in_helper(b, u):
+    return looped(b, u) * b
+'''
+
+
 def second_against_differences(g, args, wrt):
     """``grad``, ``jvp`` and ``vjp`` of the file's gradient ``g``, each
     against central differences of ``g``."""
@@ -89,6 +127,32 @@ def test_helper_tape_of_unrolled_loop_lists_under_a_branch_and_in_a_loop(name, a
     fn = getattr(import_source(str(tmp_path), TAPES_SRC, f"tapes_{name}"), name)
     g = checked_file_gradient(fn, args, ("b", "u"), tmp_path, f"tapes_grad_{name}")
     second_against_differences(g, args, ("b", "u"))
+
+
+@pytest.mark.parametrize("args", [[0.7, 0.4], [-0.6, 0.3], [0.6, -0.3], [0.7, 0.05]])
+def test_helper_tape_inside_a_helpers_tape_under_a_branch(args, tmp_path):
+    """``under_branch_fwd`` calls ``h_fwd`` on one side of a branch each: its
+    tape holds ``h``'s two tapes, each set to ``None`` before the branch.
+    Split into their items, each item starts at a number (``h_bwd`` reads
+    them only under the recorded decision); before, the forward function kept
+    the tapes whole while its callers bound their items (an ``IndexError`` in
+    the second derivative)."""
+    fn = import_source(str(tmp_path), NESTED_SRC, "nested_tapes").nested
+    g = checked_file_gradient(fn, args, ("b", "u"), tmp_path, "nested_tapes_grad")
+    second_against_differences(g, args, ("b", "u"))
+
+
+def test_a_tape_of_tapes_inside_a_helpers_tape_is_refused_located(tmp_path):
+    """A helper calling a helper in a loop keeps the inner tapes on a tape of
+    tapes, inside its own tape: the split does not follow it, so the forward
+    function is refused where it returns its tape (never run with the items
+    bound out of step)."""
+    fn = import_source(str(tmp_path), NESTED_SRC, "looped_tapes").looped_in_helper
+    g = checked_file_gradient(fn, [0.7, 0.4], ("b", "u"), tmp_path, "looped_tapes_grad")
+    with pytest.raises(SourceError, match=r"looped_tapes_grad\.py:\d+:\d+: error: the tape "
+                       r"this forward function returns is not split") as e:
+        s2s_ad.grad(g, wrt=("b", "u"), output=0)(0.7, 0.4)
+    assert "^" in str(e.value)
 
 
 @pytest.mark.parametrize("seed,compares", [(780027, True), (780251, True), (780056, False)])

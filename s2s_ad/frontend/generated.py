@@ -61,17 +61,34 @@ from s2s_ad.frontend import checkpointed, pairs, scatter_calls
 from s2s_ad.frontend.int_names import int_tapes
 from s2s_ad.names import Namer, identifiers
 
-__all__ = ["normalise"]
+__all__ = ["normalise", "normalise_source"]
 
 
-def normalise(tree: ast.FunctionDef, globals_: dict | None = None, helper: bool = False) -> None:
+def normalise_source(src, helper: bool = False) -> None:
+    """:func:`normalise` of ``src``'s function; what it leaves that the
+    lowering would misread is refused here, located: a forward function whose
+    tape is not split into the items its backward function (and so every
+    call site) takes, a snapshot of a checkpointed loop not rewritten."""
+    unsplit = normalise(src.tree, src.globals, helper)
+    if unsplit is not None:
+        raise src.error(unsplit, "the tape this forward function returns is not split into the "
+                        "values its backward function takes (a helper's tape held in a way "
+                        "the split does not follow) and is not supported yet; differentiate "
+                        "the original function, or its module generated again")
+    checkpointed.refuse_leftover(src)
+
+
+def normalise(tree: ast.FunctionDef, globals_: dict | None = None,
+              helper: bool = False) -> ast.AST | None:
     """Rewrite ``tree``'s tapes and reversed ranges in place (see the module);
     ``globals_``: the module's names, where helper pairs are found; ``helper``:
     ``tree`` is lowered as a function the one differentiated calls (which
-    reads a ``value_and_grad`` module's result as it is, nested)."""
+    reads a ``value_and_grad`` module's result as it is, nested). Returns a
+    ``return`` of a forward function whose tape is left unsplit, else None."""
     namer = Namer(reserved=identifiers(tree))
+    unsplit = None
     if globals_:
-        pairs.split(tree, globals_, namer)
+        unsplit = pairs.split(tree, globals_, namer)
         scatter_calls.plain_zeros(tree, globals_)
         scatter_calls.rewrite(tree, globals_, namer)
         scatter_calls.in_place_sums(tree, globals_)
@@ -87,6 +104,7 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None, helper: bool 
             if new is not None:
                 node.iter = ast.copy_location(new, node.iter)
                 ast.fix_missing_locations(node)
+    return unsplit
 
 
 # --- value and gradient -------------------------------------------------------

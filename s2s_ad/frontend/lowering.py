@@ -24,7 +24,7 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import (callees, checkpointed, closures, generated, passing, pytrees, runtime_lists,
+from s2s_ad.frontend import (callees, closures, generated, passing, pytrees, runtime_lists,
                               runtime_sorting, statics, structures, syntax, unroll)
 from s2s_ad.frontend.aliasing import InPlaceNames
 from s2s_ad.frontend.callsites import (BUILTIN_PRIMS, LIBRARY_MODULES, CallLowering,  # noqa: F401
@@ -129,8 +129,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
     def __init__(self, src: Source, lengths: dict | None = None, arrays=(),
                  statics: dict | None = None, passed: dict | None = None,
                  helper: bool = False):
-        generated.normalise(src.tree, src.globals, helper)  # s2s-ad's own gradients' tapes
-        checkpointed.refuse_leftover(src)
+        generated.normalise_source(src, helper)  # s2s-ad's own gradients' tapes
         self.src = src
         self.helper = helper
         self.returns = None
