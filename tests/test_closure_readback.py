@@ -1,11 +1,15 @@
 """Closure under differentiation, the forms of generated module read back
 here: a helper's tape holding the lists of a loop that s2s-ad unrolls, under
 a branch and in a loop (with a recorded decision beside the lists); a
-``value_and_grad`` module (``return value, (dx, dr)``). Each
-gradient module is written to a file and imported under a new name, then
-differentiated again; every second derivative is compared with central
-differences (float64) of the file's gradient, itself checked against
-central differences of the original function."""
+helper's tape inside another's under a branch; a ``value_and_grad`` module
+(``return value, (dx, dr)``); checkpointed modules (both schedules); and
+generated modules called by your own functions (helpers, loops, branches;
+a NumPy module of which only some items are read). Each gradient module is
+written to a file and imported under a new name, then differentiated
+again; every second derivative is compared with central differences
+(float64) of the file's gradient, itself checked against central
+differences of the original function; what is not read back yet is
+refused, located."""
 
 from __future__ import annotations
 
