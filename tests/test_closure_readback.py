@@ -474,3 +474,43 @@ def test_numpy_gradient_module_with_items_left_unread(name, tmp_path):
         want = fd_gradient(fn, args, k)
         np.testing.assert_allclose(g, want, rtol=1e-5,
                                    atol=1e-6 * max(1.0, float(np.max(np.abs(want)))))
+
+
+GUARDED_LIST_SRC = '''
+import math
+
+
+def top(x, a):
+    c = x > 0.3
+    if c:
+        xs = [x * a, math.sin(x), 2.0]
+    else:
+        a = a * 2.0
+    if c:
+        y = xs[0] * xs[1] + a * xs[2]
+    else:
+        y = x * a
+    return y
+
+
+def in_helper(x, a):
+    s = 0.0
+    for i in range(2):
+        s = s + top(x + 0.1 * i, a)
+    return s
+'''
+
+
+@pytest.mark.parametrize("name", ["top", "in_helper"])
+@pytest.mark.parametrize("args", [[0.5, 1.3], [0.1, 1.3]])
+def test_a_list_assigned_in_one_branch_read_under_the_same_condition(name, args, tmp_path):
+    """The construct the read-back of helper tapes needs, in a function of
+    yours: a list assigned in one branch only, read again under a later
+    ``if`` on the same condition; at top level and in a helper called in a
+    loop, through ``grad`` and ``vjp``, against central differences."""
+    fn = getattr(import_source(str(tmp_path), GUARDED_LIST_SRC, f"guarded_{name}"), name)
+    want = central_jacobian(fn, args, ("x", "a"))
+    np.testing.assert_allclose(np.array(s2s_ad.grad(fn, wrt=("x", "a"))(*args)), want,
+                               rtol=1e-6, atol=1e-8)
+    _, back = s2s_ad.vjp(fn, *args)
+    np.testing.assert_allclose(np.array(back(1.0)), want, rtol=1e-6, atol=1e-8)

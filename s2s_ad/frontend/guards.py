@@ -47,6 +47,9 @@ def keep(lo, pending: list, var: str, cond, side: int, value, conds: tuple) -> N
     pending.append((var, ((polar(lo, cond, side == 0),) + tuple(conds), entry), holder))
 
 
+CONSTANT = "constant"
+"""The kind of the entry of a constant item of a guarded list."""
+
 STATIC_LIST = "static list"
 """The kind of an entry for a list known while lowering (the tape items of a
 helper's loop, unrolled, that s2s-ad's own ``H_fwd`` returns): its items are
@@ -57,10 +60,12 @@ def _entry(lo, var: str, side: int, value, holder: list):
     """``(kind, getter)`` for a guarded value, ``(STATIC_LIST, entries)`` for
     a list of them, or None where the value cannot be guarded."""
     if isinstance(value, structures.StaticList):
-        items = [_entry(lo, var, side, v, holder) for v in value.items]
+        # a constant item is the same on both sides: no φ
+        items = [(CONSTANT, lambda v=v: v) if isinstance(v, ir.Const) else
+                 _entry(lo, var, side, v, holder) for v in value.items]
         return None if any(e is None for e in items) else (STATIC_LIST, items)
     if isinstance(value, tuple) and value and value[0] == STATIC_LIST:
-        items = [_entry(lo, var, side, e, holder) for e in value[1]]
+        items = [e if e[0] == CONSTANT else _entry(lo, var, side, e, holder) for e in value[1]]
         return None if any(e is None for e in items) else (STATIC_LIST, items)
     kind = value[0] if isinstance(value, tuple) else getattr(value, "kind", None)
     if kind not in PLACEHOLDERS or (not isinstance(value, tuple)
