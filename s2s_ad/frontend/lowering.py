@@ -130,7 +130,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
     def __init__(self, src: Source, lengths: dict | None = None, arrays=(),
                  statics: dict | None = None, passed: dict | None = None,
                  helper: bool = False):
-        generated.normalise(src.tree, src.globals)  # s2s-ad's own gradients' tapes
+        generated.normalise_source(src, helper)  # s2s-ad's own gradients' tapes
         factories.inline(src, source_locate)  # g = make(x): make's nested function, here
         jax_forms.desugar(src)  # .at[...], jax.vmap, jax.lax.scan as NumPy code
         self.src = src
