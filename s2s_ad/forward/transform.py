@@ -244,7 +244,7 @@ class _Forward:
             return self.call(op, comment)
         if op.prim == "array.setitem":
             return self.setitem(op, comment)
-        if op.prim in ("list.new", "list.append"):
+        if op.prim in ("list.new", "list.append", "list.fill", "list.set"):
             return self.list_op(op, comment)
         out_name = ast.Name(op.out.name, ast.Store())
         if op.out.var is None:
@@ -290,6 +290,31 @@ class _Forward:
             if self.active(op.out):
                 d = ast.List([self.tangent(a) for a in op.args], ast.Load())
                 out.append(Stmt(ast.Assign([ast.Name(self.t(op.out), ast.Store())], d), comment))
+            return out
+        if op.prim == "list.fill":
+            c, n = (self.expr(a) for a in op.args)
+            out = [Stmt(ast.Assign([store], ast.BinOp(ast.List([c], ast.Load()), ast.Mult(), n)),
+                        comment, op)]
+            if self.active(op.out):
+                d = ast.BinOp(ast.List([self.tangent(op.args[0])], ast.Load()), ast.Mult(),
+                              self.expr(op.args[1]))
+                out.append(Stmt(ast.Assign([ast.Name(self.t(op.out), ast.Store())], d), comment))
+            return out
+        if op.prim == "list.set":
+            seq, index, v = op.args
+            out = []
+            if self.active(op.out):
+                # the tangent list of every version is one Python list, as the list is
+                d = self.t(op.out)
+                out.append(Stmt(ast.Assign([ast.Name(d, ast.Store())], self.tangent(seq)),
+                                comment))
+            out += [Stmt(ast.Assign([store], self.expr(seq)), comment, op),
+                    Stmt(ast.Assign([ast.Subscript(_load(op.out.name), self.expr(index),
+                                                   ast.Store())], self.expr(v)), comment)]
+            if self.active(op.out):
+                out.append(Stmt(ast.Assign([ast.Subscript(_load(d), self.expr(index),
+                                                          ast.Store())], self.tangent(v)),
+                                comment))
             return out
         seq, v = op.args
         out = []

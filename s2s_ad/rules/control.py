@@ -23,6 +23,10 @@ CONTROL_RULES = [
          notes="item k's adjoint is the list adjoint's item k", variadic=True),
     Rule("list.append", "x.append(y)", ("1", "1"), "list", "x with y appended",
          notes="the reverse sweep pops y's adjoint off the list's adjoint"),
+    Rule("list.fill", "[x] * y", ("1", None), "list", "y copies of x",
+         notes="x's adjoint is the sum of the list's adjoint"),
+    Rule("list.set", "x.__setitem__(y, z)", ("1", None, "1"), "list", "x with item y replaced by z",
+         notes="z's adjoint is item y of the list's adjoint, which is then zeroed"),
     # positions chosen by the values of a list of keys (sorted/min/max of a
     # list of any length): piecewise constant, no derivative
     Rule("list.argsort", "sorted(range(len(x)), key=x.__getitem__)", (None,), "list",
