@@ -296,6 +296,12 @@ def item(lo, value: ir.Value, index: int, node: ast.AST, var: str | None = None)
     else:
         name = lo.namer.fresh(f"{value.name}_{index}")
     out = ir.Value(name, "array" if getattr(lo, "array_mode", False) else "float", var)
+    if index in lo.__dict__.get("list_items", {}).get(id(value), ()):
+        # a list of any length the callee returned in its tuple: read as it is
+        # (frontend/runtime_lists.call_result), its adjoint a list (reverse/lists.py)
+        out.kind = "list"
+        lo.seq_params[id(out)] = ir.Param(out)
+        lo.returned_lists.add(id(out))
     text = ast.unparse(node) if isinstance(node, ast.expr) else f"{value.name}[{index}]"
     if var is not None:
         text = f"{var} = {text}"

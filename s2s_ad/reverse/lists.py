@@ -70,7 +70,8 @@ def families(func: ir.Function) -> dict[int, ListFamily]:
     for node in ir.walk(func.body):
         if isinstance(node, ir.Op):
             if node.prim in ("list.new", "list.fill") \
-                    or node.callee is not None and node.out.kind == "list":
+                    or (node.callee is not None or node.prim == "item") \
+                    and node.out.kind == "list":
                 # (a helper's result: a list of any length it grew)
                 add(node.out)
                 roots[id(node.out)] = node.out
@@ -158,7 +159,7 @@ def region_adjoints(sweep, r: ir.Region) -> list:
     list of its own, which nothing outside ``r`` reads."""
     out = []
     roots = {id(op.out) for op in r.ops if isinstance(op, ir.Op)
-             and (op.callee is not None or op.prim in ("list.new", "list.fill"))}
+             and (op.callee is not None or op.prim in ("list.new", "list.fill", "item"))}
     for fam in {id(f): f for f in sweep.lists.values()}.values():
         if fam.adj and id(fam.root) in roots:
             out.append(_zeros(sweep, fam, sweep.ref(fam.root)))
