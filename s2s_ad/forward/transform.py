@@ -37,6 +37,7 @@ from s2s_ad.errors import SourceError
 from s2s_ad.forward import linear, scaling
 from s2s_ad.names import Namer
 from s2s_ad.reverse import analysis
+from s2s_ad.reverse.lists import families as list_families
 from s2s_ad.reverse import arrays
 from s2s_ad.rules import RULES
 from s2s_ad.rules.numpy import HELPERS
@@ -104,6 +105,11 @@ class _Forward:
         self.temps: set[str] = set()
         """Names of temporaries (values of no user variable) and their tangents."""
         self.helpers: dict[str, str] = {}
+        self.lname = {k: fam.name for k, fam in list_families(func).items()}
+        """id(version of a list made in the function) -> the one name of its
+        versions: one Python list, so no copies between versions' names
+        (``ys_1 = ys``), which a module read back would see as two names of
+        one list."""
         self.empty = {id(node.out) for node in ir.walk(func.body)
                       if isinstance(node, ir.Op) and node.prim == "list.new" and not node.args}
         """Lists made empty (``xs = []``): their zero tangent is ``[]``. (Each
@@ -115,17 +121,21 @@ class _Forward:
     def active(self, a: ir.Operand) -> bool:
         return isinstance(a, ir.Value) and id(a) in self.act
 
+    def nm(self, v: ir.Value) -> str:
+        """The name of ``v`` in the generated code (a list's, its family's)."""
+        return self.lname.get(id(v), v.name)
+
     def t(self, v: ir.Value) -> str:
         """The tangent's name of ``v`` (a loop's result shares its carried
         value's name, and so its tangent)."""
-        name = self.tname.get(v.name)
+        name = self.tname.get(self.nm(v))
         if name is None:
-            name = self.tname[v.name] = self.namer.fresh("d" + v.name)
+            name = self.tname[self.nm(v)] = self.namer.fresh("d" + self.nm(v))
         return name
 
     def expr(self, a: ir.Operand) -> ast.expr:
         if isinstance(a, ir.Value):
-            return _load(a.name)
+            return _load(self.nm(a))
         return const_expr(a.value, self.modules)
 
     def np(self) -> str:
@@ -283,7 +293,7 @@ class _Forward:
     def list_op(self, op: ir.Op, comment: str) -> list:
         """A list grown at run time: its tangent is a list grown beside it
         (one Python list for every version, like the list itself)."""
-        store = ast.Name(op.out.name, ast.Store())
+        store = ast.Name(self.nm(op.out), ast.Store())
         if op.prim == "list.new":
             out = [Stmt(ast.Assign([store], ast.List([self.expr(a) for a in op.args], ast.Load())),
                         comment, op)]
@@ -303,14 +313,14 @@ class _Forward:
         if op.prim == "list.set":
             seq, index, v = op.args
             out = []
-            if self.active(op.out):
+            if self.active(op.out) and not self.active(seq):
                 # the tangent list of every version is one Python list, as the list is
                 d = self.t(op.out)
                 out.append(Stmt(ast.Assign([ast.Name(d, ast.Store())], self.tangent(seq)),
                                 comment))
-            out += [Stmt(ast.Assign([store], self.expr(seq)), comment, op),
-                    Stmt(ast.Assign([ast.Subscript(_load(op.out.name), self.expr(index),
-                                                   ast.Store())], self.expr(v)), comment)]
+            d = self.t(op.out) if self.active(op.out) else None
+            out.append(Stmt(ast.Assign([ast.Subscript(_load(self.nm(op.out)), self.expr(index),
+                                                      ast.Store())], self.expr(v)), comment, op))
             if self.active(op.out):
                 out.append(Stmt(ast.Assign([ast.Subscript(_load(d), self.expr(index),
                                                           ast.Store())], self.tangent(v)),
@@ -318,13 +328,13 @@ class _Forward:
             return out
         seq, v = op.args
         out = []
-        if self.active(op.out):
+        d = self.t(op.out) if self.active(op.out) else None
+        if self.active(op.out) and not self.active(seq):
             # before the append: the zero tangents of an inactive list are one per item it
             # has so far (every version is one Python list: after the append, one too many)
-            d = self.t(op.out)
             out.append(Stmt(ast.Assign([ast.Name(d, ast.Store())], self.tangent(seq)), comment))
-        out += [Stmt(ast.Assign([store], self.expr(seq)), comment, op),
-                Stmt(ast.Expr(_call(f"{op.out.name}.append", [self.expr(v)])), comment)]
+        out.append(Stmt(ast.Expr(_call(f"{self.nm(op.out)}.append", [self.expr(v)])), comment,
+                        op))
         if self.active(op.out):
             out.append(Stmt(ast.Expr(_call(f"{d}.append", [self.tangent(v)])), comment))
         return out
@@ -409,8 +419,8 @@ class _Forward:
         value may read a variable another one writes)."""
         lhs, rhs = [], []
         for t, v in zip(targets, values):
-            if not (isinstance(v, ir.Value) and v.name == t.name):
-                lhs.append(ast.Name(t.name, ast.Store()))
+            if not (isinstance(v, ir.Value) and self.nm(v) == self.nm(t)):
+                lhs.append(ast.Name(self.nm(t), ast.Store()))
                 rhs.append(self.expr(v))
             if self.active(t) and not (self.active(v) and self.t(v) == self.t(t)):
                 lhs.append(ast.Name(self.t(t), ast.Store()))

@@ -78,7 +78,8 @@ def fill(lo, node: ast.BinOp, var: str | None) -> ir.Value | None:
         raise lo.src.error(item_node, "`[c] * n` repeats a number; "
                            f"`{ast.unparse(item_node)}` is not one")
     count = lo.expr(count_node)
-    if not (isinstance(count, ir.Value) and count.kind == "int"
+    # (a parameter lowered as a number is an int here, as in `range(n)`)
+    if not (isinstance(count, ir.Value) and count.kind in ("int", "float")
             or isinstance(count, ir.Const) and type(count.value) is int):
         raise lo.src.error(count_node, "the length in `[c] * n` must be an integer (`len(xs)`, "
                            "an int parameter, integer arithmetic on them)")
@@ -140,7 +141,8 @@ def _number(lo, value, node: ast.AST) -> None:
                            f"{structures.describe(value)}")
 
 
-def store(lo, target: ast.Subscript, value, node: ast.AST) -> bool:
+def store(lo, target: ast.Subscript, value, node: ast.AST,
+          value_node: ast.expr | None = None) -> bool:
     """``ys[k] = v`` on a list of any length made in the function: a
     ``list.set`` op. False when ``target`` is not such a write."""
     refuse_returned(lo, target)
@@ -148,7 +150,8 @@ def store(lo, target: ast.Subscript, value, node: ast.AST) -> bool:
         return False
     name, seq, index = _checked(lo, target, node)
     _number(lo, value, node)
-    _set(lo, name, seq, index, value, node)
+    text = f"{ast.unparse(target)} = {ast.unparse(value_node) if value_node else '...'}"
+    _set(lo, name, seq, index, value, node, text)
     return True
 
 
@@ -166,13 +169,12 @@ def augmented(lo, stmt: ast.AugAssign, binops: dict) -> bool:
     _number(lo, right, stmt.value)
     old = lo.emit("getitem", [seq, index], target, text=ast.unparse(target))
     new = lo.emit(prim, [old, right], stmt, text=ast.unparse(stmt))
-    _set(lo, name, seq, index, new, stmt)
+    _set(lo, name, seq, index, new, stmt, ast.unparse(stmt))
     return True
 
 
 def _set(lo, name: str, seq: ir.Value, index: ir.Operand, value: ir.Operand,
-         node: ast.AST) -> None:
-    text = ast.unparse(node) if isinstance(node, ast.stmt) else f"{name}[...] = ..."
+         node: ast.AST, text: str) -> None:
     runtime_lists._version(lo, name, "list.set", (seq, index, value), node, text, seq, seq)
 
 

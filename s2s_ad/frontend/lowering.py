@@ -369,7 +369,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
                 del self.spliced[mark:]
         elif isinstance(target, ast.Subscript):
             self.refuse_argument_mutation(target.value, target)
-            if list_writes.store(self, target, value, target):
+            if list_writes.store(self, target, value, target, value_node):
                 return
             structures.store(self, target, value)
         elif isinstance(target, (ast.Tuple, ast.List)):

@@ -521,6 +521,7 @@ def store(lo, target: ast.Subscript, value) -> None:
     elif isinstance(base, StaticList):
         base.items[_index(lo, target.slice, len(base.items))] = value
     else:
+        failed_call(lo, base)  # a helper's list, read as a number: the helper's reason
         raise lo.src.error(target, f"`{ast.unparse(target.value)}` is {describe(base)}; only "
                            "lists and dicts built in the function can be assigned into")
 
