@@ -73,6 +73,38 @@ def while_writes(xs, a):
     return t
 
 
+def iterated_while_written(xs, a):
+    """A loop over the list writing the item its next iteration reads."""
+    n = len(xs)
+    ys = [0.5] * n
+    for i in range(n):
+        ys[i] = xs[i]
+    for i, v in enumerate(ys):
+        if i + 1 < n:
+            ys[i + 1] = v * a + ys[i + 1]
+    return sum(ys) * ys[-1]
+
+
+def summed_between_writes(xs, a):
+    ys = [a] * len(xs)
+    s = 0.0
+    for i in range(len(xs)):
+        s = s + sum(ys) * xs[i]
+        ys[i] = ys[i] * xs[i] + s
+    return s + ys[0]
+
+
+def written_until_break(xs, a):
+    ys = [0.0] * len(xs)
+    t = 0.0
+    for i in range(len(xs)):
+        ys[i] = math.sin(xs[i] * a) + t
+        t = t + ys[i] * ys[i]
+        if t > 1.5:
+            break
+    return t + sum(ys)
+
+
 def scaled(xs, a):
     """Returned from a helper."""
     ys = [0.0] * len(xs)

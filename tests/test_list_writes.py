@@ -27,6 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = "tests/list_writes_src.py"
 
 LISTS = ["prefix", "shifted", "overwritten", "branch_writes", "while_writes",
+         "iterated_while_written", "summed_between_writes", "written_until_break",
          "passed_then_written", "in_helper", "helper_of_helper", "in_loop", "in_branch"]
 """f(xs, a): xs a list of floats of any length."""
 COUNTS = ["repeated_number", "grown_then_written", "static_written_in_loop"]
@@ -149,17 +150,18 @@ def _first_gradient_fd(g, xs, a, k, h=1e-5):
     return _fd(item, xs, a, h)
 
 
-@pytest.mark.parametrize("name", ["prefix", "overwritten", "branch_writes", "in_helper"])
+@pytest.mark.parametrize("name", ["prefix", "overwritten", "branch_writes", "in_helper",
+                                  "written_until_break"])
 def test_grad_of_grad_and_hessian(name):
     f = getattr(src, name)
     g = s2s_ad.grad(f, wrt=("xs", "a"))
     xs, a = XS[:4], 0.7
-    for k in (1, 4):
-        got = s2s_ad.grad(g, wrt=("xs", "a"), output=1 if k == 4 else 0)
-        if k == 4:  # d(∂f/∂a)/d(xs, a)
-            _close(got(xs, a), _first_gradient_fd(g, xs, a, k))
-    H = s2s_ad.hessian(f, wrt="a")(xs, a)
-    assert H == pytest.approx(_first_gradient_fd(g, xs, a, 4)[1], rel=1e-4, abs=1e-6)
+    want = _first_gradient_fd(g, xs, a, len(xs))  # ∂(∂f/∂a)/∂(xs, a)
+    _close(s2s_ad.grad(g, wrt=("xs", "a"), output=1)(xs, a), want)
+    assert s2s_ad.hessian(f, wrt="a")(xs, a) == pytest.approx(want[1], rel=1e-4, abs=1e-6)
+    v = [0.3, -0.2, 0.5, 0.1]
+    assert s2s_ad.hvp(f, wrt=("xs", "a"))(xs, a, (v, 1.0))[1] == pytest.approx(
+        float(np.dot(want[0], v)) + want[1], rel=1e-4, abs=1e-6)
 
 
 def test_horner_grad_of_grad_hessian_and_hvp():

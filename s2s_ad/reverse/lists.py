@@ -1,8 +1,10 @@
 """Lists grown at run time in the reverse sweep: one adjoint list per list.
 
-Contract: the versions of a list grown at run time (a ``list.new`` op, the
-``list.append`` ops after it, and the loop-carried values, loop results and
-φs between them; :mod:`s2s_ad.frontend.runtime_lists`) are one Python list
+Contract: the versions of a list grown at run time (a ``list.new`` or
+``list.fill`` op, a helper's list result or a list item of its tuple, the
+``list.append`` and ``list.set`` ops after it, and the loop-carried values,
+loop results and φs between them; :mod:`s2s_ad.frontend.runtime_lists`,
+:mod:`s2s_ad.frontend.list_writes`) are one Python list
 in the generated code, so :func:`families` groups them and gives the group
 one forward name and one adjoint name. The reverse sweep
 
@@ -13,10 +15,15 @@ one forward name and one adjoint name. The reverse sweep
 * reverses ``xs.append(v)`` by ``dv = dxs.pop()``: from the end backwards the
   adjoint list always has the length the list had at that point, so a
   negative index (``xs[-1]``) names the same item backwards as forwards;
-* reverses ``xs = [a, b]`` by ``da = dxs[0]; db = dxs[1]``.
+* reverses ``xs = [a, b]`` by ``da = dxs[0]; db = dxs[1]``;
+* reverses ``xs[k] = v`` by ``dv = dxs[k]; dxs[k] = 0.0`` (the item before the
+  write reaches nothing the items after it reach), and ``xs = [c] * n`` by
+  ``dc = sum(dxs)``.
 
-Nothing of the list goes on the tape: its items are never overwritten, and the
-reads the rules need (``xs[i]`` used in a product) are values of their own.
+Nothing of the list goes on the tape: the reads the rules need (``xs[i]``
+used in a product) are values of their own, taped where they are read inside
+a loop (never read again from the list, which a later ``xs[k] = v`` may have
+changed: :mod:`s2s_ad.reverse.structured` recomputes no read of such a list).
 """
 
 from __future__ import annotations
