@@ -29,10 +29,14 @@ Before → after::
                                             t2 = mul t1 w
                                             xs_3 = list.append xs_2 t2
 
+``xs[i] = v`` on such a list is a ``list.set`` op, a new version too
+(:mod:`s2s_ad.frontend.list_writes`, which also makes ``[c] * n`` a list of
+this kind).
+
 Refused, located: a list grown at run time that is created inside a loop or
-a branch (create it before), assigned into by index (``xs[i] = v``: append
-instead), sliced or unpacked (its length is not known while lowering),
-passed to a helper or returned, or appended to inside a loop over itself.
+a branch (create it before), sliced or unpacked (its length is not known
+while lowering), returned from the function differentiated or from inside a
+helper's loop or branch, or appended to inside a loop over itself.
 """
 
 from __future__ import annotations
