@@ -149,6 +149,13 @@ def repeated_number(x, n):
     return ys[-1] + sum(ys)
 
 
+def zeros_written(x, n):
+    ys = [0.0] * n
+    for i in range(n):
+        ys[i] = x * float(i) + x * x
+    return sum(ys) * ys[-1]
+
+
 def grown_then_written(x, n):
     xs = [x]
     for i in range(n):

@@ -30,7 +30,7 @@ LISTS = ["prefix", "shifted", "overwritten", "branch_writes", "while_writes",
          "iterated_while_written", "summed_between_writes", "written_until_break",
          "passed_then_written", "in_helper", "helper_of_helper", "in_loop", "in_branch"]
 """f(xs, a): xs a list of floats of any length."""
-COUNTS = ["repeated_number", "grown_then_written", "static_written_in_loop"]
+COUNTS = ["repeated_number", "zeros_written", "grown_then_written", "static_written_in_loop"]
 """f(x, n): n an int, the lists' length."""
 XS = [0.3, -0.5, 0.8, 1.1, -0.2]
 
@@ -123,12 +123,16 @@ def test_lists_of_an_int_length(name):
     f = getattr(src, name)
     g = s2s_ad.grad(f, wrt="x")
     j = s2s_ad.jvp(f, wrt="x")
+    hess = s2s_ad.hessian(f, wrt="x")
     h = 1e-6
     for n in (1, 2, 6):
         for x in (0.6, -0.45):
             want = (f(x + h, n) - f(x - h, n)) / (2 * h)
             assert g(x, n) == pytest.approx(want, rel=1e-5, abs=1e-6)
             assert j(x, n, dx=1.0)[1] == pytest.approx(want, rel=1e-5, abs=1e-6)
+            # the JVP module read back (its zero tangent list `[0.0] * len(ys)`)
+            second = (g(x + 1e-5, n) - g(x - 1e-5, n)) / 2e-5
+            assert hess(x, n) == pytest.approx(second, rel=1e-4, abs=1e-5)
 
 
 def test_the_generated_code_writes_in_place_and_tapes_reads():

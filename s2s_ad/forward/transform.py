@@ -37,6 +37,7 @@ from s2s_ad.errors import SourceError
 from s2s_ad.forward import linear, scaling
 from s2s_ad.names import Namer
 from s2s_ad.reverse import analysis
+from s2s_ad.forward.lists import list_op
 from s2s_ad.reverse.lists import families as list_families
 from s2s_ad.reverse import arrays
 from s2s_ad.rules import RULES
@@ -148,6 +149,11 @@ class _Forward:
                          [ast.keyword("dtype", _load("float"))])
         if isinstance(a, ir.Value) and a.kind == "list" and id(a) in self.empty:
             return ast.List([], ast.Load())
+        if isinstance(a, ir.Value) and a.kind == "list" and "numpy" not in self.modules:
+            # `[0.0] * len(ys)`: a list of a run-time length a module read back can make
+            # (frontend/list_writes.py); a comprehension over `ys` would need its length
+            return ast.BinOp(ast.List([ast.Constant(0.0)], ast.Load()), ast.Mult(),
+                             _call("len", [self.expr(a)]))
         if isinstance(a, ir.Value) and a.kind == "list":  # a list grown at run time
             item = self.namer.fresh("item")
             zero = (_call(f"{self.np()}.zeros_like", [_load(item)],
@@ -255,7 +261,7 @@ class _Forward:
         if op.prim == "array.setitem":
             return self.setitem(op, comment)
         if op.prim in ("list.new", "list.append", "list.fill", "list.set"):
-            return self.list_op(op, comment)
+            return list_op(self, op, comment)
         out_name = ast.Name(op.out.name, ast.Store())
         if op.out.var is None:
             self.temps.add(op.out.name)
@@ -288,55 +294,6 @@ class _Forward:
             tangents = [self.tangent(op.args[0]), self.tangent(op.args[1])] + \
                 [copy_expr(e) for e in primal[2:]]
             out += write(self.t(op.out), tangents)
-        return out
-
-    def list_op(self, op: ir.Op, comment: str) -> list:
-        """A list grown at run time: its tangent is a list grown beside it
-        (one Python list for every version, like the list itself)."""
-        store = ast.Name(self.nm(op.out), ast.Store())
-        if op.prim == "list.new":
-            out = [Stmt(ast.Assign([store], ast.List([self.expr(a) for a in op.args], ast.Load())),
-                        comment, op)]
-            if self.active(op.out):
-                d = ast.List([self.tangent(a) for a in op.args], ast.Load())
-                out.append(Stmt(ast.Assign([ast.Name(self.t(op.out), ast.Store())], d), comment))
-            return out
-        if op.prim == "list.fill":
-            c, n = (self.expr(a) for a in op.args)
-            out = [Stmt(ast.Assign([store], ast.BinOp(ast.List([c], ast.Load()), ast.Mult(), n)),
-                        comment, op)]
-            if self.active(op.out):
-                d = ast.BinOp(ast.List([self.tangent(op.args[0])], ast.Load()), ast.Mult(),
-                              self.expr(op.args[1]))
-                out.append(Stmt(ast.Assign([ast.Name(self.t(op.out), ast.Store())], d), comment))
-            return out
-        if op.prim == "list.set":
-            seq, index, v = op.args
-            out = []
-            if self.active(op.out) and not self.active(seq):
-                # the tangent list of every version is one Python list, as the list is
-                d = self.t(op.out)
-                out.append(Stmt(ast.Assign([ast.Name(d, ast.Store())], self.tangent(seq)),
-                                comment))
-            d = self.t(op.out) if self.active(op.out) else None
-            out.append(Stmt(ast.Assign([ast.Subscript(_load(self.nm(op.out)), self.expr(index),
-                                                      ast.Store())], self.expr(v)), comment, op))
-            if self.active(op.out):
-                out.append(Stmt(ast.Assign([ast.Subscript(_load(d), self.expr(index),
-                                                          ast.Store())], self.tangent(v)),
-                                comment))
-            return out
-        seq, v = op.args
-        out = []
-        d = self.t(op.out) if self.active(op.out) else None
-        if self.active(op.out) and not self.active(seq):
-            # before the append: the zero tangents of an inactive list are one per item it
-            # has so far (every version is one Python list: after the append, one too many)
-            out.append(Stmt(ast.Assign([ast.Name(d, ast.Store())], self.tangent(seq)), comment))
-        out.append(Stmt(ast.Expr(_call(f"{self.nm(op.out)}.append", [self.expr(v)])), comment,
-                        op))
-        if self.active(op.out):
-            out.append(Stmt(ast.Expr(_call(f"{d}.append", [self.tangent(v)])), comment))
         return out
 
     def primal(self, op: ir.Op, exprs: list | None = None) -> ast.expr:
