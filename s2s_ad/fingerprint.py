@@ -206,6 +206,9 @@ def _info(code: types.CodeType) -> tuple:
         text = "".join(inspect.getsourcelines(code)[0])
     except (OSError, TypeError):
         text = None  # source.locate will refuse it with a clear message
+    if text is not None and code.co_name == "<lambda>":
+        # lambdas on one line share it: where this one's code sits tells them apart
+        text = (text, tuple(p for p in code.co_positions() if None not in p))
     if len(_code_info) >= 4096:
         _code_info.clear()
     hit = _code_info[id(code)] = (code, text, sorted(set(_read(code))))

@@ -78,10 +78,6 @@ class CallLowering:
         value = syntax.math_call(self, fn, node, var, hint)
         if value is not None:
             return value
-        if isinstance(fn, types.FunctionType) and fn.__name__ == "<lambda>":
-            raise self.src.error(node, f"`{ast.unparse(node.func)}` is a `lambda` defined "
-                                 "outside the function; calls to lambdas are not supported: "
-                                 "define it with `def`")
         own = own_helpers.primitive(fn)
         if own is not None:  # a helper s2s-ad's own generated code defines
             return own_helpers.call(self, own, node, var, hint)

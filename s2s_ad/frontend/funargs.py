@@ -54,8 +54,7 @@ def function_value(low, node: ast.expr, is_library):
         fn = low.resolve(node)
     except Exception:  # not a name of a function: lowered (and refused) as a value
         return None
-    if isinstance(fn, types.FunctionType) and not is_library(fn) \
-            and fn.__name__ != "<lambda>":
+    if isinstance(fn, types.FunctionType) and not is_library(fn):
         return fn
     if callable(fn) and not isinstance(fn, type):
         what = ast.unparse(node)

@@ -94,8 +94,7 @@ def locate(fn, method: bool = False) -> Source:
     except (OSError, TypeError) as exc:
         raise SourceError(f"cannot read the source of {fn.__qualname__}: {exc}") from None
     if fn.__name__ == "<lambda>":
-        raise SourceError("lambda functions are not supported as targets; define the function "
-                          "with `def`", display_path(file), first, 0, lines[0])
+        return _locate_lambda(fn, file, first, lines)
     try:
         # The whole file, also for a function whose module is not in
         # sys.modules (loaded from a spec, or exec'd): error messages index
@@ -139,6 +138,79 @@ def locate(fn, method: bool = False) -> Source:
                         "without an object; differentiate it bound to one (`obj.method`; "
                         "on the command line `file.py:obj.method` for a module-level obj)")
     return src
+
+
+def _locate_lambda(fn: types.FunctionType, file: str, first: int, lines: list[str]) -> Source:
+    """A ``lambda`` (``loss = lambda w: f(w, data)``, ``grad(lambda x: ...)``)
+    read as the ``def`` it stands for: ``def NAME(args): return body``, at
+    the lambda's own place in the file (NAME: the name it is assigned to,
+    else ``lambda_LINE``). The lambda is found among those the file has on
+    its first line by the positions of its code; lambdas that cannot be told
+    apart are refused."""
+    try:
+        all_lines = inspect.findsource(fn)[0]
+        module = ast.parse("".join(all_lines))
+    except (OSError, SyntaxError):
+        raise SourceError(f"cannot read the source of the lambda on line {first}", display_path(file),
+                          first, 0, lines[0]) from None
+    code = fn.__code__
+    found = [n for n in ast.walk(module) if isinstance(n, ast.Lambda)
+             and n.lineno == code.co_firstlineno]
+    if len(found) > 1:
+        # the lambda whose body starts where its code's first position is
+        starts = [(p[0], p[2]) for p in code.co_positions()
+                  if None not in p and (p[1], p[3]) != (p[0], p[2])]  # (not the empty RESUME)
+        start = min(starts) if starts else None
+        found = [n for n in found if (n.body.lineno, n.body.col_offset) == start]
+    if len(found) != 1:
+        raise SourceError("s2s-ad cannot tell which lambda on this line is the one to "
+                          "differentiate; define it with `def`", display_path(file),
+                          code.co_firstlineno, 0, all_lines[code.co_firstlineno - 1])
+    if _stale_lambda(code, all_lines):
+        raise SourceError("the source of this lambda in the file is not the code that runs (the "
+                          "file changed after it was imported?); reload the module",
+                          display_path(file), code.co_firstlineno, 0,
+                          all_lines[code.co_firstlineno - 1])
+    node = found[0]
+    name = f"lambda_{node.lineno}"
+    for parent in ast.walk(module):
+        if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1):
+            continue
+        target, value = parent.targets[0], parent.value
+        if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) \
+                and len(target.elts) == len(value.elts) and node in value.elts:
+            target = target.elts[value.elts.index(node)]  # sq, cube = lambda ..., lambda ...
+        elif value is not node:
+            continue
+        if isinstance(target, ast.Name):
+            name = target.id
+    ret = ast.copy_location(ast.Return(value=node.body), node.body)
+    tree = ast.copy_location(ast.FunctionDef(name=name, args=node.args, body=[ret],
+                                             decorator_list=[], returns=None,
+                                             type_comment=None), node)
+    tree.end_lineno, tree.end_col_offset = node.end_lineno, node.end_col_offset
+    src = Source(fn, display_path(file), tree, all_lines, fn.__globals__)
+    if code.co_freevars:
+        _capture(src)
+    return src
+
+
+def _stale_lambda(code: types.CodeType, file_lines: list[str]) -> bool:
+    """As :func:`_stale`, for a lambda: the file compiled whole has a lambda
+    at the same positions with the same code?"""
+    try:
+        module_code = compile("".join(file_lines), code.co_filename, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    where = list(code.co_positions())
+    stack = [module_code]
+    while stack:
+        c = stack.pop()
+        if c.co_name == "<lambda>" and c.co_firstlineno == code.co_firstlineno \
+                and list(c.co_positions()) == where:
+            return c.co_code != code.co_code
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return True
 
 
 def is_data(value) -> bool:
