@@ -24,7 +24,7 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import (closures, funargs, own_helpers, pairs, passing, runtime_lists,
+from s2s_ad.frontend import (closures, funargs, jax_names, own_helpers, pairs, passing, runtime_lists,
                               runtime_sorting, sorting, statics, structures, syntax)
 from s2s_ad.rules import RULES
 from s2s_ad.rules import user as user_rules
@@ -276,7 +276,7 @@ class CallLowering:
                                      "supported on modules (like `math.sin`)")
             if not hasattr(base, node.attr):
                 raise self.src.error(node, f"module {base.__name__} has no attribute {node.attr!r}")
-            return getattr(base, node.attr)
+            return jax_names.twin(getattr(base, node.attr))  # jax.numpy.sum: np.sum
         raise self.src.error(node, f"`{ast.unparse(node)}` is not supported as a callee")
 
 
@@ -291,4 +291,5 @@ def _is_library_module(module: types.ModuleType) -> bool:
     return (module.__name__ or "").split(".")[0] in LIBRARY_MODULES
 
 
-LIBRARY_MODULES = {"math", "numpy", "builtins", "functools", "operator", "scipy", "s2s_ad"}
+LIBRARY_MODULES = {"math", "numpy", "builtins", "functools", "operator", "scipy", "s2s_ad",
+                   "jax", "autograd"}

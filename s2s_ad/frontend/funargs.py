@@ -143,7 +143,7 @@ def _specialised(src: Source, fn: types.FunctionType, given: dict):
     new = namespace[tree.name]
     namespace[tree.name] = fn  # a recursive call inside passes the function on again
     new.__qualname__ = fn.__qualname__
-    new.__s2s_source__ = Source(new, src.file, tree, src.lines, namespace)
+    new.__s2s_source__ = Source(new, src.file, tree, src.lines, namespace, jax=src.jax)
     if hasattr(fn, "__s2s_free__"):
         new.__s2s_free__ = fn.__s2s_free__
         new.__s2s_free_as__ = getattr(fn, "__s2s_free_as__", {})

@@ -24,8 +24,9 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import (callees, closures, generated, list_writes, passing, pytrees,
-                              runtime_lists, runtime_sorting, statics, structures, syntax, unroll)
+from s2s_ad.frontend import (callees, closures, factories, generated, jax_forms, list_writes,
+                              passing, pytrees, runtime_lists, runtime_sorting, statics,
+                              structures, syntax, unroll)
 from s2s_ad.frontend.aliasing import InPlaceNames
 from s2s_ad.frontend.callsites import (BUILTIN_PRIMS, LIBRARY_MODULES, CallLowering,  # noqa: F401
                                       _is_library, _is_library_module)
@@ -129,7 +130,9 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
     def __init__(self, src: Source, lengths: dict | None = None, arrays=(),
                  statics: dict | None = None, passed: dict | None = None,
                  helper: bool = False):
-        generated.normalise(src.tree, src.globals)  # s2s-ad's own gradients' tapes
+        generated.normalise_source(src, helper)  # s2s-ad's own gradients' tapes
+        factories.inline(src, source_locate)  # g = make(x): make's nested function, here
+        jax_forms.desugar(src)  # .at[...], jax.vmap, jax.lax.scan as NumPy code
         self.src = src
         self.helper = helper
         self.returns = None

@@ -25,6 +25,7 @@ import textwrap
 import types
 from dataclasses import dataclass, field
 
+from s2s_ad.frontend import jax_names
 from s2s_ad.errors import SourceError, TargetError
 from s2s_ad.frontend.specs import spec_of
 
@@ -43,6 +44,11 @@ class Source:
     arrays), name -> value when located. They are keyword-only parameters of
     ``tree`` after the function's own, and constants of the gradient (see
     :func:`captured_values`)."""
+    jax: bool = False
+    """Whether the function reads JAX (``jnp``, ``jax.vmap``, ...): its globals
+    are then read through :func:`s2s_ad.frontend.jax_names.numpy_view` and its
+    JAX forms rewritten before lowering (:mod:`s2s_ad.frontend.jax_forms`)."""
+    jax_desugared: bool = False
 
     def line(self, lineno: int) -> str:
         return self.lines[lineno - 1] if 0 < lineno <= len(self.lines) else ""
@@ -79,6 +85,9 @@ def locate(fn, method: bool = False) -> Source:
         raise _method_error(fn)
     if not isinstance(fn, types.FunctionType):
         what = type(fn).__name__
+        wrapped = getattr(fn, "__wrapped__", None)
+        if isinstance(wrapped, types.FunctionType) and jax_names.is_jax_type(type(fn)):
+            raise _jit_error(fn, wrapped)
         raise SourceError(f"{getattr(fn, '__name__', fn)!r} is a {what}, not a Python function "
                           "with source s2s-ad can read")
     if inspect.unwrap(fn) is not fn:
@@ -130,6 +139,7 @@ def locate(fn, method: bool = False) -> Source:
                         "runs (the file changed after it was imported?); reload the module")
     if fn.__code__.co_freevars:
         _capture(src)
+    _read_jax(src)
     params = src.tree.args.posonlyargs + src.tree.args.args
     owner = fn.__qualname__.rpartition(".")[0]
     if owner and not owner.endswith("<locals>") and params and params[0].arg == "self" \
@@ -138,6 +148,31 @@ def locate(fn, method: bool = False) -> Source:
                         "without an object; differentiate it bound to one (`obj.method`; "
                         "on the command line `file.py:obj.method` for a module-level obj)")
     return src
+
+
+def _read_jax(src: Source) -> None:
+    """A function reading JAX: its globals read through jax_names' view
+    (``jnp`` as ``numpy``), its JAX forms rewritten before lowering."""
+    if jax_names.reads_jax(src.tree, src.globals):
+        src.jax = True
+        src.globals = jax_names.numpy_view(src.globals)
+
+
+def _jit_error(fn, wrapped: types.FunctionType) -> SourceError:
+    """The refusal of a function JAX compiled (``@jax.jit``), at its decorator."""
+    name = wrapped.__qualname__
+    message = (f"{name} is compiled by JAX (`{type(fn).__name__}`); s2s-ad reads the Python "
+               f"function's source, not the code JAX compiles from it, and writes a NumPy "
+               f"gradient: differentiate the undecorated function, `{name}.__wrapped__` "
+               "(static arguments such as `static_argnums` are then ordinary int parameters)")
+    try:
+        src = locate(wrapped)
+    except SourceError:
+        return SourceError(message)
+    decorators = src.tree.decorator_list
+    jit = next((d for d in decorators if "jit" in ast.unparse(d)), decorators[0]
+               if decorators else src.tree)
+    return src.error(jit, message)
 
 
 def _locate_lambda(fn: types.FunctionType, file: str, first: int, lines: list[str]) -> Source:
@@ -192,6 +227,7 @@ def _locate_lambda(fn: types.FunctionType, file: str, first: int, lines: list[st
     src = Source(fn, display_path(file), tree, all_lines, fn.__globals__)
     if code.co_freevars:
         _capture(src)
+    _read_jax(src)
     return src
 
 
