@@ -209,6 +209,12 @@ class CallLowering:
                 # a list grown at run time: read as a list of any length
                 runtime_lists.call_result(self, out, node)
                 return out
+            if lowered is not None and lowered.outputs is not None:
+                # a flat tuple holding lists of any length (a gradient module's
+                # `return dcoeffs, dx`): those items are read as such lists
+                self.__dict__.setdefault("list_items", {})[id(out)] = {
+                    k for k, o in enumerate(lowered.outputs)
+                    if isinstance(o, ir.Value) and o.kind == "list"}
             if lowered is not None and lowered.returns is not None:
                 # a dict, NamedTuple, dataclass or nested tuples: read leaf by leaf
                 callee.returns = lowered.returns

@@ -287,9 +287,15 @@ def _zeros_display(value) -> ast.List | None:
 
 def _zeros(tree: ast.FunctionDef) -> None:
     made = set()
+    # a list returned in a tuple (`return dc, dx`) stays a list of a run-time
+    # length (frontend/list_writes.py): a tuple holding a list built in the
+    # function is no result s2s-ad differentiates
+    returned = {e.id for n in ast.walk(tree) if isinstance(n, ast.Return)
+                and isinstance(n.value, ast.Tuple) for e in n.value.elts
+                if isinstance(e, ast.Name)}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                and isinstance(node.targets[0], ast.Name):
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id not in returned:
             new = _zeros_display(node.value)
             if new is not None:
                 node.value = ast.fix_missing_locations(ast.copy_location(new, node.value))
