@@ -247,3 +247,30 @@ def signature(func: ir.Function, seed: str) -> ast.arguments:
         posonlyargs=[], args=[ast.arg(p.value.name) for p in positional], vararg=None,
         kwonlyargs=[ast.arg(p.value.name) for p in kwonly] + [ast.arg(seed)],
         kw_defaults=kw_defaults + [ast.Constant(1.0)], kwarg=None, defaults=defaults)
+
+
+def check_statement(op: ir.Op, exprs: list[ast.expr]) -> Stmt:
+    """``if c: raise E(message)`` for a ``check`` op (``if not c`` for an
+    ``assert``), ``exprs`` the expressions of its operands: the condition,
+    then the values its message formats (:mod:`s2s_ad.frontend.checks`)."""
+    cond = exprs[0]
+    if op.attrs.get("negate"):
+        cond = ast.UnaryOp(ast.Not(), cond)
+    exc: ast.expr = ast.Name(op.attrs["exc"], ast.Load())
+    parts = op.attrs.get("message")
+    if parts is not None:
+        pieces: list[ast.expr] = []
+        for p in parts:
+            if isinstance(p, str):
+                pieces.append(ast.Constant(p))
+                continue
+            k, conv, spec = p
+            pieces.append(ast.FormattedValue(
+                exprs[1 + k], {"": -1, "s": 115, "r": 114, "a": 97}[conv],
+                ast.JoinedStr([ast.Constant(spec)]) if spec else None))
+        message = pieces[0] if len(pieces) == 1 and isinstance(pieces[0], ast.Constant) \
+            else ast.JoinedStr(pieces)
+        exc = ast.Call(exc, [message], [])
+    elif op.attrs.get("called"):
+        exc = ast.Call(exc, [], [])
+    return Stmt(ast.If(cond, [ast.Raise(exc, None)], []), f"line {op.loc.line}: {op.text}", op)

@@ -208,6 +208,7 @@ class CallLowering:
         self.call_values.add(id(out))
         if callee.rule is None:
             lowered = self.lower_callee(op)
+            callee.effects = lowered is None or ir.has_checks(lowered)
             if lowered is not None and isinstance(lowered.result, ir.Value) \
                     and lowered.result.kind == "list":
                 # a list grown at run time: read as a list of any length

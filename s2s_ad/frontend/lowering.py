@@ -24,8 +24,8 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import (callees, closures, generated, passing, pytrees, runtime_lists,
-                              runtime_sorting, statics, structures, syntax, unroll)
+from s2s_ad.frontend import (callees, checks, closures, generated, passing, pytrees,
+                              runtime_lists, runtime_sorting, statics, structures, syntax, unroll)
 from s2s_ad.frontend.aliasing import InPlaceNames
 from s2s_ad.frontend.callsites import (BUILTIN_PRIMS, LIBRARY_MODULES, CallLowering,  # noqa: F401
                                       _is_library, _is_library_module)
@@ -63,8 +63,8 @@ REFUSED = {
     ast.Import: "`import` inside the function is not supported; import at module level",
     ast.ImportFrom: "`import` inside the function is not supported; import at module level",
     ast.Delete: "`del` is not supported",
-    ast.Raise: "`raise` is not supported inside a differentiated function",
-    ast.Assert: "`assert` is not supported inside a differentiated function",
+    ast.Raise: "`raise` is supported as a check, `if cond: raise ValueError(...)`, or ending "
+               "`if`/`elif` arms that all return; not here",
     ast.ListComp: "list comprehensions are not supported yet",
     ast.GeneratorExp: "generator expressions are not supported",
     ast.SetComp: "set comprehensions are not supported",
@@ -75,7 +75,6 @@ REFUSED = {
     ast.Starred: "starred expressions are not supported",
     ast.JoinedStr: "f-strings are not supported",
     ast.NamedExpr: "assignment expressions (`:=`) are not supported",
-    ast.Match: "`match` is not supported",
 }
 
 
@@ -223,6 +222,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             body = body[1:]  # docstring
         while body and self.length_guard(body[0]):
             body = body[1:]
+        body = checks.rewrite(self.src, body)
         # A `return` inside a branch or loop makes every return set the flags
         # `ret`/`result` (see lower_control); otherwise the last statement's
         # value is the result.
@@ -309,7 +309,10 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             self.after_inplace(stmt, left, value)
         elif isinstance(stmt, ast.Pass):
             pass
+        elif isinstance(stmt, ast.Assert) or checks.is_check(stmt):
+            checks.lower(self, stmt)
         elif isinstance(stmt, ast.If):
+            checks.subject_checked(self, stmt.test)
             self.if_stmt(stmt)
         elif isinstance(stmt, ast.For):
             self.for_stmt(stmt)

@@ -28,7 +28,7 @@ import ast
 
 from s2s_ad.reverse import analysis, checkpoint, inplace
 from s2s_ad import ir
-from s2s_ad.emit.code import Block, LoopRecord, Stmt, while_block
+from s2s_ad.emit.code import Block, LoopRecord, Stmt, check_statement, while_block
 from s2s_ad.rules import RULES
 from s2s_ad.rules.templates import (PLACEHOLDERS, attr_expr, const_expr, copy_expr, index_expr,
                                     names_read, substitute)
@@ -60,6 +60,7 @@ def build(sweep, extra: set[int]) -> list:
     for node in ir.walk(func.body):
         if not isinstance(node, ir.Op) and sweep.inside(node) & sweep.reads:
             inside.add(id(node))
+    inside |= analysis.effects(func.body)  # checks run, and what holds them
     kept: set[int] = set()
     analysis.prune(func.body, live, inside, kept)
     f = _Forward(sweep, kept)
@@ -224,6 +225,9 @@ class _Forward:
                 call = ast.Call(ast.Attribute(self.expr(node.args[0]), "append", ast.Load()),
                                 [self.expr(node.args[1])], [])
                 out.append(Stmt(ast.Expr(call), f"line {node.loc.line}: {node.text}", node))
+                continue
+            if isinstance(node, ir.Op) and node.prim == "check":
+                out.append(check_statement(node, [self.expr(a) for a in node.args]))
                 continue
             if isinstance(node, ir.Op):
                 e = self.op_expr(node)
