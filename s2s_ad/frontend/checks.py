@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import types
 
 from s2s_ad import ir
 from s2s_ad.frontend import statics
@@ -174,6 +175,21 @@ def subject_checked(lo, test: ast.expr) -> None:
                            "when the code runs, is not supported: `match` selects code on a "
                            "static value (a string, None or a bool); use `if`/`elif` "
                            "comparisons for numbers")
+
+
+def effect_call(lo, call: ast.Call) -> bool:
+    """``validate(x)`` as a statement: a call to a function of yours that
+    holds a check, its result unused, is lowered (and kept by every forward
+    pass for its checks); False for any other call (refused by the caller)."""
+    if not isinstance(call.func, ast.Name):
+        return False
+    fn = lo.local_fns.get(call.func.id, lo.src.globals.get(call.func.id))
+    if not (isinstance(fn, types.FunctionType) and call.func.id not in lo.env):
+        return False
+    mark = len(lo.ops)
+    lo.expr(call)
+    return any(isinstance(op, ir.Op) and op.callee is not None and op.callee.effects
+               for op in lo.ops[mark:])
 
 
 # -- lowering a check --------------------------------------------------------

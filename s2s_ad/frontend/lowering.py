@@ -329,6 +329,8 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             if type(stmt.value) in REFUSED:  # `yield x`, `await x`
                 raise self.refuse(stmt.value)
             if isinstance(stmt.value, ast.Call):
+                if checks.effect_call(self, stmt.value):
+                    return  # a helper called for its checks
                 raise self.src.error(stmt, f"`{ast.unparse(stmt.value.func)}(...)` is called for "
                                      "its side effect (its result is unused): mutation, I/O and "
                                      "dynamic code are not differentiable")

@@ -1,0 +1,148 @@
+"""Everyday Python in objective functions (tests/test_everyday.py): input
+checks (`assert`, `if c: raise`), `match` on a static value. Each function
+is differentiated and compared with central differences; the checks must
+raise in the generated code exactly when they raise here."""
+
+import math
+
+
+def checked(x, y):
+    assert x > 0, "x must be positive"
+    if y < -5.0:
+        raise ValueError(f"y too small: {y}")
+    return math.log(x) * y * y
+
+
+def checked_elif(x, y):
+    if x <= 0.0:
+        raise ValueError(f"x={x:.3f} is not positive")
+    elif y > 10.0:
+        raise OverflowError("y is too large")
+    else:
+        z = x * y
+    return z * z + x
+
+
+def checked_else(x):
+    if x > 0.0:
+        r = math.sqrt(x)
+    else:
+        raise ValueError(f"negative: {x!r}")
+    return r * x
+
+
+def raise_after_returns(x):
+    if x > 1.0:
+        return x * x
+    elif x > 0.0:
+        return math.sqrt(x) * 2.0
+    raise ValueError(f"x must be positive, got {x}")
+
+
+def _validate(t):
+    assert t != 0.0, f"t is zero ({t})"
+    return 1.0 / t
+
+
+def _middle(t, s):
+    if s < 0.0:
+        raise ValueError("s must not be negative")
+    return _validate(t) * s
+
+
+def in_helper(x, y):
+    return _validate(x) * y + x
+
+
+def in_helper_of_helper(x, y):
+    return _middle(x, y) + _middle(y, x) * x
+
+
+def _unused_check(t):
+    assert t < 100.0, "t too large"
+    return t * 2.0
+
+
+def helper_result_unused(x, y):
+    _unused_check(y)
+    c = _unused_check(y)
+    return x * x + 0.0 * c
+
+
+def in_loop(x, n):
+    s = 0.0
+    for i in range(n):
+        if s > 50.0:
+            raise OverflowError(f"diverged at step {i}: s={s:.2f}")
+        s = s + x * x + i
+    return s
+
+
+def in_loop_unused(x, n):
+    # the loop's value is not read by the gradient: it still runs, for the check
+    t = 0.0
+    for i in range(n):
+        t = t + 1.0
+        assert t < 4.5, f"too many steps ({t})"
+    return x * x * t
+
+
+def in_branch(x, y):
+    if x > 0.0:
+        assert y > 0.0, "y must be positive when x is"
+        r = x * y
+    else:
+        r = x - y
+    return r * r
+
+
+def in_while(x):
+    k = 0
+    while x > 1.0:
+        x = x / 2.0
+        k = k + 1
+        if k > 20:
+            raise RuntimeError(f"no convergence after {k} halvings")
+    return x * x
+
+
+def loss(x, mode="l2"):
+    match mode:
+        case "l2":
+            return x * x
+        case "l1" | "abs":
+            return abs(x)
+        case "huber":
+            if abs(x) < 1.0:
+                return 0.5 * x * x
+            return abs(x) - 0.5
+        case None:
+            return x
+        case _:
+            raise ValueError(f"unknown mode {mode}")
+
+
+def _reduce(x, how):
+    match how:
+        case "sum":
+            r = x + x
+        case "prod":
+            r = x * x
+        case _:
+            r = x
+    return r
+
+
+def match_in_helper(x, how="prod"):
+    return _reduce(x, how) * x + _reduce(x, "sum")
+
+
+def match_in_loop(x, n, mode="l1"):
+    s = 0.0
+    for i in range(n):
+        match mode:
+            case "l1":
+                s = s + abs(x - i)
+            case _:
+                s = s + (x - i) ** 2
+    return s
