@@ -314,6 +314,7 @@ def shapes(fn: Callable, args: tuple, kwargs: dict) -> dict:
         bound = inspect.signature(fn).bind(*args, **kwargs)
     except TypeError as exc:
         raise TypeError(f"{fn.__name__}: {exc}") from None
+    bound.apply_defaults()  # a tuple or list default (`coeffs=(1.0, 2.0)`) is a list too
     out = {}
     for name, v in bound.arguments.items():
         if type(v) in (list, tuple) and all(isinstance(item, numbers.Number) for item in v):

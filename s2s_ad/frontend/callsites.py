@@ -169,6 +169,9 @@ class CallLowering:
                 value = tuple(value)  # `def h(*args)`: the tuple it collects
             elif kind == inspect.Parameter.VAR_KEYWORD:
                 value = structures.StaticDict(dict(value))  # `**kw`: a dict
+            elif type(value) in (tuple, list) and all(
+                    isinstance(v, numbers.Real) and not isinstance(v, bool) for v in value):
+                value = tuple(ir.Const(v) for v in value)  # a default `coeffs=(1.0, 2.0)`
             if passing.runtime_list(self, value):
                 # a list of any length: one operand, the helper reads it when it runs
                 passed.append((name, ("runtime", value.kind)))
