@@ -146,3 +146,26 @@ def match_in_loop(x, n, mode="l1"):
             case _:
                 s = s + (x - i) ** 2
     return s
+
+
+def poly(x, coeffs=(1.0, -2.0, 0.5)):
+    s = 0.0
+    for c in coeffs:
+        s = s * x + c
+    return s
+
+
+def _horner(x, cs=[0.5, 1.0, -1.5]):
+    s = 0.0
+    for c in cs:
+        s = s * x + c
+    return s
+
+
+def poly_of_default(x):
+    return _horner(x) * x + _horner(x * x)
+
+
+def poly_given(x, y):
+    cs = [x, y, 1.0]
+    return _horner(x, cs) + _horner(y)
