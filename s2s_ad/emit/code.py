@@ -249,11 +249,17 @@ def signature(func: ir.Function, seed: str) -> ast.arguments:
         kw_defaults=kw_defaults + [ast.Constant(1.0)], kwarg=None, defaults=defaults)
 
 
-def check_statement(op: ir.Op, exprs: list[ast.expr]) -> Stmt:
+def check_statement(op: ir.Op, exprs: list[ast.expr], modules: dict) -> Stmt:
     """``if c: raise E(message)`` for a ``check`` op (``if not c`` for an
     ``assert``), ``exprs`` the expressions of its operands: the condition,
     then the values its message formats (:mod:`s2s_ad.frontend.checks`)."""
     cond = exprs[0]
+    cls = op.attrs.get("isinstance")
+    if cls is not None:  # `isinstance` decided for this class (frontend/conditions.py)
+        module, _, name = cls.rpartition(".")
+        what: ast.expr = ast.Name(name, ast.Load()) if not module else \
+            ast.Attribute(ast.Name(modules.get(module, module), ast.Load()), name, ast.Load())
+        cond = ast.Call(ast.Name("isinstance", ast.Load()), [cond, what], [])
     if op.attrs.get("negate"):
         cond = ast.UnaryOp(ast.Not(), cond)
     exc: ast.expr = ast.Name(op.attrs["exc"], ast.Load())

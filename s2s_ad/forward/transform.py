@@ -245,7 +245,7 @@ class _Forward:
         if op.prim == "array.setitem":
             return self.setitem(op, comment)
         if op.prim == "check":
-            return [check_statement(op, [self.expr(a) for a in op.args])]
+            return [check_statement(op, [self.expr(a) for a in op.args], self.modules)]
         if op.prim in ("list.new", "list.append"):
             return self.list_op(op, comment)
         out_name = ast.Name(op.out.name, ast.Store())

@@ -24,7 +24,7 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import (closures, funargs, own_helpers, pairs, passing, runtime_lists,
+from s2s_ad.frontend import (closures, conditions, funargs, own_helpers, pairs, passing, runtime_lists,
                               runtime_sorting, sorting, statics, structures, syntax)
 from s2s_ad.rules import RULES
 from s2s_ad.rules import user as user_rules
@@ -67,6 +67,10 @@ class CallLowering:
             if k.arg is None:
                 raise self.src.error(k.value, "`**kwargs` in calls is not supported")
         fn = self.resolve(node.func)
+        if fn is builtins.all or fn is builtins.any:
+            return conditions.all_any(self, fn, node, var)
+        if fn is builtins.isinstance:
+            return conditions.isinstance_call(self, node, var)
         if sorting.is_keyed(fn, node):
             return sorting.keyed_call(self, fn, node, var, hint)
         if fn is builtins.sum:

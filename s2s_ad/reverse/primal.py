@@ -227,7 +227,8 @@ class _Forward:
                 out.append(Stmt(ast.Expr(call), f"line {node.loc.line}: {node.text}", node))
                 continue
             if isinstance(node, ir.Op) and node.prim == "check":
-                out.append(check_statement(node, [self.expr(a) for a in node.args]))
+                out.append(check_statement(node, [self.expr(a) for a in node.args],
+                                           self.sw.modules))
                 continue
             if isinstance(node, ir.Op):
                 e = self.op_expr(node)
