@@ -169,3 +169,56 @@ def poly_of_default(x):
 def poly_given(x, y):
     cs = [x, y, 1.0]
     return _horner(x, cs) + _horner(y)
+
+
+def all_positive(x, y):
+    cs = [x, y, x * y]
+    if all(c > 0 for c in cs):
+        return math.log(x * y) + x
+    return x * y
+
+
+def any_negative(xs):
+    if any(v < 0 for v in xs):
+        return sum(xs) * xs[0]
+    return sum(v * v for v in xs)
+
+
+def flags_all(x, y):
+    flags = (x > 0, y > x)
+    if all(flags) and not any(w > 10.0 for w in (x, y)):
+        return x * y * y
+    return x - y
+
+
+def empty_or_not(x, ws):
+    if not ws:
+        return x * x
+    return x * sum(ws)
+
+
+def all_in_loop(x, n):
+    s = 0.0
+    for i in range(n):
+        pair = [x - i, x + i]
+        if all(p > 0 for p in pair) and any(p > 2.0 for p in pair):
+            s = s + pair[0] * pair[1]
+        else:
+            s = s + x
+    return s
+
+
+def _square_number(v):
+    if isinstance(v, (float, int)):
+        return v * v
+    return 2.0 * v
+
+
+def number_or_not(x):
+    if isinstance(x, float):
+        return x * x * x
+    return 3.0 * x
+
+
+def number_in_helper(x, y):
+    return _square_number(x) * y + _square_number(_square_number(y))

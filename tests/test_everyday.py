@@ -59,6 +59,15 @@ GOOD = [
     (E.match_in_loop, [2.3, 5], (0,)),
     (E.poly, [1.3], (0,)),
     (E.poly_of_default, [0.7], (0,)),
+    (E.all_positive, [1.5, 0.5], (0, 1)),
+    (E.all_positive, [1.5, -0.5], (0, 1)),
+    (E.flags_all, [1.5, 2.5], (0, 1)),
+    (E.flags_all, [1.5, 12.5], (0, 1)),
+    (E.flags_all, [-1.5, 2.5], (0, 1)),
+    (E.all_in_loop, [2.5, 4], (0,)),
+    (E.all_in_loop, [0.5, 3], (0,)),
+    (E.number_or_not, [1.3], (0,)),
+    (E.number_in_helper, [1.3, -0.4], (0, 1)),
 ]
 
 # (function, arguments): the original raises there
@@ -292,3 +301,88 @@ def test_the_default_of_the_grad_file(tmp_path):
     assert done.returncode == 0, done.stderr
     status, got = _fresh(tmp_path, "poly_grad", "grad_poly", [1.3])
     assert status == "ok" and close(got, _fd(E.poly, [1.3], 0), rtol=1e-5)
+
+
+# -- conditions people write ---------------------------------------------------
+
+@pytest.mark.parametrize("xs", [[1.0, 2.0], [1.0, -2.0, 3.0], [0.5], [-0.5]])
+def test_any_over_a_list_parameter(xs):
+    g = s2s_ad.grad(E.any_negative)(xs)
+    assert len(g) == len(xs)
+    for k in range(len(xs)):
+        def along(v, k=k):
+            ys = list(xs)
+            ys[k] = v
+            return E.any_negative(ys)
+        assert close(g[k], central_difference(along, [xs[k]], 0), rtol=1e-5)
+
+
+@pytest.mark.parametrize("ws", [[], [1.0, 2.5], (0.5,)])
+def test_a_list_is_true_when_not_empty(ws):
+    got = s2s_ad.grad(E.empty_or_not, wrt="x")(1.3, ws)
+    assert close(got, _fd(E.empty_or_not, [1.3, ws], 0), rtol=1e-5)
+
+
+def test_all_any_short_circuit_like_python():
+    """An item after the first false one is not evaluated: log of a
+    negative number would raise."""
+    f = make_function("import math\n"
+                      "def f(x, y):\n"
+                      "    if all(math.log(v) > 0 for v in (x, y)):\n"
+                      "        return x * y\n"
+                      "    return x\n", env={})
+    assert f(1.0, -2.0) == 1.0
+    assert s2s_ad.grad(f, wrt="x")(1.0, -2.0) == 1.0
+    assert close(s2s_ad.grad(f, wrt="x")(2.0, 3.0), 3.0)
+
+
+def test_isinstance_is_decided_and_checked_when_the_code_runs():
+    """`isinstance(x, float)` is decided for a float; an int, for which the
+    original takes the other branch, is refused by the generated code."""
+    g = s2s_ad.grad(E.number_or_not)
+    assert close(g(1.3), _fd(E.number_or_not, [1.3], 0), rtol=1e-5)
+    kind, message = _raised(lambda: g(2))
+    assert kind is TypeError and "isinstance(x, float)" in message
+    # isinstance(v, (float, int)) is the same for both: no check is generated
+    assert "TypeError" not in s2s_ad.gradient_source(E.number_in_helper)
+
+
+def test_isinstance_gives_a_number_and_an_array_their_own_code():
+    import numpy as np
+    from tests import everyday_np_src as N
+    g = s2s_ad.grad(N.scalar_or_array)
+    assert close(g(1.3), 3 * 1.3 ** 2)
+    x = np.array([0.5, -1.5, 2.0])
+    np.testing.assert_allclose(g(x), 2 * x)
+    value, tangent = s2s_ad.jvp(N.scalar_or_array)(x, dx=np.array([1.0, 0.0, 0.0]))
+    assert close(value, float(np.sum(x * x))) and close(tangent, 1.0)
+    value, tangent = s2s_ad.jvp(N.scalar_or_array)(1.3, dx=1.0)
+    assert close(value, 1.3 ** 3) and close(tangent, 3 * 1.3 ** 2)
+
+
+def test_conditions_in_the_grad_file(tmp_path):
+    for fn, args in ((E.all_positive, [1.5, 0.5]), (E.number_or_not, [1.3])):
+        out = tmp_path / f"{fn.__name__}_grad.py"
+        done = _cli("grad", f"tests/everyday_src.py:{fn.__name__}", "--wrt", "0,", "-o",
+                    str(out))
+        assert done.returncode == 0, done.stderr
+        status, got = _fresh(tmp_path, f"{fn.__name__}_grad", f"grad_{fn.__name__}", args)
+        assert status == "ok" and close(got[0], _fd(fn, args, 0), rtol=1e-5)
+    status, kind, message = _fresh(tmp_path, "number_or_not_grad", "grad_number_or_not", [2])
+    assert (status, kind) == ("raise", "TypeError")
+
+
+@pytest.mark.parametrize("body,message", [
+    ("    xs = []\n    for i in range(n):\n        xs.append(x * i)\n"
+     "    if all(v > 0 for v in xs):\n        return x\n    return 2.0 * x\n",
+     "over a list grown when the code runs"),
+    ("    if isinstance(x, type(x)):\n        return x\n    return 2.0 * x\n",
+     "takes a class or a tuple of classes"),
+    ("    if all(v > 0 for v in (x, x) if v < 3):\n        return x\n    return 2.0 * x\n",
+     "one `for` and no `if`"),
+    ("    if x:\n        return x\n    return 2.0 * x\n", "must be a comparison"),
+])
+def test_condition_refusals_are_located(body, message):
+    f = make_function("def f(x, n=3):\n" + body)
+    with pytest.raises(SourceError, match=message):
+        s2s_ad.grad(f, wrt="x")(1.0)

@@ -40,14 +40,16 @@ from s2s_ad.frontend import structures, syntax
 def truth(lo, test: ast.expr) -> ir.Operand:
     """The condition ``test`` (see the module docstring): a list's truth, or
     the expression lowered."""
-    if isinstance(test, ast.Name) and test.id in lo.env:
+    test_node = test
+    if isinstance(test, ast.Name) and test.id in lo.env and "len" not in lo.env:
         value = lo.env[test.id]
-        if isinstance(value, (tuple, structures.StaticList, structures.StaticDict)):
-            items = value if isinstance(value, tuple) else value.items
-            return ir.Const(len(items) > 0)
-        if isinstance(value, ir.Value) and value.kind in ("list", "tuple"):
-            n = lo.emit("len", [value], test, text=f"len({test.id})")
-            return lo.emit("gt", [n, ir.Const(0)], test, text=f"bool({test.id})")
+        if isinstance(value, (tuple, structures.StaticList, structures.StaticDict)) or (
+                isinstance(value, ir.Value) and value.kind in ("list", "tuple")):
+            # as `len(xs) > 0`, lowered as the user would write it: the code for a list of
+            # any length and the code for one length take the same seed name
+            size = ast.Call(ast.Name("len", ast.Load()), [ast.Name(test.id, ast.Load())], [])
+            test = ast.Compare(size, [ast.Gt()], [ast.Constant(0)])
+            return lo.expr(ast.fix_missing_locations(ast.copy_location(test, test_node)))
         if _read_as_sequence(lo.tree, test.id):
             # a parameter the function reads as a list elsewhere: generated per length
             structures._param_used_as_sequence(lo, value, test)
