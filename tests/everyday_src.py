@@ -222,3 +222,29 @@ def number_or_not(x):
 
 def number_in_helper(x, y):
     return _square_number(x) * y + _square_number(_square_number(y))
+
+
+def guarded_match(x, mode="a", flag=True):
+    match mode:
+        case "a" if x > 0:
+            y = x * x
+        case "a":
+            y = -x
+        case _:
+            y = x
+    match flag:
+        case True:
+            y = y * 2.0
+        case False:
+            y = y * 3.0
+    if x > 100.0:
+        raise ValueError(f"{mode}: x={x:.1f} too big, flag {flag!r}")
+    return y
+
+
+def match_no_default(x, mode):
+    match mode:
+        case "l2":
+            return x * x
+        case _:
+            return abs(x)

@@ -68,6 +68,9 @@ GOOD = [
     (E.all_in_loop, [0.5, 3], (0,)),
     (E.number_or_not, [1.3], (0,)),
     (E.number_in_helper, [1.3, -0.4], (0, 1)),
+    (E.guarded_match, [2.0], (0,)),
+    (E.guarded_match, [-2.0], (0,)),
+    (E.guarded_match, [2.0, "b", False], (0,)),
 ]
 
 # (function, arguments): the original raises there
@@ -85,6 +88,7 @@ BAD = [
     (E.in_loop_unused, [0.9, 9]),
     (E.in_branch, [1.0, -2.0]),
     (E.in_while, [1e9]),
+    (E.guarded_match, [200.0, "a", False]),
 ]
 
 
@@ -386,3 +390,13 @@ def test_condition_refusals_are_located(body, message):
     f = make_function("def f(x, n=3):\n" + body)
     with pytest.raises(SourceError, match=message):
         s2s_ad.grad(f, wrt="x")(1.0)
+
+
+def test_match_on_a_parameter_without_a_default():
+    """A parameter a `match` selects on is static when the call passes a
+    string; given a number, it is refused, located at the subject."""
+    g = s2s_ad.grad(E.match_no_default, wrt="x")
+    assert close(g(1.3, "l2"), _fd(E.match_no_default, [1.3, "l2"], 0), rtol=1e-5)
+    assert close(g(-1.3, "l1"), _fd(E.match_no_default, [-1.3, "l1"], 0), rtol=1e-5)
+    with pytest.raises(SourceError, match="`match` on `mode`"):
+        g(1.3, 2.0)

@@ -171,10 +171,13 @@ def subject_checked(lo, test: ast.expr) -> None:
         return
     value = lo.expr(subject)
     if not (isinstance(value, ir.Const) and statics.is_static_value(value.value)):
-        raise lo.src.error(subject, f"`match` on `{ast.unparse(subject)}`, a value computed "
+        err = lo.src.error(subject, f"`match` on `{ast.unparse(subject)}`, a value computed "
                            "when the code runs, is not supported: `match` selects code on a "
                            "static value (a string, None or a bool); use `if`/`elif` "
                            "comparisons for numbers")
+        if isinstance(subject, ast.Name) and value is lo.arguments.get(subject.id):
+            raise statics.StaticUse(err)  # a call giving it a string gets code of its own
+        raise err
 
 
 def effect_call(lo, call: ast.Call) -> bool:
