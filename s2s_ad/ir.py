@@ -95,7 +95,7 @@ class Callee:
     lowered_for: tuple = field(default=(), compare=False, repr=False)
     effects: bool = False
     """The callee (or a function it calls) holds a check (``assert``, ``if c:
-    raise``): every forward pass makes the call (s2s_ad.frontend.checks)."""
+    raise``) or a ``print``: every forward pass makes the call (s2s_ad.frontend.checks)."""
     returns: object = None
     """The spec of the structure the caller reads the result as (a dict,
     NamedTuple, dataclass or nested tuples the callee returns), or None."""
@@ -286,9 +286,14 @@ def range_args(loop: "For") -> list[Operand]:
     return [loop.start, loop.stop, loop.step]
 
 
+EFFECTS = frozenset({"check", "print"})
+"""Ops every forward pass runs whatever reads their (empty) result: a check
+(``assert``, ``if c: raise``) and ``print`` (s2s_ad.frontend.checks)."""
+
+
 def has_checks(func: "Function") -> bool:
-    """Whether ``func`` holds a ``check`` op or calls a helper holding one."""
-    return any(isinstance(n, Op) and (n.prim == "check" or (n.callee is not None
+    """Whether ``func`` holds an effect (:data:`EFFECTS`) or calls a helper holding one."""
+    return any(isinstance(n, Op) and (n.prim in EFFECTS or (n.callee is not None
                                                           and n.callee.effects))
                for n in walk(func.body))
 

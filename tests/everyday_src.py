@@ -248,3 +248,35 @@ def match_no_default(x, mode):
             return x * x
         case _:
             return abs(x)
+
+
+def _shown(t):
+    print("helper", t)
+    return t * t
+
+
+def printing(x, n, mode="fast"):
+    s = 0.0
+    print("start", x, mode, sep=" | ")
+    for i in range(n):
+        s = s + math.sin(x * i)
+        print(f"step {i}: s={s:.4f}", end=";\n")
+    y = _shown(s)
+    print(y)
+    return y
+
+
+def walrus(x, y):
+    if (d := x - y) > 0:
+        z = d * d
+    else:
+        z = -d
+    return z + (w := x * y) * w + d
+
+
+def walrus_in_loop(x, xs):
+    s = 0.0
+    for v in xs:
+        if (t := v * x) > 1.0:
+            s = s + t
+    return s

@@ -71,6 +71,8 @@ GOOD = [
     (E.guarded_match, [2.0], (0,)),
     (E.guarded_match, [-2.0], (0,)),
     (E.guarded_match, [2.0, "b", False], (0,)),
+    (E.walrus, [2.0, 0.5], (0, 1)),
+    (E.walrus, [0.2, 0.5], (0, 1)),
 ]
 
 # (function, arguments): the original raises there
@@ -400,3 +402,53 @@ def test_match_on_a_parameter_without_a_default():
     assert close(g(-1.3, "l1"), _fd(E.match_no_default, [-1.3, "l1"], 0), rtol=1e-5)
     with pytest.raises(SourceError, match="`match` on `mode`"):
         g(1.3, 2.0)
+
+
+
+# -- print and := ----------------------------------------------------------------
+
+def test_print_is_kept_once_per_call(capsys):
+    E.printing(0.5, 3)
+    want = capsys.readouterr().out
+    assert want.count("step") == 3
+    g = s2s_ad.grad(E.printing, wrt="x")
+    for run in (lambda: g(0.5, 3), lambda: s2s_ad.jvp(E.printing, wrt="x")(0.5, 3, dx=1.0),
+                lambda: s2s_ad.grad(E.printing, wrt="x", checkpoint=2)(0.5, 3),
+                lambda: s2s_ad.vjp(E.printing, 0.5, 3)):
+        capsys.readouterr()
+        run()
+        assert capsys.readouterr().out == want
+    assert close(g(0.5, 3), _fd(E.printing, [0.5, 3], 0), rtol=1e-5)
+
+
+def test_print_in_the_grad_file(tmp_path):
+    out = tmp_path / "printing_grad.py"
+    done = _cli("grad", "tests/everyday_src.py:printing", "--wrt", "x", "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    run = subprocess.run([sys.executable, "-c", "import printing_grad as m; "
+                          "m.grad_printing(0.5, 3)"], cwd=str(tmp_path), capture_output=True,
+                         text=True, env={"PATH": os.environ.get("PATH", "")}, timeout=120)
+    here = subprocess.run([sys.executable, "-c", "from tests import everyday_src as E; "
+                           "E.printing(0.5, 3)"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert run.returncode == 0 and run.stdout == here.stdout and "step 2" in run.stdout
+
+
+def test_walrus_in_a_loop_over_a_list():
+    for xs in ([0.1, 1.0, 3.0], [2.0]):
+        g = s2s_ad.grad(E.walrus_in_loop, wrt="x")(2.0, xs)
+        assert close(g, _fd(E.walrus_in_loop, [2.0, xs], 0), rtol=1e-5)
+
+
+@pytest.mark.parametrize("body,message", [
+    ("    return x if x > 0 else (y := 2 * x)\n", "in an arm of a conditional expression"),
+    ("    if x > 0 and (y := x * 2) > 1:\n        return y\n    return x\n",
+     "after the first"),
+    ("    while (y := x * 2) > 100:\n        x = x / 2\n    return x\n", "`while` test"),
+    ("    print(x, file=None)\n    return x\n", "`sep=` and `end=` constant strings"),
+    ("    xs = [x, x]\n    print(xs)\n    return x\n", "remove the print"),
+])
+def test_print_and_walrus_refusals_are_located(body, message):
+    f = make_function("def f(x):\n" + body)
+    with pytest.raises(SourceError, match=message):
+        s2s_ad.grad(f)(1.0)

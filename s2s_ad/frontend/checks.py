@@ -76,6 +76,8 @@ def rewrite(src, stmts: list[ast.stmt]) -> list[ast.stmt]:
     """The statements with checks split out (see the module docstring);
     nested statement lists are rewritten in place. Idempotent."""
     for s in stmts:
+        _walrus_places(src, s)
+    for s in stmts:
         for field in ("body", "orelse"):
             if isinstance(s, (ast.If, ast.For, ast.While)) or (field == "body"
                                                                 and isinstance(s, ast.With)):
@@ -103,6 +105,38 @@ def _split(src, s: ast.If) -> list[ast.stmt]:
         return [ast.copy_location(ast.If(test, s.orelse, []), s.orelse[0])] + rewrite(src, s.body)
     s.body, s.orelse = rewrite(src, s.body), rewrite(src, s.orelse)
     return [s]
+
+
+def _walrus_places(src, stmt: ast.stmt) -> None:
+    """Refuse ``:=`` where it may not run, or runs again and again: in an
+    operand of ``and``/``or`` after the first, an arm of ``x if c else y``,
+    a comprehension, a lambda, a ``while`` test (its name would be bound on
+    one path only)."""
+    def refuse(node, where):
+        for n in ast.walk(node):
+            if isinstance(n, ast.NamedExpr):
+                raise src.error(n, f"`:=` {where} is not supported: assign the name in a "
+                                "statement of its own before")
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.BoolOp):
+            for v in node.values[1:]:
+                refuse(v, "in an operand of `and`/`or` after the first")
+        elif isinstance(node, ast.IfExp):
+            refuse(node.body, "in an arm of a conditional expression")
+            refuse(node.orelse, "in an arm of a conditional expression")
+        elif isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp,
+                               ast.Lambda)):
+            refuse(node, "in a comprehension or a lambda")
+        elif isinstance(node, ast.While):
+            refuse(node.test, "in a `while` test")
+
+
+def walrus(lo, node: ast.NamedExpr) -> ir.Operand:
+    """``(name := value)``: ``value`` lowered and bound to ``name`` there,
+    the expression's value (its places are checked by :func:`rewrite`)."""
+    value = lo.expr(node.value, target=node.target)
+    lo.assign(node.target, value, node.value)
+    return value
 
 
 # -- match on a static value --------------------------------------------------
@@ -186,6 +220,10 @@ def effect_call(lo, call: ast.Call) -> bool:
     pass for its checks); False for any other call (refused by the caller)."""
     if not isinstance(call.func, ast.Name):
         return False
+    if call.func.id == "print" and "print" not in lo.env and "print" not in lo.local_fns \
+            and lo.resolve(call.func) is builtins.print:
+        _print(lo, call)
+        return True
     fn = lo.local_fns.get(call.func.id, lo.src.globals.get(call.func.id))
     if not (isinstance(fn, types.FunctionType) and call.func.id not in lo.env):
         return False
@@ -193,6 +231,46 @@ def effect_call(lo, call: ast.Call) -> bool:
     lo.expr(call)
     return any(isinstance(op, ir.Op) and op.callee is not None and op.callee.effects
                for op in lo.ops[mark:])
+
+
+def _print(lo, call: ast.Call) -> None:
+    """``print(...)`` kept in the forward pass (a ``print`` op): each
+    argument a static value or constant (its text), a number or an array
+    (printed when the code runs), or an f-string of them; ``sep``/``end``
+    constant strings."""
+    attrs: dict = {"args": []}
+    values: list = []
+    for k in call.keywords:
+        if k.arg not in ("sep", "end") or not (isinstance(k.value, ast.Constant)
+                                               and isinstance(k.value.value, (str, type(None)))):
+            raise lo.src.error(k.value if k.arg else call, "`print` is kept with `sep=` and "
+                               "`end=` constant strings only; remove the print (or this "
+                               "argument)")
+        attrs[k.arg] = k.value.value
+    for a in call.args:
+        if isinstance(a, ast.Starred):
+            raise lo.src.error(a, "`print(*xs)` is not supported; remove the print or print "
+                               "the items")
+        if isinstance(a, ast.JoinedStr):
+            parts, more = _message(lo, a)
+            attrs["args"].append(tuple(p if isinstance(p, str) else (p[0] + len(values),) + p[1:]
+                                       for p in parts))
+            values += more
+            continue
+        value = lo.expr(a)
+        if isinstance(value, ir.Const):
+            attrs["args"].append(str(value.value))
+        elif isinstance(value, ir.Value) and value.kind in ("float", "int", "bool", "array"):
+            attrs["args"].append(len(values))
+            values.append(value)
+        else:
+            raise lo.src.error(a, "`print` of numbers, arrays and static values is kept in the "
+                               f"generated code; `{ast.unparse(a)}` is neither: remove the print")
+    attrs["args"] = tuple(attrs["args"])
+    out = ir.Value(lo.namer.fresh("printed"), "bool")
+    op = ir.Op("print", tuple(values), out, lo.loc(call), ast.unparse(call), attrs=attrs)
+    lo.ops.append(op)
+    lo.defs[id(out)] = op
 
 
 # -- lowering a check --------------------------------------------------------

@@ -74,7 +74,6 @@ REFUSED = {
     ast.Set: "sets are not supported",
     ast.Starred: "starred expressions are not supported",
     ast.JoinedStr: "f-strings are not supported",
-    ast.NamedExpr: "assignment expressions (`:=`) are not supported",
 }
 
 
@@ -457,6 +456,8 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             return self.emit(prim, [self.expr(node.left), self.expr(node.right)], node, var, hint=hint)
         if isinstance(node, ast.IfExp):
             return self.if_expr(node, var, hint)
+        if isinstance(node, ast.NamedExpr):  # `(n := expr)`: bound where it is evaluated
+            return checks.walrus(self, node)
         if isinstance(node, ast.BoolOp):
             return self.bool_op(node, var)
         if isinstance(node, ast.Subscript):

@@ -28,7 +28,7 @@ import ast
 
 from s2s_ad.reverse import analysis, checkpoint, inplace
 from s2s_ad import ir
-from s2s_ad.emit.code import Block, LoopRecord, Stmt, check_statement, while_block
+from s2s_ad.emit.code import Block, LoopRecord, Stmt, effect_statement, while_block
 from s2s_ad.rules import RULES
 from s2s_ad.rules.templates import (PLACEHOLDERS, attr_expr, const_expr, copy_expr, index_expr,
                                     names_read, substitute)
@@ -89,6 +89,8 @@ class _Forward:
         self.taping = True
         """False while writing a checkpointed loop's untaped runs: no pushes."""
         self.recorded: set[int] = set()
+        self.replay = False
+        """True while writing a checkpointed loop's runs for the reverse sweep."""
 
     def _uses(self, r: ir.Region) -> None:
         for k, node in enumerate(r.ops):
@@ -226,9 +228,10 @@ class _Forward:
                                 [self.expr(node.args[1])], [])
                 out.append(Stmt(ast.Expr(call), f"line {node.loc.line}: {node.text}", node))
                 continue
-            if isinstance(node, ir.Op) and node.prim == "check":
-                out.append(check_statement(node, [self.expr(a) for a in node.args],
-                                           self.sw.modules))
+            if isinstance(node, ir.Op) and node.prim in ir.EFFECTS:
+                if not (node.prim == "print" and self.replay):  # once per call
+                    out.append(effect_statement(node, [self.expr(a) for a in node.args],
+                                                self.sw.modules))
                 continue
             if isinstance(node, ir.Op):
                 e = self.op_expr(node)
@@ -385,6 +388,7 @@ class _Forward:
         """One iteration of ``node`` (a list's element read by index), taped
         or not; ``count`` counts it in the loop's trip count."""
         saved, self.taping = self.taping, taping
+        self.replay = not count  # the loop run again in the reverse sweep: no prints
         try:
             body = []
             if count and node.trips is not None:
@@ -399,7 +403,7 @@ class _Forward:
                 body.append(Block(ast.If(self.expr(node.body.yields[n]), [], []),
                                   [Stmt(ast.Break())], [], "stop: a `break` or `return` ran"))
         finally:
-            self.taping = saved
+            self.taping, self.replay = saved, False
         self.record(node)
         return body
 
