@@ -73,7 +73,7 @@ REFUSED = {
     ast.Dict: "dicts are not supported yet",
     ast.Set: "sets are not supported",
     ast.Starred: "starred expressions are not supported",
-    ast.JoinedStr: "f-strings are not supported",
+    ast.JoinedStr: "f-strings are supported as the message of a check and in `print` only",
 }
 
 
