@@ -214,23 +214,26 @@ def subject_checked(lo, test: ast.expr) -> None:
         raise err
 
 
-def effect_call(lo, call: ast.Call) -> bool:
-    """``validate(x)`` as a statement: a call to a function of yours that
-    holds a check, its result unused, is lowered (and kept by every forward
-    pass for its checks); False for any other call (refused by the caller)."""
-    if not isinstance(call.func, ast.Name):
-        return False
-    if call.func.id == "print" and "print" not in lo.env and "print" not in lo.local_fns \
-            and lo.resolve(call.func) is builtins.print:
-        _print(lo, call)
-        return True
-    fn = lo.local_fns.get(call.func.id, lo.src.globals.get(call.func.id))
-    if not (isinstance(fn, types.FunctionType) and call.func.id not in lo.env):
-        return False
-    mark = len(lo.ops)
-    lo.expr(call)
-    return any(isinstance(op, ir.Op) and op.callee is not None and op.callee.effects
-               for op in lo.ops[mark:])
+def effect_call(lo, stmt: ast.Expr) -> None:
+    """A call as a statement, its result unused: ``print(...)`` (kept, see
+    :func:`_print`), or ``validate(x)``, a call to a function of yours that
+    holds a check or a print (lowered, and kept by every forward pass);
+    any other call is refused."""
+    call = stmt.value
+    if isinstance(call.func, ast.Name) and call.func.id == "print" and "print" not in lo.env \
+            and "print" not in lo.local_fns and lo.resolve(call.func) is builtins.print:
+        return _print(lo, call)
+    name = call.func.id if isinstance(call.func, ast.Name) else None
+    fn = lo.local_fns.get(name, lo.src.globals.get(name)) if name is not None else None
+    if isinstance(fn, types.FunctionType) and name not in lo.env:
+        mark = len(lo.ops)
+        lo.expr(call)
+        if any(isinstance(op, ir.Op) and op.callee is not None and op.callee.effects
+               for op in lo.ops[mark:]):
+            return None
+    raise lo.src.error(stmt, f"`{ast.unparse(call.func)}(...)` is called for its side effect "
+                       "(its result is unused): mutation, I/O and dynamic code are not "
+                       "differentiable")
 
 
 def _print(lo, call: ast.Call) -> None:

@@ -63,8 +63,7 @@ REFUSED = {
     ast.Import: "`import` inside the function is not supported; import at module level",
     ast.ImportFrom: "`import` inside the function is not supported; import at module level",
     ast.Delete: "`del` is not supported",
-    ast.Raise: "`raise` is supported as a check, `if cond: raise ValueError(...)`, or ending "
-               "`if`/`elif` arms that all return; not here",
+    ast.Raise: "`raise` is supported as a check, `if cond: raise ValueError(...)`, only",
     ast.ListComp: "list comprehensions are not supported yet",
     ast.GeneratorExp: "generator expressions are not supported",
     ast.SetComp: "set comprehensions are not supported",
@@ -328,11 +327,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             if type(stmt.value) in REFUSED:  # `yield x`, `await x`
                 raise self.refuse(stmt.value)
             if isinstance(stmt.value, ast.Call):
-                if checks.effect_call(self, stmt.value):
-                    return  # a helper called for its checks
-                raise self.src.error(stmt, f"`{ast.unparse(stmt.value.func)}(...)` is called for "
-                                     "its side effect (its result is unused): mutation, I/O and "
-                                     "dynamic code are not differentiable")
+                return checks.effect_call(self, stmt)  # `print(...)`, `validate(x)`; or refused
             raise self.src.error(stmt, "an expression statement has no effect on the result; "
                                  "calls for their side effects are not supported")
         else:
