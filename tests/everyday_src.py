@@ -280,3 +280,9 @@ def walrus_in_loop(x, xs):
         if (t := v * x) > 1.0:
             s = s + t
     return s
+
+
+def three_coefficients(x, c):
+    if len(c) != 3:
+        raise ValueError(f"expected 3 coefficients, got {len(c)}")
+    return c[0] + c[1] * x + c[2] * x * x

@@ -452,3 +452,14 @@ def test_print_and_walrus_refusals_are_located(body, message):
     f = make_function("def f(x):\n" + body)
     with pytest.raises(SourceError, match=message):
         s2s_ad.grad(f)(1.0)
+
+
+def test_a_length_check_of_a_list_parameter():
+    """Code per length: the check is decided for each length given."""
+    g = s2s_ad.grad(E.three_coefficients, wrt=("x", "c"))
+    got = g(0.7, [1.0, -2.0, 0.5])
+    assert close(got[0], _fd(E.three_coefficients, [0.7, [1.0, -2.0, 0.5]], 0), rtol=1e-5)
+    assert [round(v, 12) for v in got[1]] == [1.0, 0.7, round(0.7 * 0.7, 12)]
+    want = _raised(lambda: E.three_coefficients(0.7, [1.0, 2.0, 3.0, 4.0]))
+    assert _raised(lambda: g(0.7, [1.0, 2.0, 3.0, 4.0])) == want == (
+        ValueError, "expected 3 coefficients, got 4")

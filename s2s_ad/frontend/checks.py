@@ -34,7 +34,7 @@ import builtins
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import statics
+from s2s_ad.frontend import statics, structures
 
 _CONVERSIONS = {-1: "", 115: "s", 114: "r", 97: "a"}
 
@@ -290,6 +290,7 @@ def lower(lo, stmt: ast.stmt) -> None:
         where = stmt.body[0]
         exc, called, msg = _exception(lo, where)
         test, negate = stmt.test, False
+        _length_check(lo, test)
     cond = lo.condition(test)
     if isinstance(cond, ir.Const) and bool(cond.value) == negate:
         return  # decided: never raises
@@ -302,6 +303,21 @@ def lower(lo, stmt: ast.stmt) -> None:
                attrs={"exc": exc, "negate": negate, "called": called, "message": parts})
     lo.ops.append(op)
     lo.defs[id(out)] = op
+
+
+def _length_check(lo, test: ast.expr) -> None:
+    """``if len(xs) != N: raise ...`` on a list parameter lowered for any
+    length (as s2s-ad's own per-length modules open): refused here, so the
+    code is generated per length instead (:func:`s2s_ad.pipeline.lower_lists`),
+    where the check is decided for each length."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 \
+            and isinstance(test.ops[0], ast.NotEq) and isinstance(test.left, ast.Call) \
+            and isinstance(test.left.func, ast.Name) and test.left.func.id == "len" \
+            and len(test.left.args) == 1 and isinstance(test.left.args[0], ast.Name) \
+            and isinstance(test.comparators[0], ast.Constant) \
+            and structures.is_runtime(lo, lo.env.get(test.left.args[0].id)):
+        raise lo.src.error(test, "a check of the length of a list parameter: the code is "
+                           "generated per length")
 
 
 def _exception(lo, node: ast.Raise) -> tuple:
