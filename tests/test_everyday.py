@@ -463,3 +463,12 @@ def test_a_length_check_of_a_list_parameter():
     want = _raised(lambda: E.three_coefficients(0.7, [1.0, 2.0, 3.0, 4.0]))
     assert _raised(lambda: g(0.7, [1.0, 2.0, 3.0, 4.0])) == want == (
         ValueError, "expected 3 coefficients, got 4")
+
+
+@pytest.mark.parametrize("fn", [E.checked_elif, E.raise_after_returns, E.in_helper_of_helper,
+                                E.all_positive, E.walrus, E.number_or_not, E.number_in_helper],
+                         ids=lambda f: f.__name__)
+def test_proved_by_sympy(fn):
+    """`check` runs the original and the generated code on symbols: checks,
+    `all`/`any`, `:=` and `isinstance` (a symbol stands for a float) too."""
+    assert s2s_ad.check(fn).status == "proved"
