@@ -1,4 +1,5 @@
-"""Input validation kept in the generated code: ``assert`` and ``if c: raise``.
+"""Input validation kept in the generated code: ``assert`` and ``if c: raise``;
+``print``; ``:=``; ``match`` on a static value.
 
 Contract: :func:`rewrite` normalises a function body (every nested statement
 list) so that each ``raise`` the subset accepts stands alone in an ``if``
@@ -19,6 +20,12 @@ no derivative and no result, and every forward pass keeps it (and the loops,
 branches and calls that hold it). What is left — a bare ``raise``, ``raise
 ... from``, exceptions other than Python's own, messages other than a string
 or an f-string — is refused, located. ``try`` stays refused.
+
+``print(...)`` as a statement is a ``print`` op, kept likewise (once per
+call: not in the reruns of a checkpointed loop); a call to a function of
+yours holding a check or a print, its result unused (``validate(x)``), is
+lowered and kept. ``(name := value)`` binds ``name`` where it is evaluated;
+where that may not happen on every path it is refused.
 
 Before → after::
 
