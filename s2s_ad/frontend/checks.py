@@ -297,6 +297,7 @@ def lower(lo, stmt: ast.stmt) -> None:
         where = stmt.body[0]
         exc, called, msg = _exception(lo, where)
         test, negate = stmt.test, False
+        subject_checked(lo, test)  # `case "x": raise ...` of a `match`
         _length_check(lo, test)
     cond = lo.condition(test)
     if isinstance(cond, ir.Const) and bool(cond.value) == negate:
