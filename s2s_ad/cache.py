@@ -124,7 +124,14 @@ def with_captured(fn: Callable, compiled: Callable, kind: str = "grad") -> Calla
     when_made = targets.captured_values(fn)
     if not when_made or kind == "pair":
         return compiled
-    arrays = {n: not isinstance(v, numbers.Number) for n, v in when_made.items()}
+    # a captured structure: the code is for the structure it had (its keys,
+    # fields and lengths), which a change in place can alter; a list of
+    # numbers is read at any length, so only its kind is held to
+    specs = {n: (("numbers", type(v)) if pytrees.number_list(v) else pytrees.captured_spec(v))
+             for n, v in when_made.items()}
+    arrays = {n: not isinstance(v, numbers.Number) for n, v in when_made.items()
+              if specs[n] is None}
+    specs = {n: s for n, s in specs.items() if s is not None}
     read = targets.reader(fn)
 
     def call(*args, **kwargs):
@@ -135,9 +142,20 @@ def with_captured(fn: Callable, compiled: Callable, kind: str = "grad") -> Calla
                 raise TypeError(f"{fn.__qualname__} captures `{n}`, which was "
                                 f"{'an array' if was_array else 'a number'} when its gradient "
                                 "was generated and is not now; ask for the gradient again")
+        for n, spec in specs.items():
+            v = now[n]
+            if (v.__class__ is spec[1] and pytrees.number_list(v)) if spec[0] == "numbers" \
+                    else pytrees.spec_of(v) == spec:
+                continue
+            raise TypeError(f"{fn.__qualname__} captures `{n}`, whose structure (its kind, "
+                            "length, keys or fields) changed after its gradient was generated; "
+                            "ask for the gradient again")
         return compiled(*args, **{**now, **kwargs})
 
     call.__name__ = getattr(compiled, "__name__", "grad")
+    call.__s2s_ad_compiled__ = compiled  # the code, taking the captured data by keyword
+    if getattr(compiled, "__s2s_ad_by_shape__", False):
+        call.__s2s_ad_by_shape__ = True
     call.__doc__ = compiled.__doc__
     call.__s2s_ad_source__ = getattr(compiled, "__s2s_ad_source__", None)
     origin = getattr(compiled, "__s2s_ad_origin__", None)
@@ -310,13 +328,19 @@ def _lengths_key(lengths: dict | None):
 
 def shapes(fn: Callable, args: tuple, kwargs: dict) -> dict:
     """The lengths of the list and tuple arguments of a call."""
+    captured = targets.captured_values(fn)
     try:
-        bound = inspect.signature(fn).bind(*args, **kwargs)
+        bound = inspect.signature(fn).bind(
+            *args, **{k: v for k, v in kwargs.items() if k not in captured})
     except TypeError as exc:
         raise TypeError(f"{fn.__name__}: {exc}") from None
     bound.apply_defaults()  # a tuple or list default (`coeffs=(1.0, 2.0)`) is a list too
     out = {}
-    for name, v in bound.arguments.items():
+    arguments = dict(bound.arguments)
+    # a closure's captured structures: the code is generated for their
+    # structure (and lengths) as for arguments
+    arguments.update((n, v) for n, v in captured.items() if pytrees.captured_spec(v) is not None)
+    for name, v in arguments.items():
         if type(v) in (list, tuple) and all(isinstance(item, numbers.Number) for item in v):
             out[name] = ("list" if isinstance(v, list) else "tuple", len(v))
         elif isinstance(v, (list, tuple, dict)) or pytrees.spec_of(v) not in (None, "leaf"):

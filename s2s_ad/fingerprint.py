@@ -170,7 +170,8 @@ def _fingerprint(fn, out: list, seen: set, reads: Reads | None = None) -> None:
             i = code.co_freevars.index(name)
             reads.same(f"{reads.held(fn)}.__closure__[{i}].cell_contents", obj)
         if source.is_data(obj):
-            out.append(("captured", name, isinstance(obj, numbers.Number)))
+            out.append(("captured", name, isinstance(obj, numbers.Number),
+                        source.spec_of(obj)))
         else:
             _global(name, obj, fn, out, seen, reads)
             if not isinstance(obj, (types.FunctionType, types.ModuleType)):

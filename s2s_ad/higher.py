@@ -28,6 +28,7 @@ from s2s_ad import callplan, signatures, tree_values
 from s2s_ad.cache import (_lengths_key, _wrt_key, array_arguments, entry, generated,
                           positional_names, shapes)
 from s2s_ad.errors import S2SError
+from s2s_ad.frontend import targets
 from s2s_ad.pipeline import Wrt, WrtError, lower, resolve_wrt, wrt_name
 
 __all__ = ["transform", "hvp", "hessian", "HigherOrderError"]
@@ -100,6 +101,8 @@ def _concrete(fn: Callable, wrt, kind: str, output, args: tuple, kwargs: dict,
     found = {**(lengths or {}), **shapes(fn, args, given)}
     arrays = array_arguments(positional_names(fn), args, given)
     compiled = generated(fn, wrt, kind, output, found or None, arrays)
+    # (a closure's: the code itself, which takes its captured data by keyword)
+    compiled = getattr(compiled, "__s2s_ad_compiled__", compiled)
     known = memo[key] = getattr(compiled, "__wrapped__", compiled)
     return known
 
@@ -190,8 +193,11 @@ def hvp(fn: Callable, wrt: Wrt = 0) -> Callable:
     (4.0, 2.0)
     """
     memo: dict = {}
+    held = _captured(fn)
 
     def hessian_vector(*args, **kwargs):
+        if held is not None:
+            kwargs = {**held(), **kwargs}
         if not kwargs:
             # the kinds of the last call's arguments, tested in one generated function
             fast = memo.get("fast")
@@ -304,11 +310,26 @@ def _hvp_function(fn, wrt, primals, kwargs, memo: dict):
     return known
 
 
+def _captured(fn):
+    """For a closure capturing data (numbers, arrays, structures of them): a
+    function reading those data now, passed by keyword to the generated code,
+    which takes them as keyword-only parameters; None for other functions."""
+    if not targets.captured_values(fn):
+        return None
+    return targets.reader(fn)
+
+
 def _argument(fn, args, kwargs, name):
-    bound = _signature(fn).bind(*args, **{k: v for k, v in kwargs.items()
-                                          if k in _signature(fn).parameters})
+    return _arguments(fn, args, kwargs, [name])[0]
+
+
+def _arguments(fn, args, kwargs, names) -> list:
+    """The values ``fn``'s parameters ``names`` receive in a call (defaults
+    applied), from one binding of the arguments."""
+    sig = _signature(fn)
+    bound = sig.bind(*args, **{k: v for k, v in kwargs.items() if k in sig.parameters})
     bound.apply_defaults()
-    return bound.arguments[name]
+    return [bound.arguments[n] for n in names]
 
 
 def hessian(fn: Callable, wrt: Wrt = 0) -> Callable:
@@ -322,10 +343,13 @@ def hessian(fn: Callable, wrt: Wrt = 0) -> Callable:
     nested in itself, as ``jax.hessian``: ``H["W"]["b"]`` has shape
     ``shape(W) + shape(b)`` (:func:`s2s_ad.tree_values.nest`)."""
     memo: dict = {}
+    held = _captured(fn)
 
     def full(*args, **kwargs):
+        if held is not None:
+            kwargs = {**held(), **kwargs}
         names, many, product, _ = _hvp_function(fn, wrt, args, kwargs, memo)
-        points = [_argument(fn, args, kwargs, n) for n in names]
+        points = _arguments(fn, args, kwargs, names)
         if all(p.__class__ in (float, int) for p in points):
             # numbers: column j is H·e_j, a tuple of numbers
             n = len(names)
@@ -398,9 +422,10 @@ def _gradient_plan(grad_fn: Callable, made):
 
 
 def _seed_of(grad_fn: Callable, f: Callable) -> inspect.Parameter:
-    sig = _signature(grad_fn)
+    sig = _signature(getattr(grad_fn, "__s2s_ad_compiled__", grad_fn))
+    captured = targets.captured_values(f)
     seed = [p for p in sig.parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY
-            and p.name not in _signature(f).parameters]
+            and p.name not in _signature(f).parameters and p.name not in captured]
     if len(seed) != 1:
         raise HigherOrderError(f"{grad_fn.__name__}: cannot find its output seed")
     return seed[0]
@@ -444,6 +469,7 @@ def _jvp_of_grad(grad_fn: Callable, made, wrt: Wrt) -> Callable:
     own = list(inspect.signature(f).parameters)
     taken = set(own) | {seed or "dout"}
     memo: dict = {}
+    held = _captured(f)
 
     def jvp_grad(*args, **kwargs):
         seed_now = seed or _seed_for(f, w, lengths, args, kwargs, memo)
@@ -468,6 +494,8 @@ def _jvp_of_grad(grad_fn: Callable, made, wrt: Wrt) -> Callable:
         t_seed = given.pop(seed_now, 0.0)
         bound, _ = _split(f, args, kwargs)
         bound.apply_defaults()
+        if held is not None:
+            kwargs = {**held(), **kwargs}  # a closure's data, by keyword
         along = [p for p in own if p in given or p in gradient]
         forward = _concrete(f, along, "jvp", None, args, kwargs, lengths, memo=memo)
         tnames = dict(zip(along, _tangent_names(forward, len(along))))
@@ -500,6 +528,7 @@ def _grad_of_grad(grad_fn: Callable, made, wrt: Wrt, output, with_value: bool) -
     out_seed = _tangent_keyword(set(own) | {seed or "dout"},
                                 "d" + (w if isinstance(w, str) else "out"))
     memo: dict = {}
+    held = _captured(f)
 
     def grad_grad(*args, **kwargs):
         seed_now = seed or _seed_for(f, w, lengths, args, kwargs, memo)
@@ -529,6 +558,8 @@ def _grad_of_grad(grad_fn: Callable, made, wrt: Wrt, output, with_value: bool) -
                 f"s2s_ad.hessian or s2s_ad.jacobian of {f.__name__} for its derivatives")
         chosen = picked if picked is not None else \
             _chosen(f, None, args, kwargs, lengths, memo=memo)[0] + [seed_now]
+        if held is not None:
+            kwargs = {**held(), **kwargs}  # a closure's data, by keyword
         forward = _concrete(f, [target], "jvp", None, args, kwargs, lengths, memo=memo)
         call = {**kwargs, _tangent_names(forward, 1)[0]: 1.0}
         inner = [c for c in chosen if c != seed_now]

@@ -10,6 +10,7 @@ from typing import Callable
 
 from s2s_ad.cache import array_arguments, generated, positional_names, shapes
 from s2s_ad import tree_values
+from s2s_ad.frontend import targets
 from s2s_ad.higher import _chosen, _concrete, _zero_like, transform
 from s2s_ad.pipeline import Wrt
 
@@ -83,7 +84,8 @@ def _forward_tangents(forward: Callable, fn: Callable, chosen: list[str]) -> lis
     names = getattr(forward, "__s2s_ad_tangents__", None)
     if names is not None:
         return [names[c] for c in chosen]
-    return list(inspect.signature(forward).parameters)[-len(chosen):]
+    code = getattr(forward, "__s2s_ad_compiled__", forward)  # (a closure's: the code)
+    return list(inspect.signature(code).parameters)[-len(chosen):]
 
 
 def jacrev(fn: Callable, wrt: Wrt = 0) -> Callable:
@@ -146,7 +148,8 @@ def _vjp(fn: Callable, args: tuple, kwargs: dict):
                          array_arguments(positional_names(fn), args, kwargs))
     bound = inspect.signature(fn).bind(*args, **kwargs)
     bound.apply_defaults()
-    value, tape = fwd(*bound.arguments.values())
+    # a closure's captured data follow its own parameters (api.vjp does the same)
+    value, tape = fwd(*bound.arguments.values(), *targets.captured_values(fn).values())
     return value, lambda cotangent: bwd(copy.deepcopy(tape), cotangent)
 
 

@@ -143,7 +143,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         """id(ast loop) -> the snapshots a `with s2s_ad.checkpoint():` around it asks for."""
         self.lengths = dict(lengths or {})
         self.arrays = frozenset(arrays) | {n for n, v in src.captured.items()
-                                            if not isinstance(v, numbers.Number)}
+                                            if pytrees.holds_array(v)}
         closures.rewrite_maps(src)
         self.tree = src.tree
         user_names = identifiers(self.tree)

@@ -113,11 +113,27 @@ class Parameters:
                 self.tree, f"`{node.arg}` is a variable {self.tree.name} captures from the "
                 "function that made it: a constant of the gradient, which has no gradient "
                 f"with respect to it; to differentiate it, make it a parameter of {self.tree.name}")
-            kind = "float" if isinstance(self.src.captured[node.arg], numbers.Number) else "array"
+            held = self.src.captured[node.arg]
+            spec = pytrees.captured_spec(held)
+            if node.arg in self.lengths or (spec is not None and not pytrees.number_list(held)):
+                # a captured structure: a structure parameter lowered for the
+                # structure the closure holds now (cache.with_captured checks
+                # every call that it still has that structure). A list of
+                # numbers is a list of any length, found where it is used.
+                if spec is not None:
+                    self.lengths.setdefault(node.arg, ("tree", spec))
+                return self._shaped(node, name, default, has_default, kwonly)
+            kind = "float" if isinstance(held, numbers.Number) or spec is not None else "array"
             value = ir.Value(name, kind, node.arg)
             self.env[node.arg] = value
             self.param_ids.add(id(value))
             return ir.Param(value, None, False, kwonly)
+        return self._shaped(node, name, default, has_default, kwonly)
+
+    def _shaped(self, node: ast.arg, name: str, default, has_default: bool,
+                kwonly: bool) -> ir.Param:
+        """A parameter lowered for the shape its value is given: a structure,
+        a list of a given length, or a number or array."""
         shape = self.lengths.pop(node.arg, None)
         if isinstance(shape, tuple) and shape[0] == "tree":
             if pytrees.is_flat(shape[1]):

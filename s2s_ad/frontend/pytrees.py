@@ -27,52 +27,13 @@ Spec grammar (``("tree", node)`` in ``lengths``)::
 from __future__ import annotations
 
 import ast
-import dataclasses
 import numbers
 
 from s2s_ad import ir
 from s2s_ad.frontend import structures
 from s2s_ad.frontend.numpy import ATTRIBUTES
+from s2s_ad.frontend.specs import _fields, _is_array, captured_spec, number_list, spec_of  # noqa: F401
 from s2s_ad.frontend.structures import StaticObject
-
-
-def _is_array(value) -> bool:
-    return not isinstance(value, (numbers.Number, list, tuple, dict, str)) and (
-        hasattr(value, "__array__") or hasattr(value, "shape"))
-
-
-def _fields(value) -> list[str] | None:
-    """The fields of a dataclass instance or NamedTuple, else None."""
-    if isinstance(value, tuple) and hasattr(type(value), "_fields"):
-        return list(type(value)._fields)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fs = dataclasses.fields(value)
-        if any(not f.init for f in fs):
-            return None  # type(p)(**fields) could not rebuild it
-        return [f.name for f in fs]
-    return None
-
-
-def spec_of(value):
-    """The spec of ``value`` (see the module docstring), or None when it is
-    not a structure of numbers and arrays."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, numbers.Number) or _is_array(value):
-        return "leaf"
-    names = _fields(value)
-    if names is not None:
-        subs = [spec_of(getattr(value, n)) for n in names]
-        return None if None in subs else ("object", type(value), tuple(zip(names, subs)))
-    if isinstance(value, dict):
-        if not all(isinstance(k, str) for k in value):
-            return None
-        subs = [spec_of(v) for v in value.values()]
-        return None if None in subs else ("dict", tuple(zip(value, subs)))
-    if type(value) in (list, tuple):
-        subs = [spec_of(v) for v in value]
-        return None if None in subs else (type(value).__name__, tuple(subs))
-    return None
 
 
 def leaf_paths(spec, base: str) -> list[str]:

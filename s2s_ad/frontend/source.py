@@ -26,6 +26,7 @@ import types
 from dataclasses import dataclass, field
 
 from s2s_ad.errors import SourceError, TargetError
+from s2s_ad.frontend.specs import spec_of
 
 
 @dataclass
@@ -142,12 +143,15 @@ def locate(fn, method: bool = False) -> Source:
 
 def is_data(value) -> bool:
     """A value a closure captures as data (a parameter of its gradient): a
-    number or an array."""
+    number, an array, or a structure of them (a list, tuple, str-keyed dict,
+    dataclass or NamedTuple: a structure parameter, frontend/pytrees.py)."""
     if isinstance(value, bool):
         return False
     if isinstance(value, numbers.Number):
         return True
-    return type(value).__module__ == "numpy" and hasattr(value, "shape")
+    if type(value).__module__ == "numpy" and hasattr(value, "shape"):
+        return True
+    return spec_of(value) not in (None, "leaf")
 
 
 def _capture(src: Source) -> None:
@@ -173,6 +177,7 @@ def _capture(src: Source) -> None:
         else:
             raise src.error(src.tree, f"{fn.__qualname__} captures `{name}`, a "
                             f"{type(value).__name__}; a closure may capture numbers, arrays, "
+                            "structures of them (lists, tuples, dicts, dataclasses, NamedTuples), "
                             "functions and modules: pass it as a parameter")
     src.globals = overlay
     taken = {a.arg for a in ast.walk(src.tree.args) if isinstance(a, ast.arg)}
