@@ -68,14 +68,17 @@ def _always_returns(stmts: list[ast.stmt]) -> bool:
 
 def _attach(chain: ast.If, tail: list[ast.stmt]) -> bool:
     """Make ``tail`` the missing ``else`` of an ``if``/``elif`` chain whose
-    arms all return; False (nothing changed) otherwise."""
+    arms all return (each ``elif`` split again); False (nothing changed)
+    otherwise."""
     if not _always_returns(chain.body):
         return False
     if not chain.orelse:
         chain.orelse = tail
         return True
-    if len(chain.orelse) == 1 and isinstance(chain.orelse[0], ast.If):
-        return _attach(chain.orelse[0], tail)
+    if len(chain.orelse) == 1 and isinstance(chain.orelse[0], ast.If) \
+            and _attach(chain.orelse[0], tail):
+        chain.orelse = _split(chain.orelse[0])
+        return True
     return False
 
 
@@ -84,33 +87,38 @@ def rewrite(src, stmts: list[ast.stmt]) -> list[ast.stmt]:
     nested statement lists are rewritten in place. Idempotent."""
     for s in stmts:
         _walrus_places(src, s)
+    return _rewrite(src, stmts)
+
+
+def _rewrite(src, stmts: list[ast.stmt]) -> list[ast.stmt]:
+    # each statement list once (nested ones first): linear in the code's size
     for s in stmts:
         for field in ("body", "orelse"):
             if isinstance(s, (ast.If, ast.For, ast.While)) or (field == "body"
                                                                 and isinstance(s, ast.With)):
-                setattr(s, field, rewrite(src, getattr(s, field)))
+                setattr(s, field, _rewrite(src, getattr(s, field)))
     if len(stmts) >= 2 and isinstance(stmts[-1], ast.Raise) and isinstance(stmts[-2], ast.If):
         if _attach(stmts[-2], [stmts[-1]]):
             stmts = stmts[:-1]
-            return rewrite(src, stmts)
     out: list[ast.stmt] = []
     for s in stmts:
         if isinstance(s, ast.Match):
-            out += rewrite(src, [_match_chain(src, s)])
+            out += _rewrite(src, [_match_chain(src, s)])
         elif isinstance(s, ast.If):
-            out += _split(src, s)
+            out += _split(s)
         else:
             out.append(s)
     return out
 
 
-def _split(src, s: ast.If) -> list[ast.stmt]:
+def _split(s: ast.If) -> list[ast.stmt]:
+    """An ``if`` whose arms are already rewritten, with an arm that only
+    raises split into the check and the other arm's statements."""
     if s.orelse and _only_raises(s.body):
-        return [ast.copy_location(ast.If(s.test, s.body, []), s)] + rewrite(src, s.orelse)
+        return [ast.copy_location(ast.If(s.test, s.body, []), s)] + s.orelse
     if s.orelse and _only_raises(s.orelse) and not _only_raises(s.body):
         test = ast.copy_location(ast.UnaryOp(ast.Not(), s.test), s.test)
-        return [ast.copy_location(ast.If(test, s.orelse, []), s.orelse[0])] + rewrite(src, s.body)
-    s.body, s.orelse = rewrite(src, s.body), rewrite(src, s.orelse)
+        return [ast.copy_location(ast.If(test, s.orelse, []), s.orelse[0])] + s.body
     return [s]
 
 
