@@ -1,8 +1,9 @@
 """Loop workloads: Horner's rule over 100 coefficients (through
 ``s2s_ad.grad`` as a user calls it, on a list of any length, and generated
-for length 100), a 200-step recurrence and a 1,000-step trajectory appended
+for length 100), a 200-step recurrence, a 1,000-step trajectory appended
 to a list then summed (the trip count a constant, and a parameter ``n``: a
-list grown at run time either way), each with a hand-written reverse-mode
+list grown at run time either way) and a 1,000-item list made by
+``[0.0] * n`` and written by index (``ys[i] = ...``, ``ys[i] += ys[i - 1] * a``), each with a hand-written reverse-mode
 gradient and a hand-written forward-mode JVP, and
 HIPS autograd (a tracing AD tool) as a contender when it is installed."""
 
@@ -153,7 +154,55 @@ def trajectory_n_jvp_hand(x0, v0, k, n, dx0, dv0, dk):
     return sum(xs), sum(dxs)
 
 
+def prefix_writes(xs, a):
+    n = len(xs)
+    ys = [0.0] * n
+    for i in range(n):
+        ys[i] = xs[i] * a
+    for i in range(1, n):
+        ys[i] += ys[i - 1] * a
+    return sum(ys)
+
+
+def prefix_writes_hand(xs, a):
+    # The forward pass keeps the item each step reads (ys[i - 1], final by then);
+    # the reverse walks the steps backwards, then the first loop.
+    n = len(xs)
+    ys = [0.0] * n
+    for i in range(n):
+        ys[i] = xs[i] * a
+    read = [0.0] * n
+    for i in range(1, n):
+        read[i] = ys[i - 1]
+        ys[i] += ys[i - 1] * a
+    dys = [1.0] * n
+    da = 0.0
+    for i in range(n - 1, 0, -1):
+        g = dys[i]
+        dys[i - 1] += g * a
+        da += g * read[i]
+    dxs = [0.0] * n
+    for i in range(n):
+        dxs[i] = dys[i] * a
+        da += dys[i] * xs[i]
+    return dxs, da
+
+
+def prefix_writes_jvp_hand(xs, a, dxs, da):
+    n = len(xs)
+    ys = [0.0] * n
+    dys = [0.0] * n
+    for i in range(n):
+        ys[i] = xs[i] * a
+        dys[i] = dxs[i] * a + xs[i] * da
+    for i in range(1, n):
+        dys[i] += dys[i - 1] * a + ys[i - 1] * da
+        ys[i] += ys[i - 1] * a
+    return sum(ys), sum(dys)
+
+
 COEFFS = [math.sin(0.1 * k) for k in range(100)]
+PREFIX_ARGS = ([math.cos(0.01 * k) for k in range(1000)], 0.5)
 HORNER_ARGS = (COEFFS, 0.97)
 REC_ARGS = (0.3, 1.7, 200)
 
@@ -193,6 +242,8 @@ WORKLOADS = [
              (0.3, 0.1, 2.0, STEPS), wrt=(0, 1, 2), hand_jvp=trajectory_n_jvp_hand),
     Workload("recurrence, 200 steps", recurrence, recurrence_hand, REC_ARGS, wrt=(0, 1),
              others=recurrence_others, hand_jvp=recurrence_jvp_hand),
+    Workload("[0.0] * n written by index, n=1,000", prefix_writes, prefix_writes_hand,
+             PREFIX_ARGS, wrt=(0, 1), hand_jvp=prefix_writes_jvp_hand),
 ]
 
 JVP = True

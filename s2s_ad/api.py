@@ -17,8 +17,9 @@ from s2s_ad.cache import (CacheInfo, array_arguments, call_statics, static_param
                           fingerprint, generated, positional_names, shapes)
 from s2s_ad.explain import explain_text
 from s2s_ad.frontend.checkpoint import checkpoint
-from s2s_ad.higher import hessian, hvp, transform, vjp_of
-from s2s_ad.jacobians import jacfwd, jacobian, jacrev
+from s2s_ad import higher, jacobians
+from s2s_ad.higher import transform, vjp_of
+from s2s_ad.partials import accepting, is_partial, vjp_through
 from s2s_ad.pipeline import (OutputError, Wrt, WrtError, choose_output, gradient_code,
                              gradient_module, gradient_source, jvp_module, jvp_program, jvp_source, lower, program,
                              resolve_wrt, vjp_source)
@@ -29,6 +30,7 @@ __all__ = ["checkpoint", "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacr
            "fingerprint", "Wrt", "WrtError", "OutputError"]
 
 
+@accepting
 def grad(fn: Callable, wrt: Wrt = 0, *, output: int | None = None,
          lengths: dict | None = None, checkpoint=None) -> Callable:
     """Return a function that computes the gradient of ``fn``.
@@ -104,6 +106,7 @@ def grad(fn: Callable, wrt: Wrt = 0, *, output: int | None = None,
     return transform(fn, wrt, "grad", output, lengths, checkpoint)
 
 
+@accepting
 def value_and_grad(fn: Callable, wrt: Wrt = 0, *, output: int | None = None,
                    lengths: dict | None = None, checkpoint=None) -> Callable:
     """Return a function that computes both ``fn``'s value and its gradient.
@@ -183,6 +186,8 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
     >>> value, vjp_fn(1.0), vjp_fn(10.0)     # doctest: +SKIP
     (9.0, (3.0, 3.0), (30.0, 30.0))
     """
+    if is_partial(fn):
+        return vjp_through(vjp, fn, args, kwargs)
     known = callplan.plan(fn)
     if known is not None:
         quick = known.quick
@@ -395,6 +400,7 @@ def explain(fn: Callable, wrt: Wrt = None, *, output: int | None = None,
     return explain_text(func, code)
 
 
+@accepting
 def jvp(fn: Callable, wrt: Wrt = None, *, lengths: dict | None = None) -> Callable:
     """Return ``fn``'s Jacobian-vector product, generated in forward mode.
 
@@ -427,3 +433,11 @@ def jvp(fn: Callable, wrt: Wrt = None, *, lengths: dict | None = None) -> Callab
     (0.0, 1.0)
     """
     return transform(fn, wrt, "jvp", None, lengths)
+
+
+# the derivatives built on these, taking functools.partial targets too
+hvp = accepting(higher.hvp)
+hessian = accepting(higher.hessian)
+jacfwd = accepting(jacobians.jacfwd)
+jacrev = accepting(jacobians.jacrev)
+jacobian = accepting(jacobians.jacobian)

@@ -82,13 +82,13 @@ def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
                                         output=output, lengths=lengths, arrays=arrays,
                                         statics=statics, checkpoint=checkpoint)
     text = emit.module(functions, src.file)
+    base = src.tree.name  # (fn's name, or the name s2s-ad gave a lambda)
     if kind == "pair":
-        module = loader.load(text, fn.__name__ + "_vjp")
-        compiled = (getattr(module, fn.__name__ + "_fwd"), getattr(module, fn.__name__ + "_bwd"))
+        module = loader.load(text, base + "_vjp")
+        compiled = (getattr(module, base + "_fwd"), getattr(module, base + "_bwd"))
         compiled[0].__s2s_ad_source__ = compiled[1].__s2s_ad_source__ = text
     else:
-        name = {"value_and_grad": "value_and_grad_", "jvp": "jvp_"}.get(kind, "grad_") \
-            + fn.__name__
+        name = {"value_and_grad": "value_and_grad_", "jvp": "jvp_"}.get(kind, "grad_") + base
         module = loader.load(text, name)
         compiled = getattr(module, name)
         compiled.__s2s_ad_source__ = text

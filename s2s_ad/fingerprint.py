@@ -145,7 +145,9 @@ def _fingerprint(fn, out: list, seen: set, reads: Reads | None = None) -> None:
             _fingerprint(f, out, seen)
         return
     rule = user_rules.lookup(fn) if isinstance(fn, types.FunctionType) else None
-    if rule is not None or not isinstance(fn, types.FunctionType):
+    if rule is not None or not isinstance(fn, types.FunctionType) or frontend._is_library(fn):
+        # (a library's function, NumPy's or JAX's, is a primitive or refused:
+        # its source is not read, nor the library's functions it calls)
         # A primitive: its identity, not its source, decides the code.
         # (Not the rule record's id: a rule given as a plain attribute tuple
         # gets a new record on every lookup.)
@@ -206,6 +208,9 @@ def _info(code: types.CodeType) -> tuple:
         text = "".join(inspect.getsourcelines(code)[0])
     except (OSError, TypeError):
         text = None  # source.locate will refuse it with a clear message
+    if text is not None and code.co_name == "<lambda>":
+        # lambdas on one line share it: where this one's code sits tells them apart
+        text = (text, tuple(p for p in code.co_positions() if None not in p))
     if len(_code_info) >= 4096:
         _code_info.clear()
     hit = _code_info[id(code)] = (code, text, sorted(set(_read(code))))

@@ -62,12 +62,18 @@ def _refuse_integer_result(func: ir.Function, src: source.Source) -> None:
     r = func.result
     kind = r.kind if isinstance(r, ir.Value) else (
         "bool" if isinstance(r.value, bool) else "int" if isinstance(r.value, int) else None)
-    if kind not in ("int", "bool"):
+    if kind not in ("int", "bool", "list"):
         return
     loc = func.loc
     for op in ir.walk(func.body):
         if getattr(op, "out", None) is r and getattr(op, "loc", None) is not None:
             loc = op.loc
+    if kind == "list":
+        raise SourceError(f"the output of {func.name} chosen is a list of any length, which "
+                          "has no gradient (the gradient is of a number): choose a number "
+                          "with output=K (--output K), or differentiate a function returning "
+                          "a number computed from the list (`sum(...)`, an item)",
+                          loc.file, loc.line, loc.col, src.line(loc.line))
     what = "a bool" if kind == "bool" else "an int"
     raise SourceError(f"{func.name} returns {what}, which has no gradient; return a float "
                       "(e.g. wrap it in float(...) only if a zero gradient is really meant)",

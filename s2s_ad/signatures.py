@@ -58,6 +58,7 @@ def binder(name: str, sig: inspect.Signature, tests: list[str] | None = None,
     made = _parameter_list(sig, space)
     if made is None:
         return None
+    name = name if name.isidentifier() else "function"  # (a lambda's is <lambda>)
     names = "".join(n + ", " for n in sig.parameters)
     if tests is None:
         return _define(name, f"def {name}({made[0]}):\n    return ({names})\n", space)

@@ -1,7 +1,9 @@
 """The gradient module of a function of a list parameter, read back from its
 file and differentiated again: its list adjoint (``dc = [0.0] * 4`` then
 ``dc[i] = ds`` / ``dc[i] += v`` in the reverse loop) is a list built in the
-function, written by index in a loop unrolled for it. Every second
+function, written by index in a loop unrolled for it; returned beside a
+number (``return dc, dx``), or made for a length known only at run time
+(``dc = [0.0] * len(c)``), it is a list written by index in the loop. Every second
 derivative is compared with central differences of the file's gradient,
 itself checked against central differences of ``f``."""
 
@@ -102,28 +104,47 @@ def test_list_adjoint_file_differentiated_cli(fn, target, tmp_path):
                                    rtol=1e-5, atol=1e-6)
 
 
-def test_list_and_number_adjoints_returned_together_refused_located(tmp_path):
-    """`return dc, dx` (a list beside a number) is not in the subset yet:
-    refused with the file's line and a caret, never differentiated."""
+def test_list_and_number_adjoints_returned_together(tmp_path):
+    """`return dc, dx` (a list beside a number): `dc = [0.0] * 4` stays a list
+    written by index (frontend/list_writes.py); the number's second
+    derivatives against central differences of the file's gradient, and the
+    list chosen as the output refused, located."""
     text = s2s_ad.gradient_source(horner.horner, wrt=("c", "x"), lengths={"c": 4})
     g = import_source(str(tmp_path), text, "la_both").grad_horner
+    H = central(lambda c, x: g(c, x)[1], C, X)  # ∂dx/∂(c, x)
+    dc, dx = s2s_ad.grad(g, wrt=("c", "x"), output=1)(C, X)
+    np.testing.assert_allclose(np.array(list(dc) + [dx], dtype=float), H[0],
+                               rtol=1e-5, atol=1e-6)
     with pytest.raises(SourceError) as e:
-        s2s_ad.grad(g, wrt=("c", "x"), output=1)(C, X)
+        s2s_ad.grad(g, wrt=("c", "x"), output=0)(C, X)
     assert "la_both.py:" in str(e.value).splitlines()[0] and "^" in str(e.value)
-    assert "returning nested tuples or lists" in str(e.value)
+    assert "a list of any length, which has no gradient" in str(e.value)
 
 
-def test_list_adjoint_of_run_time_length_refused_located(tmp_path):
-    """`dc = [0.0] * len(c)` (the length not known while lowering) is refused, located."""
-
+def test_list_adjoint_of_run_time_length_file_differentiated(tmp_path):
+    """`dc = [0.0] * len(c)` written by `dc[k] = ds` in the reversed loop and
+    returned beside `dx` (the gradient file of horner for every length): its
+    `dx` differentiated again by the CLI, run in a fresh interpreter, against
+    central differences of the file's gradient, for two lengths; the list
+    itself as the output refused, located."""
     first = tmp_path / "rt_list.py"
-    _cli("grad", "examples/horner.py:horner", "--wrt", "c", "-o", str(first))
+    _cli("grad", "examples/horner.py:horner", "--wrt", "c,x", "-o", str(first))
     assert "dc = [0.0] * len(c)" in first.read_text(encoding="utf-8")
+    g = import_source(str(tmp_path), first.read_text(encoding="utf-8"), "rt_list_again")
+    second = tmp_path / "rt_second.py"
+    _cli("grad", f"{first}:grad_horner", "--wrt", "c,x", "--output", "1", "-o", str(second))
+    assert "--length" not in second.read_text(encoding="utf-8")
+    for c in (C, C[:2]):
+        H = central(lambda c, x: g.grad_horner(c, x)[1], c, X)
+        dc, dx = run_generated(tmp_path, "rt_second", "grad_grad_horner", [c, X])
+        np.testing.assert_allclose(np.concatenate([np.ravel(dc), np.ravel(dx)]), H[0],
+                                   rtol=1e-5, atol=1e-6)
     run = subprocess.run([sys.executable, "-m", "s2s_ad", "grad", f"{first}:grad_horner",
-                          "--wrt", "c,x", "--output", "0", "--length", "c=4"],
+                          "--wrt", "c,x", "--output", "0"],
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert run.returncode != 0
+    assert run.returncode == 2
     assert "rt_list.py:" in run.stderr and "^" in run.stderr, run.stderr
+    assert "a list of any length, which has no gradient" in run.stderr
 
 
 def test_list_of_zeros_of_constant_length_written_by_index():

@@ -127,6 +127,13 @@ def test_method_taken_from_its_class_is_refused_at_its_def(tmp_path, monkeypatch
 
 
 def test_lambda_target(tmp_path, monkeypatch):
-    mod = load(tmp_path, monkeypatch, "f = lambda x: x * x\n", name="bad_mod")
-    with pytest.raises(s2s_ad.SourceError, match="lambda"):
-        s2s_ad.gradient_source(mod.f)
+    # a lambda is read as the def it stands for, named after its name
+    mod = load(tmp_path, monkeypatch, "f = lambda x: x * x\n", name="lam_mod")
+    assert "def grad_f(x, *, dout=1.0):" in s2s_ad.gradient_source(mod.f)
+    assert s2s_ad.grad(mod.f)(1.5) == 3.0
+
+
+def test_lambda_without_a_file():
+    g = eval("lambda x: x * x")  # no file holds its text
+    with pytest.raises(s2s_ad.SourceError, match="cannot read the source"):
+        s2s_ad.gradient_source(g)

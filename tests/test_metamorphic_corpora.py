@@ -1,4 +1,4 @@
-"""Every test corpus, reached six more ways: the same gradient, or a located refusal.
+"""Every test corpus, reached eight more ways: the same gradient, or a located refusal.
 
 The functions of the scalar, control-flow, structure, call and iterable
 corpora (and their points) are each called from a small wrapper written
@@ -9,7 +9,9 @@ around them, and the wrapper is differentiated:
 * ``twice``: ``f(p) = g(p) + 0.5 * g(p')``, ``p'`` with every number scaled by 0.97;
 * ``loop``: ``g`` called in a two-trip loop, its results weighted and summed;
 * ``branch``: ``g`` called on both sides of an ``if`` on an extra parameter;
-* ``vjp``: the helper form pulled back through ``s2s_ad.vjp`` with a cotangent of 0.7.
+* ``vjp``: the helper form pulled back through ``s2s_ad.vjp`` with a cotangent of 0.7;
+* ``lambda``: ``f = lambda p: g(p)``, the lambda itself the target;
+* ``partial``: ``f = functools.partial(f0, scale=1.0)`` of ``f0(p, scale) = g(p) * scale``.
 
 Each form's gradient is compared with central differences of the wrapper run
 as plain Python (the independent reference), and with the direct gradient of
@@ -21,6 +23,7 @@ message; an internal error — anything that is not an :class:`s2s_ad.S2SError`
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -106,6 +109,11 @@ def wrapper(form: str, args: list) -> str:
     ps = ", ".join(_params(len(args)))
     if form == "helper" or form == "vjp":
         return f"def f({ps}):\n    return g({ps})\n"
+    if form == "lambda":
+        return f"f = lambda {ps}: g({ps})\n"
+    if form == "partial":
+        return (f"def f0({ps}, scale=2.0):\n    return g({ps}) * scale\n\n\n"
+                "f = functools.partial(f0, scale=1.0)\n")
     if form == "helper_of_helper":
         return f"def h({ps}):\n    return g({ps})\n\n\ndef f({ps}):\n    return h({ps})\n"
     if form == "twice":
@@ -149,7 +157,7 @@ def direct(dg, args: list, form: str, sel: float | None) -> list:
         return [x + y for x, y in zip(a, b)] if isinstance(a, (list, tuple)) else a + b
 
     one = list(dg(*args))
-    if form in ("helper", "helper_of_helper", "vjp"):
+    if form in ("helper", "helper_of_helper", "vjp", "lambda", "partial"):
         return one
     if form == "loop":
         return [scale(v, 3.0) for v in one]
@@ -165,13 +173,13 @@ def _close(got, want, rtol, atol):
                                rtol=rtol, atol=atol)
 
 
-FORMS = ["helper", "helper_of_helper", "twice", "loop", "branch", "vjp"]
+FORMS = ["helper", "helper_of_helper", "twice", "loop", "branch", "vjp", "lambda", "partial"]
 
 
 @pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("name,g,args,wrt", CORPUS, ids=[c[0] for c in CORPUS])
 def test_every_position_gives_the_same_gradient(name, g, args, wrt, form):
-    f = make_function(wrapper(form, args), env={"g": g, "math": math})
+    f = make_function(wrapper(form, args), env={"g": g, "math": math, "functools": functools})
     dg = s2s_ad.grad(g, wrt=tuple(wrt))
     for point in points(form, args):
         try:

@@ -47,8 +47,6 @@ CASES = {
                      "random.gauss", "`random.gauss`"),
     "os_call": ("import os\n\n\ndef f(x):\n    y = x * 2.0\n    return y + os.getpid()\n", "getpid",
                 "os.getpid", "`os.getpid`"),
-    "lambda_outside": ("g = lambda t: t * t\n\n\ndef f(x):\n    return 2.0 * g(x)\n", "g(x)", "g(x)",
-                       "`g` is a `lambda`"),
     "lambda_in_a_loop": ("def f(x):\n    for i in range(2):\n        g = lambda t: t\n    return x\n",
                          "g = lambda", "g = lambda", "inside an `if`, `for` or `while`"),
     "theta_before_error": ("def f(θ, x):\n    y = θ * 2.0; z = eval('x')\n    return y\n",

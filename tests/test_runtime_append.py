@@ -198,7 +198,6 @@ def test_sum_of_a_list_parameter_beside_reads_by_index(name):
 
 @pytest.mark.parametrize("name, message", [
     ("created_inside_loop", "created inside an enclosing loop or branch"),
-    ("stored_by_index", "changed inside a branch or loop other than by `append`"),
     ("sliced", "can be sliced"),
     ("iterated_and_appended", "iterates over `xs` and appends to it"),
     ("returned", "returning"),

@@ -70,12 +70,14 @@ def _numpy_for_helpers(functions: list[CodeFunction], imports: list[str], texts)
     module read back, whose NumPy work is all in s2s-ad's own helpers) still
     gets the helpers its derivative calls, and they read ``np`` when they are
     defined (``_array=np.ndarray``), not only when called."""
-    alias = next((fn.source.modules["numpy"] for fn in functions
-                  if "numpy" in fn.source.modules), "np")
+    aliases = sorted({fn.source.modules["numpy"] for fn in functions
+                      if "numpy" in fn.source.modules} or {"np"})
+    # (functions of one module may read NumPy under several names: helpers
+    # of other modules, a JAX function's ``jnp`` beside ``np``)
     bound = {line.split()[-1] for line in imports}
-    if alias in bound or not any(re.search(rf"\b{re.escape(alias)}\.", t) for t in texts):
-        return []
-    return ["import numpy" if alias == "numpy" else f"import numpy as {alias}"]
+    return ["import numpy" if alias == "numpy" else f"import numpy as {alias}"
+            for alias in aliases if alias not in bound
+            and any(re.search(rf"\b{re.escape(alias)}\.", t) for t in texts)]
 
 
 def one_line(text: str) -> str:

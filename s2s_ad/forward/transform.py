@@ -37,6 +37,8 @@ from s2s_ad.errors import SourceError
 from s2s_ad.forward import linear, scaling
 from s2s_ad.names import Namer
 from s2s_ad.reverse import analysis
+from s2s_ad.forward.lists import list_op
+from s2s_ad.reverse.lists import families as list_families
 from s2s_ad.reverse import arrays
 from s2s_ad.rules import RULES
 from s2s_ad.rules.numpy import HELPERS
@@ -104,6 +106,11 @@ class _Forward:
         self.temps: set[str] = set()
         """Names of temporaries (values of no user variable) and their tangents."""
         self.helpers: dict[str, str] = {}
+        self.lname = {k: fam.name for k, fam in list_families(func).items()}
+        """id(version of a list made in the function) -> the one name of its
+        versions: one Python list, so no copies between versions' names
+        (``ys_1 = ys``), which a module read back would see as two names of
+        one list."""
         self.empty = {id(node.out) for node in ir.walk(func.body)
                       if isinstance(node, ir.Op) and node.prim == "list.new" and not node.args}
         """Lists made empty (``xs = []``): their zero tangent is ``[]``. (Each
@@ -115,17 +122,21 @@ class _Forward:
     def active(self, a: ir.Operand) -> bool:
         return isinstance(a, ir.Value) and id(a) in self.act
 
+    def nm(self, v: ir.Value) -> str:
+        """The name of ``v`` in the generated code (a list's, its family's)."""
+        return self.lname.get(id(v), v.name)
+
     def t(self, v: ir.Value) -> str:
         """The tangent's name of ``v`` (a loop's result shares its carried
         value's name, and so its tangent)."""
-        name = self.tname.get(v.name)
+        name = self.tname.get(self.nm(v))
         if name is None:
-            name = self.tname[v.name] = self.namer.fresh("d" + v.name)
+            name = self.tname[self.nm(v)] = self.namer.fresh("d" + self.nm(v))
         return name
 
     def expr(self, a: ir.Operand) -> ast.expr:
         if isinstance(a, ir.Value):
-            return _load(a.name)
+            return _load(self.nm(a))
         return const_expr(a.value, self.modules)
 
     def np(self) -> str:
@@ -138,6 +149,11 @@ class _Forward:
                          [ast.keyword("dtype", _load("float"))])
         if isinstance(a, ir.Value) and a.kind == "list" and id(a) in self.empty:
             return ast.List([], ast.Load())
+        if isinstance(a, ir.Value) and a.kind == "list" and "numpy" not in self.modules:
+            # `[0.0] * len(ys)`: a list of a run-time length a module read back can make
+            # (frontend/list_writes.py); a comprehension over `ys` would need its length
+            return ast.BinOp(ast.List([ast.Constant(0.0)], ast.Load()), ast.Mult(),
+                             _call("len", [self.expr(a)]))
         if isinstance(a, ir.Value) and a.kind == "list":  # a list grown at run time
             item = self.namer.fresh("item")
             zero = (_call(f"{self.np()}.zeros_like", [_load(item)],
@@ -246,8 +262,8 @@ class _Forward:
             return self.setitem(op, comment)
         if op.prim in ir.EFFECTS:
             return [effect_statement(op, [self.expr(a) for a in op.args], self.modules)]
-        if op.prim in ("list.new", "list.append"):
-            return self.list_op(op, comment)
+        if op.prim in ("list.new", "list.append", "list.fill", "list.set"):
+            return list_op(self, op, comment)
         out_name = ast.Name(op.out.name, ast.Store())
         if op.out.var is None:
             self.temps.add(op.out.name)
@@ -280,30 +296,6 @@ class _Forward:
             tangents = [self.tangent(op.args[0]), self.tangent(op.args[1])] + \
                 [copy_expr(e) for e in primal[2:]]
             out += write(self.t(op.out), tangents)
-        return out
-
-    def list_op(self, op: ir.Op, comment: str) -> list:
-        """A list grown at run time: its tangent is a list grown beside it
-        (one Python list for every version, like the list itself)."""
-        store = ast.Name(op.out.name, ast.Store())
-        if op.prim == "list.new":
-            out = [Stmt(ast.Assign([store], ast.List([self.expr(a) for a in op.args], ast.Load())),
-                        comment, op)]
-            if self.active(op.out):
-                d = ast.List([self.tangent(a) for a in op.args], ast.Load())
-                out.append(Stmt(ast.Assign([ast.Name(self.t(op.out), ast.Store())], d), comment))
-            return out
-        seq, v = op.args
-        out = []
-        if self.active(op.out):
-            # before the append: the zero tangents of an inactive list are one per item it
-            # has so far (every version is one Python list: after the append, one too many)
-            d = self.t(op.out)
-            out.append(Stmt(ast.Assign([ast.Name(d, ast.Store())], self.tangent(seq)), comment))
-        out += [Stmt(ast.Assign([store], self.expr(seq)), comment, op),
-                Stmt(ast.Expr(_call(f"{op.out.name}.append", [self.expr(v)])), comment)]
-        if self.active(op.out):
-            out.append(Stmt(ast.Expr(_call(f"{d}.append", [self.tangent(v)])), comment))
         return out
 
     def primal(self, op: ir.Op, exprs: list | None = None) -> ast.expr:
@@ -386,8 +378,8 @@ class _Forward:
         value may read a variable another one writes)."""
         lhs, rhs = [], []
         for t, v in zip(targets, values):
-            if not (isinstance(v, ir.Value) and v.name == t.name):
-                lhs.append(ast.Name(t.name, ast.Store()))
+            if not (isinstance(v, ir.Value) and self.nm(v) == self.nm(t)):
+                lhs.append(ast.Name(self.nm(t), ast.Store()))
                 rhs.append(self.expr(v))
             if self.active(t) and not (self.active(v) and self.t(v) == self.t(t)):
                 lhs.append(ast.Name(self.t(t), ast.Store()))

@@ -24,7 +24,8 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import (closures, conditions, funargs, own_helpers, pairs, passing, runtime_lists,
+from s2s_ad.frontend import (closures, conditions, funargs, jax_names, own_helpers, pairs,
+                              passing, runtime_lists,
                               runtime_sorting, sorting, statics, structures, syntax)
 from s2s_ad.rules import RULES
 from s2s_ad.rules import user as user_rules
@@ -82,10 +83,6 @@ class CallLowering:
         value = syntax.math_call(self, fn, node, var, hint)
         if value is not None:
             return value
-        if isinstance(fn, types.FunctionType) and fn.__name__ == "<lambda>":
-            raise self.src.error(node, f"`{ast.unparse(node.func)}` is a `lambda` defined "
-                                 "outside the function; calls to lambdas are not supported: "
-                                 "define it with `def`")
         own = own_helpers.primitive(fn)
         if own is not None:  # a helper s2s-ad's own generated code defines
             return own_helpers.call(self, own, node, var, hint)
@@ -221,6 +218,12 @@ class CallLowering:
                 # a list grown at run time: read as a list of any length
                 runtime_lists.call_result(self, out, node)
                 return out
+            if lowered is not None and lowered.outputs is not None:
+                # a flat tuple holding lists of any length (a gradient module's
+                # `return dcoeffs, dx`): those items are read as such lists
+                self.__dict__.setdefault("list_items", {})[id(out)] = {
+                    k for k, o in enumerate(lowered.outputs)
+                    if isinstance(o, ir.Value) and o.kind == "list"}
             if lowered is not None and lowered.returns is not None:
                 # a dict, NamedTuple, dataclass or nested tuples: read leaf by leaf
                 callee.returns = lowered.returns
@@ -282,7 +285,7 @@ class CallLowering:
                                      "supported on modules (like `math.sin`)")
             if not hasattr(base, node.attr):
                 raise self.src.error(node, f"module {base.__name__} has no attribute {node.attr!r}")
-            return getattr(base, node.attr)
+            return jax_names.twin(getattr(base, node.attr))  # jax.numpy.sum: np.sum
         raise self.src.error(node, f"`{ast.unparse(node)}` is not supported as a callee")
 
 
@@ -297,4 +300,5 @@ def _is_library_module(module: types.ModuleType) -> bool:
     return (module.__name__ or "").split(".")[0] in LIBRARY_MODULES
 
 
-LIBRARY_MODULES = {"math", "numpy", "builtins", "functools", "operator", "scipy", "s2s_ad"}
+LIBRARY_MODULES = {"math", "numpy", "builtins", "functools", "operator", "scipy", "s2s_ad",
+                   "jax", "autograd"}

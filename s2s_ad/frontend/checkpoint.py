@@ -168,6 +168,8 @@ IN_PLACE = {
                      "have to copy it); build the new array instead, or leave the loop taped",
     "list.append": "appends to a list (changed in place: a snapshot would keep the list as it "
                    "is at the end, not as it was then); leave the loop taped",
+    "list.set": "writes into a list by index (changed in place: a snapshot would keep the "
+                "list as it is at the end, not as it was then); leave the loop taped",
 }
 """Ops that change a value in place, which a snapshot of the loop's carried
 values would not restore: such a loop is refused, with the reason."""

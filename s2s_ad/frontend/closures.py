@@ -88,6 +88,13 @@ def lift(outer: Source, node: ast.FunctionDef | ast.Lambda, name: str, locals_: 
                 captured[m] = None
         elif n in locals_:
             captured[n] = None
+        elif getattr(outer.globals.get(n), "__s2s_free_as__", None):
+            # a function passed to the enclosing function (funargs): its free
+            # variables are parameters there, which calling it here reads
+            passed = outer.globals[n]
+            for m in passed.__s2s_free__:
+                if passed.__s2s_free_as__.get(m) in locals_:
+                    captured[passed.__s2s_free_as__[m]] = None
     if isinstance(node, ast.Lambda):
         ret = ast.copy_location(ast.Return(copy.deepcopy(node.body)), node.body)
         tree = ast.FunctionDef(name=name, args=copy.deepcopy(node.args), body=[ret],
@@ -118,7 +125,7 @@ def lift(outer: Source, node: ast.FunctionDef | ast.Lambda, name: str, locals_: 
                           "module-level names") from None
     fn = namespace[name]
     fn.__qualname__ = f"{outer.fn.__qualname__}.<locals>.{name}"
-    fn.__s2s_source__ = Source(fn, outer.file, tree, outer.lines, namespace)
+    fn.__s2s_source__ = Source(fn, outer.file, tree, outer.lines, namespace, jax=outer.jax)
     fn.__s2s_free__ = tuple(captured)
     return fn
 

@@ -54,8 +54,7 @@ def function_value(low, node: ast.expr, is_library):
         fn = low.resolve(node)
     except Exception:  # not a name of a function: lowered (and refused) as a value
         return None
-    if isinstance(fn, types.FunctionType) and not is_library(fn) \
-            and fn.__name__ != "<lambda>":
+    if isinstance(fn, types.FunctionType) and not is_library(fn):
         return fn
     if callable(fn) and not isinstance(fn, type):
         what = ast.unparse(node)
@@ -144,7 +143,7 @@ def _specialised(src: Source, fn: types.FunctionType, given: dict):
     new = namespace[tree.name]
     namespace[tree.name] = fn  # a recursive call inside passes the function on again
     new.__qualname__ = fn.__qualname__
-    new.__s2s_source__ = Source(new, src.file, tree, src.lines, namespace)
+    new.__s2s_source__ = Source(new, src.file, tree, src.lines, namespace, jax=src.jax)
     if hasattr(fn, "__s2s_free__"):
         new.__s2s_free__ = fn.__s2s_free__
         new.__s2s_free_as__ = getattr(fn, "__s2s_free_as__", {})

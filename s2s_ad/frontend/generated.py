@@ -27,6 +27,12 @@ lowering as before). Idempotent: a rewritten tree is left as it is.
   ``dc[i] = dc[i] + v``)
   in the reverse sweep's loop, which is unrolled for it
   (:mod:`s2s_ad.frontend.unroll`).
+* The result of a ``value_and_grad_FN`` module differentiated,
+  ``return value, (dx, dr)``, is the flat ``return value, dx, dr``
+  (``output=0`` the value, ``output=1`` the first gradient item, ...); called
+  by the function differentiated, it stays nested, as its caller unpacks it.
+* A checkpointed loop (snapshots and a driver recomputing it) is the taped
+  loop it stands for (:mod:`s2s_ad.frontend.checkpointed`).
 * Reversed loops: ``for i in reversed(range(a, b, s))`` (``s`` a constant)
   is ``for i in range(a + (L - 1) * s, a - s, -s)`` with ``L`` the number of
   items, and the first ``t`` items of a range, ``range(a, b, s)[:t]`` (a loop
@@ -51,22 +57,44 @@ from __future__ import annotations
 
 import ast
 
-from s2s_ad.frontend import pairs, scatter_calls
+from s2s_ad.frontend import checkpointed, pairs, scatter_calls
 from s2s_ad.frontend.int_names import int_tapes
 from s2s_ad.names import Namer, identifiers
 
-__all__ = ["normalise"]
+__all__ = ["normalise", "normalise_source"]
 
 
-def normalise(tree: ast.FunctionDef, globals_: dict | None = None) -> None:
+def normalise_source(src, helper: bool = False) -> None:
+    """:func:`normalise` of ``src``'s function; what it leaves that the
+    lowering would misread is refused here, located: a forward function whose
+    tape is not split into the items its backward function (and so every
+    call site) takes, a snapshot of a checkpointed loop not rewritten."""
+    unsplit = normalise(src.tree, src.globals, helper)
+    if unsplit is not None:
+        raise src.error(unsplit, "the tape this forward function returns is not split into the "
+                        "values its backward function takes (a helper's tape held in a way "
+                        "the split does not follow) and is not supported yet; differentiate "
+                        "the original function, or its module generated again")
+    checkpointed.refuse_leftover(src)
+
+
+def normalise(tree: ast.FunctionDef, globals_: dict | None = None,
+              helper: bool = False) -> ast.AST | None:
     """Rewrite ``tree``'s tapes and reversed ranges in place (see the module);
-    ``globals_``: the module's names, where helper pairs are found."""
+    ``globals_``: the module's names, where helper pairs are found; ``helper``:
+    ``tree`` is lowered as a function the one differentiated calls (which
+    reads a ``value_and_grad`` module's result as it is, nested). Returns a
+    ``return`` of a forward function whose tape is left unsplit, else None."""
     namer = Namer(reserved=identifiers(tree))
+    unsplit = None
     if globals_:
-        pairs.split(tree, globals_, namer)
+        unsplit = pairs.split(tree, globals_, namer)
         scatter_calls.plain_zeros(tree, globals_)
         scatter_calls.rewrite(tree, globals_, namer)
         scatter_calls.in_place_sums(tree, globals_)
+    if not helper:
+        _value_and_grad_return(tree)
+    checkpointed.untape(tree, globals_)
     _slots(tree)
     _pops(tree, namer, globals_)
     _zeros(tree)
@@ -76,6 +104,24 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None) -> None:
             if new is not None:
                 node.iter = ast.copy_location(new, node.iter)
                 ast.fix_missing_locations(node)
+    return unsplit
+
+
+# --- value and gradient -------------------------------------------------------
+
+def _value_and_grad_return(tree: ast.FunctionDef) -> None:
+    """``return value, (dx, dr)`` in ``value_and_grad_FN`` as the flat
+    ``return value, dx, dr``: the same numbers, one item each, so that
+    ``output=K`` picks the value (0) or a gradient item (``K = 1 + k``)."""
+    if not tree.name.startswith("value_and_grad_"):
+        return
+    returns = [n for n in ast.walk(tree) if isinstance(n, ast.Return)]
+    if not returns or not all(
+            isinstance(r.value, ast.Tuple) and len(r.value.elts) == 2
+            and isinstance(r.value.elts[1], ast.Tuple) for r in returns):
+        return
+    for r in returns:
+        r.value.elts = [r.value.elts[0]] + list(r.value.elts[1].elts)
 
 
 # --- tapes of slots ---------------------------------------------------------
@@ -185,9 +231,15 @@ def _zeros_display(value) -> ast.List | None:
 
 def _zeros(tree: ast.FunctionDef) -> None:
     made = set()
+    # a list returned in a tuple (`return dc, dx`) stays a list of a run-time
+    # length (frontend/list_writes.py): a tuple holding a list built in the
+    # function is no result s2s-ad differentiates
+    returned = {e.id for n in ast.walk(tree) if isinstance(n, ast.Return)
+                and isinstance(n.value, ast.Tuple) for e in n.value.elts
+                if isinstance(e, ast.Name)}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                and isinstance(node.targets[0], ast.Name):
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id not in returned:
             new = _zeros_display(node.value)
             if new is not None:
                 node.value = ast.fix_missing_locations(ast.copy_location(new, node.value))

@@ -27,6 +27,7 @@ getter))), ``guard_of`` (id of a guarded φ -> the value it stands for) and
 from __future__ import annotations
 
 from s2s_ad import ir
+from s2s_ad.frontend import structures
 
 PLACEHOLDERS = {"float": 0.0, "int": 0, "bool": False, "array": 0.0}
 """The value a guarded name's φ takes on the side that never assigns it."""
@@ -34,16 +35,43 @@ PLACEHOLDERS = {"float": 0.0, "int": 0, "bool": False, "array": 0.0}
 
 def keep(lo, pending: list, var: str, cond, side: int, value, conds: tuple) -> None:
     """Keep ``var``, assigned on ``side`` of the ``if`` on ``cond`` only (to
-    ``value``: an operand, or the ``(kind, getter)`` of a name guarded inside
-    that side under ``conds``), once the ``if`` op is made (:func:`commit`)."""
+    ``value``: an operand, a list known while lowering of them, or the entry
+    of a name guarded inside that side under ``conds``), once the ``if`` op
+    is made (:func:`commit`)."""
     if not isinstance(cond, ir.Value):
         return
+    holder: list = []  # the If op, once made
+    entry = _entry(lo, var, side, value, holder)
+    if entry is None:
+        return
+    pending.append((var, ((polar(lo, cond, side == 0),) + tuple(conds), entry), holder))
+
+
+CONSTANT = "constant"
+"""The kind of the entry of a constant item of a guarded list."""
+
+STATIC_LIST = "static list"
+"""The kind of an entry for a list known while lowering (the tape items of a
+helper's loop, unrolled, that s2s-ad's own ``H_fwd`` returns): its items are
+guarded one by one, each a φ of its own, made when an arm reads the list."""
+
+
+def _entry(lo, var: str, side: int, value, holder: list):
+    """``(kind, getter)`` for a guarded value, ``(STATIC_LIST, entries)`` for
+    a list of them, or None where the value cannot be guarded."""
+    if isinstance(value, structures.StaticList):
+        # a constant item is the same on both sides: no φ
+        items = [(CONSTANT, lambda v=v: v) if isinstance(v, ir.Const) else
+                 _entry(lo, var, side, v, holder) for v in value.items]
+        return None if any(e is None for e in items) else (STATIC_LIST, items)
+    if isinstance(value, tuple) and value and value[0] == STATIC_LIST:
+        items = [e if e[0] == CONSTANT else _entry(lo, var, side, e, holder) for e in value[1]]
+        return None if any(e is None for e in items) else (STATIC_LIST, items)
     kind = value[0] if isinstance(value, tuple) else getattr(value, "kind", None)
     if kind not in PLACEHOLDERS or (not isinstance(value, tuple)
                                     and not isinstance(value, ir.Value)):
-        return
+        return None
     made: list = []
-    holder: list = []  # the If op, once made
 
     def get():
         if not made:
@@ -57,7 +85,15 @@ def keep(lo, pending: list, var: str, cond, side: int, value, conds: tuple) -> N
             made.append(out)
         return made[0]
 
-    pending.append((var, ((polar(lo, cond, side == 0),) + tuple(conds), (kind, get)), holder))
+    return (kind, get)
+
+
+def value_of(entry):
+    """The operand (or list of them) a guarded entry stands for, its φs
+    made now."""
+    if entry[0] == STATIC_LIST:
+        return structures.StaticList([value_of(e) for e in entry[1]])
+    return entry[1]()
 
 
 def nested(lo, pending: list, cond, guarded: list, before: dict, envs: list) -> None:
@@ -97,6 +133,6 @@ def enter_arm(lo, cond, polarity: bool) -> None:
         if var in lo.env or conds[0][0] is not test[0] or conds[0][1] != test[1]:
             continue
         if len(conds) == 1:
-            lo.env[var] = value[1]()
+            lo.env[var] = value_of(value)
         else:
             lo.guarded[var] = (conds[1:], value)

@@ -24,8 +24,9 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import (callees, checks, closures, generated, passing, pytrees,
-                              runtime_lists, runtime_sorting, statics, structures, syntax, unroll)
+from s2s_ad.frontend import (callees, checks, closures, factories, generated, jax_forms,
+                              list_writes, passing, pytrees, runtime_lists, runtime_sorting,
+                              statics, structures, syntax, unroll)
 from s2s_ad.frontend.aliasing import InPlaceNames
 from s2s_ad.frontend.callsites import (BUILTIN_PRIMS, LIBRARY_MODULES, CallLowering,  # noqa: F401
                                       _is_library, _is_library_module)
@@ -126,7 +127,9 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
     def __init__(self, src: Source, lengths: dict | None = None, arrays=(),
                  statics: dict | None = None, passed: dict | None = None,
                  helper: bool = False):
-        generated.normalise(src.tree, src.globals)  # s2s-ad's own gradients' tapes
+        generated.normalise_source(src, helper)  # s2s-ad's own gradients' tapes
+        factories.inline(src, source_locate)  # g = make(x): make's nested function, here
+        jax_forms.desugar(src)  # .at[...], jax.vmap, jax.lax.scan as NumPy code
         self.src = src
         self.helper = helper
         self.returns = None
@@ -274,6 +277,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
                 and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             self.define_local(stmt.value, stmt.targets[0].id, stmt)
             return
+        list_writes.refuse_in_arrays(self, stmt)
         if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Subscript) \
                 and self.array_mode:
             if len(stmt.targets) != 1:
@@ -294,6 +298,8 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
                 raise self.src.error(stmt, f"the operator {type(stmt.op).__name__} is not supported")
             self.assign_subscript(stmt.target, stmt.value, op=op, stmt=stmt)
         elif isinstance(stmt, ast.AugAssign):
+            if isinstance(stmt.target, ast.Subscript) and list_writes.augmented(self, stmt, BINOPS):
+                return
             if not isinstance(stmt.target, ast.Name):
                 raise self.refuse_target(stmt.target)
             op = BINOPS.get(type(stmt.op))
@@ -365,6 +371,8 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
                 del self.spliced[mark:]
         elif isinstance(target, ast.Subscript):
             self.refuse_argument_mutation(target.value, target)
+            if list_writes.store(self, target, value, target, value_node):
+                return
             structures.store(self, target, value)
         elif isinstance(target, (ast.Tuple, ast.List)):
             value = structures.unpack(self, value, target, value_node)
@@ -444,6 +452,9 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
                 and not self.is_global_path(node.value):
             return self.array_attribute(node, var, hint)
         if isinstance(node, ast.BinOp):
+            repeated = list_writes.fill(self, node, var)  # `[0.0] * n`
+            if repeated is not None:
+                return repeated
             prim = BINOPS.get(type(node.op))
             if prim is None:
                 raise self.src.error(node, f"the operator `{_opsym(node.op)}` is not supported "

@@ -185,7 +185,8 @@ def _lift_one(func, p: Plan, params: list[str], extra: dict, entry: bool):
                         f"({type(exc).__name__}: {exc})") from None
     fn = namespace[tree.name]
     fn.__qualname__ = func.__qualname__
-    fn.__s2s_source__ = source_mod.Source(fn, src.file, tree, src.lines, namespace)
+    fn.__s2s_source__ = source_mod.Source(fn, src.file, tree, src.lines, namespace,
+                                          jax=src.jax)
     fn.__s2s_free__ = () if entry else tuple(params)
     return fn
 

@@ -145,10 +145,13 @@ def signature(fn) -> inspect.Signature | None:
                                    for n in items] + rest)
 
 
-def split(tree: ast.FunctionDef, globals_: dict, namer: Namer) -> None:
+def split(tree: ast.FunctionDef, globals_: dict, namer: Namer) -> ast.AST | None:
+    """Split the tapes of ``tree`` (see the module). Returns a ``return`` of
+    ``H_fwd`` whose tape could not be split into the items ``H_bwd`` takes
+    (its callers bind those items: it is refused, located), else None."""
     pairs = _pairs(globals_)
     if not pairs:
-        return
+        return None
     if tree.name in pairs:
         _own_returns(tree)
     bwds = {bwd: items for bwd, items in pairs.values()}
@@ -156,8 +159,14 @@ def split(tree: ast.FunctionDef, globals_: dict, namer: Namer) -> None:
     if tree.name in bwds:
         seed = _own_parameters(tree, globals_)
         if seed is None:
-            return
+            return None
     _call_sites(tree, pairs, namer, seed)
+    if tree.name in pairs:
+        want = 1 + len(pairs[tree.name][1])
+        for r in (n for n in ast.walk(tree) if isinstance(n, ast.Return)):
+            if not (isinstance(r.value, ast.Tuple) and len(r.value.elts) == want):
+                return r
+    return None
 
 
 def _own_returns(tree: ast.FunctionDef) -> None:
@@ -349,13 +358,20 @@ def _tape_names_in(n, items) -> set:
         if isinstance(t, ast.Name) and _read_of(v) is not None:
             out.add(id(t))
             out.add(id(v.value) if isinstance(v, ast.Subscript) else id(v.func.value))
-        if isinstance(t, ast.Name) and t.id in items and _is_new_list(v):
+        if isinstance(t, ast.Name) and t.id in items and (_is_new_list(v) or _is_placeholder(v)):
             out.add(id(t))
     if isinstance(n, ast.Expr) and _append_of(n) is not None:
         c = n.value
         out.add(id(c.func.value))
         out.add(id(c.args[0]))
     return out
+
+
+def _is_placeholder(v) -> bool:
+    """``None`` (or the number :func:`_own_returns` made of it): a tape that
+    one branch of a forward function defines, set before the branch."""
+    return isinstance(v, ast.Constant) and (v.value is None or v.value in (0.0, False)
+                                           and not isinstance(v.value, str))
 
 
 def _is_new_list(v) -> bool:
@@ -385,6 +401,11 @@ def _rewrite(stmt, items: dict, pairs: dict) -> list:
             parts = items[t.id]
             return each(lambda k: ast.Assign([_name(parts[k], ast.Store)],
                                              _copy(v)))
+        if isinstance(t, ast.Name) and t.id in items and _is_placeholder(v):
+            # each item starts at a number: the backward function reads the
+            # items only under the recorded decision of the branch that set them
+            parts = items[t.id]
+            return each(lambda k: ast.Assign([_name(parts[k], ast.Store)], ast.Constant(0.0)))
         if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) \
                 and t.value.id in items and isinstance(v, ast.Name) and v.id in items:
             parts, src = items[t.value.id], items[v.id]

@@ -103,12 +103,16 @@ def flatten(lo, value, node: ast.AST, what: str) -> tuple:
 
 def returned(lo, value, node: ast.AST) -> tuple:
     """``(spec, leaves)`` of a structure a helper returns: every number,
-    array or constant in it is a leaf (one output of the helper's pair)."""
+    array, bool or constant in it is a leaf (one output of the helper's
+    pair). A bool leaf (a recorded decision in the tape s2s-ad's own
+    ``H_fwd`` returns beside lists) is read by the caller as a number, as an
+    item of a flat returned tuple is: ``if c:`` on it is refused, located,
+    and a test ``c != 0.0`` has the same truth."""
     leaves: list[ir.Operand] = []
 
     def walk(v):
         if isinstance(v, ir.Const) and isinstance(v.value, numbers.Number) \
-                or isinstance(v, ir.Value) and v.kind in LEAF_KINDS:
+                or isinstance(v, ir.Value) and v.kind in LEAF_KINDS + ("bool",):
             leaves.append(v)
             return ("leaf", getattr(v, "kind", "float"))
         if isinstance(v, tuple):

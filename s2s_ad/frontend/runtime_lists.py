@@ -29,10 +29,14 @@ Before → after::
                                             t2 = mul t1 w
                                             xs_3 = list.append xs_2 t2
 
+``xs[i] = v`` on such a list is a ``list.set`` op, a new version too
+(:mod:`s2s_ad.frontend.list_writes`, which also makes ``[c] * n`` a list of
+this kind).
+
 Refused, located: a list grown at run time that is created inside a loop or
-a branch (create it before), assigned into by index (``xs[i] = v``: append
-instead), sliced or unpacked (its length is not known while lowering),
-passed to a helper or returned, or appended to inside a loop over itself.
+a branch (create it before), sliced or unpacked (its length is not known
+while lowering), returned from the function differentiated or from inside a
+helper's loop or branch, or appended to inside a loop over itself.
 """
 
 from __future__ import annotations
@@ -69,8 +73,10 @@ def appended_names(stmts: list) -> list[str]:
 
 def promote_for(lo, stmts: list, node: ast.AST) -> list[str]:
     """Before lowering a loop or branch whose body is ``stmts``: turn each
-    list it appends to into a run-time list. Returns the names (in the
-    environment) bound to a run-time list that ``stmts`` append to."""
+    list it appends to, or (in code of numbers) writes into by index
+    (``ys[k] = v``: :mod:`s2s_ad.frontend.list_writes`), into a run-time
+    list. Returns the names (in the environment) bound to a run-time list
+    that ``stmts`` change."""
     names = appended_names(stmts)
     for name in names:
         value = lo.env.get(name)
@@ -79,7 +85,35 @@ def promote_for(lo, stmts: list, node: ast.AST) -> list[str]:
             structures.refuse_argument_change(lo, value, node,
                                               f"this loop or branch appending to `{name}`")
             promote(lo, value, node, name)
-    return [n for n in names if is_grown(lo, lo.env.get(n))]
+    if not getattr(lo, "array_mode", False):
+        for name in written_names(stmts):
+            value = lo.env.get(name)
+            if name not in names and isinstance(value, structures.StaticList) \
+                    and lo.sequence_param(value) is None and not any(
+                    structures.is_structure(x) or not isinstance(x, (ir.Value, ir.Const))
+                    or isinstance(x, ir.Value) and x.kind not in ("float", "int")
+                    for x in value.items):
+                structures.refuse_argument_change(lo, value, node,
+                                                  f"this loop or branch writing into `{name}`")
+                promote(lo, value, node, name)
+            names.append(name)
+    return [n for n in dict.fromkeys(names) if is_grown(lo, lo.env.get(n))]
+
+
+def written_names(stmts: list) -> list[str]:
+    """Names ``stmts`` write into by subscript (``ys[k] = v``, ``ys[k] += v``),
+    nested blocks included."""
+    out = []
+    for stmt in stmts:
+        for n in ast.walk(stmt):
+            targets = n.targets if isinstance(n, ast.Assign) else \
+                [n.target] if isinstance(n, ast.AugAssign) else []
+            for t in targets:
+                for s in ast.walk(t):
+                    if isinstance(s, ast.Subscript) and isinstance(s.value, ast.Name) \
+                            and isinstance(s.ctx, ast.Store):
+                        out.append(s.value.id)
+    return list(dict.fromkeys(out))
 
 
 def promote_read(lo, loop: ast.For | ast.While) -> None:

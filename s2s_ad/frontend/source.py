@@ -25,6 +25,7 @@ import textwrap
 import types
 from dataclasses import dataclass, field
 
+from s2s_ad.frontend import jax_names
 from s2s_ad.errors import SourceError, TargetError
 from s2s_ad.frontend.specs import spec_of
 
@@ -43,6 +44,11 @@ class Source:
     arrays), name -> value when located. They are keyword-only parameters of
     ``tree`` after the function's own, and constants of the gradient (see
     :func:`captured_values`)."""
+    jax: bool = False
+    """Whether the function reads JAX (``jnp``, ``jax.vmap``, ...): its globals
+    are then read through :func:`s2s_ad.frontend.jax_names.numpy_view` and its
+    JAX forms rewritten before lowering (:mod:`s2s_ad.frontend.jax_forms`)."""
+    jax_desugared: bool = False
 
     def line(self, lineno: int) -> str:
         return self.lines[lineno - 1] if 0 < lineno <= len(self.lines) else ""
@@ -79,6 +85,9 @@ def locate(fn, method: bool = False) -> Source:
         raise _method_error(fn)
     if not isinstance(fn, types.FunctionType):
         what = type(fn).__name__
+        wrapped = getattr(fn, "__wrapped__", None)
+        if isinstance(wrapped, types.FunctionType) and jax_names.is_jax_type(type(fn)):
+            raise _jit_error(fn, wrapped)
         raise SourceError(f"{getattr(fn, '__name__', fn)!r} is a {what}, not a Python function "
                           "with source s2s-ad can read")
     if inspect.unwrap(fn) is not fn:
@@ -94,8 +103,7 @@ def locate(fn, method: bool = False) -> Source:
     except (OSError, TypeError) as exc:
         raise SourceError(f"cannot read the source of {fn.__qualname__}: {exc}") from None
     if fn.__name__ == "<lambda>":
-        raise SourceError("lambda functions are not supported as targets; define the function "
-                          "with `def`", display_path(file), first, 0, lines[0])
+        return _locate_lambda(fn, file, first, lines)
     try:
         # The whole file, also for a function whose module is not in
         # sys.modules (loaded from a spec, or exec'd): error messages index
@@ -131,6 +139,7 @@ def locate(fn, method: bool = False) -> Source:
                         "runs (the file changed after it was imported?); reload the module")
     if fn.__code__.co_freevars:
         _capture(src)
+    _read_jax(src)
     params = src.tree.args.posonlyargs + src.tree.args.args
     owner = fn.__qualname__.rpartition(".")[0]
     if owner and not owner.endswith("<locals>") and params and params[0].arg == "self" \
@@ -139,6 +148,105 @@ def locate(fn, method: bool = False) -> Source:
                         "without an object; differentiate it bound to one (`obj.method`; "
                         "on the command line `file.py:obj.method` for a module-level obj)")
     return src
+
+
+def _read_jax(src: Source) -> None:
+    """A function reading JAX: its globals read through jax_names' view
+    (``jnp`` as ``numpy``), its JAX forms rewritten before lowering."""
+    if jax_names.reads_jax(src.tree, src.globals):
+        src.jax = True
+        src.globals = jax_names.numpy_view(src.globals)
+
+
+def _jit_error(fn, wrapped: types.FunctionType) -> SourceError:
+    """The refusal of a function JAX compiled (``@jax.jit``), at its decorator."""
+    name = wrapped.__qualname__
+    message = (f"{name} is compiled by JAX (`{type(fn).__name__}`); s2s-ad reads the Python "
+               f"function's source, not the code JAX compiles from it, and writes a NumPy "
+               f"gradient: differentiate the undecorated function, `{name}.__wrapped__` "
+               "(static arguments such as `static_argnums` are then ordinary int parameters)")
+    try:
+        src = locate(wrapped)
+    except SourceError:
+        return SourceError(message)
+    decorators = src.tree.decorator_list
+    jit = next((d for d in decorators if "jit" in ast.unparse(d)), decorators[0]
+               if decorators else src.tree)
+    return src.error(jit, message)
+
+
+def _locate_lambda(fn: types.FunctionType, file: str, first: int, lines: list[str]) -> Source:
+    """A ``lambda`` (``loss = lambda w: f(w, data)``, ``grad(lambda x: ...)``)
+    read as the ``def`` it stands for: ``def NAME(args): return body``, at
+    the lambda's own place in the file (NAME: the name it is assigned to,
+    else ``lambda_LINE``). The lambda is found among those the file has on
+    its first line by the positions of its code; lambdas that cannot be told
+    apart are refused."""
+    try:
+        all_lines = inspect.findsource(fn)[0]
+        module = ast.parse("".join(all_lines))
+    except (OSError, SyntaxError):
+        raise SourceError(f"cannot read the source of the lambda on line {first}", display_path(file),
+                          first, 0, lines[0]) from None
+    code = fn.__code__
+    found = [n for n in ast.walk(module) if isinstance(n, ast.Lambda)
+             and n.lineno == code.co_firstlineno]
+    if len(found) > 1:
+        # the lambda whose body starts where its code's first position is
+        starts = [(p[0], p[2]) for p in code.co_positions()
+                  if None not in p and (p[1], p[3]) != (p[0], p[2])]  # (not the empty RESUME)
+        start = min(starts) if starts else None
+        found = [n for n in found if (n.body.lineno, n.body.col_offset) == start]
+    if len(found) != 1:
+        raise SourceError("s2s-ad cannot tell which lambda on this line is the one to "
+                          "differentiate; define it with `def`", display_path(file),
+                          code.co_firstlineno, 0, all_lines[code.co_firstlineno - 1])
+    if _stale_lambda(code, all_lines):
+        raise SourceError("the source of this lambda in the file is not the code that runs (the "
+                          "file changed after it was imported?); reload the module",
+                          display_path(file), code.co_firstlineno, 0,
+                          all_lines[code.co_firstlineno - 1])
+    node = found[0]
+    name = f"lambda_{node.lineno}"
+    for parent in ast.walk(module):
+        if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1):
+            continue
+        target, value = parent.targets[0], parent.value
+        if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) \
+                and len(target.elts) == len(value.elts) and node in value.elts:
+            target = target.elts[value.elts.index(node)]  # sq, cube = lambda ..., lambda ...
+        elif value is not node:
+            continue
+        if isinstance(target, ast.Name):
+            name = target.id
+    ret = ast.copy_location(ast.Return(value=node.body), node.body)
+    tree = ast.copy_location(ast.FunctionDef(name=name, args=node.args, body=[ret],
+                                             decorator_list=[], returns=None,
+                                             type_comment=None), node)
+    tree.end_lineno, tree.end_col_offset = node.end_lineno, node.end_col_offset
+    src = Source(fn, display_path(file), tree, all_lines, fn.__globals__)
+    if code.co_freevars:
+        _capture(src)
+    _read_jax(src)
+    return src
+
+
+def _stale_lambda(code: types.CodeType, file_lines: list[str]) -> bool:
+    """As :func:`_stale`, for a lambda: the file compiled whole has a lambda
+    at the same positions with the same code?"""
+    try:
+        module_code = compile("".join(file_lines), code.co_filename, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    where = list(code.co_positions())
+    stack = [module_code]
+    while stack:
+        c = stack.pop()
+        if c.co_name == "<lambda>" and c.co_firstlineno == code.co_firstlineno \
+                and list(c.co_positions()) == where:
+            return c.co_code != code.co_code
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return True
 
 
 def is_data(value) -> bool:

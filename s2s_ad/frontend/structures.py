@@ -215,9 +215,7 @@ def _static_int(lo, node: ast.expr) -> int | None:
         if v is None and node.id not in lo.env:
             g = lo.src.globals.get(node.id)
             return g if isinstance(g, int) and not isinstance(g, bool) else None
-        if isinstance(v, ir.Const) and isinstance(v.value, int) and not isinstance(v.value, bool):
-            return v.value
-        return None
+        return _folded(lo, v)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         v = _static_int(lo, node.operand)
         return None if v is None else -v
@@ -231,6 +229,21 @@ def _static_int(lo, node: ast.expr) -> int | None:
         v = lo.expr(node)
         return v.value if isinstance(v, ir.Const) else None
     return None
+
+
+_FOLD = {"add": int.__add__, "sub": int.__sub__, "mul": int.__mul__}
+
+
+def _folded(lo, v, depth: int = 0) -> int | None:
+    """An int constant, or the value of a name bound to integer arithmetic on
+    constants (``t3 = i - 1`` in a loop unrolled with ``i`` a constant)."""
+    if isinstance(v, ir.Const):
+        return v.value if isinstance(v.value, int) and not isinstance(v.value, bool) else None
+    op = lo.defs.get(id(v)) if isinstance(v, ir.Value) and v.kind == "int" else None
+    if depth > 8 or not isinstance(op, ir.Op) or op.prim not in _FOLD or len(op.args) != 2:
+        return None
+    a, b = (_folded(lo, x, depth + 1) for x in op.args)
+    return None if a is None or b is None else _FOLD[op.prim](a, b)
 
 
 def subscript(lo, node: ast.Subscript, var: str | None):
@@ -283,6 +296,12 @@ def item(lo, value: ir.Value, index: int, node: ast.AST, var: str | None = None)
     else:
         name = lo.namer.fresh(f"{value.name}_{index}")
     out = ir.Value(name, "array" if getattr(lo, "array_mode", False) else "float", var)
+    if index in lo.__dict__.get("list_items", {}).get(id(value), ()):
+        # a list of any length the callee returned in its tuple: read as it is
+        # (frontend/runtime_lists.call_result), its adjoint a list (reverse/lists.py)
+        out.kind = "list"
+        lo.seq_params[id(out)] = ir.Param(out)
+        lo.returned_lists.add(id(out))
     text = ast.unparse(node) if isinstance(node, ast.expr) else f"{value.name}[{index}]"
     if var is not None:
         text = f"{var} = {text}"
@@ -502,6 +521,7 @@ def store(lo, target: ast.Subscript, value) -> None:
     elif isinstance(base, StaticList):
         base.items[_index(lo, target.slice, len(base.items))] = value
     else:
+        failed_call(lo, base)  # a helper's list, read as a number: the helper's reason
         raise lo.src.error(target, f"`{ast.unparse(target.value)}` is {describe(base)}; only "
                            "lists and dicts built in the function can be assigned into")
 

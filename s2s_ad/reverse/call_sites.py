@@ -80,13 +80,26 @@ class CallSites:
                              k, target=name))
         if op.out.kind == "tuple":
             items = self.items.get(id(op.out), {})
-            cot = ast.Tuple([ast.Name(items[k], ast.Load()) if k in items else ast.Constant(0.0)
-                             for k in range(pair.outputs or 0)], ast.Load())
+            cot = ast.Tuple([ast.Name(items[k], ast.Load()) if k in items
+                             else self.zero_item(op, k) for k in range(pair.outputs or 0)],
+                            ast.Load())
         else:
             cot = ast.Name(self.adj[id(op.out)], ast.Load())
         call = ast.Call(ast.Name(pair.bwd, ast.Load()), [self.call_tape(op), cot], [])
         node = ast.Assign([ast.Tuple(targets, ast.Store())], call)
         return [Stmt(node, f"line {op.loc.line}: {op.text}", op)] + adds
+
+    def zero_item(self, op: ir.Op, k: int) -> ast.expr:
+        """The zero cotangent of item ``k`` of what the call ``op`` returns:
+        ``0.0``, or for a list of any length (a gradient module's list
+        adjoint, returned beside a number) a list of zeros of its length."""
+        lowered = op.callee.lowered
+        outs = getattr(lowered, "outputs", None) or ()
+        if k < len(outs) and isinstance(outs[k], ir.Value) and outs[k].kind == "list":
+            item = ast.Subscript(self.ref(op.out), ast.Constant(k), ast.Load())
+            return ast.BinOp(ast.List([ast.Constant(0.0)], ast.Load()), ast.Mult(),
+                             ast.Call(ast.Name("len", ast.Load()), [item], []))
+        return ast.Constant(0.0)
 
     def item_adjoint(self, op: ir.Op) -> list[Stmt]:
         """``a = t[k]`` passes ``a``'s adjoint on as the adjoint of item ``k``
@@ -99,8 +112,17 @@ class CallSites:
             items[k] = g
             return []
         name = self.namer.fresh(f"d{tup.name}_{k}")
-        node = ast.Assign([ast.Name(name, ast.Store())],
-                          ast.BinOp(ast.Name(items[k], ast.Load()), ast.Add(), ast.Name(g, ast.Load())))
+        total = ast.BinOp(ast.Name(items[k], ast.Load()), ast.Add(), ast.Name(g, ast.Load()))
+        if op.out.kind == "list":  # two reads of a list item: adjoints added item by item
+            a, b = self.namer.fresh("a"), self.namer.fresh("b")
+            total = ast.ListComp(
+                ast.BinOp(ast.Name(a, ast.Load()), ast.Add(), ast.Name(b, ast.Load())),
+                [ast.comprehension(ast.Tuple([ast.Name(a, ast.Store()), ast.Name(b, ast.Store())],
+                                             ast.Store()),
+                                   ast.Call(ast.Name("zip", ast.Load()),
+                                            [ast.Name(items[k], ast.Load()),
+                                             ast.Name(g, ast.Load())], []), [], 0)])
+        node = ast.Assign([ast.Name(name, ast.Store())], total)
         items[k] = name
         return [Stmt(node, f"line {op.loc.line}: {op.text}, item {k} read again", op)]
 

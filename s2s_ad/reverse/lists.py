@@ -1,8 +1,10 @@
 """Lists grown at run time in the reverse sweep: one adjoint list per list.
 
-Contract: the versions of a list grown at run time (a ``list.new`` op, the
-``list.append`` ops after it, and the loop-carried values, loop results and
-φs between them; :mod:`s2s_ad.frontend.runtime_lists`) are one Python list
+Contract: the versions of a list grown at run time (a ``list.new`` or
+``list.fill`` op, a helper's list result or a list item of its tuple, the
+``list.append`` and ``list.set`` ops after it, and the loop-carried values,
+loop results and φs between them; :mod:`s2s_ad.frontend.runtime_lists`,
+:mod:`s2s_ad.frontend.list_writes`) are one Python list
 in the generated code, so :func:`families` groups them and gives the group
 one forward name and one adjoint name. The reverse sweep
 
@@ -13,10 +15,15 @@ one forward name and one adjoint name. The reverse sweep
 * reverses ``xs.append(v)`` by ``dv = dxs.pop()``: from the end backwards the
   adjoint list always has the length the list had at that point, so a
   negative index (``xs[-1]``) names the same item backwards as forwards;
-* reverses ``xs = [a, b]`` by ``da = dxs[0]; db = dxs[1]``.
+* reverses ``xs = [a, b]`` by ``da = dxs[0]; db = dxs[1]``;
+* reverses ``xs[k] = v`` by ``dv = dxs[k]; dxs[k] = 0.0`` (the item before the
+  write reaches nothing the items after it reach), and ``xs = [c] * n`` by
+  ``dc = sum(dxs)``.
 
-Nothing of the list goes on the tape: its items are never overwritten, and the
-reads the rules need (``xs[i]`` used in a product) are values of their own.
+Nothing of the list goes on the tape: the reads the rules need (``xs[i]``
+used in a product) are values of their own, taped where they are read inside
+a loop (never read again from the list, which a later ``xs[k] = v`` may have
+changed: :mod:`s2s_ad.reverse.structured` recomputes no read of such a list).
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from dataclasses import dataclass, field
 
 from s2s_ad import ir
 from s2s_ad.emit.code import Stmt
+from s2s_ad.rules.templates import copy_expr
 
 
 @dataclass(eq=False)
@@ -68,11 +76,13 @@ def families(func: ir.Function) -> dict[int, ListFamily]:
     params = {id(p.value) for p in func.params}
     for node in ir.walk(func.body):
         if isinstance(node, ir.Op):
-            if node.prim == "list.new" or node.callee is not None and node.out.kind == "list":
+            if node.prim in ("list.new", "list.fill") \
+                    or (node.callee is not None or node.prim == "item") \
+                    and node.out.kind == "list":
                 # (a helper's result: a list of any length it grew)
                 add(node.out)
                 roots[id(node.out)] = node.out
-            elif node.prim == "list.append":
+            elif node.prim in ("list.append", "list.set"):
                 join(node.out, node.args[0])
         elif isinstance(node, ir.If):
             for o, a, b in zip(node.outs, node.then.yields, node.orelse.yields):
@@ -156,7 +166,7 @@ def region_adjoints(sweep, r: ir.Region) -> list:
     list of its own, which nothing outside ``r`` reads."""
     out = []
     roots = {id(op.out) for op in r.ops if isinstance(op, ir.Op)
-             and (op.callee is not None or op.prim == "list.new")}
+             and (op.callee is not None or op.prim in ("list.new", "list.fill", "item"))}
     for fam in {id(f): f for f in sweep.lists.values()}.values():
         if fam.adj and id(fam.root) in roots:
             out.append(_zeros(sweep, fam, sweep.ref(fam.root)))
@@ -164,12 +174,33 @@ def region_adjoints(sweep, r: ir.Region) -> list:
 
 
 def reverse(sweep, op: ir.Op) -> list:
-    """The reverse of ``list.new`` or ``list.append``."""
+    """The reverse of ``list.new``, ``list.append``, ``list.fill`` or ``list.set``."""
     fam = sweep.lists.get(id(op.out))
     if fam is None or not fam.adj:
         return []
     whole = ast.Name(fam.adj, ast.Load())
     out = []
+    if op.prim == "list.set":
+        # ys[k] = v: v's adjoint is the item's; the item before the write
+        # gets none from the items after it
+        seq, index, v = op.args
+        k = sweep.ref(index)
+        if isinstance(v, ir.Value) and id(v) in sweep.act:
+            item = ast.Subscript(whole, k, ast.Load())
+            out += sweep.accumulate(v, item, False,
+                                    f"line {op.loc.line}: {op.text}, ∂/∂{v.name} = 1", op, 2, "1")
+        zero = ast.Assign([ast.Subscript(ast.Name(fam.adj, ast.Load()), copy_expr(k),
+                                         ast.Store())], ast.Constant(0.0))
+        out.append(Stmt(zero, f"line {op.loc.line}: {op.text}, backwards: the item overwritten",
+                        op, 0, "0", fam.adj))
+        return out
+    if op.prim == "list.fill":
+        c = op.args[0]
+        if isinstance(c, ir.Value) and id(c) in sweep.act:
+            out += sweep.accumulate(c, _call("sum", [whole]), False,
+                                    f"line {op.loc.line}: {op.text}, ∂/∂{c.name} = 1 for every "
+                                    "item", op, 0, "1")
+        return out
     if op.prim == "list.append":
         v = op.args[1]
         pop = _call(f"{fam.adj}.pop", [])

@@ -154,7 +154,8 @@ class _Forward:
 
     def can_inline(self, op: ir.Op, r: ir.Region, k: int, e: ast.expr) -> bool:
         v = op.out
-        if op.callee is not None or op.prim in ("list.new", "list.append"):
+        if op.callee is not None or op.prim in ("list.new", "list.append", "list.fill",
+                                                "list.set"):
             return False
         if v.var is not None or id(v) in self.sw.reads or id(v) in self.sw.tapes \
                 or id(v) in self.exit_flags:
@@ -222,6 +223,12 @@ class _Forward:
             if isinstance(node, ir.Op) and node.prim == "array.setitem" \
                     and id(node.out) in self.sw.families:
                 out += self.write(node)
+                continue
+            if isinstance(node, ir.Op) and node.prim == "list.set":
+                seq, index, v = node.args
+                target = ast.Subscript(self.expr(seq), self.expr(index), ast.Store())
+                out.append(Stmt(ast.Assign([target], self.expr(v)),
+                                f"line {node.loc.line}: {node.text}", node))
                 continue
             if isinstance(node, ir.Op) and node.prim == "list.append":
                 call = ast.Call(ast.Attribute(self.expr(node.args[0]), "append", ast.Load()),

@@ -442,7 +442,7 @@ class _Sweep(StructuredSweep, CallSites):
     def _op(self, op: ir.Op) -> list:
         if op.prim == "array.setitem" and id(op.out) in self.families:
             return inplace.reverse_write(self, op)
-        if op.prim in ("list.new", "list.append"):
+        if op.prim in ("list.new", "list.append", "list.fill", "list.set"):
             return runtime_lists.reverse(self, op)
         if id(op.out) not in self.adj:
             return []

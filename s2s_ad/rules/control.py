@@ -28,6 +28,10 @@ CONTROL_RULES = [
          notes="item k's adjoint is the list adjoint's item k", variadic=True),
     Rule("list.append", "x.append(y)", ("1", "1"), "list", "x with y appended",
          notes="the reverse sweep pops y's adjoint off the list's adjoint"),
+    Rule("list.fill", "[x] * y", ("1", None), "list", "y copies of x",
+         notes="x's adjoint is the sum of the list's adjoint"),
+    Rule("list.set", "x0.__setitem__(x1, x2)", ("1", None, "1"), "list", "x0 with item x1 replaced by x2",
+         notes="x2's adjoint is item x1 of the list's adjoint, which is then zeroed"),
     # positions chosen by the values of a list of keys (sorted/min/max of a
     # list of any length): piecewise constant, no derivative
     Rule("list.argsort", "sorted(range(len(x)), key=x.__getitem__)", (None,), "list",

@@ -17,7 +17,10 @@ factor too; the operand that only gives a shape gets no adjoint.
   ``c`` shaped like ``x1``, so ``⟨g, A⟩ = ⟨x0, g @ x2⟩``: adjoint to ``x0``
   ``g @ x2``, to ``x2`` the adjoint of ``g @ x2`` with respect to its second
   factor for the cotangent ``x0``. ``matmul_adjoint(x0, x1, x2, 1)`` likewise
-  with ``⟨A(x0), c⟩ = ⟨x0, x1 @ c⟩``.
+  with ``⟨A(x0), c⟩ = ⟨x0, x1 @ c⟩``. ``g`` is shaped like the result (``x1``,
+  resp. ``x2``) by ``np.broadcast_to`` first: an adjoint that is a 0.0 (the
+  caller read no item of a tuple its pair returns) has no axes for
+  ``np.matmul``.
 * ``spread(x0, x1)`` broadcasts ``x0`` to ``x1``'s shape: adjoint
   ``unbroadcast(g, x0)``.
 * ``extreme_adjoint(x0, x1, x2, axis)`` is ``x0`` times the weights of the
@@ -44,10 +47,12 @@ OWN_RULES = [
          ("unbroadcast(np.broadcast_to(g, np.broadcast_shapes(np.shape(x), np.shape(y))), x)",
           None), "array", "g broadcast back", adjoint=True),
     Rule("own.matmul_adjoint.0", "matmul_adjoint(x0, x1, x2, 0)",
-         ("unbroadcast(np.matmul(g, x2), x0)", None, "matmul_adjoint(x0, g, x2, 1)"), "array",
+         ("unbroadcast(np.matmul(np.broadcast_to(g, np.shape(x1)), x2), x0)", None,
+          "matmul_adjoint(x0, np.broadcast_to(g, np.shape(x1)), x2, 1)"), "array",
          "adjoint to x0: g @ x2; to x2: the adjoint of g @ x2 for x0", adjoint=True),
     Rule("own.matmul_adjoint.1", "matmul_adjoint(x0, x1, x2, 1)",
-         ("unbroadcast(np.matmul(x1, g), x0)", "matmul_adjoint(x0, x1, g, 0)", None), "array",
+         ("unbroadcast(np.matmul(x1, np.broadcast_to(g, np.shape(x2))), x0)",
+          "matmul_adjoint(x0, x1, np.broadcast_to(g, np.shape(x2)), 0)", None), "array",
          "adjoint to x0: x1 @ g; to x1: the adjoint of x1 @ g for x0", adjoint=True),
     Rule("own.spread", "spread(x, y)", ("unbroadcast(g, x)", None), "array",
          "g summed back", adjoint=True),

@@ -1,0 +1,188 @@
+"""Lists of a run-time length made by ``[c] * n`` and written by index.
+
+Contract: in code of numbers,
+
+* ``ys = [c] * n`` (``c`` a number, ``n`` an int known when the code runs,
+  a constant too) at the top level of the body is a ``list.fill`` op: a list
+  grown at run time (:mod:`s2s_ad.frontend.runtime_lists`) whose root is
+  the fill, read like any other (``ys[k]``, ``len``, ``sum``, loops, passed
+  to helpers, returned by a helper);
+* ``ys[k] = v`` on such a list (or on one grown by ``append``), ``k`` an int
+  expression (a constant, negative too, a loop variable, ``i + 1``,
+  ``len(ys) - 1``), is a ``list.set`` op: a new SSA version of the list,
+  rebinding its name, anywhere (in loops and branches too, which then carry
+  the list); ``ys[k] += v`` (any operator) reads the item, computes, writes;
+* a list built in the function (``[0.0, 0.0]``, ``[0.0] * 3``) written by
+  index inside a loop that is not unrolled, or a branch, becomes such a list
+  just before it (as appending does).
+
+All versions are one Python list in the generated code, written in place:
+the reverse sweep (:mod:`s2s_ad.reverse.lists`) reverses ``ys[k] = v`` by
+``dv = dys[k]; dys[k] = 0.0``, and a value read from the list that the
+reverse sweep needs is taped at the read (never read again from the list,
+which may hold a later value by then).
+
+Before → after::
+
+    ys = [0.0] * n                        ys = list.fill 0.0 n
+    for i in range(n):                    ys_1 = for i in range(0, n, 1) carry (ys_2=ys)
+        ys[i] = xs[i] * a                   t1 = getitem xs i
+                                            t2 = mul t1 a
+                                            ys_3 = list.set ys_2 i t2
+
+Refused, located: ``[c] * n`` inside a loop or branch (create it before
+them), of a list, tuple or string, and in NumPy code (``np.zeros(n)``); a
+write to a list another name also holds (``zs = ys; zs[0] = v``), to a list
+the caller passed (a parameter) or a helper returned, and a slice write.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from s2s_ad import ir
+from s2s_ad.frontend import runtime_lists, structures
+
+__all__ = ["fill", "store", "augmented", "is_list_write", "refuse_in_arrays"]
+
+
+def _repeated(node: ast.BinOp) -> tuple[ast.expr, ast.expr] | None:
+    """``(item, count)`` for ``[item] * count`` or ``count * [item]``."""
+    if not isinstance(node.op, ast.Mult):
+        return None
+    for lst, count in ((node.left, node.right), (node.right, node.left)):
+        if isinstance(lst, ast.List) and len(lst.elts) == 1 \
+                and not isinstance(lst.elts[0], ast.Starred):
+            return lst.elts[0], count
+    return None
+
+
+def fill(lo, node: ast.BinOp, var: str | None) -> ir.Value | None:
+    """``[c] * n``: a ``list.fill`` op; None when ``node`` is not of that form."""
+    parts = _repeated(node)
+    if parts is None:
+        return None
+    item_node, count_node = parts
+    if getattr(lo, "array_mode", False):
+        raise lo.src.error(node, "a list made by `[c] * n` is supported in code of numbers; in "
+                           "NumPy code make an array (`np.zeros(n)`) and write into it")
+    if lo.region_depth > 0:
+        raise lo.src.error(node, "a list made by `[c] * n` inside a loop or branch is not "
+                           "supported (its adjoint is made once, after the forward pass): "
+                           "create it before the loop or branch")
+    item = lo.expr(item_node)
+    if structures.is_structure(item) or not isinstance(item, (ir.Value, ir.Const)) \
+            or (isinstance(item, ir.Value) and item.kind not in ("float", "int")) \
+            or (isinstance(item, ir.Const) and (isinstance(item.value, bool)
+                                               or not isinstance(item.value, (int, float)))):
+        raise lo.src.error(item_node, "`[c] * n` repeats a number; "
+                           f"`{ast.unparse(item_node)}` is not one")
+    count = lo.expr(count_node)
+    # (a parameter lowered as a number is an int here, as in `range(n)`)
+    if not (isinstance(count, ir.Value) and count.kind in ("int", "float")
+            or isinstance(count, ir.Const) and type(count.value) is int):
+        raise lo.src.error(count_node, "the length in `[c] * n` must be an integer (`len(xs)`, "
+                           "an int parameter, integer arithmetic on them)")
+    lo.mark_int(count, count_node, "a list's length")
+    name = var or "ys"
+    out = ir.Value(lo.namer.claim(var) if var else lo.namer.fresh(name), "list", var)
+    op = ir.Op("list.fill", (item, count), out, lo.loc(node), ast.unparse(node)
+               if var is None else f"{var} = {ast.unparse(node)}")
+    lo.ops.append(op)
+    lo.defs[id(out)] = op
+    runtime_lists.carried(lo, out, out)
+    return out
+
+
+def is_list_write(lo, target: ast.expr) -> bool:
+    """Is ``target`` (``ys[k]``) an item of a list of any length made in the function?"""
+    return isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
+        and runtime_lists.is_grown(lo, lo.env.get(target.value.id))
+
+
+def refuse_in_arrays(lo, stmt: ast.stmt) -> None:
+    """In NumPy code, a write by index into a list of any length: refused."""
+    if getattr(lo, "array_mode", False) and isinstance(stmt, (ast.Assign, ast.AugAssign)):
+        for t in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
+            if is_list_write(lo, t):
+                _checked(lo, t, stmt)
+
+
+def _checked(lo, target: ast.Subscript, node: ast.AST) -> tuple[str, ir.Value, ir.Operand]:
+    """(name, list, index) of the write ``target``, or a located refusal."""
+    name = target.value.id
+    seq = lo.env[name]
+    if getattr(lo, "array_mode", False):
+        raise lo.src.error(node, f"writing into `{name}`, a list of any length, is supported in "
+                           "code of numbers; in NumPy code fill an array (`np.zeros(n)`)")
+    if isinstance(target.slice, ast.Slice):
+        raise lo.src.error(target, f"writing a slice of `{name}`, a list of any length, is not "
+                           "supported; write its items one by one in a loop")
+    others = [n for n, v in lo.env.items() if n != name and runtime_lists._holds(v, seq)]
+    if others:
+        raise lo.src.error(node, f"`{name}` and `{others[0]}` hold the same list, which this "
+                           "writes into; s2s-ad follows a list written by index under one "
+                           f"name: use `{name}` only")
+    index = lo.expr(target.slice)
+    if not (isinstance(index, ir.Value) and index.kind == "int"
+            or isinstance(index, ir.Const) and type(index.value) is int):
+        raise lo.src.error(target.slice, "a list index must be an integer (a loop variable or "
+                           "integer arithmetic on one)")
+    lo.mark_int(index, target.slice, "a list index")
+    return name, seq, index
+
+
+def _number(lo, value, node: ast.AST) -> None:
+    if structures.is_structure(value) or not isinstance(value, (ir.Value, ir.Const)) \
+            or (isinstance(value, ir.Value) and value.kind not in ("float", "int")) \
+            or (isinstance(value, ir.Const) and (isinstance(value.value, bool)
+                                                or not isinstance(value.value, (int, float)))):
+        raise lo.src.error(node, "an item written into a list of any length is a number, not "
+                           f"{structures.describe(value)}")
+
+
+def store(lo, target: ast.Subscript, value, node: ast.AST,
+          value_node: ast.expr | None = None) -> bool:
+    """``ys[k] = v`` on a list of any length made in the function: a
+    ``list.set`` op. False when ``target`` is not such a write."""
+    refuse_returned(lo, target)
+    if not is_list_write(lo, target):
+        return False
+    name, seq, index = _checked(lo, target, node)
+    _number(lo, value, node)
+    text = f"{ast.unparse(target)} = {ast.unparse(value_node) if value_node else '...'}"
+    _set(lo, name, seq, index, value, node, text)
+    return True
+
+
+def augmented(lo, stmt: ast.AugAssign, binops: dict) -> bool:
+    """``ys[k] += v`` (any operator): ``t = ys[k]``, ``t op v``, written back."""
+    target = stmt.target
+    refuse_returned(lo, target)
+    if not is_list_write(lo, target):
+        return False
+    prim = binops.get(type(stmt.op))
+    if prim is None:
+        raise lo.src.error(stmt, f"the operator {type(stmt.op).__name__} is not supported")
+    name, seq, index = _checked(lo, target, stmt)
+    right = lo.expr(stmt.value)
+    _number(lo, right, stmt.value)
+    old = lo.emit("getitem", [seq, index], target, text=ast.unparse(target))
+    new = lo.emit(prim, [old, right], stmt, text=ast.unparse(stmt))
+    _set(lo, name, seq, index, new, stmt, ast.unparse(stmt))
+    return True
+
+
+def _set(lo, name: str, seq: ir.Value, index: ir.Operand, value: ir.Operand,
+         node: ast.AST, text: str) -> None:
+    runtime_lists._version(lo, name, "list.set", (seq, index, value), node, text, seq, seq)
+
+
+def refuse_returned(lo, target: ast.expr) -> None:
+    """A write into a list of any length a helper returned: refused."""
+    if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
+            and id(lo.env.get(target.value.id)) in lo.returned_lists:
+        name = target.value.id
+        raise lo.src.error(target, f"`{name}` is a list of any length a helper returned; s2s-ad "
+                           "reads it as it is and does not change it: write into a list made "
+                           f"in this function (`ys = [0.0] * len({name})`), or in the helper")
