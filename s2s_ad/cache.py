@@ -334,6 +334,7 @@ def shapes(fn: Callable, args: tuple, kwargs: dict) -> dict:
             *args, **{k: v for k, v in kwargs.items() if k not in captured})
     except TypeError as exc:
         raise TypeError(f"{fn.__name__}: {exc}") from None
+    bound.apply_defaults()  # a tuple or list default (`coeffs=(1.0, 2.0)`) is a list too
     out = {}
     arguments = dict(bound.arguments)
     # a closure's captured structures: the code is generated for their

@@ -93,6 +93,9 @@ class Callee:
     structure it returns); :func:`s2s_ad.frontend.calls.collect` reuses it
     when the call's arguments still ask for the same lowering (``lowered_for``)."""
     lowered_for: tuple = field(default=(), compare=False, repr=False)
+    effects: bool = False
+    """The callee (or a function it calls) holds a check (``assert``, ``if c:
+    raise``) or a ``print``: every forward pass makes the call (s2s_ad.frontend.checks)."""
     returns: object = None
     """The spec of the structure the caller reads the result as (a dict,
     NamedTuple, dataclass or nested tuples the callee returns), or None."""
@@ -281,6 +284,18 @@ def range_args(loop: "For") -> list[Operand]:
     if is_int(loop.step, 1):
         return [loop.stop] if is_int(loop.start, 0) else [loop.start, loop.stop]
     return [loop.start, loop.stop, loop.step]
+
+
+EFFECTS = frozenset({"check", "print"})
+"""Ops every forward pass runs whatever reads their (empty) result: a check
+(``assert``, ``if c: raise``) and ``print`` (s2s_ad.frontend.checks)."""
+
+
+def has_checks(func: "Function") -> bool:
+    """Whether ``func`` holds an effect (:data:`EFFECTS`) or calls a helper holding one."""
+    return any(isinstance(n, Op) and (n.prim in EFFECTS or (n.callee is not None
+                                                          and n.callee.effects))
+               for n in walk(func.body))
 
 
 def has_control_flow(func: "Function") -> bool:

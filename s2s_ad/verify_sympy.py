@@ -203,10 +203,21 @@ class _Branches:
                 out.insert(k, (kx, x))
             return [x for _, x in out]
 
+        def float_(x):
+            return x
+
+        def isinstance_(x, classes):
+            # a symbol stands for a float (as the generated code was made for one)
+            classes = classes if isinstance(classes, tuple) else (classes,)
+            classes = tuple({id(float_): float, id(_trunc): int}.get(id(c), c) for c in classes)
+            if isinstance(x, sympy.Basic):
+                return issubclass(float, classes)
+            return isinstance(x, classes)
+
         return {"__cmp__": self.compare, "__mod__": lambda a, b: a - b * _floor(a / b),
                 "__floordiv__": lambda a, b: _floor(a / b), "abs": sympy.Abs, "max": keyed("gt"),
-                "min": keyed("lt"), "sorted": sorted_, "float": lambda x: x, "int": _trunc, "round": round_,
-                "pow": lambda x, y: x ** y}
+                "min": keyed("lt"), "sorted": sorted_, "float": float_, "int": _trunc, "round": round_,
+                "pow": lambda x, y: x ** y, "isinstance": isinstance_}
 
 
 def describe(decision: tuple) -> str:

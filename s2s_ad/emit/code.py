@@ -250,3 +250,56 @@ def signature(func: ir.Function, seed: str) -> ast.arguments:
         posonlyargs=[], args=[ast.arg(p.value.name) for p in positional], vararg=None,
         kwonlyargs=[ast.arg(p.value.name) for p in kwonly] + [ast.arg(seed)],
         kw_defaults=kw_defaults + [ast.Constant(1.0)], kwarg=None, defaults=defaults)
+
+
+def check_statement(op: ir.Op, exprs: list[ast.expr], modules: dict) -> Stmt:
+    """``if c: raise E(message)`` for a ``check`` op (``if not c`` for an
+    ``assert``), ``exprs`` the expressions of its operands: the condition,
+    then the values its message formats (:mod:`s2s_ad.frontend.checks`)."""
+    cond = exprs[0]
+    cls = op.attrs.get("isinstance")
+    if cls is not None:  # `isinstance` decided for this class (frontend/conditions.py)
+        module, _, name = cls.rpartition(".")
+        what: ast.expr = ast.Name(name, ast.Load()) if not module else \
+            ast.Attribute(ast.Name(modules.get(module, module), ast.Load()), name, ast.Load())
+        cond = ast.Call(ast.Name("isinstance", ast.Load()), [cond, what], [])
+    if op.attrs.get("negate"):
+        cond = ast.UnaryOp(ast.Not(), cond)
+    exc: ast.expr = ast.Name(op.attrs["exc"], ast.Load())
+    parts = op.attrs.get("message")
+    if parts is not None:
+        exc = ast.Call(exc, [_formatted(parts, exprs[1:])], [])
+    elif op.attrs.get("called"):
+        exc = ast.Call(exc, [], [])
+    return Stmt(ast.If(cond, [ast.Raise(exc, None)], []), f"line {op.loc.line}: {op.text}", op)
+
+
+def _formatted(parts: tuple, exprs: list[ast.expr]) -> ast.expr:
+    """A string (one part) or an f-string: each part a string or ``(k,
+    conversion, spec)`` formatting ``exprs[k]``."""
+    pieces: list[ast.expr] = []
+    for p in parts:
+        if isinstance(p, str):
+            pieces.append(ast.Constant(p))
+            continue
+        k, conv, spec = p
+        pieces.append(ast.FormattedValue(
+            exprs[k], {"": -1, "s": 115, "r": 114, "a": 97}[conv],
+            ast.JoinedStr([ast.Constant(spec)]) if spec else None))
+    if len(pieces) == 1 and isinstance(pieces[0], ast.Constant):
+        return pieces[0]
+    return ast.JoinedStr(pieces)
+
+
+def effect_statement(op: ir.Op, exprs: list[ast.expr], modules: dict) -> Stmt:
+    """The statement of an op of :data:`s2s_ad.ir.EFFECTS`: a check, or
+    ``print(...)`` of its arguments (each a constant text, a value, or an
+    f-string), with its ``sep``/``end``."""
+    if op.prim == "check":
+        return check_statement(op, exprs, modules)
+    args = [ast.Constant(a) if isinstance(a, str) else
+            exprs[a] if isinstance(a, int) else _formatted(a, exprs) for a in op.attrs["args"]]
+    keywords = [ast.keyword(k, ast.Constant(op.attrs[k])) for k in ("sep", "end")
+                if op.attrs.get(k) is not None]
+    return Stmt(ast.Expr(ast.Call(ast.Name("print", ast.Load()), args, keywords)),
+                f"line {op.loc.line}: {op.text}", op)

@@ -31,8 +31,8 @@ import re
 
 from s2s_ad import ir
 from s2s_ad.emit import optimize, peephole
-from s2s_ad.emit.code import (Block, CodeFunction, Stmt, name_nodes, signature, tree_leaves,
-                              unpack_params, while_block)
+from s2s_ad.emit.code import (Block, CodeFunction, Stmt, effect_statement, name_nodes,
+                              signature, tree_leaves, unpack_params, while_block)
 from s2s_ad.errors import SourceError
 from s2s_ad.forward import linear, scaling
 from s2s_ad.names import Namer
@@ -260,6 +260,8 @@ class _Forward:
             return self.call(op, comment)
         if op.prim == "array.setitem":
             return self.setitem(op, comment)
+        if op.prim in ir.EFFECTS:
+            return [effect_statement(op, [self.expr(a) for a in op.args], self.modules)]
         if op.prim in ("list.new", "list.append", "list.fill", "list.set"):
             return list_op(self, op, comment)
         out_name = ast.Name(op.out.name, ast.Store())

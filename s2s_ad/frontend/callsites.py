@@ -24,7 +24,8 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import (closures, funargs, jax_names, own_helpers, pairs, passing, runtime_lists,
+from s2s_ad.frontend import (closures, conditions, funargs, jax_names, own_helpers, pairs,
+                              passing, runtime_lists,
                               runtime_sorting, sorting, statics, structures, syntax)
 from s2s_ad.rules import RULES
 from s2s_ad.rules import user as user_rules
@@ -67,6 +68,10 @@ class CallLowering:
             if k.arg is None:
                 raise self.src.error(k.value, "`**kwargs` in calls is not supported")
         fn = self.resolve(node.func)
+        if fn is builtins.all or fn is builtins.any:
+            return conditions.all_any(self, fn, node, var)
+        if fn is builtins.isinstance:
+            return conditions.isinstance_call(self, node, var)
         if sorting.is_keyed(fn, node):
             return sorting.keyed_call(self, fn, node, var, hint)
         if fn is builtins.sum:
@@ -165,6 +170,9 @@ class CallLowering:
                 value = tuple(value)  # `def h(*args)`: the tuple it collects
             elif kind == inspect.Parameter.VAR_KEYWORD:
                 value = structures.StaticDict(dict(value))  # `**kw`: a dict
+            elif type(value) in (tuple, list) and all(
+                    isinstance(v, numbers.Real) and not isinstance(v, bool) for v in value):
+                value = tuple(ir.Const(v) for v in value)  # a default `coeffs=(1.0, 2.0)`
             if passing.runtime_list(self, value):
                 # a list of any length: one operand, the helper reads it when it runs
                 passed.append((name, ("runtime", value.kind)))
@@ -204,6 +212,7 @@ class CallLowering:
         self.call_values.add(id(out))
         if callee.rule is None:
             lowered = self.lower_callee(op)
+            callee.effects = lowered is None or ir.has_checks(lowered)
             if lowered is not None and isinstance(lowered.result, ir.Value) \
                     and lowered.result.kind == "list":
                 # a list grown at run time: read as a list of any length

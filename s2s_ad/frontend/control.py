@@ -30,7 +30,7 @@ from __future__ import annotations
 import ast
 
 from s2s_ad import ir
-from s2s_ad.frontend import guards, runtime_lists, runtime_sorting, statics, structures, unroll
+from s2s_ad.frontend import conditions, guards, runtime_lists, runtime_sorting, statics, structures, unroll
 from s2s_ad.frontend.checkpoint import checkpoint_blocks, checkpoint_pragma
 from s2s_ad.frontend.iteration import Iteration, assigned_names
 
@@ -171,7 +171,7 @@ class ControlFlow(Iteration):
         self.branches(cond, lambda: self.block(node.body), lambda: self.block(node.orelse), node, text)
 
     def condition(self, test: ast.expr) -> ir.Operand:
-        cond = self.expr(test)
+        cond = conditions.truth(self, test)  # `if xs:` on a list: not empty
         kind = _kind_of(cond)
         if kind != "bool":
             raise self.src.error(test, "a condition must be a comparison (`x > 0`), `and`/`or`/"

@@ -24,9 +24,9 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import (callees, closures, factories, generated, jax_forms, list_writes,
-                              passing, pytrees, runtime_lists, runtime_sorting, statics,
-                              structures, syntax, unroll)
+from s2s_ad.frontend import (callees, checks, closures, factories, generated, jax_forms,
+                              list_writes, passing, pytrees, runtime_lists, runtime_sorting,
+                              statics, structures, syntax, unroll)
 from s2s_ad.frontend.aliasing import InPlaceNames
 from s2s_ad.frontend.callsites import (BUILTIN_PRIMS, LIBRARY_MODULES, CallLowering,  # noqa: F401
                                       _is_library, _is_library_module)
@@ -64,8 +64,7 @@ REFUSED = {
     ast.Import: "`import` inside the function is not supported; import at module level",
     ast.ImportFrom: "`import` inside the function is not supported; import at module level",
     ast.Delete: "`del` is not supported",
-    ast.Raise: "`raise` is not supported inside a differentiated function",
-    ast.Assert: "`assert` is not supported inside a differentiated function",
+    ast.Raise: "`raise` is supported as a check, `if cond: raise ValueError(...)`, only",
     ast.ListComp: "list comprehensions are not supported yet",
     ast.GeneratorExp: "generator expressions are not supported",
     ast.SetComp: "set comprehensions are not supported",
@@ -74,9 +73,7 @@ REFUSED = {
     ast.Dict: "dicts are not supported yet",
     ast.Set: "sets are not supported",
     ast.Starred: "starred expressions are not supported",
-    ast.JoinedStr: "f-strings are not supported",
-    ast.NamedExpr: "assignment expressions (`:=`) are not supported",
-    ast.Match: "`match` is not supported",
+    ast.JoinedStr: "f-strings are supported as the message of a check and in `print` only",
 }
 
 
@@ -226,6 +223,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             body = body[1:]  # docstring
         while body and self.length_guard(body[0]):
             body = body[1:]
+        body = checks.rewrite(self.src, body)
         # A `return` inside a branch or loop makes every return set the flags
         # `ret`/`result` (see lower_control); otherwise the last statement's
         # value is the result.
@@ -315,7 +313,10 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             self.after_inplace(stmt, left, value)
         elif isinstance(stmt, ast.Pass):
             pass
+        elif isinstance(stmt, ast.Assert) or checks.is_check(stmt):
+            checks.lower(self, stmt)
         elif isinstance(stmt, ast.If):
+            checks.subject_checked(self, stmt.test)
             self.if_stmt(stmt)
         elif isinstance(stmt, ast.For):
             self.for_stmt(stmt)
@@ -332,9 +333,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             if type(stmt.value) in REFUSED:  # `yield x`, `await x`
                 raise self.refuse(stmt.value)
             if isinstance(stmt.value, ast.Call):
-                raise self.src.error(stmt, f"`{ast.unparse(stmt.value.func)}(...)` is called for "
-                                     "its side effect (its result is unused): mutation, I/O and "
-                                     "dynamic code are not differentiable")
+                return checks.effect_call(self, stmt)  # `print(...)`, `validate(x)`; or refused
             raise self.src.error(stmt, "an expression statement has no effect on the result; "
                                  "calls for their side effects are not supported")
         else:
@@ -463,6 +462,8 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             return self.emit(prim, [self.expr(node.left), self.expr(node.right)], node, var, hint=hint)
         if isinstance(node, ast.IfExp):
             return self.if_expr(node, var, hint)
+        if isinstance(node, ast.NamedExpr):  # `(n := expr)`: bound where it is evaluated
+            return checks.walrus(self, node)
         if isinstance(node, ast.BoolOp):
             return self.bool_op(node, var)
         if isinstance(node, ast.Subscript):

@@ -37,7 +37,7 @@ import types
 import numpy
 
 from s2s_ad import ir
-from s2s_ad.frontend import numpy_attrs, structures
+from s2s_ad.frontend import conditions, numpy_attrs, structures
 from s2s_ad.frontend.numpy_index import ArrayIndexing
 from s2s_ad.rules import RULES
 from s2s_ad.rules.numpy import BROADCASTING, SAME_SHAPE
@@ -187,6 +187,8 @@ class ArrayLowering(ArrayIndexing):
             return "float"
         if has_default and isinstance(default, numbers.Real):
             return "int" if isinstance(default, numbers.Integral) else "float"
+        if conditions.class_tested(self.tree, node.arg):
+            return "float"  # `isinstance(x, np.ndarray)`: a caller passing an array says so
         return "array"
 
     # -- kinds ---------------------------------------------------------------

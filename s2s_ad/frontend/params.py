@@ -98,14 +98,15 @@ class Parameters:
             param = ir.Value(self.namer.claim(node.arg), "static", node.arg)
             self.env[node.arg] = ir.Const(value)
             return ir.Param(param, default, has_default, kwonly)
-        if has_default and node.arg in self.lengths:
+        if has_default and node.arg in self.lengths and not _numbers(default):
             raise self.src.error(node, f"parameter {node.arg!r} receives a list; it cannot have "
                                  "a default value")
-        if has_default and not isinstance(default, numbers.Real) \
+        if has_default and not isinstance(default, numbers.Real) and not _numbers(default) \
                 and not (statics.is_static_value(default) and node.arg not in self.lengths):
             raise self.src.error(node, f"the default value of parameter {node.arg!r} is "
-                                 f"{type(default).__name__}; only numbers, strings, None and "
-                                 "bools are supported as defaults")
+                                 f"{type(default).__name__}; only numbers, strings, None, "
+                                 "bools and tuples or lists of numbers are supported as "
+                                 "defaults")
         name = self.namer.claim(node.arg)
         if node.arg in self.src.captured:
             self.integers[node.arg] = self.src.error(
@@ -173,3 +174,10 @@ class Parameters:
         items = getattr(getattr(param, "value", None), "items", None)
         items = items if items is not None else getattr(param, "items", None)
         return items is not None and len(items) == test.comparators[0].value
+
+
+def _numbers(default) -> bool:
+    """A tuple or list of numbers (``coeffs=(1.0, 2.0)``): a default of a
+    list parameter, used when the argument is not given."""
+    return isinstance(default, (tuple, list)) and all(
+        isinstance(v, numbers.Real) and not isinstance(v, bool) for v in default)

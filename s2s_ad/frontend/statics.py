@@ -174,7 +174,7 @@ def _membership(lo, node: ast.Compare, var, hint) -> ir.Operand:
 def candidates(fn, _seen: set | None = None) -> frozenset:
     """The parameters of ``fn`` that may receive a static value: those with a
     string, None or bool default or a ``str``/``bool`` annotation, those its
-    body compares with a string or None or tests with ``is``, and those it
+    body compares with a string or None, tests with ``is`` or ``match``-es, and those it
     passes on to such a parameter of a function of its module (``g(x, mode)``). A call giving one of them a
     string, None or a bool gets code generated for that value."""
     _seen = set() if _seen is None else _seen
@@ -192,7 +192,10 @@ def candidates(fn, _seen: set | None = None) -> frozenset:
            if (p.default is not p.empty and is_static_value(p.default))
            or p.annotation in (str, bool, "str", "bool")}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Compare):
+        if isinstance(node, ast.Match) and isinstance(node.subject, ast.Name) \
+                and node.subject.id in params:
+            out.add(node.subject.id)  # `match mode:` selects code (frontend/checks.py)
+        elif isinstance(node, ast.Compare):
             sides = [node.left, *node.comparators]
             literal = any(isinstance(e, ast.Constant) and (e.value is None
                                                           or isinstance(e.value, str))

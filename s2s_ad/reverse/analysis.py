@@ -200,6 +200,23 @@ def needed_forward(func: ir.Function, read: set[int]) -> list[ir.Op]:
     return keep
 
 
+def effects(region: ir.Region) -> set[int]:
+    """ids of the nodes of ``region`` (nested ones included) that every
+    forward pass runs whatever the reverse sweep reads: ``check`` ops (an
+    ``assert``, ``if c: raise``), ``print`` ops, calls to helpers holding one, and the
+    branches and loops around them."""
+    out: set[int] = set()
+    for node in region.ops:
+        if isinstance(node, ir.Op):
+            if node.prim in ir.EFFECTS or (node.callee is not None and node.callee.effects):
+                out.add(id(node))
+            continue
+        inner = set().union(*(effects(r) for r in node.regions))
+        if inner:
+            out |= inner | {id(node)}
+    return out
+
+
 def prune(region: ir.Region, live: set[int], inside: set[int], kept: set[int]) -> None:
     """Add to ``kept`` the ids of the nodes of ``region`` (nested ones
     included) the forward pass must run, given ``live`` (ids of values needed

@@ -28,7 +28,7 @@ import ast
 
 from s2s_ad.reverse import analysis, checkpoint, inplace
 from s2s_ad import ir
-from s2s_ad.emit.code import Block, LoopRecord, Stmt, while_block
+from s2s_ad.emit.code import Block, LoopRecord, Stmt, effect_statement, while_block
 from s2s_ad.rules import RULES
 from s2s_ad.rules.templates import (PLACEHOLDERS, attr_expr, const_expr, copy_expr, index_expr,
                                     names_read, substitute)
@@ -60,6 +60,7 @@ def build(sweep, extra: set[int]) -> list:
     for node in ir.walk(func.body):
         if not isinstance(node, ir.Op) and sweep.inside(node) & sweep.reads:
             inside.add(id(node))
+    inside |= analysis.effects(func.body)  # checks run, and what holds them
     kept: set[int] = set()
     analysis.prune(func.body, live, inside, kept)
     f = _Forward(sweep, kept)
@@ -88,6 +89,8 @@ class _Forward:
         self.taping = True
         """False while writing a checkpointed loop's untaped runs: no pushes."""
         self.recorded: set[int] = set()
+        self.replay = False
+        """True while writing a checkpointed loop's runs for the reverse sweep."""
 
     def _uses(self, r: ir.Region) -> None:
         for k, node in enumerate(r.ops):
@@ -231,6 +234,11 @@ class _Forward:
                 call = ast.Call(ast.Attribute(self.expr(node.args[0]), "append", ast.Load()),
                                 [self.expr(node.args[1])], [])
                 out.append(Stmt(ast.Expr(call), f"line {node.loc.line}: {node.text}", node))
+                continue
+            if isinstance(node, ir.Op) and node.prim in ir.EFFECTS:
+                if not (node.prim == "print" and self.replay):  # once per call
+                    out.append(effect_statement(node, [self.expr(a) for a in node.args],
+                                                self.sw.modules))
                 continue
             if isinstance(node, ir.Op):
                 e = self.op_expr(node)
@@ -387,6 +395,7 @@ class _Forward:
         """One iteration of ``node`` (a list's element read by index), taped
         or not; ``count`` counts it in the loop's trip count."""
         saved, self.taping = self.taping, taping
+        self.replay = not count  # the loop run again in the reverse sweep: no prints
         try:
             body = []
             if count and node.trips is not None:
@@ -401,7 +410,7 @@ class _Forward:
                 body.append(Block(ast.If(self.expr(node.body.yields[n]), [], []),
                                   [Stmt(ast.Break())], [], "stop: a `break` or `return` ran"))
         finally:
-            self.taping = saved
+            self.taping, self.replay = saved, False
         self.record(node)
         return body
 

@@ -15,6 +15,11 @@ CONTROL_RULES = [
     Rule("not", "not x", (None,), "bool"),
     Rule("and", "x and y", (None, None), "bool"),
     Rule("or", "x or y", (None, None), "bool"),
+    Rule("check", "x", (None,), "bool", variadic=True,
+         notes="`if x: raise E(message)` (`if not x` for an `assert`): a check the forward "
+               "pass keeps; no derivative"),
+    Rule("print", "print(args)", (None,), "bool", variadic=True,
+         notes="`print(...)` the forward pass keeps, once per call; no derivative"),
     Rule("len", "len(x)", (None,), "int"),
     Rule("getitem", "x[y]", ("1", None), "float", "∂xs[i]/∂xs[i] = 1"),
     Rule("list.sum", "sum(x)", ("1",), "float", "∂sum(xs)/∂xs[i] = 1",
