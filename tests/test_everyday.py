@@ -472,3 +472,16 @@ def test_proved_by_sympy(fn):
     """`check` runs the original and the generated code on symbols: checks,
     `all`/`any`, `:=` and `isinstance` (a symbol stands for a float) too."""
     assert s2s_ad.check(fn).status == "proved"
+
+
+def test_max_of_numbers_is_not_a_list_read():
+    """`max(x, y, 0.25)` compares numbers: `x` is not read as a list there, so
+    a float operand of `and` is refused as a condition (it once made `x` a
+    list parameter, refused only when the gradient was called)."""
+    f = make_function("def f(x, y):\n    v = x and y\n    q = max(x, y, 0.25)\n"
+                      "    return q * y\n")
+    with pytest.raises(SourceError, match="a condition must be a comparison") as info:
+        s2s_ad.grad(f)
+    assert info.value.line == 2
+    g = make_function("def g(x, y):\n    q = max(x, y, 0.25)\n    return q * y\n", name="g")
+    assert close(s2s_ad.grad(g, wrt=(0, 1))(0.3, 0.7)[1], 0.7 + 0.7)

@@ -66,9 +66,15 @@ def _read_as_sequence(tree: ast.AST, name: str) -> bool:
             return True
         if isinstance(n, ast.Subscript) and is_name(n.value):
             return True
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in (
-                "len", "sum", "min", "max", "sorted", "enumerate", "zip", "reversed") \
-                and any(is_name(a) for a in n.args):
+        if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Name)):
+            continue
+        if n.func.id == "zip" and any(is_name(a) for a in n.args):
+            return True
+        # the first argument of these; of min/max only the one argument
+        # (max(x, y, 0.25) compares numbers)
+        if n.func.id in ("len", "sum", "sorted", "enumerate", "reversed", "min", "max") \
+                and n.args and is_name(n.args[0]) \
+                and (n.func.id not in ("min", "max") or len(n.args) == 1):
             return True
     return False
 
