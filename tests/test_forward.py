@@ -332,3 +332,22 @@ def test_cli_module_of_hoisted_invariants_and_empty_lists_in_a_fresh_interpreter
     f = getattr(src, name)
     assert value == f(*point)
     assert math.isclose(tangent, float(fd_directional(f, point, direction)), rel_tol=1e-6)
+
+
+def test_tangent_broadcast_to_the_shape_an_inactive_operand_gives():
+    # Found by the fuzzer (--numpy-rules, seed 102291): the tangent of
+    # `trace(...) - ones * 1.5` was the trace's alone, a number, so the sum
+    # over the four items counted it once: the JVP was a quarter of the truth.
+    rng = np.random.default_rng(7)
+    a, b, c = rng.normal(size=4), rng.normal(size=4), rng.normal(size=3)
+    da, db = rng.normal(size=4), rng.normal(size=4)
+    h = 1e-6
+    f = src.trace_minus_ones
+    want = (f(a + h * da, b + h * db) - f(a - h * da, b - h * db)) / (2 * h)
+    value, tangent = s2s_ad.jvp(f)(a, b, da=da, db=db)
+    assert math.isclose(value, f(a, b)) and math.isclose(tangent, want, rel_tol=1e-6)
+    s = np.float64(0.7)
+    g = src.number_minus_array
+    want = (g(s + h, c) - g(s - h, c)) / (2 * h)
+    _, tangent = s2s_ad.jvp(g, wrt="s")(s, c, ds=1.0)
+    assert math.isclose(tangent, want, rel_tol=1e-6), (tangent, want)

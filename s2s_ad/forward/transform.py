@@ -330,6 +330,12 @@ class _Forward:
             partial = instantiate(rule.partial_asts[min(i, rule.arity - 1)], op.args, op.out,
                                   self.modules, attrs={**dict(rule.attrs), **op.attrs})
             terms.append(ast.BinOp(_load(self.t(a)), ast.Mult(), partial))
+        # An operand without a tangent may be the one that gives the result its
+        # shape (`x - c`, x a number, c an array): the tangent is broadcast to it,
+        # or a sum over the result would count it once instead of once per item.
+        shaping = [a for i, a in enumerate(op.args) if not flows[i]
+                   and isinstance(a, ir.Value) and a.kind == "array"]
+        terms.extend(_call(f"{self.np()}.zeros_like", [self.expr(a)]) for a in shaping)
         return _sum(terms)
 
     def whole(self, op: ir.Op, rule, flows: list[bool]) -> ast.expr:
