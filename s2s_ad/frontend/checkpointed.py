@@ -212,6 +212,18 @@ def _replace(block: list, old, new: list) -> None:
     block[k:k + 1] = [ast.fix_missing_locations(ast.copy_location(s, old)) for s in new]
 
 
+def _splice(block: list, k: int, loop, j: int, driver, forward, backward) -> None:
+    """The checkpointed loop at ``block[k]`` (with its two set-up statements
+    before it), ``block[j]`` and the reverse ``driver`` replaced by the taped
+    ``forward`` loop and the ``backward`` loop they stand for."""
+    setup, other = block[k - 2:k], block[j]
+    _replace(block, driver, [backward])
+    _replace(block, other, [])
+    _replace(block, loop, [forward])
+    for stmt in reversed(setup):
+        _replace(block, stmt, [])
+
+
 # --- the binomial schedule ---------------------------------------------------
 
 def _counted(loop: ast.For):
@@ -267,11 +279,7 @@ def _binomial(tree, block: list) -> bool:
             backward = ast.For(reverse_loop.target, ast.Call(ast.Name("reversed", ast.Load()),
                                                              [copy.deepcopy(iterable)], []),
                                copy.deepcopy(reverse_loop.body), [], None)
-            _replace(block, driver, [backward])
-            _replace(block, block[j], [])
-            _replace(block, loop, [forward])
-            _replace(block, block[k - 1], [])
-            _replace(block, block[k - 2], [])
+            _splice(block, k, loop, j, driver, forward, backward)
             return True
     return False
 
@@ -374,11 +382,7 @@ def _segments(tree, block: list) -> bool:
                                  [ast.Name(counter, ast.Load())], [])
             backward = ast.For(reverse_loop.target, iters, copy.deepcopy(reverse_loop.body),
                                [], None)
-            _replace(block, driver, [backward])
-            _replace(block, block[j], [])
-            _replace(block, loop, [forward])
-            _replace(block, block[k - 1], [])
-            _replace(block, block[k - 2], [])
+            _splice(block, k, loop, j, driver, forward, backward)
             return True
     return False
 
