@@ -18,7 +18,7 @@ import types
 import weakref
 from typing import Callable
 
-from s2s_ad.frontend import lowering as frontend, methods, source, statics as frontend_statics
+from s2s_ad.frontend import lowering as frontend, methods, source, specs, statics as frontend_statics
 from s2s_ad.rules import user as user_rules
 
 
@@ -173,7 +173,7 @@ def _fingerprint(fn, out: list, seen: set, reads: Reads | None = None) -> None:
             reads.same(f"{reads.held(fn)}.__closure__[{i}].cell_contents", obj)
         if source.is_data(obj):
             out.append(("captured", name, isinstance(obj, numbers.Number),
-                        source.spec_of(obj)))
+                        specs.spec_of(obj)))
         else:
             _global(name, obj, fn, out, seen, reads)
             if not isinstance(obj, (types.FunctionType, types.ModuleType)):

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from s2s_ad.frontend import jax_names
 from s2s_ad.errors import SourceError, TargetError
-from s2s_ad.frontend.specs import spec_of
+from s2s_ad.frontend.specs import captured_spec
 
 
 @dataclass
@@ -234,19 +234,31 @@ def _locate_lambda(fn: types.FunctionType, file: str, first: int, lines: list[st
 def _stale_lambda(code: types.CodeType, file_lines: list[str]) -> bool:
     """As :func:`_stale`, for a lambda: the file compiled whole has a lambda
     at the same positions with the same code?"""
+    where = list(code.co_positions())
+    twin = _twin(code, file_lines, lambda c: list(c.co_positions()) == where)
+    if twin is _UNREADABLE:
+        return False
+    return twin is None or twin.co_code != code.co_code
+
+
+_UNREADABLE = object()
+
+
+def _twin(code: types.CodeType, file_lines: list[str], same=lambda c: True):
+    """The code object of the file compiled whole (in its own context) with
+    ``code``'s name and first line for which ``same`` holds; None when there
+    is none, ``_UNREADABLE`` when the file does not compile."""
     try:
         module_code = compile("".join(file_lines), code.co_filename, "exec", dont_inherit=True)
     except (SyntaxError, ValueError):
-        return False
-    where = list(code.co_positions())
+        return _UNREADABLE
     stack = [module_code]
     while stack:
         c = stack.pop()
-        if c.co_name == "<lambda>" and c.co_firstlineno == code.co_firstlineno \
-                and list(c.co_positions()) == where:
-            return c.co_code != code.co_code
+        if c.co_name == code.co_name and c.co_firstlineno == code.co_firstlineno and same(c):
+            return c
         stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-    return True
+    return None
 
 
 def is_data(value) -> bool:
@@ -259,7 +271,7 @@ def is_data(value) -> bool:
         return True
     if type(value).__module__ == "numpy" and hasattr(value, "shape"):
         return True
-    return spec_of(value) not in (None, "leaf")
+    return captured_spec(value) is not None
 
 
 def _capture(src: Source) -> None:
@@ -338,17 +350,8 @@ def _stale(fn: types.FunctionType, tree: ast.AST, file_lines: list[str]) -> bool
     starts = min([tree.lineno] + [d.lineno for d in tree.decorator_list])
     if tree.name != code.co_name or starts != code.co_firstlineno:
         return True
-    try:
-        module_code = compile("".join(file_lines), code.co_filename, "exec", dont_inherit=True)
-    except (SyntaxError, ValueError):
-        return False
-    stack = [module_code]
-    while stack:
-        c = stack.pop()
-        if c.co_name == code.co_name and c.co_firstlineno == code.co_firstlineno:
-            return c.co_code != code.co_code
-        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-    return False
+    twin = _twin(code, file_lines)
+    return twin is not None and twin is not _UNREADABLE and twin.co_code != code.co_code
 
 
 def load_target(target: str):
