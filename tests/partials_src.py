@@ -1,5 +1,6 @@
 """Losses whose data are fixed with functools.partial."""
 
+import functools
 import math
 
 import numpy as np
@@ -23,3 +24,10 @@ def helper_calls(x, data, n):
     for i in range(n):
         total = total + scalar_loss(x + 0.1 * i, data)
     return total
+
+
+fixed = functools.partial(scalar_loss, data=[1.0, 2.0])
+
+
+def calls_a_partial(x):
+    return fixed(x) * 2.0

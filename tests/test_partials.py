@@ -73,3 +73,9 @@ def test_wrt_may_name_a_value_the_partial_fixes_by_keyword():
     p = functools.partial(c.scalar_loss, data=DATA, k=1.5)
     want = fd_gradient(c.scalar_loss, [0.7, DATA, 1.5], [2])[0]
     assert close(s2s_ad.grad(p, wrt="k")(0.7), want)
+
+
+def test_a_partial_called_from_a_function_is_refused_located():
+    with pytest.raises(s2s_ad.SourceError, match="is a functools.partial of scalar_loss") as info:
+        s2s_ad.grad(c.calls_a_partial)(0.7)
+    assert info.value.file.endswith("partials_src.py") and "fixed(x)" in info.value.source_line

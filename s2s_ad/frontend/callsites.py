@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import inspect
 import math
 import numbers
@@ -83,6 +84,12 @@ class CallLowering:
         value = syntax.math_call(self, fn, node, var, hint)
         if value is not None:
             return value
+        if isinstance(fn, functools.partial):
+            name = getattr(fn.func, "__name__", "the function")
+            raise self.src.error(node, f"`{ast.unparse(node.func)}` is a functools.partial of "
+                                 f"{name}: s2s-ad differentiates a partial you give it "
+                                 f"(grad({ast.unparse(node.func)})), not one your function "
+                                 f"calls; call {name} with the fixed arguments written out")
         own = own_helpers.primitive(fn)
         if own is not None:  # a helper s2s-ad's own generated code defines
             return own_helpers.call(self, own, node, var, hint)
