@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from s2s_ad import ir
 from s2s_ad.emit.code import Block, CodeFunction, Stmt
 from s2s_ad.errors import S2SError
-from s2s_ad.rules import RULES
+from s2s_ad.rules import RULES, forward_template
 from s2s_ad.rules.templates import instantiate
 from s2s_ad.reverse import element_lists, out_of_place
 
@@ -128,9 +128,9 @@ def _rhs(op: ir.Op, modules: dict[str, str]) -> str:
     rule = RULES[op.prim]
     attrs = getattr(op, "attrs", None)
     if attrs is None:
-        return ast.unparse(instantiate(rule.forward_ast, op.args, None, modules))
+        return ast.unparse(instantiate(forward_template(op), op.args, None, modules))
     # an op with attributes (``axis=``): fill them in as the forward pass does
-    return ast.unparse(instantiate(rule.forward_ast, op.args, None, modules,
+    return ast.unparse(instantiate(forward_template(op), op.args, None, modules,
                                    attrs={**dict(rule.attrs), **attrs}, given=attrs))
 
 

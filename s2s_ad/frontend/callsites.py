@@ -25,9 +25,9 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import (closures, conditions, funargs, jax_names, own_helpers, pairs,
-                              passing, runtime_lists,
-                              runtime_sorting, sorting, statics, structures, syntax)
+from s2s_ad.frontend import (closures, conditions, funargs, index_exprs, jax_names,
+                             own_helpers, pairs, passing, runtime_lists, runtime_sorting,
+                             sorting, statics, structures, syntax)
 from s2s_ad.rules import RULES
 from s2s_ad.rules import user as user_rules
 
@@ -53,6 +53,9 @@ class CallLowering:
                 and not self.is_global_path(node.func.value):
             return self.method_call(node, var, hint)
         if self.array_mode:
+            made = index_exprs.lower(self, self.resolve(node.func), node, var, hint)
+            if made is not None:  # an integer index array computed from ints
+                return made
             prim = self.numpy_prim(self.resolve(node.func))
             if prim is None and self.resolve(node.func) is builtins.len and node.args \
                     and not self.holds_structure(node.args[0]):

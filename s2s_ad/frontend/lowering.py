@@ -24,9 +24,9 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import (callees, checks, closures, factories, generated, jax_forms,
-                              list_writes, passing, pytrees, runtime_lists, runtime_sorting,
-                              statics, structures, syntax, unroll)
+from s2s_ad.frontend import (callees, checks, closures, factories, generated, index_exprs,
+                             jax_forms, list_writes, passing, pytrees, runtime_lists,
+                             runtime_sorting, statics, structures, syntax, unroll)
 from s2s_ad.frontend.aliasing import InPlaceNames
 from s2s_ad.frontend.callsites import (BUILTIN_PRIMS, LIBRARY_MODULES, CallLowering,  # noqa: F401
                                       _is_library, _is_library_module)
@@ -569,6 +569,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         self.defs[id(out)] = op
         if self.array_mode:
             self.track_views(prim, args, out)
+            index_exprs.note(self, prim, args, out, attrs)
         return out
 
     def loc(self, node: ast.AST) -> ir.Loc:

@@ -151,6 +151,8 @@ class ArrayLowering(ArrayIndexing):
         module and switch to array mode when the function uses it, or when a
         caller passes it an array (``self.arrays``, the parameters that
         receive one)."""
+        self.index_values: set[int] = set()
+        """ids of integer index arrays computed from ints (:mod:`s2s_ad.frontend.index_exprs`)."""
         self.roots: dict[int, ir.Value | None] = {}
         """id(value) -> the array whose memory it shares (None: a parameter's)."""
         self.stale: dict[int, str] = {}
@@ -272,6 +274,15 @@ class ArrayLowering(ArrayIndexing):
                 positional.append(k.value)  # an operand given by name: np.eye(n, M=m)
                 continue
             keywords[k.arg] = k.value
+        like = None  # `dtype=x.dtype`: x's dtype where the code runs
+        dtype = keywords.get("dtype")
+        if prim in ("np.zeros", "np.ones", "np.full") and isinstance(dtype, ast.Attribute) \
+                and dtype.attr == "dtype" and not self.is_global_path(dtype.value):
+            like = self.expr(dtype.value)
+            if not isinstance(like, ir.Value):
+                raise self.src.error(dtype, f"`{ast.unparse(dtype)}`: the dtype of an array")
+            prim, rule = f"{prim}_as", RULES[f"{prim}_as"]
+            del keywords["dtype"]
         for k, v in keywords.items():
             if k not in allowed:
                 raise self.src.error(v, f"`{what}`: the keyword argument {k!r} is not supported")
@@ -313,7 +324,8 @@ class ArrayLowering(ArrayIndexing):
                 x, bound = self.expr(positional[0]), self.expr(positional[2 if lo else 1])
                 return self.emit("np.minimum" if lo else "np.maximum", [x, bound], node, var,
                                  hint=hint, text=text)
-        if prim in ("np.zeros", "np.ones", "np.reshape", "np.full") and positional:
+        if prim in ("np.zeros", "np.ones", "np.reshape", "np.full", "np.zeros_as", "np.ones_as",
+                    "np.full_as") and positional:
             shape_at = 1 if prim == "np.reshape" else 0
             if prim == "np.reshape" and len(positional) > 2:
                 positional = [positional[0], ast.Tuple(positional[1:], ast.Load())]
@@ -323,6 +335,8 @@ class ArrayLowering(ArrayIndexing):
             args = [self.expr(a) for a in positional]
         if any(isinstance(a, tuple) for a in args):
             raise self.src.error(node, f"`{what}`: tuple arguments are not supported here")
+        if like is not None:
+            args.append(like)
         if not rule.variadic and len(args) != rule.arity:
             raise self.src.error(node, f"`{what}` takes {rule.arity} array argument(s) here, "
                                  f"got {len(args)}")

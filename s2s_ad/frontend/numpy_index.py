@@ -24,7 +24,7 @@ import ast
 import numpy
 
 from s2s_ad import ir
-from s2s_ad.frontend import numpy_attrs, structures
+from s2s_ad.frontend import index_exprs, numpy_attrs, structures
 from s2s_ad.frontend.int_names import int_names, is_int, one_axis
 from s2s_ad.rules.numpy import VIEWS
 from s2s_ad.rules.templates import index_operands
@@ -108,16 +108,26 @@ class ArrayIndexing:
 
     def assignment_index(self, target: ast.Subscript, operands: list) -> tuple:
         """The index of ``target[...] = v``, its operands appended to
-        ``operands``; only ints, slices and masks are allowed: with an integer
-        array, repeated indices would make the last write win."""
+        ``operands``; only ints, slices, masks and integer index arrays
+        computed from ints are allowed. With an integer array a repeated
+        index would make the last write win: an index array computed from
+        ints gets a check, where the code runs, that it repeats no element
+        (:func:`s2s_ad.frontend.index_exprs.distinct_check`); any other
+        integer array is refused."""
         index = self.index(target.slice, operands)
+        arrays = False
         for k, _ in index_operands(index):
             a = operands[k]
-            if isinstance(a, ir.Value) and a.kind not in ("int", "bool"):
+            if isinstance(a, ir.Value) and id(a) in self.index_values:
+                arrays = True
+            elif isinstance(a, ir.Value) and a.kind not in ("int", "bool"):
                 raise self.src.error(target, "an index in an assignment must be an int (annotate "
-                                     "a parameter `i: int`), a slice or a boolean mask; with an "
-                                     "integer array, repeated indices would make the last "
-                                     "write win")
+                                     "a parameter `i: int`), a slice, a boolean mask or an "
+                                     "integer array computed from ints (`np.arange`, "
+                                     "`np.repeat`, ...); with another integer array, repeated "
+                                     "indices would make the last write win")
+        if arrays:
+            index_exprs.distinct_check(self, operands[0], operands, index, target)
         return index
 
     def assign_subscript(self, target: ast.Subscript, value_node: ast.expr, op=None,

@@ -40,7 +40,7 @@ from s2s_ad import ir
 from s2s_ad.emit.code import Stmt
 
 from s2s_ad.names import Namer
-from s2s_ad.rules import RULES
+from s2s_ad.rules import RULES, forward_template
 from s2s_ad.rules.numpy import BROADCASTING, HELPERS, SAME_SHAPE
 from s2s_ad.emit.optimize import simplify
 from s2s_ad.rules.templates import index_expr, index_operands, instantiate, operand_expr
@@ -396,7 +396,7 @@ def forward_expr(op: ir.Op, exprs: list, modules: dict, helper) -> ast.expr:
     if op.prim == "array.setitem":
         return ast.Call(_name(helper("assign")),
                         [exprs[0], _as_value(index_expr(index, exprs)), exprs[1]], [])
-    e = instantiate(rule.forward_ast, op.args, None, modules,
+    e = instantiate(forward_template(op), op.args, None, modules,
                     attrs={**dict(rule.attrs), **op.attrs}, given=op.attrs, exprs=exprs)
     if op.prim.startswith("own."):  # s2s-ad's own helpers, under the module's names
         for base in TEMPLATE_HELPERS:

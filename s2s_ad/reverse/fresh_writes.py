@@ -48,7 +48,8 @@ from __future__ import annotations
 from s2s_ad import ir
 from s2s_ad.reverse.analysis import differentiable
 
-ROOTS = frozenset({"np.zeros", "np.ones", "np.zeros_like", "np.ones_like"})
+ROOTS = frozenset({"np.zeros", "np.ones", "np.zeros_like", "np.ones_like", "np.zeros_as",
+                   "np.ones_as"})
 """Constructors whose reverse reads no adjoint."""
 
 

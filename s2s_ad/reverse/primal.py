@@ -29,7 +29,7 @@ import ast
 from s2s_ad.reverse import analysis, checkpoint, inplace
 from s2s_ad import ir
 from s2s_ad.emit.code import Block, LoopRecord, Stmt, effect_statement, while_block
-from s2s_ad.rules import RULES
+from s2s_ad.rules import RULES, forward_template
 from s2s_ad.rules.templates import (PLACEHOLDERS, attr_expr, const_expr, copy_expr, index_expr,
                                     names_read, substitute)
 
@@ -150,7 +150,7 @@ class _Forward:
                 e = inplace.copy_of(arrays, e)  # kept for the reverse sweep: not a view of the buffer
             return e
         env = {name: self.expr(a) for name, a in zip(PLACEHOLDERS, op.args)}
-        return substitute(RULES[op.prim].forward_ast, env, self.sw.modules)
+        return substitute(forward_template(op), env, self.sw.modules)
 
     def can_inline(self, op: ir.Op, r: ir.Region, k: int, e: ast.expr) -> bool:
         v = op.out

@@ -26,7 +26,7 @@ import ast
 from s2s_ad import ir
 from s2s_ad.emit.code import Block, Stmt
 from s2s_ad.reverse import analysis, checkpoint, inplace
-from s2s_ad.rules import RULES
+from s2s_ad.rules import RULES, forward_template
 
 # Ops the reverse sweep recomputes from values it has instead of taping them.
 CHEAP = {"getitem", "len", "add", "sub", "mul", "floordiv", "mod", "neg", "pos", "lt", "le",
@@ -266,7 +266,7 @@ class StructuredSweep:
                                      ast.Load())
                 what = f"read again from {node.args[0].name}, not taped"
             else:
-                expr = self.instantiate(RULES[node.prim].forward_ast, node)
+                expr = self.instantiate(forward_template(node), node)
                 what = "recomputed, not taped"
             out.append(Stmt(ast.Assign([ast.Name(node.out.name, ast.Store())], expr),
                             f"line {node.loc.line}: {what}", node,

@@ -15,6 +15,7 @@ against ``sympy.diff``.
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -102,3 +103,17 @@ def markdown_table(rules=None) -> str:
 
 
 __all__ = ["Rule", "RULES", "lookup", "markdown_table"]
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(code: str) -> ast.expr:
+    return ast.parse(code, mode="eval").body
+
+
+def forward_template(op) -> ast.expr:
+    """The template of ``op``'s forward computation: its rule's, or, for an
+    ``index.expr`` op, the expression it carries (``attrs["code"]``: an
+    integer index array computed as written, s2s_ad/frontend/index_exprs.py)."""
+    if op.prim == "index.expr":
+        return _parsed(op.attrs["code"])
+    return RULES[op.prim].forward_ast

@@ -282,8 +282,26 @@ NUMPY_RULES = [
     Rule("tuple.concat", "tuple(x) + tuple(y)", (None,), "int"),
     Rule("index_array", "np.array(args)", (None,), "array", "a list of indices",
          variadic=True),
+    # integer index arrays computed from ints (s2s_ad/frontend/index_exprs.py):
+    # the expression as written, its code in the op (rules.forward_template)
+    Rule("index.expr", "code", (None,), "array", "an integer index array", variadic=True,
+         attrs=(("code", ""),)),
+    Rule("index.is_int", "isinstance(x, (int, np.integer)) and not isinstance(x, bool)",
+         (None,), "bool"),
+    Rule("index.same_size", "np.size(x) == y", (None, None), "bool"),
+    Rule("index.distinct", "np.all(np.unique(np.reshape(np.arange(np.size(x0)), "
+         "np.shape(x0))[index], return_counts=True)[1] == 1)", (None,), "bool",
+         "no element of x0 picked twice by the index", variadic=True,
+         attrs=(("index", ()),)),
     _constant("zeros", "np.zeros(x, dtype=dtype)"),
     _constant("ones", "np.ones(x, dtype=dtype)"),
+    # `np.zeros(shape, dtype=x.dtype)`: the dtype of an array read when the code runs
+    Rule("np.zeros_as", "np.zeros(x, dtype=np.result_type(y))", (None, None), "array",
+         "constant"),
+    Rule("np.ones_as", "np.ones(x, dtype=np.result_type(y))", (None, None), "array",
+         "constant"),
+    Rule("np.full_as", "np.full(x0, x1, dtype=np.result_type(x2))", (None, None, None),
+         "array", "constant"),
     _constant("zeros_like", "np.zeros_like(x, dtype=dtype)"),
     _constant("ones_like", "np.ones_like(x, dtype=dtype)"),
     _constant("full", "np.full(x, y, dtype=dtype)", 2),

@@ -1,0 +1,347 @@
+"""Integer index arrays computed from ints: one op, computed as written.
+
+Contract: in array mode, an expression that builds an integer array only
+from ints — int parameters and locals, int literals, ``len(x)``,
+``x.shape[k]``, ``x.ndim``, ``x.size``, index arrays made before, integer
+arithmetic (``+ - * // %``, unary minus), comprehensions over ``range`` —
+with NumPy's ``np.arange``, ``np.repeat`` (repeats an array or an int),
+``np.concatenate``/``np.stack``/``np.hstack``/``np.vstack`` (of a list
+written out or of a comprehension) and ``np.tril_indices``/``np.triu_indices``
+is lowered to one ``index.expr`` op: no derivative, its forward computation
+the expression itself (``attrs["code"]``, the operands as ``x0, x1, ...``,
+NumPy as ``np``, comprehension variables renamed). It is taken where the
+per-function rules cannot: repeats given by an array, JAX's
+``total_repeat_length=``, a comprehension over a range known only when the
+code runs, the triangle indices. The value it makes is an *index value*
+(``lo.index_values``); so are ``np.arange`` of ints, arrays of int
+literals, and arithmetic, slices and joins of index values
+(:func:`note`). An index value may index a subscript assignment
+(``z[:, rows, cols] = v``): the generated code then checks, where it runs,
+that no element is written twice (:func:`distinct_check`), since NumPy's
+last write would win where JAX's ``.add`` adds up.
+
+Before → after::
+
+    rows = np.concatenate([np.arange(c + 1, d)     rows = index.expr d
+                           for c in range(d - 1)])        code='np.concatenate([np.arange(_c0 + 1, x0)
+                                                                  for _c0 in range(x0 - 1)])'
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+
+import numpy
+
+from s2s_ad import ir
+
+SEQUENCES = {numpy.concatenate: ("axis",), numpy.stack: ("axis",), numpy.hstack: (),
+             numpy.vstack: ()}
+MAKERS = {numpy.arange: (), numpy.repeat: ("axis", "total_repeat_length"),
+          numpy.tril_indices: ("k", "m"), numpy.triu_indices: ("k", "m"), **SEQUENCES}
+"""NumPy functions an index expression may call, with the keywords each takes."""
+ARITHMETIC = {ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod}
+INDEX_PRIMS = frozenset({"add", "sub", "mul", "floordiv", "mod", "neg", "pos",
+                         "np.concatenate", "np.stack", "np.hstack", "np.vstack", "np.repeat",
+                         "np.tile", "np.flip", "np.ravel", "np.reshape", "array.getitem",
+                         "np.transpose", "np.copy"})
+"""Primitives whose result is an index value when every operand is an int or
+an index value (and one, the first for the NumPy ones, an index value)."""
+
+
+class NotIndex(Exception):
+    """``node`` is not part of an integer index expression (``why``)."""
+
+    def __init__(self, node: ast.AST, why: str):
+        super().__init__(why)
+        self.node, self.why = node, why
+
+
+def is_int(lo, a) -> bool:
+    return isinstance(a, ir.Const) and type(a.value) is int or \
+        isinstance(a, ir.Value) and (a.kind == "int" or id(a) in lo.index_values)
+
+
+def note(lo, prim: str, args: list, out: ir.Value, attrs: dict) -> None:
+    """Record ``out`` as an index value when ``prim`` makes one of ints."""
+    if prim == "np.arange":
+        if all(is_int(lo, a) for a in args) and attrs.get("dtype") in (
+                None, "int64", "int32", "intp", "int16", "int8"):
+            lo.index_values.add(id(out))
+    elif prim == "index_array":
+        if args and all(is_int(lo, a) for a in args):
+            lo.index_values.add(id(out))
+    elif prim in INDEX_PRIMS and args and all(is_int(lo, a) for a in args):
+        first = args[0] if prim.startswith(("np.", "array.")) else None
+        if (id(first) in lo.index_values) if first is not None else \
+                any(id(a) in lo.index_values for a in args):
+            lo.index_values.add(id(out))
+
+
+def _resolve(lo, node: ast.expr):
+    try:
+        return lo.resolve(node)
+    except Exception:  # a local name, or an attribute of one: not a callee here
+        return None
+
+
+def wanted(lo, fn, node: ast.Call) -> bool:
+    """Is ``node`` (a call of ``fn``) one only an index expression can take?
+    ``np.repeat`` with repeats that are not a literal int (or given
+    ``total_repeat_length``), a join of a comprehension, the triangle indices."""
+    if fn is numpy.tril_indices or fn is numpy.triu_indices:
+        return True
+    if fn is numpy.repeat:
+        repeats = node.args[1] if len(node.args) > 1 else next(
+            (k.value for k in node.keywords if k.arg == "repeats"), None)
+        if any(k.arg == "total_repeat_length" for k in node.keywords):
+            return True
+        if repeats is None or isinstance(repeats, ast.Constant):
+            return False
+        value = lo.env.get(repeats.id) if isinstance(repeats, ast.Name) else None
+        if isinstance(repeats, ast.Name) and value is None:
+            return False  # a module constant: the rule's attribute
+        return not isinstance(value, ir.Const) and not isinstance(repeats, ast.UnaryOp)
+    if any(fn is f for f in SEQUENCES):
+        return len(node.args) >= 1 and isinstance(node.args[0], (ast.ListComp, ast.GeneratorExp))
+    return False
+
+
+def lower(lo, fn, node: ast.Call, var, hint):
+    """``node`` as an ``index.expr`` op (a pair of them for the triangle
+    indices); None to leave it to the rules (a repeat of an array that is
+    not an index value); a located refusal where nothing else can take it."""
+    if not wanted(lo, fn, node):
+        return None
+    reader = _Reader(lo)
+    total = None
+    try:
+        if fn is numpy.repeat:
+            total = next((k.value for k in node.keywords if k.arg == "total_repeat_length"),
+                         None)
+            call = ast.Call(node.func, node.args, [k for k in node.keywords
+                                                   if k.arg != "total_repeat_length"])
+            code = reader.read(ast.copy_location(call, node))
+            if total is not None:
+                reader.read(total)  # an int expression, checked here, lowered below
+        else:
+            code = reader.read(node)
+    except NotIndex as e:
+        if fn is numpy.repeat and total is None:
+            return None  # the rule's own message: a constant number of repeats
+        what = ast.unparse(node.func)
+        raise lo.src.error(e.node, f"`{what}` here builds an integer index array, which "
+                           "s2s-ad computes as written when every value in it is an int "
+                           f"(int parameters, literals, len, shapes, range, np.arange): {e.why}")
+    text = f"{var} = {ast.unparse(node)}" if var else ast.unparse(node)
+    for value, name in reader.params.values():
+        _int_check(lo, value, name)
+    if fn is numpy.tril_indices or fn is numpy.triu_indices:
+        # a pair of index arrays: each its own op
+        return tuple(_emit(lo, reader, ast.Subscript(code, ast.Constant(k), ast.Load()),
+                           node, None, hint or "index", text) for k in (0, 1))
+    out = _emit(lo, reader, code, node, var, hint, text)
+    if total is not None:
+        _total_check(lo, out, lo.expr(total), node, text)
+    return out
+
+
+def _emit(lo, reader, code: ast.expr, node, var, hint, text) -> ir.Value:
+    out = lo.emit("index.expr", list(reader.operands), node, var, hint=hint, text=text,
+                  attrs={"code": ast.unparse(code)})
+    lo.index_values.add(id(out))
+    return out
+
+
+def _total_check(lo, out: ir.Value, total, node: ast.Call, text: str) -> None:
+    """JAX's ``total_repeat_length=T`` cuts or pads the repeat to T items;
+    NumPy's repeat has its own length. The generated code checks the two
+    agree (they do where T is the repeats' sum, as it is meant to be)."""
+    same = lo.emit("index.same_size", [out, total], node, hint="same_length", text=text)
+    message = ("`total_repeat_length` differs from the number of items the repeats give "
+               "(JAX would cut or pad the result; s2s-ad computes NumPy's repeat)",)
+    check = ir.Value(lo.namer.fresh("check"), "bool")
+    op = ir.Op("check", (same,), check, lo.loc(node), text,
+               attrs={"exc": "ValueError", "negate": True, "called": True, "message": message})
+    lo.ops.append(op)
+    lo.defs[id(check)] = op
+
+
+def _int_check(lo, value: ir.Value, name: ast.Name) -> None:
+    """``value``, a parameter an index expression reads, must be an int where
+    the code runs: from a float the expression could make floats
+    (``np.arange(0.5, d)``) whose derivative it does not have. Checked once
+    per function, before its first use."""
+    checked = lo.__dict__.setdefault("int_checked", set())
+    if id(value) in checked:
+        return
+    checked.add(id(value))
+    is_int = lo.emit("index.is_int", [value], name, hint="is_int")
+    message = (f"`{name.id}` is used to build an integer index array (line {name.lineno}), "
+               "so it must be an int",)
+    check = ir.Value(lo.namer.fresh("check"), "bool")
+    op = ir.Op("check", (is_int,), check, lo.loc(name), f"{name.id}: an int",
+               attrs={"exc": "TypeError", "negate": True, "called": True, "message": message})
+    lo.ops.append(op)
+    lo.defs[id(check)] = op
+
+
+def distinct_check(lo, base: ir.Value, operands: list, index: tuple, target: ast.AST) -> None:
+    """``base[index] = v`` with an index array among ``index``'s operands
+    (``operands[k]``, the op's operands after ``base`` and the value): a
+    check that no element of ``base`` is written twice, where NumPy keeps the
+    last write (and its adjoint, the gather ``g[index]``, would give each
+    write one)."""
+    args = [base] + operands[2:]
+    shifted = _shift(index, -1)
+    same = lo.emit("index.distinct", args, target, hint="distinct",
+                   attrs={"index": shifted})
+    message = (f"`{ast.unparse(target)}` writes an element more than once (an index "
+               "array repeats a position); s2s-ad differentiates writes into distinct "
+               "elements only",)
+    check = ir.Value(lo.namer.fresh("check"), "bool")
+    op = ir.Op("check", (same,), check, lo.loc(target), ast.unparse(target),
+               attrs={"exc": "ValueError", "negate": True, "called": True, "message": message})
+    lo.ops.append(op)
+    lo.defs[id(check)] = op
+
+
+def _shift(index: tuple, by: int) -> tuple:
+    def one(p):
+        return p if p is None or p[0] != "op" else ("op", p[1] + by)
+    return tuple(("slice",) + tuple(one(p) for p in item[1:]) if item[0] == "slice"
+                 else one(item) if item[0] == "op" else item for item in index)
+
+
+class _Reader:
+    """Checks an expression is an integer index expression and writes its
+    code over placeholders ``x0, x1, ...`` for the values it reads."""
+
+    def __init__(self, lo):
+        self.lo = lo
+        self.operands: list[ir.Value] = []
+        self.bound: dict[str, str] = {}
+        self.comprehensions = 0
+        self.params: dict[int, tuple[ir.Value, ast.Name]] = {}
+        """Parameters read as ints that the generated code must check are."""
+
+    def operand(self, value: ir.Value) -> ast.Name:
+        for k, a in enumerate(self.operands):
+            if a is value:
+                return ast.Name(f"x{k}", ast.Load())
+        self.operands.append(value)
+        return ast.Name(f"x{len(self.operands) - 1}", ast.Load())
+
+    def name(self, node: ast.Name, shape_only: bool = False) -> ast.expr:
+        if node.id in self.bound:
+            return ast.Name(self.bound[node.id], ast.Load())
+        lo = self.lo
+        if node.id in lo.env:
+            value = lo.env[node.id]
+            if isinstance(value, ir.Const) and type(value.value) is int:
+                return ast.Constant(value.value)
+            if isinstance(value, ir.Value) and (is_int(lo, value) or shape_only
+                                                and value.kind in ("array", "float")):
+                return self.operand(value)
+            if isinstance(value, ir.Value) and value.kind in ("array", "float") \
+                    and lo._is_param(value):
+                # a parameter of NumPy code without an annotation (JAX's `*, d, k`):
+                # an int where the code runs, which the generated code checks
+                self.params.setdefault(id(value), (value, node))
+                return self.operand(value)
+            raise NotIndex(node, f"`{node.id}` is not an int or an integer index array "
+                                 "made from ints")
+        obj = lo.src.globals.get(node.id)
+        if type(obj) is int:
+            return ast.Constant(obj)
+        raise NotIndex(node, f"`{node.id}` is not an int")
+
+    def read(self, node: ast.expr) -> ast.expr:
+        if isinstance(node, ast.Constant):
+            if type(node.value) is not int:
+                raise NotIndex(node, f"{node.value!r} is not an int")
+            return ast.Constant(node.value)
+        if isinstance(node, ast.Name):
+            return self.name(node)
+        if isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
+            return ast.BinOp(self.read(node.left), node.op, self.read(node.right))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            return ast.UnaryOp(node.op, self.read(node.operand))
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return type(node)([self.read(e) for e in node.elts], ast.Load())
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+            return self.comprehension(node)
+        if isinstance(node, ast.Attribute) and node.attr in ("ndim", "size") \
+                and isinstance(node.value, ast.Name):
+            return ast.Call(ast.Attribute(ast.Name("np", ast.Load()), node.attr, ast.Load()),
+                            [self.name(node.value, shape_only=True)], [])
+        if isinstance(node, ast.Subscript):
+            return self.subscript(node)
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        raise NotIndex(node, f"`{ast.unparse(node)}` is not integer arithmetic")
+
+    def subscript(self, node: ast.Subscript) -> ast.expr:
+        value = node.value
+        if isinstance(value, ast.Attribute) and value.attr == "shape" \
+                and isinstance(value.value, ast.Name):
+            base = ast.Call(ast.Attribute(ast.Name("np", ast.Load()), "shape", ast.Load()),
+                            [self.name(value.value, shape_only=True)], [])
+        elif isinstance(value, ast.Name):
+            base = self.name(value)
+        else:
+            raise NotIndex(node, f"`{ast.unparse(node)}` is not integer arithmetic")
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        out = []
+        for item in items:
+            if isinstance(item, ast.Slice):
+                out.append(ast.Slice(*(None if p is None else self.read(p)
+                                       for p in (item.lower, item.upper, item.step))))
+            else:
+                out.append(self.read(item))
+        index = out[0] if len(out) == 1 else ast.Tuple(out, ast.Load())
+        return ast.Subscript(base, index, ast.Load())
+
+    def call(self, node: ast.Call) -> ast.expr:
+        fn = _resolve(self.lo, node.func)
+        if fn is builtins.len and len(node.args) == 1 and not node.keywords \
+                and isinstance(node.args[0], ast.Name):
+            return ast.Call(ast.Name("len", ast.Load()),
+                            [self.name(node.args[0], shape_only=True)], [])
+        maker = next((f for f in MAKERS if f is fn), None)
+        if maker is None:
+            raise NotIndex(node, f"`{ast.unparse(node.func)}` is not one of np.arange, "
+                                 "np.repeat, np.concatenate, np.stack, np.hstack, np.vstack, "
+                                 "np.tril_indices, np.triu_indices, len")
+        keywords = []
+        for k in node.keywords:
+            if k.arg not in MAKERS[maker] or k.arg == "total_repeat_length":
+                raise NotIndex(k.value, f"the keyword {k.arg!r} is not supported here")
+            keywords.append(ast.keyword(k.arg, self.read(k.value)))
+        args = [self.read(a) for a in node.args]
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            raise NotIndex(node, "`*args` is not supported here")
+        func = ast.Attribute(ast.Name("np", ast.Load()), maker.__name__, ast.Load())
+        return ast.Call(func, args, keywords)
+
+    def comprehension(self, node: ast.ListComp | ast.GeneratorExp) -> ast.expr:
+        saved = dict(self.bound)
+        generators = []
+        for gen in node.generators:
+            if gen.ifs or gen.is_async or not isinstance(gen.target, ast.Name):
+                raise NotIndex(gen, "a comprehension here takes `for c in range(...)` only")
+            it = gen.iter
+            if not (isinstance(it, ast.Call) and _resolve(self.lo, it.func) is builtins.range
+                    and not it.keywords and 1 <= len(it.args) <= 3):
+                raise NotIndex(it, "a comprehension here iterates over `range(...)`")
+            bounds = [self.read(a) for a in it.args]
+            name = f"_c{self.comprehensions}"
+            self.comprehensions += 1
+            self.bound[gen.target.id] = name
+            generators.append(ast.comprehension(
+                ast.Name(name, ast.Store()),
+                ast.Call(ast.Name("range", ast.Load()), bounds, []), [], 0))
+        elt = self.read(node.elt)
+        self.bound = saved
+        return ast.ListComp(elt, generators)
