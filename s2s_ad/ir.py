@@ -359,6 +359,11 @@ class Function:
     """For a function returning a tuple or list: its items (then ``result``
     is None until an output is chosen, e.g. with ``output=0``)."""
 
+    index_results: frozenset = frozenset()
+    """Positions of ``outputs`` (0: ``result``) that are integer index arrays
+    computed from ints (:mod:`s2s_ad.frontend.index_exprs`): a caller may
+    index a subscript assignment with them."""
+
     integers: dict = field(default_factory=dict)
     """Parameter name -> the SourceError to raise if asked for a gradient with
     respect to it: it is used as an integer (a range bound, an index)."""

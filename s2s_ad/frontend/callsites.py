@@ -228,6 +228,8 @@ class CallLowering:
                 # a list grown at run time: read as a list of any length
                 runtime_lists.call_result(self, out, node)
                 return out
+            if lowered is not None:
+                index_exprs.call_result(self, out, lowered)
             if lowered is not None and lowered.outputs is not None:
                 # a flat tuple holding lists of any length (a gradient module's
                 # `return dcoeffs, dx`): those items are read as such lists

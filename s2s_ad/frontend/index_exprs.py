@@ -79,6 +79,23 @@ def note(lo, prim: str, args: list, out: ir.Value, attrs: dict) -> None:
             lo.index_values.add(id(out))
 
 
+def results(lo, outputs) -> frozenset:
+    """Which of a function's ``outputs`` are index values (ir.Function.index_results)."""
+    known = getattr(lo, "index_values", ())
+    return frozenset(k for k, o in enumerate(outputs) if isinstance(o, ir.Value) and id(o) in known)
+
+
+def call_result(lo, out: ir.Value, callee: ir.Function) -> None:
+    """``out``, the result of a call of ``callee``: an index value where the
+    callee returns one; a tuple's items where they are (read by ``item``)."""
+    if not callee.index_results:
+        return
+    if callee.outputs is None:
+        lo.index_values.add(id(out))
+    else:
+        lo.__dict__.setdefault("index_items", {})[id(out)] = callee.index_results
+
+
 def _resolve(lo, node: ast.expr):
     try:
         return lo.resolve(node)
@@ -124,7 +141,7 @@ def lower(lo, fn, node: ast.Call, var, hint):
                                                    if k.arg != "total_repeat_length"])
             code = reader.read(ast.copy_location(call, node))
             if total is not None:
-                reader.read(total)  # an int expression, checked here, lowered below
+                reader.read(total, True)  # an int expression, checked here, lowered below
         else:
             code = reader.read(node)
     except NotIndex as e:
@@ -233,7 +250,8 @@ class _Reader:
         self.operands.append(value)
         return ast.Name(f"x{len(self.operands) - 1}", ast.Load())
 
-    def name(self, node: ast.Name, shape_only: bool = False) -> ast.expr:
+    def name(self, node: ast.Name, shape_only: bool = False, scalar: bool = False
+             ) -> ast.expr:
         if node.id in self.bound:
             return ast.Name(self.bound[node.id], ast.Load())
         lo = self.lo
@@ -244,7 +262,7 @@ class _Reader:
             if isinstance(value, ir.Value) and (is_int(lo, value) or shape_only
                                                 and value.kind in ("array", "float")):
                 return self.operand(value)
-            if isinstance(value, ir.Value) and value.kind in ("array", "float") \
+            if scalar and isinstance(value, ir.Value) and value.kind in ("array", "float") \
                     and lo._is_param(value):
                 # a parameter of NumPy code without an annotation (JAX's `*, d, k`):
                 # an int where the code runs, which the generated code checks
@@ -257,17 +275,20 @@ class _Reader:
             return ast.Constant(obj)
         raise NotIndex(node, f"`{node.id}` is not an int")
 
-    def read(self, node: ast.expr) -> ast.expr:
+    def read(self, node: ast.expr, scalar: bool = False) -> ast.expr:
+        """``node`` over placeholders; ``scalar``: where NumPy takes one int
+        (a bound of ``np.arange`` or ``range``, a count), so that a parameter
+        of NumPy code without an annotation is read as an int there."""
         if isinstance(node, ast.Constant):
             if type(node.value) is not int:
                 raise NotIndex(node, f"{node.value!r} is not an int")
             return ast.Constant(node.value)
         if isinstance(node, ast.Name):
-            return self.name(node)
+            return self.name(node, scalar=scalar)
         if isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
-            return ast.BinOp(self.read(node.left), node.op, self.read(node.right))
+            return ast.BinOp(self.read(node.left, scalar), node.op, self.read(node.right, scalar))
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-            return ast.UnaryOp(node.op, self.read(node.operand))
+            return ast.UnaryOp(node.op, self.read(node.operand, scalar))
         if isinstance(node, (ast.List, ast.Tuple)):
             return type(node)([self.read(e) for e in node.elts], ast.Load())
         if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
@@ -296,10 +317,10 @@ class _Reader:
         out = []
         for item in items:
             if isinstance(item, ast.Slice):
-                out.append(ast.Slice(*(None if p is None else self.read(p)
+                out.append(ast.Slice(*(None if p is None else self.read(p, True)
                                        for p in (item.lower, item.upper, item.step))))
             else:
-                out.append(self.read(item))
+                out.append(self.read(item, True))
         index = out[0] if len(out) == 1 else ast.Tuple(out, ast.Load())
         return ast.Subscript(base, index, ast.Load())
 
@@ -318,8 +339,11 @@ class _Reader:
         for k in node.keywords:
             if k.arg not in MAKERS[maker] or k.arg == "total_repeat_length":
                 raise NotIndex(k.value, f"the keyword {k.arg!r} is not supported here")
-            keywords.append(ast.keyword(k.arg, self.read(k.value)))
-        args = [self.read(a) for a in node.args]
+            keywords.append(ast.keyword(k.arg, self.read(k.value, True)))
+        # the array a repeat or a join takes is an array; every other argument one int
+        # (a repeat's counts may be either)
+        arrays = 1 if maker is numpy.repeat else len(node.args) if maker in SEQUENCES else 0
+        args = [self.read(a, k >= arrays) for k, a in enumerate(node.args)]
         if any(isinstance(a, ast.Starred) for a in node.args):
             raise NotIndex(node, "`*args` is not supported here")
         func = ast.Attribute(ast.Name("np", ast.Load()), maker.__name__, ast.Load())
@@ -335,7 +359,7 @@ class _Reader:
             if not (isinstance(it, ast.Call) and _resolve(self.lo, it.func) is builtins.range
                     and not it.keywords and 1 <= len(it.args) <= 3):
                 raise NotIndex(it, "a comprehension here iterates over `range(...)`")
-            bounds = [self.read(a) for a in it.args]
+            bounds = [self.read(a, True) for a in it.args]
             name = f"_c{self.comprehensions}"
             self.comprehensions += 1
             self.bound[gen.target.id] = name

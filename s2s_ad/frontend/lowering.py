@@ -256,7 +256,8 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
                            statics={n: v for n, v in self.given_statics.items()},
                            not_none=tuple(self.not_none),
                            passed=tuple(self.passed_specs), returns=self.returns,
-                           given_arrays=() if self.names_numpy else tuple(sorted(self.arrays)))
+                           given_arrays=() if self.names_numpy else tuple(sorted(self.arrays)),
+                           index_results=index_exprs.results(self, outputs or (result,)))
         ir.verify(func)
         return func
 

@@ -58,7 +58,10 @@ def check_attrs(lo, prim: str, attrs: dict, node: ast.Call) -> None:
         attrs["unshift"] = tuple(-s for s in shift) if isinstance(shift, tuple) else -shift
     if prim == "np.repeat" and not isinstance(attrs.get("repeats"), int):
         raise lo.src.error(node, "`np.repeat` takes a constant number of repeats here (one int "
-                           "for every element)")
+                           "for every element); repeats given by an array or a run-time int "
+                           "are supported for an integer index array computed from ints "
+                           "(`np.repeat(np.arange(d), counts)`), not for values with a "
+                           "gradient")
     if prim == "np.tile" and "reps" not in attrs:
         raise lo.src.error(node, "`np.tile` needs reps")
     if prim in ("np.var", "np.std") and not isinstance(attrs.get("ddof", 0), int):

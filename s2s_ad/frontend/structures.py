@@ -302,6 +302,8 @@ def item(lo, value: ir.Value, index: int, node: ast.AST, var: str | None = None)
         out.kind = "list"
         lo.seq_params[id(out)] = ir.Param(out)
         lo.returned_lists.add(id(out))
+    if index in lo.__dict__.get("index_items", {}).get(id(value), ()):
+        lo.index_values.add(id(out))  # an index array the callee computed from ints
     text = ast.unparse(node) if isinstance(node, ast.expr) else f"{value.name}[{index}]"
     if var is not None:
         text = f"{var} = {text}"
