@@ -6,13 +6,14 @@ calls NumPy, never JAX) and compares with central differences of these
 functions themselves, run by JAX where it is installed (float64) and by the
 stand-in of tests/jax_standin.py otherwise."""
 
+import math
 from functools import partial
 
 try:
     import jax
     import jax.numpy as jnp
     from jax import numpy as jnp_too
-    from jax.scipy.special import gammaln, logsumexp
+    from jax.scipy.special import gammaln, logsumexp, multigammaln
 
     jax.config.update("jax_enable_x64", True)
     REAL_JAX = True
@@ -21,6 +22,7 @@ except ImportError:
     from jax_standin import numpy as jnp
     from jax_standin import numpy as jnp_too
     gammaln, logsumexp = jax.scipy.special.gammaln, jax.scipy.special.logsumexp
+    multigammaln = jax.scipy.special.multigammaln
     REAL_JAX = False
 
 
@@ -56,6 +58,50 @@ def mixture_loss(alphas, means, logdiag, lower, x):
     fit = jnp.sum(jax.scipy.special.logsumexp(inner, axis=1)) - x.shape[0] * logsumexp(alphas)
     prior = jnp.sum(gammaln(jnp.exp(alphas) + 1.0)) + 0.5 * jnp.sum(lower ** 2)
     return prior - fit
+
+
+def wishart_penalty(*, k, p, logdiag, lower, gamma, m):
+    """The log of a Wishart prior on the k precision matrices, up to what
+    does not depend on them."""
+    dof = p + m + 1
+    squares = jnp.sum(jnp.exp(logdiag) ** 2, axis=1) + jnp.sum(lower ** 2, axis=1)
+    spread = jnp.sum(0.5 * gamma * gamma * squares - m * jnp.sum(logdiag, axis=1))
+    scale = dof * p * jnp.log(gamma / math.sqrt(2.0))
+    return k * (scale - multigammaln(0.5 * dof, p)) - spread
+
+
+def packed_mixture(*, d, k, x, alphas, means, logdiag, lower, gamma, m):
+    """A Gaussian mixture whose precision factors have ``lower`` packed below
+    the diagonal column by column: the positions are integer arrays made from
+    ``d`` (``jnp.repeat`` with ``total_repeat_length``, a comprehension over
+    ``range(d - 1)``), the factors one ``.at[:, rows, cols].set``."""
+    n = x.shape[0]
+    counts = jnp.arange(d - 1, 0, -1)
+    cols = jnp.repeat(jnp.arange(d - 1), counts, total_repeat_length=d * (d - 1) // 2)
+    rows = jnp.concatenate([jnp.arange(j + 1, d) for j in range(d - 1)])
+    factors = jnp.zeros((k, d, d), dtype=lower.dtype).at[:, rows, cols].set(lower)
+    centred = x[:, None, :] - means[None, ...]
+    z = jnp.exp(logdiag) * centred + jnp.einsum("kij,nkj->nki", factors, centred)
+    inner = alphas + jnp.sum(logdiag, axis=1) - 0.5 * jnp.sum(z ** 2, axis=2)
+    fit = jnp.sum(logsumexp(inner, axis=1)) - n * logsumexp(alphas, axis=0)
+    prior = wishart_penalty(k=k, p=d, logdiag=logdiag, lower=lower, gamma=gamma, m=m)
+    return -fit - prior
+
+
+def packed_mixture_twice(*, d, k, x, alphas, means, logdiag, lower):
+    """The mixture as a helper called with keywords, once per prior weight."""
+    total = 0.0
+    for m in range(2):
+        total = total + packed_mixture(d=d, k=k, x=x, alphas=alphas, means=means,
+                                       logdiag=logdiag, lower=lower, gamma=1.0 + m, m=m)
+    return total
+
+
+def packed_add(lower, d: int):
+    """``.at[rows, cols].add`` by index arrays made from ints."""
+    rows, cols = jnp.tril_indices(d, -1)
+    tri = jnp.zeros((d, d)).at[rows, cols].add(lower)
+    return jnp.sum(jnp.tanh(tri @ tri.T))
 
 
 def _node(i, n):
@@ -260,6 +306,13 @@ def at_in_loop_aliased(x):
 def at_repeated_add(x):
     idx = jnp.array([0, 0, 1])
     return jnp.sum(jnp.zeros(3).at[idx].add(x[:3]) ** 2)
+
+
+def at_repeated_positions(x, d: int):
+    """Index arrays made from ints that repeat a position: ``.add`` would add
+    them up where NumPy's write keeps the last, so the generated code stops."""
+    idx = jnp.repeat(jnp.arange(d), 2)
+    return jnp.sum(jnp.zeros(d).at[idx].add(x[: 2 * d]) ** 2)
 
 
 def at_min(x):

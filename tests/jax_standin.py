@@ -112,6 +112,20 @@ def _module(name: str, source, names) -> types.ModuleType:
 numpy = _module("jax.numpy", np, [n for n in dir(np) if not n.startswith("_")
                                   and not isinstance(getattr(np, n), (type, types.ModuleType))])
 numpy.linalg = _module("jax.numpy.linalg", np.linalg, ["det", "inv", "solve", "norm", "slogdet"])
+
+
+def _repeat(a, repeats, axis=None, *, total_repeat_length=None):
+    """JAX's repeat: with ``total_repeat_length``, the result cut to that
+    many items or padded with its last item (axis None)."""
+    out = np.repeat(np.asarray(a), repeats, axis=axis)
+    total = total_repeat_length
+    if total is not None and axis is None:
+        out = out[:total] if out.shape[0] >= total else np.concatenate(
+            [out, np.repeat(out[-1:], total - out.shape[0])])
+    return out.view(Array)
+
+
+numpy.repeat = _wrap(_repeat, "repeat", "jax.numpy")
 scipy_special = _module("jax.scipy.special", scipy.special,
                         ["logsumexp", "gammaln", "multigammaln", "expit", "erf"])
 scipy_ = types.ModuleType("jax.scipy")

@@ -109,20 +109,29 @@ def wanted(lo, fn, node: ast.Call) -> bool:
     ``total_repeat_length``), a join of a comprehension, the triangle indices."""
     if fn is numpy.tril_indices or fn is numpy.triu_indices:
         return True
+    if fn is numpy.arange:
+        # of a parameter without an annotation (JAX's `*, d`): an int, checked
+        return any(_untyped_param(lo, n) for a in node.args for n in ast.walk(a))
     if fn is numpy.repeat:
         repeats = node.args[1] if len(node.args) > 1 else next(
             (k.value for k in node.keywords if k.arg == "repeats"), None)
         if any(k.arg == "total_repeat_length" for k in node.keywords):
             return True
-        if repeats is None or isinstance(repeats, ast.Constant):
-            return False
-        value = lo.env.get(repeats.id) if isinstance(repeats, ast.Name) else None
-        if isinstance(repeats, ast.Name) and value is None:
-            return False  # a module constant: the rule's attribute
-        return not isinstance(value, ir.Const) and not isinstance(repeats, ast.UnaryOp)
+        # counts known only when the code runs: a call, or a name bound to a value
+        # (a constant, or arithmetic on constants, is the rule's attribute)
+        return repeats is not None and any(
+            isinstance(n, (ast.Call, ast.Subscript, ast.Attribute)) or isinstance(n, ast.Name)
+            and isinstance(lo.env.get(n.id), ir.Value) for n in ast.walk(repeats))
     if any(fn is f for f in SEQUENCES):
         return len(node.args) >= 1 and isinstance(node.args[0], (ast.ListComp, ast.GeneratorExp))
     return False
+
+
+def _untyped_param(lo, node: ast.AST) -> bool:
+    """A name bound to a parameter of NumPy code without an annotation."""
+    value = lo.env.get(node.id) if isinstance(node, ast.Name) else None
+    return isinstance(value, ir.Value) and value.kind in ("array", "float") \
+        and lo._is_param(value)
 
 
 def lower(lo, fn, node: ast.Call, var, hint):
@@ -145,9 +154,14 @@ def lower(lo, fn, node: ast.Call, var, hint):
         else:
             code = reader.read(node)
     except NotIndex as e:
-        if fn is numpy.repeat and total is None:
-            return None  # the rule's own message: a constant number of repeats
+        if fn is numpy.arange:
+            return None  # the rule's: a constant range
         what = ast.unparse(node.func)
+        if fn is numpy.repeat:
+            raise lo.src.error(e.node, f"`{what}` takes a constant number of repeats, or "
+                               "repeats known only when the code runs for an integer index "
+                               "array computed from ints (`np.repeat(np.arange(d), counts)`), "
+                               f"not for values with a gradient: {e.why}")
         raise lo.src.error(e.node, f"`{what}` here builds an integer index array, which "
                            "s2s-ad computes as written when every value in it is an int "
                            f"(int parameters, literals, len, shapes, range, np.arange): {e.why}")
