@@ -13,8 +13,9 @@ NumPy as ``np``, comprehension variables renamed). It is taken where the
 per-function rules cannot: repeats given by an array, JAX's
 ``total_repeat_length=``, a comprehension over a range known only when the
 code runs, the triangle indices. The value it makes is an *index value*
-(``lo.index_values``); so are ``np.arange`` of ints, arrays of int
-literals, and arithmetic, slices and joins of index values
+(``lo.index_values``); so are ``np.arange`` of ints and arithmetic,
+slices and joins of index values (an array literal, ``np.array([0, 0, 1])``,
+is not: an assignment by it stays refused)
 (:func:`note`). An index value may index a subscript assignment
 (``z[:, rows, cols] = v``): the generated code then checks, where it runs,
 that no element is written twice (:func:`distinct_check`), since NumPy's
@@ -68,9 +69,6 @@ def note(lo, prim: str, args: list, out: ir.Value, attrs: dict) -> None:
     if prim == "np.arange":
         if all(is_int(lo, a) for a in args) and attrs.get("dtype") in (
                 None, "int64", "int32", "intp", "int16", "int8"):
-            lo.index_values.add(id(out))
-    elif prim == "index_array":
-        if args and all(is_int(lo, a) for a in args):
             lo.index_values.add(id(out))
     elif prim in INDEX_PRIMS and args and all(is_int(lo, a) for a in args):
         first = args[0] if prim.startswith(("np.", "array.")) else None
