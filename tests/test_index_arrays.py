@@ -214,3 +214,15 @@ def test_repeated_position_stops_where_the_code_runs(f, args):
         s2s_ad.grad(f, wrt=0)(*args)
     with pytest.raises(ValueError, match="writes an element more than once"):
         s2s_ad.vjp(f, *args)
+
+
+def test_dtype_of_an_argument():
+    """``np.zeros(..., dtype=lower.dtype)``: float32 arguments give a float32
+    array, and float32 gradients."""
+    lower, w = (a.astype(np.float32) for a in CASES["inline_triangle"][0][:2])
+    got = s2s_ad.grad(m.inline_triangle, wrt=(0, 1))(lower, w, 4)
+    assert all(g.dtype == np.float32 for g in got)
+    want = s2s_ad.grad(m.inline_triangle, wrt=(0, 1))(lower.astype(np.float64),
+                                                      w.astype(np.float64), 4)
+    for g, h in zip(got, want):
+        np.testing.assert_allclose(g, h, rtol=2e-3, atol=2e-4)

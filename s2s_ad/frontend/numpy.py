@@ -281,7 +281,8 @@ class ArrayLowering(ArrayIndexing):
             like = self.expr(dtype.value)
             if not isinstance(like, ir.Value):
                 raise self.src.error(dtype, f"`{ast.unparse(dtype)}`: the dtype of an array")
-            prim, rule = f"{prim}_as", RULES[f"{prim}_as"]
+            prim = f"array.{prim[3:]}_as"
+            rule = RULES[prim]
             del keywords["dtype"]
         for k, v in keywords.items():
             if k not in allowed:
@@ -324,8 +325,8 @@ class ArrayLowering(ArrayIndexing):
                 x, bound = self.expr(positional[0]), self.expr(positional[2 if lo else 1])
                 return self.emit("np.minimum" if lo else "np.maximum", [x, bound], node, var,
                                  hint=hint, text=text)
-        if prim in ("np.zeros", "np.ones", "np.reshape", "np.full", "np.zeros_as", "np.ones_as",
-                    "np.full_as") and positional:
+        if prim in ("np.zeros", "np.ones", "np.reshape", "np.full", "array.zeros_as",
+                    "array.ones_as", "array.full_as") and positional:
             shape_at = 1 if prim == "np.reshape" else 0
             if prim == "np.reshape" and len(positional) > 2:
                 positional = [positional[0], ast.Tuple(positional[1:], ast.Load())]

@@ -48,8 +48,8 @@ from __future__ import annotations
 from s2s_ad import ir
 from s2s_ad.reverse.analysis import differentiable
 
-ROOTS = frozenset({"np.zeros", "np.ones", "np.zeros_like", "np.ones_like", "np.zeros_as",
-                   "np.ones_as"})
+ROOTS = frozenset({"np.zeros", "np.ones", "np.zeros_like", "np.ones_like",
+                   "array.zeros_as", "array.ones_as"})
 """Constructors whose reverse reads no adjoint."""
 
 

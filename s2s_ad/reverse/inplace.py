@@ -68,8 +68,8 @@ from s2s_ad.names import Namer
 from s2s_ad.rules.numpy import VIEWS
 from s2s_ad.rules.templates import index_expr
 
-CONSTRUCTORS = {"np.zeros", "np.ones", "np.full", "np.zeros_as", "np.ones_as", "np.full_as",
-                "np.zeros_like", "np.ones_like", "np.eye", "np.identity",
+CONSTRUCTORS = {"np.zeros", "np.ones", "np.full", "array.zeros_as", "array.ones_as",
+                "array.full_as", "np.zeros_like", "np.ones_like", "np.eye", "np.identity",
                 "np.full_like", "np.copy"}
 
 SHAPE_ONLY = frozenset({"add", "sub", "neg", "pos", "np.negative", "np.sum", "np.mean",

@@ -46,8 +46,8 @@ ELEMENTWISE = (BROADCASTING | {"array.pow", "np.arctan2", "np.clip", "np.float_p
 """Ops whose result has the largest rank of their operands (``np.cross`` is
 not one: two 2-vectors give a 0-d result)."""
 
-CONSTRUCTORS = frozenset({"np.zeros", "np.ones", "np.empty", "np.full", "np.zeros_as", "np.ones_as",
-                          "np.full_as"})
+CONSTRUCTORS = frozenset({"np.zeros", "np.ones", "np.empty", "np.full", "array.zeros_as",
+                          "array.ones_as", "array.full_as"})
 """Ops whose first operand is the shape of their result."""
 
 

@@ -285,22 +285,25 @@ NUMPY_RULES = [
     # integer index arrays computed from ints (s2s_ad/frontend/index_exprs.py):
     # the expression as written, its code in the op (rules.forward_template)
     Rule("index.expr", "code", (None,), "array", "an integer index array", variadic=True,
-         attrs=(("code", ""),)),
+         attrs=(("code", ""),), notes="the forward computation is the op's own `code`, an "
+         "integer array computed from ints (`np.repeat(np.arange(d), counts)`)"),
     Rule("index.is_int", "isinstance(x, (int, np.integer)) and not isinstance(x, bool)",
-         (None,), "bool"),
-    Rule("index.same_size", "np.size(x) == y", (None, None), "bool"),
+         (None,), "bool", notes="a parameter an integer index array is computed from"),
+    Rule("index.same_size", "np.size(x) == y", (None, None), "bool",
+         notes="JAX's `total_repeat_length` checked against the repeat's length"),
     Rule("index.distinct", "np.all(np.unique(np.reshape(np.arange(np.size(x0)), "
          "np.shape(x0))[index], return_counts=True)[1] == 1)", (None,), "bool",
          "no element of x0 picked twice by the index", variadic=True,
-         attrs=(("index", ()),)),
+         attrs=(("index", ()),), notes="checked before a write by an integer index array "
+         "(NumPy keeps the last write to a repeated position)"),
     _constant("zeros", "np.zeros(x, dtype=dtype)"),
     _constant("ones", "np.ones(x, dtype=dtype)"),
     # `np.zeros(shape, dtype=x.dtype)`: the dtype of an array read when the code runs
-    Rule("np.zeros_as", "np.zeros(x, dtype=np.result_type(y))", (None, None), "array",
+    Rule("array.zeros_as", "np.zeros(x, dtype=np.result_type(y))", (None, None), "array",
          "constant"),
-    Rule("np.ones_as", "np.ones(x, dtype=np.result_type(y))", (None, None), "array",
+    Rule("array.ones_as", "np.ones(x, dtype=np.result_type(y))", (None, None), "array",
          "constant"),
-    Rule("np.full_as", "np.full(x0, x1, dtype=np.result_type(x2))", (None, None, None),
+    Rule("array.full_as", "np.full(x0, x1, dtype=np.result_type(x2))", (None, None, None),
          "array", "constant"),
     _constant("zeros_like", "np.zeros_like(x, dtype=dtype)"),
     _constant("ones_like", "np.ones_like(x, dtype=dtype)"),
