@@ -400,9 +400,16 @@ def reverse_write(sweep, op: ir.Op) -> list:
     fam = sweep.families[id(op.out)]
     base, value = op.args[0], op.args[1]
     out = []
+    side_by_side = sum(isinstance(a, ir.Value) and a.kind not in ("int", "bool")
+                       for a in op.args[2:]) > 1
     if fam.adj is not None:
         idx = _index(sweep, op)
         gathered = ast.Subscript(ast.Name(fam.adj, ast.Load()), idx, ast.Load())
+        if side_by_side:
+            # integer arrays side by side (`y[:, rows, cols] = v`): `gather` picks
+            # them from another library's array too (Dask has no such indexing)
+            adj = ast.Name(fam.adj, ast.Load())
+            gathered = _call(sweep.arrays.helper("gather"), [adj, _as_value(idx), adj])
         if id(op.out) in sweep.act and isinstance(value, ir.Value) and id(value) in sweep.act:
             if id(op) in sweep.arrays.elements:
                 contrib = gathered  # one element: a NumPy scalar, which later writes cannot change
@@ -418,6 +425,11 @@ def reverse_write(sweep, op: ir.Op) -> list:
             zero = ast.Assign([ast.Subscript(ast.Name(fam.adj, ast.Load()),
                                              _index(sweep, op), ast.Store())],
                               ast.Constant(0.0))
+            if side_by_side:  # `zero_at` writes zeros there into a Dask array too
+                zero = ast.Assign([ast.Name(fam.adj, ast.Store())],
+                                  _call(sweep.arrays.helper("zero_at"),
+                                        [ast.Name(fam.adj, ast.Load()),
+                                         _as_value(_index(sweep, op))]))
             out.append(Stmt(zero, reverse_comment(op, 0, base, "0 at the overwritten elements"),
                             op, 0, "0", fam.adj))
     if id(op) in fam.saved:

@@ -5,6 +5,7 @@ helpers rule templates call by name: ``unbroadcast``, ``matmul_adjoint``,
 Each takes a fast path for plain ``np.ndarray`` operands where that saves
 NumPy's per-call dispatch, and the dispatching forms for anything else."""
 
+from s2s_ad.rules.index_helpers import INDEX_HELPERS
 from s2s_ad.rules.list_helpers import LIST_HELPERS
 
 HELPERS = {
@@ -586,15 +587,7 @@ def own(v):
     than the arithmetic around it."""
     return v if isinstance(v, np.generic) else v.copy()
 ''',
-    "gather": '''
-def gather(g, index, y):
-    """g[index], where g may still be a number standing for an array of y's
-    shape (an adjoint that started at 0.0, or the seed)."""
-    arrays = type(g) is np.ndarray and type(y) is np.ndarray
-    if (g.shape != y.shape) if arrays else (np.shape(g) != np.shape(y)):
-        g = np.zeros_like(y, dtype=np.result_type(y, g)) + g
-    return g[index]
-''',
 }
 """Functions a generated module defines for itself when its code calls them."""
+HELPERS.update(INDEX_HELPERS)  # adjoints of writes by index (s2s_ad.rules.index_helpers)
 HELPERS.update(LIST_HELPERS)  # a reverse loop's lists (s2s_ad.reverse.element_lists)
