@@ -200,12 +200,8 @@ def _total_check(lo, out: ir.Value, total, node: ast.Call, text: str) -> None:
 def _int_check(lo, value: ir.Value, name: ast.Name) -> None:
     """``value``, a parameter an index expression reads, must be an int where
     the code runs: from a float the expression could make floats
-    (``np.arange(0.5, d)``) whose derivative it does not have. Checked once
-    per function, before its first use."""
-    checked = lo.__dict__.setdefault("int_checked", set())
-    if id(value) in checked:
-        return
-    checked.add(id(value))
+    (``np.arange(0.5, d)``) whose derivative it does not have. Checked before
+    each expression that reads it (one may be in a branch the other skips)."""
     is_int = lo.emit("index.is_int", [value], name, hint="is_int")
     message = (f"`{name.id}` is used to build an integer index array (line {name.lineno}), "
                "so it must be an int",)
