@@ -315,6 +315,17 @@ def at_repeated_positions(x, d: int):
     return jnp.sum(jnp.zeros(d).at[idx].add(x[: 2 * d]) ** 2)
 
 
+def repeat_padded(x, d: int):
+    """``total_repeat_length`` longer than the repeat: JAX pads, NumPy cannot."""
+    idx = jnp.repeat(jnp.arange(d), 2, total_repeat_length=2 * d + 1)
+    return jnp.sum(x[idx] ** 2)
+
+
+def repeat_total_along_axis(x, d: int):
+    idx = jnp.repeat(jnp.arange(d), 2, axis=0, total_repeat_length=2 * d)
+    return jnp.sum(x[idx] ** 2)
+
+
 def at_min(x):
     return jnp.sum(x.at[0].min(0.0))
 

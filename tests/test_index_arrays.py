@@ -267,3 +267,15 @@ def test_second_order_refused_with_location():
     with pytest.raises(SourceError) as info:
         s2s_ad.hvp(m.tril_write, wrt=0)(*args, args[0])
     assert "^" in str(info.value) and "np.all" in str(info.value)
+
+
+def test_total_repeat_length():
+    """JAX's ``total_repeat_length`` equal to the repeat's length is read;
+    another length (JAX would pad or cut) stops where the code runs; with
+    an axis it is refused, located."""
+    x = rng.normal(size=5)
+    with pytest.raises(ValueError, match="`total_repeat_length` differs"):
+        s2s_ad.grad(j.repeat_padded, wrt=0)(x, 2)
+    with pytest.raises(SourceError) as info:
+        s2s_ad.grad(j.repeat_total_along_axis, wrt=0)(x, 2)
+    assert "jax_src.py:" in str(info.value) and "no axis" in str(info.value)

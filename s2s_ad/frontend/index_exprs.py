@@ -148,14 +148,17 @@ def lower(lo, fn, node: ast.Call, var, hint):
                                                    if k.arg != "total_repeat_length"])
             code = reader.read(ast.copy_location(call, node))
             if total is not None:
-                reader.read(total, True)  # an int expression, checked here, lowered below
+                reader.read(total, True)
+                if any(k.arg == "axis" for k in node.keywords) or len(node.args) > 2:
+                    raise NotIndex(total, "`total_repeat_length` is read for a flattened "
+                                          "repeat only (no axis)")  # an int expression, checked here, lowered below
         else:
             code = reader.read(node)
     except NotIndex as e:
         if fn is numpy.arange:
             return None  # the rule's: a constant range
         what = ast.unparse(node.func)
-        if fn is numpy.repeat:
+        if fn is numpy.repeat and total is None:
             raise lo.src.error(e.node, f"`{what}` takes a constant number of repeats, or "
                                "repeats known only when the code runs for an integer index "
                                "array computed from ints (`np.repeat(np.arange(d), counts)`), "
