@@ -279,3 +279,10 @@ def test_total_repeat_length():
     with pytest.raises(SourceError) as info:
         s2s_ad.grad(j.repeat_total_along_axis, wrt=0)(x, 2)
     assert "jax_src.py:" in str(info.value) and "no axis" in str(info.value)
+
+
+def test_no_gradient_with_respect_to_the_int():
+    kwargs = {**jax_kwargs(2, 3, 4), "gamma": 1.0, "m": 0}
+    with pytest.raises(SourceError) as info:
+        s2s_ad.grad(j.packed_mixture, wrt=("d", "alphas"))(**kwargs)
+    assert "cannot differentiate with respect to `d`" in str(info.value)

@@ -14,9 +14,11 @@ per-function rules cannot: repeats given by an array, JAX's
 ``total_repeat_length=``, a comprehension over a range known only when the
 code runs, the triangle indices. The value it makes is an *index value*
 (``lo.index_values``); so are ``np.arange`` of ints and arithmetic,
-slices and joins of index values (an array literal, ``np.array([0, 0, 1])``,
-is not: an assignment by it stays refused)
-(:func:`note`). An index value may index a subscript assignment
+slices and joins of index values (:func:`note`), and what a helper returns
+that is one (:func:`call_result`); an array literal, ``np.array([0, 0,
+1])``, is not (an assignment by it stays refused). An unannotated
+parameter read where NumPy takes one int is checked to be an int where the
+code runs, and has no gradient. An index value may index a subscript assignment
 (``z[:, rows, cols] = v``): the generated code then checks, where it runs,
 that no element is written twice (:func:`distinct_check`), since NumPy's
 last write would win where JAX's ``.add`` adds up.
@@ -36,6 +38,7 @@ import builtins
 import numpy
 
 from s2s_ad import ir
+from s2s_ad.errors import SourceError
 
 SEQUENCES = {numpy.concatenate: ("axis",), numpy.stack: ("axis",), numpy.hstack: (),
              numpy.vstack: ()}
@@ -97,7 +100,7 @@ def call_result(lo, out: ir.Value, callee: ir.Function) -> None:
 def _resolve(lo, node: ast.expr):
     try:
         return lo.resolve(node)
-    except Exception:  # a local name, or an attribute of one: not a callee here
+    except SourceError:  # a local name, or an attribute of one: not a callee here
         return None
 
 
@@ -169,6 +172,7 @@ def lower(lo, fn, node: ast.Call, var, hint):
     text = f"{var} = {ast.unparse(node)}" if var else ast.unparse(node)
     for value, name in reader.params.values():
         _int_check(lo, value, name)
+        lo.mark_int(value, name, "an integer index array is computed from it")
     if fn is numpy.tril_indices or fn is numpy.triu_indices:
         # a pair of index arrays: each its own op
         return tuple(_emit(lo, reader, ast.Subscript(code, ast.Constant(k), ast.Load()),
