@@ -416,8 +416,10 @@ def reverse_write(sweep, op: ir.Op) -> list:
             elif sweep.arrays.number(value):
                 contrib = ast.Call(ast.Name(sweep.arrays.helper("total"), ast.Load()), [gathered], [])
             else:
+                # (integer arrays pick a copy already: no `own` around `gather`)
+                picked = gathered if side_by_side else copy_of(sweep.arrays, gathered)
                 contrib = ast.Call(ast.Name(sweep.arrays.helper("unbroadcast"), ast.Load()),
-                                   [copy_of(sweep.arrays, gathered), sweep.ref(value)], [])
+                                   [picked, sweep.ref(value)], [])
             out += sweep.accumulate(value, contrib, False,
                                    reverse_comment(op, 1, value, "the assigned elements"),
                                    op, 1, "the assigned elements")
