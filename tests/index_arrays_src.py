@@ -123,3 +123,11 @@ def repeated_write(x, d: int):
     z[rows, np.arange(2 * d)] = x
     z[rows, rows] = x
     return np.sum(z ** 2)
+
+
+def dtype_constructors(x):
+    """``dtype=x.dtype`` on the constructors that take it."""
+    ones = np.ones((x.shape[0], 2), dtype=x.dtype)
+    half = np.full(x.shape, 0.5, dtype=x.dtype)
+    z = np.zeros(3, dtype=x.dtype)
+    return np.sum((x[:, None] * ones) ** 2) + np.sum(half * x) + np.sum(z)

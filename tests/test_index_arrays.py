@@ -34,6 +34,11 @@ def mixture_args(k, d, n):
             rng.normal(size=(k, t)), rng.normal(size=(n, d)), d]
 
 
+TESTED = {"index.expr", "index.is_int", "index.same_size", "index.distinct",
+          "array.zeros_as", "array.ones_as", "array.full_as"}
+"""The rules these tests exercise (tests/test_numpy_rules_table.py checks
+every NumPy rule is tested somewhere)."""
+
 CASES = {
     "mixture": (mixture_args(3, 4, 6), [0, 1, 2, 3]),
     "inline_triangle": ([rng.normal(size=(3, 6)), rng.normal(size=(4, 2)), 4], [0, 1]),
@@ -43,6 +48,7 @@ CASES = {
     "in_a_loop": ([rng.normal(size=(2, 3)), rng.normal(size=(3, 2)), 3], [0, 1]),
     "in_a_branch": ([rng.normal(size=(2, 3)), rng.normal(size=(3, 2)), 3], [0, 1]),
     "written_in_a_loop": ([rng.normal(size=(3, 6)), 4], [0]),
+    "dtype_constructors": ([rng.normal(size=4)], [0]),
 }
 
 
