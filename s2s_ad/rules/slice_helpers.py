@@ -1,0 +1,36 @@
+"""The helper a generated NumPy gradient calls for the adjoint of an array
+read as consecutive slices that tile its first axis
+(:mod:`s2s_ad.reverse.scatters`), as source text; part of
+:data:`s2s_ad.rules.numpy_helpers.HELPERS`. A gradient module read back from
+its file has its calls written as an array of zeros and one assignment per
+slice (:mod:`s2s_ad.frontend.scatter_calls`)."""
+
+SLICE_HELPERS = {
+    "joined": '''
+def joined(x, parts, cuts, _array=np.ndarray):
+    """The adjoint of x read as consecutive slices x[:c1], x[c1:c2], ..., x[ck:]
+    of its first axis (0 <= c1 <= c2 <= ...: they tile it), from the slices'
+    adjoints parts, in order: their concatenation, where it is an ndarray of
+    x's shape and dtype (each part has its slice's shape). Otherwise (a part
+    may be 0.0, an adjoint never added to, or another library's array) each
+    part is assigned into zeros shaped like x at its slice, as scatter would."""
+    if type(x) is _array:
+        try:
+            out = np.concatenate(parts)
+        except ValueError:  # a number among the parts (0-d)
+            out = None
+        if type(out) is _array and out.shape == x.shape and out.dtype == x.dtype:
+            return out
+    foreign = [p for p in parts if type(p) is not _array
+               and not isinstance(p, (int, float, complex, np.generic))]
+    if type(x) is not _array:
+        out = np.zeros_like(x)
+    elif not foreign:
+        out = np.zeros(x.shape, x.dtype)
+    else:  # another library's adjoint (Dask's): the zeros in its library, as scatter's
+        out = np.zeros_like(foreign[0], shape=x.shape, dtype=x.dtype)
+    for p, lo, hi in zip(parts, (0,) + cuts, cuts + (None,)):
+        out[lo:hi] = p
+    return out
+''',
+}
