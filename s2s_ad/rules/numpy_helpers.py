@@ -6,7 +6,7 @@ Each takes a fast path for plain ``np.ndarray`` operands where that saves
 NumPy's per-call dispatch, and the dispatching forms for anything else."""
 
 from s2s_ad.rules.list_helpers import LIST_HELPERS
-from s2s_ad.rules.slice_helpers import SLICE_HELPERS
+from s2s_ad.rules.shape_helpers import SHAPE_HELPERS
 
 HELPERS = {
     "unbroadcast": '''
@@ -599,4 +599,4 @@ def gather(g, index, y):
 }
 """Functions a generated module defines for itself when its code calls them."""
 HELPERS.update(LIST_HELPERS)  # a reverse loop's lists (s2s_ad.reverse.element_lists)
-HELPERS.update(SLICE_HELPERS)  # slices that tile an array (s2s_ad.reverse.scatters)
+HELPERS.update(SHAPE_HELPERS)  # tiling slices, one shape for several arrays

@@ -1,11 +1,15 @@
-"""The helper a generated NumPy gradient calls for the adjoint of an array
-read as consecutive slices that tile its first axis
-(:mod:`s2s_ad.reverse.scatters`), as source text; part of
-:data:`s2s_ad.rules.numpy_helpers.HELPERS`. A gradient module read back from
-its file has its calls written as an array of zeros and one assignment per
-slice (:mod:`s2s_ad.frontend.scatter_calls`)."""
+"""Helpers a generated NumPy gradient calls where the code fixes how shapes
+relate, as source text; part of :data:`s2s_ad.rules.numpy_helpers.HELPERS`:
 
-SLICE_HELPERS = {
+* ``joined``: the adjoint of an array read as consecutive slices that tile its
+  first axis (:mod:`s2s_ad.reverse.scatters`); a gradient module read back
+  from its file has its calls written as an array of zeros and one
+  assignment per slice (:mod:`s2s_ad.frontend.scatter_calls`);
+* ``same_shapes``: the flag under which a group of elementwise operations
+  needs no ``unbroadcast`` (:mod:`s2s_ad.reverse.flat_shapes`); read back
+  from a file, the flag is taken out (:mod:`s2s_ad.frontend.shape_flags`)."""
+
+SHAPE_HELPERS = {
     "joined": '''
 def joined(x, parts, cuts, _array=np.ndarray):
     """The adjoint of x read as consecutive slices x[:c1], x[c1:c2], ..., x[ck:]
@@ -32,5 +36,19 @@ def joined(x, parts, cuts, _array=np.ndarray):
     for p, lo, hi in zip(parts, (0,) + cuts, cuts + (None,)):
         out[lo:hi] = p
     return out
+''',
+    "same_shapes": '''
+def same_shapes(*values):
+    \"\"\"Do the values all have one shape (lengths known: a Dask array's may not
+    be yet)? Then no adjoint of an elementwise operation between them needs
+    summing over broadcast axes.\"\"\"
+    first = values[0]
+    shape = first.shape if type(first) is np.ndarray else np.shape(first)
+    if type(first) is not np.ndarray and any(n != n for n in shape):
+        return False  # nan: a length not known yet
+    for v in values:
+        if (v.shape if type(v) is np.ndarray else np.shape(v)) != shape:
+            return False
+    return True
 ''',
 }
