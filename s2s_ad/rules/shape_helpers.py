@@ -38,16 +38,22 @@ def joined(x, parts, cuts, _array=np.ndarray):
     return out
 ''',
     "same_shapes": '''
-def same_shapes(*values):
+def same_shapes(first, *others, _array=np.ndarray):
     \"\"\"Do the values all have one shape (lengths known: a Dask array's may not
     be yet)? Then no adjoint of an elementwise operation between them needs
     summing over broadcast axes.\"\"\"
-    first = values[0]
-    shape = first.shape if type(first) is np.ndarray else np.shape(first)
-    if type(first) is not np.ndarray and any(n != n for n in shape):
+    if type(first) is _array:  # the common case: ndarrays, their shapes compared at once
+        shape = first.shape
+        for v in others:
+            if type(v) is not _array or v.shape != shape:
+                break
+        else:
+            return True
+    shape = np.shape(first)
+    if any(n != n for n in shape):
         return False  # nan: a length not known yet
-    for v in values:
-        if (v.shape if type(v) is np.ndarray else np.shape(v)) != shape:
+    for v in others:
+        if np.shape(v) != shape:
             return False
     return True
 ''',
