@@ -45,8 +45,10 @@ def same_shapes(first, *others, _array=np.ndarray):
     if type(first) is _array:  # the common case: ndarrays, their shapes compared at once
         shape = first.shape
         for v in others:
-            if type(v) is not _array or v.shape != shape:
+            if type(v) is not _array:
                 break
+            if v.shape != shape:
+                return False
         else:
             return True
     shape = np.shape(first)
