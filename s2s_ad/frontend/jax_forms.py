@@ -85,6 +85,8 @@ class _Desugar(LoopForms):
         self.control_flow = False
         self.params: set = set()
         self.copied: dict = {}
+        self.current = None
+        """The function whose body is being rewritten."""
 
     # -- names ---------------------------------------------------------------
 
@@ -138,7 +140,9 @@ class _Desugar(LoopForms):
         params, self.params = self.params, {a.arg for a in ast.walk(fn.args)
                                             if isinstance(a, ast.arg)}
         copied, self.copied = self.copied, {}
+        current, self.current = self.current, fn
         fn.body = self.block(fn.body)
+        self.current = current
         if self.copied:
             # a parameter written by ``x = x.at[i].set(v)`` in place: first
             # a copy of it, so the caller's array is never changed

@@ -33,6 +33,8 @@ from __future__ import annotations
 import ast
 import copy
 
+from s2s_ad.frontend import jax_batching
+
 
 class LoopForms:
     """The loop forms of :class:`s2s_ad.frontend.jax_forms._Desugar`."""
@@ -104,8 +106,11 @@ class LoopForms:
         if 0 not in axes:
             raise self.src.error(node, "`jax.vmap` with no mapped argument")
         shape = self.output_structure(maker.args[0], None)
-        fn = self.callee(maker.args[0], pre, node)
         args = [self.named(a, "mapped", pre, node) for a in node.args]
+        rows = jax_batching.vectorise(self, maker.args[0], args, axes, node, pre)
+        if rows is not None:
+            return rows
+        fn = self.callee(maker.args[0], pre, node)
         count = _parse(f"{ast.unparse(args[axes.index(0)])}.shape[0]", node)[0].value
         k = self.fresh("k")
 
