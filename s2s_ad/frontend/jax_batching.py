@@ -417,8 +417,9 @@ class _Batch:
         if obj is None and isinstance(func, ast.Name) and func.id not in self.forms.locals \
                 and func.id not in self.forms.src.globals:
             obj = getattr(builtins, func.id, None)
-        if isinstance(func, ast.Name) and (obj is None or isinstance(obj, types.FunctionType)) \
-                and not isinstance(obj, types.BuiltinFunctionType):
+        home = getattr(self.forms.src.fn, "__globals__", None)
+        if isinstance(func, ast.Name) and (obj is None or isinstance(
+                obj, types.FunctionType) and obj.__globals__ is home):
             definition = self.definition(func)
             if definition is None or node.keywords:
                 raise _NoRule
