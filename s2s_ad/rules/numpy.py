@@ -232,7 +232,7 @@ NUMPY_RULES = [
     Rule("np.swapaxes", "np.swapaxes(x, axis1, axis2)", ("np.swapaxes(g, axis1, axis2)",),
          "array", "swap back", adjoint=True, attrs=(("axis1", 0), ("axis2", 1))),
     Rule("np.moveaxis", "np.moveaxis(x, source, destination)",
-         ("np.moveaxis(g, destination, source)",), "array", "move back", adjoint=True,
+         ("moved(g, destination, source)",), "array", "move back", adjoint=True,
          attrs=(("source", 0), ("destination", 0))),
     # an axis known only when the code runs (an int value y): the axis moved to
     # the front, the function applied along axis 0, the result moved back
