@@ -6,7 +6,9 @@ Contract: :class:`LoopForms` is mixed into the rewrite of
 ``numpy_name``); each method appends to ``pre`` the statements that compute
 a form and returns the expression that reads its value:
 
-* ``jax.vmap(f)(a, b)``: ``row = f(a[0], b[0])``, an array of ``(n,
+* ``jax.vmap(f)(a, b)``: ``f``'s body batched once over all rows
+  (:func:`s2s_ad.frontend.jax_batching.vectorise`); where it has an
+  operation without a batching rule, ``row = f(a[0], b[0])``, an array of ``(n,
   *np.shape(row))`` zeros, ``f(a[k], b[k])`` written into row ``k`` of it for
   ``k`` in ``range(1, n)``, and a copy of it (whose rows may then be read as
   views); a function returning a tuple written out gives one array per item;
