@@ -85,6 +85,9 @@ import numpy
 from s2s_ad.errors import SourceError
 from s2s_ad.frontend.source import locate
 
+CREATES = {"zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "eye",
+           "identity", "array", "copy", "empty", "empty_like"}
+"""NumPy functions whose result is a new array (``.at[...]`` writes into it)."""
 DEPTH = 8
 """How deep calls of your functions are batched inside a mapped body."""
 
@@ -135,6 +138,10 @@ class _Batch:
         self.env: dict = {}
         self.size = None
         self.here = node
+        self.views: set = set()
+        """Names of the mapped arguments (moved views of the caller's arrays) and of parts of them."""
+        self.made: set = set()
+        """Names of arrays the body made (``np.copy``, ``np.zeros``, ...): writable."""
         """The user's statement being rewritten (the position of what it becomes)."""
         self.depth = 0
         self.lse = _logsumexp()
@@ -210,9 +217,11 @@ class _Batch:
                 continue
             if not isinstance(a, ast.Name):
                 raise _NoRule
-            params.append((self.assign(f"{a.id}_b", self.call(
+            moved = self.assign(f"{a.id}_b", self.call(
                 "moveaxis", copy.deepcopy(a), ast.Constant(0),
-                ast.UnaryOp(ast.USub(), ast.Constant(1)))), True))
+                ast.UnaryOp(ast.USub(), ast.Constant(1))))
+            self.views.add(moved.id)
+            params.append((moved, True))
         result = self.apply(fn, params)
         return self.back(result)
 
@@ -223,6 +232,8 @@ class _Batch:
         e, batched = result
         if not batched:  # every row the same value
             e = ast.BinOp(self.trailing(e), ast.Add(), self.call("zeros", self.count()))
+        elif _root(e) in self.views:  # rows of an argument: a new array, as the loop's
+            e = self.call("copy", e)
         return self.assign("rows", self.call("moveaxis", e, ast.UnaryOp(
             ast.USub(), ast.Constant(1)), ast.Constant(0)))
 
@@ -278,6 +289,14 @@ class _Batch:
             raise _NoRule  # a global it reads is a local name here
         return tree
 
+    def creates(self, value) -> bool:
+        """Whether ``value`` calls a NumPy function that makes a new array."""
+        if not isinstance(value, ast.Call) or self.reads_batched(value.func):
+            return False
+        obj = self.forms.resolve(value.func)
+        name = getattr(obj, "__name__", None)
+        return name in CREATES and getattr(numpy, name, None) is obj
+
     def signature(self, args: ast.arguments, count: int) -> list:
         if args.posonlyargs or args.vararg or args.kwonlyargs or args.kwarg \
                 or args.defaults or len(args.args) != count:
@@ -329,7 +348,12 @@ class _Batch:
             target = s.targets[0]
             if isinstance(target, ast.Name):
                 e, batched = self.expr(s.value)
-                self.env[target.id] = (self.assign(target.id, e).id, batched)
+                name = self.assign(target.id, e).id
+                self.env[target.id] = (name, batched)
+                if _root(e) in self.views:
+                    self.views.add(name)  # another name for (part of) a mapped argument
+                if self.creates(s.value):
+                    self.made.add(name)
                 return
             if isinstance(target, ast.Subscript):
                 return self.write(target, None, s.value)
@@ -345,11 +369,14 @@ class _Batch:
             raise _NoRule
         v, v_batched = self.expr(value)
         name, t_batched = self.env[t.id]
+        if name not in self.made:
+            raise _NoRule  # a write into an array the body did not make (a row of an argument)
         if v_batched and not t_batched:
             made = ast.BinOp(self.trailing(ast.Name(name, ast.Load())), ast.Add(),
                              self.call("zeros", self.count()))
             name = self.assign(t.id, made).id
             self.env[t.id] = (name, True)
+            self.made.add(name)
             t_batched = True
         if t_batched and not v_batched:
             v = self.trailing(v)
@@ -555,6 +582,13 @@ def _moved_axis(axis):
     return ast.Constant(value) if value >= 0 else ast.UnaryOp(ast.USub(), ast.Constant(-value))
 
 
+def _root(e):
+    """The name a chain of subscripts reads from (None for anything else)."""
+    while isinstance(e, ast.Subscript):
+        e = e.value
+    return e.id if isinstance(e, ast.Name) else None
+
+
 def _int(node):
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return node.value
@@ -568,7 +602,7 @@ def _literal(e) -> bool:
     """A number written in the code (it broadcasts against any shape)."""
     if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
         e = e.operand
-    return isinstance(e, ast.Constant) and type(e.value) in (int, float, bool)
+    return isinstance(e, ast.Constant) and (e.value is None or type(e.value) in (int, float, bool))
 
 
 def _ellipsis(node) -> bool:
