@@ -232,7 +232,7 @@ def keeps_dot(t):
 # -- positions ----------------------------------------------------------------------
 
 def in_helper(t, a, b):
-    return reductions(t) + elementwise(a, b)
+    return 0.01 * reductions(t) + elementwise(a, b)
 
 
 def helper_of_helper(t, a, b):

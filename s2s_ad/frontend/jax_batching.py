@@ -24,7 +24,8 @@ axis), as does ``len``. A mapped argument is moved in once,
 ``np.moveaxis(a, 0, -1)``; each result moved back, ``np.moveaxis(r, -1, 0)``.
 
 The rules (anything that reads no batched value is left as written and
-computed once; anything else not listed keeps the loop):
+computed once; anything else not listed keeps the loop; those of functions
+taking an axis or building arrays are in :mod:`s2s_ad.frontend.jax_batch_rules`):
 
 * arithmetic ``+ - * / ** % //``, unary ``-``/``+``, one comparison, ``abs``,
   every NumPy ufunc (``exp``, ``sign``, ``maximum``, ``logaddexp``, SciPy's
@@ -83,6 +84,10 @@ import types
 import numpy
 
 from s2s_ad.errors import SourceError
+from s2s_ad.frontend.jax_batch_rules import (ARITHMETIC, COMPARISONS, CUMULATIVE,
+                                             ELEMENTWISE_FNS, REDUCE_FNS, REDUCTIONS,
+                                             SAME_SHAPE, NoRule as _NoRule, OperationRules,
+                                             logsumexp)
 from s2s_ad.frontend.source import locate
 
 CREATES = {"zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "eye",
@@ -90,31 +95,6 @@ CREATES = {"zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "eye
 """NumPy functions whose result is a new array (``.at[...]`` writes into it)."""
 DEPTH = 8
 """How deep calls of your functions are batched inside a mapped body."""
-
-
-class _NoRule(Exception):
-    """An operation of the mapped body has no batching rule: keep the loop."""
-
-
-def _twins(names, module=numpy) -> set:
-    return {id(getattr(module, n)) for n in names if hasattr(module, n)}
-
-
-REDUCTIONS = {"sum", "mean", "prod", "max", "min", "amax", "amin", "var", "std"}
-REDUCE_FNS = _twins(REDUCTIONS)
-CUMULATIVE = {"cumsum", "cumprod"}
-SAME_SHAPE = _twins(("zeros_like", "ones_like", "copy"))
-ELEMENTWISE_FNS = _twins(("where", "clip"))
-COMPARISONS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
-ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.Mod, ast.FloorDiv)
-
-
-def _logsumexp():
-    try:
-        import scipy.special
-        return scipy.special.logsumexp
-    except ImportError:  # scipy is optional
-        return None
 
 
 def vectorise(forms, fn, args: list, axes: list, node, pre: list):
@@ -131,7 +111,7 @@ def vectorise(forms, fn, args: list, axes: list, node, pre: list):
     return result
 
 
-class _Batch:
+class _Batch(OperationRules):
     def __init__(self, forms, node, args, axes):
         self.forms, self.node, self.args, self.axes = forms, node, args, axes
         self.out: list = []
@@ -144,7 +124,7 @@ class _Batch:
         """Names of arrays the body made (``np.copy``, ``np.zeros``, ...): writable."""
         """The user's statement being rewritten (the position of what it becomes)."""
         self.depth = 0
-        self.lse = _logsumexp()
+        self.lse = logsumexp()
 
     # -- helpers ------------------------------------------------------------------
 
@@ -491,111 +471,12 @@ class _Batch:
             return ast.Call(fn, [x], []), False
         raise _NoRule
 
-    def reduced(self, name: str, callee, x, args: list, keywords: list, method: bool):
-        """A reduction or cumulative function of the batched ``x``."""
-        if len(args) > 1:
-            raise _NoRule
-        given = {"axis": args[0]} if args else {}
-        allowed = {"axis", "keepdims"} | ({"ddof"} if name in ("var", "std") else set())
-        if name in CUMULATIVE:
-            allowed = {"axis"}
-        for k in keywords:
-            if k.arg not in allowed or k.arg in given:
-                raise _NoRule
-            given[k.arg] = k.value
-        if any(self.reads_batched(v) for v in given.values()):
-            raise _NoRule
-        axis = given.pop("axis", None)
-        keep = given.get("keepdims")
-        rest = [ast.keyword(k, self.verbatim(v)) for k, v in given.items()]
-        if axis is None or isinstance(axis, ast.Constant) and axis.value is None:
-            if keep is not None and not (isinstance(keep, ast.Constant) and keep.value is False):
-                raise _NoRule
-            x = self.flat(self.named(x, "reduced"))
-            axis_node = ast.Constant(0)
-        else:
-            axis_node = _moved_axis(axis)
-        target = callee(x)
-        args_out = [] if method else [x]
-        return ast.Call(target, args_out, [ast.keyword("axis", axis_node)] + rest), True
-
-    def rolled(self, fn, node: ast.Call):
-        given = dict(zip(("a", "shift", "axis"), node.args))
-        for k in node.keywords:
-            if k.arg not in ("shift", "axis") or k.arg in given:
-                raise _NoRule
-            given[k.arg] = k.value
-        if "a" not in given or "shift" not in given or self.reads_batched(given["shift"]) \
-                or "axis" in given and self.reads_batched(given["axis"]):
-            raise _NoRule
-        x, batched = self.expr(given["a"])
-        if not batched:
-            raise _NoRule
-        shift = self.verbatim(given["shift"])
-        axis = given.get("axis")
-        if axis is None or isinstance(axis, ast.Constant) and axis.value is None:
-            x = self.named(x, "rolled")
-            inner = ast.Call(fn, [self.flat(copy.deepcopy(x)), shift],
-                             [ast.keyword("axis", ast.Constant(0))])
-            return self.call("reshape", inner, self.call("shape", copy.deepcopy(x))), True
-        return ast.Call(fn, [x, shift], [ast.keyword("axis", _moved_axis(axis))]), True
-
-    def full(self, node: ast.Call):
-        if len(node.args) != 2 or node.keywords or self.reads_batched(node.args[0]):
-            raise _NoRule
-        v, _ = self.expr(node.args[1])
-        zeros = self.call("zeros", self.verbatim(node.args[0]))
-        return ast.BinOp(self.trailing(zeros), ast.Add(), v), True
-
-    def einsum(self, fn, node: ast.Call):
-        if node.keywords or not node.args or not isinstance(node.args[0], ast.Constant) \
-                or not isinstance(node.args[0].value, str):
-            raise _NoRule
-        subscripts = node.args[0].value.replace(" ", "")
-        if "..." in subscripts or subscripts.count("->") != 1:
-            raise _NoRule
-        inputs, output = subscripts.split("->")
-        terms = inputs.split(",")
-        if len(terms) != len(node.args) - 1:
-            raise _NoRule
-        letter = next(c for c in "zyxwvutsrqponmlkjihgfedcbaZYXWVUTSRQPONMLKJIHGFEDCBA"
-                      if c not in subscripts)
-        operands = []
-        for i, a in enumerate(node.args[1:]):
-            e, batched = self.expr(a)
-            operands.append(e)
-            if batched:
-                terms[i] += letter
-        text = ",".join(terms) + "->" + output + letter
-        return ast.Call(fn, [ast.Constant(text)] + operands, []), True
-
-
-def _moved_axis(axis):
-    """An axis of the row as an axis of the batched value (the batch axis
-    last): ``k`` for ``k >= 0``, ``k - 1`` for ``k < 0``; a tuple item by item."""
-    if isinstance(axis, ast.Tuple):
-        return ast.Tuple([_moved_axis(a) for a in axis.elts], ast.Load())
-    k = _int(axis)
-    if k is None:
-        raise _NoRule
-    value = k if k >= 0 else k - 1
-    return ast.Constant(value) if value >= 0 else ast.UnaryOp(ast.USub(), ast.Constant(-value))
-
 
 def _root(e):
     """The name a chain of subscripts reads from (None for anything else)."""
     while isinstance(e, ast.Subscript):
         e = e.value
     return e.id if isinstance(e, ast.Name) else None
-
-
-def _int(node):
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) \
-            and isinstance(node.operand, ast.Constant) and type(node.operand.value) is int:
-        return -node.operand.value
-    return None
 
 
 def _literal(e) -> bool:
