@@ -380,6 +380,31 @@ def test_rolled_is_np_roll():
     assert np.array_equal(rolled(x, (1, -2), (0, 1)), np.roll(x, (1, -2), axis=(0, 1)))
 
 
+FILLS = """
+import numpy as np
+
+
+def f(x):
+    a = np.full(3, x[0]) * x[:3]
+    b = np.full((2, 3), x[1:4]) ** 2
+    c = np.full_like(x, x[2] * x[3]) * np.sin(x)
+    return np.sum(a) + np.sum(b * x[:3]) + np.sum(c)
+"""
+
+
+def test_full_fill_value_gets_its_adjoint(tmp_path):
+    """``np.full(shape, v)`` and ``np.full_like(x, v)`` with a ``v`` that
+    depends on the argument: the adjoint of ``v`` is the sum of the result's
+    over the elements it fills (it was taken for a constant)."""
+    f = make_function(FILLS)
+    x = RNG.normal(size=5)
+    want = fd_gradient(f, [x], 0)
+    np.testing.assert_allclose(s2s_ad.grad(f)(x), want, rtol=1e-6, atol=1e-8)
+    d = RNG.normal(size=5)
+    _, tangent = s2s_ad.jvp(f)(x, dx=d)
+    np.testing.assert_allclose(tangent, want @ d, rtol=1e-6, atol=1e-8)
+
+
 def test_moved_is_np_moveaxis():
     """The generated module's moveaxis (a vector itself, a matrix's transpose)
     equals np.moveaxis for every shape and pair of axes, and falls back to it
