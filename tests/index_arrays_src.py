@@ -128,6 +128,6 @@ def repeated_write(x, d: int):
 def dtype_constructors(x):
     """``dtype=x.dtype`` on the constructors that take it."""
     ones = np.ones((x.shape[0], 2), dtype=x.dtype)
-    half = np.full(x.shape, 0.5, dtype=x.dtype)
+    half = np.full(x.shape, 0.5 * x[0], dtype=x.dtype)  # the fill value has a gradient
     z = np.zeros(3, dtype=x.dtype)
     return np.sum((x[:, None] * ones) ** 2) + np.sum(half * x) + np.sum(z)

@@ -24,6 +24,40 @@ CASES = {
     "argsort_index": ("def f(x, y):\n    i = np.argsort(y, axis=1)\n"
                       "    return np.sum(x[i] * x[0]) + x[1, 0] * np.sum(x[i][0])\n",
                       [(3, 2), (2, 3)]),
+    "gates": ("def f(g, c):\n    b = c.shape[0]\n"
+              "    return np.sum(np.tanh(g[0:b]) * c + g[b:2 * b] * g[2 * b:3 * b] + np.sin(g[3 * b:]))\n",
+              [(8,), (2,)]),
+    "gates_rows": ("def gate(z, b):\n    return np.tanh(z[:b]) * z[b:]\n"
+                   "def f(g, c):\n    s = 0.0\n    for k in range(2):\n"
+                   "        s = s + np.sum(gate(g * c[k], len(c)) ** 2)\n    return s\n",
+                   [(4, 3), (2, 3)]),
+    "gates_helper_of_helper": (
+        "def cell(z, h):\n    b = len(h)\n    f = 1.0 / (1.0 + np.exp(-z[:b]))\n"
+        "    u = np.tanh(z[b:2 * b])\n    return f * h + (1.0 - f) * u * z[2 * b:]\n"
+        "def step(w, h):\n    return cell(np.concatenate((h, h, h)) * w, h)\n"
+        "def f(w, h):\n    for k in range(3):\n        h = step(w, h)\n    return np.sum(h * h)\n",
+        [(9,), (3,)]),
+    "gates_branch": ("def gate(z, b):\n    return np.sum(np.tanh(z[:b]) * z[b:])\n"
+                     "def f(g, c):\n    b = c.shape[0]\n    if np.sum(c) > 0:\n"
+                     "        s = gate(g * c[0], b)\n    else:\n"
+                     "        s = gate(np.sin(g), b) * c[1]\n    return s * s\n",
+                     [(4,), (2,)]),
+    "gates_branch_else": ("def gate(z, b):\n    return np.sum(np.tanh(z[:b]) * z[b:])\n"
+                          "def f(g, c):\n    b = c.shape[0]\n    if np.sum(c) > 5:\n"
+                          "        s = gate(g * c[0], b)\n    else:\n"
+                          "        s = gate(np.sin(g), b) * c[1]\n    return s * s\n",
+                          [(4,), (2,)]),
+    "gates_dropped": ("def halves(z, c):\n    b = len(c)\n    return z[:b], np.sin(z[b:])\n"
+                      "def f(g, c):\n    lo, hi = halves(g, c)\n    return np.sum(hi * hi)\n",
+                      [(5,), (2,)]),
+    "gap": ("def f(g, c):\n    b = c.shape[0]\n"
+            "    return np.sum(g[0:b] * c) + np.sum(np.sin(g[b + 1:])) * g[b + 1]\n",
+            [(6,), (2,)]),
+    "overlap": ("def f(g, c):\n    b = c.shape[0]\n"
+                "    return np.sum(g[0:b + 1] ** 2) + np.sum(np.sin(g[b:]))\n", [(6,), (2,)]),
+    "not_a_length": ("def f(g, c, k: int):\n"
+                     "    return np.sum(g[0:k] ** 2) + np.sum(np.sin(g[k:])) + np.sum(c)\n",
+                     [(6,), (2,), ()]),
     "new_axis": ("def f(x, y):\n    return np.sum(x[None, :] * y) + np.sum(x[:, None] * y.T) "
                  "+ np.sum(x[1:])\n", [(3,), (2, 3)]),
     "read_between": ("def h(a):\n    return np.sum(a * a)\n"
@@ -68,6 +102,91 @@ def test_the_adjoint_is_added_into_in_place():
                for index in ("[0:3]", "[3:6]", "[6]", "[7]")) == 3
 
 
+def test_slices_that_tile_an_array_are_joined():
+    """``g[0:b]``, ``g[b:2 * b]``, ``g[2 * b:3 * b]``, ``g[3 * b:]`` with ``b`` a
+    length: the four adjoints concatenated (``joined``), no zeros added into;
+    also in a helper (``z[:b]``, ``z[b:]``) called in a loop, in a helper of a
+    helper, and in both arms of a branch."""
+    text = s2s_ad.gradient_source(make_function(CASES["gates"][0]), wrt="g")
+    assert "dg = joined(g, (" in text and "dg[" not in text and "scatter(" not in text, text
+    for name in ("gates_rows", "gates_helper_of_helper"):
+        text = s2s_ad.gradient_source(make_function(CASES[name][0]), wrt=0)
+        assert re.search(r"\bd\w+ = joined\(\w+, \(", text), text
+    text = s2s_ad.gradient_source(make_function(CASES["gates_dropped"][0]), wrt="g")
+    assert "dz = joined(z, (0.0, " in text or re.search(r"dz = joined\(z, \(dt1, ", text), text
+    text = s2s_ad.gradient_source(make_function(CASES["gates_branch"][0]), wrt="g")
+    assert len(re.findall(r"\bd\w+ = joined\(t\w*, \(", text)) == 2, text
+
+
+@pytest.mark.parametrize("name", ["gap", "overlap", "not_a_length"])
+def test_slices_that_may_not_tile_are_added_into(name):
+    """A slice skipped, two that overlap, a bound that may be negative (an int
+    parameter): the adjoints are added into zeros, not concatenated."""
+    text = s2s_ad.gradient_source(make_function(CASES[name][0]), wrt="g")
+    assert "joined" not in text and "scatter(" in text, text
+
+
+def test_joined_with_a_part_that_is_not_its_slices_array():
+    """A slice whose adjoint is the number 0.0 (a helper's result the caller
+    drops), parts of other lengths, another dtype than the array's: assigned
+    into zeros at each slice (as ``scatter`` would) instead of concatenated."""
+    from s2s_ad.rules.numpy_helpers import HELPERS
+    ns = {"np": np}
+    exec(HELPERS["joined"], ns)
+    joined = ns["joined"]
+    x = np.arange(10.0)
+    np.testing.assert_array_equal(joined(x, (np.ones(3), 0.0, 2 * np.ones(5)), (3, 5)),
+                                  [1, 1, 1, 0, 0, 2, 2, 2, 2, 2])
+    np.testing.assert_array_equal(joined(x, (np.ones(3), 2 * np.ones(1), np.ones(5)), (3, 5)),
+                                  [1, 1, 1, 2, 2, 1, 1, 1, 1, 1])
+    np.testing.assert_array_equal(joined(x, (np.ones(3), 2 * np.ones(7), np.ones(0)), (3, 12)),
+                                  [1, 1, 1, 2, 2, 2, 2, 2, 2, 2])
+    np.testing.assert_array_equal(joined(x, (np.ones(4), 2 * np.ones(6)), (4,)),
+                                  [1, 1, 1, 1, 2, 2, 2, 2, 2, 2])
+    half = joined(x.astype(np.float32), (np.ones(4), 2 * np.ones(6)), (4,))
+    assert half.dtype == np.float32  # as scatter's zeros of x's dtype
+    np.testing.assert_array_equal(half, [1, 1, 1, 1, 2, 2, 2, 2, 2, 2])
+    rows = joined(np.zeros((3, 2)), (np.ones((1, 2)), 2 * np.ones((2, 2))), (1,))
+    np.testing.assert_array_equal(rows, [[1, 1], [2, 2], [2, 2]])
+
+
+def test_a_gradient_file_with_joined_differentiated(tmp_path):
+    """A gradient module written by ``s2s-ad grad -o`` whose adjoint of an
+    array read as tiling slices is ``joined(...)``, read back from its file
+    (its ``joined`` as zeros and an assignment per slice) and differentiated
+    again: the second-order gradient through grad and vjp against central
+    differences of the file's gradient."""
+    import os
+    import subprocess
+    import sys
+
+    from modules import import_source
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    src = "import numpy as np\n\n\n" + CASES["gates"][0]
+    (tmp_path / "gates_mod.py").write_text(src, encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "s2s_ad", "grad", "gates_mod.py:f", "--wrt", "g",
+                           "-o", "gates_grad.py"], cwd=str(tmp_path), capture_output=True,
+                          text=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{root}"))
+    assert done.returncode == 0, done.stderr
+    assert "= joined(g, (" in (tmp_path / "gates_grad.py").read_text(encoding="utf-8")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        probe = import_source(str(tmp_path), "import numpy as np\nfrom gates_grad import grad_f"
+                              "\n\n\ndef probe(g, c, v):\n    return np.sum(grad_f(g, c) * v)\n",
+                              "gates_probe")
+        g, c, v = RNG.uniform(0.2, 1.3, 8), RNG.uniform(0.2, 1.3, 2), RNG.normal(size=8)
+        for i in (0, 1):
+            want = fd_gradient(probe.probe, [g, c, v], i)
+            np.testing.assert_allclose(s2s_ad.grad(probe.probe, wrt=i)(g, c, v), want,
+                                       rtol=1e-6, atol=1e-8)
+            _, pull = s2s_ad.vjp(probe.probe, g, c, v)
+            np.testing.assert_allclose(pull(1.0)[i], want, rtol=1e-6, atol=1e-8)
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("gates_grad", None)
+
+
 def test_an_index_that_may_repeat_keeps_the_helper():
     """An index array (here from ``np.argsort`` along an axis, whose rows
     repeat the same indices) may name an element twice: ``add_scattered``
@@ -83,7 +202,7 @@ def test_not_fused_where_the_adjoint_is_read_in_between():
     assert_gradients(f, _args([(4,)]), [0])
 
 
-@pytest.mark.parametrize("name", ["slices"])
+@pytest.mark.parametrize("name", ["slices", "gates", "gates_rows", "gates_dropped"])
 def test_on_dask(name):
     da = pytest.importorskip("dask.array")
     f = make_function(CASES[name][0])

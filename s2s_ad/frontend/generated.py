@@ -64,7 +64,7 @@ from __future__ import annotations
 
 import ast
 
-from s2s_ad.frontend import checkpointed, own_helpers, pairs, scatter_calls
+from s2s_ad.frontend import checkpointed, own_helpers, pairs, scatter_calls, shape_flags
 from s2s_ad.frontend.int_names import int_tapes
 from s2s_ad.names import Namer, identifiers
 
@@ -98,6 +98,7 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None,
         _unlist(tree, globals_)
         unsplit = pairs.split(tree, globals_, namer)
         scatter_calls.plain_zeros(tree, globals_)
+        shape_flags.unflag(tree, globals_)
         scatter_calls.rewrite(tree, globals_, namer)
         scatter_calls.in_place_sums(tree, globals_)
     if not helper:

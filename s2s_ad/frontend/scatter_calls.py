@@ -10,7 +10,12 @@ the rest of the frontend lowers:
   at ``x[index]``: ``s = np.zeros_like(x)`` then ``s[index] = g``, before
   the statement that calls it, which reads ``s``;
 * ``add_scattered(y, index, g)``, a statement, adds ``g`` into ``y[index]``
-  in place: ``y[index] += g``.
+  in place: ``y[index] += g``;
+* ``t = joined(x, (g1, ..., gk), (c1, ...))``, the adjoints of slices that
+  tile ``x``'s first axis, is ``t = np.zeros_like(x)`` then ``t[:c1] = g1``,
+  ``t[c1:c2] = g2``, ..., ``t[ck:] = gk``: the helper's concatenation is that
+  array, which it makes that way where a part is not an array of its slice's
+  shape.
 
 The helpers add repeated elements of an integer-array index up (``np.add.at``)
 where an assignment keeps the last write; the lowering refuses an assignment
@@ -40,12 +45,16 @@ Before → after::
     dends = scatter(dt4, ends, slice(None, -1))     dends = np.zeros_like(ends)
                                                     dends[:-1] = dt4
     add_scattered(dends, slice(1, None), dt3)       dends[1:] += dt3
+    dg = joined(g, (dt4, dt6), (b,))                dg = np.zeros_like(g)
+                                                    dg[:b] = dt4
+                                                    dg[b:] = dt6
     dy = dy + dt7 * a       (dy[i] = 0.0 elsewhere) dy += dt7 * a
 """
 
 from __future__ import annotations
 
 import ast
+import copy
 import types
 
 from s2s_ad.frontend import own_helpers
@@ -60,14 +69,14 @@ def rewrite(tree: ast.FunctionDef, globals_: dict, namer: Namer) -> None:
                   if isinstance(v, types.ModuleType) and v.__name__ == "numpy"), None)
     if alias is None:
         return
-    helpers = {"scatter": set(), "add_scattered": set()}
+    helpers = {"scatter": set(), "add_scattered": set(), "joined": set()}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             for base, names in helpers.items():
                 if node.func.id.startswith(base) and node.func.id not in names \
                         and own_helpers.is_helper(globals_.get(node.func.id), base):
                     names.add(node.func.id)
-    if not helpers["scatter"] and not helpers["add_scattered"]:
+    if not any(helpers.values()):
         return
     slice_shadowed = "slice" in globals_ or "slice" in _assigned(tree)
     _Rewrite(alias, helpers, namer, slice_shadowed).block(tree.body)
@@ -143,6 +152,7 @@ class _Rewrite:
         self.alias = alias
         self.scatter = helpers["scatter"]
         self.add_scattered = helpers["add_scattered"]
+        self.joined = helpers["joined"]
         self.namer = namer
         self.slice_shadowed = slice_shadowed
 
@@ -173,6 +183,10 @@ class _Rewrite:
             # ``t = scatter(g, x, i)``: t itself is the array of zeros, unless
             # the call reads t (then a fresh name, below)
             made = self._made(stmt.value, target.id, stmt)
+            if made is not None:
+                return made
+        if isinstance(target, ast.Name) and self._call_of(stmt.value, self.joined):
+            made = self._joined(stmt.value, target.id, stmt)
             if made is not None:
                 return made
         stmt.value = self._hoist(stmt.value, before, stmt)
@@ -208,6 +222,27 @@ class _Rewrite:
                          [x], [])
         return [_at(ast.Assign([ast.Name(name, ast.Store())], zeros), stmt),
                 _at(ast.Assign([sub], g), stmt)]
+
+    def _joined(self, call: ast.Call, name: str, stmt: ast.stmt) -> list | None:
+        """``name = joined(x, parts, cuts)`` as zeros and an assignment per
+        slice, where ``parts`` and ``cuts`` are tuples written out (one cut
+        fewer than parts) and the call does not read ``name``."""
+        x, parts, cuts = call.args
+        if not (isinstance(parts, ast.Tuple) and isinstance(cuts, ast.Tuple)
+                and len(parts.elts) == len(cuts.elts) + 1
+                and not any(isinstance(e, ast.Starred) for e in parts.elts + cuts.elts)) \
+                or any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(call)):
+            return None
+        zeros = ast.Call(ast.Attribute(ast.Name(self.alias, ast.Load()), "zeros_like", ast.Load()),
+                         [x], [])
+        out = [_at(ast.Assign([ast.Name(name, ast.Store())], zeros), stmt)]
+        bounds = [None] + list(cuts.elts) + [None]
+        for k, part in enumerate(parts.elts):
+            sub = ast.Subscript(ast.Name(name, ast.Load()),
+                                ast.Slice(copy.deepcopy(bounds[k]), copy.deepcopy(bounds[k + 1])),
+                                ast.Store())
+            out.append(_at(ast.Assign([sub], part), stmt))
+        return out
 
     def _call_of(self, e, names: set) -> bool:
         return isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in names \

@@ -35,6 +35,7 @@ import re
 
 from s2s_ad.reverse import analysis
 from s2s_ad.reverse.analysis import scalar as _scalar, shape_classes
+from s2s_ad.reverse.flat_shapes import FlatShapes
 from s2s_ad.reverse.ranks import ELEMENTWISE as ELEMENTWISE_RANKS, zero_d
 from s2s_ad import ir
 from s2s_ad.emit.code import Stmt
@@ -80,6 +81,9 @@ class ArraySweep:
         self.buffers: set[int] = set()
         """ids of array versions written in place (s2s_ad.reverse.inplace): read only
         by the ops whose reverse the buffer's state was kept for."""
+        self.flat = FlatShapes(self)
+        """Flags under which operators between arrays need no unbroadcast
+        (s2s_ad.reverse.flat_shapes)."""
 
     def number(self, a: ir.Operand) -> bool:
         """Is ``a`` known to be 0-d (a float, an int, or an array value the
@@ -255,6 +259,9 @@ class ArraySweep:
             summed = ast.Call(_name(self.helper("unbroadcast")),
                               [contrib, arg_expr() if arg_expr is not None
                                          else operand_expr(arg, self.func.modules)], [])
+            flag = self.flat.flag(op)
+            if flag is not None:  # g itself where the flag says shapes are one
+                summed = ast.IfExp(_name(flag), copy.deepcopy(contrib), summed)
         return ast.UnaryOp(ast.USub(), summed) if negate else summed
 
     def _fold(self, contrib: ast.expr) -> ast.expr:
@@ -442,7 +449,7 @@ TEMPLATE_HELPERS = ("others_product", "matmul_adjoint", "dot_adjoint", "spread",
                     "inner_adjoint", "solve_adjoint", "unbroadcast", "tensordot_adjoint",
                     "cholesky_adjoint", "sort_adjoint", "take_adjoint",
                     "take_along_axis_adjoint", "diagonal_adjoint", "pad_adjoint",
-                    "cross_product", "rolled", "eye_matrix", "astype_like", "total",
+                    "cross_product", "rolled", "moved", "eye_matrix", "astype_like", "total",
                     "array_sum", "own", "float_zeros")
 """Helpers rule templates call by name."""
 

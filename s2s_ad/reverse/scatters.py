@@ -28,6 +28,7 @@ Before → after::
 from __future__ import annotations
 
 import ast
+import copy
 
 from s2s_ad import ir
 from s2s_ad.emit.code import Block, Stmt
@@ -42,7 +43,9 @@ def run(stmts: list, arrays) -> None:
         return  # no read by index in this sweep
     fresh: dict[str, str] = {}
     """adjoint made by scatter, not read since -> the forward name it is shaped like."""
-    for s in stmts:
+    chains: dict[str, list] = {}
+    """such an adjoint -> (position, statement, g, index) of each read it sums."""
+    for k, s in enumerate(stmts):
         if isinstance(s, Block):
             run(s.body, arrays)
             run(s.orelse, arrays)
@@ -50,6 +53,7 @@ def run(stmts: list, arrays) -> None:
         add = _scatter(node, scatter, added=True)
         if add is not None and fresh.get(add[0]) == add[1]:
             target, _, g, index = add
+            chains[target].append((k, s, g, index))
             subscript = _plain(s.origin, index, arrays.zero_d)
             if subscript is not None:  # ints and slices: dx[i] += g, no call to decide it
                 s.node = ast.AugAssign(ast.Subscript(ast.Name(target, ast.Load()), subscript,
@@ -63,9 +67,105 @@ def run(stmts: list, arrays) -> None:
         for name, x in list(fresh.items()):
             if name in reads or name in writes or x in writes:
                 del fresh[name]
+                _join(stmts, name, x, chains.pop(name), arrays)
         made = _scatter(node, scatter, added=False)
         if made is not None:
             fresh[made[0]] = made[1]
+            chains[made[0]] = [(k, s, made[2], made[3])]
+    for name, chain in chains.items():
+        _join(stmts, name, fresh[name], chain, arrays)
+
+
+END = None
+"""The linear form of a slice's missing stop: the end of the axis."""
+
+
+def _join(stmts: list, target: str, x: str, chain: list, arrays) -> None:
+    """Where the reads of the chain are slices ``x[a:b]`` (one item, no step)
+    that tile ``x``'s first axis — the first from 0, each from where the one
+    before stops, the last to the end, every bound a sum of non-negative
+    multiples of lengths and shapes that never decreases (so the slices
+    cover each element once, however long ``x`` is) — the chain becomes one
+    statement at its last place: ``dx = joined(x, (g1, ..., gk), (c1, ...))``,
+    the slices' adjoints concatenated, instead of zeros and an addition
+    into each slice (the four gates of an LSTM cell: one call instead of
+    four). The earlier statements stay as comments."""
+    if len(chain) < 2:
+        return
+    producers = {id(n.out): n for n in ir.walk(arrays.func.body) if isinstance(n, ir.Op)}
+    parts = []
+    for k, s, g, index in chain:
+        op = s.origin
+        if not (isinstance(op, ir.Op) and op.prim == "array.getitem" and isinstance(g, ast.Name)
+                and isinstance(index, ast.Call) and len(index.args) == 2):
+            return
+        items = op.attrs.get("index", ())
+        if len(items) != 1 or items[0][0] != "slice" or items[0][3] is not None:
+            return
+        lo = {} if items[0][1] is None else _linear(op.args[items[0][1][1]], producers)
+        hi = END if items[0][2] is None else _linear(op.args[items[0][2][1]], producers)
+        if lo is None or (hi is END and items[0][2] is not None):
+            return
+        parts.append((lo, hi, k, g, index.args[1]))
+    ordered, at = [], {}
+    while len(ordered) < len(parts):
+        following = [p for p in parts if p[0] == at and p not in ordered]
+        if len(following) != 1:
+            return
+        ordered.append(following[0])
+        at = following[0][1]
+        if at is END:
+            break
+        if any(c < 0 for c in _minus(at, following[0][0]).values()):
+            return  # a slice that may stop before it starts
+    if at is not END or len(ordered) != len(parts):
+        return
+    last = max(p[2] for p in parts)
+    for _, _, k, g, _ in parts:  # each adjoint still holds its value at the last place
+        if any(g.id in _rw(stmts[j])[1] for j in range(k + 1, last + 1)):
+            return
+    call = ast.Call(ast.Name(arrays.helper("joined"), ast.Load()),
+                    [ast.Name(x, ast.Load()),
+                     ast.Tuple([copy.deepcopy(p[3]) for p in ordered], ast.Load()),
+                     ast.Tuple([copy.deepcopy(p[4]) for p in ordered[:-1]], ast.Load())], [])
+    for k, s, _, _ in chain:
+        if k == last:
+            s.node = ast.Assign([ast.Name(target, ast.Store())], call)
+        else:
+            s.node = None
+            s.comment += f" (joined into {target} below)"
+
+
+def _linear(a, producers: dict, depth: int = 0) -> dict | None:
+    """``a`` as ``{(): constant, id(atom): coefficient}``, a sum of non-negative
+    multiples of non-negative integers (constants, lengths, shape items),
+    or None."""
+    if isinstance(a, ir.Const):
+        return ({(): a.value} if a.value else {}) if type(a.value) is int and a.value >= 0 \
+            else None
+    p = producers.get(id(a))
+    if p is None or p.callee is not None or depth > 12:
+        return None
+    if p.prim == "len" or (
+            p.prim == "array.getitem" and isinstance(p.args[0], ir.Value)
+            and getattr(producers.get(id(p.args[0])), "prim", None) == "shape"
+            and len(p.args) == 2 and isinstance(p.args[1], ir.Const)):
+        return {id(a): 1}
+    if p.prim not in ("add", "mul") or len(p.args) != 2:
+        return None
+    f, g = (_linear(x, producers, depth + 1) for x in p.args)
+    if f is None or g is None:
+        return None
+    if p.prim == "add":
+        return {k: f.get(k, 0) + g.get(k, 0) for k in set(f) | set(g)}
+    for c, other in ((f, g), (g, f)):
+        if set(c) <= {()}:
+            return {k: v * c.get((), 0) for k, v in other.items() if c.get((), 0)}
+    return None
+
+
+def _minus(f: dict, g: dict) -> dict:
+    return {k: f.get(k, 0) - g.get(k, 0) for k in set(f) | set(g)}
 
 
 def _plain(op, index: ast.expr, zero_d: set) -> ast.expr | None:

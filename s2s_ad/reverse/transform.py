@@ -337,7 +337,8 @@ class _Sweep(StructuredSweep, CallSites):
                 self.reads.add(id(p.value))  # its adjoint is zeros as long as it
         out = self.region(self.func.body)
         inits = inplace.adjoint_inits(self)
-        return lists + inits + out if out else []
+        flags = self.arrays.flat.statements(self.ref) if self.arrays is not None and out else []
+        return flags + lists + inits + out if out else []
 
     def forward(self, live: set[int], keep_params: bool = False):
         """The forward statements and the tape: the top-level forward values

@@ -1,0 +1,181 @@
+"""The shape flags of s2s_ad/reverse/flat_shapes.py: operators between arrays
+of different shape classes in a function's straight-line code get
+``g if flat else unbroadcast(g, x)``, ``flat = same_shapes(...)`` computed
+once. Each gradient against central differences, with arguments of one shape
+(the flag holds) and arguments that broadcast (it does not), at top level, in
+a helper, a helper of a helper, a loop and a branch, through vjp, on Dask,
+the ``grad -o`` file in a fresh interpreter, and that file read back and
+differentiated again."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import flat_shapes_src as src
+import s2s_ad
+from array_oracle import fd_gradient
+from modules import import_source
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RNG = np.random.default_rng(77)
+
+
+def _u(*shape):
+    return RNG.uniform(0.2, 1.3, shape)
+
+
+# (function, arguments, what the flag says at run time)
+CASES = [
+    (src.mix, lambda: [_u(4), _u(4), _u(4)], "one shape"),
+    (src.mix, lambda: [_u(3, 4), _u(4), _u(3, 1)], "broadcast"),
+    (src.mix, lambda: [_u(4), _u(1), _u(4)], "broadcast"),
+    (src.cell_sum, lambda: [_u(9), _u(3), _u(3)], "one shape"),
+    (src.cell_sum, lambda: [_u(9), _u(3), _u(2, 3)], "broadcast"),
+    (src.cell_sum, lambda: [_u(9), _u(3), _u(1)], "broadcast"),
+    (src.run, lambda: [_u(9), _u(3), _u(3)], "one shape"),
+    (src.branch, lambda: [_u(9), _u(3), _u(3)], "one shape"),
+    (src.branch, lambda: [_u(9), _u(3), -_u(3)], "one shape"),
+    (src.chain, lambda: [_u(4), _u(4), _u(4)], "one shape"),
+    (src.chain, lambda: [_u(4), _u(4), -_u(4)], "one shape"),
+    (src.chain, lambda: [_u(2, 4), _u(4), _u(1)], "broadcast"),
+    (src.affine, lambda: [_u(3, 4), _u(4), _u(4)], "broadcast"),
+    (src.affine, lambda: [_u(4), _u(4), _u(4)], "one shape"),
+]
+IDS = [f"{f.__name__}-{k}-{what}" for k, (f, _, what) in enumerate(CASES)]
+
+
+@pytest.mark.parametrize("fn,make,what", CASES, ids=IDS)
+def test_gradient_against_finite_differences(fn, make, what):
+    args = make()
+    wrt = tuple(range(len(args)))
+    got = s2s_ad.grad(fn, wrt=wrt)(*args)
+    for i, g in zip(wrt, got):
+        assert np.shape(g) == np.shape(args[i])
+        np.testing.assert_allclose(g, fd_gradient(fn, args, i), rtol=1e-5, atol=1e-7,
+                                   err_msg=f"{fn.__name__}: argument {i}")
+    value, pull = s2s_ad.vjp(fn, *args)
+    assert np.isclose(value, fn(*args))
+    for i, g in enumerate(pull(0.5)):
+        np.testing.assert_allclose(g, 0.5 * fd_gradient(fn, args, i), rtol=1e-5, atol=1e-7)
+
+
+def test_the_flags_are_written_where_shapes_cannot_be_told():
+    """One flag per group of operations, read once; the contributions under it
+    are the expression itself, unbroadcast in the other arm only."""
+    text = s2s_ad.gradient_source(src.mix, wrt=(0, 1, 2))
+    assert text.count("= same_shapes(") == 1 and " if flat else unbroadcast(" in text, text
+    text = s2s_ad.gradient_source(src.run, wrt=(0, 1, 2))
+    assert "flat = same_shapes(c, f, u, o)" in text, text  # the cell's backward pass
+    assert text.count("if flat else unbroadcast(") >= 6, text
+
+
+def test_one_operation_gets_no_flag():
+    """A single operation between two classes keeps its unbroadcast calls (a
+    flag would cost what it saves)."""
+    text = s2s_ad.gradient_source(src.affine, wrt=(0, 1, 2))
+    assert "same_shapes" not in text or text.count(" if flat") >= 2, text
+
+
+@pytest.mark.parametrize("values,expected", [
+    ((np.ones(3), np.ones(3), np.ones(3)), True),
+    ((np.ones(3), np.ones((1, 3))), False),
+    ((np.ones(3), 2.0), False),
+    ((1.0, np.float64(2.0)), True),
+    ((np.ones((2, 3)), np.ones((2, 3))), True),
+])
+def test_same_shapes_helper(values, expected):
+    from s2s_ad.rules.numpy_helpers import HELPERS
+    ns = {"np": np}
+    exec(HELPERS["same_shapes"], ns)
+    assert ns["same_shapes"](*values) is expected
+
+
+def test_same_shapes_of_lengths_not_known_yet():
+    """Dask arrays whose lengths are not known (nan) are never of one shape."""
+    da = pytest.importorskip("dask.array")
+    from s2s_ad.rules.numpy_helpers import HELPERS
+    ns = {"np": np}
+    exec(HELPERS["same_shapes"], ns)
+    x = da.from_array(np.arange(6.0), chunks=3)
+    unknown = x[x > 2]
+    assert ns["same_shapes"](x, x) is True
+    assert ns["same_shapes"](unknown, unknown) is False
+
+
+@pytest.mark.parametrize("k", [0, 3, 6])
+def test_on_dask(k):
+    da = pytest.importorskip("dask.array")
+    fn, make, _ = CASES[k]
+    args = make()
+    df = s2s_ad.grad(fn, wrt=(0, 1, 2))
+    got = df(*[da.from_array(a, chunks=2) for a in args])
+    for g, want in zip(got, df(*args)):
+        np.testing.assert_allclose(np.asarray(g), want, rtol=1e-12, atol=1e-14)
+
+
+def _grad_o(tmp_path, name):
+    (tmp_path / "flatsrc.py").write_text(open(src.__file__, encoding="utf-8").read(),
+                                         encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT}{os.pathsep}"
+                                      f"{os.path.join(ROOT, 'tests')}")
+    done = subprocess.run([sys.executable, "-m", "s2s_ad", "grad", f"flatsrc.py:{name}", "-o",
+                           f"flat_{name}_grad.py"], cwd=str(tmp_path), capture_output=True,
+                          text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "= same_shapes(" in (tmp_path / f"flat_{name}_grad.py").read_text(encoding="utf-8")
+    return env
+
+
+@pytest.mark.parametrize("name", ["run", "chain", "mix"])
+def test_grad_o_file_in_a_fresh_interpreter(tmp_path, name):
+    """The ``grad -o`` module, flags in it, imported in a fresh interpreter:
+    against central differences with arguments of one shape and arguments
+    that broadcast."""
+    env = _grad_o(tmp_path, name)
+    script = textwrap.dedent(f"""
+        import numpy as np
+        from array_oracle import fd_gradient
+        from flatsrc import {name} as fn
+        from flat_{name}_grad import grad_{name} as grad
+        rng = np.random.default_rng(5)
+        n = 9 if "{name}" == "run" else 3
+        for c in (rng.uniform(0.2, 1.3, 3), rng.uniform(0.2, 1.3, 1)):
+            args = [rng.uniform(0.2, 1.3, n), rng.uniform(0.2, 1.3, 3), c]
+            for i, g in enumerate(grad(*args)):
+                np.testing.assert_allclose(g, fd_gradient(fn, args, i), rtol=1e-5, atol=1e-7)
+        print("ok")
+    """)
+    run_ = subprocess.run([sys.executable, "-c", script], cwd=str(tmp_path), capture_output=True,
+                          text=True, timeout=300, env=env)
+    assert run_.returncode == 0 and run_.stdout.strip() == "ok", run_.stderr
+
+
+@pytest.mark.parametrize("name", ["chain", "mix"])
+def test_grad_o_file_read_back_and_differentiated(tmp_path, name):
+    """The ``grad -o`` module read back from its file and differentiated again
+    (its flags taken out, each contribution read as its unbroadcast): the
+    second-order gradient of a probe through grad and vjp against central
+    differences."""
+    _grad_o(tmp_path, name)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        probe = import_source(str(tmp_path), f"import numpy as np\nfrom flat_{name}_grad import "
+                              f"grad_{name}\n\n\ndef probe(a, b, c, v):\n"
+                              f"    da, db, dc = grad_{name}(a, b, c)\n"
+                              "    return np.sum(da * v) + np.sum(db * dc)\n", f"flat_{name}_probe")
+        for c in (_u(4), _u(1)):
+            args = [_u(4), _u(4), c, RNG.normal(size=4)]
+            for i in (0, 1, 2):
+                want = fd_gradient(probe.probe, args, i)
+                np.testing.assert_allclose(s2s_ad.grad(probe.probe, wrt=i)(*args), want,
+                                           rtol=1e-5, atol=1e-7)
+                _, pull = s2s_ad.vjp(probe.probe, *args)
+                np.testing.assert_allclose(pull(1.0)[i], want, rtol=1e-5, atol=1e-7)
+    finally:
+        sys.path.remove(str(tmp_path))
+        for m in (f"flat_{name}_grad", "flatsrc", f"flat_{name}_probe"):
+            sys.modules.pop(m, None)
