@@ -372,7 +372,18 @@ def jvp_program(fn: Callable, wrt: Wrt = None, *, lengths: dict | None = None,
     calls (one per specialisation). ``wrt`` None means every parameter that
     is not used as an integer."""
     src = targets.locate(fn)
-    func = frontend.lower(src, lengths, arrays, statics)
+    # a list parameter not given a length is a list of any length where the
+    # program allows it, its tangent a list of its length (as for gradients)
+    func, first = lower_lists(src, lengths, arrays, statics)
+    try:
+        return _jvp_program(func, src, wrt)
+    except SourceError as why:
+        if first is None:
+            raise
+        raise _fixed_length(first, why) from None
+
+
+def _jvp_program(func: ir.Function, src: source.Source, wrt: Wrt):
     graph = calls.collect(func, src)
     inline.run(graph)
     for f in [func, *graph.callees]:

@@ -73,20 +73,10 @@ def test_grad_and_vjp(name):
         _close((dxs, da), want)
 
 
-PASSING = {"passed_then_written", "in_branch"}
-"""Functions passing a list they made to a helper: forward mode refuses that, located."""
-
-
 @pytest.mark.parametrize("name", LISTS)
 def test_jvp(name):
     f = getattr(src, name)
     j = s2s_ad.jvp(f)
-    if name in PASSING:
-        with pytest.raises(s2s_ad.SourceError, match="forward mode does not yet pass a list") \
-                as err:
-            j(XS, 0.7, dxs=[1.0] * len(XS), da=0.0)
-        assert "list_writes_src.py:" in str(err.value)
-        return
     rng = np.random.default_rng(7)
     for xs, a in _points():
         v = list(rng.normal(size=len(xs)))
