@@ -252,7 +252,6 @@ def test_list_example_gradient_file_read_back(tmp_path):
     ("into_parameter", "changes the argument `xs` in place"),
     ("into_returned", "a list of any length a helper returned"),
     ("into_callers", "changes the argument `ys` in place"),
-    ("made_in_loop", "inside a loop or branch is not supported"),
     ("slice_written", "writing a slice of `ys`"),
     ("list_repeated", "repeats a number"),
     ("float_index", "a list index must be an integer"),
@@ -262,6 +261,14 @@ def test_refused_with_a_location(name, message):
         s2s_ad.grad(getattr(src, name), wrt="a")([0.1, 0.2, 0.3], 0.5)
     text = str(err.value)
     assert "list_writes_src.py:" in text and "^" in text, text
+
+
+def test_a_list_made_inside_a_loop():
+    """`ys = [0.0] * len(xs)` in the loop body: a list per run of the body
+    (tests/test_fill_in_loops.py has the rest)."""
+    f = src.made_in_loop
+    for xs, a in _points():
+        assert s2s_ad.grad(f, wrt="a")(xs, a) == pytest.approx(_fd(f, xs, a)[1], rel=1e-6)
 
 
 def test_numpy_code_refused_with_a_location():
