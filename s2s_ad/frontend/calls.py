@@ -18,10 +18,9 @@ Before → after, for ``def f(x): return sq(x) + sq(2 * x)``::
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass, field
 
-from s2s_ad.frontend import lowering as frontend, passing, source, structures
+from s2s_ad.frontend import callees, lowering as frontend, passing, source, structures
 from s2s_ad import ir
 from s2s_ad.errors import SourceError
 from s2s_ad.names import Namer
@@ -122,8 +121,8 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
                         lowered = _lower_for(op, graph.sources[target], arrays,
                                              graph.sources[fn], given)
                     except structures.SequenceParameter as exc:
-                        exc.owner = target
-                        raise _passed_as_list(op, f, fn, exc, graph.sources[fn]) from None
+                        raise callees.passed_on(op, f.params, fn, exc,
+                                                graph.sources[fn]) from None
                 spec = key(target, lowered)
                 by_arrays[fixed] = spec
                 if spec not in graph.lowered:
@@ -132,9 +131,8 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
                     try:
                         visit(lowered, target, stack + [target], always + [id(op) in top])
                     except structures.SequenceParameter as exc:
-                        if getattr(exc, "owner", None) is not target:
-                            raise
-                        raise _passed_as_list(op, f, fn, exc, graph.sources[fn]) from None
+                        raise callees.passed_on(op, f.params, fn, exc,
+                                                graph.sources[fn]) from None
             op.callee.kinds = spec[1]
             if graph.lowered[spec].returns != op.callee.returns:
                 raise _error(op, graph.sources[fn], f"`{target.__name__}` returns a dict, a "
@@ -146,34 +144,6 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
 
     visit(func, src.fn, [src.fn], [True])
     return graph
-
-
-def _passed_as_list(op: ir.Op, caller: ir.Function, fn, exc: structures.SequenceParameter,
-                    src: source.Source) -> structures.SequenceParameter:
-    """``exc`` (the callee of ``op`` uses its parameter as a list, not given a
-    length) said of the caller's own parameter, where ``op`` passes that
-    parameter on unchanged: so that the function differentiated, told which
-    of its parameters is a list, lowers it as a list of any length (or asks
-    for its length); ``exc`` itself otherwise."""
-    if op.callee.passed:
-        return exc
-    try:
-        names = list(inspect.signature(op.callee.fn).parameters)
-    except (TypeError, ValueError):
-        return exc
-    k = names.index(exc.param) if exc.param in names else len(op.args)
-    arg = op.args[k] if k < len(op.args) else None
-    if not (isinstance(arg, ir.Value) and arg.kind == "float"
-            and any(p.value is arg for p in caller.params)):
-        return exc
-    out = structures.SequenceParameter(
-        arg.var, f"parameter {arg.var!r} is passed to `{op.callee.name}`, which uses it as a "
-        f"list or tuple ({exc.file}:{exc.line}); give its length (lengths={{{arg.var!r}: N}}, "
-        f"--length {arg.var}=N), or say it receives a NumPy array (arrays=[{arg.var!r}], "
-        f"--array {arg.var}), or call the gradient with a list or an array, which does this "
-        "for you", op.loc.file, op.loc.line, op.loc.col, src.line(op.loc.line))
-    out.owner = fn
-    return out
 
 
 def _lower_for(op: ir.Op, callee: source.Source, arrays: frozenset,

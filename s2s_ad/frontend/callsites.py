@@ -217,6 +217,7 @@ class CallLowering:
         op = ir.Op("call", tuple(operands), out, self.loc(node), text, callee)
         self.ops.append(op)
         self.call_values.add(id(out))
+        self.__dict__.setdefault("call_ops", {})[id(out)] = op  # (structures.items_of)
         if callee.rule is None:
             lowered = self.lower_callee(op)
             callee.effects = lowered is None or ir.has_checks(lowered)
