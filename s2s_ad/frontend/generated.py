@@ -40,6 +40,9 @@ lowering as before). Idempotent: a rewritten tree is left as it is.
   by the function differentiated, it stays nested, as its caller unpacks it.
 * A checkpointed loop (snapshots and a driver recomputing it) is the taped
   loop it stands for (:mod:`s2s_ad.frontend.checkpointed`).
+* The adjoint added to every item of a list, ``dys[:] = [d + g for d in
+  dys]`` and ``dys[:] = [a + b for a, b in zip(dys, dys_1)]``, is the loop
+  ``for k in range(len(dys)): dys[k] = dys[k] + g`` (``+ dys_1[k]``).
 * Reversed loops: ``for i in reversed(range(a, b, s))`` (``s`` a constant)
   is ``for i in range(a + (L - 1) * s, a - s, -s)`` with ``L`` the number of
   items, and the first ``t`` items of a range, ``range(a, b, s)[:t]`` (a loop
@@ -106,6 +109,7 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None,
     _slots(tree)
     _pops(tree, namer, globals_)
     _zeros(tree)
+    _item_sums(tree, namer)
     for node in ast.walk(tree):
         if isinstance(node, ast.For):
             new = _range_iter(node.iter)
@@ -113,6 +117,67 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None,
                 node.iter = ast.copy_location(new, node.iter)
                 ast.fix_missing_locations(node)
     return unsplit
+
+
+# --- adjoints added to every item of a list ------------------------------------
+
+def _item_sums(tree: ast.FunctionDef, namer: Namer) -> None:
+    """``dys[:] = [d + g for d in dys]`` (the adjoint of ``sum(ys)``) and
+    ``dys[:] = [a + b for a, b in zip(dys, dys_1)]`` (a helper's adjoint list
+    added), which write a slice, as the loops writing each item:
+    ``for k in range(len(dys)): dys[k] = dys[k] + g`` (``+ dys_1[k]``). The
+    same values, in the same list, added in the same order."""
+    for node in ast.walk(tree):
+        for field in ("body", "orelse"):
+            stmts = getattr(node, field, None)
+            if not isinstance(stmts, list):
+                continue
+            for i, stmt in enumerate(stmts):
+                loop = _item_sum_loop(stmt, namer)
+                if loop is not None:
+                    stmts[i] = ast.fix_missing_locations(ast.copy_location(loop, stmt))
+
+
+def _item_sum_loop(stmt, namer: Namer) -> ast.For | None:
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+        return None
+    t, v = stmt.targets[0], stmt.value
+    if not (isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)
+            and isinstance(t.slice, ast.Slice) and t.slice.lower is None
+            and t.slice.upper is None and t.slice.step is None
+            and isinstance(v, ast.ListComp) and len(v.generators) == 1
+            and not v.generators[0].ifs and isinstance(v.elt, ast.BinOp)
+            and isinstance(v.elt.op, ast.Add)):
+        return None
+    name, gen = t.value.id, v.generators[0]
+    k = namer.fresh("k")
+
+    def item(n: str) -> ast.Subscript:
+        return ast.Subscript(ast.Name(n, ast.Load()), ast.Name(k, ast.Load()), ast.Load())
+
+    if isinstance(gen.target, ast.Name) and isinstance(gen.iter, ast.Name) \
+            and gen.iter.id == name and isinstance(v.elt.left, ast.Name) \
+            and v.elt.left.id == gen.target.id \
+            and not {n.id for n in ast.walk(v.elt.right) if isinstance(n, ast.Name)} \
+            & {name, gen.target.id}:
+        added = v.elt.right  # d + g, for d in dys
+    elif isinstance(gen.target, ast.Tuple) and len(gen.target.elts) == 2 \
+            and all(isinstance(e, ast.Name) for e in gen.target.elts) \
+            and isinstance(gen.iter, ast.Call) and isinstance(gen.iter.func, ast.Name) \
+            and gen.iter.func.id == "zip" and len(gen.iter.args) == 2 \
+            and all(isinstance(a, ast.Name) for a in gen.iter.args) \
+            and gen.iter.args[0].id == name \
+            and [getattr(x, "id", None) for x in (v.elt.left, v.elt.right)] \
+            == [e.id for e in gen.target.elts]:
+        added = item(gen.iter.args[1].id)  # a + b, for a, b in zip(dys, dys_1)
+    else:
+        return None
+    write = ast.Assign([ast.Subscript(ast.Name(name, ast.Load()), ast.Name(k, ast.Load()),
+                                      ast.Store())], ast.BinOp(item(name), ast.Add(), added))
+    return ast.For(ast.Name(k, ast.Store()),
+                   ast.Call(ast.Name("range", ast.Load()),
+                            [ast.Call(ast.Name("len", ast.Load()), [ast.Name(name, ast.Load())],
+                                      [])], []), [write], [], None)
 
 
 # --- value and gradient -------------------------------------------------------
