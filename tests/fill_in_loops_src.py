@@ -129,3 +129,41 @@ def in_numpy(x, n):
         ys[0] = k * 1.0
         s = s + np.sum(x * x) * ys[0]
     return s
+
+
+# gradient modules read back (tests/test_list_readback.py)
+
+def top_filled(x, w, n):
+    ys = [0.0] * n
+    for i in range(n):
+        ys[i] = math.cos(x * (i + 1.0)) * w
+    return sum(ys) * ys[-1]
+
+
+def _fill(x, n):
+    ys = [0.0] * n
+    for i in range(n):
+        ys[i] = math.cos(x * (i + 1.0))
+    return sum(ys) * ys[-1]
+
+
+def helper_filled(x, w, n):
+    return _fill(x * w, n) + x * _fill(w, n)
+
+
+def comprehension(cs, x):
+    return sum([c * x ** i for i, c in enumerate(cs)])
+
+
+def _grow(x, w, n):
+    xs = [x]
+    for i in range(n):
+        xs.append(math.sin(xs[-1] * w) + 0.1 * x)
+    s = 0.0
+    for v in xs:
+        s = s + v * v
+    return s
+
+
+def helper_grown(x, w, n):
+    return _grow(x, w, n) * w

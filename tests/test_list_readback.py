@@ -1,0 +1,113 @@
+"""Gradient modules of list code read back from their files and
+differentiated again (tests/fill_in_loops_src.py): a list made by `[c] * n`
+and summed (its adjoint added to every item, `dys[:] = [d + g for d in
+dys]`), the same inside a helper (the helper's tape holds the list), a
+comprehension over a list parameter of any length. The second derivative
+is compared with central differences of the first gradient (the module
+itself, run as plain Python), and the second module written by the command
+line is run in a fresh interpreter. What is still refused (a helper's tape
+holding a list grown by `append`, whose adjoint list the backward pass pops)
+is refused, located."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import fill_in_loops_src as src
+import s2s_ad
+from s2s_ad import cli
+from tests.modules import import_source
+
+H = 1e-5
+
+
+def _write(tmp_path, name: str, *argv) -> object:
+    out = tmp_path / f"rb_{name}.py"
+    assert cli.main(["grad", f"{src.__file__}:{name}", *argv, "-o", str(out)]) == 0
+    return import_source(str(tmp_path), out.read_text(encoding="utf-8"), f"rb_{name}")
+
+
+def _fd_of(g, args, out, k):
+    a, b = list(args), list(args)
+    a[k] += H
+    b[k] -= H
+    return (g(*a)[out] - g(*b)[out]) / (2 * H)
+
+
+@pytest.mark.parametrize("name", ["top_filled", "helper_filled"])
+def test_a_filled_list_gradient_module_differentiated_again(name, tmp_path):
+    g = getattr(_write(tmp_path, name, "--wrt", "x,w"), f"grad_{name}")
+    for n in (1, 3, 5):
+        args = (0.4, 0.7, n)
+        # the first gradient itself, against central differences of the function
+        f = getattr(src, name)
+        want1 = [(f(0.4 + 1e-6, 0.7, n) - f(0.4 - 1e-6, 0.7, n)) / 2e-6,
+                 (f(0.4, 0.7 + 1e-6, n) - f(0.4, 0.7 - 1e-6, n)) / 2e-6]
+        np.testing.assert_allclose(g(*args), want1, rtol=1e-6, atol=1e-8)
+        for out in (0, 1):
+            got = s2s_ad.grad(g, wrt=("x", "w"), output=out)(*args)
+            want = [_fd_of(g, args, out, 0), _fd_of(g, args, out, 1)]
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6,
+                                       err_msg=f"{name} n={n} output {out}")
+
+
+def test_the_second_module_runs_in_a_fresh_interpreter(tmp_path):
+    first = tmp_path / "rb_first.py"
+    assert cli.main(["grad", f"{src.__file__}:helper_filled", "--wrt", "x,w", "-o",
+                     str(first)]) == 0
+    second = tmp_path / "rb_second.py"
+    assert cli.main(["grad", f"{first}:grad_helper_filled", "--wrt", "x,w", "--output", "1",
+                     "-o", str(second)]) == 0
+    g = import_source(str(tmp_path), first.read_text(encoding="utf-8"), "rb_first_mod")
+    g = g.grad_helper_filled
+    for n in (2, 4):
+        script = (f"import json, sys\nsys.path.insert(0, {str(tmp_path)!r})\n"
+                  "from rb_second import grad_grad_helper_filled as h\n"
+                  "assert 's2s_ad' not in sys.modules\n"
+                  f"print(json.dumps(list(h(0.4, 0.7, {n}))))\n")
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        run = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True,
+                             text=True, cwd=str(tmp_path), env=env, timeout=120)
+        assert run.returncode == 0, run.stderr
+        want = [_fd_of(g, (0.4, 0.7, n), 1, 0), _fd_of(g, (0.4, 0.7, n), 1, 1)]
+        np.testing.assert_allclose(json.loads(run.stdout), want, rtol=1e-5, atol=1e-6)
+
+
+def test_a_comprehension_gradient_module_differentiated_again(tmp_path):
+    g = _write(tmp_path, "comprehension").grad_comprehension
+    for cs in ([0.3, -1.2], [0.3, -1.2, 0.7, 2.0]):
+        x = 0.8
+        got = s2s_ad.grad(g, wrt=("cs", "x"), output=1)(cs, x)
+        want_x = (g(cs, x + H)[1] - g(cs, x - H)[1]) / (2 * H)
+        want_cs = []
+        for i in range(len(cs)):
+            up, down = list(cs), list(cs)
+            up[i] += H
+            down[i] -= H
+            want_cs.append((g(up, x)[1] - g(down, x)[1]) / (2 * H))
+        np.testing.assert_allclose(list(got[0]) + [got[1]], want_cs + [want_x], rtol=1e-5,
+                                   atol=1e-6)
+
+
+def test_the_adjoint_of_a_list_only_its_length_reads_is_a_list_of_zeros():
+    def only_len(xs, a):
+        t = 0.0
+        for i in range(len(xs)):
+            t = t + a * i
+        return t
+
+    dxs, da = s2s_ad.grad(only_len, wrt=(0, 1))([0.1, 0.2, 0.3], 0.5)
+    assert dxs == [0.0, 0.0, 0.0] and da == pytest.approx(1.5 * 2)
+    assert s2s_ad.grad(only_len, wrt=(0, 1))((0.1, 0.2), 0.5)[0] == (0.0, 0.0)
+
+
+def test_a_helper_tape_holding_a_grown_list_is_refused_located(tmp_path):
+    g = _write(tmp_path, "helper_grown", "--wrt", "x,w").grad_helper_grown
+    with pytest.raises(s2s_ad.SourceError) as err:
+        s2s_ad.grad(g, wrt=("x", "w"), output=0)(0.4, 0.7, 3)
+    text = str(err.value)
+    assert "rb_helper_grown.py:" in text and "^" in text and ".pop()" in text
