@@ -111,3 +111,24 @@ def test_a_helper_tape_holding_a_grown_list_is_refused_located(tmp_path):
         s2s_ad.grad(g, wrt=("x", "w"), output=0)(0.4, 0.7, 3)
     text = str(err.value)
     assert "rb_helper_grown.py:" in text and "^" in text and ".pop()" in text
+
+
+def test_horner_third_derivative_from_its_modules(tmp_path):
+    """`s2s-ad grad` of horner, of its gradient module, of that one: the
+    second module's adjoint list (`ds_tape = [0.0] * len(s_tape)`, written
+    by index, then popped: `ds_5 += ds_tape.pop()`) read as a stack at a
+    counter. One third-derivative module for every length, against central
+    differences of the second derivative module."""
+    first, second, third = (tmp_path / f"h{k}.py" for k in (1, 2, 3))
+    assert cli.main(["grad", "examples/horner.py:horner", "--wrt", "x", "-o", str(first)]) == 0
+    assert cli.main(["grad", f"{first}:grad_horner", "--wrt", "x", "-o", str(second)]) == 0
+    assert cli.main(["grad", f"{second}:grad_grad_horner", "--wrt", "x", "-o",
+                     str(third)]) == 0
+    g2 = import_source(str(tmp_path), second.read_text(encoding="utf-8"), "h2_mod")
+    g3 = import_source(str(tmp_path), third.read_text(encoding="utf-8"), "h3_mod")
+    for c in ([0.3, -1.2, 0.7, 2.0], [0.3, -1.2, 0.7, 2.0, 1.5, -0.4], [1.0]):
+        for x in (0.8, -0.6):
+            want = (g2.grad_grad_horner(c, x + H) - g2.grad_grad_horner(c, x - H)) / (2 * H)
+            assert g3.grad_grad_grad_horner(c, x) == pytest.approx(want, rel=1e-6, abs=1e-6)
+    # p(x) = 0.3 x³ - 1.2 x² + 0.7 x + 2: p''' = 6 · 0.3
+    assert g3.grad_grad_grad_horner([0.3, -1.2, 0.7, 2.0], 0.8) == pytest.approx(6 * 0.3)

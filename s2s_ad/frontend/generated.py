@@ -15,7 +15,8 @@ lowering as before). Idempotent: a rewritten tree is left as it is.
   list): the writes are in order, one per iteration, so the list is the
   list grown by ``T.append(v)`` (a list grown at run time,
   :mod:`s2s_ad.frontend.runtime_lists`), read as before by ``T[i]``.
-* A stack tape, ``v = T.pop()`` or ``y[i] = T.pop()`` (after the last
+* A stack tape, ``v = T.pop()``, ``v += T.pop()`` or ``y[i] = T.pop()`` (an adjoint
+  list ``dT = [0.0] * len(T)`` popped too; after the last
   ``T.append``, and ``T`` used by nothing else from there on, at the top
   level or in loops and branches): pops return the items last to first,
   so with ``T_top = len(T)`` taken before the first statement that pops,
@@ -384,10 +385,11 @@ def _zeros(tree: ast.FunctionDef) -> None:
 
 def _pop_of(stmt) -> str | None:
     """``T`` for ``v = T.pop()`` (or ``y[i] = T.pop()``: an overwritten
-    element put back)."""
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
-            and isinstance(stmt.targets[0], (ast.Name, ast.Subscript)) \
-            and isinstance(stmt.value, ast.Call):
+    element put back; or ``v += T.pop()``: an adjoint list's item added)."""
+    target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+        else stmt.target if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add) \
+        else None
+    if isinstance(target, (ast.Name, ast.Subscript)) and isinstance(stmt.value, ast.Call):
         call = stmt.value
         if isinstance(call.func, ast.Attribute) and call.func.attr == "pop" \
                 and isinstance(call.func.value, ast.Name) and not call.args and not call.keywords:
