@@ -132,3 +132,35 @@ def test_horner_third_derivative_from_its_modules(tmp_path):
             assert g3.grad_grad_grad_horner(c, x) == pytest.approx(want, rel=1e-6, abs=1e-6)
     # p(x) = 0.3 x³ - 1.2 x² + 0.7 x + 2: p''' = 6 · 0.3
     assert g3.grad_grad_grad_horner([0.3, -1.2, 0.7, 2.0], 0.8) == pytest.approx(6 * 0.3)
+
+
+def test_second_derivatives_of_a_function_calling_a_helper_that_grows_a_list():
+    """`hessian`, `hvp`, `grad(grad(f))`, `jvp(grad(f))` of a function whose
+    helper grows a list in a loop (the helper's tape holds the list, its JVP
+    the tangent list beside it), against central differences of the gradient;
+    the NumPy LSTM pattern too."""
+    f = src.helper_grown
+    g = s2s_ad.grad(f, wrt=("x", "w"))
+    for n in (0, 1, 4):
+        args = (0.4, 0.7, n)
+        want = np.array([[_fd_of(g, args, i, k) for k in (0, 1)] for i in (0, 1)])
+        np.testing.assert_allclose(np.array(s2s_ad.hessian(f, wrt=("x", "w"))(*args),
+                                            dtype=float), want, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(s2s_ad.hvp(f, wrt=("x", "w"))(*args, (1.0, -0.5)),
+                                   want @ [1.0, -0.5], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(s2s_ad.grad(g, wrt=("x", "w"), output=1)(*args), want[1],
+                                   rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(s2s_ad.jvp(g, wrt=("x", "w"))(*args, dx=1.0, dw=-0.5)[1],
+                                   want @ [1.0, -0.5], rtol=1e-5, atol=1e-6)
+    import lists_across_calls_src as across
+    W = np.random.default_rng(0).normal(size=(3, 3)) * 0.5
+    X = np.random.default_rng(1).normal(size=3)
+    lstm = across.lstm_total
+    gl = s2s_ad.grad(lstm, wrt=(0, 1))
+    v = (np.full((3, 3), 0.1), np.full(3, 0.2))
+    up, down = gl(W + H * v[0], X + H * v[1], 3), gl(W - H * v[0], X - H * v[1], 3)
+    want = [(a - b) / (2 * H) for a, b in zip(up, down)]
+    for got in (s2s_ad.hvp(lstm, wrt=(0, 1))(W, X, 3, v),
+                s2s_ad.jvp(gl, wrt=(0, 1))(W, X, 3, dW=v[0], dx=v[1])[1]):
+        for k in (0, 1):
+            np.testing.assert_allclose(got[k], want[k], rtol=1e-5, atol=1e-7)
