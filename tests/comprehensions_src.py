@@ -100,3 +100,13 @@ def np_grown(W, x, n):
         hs.append(h)
     zs = [W @ g for g in hs]
     return sum([np.sum(z * z) for z in zs]) + np.sum(zs[-1])
+
+
+def max_of(cs, x):
+    # max/min of a generator over a list of any length: the position found when it runs
+    return max(c * x for c in cs) + min(c * c for c in cs)
+
+
+def filtered_display(x, y):
+    # `if` over a list known while lowering: the loop, unrolled; the list grows in its branches
+    return max(v * v for v in [x, y, x * y]) + min(v for v in [x, y] if v > 0.0)

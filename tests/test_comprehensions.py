@@ -23,7 +23,7 @@ from s2s_ad import cli
 
 H = 1e-6
 NAMES = ["poly", "filtered", "zipped", "in_helper", "in_loop", "in_branch",
-         "of_a_returned_list", "of_a_grown_list", "nested"]
+         "of_a_returned_list", "of_a_grown_list", "nested", "max_of"]
 """f(cs, x): cs a list of floats of any length."""
 LISTS = [[0.3, -0.5], [0.3, -0.5, 0.8, 1.1], [0.2, 0.4, -0.1]]
 
@@ -220,3 +220,13 @@ def test_what_stays_refused_is_refused_there():
     with pytest.raises(s2s_ad.SourceError, match="more than one `for`") as err:
         s2s_ad.grad(two_fors, wrt=(0, 1))([0.1, 0.2], 0.5)
     assert "test_comprehensions.py:" in str(err.value) and "^" in str(err.value)
+
+
+def test_an_if_over_a_list_known_while_lowering():
+    f = src.filtered_display
+    g = s2s_ad.grad(f, wrt=(0, 1))
+    for x, y in [(0.3, 2.0), (1.5, 0.4), (-0.5, 0.4), (0.7, -1.1)]:
+        want = [(f(x + H, y) - f(x - H, y)) / (2 * H), (f(x, y + H) - f(x, y - H)) / (2 * H)]
+        np.testing.assert_allclose(g(x, y), want, rtol=1e-6, atol=1e-7)
+        assert s2s_ad.jvp(f, wrt=(0, 1))(x, y, dx=1.0, dy=0.5)[1] == pytest.approx(
+            want[0] + 0.5 * want[1], rel=1e-6, abs=1e-7)

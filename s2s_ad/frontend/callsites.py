@@ -108,7 +108,11 @@ class CallLowering:
                 # a list of any length: the best position found when the code runs
                 return runtime_sorting.keyed(self, fn, self.env[arg.id], None, False, node,
                                              var, hint)
-            args = (structures.comprehension(self, arg) if isinstance(arg, ast.GeneratorExp)
+            made = self.runtime_comprehension(arg)  # max(c * x for c in cs), cs of any length
+            if isinstance(made, ir.Value):
+                return runtime_sorting.keyed(self, fn, made, None, False, node, var, hint)
+            args = (list(made.items) if made is not None
+                    else structures.comprehension(self, arg) if isinstance(arg, ast.GeneratorExp)
                     else structures.iteration(self, arg))
             if not args:
                 raise self.src.error(node, f"`{prim}` of an empty sequence")

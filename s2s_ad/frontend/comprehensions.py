@@ -77,14 +77,20 @@ def runtime(lo, node: ast.ListComp | ast.GeneratorExp, var: str | None = None):
                                                        ast.Load()), [elt], []))
     for cond in reversed(conds):
         append = ast.If(cond, [append], [])
-    loop = ast.For(_store(target), _copy(gen.iter), [append], [], None)
-    start = ast.Assign([ast.Name(items, ast.Store())], ast.List([], ast.Load()))
-    for stmt in (start, loop):
+    start = [ast.Assign([ast.Name(items, ast.Store())], ast.List([], ast.Load()))]
+    over = _copy(gen.iter)
+    if isinstance(over, (ast.List, ast.Tuple)):  # a display: a loop runs over it by name
+        seq = _unused(lo, "seq")
+        own.append(seq)
+        start.insert(0, ast.Assign([ast.Name(seq, ast.Store())], over))
+        over = ast.Name(seq, ast.Load())
+    loop = ast.For(_store(target), over, [append], [], None)
+    for stmt in (*start, loop):
         _located(stmt, node)
     # the list may be made inside a loop or branch: one per run of its body
     inner, lo.inner_lists = lo.__dict__.get("inner_lists"), True
     try:
-        lo.block([start, loop])
+        lo.block([*start, loop])
         out = lo.env[items]
     finally:
         lo.inner_lists = inner
