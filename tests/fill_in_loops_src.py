@@ -167,3 +167,14 @@ def _grow(x, w, n):
 
 def helper_grown(x, w, n):
     return _grow(x, w, n) * w
+
+
+def _grow_indexed(x, w, n):
+    xs = [x, w]
+    for i in range(n):
+        xs.append(math.sin(xs[i] * w) + xs[-1] * 0.5)
+    return sum(xs) * xs[-1]
+
+
+def helper_grown_indexed(x, w, n):
+    return _grow_indexed(x, w, n) + x

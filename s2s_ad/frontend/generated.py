@@ -16,7 +16,8 @@ lowering as before). Idempotent: a rewritten tree is left as it is.
   list grown by ``T.append(v)`` (a list grown at run time,
   :mod:`s2s_ad.frontend.runtime_lists`), read as before by ``T[i]``.
 * A stack tape, ``v = T.pop()``, ``v += T.pop()`` or ``y[i] = T.pop()`` (an adjoint
-  list ``dT = [0.0] * len(T)`` popped too; after the last
+  list ``dT = [0.0] * len(T)`` popped too, its items read or written between
+  the pops at ``T[top - 1]`` for ``T[-1]`` and ``T[k % top]`` for ``T[k]``; after the last
   ``T.append``, and ``T`` used by nothing else from there on, at the top
   level or in loops and branches): pops return the items last to first,
   so with ``T_top = len(T)`` taken before the first statement that pops,
@@ -419,7 +420,13 @@ def _pops(tree: ast.FunctionDef, namer: Namer, globals_: dict | None = None) -> 
         pops = [n for s in body[first:] for n in ast.walk(s) if _pop_of(n) == tape]
         uses = [n for s in body[first:] for n in ast.walk(s)
                 if isinstance(n, ast.Name) and n.id == tape]
-        if len(uses) != len(pops):
+        # (or an item: ``dxs[-1] += g`` between the pops of an adjoint list,
+        # ``dxs[i] += g``, ``dxs[0]`` after them: index k of the list as long as
+        # it is left is ``k % top``, -1 the last item left, ``top - 1``)
+        items = [n for s in body[first:] for n in ast.walk(s)
+                 if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)
+                 and n.value.id == tape and _plain_index(n.slice, tape)]
+        if len(uses) != len(pops) + len(items):
             continue
         top = namer.fresh(f"{tape}_top")
         at = body[first]
@@ -427,8 +434,26 @@ def _pops(tree: ast.FunctionDef, namer: Namer, globals_: dict | None = None) -> 
                           ast.Call(ast.Name("len", ast.Load()), [ast.Name(tape, ast.Load())], []))
         tail = ast.Module(body=body[first:], type_ignores=[])  # pops at the top level too
         _replace_pops(tail, tape, top, tape in ints)
+        for n in items:
+            k = _int_const(n.slice)
+            if k is None:
+                n.slice = ast.BinOp(n.slice, ast.Mod(), ast.Name(top, ast.Load()))
+            elif k < 0:
+                n.slice = ast.BinOp(ast.Name(top, ast.Load()), ast.Sub(), ast.Constant(-k))
         body[first:] = tail.body
         body.insert(first, ast.fix_missing_locations(ast.copy_location(init, at)))
+
+
+def _plain_index(e, tape: str) -> bool:
+    """An index of names and int constants under ``+ - * //`` (no call, no read
+    of ``tape``): the same int whichever length the list has."""
+    if _int_const(e) is not None or isinstance(e, ast.Name) and e.id != tape:
+        return True
+    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult,
+                                                      ast.FloorDiv)):
+        return _plain_index(e.left, tape) and _plain_index(e.right, tape)
+    return isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub) \
+        and _plain_index(e.operand, tape)
 
 
 def _replace_pops(stmt: ast.stmt, tape: str, top: str, ints: bool = False) -> None:
