@@ -37,7 +37,7 @@ from s2s_ad.errors import SourceError
 from s2s_ad.forward import linear, scaling
 from s2s_ad.names import Namer
 from s2s_ad.reverse import analysis
-from s2s_ad.forward.lists import list_op
+from s2s_ad.forward.lists import list_op, tangent_lengths
 from s2s_ad.reverse.lists import families as list_families
 from s2s_ad.reverse import arrays
 from s2s_ad.rules import RULES
@@ -193,7 +193,7 @@ class _Forward:
                 self.act.add(id(item))
         body = unpack_params(func)
         if not self.callee:
-            body += self.tangent_lengths()
+            body += tangent_lengths(self)
         for p in func.params:
             if p.tree is not None and p.value in self.wrt:
                 # a structure parameter's tangent has its structure: a leaf's tangent
@@ -230,32 +230,6 @@ class _Forward:
         fn.adjoints = {v.name: self.t(v) for v in self.wrt}
         fn.helpers = self.helpers
         return fn
-
-    def tangent_lengths(self) -> list:
-        """``if len(dxs) != len(xs): raise ValueError(...)`` for each list of any
-        length differentiated: a tangent list of another length would be read
-        short (or its extra items ignored) instead of refused."""
-        out = []
-        for p in self.func.params:
-            v = p.value
-            if v not in self.wrt or v.kind not in ("list", "tuple") or p.items is not None \
-                    or p.tree is not None:
-                continue
-            d = self.t(v)
-            test = ast.Compare(_call("len", [_load(d)]), [ast.NotEq()],
-                               [_call("len", [_load(v.name)])])
-            message = ast.JoinedStr([
-                ast.Constant(f"the tangent {d} has "),
-                ast.FormattedValue(_call("len", [_load(d)]), -1, None),
-                ast.Constant(f" items, {v.var} has "),
-                ast.FormattedValue(_call("len", [_load(v.name)]), -1, None),
-                ast.Constant("")])
-            message.values = [x for x in message.values
-                              if not (isinstance(x, ast.Constant) and x.value == "")]
-            raise_ = ast.Raise(_call("ValueError", [message]), None)
-            out.append(Block(ast.If(test, [], []), [Stmt(raise_, "")], [],
-                             f"a tangent list of the length of {v.var}"))
-        return out
 
     def arguments(self) -> ast.arguments:
         func = self.func

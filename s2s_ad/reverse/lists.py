@@ -279,3 +279,18 @@ def _call(name: str, args: list) -> ast.Call:
     for part in name.split(".")[1:]:
         func = ast.Attribute(func, part, ast.Load())
     return ast.Call(func, args, [])
+
+
+def list_zeros(sweep, v: ir.Value) -> ast.expr:
+    """The adjoint of a list (or tuple) parameter of any length nothing
+    differentiable reads: zeros of its length, a list as every list's
+    adjoint is (``[0.0] * len(xs)``; NumPy: ``np.zeros_like`` of each item)."""
+    zeros: ast.expr = ast.BinOp(ast.List([ast.Constant(0.0)], ast.Load()), ast.Mult(),
+                                _call("len", [ast.Name(v.name, ast.Load())]))
+    if sweep.arrays is not None:
+        item = sweep.namer.fresh("item")
+        zeros = ast.ListComp(
+            _call(f"{sweep.arrays.np}.zeros_like", [ast.Name(item, ast.Load())]),
+            [ast.comprehension(ast.Name(item, ast.Store()), ast.Name(v.name, ast.Load()),
+                               [], 0)])
+    return zeros if v.kind == "list" else _call("tuple", [zeros])

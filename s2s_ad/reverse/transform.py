@@ -407,17 +407,7 @@ class _Sweep(StructuredSweep, CallSites):
                 return _call(f"{self.arrays.np}.zeros_like", [at])
             return tree_value(param.tree, ast.Name(v.name, ast.Load()), leaf)
         if param.items is None and v.kind in ("list", "tuple") and id(v) not in self.adj:
-            # a list of any length nothing differentiable reads (only `len(xs)`, say):
-            # zeros of its length, a list as every list's adjoint is
-            zeros: ast.expr = ast.BinOp(ast.List([ast.Constant(0.0)], ast.Load()), ast.Mult(),
-                                        _call("len", [ast.Name(v.name, ast.Load())]))
-            if self.arrays is not None:
-                item = self.namer.fresh("item")
-                zeros = ast.ListComp(
-                    _call(f"{self.arrays.np}.zeros_like", [ast.Name(item, ast.Load())]),
-                    [ast.comprehension(ast.Name(item, ast.Store()), ast.Name(v.name, ast.Load()),
-                                       [], 0)])
-            return zeros if v.kind == "list" else _call("tuple", [zeros])
+            return runtime_lists.list_zeros(self, v)  # nothing differentiable reads it
         if param.items is None:
             return one(v)
         if id(v) in self.adj:
