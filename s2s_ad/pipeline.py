@@ -94,8 +94,8 @@ def lower_lists(src: source.Source, lengths: dict | None = None, arrays: Sequenc
     such parameter (None when there is none), and the call graph. A
     parameter passed unchanged to a helper that uses it as a list is found
     too. Where the program uses such a list in a way only a known length
-    allows (slices, unpacking, comprehensions), that refusal is raised,
-    saying why, so that callers fall back to code generated per length."""
+    allows (slices, unpacking), that refusal is raised, saying why, so that
+    callers fall back to code generated per length."""
     given = dict(lengths or {})
     first = None
     while True:
