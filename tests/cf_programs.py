@@ -418,7 +418,7 @@ def refused_one_branch(x):
 
 
 def refused_truthiness(x):
-    if x:
+    if x and x > 1.0:  # `and` gives an operand: a float here, not a bool
         x = x * 2.0
     return x
 

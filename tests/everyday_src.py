@@ -286,3 +286,31 @@ def three_coefficients(x, c):
     if len(c) != 3:
         raise ValueError(f"expected 3 coefficients, got {len(c)}")
     return c[0] + c[1] * x + c[2] * x * x
+
+
+def countdown(x, n):
+    """`while n:` on an int counter and `if r:` on a float: Python's truth
+    of a number, `!= 0`."""
+    acc = 0.0
+    while n:
+        acc = acc + x * n
+        n = n - 1
+    r = x - 1.5
+    if r:
+        acc = acc * x
+    return acc
+
+
+def truth_of_difference(x, y):
+    """A number's truth in a conditional expression, under `not` and in an
+    `assert`, in a helper called in a loop."""
+    total = 0.0
+    for k in range(3):
+        total = total + _nonzero_step(x, y, k)
+    return total
+
+
+def _nonzero_step(x, y, k):
+    assert x - 10.0, "x must not be 10"
+    s = math.sin(x) if not (y - k) else math.cos(y) * x
+    return s * (k + 1)

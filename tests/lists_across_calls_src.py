@@ -238,6 +238,20 @@ def rollout_passed_on(x, w, n):
     return _energy(xs, w) + _energy(_rollout(w, x, n), x) + xs[-1]
 
 
+def rollout_under_the_same_condition(x, w, n):
+    """A list a helper returns in one branch, read again under the same
+    condition after the `if`."""
+    big = x > 0.0
+    if big:
+        xs = _rollout(x, w, n)
+        s = x
+    else:
+        s = x * w
+    if big:
+        s = s + sum(xs) * w + xs[-1]
+    return s
+
+
 def rollout_copied_and_grown(x, w, n):
     ys = []
     for v in _rollout(x, w, n):

@@ -38,7 +38,7 @@ def helpers_module(folder, label: str, body: str):
     """A module defining s2s-ad's helpers as a generated module does, and ``body``."""
     text = "import numpy as np\n\n" + "".join(HELPERS[name] for name in (
         "add_over", "unbroadcast", "matmul_adjoint", "spread", "extreme_adjoint", "astype_like",
-        "total", "array_sum", "own", "rolled", "eye_matrix", "float_zeros")) + "\n\n" + body
+        "total", "array_sum", "own", "rolled", "moved", "eye_matrix", "float_zeros")) + "\n\n" + body
     return import_source(str(folder), text, label)
 
 
@@ -68,6 +68,9 @@ RULE_CASES = [
     ("own(g * g) * x", (3, 4), (4,), None, ("g",)),
     ("rolled(g * g, 1, None) * x", (5,), (5,), None, ("g",)),
     ("rolled(g * g, -2, 1) * x", (3, 4), (4,), None, ("g",)),
+    ("moved(g * g, 0, -1) * x", (5,), (5,), None, ("g",)),
+    ("moved(g * g, 0, -1) * x", (3, 4), (3,), None, ("g",)),
+    ("moved(g * g, -1, 0) * x", (2, 3, 4), (2, 3), None, ("g",)),
     ("eye_matrix(3) @ (g * g) + x", (3,), (), None, ("g",)),
     ("array_sum(g * g) * x", (3, 4), (2,), None, ("g", "x")),
     ("array_sum(g * g) * x", (), (), None, ("g", "x")),

@@ -157,7 +157,7 @@ REFUSALS = [
     (P.refused_for_else, "for ... else", "x = x + 1.0"),
     (P.refused_loop_local_after, "assigned inside the loop", "return t"),
     (P.refused_one_branch, "only one branch", "return y"),
-    (P.refused_truthiness, "must be a comparison", "if x:"),
+    (P.refused_truthiness, "must be a comparison", "if x and x > 1.0:"),
     (P.refused_missing_return, "every path", "def refused_missing_return"),
 ]
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import subprocess
 import sys
 
@@ -73,6 +74,10 @@ GOOD = [
     (E.guarded_match, [2.0, "b", False], (0,)),
     (E.walrus, [2.0, 0.5], (0, 1)),
     (E.walrus, [0.2, 0.5], (0, 1)),
+    (E.countdown, [0.7, 4], (0,)),
+    (E.countdown, [1.9, 0], (0,)),
+    (E.truth_of_difference, [0.7, 1.3], (0, 1)),
+    (E.truth_of_difference, [0.7, 2.6], (0, 1)),
 ]
 
 # (function, arguments): the original raises there
@@ -91,6 +96,7 @@ BAD = [
     (E.in_branch, [1.0, -2.0]),
     (E.in_while, [1e9]),
     (E.guarded_match, [200.0, "a", False]),
+    (E.truth_of_difference, [10.0, 1.3]),
 ]
 
 
@@ -386,7 +392,7 @@ def test_conditions_in_the_grad_file(tmp_path):
      "takes a class or a tuple of classes"),
     ("    if all(v > 0 for v in (x, x) if v < 3):\n        return x\n    return 2.0 * x\n",
      "one `for` and no `if`"),
-    ("    if x:\n        return x\n    return 2.0 * x\n", "must be a comparison"),
+    ("    if x and n:\n        return x\n    return 2.0 * x\n", "must be a comparison"),
 ])
 def test_condition_refusals_are_located(body, message):
     f = make_function("def f(x, n=3):\n" + body)
@@ -485,3 +491,27 @@ def test_max_of_numbers_is_not_a_list_read():
     assert info.value.line == 2
     g = make_function("def g(x, y):\n    q = max(x, y, 0.25)\n    return q * y\n", name="g")
     assert close(s2s_ad.grad(g, wrt=(0, 1))(0.3, 0.7)[1], 0.7 + 0.7)
+
+
+@pytest.mark.parametrize("x,y", [(0.7, 1.3), (1.2, 2.0), (2.1, 0.4)])
+def test_the_truth_of_a_number_is_its_difference_from_zero(x, y):
+    """`if r:`, `while n:`, `not r` and `assert r` on numbers test `r != 0`,
+    as Python does; at `r == 0` exactly the other branch runs, in the
+    generated code as in the original."""
+    g = s2s_ad.grad(E.countdown, wrt=0)
+    for n in (0, 3):
+        assert close(g(x, n), _fd(E.countdown, [x, n], 0), rtol=1e-6)
+    value, both = s2s_ad.value_and_grad(E.truth_of_difference, wrt=(0, 1))(x, y)
+    assert value == E.truth_of_difference(x, y)  # y == k (y = 2.0): the same branch
+    assert close(both[0], _fd(E.truth_of_difference, [x, y], 0), rtol=1e-6)
+    if y not in (0.0, 1.0, 2.0):  # at y == k the function jumps: no slope in y
+        assert close(both[1], _fd(E.truth_of_difference, [x, y], 1), rtol=1e-6)
+    text = s2s_ad.gradient_source(E.countdown, wrt=0)
+    assert re.search(r"while \w+ != 0(\.0)?:", text) and re.search(r"= r != 0\.0", text)
+
+
+def test_an_and_of_numbers_stays_refused_where_its_value_is_used():
+    """`x and y` is one of its operands, not a bool: refused as a value."""
+    f = make_function("def f(x, y):\n    v = x and y\n    return v * x\n")
+    with pytest.raises(SourceError, match="a condition must be a comparison"):
+        s2s_ad.grad(f)

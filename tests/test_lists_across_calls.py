@@ -175,7 +175,8 @@ def test_the_refusals_say_what_is_written_and_why():
 # -- helpers returning lists of any length -------------------------------------
 
 SCALAR_RETURNS = ["rollout_indexed", "rollout_summed", "rollout_iterated", "rollout_passed_on",
-                  "rollout_copied_and_grown", "rollout_called_in_loops"]
+                  "rollout_copied_and_grown", "rollout_called_in_loops",
+                  "rollout_under_the_same_condition"]
 SCALAR_POINTS = [(0.3, 0.8, 0), (0.3, 0.8, 1), (-0.6, 1.1, 5)]
 
 

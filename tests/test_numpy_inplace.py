@@ -173,7 +173,8 @@ def test_integer_arrays_and_lists_get_float_gradients():
 def test_shape_only_operations_read_no_operand_values():
     """A read of the array by the operations of inplace.SHAPE_ONLY makes no
     write save its old elements: their derivatives must read the operands'
-    shapes only (spread, reduced_size) or be constants."""
+    shapes only (spread, reduced_size, unbroadcast: each reads its last
+    operand's shape) or be constants."""
     import ast
 
     from s2s_ad.reverse.inplace import SHAPE_ONLY
@@ -189,7 +190,7 @@ def test_shape_only_operations_read_no_operand_values():
                 continue
             measured = {id(n.args[-1]) for n in ast.walk(template) if isinstance(n, ast.Call)
                         and isinstance(n.func, ast.Name)
-                        and n.func.id in ("spread", "reduced_size")}
+                        and n.func.id in ("spread", "reduced_size", "unbroadcast")}
             for n in ast.walk(template):
                 if isinstance(n, ast.Name) and n.id in operands:
                     assert id(n) in measured, (prim, ast.unparse(template))

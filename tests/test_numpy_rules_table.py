@@ -380,6 +380,53 @@ def test_rolled_is_np_roll():
     assert np.array_equal(rolled(x, (1, -2), (0, 1)), np.roll(x, (1, -2), axis=(0, 1)))
 
 
+FILLS = """
+import numpy as np
+
+
+def f(x):
+    a = np.full(3, x[0]) * x[:3]
+    b = np.full((2, 3), x[1:4]) ** 2
+    c = np.full_like(x, x[2] * x[3]) * np.sin(x)
+    return np.sum(a) + np.sum(b * x[:3]) + np.sum(c)
+"""
+
+
+def test_full_fill_value_gets_its_adjoint(tmp_path):
+    """``np.full(shape, v)`` and ``np.full_like(x, v)`` with a ``v`` that
+    depends on the argument: the adjoint of ``v`` is the sum of the result's
+    over the elements it fills (it was taken for a constant)."""
+    f = make_function(FILLS)
+    x = RNG.normal(size=5)
+    want = fd_gradient(f, [x], 0)
+    np.testing.assert_allclose(s2s_ad.grad(f)(x), want, rtol=1e-6, atol=1e-8)
+    d = RNG.normal(size=5)
+    _, tangent = s2s_ad.jvp(f)(x, dx=d)
+    np.testing.assert_allclose(tangent, want @ d, rtol=1e-6, atol=1e-8)
+
+
+def test_moved_is_np_moveaxis():
+    """The generated module's moveaxis (a vector itself, a matrix's transpose)
+    equals np.moveaxis for every shape and pair of axes, and falls back to it
+    for tuples of axes."""
+    from s2s_ad.rules.numpy_helpers import HELPERS
+    ns = {"np": np}
+    exec(HELPERS["moved"], ns)
+    moved = ns["moved"]
+    for shape in [(5,), (3, 4), (2, 3, 4), (1,), (0,), (4, 0)]:
+        x = RNG.normal(size=shape)
+        axes = list(range(-len(shape), len(shape)))
+        for source in axes:
+            for destination in axes:
+                got = moved(x, source, destination)
+                want = np.moveaxis(x, source, destination)
+                assert got.shape == want.shape and np.array_equal(got, want)
+    x = RNG.normal(size=(2, 3, 4))
+    assert np.array_equal(moved(x, (0, 1), (-1, -2)), np.moveaxis(x, (0, 1), (-1, -2)))
+    with pytest.raises(np.exceptions.AxisError):
+        moved(np.float64(1.0), 0, -1)
+
+
 def test_eye_matrix_is_np_eye():
     """The gradient's forward pass makes np.eye(n) as a copy of a kept identity:
     equal to np.eye, writable, and never the kept matrix itself."""

@@ -122,3 +122,19 @@ def test_vjp_of_a_list_read_at_run_time_indices_with_its_length_known():
     _close(dc, want_dc)
     _close(dx, want_dx)
     _close(back(-2.0)[0], [-2.0 * d for d in dc])
+
+
+@pytest.mark.parametrize("xs", [[], [1.0], [1.0, -2.0, 3.0]])
+def test_a_list_parameter_nothing_differentiable_reaches_gets_a_list_of_zeros(xs):
+    """A list read only for its length or its signs still gets an adjoint
+    of its own length (a caller adds gradients item by item), in the API
+    and in the module a helper's backward pass is."""
+    from array_oracle import make_function
+    f = make_function("def f(xs, y):\n    s = 0.0\n    for v in xs:\n        if v > 0.0:\n"
+                      "            s = s + y\n    return s * len(xs)\n")
+    dxs, dy = s2s_ad.grad(f, wrt=(0, 1))(xs, 2.0)
+    assert dxs == [0.0] * len(xs)
+    h = 1e-6
+    _close(dy, (f(xs, 2.0 + h) - f(xs, 2.0 - h)) / (2 * h))
+    text = s2s_ad.gradient_source(f, wrt=(0, 1))
+    assert "[0.0] * len(xs)" in text

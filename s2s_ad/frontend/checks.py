@@ -307,7 +307,7 @@ def lower(lo, stmt: ast.stmt) -> None:
         test, negate = stmt.test, False
         subject_checked(lo, test)  # `case "x": raise ...` of a `match`
         _length_check(lo, test)
-    cond = lo.condition(test)
+    cond = lo.condition(test, truthy=True)
     if isinstance(cond, ir.Const) and bool(cond.value) == negate:
         return  # decided: never raises
     parts, values = (None, []) if msg is None else _message(lo, msg)

@@ -162,7 +162,7 @@ class ControlFlow(Iteration):
     # -- if / ternary / and-or --------------------------------------------
 
     def if_stmt(self, node: ast.If) -> None:
-        cond = self.condition(node.test)
+        cond = self.condition(node.test, truthy=True)
         if isinstance(cond, ir.Const):
             self.block(node.body if cond.value else node.orelse)
             return
@@ -170,9 +170,19 @@ class ControlFlow(Iteration):
         text = f"if {ast.unparse(node.test)}"
         self.branches(cond, lambda: self.block(node.body), lambda: self.block(node.orelse), node, text)
 
-    def condition(self, test: ast.expr) -> ir.Operand:
+    def condition(self, test: ast.expr, truthy: bool = False) -> ir.Operand:
+        """The bool ``test`` stands for. With ``truthy`` (a test whose value
+        is only ever tested: ``if``, ``while``, a conditional expression's
+        test, ``not``, ``assert``) a number tests as Python tests it,
+        ``x != 0``; ``and``/``or`` operands stay bools, since ``x and y``
+        is one of its operands, not their truth."""
         cond = conditions.truth(self, test)  # `if xs:` on a list: not empty
         kind = _kind_of(cond)
+        if truthy and isinstance(cond, ir.Const) and not isinstance(cond.value, bool):
+            return ir.Const(bool(cond.value))
+        if truthy and kind in ("float", "int"):
+            zero = ir.Const(0.0 if kind == "float" else 0)
+            return self.emit("ne", [cond, zero], test, hint="cond")
         if kind != "bool":
             raise self.src.error(test, "a condition must be a comparison (`x > 0`), `and`/`or`/"
                                  f"`not` of comparisons, or a bool; this one is {kind}")
@@ -275,7 +285,7 @@ class ControlFlow(Iteration):
         return op if value is None else merged
 
     def if_expr(self, node: ast.IfExp, var: str | None, hint: str | None) -> ir.Operand:
-        cond = self.condition(node.test)
+        cond = self.condition(node.test, truthy=True)
         if isinstance(cond, ir.Const):
             return self.expr(node.body if cond.value else node.orelse)
         name = (var, True) if var is not None else (hint or "sel", False)
@@ -311,7 +321,7 @@ class ControlFlow(Iteration):
         return acc
 
     def not_op(self, node: ast.UnaryOp, var, hint) -> ir.Operand:
-        cond = self.condition(node.operand)
+        cond = self.condition(node.operand, truthy=True)
         if isinstance(cond, ir.Const):
             return ir.Const(not cond.value)
         out = self.emit("not", [cond], node, var, hint=hint)
@@ -475,7 +485,7 @@ class ControlFlow(Iteration):
             else:
                 index = ir.Value(self.namer.fresh("k"), "int")
         else:
-            cond = self.condition(node.test)
+            cond = self.condition(node.test, truthy=True)
             cond_region = ir.Region(self.ops, [cond])
             self.ops = []
         self.loop_depth += 1

@@ -27,10 +27,12 @@ getter))), ``guard_of`` (id of a guarded φ -> the value it stands for) and
 from __future__ import annotations
 
 from s2s_ad import ir
-from s2s_ad.frontend import structures
+from s2s_ad.frontend import runtime_lists, structures
 
-PLACEHOLDERS = {"float": 0.0, "int": 0, "bool": False, "array": 0.0}
-"""The value a guarded name's φ takes on the side that never assigns it."""
+PLACEHOLDERS = {"float": 0.0, "int": 0, "bool": False, "array": 0.0, "list": ()}
+"""The value a guarded name's φ takes on the side that never assigns it (a
+list of any length: an empty one, whose adjoint the reverse sweep can make
+before it knows which side ran)."""
 
 
 def keep(lo, pending: list, var: str, cond, side: int, value, conds: tuple) -> None:
@@ -82,6 +84,9 @@ def _entry(lo, var: str, side: int, value, holder: list):
             op.regions[side].yields.append(inner)
             op.regions[1 - side].yields.append(ir.Const(PLACEHOLDERS[kind]))
             lo.guard_of[id(out)] = lo.guard_of.get(id(inner), inner)
+            if runtime_lists.is_grown(lo, inner) or structures.is_runtime(lo, inner):
+                # the same list, of any length
+                runtime_lists.register(lo, out, inner)
             made.append(out)
         return made[0]
 

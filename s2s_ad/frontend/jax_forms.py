@@ -10,9 +10,10 @@ reads as a name there:
 * ``x.at[idx].set(v)`` (``add``, ``subtract``, ``multiply``, ``divide``,
   ``power``): a copy of ``x``, then the subscript write ``t[idx] = v`` (``t[idx]
   += v``, ...) into the copy; ``x.at[idx].get()`` is ``x[idx]``;
-* ``jax.vmap(f)(a, b)`` (``in_axes`` 0, or a tuple of 0 and None): a loop
-  over the leading axis, the rows ``f(a[k], b[k])`` stacked into an array made
-  from the first row's shape;
+* ``jax.vmap(f)(a, b)`` (``in_axes`` 0, or a tuple of 0 and None): ``f``'s
+  body once over all rows (:mod:`s2s_ad.frontend.jax_batching`), or, where an
+  operation has no batching rule, a loop over the leading axis, the rows
+  ``f(a[k], b[k])`` stacked into an array made from the first row's shape;
 * ``jax.lax.scan(f, init, xs, length=n)``: a loop carrying ``init``,
   ``c, y = f(c, xs[k])``, the ``y`` stacked (or None where ``f`` returns
   ``None`` for them); the form is the pair ``(c, ys)``;
@@ -85,6 +86,8 @@ class _Desugar(LoopForms):
         self.control_flow = False
         self.params: set = set()
         self.copied: dict = {}
+        self.current = None
+        """The function whose body is being rewritten."""
 
     # -- names ---------------------------------------------------------------
 
@@ -138,7 +141,9 @@ class _Desugar(LoopForms):
         params, self.params = self.params, {a.arg for a in ast.walk(fn.args)
                                             if isinstance(a, ast.arg)}
         copied, self.copied = self.copied, {}
+        current, self.current = self.current, fn
         fn.body = self.block(fn.body)
+        self.current = current
         if self.copied:
             # a parameter written by ``x = x.at[i].set(v)`` in place: first
             # a copy of it, so the caller's array is never changed

@@ -6,7 +6,9 @@ Contract: :class:`LoopForms` is mixed into the rewrite of
 ``numpy_name``); each method appends to ``pre`` the statements that compute
 a form and returns the expression that reads its value:
 
-* ``jax.vmap(f)(a, b)``: ``row = f(a[0], b[0])``, an array of ``(n,
+* ``jax.vmap(f)(a, b)``: ``f``'s body batched once over all rows
+  (:func:`s2s_ad.frontend.jax_batching.vectorise`); where it has an
+  operation without a batching rule, ``row = f(a[0], b[0])``, an array of ``(n,
   *np.shape(row))`` zeros, ``f(a[k], b[k])`` written into row ``k`` of it for
   ``k`` in ``range(1, n)``, and a copy of it (whose rows may then be read as
   views); a function returning a tuple written out gives one array per item;
@@ -32,6 +34,8 @@ from __future__ import annotations
 
 import ast
 import copy
+
+from s2s_ad.frontend import jax_batching
 
 
 class LoopForms:
@@ -104,8 +108,11 @@ class LoopForms:
         if 0 not in axes:
             raise self.src.error(node, "`jax.vmap` with no mapped argument")
         shape = self.output_structure(maker.args[0], None)
-        fn = self.callee(maker.args[0], pre, node)
         args = [self.named(a, "mapped", pre, node) for a in node.args]
+        rows = jax_batching.vectorise(self, maker.args[0], args, axes, node, pre)
+        if rows is not None:
+            return rows
+        fn = self.callee(maker.args[0], pre, node)
         count = _parse(f"{ast.unparse(args[axes.index(0)])}.shape[0]", node)[0].value
         k = self.fresh("k")
 

@@ -110,5 +110,15 @@ def call(lo, prim: str, node: ast.Call, var: str | None, hint: str | None):
         attrs = {"shift": shift, "axis": axis,
                  "unshift": tuple(-s for s in shift) if isinstance(shift, tuple) else -shift}
         given = given[:1]
+    if prim == "own.moved":  # moved(x, source, destination): constants, as s2s-ad writes them
+        if len(given) != 3:
+            raise lo.src.error(node, f"`{ast.unparse(node.func)}` takes 3 arguments")
+        try:
+            source, destination = (ast.literal_eval(a) for a in given[1:])
+        except ValueError:
+            raise lo.src.error(node, "the axes must be constants, as s2s-ad writes "
+                               "them") from None
+        attrs = {"source": source, "destination": destination}
+        given = given[:1]
     args = [lo.expr(a) for a in given]
     return lo.emit(prim, args, node, var, hint=hint, attrs=attrs)

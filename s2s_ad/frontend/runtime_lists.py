@@ -52,7 +52,8 @@ def is_grown(lo, value) -> bool:
     return isinstance(value, ir.Value) and id(value) in lo.grown
 
 
-def _register(lo, value: ir.Value, root: ir.Value) -> ir.Value:
+def register(lo, value: ir.Value, root: ir.Value) -> ir.Value:
+    """``value`` is a version of the run-time list ``root``."""
     lo.grown.add(id(value))
     lo.list_roots[id(value)] = lo.list_roots.get(id(root), id(root))
     # Read like a list parameter of any length (control.sequence_param).
@@ -192,7 +193,7 @@ def _version(lo, name: str, prim: str, args: tuple, node: ast.AST, text: str, ol
     op = ir.Op(prim, args, out, lo.loc(node), text)
     lo.ops.append(op)
     lo.defs[id(out)] = op
-    _register(lo, out, out if source is None else source)
+    register(lo, out, out if source is None else source)
     for var, v in list(lo.env.items()):
         if v is old:
             lo.env[var] = out
@@ -234,7 +235,7 @@ def call_result(lo, out: ir.Value, node: ast.AST) -> None:
 def carried(lo, value: ir.Value, source: ir.Value) -> None:
     """A loop's or branch's version of a run-time list (a carried value, a
     loop result, a φ), the same list as ``source``: register it."""
-    _register(lo, value, source)
+    register(lo, value, source)
 
 
 def same_list(lo, a, b) -> bool:

@@ -442,7 +442,7 @@ TEMPLATE_HELPERS = ("others_product", "matmul_adjoint", "dot_adjoint", "spread",
                     "inner_adjoint", "solve_adjoint", "unbroadcast", "tensordot_adjoint",
                     "cholesky_adjoint", "sort_adjoint", "take_adjoint",
                     "take_along_axis_adjoint", "diagonal_adjoint", "pad_adjoint",
-                    "cross_product", "rolled", "eye_matrix", "astype_like", "total",
+                    "cross_product", "rolled", "moved", "eye_matrix", "astype_like", "total",
                     "array_sum", "own", "float_zeros")
 """Helpers rule templates call by name."""
 

@@ -43,6 +43,10 @@ class ListFamily:
     members: list[ir.Value] = field(default_factory=list)
     adj: str = ""
     """The name of the adjoint list, once the sweep made it."""
+    home: ir.Region | None = None
+    """The region whose reverse code makes the adjoint list: the outermost
+    one defining a version of the list itself (a list a branch made and a
+    φ carries past the ``if`` has its adjoint before the ``if``)."""
 
     @property
     def name(self) -> str:
@@ -105,7 +109,21 @@ def families(func: ir.Function) -> dict[int, ListFamily]:
             continue
         fam.members.append(v)
         out[k] = fam
+    _place(func.body, list({id(f): f for f in out.values()}.values()))
     return out
+
+
+def _place(r: ir.Region, homeless: list) -> None:
+    """Set each family's ``home``, outermost regions first."""
+    for fam in homeless:
+        ids = {id(m) for m in fam.members}
+        if any(id(v) in ids for node in r.ops for v in ir.defined(node)):
+            fam.home = r
+    homeless = [f for f in homeless if f.home is None]
+    for node in r.ops:
+        if homeless and not isinstance(node, ir.Op):
+            for inner in node.regions:
+                _place(inner, homeless)
 
 
 def spread(sweep) -> None:
@@ -130,8 +148,7 @@ def adjoints(sweep) -> list:
         fam.adj = sweep.namer.fresh(f"d{fam.name}")
         for m in fam.members:
             sweep.adj[id(m)] = fam.adj
-        if id(fam.root) not in {id(op.out) for op in sweep.func.body.ops
-                                if isinstance(op, ir.Op)}:
+        if fam.home is not sweep.func.body:
             continue  # a helper's list returned inside a loop or branch: region_adjoints
         xs = sweep.ref(fam.root)
         if seed is not None:
@@ -146,17 +163,19 @@ def adjoints(sweep) -> list:
     return out
 
 
-def _zeros(sweep, fam: ListFamily, xs: ast.expr) -> Stmt:
-    """``dxs = [0.0] * len(xs)`` (NumPy: ``np.zeros_like`` of each item)."""
+def zeros_of(sweep, xs: ast.expr) -> ast.expr:
+    """``[0.0] * len(xs)`` (NumPy: ``np.zeros_like`` of each item)."""
     if sweep.arrays is not None:
         item = sweep.namer.fresh("item")
-        value = ast.ListComp(
+        return ast.ListComp(
             _call(f"{sweep.arrays.np}.zeros_like", [ast.Name(item, ast.Load())]),
             [ast.comprehension(ast.Name(item, ast.Store()), xs, [], 0)])
-    else:
-        value = ast.BinOp(ast.List([ast.Constant(0.0)], ast.Load()), ast.Mult(),
-                          _call("len", [xs]))
-    return Stmt(ast.Assign([ast.Name(fam.adj, ast.Store())], value),
+    return ast.BinOp(ast.List([ast.Constant(0.0)], ast.Load()), ast.Mult(), _call("len", [xs]))
+
+
+def _zeros(sweep, fam: ListFamily, xs: ast.expr) -> Stmt:
+    """``dxs = [0.0] * len(xs)``: :func:`zeros_of`."""
+    return Stmt(ast.Assign([ast.Name(fam.adj, ast.Store())], zeros_of(sweep, xs)),
                 f"the adjoint of the list {fam.name}, an item per item", role="zero")
 
 
@@ -166,10 +185,8 @@ def region_adjoints(sweep, r: ir.Region) -> list:
     code starts: each run of ``r`` has a list of its own, which nothing
     outside ``r`` reads."""
     out = []
-    roots = {id(op.out) for op in r.ops if isinstance(op, ir.Op)
-             and (op.callee is not None or op.prim in ("list.new", "list.fill", "item"))}
     for fam in {id(f): f for f in sweep.lists.values()}.values():
-        if fam.adj and id(fam.root) in roots:
+        if fam.adj and fam.home is r:
             out.append(_zeros(sweep, fam, sweep.ref(fam.root)))
     return out
 
@@ -279,18 +296,3 @@ def _call(name: str, args: list) -> ast.Call:
     for part in name.split(".")[1:]:
         func = ast.Attribute(func, part, ast.Load())
     return ast.Call(func, args, [])
-
-
-def list_zeros(sweep, v: ir.Value) -> ast.expr:
-    """The adjoint of a list (or tuple) parameter of any length nothing
-    differentiable reads: zeros of its length, a list as every list's
-    adjoint is (``[0.0] * len(xs)``; NumPy: ``np.zeros_like`` of each item)."""
-    zeros: ast.expr = ast.BinOp(ast.List([ast.Constant(0.0)], ast.Load()), ast.Mult(),
-                                _call("len", [ast.Name(v.name, ast.Load())]))
-    if sweep.arrays is not None:
-        item = sweep.namer.fresh("item")
-        zeros = ast.ListComp(
-            _call(f"{sweep.arrays.np}.zeros_like", [ast.Name(item, ast.Load())]),
-            [ast.comprehension(ast.Name(item, ast.Store()), ast.Name(v.name, ast.Load()),
-                               [], 0)])
-    return zeros if v.kind == "list" else _call("tuple", [zeros])

@@ -36,10 +36,12 @@ from s2s_ad.rules.templates import (PLACEHOLDERS, attr_expr, const_expr, copy_ex
 FAST_FORWARD = {"np.cross": ("cross_product", ()),
                 "np.roll": ("rolled", (("shift", 0), ("axis", None))),
                 "np.eye": ("eye_matrix", ()),
+                "np.moveaxis": ("moved", (("source", 0), ("destination", 0))),
                 "np.sum": ("array_sum", ())}
 """NumPy functions the gradient's forward pass computes with the module's own
 helper (the same values, by the same float operations): ``np.cross`` of two
-3-vectors by components, ``np.roll`` by two slice copies, ``np.eye(n)`` (one
+3-vectors by components, ``np.roll`` by two slice copies, ``np.moveaxis`` of a
+vector as the vector and of a matrix as its transpose, ``np.eye(n)`` (one
 operand, no ``k``, no ``dtype``) as a copy of a kept identity matrix, ``np.sum(x)`` (no
 ``axis``, no ``keepdims``) of an ndarray as the ``np.add.reduce`` that ``np.sum``
 calls — each a microsecond or several less per

@@ -333,6 +333,8 @@ class _Sweep(StructuredSweep, CallSites):
         for p in self.func.params:
             if p.tree is not None and p.value in self.wrt:
                 self.reads.add(id(p.value))  # type(p)(...) rebuilds its class: a pair keeps it
+            if _unread_list(p, self.adj) and p.value in self.wrt:
+                self.reads.add(id(p.value))  # its adjoint is zeros as long as it
         out = self.region(self.func.body)
         inits = inplace.adjoint_inits(self)
         return lists + inits + out if out else []
@@ -406,8 +408,9 @@ class _Sweep(StructuredSweep, CallSites):
                     return one(x)
                 return _call(f"{self.arrays.np}.zeros_like", [at])
             return tree_value(param.tree, ast.Name(v.name, ast.Load()), leaf)
-        if param.items is None and v.kind in ("list", "tuple") and id(v) not in self.adj:
-            return runtime_lists.list_zeros(self, v)  # nothing differentiable reads it
+        if _unread_list(param, self.adj):  # a list of any length: a zero per item
+            zeros = runtime_lists.zeros_of(self, ast.Name(v.name, ast.Load()))
+            return zeros if v.kind == "list" else _call("tuple", [zeros])
         if param.items is None:
             return one(v)
         if id(v) in self.adj:
@@ -607,3 +610,11 @@ def _pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
                               tape_refs, reverse, grads, sweep.adjoint_names(), sweep.loops)
     bwd.lists = lists
     return fwd, bwd
+
+
+def _unread_list(param, adj: dict) -> bool:
+    """A list parameter of any length that gets no adjoint: its gradient is
+    still a list of its length (a caller adds it item by item)."""
+    v = param.value
+    return param.tree is None and param.items is None and v.kind in ("list", "tuple") \
+        and id(v) not in adj

@@ -17,7 +17,8 @@ Conventions where a derivative does not exist:
 * ``np.max``/``np.min``: the adjoint is split evenly between the elements
   that tie for the extreme.
 * ``np.sign``, comparisons and the constructors (``np.zeros``, ``np.arange``,
-  ...): zero.
+  ...): zero; ``np.full``'s and ``np.full_like``'s fill value gets the
+  result's adjoint summed over the elements it fills.
 
 ``@``/``np.matmul`` cover vectors, matrices and stacks of matrices;
 ``np.dot`` also its own contraction of N-d arrays (the last axis of ``x``
@@ -232,7 +233,7 @@ NUMPY_RULES = [
     Rule("np.swapaxes", "np.swapaxes(x, axis1, axis2)", ("np.swapaxes(g, axis1, axis2)",),
          "array", "swap back", adjoint=True, attrs=(("axis1", 0), ("axis2", 1))),
     Rule("np.moveaxis", "np.moveaxis(x, source, destination)",
-         ("np.moveaxis(g, destination, source)",), "array", "move back", adjoint=True,
+         ("moved(g, destination, source)",), "array", "move back", adjoint=True,
          attrs=(("source", 0), ("destination", 0))),
     # an axis known only when the code runs (an int value y): the axis moved to
     # the front, the function applied along axis 0, the result moved back
@@ -286,8 +287,12 @@ NUMPY_RULES = [
     _constant("ones", "np.ones(x, dtype=dtype)"),
     _constant("zeros_like", "np.zeros_like(x, dtype=dtype)"),
     _constant("ones_like", "np.ones_like(x, dtype=dtype)"),
-    _constant("full", "np.full(x, y, dtype=dtype)", 2),
-    _constant("full_like", "np.full_like(x, y, dtype=dtype)", 2),
+    # the fill value is differentiable: each element of the result is (a broadcast) y
+    Rule("np.full", "np.full(x, y, dtype=dtype)", (None, "unbroadcast(g, y)"), "array",
+         "∂/∂y: g summed over the elements y fills", adjoint=True, attrs=(("dtype", None),)),
+    Rule("np.full_like", "np.full_like(x, y, dtype=dtype)", (None, "unbroadcast(g, y)"),
+         "array", "∂/∂y: g summed over the elements y fills", adjoint=True,
+         attrs=(("dtype", None),)),
     _constant("identity", "np.identity(x, dtype=dtype)"),
     Rule("np.eye", "np.eye(*args, k=k, dtype=dtype)", (None,), "array", "constant",
          attrs=(("k", 0), ("dtype", None)), variadic=True),

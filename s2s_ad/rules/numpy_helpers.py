@@ -299,6 +299,19 @@ def cholesky_adjoint(g, L):
     S = np.swapaxes(Linv, -1, -2) @ P @ Linv
     return np.tril(S + np.swapaxes(S, -1, -2)) - S * np.eye(n)
 ''',
+    "moved": '''
+def moved(x, source, destination):
+    """np.moveaxis(x, source, destination), one axis each. For an ndarray of one
+    axis, x itself (its only axis stays where it is); of two axes moved apart,
+    its transpose; anything else, np.moveaxis (several microseconds a call, which
+    dominates a batched body over short vectors)."""
+    if type(x) is np.ndarray and type(source) is int and type(destination) is int:
+        if x.ndim == 1 and source in (0, -1) and destination in (0, -1):
+            return x
+        if x.ndim == 2 and source % 2 != destination % 2:
+            return x.T
+    return np.moveaxis(x, source, destination)
+''',
     "rolled": '''
 def rolled(g, shift, axis):
     """np.roll(g, shift, axis) (in the reverse sweep, a roll's adjoint: the

@@ -32,7 +32,8 @@ factor too; the operand that only gives a shape gets no adjoint.
   spread over ``x``; ``array_sum(x)`` is ``np.sum(x)`` (of a number too), the
   same adjoint; ``own(x)`` is a copy: adjoint ``g``.
 * ``rolled(x, shift, axis)`` is ``np.roll``: adjoint the roll back; ``eye_matrix(n)``
-  is ``np.eye(n)``, a constant; so is ``float_zeros(x)`` (``np.zeros_like(x) + 0.0``).
+  is ``np.eye(n)``, a constant; ``moved(x, source, destination)`` is
+  ``np.moveaxis``: adjoint the move back; so is ``float_zeros(x)`` (``np.zeros_like(x) + 0.0``).
 
 ``tests/test_closure.py`` checks each adjoint against central differences
 and each tangent (:mod:`s2s_ad.forward.linear`) against the adjoint.
@@ -68,6 +69,8 @@ OWN_RULES = [
          adjoint=True),
     Rule("own.rolled", "rolled(x, shift, axis)", ("rolled(g, unshift, axis)",), "array",
          "roll back", adjoint=True, attrs=(("shift", 0), ("axis", None), ("unshift", 0))),
+    Rule("own.moved", "moved(x, source, destination)", ("moved(g, destination, source)",),
+         "array", "move back", adjoint=True, attrs=(("source", 0), ("destination", 0))),
     Rule("own.eye_matrix", "eye_matrix(x)", (None,), "array", "constant"),
     Rule("own.float_zeros", "float_zeros(x)", (None,), "array", "constant"),
 ]
@@ -75,6 +78,6 @@ OWN_RULES = [
 OWN_PRIMS = {"unbroadcast": "own.unbroadcast", "spread": "own.spread",
              "extreme_adjoint": "own.extreme_adjoint", "astype_like": "own.astype_like",
              "matmul_adjoint": "own.matmul_adjoint", "total": "own.total", "own": "own.own",
-             "rolled": "own.rolled", "eye_matrix": "own.eye_matrix",
+             "rolled": "own.rolled", "moved": "own.moved", "eye_matrix": "own.eye_matrix",
              "float_zeros": "own.float_zeros", "array_sum": "own.array_sum"}
 """Helper name -> its primitive (``matmul_adjoint``: + ``.0``/``.1``, its last argument)."""

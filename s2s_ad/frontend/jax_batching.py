@@ -1,0 +1,521 @@
+"""Frontend: ``jax.vmap(f)(a, b)`` as one body over arrays with a batch axis
+(a batching transform, as JAX's batching rules); part of
+:mod:`s2s_ad.frontend.jax_loops`.
+
+Contract: :func:`vectorise` appends to ``pre`` the statements of ``f``'s body
+rewritten to compute every row at once, and returns the expression of the
+stacked result (a tuple of them where ``f`` returns a tuple written out); it
+returns None, appending nothing, where some operation of the body has no
+batching rule here, and the caller keeps the loop over rows
+(:meth:`LoopForms.vmap`). The rewrite is done on the AST, before lowering:
+the frontend lowers the result as any NumPy code, so the gradient, forward
+mode and every position (helpers, loops, ``vjp``, ``grad -o``) come with it.
+
+**The batch axis is the last one.** A value that depends on a mapped
+argument ("batched") is kept with shape ``row shape + (B,)``. Ranks are not
+known when the code is read (the generated code serves arrays of any rank),
+and NumPy's broadcasting aligns trailing axes: with the batch axis last, two
+batched values of different row ranks broadcast row against row and batch
+against batch, and an unbatched operand needs exactly one trailing axis
+(``np.expand_dims(u, -1)``) whatever its rank. With the batch axis in front
+each combination would need ``(1,) * k`` axes, ``k`` from ranks nobody knows
+here. Indexing keeps its meaning (``x[i]`` selects along the row's first
+axis), as does ``len``. A mapped argument is moved in once,
+``np.moveaxis(a, 0, -1)``; each result moved back, ``np.moveaxis(r, -1, 0)``.
+
+The rules (anything that reads no batched value is left as written and
+computed once; anything else not listed keeps the loop; those of functions
+taking an axis or building arrays are in :mod:`s2s_ad.frontend.jax_batch_rules`):
+
+* arithmetic ``+ - * / ** % //``, unary ``-``/``+``, one comparison, ``abs``,
+  every NumPy ufunc (``exp``, ``sign``, ``maximum``, ``logaddexp``, SciPy's
+  ``gammaln``/``expit``/``erf``, ...), ``where``, ``clip``: the same
+  operation, unbatched operands other than number literals given a trailing
+  axis;
+* ``sum``, ``mean``, ``prod``, ``max``, ``min``, ``amax``, ``amin``,
+  ``var``, ``std``, ``logsumexp`` (functions or methods): ``axis=k`` stays
+  ``k`` for ``k >= 0`` and becomes ``k - 1`` for ``k < 0``; ``axis=None``
+  reduces ``np.reshape(x, (-1, B))`` over axis 0 (``keepdims=True`` with it
+  keeps the loop);
+* ``cumsum``, ``cumprod``: the same axes; ``axis=None`` (NumPy flattens the
+  row) on ``np.reshape(x, (-1, B))`` along axis 0;
+* ``roll(x, shift, axis)``: the same axes; without an axis, the roll of
+  ``np.reshape(x, (-1, B))`` along axis 0, reshaped back;
+* ``full(shape, v)``, ``v`` batched: ``np.expand_dims(np.zeros(shape), -1) +
+  v``; ``zeros_like``, ``ones_like``, ``copy`` of a batched array: the same;
+* ``einsum`` with written-out output subscripts (no ``...``): a letter the
+  subscripts do not use added to each batched operand's and to the output;
+* ``x[idx]`` of a batched ``x`` (an index that reads no batched value and has
+  no ``...``): unchanged; ``x.shape``: ``np.shape(x)[:-1]``; ``x.ndim``:
+  ``np.ndim(x) - 1``;
+* ``t[idx] = v`` and ``t[idx] op= v`` (what ``.at[idx].set(v)`` becomes):
+  ``v`` given a trailing axis when unbatched; an unbatched ``t`` written
+  with a batched ``v`` is made batched first (``np.expand_dims(t, -1) +
+  np.zeros(B)``);
+* a call of a function of yours (a nested ``def``, a lambda, a function of
+  the same module and file) with a batched argument: its body batched where
+  it is called (straight-line bodies: assignments, subscript writes, one
+  ``return`` at the end), to a depth of 8.
+
+Kept as a loop: ``in_axes`` other than 0/None per argument (refused already
+by the caller), ``@``/``dot``/``matmul``, an index or a slice bound that
+reads a batched value, ``...`` in an index, branches, loops, nested
+functions and comprehensions in the body, tuples other than the returned
+one, any other function or method.
+
+Before → after (``B`` the number of rows)::
+
+    def f(i):                           f_i = np.moveaxis(i_vals, 0, -1)
+        t = -1.0 + 2.0 * i / (n - 1.0)  t = -1.0 + 2.0 * f_i / np.expand_dims(n - 1.0, -1)
+        p = jnp.full(m, t)        ──▶   p = np.expand_dims(np.zeros(m), -1) + t
+        p[0] = 1.0                      p[0] = 1.0
+        return jnp.sum(x * p)           rows = np.moveaxis(np.sum(np.reshape(
+    r = jax.vmap(f)(i_vals)                 np.expand_dims(x, -1) * p, (-1, B)), axis=0), -1, 0)
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import copy
+import inspect
+import types
+
+import numpy
+
+from s2s_ad.errors import SourceError
+from s2s_ad.frontend.jax_batch_rules import (ARITHMETIC, COMPARISONS, CUMULATIVE,
+                                             ELEMENTWISE_FNS, REDUCE_FNS, REDUCTIONS,
+                                             SAME_SHAPE, NoRule as _NoRule, OperationRules,
+                                             logsumexp)
+from s2s_ad.frontend.source import locate
+
+CREATES = {"zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "eye",
+           "identity", "array", "copy", "empty", "empty_like"}
+"""NumPy functions whose result is a new array (``.at[...]`` writes into it)."""
+DEPTH = 8
+"""How deep calls of your functions are batched inside a mapped body."""
+
+
+def vectorise(forms, fn, args: list, axes: list, node, pre: list):
+    """The stacked result of ``jax.vmap(fn)(*args)`` computed by one body over
+    all rows (statements appended to ``pre``), or None (nothing appended)
+    where the body has an operation without a batching rule. ``args`` are
+    names (or constants), ``axes`` 0 or None per argument."""
+    batch = _Batch(forms, node, args, axes)
+    try:
+        result = batch.top(fn)
+    except (_NoRule, SourceError, OSError, TypeError):
+        return None
+    pre += batch.out
+    return result
+
+
+class _Batch(OperationRules):
+    def __init__(self, forms, node, args, axes):
+        self.forms, self.node, self.args, self.axes = forms, node, args, axes
+        self.out: list = []
+        self.env: dict = {}
+        self.size = None
+        self.here = node
+        self.views: set = set()
+        """Names of the mapped arguments (moved views of the caller's arrays) and of parts of them."""
+        self.made: set = set()
+        """Names of arrays the body made (``np.copy``, ``np.zeros``, ...): writable."""
+        """The user's statement being rewritten (the position of what it becomes)."""
+        self.depth = 0
+        self.lse = logsumexp()
+
+    # -- helpers ------------------------------------------------------------------
+
+    def np(self, attr: str) -> ast.expr:
+        return ast.Attribute(ast.Name(self.forms.numpy_name(), ast.Load()), attr, ast.Load())
+
+    def call(self, attr: str, *args, **kw) -> ast.Call:
+        return ast.Call(self.np(attr), list(args), [ast.keyword(k, v) for k, v in kw.items()])
+
+    def assign(self, base: str, value) -> ast.Name:
+        name = self.forms.fresh(base)
+        self.emit(ast.Assign([ast.Name(name, ast.Store())], value))
+        return ast.Name(name, ast.Load())
+
+    def emit(self, stmt) -> None:
+        """``stmt``, at the position of the user's statement it computes."""
+        self.out.append(ast.fix_missing_locations(_at(stmt, self.here)))
+
+    def named(self, e, base: str):
+        """``e`` as a name (computed once), to be read more than once."""
+        return e if isinstance(e, ast.Name) else self.assign(base, e)
+
+    def count(self) -> ast.expr:
+        """``B``, the number of rows, named once."""
+        if self.size is None:
+            mapped = self.args[self.axes.index(0)]
+            name = self.forms.fresh("rows_n")
+            self.out.insert(0, ast.fix_missing_locations(_at(ast.Assign(
+                [ast.Name(name, ast.Store())], ast.Subscript(self.call(
+                    "shape", copy.deepcopy(mapped)), ast.Constant(0), ast.Load())), self.node)))
+            self.size = name
+        return ast.Name(self.size, ast.Load())
+
+    def flat(self, x) -> ast.Call:
+        """``np.reshape(x, (-1, np.shape(x)[-1]))``: the row's axes as one."""
+        last = ast.Subscript(self.call("shape", copy.deepcopy(x)),
+                             ast.UnaryOp(ast.USub(), ast.Constant(1)), ast.Load())
+        return self.call("reshape", x, ast.Tuple([ast.UnaryOp(ast.USub(), ast.Constant(1)),
+                                                  last], ast.Load()))
+
+    def trailing(self, e) -> ast.expr:
+        """An unbatched operand given a trailing axis of length 1 (none for a
+        number literal, which broadcasts as it is)."""
+        if _literal(e):
+            return e
+        return self.call("expand_dims", e, ast.UnaryOp(ast.USub(), ast.Constant(1)))
+
+    def reads_batched(self, node) -> bool:
+        return any(isinstance(n, ast.Name) and n.id in self.env and self.env[n.id][1]
+                   for n in ast.walk(node))
+
+    def verbatim(self, node):
+        """``node`` as written, the mapped function's names renamed."""
+        for n in ast.walk(node):
+            if isinstance(n, (ast.Lambda, ast.comprehension, ast.NamedExpr)):
+                raise _NoRule
+        node = copy.deepcopy(node)
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and n.id in self.env:
+                n.id = self.env[n.id][0]
+        return node
+
+    # -- the mapped function ------------------------------------------------------------
+
+    def top(self, fn):
+        params = []
+        for a, ax in zip(self.args, self.axes):
+            if ax is None:
+                params.append((a, False))
+                continue
+            if not isinstance(a, ast.Name):
+                raise _NoRule
+            moved = self.assign(f"{a.id}_b", self.call(
+                "moveaxis", copy.deepcopy(a), ast.Constant(0),
+                ast.UnaryOp(ast.USub(), ast.Constant(1))))
+            self.views.add(moved.id)
+            params.append((moved, True))
+        result = self.apply(fn, params)
+        return self.back(result)
+
+    def back(self, result):
+        """The stacked rows of ``result`` (a tuple's items one by one)."""
+        if isinstance(result, tuple) and not (len(result) == 2 and isinstance(result[1], bool)):
+            return ast.Tuple([self.back(r) for r in result], ast.Load())
+        e, batched = result
+        if not batched:  # every row the same value
+            e = ast.BinOp(self.trailing(e), ast.Add(), self.call("zeros", self.count()))
+        elif _root(e) in self.views:  # rows of an argument: a new array, as the loop's
+            e = self.call("copy", e)
+        return self.assign("rows", self.call("moveaxis", e, ast.UnaryOp(
+            ast.USub(), ast.Constant(1)), ast.Constant(0)))
+
+    def apply(self, fn, params: list):
+        """``fn`` called with ``params`` (pairs of an expression and whether
+        it is batched): its body batched here; a pair, or a tuple of them."""
+        if isinstance(fn, ast.Lambda):
+            names = self.signature(fn.args, len(params))
+            return self.inlined(names, params, [ast.copy_location(ast.Return(fn.body), fn.body)])
+        if isinstance(fn, ast.Name):
+            definition = self.definition(fn)
+            if definition is not None:
+                names = self.signature(definition.args, len(params))
+                return self.inlined(names, params, definition.body)
+        saved, self.env = self.env, {}
+        try:
+            names = []
+            for e, batched in params:
+                held = e if isinstance(e, ast.Name) else self.assign("arg", e)
+                names.append(ast.Name(held.id, ast.Load()))
+                self.env[held.id] = (held.id, batched)
+            return self.expr(ast.Call(fn, names, []))
+        finally:
+            self.env = saved
+
+    def definition(self, fn: ast.Name):
+        """The ``def`` a name calls: a nested function of the function being
+        rewritten (in its own scope), or a function of the same module and
+        file; None for anything else."""
+        forms = self.forms
+        defs = [d for d in ast.walk(forms.src.tree)
+                if isinstance(d, ast.FunctionDef) and d.name == fn.id]
+        scope = getattr(forms, "current", None)
+        if defs or fn.id in forms.locals:
+            if scope is None or len(defs) != 1 or not _in_scope(scope, defs[0]) \
+                    or defs[0].decorator_list or defs[0] is forms.src.tree:
+                raise _NoRule
+            return defs[0]
+        obj = forms.src.globals.get(fn.id)
+        home = getattr(forms.src.fn, "__globals__", None)
+        if not isinstance(obj, types.FunctionType) or obj.__globals__ is not home \
+                or obj.__code__.co_freevars:
+            return None
+        if inspect.getsourcefile(obj) != inspect.getsourcefile(forms.src.fn):
+            raise _NoRule
+        tree = locate(obj).tree
+        if tree.decorator_list or any(_jax_form(n) for n in ast.walk(tree)):
+            raise _NoRule  # JAX forms of another function are not rewritten here
+        bound = {a.arg for a in ast.walk(tree.args) if isinstance(a, ast.arg)} | {
+            n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        free = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - bound
+        if free & forms.locals:
+            raise _NoRule  # a global it reads is a local name here
+        return tree
+
+    def creates(self, value) -> bool:
+        """Whether ``value`` calls a NumPy function that makes a new array."""
+        if not isinstance(value, ast.Call) or self.reads_batched(value.func):
+            return False
+        obj = self.forms.resolve(value.func)
+        name = getattr(obj, "__name__", None)
+        return name in CREATES and getattr(numpy, name, None) is obj
+
+    def signature(self, args: ast.arguments, count: int) -> list:
+        if args.posonlyargs or args.vararg or args.kwonlyargs or args.kwarg \
+                or args.defaults or len(args.args) != count:
+            raise _NoRule
+        return [a.arg for a in args.args]
+
+    def inlined(self, names: list, params: list, body: list):
+        self.depth += 1
+        if self.depth > DEPTH:
+            raise _NoRule
+        saved, self.env = self.env, {}
+        try:
+            for name, (e, batched) in zip(names, params):
+                if isinstance(e, ast.Name):
+                    self.env[name] = (e.id, batched)
+                else:
+                    self.env[name] = (self.assign(name, e).id, batched)
+            stmts = [s for i, s in enumerate(body) if not (
+                i == 0 and isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+            if not stmts or not isinstance(stmts[-1], ast.Return) or stmts[-1].value is None:
+                raise _NoRule
+            for s in stmts[:-1]:
+                self.statement(s)
+            here, self.here = self.here, stmts[-1]
+            try:
+                return self.returned(stmts[-1].value)
+            finally:
+                self.here = here
+        finally:
+            self.env = saved
+            self.depth -= 1
+
+    def returned(self, value):
+        if isinstance(value, ast.Tuple):
+            return tuple(self.returned(v) for v in value.elts)
+        return self.expr(value)
+
+    # -- statements -------------------------------------------------------------------
+
+    def statement(self, s) -> None:
+        here, self.here = self.here, s
+        try:
+            self.rewrite(s)
+        finally:
+            self.here = here
+
+    def rewrite(self, s) -> None:
+        if isinstance(s, ast.Assign) and len(s.targets) == 1:
+            target = s.targets[0]
+            if isinstance(target, ast.Name):
+                e, batched = self.expr(s.value)
+                name = self.assign(target.id, e).id
+                self.env[target.id] = (name, batched)
+                if _root(e) in self.views:
+                    self.views.add(name)  # another name for (part of) a mapped argument
+                if self.creates(s.value):
+                    self.made.add(name)
+                return
+            if isinstance(target, ast.Subscript):
+                return self.write(target, None, s.value)
+        if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Subscript):
+            return self.write(s.target, s.op, s.value)
+        raise _NoRule
+
+    def write(self, target: ast.Subscript, op, value) -> None:
+        """``t[idx] = v`` (``op=``), ``t`` one of the body's names."""
+        t = target.value
+        if not isinstance(t, ast.Name) or t.id not in self.env or self.reads_batched(target.slice) \
+                or _ellipsis(target.slice):
+            raise _NoRule
+        v, v_batched = self.expr(value)
+        name, t_batched = self.env[t.id]
+        if name not in self.made:
+            raise _NoRule  # a write into an array the body did not make (a row of an argument)
+        if v_batched and not t_batched:
+            made = ast.BinOp(self.trailing(ast.Name(name, ast.Load())), ast.Add(),
+                             self.call("zeros", self.count()))
+            name = self.assign(t.id, made).id
+            self.env[t.id] = (name, True)
+            self.made.add(name)
+            t_batched = True
+        if t_batched and not v_batched:
+            v = self.trailing(v)
+        index = self.verbatim(target.slice)
+        place = ast.Subscript(ast.Name(name, ast.Load()), index, ast.Store())
+        self.emit(ast.Assign([place], v) if op is None else ast.AugAssign(place, op, v))
+
+    # -- expressions ------------------------------------------------------------------
+
+    def expr(self, node):
+        """``node`` over all rows: (expression, whether it is batched)."""
+        if not self.reads_batched(node):
+            return self.verbatim(node), False
+        if isinstance(node, ast.Name):
+            name, batched = self.env[node.id]
+            return ast.Name(name, ast.Load()), batched
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ARITHMETIC):
+            (a, b), _ = self.elementwise([node.left, node.right])
+            return ast.BinOp(a, node.op, b), True
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            e, batched = self.expr(node.operand)
+            return ast.UnaryOp(node.op, e), batched
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 \
+                and isinstance(node.ops[0], COMPARISONS):
+            (a, b), _ = self.elementwise([node.left, node.comparators[0]])
+            return ast.Compare(a, node.ops, [b]), True
+        if isinstance(node, ast.Call):
+            return self.called(node)
+        if isinstance(node, ast.Subscript):
+            if self.reads_batched(node.slice) or _ellipsis(node.slice):
+                raise _NoRule
+            e, _ = self.expr(node.value)
+            return ast.Subscript(e, self.verbatim(node.slice), ast.Load()), True
+        if isinstance(node, ast.Attribute):
+            e, _ = self.expr(node.value)
+            if node.attr == "shape":
+                return ast.Subscript(self.call("shape", e), ast.Slice(
+                    None, ast.UnaryOp(ast.USub(), ast.Constant(1))), ast.Load()), False
+            if node.attr == "ndim":
+                return ast.BinOp(self.call("ndim", e), ast.Sub(), ast.Constant(1)), False
+        raise _NoRule
+
+    def elementwise(self, operands: list):
+        """Operands of one broadcasting operation: the unbatched ones given a
+        trailing axis."""
+        parts = [self.expr(o) for o in operands]
+        return [e if batched else self.trailing(e) for e, batched in parts], True
+
+    def called(self, node: ast.Call):
+        func = node.func
+        if any(isinstance(a, ast.Starred) for a in node.args) \
+                or any(k.arg is None for k in node.keywords):
+            raise _NoRule
+        if isinstance(func, ast.Attribute) and self.reads_batched(func.value):
+            if func.attr in REDUCTIONS | CUMULATIVE:
+                x, _ = self.expr(func.value)
+                return self.reduced(func.attr, lambda x2: ast.Attribute(
+                    x2, func.attr, ast.Load()), x, node.args, node.keywords, method=True)
+            raise _NoRule
+        if self.reads_batched(func):
+            raise _NoRule
+        if isinstance(func, ast.Lambda) or isinstance(func, ast.Name) and func.id in self.env:
+            raise _NoRule
+        obj = self.forms.resolve(func)
+        if obj is None and isinstance(func, ast.Name) and func.id not in self.forms.locals \
+                and func.id not in self.forms.src.globals:
+            obj = getattr(builtins, func.id, None)
+        home = getattr(self.forms.src.fn, "__globals__", None)
+        if isinstance(func, ast.Name) and (obj is None or isinstance(
+                obj, types.FunctionType) and obj.__globals__ is home):
+            definition = self.definition(func)
+            if definition is None or node.keywords:
+                raise _NoRule
+            params = [self.expr(a) for a in node.args]
+            result = self.apply(func, params)
+            if isinstance(result, tuple) and not isinstance(result[1], bool):
+                raise _NoRule
+            return result
+        if obj is None:
+            raise _NoRule
+        fn = self.verbatim(func)
+        if isinstance(obj, numpy.ufunc) or obj is builtins.abs or id(obj) in ELEMENTWISE_FNS:
+            arity = obj.nin if isinstance(obj, numpy.ufunc) else (1 if obj is builtins.abs else 3)
+            if node.keywords or len(node.args) != arity:
+                raise _NoRule
+            args, _ = self.elementwise(node.args)
+            return ast.Call(fn, args, []), True
+        name = getattr(obj, "__name__", "")
+        if id(obj) in REDUCE_FNS or obj is self.lse and self.lse is not None \
+                or name in CUMULATIVE and obj is getattr(numpy, name):
+            if not node.args:
+                raise _NoRule
+            x, batched = self.expr(node.args[0])
+            if not batched:
+                raise _NoRule
+            return self.reduced(name, lambda x2: fn, x, node.args[1:], node.keywords,
+                                method=False)
+        if obj is numpy.roll:
+            return self.rolled(fn, node)
+        if obj is numpy.full:
+            return self.full(node)
+        if id(obj) in SAME_SHAPE:
+            if len(node.args) != 1 or self.reads_batched(ast.Tuple(
+                    [k.value for k in node.keywords], ast.Load())):
+                raise _NoRule
+            x, _ = self.expr(node.args[0])
+            return ast.Call(fn, [x], [self.verbatim(k) for k in node.keywords]), True
+        if obj is numpy.einsum:
+            return self.einsum(fn, node)
+        if obj is builtins.len and len(node.args) == 1 and not node.keywords:
+            x, _ = self.expr(node.args[0])
+            return ast.Call(fn, [x], []), False
+        raise _NoRule
+
+
+def _root(e):
+    """The name a chain of subscripts reads from (None for anything else)."""
+    while isinstance(e, ast.Subscript):
+        e = e.value
+    return e.id if isinstance(e, ast.Name) else None
+
+
+def _literal(e) -> bool:
+    """A number written in the code (it broadcasts against any shape)."""
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+        e = e.operand
+    return isinstance(e, ast.Constant) and (e.value is None or type(e.value) in (int, float, bool))
+
+
+def _ellipsis(node) -> bool:
+    return any(isinstance(n, ast.Constant) and n.value is Ellipsis for n in ast.walk(node))
+
+
+def _jax_form(n) -> bool:
+    """``.at[...]`` or a call of a call (``jax.vmap(f)(x)``): forms this
+    module does not rewrite in another function's body."""
+    return isinstance(n, ast.Attribute) and n.attr in ("at", "vmap", "scan", "fori_loop") \
+        or isinstance(n, ast.Call) and isinstance(n.func, ast.Call)
+
+
+def _in_scope(scope: ast.FunctionDef, definition: ast.FunctionDef) -> bool:
+    """Whether ``definition`` is a statement of ``scope``'s own body (in its
+    branches and loops, not inside a function nested in it)."""
+    todo = list(scope.body)
+    while todo:
+        s = todo.pop()
+        if s is definition:
+            return True
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        todo += [c for c in ast.iter_child_nodes(s) if isinstance(c, ast.stmt)]
+    return False
+
+
+def _at(stmt, node):
+    """``stmt`` with every node that has no position yet at ``node``'s."""
+    for n in ast.walk(stmt):
+        if "lineno" in n._attributes and not hasattr(n, "lineno"):
+            n.lineno, n.col_offset = node.lineno, node.col_offset
+            n.end_lineno = getattr(node, "end_lineno", node.lineno)
+            n.end_col_offset = getattr(node, "end_col_offset", node.col_offset)
+    return stmt
