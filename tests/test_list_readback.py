@@ -173,3 +173,16 @@ def test_second_derivatives_of_a_function_calling_a_helper_that_grows_a_list():
                 s2s_ad.jvp(gl, wrt=(0, 1))(W, X, 3, dW=v[0], dx=v[1])[1]):
         for k in (0, 1):
             np.testing.assert_allclose(got[k], want[k], rtol=1e-5, atol=1e-7)
+
+
+def test_a_list_made_in_a_branch_read_back(tmp_path):
+    """`ys = [x] * n` in one arm: the reverse arm under the recorded decision
+    makes its adjoint list from it (`dys = [0.0] * len(ys)`)."""
+    g = _write(tmp_path, "in_branch", "--wrt", "x,w").grad_in_branch
+    for x in (0.4, -0.5):
+        for n in (1, 4):
+            args = (x, 0.7, n)
+            for out in (0, 1):
+                got = s2s_ad.grad(g, wrt=("x", "w"), output=out)(*args)
+                want = [_fd_of(g, args, out, 0), _fd_of(g, args, out, 1)]
+                np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
