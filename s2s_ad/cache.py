@@ -14,7 +14,7 @@ import inspect
 import numbers
 import weakref
 from collections.abc import Hashable
-from typing import Callable, NamedTuple
+from typing import Callable, NamedTuple, Sequence
 
 from s2s_ad.frontend import (numpy as frontend_numpy, pytrees, statics as frontend_statics,
                              structures, targets)
@@ -96,7 +96,11 @@ def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
         runtime = [p.value.var for p in graph.main.params
                    if p.value.kind in ("list", "tuple") and p.items is None]
         if runtime:
-            compiled = _any_length(fn, wrt, kind, output, compiled, runtime, statics, checkpoint)
+            # (a JVP takes a tangent list, of the list's length, for each: d<name>)
+            tangents = [functions[0].adjoints.get(p.value.name) for p in graph.main.params
+                        if p.value.var in runtime] if kind == "jvp" else []
+            compiled = _any_length(fn, wrt, kind, output, compiled, runtime, statics, checkpoint,
+                                   [t for t in tangents if t is not None])
         elif len(taken) < len(graph.main.params):
             lists = [p.value for p in graph.main.params if p.value.kind in ("list", "tuple")]
             # (a JVP takes a tangent list for each list: d<name>)
@@ -207,7 +211,8 @@ def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Calla
 
 
 def _any_length(fn: Callable, wrt: Wrt, kind: str, output, compiled: Callable,
-                lists: list[str], statics: dict | None = None, checkpoint=None) -> Callable:
+                lists: list[str], statics: dict | None = None, checkpoint=None,
+                tangents: Sequence[str] = ()) -> Callable:
     """``compiled`` (generated for the parameters ``lists`` as lists of any
     length, the others as numbers), run as it is on a call passing numbers
     and lists of numbers; any other call (a tuple, an array, a keyword
@@ -221,13 +226,15 @@ def _any_length(fn: Callable, wrt: Wrt, kind: str, output, compiled: Callable,
 
     The check is one pass over the arguments against what each position
     takes, precomputed (a list, or a number), so a call adds about a
-    microsecond and the ``sum`` of each list."""
+    microsecond and the ``sum`` of each list. ``tangents``: the keywords
+    (a JVP's tangents of the lists) that take lists of numbers too."""
     names = positional_names(fn)[0]
     positions = frozenset(names.index(n) for n in lists if n in names)
     takes_list = tuple(i in positions for i in range(len(names)))
     error = TypeError(f"{fn.__name__}: parameter(s) {', '.join(map(repr, lists))} take a list")
     fallback = _by_shape(fn, wrt, kind, output, error, statics, checkpoint)
     numbers = _NUMBERS
+    tangent_lists = frozenset(tangents)
 
     def call(*args, **kwargs):
         plain = len(args) <= len(takes_list)
@@ -243,8 +250,9 @@ def _any_length(fn: Callable, wrt: Wrt, kind: str, output, compiled: Callable,
         except TypeError:  # an item that does not add (a string, None)
             plain = False
         if kwargs:
-            for v in kwargs.values():  # the seed, numbers by name
-                if v.__class__ not in numbers:
+            for k, v in kwargs.items():  # the seed, numbers by name
+                if not (v.__class__ in numbers
+                        or k in tangent_lists and signatures.numbers_list(v)):
                     plain = False
         if plain:
             return compiled(*args, **kwargs)
@@ -252,7 +260,7 @@ def _any_length(fn: Callable, wrt: Wrt, kind: str, output, compiled: Callable,
 
     functools.update_wrapper(call, compiled)
     # the same check written out for compiled's own parameters (lists, not tuples)
-    fast = signatures.guarded(compiled, call, frozenset(lists), tuples=False)
+    fast = signatures.guarded(compiled, call, frozenset(lists) | tangent_lists, tuples=False)
     return call if fast is None else functools.update_wrapper(fast, compiled)
 
 

@@ -87,28 +87,32 @@ def lower(fn: Callable, lengths: dict | None = None, arrays: Sequence[str] = ())
 
 def lower_lists(src: source.Source, lengths: dict | None = None, arrays: Sequence[str] = (),
                 statics: dict | None = None
-                ) -> tuple[ir.Function, structures.SequenceParameter | None]:
+                ) -> tuple[ir.Function, structures.SequenceParameter | None, calls.CallGraph]:
     """``src`` lowered with each parameter used as a list, and not given a
     length, as a list of any length (``("list", RUNTIME)``: the generated
-    code reads its length when it runs), and the refusal that found the first
-    such parameter (None when there is none). Where the program uses such a
-    list in a way only a known length allows (slices, unpacking,
-    comprehensions, a list passed to a helper), that refusal is raised, saying
-    why, so that callers fall back to code generated per length."""
-    try:
-        return frontend.lower(src, lengths, arrays, statics), None
-    except structures.SequenceParameter as exc:
-        first = found = exc
+    code reads its length when it runs), the refusal that found the first
+    such parameter (None when there is none), and the call graph. A
+    parameter passed unchanged to a helper that uses it as a list is found
+    too. Where the program uses such a list in a way only a known length
+    allows (slices, unpacking), that refusal is raised, saying why, so that
+    callers fall back to code generated per length."""
     given = dict(lengths or {})
+    first = None
     while True:
-        given[found.param] = ("list", structures.RUNTIME)
         try:
-            return frontend.lower(src, given, arrays, statics), first
+            func = frontend.lower(src, given, arrays, statics)
+            return func, first, calls.collect(func, src)
         except structures.SequenceParameter as again:
-            if again.param in given:
+            ours = getattr(again, "owner", src.fn) is src.fn
+            if not ours or (first is not None and again.param in given):
+                if first is None:
+                    raise
                 raise _fixed_length(first, again) from None
-            found = again
+            first = first or again
+            given[again.param] = ("list", structures.RUNTIME)
         except SourceError as why:
+            if first is None:
+                raise
             raise _fixed_length(first, why) from None
 
 
@@ -194,20 +198,23 @@ def _program_for(fn, wrt, with_value, pair, tuple_result, output, lengths, array
                statics, checkpoint):
     src = targets.locate(fn)
     if not runtime_lists:
-        return _program(frontend.lower(src, lengths, arrays, statics), src, wrt, with_value,
+        func = frontend.lower(src, lengths, arrays, statics)
+        return _program(func, calls.collect(func, src), src, wrt, with_value,
                         pair, tuple_result, output, checkpoint)
-    func, first = lower_lists(src, lengths, arrays, statics)
+    func, first, graph = lower_lists(src, lengths, arrays, statics)
     if first is None:
-        return _program(func, src, wrt, with_value, pair, tuple_result, output, checkpoint)
+        return _program(func, graph, src, wrt, with_value, pair, tuple_result, output,
+                        checkpoint)
     try:
-        return _program(func, src, wrt, with_value, pair, tuple_result, output, checkpoint)
+        return _program(func, graph, src, wrt, with_value, pair, tuple_result, output,
+                        checkpoint)
     except SourceError as why:
         raise _fixed_length(first, why) from None
 
 
-def _program(func: ir.Function, src: source.Source, wrt: Wrt, with_value: bool, pair: bool,
-             tuple_result: bool | None, output: int | None, checkpoint=None):
-    graph = calls.collect(func, src)
+def _program(func: ir.Function, graph: calls.CallGraph, src: source.Source, wrt: Wrt,
+             with_value: bool, pair: bool, tuple_result: bool | None, output: int | None,
+             checkpoint=None):
     inline.run(graph)
     for f in [func, *graph.callees]:
         hoist.run(f)
@@ -372,8 +379,18 @@ def jvp_program(fn: Callable, wrt: Wrt = None, *, lengths: dict | None = None,
     calls (one per specialisation). ``wrt`` None means every parameter that
     is not used as an integer."""
     src = targets.locate(fn)
-    func = frontend.lower(src, lengths, arrays, statics)
-    graph = calls.collect(func, src)
+    # a list parameter not given a length is a list of any length where the
+    # program allows it, its tangent a list of its length (as for gradients)
+    func, first, graph = lower_lists(src, lengths, arrays, statics)
+    try:
+        return _jvp_program(func, graph, src, wrt)
+    except SourceError as why:
+        if first is None:
+            raise
+        raise _fixed_length(first, why) from None
+
+
+def _jvp_program(func: ir.Function, graph: calls.CallGraph, src: source.Source, wrt: Wrt):
     inline.run(graph)
     for f in [func, *graph.callees]:
         hoist.run(f)  # loop invariants (and their tangents) computed once, before the loop

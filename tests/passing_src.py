@@ -26,6 +26,11 @@ def _sumsq(xs):
     return sum(x * x for x in xs)
 
 
+def _head_pair(xs):
+    a, b = xs  # unpacking: needs the length while lowering
+    return a * b
+
+
 def list_to_helper(a, b):
     xs = [a, b, a * b]
     return _sumsq(xs)

@@ -113,6 +113,10 @@ def norm2(xs, w):
     return sum(x * x for x in xs) * w + xs[0] * xs[-1]
 
 
+def norm2_tail(xs, w):
+    return sum(x * x for x in xs[1:]) * w + xs[0] * xs[-1]  # a slice: code per length
+
+
 def point_tuple(p, y):
     a, b = p
     return math.sin(a) * b + y * len(p)

@@ -73,20 +73,10 @@ def test_grad_and_vjp(name):
         _close((dxs, da), want)
 
 
-PASSING = {"passed_then_written", "in_branch"}
-"""Functions passing a list they made to a helper: forward mode refuses that, located."""
-
-
 @pytest.mark.parametrize("name", LISTS)
 def test_jvp(name):
     f = getattr(src, name)
     j = s2s_ad.jvp(f)
-    if name in PASSING:
-        with pytest.raises(s2s_ad.SourceError, match="forward mode does not yet pass a list") \
-                as err:
-            j(XS, 0.7, dxs=[1.0] * len(XS), da=0.0)
-        assert "list_writes_src.py:" in str(err.value)
-        return
     rng = np.random.default_rng(7)
     for xs, a in _points():
         v = list(rng.normal(size=len(xs)))
@@ -262,7 +252,6 @@ def test_list_example_gradient_file_read_back(tmp_path):
     ("into_parameter", "changes the argument `xs` in place"),
     ("into_returned", "a list of any length a helper returned"),
     ("into_callers", "changes the argument `ys` in place"),
-    ("made_in_loop", "inside a loop or branch is not supported"),
     ("slice_written", "writing a slice of `ys`"),
     ("list_repeated", "repeats a number"),
     ("float_index", "a list index must be an integer"),
@@ -272,6 +261,14 @@ def test_refused_with_a_location(name, message):
         s2s_ad.grad(getattr(src, name), wrt="a")([0.1, 0.2, 0.3], 0.5)
     text = str(err.value)
     assert "list_writes_src.py:" in text and "^" in text, text
+
+
+def test_a_list_made_inside_a_loop():
+    """`ys = [0.0] * len(xs)` in the loop body: a list per run of the body
+    (tests/test_fill_in_loops.py has the rest)."""
+    f = src.made_in_loop
+    for xs, a in _points():
+        assert s2s_ad.grad(f, wrt="a")(xs, a) == pytest.approx(_fd(f, xs, a)[1], rel=1e-6)
 
 
 def test_numpy_code_refused_with_a_location():

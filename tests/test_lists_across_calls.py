@@ -193,11 +193,6 @@ def test_a_helper_returning_a_list_grown_at_run_time(name):
         pulled = back(0.7)
         for k in (0, 1):
             _assert_close(pulled[k], 0.7 * _fd(f, args, k), f"vjp {name} {args} arg {k}")
-        if name in ("rollout_passed_on", "rollout_called_in_loops"):
-            # forward mode passes no list to a helper yet
-            with pytest.raises(s2s_ad.SourceError, match="forward mode does not yet pass"):
-                s2s_ad.jvp(f, wrt=(0, 1))(*args, dx=1.0, dw=0.5)
-            continue
         value, tangent = s2s_ad.jvp(f, wrt=(0, 1))(*args, dx=1.0, dw=0.5)
         _assert_close(tangent, _fd(f, args, 0) + 0.5 * _fd(f, args, 1), f"jvp {name} {args}")
 
@@ -285,11 +280,6 @@ def test_sorted_min_max_of_a_list_grown_at_run_time(name):
         assert value == pytest.approx(f(*args), rel=1e-12)
         for k, got in zip((0, 1), back(0.7)):
             _assert_close(got, 0.7 * _fd(f, args, k), f"vjp {name} {args} arg {k}")
-        if name in ("min_max_keyed", "sorted_in_helper_in_loop"):
-            # forward mode passes no list to a helper yet
-            with pytest.raises(s2s_ad.SourceError, match="forward mode does not yet pass"):
-                s2s_ad.jvp(f, wrt=(0, 1))(*args, dx=1.0, dw=0.5)
-            continue
         value, tangent = s2s_ad.jvp(f, wrt=(0, 1))(*args, dx=1.0, dw=0.5)
         _assert_close(tangent, _fd(f, args, 0) + 0.5 * _fd(f, args, 1), f"jvp {name} {args}")
 

@@ -31,7 +31,10 @@ import pytest
 
 import calls_src
 import cf_programs
+import comprehensions_src
 import corpus_scalar
+import fill_in_loops_src
+import forward_lists_src
 import iterables_src
 import lists_across_calls_src
 import passing_src
@@ -86,6 +89,23 @@ for _name, _args in [("rollout_indexed", [0.3, 0.8, 3]), ("rollout_iterated", [0
                      ("sorted_param", [[0.5, -1.0, 2.0, 0.25], 0.7])]:
     CORPUS.append((f"lists_across_calls.{_name}", getattr(lists_across_calls_src, _name), _args,
                    [i for i, a in enumerate(_args) if isinstance(a, (float, list))]))
+
+for _module, _cases in [
+        (fill_in_loops_src, [("in_loop", [0.4, 0.7, 3]), ("in_branch", [0.4, 0.7, 3]),
+                             ("in_while", [0.4, 0.7, 3]), ("filled_with_active", [0.4, 0.7, 3]),
+                             ("grown_after_fill", [0.4, 0.7, 3]),
+                             ("passed_in_loop", [0.4, 0.7, 3]), ("in_a_helper", [0.4, 0.7, 3]),
+                             ("nested_loops", [0.4, 0.7, 3])]),
+        (comprehensions_src, [(_name, [[0.3, -0.5, 0.8], 0.7]) for _name in (
+            "poly", "filtered", "zipped", "in_helper", "in_loop", "in_branch",
+            "of_a_returned_list", "of_a_grown_list", "nested")]),
+        (forward_lists_src, [("param_passed", [[0.4, -0.7, 1.1], 0.6]),
+                             ("param_passed_on", [[0.4, -0.7, 1.1], 0.6]),
+                             ("grown_passed", [0.3, 0.8, 3]), ("filled_passed", [0.3, 0.8, 3]),
+                             ("grown_in_loop_passed", [0.3, 0.8, 3])])]:
+    for _name, _args in _cases:
+        CORPUS.append((f"{_module.__name__}.{_name}", getattr(_module, _name), _args,
+                       [i for i, a in enumerate(_args) if isinstance(a, (float, list))]))
 
 REFUSED: set[str] = set()
 """The corpus functions refused, located, in every form (none today: the 66

@@ -297,16 +297,36 @@ def test_a_list_of_any_length_a_helper_needs_the_length_of_is_refused_there():
         xs = [x]
         for i in range(n):
             xs.append(xs[-1] * x)
-        return src._sumsq(xs)
+        return src._head_pair(xs)
 
     with pytest.raises(s2s_ad.SourceError, match="list of any length") as err:
         s2s_ad.grad(grow)(0.5, 3)
     assert "passing_src.py:" in str(err.value) and "^" in str(err.value)
 
 
-def test_forward_mode_refuses_a_list_of_any_length_passed_to_a_helper():
-    with pytest.raises(s2s_ad.SourceError, match="forward mode does not yet pass a list"):
-        s2s_ad.jvp(src.grown_to_helper, wrt="x")(0.3, 0.8, 3, dx=1.0)
+def test_a_generator_over_a_list_of_any_length_in_a_helper():
+    def grow(x, n):
+        xs = [x]
+        for i in range(n):
+            xs.append(xs[-1] * x)
+        return src._sumsq(xs)  # sum(x * x for x in xs): the loop it stands for
+
+    h = 1e-6
+    for n in (0, 1, 3):
+        want = (grow(0.5 + h, n) - grow(0.5 - h, n)) / (2 * h)
+        assert s2s_ad.grad(grow, wrt="x")(0.5, n) == pytest.approx(want, rel=1e-6)
+
+
+def test_forward_mode_passes_a_list_of_any_length_to_a_helper_with_its_tangent_list():
+    # the helper's JVP takes the tangent list beside the list; the list grows after the call
+    f = src.grown_to_helper
+    j = s2s_ad.jvp(f, wrt=("x", "w"))
+    h = 1e-6
+    for n in (0, 1, 3):
+        value, tangent = j(0.3, 0.8, n, dx=1.0, dw=-0.4)
+        want = (f(0.3 + h, 0.8 - 0.4 * h, n) - f(0.3 - h, 0.8 + 0.4 * h, n)) / (2 * h)
+        assert value == pytest.approx(f(0.3, 0.8, n), rel=1e-12)
+        assert tangent == pytest.approx(want, rel=1e-6, abs=1e-8)
 
 
 def _grown_list(x, n):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 
 from s2s_ad import ir
-from s2s_ad.emit.code import Stmt
+from s2s_ad.emit.code import Block, Stmt
 
 
 def _load(name: str) -> ast.Name:
@@ -77,4 +77,29 @@ def list_op(fw, op: ir.Op, comment: str) -> list:
                     op))
     if fw.active(op.out):
         out.append(Stmt(ast.Expr(_call(f"{d}.append", [fw.tangent(v)])), comment))
+    return out
+
+
+def tangent_lengths(fw) -> list:
+    """``if len(dxs) != len(xs): raise ValueError(...)`` for each list of any
+    length the forward transform ``fw`` differentiates (the function's own
+    parameters): a tangent list of another length would be read short (or
+    its extra items ignored) instead of refused."""
+    out = []
+    for p in fw.func.params:
+        v = p.value
+        if v not in fw.wrt or v.kind not in ("list", "tuple") or p.items is not None \
+                or p.tree is not None:
+            continue
+        d = fw.t(v)
+        test = ast.Compare(_call("len", [_load(d)]), [ast.NotEq()],
+                           [_call("len", [_load(v.name)])])
+        message = ast.JoinedStr([
+            ast.Constant(f"the tangent {d} has "),
+            ast.FormattedValue(_call("len", [_load(d)]), -1, None),
+            ast.Constant(f" items, {v.var} has "),
+            ast.FormattedValue(_call("len", [_load(v.name)]), -1, None)])
+        raise_ = ast.Raise(_call("ValueError", [message]), None)
+        out.append(Block(ast.If(test, [], []), [Stmt(raise_, "")], [],
+                         f"a tangent list of the length of {v.var}"))
     return out

@@ -37,7 +37,7 @@ from s2s_ad.errors import SourceError
 from s2s_ad.forward import linear, scaling
 from s2s_ad.names import Namer
 from s2s_ad.reverse import analysis
-from s2s_ad.forward.lists import list_op
+from s2s_ad.forward.lists import list_op, tangent_lengths
 from s2s_ad.reverse.lists import families as list_families
 from s2s_ad.reverse import arrays
 from s2s_ad.rules import RULES
@@ -80,14 +80,21 @@ def transform(func: ir.Function, wrt: list[ir.Value], name: str, *, jvps: dict,
 def transform_callee(func: ir.Function, name: str, *, jvps: dict,
                      reserved: frozenset = frozenset()) -> CodeFunction:
     """The JVP function of a called user function: a tangent for every
-    parameter that may carry one, positional after the primal parameters."""
+    parameter that may carry one, positional after the primal parameters.
+    A list of any length (grown at run time, or a list parameter passed on)
+    gets its tangent list, of its length, beside it."""
     for p in func.params:
-        if p.value.kind in ("list", "tuple"):
+        if p.value.kind in ("list", "tuple") and p.items is not None:
             raise refuse(func.loc, f"forward mode does not yet pass a list or tuple to a called "
                          f"function (`{func.name}`'s parameter `{p.value.var}`); pass its "
                          "items as separate numbers or arrays")
-    wrt = [p.value for p in func.params if p.value.kind in ir.DIFFERENTIABLE]
+    wrt = [p.value for p in func.params if p.value.kind in TANGENT_KINDS]
     return transform(func, wrt, name, jvps=jvps, reserved=reserved, callee=True)
+
+
+TANGENT_KINDS = ir.DIFFERENTIABLE | {"list"}
+"""Kinds of a called function's parameters that get a tangent: numbers,
+arrays and lists of any length (their tangent a list of the same length)."""
 
 
 class _Forward:
@@ -185,6 +192,8 @@ class _Forward:
             for item in next((p.items for p in func.params if p.value is v and p.items), []):
                 self.act.add(id(item))
         body = unpack_params(func)
+        if not self.callee:
+            body += tangent_lengths(self)
         for p in func.params:
             if p.tree is not None and p.value in self.wrt:
                 # a structure parameter's tangent has its structure: a leaf's tangent
@@ -372,7 +381,7 @@ class _Forward:
         args = [self.expr(a) for a in op.args]
         # the callee's JVP takes a tangent for each parameter that may carry one
         tangents = [self.tangent(a) for a, k in zip(op.args, op.callee.kinds)
-                    if k in ir.DIFFERENTIABLE]
+                    if k in TANGENT_KINDS]
         d = self.t(op.out) if self.active(op.out) else self.namer.fresh("_d" + op.out.name)
         target = ast.Tuple([ast.Name(op.out.name, ast.Store()), ast.Name(d, ast.Store())],
                            ast.Store())

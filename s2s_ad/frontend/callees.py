@@ -20,11 +20,13 @@ Before → after, for ``d = stats(x)`` with ``stats`` returning ``{"s": ..., "p"
 
 from __future__ import annotations
 
+import inspect
 from contextlib import contextmanager
 
 from s2s_ad import ir
 from s2s_ad.errors import SourceError
 from s2s_ad.frontend import passing
+from s2s_ad.frontend.structures import SequenceParameter
 
 _STATE: dict = {"depth": 0, "done": {}, "active": set(), "failed": {}}
 
@@ -77,5 +79,35 @@ def for_call(lo, op: ir.Op, lower) -> ir.Function | None:
     op.callee.lowered = lower_once(fixed, lambda: lower(fixed))
     if op.callee.lowered is None and failure(fixed) is not None:
         # the caller reading the result as a list would otherwise be told it is a number
-        lo.call_failures[id(op.out)] = failure(fixed)
+        lo.call_failures[id(op.out)] = passed_on(op, getattr(lo, "params_so_far", ()),
+                                                 lo.src.fn, failure(fixed), lo.src)
     return op.callee.lowered
+
+
+def passed_on(op: ir.Op, params, fn, exc: SourceError, src) -> SourceError:
+    """``exc``, when it says the callee of ``op`` uses its parameter as a
+    list not given a length, said instead of the caller's own parameter
+    (``params``: the caller ``fn``'s, ``src`` its source) where ``op`` passes
+    that parameter on unchanged: so that the function differentiated, told
+    which of its parameters is a list, lowers it as a list of any length (or
+    asks for its length). ``exc`` itself otherwise."""
+    if not isinstance(exc, SequenceParameter) or op.callee.passed \
+            or getattr(exc, "owner", None) is not op.callee.fn:
+        return exc
+    try:
+        names = list(inspect.signature(op.callee.fn).parameters)
+    except (TypeError, ValueError):
+        return exc
+    k = names.index(exc.param) if exc.param in names else len(op.args)
+    arg = op.args[k] if k < len(op.args) else None
+    if not (isinstance(arg, ir.Value) and arg.kind == "float"
+            and any(p.value is arg for p in params)):
+        return exc
+    out = SequenceParameter(
+        arg.var, f"parameter {arg.var!r} is passed to `{op.callee.name}`, which uses it as a "
+        f"list or tuple ({exc.file}:{exc.line}); give its length (lengths={{{arg.var!r}: N}}, "
+        f"--length {arg.var}=N), or say it receives a NumPy array (arrays=[{arg.var!r}], "
+        f"--array {arg.var}), or call the gradient with a list or an array, which does this "
+        "for you", op.loc.file, op.loc.line, op.loc.col, src.line(op.loc.line))
+    out.owner = fn
+    return out

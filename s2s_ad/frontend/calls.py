@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from s2s_ad.frontend import lowering as frontend, passing, source, structures
+from s2s_ad.frontend import callees, lowering as frontend, passing, source, structures
 from s2s_ad import ir
 from s2s_ad.errors import SourceError
 from s2s_ad.names import Namer
@@ -117,14 +117,22 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
                 # lowered with the caller, if it could be, for the same arguments
                 lowered = op.callee.lowered if op.callee.lowered_for == fixed else None
                 if lowered is None:
-                    lowered = _lower_for(op, graph.sources[target], arrays, graph.sources[fn],
-                                         given)
+                    try:
+                        lowered = _lower_for(op, graph.sources[target], arrays,
+                                             graph.sources[fn], given)
+                    except structures.SequenceParameter as exc:
+                        raise callees.passed_on(op, f.params, fn, exc,
+                                                graph.sources[fn]) from None
                 spec = key(target, lowered)
                 by_arrays[fixed] = spec
                 if spec not in graph.lowered:
                     graph.lowered[spec] = lowered
                     graph.callees.append(lowered)
-                    visit(lowered, target, stack + [target], always + [id(op) in top])
+                    try:
+                        visit(lowered, target, stack + [target], always + [id(op) in top])
+                    except structures.SequenceParameter as exc:
+                        raise callees.passed_on(op, f.params, fn, exc,
+                                                graph.sources[fn]) from None
             op.callee.kinds = spec[1]
             if graph.lowered[spec].returns != op.callee.returns:
                 raise _error(op, graph.sources[fn], f"`{target.__name__}` returns a dict, a "

@@ -111,7 +111,11 @@ class CallLowering:
                 # a list of any length: the best position found when the code runs
                 return runtime_sorting.keyed(self, fn, self.env[arg.id], None, False, node,
                                              var, hint)
-            args = (structures.comprehension(self, arg) if isinstance(arg, ast.GeneratorExp)
+            made = self.runtime_comprehension(arg)  # max(c * x for c in cs), cs of any length
+            if isinstance(made, ir.Value):
+                return runtime_sorting.keyed(self, fn, made, None, False, node, var, hint)
+            args = (list(made.items) if made is not None
+                    else structures.comprehension(self, arg) if isinstance(arg, ast.GeneratorExp)
                     else structures.iteration(self, arg))
             if not args:
                 raise self.src.error(node, f"`{prim}` of an empty sequence")
@@ -220,6 +224,7 @@ class CallLowering:
         op = ir.Op("call", tuple(operands), out, self.loc(node), text, callee)
         self.ops.append(op)
         self.call_values.add(id(out))
+        self.__dict__.setdefault("call_ops", {})[id(out)] = op  # (structures.items_of)
         if callee.rule is None:
             lowered = self.lower_callee(op)
             callee.effects = lowered is None or ir.has_checks(lowered)

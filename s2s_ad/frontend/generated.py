@@ -15,7 +15,9 @@ lowering as before). Idempotent: a rewritten tree is left as it is.
   list): the writes are in order, one per iteration, so the list is the
   list grown by ``T.append(v)`` (a list grown at run time,
   :mod:`s2s_ad.frontend.runtime_lists`), read as before by ``T[i]``.
-* A stack tape, ``v = T.pop()`` or ``y[i] = T.pop()`` (after the last
+* A stack tape, ``v = T.pop()``, ``v += T.pop()`` or ``y[i] = T.pop()`` (an adjoint
+  list ``dT = [0.0] * len(T)`` popped too, its items read or written between
+  the pops at ``T[top - 1]`` for ``T[-1]`` and ``T[k % top]`` for ``T[k]``; after the last
   ``T.append``, and ``T`` used by nothing else from there on, at the top
   level or in loops and branches): pops return the items last to first,
   so with ``T_top = len(T)`` taken before the first statement that pops,
@@ -40,6 +42,9 @@ lowering as before). Idempotent: a rewritten tree is left as it is.
   by the function differentiated, it stays nested, as its caller unpacks it.
 * A checkpointed loop (snapshots and a driver recomputing it) is the taped
   loop it stands for (:mod:`s2s_ad.frontend.checkpointed`).
+* The adjoint added to every item of a list, ``dys[:] = [d + g for d in
+  dys]`` and ``dys[:] = [a + b for a, b in zip(dys, dys_1)]``, is the loop
+  ``for k in range(len(dys)): dys[k] = dys[k] + g`` (``+ dys_1[k]``).
 * Reversed loops: ``for i in reversed(range(a, b, s))`` (``s`` a constant)
   is ``for i in range(a + (L - 1) * s, a - s, -s)`` with ``L`` the number of
   items, and the first ``t`` items of a range, ``range(a, b, s)[:t]`` (a loop
@@ -107,6 +112,7 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None,
     _slots(tree)
     _pops(tree, namer, globals_)
     _zeros(tree)
+    _item_sums(tree, namer)
     for node in ast.walk(tree):
         if isinstance(node, ast.For):
             new = _range_iter(node.iter)
@@ -114,6 +120,67 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None,
                 node.iter = ast.copy_location(new, node.iter)
                 ast.fix_missing_locations(node)
     return unsplit
+
+
+# --- adjoints added to every item of a list ------------------------------------
+
+def _item_sums(tree: ast.FunctionDef, namer: Namer) -> None:
+    """``dys[:] = [d + g for d in dys]`` (the adjoint of ``sum(ys)``) and
+    ``dys[:] = [a + b for a, b in zip(dys, dys_1)]`` (a helper's adjoint list
+    added), which write a slice, as the loops writing each item:
+    ``for k in range(len(dys)): dys[k] = dys[k] + g`` (``+ dys_1[k]``). The
+    same values, in the same list, added in the same order."""
+    for node in ast.walk(tree):
+        for field in ("body", "orelse"):
+            stmts = getattr(node, field, None)
+            if not isinstance(stmts, list):
+                continue
+            for i, stmt in enumerate(stmts):
+                loop = _item_sum_loop(stmt, namer)
+                if loop is not None:
+                    stmts[i] = ast.fix_missing_locations(ast.copy_location(loop, stmt))
+
+
+def _item_sum_loop(stmt, namer: Namer) -> ast.For | None:
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+        return None
+    t, v = stmt.targets[0], stmt.value
+    if not (isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)
+            and isinstance(t.slice, ast.Slice) and t.slice.lower is None
+            and t.slice.upper is None and t.slice.step is None
+            and isinstance(v, ast.ListComp) and len(v.generators) == 1
+            and not v.generators[0].ifs and isinstance(v.elt, ast.BinOp)
+            and isinstance(v.elt.op, ast.Add)):
+        return None
+    name, gen = t.value.id, v.generators[0]
+    k = namer.fresh("k")
+
+    def item(n: str) -> ast.Subscript:
+        return ast.Subscript(ast.Name(n, ast.Load()), ast.Name(k, ast.Load()), ast.Load())
+
+    if isinstance(gen.target, ast.Name) and isinstance(gen.iter, ast.Name) \
+            and gen.iter.id == name and isinstance(v.elt.left, ast.Name) \
+            and v.elt.left.id == gen.target.id \
+            and not {n.id for n in ast.walk(v.elt.right) if isinstance(n, ast.Name)} \
+            & {name, gen.target.id}:
+        added = v.elt.right  # d + g, for d in dys
+    elif isinstance(gen.target, ast.Tuple) and len(gen.target.elts) == 2 \
+            and all(isinstance(e, ast.Name) for e in gen.target.elts) \
+            and isinstance(gen.iter, ast.Call) and isinstance(gen.iter.func, ast.Name) \
+            and gen.iter.func.id == "zip" and len(gen.iter.args) == 2 \
+            and all(isinstance(a, ast.Name) for a in gen.iter.args) \
+            and gen.iter.args[0].id == name \
+            and [getattr(x, "id", None) for x in (v.elt.left, v.elt.right)] \
+            == [e.id for e in gen.target.elts]:
+        added = item(gen.iter.args[1].id)  # a + b, for a, b in zip(dys, dys_1)
+    else:
+        return None
+    write = ast.Assign([ast.Subscript(ast.Name(name, ast.Load()), ast.Name(k, ast.Load()),
+                                      ast.Store())], ast.BinOp(item(name), ast.Add(), added))
+    return ast.For(ast.Name(k, ast.Store()),
+                   ast.Call(ast.Name("range", ast.Load()),
+                            [ast.Call(ast.Name("len", ast.Load()), [ast.Name(name, ast.Load())],
+                                      [])], []), [write], [], None)
 
 
 # --- value and gradient -------------------------------------------------------
@@ -320,10 +387,11 @@ def _zeros(tree: ast.FunctionDef) -> None:
 
 def _pop_of(stmt) -> str | None:
     """``T`` for ``v = T.pop()`` (or ``y[i] = T.pop()``: an overwritten
-    element put back)."""
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
-            and isinstance(stmt.targets[0], (ast.Name, ast.Subscript)) \
-            and isinstance(stmt.value, ast.Call):
+    element put back; or ``v += T.pop()``: an adjoint list's item added)."""
+    target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+        else stmt.target if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add) \
+        else None
+    if isinstance(target, (ast.Name, ast.Subscript)) and isinstance(stmt.value, ast.Call):
         call = stmt.value
         if isinstance(call.func, ast.Attribute) and call.func.attr == "pop" \
                 and isinstance(call.func.value, ast.Name) and not call.args and not call.keywords:
@@ -353,7 +421,13 @@ def _pops(tree: ast.FunctionDef, namer: Namer, globals_: dict | None = None) -> 
         pops = [n for s in body[first:] for n in ast.walk(s) if _pop_of(n) == tape]
         uses = [n for s in body[first:] for n in ast.walk(s)
                 if isinstance(n, ast.Name) and n.id == tape]
-        if len(uses) != len(pops):
+        # (or an item: ``dxs[-1] += g`` between the pops of an adjoint list,
+        # ``dxs[i] += g``, ``dxs[0]`` after them: index k of the list as long as
+        # it is left is ``k % top``, -1 the last item left, ``top - 1``)
+        items = [n for s in body[first:] for n in ast.walk(s)
+                 if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)
+                 and n.value.id == tape and _plain_index(n.slice, tape)]
+        if len(uses) != len(pops) + len(items):
             continue
         top = namer.fresh(f"{tape}_top")
         at = body[first]
@@ -361,8 +435,26 @@ def _pops(tree: ast.FunctionDef, namer: Namer, globals_: dict | None = None) -> 
                           ast.Call(ast.Name("len", ast.Load()), [ast.Name(tape, ast.Load())], []))
         tail = ast.Module(body=body[first:], type_ignores=[])  # pops at the top level too
         _replace_pops(tail, tape, top, tape in ints)
+        for n in items:
+            k = _int_const(n.slice)
+            if k is None:
+                n.slice = ast.BinOp(n.slice, ast.Mod(), ast.Name(top, ast.Load()))
+            elif k < 0:
+                n.slice = ast.BinOp(ast.Name(top, ast.Load()), ast.Sub(), ast.Constant(-k))
         body[first:] = tail.body
         body.insert(first, ast.fix_missing_locations(ast.copy_location(init, at)))
+
+
+def _plain_index(e, tape: str) -> bool:
+    """An index of names and int constants under ``+ - * //`` (no call, no read
+    of ``tape``): the same int whichever length the list has."""
+    if _int_const(e) is not None or isinstance(e, ast.Name) and e.id != tape:
+        return True
+    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult,
+                                                      ast.FloorDiv)):
+        return _plain_index(e.left, tape) and _plain_index(e.right, tape)
+    return isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub) \
+        and _plain_index(e.operand, tape)
 
 
 def _replace_pops(stmt: ast.stmt, tape: str, top: str, ints: bool = False) -> None:

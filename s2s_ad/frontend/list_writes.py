@@ -3,7 +3,9 @@
 Contract: in code of numbers,
 
 * ``ys = [c] * n`` (``c`` a number, ``n`` an int known when the code runs,
-  a constant too) at the top level of the body is a ``list.fill`` op: a list
+  a constant too) is a ``list.fill`` op (inside a loop or branch, one list
+  per run of the body: the reverse sweep makes its adjoint where that run's
+  reverse starts, :func:`s2s_ad.reverse.lists.region_adjoints`): a list
   grown at run time (:mod:`s2s_ad.frontend.runtime_lists`) whose root is
   the fill, read like any other (``ys[k]``, ``len``, ``sum``, loops, passed
   to helpers, returned by a helper);
@@ -30,8 +32,9 @@ Before → after::
                                             t2 = mul t1 a
                                             ys_3 = list.set ys_2 i t2
 
-Refused, located: ``[c] * n`` inside a loop or branch (create it before
-them), of a list, tuple or string, and in NumPy code (``np.zeros(n)``); a
+Refused, located: ``[c] * n`` of a list, tuple or string, and in NumPy
+code (``np.zeros(n)``); a name bound to another list before a loop that
+gives it ``[c] * n`` (the loop would carry two lists under it); a
 write to a list another name also holds (``zs = ys; zs[0] = v``), to a list
 the caller passed (a parameter) or a helper returned, and a slice write.
 """
@@ -66,10 +69,6 @@ def fill(lo, node: ast.BinOp, var: str | None) -> ir.Value | None:
     if getattr(lo, "array_mode", False):
         raise lo.src.error(node, "a list made by `[c] * n` is supported in code of numbers; in "
                            "NumPy code make an array (`np.zeros(n)`) and write into it")
-    if lo.region_depth > 0:
-        raise lo.src.error(node, "a list made by `[c] * n` inside a loop or branch is not "
-                           "supported (its adjoint is made once, after the forward pass): "
-                           "create it before the loop or branch")
     item = lo.expr(item_node)
     if structures.is_structure(item) or not isinstance(item, (ir.Value, ir.Const)) \
             or (isinstance(item, ir.Value) and item.kind not in ("float", "int")) \

@@ -24,9 +24,9 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import (callees, checks, closures, factories, generated, index_exprs,
-                             jax_forms, list_writes, passing, pytrees, runtime_lists,
-                             runtime_sorting, statics, structures, syntax, unroll)
+from s2s_ad.frontend import (callees, checks, closures, comprehensions, factories, generated,
+                             index_exprs, jax_forms, list_writes, passing, pytrees,
+                             runtime_lists, runtime_sorting, statics, structures, syntax, unroll)
 from s2s_ad.frontend.aliasing import InPlaceNames
 from s2s_ad.frontend.callsites import (BUILTIN_PRIMS, LIBRARY_MODULES, CallLowering,  # noqa: F401
                                       _is_library, _is_library_module)
@@ -482,6 +482,10 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             return statics.compare(self, node, var, hint)
         if isinstance(node, ast.Call):
             return self.call(node, var, hint)
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+            made = self.runtime_comprehension(node, var)
+            if made is not None:  # over a list of any length: a list grown at run time
+                return made
         if isinstance(node, structures.STRUCTURE_NODES):
             return structures.lower_expr(self, node, var)
         if isinstance(node, ast.Attribute):
@@ -490,6 +494,13 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
                 return self.constant(obj, node)
             raise self.src.error(node, f"`{ast.unparse(node)}` is not a number s2s-ad can use")
         raise self.refuse(node)
+
+    def runtime_comprehension(self, node: ast.expr, var: str | None = None):
+        """The list of any length a comprehension over one makes, else None
+        (:mod:`s2s_ad.frontend.comprehensions`)."""
+        if not isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+            return None
+        return comprehensions.runtime(self, node, var)
 
     def read(self, name: str, node: ast.AST) -> ir.Operand:
         if name in self.local_fns and name not in self.env:

@@ -124,11 +124,13 @@ def _param_used_as_sequence(lo, value, node: ast.AST, kinds=("float",)) -> None:
     failed_call(lo, value)
     if isinstance(value, ir.Value) and value.kind in kinds and any(
             p.value is value for p in getattr(lo, "params_so_far", ())):
-        raise SequenceParameter(value.var, *_where(lo, node, (
+        exc = SequenceParameter(value.var, *_where(lo, node, (
             f"parameter {value.var!r} is used as a list or tuple; give its length "
             f"(lengths={{{value.var!r}: N}}, --length {value.var}=N), or say it receives a "
             f"NumPy array (arrays=[{value.var!r}], --array {value.var}), or call the gradient "
             "with a list or an array, which does this for you")))
+        exc.owner = lo.src.fn  # (whose parameter: s2s_ad.frontend.callees.passed_on)
+        raise exc
 
 
 def _where(lo, node: ast.AST, message: str) -> tuple:
@@ -326,15 +328,17 @@ def _call_tuple(lo, value) -> bool:
 def comprehension(lo, node) -> list:
     """The elements of ``[e for v in range(...)]`` or ``[e for v in xs]``,
     unrolled: each element is lowered with ``v`` bound to a constant or to
-    an element of ``xs``."""
+    an element of ``xs``. (Over a list of any length, a comprehension is a
+    loop: :mod:`s2s_ad.frontend.comprehensions`.)"""
     if len(node.generators) != 1:
         raise lo.src.error(node, "comprehensions with more than one `for` are not supported")
     gen = node.generators[0]
-    if gen.ifs:
-        raise lo.src.error(gen.ifs[0], "`if` in a comprehension is not supported")
     if gen.is_async:
         raise lo.src.error(node, "async comprehensions are not supported")
-    values = iteration(lo, gen.iter)
+    values = iteration(lo, gen.iter)  # (a parameter used as a list: said first)
+    if gen.ifs:
+        raise lo.src.error(gen.ifs[0], "`if` in a comprehension is supported over a list of "
+                           "any length; over one known while lowering, write the loop")
     out = []
     saved = {n: lo.env[n] for n in _names(gen.target) if n in lo.env}
     try:
@@ -376,7 +380,14 @@ def items_of(lo, value, node: ast.expr) -> list:
         return list(value if isinstance(value, tuple) else value.items)
     if isinstance(value, StaticDict):
         return [ir.Const(k) for k in value.items]
-    _param_used_as_sequence(lo, value, node)
+    op = lo.__dict__.get("call_ops", {}).get(id(value)) if isinstance(value, ir.Value) \
+        else None
+    outputs = getattr(getattr(getattr(op, "callee", None), "lowered", None), "outputs", None)
+    if outputs is not None and _call_tuple(lo, value):
+        # a tuple or list of numbers a helper returned: its items, read one by one
+        return [item(lo, value, k, node) for k in range(len(outputs))]
+    # (NumPy code: a parameter lowered as an array may be a list of arrays)
+    _param_used_as_sequence(lo, value, node, ("float", "array"))
     raise lo.src.error(node, f"`{ast.unparse(node)}` is {describe(value)}; comprehensions "
                        "iterate over range(constant) or over a list or tuple built in the function")
 
@@ -409,6 +420,8 @@ def builtin(lo, fn, node: ast.Call, var: str | None, hint: str | None):
                 arg.func.id in getattr(lo, "local_fns", {})
                 or isinstance(lo.src.globals.get(arg.func.id), types.FunctionType)):
         value = lo.expr(arg)  # `sum(rollout(x, n))`: maybe a list a helper returned
+    else:
+        value = lo.runtime_comprehension(arg)  # `sum(f(v) for v in xs)`, xs of any length
     if value is not None and is_runtime(lo, value):
         if fn is builtins.len:
             return lo.emit("len", [value], node, var, hint=hint)
@@ -432,6 +445,11 @@ def builtin(lo, fn, node: ast.Call, var: str | None, hint: str | None):
         acc = lo.emit("add", [acc, x], node, var if last else None,
                       hint=hint if last else None)
     return acc
+
+
+def builtin_sum(lo, seq: ir.Value, node: ast.Call) -> ir.Value:
+    """``sum`` of the list of any length ``seq``."""
+    return _runtime_sum(lo, seq, node, None)
 
 
 def _runtime_sum(lo, seq: ir.Value, node: ast.Call, var: str | None) -> ir.Value:

@@ -121,6 +121,10 @@ def sum_call(lo, node: ast.Call, var, hint):
     if start is None:
         return None
     first = lo.expr(start)
+    made = lo.runtime_comprehension(arg)
+    if made is not None:  # over a list of any length: its sum, added to the start
+        return lo.emit("add", [first, structures.builtin_sum(lo, made, node)], node, var,
+                       hint=hint)
     items = (structures.comprehension(lo, arg) if isinstance(arg, (ast.GeneratorExp,
                                                                   ast.ListComp))
              else structures.iteration(lo, arg))

@@ -180,9 +180,10 @@ def _zeros(sweep, fam: ListFamily, xs: ast.expr) -> Stmt:
 
 
 def region_adjoints(sweep, r: ir.Region) -> list:
-    """The adjoint of each list a call in ``r`` (a loop's body or a branch)
-    returned, made where ``r``'s reverse code starts: each run of ``r`` has a
-    list of its own, which nothing outside ``r`` reads."""
+    """The adjoint of each list made in ``r`` (a loop's body or a branch: a
+    call's result, ``[c] * n``, a sorted list), made where ``r``'s reverse
+    code starts: each run of ``r`` has a list of its own, which nothing
+    outside ``r`` reads."""
     out = []
     for fam in {id(f): f for f in sweep.lists.values()}.values():
         if fam.adj and fam.home is r:

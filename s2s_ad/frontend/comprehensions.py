@@ -1,0 +1,138 @@
+"""Comprehensions over lists of any length: a list grown at run time.
+
+Contract: :func:`runtime` lowers ``[e for v in xs if c]`` (or the generator
+``(e for v in xs)``) whose one ``for`` iterates over a list whose length is
+known only when the code runs — a list parameter of any length, a list a
+closure captures, a list grown at run time or made by ``[c] * n``, a list a
+helper returned, or ``zip``/``enumerate``/``reversed`` of them — as the loop
+it stands for, appending to a new list grown at run time, which it returns
+(kind ``"list"``: read by index, ``len``, ``sum``, loops, passed to helpers).
+A comprehension with an ``if``, or over ``reversed(...)``, of a list known
+while lowering is that loop too (unrolled; the ``if`` makes the list grow
+at run time where its condition is decided only then).
+The loop variables are renamed (a comprehension's names are its own, as in
+Python 3), so nothing outside sees them. Inside a loop or branch, the list
+belongs to one run of its body (its adjoint is made where the reverse of
+that run starts, :func:`s2s_ad.reverse.lists.region_adjoints`). None for
+any other comprehension (unrolled by
+:func:`s2s_ad.frontend.structures.comprehension`).
+
+Before → after, for ``ys = [(w * d - 1.0) ** 2 for d in data]``::
+
+    ys = []
+    for d_1 in data:
+        ys.append((w * d_1 - 1.0) ** 2)
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+
+from s2s_ad import ir
+from s2s_ad.frontend import structures
+
+ITERATORS = (builtins.zip, builtins.enumerate, builtins.reversed)
+
+
+def over_runtime_list(lo, node: ast.expr) -> bool:
+    """Does ``node`` (what a ``for`` iterates over) read a list of any length:
+    the list by name, or ``zip``/``enumerate``/``reversed`` of one?"""
+    if isinstance(node, ast.Name):
+        return structures.is_runtime(lo, lo.env.get(node.id))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id not in lo.env and lo.resolve(node.func) in ITERATORS:
+        return any(over_runtime_list(lo, a) for a in node.args)
+    return False
+
+
+def _reversed(lo, node: ast.expr) -> bool:
+    """Does ``node`` iterate over ``reversed(...)`` (directly or in ``zip``/``enumerate``)?"""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+        and node.func.id not in lo.env and lo.resolve(node.func) in ITERATORS \
+        and (lo.resolve(node.func) is builtins.reversed
+             or any(_reversed(lo, a) for a in node.args))
+
+
+def runtime(lo, node: ast.ListComp | ast.GeneratorExp, var: str | None = None):
+    """The list ``node`` makes, as the loop it stands for, or None (see the
+    module docstring): a list of any length (an ``ir.Value``), or one known
+    while lowering where the loop was unrolled and appended to unconditionally."""
+    if len(node.generators) != 1 or node.generators[0].is_async:
+        return None
+    gen = node.generators[0]
+    if not (over_runtime_list(lo, gen.iter) or gen.ifs or _reversed(lo, gen.iter)):
+        return None
+    # the comprehension's own variables: renamed where they would hide a
+    # variable of the function; and a name for its list
+    renames = {t.id: _unused(lo, t.id) for t in ast.walk(gen.target)
+               if isinstance(t, ast.Name) and t.id in lo.env}
+    items = _unused(lo, var or "items")
+    own = [t.id for t in ast.walk(gen.target) if isinstance(t, ast.Name)]
+    rename = _Rename(renames)
+    target = rename.visit(_copy(gen.target))
+    elt = rename.visit(_copy(node.elt))
+    conds = [rename.visit(_copy(c)) for c in gen.ifs]
+    append: ast.stmt = ast.Expr(ast.Call(ast.Attribute(ast.Name(items, ast.Load()), "append",
+                                                       ast.Load()), [elt], []))
+    for cond in reversed(conds):
+        append = ast.If(cond, [append], [])
+    start = [ast.Assign([ast.Name(items, ast.Store())], ast.List([], ast.Load()))]
+    over = _copy(gen.iter)
+    if isinstance(over, (ast.List, ast.Tuple)):  # a display: a loop runs over it by name
+        seq = _unused(lo, "seq")
+        own.append(seq)
+        start.insert(0, ast.Assign([ast.Name(seq, ast.Store())], over))
+        over = ast.Name(seq, ast.Load())
+    loop = ast.For(_store(target), over, [append], [], None)
+    for stmt in (*start, loop):
+        _located(stmt, node)
+    # the list may be made inside a loop or branch: one per run of its body
+    inner, lo.inner_lists = lo.__dict__.get("inner_lists"), True
+    try:
+        lo.block([*start, loop])
+        out = lo.env[items]
+    finally:
+        lo.inner_lists = inner
+        lo.env.pop(items, None)
+        for n in own:
+            lo.env.pop(renames.get(n, n), None)
+    return out
+
+
+def _unused(lo, base: str) -> str:
+    """A name neither the environment nor the generated code uses yet."""
+    name, k = base, 0
+    while name in lo.env or name in lo.namer.taken or name in lo.local_fns:
+        k += 1
+        name = f"{base}_{k}"
+    return name
+
+
+def _copy(node: ast.AST) -> ast.AST:
+    return ast.parse(ast.unparse(node), mode="eval").body if isinstance(node, ast.expr) \
+        else node
+
+
+def _located(stmt: ast.stmt, node: ast.expr) -> None:
+    """Every node the loop is built of, where the comprehension is (so that a
+    refusal inside it points at the comprehension)."""
+    for n in ast.walk(stmt):
+        n.lineno, n.col_offset = node.lineno, node.col_offset
+        n.end_lineno, n.end_col_offset = node.end_lineno, node.end_col_offset
+
+
+def _store(target: ast.expr) -> ast.expr:
+    for n in ast.walk(target):
+        if isinstance(n, (ast.Name, ast.Tuple, ast.List)):
+            n.ctx = ast.Store()
+    return target
+
+
+class _Rename(ast.NodeTransformer):
+    def __init__(self, renames: dict[str, str]):
+        self.renames = renames
+
+    def visit_Name(self, node: ast.Name):
+        new = self.renames.get(node.id)
+        return ast.Name(new, node.ctx) if new else node
