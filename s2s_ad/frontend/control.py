@@ -30,7 +30,8 @@ from __future__ import annotations
 import ast
 
 from s2s_ad import ir
-from s2s_ad.frontend import conditions, guards, runtime_lists, runtime_sorting, statics, structures, unroll
+from s2s_ad.frontend import (conditions, guards, index_exprs, runtime_lists, runtime_sorting, statics,
+                             structures, unroll)
 from s2s_ad.frontend.checkpoint import checkpoint_blocks, checkpoint_pragma
 from s2s_ad.frontend.iteration import Iteration, assigned_names
 
@@ -243,6 +244,8 @@ class ControlFlow(Iteration):
                                          "on the branch; s2s-ad follows one list grown at run "
                                          "time under a name: use one name for each list")
                 runtime_lists.carried(self, out, a)
+            if index_exprs.integers(self, a) and index_exprs.integers(self, b):
+                self.int_arrays.add(id(out))
             outs.append(out)
             regions[0].yields.append(a)
             regions[1].yields.append(b)
@@ -429,6 +432,8 @@ class ControlFlow(Iteration):
                                          "s2s-ad follows a list grown at run time under one "
                                          "name: append to it, or use a new name")
                 runtime_lists.carried(self, o, p)
+            if index_exprs.integers(self, p):
+                self.int_arrays.add(id(o))
         inits = [self.env[v] for v in carried]
         loc = self.loc(node)
         if is_for:
@@ -474,6 +479,8 @@ class ControlFlow(Iteration):
             p = ir.Value(name, kinds[v], None if v in FLAG_NAMES else v)
             if kinds[v] == "list":
                 runtime_lists.carried(self, p, before[v])
+            if index_exprs.integers(self, before[v]):  # an array of integers stays one
+                self.int_arrays.add(id(p))
             params.append(p)
             self.env[v] = p
         index = None

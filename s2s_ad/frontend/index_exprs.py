@@ -54,6 +54,21 @@ INDEX_PRIMS = frozenset({"add", "sub", "mul", "floordiv", "mod", "neg", "pos",
 an index value (and one, the first for the NumPy ones, an index value)."""
 
 
+LIKE_PRIMS = frozenset({"np.zeros_like", "np.ones_like", "np.empty_like"})
+"""Arrays of another array's dtype: integers when it holds integers."""
+
+
+def refuse_write(lo, base: ir.Value, value, target: ast.AST, name: str) -> None:
+    """``name[...] = value`` into an array of integers: NumPy converts a
+    float written there to an integer, which has no derivative; refused,
+    located (an int written there is kept as it is)."""
+    if integers(lo, base) and not is_int(lo, value):
+        raise lo.src.error(target, f"`{name}` holds integers (made from ints, without a float "
+                           "dtype): NumPy would cut the value written into it to an integer, "
+                           "which has no derivative. Make it a float array (`np.arange(3.0)`, "
+                           "`dtype=float`, `.astype(float)`)")
+
+
 class NotIndex(Exception):
     """``node`` is not part of an integer index expression (``why``)."""
 
@@ -78,6 +93,22 @@ def note(lo, prim: str, args: list, out: ir.Value, attrs: dict) -> None:
         if (id(first) in lo.index_values) if first is not None else \
                 any(id(a) in lo.index_values for a in args):
             lo.index_values.add(id(out))
+    if prim == "index_array" and all(is_int(lo, a) for a in args) or \
+            prim == "np.full" and len(args) > 1 and \
+            isinstance(args[1], ir.Const) and type(args[1].value) is int and \
+            attrs.get("dtype") is None:
+        lo.int_arrays.add(id(out))  # np.array([1, 2]), np.full(n, 2): integers
+    elif prim in LIKE_PRIMS | INDEX_PRIMS | {"array.setitem"} and args \
+            and (integers(lo, args[0]) if prim.startswith(("np.", "array.")) else
+                 any(integers(lo, a) for a in args)) and attrs.get("dtype") is None \
+            and (prim not in INDEX_PRIMS or all(is_int(lo, a) or integers(lo, a) for a in args)):
+        lo.int_arrays.add(id(out))  # (array.setitem: an int written into it, refuse_write)
+
+
+def integers(lo, v) -> bool:
+    """Is ``v`` an array of integers the function made (an index value, or
+    an array of ints it builds and writes into)?"""
+    return id(v) in lo.index_values or id(v) in lo.int_arrays
 
 
 def results(lo, outputs) -> frozenset:

@@ -153,6 +153,9 @@ class ArrayLowering(ArrayIndexing):
         receive one)."""
         self.index_values: set[int] = set()
         """ids of integer index arrays computed from ints (:mod:`s2s_ad.frontend.index_exprs`)."""
+        self.int_arrays: set[int] = set()
+        """ids of other arrays of integers the function makes (``np.array([1, 2])``,
+        ``np.full(n, 2)``): a float written into one is refused (index_exprs.refuse_write)."""
         self.roots: dict[int, ir.Value | None] = {}
         """id(value) -> the array whose memory it shares (None: a parameter's)."""
         self.stale: dict[int, str] = {}

@@ -239,6 +239,7 @@ class ArrayIndexing:
                      name: str) -> ir.Value:
         """The ``array.setitem`` op of ``name[index] = value`` (``op`` the
         augmented assignment's operator: the element is read first)."""
+        index_exprs.refuse_write(self, base, value, target, name)
         operands = [base, value]
         index = self.assignment_index(target, operands)
         text = ast.unparse(stmt) if stmt is not None else None
