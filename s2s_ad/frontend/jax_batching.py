@@ -141,7 +141,7 @@ class _Batch(OperationRules):
 
     def emit(self, stmt) -> None:
         """``stmt``, at the position of the user's statement it computes."""
-        self.out.append(ast.fix_missing_locations(_at(stmt, self.here)))
+        self.out.append(ast.fix_missing_locations(located(stmt, self.here)))
 
     def named(self, e, base: str):
         """``e`` as a name (computed once), to be read more than once."""
@@ -152,7 +152,7 @@ class _Batch(OperationRules):
         if self.size is None:
             mapped = self.args[self.axes.index(0)]
             name = self.forms.fresh("rows_n")
-            self.out.insert(0, ast.fix_missing_locations(_at(ast.Assign(
+            self.out.insert(0, ast.fix_missing_locations(located(ast.Assign(
                 [ast.Name(name, ast.Store())], ast.Subscript(self.call(
                     "shape", copy.deepcopy(mapped)), ast.Constant(0), ast.Load())), self.node)))
             self.size = name
@@ -511,8 +511,9 @@ def _in_scope(scope: ast.FunctionDef, definition: ast.FunctionDef) -> bool:
     return False
 
 
-def _at(stmt, node):
-    """``stmt`` with every node that has no position yet at ``node``'s."""
+def located(stmt, node):
+    """``stmt`` with every node that has no position yet at ``node``'s (the
+    user's own expressions inside keep theirs)."""
     for n in ast.walk(stmt):
         if "lineno" in n._attributes and not hasattr(n, "lineno"):
             n.lineno, n.col_offset = node.lineno, node.col_offset

@@ -36,6 +36,7 @@ import ast
 import copy
 
 from s2s_ad.frontend import jax_batching
+from s2s_ad.frontend.jax_batching import located as _located
 
 
 class LoopForms:
@@ -266,17 +267,6 @@ def _owner_def(fn: ast.FunctionDef, ret: ast.Return) -> bool:
 
 def _load(name: str, node) -> ast.Name:
     return ast.copy_location(ast.Name(name, ast.Load()), node)
-
-
-def _located(stmt, node):
-    """``stmt`` with every node that has no position yet at ``node``'s (the
-    user's own expressions inside keep theirs)."""
-    for n in ast.walk(stmt):
-        if "lineno" in n._attributes and not hasattr(n, "lineno"):
-            n.lineno, n.col_offset = node.lineno, node.col_offset
-            n.end_lineno = getattr(node, "end_lineno", node.lineno)
-            n.end_col_offset = getattr(node, "end_col_offset", node.col_offset)
-    return stmt
 
 
 def _parse(text: str, node) -> list:
