@@ -17,6 +17,16 @@ from s2s_ad.rules import RULES
 from s2s_ad.rules.templates import const_expr
 
 
+def call(name: str, args: list, keywords=()) -> ast.Call:
+    """``name(*args, **keywords)`` with ``name`` dotted (``np.zeros_like``,
+    ``dxs.pop``): the call the generated code makes."""
+    head, *rest = name.split(".")
+    func: ast.expr = ast.Name(head, ast.Load())
+    for part in rest:
+        func = ast.Attribute(func, part, ast.Load())
+    return ast.Call(func, args, list(keywords))
+
+
 def name_nodes(node: ast.AST) -> list[ast.Name]:
     """The ``ast.Name`` nodes in ``node`` (``ast.walk`` filtered, without its
     generator machinery: the passes over generated statements call this on

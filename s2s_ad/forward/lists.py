@@ -17,19 +17,11 @@ from __future__ import annotations
 import ast
 
 from s2s_ad import ir
-from s2s_ad.emit.code import Block, Stmt
+from s2s_ad.emit.code import Block, Stmt, call as _call
 
 
 def _load(name: str) -> ast.Name:
     return ast.Name(name, ast.Load())
-
-
-def _call(func: str, args: list) -> ast.Call:
-    head, *rest = func.split(".")
-    f: ast.expr = _load(head)
-    for part in rest:
-        f = ast.Attribute(f, part, ast.Load())
-    return ast.Call(f, args, [])
 
 
 def list_op(fw, op: ir.Op, comment: str) -> list:

@@ -33,6 +33,7 @@ from s2s_ad import ir
 from s2s_ad.emit import optimize, peephole
 from s2s_ad.emit.code import (Block, CodeFunction, Stmt, effect_statement, name_nodes,
                               signature, tree_leaves, unpack_params, while_block)
+from s2s_ad.emit.code import call as _call
 from s2s_ad.errors import SourceError
 from s2s_ad.forward import linear, scaling
 from s2s_ad.names import Namer
@@ -54,14 +55,6 @@ def refuse(loc: ir.Loc, message: str) -> SourceError:
 
 def _load(name: str) -> ast.Name:
     return ast.Name(name, ast.Load())
-
-
-def _call(func: str, args: list, keywords=()) -> ast.Call:
-    head, *rest = func.split(".")
-    f: ast.expr = _load(head)
-    for part in rest:
-        f = ast.Attribute(f, part, ast.Load())
-    return ast.Call(f, args, list(keywords))
 
 
 def transform(func: ir.Function, wrt: list[ir.Value], name: str, *, jvps: dict,

@@ -57,6 +57,9 @@ an index value (and one, the first for the NumPy ones, an index value)."""
 LIKE_PRIMS = frozenset({"np.zeros_like", "np.ones_like", "np.empty_like"})
 """Arrays of another array's dtype: integers when it holds integers."""
 
+KEEPS_INTEGERS = LIKE_PRIMS | INDEX_PRIMS | {"array.setitem"}
+"""Primitives whose result holds integers when their (first) array does."""
+
 
 def refuse_write(lo, base: ir.Value, value, target: ast.AST, name: str) -> None:
     """``name[...] = value`` into an array of integers: NumPy converts a
@@ -98,7 +101,7 @@ def note(lo, prim: str, args: list, out: ir.Value, attrs: dict) -> None:
             isinstance(args[1], ir.Const) and type(args[1].value) is int and \
             attrs.get("dtype") is None:
         lo.int_arrays.add(id(out))  # np.array([1, 2]), np.full(n, 2): integers
-    elif prim in LIKE_PRIMS | INDEX_PRIMS | {"array.setitem"} and args \
+    elif prim in KEEPS_INTEGERS and args \
             and (integers(lo, args[0]) if prim.startswith(("np.", "array.")) else
                  any(integers(lo, a) for a in args)) and attrs.get("dtype") is None \
             and (prim not in INDEX_PRIMS or all(is_int(lo, a) or integers(lo, a) for a in args)):

@@ -63,7 +63,7 @@ from dataclasses import dataclass, field
 from s2s_ad import ir
 from s2s_ad.reverse import fresh_writes
 from s2s_ad.reverse.arrays import _as_value
-from s2s_ad.emit.code import Stmt, reverse_comment
+from s2s_ad.emit.code import Stmt, reverse_comment, call as _call
 from s2s_ad.names import Namer
 from s2s_ad.rules.numpy import VIEWS
 from s2s_ad.rules.templates import index_expr
@@ -284,13 +284,6 @@ def copy_of(arrays, e: ast.expr) -> ast.expr:
     """``own(e)``: ``e.copy()`` for an array, that later writes cannot change (a
     NumPy scalar needs no copy); ``arrays`` is the sweep's array emitter."""
     return ast.Call(ast.Name(arrays.helper("own"), ast.Load()), [e], [])
-
-
-def _call(name: str, args: list) -> ast.Call:
-    func: ast.expr = ast.Name(name.split(".")[0], ast.Load())
-    for part in name.split(".")[1:]:
-        func = ast.Attribute(func, part, ast.Load())
-    return ast.Call(func, args, [])
 
 
 # -- the reverse sweep's statements (s2s_ad.reverse calls these) -----------------

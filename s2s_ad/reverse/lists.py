@@ -32,7 +32,7 @@ import ast
 from dataclasses import dataclass, field
 
 from s2s_ad import ir
-from s2s_ad.emit.code import Stmt
+from s2s_ad.emit.code import Stmt, call as _call
 from s2s_ad.rules.templates import copy_expr
 
 
@@ -291,8 +291,3 @@ def _target(node: ast.Assign) -> str | None:
     return t.id if isinstance(t, ast.Name) else None
 
 
-def _call(name: str, args: list) -> ast.Call:
-    func: ast.expr = ast.Name(name.split(".")[0], ast.Load())
-    for part in name.split(".")[1:]:
-        func = ast.Attribute(func, part, ast.Load())
-    return ast.Call(func, args, [])

@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 
 from s2s_ad import ir
-from s2s_ad.emit.code import Block, Stmt
+from s2s_ad.emit.code import Block, Stmt, call as _call
 from s2s_ad.reverse import analysis, checkpoint, inplace
 from s2s_ad.rules import RULES, forward_template
 
@@ -348,13 +348,6 @@ def _reads_inside(node) -> list:
             out += _reads(n)
         out += r.yields
     return out
-
-
-def _call(name: str, args: list) -> ast.Call:
-    func: ast.expr = ast.Name(name.split(".")[0], ast.Load())
-    for part in name.split(".")[1:]:
-        func = ast.Attribute(func, part, ast.Load())
-    return ast.Call(func, args, [])
 
 
 def _negate(cond: ast.expr) -> ast.expr:
