@@ -19,6 +19,8 @@ import pytest
 import s2s_ad
 import vmap_src as m
 from array_oracle import fd_gradient
+# the reference: f run on JAX arrays (or the stand-in's), as tests/test_jax_numpy.py runs it
+from test_jax_numpy import assert_matches_fd, original
 from s2s_ad.frontend import jax_batching
 
 HERE = os.path.dirname(__file__)
@@ -61,21 +63,6 @@ CASES = {
 }
 KEPT = {name for name in CASES if name.startswith("keeps_")}
 """The mapped bodies with an operation that has no batching rule: the loop over rows."""
-
-
-def original(f):
-    """``f`` run on JAX arrays (or the stand-in's): the reference."""
-    def run(*args):
-        return f(*[m.jnp.asarray(a) if isinstance(a, np.ndarray) else a for a in args])
-    return run
-
-
-def assert_matches_fd(f, args, wrt, got, *, rtol=1e-5, atol=1e-7):
-    for i, g in zip(wrt, got):
-        want = fd_gradient(original(f), args, i)
-        assert np.shape(g) == np.shape(args[i])
-        np.testing.assert_allclose(np.asarray(g, dtype=np.float64), want, rtol=rtol, atol=atol,
-                                   err_msg=f"gradient with respect to argument {i}")
 
 
 def loop_gradient(f, wrt, args, monkeypatch):
