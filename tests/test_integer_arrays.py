@@ -11,6 +11,10 @@ import pytest
 import s2s_ad
 from array_oracle import make_function
 
+TESTED = {"np.issubdtype", "dtype.floating"}
+"""The rules these tests exercise (tests/test_numpy_rules_table.py checks
+every NumPy rule is tested somewhere)."""
+
 MAKERS = ["np.arange(3)", "np.array([1, 2, 3])", "np.full(3, 2)",
           "np.zeros_like(np.arange(3))", "np.arange(3) * 2", "np.arange(n)"]
 FLOATS = ["np.arange(3.0)", "np.array([1.0, 2.0, 3.0])", "np.full(3, 2.0)",
@@ -59,15 +63,72 @@ def test_an_int_written_into_integers_is_kept():
     np.testing.assert_allclose(s2s_ad.grad(f)(x), _fd(lambda v, n: f(v), x, 3), rtol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason="an integer array the caller passes, copied and written "
-                   "into, is not caught: its dtype is known only when the code runs "
-                   "(docs/numpy.md, dtype)")
-def test_an_integer_array_the_caller_passes_copied_and_written_into():
-    f = make_function("import numpy as np\ndef f(x, idx):\n    z = np.copy(idx)\n    z[0] = x[0]\n"
+CALLER_ARRAYS = {
+    "copy": "    z = np.copy(idx)\n    z[0] = x[0]\n    return np.sum(z * x)\n",
+    "like": "    z = np.zeros_like(idx)\n    z[1] += x[1] * 0.5\n    return np.sum(z * x)\n",
+    "loop": "    z = np.ones_like(idx)\n    for i in range(2):\n        z[i] = x[i] * x[2]\n"
+            "    return np.sum(z * x)\n",
+    "branch": "    z = np.copy(idx)\n    if x[0] > 0.0:\n        z[0] = x[0] * x[1]\n"
+              "    return np.sum(z * x)\n",
+    "arithmetic": "    z = idx * 2\n    z[0] = x[0]\n    return np.sum(z * x)\n",
+}
+
+
+@pytest.mark.parametrize("body", sorted(CALLER_ARRAYS))
+def test_an_integer_array_the_caller_passes_written_into_is_refused_where_it_runs(body):
+    # its dtype is known only when the code runs: the generated code checks it
+    # before the write; the same code given floats differentiates
+    f = make_function("import numpy as np\ndef f(x, idx):\n" + CALLER_ARRAYS[body])
+    x = np.array([1.7, 2.3, 0.4])
+    for run in (s2s_ad.grad(f, wrt="x"), lambda *a: s2s_ad.vjp(f, *a)[1](1.0),
+                lambda *a: s2s_ad.jvp(f, wrt="x")(*a, dx=np.ones(3))):
+        with pytest.raises(TypeError, match="array of integers"):
+            run(x, np.arange(3))
+    idx = np.arange(3.0)
+    np.testing.assert_allclose(s2s_ad.grad(f, wrt="x")(x, idx),
+                               _fd(lambda v, n: f(v, idx), x, 3), rtol=1e-6, atol=1e-8)
+
+
+def test_a_float_array_written_into_needs_no_check():
+    # np.zeros(n), arithmetic with a float, np.exp: the code fixes a float dtype
+    for make in ("np.zeros(3)", "idx * 1.0", "np.exp(idx)", "np.zeros_like(x)", "x / idx"):
+        f = make_function("import numpy as np\ndef f(x, idx):\n    z = " + make +
+                          "\n    z[0] = x[0]\n    return np.sum(z * x)\n")
+        src = s2s_ad.grad(f, wrt="x").source if hasattr(s2s_ad.grad(f, wrt="x"), "source") \
+            else None
+        idx = np.arange(1, 4)
+        x = np.array([1.7, 2.3, 0.4])
+        np.testing.assert_allclose(s2s_ad.grad(f, wrt="x")(x, idx),
+                                   _fd(lambda v, n: f(v, idx), x, 3), rtol=1e-6, atol=1e-8)
+        if src is not None:
+            assert "issubdtype" not in src, make
+
+
+def test_a_function_testing_a_dtype_itself():
+    f = make_function("import numpy as np\ndef f(x):\n    if not np.issubdtype(x.dtype, "
+                      "np.floating):\n        raise TypeError('floats please')\n"
+                      "    return np.sum(np.sin(x) * x)\n")
+    x = np.array([0.3, -1.2])
+    np.testing.assert_allclose(s2s_ad.grad(f)(x), np.sin(x) + x * np.cos(x), rtol=1e-12)
+    with pytest.raises(TypeError, match="floats please"):
+        s2s_ad.grad(f)(np.arange(2))
+
+
+def test_the_check_reads_back_for_second_derivatives():
+    f = make_function("import numpy as np\ndef f(x, idx):\n    z = np.copy(idx)\n"
+                      "    z[0] = x[0] * x[1]\n    return np.sum(z * x)\n")
+    x, idx = np.array([1.7, 2.3, 0.4]), np.arange(3.0)
+    h = s2s_ad.hessian(f, wrt="x")(x, idx)
+    g = s2s_ad.grad(f, wrt="x")
+    ref = np.array([_fd(lambda v, n: g(v, idx)[k], x, 3) for k in range(3)])
+    np.testing.assert_allclose(h, ref, rtol=1e-5, atol=1e-6)
+
+
+def test_a_loop_giving_a_float_array_one_of_unfixed_dtype_is_refused():
+    # the writes of the first iteration took `z` to be floating, as np.zeros made it;
+    # the next iteration's `z` follows the caller's array
+    f = make_function("import numpy as np\ndef f(x, idx):\n    z = np.zeros(3)\n"
+                      "    for i in range(2):\n        z[i] = x[i]\n        z = np.copy(idx)\n"
                       "    return np.sum(z * x)\n")
-    x, idx = np.array([1.7, 2.3, 0.4]), np.arange(3)
-    try:
-        got = s2s_ad.grad(f)(x, idx)
-    except (s2s_ad.SourceError, TypeError):
-        return  # refused: what the fix must do at least
-    np.testing.assert_allclose(got, _fd(lambda v, n: f(v, idx), x, 3), rtol=1e-6)
+    with pytest.raises(s2s_ad.SourceError, match="dtype the code does not fix|bound once"):
+        s2s_ad.grad(f, wrt="x")(np.array([1.7, 2.3, 0.4]), np.arange(3))

@@ -31,7 +31,7 @@ import ast
 
 from s2s_ad import ir
 from s2s_ad.frontend import (conditions, guards, index_exprs, runtime_lists, runtime_sorting, statics,
-                             structures, unroll)
+                             structures, unroll, write_dtypes)
 from s2s_ad.frontend.checkpoint import checkpoint_blocks, checkpoint_pragma
 from s2s_ad.frontend.iteration import Iteration, assigned_names
 
@@ -246,6 +246,7 @@ class ControlFlow(Iteration):
                 runtime_lists.carried(self, out, a)
             if index_exprs.integers(self, a) and index_exprs.integers(self, b):
                 self.int_arrays.add(id(out))
+            write_dtypes.carried(self, out, a, b)
             outs.append(out)
             regions[0].yields.append(a)
             regions[1].yields.append(b)
@@ -434,6 +435,8 @@ class ControlFlow(Iteration):
                 runtime_lists.carried(self, o, p)
             if index_exprs.integers(self, p):
                 self.int_arrays.add(id(o))
+            write_dtypes.settled(self, p, y, v, node)
+            write_dtypes.carried(self, o, self.env[v], y)
         inits = [self.env[v] for v in carried]
         loc = self.loc(node)
         if is_for:
@@ -481,6 +484,7 @@ class ControlFlow(Iteration):
                 runtime_lists.carried(self, p, before[v])
             if index_exprs.integers(self, before[v]):  # an array of integers stays one
                 self.int_arrays.add(id(p))
+            write_dtypes.carried(self, p, before[v])
             params.append(p)
             self.env[v] = p
         index = None

@@ -582,6 +582,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         if self.array_mode:
             self.track_views(prim, args, out)
             index_exprs.note(self, prim, args, out, attrs)
+            self.op_site[id(out)] = self.ops
         return out
 
     def loc(self, node: ast.AST) -> ir.Loc:

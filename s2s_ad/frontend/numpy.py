@@ -37,7 +37,7 @@ import types
 import numpy
 
 from s2s_ad import ir
-from s2s_ad.frontend import conditions, numpy_attrs, structures
+from s2s_ad.frontend import conditions, numpy_attrs, structures, write_dtypes
 from s2s_ad.frontend.numpy_index import ArrayIndexing
 from s2s_ad.rules import RULES
 from s2s_ad.rules.numpy import BROADCASTING, SAME_SHAPE
@@ -156,6 +156,17 @@ class ArrayLowering(ArrayIndexing):
         self.int_arrays: set[int] = set()
         """ids of other arrays of integers the function makes (``np.array([1, 2])``,
         ``np.full(n, 2)``): a float written into one is refused (index_exprs.refuse_write)."""
+        self.dtype_known: dict[int, bool] = {}
+        """id(value) -> whether the code fixes its dtype to a floating one
+        (:mod:`s2s_ad.frontend.write_dtypes`)."""
+        self.dtype_relied: set[int] = set()
+        """ids of loop values a write took to be floating without a check."""
+        self.dtype_origin: dict[int, ir.Value] = {}
+        """id(loop value) -> the array it starts as (its dtype's)."""
+        self.dtype_checked: set[int] = set()
+        """ids of arrays whose dtype the generated code checks after making them."""
+        self.op_site: dict[int, list] = {}
+        """id(value) -> the list of ops its op was emitted into."""
         self.roots: dict[int, ir.Value | None] = {}
         """id(value) -> the array whose memory it shares (None: a parameter's)."""
         self.stale: dict[int, str] = {}
@@ -257,6 +268,8 @@ class ArrayLowering(ArrayIndexing):
         positional = list(node.args)
         if prim == "np.einsum":
             return numpy_attrs.einsum_call(self, node, var, hint, text)
+        if prim == "np.issubdtype":
+            return write_dtypes.issubdtype(self, node, var, hint, text)
         keywords = {}
         for i, a in enumerate(positional):
             if isinstance(a, ast.Starred):

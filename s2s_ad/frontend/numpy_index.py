@@ -24,7 +24,7 @@ import ast
 import numpy
 
 from s2s_ad import ir
-from s2s_ad.frontend import index_exprs, numpy_attrs, structures
+from s2s_ad.frontend import index_exprs, numpy_attrs, structures, write_dtypes
 from s2s_ad.frontend.int_names import int_names, is_int, one_axis
 from s2s_ad.rules.numpy import VIEWS
 from s2s_ad.rules.templates import index_operands
@@ -247,6 +247,7 @@ class ArrayIndexing:
             old = self.emit("array.getitem", [base] + operands[2:], target,
                             attrs={"index": _shift(index, -1)})
             operands[1] = self.emit(op, [old, value], stmt)
+        write_dtypes.check_write(self, base, operands[1], target)
         return self.emit("array.setitem", operands, stmt or target, var=name, text=text,
                          attrs={"index": index})
 

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 from s2s_ad import ir
 from s2s_ad.reverse.analysis import differentiable
+from s2s_ad.rules.numpy import DTYPE_ONLY
 
 ROOTS = frozenset({"np.zeros", "np.ones", "np.zeros_like", "np.ones_like",
                    "array.zeros_as", "array.ones_as"})
@@ -60,8 +61,8 @@ def fresh(func: ir.Function, root: ir.Op | None, members: set[int],
     if root is None or root.prim not in ROOTS:
         return set()
     places = _places(func.body)
-    uses = [n for n in ir.walk(func.body) if isinstance(n, ir.Op) and n is not root and (
-        id(n.out) in members or any(isinstance(a, ir.Value) and id(a) in members
+    uses = [n for n in ir.walk(func.body) if isinstance(n, ir.Op) and n is not root
+            and n.prim not in DTYPE_ONLY and (id(n.out) in members or any(isinstance(a, ir.Value) and id(a) in members
                                     for a in n.args))]
     out = set()
     for w in writes:

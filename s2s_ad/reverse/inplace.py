@@ -65,7 +65,7 @@ from s2s_ad.reverse import fresh_writes
 from s2s_ad.reverse.arrays import _as_value
 from s2s_ad.emit.code import Stmt, reverse_comment, call as _call
 from s2s_ad.names import Namer
-from s2s_ad.rules.numpy import VIEWS
+from s2s_ad.rules.numpy import DTYPE_ONLY, VIEWS
 from s2s_ad.rules.templates import index_expr
 
 CONSTRUCTORS = {"np.zeros", "np.ones", "np.full", "array.zeros_as", "array.ones_as",
@@ -74,7 +74,8 @@ CONSTRUCTORS = {"np.zeros", "np.ones", "np.full", "array.zeros_as", "array.ones_
 
 SHAPE_ONLY = frozenset({"add", "sub", "neg", "pos", "np.negative", "np.sum", "np.mean",
                         "np.copy", "len", "shape", "np.ndim", "np.size", "lt", "le", "gt", "ge",
-                        "eq", "ne", "np.zeros_like", "np.ones_like", "np.full_like"})
+                        "eq", "ne", "np.zeros_like", "np.ones_like",
+                        "np.full_like"}) | DTYPE_ONLY
 """Operations whose reverse statements read their operands' shapes only
 (``unbroadcast(g, y)``, ``spread(g, y)``) or nothing: a read of the array by
 one of them needs no earlier write undone (tests/test_numpy_inplace.py checks

@@ -290,6 +290,12 @@ NUMPY_RULES = [
          "integer array computed from ints (`np.repeat(np.arange(d), counts)`)"),
     Rule("index.is_int", "isinstance(x, (int, np.integer)) and not isinstance(x, bool)",
          (None,), "bool", notes="a parameter an integer index array is computed from"),
+    # the dtype of an array where the code runs (s2s_ad/frontend/write_dtypes.py)
+    Rule("np.issubdtype", "np.issubdtype(x.dtype, np.inexact)", (None,), "bool",
+         notes="`np.issubdtype(x.dtype, np.inexact)`; checked before a value with a derivative "
+         "is written into an array whose dtype the code does not fix"),
+    Rule("dtype.floating", "np.issubdtype(x.dtype, np.floating)", (None,), "bool",
+         notes="`np.issubdtype(x.dtype, np.floating)`"),
     Rule("index.same_size", "np.size(x) == y", (None, None), "bool",
          notes="JAX's `total_repeat_length` checked against the repeat's length"),
     Rule("index.distinct", "np.all(np.unique(np.reshape(np.arange(np.size(x0)), "
@@ -349,3 +355,7 @@ SAME_SHAPE = frozenset({"neg", "pos", "abs", "array.abs", "np.copy", "np.zeros_l
 """Primitives whose result has the shape of their first operand."""
 
 from .numpy_helpers import HELPERS  # noqa: E402  (re-exported)
+
+DTYPE_ONLY = frozenset({"np.issubdtype", "dtype.floating"})
+"""Rules that read an array's dtype alone, never its elements (a check
+before a write: s2s_ad/frontend/write_dtypes.py)."""
