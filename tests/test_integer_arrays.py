@@ -11,7 +11,7 @@ import pytest
 import s2s_ad
 from array_oracle import make_function
 
-TESTED = {"np.issubdtype", "dtype.floating"}
+TESTED = {"np.issubdtype", "dtype.floating", "array.astype"}
 """The rules these tests exercise (tests/test_numpy_rules_table.py checks
 every NumPy rule is tested somewhere)."""
 
@@ -132,3 +132,23 @@ def test_a_loop_giving_a_float_array_one_of_unfixed_dtype_is_refused():
                       "    return np.sum(z * x)\n")
     with pytest.raises(s2s_ad.SourceError, match="dtype the code does not fix|bound once"):
         s2s_ad.grad(f, wrt="x")(np.array([1.7, 2.3, 0.4]), np.arange(3))
+
+
+def test_astype_float_makes_a_float_array_to_write_into():
+    # the rewrite the refusals suggest: `.astype(float)`; grad, jvp and the
+    # Hessian against central differences; float32 kept; an int dtype refused
+    f = make_function("import numpy as np\ndef f(x, idx):\n    z = idx.astype(float)\n"
+                      "    z[0] = x[0] * x[1]\n    return np.sum(z * x) + np.sum(x.astype(np.float64) ** 3)\n")
+    x, idx = np.array([1.7, 2.3, 0.4]), np.arange(3)
+    g = s2s_ad.grad(f, wrt="x")
+    np.testing.assert_allclose(g(x, idx), _fd(lambda v, n: f(v, idx), x, 3), rtol=1e-6)
+    v = np.array([0.3, -1.1, 0.8])
+    np.testing.assert_allclose(s2s_ad.jvp(f, wrt="x")(x, idx, dx=v)[1],
+                               _fd(lambda u, n: f(u, idx), x, 3) @ v, rtol=1e-6)
+    ref = np.array([_fd(lambda u, n: g(u, idx)[k], x, 3) for k in range(3)])
+    np.testing.assert_allclose(s2s_ad.hessian(f, wrt="x")(x, idx), ref, rtol=1e-5, atol=1e-6)
+    h = make_function("import numpy as np\ndef f(x):\n    return np.sum(x.astype(np.float32) * x)\n")
+    assert s2s_ad.grad(h)(x.astype(np.float32)).dtype == np.float32
+    k = make_function("import numpy as np\ndef f(x):\n    return np.sum(x.astype(int) * x)\n")
+    with pytest.raises(s2s_ad.SourceError, match="dtype=int"):
+        s2s_ad.grad(k)(x)

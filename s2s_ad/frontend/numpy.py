@@ -50,7 +50,8 @@ METHODS = {"sum": "np.sum", "mean": "np.mean", "prod": "np.prod", "max": "np.max
            "flatten": "np.copy_ravel", "clip": "np.clip", "cumsum": "np.cumsum",
            "cumprod": "np.cumprod", "var": "np.var", "std": "np.std",
            "swapaxes": "np.swapaxes", "repeat": "np.repeat", "trace": "np.trace",
-           "argsort": "np.argsort", "take": "np.take", "diagonal": "np.diagonal"}
+           "argsort": "np.argsort", "take": "np.take", "diagonal": "np.diagonal",
+           "astype": "array.astype"}
 ATTRIBUTES = {"T": "np.transpose", "shape": "shape", "ndim": "np.ndim", "size": "np.size"}
 
 
@@ -88,7 +89,7 @@ SIGNATURES = {**{f"np.{r}": ("x", "axis", "dtype", "out", "keepdims")
               "np.sort": ("x", "axis"), "np.argsort": ("x", "axis"),
               "np.take": ("x", "indices", "axis"), "np.take_along_axis": ("x", "indices", "axis"),
               "np.diagonal": ("x", "offset", "axis1", "axis2"), "np.pad": ("x", "pad_width"),
-              "np.tensordot": ("x", "y", "axes")}
+              "np.tensordot": ("x", "y", "axes"), "array.astype": ("x", "dtype")}
 RUNTIME_AXIS = frozenset({"np.sum", "np.mean", "np.prod", "np.max", "np.min", "np.var",
                           "np.std", "np.cumsum", "np.cumprod", "np.flip", "np.roll", "np.sort",
                           "np.repeat", "np.concatenate", "np.stack", "np.expand_dims",
@@ -359,6 +360,9 @@ class ArrayLowering(ArrayIndexing):
                                  f"got {len(args)}")
         if along is not None:
             return numpy_attrs.along_axis(self, prim, args, along, node, var, hint, attrs, text)
+        if prim in ("np.full_like", "array.full_as") and "dtype" not in attrs:
+            write_dtypes.check_fill(self, args[0 if prim == "np.full_like" else -1], args[1],
+                                    node)
         return self.emit(prim, args, node, var, hint=hint, attrs=attrs, text=text)
 
     def special_call(self, fn, node: ast.Call, var, hint) -> ir.Operand | None:

@@ -177,6 +177,20 @@ def check_write(lo, base: ir.Value, value, target: ast.AST) -> None:
     site[at + 1:at + 1] = checks
 
 
+def check_fill(lo, like: ir.Value, fill, node: ast.Call) -> None:
+    """``np.full_like(a, v)``, ``np.full(n, v, dtype=a.dtype)``: the array
+    has ``a``'s dtype; where ``v`` may carry a derivative and the code does
+    not fix that dtype to a floating one, a check before the call."""
+    if isinstance(fill, ir.Const) or not isinstance(fill, ir.Value) \
+            or fill.kind not in ir.DIFFERENTIABLE or inexact(lo, like):
+        return
+    text = ast.unparse(node)
+    message = (f"`{text}` (line {node.lineno}) fills an array of integers with a value that has "
+               "a derivative, which NumPy stores as an integer, with no derivative: give the "
+               "array a float dtype (`dtype=float`)",)
+    _emit_check(lo, like, node, text, message)
+
+
 def _emit_check(lo, array: ir.Value, target: ast.AST, text: str, message: tuple) -> None:
     is_float = lo.emit("np.issubdtype", [array], target, hint="floats")
     check = ir.Value(lo.namer.fresh("check"), "bool")

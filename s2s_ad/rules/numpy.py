@@ -303,6 +303,10 @@ NUMPY_RULES = [
          "no element of x0 picked twice by the index", variadic=True,
          attrs=(("index", ()),), notes="checked before a write by an integer index array "
          "(NumPy keeps the last write to a repeated position)"),
+    # `x.astype(float)`: a float dtype (the frontend refuses others)
+    Rule("array.astype", "x.astype(dtype)", ("astype_like(g, x)",), "array",
+         "1 (a cast: the adjoint cast back to x's dtype)", adjoint=True,
+         attrs=(("dtype", None),)),
     _constant("zeros", "np.zeros(x, dtype=dtype)"),
     _constant("ones", "np.ones(x, dtype=dtype)"),
     # `np.zeros(shape, dtype=x.dtype)`: the dtype of an array read when the code runs
