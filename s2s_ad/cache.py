@@ -374,6 +374,28 @@ def _refuse_items(fn: Callable, name: str, value) -> None:
                     "structures only")
 
 
+def _seed_named(compiled: Callable, kwargs: dict, own: frozenset) -> dict:
+    """``kwargs`` with the output seed under the name ``compiled`` gives it.
+    The seed is named after the function's result, which the code generated
+    for other arguments may compute under another name (a list of any length
+    summed, ``dt3``; the same sum over an array's rows, ``dacc``): a caller
+    that bound the arguments for one passes the seed by that name."""
+    if not kwargs:
+        return kwargs
+    try:
+        params = inspect.signature(compiled).parameters
+    except (TypeError, ValueError):
+        return kwargs
+    stray = [k for k in kwargs if k not in params and k not in own]
+    seeds = [n for n, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY
+             and n not in kwargs and n not in own]
+    if len(stray) != 1 or len(seeds) != 1:
+        return kwargs
+    renamed = dict(kwargs)
+    renamed[seeds[0]] = renamed.pop(stray[0])
+    return renamed
+
+
 def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error,
               statics: dict | None = None, checkpoint=None) -> Callable:
     """A function that generates (once per shape and kind signature, cached)
@@ -405,7 +427,7 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error,
         if compiled is not None:
             call.__s2s_ad_source__ = compiled.__s2s_ad_source__
             last[0] = tested.get(quick)
-            return compiled(*args, **kwargs)
+            return compiled(*args, **_seed_named(compiled, kwargs, own))
         # fn's own arguments decide the shapes (not the seed or the tangents)
         given = {k: v for k, v in kwargs.items() if k in own}
         lengths = shapes(fn, args, given)
@@ -424,7 +446,7 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error,
             last[0] = tested[quick] = _shape_test(seen[quick], quick)
         # source_of(call) shows the code of the shape used last.
         call.__s2s_ad_source__ = compiled.__s2s_ad_source__
-        return compiled(*args, **kwargs)
+        return compiled(*args, **_seed_named(compiled, kwargs, own))
 
     call.__name__ = {"value_and_grad": "value_and_grad_", "jvp": "jvp_"}.get(kind, "grad_") \
         + fn.__name__

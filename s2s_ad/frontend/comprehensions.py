@@ -39,7 +39,10 @@ def over_runtime_list(lo, node: ast.expr) -> bool:
     """Does ``node`` (what a ``for`` iterates over) read a list of any length:
     the list by name, or ``zip``/``enumerate``/``reversed`` of one?"""
     if isinstance(node, ast.Name):
-        return structures.is_runtime(lo, lo.env.get(node.id))
+        value = lo.env.get(node.id)
+        # an array: its items along the first axis, as a `for` loop reads them
+        return structures.is_runtime(lo, value) or isinstance(value, ir.Value) \
+            and value.kind == "array"
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
             and node.func.id not in lo.env and lo.resolve(node.func) in ITERATORS:
         return any(over_runtime_list(lo, a) for a in node.args)

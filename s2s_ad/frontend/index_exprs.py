@@ -162,6 +162,13 @@ def wanted(lo, fn, node: ast.Call) -> bool:
     return False
 
 
+def _over_range(node: ast.ListComp | ast.GeneratorExp) -> bool:
+    """Does the comprehension iterate over ``range(...)`` only (an index
+    expression's form)?"""
+    return all(isinstance(g.iter, ast.Call) and isinstance(g.iter.func, ast.Name)
+               and g.iter.func.id == "range" for g in node.generators)
+
+
 def _untyped_param(lo, node: ast.AST) -> bool:
     """A name bound to a parameter of NumPy code without an annotation."""
     value = lo.env.get(node.id) if isinstance(node, ast.Name) else None
@@ -192,8 +199,12 @@ def lower(lo, fn, node: ast.Call, var, hint):
         else:
             code = reader.read(node)
     except NotIndex as e:
-        if fn is numpy.arange:
-            return None  # the rule's: a constant range
+        if fn is numpy.arange or any(fn is f for f in SEQUENCES) \
+                and isinstance(node.args[0], (ast.ListComp, ast.GeneratorExp)) \
+                and not _over_range(node.args[0]) and not any(
+                    isinstance(n, ast.Call) and lo.resolve(n.func) in MAKERS
+                    for n in ast.walk(node.args[0].elt)):
+            return None  # the rule's: a constant range; a join of arrays with derivatives
         what = ast.unparse(node.func)
         if fn is numpy.repeat and total is None:
             raise lo.src.error(e.node, f"`{what}` takes a constant number of repeats, or "

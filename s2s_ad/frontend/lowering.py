@@ -25,7 +25,7 @@ import types
 
 from s2s_ad import ir
 from s2s_ad.frontend import (callees, checks, closures, comprehensions, factories, generated,
-                             index_exprs, jax_forms, list_writes, passing, pytrees,
+                             index_exprs, jax_forms, list_stacks, list_writes, passing, pytrees,
                              runtime_lists, runtime_sorting, statics, structures, syntax, unroll)
 from s2s_ad.frontend.aliasing import InPlaceNames
 from s2s_ad.frontend.callsites import (BUILTIN_PRIMS, LIBRARY_MODULES, CallLowering,  # noqa: F401
@@ -460,6 +460,10 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             if prim is None:
                 raise self.src.error(node, f"the operator `{_opsym(node.op)}` is not supported "
                                      "on scalars")
+            if self.array_mode and isinstance(node.op, ast.Add):
+                joined = list_stacks.shapes_joined(self, node, var, hint)  # `tuple(a) + tuple(b)`
+                if joined is not None:
+                    return joined
             return self.emit(prim, [self.expr(node.left), self.expr(node.right)], node, var, hint=hint)
         if isinstance(node, ast.IfExp):
             return self.if_expr(node, var, hint)
@@ -627,3 +631,4 @@ def _kind(a: ir.Operand) -> str:
 def _opsym(op: ast.operator) -> str:
     return {ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
             ast.LShift: "<<", ast.RShift: ">>"}.get(type(op), type(op).__name__)
+

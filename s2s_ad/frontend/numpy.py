@@ -37,7 +37,7 @@ import types
 import numpy
 
 from s2s_ad import ir
-from s2s_ad.frontend import conditions, numpy_attrs, structures, write_dtypes
+from s2s_ad.frontend import conditions, list_stacks, numpy_attrs, structures, write_dtypes
 from s2s_ad.frontend.numpy_index import ArrayIndexing
 from s2s_ad.rules import RULES
 from s2s_ad.rules.numpy import BROADCASTING, SAME_SHAPE
@@ -293,9 +293,13 @@ class ArrayLowering(ArrayIndexing):
             keywords[k.arg] = k.value
         like = None  # `dtype=x.dtype`: x's dtype where the code runs
         dtype = keywords.get("dtype")
-        if prim in ("np.zeros", "np.ones", "np.full") and isinstance(dtype, ast.Attribute) \
-                and dtype.attr == "dtype" and not self.is_global_path(dtype.value):
-            like = self.expr(dtype.value)
+        of = dtype.value if isinstance(dtype, ast.Attribute) and dtype.attr == "dtype" \
+            and not self.is_global_path(dtype.value) else dtype.args[0] \
+            if isinstance(dtype, ast.Call) and len(dtype.args) == 1 and not dtype.keywords \
+            and self.resolve(dtype.func) is numpy.result_type else None
+        if prim in ("np.zeros", "np.ones", "np.full") and of is not None:
+            # `dtype=x.dtype`, or `dtype=np.result_type(x)` as generated code writes it
+            like = self.expr(of)
             if not isinstance(like, ir.Value):
                 raise self.src.error(dtype, f"`{ast.unparse(dtype)}`: the dtype of an array")
             prim = f"array.{prim[3:]}_as"
@@ -323,6 +327,10 @@ class ArrayLowering(ArrayIndexing):
             seq = self.expr(positional[0]) if len(positional) == 1 else None
             if isinstance(seq, structures.StaticList):
                 seq = tuple(seq.items)
+            if isinstance(seq, ir.Value) and seq.kind == "list":  # of any length
+                if prim != "np.stack" or along is not None:
+                    list_stacks.refuse_join(self, what, node)
+                return list_stacks.stack(self, seq, attrs.get("axis", 0), node, var)
             if not isinstance(seq, tuple) or any(structures.is_structure(a) for a in seq):
                 raise self.src.error(node, f"`{what}` takes a list or tuple of arrays "
                                      "(`[a, b]`)")
@@ -403,6 +411,8 @@ class ArrayLowering(ArrayIndexing):
         if isinstance(value, tuple) or structures.is_structure(value):
             raise self.src.error(arg, f"`{what}` of a list or tuple built elsewhere is not "
                                  "supported; write the entries out (`np.array([a, b])`)")
+        if isinstance(value, ir.Value) and value.kind == "list":  # a list of any length
+            return list_stacks.stack(self, value, 0, node, var)
         if fn is numpy.asarray:
             return value
         return self.emit("np.copy", [value], node, var, hint=hint, text=text)

@@ -221,7 +221,8 @@ class ArrayIndexing:
             raise self.src.error(target, "only a local array can be assigned into "
                                  "(`y[i] = ...` with `y` a variable of this function)")
         name = target.value.id
-        problem = None if _copied_just_before(self.tree, stmt, name) else \
+        problem = None if _copied_just_before(self.tree, stmt, name) \
+            or name in self.__dict__.get("owned_arrays", ()) else \
             _sole_owner(self.tree, name, self.makes_new, self.src.globals)
         if problem is not None:
             node, why = problem

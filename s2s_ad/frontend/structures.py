@@ -388,6 +388,14 @@ def items_of(lo, value, node: ast.expr) -> list:
         return [item(lo, value, k, node) for k in range(len(outputs))]
     # (NumPy code: a parameter lowered as an array may be a list of arrays)
     _param_used_as_sequence(lo, value, node, ("float", "array"))
+    if not getattr(lo, "array_mode", False) and isinstance(value, ir.Value) \
+            and value.kind == "float":
+        # `sum(w * w)` in a function that never names NumPy: a number computed
+        # from parameters iterated over, so one of them is an array or a list
+        # (the gradient is then generated for the arguments it is called with)
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and n.id in lo.env:
+                _param_used_as_sequence(lo, lo.env[n.id], node)
     raise lo.src.error(node, f"`{ast.unparse(node)}` is {describe(value)}; comprehensions "
                        "iterate over range(constant) or over a list or tuple built in the function")
 

@@ -160,7 +160,7 @@ def check_write(lo, base: ir.Value, value, target: ast.AST) -> None:
     site = lo.op_site.get(id(made))
     op = lo.defs.get(id(made))
     at = next((k for k, o in enumerate(site) if o is op), None) if site is not None else None
-    text = ast.unparse(target)
+    text = lo.__dict__.get("write_text") or ast.unparse(target)  # (np.stack of a list)
     message = (f"`{text}` (line {target.lineno}) writes a value with a derivative into an "
                "array of integers, which NumPy stores as an integer, with no derivative: "
                "make the array a float one (`.astype(float)`, `dtype=float`)",)

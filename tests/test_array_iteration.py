@@ -1,0 +1,137 @@
+"""An array's rows iterated over the way a ``for`` loop already reads them:
+in a comprehension or generator (``sum(np.sum(r * r) for r in X)``);
+``np.stack``/``np.array`` of a list of any length (grown with ``append``,
+or such a comprehension); and
+the builtin ``sum`` of an array expression in a function that never names
+NumPy (``sum(w * w)``), whose gradient is then generated for the arguments
+it is called with. Each against central differences, in the positions a
+user moves code to (a helper, a loop, ``vjp``, value_and_grad, the CLI's
+``-o`` file with ``--array``)."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from array_oracle import fd_gradient, make_function
+
+RNG = np.random.default_rng(11)
+X = RNG.uniform(-1.5, 1.5, (4, 3))
+W = RNG.uniform(-1.5, 1.5, 3)
+
+ROWS = {
+    "generator": "def f(X, w):\n    return sum(np.dot(r, w) ** 2 for r in X)\n",
+    "list": "def f(X, w):\n    return np.sum(np.array([np.sum(np.sin(r) * w) for r in X]))\n",
+    "zip": "def f(X, w):\n    V = X * w\n    return sum(np.sum(r * v) for r, v in zip(X, V))\n",
+    "enumerate": "def f(X, w):\n    return sum(k * np.sum(r * w) for k, r in enumerate(X))\n",
+    "condition": "def f(X, w):\n    return sum(np.sum(r * r) for r in X if np.sum(r) > 0.0)\n",
+    "helper": "def row_cost(r, w):\n    return np.sum(np.tanh(r * w))\n\n"
+              "def f(X, w):\n    return sum(row_cost(r, w) for r in X)\n",
+    "in a loop": "def f(X, w):\n    s = 0.0\n    for k in range(2):\n"
+                 "        s = s + sum(np.sum(r * w) * s for r in X) + 0.5\n    return s\n",
+    "loop": "def f(X, w):\n    s = 0.0\n    for r in X:\n        s = s + np.dot(r, w) ** 2\n"
+            "    return s\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(ROWS))
+def test_rows_of_an_array_iterated(case):
+    f = make_function("import numpy as np\n" + ROWS[case])
+    args = [X.copy(), W.copy()]
+    got = s2s_ad.grad(f, wrt=(0, 1))(*args)
+    for k in range(2):
+        np.testing.assert_allclose(got[k], fd_gradient(f, args, k), rtol=1e-5, atol=1e-7)
+    value, pull = s2s_ad.vjp(f, *args)
+    assert value == pytest.approx(f(*args), rel=1e-12)
+    np.testing.assert_allclose(pull(1.0)[0], got[0], rtol=1e-12)
+
+
+def test_rows_iterated_inside_a_helper_called_in_a_loop():
+    f = make_function("import numpy as np\n" + ROWS["generator"].replace("def f", "def cost")
+                      + "\ndef f(X, w):\n    t = 0.0\n    for k in range(3):\n"
+                      "        t = t + cost(X, w * (k + 1.0))\n    return t\n")
+    args = [X.copy(), W.copy()]
+    got = s2s_ad.grad(f, wrt=1)(*args)
+    np.testing.assert_allclose(got, fd_gradient(f, args, 1), rtol=1e-5, atol=1e-7)
+
+
+PLAIN = {
+    "sum": "def f(w):\n    return sum(w * w)\n",
+    "sum plus": "def f(w, b=0.5):\n    return sum(w * w) * b + b\n",
+    "generator": "def f(w):\n    return sum(x * x for x in w)\n",
+    "loop": "def f(w):\n    s = 0.0\n    for x in w:\n        s += x * x\n    return s\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(PLAIN))
+@pytest.mark.parametrize("shape", [(3,), (2, 3)])
+def test_an_array_into_a_function_that_never_names_numpy(case, shape):
+    if case in ("generator", "loop") and len(shape) > 1:
+        pytest.skip("x * x of rows summed into a float: the function's own result is an array")
+    f = make_function(PLAIN[case])
+    w = RNG.uniform(-1.5, 1.5, shape)
+    for _ in range(2):  # the second call takes the code the first one made
+        np.testing.assert_allclose(s2s_ad.grad(f)(w), fd_gradient(f, [w], 0), rtol=1e-5)
+    value, g = s2s_ad.value_and_grad(f)(w)
+    assert value == pytest.approx(f(w), rel=1e-12)
+    np.testing.assert_allclose(g, fd_gradient(f, [w], 0), rtol=1e-5)
+
+
+def test_an_array_into_a_function_that_never_names_numpy_through_the_cli(tmp_path):
+    (tmp_path / "plain.py").write_text("def loss(w):\n    return sum(w * w * w)\n")
+    out = tmp_path / "grad_plain.py"
+    subprocess.run([sys.executable, "-m", "s2s_ad", "grad", str(tmp_path / "plain.py") + ":loss",
+                    "--array", "w", "-o", str(out)], check=True, cwd=tmp_path)
+    w = np.array([0.5, -1.5, 2.0])
+    code = (f"import numpy as np, sys\nsys.path.insert(0, {str(tmp_path)!r})\n"
+            "from grad_plain import grad_loss\n"
+            f"print(repr(grad_loss(np.array({w.tolist()!r})).tolist()))\n")
+    got = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True).stdout
+    np.testing.assert_allclose(eval(got), 3 * w * w, rtol=1e-12)
+
+
+STACKS = {
+    "append, stack": "def f(X, w):\n    ys = []\n    for r in X:\n        ys.append(np.sin(r) * w)\n"
+                     "    return np.sum(np.stack(ys) ** 2)\n",
+    "append, array of numbers": "def f(X, w):\n    ys = []\n    for r in X:\n"
+                                "        ys.append(np.sum(np.sin(r) * w))\n"
+                                "    return np.sum(np.array(ys) ** 2)\n",
+    "comprehension, axis 1": "def f(X, w):\n    return np.sum(np.stack([np.sin(r) * w for r in X],"
+                             " axis=1) * np.arange(4.0))\n",
+    "comprehension, array": "def f(X, w):\n    return np.sum(np.array([np.sum(np.sin(r) * w) "
+                            "for r in X]) ** 3)\n",
+    "in a helper, in a loop": "def rows(X, w):\n    return np.stack([np.tanh(r * w) for r in X])\n\n"
+                              "def f(X, w):\n    t = 0.0\n    for k in range(2):\n"
+                              "        t = t + np.sum(rows(X, w + t) ** 2)\n    return t\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(STACKS))
+def test_a_list_of_any_length_stacked(case):
+    f = make_function("import numpy as np\n" + STACKS[case])
+    args = [X.copy(), W.copy()]
+    got = s2s_ad.grad(f, wrt=(0, 1))(*args)
+    for k in range(2):
+        np.testing.assert_allclose(got[k], fd_gradient(f, args, k), rtol=1e-5, atol=1e-7)
+    v = RNG.normal(size=3)
+    _, tangent = s2s_ad.jvp(f, wrt=1)(*args, dw=v)
+    assert tangent == pytest.approx(float(fd_gradient(f, args, 1) @ v), rel=1e-5, abs=1e-7)
+
+
+def test_a_stacked_list_second_order():
+    f = make_function("import numpy as np\n" + STACKS["append, array of numbers"])
+    g = s2s_ad.grad(f, wrt=1)
+    h = s2s_ad.hessian(f, wrt=1)(X, W)
+    ref = np.array([fd_gradient(lambda X_, w: g(X_, w)[k], [X, W], 1) for k in range(3)])
+    np.testing.assert_allclose(h, ref, rtol=1e-5, atol=1e-6)
+
+
+def test_a_join_of_a_list_of_any_length_is_refused_located():
+    f = make_function("import numpy as np\ndef f(X):\n    ys = []\n    for r in X:\n"
+                      "        ys.append(r * r)\n    return np.sum(np.concatenate(ys))\n")
+    with pytest.raises(s2s_ad.SourceError, match="np.concatenate` of a list of any length") as e:
+        s2s_ad.grad(f)(X)
+    assert e.value.line == 6
