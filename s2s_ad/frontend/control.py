@@ -405,7 +405,7 @@ class ControlFlow(Iteration):
             if kinds[v] == "list" and not runtime_lists.is_grown(self, self.env[v]):
                 raise self.src.error(node, f"the list `{v}` is reassigned in the loop; only "
                                      "floats, ints and bools can change across iterations")
-        saved = (self.namer.mark(), self.temps)
+        saved = (self.namer.mark(), self.temps, write_dtypes.mark(self))
         for attempt in range(3):
             built = self._loop_once(node, target, seq, bounds, carried, kinds, has_break,
                                     has_cont, has_ret, is_for, binds)
@@ -424,6 +424,7 @@ class ControlFlow(Iteration):
                 break
             self.namer.undo(saved[0])
             self.temps = saved[1]
+            write_dtypes.undo(self, saved[2])  # checks the attempt hoisted out of the loop
         body, params, index, cond, exit_ = built
         outs = [ir.Value(p.name, p.kind, p.var) for p in params]
         for v, p, o, y in zip(carried, params, outs, body.yields):

@@ -164,6 +164,9 @@ class ArrayLowering(ArrayIndexing):
         """ids of loop values a write took to be floating without a check."""
         self.dtype_origin: dict[int, ir.Value] = {}
         """id(loop value) -> the array it starts as (its dtype's)."""
+        self.dtype_hoisted: list = []
+        """(ops list, check ops, id of the array) of each check placed after
+        the op making an array (:func:`s2s_ad.frontend.write_dtypes.undo`)."""
         self.dtype_checked: set[int] = set()
         """ids of arrays whose dtype the generated code checks after making them."""
         self.op_site: dict[int, list] = {}

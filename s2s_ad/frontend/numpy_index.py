@@ -454,7 +454,7 @@ def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = F
             continue
         if _in_return(node, parents, tree):
             continue  # read once every write is done, as the function ends
-        if isinstance(parent, ast.Attribute) and parent.attr in ("shape", "size", "ndim"):
+        if isinstance(parent, ast.Attribute) and parent.attr in ("shape", "size", "ndim", "dtype"):
             continue
         if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) \
                 and parent.func.value is node and parent.func.attr in (

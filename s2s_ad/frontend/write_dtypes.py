@@ -175,6 +175,24 @@ def check_write(lo, base: ir.Value, value, target: ast.AST) -> None:
     finally:
         lo.ops = ops
     site[at + 1:at + 1] = checks
+    lo.dtype_hoisted.append((site, checks, id(made)))
+
+
+def mark(lo) -> int:
+    """Where the list of hoisted checks stands (before a loop's body is
+    lowered, maybe again: :func:`undo`)."""
+    return len(lo.dtype_hoisted)
+
+
+def undo(lo, at: int) -> None:
+    """Take back the checks hoisted since :func:`mark` gave ``at``: a loop's
+    body lowered again gives its names again, and its writes ask again."""
+    while len(lo.dtype_hoisted) > at:
+        site, checks, made = lo.dtype_hoisted.pop()
+        for op in checks:
+            k = next(k for k, o in enumerate(site) if o is op)
+            del site[k]
+        lo.dtype_checked.discard(made)
 
 
 def check_fill(lo, like: ir.Value, fill, node: ast.Call) -> None:
