@@ -25,7 +25,7 @@ import types
 
 from s2s_ad import ir
 from s2s_ad.frontend import (callees, checks, closures, comprehensions, factories, generated,
-                             index_exprs, jax_forms, list_writes, passing, pytrees,
+                             index_exprs, jax_forms, torch_forms, list_writes, passing, pytrees,
                              runtime_lists, runtime_sorting, statics, structures, syntax, unroll)
 from s2s_ad.frontend.aliasing import InPlaceNames
 from s2s_ad.frontend.callsites import (BUILTIN_PRIMS, LIBRARY_MODULES, CallLowering,  # noqa: F401
@@ -130,6 +130,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         generated.normalise_source(src, helper)  # s2s-ad's own gradients' tapes
         factories.inline(src, source_locate)  # g = make(x): make's nested function, here
         jax_forms.desugar(src)  # .at[...], jax.vmap, jax.lax.scan as NumPy code
+        torch_forms.desugar(src)  # torch functions and tensor methods as NumPy code
         self.src = src
         self.helper = helper
         self.returns = None

@@ -86,6 +86,8 @@ SIGNATURES = {**{f"np.{r}": ("x", "axis", "dtype", "out", "keepdims")
               "np.full": ("shape", "fill_value", "dtype"), "np.zeros_like": ("a", "dtype"),
               "np.ones_like": ("a", "dtype"), "np.full_like": ("a", "fill_value", "dtype"),
               "np.sort": ("x", "axis"), "np.argsort": ("x", "axis"),
+              "np.argmax": ("x", "axis", "out", "keepdims"),
+              "np.argmin": ("x", "axis", "out", "keepdims"),
               "np.take": ("x", "indices", "axis"), "np.take_along_axis": ("x", "indices", "axis"),
               "np.diagonal": ("x", "offset", "axis1", "axis2"), "np.pad": ("x", "pad_width"),
               "np.tensordot": ("x", "y", "axes")}
@@ -136,7 +138,7 @@ def numpy_use(src) -> tuple[list[str], bool]:
                  or isinstance(n, ast.Attribute) and (n.attr in METHODS or n.attr in ATTRIBUTES)
                  and not global_path(n)
                  for n in ast.walk(tree))
-    return aliases, bool(aliases or direct or syntax or src.jax)
+    return aliases, bool(aliases or direct or syntax or src.jax or getattr(src, "torch", False))
 
 
 class ArrayLowering(ArrayIndexing):
