@@ -231,11 +231,15 @@ def _softmax(r, a, log=False):
 
 
 def _tensor(r, a):
+    """``torch.tensor(data)``: ``np.array(data)``; with ``dtype=torch.float64``
+    (or ``double``) ``np.array(data) * 1.0``, a float array of the same values."""
     data, dtype = a["data"], a.get("dtype")
-    if dtype is not None:
-        raise r.refuse(dtype, "`dtype=` of torch.tensor is not supported: write float entries "
-                       "(`1.0`) for a float tensor, int entries for an index")
-    return r.np("array", data)
+    if dtype is None:
+        return r.np("array", data)
+    if r.resolve(dtype) is numpy.float64:  # torch.float64, read as np.float64
+        return ast.BinOp(r.np("array", data), ast.Mult(), ast.Constant(1.0))
+    raise r.refuse(dtype, "`dtype=` of torch.tensor is read for torch.float64 only: write "
+                   "float entries (`1.0`) for a float tensor, int entries for an index")
 
 
 def _arange(r, a):
