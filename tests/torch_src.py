@@ -45,7 +45,7 @@ def wishart_prior(alphas, diag, lower, gamma, m):
     frob = torch.sum(torch.exp(diag) ** 2, dim=1) + torch.sum(lower ** 2, dim=1)
     out = torch.sum(0.5 * gamma * gamma * frob - m * torch.sum(diag, 1))
     c = n * d * math.log(gamma / math.sqrt(2))
-    return out - alphas.shape[0] * (c - torch.special.multigammaln(torch.tensor(0.5 * n), d))
+    return out - alphas.shape[0] * (c - torch.special.multigammaln(torch.tensor(0.5 * n, dtype=torch.float64), d))
 
 
 def mixture_loss(alphas, means, icf, x, gamma, m):
@@ -182,10 +182,10 @@ def item_scale(x):
 def statistics(x, y):
     """torch's reductions where they differ from NumPy's: ``std``/``var``
     unbiased by default, ``max(dim)`` the pair (values, indices),
-    ``torch.sum`` of a bool tensor, ``amax``, ``cumsum``, ``softmax``."""
+    ``torch.sum`` of a bool tensor (made float64 by ``.double()``), ``amax``, ``cumsum``, ``softmax``."""
     spread = torch.std(x) + torch.var(x, dim=0).sum() + torch.var(x, dim=1, unbiased=False).sum()
     best = torch.max(x, dim=1).values.sum() + torch.amax(y, dim=(0, 1))
-    positive = torch.sum(x > 0)
+    positive = torch.sum(x > 0).double()
     run = torch.cumsum(y, dim=1)[:, -1].sum()
     soft = torch.sum(F.softmax(x, dim=1) * x)
     return spread + best + positive * 0.1 + run + soft + torch.logsumexp(y, dim=1, keepdim=True).sum()

@@ -425,6 +425,7 @@ METHODS: dict[str, _Spec] = {
     "repeat": _Spec("input *sizes", lambda r, a: r.np("tile", a["input"],
                                                       r.shape(a["*sizes"]))),
     "clone": _Spec("input", lambda r, a: r.np("copy", a["input"])),
+    "double": _Spec("input", lambda r, a: ast.BinOp(a["input"], ast.Mult(), ast.Constant(1.0))),
     "contiguous": _Spec("input", lambda r, a: a["input"]),
     "size": _Spec("input dim", _size),
     "dim": _Spec("input", lambda r, a: r.np("ndim", a["input"])),

@@ -1,0 +1,211 @@
+"""PyTorch-flavoured code (tests/torch_src.py) read as NumPy: torch functions
+and tensor methods rewritten as NumPy with torch's meaning. Each gradient is
+compared with central differences (float64) of the function itself, run on
+float64 tensors by torch where it is installed and on tests/torch_standin.py
+otherwise, and with torch.autograd where torch is installed; at the top
+level, in helpers, a helper of a helper, a loop, a branch, through
+``s2s_ad.vjp`` and ``s2s_ad.jvp``, and through the CLI's ``grad -o`` file
+imported in a fresh interpreter. The generated code calls NumPy only."""
+
+import inspect
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import s2s_ad
+import torch_src as m
+from array_oracle import fd_gradient
+from s2s_ad.errors import SourceError
+
+HERE = os.path.dirname(__file__)
+ROOT = os.path.dirname(HERE)
+rng = np.random.default_rng(11)
+k, d, n = 3, 4, 5
+
+CASES = {
+    "log_sum_exp": ([rng.normal(size=6)], [0]),
+    "nearest_cost": ([rng.normal(size=(7, 2)), rng.normal(size=(3, 2))], [0, 1]),
+    "mixture_loss": ([rng.normal(size=k), rng.normal(size=(k, d)),
+                      0.3 * rng.normal(size=(k, d + d * (d - 1) // 2)), rng.normal(size=(n, d)),
+                      1.3, 2], [0, 1, 2]),
+    "mixture_loss_rows": ([rng.normal(size=k), rng.normal(size=(k, d)), 0.3 * rng.normal(size=(k, d)),
+                           rng.normal(size=(k, d * (d - 1) // 2)), rng.normal(size=(n, d))],
+                          [0, 1, 2, 3]),
+    "reprojection_cost": ([np.concatenate([0.1 * rng.normal(size=3), rng.normal(size=3), [1.5],
+                                           rng.normal(size=4)]),
+                           rng.normal(size=3) + [0.0, 0.0, 5.0], 0.8, rng.normal(size=2)],
+                          [0, 1, 2]),
+    "lstm_loss": ([rng.normal(size=(4, 12)), rng.normal(size=(3, 3)), rng.normal(size=(4, 3)),
+                   rng.normal(size=(4, 3))], [0, 1, 2]),
+    "posed_points": ([rng.normal(size=2), rng.normal(size=(4, 3)), rng.random(size=(2, 4))],
+                     [0, 1, 2]),
+    "statistics": ([rng.normal(size=(3, 4)), rng.normal(size=(3, 4))], [0, 1]),
+    "shapes": ([rng.normal(size=(4, 4)), rng.normal(size=4)], [0, 1]),
+    "helper_of_helper": ([rng.normal(size=4)], [0]),
+    "in_a_loop": ([rng.normal(size=3), 3], [0]),
+    "in_a_branch": ([rng.normal(size=3), 1], [0]),
+    "item_scale": ([rng.normal(size=3)], [0]),
+}
+NOT_AUTOGRAD = {"item_scale"}
+"""torch.autograd treats ``.item()`` as a constant; the function's derivative
+(central differences, s2s-ad) does not."""
+
+
+def tensor(a):
+    """A float64 tensor (or the stand-in's) of ``a``; other values as they are."""
+    if not isinstance(a, np.ndarray):
+        return a
+    if m.REAL_TORCH:
+        return m.torch.tensor(a, dtype=m.torch.float64)
+    from torch_standin import Tensor
+    return np.array(a, dtype=np.float64).view(Tensor)
+
+
+def original(f):
+    """``f`` run on float64 tensors: the reference."""
+    def run(*args):
+        out = f(*[tensor(a) for a in args])
+        return np.asarray(out.detach() if m.REAL_TORCH else out, dtype=np.float64)
+    return run
+
+
+def assert_matches_fd(f, args, wrt, got, *, rtol=1e-5, atol=1e-7):
+    for i, g in zip(wrt, got):
+        want = fd_gradient(original(f), args, i)
+        assert np.shape(g) == np.shape(args[i])
+        np.testing.assert_allclose(np.asarray(g, dtype=np.float64), want, rtol=rtol, atol=atol,
+                                   err_msg=f"gradient with respect to argument {i}")
+
+
+def autograd(f, args, wrt):
+    """torch.autograd's gradient of ``f`` at ``args`` (float64)."""
+    torch = m.torch
+    ts = [torch.tensor(np.asarray(a, dtype=np.float64), requires_grad=True)
+          if i in wrt else tensor(a) for i, a in enumerate(args)]
+    f(*ts).sum().backward()
+    return [ts[i].grad.numpy() for i in wrt]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_gradient_matches_references(name):
+    args, wrt = CASES[name]
+    f = getattr(m, name)
+    got = s2s_ad.grad(f, wrt=tuple(wrt))(*args)
+    assert_matches_fd(f, args, wrt, got)
+    value, _ = s2s_ad.value_and_grad(f, wrt=tuple(wrt))(*args)
+    np.testing.assert_allclose(value, original(f)(*args), rtol=1e-12)
+    if m.REAL_TORCH and name not in NOT_AUTOGRAD:
+        for g, want in zip(got, autograd(f, args, wrt)):
+            np.testing.assert_allclose(g, want, rtol=1e-9, atol=1e-12)
+
+
+def test_other_sizes_and_the_other_arm():
+    """One generated module serves every shape (and the branch's other arm:
+    the rotation by a zero vector, ``torch.cross`` without ``dim``)."""
+    k2, d2 = 2, 3
+    args = [rng.normal(size=k2), rng.normal(size=(k2, d2)),
+            0.3 * rng.normal(size=(k2, d2 + d2 * (d2 - 1) // 2)), rng.normal(size=(6, d2)), 0.7, 1]
+    assert_matches_fd(m.mixture_loss, args, [0, 1, 2],
+                      s2s_ad.grad(m.mixture_loss, wrt=(0, 1, 2))(*args))
+    cam = CASES["reprojection_cost"][0][0].copy()
+    cam[0:3] = 0.0
+    args = [cam] + CASES["reprojection_cost"][0][1:]
+    assert_matches_fd(m.reprojection_cost, args, [1, 2],
+                      s2s_ad.grad(m.reprojection_cost, wrt=(1, 2))(*args))
+    x = rng.normal(size=4)
+    assert_matches_fd(m.in_a_branch, [x, 0], [0], s2s_ad.grad(m.in_a_branch, wrt=(0,))(x, 0))
+
+
+def test_vjp_of_the_reprojection_error():
+    """Bundle adjustment's residual is a vector: ``vjp`` gives the Jacobian's
+    rows, against central differences of ``v · f``."""
+    args = CASES["reprojection_cost"][0]
+    value, vjp_fn = s2s_ad.vjp(m.reprojection, *args)
+    np.testing.assert_allclose(value, original(m.reprojection)(*args), rtol=1e-12)
+    v = np.array([0.3, -1.2])
+    cotangents = vjp_fn(v)
+
+    def along(*a):
+        return np.dot(v, original(m.reprojection)(*a))
+    for i in (0, 1, 2):
+        np.testing.assert_allclose(cotangents[i], fd_gradient(along, args, i), rtol=1e-5,
+                                   atol=1e-7)
+
+
+@pytest.mark.parametrize("name", ["log_sum_exp", "in_a_loop", "shapes"])
+def test_jvp_matches_finite_differences(name):
+    """Forward mode reads the same rewritten code."""
+    args, wrt = CASES[name]
+    f = getattr(m, name)
+    direction = rng.normal(size=np.shape(args[0]))
+    first = list(inspect.signature(f).parameters)[0]
+    value, tangent = s2s_ad.jvp(f, wrt=0)(*args, **{f"d{first}": direction})
+    want = np.sum(fd_gradient(original(f), args, 0) * direction)
+    np.testing.assert_allclose(tangent, want, rtol=1e-5, atol=1e-7)
+
+
+def test_generated_code_calls_numpy_only():
+    for name in CASES:
+        f = getattr(m, name)
+        args, wrt = CASES[name]
+        arrays = [p for p, a in zip(inspect.signature(f).parameters, args)
+                  if isinstance(a, np.ndarray)]
+        text = s2s_ad.gradient_source(f, wrt=wrt, arrays=arrays)
+        code = "\n".join(line.split("#")[0] for line in text.splitlines())
+        code = re.sub(r"'[^'\n]*'|\"[^\"\n]*\"", "''", code)  # (a check's message names torch)
+        assert not re.search(r"\btorch\b", code), name
+        assert "import numpy" in text
+
+
+def test_grad_o_file_in_a_fresh_interpreter(tmp_path):
+    out = tmp_path / "grad_torch_helper_of_helper.py"
+    done = subprocess.run([sys.executable, "-m", "s2s_ad", "grad",
+                           "tests/torch_src.py:helper_of_helper", "--wrt", "x", "--array", "x",
+                           "-o", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert not re.search(r"\btorch\b", "".join(line.split("#")[0]
+                                                for line in out.read_text().splitlines()))
+    x = CASES["helper_of_helper"][0][0]
+    script = textwrap.dedent(f"""
+        import sys
+        import numpy as np
+        sys.path[:0] = [{HERE!r}, {str(tmp_path)!r}]
+        import grad_torch_helper_of_helper as g
+        got = g.grad_helper_of_helper(np.array({x.tolist()!r}))
+        assert "torch" not in sys.modules, "the generated module imported torch"
+        from array_oracle import fd_gradient
+        from test_torch_numpy import original
+        import torch_src as m
+        want = fd_gradient(original(m.helper_of_helper), [np.array({x.tolist()!r})], 0)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+        print("ok")
+    """)
+    run = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0 and "ok" in run.stdout, run.stderr
+
+
+REFUSED = {
+    "uses_detach": ("x.detach", "Tensor.detach"),
+    "max_of_two": ("a dimension or a second tensor?", "torch.maximum"),
+    "unmapped_function": ("torch.special.zeta", "has no NumPy reading"),
+    "sum_with_dtype": ("the argument `dtype` is not supported", "torch.sum"),
+    "expand_minus_one": ("`expand` with -1", "x.shape[k]"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_refused_with_location(name):
+    what, more = REFUSED[name]
+    f = getattr(m, name)
+    args = [rng.normal(size=3) for _ in inspect.signature(f).parameters]
+    with pytest.raises(SourceError) as info:
+        s2s_ad.grad(f)(*args)
+    text = str(info.value)
+    assert "torch_src.py:" in text and "^" in text and what in text and more in text, text
