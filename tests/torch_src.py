@@ -121,8 +121,9 @@ def lstm_cell(weight, bias, hidden, cell, inp):
 
 
 def lstm_predict(weights, extra, state, inp):
-    """One step of the stacked cells; the new state's rows written in turn."""
-    new_state = torch.zeros_like(state)
+    """One step of the stacked cells; the new state's rows written in turn
+    into a copy taken without derivative (every row is written)."""
+    new_state = state.clone().detach()
     x = inp * extra[0]
     for i in range(0, state.shape[0], 2):
         h, c = lstm_cell(weights[i], weights[i + 1], state[i], state[i + 1], x)
@@ -221,10 +222,19 @@ def in_a_branch(x, flag: int):
     return torch.logsumexp(x, dim=0)
 
 
+def detach_scale(x):
+    """``x.detach()`` is a constant of the derivative: the gradient is
+    ``0.5 x + sin x``."""
+    return 0.5 * torch.sum(x * x.detach()) + torch.sum(torch.sin(x).detach().clone() * x)
+
+
 # refused, located
 
-def uses_detach(x):
-    return torch.sum(x * x.detach())
+def detach_then_write(x):
+    y = x * 2.0
+    z = y.detach()
+    z[0] = 1.0
+    return torch.sum(y * z)
 
 
 def max_of_two(x, y):

@@ -77,6 +77,15 @@ class Tensor(np.ndarray):
     def sqrt(self):
         return _t(np.sqrt(np.asarray(self)))
 
+    def clone(self):
+        return _t(np.array(self))
+
+    def detach(self):
+        return self  # (the stand-in has no derivatives to stop)
+
+    def sin(self):
+        return _t(np.sin(np.asarray(self)))
+
     def double(self):
         return _t(np.asarray(self, dtype=np.float64))
 

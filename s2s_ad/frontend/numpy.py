@@ -37,7 +37,7 @@ import types
 import numpy
 
 from s2s_ad import ir
-from s2s_ad.frontend import conditions, numpy_attrs, structures
+from s2s_ad.frontend import conditions, numpy_attrs, structures, torch_names
 from s2s_ad.frontend.numpy_index import ArrayIndexing
 from s2s_ad.rules import RULES
 from s2s_ad.rules.numpy import BROADCASTING, SAME_SHAPE
@@ -67,6 +67,7 @@ NUMPY_FUNCS = {id(_numpy_object(p[3:])): p for p in RULES
 NUMPY_FUNCS[id(numpy.shape)] = "shape"
 NUMPY_FUNCS[id(numpy.amax)] = "np.max"  # aliases NumPy keeps as separate functions
 NUMPY_FUNCS[id(numpy.amin)] = "np.min"
+NUMPY_FUNCS[id(torch_names.detached)] = "array.detach"  # torch's x.clone().detach()
 # NumPy's positional parameters, per primitive: those that are attributes
 # (constants the reverse sweep is built from) may be given either way
 SIGNATURES = {**{f"np.{r}": ("x", "axis", "dtype", "out", "keepdims")

@@ -46,8 +46,6 @@ NOT_ON_LISTS = frozenset({"index", "count", "copy", "append", "pop", "insert", "
                           "update", "split", "join", "format"})
 """Method names of Python's own containers: never read as tensor methods."""
 HINTS = {
-    "detach": "a value torch does not differentiate is a parameter not in wrt: compute it "
-              "outside and pass it in",
     "no_grad": "compute the value outside and pass it as an argument (a parameter not in wrt)",
     "autograd": "differentiate with s2s_ad.grad / s2s_ad.vjp instead",
     "backward": "differentiate with s2s_ad.grad / s2s_ad.vjp instead",
@@ -425,6 +423,7 @@ METHODS: dict[str, _Spec] = {
     "repeat": _Spec("input *sizes", lambda r, a: r.np("tile", a["input"],
                                                       r.shape(a["*sizes"]))),
     "clone": _Spec("input", lambda r, a: r.np("copy", a["input"])),
+    "detach": _Spec("input", lambda r, a: r.detach(a["input"])),
     "double": _Spec("input", lambda r, a: ast.BinOp(a["input"], ast.Mult(), ast.Constant(1.0))),
     "contiguous": _Spec("input", lambda r, a: a["input"]),
     "size": _Spec("input dim", _size),
@@ -460,6 +459,9 @@ class _Rewrite(ast.NodeTransformer):
         self.taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | self.locals \
             | set(src.globals)
         self.bound: dict = {}
+        self.cloned = {id(n.func.value) for n in ast.walk(tree) if isinstance(n, ast.Call)
+                       and isinstance(n.func, ast.Attribute) and n.func.attr == "clone"}
+        """ids of the calls whose result is cloned (``x.detach().clone()``)."""
         self.pending: list = []
         self.once = 0
         """>0 inside code evaluated conditionally or repeatedly (a lambda, a
@@ -593,6 +595,32 @@ class _Rewrite(ast.NodeTransformer):
         message = ast.Constant("torch.cross without dim= takes the first dimension of size 3; "
                                "s2s-ad reads it for vectors only: pass dim=")
         self.pending.append(ast.copy_location(ast.Assert(test, message), self.current))
+
+    def detach(self, x):
+        """``x.detach()``: a copy with no derivative. torch's result shares
+        ``x``'s storage, a copy does not: read where that cannot show, on a
+        copy (``x.clone().detach()``, ``x.detach().clone()``) or in a function
+        that writes into no array (no subscript or augmented assignment)."""
+        node = self.current
+        copied = self.copies(x) or id(node) in self.cloned
+        writes = any(isinstance(n, ast.AugAssign) or isinstance(n, (ast.Assign, ast.AnnAssign))
+                     and any(isinstance(t, ast.Subscript) for t in (
+                         n.targets if isinstance(n, ast.Assign) else [n.target])
+                         for t in ast.walk(t))
+                     for n in ast.walk(self.src.tree))
+        if not copied and writes:
+            raise self.refuse(node, "`.detach()` shares the tensor's storage, which a function "
+                              "that writes into arrays could see: write `.clone().detach()` "
+                              "(a copy without derivative)")
+        if self.copies(x):  # np.copy(detached(...)): a new array the function may write into
+            x.args = [self.call_global("detached", torch_names.detached, *x.args)]
+            return x
+        return self.call_global("detached", torch_names.detached, x)
+
+    def copies(self, node) -> bool:
+        """Whether ``node`` (rewritten) is a fresh copy: ``np.copy(...)``."""
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr == "copy" and self.resolve(node.func.value) is numpy
 
     def refuse(self, node, message: str):
         return self.src.error(node, message)

@@ -97,6 +97,12 @@ def belongs_to_numpy(obj) -> bool:
     return obj is not None and (obj is numpy or belongs(obj, ("numpy", "scipy")))
 
 
+def detached(x):
+    """``x.clone().detach()`` computed by NumPy: a copy, with no derivative
+    (the frontend lowers a call to it as the rule ``array.detach``)."""
+    return numpy.copy(x)
+
+
 def logsumexp(a, axis=None, keepdims=False):
     """``torch.logsumexp(a, dim, keepdim)`` computed by NumPy (what the
     frontend lowers a call of this function to)."""
