@@ -96,7 +96,8 @@ def autograd(f, args, wrt):
     ts = [torch.tensor(np.asarray(a, dtype=np.float64), requires_grad=True)
           if i in wrt else tensor(a) for i, a in enumerate(args)]
     f(*ts).sum().backward()
-    return [ts[i].grad.numpy() for i in wrt]
+    return [np.zeros(np.shape(args[i])) if ts[i].grad is None else ts[i].grad.numpy()
+            for i in wrt]
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -221,3 +222,81 @@ def test_refused_with_location(name):
         s2s_ad.grad(f)(*args)
     text = str(info.value)
     assert "torch_src.py:" in text and "^" in text and what in text and more in text, text
+
+
+# Each mapping of the table in docs/numpy.md ("PyTorch-flavoured code"), as
+# one expression of x (3x4, entries in (0.5, 1.5)) and y (3x4, normal), against
+# torch.autograd and central differences of the torch expression (torch needed:
+# the stand-in has only the corpus's functions).
+MAPPINGS = [
+    "torch.exp(x) + torch.log(x) + torch.sqrt(x) + torch.rsqrt(x) + torch.square(y)",
+    "torch.sin(y) * torch.cos(y) + torch.tan(0.3 * y) + torch.sinh(y) - torch.cosh(y)",
+    "torch.asin(0.5 * x - 0.4) + torch.acos(0.3 * y.clamp(-1, 1)) + torch.atan(y) + torch.neg(y)",
+    "torch.log1p(x) + torch.expm1(y) + torch.log2(x) + torch.log10(x) + torch.exp2(y)",
+    "torch.abs(y) * torch.sign(y) + torch.reciprocal(x) + torch.absolute(y)",
+    "torch.sigmoid(y) + torch.relu(y) + F.relu(-y) + torch.tanh(y) + F.sigmoid(2 * y)",
+    "torch.erf(y) + torch.lgamma(x) + torch.special.gammaln(x + 1)",
+    "torch.add(x, y) * torch.sub(x, y) + torch.mul(x, y) - torch.div(y, x) + torch.true_divide(y, x)",
+    "torch.pow(x, 3) + x.pow(y) + torch.float_power(x, 2.0) + torch.maximum(x, y) - torch.minimum(x, y)",
+    "torch.atan2(y, x) + torch.hypot(x, y) + torch.logaddexp(x, y)",
+    "torch.matmul(x, y.T) + torch.mm(x, y.t()) + x @ y.mT",
+    "torch.dot(x[0], y[0]) + torch.outer(x[0], y[1]).sum() + torch.inner(x, y).sum()",
+    "torch.einsum('ij,kj->ik', x, y) + torch.einsum('ij,kj->ik', [y, x])",
+    "torch.linalg.cross(x[:, :3], y[:, :3]) + torch.cross(x[:, 1:], y[:, 1:], dim=-1)",
+    "torch.sum(x, dim=1, keepdim=True) + torch.mean(y, 0) + torch.prod(x, dim=-1, keepdim=True)",
+    "torch.amax(y, dim=1) + torch.amin(y, dim=(0, 1)) + x.max() * y.min()",
+    "torch.max(y, dim=1).values + torch.min(y, 1)[0] + torch.max(y, dim=0, keepdim=True)[0].sum()",
+    "y[torch.arange(3), torch.argmax(y, dim=1)] + y[torch.argmin(y, dim=0), torch.arange(4)].sum()",
+    "torch.var(y) + torch.std(y, dim=1) + torch.var(y, 0, unbiased=False).sum() + torch.std(y, correction=0)",
+    "torch.logsumexp(y, 1) + torch.special.logsumexp(y, dim=1, keepdim=True).sum()",
+    "F.softmax(y, dim=1) * x + torch.log_softmax(y, 0) + F.log_softmax(y, dim=-1)",
+    "torch.cumsum(y, dim=1) + torch.cumprod(x, 0)",
+    "torch.norm(y) + torch.norm(y, dim=1) + torch.linalg.norm(y, dim=0).sum() + torch.linalg.vector_norm(y)",
+    "torch.trace(x) + torch.linalg.det(x[:, :3]) + torch.inverse(x[:, :3] + 3 * torch.eye(3, dtype=torch.float64)).sum()",
+    "torch.linalg.solve(x[:, :3] + 3 * torch.eye(3, dtype=torch.float64), y[:, 0]).sum() + torch.linalg.slogdet(x[:, 1:] + 2 * torch.eye(3, dtype=torch.float64))[1]",
+    "torch.cat([x, y], dim=1).sum(1) + torch.stack((x, y), 2).sum((1, 2)) + torch.hstack([x, y])[0].sum() + torch.vstack([x, y])[:3, 0]",
+    "torch.reshape(x, (4, 3)).T + y.view(4, 3).t() + x.flatten().view(2, 6).reshape(3, 4) + y.view_as(x)",
+    "torch.squeeze(x[:, :1], 1).unsqueeze(0) + torch.unsqueeze(y[0], 0).sum() + x[:, 2:3].squeeze()",
+    "torch.transpose(x, 0, 1) + y.permute(1, 0) + torch.swapaxes(x, 1, 0) + torch.movedim(y, 0, 1)",
+    "x[0].expand(3, 4) + y[:, :1].expand_as(x) + torch.broadcast_to(x[1], (3, 4))",
+    "x[0].repeat(2) + torch.tile(y[1], (2,)) + torch.repeat_interleave(y[2], 2)",
+    "torch.flip(x, dims=(1,)) + torch.roll(y, 1, dims=0) + torch.tril(x) + torch.triu(y, 1) + torch.diag(x[0]).sum()",
+    "torch.diagonal(x, 1) + torch.diagonal(y, offset=-1, dim1=1, dim2=0)[:3] + torch.where(y > 0, x, y)[0, :3]",
+    "torch.clamp(y, min=-0.5) + torch.clamp(y, -0.3, 0.4) + torch.clamp(y, max=0.2)",
+    "F.pad(x, (1, 2), value=0.5).sum(1) + torch.nn.functional.pad(y, (1, 0, 0, 2)).sum(1)[:3]",
+    "torch.zeros(3, 4, dtype=torch.float64) + torch.ones((3, 4), dtype=torch.float64) * x + torch.full((3, 4), 2.0, dtype=torch.float64) * y",
+    "torch.zeros_like(x) + torch.ones_like(y) * x + torch.full_like(x, 3.0) * y + torch.empty_like(x) * 0.0",
+    "torch.arange(4, dtype=torch.float64) * x + torch.linspace(0, 1, 4, dtype=torch.float64) * y + torch.eye(3, 4, dtype=torch.float64) * x",
+    "torch.tensor([[1.0, 2.0, 3.0, 4.0]], dtype=torch.float64) * x + torch.tensor(2.5, dtype=torch.float64) * y",
+    "x.clone() * y.contiguous() + x.size(1) * y + x.dim() * x.numel() * y + torch.pi * x",
+]
+
+
+@pytest.mark.parametrize("expr", MAPPINGS)
+def test_mapping(expr):
+    if not m.REAL_TORCH:
+        pytest.skip("torch is not installed: the mapping table is checked against torch itself")
+    from array_oracle import make_function
+    f = make_function(f"def f(x, y):\n    return ({expr}).sum()\n",
+                      env={"torch": m.torch, "F": m.F})
+    x = rng.uniform(0.5, 1.5, size=(3, 4))
+    y = rng.normal(size=(3, 4))
+    got = s2s_ad.grad(f, wrt=(0, 1))(x, y)
+    want = autograd(f, [x, y], [0, 1])
+    for i, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-10)
+        np.testing.assert_allclose(g, fd_gradient(original(f), [x, y], i), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(s2s_ad.value_and_grad(f, wrt=0)(x, y)[0], original(f)(x, y),
+                               rtol=1e-12)
+
+
+def test_docs_name_every_mapping():
+    """docs/numpy.md's "PyTorch-flavoured code" table names each torch function
+    and tensor method the rewrite reads."""
+    from s2s_ad.frontend.torch_forms import FUNCTIONS, METHODS
+    with open(os.path.join(ROOT, "docs", "numpy.md"), encoding="utf-8") as f:
+        page = f.read()
+    section = page.split("## PyTorch-flavoured code", 1)[1].split("\n## ", 1)[0]
+    words = set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", section))
+    missing = sorted(k for k in set(FUNCTIONS) | set(METHODS) if k.rpartition(".")[2] not in words)
+    assert not missing, missing
