@@ -51,6 +51,7 @@ CASES = {
     "in_a_branch": ([rng.normal(size=3), 1], [0]),
     "item_scale": ([rng.normal(size=3)], [0]),
     "detach_scale": ([rng.normal(size=4)], [0]),
+    "stacked_rows": ([rng.normal(size=(4, 2)), rng.normal(size=(4, 2))], [0, 1]),
 }
 NOT_AUTOGRAD = {"item_scale"}
 """torch.autograd treats ``.item()`` as a constant; the function's derivative
@@ -288,6 +289,22 @@ def test_mapping(expr):
         np.testing.assert_allclose(g, fd_gradient(original(f), [x, y], i), rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(s2s_ad.value_and_grad(f, wrt=0)(x, y)[0], original(f)(x, y),
                                rtol=1e-12)
+
+
+def test_stack_of_a_comprehension_of_values():
+    """``np.stack([... for i in range(3)])`` of arrays with a gradient (not an
+    integer index array) is a join of the rows; one over a range known only
+    when the code runs is refused, located."""
+    from array_oracle import make_function
+    f = make_function("def f(x):\n    return np.sum(np.stack([x[i] * x[i + 1] for i in "
+                      "range(2)], axis=1) ** 2)\n")
+    x = rng.normal(size=(3, 2))
+    np.testing.assert_allclose(s2s_ad.grad(f)(x), fd_gradient(f, [x], 0), rtol=1e-6, atol=1e-9)
+    g = make_function("def g(x):\n    return np.sum(np.stack([x[i] * 2.0 for i in "
+                      "range(x.shape[0])]))\n", "g")
+    with pytest.raises(SourceError) as info:
+        s2s_ad.grad(g)(x)
+    assert ":2:" in str(info.value) and "^" in str(info.value)
 
 
 def test_docs_name_every_mapping():

@@ -251,3 +251,10 @@ def sum_with_dtype(x):
 
 def expand_minus_one(x):
     return torch.sum(x.unsqueeze(0).expand(3, -1))
+
+
+def stacked_rows(x, w):
+    """``torch.stack`` of a comprehension of rows (a range known while
+    lowering), as GradBench's hand tracking stacks per-bone transforms."""
+    rows = torch.stack([x[i] * w[i] + torch.sin(x[i + 1]) for i in range(3)])
+    return torch.sum(rows ** 2) + torch.sum(torch.stack([w * k for k in range(2)], dim=1))
