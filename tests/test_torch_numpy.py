@@ -253,6 +253,7 @@ MAPPINGS = [
     "F.softmax(y, dim=1) * x + torch.log_softmax(y, 0) + F.log_softmax(y, dim=-1)",
     "torch.cumsum(y, dim=1) + torch.cumprod(x, 0)",
     "torch.norm(y) + torch.norm(y, dim=1) + torch.linalg.norm(y, dim=0).sum() + torch.linalg.vector_norm(y)",
+    "torch.linalg.vector_norm(y, 3) + torch.linalg.vector_norm(y, 1, dim=1) + torch.linalg.vector_norm(y, dim=(0, 1))",
     "torch.trace(x) + torch.linalg.det(x[:, :3]) + torch.inverse(x[:, :3] + 3 * torch.eye(3, dtype=torch.float64)).sum()",
     "torch.linalg.solve(x[:, :3] + 3 * torch.eye(3, dtype=torch.float64), y[:, 0]).sum() + torch.linalg.slogdet(x[:, 1:] + 2 * torch.eye(3, dtype=torch.float64))[1]",
     "torch.cat([x, y], dim=1).sum(1) + torch.stack((x, y), 2).sum((1, 2)) + torch.hstack([x, y])[0].sum() + torch.vstack([x, y])[:3, 0]",
@@ -305,6 +306,25 @@ def test_stack_of_a_comprehension_of_values():
     with pytest.raises(SourceError) as info:
         s2s_ad.grad(g)(x)
     assert ":2:" in str(info.value) and "^" in str(info.value)
+
+
+@pytest.mark.parametrize("expr, what", [
+    ("torch.sum(x, dim=())", "an empty `dim`"),
+    ("torch.linalg.vector_norm(x, 1, dim=(0, 1))", "for ord=2 only"),
+    ("torch.linalg.vector_norm(x, keepdim=True)", "give `dim`"),
+    ("torch.max(x, y)", "a dimension or a second tensor?"),
+    ("torch.nn.functional.pad(x, (1, -1))", "non-negative int literals"),
+    ("x.add_(1.0)", "`.add_()`"),
+    ("torch.no_grad", "has no NumPy reading"),
+])
+def test_mapping_refused_with_location(expr, what):
+    from array_oracle import make_function
+    f = make_function(f"def f(x, y):\n    return torch.sum({expr})\n",
+                      env={"torch": m.torch, "F": m.F})
+    with pytest.raises(SourceError) as info:
+        s2s_ad.grad(f, wrt=0)(rng.normal(size=(3, 4)), rng.normal(size=(3, 4)))
+    text = str(info.value)
+    assert ":2:" in text and "^" in text and what in text, text
 
 
 def test_docs_name_every_mapping():

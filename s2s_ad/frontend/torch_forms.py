@@ -378,6 +378,10 @@ class _Rewrite(ast.NodeTransformer):
             if key in bound:
                 raise self.refuse(kw, f"`{what}` got `{kw.arg}` twice")
             bound[key] = kw.value
+        dim = bound.get("dim")
+        if isinstance(dim, (ast.Tuple, ast.List)) and not dim.elts:
+            raise self.refuse(dim, f"`{what}` with an empty `dim` is not supported (torch reads "
+                              "it as every dimension, NumPy's axis=() as none): omit it")
         if what in ("torch.max", "torch.min", "Tensor.max", "Tensor.min"):
             second = positional[1] if len(positional) > 1 else None
             if second is not None and not _int_literal(second):

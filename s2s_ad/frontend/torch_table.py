@@ -169,6 +169,23 @@ def _norm(r, a):
     return r.np("linalg.norm", a["input"], axis=a.get("dim"), keepdims=a.get("keepdim"))
 
 
+def _vector_norm(r, a):
+    """``torch.linalg.vector_norm``: over all elements (``np.ravel``) without
+    ``dim``; over several dimensions only for the 2-norm (NumPy's ``norm``
+    with a pair of axes is a matrix norm, the same number only for ord 2)."""
+    x, dim, order, keep = a["input"], a.get("dim"), a.get("ord"), a.get("keepdim")
+    two = order is None or isinstance(order, ast.Constant) and order.value in (2, 2.0)
+    if isinstance(dim, (ast.Tuple, ast.List)) and len(dim.elts) > 1 and not two:
+        raise r.refuse(dim, "torch.linalg.vector_norm over several dimensions is read for "
+                       "ord=2 only")
+    if dim is None:
+        if keep is not None:
+            raise r.refuse(keep, "torch.linalg.vector_norm with `keepdim` and no `dim` is not "
+                           "supported: give `dim`")
+        x, dim = r.np("ravel", x), ast.Constant(0)
+    return r.np("linalg.norm", x, order or ast.Constant(None), axis=dim, keepdims=keep)
+
+
 def _flatten(r, a):
     start, end = a.get("start_dim"), a.get("end_dim")
     if (start is not None and not (isinstance(start, ast.Constant) and start.value == 0)) or (
@@ -298,9 +315,7 @@ FUNCTIONS: dict[str, Spec] = {
     "linalg.norm": Spec("input ord dim keepdim", lambda r, a: r.np(
         "linalg.norm", a["input"], a.get("ord") or ast.Constant(None), axis=a.get("dim"),
         keepdims=a.get("keepdim"))),
-    "linalg.vector_norm": Spec("input ord dim keepdim", lambda r, a: r.np(
-        "linalg.norm", a["input"] if a.get("dim") is not None else r.np("ravel", a["input"]),
-        a.get("ord") or ast.Constant(None), axis=a.get("dim"), keepdims=a.get("keepdim"))),
+    "linalg.vector_norm": Spec("input ord dim keepdim", _vector_norm),
     "trace": _unary("trace"),
     "linalg.det": _unary("linalg.det"), "det": _unary("linalg.det"),
     "linalg.inv": _unary("linalg.inv"), "inverse": _unary("linalg.inv"),
