@@ -52,6 +52,7 @@ CASES = {
     "item_scale": ([rng.normal(size=3)], [0]),
     "detach_scale": ([rng.normal(size=4)], [0]),
     "stacked_rows": ([rng.normal(size=(4, 2)), rng.normal(size=(4, 2))], [0, 1]),
+    "annotated": ([rng.normal(size=3), 1.5], [0]),
 }
 NOT_AUTOGRAD = {"item_scale"}
 """torch.autograd treats ``.item()`` as a constant; the function's derivative

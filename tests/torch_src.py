@@ -258,3 +258,11 @@ def stacked_rows(x, w):
     lowering), as GradBench's hand tracking stacks per-bone transforms."""
     rows = torch.stack([x[i] * w[i] + torch.sin(x[i + 1]) for i in range(3)])
     return torch.sum(rows ** 2) + torch.sum(torch.stack([w * k for k in range(2)], dim=1))
+
+
+def annotated(x: torch.Tensor, scale: float = 2.0) -> torch.Tensor:
+    """Annotations naming torch (``torch.Tensor``) are not read as code."""
+    def grow(y: torch.Tensor) -> torch.Tensor:
+        return torch.exp(y) * scale
+    z: torch.Tensor = grow(x)
+    return torch.sum(z ** 2) + torch.sum(x)

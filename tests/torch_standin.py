@@ -313,3 +313,7 @@ def softmax(x, dim):
     a = np.asarray(x)
     e = np.exp(a - np.max(a, axis=dim, keepdims=True))
     return _t(e / np.sum(e, axis=dim, keepdims=True))
+
+
+Tensor.__module__ = "torch"  # torch's class, for annotations such as `x: torch.Tensor`
+torch.Tensor = Tensor

@@ -262,6 +262,24 @@ class _Rewrite(ast.NodeTransformer):
                 setattr(node, field, self.visit(value))
         return node
 
+    def visit_arguments(self, node):
+        """Defaults are code; annotations (``x: torch.Tensor``) are not read."""
+        node.defaults = [self.visit(d) for d in node.defaults]
+        node.kw_defaults = [d if d is None else self.visit(d) for d in node.kw_defaults]
+        return node
+
+    def visit_FunctionDef(self, node):
+        returns, node.returns = node.returns, None
+        node = self.generic_visit(node)
+        node.returns = returns
+        return node
+
+    def visit_AnnAssign(self, node):
+        annotation, node.annotation = node.annotation, ast.Constant(None)
+        node = self.generic_visit(node)
+        node.annotation = annotation
+        return node
+
     def visit_While(self, node):
         self.once += 1
         node.test = self.visit(node.test)
