@@ -328,6 +328,16 @@ def test_mapping_refused_with_location(expr, what):
     assert ":2:" in text and "^" in text and what in text, text
 
 
+def test_global_tensor_refused_with_location():
+    from array_oracle import make_function
+    f = make_function("def f(x):\n    return torch.sum(W * x)\n",
+                      env={"torch": m.torch, "W": tensor(np.ones(3))})
+    with pytest.raises(SourceError) as info:
+        s2s_ad.grad(f)(np.ones(3))
+    text = str(info.value)
+    assert ":2:" in text and "^" in text and "pass it as an argument" in text, text
+
+
 def test_docs_name_every_mapping():
     """docs/numpy.md's "PyTorch-flavoured code" table names each torch function
     and tensor method the rewrite reads."""

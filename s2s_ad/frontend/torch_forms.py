@@ -348,6 +348,12 @@ class _Rewrite(ast.NodeTransformer):
         if name is not None:
             if name in torch_names.DTYPES:
                 return ast.copy_location(self.dtype(node), node)
+            obj = self.resolve(node)
+            if not callable(obj) and not isinstance(obj, types.ModuleType):
+                raise self.refuse(node, f"`{node.id}` is a torch tensor read from the "
+                                  "module's globals: s2s-ad's code computes with NumPy arrays; "
+                                  "pass it as an argument (a NumPy array), or make it one "
+                                  "(`.numpy()`)")
             raise self.unmapped(node, f"torch.{name}" if name else "torch")
         return node
 
