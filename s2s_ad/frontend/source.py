@@ -26,6 +26,7 @@ import types
 from dataclasses import dataclass, field
 
 from s2s_ad.frontend import jax_names, torch_names
+from s2s_ad.frontend.torch_table import METHODS as TENSOR_METHODS
 from s2s_ad.errors import SourceError, TargetError
 from s2s_ad.frontend.specs import captured_spec
 
@@ -145,7 +146,7 @@ def locate(fn, method: bool = False) -> Source:
     if fn.__code__.co_freevars:
         _capture(src)
     _read_jax(src)
-    src.torch = torch_names.reads_torch(src.tree, src.globals)
+    src.torch = torch_names.reads_torch(src.tree, src.globals, TENSOR_METHODS)
     params = src.tree.args.posonlyargs + src.tree.args.args
     owner = fn.__qualname__.rpartition(".")[0]
     if owner and not owner.endswith("<locals>") and params and params[0].arg == "self" \

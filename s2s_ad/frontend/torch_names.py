@@ -79,17 +79,22 @@ def _attributes(module) -> dict:
     return _NAMES[key]
 
 
-def reads_torch(tree, names: dict) -> bool:
+def reads_torch(tree, names: dict, methods=()) -> bool:
     """Whether the function ``tree`` (with globals ``names``) is written
     against torch: it names a torch module or function, or its module
-    imports torch and it names no NumPy (a helper of torch code that only
-    calls tensor methods, ``s.clone()``)."""
+    imports torch and it names no NumPy but calls a tensor method (one of
+    ``methods``) on a value (a helper of torch code, ``s.clone()``)."""
     used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     if any(is_torch(names.get(n)) for n in used):
         return True
     if not any(is_torch(v) for v in names.values() if isinstance(v, types.ModuleType)):
         return False
-    return not any(belongs_to_numpy(names.get(n)) for n in used)
+    if any(belongs_to_numpy(names.get(n)) for n in used):
+        return False
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+               and n.func.attr in methods and not (isinstance(n.func.value, ast.Name)
+                                                   and n.func.value.id in names)
+               for n in ast.walk(tree))
 
 
 def belongs_to_numpy(obj) -> bool:
