@@ -328,6 +328,19 @@ def test_mapping_refused_with_location(expr, what):
     assert ":2:" in text and "^" in text and what in text, text
 
 
+def test_sigmoid_without_scipy(monkeypatch):
+    """Without SciPy, ``torch.sigmoid`` is read as ``0.5 + 0.5 * tanh(x / 2)``."""
+    from array_oracle import make_function
+    monkeypatch.setitem(sys.modules, "scipy.special", None)  # import scipy.special fails
+    f = make_function("def f(x):\n    return torch.sum(torch.sigmoid(x) * x)  # no scipy\n",
+                      env={"torch": m.torch})
+    text = s2s_ad.gradient_source(f, wrt=0, arrays=["x"])
+    assert "np.tanh" in text and "scipy" not in text.split('"""', 2)[2]
+    x = rng.normal(size=5) * 3
+    np.testing.assert_allclose(s2s_ad.grad(f)(x), fd_gradient(original(f), [x], 0), rtol=1e-6,
+                               atol=1e-9)
+
+
 def test_global_tensor_refused_with_location():
     from array_oracle import make_function
     f = make_function("def f(x):\n    return torch.sum(W * x)\n",
