@@ -169,6 +169,21 @@ def _over_range(node: ast.ListComp | ast.GeneratorExp) -> bool:
                and g.iter.func.id == "range" for g in node.generators)
 
 
+def _constant_ranges(lo, comp) -> bool:
+    """Whether every loop of the comprehension ``comp`` is over ``range(...)``
+    of int literals (or names bound to constant ints)."""
+    def constant(a) -> bool:
+        if isinstance(a, ast.UnaryOp) and isinstance(a.op, ast.USub):
+            a = a.operand
+        if isinstance(a, ast.Name):
+            value = lo.env.get(a.id)
+            return isinstance(value, ir.Const) and type(value.value) is int
+        return isinstance(a, ast.Constant) and type(a.value) is int
+    return all(isinstance(g.iter, ast.Call) and isinstance(g.iter.func, ast.Name)
+               and g.iter.func.id == "range" and not g.iter.keywords
+               and all(constant(a) for a in g.iter.args) for g in comp.generators)
+
+
 def _untyped_param(lo, node: ast.AST) -> bool:
     """A name bound to a parameter of NumPy code without an annotation."""
     value = lo.env.get(node.id) if isinstance(node, ast.Name) else None
@@ -199,12 +214,16 @@ def lower(lo, fn, node: ast.Call, var, hint):
         else:
             code = reader.read(node)
     except NotIndex as e:
-        if fn is numpy.arange or any(fn is f for f in SEQUENCES) \
-                and isinstance(node.args[0], (ast.ListComp, ast.GeneratorExp)) \
-                and not _over_range(node.args[0]) and not any(
+        if fn is numpy.arange:
+            return None  # the rule's: a constant range
+        if any(fn is f for f in SEQUENCES) and (_constant_ranges(lo, node.args[0]) or (
+                not _over_range(node.args[0]) and not any(
                     isinstance(n, ast.Call) and lo.resolve(n.func) in MAKERS
-                    for n in ast.walk(node.args[0].elt)):
-            return None  # the rule's: a constant range; a join of arrays with derivatives
+                    for n in ast.walk(node.args[0].elt)))):
+            # not only ints: a join of values (with a gradient), which the
+            # rules take (the comprehension a list known while lowering, or
+            # one of any length: frontend/list_stacks.py)
+            return None
         what = ast.unparse(node.func)
         if fn is numpy.repeat and total is None:
             raise lo.src.error(e.node, f"`{what}` takes a constant number of repeats, or "

@@ -27,8 +27,9 @@ Before → after (the globals the frontend reads)::
 from __future__ import annotations
 
 import importlib
-import sys
 import types
+
+from s2s_ad.frontend.library_names import belongs, owner
 
 TWIN_MODULES = {"jax.numpy": "numpy", "jax.numpy.linalg": "numpy.linalg",
                 "jax.scipy.special": "scipy.special",
@@ -54,11 +55,7 @@ def _module(name: str):
 
 def is_jax(obj) -> bool:
     """Whether ``obj`` is one of JAX's (or autograd's) modules or functions."""
-    if isinstance(obj, types.ModuleType):
-        name = getattr(obj, "__name__", "") or ""
-    else:
-        name = getattr(obj, "__module__", "") or ""
-    return name.split(".")[0] in JAX_TOPS
+    return belongs(obj, JAX_TOPS)
 
 
 def is_jax_type(cls: type) -> bool:
@@ -79,19 +76,11 @@ def twin(obj):
     if not isinstance(name, str):
         return obj
     for jax_module, numpy_module in TWIN_MODULES.items():
-        if _owner(obj, name, jax_module):
+        if owner(obj, name, jax_module):
             found = _module(numpy_module)
             twin_obj = getattr(found, name, None) if found is not None else None
             return obj if twin_obj is None else twin_obj
     return obj
-
-
-def _owner(obj, name: str, module_name: str) -> bool:
-    """Whether ``obj`` is the attribute ``name`` of the module ``module_name``."""
-    module = sys.modules.get(module_name)
-    if module is not None and getattr(module, name, None) is obj:
-        return True
-    return getattr(obj, "__module__", None) == module_name
 
 
 def jax_name(obj) -> str | None:
@@ -106,7 +95,7 @@ def jax_name(obj) -> str | None:
         return f"{obj.__module__}.?"
     for module_name in ("jax", "jax.lax", "jax.random", "jax.nn", "jax.numpy",
                         "jax.scipy.special", "autograd", "autograd.numpy"):
-        if _owner(obj, name, module_name):
+        if owner(obj, name, module_name):
             return f"{module_name}.{name}"
     return f"{obj.__module__}.{name}"
 

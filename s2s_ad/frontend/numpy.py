@@ -37,7 +37,8 @@ import types
 import numpy
 
 from s2s_ad import ir
-from s2s_ad.frontend import conditions, list_stacks, numpy_attrs, structures, write_dtypes
+from s2s_ad.frontend import (conditions, list_stacks, numpy_attrs, structures, torch_names,
+                             write_dtypes)
 from s2s_ad.frontend.numpy_index import ArrayIndexing
 from s2s_ad.rules import RULES
 from s2s_ad.rules.numpy import BROADCASTING, SAME_SHAPE
@@ -68,6 +69,7 @@ NUMPY_FUNCS = {id(_numpy_object(p[3:])): p for p in RULES
 NUMPY_FUNCS[id(numpy.shape)] = "shape"
 NUMPY_FUNCS[id(numpy.amax)] = "np.max"  # aliases NumPy keeps as separate functions
 NUMPY_FUNCS[id(numpy.amin)] = "np.min"
+NUMPY_FUNCS[id(torch_names.detached)] = "array.detach"  # torch's x.clone().detach()
 # NumPy's positional parameters, per primitive: those that are attributes
 # (constants the reverse sweep is built from) may be given either way
 SIGNATURES = {**{f"np.{r}": ("x", "axis", "dtype", "out", "keepdims")
@@ -87,6 +89,8 @@ SIGNATURES = {**{f"np.{r}": ("x", "axis", "dtype", "out", "keepdims")
               "np.full": ("shape", "fill_value", "dtype"), "np.zeros_like": ("a", "dtype"),
               "np.ones_like": ("a", "dtype"), "np.full_like": ("a", "fill_value", "dtype"),
               "np.sort": ("x", "axis"), "np.argsort": ("x", "axis"),
+              "np.argmax": ("x", "axis", "out", "keepdims"),
+              "np.argmin": ("x", "axis", "out", "keepdims"),
               "np.take": ("x", "indices", "axis"), "np.take_along_axis": ("x", "indices", "axis"),
               "np.diagonal": ("x", "offset", "axis1", "axis2"), "np.pad": ("x", "pad_width"),
               "np.tensordot": ("x", "y", "axes"), "array.astype": ("x", "dtype")}
@@ -137,7 +141,7 @@ def numpy_use(src) -> tuple[list[str], bool]:
                  or isinstance(n, ast.Attribute) and (n.attr in METHODS or n.attr in ATTRIBUTES)
                  and not global_path(n)
                  for n in ast.walk(tree))
-    return aliases, bool(aliases or direct or syntax or src.jax)
+    return aliases, bool(aliases or direct or syntax or src.jax or getattr(src, "torch", False))
 
 
 class ArrayLowering(ArrayIndexing):

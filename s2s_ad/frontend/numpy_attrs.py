@@ -25,7 +25,7 @@ import sys
 import numpy
 
 from s2s_ad import ir
-from s2s_ad.frontend import structures
+from s2s_ad.frontend import structures, torch_names
 
 
 def dtype_attr(lo, node: ast.expr, prim: str) -> str:
@@ -207,8 +207,9 @@ def slogdet_call(lo, node: ast.Call, var, hint) -> tuple:
 
 
 def is_logsumexp(fn) -> bool:
-    """``scipy.special.logsumexp``, recognised without importing scipy."""
-    return getattr(fn, "__name__", None) == "logsumexp" and \
+    """``scipy.special.logsumexp``, recognised without importing scipy (or
+    the NumPy ``logsumexp`` a torch function's rewrite calls)."""
+    return fn is torch_names.logsumexp or getattr(fn, "__name__", None) == "logsumexp" and \
         (getattr(fn, "__module__", None) or "").startswith("scipy.special")
 
 

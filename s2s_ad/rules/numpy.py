@@ -211,6 +211,10 @@ NUMPY_RULES = [
          attrs=(("axis", -1),)),
     Rule("np.argsort", "np.argsort(x, axis=axis)", (None,), "int", "zero (indices)",
          attrs=(("axis", -1),)),
+    Rule("np.argmax", "np.argmax(x, axis=axis, keepdims=keepdims)", (None,), "int",
+         "zero (indices)", "ties: the first", attrs=AXIS),
+    Rule("np.argmin", "np.argmin(x, axis=axis, keepdims=keepdims)", (None,), "int",
+         "zero (indices)", "ties: the first", attrs=AXIS),
     Rule("np.take", "np.take(x, y, axis=axis)", ("take_adjoint(g, x, y, axis)", None),
          "array", "g added back at the taken indices (repeats add up)", adjoint=True,
          attrs=(("axis", None),)),
@@ -259,6 +263,9 @@ NUMPY_RULES = [
     Rule("np.triu", "np.triu(x, k=k)", ("unbroadcast(np.triu(g, k=k), x)",), "array",
          "g above the k-th diagonal", adjoint=True, attrs=(("k", 0),)),
     Rule("np.copy", "np.copy(x)", ("g",), "array", "1", adjoint=True),
+    # torch's x.clone().detach(): a copy the function does not differentiate
+    Rule("array.detach", "np.copy(x)", (None,), "array", "zero (torch's detach)",
+         "a copy: read only where torch's shared storage makes no difference"),
     Rule("np.diagonal", "np.diagonal(x, offset=offset, axis1=axis1, axis2=axis2)",
          ("diagonal_adjoint(g, x, offset, axis1, axis2)",), "array",
          "g placed back on the diagonal", adjoint=True,
@@ -348,7 +355,7 @@ VIEWS = frozenset({"array.getitem", "np.transpose", "np.reshape", "np.ravel", "n
 BROADCASTING = frozenset({"add", "sub", "mul", "div", "pow", "mod", "floordiv"})
 """Python operators that broadcast when an operand is an array."""
 
-SAME_SHAPE = frozenset({"neg", "pos", "abs", "array.abs", "np.copy", "np.zeros_like",
+SAME_SHAPE = frozenset({"neg", "pos", "abs", "array.abs", "np.copy", "array.detach", "np.zeros_like",
                         "np.ones_like", "np.full_like", "array.setitem"}
                        | {f"np.{n}" for n in ("exp", "log", "log1p", "expm1", "sqrt", "sin",
                                               "cos", "tan", "tanh", "arctan", "sinh", "cosh",
