@@ -135,3 +135,65 @@ def test_a_join_of_a_list_of_any_length_is_refused_located():
     with pytest.raises(s2s_ad.SourceError, match="np.concatenate` of a list of any length") as e:
         s2s_ad.grad(f)(X)
     assert e.value.line == 6
+
+
+def test_a_chain_of_transforms_indexed_by_a_parents_array():
+    # each transform composed with its parent's, found through an integer array
+    # the caller passes; the rows stacked (a kinematic chain, as hand models write it)
+    f = make_function(
+        "import numpy as np\n"
+        "def f(rel, parents):\n"
+        "    absolutes = []\n"
+        "    for i in range(rel.shape[0]):\n"
+        "        if parents[i] == -1:\n"
+        "            absolutes.append(rel[i])\n"
+        "        else:\n"
+        "            absolutes.append(absolutes[parents[i]] @ rel[i])\n"
+        "    return np.sum(np.stack(absolutes) ** 2)\n")
+    rel = RNG.uniform(-1.0, 1.0, (5, 3, 3))
+    parents = np.array([-1, 0, 1, 1, 0])
+    np.testing.assert_allclose(s2s_ad.grad(f, wrt=0)(rel, parents),
+                               fd_gradient(f, [rel, parents], 0), rtol=1e-5, atol=1e-7)
+    with pytest.raises(TypeError, match="must be an int"):
+        s2s_ad.grad(f, wrt=0)(rel, parents.astype(float))
+
+
+def test_a_comprehension_over_a_run_time_range_stacked():
+    f = make_function(
+        "import numpy as np\n"
+        "def f(points, verts, corr):\n"
+        "    err = np.stack([points[i] - verts[int(corr[i])] for i in range(points.shape[0])])\n"
+        "    return np.sum(err * err)\n")
+    points, verts = RNG.normal(size=(4, 3)), RNG.normal(size=(6, 3))
+    corr = np.array([5, 0, 2, 2])
+    got = s2s_ad.grad(f, wrt=(0, 1))(points, verts, corr)
+    for k in range(2):
+        np.testing.assert_allclose(got[k], fd_gradient(f, [points, verts, corr], k), rtol=1e-5,
+                                   atol=1e-7)
+
+
+def test_a_helper_whose_nested_helper_makes_the_array_it_returns():
+    # `R *= s` on the result: the helper's every return is a new array (np.eye,
+    # or the nested helper's own np.zeros written into)
+    f = make_function(
+        "import numpy as np\n"
+        "def rotation(v):\n"
+        "    n = np.sqrt(np.sum(v * v))\n"
+        "    def build():\n"
+        "        R = np.zeros((2, 2))\n"
+        "        R[0, 0] = np.cos(n)\n"
+        "        R[0, 1] = -np.sin(n) * v[0]\n"
+        "        R[1, 0] = np.sin(n) * v[1]\n"
+        "        R[1, 1] = np.cos(n)\n"
+        "        return R\n"
+        "    if n < 1e-4:\n"
+        "        return np.eye(2)\n"
+        "    return build()\n"
+        "def f(v, s, p):\n"
+        "    R = rotation(v)\n"
+        "    R *= s\n"
+        "    return np.sum((R @ p) ** 2)\n")
+    args = [np.array([0.4, -0.7]), 1.3, RNG.normal(size=(2, 3))]
+    got = s2s_ad.grad(f, wrt=(0, 1))(*args)
+    for k in range(2):
+        np.testing.assert_allclose(got[k], fd_gradient(f, args, k), rtol=1e-5, atol=1e-7)

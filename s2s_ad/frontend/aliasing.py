@@ -46,7 +46,7 @@ import builtins
 import numpy
 
 from s2s_ad import ir
-from s2s_ad.frontend import own_helpers, structures
+from s2s_ad.frontend import own_helpers, structures, torch_names
 from s2s_ad.frontend.numpy import METHODS
 from s2s_ad.frontend.numpy_index import VIEW_CALLS, first_leak, parents_of
 
@@ -194,23 +194,39 @@ def returns_fresh(fn) -> bool:
         return False
     if not isinstance(tree, ast.FunctionDef):
         return False
+    return _fresh_returns(tree, _Globals(fn.__globals__))
+
+
+def _fresh_returns(tree: ast.FunctionDef, callee) -> bool:
+    """:func:`returns_fresh` of a ``def`` read from the source. A ``return
+    inner()`` of a function ``inner`` defined in it counts where every
+    ``return`` of ``inner`` gives a new array too (a nested helper building
+    a matrix, ``R = np.zeros((3, 3))`` written into, then returned)."""
+    if any(isinstance(n, (ast.Lambda, ast.Global, ast.Nonlocal, ast.AsyncFunctionDef))
+           for n in ast.walk(tree)):
+        return False
+    nested = {n.name: n for n in _own_nodes(tree) if isinstance(n, ast.FunctionDef)}
     params = {a.arg for a in ast.walk(tree.args) if isinstance(a, ast.arg)}
     local = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
              and isinstance(n.ctx, ast.Store)} | params
     parents = parents_of(tree)
-    callee = _Globals(fn.__globals__)
-    returns = [n for n in ast.walk(tree) if isinstance(n, ast.Return)]
-    if not returns or any(isinstance(n, (ast.FunctionDef, ast.Lambda, ast.Global, ast.Nonlocal))
-                          for n in ast.walk(tree) if n is not tree):
+    returns = [n for n in _own_nodes(tree) if isinstance(n, ast.Return)]
+    if not returns:
         return False
     for r in returns:
         if r.value is None:
             return False
-        if isinstance(r.value, ast.Name):
+        if isinstance(r.value, ast.Call) and isinstance(r.value.func, ast.Name) \
+                and r.value.func.id in nested and r.value.func.id not in params:
+            if not _fresh_returns(nested[r.value.func.id], callee):
+                return False
+        elif isinstance(r.value, ast.Name):
             if r.value.id in params:
                 return False
             binds = [n for n in ast.walk(tree) if isinstance(n, ast.Name)
                      and n.id == r.value.id and isinstance(n.ctx, ast.Store)]
+            if not binds:
+                return False  # a name of an enclosing function or a global
             for b in binds:
                 holder = parents.get(id(b))
                 if isinstance(holder, ast.AugAssign):
@@ -221,6 +237,17 @@ def returns_fresh(fn) -> bool:
         elif not _fresh(r.value, callee, local):
             return False
     return True
+
+
+def _own_nodes(tree: ast.FunctionDef):
+    """The nodes of ``tree``'s body, not those inside a function defined in it
+    (whose ``def`` node itself is one)."""
+    todo = list(tree.body)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(node))
 
 
 class _Globals:
@@ -302,7 +329,7 @@ def _fresh_call(call: ast.Call, lo, local: set, arg: int | None = None) -> bool:
     obj = lo.src.globals.get(f.id, getattr(builtins, f.id, None))
     for attr in reversed(path):
         obj = getattr(obj, attr, None)
-    if id(obj) in FRESH_BUILTINS:
+    if id(obj) in FRESH_BUILTINS or torch_names.torch_name(obj) in torch_names.FRESH:
         return True
     prim = own_helpers.primitive(obj)
     if prim is not None:  # own(v): a copy (a NumPy scalar it returns cannot change)

@@ -552,11 +552,38 @@ class ControlFlow(Iteration):
         if param is None:
             return structures.lower_expr(self, node, var)
         index = self.expr(node.slice)
-        if isinstance(index, tuple) or _kind_of(index) not in ("int",):
+        if isinstance(index, tuple) or _kind_of(index) not in ("int",) \
+                and not self.array_element(index):
             raise self.src.error(node.slice, "a list index must be an integer (a loop "
                                  "variable or integer arithmetic on one)")
-        self.mark_int(index, node.slice, "a list index")
+        if _kind_of(index) == "int":
+            self.mark_int(index, node.slice, "a list index")
+        else:  # an element of an integer array: checked to be an int where the code runs
+            index = self.list_index(index, node.slice)
         return self.emit("getitem", [param.value, index], node, var, hint=hint)
+
+    def array_element(self, index) -> bool:
+        """``index`` an element of an array read by ints (``parents[i]``, an
+        integer array of the caller's): it indexes a list as Python does
+        where the code runs (a float there raises there, as in Python); the
+        index has no derivative."""
+        op = self.defs.get(id(index)) if isinstance(index, ir.Value) else None
+        return op is not None and op.prim == "array.getitem" and all(
+            _kind_of(a) == "int" for a in op.args[1:])
+
+    def list_index(self, index: ir.Value, node: ast.expr) -> ir.Value:
+        """``index``, an array's element indexing a list: a check that it is an
+        int where the code runs (Python raises for a float there too), then
+        the int itself."""
+        is_int = self.emit("index.is_int", [index], node, hint="is_int")
+        message = (f"`{ast.unparse(node)}` indexes a list, so it must be an int",)
+        check = ir.Value(self.namer.fresh("check"), "bool")
+        op = ir.Op("check", (is_int,), check, self.loc(node), f"{ast.unparse(node)}: an int",
+                   attrs={"exc": "TypeError", "negate": True, "called": True,
+                          "message": message})
+        self.ops.append(op)
+        self.defs[id(check)] = op
+        return self.emit("int", [index], node, hint="k")
 
     def sequence_param(self, value) -> ir.Param | None:
         """The list/tuple parameter ``value`` (a structure in the environment)

@@ -162,13 +162,6 @@ def wanted(lo, fn, node: ast.Call) -> bool:
     return False
 
 
-def _over_range(node: ast.ListComp | ast.GeneratorExp) -> bool:
-    """Does the comprehension iterate over ``range(...)`` only (an index
-    expression's form)?"""
-    return all(isinstance(g.iter, ast.Call) and isinstance(g.iter.func, ast.Name)
-               and g.iter.func.id == "range" for g in node.generators)
-
-
 def _constant_ranges(lo, comp) -> bool:
     """Whether every loop of the comprehension ``comp`` is over ``range(...)``
     of int literals (or names bound to constant ints)."""
@@ -216,10 +209,9 @@ def lower(lo, fn, node: ast.Call, var, hint):
     except NotIndex as e:
         if fn is numpy.arange:
             return None  # the rule's: a constant range
-        if any(fn is f for f in SEQUENCES) and (_constant_ranges(lo, node.args[0]) or (
-                not _over_range(node.args[0]) and not any(
-                    isinstance(n, ast.Call) and lo.resolve(n.func) in MAKERS
-                    for n in ast.walk(node.args[0].elt)))):
+        if any(fn is f for f in SEQUENCES) and (_constant_ranges(lo, node.args[0]) or not any(
+                isinstance(n, ast.Call) and lo.resolve(n.func) in MAKERS
+                for n in ast.walk(node.args[0].elt))):
             # not only ints: a join of values (with a gradient), which the
             # rules take (the comprehension a list known while lowering, or
             # one of any length: frontend/list_stacks.py)

@@ -46,6 +46,13 @@ def is_torch(obj) -> bool:
     return belongs(obj, TORCH_TOPS)
 
 
+FRESH = frozenset({"torch.eye", "torch.zeros", "torch.ones", "torch.full", "torch.zeros_like",
+                   "torch.ones_like", "torch.full_like", "torch.tensor", "torch.stack",
+                   "torch.cat", "torch.arange", "torch.linspace"})
+"""torch functions that return a new tensor, never (a view of) an argument
+(:func:`s2s_ad.frontend.aliasing.returns_fresh` reads a helper's source)."""
+
+
 def torch_name(obj) -> str | None:
     """``"torch.sum"``, ``"torch.nn.functional.pad"``: the public name of a
     torch object; None for anything that is not torch's."""
