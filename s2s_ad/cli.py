@@ -34,7 +34,6 @@ from s2s_ad.frontend import source
 from s2s_ad.hessian_module import hessian_module
 from s2s_ad._version import __version__
 from s2s_ad.errors import S2SError, SourceError
-from s2s_ad.verify import check
 
 
 def _wrt(text: str | None):
@@ -310,6 +309,7 @@ def main(argv: list[str] | None = None) -> int:
             if holding:
                 raise S2SError(f"--like {holding[0]}=...: the example holds NumPy arrays; check "
                                "proves structures of numbers only (sympy cannot run NumPy code)")
+            from s2s_ad.verify import check  # imports sympy: only this command needs it
             verdict = check(fn, _wrt(args.wrt), args=_assignments(args.args, "--args"),
                             at=_assignments(args.at, "--at"), points=args.points,
                             timeout=args.timeout or None,

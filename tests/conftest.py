@@ -18,6 +18,8 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "soak: a long soak, run only with pytest --soak")
+    if config.getoption("--soak"):
+        os.environ["S2S_SOAK"] = "1"  # tests/soak.py: the breadth of the soak
 
 
 def pytest_collection_modifyitems(config, items):

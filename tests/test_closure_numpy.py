@@ -28,6 +28,7 @@ from tests.examples_numpy import mlp_args
 from tests.modules import import_source, run_generated
 from tests.programs import RandomDraw
 from tests.programs_numpy import numpy_loop_program, numpy_program
+from tests.soak import beyond
 from examples import kmeans, mlp, softmax_xent, spring_chain, tied_weights
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -274,7 +275,7 @@ in place in loops, overwritten elements put back by `y[i] = y_old.pop()`,
 adjoints added into by index, `dx += v`) is differentiated again and compared."""
 
 
-@pytest.mark.parametrize("seed", LOOPS_COMPARED)
+@pytest.mark.parametrize("seed", beyond(LOOPS_COMPARED, 10))
 def test_numpy_loop_programs_gradient_file_compared(seed, tmp_path):
     prog = numpy_loop_program(RandomDraw(765_000 + seed))
     fn = import_source(str(tmp_path), prog.source, f"clc_{seed}").f

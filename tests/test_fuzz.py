@@ -25,8 +25,9 @@ from tests.array_oracle import make_function
 from tests.programs_numpy import numpy_loop_program, numpy_program
 from tests.programs_rules import rules_program
 from tests.programs_shifts import shift_program
+from tests.soak import breadth
 
-FAST = settings(max_examples=150, deadline=None, derandomize=True, database=None,
+FAST = settings(max_examples=breadth(60, 150), deadline=None, derandomize=True, database=None,
                 suppress_health_check=list(HealthCheck))
 SYMBOLIC = settings(max_examples=15, deadline=None, derandomize=True, database=None,
                     suppress_health_check=list(HealthCheck))
@@ -222,13 +223,15 @@ def _wider(make, run, seeds, tmp_path, checks=CHECKS, **kw):
 
 
 def test_wider_checks_on_random_programs(tmp_path):
-    agreed = _wider(program, run_one, range(20), tmp_path, use_sympy=False)
-    assert min(agreed[k] for k in CHECKS if k != "grad") == 20, agreed
+    seeds = range(breadth(10, 20))
+    agreed = _wider(program, run_one, seeds, tmp_path, use_sympy=False)
+    assert min(agreed[k] for k in CHECKS if k != "grad") == len(seeds), agreed
 
 
 def test_wider_checks_on_short_circuit_conditions(tmp_path):
-    agreed = _wider(condition_program, run_one, range(20), tmp_path, use_sympy=False)
-    assert min(agreed[k] for k in CHECKS if k != "grad") == 20, agreed
+    seeds = range(breadth(10, 20))
+    agreed = _wider(condition_program, run_one, seeds, tmp_path, use_sympy=False)
+    assert min(agreed[k] for k in CHECKS if k != "grad") == len(seeds), agreed
 
 
 def test_wider_checks_on_kinds_programs(tmp_path):

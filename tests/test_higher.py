@@ -19,6 +19,7 @@ from tests.oracle import central_difference
 from tests.fuzz import evaluate, fd_agrees, import_program
 from tests.programs import RandomDraw, program
 from tests.programs_helpers import helper_program
+from tests.soak import beyond
 from examples import (black_scholes, gaussian_nll, horner, kmeans, logistic_map, mlp, newton,
                       pendulum, piecewise, rosenbrock, saddle, seed_ggml, softmax_xent,
                       spring_chain, tied_weights)
@@ -211,13 +212,13 @@ def _random_second(prog, fn):
         assert math.isclose(tangent, row[ww], rel_tol=1e-7, abs_tol=1e-9), (tangent, row[ww])
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", beyond(range(40), 15))
 def test_random_programs_second_derivatives(seed, tmp_path):
     prog = program(RandomDraw(700_000 + seed))
     _random_second(prog, import_program(prog, str(tmp_path), f"h2_{seed}"))
 
 
-@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("seed", beyond(range(20), 8))
 def test_random_helper_programs_second_derivatives(seed, tmp_path):
     prog = helper_program(RandomDraw(710_000 + seed))
     if not hasattr(prog, "wrt_names"):  # a NumPy base
@@ -277,7 +278,7 @@ def _numpy_second(prog, fn):
     return True
 
 
-@pytest.mark.parametrize("seed", range(30))
+@pytest.mark.parametrize("seed", beyond(range(30), 12))
 def test_random_numpy_programs_second_derivatives(seed, tmp_path):
     from tests.modules import import_source
     from tests.programs_numpy import numpy_loop_program, numpy_program
