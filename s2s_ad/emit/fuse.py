@@ -33,7 +33,7 @@ Before → after (``s2 * s3`` and ``log1p(c * c)`` of the 50-term benchmark)::
 
     dt54 = -dout                  ds2 = -dout * s3
     ds2 = dt54 * s3               ds3 = -dout * s2
-    ds3 = dt54 * s2        ──▶    dc = -2 * (dout / (1 + t47) * c)
+    ds3 = dt54 * s2        ──▶    dc = 2 * (-dout / (1 + t47) * c)
     dt48 = -dout
     dt47 = dt48 / (1 + t47)
     dc = dt47 * c
