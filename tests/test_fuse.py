@@ -271,3 +271,49 @@ def test_fused_code_in_helpers_loops_and_branches(tmp_path, name):
     fd = (getattr(written, f"grad_{name}")(at[0] + step, at[1])[0]
           - getattr(written, f"grad_{name}")(at[0] - step, at[1])[0]) / (2 * step)
     assert close(h, fd, rtol=1e-5, atol=1e-7)
+
+
+def _drawn(kind: str, seed: int):
+    from tests.programs import RandomDraw, program
+    from tests.programs_conditions import condition_program
+    from tests.programs_helpers import helper_program
+    from tests.programs_numpy import numpy_program
+    d = RandomDraw(seed)
+    return {"scalar": program, "helpers": helper_program, "conditions": condition_program,
+            "numpy": numpy_program}[kind](d)
+
+
+@pytest.mark.parametrize("kind", ["scalar", "helpers", "conditions", "numpy"])
+def test_fuzz_programs_fused_and_unfused_agree_bit_for_bit(tmp_path, kind):
+    """Programs of the fuzzer (tests/fuzz.py), each generated with the
+    rewrites and without: the gradient and the JVP the same bit for bit."""
+    import copy
+    import numpy as np
+    compared = 0
+    for seed in range(9700, 9760):
+        prog = _drawn(kind, seed)
+        name = getattr(prog, "name", "f")
+        fn = getattr(import_source(tmp_path, prog.source, f"fz_{kind}_{seed}"), name)
+        wrt = tuple(prog.wrt) if isinstance(prog.wrt, (list, tuple)) else prog.wrt
+        output = getattr(prog, "output", None)
+        for mode in ("grad", "jvp"):
+            if mode == "grad":
+                make = lambda: s2s_ad.gradient_source(fn, wrt, output=output)  # noqa: E731
+            elif output is None:
+                make = lambda: s2s_ad.jvp_source(fn)  # noqa: E731
+            else:
+                continue
+            texts = _texts(make)
+            if texts is None:
+                continue
+            entry = (lambda m: getattr(m, f"{mode}_{name}"))
+            kwargs = {}
+            if mode == "jvp":
+                sig = inspect.signature(entry(load(texts[1], "names")))
+                kwargs = {p.name: (np.ones_like(prog.point[p.name[1:]])
+                                   if p.name[1:] in prog.point else 0.5)
+                          for p in sig.parameters.values() if p.kind is p.KEYWORD_ONLY}
+            with np.errstate(all="ignore"):
+                compared += _compare(*texts, entry, [(list(copy.deepcopy(
+                    [prog.point[p] for p in inspect.signature(fn).parameters])), kwargs)])
+    assert compared > 60, compared
