@@ -245,7 +245,7 @@ class _Fuse:
                 return
             if raises and (self._raises(r.node) or not self._pure(r.node)):
                 return
-            if sensitive and (_writes_into(r.node) or not self._pure(r.node)):
+            if sensitive and (_writes_into(r.node, self.arrays) or not self._pure(r.node)):
                 return
 
     def _evaluated_before(self, node: ast.stmt, target: ast.Name) -> bool | None:
@@ -367,11 +367,13 @@ def _replace(node: ast.AST, new: dict) -> None:
                         value[k] = new[id(item)]
 
 
-def _writes_into(node: ast.AST) -> bool:
+def _writes_into(node: ast.AST, arrays: bool) -> bool:
     """Does the statement write into an object (an element, an attribute, an
-    array added to in place)?"""
+    array added to in place)? (``d += e`` on a name in code of numbers binds
+    a new number: the code generated for numbers runs on numbers, the cache
+    dispatching arrays to code generated for them.)"""
     if isinstance(node, ast.AugAssign):
-        return True
+        return arrays or not isinstance(node.target, ast.Name)
     if isinstance(node, ast.Assign):
         return any(not isinstance(t, (ast.Name, ast.Tuple, ast.List)) or
                    any(isinstance(n, (ast.Subscript, ast.Attribute, ast.Starred))
