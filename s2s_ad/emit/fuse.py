@@ -135,6 +135,10 @@ class _Fuse:
             self.negation(stmts, i, hi)
         for i in range(lo, hi - 1):
             self.double(stmts, i)
+        if not self.arrays:
+            for i in range(lo, hi - 1):
+                while self.chain(stmts, i):
+                    pass
         head = stmts[hi] if hi < len(stmts) and isinstance(stmts[hi], Block) \
             and isinstance(stmts[hi].head, (ast.If, ast.For)) else None
         for i in reversed(range(lo, hi)):
@@ -205,6 +209,37 @@ class _Fuse:
         if s.comment.endswith(" (left operand)"):
             s.comment = s.comment[:-len(" (left operand)")] + " (both operands: doubled)"
         stmts[stmts.index(r)] = None
+
+    # -- chains of contributions ---------------------------------------------------------
+
+    def chain(self, stmts: list, i: int) -> bool:
+        """``d = e1; d += e2`` → ``d = e1 + e2`` and ``d += e1; d += e2`` →
+        ``d = d + e1 + e2``: adjacent contributions of one source line to one
+        adjoint, in code of numbers (``(d + e1) + e2`` is what the two
+        statements compute; on an array ``+=`` would write in place)."""
+        s = stmts[i]
+        r = next((x for x in stmts[i + 1:] if x is not None), None)
+        if s is None or r is None or isinstance(r, Block) or r.node is None \
+                or not (s.partial and r.partial and s.origin is not None
+                        and r.origin is not None and s.origin.loc.line == r.origin.loc.line):
+            return False
+        d = _accumulated(r.node)
+        if d is None or any(n.id == d for n in name_nodes(r.node.value)):
+            return False
+        if isinstance(s.node, ast.Assign) and len(s.node.targets) == 1 \
+                and isinstance(s.node.targets[0], ast.Name) and s.node.targets[0].id == d:
+            first = s.node.value
+            self.counts[d] -= 1  # (r's occurrence of d is gone)
+        elif _accumulated(s.node) == d:
+            first = ast.BinOp(ast.Name(d, ast.Load()), ast.Add(), s.node.value)
+        else:
+            return False
+        s.node = ast.Assign([ast.Name(d, ast.Store())],
+                            ast.BinOp(first, ast.Add(), r.node.value))
+        if not s.comment.endswith("(both operands: doubled)"):
+            s.comment = _joined(s.comment, r.comment)
+        stmts[stmts.index(r)] = None
+        return True
 
     # -- fusion --------------------------------------------------------------------
 
@@ -365,6 +400,23 @@ def _replace(node: ast.AST, new: dict) -> None:
                 for k, item in enumerate(value):
                     if isinstance(item, ast.AST) and id(item) in new:
                         value[k] = new[id(item)]
+
+
+def _accumulated(node: ast.AST) -> str | None:
+    """``d`` for ``d += e``."""
+    if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) \
+            and isinstance(node.target, ast.Name):
+        return node.target.id
+    return None
+
+
+def _joined(first: str, second: str) -> str:
+    """The comment of two contributions of one line, written once: ``line 9:
+    x * x, ∂/∂x = x (left operand); ∂/∂x = x (right operand)``."""
+    head, sep, rest = second.partition(", ∂")
+    if sep and first.startswith(head + ", "):
+        return f"{first}; ∂{rest}"
+    return f"{first}; {second}"
 
 
 def _writes_into(node: ast.AST, arrays: bool) -> bool:

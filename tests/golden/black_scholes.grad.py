@@ -32,7 +32,6 @@ def grad_call_price(s, k, t, r, sigma, *, dout=1.0):
     dt7 = dd1 / t8                        # line 12: d1 = (math.log(s / k) + (r + 0.5 * sigma * sigma) * t) / (sigma * sqrt_t), ∂d1/∂t7 = 1 / t8
     dsigma -= dd1 * (d1 / t8) * sqrt_t    # line 12: sigma * sqrt_t, ∂/∂sigma = sqrt_t
     dt5 = dt7 * t                         # line 12: (r + 0.5 * sigma * sigma) * t, ∂/∂t5 = t
-    dsigma += dt5 * t3                    # line 12: 0.5 * sigma * sigma, ∂/∂sigma = t3
-    dsigma += dt5 * sigma * 0.5           # line 12: 0.5 * sigma, ∂/∂sigma = 0.5
+    dsigma = dsigma + dt5 * t3 + dt5 * sigma * 0.5  # line 12: 0.5 * sigma * sigma, ∂/∂sigma = t3; line 12: 0.5 * sigma, ∂/∂sigma = 0.5
     ds += dt7 / t1 / k                    # line 12: s / k, ∂/∂s = 1 / k
     return ds, dsigma

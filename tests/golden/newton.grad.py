@@ -37,11 +37,8 @@ def grad_cube_root(c, *, dx=1.0):
         t12 = t12_tape.pop()              # t12 from the tape
         dt9 = -dx / t11                   # line 15: (x * x * x - c) / (3.0 * x * x), ∂/∂t9 = 1 / t11
         dt11 = dx * (t12 / t11)           # line 15: (x * x * x - c) / (3.0 * x * x), ∂/∂t11 = -t12 / t11
-        dx += dt11 * t10                  # line 15: 3.0 * x * x, ∂/∂x = t10
-        dx += dt11 * x * 3.0              # line 15: 3.0 * x, ∂/∂x = 3.0
+        dx = dx + dt11 * t10 + dt11 * x * 3.0  # line 15: 3.0 * x * x, ∂/∂x = t10; line 15: 3.0 * x, ∂/∂x = 3.0
         dc -= dt9                         # line 15: x * x * x - c, ∂/∂c = -1
         dt7 = dt9 * x                     # line 15: x * x * x, ∂/∂t7 = x
-        dx += dt9 * t7                    # line 15: x * x * x, ∂/∂x = t7
-        dx += dt7 * x                     # line 15: x * x, ∂/∂x = x (left operand)
-        dx += dt7 * x                     # line 15: x * x, ∂/∂x = x (right operand)
+        dx = dx + dt9 * t7 + dt7 * x + dt7 * x  # line 15: x * x * x, ∂/∂x = t7; line 15: x * x, ∂/∂x = x (left operand); line 15: x * x, ∂/∂x = x (right operand)
     return dc

@@ -31,8 +31,7 @@ def grad_loss(x, y, w=0.5, *, bias=0.25, dout=1.0):
     dw = dt1_2 * bump_1                   # line 7: scaled in scaling.py: w * v, ∂/∂w = bump_1
     dbump_1 += dt1_2 * w                  # line 7: scaled in scaling.py: w * v, ∂/∂bump_1 = w
     dt2_1 = dbump_1 * bump_1 / 1.5        # line 12: bump: -x * x / WIDTH, ∂/∂t2_1 = 1 / 1.5
-    dx += dt2_1 * t1_1                    # line 12: bump: -x * x, ∂/∂x = t1_1
-    dx -= dt2_1 * x                       # line 12: bump: -x, ∂/∂x = -1
+    dx = dx + dt2_1 * t1_1 - dt2_1 * x    # line 12: bump: -x * x, ∂/∂x = t1_1; line 12: bump: -x, ∂/∂x = -1
     return dx, dy, dw, dbias
 
 
@@ -57,6 +56,5 @@ def both_bwd(tape, dout):
     dx += dt1_2 * y                       # line 7: scaled: w * v, ∂/∂x = y
     dx += dout * bump                     # line 11: shapes.bump(y) * x, ∂/∂x = bump
     dt2 = dout * x * bump / 1.5           # line 12: bump in shapes.py: -x * x / WIDTH, ∂/∂t2 = 1 / 1.5
-    dy += dt2 * t1_1                      # line 12: bump in shapes.py: -x * x, ∂/∂y = t1_1
-    dy -= dt2 * y                         # line 12: bump in shapes.py: -x, ∂/∂y = -1
+    dy = dy + dt2 * t1_1 - dt2 * y        # line 12: bump in shapes.py: -x * x, ∂/∂y = t1_1; line 12: bump in shapes.py: -x, ∂/∂y = -1
     return dx, dy
