@@ -171,8 +171,8 @@ class _Fuse:
                 break
             if w in _rw(r)[1]:
                 return
-        if seen != self.counts[name] or not uses:
-            return
+        if seen != self.counts[name] or not uses or (self.arrays and seen > 2):
+            return  # (an array negated once, not once per reader)
         for r, loads in uses:
             _replace(r.node, {id(n): ast.UnaryOp(ast.USub(), ast.Name(w, ast.Load()))
                               for n in loads})
