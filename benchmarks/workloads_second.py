@@ -50,6 +50,33 @@ def mlp_loss_dict(params, X, Y):
     return np.mean((P - Y) ** 2)
 
 
+def _jax_hvp():
+    """``jax.jit`` of ``jax.jvp(jax.grad(loss))`` for mlp_loss written with
+    ``jax.numpy`` (float64), as a function of NumPy arrays returning NumPy
+    arrays (the transfer is timed with it); None where JAX is not installed."""
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None
+    jax.config.update("jax_enable_x64", True)
+
+    def loss(params, X, Y):
+        W1, b1, W2, b2 = params
+        H = jnp.tanh(X @ W1 + b1)
+        P = H @ W2 + b2
+        return jnp.mean((P - Y) ** 2)
+
+    @jax.jit
+    def hvp(params, X, Y, v):
+        return jax.jvp(lambda p: jax.grad(loss)(p, X, Y), (params,), (v,))[1]
+
+    def call(W1, b1, W2, b2, X, Y, v):
+        out = hvp((W1, b1, W2, b2), X, Y, v)
+        return tuple(np.asarray(o) for o in out)
+    return call
+
+
 def _max_rel(a, b) -> float:
     return max(float(np.max(np.abs(np.asarray(x) - np.asarray(y))))
                / max(1.0, float(np.max(np.abs(np.asarray(y))))) for x, y in zip(a, b))
@@ -59,6 +86,7 @@ def _hvp_rows(budget: float) -> list[dict]:
     import s2s_ad
 
     rows = []
+    jax_hvp = _jax_hvp()
     for label, shape in (("MLP loss HVP, 64x10-32-1", (64, 10, 32)),
                          ("MLP loss HVP, 256x64-128-1", (256, 64, 128))):
         args = _mlp_args(*shape)
@@ -68,9 +96,13 @@ def _hvp_rows(budget: float) -> list[dict]:
         got = hvp(*args, v)
         hand = mlp_hvp_hand(*args, *v)
         row = {"name": label, "agree": _max_rel(got, hand)}
-        row.update(interleaved_times({"forward": lambda: mlp_loss(*args),
-                                      "s2s-ad": lambda: hvp(*args, v),
-                                      "hand": lambda: mlp_hvp_hand(*args, *v)}, budget))
+        calls = {"forward": lambda: mlp_loss(*args), "s2s-ad": lambda: hvp(*args, v),
+                 "hand": lambda: mlp_hvp_hand(*args, *v)}
+        if jax_hvp is not None:
+            jv = tuple(v)
+            row["jax agree"] = _max_rel(jax_hvp(*args, jv), hand)  # compiled here, not timed
+            calls["jax"] = lambda: jax_hvp(*args, jv)
+        row.update(interleaved_times(calls, budget))
         rows.append(row)
     # the same product with the parameters in a dict: hvp's direction and
     # result are dicts; the reference is the positional product above
@@ -123,6 +155,11 @@ def report(budget: float = 1.0) -> str:
                      f"{r['s2s-ad'] / r['forward']:>7.2f}x{_t(r['hand']):>11}"
                      f"{r['s2s-ad'] / r['hand']:>8.2f}x{r['agree']:>9.0e}   (reference: "
                      f"{r.get('reference', 'hand-written HVP')})")
+        if "jax" in r:
+            lines.append(f"{'  jax.jit(jax.jvp(jax.grad))':<32}{'':>10}{_t(r['jax']):>11}"
+                         f"{r['jax'] / r['forward']:>7.2f}x{'':>11}"
+                         f"{r['s2s-ad'] / r['jax']:>8.2f}x{r['jax agree']:>9.0e}   (s2s-ad / "
+                         f"JAX's jit-compiled HVP: below 1 s2s-ad is faster)")
     r = _hessian_row(budget)
     for key, what in (("s2s-ad", "s2s_ad.hessian"), ("module", "s2s-ad hessian module")):
         lines.append(f"{r['name'] + ' (' + what + ')':<32}"[:32] + f"{_t(r['forward']):>10}"

@@ -143,6 +143,9 @@ class CodeFunction:
     lists: dict[str, str] = field(default_factory=dict)
     """Array name -> the Python list of its elements a reverse loop runs on
     (:mod:`s2s_ad.reverse.element_lists`)."""
+    temps: set[str] = field(default_factory=set)
+    """Names of temporaries: values, tangents and adjoints of values the user
+    did not name (:mod:`s2s_ad.emit.fuse` writes them inside their reader)."""
 
 
 def while_block(cond: list, test: ast.expr, body: list, comment: str) -> Block:

@@ -18,6 +18,7 @@ import textwrap
 import astor
 
 from s2s_ad._version import __version__
+from s2s_ad.emit import fuse
 from s2s_ad.emit.code import Block, CodeFunction, name_nodes
 from s2s_ad.reverse.checkpoint import repetitions_table
 from s2s_ad.rules.scalar import SCALAR_HELPERS
@@ -33,6 +34,8 @@ def module(functions: list[CodeFunction], src_file: str | None = None) -> str:
     """The text of a module holding ``functions``: the first is the gradient
     of a user function, the others the forward/backward pairs of the
     functions it calls."""
+    for fn in functions:
+        fuse.run(fn)
     first = functions[0]
     origin = first.source
     where = src_file or origin.loc.file

@@ -30,8 +30,8 @@ import linecache
 import re
 
 from s2s_ad import ir
-from s2s_ad.emit import optimize, peephole
-from s2s_ad.emit.code import (Block, CodeFunction, Stmt, effect_statement, name_nodes,
+from s2s_ad.emit import fuse, optimize, peephole
+from s2s_ad.emit.code import (Block, CodeFunction, Stmt, effect_statement,
                               signature, tree_leaves, unpack_params, while_block)
 from s2s_ad.emit.code import call as _call
 from s2s_ad.errors import SourceError
@@ -212,15 +212,19 @@ class _Forward:
                                 ast.Load())
         # temporaries folded into their readers; then the copies the transform
         # leaves (φs, carried tangents) read through or sunk, and folding again
-        _fold(body, peephole.names_in(Block(ast.If(returns, [], []), body)), self.temps)
+        arrays = any(v.kind == "array" for v in self.func.param_values) \
+            or "numpy" in self.modules or bool(self.helpers)
+        fuse.fold(body, returns, self.temps, self.modules, arrays)
         peephole.run(body, peephole.names_in(Block(ast.If(returns, [], []), body)))
-        _fold(body, peephole.names_in(Block(ast.If(returns, [], []), body)), self.temps)
+        fuse.fold(body, returns, self.temps, self.modules, arrays)
         _scale(body, set(self.tname.values()))
         args = self.arguments()
         fn = CodeFunction(self.name, args, body, returns, func, self.wrt, role="jvp",
                           header="" if not self.callee else
                           f"tangent of {func.name}: (value, tangent) from values and tangents")
         fn.adjoints = {v.name: self.t(v) for v in self.wrt}
+        fn.temps = set(self.temps) - {p.value.name for p in func.params} \
+            - {self.t(v) for v in self.wrt}
         fn.helpers = self.helpers
         return fn
 
@@ -474,8 +478,6 @@ def _sum(terms: list[ast.expr]) -> ast.expr:
 
 MAX_CHAIN = 32
 """Terms added in one chain of ``+``; more are added by ``sum((...))``."""
-MAX_DEPTH = 40
-"""No temporary is folded into an expression that would nest deeper."""
 
 
 def _merge_repeated(terms: list[ast.expr]) -> list[ast.expr]:
@@ -488,53 +490,6 @@ def _merge_repeated(terms: list[ast.expr]) -> list[ast.expr]:
     return terms
 
 
-def _depth(node: ast.AST) -> int:
-    best, stack = 0, [(node, 1)]
-    while stack:
-        n, d = stack.pop()
-        best = max(best, d)
-        stack.extend((c, d + 1) for c in ast.iter_child_nodes(n))
-    return best
-
-
-def _fold(stmts: list, counts, temps: set[str]) -> None:
-    """Fold each temporary read exactly once, later in the same statement
-    list, into its reader, when nothing in between writes a name it reads:
-    ``t3 = s * x; s_1 = t3 + b`` becomes ``s_1 = s * x + b``. (The function
-    then reads like the user's expressions, and runs fewer stores and loads.)"""
-    for s in stmts:
-        if isinstance(s, Block):
-            _fold(s.body, counts, temps)
-            _fold(s.orelse, counts, temps)
-    i = 0
-    while i < len(stmts):
-        s = stmts[i]
-        name = _temp_assigned(s, temps)
-        if name is None or counts[name] != 2:
-            i += 1
-            continue
-        reads = {n.id for n in name_nodes(s.node.value)}
-        for j in range(i + 1, len(stmts)):
-            r = stmts[j]
-            # (never into a `while` test: it is evaluated again on every iteration)
-            node = r.head if isinstance(r, Block) and not isinstance(r.head, ast.While) \
-                else None if isinstance(r, Block) else r.node
-            loads = [n for n in name_nodes(node) if n.id == name] if node is not None else []
-            if loads and _depth(s.node.value) + _depth(node) > MAX_DEPTH:
-                i += 1
-                break
-            if loads:
-                value = s.node.value
-                _Replace(name, value).visit(node)
-                del stmts[i]
-                break
-            if name in peephole.names_in(r) or _writes(r) & reads:
-                i += 1
-                break
-        else:
-            i += 1
-
-
 def _scale(stmts: list, tangents: set[str]) -> None:
     """Constant factors of each tangent gathered, where exact (:mod:`s2s_ad.forward.scaling`)."""
     for s in stmts:
@@ -544,28 +499,3 @@ def _scale(stmts: list, tangents: set[str]) -> None:
         elif isinstance(s.node, ast.Assign) and len(s.node.targets) == 1 \
                 and isinstance(s.node.targets[0], ast.Name) and s.node.targets[0].id in tangents:
             s.node.value = scaling.run(s.node.value)
-
-
-def _temp_assigned(s, temps: set[str]) -> str | None:
-    if isinstance(s, Stmt) and isinstance(s.node, ast.Assign) and len(s.node.targets) == 1:
-        t = s.node.targets[0]
-        if isinstance(t, ast.Name) and t.id in temps:
-            return t.id
-    return None
-
-
-def _writes(s) -> set[str]:
-    """Names statement ``s`` (a block: any statement in it) assigns."""
-    node = s.node
-    if node is None:
-        return set()
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-
-
-class _Replace(ast.NodeTransformer):
-    def __init__(self, name: str, value: ast.expr):
-        self.name = name
-        self.value = value
-
-    def visit_Name(self, node: ast.Name):
-        return self.value if node.id == self.name and isinstance(node.ctx, ast.Load) else node

@@ -280,9 +280,11 @@ class _Sweep(StructuredSweep, CallSites):
         if reverse:
             body += shifts.note(func, func.scalars(self.wrt)) + [Stmt(None, "reverse sweep")] + reverse
         prefix = "value_and_grad_" if with_value else "grad_"
-        return CodeFunction(name or prefix + func.name, signature(func, seed), body, returns,
+        code = CodeFunction(name or prefix + func.name, signature(func, seed), body, returns,
                             func, self.wrt, self.adjoint_names(), tape, seed, imports=self.imports,
                             loops=self.loops, helpers=self.helpers(), lists=lists)
+        code.temps = self.temp_names() - {seed}
+        return code
 
     def helpers(self) -> dict[str, str]:
         out = dict(self.arrays.helpers) if self.arrays is not None else {}
@@ -296,6 +298,18 @@ class _Sweep(StructuredSweep, CallSites):
         if self._ckpt_helper is None:
             self._ckpt_helper = self.namer.fresh("next_snapshot")
         return self._ckpt_helper
+
+    def temp_names(self) -> set[str]:
+        """The names of values the user did not name and of their adjoints
+        (none that is also a user variable's, a parameter's or a seed)."""
+        temp: set[str] = set()
+        user: set[str] = set()
+        for v in self._all_values():
+            names = {v.name, self.fwd(v)}
+            if id(v) in self.adj:
+                names.add(self.adj[id(v)])
+            (temp if v.var is None else user).update(names)
+        return temp - user - {p.value.name for p in self.func.params}
 
     def adjoint_names(self) -> dict:
         return {v.name: self.adj[id(v)] for v in self._all_values()
@@ -610,6 +624,7 @@ def _pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
     fwd, bwd = pair_functions(func, fwd_name, bwd_name, seeds, sweep, forward, value, tape,
                               tape_refs, reverse, grads, sweep.adjoint_names(), sweep.loops)
     bwd.lists = lists
+    fwd.temps = bwd.temps = sweep.temp_names() - {seeds.tape, seeds.seed, *seeds.seeds}
     return fwd, bwd
 
 

@@ -11,48 +11,27 @@ def grad_call_price(s, k, t, r, sigma, *, dout=1.0):
     # forward pass
     sqrt_t = math.sqrt(t)                 # line 11: sqrt_t = math.sqrt(t)
     t1 = s / k                            # line 12: s / k
-    t2 = math.log(t1)                     # line 12: math.log(s / k)
     t3 = 0.5 * sigma                      # line 12: 0.5 * sigma
-    t4 = t3 * sigma                       # line 12: 0.5 * sigma * sigma
-    t5 = r + t4                           # line 12: r + 0.5 * sigma * sigma
-    t6 = t5 * t                           # line 12: (r + 0.5 * sigma * sigma) * t
-    t7 = t2 + t6                          # line 12: math.log(s / k) + (r + 0.5 * sigma * sigma) * t
     t8 = sigma * sqrt_t                   # line 12: sigma * sqrt_t
-    d1 = t7 / t8                          # line 12: d1 = (math.log(s / k) + (r + 0.5 * sigma * sigma) * t) / (sigma * sqrt_t)
-    t9 = sigma * sqrt_t                   # line 13: sigma * sqrt_t
-    d2 = d1 - t9                          # line 13: d2 = d1 - sigma * sqrt_t
+    d1 = (math.log(t1) + (r + t3 * sigma) * t) / t8  # line 12: d1 = (math.log(s / k) + (r + 0.5 * sigma * sigma) * t) / (sigma * sqrt_t)
+    d2 = d1 - sigma * sqrt_t              # line 13: d2 = d1 - sigma * sqrt_t
     t10 = math.sqrt(2.0)                  # line 14: math.sqrt(2.0)
     t11 = d1 / t10                        # line 14: d1 / math.sqrt(2.0)
-    t12 = math.erf(t11)                   # line 14: math.erf(d1 / math.sqrt(2.0))
-    t13 = 1.0 + t12                       # line 14: 1.0 + math.erf(d1 / math.sqrt(2.0))
-    n1 = 0.5 * t13                        # line 14: n1 = 0.5 * (1.0 + math.erf(d1 / math.sqrt(2.0)))
+    n1 = 0.5 * (1.0 + math.erf(t11))      # line 14: n1 = 0.5 * (1.0 + math.erf(d1 / math.sqrt(2.0)))
     t14 = math.sqrt(2.0)                  # line 15: math.sqrt(2.0)
     t15 = d2 / t14                        # line 15: d2 / math.sqrt(2.0)
-    t19 = -r                              # line 16: -r
-    t20 = t19 * t                         # line 16: -r * t
-    t21 = math.exp(t20)                   # line 16: math.exp(-r * t)
-    t22 = k * t21                         # line 16: k * math.exp(-r * t)
+    t22 = k * math.exp(-r * t)            # line 16: k * math.exp(-r * t)
     # reverse sweep
-    dt23 = -dout                          # line 16: s * n1 - k * math.exp(-r * t) * n2, ∂/∂t23 = -1
-    dn2 = dt23 * t22                      # line 16: k * math.exp(-r * t) * n2, ∂/∂n2 = t22
+    dn2 = -dout * t22                     # line 16: k * math.exp(-r * t) * n2, ∂/∂n2 = t22
     ds = dout * n1                        # line 16: s * n1, ∂/∂s = n1
     dn1 = dout * s                        # line 16: s * n1, ∂/∂n1 = s
-    dt17 = dn2 * 0.5                      # line 15: n2 = 0.5 * (1.0 + math.erf(d2 / math.sqrt(2.0))), ∂n2/∂t17 = 0.5
-    dt15 = dt17 * (2 / math.sqrt(math.pi) * math.exp(-t15 * t15))  # line 15: math.erf(d2 / math.sqrt(2.0)), ∂/∂t15 = 2 / math.sqrt(math.pi) * math.exp(-t15 * t15)
-    dd2 = dt15 / t14                      # line 15: d2 / math.sqrt(2.0), ∂/∂d2 = 1 / t14
-    dt13 = dn1 * 0.5                      # line 14: n1 = 0.5 * (1.0 + math.erf(d1 / math.sqrt(2.0))), ∂n1/∂t13 = 0.5
-    dt11 = dt13 * (2 / math.sqrt(math.pi) * math.exp(-t11 * t11))  # line 14: math.erf(d1 / math.sqrt(2.0)), ∂/∂t11 = 2 / math.sqrt(math.pi) * math.exp(-t11 * t11)
-    dd1 = dt11 / t10                      # line 14: d1 / math.sqrt(2.0), ∂/∂d1 = 1 / t10
+    dd2 = dn2 * 0.5 * (2 / math.sqrt(math.pi) * math.exp(-t15 * t15)) / t14  # line 15: d2 / math.sqrt(2.0), ∂/∂d2 = 1 / t14
+    dd1 = dn1 * 0.5 * (2 / math.sqrt(math.pi) * math.exp(-t11 * t11)) / t10  # line 14: d1 / math.sqrt(2.0), ∂/∂d1 = 1 / t10
     dd1 += dd2                            # line 13: d2 = d1 - sigma * sqrt_t, ∂d2/∂d1 = 1
-    dt9 = -dd2                            # line 13: d2 = d1 - sigma * sqrt_t, ∂d2/∂t9 = -1
-    dsigma = dt9 * sqrt_t                 # line 13: sigma * sqrt_t, ∂/∂sigma = sqrt_t
+    dsigma = -dd2 * sqrt_t                # line 13: sigma * sqrt_t, ∂/∂sigma = sqrt_t
     dt7 = dd1 / t8                        # line 12: d1 = (math.log(s / k) + (r + 0.5 * sigma * sigma) * t) / (sigma * sqrt_t), ∂d1/∂t7 = 1 / t8
-    dt8 = dd1 * (-d1 / t8)                # line 12: d1 = (math.log(s / k) + (r + 0.5 * sigma * sigma) * t) / (sigma * sqrt_t), ∂d1/∂t8 = -d1 / t8
-    dsigma += dt8 * sqrt_t                # line 12: sigma * sqrt_t, ∂/∂sigma = sqrt_t
+    dsigma -= dd1 * (d1 / t8) * sqrt_t    # line 12: sigma * sqrt_t, ∂/∂sigma = sqrt_t
     dt5 = dt7 * t                         # line 12: (r + 0.5 * sigma * sigma) * t, ∂/∂t5 = t
-    dt3 = dt5 * sigma                     # line 12: 0.5 * sigma * sigma, ∂/∂t3 = sigma
-    dsigma += dt5 * t3                    # line 12: 0.5 * sigma * sigma, ∂/∂sigma = t3
-    dsigma += dt3 * 0.5                   # line 12: 0.5 * sigma, ∂/∂sigma = 0.5
-    dt1 = dt7 / t1                        # line 12: math.log(s / k), ∂/∂t1 = 1 / t1
-    ds += dt1 / k                         # line 12: s / k, ∂/∂s = 1 / k
+    dsigma = dsigma + dt5 * t3 + dt5 * sigma * 0.5  # line 12: 0.5 * sigma * sigma, ∂/∂sigma = t3; line 12: 0.5 * sigma, ∂/∂sigma = 0.5
+    ds += dt7 / t1 / k                    # line 12: s / k, ∂/∂s = 1 / k
     return ds, dsigma

@@ -9,14 +9,11 @@ import math
 def grad_nll(x, mu, log_sigma, *, dout=1.0):
     # forward pass
     sigma = math.exp(log_sigma)           # line 13: sigma = math.exp(log_sigma)
-    t1 = x - mu                           # line 14: x - mu
-    z = t1 / sigma                        # line 14: z = (x - mu) / sigma
+    z = (x - mu) / sigma                  # line 14: z = (x - mu) / sigma
     t2 = 0.5 * z                          # line 15: 0.5 * z
     # reverse sweep
     dlog_sigma = dout                     # line 15: 0.5 * z * z + log_sigma, ∂/∂log_sigma = 1
-    dt2 = dout * z                        # line 15: 0.5 * z * z, ∂/∂t2 = z
-    dz = dout * t2                        # line 15: 0.5 * z * z, ∂/∂z = t2
-    dz += dt2 * 0.5                       # line 15: 0.5 * z, ∂/∂z = 0.5
+    dz = dout * t2 + dout * z * 0.5       # line 15: 0.5 * z * z, ∂/∂z = t2; line 15: 0.5 * z, ∂/∂z = 0.5
     dt1 = dz / sigma                      # line 14: z = (x - mu) / sigma, ∂z/∂t1 = 1 / sigma
     dsigma = dz * (-z / sigma)            # line 14: z = (x - mu) / sigma, ∂z/∂sigma = -z / sigma
     dmu = -dt1                            # line 14: x - mu, ∂/∂mu = -1

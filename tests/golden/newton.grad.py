@@ -35,15 +35,10 @@ def grad_cube_root(c, *, dx=1.0):
         t10 = t10_tape.pop()              # t10 from the tape
         t11 = t11_tape.pop()              # t11 from the tape
         t12 = t12_tape.pop()              # t12 from the tape
-        dt12 = -dx                        # line 15: x = x - (x * x * x - c) / (3.0 * x * x), ∂x_1/∂t12 = -1
-        dt9 = dt12 / t11                  # line 15: (x * x * x - c) / (3.0 * x * x), ∂/∂t9 = 1 / t11
-        dt11 = dt12 * (-t12 / t11)        # line 15: (x * x * x - c) / (3.0 * x * x), ∂/∂t11 = -t12 / t11
-        dt10 = dt11 * x                   # line 15: 3.0 * x * x, ∂/∂t10 = x
-        dx += dt11 * t10                  # line 15: 3.0 * x * x, ∂/∂x = t10
-        dx += dt10 * 3.0                  # line 15: 3.0 * x, ∂/∂x = 3.0
-        dc += -dt9                        # line 15: x * x * x - c, ∂/∂c = -1
+        dt9 = -dx / t11                   # line 15: (x * x * x - c) / (3.0 * x * x), ∂/∂t9 = 1 / t11
+        dt11 = dx * (t12 / t11)           # line 15: (x * x * x - c) / (3.0 * x * x), ∂/∂t11 = -t12 / t11
+        dx = dx + dt11 * t10 + dt11 * x * 3.0  # line 15: 3.0 * x * x, ∂/∂x = t10; line 15: 3.0 * x, ∂/∂x = 3.0
+        dc -= dt9                         # line 15: x * x * x - c, ∂/∂c = -1
         dt7 = dt9 * x                     # line 15: x * x * x, ∂/∂t7 = x
-        dx += dt9 * t7                    # line 15: x * x * x, ∂/∂x = t7
-        dx += dt7 * x                     # line 15: x * x, ∂/∂x = x (left operand)
-        dx += dt7 * x                     # line 15: x * x, ∂/∂x = x (right operand)
+        dx = dx + dt9 * t7 + dt7 * x + dt7 * x  # line 15: x * x * x, ∂/∂x = t7; line 15: x * x, ∂/∂x = x (left operand); line 15: x * x, ∂/∂x = x (right operand)
     return dc

@@ -10,30 +10,19 @@ import math
 def grad_energy_after_step(theta, omega, length, damping, dt, *, dout=1.0):
     # forward pass
     t1 = -9.81 / length                   # line 14: -G / length
-    t2 = math.sin(theta)                  # line 14: math.sin(theta)
-    t3 = t1 * t2                          # line 14: -G / length * math.sin(theta)
-    t4 = damping * omega                  # line 14: damping * omega
-    alpha = t3 - t4                       # line 14: alpha = -G / length * math.sin(theta) - damping * omega
-    t5 = dt * alpha                       # line 15: dt * alpha
-    omega_next = omega + t5               # line 15: omega_next = omega + dt * alpha
-    t6 = dt * omega_next                  # line 16: dt * omega_next
-    theta_next = theta + t6               # line 16: theta_next = theta + dt * omega_next
+    alpha = t1 * math.sin(theta) - damping * omega  # line 14: alpha = -G / length * math.sin(theta) - damping * omega
+    omega_next = omega + dt * alpha       # line 15: omega_next = omega + dt * alpha
+    theta_next = theta + dt * omega_next  # line 16: theta_next = theta + dt * omega_next
     t7 = length * omega_next              # line 17: length * omega_next
     t9 = 9.81 * length                    # line 18: G * length
     # reverse sweep
-    dt11 = dout * t9                      # line 18: potential = G * length * (1.0 - math.cos(theta_next)), ∂potential/∂t11 = t9
-    dt10 = -dt11                          # line 18: 1.0 - math.cos(theta_next), ∂/∂t10 = -1
-    dtheta_next = -(dt10 * math.sin(theta_next))  # line 18: math.cos(theta_next), ∂/∂theta_next = -math.sin(theta_next)
-    dt8 = dout * 0.5                      # line 17: kinetic = 0.5 * (length * omega_next) ** 2, ∂kinetic/∂t8 = 0.5
-    dt7 = dt8 * (2 * t7)                  # line 17: (length * omega_next) ** 2, ∂/∂t7 = 2 * t7
-    domega_next = dt7 * length            # line 17: length * omega_next, ∂/∂omega_next = length
+    dtheta_next = dout * t9 * math.sin(theta_next)  # line 18: math.cos(theta_next), ∂/∂theta_next = -math.sin(theta_next)
+    domega_next = dout * 0.5 * (2 * t7) * length  # line 17: length * omega_next, ∂/∂omega_next = length
     dtheta = dtheta_next                  # line 16: theta_next = theta + dt * omega_next, ∂theta_next/∂theta = 1
     domega_next += dtheta_next * dt       # line 16: dt * omega_next, ∂/∂omega_next = dt
     domega = domega_next                  # line 15: omega_next = omega + dt * alpha, ∂omega_next/∂omega = 1
     dalpha = domega_next * dt             # line 15: dt * alpha, ∂/∂alpha = dt
-    dt4 = -dalpha                         # line 14: alpha = -G / length * math.sin(theta) - damping * omega, ∂alpha/∂t4 = -1
-    ddamping = dt4 * omega                # line 14: damping * omega, ∂/∂damping = omega
-    domega += dt4 * damping               # line 14: damping * omega, ∂/∂omega = damping
-    dt2 = dalpha * t1                     # line 14: -G / length * math.sin(theta), ∂/∂t2 = t1
-    dtheta += dt2 * math.cos(theta)       # line 14: math.sin(theta), ∂/∂theta = math.cos(theta)
+    ddamping = -dalpha * omega            # line 14: damping * omega, ∂/∂damping = omega
+    domega -= dalpha * damping            # line 14: damping * omega, ∂/∂omega = damping
+    dtheta += dalpha * t1 * math.cos(theta)  # line 14: math.sin(theta), ∂/∂theta = math.cos(theta)
     return dtheta, domega, ddamping

@@ -13,13 +13,10 @@ from pkg_calls.special import softclip_fwd, softclip_bwd
 def grad_loss(x, y, w=0.5, *, bias=0.25, dout=1.0):
     # forward pass
     t1_1 = -x                             # line 12: bump: -x
-    t2_1 = t1_1 * x                       # line 12: bump: -x * x
-    t3_1 = t2_1 / 1.5                     # line 12: bump: -x * x / WIDTH
-    bump_1 = math.exp(t3_1)               # line 12: bump: math.exp(-x * x / WIDTH)
+    bump_1 = math.exp(t1_1 * x / 1.5)     # line 12: bump: math.exp(-x * x / WIDTH)
     t1_2 = w * bump_1                     # line 7: scaled in scaling.py: w * v
     b, b_tape = both_fwd(x, y)            # line 17: b = scaling.both(x, y)
-    t2 = y * x                            # line 18: y * x
-    softclip_1, softclip_1_tape = softclip_fwd(t2)  # line 18: softclip(y * x)
+    softclip_1, softclip_1_tape = softclip_fwd(y * x)  # line 18: softclip(y * x)
     # reverse sweep
     dbias = dout * x                      # line 18: bias * x, ∂/∂bias = x
     dx = dout * bias                      # line 18: bias * x, ∂/∂x = bias
@@ -33,11 +30,8 @@ def grad_loss(x, y, w=0.5, *, bias=0.25, dout=1.0):
     dbump_1 = dout * t1_2                 # line 7: scaled in scaling.py: w * v * v, ∂a/∂bump_1 = t1_2
     dw = dt1_2 * bump_1                   # line 7: scaled in scaling.py: w * v, ∂/∂w = bump_1
     dbump_1 += dt1_2 * w                  # line 7: scaled in scaling.py: w * v, ∂/∂bump_1 = w
-    dt3_1 = dbump_1 * bump_1              # line 12: bump: math.exp(-x * x / WIDTH), ∂/∂t3_1 = bump_1
-    dt2_1 = dt3_1 / 1.5                   # line 12: bump: -x * x / WIDTH, ∂/∂t2_1 = 1 / 1.5
-    dt1_1 = dt2_1 * x                     # line 12: bump: -x * x, ∂/∂t1_1 = x
-    dx += dt2_1 * t1_1                    # line 12: bump: -x * x, ∂/∂x = t1_1
-    dx += -dt1_1                          # line 12: bump: -x, ∂/∂x = -1
+    dt2_1 = dbump_1 * bump_1 / 1.5        # line 12: bump: -x * x / WIDTH, ∂/∂t2_1 = 1 / 1.5
+    dx = dx + dt2_1 * t1_1 - dt2_1 * x    # line 12: bump: -x * x, ∂/∂x = t1_1; line 12: bump: -x, ∂/∂x = -1
     return dx, dy, dw, dbias
 
 
@@ -45,13 +39,9 @@ def grad_loss(x, y, w=0.5, *, bias=0.25, dout=1.0):
 # its backward pass reads
 def both_fwd(x, y):
     t1_1 = -y                             # line 12: bump in shapes.py: -x
-    t2 = t1_1 * y                         # line 12: bump in shapes.py: -x * x
-    t3 = t2 / 1.5                         # line 12: bump in shapes.py: -x * x / WIDTH
-    bump = math.exp(t3)                   # line 12: bump in shapes.py: math.exp(-x * x / WIDTH)
-    t1 = bump * x                         # line 11: shapes.bump(y) * x
+    bump = math.exp(t1_1 * y / 1.5)       # line 12: bump in shapes.py: math.exp(-x * x / WIDTH)
     t1_2 = y * x                          # line 7: scaled: w * v
-    scaled_1 = t1_2 * x                   # line 7: scaled: w * v * v
-    out = t1 + scaled_1                   # line 11: shapes.bump(y) * x + scaled(x, y)
+    out = bump * x + t1_2 * x             # line 11: shapes.bump(y) * x + scaled(x, y)
     return out, (x, y, t1_1, bump, t1_2)
 
 
@@ -64,11 +54,7 @@ def both_bwd(tape, dout):
     dx = dscaled_1 * t1_2                 # line 7: scaled: w * v * v, ∂/∂x = t1_2
     dy = dt1_2 * x                        # line 7: scaled: w * v, ∂/∂y = x
     dx += dt1_2 * y                       # line 7: scaled: w * v, ∂/∂x = y
-    dbump = dout * x                      # line 11: shapes.bump(y) * x, ∂/∂bump = x
     dx += dout * bump                     # line 11: shapes.bump(y) * x, ∂/∂x = bump
-    dt3 = dbump * bump                    # line 12: bump in shapes.py: math.exp(-x * x / WIDTH), ∂/∂t3 = bump
-    dt2 = dt3 / 1.5                       # line 12: bump in shapes.py: -x * x / WIDTH, ∂/∂t2 = 1 / 1.5
-    dt1_1 = dt2 * y                       # line 12: bump in shapes.py: -x * x, ∂/∂t1_1 = y
-    dy += dt2 * t1_1                      # line 12: bump in shapes.py: -x * x, ∂/∂y = t1_1
-    dy += -dt1_1                          # line 12: bump in shapes.py: -x, ∂/∂y = -1
+    dt2 = dout * x * bump / 1.5           # line 12: bump in shapes.py: -x * x / WIDTH, ∂/∂t2 = 1 / 1.5
+    dy = dy + dt2 * t1_1 - dt2 * y        # line 12: bump in shapes.py: -x * x, ∂/∂y = t1_1; line 12: bump in shapes.py: -x, ∂/∂y = -1
     return dx, dy

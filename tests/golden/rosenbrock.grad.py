@@ -7,38 +7,23 @@ t11, t14, t17).
 
 def grad_rosenbrock4(x0, x1, x2, x3, *, dout=1.0):
     # forward pass
-    t1 = x0 * x0                          # line 8: x0 * x0
-    t2 = x1 - t1                          # line 8: x1 - x0 * x0
+    t2 = x1 - x0 * x0                     # line 8: x1 - x0 * x0
     t5 = 1.0 - x0                         # line 8: 1.0 - x0
-    t7 = x1 * x1                          # line 9: x1 * x1
-    t8 = x2 - t7                          # line 9: x2 - x1 * x1
+    t8 = x2 - x1 * x1                     # line 9: x2 - x1 * x1
     t11 = 1.0 - x1                        # line 9: 1.0 - x1
-    t13 = x2 * x2                         # line 10: x2 * x2
-    t14 = x3 - t13                        # line 10: x3 - x2 * x2
+    t14 = x3 - x2 * x2                    # line 10: x3 - x2 * x2
     t17 = 1.0 - x2                        # line 10: 1.0 - x2
     # reverse sweep
-    dt17 = dout * (2 * t17)               # line 10: (1.0 - x2) ** 2, ∂/∂t17 = 2 * t17
-    dx2 = -dt17                           # line 10: 1.0 - x2, ∂/∂x2 = -1
-    dt15 = dout * 100.0                   # line 10: 100.0 * (x3 - x2 * x2) ** 2, ∂/∂t15 = 100.0
-    dt14 = dt15 * (2 * t14)               # line 10: (x3 - x2 * x2) ** 2, ∂/∂t14 = 2 * t14
+    dx2 = -(dout * (2 * t17))             # line 10: 1.0 - x2, ∂/∂x2 = -1
+    dt14 = dout * 100.0 * (2 * t14)       # line 10: (x3 - x2 * x2) ** 2, ∂/∂t14 = 2 * t14
     dx3 = dt14                            # line 10: x3 - x2 * x2, ∂/∂x3 = 1
-    dt13 = -dt14                          # line 10: x3 - x2 * x2, ∂/∂t13 = -1
-    dx2 += dt13 * x2                      # line 10: x2 * x2, ∂/∂x2 = x2 (left operand)
-    dx2 += dt13 * x2                      # line 10: x2 * x2, ∂/∂x2 = x2 (right operand)
-    dt11 = dout * (2 * t11)               # line 9: (1.0 - x1) ** 2, ∂/∂t11 = 2 * t11
-    dx1 = -dt11                           # line 9: 1.0 - x1, ∂/∂x1 = -1
-    dt9 = dout * 100.0                    # line 9: 100.0 * (x2 - x1 * x1) ** 2, ∂/∂t9 = 100.0
-    dt8 = dt9 * (2 * t8)                  # line 9: (x2 - x1 * x1) ** 2, ∂/∂t8 = 2 * t8
+    dx2 = dx2 - dt14 * x2 - dt14 * x2     # line 10: x2 * x2, ∂/∂x2 = x2 (left operand); ∂/∂x2 = x2 (right operand)
+    dx1 = -(dout * (2 * t11))             # line 9: 1.0 - x1, ∂/∂x1 = -1
+    dt8 = dout * 100.0 * (2 * t8)         # line 9: (x2 - x1 * x1) ** 2, ∂/∂t8 = 2 * t8
     dx2 += dt8                            # line 9: x2 - x1 * x1, ∂/∂x2 = 1
-    dt7 = -dt8                            # line 9: x2 - x1 * x1, ∂/∂t7 = -1
-    dx1 += dt7 * x1                       # line 9: x1 * x1, ∂/∂x1 = x1 (left operand)
-    dx1 += dt7 * x1                       # line 9: x1 * x1, ∂/∂x1 = x1 (right operand)
-    dt5 = dout * (2 * t5)                 # line 8: (1.0 - x0) ** 2, ∂/∂t5 = 2 * t5
-    dx0 = -dt5                            # line 8: 1.0 - x0, ∂/∂x0 = -1
-    dt3 = dout * 100.0                    # line 8: 100.0 * (x1 - x0 * x0) ** 2, ∂/∂t3 = 100.0
-    dt2 = dt3 * (2 * t2)                  # line 8: (x1 - x0 * x0) ** 2, ∂/∂t2 = 2 * t2
+    dx1 = dx1 - dt8 * x1 - dt8 * x1       # line 9: x1 * x1, ∂/∂x1 = x1 (left operand); ∂/∂x1 = x1 (right operand)
+    dx0 = -(dout * (2 * t5))              # line 8: 1.0 - x0, ∂/∂x0 = -1
+    dt2 = dout * 100.0 * (2 * t2)         # line 8: (x1 - x0 * x0) ** 2, ∂/∂t2 = 2 * t2
     dx1 += dt2                            # line 8: x1 - x0 * x0, ∂/∂x1 = 1
-    dt1 = -dt2                            # line 8: x1 - x0 * x0, ∂/∂t1 = -1
-    dx0 += dt1 * x0                       # line 8: x0 * x0, ∂/∂x0 = x0 (left operand)
-    dx0 += dt1 * x0                       # line 8: x0 * x0, ∂/∂x0 = x0 (right operand)
+    dx0 = dx0 - dt2 * x0 - dt2 * x0       # line 8: x0 * x0, ∂/∂x0 = x0 (left operand); ∂/∂x0 = x0 (right operand)
     return dx0, dx1, dx2, dx3
