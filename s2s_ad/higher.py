@@ -124,10 +124,11 @@ def _tangent_names(jvp_fn: Callable, n: int) -> list[str]:
 
 
 def _chosen(fn: Callable, wrt: Wrt, args: tuple, kwargs: dict,
-            lengths: dict | None = None, memo: dict | None = None
-            ) -> tuple[list[str], bool]:
+            lengths: dict | None = None, memo: dict | None = None,
+            without_ints: bool = False) -> tuple[list[str], bool]:
     """The parameter names ``wrt`` picks (resolved on ``fn``'s IR, so that
-    ``None`` leaves out integer parameters), and whether a tuple is returned."""
+    ``None`` leaves out integer parameters; ``without_ints`` also those
+    annotated ``int``), and whether a tuple is returned."""
     # Which parameters are integers, and the names, depend on the source and
     # the argument kinds only: lowered once per function, wrt and kinds.
     memo = {} if memo is None else memo
@@ -137,8 +138,9 @@ def _chosen(fn: Callable, wrt: Wrt, args: tuple, kwargs: dict,
         found = {**(lengths or {}), **shapes(fn, args, kwargs)}
         arrays = array_arguments(positional_names(fn), args, kwargs)
         values, many = resolve_wrt(lower(fn, found or None, arrays), wrt)
-        known = memo[key] = ([v.var for v in values], many)
-    return list(known[0]), known[1]
+        known = memo[key] = ([v.var for v in values], many,
+                             [v.var for v in values if v.kind != "int"])
+    return list(known[2] if without_ints else known[0]), known[1]
 
 
 def _zero_like(x):
@@ -606,7 +608,9 @@ def vjp_of(fn: Callable, args: tuple, kwargs: dict):
     sigma = kwargs.pop(seed, default)
     value = fn(*args, **kwargs, **{seed: sigma})
     gradient, tuple_result = _chosen(f, w, args, kwargs, lengths, memo=memo)
-    moving = _chosen(f, None, args, kwargs, lengths, memo=memo)[0]
+    # an `int` parameter has no derivative (0.0, as in f's gradient); its JVP
+    # module's text may use it as an int without the annotation
+    moving = _chosen(f, None, args, kwargs, lengths, memo=memo, without_ints=True)[0]
     forward = _concrete(f, gradient, "jvp", None, args, kwargs, lengths, memo=memo)
     tangents = _tangent_names(forward, len(gradient))
     own = list(_signature(f).parameters)
