@@ -18,16 +18,6 @@ def rows_in_loop(x, n: int):
     return total
 
 
-def comprehension_in_loop(x, n: int):
-    """A comprehension (a list grown by ``append``) made in each iteration."""
-    total = 0.0
-    for k in range(2):
-        ys = [math.cos(x * j + k) * x for j in range(n)]
-        for y in ys:
-            total = total + y * y
-    return total
-
-
 def _row(x, k, n: int):
     ys = [0.0] * n
     for j in range(n):
@@ -58,7 +48,66 @@ def while_rows(x, n: int):
     return total
 
 
-def _rows_total(x, n: int):
+def _rows_total(x, n: int, m: int):
+    total = 0.0
+    for k in range(m):
+        ys = [0.0] * n
+        for j in range(n):
+            ys[j] = math.sin(x * (j + 1) - k)
+        for y in ys:
+            total = total + y * x
+    return total
+
+
+def helper_rows_once(x, n: int, m: int):
+    """The looping helper, called once: its tape holds the lists' tape."""
+    return _rows_total(x, n, m) * x
+
+
+def helper_rows_in_loop_and_branch(x, n: int, m: int):
+    """The looping helper, called in a loop, under a branch."""
+    out = 0.0
+    for r in range(2):
+        if x > 0.0:
+            out = out + _rows_total(x * (r + 1), n, m)
+        else:
+            out = out - _rows_total(x, n, m)
+    return out
+
+
+def _settle(x):
+    k = 0
+    s = x
+    while s < 3.0 and k < 10:
+        s = s * 1.3 + math.sin(s)
+        k = k + 1
+    return s
+
+
+def while_helper_in_loop(x, n: int):
+    """A helper whose ``while`` loop keeps a tape, called in a loop."""
+    out = 0.0
+    for r in range(n):
+        out = out + _settle(x + 0.1 * r) * x
+    return out
+
+
+def _waves(x, n: int):
+    s = 0.0
+    for j in range(n):
+        s = s + math.sin(x * j)
+    return s
+
+
+def for_helper_in_loop(x, n: int):
+    """A helper whose ``for`` loop of a run-time length keeps a tape, called in a loop."""
+    out = 0.0
+    for r in range(3):
+        out = out + _waves(x * (r + 1), n)
+    return out
+
+
+def _rows_fixed(x, n: int):
     total = 0.0
     for k in range(2):
         ys = [0.0] * n
@@ -69,15 +118,10 @@ def _rows_total(x, n: int):
     return total
 
 
-def helper_rows_in_loop_and_branch(x, n: int):
-    """The looping helper, called in a loop, under a branch."""
-    out = 0.0
-    for r in range(2):
-        if x > 0.0:
-            out = out + _rows_total(x * (r + 1), n)
-        else:
-            out = out - _rows_total(x, n)
-    return out
+def helper_rows_fixed_count(x, n: int):
+    """The outer loop of the helper runs a constant number of times: its
+    tape mixes lists of a known length with lists of any length."""
+    return _rows_fixed(x, n) * x
 
 
 def _horner(c, x):

@@ -5,7 +5,8 @@ Contract: ``rewrite(tree, globals_, namer)`` runs after
 :func:`s2s_ad.frontend.pairs.split` on a function of a module s2s-ad
 generated. A call ``y, T_0, T_1 = H_fwd(...)`` in a loop binds the items of
 ``H_fwd``'s tape; an item that ``H_bwd`` reads as a list (``T[k]``,
-``T.pop()``: the tape of a loop of the helper, of any length) and that the
+``T.pop()``: the tape of a loop of the helper, of any length), or that
+``H_fwd`` makes as one (``ys = [0.0] * n``), and that the
 caller's loop keeps on a tape of its own (``Ts[i] = T``, a
 statement in the body of ``for i in range(n)`` with no ``continue``,
 ``break`` or ``return`` before it, or ``Ts.append(T)``; read back in the
@@ -64,6 +65,8 @@ def rewrite(tree: ast.FunctionDef, globals_: dict, namer: Namer, pairs: dict) ->
                 and isinstance(n.value.func, ast.Name) and n.value.func.id in pairs:
             bwd, items = pairs[n.value.func.id]
             listed = _list_parameters(globals_.get(bwd), items)
+            if listed is not None:
+                listed |= _made_lists(globals_.get(n.value.func.id), items)
             names = n.targets[0].elts[1:]
             if listed is None or len(names) != len(items):
                 continue
@@ -99,6 +102,45 @@ def _list_parameters(bwd, items: tuple) -> set | None:
                 and n.args and isinstance(n.args[0], ast.Name):
             out.add(n.args[0].id)
     return out & set(items)
+
+
+def _made_lists(fwd, items: tuple) -> set:
+    """The items of ``fwd``'s returned tape (``return value, (a, b, c)``, in
+    the order of ``items``) that it makes as lists (``[0.0] * n``, ``[]``,
+    ``[a, b]``, a comprehension) and binds to nothing else."""
+    if not isinstance(fwd, types.FunctionType):
+        return set()
+    try:
+        fn = ast.parse(textwrap.dedent(inspect.getsource(fwd))).body[0]
+    except (OSError, TypeError, SyntaxError):
+        return set()
+    returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
+    if len(returns) != 1 or not (isinstance(returns[0].value, ast.Tuple)
+                                 and len(returns[0].value.elts) == 2
+                                 and isinstance(returns[0].value.elts[1], ast.Tuple)):
+        return set()
+    names = returns[0].value.elts[1].elts
+    if len(names) != len(items):
+        return set()
+    out = set()
+    for e, item in zip(names, items):
+        if not isinstance(e, ast.Name):
+            continue
+        binds = [n for n in ast.walk(fn) for t in getattr(n, "targets", [])
+                 if isinstance(n, ast.Assign) for m in ast.walk(t)
+                 if isinstance(m, ast.Name) and m.id == e.id and isinstance(m.ctx, ast.Store)]
+        if binds and all(len(b.targets) == 1 and isinstance(b.targets[0], ast.Name)
+                         and _a_list(b.value) for b in binds) \
+                and not any(isinstance(n, (ast.For, ast.AugAssign, ast.comprehension))
+                            and any(isinstance(m, ast.Name) and m.id == e.id
+                                    for m in ast.walk(n.target)) for n in ast.walk(fn)):
+            out.add(item)
+    return out
+
+
+def _a_list(v) -> bool:
+    return isinstance(v, (ast.List, ast.ListComp)) or isinstance(v, ast.BinOp) \
+        and isinstance(v.op, ast.Mult) and isinstance(v.left, ast.List)
 
 
 def _tapes_of(tree, lists: dict) -> set:
