@@ -38,6 +38,23 @@ class HigherOrderError(S2SError, ValueError):
     """A derivative of a generated function that s2s-ad does not make."""
 
 
+SECOND = ("second",)
+"""The origin of the functions the higher-order API returns (``grad`` or
+``jvp`` of a generated gradient, ``hvp``, ``hessian``): Python that calls
+generated code, not one generated function."""
+
+
+def _not_second(fn: Callable) -> None:
+    """Refuse a function the higher-order API returned (third derivatives)."""
+    if origin(fn) is SECOND:
+        raise HigherOrderError(
+            f"{fn.__name__} computes second derivatives by calling generated modules; it is "
+            "not one generated function, so s2s-ad does not differentiate it again (third "
+            "derivatives). Write the gradient modules to files and differentiate the second "
+            "one: `s2s-ad grad f.py:f -o g1.py`, `s2s-ad grad g1.py:grad_f -o g2.py`, then "
+            "s2s_ad.grad(g2.grad_grad_f) (docs/forward.md)")
+
+
 def origin(fn: Callable):
     """``(kind, f, wrt, output, lengths)`` for a function s2s-ad generated, else None."""
     return getattr(fn, "__s2s_ad_origin__", None)
@@ -49,6 +66,7 @@ def transform(fn: Callable, wrt: Wrt, kind: str, output, lengths, checkpoint=Non
     made = origin(fn)
     if made is None:
         return entry(fn, wrt, kind, output, lengths, checkpoint)
+    _not_second(fn)
     if made[0] == "jvp":
         # A JVP module is in the subset: it is differentiated from its text
         # (the code itself, not the dispatch on argument kinds around it).
@@ -66,6 +84,7 @@ def transform(fn: Callable, wrt: Wrt, kind: str, output, lengths, checkpoint=Non
 
         per_shape.__name__ = {"value_and_grad": "value_and_grad_", "jvp": "jvp_"}.get(
             kind, "grad_") + fn.__name__
+        per_shape.__s2s_ad_origin__ = SECOND
         return per_shape
     if made[0] != "grad":
         raise HigherOrderError(
@@ -194,6 +213,7 @@ def hvp(fn: Callable, wrt: Wrt = 0) -> Callable:
     >>> hvp(f, wrt=("x", "y"))(1.0, 2.0, (1.0, 0.0))   # doctest: +SKIP
     (4.0, 2.0)
     """
+    _not_second(fn)
     memo: dict = {}
     held = _captured(fn)
 
@@ -222,6 +242,7 @@ def hvp(fn: Callable, wrt: Wrt = 0) -> Callable:
         return _hvp_call(fn, wrt, primals, kwargs, v, memo)
 
     hessian_vector.__name__ = "hvp_" + getattr(fn, "__name__", "fn")
+    hessian_vector.__s2s_ad_origin__ = SECOND
     return hessian_vector
 
 
@@ -344,6 +365,7 @@ def hessian(fn: Callable, wrt: Wrt = 0) -> Callable:
     parameter (dict, list, tuple, NamedTuple, dataclass) gives its structure
     nested in itself, as ``jax.hessian``: ``H["W"]["b"]`` has shape
     ``shape(W) + shape(b)`` (:func:`s2s_ad.tree_values.nest`)."""
+    _not_second(fn)
     memo: dict = {}
     held = _captured(fn)
 
@@ -367,6 +389,7 @@ def hessian(fn: Callable, wrt: Wrt = 0) -> Callable:
         return tuple(tuple(row) for row in blocks)
 
     full.__name__ = "hessian_" + getattr(fn, "__name__", "fn")
+    full.__s2s_ad_origin__ = SECOND
     return full
 
 
@@ -518,6 +541,7 @@ def _jvp_of_grad(grad_fn: Callable, made, wrt: Wrt) -> Callable:
     jvp_grad.__name__ = "jvp_" + grad_fn.__name__
     jvp_grad.__s2s_ad_tangents__ = {m: _tangent_keyword(taken, m)
                                     for m in own + ([seed] if seed else [])}
+    jvp_grad.__s2s_ad_origin__ = SECOND
     return jvp_grad
 
 
@@ -582,6 +606,7 @@ def _grad_of_grad(grad_fn: Callable, made, wrt: Wrt, output, with_value: bool) -
         return answer
 
     grad_grad.__name__ = ("value_and_grad_" if with_value else "grad_") + grad_fn.__name__
+    grad_grad.__s2s_ad_origin__ = SECOND
     return grad_grad
 
 

@@ -69,8 +69,8 @@ from __future__ import annotations
 
 import ast
 
-from s2s_ad.frontend import (checkpointed, own_helpers, pairs, scatter_calls, shape_flags,
-                             tape_flatten, tape_lengths)
+from s2s_ad.frontend import (checkpointed, own_helpers, pairs, readback_forms, scatter_calls,
+                             shape_flags, tape_flatten, tape_lengths)
 from s2s_ad.frontend.int_names import int_tapes
 from s2s_ad.names import Namer, identifiers
 
@@ -112,9 +112,10 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None,
         _value_and_grad_return(tree)
     checkpointed.untape(tree, globals_)
     tape_lengths.rewrite(tree, namer, globals_)
-    _list_copies(tree, namer, globals_)
+    readback_forms.list_copies(tree, namer, globals_)
     _slots(tree)
     _pops(tree, namer, globals_)
+    readback_forms.int_items(tree, globals_)
     _zeros(tree)
     _item_sums(tree, namer)
     for node in ast.walk(tree):
@@ -124,28 +125,6 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None,
                 node.iter = ast.copy_location(new, node.iter)
                 ast.fix_missing_locations(node)
     return unsplit
-
-
-# --- copies of a list ------------------------------------------------------------
-
-def _list_copies(tree: ast.FunctionDef, namer: Namer, globals_: dict | None) -> None:
-    """``dys = list(dys_1)`` (a backward function copying the adjoint list
-    its caller passes) as ``dys = [v for v in dys_1]``: the same items in a
-    new list, which the rest of the frontend lowers."""
-    if (globals_ or {}).get("list", list) is not list or any(
-            isinstance(n, ast.Name) and n.id == "list" and not isinstance(n.ctx, ast.Load)
-            or isinstance(n, ast.arg) and n.arg == "list" for n in ast.walk(tree)):
-        return
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) \
-                and isinstance(n.value.func, ast.Name) and n.value.func.id == "list" \
-                and len(n.value.args) == 1 and not n.value.keywords \
-                and isinstance(n.value.args[0], ast.Name):
-            v = namer.fresh("item")
-            n.value = ast.copy_location(ast.ListComp(
-                ast.Name(v, ast.Load()),
-                [ast.comprehension(ast.Name(v, ast.Store()), n.value.args[0], [], 0)]), n.value)
-            ast.fix_missing_locations(n)
 
 
 # --- adjoints added to every item of a list ------------------------------------
