@@ -35,7 +35,7 @@ def _same(a, b) -> bool:
 def _rows():
     """(label, through the API, the generated function called directly)."""
     import s2s_ad
-    from s2s_ad import higher
+    from s2s_ad import hessians
 
     rows = []
     for name, fn, args, wrt in (("rosenbrock, 10 floats", rosenbrock10, ROSEN_ARGS, None),
@@ -64,7 +64,7 @@ def _rows():
             rng = np.random.default_rng(1)
             v = tuple(rng.normal(size=np.shape(a)) for a in args[:4])
         h = s2s_ad.hvp(fn, wrt=wrt)
-        product = higher._hvp_function(fn, wrt, args, {}, {})[2]
+        product = hessians._hvp_function(fn, wrt, args, {}, {})[2]
         # what the product calls: the gradient of the JVP module, tangents by name
         second, tangents = product.gradient, product.tangents
         kw = dict(zip(tangents, v))

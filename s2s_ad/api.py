@@ -17,7 +17,7 @@ from s2s_ad.cache import (CacheInfo, array_arguments, call_statics, static_param
                           fingerprint, generated, positional_names, shapes)
 from s2s_ad.explain import explain_text
 from s2s_ad.frontend.checkpoint import checkpoint
-from s2s_ad import higher, jacobians
+from s2s_ad import hessians, jacobians
 from s2s_ad.higher import transform, vjp_of
 from s2s_ad.partials import accepting, is_partial, vjp_through
 from s2s_ad.pipeline import (OutputError, Wrt, WrtError, choose_output, gradient_code,
@@ -436,8 +436,8 @@ def jvp(fn: Callable, wrt: Wrt = None, *, lengths: dict | None = None) -> Callab
 
 
 # the derivatives built on these, taking functools.partial targets too
-hvp = accepting(higher.hvp)
-hessian = accepting(higher.hessian)
+hvp = accepting(hessians.hvp)
+hessian = accepting(hessians.hessian)
 jacfwd = accepting(jacobians.jacfwd)
 jacrev = accepting(jacobians.jacrev)
 jacobian = accepting(jacobians.jacobian)

@@ -121,6 +121,8 @@ class Tally:
     """kind -> Counter of statuses (fuzz_checks.STATUSES)."""
     failures: list = field(default_factory=list)
     """(label, kind, Check) of every check that said wrong or error."""
+    refusals: list = field(default_factory=list)
+    """(label, kind, Check) of every check that was refused, located."""
 
     def add(self, o: Outcome, prog: Program, label: str) -> None:
         self.tried += 1
@@ -128,6 +130,8 @@ class Tally:
             self.by_check.setdefault(kind, Counter())[check.status] += 1
             if check.status in ("wrong", "error"):
                 self.failures.append((label, kind, check))
+            elif check.status == "refused" and kind != "grad":
+                self.refusals.append((label, kind, check))
         if o.status == "ok":
             self.ok += 1
         elif o.status == "rejected":
@@ -155,7 +159,20 @@ class Tally:
                 f"finite differences: {self.fd_checked} agree, {self.fd_skipped} skipped "
                 f"(not smooth within the step)\nsympy: {sym}\n"
                 f"checks (agree / refused located / rejected / wrong / internal error):\n{checks}\n"
-                + self.classes() + f"time: {seconds:.1f} s")
+                + self.classes() + self.refusal_reasons() + f"time: {seconds:.1f} s")
+
+    def refusal_reasons(self) -> str:
+        """The located refusals of the checks, grouped by what they say."""
+        groups: dict = {}
+        for label, kind, check in self.refusals:
+            said = next((line.split("error: ", 1)[1] for line in check.detail.splitlines()
+                         if "error: " in line), check.detail.strip().splitlines()[0]
+                        if check.detail.strip() else "?")
+            groups.setdefault((kind, failure_class(said)), []).append(label)
+        lines = [f"  [{kind}] {reason}: {len(labels)} ({', '.join(labels[:4])}"
+                 f"{', ...' if len(labels) > 4 else ''})"
+                 for (kind, reason), labels in sorted(groups.items(), key=lambda g: -len(g[1]))]
+        return "refusals by reason:\n" + "\n".join(lines) + "\n" if lines else ""
 
     def classes(self) -> str:
         """The failures grouped by check, status and the last line of their message."""

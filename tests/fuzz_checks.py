@@ -22,6 +22,10 @@ accepted):
   command's ``main``, in this process), then ``out.py`` imported and called
   in a fresh interpreter, its gradient identical to the API's to 1e-12.
 
+* ``second`` (only when named): the ``cli`` module read back from its file,
+  its JVP along a direction (``H·v``) and ``jvp(grad(fn))`` against central
+  differences of that module's gradient (:func:`check_second`).
+
 ``graphrun`` and ``cli`` cost most (a traced run; an interpreter per
 program), so the fuzzer runs them only when asked (``--soak`` or
 ``--checks``).
@@ -45,7 +49,7 @@ import numpy as np
 import s2s_ad
 
 CHECKS = ("grad", "vjp", "explain", "graph", "graphrun", "cli")
-EXTRA_CHECKS = ("jvp",)
+EXTRA_CHECKS = ("jvp", "second")
 """Checks run only when named (``--checks grad,jvp``): forward mode refuses
 some programs reverse mode accepts (docs/forward.md), which the wider smoke
 tests over CHECKS would count against it."""
@@ -196,6 +200,9 @@ def _tangent_names(j, wrt_names: list) -> dict:
     its name, or a fresh one when the function has a variable of that name.
     (A function generated per kind of its arguments takes ``*args, **kwargs``:
     ``d`` and the name, as docs/forward.md says.)"""
+    named = getattr(j, "__s2s_ad_tangents__", None)  # jvp of a generated gradient
+    if named is not None:
+        return {n: named[n] for n in wrt_names}
     kwonly = [p.name for p in inspect.signature(j).parameters.values()
               if p.kind is p.KEYWORD_ONLY]
     if not kwonly:
@@ -327,4 +334,100 @@ def run_checks(s: Subject, checks, folder: str, label: str) -> dict[str, Check]:
             out[kind] = check_graph_run(s)
         elif kind == "cli":
             out[kind] = check_cli(s, folder, label)
+        elif kind == "second":
+            out[kind] = check_second(s, folder, label)
     return out
+
+
+def _along(g, point: dict, direction: dict, h: float) -> list:
+    """Central differences of the gradient ``g`` along ``direction``, step ``h``."""
+    up, down = _copies(point), _copies(point)
+    for n, v in direction.items():
+        up[n] = up[n] + h * v
+        down[n] = down[n] - h * v
+    gu, gd = g(**up), g(**down)
+    gu, gd = (list(gu), list(gd)) if isinstance(gu, tuple) else ([gu], [gd])
+    return [(np.asarray(a, dtype=float) - np.asarray(b, dtype=float)) / (2 * h)
+            for a, b in zip(gu, gd)]
+
+
+def check_second(s: Subject, folder: str, label: str) -> Check:
+    """Second order, metamorphic: the CLI's gradient module (``grad -o``)
+    read back from its file and differentiated again, its JVP along a fixed
+    direction ``v`` (``H·v``, forward over the file's reverse sweep), and
+    ``jvp(grad(fn))`` (made from ``fn``'s IR), both against central
+    differences of the file's gradient along ``v`` (itself identical to the
+    API's first: the ``cli`` check). Where the differences at two steps
+    disagree (a kink or branch switch within the step) the program is
+    *rejected* for this check; a located refusal of the file is *refused*."""
+    from s2s_ad import cli
+    from tests.modules import import_source
+
+    out = os.path.join(folder, f"{label}_second.py")
+    name = s.fn.__name__
+    argv = ["grad", f"{s.path}:{name}", *_wrt_option(s.wrt), "-o", out]
+    if s.output is not None:
+        argv += ["--output", str(s.output)]
+    if s.arrays:
+        argv += ["--array", ",".join(s.arrays)]
+    try:
+        with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+            if cli.main(argv) != 0:
+                return Check("error", f"s2s-ad {' '.join(argv)} failed")
+        with open(out, encoding="utf-8") as f:
+            g = getattr(import_source(folder, f.read(), f"{label}_second_mod"), f"grad_{name}")
+    except Exception:
+        return _raised(f"s2s-ad {' '.join(argv)}")
+    rng = np.random.default_rng(7 + len(s.wrt_names))
+    direction = {n: (rng.uniform(-1.0, 1.0, np.shape(s.point[n])) if np.ndim(s.point[n])
+                     else float(rng.uniform(-1.0, 1.0))) for n in s.wrt_names}
+    wrt = tuple(s.wrt_names)
+    try:
+        with np.errstate(all="ignore"):
+            scale = max([1.0] + [float(np.max(np.abs(np.asarray(v, dtype=float)))) for v in
+                                 (s.point[n] for n in s.wrt_names)])
+            fd = _along(g, s.point, direction, 1e-5 * scale)
+            fd2 = _along(g, s.point, direction, 0.5e-5 * scale)
+    except (ValueError, ZeroDivisionError, OverflowError, FloatingPointError):
+        return Check("rejected", "the gradient is not defined near the point")
+    size = max([1.0] + [float(np.max(np.abs(a))) for a in fd])
+    if not all(np.all(np.isfinite(a)) for a in fd + fd2) or any(
+            np.max(np.abs(a - b)) > 1e-4 * size for a, b in zip(fd, fd2)):
+        return Check("rejected", "central differences of the gradient change with the step")
+    routes = {}
+    try:
+        with np.errstate(all="ignore"):
+            j = s2s_ad.jvp(g, wrt)
+            names = _tangent_names(j, s.wrt_names)
+            routes["jvp of the file"] = j(**_copies(s.point),
+                                          **{names[n]: v for n, v in direction.items()})[1]
+    except s2s_ad.SourceError as exc:
+        return Check("refused", f"the file {out} read back:\n{exc}")
+    except Exception:
+        return _raised("jvp of the gradient file")
+    try:
+        with np.errstate(all="ignore"):
+            j = s2s_ad.jvp(s2s_ad.grad(s.fn, s.wrt, output=s.output), wrt)
+            names = _tangent_names(j, s.wrt_names)
+            routes["jvp(grad(fn))"] = j(**_copies(s.point),
+                                        **{names[n]: v for n, v in direction.items()})[1]
+    except s2s_ad.SourceError as exc:
+        if "forward mode" in str(exc):
+            pass  # a construct forward mode lacks (docs/forward.md): the file's route stands
+        else:
+            return Check("error", f"jvp(grad(fn)) refused a program grad accepts:\n{exc}")
+    except Exception:
+        return _raised("jvp(grad(fn))")
+    for route, got in routes.items():
+        # (a one-item `wrt` tuple: the API's gradient is a 1-tuple, the file's
+        # `--wrt z` a plain one)
+        got = list(got) if isinstance(got, tuple) else [got]
+        if len(got) != len(fd) or any(
+                np.shape(a) != np.shape(b)
+                or np.max(np.abs(np.asarray(a, dtype=float) - b), initial=0.0) > 1e-4 * size
+                for a, b in zip(got, fd)):
+            with open(out, encoding="utf-8") as f:
+                text = f.read()
+            return Check("wrong", f"{route} gives H·v = {got!r}; central differences of the "
+                         f"file's gradient {fd!r}\n{text}")
+    return Check("agree")

@@ -271,3 +271,47 @@ def test_wider_checks_see_a_wrong_gradient(tmp_path):
     right = Subject(fn, str(tmp_path / "fuzzprog_off.py"), prog.point, prog.wrt,
                     prog.wrt_names, list(g if isinstance(g, tuple) else [g]), fn(**prog.point))
     assert run_checks(right, ("jvp",), str(tmp_path), "off")["jvp"].status == "agree"
+
+
+def test_second_check_agrees_on_random_programs(tmp_path):
+    """The second-order check (the CLI's gradient file read back, its JVP and
+    jvp(grad(fn)) against central differences of its gradient) on scalar and
+    NumPy-loop programs."""
+    agreed = _wider(program, run_one, range(10), tmp_path, checks=("grad", "second"),
+                    use_sympy=False)
+    assert agreed["second"] == 10, agreed
+    agreed = _wider(numpy_loop_program, run_numpy_one, range(6), tmp_path,
+                    checks=("grad", "second"))
+    assert agreed["second"] >= 4, agreed
+
+
+def test_second_check_sees_a_wrong_product(tmp_path, monkeypatch):
+    """A Hessian-vector product off by 1e-3 relative (as if the second
+    derivative were wrong) is reported as wrong."""
+    from tests import fuzz_checks
+
+    prog = program(RandomDraw(3))
+    assert run_one(prog, str(tmp_path), "w2", use_sympy=False).status == "ok"
+    fn = import_program(prog, str(tmp_path), "w2")
+    g = s2s_ad.grad(fn, prog.wrt)(**prog.point)
+    subject = Subject(fn, str(tmp_path / "fuzzprog_w2.py"), prog.point, prog.wrt,
+                      prog.wrt_names, list(g if isinstance(g, tuple) else [g]), fn(**prog.point))
+    assert run_checks(subject, ("second",), str(tmp_path), "w2")["second"].status == "agree"
+    real = s2s_ad.jvp
+
+    def off(*args, **kwargs):
+        j = real(*args, **kwargs)
+
+        def shifted(*a, **k):
+            value, tangent = j(*a, **k)
+            scale = (lambda t: t * (1 + 1e-3) + 1e-3)
+            return value, (tuple(scale(t) for t in tangent) if isinstance(tangent, tuple)
+                           else scale(tangent))
+        shifted.__s2s_ad_tangents__ = getattr(j, "__s2s_ad_tangents__", None)
+        shifted.__signature__ = __import__("inspect").signature(j)
+        if shifted.__s2s_ad_tangents__ is None:
+            del shifted.__s2s_ad_tangents__
+        return shifted
+
+    monkeypatch.setattr(fuzz_checks.s2s_ad, "jvp", off)
+    assert run_checks(subject, ("second",), str(tmp_path), "w3")["second"].status == "wrong"

@@ -266,13 +266,7 @@ def test_jvp_matches_finite_differences(name):
                                rtol=1e-5, atol=1e-7)
 
 
-def test_second_order_refused_with_location():
-    """The generated module's check that a write picks distinct elements is
-    not read back: a Hessian-vector product is refused, located, not wrong."""
-    args, _ = CASES["tril_write"]
-    with pytest.raises(SourceError) as info:
-        s2s_ad.hvp(m.tril_write, wrt=0)(*args, args[0])
-    assert "^" in str(info.value) and "np.all" in str(info.value)
+# Second order (hvp, hessian, jvp and vjp of the gradient): tests/test_higher_index_arrays.py.
 
 
 def test_total_repeat_length():

@@ -25,7 +25,7 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import (closures, conditions, funargs, index_exprs, jax_names,
+from s2s_ad.frontend import (closures, conditions, funargs, index_checks, index_exprs, jax_names,
                              own_helpers, pairs, passing, runtime_lists, runtime_sorting,
                              sorting, statics, structures, syntax)
 from s2s_ad.rules import RULES
@@ -55,6 +55,9 @@ class CallLowering:
         if self.array_mode:
             made = index_exprs.lower(self, self.resolve(node.func), node, var, hint)
             if made is not None:  # an integer index array computed from ints
+                return made
+            made = index_checks.distinct(self, node, var)
+            if made is not None:  # s2s-ad's own test that a write picks distinct elements
                 return made
             prim = self.numpy_prim(self.resolve(node.func))
             if prim is None and self.resolve(node.func) is builtins.len and node.args \

@@ -41,7 +41,7 @@ import builtins
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import statics, structures
+from s2s_ad.frontend import index_checks, statics, structures
 
 _CONVERSIONS = {-1: "", 115: "s", 114: "r", 97: "a"}
 
@@ -307,7 +307,11 @@ def lower(lo, stmt: ast.stmt) -> None:
         test, negate = stmt.test, False
         subject_checked(lo, test)  # `case "x": raise ...` of a `match`
         _length_check(lo, test)
-    cond = lo.condition(test, truthy=True)
+    own = None if isinstance(stmt, ast.Assert) else index_checks.read(lo, test)
+    if own is not None:  # a check s2s-ad's own module makes around index arrays
+        cond, negate = own
+    else:
+        cond = lo.condition(test, truthy=True)
     if isinstance(cond, ir.Const) and bool(cond.value) == negate:
         return  # decided: never raises
     parts, values = (None, []) if msg is None else _message(lo, msg)

@@ -69,7 +69,8 @@ from __future__ import annotations
 
 import ast
 
-from s2s_ad.frontend import checkpointed, own_helpers, pairs, scatter_calls, shape_flags
+from s2s_ad.frontend import (checkpointed, own_helpers, pairs, readback_forms, scatter_calls,
+                             shape_flags, tape_flatten, tape_lengths)
 from s2s_ad.frontend.int_names import int_tapes
 from s2s_ad.names import Namer, identifiers
 
@@ -102,6 +103,7 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None,
     if globals_:
         _unlist(tree, globals_)
         unsplit = pairs.split(tree, globals_, namer)
+        tape_flatten.rewrite(tree, globals_, namer, pairs.pairs_of(globals_))
         scatter_calls.plain_zeros(tree, globals_)
         shape_flags.unflag(tree, globals_)
         scatter_calls.rewrite(tree, globals_, namer)
@@ -109,8 +111,11 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None,
     if not helper:
         _value_and_grad_return(tree)
     checkpointed.untape(tree, globals_)
+    tape_lengths.rewrite(tree, namer, globals_)
+    readback_forms.list_copies(tree, namer, globals_)
     _slots(tree)
     _pops(tree, namer, globals_)
+    readback_forms.int_items(tree, globals_)
     _zeros(tree)
     _item_sums(tree, namer)
     for node in ast.walk(tree):

@@ -40,6 +40,9 @@ def is_int(e: ast.expr, ints: set) -> bool:
     if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "pop" \
             and not e.args and not e.keywords and isinstance(e.func.value, ast.Name):
         return e.func.value.id in getattr(ints, "tapes", ())  # a stack of ints
+    if isinstance(e, ast.Subscript) and isinstance(e.value, ast.Name) \
+            and isinstance(e.ctx, ast.Load) and not isinstance(e.slice, ast.Slice):
+        return e.value.id in getattr(ints, "tapes", ())  # an item of a tape of ints
     return False
 
 
@@ -53,8 +56,8 @@ class _Ints(set):
 
 
 def int_tapes(tree: ast.FunctionDef, globals_: dict | None = None) -> set:
-    """Lists ``T = []`` used only by ``T.append(e)`` (``e`` an int), ``T.pop()``
-    and ``len(T)``: stacks of ints, whose pops are ints."""
+    """Lists ``T = []`` used only by ``T.append(e)`` (``e`` an int), ``T.pop()``,
+    ``T[k]`` and ``len(T)``: tapes of ints, whose pops and items are ints."""
     return _fixed_point(tree, globals_)[1]
 
 
@@ -90,6 +93,10 @@ def _stack_candidates(tree: ast.FunctionDef) -> dict:
         if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) \
                 and parent.func.id == "len" and parent.args == [n]:
             continue
+        if isinstance(parent, ast.Subscript) and parent.value is n \
+                and isinstance(parent.ctx, ast.Load) and not isinstance(parent.slice, ast.Slice):
+            out.setdefault(n.id, [])  # an item read by index (a tape of slots, appended)
+            continue
         bad.add(n.id)
     return {k: v for k, v in out.items() if k not in bad and v}
 
@@ -104,9 +111,14 @@ def _fixed_point(tree: ast.FunctionDef, globals_: dict | None) -> tuple[set, set
                     binds.setdefault(a.arg, []).append(None)
         if isinstance(n, ast.Assign):
             for t in n.targets:
+                pairs = {}  # `a, b = x, y` binds a to x and b to y
+                if isinstance(t, ast.Tuple) and isinstance(n.value, ast.Tuple) \
+                        and len(t.elts) == len(n.value.elts):
+                    pairs = {id(e): v for e, v in zip(t.elts, n.value.elts)}
                 for m in ast.walk(t):
                     if isinstance(m, ast.Name) and isinstance(m.ctx, ast.Store):
-                        binds.setdefault(m.id, []).append(n.value if m is t else None)
+                        binds.setdefault(m.id, []).append(n.value if m is t
+                                                          else pairs.get(id(m)))
         elif isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name):
             binds.setdefault(n.target.id, []).append(n.value)
         elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):

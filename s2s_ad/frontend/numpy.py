@@ -300,12 +300,8 @@ class ArrayLowering(ArrayIndexing):
             keywords[k.arg] = k.value
         like = None  # `dtype=x.dtype`: x's dtype where the code runs
         dtype = keywords.get("dtype")
-        of = dtype.value if isinstance(dtype, ast.Attribute) and dtype.attr == "dtype" \
-            and not self.is_global_path(dtype.value) else dtype.args[0] \
-            if isinstance(dtype, ast.Call) and len(dtype.args) == 1 and not dtype.keywords \
-            and self.resolve(dtype.func) is numpy.result_type else None
+        of = _dtype_of(self, dtype)
         if prim in ("np.zeros", "np.ones", "np.full") and of is not None:
-            # `dtype=x.dtype`, or `dtype=np.result_type(x)` as generated code writes it
             like = self.expr(of)
             if not isinstance(like, ir.Value):
                 raise self.src.error(dtype, f"`{ast.unparse(dtype)}`: the dtype of an array")
@@ -446,7 +442,8 @@ class ArrayLowering(ArrayIndexing):
         return self.emit("np.stack", items, node, var, hint=hint, attrs={"axis": 0}, text=text)
 
     def shape_operand(self, node: ast.expr) -> ir.Operand:
-        """A shape: an int, ``x.shape``, or a tuple of ints (one ``tuple`` op)."""
+        """A shape: an int, ``x.shape``, or a tuple of ints, or a name bound to one
+        (one ``tuple`` op)."""
         if isinstance(node, (ast.Tuple, ast.List)):
             # `(*x.shape, 1)`: runs of items, and the shapes starred among them, joined
             parts: list[ir.Operand] = []
@@ -464,7 +461,15 @@ class ArrayLowering(ArrayIndexing):
             for part in parts[1:]:
                 shape = self.emit("tuple.concat", [shape, part], node)
             return shape
-        return self.expr(node)
+        value = self.expr(node)
+        if isinstance(value, tuple) and value and all(
+                isinstance(a, ir.Const) and type(a.value) is int
+                or isinstance(a, ir.Value) and a.kind in ("int", "float", "array")
+                for a in value):
+            # a name bound to a tuple of ints (`t3 = n, d, d`, as generated code
+            # writes a shape it reads again)
+            return self.emit("tuple", list(value), node)
+        return value
 
     def method_call(self, node: ast.Call, var, hint) -> ir.Operand:
         method = node.func.attr
@@ -529,3 +534,18 @@ class ArrayLowering(ArrayIndexing):
             raise self.src.error(node, f"the attribute `.{node.attr}` is not supported; s2s-ad "
                                  "knows " + ", ".join(f".{a}" for a in ATTRIBUTES))
         return self.emit(prim, [self.expr(node.value)], node, var, hint=hint)
+
+
+def _dtype_of(lo, dtype: ast.expr | None) -> ast.expr | None:
+    """The array whose dtype ``dtype=`` names: ``x.dtype``, or
+    ``np.result_type(x)`` of one array (how s2s-ad's own modules write
+    ``x.dtype``, read back); None for anything else."""
+    if isinstance(dtype, ast.Attribute) and dtype.attr == "dtype" \
+            and not lo.is_global_path(dtype.value):
+        return dtype.value
+    if isinstance(dtype, ast.Call) and len(dtype.args) == 1 and not dtype.keywords \
+            and not isinstance(dtype.args[0], ast.Starred) and lo.is_global_path(dtype.func) \
+            and not lo.is_global_path(dtype.args[0]) and lo.resolve(dtype.func) is numpy.result_type:
+        return dtype.args[0]
+    return None
+

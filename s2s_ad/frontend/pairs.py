@@ -129,6 +129,11 @@ def _pairs(globals_: dict) -> dict:
     return out
 
 
+def pairs_of(globals_: dict) -> dict:
+    """``H_fwd`` -> (``H_bwd``, the names of its tape's items once split)."""
+    return _pairs(globals_)
+
+
 def signature(fn) -> inspect.Signature | None:
     """The parameters of ``H_bwd`` once its tape is split (see :func:`split`),
     for binding a call to it; None for any other function."""

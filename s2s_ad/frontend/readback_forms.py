@@ -1,0 +1,74 @@
+"""Two small forms of s2s-ad's generated code, read back (for
+:func:`s2s_ad.frontend.generated.normalise`).
+
+Contract: each rewrite computes the same values as the code it replaces.
+
+* ``list_copies``: ``dys = list(dys_1)``, a backward function copying the
+  adjoint list its caller passes, is ``dys = [v for v in dys_1]``.
+* ``int_items``: an item of a tape of ints read by index, ``k = k_tape[i]``
+  (a tape of slots holding a counter, :func:`s2s_ad.frontend.int_names.int_tapes`),
+  is ``k = int(k_tape[i])``, as a pop of a stack of ints is read: the
+  lowering then knows it is an int (an index into a list).
+
+Before → after::
+
+    dys = list(dys_1)                     dys = [item for item in dys_1]
+    top = top_tape[_]                     top = int(top_tape[_])
+"""
+
+from __future__ import annotations
+
+import ast
+
+from s2s_ad.frontend.int_names import int_tapes
+from s2s_ad.names import Namer
+
+__all__ = ["int_items", "list_copies"]
+
+
+def list_copies(tree: ast.FunctionDef, namer: Namer, globals_: dict | None) -> None:
+    """``dys = list(dys_1)`` (a backward function copying the adjoint list
+    its caller passes) as ``dys = [v for v in dys_1]``: the same items in a
+    new list, which the rest of the frontend lowers."""
+    if (globals_ or {}).get("list", list) is not list or any(
+            isinstance(n, ast.Name) and n.id == "list" and not isinstance(n.ctx, ast.Load)
+            or isinstance(n, ast.arg) and n.arg == "list" for n in ast.walk(tree)):
+        return
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) \
+                and isinstance(n.value.func, ast.Name) and n.value.func.id == "list" \
+                and len(n.value.args) == 1 and not n.value.keywords \
+                and isinstance(n.value.args[0], ast.Name):
+            v = namer.fresh("item")
+            n.value = ast.copy_location(ast.ListComp(
+                ast.Name(v, ast.Load()),
+                [ast.comprehension(ast.Name(v, ast.Store()), n.value.args[0], [], 0)]), n.value)
+            ast.fix_missing_locations(n)
+
+
+def int_items(tree: ast.FunctionDef, globals_: dict | None) -> None:
+    """An item of a tape of ints read by index (``k = k_tape[i]``, a tape of
+    slots holding a counter) is read as ``int(k_tape[i])``, as a pop of a
+    stack of ints is: the lowering then knows it is an int (an index)."""
+    if (globals_ or {}).get("int", int) is not int or any(
+            isinstance(n, ast.Name) and n.id == "int" and not isinstance(n.ctx, ast.Load)
+            or isinstance(n, ast.arg) and n.arg == "int" for n in ast.walk(tree)):
+        return
+    tapes = int_tapes(tree, globals_)
+    if not tapes:
+        return
+    parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+    for n in list(ast.walk(tree)):
+        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) \
+                and n.value.id in tapes and isinstance(n.ctx, ast.Load):
+            holder = parents.get(id(n))
+            if isinstance(holder, ast.Call) and isinstance(holder.func, ast.Name) \
+                    and holder.func.id == "int":
+                continue
+            wrapped = ast.copy_location(ast.Call(ast.Name("int", ast.Load()), [n], []), n)
+            for field, value in ast.iter_fields(holder):
+                if value is n:
+                    setattr(holder, field, wrapped)
+                elif isinstance(value, list):
+                    value[:] = [wrapped if v is n else v for v in value]
+    ast.fix_missing_locations(tree)

@@ -1,0 +1,324 @@
+"""A loop's tape of the list tapes a helper's forward function returns, read
+back as one flat tape of their items and a tape of their lengths.
+
+Contract: ``rewrite(tree, globals_, namer)`` runs after
+:func:`s2s_ad.frontend.pairs.split` on a function of a module s2s-ad
+generated. A call ``y, T_0, T_1 = H_fwd(...)`` in a loop binds the items of
+``H_fwd``'s tape; an item that ``H_bwd`` reads as a list (``T[k]``,
+``T.pop()``: the tape of a loop of the helper, of any length), or that
+``H_fwd`` makes as one (``ys = [0.0] * n``), and that the
+caller's loop keeps on a tape of its own (``Ts[i] = T``, a
+statement in the body of ``for i in range(n)`` with no ``continue``,
+``break`` or ``return`` before it, or ``Ts.append(T)``; read back in the
+reverse sweep by ``T = Ts[i]`` in ``for i in reversed(range(n))``, or by
+``T = Ts.pop()``, and passed to ``H_bwd`` only) is a list of lists, which
+the rest of the frontend does not lower (a list grown at run time holds
+numbers). The tape of lists becomes a flat tape of their items and a tape of
+their lengths: each write appends ``len(T)`` to ``Ts_n`` and ``T``'s items to
+``Ts``, in order; each read pops the length, then the items, last first, into
+a new list of that length, passed to ``H_bwd`` as ``T`` was. The reverse
+sweep reads the tapes in the reverse order of the writes, one read per write
+(the loop runs backwards; a branch's reads are under its recorded decision),
+so each read rebuilds the list its write took apart: the same values at the
+same places. Anything of another shape is left alone (and refused, located,
+as before).
+
+Before → after::
+
+    Ts = []                                   Ts = []
+                                              Ts_n = []
+    for r in range(2):                        for r in range(2):
+        y, T_0, T_1 = H_fwd(x, n)                 y, T_0, T_1 = H_fwd(x, n)
+        Ts.append(T_1)                            Ts_n.append(len(T_1))
+                                                  for T_1_item in T_1:
+                                                      Ts.append(T_1_item)
+    for r in reversed(range(2)):              for r in reversed(range(2)):
+        T_1 = Ts.pop()                            T_1_k = Ts_n.pop()
+                                                  T_1_r = [0.0] * T_1_k
+                                                  for T_1_i in reversed(range(T_1_k)):
+                                                      T_1_r[T_1_i] = Ts.pop()
+        dx, = H_bwd(T_0, T_1, dy)                 dx, = H_bwd(T_0, T_1_r, dy)
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+import types
+
+from s2s_ad.names import Namer
+
+__all__ = ["rewrite"]
+
+
+def rewrite(tree: ast.FunctionDef, globals_: dict, namer: Namer, pairs: dict) -> None:
+    """``pairs``: ``H_fwd`` -> (``H_bwd``, the names of its tape's items once split)."""
+    if not pairs or any(isinstance(n, ast.Name) and n.id in ("len", "range", "reversed")
+                        and not isinstance(n.ctx, ast.Load) for n in ast.walk(tree)):
+        return
+    parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+    lists: dict[str, str] = {}  # a list item's name at a call site -> H_bwd
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 \
+                and isinstance(n.targets[0], ast.Tuple) and isinstance(n.value, ast.Call) \
+                and isinstance(n.value.func, ast.Name) and n.value.func.id in pairs:
+            bwd, items = pairs[n.value.func.id]
+            listed = _list_parameters(globals_.get(bwd), items)
+            if listed is not None:
+                listed |= _made_lists(globals_.get(n.value.func.id), items)
+            names = n.targets[0].elts[1:]
+            if listed is None or len(names) != len(items):
+                continue
+            for e, item in zip(names, items):
+                if isinstance(e, ast.Name) and item in listed:
+                    lists[e.id] = bwd
+    if not lists:
+        return
+    for tape in sorted(_tapes_of(tree, lists)):
+        plan = _plan(tree, tape, lists, parents)
+        if plan is not None:
+            _apply(tape, plan, namer)
+    ast.fix_missing_locations(tree)
+
+
+def _list_parameters(bwd, items: tuple) -> set | None:
+    """The parameters of ``bwd`` among ``items`` (its tape's items, split)
+    that it reads as lists: ``p[k]``, ``p.pop()``, ``len(p)``."""
+    if not isinstance(bwd, types.FunctionType):
+        return None
+    try:
+        fn = ast.parse(textwrap.dedent(inspect.getsource(bwd))).body[0]
+    except (OSError, TypeError, SyntaxError):
+        return None
+    out = set()
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) \
+                and isinstance(n.ctx, ast.Load):
+            out.add(n.value.id)
+        elif isinstance(n, ast.Attribute) and n.attr == "pop" and isinstance(n.value, ast.Name):
+            out.add(n.value.id)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len" \
+                and n.args and isinstance(n.args[0], ast.Name):
+            out.add(n.args[0].id)
+    return out & set(items)
+
+
+def _made_lists(fwd, items: tuple) -> set:
+    """The items of ``fwd``'s returned tape (``return value, (a, b, c)``, in
+    the order of ``items``) that it makes as lists (``[0.0] * n``, ``[]``,
+    ``[a, b]``, a comprehension) and binds to nothing else."""
+    if not isinstance(fwd, types.FunctionType):
+        return set()
+    try:
+        fn = ast.parse(textwrap.dedent(inspect.getsource(fwd))).body[0]
+    except (OSError, TypeError, SyntaxError):
+        return set()
+    returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
+    if len(returns) != 1 or not (isinstance(returns[0].value, ast.Tuple)
+                                 and len(returns[0].value.elts) == 2
+                                 and isinstance(returns[0].value.elts[1], ast.Tuple)):
+        return set()
+    names = returns[0].value.elts[1].elts
+    if len(names) != len(items):
+        return set()
+    out = set()
+    for e, item in zip(names, items):
+        if not isinstance(e, ast.Name):
+            continue
+        binds = [n for n in ast.walk(fn) for t in getattr(n, "targets", [])
+                 if isinstance(n, ast.Assign) for m in ast.walk(t)
+                 if isinstance(m, ast.Name) and m.id == e.id and isinstance(m.ctx, ast.Store)]
+        if binds and all(len(b.targets) == 1 and isinstance(b.targets[0], ast.Name)
+                         and _a_list(b.value) for b in binds) \
+                and not any(isinstance(n, (ast.For, ast.AugAssign, ast.comprehension))
+                            and any(isinstance(m, ast.Name) and m.id == e.id
+                                    for m in ast.walk(n.target)) for n in ast.walk(fn)):
+            out.add(item)
+    return out
+
+
+def _a_list(v) -> bool:
+    return isinstance(v, (ast.List, ast.ListComp)) or isinstance(v, ast.BinOp) \
+        and isinstance(v.op, ast.Mult) and isinstance(v.left, ast.List)
+
+
+def _tapes_of(tree, lists: dict) -> set:
+    """Names written a list item: ``Ts[i] = T``, ``Ts.append(T)``."""
+    out = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 \
+                and isinstance(n.targets[0], ast.Subscript) \
+                and isinstance(n.targets[0].value, ast.Name) \
+                and isinstance(n.value, ast.Name) and n.value.id in lists:
+            out.add(n.targets[0].value.id)
+        appended = _append_of(n)
+        if appended is not None and isinstance(appended[1], ast.Name) \
+                and appended[1].id in lists:
+            out.add(appended[0])
+    return out
+
+
+def _append_of(n):
+    if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call) \
+            and isinstance(n.value.func, ast.Attribute) and n.value.func.attr == "append" \
+            and isinstance(n.value.func.value, ast.Name) and len(n.value.args) == 1 \
+            and not n.value.keywords:
+        return n.value.func.value.id, n.value.args[0]
+    return None
+
+
+def _block_of(stmt, parents) -> tuple[ast.AST, list] | None:
+    p = parents.get(id(stmt))
+    for field in ("body", "orelse"):
+        block = getattr(p, field, None)
+        if isinstance(block, list) and any(s is stmt for s in block):
+            return p, block
+    return None
+
+
+def _range_args(it) -> str | None:
+    """The text of ``range(...)``'s arguments, counting up from 0 by 1."""
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" \
+            and not it.keywords and 1 <= len(it.args) <= 3:
+        if len(it.args) > 1 and not (isinstance(it.args[0], ast.Constant)
+                                     and it.args[0].value == 0):
+            return None
+        if len(it.args) == 3 and not (isinstance(it.args[2], ast.Constant)
+                                      and it.args[2].value == 1):
+            return None
+        return ast.unparse(it.args[1] if len(it.args) > 1 else it.args[0])
+    return None
+
+
+def _plan(tree, tape: str, lists: dict, parents: dict) -> dict | None:
+    """Every use of ``tape``, classified, or None where one is of another shape."""
+    makes, writes, reads = [], [], []
+    for n in ast.walk(tree):
+        if not (isinstance(n, ast.Name) and n.id == tape):
+            continue
+        p = parents.get(id(n))
+        stmt = parents.get(id(p)) if isinstance(p, (ast.Subscript, ast.Attribute)) else p
+        if isinstance(p, ast.Assign) and p.targets == [n] and _made_empty(p.value):
+            makes.append(p)
+        elif isinstance(p, ast.Subscript) and isinstance(p.ctx, ast.Store) \
+                and isinstance(stmt, ast.Assign) and stmt.targets == [p] \
+                and isinstance(stmt.value, ast.Name) and stmt.value.id in lists:
+            loop = parents.get(id(stmt))
+            if not (isinstance(loop, ast.For) and any(s is stmt for s in loop.body)
+                    and not _jumps_before(loop.body, stmt)
+                    and isinstance(loop.target, ast.Name) and isinstance(p.slice, ast.Name)
+                    and p.slice.id == loop.target.id and _range_args(loop.iter) is not None):
+                return None
+            writes.append((stmt, stmt.value.id, _range_args(loop.iter)))
+        elif isinstance(p, ast.Attribute) and p.attr == "append" \
+                and _append_of(parents.get(id(parents.get(id(p))))) is not None:
+            call = parents.get(id(p))
+            arg = call.args[0]
+            if not (isinstance(arg, ast.Name) and arg.id in lists):
+                return None
+            writes.append((parents.get(id(call)), arg.id, None))
+        elif isinstance(p, ast.Subscript) and isinstance(p.ctx, ast.Load) \
+                and isinstance(stmt, ast.Assign) and stmt.value is p \
+                and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            loop = _block_of(stmt, parents)
+            loop = loop[0] if loop else None
+            it = loop.iter if isinstance(loop, ast.For) else None
+            if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
+                    and it.func.id == "reversed" and len(it.args) == 1
+                    and isinstance(loop.target, ast.Name) and isinstance(p.slice, ast.Name)
+                    and p.slice.id == loop.target.id and _range_args(it.args[0]) is not None):
+                return None
+            reads.append((stmt, _range_args(it.args[0])))
+        elif isinstance(p, ast.Attribute) and p.attr == "pop":
+            call = parents.get(id(p))
+            stmt = parents.get(id(call))
+            if not (isinstance(call, ast.Call) and not call.args and isinstance(stmt, ast.Assign)
+                    and stmt.value is call and len(stmt.targets) == 1
+                    and isinstance(stmt.targets[0], ast.Name)):
+                return None
+            reads.append((stmt, None))
+        else:
+            return None
+    if len(makes) != 1 or not writes or not reads:
+        return None
+    # slots (written by index) are read by index over the same range, backwards
+    if len({w[2] for w in writes} | {r[1] for r in reads}) != 1:
+        return None
+    for stmt, _ in reads:
+        # the list read is passed to H_bwd and used for nothing else in its block
+        name = stmt.targets[0].id
+        where = _block_of(stmt, parents)
+        if where is None:
+            return None
+        rest = where[1][where[1].index(stmt) + 1:]
+        for s in rest:
+            for n in ast.walk(s):
+                if isinstance(n, ast.Name) and n.id == name:
+                    call = parents.get(id(n))
+                    if not (isinstance(n.ctx, ast.Load) and isinstance(call, ast.Call)
+                            and isinstance(call.func, ast.Name)
+                            and call.func.id == lists.get(name) and n in call.args):
+                        return None
+    return {"make": makes[0], "writes": writes, "reads": reads, "parents": parents}
+
+
+def _jumps_before(body: list, stmt) -> bool:
+    """A ``continue``, ``break`` or ``return`` before ``stmt`` in ``body``
+    (the write would not happen on every iteration)."""
+    k = next(j for j, s in enumerate(body) if s is stmt)
+    return any(isinstance(n, (ast.Continue, ast.Break, ast.Return))
+               for s in body[:k] for n in ast.walk(s))
+
+
+def _made_empty(value) -> bool:
+    if isinstance(value, ast.List) and not value.elts:
+        return True
+    return isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult) \
+        and isinstance(value.left, ast.List) and len(value.left.elts) == 1 \
+        and isinstance(value.left.elts[0], ast.Constant) and value.left.elts[0].value is None
+
+
+def _parse(text: str) -> list[ast.stmt]:
+    return ast.parse(textwrap.dedent(text)).body
+
+
+def _apply(tape: str, plan: dict, namer: Namer) -> None:
+    parents = plan["parents"]
+    lengths = namer.fresh(f"{tape}_n")
+    make = plan["make"]
+    make.value = ast.copy_location(ast.List([], ast.Load()), make.value)
+    _replace(make, [make] + _located(_parse(f"{lengths} = []"), make), parents)
+    for stmt, name, _ in plan["writes"]:
+        item = namer.fresh(f"{name}_item")
+        new = _parse(f"{lengths}.append(len({name}))\n"
+                     f"for {item} in {name}:\n    {tape}.append({item})\n")
+        _replace(stmt, _located(new, stmt), parents)
+    for stmt, _ in plan["reads"]:
+        name = stmt.targets[0].id
+        k, i, rebuilt = (namer.fresh(f"{name}_k"), namer.fresh(f"{name}_i"),
+                         namer.fresh(f"{name}_r"))
+        new = _parse(f"{k} = {lengths}.pop()\n{rebuilt} = [0.0] * {k}\n"
+                     f"for {i} in reversed(range({k})):\n    {rebuilt}[{i}] = {tape}.pop()\n")
+        where = _block_of(stmt, parents)
+        for s in where[1][where[1].index(stmt) + 1:]:
+            for n in ast.walk(s):
+                if isinstance(n, ast.Name) and n.id == name:
+                    n.id = rebuilt
+        _replace(stmt, _located(new, stmt), parents)
+
+
+def _located(stmts: list, at: ast.AST) -> list:
+    for s in stmts:
+        for n in ast.walk(s):
+            ast.copy_location(n, at)
+    return stmts
+
+
+def _replace(stmt, new: list, parents: dict) -> None:
+    where = _block_of(stmt, parents)
+    block = where[1]
+    k = next(j for j, s in enumerate(block) if s is stmt)
+    block[k:k + 1] = new
+    for s in new:
+        parents[id(s)] = where[0]
