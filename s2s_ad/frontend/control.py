@@ -30,8 +30,8 @@ from __future__ import annotations
 import ast
 
 from s2s_ad import ir
-from s2s_ad.frontend import (conditions, guards, index_exprs, runtime_lists, runtime_sorting, statics,
-                             structures, unroll, write_dtypes)
+from s2s_ad.frontend import (conditions, guards, index_checks, index_exprs, runtime_lists,
+                             runtime_sorting, statics, structures, unroll, write_dtypes)
 from s2s_ad.frontend.checkpoint import checkpoint_blocks, checkpoint_pragma
 from s2s_ad.frontend.iteration import Iteration, assigned_names
 
@@ -304,6 +304,9 @@ class ControlFlow(Iteration):
         ``a and b and c`` → ``(a and b) and c``: each operand after the first
         is lowered inside the branch that evaluates it, so it may hold its own
         conditional expressions and short-circuits."""
+        own = index_checks.is_int(self, node, var)  # s2s-ad's own check, read back
+        if own is not None:
+            return own
         is_or = isinstance(node.op, ast.Or)
         acc = self.condition(node.values[0])
         for k, e in enumerate(node.values[1:], 1):

@@ -44,7 +44,7 @@ def read(lo, test: ast.expr) -> tuple | None:
     inner = test.operand if negated else test
     value = distinct(lo, inner)
     if value is None:
-        value = _is_int(lo, inner)
+        value = is_int(lo, inner)
     return None if value is None else (value, negated)
 
 
@@ -89,7 +89,9 @@ def distinct(lo, node: ast.expr, var: str | None = None) -> ir.Value | None:
                    attrs={"index": shape})
 
 
-def _is_int(lo, node: ast.expr) -> ir.Value | None:
+def is_int(lo, node: ast.expr, var: str | None = None) -> ir.Value | None:
+    """``node`` as an ``index.is_int`` op where it is that rule's text (in a
+    check's test, or bound to a name the check then tests)."""
     if not (isinstance(node, ast.BoolOp) and len(node.values) == 2
             and isinstance(node.values[0], ast.Call) and node.values[0].args):
         return None
@@ -104,4 +106,4 @@ def _is_int(lo, node: ast.expr) -> ir.Value | None:
         return None
     if ast.unparse(node) != _IS_INT.format(x=name.id, np=np_):
         return None
-    return lo.emit("index.is_int", [x], node, hint="is_int")
+    return lo.emit("index.is_int", [x], node, var, hint="is_int")
