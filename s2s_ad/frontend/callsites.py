@@ -26,7 +26,7 @@ import types
 
 from s2s_ad import ir
 from s2s_ad.frontend import (closures, conditions, funargs, index_checks, index_exprs, jax_names,
-                             own_helpers, pairs, passing, runtime_lists, runtime_sorting,
+                             own_helpers, pairs, passing, ranges, runtime_lists, runtime_sorting,
                              sorting, statics, structures, syntax)
 from s2s_ad.rules import RULES
 from s2s_ad.rules import user as user_rules
@@ -49,6 +49,9 @@ class CallLowering:
             del self.spliced[mark:]
 
     def _call(self, node: ast.Call, var: str | None, hint: str | None = None) -> ir.Operand:
+        if isinstance(node.func, ast.Name) and node.func.id not in self.env \
+                and self.resolve(node.func) is builtins.range:
+            return ranges.make(self, node)  # a range as a value: `r = range(n)`
         if self.array_mode and isinstance(node.func, ast.Attribute) \
                 and not self.is_global_path(node.func.value):
             return self.method_call(node, var, hint)

@@ -26,7 +26,7 @@ import builtins
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import structures
+from s2s_ad.frontend import ranges, structures
 
 
 def assigned_names(stmts: list[ast.stmt], subscripts: bool = False) -> list[str]:
@@ -108,6 +108,8 @@ class Iteration:
                 if isinstance(a, ir.Const) and not isinstance(a.value, int):
                     raise self.src.error(e or it, "a range bound must be an integer")
             return None, args
+        if isinstance(it, ast.Name) and ranges.is_range(self.env.get(it.id)):
+            return None, ranges.bounds(self.env[it.id])  # `for t in r`, `r = range(...)`
         param = self.sequence_param(self.env.get(it.id)) if isinstance(it, ast.Name) else None
         if param is not None:
             return param.value, None

@@ -26,8 +26,8 @@ import types
 from s2s_ad import ir
 from s2s_ad.frontend import (callees, checks, closures, comprehensions, factories, generated,
                              index_exprs, jax_forms, list_stacks, list_writes, passing, pytrees,
-                             runtime_lists, runtime_sorting, statics, structures, syntax,
-                             torch_forms, unroll)
+                             ranges, runtime_lists, runtime_sorting, statics, structures,
+                             syntax, torch_forms, unroll)
 from s2s_ad.frontend.aliasing import InPlaceNames
 from s2s_ad.frontend.callsites import (BUILTIN_PRIMS, LIBRARY_MODULES, CallLowering,  # noqa: F401
                                       _is_library, _is_library_module)
@@ -449,6 +449,9 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             field = pytrees.attribute(self, node)  # p.w of a dataclass or NamedTuple
             if field is not None:
                 return field
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
+                and ranges.is_range(self.env.get(node.value.id)):
+            return ranges.item(self, self.env[node.value.id], node, var)  # r[0]
         if isinstance(node, ast.Subscript) and self.array_mode:
             return self.subscript(node, var, hint)
         if isinstance(node, ast.Attribute) and self.array_mode \

@@ -155,6 +155,8 @@ def describe(value) -> str:
         return "a tuple returned by a call"
     if isinstance(value, ir.Value) and value.kind == "list":
         return "a list of any length (read by index, len, sum and loops when the code runs)"
+    if getattr(value, "is_range", False):
+        return "a range (iterated over, or read at a constant index)"
     return "a number"
 
 

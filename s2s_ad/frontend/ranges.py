@@ -1,0 +1,74 @@
+"""A ``range`` bound to a name: ``r = range(0, len(seq) - 1)``, then
+``for t in r:`` and ``r[0]``.
+
+Contract: :func:`make` lowers the call ``range(...)`` where it is a value
+(not directly what a ``for`` iterates over) to a :class:`RangeObject`
+holding its bounds (int operands, checked as ``range``'s bounds are where a
+``for`` iterates over a call). It exists only while lowering: a ``for`` over
+a name bound to one iterates over its bounds (:func:`bounds`), and ``r[k]``
+with a constant ``k >= 0`` is ``start + k * step`` (:func:`item`; Python's
+``IndexError`` past the end is not repeated, as for other reads by a
+constant index). Anything else done with it (``len(r)``, passing it to a
+helper, arithmetic) is refused, located, as a range. A parameter that is
+``None`` by default and bound to a range in the function (``_range=None``,
+``if _range is None: _range = range(...)``, as GradBench's LSTM writes it)
+is the common case.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from s2s_ad import ir
+
+
+class RangeObject:
+    """``range(start, stop, step)``: its bounds, as operands."""
+
+    is_range = True
+
+    def __init__(self, start: ir.Operand, stop: ir.Operand, step: ir.Operand):
+        self.start, self.stop, self.step = start, stop, step
+
+
+def make(lo, node: ast.Call) -> RangeObject:
+    if node.keywords or not 1 <= len(node.args) <= 3:
+        raise lo.src.error(node, "`range` takes 1 to 3 positional arguments")
+    args = [lo.expr(a) for a in node.args]
+    for a, e in zip(args, node.args):
+        if not isinstance(a, (ir.Value, ir.Const)) or isinstance(a, ir.Const) \
+                and not isinstance(a.value, int) or isinstance(a, ir.Value) \
+                and a.kind != "int" and a.kind != "float":
+            raise lo.src.error(e, "a range bound must be an integer")
+        lo.mark_int(a, e, "a `range` bound")
+    if len(args) == 1:
+        args = [ir.Const(0)] + args
+    if len(args) == 2:
+        args.append(ir.Const(1))
+    if isinstance(args[2], ir.Const) and args[2].value == 0:
+        raise lo.src.error(node.args[2], "`range` step must not be zero")
+    return RangeObject(*args)
+
+
+def is_range(value) -> bool:
+    return isinstance(value, RangeObject)
+
+
+def bounds(value: RangeObject) -> list:
+    return [value.start, value.stop, value.step]
+
+
+def item(lo, value: RangeObject, node: ast.Subscript, var: str | None) -> ir.Operand:
+    """``r[k]``, ``k`` a constant int ``>= 0``: ``start + k * step``."""
+    k = node.slice
+    if not (isinstance(k, ast.Constant) and type(k.value) is int and k.value >= 0):
+        raise lo.src.error(k, "an item of a range is read here with a constant index >= 0 "
+                           "(`r[0]`); iterate over it for the others")
+    if k.value == 0:
+        return value.start
+    step = value.step
+    offset = ir.Const(k.value * step.value) if isinstance(step, ir.Const) else \
+        lo.emit("mul", [ir.Const(k.value), step], node)
+    if isinstance(value.start, ir.Const) and isinstance(offset, ir.Const):
+        return ir.Const(value.start.value + offset.value)
+    return lo.emit("add", [value.start, offset], node, var)
