@@ -35,6 +35,7 @@ import numpy
 
 from s2s_ad import ir
 from s2s_ad.frontend import structures, syntax
+from s2s_ad.frontend.runtime_checks import raise_unless
 
 
 def truth(lo, test: ast.expr) -> ir.Operand:
@@ -177,15 +178,10 @@ def isinstance_call(lo, node: ast.Call, var: str | None) -> ir.Operand:
     if value.kind == "array" or any(issubclass(o, classes) != decided for o in others):
         # the code is for a value of class `cls`: checked when it runs
         what = ast.unparse(node.args[0])
-        out = ir.Value(lo.namer.fresh("check"), "bool")
-        message = (f"the code was generated for `{what}` of class {name.split('.')[-1]} "
-                   f"(`{ast.unparse(node)}` was decided for it); pass a "
-                   f"value of that class",)
-        op = ir.Op("check", (value,), out, lo.loc(node), f"{what}: a {name}",
-                   attrs={"exc": "TypeError", "negate": True, "called": True,
-                          "message": message, "isinstance": name})
-        lo.ops.append(op)
-        lo.defs[id(out)] = op
+        raise_unless(lo, value, node, f"{what}: a {name}", "TypeError",
+                     f"the code was generated for `{what}` of class {name.split('.')[-1]} "
+                     f"(`{ast.unparse(node)}` was decided for it); pass a value of that class",
+                     isinstance=name)
     return ir.Const(decided)
 
 

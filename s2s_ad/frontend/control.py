@@ -578,14 +578,8 @@ class ControlFlow(Iteration):
         """``index``, an array's element indexing a list: a check that it is an
         int where the code runs (Python raises for a float there too), then
         the int itself."""
-        is_int = self.emit("index.is_int", [index], node, hint="is_int")
-        message = (f"`{ast.unparse(node)}` indexes a list, so it must be an int",)
-        check = ir.Value(self.namer.fresh("check"), "bool")
-        op = ir.Op("check", (is_int,), check, self.loc(node), f"{ast.unparse(node)}: an int",
-                   attrs={"exc": "TypeError", "negate": True, "called": True,
-                          "message": message})
-        self.ops.append(op)
-        self.defs[id(check)] = op
+        index_exprs.int_check(self, index, node,
+                              f"`{ast.unparse(node)}` indexes a list, so it must be an int")
         return self.emit("int", [index], node, hint="k")
 
     def sequence_param(self, value) -> ir.Param | None:

@@ -39,6 +39,7 @@ import numpy
 
 from s2s_ad import ir
 from s2s_ad.errors import SourceError
+from s2s_ad.frontend.runtime_checks import raise_unless
 
 SEQUENCES = {numpy.concatenate: ("axis",), numpy.stack: ("axis",), numpy.hstack: (),
              numpy.vstack: ()}
@@ -251,13 +252,9 @@ def _total_check(lo, out: ir.Value, total, node: ast.Call, text: str) -> None:
     NumPy's repeat has its own length. The generated code checks the two
     agree (they do where T is the repeats' sum, as it is meant to be)."""
     same = lo.emit("index.same_size", [out, total], node, hint="same_length", text=text)
-    message = ("`total_repeat_length` differs from the number of items the repeats give "
-               "(JAX would cut or pad the result; s2s-ad computes NumPy's repeat)",)
-    check = ir.Value(lo.namer.fresh("check"), "bool")
-    op = ir.Op("check", (same,), check, lo.loc(node), text,
-               attrs={"exc": "ValueError", "negate": True, "called": True, "message": message})
-    lo.ops.append(op)
-    lo.defs[id(check)] = op
+    raise_unless(lo, same, node, text, "ValueError",
+                 "`total_repeat_length` differs from the number of items the repeats give "
+                 "(JAX would cut or pad the result; s2s-ad computes NumPy's repeat)")
 
 
 def _int_check(lo, value: ir.Value, name: ast.Name) -> None:
@@ -265,14 +262,15 @@ def _int_check(lo, value: ir.Value, name: ast.Name) -> None:
     the code runs: from a float the expression could make floats
     (``np.arange(0.5, d)``) whose derivative it does not have. Checked before
     each expression that reads it (one may be in a branch the other skips)."""
-    is_int = lo.emit("index.is_int", [value], name, hint="is_int")
-    message = (f"`{name.id}` is used to build an integer index array (line {name.lineno}), "
-               "so it must be an int",)
-    check = ir.Value(lo.namer.fresh("check"), "bool")
-    op = ir.Op("check", (is_int,), check, lo.loc(name), f"{name.id}: an int",
-               attrs={"exc": "TypeError", "negate": True, "called": True, "message": message})
-    lo.ops.append(op)
-    lo.defs[id(check)] = op
+    int_check(lo, value, name, f"`{name.id}` is used to build an integer index array "
+              f"(line {name.lineno}), so it must be an int")
+
+
+def int_check(lo, value: ir.Operand, node: ast.expr, message: str) -> None:
+    """A check where the code runs that ``value`` is an int (not a bool);
+    ``TypeError(message)`` otherwise."""
+    is_int = lo.emit("index.is_int", [value], node, hint="is_int")
+    raise_unless(lo, is_int, node, f"{ast.unparse(node)}: an int", "TypeError", message)
 
 
 def distinct_check(lo, base: ir.Value, operands: list, index: tuple, target: ast.AST) -> None:
@@ -285,14 +283,9 @@ def distinct_check(lo, base: ir.Value, operands: list, index: tuple, target: ast
     shifted = _shift(index, -1)
     same = lo.emit("index.distinct", args, target, hint="distinct",
                    attrs={"index": shifted})
-    message = (f"`{ast.unparse(target)}` writes an element more than once (an index "
-               "array repeats a position); s2s-ad differentiates writes into distinct "
-               "elements only",)
-    check = ir.Value(lo.namer.fresh("check"), "bool")
-    op = ir.Op("check", (same,), check, lo.loc(target), ast.unparse(target),
-               attrs={"exc": "ValueError", "negate": True, "called": True, "message": message})
-    lo.ops.append(op)
-    lo.defs[id(check)] = op
+    raise_unless(lo, same, target, ast.unparse(target), "ValueError",
+                 f"`{ast.unparse(target)}` writes an element more than once (an index array "
+                 "repeats a position); s2s-ad differentiates writes into distinct elements only")
 
 
 def _shift(index: tuple, by: int) -> tuple:

@@ -40,6 +40,7 @@ import ast
 import numpy
 
 from s2s_ad import ir
+from s2s_ad.frontend.runtime_checks import raise_unless
 
 FLOAT_MAKERS = frozenset({"np.zeros", "np.ones", "np.eye", "np.identity", "np.linspace",
                           "own.float_zeros", "own.eye_matrix", "div", "np.mean", "np.var",
@@ -163,7 +164,7 @@ def check_write(lo, base: ir.Value, value, target: ast.AST) -> None:
     text = lo.__dict__.get("write_text") or ast.unparse(target)  # (np.stack of a list)
     message = (f"`{text}` (line {target.lineno}) writes a value with a derivative into an "
                "array of integers, which NumPy stores as an integer, with no derivative: "
-               "make the array a float one (`.astype(float)`, `dtype=float`)",)
+               "make the array a float one (`.astype(float)`, `dtype=float`)")
     if at is None:
         _emit_check(lo, base, target, text, message)
         return
@@ -205,17 +206,13 @@ def check_fill(lo, like: ir.Value, fill, node: ast.Call) -> None:
     text = ast.unparse(node)
     message = (f"`{text}` (line {node.lineno}) fills an array of integers with a value that has "
                "a derivative, which NumPy stores as an integer, with no derivative: give the "
-               "array a float dtype (`dtype=float`)",)
+               "array a float dtype (`dtype=float`)")
     _emit_check(lo, like, node, text, message)
 
 
-def _emit_check(lo, array: ir.Value, target: ast.AST, text: str, message: tuple) -> None:
+def _emit_check(lo, array: ir.Value, target: ast.AST, text: str, message: str) -> None:
     is_float = lo.emit("np.issubdtype", [array], target, hint="floats")
-    check = ir.Value(lo.namer.fresh("check"), "bool")
-    op = ir.Op("check", (is_float,), check, lo.loc(target), f"{text}: an array of floats",
-               attrs={"exc": "TypeError", "negate": True, "called": True, "message": message})
-    lo.ops.append(op)
-    lo.defs[id(check)] = op
+    raise_unless(lo, is_float, target, f"{text}: an array of floats", "TypeError", message)
 
 
 def _origin(lo, v: ir.Value) -> ir.Value:
