@@ -73,3 +73,12 @@ def test_other_uses_of_a_range_are_refused_located(use, why):
     with pytest.raises(s2s_ad.SourceError, match=why) as info:
         s2s_ad.grad(f, wrt=0)(0.5, 3)
     assert info.value.line == 3
+
+
+def test_a_range_of_an_unannotated_int_in_numpy_code():
+    # the bounds a `for` over range(n) takes, n an int parameter without annotation
+    f = make_function("import numpy as np\ndef f(x, n):\n    r = range(n)\n    s = 0.0\n"
+                      "    for k in r:\n        s = s + np.sum(x ** (k + 1))\n    return s\n")
+    x = np.array([0.5, 0.8])
+    np.testing.assert_allclose(s2s_ad.grad(f, wrt=0)(x, 3), fd_gradient(f, [x, 3], 0),
+                               rtol=1e-6)

@@ -91,23 +91,7 @@ class Iteration:
         it = node.iter
         if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id not in self.env \
                 and self.resolve(it.func) is builtins.range:
-            if it.keywords or not 1 <= len(it.args) <= 3:
-                raise self.src.error(it, "`range` takes 1 to 3 positional arguments")
-            args = [self.expr(a) for a in it.args]
-            for a, e in zip(args, it.args):
-                if isinstance(a, tuple):
-                    raise self.src.error(e, "a range bound must be an integer")
-                self.mark_int(a, e, "a `range` bound")
-            if len(args) == 1:
-                args = [ir.Const(0)] + args
-            if len(args) == 2:
-                args.append(ir.Const(1))
-            if isinstance(args[2], ir.Const) and args[2].value == 0:
-                raise self.src.error(it.args[2], "`range` step must not be zero")
-            for a, e in zip(args, it.args if len(it.args) == 3 else [None] * 3):
-                if isinstance(a, ir.Const) and not isinstance(a.value, int):
-                    raise self.src.error(e or it, "a range bound must be an integer")
-            return None, args
+            return None, ranges.call_bounds(self, it)
         if isinstance(it, ast.Name) and ranges.is_range(self.env.get(it.id)):
             return None, ranges.bounds(self.env[it.id])  # `for t in r`, `r = range(...)`
         param = self.sequence_param(self.env.get(it.id)) if isinstance(it, ast.Name) else None

@@ -32,13 +32,18 @@ class RangeObject:
 
 
 def make(lo, node: ast.Call) -> RangeObject:
+    return RangeObject(*call_bounds(lo, node))
+
+
+def call_bounds(lo, node: ast.Call) -> list:
+    """``[start, stop, step]`` of the call ``range(...)``, lowered and
+    checked to be ints (as a ``for`` over it and a range bound to a name
+    both need)."""
     if node.keywords or not 1 <= len(node.args) <= 3:
         raise lo.src.error(node, "`range` takes 1 to 3 positional arguments")
     args = [lo.expr(a) for a in node.args]
     for a, e in zip(args, node.args):
-        if not isinstance(a, (ir.Value, ir.Const)) or isinstance(a, ir.Const) \
-                and not isinstance(a.value, int) or isinstance(a, ir.Value) \
-                and a.kind != "int" and a.kind != "float":
+        if isinstance(a, tuple):
             raise lo.src.error(e, "a range bound must be an integer")
         lo.mark_int(a, e, "a `range` bound")
     if len(args) == 1:
@@ -47,7 +52,10 @@ def make(lo, node: ast.Call) -> RangeObject:
         args.append(ir.Const(1))
     if isinstance(args[2], ir.Const) and args[2].value == 0:
         raise lo.src.error(node.args[2], "`range` step must not be zero")
-    return RangeObject(*args)
+    for a, e in zip(args, node.args if len(node.args) == 3 else [None] * 3):
+        if isinstance(a, ir.Const) and not isinstance(a.value, int):
+            raise lo.src.error(e or node, "a range bound must be an integer")
+    return args
 
 
 def is_range(value) -> bool:
