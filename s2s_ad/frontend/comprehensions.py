@@ -50,21 +50,8 @@ def over_runtime_list(lo, node: ast.expr) -> bool:
             and node.func.id not in lo.env and lo.resolve(node.func) is builtins.range \
             and getattr(lo, "array_mode", False):
         # a range whose bounds are known only when the code runs (`points.shape[0]`)
-        return not all(isinstance(_static_int(lo, a), int) for a in node.args)
+        return any(structures._static_int(lo, a) is None for a in node.args)
     return False
-
-
-def _static_int(lo, node: ast.expr):
-    """``node``'s int value where it is known while lowering, else None."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        v = _static_int(lo, node.operand)
-        return None if v is None else -v
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return node.value
-    if isinstance(node, ast.Name):
-        v = lo.env.get(node.id)
-        return v.value if isinstance(v, ir.Const) and type(v.value) is int else None
-    return None
 
 
 def _reversed(lo, node: ast.expr) -> bool:
