@@ -374,22 +374,29 @@ def _refuse_items(fn: Callable, name: str, value) -> None:
                     "structures only")
 
 
-def _seed_named(compiled: Callable, kwargs: dict, own: frozenset) -> dict:
+def _seed_named(compiled: Callable, kwargs: dict, own: frozenset, known: dict) -> dict:
     """``kwargs`` with the output seed under the name ``compiled`` gives it.
     The seed is named after the function's result, which the code generated
     for other arguments may compute under another name (a list of any length
     summed, ``dt3``; the same sum over an array's rows, ``dacc``): a caller
-    that bound the arguments for one passes the seed by that name."""
+    that bound the arguments for one passes the seed by that name.
+    ``known`` keeps each compiled function's parameter names and its
+    keyword-only ones, read from its signature once."""
     if not kwargs:
         return kwargs
-    try:
-        params = inspect.signature(compiled).parameters
-    except (TypeError, ValueError):
+    names = known.get(id(compiled))
+    if names is None:
+        try:
+            params = inspect.signature(compiled).parameters
+        except (TypeError, ValueError):
+            params = {}
+        names = known[id(compiled)] = (frozenset(params), tuple(
+            n for n, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY))
+    stray = [k for k in kwargs if k not in names[0] and k not in own]
+    if len(stray) != 1:
         return kwargs
-    stray = [k for k in kwargs if k not in params and k not in own]
-    seeds = [n for n, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY
-             and n not in kwargs and n not in own]
-    if len(stray) != 1 or len(seeds) != 1:
+    seeds = [n for n in names[1] if n not in kwargs and n not in own]
+    if len(seeds) != 1:
         return kwargs
     renamed = dict(kwargs)
     renamed[seeds[0]] = renamed.pop(stray[0])
@@ -404,6 +411,7 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error,
     names = positional_names(fn)
     seen: dict = {}
     tested: dict = {}
+    param_names: dict = {}  # id(compiled) -> its parameter names (_seed_named)
     own = frozenset(inspect.signature(fn).parameters)
 
     last = [None]
@@ -427,7 +435,7 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error,
         if compiled is not None:
             call.__s2s_ad_source__ = compiled.__s2s_ad_source__
             last[0] = tested.get(quick)
-            return compiled(*args, **_seed_named(compiled, kwargs, own))
+            return compiled(*args, **_seed_named(compiled, kwargs, own, param_names))
         # fn's own arguments decide the shapes (not the seed or the tangents)
         given = {k: v for k, v in kwargs.items() if k in own}
         lengths = shapes(fn, args, given)
@@ -446,7 +454,7 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error,
             last[0] = tested[quick] = _shape_test(seen[quick], quick)
         # source_of(call) shows the code of the shape used last.
         call.__s2s_ad_source__ = compiled.__s2s_ad_source__
-        return compiled(*args, **_seed_named(compiled, kwargs, own))
+        return compiled(*args, **_seed_named(compiled, kwargs, own, param_names))
 
     call.__name__ = {"value_and_grad": "value_and_grad_", "jvp": "jvp_"}.get(kind, "grad_") \
         + fn.__name__
