@@ -116,6 +116,8 @@ def _build(spec, base: str, items) -> str:
     literal, a list or tuple display, ``type(base)(field=...)``."""
     if spec == "leaf":
         return next(items)
+    if spec[0] == "static":  # a string, None or bool: the argument's own
+        return base
     if spec[0] == "dict":
         return "{" + ", ".join(f"{key!r}: {_build(sub, f'{base}[{key!r}]', items)}"
                                for key, sub in spec[1]) + "}"

@@ -339,7 +339,9 @@ class Param:
     """For a parameter receiving a nested structure (kind ``"tree"``,
     s2s_ad/frontend/pytrees.py): ``("leaf", value)``, ``("dict", ((key,
     tree), ...))``, ``("list"|"tuple", (tree, ...))`` or ``("object", cls,
-    ((field, tree), ...))``; ``items`` are its leaves in that order."""
+    ((field, tree), ...))``, and ``("static", value)`` for a string, None or
+    bool in it (no leaf: a constant of the code); ``items`` are its leaves in
+    that order."""
 
 
 @dataclass(eq=False)

@@ -62,7 +62,10 @@ def _first(leaves):
 
 
 def _node(value):
-    # value is part of a structure spec_of accepted: a leaf is a number or an array
+    # value is part of a structure spec_of accepted: a leaf is a number or an
+    # array; a string, None or bool is static, no leaf, kept as it is
+    if value is None or isinstance(value, (str, bool)):
+        return [], lambda items: value
     if isinstance(value, numbers.Number) or pytrees._is_array(value):
         return [value], _first
     names = pytrees._fields(value)
@@ -141,6 +144,8 @@ def _walk(value, leaf):
     c = value.__class__
     if c is float or c is int or c in _LEAF_CLASSES:
         return leaf(value)
+    if c is str or c is bool or value is None:
+        return (c, value)  # static: its value decides the code
     if c is dict:
         return (dict, tuple((k, _walk(v, leaf)) for k, v in value.items()))
     if c is list or c is tuple:

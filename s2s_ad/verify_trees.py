@@ -30,6 +30,8 @@ def build(spec, leaves: list):
     def make(s):
         if s == "leaf":
             return next(it)
+        if s[0] == "static":  # a string, None or bool: the example's own
+            return s[1]
         if s[0] == "dict":
             return {key: make(sub) for key, sub in s[1]}
         if s[0] in ("list", "tuple"):
@@ -49,6 +51,8 @@ def leaves_of(spec, value) -> list:
     structure, or an ``at=`` value for a structure parameter)."""
     if spec == "leaf":
         return [value]
+    if spec[0] == "static":
+        return []
     if spec[0] == "dict":
         return [x for key, sub in spec[1] for x in leaves_of(sub, value[key])]
     if spec[0] in ("list", "tuple"):

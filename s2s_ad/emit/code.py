@@ -173,8 +173,10 @@ def unpack_params(func: ir.Function) -> list[Stmt]:
                             "`is None` was decided for a value"))
     for p in func.params:
         if p.tree is not None:
+            at = ast.Name(p.value.name, ast.Load())
+            out += [_static_test(value, e) for value, e in tree_statics(p.tree, at)]
             out += [Stmt(ast.Assign([ast.Name(v.name, ast.Store())], e), f"a leaf of {p.value.var}")
-                    for v, e in tree_leaves(p.tree, ast.Name(p.value.name, ast.Load()))]
+                    for v, e in tree_leaves(p.tree, at)]
             continue
         if p.items is None:
             continue
@@ -190,30 +192,48 @@ def static_guard(func: ir.Function, p: ir.Param) -> Stmt:
     """``if mode != 'l2': raise ValueError(...)``: the code was generated for
     one value of a static argument (a string, None or a bool) and is not
     run with another."""
-    value = func.statics[p.value.var]
+    return _static_test(func.statics[p.value.var], ast.Name(p.value.name, ast.Load()))
+
+
+def _static_test(value, at: ast.expr) -> Stmt:
+    """``if <at> != value: raise ValueError(...)`` (``is not`` for None and
+    bools): ``at`` reads a static argument, or a static leaf of a structure
+    (``layers[0].act``), the code was generated for ``value`` of."""
     op = ast.NotEq() if isinstance(value, str) else ast.IsNot()
-    test = ast.Compare(ast.Name(p.value.name, ast.Load()), [op], [ast.Constant(value)])
-    message = f"generated for {p.value.var}={value!r}"
+    test = ast.Compare(at, [op], [ast.Constant(value)])
+    message = f"generated for {ast.unparse(at)}={value!r}"
     error = ast.Call(ast.Name("ValueError", ast.Load()), [ast.Constant(message)], [])
     return Stmt(ast.If(test, [ast.Raise(error, None)], []),
                 "a static argument: the code is for this value")
 
 
+def tree_statics(tree, at: ast.expr) -> list:
+    """``(value, expression reading it from at)`` for each static leaf (a
+    string, None or bool) of a structure parameter's tree."""
+    return [(t[1], e) for t, e in _tree_ends(tree, at) if t[0] == "static"]
+
+
 def tree_leaves(tree, at: ast.expr) -> list:
     """``(leaf value, expression reading it from at)`` for each leaf of a
     structure parameter's tree (:attr:`s2s_ad.ir.Param.tree`)."""
-    if tree[0] == "leaf":
-        return [(tree[1], at)]
+    return [(t[1], e) for t, e in _tree_ends(tree, at) if t[0] == "leaf"]
+
+
+def _tree_ends(tree, at: ast.expr) -> list:
+    """``(node, expression reading it from at)`` for each leaf and static
+    leaf of a tree, in order."""
+    if tree[0] in ("leaf", "static"):
+        return [(tree, at)]
     out = []
     if tree[0] == "dict":
         for key, sub in tree[1]:
-            out += tree_leaves(sub, ast.Subscript(at, ast.Constant(key), ast.Load()))
+            out += _tree_ends(sub, ast.Subscript(at, ast.Constant(key), ast.Load()))
     elif tree[0] in ("list", "tuple"):
         for i, sub in enumerate(tree[1]):
-            out += tree_leaves(sub, ast.Subscript(at, ast.Constant(i), ast.Load()))
+            out += _tree_ends(sub, ast.Subscript(at, ast.Constant(i), ast.Load()))
     else:
         for name, sub in tree[2]:
-            out += tree_leaves(sub, ast.Attribute(at, name, ast.Load()))
+            out += _tree_ends(sub, ast.Attribute(at, name, ast.Load()))
     return out
 
 
@@ -224,6 +244,8 @@ def tree_value(tree, at: ast.expr, leaf) -> ast.expr:
     ``type(at)(field=..., ...)``, an instance of the argument's own class."""
     if tree[0] == "leaf":
         return leaf(tree[1], at)
+    if tree[0] == "static":  # the argument's own value, as it was given
+        return at
     if tree[0] == "dict":
         return ast.Dict([ast.Constant(k) for k, _ in tree[1]],
                         [tree_value(sub, ast.Subscript(at, ast.Constant(k), ast.Load()), leaf)

@@ -22,6 +22,12 @@ Spec grammar (``("tree", node)`` in ``lengths``)::
           | ("dict", ((key, node), ...))            str keys, in the dict's order
           | ("list" | "tuple", (node, ...))
           | ("object", cls, ((field, node), ...))   dataclass or NamedTuple
+          | ("static", value)                       a string, None or bool in it
+
+A static leaf (``layer.act == "tanh"``, ``cfg.use_bias``) is a constant of
+the code generated for that value, as a static parameter is: it selects
+code and has no adjoint; the gradient's structure holds the argument's own
+value there (``type(p)(w=dp_w, act=p.act)``).
 """
 
 from __future__ import annotations
@@ -32,7 +38,8 @@ import numbers
 from s2s_ad import ir
 from s2s_ad.frontend import structures
 from s2s_ad.frontend.numpy import ATTRIBUTES
-from s2s_ad.frontend.specs import _fields, _is_array, captured_spec, number_list, spec_of  # noqa: F401
+from s2s_ad.frontend.specs import (_fields, _is_array, captured_spec, is_static_spec,  # noqa: F401
+                                   number_list, spec_of)
 from s2s_ad.frontend.structures import StaticObject
 
 
@@ -43,6 +50,8 @@ def leaf_paths(spec, base: str) -> list[str]:
     in a check's report."""
     if spec == "leaf":
         return [base]
+    if is_static_spec(spec):
+        return []
     if spec[0] == "dict":
         return [e for key, sub in spec[1] for e in leaf_paths(sub, f"{base}[{key!r}]")]
     if spec[0] in ("list", "tuple"):
@@ -80,6 +89,8 @@ def tree_param(lo, node: ast.arg, name: str, spec, default, has_default: bool,
     leaves: list[ir.Value] = []
 
     def build(s, path: str):
+        if is_static_spec(s):
+            return ir.Const(s[1]), s
         if s == "leaf":
             v = ir.Value(lo.namer.fresh(path), kind, None)
             leaves.append(v)

@@ -26,26 +26,34 @@ def _fields(value) -> list[str] | None:
     return None
 
 
-def spec_of(value):
+def spec_of(value, inside: bool = False):
     """The spec of ``value`` (see the module docstring), or None when it is
-    not a structure of numbers and arrays."""
-    if isinstance(value, bool):
-        return None
+    not a structure of numbers and arrays. ``inside`` a structure, a string,
+    None or a bool is a static leaf, ``("static", value)``: it selects code
+    (``if layer.act == "tanh":``), the spec holds its value, so another value
+    gets code of its own."""
+    if value is None or isinstance(value, (str, bool)):
+        return ("static", value) if inside else None
     if isinstance(value, numbers.Number) or _is_array(value):
         return "leaf"
     names = _fields(value)
     if names is not None:
-        subs = [spec_of(getattr(value, n)) for n in names]
+        subs = [spec_of(getattr(value, n), True) for n in names]
         return None if None in subs else ("object", type(value), tuple(zip(names, subs)))
     if isinstance(value, dict):
         if not all(isinstance(k, str) for k in value):
             return None
-        subs = [spec_of(v) for v in value.values()]
+        subs = [spec_of(v, True) for v in value.values()]
         return None if None in subs else ("dict", tuple(zip(value, subs)))
     if type(value) in (list, tuple):
-        subs = [spec_of(v) for v in value]
+        subs = [spec_of(v, True) for v in value]
         return None if None in subs else (type(value).__name__, tuple(subs))
     return None
+
+
+def is_static_spec(spec) -> bool:
+    """A static leaf's spec, ``("static", value)``."""
+    return isinstance(spec, tuple) and len(spec) == 2 and spec[0] == "static"
 
 
 def captured_spec(value):
