@@ -235,3 +235,25 @@ def test_cli_hessian_with_a_string_field(tmp_path):
     # penalty = scale * |x| + bias * x: d²/dx dscale = sign(x), d²/dx dbias = 1, d²/dx² = 0
     assert (float(scale), float(bias), mode, float(xx)) == (1.0, 1.0, "l1", 0.0)
     assert second == "refused generated for cfg.mode='l1'"
+
+
+def test_the_code_refuses_a_structure_of_another_length():
+    # the code reads the items it was generated for: a third layer, or a dict
+    # with one key more, would be left out silently
+    layers, x = _layers(["tanh", "linear"]), np.random.default_rng(8).normal(size=3)
+    g = s2s_ad.grad(src.net, wrt=0)
+    g(layers, x)
+    space: dict = {}
+    exec(compile(s2s_ad.source_of(g), "<generated>", "exec"), space)
+    with pytest.raises(ValueError, match="generated for layers of length 2"):
+        space["grad_net"](_layers(["tanh", "linear", "linear"]), x)
+    # through the API, each length gets its own code
+    three = _layers(["tanh", "linear", "linear"])
+    _check_layers(g(three, x), src.net, three, x)
+    p = {"W": np.ones((3, 2)), "act": "tanh", "s": 0.7}
+    gd = s2s_ad.grad(src.dict_params, wrt=0)
+    gd(p, x)
+    space = {}
+    exec(compile(s2s_ad.source_of(gd), "<generated>", "exec"), space)
+    with pytest.raises(ValueError, match="generated for params of length 3"):
+        space["grad_dict_params"]({**p, "extra": 1.0}, x)

@@ -174,6 +174,7 @@ def unpack_params(func: ir.Function) -> list[Stmt]:
     for p in func.params:
         if p.tree is not None:
             at = ast.Name(p.value.name, ast.Load())
+            out += [_length_test(n, e) for n, e in tree_lengths(p.tree, at)]
             out += [_static_test(value, e) for value, e in tree_statics(p.tree, at)]
             out += [Stmt(ast.Assign([ast.Name(v.name, ast.Store())], e), f"a leaf of {p.value.var}")
                     for v, e in tree_leaves(p.tree, at)]
@@ -192,10 +193,12 @@ def static_guard(func: ir.Function, p: ir.Param) -> Stmt:
     """``if mode != 'l2': raise ValueError(...)``: the code was generated for
     one value of a static argument (a string, None or a bool) and is not
     run with another."""
-    return _static_test(func.statics[p.value.var], ast.Name(p.value.name, ast.Load()))
+    return _static_test(func.statics[p.value.var], ast.Name(p.value.name, ast.Load()),
+                        "a static argument: the code is for this value")
 
 
-def _static_test(value, at: ast.expr) -> Stmt:
+def _static_test(value, at: ast.expr,
+                 why: str = "a static value in a structure: the code is for this value") -> Stmt:
     """``if <at> != value: raise ValueError(...)`` (``is not`` for None and
     bools): ``at`` reads a static argument, or a static leaf of a structure
     (``layers[0].act``), the code was generated for ``value`` of."""
@@ -203,8 +206,40 @@ def _static_test(value, at: ast.expr) -> Stmt:
     test = ast.Compare(at, [op], [ast.Constant(value)])
     message = f"generated for {ast.unparse(at)}={value!r}"
     error = ast.Call(ast.Name("ValueError", ast.Load()), [ast.Constant(message)], [])
+    return Stmt(ast.If(test, [ast.Raise(error, None)], []), why)
+
+
+def _length_test(n: int, at: ast.expr) -> Stmt:
+    """``if len(<at>) != n: raise ValueError(...)``: the code reads ``n`` items
+    (keys) of a list, tuple or dict of a structure parameter, and would
+    leave out any other."""
+    test = ast.Compare(ast.Call(ast.Name("len", ast.Load()), [at], []), [ast.NotEq()],
+                       [ast.Constant(n)])
+    message = f"generated for {ast.unparse(at)} of length {n}"
+    error = ast.Call(ast.Name("ValueError", ast.Load()), [ast.Constant(message)], [])
     return Stmt(ast.If(test, [ast.Raise(error, None)], []),
-                "a static argument: the code is for this value")
+                "a structure: the code is for this length")
+
+
+def tree_lengths(tree, at: ast.expr) -> list:
+    """``(length, expression)`` for each list, tuple and dict of a structure
+    parameter's tree (not a NamedTuple's or dataclass's fields: its class
+    fixes them)."""
+    if tree[0] in ("leaf", "static"):
+        return []
+    out = []
+    if tree[0] == "dict":
+        out.append((len(tree[1]), at))
+        for key, sub in tree[1]:
+            out += tree_lengths(sub, ast.Subscript(at, ast.Constant(key), ast.Load()))
+    elif tree[0] in ("list", "tuple"):
+        out.append((len(tree[1]), at))
+        for i, sub in enumerate(tree[1]):
+            out += tree_lengths(sub, ast.Subscript(at, ast.Constant(i), ast.Load()))
+    else:
+        for name, sub in tree[2]:
+            out += tree_lengths(sub, ast.Attribute(at, name, ast.Load()))
+    return out
 
 
 def tree_statics(tree, at: ast.expr) -> list:
