@@ -169,6 +169,11 @@ def with_captured(fn: Callable, compiled: Callable, kind: str = "grad") -> Calla
     return call
 
 
+def _structure(value) -> bool:
+    """A list, tuple, dict, NamedTuple or dataclass (of numbers and arrays)."""
+    return isinstance(value, (list, tuple, dict)) or pytrees.spec_of(value) not in (None, "leaf")
+
+
 def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Callable,
              taken: frozenset, statics: dict | None = None, checkpoint=None,
              sequences: frozenset = frozenset()) -> Callable:
@@ -179,6 +184,8 @@ def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Calla
     never from whether ``fn``'s source names NumPy."""
     names = positional_names(fn)
     specialised: dict = {}
+    by_shape: list = []
+    own = frozenset(names[0])
 
     def call(*args, **kwargs):
         for a in args:
@@ -191,6 +198,15 @@ def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Calla
                     break
             else:
                 return compiled(*args, **kwargs)
+        if lengths is None and (any(_structure(v) for v in args) or any(
+                _structure(v) for k, v in kwargs.items() if k in own)):
+            # a structure where the code took a number (the function only
+            # passes it on, to a helper that tests `isinstance` or recurses
+            # over it): the code generated for its structure
+            if not by_shape:
+                by_shape.append(_by_shape(fn, wrt, kind, output, TypeError(fn.__name__),
+                                          statics, checkpoint))
+            return by_shape[0](*args, **kwargs)
         arrays = array_arguments(names, args, kwargs)
         if arrays <= taken:
             return compiled(*args, **kwargs)

@@ -50,7 +50,10 @@ def lower_once(fixed: tuple, lower):
     done, active = _STATE["done"], _STATE["active"]
     if fixed in done:
         return done[fixed]
-    if fixed in active:
+    if fixed in active or any(a[0] is fixed[0] and passing.spec_size(a[3]) <= passing.spec_size(
+            fixed[3]) and a[3] for a in active):
+        # recursion: the same specialisation, or one passing a structure no
+        # smaller than an enclosing call of the function did (collect says why)
         return None
     active.add(fixed)
     try:

@@ -27,6 +27,11 @@ from s2s_ad.names import Namer
 from s2s_ad.rules import user as user_rules
 
 
+STRUCTURE_DEPTH = 64
+"""How deep a recursion passing a new structure at each call (a tree) may
+go: a specialisation is lowered per structure."""
+
+
 @dataclass(frozen=True)
 class Pair:
     """The module-level names of a callee's forward and backward functions,
@@ -77,7 +82,9 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
     by_arrays: dict = {}
     """(function, parameters receiving arrays) -> specialisation key."""
 
-    def visit(f: ir.Function, fn, stack: list, always: list) -> None:
+    def visit(f: ir.Function, fn, stack: list, always: list, made: list) -> None:
+        # stack: the functions being lowered, outermost first; made: the
+        # specialisation (`fixed` below) each was lowered for
         top = {id(op) for op in f.body.ops}
         for op in ir.walk(f.body):
             if not isinstance(op, ir.Op) or op.callee is None:
@@ -91,16 +98,38 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
                     seen_rules.add(id(target))
                     graph.rules.append(op.callee.rule)
                 continue
-            if target in stack and all(always[stack.index(target) + 1:] + [id(op) in top]):
+            arrays = passing.array_arguments(op)
+            given = passing.static_arguments(op)
+            fixed = (target, arrays, tuple(given.items()), op.callee.passed)
+            if fixed in made and all(always[made.index(fixed) + 1:] + [id(op) in top]):
                 # Recursion is differentiated as it runs (a pair calling
                 # itself, a tape per call); a cycle of calls made on every
-                # path never returns.
-                cycle = " → ".join(g.__name__ for g in stack[stack.index(target):] + [target])
+                # path never returns. A call passing another structure (a
+                # tree's branch, `walk(node[0])`) is another specialisation:
+                # lowered for it, down to the leaves, where the structure
+                # decides the base case (`isinstance(node, float)`).
+                at = made.index(fixed)
+                cycle = " → ".join(g.__name__ for g in stack[at:] + [target])
                 caller = graph.sources[fn]
                 raise SourceError(f"recursive call ({cycle}) made on every path: the recursion "
                                   "never ends (no branch returns without it); give it a base "
                                   "case (`if n == 0: return ...`)",
                                   op.loc.file, op.loc.line, op.loc.col, caller.line(op.loc.line))
+            if target in stack and fixed not in made and fixed[3]:
+                # a structure passed to an enclosing function again: another
+                # specialisation, which must receive a part of it
+                last = len(stack) - 1 - stack[::-1].index(target)
+                before = made[last][3] if made[last][1] is not None else ()
+                if stack.count(target) >= STRUCTURE_DEPTH or (
+                        before and passing.spec_size(fixed[3]) >= passing.spec_size(before)):
+                    caller = graph.sources[fn]
+                    raise SourceError(
+                        f"`{target.__name__}` calls itself with a structure no smaller than "
+                        "the one it was given: code is generated for each structure a "
+                        "recursion passes, so each call must pass a part of it (`node[0]`, "
+                        f"`tree['children'][i]`), at most {STRUCTURE_DEPTH} deep; pass "
+                        "numbers or arrays otherwise", op.loc.file, op.loc.line,
+                        op.loc.col, caller.line(op.loc.line))
             if target not in graph.sources:
                 graph.sources[target] = source.locate(target)
             if graph.sources[target].captured:
@@ -109,9 +138,6 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
                              f"captures data ({held}) of the function that made it; captured "
                              "data are passed to the function you differentiate only: define "
                              f"`{target.__name__}` inside it, or make {held} parameters")
-            arrays = passing.array_arguments(op)
-            given = passing.static_arguments(op)
-            fixed = (target, arrays, tuple(given.items()), op.callee.passed)
             spec = by_arrays.get(fixed)
             if spec is None:
                 # lowered with the caller, if it could be, for the same arguments
@@ -129,7 +155,8 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
                     graph.lowered[spec] = lowered
                     graph.callees.append(lowered)
                     try:
-                        visit(lowered, target, stack + [target], always + [id(op) in top])
+                        visit(lowered, target, stack + [target], always + [id(op) in top],
+                              made + [fixed])
                     except structures.SequenceParameter as exc:
                         raise callees.passed_on(op, f.params, fn, exc,
                                                 graph.sources[fn]) from None
@@ -142,7 +169,7 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
             # A function lowered earlier was fully walked then (depth-first),
             # so any cycle through it would already have been found.
 
-    visit(func, src.fn, [src.fn], [True])
+    visit(func, src.fn, [src.fn], [True], [(src.fn, None)])
     return graph
 
 

@@ -59,6 +59,15 @@ def runtime_list(lo, value) -> bool:
             and (structures.is_runtime(lo, value) or runtime_lists.is_grown(lo, value)))
 
 
+def spec_size(spec) -> int:
+    """The nodes of the specs of the structures a call passes (``op.callee.passed``):
+    a part of a structure has fewer than the whole, so a recursion passing
+    parts ends (:mod:`s2s_ad.frontend.calls`)."""
+    if not isinstance(spec, tuple):
+        return 0
+    return 1 + sum(spec_size(x) for x in spec if isinstance(x, tuple))
+
+
 def is_passed(value) -> bool:
     """Is ``value`` (an argument lowered at a call) a structure passed whole?"""
     return structures.is_structure(value)

@@ -157,8 +157,12 @@ def _membership(lo, node: ast.Compare, var, hint) -> ir.Operand:
     container = node.comparators[0]
     negate = isinstance(node.ops[0], ast.NotIn)
     if not isinstance(container, (ast.Tuple, ast.List, ast.Set)):
-        raise lo.src.error(container, "`in` is supported with a tuple or list written out "
-                           "(`mode in (\"l1\", \"l2\")`)")
+        decided = _in_structure(lo, node.left, container)
+        if decided is None:
+            raise lo.src.error(container, "`in` is supported with a tuple or list written out "
+                               "(`mode in (\"l1\", \"l2\")`), or a constant key in a dict "
+                               "known while lowering (`\"children\" in node`)")
+        return ir.Const(decided != negate)
     left = operand(lo, node.left)
     items = [operand(lo, e) for e in container.elts]
     if isinstance(left, ir.Const) and all(isinstance(i, ir.Const) for i in items):
@@ -169,6 +173,39 @@ def _membership(lo, node: ast.Compare, var, hint) -> ir.Operand:
     if id(left) in lo.param_ids and any(static(i) for i in items):
         raise StaticUse(err)  # a string parameter: code per value (see compare)
     raise err
+
+
+def _in_structure(lo, left: ast.expr, container: ast.expr) -> bool | None:
+    """``"children" in node``: a static value among the keys of a dict (or
+    the items of a list or tuple of static values) known while lowering, a
+    structure parameter's or one built in the function; None for anything
+    else."""
+    from s2s_ad.frontend.structures import StaticDict, StaticList
+    if not isinstance(container, (ast.Name, ast.Subscript, ast.Attribute)):
+        return None
+    try:
+        held = lo.expr(container)
+        key = operand(lo, left)
+    except SourceError:
+        return None
+    if not isinstance(key, ir.Const):
+        return None
+    if isinstance(held, ir.Value) and held.kind == "float" \
+            and any(p.value is held for p in getattr(lo, "params_so_far", ())):
+        # `"k" in p` on a parameter lowered as a number: lower it for the
+        # structure the call gives it
+        from s2s_ad.frontend import structures
+        raise structures.SequenceParameter(held.var, *structures._where(lo, container, (
+            f"parameter {held.var!r} is used as a structure (`{ast.unparse(container)}`); "
+            "call the gradient with the value (a dict, list or tuple), which generates the "
+            "code for its structure")))
+    if isinstance(held, StaticDict):
+        return key.value in held.items
+    items = held.items if isinstance(held, StaticList) else held if isinstance(held, tuple) else None
+    if items is not None and all(isinstance(i, ir.Const) and is_static_value(i.value)
+                                 for i in items):
+        return key.value in [i.value for i in items]
+    return None
 
 
 def candidates(fn, _seen: set | None = None) -> frozenset:
