@@ -198,11 +198,13 @@ def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Calla
                     break
             else:
                 return compiled(*args, **kwargs)
-        if lengths is None and (any(_structure(v) for v in args) or any(
-                _structure(v) for k, v in kwargs.items() if k in own)):
+        if lengths is None and (any(_structure(v) for n, v in zip(names[0], args)
+                                    if n not in taken) or any(
+                _structure(v) for k, v in kwargs.items() if k in own and k not in taken)):
             # a structure where the code took a number (the function only
             # passes it on, to a helper that tests `isinstance` or recurses
-            # over it): the code generated for its structure
+            # over it): the code generated for its structure (a list of
+            # numbers where it took an array is read as the array it stands for)
             if not by_shape:
                 by_shape.append(_by_shape(fn, wrt, kind, output, TypeError(fn.__name__),
                                           statics, checkpoint))

@@ -100,3 +100,13 @@ def test_the_cli_file_of_an_expression_tree(tmp_path):
             "print(grad_evaluate.grad_evaluate(src.EXPR, 0.7))\n")
     res = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     _close(float(res.stdout), _fd_x(src.evaluate, src.EXPR, 0.7))
+
+
+def test_a_list_where_the_code_took_a_number_is_refused_located():
+    # the gradient was generated for a number; a list there gets code for
+    # its structure, which here refuses it at the line (the function itself
+    # would raise TypeError: a list times a float)
+    g = s2s_ad.grad(src.doubled)
+    assert g(1.5) == 2.0
+    with pytest.raises(s2s_ad.SourceError, match="a list is used where a number is expected"):
+        g([1.0, 2.0])

@@ -44,3 +44,7 @@ def growing(t, x):
 
 EXPR = ("*", ("+", "x", 1.5), ("sin", ("*", "x", "x"), 0.5))
 TREE = ((0.5, 1.5), (2.0, (0.3, 0.1)))
+
+
+def doubled(x):
+    return x * 2.0
