@@ -7,6 +7,7 @@ NumPy's per-call dispatch, and the dispatching forms for anything else."""
 
 from s2s_ad.rules.index_helpers import INDEX_HELPERS
 from s2s_ad.rules.list_helpers import LIST_HELPERS
+from s2s_ad.rules.more_helpers import MORE_HELPERS
 from s2s_ad.rules.shape_helpers import SHAPE_HELPERS
 
 HELPERS = {
@@ -418,8 +419,18 @@ def contract(subscripts, *operands, _terms={}):
         terms = _terms[subscripts] = subscripts.split("->")[0].split(",")
     lengths = {}
     for term, a in zip(terms, operands):
-        for letter, n in zip(term, a.shape if type(a) is np.ndarray else np.shape(a)):
+        shape = a.shape if type(a) is np.ndarray else np.shape(a)
+        if "..." in term:  # the axes `...` stands for: their lengths' product
+            before, _, after = term.partition("...")
+            lead = shape[len(before):len(shape) - len(after)]
+            product = 1
+            for n in lead:
+                product *= n
+            lengths["..."] = max(lengths.get("...", 1), product)
+            term = before + "." * len(lead) + after
+        for letter, n in zip(term, shape):
             lengths[letter] = n
+    lengths.pop(".", None)
     space = 1
     for n in lengths.values():
         space *= n
@@ -606,3 +617,4 @@ def own(v):
 HELPERS.update(INDEX_HELPERS)  # adjoints of writes by index (s2s_ad.rules.index_helpers)
 HELPERS.update(LIST_HELPERS)  # a reverse loop's lists (s2s_ad.reverse.element_lists)
 HELPERS.update(SHAPE_HELPERS)  # tiling slices, one shape for several arrays
+HELPERS.update(MORE_HELPERS)  # the rules of s2s_ad.rules.numpy_more, any einsum's adjoint
