@@ -541,7 +541,9 @@ def test_contract_is_np_einsum_below_and_above_its_threshold():
     exec(HELPERS["contract"], ns)
     for subscripts, shapes in [("bij,vj->vbi", [(22, 4, 4), (500, 4)]),
                                ("kij,nkj->nki", [(3, 2, 2), (4, 3, 2)]),
-                               ("ij,jk->ik", [(40, 30), (30, 20)]), ("ij->", [(3, 4)])]:
+                               ("ij,jk->ik", [(40, 30), (30, 20)]), ("ij->", [(3, 4)]),
+                               ("...ij,...jk->...ik", [(30, 40, 20), (20, 30)]),
+                               ("i...j,j->...", [(3, 2, 5, 4), (4,)]), ("ii->", [(3, 3)])]:
         ops = [RNG.normal(size=s) for s in shapes]
         np.testing.assert_allclose(ns["contract"](subscripts, *ops), np.einsum(subscripts, *ops),
                                    rtol=1e-12, atol=1e-12)

@@ -1,11 +1,42 @@
 """Helpers a generated NumPy gradient module defines for itself (as source
 text, like :mod:`s2s_ad.rules.numpy_helpers`) for the rules of
-:mod:`s2s_ad.rules.numpy_more`, and ``einsum_adjoint``, the adjoint of an
-``np.einsum`` whose subscripts have ``...`` or a letter repeated in one
-operand. Every one calls NumPy's dispatching functions only (no writes into
-an array), so the same code runs on Dask arrays."""
+:mod:`s2s_ad.rules.numpy_more`, and ``np.einsum``'s: ``contract`` (the
+einsum itself, by BLAS when it is large) and ``einsum_adjoint``, the
+adjoint of an ``np.einsum`` whose subscripts have ``...`` or a letter
+repeated in one operand. Every one calls NumPy's dispatching functions
+only (no writes into an array), so the same code runs on Dask arrays."""
 
 MORE_HELPERS = {
+    "contract": '''
+def contract(subscripts, *operands, _terms={}):
+    """np.einsum(subscripts, *operands); where the loops np.einsum would run
+    visit more than 20,000 index combinations (the product of every
+    subscript's length), optimize=True, which hands the contraction to BLAS
+    where it can (several times faster: a batched matrix product), at the
+    price of a path search of about ten microseconds, which smaller
+    contractions are spared (below, np.einsum's loops take about as long)."""
+    terms = _terms.get(subscripts)
+    if terms is None:
+        terms = _terms[subscripts] = subscripts.split("->")[0].split(",")
+    lengths = {}
+    for term, a in zip(terms, operands):
+        shape = a.shape if type(a) is np.ndarray else np.shape(a)
+        if "..." in term:  # the axes `...` stands for: their lengths' product
+            before, _, after = term.partition("...")
+            lead = shape[len(before):len(shape) - len(after)]
+            product = 1
+            for n in lead:
+                product *= n
+            lengths["..."] = max(lengths.get("...", 1), product)
+            term = before + "." * len(lead) + after
+        for letter, n in zip(term, shape):
+            lengths[letter] = n
+    lengths.pop(".", None)
+    space = 1
+    for n in lengths.values():
+        space *= n
+    return np.einsum(subscripts, *operands, optimize=space > 20000)
+''',
     "einsum_adjoint": '''
 def einsum_adjoint(g, subscripts, k, *operands):
     """The adjoint of np.einsum(subscripts, *operands) with respect to operand k,

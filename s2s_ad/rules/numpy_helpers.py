@@ -406,36 +406,6 @@ def pad_adjoint(g, x, pad_width):
     widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (nd, 2))
     return g[tuple(slice(int(b), int(b) + n) for (b, _), n in zip(widths, np.shape(x)))]
 ''',
-    "contract": '''
-def contract(subscripts, *operands, _terms={}):
-    """np.einsum(subscripts, *operands); where the loops np.einsum would run
-    visit more than 20,000 index combinations (the product of every
-    subscript's length), optimize=True, which hands the contraction to BLAS
-    where it can (several times faster: a batched matrix product), at the
-    price of a path search of about ten microseconds, which smaller
-    contractions are spared (below, np.einsum's loops take about as long)."""
-    terms = _terms.get(subscripts)
-    if terms is None:
-        terms = _terms[subscripts] = subscripts.split("->")[0].split(",")
-    lengths = {}
-    for term, a in zip(terms, operands):
-        shape = a.shape if type(a) is np.ndarray else np.shape(a)
-        if "..." in term:  # the axes `...` stands for: their lengths' product
-            before, _, after = term.partition("...")
-            lead = shape[len(before):len(shape) - len(after)]
-            product = 1
-            for n in lead:
-                product *= n
-            lengths["..."] = max(lengths.get("...", 1), product)
-            term = before + "." * len(lead) + after
-        for letter, n in zip(term, shape):
-            lengths[letter] = n
-    lengths.pop(".", None)
-    space = 1
-    for n in lengths.values():
-        space *= n
-    return np.einsum(subscripts, *operands, optimize=space > 20000)
-''',
     "eye_matrix": '''
 def eye_matrix(*args, k=0, dtype=None, _kept={}):
     """np.eye(*args, k=k, dtype=dtype); np.eye(n) of a small int n as a copy
