@@ -45,7 +45,8 @@ def einsum_adjoint(g, subscripts, k, *operands):
     broadcast is squeezed out (a constant along it); g is contracted with the
     other operands over operand k's distinct letters, then put on the diagonals
     of the letters operand k repeats (einsum with identity matrices: x[i, i]
-    gets h[i]) and spread along the letters operand k alone has (with ones)."""
+    gets h[i]) and spread along the letters operand k alone has (with ones).
+    Large contractions go to BLAS (optimize=True), as in contract."""
     inputs, arrow, output = subscripts.partition("->")
     terms = inputs.split(",")
     shapes = [np.shape(a) for a in operands]
@@ -78,8 +79,12 @@ def einsum_adjoint(g, subscripts, k, *operands):
     available = set(output).union(*others)
     distinct = "".join(dict.fromkeys(term))
     kept = "".join(c for c in distinct if c in available)
+    space = 1
+    for n in size.values():
+        space *= n
     h = np.einsum(",".join([output] + others) + "->" + kept, g,
-                  *[a for j, a in enumerate(ops) if j != k])
+                  *[a for j, a in enumerate(ops) if j != k],
+                  optimize=space > 20000 and len(others) > 0)
     dtype = np.result_type(h, operands[k])
     spec, parts, renamed, seen = [kept], [h], "", set()
     for c in term:
