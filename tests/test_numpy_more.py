@@ -156,6 +156,7 @@ def test_scipy_linalg_in_a_helper_loop_branch_and_vjp(tmp_path):
         assert_gradients(scipymore.f, [a, b], [0, 1])
         value, pullback = s2s_ad.vjp(scipymore.f, a, b)
         da, db = pullback(1.0)
+        np.testing.assert_allclose(da, fd_gradient(scipymore.f, [a, b], 0), rtol=1e-5, atol=1e-7)
         np.testing.assert_allclose(db, fd_gradient(scipymore.f, [a, b], 1), rtol=1e-5, atol=1e-7)
         assert "import scipy.linalg as scipy_linalg" in s2s_ad.api.gradient_source(scipymore.f)
     finally:
@@ -218,3 +219,32 @@ def test_broadcast_einsum_operand_gets_its_own_shape():
     adjoint of its own shape, summed (it used to get the broadcast shape)."""
     f = make_function("def f(a, b):\n    return np.sum(np.sin(np.einsum('ij,ij->ij', a, b)))\n")
     assert_gradients(f, [RNG.normal(size=(1, 3)), RNG.normal(size=(4, 3))], [0, 1])
+
+
+def test_scipy_linalg_cli_grad_file_in_a_fresh_interpreter(tmp_path):
+    """The file imports scipy.linalg as scipy_linalg itself."""
+    pytest.importorskip("scipy.linalg")
+    (tmp_path / "scipyfile.py").write_text(SCIPY_POSITIONS, encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT}")
+    done = subprocess.run([sys.executable, "-m", "s2s_ad", "grad", "scipyfile.py:f", "-o",
+                           "scipyfile_grad.py"], cwd=str(tmp_path), capture_output=True,
+                          text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    a, b = RNG.normal(size=(3, 3)), RNG.normal(size=3)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    probe = ("import numpy as np, scipyfile_grad\n"
+             "da, db = scipyfile_grad.grad_f(np.load('a.npy'), np.load('b.npy'))\n"
+             "np.save('da.npy', da)\nnp.save('db.npy', db)\n")
+    run = subprocess.run([sys.executable, "-c", probe], cwd=str(tmp_path), capture_output=True,
+                         text=True, timeout=300, env=dict(os.environ, PYTHONPATH=str(tmp_path)))
+    assert run.returncode == 0, run.stderr
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import scipyfile
+        for name, i in (("da.npy", 0), ("db.npy", 1)):
+            np.testing.assert_allclose(np.load(tmp_path / name),
+                                       fd_gradient(scipyfile.f, [a, b], i), rtol=1e-5, atol=1e-7)
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("scipyfile", None)
