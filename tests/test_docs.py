@@ -58,6 +58,7 @@ def test_numpy_page_names_every_numpy_rule():
     of the rule table (``np.exp log ...`` lists share one ``np.``)."""
     import re
     from s2s_ad.rules.numpy import NUMPY_RULES
+    from s2s_ad.rules.numpy_more import NUMPY_MORE_RULES
     with open(os.path.join(ROOT, "docs", "numpy.md"), encoding="utf-8") as f:
         page = f.read()
     table = page.split("## What is supported", 1)[1].split("\n## ", 1)[0]
@@ -69,6 +70,7 @@ def test_numpy_page_names_every_numpy_rule():
             named.update(f"np.{w}" for w in words[1:] if re.fullmatch(r"[a-z_0-9]+", w))
         for m in re.findall(r"np\.[a-z_.0-9]*[a-z_0-9]", code):
             named.add(m)
-    named.update(re.findall(r"scipy\.special\.[a-z_0-9]+", table))
-    missing = {r.prim for r in NUMPY_RULES if r.prim.startswith(("np.", "scipy."))} - named
+    named.update(re.findall(r"scipy\.(?:special|linalg)\.[a-z_0-9]+", table))
+    missing = {r.prim for r in NUMPY_RULES + NUMPY_MORE_RULES
+               if r.prim.startswith(("np.", "scipy."))} - named
     assert not missing, f"docs/numpy.md does not list {sorted(missing)}"

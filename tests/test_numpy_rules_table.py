@@ -18,6 +18,8 @@ from array_oracle import assert_gradients, fd_gradient, make_function
 from s2s_ad import SourceError
 
 RNG = np.random.default_rng(18)
+NANS = "np.where(np.arange(np.size(x)).reshape(np.shape(x)) % 3 == 1, np.nan, 0.0)"
+"""NaN at every third element of x (so every row of two or more keeps a number)."""
 
 CASES = {
     "np.var": [("np.var(x)", "abc"), ("np.var(x, axis=1, ddof=1)", "ab"),
@@ -75,7 +77,16 @@ CASES = {
                   ("np.einsum('bij,bj->bi', x, y)", "cab,cb"),
                   ("np.einsum('ijk,ik,j->ij', x, y, z)", "abc,ac,b"),
                   ("np.einsum('ij,kj->ik', x, y)", "ab,cb"), ("np.einsum('ij', x)", "ab"),
-                  ("np.einsum('ji', x)", "ab")],
+                  ("np.einsum('ji', x)", "ab"),
+                  # a letter repeated in an operand (a diagonal), `...`, broadcast length-1 axes
+                  ("np.einsum('ii->', x)", "aa"), ("np.einsum('ii->i', x)", "aa"),
+                  ("np.einsum('bii->b', x)", "caa"), ("np.einsum('ij,jj->i', x, y)", "ab,bb"),
+                  ("np.einsum('ii', x)", "aa"), ("np.einsum('iij,k->jk', x, y)", "aab,c"),
+                  ("np.einsum('...i,...i->...', x, y)", "abc,bc"),
+                  ("np.einsum('...ij,...jk->...ik', x, y)", "abc,cd"),
+                  ("np.einsum('...ii->...i', x)", "baa"), ("np.einsum('i...,i', x, y)", "abc,a"),
+                  ("np.einsum('...', x)", "ab"), ("np.einsum('ij,ij->ij', x, y)", "1b,ab"),
+                  ("np.einsum('ij->j', x)", "ab"), ("np.einsum('i,i,i->', x, y, z)", "a,a,1")],
     "tuple.concat": [("np.reshape(x, (*x.shape, 1)) * x[..., None]", "ab"),
                      ("np.zeros((2, *x.shape)) + np.reshape(x, (1, *np.shape(x), 1))[..., 0]", "a")],
     "np.linalg.det": [("np.linalg.det(x)", "aa"), ("np.linalg.det(x)", "baa")],
@@ -93,7 +104,9 @@ CASES = {
     "np.take": [("np.take(x, np.array([0, 1, 1]), axis=1)", "ab"),
                 ("np.take(x, np.array([0, 3, 3]))", "ab"),
                 ("np.take(x, np.array([[1, 0], [1, 1]]), axis=-1)", "cab"),
-                ("x.take(np.array([1, 0]), axis=0)", "ab"), ("np.take(x, 1, axis=1)", "abc")],
+                ("x.take(np.array([1, 0]), axis=0)", "ab"), ("np.take(x, 1, axis=1)", "abc"),
+                ("np.take(x, [0, 2, 2])", "ab"), ("np.take(x, [[1, 0], [0, 0]], axis=-1)", "ab"),
+                ("x.take([1, -1], axis=0)", "ab"), ("x[[1, 0, 1]]", "ab")],
     "np.take_along_axis": [("np.take_along_axis(x, np.array([[0], [1]]), 1)", "2b"),
                            ("np.take_along_axis(x, np.array([[0, 0, 1]]), axis=0)", "a3"),
                            ("np.take_along_axis(np.ravel(x), np.array([1, 1, 0]), axis=0)",
@@ -120,12 +133,52 @@ CASES = {
                   ("x[np.argmax(x[:, 0])] * np.sum(x)", "ab")],
     "np.argmin": [("np.take_along_axis(x, np.expand_dims(np.argmin(x, axis=-1), -1), -1)", "abc"),
                   ("x[np.argmin(x)]", "a")],
+    # s2s_ad/rules/numpy_more.py (np.meshgrid is lowered to broadcasts and copies)
+    "np.broadcast_to": [("np.broadcast_to(x, (3, *x.shape))", "ab"),
+                        ("np.broadcast_to(x, (x.shape[0], 4))", "a1"),
+                        ("np.broadcast_to(x, shape=(2, 3, 4))", "14"),
+                        ("np.broadcast_to(x, (2, 3))", ""),
+                        ("np.meshgrid(x, y)[0] * np.meshgrid(x, y)[1] ** 2", "a,b"),
+                        ("np.stack(np.meshgrid(x, y, indexing='ij'))", "a,b"),
+                        ("np.meshgrid(x, y, z)[2] * np.meshgrid(x, y, z)[0]", "a,b,c"),
+                        ("np.meshgrid(x, y, indexing='ij')[0] * np.meshgrid(x, y, indexing='ij')[1]",
+                         "ab,c")],
+    "np.atleast_1d": [("np.atleast_1d(x)", "ab"), ("np.atleast_1d(x)", "")],
+    "np.atleast_2d": [("np.atleast_2d(x)", "a"), ("np.atleast_2d(x).T", "ab")],
+    "np.atleast_3d": [("np.atleast_3d(x)", "a"), ("np.atleast_3d(x)", "ab")],
+    "np.kron": [("np.kron(x, y)", "ab,cd"), ("np.kron(x, y)", "a,b"), ("np.kron(x, y)", "ab,c"),
+                ("np.kron(x, y)", "abc,bc")],
+    "np.sinc": [("np.sinc(x)", "ab"), ("np.sinc(x * y)", "ab,b")],
+    "np.nansum": [("np.nansum(x)", "ab"), ("np.nansum(x, axis=1)", "abc"),
+                  ("np.nansum(x, -1, keepdims=True)", "ab"), ("np.nansum(x, axis=(0, 2))", "abc"),
+                  (f"np.nansum(x + {NANS}, axis=0)", "ab")],
+    "np.nanmean": [("np.nanmean(x)", "ab"), ("np.nanmean(x, axis=1, keepdims=True)", "abc"),
+                   (f"np.nanmean(x + {NANS}, axis=-1)", "ab"), (f"np.nanmean(x + {NANS})", "abc")],
+    "np.linalg.eigh_values": [("np.linalg.eigh(x)[0]", "aa"), ("np.linalg.eigh(x)[0]", "baa")],
+    "np.linalg.eigh_vectors": [("np.linalg.eigh(x)[1] ** 2", "aa"),
+                               ("np.linalg.eigh(x)[1] ** 2 * np.linalg.eigh(x)[0][..., None, :]",
+                                "baa")],
+    "np.linalg.eigvalsh": [("np.linalg.eigvalsh(x)", "aa"), ("np.linalg.eigvalsh(x)", "baa")],
+    "np.linalg.pinv": [("np.linalg.pinv(x)", "aa"), ("np.linalg.pinv(x)", "ab"),
+                       ("np.linalg.pinv(x)", "cab")],
+    "scipy.linalg.solve_triangular": [("solve_triangular(x, y, lower=True)", "aa,a"),
+                                      ("solve_triangular(x, y)", "aa,ab"),
+                                      ("linalg.solve_triangular(x, y, lower=False)", "aa,a")],
+    "scipy.linalg.cho_factor": [("cho_factor(x)[0]", "aa"), ("cho_factor(x, lower=True)[0]", "aa"),
+                                ("linalg.cho_factor(x, True)[0]", "aa")],
+    "scipy.linalg.cho_solve": [("cho_solve(cho_factor(x), y)", "aa,a"),
+                               ("cho_solve(cho_factor(x, lower=True), y)", "aa,ab"),
+                               ("linalg.cho_solve((cho_factor(x)[0], False), y)", "aa,a")],
 }
 # Rules whose operand shapes are not any: matrices to invert, the domain of arcsin.
 INVERTIBLE = ("np.linalg.det", "np.linalg.inv", "np.linalg.solve", "np.linalg.cholesky",
-              "np.linalg.slogdet_log", "np.linalg.slogdet_sign")
+              "np.linalg.slogdet_log", "np.linalg.slogdet_sign", "np.linalg.pinv",
+              "scipy.linalg.solve_triangular")
+POSITIVE_DEFINITE = ("scipy.linalg.cho_factor", "scipy.linalg.cho_solve")
+EIGEN = ("np.linalg.eigh_values", "np.linalg.eigh_vectors", "np.linalg.eigvalsh")
 SCIPY = ("scipy.special.gammaln", "scipy.special.expit", "scipy.special.erf",
-         "scipy.special.multigammaln")
+         "scipy.special.multigammaln", "scipy.linalg.solve_triangular",
+         "scipy.linalg.cho_factor", "scipy.linalg.cho_solve")
 DOMAIN = {"np.arcsin": (-0.8, 0.8), "np.arccos": (-0.8, 0.8), "np.arctanh": (-0.8, 0.8),
           "np.log2": (0.3, 2.0), "np.log10": (0.3, 2.0), "np.cbrt": (0.3, 2.0),
           "np.reciprocal": (0.3, 2.0), "np.float_power": (0.3, 2.0), "np.hypot": (0.3, 2.0),
@@ -147,7 +200,11 @@ def _args(prim: str, shapes: list[tuple], dtype=np.float64) -> list:
     for s in shapes:
         a = RNG.uniform(lo, hi, s)
         if prim in INVERTIBLE and not args:
-            a = a + 3.0 * np.eye(s[-1])  # well away from singular
+            a = a + 3.0 * np.eye(s[-2], s[-1])  # well away from singular (full rank)
+        if prim in POSITIVE_DEFINITE and not args:
+            a = a @ np.swapaxes(a, -1, -2) + 3.0 * np.eye(s[-1])
+        if prim in EIGEN:  # eigenvalues well apart: 0, 2, 4, ... plus at most about ±1.5·n
+            a = a + np.diag(4.0 * np.arange(s[-1]))
             if prim == "np.linalg.cholesky":  # symmetric positive definite below the diagonal
                 a = a @ np.swapaxes(a, -1, -2) + np.triu(RNG.uniform(-1, 1, s), 1)
         args.append(a.astype(dtype) if s else float(a))
@@ -163,6 +220,10 @@ def _function(expr: str, n: int):
         special = pytest.importorskip("scipy.special")
         env = {"special": special, "erf": special.erf, "expit": special.expit,
                "multigammaln": special.multigammaln}
+    if "linalg." in expr.replace("np.linalg.", "") or "triangular(" in expr or "cho_" in expr:
+        linalg = pytest.importorskip("scipy.linalg")
+        env = {"linalg": linalg, "solve_triangular": linalg.solve_triangular,
+               "cho_factor": linalg.cho_factor, "cho_solve": linalg.cho_solve}
     return make_function(f"def f({params}):\n    r = {expr}\n"
                          "    w = 1.0 + np.arange(np.size(r)).reshape(np.shape(r)) / 7.0\n"
                          "    return np.sum(np.sin(r) * w)\n", env=env)
@@ -255,13 +316,17 @@ def test_rules_in_a_loop():
     ("np.repeat(x, (1, 2))", "constant number of repeats"),
     ("np.var(x, axis=n * 0.5)", "must be one integer"),
     ("np.take(x, 1, axis=n)", "must be a constant"),
-    ("np.einsum('...i,i', x, x)", "`...` are not supported"),
-    ("np.einsum('ii', x)", "repeats a subscript"),
+    ("np.einsum('i.j', x)", "at most one `...`"),
+    ("np.einsum('i->ii', x)", "the output repeats a subscript"),
+    ("np.einsum('i->j', x)", "names a letter no operand has"),
     ("np.einsum('ij,j', x)", "the call passes 1"),
     ("np.einsum(s, x)", "string literal"),
     ("np.cumprod(x, axis=1, dtype=float)", "keyword argument 'dtype' is not supported"),
     ("np.partition(x, 1)", r"`np.partition` has no derivative rule.*docs/custom_rules.md"),
-    ("np.linalg.eigh(x)", "`np.linalg.eigh` has no derivative rule"),
+    ("np.linalg.eig(x)", "`np.linalg.eig` has no derivative rule"),
+    ("np.linalg.eigh(x, UPLO='U')[0]", "`UPLO=\"U\"` is not supported"),
+    ("np.meshgrid(x, x, sparse=True)[0]", "'sparse' is not supported"),
+    ("np.meshgrid(x, x, indexing='yx')[0]", "`indexing` must be"),
     ("np.sort(x, axis=None)", "sort the flattened array"),
     ("np.take_along_axis(x, np.array([0]), axis=None)", "needs an int axis"),
     ("np.take_along_axis(x, np.array([0]))", "needs an int axis"),
@@ -284,7 +349,9 @@ def test_every_rule_has_a_case():
     import test_numpy_rules
     import test_torch_numpy
     from s2s_ad.rules.numpy import NUMPY_RULES
-    untested = ({r.prim for r in NUMPY_RULES} - set(CASES) - test_numpy_rules.TESTED
+    from s2s_ad.rules.numpy_more import NUMPY_MORE_RULES
+    untested = ({r.prim for r in NUMPY_RULES + NUMPY_MORE_RULES} - set(CASES)
+                - test_numpy_rules.TESTED
                 - test_index_arrays.TESTED - test_integer_arrays.TESTED - test_torch_numpy.TESTED)
     assert not untested
 
@@ -474,7 +541,9 @@ def test_contract_is_np_einsum_below_and_above_its_threshold():
     exec(HELPERS["contract"], ns)
     for subscripts, shapes in [("bij,vj->vbi", [(22, 4, 4), (500, 4)]),
                                ("kij,nkj->nki", [(3, 2, 2), (4, 3, 2)]),
-                               ("ij,jk->ik", [(40, 30), (30, 20)]), ("ij->", [(3, 4)])]:
+                               ("ij,jk->ik", [(40, 30), (30, 20)]), ("ij->", [(3, 4)]),
+                               ("...ij,...jk->...ik", [(30, 40, 20), (20, 30)]),
+                               ("i...j,j->...", [(3, 2, 5, 4), (4,)]), ("ii->", [(3, 3)])]:
         ops = [RNG.normal(size=s) for s in shapes]
         np.testing.assert_allclose(ns["contract"](subscripts, *ops), np.einsum(subscripts, *ops),
                                    rtol=1e-12, atol=1e-12)

@@ -9,12 +9,14 @@ import sympy
 from s2s_ad import verify
 from s2s_ad.rules import RULES
 from s2s_ad.rules.numpy import NUMPY_RULES
+from s2s_ad.rules.numpy_more import NUMPY_MORE_RULES
 from s2s_ad.rules.own import OWN_RULES
 
 # NumPy rules are checked on arrays, against finite differences and sympy, in
 # tests/test_numpy_rules.py, and the rules of s2s-ad's own NumPy helpers in
 # tests/test_closure_numpy.py; this file checks the scalar table.
-SCALAR = [r for r in RULES.values() if r.prim not in {n.prim for n in NUMPY_RULES + OWN_RULES}]
+SCALAR = [r for r in RULES.values()
+          if r.prim not in {n.prim for n in NUMPY_RULES + NUMPY_MORE_RULES + OWN_RULES}]
 from s2s_ad.rules.control import CONTROL_RULES
 
 # List reads and boolean logic are not numeric functions of floats.

@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import ast
 
+from s2s_ad.rules.numpy_more import LINEAR_MORE
+
 LINEAR = frozenset({
     "np.sum", "np.mean", "np.cumsum", "np.trace", "np.transpose", "np.reshape", "np.ravel",
     "np.squeeze", "np.expand_dims", "np.swapaxes", "np.moveaxis", "np.flip", "np.roll",
@@ -39,13 +41,16 @@ LINEAR = frozenset({
     "np.take", "np.take_along_axis", "np.diagonal", "np.pad", "axis.front", "axis.back",
     "own.unbroadcast", "own.spread", "own.extreme_adjoint", "own.astype_like",
     "own.total", "own.array_sum", "own.own", "own.rolled", "own.moved",
-    "np.full", "np.full_like", "array.full_as", "array.astype"})
+    "np.full", "np.full_like", "array.full_as", "array.astype"}) | LINEAR_MORE
 """Linear in the operands a derivative flows to (``np.where``: in its two
 branches, for a fixed condition; a subscript assignment: in the array and the
 value assigned)."""
 
 BILINEAR = frozenset({"matmul", "np.matmul", "np.dot", "np.outer", "np.inner", "np.cross",
-                      "np.tensordot", "own.matmul_adjoint.0", "own.matmul_adjoint.1"})
+                      "np.tensordot", "np.einsum", "np.kron", "own.matmul_adjoint.0",
+                      "own.matmul_adjoint.1"})
+"""Linear in each operand (``np.einsum`` of any number: multilinear), so the
+tangent is the sum over operands of the primitive with that operand's tangent."""
 
 
 EXTREME = frozenset({"np.max", "np.min"})
@@ -56,11 +61,21 @@ EXTREME_TANGENT = ast.parse(
 """The tangent of ``np.max``/``np.min`` (``g``: the operand's tangent)."""
 
 
+TANGENTS = {prim: ast.parse(code, mode="eval").body for prim, code in {
+    "np.nansum": "np.nansum(np.where(x == x, g, 0.0), axis=axis, keepdims=keepdims)",
+    "np.nanmean": "np.nansum(np.where(x == x, g, 0.0), axis=axis, keepdims=keepdims)"
+                  " / np.sum(x == x, axis=axis, keepdims=keepdims)"}.items()}
+"""Tangents written out (``g``: the operand's tangent): ``np.nansum`` and
+``np.nanmean`` of the tangent where ``x`` is not NaN (``x == x``)."""
+
+
 def kind(prim: str) -> str | None:
-    """"linear", "bilinear", "extreme", or None (no forward rule for this
-    whole-adjoint primitive)."""
+    """"linear", "bilinear", "extreme", "template" (:data:`TANGENTS`), or None
+    (no forward rule for this whole-adjoint primitive)."""
     if prim in EXTREME:
         return "extreme"
+    if prim in TANGENTS:
+        return "template"
     if prim in LINEAR:
         return "linear"
     if prim in BILINEAR:

@@ -348,9 +348,10 @@ class _Forward:
         """The tangent of a primitive whose reverse rule is a whole adjoint
         (:mod:`s2s_ad.forward.linear`)."""
         how = linear.kind(op.prim)
-        if how == "extreme":
-            # the reverse rule's weights (ties split evenly) applied to the tangent
-            return instantiate(linear.EXTREME_TANGENT, op.args, op.out, self.modules,
+        if how in ("extreme", "template"):
+            # max/min: the reverse rule's weights (ties split evenly) applied to the tangent
+            template = linear.EXTREME_TANGENT if how == "extreme" else linear.TANGENTS[op.prim]
+            return instantiate(template, op.args, op.out, self.modules,
                                g=_load(self.t(op.args[0])),
                                attrs={**dict(rule.attrs), **op.attrs})
         if how is None:

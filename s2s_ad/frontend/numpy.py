@@ -37,14 +37,14 @@ import types
 import numpy
 
 from s2s_ad import ir
-from s2s_ad.frontend import (conditions, list_stacks, numpy_attrs, structures, torch_names,
-                             write_dtypes)
+from s2s_ad.frontend import (conditions, list_stacks, numpy_attrs, numpy_more, structures,
+                             torch_names, write_dtypes)
 from s2s_ad.frontend.numpy_index import ArrayIndexing
 from s2s_ad.rules import RULES
 from s2s_ad.rules.numpy import BROADCASTING, SAME_SHAPE
 
 
-REDUCTIONS = {"sum", "mean", "prod", "max", "min", "var", "std"}
+REDUCTIONS = {"sum", "mean", "prod", "max", "min", "var", "std", "nansum", "nanmean"}
 METHODS = {"sum": "np.sum", "mean": "np.mean", "prod": "np.prod", "max": "np.max",
            "min": "np.min", "reshape": "np.reshape", "transpose": "np.transpose",
            "copy": "np.copy", "dot": "np.dot", "squeeze": "np.squeeze", "ravel": "np.ravel",
@@ -73,7 +73,7 @@ NUMPY_FUNCS[id(torch_names.detached)] = "array.detach"  # torch's x.clone().deta
 # NumPy's positional parameters, per primitive: those that are attributes
 # (constants the reverse sweep is built from) may be given either way
 SIGNATURES = {**{f"np.{r}": ("x", "axis", "dtype", "out", "keepdims")
-                 for r in ("sum", "mean", "prod")},
+                 for r in ("sum", "mean", "prod", "nansum", "nanmean")},
               **{f"np.{r}": ("x", "axis", "out", "keepdims") for r in ("max", "min")},
               "np.var": ("x", "axis"), "np.std": ("x", "axis"),
               "np.transpose": ("x", "axes"), "np.squeeze": ("x", "axis"),
@@ -93,7 +93,8 @@ SIGNATURES = {**{f"np.{r}": ("x", "axis", "dtype", "out", "keepdims")
               "np.argmin": ("x", "axis", "out", "keepdims"),
               "np.take": ("x", "indices", "axis"), "np.take_along_axis": ("x", "indices", "axis"),
               "np.diagonal": ("x", "offset", "axis1", "axis2"), "np.pad": ("x", "pad_width"),
-              "np.tensordot": ("x", "y", "axes"), "array.astype": ("x", "dtype")}
+              "np.tensordot": ("x", "y", "axes"), "array.astype": ("x", "dtype"),
+              "np.broadcast_to": ("x", "shape")}
 RUNTIME_AXIS = frozenset({"np.sum", "np.mean", "np.prod", "np.max", "np.min", "np.var",
                           "np.std", "np.cumsum", "np.cumprod", "np.flip", "np.roll", "np.sort",
                           "np.repeat", "np.concatenate", "np.stack", "np.expand_dims",
@@ -354,12 +355,18 @@ class ArrayLowering(ArrayIndexing):
                 return self.emit("np.minimum" if lo else "np.maximum", [x, bound], node, var,
                                  hint=hint, text=text)
         if prim in ("np.zeros", "np.ones", "np.reshape", "np.full", "array.zeros_as",
-                    "array.ones_as", "array.full_as") and positional:
-            shape_at = 1 if prim == "np.reshape" else 0
+                    "array.ones_as", "array.full_as", "np.broadcast_to") and positional:
+            shape_at = 1 if prim in ("np.reshape", "np.broadcast_to") else 0
             if prim == "np.reshape" and len(positional) > 2:
                 positional = [positional[0], ast.Tuple(positional[1:], ast.Load())]
             args = [self.shape_operand(a) if i == shape_at else self.expr(a)
                     for i, a in enumerate(positional)]
+        elif prim in ("np.take", "np.take_along_axis") and len(positional) > 1 \
+                and isinstance(positional[1], (ast.List, ast.Tuple)) \
+                and numpy_attrs.int_literal(positional[1]):
+            # np.take(x, [0, 2]): a list of constant ints, the index array it stands for
+            args = [self.expr(positional[0]),
+                    self.array_literal(positional[1], None, None, None, set())]
         else:
             args = [self.expr(a) for a in positional]
         if any(isinstance(a, tuple) for a in args):
@@ -388,6 +395,9 @@ class ArrayLowering(ArrayIndexing):
             return numpy_attrs.split_call(self, node)
         if fn is numpy.linalg.slogdet:
             return numpy_attrs.slogdet_call(self, node, var, hint)
+        out = numpy_more.special_call(self, fn, node, var, hint)
+        if out is not None:
+            return out
         prim = numpy_attrs.scipy_special_prim(fn)
         if prim is not None:
             if "scipy.special" not in self.modules:

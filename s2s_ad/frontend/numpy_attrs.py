@@ -13,6 +13,9 @@ attributes or IR operands, or raises its located ``SourceError``.
 
       np.einsum("ij,jk->ik", A, B)   ──▶   adjoints ("ik,jk->ij", "ij,ik->jk")
 
+  (with ``...``, a repeated letter or a letter one operand sums alone, that
+  operand's adjoint is worked out where the code runs: ``einsum_adjoint``)
+
 * ``scipy.special.logsumexp(x, axis, keepdims)`` is lowered to the max-shifted
   ``m + log(sum(exp(x - m)))``, so the generated module needs no scipy.
 """
@@ -130,35 +133,60 @@ def einsum_call(lo, node: ast.Call, var, hint, text) -> ir.Operand:
 def einsum_adjoints(subscripts: str, n: int) -> tuple:
     """Per operand k: (the subscripts of its adjoint, an einsum of g with the
     other operands, and the axes of operand k that einsum leaves out — letters
-    summed in operand k alone, along which g is broadcast back).
+    summed in operand k alone, along which g is broadcast back), or None where
+    the adjoint is worked out when the code runs (``einsum_adjoint``,
+    s2s_ad/rules/more_helpers.py): subscripts with ``...`` (the ranks are known
+    only then), a letter repeated in operand k (a diagonal), a letter summed in
+    operand k alone.
 
     >>> einsum_adjoints("ij,j->i", 2)
     (('i,j->ij', ()), ('ij,i->j', ()))
-    >>> einsum_adjoints("ij->", 1)
-    ((',->', (0, 1)),)
+    >>> einsum_adjoints("ii,i->", 2)
+    (None, ('ii,->i', ()))
+    >>> einsum_adjoints("...i,...i->...", 2)
+    (None, None)
     """
-    if "." in subscripts:
-        raise ValueError("subscripts with `...` are not supported; name every axis")
     inputs, arrow, output = subscripts.partition("->")
     terms = inputs.split(",")
     if len(terms) != n:
         raise ValueError(f"the subscripts name {len(terms)} operand(s), the call passes {n}")
-    if not all(t.isalpha() for t in terms if t) or (output and not output.isalpha()):
-        raise ValueError("subscripts must be letters, operands separated by `,`")
-    letters = "".join(terms)
+
+    def letters(t: str) -> bool:  # letters, and `...` at most once
+        return t.replace("...", "", 1).isalpha() or t.replace("...", "", 1) == ""
+    if not all(letters(t) for t in terms) or (output and not letters(output)) \
+            or "->" in output:
+        raise ValueError("subscripts must be letters and at most one `...` per operand, "
+                         "operands separated by `,`")
+    if "..." in output and "..." not in inputs:
+        raise ValueError("the output has `...` but no operand has")
+    if len(set(output.replace("...", ""))) != len(output.replace("...", "")):
+        raise ValueError(f"the output repeats a subscript (`{output}`)")
+    if any(c not in inputs for c in output.replace("...", "")):
+        raise ValueError(f"the output (`{output}`) names a letter no operand has")
+    dots = "..." in inputs
+    every = inputs.replace("...", "").replace(",", "")
     if not arrow:  # implicit output: the letters that appear once, in order
-        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+        output = ("..." if dots else "") + "".join(sorted(c for c in set(every)
+                                                          if every.count(c) == 1))
     out = []
     for k, term in enumerate(terms):
-        if len(set(term)) != len(term):
-            raise ValueError(f"operand {k} repeats a subscript (`{term}`, a diagonal), which is "
-                             "not supported")
         others = [t for j, t in enumerate(terms) if j != k]
         available = set(output) | set("".join(others))
-        kept = "".join(c for c in term if c in available)
         missing = tuple(i for i, c in enumerate(term) if c not in available)
-        out.append((",".join([output] + others) + "->" + kept, missing))
+        if dots or len(set(term)) != len(term) or missing:
+            out.append(None)
+            continue
+        out.append((",".join([output] + others) + "->" + term, ()))
     return tuple(out)
+
+
+def int_literal(node: ast.expr) -> bool:
+    """A list or tuple written out of constant ints (nested too): ``[0, 2]``."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return bool(node.elts) and all(int_literal(e) for e in node.elts)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) is int
 
 
 def arguments(lo, node: ast.Call, names: tuple) -> dict:

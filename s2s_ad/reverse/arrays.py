@@ -42,6 +42,7 @@ from s2s_ad.emit.code import Stmt
 
 from s2s_ad.names import Namer
 from s2s_ad.rules import RULES, forward_template
+from s2s_ad.rules.more_helpers import MORE_HELPERS
 from s2s_ad.rules.numpy import BROADCASTING, HELPERS, SAME_SHAPE
 from s2s_ad.emit.optimize import simplify
 from s2s_ad.rules.templates import index_expr, index_operands, instantiate, operand_expr
@@ -214,18 +215,19 @@ class ArraySweep:
 
     def _einsum(self, i: int, g: ast.expr, attrs: dict, exprs: list) -> ast.expr:
         """``np.einsum(adjoint, g, *others)`` with the subscripts the frontend
-        wrote for operand ``i``; axes summed in operand ``i`` alone come back
-        as length-1 axes and are spread to its shape."""
-        subscripts, missing = attrs["adjoints"][i]
+        wrote for operand ``i``, summed back over the axes NumPy broadcast
+        from length 1 (``unbroadcast``: at once where the shapes agree); or,
+        where the frontend left them to the run (``...``, a repeated or
+        alone-summed letter), ``einsum_adjoint``, which works them out there."""
+        if attrs["adjoints"][i] is None:
+            return ast.Call(_name(self.helper("einsum_adjoint")),
+                            [g, ast.Constant(attrs["subscripts"]), ast.Constant(i)]
+                            + [copy.deepcopy(e) for e in exprs], [])
+        subscripts, _ = attrs["adjoints"][i]
         others = [copy.deepcopy(e) for k, e in enumerate(exprs) if k != i]
         contrib = ast.Call(_name(self.helper("contract")),
                            [ast.Constant(subscripts), g] + others, [])
-        if missing:
-            contrib = ast.Call(_name(self.helper("spread")),
-                               [_call(self.np, "expand_dims", contrib,
-                                      ast.Tuple([ast.Constant(a) for a in missing], ast.Load())),
-                                copy.deepcopy(exprs[i])], [])
-        return contrib
+        return ast.Call(_name(self.helper("unbroadcast")), [contrib, copy.deepcopy(exprs[i])], [])
 
     def unbroadcast(self, op: ir.Op, i: int, contrib: ast.expr, arg_expr=None) -> ast.expr:
         """``contrib`` summed back to operand ``i``'s shape where NumPy may have
@@ -450,7 +452,7 @@ TEMPLATE_HELPERS = ("others_product", "matmul_adjoint", "dot_adjoint", "spread",
                     "cholesky_adjoint", "sort_adjoint", "take_adjoint",
                     "take_along_axis_adjoint", "diagonal_adjoint", "pad_adjoint",
                     "cross_product", "rolled", "moved", "eye_matrix", "astype_like", "total",
-                    "array_sum", "own", "float_zeros")
+                    "array_sum", "own", "float_zeros") + tuple(MORE_HELPERS)
 """Helpers rule templates call by name."""
 
 

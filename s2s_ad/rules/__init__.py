@@ -75,10 +75,11 @@ class Rule:
 from .control import CONTROL_RULES  # noqa: E402
 from .scalar import SCALAR_RULES  # noqa: E402
 from .numpy import NUMPY_RULES  # noqa: E402
+from .numpy_more import NUMPY_MORE_RULES  # noqa: E402
 from .own import OWN_RULES  # noqa: E402
 
-RULES: dict[str, Rule] = {r.prim: r for r in SCALAR_RULES + NUMPY_RULES + OWN_RULES
-                          + CONTROL_RULES}
+RULES: dict[str, Rule] = {r.prim: r for r in SCALAR_RULES + NUMPY_RULES + NUMPY_MORE_RULES
+                          + OWN_RULES + CONTROL_RULES}
 
 
 def lookup(prim: str) -> Rule:

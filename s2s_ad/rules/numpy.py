@@ -35,6 +35,7 @@ on other array types.
 from __future__ import annotations
 
 from . import Rule
+from .numpy_more import MORE_SAME_SHAPE, MORE_VIEWS
 
 POS = (0.2, 3.0)
 UNIT = (-0.9, 0.9)
@@ -349,7 +350,7 @@ NUMPY_RULES = [
 
 VIEWS = frozenset({"array.getitem", "np.transpose", "np.reshape", "np.ravel", "np.squeeze",
                    "np.expand_dims", "np.swapaxes", "np.moveaxis", "np.flip", "np.diag",
-                   "axis.front", "axis.back"})
+                   "axis.front", "axis.back"}) | MORE_VIEWS
 """Primitives whose result may share memory with their first operand."""
 
 BROADCASTING = frozenset({"add", "sub", "mul", "div", "pow", "mod", "floordiv"})
@@ -362,7 +363,8 @@ SAME_SHAPE = frozenset({"neg", "pos", "abs", "array.abs", "np.copy", "array.deta
                                               "abs", "square", "negative", "sign", "arcsin",
                                               "arccos", "arcsinh", "arctanh", "log2", "log10",
                                               "exp2", "cbrt", "reciprocal")}
-                       | {"scipy.special.gammaln", "scipy.special.expit", "scipy.special.erf"})
+                       | {"scipy.special.gammaln", "scipy.special.expit", "scipy.special.erf"}
+                       | MORE_SAME_SHAPE)
 """Primitives whose result has the shape of their first operand."""
 
 from .numpy_helpers import HELPERS  # noqa: E402  (re-exported)

@@ -7,6 +7,7 @@ NumPy's per-call dispatch, and the dispatching forms for anything else."""
 
 from s2s_ad.rules.index_helpers import INDEX_HELPERS
 from s2s_ad.rules.list_helpers import LIST_HELPERS
+from s2s_ad.rules.more_helpers import MORE_HELPERS
 from s2s_ad.rules.shape_helpers import SHAPE_HELPERS
 
 HELPERS = {
@@ -405,26 +406,6 @@ def pad_adjoint(g, x, pad_width):
     widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (nd, 2))
     return g[tuple(slice(int(b), int(b) + n) for (b, _), n in zip(widths, np.shape(x)))]
 ''',
-    "contract": '''
-def contract(subscripts, *operands, _terms={}):
-    """np.einsum(subscripts, *operands); where the loops np.einsum would run
-    visit more than 20,000 index combinations (the product of every
-    subscript's length), optimize=True, which hands the contraction to BLAS
-    where it can (several times faster: a batched matrix product), at the
-    price of a path search of about ten microseconds, which smaller
-    contractions are spared (below, np.einsum's loops take about as long)."""
-    terms = _terms.get(subscripts)
-    if terms is None:
-        terms = _terms[subscripts] = subscripts.split("->")[0].split(",")
-    lengths = {}
-    for term, a in zip(terms, operands):
-        for letter, n in zip(term, a.shape if type(a) is np.ndarray else np.shape(a)):
-            lengths[letter] = n
-    space = 1
-    for n in lengths.values():
-        space *= n
-    return np.einsum(subscripts, *operands, optimize=space > 20000)
-''',
     "eye_matrix": '''
 def eye_matrix(*args, k=0, dtype=None, _kept={}):
     """np.eye(*args, k=k, dtype=dtype); np.eye(n) of a small int n as a copy
@@ -606,3 +587,4 @@ def own(v):
 HELPERS.update(INDEX_HELPERS)  # adjoints of writes by index (s2s_ad.rules.index_helpers)
 HELPERS.update(LIST_HELPERS)  # a reverse loop's lists (s2s_ad.reverse.element_lists)
 HELPERS.update(SHAPE_HELPERS)  # tiling slices, one shape for several arrays
+HELPERS.update(MORE_HELPERS)  # the rules of s2s_ad.rules.numpy_more, any einsum's adjoint

@@ -29,7 +29,8 @@ import math
 from s2s_ad import ir
 
 PLACEHOLDERS = ("x", "y")
-TEMPLATE_MODULES = {"np": "numpy", "math": "math", "scipy_special": "scipy.special"}
+TEMPLATE_MODULES = {"np": "numpy", "math": "math", "scipy_special": "scipy.special",
+                    "scipy_linalg": "scipy.linalg"}
 """Module names as rule templates spell them -> the module they stand for."""
 
 

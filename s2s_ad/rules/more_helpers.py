@@ -1,0 +1,193 @@
+"""Helpers a generated NumPy gradient module defines for itself (as source
+text, like :mod:`s2s_ad.rules.numpy_helpers`) for the rules of
+:mod:`s2s_ad.rules.numpy_more`, and ``np.einsum``'s: ``contract`` (the
+einsum itself, by BLAS when it is large) and ``einsum_adjoint``, the
+adjoint of an ``np.einsum`` whose subscripts have ``...`` or a letter
+repeated in one operand. Every one calls NumPy's dispatching functions
+only (no writes into an array), so the same code runs on Dask arrays."""
+
+MORE_HELPERS = {
+    "contract": '''
+def contract(subscripts, *operands, _terms={}):
+    """np.einsum(subscripts, *operands); where the loops np.einsum would run
+    visit more than 20,000 index combinations (the product of every
+    subscript's length), optimize=True, which hands the contraction to BLAS
+    where it can (several times faster: a batched matrix product), at the
+    price of a path search of about ten microseconds, which smaller
+    contractions are spared (below, np.einsum's loops take about as long)."""
+    terms = _terms.get(subscripts)
+    if terms is None:
+        terms = _terms[subscripts] = subscripts.split("->")[0].split(",")
+    lengths = {}
+    for term, a in zip(terms, operands):
+        shape = a.shape if type(a) is np.ndarray else np.shape(a)
+        if "..." in term:  # the axes `...` stands for: their lengths' product
+            before, _, after = term.partition("...")
+            lead = shape[len(before):len(shape) - len(after)]
+            product = 1
+            for n in lead:
+                product *= n
+            lengths["..."] = max(lengths.get("...", 1), product)
+            term = before + "." * len(lead) + after
+        for letter, n in zip(term, shape):
+            lengths[letter] = n
+    lengths.pop(".", None)
+    space = 1
+    for n in lengths.values():
+        space *= n
+    return np.einsum(subscripts, *operands, optimize=space > 20000)
+''',
+    "einsum_adjoint": '''
+def einsum_adjoint(g, subscripts, k, *operands):
+    """The adjoint of np.einsum(subscripts, *operands) with respect to operand k,
+    for any subscripts. `...` is spelled out in letters the subscripts do not use
+    (right-aligned, as NumPy broadcasts it); an axis of length 1 that NumPy
+    broadcast is squeezed out (a constant along it); g is contracted with the
+    other operands over operand k's distinct letters, then put on the diagonals
+    of the letters operand k repeats (einsum with identity matrices: x[i, i]
+    gets h[i]) and spread along the letters operand k alone has (with ones).
+    Large contractions go to BLAS (optimize=True), as in contract."""
+    inputs, arrow, output = subscripts.partition("->")
+    terms = inputs.split(",")
+    shapes = [np.shape(a) for a in operands]
+    free = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+            if c not in subscripts]
+    extra = [len(s) - len(t) + 3 for t, s in zip(terms, shapes) if "..." in t]
+    dots = "".join(free[:max(extra, default=0)])
+    free = free[len(dots):]
+    if not arrow:
+        every = inputs.replace("...", "").replace(",", "")
+        output = ("..." if extra else "") + "".join(
+            sorted(c for c in set(every) if every.count(c) == 1))
+    output = output.replace("...", dots)
+    terms = [t.replace("...", dots[len(dots) - len(s) + len(t) - 3:]) if "..." in t else t
+             for t, s in zip(terms, shapes)]
+    size = {}
+    for t, s in zip(terms, shapes):
+        for c, n in zip(t, s):
+            size[c] = max(size.get(c, 1), n)
+    ops = []
+    for j, (t, s, a) in enumerate(zip(terms, shapes, operands)):
+        flat = tuple(p for p, (c, n) in enumerate(zip(t, s)) if n == 1 and size[c] > 1)
+        if flat:  # broadcast from length 1 by NumPy: squeezed, the letter dropped
+            a = np.squeeze(a, axis=flat)
+            t = "".join(c for p, c in enumerate(t) if p not in flat)
+        terms[j] = t
+        ops.append(a)
+    term = terms[k]
+    others = [t for j, t in enumerate(terms) if j != k]
+    available = set(output).union(*others)
+    distinct = "".join(dict.fromkeys(term))
+    kept = "".join(c for c in distinct if c in available)
+    space = 1
+    for n in size.values():
+        space *= n
+    h = np.einsum(",".join([output] + others) + "->" + kept, g,
+                  *[a for j, a in enumerate(ops) if j != k],
+                  optimize=space > 20000 and len(others) > 0)
+    dtype = np.result_type(h, operands[k])
+    spec, parts, renamed, seen = [kept], [h], "", set()
+    for c in term:
+        if c in seen:  # a repeated letter: the diagonal, an identity matrix
+            renamed += free[0]
+            spec.append(c + free[0])
+            parts.append(np.eye(size[c], dtype=dtype))
+            free = free[1:]
+        else:
+            renamed += c
+            seen.add(c)
+    for c in distinct:
+        if c not in available:  # summed in operand k alone: g spread along it
+            spec.append(c)
+            parts.append(np.ones(size[c], dtype=dtype))
+    if len(parts) > 1 or kept != renamed:
+        h = np.einsum(",".join(spec) + "->" + renamed, *parts)
+    return np.reshape(h, shapes[k])
+''',
+    "kron_adjoint": '''
+def kron_adjoint(g, x, y, i):
+    """The adjoint of np.kron(x, y) with respect to x (i = 0) or y (i = 1):
+    g's axes split in pairs (x's axis, then y's: the blocks), contracted with
+    the other operand over its axes (the shorter shape padded with ones)."""
+    nd = max(np.ndim(x), np.ndim(y))
+    xs = (1,) * (nd - np.ndim(x)) + tuple(np.shape(x))
+    ys = (1,) * (nd - np.ndim(y)) + tuple(np.shape(y))
+    g = np.reshape(g, tuple(n for pair in zip(xs, ys) for n in pair))
+    xl, yl = "abcdefghijklm"[:nd], "nopqrstuvwxyz"[:nd]
+    gl = "".join(a + b for a, b in zip(xl, yl))
+    if i == 0:
+        return np.reshape(np.einsum(gl + "," + yl + "->" + xl, g, np.reshape(y, ys)), np.shape(x))
+    return np.reshape(np.einsum(gl + "," + xl + "->" + yl, g, np.reshape(x, xs)), np.shape(y))
+''',
+    "eigh_adjoint": '''
+def eigh_adjoint(gw, gv, x):
+    """The adjoint of w, v = np.linalg.eigh(x) with respect to x, given the
+    eigenvalues' adjoint gw and the eigenvectors' gv (either may be None):
+    s = v·(diag(gw) + F∘(vᵀ·gv))·vᵀ, F[i, j] = 1/(w[j] − w[i]) off the
+    diagonal; NumPy reads only the lower triangle of x, so tril(s + sᵀ) − diag s.
+    Eigenvalues equal to rounding make F infinite: the eigenvectors are not a
+    function of x there, and the eigenvector adjoint is refused."""
+    w, v = np.linalg.eigh(x)
+    n = np.shape(w)[-1]
+    vt = np.swapaxes(v, -1, -2)
+    eye = np.eye(n, dtype=w.dtype)
+    inner = 0.0
+    if gw is not None:
+        inner = np.expand_dims(gw, -1) * eye
+    if gv is not None:
+        gap = np.expand_dims(w, -2) - np.expand_dims(w, -1)
+        off = eye == 0
+        scale = np.expand_dims(np.max(np.abs(w), axis=-1, keepdims=True), -1)
+        if bool(np.any(off & (np.abs(gap) <= 8 * n * np.finfo(w.dtype).eps * scale))):
+            raise np.linalg.LinAlgError(
+                "the adjoint of np.linalg.eigh's eigenvectors is undefined where two "
+                "eigenvalues are equal (to rounding): the eigenvectors are not a function "
+                "of the matrix there")
+        inner = inner + np.where(off, 1.0 / np.where(off, gap, 1.0), 0.0) * (vt @ gv)
+    s = v @ inner @ vt
+    return np.tril(s + np.swapaxes(s, -1, -2)) - s * eye
+''',
+    "pinv_adjoint": '''
+def pinv_adjoint(g, x, p):
+    """The adjoint of p = np.linalg.pinv(x) with respect to x, for x of full
+    rank: −pᵀ·g·pᵀ + (gᵀ − x·p·gᵀ)·p·pᵀ + pᵀ·p·(gᵀ − gᵀ·p·x)."""
+    pt, gt = np.swapaxes(p, -1, -2), np.swapaxes(g, -1, -2)
+    return -(pt @ g @ pt) + (gt - x @ (p @ gt)) @ (p @ pt) + (pt @ p) @ (gt - (gt @ p) @ x)
+''',
+    "triangular_adjoint": '''
+def triangular_adjoint(g, a, out, lower, i, solve):
+    """The adjoint of out = scipy.linalg.solve_triangular(a, b, lower) with
+    respect to a (i = 0) or b (i = 1): b's is the solve with aᵀ, a's minus that
+    times outᵀ on the triangle a is read from."""
+    gb = solve(a, g, trans=1, lower=lower)
+    if i == 1:
+        return gb
+    ga = -(gb[:, None] * out[None, :]) if np.ndim(out) == 1 else -(gb @ np.swapaxes(out, -1, -2))
+    return np.tril(ga) if lower else np.triu(ga)
+''',
+    "cho_factor_adjoint": '''
+def cho_factor_adjoint(g, c, lower):
+    """The adjoint of c = scipy.linalg.cho_factor(x, lower)[0] with respect to
+    x: the Cholesky adjoint on the factor's triangle (an upper factor is the
+    transpose of the lower factor of the matrix read from x's upper triangle),
+    g itself on the other triangle, which holds x's own elements."""
+    if lower:
+        return cholesky_adjoint(np.tril(g), np.tril(c)) + np.triu(g, 1)
+    t = cholesky_adjoint(np.swapaxes(np.triu(g), -1, -2), np.swapaxes(np.triu(c), -1, -2))
+    return np.swapaxes(t, -1, -2) + np.tril(g, -1)
+''',
+    "cho_solve_adjoint": '''
+def cho_solve_adjoint(g, c, out, lower, i, solve):
+    """The adjoint of out = scipy.linalg.cho_solve((c, lower), b) with respect
+    to c (i = 0) or b (i = 1). b's: cho_solve of g (the matrix is symmetric);
+    with m = −b̄·outᵀ the adjoint of the matrix L·Lᵀ, c's is tril((m + mᵀ)·L)
+    (triu(U·(m + mᵀ)) for an upper factor U), on the triangle read."""
+    gb = solve((c, lower), g)
+    if i == 1:
+        return gb
+    m = -(gb[:, None] * out[None, :]) if np.ndim(out) == 1 else -(gb @ np.swapaxes(out, -1, -2))
+    m = m + np.swapaxes(m, -1, -2)
+    return np.tril(m @ np.tril(c)) if lower else np.triu(np.triu(c) @ m)
+''',
+}
+"""Functions a generated module defines for itself when its code calls them."""

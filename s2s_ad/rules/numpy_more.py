@@ -1,0 +1,102 @@
+"""More NumPy and SciPy rules: what scientific code calls beyond the core
+table of :mod:`s2s_ad.rules.numpy` (same table style, same conventions).
+
+* ``np.broadcast_to(x, shape)``, ``np.atleast_1d/2d/3d(x)``: the adjoint is
+  ``g`` summed over the broadcast axes, or reshaped back.
+* ``np.kron(x, y)``: ``g`` read as the blocks of the product (its axes split
+  in pairs), contracted with the other operand (``kron_adjoint``).
+* ``np.sinc(x)``: ``(cos πx − sinc x)/x``, 0 at 0 (where sinc is flat).
+* ``np.nansum``, ``np.nanmean``: as ``np.sum``/``np.mean`` over the elements
+  that are not NaN; a NaN gets no adjoint (``x == x`` is False only there).
+* ``np.linalg.eigh(x)``: two rules, the eigenvalues and the eigenvectors
+  (``w, v = np.linalg.eigh(x)``), and ``np.linalg.eigvalsh``. With
+  ``s = v·(diag(w̄) + F∘(vᵀ·v̄))·vᵀ``, ``F[i, j] = 1/(w[j] − w[i])`` off the
+  diagonal, the adjoint is ``tril(s + sᵀ) − diag s``: NumPy reads only the
+  lower triangle of ``x``. Where two eigenvalues coincide (to rounding) the
+  eigenvectors are not a function of ``x`` and ``F`` is infinite: the
+  eigenvector adjoint raises ``np.linalg.LinAlgError`` when the code runs
+  instead of returning inf or nan (the eigenvalues' adjoint is defined).
+* ``np.linalg.pinv(x)`` of a full-rank ``x``: with ``p = pinv(x)``,
+  ``−pᵀḡpᵀ + (I − xp)ḡᵀpᵀ... `` (``pinv_adjoint``; the derivative of the
+  pseudo-inverse where the rank does not change).
+* ``scipy.linalg.solve_triangular(a, b, lower=...)``: ``b̄ = a⁻ᵀḡ`` (a
+  triangular solve), ``ā = −b̄·outᵀ`` on the triangle ``a`` is read from.
+* ``c, low = scipy.linalg.cho_factor(a, lower=...)`` and
+  ``scipy.linalg.cho_solve((c, low), b)``: ``c`` holds the Cholesky factor in
+  one triangle and ``a``'s own elements in the other (LAPACK leaves them),
+  so ``cho_factor``'s adjoint is the Cholesky adjoint on the factor's
+  triangle and ``c̄`` itself on the other; ``cho_solve`` reads the factor's
+  triangle only: ``b̄ = cho_solve(ḡ)``, ``c̄ = tril((m + mᵀ)·L)`` with
+  ``m = −b̄·outᵀ`` (``triu(U·(m + mᵀ))`` for an upper factor).
+
+SciPy is optional: the generated module imports ``scipy.linalg as
+scipy_linalg`` only when the function calls one of these.
+"""
+
+from __future__ import annotations
+
+from . import Rule
+
+AXIS = (("axis", None), ("keepdims", False))
+_LOWER = (("lower", False),)
+
+
+def _atleast(n: int) -> Rule:
+    return Rule(f"np.atleast_{n}d", f"np.atleast_{n}d(x)", ("np.reshape(g, np.shape(x))",),
+                "array", "reshape back", adjoint=True)
+
+
+NUMPY_MORE_RULES = [
+    Rule("np.broadcast_to", "np.broadcast_to(x, y)", ("unbroadcast(g, x)", None), "array",
+         "g summed over the broadcast axes", adjoint=True),
+    _atleast(1), _atleast(2), _atleast(3),
+    Rule("np.kron", "np.kron(x, y)", ("kron_adjoint(g, x, y, 0)", "kron_adjoint(g, x, y, 1)"),
+         "array", "∂/∂x: each block of g contracted with y (and ∂/∂y likewise)", adjoint=True),
+    Rule("np.sinc", "np.sinc(x)",
+         ("np.where(x == 0, 0.0, (np.cos(np.pi * x) - out) / np.where(x == 0, 1.0, x))",),
+         "array", "(cos πx − sinc x)/x", "0 at 0"),
+    Rule("np.nansum", "np.nansum(x, axis=axis, keepdims=keepdims)",
+         ("np.where(x == x, spread(keep(g), x), 0.0)",), "array",
+         "1 for each summed element, 0 at a NaN", adjoint=True, attrs=AXIS),
+    Rule("np.nanmean", "np.nanmean(x, axis=axis, keepdims=keepdims)",
+         ("np.where(x == x, spread(keep(g), x) / np.sum(x == x, axis=axis, keepdims=True), 0.0)",),
+         "array", "1/n for each averaged element (n: those not NaN), 0 at a NaN",
+         adjoint=True, attrs=AXIS),
+    Rule("np.linalg.eigh_values", "np.linalg.eigh(x)[0]", ("eigh_adjoint(g, None, x)",),
+         "array", "v·diag(w̄)·vᵀ on the lower triangle", "NumPy reads only the lower "
+         "triangle of x", adjoint=True),
+    Rule("np.linalg.eigh_vectors", "np.linalg.eigh(x)[1]", ("eigh_adjoint(None, g, x)",),
+         "array", "v·(F∘(vᵀ·v̄))·vᵀ on the lower triangle, F[i, j] = 1/(w[j] − w[i])",
+         "raises np.linalg.LinAlgError where two eigenvalues coincide (the eigenvectors "
+         "are not a function of x there)", adjoint=True),
+    Rule("np.linalg.eigvalsh", "np.linalg.eigvalsh(x)", ("eigh_adjoint(g, None, x)",),
+         "array", "v·diag(w̄)·vᵀ on the lower triangle", "NumPy reads only the lower "
+         "triangle of x", adjoint=True),
+    Rule("np.linalg.pinv", "np.linalg.pinv(x)", ("pinv_adjoint(g, x, out)",), "array",
+         "−pᵀḡpᵀ + (I − xp)ḡᵀppᵀ + pᵀpḡᵀ(I − px)", "x of full rank (where the rank "
+         "does not change)", adjoint=True),
+    Rule("scipy.linalg.solve_triangular", "scipy_linalg.solve_triangular(x, y, lower=lower)",
+         ("triangular_adjoint(g, x, out, lower, 0, scipy_linalg.solve_triangular)",
+          "triangular_adjoint(g, x, out, lower, 1, scipy_linalg.solve_triangular)"), "array",
+         "∂/∂b = a⁻ᵀ·g, ∂/∂a = −(a⁻ᵀ·g)·outᵀ on a's triangle", adjoint=True, attrs=_LOWER),
+    Rule("scipy.linalg.cho_factor", "scipy_linalg.cho_factor(x, lower=lower)[0]",
+         ("cho_factor_adjoint(g, out, lower)",), "array",
+         "the Cholesky adjoint on the factor's triangle, g on the other",
+         "the other triangle of the result holds x's own elements", adjoint=True,
+         attrs=_LOWER),
+    Rule("scipy.linalg.cho_solve", "scipy_linalg.cho_solve((x, lower), y)",
+         ("cho_solve_adjoint(g, x, out, lower, 0, scipy_linalg.cho_solve)",
+          "cho_solve_adjoint(g, x, out, lower, 1, scipy_linalg.cho_solve)"), "array",
+         "∂/∂b = cho_solve(g), ∂/∂c = tril((m + mᵀ)·L), m = −b̄·outᵀ",
+         "reads only the factor's triangle of c", adjoint=True, attrs=_LOWER),
+]
+
+MORE_VIEWS = frozenset({"np.broadcast_to", "np.atleast_1d", "np.atleast_2d", "np.atleast_3d"})
+"""Primitives whose result may share memory with their first operand."""
+
+MORE_SAME_SHAPE = frozenset({"np.sinc"})
+"""Primitives whose result has the shape of their first operand."""
+
+LINEAR_MORE = frozenset({"np.broadcast_to", "np.atleast_1d", "np.atleast_2d",
+                         "np.atleast_3d"})
+"""Linear in their array operand: forward mode applies them to the tangent."""
