@@ -120,6 +120,8 @@ CASES = {
                   ("x[np.argmax(x[:, 0])] * np.sum(x)", "ab")],
     "np.argmin": [("np.take_along_axis(x, np.expand_dims(np.argmin(x, axis=-1), -1), -1)", "abc"),
                   ("x[np.argmin(x)]", "a")],
+    "array.item": [("x.item() * x", "1"), ("np.sin(x * 2.0).item() + np.sum(x)", "11"),
+                   ("np.sum(x).item() * x", "ab")],
 }
 # Rules whose operand shapes are not any: matrices to invert, the domain of arcsin.
 INVERTIBLE = ("np.linalg.det", "np.linalg.inv", "np.linalg.solve", "np.linalg.cholesky",
