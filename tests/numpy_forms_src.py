@@ -90,3 +90,52 @@ def tolist_loop(x):
 
 def tolist_helper(x, y):
     return tolist_loop(x * y) + tolist_loop(np.cos(x))
+
+
+def norms(x):
+    a = np.linalg.norm(x, 1)
+    b = np.linalg.norm(x, ord=np.inf)
+    c = np.linalg.norm(x * 2.0, -np.inf)
+    return a + b * b + c + np.linalg.norm(np.sin(x), -1)
+
+
+def vector_norms(x):
+    return np.linalg.norm(x, 2) + np.linalg.norm(x, 3) * np.linalg.norm(x, ord=1)
+
+
+def norm_helper(x):
+    return norms(x * 0.5) + vector_norm(np.cos(np.ravel(x)))
+
+
+def vector_norm(v):
+    return np.linalg.norm(v, 2)
+
+
+def norm_in_loop(x, n: int):
+    total = 0.0
+    for i in range(n):
+        if i > 0:
+            total = total + np.linalg.norm(x * i, 1) ** 2
+    return total
+
+
+def extremes(x):
+    a = max(x[0], x[1])
+    b = min(x[2], 0.5)
+    c = max(x[0] * 2.0, x[1], x[3])
+    return a * b + c + min(np.sum(x), 1.0)
+
+
+def extremes_helper(x):
+    return pick(x) * pick(x * x)
+
+
+def pick(x):
+    return max(x[0], x[1]) - min(x[1], x[2])
+
+
+def extremes_in_loop(x, n: int):
+    total = 0.0
+    for i in range(n):
+        total = total + max(x[i], x[i + 1]) * min(x[i], 0.25)
+    return total

@@ -50,6 +50,17 @@ CASES = [
     (N.item_helper, lambda: [RNG.normal(size=3)], (0,)),
     (N.tolist_loop, lambda: [RNG.normal(size=5)], (0,)),
     (N.tolist_helper, lambda: [RNG.normal(size=4), RNG.normal(size=4)], (0, 1)),
+    (N.norms, lambda: [RNG.normal(size=5)], (0,)),
+    (N.norms, lambda: [RNG.normal(size=(3, 4))], (0,)),
+    (N.vector_norms, lambda: [RNG.normal(size=4)], (0,)),
+    (N.norm_helper, lambda: [RNG.normal(size=(4, 2))], (0,)),
+    (N.norm_helper, lambda: [RNG.normal(size=6)], (0,)),
+    (N.norm_in_loop, lambda: [RNG.normal(size=(2, 3)), 3], (0,)),
+    (N.norm_in_loop, lambda: [RNG.normal(size=3), 3], (0,)),
+    (N.extremes, lambda: [RNG.normal(size=4)], (0,)),
+    (N.extremes, lambda: [RNG.normal(size=4) + 1.0], (0,)),
+    (N.extremes_helper, lambda: [RNG.normal(size=3)], (0,)),
+    (N.extremes_in_loop, lambda: [RNG.normal(size=5), 4], (0,)),
 ]
 IDS = [f"{f.__name__}-{i}" for i, (f, _, _) in enumerate(CASES)]
 
@@ -113,6 +124,39 @@ def test_refusals_are_located(body, message):
         s2s_ad.grad(f, wrt="x")(RNG.normal(size=4))
 
 
+def test_norms_raise_where_numpy_does_or_where_no_matrix_rule_exists():
+    for fn, x in [(N.norms, RNG.normal(size=(2, 2, 2))), (N.vector_norms, RNG.normal(size=(2, 2)))]:
+        with pytest.raises(ValueError) as numpy_says:
+            fn(x) if fn is N.norms else np.linalg.norm(x, 3)
+        with pytest.raises(ValueError) as generated_says:
+            s2s_ad.grad(fn)(x)
+        if fn is N.norms:
+            assert str(generated_says.value) == str(numpy_says.value)
+        else:
+            assert "not differentiated by s2s-ad" in str(generated_says.value)
+
+
+def test_norm_values_equal_numpy_for_vectors_and_matrices():
+    for x in (RNG.normal(size=6), RNG.normal(size=(3, 5))):
+        value, _ = s2s_ad.vjp(N.norms, x)
+        assert value == pytest.approx(N.norms(x), rel=1e-13)
+
+
+def test_builtin_max_of_elements_ties_as_python_and_refuses_rows():
+    x = np.array([1.5, 1.5, 0.2])
+    g = s2s_ad.grad(N.pick)(x)  # max(1.5, 1.5) is the first: x[0]; min(1.5, 0.2) is x[2]
+    np.testing.assert_array_equal(g, [1.0, 0.0, -1.0])
+    with pytest.raises(ValueError, match="ambiguous"):
+        s2s_ad.grad(N.pick)(RNG.normal(size=(3, 2)))
+
+
+def test_a_norm_in_a_comprehension_without_axis_stays_refused():
+    f = make_function("def f(x):\n    return sum([np.linalg.norm(r, 1) for r in x])\n",
+                      env={"np": np})
+    with pytest.raises(SourceError, match="give `axis`"):
+        s2s_ad.grad(f)(RNG.normal(size=(2, 3)))
+
+
 def test_tolist_of_a_matrix_raises_as_generated():
     with pytest.raises(AssertionError, match="1-D array"):
         s2s_ad.grad(N.tolist_loop)(RNG.normal(size=(2, 2)))
@@ -129,6 +173,8 @@ def _fresh(folder, probe: str) -> str:
 
 @pytest.mark.parametrize("name, shapes, wrt", [
     ("energy_of_energy", [(6,)], "x"),
+    ("norm_helper", [(3, 4)], "x"),
+    ("extremes_helper", [(3,)], "x --array x"),
     ("poly_helper", [(3,), (4,)], "p,x"),
     ("interp_all", [None, (6,), (6,)], "x,xp,fp"),
     ("item_helper", [(3,)], "x"),
@@ -137,7 +183,8 @@ def _fresh(folder, probe: str) -> str:
 def test_cli_gradient_file_in_a_fresh_interpreter(name, shapes, wrt, tmp_path):
     out = tmp_path / f"g_{name}.py"
     done = subprocess.run([sys.executable, "-m", "s2s_ad", "grad",
-                           f"tests/numpy_forms_src.py:{name}", "--wrt", wrt + ",", "-o", str(out)],
+                           f"tests/numpy_forms_src.py:{name}", "--wrt",
+                           *(wrt.split(" ", 1)[0] + ",", *wrt.split(" ")[1:]), "-o", str(out)],
                           cwd=ROOT, capture_output=True, text=True, timeout=300,
                           env=dict(os.environ, PYTHONPATH=ROOT))
     assert done.returncode == 0, done.stderr

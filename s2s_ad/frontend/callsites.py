@@ -137,6 +137,11 @@ class CallLowering:
             acc = args[0]
             for i, a in enumerate(args[1:], 1):
                 last = i == len(args) - 1
+                if self.array_mode and any(isinstance(v, ir.Value) and v.kind == "array"
+                                           for v in (acc, a)):
+                    acc = self.extreme_of_two(prim, acc, a, node, var if last else None,
+                                              hint if last else None)
+                    continue
                 acc = self.emit(prim, [acc, a], node, var if last else None, hint=hint if last else None)
             return acc
         if prim == "math.log" and len(args) == 2:
@@ -148,6 +153,32 @@ class CallLowering:
             raise self.src.error(node, f"`{ast.unparse(node.func)}` takes {rule.arity} "
                                  f"argument(s) here, got {len(args)}")
         return self.emit(prim, args, node, var, hint=hint)
+
+    def extreme_of_two(self, prim: str, a: ir.Operand, b: ir.Operand, node: ast.Call,
+                       var: str | None, hint: str | None) -> ir.Operand:
+        """Python's ``max(a, b)`` where an operand is an array (an element
+        ``x[0]``, 0-d when the code runs): ``b if b > a else a`` (``<`` for
+        ``min``), as Python's builtin decides, ties to ``a``; an array of
+        several elements makes the comparison raise where the code runs, as
+        Python's ``max`` does."""
+        keys = (f"{prim}() operand 1", f"{prim}() operand 2")  # not Python names: no clash
+        self.env[keys[0]], self.env[keys[1]] = a, b
+        try:
+            test = ast.Compare(ast.Name(keys[1], ast.Load()),
+                               [ast.Gt() if prim == "max" else ast.Lt()],
+                               [ast.Name(keys[0], ast.Load())])
+            for n in ast.walk(test):
+                ast.copy_location(n, node)
+            cond = self.condition(test, truthy=True)
+            if isinstance(cond, ir.Const):
+                return b if cond.value else a
+            name = (var, True) if var is not None else (hint or prim, False)
+            result = self.branches(cond, lambda: b, lambda: a, node, ast.unparse(node), value=name)
+        finally:
+            del self.env[keys[0]], self.env[keys[1]]
+        if isinstance(result, ir.Value) and var is not None:
+            self.env[var] = result
+        return result
 
     def module_data_arguments(self, fn, sig: inspect.Signature, kwargs: dict, node: ast.Call,
                               what: str) -> tuple[inspect.Signature, dict]:
