@@ -31,6 +31,7 @@ import numbers
 import types
 
 from s2s_ad.frontend.specs import captured_spec, number_list
+from s2s_ad.rules import user as user_rules
 
 _LOADS = frozenset(("LOAD_GLOBAL", "LOAD_NAME"))
 
@@ -43,9 +44,11 @@ its code alive, so an id is not reused while the entry stands."""
 def is_module_data(value) -> bool:
     """An array, or a structure (list, tuple, str-keyed dict, dataclass,
     NamedTuple) of numbers and arrays other than a plain list of numbers."""
-    if value is None or isinstance(value, (bool, str, numbers.Number)):
-        return False
-    if type(value).__module__ == "numpy" and hasattr(value, "shape"):
+    if value is None or callable(value) or isinstance(value, (
+            bool, str, bytes, numbers.Number, types.ModuleType)):
+        return False  # (functions, classes, ufuncs, modules: no data)
+    cls = value.__class__
+    if cls.__module__ == "numpy" and hasattr(value, "shape"):
         return True
     if number_list(value):
         return False  # a module constant, read when the gradient is made
@@ -71,14 +74,35 @@ def loads(code: types.CodeType) -> tuple[str, ...]:
     return tuple(out)
 
 
+_memo: dict = {}
+"""id of a function -> (the function, its code, what :func:`names` read: the
+global names and the objects they held, the result): found again while
+every one of those names holds the same object. Bounded; an entry keeps
+what it read alive, so an id is not reused while the entry stands."""
+
+
 def names(fn) -> tuple[str, ...]:
     """The module data ``fn`` reads (see the module docstring), now."""
     code = getattr(fn, "__code__", None)
     g = getattr(fn, "__globals__", None)
     if code is None or g is None:
         return ()
-    from s2s_ad.rules import user as user_rules
+    hit = _memo.get(id(fn))
+    if hit is not None and hit[0] is fn and hit[1] is code and all(
+            g.get(n, _MISSING) is v for n, v in hit[2]):
+        return hit[3]
+    read: dict = {}
+    found = _names(fn, g, read)
+    if len(_memo) >= 1024:
+        _memo.clear()
+    _memo[id(fn)] = (fn, code, tuple(read.items()), found)
+    return found
 
+
+_MISSING = object()
+
+
+def _names(fn, g: dict, read: dict) -> tuple[str, ...]:
     out: dict[str, None] = {}
     seen: set[int] = set()
     stack = [fn]
@@ -88,9 +112,10 @@ def names(fn) -> tuple[str, ...]:
             continue
         seen.add(id(f))
         for n in loads(f.__code__):
-            if n not in g:
+            v = g.get(n, _MISSING)
+            read.setdefault(n, v)
+            if v is _MISSING:
                 continue
-            v = g[n]
             if isinstance(v, types.FunctionType):
                 if v.__globals__ is g and user_rules.lookup(v) is None:
                     stack.append(v)  # a helper of the same module: what it reads too
