@@ -137,12 +137,7 @@ def with_captured(fn: Callable, compiled: Callable, kind: str = "grad") -> Calla
               if specs[n] is None}
     specs = {n: s for n, s in specs.items() if s is not None}
     read = targets.reader(fn)
-    cells = set(getattr(getattr(fn, "__code__", None), "co_freevars", ()))
-
-    def held(n: str) -> str:
-        if n in cells or n not in getattr(fn, "__globals__", {}):
-            return f"captures `{n}`"
-        return f"reads the module-level `{n}`"
+    held = targets.holds(fn)
 
     def call(*args, **kwargs):
         now = read()

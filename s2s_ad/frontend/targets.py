@@ -51,3 +51,12 @@ def reader(fn):
                             "which is no longer defined") from None
         return out
     return now
+
+
+def holds(fn):
+    """``name -> "captures `name`"`` or ``"reads the module-level `name`"``:
+    how ``fn`` holds the data named, for messages."""
+    cells = set(getattr(getattr(fn, "__code__", None), "co_freevars", ()))
+    g = getattr(fn, "__globals__", {})
+    return lambda n: (f"captures `{n}`" if n in cells or n not in g
+                      else f"reads the module-level `{n}`")
