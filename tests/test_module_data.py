@@ -261,3 +261,9 @@ def test_a_helper_of_another_module_reading_its_module_data_is_refused(tmp_path)
         sys.path.remove(str(tmp_path))
         sys.modules.pop("caller_mod", None)
         sys.modules.pop("other_mod", None)
+
+
+def test_jacobians_of_a_function_reading_module_data():
+    """residual(w) = DATA @ w - TARGET: its Jacobian is DATA (exactly)."""
+    for jac in (s2s_ad.jacfwd, s2s_ad.jacrev, s2s_ad.jacobian):
+        np.testing.assert_array_equal(np.asarray(jac(M.residual)(W)), M.DATA)
