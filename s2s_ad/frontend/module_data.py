@@ -29,6 +29,7 @@ from __future__ import annotations
 import dis
 import numbers
 import types
+import weakref
 
 from s2s_ad.frontend.specs import captured_spec, number_list
 from s2s_ad.rules import user as user_rules
@@ -75,10 +76,15 @@ def loads(code: types.CodeType) -> tuple[str, ...]:
 
 
 _memo: dict = {}
-"""id of a function -> (the function, its code, what :func:`names` read: the
-global names and the objects they held, the result): found again while
-every one of those names holds the same object. Bounded; an entry keeps
-what it read alive, so an id is not reused while the entry stands."""
+"""id of a function -> (a weak reference to it, its code, what :func:`names`
+read: each global name with the id and class of the object it held, the
+result): found again while every one of those names holds an object of that
+id and class. Bounded. Nothing here keeps the user's objects alive (a
+function kept would keep its module's globals, and so itself); an id reused
+by a new object of the same class is taken for the old one, which at worst
+makes a name read as data or not as before: a located refusal where the
+code is lowered, or a number read when the code runs, never other code for
+an array."""
 
 
 def names(fn) -> tuple[str, ...]:
@@ -88,14 +94,18 @@ def names(fn) -> tuple[str, ...]:
     if code is None or g is None:
         return ()
     hit = _memo.get(id(fn))
-    if hit is not None and hit[0] is fn and hit[1] is code and all(
-            g.get(n, _MISSING) is v for n, v in hit[2]):
+    if hit is not None and hit[0]() is fn and hit[1] is code and all(
+            id(v := g.get(n, _MISSING)) == i and v.__class__ is c for n, i, c in hit[2]):
         return hit[3]
     read: dict = {}
     found = _names(fn, g, read)
     if len(_memo) >= 1024:
         _memo.clear()
-    _memo[id(fn)] = (fn, code, tuple(read.items()), found)
+    try:
+        ref = weakref.ref(fn)
+    except TypeError:
+        return found
+    _memo[id(fn)] = (ref, code, tuple((n, id(v), v.__class__) for n, v in read.items()), found)
     return found
 
 

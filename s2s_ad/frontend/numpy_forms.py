@@ -358,7 +358,8 @@ def _along(base: ast.expr, axis: int, s: ast.Slice) -> ast.expr:
 
 
 def _none_or_false(node) -> bool:
-    return node is None or isinstance(node, ast.Constant) and node.value in (None, False)
+    return node is None or isinstance(node, ast.Constant) and (node.value is None
+                                                                or node.value is False)
 
 
 def _order(node, resolve):
