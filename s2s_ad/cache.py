@@ -137,13 +137,14 @@ def with_captured(fn: Callable, compiled: Callable, kind: str = "grad") -> Calla
               if specs[n] is None}
     specs = {n: s for n, s in specs.items() if s is not None}
     read = targets.reader(fn)
+    held = targets.holds(fn)
 
     def call(*args, **kwargs):
         now = read()
         for n, was_array in arrays.items():
             v = now[n]
             if (v.__class__ not in _NUMBERS and not isinstance(v, numbers.Number)) != was_array:
-                raise TypeError(f"{fn.__qualname__} captures `{n}`, which was "
+                raise TypeError(f"{fn.__qualname__} {held(n)}, which was "
                                 f"{'an array' if was_array else 'a number'} when its gradient "
                                 "was generated and is not now; ask for the gradient again")
         for n, spec in specs.items():
@@ -151,7 +152,7 @@ def with_captured(fn: Callable, compiled: Callable, kind: str = "grad") -> Calla
             if (v.__class__ is spec[1] and pytrees.number_list(v)) if spec[0] == "numbers" \
                     else pytrees.spec_of(v) == spec:
                 continue
-            raise TypeError(f"{fn.__qualname__} captures `{n}`, whose structure (its kind, "
+            raise TypeError(f"{fn.__qualname__} {held(n)}, whose structure (its kind, "
                             "length, keys or fields) changed after its gradient was generated; "
                             "ask for the gradient again")
         return compiled(*args, **{**now, **kwargs})

@@ -4,8 +4,8 @@ forward/backward pair generated for arguments like these.
 ``vjp(fn, *args)`` runs once per point, so the work of finding the pair
 (binding the arguments with ``inspect``, the lengths of lists, which
 arguments are arrays: about 90 µs) must not be paid on every call. A plain
-function (not a closure, a bound method, a function with static parameters or
-one s2s-ad generated) gets a *plan*, made once per function object:
+function (not a closure, a bound method, a function with static parameters,
+one reading module-level arrays, or one s2s-ad generated) gets a *plan*, made once per function object:
 
 * a binder with ``fn``'s own signature that returns its arguments in order,
   defaults applied (a call that does not fit goes the slow way, which words
@@ -38,6 +38,7 @@ import types
 import weakref
 
 from s2s_ad import cache, fingerprint, signatures
+from s2s_ad.frontend import module_data
 
 _NUMBERS = frozenset((float, int, bool))
 
@@ -85,7 +86,7 @@ def plan(fn) -> Plan | None:
 def _make(fn) -> Plan | None:
     if type(fn) is not types.FunctionType or fn.__code__.co_freevars \
             or getattr(fn, "__s2s_ad_origin__", None) is not None \
-            or cache.static_parameters(fn):
+            or cache.static_parameters(fn) or module_data.names(fn):
         return None
     try:
         sig = inspect.signature(fn)
@@ -168,7 +169,7 @@ def pair(fn, p: Plan, args: tuple, kwargs: dict):
 
 def remember(fn, p: Plan, values: tuple, fwd, bwd, pullback) -> None:
     key = kinds(values)
-    if key is not None:
+    if key is not None and not module_data.names(fn):  # (module data: read on every call)
         p.last = p.pairs[key] = Found(fn, fwd, bwd, pullback)
         p.quick = _quick(fn.__name__, p.signature, key, p.last)
 

@@ -18,7 +18,7 @@ import types
 import weakref
 from typing import Callable
 
-from s2s_ad.frontend import lowering as frontend, methods, source, specs, statics as frontend_statics
+from s2s_ad.frontend import lowering as frontend, methods, module_data, source, specs, statics as frontend_statics
 from s2s_ad.rules import user as user_rules
 
 
@@ -230,6 +230,10 @@ def _global(name: str, obj, fn, out: list, seen: set, reads: Reads | None = None
         out.append((name, type(obj).__name__, obj))
     elif isinstance(obj, (list, tuple)) and all(isinstance(v, numbers.Number) for v in obj):
         out.append((name, type(obj).__name__, tuple(obj)))  # a constant list, read as numbers
+    elif module_data.is_module_data(obj):
+        # module-level data: a parameter of the gradient, read on every call;
+        # its kind (array, or a structure's keys and lengths) decides the code
+        out.append(("module data", name, specs.spec_of(obj)))
     elif isinstance(obj, types.FunctionType):
         out.append(("calls", name))
         _fingerprint(obj, out, seen, reads)

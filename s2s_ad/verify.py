@@ -155,7 +155,8 @@ def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
                       shapes=shapes)
     if targets.captured_values(fn) or targets.methods.is_bound(fn):
         raise S2SError(f"check does not run {fn.__name__}: it reads data from a closure or "
-                       "is a bound method (self), which sympy cannot stand in for; check a "
+                       "is a bound method (self), or reads module-level arrays, "
+                       "which sympy cannot stand in for; check a "
                        "function taking them as parameters, or compare with central "
                        "differences")
     try:

@@ -169,6 +169,8 @@ CASES = {
     "scipy.linalg.cho_solve": [("cho_solve(cho_factor(x), y)", "aa,a"),
                                ("cho_solve(cho_factor(x, lower=True), y)", "aa,ab"),
                                ("linalg.cho_solve((cho_factor(x)[0], False), y)", "aa,a")],
+    "array.item": [("x.item() * x", "1"), ("np.sin(x * 2.0).item() + np.sum(x)", "11"),
+                   ("np.sum(x).item() * x", "ab")],
 }
 # Rules whose operand shapes are not any: matrices to invert, the domain of arcsin.
 INVERTIBLE = ("np.linalg.det", "np.linalg.inv", "np.linalg.solve", "np.linalg.cholesky",
@@ -368,7 +370,8 @@ def test_norm_orders(expr, shape):
 
 
 @pytest.mark.parametrize("expr, message", [
-    ("np.linalg.norm(x, 1)", "give `axis`"), ("np.linalg.norm(x, 0, axis=0)", "non-zero"),
+    ("[np.linalg.norm(r, 1) for r in x]", "give `axis`"),
+    ("np.linalg.norm(x, 0, axis=0)", "non-zero"),
     ("np.linalg.norm(x, 'nuc')", "`ord` must be")])
 def test_norm_refusals(expr, message):
     f = make_function(f"def f(x):\n    return np.sum({expr})\n")

@@ -41,7 +41,7 @@ LINEAR = frozenset({
     "np.take", "np.take_along_axis", "np.diagonal", "np.pad", "axis.front", "axis.back",
     "own.unbroadcast", "own.spread", "own.extreme_adjoint", "own.astype_like",
     "own.total", "own.array_sum", "own.own", "own.rolled", "own.moved",
-    "np.full", "np.full_like", "array.full_as", "array.astype"}) | LINEAR_MORE
+    "np.full", "np.full_like", "array.full_as", "array.astype", "array.item"}) | LINEAR_MORE
 """Linear in the operands a derivative flows to (``np.where``: in its two
 branches, for a fixed condition; a subscript assignment: in the array and the
 value assigned)."""

@@ -132,8 +132,10 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
                         op.loc.col, caller.line(op.loc.line))
             if target not in graph.sources:
                 graph.sources[target] = source.locate(target)
-            if graph.sources[target].captured:
-                held = ", ".join(f"`{n}`" for n in graph.sources[target].captured)
+            closure_data = [n for n in graph.sources[target].captured
+                            if n not in graph.sources[target].module_data]
+            if closure_data:
+                held = ", ".join(f"`{n}`" for n in closure_data)
                 raise _error(op, graph.sources[fn], f"`{target.__name__}` is a closure that "
                              f"captures data ({held}) of the function that made it; captured "
                              "data are passed to the function you differentiate only: define "

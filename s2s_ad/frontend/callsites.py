@@ -25,6 +25,7 @@ import numbers
 import types
 
 from s2s_ad import ir
+from s2s_ad.frontend import module_data
 from s2s_ad.frontend import (closures, conditions, funargs, index_checks, index_exprs, jax_names,
                              own_helpers, pairs, passing, ranges, runtime_lists, runtime_sorting,
                              sorting, statics, structures, syntax)
@@ -136,6 +137,11 @@ class CallLowering:
             acc = args[0]
             for i, a in enumerate(args[1:], 1):
                 last = i == len(args) - 1
+                if self.array_mode and any(isinstance(v, ir.Value) and v.kind == "array"
+                                           for v in (acc, a)):
+                    acc = self.extreme_of_two(prim, acc, a, node, var if last else None,
+                                              hint if last else None)
+                    continue
                 acc = self.emit(prim, [acc, a], node, var if last else None, hint=hint if last else None)
             return acc
         if prim == "math.log" and len(args) == 2:
@@ -148,6 +154,58 @@ class CallLowering:
                                  f"argument(s) here, got {len(args)}")
         return self.emit(prim, args, node, var, hint=hint)
 
+    def extreme_of_two(self, prim: str, a: ir.Operand, b: ir.Operand, node: ast.Call,
+                       var: str | None, hint: str | None) -> ir.Operand:
+        """Python's ``max(a, b)`` where an operand is an array (an element
+        ``x[0]``, 0-d when the code runs): ``b if b > a else a`` (``<`` for
+        ``min``), as Python's builtin decides, ties to ``a``; an array of
+        several elements makes the comparison raise where the code runs, as
+        Python's ``max`` does."""
+        keys = (f"{prim}() operand 1", f"{prim}() operand 2")  # not Python names: no clash
+        self.env[keys[0]], self.env[keys[1]] = a, b
+        try:
+            test = ast.Compare(ast.Name(keys[1], ast.Load()),
+                               [ast.Gt() if prim == "max" else ast.Lt()],
+                               [ast.Name(keys[0], ast.Load())])
+            for n in ast.walk(test):
+                ast.copy_location(n, node)
+            cond = self.condition(test, truthy=True)
+            if isinstance(cond, ir.Const):
+                return b if cond.value else a
+            name = (var, True) if var is not None else (hint or prim, False)
+            result = self.branches(cond, lambda: b, lambda: a, node, ast.unparse(node), value=name)
+        finally:
+            del self.env[keys[0]], self.env[keys[1]]
+        if isinstance(result, ir.Value) and var is not None:
+            self.env[var] = result
+        return result
+
+    def module_data_arguments(self, fn, sig: inspect.Signature, kwargs: dict, node: ast.Call,
+                              what: str) -> tuple[inspect.Signature, dict]:
+        """A helper reading module-level data (frontend/module_data.py) takes
+        them as keyword-only parameters after its own: this function's values
+        of them (its own parameters of those names), given at the call."""
+        if not isinstance(fn, types.FunctionType) or hasattr(fn, "__s2s_source__") \
+                or pairs.signature(fn) is not None:
+            return sig, kwargs
+        read = [n for n in module_data.names(fn) if n not in sig.parameters]
+        if not read:
+            return sig, kwargs
+        here = getattr(self, "arguments", {})
+        same = module_data.same_module(fn.__globals__, self.src.globals)
+        for n in read:
+            if not same or here.get(n) is None:
+                raise self.src.error(node, f"`{what}` reads the module-level data `{n}` of its "
+                                     "module, which this function is not given (a helper of "
+                                     "another module, or one passed as an argument): module-level "
+                                     "arrays are read for the functions of the differentiated "
+                                     f"function's own module; pass `{n}` as a parameter")
+            kwargs[n] = here[n]  # the module's value, even where a local shadows the name
+        params = [p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
+        params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY) for n in read]
+        params += [p for p in sig.parameters.values() if p.kind is p.VAR_KEYWORD]
+        return sig.replace(parameters=params), kwargs
+
     def user_call(self, fn: types.FunctionType, node: ast.Call, var: str | None,
                   hint: str | None) -> ir.Value:
         """A call to a user function: a ``call`` op whose operands are the
@@ -159,6 +217,7 @@ class CallLowering:
         sig = pairs.signature(fn) or inspect.signature(fn)  # s2s-ad's own H_bwd: its tape split
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+        sig, kwargs = self.module_data_arguments(fn, sig, kwargs, node, what)
         for free in getattr(fn, "__s2s_free__", ()):
             # late binding: the enclosing function's variable as it is at the call
             if getattr(fn, "__s2s_free_as__", {}).get(free, free) not in self.env:

@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import ast
 import copy
+import types
 
+from s2s_ad.frontend import module_data
 from s2s_ad.frontend.source import Source
 
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -95,6 +97,13 @@ def lift(outer: Source, node: ast.FunctionDef | ast.Lambda, name: str, locals_: 
             for m in passed.__s2s_free__:
                 if passed.__s2s_free_as__.get(m) in locals_:
                     captured[passed.__s2s_free_as__[m]] = None
+        elif isinstance(outer.globals.get(n), types.FunctionType) \
+                and not hasattr(outer.globals[n], "__s2s_source__"):
+            # a helper of the module reading module-level data: the enclosing
+            # function has them as parameters, given on to it at each call
+            for m in module_data.names(outer.globals[n]):
+                if m in locals_:
+                    captured[m] = None
     if isinstance(node, ast.Lambda):
         ret = ast.copy_location(ast.Return(copy.deepcopy(node.body)), node.body)
         tree = ast.FunctionDef(name=name, args=copy.deepcopy(node.args), body=[ret],

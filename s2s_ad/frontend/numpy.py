@@ -52,7 +52,7 @@ METHODS = {"sum": "np.sum", "mean": "np.mean", "prod": "np.prod", "max": "np.max
            "cumprod": "np.cumprod", "var": "np.var", "std": "np.std",
            "swapaxes": "np.swapaxes", "repeat": "np.repeat", "trace": "np.trace",
            "argsort": "np.argsort", "take": "np.take", "diagonal": "np.diagonal",
-           "astype": "array.astype"}
+           "astype": "array.astype", "item": "array.item"}
 ATTRIBUTES = {"T": "np.transpose", "shape": "shape", "ndim": "np.ndim", "size": "np.size"}
 
 
@@ -251,6 +251,8 @@ class ArrayLowering(ArrayIndexing):
                 and not attrs.get("keepdims")
             return "float" if full else "array"
         kind = rule.result_kind(kinds)
+        if prim == "array.item":
+            return "float"  # one element, whatever the array's shape
         if rule.result in ("num", "float") and "array" in kinds:
             return "array"
         return kind
@@ -489,6 +491,10 @@ class ArrayLowering(ArrayIndexing):
                                  "knows " + ", ".join(f".{m}()" for m in sorted(METHODS)))
         if prim == "np.copy_ravel":
             prim = "np.ravel"
+        if prim == "array.item" and (node.args or node.keywords):
+            raise self.src.error(node, "`.item()` is supported without arguments (the one "
+                                 "element of a 0-d or one-element array); index the array "
+                                 "instead (`x[i]`)")
         receiver = node.func.value
         args = list(node.args)
         if prim == "np.reshape" and len(args) > 1:

@@ -109,10 +109,12 @@ class Parameters:
                                  "defaults")
         name = self.namer.claim(node.arg)
         if node.arg in self.src.captured:
+            what = (f"module-level data {self.tree.name} reads" if node.arg in self.src.module_data
+                    else f"a variable {self.tree.name} captures from the function that made it")
             self.integers[node.arg] = self.src.error(
-                self.tree, f"`{node.arg}` is a variable {self.tree.name} captures from the "
-                "function that made it: a constant of the gradient, which has no gradient "
-                f"with respect to it; to differentiate it, make it a parameter of {self.tree.name}")
+                self.tree, f"`{node.arg}` is {what}: a constant of the gradient, which has no "
+                "gradient with respect to it; to differentiate it, make it a parameter of "
+                f"{self.tree.name}")
             held = self.src.captured[node.arg]
             spec = pytrees.captured_spec(held)
             if node.arg in self.lengths or (spec is not None and not pytrees.number_list(held)):

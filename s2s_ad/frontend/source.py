@@ -25,7 +25,7 @@ import textwrap
 import types
 from dataclasses import dataclass, field
 
-from s2s_ad.frontend import jax_names, torch_names
+from s2s_ad.frontend import jax_names, module_data, torch_names
 from s2s_ad.frontend.torch_table import METHODS as TENSOR_METHODS
 from s2s_ad.errors import SourceError, TargetError
 from s2s_ad.frontend.specs import captured_spec
@@ -45,6 +45,10 @@ class Source:
     arrays), name -> value when located. They are keyword-only parameters of
     ``tree`` after the function's own, and constants of the gradient (see
     :func:`captured_values`)."""
+    module_data: tuple = ()
+    """The names in ``captured`` that are module-level data the function
+    reads (:mod:`s2s_ad.frontend.module_data`), read from its globals, not
+    from closure cells; they follow the closure's captured names."""
     jax: bool = False
     """Whether the function reads JAX (``jnp``, ``jax.vmap``, ...): its globals
     are then read through :func:`s2s_ad.frontend.jax_names.numpy_view` and its
@@ -145,6 +149,8 @@ def locate(fn, method: bool = False) -> Source:
                         "runs (the file changed after it was imported?); reload the module")
     if fn.__code__.co_freevars:
         _capture(src)
+    if not method:  # (a method's data come from its object: frontend.methods)
+        _module_data(src)
     _read_jax(src)
     src.torch = torch_names.reads_torch(src.tree, src.globals, TENSOR_METHODS)
     params = src.tree.args.posonlyargs + src.tree.args.args
@@ -234,6 +240,7 @@ def _locate_lambda(fn: types.FunctionType, file: str, first: int, lines: list[st
     src = Source(fn, display_path(file), tree, all_lines, fn.__globals__)
     if code.co_freevars:
         _capture(src)
+    _module_data(src)
     _read_jax(src)
     return src
 
@@ -315,11 +322,27 @@ def _capture(src: Source) -> None:
         src.tree.args.kw_defaults.append(None)
 
 
+def _module_data(src: Source) -> None:
+    """The module-level data the function reads (directly or through helpers
+    of its module) become keyword-only parameters of its tree after a
+    closure's captured ones, constants of the gradient read from its globals
+    on every call (:mod:`s2s_ad.frontend.module_data`)."""
+    taken = {a.arg for a in ast.walk(src.tree.args) if isinstance(a, ast.arg)}
+    read = [n for n in module_data.names(src.fn) if n not in taken and n not in src.captured]
+    g = src.fn.__globals__
+    for name in read:
+        src.captured[name] = g[name]
+        src.tree.args.kwonlyargs.append(ast.copy_location(ast.arg(name), src.tree))
+        src.tree.args.kw_defaults.append(None)
+    src.module_data = tuple(read)
+
+
 def captured_values(fn) -> dict:
-    """The data ``fn`` (a closure) captures, read now: the values its
-    gradient takes for its captured parameters. Empty for other functions."""
+    """The data ``fn`` (a closure) captures and the module-level data it
+    reads, read now: the values its gradient takes for its captured
+    parameters (closure cells first). Empty for other functions."""
     code = getattr(fn, "__code__", None)
-    if code is None or not code.co_freevars or getattr(fn, "__s2s_source__", None) is not None:
+    if code is None or getattr(fn, "__s2s_source__", None) is not None:
         return {}
     out = {}
     for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
@@ -329,6 +352,11 @@ def captured_values(fn) -> dict:
             continue
         if is_data(value):
             out[name] = value
+    read = module_data.names(fn)
+    if read:
+        own = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+        g = fn.__globals__
+        out.update((n, g[n]) for n in read if n not in out and n not in own)
     return out
 
 

@@ -4,7 +4,8 @@ Contract: :func:`locate` is :func:`s2s_ad.frontend.source.locate` for the
 function given to ``grad``/``vjp``/the CLI, where a bound method is lifted
 first (:mod:`s2s_ad.frontend.methods`); :func:`captured_values` gives the
 data its gradient takes besides its parameters (a closure's captured
-numbers and arrays, a method's ``self`` attributes), read now.
+numbers and arrays, the module-level arrays and structures it reads, a
+method's ``self`` attributes), read now.
 """
 
 from __future__ import annotations
@@ -33,6 +34,29 @@ def reader(fn):
         obj, names = p.obj, [(f"{p.self_name}_{a}", a) for a in p.data]
         return lambda: {key: getattr(obj, a) for key, a in names}
     code = getattr(fn, "__code__", None)
+    held = source.captured_values(fn)
     cells = [(n, c) for n, c in zip(code.co_freevars, fn.__closure__ or ())
-             if n in source.captured_values(fn)] if code is not None else []
-    return lambda: {n: c.cell_contents for n, c in cells}
+             if n in held] if code is not None else []
+    read = [n for n in held if n not in dict(cells)]
+    if not read:
+        return lambda: {n: c.cell_contents for n, c in cells}
+    g = fn.__globals__  # module-level data: read from the module on every call
+
+    def now() -> dict:
+        out = {n: c.cell_contents for n, c in cells}
+        try:
+            out.update((n, g[n]) for n in read)
+        except KeyError as exc:
+            raise NameError(f"{fn.__qualname__} reads the module-level name {exc.args[0]!r}, "
+                            "which is no longer defined") from None
+        return out
+    return now
+
+
+def holds(fn):
+    """``name -> "captures `name`"`` or ``"reads the module-level `name`"``:
+    how ``fn`` holds the data named, for messages."""
+    cells = set(getattr(getattr(fn, "__code__", None), "co_freevars", ()))
+    g = getattr(fn, "__globals__", {})
+    return lambda n: (f"captures `{n}`" if n in cells or n not in g
+                      else f"reads the module-level `{n}`")

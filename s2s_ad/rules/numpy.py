@@ -264,6 +264,10 @@ NUMPY_RULES = [
     Rule("np.triu", "np.triu(x, k=k)", ("unbroadcast(np.triu(g, k=k), x)",), "array",
          "g above the k-th diagonal", adjoint=True, attrs=(("k", 0),)),
     Rule("np.copy", "np.copy(x)", ("g",), "array", "1", adjoint=True),
+    # `x.item()`: a 0-d or one-element array as a number (NumPy raises for another size)
+    Rule("array.item", "np.reshape(x, ())[()]", ("np.reshape(g, np.shape(x))",), "float",
+         "1 (the one element)", "x must have one element (a ValueError otherwise)",
+         adjoint=True),
     # torch's x.clone().detach(): a copy the function does not differentiate
     Rule("array.detach", "np.copy(x)", (None,), "array", "zero (torch's detach)",
          "a copy: read only where torch's shared storage makes no difference"),

@@ -1,0 +1,380 @@
+"""NumPy functions read as NumPy code the rule table already covers.
+
+Contract: :func:`desugar` rewrites, in the ``def`` about to be lowered, the
+calls below into expressions of primitives with rules (slices, ``*``,
+``np.sum``, ``np.minimum``/``np.maximum``, ``np.expand_dims``), each
+computing what NumPy computes, so their gradients, tangents and second
+derivatives are those of the table's rules (verified there), on NumPy or
+Dask arrays alike. A call it cannot read (another keyword, a non-constant
+``n``) is refused, located.
+
+* ``np.diff(a, n=1, axis=-1)``: ``a[..., 1:] - a[..., :-1]``, ``n`` times, along
+  the constant ``axis`` (NumPy's own definition);
+* ``np.polyval(p, x)``, ``p`` a list or tuple written out: Horner's scheme as
+  NumPy runs it, ``((0 * x + p0) * x + p1) * x + p2``; ``p`` an array:
+  ``np.sum(x[..., None] ** k * p, axis=-1)``, ``k = len(p) - 1, ..., 0``;
+* ``np.interp(x, xp, fp)``: the piecewise-linear interpolant as a sum of ramps,
+  ``Σⱼ (fp[j+1] - fp[j]) · min(max(0, (x - xp[j]) / (xp[j+1] - xp[j])), 1) + fp[0]``,
+  which for increasing ``xp`` equals NumPy's (``fp[0]`` left of ``xp[0]``,
+  ``fp[-1]`` right of ``xp[-1]``): ``x``, ``xp`` and ``fp`` all get their
+  derivatives; at a knot the derivative is the one from the left
+  (``np.maximum``/``np.minimum`` give a tie to their first operand);
+* ``for v in x.tolist():``: ``for v in x:`` (a 1-D array's elements, as
+  numbers), after a check, kept in the generated code, that ``x`` is 1-D.
+
+Before → after::
+
+    d = np.diff(y)                      d = y[..., 1:] - y[..., :-1]
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+
+import numpy
+
+_MISSING = object()
+
+
+def desugar(src) -> None:
+    """Rewrite ``src.tree``'s calls of ``np.diff``, ``np.polyval``,
+    ``np.interp`` and its ``for ... in x.tolist()`` loops (see the module
+    docstring)."""
+    if getattr(src, "numpy_desugared", False):
+        return
+    src.numpy_desugared = True
+    tree = src.tree
+    local = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+             and isinstance(n.ctx, ast.Store)} | {a.arg for a in ast.walk(tree.args)
+                                                   if isinstance(a, ast.arg)}
+    if not any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+               and n.func.attr in ("diff", "polyval", "interp", "tolist", "norm")
+               for n in ast.walk(tree)) and not any(
+            isinstance(n, ast.Name) and n.id not in local
+            and _target(src.globals.get(n.id, _MISSING)) for n in ast.walk(tree)):
+        return
+    taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | set(src.globals)
+    _Forms(src, local, taken).visit(tree)
+    ast.fix_missing_locations(tree)
+
+
+def _target(obj) -> str | None:
+    for name in ("diff", "polyval", "interp"):
+        if obj is getattr(numpy, name):
+            return name
+    return None
+
+
+class _Forms(ast.NodeTransformer):
+    def __init__(self, src, local: set, taken: set):
+        self.src, self.local, self.taken = src, local, taken
+        self.np = next((k for k, v in src.globals.items() if v is numpy and k not in local),
+                       None)
+        self.before: list[ast.stmt] | None = None
+        """Statements to run before the statement being rewritten (a norm's
+        checks); None where a norm cannot be given them (see :meth:`norm`)."""
+
+    def visit(self, node):
+        if isinstance(node, ast.stmt) and not isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            saved = self.before
+            walrus = any(isinstance(n, ast.NamedExpr) for n in ast.walk(node))
+            self.before = None if walrus or isinstance(node, ast.While) else []
+            try:
+                out = super().visit(node)
+                before = self.before or []
+            finally:
+                self.before = saved
+            if before:
+                return before + (out if isinstance(out, list) else [out])
+            return out
+        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+                             ast.GeneratorExp, ast.IfExp, ast.BoolOp)):
+            # evaluated elsewhere, later or not at all: no statement before it
+            saved, self.before = self.before, None
+            try:
+                return super().visit(node)
+            finally:
+                self.before = saved
+        return super().visit(node)
+
+    def visit_If(self, node: ast.If):
+        node.test = self.visit(node.test)  # (its checks go before the `if`)
+        node.body = self.statements(node.body)
+        node.orelse = self.statements(node.orelse)
+        return node
+
+    def statements(self, body: list) -> list:
+        out = []
+        for stmt in body:
+            new = self.visit(stmt)
+            out.extend(new if isinstance(new, list) else [new])
+        return out
+
+    def fresh(self, base: str) -> str:
+        name, i = base, 1
+        while name in self.taken:
+            name, i = f"{base}_{i}", i + 1
+        self.taken.add(name)
+        return name
+
+    def resolve(self, node: ast.expr):
+        if isinstance(node, ast.Name):
+            return _MISSING if node.id in self.local else self.src.globals.get(node.id, _MISSING)
+        if isinstance(node, ast.Attribute):
+            base = self.resolve(node.value)
+            return _MISSING if base is _MISSING else getattr(base, node.attr, _MISSING)
+        return _MISSING
+
+    def npattr(self, name: str, at: ast.AST) -> ast.expr:
+        if self.np is None:
+            raise self.src.error(at, f"`{ast.unparse(at)}` is read as NumPy code and needs "
+                                 "`import numpy as np` in its module")
+        return ast.Attribute(ast.Name(self.np, ast.Load()), name, ast.Load())
+
+    # -- for v in x.tolist() ---------------------------------------------
+
+    def visit_For(self, node: ast.For):
+        self.generic_visit(node)
+        it = node.iter
+        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute)
+                and it.func.attr == "tolist" and not it.args and not it.keywords
+                and isinstance(it.func.value, ast.Name) and self.np is not None):
+            return node
+        x = it.func.value
+        check = ast.Assert(
+            ast.Compare(ast.Call(self.npattr("ndim", it), [ast.Name(x.id, ast.Load())], []),
+                        [ast.Eq()], [ast.Constant(1)]),
+            ast.Constant(f"`for ... in {x.id}.tolist()` is differentiated for a 1-D array "
+                         f"{x.id} (its elements, numbers); iterate over rows with "
+                         f"`for row in {x.id}:`"))
+        node.iter = ast.Name(x.id, ast.Load())
+        for n in (check,):
+            for sub in ast.walk(n):
+                if isinstance(sub, (ast.expr, ast.stmt)):
+                    ast.copy_location(sub, it)
+        return [check, node]
+
+    # -- calls -------------------------------------------------------------
+
+    def visit_Call(self, node: ast.Call):
+        self.generic_visit(node)
+        if self.resolve(node.func) is numpy.linalg.norm:
+            return self.norm(node)
+        which = _target(self.resolve(node.func))
+        if which is None:
+            return node
+        out = getattr(self, which)(node)
+        for sub in ast.walk(out):
+            if isinstance(sub, ast.expr) and not hasattr(sub, "lineno"):
+                ast.copy_location(sub, node)
+                sub.end_lineno, sub.end_col_offset = node.end_lineno, node.end_col_offset
+        return out
+
+    def arguments(self, node: ast.Call, names: tuple, defaults: dict) -> dict:
+        what = ast.unparse(node.func)
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(
+                k.arg is None for k in node.keywords):
+            raise self.src.error(node, f"`{what}`: `*args`/`**kwargs` are not supported here")
+        if len(node.args) > len(names):
+            raise self.src.error(node, f"`{what}` takes the arguments {', '.join(names)} here")
+        got = dict(zip(names, node.args))
+        for k in node.keywords:
+            if k.arg not in names or k.arg in got:
+                raise self.src.error(k.value, f"`{what}`: the keyword `{k.arg}` is not "
+                                     f"supported (s2s-ad reads {', '.join(names)})")
+            got[k.arg] = k.value
+        for name, value in defaults.items():
+            got.setdefault(name, ast.Constant(value))
+        missing = [n for n in names if n not in got]
+        if missing:
+            raise self.src.error(node, f"`{what}` needs {', '.join(missing)}")
+        return got
+
+    def int_constant(self, node: ast.expr, what: str) -> int:
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) \
+                and isinstance(node.operand, ast.Constant) and type(node.operand.value) is int:
+            return -node.operand.value
+        if isinstance(node, ast.Name) and node.id not in self.local \
+                and type(self.src.globals.get(node.id)) is int:
+            return self.src.globals[node.id]
+        raise self.src.error(node, f"{what} must be a constant int here (s2s-ad writes the "
+                             "slices it stands for)")
+
+    def once(self, node: ast.expr) -> tuple[ast.expr, ast.expr]:
+        """``node`` as a first use and a later one: a name as it is, else
+        bound by ``:=`` at the first use."""
+        if isinstance(node, ast.Name):
+            return node, ast.Name(node.id, ast.Load())
+        name = self.fresh("np_arg")
+        return (ast.NamedExpr(ast.Name(name, ast.Store()), node), ast.Name(name, ast.Load()))
+
+    def diff(self, node: ast.Call) -> ast.expr:
+        got = self.arguments(node, ("a", "n", "axis"), {"n": 1, "axis": -1})
+        n = self.int_constant(got["n"], "`n` of `np.diff`")
+        axis = self.int_constant(got["axis"], "`axis` of `np.diff`")
+        if n < 0:
+            raise self.src.error(got["n"], "`np.diff`: the order `n` must be non-negative")
+        out = got["a"]
+        for _ in range(n):
+            first, again = self.once(out)
+            out = ast.BinOp(_along(first, axis, ast.Slice(ast.Constant(1), None, None)),
+                            ast.Sub(),
+                            _along(again, axis, ast.Slice(None, ast.Constant(-1), None)))
+        return out
+
+    def polyval(self, node: ast.Call) -> ast.expr:
+        got = self.arguments(node, ("p", "x"), {})
+        p, x = got["p"], got["x"]
+        if isinstance(p, (ast.List, ast.Tuple)):
+            if not p.elts or any(isinstance(e, ast.Starred) for e in p.elts):
+                raise self.src.error(p, "`np.polyval` of an empty or starred list")
+            first, again = self.once(x)
+            out = ast.BinOp(ast.BinOp(ast.Constant(0.0), ast.Mult(), first), ast.Add(), p.elts[0])
+            for c in p.elts[1:]:
+                out = ast.BinOp(ast.BinOp(out, ast.Mult(), copy.deepcopy(again)), ast.Add(), c)
+            return out
+        first, again = self.once(p)
+        powers = ast.BinOp(
+            ast.Call(self.npattr("expand_dims", node), [x, ast.Constant(-1)], []), ast.Pow(),
+            ast.Call(self.npattr("arange", node),
+                     [ast.BinOp(ast.Subscript(ast.Call(self.npattr("shape", node), [first], []),
+                                              ast.Constant(0), ast.Load()),
+                                ast.Sub(), ast.Constant(1)),
+                      ast.Constant(-1), ast.Constant(-1)], []))
+        return ast.Call(self.npattr("sum", node), [ast.BinOp(powers, ast.Mult(), again)],
+                        [ast.keyword("axis", ast.Constant(-1))])
+
+    def norm(self, node: ast.Call) -> ast.expr:
+        """``np.linalg.norm(x, ord)`` without ``axis``: NumPy's vector norm of a
+        1-D ``x``, its matrix norm of a 2-D one, decided where the code runs
+        (``VECTOR if np.ndim(x) == 1 else MATRIX``), after checks kept in the
+        generated code: ``x`` has 1 or 2 dimensions (NumPy's ValueError), and
+        is 1-D for an ``ord`` whose matrix norm has no rule (2: the spectral
+        norm). The vector and matrix norms are ``np.linalg.norm`` along an
+        axis (frontend/numpy_attrs.norm_call): for a matrix, ord 1 / -1 the
+        max / min of the columns' 1-norms, ±inf those of the rows'."""
+        names = ("x", "ord", "axis", "keepdims")
+        if len(node.args) > 4 or any(isinstance(a, ast.Starred) for a in node.args) or any(
+                k.arg not in names for k in node.keywords):
+            return node
+        got = dict(zip(names, node.args))
+        got.update((k.arg, k.value) for k in node.keywords)
+        order = _order(got.get("ord"), self.resolve)
+        if order is None or "x" not in got or not _none_or_false(got.get("axis")) \
+                or not _none_or_false(got.get("keepdims")):
+            return node  # a 2-norm / Frobenius, or an axis: norm_call reads it as it is
+        if self.before is None or self.np is None:
+            return node  # (refused where it is lowered: give `axis`)
+        x = got["x"]
+        if isinstance(x, ast.Name):
+            t = x.id
+        else:
+            t = self.fresh("norm_arg")
+            self.before.append(ast.Assign([ast.Name(t, ast.Store())], x))
+
+        def arr() -> ast.Name:
+            return ast.Name(t, ast.Load())
+
+        def ndim() -> ast.expr:
+            return ast.Call(self.npattr("ndim", node), [arr()], [])
+
+        def vector_norm(axis: int) -> ast.expr:
+            return ast.Call(
+                ast.Attribute(self.npattr("linalg", node), "norm", ast.Load()),
+                [arr(), copy.deepcopy(got["ord"])] if axis == -1 else [arr(), ast.Constant(1)],
+                [ast.keyword("axis", ast.Constant(axis))])
+
+        def check(test: ast.expr, message: str) -> ast.stmt:
+            return ast.If(test, [ast.Raise(ast.Call(ast.Name("ValueError", ast.Load()),
+                                                    [ast.Constant(message)], []), None)], [])
+
+        self.before.append(check(
+            ast.BoolOp(ast.And(), [ast.Compare(ndim(), [ast.NotEq()], [ast.Constant(1)]),
+                                   ast.Compare(ndim(), [ast.NotEq()], [ast.Constant(2)])]),
+            "Improper number of dimensions to norm."))
+        vector = vector_norm(-1)
+        if order not in (1, -1, numpy.inf, -numpy.inf):
+            self.before.append(check(
+                ast.Compare(ndim(), [ast.NotEq()], [ast.Constant(1)]),
+                f"`{ast.unparse(node)}` of a matrix (its matrix norm of that order) is not "
+                "differentiated by s2s-ad; give `axis` for vector norms"))
+            out = vector
+        else:
+            along = 0 if order in (1, -1) else 1
+            matrix = ast.Call(self.npattr("max" if order > 0 else "min", node),
+                              [vector_norm(along)], [])
+            out = ast.IfExp(ast.Compare(ndim(), [ast.Eq()], [ast.Constant(1)]), vector, matrix)
+        for n in self.before:
+            for sub in ast.walk(n):
+                if isinstance(sub, (ast.expr, ast.stmt)) and not hasattr(sub, "lineno"):
+                    ast.copy_location(sub, node)
+                    sub.end_lineno, sub.end_col_offset = node.end_lineno, node.end_col_offset
+        return out
+
+    def interp(self, node: ast.Call) -> ast.expr:
+        got = self.arguments(node, ("x", "xp", "fp"), {})
+        xp, xp2 = self.once(got["xp"])
+        fp, fp2 = self.once(got["fp"])
+        xp3, fp3 = copy.deepcopy(xp2), copy.deepcopy(fp2)
+
+        def part(name: ast.expr, s: ast.Slice) -> ast.expr:
+            return ast.Subscript(copy.deepcopy(name), s, ast.Load())
+
+        def head(name):
+            return part(name, ast.Slice(None, ast.Constant(-1), None))
+
+        def tail(name):
+            return part(name, ast.Slice(ast.Constant(1), None, None))
+        # the ramps: (x - xp[j]) / (xp[j+1] - xp[j]), held to [0, 1]
+        ramp = ast.BinOp(
+            ast.BinOp(ast.Call(self.npattr("expand_dims", node), [got["x"], ast.Constant(-1)],
+                               []), ast.Sub(), head(xp)),
+            ast.Div(), ast.BinOp(tail(xp2), ast.Sub(), head(xp3)))
+        held = ast.Call(self.npattr("minimum", node), [
+            ast.Call(self.npattr("maximum", node), [ast.Constant(0.0), ramp], []),
+            ast.Constant(1.0)], [])
+        steps = ast.BinOp(tail(fp), ast.Sub(), head(fp2))
+        total = ast.Call(self.npattr("sum", node), [ast.BinOp(steps, ast.Mult(), held)],
+                         [ast.keyword("axis", ast.Constant(-1))])
+        # (fp[0] after the sum, where a `:=` binding fp comes first)
+        return ast.BinOp(total, ast.Add(), ast.Subscript(fp3, ast.Constant(0), ast.Load()))
+
+
+def _along(base: ast.expr, axis: int, s: ast.Slice) -> ast.expr:
+    """``base[..., s]`` along ``axis`` (``base[:, s]`` for axis 1,
+    ``base[..., s, :]`` for axis -2)."""
+    if axis == -1:
+        index = ast.Tuple([ast.Constant(...), s], ast.Load())
+    elif axis >= 0:
+        index = ast.Tuple([ast.Slice(None, None, None)] * axis + [s], ast.Load()) if axis \
+            else s
+    else:
+        index = ast.Tuple([ast.Constant(...), s] + [ast.Slice(None, None, None)] * (-axis - 1),
+                          ast.Load())
+    return ast.Subscript(base, index, ast.Load())
+
+
+def _none_or_false(node) -> bool:
+    return node is None or isinstance(node, ast.Constant) and (node.value is None
+                                                                or node.value is False)
+
+
+def _order(node, resolve):
+    """The number ``ord`` is (``1``, ``-2``, ``np.inf``, ``-np.inf``), or None
+    (absent, None, 'fro', or not a constant)."""
+    if node is None:
+        return None
+    negative = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
+    inner = node.operand if negative else node
+    if isinstance(inner, ast.Constant) and type(inner.value) in (int, float):
+        value = inner.value
+    elif isinstance(inner, (ast.Attribute, ast.Name)) and resolve(inner) == numpy.inf:
+        value = numpy.inf
+    else:
+        return None
+    if value == 0:
+        return None
+    return -value if negative else value
