@@ -195,8 +195,6 @@ def after_loop_append(x, w, n):
     return sum(hs) * hs[-1]
 
 
-# -- refused -----------------------------------------------------------------
-
 def created_inside_loop(x, n):
     t = 0.0
     for i in range(n):
@@ -206,6 +204,8 @@ def created_inside_loop(x, n):
         t = t + sum(hs)
     return t
 
+
+# -- refused -----------------------------------------------------------------
 
 def stored_by_index(x, n):
     xs = [x]
