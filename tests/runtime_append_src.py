@@ -205,6 +205,13 @@ def created_inside_loop(x, n):
     return t
 
 
+def sliced(x, n):
+    xs = []
+    for i in range(n):
+        xs.append(x * x * i)
+    return sum(xs[1:])
+
+
 # -- refused -----------------------------------------------------------------
 
 def stored_by_index(x, n):
@@ -212,13 +219,6 @@ def stored_by_index(x, n):
     for i in range(n):
         xs[0] = xs[0] * x
     return xs[0]
-
-
-def sliced(x, n):
-    xs = []
-    for i in range(n):
-        xs.append(x * i)
-    return sum(xs[1:])
 
 
 def iterated_and_appended(x, n):

@@ -37,8 +37,11 @@ A list created inside a loop or branch and grown in a nested one is a list
 per run of that body (its adjoint is made where that run's reverse starts:
 :func:`s2s_ad.reverse.lists.region_adjoints`).
 
-Refused, located: a list grown at run time that is sliced or unpacked (its length is not known
-while lowering), returned from the function differentiated or from inside a
+A slice of it (``xs[1:]``) is a list of its own, the loop the slice stands
+for (:mod:`s2s_ad.frontend.list_slices`).
+
+Refused, located: a list grown at run time that is unpacked (its length is
+not known while lowering), returned from the function differentiated or from inside a
 helper's loop or branch, or appended to inside a loop over itself.
 """
 
