@@ -45,6 +45,10 @@ def every_other(xs, w):
     return sum([v * v for v in ys]) * w + sum(xs[::-2])
 
 
+def extremes(xs, w):
+    return max(xs[1:]) * w + min(xs[:-1]) * w * w + sorted(xs[::-1])[0]
+
+
 # a list grown at run time: f(x, w, n)
 
 def grown(x, w, n):
