@@ -41,7 +41,7 @@ A slice of it (``xs[1:]``) is a list of its own, the loop the slice stands
 for (:mod:`s2s_ad.frontend.list_slices`).
 
 Refused, located: a list grown at run time that is unpacked (its length is
-not known while lowering), returned from the function differentiated or from inside a
+not known while lowering), returned from the function differentiated (a ``vjp`` pair may return it) or from inside a
 helper's loop or branch, or appended to inside a loop over itself.
 """
 
@@ -205,7 +205,7 @@ def returned(lo, value: ir.Value, node: ast.AST) -> None:
     """``return xs`` of a list grown at run time: a helper may return it, once,
     at the end of its body; the caller reads it as a list of any length
     (:func:`call_result`). Refused, located, elsewhere."""
-    if not lo.helper:
+    if not lo.helper and not getattr(lo, "list_result", False):
         raise lo.src.error(node, "returning a list of any length is not supported from the "
                            "function differentiated (its gradient is of a number): return a "
                            "number computed from it (`sum(xs)`, `xs[-1]`); a helper may "
