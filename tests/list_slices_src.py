@@ -32,6 +32,18 @@ def window(xs, w, a: int, b: int):
     return sum(ys) * w + len(ys) * w * w
 
 
+def window_steps(xs, w, a: int, b: int):
+    # Python's clamping of each bound differs with the step's sign
+    s = 0.0
+    for j, v in enumerate(xs[a:b:-1]):
+        s = s + v * w ** (j + 1)
+    for j, v in enumerate(xs[a:b:2]):
+        s = s + v * v * w * (j + 2)
+    for j, v in enumerate(xs[a:b:-2]):
+        s = s + v * w ** (j + 3)
+    return s + sum(xs[a::-1]) * w + sum(xs[:b:-3]) * w * w
+
+
 def last_k(xs, w, k: int):
     ys = xs[-k:]
     s = 0.0
