@@ -222,12 +222,45 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
     value, tape = fwd(*bound.arguments.values(), *captured)
     doc = (f"Cotangents of the parameters of {fn.__name__} for an output "
            "cotangent, from one saved forward pass.")
+    listed = type(value) is list  # a list grown at run time: its cotangent too
     if known is not None:
         # the containers of a tape are fixed by the pair's code: whether its
         # backward consumes it is known for every later call
-        callplan.remember(fn, known, tuple(bound.arguments.values()), fwd, bwd,
-                          _pullback(bwd, _consumed(tape), doc, fwd.__s2s_ad_source__))
-    return value, _vjp_fn(tape, bwd, len(captured), doc, fwd.__s2s_ad_source__)
+        make = _pullback(bwd, _consumed(tape), doc, fwd.__s2s_ad_source__)
+        kept_fwd, kept_make = _list_result(fwd, make) if listed else (fwd, make)
+        callplan.remember(fn, known, tuple(bound.arguments.values()), kept_fwd, bwd, kept_make)
+    back = _vjp_fn(tape, bwd, len(captured), doc, fwd.__s2s_ad_source__)
+    return value, _list_cotangent(back, len(value)) if listed else back
+
+
+def _list_result(fwd: Callable, make: Callable) -> tuple[Callable, Callable]:
+    """A pair whose value is a list, as :func:`callplan.remember` keeps it:
+    the forward pass also gives the list's length, which the ``vjp_fn``
+    checks the cotangent against."""
+    def fwd_list(*args):
+        value, tape = fwd(*args)
+        return value, (tape, len(value))
+
+    def make_list(tape_and_length):
+        tape, n = tape_and_length
+        return _list_cotangent(make(tape), n)
+    return fwd_list, make_list
+
+
+def _list_cotangent(vjp_fn: Callable, n: int) -> Callable:
+    """``vjp_fn`` of a function whose value is a list of ``n`` items: the
+    cotangent is a list of ``n`` items, copied (the backward pass pops the
+    list adjoint it is given, item by item)."""
+    def list_vjp_fn(cotangent):
+        if not isinstance(cotangent, (list, tuple)) or len(cotangent) != n:
+            got = (f"a list of {len(cotangent)}" if isinstance(cotangent, (list, tuple))
+                   else f"a {type(cotangent).__name__}")
+            raise ValueError(f"the value is a list of {n} items: its cotangent is a list of "
+                             f"{n} items, not {got}")
+        return vjp_fn(list(cotangent))
+    list_vjp_fn.__doc__ = vjp_fn.__doc__
+    list_vjp_fn.__s2s_ad_source__ = vjp_fn.__s2s_ad_source__
+    return list_vjp_fn
 
 
 def _pullback(bwd: Callable, consumes: bool, doc: str, source: str) -> Callable:

@@ -86,7 +86,7 @@ def lower(fn: Callable, lengths: dict | None = None, arrays: Sequence[str] = ())
 
 
 def lower_lists(src: source.Source, lengths: dict | None = None, arrays: Sequence[str] = (),
-                statics: dict | None = None
+                statics: dict | None = None, list_result: bool = False
                 ) -> tuple[ir.Function, structures.SequenceParameter | None, calls.CallGraph]:
     """``src`` lowered with each parameter used as a list, and not given a
     length, as a list of any length (``("list", RUNTIME)``: the generated
@@ -100,7 +100,7 @@ def lower_lists(src: source.Source, lengths: dict | None = None, arrays: Sequenc
     first = None
     while True:
         try:
-            func = frontend.lower(src, given, arrays, statics)
+            func = frontend.lower(src, given, arrays, statics, list_result=list_result)
             return func, first, calls.collect(func, src)
         except structures.SequenceParameter as again:
             ours = getattr(again, "owner", src.fn) is src.fn
@@ -198,10 +198,11 @@ def _program_for(fn, wrt, with_value, pair, tuple_result, output, lengths, array
                statics, checkpoint):
     src = targets.locate(fn)
     if not runtime_lists:
-        func = frontend.lower(src, lengths, arrays, statics)
+        func = frontend.lower(src, lengths, arrays, statics, list_result=pair)
         return _program(func, calls.collect(func, src), src, wrt, with_value,
                         pair, tuple_result, output, checkpoint)
-    func, first, graph = lower_lists(src, lengths, arrays, statics)
+    # a pair (vjp) may return a list grown at run time: its cotangent is a list
+    func, first, graph = lower_lists(src, lengths, arrays, statics, list_result=pair)
     if first is None:
         return _program(func, graph, src, wrt, with_value, pair, tuple_result, output,
                         checkpoint)

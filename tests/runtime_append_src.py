@@ -195,8 +195,6 @@ def after_loop_append(x, w, n):
     return sum(hs) * hs[-1]
 
 
-# -- refused -----------------------------------------------------------------
-
 def created_inside_loop(x, n):
     t = 0.0
     for i in range(n):
@@ -207,18 +205,20 @@ def created_inside_loop(x, n):
     return t
 
 
+def sliced(x, n):
+    xs = []
+    for i in range(n):
+        xs.append(x * x * i)
+    return sum(xs[1:])
+
+
+# -- refused -----------------------------------------------------------------
+
 def stored_by_index(x, n):
     xs = [x]
     for i in range(n):
         xs[0] = xs[0] * x
     return xs[0]
-
-
-def sliced(x, n):
-    xs = []
-    for i in range(n):
-        xs.append(x * i)
-    return sum(xs[1:])
 
 
 def iterated_and_appended(x, n):

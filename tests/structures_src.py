@@ -114,7 +114,12 @@ def norm2(xs, w):
 
 
 def norm2_tail(xs, w):
-    return sum(x * x for x in xs[1:]) * w + xs[0] * xs[-1]  # a slice: code per length
+    return sum(x * x for x in xs[1:]) * w + xs[0] * xs[-1]  # a slice: any length
+
+
+def pair_head(xs, w):
+    a, b = xs[:2]  # unpacked: code per length
+    return sum(x * x for x in xs) * w + a * b
 
 
 def point_tuple(p, y):

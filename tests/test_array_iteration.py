@@ -129,11 +129,18 @@ def test_a_stacked_list_second_order():
     np.testing.assert_allclose(h, ref, rtol=1e-5, atol=1e-6)
 
 
-def test_a_join_of_a_list_of_any_length_is_refused_located():
+def test_a_join_of_a_list_of_any_length():
+    # (tests/test_list_joins.py checks joins in every position)
     f = make_function("import numpy as np\ndef f(X):\n    ys = []\n    for r in X:\n"
-                      "        ys.append(r * r)\n    return np.sum(np.concatenate(ys))\n")
+                      "        ys.append(r * r)\n    return np.sum(np.concatenate(ys) ** 3)\n")
+    np.testing.assert_allclose(s2s_ad.grad(f)(X), fd_gradient(f, [X], 0), rtol=1e-6, atol=1e-8)
+
+
+def test_a_join_along_an_axis_known_only_when_the_code_runs_is_refused_located():
+    f = make_function("import numpy as np\ndef f(X, k: int):\n    ys = []\n    for r in X:\n"
+                      "        ys.append(r * r)\n    return np.sum(np.concatenate(ys, axis=k))\n")
     with pytest.raises(s2s_ad.SourceError, match="np.concatenate` of a list of any length") as e:
-        s2s_ad.grad(f)(X)
+        s2s_ad.grad(f, wrt=0)(X, 0)
     assert e.value.line == 6
 
 

@@ -35,6 +35,8 @@ import comprehensions_src
 import corpus_scalar
 import fill_in_loops_src
 import forward_lists_src
+import inner_lists_src
+import list_slices_src
 import iterables_src
 import lists_across_calls_src
 import passing_src
@@ -103,7 +105,14 @@ for _module, _cases in [
         (forward_lists_src, [("param_passed", [[0.4, -0.7, 1.1], 0.6]),
                              ("param_passed_on", [[0.4, -0.7, 1.1], 0.6]),
                              ("grown_passed", [0.3, 0.8, 3]), ("filled_passed", [0.3, 0.8, 3]),
-                             ("grown_in_loop_passed", [0.3, 0.8, 3])])]:
+                             ("grown_in_loop_passed", [0.3, 0.8, 3])]),
+        (inner_lists_src, [(_name, [0.4, 0.7, 3]) for _name in (
+            "in_loop", "in_branch", "in_while", "passed", "branch_in_loop",
+            "appended_in_branch", "in_a_helper")]),
+        (list_slices_src, [(_name, [0.4, 0.7, 3]) for _name in (
+            "grown", "grown_in_loop", "passed_to_helper")] + [
+            (_name, [[0.3, -0.5, 0.8, 1.1], 0.7]) for _name in (
+                "tail", "differences", "backwards", "every_other")])]:
     for _name, _args in _cases:
         CORPUS.append((f"{_module.__name__}.{_name}", getattr(_module, _name), _args,
                        [i for i, a in enumerate(_args) if isinstance(a, (float, list))]))

@@ -27,7 +27,7 @@ import types
 from s2s_ad import ir
 from s2s_ad.frontend import module_data
 from s2s_ad.frontend import (closures, conditions, funargs, index_checks, index_exprs, jax_names,
-                             own_helpers, pairs, passing, ranges, runtime_lists, runtime_sorting,
+                             list_slices, own_helpers, pairs, passing, ranges, runtime_lists, runtime_sorting,
                              sorting, statics, structures, syntax)
 from s2s_ad.rules import RULES
 from s2s_ad.rules import user as user_rules
@@ -117,6 +117,9 @@ class CallLowering:
             if isinstance(arg, ast.Name) and passing.runtime_list(self, self.env.get(arg.id)):
                 # a list of any length: the best position found when the code runs
                 return runtime_sorting.keyed(self, fn, self.env[arg.id], None, False, node,
+                                             var, hint)
+            if list_slices.is_runtime_slice(self, arg):  # max(xs[1:])
+                return runtime_sorting.keyed(self, fn, self.expr(arg), None, False, node,
                                              var, hint)
             made = self.runtime_comprehension(arg)  # max(c * x for c in cs), cs of any length
             if isinstance(made, ir.Value):

@@ -30,7 +30,7 @@ import ast
 import builtins
 
 from s2s_ad import ir
-from s2s_ad.frontend import structures
+from s2s_ad.frontend import list_slices, structures
 
 ITERATORS = (builtins.zip, builtins.enumerate, builtins.reversed)
 
@@ -38,6 +38,8 @@ ITERATORS = (builtins.zip, builtins.enumerate, builtins.reversed)
 def over_runtime_list(lo, node: ast.expr) -> bool:
     """Does ``node`` (what a ``for`` iterates over) read a list of any length:
     the list by name, or ``zip``/``enumerate``/``reversed`` of one?"""
+    if list_slices.is_runtime_slice(lo, node):  # `xs[1:]`
+        return True
     if isinstance(node, ast.Name):
         value = lo.env.get(node.id)
         # an array: its items along the first axis, as a `for` loop reads them

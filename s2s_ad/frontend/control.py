@@ -30,8 +30,9 @@ from __future__ import annotations
 import ast
 
 from s2s_ad import ir
-from s2s_ad.frontend import (conditions, guards, index_checks, index_exprs, runtime_lists,
-                             runtime_sorting, statics, structures, unroll, write_dtypes)
+from s2s_ad.frontend import (conditions, guards, index_checks, index_exprs, list_slices,
+                             runtime_lists, runtime_sorting, statics, structures, unroll,
+                             write_dtypes)
 from s2s_ad.frontend.checkpoint import checkpoint_blocks, checkpoint_pragma
 from s2s_ad.frontend.iteration import Iteration, assigned_names
 
@@ -348,6 +349,14 @@ class ControlFlow(Iteration):
                 raise self.src.error(node, f"the loop iterates over `{name}` and appends "
                                      "to it; loop over `range(n)` with `n = len(...)` "
                                      "taken before the loop")
+        node, temps = list_slices.iterated(self, node)
+        try:
+            self._for_loop(node)
+        finally:
+            for name in temps:
+                self.env.pop(name, None)
+
+    def _for_loop(self, node: ast.For) -> None:
         if unroll.unroll_items(self, node):
             return
         if isinstance(node.target, ast.Tuple):
@@ -544,7 +553,9 @@ class ControlFlow(Iteration):
         """``xs[i]`` with an index known only at run time (a loop variable)
         reads the list parameter itself; every other subscript is resolved
         while lowering (:mod:`s2s_ad.frontend.structures`)."""
-        if isinstance(node.slice, ast.Slice) or not isinstance(node.value, ast.Name):
+        if isinstance(node.slice, ast.Slice):
+            return list_slices.subscript(self, node, var)
+        if not isinstance(node.value, ast.Name):
             return structures.lower_expr(self, node, var)
         if id(self.env.get(node.value.id)) in self.positions:  # perm[k]: an int
             return runtime_sorting.position(self, node, var, hint)

@@ -18,7 +18,9 @@ NumPy's ``stack`` requires (NumPy checks it where the code runs: assigning a
 row of another shape raises). An empty list raises ``IndexError`` where
 NumPy raises ``ValueError``. A list of numbers in a function of floats
 (no array mode) is left to the caller's refusal; ``np.concatenate``,
-``np.hstack`` and ``np.vstack`` of such a list are refused, located.
+``np.hstack`` and ``np.vstack`` of such a list are
+:mod:`s2s_ad.frontend.list_joins`'s (with an axis known only when the code
+runs, or ``axis=None``, refused, located).
 """
 
 from __future__ import annotations

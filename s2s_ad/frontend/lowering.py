@@ -79,7 +79,8 @@ REFUSED = {
 
 
 def lower(src: Source, lengths: dict | None = None, arrays=(), statics: dict | None = None,
-          passed: dict | None = None, helper: bool = False) -> ir.Function:
+          passed: dict | None = None, helper: bool = False,
+          list_result: bool = False) -> ir.Function:
     """Lower ``src`` to SSA IR (see the module docstring).
 
     ``lengths`` maps parameters that receive a list or tuple to its length
@@ -94,15 +95,19 @@ def lower(src: Source, lengths: dict | None = None, arrays=(), statics: dict | N
     gives a structure whole to its spec (:mod:`s2s_ad.frontend.passing`):
     each leaf becomes a parameter of its own. A ``helper`` (a function called
     by the one differentiated) may return a dict, a NamedTuple, a dataclass
-    or nested tuples and lists (``Function.returns``)."""
+    or nested tuples and lists (``Function.returns``). With ``list_result``
+    (a forward/backward pair, ``vjp``), the function may return a list grown
+    at run time, as a helper may."""
     syntax.check_nesting(src)
     arrays = (arrays,) if isinstance(arrays, str) else arrays
     with callees.session():
-        return _lower(src, lengths, arrays, statics, passed, helper)
+        return _lower(src, lengths, arrays, statics, passed, helper, list_result)
 
 
-def _lower(src: Source, lengths, arrays, statics, passed, helper) -> ir.Function:
+def _lower(src: Source, lengths, arrays, statics, passed, helper,
+           list_result=False) -> ir.Function:
     first = _Lowering(src, lengths, arrays, statics, passed, helper)
+    first.list_result = list_result
     try:
         return first.function()
     except structures.SequenceParameter:
@@ -114,6 +119,7 @@ def _lower(src: Source, lengths, arrays, statics, passed, helper) -> ir.Function
     # something needs the list's length while lowering (a slice, unpacking):
     # unroll such loops, as before lists grew at run time.
     again = _Lowering(src, lengths, arrays, statics, passed, helper)
+    again.list_result = list_result
     again.unroll_limit = unroll.UNROLL_LIMIT
     return again.function()
 

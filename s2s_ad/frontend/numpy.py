@@ -37,8 +37,8 @@ import types
 import numpy
 
 from s2s_ad import ir
-from s2s_ad.frontend import (conditions, list_stacks, numpy_attrs, numpy_more, structures,
-                             torch_names, write_dtypes)
+from s2s_ad.frontend import (conditions, list_joins, list_stacks, numpy_attrs, numpy_more,
+                             structures, torch_names, write_dtypes)
 from s2s_ad.frontend.numpy_index import ArrayIndexing
 from s2s_ad.rules import RULES
 from s2s_ad.rules.numpy import BROADCASTING, SAME_SHAPE
@@ -334,8 +334,11 @@ class ArrayLowering(ArrayIndexing):
             if isinstance(seq, structures.StaticList):
                 seq = tuple(seq.items)
             if isinstance(seq, ir.Value) and seq.kind == "list":  # of any length
-                if prim != "np.stack" or along is not None:
+                if along is not None or prim not in ("np.stack", "np.concatenate",
+                                                     "np.hstack", "np.vstack"):
                     list_stacks.refuse_join(self, what, node)
+                if prim != "np.stack":
+                    return list_joins.join(self, seq, prim, attrs.get("axis", 0), node, var)
                 return list_stacks.stack(self, seq, attrs.get("axis", 0), node, var)
             if not isinstance(seq, tuple) or any(structures.is_structure(a) for a in seq):
                 raise self.src.error(node, f"`{what}` takes a list or tuple of arrays "

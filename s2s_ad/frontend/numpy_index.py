@@ -24,7 +24,7 @@ import ast
 import numpy
 
 from s2s_ad import ir
-from s2s_ad.frontend import index_exprs, numpy_attrs, structures, write_dtypes
+from s2s_ad.frontend import index_exprs, list_slices, numpy_attrs, structures, write_dtypes
 from s2s_ad.frontend.int_names import int_names, is_int, one_axis
 from s2s_ad.rules.numpy import VIEWS
 from s2s_ad.rules.templates import index_operands
@@ -90,6 +90,8 @@ class ArrayIndexing:
                 id(self.env.get(node.value.id)) in self.grown
                 or structures.is_runtime(self, self.env.get(node.value.id))):
             # a list grown at run time, or one of any length passed to a helper
+            return self.dynamic_subscript(node, var, hint)
+        if list_slices.is_runtime_slice(self, node.value):  # `hs[::-1][0]`
             return self.dynamic_subscript(node, var, hint)
         base = self.expr(node.value)
         if isinstance(base, tuple) and isinstance(node.value, ast.Call) \

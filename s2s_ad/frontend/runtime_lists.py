@@ -33,9 +33,15 @@ Before → after::
 (:mod:`s2s_ad.frontend.list_writes`, which also makes ``[c] * n`` a list of
 this kind).
 
-Refused, located: a list grown at run time that is created inside a loop or
-a branch (create it before), sliced or unpacked (its length is not known
-while lowering), returned from the function differentiated or from inside a
+A list created inside a loop or branch and grown in a nested one is a list
+per run of that body (its adjoint is made where that run's reverse starts:
+:func:`s2s_ad.reverse.lists.region_adjoints`).
+
+A slice of it (``xs[1:]``) is a list of its own, the loop the slice stands
+for (:mod:`s2s_ad.frontend.list_slices`).
+
+Refused, located: a list grown at run time that is unpacked (its length is
+not known while lowering), returned from the function differentiated (a ``vjp`` pair may return it) or from inside a
 helper's loop or branch, or appended to inside a loop over itself.
 """
 
@@ -147,11 +153,6 @@ def promote_read(lo, loop: ast.For | ast.While) -> None:
 
 def promote(lo, static: structures.StaticList, node: ast.AST, name: str) -> ir.Value:
     """``static`` as a ``list.new`` op; every name bound to it is rebound."""
-    if lo.region_depth > 0 and not lo.__dict__.get("inner_lists"):
-        raise lo.src.error(node, f"the list `{name}` is appended to here, inside a loop or "
-                           "branch, but was created inside an enclosing loop or branch; "
-                           "s2s-ad grows lists at run time when they are created outside "
-                           "every loop and branch: create it before them")
     inside = [n for n, v in lo.env.items() if v is not static and _holds(v, static)]
     if inside:
         raise lo.src.error(node, f"the list `{name}` is appended to here and is also an item of "
@@ -204,7 +205,7 @@ def returned(lo, value: ir.Value, node: ast.AST) -> None:
     """``return xs`` of a list grown at run time: a helper may return it, once,
     at the end of its body; the caller reads it as a list of any length
     (:func:`call_result`). Refused, located, elsewhere."""
-    if not lo.helper:
+    if not lo.helper and not getattr(lo, "list_result", False):
         raise lo.src.error(node, "returning a list of any length is not supported from the "
                            "function differentiated (its gradient is of a number): return a "
                            "number computed from it (`sum(xs)`, `xs[-1]`); a helper may "

@@ -281,7 +281,11 @@ def subscript(lo, node: ast.Subscript, var: str | None):
 
 
 def _slice(lo, node: ast.Subscript):
-    base = lo.expr(node.value)
+    return slice_of(lo, lo.expr(node.value), node)
+
+
+def slice_of(lo, base, node: ast.Subscript):
+    """``node`` (a slice) of ``base``, a tuple or list known while lowering."""
     if not isinstance(base, (tuple, StaticList)):
         _param_used_as_sequence(lo, base, node)
         raise lo.src.error(node, "only tuples and lists built in the function can be sliced")
@@ -430,6 +434,8 @@ def builtin(lo, fn, node: ast.Call, var: str | None, hint: str | None):
                 arg.func.id in getattr(lo, "local_fns", {})
                 or isinstance(lo.src.globals.get(arg.func.id), types.FunctionType)):
         value = lo.expr(arg)  # `sum(rollout(x, n))`: maybe a list a helper returned
+    elif isinstance(arg, ast.Subscript) and isinstance(arg.slice, ast.Slice):
+        value = lo.expr(arg)  # `sum(xs[1:])`: of any length when xs is (list_slices)
     else:
         value = lo.runtime_comprehension(arg)  # `sum(f(v) for v in xs)`, xs of any length
     if value is not None and is_runtime(lo, value):
