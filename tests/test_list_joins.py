@@ -133,6 +133,21 @@ def test_pieces_numpy_would_refuse_raise_where_the_code_runs():
             g(X0, k)
 
 
+def test_rows_of_another_shape_stacked_raise_where_the_code_runs():
+    # np.stack of a list of any length writes rows into an array: a row of
+    # shape (1,) would be broadcast into a slot of shape (3,) without the check
+    f = make_function("def f(x, n):\n    rows = []\n    for i in range(n):\n"
+                      "        if i == 1:\n            rows.append(x[:1] * 1.0)\n"
+                      "        else:\n            rows.append(x[:3] * 1.0)\n"
+                      "    return np.sum(np.stack(rows) ** 2)\n")
+    g = s2s_ad.grad(f, wrt=0)
+    _close(g(X0, 1), _fd(f, X0, 1), "one row")
+    with pytest.raises(ValueError, match="all input arrays must have the same shape"):
+        f(X0, 3)
+    with pytest.raises(ValueError, match="all input arrays must have the same shape"):
+        g(X0, 3)
+
+
 def test_axis_none_is_refused_there():
     with pytest.raises(s2s_ad.SourceError, match="constant int axis") as err:
         s2s_ad.grad(src.axis_none, wrt=0)(X0, 2)

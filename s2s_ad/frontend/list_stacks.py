@@ -14,8 +14,9 @@ lowered in place::
 
 so the reverse sweep is that of writes into a new array: item ``k``'s
 adjoint is row ``k`` of the result's. The rows must have one shape, as
-NumPy's ``stack`` requires (NumPy checks it where the code runs: assigning a
-row of another shape raises). An empty list raises ``IndexError`` where
+NumPy's ``stack`` requires: the loop checks each row's shape before it
+writes it (a row of shape ``(1,)`` would otherwise be broadcast into its
+slot) and raises NumPy's ``ValueError``. An empty list raises ``IndexError`` where
 NumPy raises ``ValueError``. A list of numbers in a function of floats
 (no array mode) is left to the caller's refusal; ``np.concatenate``,
 ``np.hstack`` and ``np.vstack`` of such a list are
@@ -60,7 +61,10 @@ def stack(lo, seq: ir.Value, axis, node: ast.Call, var: str | None) -> ir.Operan
                       np_call("zeros", shape, dtype=ast.Attribute(first, "dtype", ast.Load())))
     write = ast.Assign([ast.Subscript(n(rows), n(k), ast.Store())],
                        ast.Subscript(n(items), n(k), ast.Load()))
-    loop = ast.For(ast.Name(k, ast.Store()), ast.Call(n("range"), [count], []), [write], [])
+    # a row of another shape would be broadcast into its slot: NumPy's stack refuses it
+    check = ast.parse(f"if {np_name}.shape({items}[{k}]) != {np_name}.shape({rows}[{k}]):\n"
+                      "    raise ValueError('all input arrays must have the same shape')").body[0]
+    loop = ast.For(ast.Name(k, ast.Store()), ast.Call(n("range"), [count], []), [check, write], [])
     stmts = [make, loop]
     for s in stmts:
         for m in ast.walk(s):
