@@ -273,8 +273,8 @@ def _nonlocal(owner, fn, declared: list, taken: set, src) -> None:
         return
     plan = []
     for stmt, name in uses:
-        site = _site(stmt, name, src)
-        if site is None or set(site[3]) & set(declared):
+        site = _site(stmt, name, src, declared)
+        if site is None:
             return
         plan.append(site)
     if not plan:
@@ -289,41 +289,60 @@ def _nonlocal(owner, fn, declared: list, taken: set, src) -> None:
         fn.body.append(ast.copy_location(ast.Return(ast.Tuple(
             [ast.Constant(None)] + [ast.Name(v, ast.Load()) for v in declared], ast.Load())),
             fn.body[-1]))
-    for kind, stmt, call, _ in plan:
-        _thread(kind, stmt, call, declared, owner, taken)
+    for kind, stmt, call, standing in plan:
+        _thread(kind, stmt, call, standing, declared, owner, taken)
     ast.fix_missing_locations(owner)
 
 
-def _site(stmt, name, src):
-    """``(kind, statement, call or comprehension, assigned names)`` for one
-    use of a nested function; None where its state cannot be threaded."""
+def _site(stmt, name, src, declared):
+    """``(kind, statement, call or comprehension, the node it stands in)`` for
+    one use of a nested function; None where its state cannot be threaded."""
     targets = []
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
         targets = [n.id for n in ast.walk(stmt.targets[0]) if isinstance(n, ast.Name)]
-        value = stmt.value
-    elif isinstance(stmt, ast.Expr):
-        value = stmt.value
-    else:
+    elif not isinstance(stmt, (ast.Expr, ast.Return)):
         return None
-    if isinstance(value, ast.Call) and value.func is name and not value.keywords \
+    if set(targets) & set(declared):
+        return None
+    value = getattr(stmt, "value", None)
+    if isinstance(stmt, (ast.Assign, ast.Expr)) and isinstance(value, ast.Call) \
+            and value.func is name and not value.keywords \
             and not any(isinstance(a, ast.Starred) for a in value.args):
-        return ("call", stmt, value, targets)
-    comp = value.args[0] if _collected(value) and _builtin(value.func.id, src) else value
-    if not isinstance(stmt, ast.Assign) or not isinstance(
-            comp, (ast.GeneratorExp, ast.ListComp)) or len(comp.generators) != 1:
+        return ("call", stmt, value, value)
+    parents = {id(c): p for p in _shallow(stmt) for c in ast.iter_child_nodes(p)}
+    parents.update({id(c): stmt for c in ast.iter_child_nodes(stmt)})
+    call = parents.get(id(name))
+    comp = parents.get(id(call))
+    if not (isinstance(call, ast.Call) and call.func is name and isinstance(
+            comp, (ast.GeneratorExp, ast.ListComp)) and comp.elt is call):
         return None
-    gen, call = comp.generators[0], comp.elt
-    if gen.ifs or gen.is_async or not isinstance(gen.target, ast.Name) or not (
-            isinstance(call, ast.Call) and call.func is name) or call.keywords \
+    outer = parents.get(id(comp))
+    standing = outer if _collected(outer) and outer.args[0] is comp and _builtin(
+        outer.func.id, src) else comp
+    if isinstance(comp, ast.GeneratorExp) and standing is comp:
+        return None  # a generator consumed by something else
+    gen = comp.generators[0]
+    if len(comp.generators) != 1 or gen.ifs or gen.is_async \
+            or not isinstance(gen.target, ast.Name) or call.keywords \
             or any(isinstance(a, ast.Starred) for a in call.args):
         return None
     if any(isinstance(n, (ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp,
                           ast.DictComp, ast.NamedExpr)) for a in call.args for n in ast.walk(a)):
         return None
-    return ("loop", stmt, comp, targets)
+    up = standing
+    while id(up) in parents and parents[id(up)] is not stmt:
+        up = parents[id(up)]
+        if isinstance(up, (ast.Lambda, ast.IfExp, ast.BoolOp, ast.GeneratorExp, ast.ListComp,
+                           ast.SetComp, ast.DictComp)):
+            return None  # evaluated conditionally or repeatedly
+    inside = {id(n) for n in ast.walk(call)}
+    if any(isinstance(n, ast.Name) and n.id in declared and id(n) not in inside
+           for n in _shallow(stmt)):
+        return None  # the statement reads the state before or after the calls
+    return ("loop", stmt, comp, standing)
 
 
-def _thread(kind, stmt, call, declared, owner, taken) -> None:
+def _thread(kind, stmt, call, standing, declared, owner, taken) -> None:
     """Rewrite one use: the state passed in and taken back."""
     def fresh(base):
         name, i = base, 1
@@ -364,10 +383,8 @@ def _thread(kind, stmt, call, declared, owner, taken) -> None:
     for s in new:
         for n in ast.walk(s):
             ast.copy_location(n, stmt)
-    if isinstance(stmt, ast.Assign):
-        stmt.value = ast.Name(items, ast.Load())
-        new.append(stmt)
-    block[index:index + 1] = new
+    _replace(standing, ast.Name(items, ast.Load()))
+    block[index:index] = new
 
 
 def _block_of(owner, stmt):
