@@ -80,7 +80,8 @@ def gradient_tape(f, args, wrt):
           for i, a in enumerate(args)]
     with tf.GradientTape() as tape:
         out = tf.reduce_sum(f(*ts))
-    return [g.numpy() for g in tape.gradient(out, [ts[i] for i in wrt])]
+    return [np.zeros(np.shape(args[i])) if g is None else tf.convert_to_tensor(g).numpy()
+            for i, g in zip(wrt, tape.gradient(out, [ts[i] for i in wrt]))]
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -251,3 +252,50 @@ def test_docs_name_every_mapping():
     missing = sorted(k for k in set(FUNCTIONS) | set(METHODS) | {"cond", "while_loop"}
                      if k.rpartition(".")[2] not in words)
     assert not missing, missing
+
+
+# Each mapping of the table in docs/numpy.md ("TensorFlow-flavoured code"), as
+# one expression of x (3x4, entries in (0.5, 1.5)) and y (3x4, normal), against
+# tf.GradientTape and central differences of the TensorFlow expression
+# (TensorFlow needed: the stand-in has only the corpus's functions).
+MAPPINGS = [
+    "tf.exp(x) + tf.math.log(x) + tf.sqrt(x) + tf.math.rsqrt(x) + tf.square(y) + tf.math.square(y)",
+    "tf.sin(y) * tf.cos(y) + tf.math.tan(0.3 * y) + tf.sinh(y) - tf.math.cosh(y) + tf.tanh(y)",
+    "tf.math.asin(0.5 * x - 0.4) + tf.math.acos(0.3 * x - 0.2) + tf.math.atan(y) + tf.math.negative(y)",
+    "tf.math.log1p(x) + tf.math.expm1(y) + tf.abs(y) * tf.sign(y) + tf.math.reciprocal(x)",
+    "tf.sigmoid(y) + tf.math.sigmoid(2 * y) + tf.nn.sigmoid(y) + tf.nn.relu(y) + tf.math.softplus(y) + tf.nn.softplus(-y)",
+    "tf.math.lgamma(x) + tf.math.erf(y) + tf.math.asinh(y) + tf.math.atanh(0.3 * x - 0.2)",
+    "tf.add(x, y) * tf.subtract(x, y) + tf.multiply(x, y) - tf.divide(y, x) + tf.math.truediv(y, x) + tf.pow(x, 3.0)",
+    "tf.maximum(x, y) - tf.minimum(x, y) + tf.math.atan2(y, x) + tf.where(tf.greater(y, 0.0), x, y)",
+    "tf.where(tf.less_equal(y, 0.1), x, y) + tf.where(tf.greater_equal(x, 1.0), y, x) + tf.where(tf.equal(x, x), y, x)",
+    "tf.reduce_sum(x, 1, keepdims=True) + tf.reduce_mean(y, 0) + tf.reduce_prod(x, axis=-1, keepdims=True)",
+    "tf.reduce_max(y, 1, True) + tf.reduce_min(y, 0) + tf.math.reduce_sum(x) + tf.math.reduce_max(y)",
+    "tf.math.reduce_std(y, 1, True) + tf.math.reduce_variance(y, 0) + tf.math.reduce_std(y)",
+    "tf.reduce_logsumexp(y, 1, True) + tf.math.reduce_logsumexp(y, axis=0) + tf.reduce_logsumexp(y)",
+    "tf.cumsum(y, 1) + tf.math.cumsum(y, axis=0) + tf.math.cumprod(x, 1)",
+    "tf.matmul(x, tf.transpose(y)) @ x + tf.linalg.matmul(y, tf.transpose(x, perm=[1, 0])) @ y",
+    "tf.reduce_sum(tf.linalg.matvec(tf.reshape(tf.tile(x, [2, 1]), (2, 3, 4)), y[:2])) + tf.linalg.matvec(x, y[0]) + tf.linalg.cross(x[:, :3], y[:, 1:])[:, :1]",
+    "tf.tensordot(x, y, 1 + 1) + tf.tensordot(x[0], y[1], 1) + tf.linalg.trace(x[:, :3]) + tf.linalg.det(x[:, 1:]) + tf.reduce_sum(tf.linalg.inv(x[:, :3] + 3 * tf.eye(3, dtype=tf.float64)))",
+    "tf.concat([x, y], 1)[:, 2:6] + tf.concat((x, y), axis=0)[2:5] + tf.stack((x, y), -1)[..., 1] + tf.stack([x, y])[0]",
+    "tf.reshape(tf.transpose(x), [-1])[:4] + tf.squeeze(tf.expand_dims(y, 0), 0) + tf.squeeze(x[:, :1], axis=1)[:, None]",
+    "tf.gather(x, [2, 0, 0]) + tf.gather(y, [1, 1, 3, 0], axis=1) + tf.cast(tf.shape(x)[0], tf.float64) * y + tf.cast(tf.size(x), tf.float64) + tf.cast(tf.rank(x), tf.float64)",
+    "tf.zeros((3, 4), dtype=tf.float64) + tf.ones([3, 4], dtype=tf.float64) * x + tf.zeros_like(x) + tf.ones_like(y) * y + tf.fill([3, 4], tf.constant(2.0, dtype=tf.float64)) * x",
+    "tf.range(4, dtype=tf.float64) * x + tf.cast(tf.range(1, 5), tf.float64) * y + tf.eye(3, 4, dtype=tf.float64) * y + tf.cast(tf.linspace(0.0, 3.0, 4), tf.float64) * x",
+    "tf.constant([[1.0, 2.0, 3.0, 4.0]], dtype=tf.float64) * x + tf.constant(2.5, dtype=tf.float64) * y + tf.constant(1.5, shape=(3, 4), dtype=tf.float64) * x + tf.convert_to_tensor([1.0, 2.0, 3.0, 4.0], dtype=tf.float64) * y + tf.constant([1, 2, 3, 4], shape=(1, 4), dtype=tf.float64) * x",
+    "tf.dtypes.cast(x, tf.float64) * tf.cast(y, tf.float64) + tf.cond(tf.reduce_sum(x) > 0.0, lambda: x * y, lambda: x - y)",
+]
+
+
+@pytest.mark.parametrize("expr", MAPPINGS)
+def test_mapping(expr):
+    if not m.REAL_TF:
+        pytest.skip("TensorFlow is not installed: the mapping table is checked against it")
+    f = _tf_function(f"return tf.reduce_sum({expr})")
+    x = rng.uniform(0.5, 1.5, size=(3, 4))
+    y = rng.normal(size=(3, 4))
+    got = s2s_ad.grad(f, wrt=(0, 1))(x, y)
+    for i, (g, w) in enumerate(zip(got, gradient_tape(f, [x, y], [0, 1]))):
+        np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-10)
+        np.testing.assert_allclose(g, fd_gradient(original(f), [x, y], i), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(s2s_ad.value_and_grad(f, wrt=0)(x, y)[0], original(f)(x, y),
+                               rtol=1e-12)

@@ -34,7 +34,7 @@ DTYPES = {**{name: name for name in ("float64", "float32", "float16", "int64", "
           "double": "float64", "half": "float16", "bool": "bool_"}
 """``tf.float64`` → ``np.float64``, ...: TensorFlow's dtypes by NumPy's names."""
 DTYPES.update({f"dtypes.{k}": v for k, v in DTYPES.items()})
-CONSTANTS = {"math.pi": "pi", "experimental.numpy.pi": "pi"}
+CONSTANTS = {"experimental.numpy.pi": "pi", "experimental.numpy.e": "e"}
 
 
 def strip(module_name: str) -> str:

@@ -148,7 +148,10 @@ def _gather(r, a):
                                                  and a["batch_dims"].value == 0):
         raise r.refuse(a["batch_dims"], "`batch_dims=` of tf.gather is not supported: "
                        "index with arrays (`params[rows, idx]`)")
-    return r.np("take", a["params"], a["indices"], axis=a.get("axis") or ast.Constant(0))
+    indices = a["indices"]
+    if isinstance(indices, (ast.List, ast.Tuple)):
+        indices = r.np("array", indices)
+    return r.np("take", a["params"], indices, axis=a.get("axis") or ast.Constant(0))
 
 
 def _cumulative(np_name: str) -> Spec:
@@ -249,8 +252,8 @@ FUNCTIONS: dict[str, Spec] = {
                                                             a["axes"])),
     "linalg.det": Spec("input", lambda r, a: r.np("linalg.det", a["input"])),
     "linalg.inv": Spec("input adjoint", lambda r, a: r.np("linalg.inv", a["input"])),
-    "linalg.trace": Spec("x", lambda r, a: r.np("trace", a["x"], axis1=ast.Constant(-2),
-                                                axis2=ast.Constant(-1))),
+    "linalg.trace": Spec("x", lambda r, a: r.np("sum", r.np(
+        "diagonal", a["x"], axis1=ast.Constant(-2), axis2=ast.Constant(-1)), axis=ast.Constant(-1))),
     # shapes
     "transpose": Spec("a perm conjugate", _transpose),
     "reshape": Spec("tensor shape", lambda r, a: r.np("reshape", a["tensor"], a["shape"])),
