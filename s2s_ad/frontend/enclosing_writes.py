@@ -8,14 +8,15 @@ every use of the nested function has one of the forms below; anything else
 is left alone (and refused by the lowering, located, as before).
 
 * A nested ``def F`` declaring ``nonlocal v`` (``v`` assigned in the
-  enclosing function), whose only uses are calls in the statements
-  ``x = F(...)``, ``F(...)`` or ``x = tuple(F(...) for i in range(...))``
-  (one ``for``, no ``if``; ``list(...)`` or a list comprehension alike), takes
-  ``v`` as a last parameter and returns ``(result, v)``; each call passes
-  ``v`` in and takes it back (``r, v = F(..., v)``), the comprehension
-  becomes the loop that collects the results into a list, in order. Python
-  runs those statements in the same order, reading and writing ``v`` at the
-  same points (nothing else in the statement reads ``v`` after the call).
+  enclosing function, no other nested function declaring it), whose only
+  uses are the statements ``x = F(...)`` and ``F(...)``, or a comprehension
+  ``tuple(F(...) for i in ...)`` (one ``for``, no ``if``; ``list(...)`` or a
+  list comprehension alike) in a straight-line statement that reads ``v``
+  nowhere else and does not evaluate it conditionally, takes ``v`` as a last
+  parameter and returns ``(result, v)``; each call passes ``v`` in and takes
+  it back (``r, v = F(..., v)``), and the comprehension becomes the loop,
+  placed before its statement, that collects the results into a list, in
+  order. Python reads and writes ``v`` at the same points.
 * A nested generator function ``G`` (``yield e`` statements, no ``yield
   from``, no ``return``, the yield's value unused) whose only uses are
   ``tuple(G(...))`` or ``list(G(...))`` in straight-line statements is
@@ -265,9 +266,11 @@ def _nonlocal(owner, fn, declared: list, taken: set, src) -> None:
         | {a.arg for a in owner.args.args + owner.args.kwonlyargs + owner.args.posonlyargs}
     if not set(declared) <= bound:
         return  # `nonlocal` of a variable of a function further out
-    others = [n for n in ast.walk(owner) if isinstance(n, ast.FunctionDef) and n is not fn
-              and n is not owner and any(isinstance(s, ast.Nonlocal) and set(s.names)
-                                         & set(declared) for s in ast.walk(n))]
+    # another function reading v would see it change only when the call
+    # returns (a nested function or lambda of F's, or of the owner's)
+    others = [n for n in ast.walk(owner) if isinstance(n, (ast.FunctionDef, ast.Lambda))
+              and n is not fn and n is not owner and any(
+                  isinstance(x, ast.Name) and x.id in declared for x in ast.walk(n))]
     uses = _uses(owner, fn)
     if others or len(uses) != _references(owner, fn.name):
         return

@@ -101,8 +101,9 @@ class _TfRewrite(Rewrite):
 
     def visit_AugAssign(self, node):
         node = self.generic_visit(node)
-        if not isinstance(node.target, ast.Name):
-            return node
+        if not isinstance(node.target, ast.Name) or isinstance(
+                node.value, (ast.List, ast.ListComp)):
+            return node  # (a Python list's `+=` extends it in place)
         value = ast.BinOp(ast.Name(node.target.id, ast.Load()), node.op, node.value)
         return ast.copy_location(ast.Assign([node.target], ast.copy_location(value, node)),
                                  node)
@@ -142,8 +143,9 @@ class _TfRewrite(Rewrite):
         spec = fn.args
         if spec.vararg or spec.kwarg or spec.kwonlyargs or spec.defaults or \
                 len(spec.posonlyargs + spec.args) != count:
+            per = ", one per loop variable" if what == "tf.while_loop" else ""
             raise self.refuse(fn, f"`{what}`: this function must take {count} positional "
-                              "parameter(s), one per loop variable")
+                              f"parameter(s){per}")
         return [a.arg for a in spec.posonlyargs + spec.args]
 
     def while_loop(self, node: ast.Call):
