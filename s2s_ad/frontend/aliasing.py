@@ -46,7 +46,7 @@ import builtins
 import numpy
 
 from s2s_ad import ir
-from s2s_ad.frontend import own_helpers, structures, torch_names
+from s2s_ad.frontend import own_helpers, structures, tf_names, torch_names
 from s2s_ad.frontend.numpy import METHODS
 from s2s_ad.frontend.numpy_index import VIEW_CALLS, first_leak, parents_of
 
@@ -329,7 +329,8 @@ def _fresh_call(call: ast.Call, lo, local: set, arg: int | None = None) -> bool:
     obj = lo.src.globals.get(f.id, getattr(builtins, f.id, None))
     for attr in reversed(path):
         obj = getattr(obj, attr, None)
-    if id(obj) in FRESH_BUILTINS or torch_names.torch_name(obj) in torch_names.FRESH:
+    if id(obj) in FRESH_BUILTINS or torch_names.torch_name(obj) in torch_names.FRESH \
+            or tf_names.tf_name(obj) in tf_names.FRESH:
         return True
     prim = own_helpers.primitive(obj)
     if prim is not None:  # own(v): a copy (a NumPy scalar it returns cannot change)

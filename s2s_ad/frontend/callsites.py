@@ -386,4 +386,4 @@ def _is_library_module(module: types.ModuleType) -> bool:
 
 
 LIBRARY_MODULES = {"math", "numpy", "builtins", "functools", "operator", "scipy", "s2s_ad",
-                   "jax", "autograd", "torch"}
+                   "jax", "autograd", "torch", "tensorflow"}

@@ -142,7 +142,8 @@ def numpy_use(src) -> tuple[list[str], bool]:
                  or isinstance(n, ast.Attribute) and (n.attr in METHODS or n.attr in ATTRIBUTES)
                  and not global_path(n)
                  for n in ast.walk(tree))
-    return aliases, bool(aliases or direct or syntax or src.jax or getattr(src, "torch", False))
+    return aliases, bool(aliases or direct or syntax or src.jax or getattr(src, "torch", False)
+                          or getattr(src, "tf", False))
 
 
 class ArrayLowering(ArrayIndexing):

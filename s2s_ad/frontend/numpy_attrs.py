@@ -28,7 +28,7 @@ import sys
 import numpy
 
 from s2s_ad import ir
-from s2s_ad.frontend import structures, torch_names
+from s2s_ad.frontend import library_names, structures
 
 
 def dtype_attr(lo, node: ast.expr, prim: str) -> str:
@@ -236,8 +236,8 @@ def slogdet_call(lo, node: ast.Call, var, hint) -> tuple:
 
 def is_logsumexp(fn) -> bool:
     """``scipy.special.logsumexp``, recognised without importing scipy (or
-    the NumPy ``logsumexp`` a torch function's rewrite calls)."""
-    return fn is torch_names.logsumexp or getattr(fn, "__name__", None) == "logsumexp" and \
+    the NumPy ``logsumexp`` a torch or TensorFlow function's rewrite calls)."""
+    return fn is library_names.logsumexp or getattr(fn, "__name__", None) == "logsumexp" and \
         (getattr(fn, "__module__", None) or "").startswith("scipy.special")
 
 

@@ -25,7 +25,8 @@ import textwrap
 import types
 from dataclasses import dataclass, field
 
-from s2s_ad.frontend import jax_names, module_data, torch_names
+from s2s_ad.frontend import jax_names, module_data, tf_names, torch_names
+from s2s_ad.frontend.tf_table import METHODS as TF_METHODS
 from s2s_ad.frontend.torch_table import METHODS as TENSOR_METHODS
 from s2s_ad.errors import SourceError, TargetError
 from s2s_ad.frontend.specs import captured_spec
@@ -59,6 +60,10 @@ class Source:
     tensor methods are rewritten as NumPy before lowering
     (:mod:`s2s_ad.frontend.torch_forms`)."""
     torch_desugared: bool = False
+    tf: bool = False
+    """Whether the function is written against TensorFlow: its calls are
+    rewritten as NumPy before lowering (:mod:`s2s_ad.frontend.tf_forms`)."""
+    tf_desugared: bool = False
 
     def line(self, lineno: int) -> str:
         return self.lines[lineno - 1] if 0 < lineno <= len(self.lines) else ""
@@ -153,6 +158,7 @@ def locate(fn, method: bool = False) -> Source:
         _module_data(src)
     _read_jax(src)
     src.torch = torch_names.reads_torch(src.tree, src.globals, TENSOR_METHODS)
+    src.tf = tf_names.reads_tf(src.tree, src.globals, TF_METHODS)
     params = src.tree.args.posonlyargs + src.tree.args.args
     owner = fn.__qualname__.rpartition(".")[0]
     if owner and not owner.endswith("<locals>") and params and params[0].arg == "self" \

@@ -22,14 +22,7 @@ import copy
 import numpy
 
 from s2s_ad.frontend import torch_names
-
-class Spec:
-    """A torch function: its parameters in torch's order (``*name`` collects
-    the rest of the positional arguments) and the NumPy it is read as."""
-
-    def __init__(self, params: str, build):
-        self.params = tuple(p for p in params.split() if p)
-        self.build = build
+from s2s_ad.frontend.library_table import Spec, sigmoid
 
 
 def _unary(np_name: str) -> Spec:
@@ -85,18 +78,6 @@ def _var(np_name: str) -> Spec:
 
 def _pow(r, a):
     return ast.BinOp(a["input"], ast.Pow(), a["exponent"])
-
-
-def _sigmoid(r, a):
-    """σ(x): scipy.special.expit where SciPy is installed, else
-    ``0.5 + 0.5·tanh(x/2)`` (the same function, never overflowing)."""
-    try:
-        import scipy.special  # noqa: F401
-    except ImportError:
-        half = ast.Constant(0.5)
-        return ast.BinOp(half, ast.Add(), ast.BinOp(half, ast.Mult(), r.np(
-            "tanh", ast.BinOp(a["input"], ast.Mult(), ast.Constant(0.5)))))
-    return r.scipy("expit", a["input"])
 
 
 def _div(r, a):
@@ -263,8 +244,8 @@ FUNCTIONS: dict[str, Spec] = {
                                  ("absolute", "abs"))},
     "rsqrt": Spec("input", lambda r, a: ast.BinOp(ast.Constant(1.0), ast.Div(),
                                                    r.np("sqrt", a["input"]))),
-    "sigmoid": Spec("input", _sigmoid), "special.expit": Spec("input", _sigmoid),
-    "nn.functional.sigmoid": Spec("input", _sigmoid),
+    "sigmoid": Spec("input", sigmoid), "special.expit": Spec("input", sigmoid),
+    "nn.functional.sigmoid": Spec("input", sigmoid),
     "relu": Spec("input", lambda r, a: r.np("where", ast.Compare(
         a["input"], [ast.Gt()], [ast.Constant(0)]), r.clone(a["input"]), ast.Constant(0.0))),
     "special.erf": Spec("input", lambda r, a: r.scipy("erf", a["input"])),
