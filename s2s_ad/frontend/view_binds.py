@@ -289,7 +289,7 @@ class _State:
     reached since (the write's line)."""
 
     def __init__(self, bound=None, dirty=None):
-        self.bound: dict[str, int] = dict(bound or {})
+        self.bound: dict[str, tuple] = dict(bound or {})
         self.dirty: dict[str, int] = dict(dirty or {})
 
     def key(self):
@@ -422,7 +422,7 @@ class _Flow:
                 self.bind(n.target.id, n.value, st, n)
             elif isinstance(n, ast.comprehension):
                 for name in _names(n.target):
-                    self.bind(name, n.iter, st, n)
+                    self.bind(name, n.iter, st, n.iter)
 
     def store(self, target, value, st, stmt, item=False):
         if isinstance(target, ast.Name):
@@ -441,7 +441,10 @@ class _Flow:
     def bind(self, name, value, st, stmt):
         st.dirty.pop(name, None)
         if name in self.pieces.views and value is not None and self.pieces.aliases(value):
-            st.bound[name] = stmt.lineno
+            text = ast.unparse(stmt).splitlines()[0]
+            if isinstance(stmt, (ast.For, ast.While)):
+                text = text.rstrip(":")
+            st.bound[name] = (stmt.lineno, text)
         else:
             st.bound.pop(name, None)
 
@@ -457,8 +460,9 @@ class _Flow:
             st.dirty.setdefault(name, stmt.lineno)
 
     def why(self, name: str, st) -> str:
-        return (f"`{name}` may hold a piece of `{self.name}` bound on line {st.bound[name]} "
-                f"(a view of `{self.name}`, as NumPy's indexing gives), and line "
+        line, text = st.bound[name]
+        return (f"`{name}` may hold a piece of `{self.name}` bound on line {line} (`{text}`: "
+                f"a view of `{self.name}`, as NumPy's indexing gives), and line "
                 f"{st.dirty[name]} may write into `{self.name}` between that binding and this "
                 f"read, which would see the write; bind a copy (`{name} = np.copy(...)`), or "
                 "read it before the write")
