@@ -102,9 +102,8 @@ class _Pieces:
     def __init__(self, tree, name, makes_new, globals_):
         self.tree, self.name, self.makes_new = tree, name, makes_new
         self.parents = parents_of(tree)
-        ints = int_names(tree, globals_)
-        self.ints = ints
-        self.scalar_elements = one_axis(tree, name, ints)
+        self.globals = globals_
+        self._ints = None  # (the int names, whether A has one axis), when first asked
         self.views: set[str] = set()
         while True:
             self.memo: dict[int, bool] = {}
@@ -113,6 +112,13 @@ class _Pieces:
             if found <= self.views:
                 break
             self.views |= found
+
+    def element(self, index) -> bool:
+        """``A[index]`` is an element of an array of one axis."""
+        if self._ints is None:
+            ints = int_names(self.tree, self.globals)
+            self._ints = (ints, one_axis(self.tree, self.name, ints))
+        return self._ints[1] and is_int(index, self._ints[0])
 
     def aliases(self, node) -> bool:
         """``node`` may be (a view of) ``A``'s array, or hold one."""
@@ -129,7 +135,7 @@ class _Pieces:
             return node.id == self.name or node.id in self.views
         if isinstance(node, ast.Subscript):
             if isinstance(node.value, ast.Name) and node.value.id == self.name \
-                    and self.scalar_elements and is_int(node.slice, self.ints):
+                    and self.element(node.slice):
                 return False  # an element of an array of one axis: a NumPy scalar, a copy
             return self.aliases(node.value)
         if isinstance(node, ast.Attribute):
