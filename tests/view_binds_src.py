@@ -288,3 +288,13 @@ def rows_iterated(a):
         y[0] = row * 0.5
         s = s + np.sum(row)
     return s
+
+
+def recurrence_from_copy(a, x):
+    """Its gradient module reads ``t3 = y[t2]`` again in the reverse loop (a
+    row of an array made from a parameter), with no write between: the module
+    read back from its file is differentiated."""
+    y = a.copy()
+    for i in range(1, len(x)):
+        y[i] = y[i - 1] * x[i] + np.sin(y[i])
+    return np.sum(y * y)
