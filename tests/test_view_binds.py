@@ -40,12 +40,14 @@ ACCEPTED = {
     "branch_rows": (lambda: [rng.normal(size=(3, 2)), 0.5], [0]),
     "written_after_last_read": (lambda: [rng.normal(size=(3, 2))], [0]),
     "tuple_and_walrus": (lambda: [rng.normal(size=(4, 3))], [0]),
+    "swapped_before_writes": (lambda: [rng.normal(size=(3, 2))], [0]),
 }
 
 REFUSED = ["same_row_rewritten", "rewritten_next_iteration", "rewritten_in_while",
            "rewritten_in_branch", "read_by_helper_after_write", "kept_by_helper",
            "tuple_bound", "chain_bound", "conditional_bound", "walrus_bound", "second_name",
-           "row_of_second_name", "listed", "read_by_nested_function", "rows_iterated"]
+           "row_of_second_name", "listed", "read_by_nested_function", "rows_iterated",
+           "swapped_view", "moved_view"]
 
 
 def run(f, args):
@@ -207,3 +209,12 @@ def test_gradient_module_read_back(tmp_path):
     for i, arg in enumerate([a, x]):
         want = fd_gradient(lambda *v: np.sum(u * g(*[np.copy(w) for w in v])), [a, x], i)
         np.testing.assert_allclose(got[i], want, rtol=1e-5, atol=1e-7)
+
+
+def test_a_swapped_view_sees_the_writes():
+    """In NumPy ``b = np.swapaxes(y, 0, 1)`` sees the loop's writes into ``y``
+    (the function is 4 Σ a², not the 0 of the zeros ``b`` was bound to), so
+    s2s-ad refuses it (above) instead of differentiating the zeros."""
+    a = rng.normal(size=(3, 2))
+    np.testing.assert_allclose(run(src.swapped_view, [a]), 4.0 * np.sum(a * a), rtol=1e-12)
+    np.testing.assert_allclose(run(src.moved_view, [a]), 4.0 * np.sum(a * a), rtol=1e-12)

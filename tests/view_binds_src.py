@@ -298,3 +298,31 @@ def recurrence_from_copy(a, x):
     for i in range(1, len(x)):
         y[i] = y[i - 1] * x[i] + np.sin(y[i])
     return np.sum(y * y)
+
+
+def swapped_view(a):
+    """``np.swapaxes`` and ``np.moveaxis`` give views: the writes show in ``b``
+    (these were differentiated as the zeros they were bound to)."""
+    y = np.zeros_like(a)
+    b = np.swapaxes(y, 0, 1)
+    for k in range(len(a)):
+        y[k] = a[k] * 2.0
+    return np.sum(b * b)
+
+
+def moved_view(a):
+    y = np.zeros_like(a)
+    b = np.moveaxis(y, 0, 1)
+    for k in range(len(a)):
+        y[k] = a[k] * 2.0
+    return np.sum(b * b)
+
+
+def swapped_before_writes(a):
+    """A view read before the writes: accepted."""
+    y = np.ones_like(a)
+    b = np.swapaxes(y, 0, 1)
+    s = np.sum(b * a.T)
+    for k in range(len(a)):
+        y[k] = a[k] * s
+    return np.sum(y * y)

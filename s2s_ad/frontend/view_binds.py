@@ -51,6 +51,14 @@ FRESH_METHODS = frozenset({
 """Methods of an array (NumPy's or torch's) whose result is a new value,
 never the array or a view of it; any other method of a piece of ``A`` is
 taken to return a view."""
+VIEW_FUNCTIONS = frozenset({
+    "swapaxes", "moveaxis", "diagonal", "diag", "flip", "fliplr", "flipud", "rot90", "real",
+    "imag", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_to", "broadcast_arrays",
+    "split", "array_split", "hsplit", "vsplit", "dsplit", "permute_dims", "matrix_transpose",
+    "unstack", "reshape", "transpose", "ravel", "squeeze", "expand_dims", "asarray",
+    "asanyarray"})
+"""NumPy functions whose result may be (or hold) a view of an argument: a
+piece of ``A`` when given one, whatever ``makes_new`` says of them."""
 
 
 def parents_of(tree: ast.AST) -> dict[int, ast.AST]:
@@ -146,7 +154,9 @@ class _Pieces:
                 return f.attr not in FRESH_METHODS
             args = [(k, a) for k, a in enumerate(node.args)] + \
                 [(None, kw.value) for kw in node.keywords]
-            return any(self.aliases(a) and not self.makes_new(node, k) for k, a in args)
+            view = isinstance(f, ast.Attribute) and f.attr in VIEW_FUNCTIONS
+            return any(self.aliases(a) and (view or not self.makes_new(node, k))
+                       for k, a in args)
         if isinstance(node, ast.IfExp):
             return self.aliases(node.body) or self.aliases(node.orelse)
         if isinstance(node, ast.NamedExpr):
@@ -468,7 +478,7 @@ class _Flow:
     def why(self, name: str, st) -> str:
         line, text = st.bound[name]
         return (f"`{name}` may hold a piece of `{self.name}` bound on line {line} (`{text}`: "
-                f"a view of `{self.name}`, as NumPy's indexing gives), and line "
+                f"a view of `{self.name}` in NumPy), and line "
                 f"{st.dirty[name]} may write into `{self.name}` between that binding and this "
                 f"read, which would see the write; bind a copy (`{name} = np.copy(...)`), or "
                 "read it before the write")
