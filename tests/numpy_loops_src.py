@@ -106,7 +106,17 @@ def bound_piece(x, n: int):
     r = 0.0
     for i in range(n):
         y[i] = x[i]
+        r = y[i]  # no write into y comes between this and a read of r
+    return np.sum(y) + r
+
+
+def bound_piece_rewritten(x, n: int):
+    y = np.zeros_like(x)
+    r = 0.0
+    for i in range(n):
+        y[i] = x[i]
         r = y[i]
+        y[i] = y[i] * 2.0  # r sees this write in NumPy
     return np.sum(y) + r
 
 

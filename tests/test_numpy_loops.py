@@ -26,6 +26,7 @@ RNG = np.random.default_rng(11)
     (src.enumerate_zip_rows, lambda: [rand(RNG, (4, 3)), rand(RNG, (3, 3)), 0.7], [0, 1, 2]),
     (src.zip_rows_and_list, lambda: [rand(RNG, (4, 3)), [0.5, -1.0, 2.0, 0.3]], [0]),
     (src.bound_element, lambda: [rand(RNG, (5,)), 5], [0]),
+    (src.bound_piece, lambda: [rand(RNG, (4, 3)), 4], [0]),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_loops_and_branches(fn, args, wrt):
     assert_gradients(fn, args(), wrt)
@@ -51,7 +52,7 @@ def test_assignment_in_loops_and_branches(fn, args, wrt):
 
 
 @pytest.mark.parametrize("fn, message", [
-    (src.bound_piece, "cannot be bound to a name"),
+    (src.bound_piece_rewritten, "may write into `y` between that binding and this read"),
     (src.aliased, "nothing else may refer to it"),
     (src.param_assigned, "bound once"),
     (src.piece_to_helper, "function of yours"),

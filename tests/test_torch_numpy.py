@@ -42,6 +42,8 @@ CASES = {
                           [0, 1, 2]),
     "lstm_loss": ([rng.normal(size=(4, 12)), rng.normal(size=(3, 3)), rng.normal(size=(4, 3)),
                    rng.normal(size=(4, 3))], [0, 1, 2]),
+    "lstm_loss_rows": ([rng.normal(size=(4, 12)), rng.normal(size=(3, 3)), rng.normal(size=(4, 3)),
+                        rng.normal(size=(5, 3))], [0, 1, 2]),
     "posed_points": ([rng.normal(size=2), rng.normal(size=(4, 3)), rng.random(size=(2, 4))],
                      [0, 1, 2]),
     "statistics": ([rng.normal(size=(3, 4)), rng.normal(size=(3, 4))], [0, 1]),
@@ -150,6 +152,68 @@ def test_vjp_of_the_reprojection_error():
     for i in (0, 1, 2):
         np.testing.assert_allclose(cotangents[i], fd_gradient(along, args, i), rtol=1e-5,
                                    atol=1e-7)
+
+
+def test_vjp_of_the_lstm_step_writing_rows():
+    """The step whose rows are written and read back as a view (GradBench's
+    ``predict``): ``vjp`` of both results, the prediction and the new state,
+    against central differences of ``u · pred + v · state`` (and
+    torch.autograd where torch is installed)."""
+    args = [rng.normal(size=(4, 12)), rng.normal(size=(3, 3)), rng.normal(size=(4, 3)),
+            rng.normal(size=3)]
+    (pred, new), back = s2s_ad.vjp(m.lstm_predict_rows, *args)
+    want_pred, want_new = [np.asarray(t.detach() if m.REAL_TORCH else t, dtype=np.float64)
+                           for t in m.lstm_predict_rows(*[tensor(a) for a in args])]
+    np.testing.assert_allclose(pred, want_pred, rtol=1e-12)
+    np.testing.assert_allclose(new, want_new, rtol=1e-12)
+    u, v = rng.normal(size=pred.shape), rng.normal(size=new.shape)
+    got = back((u, v))
+
+    def along(*a):
+        p, s = m.lstm_predict_rows(*[tensor(x) for x in a])
+        if m.REAL_TORCH:
+            p, s = p.detach(), s.detach()
+        return float(np.sum(u * np.asarray(p)) + np.sum(v * np.asarray(s)))
+    for i in range(4):
+        np.testing.assert_allclose(got[i], fd_gradient(along, args, i), rtol=1e-5, atol=1e-7)
+    if m.REAL_TORCH:
+        torch = m.torch
+        ts = [torch.tensor(a, requires_grad=True) for a in args]
+        p, s = m.lstm_predict_rows(*ts)
+        (torch.sum(torch.tensor(u) * p) + torch.sum(torch.tensor(v) * s)).backward()
+        for g, t in zip(got, ts):
+            np.testing.assert_allclose(g, t.grad.numpy(), rtol=1e-9, atol=1e-12)
+
+
+def test_lstm_rows_grad_o_file_in_a_fresh_interpreter(tmp_path):
+    """GradBench's LSTM form through the CLI: the generated file, imported in
+    a fresh interpreter (no torch), against central differences."""
+    out = tmp_path / "grad_torch_lstm_rows.py"
+    done = subprocess.run([sys.executable, "-m", "s2s_ad", "grad",
+                           "tests/torch_src.py:lstm_loss_rows", "--wrt", "weights,extra,state",
+                           "--array", "weights,extra,state,sequence", "-o", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    args = CASES["lstm_loss_rows"][0]
+    script = textwrap.dedent(f"""
+        import sys
+        import numpy as np
+        sys.path[:0] = [{HERE!r}, {str(tmp_path)!r}]
+        import grad_torch_lstm_rows as g
+        args = [np.array(a) for a in {[a.tolist() for a in args]!r}]
+        got = g.grad_lstm_loss_rows(*args)
+        assert "torch" not in sys.modules, "the generated module imported torch"
+        from array_oracle import fd_gradient
+        from test_torch_numpy import original
+        import torch_src as m
+        for i in range(3):
+            want = fd_gradient(original(m.lstm_loss_rows), args, i)
+            np.testing.assert_allclose(got[i], want, rtol=1e-5, atol=1e-7)
+        print("ok")
+    """)
+    run = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0 and "ok" in run.stdout, run.stderr
 
 
 @pytest.mark.parametrize("name", ["log_sum_exp", "in_a_loop", "shapes"])

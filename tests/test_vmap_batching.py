@@ -237,3 +237,46 @@ def test_hessian_vector_product():
     f = original(m.ode_like)
     want = (fd_gradient(f, [x + h * v, y], 0) - fd_gradient(f, [x - h * v, y], 0)) / (2 * h)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+SHORT_ROWS = {
+    "scalar_row_indexed": (IndexError, "`x[0]`", "return x[0]"),
+    "scalar_row_len": (TypeError, "`len(x)`", "return x * len(x)"),
+    "scalar_row_written": (IndexError, "`p[0]`", "p.at[0]"),
+    "scalar_row_in_helper": (IndexError, "`x[0]`", "return x[0]"),
+}
+"""Bodies reading a row with more indices than it has axes (a 1-d mapped
+array's rows are 0-d): JAX raises; the vectorised body (batch axis last)
+would read other rows instead, so the generated code checks the row's rank
+where it runs and raises JAX's exception, naming the line."""
+
+
+@pytest.mark.parametrize("name", sorted(SHORT_ROWS))
+def test_a_row_read_with_too_many_indices_raises_as_jax_does(name):
+    exc, what, line_text = SHORT_ROWS[name]
+    f = getattr(m, name)
+    args = [normal(4)] + ([2] if name == "scalar_row_in_helper" else [])
+    with pytest.raises(exc):
+        original(f)(*args)  # JAX itself (or the stand-in's loop over rows)
+    for run in (lambda: s2s_ad.grad(f, wrt=0)(*args), lambda: s2s_ad.vjp(f, *args),
+                lambda: s2s_ad.jvp(f, wrt=0)(*args, dt=np.ones(4))):
+        with pytest.raises(exc) as info:
+            run()
+        import inspect
+        lines, first = inspect.getsourcelines(getattr(m, name if name != "scalar_row_in_helper"
+                                                      else "scalar_row_indexed"))
+        line = first + next(k for k, t in enumerate(lines) if line_text in t)
+        assert what in str(info.value) and f"(line {line})" in str(info.value), str(info.value)
+    text = s2s_ad.gradient_source(f, wrt=0, arrays=["t"])
+    assert "moved(" in text, "the body is vectorised (the check is for that form)"
+
+
+def test_rows_with_the_axes_read_pass_the_check():
+    """The same bodies over a 2-d mapped array (rows of one axis): values and
+    gradients against central differences; the checks pass."""
+    for name in ("scalar_row_indexed", "scalar_row_len", "scalar_row_written"):
+        f = getattr(m, name)
+        args = [normal(4, 3)]
+        value, got = s2s_ad.value_and_grad(f, wrt=(0,))(*args)
+        np.testing.assert_allclose(value, float(original(f)(*args)), rtol=1e-12)
+        assert_matches_fd(f, args, [0], got)

@@ -145,6 +145,35 @@ def lstm_loss(weights, extra, state, sequence):
     return -total / ((sequence.shape[0] - 1) * sequence.shape[1])
 
 
+def lstm_predict_rows(weights, extra, state, inp):
+    """The step as GradBench's PyTorch LSTM writes it: the pair a cell
+    returns written into two rows of a detached copy of the state, the hidden
+    row then bound to the name of the next cell's input (``x = new_state[i]``,
+    a view of the row, read before any later write into it)."""
+    new_state = state.clone().detach()
+    x = inp * extra[0]
+    for i in range(0, len(state), 2):
+        (new_state[i], new_state[i + 1]) = lstm_cell(weights[i], weights[i + 1], state[i],
+                                                     state[i + 1], x)
+        x = new_state[i]
+    return (x * extra[1] + extra[2], new_state)
+
+
+def lstm_loss_rows(weights, extra, state, sequence):
+    """The log-loss over a sequence, the states kept in a list the loop
+    appends to; the step is a helper calling a helper."""
+    states = [state]
+    total = 0.0
+    inp = sequence[0]
+    for t in range(len(sequence) - 1):
+        pred, new_state = lstm_predict_rows(weights, extra, states[t], inp)
+        states.append(new_state)
+        gold = sequence[t + 1]
+        total += torch.sum(gold * (pred - torch.log(torch.sum(torch.exp(pred)))))
+        inp = gold
+    return -total / ((len(sequence) - 1) * sequence.shape[1])
+
+
 def euler_rotation(angles):
     """A rotation matrix from three angles, entries written into ``torch.eye``."""
     rx = torch.eye(3, dtype=torch.float64)

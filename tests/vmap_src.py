@@ -252,3 +252,35 @@ def in_branch(t, flag: int):
     else:
         out = contracted(t, t[:, :, 0])
     return out
+
+
+# -- rows with fewer axes than the body reads: JAX raises, and so does s2s-ad ------
+
+def scalar_row_indexed(t):
+    """``x[0]`` of a row of a 1-d mapped array (a 0-d row): JAX raises
+    IndexError; with the batch axis last, it would pick the first row."""
+    def body(x):
+        return x[0] * x + 1.0
+    return jnp.sum(jax.vmap(body)(t))
+
+
+def scalar_row_len(t):
+    def body(x):
+        return x * len(x)
+    return jnp.sum(jax.vmap(body)(t))
+
+
+def scalar_row_written(t):
+    def body(x):
+        p = jnp.zeros_like(x)
+        p = p.at[0].set(1.0)
+        return x * p
+    return jnp.sum(jax.vmap(body)(t))
+
+
+def scalar_row_in_helper(t, n: int):
+    total = 0.0
+    for k in range(n):
+        if k >= 0:
+            total = total + scalar_row_indexed(t * (k + 1.0))
+    return total

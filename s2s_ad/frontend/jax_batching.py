@@ -46,7 +46,10 @@ taking an axis or building arrays are in :mod:`s2s_ad.frontend.jax_batch_rules`)
 * ``einsum`` with written-out output subscripts (no ``...``): a letter the
   subscripts do not use added to each batched operand's and to the output;
 * ``x[idx]`` of a batched ``x`` (an index that reads no batched value and has
-  no ``...``): unchanged; ``x.shape``: ``np.shape(x)[:-1]``; ``x.ndim``:
+  no ``...``): unchanged, after a check where the code runs that the row has
+  the axes the index reads (``x[0]`` of a 0-d row would pick a row; JAX
+  raises ``IndexError``: so does the check, naming the line; ``len(x)``:
+  ``TypeError``); ``x.shape``: ``np.shape(x)[:-1]``; ``x.ndim``:
   ``np.ndim(x) - 1``;
 * ``t[idx] = v`` and ``t[idx] op= v`` (what ``.at[idx].set(v)`` becomes):
   ``v`` given a trailing axis when unbatched; an unbatched ``t`` written
@@ -88,6 +91,7 @@ from s2s_ad.frontend.jax_batch_rules import (ARITHMETIC, COMPARISONS, CUMULATIVE
                                              ELEMENTWISE_FNS, REDUCE_FNS, REDUCTIONS,
                                              SAME_SHAPE, NoRule as _NoRule, OperationRules,
                                              logsumexp)
+from s2s_ad.frontend import runtime_checks
 from s2s_ad.frontend.source import locate
 
 CREATES = {"zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "eye",
@@ -125,6 +129,8 @@ class _Batch(OperationRules):
         """The user's statement being rewritten (the position of what it becomes)."""
         self.depth = 0
         self.lse = logsumexp()
+        self.checked: set = set()
+        """(name, count) of the rows checked to have that many axes."""
 
     # -- helpers ------------------------------------------------------------------
 
@@ -360,6 +366,8 @@ class _Batch(OperationRules):
             t_batched = True
         if t_batched and not v_batched:
             v = self.trailing(v)
+        if t_batched:
+            self.enough_axes(ast.Name(name, ast.Load()), target, target.slice)
         index = self.verbatim(target.slice)
         place = ast.Subscript(ast.Name(name, ast.Load()), index, ast.Store())
         self.emit(ast.Assign([place], v) if op is None else ast.AugAssign(place, op, v))
@@ -388,7 +396,9 @@ class _Batch(OperationRules):
         if isinstance(node, ast.Subscript):
             if self.reads_batched(node.slice) or _ellipsis(node.slice):
                 raise _NoRule
-            e, _ = self.expr(node.value)
+            e, batched = self.expr(node.value)
+            if batched:
+                e = self.enough_axes(e, node, node.slice)
             return ast.Subscript(e, self.verbatim(node.slice), ast.Load()), True
         if isinstance(node, ast.Attribute):
             e, _ = self.expr(node.value)
@@ -398,6 +408,34 @@ class _Batch(OperationRules):
             if node.attr == "ndim":
                 return ast.BinOp(self.call("ndim", e), ast.Sub(), ast.Constant(1)), False
         raise _NoRule
+
+    def enough_axes(self, e, node, index=None):
+        """``e`` (a batched value, named) after a check, where the code runs,
+        that its row has the axes ``node`` reads: as many as ``index`` has
+        items other than ``None`` (``node`` a subscript, read or written), or
+        one (``node`` a call of ``len``). The batch axis is the last, so
+        ``x[0]`` of a scalar row would pick a row, where JAX raises
+        ``IndexError`` (``len``: ``TypeError``) for a 0-dimensional array."""
+        if index is None:
+            k, exc, jax_says = 1, "TypeError", "len() of unsized object"
+        else:
+            items = index.elts if isinstance(index, ast.Tuple) else [index]
+            k = sum(not (isinstance(i, ast.Constant) and i.value is None
+                         or isinstance(i, ast.Attribute) and i.attr == "newaxis") for i in items)
+            exc, jax_says = "IndexError", "too many indices"
+        if k == 0:
+            return e
+        e = self.named(e, "row")
+        if (e.id, k) in self.checked:
+            return e
+        self.checked.add((e.id, k))
+        line = getattr(node, "lineno", None)
+        what = f"with {k} ind{'ices' if k > 1 else 'ex'}" if index is not None else "by `len`"
+        message = (f"`{ast.unparse(node)}`" + (f" (line {line})" if line else "") + " reads a "
+                   f"row of the vmap's mapped array {what}, but the row has fewer axes; JAX "
+                   f"raises {exc} here ({jax_says})")
+        self.emit(runtime_checks.rank_check(self.call("ndim", copy.deepcopy(e)), k, exc, message))
+        return e
 
     def elementwise(self, operands: list):
         """Operands of one broadcasting operation: the unbatched ones given a
@@ -467,7 +505,9 @@ class _Batch(OperationRules):
         if obj is numpy.einsum:
             return self.einsum(fn, node)
         if obj is builtins.len and len(node.args) == 1 and not node.keywords:
-            x, _ = self.expr(node.args[0])
+            x, batched = self.expr(node.args[0])
+            if batched:
+                x = self.enough_axes(x, node)
             return ast.Call(fn, [x], []), False
         raise _NoRule
 

@@ -38,7 +38,7 @@ import numpy
 
 from s2s_ad import ir
 from s2s_ad.frontend import (conditions, list_joins, list_stacks, numpy_attrs, numpy_more,
-                             structures, torch_names, write_dtypes)
+                             runtime_checks, structures, torch_names, write_dtypes)
 from s2s_ad.frontend.numpy_index import ArrayIndexing
 from s2s_ad.rules import RULES
 from s2s_ad.rules.numpy import BROADCASTING, SAME_SHAPE
@@ -182,6 +182,7 @@ class ArrayLowering(ArrayIndexing):
         self.stale: dict[int, str] = {}
         """id(value) -> why reading it is refused (a view of an array assigned into since)."""
         self.control_flow = any(isinstance(n, (ast.For, ast.While, ast.If, ast.IfExp))
+                                and not runtime_checks.is_rank_check(n)
                                 for n in ast.walk(self.tree))
         aliases, uses = numpy_use(self.src)
         self.names_numpy = uses

@@ -24,8 +24,10 @@ import ast
 import numpy
 
 from s2s_ad import ir
-from s2s_ad.frontend import index_exprs, list_slices, numpy_attrs, structures, write_dtypes
+from s2s_ad.frontend import (index_exprs, list_slices, numpy_attrs, structures, view_binds,
+                             write_dtypes)
 from s2s_ad.frontend.int_names import int_names, is_int, one_axis
+from s2s_ad.frontend.view_binds import numpy_made as _numpy_made, parents_of
 from s2s_ad.rules.numpy import VIEWS
 from s2s_ad.rules.templates import index_operands
 
@@ -349,27 +351,6 @@ def _sole_owner(tree: ast.FunctionDef, name: str, makes_new=None, globals_=None)
     return first_leak(tree, name, makes_new, globals_=globals_)
 
 
-def _numpy_made(tree: ast.FunctionDef, name: str) -> bool:
-    """Every binding of ``name`` but ``name op= ...`` is a NumPy call
-    (``np.zeros_like(x)``): it holds an array or a NumPy number, never a list."""
-    binds = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name
-             and not isinstance(n.ctx, ast.Load)]
-    parents = parents_of(tree)
-    for b in binds:
-        holder = parents.get(id(b))
-        if isinstance(holder, ast.AugAssign) and holder.target is b:
-            continue
-        value = holder.value if isinstance(holder, ast.Assign) and holder.targets == [b] else None
-        if isinstance(value, ast.BinOp) and isinstance(value.right, ast.Constant) \
-                and type(value.right.value) is float:
-            value = value.left  # ``np.zeros_like(x) + 0.0``
-        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
-                and isinstance(value.func.value, ast.Name)
-                and value.func.value.id in ("np", "numpy")):
-            return False
-    return bool(binds) and not any(isinstance(a, ast.arg) and a.arg == name for a in ast.walk(tree))
-
-
 def _in_return(node: ast.AST, parents: dict, tree: ast.FunctionDef) -> bool:
     """``node`` is read by a ``return`` statement of ``tree`` itself (``return
     astype_like(dx, x)``), not of a function nested in it."""
@@ -389,11 +370,6 @@ def _in_return(node: ast.AST, parents: dict, tree: ast.FunctionDef) -> bool:
 def _constructed(value: ast.expr) -> bool:
     return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
         and value.func.attr in CONSTRUCTORS
-
-
-def parents_of(tree: ast.AST) -> dict[int, ast.AST]:
-    """id(node) -> the node it is a child of."""
-    return {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
 
 
 def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = False,
@@ -422,12 +398,10 @@ def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = F
             if scalars[1] and is_int(parent.slice, scalars[0]):
                 continue  # an element of an array of one axis: a NumPy scalar, a copy
             holder = parents.get(id(parent))
-            if isinstance(holder, (ast.Assign, ast.AnnAssign)) and holder.value is parent \
-                    and not all(isinstance(t, ast.Subscript) for t in (
-                        holder.targets if isinstance(holder, ast.Assign) else [holder.target])):
-                # (``z[j] = y[i]`` copies the elements: no name is bound to them)
-                return parent, "a piece of it cannot be bound to a name (it could be a view); " \
-                               "use it inside an expression, or take np.copy(...)"
+            if isinstance(holder, (ast.Assign, ast.AnnAssign)) and holder.value is parent:
+                # ``z[j] = y[i]`` copies the elements; ``x = y[i]`` binds a view,
+                # which view_binds follows (below)
+                continue
             if isinstance(holder, ast.AugAssign) and isinstance(holder.target, ast.Subscript):
                 continue
             if isinstance(holder, ast.Attribute) or (isinstance(holder, ast.Call)
@@ -463,7 +437,7 @@ def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = F
                     "sum", "mean", "max", "min", "prod", "copy", "dot"):
             continue
         return node, "nothing else may refer to it (no other names, lists, helpers or views)"
-    return None
+    return view_binds.problem(tree, name, makes_new, globals_)
 
 
 def _position(call: ast.Call, arg: ast.expr) -> int | None:

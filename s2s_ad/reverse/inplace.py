@@ -271,6 +271,45 @@ def aliases(func: ir.Function, fams: dict[int, Family]) -> set[int]:
     return out
 
 
+def held_pieces(func: ir.Function, fams: dict[int, Family], reads: set[int]) -> set[int]:
+    """ids of the reads ``x = y[idx]`` of an array written in place whose
+    value outlives the op that reads it: carried by a φ the reverse sweep
+    reads (``x`` bound in a loop, read after it), or passed to a function of
+    the user's (whose tape may keep it). The forward pass copies them: a view
+    would change with a later write into ``y``, which the frontend allows
+    only after the last read of ``x`` (s2s_ad.frontend.view_binds) but the
+    reverse sweep reads ``x`` after every forward write."""
+    into: dict[int, list[ir.Value]] = {}
+    called: set[int] = set()
+    for node in ir.walk(func.body):
+        if isinstance(node, ir.Op):
+            if node.callee is not None or node.out.kind in ("tuple", "list"):
+                called.update(id(a) for a in node.args if isinstance(a, ir.Value))
+            continue
+        for v, inputs in _flows(node):
+            for a in inputs:
+                if isinstance(a, ir.Value):
+                    into.setdefault(id(a), []).append(v)
+    out: set[int] = set()
+    for node in ir.walk(func.body):
+        if not (isinstance(node, ir.Op) and node.prim == "array.getitem"
+                and isinstance(node.args[0], ir.Value) and id(node.args[0]) in fams):
+            continue
+        seen = {id(node.out)}
+        todo = list(into.get(id(node.out), []))
+        held = id(node.out) in called
+        while todo and not held:
+            v = todo.pop()
+            if id(v) in seen:
+                continue
+            seen.add(id(v))
+            held = id(v) in reads or id(v) in called
+            todo += into.get(id(v), [])
+        if held:
+            out.add(id(node.out))
+    return out
+
+
 def contains_saved(node, fams: dict[int, Family]) -> bool:
     """Whether a branch or loop holds a write whose old elements are restored
     (its reverse code must run even if no adjoint flows through it)."""

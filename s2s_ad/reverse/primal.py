@@ -81,6 +81,7 @@ class _Forward:
     def __init__(self, sweep, kept: set[int]):
         self.sw = sweep
         self.kept = kept
+        self._held: set[int] | None = None
         self.inline: dict[int, ast.expr] = {}
         self.use_at: dict[int, list] = {}
         self._uses(sweep.func.body)
@@ -148,11 +149,17 @@ class _Forward:
         if arrays is not None and op.prim != "getitem":
             e = arrays.forward_expr(op, self.expr)  # NumPy: attributes, indexing
             if op.prim == "array.getitem" and id(op.args[0]) in self.sw.families \
-                    and id(op.out) in self.sw.reads and id(op.out) not in arrays.zero_d:
+                    and (id(op.out) in self.sw.reads or id(op.out) in self.held_pieces()) \
+                    and id(op.out) not in arrays.zero_d:
                 e = inplace.copy_of(arrays, e)  # kept for the reverse sweep: not a view of the buffer
             return e
         env = {name: self.expr(a) for name, a in zip(PLACEHOLDERS, op.args)}
         return substitute(forward_template(op), env, self.sw.modules)
+
+    def held_pieces(self) -> set[int]:
+        if self._held is None:
+            self._held = inplace.held_pieces(self.sw.func, self.sw.families, self.sw.reads)
+        return self._held
 
     def can_inline(self, op: ir.Op, r: ir.Region, k: int, e: ast.expr) -> bool:
         v = op.out
