@@ -35,8 +35,10 @@ def _t(x):
 class Tensor(np.ndarray):
     """An ndarray with the tensor methods the corpus calls."""
 
-    def sum(self, dim=None, keepdim=False):
-        return _t(np.sum(np.asarray(self), axis=dim, keepdims=keepdim))
+    def sum(self, dim=None, keepdim=False, *, axis=None, keepdims=False, out=None):
+        # (axis=, keepdims=: torch's NumPy-style aliases, which np.sum of a tensor passes)
+        return _t(np.sum(np.asarray(self), axis=dim if axis is None else axis,
+                         keepdims=keepdim or keepdims))
 
     def pow(self, p):
         return _t(np.asarray(self) ** p)
@@ -87,7 +89,16 @@ class Tensor(np.ndarray):
         return _t(np.sin(np.asarray(self)))
 
     def double(self):
-        return _t(np.asarray(self, dtype=np.float64))
+        return _t(np.asarray(self, dtype=np.float64))  # itself when float64, as torch
+
+    def contiguous(self):
+        return self
+
+    def expand_as(self, other):
+        return self.expand(*np.shape(other))
+
+    def flatten(self):
+        return _t(np.reshape(np.asarray(self), -1))  # a view where NumPy can, as torch
 
     def item(self):
         return np.asarray(self).item()
@@ -246,6 +257,21 @@ def where(condition, x, y):
 @_torch
 def tensor(data, dtype=None):
     return _t(np.array(data, dtype=dtype))
+
+
+@_torch
+def permute(x, dims):
+    return _t(np.transpose(np.asarray(x), tuple(dims)))
+
+
+@_torch
+def from_numpy(a):
+    return a.view(Tensor)  # shares the array's memory, as torch
+
+
+@_torch
+def as_tensor(data, dtype=None):
+    return _t(np.asarray(data, dtype=dtype))  # the array itself where the dtype agrees
 
 
 @_torch

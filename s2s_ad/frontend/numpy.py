@@ -320,6 +320,8 @@ class ArrayLowering(ArrayIndexing):
         numpy_attrs.check_attrs(self, prim, attrs, node)
         if prim == "np.transpose" and attrs.get("axes") is not None:
             axes = attrs["axes"]
+            if isinstance(axes, int):  # np.transpose(v, 0), x.permute(0): one axis
+                axes = attrs["axes"] = (axes,)
             attrs["inverse_axes"] = tuple(sorted(range(len(axes)), key=lambda i: axes[i]))
         if prim == "np.prod" and isinstance(attrs.get("axis"), tuple):
             raise self.src.error(node, "`np.prod` over a tuple of axes is not supported; "
