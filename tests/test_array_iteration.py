@@ -197,3 +197,17 @@ def test_a_helper_whose_nested_helper_makes_the_array_it_returns():
     got = s2s_ad.grad(f, wrt=(0, 1))(*args)
     for k in range(2):
         np.testing.assert_allclose(got[k], fd_gradient(f, args, k), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("element", ["r", "r * 2.0"])
+def test_rows_comprehended_then_the_array_written_is_refused_located(element):
+    # `[r for r in M]` holds the rows of M themselves (views): a later write into
+    # M changes them. The function has no loop statement, but the comprehension
+    # is one: the write is refused as after `for r in M: rows.append(r)` (it had
+    # given a wrong gradient: the stacked rows read as they were before the write)
+    f = make_function("import numpy as np\ndef f(a, b):\n    M = np.outer(a, b)\n"
+                      f"    rows = [{element} for r in M]\n    M[0] = b\n"
+                      "    return np.sum(np.stack(rows) * a) + np.sum(M)\n")
+    with pytest.raises(s2s_ad.SourceError, match="`M` is assigned into") as e:
+        s2s_ad.grad(f)(np.array([0.3, -0.7, 1.1]), np.array([0.2, 0.9, -0.4]))
+    assert e.value.line == 3  # (where M is made: "it must start as a new array")

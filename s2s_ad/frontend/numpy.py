@@ -179,7 +179,8 @@ class ArrayLowering(ArrayIndexing):
         """id(value) -> the array whose memory it shares (None: a parameter's)."""
         self.stale: dict[int, str] = {}
         """id(value) -> why reading it is refused (a view of an array assigned into since)."""
-        self.control_flow = any(isinstance(n, (ast.For, ast.While, ast.If, ast.IfExp))
+        self.control_flow = any(isinstance(n, (ast.For, ast.While, ast.If, ast.IfExp,
+                                                ast.comprehension))
                                 for n in ast.walk(self.tree))
         aliases, uses = numpy_use(self.src)
         self.names_numpy = uses
