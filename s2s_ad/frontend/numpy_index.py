@@ -275,7 +275,7 @@ class ArrayIndexing:
             raise self.src.error(node, f"`{name}` cannot be read here: {why}")
 
 
-CONSTRUCTORS = {"zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "copy", "empty",
+CONSTRUCTORS = {"zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "copy", "empty", "astype",
                 "empty_like", "array"}
 VIEW_CALLS = {"reshape", "transpose", "ravel", "squeeze", "expand_dims", "asarray", "T",
               "flatten"}
