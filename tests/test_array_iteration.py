@@ -199,15 +199,43 @@ def test_a_helper_whose_nested_helper_makes_the_array_it_returns():
         np.testing.assert_allclose(got[k], fd_gradient(f, args, k), rtol=1e-5, atol=1e-7)
 
 
-@pytest.mark.parametrize("element", ["r", "r * 2.0"])
-def test_rows_comprehended_then_the_array_written_is_refused_located(element):
+@pytest.mark.parametrize("rows", ["[r for r in M]", "[r * 2.0 for r in M]",
+                                  "[M[i] for i in range(3)]", "[M[i] for i in range(len(a))]"])
+def test_rows_comprehended_then_the_array_written_is_refused_located(rows):
     # `[r for r in M]` holds the rows of M themselves (views): a later write into
     # M changes them. The function has no loop statement, but the comprehension
     # is one: the write is refused as after `for r in M: rows.append(r)` (it had
     # given a wrong gradient: the stacked rows read as they were before the write)
     f = make_function("import numpy as np\ndef f(a, b):\n    M = np.outer(a, b)\n"
-                      f"    rows = [{element} for r in M]\n    M[0] = b\n"
+                      f"    rows = {rows}\n    M[0] = b\n"
                       "    return np.sum(np.stack(rows) * a) + np.sum(M)\n")
     with pytest.raises(s2s_ad.SourceError, match="`M` is assigned into") as e:
         s2s_ad.grad(f)(np.array([0.3, -0.7, 1.1]), np.array([0.2, 0.9, -0.4]))
     assert e.value.line == 3  # (where M is made: "it must start as a new array")
+
+
+@pytest.mark.parametrize("held, read", [("[M[0], M[1]]", "np.stack(rows)"),
+                                        ("(M[0], M.T)", "rows[0]"),
+                                        ("{'r': M[1:]}", "rows['r']"),
+                                        ("[[M[0]], [M[1] * 2.0]]", "rows[0][0]")])
+def test_a_structure_holding_views_read_after_a_write_is_refused_located(held, read):
+    # a list, tuple or dict written out holding views of M: a write into M
+    # changes what it holds (it had given a wrong gradient: read as before)
+    f = make_function("import numpy as np\ndef f(a, b):\n    M = np.outer(a, b)\n"
+                      f"    rows = {held}\n    M[0] = b\n    return np.sum({read} * a[0])\n")
+    with pytest.raises(s2s_ad.SourceError, match="`rows` cannot be read here: it holds an "
+                       "array that is a view of `M`") as e:
+        s2s_ad.grad(f)(np.array([0.3, -0.7, 1.1]), np.array([0.2, 0.9, -0.4]))
+    assert e.value.line == 6
+
+
+def test_views_read_before_the_write_and_fresh_comprehensions_are_accepted():
+    f = make_function("import numpy as np\ndef f(a, b, d):\n    M = np.outer(a, b)\n"
+                      "    rows = [M[0], M[1]]\n    t = np.sum(np.stack(rows) * a[:2, None])\n"
+                      "    cols = np.concatenate([np.arange(c + 1, c + 2) for c in range(d - 1)])\n"
+                      "    M[0] = b\n    M[1, cols] = a[cols] * 2.0\n"
+                      "    return t + np.sum(M * M)\n")
+    a, b = np.array([0.3, -0.7, 1.1]), np.array([0.2, 0.9, -0.4])
+    for i in range(2):
+        np.testing.assert_allclose(s2s_ad.grad(f, wrt=(0, 1))(a, b, 3)[i],
+                                   fd_gradient(f, [a, b, 3], i), rtol=1e-6, atol=1e-8)

@@ -179,8 +179,9 @@ class ArrayLowering(ArrayIndexing):
         """id(value) -> the array whose memory it shares (None: a parameter's)."""
         self.stale: dict[int, str] = {}
         """id(value) -> why reading it is refused (a view of an array assigned into since)."""
-        self.control_flow = any(isinstance(n, (ast.For, ast.While, ast.If, ast.IfExp,
-                                                ast.comprehension))
+        self.control_flow = any(isinstance(n, (ast.For, ast.While, ast.If, ast.IfExp))
+                                or isinstance(n, (ast.ListComp, ast.GeneratorExp))
+                                and _holds_arrays(n)
                                 for n in ast.walk(self.tree))
         aliases, uses = numpy_use(self.src)
         self.names_numpy = uses
@@ -552,3 +553,26 @@ def _dtype_of(lo, dtype: ast.expr | None) -> ast.expr | None:
         return dtype.args[0]
     return None
 
+
+def _holds_arrays(comp) -> bool:
+    """Whether a comprehension may be the loop it stands for, over an array's
+    rows or a list of any length, or make a list of arrays other names hold
+    (``[r for r in M]``, ``[M[i] for i in range(n)]``, the rows of ``M``
+    themselves): for writes into arrays it is a loop, as ``for r in M:`` is.
+    Not one over ``range(...)`` or a list written out whose items are new
+    values (``[np.arange(c + 1, d) for c in range(d - 1)]``)."""
+    fresh = isinstance(comp.elt, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.Constant)) or (
+        isinstance(comp.elt, ast.Call) and not (isinstance(comp.elt.func, ast.Attribute)
+                                                and comp.elt.func.attr in VIEW_NAMES))
+    if not fresh:
+        return True
+    for gen in comp.generators:
+        it = gen.iter
+        if not (isinstance(it, (ast.List, ast.Tuple)) or isinstance(it, ast.Call)
+                and isinstance(it.func, ast.Name) and it.func.id == "range"):
+            return True
+    return False
+
+
+VIEW_NAMES = {"reshape", "transpose", "ravel", "squeeze", "expand_dims", "asarray", "swapaxes",
+              "moveaxis", "diagonal", "flip", "broadcast_to", "view"}

@@ -273,6 +273,26 @@ class ArrayIndexing:
         why = self.stale.get(id(value))
         if why is not None:
             raise self.src.error(node, f"`{name}` cannot be read here: {why}")
+        for item in _held(value):  # a list or tuple holding a view: `rows = [M[0], M[1]]`
+            why = self.stale.get(id(item))
+            if why is not None:
+                raise self.src.error(node, f"`{name}` cannot be read here: it holds an array "
+                                     f"that {why.removeprefix('it ')}")
+
+
+def _held(value):
+    """The values a list, tuple or dict known while lowering holds (nested)."""
+    if isinstance(value, tuple):
+        items = value
+    elif isinstance(value, structures.StaticList):
+        items = value.items
+    elif isinstance(value, structures.StaticDict):
+        items = value.items.values()
+    else:
+        return
+    for v in items:
+        yield v
+        yield from _held(v)
 
 
 CONSTRUCTORS = {"zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "copy", "empty", "astype",
