@@ -70,7 +70,18 @@ def _number_uses(d) -> list[list[str]]:
          "t = t + sum(hs)"],
         ["k = 0", "while k < len(xs):", "    t = t + xs[k] * ys[k]", "    k = k + 1"],
     ]
-    return [choice(d, uses) for _ in range(d.integer(1, 4))]
+    return _distinct(d, uses)
+
+
+def _distinct(d, uses: list) -> list:
+    """One to four of ``uses``, none twice (an array bound twice in a function
+    with loops is refused by design: docs/numpy.md, "Filling an array in a loop")."""
+    picked = []
+    for _ in range(d.integer(1, 4)):
+        use = choice(d, uses)
+        if use not in picked:
+            picked.append(use)
+    return picked
 
 
 def _numbers(d) -> NumpyProgram:
@@ -125,7 +136,7 @@ def _array_uses(d) -> list[list[str]]:
          "for j in range(1, len(parents)):", "    ps.append(np.tanh(ps[parents[j]] + a * j))",
          "t = t + np.sum(np.stack(ps) * a)"],
     ]
-    return [choice(d, uses) for _ in range(d.integer(1, 4))]
+    return _distinct(d, uses)
 
 
 def _arrays(d) -> NumpyProgram:
