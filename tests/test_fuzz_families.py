@@ -31,13 +31,13 @@ def _run(torch: bool, seeds, tmp_path, checks=("grad", "vjp", "jvp")) -> Counter
 
 
 def test_list_programs_match_finite_differences(tmp_path):
-    seeds = range(breadth(12, 60))
+    seeds = range(breadth(8, 60))
     seen = _run(False, seeds, tmp_path)
     assert seen["ok"] >= len(seeds) - 1 and seen["vjp", "agree"] == seen["ok"], seen
 
 
 def test_torch_programs_match_finite_differences_and_their_numpy_twins(tmp_path):
-    seeds = range(breadth(12, 60))
+    seeds = range(breadth(8, 60))
     seen = _run(True, seeds, tmp_path)
     assert seen["ok"] >= len(seeds) - 1 and seen["vjp", "agree"] == seen["ok"], seen
 
