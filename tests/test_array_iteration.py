@@ -239,3 +239,34 @@ def test_views_read_before_the_write_and_fresh_comprehensions_are_accepted():
     for i in range(2):
         np.testing.assert_allclose(s2s_ad.grad(f, wrt=(0, 1))(a, b, 3)[i],
                                    fd_gradient(f, [a, b, 3], i), rtol=1e-6, atol=1e-8)
+
+
+HELPERS = ("def rows_of(M):\n    out = []\n    for r in M:\n        out.append(r)\n    return out\n"
+           "def pair(M):\n    return M[0], M[1]\n"
+           "def same(M):\n    return M\n"
+           "def first_row(M):\n    return M[0]\n"
+           "def scaled(M):\n    return M * 2.0\n"
+           "def total(M):\n    return np.sum(M)\n")
+
+
+@pytest.mark.parametrize("call, read", [("xs = rows_of(M)", "np.stack(xs)"),
+                                        ("u, v = pair(M)", "u + v"), ("N = same(M)", "N"),
+                                        ("r = first_row(M)", "r")])
+def test_a_write_into_an_array_a_helper_may_have_returned_is_refused_located(call, read):
+    # the helper's result is M (or its rows) itself: M[0] = v changes it too,
+    # which the gradient did not see (a wrong gradient, straight-line code)
+    f = make_function("import numpy as np\n" + HELPERS + "def f(a, b, s):\n"
+                      f"    M = np.outer(a, b)\n    {call}\n    M[0] = b * s\n"
+                      f"    return np.sum({read} * a)\n")
+    with pytest.raises(s2s_ad.SourceError, match="`M` was passed to `") as e:
+        s2s_ad.grad(f)(np.array([0.3, -0.7, 1.1]), np.array([0.2, 0.9, -0.4]), 0.4)
+    assert e.value.line == 20 and "np.copy(M)" in str(e.value)
+
+
+def test_a_write_after_a_helper_returning_a_new_array_or_a_number_is_accepted():
+    f = make_function("import numpy as np\n" + HELPERS + "def f(a, b, s):\n"
+                      "    M = np.outer(a, b)\n    N = scaled(M)\n    t = total(M)\n"
+                      "    M[0] = b * s\n    return np.sum(N * a) * t + np.sum(M * M)\n")
+    args = [np.array([0.3, -0.7, 1.1]), np.array([0.2, 0.9, -0.4]), 0.4]
+    for i, g in enumerate(s2s_ad.grad(f, wrt=(0, 1, 2))(*args)):
+        np.testing.assert_allclose(g, fd_gradient(f, args, i), rtol=1e-6, atol=1e-8)

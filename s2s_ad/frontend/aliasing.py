@@ -163,6 +163,21 @@ class InPlaceNames:
                              "whose result may be that very array"
         return None
 
+    def given_to_helper(self, base: ir.Value):
+        """The call of a function of the user's that was given ``base``'s
+        array (or a view of it) and may return it or a view of it (its result
+        is not only numbers, nor always a new array), or None."""
+        shares = {id(base)} | {v for v, r in self.roots.items() if r is base}
+        for op in self.ops:
+            if isinstance(op, ir.Op) and op.callee is not None and any(
+                    isinstance(a, ir.Value) and id(a) in shares for a in op.args):
+                outs = op.out if isinstance(op.out, tuple) else (op.out,)
+                if all(isinstance(o, ir.Value) and o.kind in ("float", "int", "bool")
+                       for o in outs) or returns_fresh(op.callee.fn):
+                    continue
+                return op
+        return None
+
     def after_inplace(self, stmt: ast.AugAssign, old: ir.Operand, new: ir.Operand) -> None:
         """Without loops or branches: every name bound to ``old``'s array
         sees the write, and its views may not be read any more."""

@@ -167,6 +167,12 @@ class ArrayIndexing:
             # may be the very array it was given).
             raise self.src.error(target, f"`{name}` may be an array created elsewhere; assign "
                                  f"into a copy (`{name} = np.copy({name})`) first")
+        given = self.given_to_helper(base)
+        if given is not None:
+            raise self.src.error(target, f"`{name}` was passed to `{given.callee.fn.__name__}` "
+                                 f"(line {given.loc.line}), whose result may be that very array "
+                                 "or a view of it, which the write would change too; assign "
+                                 f"into a copy (`{name} = np.copy({name})`) first")
         value = self.expr(value_node)
         if isinstance(value, tuple):
             raise self.src.error(value_node, "a tuple cannot be assigned into an array")
