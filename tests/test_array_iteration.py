@@ -270,3 +270,17 @@ def test_a_write_after_a_helper_returning_a_new_array_or_a_number_is_accepted():
     args = [np.array([0.3, -0.7, 1.1]), np.array([0.2, 0.9, -0.4]), 0.4]
     for i, g in enumerate(s2s_ad.grad(f, wrt=(0, 1, 2))(*args)):
         np.testing.assert_allclose(g, fd_gradient(f, args, i), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("held, read", [("[M, M * 2.0]", "np.stack(rows)"),
+                                        ("(M, 0.5)", "rows[0]"), ("{'m': M}", "rows['m']"),
+                                        ("[[M], [M.sum()]]", "rows[0][0]")])
+def test_a_structure_holding_the_array_written_into_sees_the_write(held, read):
+    # `rows = [M]` holds M itself: after M[0] = v, rows[0] is the written array
+    # (it had been read as before the write, a wrong gradient)
+    f = make_function("import numpy as np\ndef f(a, b, s):\n    M = np.outer(a, b)\n"
+                      f"    rows = {held}\n    M[0] = b * s\n    M[1, 2] += s\n"
+                      f"    return np.sum({read} * a[0])\n")
+    args = [np.array([0.3, -0.7, 1.1]), np.array([0.2, 0.9, -0.4]), 0.4]
+    for i, g in enumerate(s2s_ad.grad(f, wrt=(0, 1, 2))(*args)):
+        np.testing.assert_allclose(g, fd_gradient(f, args, i), rtol=1e-6, atol=1e-8)

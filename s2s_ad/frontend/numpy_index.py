@@ -212,6 +212,8 @@ class ArrayIndexing:
         for k, v in list(self.env.items()):
             if v is base:
                 self.env[k] = out
+            elif structures.is_structure(v):
+                self.env[k] = _replaced(v, base, out)  # `xs = [M]`: xs[0] is M, written
         for vid, r in list(self.roots.items()):
             if r is base and vid != id(base):
                 self.stale[vid] = why
@@ -286,13 +288,31 @@ class ArrayIndexing:
                                      f"that {why.removeprefix('it ')}")
 
 
+def _replaced(value, base, out):
+    """``value`` (a list, tuple or dict known while lowering, nested) with
+    every item that is ``base`` now ``out``: the array's later version, as
+    the Python list holds the array that was written into. Lists and dicts
+    are changed in place (other names may hold them), tuples made anew."""
+    def one(v):
+        return out if v is base else _replaced(v, base, out) if structures.is_structure(v) \
+            else v
+    if isinstance(value, tuple):
+        return tuple(one(v) for v in value)
+    if isinstance(value, structures.StaticList):
+        value.items[:] = [one(v) for v in value.items]
+    elif isinstance(value, (structures.StaticDict, structures.StaticObject)):
+        for k in list(value.items):
+            value.items[k] = one(value.items[k])
+    return value
+
+
 def _held(value):
     """The values a list, tuple or dict known while lowering holds (nested)."""
     if isinstance(value, tuple):
         items = value
     elif isinstance(value, structures.StaticList):
         items = value.items
-    elif isinstance(value, structures.StaticDict):
+    elif isinstance(value, (structures.StaticDict, structures.StaticObject)):
         items = value.items.values()
     else:
         return
