@@ -48,7 +48,7 @@ import numpy
 from s2s_ad import ir
 from s2s_ad.frontend import own_helpers, structures, torch_names
 from s2s_ad.frontend.numpy import METHODS
-from s2s_ad.frontend.numpy_index import VIEW_CALLS, first_leak, parents_of
+from s2s_ad.frontend.numpy_index import VIEW_CALLS, first_leak, held as _held, parents_of
 
 SYMBOLS = {ast.Add: "+=", ast.Sub: "-=", ast.Mult: "*=", ast.Div: "/=", ast.Pow: "**=",
            ast.Mod: "%=", ast.FloorDiv: "//="}
@@ -362,14 +362,3 @@ def _statement(node: ast.AST, parents: dict) -> ast.AST:
     while not isinstance(node, ast.stmt) and id(node) in parents:
         node = parents[id(node)]
     return node
-
-
-def _held(value):
-    """The values inside a tuple, list or dict (nested)."""
-    items = value.items.values() if isinstance(value, structures.StaticDict) else (
-        value.items if isinstance(value, structures.StaticList) else value)
-    for a in items:
-        if structures.is_structure(a):
-            yield from _held(a)
-        else:
-            yield a

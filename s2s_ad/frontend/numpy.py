@@ -39,7 +39,7 @@ import numpy
 from s2s_ad import ir
 from s2s_ad.frontend import (conditions, list_stacks, numpy_attrs, structures, torch_names,
                              write_dtypes)
-from s2s_ad.frontend.numpy_index import ArrayIndexing
+from s2s_ad.frontend.numpy_index import VIEW_CALLS, ArrayIndexing
 from s2s_ad.rules import RULES
 from s2s_ad.rules.numpy import BROADCASTING, SAME_SHAPE
 
@@ -574,5 +574,4 @@ def _holds_arrays(comp) -> bool:
     return False
 
 
-VIEW_NAMES = {"reshape", "transpose", "ravel", "squeeze", "expand_dims", "asarray", "swapaxes",
-              "moveaxis", "diagonal", "flip", "broadcast_to", "view"}
+VIEW_NAMES = VIEW_CALLS | {"swapaxes", "moveaxis", "diagonal", "flip", "broadcast_to", "view"}

@@ -281,7 +281,7 @@ class ArrayIndexing:
         why = self.stale.get(id(value))
         if why is not None:
             raise self.src.error(node, f"`{name}` cannot be read here: {why}")
-        for item in _held(value):  # a list or tuple holding a view: `rows = [M[0], M[1]]`
+        for item in held(value):  # a list or tuple holding a view: `rows = [M[0], M[1]]`
             why = self.stale.get(id(item))
             if why is not None:
                 raise self.src.error(node, f"`{name}` cannot be read here: it holds an array "
@@ -306,7 +306,7 @@ def _replaced(value, base, out):
     return value
 
 
-def _held(value):
+def held(value):
     """The values a list, tuple or dict known while lowering holds (nested)."""
     if isinstance(value, tuple):
         items = value
@@ -318,11 +318,11 @@ def _held(value):
         return
     for v in items:
         yield v
-        yield from _held(v)
+        yield from held(v)
 
 
-CONSTRUCTORS = {"zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "copy", "empty", "astype",
-                "empty_like", "array"}
+CONSTRUCTORS = {"zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "copy", "empty",
+                "empty_like", "array", "astype"}
 VIEW_CALLS = {"reshape", "transpose", "ravel", "squeeze", "expand_dims", "asarray", "T",
               "flatten"}
 
