@@ -11,6 +11,8 @@
     python -m tests.fuzz --n 2000 --numpy-kinds   # array code in helpers that never name NumPy
     python -m tests.fuzz --n 1000 --conditions    # and/or with conditional expressions inside
     python -m tests.fuzz --n 1000 --helpers       # the work in helpers: branches, loops, fills
+    python -m tests.fuzz --n 300 --lists          # lists grown at run time (tests.fuzz_families)
+    python -m tests.fuzz --n 300 --torch          # NumPy programs with torch's names
     python -m tests.fuzz --n 1000 --soak          # every check: + the drawn graph run, the CLI
     python -m tests.fuzz --n 1000 --checks grad   # grad alone (default: grad,vjp,explain,graph)
     python -m tests.fuzz --n 200 --checks grad,vjp,jvp   # forward mode too (named only)
@@ -123,6 +125,8 @@ class Tally:
     """(label, kind, Check) of every check that said wrong or error."""
     refusals: list = field(default_factory=list)
     """(label, kind, Check) of every check that was refused, located."""
+    equal: dict = field(default_factory=dict)
+    """--torch: programs whose gradient equals the NumPy twin's "bitwise" / to "rounding"."""
 
     def add(self, o: Outcome, prog: Program, label: str) -> None:
         self.tried += 1
@@ -159,7 +163,13 @@ class Tally:
                 f"finite differences: {self.fd_checked} agree, {self.fd_skipped} skipped "
                 f"(not smooth within the step)\nsympy: {sym}\n"
                 f"checks (agree / refused located / rejected / wrong / internal error):\n{checks}\n"
-                + self.classes() + self.refusal_reasons() + f"time: {seconds:.1f} s")
+                + self.classes() + self.refusal_reasons() + self.twins() + f"time: {seconds:.1f} s")
+
+    def twins(self) -> str:
+        if not any(k for k in self.equal if k):
+            return ""
+        return (f"torch against the NumPy twin: {self.equal.get('bitwise', 0)} bitwise equal, "
+                f"{self.equal.get('rounding', 0)} equal to rounding\n")
 
     def refusal_reasons(self) -> str:
         """The located refusals of the checks, grouped by what they say."""
@@ -377,7 +387,9 @@ def run_numpy_one(prog, folder: str, label: str, copy_args: bool = False,
     return outcome
 
 
-def _run_numpy_grad(prog, folder: str, label: str, copy_args: bool) -> Outcome:
+def _run_numpy_grad(prog, folder: str, label: str, copy_args: bool, convert=None) -> Outcome:
+    """``convert``: applied to each array argument of the original's calls
+    (tests.fuzz_families: a torch stand-in tensor)."""
     import numpy as np
 
     try:
@@ -386,10 +398,10 @@ def _run_numpy_grad(prog, folder: str, label: str, copy_args: bool) -> Outcome:
         return Outcome("mismatch", f"generated program does not import: {exc!r}")
     item = prog.output
     original = fn
-    if copy_args:
+    if copy_args or convert:
         def original(**kw):
-            return fn(**{k: np.copy(v) if isinstance(v, np.ndarray) else v
-                         for k, v in kw.items()})
+            return fn(**{k: (convert or np.copy)(np.copy(v)) if isinstance(v, np.ndarray)
+                         else v for k, v in kw.items()})
     objective = original if item is None else (lambda **kw: original(**kw)[item])
     with np.errstate(all="ignore"):
         value = evaluate(lambda **kw: float(objective(**kw)), prog.point)
@@ -514,12 +526,16 @@ def soak(seeds, *, use_sympy: bool = True, out=sys.stdout, max_stmts: int = 5,
          max_depth: int = 3, numpy: bool = False, loops: bool = False,
          shifts: bool = False, aliasing: bool = False, conditions: bool = False,
          kinds: bool = False, helpers: bool = False, rules: bool = False,
-         checks=DEFAULT_CHECKS) -> Tally:
+         lists: bool = False, torch: bool = False, checks=DEFAULT_CHECKS) -> Tally:
+    from tests import fuzz_families
     tally = Tally()
     with tempfile.TemporaryDirectory(prefix="s2s-ad-fuzz-") as folder:
         for seed in seeds:
             label = f"seed{seed}"
-            if aliasing:
+            if lists or torch:
+                prog, o = fuzz_families.run_seed(seed, folder, label, torch, checks)
+                tally.equal[o.detail] = tally.equal.get(o.detail, 0) + (o.status == "ok")
+            elif aliasing:
                 prog = alias_program(RandomDraw(seed))
                 o = run_alias_one(prog, folder, label, checks=checks)
             elif helpers:
@@ -589,6 +605,12 @@ def main(argv=None) -> int:
                    help="a scalar, condition or NumPy-loop program moved into a helper with "
                         "integer and inactive parameters, called directly, through another "
                         "helper, twice, in a loop or in a branch (tests.programs_helpers)")
+    p.add_argument("--lists", action="store_true",
+                   help="lists grown at run time and written by index, in code of numbers and "
+                        "NumPy code (tests.programs_lists)")
+    p.add_argument("--torch", action="store_true",
+                   help="NumPy programs written with torch's names, against central "
+                        "differences on the stand-in and the NumPy twin (tests.programs_torch)")
     p.add_argument("--checks", type=_check_list, default=DEFAULT_CHECKS,
                    help=f"comma-separated checks of {', '.join(CHECKS + EXTRA_CHECKS)} "
                         f"(default {','.join(DEFAULT_CHECKS)}; grad always runs)")
@@ -601,6 +623,11 @@ def main(argv=None) -> int:
     seeds = range(args.seed, args.seed + args.n)
     if args.show:
         for s in seeds:
+            if args.lists or args.torch:
+                from tests.fuzz_families import draw
+                prog = draw(s, args.torch)
+                print(f"# seed {s}: wrt={prog.wrt!r} at {prog.point}\n{prog.source}")
+                continue
             if args.helpers:
                 prog = helper_program(RandomDraw(s))
                 print(f"# seed {s}: wrt={prog.wrt!r} at {prog.point}\n{prog.source}")
@@ -624,7 +651,7 @@ def main(argv=None) -> int:
                  numpy=args.numpy, loops=args.numpy_loops, shifts=args.numpy_shifts,
                  aliasing=args.numpy_aliasing, conditions=args.conditions,
                  kinds=args.numpy_kinds, helpers=args.helpers, rules=args.numpy_rules,
-                 checks=checks)
+                 lists=args.lists, torch=args.torch, checks=checks)
     print(tally.summary(time.time() - start))
     return 1 if tally.failures else 0
 

@@ -204,3 +204,90 @@ def test_a_helper_whose_nested_helper_makes_the_array_it_returns():
     got = s2s_ad.grad(f, wrt=(0, 1))(*args)
     for k in range(2):
         np.testing.assert_allclose(got[k], fd_gradient(f, args, k), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("rows", ["[r for r in M]", "[r * 2.0 for r in M]",
+                                  "[M[i] for i in range(3)]", "[M[i] for i in range(len(a))]"])
+def test_rows_comprehended_then_the_array_written_is_refused_located(rows):
+    # `[r for r in M]` holds the rows of M themselves (views): a later write into
+    # M changes them. The function has no loop statement, but the comprehension
+    # is one: the write is refused as after `for r in M: rows.append(r)` (it had
+    # given a wrong gradient: the stacked rows read as they were before the write)
+    f = make_function("import numpy as np\ndef f(a, b):\n    M = np.outer(a, b)\n"
+                      f"    rows = {rows}\n    M[0] = b\n"
+                      "    return np.sum(np.stack(rows) * a) + np.sum(M)\n")
+    with pytest.raises(s2s_ad.SourceError, match="`M` is assigned into") as e:
+        s2s_ad.grad(f)(np.array([0.3, -0.7, 1.1]), np.array([0.2, 0.9, -0.4]))
+    assert e.value.line == 3  # (where M is made: "it must start as a new array")
+
+
+@pytest.mark.parametrize("held, read", [("[M[0], M[1]]", "np.stack(rows)"),
+                                        ("(M[0], M.T)", "rows[0]"),
+                                        ("{'r': M[1:]}", "rows['r']"),
+                                        ("[[M[0]], [M[1] * 2.0]]", "rows[0][0]")])
+def test_a_structure_holding_views_read_after_a_write_is_refused_located(held, read):
+    # a list, tuple or dict written out holding views of M: a write into M
+    # changes what it holds (it had given a wrong gradient: read as before)
+    f = make_function("import numpy as np\ndef f(a, b):\n    M = np.outer(a, b)\n"
+                      f"    rows = {held}\n    M[0] = b\n    return np.sum({read} * a[0])\n")
+    with pytest.raises(s2s_ad.SourceError, match="`rows` cannot be read here: it holds an "
+                       "array that is a view of `M`") as e:
+        s2s_ad.grad(f)(np.array([0.3, -0.7, 1.1]), np.array([0.2, 0.9, -0.4]))
+    assert e.value.line == 6
+
+
+def test_views_read_before_the_write_and_fresh_comprehensions_are_accepted():
+    f = make_function("import numpy as np\ndef f(a, b, d):\n    M = np.outer(a, b)\n"
+                      "    rows = [M[0], M[1]]\n    t = np.sum(np.stack(rows) * a[:2, None])\n"
+                      "    cols = np.concatenate([np.arange(c + 1, c + 2) for c in range(d - 1)])\n"
+                      "    M[0] = b\n    M[1, cols] = a[cols] * 2.0\n"
+                      "    return t + np.sum(M * M)\n")
+    a, b = np.array([0.3, -0.7, 1.1]), np.array([0.2, 0.9, -0.4])
+    for i in range(2):
+        np.testing.assert_allclose(s2s_ad.grad(f, wrt=(0, 1))(a, b, 3)[i],
+                                   fd_gradient(f, [a, b, 3], i), rtol=1e-6, atol=1e-8)
+
+
+HELPERS = ("def rows_of(M):\n    out = []\n    for r in M:\n        out.append(r)\n    return out\n"
+           "def pair(M):\n    return M[0], M[1]\n"
+           "def same(M):\n    return M\n"
+           "def first_row(M):\n    return M[0]\n"
+           "def scaled(M):\n    return M * 2.0\n"
+           "def total(M):\n    return np.sum(M)\n")
+
+
+@pytest.mark.parametrize("call, read", [("xs = rows_of(M)", "np.stack(xs)"),
+                                        ("u, v = pair(M)", "u + v"), ("N = same(M)", "N"),
+                                        ("r = first_row(M)", "r")])
+def test_a_write_into_an_array_a_helper_may_have_returned_is_refused_located(call, read):
+    # the helper's result is M (or its rows) itself: M[0] = v changes it too,
+    # which the gradient did not see (a wrong gradient, straight-line code)
+    f = make_function("import numpy as np\n" + HELPERS + "def f(a, b, s):\n"
+                      f"    M = np.outer(a, b)\n    {call}\n    M[0] = b * s\n"
+                      f"    return np.sum({read} * a)\n")
+    with pytest.raises(s2s_ad.SourceError, match="`M` was passed to `") as e:
+        s2s_ad.grad(f)(np.array([0.3, -0.7, 1.1]), np.array([0.2, 0.9, -0.4]), 0.4)
+    assert e.value.line == 20 and "np.copy(M)" in str(e.value)
+
+
+def test_a_write_after_a_helper_returning_a_new_array_or_a_number_is_accepted():
+    f = make_function("import numpy as np\n" + HELPERS + "def f(a, b, s):\n"
+                      "    M = np.outer(a, b)\n    N = scaled(M)\n    t = total(M)\n"
+                      "    M[0] = b * s\n    return np.sum(N * a) * t + np.sum(M * M)\n")
+    args = [np.array([0.3, -0.7, 1.1]), np.array([0.2, 0.9, -0.4]), 0.4]
+    for i, g in enumerate(s2s_ad.grad(f, wrt=(0, 1, 2))(*args)):
+        np.testing.assert_allclose(g, fd_gradient(f, args, i), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("held, read", [("[M, M * 2.0]", "np.stack(rows)"),
+                                        ("(M, 0.5)", "rows[0]"), ("{'m': M}", "rows['m']"),
+                                        ("[[M], [M.sum()]]", "rows[0][0]")])
+def test_a_structure_holding_the_array_written_into_sees_the_write(held, read):
+    # `rows = [M]` holds M itself: after M[0] = v, rows[0] is the written array
+    # (it had been read as before the write, a wrong gradient)
+    f = make_function("import numpy as np\ndef f(a, b, s):\n    M = np.outer(a, b)\n"
+                      f"    rows = {held}\n    M[0] = b * s\n    M[1, 2] += s\n"
+                      f"    return np.sum({read} * a[0])\n")
+    args = [np.array([0.3, -0.7, 1.1]), np.array([0.2, 0.9, -0.4]), 0.4]
+    for i, g in enumerate(s2s_ad.grad(f, wrt=(0, 1, 2))(*args)):
+        np.testing.assert_allclose(g, fd_gradient(f, args, i), rtol=1e-6, atol=1e-8)

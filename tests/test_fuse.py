@@ -279,12 +279,14 @@ def _drawn(kind: str, seed: int):
     from tests.programs_conditions import condition_program
     from tests.programs_helpers import helper_program
     from tests.programs_numpy import numpy_program
+    from tests.programs_lists import list_program
+    from tests.programs_torch import torch_program
     d = RandomDraw(seed)
     return {"scalar": program, "helpers": helper_program, "conditions": condition_program,
-            "numpy": numpy_program}[kind](d)
+            "numpy": numpy_program, "lists": list_program, "torch": torch_program}[kind](d)
 
 
-@pytest.mark.parametrize("kind", ["scalar", "helpers", "conditions", "numpy"])
+@pytest.mark.parametrize("kind", ["scalar", "helpers", "conditions", "numpy", "lists", "torch"])
 def test_fuzz_programs_fused_and_unfused_agree_bit_for_bit(tmp_path, kind):
     """Programs of the fuzzer (tests/fuzz.py), each generated with the
     rewrites and without: the gradient and the JVP the same bit for bit."""

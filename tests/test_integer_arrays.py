@@ -152,3 +152,23 @@ def test_astype_float_makes_a_float_array_to_write_into():
     k = make_function("import numpy as np\ndef f(x):\n    return np.sum(x.astype(int) * x)\n")
     with pytest.raises(s2s_ad.SourceError, match="dtype=int"):
         s2s_ad.grad(k)(x)
+
+
+@pytest.mark.parametrize("made", ["idx.astype(float)", "(x * 2.0).astype(float)", "x.astype(float)"])
+def test_astype_float_written_in_a_loop(made):
+    # `.astype(float)` makes a new array (a copy even of a float array), so a
+    # loop may write into it: it was refused ("must start as a new array"),
+    # though the refusals of integer arrays suggest exactly this rewrite; the
+    # caller's array (`x.astype(float)` of a float x) is left as it was
+    f = make_function("import numpy as np\ndef f(x, idx):\n"
+                      f"    z = {made}\n    for i in range(len(x)):\n"
+                      "        if x[i] > 0.0:\n            z[i] = z[i] * x[i] + 1.0\n"
+                      "    return np.sum(z * x)\n")
+    from array_oracle import fd_gradient
+    x, idx = np.array([0.5, -1.2, 2.0]), np.arange(3)
+    given = x.copy()
+    np.testing.assert_allclose(s2s_ad.grad(f, wrt=0)(given, idx), fd_gradient(f, [x, idx], 0),
+                               rtol=1e-6, atol=1e-8)
+    assert np.array_equal(given, x)
+    value, pull = s2s_ad.vjp(f, x.copy(), idx)
+    np.testing.assert_allclose(pull(1.0)[0], fd_gradient(f, [x, idx], 0), rtol=1e-6, atol=1e-8)

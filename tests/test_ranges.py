@@ -82,3 +82,15 @@ def test_a_range_of_an_unannotated_int_in_numpy_code():
     x = np.array([0.5, 0.8])
     np.testing.assert_allclose(s2s_ad.grad(f, wrt=0)(x, 3), fd_gradient(f, [x, 3], 0),
                                rtol=1e-6)
+
+
+@pytest.mark.parametrize("rebind", ["    for j in range(2):\n        r = range(1, n)\n",
+                                    "    if x > 0.0:\n        r = range(1, n)\n"])
+def test_a_range_bound_again_in_a_loop_or_branch_is_refused_located(rebind):
+    # its bounds are read while lowering: one binding, before loops and branches
+    f = make_function("def f(x, n: int = 3):\n    r = range(n)\n" + rebind
+                      + "    t = 0.0\n    for i in r:\n        t = t + x * i\n    return t\n")
+    with pytest.raises(s2s_ad.SourceError, match="`r` is a range bound again in a loop or "
+                       "branch") as info:
+        s2s_ad.grad(f)(0.5, 3)
+    assert info.value.line == 6 and "bind it once" in str(info.value)

@@ -35,8 +35,14 @@ def _t(x):
 class Tensor(np.ndarray):
     """An ndarray with the tensor methods the corpus calls."""
 
-    def sum(self, dim=None, keepdim=False):
-        return _t(np.sum(np.asarray(self), axis=dim, keepdims=keepdim))
+    def sum(self, dim=None, keepdim=False, *, axis=None, keepdims=False, out=None, dtype=None):
+        # (axis=, keepdims=: torch's NumPy-style aliases, which np.sum of a tensor passes)
+        return _t(np.sum(np.asarray(self), axis=dim if axis is None else axis,
+                         keepdims=keepdim or keepdims))
+
+    def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=False, out=None, dtype=None):
+        return _t(np.mean(np.asarray(self), axis=dim if axis is None else axis,
+                          keepdims=keepdim or keepdims))
 
     def pow(self, p):
         return _t(np.asarray(self) ** p)
@@ -87,7 +93,16 @@ class Tensor(np.ndarray):
         return _t(np.sin(np.asarray(self)))
 
     def double(self):
-        return _t(np.asarray(self, dtype=np.float64))
+        return _t(np.asarray(self, dtype=np.float64))  # itself when float64, as torch
+
+    def contiguous(self):
+        return self
+
+    def expand_as(self, other):
+        return self.expand(*np.shape(other))
+
+    def flatten(self):
+        return _t(np.reshape(np.asarray(self), -1))  # a view where NumPy can, as torch
 
     def item(self):
         return np.asarray(self).item()
@@ -118,7 +133,8 @@ def _elementwise(name, f):
 
 
 for _name, _f in (("exp", np.exp), ("log", np.log), ("sqrt", np.sqrt), ("sin", np.sin),
-                  ("cos", np.cos), ("tanh", np.tanh),
+                  ("cos", np.cos), ("tanh", np.tanh), ("atan", np.arctan), ("neg", np.negative),
+                  ("square", np.square), ("abs", np.abs),
                   ("sigmoid", lambda a: 1.0 / (1.0 + np.exp(-a)))):
     _elementwise(_name, _f)
 
@@ -158,6 +174,37 @@ torch.min.__name__, torch.min.__module__ = "min", "torch"
 @_torch
 def amax(x, dim=(), keepdim=False):
     return _t(np.max(np.asarray(x), axis=dim if dim != () else None, keepdims=keepdim))
+
+
+@_torch
+def amin(x, dim=(), keepdim=False):
+    return _t(np.min(np.asarray(x), axis=dim if dim != () else None, keepdims=keepdim))
+
+
+@_torch
+def mean(x, dim=None, keepdim=False):
+    return _t(np.mean(np.asarray(x), axis=dim, keepdims=keepdim))
+
+
+@_torch
+def maximum(x, y):
+    return _t(np.maximum(np.asarray(x), np.asarray(y)))
+
+
+@_torch
+def minimum(x, y):
+    return _t(np.minimum(np.asarray(x), np.asarray(y)))
+
+
+@_torch
+def ones(*size, dtype=None):
+    shape = size[0] if len(size) == 1 else size
+    return _t(np.ones(shape, dtype=dtype or np.float32))
+
+
+@_torch
+def ones_like(x, dtype=None):
+    return _t(np.ones_like(np.asarray(x), dtype=dtype))
 
 
 @_torch
@@ -246,6 +293,21 @@ def where(condition, x, y):
 @_torch
 def tensor(data, dtype=None):
     return _t(np.array(data, dtype=dtype))
+
+
+@_torch
+def permute(x, dims):
+    return _t(np.transpose(np.asarray(x), tuple(dims)))
+
+
+@_torch
+def from_numpy(a):
+    return a.view(Tensor)  # shares the array's memory, as torch
+
+
+@_torch
+def as_tensor(data, dtype=None):
+    return _t(np.asarray(data, dtype=dtype))  # the array itself where the dtype agrees
 
 
 @_torch

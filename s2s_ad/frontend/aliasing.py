@@ -48,7 +48,7 @@ import numpy
 from s2s_ad import ir
 from s2s_ad.frontend import own_helpers, structures, tf_names, torch_names
 from s2s_ad.frontend.numpy import METHODS
-from s2s_ad.frontend.numpy_index import VIEW_CALLS, first_leak, parents_of
+from s2s_ad.frontend.numpy_index import VIEW_CALLS, first_leak, held as _held, parents_of
 
 SYMBOLS = {ast.Add: "+=", ast.Sub: "-=", ast.Mult: "*=", ast.Div: "/=", ast.Pow: "**=",
            ast.Mod: "%=", ast.FloorDiv: "//="}
@@ -161,6 +161,21 @@ class InPlaceNames:
                     isinstance(a, ir.Value) and id(a) in shares for a in op.args):
                 return tree, f"it was passed to `{op.callee.fn.__name__}` (line {op.loc.line}), " \
                              "whose result may be that very array"
+        return None
+
+    def given_to_helper(self, base: ir.Value):
+        """The call of a function of the user's that was given ``base``'s
+        array (or a view of it) and may return it or a view of it (its result
+        is not only numbers, nor always a new array), or None."""
+        shares = {id(base)} | {v for v, r in self.roots.items() if r is base}
+        for op in self.ops:
+            if isinstance(op, ir.Op) and op.callee is not None and any(
+                    isinstance(a, ir.Value) and id(a) in shares for a in op.args):
+                outs = op.out if isinstance(op.out, tuple) else (op.out,)
+                if all(isinstance(o, ir.Value) and o.kind in ("float", "int", "bool")
+                       for o in outs) or returns_fresh(op.callee.fn):
+                    continue
+                return op
         return None
 
     def after_inplace(self, stmt: ast.AugAssign, old: ir.Operand, new: ir.Operand) -> None:
@@ -348,14 +363,3 @@ def _statement(node: ast.AST, parents: dict) -> ast.AST:
     while not isinstance(node, ast.stmt) and id(node) in parents:
         node = parents[id(node)]
     return node
-
-
-def _held(value):
-    """The values inside a tuple, list or dict (nested)."""
-    items = value.items.values() if isinstance(value, structures.StaticDict) else (
-        value.items if isinstance(value, structures.StaticList) else value)
-    for a in items:
-        if structures.is_structure(a):
-            yield from _held(a)
-        else:
-            yield a

@@ -106,6 +106,15 @@ class Iteration:
                 return value, None
         if isinstance(it, ast.Name):
             structures._param_used_as_sequence(self, self.env.get(it.id), it)
+            if any(isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+                   and isinstance(n.value.func, ast.Name) and n.value.func.id == "range"
+                   and any(isinstance(t, ast.Name) and t.id == it.id for t in n.targets)
+                   for n in ast.walk(self.src.tree)):
+                raise self.src.error(it, f"`{it.id}` is a range bound again in a loop or "
+                                     "branch (or not bound on every path to here); a range "
+                                     "bound to a name is read while lowering: bind it once, "
+                                     "before loops and branches, or iterate over "
+                                     "`range(...)` itself")
         raise self.src.error(it, "a `for` loop must iterate over `range(...)` or over a list/"
                              "tuple parameter (unchanged) of floats")
 

@@ -39,7 +39,7 @@ import numpy
 from s2s_ad import ir
 from s2s_ad.frontend import (conditions, list_joins, list_stacks, numpy_attrs, numpy_more,
                              runtime_checks, structures, torch_names, write_dtypes)
-from s2s_ad.frontend.numpy_index import ArrayIndexing
+from s2s_ad.frontend.numpy_index import VIEW_CALLS, ArrayIndexing
 from s2s_ad.rules import RULES
 from s2s_ad.rules.numpy import BROADCASTING, SAME_SHAPE
 
@@ -183,6 +183,8 @@ class ArrayLowering(ArrayIndexing):
         """id(value) -> why reading it is refused (a view of an array assigned into since)."""
         self.control_flow = any(isinstance(n, (ast.For, ast.While, ast.If, ast.IfExp))
                                 and not runtime_checks.is_rank_check(n)
+                                or isinstance(n, (ast.ListComp, ast.GeneratorExp))
+                                and _holds_arrays(n)
                                 for n in ast.walk(self.tree))
         aliases, uses = numpy_use(self.src)
         self.names_numpy = uses
@@ -325,6 +327,8 @@ class ArrayLowering(ArrayIndexing):
         numpy_attrs.check_attrs(self, prim, attrs, node)
         if prim == "np.transpose" and attrs.get("axes") is not None:
             axes = attrs["axes"]
+            if isinstance(axes, int):  # np.transpose(v, 0), x.permute(0): one axis
+                axes = attrs["axes"] = (axes,)
             attrs["inverse_axes"] = tuple(sorted(range(len(axes)), key=lambda i: axes[i]))
         if prim == "np.prod" and isinstance(attrs.get("axis"), tuple):
             raise self.src.error(node, "`np.prod` over a tuple of axes is not supported; "
@@ -570,3 +574,25 @@ def _dtype_of(lo, dtype: ast.expr | None) -> ast.expr | None:
         return dtype.args[0]
     return None
 
+
+def _holds_arrays(comp) -> bool:
+    """Whether a comprehension may be the loop it stands for, over an array's
+    rows or a list of any length, or make a list of arrays other names hold
+    (``[r for r in M]``, ``[M[i] for i in range(n)]``, the rows of ``M``
+    themselves): for writes into arrays it is a loop, as ``for r in M:`` is.
+    Not one over ``range(...)`` or a list written out whose items are new
+    values (``[np.arange(c + 1, d) for c in range(d - 1)]``)."""
+    fresh = isinstance(comp.elt, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.Constant)) or (
+        isinstance(comp.elt, ast.Call) and not (isinstance(comp.elt.func, ast.Attribute)
+                                                and comp.elt.func.attr in VIEW_NAMES))
+    if not fresh:
+        return True
+    for gen in comp.generators:
+        it = gen.iter
+        if not (isinstance(it, (ast.List, ast.Tuple)) or isinstance(it, ast.Call)
+                and isinstance(it.func, ast.Name) and it.func.id == "range"):
+            return True
+    return False
+
+
+VIEW_NAMES = VIEW_CALLS | {"swapaxes", "moveaxis", "diagonal", "flip", "broadcast_to", "view"}

@@ -171,6 +171,12 @@ class ArrayIndexing:
             # may be the very array it was given).
             raise self.src.error(target, f"`{name}` may be an array created elsewhere; assign "
                                  f"into a copy (`{name} = np.copy({name})`) first")
+        given = self.given_to_helper(base)
+        if given is not None:
+            raise self.src.error(target, f"`{name}` was passed to `{given.callee.fn.__name__}` "
+                                 f"(line {given.loc.line}), whose result may be that very array "
+                                 "or a view of it, which the write would change too; assign "
+                                 f"into a copy (`{name} = np.copy({name})`) first")
         value = self.expr(value_node)
         if isinstance(value, tuple):
             raise self.src.error(value_node, "a tuple cannot be assigned into an array")
@@ -210,6 +216,8 @@ class ArrayIndexing:
         for k, v in list(self.env.items()):
             if v is base:
                 self.env[k] = out
+            elif structures.is_structure(v):
+                self.env[k] = _replaced(v, base, out)  # `xs = [M]`: xs[0] is M, written
         for vid, r in list(self.roots.items()):
             if r is base and vid != id(base):
                 self.stale[vid] = why
@@ -277,10 +285,48 @@ class ArrayIndexing:
         why = self.stale.get(id(value))
         if why is not None:
             raise self.src.error(node, f"`{name}` cannot be read here: {why}")
+        for item in held(value):  # a list or tuple holding a view: `rows = [M[0], M[1]]`
+            why = self.stale.get(id(item))
+            if why is not None:
+                raise self.src.error(node, f"`{name}` cannot be read here: it holds an array "
+                                     f"that {why.removeprefix('it ')}")
+
+
+def _replaced(value, base, out):
+    """``value`` (a list, tuple or dict known while lowering, nested) with
+    every item that is ``base`` now ``out``: the array's later version, as
+    the Python list holds the array that was written into. Lists and dicts
+    are changed in place (other names may hold them), tuples made anew."""
+    def one(v):
+        return out if v is base else _replaced(v, base, out) if structures.is_structure(v) \
+            else v
+    if isinstance(value, tuple):
+        return tuple(one(v) for v in value)
+    if isinstance(value, structures.StaticList):
+        value.items[:] = [one(v) for v in value.items]
+    elif isinstance(value, (structures.StaticDict, structures.StaticObject)):
+        for k in list(value.items):
+            value.items[k] = one(value.items[k])
+    return value
+
+
+def held(value):
+    """The values a list, tuple or dict known while lowering holds (nested)."""
+    if isinstance(value, tuple):
+        items = value
+    elif isinstance(value, structures.StaticList):
+        items = value.items
+    elif isinstance(value, (structures.StaticDict, structures.StaticObject)):
+        items = value.items.values()
+    else:
+        return
+    for v in items:
+        yield v
+        yield from held(v)
 
 
 CONSTRUCTORS = {"zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "copy", "empty",
-                "empty_like", "array"}
+                "empty_like", "array", "astype"}
 VIEW_CALLS = {"reshape", "transpose", "ravel", "squeeze", "expand_dims", "asarray", "T",
               "flatten"}
 

@@ -38,6 +38,11 @@ from s2s_ad.frontend import torch_names
 from s2s_ad.frontend.library_forms import Rewrite
 from s2s_ad.frontend.torch_table import ATTRIBUTES, FUNCTIONS, METHODS
 
+NUMPY_VIEWS = {"asarray", "asanyarray", "reshape", "transpose", "ravel", "swapaxes", "moveaxis",
+               "expand_dims", "squeeze", "diagonal", "broadcast_to", "atleast_1d", "atleast_2d",
+               "atleast_3d", "flip", "real", "imag"}
+"""NumPy functions whose result may be a view of their argument."""
+
 DROPPED = frozenset({"device", "requires_grad", "layout", "pin_memory", "memory_format",
                      "non_blocking"})
 """Keywords with no meaning for the NumPy computation (dropped, never read)."""
@@ -101,21 +106,54 @@ class _TorchRewrite(Rewrite):
         ``x``'s storage, a copy does not: read where that cannot show, on a
         copy (``x.clone().detach()``, ``x.detach().clone()``) or in a function
         that writes into no array (no subscript or augmented assignment)."""
-        node = self.current
-        copied = self.copies(x) or id(node) in self.cloned
-        writes = any(isinstance(n, ast.AugAssign) or isinstance(n, (ast.Assign, ast.AnnAssign))
-                     and any(isinstance(t, ast.Subscript) for t in (
-                         n.targets if isinstance(n, ast.Assign) else [n.target])
-                         for t in ast.walk(t))
-                     for n in ast.walk(self.src.tree))
-        if not copied and writes:
-            raise self.refuse(node, "`.detach()` shares the tensor's storage, which a function "
-                              "that writes into arrays could see: write `.clone().detach()` "
-                              "(a copy without derivative)")
+        self.unshared(x, "`.detach()` shares the tensor's storage, which a function that "
+                      "writes into arrays could see: write `.clone().detach()` (a copy "
+                      "without derivative)")
         if self.copies(x):  # np.copy(detached(...)): a new array the function may write into
             x.args = [self.call_global("detached", torch_names.detached, *x.args)]
             return x
         return self.call_global("detached", torch_names.detached, x)
+
+    def shared(self, x, what: str, rewritten):
+        """``rewritten``, a new array standing for a torch result that may
+        share ``x``'s storage (``x.double()`` of a float64 tensor is ``x``
+        itself, ``x.expand(...)`` a view of it, ``torch.as_tensor(a, dtype=)``
+        of a float64 array ``a`` itself), where no write can tell the two
+        apart (as :meth:`unshared`)."""
+        self.unshared(x, f"`{what}` may share the tensor's storage (torch returns the tensor "
+                      "itself or a view of it), which a function that writes into arrays "
+                      f"could see: write `.clone()` before or after it for a copy")
+        return rewritten
+
+    def unshared(self, x, message: str) -> None:
+        """Refuse the current call, whose torch result may share ``x``'s
+        storage, unless it is read on a copy or the function writes into no
+        array (no subscript or augmented assignment)."""
+        node = self.current
+        copied = self.copies(x) or id(node) in self.cloned or self.fresh(x)
+        if not copied and self.writes_arrays():
+            raise self.refuse(node, message)
+
+    def fresh(self, x) -> bool:
+        """Whether ``x`` (rewritten) is a value no name holds: arithmetic, a
+        comparison, or a NumPy function that returns a new array (not one of
+        the views, ``np.reshape``, ``np.transpose``, ...)."""
+        if isinstance(x, (ast.BinOp, ast.UnaryOp, ast.Compare)):
+            return True
+        if not isinstance(x, ast.Call):
+            return False
+        obj = self.resolve(x.func)
+        module = getattr(obj, "__module__", None) or ""
+        numpy_fn = module == "numpy" or module.startswith("numpy.") \
+            or isinstance(obj, numpy.ufunc)
+        return numpy_fn and getattr(obj, "__name__", "") not in NUMPY_VIEWS
+
+    def writes_arrays(self) -> bool:
+        return any(isinstance(n, ast.AugAssign) or isinstance(n, (ast.Assign, ast.AnnAssign))
+                   and any(isinstance(t, ast.Subscript) for t in (
+                       n.targets if isinstance(n, ast.Assign) else [n.target])
+                       for t in ast.walk(t))
+                   for n in ast.walk(self.src.tree))
 
     def copies(self, node) -> bool:
         """Whether ``node`` (rewritten) is a fresh copy: ``np.copy(...)``."""

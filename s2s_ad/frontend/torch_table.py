@@ -122,7 +122,7 @@ def _expand(r, a):
            for e in ast.walk(sizes)):
         raise r.refuse(sizes, "`expand` with -1 (keep a dimension) is not supported: give "
                        "every size (`x.shape[k]` for a kept one)")
-    return r.broadcast(a["input"], sizes)
+    return r.shared(a["input"], "expand", r.broadcast(a["input"], sizes))
 
 
 def _cross(r, a):
@@ -191,14 +191,18 @@ def _softmax(r, a, log=False):
     return shifted if log else r.np("exp", shifted)
 
 
-def _tensor(r, a):
+def _tensor(r, a, shares: bool = False):
     """``torch.tensor(data)``: ``np.array(data)``; with ``dtype=torch.float64``
-    (or ``double``) ``np.array(data) * 1.0``, a float array of the same values."""
+    (or ``double``) ``np.array(data) * 1.0``, a float array of the same values.
+    ``torch.as_tensor(data)`` and ``torch.from_numpy(data)`` (``shares``) keep
+    the array they are given, as torch does: ``np.asarray(data)``, which a
+    write through either name shows in the other."""
     data, dtype = a["data"], a.get("dtype")
     if dtype is None:
-        return r.np("array", data)
+        return r.np("asarray" if shares else "array", data)
     if r.resolve(dtype) is numpy.float64:  # torch.float64, read as np.float64
-        return ast.BinOp(r.np("array", data), ast.Mult(), ast.Constant(1.0))
+        copy = ast.BinOp(r.np("array", data), ast.Mult(), ast.Constant(1.0))
+        return r.shared(data, "as_tensor", copy) if shares else copy
     raise r.refuse(dtype, "`dtype=` of torch.tensor is read for torch.float64 only: write "
                    "float entries (`1.0`) for a float tensor, int entries for an index")
 
@@ -335,7 +339,8 @@ FUNCTIONS: dict[str, Spec] = {
         axis2=a.get("dim2"))),
     "repeat_interleave": Spec("input repeats dim", _repeat_interleave),
     "tile": Spec("input dims", lambda r, a: r.np("tile", a["input"], a["dims"])),
-    "broadcast_to": Spec("input size", lambda r, a: r.broadcast(a["input"], a["size"])),
+    "broadcast_to": Spec("input size", lambda r, a: r.shared(
+        a["input"], "broadcast_to", r.broadcast(a["input"], a["size"]))),
     "nn.functional.pad": Spec("input pad mode value", _pad),
     # construction
     "zeros": _spread("zeros"), "ones": _spread("ones"), "empty": _spread("zeros"),
@@ -350,7 +355,8 @@ FUNCTIONS: dict[str, Spec] = {
     "linspace": Spec("start end steps dtype", lambda r, a: r.np(
         "linspace", a["start"], a["end"], a["steps"], dtype=r.dtype(a.get("dtype")))),
     "tensor": Spec("data dtype", _tensor),
-    "as_tensor": Spec("data dtype", _tensor), "from_numpy": Spec("data", _tensor),
+    "as_tensor": Spec("data dtype", lambda r, a: _tensor(r, a, shares=True)),
+    "from_numpy": Spec("data", lambda r, a: _tensor(r, a, shares=True)),
 }
 """torch functions (by their name after ``torch.``) and the NumPy each is read as."""
 
@@ -377,8 +383,8 @@ METHODS: dict[str, Spec] = {
     "view": Spec("input *shape", _method_view),
     "reshape": Spec("input *shape", _method_view),
     "expand": Spec("input *size", _expand),
-    "expand_as": Spec("input other", lambda r, a: r.broadcast(
-        a["input"], ast.Attribute(a["other"], "shape", ast.Load()))),
+    "expand_as": Spec("input other", lambda r, a: r.shared(a["input"], "expand_as", r.broadcast(
+        a["input"], ast.Attribute(a["other"], "shape", ast.Load())))),
     "view_as": Spec("input other", lambda r, a: r.np(
         "reshape", a["input"], ast.Attribute(a["other"], "shape", ast.Load()))),
     "reshape_as": Spec("input other", lambda r, a: r.np(
@@ -387,7 +393,8 @@ METHODS: dict[str, Spec] = {
                                                       r.shape(a["*sizes"]))),
     "clone": Spec("input", lambda r, a: r.np("copy", a["input"])),
     "detach": Spec("input", lambda r, a: r.detach(a["input"])),
-    "double": Spec("input", lambda r, a: ast.BinOp(a["input"], ast.Mult(), ast.Constant(1.0))),
+    "double": Spec("input", lambda r, a: r.shared(a["input"], "double", ast.BinOp(
+        a["input"], ast.Mult(), ast.Constant(1.0)))),
     "contiguous": Spec("input", lambda r, a: a["input"]),
     "size": Spec("input dim", _size),
     "dim": Spec("input", lambda r, a: r.np("ndim", a["input"])),
