@@ -79,6 +79,17 @@ class Namer:
                     self._next[base] = earlier
 
 
+def unused(base: str, taken: set) -> str:
+    """``base``, or ``base_1``, ``base_2``, ... : the first name not in
+    ``taken``, which it is added to (the rewrites of the source before it is
+    lowered take their names so)."""
+    name, i = base, 1
+    while name in taken:
+        name, i = f"{base}_{i}", i + 1
+    taken.add(name)
+    return name
+
+
 def identifiers(tree: ast.AST) -> set[str]:
     """Every identifier that appears in ``tree``."""
     out: set[str] = set()

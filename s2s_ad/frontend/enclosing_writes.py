@@ -44,6 +44,8 @@ import ast
 import builtins
 import copy
 
+from s2s_ad.names import unused
+
 COLLECTORS = ("tuple", "list")
 
 
@@ -184,11 +186,7 @@ def _inline_generator(owner, fn, own: set, stmt, outer, call, taken) -> None:
     parameters and variables renamed, each ``yield e`` appending ``e`` to a
     list that stands in place of the call."""
     def fresh(base):
-        name, i = base, 1
-        while name in taken:
-            name, i = f"{base}_{i}", i + 1
-        taken.add(name)
-        return name
+        return unused(base, taken)
 
     names = {v: fresh(v) for v in sorted(own)}
     items = fresh("items")
@@ -348,11 +346,7 @@ def _site(stmt, name, src, declared):
 def _thread(kind, stmt, call, standing, declared, owner, taken) -> None:
     """Rewrite one use: the state passed in and taken back."""
     def fresh(base):
-        name, i = base, 1
-        while name in taken:
-            name, i = f"{base}_{i}", i + 1
-        taken.add(name)
-        return name
+        return unused(base, taken)
 
     def threaded(c):
         c.args = list(c.args) + [ast.Name(v, ast.Load()) for v in declared]

@@ -33,7 +33,7 @@ import types
 
 from s2s_ad.errors import SourceError
 from s2s_ad.frontend import jax_names
-from s2s_ad.names import identifiers
+from s2s_ad.names import identifiers, unused
 
 
 def inline(src, locate) -> None:
@@ -51,11 +51,7 @@ class _Inliner:
         self.src, self.locate, self.taken = src, locate, taken
 
     def fresh(self, base: str) -> str:
-        name, i = base, 1
-        while name in self.taken:
-            name, i = f"{base}_{i}", i + 1
-        self.taken.add(name)
-        return name
+        return unused(base, self.taken)
 
     def body(self, node) -> None:
         for field in ("body", "orelse", "finalbody"):

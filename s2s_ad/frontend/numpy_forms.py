@@ -34,6 +34,8 @@ import copy
 
 import numpy
 
+from s2s_ad.names import unused
+
 _MISSING = object()
 
 
@@ -112,11 +114,7 @@ class _Forms(ast.NodeTransformer):
         return out
 
     def fresh(self, base: str) -> str:
-        name, i = base, 1
-        while name in self.taken:
-            name, i = f"{base}_{i}", i + 1
-        self.taken.add(name)
-        return name
+        return unused(base, self.taken)
 
     def resolve(self, node: ast.expr):
         if isinstance(node, ast.Name):

@@ -45,6 +45,7 @@ from s2s_ad.frontend import enclosing_writes, tf_names
 from s2s_ad.frontend.library_forms import Rewrite
 from s2s_ad.frontend.library_table import Spec
 from s2s_ad.frontend.tf_table import FUNCTIONS, METHODS
+from s2s_ad.names import unused
 
 HINTS = {
     "GradientTape": "differentiate with s2s_ad.grad / s2s_ad.vjp instead",
@@ -93,11 +94,7 @@ class _TfRewrite(Rewrite):
         return self.resolve(dtype) is numpy.float64
 
     def fresh(self, base: str) -> str:
-        name, i = base, 1
-        while name in self.taken:
-            name, i = f"{base}_{i}", i + 1
-        self.taken.add(name)
-        return name
+        return unused(base, self.taken)
 
     def visit_AugAssign(self, node):
         node = self.generic_visit(node)
