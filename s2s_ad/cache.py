@@ -217,7 +217,10 @@ def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Calla
         if code is None:
             code = generated(fn, wrt, kind, output, lengths, arrays | taken, statics,
                              checkpoint)
-            # (its own dispatch would find these very arrays: skip it)
+            # (its own dispatch would find these very arrays: skip it; and the
+            # reader of a closure's or the module's data around it: this call
+            # was given them already)
+            code = getattr(code, "__s2s_ad_compiled__", code)
             code = specialised[arrays] = getattr(code, "__wrapped__", code)
         return code(*args, **kwargs)
 

@@ -3,6 +3,7 @@ arrays): constants of the gradient, read from the module on every call
 (tests/test_module_data.py)."""
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -112,3 +113,23 @@ def with_constants(x):
 
 
 module_lambda = lambda w: np.sum((DATA @ w - TARGET) ** 2)  # noqa: E731
+
+
+class Layer(NamedTuple):
+    W: np.ndarray
+    b: np.ndarray
+    act: str
+
+
+def forward_layers(layers, x):
+    for L in layers:
+        x = x @ L.W + L.b
+        if L.act == "tanh":
+            x = np.tanh(x)
+    return x
+
+
+def structure_and_data(layers):
+    """A structure parameter (layers named by their activation) and module data."""
+    p = forward_layers(layers, DATA)[:, 0]
+    return np.mean((p - TARGET) ** 2)

@@ -267,3 +267,21 @@ def test_jacobians_of_a_function_reading_module_data():
     """residual(w) = DATA @ w - TARGET: its Jacobian is DATA (exactly)."""
     for jac in (s2s_ad.jacfwd, s2s_ad.jacrev, s2s_ad.jacobian):
         np.testing.assert_array_equal(np.asarray(jac(M.residual)(W)), M.DATA)
+
+
+def test_a_structure_parameter_beside_module_data():
+    # the code per structure (layers named by their activation) called with
+    # the module's data: it ran into itself without end before
+    rng = np.random.default_rng(7)
+    layers = [M.Layer(rng.normal(size=(3, 4)), rng.normal(size=4), "tanh"),
+              M.Layer(rng.normal(size=(4, 1)), rng.normal(size=1), "linear")]
+    g = s2s_ad.grad(M.structure_and_data)(layers)
+    assert [x.act for x in g] == ["tanh", "linear"]
+    for i, L in enumerate(layers):
+        for field in ("W", "b"):
+            def f(a, i=i, L=L, field=field):
+                moved = list(layers)
+                moved[i] = L._replace(**{field: a})
+                return M.structure_and_data(moved)
+            want = fd_gradient(f, [getattr(L, field)], 0)
+            np.testing.assert_allclose(getattr(g[i], field), want, rtol=1e-5, atol=1e-7)
