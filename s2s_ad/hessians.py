@@ -185,15 +185,28 @@ def hessian(fn: Callable, wrt: Wrt = 0) -> Callable:
     held = _captured(fn)
 
     def full(*args, **kwargs):
+        if held is None and not kwargs:
+            # the kinds of the last call's arguments, tested in one generated function
+            fast = memo.get("hessian fast")
+            if fast is not None and len(args) == fast[0]:
+                out = fast[1](*args)
+                if out is not _MISS:
+                    return out
+        plain = held is None and not kwargs
         if held is not None:
             kwargs = {**held(), **kwargs}
-        names, many, product, _ = _hvp_function(fn, wrt, args, kwargs, memo)
+        found = _hvp_function(fn, wrt, args, kwargs, memo)
+        names, many, product, _ = found
         points = _arguments(fn, args, kwargs, names)
         if all(p.__class__ in (float, int) for p in points):
             # numbers: column j is H·e_j, a tuple of numbers
             n = len(names)
             columns = [product(args, kwargs, [float(i == j) for i in range(n)])
                        for j in range(n)]
+            quick = callplan.kinds(args) if plain else None
+            if quick is not None:
+                # the next call with arguments of these kinds: the same products, unrolled
+                memo["hessian fast"] = (len(args), _fast_hessian(quick, found))
             if not many:
                 return float(columns[0])
             return tuple(tuple(float(columns[j][i]) for j in range(n)) for i in range(n))
@@ -206,6 +219,36 @@ def hessian(fn: Callable, wrt: Wrt = 0) -> Callable:
     full.__name__ = "hessian_" + getattr(fn, "__name__", "fn")
     full.__s2s_ad_origin__ = SECOND
     return full
+
+
+def _fast_hessian(key: tuple, found) -> Callable:
+    """``fast(*args)``: the Hessian between number parameters as the slow
+    path computes it (one product per parameter, its seed 1.0 and the others
+    0.0), the generated gradient of the JVP module called once per column
+    with no binding of the arguments, for arguments of the kinds ``key``
+    (:func:`s2s_ad.callplan.kinds`); ``_MISS`` for any other call."""
+    _, many, product, _ = found
+    second, tangents = product.gradient, product.tangents
+    params = [f"_s2s_a{i}" for i in range(len(key))]
+    space = {"_s2s_second": second, "_s2s_miss": _MISS, "_s2s_float": float}
+    tests = signatures.kind_tests(params, key, space)
+    given = "".join(p + ", " for p in params)
+    n = len(tangents)
+    lines = [f"def fast({', '.join(params)}):",
+             f"    if {' and '.join(f'({t})' for t in tests) or 'True'}:"]
+    for j in range(n):
+        seeds = ", ".join(f"{t}={1.0 if k == j else 0.0}" for k, t in enumerate(tangents))
+        lines.append(f"        _s2s_c{j} = _s2s_second({given}{seeds})")
+    if not many:
+        lines.append("        return _s2s_float(_s2s_c0)")
+    else:
+        rows = ", ".join("(" + "".join(f"_s2s_float(_s2s_c{j}[{i}]), " for j in range(n)) + ")"
+                         for i in range(n))
+        lines.append(f"        return ({rows},)")
+    lines.append("    return _s2s_miss")
+    exec(compile("\n".join(lines) + "\n", "<s2s-ad: hessian of arguments of these kinds>",
+                 "exec"), space)
+    return space["fast"]
 
 
 def _blocks(points: list, hvp_of) -> list[list]:

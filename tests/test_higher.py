@@ -440,3 +440,30 @@ def test_parameters_named_like_tangents_and_seeds(seed, tmp_path):
     draw = helper_program if (seed - 900_000) % 3 == 0 else program
     prog = draw(RandomDraw(seed))
     _random_second(prog, import_program(prog, str(tmp_path), f"h6_{seed}"))
+
+
+def _mixed(x, y, s=2.0):
+    return np.sum(np.sin(x * y) * s + x ** 3 / (1.0 + y * y))
+
+
+def test_hessian_called_again_with_other_numbers_and_kinds():
+    """After a first call with number arguments, ``hessian`` calls the
+    generated products straight (one unrolled function per kinds of the
+    arguments): each call, with new numbers, with ints, with an array between
+    them and with the default given, against central differences of the
+    checked gradient."""
+    for wrt in (("x", "y"), ("y",)):
+        H = s2s_ad.hessian(_mixed, wrt=wrt if len(wrt) > 1 else wrt[0])
+        for args in ([0.3, -0.7], [1.1, 0.4], [2, 1], [np.array([0.3, 0.5]), 0.2],
+                     [0.9, -0.1, 3.0], [-0.4, 0.6]):
+            got = H(*args)
+            blocks = got if len(wrt) > 1 else ((got,),)
+            names = list(inspect.signature(_mixed).parameters)
+            sizes = [np.size(args[names.index(w)]) for w in wrt]
+            full = np.block([[np.reshape(np.asarray(b, dtype=float), (m, n))
+                              for b, n in zip(row, sizes)] for row, m in zip(blocks, sizes)])
+            want = fd_hessian(_mixed, [a if isinstance(a, np.ndarray) else float(a)
+                                       for a in args], wrt)
+            np.testing.assert_allclose(full, want, rtol=1e-5, atol=1e-7)
+            if not isinstance(args[0], np.ndarray):
+                assert blocks[0][0].__class__ is float
