@@ -203,8 +203,10 @@ def _note(line: Line, sw: ControlSweep) -> tuple[str, ...]:
     where = f"line {node.loc.line}" if node is not None else ""
     what = "loop" if isinstance(node, (ir.For, ir.While)) else "branch"
     if k == "zero":
-        if node is None:
+        if node is None and line.stmt.comment.startswith("the adjoint of "):
             return (f"one adjoint per item: {line.stmt.comment}",)
+        if node is None:
+            return (f"starts at 0: {line.stmt.comment}",)
         if isinstance(node, (ir.For, ir.While)) and line.writes and not _added_in(line, sw):
             return ("starts at 0: the value does not reach the result after the loop at "
                     f"{where}",)

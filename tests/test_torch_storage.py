@@ -34,9 +34,21 @@ def copies():
     return [np.array(a) if isinstance(a, np.ndarray) else a for a in ARGS]
 
 
+def _ndarray_times_tensor() -> bool:
+    """Whether ``ndarray * Tensor`` runs (the stand-in's does; torch 2.13 with
+    NumPy 2.4 raises TypeError), which ``from_numpy_written``'s reference needs."""
+    try:
+        np.zeros(1) * m.torch.ones(1, dtype=m.torch.float64)
+    except TypeError:
+        return False
+    return True
+
+
 @pytest.mark.parametrize("name", ACCEPTED)
 def test_gradient_against_central_differences(name):
     f = getattr(m, name)
+    if name == "from_numpy_written" and not _ndarray_times_tensor():
+        pytest.skip("this torch cannot multiply an ndarray by a Tensor: no reference")
     got = s2s_ad.grad(f, wrt=(0, 1, 2))(*copies())
     for i, g in enumerate(got):
         want = fd_gradient(original(f), copies(), i)
@@ -46,6 +58,8 @@ def test_gradient_against_central_differences(name):
 @pytest.mark.parametrize("name", ["clone_then_double_written", "from_numpy_written"])
 def test_through_vjp_and_in_a_helper_in_a_loop(name, tmp_path):
     f = getattr(m, name)
+    if name == "from_numpy_written" and not _ndarray_times_tensor():
+        pytest.skip("this torch cannot multiply an ndarray by a Tensor: no reference")
     value, pull = s2s_ad.vjp(f, *copies())
     np.testing.assert_allclose(value, float(original(f)(*copies())), rtol=1e-12)
     grads = pull(-0.5)

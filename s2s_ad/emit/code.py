@@ -47,6 +47,20 @@ def name_nodes(node: ast.AST) -> list[ast.Name]:
     return out
 
 
+
+def may_be_infinite(node: ast.AST) -> bool:
+    """Whether a local derivative in ``node`` may be infinite where its op's
+    value is finite: it divides, raises to a power or calls a function (a
+    root, a logarithm, ...). An over-approximation: code guarded for it
+    costs a test, no more."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Div, ast.Pow, ast.FloorDiv,
+                                                          ast.Mod)):
+            return True
+        if isinstance(n, ast.Call):
+            return True
+    return False
+
 @dataclass(eq=False)
 class Stmt:
     """One simple statement. ``node`` None makes a comment-only line."""

@@ -35,7 +35,7 @@ from s2s_ad.emit.code import (Block, CodeFunction, Stmt, effect_statement,
                               signature, tree_leaves, unpack_params, while_block)
 from s2s_ad.emit.code import call as _call
 from s2s_ad.errors import SourceError
-from s2s_ad.forward import linear, scaling
+from s2s_ad.forward import linear, scaling, sink
 from s2s_ad.names import Namer
 from s2s_ad.reverse import analysis
 from s2s_ad.forward.lists import list_op, tangent_lengths
@@ -258,7 +258,7 @@ class _Forward:
                 out += self.for_(node)
             else:
                 out += self.while_(node)
-        return out
+        return sink.into_arms(out, set(self.tname.values()))
 
     def op(self, op: ir.Op) -> list:
         comment = f"line {op.loc.line}: {op.text}"

@@ -25,7 +25,7 @@ import ast
 
 from s2s_ad import ir
 from s2s_ad.emit.code import Block, Stmt, call as _call
-from s2s_ad.reverse import analysis, checkpoint, inplace
+from s2s_ad.reverse import analysis, checkpoint, inplace, untouched
 from s2s_ad.rules import RULES, forward_template
 
 # Ops the reverse sweep recomputes from values it has instead of taping them.
@@ -100,12 +100,17 @@ class StructuredSweep:
             branches.append(self.region(r, prefix))
         then, orelse = branches
         if not then and not orelse:
+            if pre:
+                untouched.mark(self, pre[-1], pre, [], [], ast.Constant(True))
             return pre
         cond = self.ref(node.cond)
         comment = f"line {node.loc.line}: {node.text}" if node.text else ""
         if not then:
-            return pre + [Block(ast.If(_negate(cond), [], []), orelse, [], comment, node)]
-        return pre + [Block(ast.If(cond, [], []), then, orelse, comment, node)]
+            block = Block(ast.If(_negate(cond), [], []), orelse, [], comment, node)
+        else:
+            block = Block(ast.If(cond, [], []), then, orelse, comment, node)
+        untouched.mark(self, block, pre, then, orelse, cond)
+        return pre + [block]
 
     def loop(self, node) -> list:
         slots = [i for i, c in enumerate(node.carried) if id(c) in self.act]

@@ -36,7 +36,7 @@ from __future__ import annotations
 import ast
 
 from s2s_ad.reverse import (analysis, checkpoint, element_lists, element_writes, inplace,
-                            out_of_place, scatters, shifts)
+                            out_of_place, scatters, shifts, untouched)
 from s2s_ad.reverse import lists as runtime_lists
 from s2s_ad import ir
 from s2s_ad.emit import peephole, signs
@@ -131,6 +131,9 @@ class _Sweep(StructuredSweep, CallSites):
         if self.arrays is not None:
             self.arrays.buffers = set(self.families)
         self._reversing: ir.Op | None = None
+        self.untouched_after: dict[int, dict] = {}
+        """id(reversed branch) -> adjoint name -> the test true when the branch
+        left it at its zero (s2s_ad.reverse.untouched)."""
         self.ckpts: dict[int, checkpoint.Plan] = {}
         """id(loop) -> its checkpointing plan (s2s_ad.reverse.checkpoint)."""
         self._ckpt_helper: str | None = None
@@ -450,7 +453,7 @@ class _Sweep(StructuredSweep, CallSites):
             else:
                 out += self.loop(node)
         inits = runtime_lists.region_adjoints(self, r) if r is not self.func.body else []
-        return self.plan(r) + inits + out
+        return self.plan(r) + inits + untouched.guard_region(self, out)
 
     # -- simple ops -------------------------------------------------------------
 

@@ -1,0 +1,72 @@
+"""Tangents computed where they are read: inside the arm of a branch.
+
+The forward-mode module computes a value's tangent beside the value. When
+the value is read only inside one arm of a later branch, and its local
+derivative may be infinite where the other arm runs, the tangent beside it
+fails although nothing reads it:
+
+    r = math.sqrt(x * x + y * y)
+    dr = (2.0 * (dx * x) + 2.0 * (dy * y)) / (2 * r)    # 0 / 0 at the origin
+    if r < 1e-4:
+        return 1.0 + x, dx                              # dr not read
+
+So a tangent line whose expression divides, raises to a power or calls a
+function, and which only such arms read, moves to the start of each arm
+that reads it (the reverse sweep does the same on the recorded decision:
+s2s_ad/reverse/untouched.py). It moves only when nothing between its
+place and those arms assigns a name it reads, so it computes the same
+value where it lands.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+
+from s2s_ad.emit.code import Block, Stmt, may_be_infinite
+from s2s_ad.emit.peephole import names_in
+
+
+def _stored(item) -> set[str]:
+    node = item.node
+    if node is None:
+        return set()
+    return {n.id for n in ast.walk(node) if type(n) is ast.Name and isinstance(n.ctx, ast.Store)}
+
+
+def _reads(item, name: str) -> bool:
+    return names_in(item)[name] > 0
+
+
+def into_arms(out: list, tangents: set[str]) -> list:
+    """``out`` (a region's forward statements) with each singular tangent
+    line read only inside arms of later branches moved into those arms."""
+    i = 0
+    while i < len(out):
+        s = out[i]
+        node = s.node if isinstance(s, Stmt) else None
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and type(node.targets[0]) is ast.Name and node.targets[0].id in tangents
+                and may_be_infinite(node.value)):
+            i += 1
+            continue
+        t = node.targets[0].id
+        later = out[i + 1:]
+        readers = [k for k, item in enumerate(later) if _reads(item, t)]
+        if not readers or not all(
+                isinstance(later[k], Block) and isinstance(later[k].head, ast.If)
+                and names_in(Block(ast.If(later[k].head.test, [], []), []))[t] == 0
+                for k in readers):
+            i += 1
+            continue
+        inputs = {n.id for n in ast.walk(node.value) if type(n) is ast.Name} | {t}
+        if any(_stored(item) & inputs for item in later[:readers[-1] + 1]):
+            i += 1
+            continue
+        for k in readers:
+            block = later[k]
+            for arm in (block.body, block.orelse):
+                if any(_reads(item, t) for item in arm):
+                    arm.insert(0, Stmt(copy.deepcopy(node), s.comment, s.origin))
+        del out[i]
+    return out

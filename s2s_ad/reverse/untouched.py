@@ -1,0 +1,177 @@
+"""Adjoints a branch leaves untouched: zeros by structure, not by value.
+
+A value read only in one arm of a branch gets an adjoint only when that arm
+ran. The sweep starts such an adjoint at ``0.0`` before the branch
+(``zero_outer``); when the other arm ran, it stays that zero, and the local
+derivatives of the value's own producer are then multiplied by it:
+
+    r = math.sqrt(x * x + y * y)
+    if r < 1e-4:
+        return 1.0 + x          # r not read
+    return math.sin(r) / r + x
+
+At ``x = y = 0`` the first arm runs, ``dr`` stays ``0.0`` and ``dr / (2 * r)``
+divides by zero, although no path from ``r`` reaches the result: the
+gradient of the code that ran is ``(1, 0)``. JAX (a symbolic zero) and
+PyTorch (no backward node on the path) never evaluate that product.
+
+The sweep does the same with the branch's own condition: after the branch,
+the adjoint is *untouched* exactly when the arm that holds no contribution
+to it ran (a static fact about the two arms, so the test is sound: it is
+never true when a contribution was made). The backward of the value's
+producer, where a local derivative can be infinite (a division, a power, a
+call), runs only when the adjoint was touched:
+
+    if not t4:                    # only where dr got a contribution
+        dt3 = dr / (2 * r)
+    else:
+        dt3 = 0.0                 # dt3: no contribution either
+
+and a new adjoint it starts (``dt3``) is untouched under the same test, so
+nested roots and logarithms are covered too. Any other contribution to the
+adjoint (outside the branch) ends this: it is no longer a structural zero.
+
+The guard is placed by a pass over a region's reverse statements, after they
+are made (:func:`guard_region`): it sees every statement between the branch
+and the producer, so an adjoint written anywhere in between (a contribution
+outside the branch, a loop's carry) is no longer taken as untouched.
+
+The guard tests recorded control decisions, not adjoint values: an adjoint
+that is zero by arithmetic keeps IEEE's and Python's behaviour, and
+differentiating the generated code again sees an ordinary branch.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+
+from s2s_ad import ir
+from s2s_ad.emit.code import Block, Stmt, may_be_infinite
+
+
+def _stored(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if type(n) is ast.Name and isinstance(n.ctx, ast.Store)}
+
+
+def _stores(stmts: list, name: str) -> bool:
+    """Whether any statement of ``stmts`` (nested blocks included) assigns
+    ``name``."""
+    return any(s.node is not None and name in _stored(s.node) for s in stmts)
+
+
+def _negate(test: ast.expr) -> ast.expr:
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return copy.deepcopy(test.operand)
+    return ast.UnaryOp(ast.Not(), copy.deepcopy(test))
+
+
+def mark(sweep, block, pre: list, then: list, orelse: list, cond: ast.expr) -> None:
+    """Record, for the reversed branch ``block``, each adjoint ``pre``
+    started at zero that one arm at most adds to, with the test true when
+    it is untouched after the branch (the other arm ran)."""
+    marks = {}
+    for s in pre:
+        name = s.target
+        if not name:
+            continue
+        in_then, in_else = _stores(then, name), _stores(orelse, name)
+        if in_then and in_else:
+            continue
+        if not in_then and not in_else:
+            marks[name] = ast.Constant(True)
+        elif in_else:
+            marks[name] = copy.deepcopy(cond)  # the then arm ran: nothing was added
+        else:
+            marks[name] = _negate(cond)
+    if marks:
+        origin = block.origin if isinstance(block, Block) else None
+        sweep.untouched_after[id(block)] = {n: (t, origin) for n, t in marks.items()}
+
+
+def _reads(node: ast.AST, name: str) -> bool:
+    return any(type(n) is ast.Name and n.id == name and isinstance(n.ctx, ast.Load)
+               for n in ast.walk(node))
+
+
+def guard_region(sweep, out: list) -> list:
+    """``out`` (a region's reverse statements, in order) with each op's
+    backward that reads an untouched adjoint, and may meet an infinite local
+    derivative, placed under the test that the adjoint was touched; adjoints
+    it starts are zero in the other arm, untouched under the same test."""
+    if not sweep.untouched_after:
+        return out
+    state: dict[str, tuple] = {}  # name -> (test, the branch that left it untouched)
+    result = []
+    i = 0
+    while i < len(out):
+        item = out[i]
+        origin = getattr(item, "origin", None)
+        if isinstance(item, Stmt) and isinstance(origin, ir.Op) and item.node is not None \
+                and not item.role and id(origin.out) in sweep.adj \
+                and sweep.adj[id(origin.out)] in state:
+            j = i
+            while j < len(out) and isinstance(out[j], Stmt) and out[j].origin is origin \
+                    and out[j].node is not None and not out[j].role:
+                j += 1
+            group = out[i:j]
+            name = sweep.adj[id(origin.out)]
+            if any(may_be_infinite(s.node) for s in group):
+                result += _guarded(sweep, origin, state, *state[name], group)
+            else:
+                result += group
+                for s in group:
+                    for n in _stored(s.node):
+                        state.pop(n, None)
+            i = j
+            continue
+        if item.node is not None:
+            stored = _stored(item.node)
+            branch = item.head if isinstance(item, Block) and isinstance(item.head, ast.If) \
+                else None
+            for n in [n for n in state if n in stored]:
+                in_body = branch is not None and _stores(item.body, n)
+                in_else = branch is not None and _stores(item.orelse, n)
+                if branch is None or (in_body and in_else):
+                    del state[n]
+                else:  # still untouched where the arm that adds to it did not run
+                    ran_not = _negate(branch.test) if in_body else copy.deepcopy(branch.test)
+                    state[n] = (ast.BoolOp(ast.And(), [state[n][0], ran_not]),
+                                state[n][1] or item.origin)
+        state.update(sweep.untouched_after.get(id(item), {}))
+        result.append(item)
+        i += 1
+    return result
+
+
+def _guarded(sweep, op, state: dict, test: ast.expr, branch, group: list) -> list:
+    zeros = []
+    for s in group:
+        node = s.node
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1 \
+                or type(node.targets[0]) is not ast.Name:
+            targets = _stored(node)
+            for n in targets:
+                state.pop(n, None)
+            continue
+        target = node.targets[0].id
+        if _reads(node.value, target) or target in {z.target for z in zeros}:
+            state.pop(target, None)  # added to: touched or not, it is no longer a zero
+            continue
+        arg = op.args[s.operand] if s.operand is not None and s.operand < len(op.args) else None
+        zero = ast.Constant(0.0)
+        if sweep.arrays is not None and isinstance(arg, ir.Value) and arg.kind == "array" \
+                and id(arg) in {id(p) for p in sweep.func.param_values}:
+            zero = sweep.arrays.zero(arg)
+        zeros.append(Stmt(ast.Assign([ast.Name(target, ast.Store())], zero),
+                          f"{target}: no contribution either (the branch left its source at 0)", target=target,
+                          role="zero"))
+    if isinstance(test, ast.Constant) and test.value is True:
+        body = zeros
+    else:
+        comment = (f"line {op.loc.line}: " if getattr(op, "loc", None) is not None else "") + \
+            f"only where {sweep.adj[id(op.out)]} got a contribution (a local derivative may be infinite)"
+        body = [Block(ast.If(_negate(test), [], []), group, zeros, comment, branch)]
+    for z in zeros:
+        state[z.target] = (copy.deepcopy(test), branch)
+    return body
