@@ -32,3 +32,60 @@ def test_einsum_operand_broadcast_by_the_other(xshape):
     _close(s2s_ad.grad(f, wrt=[0, 1])(*args), f, args, [0, 1])
     value, back = s2s_ad.vjp(f, *args)
     _close(back(1.0), f, args, [0, 1])
+
+
+LATE_CONSTANTS = '''
+import numpy as np
+
+SCALE = 0.5
+MODE = "tanh"
+
+
+def f(w):
+    r = w * SCALE
+    if MODE == "tanh":
+        r = np.tanh(r)
+    return np.sum(r * r)
+'''
+
+
+def test_a_held_derivative_sees_a_changed_module_constant(tmp_path, monkeypatch):
+    # g = grad(f) made while SCALE was 0.5 and MODE "tanh" kept running that
+    # code after `mod.SCALE = 2.0; mod.MODE = "lin"` (vjp saw the change, grad,
+    # value_and_grad, jvp, hvp and hessian did not): f reads its globals on
+    # every call, so the derivative must too.
+    import importlib
+    (tmp_path / "late_constants_mod.py").write_text(LATE_CONSTANTS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("late_constants_mod")
+    w = np.array([0.3, -0.4])
+    g, vg, jv = s2s_ad.grad(mod.f), s2s_ad.value_and_grad(mod.f), s2s_ad.jvp(mod.f)
+    hv, gg = s2s_ad.hvp(mod.f), s2s_ad.grad(s2s_ad.grad(mod.f))
+    e = np.array([1.0, 0.0])
+    for scale, mode in ((0.5, "tanh"), (2.0, "lin"), (2.0, "tanh"), (0.5, "tanh")):
+        mod.SCALE, mod.MODE = scale, mode
+        want = fd_gradient(mod.f, [w], 0)
+        np.testing.assert_allclose(g(w), want, rtol=1e-6)
+        np.testing.assert_allclose(vg(w)[1], want, rtol=1e-6)
+        np.testing.assert_allclose(jv(w, dw=e)[1], want[0], rtol=1e-6)
+        np.testing.assert_allclose(s2s_ad.vjp(mod.f, w)[1](1.0)[0], want, rtol=1e-6)
+        # second derivatives against differences of the gradient
+        h = 1e-5
+        column = (fd_gradient(mod.f, [w + h * e], 0) - fd_gradient(mod.f, [w - h * e], 0)) / (2 * h)
+        np.testing.assert_allclose(hv(w, e), column, rtol=1e-4, atol=1e-6)
+    assert g.__name__ == "grad_f" and "np.tanh" in s2s_ad.source_of(g)  # the code run now
+
+
+def test_a_derivative_of_a_held_jvp_sees_a_changed_module_constant(tmp_path, monkeypatch):
+    import importlib
+    (tmp_path / "late_constants_jvp.py").write_text(LATE_CONSTANTS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("late_constants_jvp")
+    w, e = np.array([0.3, -0.4]), np.array([1.0, 0.0])
+    forward = s2s_ad.jvp(mod.f)
+    mod.SCALE, mod.MODE = 2.0, "lin"
+    # grad of the held forward module's tangent: H e, for the constants now
+    got = s2s_ad.grad(forward, wrt=0, output=1)(w, dw=e)
+    h = 1e-5
+    want = (fd_gradient(mod.f, [w + h * e], 0) - fd_gradient(mod.f, [w - h * e], 0)) / (2 * h)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
