@@ -18,7 +18,7 @@ import types
 import weakref
 from typing import Callable
 
-from s2s_ad import fingerprint
+from s2s_ad import cache, fingerprint
 
 _NOT_CONSTANTS = frozenset(("module data", "captured object"))
 
@@ -61,7 +61,19 @@ def seeing(fn, made: Callable, again: Callable[[], Callable]) -> Callable:
         return made
     if hit is None or not hit[2]:
         return made
-    return Seeing(base, made, hit[0], hit[1], again)
+    known = _seeing.get(id(made))
+    if known is not None and known[0] is made and known[1]._base is base:
+        return known[1]  # the same derivative asked again: the same function
+    seeing = Seeing(base, made, hit[0], hit[1], again)
+    _seeing[id(made)] = (made, seeing)
+    return seeing
+
+
+_seeing: dict = {}
+"""id of a derivative the API made -> (it, the :class:`Seeing` returned for it),
+so that asking again returns the same function, as the cache does; emptied
+with the cache (``s2s_ad.clear_cache``)."""
+cache._memos.append(_seeing)
 
 
 class Seeing:

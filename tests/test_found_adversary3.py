@@ -89,3 +89,73 @@ def test_a_derivative_of_a_held_jvp_sees_a_changed_module_constant(tmp_path, mon
     h = 1e-5
     want = (fd_gradient(mod.f, [w + h * e], 0) - fd_gradient(mod.f, [w - h * e], 0)) / (2 * h)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+
+
+LENGTH_BASE_CASE = '''
+def head_or(xs, w):
+    if len(xs) == 0:
+        return w
+    return xs[0] * w
+
+
+def rsum(xs, w):
+    if len(xs) == 0:
+        return 0.0
+    return xs[0] * w + rsum(xs[1:], w * 0.5)
+
+
+def both(xs, w):
+    return head_or(xs[1:], w) + head_or((), w) * rsum(xs, w)
+
+
+def mlp(params, x):
+    if len(params) == 0:
+        return np.sum(x * x)
+    p = params[0]
+    return mlp(params[1:], np.tanh(p["W"] @ x + p["b"]))
+'''
+
+
+def _fd_items(f, xs, w, h=1e-6):
+    out = []
+    for i in range(len(xs)):
+        up, down = list(xs), list(xs)
+        up[i] += h
+        down[i] -= h
+        out.append((f(type(xs)(up), w) - f(type(xs)(down), w)) / (2 * h))
+    return out, (f(xs, w + h) - f(xs, w - h)) / (2 * h)
+
+
+@pytest.mark.parametrize("name", ["rsum", "both"])
+@pytest.mark.parametrize("xs", [(0.5, 1.0, 2.0), (0.5,), [0.5, -1.5]])
+def test_a_length_compared_while_lowering_ends_the_recursion(name, xs):
+    # `if len(xs) == 0: return ...` compared two numbers known while lowering
+    # (0 == 0) by code that ran later, so the rest of the function was lowered
+    # for the empty structure too and refused (index 0 out of range)
+    f = make_function(LENGTH_BASE_CASE, name)
+    want_xs, want_w = _fd_items(f, xs, 0.7)
+    got_xs, got_w = s2s_ad.grad(f, wrt=[0, 1])(xs, 0.7)
+    np.testing.assert_allclose(got_xs, want_xs, rtol=1e-6, atol=1e-9)
+    assert got_w == pytest.approx(want_w, rel=1e-6)
+    value, back = s2s_ad.vjp(f, xs, 0.7)
+    assert value == pytest.approx(f(xs, 0.7))
+    np.testing.assert_allclose(back(1.0)[0], want_xs, rtol=1e-6, atol=1e-9)
+
+
+def test_a_recursion_over_a_list_of_layers_by_slices():
+    f = make_function(LENGTH_BASE_CASE, "mlp")
+    rng = np.random.default_rng(0)
+    params = [{"W": rng.normal(size=(3, 3)), "b": rng.normal(size=3)} for _ in range(3)]
+    x = rng.normal(size=3)
+    value, back = s2s_ad.vjp(f, params, x)
+    assert value == pytest.approx(f(params, x))
+    got_params, got_x = back(1.0)
+    np.testing.assert_allclose(got_x, fd_gradient(f, [params, x], 1), rtol=1e-5, atol=1e-8)
+    for i, layer in enumerate(params):
+        for key in ("W", "b"):
+            def moved(a, i=i, key=key):
+                changed = [dict(p) for p in params]
+                changed[i][key] = a
+                return f(changed, x)
+            np.testing.assert_allclose(got_params[i][key], fd_gradient(moved, [layer[key]], 0),
+                                       rtol=1e-5, atol=1e-8)
