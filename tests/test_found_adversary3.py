@@ -159,3 +159,44 @@ def test_a_recursion_over_a_list_of_layers_by_slices():
                 return f(changed, x)
             np.testing.assert_allclose(got_params[i][key], fd_gradient(moved, [layer[key]], 0),
                                        rtol=1e-5, atol=1e-8)
+
+
+MODEL = '''
+import numpy as np
+
+K = 1.0
+
+
+class Model:
+    def __init__(self):
+        self.X = np.array([[1.5, 0.2], [-0.3, 1.1]])
+        self.mode = "l2"
+        self.training = True
+
+    def loss(self, w):
+        r = self.X @ w * K
+        if self.training:
+            r = r * 0.5
+        if self.mode == "l2":
+            return np.sum(r ** 2)
+        return np.sum(np.abs(r))
+'''
+
+
+def test_a_held_gradient_of_a_method_sees_its_objects_flags(tmp_path, monkeypatch):
+    # g = grad(model.loss) was generated for model.training = True and
+    # model.mode = "l2" (static values: the branches decided while lowering);
+    # after model.training = False (a model switched to evaluation) g kept
+    # the training branch: a wrong gradient, where vjp saw the change
+    import importlib
+    (tmp_path / "late_model.py").write_text(MODEL)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("late_model")
+    model, w = mod.Model(), np.array([0.3, -0.7])
+    g = s2s_ad.grad(model.loss)
+    for training, mode, k in ((True, "l2", 1.0), (False, "l2", 1.0), (False, "l1", 1.0),
+                              (False, "l1", 3.0), (True, "l2", 1.0)):
+        model.training, model.mode, mod.K = training, mode, k
+        want = fd_gradient(model.loss, [w], 0)
+        np.testing.assert_allclose(g(w), want, rtol=1e-6)
+        np.testing.assert_allclose(s2s_ad.vjp(model.loss, w)[1](1.0)[0], want, rtol=1e-6)
