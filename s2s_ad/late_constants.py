@@ -1,7 +1,8 @@
 """Constants read anew by the derivatives the API returns.
 
 A module-level number, string, bool, ``None`` or list of numbers that a
-function reads is inlined in its generated code, and so is a string, bool or
+function reads is inlined in its generated code, and so are the helpers a
+global name gives (``act = other_act`` changes what it calls), and a string, bool or
 ``None`` a bound method reads from its object (``self.mode``,
 ``self.training``): each is part of the cache key (``s2s_ad.fingerprint``),
 and ``s2s_ad.grad(f)`` asked again after it changed makes new code. The
@@ -33,9 +34,11 @@ a module constant), valid while the reads are unchanged."""
 
 
 def _inlines(fp: tuple) -> bool:
-    """Does the fingerprint hold a module constant's value ``(name, type, value)``?"""
+    """Does the fingerprint hold a module constant's value ``(name, type, value)``,
+    or the source of a function of yours besides the first (a helper, which a
+    global name gives: `act = other_act` changes what the function calls)?"""
     return any(len(e) == 3 and isinstance(e[0], str) and e[0] not in _NOT_CONSTANTS
-               for e in fp)
+               for e in fp) or sum(e[0] == "fn" for e in fp) > 1
 
 
 def _function_watch(fn) -> tuple | None:

@@ -200,3 +200,76 @@ def test_a_held_gradient_of_a_method_sees_its_objects_flags(tmp_path, monkeypatc
         want = fd_gradient(model.loss, [w], 0)
         np.testing.assert_allclose(g(w), want, rtol=1e-6)
         np.testing.assert_allclose(s2s_ad.vjp(model.loss, w)[1](1.0)[0], want, rtol=1e-6)
+
+
+HELPERS = '''
+import numpy as np
+
+
+def act(x):
+    return np.tanh(x)
+
+
+def other(x):
+    return np.sin(x) * 2.0
+
+
+def loss(w):
+    return np.sum(act(w) ** 2)
+'''
+
+
+def test_a_held_gradient_sees_a_helper_rebound(tmp_path, monkeypatch):
+    # loss looks `act` up when it runs; `mod.act = mod.other` (a helper
+    # redefined in a notebook) left g = grad(loss) differentiating tanh
+    import importlib
+    (tmp_path / "late_helpers.py").write_text(HELPERS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("late_helpers")
+    w, e = np.array([0.3, -0.7]), np.array([1.0, 0.0])
+    g, jv = s2s_ad.grad(mod.loss), s2s_ad.jvp(mod.loss)
+    for helper in (mod.act, mod.other, mod.act):
+        monkeypatch.setattr(mod, "act", helper)
+        want = fd_gradient(mod.loss, [w], 0)
+        np.testing.assert_allclose(g(w), want, rtol=1e-6)
+        np.testing.assert_allclose(jv(w, dw=e)[1], want[0], rtol=1e-6)
+
+
+EMPTY_JOINS = '''
+def joined(x, n):
+    ps = []
+    for i in range(n):
+        ps.append(x * (i + 1.0))
+    return np.sum(np.concatenate(ps) ** 2)
+
+
+def vstacked(x, n):
+    ps = []
+    for i in range(n):
+        ps.append(x * (i + 1.0))
+    return np.sum(np.vstack(ps) ** 2)
+
+
+def stacked(x, n):
+    ps = []
+    for i in range(n):
+        ps.append(x * (i + 1.0))
+    return np.sum(np.stack(ps, axis=1) ** 2)
+'''
+
+
+@pytest.mark.parametrize("name", ["joined", "vstacked", "stacked"])
+def test_joining_an_empty_run_time_list_raises_numpys_error(name):
+    # NumPy raises ValueError (need at least one array); the generated code
+    # read item 0 for the first piece's shape and raised IndexError
+    f = make_function(EMPTY_JOINS, name)
+    x = np.array([0.3, -0.5, 1.1])
+    with pytest.raises(ValueError):
+        f(x, 0)
+    with pytest.raises(ValueError, match="need at least one array"):
+        s2s_ad.grad(f)(x, 0)
+    with pytest.raises(ValueError, match="need at least one array"):
+        s2s_ad.vjp(f, x, 0)
+    with pytest.raises(ValueError, match="need at least one array"):
+        s2s_ad.jvp(f, wrt=0)(x, 0, dx=x)
+    _close([s2s_ad.grad(f)(x, 2)], lambda x: f(x, 2), [x], [0])
