@@ -32,7 +32,7 @@ def unbroadcast(g, x, _array=np.ndarray):
     if g_shape[lead:] == shape:
         return add_over(g, axes)
     axes += tuple(lead + i for i, n in enumerate(shape) if n == 1 and g_shape[lead + i] != 1)
-    if any(g_shape[lead + i] == 1 and n != 1 for i, n in enumerate(shape)):
+    if any(g_shape[lead + i] == 1 and n != 1 and n == n for i, n in enumerate(shape)):
         # g has length 1 where x does not: an einsum operand whose letter the
         # others have at length 1 only (NumPy broadcast them), so the adjoint
         # is constant along it and is spread back over x's length
