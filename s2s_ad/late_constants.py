@@ -12,7 +12,7 @@ late binding; ``s2s_ad.vjp`` already sees it). :func:`seeing` puts such a
 derivative behind a check that what decided its code is unchanged (each
 global name and function's code the fingerprint read:
 :func:`s2s_ad.fingerprint.watched`, and the object's static attributes; about
-0.4 µs a call) and asks for it again when not. Derivatives of functions
+1 µs a call) and asks for it again when not. Derivatives of functions
 reading no such constant are returned as they are."""
 
 from __future__ import annotations

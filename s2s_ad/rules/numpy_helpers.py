@@ -33,11 +33,8 @@ def unbroadcast(g, x, _array=np.ndarray):
         return add_over(g, axes)
     axes += tuple(lead + i for i, n in enumerate(shape) if n == 1 and g_shape[lead + i] != 1)
     if any(g_shape[lead + i] == 1 and n != 1 and n == n for i, n in enumerate(shape)):
-        # g has length 1 where x does not: an einsum operand whose letter the
-        # others have at length 1 only (NumPy broadcast them), so the adjoint
-        # is constant along it and is spread back over x's length
-        d = np.sum(g, axis=axes, keepdims=True) if axes else g
-        return np.array(np.broadcast_to(np.reshape(d, np.shape(d)[lead:]), shape))
+        # an einsum operand's letter the others had at length 1: spread back
+        return np.array(np.broadcast_to(np.sum(g, axis=axes, keepdims=True)[(0,) * lead], shape))
     d = add_over(g, axes)
     return d.reshape(shape) if type(d) is np.ndarray else np.reshape(d, shape)
 ''',
