@@ -13,6 +13,7 @@ import inspect
 import numbers
 from typing import Callable
 
+from s2s_ad import late_constants
 from s2s_ad.pipeline import WrtError
 
 
@@ -56,8 +57,11 @@ def accepting(transform: Callable) -> Callable:
     @functools.wraps(transform)
     def call(fn, wrt=default, *args, **options):
         if not is_partial(fn):
-            return transform(fn, wrt, *args, **options)
-        made = transform(fn.func, wrt_of(fn, wrt), *args, **options)
+            return late_constants.seeing(fn, transform(fn, wrt, *args, **options),
+                                         lambda: transform(fn, wrt, *args, **options))
+        inner = wrt_of(fn, wrt)
+        made = late_constants.seeing(fn.func, transform(fn.func, inner, *args, **options),
+                                     lambda: transform(fn.func, inner, *args, **options))
 
         def through(*a, **k):
             return made(*fn.args, *a, **{**fn.keywords, **k})

@@ -69,6 +69,10 @@ def join(lo, seq: ir.Value, what: str, axis, node: ast.Call, var: str | None) ->
             first = [ast.parse(f"{out} = {np_name}.stack({items})").body[0]]
         stmts = [ast.If(one_axis, first, _joined(np_name, items, out, names,
                                                   1 if what.endswith("hstack") else 0))]
+    # an empty list: NumPy's own error, not an IndexError from reading item 0
+    stmts = [ast.parse(f"if len({items}) == 0:\n"
+                       "    raise ValueError('need at least one array to concatenate')"
+                       ).body[0]] + stmts
     for s in stmts:
         for m in ast.walk(s):
             m.lineno, m.col_offset = node.lineno, node.col_offset

@@ -65,7 +65,10 @@ def stack(lo, seq: ir.Value, axis, node: ast.Call, var: str | None) -> ir.Operan
     check = ast.parse(f"if {np_name}.shape({items}[{k}]) != {np_name}.shape({rows}[{k}]):\n"
                       "    raise ValueError('all input arrays must have the same shape')").body[0]
     loop = ast.For(ast.Name(k, ast.Store()), ast.Call(n("range"), [count], []), [check, write], [])
-    stmts = [make, loop]
+    # an empty list: NumPy's own error, not an IndexError from reading item 0
+    empty = ast.parse(f"if len({items}) == 0:\n"
+                      "    raise ValueError('need at least one array to stack')").body[0]
+    stmts = [empty, make, loop]
     for s in stmts:
         for m in ast.walk(s):
             m.lineno, m.col_offset = node.lineno, node.col_offset

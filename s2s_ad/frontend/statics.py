@@ -106,7 +106,22 @@ def compare(lo, node: ast.Compare, var: str | None, hint: str | None) -> ir.Oper
     prim = COMPARE.get(op)
     if prim is None:
         raise lo.src.error(node, f"the comparison {op.__name__} is not supported")
+    if _number(left) and _number(right):
+        # two numbers known while lowering (len of a structure, a shape, an
+        # unrolled loop's index, a module constant): decided now, so that
+        # `if len(xs) == 0: return ...` ends a recursion over a structure
+        # instead of lowering the rest for an empty one
+        return ir.Const(bool(ORDER[op](left.value, right.value)))
     return lo.emit(prim, [left, right], node, var, hint=hint)
+
+
+ORDER = {ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b,
+         ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
+         ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b}
+
+
+def _number(operand) -> bool:
+    return isinstance(operand, ir.Const) and type(operand.value) in (int, float)
 
 
 def _copy(new: ast.AST, old: ast.AST) -> ast.AST:

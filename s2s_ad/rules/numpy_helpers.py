@@ -32,6 +32,9 @@ def unbroadcast(g, x, _array=np.ndarray):
     if g_shape[lead:] == shape:
         return add_over(g, axes)
     axes += tuple(lead + i for i, n in enumerate(shape) if n == 1 and g_shape[lead + i] != 1)
+    if any(g_shape[lead + i] == 1 and n != 1 and n == n for i, n in enumerate(shape)):
+        # an einsum operand's letter the others had at length 1: spread back
+        return np.array(np.broadcast_to(np.sum(g, axis=axes, keepdims=True)[(0,) * lead], shape))
     d = add_over(g, axes)
     return d.reshape(shape) if type(d) is np.ndarray else np.reshape(d, shape)
 ''',

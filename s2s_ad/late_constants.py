@@ -1,0 +1,174 @@
+"""Constants read anew by the derivatives the API returns.
+
+A module-level number, string, bool, ``None`` or list of numbers that a
+function reads is inlined in its generated code, and so are the helpers a
+global name gives (``act = other_act`` changes what it calls), and a string, bool or
+``None`` a bound method reads from its object (``self.mode``,
+``self.training``): each is part of the cache key (``s2s_ad.fingerprint``),
+and ``s2s_ad.grad(f)`` asked again after it changed makes new code. The
+function returned *before* the change must not keep running the old code,
+since ``f`` itself reads the global or the attribute on every call (Python's
+late binding; ``s2s_ad.vjp`` already sees it). :func:`seeing` puts such a
+derivative behind a check that what decided its code is unchanged (each
+global name and function's code the fingerprint read:
+:func:`s2s_ad.fingerprint.watched`, and the object's static attributes; about
+1 µs a call) and asks for it again when not. Derivatives of functions
+reading no such constant are returned as they are."""
+
+from __future__ import annotations
+
+import inspect
+import types
+import weakref
+from typing import Callable
+
+from s2s_ad import cache, fingerprint
+from s2s_ad.errors import S2SError
+from s2s_ad.frontend import methods
+
+_NOT_CONSTANTS = frozenset(("module data", "captured object"))
+
+_memo: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+"""function -> (its fingerprint, the reads that computed it, whether it inlines
+a module constant), valid while the reads are unchanged."""
+
+
+def _inlines(fp: tuple) -> bool:
+    """Does the fingerprint hold a module constant's value ``(name, type, value)``,
+    or the source of a function of yours besides the first (a helper, which a
+    global name gives: `act = other_act` changes what the function calls)?"""
+    return any(len(e) == 3 and isinstance(e[0], str) and e[0] not in _NOT_CONSTANTS
+               for e in fp) or sum(e[0] == "fn" for e in fp) > 1
+
+
+def _function_watch(fn) -> tuple | None:
+    """(the fingerprint, a test that it still holds, whether it inlines a
+    constant) of a plain function; None where it cannot be watched."""
+    hit = _memo.get(fn)
+    if hit is not None and hit[1]():
+        return hit
+    fp, reads = fingerprint.watched(fn)
+    if reads is None:
+        return None
+    hit = _memo[fn] = (fp, reads.unchanged, _inlines(fp))
+    return hit
+
+
+_MISSING = object()
+
+
+def _method_watch(method) -> tuple | None:
+    """The same for a bound method: its functions' globals and code, and the
+    static attributes (strings, bools, None) and functions it reads from its
+    object."""
+    try:
+        plan = methods.plan(method)
+    except S2SError:
+        return None
+    watches = [_function_watch(f) for f in plan.methods.values()]
+    if any(w is None for w in watches):
+        return None
+    obj, constants = plan.obj, dict(plan.constants)
+    tests = [w[1] for w in watches]
+
+    def unchanged() -> bool:
+        for test in tests:
+            if not test():
+                return False
+        for name, was in constants.items():
+            now = getattr(obj, name, _MISSING)
+            if now is not was and (type(now) is not type(was) or now != was):
+                return False
+        return True
+    inlines = any(w[2] for w in watches) or any(
+        v is None or isinstance(v, (str, bool)) for v in constants.values())
+    return fingerprint.fingerprint(method), unchanged, inlines
+
+
+def _watch(base) -> tuple | None:
+    try:
+        if type(base) is types.FunctionType:
+            return _function_watch(base)
+        if isinstance(base, types.MethodType) and type(base.__func__) is types.FunctionType:
+            return _method_watch(base)
+    except TypeError:  # not weakly referable
+        return None
+    return None
+
+
+def seeing(fn, made: Callable, again: Callable[[], Callable]) -> Callable:
+    """``made`` (the derivative of ``fn`` the API made), or, where ``fn`` (or
+    the function a generated ``fn`` came from) inlines a constant, a function
+    that runs ``made`` while what decided its code is unchanged and
+    ``again()`` (the same API call) once it changed."""
+    base = fn
+    origin = getattr(fn, "__s2s_ad_origin__", None)
+    if isinstance(origin, tuple) and len(origin) > 1:
+        base = origin[1]
+    if not callable(made):
+        return made
+    hit = _watch(base)
+    if hit is None or not hit[2]:
+        return made
+    known = _seeing.get(id(made))
+    if known is not None and known[0] is made and known[1]._base == base:
+        return known[1]  # the same derivative asked again: the same function
+    seeing = Seeing(base, made, hit[0], hit[1], again)
+    _seeing[id(made)] = (made, seeing)
+    return seeing
+
+
+_seeing: dict = {}
+"""id of a derivative the API made -> (it, the :class:`Seeing` returned for it),
+so that asking again returns the same function, as the cache does; emptied
+with the cache (``s2s_ad.clear_cache``)."""
+cache._memos.append(_seeing)
+
+
+class Seeing:
+    """A derivative of ``base`` that runs ``made`` while what decided its code
+    is unchanged, and asks for it again (``again()``) once that changed.
+    Every other attribute is the current derivative's (its source, its
+    origin, ...), read when asked, as the code it runs may change."""
+
+    __slots__ = ("_base", "_made", "_fingerprint", "_unchanged", "_again", "__weakref__")
+
+    def __init__(self, base, made, fp, unchanged, again):
+        self._base, self._made, self._fingerprint, self._unchanged, self._again = \
+            base, made, fp, unchanged, again
+
+    def current(self) -> Callable:
+        """The derivative for what the globals and the object hold now."""
+        if not self._unchanged():
+            hit = _watch(self._base)
+            if hit is None:  # it cannot be watched any more: asked on every call
+                return self._again()
+            if hit[0] != self._fingerprint:
+                self._made, self._fingerprint = self._again(), hit[0]
+            self._unchanged = hit[1]
+        return self._made
+
+    def __call__(self, *args, **kwargs):
+        if self._unchanged():
+            return self._made(*args, **kwargs)
+        return self.current()(*args, **kwargs)
+
+    def __getattr__(self, name):
+        if name in Seeing.__slots__:  # not set yet (a copy being made)
+            raise AttributeError(name)
+        if name == "__wrapped__":  # the code itself, as the derivative's own __wrapped__
+            made = self.current()
+            return getattr(made, "__wrapped__", made)
+        return getattr(self.current(), name)
+
+    @property
+    def __doc__(self):
+        return getattr(self.current(), "__doc__", None)
+
+    @property
+    def __signature__(self):
+        return inspect.signature(self.current())
+
+    def __repr__(self):
+        return f"<s2s-ad {getattr(self._made, '__name__', 'derivative')} of " \
+               f"{getattr(self._base, '__qualname__', self._base)}>"
