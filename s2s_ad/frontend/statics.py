@@ -35,6 +35,10 @@ FOLD = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b,
         ast.Is: lambda a, b: a is b, ast.IsNot: lambda a, b: a is not b}
 
 
+ORDER = {**FOLD, ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b,
+         ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b}
+
+
 class StaticUse(SourceError):
     """A parameter used as a static value (compared with a string) where it
     was lowered as a number or array: a call giving it a string gets code of
@@ -106,6 +110,11 @@ def compare(lo, node: ast.Compare, var: str | None, hint: str | None) -> ir.Oper
     prim = COMPARE.get(op)
     if prim is None:
         raise lo.src.error(node, f"the comparison {op.__name__} is not supported")
+    if isinstance(left, ir.Const) and isinstance(right, ir.Const) \
+            and type(left.value) is int and type(right.value) is int and op in ORDER:
+        # counts known while lowering (`len(layers) == 0` on a structure
+        # given its length): decided now, as the recursion's base case
+        return ir.Const(ORDER[op](left.value, right.value))
     return lo.emit(prim, [left, right], node, var, hint=hint)
 
 
