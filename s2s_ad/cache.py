@@ -328,17 +328,11 @@ def array_arguments(names: tuple, args: tuple, kwargs: dict) -> frozenset:
     given = list(zip(order, args))
     if kwargs:
         given += [(n, a) for n, a in kwargs.items() if n in order]
-    out = set()
-    for n, a in given:
-        if type(a) in _NUMBERS:
-            continue
-        if _is_array(a):
-            if not (n in declared and getattr(a, "ndim", None) == 0):
-                out.add(n)
-        elif _holds_array(a):
-            # and which of its leaves (by path, `tree[1][2]`): the others are numbers
-            out.add(n)
-            out.update(pytrees.array_paths(a, n))
+    out = {n for n, a in given if type(a) not in _NUMBERS and _is_array(a)
+           and not (n in declared and getattr(a, "ndim", None) == 0)}
+    for n, a in given:  # a structure: and its array leaves (the others are numbers)
+        if type(a) not in _NUMBERS and not _is_array(a) and _holds_array(a):
+            out.update((n, *pytrees.array_paths(a, n)))
     return frozenset(out)
 
 
