@@ -321,14 +321,19 @@ _NUMBERS = frozenset((float, int, bool))
 def array_arguments(names: tuple, args: tuple, kwargs: dict) -> frozenset:
     """The parameters (``names`` from :func:`positional_names`) a call gives
     an array: an ndarray, or any array-like that is not a number, list or
-    tuple (a 0-d array given to a parameter annotated as a number is one)."""
+    tuple (a 0-d array given to a parameter annotated as a number is one);
+    for a structure holding arrays, its name and the paths of its array
+    leaves (``tree[1]``, ``p['W']``: :func:`s2s_ad.frontend.specs.array_paths`)."""
     order, declared = names
     given = list(zip(order, args))
     if kwargs:
         given += [(n, a) for n, a in kwargs.items() if n in order]
-    return frozenset(n for n, a in given if type(a) not in _NUMBERS and (
-        _is_array(a) and not (n in declared and getattr(a, "ndim", None) == 0)
-        or not _is_array(a) and _holds_array(a)))
+    out = {n for n, a in given if type(a) not in _NUMBERS and _is_array(a)
+           and not (n in declared and getattr(a, "ndim", None) == 0)}
+    for n, a in given:  # a structure: and its array leaves (the others are numbers)
+        if type(a) not in _NUMBERS and not _is_array(a) and _holds_array(a):
+            out.update((n, *pytrees.array_paths(a, n)))
+    return frozenset(out)
 
 
 def _holds_array(value) -> bool:

@@ -94,8 +94,9 @@ def _likes(items: list[str] | None, fn, lengths: dict | None) -> tuple:
     """``--like params=EXAMPLE`` → lengths ``{"params": ("tree", spec)}``: the
     code is generated for the structure (keys, fields, classes, lengths) of
     ``EXAMPLE``, a module-level value of the target's module (``A.b`` reads
-    an attribute of one); and the parameters whose example holds an array
-    (their leaves are arrays, as when ``s2s_ad.grad`` is called with it)."""
+    an attribute of one); and the parameters whose example holds an array,
+    with the paths of its array leaves (``params['W']``: those leaves are
+    arrays, the others numbers, as when ``s2s_ad.grad`` is called with it)."""
     if not items:
         return lengths, ()
     holding: list[str] = []
@@ -122,7 +123,8 @@ def _likes(items: list[str] | None, fn, lengths: dict | None) -> tuple:
                                "or dataclass of numbers and arrays")
             out[name] = ("tree", spec)
             if pytrees.holds_array(value):
-                holding.append(name)
+                # its array leaves, by path: the others are numbers, as for grad's call
+                holding += [name, *pytrees.array_paths(value, name)]
     return out, tuple(holding)
 
 

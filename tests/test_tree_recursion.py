@@ -110,3 +110,11 @@ def test_a_list_where_the_code_took_a_number_is_refused_located():
     assert g(1.5) == 2.0
     with pytest.raises(s2s_ad.SourceError, match="a list is used where a number is expected"):
         g([1.0, 2.0])
+
+
+@pytest.mark.parametrize("f", [src.run_layers, src.run_layers_len], ids=["not", "len"])
+def test_layers_consumed_one_at_a_time(f):
+    for layers in (((0.5, 0.1), (0.7, -0.2), (1.1, 0.3)), ((0.9, 0.4),), ()):
+        g_layers, g_x = s2s_ad.grad(f, wrt=(0, 1))(layers, 0.3)
+        _close(g_x, _fd_x(f, layers, 0.3))
+        _close(tuple(g_layers), _fd_leaves(f, layers, 0.3))

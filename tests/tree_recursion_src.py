@@ -48,3 +48,19 @@ TREE = ((0.5, 1.5), (2.0, (0.3, 0.1)))
 
 def doubled(x):
     return x * 2.0
+
+
+def run_layers(layers, x):
+    """A list of (w, b) layers consumed one at a time: the base case is its
+    emptiness, decided per length."""
+    if not layers:
+        return x
+    w, b = layers[0]
+    return run_layers(layers[1:], math.tanh(w * x + b))
+
+
+def run_layers_len(layers, x):
+    if len(layers) == 0:
+        return x
+    w, b = layers[0]
+    return run_layers_len(layers[1:], math.tanh(w * x + b))

@@ -190,8 +190,10 @@ def unpack_params(func: ir.Function) -> list[Stmt]:
             at = ast.Name(p.value.name, ast.Load())
             out += [_length_test(n, e) for n, e in tree_lengths(p.tree, at)]
             out += [_static_test(value, e) for value, e in tree_statics(p.tree, at)]
+            leaves = tree_leaves(p.tree, at)
             out += [Stmt(ast.Assign([ast.Name(v.name, ast.Store())], e), f"a leaf of {p.value.var}")
-                    for v, e in tree_leaves(p.tree, at)]
+                    for v, e in leaves]
+            out += _number_tests(func, [(v, ast.unparse(e)) for v, e in leaves])
             continue
         if p.items is None:
             continue
@@ -200,6 +202,29 @@ def unpack_params(func: ir.Function) -> list[Stmt]:
             target = ast.List([], ast.Store())
         out.append(Stmt(ast.Assign([target], ast.Name(p.value.name, ast.Load())),
                         f"{p.value.var} has {len(p.items)} items", unpacks=p.value.name))
+        out += _number_tests(func, [(v, f"{p.value.var}[{i}]") for i, v in enumerate(p.items)])
+    return out
+
+
+def _number_tests(func: ir.Function, leaves: list) -> list[Stmt]:
+    """``if isinstance(p_w, np.ndarray): raise TypeError(...)`` for each leaf
+    (or item) of a structure the NumPy code was generated to read as a
+    number: its adjoint is a number, which for an array would be its sum."""
+    alias = func.modules.get("numpy")
+    if alias is None:
+        return []
+    out = []
+    for v, where in leaves:
+        if v.kind not in ("float", "int"):
+            continue
+        test = ast.Call(ast.Name("isinstance", ast.Load()),
+                        [ast.Name(v.name, ast.Load()),
+                         ast.Attribute(ast.Name(alias, ast.Load()), "ndarray", ast.Load())], [])
+        error = ast.Call(ast.Name("TypeError", ast.Load()), [ast.Constant(
+            f"generated for a number at {where}, given an array; generate the code for "
+            "an example holding an array there")], [])
+        out.append(Stmt(ast.If(test, [ast.Raise(error, None)], []),
+                        "a number leaf: the code is for a number there"))
     return out
 
 

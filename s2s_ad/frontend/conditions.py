@@ -30,11 +30,13 @@ from __future__ import annotations
 import ast
 import builtins
 import copy
+import types
 
 import numpy
 
 from s2s_ad import ir
-from s2s_ad.frontend import structures, syntax
+from s2s_ad.errors import SourceError
+from s2s_ad.frontend import source, structures, syntax
 from s2s_ad.frontend.runtime_checks import raise_unless
 
 
@@ -185,13 +187,66 @@ def isinstance_call(lo, node: ast.Call, var: str | None) -> ir.Operand:
     return ir.Const(decided)
 
 
-def class_tested(tree: ast.AST, name: str) -> bool:
-    """Whether ``isinstance(name, ...)`` appears in ``tree``: the parameter
-    ``name`` is then a number unless a caller passes an array (in NumPy code
-    too), so a number and an array each get their own code."""
-    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-               and n.func.id == "isinstance" and n.args and isinstance(n.args[0], ast.Name)
-               and n.args[0].id == name for n in ast.walk(tree))
+def class_tested(tree: ast.AST, name: str, scope: dict | None = None,
+                 seen: set | None = None) -> bool:
+    """Whether ``tree`` tests the class of ``name`` (``isinstance(name,
+    ...)``) or uses it as only a structure can be used (``"key" in name``,
+    ``name["key"]``, ``if not name:``), itself or (``scope``: the globals of
+    ``tree``'s function) in a function of the module it passes ``name`` to
+    (``evaluate(tree, x)`` testing ``isinstance(node, float)``). The
+    parameter ``name`` is then a number unless a caller passes an array (in
+    NumPy code too): a number, an array and a structure (a tree a helper
+    recurses over) each get their own code."""
+    if any(_tests_class(n, name) for n in ast.walk(tree)):
+        return True
+    if scope is None:
+        return False
+    seen = set() if seen is None else seen
+    for n in ast.walk(tree):
+        if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Name)):
+            continue
+        fn = scope.get(n.func.id)
+        if not isinstance(fn, types.FunctionType) or fn in seen:
+            continue
+        at = [k for k, a in enumerate(n.args) if _is_name(a, name)]
+        named = [k.arg for k in n.keywords if k.arg and _is_name(k.value, name)]
+        if not at and not named:
+            continue
+        seen.add(fn)
+        try:
+            callee = source.locate(fn).tree
+        except SourceError:
+            continue
+        params = [a.arg for a in callee.args.posonlyargs + callee.args.args]
+        if any(class_tested(callee, p, fn.__globals__, seen)
+               for p in [params[k] for k in at if k < len(params)] + named):
+            return True
+    return False
+
+
+def _is_name(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _tests_class(n: ast.AST, name: str) -> bool:
+    """``isinstance(name, ...)``, or a use of ``name`` no array has: a
+    string key looked up or tested (``name["k"]``, ``"k" in name``), its
+    truth (``if name:``, ``if not name:``)."""
+    if isinstance(n, ast.Call):
+        return isinstance(n.func, ast.Name) and n.func.id == "isinstance" and bool(n.args) \
+            and _is_name(n.args[0], name)
+    if isinstance(n, ast.Subscript):
+        return _is_name(n.value, name) and isinstance(n.slice, ast.Constant) \
+            and isinstance(n.slice.value, str)
+    if isinstance(n, ast.Compare):
+        return len(n.ops) == 1 and isinstance(n.ops[0], (ast.In, ast.NotIn)) \
+            and isinstance(n.left, ast.Constant) and isinstance(n.left.value, str) \
+            and _is_name(n.comparators[0], name)
+    if isinstance(n, (ast.If, ast.While, ast.IfExp)):
+        test = n.test.operand if isinstance(n.test, ast.UnaryOp) \
+            and isinstance(n.test.op, ast.Not) else n.test
+        return _is_name(test, name)
+    return False
 
 
 def _classes(lo, node: ast.expr) -> tuple:

@@ -13,6 +13,10 @@ every method it reaches through ``self.NAME(...)``:
 * ``self.mode`` holding a string, None or a bool is a static value: the code
   is generated for the value it holds when the gradient is made (the cache
   key includes it);
+* module-level arrays and structures of them the methods read (``W``, as
+  :mod:`s2s_ad.frontend.module_data` finds them for a function) are
+  keyword-only parameters of the same name, read from the module on every
+  call as ``self.w`` is read from the object;
 * ``self.helper(x)`` calls the method ``helper`` lifted the same way (one
   forward/backward pair, like any helper); a staticmethod is called as the
   function it is.
@@ -36,7 +40,7 @@ import types
 from dataclasses import dataclass, field
 
 from s2s_ad.errors import SourceError
-from s2s_ad.frontend import source as source_mod
+from s2s_ad.frontend import module_data, source as source_mod
 from s2s_ad.frontend.statics import is_static_value
 
 
@@ -51,6 +55,10 @@ class Plan:
     """Attribute -> value: numbers and arrays (parameters ``self_NAME``)."""
     constants: dict = field(default_factory=dict)
     """Attribute -> value: strings, None, bools, functions, modules."""
+    module: dict = field(default_factory=dict)
+    """Module-level data the methods read (:mod:`s2s_ad.frontend.module_data`):
+    name -> the globals holding it (parameters of that name, read from
+    there on every call, as a plain function's are)."""
     self_name: str = "self"
 
 
@@ -77,6 +85,8 @@ def plan(method: types.MethodType) -> Plan:
         me = params[0].arg
         if name is None:
             out.self_name = me
+        for n in module_data.names(func):
+            out.module.setdefault(n, func.__globals__)
         nodes = [n for n in ast.walk(src.tree) if isinstance(n, ast.Attribute)]
         for node in sorted(nodes, key=lambda n: (n.lineno, n.col_offset)):  # source order
             if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
@@ -94,6 +104,9 @@ def plan(method: types.MethodType) -> Plan:
             elif is_static_value(value) or isinstance(value, (types.FunctionType,
                                                               types.ModuleType)):
                 out.constants[node.attr] = value
+                if isinstance(value, types.FunctionType):  # a staticmethod: what it reads
+                    for n in module_data.names(value):
+                        out.module.setdefault(n, value.__globals__)
             else:
                 raise src.error(node, f"`{ast.unparse(node)}` is a {type(value).__name__}; "
                                 "a method may read numbers, arrays, strings, None, bools and "
@@ -107,7 +120,9 @@ def attribute_values(method) -> dict:
     if not is_bound(method):
         return {}
     p = plan(method)
-    return {f"{p.self_name}_{a}": getattr(p.obj, a) for a in p.data}
+    out = {f"{p.self_name}_{a}": getattr(p.obj, a) for a in p.data}
+    out.update((n, g[n]) for n, g in p.module.items())
+    return out
 
 
 def lift(method: types.MethodType):
@@ -115,7 +130,7 @@ def lift(method: types.MethodType):
     p = plan(method)
     namespace_extra: dict = {}
     lifted: dict = {}
-    params = [f"{p.self_name}_{a}" for a in p.data]
+    params = [f"{p.self_name}_{a}" for a in p.data] + list(p.module)
     for name, func in p.methods.items():
         lifted[name] = _lift_one(func, p, params, namespace_extra, name is None)
     for name, fn in lifted.items():
@@ -125,6 +140,8 @@ def lift(method: types.MethodType):
         fn.__s2s_source__.globals.update(namespace_extra)
     entry = lifted[None]
     entry.__s2s_source__.captured.update({f"{p.self_name}_{a}": v for a, v in p.data.items()})
+    entry.__s2s_source__.captured.update((n, g[n]) for n, g in p.module.items())
+    entry.__s2s_source__.module_data = tuple(p.module)
     return entry
 
 
@@ -169,6 +186,9 @@ def _lift_one(func, p: Plan, params: list[str], extra: dict, entry: bool):
     tree.body = [Self().visit(stmt) for stmt in tree.body]
     taken = {a.arg for a in ast.walk(args) if isinstance(a, ast.arg)}
     for name in params:
+        if name in taken and name in p.module:
+            raise src.error(tree, f"parameter {name!r} has the name of the module-level data "
+                            f"`{name}` that {func.__qualname__}'s methods read; rename it")
         if name in taken:
             raise src.error(tree, f"parameter {name!r} has the name s2s-ad gives "
                             f"`{name.replace('_', '.', 1)}`; rename it")

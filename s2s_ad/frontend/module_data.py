@@ -27,6 +27,7 @@ Before → after::
 from __future__ import annotations
 
 import dis
+import inspect
 import numbers
 import types
 import weakref
@@ -35,6 +36,7 @@ from s2s_ad.frontend.specs import captured_spec, number_list
 from s2s_ad.rules import user as user_rules
 
 _LOADS = frozenset(("LOAD_GLOBAL", "LOAD_NAME"))
+_ATTRIBUTE_LOADS = frozenset(("LOAD_ATTR", "LOAD_METHOD"))
 
 _read: dict = {}
 """id of a code object -> (the code object, the global names it and its
@@ -57,7 +59,8 @@ def is_module_data(value) -> bool:
 
 
 def loads(code: types.CodeType) -> tuple[str, ...]:
-    """The global names ``code`` and the code nested in it load, in order."""
+    """The global names ``code`` and the code nested in it load, in order,
+    and ``"NAME.attr"`` for an attribute read straight off one (``Model.part``)."""
     hit = _read.get(id(code))
     if hit is not None and hit[0] is code:
         return hit[1]
@@ -65,9 +68,14 @@ def loads(code: types.CodeType) -> tuple[str, ...]:
     stack = [code]
     while stack:
         c = stack.pop(0)
+        before = None
         for ins in dis.get_instructions(c):
             if ins.opname in _LOADS:
                 out[ins.argval] = None
+            elif before is not None and ins.opname in _ATTRIBUTE_LOADS \
+                    and isinstance(ins.argval, str):
+                out[f"{before}.{ins.argval}"] = None  # `Model.part`: see _names
+            before = ins.argval if ins.opname in _LOADS else None
         stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
     if len(_read) >= 4096:
         _read.clear()
@@ -122,6 +130,13 @@ def _names(fn, g: dict, read: dict) -> tuple[str, ...]:
             continue
         seen.add(id(f))
         for n in loads(f.__code__):
+            if "." in n:
+                # `Model.part(x)`: a static or class method of a class of the
+                # module reads what it reads
+                method = _class_method(g.get(n.split(".")[0]), n.split(".")[1])
+                if method is not None and method.__globals__ is g:
+                    stack.append(method)
+                continue
             v = g.get(n, _MISSING)
             read.setdefault(n, v)
             if v is _MISSING:
@@ -132,6 +147,17 @@ def _names(fn, g: dict, read: dict) -> tuple[str, ...]:
             elif is_module_data(v):
                 out[n] = None
     return tuple(out)
+
+
+def _class_method(cls, attr: str):
+    """The function of the staticmethod or classmethod ``cls.attr``, else None."""
+    if not isinstance(cls, type):
+        return None
+    held = inspect.getattr_static(cls, attr, None)
+    if isinstance(held, (staticmethod, classmethod)) \
+            and isinstance(held.__func__, types.FunctionType):
+        return held.__func__
+    return None
 
 
 def values(fn) -> dict:

@@ -216,7 +216,7 @@ class ArrayLowering(ArrayIndexing):
             return "float"
         if has_default and isinstance(default, numbers.Real):
             return "int" if isinstance(default, numbers.Integral) else "float"
-        if conditions.class_tested(self.tree, node.arg):
+        if conditions.class_tested(self.tree, node.arg, self.src.globals):
             return "float"  # `isinstance(x, np.ndarray)`: a caller passing an array says so
         return "array"
 

@@ -25,7 +25,7 @@ import numbers
 
 from s2s_ad import ir
 from s2s_ad.errors import SourceError
-from s2s_ad.frontend import passing, pytrees, statics, structures
+from s2s_ad.frontend import conditions, passing, pytrees, statics, structures
 
 
 class Parameters:
@@ -75,7 +75,8 @@ class Parameters:
         if self.lengths:
             raise SourceError(f"lengths names no parameter of {self.tree.name}: "
                               f"{', '.join(map(repr, self.lengths))}")
-        unknown = sorted(self.arrays - {p.value.var for p in params}
+        unknown = sorted({a.split("[")[0].split(".")[0] for a in self.arrays}
+                         - {p.value.var for p in params}
                          - {name for name, _ in self.passed_specs})
         if unknown:
             raise SourceError(f"arrays names no parameter of {self.tree.name}: "
@@ -146,8 +147,13 @@ class Parameters:
                 self.param_ids.add(id(param.value))
                 return param
         if shape is not None:
+            # in NumPy code, items not known to be arrays are arrays, unless
+            # the function tests their class or uses them as structures
+            # (`isinstance(node, float)` in a helper recursing over them)
+            numbers = not getattr(self, "array_mode", False) or conditions.class_tested(
+                self.tree, node.arg, self.src.globals)
             param = structures.sequence_param(self, node, name, shape, default, has_default,
-                                              kwonly)
+                                              kwonly, numbers)
             self.seq_params[id(self.env[node.arg])] = param
             self.param_ids.add(id(param.value))
             return param

@@ -38,7 +38,8 @@ import numbers
 from s2s_ad import ir
 from s2s_ad.frontend import structures
 from s2s_ad.frontend.numpy import ATTRIBUTES
-from s2s_ad.frontend.specs import (_fields, _is_array, captured_spec, is_static_spec,  # noqa: F401
+from s2s_ad.frontend.specs import (_fields, _is_array, array_paths, captured_spec,  # noqa: F401
+                                   is_static_spec,
                                    number_list, spec_of)
 from s2s_ad.frontend.structures import StaticObject
 
@@ -85,37 +86,37 @@ def tree_param(lo, node: ast.arg, name: str, spec, default, has_default: bool,
     if has_default:
         raise lo.src.error(node, f"parameter {node.arg!r} receives a structure; it cannot "
                            "have a default value")
-    kind = "array" if getattr(lo, "array_mode", False) else "float"
+    kind_of = structures.leaf_kinds(lo, node.arg)
     leaves: list[ir.Value] = []
 
-    def build(s, path: str):
+    def build(s, path: str, at: str):
         if is_static_spec(s):
             return ir.Const(s[1]), s
         if s == "leaf":
-            v = ir.Value(lo.namer.fresh(path), kind, None)
+            v = ir.Value(lo.namer.fresh(path), kind_of(at), None)
             leaves.append(v)
             return v, ("leaf", v)
         if s[0] == "dict":
             out, tree = structures.StaticDict(), []
             for key, sub in s[1]:
-                item, t = build(sub, f"{path}_{_ident(key)}")
+                item, t = build(sub, f"{path}_{_ident(key)}", f"{at}[{key!r}]")
                 out.items[key] = item
                 tree.append((key, t))
             return out, ("dict", tuple(tree))
         if s[0] in ("list", "tuple"):
-            pairs = [build(sub, f"{path}_{i}") for i, sub in enumerate(s[1])]
+            pairs = [build(sub, f"{path}_{i}", f"{at}[{i}]") for i, sub in enumerate(s[1])]
             items = [p[0] for p in pairs]
             out = structures.StaticList(items) if s[0] == "list" else tuple(items)
             return out, (s[0], tuple(p[1] for p in pairs))
         _, cls, fs = s
         out, tree = StaticObject(cls), []
         for fname, sub in fs:
-            item, t = build(sub, f"{path}_{fname}")
+            item, t = build(sub, f"{path}_{fname}", f"{at}.{fname}")
             out.items[fname] = item
             tree.append((fname, t))
         return out, ("object", cls, tuple(tree))
 
-    bound, tree = build(spec, node.arg)
+    bound, tree = build(spec, node.arg, node.arg)
     value = ir.Value(name, "tree", node.arg)
     lo.env[node.arg] = bound
     return ir.Param(value, default, has_default, kwonly, leaves, tree)

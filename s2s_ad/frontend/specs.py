@@ -51,6 +51,24 @@ def spec_of(value, inside: bool = False):
     return None
 
 
+def array_paths(value, base: str) -> list[str]:
+    """The paths (as :func:`s2s_ad.frontend.pytrees.leaf_paths` writes them:
+    ``tree[1][2]``, ``p['w']``, ``cfg.W``) of the leaves of the structure
+    ``value`` that are arrays; its number leaves are lowered as numbers."""
+    if value is None or isinstance(value, (str, bool, numbers.Number)):
+        return []
+    if _is_array(value):
+        return [base]
+    names = _fields(value)
+    if names is not None:
+        return [p for n in names for p in array_paths(getattr(value, n), f"{base}.{n}")]
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in array_paths(v, f"{base}[{k!r}]")]
+    if type(value) in (list, tuple):
+        return [p for i, v in enumerate(value) for p in array_paths(v, f"{base}[{i}]")]
+    return []
+
+
 def is_static_spec(spec) -> bool:
     """A static leaf's spec, ``("static", value)``."""
     return isinstance(spec, tuple) and len(spec) == 2 and spec[0] == "static"

@@ -35,6 +35,10 @@ FOLD = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b,
         ast.Is: lambda a, b: a is b, ast.IsNot: lambda a, b: a is not b}
 
 
+ORDER = {**FOLD, ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b,
+         ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b}
+
+
 class StaticUse(SourceError):
     """A parameter used as a static value (compared with a string) where it
     was lowered as a number or array: a call giving it a string gets code of
@@ -106,7 +110,7 @@ def compare(lo, node: ast.Compare, var: str | None, hint: str | None) -> ir.Oper
     prim = COMPARE.get(op)
     if prim is None:
         raise lo.src.error(node, f"the comparison {op.__name__} is not supported")
-    if _number(left) and _number(right):
+    if _number(left) and _number(right) and op in ORDER:
         # two numbers known while lowering (len of a structure, a shape, an
         # unrolled loop's index, a module constant): decided now, so that
         # `if len(xs) == 0: return ...` ends a recursion over a structure

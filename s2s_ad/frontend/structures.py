@@ -72,20 +72,43 @@ class SequenceParameter(SourceError):
 
 
 def sequence_param(lo, node: ast.arg, name: str, shape, default, has_default: bool,
-                   kwonly: bool) -> ir.Param:
+                   kwonly: bool, numbers: bool = False) -> ir.Param:
     """A parameter receiving a list or tuple of ``shape`` items: one scalar
-    value per item (``xs_0``, ``xs_1``, ...), bound as a static list."""
+    value per item (``xs_0``, ``xs_1``, ...), bound as a static list; its
+    items are numbers or arrays as :func:`leaf_kinds` says (``numbers``:
+    the items not known to be arrays are numbers)."""
     container, n = ("list", shape) if isinstance(shape, int) else shape
     if n is RUNTIME and container in ("list", "tuple"):
         return _runtime_param(lo, node, name, container, default, has_default, kwonly)
     if container not in ("list", "tuple") or not isinstance(n, int) or n < 0:
         raise lo.src.error(node, f"the length of {node.arg!r} must be an int or "
                            f"('list'|'tuple', int), not {shape!r}")
-    kind = "array" if getattr(lo, "array_mode", False) else "float"  # items may be arrays
-    items = [ir.Value(lo.namer.fresh(f"{node.arg}_{i}"), kind, None) for i in range(n)]
+    kind_of = leaf_kinds(lo, node.arg, numbers)  # items may be arrays
+    items = [ir.Value(lo.namer.fresh(f"{node.arg}_{i}"), kind_of(f"{node.arg}[{i}]"), None)
+             for i in range(n)]
     value = ir.Value(name, container, node.arg)
     lo.env[node.arg] = StaticList(list(items)) if container == "list" else tuple(items)
     return ir.Param(value, default, has_default, kwonly, items)
+
+
+def leaf_kinds(lo, name: str, numbers: bool = True):
+    """The kind of each leaf (by its path, ``tree[1][2]``) of the structure
+    or list parameter ``name``: an array where the caller's value holds one
+    there (``lo.arrays`` names those paths:
+    :func:`s2s_ad.frontend.specs.array_paths`), a number elsewhere, in NumPy
+    code too, so that ``isinstance(node, float)`` is decided for the value
+    given. Without paths: every leaf is an array where ``arrays`` names the
+    parameter (``arrays=("p",)`` given by hand), and in NumPy code where
+    the leaves' kinds are not known (``numbers`` false: a length given
+    without a value, ``--length xs=3``; an array serves a number too), or
+    where the function reads the structure from its closure or module
+    (whose leaves may change between number and array)."""
+    arrays = lo.arrays
+    if any(a.startswith((name + "[", name + ".")) for a in arrays):
+        return lambda at: "array" if at in arrays else "float"
+    whole = name in arrays or getattr(lo, "array_mode", False) and (
+        not numbers or name in lo.src.captured)
+    return lambda at: "array" if whole else "float"
 
 
 RUNTIME = None

@@ -32,7 +32,19 @@ def reader(fn):
     if methods.is_bound(fn):
         p = methods.plan(fn)
         obj, names = p.obj, [(f"{p.self_name}_{a}", a) for a in p.data]
-        return lambda: {key: getattr(obj, a) for key, a in names}
+        module = list(p.module.items())
+        if not module:
+            return lambda: {key: getattr(obj, a) for key, a in names}
+
+        def now_method() -> dict:
+            out = {key: getattr(obj, a) for key, a in names}
+            try:
+                out.update((n, g[n]) for n, g in module)
+            except KeyError as exc:
+                raise NameError(f"{fn.__qualname__} reads the module-level name "
+                                f"{exc.args[0]!r}, which is no longer defined") from None
+            return out
+        return now_method
     code = getattr(fn, "__code__", None)
     held = source.captured_values(fn)
     cells = [(n, c) for n, c in zip(code.co_freevars, fn.__closure__ or ())
