@@ -204,7 +204,8 @@ def arguments(lo, node: ast.Call, names: tuple) -> dict:
     return given
 
 
-SCIPY_SPECIAL = ("gammaln", "multigammaln", "expit", "erf")
+SCIPY_SPECIAL = ("gammaln", "multigammaln", "expit", "erf", "erfc", "digamma", "ndtr",
+                 "log_ndtr", "logit", "log_expit", "xlogy")
 """The scipy.special functions with a rule (scipy.special.NAME)."""
 
 

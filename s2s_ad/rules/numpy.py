@@ -132,6 +132,25 @@ NUMPY_RULES = [
          "σ(x)(1 - σ(x))"),
     Rule("scipy.special.erf", "scipy_special.erf(x)",
          ("(2 / np.sqrt(np.pi)) * np.exp(-(x * x))",), "array", "2/√π·e^(-x²)"),
+    Rule("scipy.special.erfc", "scipy_special.erfc(x)",
+         ("-(2 / np.sqrt(np.pi)) * np.exp(-(x * x))",), "array", "-2/√π·e^(-x²)"),
+    Rule("scipy.special.digamma", "scipy_special.digamma(x)", ("scipy_special.polygamma(1, x)",),
+         "array", "ψ'(x) (trigamma)", "`scipy.special.psi` is the same function",
+         domain=(POS,)),
+    Rule("scipy.special.ndtr", "scipy_special.ndtr(x)",
+         ("np.exp(-0.5 * (x * x)) / np.sqrt(2 * np.pi)",), "array",
+         "φ(x) = e^(-x²/2)/√(2π), the standard normal density"),
+    Rule("scipy.special.log_ndtr", "scipy_special.log_ndtr(x)",
+         ("np.exp(-0.5 * (x * x) - out) / np.sqrt(2 * np.pi)",), "array",
+         "φ(x)/Φ(x), computed as e^(-x²/2 - out)/√(2π) (no underflow far left)"),
+    Rule("scipy.special.logit", "scipy_special.logit(x)", ("1 / (x * (1 - x))",), "array",
+         "1/(x(1-x))", domain=((0.1, 0.9),)),
+    Rule("scipy.special.log_expit", "scipy_special.log_expit(x)", ("scipy_special.expit(-x)",),
+         "array", "σ(-x) = 1 - σ(x)"),
+    Rule("scipy.special.xlogy", "scipy_special.xlogy(x, y)",
+         ("scipy_special.xlogy(1.0, y)", "np.where(x == 0, 0.0, x / y)"),
+         "array", "∂/∂x = log y, ∂/∂y = x/y", "x log y is 0 where x = 0 (its ∂/∂y too)",
+         domain=(ANY, POS), broadcast=True),
     # reductions; keep(g) restores the reduced axes so g broadcasts against x
     Rule("np.sum", "np.sum(x, axis=axis, keepdims=keepdims)",
          ("spread(keep(g), x)",), "array", "1 for each summed element",
@@ -367,7 +386,9 @@ SAME_SHAPE = frozenset({"neg", "pos", "abs", "array.abs", "np.copy", "array.deta
                                               "abs", "square", "negative", "sign", "arcsin",
                                               "arccos", "arcsinh", "arctanh", "log2", "log10",
                                               "exp2", "cbrt", "reciprocal")}
-                       | {"scipy.special.gammaln", "scipy.special.expit", "scipy.special.erf"}
+                       | {f"scipy.special.{n}" for n in ("gammaln", "expit", "erf", "erfc",
+                                                       "digamma", "ndtr", "log_ndtr", "logit",
+                                                       "log_expit")}
                        | MORE_SAME_SHAPE)
 """Primitives whose result has the shape of their first operand."""
 
