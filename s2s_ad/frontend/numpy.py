@@ -129,7 +129,10 @@ def numpy_use(src) -> tuple[list[str], bool]:
     aliases = sorted(n for n in used if src.globals.get(n) is numpy)
     direct = any(isinstance(src.globals.get(n), (types.FunctionType, type(numpy.exp),
                                                   types.BuiltinFunctionType))
-                 and id(src.globals[n]) in NUMPY_FUNCS for n in used)
+                 and id(src.globals[n]) in NUMPY_FUNCS for n in used) or any(
+        callable(src.globals.get(n)) and (numpy_attrs.is_logsumexp(src.globals[n])
+                                          or numpy_attrs.scipy_special_prim(src.globals[n]))
+        for n in used)  # scipy.special's functions imported by name
     params = {a.arg for a in ast.walk(tree.args) if isinstance(a, ast.arg)}
 
     def global_path(node: ast.Attribute) -> bool:

@@ -204,6 +204,7 @@ def arguments(lo, node: ast.Call, names: tuple) -> dict:
     return given
 
 
+_ABSENT = object()
 SCIPY_SPECIAL = ("gammaln", "multigammaln", "expit", "erf", "erfc", "digamma", "ndtr",
                  "log_ndtr", "logit", "log_expit", "xlogy")
 """The scipy.special functions with a rule (scipy.special.NAME)."""
@@ -216,7 +217,7 @@ def scipy_special_prim(fn) -> str | None:
     if special is None:
         return None
     for name in SCIPY_SPECIAL:
-        if fn is getattr(special, name, None):
+        if fn is getattr(special, name, _ABSENT):
             return f"scipy.special.{name}"
     return None
 
