@@ -107,6 +107,8 @@ def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
             tangents = [functions[0].adjoints.get(v.name) for v in lists] if kind == "jvp" else []
             compiled = _by_kind(fn, wrt, kind, output, lengths, compiled, taken, statics,
                                 checkpoint, frozenset([v.var for v in lists] + tangents) - {None})
+        elif lengths is None and kind != "jvp":  # (a JVP module is read back from its text)
+            compiled = _arrays_lists(fn, wrt, kind, output, compiled, statics, checkpoint)
     if kind != "pair":
         # where it came from, so that differentiating it again starts from fn
         origin = (kind, fn, wrt, output, lengths)
@@ -175,6 +177,35 @@ def _structure(value) -> bool:
     return isinstance(value, (list, tuple, dict)) or pytrees.spec_of(value) not in (None, "leaf")
 
 
+def _arrays_list(value) -> bool:
+    """A list or tuple holding an array (``[W1, b1, W2, b2]``): a structure
+    parameter of array leaves, with a list (tuple) gradient of the same
+    layout, where the code took an array (NumPy would stack equal shapes
+    into one array and fail on others)."""
+    return (value.__class__ is list or value.__class__ is tuple) and _holds_array(value)
+
+
+def _arrays_lists(fn: Callable, wrt: Wrt, kind: str, output, compiled: Callable,
+                  statics: dict | None, checkpoint) -> Callable:
+    """``compiled`` (every parameter taken as an array) behind a check that
+    no argument is a list or tuple holding arrays; a call passing one gets
+    the code generated for its structure (:func:`_by_shape`). The check is
+    one class test per argument where none is a list or tuple."""
+    by_shape: list = []
+
+    def slow(*args, **kwargs):
+        if any(_arrays_list(v) for v in args) or any(_arrays_list(v) for v in kwargs.values()):
+            if not by_shape:
+                by_shape.append(_by_shape(fn, wrt, kind, output, TypeError(fn.__name__),
+                                          statics, checkpoint))
+            return by_shape[0](*args, **kwargs)
+        return compiled(*args, **kwargs)
+
+    functools.update_wrapper(slow, compiled)
+    fast = signatures.guarded(compiled, slow, plain=True)
+    return slow if fast is None else functools.update_wrapper(fast, compiled)
+
+
 def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Callable,
              taken: frozenset, statics: dict | None = None, checkpoint=None,
              sequences: frozenset = frozenset()) -> Callable:
@@ -201,7 +232,9 @@ def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Calla
                 return compiled(*args, **kwargs)
         if lengths is None and (any(_structure(v) for n, v in zip(names[0], args)
                                     if n not in taken) or any(
-                _structure(v) for k, v in kwargs.items() if k in own and k not in taken)):
+                _structure(v) for k, v in kwargs.items() if k in own and k not in taken)
+                or any(_arrays_list(v) for v in args) or any(
+                _arrays_list(v) for k, v in kwargs.items() if k in own)):
             # a structure where the code took a number (the function only
             # passes it on, to a helper that tests `isinstance` or recurses
             # over it): the code generated for its structure (a list of
@@ -269,7 +302,7 @@ def _any_length(fn: Callable, wrt: Wrt, kind: str, output, compiled: Callable,
                 elif a.__class__ not in numbers:
                     plain = False
                     break
-        except TypeError:  # an item that does not add (a string, None)
+        except (TypeError, ValueError):  # an item that does not add (a string, None, arrays)
             plain = False
         if kwargs:
             for k, v in kwargs.items():  # the seed, numbers by name
@@ -301,8 +334,8 @@ def _shape_of(a):
 def _numbers_only(xs: list) -> bool:
     try:
         return sum(xs).__class__ in _NUMBERS
-    except TypeError:  # an item that does not add (a string, None)
-        return False
+    except (TypeError, ValueError):  # an item that does not add (a string, None, arrays
+        return False                 # of shapes that do not broadcast)
 
 
 def positional_names(fn: Callable) -> tuple[tuple[str, ...], frozenset]:
@@ -338,8 +371,8 @@ def _holds_array(value) -> bool:
         try:
             if sum(value).__class__ in _NUMBERS:
                 return False
-        except TypeError:  # items that do not add: tuples, dicts, objects
-            pass
+        except (TypeError, ValueError):  # items that do not add: tuples, dicts, objects,
+            pass                         # arrays of shapes that do not broadcast
     return pytrees.holds_array(value)
 
 

@@ -182,3 +182,13 @@ def batched_objective(w, X, t, batch=3):
     for start in range(0, X.shape[0], batch):
         total = total + logistic_objective(w, X[start:start + batch], t[start:start + batch])
     return total
+
+
+# -- parameters as a flat list of arrays of different shapes ------------------
+
+def l2_of_weights(weights, X, y):
+    """weights = [W1, b1, W2, b2]: a plain list of arrays, as optimisers keep them."""
+    W1, b1, W2, b2 = weights
+    pred = np.tanh(X @ W1 + b1) @ W2 + b2
+    penalty = sum(np.sum(w ** 2) for w in weights) + sum(map(np.sum, weights))
+    return np.mean((pred - y) ** 2) + 0.01 * penalty

@@ -216,3 +216,25 @@ def test_a_piece_of_an_array_changed_in_the_loop_is_refused():
                       "    return t\n")
     with pytest.raises(SourceError, match="changed inside the loop that iterates over it"):
         s2s_ad.grad(f)(np.ones((3, 2)))
+
+
+def test_a_list_of_arrays_of_different_shapes():
+    """A plain list of weight arrays given where the code takes an array: it
+    was stacked as one array by NumPy (an array gradient for equal shapes, a
+    ValueError inside the generated code for others); it is now a structure
+    parameter, its gradient a list of the same shapes."""
+    weights = [RNG.normal(size=(3, 4)), RNG.normal(size=4), RNG.normal(size=4), 0.3]
+    y = RNG.normal(size=6)
+    got = s2s_ad.grad(R.l2_of_weights)(weights, X, y)
+    assert isinstance(got, list) and len(got) == 4
+    for k, g in enumerate(got):
+        def moved(w, k=k):
+            return R.l2_of_weights(weights[:k] + [w] + weights[k + 1:], X, y)
+        np.testing.assert_allclose(g, fd_gradient(moved, [weights[k]], 0), rtol=1e-5, atol=1e-7)
+    same = [RNG.normal(size=3), RNG.normal(size=3)]
+    got = s2s_ad.grad(lambda ws: sum(np.sum(np.sin(w)) for w in ws))(same)
+    assert isinstance(got, list)
+    for g, w in zip(got, same):
+        np.testing.assert_allclose(g, np.cos(w), rtol=1e-12)
+    value, pullback = s2s_ad.vjp(R.l2_of_weights, weights, X, y)
+    np.testing.assert_allclose(pullback(1.0)[0][0], s2s_ad.grad(R.l2_of_weights)(weights, X, y)[0])
