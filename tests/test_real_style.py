@@ -238,3 +238,16 @@ def test_a_list_of_arrays_of_different_shapes():
         np.testing.assert_allclose(g, np.cos(w), rtol=1e-12)
     value, pullback = s2s_ad.vjp(R.l2_of_weights, weights, X, y)
     np.testing.assert_allclose(pullback(1.0)[0][0], s2s_ad.grad(R.l2_of_weights)(weights, X, y)[0])
+
+
+def test_hessian_through_gammaln_and_log_expit():
+    """Second derivatives: gammaln's derivative digamma, and its own,
+    polygamma(1, x), have rules; against central differences of the gradient."""
+    params = np.array([0.4, -0.3])
+    hess = np.asarray(s2s_ad.hessian(R.negbin_objective)(params, COUNTS))
+    gradient = s2s_ad.grad(R.negbin_objective)
+    for j in range(2):
+        step = np.zeros(2)
+        step[j] = 1e-5
+        column = (gradient(params + step, COUNTS) - gradient(params - step, COUNTS)) / 2e-5
+        np.testing.assert_allclose(hess[:, j], column, rtol=1e-5, atol=1e-7)

@@ -75,7 +75,7 @@ NUMPY_FUNCS[id(torch_names.detached)] = "array.detach"  # torch's x.clone().deta
 SIGNATURES = {**{f"np.{r}": ("x", "axis", "dtype", "out", "keepdims")
                  for r in ("sum", "mean", "prod", "nansum", "nanmean")},
               **{f"np.{r}": ("x", "axis", "out", "keepdims") for r in ("max", "min")},
-              "np.var": ("x", "axis"), "np.std": ("x", "axis"),
+              "np.var": ("x", "axis"), "np.std": ("x", "axis"), "np.round": ("x", "decimals"),
               "np.transpose": ("x", "axes"), "np.squeeze": ("x", "axis"),
               "np.expand_dims": ("x", "axis"), "np.concatenate": ("seq", "axis"),
               "np.stack": ("seq", "axis"), "np.cumsum": ("x", "axis"),

@@ -205,7 +205,7 @@ def arguments(lo, node: ast.Call, names: tuple) -> dict:
 
 
 _ABSENT = object()
-SCIPY_SPECIAL = ("gammaln", "multigammaln", "expit", "erf", "erfc", "digamma", "ndtr",
+SCIPY_SPECIAL = ("gammaln", "multigammaln", "expit", "erf", "erfc", "digamma", "polygamma", "ndtr",
                  "log_ndtr", "logit", "log_expit", "xlogy")
 """The scipy.special functions with a rule (scipy.special.NAME)."""
 
