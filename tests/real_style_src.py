@@ -192,3 +192,22 @@ def l2_of_weights(weights, X, y):
     pred = np.tanh(X @ W1 + b1) @ W2 + b2
     penalty = sum(np.sum(w ** 2) for w in weights) + sum(map(np.sum, weights))
     return np.mean((pred - y) ** 2) + 0.01 * penalty
+
+
+# -- a flat parameter vector unpacked by running offsets ----------------------
+
+def unpack_flat(theta):
+    shapes = [(3, 4), (4,), (4, 2), (2,)]
+    parts = []
+    offset = 0
+    for shape in shapes:
+        size = int(np.prod(shape))
+        parts.append(theta[offset:offset + size].reshape(shape))
+        offset += size
+    return parts
+
+
+def flat_objective(theta, X, y):
+    W1, b1, W2, b2 = unpack_flat(theta)
+    out = np.tanh(X @ W1 + b1) @ W2 + b2
+    return np.sum((out[:, 0] - y) ** 2) / np.prod(out.shape) + np.sum(out[:, 1] ** 2) / X.size

@@ -55,6 +55,7 @@ CASES = [
     (R.probit_objective, [RNG.normal(size=3) * 0.5, X, BITS], (0, 1)),
     (R.heat_objective, [-0.5, RNG.normal(size=8), RNG.normal(size=8)], (0, 1, 2)),
     (R.batched_objective, [RNG.normal(size=4), X, BITS], (0, 1)),
+    (R.flat_objective, [RNG.normal(size=30) * 0.5, X, RNG.normal(size=6)], (0, 1)),
 ]
 
 
@@ -251,3 +252,14 @@ def test_hessian_through_gammaln_and_log_expit():
         step[j] = 1e-5
         column = (gradient(params + step, COUNTS) - gradient(params - step, COUNTS)) / 2e-5
         np.testing.assert_allclose(hess[:, j], column, rtol=1e-5, atol=1e-7)
+
+
+def test_product_of_a_tuple_of_module_data_is_refused_located():
+    from array_oracle import make_function
+    f = make_function("import numpy as np\nSHAPES = [(2, 3), (3,)]\n\ndef f(x):\n"
+                      "    t = 0.0\n    for shape in SHAPES:\n"
+                      "        t = t + np.sum(x) / np.prod(shape)\n    return t\n")
+    with pytest.raises(SourceError, match=r"np.prod\(shape\)` of a tuple is read for a tuple of "
+                                          r"ints") as info:
+        s2s_ad.grad(f)(np.ones((2, 3)))
+    assert ":7:" in str(info.value)

@@ -383,6 +383,9 @@ class ArrayLowering(ArrayIndexing):
                     self.array_literal(positional[1], None, None, None, set())]
         else:
             args = [self.expr(a) for a in positional]
+        if prim in ("np.prod", "np.sum") and len(args) == 1 and isinstance(args[0], tuple) \
+                and not node.keywords and len(positional) == 1:
+            return numpy_attrs.shape_product(self, prim, args[0], node)  # np.prod(W.shape)
         if any(isinstance(a, tuple) for a in args):
             raise self.src.error(node, f"`{what}`: tuple arguments are not supported here")
         if like is not None:
