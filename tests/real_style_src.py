@@ -125,13 +125,13 @@ def pendulum_objective(params, y0):
 # -- a vanilla RNN over a (time, batch, features) array, dict parameters ------
 
 def rnn_objective(params, inputs, targets):
-    hidden = np.zeros((inputs.shape[1], params["W_h"].shape[0]))
+    hidden = np.repeat(params["h0"], inputs.shape[1], axis=0)  # a learned initial state
     loss = 0.0
     for x, t in zip(inputs, targets):
         hidden = np.tanh(np.concatenate((x, hidden), axis=1) @ params["W"] + params["b"])
         probs = scipy.special.softmax(hidden @ params["W_out"], axis=1)
         loss = loss - np.sum(t * np.log(probs))
-    return loss + 1e-3 * np.sum(params["W_h"] ** 2)
+    return loss + 1e-3 * np.sum(params["W"] ** 2)
 
 
 # -- a tiny convolutional layer: patches, tensordot, max-pooling, einsum -----

@@ -35,7 +35,7 @@ def _layers():
 
 def _rnn_params():
     return {"W": RNG.normal(size=(5, 3)) * 0.5, "b": RNG.normal(size=3) * 0.1,
-            "W_out": RNG.normal(size=(3, 2)), "W_h": RNG.normal(size=(3, 3))}
+            "W_out": RNG.normal(size=(3, 2)), "h0": RNG.normal(size=(1, 3))}
 
 
 # (objective, arguments, positions differentiated)
@@ -263,3 +263,33 @@ def test_product_of_a_tuple_of_module_data_is_refused_located():
                                           r"ints") as info:
         s2s_ad.grad(f)(np.ones((2, 3)))
     assert ":7:" in str(info.value)
+
+
+REPEATS = """
+import numpy as np
+
+
+def f(x, n):
+    a = np.repeat(x, n)
+    b = np.repeat(x * 2.0, len(x), axis=1)
+    c = np.repeat(x[:1], x.shape[0], axis=0)
+    return np.sum(np.sin(a) * np.arange(a.size)) + np.sum(b ** 2) + np.sum(c * x)
+"""
+
+
+def test_repeat_by_counts_known_when_the_code_runs():
+    """np.repeat of a value with a gradient by an int known only when the
+    code runs (`x.shape[0]`, `len(x)`, an int parameter): refused before (only
+    a constant count, or an index array made of ints), now the np.take of the
+    repeated index it is."""
+    from array_oracle import make_function
+    f = make_function(REPEATS)
+    x = RNG.normal(size=(3, 4))
+    for n in (2, 3):
+        got = s2s_ad.grad(f)(x, n)
+        np.testing.assert_allclose(got, fd_gradient(f, [x, n], 0), rtol=1e-5, atol=1e-7)
+    direction = RNG.normal(size=(3, 4))
+    _, tangent = s2s_ad.jvp(f, wrt=[0])(x, 2, dx=direction)
+    h = 1e-6
+    step = (f(x + h * direction, 2) - f(x - h * direction, 2)) / (2 * h)
+    assert np.isclose(tangent, step, rtol=1e-6, atol=1e-8)
