@@ -211,3 +211,11 @@ def flat_objective(theta, X, y):
     W1, b1, W2, b2 = unpack_flat(theta)
     out = np.tanh(X @ W1 + b1) @ W2 + b2
     return np.sum((out[:, 0] - y) ** 2) / np.prod(out.shape) + np.sum(out[:, 1] ** 2) / X.size
+
+
+def flattened_penalty(layers, X):
+    """Every weight and bias in one vector, as an L2 penalty over all
+    parameters is often written."""
+    flat = np.concatenate([W.ravel() for W, _ in layers] + [b.ravel() for _, b in layers])
+    sizes = (flat.shape[0],) + (X.shape[0],)
+    return np.dot(flat, flat) / sizes[0] + np.sum(mlp_log_probs(layers, X) ** 2) / sizes[1]

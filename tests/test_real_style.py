@@ -293,3 +293,14 @@ def test_repeat_by_counts_known_when_the_code_runs():
     h = 1e-6
     step = (f(x + h * direction, 2) - f(x - h * direction, 2)) / (2 * h)
     assert np.isclose(tangent, step, rtol=1e-6, atol=1e-8)
+
+
+def test_lists_joined_with_plus():
+    """`[...] + [...]` of lists known while lowering (comprehensions over a
+    list of layers) and `(a,) + (b,)` of tuples: refused before ('a list is
+    used where a number is expected'), now the joined list."""
+    layers = _layers()
+    got = s2s_ad.grad(R.flattened_penalty)(layers, X)
+    flat = [a for item in got for a in item]
+    for g, ref in zip(flat, _tree_fd(R.flattened_penalty, layers, (X,))):
+        np.testing.assert_allclose(g, ref, rtol=1e-5, atol=1e-7)

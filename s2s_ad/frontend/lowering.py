@@ -479,7 +479,13 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
                 joined = list_stacks.shapes_joined(self, node, var, hint)  # `tuple(a) + tuple(b)`
                 if joined is not None:
                     return joined
-            return self.emit(prim, [self.expr(node.left), self.expr(node.right)], node, var, hint=hint)
+            left, right = self.expr(node.left), self.expr(node.right)
+            if isinstance(node.op, ast.Add) and isinstance(left, structures.StaticList) \
+                    and isinstance(right, structures.StaticList):
+                return structures.StaticList(left.items + right.items)  # `[...] + [...]`
+            if isinstance(node.op, ast.Add) and type(left) is tuple and type(right) is tuple:
+                return left + right  # `(a, b) + (c,)`: a tuple known while lowering
+            return self.emit(prim, [left, right], node, var, hint=hint)
         if isinstance(node, ast.IfExp):
             return self.if_expr(node, var, hint)
         if isinstance(node, ast.NamedExpr):  # `(n := expr)`: bound where it is evaluated
