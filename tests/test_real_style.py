@@ -304,3 +304,40 @@ def test_lists_joined_with_plus():
     flat = [a for item in got for a in item]
     for g, ref in zip(flat, _tree_fd(R.flattened_penalty, layers, (X,))):
         np.testing.assert_allclose(g, ref, rtol=1e-5, atol=1e-7)
+
+
+STATISTICS = """
+import numpy as np
+
+
+def f(x, w):
+    r = x @ w
+    spread = np.median(np.abs(r - np.median(r)))
+    rows = np.sum(np.median(x, axis=0) ** 2) + np.sum(np.median(x * w, axis=-1))
+    c = np.cov(x.T)
+    return spread + rows + np.sum(c ** 2) + np.cov(r) + np.sum(np.cov(x, bias=True)) \\
+        + np.sum(np.cov(x, ddof=0) * w[0])
+"""
+
+
+@pytest.mark.parametrize("rows", [5, 6])
+def test_median_and_covariance(rows):
+    """np.median (odd and even lengths, axis None, 0, -1) and np.cov (rows as
+    variables, bias, ddof, a 1-D array), read as np.sort and the centred
+    product: against central differences, through grad (and jvp for cov)."""
+    from array_oracle import make_function
+    f = make_function(STATISTICS)
+    x, w = RNG.normal(size=(rows, 3)), RNG.normal(size=3)
+    got = s2s_ad.grad(f, wrt=[0, 1])(x, w)
+    for i, g in enumerate(got):
+        np.testing.assert_allclose(g, fd_gradient(f, [x, w], i), rtol=1e-5, atol=1e-7)
+    # forward mode: np.cov (np.median is np.sort, which forward mode refuses, located)
+    cov = make_function("import numpy as np\n\ndef g(x):\n    return np.sum(np.cov(x.T) ** 2)\n",
+                        "g")
+    dx = RNG.normal(size=x.shape)
+    _, tangent = s2s_ad.jvp(cov)(x, dx=dx)
+    h = 1e-6
+    assert np.isclose(tangent, (cov(x + h * dx) - cov(x - h * dx)) / (2 * h), rtol=1e-6,
+                      atol=1e-8)
+    with pytest.raises(SourceError, match="forward mode has no rule for np.sort"):
+        s2s_ad.jvp(f, wrt=[0])(x, w, dx=dx)

@@ -52,7 +52,7 @@ def desugar(src) -> None:
     if getattr(src, "scipy_desugared", False):
         return
     src.scipy_desugared = True
-    names = ("softmax", "log_softmax", "trapezoid", "trapz", "logpmf") + _STATS
+    names = ("softmax", "log_softmax", "trapezoid", "trapz", "logpmf", "median", "cov") + _STATS
     if not any(isinstance(n, ast.Call) and (isinstance(n.func, ast.Attribute) and n.func.attr
                                             in names or isinstance(n.func, ast.Name)
                                             and n.func.id in names)
@@ -71,6 +71,8 @@ def _which(obj) -> str | None:
         return obj[1]
     if any(obj is numpy.__dict__.get(name, _MISSING) for name in ("trapezoid", "trapz")):
         return "trapezoid"
+    if obj is numpy.median or obj is numpy.cov:
+        return obj.__name__
     special = sys.modules.get("scipy.special")
     if special is not None:
         for name in ("softmax", "log_softmax"):
@@ -226,6 +228,58 @@ class _Forms(ast.NodeTransformer):
         total = self.np("sum", ast.BinOp(d, ast.Mult(), ast.BinOp(tail, ast.Add(), head)),
                         axis=ast.Constant(k))
         return ast.BinOp(total, ast.Div(), ast.Constant(2.0))
+
+    def median(self, node: ast.Call) -> ast.expr:
+        got = self.arguments(node, ("a", "axis"), {"axis": None})
+        axis = got["axis"]
+        if isinstance(axis, ast.Constant) and axis.value is None:
+            s, k = self.np("sort", self.np("ravel", got["a"])), 0
+        else:
+            k = self.int_constant(axis, "`axis` of `np.median`")
+            s = self.np("sort", got["a"], axis=ast.Constant(k))
+        n = ast.Subscript(ast.Attribute(self.twice(s, node), "shape", ast.Load()),
+                          ast.Constant(k), ast.Load())
+
+        def middle(offset: int) -> ast.expr:  # s[..., (n - 1) // 2] and s[..., n // 2]
+            at = ast.BinOp(ast.BinOp(copy.deepcopy(n), ast.Sub(), ast.Constant(offset)),
+                           ast.FloorDiv(), ast.Constant(2))
+            return _along(self.twice(s, node) if offset else s, k, at)
+        return ast.BinOp(ast.BinOp(middle(0), ast.Add(), middle(1)), ast.Mult(),
+                         ast.Constant(0.5))
+
+    def cov(self, node: ast.Call) -> ast.expr:
+        got = self.arguments(node, ("m", "y", "rowvar", "bias", "ddof"),
+                             {"y": None, "rowvar": True, "bias": False, "ddof": None})
+        for name, want in (("y", None), ("rowvar", True)):
+            if not (isinstance(got[name], ast.Constant) and got[name].value is want):
+                raise self.src.error(got[name], f"`np.cov`: `{name}` is read as {want} only "
+                                     "here (stack the variables as rows: `np.cov(m.T)`, "
+                                     "`np.cov(np.stack([x, y]))`)")
+        bias, ddof = got["bias"], got["ddof"]
+        if not (isinstance(bias, ast.Constant) and type(bias.value) is bool):
+            raise self.src.error(bias, "`np.cov`: `bias` must be True or False here")
+        if isinstance(ddof, ast.Constant) and ddof.value is None:
+            ddof = 0 if bias.value else 1
+        else:
+            ddof = self.int_constant(ddof, "`ddof` of `np.cov`")
+        rows = self.np("atleast_2d", got["m"])
+        centred = ast.BinOp(rows, ast.Sub(), self.np("mean", self.twice(rows, node),
+                                                      axis=ast.Constant(1),
+                                                      keepdims=ast.Constant(True)))
+        again = self.twice(centred, node)
+        n = ast.BinOp(ast.Subscript(ast.Attribute(self.twice(rows, node), "shape", ast.Load()),
+                                    ast.Constant(1), ast.Load()), ast.Sub(), ast.Constant(ddof))
+        product = ast.BinOp(centred, ast.MatMult(), ast.Attribute(again, "T", ast.Load()))
+        return self.np("squeeze", ast.BinOp(product, ast.Div(), n))
+
+    def int_constant(self, node: ast.expr, what: str) -> int:
+        try:
+            value = ast.literal_eval(node)
+        except ValueError:
+            value = None
+        if type(value) is not int:
+            raise self.src.error(node, f"{what} must be a constant int here")
+        return value
 
     def _z(self, node: ast.Call):
         got = self.arguments(node, ("x", "loc", "scale"), {"loc": 0.0, "scale": 1.0})
