@@ -7,7 +7,7 @@ and dicts. Differentiated unmodified by tests/test_real_style.py."""
 import numpy as np
 import scipy.special
 from scipy.special import expit, gammaln, log_expit, logsumexp, xlogy
-from scipy.stats import norm, poisson
+from scipy.stats import multivariate_normal, norm, poisson
 
 
 # -- a small classifier: a list of (W, b) layers, integer labels ------------
@@ -219,3 +219,14 @@ def flattened_penalty(layers, X):
     flat = np.concatenate([W.ravel() for W, _ in layers] + [b.ravel() for _, b in layers])
     sizes = (flat.shape[0],) + (X.shape[0],)
     return np.dot(flat, flat) / sizes[0] + np.sum(mlp_log_probs(layers, X) ** 2) / sizes[1]
+
+
+# -- a Gaussian mixture: mixing weights by softmax, full covariances ----------
+
+def gmm_objective(log_weights, means, chol_factors, data):
+    log_weights = log_weights - logsumexp(log_weights)
+    parts = []
+    for k in range(means.shape[0]):
+        cov = chol_factors[k] @ chol_factors[k].T + 0.5 * np.eye(data.shape[1])
+        parts.append(log_weights[k] + multivariate_normal.logpdf(data, means[k], cov))
+    return -np.sum(logsumexp(np.stack(parts, axis=1), axis=1))

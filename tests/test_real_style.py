@@ -55,6 +55,8 @@ CASES = [
     (R.probit_objective, [RNG.normal(size=3) * 0.5, X, BITS], (0, 1)),
     (R.heat_objective, [-0.5, RNG.normal(size=8), RNG.normal(size=8)], (0, 1, 2)),
     (R.batched_objective, [RNG.normal(size=4), X, BITS], (0, 1)),
+    (R.gmm_objective, [RNG.normal(size=2), RNG.normal(size=(2, 3)), RNG.normal(size=(2, 3, 3)),
+                       RNG.normal(size=(5, 3))], (0, 1, 2, 3)),
     (R.flat_objective, [RNG.normal(size=30) * 0.5, X, RNG.normal(size=6)], (0, 1)),
 ]
 

@@ -21,7 +21,15 @@ NumPy or SciPy) is refused, located.
   read as ``scipy.stats.norm`` / ``stats.norm``): with ``z = (x - loc) /
   scale``, ``-z²/2 - log(scale) - log(2π)/2``, its ``exp``,
   ``scipy.special.ndtr(z)``, ``log_ndtr(z)``, ``ndtr(-z)``, ``log_ndtr(-z)``;
-* ``scipy.stats.poisson.logpmf(k, mu)``: ``xlogy(k, mu) - mu - gammaln(k + 1)``.
+* ``scipy.stats.poisson.logpmf(k, mu)``: ``xlogy(k, mu) - mu - gammaln(k + 1)``;
+* ``scipy.stats.multivariate_normal.logpdf(x, mean, cov)`` (and ``.pdf``):
+  ``-(k log 2π + 2 Σ log diag L + Σ z²) / 2``, ``L = np.linalg.cholesky(cov)``,
+  ``z = np.linalg.solve(L, (x - mean).T)`` (the lower triangle of ``cov`` read,
+  as SciPy reads it);
+* ``np.median(a, axis=None)``: the mean of the two middle elements of
+  ``np.sort`` along the axis (the same element twice for an odd length);
+* ``np.cov(m, bias=False, ddof=None)``: ``np.squeeze(c @ c.T / (n - ddof))``,
+  ``c`` the rows of ``np.atleast_2d(m)`` centred on their means.
 
 Before → after::
 
@@ -85,7 +93,7 @@ def _distribution(obj) -> str | None:
     stats = sys.modules.get("scipy.stats")
     if stats is None:
         return None
-    for name in ("norm", "poisson"):
+    for name in ("norm", "poisson", "multivariate_normal"):
         if obj is getattr(stats, name, None):
             return name
     return None
@@ -112,8 +120,10 @@ class _Forms(ast.NodeTransformer):
             if isinstance(base, types.ModuleType):
                 return getattr(base, node.attr, None)
             dist = _distribution(base)
-            if dist is not None and node.attr in (_STATS if dist == "norm" else ("logpmf",)):
-                return (dist, node.attr)
+            methods = {"norm": _STATS, "poisson": ("logpmf",),
+                       "multivariate_normal": ("logpdf", "pdf")}.get(dist, ())
+            if node.attr in methods:
+                return (dist, node.attr if dist != "multivariate_normal" else "mvn_" + node.attr)
         return None
 
     def global_name(self, base: str, obj) -> str:
@@ -307,6 +317,29 @@ class _Forms(ast.NodeTransformer):
 
     def logsf(self, node: ast.Call) -> ast.expr:
         return self.special("log_ndtr", ast.UnaryOp(ast.USub(), self._z(node)[0]))
+
+    def mvn_logpdf(self, node: ast.Call) -> ast.expr:
+        got = self.arguments(node, ("x", "mean", "cov"), {})
+        cov = got["cov"]
+        factor = ast.Call(ast.Attribute(ast.Attribute(ast.Name(self.global_name("np", numpy),
+                                                               ast.Load()), "linalg",
+                                                      ast.Load()), "cholesky", ast.Load()),
+                          [cov], [])
+        gap = ast.BinOp(got["x"], ast.Sub(), got["mean"])
+        solve = ast.Attribute(ast.Attribute(ast.Name(self.global_name("np", numpy), ast.Load()),
+                                            "linalg", ast.Load()), "solve", ast.Load())
+        z = ast.Call(solve, [factor, ast.Attribute(gap, "T", ast.Load())], [])
+        square = self.np("sum", ast.BinOp(z, ast.Pow(), ast.Constant(2)), axis=ast.Constant(0))
+        logdet = ast.BinOp(ast.Constant(2.0), ast.Mult(), self.np(
+            "sum", self.np("log", self.np("diagonal", self.twice(factor, node)))))
+        k = ast.Subscript(ast.Attribute(self.twice(cov, node), "shape", ast.Load()),
+                          ast.UnaryOp(ast.USub(), ast.Constant(1)), ast.Load())
+        total = ast.BinOp(ast.BinOp(ast.BinOp(k, ast.Mult(), ast.Constant(2 * _HALF_LOG_2PI)),
+                                    ast.Add(), logdet), ast.Add(), square)
+        return ast.BinOp(ast.Constant(-0.5), ast.Mult(), total)
+
+    def mvn_pdf(self, node: ast.Call) -> ast.expr:
+        return self.np("exp", self.mvn_logpdf(node))
 
     def logpmf(self, node: ast.Call) -> ast.expr:
         got = self.arguments(node, ("k", "mu"), {})
