@@ -230,3 +230,14 @@ def gmm_objective(log_weights, means, chol_factors, data):
         cov = chol_factors[k] @ chol_factors[k].T + 0.5 * np.eye(data.shape[1])
         parts.append(log_weights[k] + multivariate_normal.logpdf(data, means[k], cov))
     return -np.sum(logsumexp(np.stack(parts, axis=1), axis=1))
+
+
+# -- particles: pairwise energies over the upper triangle ----------------------
+
+def repulsion_energy(positions, charges):
+    gaps = positions[:, None, :] - positions[None, :, :]
+    dist = np.sqrt(np.sum(gaps ** 2, axis=-1) + 1e-9)
+    pairs = np.triu_indices(positions.shape[0], 1)
+    coulomb = np.sum(np.outer(charges, charges)[pairs] / dist[pairs])
+    spring = np.sum((dist[np.tril_indices(positions.shape[0], -1)] - 1.0) ** 2)
+    return coulomb + 0.5 * spring
