@@ -355,3 +355,12 @@ def test_tuple_of_index_arrays_as_an_index_in_forward_mode():
     step = (R.repulsion_energy(pos + h * direction, q)
             - R.repulsion_energy(pos - h * direction, q)) / (2 * h)
     assert np.isclose(tangent, step, rtol=1e-6, atol=1e-8)
+
+
+def test_assignment_through_a_tuple_of_index_arrays():
+    from array_oracle import make_function
+    f = make_function("import numpy as np\n\ndef f(x):\n    y = np.zeros((3, 3))\n"
+                      "    iu = np.triu_indices(3, 1)\n    y[iu] = x * 2.0\n"
+                      "    return np.sum(np.sin(y) * np.arange(9.0).reshape(3, 3))\n")
+    x = RNG.normal(size=3)
+    np.testing.assert_allclose(s2s_ad.grad(f)(x), fd_gradient(f, [x], 0), rtol=1e-6, atol=1e-8)
