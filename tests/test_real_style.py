@@ -364,3 +364,45 @@ def test_assignment_through_a_tuple_of_index_arrays():
                       "    return np.sum(np.sin(y) * np.arange(9.0).reshape(3, 3))\n")
     x = RNG.normal(size=3)
     np.testing.assert_allclose(s2s_ad.grad(f)(x), fd_gradient(f, [x], 0), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.xfail(strict=True, reason="an integer array computed from values with a gradient "
+                   "(np.floor(src).astype(int)) is refused, located: 'dtype=int is not "
+                   "supported here'; integer index arrays are computed from ints only")
+def test_fluid_advection_by_rounded_positions():
+    vx, field = RNG.uniform(-0.4, 0.4, size=(4, 4)), RNG.normal(size=(4, 4))
+    got = s2s_ad.grad(R.semi_lagrangian, wrt=[0, 1])(vx, field)
+    for i, g in enumerate(got):
+        np.testing.assert_allclose(g, fd_gradient(R.semi_lagrangian, [vx, field], i),
+                                   rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.xfail(strict=True, reason="np.convolve has no rule yet: refused, located, "
+                   "pointing to docs/custom_rules.md")
+def test_convolution_of_a_signal():
+    kernel, signal = RNG.normal(size=3), RNG.normal(size=8)
+    got = s2s_ad.grad(R.smoothed_signal, wrt=[0, 1])(kernel, signal)
+    for i, g in enumerate(got):
+        np.testing.assert_allclose(g, fd_gradient(R.smoothed_signal, [kernel, signal], i),
+                                   rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.xfail(strict=True, reason="a library function without a rule (scipy.optimize."
+                   "rosen) is refused, located: s2s-ad reads the user's own functions only; "
+                   "give it a rule (s2s_ad.defvjp) or write it out (tests/real_style_src.rosen)")
+def test_a_library_objective_called_by_name():
+    x = RNG.normal(size=4)
+    np.testing.assert_allclose(s2s_ad.grad(R.library_objective)(x),
+                               fd_gradient(R.library_objective, [x], 0), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("fn, args, words", [
+    (R.semi_lagrangian, lambda: [np.zeros((3, 3)), np.ones((3, 3))], "`dtype=int` is not supported"),
+    (R.smoothed_signal, lambda: [np.ones(3), np.ones(6)], "`np.convolve` has no derivative rule"),
+    (R.library_objective, lambda: [np.ones(3)], "the call `scipy_rosen` is not supported"),
+])
+def test_what_stays_refused_is_located(fn, args, words):
+    with pytest.raises(SourceError) as info:
+        s2s_ad.grad(fn)(*args())
+    text = str(info.value)
+    assert "real_style_src.py:" in text and "^" in text and words in text, text
