@@ -19,7 +19,7 @@ from typing import Callable, NamedTuple, Sequence
 from s2s_ad.frontend import (numpy as frontend_numpy, pytrees, statics as frontend_statics,
                              structures, targets)
 from s2s_ad.emit import module as emit, loader
-from s2s_ad import signatures
+from s2s_ad import array_lists, signatures
 from s2s_ad.fingerprint import fingerprint  # noqa: F401  (part of this module's interface)
 from s2s_ad.errors import SourceError
 from s2s_ad.pipeline import Wrt, jvp_program, program
@@ -108,7 +108,8 @@ def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
             compiled = _by_kind(fn, wrt, kind, output, lengths, compiled, taken, statics,
                                 checkpoint, frozenset([v.var for v in lists] + tangents) - {None})
         elif lengths is None and kind != "jvp":  # (a JVP module is read back from its text)
-            compiled = _arrays_lists(fn, wrt, kind, output, compiled, statics, checkpoint)
+            compiled = array_lists.guard(compiled, lambda: _by_shape(
+                fn, wrt, kind, output, TypeError(fn.__name__), statics, checkpoint))
     if kind != "pair":
         # where it came from, so that differentiating it again starts from fn
         origin = (kind, fn, wrt, output, lengths)
@@ -177,35 +178,6 @@ def _structure(value) -> bool:
     return isinstance(value, (list, tuple, dict)) or pytrees.spec_of(value) not in (None, "leaf")
 
 
-def _arrays_list(value) -> bool:
-    """A list or tuple holding an array (``[W1, b1, W2, b2]``): a structure
-    parameter of array leaves, with a list (tuple) gradient of the same
-    layout, where the code took an array (NumPy would stack equal shapes
-    into one array and fail on others)."""
-    return (value.__class__ is list or value.__class__ is tuple) and _holds_array(value)
-
-
-def _arrays_lists(fn: Callable, wrt: Wrt, kind: str, output, compiled: Callable,
-                  statics: dict | None, checkpoint) -> Callable:
-    """``compiled`` (every parameter taken as an array) behind a check that
-    no argument is a list or tuple holding arrays; a call passing one gets
-    the code generated for its structure (:func:`_by_shape`). The check is
-    one class test per argument where none is a list or tuple."""
-    by_shape: list = []
-
-    def slow(*args, **kwargs):
-        if any(_arrays_list(v) for v in args) or any(_arrays_list(v) for v in kwargs.values()):
-            if not by_shape:
-                by_shape.append(_by_shape(fn, wrt, kind, output, TypeError(fn.__name__),
-                                          statics, checkpoint))
-            return by_shape[0](*args, **kwargs)
-        return compiled(*args, **kwargs)
-
-    functools.update_wrapper(slow, compiled)
-    fast = signatures.guarded(compiled, slow, plain=True)
-    return slow if fast is None else functools.update_wrapper(fast, compiled)
-
-
 def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Callable,
              taken: frozenset, statics: dict | None = None, checkpoint=None,
              sequences: frozenset = frozenset()) -> Callable:
@@ -233,8 +205,8 @@ def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Calla
         if lengths is None and (any(_structure(v) for n, v in zip(names[0], args)
                                     if n not in taken) or any(
                 _structure(v) for k, v in kwargs.items() if k in own and k not in taken)
-                or any(_arrays_list(v) for v in args) or any(
-                _arrays_list(v) for k, v in kwargs.items() if k in own)):
+                or any(array_lists.holds_arrays(v) for v in args) or any(
+                array_lists.holds_arrays(v) for k, v in kwargs.items() if k in own)):
             # a structure where the code took a number (the function only
             # passes it on, to a helper that tests `isinstance` or recurses
             # over it): the code generated for its structure (a list of
@@ -367,13 +339,7 @@ def array_arguments(names: tuple, args: tuple, kwargs: dict) -> frozenset:
 def _holds_array(value) -> bool:
     """Does a structure argument hold an array? A list of numbers is
     answered by its sum (in C), not item by item."""
-    if type(value) in (list, tuple):
-        try:
-            if sum(value).__class__ in _NUMBERS:
-                return False
-        except (TypeError, ValueError):  # items that do not add: tuples, dicts, objects,
-            pass                         # arrays of shapes that do not broadcast
-    return pytrees.holds_array(value)
+    return array_lists.holds_array(value)
 
 
 def _is_array(value) -> bool:

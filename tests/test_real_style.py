@@ -406,3 +406,12 @@ def test_what_stays_refused_is_located(fn, args, words):
         s2s_ad.grad(fn)(*args())
     text = str(info.value)
     assert "real_style_src.py:" in text and "^" in text and words in text, text
+
+
+def test_triangle_indices_written_in_the_index():
+    from array_oracle import make_function
+    f = make_function("import numpy as np\n\ndef f(A):\n"
+                      "    return np.sum(A[np.triu_indices(A.shape[0], 1)] ** 2)"
+                      " + np.sum(np.exp(A[np.tril_indices(3)]))\n")
+    A = RNG.normal(size=(3, 3))
+    np.testing.assert_allclose(s2s_ad.grad(f)(A), fd_gradient(f, [A], 0), rtol=1e-6, atol=1e-8)

@@ -480,11 +480,9 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
                 if joined is not None:
                     return joined
             left, right = self.expr(node.left), self.expr(node.right)
-            if isinstance(node.op, ast.Add) and isinstance(left, structures.StaticList) \
-                    and isinstance(right, structures.StaticList):
-                return structures.StaticList(left.items + right.items)  # `[...] + [...]`
-            if isinstance(node.op, ast.Add) and type(left) is tuple and type(right) is tuple:
-                return left + right  # `(a, b) + (c,)`: a tuple known while lowering
+            joined = structures.joined(node, left, right)  # `[...] + [...]`, `(a,) + (b,)`
+            if joined is not None:
+                return joined
             return self.emit(prim, [left, right], node, var, hint=hint)
         if isinstance(node, ast.IfExp):
             return self.if_expr(node, var, hint)
