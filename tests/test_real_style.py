@@ -397,7 +397,8 @@ def test_a_library_objective_called_by_name():
 
 
 @pytest.mark.parametrize("fn, args, words", [
-    (R.semi_lagrangian, lambda: [np.zeros((3, 3)), np.ones((3, 3))], "`dtype=int` is not supported"),
+    (R.semi_lagrangian, lambda: [np.zeros((3, 3)), np.ones((3, 3))],
+     "`dtype=int` is not supported"),
     (R.smoothed_signal, lambda: [np.ones(3), np.ones(6)], "`np.convolve` has no derivative rule"),
     (R.library_objective, lambda: [np.ones(3)], "the call `scipy_rosen` is not supported"),
 ])
