@@ -19,7 +19,7 @@ from typing import Callable, NamedTuple, Sequence
 from s2s_ad.frontend import (numpy as frontend_numpy, pytrees, statics as frontend_statics,
                              structures, targets)
 from s2s_ad.emit import module as emit, loader
-from s2s_ad import signatures
+from s2s_ad import array_lists, signatures
 from s2s_ad.fingerprint import fingerprint  # noqa: F401  (part of this module's interface)
 from s2s_ad.errors import SourceError
 from s2s_ad.pipeline import Wrt, jvp_program, program
@@ -107,6 +107,9 @@ def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
             tangents = [functions[0].adjoints.get(v.name) for v in lists] if kind == "jvp" else []
             compiled = _by_kind(fn, wrt, kind, output, lengths, compiled, taken, statics,
                                 checkpoint, frozenset([v.var for v in lists] + tangents) - {None})
+        elif lengths is None and kind != "jvp":  # (a JVP module is read back from its text)
+            compiled = array_lists.guard(compiled, lambda: _by_shape(
+                fn, wrt, kind, output, TypeError(fn.__name__), statics, checkpoint))
     if kind != "pair":
         # where it came from, so that differentiating it again starts from fn
         origin = (kind, fn, wrt, output, lengths)
@@ -201,7 +204,9 @@ def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Calla
                 return compiled(*args, **kwargs)
         if lengths is None and (any(_structure(v) for n, v in zip(names[0], args)
                                     if n not in taken) or any(
-                _structure(v) for k, v in kwargs.items() if k in own and k not in taken)):
+                _structure(v) for k, v in kwargs.items() if k in own and k not in taken)
+                or any(array_lists.holds_arrays(v) for v in args) or any(
+                array_lists.holds_arrays(v) for k, v in kwargs.items() if k in own)):
             # a structure where the code took a number (the function only
             # passes it on, to a helper that tests `isinstance` or recurses
             # over it): the code generated for its structure (a list of
@@ -269,7 +274,7 @@ def _any_length(fn: Callable, wrt: Wrt, kind: str, output, compiled: Callable,
                 elif a.__class__ not in numbers:
                     plain = False
                     break
-        except TypeError:  # an item that does not add (a string, None)
+        except (TypeError, ValueError):  # an item that does not add (a string, None, arrays)
             plain = False
         if kwargs:
             for k, v in kwargs.items():  # the seed, numbers by name
@@ -301,8 +306,8 @@ def _shape_of(a):
 def _numbers_only(xs: list) -> bool:
     try:
         return sum(xs).__class__ in _NUMBERS
-    except TypeError:  # an item that does not add (a string, None)
-        return False
+    except (TypeError, ValueError):  # an item that does not add (a string, None, arrays
+        return False                 # of shapes that do not broadcast)
 
 
 def positional_names(fn: Callable) -> tuple[tuple[str, ...], frozenset]:
@@ -339,13 +344,7 @@ def array_arguments(names: tuple, args: tuple, kwargs: dict) -> frozenset:
 def _holds_array(value) -> bool:
     """Does a structure argument hold an array? A list of numbers is
     answered by its sum (in C), not item by item."""
-    if type(value) in (list, tuple):
-        try:
-            if sum(value).__class__ in _NUMBERS:
-                return False
-        except TypeError:  # items that do not add: tuples, dicts, objects
-            pass
-    return pytrees.holds_array(value)
+    return array_lists.holds_array(value)
 
 
 def _is_array(value) -> bool:

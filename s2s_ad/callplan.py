@@ -112,7 +112,7 @@ def kinds(values: tuple):
             try:
                 if sum(v).__class__ not in _NUMBERS:
                     return None
-            except TypeError:  # items that do not add
+            except (TypeError, ValueError):  # items that do not add (arrays of other shapes)
                 return None
             out.append((cls, len(v)))
         else:

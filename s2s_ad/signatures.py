@@ -69,9 +69,10 @@ def binder(name: str, sig: inspect.Signature, tests: list[str] | None = None,
                          f"    return None\n", space)
 
 
-def guarded(compiled, slow, sequences=frozenset(), tuples: bool = True):
+def guarded(compiled, slow, sequences=frozenset(), tuples: bool = True, plain: bool = False):
     """``compiled`` behind a function with its signature that calls it when
-    every argument (defaults included) is a float, int or bool (or, for the
+    every argument (defaults included) is a float, int or bool (with ``plain``:
+    anything but a list or tuple; or, for the
     parameters named in ``sequences``, a list or, with ``tuples``, a tuple of
     such numbers), and
     ``slow`` (taking the same arguments) otherwise; None where the signature
@@ -87,7 +88,9 @@ def guarded(compiled, slow, sequences=frozenset(), tuples: bool = True):
     if made is None or not sig.parameters:
         return None
     params, passed = made
-    test = " and ".join(f"_s2s_sequence({n})" if n in sequences else
+    space.update(_s2s_list=list, _s2s_tuple=tuple)
+    test = " and ".join(f"{n}.__class__ is not _s2s_list and {n}.__class__ is not _s2s_tuple"
+                        if plain else f"_s2s_sequence({n})" if n in sequences else
                         f"{n}.__class__ in _s2s_numbers" for n in sig.parameters)
     name = compiled.__name__
     return _define(name, f"def {name}({params}):\n"
@@ -103,8 +106,8 @@ def numbers_sequence(value) -> bool:
         return False
     try:
         return sum(value).__class__ in _NUMBERS
-    except TypeError:  # an item that does not add (a string, None)
-        return False
+    except (TypeError, ValueError):  # an item that does not add (a string, None, arrays
+        return False                 # of shapes that do not broadcast)
 
 
 def numbers_list(value) -> bool:
@@ -141,5 +144,5 @@ def _sum_class(xs):
     class for numbers only (see :func:`kind_tests`)."""
     try:
         return sum(xs).__class__
-    except TypeError:
+    except (TypeError, ValueError):  # (arrays of shapes that do not broadcast)
         return None

@@ -188,10 +188,20 @@ def test_int_parameter_checked_where_the_code_runs():
 # -- refused, or stopped where the code runs ------------------------------------------
 
 REFUSED = {
-    "repeats_of_values": ("takes a constant number of repeats", "index array"),
     "float_in_comprehension": ("0.5 is not an int", "np.arange"),
     "comprehension_over_values": ("iterates over `range(...)`", "integer index array"),
 }
+
+
+def test_repeat_of_values_by_counts_computed_from_ints():
+    """np.repeat(x, np.arange(d) + 1) of a value with a gradient: read as
+    np.take(np.ravel(x), np.repeat(np.arange(x.size), counts)), the repeated
+    index computed from ints; NumPy's error where the counts do not fit."""
+    x = rng.normal(size=4)
+    got = s2s_ad.grad(m.repeats_of_values, wrt=0)(x, 4)
+    np.testing.assert_allclose(got, fd_gradient(m.repeats_of_values, [x, 4], 0), rtol=1e-6)
+    with pytest.raises(ValueError, match="broadcast"):
+        s2s_ad.grad(m.repeats_of_values, wrt=0)(x, 3)
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))

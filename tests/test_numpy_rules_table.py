@@ -126,6 +126,28 @@ CASES = {
     "scipy.special.gammaln": [("special.gammaln(x)", "ab")],
     "scipy.special.expit": [("special.expit(x)", "ab"), ("expit(x * 8.0)", "a")],
     "scipy.special.erf": [("special.erf(x)", "ab"), ("erf(x)", "")],
+    "np.floor": [("np.floor(x * 3.0) + x", "ab")], "np.ceil": [("np.ceil(x * 3.0) * x", "ab")],
+    "np.trunc": [("np.trunc(x * 3.0) * x", "ab")], "np.rint": [("np.rint(x * 3.0) * x", "ab")],
+    "np.round": [("np.round(x * 3.0) * x", "ab"), ("np.round(x, 1) * x", "ab"),
+                 ("np.round(x, decimals=2) + x", "ab")],
+    "np.isnan": [("np.where(np.isnan(np.where(x > 0.5, np.nan, x)), 2.0, x)", "ab")],
+    "np.isfinite": [("np.where(np.isfinite(x / np.where(x > 0.5, 0.0, 1.0)), x, 2.0 * x)", "ab")],
+    "np.isinf": [("x * np.isinf(np.where(x > 0.5, np.inf, x))", "ab")],
+    "np.fmax": [("np.fmax(x, y)", "ab,b"), ("np.fmax(x, np.where(y > 0.5, np.nan, y))", "ab,ab")],
+    "np.fmin": [("np.fmin(x, y)", "ab,b"), ("np.fmin(np.where(x > 0.5, np.nan, x), y)", "ab,ab")],
+    "np.heaviside": [("np.heaviside(x, y) * x", "ab,b"),
+                     ("np.heaviside(np.floor(x), y) * x", "ab,ab")],
+    "np.nan_to_num": [("np.nan_to_num(x) * x", "ab"),
+                      ("np.nan_to_num(np.where(x > 0.5, np.nan, x)) * x", "ab")],
+    "scipy.special.erfc": [("special.erfc(x)", "ab")],
+    "scipy.special.digamma": [("special.digamma(x)", "ab"), ("special.psi(x)", "a")],
+    "scipy.special.polygamma": [("special.polygamma(1, x)", "ab"),
+                                ("special.polygamma(2, x)", "a")],
+    "scipy.special.ndtr": [("special.ndtr(x)", "ab")],
+    "scipy.special.log_ndtr": [("special.log_ndtr(x)", "ab"), ("special.log_ndtr(x - 9.0)", "a")],
+    "scipy.special.logit": [("special.logit(x)", "ab")],
+    "scipy.special.log_expit": [("special.log_expit(x)", "ab")],
+    "scipy.special.xlogy": [("special.xlogy(x, y)", "ab,b"), ("special.xlogy(x, y)", "a,")],
     "scipy.special.multigammaln": [("multigammaln(x + 1.0, x.shape[0])", "a"),
                                    ("special.multigammaln(x, 3)", "")],
     # (last: cases added here keep the random sizes the cases above draw)
@@ -179,12 +201,19 @@ INVERTIBLE = ("np.linalg.det", "np.linalg.inv", "np.linalg.solve", "np.linalg.ch
 POSITIVE_DEFINITE = ("scipy.linalg.cho_factor", "scipy.linalg.cho_solve")
 EIGEN = ("np.linalg.eigh_values", "np.linalg.eigh_vectors", "np.linalg.eigvalsh")
 SCIPY = ("scipy.special.gammaln", "scipy.special.expit", "scipy.special.erf",
+         "scipy.special.erfc", "scipy.special.digamma", "scipy.special.polygamma",
+         "scipy.special.ndtr",
+         "scipy.special.log_ndtr", "scipy.special.logit", "scipy.special.log_expit",
+         "scipy.special.xlogy",
          "scipy.special.multigammaln", "scipy.linalg.solve_triangular",
          "scipy.linalg.cho_factor", "scipy.linalg.cho_solve")
 DOMAIN = {"np.arcsin": (-0.8, 0.8), "np.arccos": (-0.8, 0.8), "np.arctanh": (-0.8, 0.8),
           "np.log2": (0.3, 2.0), "np.log10": (0.3, 2.0), "np.cbrt": (0.3, 2.0),
           "np.reciprocal": (0.3, 2.0), "np.float_power": (0.3, 2.0), "np.hypot": (0.3, 2.0),
-          "scipy.special.gammaln": (0.3, 3.0), "scipy.special.multigammaln": (2.0, 3.0)}
+          "scipy.special.gammaln": (0.3, 3.0), "scipy.special.multigammaln": (2.0, 3.0),
+          "scipy.special.digamma": (0.3, 3.0), "scipy.special.polygamma": (0.3, 3.0),
+          "scipy.special.logit": (0.1, 0.9),
+          "scipy.special.xlogy": (0.3, 2.0)}
 
 
 def _shapes(spec: str) -> list[tuple]:

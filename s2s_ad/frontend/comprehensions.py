@@ -45,6 +45,13 @@ def over_runtime_list(lo, node: ast.expr) -> bool:
         # an array: its items along the first axis, as a `for` loop reads them
         return structures.is_runtime(lo, value) or isinstance(value, ir.Value) \
             and value.kind == "array"
+    if isinstance(node, (ast.Subscript, ast.Attribute)) and getattr(lo, "array_mode", False):
+        base = node
+        while isinstance(base, (ast.Subscript, ast.Attribute)):
+            base = base.value
+        value = lo.env.get(base.id) if isinstance(base, ast.Name) else None
+        # a piece of an array (`X[1:]`, `X.T`): its rows, as a `for` loop reads them
+        return isinstance(value, ir.Value) and value.kind == "array"
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
             and node.func.id not in lo.env and lo.resolve(node.func) in ITERATORS:
         return any(over_runtime_list(lo, a) for a in node.args)

@@ -33,6 +33,7 @@ Before → after::
 from __future__ import annotations
 
 import ast
+import copy
 import builtins
 
 import numpy
@@ -218,7 +219,10 @@ def lower(lo, fn, node: ast.Call, var, hint):
             # one of any length: frontend/list_stacks.py)
             return None
         what = ast.unparse(node.func)
-        if fn is numpy.repeat and total is None:
+        if fn is numpy.repeat and total is None and not getattr(node, "as_take", False):
+            taken = _repeat_as_take(node)
+            if taken is not None:
+                return lo.expr(taken)
             raise lo.src.error(e.node, f"`{what}` takes a constant number of repeats, or "
                                "repeats known only when the code runs for an integer index "
                                "array computed from ints (`np.repeat(np.arange(d), counts)`), "
@@ -433,3 +437,51 @@ class _Reader:
         elt = self.read(node.elt)
         self.bound = saved
         return ast.ListComp(elt, generators)
+
+
+def _repeat_as_take(node: ast.Call) -> ast.expr | None:
+    """``np.repeat(x, n, axis=k)`` of a value with a gradient, ``n`` known
+    only when the code runs (``inputs.shape[1]``, an int parameter), as ``np.take(x, np.repeat(np.arange(np.shape(x)[k]), n), axis=k)``
+    (``axis`` absent: of ``np.ravel(x)``): the same array, its index array
+    computed from ints and its adjoint gathered back with ``np.add.at``; an
+    ``x`` that is not a name is bound by ``:=`` to read its shape. None where
+    the call is not of that shape (then it is refused)."""
+    if not (isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)) \
+            or any(isinstance(a, ast.Starred) for a in node.args) or len(node.args) > 3:
+        return None
+    given = dict(zip(("a", "repeats", "axis"), node.args))
+    for k in node.keywords:
+        if k.arg not in ("a", "repeats", "axis") or k.arg in given:
+            return None
+        given[k.arg] = k.value
+    if "a" not in given or "repeats" not in given:
+        return None
+    axis = given.get("axis")
+    if axis is not None and not (isinstance(axis, ast.Constant) and (
+            axis.value is None or type(axis.value) is int)):
+        return None
+    np_name = node.func.value.id
+
+    def np(name, *args, **kw):
+        return ast.Call(ast.Attribute(ast.Name(np_name, ast.Load()), name, ast.Load()),
+                        list(args), [ast.keyword(k, v) for k, v in kw.items()])
+    x = given["a"]
+    if not isinstance(x, ast.Name):  # read once, its shape from the name it is bound to
+        name = f"repeated_{node.lineno}_{node.col_offset}"
+        x, first = ast.Name(name, ast.Load()), ast.NamedExpr(ast.Name(name, ast.Store()), x)
+    else:
+        first = x
+    if axis is None or axis.value is None:
+        size = ast.Attribute(copy.deepcopy(x), "size", ast.Load())
+        out = np("take", np("ravel", first), np("repeat", np("arange", size), given["repeats"]))
+    else:
+        length = ast.Subscript(ast.Attribute(copy.deepcopy(x), "shape", ast.Load()),
+                               ast.Constant(axis.value), ast.Load())
+        out = np("take", first, np("repeat", np("arange", length), given["repeats"]),
+                 axis=ast.Constant(axis.value))
+    out.args[1].as_take = True  # (the index array's repeat: never rewritten again)
+    for sub in ast.walk(out):
+        if not hasattr(sub, "lineno") and isinstance(sub, ast.expr):
+            ast.copy_location(sub, node)
+            sub.end_lineno, sub.end_col_offset = node.end_lineno, node.end_col_offset
+    return out

@@ -75,17 +75,25 @@ class Iteration:
         """``for row in X`` over an array: ``len(X)`` iterations, and ``row``
         bound to ``X[k]`` at the top of the body. None if ``it`` is not an
         array."""
-        value = self.env.get(it.id) if isinstance(it, ast.Name) else None
+        base = it
+        while isinstance(base, (ast.Subscript, ast.Attribute)):
+            base = base.value  # `for y in obs[1:]`, `for col in X.T`: a piece of an array
+        value = self.env.get(base.id) if isinstance(base, ast.Name) else None
         if not (getattr(self, "array_mode", False) and isinstance(value, ir.Value)
                 and value.kind == "array"):
             return None
-        if it.id in assigned_names(loop.body, subscripts=True):
-            raise self.src.error(it, f"`{it.id}` is changed inside the loop that iterates over "
+        if base.id in assigned_names(loop.body, subscripts=True):
+            raise self.src.error(it, f"`{base.id}` is changed inside the loop that iterates over "
                                  "it; iterate over `range(len(...))` instead")
+        if it is not base:  # evaluated once, before the loop, as Python does
+            value = self.expr(it)
+            if not (isinstance(value, ir.Value) and value.kind == "array"):
+                return None
+        text = ast.unparse(it)
         n = self.emit("len", [value], it)
         return n, (name, lambda k: self.emit("array.getitem", [value, k], name, name.id,
                                              attrs={"index": (("op", 1),)},
-                                             text=f"{name.id} = {it.id}[{k.name}]"))
+                                             text=f"{name.id} = {text}[{k.name}]"))
 
     def iteration(self, node: ast.For):
         it = node.iter

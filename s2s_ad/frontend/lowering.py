@@ -26,8 +26,9 @@ import types
 from s2s_ad import ir
 from s2s_ad.frontend import (callees, checks, closures, comprehensions, factories, generated,
                              index_exprs, jax_forms, list_stacks, list_writes, numpy_forms,
-                             passing, pytrees, ranges, runtime_lists, runtime_sorting, statics,
-                             structures, syntax, tf_forms, torch_forms, unroll)
+                             passing, pytrees, ranges, runtime_lists, runtime_sorting,
+                             scipy_forms, statics, structures, syntax, tf_forms, torch_forms,
+                             unroll)
 from s2s_ad.frontend.aliasing import InPlaceNames
 from s2s_ad.frontend.callsites import (BUILTIN_PRIMS, LIBRARY_MODULES, CallLowering,  # noqa: F401
                                       _is_library, _is_library_module)
@@ -139,6 +140,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         jax_forms.desugar(src)  # .at[...], jax.vmap, jax.lax.scan as NumPy code
         torch_forms.desugar(src)  # torch functions and tensor methods as NumPy code
         tf_forms.desugar(src)  # TensorFlow functions, tf.cond, tf.while_loop as NumPy code
+        scipy_forms.desugar(src)  # softmax, np.trapezoid, scipy.stats.norm.logpdf, ...
         numpy_forms.desugar(src)  # np.diff, np.polyval, np.interp, x.tolist() loops
         self.src = src
         self.helper = helper
@@ -477,7 +479,11 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
                 joined = list_stacks.shapes_joined(self, node, var, hint)  # `tuple(a) + tuple(b)`
                 if joined is not None:
                     return joined
-            return self.emit(prim, [self.expr(node.left), self.expr(node.right)], node, var, hint=hint)
+            left, right = self.expr(node.left), self.expr(node.right)
+            joined = structures.joined(node, left, right)  # `[...] + [...]`, `(a,) + (b,)`
+            if joined is not None:
+                return joined
+            return self.emit(prim, [left, right], node, var, hint=hint)
         if isinstance(node, ast.IfExp):
             return self.if_expr(node, var, hint)
         if isinstance(node, ast.NamedExpr):  # `(n := expr)`: bound where it is evaluated

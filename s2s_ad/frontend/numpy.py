@@ -75,7 +75,7 @@ NUMPY_FUNCS[id(torch_names.detached)] = "array.detach"  # torch's x.clone().deta
 SIGNATURES = {**{f"np.{r}": ("x", "axis", "dtype", "out", "keepdims")
                  for r in ("sum", "mean", "prod", "nansum", "nanmean")},
               **{f"np.{r}": ("x", "axis", "out", "keepdims") for r in ("max", "min")},
-              "np.var": ("x", "axis"), "np.std": ("x", "axis"),
+              "np.var": ("x", "axis"), "np.std": ("x", "axis"), "np.round": ("x", "decimals"),
               "np.transpose": ("x", "axes"), "np.squeeze": ("x", "axis"),
               "np.expand_dims": ("x", "axis"), "np.concatenate": ("seq", "axis"),
               "np.stack": ("seq", "axis"), "np.cumsum": ("x", "axis"),
@@ -129,7 +129,10 @@ def numpy_use(src) -> tuple[list[str], bool]:
     aliases = sorted(n for n in used if src.globals.get(n) is numpy)
     direct = any(isinstance(src.globals.get(n), (types.FunctionType, type(numpy.exp),
                                                   types.BuiltinFunctionType))
-                 and id(src.globals[n]) in NUMPY_FUNCS for n in used)
+                 and id(src.globals[n]) in NUMPY_FUNCS for n in used) or any(
+        callable(src.globals.get(n)) and (numpy_attrs.is_logsumexp(src.globals[n])
+                                          or numpy_attrs.scipy_special_prim(src.globals[n]))
+        for n in used)  # scipy.special's functions imported by name
     params = {a.arg for a in ast.walk(tree.args) if isinstance(a, ast.arg)}
 
     def global_path(node: ast.Attribute) -> bool:
@@ -380,6 +383,9 @@ class ArrayLowering(ArrayIndexing):
                     self.array_literal(positional[1], None, None, None, set())]
         else:
             args = [self.expr(a) for a in positional]
+        if prim in ("np.prod", "np.sum") and len(args) == 1 and isinstance(args[0], tuple) \
+                and not node.keywords and len(positional) == 1:
+            return numpy_attrs.shape_product(self, prim, args[0], node)  # np.prod(W.shape)
         if any(isinstance(a, tuple) for a in args):
             raise self.src.error(node, f"`{what}`: tuple arguments are not supported here")
         if like is not None:

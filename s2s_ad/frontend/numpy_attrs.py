@@ -23,6 +23,7 @@ attributes or IR operands, or raises its located ``SourceError``.
 from __future__ import annotations
 
 import ast
+import math
 import sys
 
 import numpy
@@ -204,7 +205,9 @@ def arguments(lo, node: ast.Call, names: tuple) -> dict:
     return given
 
 
-SCIPY_SPECIAL = ("gammaln", "multigammaln", "expit", "erf")
+_ABSENT = object()
+SCIPY_SPECIAL = ("gammaln", "multigammaln", "expit", "erf", "erfc", "digamma", "polygamma", "ndtr",
+                 "log_ndtr", "logit", "log_expit", "xlogy")
 """The scipy.special functions with a rule (scipy.special.NAME)."""
 
 
@@ -215,7 +218,7 @@ def scipy_special_prim(fn) -> str | None:
     if special is None:
         return None
     for name in SCIPY_SPECIAL:
-        if fn is getattr(special, name, None):
+        if fn is getattr(special, name, _ABSENT):
             return f"scipy.special.{name}"
     return None
 
@@ -426,3 +429,27 @@ def split_call(lo, node: ast.Call) -> tuple:
         index = tuple(lead) + (tuple(item),) + tuple(tail)
         out.append(lo.emit("array.getitem", args, node, text=text, attrs={"index": index}))
     return tuple(out)
+
+
+def shape_product(lo, prim: str, items: tuple, node: ast.Call) -> ir.Operand:
+    """``np.prod(shape)`` / ``np.sum(shape)`` of a tuple of ints (a shape,
+    ``W.shape``, ``(3, 4)``): the number, folded where the ints are constants,
+    else the products (sums) of the ints when the code runs; no derivative."""
+    if any(isinstance(v, tuple) or not isinstance(v, ir.Operand) for v in items):
+        raise lo.src.error(node, f"`{ast.unparse(node.func)}` of a tuple holds numbers here")
+    if all(isinstance(v, ir.Const) and type(v.value) is int for v in items):
+        values = [v.value for v in items]
+        return ir.Const(math.prod(values) if prim == "np.prod" else sum(values)) if values \
+            else ir.Const(1.0 if prim == "np.prod" else 0.0)
+    if any(getattr(v, "kind", None) not in ("int", "float") for v in items
+           if not isinstance(v, ir.Const)) or any(
+            isinstance(v, ir.Const) and type(v.value) is not int for v in items):
+        raise lo.src.error(node, f"`{ast.unparse(node)}` of a tuple is read for a tuple of ints "
+                           "(a shape, `W.shape`, or ints written in the function) here, and "
+                           "this tuple holds numbers or arrays (module data is read as "
+                           "arrays): write the ints in the function, or `np.prod(np.array(...))` "
+                           "for numbers")
+    out = items[0]
+    for v in items[1:]:
+        out = lo.emit("mul" if prim == "np.prod" else "add", [out, v], node)
+    return out

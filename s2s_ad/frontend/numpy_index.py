@@ -52,6 +52,20 @@ class ArrayIndexing:
         if len(items) == 1 and isinstance(items[0], ast.Call) \
                 and self.is_global_path(items[0].func) and self.resolve(items[0].func) is numpy.ix_:
             return numpy_attrs.ix_index(self, items[0], operands)
+        if len(items) == 1 and (isinstance(items[0], ast.Name) or isinstance(items[0], ast.Call)
+                                and self.is_global_path(items[0].func)
+                                and self.resolve(items[0].func) in (numpy.triu_indices,
+                                                                    numpy.tril_indices)):
+            whole = self.expr(items[0])
+            if isinstance(whole, tuple) and whole and all(
+                    isinstance(v, (ir.Value, ir.Const)) for v in whole):
+                # x[iu], iu = np.triu_indices(n, 1) (a tuple of index arrays): x[iu[0], iu[1]]
+                operands.extend(whole)
+                return tuple(("op", len(operands) - len(whole) + k) for k in range(len(whole)))
+            if isinstance(whole, tuple):
+                raise self.src.error(items[0], "tuples inside an index are not supported")
+            operands.append(whole)
+            return (("op", len(operands) - 1),)
         out = []
         for item in items:
             if isinstance(item, ast.Slice):

@@ -42,6 +42,18 @@ class StaticList:
     items: list = field(default_factory=list)
 
 
+def joined(node: ast.BinOp, left, right):
+    """``left + right`` of two lists (or two tuples) known while lowering:
+    the joined list (tuple); None for anything else."""
+    if not isinstance(node.op, ast.Add):
+        return None
+    if isinstance(left, StaticList) and isinstance(right, StaticList):
+        return StaticList(left.items + right.items)
+    if type(left) is tuple and type(right) is tuple:
+        return left + right
+    return None
+
+
 @dataclass(eq=False)
 class StaticDict:
     items: dict = field(default_factory=dict)
