@@ -180,10 +180,21 @@ def _fingerprint(fn, out: list, seen: set, reads: Reads | None = None) -> None:
                 out.append(("captured object", name, id(obj)))
     g = fn.__globals__
     for name in _names(fn.__code__):
-        obj = g.get(name, None)
+        obj = g.get(name, _ABSENT)
+        if obj is _ABSENT:
+            # a builtin (len, range) or an attribute's name (np.sum's `sum`): no
+            # global of the module, so no constant of the code (a global by that
+            # name defined later changes the key)
+            if reads is not None:
+                reads.global_(f"{reads.held(fn)}.__globals__", g, name, None)
+            out.append((name, "absent"))
+            continue
         if reads is not None:
             reads.global_(f"{reads.held(fn)}.__globals__", g, name, obj)
         _global(name, obj, fn, out, seen, reads)
+
+
+_ABSENT = object()
 
 
 _code_info: dict = {}

@@ -273,3 +273,42 @@ def test_joining_an_empty_run_time_list_raises_numpys_error(name):
     with pytest.raises(ValueError, match="need at least one array"):
         s2s_ad.jvp(f, wrt=0)(x, 0, dx=x)
     _close([s2s_ad.grad(f)(x, 2)], lambda x: f(x, 2), [x], [0])
+
+
+NONE_CONSTANT = '''
+import math
+
+SHIFT = None
+
+
+def f(x):
+    y = math.sin(x) * len([1, 2])
+    if SHIFT is None:
+        return y * y
+    return (y - SHIFT) ** 2
+'''
+
+
+def test_builtins_and_attribute_names_are_not_constants(tmp_path, monkeypatch):
+    # The names a function reads that are no global of its module (len, range,
+    # the `sin` of math.sin) were recorded like a global holding None, so every
+    # derivative was put behind the check of changed constants (about 1 us a
+    # call) although nothing it reads can change. Only a global that exists
+    # (SHIFT = None here) is a constant; changing it is still seen.
+    import importlib
+    import math
+    from examples import horner
+    from s2s_ad import late_constants
+    c = [0.5, -1.0, 2.0]
+    g = s2s_ad.grad(horner.horner, wrt=(0, 1))
+    assert not isinstance(g, late_constants.Seeing)
+    _close(g(c, 0.7), horner.horner, [c, 0.7], [0, 1])
+    (tmp_path / "none_constant_mod.py").write_text(NONE_CONSTANT)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("none_constant_mod")
+    h = s2s_ad.grad(mod.f)
+    assert isinstance(h, late_constants.Seeing)
+    want = lambda x: (mod.f(x + 1e-6) - mod.f(x - 1e-6)) / 2e-6
+    assert math.isclose(h(0.3), want(0.3), rel_tol=1e-6)
+    monkeypatch.setattr(mod, "SHIFT", 0.25)
+    assert math.isclose(h(0.3), want(0.3), rel_tol=1e-6)
