@@ -37,3 +37,42 @@ def test_vjp_zero_of_an_array_parameter_behind_the_guard(y):
     value, back = s2s_ad.vjp(f, *args)
     assert value == f(*args)
     _close(back(1.0), f, args, [0, 1])
+
+
+FACTORY = '''
+def make(mode):
+    def f(x):
+        if mode == "sq":
+            return x * x * math.sin(x)
+        return 3.0 * math.cos(x)
+
+    def choose(m):
+        nonlocal mode
+        mode = m
+    return f, choose
+'''
+
+
+def _second(f, x, h=1e-4):
+    return (f(x + h) - 2.0 * f(x) + f(x - h)) / (h * h)
+
+
+def test_second_derivative_of_a_closure_sharing_code_with_one_changed_since():
+    # Two closures from one factory capturing the same string share the
+    # generated gradient; it said it came from the first closure, so
+    # grad(grad(second)) differentiated the first one's code as it is now
+    # (its mode changed to "lin": 0.0 and 3 cos'' where x² sin x'' was right).
+    import math
+    make = make_function(FACTORY, "make", env={"math": math})
+    first, choose = make("sq")
+    assert np.isclose(s2s_ad.grad(first)(0.7), fd_gradient(first, [0.7], 0))
+    choose("lin")
+    assert np.isclose(s2s_ad.grad(first)(0.7), fd_gradient(first, [0.7], 0))
+    second, choose_second = make("sq")
+    g = s2s_ad.grad(second)
+    for x in (0.7, -1.3):
+        assert np.isclose(g(x), fd_gradient(second, [x], 0))
+        assert np.isclose(s2s_ad.grad(g)(x), _second(second, x), rtol=1e-5)
+        assert np.isclose(s2s_ad.jvp(g)(x)[1], _second(second, x), rtol=1e-5)
+    choose_second("lin")
+    assert np.isclose(s2s_ad.grad(g)(0.7), _second(second, 0.7), rtol=1e-5)
