@@ -76,3 +76,22 @@ def test_second_derivative_of_a_closure_sharing_code_with_one_changed_since():
         assert np.isclose(s2s_ad.jvp(g)(x)[1], _second(second, x), rtol=1e-5)
     choose_second("lin")
     assert np.isclose(s2s_ad.grad(g)(0.7), _second(second, 0.7), rtol=1e-5)
+
+
+DEFAULTS = '''
+def f(x, k=2.0):
+    return k * x * x * x
+'''
+
+
+def test_held_gradient_sees_defaults_set_anew():
+    # The generated signature repeats the defaults (grad_f(x, k=2.0)); a held
+    # gradient was not watched for them, so after f.__defaults__ = (5.0,) it
+    # kept k = 2.0 where f itself and a new grad(f) use 5.0.
+    f = make_function(DEFAULTS)
+    g, vg = s2s_ad.grad(f), s2s_ad.value_and_grad(f)
+    for k in (5.0, 2.0, -1.5):
+        f.__defaults__ = (k,)
+        assert np.isclose(g(0.7), fd_gradient(f, [0.7], 0))
+        assert np.isclose(vg(0.7)[1], fd_gradient(f, [0.7], 0))
+        assert vg(0.7)[0] == f(0.7)
