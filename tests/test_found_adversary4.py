@@ -137,3 +137,26 @@ def test_second_derivative_of_a_partial():
     g = s2s_ad.grad(first, wrt="z")
     np.testing.assert_allclose(s2s_ad.grad(g, wrt="y")(0.3, 2.0),
                                _mixed(first, [0.3, 2.0], 1, 0), rtol=1e-5)
+
+
+STATIC_DEFAULT = '''
+def f(x, mode="sq"):
+    if mode == "sq":
+        return x * x * x
+    return 3.0 * x
+'''
+
+
+def test_second_derivative_of_a_gradient_chosen_per_static_argument_is_refused_clearly():
+    # grad(f) of a function with a static parameter chooses its code per
+    # call; grad of it read that Python function's source and refused it,
+    # pointing into s2s-ad's own cache.py ("`call` captures `seen`, a dict").
+    from s2s_ad.higher import HigherOrderError
+    f = make_function(STATIC_DEFAULT)
+    g = s2s_ad.grad(f)
+    assert np.isclose(g(0.7), fd_gradient(f, [0.7], 0))
+    assert np.isclose(g(0.7, "lin"), 3.0)
+    for second in (s2s_ad.grad, s2s_ad.jvp):
+        with pytest.raises(HigherOrderError, match="static arguments.*s2s_ad.hessian"):
+            second(g)
+    assert np.isclose(s2s_ad.hessian(f)(0.7), _mixed(f, [0.7], 0, 0), rtol=1e-5)
