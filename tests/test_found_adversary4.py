@@ -160,3 +160,40 @@ def test_second_derivative_of_a_gradient_chosen_per_static_argument_is_refused_c
         with pytest.raises(HigherOrderError, match="static arguments.*s2s_ad.hessian"):
             second(g)
     assert np.isclose(s2s_ad.hessian(f)(0.7), _mixed(f, [0.7], 0, 0), rtol=1e-5)
+
+
+SPECIAL_ON_NUMBERS = '''
+from scipy import special
+import scipy.special
+
+
+def f(x, mu):
+    return (special.erfc(x) + special.digamma(x + 3.0) + special.polygamma(2, x + 3.0)
+            + special.log_ndtr(3.0 * x) + scipy.special.xlogy(2.0, mu) + special.logit(0.25 + x * x)
+            + scipy.special.logsumexp(mu))
+'''
+
+
+@pytest.mark.parametrize("x,mu", [(0.3, 1.3), (-0.2, 0.4)])
+def test_scipy_special_by_module_attribute_on_numbers(x, mu):
+    # special.erfc(x) in a function that names no NumPy (scipy's module read
+    # by a global name) was lowered as code of numbers and refused ("the
+    # call `special.erfc` is not supported"), as was poisson.logpmf(2, mu),
+    # whose form calls scipy.special.xlogy; such a call makes it NumPy code.
+    pytest.importorskip("scipy")
+    ns: dict = {}
+    import hashlib
+    import linecache
+    name = f"<test {hashlib.sha1(SPECIAL_ON_NUMBERS.encode()).hexdigest()[:10]}>"
+    linecache.cache[name] = (len(SPECIAL_ON_NUMBERS), None,
+                             SPECIAL_ON_NUMBERS.splitlines(True), name)
+    exec(compile(SPECIAL_ON_NUMBERS, name, "exec"), ns)
+    f = ns["f"]
+    args = [x, mu]
+    _close(s2s_ad.grad(f, wrt=[0, 1])(*args), f, args, [0, 1])
+    value, back = s2s_ad.vjp(f, *args)
+    _close(back(1.0), f, args, [0, 1])
+    for i, name in enumerate(("dx", "dmu")):
+        tangents = {"dx": 0.0, "dmu": 0.0, name: 1.0}
+        _, t = s2s_ad.jvp(f)(*args, **tangents)
+        np.testing.assert_allclose(t, fd_gradient(f, args, i), rtol=1e-5, atol=1e-7)
