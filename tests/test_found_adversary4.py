@@ -197,3 +197,25 @@ def test_scipy_special_by_module_attribute_on_numbers(x, mu):
         tangents = {"dx": 0.0, "dmu": 0.0, name: 1.0}
         _, t = s2s_ad.jvp(f)(*args, **tangents)
         np.testing.assert_allclose(t, fd_gradient(f, args, i), rtol=1e-5, atol=1e-7)
+
+
+NUMPY_SCALAR_CONSTANT = '''
+SCALE = np.float64(2.0)
+
+
+def f(x):
+    return SCALE * x * x * x
+'''
+
+
+def test_held_gradient_sees_a_numpy_scalar_constant_rebound():
+    # SCALE = np.float64(2.0) is inlined like a float, but the check of a
+    # held derivative could not hold it (no weak reference to a NumPy
+    # scalar): the derivative was returned unwatched and kept 2.0 after
+    # SCALE = np.float64(5.0).
+    f = make_function(NUMPY_SCALAR_CONSTANT)
+    g = s2s_ad.grad(f)
+    assert np.isclose(g(0.7), fd_gradient(f, [0.7], 0))
+    for value in (np.float64(5.0), -1.5, np.float64(2.0)):
+        f.__globals__["SCALE"] = value
+        assert np.isclose(g(0.7), fd_gradient(f, [0.7], 0))
