@@ -19,7 +19,7 @@ from typing import Callable, NamedTuple, Sequence
 from s2s_ad.frontend import (numpy as frontend_numpy, pytrees, statics as frontend_statics,
                              structures, targets)
 from s2s_ad.emit import module as emit, loader
-from s2s_ad import array_lists, signatures
+from s2s_ad import array_lists, shared_code, signatures
 from s2s_ad.fingerprint import fingerprint  # noqa: F401  (part of this module's interface)
 from s2s_ad.errors import SourceError
 from s2s_ad.pipeline import Wrt, jvp_program, program
@@ -130,7 +130,7 @@ def with_captured(fn: Callable, compiled: Callable, kind: str = "grad") -> Calla
     outer call of this kind) are passed on as they are."""
     when_made = targets.captured_values(fn)
     if not when_made or kind == "pair":
-        return compiled
+        return compiled if kind == "pair" else shared_code.for_function(fn, compiled)
     # a captured structure: the code is for the structure it had (its keys,
     # fields and lengths), which a change in place can alter; a list of
     # numbers is read at any length, so only its kind is held to
@@ -623,6 +623,7 @@ def _by_static(fn: Callable, wrt: Wrt, kind: str, output, lengths, checkpoint=No
         return compiled(*args, **kwargs)
 
     call.__s2s_ad_source__ = getattr(first, "__s2s_ad_source__", None)
+    call.__s2s_ad_statics__ = fn  # (refused by s2s_ad.higher: code chosen per call)
     call.__name__ = {"value_and_grad": "value_and_grad_", "jvp": "jvp_"}.get(kind, "grad_") \
         + fn.__name__
     call.__doc__ = (f"Gradient of {fn.__name__}, generated for the static arguments (strings, "

@@ -90,7 +90,9 @@ class Reads:
 
 
 def _atomic(obj) -> bool:
-    return obj is None or obj is _MISSING or obj.__class__ in _ATOMS
+    return obj is None or obj is _MISSING or obj.__class__ in _ATOMS or (
+        # a NumPy scalar (np.float64(2.0)): immutable, held as it is
+        isinstance(obj, numbers.Number) and obj.__class__.__module__ == "numpy")
 
 
 _ATOMS = frozenset((bool, int, float, complex, str, bytes, types.CodeType))

@@ -65,6 +65,14 @@ def transform(fn: Callable, wrt: Wrt, kind: str, output, lengths, checkpoint=Non
     """The generated ``kind`` ("grad", "value_and_grad", "jvp") of ``fn``; for a
     gradient s2s-ad generated, made from the original function's IR."""
     made = origin(fn)
+    statics = getattr(fn, "__s2s_ad_statics__", None)
+    if made is None and statics is not None:
+        raise HigherOrderError(
+            f"{fn.__name__} chooses its generated code per call by the static arguments "
+            f"(strings, bools, None) {statics.__name__} is given, so s2s-ad does not "
+            f"differentiate it again: use s2s_ad.hessian({statics.__name__}) or "
+            f"s2s_ad.hvp({statics.__name__}) (at the defaults of those arguments), or a "
+            "function fixing their values")
     if made is None:
         return entry(fn, wrt, kind, output, lengths, checkpoint)
     _not_second(fn)

@@ -35,10 +35,13 @@ a module constant), valid while the reads are unchanged."""
 
 def _inlines(fp: tuple) -> bool:
     """Does the fingerprint hold a module constant's value ``(name, type, value)``,
-    or the source of a function of yours besides the first (a helper, which a
-    global name gives: `act = other_act` changes what the function calls)?"""
+    the source of a function of yours besides the first (a helper, which a
+    global name gives: `act = other_act` changes what the function calls), or
+    a function's defaults (the generated signature repeats them: a function's
+    ``__defaults__`` set anew changes what a call without them computes)?"""
     return any(len(e) == 3 and isinstance(e[0], str) and e[0] not in _NOT_CONSTANTS
-               for e in fp) or sum(e[0] == "fn" for e in fp) > 1
+               for e in fp) or sum(e[0] == "fn" for e in fp) > 1 or any(
+        e[0] == "fn" and len(e) > 7 and (e[6] or e[7]) for e in fp)
 
 
 def _function_watch(fn) -> tuple | None:

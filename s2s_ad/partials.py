@@ -56,6 +56,12 @@ def accepting(transform: Callable) -> Callable:
 
     @functools.wraps(transform)
     def call(fn, wrt=default, *args, **options):
+        of = getattr(fn, "__s2s_ad_partial__", None)
+        if of is not None:
+            # a derivative of a partial (grad(grad(partial(f, y=y)))): the
+            # same partial of the derivative of the wrapped function's
+            p, made = of
+            fn = functools.partial(made, *p.args, **p.keywords)
         if not is_partial(fn):
             return late_constants.seeing(fn, transform(fn, wrt, *args, **options),
                                          lambda: transform(fn, wrt, *args, **options))
@@ -67,6 +73,7 @@ def accepting(transform: Callable) -> Callable:
             return made(*fn.args, *a, **{**fn.keywords, **k})
         through.__name__ = getattr(made, "__name__", "derivative")
         through.__doc__ = made.__doc__
+        through.__s2s_ad_partial__ = (fn, made)
         return through
     return call
 

@@ -141,6 +141,23 @@ def numpy_use(src) -> tuple[list[str], bool]:
         return isinstance(node, ast.Name) and node.id not in params \
             and (node.id in src.globals or node.id in dir(__builtins__))
 
+    def special_path(node: ast.Attribute) -> bool:
+        # scipy.special.erfc, special.xlogy (scipy's module by a global name)
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        obj = src.globals.get(node.id) if isinstance(node, ast.Name) \
+            and node.id not in params else None
+        if not isinstance(obj, types.ModuleType):
+            return False
+        for part in reversed(parts):
+            obj = getattr(obj, part, None)
+        return callable(obj) and bool(numpy_attrs.is_logsumexp(obj)
+                                      or numpy_attrs.scipy_special_prim(obj))
+
+    direct = direct or any(isinstance(n, ast.Attribute) and special_path(n)
+                           for n in ast.walk(tree))
     syntax = any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult)
                  or isinstance(n, ast.Attribute) and (n.attr in METHODS or n.attr in ATTRIBUTES)
                  and not global_path(n)

@@ -163,6 +163,7 @@ def _guarded(sweep, op, state: dict, test: ast.expr, branch, group: list) -> lis
         if sweep.arrays is not None and isinstance(arg, ir.Value) and arg.kind == "array" \
                 and id(arg) in {id(p) for p in sweep.func.param_values}:
             zero = sweep.arrays.zero(arg)
+            sweep.ref(arg)  # read: a pair's backward pass has it only from its tape
         zeros.append(Stmt(ast.Assign([ast.Name(target, ast.Store())], zero),
                           f"{target}: no contribution either (the branch left its source at 0)", target=target,
                           role="zero"))
