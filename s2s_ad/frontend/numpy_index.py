@@ -89,12 +89,15 @@ class ArrayIndexing:
         return tuple(out)
 
     def holds_structure(self, node: ast.expr) -> bool:
-        """A name bound to a tuple, list or dict built in the function."""
+        """A name bound to a tuple, list or dict built in the function, or a
+        module-level list of numbers."""
         if isinstance(node, (ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.GeneratorExp)):
             return True
         if isinstance(node, ast.Subscript):
             return self.holds_structure(node.value)
         if isinstance(node, ast.Name):
+            if structures.module_numbers(self, node.id):
+                return True  # COEFFS = [1.0, -2.0] at module level: a tuple of constants
             v = self.env.get(node.id)
             return structures.is_structure(v) or (isinstance(v, ir.Value) and v.kind == "tuple")
         return False

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import numbers
 import types
 from dataclasses import dataclass, field
 
@@ -171,6 +172,18 @@ def _param_used_as_sequence(lo, value, node: ast.AST, kinds=("float",)) -> None:
 def _where(lo, node: ast.AST, message: str) -> tuple:
     err = lo.src.error(node, message)
     return err.message, err.file, err.line, err.col, err.source_line
+
+
+def module_numbers(lo, name: str) -> bool:
+    """Is ``name`` a module-level list or tuple of numbers the function reads
+    (``COEFFS = [1.0, -2.0]``, not rebound in it)? It lowers to a tuple of
+    constants (:meth:`Lowering.read`), a structure known while lowering
+    wherever it is read: indexed, sliced, iterated, given to ``len``."""
+    if name in lo.env or name in getattr(lo, "local_fns", {}):
+        return False
+    obj = lo.src.globals.get(name)
+    return isinstance(obj, (list, tuple)) and bool(obj) and all(
+        isinstance(v, numbers.Real) and not isinstance(v, bool) for v in obj)
 
 
 def is_structure(value) -> bool:

@@ -24,7 +24,7 @@ import builtins
 from s2s_ad import ir
 from s2s_ad.frontend import runtime_lists
 from s2s_ad.frontend.structures import (StaticDict, StaticList, StaticObject, _static_int,
-                                        is_structure)
+                                        is_structure, module_numbers)
 
 
 UNROLL_LIMIT = 1000
@@ -214,7 +214,8 @@ def _indexes_structures(lo, body: list) -> bool:
     for stmt in body:
         for n in ast.walk(stmt):
             if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name):
-                v = lo.env.get(n.value.id)
+                v = (lo.read(n.value.id, n.value) if module_numbers(lo, n.value.id)
+                     else lo.env.get(n.value.id))  # COEFFS[i]: a module-level list
                 items = (v.items if isinstance(v, StaticList) else
                          list(v) if isinstance(v, tuple) else None)
                 if items and any(is_structure(x) for x in items):

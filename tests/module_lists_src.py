@@ -1,0 +1,116 @@
+"""Functions reading module-level lists and tuples of numbers by index
+(tests/test_module_lists.py)."""
+
+import numpy as np
+
+COEFFS = [0.5, -1.2, 2.0]
+TABLE = (0.5, -1.2, 2.0, 0.3)
+WEIGHTS = [1.0, 0.25, -0.5, 0.75, 2.0]
+
+
+def constant_index(x):
+    return COEFFS[0] * x + COEFFS[-1] * x * x
+
+
+def by_range_len(x):
+    s = 0.0
+    for i in range(len(COEFFS)):
+        s = s + COEFFS[i] * x ** i
+    return s
+
+
+def by_length(x):
+    return len(COEFFS) * x + len(TABLE) * x * x
+
+
+def tuple_by_range(x):
+    s = 0.0
+    for i in range(len(TABLE)):
+        s = s + TABLE[i] * x ** (i + 1)
+    return s + TABLE[1] * x
+
+
+def items(x):
+    s = 0.0
+    for c in COEFFS:
+        s = s * x + c
+    return s
+
+
+def horner_while(x):
+    s = 0.0
+    i = 0
+    while i < len(COEFFS):
+        s = s * x + COEFFS[i]
+        i += 1
+    return s
+
+
+def with_break(x):
+    s = 0.0
+    for i in range(len(WEIGHTS)):
+        s = s + WEIGHTS[i] * x
+        if s > 1.5:
+            break
+    return s
+
+
+def run_time_bound(x, n):
+    s = 0.0
+    for i in range(n):
+        s = s + WEIGHTS[i] * x * s + x
+    return s
+
+
+def neighbours(x):
+    s = 0.0
+    for i in range(1, len(WEIGHTS)):
+        s = s + (WEIGHTS[i] - WEIGHTS[i - 1]) * x ** i
+    return s
+
+
+def nested(x):
+    s = x
+    for k in range(2):
+        for i in range(len(TABLE)):
+            s = s * TABLE[i] + x
+    return s
+
+
+def loop_in_branch(x, n):
+    s = x
+    if x > 0.0:
+        for i in range(n):
+            s = s * WEIGHTS[i] + x
+    else:
+        s = -x
+    return s + COEFFS[1] * x
+
+
+def comprehension(x):
+    return sum([COEFFS[i] * x ** (i + 1) for i in range(len(COEFFS))])
+
+
+def in_lambda(x):
+    f = lambda t: COEFFS[1] * t * t
+    return f(x) + x
+
+
+def np_constant_index(x):
+    return np.sum(COEFFS[0] * x + COEFFS[-1] * x * x)
+
+
+def np_by_range_len(x):
+    s = 0.0
+    for i in range(len(TABLE)):
+        s = s + TABLE[i] * np.sin(x) ** i
+    return np.sum(s)
+
+
+def np_with_break(x):
+    s = np.zeros_like(x)
+    for i in range(len(WEIGHTS)):
+        s = s + WEIGHTS[i] * np.tanh(x)
+        if np.sum(s) > 1.5:
+            break
+    return np.sum(s * s)

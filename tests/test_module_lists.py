@@ -1,0 +1,104 @@
+"""A module-level list or tuple of numbers (``COEFFS = [0.5, -1.2, 2.0]``)
+is a constant read wherever Python reads it: at a constant index, at a
+loop's index (``for i in range(len(COEFFS))``, a ``while``, a loop with
+``break`` or with a bound known only as the code runs, a loop inside a
+branch), in ``len``, a comprehension, a lambda, in code of numbers and in
+NumPy code. Each gradient against central differences, through ``grad``,
+``vjp`` and ``jvp``, and through the CLI's file in a fresh interpreter;
+changing the list makes new code."""
+
+from __future__ import annotations
+
+import math
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from tests import module_lists_src as src
+from tests.oracle import central_difference
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SCALAR = [
+    (src.constant_index, [0.7]), (src.by_range_len, [0.7]), (src.by_length, [0.7]),
+    (src.tuple_by_range, [-0.4]), (src.items, [0.7]), (src.horner_while, [1.3]),
+    (src.with_break, [0.2]), (src.with_break, [0.9]), (src.run_time_bound, [0.6, 4]),
+    (src.run_time_bound, [0.6, 0]), (src.neighbours, [0.8]), (src.nested, [0.9]),
+    (src.loop_in_branch, [0.7, 3]), (src.loop_in_branch, [-0.7, 3]),
+    (src.comprehension, [0.7]), (src.in_lambda, [0.7]),
+]
+
+
+@pytest.mark.parametrize("f,args", SCALAR, ids=[f"{f.__name__}-{a}" for f, a in SCALAR])
+def test_numbers(f, args):
+    ref = central_difference(f, args, 0, h=1e-6)
+    got = s2s_ad.grad(f, wrt=0)(*args)
+    assert math.isclose(got, ref, rel_tol=1e-6, abs_tol=1e-7), (got, ref)
+    value, pullback = s2s_ad.vjp(f, *args)
+    assert value == f(*args)
+    assert math.isclose(pullback(1.0)[0], ref, rel_tol=1e-6, abs_tol=1e-7)
+    value, tangent = s2s_ad.jvp(f, wrt=0)(*args, dx=1.0)
+    assert math.isclose(value, f(*args), rel_tol=1e-12, abs_tol=1e-15)
+    assert math.isclose(tangent, ref, rel_tol=1e-6, abs_tol=1e-7)
+
+
+def _fd_array(f, x):
+    out = np.zeros_like(x)
+    for j in range(x.size):
+        up, down = x.copy(), x.copy()
+        up.flat[j] += 1e-6
+        down.flat[j] -= 1e-6
+        out.flat[j] = (f(up) - f(down)) / 2e-6
+    return out
+
+
+ARRAYS = [(src.np_constant_index, np.array([0.7, -0.3])),
+          (src.np_by_range_len, np.array([0.7, -0.3, 1.1])),
+          (src.np_with_break, np.array([0.1, -0.2])),
+          (src.np_with_break, np.array([0.9, 1.2]))]
+
+
+@pytest.mark.parametrize("f,x", ARRAYS, ids=[f"{f.__name__}-{i}" for i, (f, _) in
+                                              enumerate(ARRAYS)])
+def test_numpy(f, x):
+    ref = _fd_array(f, x)
+    assert np.allclose(s2s_ad.grad(f)(x), ref, rtol=1e-6, atol=1e-7)
+    assert np.allclose(s2s_ad.vjp(f, x)[1](1.0)[0], ref, rtol=1e-6, atol=1e-7)
+    v = np.linspace(0.5, -1.0, x.size)
+    _, tangent = s2s_ad.jvp(f)(x, dx=v)
+    assert math.isclose(tangent, float(ref @ v), rel_tol=1e-6, abs_tol=1e-7)
+
+
+def test_changing_the_list_makes_new_code(monkeypatch):
+    g = s2s_ad.grad(src.horner_while)
+    before = g(0.7)
+    monkeypatch.setattr(src, "COEFFS", [5.0, -1.2, 2.0])
+    after = g(0.7)
+    assert math.isclose(after, central_difference(src.horner_while, [0.7], 0, h=1e-6),
+                        rel_tol=1e-6)
+    assert not math.isclose(after, before)
+
+
+def test_cli_file_in_a_fresh_interpreter(tmp_path):
+    out = tmp_path / "grad_run_time_bound.py"
+    done = subprocess.run([sys.executable, "-m", "s2s_ad", "grad",
+                           f"{ROOT / 'tests' / 'module_lists_src.py'}:run_time_bound",
+                           "--wrt", "x", "-o", str(out)], capture_output=True, text=True,
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    points = [[0.6, 4], [-0.3, 5], [0.6, 1]]
+    (tmp_path / "points.pkl").write_bytes(pickle.dumps(points))
+    run = subprocess.run([sys.executable, "-c",
+                          "import pickle, grad_run_time_bound as g; "
+                          "print(pickle.dumps([g.grad_run_time_bound(*p) for p in "
+                          "pickle.load(open('points.pkl', 'rb'))]).hex())"],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    for p, got in zip(points, pickle.loads(bytes.fromhex(run.stdout.strip()))):
+        assert math.isclose(got, central_difference(src.run_time_bound, p, 0, h=1e-6),
+                            rel_tol=1e-6, abs_tol=1e-7)
