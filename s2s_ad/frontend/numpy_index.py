@@ -119,7 +119,7 @@ class ArrayIndexing:
             return base[node.slice.value]  # np.linalg.slogdet(x)[1]
         if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
             # params["W1"] on a parameter lowered as an array: lower it as a dict
-            structures._param_used_as_sequence(self, base, node, ("float", "array"))
+            structures._param_used_as_sequence(self, base, node, ("float", "array"), True)
         if structures.is_structure(base):
             raise self.src.error(node.value, "index a tuple, list or dict through a name "
                                  "(`xs = [...]; xs[0]`)")
