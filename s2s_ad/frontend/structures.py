@@ -32,7 +32,8 @@ import types
 from dataclasses import dataclass, field
 
 from s2s_ad import ir
-from s2s_ad.errors import SourceError
+from s2s_ad.frontend import param_uses
+from s2s_ad.frontend.param_uses import SequenceParameter, where as _where  # noqa: F401
 
 
 @dataclass(eq=False)
@@ -74,14 +75,6 @@ class StaticObject:
 
 
 STRUCTURE_NODES = (ast.List, ast.Dict, ast.Subscript, ast.ListComp, ast.GeneratorExp)
-
-
-class SequenceParameter(SourceError):
-    """A parameter is used as a list or tuple, but its length was not given."""
-
-    def __init__(self, name: str, *args):
-        self.param = name
-        super().__init__(*args)
 
 
 def sequence_param(lo, node: ast.arg, name: str, shape, default, has_default: bool,
@@ -159,53 +152,7 @@ def failed_call(lo, value) -> None:
 def _param_used_as_sequence(lo, value, node: ast.AST, kinds=("float",),
                             keyed: bool = False) -> None:
     failed_call(lo, value)
-    if keyed:
-        _keyed_item(lo, value, node, kinds)
-    if isinstance(value, ir.Value) and value.kind in kinds and any(
-            p.value is value for p in getattr(lo, "params_so_far", ())):
-        exc = SequenceParameter(value.var, *_where(lo, node, (
-            f"parameter {value.var!r} is used as a list or tuple; give its length "
-            f"(lengths={{{value.var!r}: N}}, --length {value.var}=N), or say it receives a "
-            f"NumPy array (arrays=[{value.var!r}], --array {value.var}), or call the gradient "
-            "with a list or an array, which does this for you (for a list of dicts, tuples or "
-            f"other structures, or give an example of it: --like {value.var}=EXAMPLE)")))
-        exc.owner = lo.src.fn  # (whose parameter: s2s_ad.frontend.callees.passed_on)
-        raise exc
-
-
-def _keyed_item(lo, value, node: ast.Subscript, kinds) -> None:
-    """``params[0]["W"]`` (or ``layer["W"]``, ``layer = params[i]``) on a
-    parameter lowered as an array or number, before any argument was seen:
-    the parameter is a list of dicts. Raise :class:`SequenceParameter` for it,
-    so that ``grad``/``jvp`` generate the code for the structure they are
-    called with (as ``vjp`` does), and say so where they cannot."""
-    root, seen = value, 0
-    while isinstance(root, ir.Value) and seen < 16 and not any(
-            p.value is root for p in getattr(lo, "params_so_far", ())):
-        op = lo.defs.get(id(root))
-        if op is None or op.prim not in ("getitem", "array.getitem") or not op.args:
-            return
-        root, seen = op.args[0], seen + 1
-    if not (isinstance(root, ir.Value) and root.kind in kinds) or (seen == 0 and root.var):
-        return
-    if root.var is None:  # an item of a list passed to this helper, lowered as a number
-        raise lo.src.error(node, f"`{ast.unparse(node.value)}` is indexed by a key, so the list "
-                           "it comes from holds dicts; it was given a length only (lengths=, "
-                           "--length), which makes a list of numbers: give an example of its "
-                           "structure (on the command line --like NAME=EXAMPLE, EXAMPLE a "
-                           "module-level value), or call the gradient with the value, which "
-                           "generates the code for its structure")
-    exc = SequenceParameter(root.var, *_where(lo, node, (
-        f"parameter {root.var!r} is used as a structure of dicts (`{ast.unparse(node)}`); "
-        "call the gradient with the value (a list or tuple of dicts), which generates the "
-        f"code for its structure, or give an example of it (--like {root.var}=EXAMPLE)")))
-    exc.owner = lo.src.fn
-    raise exc
-
-
-def _where(lo, node: ast.AST, message: str) -> tuple:
-    err = lo.src.error(node, message)
-    return err.message, err.file, err.line, err.col, err.source_line
+    param_uses.used_as_sequence(lo, value, node, kinds, keyed)
 
 
 def module_numbers(lo, name: str) -> bool:
