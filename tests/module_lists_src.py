@@ -114,3 +114,56 @@ def np_with_break(x):
         if np.sum(s) > 1.5:
             break
     return np.sum(s * s)
+
+
+def coefficient_term(x, i):
+    return COEFFS[i] * x * x
+
+
+def through_helper(x):
+    s = 0.0
+    for i in range(3):
+        s = s + coefficient_term(x, i)
+    return s
+
+
+def through_helper_while(x):
+    s = 0.0
+    i = 0
+    while i < len(COEFFS):
+        s = s + coefficient_term(x, i) * s + x
+        i += 1
+    return s
+
+
+def pick(xs, i):
+    return xs[i]
+
+
+def list_through_helper(x, xs):
+    s = 0.0
+    for i in range(len(xs)):
+        s = s + pick(xs, i) * x * xs[i]
+    return s
+
+
+def np_term(x, i: int):
+    return COEFFS[i] * np.sin(x)
+
+
+def np_through_helper(x):
+    s = 0.0
+    for i in range(3):
+        s = s + np_term(x, i)
+    return np.sum(s * s)
+
+
+def np_untyped_term(x, i):
+    return COEFFS[i] * np.sin(x)
+
+
+def np_through_untyped_helper(x):
+    s = 0.0
+    for i in range(3):
+        s = s + np_untyped_term(x, i)
+    return np.sum(s)

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import s2s_ad
+from s2s_ad.errors import SourceError
 from tests import module_lists_src as src
 from tests.oracle import central_difference
 
@@ -30,7 +31,8 @@ SCALAR = [
     (src.with_break, [0.2]), (src.with_break, [0.9]), (src.run_time_bound, [0.6, 4]),
     (src.run_time_bound, [0.6, 0]), (src.neighbours, [0.8]), (src.nested, [0.9]),
     (src.loop_in_branch, [0.7, 3]), (src.loop_in_branch, [-0.7, 3]),
-    (src.comprehension, [0.7]), (src.in_lambda, [0.7]),
+    (src.comprehension, [0.7]), (src.in_lambda, [0.7]), (src.through_helper, [0.7]),
+    (src.through_helper_while, [0.4]),
 ]
 
 
@@ -60,7 +62,8 @@ def _fd_array(f, x):
 ARRAYS = [(src.np_constant_index, np.array([0.7, -0.3])),
           (src.np_by_range_len, np.array([0.7, -0.3, 1.1])),
           (src.np_with_break, np.array([0.1, -0.2])),
-          (src.np_with_break, np.array([0.9, 1.2]))]
+          (src.np_with_break, np.array([0.9, 1.2])),
+          (src.np_through_helper, np.array([0.3, -1.1]))]
 
 
 @pytest.mark.parametrize("f,x", ARRAYS, ids=[f"{f.__name__}-{i}" for i, (f, _) in
@@ -102,3 +105,35 @@ def test_cli_file_in_a_fresh_interpreter(tmp_path):
     for p, got in zip(points, pickle.loads(bytes.fromhex(run.stdout.strip()))):
         assert math.isclose(got, central_difference(src.run_time_bound, p, 0, h=1e-6),
                             rel_tol=1e-6, abs_tol=1e-7)
+
+
+def test_a_list_parameter_read_in_a_helper_at_a_loop_index():
+    xs = [0.5, -1.2, 2.0]
+    got = s2s_ad.grad(src.list_through_helper, wrt=(0, 1))(0.7, xs)
+    assert math.isclose(got[0], central_difference(src.list_through_helper, [0.7, xs], 0,
+                                                   h=1e-6), rel_tol=1e-6)
+    for k in range(3):
+        def at(v, k=k):
+            ys = list(xs)
+            ys[k] = v
+            return src.list_through_helper(0.7, ys)
+        assert math.isclose(got[1][k], central_difference(at, [xs[k]], 0, h=1e-6),
+                            rel_tol=1e-6)
+
+
+def test_an_index_parameter_as_python_reads_it():
+    # an int indexes; a float raises Python's own TypeError; no gradient for the index
+    assert math.isclose(s2s_ad.grad(src.coefficient_term, wrt=0)(0.7, 2), 2 * 2.0 * 0.7)
+    with pytest.raises(TypeError):
+        src.coefficient_term(0.7, 1.0)
+    with pytest.raises(TypeError):
+        s2s_ad.grad(src.coefficient_term, wrt=0)(0.7, 1.0)
+    with pytest.raises(SourceError, match="cannot differentiate with respect to `i`"):
+        s2s_ad.grad(src.coefficient_term, wrt=1)(0.7, 1)
+
+
+def test_an_untyped_index_in_numpy_code_is_refused_saying_the_rewrite():
+    with pytest.raises(SourceError) as info:
+        s2s_ad.grad(src.np_through_untyped_helper)(np.array([0.3, 0.2]))
+    text = str(info.value)
+    assert "module_lists_src.py:" in text and "`i: int`" in text

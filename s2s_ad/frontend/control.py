@@ -566,11 +566,17 @@ class ControlFlow(Iteration):
         if param is None:
             return structures.lower_expr(self, node, var)
         index = self.expr(node.slice)
-        if isinstance(index, tuple) or _kind_of(index) not in ("int",) \
-                and not self.array_element(index):
+        # a parameter lowered as a number (h(x, i) given a loop's i): indexes as it is,
+        # Python's list raising TypeError for a float, as in the function itself
+        given = _kind_of(index) == "float" and id(index) in self.param_ids
+        if not given and (isinstance(index, tuple) or _kind_of(index) not in ("int",)
+                          and not self.array_element(index)):
             raise self.src.error(node.slice, "a list index must be an integer (a loop "
-                                 "variable or integer arithmetic on one)")
-        if _kind_of(index) == "int":
+                                 "variable or integer arithmetic on one)" + (
+                                     f"; `{index.var}` is a parameter, an array in NumPy code: "
+                                     f"annotate it (`{index.var}: int`)" if id(index) in
+                                     self.param_ids and index.var else ""))
+        if _kind_of(index) == "int" or given:
             self.mark_int(index, node.slice, "a list index")
         else:  # an element of an integer array: checked to be an int where the code runs
             index = self.list_index(index, node.slice)
