@@ -167,3 +167,17 @@ def np_through_untyped_helper(x):
     for i in range(3):
         s = s + np_untyped_term(x, i)
     return np.sum(s)
+
+
+def zipped_with_a_list(x, xs):
+    s = 0.0
+    for c, v in zip(COEFFS, xs):
+        s = s + c * v * x * v
+    return s
+
+
+def over_a_slice(x):
+    s = 0.0
+    for c in TABLE[1:]:
+        s = s * x + c
+    return s + sum(COEFFS[:2]) * x + max(COEFFS) * x * x

@@ -32,7 +32,7 @@ SCALAR = [
     (src.run_time_bound, [0.6, 0]), (src.neighbours, [0.8]), (src.nested, [0.9]),
     (src.loop_in_branch, [0.7, 3]), (src.loop_in_branch, [-0.7, 3]),
     (src.comprehension, [0.7]), (src.in_lambda, [0.7]), (src.through_helper, [0.7]),
-    (src.through_helper_while, [0.4]),
+    (src.through_helper_while, [0.4]), (src.over_a_slice, [0.7]),
 ]
 
 
@@ -137,3 +137,20 @@ def test_an_untyped_index_in_numpy_code_is_refused_saying_the_rewrite():
         s2s_ad.grad(src.np_through_untyped_helper)(np.array([0.3, 0.2]))
     text = str(info.value)
     assert "module_lists_src.py:" in text and "`i: int`" in text
+
+
+@pytest.mark.parametrize("xs", [[0.3, -0.4, 0.5], [0.3, -0.4], [0.3, -0.4, 0.5, 0.9]])
+def test_zipped_with_a_list_of_any_length(xs):
+    got = s2s_ad.grad(src.zipped_with_a_list, wrt=(0, 1))(0.7, xs)
+    assert math.isclose(got[0], central_difference(src.zipped_with_a_list, [0.7, xs], 0,
+                                                   h=1e-6), rel_tol=1e-6)
+    assert len(got[1]) == len(xs)
+    for k in range(len(xs)):
+        def at(v, k=k):
+            ys = list(xs)
+            ys[k] = v
+            return src.zipped_with_a_list(0.7, ys)
+        assert math.isclose(got[1][k], central_difference(at, [xs[k]], 0, h=1e-6),
+                            rel_tol=1e-6, abs_tol=1e-9)
+    assert math.isclose(s2s_ad.vjp(src.zipped_with_a_list, 0.7, xs)[1](1.0)[0], got[0],
+                        rel_tol=1e-12)

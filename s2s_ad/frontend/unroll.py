@@ -115,9 +115,10 @@ def _static_items(lo, node: ast.expr) -> list | None:
         root = node
         while isinstance(root, (ast.Subscript, ast.Attribute)):
             root = root.value
-        if not (isinstance(root, ast.Name) and root.id in lo.env):
+        if not (isinstance(root, ast.Name) and (root.id in lo.env
+                                                or module_numbers(lo, root.id))):
             return None
-        value = lo.expr(node)  # p["layers"], model.layers: an item of a structure
+        value = lo.expr(node)  # p["layers"], model.layers, COEFFS[1:]: an item or a slice
         if isinstance(value, StaticObject) and value.is_tuple:
             return list(value.items.values())
         if isinstance(value, (tuple, StaticList)):
