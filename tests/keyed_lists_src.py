@@ -55,3 +55,10 @@ def by_bound_layer(params, x):
         layer = params[i]
         h = np.sin(layer["W"] @ h) + layer["b"]
     return np.sum(h * h)
+
+
+def nested_layers(params, x):
+    h = x
+    for i in range(len(params["layers"])):
+        h = np.tanh(params["layers"][i]["W"] @ h + params["layers"][i]["b"])
+    return np.sum(h ** 2) * params["scale"]

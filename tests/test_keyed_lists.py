@@ -121,3 +121,17 @@ def test_cli_file_in_a_fresh_interpreter(tmp_path):
     assert run.returncode == 0, run.stderr
     ref, _ = _fd(src.by_chained_keys, params, x)
     _same(pickle.loads(bytes.fromhex(run.stdout.strip())), ref)
+
+
+def test_a_list_of_dicts_inside_a_dict_read_at_a_loop_index():
+    layers, x = _params(3), np.array([0.7, -0.4])
+    params = {"layers": layers, "scale": 1.5}
+
+    def f(ls, xx):
+        return src.nested_layers({"layers": ls, "scale": 1.5}, xx)
+    ref, ref_x = _fd(f, layers, x)
+    got = s2s_ad.grad(src.nested_layers, wrt=(0, 1))(params, x)
+    _same(got[0]["layers"], ref)
+    assert np.isclose(got[0]["scale"], src.nested_layers(params, x) / 1.5, rtol=1e-12)
+    assert np.allclose(got[1], ref_x, rtol=1e-6, atol=1e-8)
+    _same(s2s_ad.vjp(src.nested_layers, params, x)[1](1.0)[0]["layers"], ref)
