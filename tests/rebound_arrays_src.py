@@ -75,3 +75,22 @@ def in_loop(A, x):
 def comprehension(A, x):
     A = A * 1.5
     return sum(A[i, i] * x for i in range(2))
+
+
+def conditional_expression(A, x):
+    B = A * 2.0 if x > 0 else A * 3.0
+    return B[1, 1] * x * B[0, 1]
+
+
+def in_a_lambda(A, x):
+    f = lambda M: M[0, 1] * x
+    return f(A * 2.0) * A[1, 0]
+
+
+def rows_of_rows(A, x):
+    B = A * x
+    s = 0.0
+    for row in B:
+        for v in row:
+            s = s + v * v
+    return s

@@ -31,7 +31,9 @@ CASES = [(src.scaled_max, (A, B)), (src.scaled_max, (A, B + 0.5)), (src.scaled_r
          (src.twice, (A, 0.3)), (src.summed, (A, B)), (src.length, (a, 0.3)),
          (src.rows, (a, 0.3)), (src.unpacked, (a, 0.3)), (src.through_helper, (A, 0.3)),
          (src.in_branch, (A, 0.3)), (src.in_branch, (A, -0.3)), (src.in_loop, (A, 0.3)),
-         (src.comprehension, (A, 0.3))]
+         (src.comprehension, (A, 0.3)), (src.conditional_expression, (A, 0.3)),
+         (src.conditional_expression, (A, -0.3)), (src.in_a_lambda, (A, 0.3)),
+         (src.rows_of_rows, (A, 0.3))]
 
 
 def _fd(f, args, k, h=1e-6):

@@ -99,7 +99,23 @@ def _computed_from(lo, value: ir.Value) -> ir.Value | None:
             stack.extend(reversed([a for a in op.args if isinstance(a, ir.Value)]))
         elif v.kind == "float" and v.var in params:
             return params[v.var]
+        else:
+            stack.extend(_merged(lo, v))
     return None
+
+
+def _merged(lo, v: ir.Value) -> list:
+    """The values a branch's or loop's result ``v`` is one of (its arms'
+    yields, a loop's initial and next values), when made in the current block."""
+    for node in ir.walk(ir.Region(lo.ops)):
+        outs = getattr(node, "outs", None)
+        if isinstance(node, ir.Op) or not outs or not any(o is v for o in outs):
+            continue
+        k = next(i for i, o in enumerate(outs) if o is v)
+        regions = [node.body] if isinstance(node, ir.While) else node.regions
+        found = [r.yields[k] for r in regions if k < len(r.yields)]
+        return found + list(getattr(node, "inits", ())[k:k + 1])
+    return []
 
 
 def _keyed_item(lo, value, node: ast.Subscript, kinds) -> None:
