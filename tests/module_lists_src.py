@@ -181,3 +181,19 @@ def over_a_slice(x):
     for c in TABLE[1:]:
         s = s * x + c
     return s + sum(COEFFS[:2]) * x + max(COEFFS) * x * x
+
+
+def local_term(x, i):
+    c = [0.5, -1.2, x]
+    return c[i] * x * x
+
+
+def local_through_helper(x):
+    s = 0.0
+    for i in range(3):
+        s = s + local_term(x, i) * s + x
+    return s
+
+
+def float_index(x):
+    return coefficient_term(x, 1.0)

@@ -33,6 +33,7 @@ SCALAR = [
     (src.loop_in_branch, [0.7, 3]), (src.loop_in_branch, [-0.7, 3]),
     (src.comprehension, [0.7]), (src.in_lambda, [0.7]), (src.through_helper, [0.7]),
     (src.through_helper_while, [0.4]), (src.over_a_slice, [0.7]),
+    (src.local_through_helper, [0.7]),
 ]
 
 
@@ -122,14 +123,14 @@ def test_a_list_parameter_read_in_a_helper_at_a_loop_index():
 
 
 def test_an_index_parameter_as_python_reads_it():
-    # an int indexes; a float raises Python's own TypeError; no gradient for the index
-    assert math.isclose(s2s_ad.grad(src.coefficient_term, wrt=0)(0.7, 2), 2 * 2.0 * 0.7)
+    # a helper's int index indexes; a float raises Python's own TypeError
     with pytest.raises(TypeError):
-        src.coefficient_term(0.7, 1.0)
+        src.float_index(0.7)
     with pytest.raises(TypeError):
-        s2s_ad.grad(src.coefficient_term, wrt=0)(0.7, 1.0)
-    with pytest.raises(SourceError, match="cannot differentiate with respect to `i`"):
-        s2s_ad.grad(src.coefficient_term, wrt=1)(0.7, 1)
+        s2s_ad.grad(src.float_index)(0.7)
+    # the function differentiated itself: its number parameter is not an index, located
+    with pytest.raises(SourceError, match="module_lists_src.py:.*a list index must be an int"):
+        s2s_ad.grad(src.coefficient_term, wrt=0)(0.7, 2)
 
 
 def test_an_untyped_index_in_numpy_code_is_refused_saying_the_rewrite():
@@ -154,3 +155,10 @@ def test_zipped_with_a_list_of_any_length(xs):
                             rel_tol=1e-6, abs_tol=1e-9)
     assert math.isclose(s2s_ad.vjp(src.zipped_with_a_list, 0.7, xs)[1](1.0)[0], got[0],
                         rel_tol=1e-12)
+
+
+@pytest.mark.parametrize("f,x", [(src.through_helper_while, 0.4), (src.local_through_helper, 0.7)])
+def test_second_derivative_through_a_helper(f, x):
+    h = 1e-4
+    ref = (f(x + h) - 2 * f(x) + f(x - h)) / h ** 2
+    assert math.isclose(s2s_ad.hessian(f)(x), ref, rel_tol=1e-5, abs_tol=1e-6)

@@ -563,12 +563,13 @@ class ControlFlow(Iteration):
         if not runtime and structures._static_int(self, node.slice) is not None:
             return structures.lower_expr(self, node, var)
         param = self.sequence_param(self.env.get(node.value.id))
+        if param is None and runtime_lists.helper_index(self, node.slice) \
+                and runtime_lists.promote_indexed(self, node.value.id, node):
+            param = self.sequence_param(self.env.get(node.value.id))  # c[i], c built here
         if param is None:
             return structures.lower_expr(self, node, var)
         index = self.expr(node.slice)
-        # a parameter lowered as a number (h(x, i) given a loop's i): indexes as it is,
-        # Python's list raising TypeError for a float, as in the function itself
-        given = _kind_of(index) == "float" and id(index) in self.param_ids
+        given = runtime_lists.helper_index(self, node.slice)
         if not given and (isinstance(index, tuple) or _kind_of(index) not in ("int",)
                           and not self.array_element(index)):
             raise self.src.error(node.slice, "a list index must be an integer (a loop "

@@ -147,16 +147,40 @@ def promote_read(lo, loop: ast.For | ast.While) -> None:
             module_list(lo, n.value.id, loop)  # made once, before the loop
             continue
         value = lo.env.get(n.value.id)
-        if not isinstance(value, structures.StaticList) or lo.sequence_param(value) is not None \
-                or not any(
+        if _promotable(lo, value) and any(
                 isinstance(m, ast.Name) and m.id in changing for m in ast.walk(n.slice)):
-            continue
-        if any(structures.is_structure(x) or not isinstance(x, (ir.Value, ir.Const))
-               or (isinstance(x, ir.Value) and x.kind in ("tuple", "list")) for x in value.items):
-            continue
-        if any(v is not value and _holds(v, value) for v in lo.env.values()):
-            continue
-        promote(lo, value, loop, n.value.id)
+            promote(lo, value, loop, n.value.id)
+
+
+def _promotable(lo, value) -> bool:
+    """A list built in the function, of numbers or arrays, that is no
+    parameter and no item of another structure: read at run time as it is."""
+    if not isinstance(value, structures.StaticList) or lo.sequence_param(value) is not None:
+        return False
+    if any(structures.is_structure(x) or not isinstance(x, (ir.Value, ir.Const))
+           or (isinstance(x, ir.Value) and x.kind in ("tuple", "list")) for x in value.items):
+        return False
+    return not any(v is not value and _holds(v, value) for v in lo.env.values())
+
+
+def helper_index(lo, node: ast.expr) -> bool:
+    """Is ``node`` a helper's parameter lowered as a number (``h(x, i)``
+    given a loop's ``i``)? It indexes a list as it is: Python's list raises
+    TypeError for a float there, as in the function itself."""
+    v = lo.env.get(node.id) if isinstance(node, ast.Name) else None
+    return bool(lo.helper) and isinstance(v, ir.Value) and v.kind == "float" \
+        and id(v) in lo.param_ids
+
+
+def promote_indexed(lo, name: str, node: ast.AST) -> bool:
+    """``c[i]`` outside every loop and branch, ``c`` a list built in the
+    function and ``i`` known only as the code runs (a helper's index
+    parameter): ``c`` becomes a run-time list there. Returns whether it did."""
+    value = lo.env.get(name)
+    if lo.region_depth > 0 or not _promotable(lo, value):
+        return False
+    promote(lo, value, node, name)
+    return True
 
 
 def module_list(lo, name: str, node: ast.AST) -> ir.Value:
