@@ -111,6 +111,7 @@ def passed_on(op: ir.Op, params, fn, exc: SourceError, src) -> SourceError:
         f"list or tuple ({exc.file}:{exc.line}); give its length (lengths={{{arg.var!r}: N}}, "
         f"--length {arg.var}=N), or say it receives a NumPy array (arrays=[{arg.var!r}], "
         f"--array {arg.var}), or call the gradient with a list or an array, which does this "
-        "for you", op.loc.file, op.loc.line, op.loc.col, src.line(op.loc.line))
+        f"for you (for a list of dicts, tuples or other structures, or give an example of it: "
+        f"--like {arg.var}=EXAMPLE)", op.loc.file, op.loc.line, op.loc.col, src.line(op.loc.line))
     out.owner = fn
     return out

@@ -563,14 +563,21 @@ class ControlFlow(Iteration):
         if not runtime and structures._static_int(self, node.slice) is not None:
             return structures.lower_expr(self, node, var)
         param = self.sequence_param(self.env.get(node.value.id))
+        if param is None and runtime_lists.helper_index(self, node.slice) \
+                and runtime_lists.promote_indexed(self, node.value.id, node):
+            param = self.sequence_param(self.env.get(node.value.id))  # c[i], c built here
         if param is None:
             return structures.lower_expr(self, node, var)
         index = self.expr(node.slice)
-        if isinstance(index, tuple) or _kind_of(index) not in ("int",) \
-                and not self.array_element(index):
+        given = runtime_lists.helper_index(self, node.slice)
+        if not given and (isinstance(index, tuple) or _kind_of(index) not in ("int",)
+                          and not self.array_element(index)):
             raise self.src.error(node.slice, "a list index must be an integer (a loop "
-                                 "variable or integer arithmetic on one)")
-        if _kind_of(index) == "int":
+                                 "variable or integer arithmetic on one)" + (
+                                     f"; `{index.var}` is a parameter, an array in NumPy code: "
+                                     f"annotate it (`{index.var}: int`)" if id(index) in
+                                     self.param_ids and index.var else ""))
+        if _kind_of(index) == "int" or given:
             self.mark_int(index, node.slice, "a list index")
         else:  # an element of an integer array: checked to be an int where the code runs
             index = self.list_index(index, node.slice)

@@ -26,7 +26,7 @@ import builtins
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import ranges, structures
+from s2s_ad.frontend import ranges, runtime_lists, structures
 
 
 def assigned_names(stmts: list[ast.stmt], subscripts: bool = False) -> list[str]:
@@ -170,6 +170,10 @@ class Iteration:
                 continue
             param = (self.sequence_param(self.env.get(arg.id)) if isinstance(arg, ast.Name)
                      else None)
+            if param is None and isinstance(arg, ast.Name) \
+                    and structures.module_numbers(self, arg.id):
+                # zip(COEFFS, xs), xs of any length: COEFFS as a list of its constants
+                param = ir.Param(runtime_lists.module_list(self, arg.id, arg))
             if param is None:
                 if isinstance(arg, ast.Name):
                     structures._param_used_as_sequence(self, self.env.get(arg.id), arg)

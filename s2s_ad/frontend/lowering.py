@@ -459,6 +459,9 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             field = pytrees.attribute(self, node)  # p.w of a dataclass or NamedTuple
             if field is not None:
                 return field
+        made = runtime_lists.module_item(self, node, var, hint)  # COEFFS[i], i an int
+        if made is not None:
+            return made
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
                 and ranges.is_range(self.env.get(node.value.id)):
             return ranges.item(self, self.env[node.value.id], node, var)  # r[0]

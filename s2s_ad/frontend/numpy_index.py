@@ -89,12 +89,15 @@ class ArrayIndexing:
         return tuple(out)
 
     def holds_structure(self, node: ast.expr) -> bool:
-        """A name bound to a tuple, list or dict built in the function."""
+        """A name bound to a tuple, list or dict built in the function, or a
+        module-level list of numbers."""
         if isinstance(node, (ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.GeneratorExp)):
             return True
         if isinstance(node, ast.Subscript):
             return self.holds_structure(node.value)
         if isinstance(node, ast.Name):
+            if structures.module_numbers(self, node.id):
+                return True  # COEFFS = [1.0, -2.0] at module level: a tuple of constants
             v = self.env.get(node.id)
             return structures.is_structure(v) or (isinstance(v, ir.Value) and v.kind == "tuple")
         return False
@@ -116,7 +119,7 @@ class ArrayIndexing:
             return base[node.slice.value]  # np.linalg.slogdet(x)[1]
         if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
             # params["W1"] on a parameter lowered as an array: lower it as a dict
-            structures._param_used_as_sequence(self, base, node, ("float", "array"))
+            structures._param_used_as_sequence(self, base, node, ("float", "array"), True)
         if structures.is_structure(base):
             raise self.src.error(node.value, "index a tuple, list or dict through a name "
                                  "(`xs = [...]; xs[0]`)")

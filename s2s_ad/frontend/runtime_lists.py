@@ -37,6 +37,10 @@ A list created inside a loop or branch and grown in a nested one is a list
 per run of that body (its adjoint is made where that run's reverse starts:
 :func:`s2s_ad.reverse.lists.region_adjoints`).
 
+A module-level list of numbers read at an index known only as the code runs
+(``COEFFS[i]`` in a ``while``) is such a list too, of its constants, made
+once before the outermost loop reading it (:func:`module_list`).
+
 A slice of it (``xs[1:]``) is a list of its own, the loop the slice stands
 for (:mod:`s2s_ad.frontend.list_slices`).
 
@@ -138,17 +142,85 @@ def promote_read(lo, loop: ast.For | ast.While) -> None:
         if not (isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load)
                 and isinstance(n.value, ast.Name) and not isinstance(n.slice, ast.Slice)):
             continue
-        value = lo.env.get(n.value.id)
-        if not isinstance(value, structures.StaticList) or lo.sequence_param(value) is not None \
-                or not any(
+        if structures.module_numbers(lo, n.value.id) and any(
                 isinstance(m, ast.Name) and m.id in changing for m in ast.walk(n.slice)):
+            module_list(lo, n.value.id, loop)  # made once, before the loop
             continue
-        if any(structures.is_structure(x) or not isinstance(x, (ir.Value, ir.Const))
-               or (isinstance(x, ir.Value) and x.kind in ("tuple", "list")) for x in value.items):
-            continue
-        if any(v is not value and _holds(v, value) for v in lo.env.values()):
-            continue
-        promote(lo, value, loop, n.value.id)
+        value = lo.env.get(n.value.id)
+        if _promotable(lo, value) and any(
+                isinstance(m, ast.Name) and m.id in changing for m in ast.walk(n.slice)):
+            promote(lo, value, loop, n.value.id)
+
+
+def _promotable(lo, value) -> bool:
+    """A list built in the function, of numbers or arrays, that is no
+    parameter and no item of another structure: read at run time as it is."""
+    if not isinstance(value, structures.StaticList) or lo.sequence_param(value) is not None:
+        return False
+    if any(structures.is_structure(x) or not isinstance(x, (ir.Value, ir.Const))
+           or (isinstance(x, ir.Value) and x.kind in ("tuple", "list")) for x in value.items):
+        return False
+    return not any(v is not value and _holds(v, value) for v in lo.env.values())
+
+
+def helper_index(lo, node: ast.expr) -> bool:
+    """Is ``node`` a helper's parameter lowered as a number (``h(x, i)``
+    given a loop's ``i``)? It indexes a list as it is: Python's list raises
+    TypeError for a float there, as in the function itself."""
+    v = lo.env.get(node.id) if isinstance(node, ast.Name) else None
+    return bool(lo.helper) and isinstance(v, ir.Value) and v.kind == "float" \
+        and id(v) in lo.param_ids
+
+
+def promote_indexed(lo, name: str, node: ast.AST) -> bool:
+    """``c[i]`` outside every loop and branch, ``c`` a list built in the
+    function and ``i`` known only as the code runs (a helper's index
+    parameter): ``c`` becomes a run-time list there. Returns whether it did."""
+    value = lo.env.get(name)
+    if lo.region_depth > 0 or not _promotable(lo, value):
+        return False
+    promote(lo, value, node, name)
+    return True
+
+
+def module_list(lo, name: str, node: ast.AST) -> ir.Value:
+    """The module-level list of numbers ``name`` (``COEFFS = [1.0, -2.0]``) as
+    a run-time list of its constants, for reads at an index known only as the
+    code runs. Made outside every loop and branch once per function (kept in
+    ``lo.module_lists``); inside one, where it is read."""
+    made = getattr(lo, "module_lists", {}).get(name)
+    if made is not None:
+        return made
+    items = tuple(lo.read(name, node))
+    out = ir.Value(lo.namer.fresh(name), "list", name)
+    op = ir.Op("list.new", items, out, lo.loc(node),
+               f"{out.name} = [{', '.join(repr(x) for x in items)}]")
+    lo.ops.append(op)
+    lo.defs[id(out)] = op
+    register(lo, out, out)
+    if lo.region_depth == 0:
+        if not hasattr(lo, "module_lists"):
+            lo.module_lists = {}
+        lo.module_lists[name] = out
+    return out
+
+
+def module_item(lo, node: ast.expr, var: str | None, hint: str | None):
+    """``COEFFS[i]`` of a module-level list of numbers at an index known only
+    as the code runs (a loop variable, a helper's int parameter): read from
+    the run-time list :func:`module_list` makes. None for any other
+    expression (a constant index is resolved while lowering)."""
+    if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
+            and isinstance(node.ctx, ast.Load) and not isinstance(node.slice, ast.Slice)
+            and structures.module_numbers(lo, node.value.id)
+            and structures._static_int(lo, node.slice) is None):
+        return None
+    name = node.value.id
+    lo.env[name] = module_list(lo, name, node)
+    try:
+        return lo.dynamic_subscript(node, var, hint)
+    finally:
+        del lo.env[name]
 
 
 def promote(lo, static: structures.StaticList, node: ast.AST, name: str) -> ir.Value:

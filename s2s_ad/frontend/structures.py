@@ -27,11 +27,13 @@ from __future__ import annotations
 
 import ast
 import builtins
+import numbers
 import types
 from dataclasses import dataclass, field
 
 from s2s_ad import ir
-from s2s_ad.errors import SourceError
+from s2s_ad.frontend import param_uses
+from s2s_ad.frontend.param_uses import SequenceParameter, where as _where  # noqa: F401
 
 
 @dataclass(eq=False)
@@ -73,14 +75,6 @@ class StaticObject:
 
 
 STRUCTURE_NODES = (ast.List, ast.Dict, ast.Subscript, ast.ListComp, ast.GeneratorExp)
-
-
-class SequenceParameter(SourceError):
-    """A parameter is used as a list or tuple, but its length was not given."""
-
-    def __init__(self, name: str, *args):
-        self.param = name
-        super().__init__(*args)
 
 
 def sequence_param(lo, node: ast.arg, name: str, shape, default, has_default: bool,
@@ -155,22 +149,22 @@ def failed_call(lo, value) -> None:
         raise failed
 
 
-def _param_used_as_sequence(lo, value, node: ast.AST, kinds=("float",)) -> None:
+def _param_used_as_sequence(lo, value, node: ast.AST, kinds=("float",),
+                            keyed: bool = False) -> None:
     failed_call(lo, value)
-    if isinstance(value, ir.Value) and value.kind in kinds and any(
-            p.value is value for p in getattr(lo, "params_so_far", ())):
-        exc = SequenceParameter(value.var, *_where(lo, node, (
-            f"parameter {value.var!r} is used as a list or tuple; give its length "
-            f"(lengths={{{value.var!r}: N}}, --length {value.var}=N), or say it receives a "
-            f"NumPy array (arrays=[{value.var!r}], --array {value.var}), or call the gradient "
-            "with a list or an array, which does this for you")))
-        exc.owner = lo.src.fn  # (whose parameter: s2s_ad.frontend.callees.passed_on)
-        raise exc
+    param_uses.used_as_sequence(lo, value, node, kinds, keyed)
 
 
-def _where(lo, node: ast.AST, message: str) -> tuple:
-    err = lo.src.error(node, message)
-    return err.message, err.file, err.line, err.col, err.source_line
+def module_numbers(lo, name: str) -> bool:
+    """Is ``name`` a module-level list or tuple of numbers the function reads
+    (``COEFFS = [1.0, -2.0]``, not rebound in it)? It lowers to a tuple of
+    constants (:meth:`Lowering.read`), a structure known while lowering
+    wherever it is read: indexed, sliced, iterated, given to ``len``."""
+    if name in lo.env or name in getattr(lo, "local_fns", {}):
+        return False
+    obj = lo.src.globals.get(name)
+    return isinstance(obj, (list, tuple)) and bool(obj) and all(
+        isinstance(v, numbers.Real) and not isinstance(v, bool) for v in obj)
 
 
 def is_structure(value) -> bool:

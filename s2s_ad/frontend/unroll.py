@@ -24,7 +24,7 @@ import builtins
 from s2s_ad import ir
 from s2s_ad.frontend import runtime_lists
 from s2s_ad.frontend.structures import (StaticDict, StaticList, StaticObject, _static_int,
-                                        is_structure)
+                                        is_structure, module_numbers)
 
 
 UNROLL_LIMIT = 1000
@@ -115,9 +115,10 @@ def _static_items(lo, node: ast.expr) -> list | None:
         root = node
         while isinstance(root, (ast.Subscript, ast.Attribute)):
             root = root.value
-        if not (isinstance(root, ast.Name) and root.id in lo.env):
+        if not (isinstance(root, ast.Name) and (root.id in lo.env
+                                                or module_numbers(lo, root.id))):
             return None
-        value = lo.expr(node)  # p["layers"], model.layers: an item of a structure
+        value = lo.expr(node)  # p["layers"], model.layers, COEFFS[1:]: an item or a slice
         if isinstance(value, StaticObject) and value.is_tuple:
             return list(value.items.values())
         if isinstance(value, (tuple, StaticList)):
@@ -214,15 +215,43 @@ def _indexes_structures(lo, body: list) -> bool:
     for stmt in body:
         for n in ast.walk(stmt):
             if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name):
-                v = lo.env.get(n.value.id)
-                items = (v.items if isinstance(v, StaticList) else
-                         list(v) if isinstance(v, tuple) else None)
-                if items and any(is_structure(x) for x in items):
-                    return True
-                if items and not isinstance(n.slice, ast.Slice) \
-                        and _static_int(lo, n.slice) is None and lo.sequence_param(v) is None:
-                    return True  # (a list parameter is read at run-time indices instead)
+                v = (lo.read(n.value.id, n.value) if module_numbers(lo, n.value.id)
+                     else lo.env.get(n.value.id))  # COEFFS[i]: a module-level list
+            elif isinstance(n, ast.Subscript):
+                v = _known(lo, n.value)  # params["layers"][i]: an item of a structure
+            else:
+                continue
+            items = (v.items if isinstance(v, StaticList) else
+                     list(v) if isinstance(v, tuple) else None)
+            if items and any(is_structure(x) for x in items):
+                return True
+            if items and not isinstance(n.slice, ast.Slice) \
+                    and _static_int(lo, n.slice) is None and lo.sequence_param(v) is None:
+                return True  # (a list parameter is read at run-time indices instead)
     return False
+
+
+def _known(lo, node: ast.expr, depth: int = 0):
+    """The structure ``node`` names while lowering, read without lowering it:
+    a name's, then items at constant keys and indices and fields
+    (``params["layers"]``, ``model.blocks[0]``); None for anything else."""
+    if depth > 8:
+        return None
+    if isinstance(node, ast.Name):
+        return lo.env.get(node.id)
+    if isinstance(node, ast.Attribute):
+        base = _known(lo, node.value, depth + 1)
+        return base.items.get(node.attr) if isinstance(base, StaticObject) else None
+    if not isinstance(node, ast.Subscript) or not isinstance(node.slice, ast.Constant):
+        return None
+    base, key = _known(lo, node.value, depth + 1), node.slice.value
+    if isinstance(base, StaticDict) and isinstance(key, str):
+        return base.items.get(key)
+    items = base.items if isinstance(base, StaticList) else base if isinstance(
+        base, tuple) else None
+    if items is not None and type(key) is int and -len(items) <= key < len(items):
+        return items[key]
+    return None
 
 
 def _jumps(body: list) -> bool:
