@@ -76,3 +76,21 @@ def test_arrays_per_mode():
         ref = _fd_hessian(src.arrays, x, mode)
         np.testing.assert_allclose(hess(x, mode), ref, rtol=1e-6, atol=1e-7)
         np.testing.assert_allclose(hvp(x, mode, v), ref @ v, rtol=1e-6, atol=1e-7)
+
+
+def vector_poly(x, mode="sq"):
+    if mode == "sq":
+        return np.sin(x) * x * x
+    return np.exp(0.5 * x) * 3.0
+
+
+@pytest.mark.parametrize("name", ["jacfwd", "jacrev", "jacobian"])
+def test_jacobians_per_mode(name):
+    jac = getattr(s2s_ad, name)(vector_poly)
+    x = np.array([0.4, -1.3, 0.9])
+    for mode in ("lin", "sq", "lin", None):
+        given = () if mode is None else (mode,)
+        ref = np.stack([(vector_poly(x + e, *given) - vector_poly(x - e, *given)) / 2e-6
+                        for e in np.eye(3) * 1e-6], axis=-1)
+        np.testing.assert_allclose(jac(x, *given), ref, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(jac(x, mode="lin"), np.diag(1.5 * np.exp(0.5 * x)), rtol=1e-12)
