@@ -57,7 +57,7 @@ def hvp(fn: Callable, wrt: Wrt = 0) -> Callable:
         if not kwargs:
             # arguments of kinds seen before: the product found then, without
             # binding them (s2s_ad.callplan.kinds: classes, list lengths, ndim)
-            quick = callplan.kinds(primals)
+            quick = _quick_kinds(primals)
             known = memo.get(("quick", quick)) if quick is not None else None
             if known is not None:
                 if not known[1]:
@@ -75,7 +75,7 @@ def _hvp_call(fn, wrt, primals, kwargs, v, memo: dict):
     directions = list(v) if found[1] else [v]
     if found[3]:
         _check_directions(fn, primals, kwargs, found[0], found[3], directions)
-    quick = callplan.kinds(primals) if not kwargs else None
+    quick = _quick_kinds(primals) if not kwargs else None
     if quick is not None:
         # the next call with arguments of these kinds skips the lookups above
         memo["quick", quick] = found
@@ -84,6 +84,15 @@ def _hvp_call(fn, wrt, primals, kwargs, v, memo: dict):
 
 
 _MISS = object()
+
+
+def _quick_kinds(args: tuple):
+    """:func:`s2s_ad.callplan.kinds` of ``args``, or None where one is a
+    static value (a bool, a string, None): its code is chosen by the value
+    (:func:`s2s_ad.higher._kinds`), which the quick test of classes does not see."""
+    if any(a is None or a.__class__ is bool or a.__class__ is str for a in args):
+        return None
+    return callplan.kinds(args)
 
 
 def _fast_product(key: tuple, found) -> Callable:
@@ -203,7 +212,7 @@ def hessian(fn: Callable, wrt: Wrt = 0) -> Callable:
             n = len(names)
             columns = [product(args, kwargs, [float(i == j) for i in range(n)])
                        for j in range(n)]
-            quick = callplan.kinds(args) if plain else None
+            quick = _quick_kinds(args) if plain else None
             if quick is not None:
                 # the next call with arguments of these kinds: the same products, unrolled
                 memo["hessian fast"] = (len(args), _fast_hessian(quick, found))

@@ -27,9 +27,9 @@ from typing import Callable
 
 from s2s_ad import tree_values
 from s2s_ad.cache import (_lengths_key, _wrt_key, array_arguments, entry, generated,
-                          positional_names, shapes)
+                          positional_names, shapes, static_parameters)
 from s2s_ad.errors import S2SError
-from s2s_ad.frontend import targets
+from s2s_ad.frontend import statics as frontend_statics, targets
 from s2s_ad.pipeline import Wrt, WrtError, lower, resolve_wrt, wrt_name
 
 __all__ = ["transform", "HigherOrderError"]
@@ -128,7 +128,8 @@ def _concrete(fn: Callable, wrt, kind: str, output, args: tuple, kwargs: dict,
     given = {k: v for k, v in kwargs.items() if k in own}
     found = {**(lengths or {}), **shapes(fn, args, given)}
     arrays = array_arguments(positional_names(fn), args, given)
-    compiled = generated(fn, wrt, kind, output, found or None, arrays)
+    compiled = generated(fn, wrt, kind, output, found or None, arrays,
+                         _call_statics(fn, args, given))
     # (a closure's: the code itself, which takes its captured data by keyword)
     compiled = getattr(compiled, "__s2s_ad_compiled__", compiled)
     known = memo[key] = getattr(compiled, "__wrapped__", compiled)
@@ -138,12 +139,33 @@ def _concrete(fn: Callable, wrt, kind: str, output, args: tuple, kwargs: dict,
 _signature = functools.lru_cache(maxsize=1024)(inspect.signature)
 
 
+def _call_statics(fn: Callable, args: tuple, given: dict) -> dict | None:
+    """The static arguments (strings, None, bools; defaults applied) of a
+    call of ``fn`` at its parameters that may be static, as ``grad`` chooses
+    its code by them (:func:`s2s_ad.cache.static_parameters`); None when
+    ``fn`` has no such parameter."""
+    candidates = static_parameters(fn)
+    if not candidates:
+        return None
+    bound = _signature(fn).bind_partial(*args, **given)
+    bound.apply_defaults()
+    return {n: v for n, v in bound.arguments.items()
+            if n in candidates and frontend_statics.is_static_value(v)}
+
+
+def _kind(value):
+    if value is None or value.__class__ is str or value.__class__ is bool:
+        return (value.__class__, value)  # a static value: code of its own
+    return tree_values.kind(value)
+
+
 def _kinds(args: tuple, kwargs: dict) -> tuple:
     """What decides the generated code of a call: each argument's class, and
     a list's length or an array's number of dimensions (a structure's spec,
-    :func:`s2s_ad.tree_values.kind`)."""
-    return (tuple(tree_values.kind(a) for a in args),
-            tuple(sorted((k, tree_values.kind(v)) for k, v in kwargs.items())))
+    :func:`s2s_ad.tree_values.kind`); a static value (string, None, bool)
+    itself."""
+    return (tuple(_kind(a) for a in args),
+            tuple(sorted((k, _kind(v)) for k, v in kwargs.items())))
 
 
 def _tangent_names(jvp_fn: Callable, n: int) -> list[str]:

@@ -11,7 +11,7 @@ from typing import Callable
 from s2s_ad.cache import array_arguments, generated, positional_names, shapes
 from s2s_ad import tree_values
 from s2s_ad.frontend import targets
-from s2s_ad.higher import _chosen, _concrete, _zero_like, transform
+from s2s_ad.higher import _call_statics, _chosen, _concrete, _zero_like, transform
 from s2s_ad.pipeline import Wrt
 
 __all__ = ["jacfwd", "jacrev", "jacobian"]
@@ -38,9 +38,10 @@ def jacfwd(fn: Callable, wrt: Wrt = 0, *, lengths: dict | None = None) -> Callab
         bound.apply_defaults()
         points = [bound.arguments[n] for n in chosen]
         tangent_names = _forward_tangents(forward, fn, chosen)
-        if getattr(forward, "__s2s_ad_by_shape__", False):
-            # generated per structure (or list length): the tangents' names
-            # are those of the code for these arguments
+        if getattr(forward, "__s2s_ad_by_shape__", False) \
+                or getattr(forward, "__s2s_ad_statics__", None) is not None:
+            # generated per structure (or list length, or static value): the
+            # tangents' names are those of the code for these arguments
             tangent_names = _forward_tangents(
                 _concrete(fn, chosen, "jvp", None, args, kwargs, lengths, memo=memo), fn, chosen)
         zeros = {t: _zero_like(p) for t, p in zip(tangent_names, points)}
@@ -145,7 +146,8 @@ def _vjp(fn: Callable, args: tuple, kwargs: dict):
     """``fn``'s value and a function from an output cotangent to the
     cotangents of every parameter (as :func:`s2s_ad.vjp`)."""
     fwd, bwd = generated(fn, None, "pair", None, shapes(fn, args, kwargs),
-                         array_arguments(positional_names(fn), args, kwargs))
+                         array_arguments(positional_names(fn), args, kwargs),
+                         _call_statics(fn, args, kwargs))
     bound = inspect.signature(fn).bind(*args, **kwargs)
     bound.apply_defaults()
     # a closure's captured data follow its own parameters (api.vjp does the same)

@@ -103,7 +103,8 @@ def passed_on(op: ir.Op, params, fn, exc: SourceError, src) -> SourceError:
         return exc
     k = names.index(exc.param) if exc.param in names else len(op.args)
     arg = op.args[k] if k < len(op.args) else None
-    if not (isinstance(arg, ir.Value) and arg.kind == "float"
+    kinds = ("float", "array") if getattr(exc, "array_list", False) else ("float",)
+    if not (isinstance(arg, ir.Value) and arg.kind in kinds
             and any(p.value is arg for p in params)):
         return exc
     out = SequenceParameter(

@@ -1,5 +1,7 @@
 """Lowering control flow: ``if``/``for``/``while``, ``break``/``continue``/
-``return`` anywhere, ternaries, ``and``/``or``/``not`` and list parameters.
+``return`` anywhere, ternaries, ``and``/``or``/``not``.
+
+List parameters read at run-time indices: :mod:`s2s_ad.frontend.list_params`.
 
 Contract: mixed into the frontend's lowering, these methods turn structured
 Python control flow into the IR's structured ops (:class:`~s2s_ad.ir.If`,
@@ -31,10 +33,10 @@ import ast
 
 from s2s_ad import ir
 from s2s_ad.frontend import (conditions, guards, index_checks, index_exprs, list_slices,
-                             runtime_lists, runtime_sorting, statics, structures, unroll,
-                             write_dtypes)
+                             runtime_lists, statics, structures, unroll, write_dtypes)
 from s2s_ad.frontend.checkpoint import checkpoint_blocks, checkpoint_pragma
 from s2s_ad.frontend.iteration import Iteration, assigned_names
+from s2s_ad.frontend.list_params import kind_of
 
 RET, RETVAL, BRK, CONT = "<ret>", "<result>", "<brk>", "<cont>"
 FLAG_NAMES = {RET: "ret", RETVAL: "result", BRK: "brk", CONT: "cont"}
@@ -179,7 +181,7 @@ class ControlFlow(Iteration):
         ``x != 0``; ``and``/``or`` operands stay bools, since ``x and y``
         is one of its operands, not their truth."""
         cond = conditions.truth(self, test)  # `if xs:` on a list: not empty
-        kind = _kind_of(cond)
+        kind = kind_of(cond)
         if truthy and isinstance(cond, ir.Const) and not isinstance(cond.value, bool):
             return ir.Const(bool(cond.value))
         if truthy and kind in ("float", "int"):
@@ -237,7 +239,7 @@ class ControlFlow(Iteration):
                                      "and None select code while it is generated, so they "
                                      "must not depend on the data: use a number or a bool "
                                      "flag instead")
-            kind = _merge_kind([_kind_of(a), _kind_of(b)])
+            kind = _merge_kind([kind_of(a), kind_of(b)])
             out = ir.Value(name(), kind, var)
             if kind == "list":
                 if not runtime_lists.same_list(self, a, b):
@@ -263,10 +265,10 @@ class ControlFlow(Iteration):
                 if var not in FLAG_NAMES:
                     guards.keep(self, pending, var, cond, side, (a, b)[side], ())
                 continue
-            if "list" in (_kind_of(a), _kind_of(b)) and not _same(a, b) and not (
+            if "list" in (kind_of(a), kind_of(b)) and not _same(a, b) and not (
                     runtime_lists.is_grown(self, a) and runtime_lists.is_grown(self, b)):
                 raise self.src.error(node, f"`{var}` is " + ("a different list in each branch"
-                                     if _kind_of(a) == _kind_of(b) else "a list in one branch only"))
+                                     if kind_of(a) == kind_of(b) else "a list in one branch only"))
             if var in FLAG_NAMES:
                 self.env[var] = phi(a, b, lambda: self.namer.fresh(FLAG_NAMES[var]), None)
             else:
@@ -407,7 +409,7 @@ class ControlFlow(Iteration):
         runtime_lists.check_aliases(self, carried, node)
         if has_ret:
             carried += [RET, RETVAL]
-        kinds = {v: _kind_of(self.env[v]) for v in carried}
+        kinds = {v: kind_of(self.env[v]) for v in carried}
         for v in carried:
             if statics.static(self.env[v]):
                 raise self.src.error(node, f"`{v}` is {self.env[v].value!r} before this loop and "
@@ -428,7 +430,7 @@ class ControlFlow(Iteration):
                                          "and None select code while it is generated, so they "
                                          "must not change across iterations: use a number or "
                                          "a bool flag instead")
-                k = _merge_kind([kinds[v], _kind_of(y)])
+                k = _merge_kind([kinds[v], kind_of(y)])
                 if k != kinds[v]:
                     kinds[v] = k
                     widened = True
@@ -547,80 +549,6 @@ class ControlFlow(Iteration):
         self.env.update(saved_flags)
         return body, params, index, cond_region, exit_ is not None
 
-    # -- lists ----------------------------------------------------------------
-
-    def dynamic_subscript(self, node: ast.Subscript, var, hint) -> ir.Operand:
-        """``xs[i]`` with an index known only at run time (a loop variable)
-        reads the list parameter itself; every other subscript is resolved
-        while lowering (:mod:`s2s_ad.frontend.structures`)."""
-        if isinstance(node.slice, ast.Slice):
-            return list_slices.subscript(self, node, var)
-        if not isinstance(node.value, ast.Name):
-            return structures.lower_expr(self, node, var)
-        if id(self.env.get(node.value.id)) in self.positions:  # perm[k]: an int
-            return runtime_sorting.position(self, node, var, hint)
-        runtime = structures.is_runtime(self, self.env.get(node.value.id))
-        if not runtime and structures._static_int(self, node.slice) is not None:
-            return structures.lower_expr(self, node, var)
-        param = self.sequence_param(self.env.get(node.value.id))
-        if param is None and runtime_lists.helper_index(self, node.slice) \
-                and runtime_lists.promote_indexed(self, node.value.id, node):
-            param = self.sequence_param(self.env.get(node.value.id))  # c[i], c built here
-        if param is None:
-            return structures.lower_expr(self, node, var)
-        index = self.expr(node.slice)
-        given = runtime_lists.helper_index(self, node.slice)
-        if not given and (isinstance(index, tuple) or _kind_of(index) not in ("int",)
-                          and not self.array_element(index)):
-            raise self.src.error(node.slice, "a list index must be an integer (a loop "
-                                 "variable or integer arithmetic on one)" + (
-                                     f"; `{index.var}` is a parameter, an array in NumPy code: "
-                                     f"annotate it (`{index.var}: int`)" if id(index) in
-                                     self.param_ids and index.var else ""))
-        if _kind_of(index) == "int" or given:
-            self.mark_int(index, node.slice, "a list index")
-        else:  # an element of an integer array: checked to be an int where the code runs
-            index = self.list_index(index, node.slice)
-        return self.emit("getitem", [param.value, index], node, var, hint=hint)
-
-    def array_element(self, index) -> bool:
-        """``index`` an element of an array read by ints (``parents[i]``, an
-        integer array of the caller's): it indexes a list as Python does
-        where the code runs (a float there raises there, as in Python); the
-        index has no derivative."""
-        op = self.defs.get(id(index)) if isinstance(index, ir.Value) else None
-        return op is not None and op.prim == "array.getitem" and all(
-            _kind_of(a) == "int" for a in op.args[1:])
-
-    def list_index(self, index: ir.Value, node: ast.expr) -> ir.Value:
-        """``index``, an array's element indexing a list: a check that it is an
-        int where the code runs (Python raises for a float there too), then
-        the int itself."""
-        index_exprs.int_check(self, index, node,
-                              f"`{ast.unparse(node)}` indexes a list, so it must be an int")
-        return self.emit("int", [index], node, hint="k")
-
-    def sequence_param(self, value) -> ir.Param | None:
-        """The list/tuple parameter ``value`` (a structure in the environment)
-        still is, unchanged; else None."""
-        param = self.seq_params.get(id(value))
-        if param is None:
-            return None
-        if param.items is None:  # a list of any length: the parameter itself
-            return param
-        items = value.items if isinstance(value, structures.StaticList) else list(value)
-        if len(items) != len(param.items) or any(a is not b for a, b in zip(items, param.items)):
-            return None
-        return param
-
-    def seq_len(self, seq: ir.Value, node: ast.AST) -> ir.Operand:
-        """The length of the list parameter ``seq``: a constant, or for a list
-        of any length a ``len`` op."""
-        items = next(p.items for p in self.seq_params.values() if p.value is seq)
-        if items is None:
-            return self.emit("len", [seq], node, text=f"len({seq.name})")
-        return ir.Const(len(items))
-
     def unchanged(self, shapes: dict, node) -> None:
         for var, (value, items) in shapes.items():
             now = self.env.get(var)
@@ -630,39 +558,7 @@ class ControlFlow(Iteration):
                                      "time by `append` only; build the list with `append`, "
                                      "or fill a NumPy array")
 
-    def mark_int(self, a: ir.Operand, node: ast.AST, what: str) -> None:
-        """Record the parameters ``a`` is computed from: they are integers,
-        and a gradient with respect to them is refused at ``node``."""
-        todo, seen = [a], set()
-        while todo:
-            v = todo.pop()
-            if not isinstance(v, ir.Value) or id(v) in seen:
-                continue
-            seen.add(id(v))
-            if id(v) in self.param_ids and v.var not in self.integers:
-                self.integers[v.var] = self.src.error(
-                    node, f"cannot differentiate with respect to `{v.var}`: it is used as "
-                    f"an integer ({what}) here")
-            op = self.defs.get(id(v))
-            if op is not None and op.prim not in SIZE_QUERIES:
-                todo.extend(op.args)
-
-
-SIZE_QUERIES = frozenset({"len", "getitem", "shape", "np.ndim", "np.size"})
-"""Ops whose integer result says how many, not how much: an array (or list)
-they read is not used as an integer (``range(A.shape[0])``, ``range(len(xs))``)."""
-
 
 def _shapes(env: dict) -> dict:
     return {var: (v, list(v.items)) for var, v in env.items()
             if isinstance(v, structures.StaticList)}
-
-
-def _kind_of(a) -> str:
-    if isinstance(a, ir.Value):
-        return a.kind
-    if isinstance(a, ir.Const):
-        if isinstance(a.value, bool):
-            return "bool"
-        return "int" if isinstance(a.value, int) else "float"
-    return "tuple"

@@ -36,6 +36,7 @@ from s2s_ad.errors import SourceError
 from s2s_ad.frontend.numpy import ArrayLowering, numpy_use
 from s2s_ad.frontend.params import Parameters
 from s2s_ad.frontend.control import RET, RETVAL, ControlFlow, always_returns, returns_in
+from s2s_ad.frontend.list_params import ListParams
 from s2s_ad.names import Namer, identifiers
 from s2s_ad.rules import RULES
 from s2s_ad.frontend.source import Source, locate as source_locate
@@ -131,7 +132,8 @@ def names_numpy(src: Source) -> bool:
     return numpy_use(src)[1]
 
 
-class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFlow):
+class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFlow,
+                ListParams):
     def __init__(self, src: Source, lengths: dict | None = None, arrays=(),
                  statics: dict | None = None, passed: dict | None = None,
                  helper: bool = False):

@@ -37,7 +37,7 @@ import types
 import numpy
 
 from s2s_ad import ir
-from s2s_ad.frontend import (conditions, list_joins, list_stacks, numpy_attrs, numpy_more,
+from s2s_ad.frontend import (conditions, list_joins, list_stacks, numpy_attrs, numpy_more, param_uses,
                              runtime_checks, structures, torch_names, write_dtypes)
 from s2s_ad.frontend.numpy_index import VIEW_CALLS, ArrayIndexing
 from s2s_ad.rules import RULES
@@ -366,6 +366,18 @@ class ArrayLowering(ArrayIndexing):
                 if prim != "np.stack":
                     return list_joins.join(self, seq, prim, attrs.get("axis", 0), node, var)
                 return list_stacks.stack(self, seq, attrs.get("axis", 0), node, var)
+            if isinstance(seq, ir.Value) and seq.kind == "array" and seq.var \
+                    and (seq.var not in self.arrays or self.helper) \
+                    and param_uses.is_param(self, seq):
+                # np.stack(xs), xs a parameter lowered as an array before a call
+                # was seen (or a helper's, passed one): it takes a list of arrays
+                # (the code made per call, as vjp; callees.passed_on for a helper's)
+                exc = param_uses.SequenceParameter(seq.var, *param_uses.where(self, node, (
+                    f"`{what}` is given parameter {seq.var!r}, a list of arrays: call the "
+                    "gradient with the list, which generates the code for it, or give an "
+                    f"example of it (--like {seq.var}=EXAMPLE)")))
+                exc.owner, exc.array_list = self.src.fn, True
+                raise exc
             if not isinstance(seq, tuple) or any(structures.is_structure(a) for a in seq):
                 raise self.src.error(node, f"`{what}` takes a list or tuple of arrays "
                                      "(`[a, b]`)")

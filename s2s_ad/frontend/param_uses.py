@@ -43,7 +43,7 @@ def where(lo, node: ast.AST, message: str) -> tuple:
     return err.message, err.file, err.line, err.col, err.source_line
 
 
-def _is_param(lo, value) -> bool:
+def is_param(lo, value) -> bool:
     return any(p.value is value for p in getattr(lo, "params_so_far", ()))
 
 
@@ -55,7 +55,7 @@ def used_as_sequence(lo, value, node: ast.AST, kinds=("float",), keyed: bool = F
         _keyed_item(lo, value, node, kinds)
     if not (isinstance(value, ir.Value) and value.kind in kinds):
         return
-    if _is_param(lo, value):
+    if is_param(lo, value):
         exc = SequenceParameter(value.var, *where(lo, node, (
             f"parameter {value.var!r} is used as a list or tuple; give its length "
             f"(lengths={{{value.var!r}: N}}, --length {value.var}=N), or say it receives a "
@@ -92,7 +92,7 @@ def _computed_from(lo, value: ir.Value) -> ir.Value | None:
         if id(v) in seen or not isinstance(v, ir.Value):
             continue
         seen.add(id(v))
-        if v is not value and v.kind == "float" and v.var and _is_param(lo, v):
+        if v is not value and v.kind == "float" and v.var and is_param(lo, v):
             return v
         op = lo.defs.get(id(v))
         if isinstance(op, ir.Op):
@@ -125,7 +125,7 @@ def _keyed_item(lo, value, node: ast.Subscript, kinds) -> None:
     so that ``grad``/``jvp`` generate the code for the structure they are
     called with (as ``vjp`` does), and say so where they cannot."""
     root, seen = value, 0
-    while isinstance(root, ir.Value) and seen < 16 and not _is_param(lo, root):
+    while isinstance(root, ir.Value) and seen < 16 and not is_param(lo, root):
         op = lo.defs.get(id(root))
         if op is None or op.prim not in ("getitem", "array.getitem") or not op.args:
             return
