@@ -1,0 +1,96 @@
+"""Wrong gradients and refusals found by adversarial programs on module-level
+lists read at any index, a helper's index parameter, lists of dicts in NumPy
+code and parameters rebound before being indexed, each against central
+differences (float64)."""
+
+import math
+
+import pytest
+
+import s2s_ad
+from tests.array_oracle import make_function
+from tests.oracle import central_difference
+
+HELPER_INDEX_ARITHMETIC = '''
+COEFFS = [0.5, -1.2, 2.0, 0.3]
+
+def shifted(x, i):
+    return COEFFS[i + 1] * x ** i
+
+def from_the_end(x, i):
+    return COEFFS[-1 - i] * x ** (i + 1)
+
+def doubled(x, i):
+    j = i * 2
+    return COEFFS[j] * x
+
+def neighbours(xs, i):
+    return xs[i] * xs[i - 1]
+
+def local(x, i):
+    c = [x, 2.0, x * x, -x]
+    return c[i] * c[i + 1] + c[2 * i - 1]
+
+def f(x):
+    s = 0.0
+    for i in range(3):
+        s = s + shifted(x, i) + from_the_end(x, i) * from_the_end(x, 3 - i)
+    for i in range(2):
+        s = s + doubled(x, i) * x
+    xs = [x, x * x, 3.0 * x]
+    k = 0
+    while k < 3:
+        s = s + neighbours(xs, k) + local(x, k)
+        k = k + 1
+    return s
+'''
+
+
+@pytest.mark.parametrize("x", [0.7, -1.3])
+def test_helper_index_arithmetic(x):
+    # COEFFS[i + 1], COEFFS[-1 - i], j = i * 2; COEFFS[j], xs[i - 1] and a
+    # local list at c[2 * i - 1], i a helper's parameter given a loop's
+    # index: refused ('a list index must be an integer (a loop variable or
+    # integer arithmetic on one)') where COEFFS[i] was read; and hessian(f)
+    # of xs[i - 1] was refused in the forward-mode module read back
+    # (t2 = i - 1; xs[t2]).
+    f = make_function(HELPER_INDEX_ARITHMETIC)
+    ref = central_difference(f, [x], 0, h=1e-6)
+    assert math.isclose(s2s_ad.grad(f)(x), ref, rel_tol=1e-6, abs_tol=1e-7)
+    value, back = s2s_ad.vjp(f, x)
+    assert value == f(x)
+    assert math.isclose(back(1.0)[0], ref, rel_tol=1e-6, abs_tol=1e-7)
+    value, tangent = s2s_ad.jvp(f)(x, dx=1.0)
+    assert math.isclose(tangent, ref, rel_tol=1e-6, abs_tol=1e-7)
+    second = (central_difference(f, [x + 1e-4], 0, h=1e-6)
+              - central_difference(f, [x - 1e-4], 0, h=1e-6)) / 2e-4
+    assert math.isclose(s2s_ad.hessian(f)(x), second, rel_tol=1e-4, abs_tol=1e-5)
+
+
+POWER_OF_THE_INDEX = '''
+COEFFS = [0.5, -1.2, 2.0, 0.3]
+
+def term(x, i):
+    return COEFFS[i] * x ** i
+
+def f(x):
+    s = 0.0
+    for i in range(4):
+        s = s + term(x, i)
+    return s
+'''
+
+
+@pytest.mark.parametrize("x", [-1.3, 0.0, 0.8])
+def test_jvp_of_a_helper_index_has_no_log_term(x):
+    # jvp and hessian raised 'ValueError: math domain error' at x < 0: the
+    # helper's JVP carried a tangent for its index i and wrote x ** i's
+    # di * x ** i * math.log(x) term, though the caller passes di = 0.0.
+    f = make_function(POWER_OF_THE_INDEX)
+    ref = central_difference(f, [x], 0, h=1e-6)
+    value, tangent = s2s_ad.jvp(f)(x, dx=1.0)
+    assert value == f(x)
+    assert math.isclose(tangent, ref, rel_tol=1e-6, abs_tol=1e-7)
+    second = (central_difference(f, [x + 1e-4], 0, h=1e-6)
+              - central_difference(f, [x - 1e-4], 0, h=1e-6)) / 2e-4
+    assert math.isclose(s2s_ad.hessian(f)(x), second, rel_tol=1e-4, abs_tol=1e-5)
