@@ -94,3 +94,28 @@ def test_jvp_of_a_helper_index_has_no_log_term(x):
     second = (central_difference(f, [x + 1e-4], 0, h=1e-6)
               - central_difference(f, [x - 1e-4], 0, h=1e-6)) / 2e-4
     assert math.isclose(s2s_ad.hessian(f)(x), second, rel_tol=1e-4, abs_tol=1e-5)
+
+
+REBOUND = '''
+def f(A, x):
+    B = A
+    A = A * 2.0
+    return B[0, 0] * x + A[1, 1] * B[0, 1]
+'''
+
+
+def test_jvp_by_shape_takes_no_other_parameters_tangent():
+    # jvp(f, wrt=0) of code made for the call's arrays took the one tangent
+    # under any name: dx=E (x's tangent, x not in wrt) was used as A's.
+    # It raises TypeError, as the code made before any call does.
+    import numpy as np
+    f = make_function(REBOUND)
+    A = np.array([[0.3, -0.7], [1.1, 0.4]])
+    E = np.zeros((2, 2))
+    E[0, 1] = 1.0
+    j = s2s_ad.jvp(f, wrt=0)
+    value, tangent = j(A, 0.8, dA=E)
+    up, down = A + 1e-6 * E, A - 1e-6 * E
+    assert math.isclose(tangent, (f(up, 0.8) - f(down, 0.8)) / 2e-6, rel_tol=1e-6)
+    with pytest.raises(TypeError, match="dx"):
+        j(A, 0.8, dx=E)

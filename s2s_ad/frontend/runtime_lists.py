@@ -165,8 +165,9 @@ def _promotable(lo, value) -> bool:
 
 def helper_index(lo, node: ast.expr) -> bool:
     """Is ``node`` a helper's parameter lowered as a number (``h(x, i)``
-    given a loop's ``i``), or integer arithmetic on one (``i + 1``)? It indexes a list as it is: Python's list raises
-    TypeError for a float there, as in the function itself."""
+    given a loop's ``i``), or integer arithmetic on one (``i + 1``)? It
+    indexes a list as it is: Python's list raises TypeError for a float
+    there, as in the function itself."""
     if not lo.helper:
         return False
     return _index_arithmetic(lo, node) is True
