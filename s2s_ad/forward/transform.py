@@ -99,14 +99,9 @@ class _Forward:
         self.callee = callee
         self.modules = func.modules
         self.namer = Namer(reserved=func.names | reserved | {name})
-        # A helper's parameter used as an integer (a list index, ``h(x, i)``
-        # given a loop's ``i``) keeps its tangent in the signature, but seeds
-        # nothing: its tangent is zero, so ``x ** i`` has no ``log(x)`` term
-        # (``math.log`` of a negative ``x`` raised ValueError).
-        seeds = [v for v in wrt if v.var not in func.integers] if callee else wrt
-        containers = [v for v in seeds if v.kind in ("list", "tuple")]
+        containers = [v for v in wrt if v.kind in ("list", "tuple")]
         # Active: varied (depends on wrt) and useful (an output depends on it).
-        self.act = analysis.varied(func, func.scalars(seeds) + containers) & analysis.useful(func)
+        self.act = analysis.varied(func, func.scalars(wrt) + containers) & analysis.useful(func)
         self.tname: dict[str, str] = {}
         self.temps: set[str] = set()
         """Names of temporaries (values of no user variable) and their tangents."""
