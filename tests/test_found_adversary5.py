@@ -46,7 +46,7 @@ def f(x):
 '''
 
 
-@pytest.mark.parametrize("x", [0.7, 1.3])
+@pytest.mark.parametrize("x", [0.7, -1.3])
 def test_helper_index_arithmetic(x):
     # COEFFS[i + 1], COEFFS[-1 - i], j = i * 2; COEFFS[j], xs[i - 1] and a
     # local list at c[2 * i - 1], i a helper's parameter given a loop's
@@ -61,6 +61,35 @@ def test_helper_index_arithmetic(x):
     assert value == f(x)
     assert math.isclose(back(1.0)[0], ref, rel_tol=1e-6, abs_tol=1e-7)
     value, tangent = s2s_ad.jvp(f)(x, dx=1.0)
+    assert math.isclose(tangent, ref, rel_tol=1e-6, abs_tol=1e-7)
+    second = (central_difference(f, [x + 1e-4], 0, h=1e-6)
+              - central_difference(f, [x - 1e-4], 0, h=1e-6)) / 2e-4
+    assert math.isclose(s2s_ad.hessian(f)(x), second, rel_tol=1e-4, abs_tol=1e-5)
+
+
+POWER_OF_THE_INDEX = '''
+COEFFS = [0.5, -1.2, 2.0, 0.3]
+
+def term(x, i):
+    return COEFFS[i] * x ** i
+
+def f(x):
+    s = 0.0
+    for i in range(4):
+        s = s + term(x, i)
+    return s
+'''
+
+
+@pytest.mark.parametrize("x", [-1.3, 0.0, 0.8])
+def test_jvp_of_a_helper_index_power_at_a_negative_base(x):
+    # jvp and hessian raised 'ValueError: math domain error' at x < 0: the
+    # helper's JVP takes a tangent for its index i (the caller passes 0.0)
+    # and x ** i's term di * x ** i * math.log(x) was computed anyway.
+    f = make_function(POWER_OF_THE_INDEX)
+    ref = central_difference(f, [x], 0, h=1e-6)
+    value, tangent = s2s_ad.jvp(f)(x, dx=1.0)
+    assert value == f(x)
     assert math.isclose(tangent, ref, rel_tol=1e-6, abs_tol=1e-7)
     second = (central_difference(f, [x + 1e-4], 0, h=1e-6)
               - central_difference(f, [x - 1e-4], 0, h=1e-6)) / 2e-4
@@ -84,7 +113,7 @@ def test_helper_parameter_an_index_in_one_arm_only_keeps_its_tangent():
     # t indexes COEFFS in one arm (where it must be an int) and is a number
     # with a derivative in the other: its tangent and adjoint must be kept
     # (seeding no tangent for it, tried as a fix of x ** i's log term,
-    # gave jvp 2.96 where 6.88 is right).
+    # gave jvp 2.96 where 6.88 is right; the term is guarded by di == 0).
     f = make_function(INDEX_IN_ONE_ARM)
     ref = central_difference(f, [0.7], 0, h=1e-6)
     assert math.isclose(s2s_ad.grad(f)(0.7), ref, rel_tol=1e-6)
