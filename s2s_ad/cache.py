@@ -400,7 +400,8 @@ def _refuse_items(fn: Callable, name: str, value) -> None:
                     "structures only")
 
 
-def _seed_named(compiled: Callable, kwargs: dict, own: frozenset, known: dict) -> dict:
+def _seed_named(compiled: Callable, kwargs: dict, own: frozenset, known: dict,
+                tangents: bool = False) -> dict:
     """``kwargs`` with the output seed under the name ``compiled`` gives it.
     The seed is named after the function's result, which the code generated
     for other arguments may compute under another name (a list of any length
@@ -422,7 +423,9 @@ def _seed_named(compiled: Callable, kwargs: dict, own: frozenset, known: dict) -
     if len(stray) != 1:
         return kwargs
     seeds = [n for n in names[1] if n not in kwargs and n not in own]
-    if len(seeds) != 1:
+    if len(seeds) != 1 or tangents and stray[0][1:] in own:
+        # a JVP's tangents are named after the parameters: `dx` given where
+        # the code takes `dA` (wrt=0 of f(A, x)) is x's tangent, not A's
         return kwargs
     renamed = dict(kwargs)
     renamed[seeds[0]] = renamed.pop(stray[0])
@@ -461,7 +464,8 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error,
         if compiled is not None:
             call.__s2s_ad_source__ = compiled.__s2s_ad_source__
             last[0] = tested.get(quick)
-            return compiled(*args, **_seed_named(compiled, kwargs, own, param_names))
+            return compiled(*args, **_seed_named(compiled, kwargs, own, param_names,
+                                                 kind == "jvp"))
         # fn's own arguments decide the shapes (not the seed or the tangents)
         given = {k: v for k, v in kwargs.items() if k in own}
         lengths = shapes(fn, args, given)
@@ -480,7 +484,8 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error,
             last[0] = tested[quick] = _shape_test(seen[quick], quick)
         # source_of(call) shows the code of the shape used last.
         call.__s2s_ad_source__ = compiled.__s2s_ad_source__
-        return compiled(*args, **_seed_named(compiled, kwargs, own, param_names))
+        return compiled(*args, **_seed_named(compiled, kwargs, own, param_names,
+                                             kind == "jvp"))
 
     call.__name__ = {"value_and_grad": "value_and_grad_", "jvp": "jvp_"}.get(kind, "grad_") \
         + fn.__name__

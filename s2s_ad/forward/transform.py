@@ -335,7 +335,14 @@ class _Forward:
                 continue
             partial = instantiate(rule.partial_asts[min(i, rule.arity - 1)], op.args, op.out,
                                   self.modules, attrs={**dict(rule.attrs), **op.attrs})
-            terms.append(ast.BinOp(_load(self.t(a)), ast.Mult(), partial))
+            term = ast.BinOp(_load(self.t(a)), ast.Mult(), partial)
+            if op.prim == "pow" and i == 1 and self._integer_param(a):
+                # x ** i, i a helper's parameter also used as an int (a list
+                # index): its tangent is 0.0 where the caller passes an int,
+                # and log(x) of a negative x must then not be taken
+                term = ast.IfExp(ast.Compare(_load(self.t(a)), [ast.Eq()], [ast.Constant(0)]),
+                                 ast.Constant(0.0), term)
+            terms.append(term)
         # An operand without a tangent may be the one that gives the result its
         # shape (`x - c`, x a number, c an array): the tangent is broadcast to it,
         # or a sum over the result would count it once instead of once per item.
@@ -343,6 +350,20 @@ class _Forward:
                    and isinstance(a, ir.Value) and a.kind == "array"]
         terms.extend(_call(f"{self.np()}.zeros_like", [self.expr(a)]) for a in shaping)
         return _sum(terms)
+
+    def _integer_param(self, a: ir.Operand, depth: int = 0) -> bool:
+        """Is ``a`` a helper's parameter used as an integer, or integer
+        arithmetic on one (``i + 1``)?"""
+        if not isinstance(a, ir.Value) or a.kind != "float" or depth > 8:
+            return False
+        if a.var in self.func.integers and any(p.value is a for p in self.func.params):
+            return True
+        if not hasattr(self, "_defs"):
+            self._defs = {id(n.out): n for n in ir.walk(self.func.body)
+                          if isinstance(n, ir.Op) and n.out is not None}
+        op = self._defs.get(id(a))
+        return op is not None and op.prim in ("add", "sub", "mul", "neg", "pos") and any(
+            self._integer_param(x, depth + 1) for x in op.args)
 
     def whole(self, op: ir.Op, rule, flows: list[bool]) -> ast.expr:
         """The tangent of a primitive whose reverse rule is a whole adjoint

@@ -165,11 +165,53 @@ def _promotable(lo, value) -> bool:
 
 def helper_index(lo, node: ast.expr) -> bool:
     """Is ``node`` a helper's parameter lowered as a number (``h(x, i)``
-    given a loop's ``i``)? It indexes a list as it is: Python's list raises
-    TypeError for a float there, as in the function itself."""
-    v = lo.env.get(node.id) if isinstance(node, ast.Name) else None
-    return bool(lo.helper) and isinstance(v, ir.Value) and v.kind == "float" \
-        and id(v) in lo.param_ids
+    given a loop's ``i``), or integer arithmetic on one (``i + 1``)? It
+    indexes a list as it is: Python's list raises TypeError for a float
+    there, as in the function itself."""
+    if not lo.helper:
+        return False
+    return _index_arithmetic(lo, node) is True
+
+
+_INDEX_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
+
+
+def _index_arithmetic(lo, node: ast.expr):
+    """True where ``node`` is a helper's number parameter or integer
+    arithmetic on one (``i + 1``, ``-1 - i``, ``2 * i``), False where it is
+    integer arithmetic without one, None for anything else."""
+    if isinstance(node, ast.Name):
+        return _index_value(lo, lo.env.get(node.id), 0)
+    if isinstance(node, ast.Constant):
+        return False if type(node.value) is int else None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return _index_arithmetic(lo, node.operand)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, _INDEX_OPS):
+        sides = (_index_arithmetic(lo, node.left), _index_arithmetic(lo, node.right))
+        return None if None in sides else any(sides)
+    return None
+
+
+_INDEX_PRIMS = frozenset({"add", "sub", "mul", "floordiv", "mod", "neg", "pos"})
+
+
+def _index_value(lo, v, depth: int):
+    """:func:`_index_arithmetic` of a value: a name bound to ``i - 1`` (as in
+    the forward-mode module read back for a second derivative) is followed
+    through the ops that computed it."""
+    if isinstance(v, ir.Const):
+        return False if type(v.value) is int else None
+    if not isinstance(v, ir.Value) or depth > 8:
+        return None
+    if v.kind == "float" and id(v) in lo.param_ids:
+        return True
+    if v.kind == "int":
+        return False
+    op = lo.defs.get(id(v))
+    if op is None or op.prim not in _INDEX_PRIMS or v.kind != "float":
+        return None
+    sides = [_index_value(lo, a, depth + 1) for a in op.args]
+    return None if None in sides else any(sides)
 
 
 def promote_indexed(lo, name: str, node: ast.AST) -> bool:

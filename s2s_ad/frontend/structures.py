@@ -579,6 +579,10 @@ def refuse_argument_change(lo, obj, node: ast.AST, what: str | None = None) -> N
 
 def store(lo, target: ast.Subscript, value) -> None:
     """``xs[0] = v``, ``d["w"] = v``."""
+    if isinstance(target.value, ast.Name) and module_numbers(lo, target.value.id):
+        raise lo.src.error(target, f"`{target.value.id}` is a module-level list of numbers: "
+                           "assigning into it would change it for every later call; build "
+                           f"a new list (`c = list({target.value.id})`, then `c[...] = v`)")
     base = lo.expr(target.value)
     refuse_argument_change(lo, base, target)
     if isinstance(base, StaticDict):
