@@ -29,6 +29,10 @@ SCALAR = [
     (src.radial_helper, [0.0, 0.0]), (src.radial_helper, [0.5, 0.1]),
     (src.nested_roots, [0.0, 0.0]), (src.nested_roots, [0.2, 0.7]),
     (src.three_arms, [0.0, 0.0]), (src.three_arms, [0.3, 0.2]), (src.three_arms, [1.5, 0.5]),
+    (src.elif_threshold, [0.0, 0.0]), (src.elif_threshold, [0.3, 0.4]),
+    (src.elif_threshold, [11.0, 0.5]),
+    (src.nested_in_both, [0.0, 0.0]), (src.nested_in_both, [0.3, 0.2]),
+    (src.nested_in_both, [0.2, 0.7]), (src.nested_in_both, [2.5, 0.7]),
 ]
 
 

@@ -75,3 +75,29 @@ def touched_by_value(x, z):
     if z > -1.0:
         return r * z + x
     return x
+
+
+def elif_threshold(x, y):
+    r = math.sqrt(x * x + y * y)
+    if x > 10.0:
+        out = x * y
+    elif r < 1e-4:
+        out = 1.0 + x
+    else:
+        out = math.sin(r) / r + x
+    return out
+
+
+def nested_in_both(x, y):
+    r = math.sqrt(x * x + y * y)
+    if y > 0.5:
+        if r > 2.0:
+            out = r * x
+        else:
+            out = x
+    else:
+        if r < 1e-4:
+            out = 3.0 * y
+        else:
+            out = math.log(r) * y
+    return out

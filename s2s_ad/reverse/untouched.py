@@ -54,36 +54,68 @@ def _stored(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if type(n) is ast.Name and isinstance(n.ctx, ast.Store)}
 
 
-def _stores(stmts: list, name: str) -> bool:
-    """Whether any statement of ``stmts`` (nested blocks included) assigns
-    ``name``."""
-    return any(s.node is not None and name in _stored(s.node) for s in stmts)
-
-
 def _negate(test: ast.expr) -> ast.expr:
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return copy.deepcopy(test.operand)
     return ast.UnaryOp(ast.Not(), copy.deepcopy(test))
 
 
+def _and(a: ast.expr, b: ast.expr) -> ast.expr:
+    if isinstance(b, ast.Constant) and b.value is True:
+        return a
+    if isinstance(a, ast.Constant) and a.value is True:
+        return b
+    return ast.BoolOp(ast.And(), [a, b])
+
+
+def _either(test: ast.expr, then: ast.expr | None, orelse: ast.expr | None) -> ast.expr | None:
+    """True when the branch on ``test`` left the adjoint untouched: its arm
+    that ran did (``then``/``orelse``: when each arm leaves it untouched,
+    None for never). Short-circuit order: an arm's tests are read only
+    where that arm ran, so every name they read was set."""
+    if then is not None and orelse is not None \
+            and all(isinstance(u, ast.Constant) and u.value is True for u in (then, orelse)):
+        return ast.Constant(True)
+    sides = []
+    if then is not None:
+        sides.append(_and(copy.deepcopy(test), then))
+    if orelse is not None:
+        sides.append(_and(_negate(test), orelse))
+    if not sides:
+        return None
+    return sides[0] if len(sides) == 1 else ast.BoolOp(ast.Or(), sides)
+
+
+def _untouched_when(stmts: list, name: str) -> ast.expr | None:
+    """An expression true exactly where running ``stmts`` assigned nothing
+    to ``name`` (None: it always may): branches that assign it in one arm
+    give their test; any other statement or loop assigning it, None."""
+    out: ast.expr = ast.Constant(True)
+    for s in stmts:
+        if s.node is None or name not in _stored(s.node):
+            continue
+        if not (isinstance(s, Block) and isinstance(s.head, ast.If)):
+            return None
+        part = _either(s.head.test, _untouched_when(s.body, name),
+                       _untouched_when(s.orelse, name))
+        if part is None:
+            return None
+        out = _and(out, part)
+    return out
+
+
 def mark(sweep, block, pre: list, then: list, orelse: list, cond: ast.expr) -> None:
     """Record, for the reversed branch ``block``, each adjoint ``pre``
-    started at zero that one arm at most adds to, with the test true when
-    it is untouched after the branch (the other arm ran)."""
+    started at zero with the test true where it is untouched after the
+    branch: the arm that ran (or the arms nested in it) added nothing."""
     marks = {}
     for s in pre:
         name = s.target
         if not name:
             continue
-        in_then, in_else = _stores(then, name), _stores(orelse, name)
-        if in_then and in_else:
-            continue
-        if not in_then and not in_else:
-            marks[name] = ast.Constant(True)
-        elif in_else:
-            marks[name] = copy.deepcopy(cond)  # the then arm ran: nothing was added
-        else:
-            marks[name] = _negate(cond)
+        test = _either(cond, _untouched_when(then, name), _untouched_when(orelse, name))
+        if test is not None:
+            marks[name] = test
     if marks:
         origin = block.origin if isinstance(block, Block) else None
         sweep.untouched_after[id(block)] = {n: (t, origin) for n, t in marks.items()}
@@ -127,17 +159,12 @@ def guard_region(sweep, out: list) -> list:
             continue
         if item.node is not None:
             stored = _stored(item.node)
-            branch = item.head if isinstance(item, Block) and isinstance(item.head, ast.If) \
-                else None
             for n in [n for n in state if n in stored]:
-                in_body = branch is not None and _stores(item.body, n)
-                in_else = branch is not None and _stores(item.orelse, n)
-                if branch is None or (in_body and in_else):
+                still = _untouched_when([item], n)
+                if still is None:
                     del state[n]
-                else:  # still untouched where the arm that adds to it did not run
-                    ran_not = _negate(branch.test) if in_body else copy.deepcopy(branch.test)
-                    state[n] = (ast.BoolOp(ast.And(), [state[n][0], ran_not]),
-                                state[n][1] or item.origin)
+                else:  # still untouched where the arms that add to it did not run
+                    state[n] = (_and(state[n][0], still), state[n][1] or item.origin)
         state.update(sweep.untouched_after.get(id(item), {}))
         result.append(item)
         i += 1
