@@ -91,20 +91,7 @@ class Rewrite(ast.NodeTransformer):
 
     def global_name(self, base: str, obj) -> str:
         """A global name bound to ``obj`` in the function's globals."""
-        if id(obj) in self.bound:
-            return self.bound[id(obj)]
-        name = next((k for k, v in self.src.globals.items() if v is obj
-                     and k not in self.locals), None)
-        if name is None:
-            name, i = base, 1
-            while name in self.taken or hasattr(builtins, name):
-                name, i = f"{base}_{i}", i + 1
-            self.taken.add(name)
-            if self.src.globals is getattr(self.src.fn, "__globals__", None):
-                self.src.globals = dict(self.src.globals)
-            self.src.globals[name] = obj
-        self.bound[id(obj)] = name
-        return name
+        return bind_global(self.src, base, obj, self.taken, self.locals, self.bound)
 
     def resolve(self, node):
         """The global object an expression names (None for locals and others)."""
@@ -370,3 +357,24 @@ class Rewrite(ast.NodeTransformer):
     def check_bound(self, node, positional: list, what: str, bound: dict) -> None:
         """Refuse what the library's call means that the rewrite cannot tell
         from the text (a subclass's checks)."""
+
+
+
+def bind_global(src, base: str, obj, taken: set, local: set, bound: dict) -> str:
+    """A global name bound to ``obj`` for the rewritten source: one that
+    already holds it (not shadowed by a local), else ``base``, ``base_1``, ...
+    (free in ``taken`` and among the builtins) added to a copy of the
+    function's globals; ``bound`` remembers it per object."""
+    if id(obj) in bound:
+        return bound[id(obj)]
+    name = next((k for k, v in src.globals.items() if v is obj and k not in local), None)
+    if name is None:
+        name, i = base, 1
+        while name in taken or hasattr(builtins, name):
+            name, i = f"{base}_{i}", i + 1
+        taken.add(name)
+        if src.globals is getattr(src.fn, "__globals__", None):
+            src.globals = dict(src.globals)
+        src.globals[name] = obj
+    bound[id(obj)] = name
+    return name

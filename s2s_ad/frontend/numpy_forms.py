@@ -34,6 +34,7 @@ import copy
 
 import numpy
 
+from s2s_ad.frontend.jax_batching import located
 from s2s_ad.names import unused
 
 _MISSING = object()
@@ -162,32 +163,10 @@ class _Forms(ast.NodeTransformer):
         which = _target(self.resolve(node.func))
         if which is None:
             return node
-        out = getattr(self, which)(node)
-        for sub in ast.walk(out):
-            if isinstance(sub, ast.expr) and not hasattr(sub, "lineno"):
-                ast.copy_location(sub, node)
-                sub.end_lineno, sub.end_col_offset = node.end_lineno, node.end_col_offset
-        return out
+        return located(getattr(self, which)(node), node)
 
     def arguments(self, node: ast.Call, names: tuple, defaults: dict) -> dict:
-        what = ast.unparse(node.func)
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(
-                k.arg is None for k in node.keywords):
-            raise self.src.error(node, f"`{what}`: `*args`/`**kwargs` are not supported here")
-        if len(node.args) > len(names):
-            raise self.src.error(node, f"`{what}` takes the arguments {', '.join(names)} here")
-        got = dict(zip(names, node.args))
-        for k in node.keywords:
-            if k.arg not in names or k.arg in got:
-                raise self.src.error(k.value, f"`{what}`: the keyword `{k.arg}` is not "
-                                     f"supported (s2s-ad reads {', '.join(names)})")
-            got[k.arg] = k.value
-        for name, value in defaults.items():
-            got.setdefault(name, ast.Constant(value))
-        missing = [n for n in names if n not in got]
-        if missing:
-            raise self.src.error(node, f"`{what}` needs {', '.join(missing)}")
-        return got
+        return call_arguments(self.src, node, names, defaults)
 
     def int_constant(self, node: ast.expr, what: str) -> int:
         if isinstance(node, ast.Constant) and type(node.value) is int:
@@ -376,3 +355,29 @@ def _order(node, resolve):
     if value == 0:
         return None
     return -value if negative else value
+
+
+def call_arguments(src, node: ast.Call, names: tuple, defaults: dict) -> dict:
+    """The arguments of the library call ``node`` by the parameter ``names``
+    the source form reads, ``defaults`` (values or expressions) for those not
+    given; anything else (``*args``, another keyword, too many) refused,
+    located."""
+    what = ast.unparse(node.func)
+    if any(isinstance(a, ast.Starred) for a in node.args) or any(
+            k.arg is None for k in node.keywords):
+        raise src.error(node, f"`{what}`: `*args`/`**kwargs` are not supported here")
+    if len(node.args) > len(names):
+        raise src.error(node, f"`{what}` takes the arguments {', '.join(names)} here")
+    got = dict(zip(names, node.args))
+    for k in node.keywords:
+        if k.arg not in names or k.arg in got:
+            raise src.error(k.value, f"`{what}`: the keyword `{k.arg}` is not "
+                            f"supported (s2s-ad reads {', '.join(names)})")
+        got[k.arg] = k.value
+    for name, value in defaults.items():
+        if name not in got:
+            got[name] = value if isinstance(value, ast.AST) else ast.Constant(value)
+    missing = [n for n in names if n not in got]
+    if missing:
+        raise src.error(node, f"`{what}` needs {', '.join(missing)}")
+    return got

@@ -39,7 +39,6 @@ Before → after::
 from __future__ import annotations
 
 import ast
-import builtins
 import copy
 import math
 import sys
@@ -48,7 +47,9 @@ import types
 import numpy
 
 from s2s_ad.frontend import library_names
-from s2s_ad.frontend.numpy_forms import _along
+from s2s_ad.frontend.jax_batching import located
+from s2s_ad.frontend.library_forms import bind_global
+from s2s_ad.frontend.numpy_forms import _along, call_arguments
 
 _MISSING = object()
 _STATS = ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf")
@@ -109,6 +110,7 @@ class _Forms(ast.NodeTransformer):
             | {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n is not tree}
         self.taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | self.local \
             | set(src.globals)
+        self.bound: dict = {}
 
     def resolve(self, node):
         """The global object ``node`` names; a distribution's method as the
@@ -127,17 +129,7 @@ class _Forms(ast.NodeTransformer):
         return None
 
     def global_name(self, base: str, obj) -> str:
-        name = next((k for k, v in self.src.globals.items() if v is obj and k not in self.local),
-                    None)
-        if name is None:
-            name, i = base, 1
-            while name in self.taken or hasattr(builtins, name):
-                name, i = f"{base}_{i}", i + 1
-            self.taken.add(name)
-            if self.src.globals is getattr(self.src.fn, "__globals__", None):
-                self.src.globals = dict(self.src.globals)
-            self.src.globals[name] = obj
-        return name
+        return bind_global(self.src, base, obj, self.taken, self.local, self.bound)
 
     def np(self, name: str, *args, **keywords) -> ast.Call:
         return ast.Call(ast.Attribute(ast.Name(self.global_name("np", numpy), ast.Load()), name,
@@ -164,37 +156,14 @@ class _Forms(ast.NodeTransformer):
         return copy.deepcopy(node)
 
     def arguments(self, node: ast.Call, names: tuple, defaults: dict) -> dict:
-        what = ast.unparse(node.func)
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(
-                k.arg is None for k in node.keywords):
-            raise self.src.error(node, f"`{what}`: `*args`/`**kwargs` are not supported here")
-        if len(node.args) > len(names):
-            raise self.src.error(node, f"`{what}` takes the arguments {', '.join(names)} here")
-        got = dict(zip(names, node.args))
-        for k in node.keywords:
-            if k.arg not in names or k.arg in got:
-                raise self.src.error(k.value, f"`{what}`: the keyword `{k.arg}` is not "
-                                     f"supported (s2s-ad reads {', '.join(names)})")
-            got[k.arg] = k.value
-        for name, value in defaults.items():
-            if name not in got:
-                got[name] = value if isinstance(value, ast.AST) else ast.Constant(value)
-        missing = [n for n in names if n not in got]
-        if missing:
-            raise self.src.error(node, f"`{what}` needs {', '.join(missing)}")
-        return got
+        return call_arguments(self.src, node, names, defaults)
 
     def visit_Call(self, node: ast.Call):
         self.generic_visit(node)
         which = _which(self.resolve(node.func))
         if which is None:
             return node
-        out = getattr(self, which)(node)
-        for sub in ast.walk(out):
-            if isinstance(sub, ast.expr) and not hasattr(sub, "lineno"):
-                ast.copy_location(sub, node)
-                sub.end_lineno, sub.end_col_offset = node.end_lineno, node.end_col_offset
-        return out
+        return located(getattr(self, which)(node), node)
 
     # -- the forms ------------------------------------------------------------
 
