@@ -25,7 +25,9 @@ from jax_agreement import ba_total, ht_total  # noqa: E402
 
 def _jax_contender(name, args, wrt):
     """jax.jit(jax.grad) of the objective written with jax.numpy
-    (benchmarks/jax_ports.py), or {} when JAX is not installed."""
+    (benchmarks/jax_ports.py), and jax.jit of the objective itself (JAX's
+    own forward, so that its gradient/forward ratio is measured in the same
+    run as s2s-ad's), or {} when JAX is not installed."""
     fn = ports().get(name)
     if fn is None:
         return {}
@@ -33,9 +35,12 @@ def _jax_contender(name, args, wrt):
     import jax.numpy as jnp
     static = [i for i, a in enumerate(args) if isinstance(a, int)]
     g = jax.jit(jax.grad(fn, argnums=wrt), static_argnums=static)
+    f = jax.jit(fn, static_argnums=static)
     jargs = [a if isinstance(a, int) else jnp.asarray(a) for a in args]
     jax.block_until_ready(g(*jargs))  # compiled before timing
-    return {"jax (jit)": lambda: jax.block_until_ready(g(*jargs))}
+    jax.block_until_ready(f(*jargs))
+    return {"jax (jit)": lambda: jax.block_until_ready(g(*jargs)),
+            "jax (jit) forward": lambda: jax.block_until_ready(f(*jargs))}
 
 
 RNG = np.random.default_rng(0)
