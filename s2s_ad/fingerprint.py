@@ -126,7 +126,10 @@ def _fingerprint(fn, out: list, seen: set, reads: Reads | None = None) -> None:
         if type(fn) is not types.FunctionType:
             raise _Unwatchable(fn)
         f = reads.held(fn)
-        for attr in ("__code__", "__defaults__", "__module__", "__qualname__"):
+        # (not __module__ and __qualname__: the fingerprint holds them, but
+        # the code generated for a function does not depend on them; a
+        # derivative asked for again after they changed gets its own key)
+        for attr in ("__code__", "__defaults__"):
             reads.same(f"{f}.{attr}", getattr(fn, attr))
         reads.same(f"_s2s_getattr({f}, {user_rules.ATTRIBUTE!r}, None)",
                    getattr(fn, user_rules.ATTRIBUTE, None))
