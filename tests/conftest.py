@@ -18,6 +18,9 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "soak: a long soak, run only with pytest --soak")
+    config.addinivalue_line("markers", "gradbench_files: GradBench's own objective files "
+                            "(tests/test_gradbench_files.py), run only when S2S_AD_GRADBENCH "
+                            "names GradBench's python/gradbench directory")
     if config.getoption("--soak"):
         os.environ["S2S_SOAK"] = "1"  # tests/soak.py: the breadth of the soak
 
@@ -29,6 +32,14 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "soak" in item.keywords:
             item.add_marker(skip)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The differences measured by tests/test_gradbench_files.py, when it ran."""
+    module = sys.modules.get("gradbench_files")
+    if module is not None and module.ROWS:
+        terminalreporter.section("GradBench's own files: relative differences")
+        terminalreporter.write_line(module.table(module.ROWS))
 
 
 @pytest.fixture
