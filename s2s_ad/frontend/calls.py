@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from s2s_ad.frontend import callees, lowering as frontend, passing, source, structures
+from s2s_ad.frontend import (callees, integer_args, lowering as frontend, passing, source,
+                             structures)
 from s2s_ad import ir
 from s2s_ad.errors import SourceError
 from s2s_ad.names import Namer
@@ -172,6 +173,7 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
             # so any cycle through it would already have been found.
 
     visit(func, src.fn, [src.fn], [True], [(src.fn, None)])
+    integer_args.propagate(graph)
     return graph
 
 

@@ -601,7 +601,10 @@ def _pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
           reserved: frozenset[str], in_place: bool, needed=None
           ) -> tuple[CodeFunction, CodeFunction]:
     params = func.param_values
-    wrt = params if needed is None else [v for k, v in enumerate(params) if k in needed]
+    # a parameter used as an integer (a range bound, an index; its own or a
+    # helper's: frontend/integer_args.py) has no derivative: None, as a static's
+    wrt = ([v for v in params if v.var not in func.integers] if needed is None
+           else [v for k, v in enumerate(params) if k in needed])
     sweep = _Sweep(func, wrt, pairs, reserved, in_place)
     seeds = pair_seeds(func, sweep.namer)
     sweep.coalesce(func.body)
