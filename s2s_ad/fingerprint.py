@@ -262,7 +262,10 @@ def _global(name: str, obj, fn, out: list, seen: set, reads: Reads | None = None
             member = getattr(obj, attr, None)
             if reads is not None:
                 reads.global_(f"{reads.held(obj)}.__dict__", vars(obj), attr, member)
-            if isinstance(member, (numbers.Number, types.FunctionType, types.ModuleType)):
+            if isinstance(member, (numbers.Number, types.FunctionType, types.ModuleType)) \
+                    or type(member) in (list, tuple) and all(
+                        isinstance(v, numbers.Number) for v in member):
+                # (a list of numbers: `consts.COEFFS`, read when the code is made)
                 _global(f"{name}.{attr}", member, fn, out, seen, reads)
 
 

@@ -26,6 +26,7 @@ import types
 
 from s2s_ad import ir
 from s2s_ad.frontend import module_data
+from s2s_ad.frontend.library_names import LIBRARY_MODULES
 from s2s_ad.frontend import (closures, conditions, funargs, index_checks, index_exprs, jax_names,
                              list_slices, own_helpers, pairs, passing, ranges, runtime_lists, runtime_sorting,
                              sorting, statics, structures, syntax)
@@ -384,6 +385,3 @@ def _is_library(fn: types.FunctionType) -> bool:
 def _is_library_module(module: types.ModuleType) -> bool:
     return (module.__name__ or "").split(".")[0] in LIBRARY_MODULES
 
-
-LIBRARY_MODULES = {"math", "numpy", "builtins", "functools", "operator", "scipy", "s2s_ad",
-                   "jax", "autograd", "torch", "tensorflow"}

@@ -292,6 +292,8 @@ def subscript(lo, node: ast.Subscript, var: str | None):
         base = tuple(base.items.values())  # a NamedTuple indexed like a tuple
     if isinstance(base, (tuple, StaticList)):
         items = base if isinstance(base, tuple) else base.items
+        if _static_int(lo, node.slice) is None and hasattr(lo, "run_time_item"):
+            return lo.run_time_item(base, node, var)  # `C[i]` in a `while` loop
         return items[_index(lo, node.slice, len(items))]
     if _call_tuple(lo, base):
         return item(lo, base, _index(lo, node.slice, None), node, var)
