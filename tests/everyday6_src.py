@@ -365,3 +365,17 @@ def with_flag(x, y, squash=False, n: int = 3):
     if squash:
         return math.tanh(s) * x
     return s * x * y
+
+
+def attr_matrix(x):
+    return consts.MAT[0][1] * x
+
+
+def tagged_while(x):
+    cfg = [("a", 1.0), ("b", 2.0)]
+    s = 0.0
+    i = 0
+    while i < 2:
+        s = s + cfg[i][1] * x
+        i += 1
+    return s

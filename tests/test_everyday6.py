@@ -235,6 +235,18 @@ def test_items_of_different_shapes_at_a_run_time_index_are_refused_with_the_rewr
         s2s_ad.grad(src.dicts_while, wrt=1)(mixed, X3)
 
 
+def test_a_module_list_of_lists_through_the_module_is_refused_naming_the_import():
+    with pytest.raises(SourceError, match=r"(?s)`consts.MAT` is not a number.*"
+                       r"`from consts import MAT`.*\^"):
+        s2s_ad.grad(src.attr_matrix)(0.7)
+
+
+def test_strings_that_differ_at_a_run_time_index_are_refused_naming_the_rewrite():
+    with pytest.raises(SourceError, match=r"(?s)`cfg` holds strings.*`for` loop over "
+                       r"`range\(len\(...\)\)`.*\^"):
+        s2s_ad.grad(src.tagged_while)(0.7)
+
+
 # 6. grad(grad(f)) of an f taking static values ----------------------------------
 
 @pytest.mark.parametrize("args", [(0.7,), (0.7, "sq"), (0.7, "sin"), (-1.2, "sin")])
@@ -261,6 +273,34 @@ def test_second_derivative_chosen_by_a_static_bool_with_an_int_bound(args):
     got = s2s_ad.grad(g, wrt=(0, 1))(*args)
     for a, r in zip(got, refs):
         assert math.isclose(a, r, rel_tol=1e-6, abs_tol=1e-7)
+
+
+# second derivatives of the new constructs ---------------------------------------
+
+SECOND = [
+    _case(src.comp_sin, [0.7, 4], (0,)),
+    _case(src.attr_while, [0.9], (0,)),
+    _case(src.matrix_while, [0.6], (0,)),
+    _case(src.zip_display, [0.7], (0,)),
+    _case(src.tuple_in_helper, [0.7], (0,)),
+    _case(src.Model(1.3).loss_chain, [0.7], (0,)),
+    _case(src.dicts_while, [PARAMS, X3], (1,)),
+    _case(src.comp_np, [A, X3, 3], (1,)),
+]
+
+
+@pytest.mark.parametrize("f,args,wrt", SECOND)
+def test_hessians_against_central_differences_of_the_gradient(f, args, wrt):
+    i = wrt[0]
+    g = s2s_ad.grad(f, wrt=i)
+    x = args[i]
+    h = np.atleast_2d(s2s_ad.hessian(f, wrt=i)(*args))
+    for j, (path, v) in enumerate(_leaves(x)):
+        step = 1e-5 * max(1.0, abs(v))
+        up, down = list(args), list(args)
+        up[i], down[i] = _with(x, path, v + step), _with(x, path, v - step)
+        column = (np.asarray(g(*up)) - np.asarray(g(*down))) / (2 * step)
+        assert np.allclose(h[:, j], np.ravel(column), rtol=1e-5, atol=1e-6)
 
 
 # the CLI's file, imported in a fresh interpreter ---------------------------------

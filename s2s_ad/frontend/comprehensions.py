@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 
 from s2s_ad import ir
 from s2s_ad.frontend import list_slices, structures
@@ -129,8 +130,9 @@ def _unused(lo, base: str) -> str:
 
 
 def _copy(node: ast.AST) -> ast.AST:
-    return ast.parse(ast.unparse(node), mode="eval").body if isinstance(node, ast.expr) \
-        else node
+    # (a copy of the nodes, not of the text: a name s2s-ad spelled as a chain,
+    # `consts.COEFFS` or `self.f`, stays one name)
+    return copy.deepcopy(node) if isinstance(node, ast.expr) else node
 
 
 def _located(stmt: ast.stmt, node: ast.expr) -> None:

@@ -83,3 +83,17 @@ def _resolve(namespace: dict, node: ast.expr, local: set):
 
 def _library(module: types.ModuleType) -> bool:
     return (module.__name__ or "").split(".")[0] in LIBRARY_MODULES
+
+
+def not_a_number(node: ast.Attribute, obj) -> str:
+    """Why ``node`` (an attribute chain s2s-ad does not read as a value) is
+    refused, and the rewrite."""
+    text = ast.unparse(node)
+    if isinstance(node.value, (ast.Name, ast.Attribute)) and (
+            isinstance(obj, (list, tuple, dict)) or hasattr(obj, "shape")):
+        return (f"`{text}` is not a number s2s-ad can use: data of another module read "
+                f"through it are read as lists or tuples of numbers only; import it by name "
+                f"(`from {ast.unparse(node.value)} import {node.attr}`) and read "
+                f"`{node.attr}`, module data the gradient reads on every call, or pass it as "
+                "a parameter")
+    return f"`{text}` is not a number s2s-ad can use"
