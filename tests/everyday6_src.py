@@ -379,3 +379,14 @@ def tagged_while(x):
         s = s + cfg[i][1] * x
         i += 1
     return s
+
+
+def zip_run_time_range(xs, n):
+    s = sum(a * k for k, a in zip(range(n), xs))
+    for j, (k, a) in enumerate(zip(range(n, 0, -2), xs)):
+        s = s + math.sin(a * k) * (j + 1)
+    return s
+
+
+def enumerate_of_a_comprehension(x, n):
+    return sum(k * t for k, t in enumerate([x * j for j in range(n)]))

@@ -172,6 +172,9 @@ CASES = [
     _case(src.zip_np_rows, [A], (0,)),
     _case(src.tuple_in_helper, [0.7], (0,)),
     _case(src.tuple_in_while, [0.7], (0,)),
+    _case(src.zip_run_time_range, [[0.3, 0.5, -0.2, 0.9, 1.1], 4], (0,)),
+    _case(src.zip_run_time_range, [[0.3, 0.5, -0.2], 7], (0,)),
+    _case(src.zip_run_time_range, [[0.3, 0.5], -1], (0,)),
 ]
 
 
@@ -245,6 +248,11 @@ def test_strings_that_differ_at_a_run_time_index_are_refused_naming_the_rewrite(
     with pytest.raises(SourceError, match=r"(?s)`cfg` holds strings.*`for` loop over "
                        r"`range\(len\(...\)\)`.*\^"):
         s2s_ad.grad(src.tagged_while)(0.7)
+
+
+def test_a_comprehension_given_to_enumerate_is_refused_naming_the_rewrite():
+    with pytest.raises(SourceError, match=r"(?s)bind it to a name first.*\^"):
+        s2s_ad.grad(src.enumerate_of_a_comprehension)(0.7, 3)
 
 
 # 6. grad(grad(f)) of an f taking static values ----------------------------------

@@ -163,7 +163,8 @@ class Iteration:
                 continue
             if not isinstance(name, ast.Name):
                 raise self.src.error(name, "only names can be unpacked in the loop variable")
-            rows = self.reversed_list(arg, name) or self.array_rows(arg, name, loop)
+            rows = self.reversed_list(arg, name) or self.array_rows(arg, name, loop) \
+                or ranges.zipped(self, arg, name)  # zip(range(n), xs)
             if rows is not None:
                 lengths.append(rows[0])
                 binds.append(rows[1])

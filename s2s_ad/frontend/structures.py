@@ -434,7 +434,9 @@ def items_of(lo, value, node: ast.expr) -> list:
             if isinstance(n, ast.Name) and n.id in lo.env:
                 _param_used_as_sequence(lo, lo.env[n.id], node)
     raise lo.src.error(node, f"`{ast.unparse(node)}` is {describe(value)}; comprehensions "
-                       "iterate over range(constant) or over a list or tuple built in the function")
+                       "iterate over range(constant) or over a list or tuple built in the function"
+                       + ("; bind it to a name first (`ys = ...`, then iterate over `ys`)"
+                          if isinstance(node, (ast.ListComp, ast.GeneratorExp)) else ""))
 
 
 def _zip_or_enumerate(lo, node: ast.Call) -> list:
