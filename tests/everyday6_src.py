@@ -390,3 +390,17 @@ def zip_run_time_range(xs, n):
 
 def enumerate_of_a_comprehension(x, n):
     return sum(k * t for k, t in enumerate([x * j for j in range(n)]))
+
+
+def zip_range_rows(X, n: int):
+    s = 0.0
+    for k, row in zip(range(n), X):
+        s = s + np.sum(row * row) * k
+    return s + np.sum(np.stack([row * k for k, row in zip(range(1, n), X)]))
+
+
+def zip_range_rows_untyped(X, n):
+    s = 0.0
+    for k, row in zip(range(n), X):
+        s = s + np.sum(row * row) * k
+    return s

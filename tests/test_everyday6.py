@@ -175,6 +175,8 @@ CASES = [
     _case(src.zip_run_time_range, [[0.3, 0.5, -0.2, 0.9, 1.1], 4], (0,)),
     _case(src.zip_run_time_range, [[0.3, 0.5, -0.2], 7], (0,)),
     _case(src.zip_run_time_range, [[0.3, 0.5], -1], (0,)),
+    _case(src.zip_range_rows, [A, 3], (0,)),
+    _case(src.zip_range_rows, [A, 9], (0,)),
 ]
 
 
@@ -253,6 +255,11 @@ def test_strings_that_differ_at_a_run_time_index_are_refused_naming_the_rewrite(
 def test_a_comprehension_given_to_enumerate_is_refused_naming_the_rewrite():
     with pytest.raises(SourceError, match=r"(?s)bind it to a name first.*\^"):
         s2s_ad.grad(src.enumerate_of_a_comprehension)(0.7, 3)
+
+
+def test_an_untyped_range_bound_in_zip_in_numpy_code_is_refused_naming_the_annotation():
+    with pytest.raises(SourceError, match=r"(?s)annotate it \(`n: int`\).*\^"):
+        s2s_ad.grad(src.zip_range_rows_untyped)(A, 3)
 
 
 # 6. grad(grad(f)) of an f taking static values ----------------------------------

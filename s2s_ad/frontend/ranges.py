@@ -92,6 +92,11 @@ def zipped(lo, node: ast.expr, name: ast.Name):
             and node.func.id not in lo.env and lo.resolve(node.func) is builtins.range):
         return None
     start, stop, step = call_bounds(lo, node)
+    for b, e in zip((start, stop), node.args if len(node.args) > 1 else [node, node.args[0]]):
+        if isinstance(b, ir.Value) and b.kind == "array":
+            raise lo.src.error(e, "a `range` in `zip` or `enumerate` takes integer bounds" + (
+                f"; `{e.id}` is a parameter, an array in NumPy code: annotate it "
+                f"(`{e.id}: int`)" if isinstance(e, ast.Name) else ""))
     if not isinstance(step, ir.Const):
         raise lo.src.error(node, "a `range` in `zip` or `enumerate` takes a constant step")
     s = step.value
