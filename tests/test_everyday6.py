@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import inspect
 import math
+import os
 import pickle
 import subprocess
 import sys
@@ -27,6 +28,7 @@ import numpy as np
 import pytest
 
 import s2s_ad
+from s2s_ad import cli
 from s2s_ad.errors import SourceError
 from tests import everyday6_consts as consts
 from tests import everyday6_src as src
@@ -337,10 +339,17 @@ def test_cli_files_in_a_fresh_interpreter(tmp_path):
     for target, options, _, _, _ in CLI:
         name = target.split(".")[-1]
         out = tmp_path / f"grad_{name}.py"
-        done = subprocess.run([sys.executable, "-m", "s2s_ad", "grad",
-                               f"{ROOT / 'tests' / 'everyday6_src.py'}:{target}", *options,
-                               "-o", str(out)], capture_output=True, text=True, cwd=ROOT)
-        assert done.returncode == 0, (target, done.stderr)
+        argv = ["grad", f"{ROOT / 'tests' / 'everyday6_src.py'}:{target}", *options,
+                "-o", str(out)]
+        if not script:  # the installed command once; the same CLI in this process after
+            command = Path(sys.executable).parent / "s2s-ad"
+            command = [str(command)] if command.exists() else [sys.executable, "-m", "s2s_ad"]
+            done = subprocess.run([*command, *argv],
+                                  capture_output=True, text=True, cwd=ROOT,
+                                  env={**os.environ, "PYTHONPATH": str(ROOT)})
+            assert done.returncode == 0, (target, done.stderr)
+        else:
+            assert cli.main(argv) == 0, target
         k = len(script)
         script.append(f"import grad_{name}\nout.append([grad_{name}.grad_{name}(*p, "
                       f"**given[{k}][1]) for p in given[{k}][0]])")
