@@ -18,6 +18,7 @@ import types
 import weakref
 from typing import Callable
 
+from s2s_ad.frontend.library_names import LIBRARY_MODULES
 from s2s_ad.frontend import lowering as frontend, methods, module_data, source, specs, statics as frontend_statics
 from s2s_ad.rules import user as user_rules
 
@@ -250,6 +251,15 @@ def _global(name: str, obj, fn, out: list, seen: set, reads: Reads | None = None
     elif isinstance(obj, types.FunctionType):
         out.append(("calls", name))
         _fingerprint(obj, out, seen, reads)
+    elif isinstance(obj, type) and (obj.__module__ or "").split(".")[0] not in LIBRARY_MODULES:
+        # `Class.CONSTANT` (a number, a static value, a list of numbers), read while
+        # lowering: its value is part of the key, and a change is seen
+        for attr in _names(fn.__code__):
+            member = inspect.getattr_static(obj, attr, _ABSENT)
+            if isinstance(member, (numbers.Number, str, bool, list, tuple)) or member is None:
+                if reads is not None:
+                    reads.same(f"_s2s_getattr({reads.held(obj)}, {attr!r}, None)", member)
+                _global(f"{name}.{attr}", member, fn, out, seen, reads)
     elif isinstance(obj, types.ModuleType) and not frontend._is_library_module(obj):
         # ``helpers.sq(x)``, ``pkg.helpers.sq(x)``: co_names holds every
         # part of the chain, so each module is searched for the others.

@@ -404,3 +404,16 @@ def zip_range_rows_untyped(X, n):
     for k, row in zip(range(n), X):
         s = s + np.sum(row * row) * k
     return s
+
+
+class Table:
+    SCALE = 2.0
+    SHIFTS = [0.5, -1.5]
+
+    @staticmethod
+    def sm(x):
+        return math.sin(x) * Table.SCALE
+
+
+def class_constant(x):
+    return Table.SCALE * x * x + Table.sm(x)

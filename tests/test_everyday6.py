@@ -222,6 +222,18 @@ def test_a_changed_class_attribute_is_read_on_the_next_call(monkeypatch):
     assert not math.isclose(after, before)
 
 
+def test_a_changed_class_constant_read_through_the_class_makes_new_code(monkeypatch):
+    # `Table.SCALE` is read while lowering; its change was not seen (the gradient
+    # kept 2.0, also asked for again)
+    g = s2s_ad.grad(src.class_constant)
+    before = g(0.7)
+    assert math.isclose(before, _fd(src.class_constant, [0.7], 0), rel_tol=1e-6)
+    monkeypatch.setattr(src.Table, "SCALE", 5.0)
+    for made in (g, s2s_ad.grad(src.class_constant)):
+        assert math.isclose(made(0.7), _fd(src.class_constant, [0.7], 0), rel_tol=1e-6)
+    assert not math.isclose(g(0.7), before)
+
+
 # 3. a module's list read through the module: changes make new code ---------------
 
 def test_a_changed_module_list_read_through_the_module_makes_new_code(monkeypatch):
