@@ -417,3 +417,18 @@ class Table:
 
 def class_constant(x):
     return Table.SCALE * x * x + Table.sm(x)
+
+
+def through_the_class(x):
+    return Model.cm2(x) + Model.cm(x * 0.5) * Model.scale
+
+
+def _class_helper(x):
+    return Model.cm(x) * Table.SCALE
+
+
+def through_the_class_in_a_loop(x, n):
+    s = 0.0
+    for k in range(n):
+        s = s + _class_helper(x + k) + Model.sm(x * k)
+    return s

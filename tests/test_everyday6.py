@@ -179,6 +179,9 @@ CASES = [
     _case(src.zip_run_time_range, [[0.3, 0.5], -1], (0,)),
     _case(src.zip_range_rows, [A, 3], (0,)),
     _case(src.zip_range_rows, [A, 9], (0,)),
+    # 2. a classmethod called through its class from a function
+    _case(src.through_the_class, [0.7], (0,)),
+    _case(src.through_the_class_in_a_loop, [0.4, 3], (0,)),
 ]
 
 
@@ -219,6 +222,16 @@ def test_a_changed_class_attribute_is_read_on_the_next_call(monkeypatch):
     monkeypatch.setattr(src.Model, "scale", 3.5)
     after = g(0.7)
     assert math.isclose(after, _fd(m.loss, [0.7], 0), rel_tol=1e-6)
+    assert not math.isclose(after, before)
+
+
+def test_a_changed_class_constant_read_by_a_classmethod_through_cls_makes_new_code(
+        monkeypatch):
+    g = s2s_ad.grad(src.through_the_class)
+    before = g(0.7)
+    monkeypatch.setattr(src.Model, "scale", 3.5)
+    after = g(0.7)
+    assert math.isclose(after, _fd(src.through_the_class, [0.7], 0), rel_tol=1e-6)
     assert not math.isclose(after, before)
 
 
@@ -343,6 +356,7 @@ CLI = [  # target, options, points, wrt, keywords of the generated function
      [[PARAMS, X3]], (0, 1), {}),
     ("zip_display", [], [[0.7], [2.5]], (0,), {}),
     ("tuple_in_helper", [], [[0.7]], (0,), {}),
+    ("through_the_class", [], [[0.7]], (0,), {}),
 ]
 
 

@@ -25,7 +25,7 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import module_data
+from s2s_ad.frontend import methods, module_data
 from s2s_ad.frontend.library_names import LIBRARY_MODULES
 from s2s_ad.frontend import (closures, conditions, funargs, index_checks, index_exprs, jax_names,
                              list_slices, own_helpers, pairs, passing, ranges, runtime_lists, runtime_sorting,
@@ -360,7 +360,11 @@ class CallLowering:
             base = self.resolve(node.value)
             if isinstance(base, type) and isinstance(
                     inspect.getattr_static(base, node.attr, None), (staticmethod, classmethod)):
-                return getattr(base, node.attr)  # Class.static_fn(x)
+                made = getattr(base, node.attr)  # Class.static_fn(x)
+                if methods.is_bound(made) and made.__self__ is base \
+                        and not _is_library(made.__func__):
+                    return methods.class_function(made)  # Class.cm(x): `cls` is the class
+                return made
             if isinstance(base, type) and not isinstance(
                     inspect.getattr_static(base, node.attr, None), types.FunctionType) \
                     and (isinstance(getattr(base, node.attr, None), numbers.Real)

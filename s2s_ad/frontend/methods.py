@@ -263,3 +263,54 @@ def refuse_unbound(fn, src) -> SourceError | None:
                          "differentiate it bound to an object (`obj.method`, or the target "
                          "`file.py:obj.method` for a module-level obj)")
     return None
+
+
+_CLASS_FUNCTIONS: dict = {}
+"""(id of a class, id of a classmethod's function) -> (the class, the function,
+the function made of it by :func:`class_function`). Bounded; each entry keeps
+its class and function alive, so their ids are not reused while it stands."""
+
+
+def class_function(method: types.MethodType):
+    """``Class.cm`` (a classmethod bound to its class, called from a function
+    you differentiate) as a function of its own: its ``cls`` a global name of
+    it, bound to the class, so ``cls.SCALE`` reads the class's constant and
+    ``cls.other(x)`` calls another static or class method, as ``Class.SCALE``
+    and ``Class.other(x)`` are read in any function."""
+    cls, func = method.__self__, method.__func__
+    hit = _CLASS_FUNCTIONS.get((id(cls), id(func)))
+    if hit is not None and hit[0] is cls and hit[1] is func:
+        return hit[2]
+    src = source_mod.locate(func, method=True)
+    tree = copy.deepcopy(src.tree)
+    args = tree.args
+    me = (args.posonlyargs or args.args)[0].arg if args.posonlyargs or args.args else None
+    if me is None:
+        raise src.error(tree, f"{func.__qualname__} is a classmethod without a parameter "
+                        "for its class")
+    if args.posonlyargs:
+        args.posonlyargs = args.posonlyargs[1:]
+    else:
+        args.args = args.args[1:]
+    tree.decorator_list = [d for d in tree.decorator_list
+                           if not (isinstance(d, ast.Name) and d.id == "classmethod")]
+    if tree.decorator_list:
+        raise src.error(tree.decorator_list[0], f"{func.__qualname__} is decorated; s2s-ad "
+                        "would read its source, not the code the decorator makes")
+    namespace = dict(src.globals)
+    namespace[me] = cls
+    module = ast.Module([tree], [])
+    ast.fix_missing_locations(module)
+    try:
+        exec(compile(module, func.__code__.co_filename, "exec"), namespace)
+    except Exception as exc:
+        raise src.error(tree, f"{func.__qualname__} cannot be made on its own "
+                        f"({type(exc).__name__}: {exc})") from None
+    fn = namespace[tree.name]
+    fn.__qualname__ = func.__qualname__
+    fn.__s2s_source__ = source_mod.Source(fn, src.file, tree, src.lines, namespace,
+                                          jax=src.jax)
+    if len(_CLASS_FUNCTIONS) >= 256:
+        _CLASS_FUNCTIONS.clear()
+    _CLASS_FUNCTIONS[(id(cls), id(func))] = (cls, func, fn)
+    return fn
