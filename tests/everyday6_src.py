@@ -432,3 +432,19 @@ def through_the_class_in_a_loop(x, n):
     for k in range(n):
         s = s + _class_helper(x + k) + Model.sm(x * k)
     return s
+
+
+def dicts_for_run_time_bound(params, x, n: int):
+    for i in range(n):
+        x = np.tanh(params[i]["W"] @ x + params[i]["b"])
+    return np.sum(x)
+
+
+def alias_for_run_time_bound(x, n):
+    C = COEFFS[::-1]
+    s = 0.0
+    for i in range(n):
+        if s > 1.0:
+            break
+        s = s + C[i] * x * x
+    return s

@@ -160,11 +160,14 @@ CASES = [
     _case(src.matrix_while, [0.6], (0,)),
     _case(src.alias_in_helper, [0.6], (0,)),
     _case(src.while_in_loop, [0.6, 3], (0,)),
+    _case(src.alias_for_run_time_bound, [0.7, 3], (0,)),
+    _case(src.alias_for_run_time_bound, [2.7, 3], (0,)),
     # 4. a list of dicts of arrays at a while loop's index
     _case(src.dicts_while, [PARAMS, X3], (0, 1)),
     _case(src.dicts_while_helper, [PARAMS, X3], (0, 1)),
     _case(src.dicts_while_in_loop, [PARAMS, X3], (0, 1)),
     _case(src.dicts_while, [PARAMS[:1], X3], (0, 1)),
+    _case(src.dicts_for_run_time_bound, [PARAMS, X3, 2], (0, 1)),
     # 5. zip of a module list with a display; a helper's local tuple
     _case(src.zip_display, [0.7], (0,)),
     _case(src.zip_tuple_display, [0.7], (0,)),
