@@ -71,12 +71,15 @@ def origin(fn: Callable):
     return getattr(fn, "__s2s_ad_origin__", None)
 
 
-def transform(fn: Callable, wrt: Wrt, kind: str, output, lengths, checkpoint=None) -> Callable:
+def transform(fn: Callable, wrt: Wrt, kind: str, output, lengths, checkpoint=None,
+              jacobian: bool = False) -> Callable:
     """The generated ``kind`` ("grad", "value_and_grad", "jvp") of ``fn``; for a
-    gradient s2s-ad generated, made from the original function's IR."""
+    gradient s2s-ad generated, made from the original function's IR. ``jacobian``:
+    asked for by ``jacfwd``, which does not choose its code per static value (a
+    gradient that does is refused)."""
     made = origin(fn)
     statics = getattr(fn, "__s2s_ad_statics__", None)
-    if made is None and _static_origin(fn) is not None:
+    if made is None and _static_origin(fn) is not None and not jacobian:
         # grad(grad(f)), f taking a string, None or bool: the code of each derivative
         # is chosen per call by those values, as the first gradient's is
         if kind == "jvp":

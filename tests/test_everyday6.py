@@ -348,6 +348,13 @@ def test_hessians_against_central_differences_of_the_gradient(f, args, wrt):
         assert np.allclose(h[:, j], np.ravel(column), rtol=1e-5, atol=1e-6)
 
 
+def test_jacobians_of_a_gradient_chosen_per_static_value_stay_refused_naming_hessian():
+    from s2s_ad.higher import HigherOrderError
+    for jac in (s2s_ad.jacfwd, s2s_ad.jacobian):
+        with pytest.raises(HigherOrderError, match=r"s2s_ad.hessian\(with_mode\)"):
+            jac(s2s_ad.grad(src.with_mode))(0.7, "sin")
+
+
 # the CLI's file, imported in a fresh interpreter ---------------------------------
 
 CLI = [  # target, options, points, wrt, keywords of the generated function
