@@ -448,3 +448,18 @@ def alias_for_run_time_bound(x, n):
             break
         s = s + C[i] * x * x
     return s
+
+
+def zip_any_length_with_a_display(xs, x):
+    s = sum(a * t for a, t in zip(xs, [x, x * x, math.sin(x)]))
+    ys = (math.cos(x), x)
+    for a, t in zip(xs, ys):
+        s = s + a * t * t
+    return s
+
+
+def zip_rows_with_a_display(X, x):
+    s = 0.0
+    for row, t in zip(X, [x, x * x, np.sin(x)]):
+        s = s + np.sum(row * t)
+    return s

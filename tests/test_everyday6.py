@@ -182,6 +182,10 @@ CASES = [
     _case(src.zip_run_time_range, [[0.3, 0.5], -1], (0,)),
     _case(src.zip_range_rows, [A, 3], (0,)),
     _case(src.zip_range_rows, [A, 9], (0,)),
+    _case(src.zip_any_length_with_a_display, [[0.3, 0.5, -0.2], 0.7], (0, 1)),
+    _case(src.zip_any_length_with_a_display, [[0.3], 0.7], (0, 1)),
+    _case(src.zip_any_length_with_a_display, [[0.3, 0.5, -0.2, 0.8, 0.1], 0.7], (0, 1)),
+    _case(src.zip_rows_with_a_display, [A, X3], (0, 1)),
     # 2. a classmethod called through its class from a function
     _case(src.through_the_class, [0.7], (0,)),
     _case(src.through_the_class_in_a_loop, [0.4, 3], (0,)),

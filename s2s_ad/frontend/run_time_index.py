@@ -75,13 +75,7 @@ def _read(lo, items: list, index, node: ast.Subscript, var: str | None):
                                "known only when the code runs; s2s-ad selects code by them "
                                "while lowering: read them at constant indices (a `for` loop "
                                "over `range(len(...))` of a constant length)")
-        out = ir.Value(lo.namer.fresh("items"), "list", None)
-        op = ir.Op("list.new", tuple(items), out, lo.loc(node),
-                   f"{out.name} = [{', '.join(repr(x) for x in items)}]")
-        lo.ops.append(op)
-        lo.defs[id(out)] = op
-        runtime_lists.register(lo, out, out)
-        return lo.emit("getitem", [out, index], node, var)
+        return lo.emit("getitem", [new_list(lo, items, node), index], node, var)
     shape = _shape(first)
     if shape is None or any(_shape(x) != shape for x in items):
         raise lo.src.error(node, f"`{ast.unparse(node.value)}` is read here at an index known "
@@ -99,6 +93,37 @@ def _read(lo, items: list, index, node: ast.Subscript, var: str | None):
     if isinstance(first, structures.StaticDict):
         return structures.StaticDict(made)
     return structures.StaticObject(first.cls, made)
+
+
+def new_list(lo, items: list, node: ast.AST) -> ir.Value:
+    """A run-time list of ``items`` (numbers or arrays), made here (a ``list.new`` op)."""
+    out = ir.Value(lo.namer.fresh("items"), "list", None)
+    op = ir.Op("list.new", tuple(items), out, lo.loc(node),
+               f"{out.name} = [{', '.join(repr(x) for x in items)}]")
+    lo.ops.append(op)
+    lo.defs[id(out)] = op
+    runtime_lists.register(lo, out, out)
+    return out
+
+
+def zip_column(lo, node: ast.expr):
+    """A column of ``zip`` in a loop run when the code runs (``zip(xs, [x, x * x])``,
+    ``xs`` of any length): a list or tuple display, or a name bound to a tuple or
+    list known while lowering, of numbers or arrays, as a run-time list of its
+    items; None for anything else."""
+    if isinstance(node, (ast.List, ast.Tuple)) and node.elts and not any(
+            isinstance(e, ast.Starred) for e in node.elts):
+        items = [lo.expr(e) for e in node.elts]
+    elif isinstance(node, ast.Name) and isinstance(lo.env.get(node.id),
+                                                   (tuple, structures.StaticList)):
+        value = lo.env[node.id]
+        items = list(value if isinstance(value, tuple) else value.items)
+    else:
+        return None
+    if not items or not all(_leaf(x) and not _static(x) for x in items):
+        raise lo.src.error(node, f"`{ast.unparse(node)}` is zipped with a list of any length; "
+                           "its items must be numbers or arrays")
+    return new_list(lo, items, node)
 
 
 def _leaf(x) -> bool:
