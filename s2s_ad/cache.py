@@ -628,7 +628,8 @@ def _by_static(fn: Callable, wrt: Wrt, kind: str, output, lengths, checkpoint=No
         return compiled(*args, **kwargs)
 
     call.__s2s_ad_source__ = getattr(first, "__s2s_ad_source__", None)
-    call.__s2s_ad_statics__ = fn  # (refused by s2s_ad.higher: code chosen per call)
+    call.__s2s_ad_statics__ = fn  # (s2s_ad.higher: the code is chosen per call)
+    call.__s2s_ad_static_origin__ = (kind, fn, wrt, output, lengths)
     call.__name__ = {"value_and_grad": "value_and_grad_", "jvp": "jvp_"}.get(kind, "grad_") \
         + fn.__name__
     call.__doc__ = (f"Gradient of {fn.__name__}, generated for the static arguments (strings, "

@@ -18,6 +18,7 @@ import types
 import weakref
 from typing import Callable
 
+from s2s_ad.frontend.library_names import LIBRARY_MODULES
 from s2s_ad.frontend import lowering as frontend, methods, module_data, source, specs, statics as frontend_statics
 from s2s_ad.rules import user as user_rules
 
@@ -253,6 +254,8 @@ def _global(name: str, obj, fn, out: list, seen: set, reads: Reads | None = None
     elif isinstance(obj, types.FunctionType):
         out.append(("calls", name))
         _fingerprint(obj, out, seen, reads)
+    elif isinstance(obj, type) and (obj.__module__ or "").split(".")[0] not in LIBRARY_MODULES:
+        _class_reads(name, obj, fn, out, seen, reads)
     elif isinstance(obj, types.ModuleType) and not frontend._is_library_module(obj):
         # ``helpers.sq(x)``, ``pkg.helpers.sq(x)``: co_names holds every
         # part of the chain, so each module is searched for the others.
@@ -265,8 +268,32 @@ def _global(name: str, obj, fn, out: list, seen: set, reads: Reads | None = None
             member = getattr(obj, attr, None)
             if reads is not None:
                 reads.global_(f"{reads.held(obj)}.__dict__", vars(obj), attr, member)
-            if isinstance(member, (numbers.Number, types.FunctionType, types.ModuleType)):
+            if isinstance(member, (numbers.Number, types.FunctionType, types.ModuleType)) \
+                    or type(member) in (list, tuple) and all(
+                        isinstance(v, numbers.Number) for v in member):
+                # (a list of numbers: `consts.COEFFS`, read when the code is made)
                 _global(f"{name}.{attr}", member, fn, out, seen, reads)
+
+
+def _class_reads(name: str, cls: type, fn, out: list, seen: set, reads) -> None:
+    """What ``fn`` reads through the class ``cls`` (``Class.CONSTANT``, a number, a
+    static value or a list of numbers, read while lowering: its value is part of
+    the key, and a change is seen; ``Class.static_fn(x)``, ``Class.cm(x)``: the
+    function, and what a classmethod reads through its ``cls``)."""
+    if ("class", id(cls), id(fn)) in seen:
+        return
+    seen.add(("class", id(cls), id(fn)))
+    for attr in _names(fn.__code__):
+        member = inspect.getattr_static(cls, attr, _ABSENT)
+        if isinstance(member, (staticmethod, classmethod)) \
+                and isinstance(member.__func__, types.FunctionType):
+            _global(f"{name}.{attr}", member.__func__, fn, out, seen, reads)
+            if isinstance(member, classmethod):
+                _class_reads(name, cls, member.__func__, out, seen, reads)
+        elif isinstance(member, (numbers.Number, str, bool, list, tuple)) or member is None:
+            if reads is not None:
+                reads.same(f"_s2s_getattr({reads.held(cls)}, {attr!r}, None)", member)
+            _global(f"{name}.{attr}", member, fn, out, seen, reads)
 
 
 def _dotted(f) -> str | None:

@@ -56,16 +56,35 @@ def _not_second(fn: Callable) -> None:
             "s2s_ad.grad(g2.grad_grad_f) (docs/forward.md)")
 
 
+def _static_origin(fn: Callable):
+    """For ``grad(f)`` of an ``f`` taking static values (strings, None, bools),
+    whose code is chosen per call by them: ``("grad", f, wrt, None, lengths)``;
+    else None."""
+    made = getattr(fn, "__s2s_ad_static_origin__", None)
+    if made is None or made[0] != "grad" or made[3] is not None:
+        return None
+    return made
+
+
 def origin(fn: Callable):
     """``(kind, f, wrt, output, lengths)`` for a function s2s-ad generated, else None."""
     return getattr(fn, "__s2s_ad_origin__", None)
 
 
-def transform(fn: Callable, wrt: Wrt, kind: str, output, lengths, checkpoint=None) -> Callable:
+def transform(fn: Callable, wrt: Wrt, kind: str, output, lengths, checkpoint=None,
+              jacobian: bool = False) -> Callable:
     """The generated ``kind`` ("grad", "value_and_grad", "jvp") of ``fn``; for a
-    gradient s2s-ad generated, made from the original function's IR."""
+    gradient s2s-ad generated, made from the original function's IR. ``jacobian``:
+    asked for by ``jacfwd``, which does not choose its code per static value (a
+    gradient that does is refused)."""
     made = origin(fn)
     statics = getattr(fn, "__s2s_ad_statics__", None)
+    if made is None and _static_origin(fn) is not None and not jacobian:
+        # grad(grad(f)), f taking a string, None or bool: the code of each derivative
+        # is chosen per call by those values, as the first gradient's is
+        if kind == "jvp":
+            return _jvp_of_grad(fn, _static_origin(fn), wrt)
+        return _grad_of_grad(fn, _static_origin(fn), wrt, output, kind == "value_and_grad")
     if made is None and statics is not None:
         raise HigherOrderError(
             f"{fn.__name__} chooses its generated code per call by the static arguments "
@@ -187,7 +206,8 @@ def _chosen(fn: Callable, wrt: Wrt, args: tuple, kwargs: dict,
     if known is None:
         found = {**(lengths or {}), **shapes(fn, args, kwargs)}
         arrays = array_arguments(positional_names(fn), args, kwargs)
-        values, many = resolve_wrt(lower(fn, found or None, arrays), wrt)
+        values, many = resolve_wrt(lower(fn, found or None, arrays,
+                                         _call_statics(fn, args, kwargs)), wrt)
         known = memo[key] = ([v.var for v in values], many,
                              [v.var for v in values if v.kind != "int"])
     return list(known[2] if without_ints else known[0]), known[1]
@@ -241,7 +261,8 @@ def _gradient_plan(grad_fn: Callable, made):
     """What a generated gradient ``grad_fn = grad(f, W)`` computes: ``f``,
     its seed's name and default, and how ``W`` is resolved."""
     _, f, w, _, lengths = made
-    if getattr(grad_fn, "__s2s_ad_by_shape__", False):
+    if getattr(grad_fn, "__s2s_ad_by_shape__", False) \
+            or getattr(grad_fn, "__s2s_ad_statics__", None) is not None:
         return f, w, lengths, None, 1.0  # the seed is found per call (_seed_for)
     seed = _seed_of(grad_fn, f)
     return f, w, lengths, seed.name, seed.default
@@ -417,7 +438,7 @@ def vjp_of(fn: Callable, args: tuple, kwargs: dict):
     ``c`` gives ``σ·∇_q (∇_W f · c)`` for each parameter ``q`` of ``f`` (the
     gradient of ``jvp_f`` along ``c``, one pass) and ``c · ∇_W f`` for the
     seed σ, in signature order. None for a function s2s-ad did not generate."""
-    made = origin(fn)
+    made = origin(fn) or _static_origin(fn)
     if made is None:
         return None
     if made[0] == "jvp":

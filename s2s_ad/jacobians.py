@@ -30,7 +30,7 @@ def jacfwd(fn: Callable, wrt: Wrt = 0, *, lengths: dict | None = None) -> Callab
     chosen = names if wrt is None else [wrt] if one else list(wrt)
     chosen = [names[w] if isinstance(w, int) and not isinstance(w, bool) and -len(names) <= w
               < len(names) else w for w in chosen]
-    forward = transform(fn, chosen, "jvp", None, lengths)
+    forward = transform(fn, chosen, "jvp", None, lengths, jacobian=True)
     memo: dict = {}
 
     def jacobian_fwd(*args, **kwargs):

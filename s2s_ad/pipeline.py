@@ -80,9 +80,11 @@ def _refuse_integer_result(func: ir.Function, src: source.Source) -> None:
                       loc.file, loc.line, loc.col, src.line(loc.line))
 
 
-def lower(fn: Callable, lengths: dict | None = None, arrays: Sequence[str] = ()) -> ir.Function:
-    """The SSA IR of ``fn`` (``arrays``: the parameters that receive NumPy arrays)."""
-    return frontend.lower(targets.locate(fn), lengths, arrays)
+def lower(fn: Callable, lengths: dict | None = None, arrays: Sequence[str] = (),
+          statics: dict | None = None) -> ir.Function:
+    """The SSA IR of ``fn`` (``arrays``: the parameters that receive NumPy arrays;
+    ``statics``: the static values it is given, strings, None and bools)."""
+    return frontend.lower(targets.locate(fn), lengths, arrays, statics)
 
 
 def lower_lists(src: source.Source, lengths: dict | None = None, arrays: Sequence[str] = (),

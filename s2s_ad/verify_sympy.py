@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import copy
+import inspect
 import signal
 import threading
 import time
@@ -21,7 +23,7 @@ import types
 
 import sympy
 
-from s2s_ad.frontend import lowering as frontend, source as source_mod
+from s2s_ad.frontend import lowering as frontend, methods, source as source_mod
 from s2s_ad.rules import user as user_rules
 
 
@@ -380,9 +382,35 @@ class _Symbolic:
         namespace = {k: self.convert(v) for k, v in src.globals.items()
                      if not k.startswith("__")}
         namespace.update(self.branches.namespace())
-        _exec(ast.Module([src.tree], []), namespace, src.file)
+        tree = self.class_calls(src.tree, src.globals, namespace)
+        _exec(ast.Module([tree], []), namespace, src.file)
         self.memo[id(fn)] = namespace[src.tree.name]
         return self.memo[id(fn)]
+
+    def class_calls(self, tree: ast.FunctionDef, globals_: dict, namespace: dict):
+        """``tree`` (a copy, where it changes) with each ``Class.fn`` of a static or
+        class method of a class of yours read as one name bound to that method
+        re-executed on sympy values (a classmethod's ``cls`` the class)."""
+        found = {}
+
+        class Calls(ast.NodeTransformer):
+            def visit_Attribute(self, node: ast.Attribute):
+                base = globals_.get(node.value.id) if isinstance(node.value, ast.Name) else None
+                held = inspect.getattr_static(base, node.attr, None) \
+                    if isinstance(base, type) else None
+                if isinstance(held, (staticmethod, classmethod)) and isinstance(
+                        held.__func__, types.FunctionType) and not frontend._is_library(
+                        held.__func__):
+                    name = f"{node.value.id}.{node.attr}"
+                    found[name] = held.__func__ if isinstance(held, staticmethod) else \
+                        methods.class_function(getattr(base, node.attr))
+                    return ast.copy_location(ast.Name(name, ast.Load()), node)
+                self.generic_visit(node)
+                return node
+
+        made = Calls().visit(copy.deepcopy(tree))
+        namespace.update((n, self.lazy(f)) for n, f in found.items())
+        return made if found else tree
 
     def rule_function(self, fn):
         key = ("rule", id(fn))

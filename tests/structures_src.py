@@ -188,3 +188,8 @@ def built_with_break(x):
             break
         xs.append(x)
     return sum(xs)
+
+
+def weighted_pairs(xs, ws):
+    w0, w1 = ws
+    return xs[0] * w0 + xs[1] * w1

@@ -147,18 +147,20 @@ def f(x, mode="sq"):
 '''
 
 
-def test_second_derivative_of_a_gradient_chosen_per_static_argument_is_refused_clearly():
+def test_second_derivative_of_a_gradient_chosen_per_static_argument():
     # grad(f) of a function with a static parameter chooses its code per
     # call; grad of it read that Python function's source and refused it,
-    # pointing into s2s-ad's own cache.py ("`call` captures `seen`, a dict").
-    from s2s_ad.higher import HigherOrderError
+    # pointing into s2s-ad's own cache.py ("`call` captures `seen`, a dict"),
+    # then with a HigherOrderError naming hessian; grad and jvp of it now
+    # choose their code per call too.
     f = make_function(STATIC_DEFAULT)
     g = s2s_ad.grad(f)
     assert np.isclose(g(0.7), fd_gradient(f, [0.7], 0))
     assert np.isclose(g(0.7, "lin"), 3.0)
-    for second in (s2s_ad.grad, s2s_ad.jvp):
-        with pytest.raises(HigherOrderError, match="static arguments.*s2s_ad.hessian"):
-            second(g)
+    for args in ((0.7,), (0.7, "lin"), (-0.4, "sq")):
+        want = fd_gradient(lambda x: g(x, *args[1:]), [args[0]], 0)
+        assert np.isclose(s2s_ad.grad(g)(*args), want, rtol=1e-5)
+        assert np.isclose(s2s_ad.jvp(g)(*args, dx=1.0)[1], want, rtol=1e-5)
     assert np.isclose(s2s_ad.hessian(f)(0.7), _mixed(f, [0.7], 0, 0), rtol=1e-5)
 
 

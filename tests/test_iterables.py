@@ -62,7 +62,6 @@ def test_generated_loop_binds_each_name_from_the_index():
 
 @pytest.mark.parametrize("body, message, col", [
     ("for i, x in range(3):\n        s = s + x", "needs `enumerate", 9),
-    ("for x, y in zip(xs, [a, a]):\n        s = s + x * y", "list or tuple parameters", 25),
     ("for i, x, y in enumerate(xs):\n        s = s + x", "unpacks 3 names", 9),
     ("for i, x in enumerate(xs, a):\n        s = s + x", "start of `enumerate` must be", 31),
     ("for x, y in zip(xs, strict=True):\n        s = s + x", "takes a keyword", 17),
@@ -72,6 +71,21 @@ def test_refusals_name_the_place(body, message, col):
     with pytest.raises(SourceError, match=message) as e:
         s2s_ad.grad(f, wrt=[0, 1])([1.0, 2.0], 0.5)
     assert f":3:{col}:" in str(e.value) and "^" in str(e.value)
+
+
+@pytest.mark.parametrize("xs", [[1.0, 2.0], [1.0], [1.0, 2.0, -0.5]])
+def test_zip_of_a_list_of_any_length_with_a_list_display(xs):
+    # (was refused: "`zip` in a `for` loop iterates over list or tuple parameters")
+    f = make_function("def f(xs, a):\n    s = 0.0\n    for x, y in zip(xs, [a, a * a]):\n"
+                      "        s = s + x * y\n    return s\n")
+    got = s2s_ad.grad(f, wrt=[0, 1])(xs, 0.5)
+    h = 1e-6
+    for k in range(len(xs)):
+        up, down = list(xs), list(xs)
+        up[k] += h
+        down[k] -= h
+        assert got[0][k] == pytest.approx((f(up, 0.5) - f(down, 0.5)) / (2 * h), rel=1e-6, abs=1e-9)
+    assert got[1] == pytest.approx((f(xs, 0.5 + h) - f(xs, 0.5 - h)) / (2 * h), rel=1e-6, abs=1e-9)
 
 
 def test_max_of_an_empty_sequence_is_refused():

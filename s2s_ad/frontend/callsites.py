@@ -25,7 +25,8 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import module_data
+from s2s_ad.frontend import methods, module_data
+from s2s_ad.frontend.library_names import LIBRARY_MODULES
 from s2s_ad.frontend import (closures, conditions, funargs, index_checks, index_exprs, jax_names,
                              list_slices, own_helpers, pairs, passing, ranges, runtime_lists, runtime_sorting,
                              sorting, statics, structures, syntax)
@@ -359,7 +360,11 @@ class CallLowering:
             base = self.resolve(node.value)
             if isinstance(base, type) and isinstance(
                     inspect.getattr_static(base, node.attr, None), (staticmethod, classmethod)):
-                return getattr(base, node.attr)  # Class.static_fn(x)
+                made = getattr(base, node.attr)  # Class.static_fn(x)
+                if methods.is_bound(made) and made.__self__ is base \
+                        and not _is_library(made.__func__):
+                    return methods.class_function(made)  # Class.cm(x): `cls` is the class
+                return made
             if isinstance(base, type) and not isinstance(
                     inspect.getattr_static(base, node.attr, None), types.FunctionType) \
                     and (isinstance(getattr(base, node.attr, None), numbers.Real)
@@ -384,6 +389,3 @@ def _is_library(fn: types.FunctionType) -> bool:
 def _is_library_module(module: types.ModuleType) -> bool:
     return (module.__name__ or "").split(".")[0] in LIBRARY_MODULES
 
-
-LIBRARY_MODULES = {"math", "numpy", "builtins", "functools", "operator", "scipy", "s2s_ad",
-                   "jax", "autograd", "torch", "tensorflow"}

@@ -4,7 +4,9 @@ Contract: :func:`runtime` lowers ``[e for v in xs if c]`` (or the generator
 ``(e for v in xs)``) whose one ``for`` iterates over a list whose length is
 known only when the code runs — a list parameter of any length, a list a
 closure captures, a list grown at run time or made by ``[c] * n``, a list a
-helper returned, or ``zip``/``enumerate``/``reversed`` of them — as the loop
+helper returned, ``range(n)`` of bounds known only then (``n`` an int
+parameter, ``len(xs)`` of such a list, ``A.shape[0]``), or
+``zip``/``enumerate``/``reversed`` of them — as the loop
 it stands for, appending to a new list grown at run time, which it returns
 (kind ``"list"``: read by index, ``len``, ``sum``, loops, passed to helpers).
 A comprehension with an ``if``, or over ``reversed(...)``, of a list known
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 
 from s2s_ad import ir
 from s2s_ad.frontend import list_slices, structures
@@ -56,9 +59,9 @@ def over_runtime_list(lo, node: ast.expr) -> bool:
             and node.func.id not in lo.env and lo.resolve(node.func) in ITERATORS:
         return any(over_runtime_list(lo, a) for a in node.args)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
-            and node.func.id not in lo.env and lo.resolve(node.func) is builtins.range \
-            and getattr(lo, "array_mode", False):
-        # a range whose bounds are known only when the code runs (`points.shape[0]`)
+            and node.func.id not in lo.env and lo.resolve(node.func) is builtins.range:
+        # a range whose bounds are known only when the code runs (`range(n)` of an
+        # int parameter, `points.shape[0]`)
         return any(structures._static_int(lo, a) is None for a in node.args)
     return False
 
@@ -127,8 +130,9 @@ def _unused(lo, base: str) -> str:
 
 
 def _copy(node: ast.AST) -> ast.AST:
-    return ast.parse(ast.unparse(node), mode="eval").body if isinstance(node, ast.expr) \
-        else node
+    # (a copy of the nodes, not of the text: a name s2s-ad spelled as a chain,
+    # `consts.COEFFS` or `self.f`, stays one name)
+    return copy.deepcopy(node) if isinstance(node, ast.expr) else node
 
 
 def _located(stmt: ast.stmt, node: ast.expr) -> None:

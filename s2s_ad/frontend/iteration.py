@@ -26,7 +26,7 @@ import builtins
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import ranges, runtime_lists, structures
+from s2s_ad.frontend import ranges, run_time_index, runtime_lists, structures
 
 
 def assigned_names(stmts: list[ast.stmt], subscripts: bool = False) -> list[str]:
@@ -163,7 +163,8 @@ class Iteration:
                 continue
             if not isinstance(name, ast.Name):
                 raise self.src.error(name, "only names can be unpacked in the loop variable")
-            rows = self.reversed_list(arg, name) or self.array_rows(arg, name, loop)
+            rows = self.reversed_list(arg, name) or self.array_rows(arg, name, loop) \
+                or ranges.zipped(self, arg, name)  # zip(range(n), xs)
             if rows is not None:
                 lengths.append(rows[0])
                 binds.append(rows[1])
@@ -174,6 +175,9 @@ class Iteration:
                     and structures.module_numbers(self, arg.id):
                 # zip(COEFFS, xs), xs of any length: COEFFS as a list of its constants
                 param = ir.Param(runtime_lists.module_list(self, arg.id, arg))
+            if param is None:
+                made = run_time_index.zip_column(self, arg)  # zip(xs, [x, x * x])
+                param = None if made is None else ir.Param(made)
             if param is None:
                 if isinstance(arg, ast.Name):
                     structures._param_used_as_sequence(self, self.env.get(arg.id), arg)

@@ -30,6 +30,12 @@ import types
 
 import numpy
 
+LIBRARY_MODULES = {"math", "numpy", "builtins", "functools", "operator", "scipy", "s2s_ad",
+                   "jax", "autograd", "torch", "tensorflow"}
+"""The top-level packages whose functions s2s-ad reads as primitives or
+library forms, never from their source (and whose attributes are not a
+user's module data)."""
+
 
 def belongs(obj, tops: tuple) -> bool:
     """Whether ``obj`` (a module, function or other object) comes from one of

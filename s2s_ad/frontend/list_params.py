@@ -15,13 +15,19 @@ from __future__ import annotations
 import ast
 
 from s2s_ad import ir
-from s2s_ad.frontend import index_exprs, list_slices, runtime_lists, runtime_sorting, structures
+from s2s_ad.frontend import (index_exprs, list_slices, run_time_index, runtime_lists,
+                             runtime_sorting, structures)
 
 
 class ListParams:
     """Mixin for the frontend's ``_Lowering`` (which provides ``env``,
     ``defs``, ``seq_params``, ``param_ids``, ``integers``, ``src``, ``expr``
     and ``emit``)."""
+
+    def run_time_item(self, base, node: ast.Subscript, var) -> ir.Operand:
+        """``xs[i]`` of a tuple or list known while lowering at an index known
+        only as the code runs (:mod:`s2s_ad.frontend.run_time_index`)."""
+        return run_time_index.item(self, base, node, var)
 
     def dynamic_subscript(self, node: ast.Subscript, var, hint) -> ir.Operand:
         """``xs[i]`` with an index known only at run time (a loop variable)

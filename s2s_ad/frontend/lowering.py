@@ -25,8 +25,8 @@ import types
 
 from s2s_ad import ir
 from s2s_ad.frontend import (callees, checks, closures, comprehensions, factories, generated,
-                             index_exprs, jax_forms, list_stacks, list_writes, numpy_forms,
-                             passing, pytrees, ranges, runtime_lists, runtime_sorting,
+                             index_exprs, jax_forms, list_stacks, list_writes, module_lists,
+                             numpy_forms, passing, pytrees, ranges, runtime_lists, runtime_sorting,
                              scipy_forms, statics, structures, syntax, tf_forms, torch_forms,
                              unroll)
 from s2s_ad.frontend.aliasing import InPlaceNames
@@ -520,7 +520,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             obj = self.resolve(node)
             if isinstance(obj, numbers.Real):
                 return self.constant(obj, node)
-            raise self.src.error(node, f"`{ast.unparse(node)}` is not a number s2s-ad can use")
+            raise self.src.error(node, module_lists.not_a_number(node, obj))
         raise self.refuse(node)
 
     def runtime_comprehension(self, node: ast.expr, var: str | None = None):

@@ -60,6 +60,9 @@ class Plan:
     name -> the globals holding it (parameters of that name, read from
     there on every call, as a plain function's are)."""
     self_name: str = "self"
+    class_methods: set = field(default_factory=set)
+    """Names of the classmethods reached through the object (``self.cm(x)``):
+    their first parameter, the class, reads what the object does."""
 
 
 def is_bound(fn) -> bool:
@@ -87,17 +90,32 @@ def plan(method: types.MethodType) -> Plan:
             out.self_name = me
         for n in module_data.names(func):
             out.module.setdefault(n, func.__globals__)
+        on_class = isinstance(obj, type) or name in out.class_methods
         nodes = [n for n in ast.walk(src.tree) if isinstance(n, ast.Attribute)]
         for node in sorted(nodes, key=lambda n: (n.lineno, n.col_offset)):  # source order
-            if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-                    and node.value.id == me and isinstance(node.ctx, ast.Load)):
+            if not ((isinstance(node.value, ast.Name) and node.value.id == me
+                     or _type_of(node.value, me)) and isinstance(node.ctx, ast.Load)):
                 continue
             try:
                 value = getattr(obj, node.attr)
             except AttributeError:
                 raise src.error(node, f"`{ast.unparse(node)}`: the {type(obj).__name__} "
                                 "object has no such attribute") from None
+            if (on_class or _type_of(node.value, me)) and not isinstance(obj, type):
+                # `cls.w` in a classmethod, `type(self).w`: the class's attribute, which
+                # the lifted code reads from the object as `self.w`: the same one only
+                # where the object does not hide it
+                if not _same(getattr(type(obj), node.attr, None), value):
+                    raise src.error(node, f"`{ast.unparse(node)}` reads the class's "
+                                    f"`{node.attr}`, which the {type(obj).__name__} object "
+                                    f"hides with its own; give one of them another name")
             if is_bound(value) and value.__self__ is obj:
+                todo.append((node.attr, value.__func__))
+            elif is_bound(value) and not isinstance(obj, type) \
+                    and value.__self__ is type(obj):
+                # a classmethod reached through the object (`self.cm(x)`): lifted as the
+                # object's other methods are, its `cls` reading what `self` reads
+                out.class_methods.add(node.attr)
                 todo.append((node.attr, value.__func__))
             elif source_mod.is_data(value):
                 out.data[node.attr] = value
@@ -112,6 +130,19 @@ def plan(method: types.MethodType) -> Plan:
                                 "a method may read numbers, arrays, strings, None, bools and "
                                 "other methods from its object")
     return out
+
+
+def _same(a, b) -> bool:
+    if is_bound(a) and is_bound(b):
+        return a.__func__ is b.__func__ and a.__self__ is b.__self__
+    return a is b
+
+
+def _type_of(node: ast.expr, me: str) -> bool:
+    """Is ``node`` ``type(me)``?"""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+        and node.func.id == "type" and len(node.args) == 1 and not node.keywords \
+        and isinstance(node.args[0], ast.Name) and node.args[0].id == me
 
 
 def attribute_values(method) -> dict:
@@ -168,8 +199,8 @@ def _lift_one(func, p: Plan, params: list[str], extra: dict, entry: bool):
                 raise src.error(node, f"attribute assignment (`{ast.unparse(node)} = ...`) is "
                                 "not supported: s2s-ad differentiates pure functions; return "
                                 "the new value instead")
-            if isinstance(node.value, ast.Name) and node.value.id == me \
-                    and isinstance(node.ctx, ast.Load):
+            if (isinstance(node.value, ast.Name) and node.value.id == me
+                    or _type_of(node.value, me)) and isinstance(node.ctx, ast.Load):
                 spelled = f"{p.self_name}_{node.attr}" if node.attr in p.data \
                     or node.attr in p.constants else f"{p.self_name}.{node.attr}"
                 return ast.copy_location(ast.Name(spelled, ast.Load()), node)
@@ -232,3 +263,54 @@ def refuse_unbound(fn, src) -> SourceError | None:
                          "differentiate it bound to an object (`obj.method`, or the target "
                          "`file.py:obj.method` for a module-level obj)")
     return None
+
+
+_CLASS_FUNCTIONS: dict = {}
+"""(id of a class, id of a classmethod's function) -> (the class, the function,
+the function made of it by :func:`class_function`). Bounded; each entry keeps
+its class and function alive, so their ids are not reused while it stands."""
+
+
+def class_function(method: types.MethodType):
+    """``Class.cm`` (a classmethod bound to its class, called from a function
+    you differentiate) as a function of its own: its ``cls`` a global name of
+    it, bound to the class, so ``cls.SCALE`` reads the class's constant and
+    ``cls.other(x)`` calls another static or class method, as ``Class.SCALE``
+    and ``Class.other(x)`` are read in any function."""
+    cls, func = method.__self__, method.__func__
+    hit = _CLASS_FUNCTIONS.get((id(cls), id(func)))
+    if hit is not None and hit[0] is cls and hit[1] is func:
+        return hit[2]
+    src = source_mod.locate(func, method=True)
+    tree = copy.deepcopy(src.tree)
+    args = tree.args
+    me = (args.posonlyargs or args.args)[0].arg if args.posonlyargs or args.args else None
+    if me is None:
+        raise src.error(tree, f"{func.__qualname__} is a classmethod without a parameter "
+                        "for its class")
+    if args.posonlyargs:
+        args.posonlyargs = args.posonlyargs[1:]
+    else:
+        args.args = args.args[1:]
+    tree.decorator_list = [d for d in tree.decorator_list
+                           if not (isinstance(d, ast.Name) and d.id == "classmethod")]
+    if tree.decorator_list:
+        raise src.error(tree.decorator_list[0], f"{func.__qualname__} is decorated; s2s-ad "
+                        "would read its source, not the code the decorator makes")
+    namespace = dict(src.globals)
+    namespace[me] = cls
+    module = ast.Module([tree], [])
+    ast.fix_missing_locations(module)
+    try:
+        exec(compile(module, func.__code__.co_filename, "exec"), namespace)
+    except Exception as exc:
+        raise src.error(tree, f"{func.__qualname__} cannot be made on its own "
+                        f"({type(exc).__name__}: {exc})") from None
+    fn = namespace[tree.name]
+    fn.__qualname__ = func.__qualname__
+    fn.__s2s_source__ = source_mod.Source(fn, src.file, tree, src.lines, namespace,
+                                          jax=src.jax)
+    if len(_CLASS_FUNCTIONS) >= 256:
+        _CLASS_FUNCTIONS.clear()
+    _CLASS_FUNCTIONS[(id(cls), id(func))] = (cls, func, fn)
+    return fn

@@ -18,6 +18,7 @@ is the common case.
 from __future__ import annotations
 
 import ast
+import builtins
 
 from s2s_ad import ir
 
@@ -80,3 +81,38 @@ def item(lo, value: RangeObject, node: ast.Subscript, var: str | None) -> ir.Ope
     if isinstance(value.start, ir.Const) and isinstance(offset, ir.Const):
         return ir.Const(value.start.value + offset.value)
     return lo.emit("add", [value.start, offset], node, var)
+
+
+def zipped(lo, node: ast.expr, name: ast.Name):
+    """``range(a, b, s)`` (``s`` a constant) as a column of ``zip`` or
+    ``enumerate`` in a ``for`` loop run when the code runs (``for k, v in
+    zip(range(n), xs)``): its length, and the function of the loop's index
+    ``j`` binding ``name`` to ``a + j * s``; None for anything else."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id not in lo.env and lo.resolve(node.func) is builtins.range):
+        return None
+    start, stop, step = call_bounds(lo, node)
+    for b, e in zip((start, stop), node.args if len(node.args) > 1 else [node, node.args[0]]):
+        if isinstance(b, ir.Value) and b.kind == "array":
+            raise lo.src.error(e, "a `range` in `zip` or `enumerate` takes integer bounds" + (
+                f"; `{e.id}` is a parameter, an array in NumPy code: annotate it "
+                f"(`{e.id}: int`)" if isinstance(e, ast.Name) else ""))
+    if not isinstance(step, ir.Const):
+        raise lo.src.error(node, "a `range` in `zip` or `enumerate` takes a constant step")
+    s = step.value
+    if s == 1:
+        length = stop if isinstance(start, ir.Const) and start.value == 0 \
+            else lo.emit("sub", [stop, start], node)
+    else:  # ceil((stop - start) / s), negative (no iteration) past the end
+        span = lo.emit("sub", [stop, start] if s > 0 else [start, stop], node)
+        length = lo.emit("floordiv", [lo.emit("add", [span, ir.Const(abs(s) - 1)], node),
+                                      ir.Const(abs(s))], node)
+
+    zero = isinstance(start, ir.Const) and start.value == 0
+
+    def bind(k):
+        if s == 1:
+            return k if zero else lo.emit("add", [k, start], name, name.id)
+        at = lo.emit("mul", [k, ir.Const(s)], name, None if not zero else name.id)
+        return at if zero else lo.emit("add", [at, start], name, name.id)
+    return length, (name, bind)

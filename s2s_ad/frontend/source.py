@@ -25,7 +25,7 @@ import textwrap
 import types
 from dataclasses import dataclass, field
 
-from s2s_ad.frontend import jax_names, module_data, tf_names, torch_names
+from s2s_ad.frontend import jax_names, module_data, module_lists, tf_names, torch_names
 from s2s_ad.frontend.tf_table import METHODS as TF_METHODS
 from s2s_ad.frontend.torch_table import METHODS as TENSOR_METHODS
 from s2s_ad.errors import SourceError, TargetError
@@ -156,6 +156,7 @@ def locate(fn, method: bool = False) -> Source:
         _capture(src)
     if not method:  # (a method's data come from its object: frontend.methods)
         _module_data(src)
+    module_lists.inline(src)  # `consts.COEFFS`
     _read_jax(src)
     src.torch = torch_names.reads_torch(src.tree, src.globals, TENSOR_METHODS)
     src.tf = tf_names.reads_tf(src.tree, src.globals, TF_METHODS)
@@ -247,6 +248,7 @@ def _locate_lambda(fn: types.FunctionType, file: str, first: int, lines: list[st
     if code.co_freevars:
         _capture(src)
     _module_data(src)
+    module_lists.inline(src)
     _read_jax(src)
     return src
 

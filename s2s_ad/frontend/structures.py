@@ -292,6 +292,8 @@ def subscript(lo, node: ast.Subscript, var: str | None):
         base = tuple(base.items.values())  # a NamedTuple indexed like a tuple
     if isinstance(base, (tuple, StaticList)):
         items = base if isinstance(base, tuple) else base.items
+        if _static_int(lo, node.slice) is None and hasattr(lo, "run_time_item"):
+            return lo.run_time_item(base, node, var)  # `C[i]` in a `while` loop
         return items[_index(lo, node.slice, len(items))]
     if _call_tuple(lo, base):
         return item(lo, base, _index(lo, node.slice, None), node, var)
@@ -432,7 +434,9 @@ def items_of(lo, value, node: ast.expr) -> list:
             if isinstance(n, ast.Name) and n.id in lo.env:
                 _param_used_as_sequence(lo, lo.env[n.id], node)
     raise lo.src.error(node, f"`{ast.unparse(node)}` is {describe(value)}; comprehensions "
-                       "iterate over range(constant) or over a list or tuple built in the function")
+                       "iterate over range(constant) or over a list or tuple built in the function"
+                       + ("; bind it to a name first (`ys = ...`, then iterate over `ys`)"
+                          if isinstance(node, (ast.ListComp, ast.GeneratorExp)) else ""))
 
 
 def _zip_or_enumerate(lo, node: ast.Call) -> list:

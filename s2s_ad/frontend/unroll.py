@@ -145,8 +145,15 @@ def _static_items(lo, node: ast.expr) -> list | None:
             items = _static_items(lo, node.args[0])
             return None if items is None else items[::-1]
         if fn is builtins.zip and node.args:
-            columns = [_static_items(lo, a) for a in node.args]
-            return None if None in columns else [_Row(row) for row in zip(*columns)]
+            # a list display written in the `zip` (`zip(COEFFS, [x, x * x])`) is lowered
+            # last, once every other column is known: Python builds it before the loop
+            columns = [None if _display(a) else _range(lo, a) or _static_items(lo, a)
+                       for a in node.args]
+            if any(c is None and not _display(a) for c, a in zip(columns, node.args)):
+                return None
+            columns = [[lo.expr(e) for e in a.elts] if _display(a) else c
+                       for c, a in zip(columns, node.args)]
+            return [_Row(row) for row in zip(*columns)]
         if fn is builtins.enumerate and len(node.args) in (1, 2):
             items = _static_items(lo, node.args[0])
             start = _static_int(lo, node.args[1]) if len(node.args) == 2 else 0
@@ -154,6 +161,25 @@ def _static_items(lo, node: ast.expr) -> list | None:
                 return None
             return [_Row((ir.Const(start + i), x)) for i, x in enumerate(items)]
     return None
+
+
+def _range(lo, node: ast.expr) -> list | None:
+    """The items of ``range(...)`` of constant bounds (a column of ``zip``), else None."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id not in lo.env and not node.keywords and 1 <= len(node.args) <= 3
+            and lo.src.globals.get(node.func.id, getattr(builtins, node.func.id, None))
+            is builtins.range):
+        return None
+    bounds = [_static_int(lo, a) for a in node.args]
+    if None in bounds or bounds[2:] == [0]:
+        return None
+    return [ir.Const(k) for k in range(*bounds)] or None
+
+
+def _display(node: ast.expr) -> bool:
+    """A list or tuple display of expressions (not only number constants)."""
+    return isinstance(node, (ast.List, ast.Tuple)) and bool(node.elts) and not any(
+        isinstance(e, ast.Starred) for e in node.elts)
 
 
 def _static_block(lo, stmts: list) -> None:
