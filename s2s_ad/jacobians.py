@@ -11,7 +11,8 @@ from typing import Callable
 from s2s_ad.cache import array_arguments, generated, positional_names, shapes
 from s2s_ad import tree_values
 from s2s_ad.frontend import targets
-from s2s_ad.higher import _call_statics, _chosen, _concrete, _zero_like, transform
+from s2s_ad.higher import (_call_statics, _chosen, _concrete, _static_origin, _zero_like,
+                            origin, transform, vjp_of)
 from s2s_ad.pipeline import Wrt
 
 __all__ = ["jacfwd", "jacrev", "jacobian"]
@@ -103,9 +104,13 @@ def jacrev(fn: Callable, wrt: Wrt = 0) -> Callable:
     memo: dict = {}
 
     def jacobian_rev(*args, **kwargs):
-        chosen, many = _chosen(fn, wrt, args, kwargs, memo=memo)
+        chosen, many = _wrt_names(fn, wrt, names, args, kwargs, memo)
+        made = vjp_of(fn, args, kwargs)  # a function s2s-ad generated (its gradient, a JVP)
+        if made is None:
+            value, backward = _vjp(fn, args, kwargs)
+        else:
+            value, backward = made[1] if made[0] == "made" else _vjp(made[1], args, kwargs)
         positions = [names.index(c) for c in chosen]
-        value, backward = _vjp(fn, args, kwargs)
         if np.ndim(value) == 0 and not isinstance(value, (tuple, list)):
             ct = backward(1.0)
             out = [ct[i] for i in positions]
@@ -126,6 +131,19 @@ def jacrev(fn: Callable, wrt: Wrt = 0) -> Callable:
         return out[0] if not many and one else tuple(out) if many else out[0]
 
     return jacobian_rev
+
+
+def _wrt_names(fn: Callable, wrt: Wrt, names: list, args: tuple, kwargs: dict,
+               memo: dict) -> tuple[list[str], bool]:
+    """The parameter names ``wrt`` picks and whether a tuple is returned: read
+    from ``fn``'s IR (``wrt=None`` leaving out integers), or, for a function
+    s2s-ad generated (a gradient, a JVP), from its signature, whose code has no
+    integers to leave out (``wrt=None``: its first parameter)."""
+    if origin(fn) is None and _static_origin(fn) is None:
+        return _chosen(fn, wrt, args, kwargs, memo=memo)
+    one = wrt is not None and not isinstance(wrt, (list, tuple))
+    picked = [wrt] if one else list(wrt) if wrt is not None else names[:1]
+    return [names[w] if isinstance(w, int) else w for w in picked], wrt is not None and not one
 
 
 def _stack(parts: list, shape):
@@ -167,7 +185,7 @@ def jacobian(fn: Callable, wrt: Wrt = 0) -> Callable:
     memo: dict = {}
 
     def jacobian_auto(*args, **kwargs):
-        chosen, _ = _chosen(fn, wrt, args, kwargs, memo=memo)
+        chosen, _ = _wrt_names(fn, wrt, list(sig.parameters), args, kwargs, memo)
         bound = sig.bind(*args, **kwargs)
         bound.apply_defaults()
         inputs = sum(tree_values.count(leaf) for c in chosen
