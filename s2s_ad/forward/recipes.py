@@ -113,14 +113,18 @@ def _centred(attrs: dict) -> str:
             f"{_keywords(axis=axis, keepdims=bool(attrs.get('keepdims')) or None)})")
 
 
-def var(attrs: dict) -> str:
+def _count(attrs: dict) -> str:
+    """``n − ddof``, the divisor of the variance."""
     ddof = attrs.get("ddof") or 0
-    return f"dout = {_centred(attrs)} * (2 / ({_size(attrs.get('axis'))} - {ddof}))"
+    return f"({_size(attrs.get('axis'))}{f' - {ddof}' if ddof else ''})"
+
+
+def var(attrs: dict) -> str:
+    return f"dout = {_centred(attrs)} * (2 / {_count(attrs)})"
 
 
 def std(attrs: dict) -> str:
-    ddof = attrs.get("ddof") or 0
-    return f"dout = {_centred(attrs)} / (({_size(attrs.get('axis'))} - {ddof}) * out)"
+    return f"dout = {_centred(attrs)} / ({_count(attrs)} * out)"
 
 
 _TRACE = "np.sum(np.diagonal(np.linalg.solve(x, g), axis1=-2, axis2=-1), axis=-1)"
@@ -151,21 +155,20 @@ def cholesky() -> str:
 
 
 def eigen_values() -> str:
-    return _rows("values, vectors = np.linalg.eigh(x)", _SYMMETRIC,
+    return _rows("vectors = np.linalg.eigh(x)[1]", _SYMMETRIC,
                  "dout = np.sum(vectors * (sym @ vectors), axis=-2)")
 
 
 def eigen_vectors() -> str:
     return _rows(
-        "values, vectors = np.linalg.eigh(x)", _SYMMETRIC,
+        "values = np.linalg.eigvalsh(x)", _SYMMETRIC,
         "n = np.shape(values)[-1]",
         "off = np.arange(n)[:, None] != np.arange(n)[None, :]",
         "gap = values[..., None, :] - values[..., :, None]",
         f"near = {8 * _EPS!r} * n * np.max(np.abs(values), axis=-1, keepdims=True)[..., None]",
         "if np.sum(np.where(off, np.abs(gap), np.inf) <= near) > 0:",
-        "    raise ValueError('the tangent of np.linalg.eigh\\'s eigenvectors is undefined where "
-        "two eigenvalues are equal (to rounding): the eigenvectors are not a function of the "
-        "matrix there')",
+        "    raise ValueError('the eigenvectors of np.linalg.eigh have no tangent where two "
+        "eigenvalues are equal (to rounding)')",
         "inverse_gap = np.where(off, 1.0 / np.where(off, gap, 1.0), 0.0)",
         "dout = out @ (inverse_gap * (np.swapaxes(out, -1, -2) @ sym @ out))")
 
@@ -178,9 +181,7 @@ def pinv() -> str:
 
 
 def sort(attrs: dict) -> str:
-    axis = attrs.get("axis", -1)
-    if axis is None:
-        return "dout = np.take_along_axis(np.ravel(g), np.argsort(np.ravel(x)), axis=0)"
+    axis = attrs.get("axis", -1)  # an int: the frontend refuses axis=None
     return f"dout = np.take_along_axis(g, np.argsort(x, axis={axis}), axis={axis})"
 
 
