@@ -8,7 +8,8 @@ tangent computed on the line after the value itself:
 * the tangent of an op is ``Σ dxᵢ · ∂out/∂xᵢ`` over its active operands, the
   partials instantiated from the same rule templates the reverse sweep uses
   (``s2s_ad/rules/``); NumPy primitives whose rule is a whole adjoint get
-  theirs from :mod:`s2s_ad.forward.linear`;
+  theirs from :mod:`s2s_ad.forward.linear`, or as a few lines written out
+  by :mod:`s2s_ad.forward.recipes` (``np.prod``, ``np.linalg.solve``, ...);
 * branches and loops are the user's own, each carrying tangents beside the
   values (a φ's tangent is assigned where the φ's value is): no tape;
 * a call to a user function calls that function's own JVP function
