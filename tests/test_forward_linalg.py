@@ -188,8 +188,8 @@ def test_scipy_jvp_against_central_differences(expr, specs):
     _check_jvp(expr, specs)
 
 
-HVP = [CASES[i] for i in (1, 2, 3, 6, 9, 12, 15, 18, 21, 23, 25, 26, 28, 30, 31, 35, 36, 38, 39, 40, 41)] \
-    + [SCIPY[0], SCIPY[3], SCIPY[5]]
+HVP = [CASES[i] for i in (1, 2, 3, 6, 9, 12, 15, 18, 21, 23, 25, 26, 28, 30, 31, 35, 36, 38,
+                          39, 40, 41)] + [SCIPY[0], SCIPY[3], SCIPY[5]]
 
 
 @pytest.mark.parametrize("expr,specs", HVP, ids=[f"{e}|{s[0][0]}" for e, s in HVP])

@@ -32,7 +32,8 @@ person would write them for that call:
   ``F[i, j] = 1/(w[j] − w[i])`` off the diagonal; eigenvalues equal to
   rounding raise ``ValueError`` (the eigenvectors are not a function of ``x``
   there; the reverse rule raises ``np.linalg.LinAlgError``, a ``ValueError``);
-* ``np.linalg.pinv`` (full rank): ``−P·g·P + P·Pᵀ·gᵀ·(I − x·P) + (I − P·x)·gᵀ·Pᵀ·P``;
+* ``np.linalg.pinv`` (full rank):
+  ``−P·g·P + P·Pᵀ·gᵀ·(I − x·P) + (I − P·x)·gᵀ·Pᵀ·P``;
 * ``np.sort``: the tangent taken in the order ``np.argsort`` gives (the
   reverse rule's order, so ties are told apart the same way);
 * ``scipy.linalg.solve_triangular``/``cho_solve``: the solve of
@@ -146,7 +147,8 @@ def _cholesky(factor: str, sym: str) -> list[str]:
     """Lines setting ``step``: the tangent of the lower factor ``factor`` of
     the symmetric matrix whose tangent is ``sym``."""
     return [sym,
-            f"inner = np.linalg.solve({factor}, np.swapaxes(np.linalg.solve({factor}, sym), -1, -2))",
+            f"inner = np.linalg.solve({factor}, "
+            f"np.swapaxes(np.linalg.solve({factor}, sym), -1, -2))",
             f"step = {factor} @ (0.5 * (np.tril(inner) + np.tril(inner, k=-1)))"]
 
 
