@@ -379,3 +379,35 @@ def test_in_a_helper_a_helper_of_a_helper_a_loop_and_a_branch():
     got = s2s_ad.hvp(f, wrt=("a", "x"))(a, x, 4, (da, dx))
     for g, ref in zip(got, _fd_hvp(lambda a, x: f(a, x, 4), [a, x], [da, dx])):
         np.testing.assert_allclose(g, ref, rtol=1e-4, atol=1e-4 * max(1.0, np.max(np.abs(ref))))
+
+
+LOOPING_HELPER = textwrap.dedent('''
+    import numpy as np
+
+
+    def h(a, x, n):
+        for i in range(n):
+            x = np.linalg.solve(a, x) + np.prod(x) * np.cumprod(x)
+            x = x / np.std(x)
+        return x
+
+
+    def f(a, x):
+        y = h(a, x, 2)
+        return np.sum(np.sort(y) * np.arange(3.0)) + np.linalg.slogdet(a)[1]
+''')
+
+
+def test_in_a_helper_with_its_own_jvp_function():
+    """A helper with a loop (not copied into the caller: its own jvp_h),
+    an element of x exactly 0: jvp and hvp against central differences."""
+    f = make_function(LOOPING_HELPER, "f")
+    assert "def jvp_h" in s2s_ad.jvp_source(f, wrt=("a", "x"))
+    a, x = _matrix((3, 3), "well"), RNG.uniform(0.5, 1.0, size=3)
+    x[1] = 0.0
+    da, dx = RNG.normal(size=(3, 3)), RNG.normal(size=3)
+    _, t = s2s_ad.jvp(f, wrt=("a", "x"))(a, x, da=da, dx=dx)
+    assert np.isclose(t, _directional(f, [a, x], [da, dx]), rtol=1e-6)
+    got = s2s_ad.hvp(f, wrt="x")(a, x, dx)
+    ref = _fd_hvp(lambda x: f(a, x), [x], [dx])[0]
+    np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4 * max(1.0, np.max(np.abs(ref))))
