@@ -59,6 +59,23 @@ def in_positions(a, b):
     return s
 
 
+def in_a_branch(a, b, c):
+    t = np.sum(b)
+    if c > 0:
+        m = t <= a
+    else:
+        m = t > a
+    return np.mean(t * m)
+
+
+def in_a_loop(a, b):
+    t = np.sum(b)
+    m = t <= a
+    for i in range(2):
+        m = m * (t <= a + 0.5 * i)
+    return np.mean(t * m)
+
+
 def smallest(a, b):
     t = np.sum(b * b)
     return np.mean(np.minimum(t, a * a)) + np.sum(np.maximum(np.max(b), a) * a)
@@ -82,6 +99,20 @@ def test_gradient_against_central_differences(name):
     got = s2s_ad.grad(f, wrt=("a", "b"))(a, b)
     for i, g in enumerate(got):
         np.testing.assert_allclose(g, fd_gradient(f, [a, b], i), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("name,extra", [("in_a_branch", 1.0), ("in_a_branch", -1.0),
+                                        ("in_a_loop", None)])
+def test_a_mask_through_a_branch_or_a_loop(name, extra):
+    """A mask made on both sides of a branch (its φ), or carried by a loop
+    (a mask times a mask): the product with the number is an array still."""
+    f = make_function(SOURCE, name)
+    a = np.array([[0.5, 3.0, 0.1], [2.0, 0.2, 1.0]])
+    b = np.array([[0.3, 0.4, 0.1], [0.1, -0.2, 0.1]])
+    args = [a, b] + ([extra] if extra is not None else [])
+    got = s2s_ad.grad(f, wrt="b")(*args)
+    np.testing.assert_allclose(got, fd_gradient(f, args, 1), rtol=1e-6, atol=1e-8)
+    assert np.ptp(got) == 0.0 and got[0, 0] != 0.0  # the same sum for every element
 
 
 def test_the_wrong_gradient_of_before():

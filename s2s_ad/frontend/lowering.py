@@ -173,6 +173,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         """ids of values returned by calls to user functions (they may be tuples)."""
         self.defs: dict[int, ir.Op] = {}
         self.masks: set[int] = set()
+        self.loop_masks: set[str] = set()
         """ids of bool values that may be arrays (``t <= a``, a an array;
         :mod:`s2s_ad.frontend.array_kinds`)."""
         self.param_ids: set[int] = set()
