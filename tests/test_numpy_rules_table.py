@@ -465,10 +465,13 @@ def test_forward_mode_of_linear_and_elementwise_rules(expr):
     assert np.isclose(tangent, (f(x + h * v) - f(x - h * v)) / (2 * h), rtol=1e-6, atol=1e-8)
 
 
-def test_forward_mode_refuses_sort():
-    f = make_function("def f(x):\n    return np.sum(np.sort(x))\n")
-    with pytest.raises(SourceError, match="forward mode has no rule for np.sort"):
-        s2s_ad.jvp(f)(np.ones(3), dx=np.ones(3))
+def test_forward_mode_of_sort():
+    """Refused before (no forward rule): the tangent in np.argsort's order."""
+    f = make_function("def f(x):\n    return np.sum(np.sin(np.sort(x, axis=0)) * np.sort(x))\n")
+    x, v = RNG.normal(size=(3, 4)), RNG.normal(size=(3, 4))
+    _, tangent = s2s_ad.jvp(f)(x, dx=v)
+    h = 1e-6
+    assert np.isclose(tangent, (f(x + h * v) - f(x - h * v)) / (2 * h), rtol=1e-6, atol=1e-8)
 
 
 def test_rolled_is_np_roll():

@@ -19,9 +19,10 @@ apply. For those the tangent comes from the *forward* template itself:
   forward and reverse mode are transposes of one linear map; written in the
   subset s2s-ad differentiates, so the JVP module can be differentiated again.
 
-Anything else with a whole-adjoint rule (``np.prod``, ``np.var``,
-``np.linalg.inv``, ...) has no forward rule yet and is refused where it is
-used (:func:`kind` returns None).
+The other whole-adjoint rules (``np.prod``, ``np.var``,
+``np.linalg.inv``, ...) get a tangent written out in a few lines by
+:mod:`s2s_ad.forward.recipes` (:func:`kind` returns None for them); a
+primitive with neither is refused where it is used.
 
 >>> kind("np.sum"), kind("matmul"), kind("np.prod")
 ('linear', 'bilinear', None)

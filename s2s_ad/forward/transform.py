@@ -8,7 +8,8 @@ tangent computed on the line after the value itself:
 * the tangent of an op is ``Σ dxᵢ · ∂out/∂xᵢ`` over its active operands, the
   partials instantiated from the same rule templates the reverse sweep uses
   (``s2s_ad/rules/``); NumPy primitives whose rule is a whole adjoint get
-  theirs from :mod:`s2s_ad.forward.linear`;
+  theirs from :mod:`s2s_ad.forward.linear`, or as a few lines written out
+  by :mod:`s2s_ad.forward.recipes` (``np.prod``, ``np.linalg.solve``, ...);
 * branches and loops are the user's own, each carrying tangents beside the
   values (a φ's tangent is assigned where the φ's value is): no tape;
 * a call to a user function calls that function's own JVP function
@@ -35,7 +36,7 @@ from s2s_ad.emit.code import (Block, CodeFunction, Stmt, effect_statement,
                               signature, tree_leaves, unpack_params, while_block)
 from s2s_ad.emit.code import call as _call
 from s2s_ad.errors import SourceError
-from s2s_ad.forward import linear, scaling, sink
+from s2s_ad.forward import linear, recipes, scaling, sink
 from s2s_ad.names import Namer
 from s2s_ad.reverse import analysis
 from s2s_ad.forward.lists import list_op, tangent_lengths
@@ -278,6 +279,10 @@ class _Forward:
         primal = Stmt(ast.Assign([out_name], self.primal(op)), comment, op)
         if not self.active(op.out):
             return [primal]
+        if op.prim in recipes.PRIMS:
+            lines = self.recipe(op, comment)
+            if lines:
+                return [primal] + lines
         d = self.tangent_expr(op)
         if d is None:  # active, yet no derivative flows in: a zero tangent
             d = self.zero(op.out)
@@ -377,8 +382,8 @@ class _Forward:
                                attrs={**dict(rule.attrs), **op.attrs})
         if how is None:
             raise refuse(op.loc, f"`{op.text}`: forward mode has no rule for {op.prim} yet "
-                         "(its reverse rule is a whole adjoint, and only linear and bilinear "
-                         "ones have a forward rule; see docs/forward.md)")
+                         "(its reverse rule is a whole adjoint, and no tangent is written "
+                         "for it; see docs/forward.md)")
         primal = [self.expr(a) for a in op.args]
         if how == "linear":
             exprs = [self.tangent(a) if rule.flows(i) else primal[i]
@@ -391,6 +396,44 @@ class _Forward:
                 exprs[i] = _load(self.t(op.args[i]))
                 terms.append(self.primal(op, exprs))
         return _sum(terms)
+
+    def recipe(self, op: ir.Op, comment: str) -> list:
+        """The lines of a tangent :mod:`s2s_ad.forward.recipes` writes out,
+        its locals given fresh names, the last setting the tangent (none
+        where no derivative flows in)."""
+        rule = RULES[op.prim]
+        flows = tuple(rule.flows(i) and self.active(a) for i, a in enumerate(op.args))
+        if not any(flows):
+            return []
+        code = recipes.recipe(op.prim, {**dict(rule.attrs), **op.attrs}, flows)
+        env = {"g": self.tangent(op.args[0])}
+        env.update({f"g{i}": self.tangent(a) for i, a in enumerate(op.args)})
+        names = {"dout": self.t(op.out)}
+
+        def expr(node: ast.expr) -> ast.expr:
+            return instantiate(node, op.args, op.out, self.modules,
+                               extra={**env, **{k: _load(v) for k, v in names.items()}})
+
+        def target(node: ast.expr) -> ast.expr:
+            if isinstance(node, ast.Tuple):
+                return ast.Tuple([target(e) for e in node.elts], ast.Store())
+            if node.id not in names:
+                names[node.id] = self.namer.fresh(node.id)
+            return ast.Name(names[node.id], ast.Store())
+
+        def lines(stmts: list) -> list:
+            out = []
+            for s in stmts:
+                if isinstance(s, ast.If):
+                    out.append(Block(ast.If(expr(s.test), [], []), lines(s.body),
+                                     lines(s.orelse), comment))
+                elif isinstance(s, ast.Raise):
+                    out.append(Stmt(s, comment, op))
+                else:
+                    value = expr(s.value)
+                    out.append(Stmt(ast.Assign([target(s.targets[0])], value), comment, op))
+            return out
+        return lines(ast.parse(code).body)
 
     def call(self, op: ir.Op, comment: str) -> list:
         if op.callee.rule is not None:

@@ -32,8 +32,9 @@ from __future__ import annotations
 import ast
 
 from s2s_ad import ir
-from s2s_ad.frontend import (conditions, guards, index_checks, index_exprs, list_slices,
-                             runtime_lists, statics, structures, unroll, write_dtypes)
+from s2s_ad.frontend import (array_kinds, conditions, guards, index_checks, index_exprs,
+                             list_slices, runtime_lists, statics, structures, unroll,
+                             write_dtypes)
 from s2s_ad.frontend.checkpoint import checkpoint_blocks, checkpoint_pragma
 from s2s_ad.frontend.iteration import Iteration, assigned_names
 from s2s_ad.frontend.list_params import kind_of
@@ -239,8 +240,10 @@ class ControlFlow(Iteration):
                                      "and None select code while it is generated, so they "
                                      "must not depend on the data: use a number or a bool "
                                      "flag instead")
-            kind = _merge_kind([kind_of(a), kind_of(b)])
+            kind, mask = array_kinds.merged(self, _merge_kind([kind_of(a), kind_of(b)]), [a, b])
             out = ir.Value(name(), kind, var)
+            if mask:
+                self.masks.add(id(out))
             if kind == "list":
                 if not runtime_lists.same_list(self, a, b):
                     raise self.src.error(node, f"`{var or name()}` is one of two lists, depending "
@@ -420,11 +423,16 @@ class ControlFlow(Iteration):
                 raise self.src.error(node, f"the list `{v}` is reassigned in the loop; only "
                                      "floats, ints and bools can change across iterations")
         saved = (self.namer.mark(), self.temps, write_dtypes.mark(self))
+        masked = {v for v in carried if id(self.env[v]) in self.masks}
         for attempt in range(3):
+            self.loop_masks = masked  # carried values that are masks (array_kinds)
             built = self._loop_once(node, target, seq, bounds, carried, kinds, has_break,
                                     has_cont, has_ret, is_for, binds)
             widened = False
             for v, y in zip(carried, built[0].yields):
+                if isinstance(y, ir.Value) and id(y) in self.masks and v not in masked:
+                    masked.add(v)
+                    widened = True
                 if statics.static(y):
                     raise self.src.error(node, f"`{v}` becomes {y.value!r} in this loop; strings "
                                          "and None select code while it is generated, so they "
@@ -450,6 +458,8 @@ class ControlFlow(Iteration):
                 runtime_lists.carried(self, o, p)
             if index_exprs.integers(self, p):
                 self.int_arrays.add(id(o))
+            if id(p) in self.masks:
+                self.masks.add(id(o))
             write_dtypes.settled(self, p, y, v, node)
             write_dtypes.carried(self, o, self.env[v], y)
         inits = [self.env[v] for v in carried]
@@ -494,7 +504,11 @@ class ControlFlow(Iteration):
         params = []
         for v in carried:
             name = self.namer.fresh(FLAG_NAMES[v]) if v in FLAG_NAMES else self.namer.claim(v)
-            p = ir.Value(name, kinds[v], None if v in FLAG_NAMES else v)
+            masked = v in self.loop_masks  # a mask on some iteration (array_kinds)
+            kind = "array" if masked and kinds[v] == "float" else kinds[v]
+            p = ir.Value(name, kind, None if v in FLAG_NAMES else v)
+            if masked and kind in ("bool", "int"):
+                self.masks.add(id(p))
             if kinds[v] == "list":
                 runtime_lists.carried(self, p, before[v])
             if index_exprs.integers(self, before[v]):  # an array of integers stays one

@@ -24,11 +24,11 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import (callees, checks, closures, comprehensions, factories, generated,
-                             index_exprs, jax_forms, list_stacks, list_writes, module_lists,
-                             numpy_forms, passing, pytrees, ranges, runtime_lists, runtime_sorting,
-                             scipy_forms, statics, structures, syntax, tf_forms, torch_forms,
-                             unroll)
+from s2s_ad.frontend import (array_kinds, callees, checks, closures, comprehensions,
+                             factories, generated, index_exprs, jax_forms, list_stacks,
+                             list_writes, module_lists, numpy_forms, passing, pytrees, ranges,
+                             runtime_lists, runtime_sorting, scipy_forms, statics, structures,
+                             syntax, tf_forms, torch_forms, unroll)
 from s2s_ad.frontend.aliasing import InPlaceNames
 from s2s_ad.frontend.callsites import (BUILTIN_PRIMS, LIBRARY_MODULES, CallLowering,  # noqa: F401
                                       _is_library, _is_library_module)
@@ -172,6 +172,10 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         self.call_values: set[int] = set()
         """ids of values returned by calls to user functions (they may be tuples)."""
         self.defs: dict[int, ir.Op] = {}
+        self.masks: set[int] = set()
+        self.loop_masks: set[str] = set()
+        """ids of bool values that may be arrays (``t <= a``, a an array;
+        :mod:`s2s_ad.frontend.array_kinds`)."""
         self.param_ids: set[int] = set()
         self.integers: dict[str, SourceError] = {}
         self.undefined: dict[str, tuple] = {}
@@ -588,6 +592,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             prim = self.array_prim(prim, kinds, node)
             self.refuse_shape_arithmetic(prim, args, node)
             kind = self.result_kind(prim, kinds, attrs)
+            kind, mask = array_kinds.adjust(self, prim, args, kinds, attrs, kind)
         else:
             kind = RULES[prim].result_kind(kinds)
         if prim == "getitem" and self.array_mode:
@@ -600,6 +605,8 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             self.temps += 1
             name = self.namer.fresh(f"t{self.temps}")
         out = ir.Value(name, kind, var)
+        if self.array_mode and mask:
+            self.masks.add(id(out))
         if text is None:
             text = ast.unparse(node)
             if var is not None:

@@ -69,12 +69,13 @@ def const_expr(value, modules: dict[str, str]) -> ast.expr:
 def instantiate(template: ast.expr, args, out: ir.Value | None, modules: dict[str, str], *,
                 g: ast.expr | None = None, attrs: dict | None = None,
                 given: dict | None = None, exprs: list | None = None,
-                out_expr: ast.expr | None = None) -> ast.expr:
+                out_expr: ast.expr | None = None, extra: dict | None = None) -> ast.expr:
     """``template`` with placeholders replaced by the operands' expressions.
 
     ``attrs`` maps attribute names to their values (defaults included);
     ``given``, when not None, holds the attributes the user wrote: keywords
-    naming any other attribute are dropped (forward templates)."""
+    naming any other attribute are dropped (forward templates). ``extra``
+    maps more names to expressions (a forward recipe's locals and tangents)."""
     # ``exprs``/``out_expr``: how the operands and result read where the code
     # runs (a reverse loop reads popped values), when not simply their names.
     ops = exprs if exprs is not None else [operand_expr(a, modules) for a in args]
@@ -88,6 +89,7 @@ def instantiate(template: ast.expr, args, out: ir.Value | None, modules: dict[st
         env["out"] = ast.Name(out.name, ast.Load())
     if g is not None:
         env["g"] = g
+    env.update(extra or {})
     attrs = attrs or {}
     for name, value in attrs.items():
         env[name] = attr_expr(value)
