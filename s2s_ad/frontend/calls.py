@@ -132,7 +132,12 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
                         "numbers or arrays otherwise", op.loc.file, op.loc.line,
                         op.loc.col, caller.line(op.loc.line))
             if target not in graph.sources:
-                graph.sources[target] = source.locate(target)
+                try:
+                    graph.sources[target] = source.locate(target)
+                except SourceError as exc:
+                    if exc.line > 0:
+                        raise
+                    raise _error(op, graph.sources[fn], exc.message) from None
             closure_data = [n for n in graph.sources[target].captured
                             if n not in graph.sources[target].module_data]
             if closure_data:

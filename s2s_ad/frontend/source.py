@@ -87,6 +87,29 @@ def display_path(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
+def generated_code(fn):
+    """The function of the generated module behind a derivative s2s-ad made
+    (``force = s2s_ad.grad(potential)``, called inside a function you
+    differentiate): that module is in the subset, so it is read as any helper
+    (its text registered under ``<s2s-ad ...>``). A :class:`SourceError` where
+    the derivative chooses its code per call (by argument kinds, list lengths
+    or static values) or re-checks module constants on each call."""
+    name = getattr(fn, "__name__", "the derivative")
+    raw = getattr(fn, "__wrapped__", None)
+    if type(fn).__name__ == "Seeing" or not isinstance(raw, types.FunctionType) \
+            or inspect.unwrap(raw) is not raw or getattr(raw, "__s2s_ad_by_shape__", False) \
+            or getattr(fn, "__s2s_ad_statics__", None) is not None \
+            or getattr(fn, "__s2s_ad_static_origin__", None) is not None \
+            or not raw.__code__.co_filename.startswith("<s2s-ad"):
+        raise SourceError(
+            f"`{name}` is a derivative s2s-ad made whose code is chosen when it is called (by "
+            "the kinds or lengths of its arguments, static values, or module constants it "
+            "re-reads), so a function calling it cannot be differentiated through it: write its "
+            f"module with `s2s-ad grad ... -o FILE` and call the function of that module, or "
+            "differentiate the original function with s2s_ad.hessian, hvp or jvp(grad(...))")
+    return raw
+
+
 def locate(fn, method: bool = False) -> Source:
     """The source of ``fn``; :class:`SourceError` when it has none. A closure's
     captured data become keyword-only parameters of its tree (see
@@ -98,6 +121,9 @@ def locate(fn, method: bool = False) -> Source:
     if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
         # frontend.targets.locate lifts the bound method you differentiate
         raise _method_error(fn)
+    if type(fn).__name__ == "Seeing" or (getattr(fn, "__s2s_ad_origin__", None) is not None
+                                         and getattr(fn, "__wrapped__", None) is not None):
+        fn = generated_code(fn)  # a derivative s2s-ad made, called by your code
     if not isinstance(fn, types.FunctionType):
         what = type(fn).__name__
         wrapped = getattr(fn, "__wrapped__", None)
