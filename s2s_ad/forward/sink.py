@@ -38,16 +38,18 @@ def _reads(item, name: str) -> bool:
     return names_in(item)[name] > 0
 
 
-def into_arms(out: list, tangents: set[str]) -> list:
+def into_arms(out: list, tangents: set[str], live: set[str] = frozenset()) -> list:
     """``out`` (a region's forward statements) with each singular tangent
-    line read only inside arms of later branches moved into those arms."""
+    line read only inside arms of later branches moved into those arms;
+    ``live``: names read after ``out`` (a φ's or a carried value's tangent
+    under its own name, a returned tangent), whose lines stay."""
     i = 0
     while i < len(out):
         s = out[i]
         node = s.node if isinstance(s, Stmt) else None
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1
                 and type(node.targets[0]) is ast.Name and node.targets[0].id in tangents
-                and may_be_infinite(node.value)):
+                and node.targets[0].id not in live and may_be_infinite(node.value)):
             i += 1
             continue
         t = node.targets[0].id

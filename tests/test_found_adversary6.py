@@ -1,0 +1,96 @@
+"""Wrong gradients and crashes found by adversarial programs on the tangents
+moved into a branch's arms, the guard of untouched adjoints and the newest
+forms, each against central differences (float64)."""
+
+import math
+
+import pytest
+
+import s2s_ad
+from tests.array_oracle import make_function
+from tests.oracle import central_difference
+
+SUNK_TANGENTS = '''
+import math
+
+def carried(x, y):
+    s = 0.0
+    prev = x
+    for i in range(3):
+        if i > 0:
+            s = s + prev * 2.0
+        r = math.sqrt(1.0 + x * x + i)
+        if y > i - 1.0:
+            s = s + r * y
+        prev = r
+    return s
+
+def while_carried(x, y):
+    s = 0.0
+    r = x
+    k = 0
+    while k < 3:
+        s = s + r
+        r = math.log(2.0 + x * x + k)
+        if y > 0.0:
+            s = s + r * y
+        k = k + 1
+    return s
+
+def in_an_arm(x, y):
+    if x > 0.0:
+        r = math.sqrt(1.0 + x * x)
+        if y > 0.0:
+            q = r * y
+        else:
+            q = x
+        out = r
+    else:
+        q = y
+        out = x * y
+    return out + q
+
+def pair(x, y):
+    r = math.sqrt(1.0 + x * x)
+    if y > 0.0:
+        q = r * y
+    else:
+        q = x
+    return r, q
+
+def returned(x, y):
+    a, b = pair(x, y)
+    return a * b + a
+'''
+
+POINTS = [(0.7, 0.4), (0.7, -0.4), (-0.7, -0.4), (1.5, -1.5)]
+
+
+@pytest.mark.parametrize("name", ["carried", "while_carried", "in_an_arm", "returned"])
+@pytest.mark.parametrize("x,y", POINTS)
+def test_a_singular_tangent_read_after_the_region(name, x, y):
+    # The tangent of r (a root or logarithm: a division in its tangent) is
+    # read inside one arm of a later branch and also by what follows the
+    # statements of its region: the next iteration (prev = r), the φ of an
+    # outer branch (out = r) or the helper's return. It was moved into the
+    # arm, so jvp read the previous iteration's tangent (carried at
+    # (0.7, -0.4): 0.0 where 2.06 is right) or raised UnboundLocalError, and
+    # hessian refused the forward module read back ("`dr` may be undefined").
+    f = make_function(SUNK_TANGENTS, name)
+    refs = [central_difference(f, [x, y], i, h=1e-6) for i in range(2)]
+    for i in range(2):
+        tangents = {"dx": float(i == 0), "dy": float(i == 1)}
+        value, tangent = s2s_ad.jvp(f, wrt=(0, 1))(x, y, **tangents)
+        assert value == f(x, y)
+        assert math.isclose(tangent, refs[i], rel_tol=1e-6, abs_tol=1e-7), (i, tangent, refs)
+    got = s2s_ad.grad(f, wrt=(0, 1))(x, y)
+    for i in range(2):
+        assert math.isclose(got[i], refs[i], rel_tol=1e-6, abs_tol=1e-7)
+    hess = s2s_ad.hessian(f, wrt=(0, 1))(x, y)
+    g = s2s_ad.grad(f, wrt=(0, 1))
+    for j, (dx, dy) in enumerate([(1e-5, 0.0), (0.0, 1e-5)]):
+        up, down = g(x + dx, y + dy), g(x - dx, y - dy)
+        for i in range(2):
+            # the gradient is checked against central differences of f above
+            assert math.isclose(hess[i][j], (up[i] - down[i]) / 2e-5, rel_tol=1e-5,
+                                abs_tol=1e-6), (i, j, hess)
