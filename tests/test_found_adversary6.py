@@ -94,3 +94,55 @@ def test_a_singular_tangent_read_after_the_region(name, x, y):
             # the gradient is checked against central differences of f above
             assert math.isclose(hess[i][j], (up[i] - down[i]) / 2e-5, rel_tol=1e-5,
                                 abs_tol=1e-6), (i, j, hess)
+
+
+CHANGED_IN_PLACE = '''
+def appended(x, y, n):
+    xs = []
+    for i in range(n):
+        xs.append(x * (i + 1.0))
+    s = sum(xs)
+    xs.append(y * 3.0)
+    if y > 0.0:
+        out = s * x
+    else:
+        out = x
+    return out + xs[-1]
+
+def written(x, y, n):
+    xs = [0.0] * n
+    for i in range(n):
+        xs[i] = x * (i + 1.0)
+    s = sum(xs)
+    xs[0] = y * 3.0
+    if y > 0.0:
+        out = s * x
+    else:
+        out = x
+    return out + xs[0]
+'''
+
+
+@pytest.mark.parametrize("name", ["appended", "written"])
+@pytest.mark.parametrize("x,y", [(0.7, 0.4), (-1.1, 0.9), (0.7, -0.4)])
+def test_a_tangent_moved_past_a_change_in_place(name, x, y):
+    # s = sum(xs)'s tangent line (sum(dxs), a call) is read in one arm only;
+    # it was moved into the arm past xs.append(...) / xs[0] = ..., which
+    # change the tangent list in place (no name is assigned), so it summed
+    # the new items: jvp with dy = 1 gave 5.1 where 3.0 is right (appended
+    # at (0.7, 0.4)), with dx = 1 7.7 where 8.4 is right (written), and
+    # hessian and grad(grad(f)) were wrong the same way.
+    f = make_function(CHANGED_IN_PLACE, name)
+    refs = [central_difference(f, [x, y, 3], i, h=1e-6) for i in range(2)]
+    for i in range(2):
+        value, tangent = s2s_ad.jvp(f, wrt=(0, 1))(x, y, 3, dx=float(i == 0), dy=float(i == 1))
+        assert math.isclose(tangent, refs[i], rel_tol=1e-6, abs_tol=1e-7), (i, tangent, refs)
+    g = s2s_ad.grad(f, wrt=(0, 1))
+    hess = s2s_ad.hessian(f, wrt=(0, 1))(x, y, 3)
+    row = s2s_ad.grad(s2s_ad.grad(f, wrt=0), wrt=(0, 1))(x, y, 3)
+    for j, (dx, dy) in enumerate([(1e-5, 0.0), (0.0, 1e-5)]):
+        up, down = g(x + dx, y + dy, 3), g(x - dx, y - dy, 3)
+        assert math.isclose(row[j], (up[0] - down[0]) / 2e-5, rel_tol=1e-5, abs_tol=1e-6)
+        for i in range(2):
+            assert math.isclose(hess[i][j], (up[i] - down[i]) / 2e-5, rel_tol=1e-5,
+                                abs_tol=1e-6), (i, j, hess)

@@ -15,7 +15,8 @@ function, and which only such arms read, moves to the start of each arm
 that reads it (the reverse sweep does the same on the recorded decision:
 s2s_ad/reverse/untouched.py). It moves only when nothing between its
 place and those arms assigns a name it reads, so it computes the same
-value where it lands.
+value where it lands: a name written in place (``dxs.append(v)``,
+``dxs[i] = v`` on a list of tangents) counts as assigned.
 """
 
 from __future__ import annotations
@@ -24,14 +25,19 @@ import ast
 import copy
 
 from s2s_ad.emit.code import Block, Stmt, may_be_infinite
-from s2s_ad.emit.peephole import names_in
+from s2s_ad.emit.peephole import _rw, names_in
 
 
-def _stored(item) -> set[str]:
-    node = item.node
-    if node is None:
-        return set()
-    return {n.id for n in ast.walk(node) if type(n) is ast.Name and isinstance(n.ctx, ast.Store)}
+def _written(item) -> set[str]:
+    """The names ``item`` (a statement or a block, at any depth) assigns or
+    changes in place (``xs.append(v)``, ``xs[i] = v``)."""
+    if isinstance(item, Stmt):
+        return _rw(item)[1]
+    out = {n.id for n in ast.walk(item.head) if type(n) is ast.Name
+           and isinstance(n.ctx, ast.Store)}
+    for s in item.body + item.orelse:
+        out |= _written(s)
+    return out
 
 
 def _reads(item, name: str) -> bool:
@@ -62,7 +68,7 @@ def into_arms(out: list, tangents: set[str], live: set[str] = frozenset()) -> li
             i += 1
             continue
         inputs = {n.id for n in ast.walk(node.value) if type(n) is ast.Name} | {t}
-        if any(_stored(item) & inputs for item in later[:readers[-1] + 1]):
+        if any(_written(item) & inputs for item in later[:readers[-1] + 1]):
             i += 1
             continue
         for k in readers:
