@@ -146,3 +146,29 @@ def test_a_tangent_moved_past_a_change_in_place(name, x, y):
         for i in range(2):
             assert math.isclose(hess[i][j], (up[i] - down[i]) / 2e-5, rel_tol=1e-5,
                                 abs_tol=1e-6), (i, j, hess)
+
+
+@pytest.mark.parametrize("name", ["nested_roots", "elif_threshold", "nested_in_both"])
+@pytest.mark.parametrize("x,y", [(0.0, 0.0), (0.3, 0.4)])
+def test_forward_and_second_derivatives_where_an_arm_leaves_a_root_unread(name, x, y):
+    # grad was right at the singular point, but jvp raised ZeroDivisionError
+    # where the root is read in an arm nested in an arm (an elif chain, a
+    # branch in each arm) or is a chain (sqrt(sqrt(s))): the tangent line
+    # moved into the outer arm only, and a chain's inner line, read by the
+    # outer one, stayed. hessian raised it in the gradient of the JVP
+    # module: a guarded backward adding to an adjoint that was itself
+    # untouched ended the guard of that adjoint's own producer.
+    from tests import untouched_src as src
+    f = getattr(src, name)
+    refs = [central_difference(f, [x, y], i, h=1e-7) for i in range(2)]
+    for i in range(2):
+        _, tangent = s2s_ad.jvp(f, wrt=(0, 1))(x, y, dx=float(i == 0), dy=float(i == 1))
+        assert math.isclose(tangent, refs[i], rel_tol=1e-6, abs_tol=1e-6), (i, tangent, refs)
+    hess = s2s_ad.hessian(f, wrt=(0, 1))(x, y)
+    g = s2s_ad.grad(f, wrt=(0, 1))
+    h = 1e-6 if x == y == 0.0 else 1e-5  # inside the first arm's threshold at the origin
+    for j, (dx, dy) in enumerate([(h, 0.0), (0.0, h)]):
+        up, down = g(x + dx, y + dy), g(x - dx, y - dy)
+        for i in range(2):
+            assert math.isclose(hess[i][j], (up[i] - down[i]) / (2 * h), rel_tol=1e-5,
+                                abs_tol=1e-5), (i, j, hess)
