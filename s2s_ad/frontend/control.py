@@ -33,7 +33,8 @@ import ast
 
 from s2s_ad import ir
 from s2s_ad.frontend import (conditions, guards, index_checks, index_exprs, list_slices,
-                             runtime_lists, statics, structures, unroll, write_dtypes)
+                             runtime_lists, statics, structures, tuple_merges, unroll,
+                             write_dtypes)
 from s2s_ad.frontend.checkpoint import checkpoint_blocks, checkpoint_pragma
 from s2s_ad.frontend.iteration import Iteration, assigned_names
 from s2s_ad.frontend.list_params import kind_of
@@ -228,6 +229,8 @@ class ControlFlow(Iteration):
         def phi(a, b, name, var):
             if _same(a, b):
                 return a
+            if structures.is_structure(a) or structures.is_structure(b):
+                return tuple_merges.merge(self, a, b, var, node, phi, name)
             if _same(a, ir.Const(True)) and _same(b, ir.Const(False)):
                 return cond  # true exactly when the first branch is taken
             if statics.static(a) or statics.static(b):
@@ -409,6 +412,7 @@ class ControlFlow(Iteration):
         runtime_lists.check_aliases(self, carried, node)
         if has_ret:
             carried += [RET, RETVAL]
+        tuple_merges.refuse_carried(self, node, carried, self.env)
         kinds = {v: kind_of(self.env[v]) for v in carried}
         for v in carried:
             if statics.static(self.env[v]):
