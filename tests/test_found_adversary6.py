@@ -298,3 +298,46 @@ def test_what_is_not_merged_is_refused_where_it_is(name):
             make()
         assert message in str(err.value)
         assert err.value.line == line
+
+
+COALESCED = '''
+import math
+
+def h(a, x):
+    return (x / 0.5 if x > a else a / (1.5 + math.sin(x))) * a
+
+def f(a, x):
+    return h(a, x) * x
+'''
+
+
+@pytest.mark.parametrize("a,x", [(0.3, 0.9), (0.9, 0.3)])
+def test_the_gradient_file_of_a_helper_whose_tape_named_a_value_twice(tmp_path, a, x):
+    # the pair of h kept `sel` twice on its tape (the arm's x / 0.5 is
+    # computed straight into the φ's variable, and both were taped):
+    # harmless when run, but the gradient read back to be differentiated
+    # again (jvp of the `grad -o` file, grad(grad(f))) raised ValueError
+    # ('duplicate parameter name: sel') inside s2s-ad. The tape names each
+    # variable once now.
+    from s2s_ad import cli
+    from tests.modules import import_source
+    src = tmp_path / "coalesced.py"
+    src.write_text(COALESCED)
+    out = tmp_path / "grad_coalesced.py"
+    assert cli.main(["grad", f"{src}:f", "-o", str(out)]) == 0
+    g = import_source(tmp_path, out.read_text(), "grad_coalesced_6").grad_f
+    f = make_function(COALESCED)
+    for i in range(2):
+        ref = [central_difference(f, [a, x], k, h=1e-6) for k in range(2)]
+        assert all(math.isclose(u, v, rel_tol=1e-6) for u, v in zip(g(a, x), ref))
+        up = list(g(*[v + 1e-5 * (k == i) for k, v in enumerate((a, x))]))
+        down = list(g(*[v - 1e-5 * (k == i) for k, v in enumerate((a, x))]))
+        j = s2s_ad.jvp(g, ("a", "x"))
+        from tests.fuzz_checks import _tangent_names  # g takes dout: names may differ
+        names = _tangent_names(j, ["a", "x"])
+        _, tangent = j(a, x, **{names["a"]: float(i == 0), names["x"]: float(i == 1)})
+        row = s2s_ad.grad(s2s_ad.grad(f, wrt=i), wrt=(0, 1))(a, x)
+        for k in range(2):
+            second = (up[k] - down[k]) / 2e-5
+            assert math.isclose(tangent[k], second, rel_tol=1e-5, abs_tol=1e-6)
+            assert math.isclose(row[k], second, rel_tol=1e-5, abs_tol=1e-6)
