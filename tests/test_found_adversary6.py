@@ -341,3 +341,67 @@ def test_the_gradient_file_of_a_helper_whose_tape_named_a_value_twice(tmp_path, 
             second = (up[k] - down[k]) / 2e-5
             assert math.isclose(tangent[k], second, rel_tol=1e-5, abs_tol=1e-6)
             assert math.isclose(row[k], second, rel_tol=1e-5, abs_tol=1e-6)
+
+
+DICT_WRITES = '''
+def one_arm(x, y):
+    d = {"a": x, "b": y}
+    if y > 0.0:
+        d["a"] = y
+    return d["a"] * 3.0 + d["b"]
+
+def both_arms_alias(x, y):
+    d = {"a": x, "b": y}
+    e = d
+    if y > 0.0:
+        e["a"] = x * y
+    else:
+        e["a"] = x + y
+    return d["a"] * 3.0 + d["b"]
+
+def nested(x, y):
+    ps = [{"w": x}, {"w": y}]
+    if y > 0.0:
+        ps[1]["w"] = x * y
+    elif x > 0.0:
+        ps[0]["w"] = y * y
+    return ps[0]["w"] * 3.0 + ps[1]["w"]
+
+def in_a_loop(x, y, n):
+    d = {"a": x, "b": y}
+    k = 0
+    while k < n:
+        d["a"] = y
+        k = k + 1
+    return d["a"] * 3.0 + d["b"]
+'''
+
+
+@pytest.mark.parametrize("name", ["one_arm", "both_arms_alias", "nested"])
+@pytest.mark.parametrize("x,y", [(0.7, 0.4), (0.7, -0.4), (-0.7, -0.4)])
+def test_a_write_into_a_dict_inside_one_arm(name, x, y):
+    # d["a"] = y in one arm changed the one dict both arms and the code after
+    # the branch read: grad of one_arm at y < 0 gave (0.0, 4.0) where (3.0,
+    # 1.0) is right; a value the arm computed (x * y) raised IRError ("used
+    # before definition") inside s2s-ad. Each arm writes its own dict now,
+    # merged key by key (frontend/dict_writes.py).
+    f = make_function(DICT_WRITES, name)
+    refs = [central_difference(f, [x, y], i, h=1e-6) for i in range(2)]
+    got = s2s_ad.grad(f, wrt=(0, 1))(x, y)
+    _, back = s2s_ad.vjp(f, x, y)
+    for i in range(2):
+        assert math.isclose(got[i], refs[i], rel_tol=1e-6, abs_tol=1e-7), (got, refs)
+        assert math.isclose(back(1.0)[i], refs[i], rel_tol=1e-6, abs_tol=1e-7)
+        _, tangent = s2s_ad.jvp(f, wrt=(0, 1))(x, y, dx=float(i == 0), dy=float(i == 1))
+        assert math.isclose(tangent, refs[i], rel_tol=1e-6, abs_tol=1e-7)
+
+
+def test_a_write_into_a_dict_inside_a_loop_is_refused_where_it_is():
+    # a while loop writing d["a"] = y gave (0.0, 4.0) where (3.0, 1.0) is
+    # right at n = 0; a loop's body runs any number of times, so the write
+    # is refused, located, naming the rewrite
+    f = make_function(DICT_WRITES, "in_a_loop")
+    with pytest.raises(s2s_ad.SourceError) as err:
+        s2s_ad.grad(f, wrt=(0, 1))(0.7, -0.4, 0)
+    assert "the dict `d` is written into inside this loop" in str(err.value)
+    assert err.value.line == 28  # the `while` of in_a_loop

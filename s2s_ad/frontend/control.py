@@ -32,9 +32,9 @@ from __future__ import annotations
 import ast
 
 from s2s_ad import ir
-from s2s_ad.frontend import (conditions, guards, index_checks, index_exprs, list_slices,
-                             runtime_lists, statics, structures, tuple_merges, unroll,
-                             write_dtypes)
+from s2s_ad.frontend import (conditions, dict_writes, guards, index_checks, index_exprs,
+                             list_slices, runtime_lists, statics, structures, tuple_merges,
+                             unroll, write_dtypes)
 from s2s_ad.frontend.checkpoint import checkpoint_blocks, checkpoint_pragma
 from s2s_ad.frontend.iteration import Iteration, assigned_names
 from s2s_ad.frontend.list_params import kind_of
@@ -209,6 +209,7 @@ class ControlFlow(Iteration):
         before_guarded = self.guarded
         regions, envs, arms, guarded = [], [], [], []
         shapes = _shapes(before)
+        dicts, written = dict_writes.snapshot(before), []
         self.region_depth += 1
         for k, fn in enumerate((then_fn, else_fn)):
             self.env = dict(before)
@@ -217,6 +218,7 @@ class ControlFlow(Iteration):
             outer_ops, self.ops = self.ops, []
             arms.append(fn())
             self.unchanged(shapes, node)
+            written.append(dict_writes.arm_done(dicts))
             regions.append(ir.Region(self.ops))
             envs.append(self.env)
             guarded.append(self.guarded)
@@ -276,6 +278,7 @@ class ControlFlow(Iteration):
                 self.env[var] = phi(a, b, lambda: self.namer.fresh(FLAG_NAMES[var]), None)
             else:
                 self.env[var] = phi(a, b, lambda: self.namer.claim(var), var)
+        dict_writes.merge(dicts, written, phi, lambda: self.namer.fresh("item"))
         guards.nested(self, pending, cond, guarded, before_guarded, envs)
         merged = None
         if value is not None:
@@ -532,9 +535,10 @@ class ControlFlow(Iteration):
                                          text=f"{target} = {seq.name}[{index.name}]")
         for name, bind in binds or []:
             self.env[name.id] = bind(index)
-        shapes = _shapes(before)
+        shapes, dicts = _shapes(before), dict_writes.snapshot(before)
         self.block(node.body)
         self.unchanged(shapes, node)
+        dict_writes.refuse_in_loop(self, dicts, node)
         self.loop_depth -= 1
         yields = [self.env[v] for v in carried]
         exit_flags = ([self.env[BRK]] if has_break else []) + ([self.env[RET]] if has_ret else [])
