@@ -367,6 +367,18 @@ def nested(x, y):
         ps[0]["w"] = y * y
     return ps[0]["w"] * 3.0 + ps[1]["w"]
 
+def list_in_a_dict(x, y):
+    d = {"xs": [x, y]}
+    if y > 0.0:
+        d["xs"][0] = y
+    return d["xs"][0] * 3.0 + d["xs"][1]
+
+def list_of_lists(x, y):
+    m = [[x, y], [y, x]]
+    if y > 0.0:
+        m[0][1] = x * x
+    return m[0][1] * 3.0 + m[1][1]
+
 def in_a_loop(x, y, n):
     d = {"a": x, "b": y}
     k = 0
@@ -377,7 +389,8 @@ def in_a_loop(x, y, n):
 '''
 
 
-@pytest.mark.parametrize("name", ["one_arm", "both_arms_alias", "nested"])
+@pytest.mark.parametrize("name", ["one_arm", "both_arms_alias", "nested", "list_in_a_dict",
+                                  "list_of_lists"])
 @pytest.mark.parametrize("x,y", [(0.7, 0.4), (0.7, -0.4), (-0.7, -0.4)])
 def test_a_write_into_a_dict_inside_one_arm(name, x, y):
     # d["a"] = y in one arm changed the one dict both arms and the code after
@@ -404,4 +417,4 @@ def test_a_write_into_a_dict_inside_a_loop_is_refused_where_it_is():
     with pytest.raises(s2s_ad.SourceError) as err:
         s2s_ad.grad(f, wrt=(0, 1))(0.7, -0.4, 0)
     assert "the dict `d` is written into inside this loop" in str(err.value)
-    assert err.value.line == 28  # the `while` of in_a_loop
+    assert err.value.line == 40  # the `while` of in_a_loop

@@ -1,4 +1,5 @@
-"""Writes into a dict built before a branch or loop, made inside it.
+"""Writes into a dict (or a list inside a list or dict) built before a
+branch or loop, made inside it.
 
 Contract: a dict built in the function is read while lowering
 (:class:`~s2s_ad.frontend.structures.StaticDict`: each key's value), so
@@ -28,63 +29,91 @@ from s2s_ad.frontend import structures
 
 
 def _reachable(values) -> list:
-    """The dicts built in the function that ``values`` hold, nested ones too."""
+    """The dicts and lists built in the function that ``values`` hold, nested
+    ones too."""
     out, seen, todo = [], set(), list(values)
     while todo:
         v = todo.pop()
         if id(v) in seen:
             continue
         seen.add(id(v))
-        if isinstance(v, structures.StaticDict):
+        if isinstance(v, (structures.StaticDict, structures.StaticList)):
             out.append(v)
-            todo.extend(v.items.values())
-        elif isinstance(v, tuple):
+        if isinstance(v, tuple):
             todo.extend(v)
-        elif isinstance(v, (structures.StaticList, structures.StaticObject)):
+        elif isinstance(v, (structures.StaticDict, structures.StaticList,
+                            structures.StaticObject)):
             todo.extend(v.items.values() if isinstance(v.items, dict) else v.items)
     return out
 
 
+def _copy(items):
+    return dict(items) if isinstance(items, dict) else list(items)
+
+
+def _put(s, items) -> None:
+    if isinstance(s.items, dict):
+        s.items.clear()
+        s.items.update(items)
+    else:
+        s.items[:] = items
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(a[k] is b[k] for k in a)
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+
+
 def snapshot(env: dict) -> list:
-    """(dict, its items) of each dict the names in ``env`` reach."""
-    return [(d, dict(d.items)) for d in _reachable(env.values())]
+    """(dict or list, its items) of each one the names in ``env`` reach."""
+    return [(s, _copy(s.items)) for s in _reachable(env.values())]
 
 
 def arm_done(snap: list) -> list:
-    """What an arm left in each dict of ``snap``; each is put back as it was."""
+    """What an arm left in each dict or list of ``snap``; each is put back as
+    it was."""
     after = []
-    for d, items in snap:
-        after.append(dict(d.items))
-        d.items.clear()
-        d.items.update(items)
+    for s, items in snap:
+        after.append(_copy(s.items))
+        _put(s, items)
     return after
 
 
-def merge(snap: list, arms: list, phi, name) -> None:
-    """Each dict of ``snap`` after the branch: a key both arms hold (``arms``:
-    :func:`arm_done` of each) at the same value keeps it, at two values their
-    φ (``phi(a, b, name, None)``); a key only one arm set is dropped."""
-    for (d, items), then, orelse in zip(snap, *arms):
-        if all(then.get(k) is v and orelse.get(k) is v for k, v in items.items()) \
-                and then.keys() == orelse.keys() == items.keys():
+def merge(lo, node, snap: list, arms: list, phi, name) -> None:
+    """Each dict or list of ``snap`` after the branch: a key (an index) both
+    arms hold (``arms``: :func:`arm_done` of each) at the same value keeps
+    it, at two values their φ (``phi(a, b, name, None)``); a key only one arm
+    set is dropped; a list of another length in one arm is refused."""
+    for (s, items), then, orelse in zip(snap, *arms):
+        if _same(then, items) and _same(orelse, items):
             continue
-        merged = {}
-        for key in then:
-            if key in orelse:
-                a, b = then[key], orelse[key]
-                merged[key] = a if a is b else phi(a, b, name, None)
-        d.items.clear()
-        d.items.update(merged)
+        if isinstance(items, list):
+            if not len(then) == len(orelse) == len(items):
+                raise lo.src.error(node, "a list inside a list or dict built before this "
+                                   "branch changes its length in one arm: build a new list "
+                                   "after the branch")
+            _put(s, [a if a is b else phi(a, b, name, None) for a, b in zip(then, orelse)])
+            continue
+        _put(s, {key: then[key] if then[key] is orelse[key] else
+                 phi(then[key], orelse[key], name, None)
+                 for key in then if key in orelse})
 
 
 def refuse_in_loop(lo, snap: list, node) -> None:
-    """Refuse a loop's body that wrote into a dict built before the loop."""
-    for d, items in snap:
-        if d.items.keys() != items.keys() or any(d.items[k] is not v for k, v in items.items()):
-            names = [n for n, v in lo.env.items() if v is d]
-            what = f"the dict `{names[0]}`" if names else "a dict built before this loop"
+    """Refuse a loop's body that wrote into a dict, or a list inside a list
+    or dict, built before the loop (a list bound to a name is checked and
+    grown at run time elsewhere)."""
+    top = {id(v) for v in lo.env.values()}
+    for s, items in snap:
+        if isinstance(items, list) and id(s) in top:
+            continue
+        if not _same(_copy(s.items), items):
+            names = [n for n, v in lo.env.items() if v is s]
+            what = (f"the dict `{names[0]}`" if names else "a dict built before this loop"
+                    ) if isinstance(items, dict) else "a list inside a list or dict built before this loop"
             raise lo.src.error(node, f"{what} is written into inside this loop; s2s-ad reads "
-                               "a dict's items while generating the code, and a loop's body "
+                               "its items while generating the code, and a loop's body "
                                "runs any number of times: carry the value under a name of "
                                "its own (`a = d[\"a\"]` before the loop, `a = ...` in it, "
                                "`d[\"a\"] = a` after it)")
