@@ -418,3 +418,39 @@ def test_a_write_into_a_dict_inside_a_loop_is_refused_where_it_is():
         s2s_ad.grad(f, wrt=(0, 1))(0.7, -0.4, 0)
     assert "the dict `d` is written into inside this loop" in str(err.value)
     assert err.value.line == 40  # the `while` of in_a_loop
+
+
+KEYS_IN_ONE_ARM = '''
+def counted(x, y):
+    d = {"a": x}
+    if y > 0.0:
+        d["b"] = y
+    return len(d) * x
+
+def returned_there(x, y):
+    d = {"a": x, "b": y}
+    if y > 0.0:
+        d["c"] = y * y
+        return d["c"] * x
+    d["b"] = x * x
+    return d["a"] * 3.0 + d["b"]
+'''
+
+
+def test_a_key_set_in_one_arm_only():
+    # the write changed the dict the code after the branch read, so len(d)
+    # was 2 on both sides (grad 2.0 where 1.0 is right at y < 0); an arm's
+    # own copy would make it 1 on both. Refused, located, unless the arm
+    # that sets it ends in `return` (then the code after runs only where the
+    # other arm ran).
+    f = make_function(KEYS_IN_ONE_ARM, "counted")
+    with pytest.raises(s2s_ad.SourceError) as err:
+        s2s_ad.grad(f)(0.7, -0.4)
+    assert "`d` gets the key 'b' in one arm of this branch only" in str(err.value)
+    assert err.value.line == 4
+    g = make_function(KEYS_IN_ONE_ARM, "returned_there")
+    for x, y in [(0.7, 0.4), (0.7, -0.4)]:
+        got = s2s_ad.grad(g, wrt=(0, 1))(x, y)
+        for i in range(2):
+            assert math.isclose(got[i], central_difference(g, [x, y], i, h=1e-6),
+                                rel_tol=1e-6, abs_tol=1e-7)

@@ -278,7 +278,9 @@ class ControlFlow(Iteration):
                 self.env[var] = phi(a, b, lambda: self.namer.fresh(FLAG_NAMES[var]), None)
             else:
                 self.env[var] = phi(a, b, lambda: self.namer.claim(var), var)
-        dict_writes.merge(self, node, dicts, written, phi, lambda: self.namer.fresh("item"))
+        jumped = [any(_same(e.get(f), ir.Const(True)) for f in (RET, BRK, CONT)) for e in envs]
+        dict_writes.merge(self, node, dicts, written, jumped, phi,
+                          lambda: self.namer.fresh("item"))
         guards.nested(self, pending, cond, guarded, before_guarded, envs)
         merged = None
         if value is not None:

@@ -11,8 +11,8 @@ arm that ran only there (an internal ``IRError``). Now each arm writes its
 own: :func:`snapshot` takes each dict reachable from the names before the
 branch, :func:`arm_done` keeps what an arm wrote and puts the dict back as
 it was for the next arm, and :func:`merge` sets each key both arms have to
-the φ of their values (a key only one arm set is dropped: read after the
-branch, it is refused as absent). A loop's body runs any number of times,
+the φ of their values (a key only one arm set is refused, unless that
+arm ended in ``return``, ``break`` or ``continue``). A loop's body runs any number of times,
 so a write there into a dict from before the loop is refused, located
 (:func:`refuse_in_loop`).
 
@@ -80,13 +80,19 @@ def arm_done(snap: list) -> list:
     return after
 
 
-def merge(lo, node, snap: list, arms: list, phi, name) -> None:
+def merge(lo, node, snap: list, arms: list, jumped: list, phi, name) -> None:
     """Each dict or list of ``snap`` after the branch: a key (an index) both
     arms hold (``arms``: :func:`arm_done` of each) at the same value keeps
-    it, at two values their φ (``phi(a, b, name, None)``); a key only one arm
-    set is dropped; a list of another length in one arm is refused."""
+    it, at two values their φ (``phi(a, b, name, None)``). An arm that
+    ended in ``return``/``break``/``continue`` (``jumped``) runs no code
+    after the branch: the other arm's dict is taken as it is. Otherwise a
+    key only one arm set, or a list whose length one arm changed, is
+    refused (``len(d)``, ``"k" in d`` would depend on the branch)."""
     for (s, items), then, orelse in zip(snap, *arms):
         if _same(then, items) and _same(orelse, items):
+            continue
+        if jumped[0] != jumped[1]:
+            _put(s, orelse if jumped[0] else then)
             continue
         if isinstance(items, list):
             if not len(then) == len(orelse) == len(items):
@@ -95,9 +101,15 @@ def merge(lo, node, snap: list, arms: list, phi, name) -> None:
                                    "after the branch")
             _put(s, [a if a is b else phi(a, b, name, None) for a, b in zip(then, orelse)])
             continue
+        if then.keys() != orelse.keys():
+            key = next(iter((then.keys() ^ orelse.keys())))
+            names = [n for n, v in lo.env.items() if v is s]
+            what = f"`{names[0]}`" if names else "a dict built before this branch"
+            raise lo.src.error(node, f"{what} gets the key {key!r} in one arm of this branch "
+                               "only, so its keys (`len`, `in`, a loop over it) would depend on "
+                               "the branch: set the key before the branch, or in every arm")
         _put(s, {key: then[key] if then[key] is orelse[key] else
-                 phi(then[key], orelse[key], name, None)
-                 for key in then if key in orelse})
+                 phi(then[key], orelse[key], name, None) for key in then})
 
 
 def refuse_in_loop(lo, snap: list, node) -> None:
