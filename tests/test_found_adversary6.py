@@ -454,3 +454,24 @@ def test_a_key_set_in_one_arm_only():
         for i in range(2):
             assert math.isclose(got[i], central_difference(g, [x, y], i, h=1e-6),
                                 rel_tol=1e-6, abs_tol=1e-7)
+
+
+def test_a_tuple_in_an_arm_that_returns():
+    # `p = (x, y); return p[0] * p[1]` in an arm where p was a number before
+    # raised AttributeError inside s2s-ad; the code after the branch runs
+    # only where the other arm ran, so p is the other arm's there
+    f = make_function('''
+def f(x, y):
+    p = x * 2.0
+    if y > 0.0:
+        p = (x, y)
+        return p[0] * p[1]
+    return p * y
+''')
+    for x, y in [(0.7, 0.4), (0.7, -0.4)]:
+        got = s2s_ad.grad(f, wrt=(0, 1))(x, y)
+        _, back = s2s_ad.vjp(f, x, y)
+        for i in range(2):
+            ref = central_difference(f, [x, y], i, h=1e-6)
+            assert math.isclose(got[i], ref, rel_tol=1e-6, abs_tol=1e-7)
+            assert math.isclose(back(1.0)[i], ref, rel_tol=1e-6, abs_tol=1e-7)

@@ -261,6 +261,8 @@ class ControlFlow(Iteration):
             return out
 
         pending: list = []
+        # an arm ending in return/break/continue runs no code after the branch
+        jumped = [any(_same(e.get(f), ir.Const(True)) for f in (RET, BRK, CONT)) for e in envs]
         for var in dict.fromkeys(list(envs[0]) + list(envs[1])):
             a, b = envs[0].get(var, _UNDEF), envs[1].get(var, _UNDEF)
             if (a is _UNDEF or b is _UNDEF) and not _same(a, b):
@@ -276,9 +278,11 @@ class ControlFlow(Iteration):
                                      if kind_of(a) == kind_of(b) else "a list in one branch only"))
             if var in FLAG_NAMES:
                 self.env[var] = phi(a, b, lambda: self.namer.fresh(FLAG_NAMES[var]), None)
+            elif jumped[0] != jumped[1] and (structures.is_structure(a)
+                                             or structures.is_structure(b)):
+                self.env[var] = b if jumped[0] else a  # read only where the other arm ran
             else:
                 self.env[var] = phi(a, b, lambda: self.namer.claim(var), var)
-        jumped = [any(_same(e.get(f), ir.Const(True)) for f in (RET, BRK, CONT)) for e in envs]
         dict_writes.merge(self, node, dicts, written, jumped, phi,
                           lambda: self.namer.fresh("item"))
         guards.nested(self, pending, cond, guarded, before_guarded, envs)
