@@ -475,3 +475,45 @@ def f(x, y):
             ref = central_difference(f, [x, y], i, h=1e-6)
             assert math.isclose(got[i], ref, rel_tol=1e-6, abs_tol=1e-7)
             assert math.isclose(back(1.0)[i], ref, rel_tol=1e-6, abs_tol=1e-7)
+
+
+INSTANCES_IN_ARMS = '''
+from dataclasses import dataclass
+from typing import NamedTuple
+
+class State(NamedTuple):
+    a: float
+    b: float
+
+@dataclass
+class Box:
+    a: float
+    b: float
+
+def named(x, y):
+    s = State(x, y)
+    if y > 0.0:
+        s = State(s.a * 2.0, s.b * x)
+    return s.a * 3.0 + s.b
+
+def boxed(x, y):
+    s = Box(x, y)
+    if y > 0.0:
+        s = Box(s.a * 2.0, s.b * x)
+    return s.a * 3.0 + s.b
+'''
+
+
+@pytest.mark.parametrize("name", ["named", "boxed"])
+@pytest.mark.parametrize("x,y", [(0.7, 0.4), (0.7, -0.4)])
+def test_an_instance_built_in_each_arm(name, x, y):
+    # a NamedTuple or dataclass rebuilt in one arm was refused ("`s` is a
+    # local value, not something s2s-ad can call or look into"); merged
+    # field by field now, as tuples are
+    f = make_function(INSTANCES_IN_ARMS, name)
+    got = s2s_ad.grad(f, wrt=(0, 1))(x, y)
+    for i in range(2):
+        ref = central_difference(f, [x, y], i, h=1e-6)
+        assert math.isclose(got[i], ref, rel_tol=1e-6, abs_tol=1e-7)
+        _, tangent = s2s_ad.jvp(f, wrt=(0, 1))(x, y, dx=float(i == 0), dy=float(i == 1))
+        assert math.isclose(tangent, ref, rel_tol=1e-6, abs_tol=1e-7)

@@ -2,7 +2,8 @@
 
 Contract: where a name (or the function's result) holds a tuple in each arm
 of a branch, :func:`merge` gives the tuple of the items' φs (nested tuples
-item by item too), so ``if c: p = (a, b)`` / ``else: p = (b, a)`` then
+item by item too; a NamedTuple or dataclass instance of one class in each
+arm, field by field), so ``if c: p = (a, b)`` / ``else: p = (b, a)`` then
 ``u, v = p``, and ``if c: return a, b`` before ``return b, a``, are read as
 the items would be. The result of a ``return`` that has not run yet holds a
 placeholder (``lowering.py``: ``self.ret_placeholder``), which takes the
@@ -47,14 +48,20 @@ def merge(lo, a, b, var: str | None, node, phi, name):
             a = _shaped(b, placeholder)
         elif b is placeholder and isinstance(a, tuple):
             b = _shaped(a, placeholder)
+    def one(x, y):
+        if x is y:
+            return x
+        if structures.is_structure(x) or structures.is_structure(y):
+            return merge(lo, x, y, var, node, phi, name)
+        return phi(x, y, name, None)
+
     if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
-        out = []
-        for x, y in zip(a, b):
-            if structures.is_structure(x) or structures.is_structure(y):
-                out.append(merge(lo, x, y, var, node, phi, name))
-            else:
-                out.append(phi(x, y, name, None))
-        return tuple(out)
+        return tuple(one(x, y) for x, y in zip(a, b))
+    if isinstance(a, structures.StaticObject) and isinstance(b, structures.StaticObject) \
+            and a.cls is b.cls and a.items.keys() == b.items.keys():
+        # a NamedTuple or dataclass built in each arm (its fields are not
+        # assigned to: the merged instance stands for either)
+        return structures.StaticObject(a.cls, {k: one(a.items[k], b.items[k]) for k in a.items})
     what = f"`{var}`" if var is not None else "the result"
     if structures.is_structure(a) and structures.is_structure(b) \
             and not (isinstance(a, tuple) and isinstance(b, tuple)) \
@@ -63,7 +70,8 @@ def merge(lo, a, b, var: str | None, node, phi, name):
     else:
         held = f"{_describe(a)} after one arm of this branch and {_describe(b)} after the other"
     raise lo.src.error(node, f"{what} is {held}; s2s-ad merges two tuples of the same length "
-                       "item by item, and no other list, dict or tuple: give it the same kind "
+                       "item by item (instances of one NamedTuple or dataclass field by field), "
+                       "and no other list, dict or tuple: give it the same kind "
                        "of value in both arms (assign the items to names in each arm, "
                        "`a, b = ...`, and build it after the branch)")
 
