@@ -268,6 +268,13 @@ def f(x, y):
         p = (p[1] * x, p[0] + y)
     return p[0] + 3.0 * p[1]
 ''', "`p` holds a tuple of 2 and is given a new value in this loop", 4),
+    "list_carried": ('''
+def f(x, y):
+    xs = [x, y]
+    for i in range(3):
+        xs = [xs[1] * x, xs[0] + y]
+    return xs[0] + 3.0 * xs[1]
+''', "`xs` holds a list and is given a new value in this loop", 4),
     "lists": ('''
 def f(x, y):
     if y > 0.0:

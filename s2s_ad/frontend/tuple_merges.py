@@ -97,7 +97,8 @@ def refuse_carried(lo, node, carried: list, before: dict) -> None:
                                    "supported: assign its items to names, `break`, and "
                                    "return the tuple after the loop")
             continue
-        if structures.is_structure(init) and not isinstance(init, structures.StaticList):
+        if structures.is_structure(init):
+            # (a list appended to or written by index was made a run-time list before)
             raise lo.src.error(node, f"`{v}` holds {_describe(init)} and is given a new value "
                                "in this loop; a loop carries single values: carry the items "
                                "under names of their own (`a, b = b * x, a + y`)")
