@@ -524,3 +524,21 @@ def test_an_instance_built_in_each_arm(name, x, y):
         assert math.isclose(got[i], ref, rel_tol=1e-6, abs_tol=1e-7)
         _, tangent = s2s_ad.jvp(f, wrt=(0, 1))(x, y, dx=float(i == 0), dy=float(i == 1))
         assert math.isclose(tangent, ref, rel_tol=1e-6, abs_tol=1e-7)
+
+
+def test_a_conditional_expression_of_tuples():
+    # refused before ("a conditional expression must give a number, an
+    # array or a bool in both arms, not a tuple or list")
+    f = make_function('''
+def f(x, y):
+    lo, hi = (x, y) if x < y else (y, x)
+    a, (b, c) = (lo, (hi, x * y)) if y > 0.0 else (hi, (lo, x))
+    return lo * 3.0 + hi * hi + a * b + c
+''')
+    for x, y in [(0.7, 0.4), (0.3, 0.9), (0.7, -0.4)]:
+        got = s2s_ad.grad(f, wrt=(0, 1))(x, y)
+        for i in range(2):
+            ref = central_difference(f, [x, y], i, h=1e-6)
+            assert math.isclose(got[i], ref, rel_tol=1e-6, abs_tol=1e-7)
+            _, tangent = s2s_ad.jvp(f, wrt=(0, 1))(x, y, dx=float(i == 0), dy=float(i == 1))
+            assert math.isclose(tangent, ref, rel_tol=1e-6, abs_tol=1e-7)

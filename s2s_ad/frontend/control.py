@@ -288,13 +288,19 @@ class ControlFlow(Iteration):
         guards.nested(self, pending, cond, guarded, before_guarded, envs)
         merged = None
         if value is not None:
-            if any(isinstance(arm, tuple) or structures.is_structure(arm) for arm in arms):
-                raise self.src.error(node, "a conditional expression must give a number, "
-                                     "an array or a bool in both arms, not a tuple or list")
             name, claim = value
-            merged = phi(arms[0], arms[1],
-                         lambda: self.namer.claim(name) if claim else self.namer.fresh(name),
-                         name if claim else None)
+            if all(isinstance(arm, tuple) for arm in arms) and len(arms[0]) == len(arms[1]):
+                # `lo, hi = (a, b) if a < b else (b, a)`: item by item
+                merged = tuple_merges.merge(self, arms[0], arms[1], name, node, phi,
+                                            lambda: self.namer.fresh(name))
+            else:
+                if any(isinstance(arm, tuple) or structures.is_structure(arm) for arm in arms):
+                    raise self.src.error(node, "a conditional expression must give a number, "
+                                         "an array or a bool in both arms, or tuples of one "
+                                         "length, not a list, a dict or tuples of two lengths")
+                merged = phi(arms[0], arms[1],
+                             lambda: self.namer.claim(name) if claim else self.namer.fresh(name),
+                             name if claim else None)
         if guard:
             text = text or "the rest runs unless `return`/`break`/`continue` ran"
         op = ir.If(cond, regions[0], regions[1], outs, self.loc(node), text)
