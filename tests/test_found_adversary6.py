@@ -542,3 +542,43 @@ def f(x, y):
             assert math.isclose(got[i], ref, rel_tol=1e-6, abs_tol=1e-7)
             _, tangent = s2s_ad.jvp(f, wrt=(0, 1))(x, y, dx=float(i == 0), dy=float(i == 1))
             assert math.isclose(tangent, ref, rel_tol=1e-6, abs_tol=1e-7)
+
+
+AFTER_A_RETURNING_ARM = '''
+import math
+
+def dict_written(x, y):
+    d = {"a": x, "b": y}
+    if x > y:
+        d["a"] = x * y
+        return d["a"] * 2.0
+    else:
+        d["a"] = (x + d["b"]) * 0.5
+    return d["a"] * 3.0 + d["b"]
+
+def tuple_rebound(x, y):
+    p = (x, y)
+    if y > 0.5:
+        return p[0] * y
+    else:
+        if x > 0.0:
+            p = (math.sin(y), x * x)
+    return p[0] + p[1] * 3.0
+'''
+
+
+@pytest.mark.parametrize("name", ["dict_written", "tuple_rebound"])
+@pytest.mark.parametrize("x,y", [(0.7, 0.4), (0.2, 0.9), (-0.6, 0.1), (0.6, -0.3)])
+def test_structures_after_an_arm_that_returns(name, x, y):
+    # the values the other arm gave a dict's key or a tuple's items are read
+    # after the branch through φs whose returning side is a stand-in (taking
+    # the arm's values as they were raised IRError: "used before definition")
+    f = make_function(AFTER_A_RETURNING_ARM, name)
+    got = s2s_ad.grad(f, wrt=(0, 1))(x, y)
+    _, back = s2s_ad.vjp(f, x, y)
+    for i in range(2):
+        ref = central_difference(f, [x, y], i, h=1e-6)
+        assert math.isclose(got[i], ref, rel_tol=1e-6, abs_tol=1e-7)
+        assert math.isclose(back(1.0)[i], ref, rel_tol=1e-6, abs_tol=1e-7)
+        _, tangent = s2s_ad.jvp(f, wrt=(0, 1))(x, y, dx=float(i == 0), dy=float(i == 1))
+        assert math.isclose(tangent, ref, rel_tol=1e-6, abs_tol=1e-7)

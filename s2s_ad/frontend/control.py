@@ -279,8 +279,12 @@ class ControlFlow(Iteration):
             if var in FLAG_NAMES:
                 self.env[var] = phi(a, b, lambda: self.namer.fresh(FLAG_NAMES[var]), None)
             elif jumped[0] != jumped[1] and (structures.is_structure(a)
-                                             or structures.is_structure(b)):
-                self.env[var] = b if jumped[0] else a  # read only where the other arm ran
+                                             or structures.is_structure(b)) \
+                    and tuple_merges.stand_in(b if jumped[0] else a) is not None:
+                # read only where the other arm ran: the jumped arm's side stands in
+                stand = tuple_merges.stand_in(b if jumped[0] else a)
+                self.env[var] = phi(stand, b, lambda: self.namer.claim(var), var) \
+                    if jumped[0] else phi(a, stand, lambda: self.namer.claim(var), var)
             else:
                 self.env[var] = phi(a, b, lambda: self.namer.claim(var), var)
         dict_writes.merge(self, node, dicts, written, jumped, phi,

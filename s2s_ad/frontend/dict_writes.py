@@ -25,7 +25,9 @@ Before → after::
 
 from __future__ import annotations
 
-from s2s_ad.frontend import structures
+from s2s_ad.frontend import structures, tuple_merges
+
+_NONE = object()
 
 
 def _reachable(values) -> list:
@@ -92,7 +94,25 @@ def merge(lo, node, snap: list, arms: list, jumped: list, phi, name) -> None:
         if _same(then, items) and _same(orelse, items):
             continue
         if jumped[0] != jumped[1]:
-            _put(s, orelse if jumped[0] else then)
+            # the code after the branch runs only where the other arm ran: its
+            # values, through φs whose jumped side is a stand-in (a value of an
+            # arm is read after the branch through a φ only)
+            keep, gone = (orelse, then) if jumped[0] else (then, orelse)
+            out = {} if isinstance(keep, dict) else [None] * len(keep)
+            for key in (keep if isinstance(keep, dict) else range(len(keep))):
+                v = keep[key]
+                old = items.get(key, _NONE) if isinstance(items, dict) else \
+                    (items[key] if key < len(items) else _NONE)
+                if v is old:
+                    out[key] = v
+                    continue
+                stand = tuple_merges.stand_in(v)
+                if stand is None:
+                    raise lo.src.error(node, "a dict or list built before this branch gets a "
+                                       "value in the arm that does not return that s2s-ad "
+                                       "cannot merge: assign it to a name first")
+                out[key] = phi(stand, v, name, None) if jumped[0] else phi(v, stand, name, None)
+            _put(s, out)
             continue
         if isinstance(items, list):
             if not len(then) == len(orelse) == len(items):

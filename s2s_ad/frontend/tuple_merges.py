@@ -116,3 +116,26 @@ def _returns_tuple(stmts: list) -> bool:
             return True
         todo.extend(ast.iter_child_nodes(n))
     return False
+
+
+def stand_in(v):
+    """A value of ``v``'s shape defined everywhere (constants), for the side
+    of a φ whose arm ended in ``return``/``break``/``continue``: the code
+    after the branch runs only where the other arm ran, so the φ is ``v``
+    wherever it is read. None where no such value can be made."""
+    if isinstance(v, ir.Const):
+        return ir.Const(v.value)
+    if isinstance(v, ir.Value):
+        zero = {"float": 0.0, "array": 0.0, "int": 0, "bool": False}.get(v.kind, _MISSING)
+        return None if zero is _MISSING else ir.Const(zero)
+    if isinstance(v, tuple):
+        items = [stand_in(x) for x in v]
+        return None if any(x is None for x in items) else tuple(items)
+    if isinstance(v, structures.StaticObject):
+        items = {k: stand_in(x) for k, x in v.items.items()}
+        return None if any(x is None for x in items.values()) \
+            else structures.StaticObject(v.cls, items)
+    return None
+
+
+_MISSING = object()
