@@ -582,3 +582,46 @@ def test_structures_after_an_arm_that_returns(name, x, y):
         assert math.isclose(back(1.0)[i], ref, rel_tol=1e-6, abs_tol=1e-7)
         _, tangent = s2s_ad.jvp(f, wrt=(0, 1))(x, y, dx=float(i == 0), dy=float(i == 1))
         assert math.isclose(tangent, ref, rel_tol=1e-6, abs_tol=1e-7)
+
+
+CALL_TUPLES_IN_ARMS = '''
+def h(u, v):
+    return u * v, u * 0.5
+
+def rebound(x, y):
+    s = h(x, y)
+    a = s[0]
+    if x < 0.0:
+        s = h(a, y)
+        a = s[0] * s[1]
+    return a + x
+
+def unread(x, y):
+    s = h(x, y)
+    a = s[0]
+    if x < 0.0:
+        s = h(a, y)
+        a = s[0] * s[1]
+    return a + s[1]
+'''
+
+
+@pytest.mark.parametrize("x,y", [(-0.87, -0.4), (0.87, -0.4), (0.5, 1.3)])
+def test_a_name_given_a_calls_tuple_in_one_arm(x, y):
+    # s = h(x, y) then `if x < 0: s = h(a, y)`: the name's φ between the two
+    # calls' tuples dropped the first call's backward in the reverse sweep:
+    # grad (1.0, 0.0) where (0.6, 0.87) is right at (0.87, -0.4) (jvp was
+    # right), or NameError inside s2s-ad where the first call's arguments
+    # were computed. The name is not read after the branch; its items are.
+    f = make_function(CALL_TUPLES_IN_ARMS, "rebound")
+    got = s2s_ad.grad(f, wrt=(0, 1))(x, y)
+    _, back = s2s_ad.vjp(f, x, y)
+    for i in range(2):
+        ref = central_difference(f, [x, y], i, h=1e-6)
+        assert math.isclose(got[i], ref, rel_tol=1e-6, abs_tol=1e-7), (got, i, ref)
+        assert math.isclose(back(1.0)[i], ref, rel_tol=1e-6, abs_tol=1e-7)
+    g = make_function(CALL_TUPLES_IN_ARMS, "unread")
+    with pytest.raises(s2s_ad.SourceError) as err:
+        s2s_ad.grad(g, wrt=(0, 1))(x, y)
+    assert "`s` may be undefined here: it holds the tuple a call returned" in str(err.value)
+    assert err.value.line == 19

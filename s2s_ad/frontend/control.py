@@ -272,6 +272,16 @@ class ControlFlow(Iteration):
                 if var not in FLAG_NAMES:
                     guards.keep(self, pending, var, cond, side, (a, b)[side], ())
                 continue
+            if isinstance(a, ir.Value) and isinstance(b, ir.Value) and not _same(a, b) \
+                    and "tuple" in (a.kind, b.kind) and var not in FLAG_NAMES:
+                # the tuple a call returned, another in each arm: no φ carries it
+                # (its reverse dropped the first call's backward), so it is not
+                # read after the branch; its items are
+                self.env.pop(var, None)
+                self.undefined[var] = (node, "it holds the tuple a call returned, another "
+                                       "one in each arm of the `if`; unpack it in each arm "
+                                       "(`a, b = h(x)`) and read the items")
+                continue
             if "list" in (kind_of(a), kind_of(b)) and not _same(a, b) and not (
                     runtime_lists.is_grown(self, a) and runtime_lists.is_grown(self, b)):
                 raise self.src.error(node, f"`{var}` is " + ("a different list in each branch"
