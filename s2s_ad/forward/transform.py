@@ -201,11 +201,12 @@ class _Forward:
                 body.append(Stmt(ast.Assign([target], _load(self.t(p.value))),
                                  f"tangents of the items of {p.value.var}",
                                  unpacks=self.t(p.value)))
-        body += self.region(func.body)
+        region = self.region(func.body)
         results = func.outputs if func.outputs is not None and (func.result is None or self.callee) \
             else [func.result]
         values = [self.expr(r) for r in results]
         tangents = [self.tangent(r) for r in results]
+        body += self.sunk(region, tangents)
         if len(results) == 1 and func.outputs is None:
             returns = ast.Tuple([values[0], tangents[0]], ast.Load())
         else:
@@ -249,6 +250,9 @@ class _Forward:
     # -- statements -----------------------------------------------------------
 
     def region(self, r: ir.Region) -> list:
+        """The statements of ``r``, not yet sunk (:meth:`sunk`): what
+        follows them (φ copies, a loop's carried copies, the return) reads
+        tangents too."""
         out: list = []
         for node in r.ops:
             if isinstance(node, ir.Op):
@@ -259,7 +263,15 @@ class _Forward:
                 out += self.for_(node)
             else:
                 out += self.while_(node)
-        return sink.into_arms(out, set(self.tname.values()))
+        return out
+
+    def sunk(self, out: list, after: list) -> list:
+        """``out`` with its singular tangent lines moved into the arms that
+        alone read them (:mod:`s2s_ad.forward.sink`); ``after``: expressions
+        read once ``out`` has run (a φ's or a carried value's tangent written
+        under its own name, the returned tangents), whose names stay put."""
+        live = {n.id for e in after for n in ast.walk(e) if type(n) is ast.Name}
+        return sink.into_arms(out, set(self.tname.values()), live)
 
     def op(self, op: ir.Op) -> list:
         comment = f"line {op.loc.line}: {op.text}"
@@ -469,8 +481,11 @@ class _Forward:
                      comment)]
 
     def if_(self, node: ir.If) -> list:
-        then = self.region(node.then) + self.copies(node.outs, node.then.yields, "φ")
-        orelse = self.region(node.orelse) + self.copies(node.outs, node.orelse.yields, "φ")
+        outs = [self.tangent(o) for o in node.outs if self.active(o)]
+        then = self.sunk(self.region(node.then) + self.copies(node.outs, node.then.yields, "φ"),
+                         outs)
+        orelse = self.sunk(self.region(node.orelse)
+                           + self.copies(node.outs, node.orelse.yields, "φ"), outs)
         comment = f"line {node.loc.line}: {node.text}" if node.text else ""
         if not then and not orelse:
             return []
@@ -491,13 +506,14 @@ class _Forward:
         if node.trips is not None:
             body.append(Stmt(ast.AugAssign(ast.Name(node.trips.name, ast.Store()), ast.Add(),
                                            ast.Constant(1)), ""))
-        body += self.region(node.body)
+        own = self.region(node.body)
         n = len(node.carried)
-        body += self.copies(node.carried, node.body.yields[:n], "next iteration")
+        own += self.copies(node.carried, node.body.yields[:n], "next iteration")
         if node.exit:
-            body.append(Block(ast.If(self.expr(node.body.yields[n]), [], []), [Stmt(ast.Break())],
-                              [], "stop: a `break` or `return` ran"))
-        return body
+            own.append(Block(ast.If(self.expr(node.body.yields[n]), [], []), [Stmt(ast.Break())],
+                             [], "stop: a `break` or `return` ran"))
+        # the next iteration (and the code after the loop) reads the carried tangents
+        return body + self.sunk(own, [self.tangent(c) for c in node.carried if self.active(c)])
 
     def loop_end(self, node) -> list:
         return self.copies(node.outs, node.carried, "after the loop")

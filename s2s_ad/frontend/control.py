@@ -32,9 +32,9 @@ from __future__ import annotations
 import ast
 
 from s2s_ad import ir
-from s2s_ad.frontend import (array_kinds, conditions, guards, index_checks, index_exprs,
-                             list_slices, runtime_lists, statics, structures, unroll,
-                             write_dtypes)
+from s2s_ad.frontend import (array_kinds, conditions, dict_writes, guards, index_checks,
+                             index_exprs, list_slices, runtime_lists, statics, structures,
+                             tuple_merges, unroll, write_dtypes)
 from s2s_ad.frontend.checkpoint import checkpoint_blocks, checkpoint_pragma
 from s2s_ad.frontend.iteration import Iteration, assigned_names
 from s2s_ad.frontend.list_params import kind_of
@@ -209,6 +209,7 @@ class ControlFlow(Iteration):
         before_guarded = self.guarded
         regions, envs, arms, guarded = [], [], [], []
         shapes = _shapes(before)
+        dicts, written = dict_writes.snapshot(before), []
         self.region_depth += 1
         for k, fn in enumerate((then_fn, else_fn)):
             self.env = dict(before)
@@ -217,6 +218,7 @@ class ControlFlow(Iteration):
             outer_ops, self.ops = self.ops, []
             arms.append(fn())
             self.unchanged(shapes, node)
+            written.append(dict_writes.arm_done(dicts))
             regions.append(ir.Region(self.ops))
             envs.append(self.env)
             guarded.append(self.guarded)
@@ -229,6 +231,8 @@ class ControlFlow(Iteration):
         def phi(a, b, name, var):
             if _same(a, b):
                 return a
+            if structures.is_structure(a) or structures.is_structure(b):
+                return tuple_merges.merge(self, a, b, var, node, phi, name)
             if _same(a, ir.Const(True)) and _same(b, ir.Const(False)):
                 return cond  # true exactly when the first branch is taken
             if statics.static(a) or statics.static(b):
@@ -259,6 +263,8 @@ class ControlFlow(Iteration):
             return out
 
         pending: list = []
+        # an arm ending in return/break/continue runs no code after the branch
+        jumped = [any(_same(e.get(f), ir.Const(True)) for f in (RET, BRK, CONT)) for e in envs]
         for var in dict.fromkeys(list(envs[0]) + list(envs[1])):
             a, b = envs[0].get(var, _UNDEF), envs[1].get(var, _UNDEF)
             if (a is _UNDEF or b is _UNDEF) and not _same(a, b):
@@ -268,24 +274,49 @@ class ControlFlow(Iteration):
                 if var not in FLAG_NAMES:
                     guards.keep(self, pending, var, cond, side, (a, b)[side], ())
                 continue
+            if isinstance(a, ir.Value) and isinstance(b, ir.Value) and not _same(a, b) \
+                    and "tuple" in (a.kind, b.kind) and var not in FLAG_NAMES:
+                # the tuple a call returned, another in each arm: no φ carries it
+                # (its reverse dropped the first call's backward), so it is not
+                # read after the branch; its items are
+                self.env.pop(var, None)
+                self.undefined[var] = (node, "it holds the tuple a call returned, another "
+                                       "one in each arm of the `if`; unpack it in each arm "
+                                       "(`a, b = h(x)`) and read the items")
+                continue
             if "list" in (kind_of(a), kind_of(b)) and not _same(a, b) and not (
                     runtime_lists.is_grown(self, a) and runtime_lists.is_grown(self, b)):
                 raise self.src.error(node, f"`{var}` is " + ("a different list in each branch"
                                      if kind_of(a) == kind_of(b) else "a list in one branch only"))
             if var in FLAG_NAMES:
                 self.env[var] = phi(a, b, lambda: self.namer.fresh(FLAG_NAMES[var]), None)
+            elif jumped[0] != jumped[1] and (structures.is_structure(a)
+                                             or structures.is_structure(b)) \
+                    and tuple_merges.stand_in(b if jumped[0] else a) is not None:
+                # read only where the other arm ran: the jumped arm's side stands in
+                stand = tuple_merges.stand_in(b if jumped[0] else a)
+                self.env[var] = phi(stand, b, lambda: self.namer.claim(var), var) \
+                    if jumped[0] else phi(a, stand, lambda: self.namer.claim(var), var)
             else:
                 self.env[var] = phi(a, b, lambda: self.namer.claim(var), var)
+        dict_writes.merge(self, node, dicts, written, jumped, phi,
+                          lambda: self.namer.fresh("item"))
         guards.nested(self, pending, cond, guarded, before_guarded, envs)
         merged = None
         if value is not None:
-            if any(isinstance(arm, tuple) or structures.is_structure(arm) for arm in arms):
-                raise self.src.error(node, "a conditional expression must give a number, "
-                                     "an array or a bool in both arms, not a tuple or list")
             name, claim = value
-            merged = phi(arms[0], arms[1],
-                         lambda: self.namer.claim(name) if claim else self.namer.fresh(name),
-                         name if claim else None)
+            if all(isinstance(arm, tuple) for arm in arms) and len(arms[0]) == len(arms[1]):
+                # `lo, hi = (a, b) if a < b else (b, a)`: item by item
+                merged = tuple_merges.merge(self, arms[0], arms[1], name, node, phi,
+                                            lambda: self.namer.fresh(name))
+            else:
+                if any(isinstance(arm, tuple) or structures.is_structure(arm) for arm in arms):
+                    raise self.src.error(node, "a conditional expression must give a number, "
+                                         "an array or a bool in both arms, or tuples of one "
+                                         "length, not a list, a dict or tuples of two lengths")
+                merged = phi(arms[0], arms[1],
+                             lambda: self.namer.claim(name) if claim else self.namer.fresh(name),
+                             name if claim else None)
         if guard:
             text = text or "the rest runs unless `return`/`break`/`continue` ran"
         op = ir.If(cond, regions[0], regions[1], outs, self.loc(node), text)
@@ -412,6 +443,7 @@ class ControlFlow(Iteration):
         runtime_lists.check_aliases(self, carried, node)
         if has_ret:
             carried += [RET, RETVAL]
+        tuple_merges.refuse_carried(self, node, carried, self.env)
         kinds = {v: kind_of(self.env[v]) for v in carried}
         for v in carried:
             if statics.static(self.env[v]):
@@ -542,9 +574,10 @@ class ControlFlow(Iteration):
                                          text=f"{target} = {seq.name}[{index.name}]")
         for name, bind in binds or []:
             self.env[name.id] = bind(index)
-        shapes = _shapes(before)
+        shapes, dicts = _shapes(before), dict_writes.snapshot(before)
         self.block(node.body)
         self.unchanged(shapes, node)
+        dict_writes.refuse_in_loop(self, dicts, node)
         self.loop_depth -= 1
         yields = [self.env[v] for v in carried]
         exit_flags = ([self.env[BRK]] if has_break else []) + ([self.env[RET]] if has_ret else [])

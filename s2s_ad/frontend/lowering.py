@@ -249,7 +249,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         if nested:
             self.ret_mode = True
             self.env[RET] = ir.Const(False)
-            self.env[RETVAL] = ir.Const(0.0)
+            self.env[RETVAL] = self.ret_placeholder = ir.Const(0.0)
         self.block(body)
         if not always_returns(body):
             raise self.src.error(self.tree, f"function {self.tree.name!r} must end with "

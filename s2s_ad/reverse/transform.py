@@ -397,7 +397,13 @@ class _Sweep(StructuredSweep, CallSites):
             tape += [ir.Value(name, "looptape") for name in extra]
         stacks = {f.stack for f in self.families.values() if f.stack is not None}
         tape += [ir.Value(name, "looptape") for name in sorted(stacks)]
-        return fwd, tape
+        # a value computed straight into its φ's variable (coalesce) shares
+        # the φ's name: the tape names it once (a tuple naming a variable
+        # twice cannot be the backward pass's parameters once split)
+        named: dict = {}
+        for v in tape:
+            named.setdefault(self.tape_ref(v), v)
+        return fwd, list(named.values())
 
     def outside_loops(self):
         """The values defined outside every loop: by the function's top-level

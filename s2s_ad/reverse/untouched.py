@@ -173,17 +173,29 @@ def guard_region(sweep, out: list) -> list:
 
 def _guarded(sweep, op, state: dict, test: ast.expr, branch, group: list) -> list:
     zeros = []
+    added = []
+
+    def add_to(n):  # added to under the guard: untouched where it was and the guard held
+        if n in state and n not in {z.target for z in zeros}:
+            added.append((n, state.pop(n)))
+        else:
+            state.pop(n, None)
+
     for s in group:
         node = s.node
         if not isinstance(node, ast.Assign) or len(node.targets) != 1 \
                 or type(node.targets[0]) is not ast.Name:
             targets = _stored(node)
             for n in targets:
-                state.pop(n, None)
+                if isinstance(node, ast.AugAssign) and type(node.target) is ast.Name \
+                        and node.target.id == n:
+                    add_to(n)
+                else:
+                    state.pop(n, None)
             continue
         target = node.targets[0].id
         if _reads(node.value, target) or target in {z.target for z in zeros}:
-            state.pop(target, None)  # added to: touched or not, it is no longer a zero
+            add_to(target)
             continue
         arg = op.args[s.operand] if s.operand is not None and s.operand < len(op.args) else None
         zero = ast.Constant(0.0)
@@ -202,4 +214,7 @@ def _guarded(sweep, op, state: dict, test: ast.expr, branch, group: list) -> lis
         body = [Block(ast.If(_negate(test), [], []), group, zeros, comment, branch)]
     for z in zeros:
         state[z.target] = (copy.deepcopy(test), branch)
+    for n, (before, where) in added:
+        if n not in {z.target for z in zeros}:
+            state[n] = (_and(before, copy.deepcopy(test)), where)
     return body

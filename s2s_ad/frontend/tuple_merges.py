@@ -1,0 +1,141 @@
+"""Tuples that differ between the arms of a branch, merged item by item.
+
+Contract: where a name (or the function's result) holds a tuple in each arm
+of a branch, :func:`merge` gives the tuple of the items' φs (nested tuples
+item by item too; a NamedTuple or dataclass instance of one class in each
+arm, field by field), so ``if c: p = (a, b)`` / ``else: p = (b, a)`` then
+``u, v = p``, and ``if c: return a, b`` before ``return b, a``, are read as
+the items would be. The result of a ``return`` that has not run yet holds a
+placeholder (``lowering.py``: ``self.ret_placeholder``), which takes the
+shape of the tuple returned in the other arm. Anything else that meets a
+tuple (a number, a tuple of another length, a list or dict built in the
+function, different in each arm) is refused, located, as is a tuple
+carried across a loop's iterations (:func:`refuse_carried`), where the
+values carried are single values: before, such a φ was taken for a number,
+and ``grad`` of ``if y > 0: return x * y, x`` / ``return x, y`` returned
+``(0.0, 0.0)``.
+
+Before → after::
+
+    if y > 0.0:                    p_0 = φ(x * y, y)     (one φ per item)
+        p = (x * y, x)             p_1 = φ(x, x * x)
+    else:                          p = (p_0, p_1)
+        p = (y, x * x)
+"""
+
+from __future__ import annotations
+
+import ast
+
+from s2s_ad import ir
+from s2s_ad.frontend import structures
+
+
+def _shaped(like, zero: ir.Const):
+    """A placeholder with the shape of the tuple ``like``."""
+    if isinstance(like, tuple):
+        return tuple(_shaped(x, zero) for x in like)
+    return ir.Const(zero.value)
+
+
+def merge(lo, a, b, var: str | None, node, phi, name):
+    """The merge of ``a`` and ``b`` (the values of ``var``, or of the result
+    where ``var`` is None, after each arm), one of them a structure;
+    ``phi(a, b, name, var)`` merges two single values, ``name()`` names one."""
+    placeholder = getattr(lo, "ret_placeholder", None)
+    if var is None and placeholder is not None:
+        if a is placeholder and isinstance(b, tuple):
+            a = _shaped(b, placeholder)
+        elif b is placeholder and isinstance(a, tuple):
+            b = _shaped(a, placeholder)
+    def one(x, y):
+        if x is y:
+            return x
+        if structures.is_structure(x) or structures.is_structure(y):
+            return merge(lo, x, y, var, node, phi, name)
+        return phi(x, y, name, None)
+
+    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
+        return tuple(one(x, y) for x, y in zip(a, b))
+    if isinstance(a, structures.StaticObject) and isinstance(b, structures.StaticObject) \
+            and a.cls is b.cls and a.items.keys() == b.items.keys():
+        # a NamedTuple or dataclass built in each arm (its fields are not
+        # assigned to: the merged instance stands for either)
+        return structures.StaticObject(a.cls, {k: one(a.items[k], b.items[k]) for k in a.items})
+    what = f"`{var}`" if var is not None else "the result"
+    if structures.is_structure(a) and structures.is_structure(b) \
+            and not (isinstance(a, tuple) and isinstance(b, tuple)) \
+            and structures.describe(a) == structures.describe(b):
+        held = f"a different {structures.describe(a)[2:]} in each arm of this branch"
+    else:
+        held = f"{_describe(a)} after one arm of this branch and {_describe(b)} after the other"
+    raise lo.src.error(node, f"{what} is {held}; s2s-ad merges two tuples of the same length "
+                       "item by item (instances of one NamedTuple or dataclass field by field), "
+                       "and no other list, dict or tuple: give it the same kind "
+                       "of value in both arms (assign the items to names in each arm, "
+                       "`a, b = ...`, and build it after the branch)")
+
+
+def _describe(value) -> str:
+    if isinstance(value, tuple):
+        return f"a tuple of {len(value)}"
+    if structures.is_structure(value):
+        return structures.describe(value)
+    kind = value.kind if isinstance(value, ir.Value) else type(getattr(value, "value", value)).__name__
+    return f"a {kind}" if kind != "array" else "an array"
+
+
+def refuse_carried(lo, node, carried: list, before: dict) -> None:
+    """Refuse a tuple, list or dict built in the function that a loop's
+    iterations may change (a name given a new one; a tuple returned from
+    inside the loop): a loop carries single values."""
+    for v in carried:
+        init = before.get(v)
+        if isinstance(v, str) and v.startswith("<"):  # the result, a flag
+            if _returns_tuple(node.body):
+                raise lo.src.error(node, "a tuple returned from inside this loop is not "
+                                   "supported: assign its items to names, `break`, and "
+                                   "return the tuple after the loop")
+            continue
+        if structures.is_structure(init):
+            # (a list appended to or written by index was made a run-time list before)
+            raise lo.src.error(node, f"`{v}` holds {_describe(init)} and is given a new value "
+                               "in this loop; a loop carries single values: carry the items "
+                               "under names of their own (`a, b = b * x, a + y`)")
+
+
+def _returns_tuple(stmts: list) -> bool:
+    """Does a ``return`` of ``stmts`` (not of a function defined in them)
+    give a tuple display?"""
+    todo = list(stmts)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(n, ast.Return) and isinstance(n.value, ast.Tuple):
+            return True
+        todo.extend(ast.iter_child_nodes(n))
+    return False
+
+
+def stand_in(v):
+    """A value of ``v``'s shape defined everywhere (constants), for the side
+    of a φ whose arm ended in ``return``/``break``/``continue``: the code
+    after the branch runs only where the other arm ran, so the φ is ``v``
+    wherever it is read. None where no such value can be made."""
+    if isinstance(v, ir.Const):
+        return ir.Const(v.value)
+    if isinstance(v, ir.Value):
+        zero = {"float": 0.0, "array": 0.0, "int": 0, "bool": False}.get(v.kind, _MISSING)
+        return None if zero is _MISSING else ir.Const(zero)
+    if isinstance(v, tuple):
+        items = [stand_in(x) for x in v]
+        return None if any(x is None for x in items) else tuple(items)
+    if isinstance(v, structures.StaticObject):
+        items = {k: stand_in(x) for k, x in v.items.items()}
+        return None if any(x is None for x in items.values()) \
+            else structures.StaticObject(v.cls, items)
+    return None
+
+
+_MISSING = object()
