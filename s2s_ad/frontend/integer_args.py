@@ -3,7 +3,8 @@
 Contract: :func:`propagate` marks, in every function of a call graph, each
 parameter passed to a helper's parameter that the helper uses as an integer
 (a ``range`` bound, an index, a size: ``ir.Function.integers``), directly or
-through integer arithmetic on it (``n + 1``, ``2 * n``, ``-n``), as an
+through integer arithmetic on it (``n + 1``, ``2 * n``, ``-n``; not ``x * 2.0``,
+a float, which no index or bound takes: the helper's other paths run), as an
 integer of the caller too, to a fixed point (a chain of helpers). Such a
 parameter has no derivative: the function is a step function of it (it sets
 a trip count or picks an element), however else it is used. So, as where the
@@ -75,7 +76,10 @@ def _roots(a, params: dict, defs: dict, depth: int = 0) -> list:
     if id(a) in params:
         return [a]
     op = defs.get(id(a))
-    if op is None or op.prim not in ARITHMETIC or op.callee is not None:
+    if op is None or op.prim not in ARITHMETIC or op.callee is not None or any(
+            isinstance(x, ir.Const) and not isinstance(x.value, int) for x in op.args):
+        # (arithmetic with a float constant, `x * 2.0`, makes a float: no list
+        # index or range bound; the call means the helper's other paths)
         return []
     return [v for x in op.args for v in _roots(x, params, defs, depth + 1)]
 
