@@ -185,7 +185,11 @@ class _Forward:
             self.t(v)
             for item in next((p.items for p in func.params if p.value is v and p.items), []):
                 self.act.add(id(item))
-        body = unpack_params(func)
+        self.keywords = self.keyword_names()
+        body = [Stmt(ast.Assign([ast.Name(self.t(v), ast.Store())], _load(k)),
+                     f"the tangent of {v.var} (a variable of the function is named {k})")
+                for v, k in self.keywords.items() if k != self.t(v)]
+        body += unpack_params(func)
         if not self.callee:
             body += tangent_lengths(self)
         for p in func.params:
@@ -224,11 +228,30 @@ class _Forward:
         fn = CodeFunction(self.name, args, body, returns, func, self.wrt, role="jvp",
                           header="" if not self.callee else
                           f"tangent of {func.name}: (value, tangent) from values and tangents")
-        fn.adjoints = {v.name: self.t(v) for v in self.wrt}
+        fn.adjoints = {v.name: self.keywords.get(v, self.t(v)) for v in self.wrt}
         fn.temps = set(self.temps) - {p.value.name for p in func.params} \
             - {self.t(v) for v in self.wrt}
         fn.helpers = self.helpers
         return fn
+
+    def keyword_names(self) -> dict:
+        """The keyword of each ``wrt`` parameter's tangent: ``d<name>``, as the
+        docs promise, also where a variable of the function (or of a helper
+        inlined into it) holds that name and the tangent's own name became
+        ``d<name>_1``: the keyword is then copied into it on entry (the
+        variable is assigned before it is read). Not for a helper's JVP
+        (positional tangents) or where ``d<name>`` names a parameter."""
+        if self.callee:
+            return {}
+        taken = {p.value.name for p in self.func.params} | {
+            n.arg for n in signature(self.func, "_").kwonlyargs}
+        out = {}
+        for v in self.wrt:
+            want = "d" + v.name
+            if self.t(v) != want and want not in taken and want not in out.values() \
+                    and want.isidentifier():
+                out[v] = want
+        return out
 
     def arguments(self) -> ast.arguments:
         func = self.func
@@ -241,7 +264,7 @@ class _Forward:
         args.kwonlyargs.pop()
         args.kw_defaults.pop()
         for v in self.wrt:
-            args.kwonlyargs.append(ast.arg(self.t(v)))
+            args.kwonlyargs.append(ast.arg(self.keywords.get(v, self.t(v))))
             # a default seed only where it is unambiguous: one number
             one = len(self.wrt) == 1 and v.kind == "float"
             args.kw_defaults.append(ast.Constant(1.0) if one else None)
