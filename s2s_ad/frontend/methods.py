@@ -227,6 +227,14 @@ def _lift_one(func, p: Plan, params: list[str], extra: dict, entry: bool):
         args.kw_defaults.append(None)
     namespace = dict(src.globals)
     namespace.update({f"{p.self_name}_{a}": v for a, v in p.constants.items()})
+    fn = _made_alone(tree, func, src, namespace)
+    fn.__s2s_free__ = () if entry else tuple(params)
+    return fn
+
+
+def _made_alone(tree: ast.FunctionDef, func, src, namespace: dict):
+    """The function ``tree`` (``func``'s source, rewritten to stand on its
+    own) defined in ``namespace``, carrying its source for the frontend."""
     module = ast.Module([tree], [])
     ast.fix_missing_locations(module)
     try:
@@ -238,7 +246,6 @@ def _lift_one(func, p: Plan, params: list[str], extra: dict, entry: bool):
     fn.__qualname__ = func.__qualname__
     fn.__s2s_source__ = source_mod.Source(fn, src.file, tree, src.lines, namespace,
                                           jax=src.jax)
-    fn.__s2s_free__ = () if entry else tuple(params)
     return fn
 
 
@@ -299,17 +306,7 @@ def class_function(method: types.MethodType):
                         "would read its source, not the code the decorator makes")
     namespace = dict(src.globals)
     namespace[me] = cls
-    module = ast.Module([tree], [])
-    ast.fix_missing_locations(module)
-    try:
-        exec(compile(module, func.__code__.co_filename, "exec"), namespace)
-    except Exception as exc:
-        raise src.error(tree, f"{func.__qualname__} cannot be made on its own "
-                        f"({type(exc).__name__}: {exc})") from None
-    fn = namespace[tree.name]
-    fn.__qualname__ = func.__qualname__
-    fn.__s2s_source__ = source_mod.Source(fn, src.file, tree, src.lines, namespace,
-                                          jax=src.jax)
+    fn = _made_alone(tree, func, src, namespace)
     if len(_CLASS_FUNCTIONS) >= 256:
         _CLASS_FUNCTIONS.clear()
     _CLASS_FUNCTIONS[(id(cls), id(func))] = (cls, func, fn)
