@@ -24,6 +24,16 @@ def central_difference(f, args: list[float], i: int, h: float | None = None) -> 
     return (f(*up) - f(*down)) / (2 * h)
 
 
+def second_difference(f, args: list, i: int, j: int, h: float = 1e-4) -> float:
+    """∂²f/∂args[i]∂args[j] by central differences of f itself (O(h²))."""
+    def at(di, dj):
+        a = list(args)
+        a[i] += di
+        a[j] += dj
+        return f(*a)
+    return (at(h, h) - at(h, -h) - at(-h, h) + at(-h, -h)) / (4 * h * h)
+
+
 def fd_gradient(f, args: list[float], wrt: list[int]) -> list[float]:
     return [central_difference(f, args, i) for i in wrt]
 

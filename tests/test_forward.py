@@ -15,6 +15,7 @@ import s2s_ad
 from s2s_ad.errors import SourceError
 from tests import forward_src as src
 from tests.fuzz import fd_agrees, evaluate, import_program
+from tests.oracle import second_difference
 from tests.programs import HypothesisDraw, program
 
 
@@ -230,16 +231,6 @@ def test_check_mode_forward_finds_a_wrong_tangent(monkeypatch):
     monkeypatch.setattr(fwd, "_sum", wrong)
     s2s_ad.clear_cache()
     assert s2s_ad.check(src.straight, mode="forward").status == "mismatch"
-
-
-def second_difference(f, args: list, i: int, j: int, h: float = 1e-4) -> float:
-    """∂²f/∂args[i]∂args[j] by central differences of f itself (O(h²))."""
-    def at(di, dj):
-        a = list(args)
-        a[i] += di
-        a[j] += dj
-        return f(*a)
-    return (at(h, h) - at(h, -h) - at(-h, h) + at(-h, -h)) / (4 * h * h)
 
 
 @pytest.mark.parametrize("point", [(0.3, 0.7, -0.4), (1.1, -0.5, 0.9)])

@@ -8,6 +8,7 @@ import pytest
 
 import s2s_ad
 from tests.array_oracle import fd_gradient, make_function
+from tests.oracle import second_difference
 
 
 def _close(got, f, args, wrt):
@@ -103,16 +104,6 @@ def h(x, y, z):
 '''
 
 
-def _mixed(f, args, i, j, h=1e-4):
-    """∂²f/∂args[i]∂args[j] by central differences of f itself."""
-    def at(di, dj):
-        a = list(args)
-        a[i] += di
-        a[j] += dj
-        return f(*a)
-    return (at(h, h) - at(h, -h) - at(-h, h) + at(-h, -h)) / (4 * h * h)
-
-
 def test_second_derivative_of_a_partial():
     # grad(grad(partial(h, z=2.0))): the first gradient is a Python function
     # calling the generated one with the partial's values; the second grad
@@ -129,14 +120,14 @@ def test_second_derivative_of_a_partial():
             np.testing.assert_allclose(g(x, y), fd_gradient(p, [x, y], w), rtol=1e-6)
             got = s2s_ad.grad(g, wrt=(0, 1))(x, y)
             for j in (0, 1):
-                np.testing.assert_allclose(got[j], _mixed(p, [x, y], w, j), rtol=1e-5,
+                np.testing.assert_allclose(got[j], second_difference(p, [x, y], w, j), rtol=1e-5,
                                            atol=1e-7)
             _, t = s2s_ad.jvp(g)(x, y, dx=1.0, dy=0.0)
-            np.testing.assert_allclose(t, _mixed(p, [x, y], w, 0), rtol=1e-5, atol=1e-7)
+            np.testing.assert_allclose(t, second_difference(p, [x, y], w, 0), rtol=1e-5, atol=1e-7)
     first = functools.partial(h, 0.7)
     g = s2s_ad.grad(first, wrt="z")
     np.testing.assert_allclose(s2s_ad.grad(g, wrt="y")(0.3, 2.0),
-                               _mixed(first, [0.3, 2.0], 1, 0), rtol=1e-5)
+                               second_difference(first, [0.3, 2.0], 1, 0), rtol=1e-5)
 
 
 STATIC_DEFAULT = '''
@@ -161,7 +152,7 @@ def test_second_derivative_of_a_gradient_chosen_per_static_argument():
         want = fd_gradient(lambda x: g(x, *args[1:]), [args[0]], 0)
         assert np.isclose(s2s_ad.grad(g)(*args), want, rtol=1e-5)
         assert np.isclose(s2s_ad.jvp(g)(*args, dx=1.0)[1], want, rtol=1e-5)
-    assert np.isclose(s2s_ad.hessian(f)(0.7), _mixed(f, [0.7], 0, 0), rtol=1e-5)
+    assert np.isclose(s2s_ad.hessian(f)(0.7), second_difference(f, [0.7], 0, 0), rtol=1e-5)
 
 
 SPECIAL_ON_NUMBERS = '''

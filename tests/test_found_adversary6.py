@@ -10,6 +10,21 @@ import s2s_ad
 from tests.array_oracle import make_function
 from tests.oracle import central_difference
 
+
+def _first_orders(f, x, y, forward: bool = True) -> None:
+    """grad and vjp (and, with ``forward``, jvp along each axis) of ``f`` at
+    (x, y) against central differences of ``f``."""
+    refs = [central_difference(f, [x, y], i, h=1e-6) for i in range(2)]
+    got = s2s_ad.grad(f, wrt=(0, 1))(x, y)
+    _, back = s2s_ad.vjp(f, x, y)
+    for i in range(2):
+        assert math.isclose(got[i], refs[i], rel_tol=1e-6, abs_tol=1e-7), (got, i, refs)
+        assert math.isclose(back(1.0)[i], refs[i], rel_tol=1e-6, abs_tol=1e-7)
+        if forward:
+            _, tangent = s2s_ad.jvp(f, wrt=(0, 1))(x, y, dx=float(i == 0), dy=float(i == 1))
+            assert math.isclose(tangent, refs[i], rel_tol=1e-6, abs_tol=1e-7)
+
+
 SUNK_TANGENTS = '''
 import math
 
@@ -238,14 +253,7 @@ def test_a_tuple_that_differs_between_arms(name, x, y):
     # one number"), and a name given a tuple in each arm ("cannot unpack a
     # tuple returned by a call")
     f = make_function(TUPLES_IN_ARMS, name)
-    refs = [central_difference(f, [x, y], i, h=1e-6) for i in range(2)]
-    got = s2s_ad.grad(f, wrt=(0, 1))(x, y)
-    _, back = s2s_ad.vjp(f, x, y)
-    for i in range(2):
-        assert math.isclose(got[i], refs[i], rel_tol=1e-6, abs_tol=1e-7), (got, refs)
-        assert math.isclose(back(1.0)[i], refs[i], rel_tol=1e-6, abs_tol=1e-7)
-        _, tangent = s2s_ad.jvp(f, wrt=(0, 1))(x, y, dx=float(i == 0), dy=float(i == 1))
-        assert math.isclose(tangent, refs[i], rel_tol=1e-6, abs_tol=1e-7)
+    _first_orders(f, x, y)
     hess = s2s_ad.hessian(f, wrt=(0, 1))(x, y)
     for j, (dx, dy) in enumerate([(1e-5, 0.0), (0.0, 1e-5)]):
         up, down = s2s_ad.grad(f, wrt=(0, 1))(x + dx, y + dy), s2s_ad.grad(f, wrt=(0, 1))(x - dx, y - dy)
@@ -406,14 +414,7 @@ def test_a_write_into_a_dict_inside_one_arm(name, x, y):
     # before definition") inside s2s-ad. Each arm writes its own dict now,
     # merged key by key (frontend/dict_writes.py).
     f = make_function(DICT_WRITES, name)
-    refs = [central_difference(f, [x, y], i, h=1e-6) for i in range(2)]
-    got = s2s_ad.grad(f, wrt=(0, 1))(x, y)
-    _, back = s2s_ad.vjp(f, x, y)
-    for i in range(2):
-        assert math.isclose(got[i], refs[i], rel_tol=1e-6, abs_tol=1e-7), (got, refs)
-        assert math.isclose(back(1.0)[i], refs[i], rel_tol=1e-6, abs_tol=1e-7)
-        _, tangent = s2s_ad.jvp(f, wrt=(0, 1))(x, y, dx=float(i == 0), dy=float(i == 1))
-        assert math.isclose(tangent, refs[i], rel_tol=1e-6, abs_tol=1e-7)
+    _first_orders(f, x, y)
 
 
 def test_a_write_into_a_dict_inside_a_loop_is_refused_where_it_is():
@@ -476,12 +477,7 @@ def f(x, y):
     return p * y
 ''')
     for x, y in [(0.7, 0.4), (0.7, -0.4)]:
-        got = s2s_ad.grad(f, wrt=(0, 1))(x, y)
-        _, back = s2s_ad.vjp(f, x, y)
-        for i in range(2):
-            ref = central_difference(f, [x, y], i, h=1e-6)
-            assert math.isclose(got[i], ref, rel_tol=1e-6, abs_tol=1e-7)
-            assert math.isclose(back(1.0)[i], ref, rel_tol=1e-6, abs_tol=1e-7)
+        _first_orders(f, x, y, forward=False)
 
 
 INSTANCES_IN_ARMS = '''
@@ -574,14 +570,7 @@ def test_structures_after_an_arm_that_returns(name, x, y):
     # after the branch through φs whose returning side is a stand-in (taking
     # the arm's values as they were raised IRError: "used before definition")
     f = make_function(AFTER_A_RETURNING_ARM, name)
-    got = s2s_ad.grad(f, wrt=(0, 1))(x, y)
-    _, back = s2s_ad.vjp(f, x, y)
-    for i in range(2):
-        ref = central_difference(f, [x, y], i, h=1e-6)
-        assert math.isclose(got[i], ref, rel_tol=1e-6, abs_tol=1e-7)
-        assert math.isclose(back(1.0)[i], ref, rel_tol=1e-6, abs_tol=1e-7)
-        _, tangent = s2s_ad.jvp(f, wrt=(0, 1))(x, y, dx=float(i == 0), dy=float(i == 1))
-        assert math.isclose(tangent, ref, rel_tol=1e-6, abs_tol=1e-7)
+    _first_orders(f, x, y)
 
 
 CALL_TUPLES_IN_ARMS = '''
@@ -614,12 +603,7 @@ def test_a_name_given_a_calls_tuple_in_one_arm(x, y):
     # right), or NameError inside s2s-ad where the first call's arguments
     # were computed. The name is not read after the branch; its items are.
     f = make_function(CALL_TUPLES_IN_ARMS, "rebound")
-    got = s2s_ad.grad(f, wrt=(0, 1))(x, y)
-    _, back = s2s_ad.vjp(f, x, y)
-    for i in range(2):
-        ref = central_difference(f, [x, y], i, h=1e-6)
-        assert math.isclose(got[i], ref, rel_tol=1e-6, abs_tol=1e-7), (got, i, ref)
-        assert math.isclose(back(1.0)[i], ref, rel_tol=1e-6, abs_tol=1e-7)
+    _first_orders(f, x, y, forward=False)
     g = make_function(CALL_TUPLES_IN_ARMS, "unread")
     with pytest.raises(s2s_ad.SourceError) as err:
         s2s_ad.grad(g, wrt=(0, 1))(x, y)

@@ -14,8 +14,8 @@ import pytest
 
 import s2s_ad
 import tree_numpy_src as src
+from array_oracle import fd_gradient as _fd
 
-H = 1e-6
 X = np.array([0.1, 0.2, 0.3])
 
 
@@ -43,20 +43,6 @@ def _at(tree, path):
     for k in path:
         tree = tree[k]
     return tree
-
-
-def _fd(f, args, i):
-    """Central differences of f with respect to args[i] (a number or array)."""
-    x = np.array(args[i], dtype=float)
-    out = np.zeros_like(x)
-    for k in np.ndindex(*x.shape):
-        up, down = x.copy(), x.copy()
-        up[k] += H
-        down[k] -= H
-        a, b = list(args), list(args)
-        a[i], b[i] = (up, down) if x.shape else (float(up), float(down))
-        out[k] = (f(*a) - f(*b)) / (2 * H)
-    return out if x.shape else float(out)
 
 
 def _fd_tree(f, tree, x):
