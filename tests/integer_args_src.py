@@ -46,3 +46,13 @@ def euler_np(x, s):
 
 def total_np(x, s):
     return np.sum(euler_np(x, s))
+
+
+def repeated(x, s):
+    total = 0.0
+    for k in range(2):
+        if x > 0.0:
+            total = total + euler(x, s) * (k + 1)
+        else:
+            total = total - x
+    return total

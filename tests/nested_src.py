@@ -55,3 +55,15 @@ def other(x):
 def lagrangian(x, lam):
     g0, g1 = force(x, 2.0, 0.0)
     return g0 * lam + g1
+
+
+def kick(x0, x1, w):
+    g0, g1 = force(x0, x1, w)
+    return g0 * g0 + g1
+
+
+def kicks(w):
+    s = 0.0
+    for i in range(3):
+        s = s + kick(0.5 + i, 2.0, w)
+    return s

@@ -25,7 +25,7 @@ def fd(f, x, h=1e-6):
 
 
 @pytest.mark.parametrize("fn, count", [(src.euler, 4), (src.scaled, 4), (src.shifted, 3),
-                                       (src.outer, 5), (src.picked, 2)])
+                                       (src.outer, 5), (src.picked, 2), (src.repeated, 3)])
 def test_wrt_none_leaves_the_integer_out(fn, count):
     g = s2s_ad.grad(fn, wrt=None)(0.3, count)
     assert not isinstance(g, tuple)
@@ -33,7 +33,8 @@ def test_wrt_none_leaves_the_integer_out(fn, count):
 
 
 @pytest.mark.parametrize("fn, count, line", [(src.scaled, 4, 20), (src.shifted, 3, 24),
-                                             (src.outer, 5, 28), (src.picked, 2, 36)])
+                                             (src.outer, 5, 28), (src.picked, 2, 36),
+                                             (src.repeated, 3, 55)])
 def test_wrt_naming_the_integer_is_refused_at_the_call(fn, count, line):
     with pytest.raises(SourceError) as info:
         s2s_ad.grad(fn, wrt=1)(0.3, count)
@@ -45,7 +46,7 @@ def test_wrt_naming_the_integer_is_refused_at_the_call(fn, count, line):
 
 
 @pytest.mark.parametrize("fn, count", [(src.euler, 4), (src.scaled, 4), (src.shifted, 3),
-                                       (src.outer, 5), (src.picked, 2)])
+                                       (src.outer, 5), (src.picked, 2), (src.repeated, 3)])
 def test_vjp_returns_none_for_the_integer(fn, count):
     value, back = s2s_ad.vjp(fn, 0.3, count)
     dx, dcount = back(1.5)

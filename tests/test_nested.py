@@ -110,3 +110,28 @@ def test_a_derivative_choosing_its_code_per_call_is_refused_located(tmp_path, mo
     err = info.value
     assert err.line == 12 and "not supported" in err.message
     assert str(err).splitlines()[-1].strip() == "^"
+
+
+def test_called_from_a_helper_in_a_loop():
+    def by_hand(w):
+        s = 0.0
+        for i in range(3):
+            g0, g1 = force_by_hand(0.5 + i, 2.0, w)
+            s = s + g0 * g0 + g1
+        return s
+
+    g = s2s_ad.grad(src.kicks)(0.3)
+    assert abs(g - fd(by_hand, 0.3)) < 1e-6 * max(1.0, abs(g))
+
+
+def test_cli_file_in_a_fresh_interpreter(tmp_path):
+    import subprocess
+    out = tmp_path / "grad_euler.py"
+    subprocess.run([sys.executable, "-m", "s2s_ad", "grad",
+                    os.path.join(os.path.dirname(os.path.abspath(__file__)), "nested_src.py")
+                    + ":naive_euler", "-o", str(out)], check=True, capture_output=True)
+    assert "s2s_ad" not in out.read_text()
+    run = subprocess.run([sys.executable, "-c", "import grad_euler; "
+                          "print(grad_euler.grad_naive_euler(0.3))"],
+                         cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert abs(float(run.stdout) - fd(euler_by_hand, 0.3)) < 1e-5 * max(1.0, abs(float(run.stdout)))
