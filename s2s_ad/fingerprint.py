@@ -253,13 +253,9 @@ def _global(name: str, obj, fn, out: list, seen: set, reads: Reads | None = None
         out.append(("module data", name, specs.spec_of(obj)))
     elif isinstance(obj, types.FunctionType):
         out.append(("calls", name))
-        raw = getattr(obj, "__wrapped__", None)
-        if getattr(obj, "__s2s_ad_origin__", None) is not None and isinstance(raw, types.FunctionType):
-            # a derivative s2s-ad made: what is read is its generated code
-            # (source.generated_code), whose text tells one from another
-            _fingerprint(raw, out, seen, reads)
-        else:
-            _fingerprint(obj, out, seen, reads)
+        # a derivative s2s-ad made: what is read is its generated code
+        # (source.generated_code), whose text tells one from another
+        _fingerprint(source.made_code(obj) or obj, out, seen, reads)
     elif isinstance(obj, type) and (obj.__module__ or "").split(".")[0] not in LIBRARY_MODULES:
         _class_reads(name, obj, fn, out, seen, reads)
     elif isinstance(obj, types.ModuleType) and not frontend._is_library_module(obj):

@@ -87,6 +87,15 @@ def display_path(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
+def made_code(fn):
+    """The generated function a derivative s2s-ad made wraps (its
+    ``__wrapped__``), or None for anything else (the generated function itself
+    included)."""
+    raw = getattr(fn, "__wrapped__", None)
+    return raw if getattr(fn, "__s2s_ad_origin__", None) is not None \
+        and isinstance(raw, types.FunctionType) else None
+
+
 def generated_code(fn):
     """The function of the generated module behind a derivative s2s-ad made
     (``force = s2s_ad.grad(potential)``, called inside a function you
@@ -95,8 +104,8 @@ def generated_code(fn):
     the derivative chooses its code per call (by argument kinds, list lengths
     or static values) or re-checks module constants on each call."""
     name = getattr(fn, "__name__", "the derivative")
-    raw = getattr(fn, "__wrapped__", None)
-    if type(fn).__name__ == "Seeing" or not isinstance(raw, types.FunctionType) \
+    raw = made_code(fn)
+    if type(fn).__name__ == "Seeing" or raw is None \
             or inspect.unwrap(raw) is not raw or getattr(raw, "__s2s_ad_by_shape__", False) \
             or getattr(fn, "__s2s_ad_statics__", None) is not None \
             or getattr(fn, "__s2s_ad_static_origin__", None) is not None \
@@ -121,8 +130,7 @@ def locate(fn, method: bool = False) -> Source:
     if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
         # frontend.targets.locate lifts the bound method you differentiate
         raise _method_error(fn)
-    if type(fn).__name__ == "Seeing" or (getattr(fn, "__s2s_ad_origin__", None) is not None
-                                         and getattr(fn, "__wrapped__", None) is not None):
+    if type(fn).__name__ == "Seeing" or made_code(fn) is not None:
         fn = generated_code(fn)  # a derivative s2s-ad made, called by your code
     if not isinstance(fn, types.FunctionType):
         what = type(fn).__name__
