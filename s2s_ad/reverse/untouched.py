@@ -192,20 +192,20 @@ def _guarded(sweep, op, state: dict, test: ast.expr, branch, group: list) -> lis
                     add_to(n)
                 else:
                     state.pop(n, None)
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                    and type(node.targets[0]) is ast.Tuple:
+                # adjoints a helper's backward pass starts (`_, dv = h_bwd(...)`): zero
+                # where it does not run, as a single one is below
+                for n in sorted(targets - {"_"} - {z.target for z in zeros}):
+                    if not _reads(node.value, n):
+                        zeros.append(_zero_of(sweep, n))
             continue
         target = node.targets[0].id
         if _reads(node.value, target) or target in {z.target for z in zeros}:
             add_to(target)
             continue
         arg = op.args[s.operand] if s.operand is not None and s.operand < len(op.args) else None
-        zero = ast.Constant(0.0)
-        if sweep.arrays is not None and isinstance(arg, ir.Value) and arg.kind == "array" \
-                and id(arg) in {id(p) for p in sweep.func.param_values}:
-            zero = sweep.arrays.zero(arg)
-            sweep.ref(arg)  # read: a pair's backward pass has it only from its tape
-        zeros.append(Stmt(ast.Assign([ast.Name(target, ast.Store())], zero),
-                          f"{target}: no contribution either (the branch left its source at 0)", target=target,
-                          role="zero"))
+        zeros.append(_zero_of(sweep, target, arg))
     if isinstance(test, ast.Constant) and test.value is True:
         body = zeros
     else:
@@ -218,3 +218,20 @@ def _guarded(sweep, op, state: dict, test: ast.expr, branch, group: list) -> lis
         if n not in {z.target for z in zeros}:
             state[n] = (_and(before, copy.deepcopy(test)), where)
     return body
+
+
+def _zero_of(sweep, target: str, arg=None) -> Stmt:
+    """``target = 0.0`` (zeros of the parameter's shape where ``target`` is
+    the adjoint of an array parameter: ``arg``, or the parameter whose
+    adjoint ``target`` names)."""
+    params = sweep.func.param_values
+    if arg is None:
+        arg = next((p for p in params if sweep.adj.get(id(p)) == target), None)
+    zero = ast.Constant(0.0)
+    if sweep.arrays is not None and isinstance(arg, ir.Value) and arg.kind == "array" \
+            and id(arg) in {id(p) for p in params}:
+        zero = sweep.arrays.zero(arg)
+        sweep.ref(arg)  # read: a pair's backward pass has it only from its tape
+    return Stmt(ast.Assign([ast.Name(target, ast.Store())], zero),
+                f"{target}: no contribution either (the branch left its source at 0)",
+                target=target, role="zero")
