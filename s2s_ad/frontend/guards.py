@@ -58,6 +58,11 @@ helper's loop, unrolled, that s2s-ad's own ``H_fwd`` returns): its items are
 guarded one by one, each a φ of its own, made when an arm reads the list."""
 
 
+STATIC_TUPLE = "static tuple"
+"""The kind of an entry for a tuple of operands (``(n, np.shape(x)[-1])``
+kept on a helper's tape): its items guarded one by one, as a list's."""
+
+
 def _entry(lo, var: str, side: int, value, holder: list):
     """``(kind, getter)`` for a guarded value, ``(STATIC_LIST, entries)`` for
     a list of them, or None where the value cannot be guarded."""
@@ -66,9 +71,16 @@ def _entry(lo, var: str, side: int, value, holder: list):
         items = [(CONSTANT, lambda v=v: v) if isinstance(v, ir.Const) else
                  _entry(lo, var, side, v, holder) for v in value.items]
         return None if any(e is None for e in items) else (STATIC_LIST, items)
-    if isinstance(value, tuple) and value and value[0] == STATIC_LIST:
+    if isinstance(value, tuple) and value and value[0] in (STATIC_LIST, STATIC_TUPLE):
         items = [e if e[0] == CONSTANT else _entry(lo, var, side, e, holder) for e in value[1]]
-        return None if any(e is None for e in items) else (STATIC_LIST, items)
+        return None if any(e is None for e in items) else (value[0], items)
+    if isinstance(value, tuple) and all(isinstance(v, (ir.Value, ir.Const, tuple))
+                                        and not isinstance(v, str) for v in value) \
+            and not (value and isinstance(value[0], str)):
+        # a tuple of operands (a shape, the items of a helper's tape): item by item
+        items = [(CONSTANT, lambda v=v: v) if isinstance(v, ir.Const) else
+                 _entry(lo, var, side, v, holder) for v in value]
+        return None if any(e is None for e in items) else (STATIC_TUPLE, items)
     kind = value[0] if isinstance(value, tuple) else getattr(value, "kind", None)
     if kind not in PLACEHOLDERS or (not isinstance(value, tuple)
                                     and not isinstance(value, ir.Value)):
@@ -98,6 +110,8 @@ def value_of(entry):
     made now."""
     if entry[0] == STATIC_LIST:
         return structures.StaticList([value_of(e) for e in entry[1]])
+    if entry[0] == STATIC_TUPLE:
+        return tuple(value_of(e) for e in entry[1])
     return entry[1]()
 
 
