@@ -25,6 +25,7 @@ import re
 import textwrap
 import types
 
+from s2s_ad import ir
 from s2s_ad.rules.numpy_helpers import HELPERS
 from s2s_ad.rules.own import OWN_PRIMS
 
@@ -83,6 +84,15 @@ def call(lo, prim: str, node: ast.Call, var: str | None, hint: str | None):
                            "`*args`; s2s-ad's generated code passes its arguments by position")
     attrs = {}
     given = list(node.args)
+    if prim == "array.setitem":  # assign(y, index, v): the write y[index] = v on a copy
+        if len(given) != 3:
+            raise lo.src.error(node, f"`{ast.unparse(node.func)}` takes 3 arguments")
+        base = lo.expr(given[0])
+        if not isinstance(base, ir.Value) or base.kind not in ir.DIFFERENTIABLE:
+            raise lo.src.error(given[0], "the array `assign` writes into is not an array")
+        target = ast.copy_location(ast.Subscript(given[0], _index(lo, given[1]), ast.Store()),
+                                   node)
+        return lo.emit_setitem(base, lo.expr(given[2]), target, None, None, var)
     if prim in ("own.matmul_adjoint", "own.extreme_adjoint"):
         if len(given) != 4:
             raise lo.src.error(node, f"`{ast.unparse(node.func)}` takes 4 arguments")
@@ -122,3 +132,18 @@ def call(lo, prim: str, node: ast.Call, var: str | None, hint: str | None):
         given = given[:1]
     args = [lo.expr(a) for a in given]
     return lo.emit(prim, args, node, var, hint=hint, attrs=attrs)
+
+
+def _index(lo, node: ast.expr) -> ast.expr:
+    """The index expression s2s-ad wrote (``(slice(1, None), 0)``) as the
+    subscript it stands for (``1:, 0``)."""
+    if isinstance(node, ast.Tuple):
+        return ast.copy_location(ast.Tuple([_index(lo, e) for e in node.elts], ast.Load()), node)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "slice" \
+            and not node.keywords and 1 <= len(node.args) <= 3:
+        parts = [None if isinstance(a, ast.Constant) and a.value is None else a
+                 for a in node.args]
+        lower, upper, step = ([None] + parts + [None])[:3] if len(parts) == 1 else \
+            (parts + [None])[:3]
+        return ast.copy_location(ast.Slice(lower, upper, step), node)
+    return node

@@ -34,6 +34,10 @@ factor too; the operand that only gives a shape gets no adjoint.
 * ``rolled(x, shift, axis)`` is ``np.roll``: adjoint the roll back; ``eye_matrix(n)``
   is ``np.eye(n)``, a constant; ``moved(x, source, destination)`` is
   ``np.moveaxis``: adjoint the move back; so is ``float_zeros(x)`` (``np.zeros_like(x) + 0.0``).
+* ``assign(y, index, v)`` (a copy of ``y`` with ``y[index] = v``, as written for
+  ``y[index] = v`` where the forward pass keeps each version of ``y``) is the
+  subscript write itself, ``array.setitem`` (:mod:`s2s_ad.rules.numpy`), its
+  index read back from the expression s2s-ad wrote (``slice(1, None)`` as ``1:``).
 
 ``tests/test_closure.py`` checks each adjoint against central differences
 and each tangent (:mod:`s2s_ad.forward.linear`) against the adjoint.
@@ -79,5 +83,6 @@ OWN_PRIMS = {"unbroadcast": "own.unbroadcast", "spread": "own.spread",
              "extreme_adjoint": "own.extreme_adjoint", "astype_like": "own.astype_like",
              "matmul_adjoint": "own.matmul_adjoint", "total": "own.total", "own": "own.own",
              "rolled": "own.rolled", "moved": "own.moved", "eye_matrix": "own.eye_matrix",
-             "float_zeros": "own.float_zeros", "array_sum": "own.array_sum"}
+             "float_zeros": "own.float_zeros", "array_sum": "own.array_sum",
+             "assign": "array.setitem"}
 """Helper name -> its primitive (``matmul_adjoint``: + ``.0``/``.1``, its last argument)."""
