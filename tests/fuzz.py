@@ -7,6 +7,7 @@
     python -m tests.fuzz --n 1000 --numpy-loops   # NumPy loops filling arrays by y[i] = ...
     python -m tests.fuzz --n 1000 --numpy-shifts  # stable softmax shifts, unspread reductions
     python -m tests.fuzz --n 1000 --numpy-rules   # the newer NumPy rules (linalg, var, cumprod...)
+    python -m tests.fuzz --n 1000 --numpy-sums    # loops summing independent iterations
     python -m tests.fuzz --n 2000 --numpy-aliasing  # y += e through other names and views
     python -m tests.fuzz --n 2000 --numpy-kinds   # array code in helpers that never name NumPy
     python -m tests.fuzz --n 1000 --conditions    # and/or with conditional expressions inside
@@ -73,6 +74,7 @@ from tests.programs_helpers import helper_program  # noqa: E402
 from tests.programs_kinds import kinds_program  # noqa: E402
 from tests.programs_numpy import numpy_loop_program, numpy_program  # noqa: E402
 from tests.programs_rules import rules_program  # noqa: E402
+from tests.programs_sums import sums_program  # noqa: E402
 from tests.programs_shifts import shift_program  # noqa: E402
 
 SYMPY_MAX_OPS = 12
@@ -525,7 +527,7 @@ def failed(o: Outcome) -> bool:
 def soak(seeds, *, use_sympy: bool = True, out=sys.stdout, max_stmts: int = 5,
          max_depth: int = 3, numpy: bool = False, loops: bool = False,
          shifts: bool = False, aliasing: bool = False, conditions: bool = False,
-         kinds: bool = False, helpers: bool = False, rules: bool = False,
+         kinds: bool = False, helpers: bool = False, rules: bool = False, sums: bool = False,
          lists: bool = False, torch: bool = False, checks=DEFAULT_CHECKS) -> Tally:
     from tests import fuzz_families
     tally = Tally()
@@ -541,8 +543,8 @@ def soak(seeds, *, use_sympy: bool = True, out=sys.stdout, max_stmts: int = 5,
             elif helpers:
                 prog = helper_program(RandomDraw(seed))
                 o = run_helper_one(prog, folder, label, use_sympy=use_sympy, checks=checks)
-            elif numpy or loops or shifts or kinds or rules:
-                prog = _numpy_generator(loops, shifts, kinds, rules)(RandomDraw(seed))
+            elif numpy or loops or shifts or kinds or rules or sums:
+                prog = _numpy_generator(loops, shifts, kinds, rules, sums)(RandomDraw(seed))
                 # tests.graph_run does not run loops restoring overwritten elements
                 # (y[i] = y_old.pop()), which most of these loops are
                 o = run_numpy_one(prog, folder, label, checks=tuple(
@@ -565,7 +567,10 @@ def _scalar_program(seed: int, max_stmts: int, max_depth: int, conditions: bool)
     return program(RandomDraw(seed), max_stmts=max_stmts, max_depth=max_depth)
 
 
-def _numpy_generator(loops: bool, shifts: bool, kinds: bool = False, rules: bool = False):
+def _numpy_generator(loops: bool, shifts: bool, kinds: bool = False, rules: bool = False,
+                     sums: bool = False):
+    if sums:
+        return sums_program
     if rules:
         return rules_program
     if kinds:
@@ -590,6 +595,9 @@ def main(argv=None) -> int:
                    help="NumPy programs over the newer rules: var/std, cumprod, flip, roll, "
                         "repeat, tile, stacks, inner, cross, einsum, det, inv, solve, ... "
                         "(tests.programs_rules; finite differences)")
+    p.add_argument("--numpy-sums", action="store_true",
+                   help="NumPy loops summing independent iterations (computed at once) and "
+                        "near misses that stay loops (tests.programs_sums; finite differences)")
     p.add_argument("--numpy-aliasing", action="store_true",
                    help="augassign (y += e) through other names, views, helpers and arguments "
                         "(finite differences; located refusals counted apart)")
@@ -637,9 +645,9 @@ def main(argv=None) -> int:
                 print(f"# seed {s}: clean={prog.clean} at {prog.point}\n{prog.source}")
                 continue
             if args.numpy or args.numpy_loops or args.numpy_shifts or args.numpy_kinds \
-                    or args.numpy_rules:
-                prog = _numpy_generator(args.numpy_loops, args.numpy_shifts,
-                                        args.numpy_kinds, args.numpy_rules)(RandomDraw(s))
+                    or args.numpy_rules or args.numpy_sums:
+                prog = _numpy_generator(args.numpy_loops, args.numpy_shifts, args.numpy_kinds,
+                                        args.numpy_rules, args.numpy_sums)(RandomDraw(s))
                 item = "" if prog.output is None else f" output={prog.output}"
                 print(f"# seed {s}:{item} at {prog.point}\n{prog.source}")
                 continue
@@ -651,6 +659,7 @@ def main(argv=None) -> int:
                  numpy=args.numpy, loops=args.numpy_loops, shifts=args.numpy_shifts,
                  aliasing=args.numpy_aliasing, conditions=args.conditions,
                  kinds=args.numpy_kinds, helpers=args.helpers, rules=args.numpy_rules,
+                 sums=args.numpy_sums,
                  lists=args.lists, torch=args.torch, checks=checks)
     print(tally.summary(time.time() - start))
     return 1 if tally.failures else 0

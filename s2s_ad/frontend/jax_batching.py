@@ -116,6 +116,9 @@ def vectorise(forms, fn, args: list, axes: list, node, pre: list):
 
 
 class _Batch(OperationRules):
+    ROW = "row of the vmap's mapped array"
+    """What a row is, in the message of a failed rank check."""
+    RAISES = "JAX raises"
     def __init__(self, forms, node, args, axes):
         self.forms, self.node, self.args, self.axes = forms, node, args, axes
         self.out: list = []
@@ -432,8 +435,8 @@ class _Batch(OperationRules):
         line = getattr(node, "lineno", None)
         what = f"with {k} ind{'ices' if k > 1 else 'ex'}" if index is not None else "by `len`"
         message = (f"`{ast.unparse(node)}`" + (f" (line {line})" if line else "") + " reads a "
-                   f"row of the vmap's mapped array {what}, but the row has fewer axes; JAX "
-                   f"raises {exc} here ({jax_says})")
+                   f"{self.ROW} {what}, but the row has fewer axes; {self.RAISES} {exc} here "
+                   f"({jax_says})")
         self.emit(runtime_checks.rank_check(self.call("ndim", copy.deepcopy(e)), k, exc, message))
         return e
 

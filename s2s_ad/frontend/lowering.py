@@ -26,6 +26,7 @@ import types
 from s2s_ad import ir
 from s2s_ad.frontend import (array_kinds, callees, checks, closures, comprehensions,
                              factories, generated, index_exprs, jax_forms, list_stacks,
+                             loop_batching,
                              list_writes, module_lists, numpy_forms, passing, pytrees, ranges,
                              runtime_lists, runtime_sorting, scipy_forms, statics, structures,
                              syntax, tf_forms, torch_forms, unroll)
@@ -103,6 +104,14 @@ def lower(src: Source, lengths: dict | None = None, arrays=(), statics: dict | N
     syntax.check_nesting(src)
     arrays = (arrays,) if isinstance(arrays, str) else arrays
     with callees.session():
+        try:
+            return _lower(src, lengths, arrays, statics, passed, helper, list_result)
+        except structures.SequenceParameter:
+            raise
+        except SourceError:
+            if not loop_batching.undo(src):
+                raise
+        # the loops computed at once hold something the frontend refuses: as written
         return _lower(src, lengths, arrays, statics, passed, helper, list_result)
 
 
@@ -144,6 +153,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         tf_forms.desugar(src)  # TensorFlow functions, tf.cond, tf.while_loop as NumPy code
         scipy_forms.desugar(src)  # softmax, np.trapezoid, scipy.stats.norm.logpdf, ...
         numpy_forms.desugar(src)  # np.diff, np.polyval, np.interp, x.tolist() loops
+        loop_batching.desugar(src)  # a NumPy loop summing independent iterations, at once
         self.src = src
         self.helper = helper
         self.returns = None

@@ -1,0 +1,162 @@
+"""Loops that sum independent iterations (computed at once by s2s-ad) and
+near misses that must stay loops; tests/test_loop_batching.py."""
+
+import math
+
+import numpy as np
+
+
+def point(i, n):
+    return -1.0 + (i * 2.0) / (n - 1.0)
+
+
+def fit(x, n):
+    m = x.shape[0]
+
+    def residual(i):
+        t = point(i, n)
+        p = np.full(m, t)
+        p[0] = 1.0
+        return (np.sign(t) + np.sum(-x * np.cumprod(p))) ** 2
+
+    total = 0.0
+    for i in range(n):
+        total += residual(i)
+    return total / 2.0
+
+
+def two_sums(x, w, n):
+    a = 0.0
+    b = np.zeros(3)
+    for k in range(1, n):
+        s = np.sin(x * k)
+        a = a + np.sum(s * w)
+        b -= s[:3] * k / n
+        a = a - np.mean(s) * 0.5
+    return a * np.sum(b * b)
+
+
+def stepped(x, n):
+    total = 0.0
+    for j in range(n, 0, -2):
+        total += np.sum(np.exp(-x * j / n))
+    for j in range(2, n, 3):
+        total += np.tanh(np.dot(x, x) * j / n)
+    return total
+
+
+def in_place(x, n):
+    acc = np.zeros_like(x)
+    for i in range(n):
+        acc += np.cos(x * i) / (i + 1.0)
+    return np.sum(acc * x)
+
+
+def as_helper(x, n):
+    return fit(x, n) * 2.0 + fit(x * 0.5, n)
+
+
+def in_outer_loop(x, n):
+    total = 0.0
+    for r in range(3):
+        for i in range(n):
+            total += np.sum(np.sin(x * (i + r) / n))
+        total = total * 0.9
+    return total
+
+
+def rows_of(x, n):
+    """An array summed, an einsum and a roll in the body, and float(i)."""
+    total = np.zeros(x.shape[0])
+    for i in range(n):
+        u = float(i) / n
+        v = x * u + np.roll(x, 1) * (1.0 - u)
+        total = total + v * np.einsum("i,i->", v, x)
+    return np.sum(total * x)
+
+
+# -- near misses: the loop stays --------------------------------------------------
+
+def carried(x, n):
+    t = np.zeros_like(x)
+    total = 0.0
+    for i in range(n):
+        total += np.sum(t * x)
+        t = np.sin(x * i)
+    return total
+
+
+def reads_sum(x, n):
+    total = 0.0
+    for i in range(n):
+        total += np.sum(np.sin(x * i)) + total * 0.1
+    return total
+
+
+def read_before_update(x, n):
+    """The accumulator read before its update: each iteration sees the sum so far."""
+    y = np.zeros_like(x)
+    s = 0.0
+    for i in range(n):
+        z = y * 0.5
+        y += x * i
+        s = s + np.sum(np.sin(z) * x)
+    return s
+
+
+def temp_after(x, n):
+    total = 0.0
+    t = x
+    for i in range(n):
+        t = np.sin(x * i)
+        total += np.sum(t)
+    return total * np.sum(t)
+
+
+def integer_array(x, n):
+    total = 0.0
+    for i in range(n):
+        p = np.full(3, i)
+        total += np.sum(p * x)
+    return total
+
+
+def scalar_math(x, n):
+    total = 0.0
+    for i in range(n):
+        total += math.sin(x * i)
+    return total
+
+
+def marked(x, n):
+    total = 0.0
+    for i in range(n):  # s2s-ad: checkpoint
+        total += np.sum(np.sin(x * i))
+    return total
+
+
+def closure_reads(x, n):
+    total = 0.0
+
+    def scaled(v):
+        return v * total
+
+    for i in range(n):
+        total += np.sum(np.sin(x * i))
+    return scaled(total)
+
+
+def _helper(v, k):
+    r = np.sin(v * k)
+    q = np.cos(r) * v
+    return np.sum(r * q) + np.sum(np.exp(q))
+
+
+def used_in_one_arm(v, n):
+    """A helper's result read in one arm only: where the other arm runs, its
+    backward pass does not, and the adjoints it would start are zeros."""
+    s = _helper(v, 2.0)
+    t = 0.0
+    if n > 0:
+        t = t + s
+    return t

@@ -1,0 +1,92 @@
+"""Random NumPy programs whose loops sum independent iterations (s2s-ad
+computes such a loop at once: s2s_ad/frontend/loop_batching.py), and near
+misses that must stay loops.
+
+Contract: :func:`sums_program` draws a module defining ``f(a, b, s)`` (``a``,
+``b`` float arrays of shape ``(n,)``, n in 3..5, ``s`` a float) with one or
+two ``for`` loops over a drawn ``range``: assignments to names of the
+iteration, ``acc += e`` / ``acc -= e`` / ``acc = acc + e`` updates of a
+number and an array accumulator, calls of a nested helper and of a module
+helper with the loop variable, ``float(i)``, ``np.full`` of a float of the
+loop, and, with some chance, something that makes the loop carry a value (a
+name read before the body assigns it, an accumulator read by the body, a
+name of the body read after the loop) so that it must stay a loop. Every
+program is differentiable at its point; the fuzzer compares it with central
+differences.
+
+>>> from tests.programs import RandomDraw
+>>> "for i in range(" in sums_program(RandomDraw(0)).source
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tests.programs import chance, choice
+from tests.programs_numpy import NumpyProgram, _Gen
+
+RANGES = ["range(len(a))", "range(3)", "range(1, len(a))", "range(len(a), 0, -1)",
+          "range(0, 7, 2)", "range(2, 2)", "range(len(a) - 1, -1, -2)", "range(n)"]
+
+
+def sums_program(d, *, max_stmts: int = 4) -> NumpyProgram:
+    g = _Gen(d, 2)
+    env = ["a", "b", "s"]
+    helpers = ["def g(k, v):", f"    w = v * {choice(d, ['0.5', 'np.tanh(k * 0.3)', 'k'])}",
+               f"    return {choice(d, ['np.sum(np.sin(w) * v)', 'np.tanh(w)', 'w * w'])}"]
+    lines = ["n = len(a)", "acc = 0.0", "vec = np.zeros(len(a))"]
+    if chance(d, 30):
+        lines.append("def h(k):")
+        lines.append(f"    return np.sum(np.cos(a * k * 0.25 + {g.expr(['b', 's'], 1)}))")
+    carried = chance(d, 25)
+    stays = carried or chance(d, 10)
+    if carried:
+        lines.append("t = np.copy(b)")
+    for _ in range(d.integer(1, 2)):
+        lines.append(f"for i in {choice(d, RANGES)}:")
+        body = [f"u = i * {choice(d, ['0.5', '1.0 / n', '0.25'])} + "
+                f"{choice(d, ['0.0', 's', 'float(i) * 0.1'])}"]
+        names = list(env)
+        for _ in range(d.integer(1, max_stmts)):
+            form = d.integer(0, 7)
+            if form == 0:
+                body.append(f"t = {g.expr(names, 1)} * u")
+                names.append("t")
+            elif form == 1:
+                body.append(f"acc += np.sum({g.expr(names, 1)} * np.sin(u))")
+            elif form == 2:
+                body.append(f"acc = acc - np.mean({g.expr(names, 1)}) * u")
+            elif form == 3:
+                body.append(f"vec {choice(d, ['+=', '-='])} {g.expr(names, 1)} * u")
+            elif form == 4:
+                body.append("acc = acc + np.sum(g(i, b * u))" if chance(d, 50)
+                            else "vec = vec + g(u, a)")
+            elif form == 5 and any(line.startswith("def h") for line in lines):
+                body.append("acc += h(i)")
+            elif form == 6 and not stays:  # a loop that stays cannot write into p
+                body += ["p = np.full(len(a), u * 0.5)", "p[0] = s", "acc += np.sum(p * a)"]
+            elif form == 6:
+                body.append("acc += fill(u)")
+                if "    def fill(k):" not in [f"    {x}" for x in lines]:
+                    lines[3:3] = ["def fill(k):", "    p = np.full(len(a), k * 0.5)",
+                                  "    p[0] = s", "    return np.sum(p * a)"]
+            else:
+                body.append(f"acc += np.sum(np.cumsum({g.expr(names, 1)} * u) * b)")
+        if carried and chance(d, 60):
+            body.insert(1, "acc += np.sum(t * a) * 0.1")  # t of the previous iteration
+        if stays and not carried:
+            body.insert(d.integer(1, len(body)), choice(d, [
+                "acc = acc * 0.9 + np.sum(a) * 0.01",  # reads acc: stays a loop
+                "t = vec * 0.5 + acc"]))  # reads both accumulators before they are updated
+        lines += ["    " + line for line in body]
+    result = choice(d, ["acc + np.sum(vec * b)", "acc * s + np.sum(np.sin(vec))",
+                        "np.sum(vec * vec) + acc"])
+    if carried and chance(d, 50) and "t = " in "\n".join(lines[4:]):
+        result += " + np.sum(t)"  # a name of the body read after the loop
+    text = "import numpy as np\n\n\n" + "\n".join(helpers) + "\n\n\ndef f(a, b, s):\n"
+    text += "".join(f"    {line}\n" for line in lines) + f"    return {result}\n"
+    n = d.integer(3, 5)
+    a = np.array([round(d.real(-2.0, 2.0), 4) for _ in range(n)])
+    b = np.array([round(d.real(-2.0, 2.0), 4) for _ in range(n)])
+    return NumpyProgram(text, {"a": a, "b": b, "s": round(d.real(-2.0, 2.0), 4)}, len(lines))

@@ -1,0 +1,182 @@
+"""A NumPy loop summing independent iterations is computed at once
+(s2s_ad/frontend/loop_batching.py): its gradient, vjp, jvp and second
+derivatives against central differences, in every position, and the loops
+that must stay loops (which keep their gradient)."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from tests import loop_batching_src as src
+from tests.array_oracle import fd_gradient
+from tests.oracle import second_difference
+
+RNG = np.random.default_rng(7)
+X = RNG.uniform(-1.0, 1.0, size=5)
+W = RNG.uniform(-1.0, 1.0, size=5)
+
+CASES = [  # (function, arguments, wrt)
+    (src.fit, [X, 9], [0]),
+    (src.two_sums, [X, W, 7], [0, 1]),
+    (src.stepped, [X, 11], [0]),
+    (src.in_place, [X, 6], [0]),
+    (src.as_helper, [X, 8], [0]),
+    (src.in_outer_loop, [X, 5], [0]),
+    (src.rows_of, [X, 6], [0]),
+]
+KEPT = [
+    (src.carried, [X, 5], [0]),
+    (src.reads_sum, [X, 5], [0]),
+    (src.temp_after, [X, 5], [0]),
+    (src.read_before_update, [X, 5], [0]),
+    (src.scalar_math, [0.7, 5], [0]),
+    (src.marked, [X, 5], [0]),
+    (src.closure_reads, [X, 5], [0]),
+]
+
+
+def _name(case):
+    return case[0].__name__
+
+
+def _gradient(fn, args, wrt):
+    return s2s_ad.grad(fn, wrt=wrt)(*args)  # a tuple: wrt is a list
+
+
+@pytest.mark.parametrize("case", CASES + KEPT, ids=_name)
+def test_gradient_against_central_differences(case):
+    fn, args, wrt = case
+    for i, g in zip(wrt, _gradient(fn, args, wrt)):
+        np.testing.assert_allclose(g, fd_gradient(fn, args, i), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("case", CASES, ids=_name)
+def test_value_is_the_loops(case):
+    fn, args, wrt = case
+    value, _ = s2s_ad.value_and_grad(fn, wrt=wrt)(*args)
+    np.testing.assert_allclose(value, fn(*args), rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("case", CASES, ids=_name)
+def test_computed_at_once(case):
+    fn, args, wrt = case
+    g = s2s_ad.grad(fn, wrt=wrt)
+    g(*args)
+    text = s2s_ad.source_of(g)
+    assert "np.arange(" in text and "loop_sum" in text
+    if fn is not src.in_outer_loop:
+        assert "for " not in text.split("def grad_")[1].split("\ndef ")[0]
+
+
+@pytest.mark.parametrize("case", KEPT, ids=_name)
+def test_kept_as_a_loop(case):
+    fn, args, wrt = case
+    g = s2s_ad.grad(fn, wrt=wrt)
+    g(*args)
+    assert "loop_sum" not in s2s_ad.source_of(g)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2])
+def test_short_and_empty_ranges(n):
+    for fn in (src.two_sums, src.stepped, src.in_place):
+        args = [X, W, n] if fn is src.two_sums else [X, n]
+        value, g = s2s_ad.value_and_grad(fn)(*args)
+        np.testing.assert_allclose(value, fn(*args), rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(g, fd_gradient(fn, args, 0), rtol=1e-6, atol=1e-8)
+
+
+def test_integer_array_refused_as_the_loop_is():
+    """``np.full(3, i)`` holds integers in the loop; the batched code would
+    make floats, so the loop stays (and its integer array has no derivative
+    to give: the product with x is what flows)."""
+    g = s2s_ad.grad(src.integer_array)
+    np.testing.assert_allclose(g(X[:3], 4), fd_gradient(src.integer_array, [X[:3], 4], 0),
+                               rtol=1e-6, atol=1e-8)
+    assert "loop_sum" not in s2s_ad.source_of(g)
+
+
+@pytest.mark.parametrize("case", CASES, ids=_name)
+def test_vjp_and_jvp(case):
+    fn, args, wrt = case
+    value, pull = s2s_ad.vjp(fn, *args)
+    got = pull(1.0)
+    for i in wrt:
+        np.testing.assert_allclose(got[i], fd_gradient(fn, args, i), rtol=1e-6, atol=1e-8)
+    v = RNG.normal(size=np.shape(args[wrt[0]]))
+    _, tangent = s2s_ad.jvp(fn, wrt=wrt[0])(*args, **{f"d{_param(fn, wrt[0])}": v})
+    h = 1e-6
+    up, down = list(args), list(args)
+    up[wrt[0]], down[wrt[0]] = args[wrt[0]] + h * v, args[wrt[0]] - h * v
+    np.testing.assert_allclose(tangent, (fn(*up) - fn(*down)) / (2 * h), rtol=1e-6, atol=1e-8)
+
+
+def _param(fn, i):
+    import inspect
+    return list(inspect.signature(fn).parameters)[i]
+
+
+@pytest.mark.parametrize("fn", [src.fit, src.two_sums], ids=lambda f: f.__name__)
+def test_hessian(fn):
+    args = [X[:3], W[:3], 6] if fn is src.two_sums else [X[:3], 6]
+    hess = s2s_ad.hessian(fn, wrt=0)(*args)
+
+    def flat(*v):
+        return fn(np.array(v), *args[1:])
+    for a in range(3):
+        for b in range(3):
+            ref = second_difference(flat, list(args[0]), a, b)
+            assert abs(hess[a, b] - ref) <= 1e-4 * (1 + abs(ref)), (a, b, hess[a, b], ref)
+
+
+def test_cli_file_in_a_fresh_interpreter(tmp_path):
+    """The gradient file the CLI writes runs without s2s_ad and gives the
+    gradient of the loop."""
+    out = tmp_path / "grad_fit.py"
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    subprocess.run([sys.executable, "-m", "s2s_ad", "grad", "tests/loop_batching_src.py:fit",
+                    "--wrt", "x", "-o", str(out)], check=True, cwd=here)
+    text = out.read_text()
+    assert "np.arange(" in text
+    code = ("import sys, numpy as np; sys.modules['s2s_ad'] = None; import grad_fit; "
+            f"print(repr(grad_fit.grad_fit(np.array({list(X)!r}), 9).tolist()))")
+    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, check=True,
+                         capture_output=True, text=True)
+    np.testing.assert_allclose(eval(run.stdout), fd_gradient(src.fit, [X, 9], 0),
+                               rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("n", [0, 3])
+def test_helper_read_in_one_arm(n):
+    """``_, dv = h_bwd(...)`` guarded to the arm that reads the result gives
+    ``dv`` zeros on the other (it was undefined there: UnboundLocalError)."""
+    g = s2s_ad.grad(src.used_in_one_arm)(X, n)
+    np.testing.assert_allclose(g, fd_gradient(src.used_in_one_arm, [X, n], 0),
+                               rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("n", [0, 6])
+def test_cli_file_differentiated_again(tmp_path, n):
+    """The CLI's gradient file of ``fit`` (a loop computed at once: a helper
+    called in a branch, its tape holding a shape tuple, `assign` for the write
+    into the iteration's array) is in the subset: jvp and vjp of it against
+    central differences of the file's own gradient."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    subprocess.run([sys.executable, "-m", "s2s_ad", "grad", "tests/loop_batching_src.py:fit",
+                    "--wrt", "x", "-o", str(tmp_path / "grad_fit_again.py")], check=True, cwd=here)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import grad_fit_again as mod
+    finally:
+        sys.path.remove(str(tmp_path))
+    g = mod.grad_fit
+    v, c, h = RNG.normal(size=5), RNG.normal(size=5), 1e-5
+    _, tangent = s2s_ad.jvp(g, wrt=0)(X, n, dx=v)
+    np.testing.assert_allclose(tangent, (g(X + h * v, n) - g(X - h * v, n)) / (2 * h),
+                               rtol=1e-5, atol=1e-7)
+    back = s2s_ad.vjp(g, X, n)[1](c)[0]
+    want = fd_gradient(lambda a: float(np.sum(c * g(a, n))), [X], 0)
+    np.testing.assert_allclose(back, want, rtol=1e-5, atol=1e-7)
