@@ -104,6 +104,16 @@ def read_before_update(x, n):
     return s
 
 
+def axis_of_a_number(x, s, n):
+    """np.sum(t, axis=0) of a number t is t (NumPy takes axis 0 of a
+    number); with the iterations on an axis it would sum over them."""
+    acc = 0.0
+    for i in range(n):
+        t = s * (i + 1.0)
+        acc += np.sum(np.sin(x * t)) - np.sum(t, axis=0, keepdims=True) * 0.5
+    return acc * s
+
+
 def temp_after(x, n):
     total = 0.0
     t = x
@@ -160,3 +170,8 @@ def used_in_one_arm(v, n):
     if n > 0:
         t = t + s
     return t
+
+
+def count_of_range(x, n):
+    k = len(range(0, n, 1))
+    return np.sum(x) * k

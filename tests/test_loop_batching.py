@@ -33,6 +33,7 @@ KEPT = [
     (src.reads_sum, [X, 5], [0]),
     (src.temp_after, [X, 5], [0]),
     (src.read_before_update, [X, 5], [0]),
+    (src.axis_of_a_number, [X, 0.7, 4], [0, 1]),
     (src.scalar_math, [0.7, 5], [0]),
     (src.marked, [X, 5], [0]),
     (src.closure_reads, [X, 5], [0]),
@@ -180,3 +181,25 @@ def test_cli_file_differentiated_again(tmp_path, n):
     back = s2s_ad.vjp(g, X, n)[1](c)[0]
     want = fd_gradient(lambda a: float(np.sum(c * g(a, n))), [X], 0)
     np.testing.assert_allclose(back, want, rtol=1e-5, atol=1e-7)
+
+
+def test_range_bounds_are_integers():
+    """The loop's bounds stay integers, as `range` makes them: a gradient
+    with respect to `n` (which `fit` also uses as a float) is refused at the
+    range, vjp gives it no cotangent, and a float bound raises TypeError."""
+    with pytest.raises(s2s_ad.SourceError, match="used as an integer .a `range` bound"):
+        s2s_ad.grad(src.fit, wrt=1)(X, 6)
+    value, pull = s2s_ad.vjp(src.fit, X, 6)
+    dx, dn = pull(1.0)
+    assert dn is None
+    np.testing.assert_allclose(dx, fd_gradient(src.fit, [X, 6], 0), rtol=1e-6, atol=1e-8)
+    with pytest.raises(TypeError, match="is a `range` bound: it must be an int"):
+        s2s_ad.grad(src.stepped)(X, 4.5)
+
+
+def test_len_of_a_range_refused_located():
+    """`len(range(...))` in NumPy code was an internal AttributeError (the
+    range went to NumPy's `len`); it is refused with its location."""
+    with pytest.raises(s2s_ad.SourceError) as info:
+        s2s_ad.grad(src.count_of_range)(X, 3)
+    assert "loop_batching_src.py" in str(info.value) and "^" in str(info.value)

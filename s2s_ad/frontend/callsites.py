@@ -22,6 +22,7 @@ import functools
 import inspect
 import math
 import numbers
+import operator
 import types
 
 from s2s_ad import ir
@@ -41,6 +42,28 @@ BUILTIN_PRIMS = {builtins.abs: "abs", builtins.max: "max", builtins.min: "min",
 class CallLowering:
     """Mixin: calls (see the module docstring)."""
 
+    def names_range(self, node: ast.expr) -> bool:
+        """``range(...)`` or a name bound to one (not an array for ``len``)."""
+        if isinstance(node, ast.Name):
+            return ranges.is_range(self.env.get(node.id))
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id not in self.env and self.resolve(node.func) is builtins.range
+
+    def integer_operand(self, node: ast.Call) -> ir.Operand:
+        """``operator.index(n)``: ``n``, an integer (a gradient with respect to
+        the parameters it is computed from is refused; a value that is not an
+        int raises TypeError where the code runs, as ``operator.index`` does)."""
+        value = self.expr(node.args[0])
+        if isinstance(value, tuple) or isinstance(value, ir.Const) and type(value.value) is not int:
+            raise self.src.error(node.args[0], "`operator.index` takes an int")
+        bound = getattr(node, "range_bound", False)  # written for a loop computed at once
+        self.mark_int(value, node.args[0], "a `range` bound" if bound else "`operator.index`")
+        if isinstance(value, ir.Value):
+            index_exprs.int_check(self, value, node, f"`{ast.unparse(node.args[0])}` (line "
+                                  f"{node.lineno}) " + ("is a `range` bound: it " if bound else "")
+                                  + "must be an int")
+        return value
+
     def call(self, node: ast.Call, var: str | None, hint: str | None = None) -> ir.Operand:
         mark = len(self.spliced)
         try:
@@ -54,6 +77,9 @@ class CallLowering:
         if isinstance(node.func, ast.Name) and node.func.id not in self.env \
                 and self.resolve(node.func) is builtins.range:
             return ranges.make(self, node)  # a range as a value: `r = range(n)`
+        if self.resolve(node.func) is operator.index and len(node.args) == 1 \
+                and not node.keywords and not isinstance(node.args[0], ast.Starred):
+            return self.integer_operand(node)
         if self.array_mode and isinstance(node.func, ast.Attribute) \
                 and not self.is_global_path(node.func.value):
             return self.method_call(node, var, hint)
@@ -66,7 +92,8 @@ class CallLowering:
                 return made
             prim = self.numpy_prim(self.resolve(node.func))
             if prim is None and self.resolve(node.func) is builtins.len and node.args \
-                    and not self.holds_structure(node.args[0]):
+                    and not self.holds_structure(node.args[0]) \
+                    and not self.names_range(node.args[0]):
                 prim = "len"
             if prim is not None:
                 return self.numpy_call(prim, node, var, hint)

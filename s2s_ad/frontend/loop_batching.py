@@ -38,6 +38,9 @@ What keeps the loop (the rewrite is an optimisation; it never refuses):
 * an accumulator that may be a list (``acc = []``: ``+=`` extends it);
 * an array made from an integer value of the loop (``np.full(m, i)``): the
   loop makes an array of integers, the batched code one of floats;
+* a reduction, cumulative function or roll given an axis (``np.sum(t,
+  axis=0)``): NumPy takes axis 0 of a number, which the iterations' axis
+  would take instead, and the rank of an iteration's value is not known here;
 * a loop marked for checkpointing (``# s2s-ad: checkpoint``, or inside a
   ``with`` block);
 * a rewrite the frontend then cannot lower: :func:`undo` restores the loops
@@ -54,6 +57,7 @@ from __future__ import annotations
 import ast
 import builtins
 import copy
+import operator
 
 import numpy
 
@@ -97,6 +101,17 @@ class _Loops(_Desugar):
         self.saw_numpy = False
         self.defs: list = []
         """The functions computing the loops of the function being rewritten."""
+        self.index = next((k for k, v in src.globals.items() if v is operator.index), None)
+
+    def index_name(self) -> str:
+        """A global name bound to ``operator.index`` (range bounds are ints)."""
+        if self.index is None:
+            self.index = self.fresh("index")
+            if not isinstance(self.src.globals, dict) or self.src.globals is getattr(
+                    self.src.fn, "__globals__", None):
+                self.src.globals = dict(self.src.globals)
+            self.src.globals[self.index] = operator.index
+        return self.index
 
     def resolve(self, node):
         obj = super().resolve(node)
@@ -223,9 +238,13 @@ class _Loops(_Desugar):
         start, stop, step = bounds
         named = []
         for e, base in ((start, "start"), (stop, "stop")):
-            if not isinstance(e, (ast.Name, ast.Constant)):
+            if not (isinstance(e, ast.Constant) and type(e.value) is int):
+                # an int, as `range` takes it: a gradient with respect to what it is
+                # computed from is refused, and a float raises TypeError as `range` does
                 fresh = self.fresh(base)
-                out.append(ast.Assign([ast.Name(fresh, ast.Store())], e))
+                checked = ast.Call(ast.Name(self.index_name(), ast.Load()), [e], [])
+                checked.range_bound = True  # so the frontend's messages say so
+                out.append(ast.Assign([ast.Name(fresh, ast.Store())], checked))
                 e = ast.Name(fresh, ast.Load())
             named.append(e)
         start, stop = named
@@ -264,6 +283,19 @@ class _LoopBatch(_Batch):
         super().__init__(forms, loop, [ast.Name(param, ast.Load())], [0])
         self.ints = {param}
 
+    def reduced(self, name: str, callee, x, args: list, keywords: list, method: bool):
+        if _axis_given(args[0] if args else None, keywords):
+            # NumPy takes axis 0 (and -1) of a number: np.sum(2.0, axis=0) is 2.0. With
+            # the iterations on the last axis, a row that is a number would be summed
+            # over the iterations instead; its rank is not known here: keep the loop
+            raise NoRule
+        return super().reduced(name, callee, x, args, keywords, method)
+
+    def rolled(self, fn, node: ast.Call):
+        if _axis_given(node.args[2] if len(node.args) > 2 else None, node.keywords):
+            raise NoRule  # as for reductions
+        return super().rolled(fn, node)
+
     def assign(self, base: str, value) -> ast.Name:
         name = super().assign(base, value)
         if _may_be_int(value, self.ints):
@@ -289,6 +321,13 @@ class _LoopBatch(_Batch):
             if any(self.reads_batched(a) and self.integer(a) for a in given):
                 raise NoRule  # the loop would make an array of integers
         return super().called(node)
+
+
+def _axis_given(positional, keywords: list) -> bool:
+    """Whether a call is given an axis other than None."""
+    axis = positional if positional is not None else next(
+        (k.value for k in keywords if k.arg == "axis"), None)
+    return axis is not None and not (isinstance(axis, ast.Constant) and axis.value is None)
 
 
 def _summing(loop: ast.For):
