@@ -2,6 +2,7 @@
 near misses that must stay loops; tests/test_loop_batching.py."""
 
 import math
+import operator
 
 import numpy as np
 
@@ -175,3 +176,8 @@ def used_in_one_arm(v, n):
 def count_of_range(x, n):
     k = len(range(0, n, 1))
     return np.sum(x) * k
+
+
+def indexed_count(x, n):
+    k = operator.index(n)
+    return np.sum(x * x) * k

@@ -203,3 +203,14 @@ def test_len_of_a_range_refused_located():
     with pytest.raises(s2s_ad.SourceError) as info:
         s2s_ad.grad(src.count_of_range)(X, 3)
     assert "loop_batching_src.py" in str(info.value) and "^" in str(info.value)
+
+
+def test_operator_index():
+    """`operator.index(n)` written by the user: the int itself, a gradient
+    with respect to `n` refused, a float raising TypeError; the method
+    `a.reshape(-1)` of a local beside it is still a method call."""
+    np.testing.assert_allclose(s2s_ad.grad(src.indexed_count)(X, 3), 6.0 * X)
+    with pytest.raises(s2s_ad.SourceError, match="used as an integer .`operator.index`"):
+        s2s_ad.grad(src.indexed_count, wrt=1)(X, 3)
+    with pytest.raises(TypeError, match="must be an int"):
+        s2s_ad.grad(src.indexed_count)(X, 3.0)

@@ -77,7 +77,9 @@ class CallLowering:
         if isinstance(node.func, ast.Name) and node.func.id not in self.env \
                 and self.resolve(node.func) is builtins.range:
             return ranges.make(self, node)  # a range as a value: `r = range(n)`
-        if self.resolve(node.func) is operator.index and len(node.args) == 1 \
+        if (isinstance(node.func, ast.Name) and node.func.id not in self.env
+                or isinstance(node.func, ast.Attribute) and self.is_global_path(node.func.value)) \
+                and self.resolve(node.func) is operator.index and len(node.args) == 1 \
                 and not node.keywords and not isinstance(node.args[0], ast.Starred):
             return self.integer_operand(node)
         if self.array_mode and isinstance(node.func, ast.Attribute) \
