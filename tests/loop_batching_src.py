@@ -3,6 +3,7 @@ near misses that must stay loops; tests/test_loop_batching.py."""
 
 import math
 import operator
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -181,3 +182,57 @@ def count_of_range(x, n):
 def indexed_count(x, n):
     k = operator.index(n)
     return np.sum(x * x) * k
+
+
+# -- the same kind of loop in other positions ---------------------------------------
+
+W = np.array([0.3, -0.2, 0.5])
+
+
+class Model:
+    def __init__(self, scale):
+        self.scale = scale
+
+    def loss(self, x, n):
+        acc = 0.0
+        for i in range(n):
+            acc += np.sum(np.tanh(x * i * self.scale) * W)
+        return acc
+
+
+def make_loss(data):
+    def loss(x, n):
+        acc = 0.0
+        for i in range(n):
+            acc = acc + np.sum((x - data * i) ** 2)
+        return acc
+    return loss
+
+
+@dataclass
+class Params:
+    w: np.ndarray
+    b: float
+
+
+def with_params(p, n):
+    acc = 0.0
+    for k in range(1, n):
+        acc += np.sum(np.sin(p.w * k + p.b))
+    return acc
+
+
+def dict_params(params, n):
+    acc = np.zeros(3)
+    for k in range(n):
+        acc += np.cos(params["w"] * k) * params["b"]
+    return np.sum(acc * acc)
+
+
+def in_branch(x, n):
+    if np.sum(x) > 0:
+        acc = 0.0
+        for i in range(n):
+            acc += np.sum(np.exp(-x * i))
+        return acc
+    return np.sum(x)

@@ -214,3 +214,48 @@ def test_operator_index():
         s2s_ad.grad(src.indexed_count, wrt=1)(X, 3)
     with pytest.raises(TypeError, match="must be an int"):
         s2s_ad.grad(src.indexed_count)(X, 3.0)
+
+
+X3 = X[:3]
+POSITIONS = [  # (name, function, arguments): the loop in a method, a closure, a branch
+    ("method", src.Model(0.7).loss, [X3, 5]),
+    ("closure", src.make_loss(np.array([0.1, 0.2, 0.3])), [X3, 4]),
+    ("branch taken", src.in_branch, [np.abs(X3) + 0.1, 5]),
+    ("branch not taken", src.in_branch, [-np.abs(X3) - 0.1, 5]),
+]
+
+
+@pytest.mark.parametrize("name, fn, args", POSITIONS, ids=[p[0] for p in POSITIONS])
+def test_positions(name, fn, args):
+    g = s2s_ad.grad(fn)
+    np.testing.assert_allclose(g(*args), fd_gradient(fn, args, 0), rtol=1e-6, atol=1e-8)
+    if name != "branch not taken":
+        assert "loop_sum" in s2s_ad.source_of(g)
+
+
+def test_structures_as_parameters():
+    """A dataclass and a dict parameter read in the loop: the gradient has
+    their structure, each leaf against central differences."""
+    h = 1e-6
+    g = s2s_ad.grad(src.with_params)(src.Params(X3, 0.3), 5)
+    want_w = fd_gradient(lambda w: src.with_params(src.Params(w, 0.3), 5), [X3], 0)
+    want_b = (src.with_params(src.Params(X3, 0.3 + h), 5)
+              - src.with_params(src.Params(X3, 0.3 - h), 5)) / (2 * h)
+    np.testing.assert_allclose(g.w, want_w, rtol=1e-6, atol=1e-8)
+    assert abs(g.b - want_b) <= 1e-6 * (1 + abs(want_b))
+    g = s2s_ad.grad(src.dict_params)({"w": X3, "b": 0.4}, 4)
+    want_w = fd_gradient(lambda w: src.dict_params({"w": w, "b": 0.4}, 4), [X3], 0)
+    want_b = (src.dict_params({"w": X3, "b": 0.4 + h}, 4)
+              - src.dict_params({"w": X3, "b": 0.4 - h}, 4)) / (2 * h)
+    np.testing.assert_allclose(g["w"], want_w, rtol=1e-6, atol=1e-8)
+    assert abs(g["b"] - want_b) <= 1e-6 * (1 + abs(want_b))
+
+
+def test_hvp_and_jacrev_of_grad():
+    g = s2s_ad.grad(src.fit)
+    v, h = RNG.normal(size=5), 1e-6
+    along = (g(X + h * v, 7) - g(X - h * v, 7)) / (2 * h)
+    np.testing.assert_allclose(s2s_ad.hvp(src.fit)(X, 7, v), along, rtol=1e-5, atol=1e-7)
+    jac = s2s_ad.jacrev(g)(X, 7)
+    want = np.array([(g(X + h * e, 7) - g(X - h * e, 7)) / (2 * h) for e in np.eye(5)]).T
+    np.testing.assert_allclose(jac, want, rtol=1e-5, atol=1e-6)
