@@ -236,3 +236,15 @@ def in_branch(x, n):
             acc += np.sum(np.exp(-x * i))
         return acc
     return np.sum(x)
+
+
+def writes_and_cumsum(x, s, n):
+    """A write into the iteration's array and a cumulative sum: the gradient
+    file calls zeroed, gather and cumsum_adjoint."""
+    acc = 0.0
+    for i in range(n):
+        u = i * 0.25 + s
+        p = np.full(x.shape[0], u * 0.5)
+        p[0] = s * u
+        acc += np.sum(np.cumsum(x * p) * x)
+    return acc

@@ -259,3 +259,32 @@ def test_hvp_and_jacrev_of_grad():
     jac = s2s_ad.jacrev(g)(X, 7)
     want = np.array([(g(X + h * e, 7) - g(X - h * e, 7)) / (2 * h) for e in np.eye(5)]).T
     np.testing.assert_allclose(jac, want, rtol=1e-5, atol=1e-6)
+
+
+def test_file_with_index_adjoints_differentiated_again(tmp_path):
+    """The CLI's gradient file of a loop writing into its array and taking a
+    cumulative sum calls zeroed, gather and cumsum_adjoint, which s2s-ad now
+    reads back as the operations they compute: jvp of the file's gradient
+    against central differences of it."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = tmp_path / "grad_writes_again.py"
+    subprocess.run([sys.executable, "-m", "s2s_ad", "grad",
+                    "tests/loop_batching_src.py:writes_and_cumsum", "--wrt", "x,s", "-o",
+                    str(out)], check=True, cwd=here)
+    text = out.read_text()
+    assert all(f"def {h}(" in text for h in ("zeroed", "gather", "cumsum_adjoint"))
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import grad_writes_again as mod
+    finally:
+        sys.path.remove(str(tmp_path))
+    g = mod.grad_writes_and_cumsum
+    v, h = RNG.normal(size=5), 1e-5
+    _, tangent = s2s_ad.jvp(g, wrt=0)(X, 0.3, 4, dx=v)
+    up, down = g(X + h * v, 0.3, 4), g(X - h * v, 0.3, 4)
+    for t, a, b in zip(tangent, up, down):
+        np.testing.assert_allclose(t, (a - b) / (2 * h), rtol=1e-5, atol=1e-7)
+    _, tangent = s2s_ad.jvp(g, wrt=1)(X, 0.3, 4, ds=1.0)
+    up, down = g(X, 0.3 + h, 4), g(X, 0.3 - h, 4)
+    for t, a, b in zip(tangent, up, down):
+        np.testing.assert_allclose(t, (a - b) / (2 * h), rtol=1e-5, atol=1e-7)

@@ -84,6 +84,8 @@ def call(lo, prim: str, node: ast.Call, var: str | None, hint: str | None):
                            "`*args`; s2s-ad's generated code passes its arguments by position")
     attrs = {}
     given = list(node.args)
+    if prim in _AS_OPERATIONS:
+        return _as_operations(lo, prim, node, var)
     if prim == "array.setitem":  # assign(y, index, v): the write y[index] = v on a copy
         if len(given) != 3:
             raise lo.src.error(node, f"`{ast.unparse(node.func)}` takes 3 arguments")
@@ -147,3 +149,67 @@ def _index(lo, node: ast.expr) -> ast.expr:
             (parts + [None])[:3]
         return ast.copy_location(ast.Slice(lower, upper, step), node)
     return node
+
+
+_AS_OPERATIONS = {"own.gather": 3, "own.zeroed": 3, "own.cumsum_adjoint": 3}
+"""Helpers lowered as the operations they compute (arguments taken)."""
+
+
+def _as_operations(lo, prim: str, node: ast.Call, var: str | None):
+    """``gather(g, index, y)`` as ``spread(g, y)[index]``, ``zeroed(g, index,
+    y)`` as the write ``spread(g, y)[index] = 0.0``, ``cumsum_adjoint(g, x,
+    axis)`` as ``np.flip(np.cumsum(np.flip(g, axis), axis), axis)`` (over
+    ``np.ravel(g)``, reshaped to ``x``'s shape, for ``axis=None``)."""
+    given = list(node.args)
+    if len(given) != _AS_OPERATIONS[prim]:
+        raise lo.src.error(node, f"`{ast.unparse(node.func)}` takes {_AS_OPERATIONS[prim]} "
+                           "arguments")
+    names = [f"_s2s_own_{k}" for k in range(len(given))]
+    saved = {n: lo.env.get(n) for n in names}
+    try:
+        if prim == "own.cumsum_adjoint":
+            try:
+                axis = ast.literal_eval(given[2])
+            except ValueError:
+                raise lo.src.error(given[2], "the axis must be a constant, as s2s-ad writes "
+                                   "it") from None
+            lo.env[names[0]], lo.env[names[1]] = lo.expr(given[0]), lo.expr(given[1])
+            np_ = next((k for k, v in lo.src.globals.items() if v is _numpy()), None)
+            if np_ is None:
+                raise lo.src.error(node, "`cumsum_adjoint` is read in a module without NumPy")
+            g, x = names[0], names[1]
+            text = (f"{np_}.reshape({np_}.flip({np_}.cumsum({np_}.flip({np_}.ravel({g})))), "
+                    f"{np_}.shape({x}))" if axis is None else
+                    f"{np_}.flip({np_}.cumsum({np_}.flip({g}, {axis!r}), {axis!r}), {axis!r})")
+            return lo.expr(ast.fix_missing_locations(_at(ast.parse(text, mode="eval").body,
+                                                         node)))
+        g, y = lo.expr(given[0]), lo.expr(given[2])
+        base = lo.emit("own.spread", [g, y], node, hint="spread")
+        if prim == "own.gather":
+            lo.env[names[0]] = base
+            read = ast.Subscript(ast.Name(names[0], ast.Load()), _index(lo, given[1]),
+                                 ast.Load())
+            return lo.expr(ast.fix_missing_locations(_at(read, node)))
+        target = _at(ast.Subscript(ast.Name(names[0], ast.Store()), _index(lo, given[1]),
+                                   ast.Store()), node)
+        return lo.emit_setitem(base, ir.Const(0.0), ast.fix_missing_locations(target), None,
+                               None, var)
+    finally:
+        for n, v in saved.items():
+            if v is None:
+                lo.env.pop(n, None)
+            else:
+                lo.env[n] = v
+
+
+def _at(tree: ast.AST, node: ast.AST) -> ast.AST:
+    """``tree`` with every node given ``node``'s position."""
+    for n in ast.walk(tree):
+        if "lineno" in n._attributes:
+            ast.copy_location(n, node)
+    return tree
+
+
+def _numpy():
+    import numpy
+    return numpy

@@ -38,6 +38,14 @@ factor too; the operand that only gives a shape gets no adjoint.
   ``y[index] = v`` where the forward pass keeps each version of ``y``) is the
   subscript write itself, ``array.setitem`` (:mod:`s2s_ad.rules.numpy`), its
   index read back from the expression s2s-ad wrote (``slice(1, None)`` as ``1:``).
+  ``gather(g, index, y)`` (the adjoint of a value written into ``y[index]``) is
+  ``spread(g, y)[index]``, ``zeroed(g, index, y)`` (the adjoint of the array
+  written into) the write ``spread(g, y)[index] = 0.0``, and
+  ``cumsum_adjoint(g, x, axis)`` the cumulative sum of ``g`` from the end
+  (``np.flip``, ``np.cumsum``, ``np.flip``; over the flattened array, reshaped
+  to ``x``'s shape, for ``axis=None``): each lowered as those operations
+  (:mod:`s2s_ad.frontend.own_helpers`), which have rules, rather than a rule
+  of its own.
 
 ``tests/test_closure.py`` checks each adjoint against central differences
 and each tangent (:mod:`s2s_ad.forward.linear`) against the adjoint.
@@ -84,5 +92,6 @@ OWN_PRIMS = {"unbroadcast": "own.unbroadcast", "spread": "own.spread",
              "matmul_adjoint": "own.matmul_adjoint", "total": "own.total", "own": "own.own",
              "rolled": "own.rolled", "moved": "own.moved", "eye_matrix": "own.eye_matrix",
              "float_zeros": "own.float_zeros", "array_sum": "own.array_sum",
-             "assign": "array.setitem"}
+             "assign": "array.setitem", "gather": "own.gather", "zeroed": "own.zeroed",
+             "cumsum_adjoint": "own.cumsum_adjoint"}
 """Helper name -> its primitive (``matmul_adjoint``: + ``.0``/``.1``, its last argument)."""
