@@ -101,12 +101,20 @@ class _Desugar(LoopForms):
     def numpy_name(self) -> str:
         """A global name bound to NumPy, for the arrays the rewrites make."""
         if self.np is None:
-            self.np = self.fresh("np")
+            self.np = self.global_for(numpy, "np")
+        return self.np
+
+    def global_for(self, obj, base: str) -> str:
+        """A global name bound to ``obj``: one the function's globals have, or
+        a fresh one added to a copy of them (the module is left as it is)."""
+        name = next((k for k, v in self.src.globals.items() if v is obj), None)
+        if name is None:
+            name = self.fresh(base)
             if not isinstance(self.src.globals, dict) or self.src.globals is getattr(
                     self.src.fn, "__globals__", None):
                 self.src.globals = dict(self.src.globals)
-            self.src.globals[self.np] = numpy
-        return self.np
+            self.src.globals[name] = obj
+        return name
 
     def resolve(self, node):
         """The global object an attribute chain names, read through

@@ -101,17 +101,10 @@ class _Loops(_Desugar):
         self.saw_numpy = False
         self.defs: list = []
         """The functions computing the loops of the function being rewritten."""
-        self.index = next((k for k, v in src.globals.items() if v is operator.index), None)
 
     def index_name(self) -> str:
         """A global name bound to ``operator.index`` (range bounds are ints)."""
-        if self.index is None:
-            self.index = self.fresh("index")
-            if not isinstance(self.src.globals, dict) or self.src.globals is getattr(
-                    self.src.fn, "__globals__", None):
-                self.src.globals = dict(self.src.globals)
-            self.src.globals[self.index] = operator.index
-        return self.index
+        return self.global_for(operator.index, "index")
 
     def resolve(self, node):
         obj = super().resolve(node)
