@@ -248,3 +248,63 @@ def writes_and_cumsum(x, s, n):
         p[0] = s * u
         acc += np.sum(np.cumsum(x * p) * x)
     return acc
+
+
+# -- rows written at the loop's index, arrays read at it --------------------------
+
+def mapped(x, w, n):
+    out = np.zeros(n)
+    for i in range(n):
+        out[i] = np.tanh(x[i] * w) + np.sum(w * x[i])
+    return np.sum(out * out)
+
+
+def differences(x, n):
+    d = np.zeros(n)
+    total = 0.0
+    for i in range(1, n):
+        d[i] = x[i] - x[i - 1] * 0.5
+        total += np.sin(x[i])
+    return np.sum(d * d) + total
+
+
+def rows_of_matrix(A, w):
+    n = A.shape[0]
+    H = np.zeros_like(A)
+    for i in range(n):
+        H[i] = np.sin(A[i] * w) * A[i, 0]
+    return np.sum(H * A)
+
+
+def _point_error(cam, pt, weight):
+    p = cam[:2] * pt[0] + cam[2] * pt[1:]
+    return weight * (p - np.tanh(pt[1:]))
+
+
+def per_observation(cams, pts, weights):
+    m = weights.shape[0]
+    err = np.zeros((m, 2))
+    for i in range(m):
+        err[i] = _point_error(cams[i], pts[i], weights[i])
+    return np.sum(err * err)
+
+
+def recurrence_kept(x, a):
+    y = np.zeros_like(x)
+    for i in range(1, x.shape[0]):
+        y[i] = y[i - 1] * a + np.sin(x[i])
+    return np.sum(y * y)
+
+
+def shifted_write_kept(x, n):
+    y = np.zeros(n + 1)
+    for i in range(n):
+        y[i + 1] = np.sin(x[i])
+    return np.sum(y * x[0])
+
+
+def past_the_end(x, n):
+    out = np.zeros(n)
+    for i in range(n):
+        out[i] = np.sin(x[i + 1])
+    return np.sum(out)

@@ -28,6 +28,8 @@ from tests.programs_numpy import NumpyProgram, _Gen
 
 RANGES = ["range(len(a))", "range(3)", "range(1, len(a))", "range(len(a), 0, -1)",
           "range(0, 7, 2)", "range(2, 2)", "range(len(a) - 1, -1, -2)", "range(n)"]
+INDEXED = ["range(1, len(a))", "range(1, n)", "range(1, len(a), 2)"]
+"""Ranges a loop reading a[i] and b[i - 1] may take."""
 
 
 def sums_program(d, *, max_stmts: int = 4) -> NumpyProgram:
@@ -43,11 +45,20 @@ def sums_program(d, *, max_stmts: int = 4) -> NumpyProgram:
     stays = carried or chance(d, 10)
     if carried:
         lines.append("t = np.copy(b)")
+    lines += ["rows = np.zeros(len(a))", "M = np.zeros((len(a), len(a)))"]
     for _ in range(d.integer(1, 2)):
-        lines.append(f"for i in {choice(d, RANGES)}:")
+        indexed = chance(d, 40)  # rows written and arrays read at the loop's index
+        lines.append(f"for i in {choice(d, INDEXED if indexed else RANGES)}:")
         body = [f"u = i * {choice(d, ['0.5', '1.0 / n', '0.25'])} + "
                 f"{choice(d, ['0.0', 's', 'float(i) * 0.1'])}"]
         names = list(env)
+        if indexed:
+            body.append(f"ai = a[i] * {choice(d, ['u', 's', '0.5'])} + b[{choice(d, ['i', 'i - 1', '0'])}]")
+            names.append("ai")
+            if not stays or chance(d, 50):
+                body.append(f"rows[i] = np.sum({g.expr(names, 1)}) * 0.5 + np.sin(ai)")
+            if chance(d, 50):
+                body.append(f"M[i] = {g.expr(names, 1)} * u + b")
         for _ in range(d.integer(1, max_stmts)):
             form = d.integer(0, 7)
             if form == 0:
@@ -81,7 +92,7 @@ def sums_program(d, *, max_stmts: int = 4) -> NumpyProgram:
                 "t = vec * 0.5 + acc"]))  # reads both accumulators before they are updated
         lines += ["    " + line for line in body]
     result = choice(d, ["acc + np.sum(vec * b)", "acc * s + np.sum(np.sin(vec))",
-                        "np.sum(vec * vec) + acc"])
+                        "np.sum(vec * vec) + acc"]) + " + np.sum(rows * rows * b) + np.sum(np.tanh(M) * a)"
     if carried and chance(d, 50) and "t = " in "\n".join(lines[4:]):
         result += " + np.sum(t)"  # a name of the body read after the loop
     text = "import numpy as np\n\n\n" + "\n".join(helpers) + "\n\n\ndef f(a, b, s):\n"

@@ -288,3 +288,42 @@ def test_file_with_index_adjoints_differentiated_again(tmp_path):
     up, down = g(X, 0.3 + h, 4), g(X, 0.3 - h, 4)
     for t, a, b in zip(tangent, up, down):
         np.testing.assert_allclose(t, (a - b) / (2 * h), rtol=1e-5, atol=1e-7)
+
+
+A = RNG.uniform(-1.0, 1.0, size=(4, 3))
+CAMS, PTS, WEIGHTS = RNG.uniform(-1, 1, (6, 3)), RNG.uniform(-1, 1, (6, 3)), RNG.uniform(0.5, 1, 6)
+MAPPED = [  # (function, arguments, wrt, computed at once)
+    (src.mapped, [X, 0.7, 5], [0, 1], True),
+    (src.differences, [X, 5], [0], True),
+    (src.rows_of_matrix, [A, A[0]], [0, 1], True),
+    (src.per_observation, [CAMS, PTS, WEIGHTS], [0, 1, 2], True),
+    (src.recurrence_kept, [X, 0.8], [0, 1], False),
+    (src.shifted_write_kept, [X, 4], [0], False),
+]
+
+
+@pytest.mark.parametrize("case", MAPPED, ids=lambda c: c[0].__name__)
+def test_rows_written_and_read_at_the_index(case):
+    fn, args, wrt, at_once = case
+    g = s2s_ad.grad(fn, wrt=wrt)
+    got = g(*args)
+    for i, gi in zip(wrt, got):
+        np.testing.assert_allclose(gi, fd_gradient(fn, args, i), rtol=1e-6, atol=1e-8)
+    assert ("loop_sum" in s2s_ad.source_of(g)) == at_once
+    value, _ = s2s_ad.value_and_grad(fn, wrt=wrt)(*args)
+    np.testing.assert_allclose(value, fn(*args), rtol=1e-13, atol=1e-13)
+    v = RNG.normal(size=np.shape(args[wrt[0]]))
+    _, tangent = s2s_ad.jvp(fn, wrt=wrt[0])(*args, **{f"d{_param(fn, wrt[0])}": v})
+    h = 1e-6
+    up, down = list(args), list(args)
+    up[wrt[0]], down[wrt[0]] = args[wrt[0]] + h * v, args[wrt[0]] - h * v
+    np.testing.assert_allclose(tangent, (fn(*up) - fn(*down)) / (2 * h), rtol=1e-6, atol=1e-8)
+
+
+def test_read_past_the_end_raises_as_the_loop_does():
+    with pytest.raises(IndexError):
+        src.past_the_end(X, 5)
+    with pytest.raises(IndexError):
+        s2s_ad.grad(src.past_the_end)(X, 5)
+    np.testing.assert_allclose(s2s_ad.grad(src.past_the_end)(X, 4),
+                               fd_gradient(src.past_the_end, [X, 4], 0), rtol=1e-6, atol=1e-8)

@@ -62,6 +62,7 @@ class CallLowering:
             index_exprs.int_check(self, value, node, f"`{ast.unparse(node.args[0])}` (line "
                                   f"{node.lineno}) " + ("is a `range` bound: it " if bound else "")
                                   + "must be an int")
+            return self.emit("int", [value], node, hint="count")  # an int from here on
         return value
 
     def call(self, node: ast.Call, var: str | None, hint: str | None = None) -> ir.Operand:

@@ -62,6 +62,7 @@ import operator
 import numpy
 
 from s2s_ad.errors import SourceError
+from s2s_ad.frontend import runtime_checks
 from s2s_ad.frontend.checkpoint import checkpoint_pragma
 from s2s_ad.frontend.jax_batch_rules import NoRule, SAME_SHAPE
 from s2s_ad.frontend.jax_batching import _Batch, located
@@ -156,9 +157,12 @@ class _Loops(_Desugar):
         bounds = self.bounds(loop)
         if shape is None or bounds is None or checkpoint_pragma(self.src.line(loop.lineno)):
             return None
-        temps, sums = shape
+        temps, sums, outs = shape
         mine = temps | {loop.target.id}
-        if not _private(fn, loop, mine, temps | set(sums) | {loop.target.id}) \
+        start, _, step = bounds
+        if outs and not (isinstance(start, ast.Constant) and start.value >= 0 and step > 0):
+            return None  # rows written as a slice: start:stop:step with start >= 0, step > 0
+        if not _private(fn, loop, mine, temps | set(sums) | outs | {loop.target.id}) \
                 or any(_may_be_list(fn, acc) for acc in sums):
             return None
         body, parts, names = [], [], []
@@ -166,10 +170,12 @@ class _Loops(_Desugar):
             if isinstance(s, ast.Pass):
                 continue
             acc, op, value = _update(s, temps)
+            if acc is None and _written(s) in outs and _at_index(s, loop.target.id):
+                acc, op, value = _written(s), None, s.value  # a row: op None
             if acc is None:
                 body.append(s)
                 continue
-            names.append(self.fresh("summand"))
+            names.append(self.fresh("summand" if op is not None else "row"))
             body.append(ast.copy_location(ast.Assign([ast.Name(names[-1], ast.Store())],
                                                      value), s))
             parts.append((acc, op, s))
@@ -180,7 +186,7 @@ class _Loops(_Desugar):
         for n in ast.walk(loop):
             if isinstance(n, ast.Call):
                 self.resolve(n.func)  # NumPy called on values of every iteration alike
-        batch = _LoopBatch(self, loop, param)
+        batch = _LoopBatch(self, loop, param, bounds)
         try:
             result = batch.inlined([loop.target.id], [(ast.Name(param, ast.Load()), True)], body)
         except (NoRule, SourceError, OSError, TypeError):
@@ -191,10 +197,19 @@ class _Loops(_Desugar):
                 for e, batched in result):
             return None
         np_ = self.numpy_name()
-        # a summand the same in every iteration: that many times itself
-        sums = [ast.Call(ast.Attribute(ast.Name(np_, ast.Load()), "sum", ast.Load()),
-                         [e], [ast.keyword("axis", ast.Constant(-1))]) if batched
-                else ast.BinOp(e, ast.Mult(), batch.count()) for e, batched in result]
+        sums = []
+        for (e, batched), (_, op, _) in zip(result, parts):
+            if op is None:  # the rows written, iterations first (one value for all: as it is)
+                sums.append(ast.Call(ast.Attribute(ast.Name(np_, ast.Load()), "moveaxis",
+                                                   ast.Load()),
+                                     [e, ast.Constant(-1), ast.Constant(0)], []) if batched
+                            else e)
+            elif batched:
+                sums.append(ast.Call(ast.Attribute(ast.Name(np_, ast.Load()), "sum",
+                                                   ast.Load()),
+                                     [e], [ast.keyword("axis", ast.Constant(-1))]))
+            else:  # a summand the same in every iteration: that many times itself
+                sums.append(ast.BinOp(e, ast.Mult(), batch.count()))
         return self.rewrite(loop, param, bounds, batch.out, sums, parts)
 
     def bounds(self, loop: ast.For):
@@ -252,6 +267,11 @@ class _Loops(_Desugar):
         updates = [first]
         for total, (acc, op, s) in zip(totals, parts):
             read = ast.Name(total, ast.Load())
+            if op is None:  # out[start:stop:step] = the rows
+                rows = ast.Subscript(ast.Name(acc, ast.Load()), ast.Slice(
+                    copy.deepcopy(start), copy.deepcopy(stop), ast.Constant(step)), ast.Store())
+                updates.append(ast.copy_location(ast.Assign([rows], read), s))
+                continue
             if isinstance(s, ast.AugAssign):  # in place where the accumulator is an array
                 updates.append(ast.copy_location(ast.AugAssign(
                     ast.Name(acc, ast.Store()), op(), read), s))
@@ -272,9 +292,68 @@ class _LoopBatch(_Batch):
     ROW = "value of one iteration of the loop"
     RAISES = "the loop raises"
 
-    def __init__(self, forms, loop, param: str):
+    def __init__(self, forms, loop, param: str, bounds):
         super().__init__(forms, loop, [ast.Name(param, ast.Load())], [0])
         self.ints = {param}
+        self.param = param
+        self.start, _, self.step = bounds
+
+    def expr(self, node):
+        if isinstance(node, ast.Subscript) and self.reads_batched(node.slice):
+            return self.gathered(node)
+        return super().expr(node)
+
+    def gathered(self, node: ast.Subscript):
+        """``x[i + c]`` (``x[i + c, ...]``), ``x`` the same in every iteration
+        and ``i`` the loop's index: the rows ``x[lo:lo + B * step:step]`` (``lo =
+        start + c``), iterations last, after a check where the code runs that
+        the last row exists (the loop raises IndexError where it does not)."""
+        index = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        first, rest = index[0], index[1:]
+        offset = self.offset(first)
+        if offset is None or self.reads_batched(node.value) or not (
+                isinstance(self.start, ast.Constant) and self.start.value + offset >= 0
+                and self.step > 0) or any(
+                self.reads_batched(r) or _ellipsis_or_new(r) for r in rest):
+            raise NoRule
+        x = self.named(self.verbatim(node.value), "gathered")
+        lo = self.start.value + offset
+        count = self.count()
+        last = ast.BinOp(ast.Constant(lo), ast.Add(), ast.BinOp(
+            ast.BinOp(count, ast.Sub(), ast.Constant(1)), ast.Mult(), ast.Constant(self.step)))
+        size = ast.Subscript(self.call("shape", copy.deepcopy(x)), ast.Constant(0), ast.Load())
+        line = getattr(node, "lineno", None)
+        message = (f"`{ast.unparse(node)}`" + (f" (line {line})" if line else "") + " reads "
+                   "past the end of the array: index out of range (the loop raises IndexError "
+                   "here)")
+        self.emit(runtime_checks.bound_check(ast.Compare(last, [ast.GtE()], [size]),
+                                             "IndexError", message))
+        upper = ast.BinOp(ast.Constant(lo), ast.Add(), ast.BinOp(
+            copy.deepcopy(count), ast.Mult(), ast.Constant(self.step)))
+        rows = ast.Slice(ast.Constant(lo), upper, ast.Constant(self.step))
+        picked = ast.Subscript(copy.deepcopy(x), ast.Tuple([rows] + [self.verbatim(r) for r in rest],
+                                                           ast.Load()) if rest else rows,
+                               ast.Load())
+        rows = self.assign("gathered", self.call("moveaxis", picked, ast.Constant(0),
+                                                 ast.UnaryOp(ast.USub(), ast.Constant(1))))
+        self.ints.add(rows.id)  # x may hold integers (np.full of them would be floats here)
+        return rows, True
+
+    def offset(self, node):
+        """``c`` of an index ``i``, ``i + c``, ``i - c`` (``i`` the loop's index
+        as this body names it, ``c`` an int constant), else None."""
+        def loop_index(n) -> bool:
+            return isinstance(n, ast.Name) and self.env.get(n.id) == (self.param, True)
+        if loop_index(node):
+            return 0
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            c = _int_constant(node.right)
+            if loop_index(node.left) and c is not None:
+                return c if isinstance(node.op, ast.Add) else -c
+            c = _int_constant(node.left)
+            if loop_index(node.right) and c is not None and isinstance(node.op, ast.Add):
+                return c
+        return None
 
     def reduced(self, name: str, callee, x, args: list, keywords: list, method: bool):
         if _axis_given(args[0] if args else None, keywords):
@@ -316,6 +395,12 @@ class _LoopBatch(_Batch):
         return super().called(node)
 
 
+def _ellipsis_or_new(node) -> bool:
+    """``...`` or ``None``/``np.newaxis`` in an index (they move the rows' axis)."""
+    return any(isinstance(n, ast.Constant) and (n.value is Ellipsis or n.value is None)
+               or isinstance(n, ast.Attribute) and n.attr == "newaxis" for n in ast.walk(node))
+
+
 def _axis_given(positional, keywords: list) -> bool:
     """Whether a call is given an axis other than None."""
     axis = positional if positional is not None else next(
@@ -330,6 +415,7 @@ def _summing(loop: ast.For):
         return None
     temps: set = set()
     sums: dict = {}
+    outs: set = set()
     for s in loop.body:
         if isinstance(s, ast.Pass):
             continue
@@ -341,6 +427,13 @@ def _summing(loop: ast.For):
             sums.setdefault(acc, op)
             continue
         written = _written(s)
+        if written is not None and written not in temps and _at_index(s, loop.target.id):
+            # out[i] = e: row i of an array of the function, once per iteration
+            if written in outs or written in sums or _loads(s.value) & (
+                    set(sums) | _assigned_later(loop.body, s)):
+                return None
+            outs.add(written)
+            continue
         if written is not None:  # t[idx] = v, t[idx] op= v into an array of the iteration
             if written not in temps or _loads(s) & (set(sums) | _assigned_later(loop.body, s)):
                 return None
@@ -354,13 +447,20 @@ def _summing(loop: ast.For):
         if any(n in _assigned_later(loop.body, s) for n in reads):
             return None  # read before the body assigns it: carried from the last iteration
         temps.add(s.targets[0].id)
-    if not sums or loop.target.id in temps | set(sums):
+    if not (sums or outs) or loop.target.id in temps | set(sums) | outs \
+            or outs & (temps | set(sums)):
         return None
-    for s in loop.body:  # an accumulator is read by its own updates only
-        acc, _, value = _update(s, temps)
-        if _loads(value if acc is not None else s) & set(sums):
+    for s in loop.body:  # an accumulator is read by its own updates only, an array
+        acc, _, value = _update(s, temps)  # written at the index not at all
+        if acc is not None:
+            reads = _loads(value)
+        elif _written(s) in outs and _at_index(s, loop.target.id):
+            reads = _loads(s.value)
+        else:
+            reads = _loads(s)
+        if reads & (set(sums) | outs):
             return None
-    return temps, sums
+    return temps, sums, outs
 
 
 def _written(s):
@@ -370,6 +470,14 @@ def _written(s):
     if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
         return target.value.id
     return None
+
+
+def _at_index(s, index: str) -> bool:
+    """Whether ``s`` is ``out[index] = v`` (a plain assignment at the loop's
+    own index)."""
+    return isinstance(s, ast.Assign) and len(s.targets) == 1 \
+        and isinstance(s.targets[0], ast.Subscript) and isinstance(s.targets[0].slice, ast.Name) \
+        and s.targets[0].slice.id == index
 
 
 def _update(s, temps: set):

@@ -39,12 +39,24 @@ def rank_check(ndim: ast.expr, k: int, exc: str, message: str) -> ast.If:
     return ast.If(test, [error], [])
 
 
+def bound_check(test: ast.expr, exc: str, message: str) -> ast.If:
+    """``if test: raise exc(message)``, marked as a check a rewrite made (a
+    read past the end of an array, for a loop computed at once:
+    :mod:`s2s_ad.frontend.loop_batching`)."""
+    error = ast.Raise(ast.Call(ast.Name(exc, ast.Load()), [ast.Constant(message)], []), None)
+    made = ast.If(test, [error], [])
+    made.s2s_check = True
+    return made
+
+
 def is_rank_check(node: ast.AST) -> bool:
-    """``node`` is a statement :func:`rank_check` made: a check, not a branch
-    (the function has no control flow for it)."""
+    """``node`` is a statement :func:`rank_check` or :func:`bound_check` made:
+    a check, not a branch (the function has no control flow for it)."""
     if not (isinstance(node, ast.If) and not node.orelse and len(node.body) == 1
             and isinstance(node.body[0], ast.Raise)):
         return False
+    if getattr(node, "s2s_check", False):
+        return True
     test, error = node.test, node.body[0].exc
     return isinstance(test, ast.Compare) and isinstance(test.ops[0], ast.Lt) \
         and len(test.ops) == 1 and isinstance(test.left, ast.BinOp) \
