@@ -308,3 +308,10 @@ def past_the_end(x, n):
     for i in range(n):
         out[i] = np.sin(x[i + 1])
     return np.sum(out)
+
+
+def write_past_the_end(x, n):
+    out = np.zeros(x.shape[0] - 3)
+    for i in range(n):
+        out[i] = np.sin(x[i])
+    return np.sum(out) + np.sum(x)

@@ -327,3 +327,17 @@ def test_read_past_the_end_raises_as_the_loop_does():
         s2s_ad.grad(src.past_the_end)(X, 5)
     np.testing.assert_allclose(s2s_ad.grad(src.past_the_end)(X, 4),
                                fd_gradient(src.past_the_end, [X, 4], 0), rtol=1e-6, atol=1e-8)
+
+
+def test_write_past_the_end_raises_as_the_loop_does():
+    """out has 2 rows; writing rows 0..2 raises IndexError in the loop (row 2),
+    and in the rows written at once (NumPy would broadcast a lone row into an
+    empty slice without a word: the check is there for that)."""
+    with pytest.raises(IndexError):
+        src.write_past_the_end(X, 3)
+    with pytest.raises(IndexError):
+        s2s_ad.grad(src.write_past_the_end)(X, 3)
+    np.testing.assert_allclose(s2s_ad.grad(src.write_past_the_end)(X, 2),
+                               fd_gradient(src.write_past_the_end, [X, 2], 0),
+                               rtol=1e-6, atol=1e-8)
+    assert "loop_sum" in s2s_ad.source_of(s2s_ad.grad(src.write_past_the_end))

@@ -267,7 +267,16 @@ class _Loops(_Desugar):
         updates = [first]
         for total, (acc, op, s) in zip(totals, parts):
             read = ast.Name(total, ast.Load())
-            if op is None:  # out[start:stop:step] = the rows
+            if op is None:  # out[start:stop:step] = the rows, after a check the last exists
+                last = ast.BinOp(copy.deepcopy(start), ast.Add(), ast.BinOp(ast.BinOp(
+                    _length(np_, read), ast.Sub(), ast.Constant(1)), ast.Mult(),
+                    ast.Constant(step)))
+                message = (f"`{ast.unparse(s.targets[0])}` (line {s.lineno}) writes past the "
+                           "end of the array: index out of range (the loop raises IndexError "
+                           "here)")
+                updates.append(ast.copy_location(runtime_checks.bound_check(ast.Compare(
+                    last, [ast.GtE()], [_length(np_, ast.Name(acc, ast.Load()))]),
+                    "IndexError", message), s))
                 rows = ast.Subscript(ast.Name(acc, ast.Load()), ast.Slice(
                     copy.deepcopy(start), copy.deepcopy(stop), ast.Constant(step)), ast.Store())
                 updates.append(ast.copy_location(ast.Assign([rows], read), s))
@@ -393,6 +402,12 @@ class _LoopBatch(_Batch):
             if any(self.reads_batched(a) and self.integer(a) for a in given):
                 raise NoRule  # the loop would make an array of integers
         return super().called(node)
+
+
+def _length(np_: str, e: ast.expr) -> ast.expr:
+    """``np.shape(e)[0]``."""
+    return ast.Subscript(ast.Call(ast.Attribute(ast.Name(np_, ast.Load()), "shape", ast.Load()),
+                                  [copy.deepcopy(e)], []), ast.Constant(0), ast.Load())
 
 
 def _ellipsis_or_new(node) -> bool:
