@@ -7,12 +7,14 @@ Contract: :func:`sums_program` draws a module defining ``f(a, b, s)`` (``a``,
 two ``for`` loops over a drawn ``range``: assignments to names of the
 iteration, ``acc += e`` / ``acc -= e`` / ``acc = acc + e`` updates of a
 number and an array accumulator, calls of a nested helper and of a module
-helper with the loop variable, ``float(i)``, ``np.full`` of a float of the
-loop, and, with some chance, something that makes the loop carry a value (a
-name read before the body assigns it, an accumulator read by the body, a
-name of the body read after the loop) so that it must stay a loop. Every
-program is differentiable at its point; the fuzzer compares it with central
-differences.
+helper with the loop variable, ``float(i)``, a nested helper writing into an
+array it makes with ``np.full``, rows written at the loop's index
+(``rows[i] = ...``, ``M[i] = ...``) from arrays read at it (``a[i]``,
+``b[i - 1]``), and, with some chance, something that makes the loop carry a
+value (a name read before the body assigns it, an accumulator read by the
+body, a name of the body read after the loop) so that it must stay a loop.
+Every program is differentiable at its point; the fuzzer compares it with
+central differences.
 
 >>> from tests.programs import RandomDraw
 >>> "for i in range(" in sums_program(RandomDraw(0)).source
@@ -75,9 +77,8 @@ def sums_program(d, *, max_stmts: int = 4) -> NumpyProgram:
                             else "vec = vec + g(u, a)")
             elif form == 5 and any(line.startswith("def h") for line in lines):
                 body.append("acc += h(i)")
-            elif form == 6 and not stays:  # a loop that stays cannot write into p
-                body += ["p = np.full(len(a), u * 0.5)", "p[0] = s", "acc += np.sum(p * a)"]
-            elif form == 6:
+            elif form == 6:  # through a helper: a loop that stays (a reduction given an
+                # axis keeps it too) cannot write into an array made in its body
                 body.append("acc += fill(u)")
                 if "    def fill(k):" not in [f"    {x}" for x in lines]:
                     lines[3:3] = ["def fill(k):", "    p = np.full(len(a), k * 0.5)",
