@@ -11,7 +11,7 @@ from typing import Callable
 from s2s_ad.cache import generated
 from s2s_ad.frontend.pytrees import leaf_paths
 from s2s_ad.higher import HigherOrderError, _tangent_names
-from s2s_ad.frontend import targets
+from s2s_ad.frontend import loop_batching, targets
 from s2s_ad.pipeline import Wrt, lower_lists, resolve_wrt
 
 __all__ = ["hessian_module"]
@@ -30,7 +30,7 @@ def hessian_module(fn: Callable, wrt: Wrt = None, *, lengths: dict | None = None
     src = source.locate(fn)
     # a list parameter not given a length is a list of any length, as for
     # `s2s-ad grad`/`jvp`: one module serves every length
-    func = lower_lists(targets.locate(fn), lengths, arrays)[0]
+    func = loop_batching.retrying(lambda: lower_lists(targets.locate(fn), lengths, arrays)[0])
     values, many = resolve_wrt(func, wrt)
     names = [v.var for v in values]
     kinds = {p.value.var: p.value.kind for p in func.params}

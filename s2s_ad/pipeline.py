@@ -16,6 +16,7 @@ from typing import Callable, Sequence, Union
 
 from s2s_ad.frontend import checkpoint as checkpoint_mod
 from s2s_ad.frontend import calls, hoist, inline, lowering as frontend, source, structures, targets
+from s2s_ad.frontend import loop_batching
 from s2s_ad.emit import module as emit, optimize, reuse
 from s2s_ad import ir
 from s2s_ad.reverse import transform as reverse
@@ -84,7 +85,8 @@ def lower(fn: Callable, lengths: dict | None = None, arrays: Sequence[str] = (),
           statics: dict | None = None) -> ir.Function:
     """The SSA IR of ``fn`` (``arrays``: the parameters that receive NumPy arrays;
     ``statics``: the static values it is given, strings, None and bools)."""
-    return frontend.lower(targets.locate(fn), lengths, arrays, statics)
+    return loop_batching.retrying(
+        lambda: frontend.lower(targets.locate(fn), lengths, arrays, statics))
 
 
 def lower_lists(src: source.Source, lengths: dict | None = None, arrays: Sequence[str] = (),
@@ -186,8 +188,9 @@ def program(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
     ``checkpoint`` says which loops keep snapshots instead of a full tape
     (:mod:`s2s_ad.frontend.checkpoint`)."""
     checkpoint_mod.budget(checkpoint)  # a bad option is refused before any work
-    made = _program_for(fn, wrt, with_value, pair, tuple_result, output, lengths, arrays,
-                      runtime_lists, statics, checkpoint)
+    made = loop_batching.retrying(lambda: _program_for(
+        fn, wrt, with_value, pair, tuple_result, output, lengths, arrays, runtime_lists,
+        statics, checkpoint))
     if (getattr(fn, "__s2s_ad_origin__", None) or ("",))[0] == "jvp":
         # the gradient of a JVP module (second derivatives): the values its
         # forward pass holds are read again, not computed again (emit/reuse.py)
@@ -381,6 +384,10 @@ def jvp_program(fn: Callable, wrt: Wrt = None, *, lengths: dict | None = None,
     mode): ``jvp_FN`` first, then a JVP function for every user function it
     calls (one per specialisation). ``wrt`` None means every parameter that
     is not used as an integer."""
+    return loop_batching.retrying(lambda: _jvp_program_for(fn, wrt, lengths, arrays, statics))
+
+
+def _jvp_program_for(fn, wrt, lengths, arrays, statics):
     src = targets.locate(fn)
     # a list parameter not given a length is a list of any length where the
     # program allows it, its tangent a list of its length (as for gradients)

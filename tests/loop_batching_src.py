@@ -315,3 +315,30 @@ def write_past_the_end(x, n):
     for i in range(n):
         out[i] = np.sin(x[i])
     return np.sum(out) + np.sum(x)
+
+
+def same_row_each_time(a, b):
+    y = a.copy()
+    acc = np.sum(y * a) * 0.5
+    for i in range(1, len(a)):
+        y[i] = np.tanh(acc)
+    return np.sum(y * b)
+
+
+def kept_by_comment(x, n):
+    total = 0.0
+    for i in range(n):  # s2s-ad: loop
+        total += np.sum(np.sin(x * i))
+    return total
+
+
+def list_at_the_index(states, w):
+    s = 0.0
+    for i in range(len(states)):
+        s = s + np.sum(np.tanh(states[i] * w))
+    return s
+
+
+def passes_a_list(x, w):
+    states = [x * 0.5, x * 1.5, np.sin(x)]
+    return list_at_the_index(states, w)

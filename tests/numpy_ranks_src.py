@@ -149,7 +149,7 @@ def scalar_result(x):
 
 def element_result(x, a: float):
     y = np.zeros(len(x))
-    for i in range(len(x)):
+    for i in range(len(x)):  # s2s-ad: loop (the element adjoints of a loop are checked)
         y[i] = np.tanh(x[i] * a)
     return y[-1] + y[0]
 

@@ -9,14 +9,14 @@ import numpy as np
 
 def pairs(x, a: float):
     s = 0.0
-    for i in range(0, len(x) - 1, 2):
+    for i in range(0, len(x) - 1, 2):  # s2s-ad: loop
         s = s + np.sin(x[i]) * x[i + 1] * a
     return s
 
 
 def triples_from_one(x, a: float):
     s = 0.0
-    for i in range(1, len(x) - 2, 3):
+    for i in range(1, len(x) - 2, 3):  # s2s-ad: loop
         s = s + x[i] * x[i + 2] * a + np.cos(x[i + 1])
     return s
 
@@ -27,7 +27,7 @@ def cell(u, v, h):
 
 def rows_through_a_helper(x, a: float):
     h = np.ones(x.shape[1]) * a
-    for i in range(0, x.shape[0], 2):
+    for i in range(0, x.shape[0], 2):  # s2s-ad: loop
         h = cell(x[i], x[i + 1], h)
     return np.sum(h * h)
 
@@ -38,7 +38,7 @@ def outer(x, a: float):
 
 def read_in_a_branch(x, a: float):
     s = 0.0
-    for i in range(0, len(x) - 2, 3):
+    for i in range(0, len(x) - 2, 3):  # s2s-ad: loop
         v = x[i]
         if v > 0.0:
             s = s + np.sin(v) * x[i + 2] * a
@@ -54,42 +54,42 @@ ONCE = [pairs, triples_from_one, rows_through_a_helper, outer, read_in_a_branch]
 
 def overlapping(x, a: float):
     s = 0.0
-    for i in range(len(x) - 1):
+    for i in range(len(x) - 1):  # s2s-ad: loop
         s = s + x[i] * x[i + 1] * a
     return s
 
 
 def one_step_back(x, a: float):
     s = 0.0
-    for i in range(1, len(x), 2):
+    for i in range(1, len(x), 2):  # s2s-ad: loop
         s = s + x[i] * x[i - 1] * a
     return s
 
 
 def also_before_the_loop(x, a: float):
     s = x[0] * a
-    for i in range(0, len(x) - 1, 2):
+    for i in range(0, len(x) - 1, 2):  # s2s-ad: loop
         s = s + x[i] * x[i + 1]
     return s
 
 
 def also_whole(x, a: float):
     s = np.sum(x * x) * a
-    for i in range(0, len(x) - 1, 2):
+    for i in range(0, len(x) - 1, 2):  # s2s-ad: loop
         s = s + x[i] * x[i + 1]
     return s
 
 
 def same_element_twice(x, a: float):
     s = 0.0
-    for i in range(0, len(x) - 1, 2):
+    for i in range(0, len(x) - 1, 2):  # s2s-ad: loop
         s = s + x[i] * a + np.sin(x[i]) * x[i + 1]
     return s
 
 
 def in_two_loops(x, a: float):
     s = 0.0
-    for i in range(0, len(x) - 1, 2):
+    for i in range(0, len(x) - 1, 2):  # s2s-ad: loop
         s = s + x[i] * x[i + 1] * a
     for j in range(0, len(x) - 1, 2):
         s = s + x[j] * a

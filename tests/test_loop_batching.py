@@ -34,6 +34,7 @@ KEPT = [
     (src.temp_after, [X, 5], [0]),
     (src.read_before_update, [X, 5], [0]),
     (src.axis_of_a_number, [X, 0.7, 4], [0, 1]),
+    (src.kept_by_comment, [X, 4], [0]),
     (src.scalar_math, [0.7, 5], [0]),
     (src.marked, [X, 5], [0]),
     (src.closure_reads, [X, 5], [0]),
@@ -297,6 +298,7 @@ MAPPED = [  # (function, arguments, wrt, computed at once)
     (src.differences, [X, 5], [0], True),
     (src.rows_of_matrix, [A, A[0]], [0, 1], True),
     (src.per_observation, [CAMS, PTS, WEIGHTS], [0, 1, 2], True),
+    (src.same_row_each_time, [X, W], [0, 1], True),
     (src.recurrence_kept, [X, 0.8], [0, 1], False),
     (src.shifted_write_kept, [X, 4], [0], False),
 ]
@@ -341,3 +343,17 @@ def test_write_past_the_end_raises_as_the_loop_does():
                                fd_gradient(src.write_past_the_end, [X, 2], 0),
                                rtol=1e-6, atol=1e-8)
     assert "loop_sum" in s2s_ad.source_of(s2s_ad.grad(src.write_past_the_end))
+
+
+def test_a_list_read_at_the_index_keeps_the_loop():
+    """A helper reading a list its caller passes at the loop's index: the
+    function computing the loop at once cannot take the list, so the helper
+    is lowered again as written (and grad, jvp agree with differences)."""
+    g = s2s_ad.grad(src.passes_a_list, wrt=[0, 1])(X, W)
+    for i, gi in zip([0, 1], g):
+        np.testing.assert_allclose(gi, fd_gradient(src.passes_a_list, [X, W], i),
+                                   rtol=1e-6, atol=1e-8)
+    v, h = RNG.normal(size=5), 1e-6
+    _, tangent = s2s_ad.jvp(src.passes_a_list, wrt=0)(X, W, dx=v)
+    want = (src.passes_a_list(X + h * v, W) - src.passes_a_list(X - h * v, W)) / (2 * h)
+    np.testing.assert_allclose(tangent, want, rtol=1e-6, atol=1e-8)

@@ -41,8 +41,10 @@ What keeps the loop (the rewrite is an optimisation; it never refuses):
 * a reduction, cumulative function or roll given an axis (``np.sum(t,
   axis=0)``): NumPy takes axis 0 of a number, which the iterations' axis
   would take instead, and the rank of an iteration's value is not known here;
-* a loop marked for checkpointing (``# s2s-ad: checkpoint``, or inside a
-  ``with`` block);
+* a loop marked ``# s2s-ad: loop`` on its line (kept as written: its
+  tape, one slot per iteration, can then be checkpointed or read in
+  ``explain``), or marked for checkpointing (``# s2s-ad: checkpoint``, or
+  inside a ``with`` block);
 * a rewrite the frontend then cannot lower: :func:`undo` restores the loops
   and the function is lowered as written.
 
@@ -56,6 +58,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import re
 import copy
 import operator
 
@@ -73,10 +76,58 @@ ARRAY_OF = {numpy.full, numpy.full_like, numpy.zeros_like, numpy.ones_like, nump
 """NumPy functions whose result takes its dtype from an argument."""
 
 
+KEEP = re.compile(r"#\s*s2s-ad:\s*loop\b")
+"""The comment that keeps a loop a loop (``for i in range(n):  # s2s-ad: loop``)."""
+
+REFUSED: set = set()
+"""Keys (:func:`_key`) of functions whose loops computed at once hold
+something the frontend refused in the function computing them: written as
+loops from then on."""
+
+
+class CalleeFailed(SourceError):
+    """The function computing a loop at once (``loop_sum``) could not be
+    lowered: the function it was made for is lowered again with its loops
+    (:func:`retrying`); ``original`` is the refusal."""
+
+    def __init__(self, key, original: SourceError):
+        super().__init__(str(original))
+        self.key, self.original = key, original
+
+
+def retrying(make):
+    """``make()``, made again without the rewrite of a function whose
+    ``loop_sum`` could not be lowered (a list read at the loop's index, say:
+    known only from the call's arguments, after the function itself was
+    lowered)."""
+    while True:
+        try:
+            return make()
+        except CalleeFailed as failed:
+            if failed.key in REFUSED:
+                raise failed.original from None
+            REFUSED.add(failed.key)
+
+
+def check_callee(src, error: SourceError) -> None:
+    """Raise :class:`CalleeFailed` where ``src`` is a ``loop_sum`` this
+    module made (``error`` its refusal); else nothing."""
+    key = getattr(src.tree, "s2s_loop_sum_for", None)
+    if key is not None and not isinstance(error, CalleeFailed):
+        raise CalleeFailed(key, error) from None
+
+
+def _key(src) -> tuple:
+    return (src.file, getattr(src.tree, "lineno", 0), getattr(src.tree, "name", ""))
+
+
 def desugar(src) -> None:
     """Rewrite the independent summing loops of ``src.tree`` (see the module
     docstring); the tree as it was is kept for :func:`undo`."""
     if getattr(src, "loops_batched", None) is not None:
+        return
+    if _key(src) in REFUSED:
+        src.loops_batched = False
         return
     before = copy.deepcopy(src.tree)
     loops = _Loops(src)
@@ -155,7 +206,8 @@ class _Loops(_Desugar):
         """The statements replacing ``loop``, or None (the loop stays)."""
         shape = _summing(loop)
         bounds = self.bounds(loop)
-        if shape is None or bounds is None or checkpoint_pragma(self.src.line(loop.lineno)):
+        line = self.src.line(loop.lineno)
+        if shape is None or bounds is None or checkpoint_pragma(line) or KEEP.search(line):
             return None
         temps, sums, outs = shape
         mine = temps | {loop.target.id}
@@ -199,11 +251,13 @@ class _Loops(_Desugar):
         np_ = self.numpy_name()
         sums = []
         for (e, batched), (_, op, _) in zip(result, parts):
-            if op is None:  # the rows written, iterations first (one value for all: as it is)
+            if op is None:  # the rows written, iterations first
+                if not batched:  # one value for every iteration: a row each
+                    e = ast.BinOp(batch.trailing(e), ast.Add(),
+                                  batch.call("zeros", batch.count()))
                 sums.append(ast.Call(ast.Attribute(ast.Name(np_, ast.Load()), "moveaxis",
                                                    ast.Load()),
-                                     [e, ast.Constant(-1), ast.Constant(0)], []) if batched
-                            else e)
+                                     [e, ast.Constant(-1), ast.Constant(0)], []))
             elif batched:
                 sums.append(ast.Call(ast.Attribute(ast.Name(np_, ast.Load()), "sum",
                                                    ast.Load()),
@@ -241,6 +295,7 @@ class _Loops(_Desugar):
             body=statements + [ast.Return(sums[0] if len(sums) == 1
                                           else ast.Tuple(sums, ast.Load()))],
             decorator_list=[], returns=None, type_comment=None)
+        made.s2s_loop_sum_for = _key(self.src)
         self.defs.append(ast.fix_missing_locations(located(made, loop)))
         out = []
         start, stop, step = bounds

@@ -106,9 +106,8 @@ def lower(src: Source, lengths: dict | None = None, arrays=(), statics: dict | N
     with callees.session():
         try:
             return _lower(src, lengths, arrays, statics, passed, helper, list_result)
-        except structures.SequenceParameter:
-            raise
-        except SourceError:
+        except SourceError as why:  # (a SequenceParameter too: a list read at a loop's index)
+            loop_batching.check_callee(src, why)  # a loop_sum: its caller lowered again
             if not loop_batching.undo(src):
                 raise
         # the loops computed at once hold something the frontend refuses: as written
