@@ -61,6 +61,7 @@ import builtins
 import re
 import copy
 import operator
+import types
 
 import numpy
 
@@ -126,8 +127,8 @@ def desugar(src) -> None:
     docstring); the tree as it was is kept for :func:`undo`."""
     if getattr(src, "loops_batched", None) is not None:
         return
-    if _key(src) in REFUSED:
-        src.loops_batched = False
+    if _key(src) in REFUSED or not any(isinstance(n, ast.For) for n in ast.walk(src.tree)):
+        src.loops_batched = False  # (no copy of a tree without loops)
         return
     before = copy.deepcopy(src.tree)
     loops = _Loops(src)
@@ -235,9 +236,15 @@ class _Loops(_Desugar):
             [ast.Name(n, ast.Load()) for n in names], ast.Load())), loop))
         param = self.fresh(f"{loop.target.id}_all")
         self.saw_numpy = False
+        helpers = False
         for n in ast.walk(loop):
             if isinstance(n, ast.Call):
-                self.resolve(n.func)  # NumPy called on values of every iteration alike
+                obj = self.resolve(n.func)  # NumPy called on values of every iteration alike
+                helpers = helpers or isinstance(n.func, ast.Name) and (
+                    isinstance(obj, types.FunctionType)  # of the module, or nested, or a local
+                    or obj is None and not hasattr(builtins, n.func.id))
+        if not (self.saw_numpy or helpers):
+            return None  # numbers and `math` only: Python's loop, as written
         batch = _LoopBatch(self, loop, param, bounds)
         try:
             result = batch.inlined([loop.target.id], [(ast.Name(param, ast.Load()), True)], body)
