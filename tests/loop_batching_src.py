@@ -342,3 +342,15 @@ def list_at_the_index(states, w):
 def passes_a_list(x, w):
     states = [x * 0.5, x * 1.5, np.sin(x)]
     return list_at_the_index(states, w)
+
+
+def written_after_the_loop(x, n):
+    """Rows of y read at the index would be views of y, which is written
+    after the loop: the rewrite is refused there and the loop stays."""
+    y = np.copy(x)
+    acc = 0.0
+    for i in range(n):
+        acc += np.sin(y[i]) * y[i] * 2.0
+    y[0] = 5.0
+    y[1] = y[1] * 3.0
+    return acc + np.sum(y * y)

@@ -35,6 +35,7 @@ KEPT = [
     (src.read_before_update, [X, 5], [0]),
     (src.axis_of_a_number, [X, 0.7, 4], [0, 1]),
     (src.kept_by_comment, [X, 4], [0]),
+    (src.written_after_the_loop, [X, 3], [0]),
     (src.scalar_math, [0.7, 5], [0]),
     (src.marked, [X, 5], [0]),
     (src.closure_reads, [X, 5], [0]),
