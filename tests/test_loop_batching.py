@@ -109,17 +109,23 @@ def test_vjp_and_jvp(case):
     got = pull(1.0)
     for i in wrt:
         np.testing.assert_allclose(got[i], fd_gradient(fn, args, i), rtol=1e-6, atol=1e-8)
-    v = RNG.normal(size=np.shape(args[wrt[0]]))
-    _, tangent = s2s_ad.jvp(fn, wrt=wrt[0])(*args, **{f"d{_param(fn, wrt[0])}": v})
-    h = 1e-6
-    up, down = list(args), list(args)
-    up[wrt[0]], down[wrt[0]] = args[wrt[0]] + h * v, args[wrt[0]] - h * v
-    np.testing.assert_allclose(tangent, (fn(*up) - fn(*down)) / (2 * h), rtol=1e-6, atol=1e-8)
+    _assert_jvp(fn, args, wrt[0])
 
 
 def _param(fn, i):
     import inspect
     return list(inspect.signature(fn).parameters)[i]
+
+
+def _assert_jvp(fn, args, i):
+    """jvp of ``fn`` along a random direction of argument ``i`` against
+    central differences of ``fn`` along it."""
+    v = RNG.normal(size=np.shape(args[i]))
+    _, tangent = s2s_ad.jvp(fn, wrt=i)(*args, **{f"d{_param(fn, i)}": v})
+    h = 1e-6
+    up, down = list(args), list(args)
+    up[i], down[i] = args[i] + h * v, args[i] - h * v
+    np.testing.assert_allclose(tangent, (fn(*up) - fn(*down)) / (2 * h), rtol=1e-6, atol=1e-8)
 
 
 @pytest.mark.parametrize("fn", [src.fit, src.two_sums], ids=lambda f: f.__name__)
@@ -315,12 +321,7 @@ def test_rows_written_and_read_at_the_index(case):
     assert ("loop_sum" in s2s_ad.source_of(g)) == at_once
     value, _ = s2s_ad.value_and_grad(fn, wrt=wrt)(*args)
     np.testing.assert_allclose(value, fn(*args), rtol=1e-13, atol=1e-13)
-    v = RNG.normal(size=np.shape(args[wrt[0]]))
-    _, tangent = s2s_ad.jvp(fn, wrt=wrt[0])(*args, **{f"d{_param(fn, wrt[0])}": v})
-    h = 1e-6
-    up, down = list(args), list(args)
-    up[wrt[0]], down[wrt[0]] = args[wrt[0]] + h * v, args[wrt[0]] - h * v
-    np.testing.assert_allclose(tangent, (fn(*up) - fn(*down)) / (2 * h), rtol=1e-6, atol=1e-8)
+    _assert_jvp(fn, args, wrt[0])
 
 
 def test_read_past_the_end_raises_as_the_loop_does():

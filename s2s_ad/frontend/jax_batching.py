@@ -446,6 +446,16 @@ class _Batch(OperationRules):
         parts = [self.expr(o) for o in operands]
         return [e if batched else self.trailing(e) for e, batched in parts], True
 
+    def callee(self, func):
+        """The object a call's function names: a global, a module's
+        attribute, or a builtin not shadowed by a local or a global (None
+        for anything else)."""
+        obj = self.forms.resolve(func)
+        if obj is None and isinstance(func, ast.Name) and func.id not in self.forms.locals \
+                and func.id not in self.forms.src.globals:
+            obj = getattr(builtins, func.id, None)
+        return obj
+
     def called(self, node: ast.Call):
         func = node.func
         if any(isinstance(a, ast.Starred) for a in node.args) \
@@ -461,10 +471,7 @@ class _Batch(OperationRules):
             raise _NoRule
         if isinstance(func, ast.Lambda) or isinstance(func, ast.Name) and func.id in self.env:
             raise _NoRule
-        obj = self.forms.resolve(func)
-        if obj is None and isinstance(func, ast.Name) and func.id not in self.forms.locals \
-                and func.id not in self.forms.src.globals:
-            obj = getattr(builtins, func.id, None)
+        obj = self.callee(func)
         home = getattr(self.forms.src.fn, "__globals__", None)
         if isinstance(func, ast.Name) and (obj is None or isinstance(
                 obj, types.FunctionType) and obj.__globals__ is home):

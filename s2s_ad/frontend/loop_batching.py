@@ -1,22 +1,34 @@
-"""Frontend: a NumPy loop whose iterations are independent and are summed
-into accumulators, computed once over all iterations.
+"""Frontend: a NumPy loop whose iterations are independent, summed into
+accumulators or written row by row at its index, computed once over all
+iterations.
 
 Contract: :func:`desugar` rewrites, in place and before lowering, each loop
 of ``src.tree`` of the form::
 
     for i in range(a, b, s):        # range(n), range(a, b), s a constant
-        t = ...                     # names of this iteration (read only here)
+        t = ... x[i + c] ...        # names of this iteration (read only here),
+                                    # arrays of the function read at the index
         acc += e                    # or acc -= e, acc = acc + e, acc = acc - e
+        out[i] = r                  # a row at the index (a >= 0, s > 0)
 
 whose body calls NumPy, where every statement has a batching rule
 (:mod:`s2s_ad.frontend.jax_batching`, the rules of ``jax.vmap``; calls of
 your own functions are batched through their bodies), into::
 
-    def loop_sum(i_all):            # the body once over every i, rows last
-        ...
-        return np.sum(e_all, axis=-1)
-    if b > a:                       # Python's loop runs at least once
-        acc += loop_sum(np.arange(a, b, s, dtype=np.float64))
+    def loop_sum(i_all):            # the body once over every i, rows last:
+        ...                         # x[i + c] is x[a + c:a + c + B * s:s]
+        return np.sum(e_all, axis=-1), np.moveaxis(r_all, -1, 0)
+    stop = index(b)                 # operator.index: an int, as range takes it
+    if stop > a:                    # Python's loop runs at least once
+        summed, rows = loop_sum(np.arange(a, stop, s, dtype=np.float64))
+        acc += summed
+        out[a:stop:s] = rows        # after a check that the rows fit
+
+A read or a write past the end raises IndexError where the code runs, as the
+loop does. The function computing the loop is lowered as a helper of the
+function; where that fails for the kinds a call gives it (a list read at the
+index), :class:`CalleeFailed` has the program made again without the rewrite
+(:func:`retrying`).
 
 The gradient, the forward mode and every position then come with the NumPy
 code, and a Python loop of ``n`` iterations, each paying NumPy's call costs
@@ -215,7 +227,7 @@ class _Loops(_Desugar):
         start, _, step = bounds
         if outs and not (isinstance(start, ast.Constant) and start.value >= 0 and step > 0):
             return None  # rows written as a slice: start:stop:step with start >= 0, step > 0
-        if not _private(fn, loop, mine, temps | set(sums) | outs | {loop.target.id}) \
+        if not _private(fn, loop, mine, temps | sums | outs | {loop.target.id}) \
                 or any(_may_be_list(fn, acc) for acc in sums):
             return None
         body, parts, names = [], [], []
@@ -255,23 +267,18 @@ class _Loops(_Desugar):
                 and isinstance(n.value, (str, bytes)) for n in ast.walk(e))
                 for e, batched in result):
             return None
-        np_ = self.numpy_name()
-        sums = []
+        returned = []  # what loop_sum returns for each part
         for (e, batched), (_, op, _) in zip(result, parts):
             if op is None:  # the rows written, iterations first
                 if not batched:  # one value for every iteration: a row each
                     e = ast.BinOp(batch.trailing(e), ast.Add(),
                                   batch.call("zeros", batch.count()))
-                sums.append(ast.Call(ast.Attribute(ast.Name(np_, ast.Load()), "moveaxis",
-                                                   ast.Load()),
-                                     [e, ast.Constant(-1), ast.Constant(0)], []))
+                returned.append(batch.call("moveaxis", e, ast.Constant(-1), ast.Constant(0)))
             elif batched:
-                sums.append(ast.Call(ast.Attribute(ast.Name(np_, ast.Load()), "sum",
-                                                   ast.Load()),
-                                     [e], [ast.keyword("axis", ast.Constant(-1))]))
+                returned.append(batch.call("sum", e, axis=ast.Constant(-1)))
             else:  # a summand the same in every iteration: that many times itself
-                sums.append(ast.BinOp(e, ast.Mult(), batch.count()))
-        return self.rewrite(loop, param, bounds, batch.out, sums, parts)
+                returned.append(ast.BinOp(e, ast.Mult(), batch.count()))
+        return self.rewrite(loop, param, bounds, batch.out, returned, parts)
 
     def bounds(self, loop: ast.For):
         """``(start, stop, step)`` of ``range(...)`` (expressions; step an int
@@ -292,15 +299,15 @@ class _Loops(_Desugar):
         start, stop = (ast.Constant(0), args[0]) if len(args) == 1 else args
         return start, stop, step
 
-    def rewrite(self, loop, param, bounds, statements, sums, parts) -> list:
+    def rewrite(self, loop, param, bounds, statements, returned, parts) -> list:
         np_ = self.numpy_name()
         name = self.fresh("loop_sum")
         made = ast.FunctionDef(
             name=name, args=ast.arguments(posonlyargs=[], args=[ast.arg(param)], vararg=None,
                                           kwonlyargs=[], kw_defaults=[], kwarg=None,
                                           defaults=[]),
-            body=statements + [ast.Return(sums[0] if len(sums) == 1
-                                          else ast.Tuple(sums, ast.Load()))],
+            body=statements + [ast.Return(returned[0] if len(returned) == 1
+                                          else ast.Tuple(returned, ast.Load()))],
             decorator_list=[], returns=None, type_comment=None)
         made.s2s_loop_sum_for = _key(self.src)
         self.defs.append(ast.fix_missing_locations(located(made, loop)))
@@ -318,10 +325,9 @@ class _Loops(_Desugar):
                 e = ast.Name(fresh, ast.Load())
             named.append(e)
         start, stop = named
-        arange = ast.Call(ast.Attribute(ast.Name(np_, ast.Load()), "arange", ast.Load()),
-                          [copy.deepcopy(start), copy.deepcopy(stop), ast.Constant(step)],
-                          [ast.keyword("dtype", ast.Attribute(
-                              ast.Name(np_, ast.Load()), "float64", ast.Load()))])
+        arange = _np_call(np_, "arange", copy.deepcopy(start), copy.deepcopy(stop),
+                          ast.Constant(step), dtype=ast.Attribute(
+                              ast.Name(np_, ast.Load()), "float64", ast.Load()))
         totals = [self.fresh("summed") for _ in parts]
         first = ast.Assign([ast.Name(totals[0], ast.Store()) if len(totals) == 1 else ast.Tuple(
             [ast.Name(t, ast.Store()) for t in totals], ast.Store())],
@@ -450,11 +456,8 @@ class _LoopBatch(_Batch):
         return _may_be_int(node, held)
 
     def called(self, node: ast.Call):
-        obj = None if self.reads_batched(node.func) else self.forms.resolve(node.func)
-        if obj is None and isinstance(node.func, ast.Name) \
-                and node.func.id not in self.forms.locals and node.func.id not in self.env \
-                and node.func.id not in self.forms.src.globals:
-            obj = getattr(builtins, node.func.id, None)
+        obj = None if self.reads_batched(node.func) or isinstance(node.func, ast.Name) \
+            and node.func.id in self.env else self.callee(node.func)
         if obj is builtins.float and len(node.args) == 1 and not node.keywords:
             e, batched = self.expr(node.args[0])  # every value here is a float64 already
             return (ast.BinOp(e, ast.Add(), ast.Constant(0.0)), True) if batched \
@@ -466,10 +469,15 @@ class _LoopBatch(_Batch):
         return super().called(node)
 
 
+def _np_call(np_: str, attr: str, *args, **keywords) -> ast.Call:
+    """``np.attr(*args, **keywords)``, ``np_`` the global name bound to NumPy."""
+    return ast.Call(ast.Attribute(ast.Name(np_, ast.Load()), attr, ast.Load()), list(args),
+                    [ast.keyword(k, v) for k, v in keywords.items()])
+
+
 def _length(np_: str, e: ast.expr) -> ast.expr:
     """``np.shape(e)[0]``."""
-    return ast.Subscript(ast.Call(ast.Attribute(ast.Name(np_, ast.Load()), "shape", ast.Load()),
-                                  [copy.deepcopy(e)], []), ast.Constant(0), ast.Load())
+    return ast.Subscript(_np_call(np_, "shape", copy.deepcopy(e)), ast.Constant(0), ast.Load())
 
 
 def _ellipsis_or_new(node) -> bool:
@@ -486,46 +494,43 @@ def _axis_given(positional, keywords: list) -> bool:
 
 
 def _summing(loop: ast.For):
-    """``(temps, {accumulator: op})`` of a loop body of assignments to names
-    and sums into accumulators (see the module docstring), or None."""
+    """``(temps, accumulators, arrays written at the index)`` of a loop body
+    of assignments to names, writes into arrays the iteration made, sums into
+    accumulators and rows written at the loop's index (see the module
+    docstring), each a set of names, or None."""
     if not isinstance(loop.target, ast.Name):
         return None
     temps: set = set()
-    sums: dict = {}
+    sums: set = set()
     outs: set = set()
     for s in loop.body:
         if isinstance(s, ast.Pass):
             continue
-        acc, op, value = _update(s, temps)
+        acc, _, value = _update(s, temps)
         if acc is not None:
-            if acc in temps or _reads(value, set(sums) | {acc}) \
-                    or _loads(value) & _assigned_later(loop.body, s):
+            if acc in temps or _loads(value) & _assigned_later(loop.body, s):
                 return None
-            sums.setdefault(acc, op)
+            sums.add(acc)
             continue
         written = _written(s)
         if written is not None and written not in temps and _at_index(s, loop.target.id):
             # out[i] = e: row i of an array of the function, once per iteration
-            if written in outs or written in sums or _loads(s.value) & (
-                    set(sums) | _assigned_later(loop.body, s)):
+            if written in outs or written in sums \
+                    or _loads(s.value) & _assigned_later(loop.body, s):
                 return None
             outs.add(written)
             continue
         if written is not None:  # t[idx] = v, t[idx] op= v into an array of the iteration
-            if written not in temps or _loads(s) & (set(sums) | _assigned_later(loop.body, s)):
+            if written not in temps or _loads(s) & _assigned_later(loop.body, s):
                 return None
             continue
         if not (isinstance(s, ast.Assign) and len(s.targets) == 1
-                and isinstance(s.targets[0], ast.Name)):
+                and isinstance(s.targets[0], ast.Name)) or s.targets[0].id in sums:
             return None
-        reads = _loads(s.value)
-        if reads & set(sums) or s.targets[0].id in sums:
-            return None
-        if any(n in _assigned_later(loop.body, s) for n in reads):
+        if _loads(s.value) & _assigned_later(loop.body, s):
             return None  # read before the body assigns it: carried from the last iteration
         temps.add(s.targets[0].id)
-    if not (sums or outs) or loop.target.id in temps | set(sums) | outs \
-            or outs & (temps | set(sums)):
+    if not (sums or outs) or loop.target.id in temps | sums | outs or outs & (temps | sums):
         return None
     for s in loop.body:  # an accumulator is read by its own updates only, an array
         acc, _, value = _update(s, temps)  # written at the index not at all
@@ -535,7 +540,7 @@ def _summing(loop: ast.For):
             reads = _loads(s.value)
         else:
             reads = _loads(s)
-        if reads & (set(sums) | outs):
+        if reads & (sums | outs):
             return None
     return temps, sums, outs
 
@@ -628,9 +633,10 @@ def _free(fn) -> set:
 
 
 def _may_be_list(fn: ast.FunctionDef, name: str) -> bool:
-    """Whether ``name`` is bound anywhere in ``fn`` to something other than
-    a number, an arithmetic expression or a call (a list display or a
-    comprehension makes ``+=`` extend a list)."""
+    """Whether ``name`` is a parameter of ``fn`` (a caller may pass a list),
+    or is bound anywhere in ``fn`` to a list or tuple display, a
+    comprehension, a constant that is not a number, or ``list(...)``/
+    ``tuple(...)`` (``+=`` would extend a list)."""
     for n in ast.walk(fn):
         if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name
                                              for t in n.targets):
