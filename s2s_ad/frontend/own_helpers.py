@@ -174,7 +174,7 @@ def _as_operations(lo, prim: str, node: ast.Call, var: str | None):
                 raise lo.src.error(given[2], "the axis must be a constant, as s2s-ad writes "
                                    "it") from None
             lo.env[names[0]], lo.env[names[1]] = lo.expr(given[0]), lo.expr(given[1])
-            np_ = next((k for k, v in lo.src.globals.items() if v is _numpy()), None)
+            np_ = getattr(lo, "numpy_alias", None)  # the module's name for NumPy
             if np_ is None:
                 raise lo.src.error(node, "`cumsum_adjoint` is read in a module without NumPy")
             g, x = names[0], names[1]
@@ -208,8 +208,3 @@ def _at(tree: ast.AST, node: ast.AST) -> ast.AST:
         if "lineno" in n._attributes:
             ast.copy_location(n, node)
     return tree
-
-
-def _numpy():
-    import numpy
-    return numpy
