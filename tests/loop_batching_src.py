@@ -354,3 +354,18 @@ def written_after_the_loop(x, n):
     y[0] = 5.0
     y[1] = y[1] * 3.0
     return acc + np.sum(y * y)
+
+
+def observations_twice(cams, pts, weights):
+    """The per-observation loop in a helper of a helper, inside a loop and a branch."""
+    total = 0.0
+    for r in range(2):
+        if r == 0:
+            total = total + per_observation(cams, pts, weights)
+        else:
+            total = total + 0.5 * per_observation(cams * 0.9, pts, weights)
+    return total
+
+
+def through_two_helpers(cams, pts, weights):
+    return observations_twice(cams, pts, weights) * 2.0
