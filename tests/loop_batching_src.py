@@ -369,3 +369,156 @@ def observations_twice(cams, pts, weights):
 
 def through_two_helpers(cams, pts, weights):
     return observations_twice(cams, pts, weights) * 2.0
+
+
+def _rotate(rot, v):
+    s = np.sum(rot ** 2)
+    if s != 0.0:
+        theta = np.sqrt(s)
+        axis = rot / theta
+        return (v * np.cos(theta) + np.cross(axis, v) * np.sin(theta)
+                + axis * np.dot(axis, v) * (1.0 - np.cos(theta)))
+    else:
+        return v + np.cross(rot, v)
+
+
+def rotated_observations(cams, pts, obs):
+    """Cameras and points picked at each observation through an index array,
+    and a branch on each observation's value inside the helper."""
+    m = obs.shape[0]
+    err = np.zeros((m, 3))
+    for i in range(m):
+        err[i] = _rotate(cams[obs[i, 0]], pts[obs[i, 1]]) - pts[obs[i, 1], 0]
+    return np.sum(err * err)
+
+
+def _clipped(v, lo):
+    s = np.sum(v)
+    if s < lo:
+        return v * 0.0 + lo
+    t = np.tanh(v)
+    if s > 1.0:
+        t = t * s
+    else:
+        t = t - s
+    return t
+
+
+def early_return(x, w, n):
+    total = 0.0
+    for i in range(n):
+        total += np.sum(_clipped(x * (i - 2.0), -0.5) * w)
+    return total
+
+
+def _nested(v):
+    a = v[0]
+    if a > 0.0:
+        if v[1] > 0.0:
+            return np.log(a) * v
+        return np.sqrt(a) * v
+    return v * v
+
+
+def nested_branches(A):
+    out = np.zeros_like(A)
+    for i in range(A.shape[0]):
+        out[i] = _nested(A[i])
+    return np.sum(out * A)
+
+
+def _flagged(v, flag):
+    if flag:
+        return np.sin(v)
+    return np.cos(v)
+
+
+def same_test_for_all(x, n, flag):
+    total = 0.0
+    for i in range(n):
+        total += np.sum(_flagged(x * i, flag))
+    return total
+
+
+def _shape_differs(v):
+    if v[0] > 0.0:
+        return v * 2.0
+    return 1.0
+
+
+def arms_of_two_shapes(x, n, c):
+    total = 0.0
+    for i in range(n):
+        total += np.sum(_shape_differs(x * (i + c)))
+    return total
+
+
+def dots(A, W, v):
+    out = np.zeros((A.shape[0], W.shape[1]))
+    s = 0.0
+    for i in range(A.shape[0]):
+        out[i] = np.dot(A[i], W) * np.dot(A[i], v)
+        s += np.dot(v, np.tanh(A[i]))
+    return np.sum(out ** 2) + s
+
+
+def dot_of_a_number(A, v):
+    s = 0.0
+    for i in range(A.shape[0]):
+        s += np.sum(np.dot(A[i, 0], v))
+    return s
+
+
+def index_from_the_counter(x, table, n):
+    total = 0.0
+    for i in range(n):
+        total += np.sum(table[2 * i] * x)
+    return total
+
+
+def _euler(t):
+    Rx = np.eye(3)
+    Rx[1, 1] = np.cos(t[0])
+    Rx[2, 1] = np.sin(t[0])
+    Rx[1, 2] = -Rx[2, 1]
+    Rx[2, 2] = Rx[1, 1]
+    Rz = np.eye(3)
+    Rz[0, 0] = np.cos(t[1])
+    Rz[1, 0] = np.sin(t[1])
+    Rz[0, 1] = -Rz[1, 0]
+    Rz[1, 1] = Rz[0, 0]
+    return Rz @ Rx
+
+
+def posed_bones(params, base):
+    """A rotation built in a helper from np.eye, set into a 4x4 transform and
+    multiplied by each bone's matrix (the hand-tracking objective's loop)."""
+    n = base.shape[0]
+    out = np.zeros((n, 4, 4))
+    for i in range(n):
+        tr = np.eye(4)
+        tr[:3, :3] = _euler(params[i + 1])
+        out[i] = base[i] @ tr
+    return np.sum(out * out * base)
+
+
+def matrix_products(A, M, v):
+    s = 0.0
+    for i in range(A.shape[0]):
+        s += np.sum(np.tanh(A[i] @ M)) + np.sum(np.matmul(M, A[i]) * v) + v @ (A[i] * v)
+    return s
+
+
+def stacked_matrix_product(A, S):
+    s = 0.0
+    for i in range(A.shape[0]):
+        s += np.sum(A[i] @ S)
+    return s
+
+
+def squares_of_matrices(A):
+    """np.matmul is a ufunc with core axes: its rows are not elementwise."""
+    s = 0.0
+    for i in range(A.shape[0]):
+        s += np.sum(np.matmul(A[i], A[i]) * A[i])
+    return s

@@ -62,7 +62,7 @@ def sums_program(d, *, max_stmts: int = 4) -> NumpyProgram:
             if chance(d, 50):
                 body.append(f"M[i] = {g.expr(names, 1)} * u + b")
         for _ in range(d.integer(1, max_stmts)):
-            form = d.integer(0, 7)
+            form = d.integer(0, 8)
             if form == 0:
                 body.append(f"t = {g.expr(names, 1)} * u")
                 names.append("t")
@@ -83,6 +83,10 @@ def sums_program(d, *, max_stmts: int = 4) -> NumpyProgram:
                 if "    def fill(k):" not in [f"    {x}" for x in lines]:
                     lines[3:3] = ["def fill(k):", "    p = np.full(len(a), k * 0.5)",
                                   "    p[0] = s", "    return np.sum(p * a)"]
+            elif form == 7:  # a helper with a branch on each iteration's value
+                body.append(f"acc += np.sum(br({g.expr(names, 1)} * u, s))")
+                if not any(h.startswith("def br") for h in helpers):
+                    helpers += [""] + _branching(d)
             else:
                 body.append(f"acc += np.sum(np.cumsum({g.expr(names, 1)} * u) * b)")
         if carried and chance(d, 60):
@@ -102,3 +106,23 @@ def sums_program(d, *, max_stmts: int = 4) -> NumpyProgram:
     a = np.array([round(d.real(-2.0, 2.0), 4) for _ in range(n)])
     b = np.array([round(d.real(-2.0, 2.0), 4) for _ in range(n)])
     return NumpyProgram(text, {"a": a, "b": b, "s": round(d.real(-2.0, 2.0), 4)}, len(lines))
+
+
+def _branching(d) -> list:
+    """``def br(v, c):`` with an ``if`` on its argument's value: both arms
+    returning, an early return, or a name one arm assigns again. The first
+    arm may divide by what its test keeps away from zero."""
+    test, first = choice(d, [("np.sum(v * v) > 0.25", "v / np.sqrt(m)"),
+                             ("np.max(v) < c", "np.tanh(v) * c"),
+                             ("np.sum(v) > c", "np.log(np.sum(v * v) + 1.0) * v")])
+    other = choice(d, ["v * v", "np.sin(v) + c", "v * 0.5"])
+    lines = ["def br(v, c):", "    m = np.sum(v * v)", f"    if {test}:"]
+    form = d.integer(0, 2)
+    if form == 0:
+        lines += [f"        return {first}", "    else:", f"        return {other}"]
+    elif form == 1:
+        lines += [f"        return {first}", f"    w = {other}", "    return w * 0.5"]
+    else:
+        lines[2:2] = [f"    w = {other}"]
+        lines += [f"        w = {first}", "    return np.sin(w) + m"]
+    return lines

@@ -231,3 +231,25 @@ def test_hand_tracking_vjp_runs_on_dask():
         for i in (0, 2, 3, 4, 5, 6):
             assert isinstance(got[i], da.Array), i
             np.testing.assert_allclose(np.asarray(got[i]), want[i], rtol=1e-9, atol=1e-12)
+
+
+def _branching_loops():
+    from tests import loop_batching_src as src
+    from tests.test_loop_batching import CAMS, MIXED, OBS, PTS, W, X, ZEROED
+    rng = np.random.default_rng(5)
+    return [(src.rotated_observations, [ZEROED, PTS, OBS], [0, 1]),
+            (src.rotated_observations, [CAMS, PTS, OBS], [0, 1]),
+            (src.nested_branches, [MIXED], [0]),
+            (src.early_return, [X, W, 5], [0, 1]),
+            (src.posed_bones, [rng.uniform(-1, 1, (6, 3)), rng.uniform(-1, 1, (5, 4, 4))],
+             [0, 1])]
+
+
+@pytest.mark.parametrize("index", range(5))
+def test_loops_computed_at_once_with_branches_run_on_dask(index):
+    """A loop computed at once whose helper branches on each iteration's value
+    (some iterations taking each arm: ``np.where`` of both, the rows that do
+    not take an arm holding a copy of one that does), reads cameras by an
+    index array, multiplies matrices per iteration."""
+    f, args, wrt = _branching_loops()[index]
+    compare_on_dask(f, args, wrt)

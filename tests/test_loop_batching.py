@@ -300,12 +300,30 @@ def test_file_with_index_adjoints_differentiated_again(tmp_path):
 
 A = RNG.uniform(-1.0, 1.0, size=(4, 3))
 CAMS, PTS, WEIGHTS = RNG.uniform(-1, 1, (6, 3)), RNG.uniform(-1, 1, (6, 3)), RNG.uniform(0.5, 1, 6)
+OBS = np.array([[0, 1], [2, 3], [1, 1], [5, 0], [2, 4], [0, 5], [3, 2]])
+ZEROED = CAMS.copy()
+ZEROED[[1, 3]] = 0.0  # observations 2 and 6 (cameras 1 and 3) take the branch's other arm
+MIXED = np.array([[0.5, 0.3, -0.2], [0.7, -0.4, 0.1], [-0.6, 0.2, 0.9], [0.2, 0.8, -0.3]])
 MAPPED = [  # (function, arguments, wrt, computed at once)
     (src.mapped, [X, 0.7, 5], [0, 1], True),
     (src.differences, [X, 5], [0], True),
     (src.rows_of_matrix, [A, A[0]], [0, 1], True),
     (src.per_observation, [CAMS, PTS, WEIGHTS], [0, 1, 2], True),
     (src.same_row_each_time, [X, W], [0, 1], True),
+    (src.rotated_observations, [CAMS, PTS, OBS], [0, 1], True),
+    (src.rotated_observations, [ZEROED, PTS, OBS], [0, 1], True),
+    (src.rotated_observations, [CAMS * 0.0, PTS, OBS], [0, 1], True),
+    (src.early_return, [X, W, 5], [0, 1], True),
+    (src.nested_branches, [MIXED, ], [0], True),
+    (src.same_test_for_all, [X, 4, True], [0], True),
+    (src.same_test_for_all, [X, 4, False], [0], True),
+    (src.arms_of_two_shapes, [np.abs(X) + 0.1, 4, 1.0], [0], True),
+    (src.arms_of_two_shapes, [-np.abs(X) - 0.1, 4, 1.0], [0], True),
+    (src.dots, [A, A.T @ A[:, :2], A[0]], [0, 1, 2], True),
+    (src.index_from_the_counter, [X[:3], A, 2], [0, 1], False),
+    (src.posed_bones, [RNG.uniform(-1, 1, (6, 3)), RNG.uniform(-1, 1, (5, 4, 4))], [0, 1], True),
+    (src.matrix_products, [A, RNG.uniform(-1, 1, (3, 3)), A[1]], [0, 1, 2], True),
+    (src.squares_of_matrices, [RNG.uniform(-1, 1, (2, 2, 2))], [0], True),
     (src.recurrence_kept, [X, 0.8], [0, 1], False),
     (src.shifted_write_kept, [X, 4], [0], False),
 ]
@@ -386,3 +404,40 @@ def test_map_loop_in_a_helper_of_a_helper_everywhere(tmp_path):
     subprocess.run([sys.executable, "-c", code], cwd=tmp_path, check=True)
     for k, ref in enumerate(want):
         np.testing.assert_allclose(np.load(tmp_path / f"g{k}.npy"), ref, rtol=1e-6, atol=1e-8)
+
+
+def test_arms_of_two_shapes_where_iterations_take_both():
+    """A branch whose arms give a vector and a number: where every iteration
+    takes one arm the loop is computed at once; where iterations take both
+    there is no array of them, and a check raises ValueError naming the line."""
+    x = np.array([0.5, -0.2, 0.3])
+    assert src.arms_of_two_shapes(x, 4, -1.0) == pytest.approx(
+        sum(np.sum(src._shape_differs(x * (i - 1.0))) for i in range(4)))
+    with pytest.raises(ValueError, match="the arms of the `if` at line .* different shapes"):
+        s2s_ad.grad(src.arms_of_two_shapes)(x, 4, -1.0)
+
+
+def test_dot_of_a_number_raises_naming_the_line():
+    """np.dot of a number and a vector in each iteration is not one of the
+    contractions the loop computed at once takes: ValueError, naming it."""
+    with pytest.raises(ValueError, match=r"np.dot\(A\[i, 0\], v\)` \(line \d+\).*keep the loop"):
+        s2s_ad.grad(src.dot_of_a_number)(A, A[0])
+
+
+def test_branch_takes_only_the_arm_of_each_iteration():
+    """No iteration's values reach the arm its test rules out: log and sqrt
+    of negative numbers would warn (and give NaN adjoints) if they did."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        g = s2s_ad.grad(src.nested_branches)(MIXED)
+    assert np.all(np.isfinite(g))
+
+
+def test_matrix_product_with_a_stack_raises_naming_the_line():
+    """Each iteration's vector times a stack of matrices the same in every
+    iteration: the stack's axes would meet the iterations'; ValueError."""
+    stack = RNG.uniform(-1, 1, (2, 3, 3))
+    assert np.isfinite(src.stacked_matrix_product(A, stack))
+    with pytest.raises(ValueError, match=r"`A\[i\] @ S` \(line \d+\).*keep the loop"):
+        s2s_ad.grad(src.stacked_matrix_product)(A, stack)

@@ -180,7 +180,7 @@ def row_views(t):
 
 # -- the loop over rows kept ------------------------------------------------------
 
-def keeps_matmul(t):
+def matmul_by_matrix(t):
     W = weights()
     return jnp.sum(jax.vmap(lambda x: x @ W)(t) ** 2)
 
@@ -189,14 +189,14 @@ def keeps_ellipsis(t):
     return jnp.sum(jax.vmap(lambda x: x[..., 0] * 2.0)(t) ** 2)
 
 
-def keeps_gather(t, table):
+def gather_by_row_index(t, table):
     def body(x, i):
         return jnp.sum(x * table[i])
 
     return jnp.sum(jax.vmap(body)(t, jnp.arange(t.shape[0]) % 2) ** 2)
 
 
-def keeps_branch(t):
+def branch_on_shape(t):
     def body(x):
         if x.shape[0] > 2:
             x = x * 2.0
@@ -224,7 +224,7 @@ def keeps_transpose(t):
     return jnp.sum(jax.vmap(lambda x: x.T * W.T)(t) ** 2)
 
 
-def keeps_dot(t):
+def dot_by_matrix(t):
     W = weights()
     return jnp.sum(jax.vmap(lambda x: jnp.dot(x, W))(t) ** 2)
 
@@ -242,7 +242,7 @@ def helper_of_helper(t, a, b):
 def in_loop(t, n: int):
     total = 0.0
     for r in range(n):
-        total = total + rolled(t * (r + 1.0), t[:, 0, 0]) + keeps_matmul(t[:, :, 0])
+        total = total + rolled(t * (r + 1.0), t[:, 0, 0]) + matmul_by_matrix(t[:, :, 0])
     return total
 
 

@@ -25,6 +25,8 @@ import copy
 
 import numpy
 
+from s2s_ad.frontend import runtime_checks
+
 
 class NoRule(Exception):
     """An operation of the mapped body has no batching rule: keep the loop."""
@@ -134,6 +136,110 @@ class OperationRules:
         text = ",".join(terms) + "->" + output + letter
         return ast.Call(fn, [ast.Constant(text)] + operands, []), True
 
+    def crossed(self, fn, node: ast.Call):
+        """``np.cross(a, b)`` of rows of vectors: the rows moved in front,
+        where ``np.cross`` broadcasts them over its last axis (the rows'
+        last), and back. An operand the same in every row stays as it is:
+        it broadcasts from the right, as the rows' vectors do."""
+        if len(node.args) != 2 or node.keywords:
+            raise NoRule
+        parts = []
+        for a in node.args:
+            e, batched = self.expr(a)
+            parts.append(self.call("moveaxis", e, ast.Constant(-1), ast.Constant(0))
+                         if batched else e)
+        return self.call("moveaxis", ast.Call(fn, parts, []), ast.Constant(0),
+                         ast.UnaryOp(ast.USub(), ast.Constant(1))), True
+
+    def dotted(self, fn, node: ast.Call):
+        """``np.dot(a, b)``, each row of ``a`` an array of one axis or more:
+        for ``b`` the same in every row, ``np.dot`` of the rows moved in
+        front (it contracts their last axis, as each row's); for rows of
+        vectors ``b``, the products summed over the vector's axis,
+        ``np.sum(a * b, axis=-2)``. Checks where the code runs raise
+        ValueError for other ranks (a row of ``a`` that is a number; rows of
+        ``b`` with two axes or more: another contraction, which these forms
+        do not compute), saying to keep the loop."""
+        if len(node.args) != 2 or node.keywords:
+            raise NoRule
+        (a, a_batched), (b, b_batched) = [self.expr(x) for x in node.args]
+        if not (a_batched or b_batched):
+            return ast.Call(fn, [a, b], []), False
+        line = getattr(node, "lineno", None)
+        where = f"`{ast.unparse(node)}`" + (f" (line {line})" if line else "")
+        message = (f"{where}: in a loop computed at once, np.dot takes an array of one axis "
+                   "or more for each iteration's first operand, and for its second the same "
+                   "array in every iteration or a vector; for other ranks keep the loop "
+                   "(mark it `# s2s-ad: loop`)")
+
+        def check(e, op, rank: int):
+            test = ast.Compare(self.call("ndim", copy.deepcopy(e)), [op], [ast.Constant(rank)])
+            self.emit(runtime_checks.bound_check(ast.UnaryOp(ast.Not(), test), "ValueError",
+                                                 message))
+        if not b_batched:
+            a = self.named(a, "dot_a")
+            check(a, ast.GtE(), 2)
+            front = self.call("moveaxis", copy.deepcopy(a), ast.UnaryOp(
+                ast.USub(), ast.Constant(1)), ast.Constant(0))
+            return self.call("moveaxis", ast.Call(fn, [front, b], []), ast.Constant(0),
+                             ast.UnaryOp(ast.USub(), ast.Constant(1))), True
+        a = self.named(a if a_batched else self.trailing(a), "dot_a")
+        b = self.named(b, "dot_b")
+        check(b, ast.Eq(), 2)
+        check(a, ast.GtE(), 2)
+        product = ast.BinOp(copy.deepcopy(a), ast.Mult(), copy.deepcopy(b))
+        return self.call("sum", product, axis=ast.UnaryOp(ast.USub(), ast.Constant(2))), True
+
+    def matmul(self, fn, operands: list, node):
+        """``a @ b`` (``np.matmul``; ``fn`` None: the operator). With ``b``
+        the same in every row (a matrix or a vector), the rows of ``a`` moved
+        in front, where matmul broadcasts them as a stack; with ``a`` the
+        same in every row (a matrix or a vector) and ``b`` a matrix or a
+        vector of each row, ``np.tensordot`` of ``a``'s last axis with the
+        rows' first; both of each row: matrices, moved in front. Checks
+        where the code runs raise ValueError for other ranks (a stack of
+        matrices the same in every row, whose stack axes the rows' would
+        meet), saying to keep the loop."""
+        (a, a_batched), (b, b_batched) = [self.expr(x) for x in operands]
+        if not (a_batched or b_batched):
+            return (ast.BinOp(a, ast.MatMult(), b) if fn is None
+                    else ast.Call(fn, [a, b], [])), False
+        line = getattr(node, "lineno", None)
+        where = f"`{ast.unparse(node)}`" + (f" (line {line})" if line else "")
+        message = (f"{where}: in a loop computed at once, a matrix product takes a matrix or a "
+                   "vector the same in every iteration, and a matrix (or a vector) of each "
+                   "iteration; for other ranks keep the loop (mark it `# s2s-ad: loop`)")
+        a, b = self.named(a, "matmul_a"), self.named(b, "matmul_b")
+
+        def ndim(e):
+            return self.call("ndim", copy.deepcopy(e))
+
+        def check(bad):
+            self.emit(runtime_checks.bound_check(bad, "ValueError", message))
+
+        def front(e):
+            return self.call("moveaxis", copy.deepcopy(e), ast.UnaryOp(
+                ast.USub(), ast.Constant(1)), ast.Constant(0))
+
+        def back(e):
+            return self.call("moveaxis", e, ast.Constant(0),
+                             ast.UnaryOp(ast.USub(), ast.Constant(1)))
+        if not b_batched:  # (B, ..., n) @ (n, p) or (n,)
+            check(ast.Compare(ndim(b), [ast.Gt()], [ast.Constant(2)]))
+            parts = [front(a), copy.deepcopy(b)]
+        elif not a_batched:  # (m, n) or (n,) with (n, p, B) or (n, B)
+            check(ast.BoolOp(ast.Or(), [ast.Compare(ndim(a), [ast.Gt()], [ast.Constant(2)]),
+                                        ast.Compare(ndim(b), [ast.Gt()], [ast.Constant(3)])]))
+            axes = ast.Tuple([ast.Tuple([ast.UnaryOp(ast.USub(), ast.Constant(1))], ast.Load()),
+                              ast.Tuple([ast.Constant(0)], ast.Load())], ast.Load())
+            return self.call("tensordot", copy.deepcopy(a), copy.deepcopy(b), axes=axes), True
+        else:  # (B, m, n) @ (B, n, p)
+            check(ast.BoolOp(ast.Or(), [ast.Compare(ndim(a), [ast.NotEq()], [ast.Constant(3)]),
+                                        ast.Compare(ndim(b), [ast.NotEq()], [ast.Constant(3)])]))
+            parts = [front(a), front(b)]
+        product = ast.BinOp(parts[0], ast.MatMult(), parts[1]) if fn is None \
+            else ast.Call(fn, parts, [])
+        return back(product), True
 
 def _moved_axis(axis):
     """An axis of the row as an axis of the batched value (the batch axis

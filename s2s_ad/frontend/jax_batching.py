@@ -55,16 +55,20 @@ taking an axis or building arrays are in :mod:`s2s_ad.frontend.jax_batch_rules`)
   ``v`` given a trailing axis when unbatched; an unbatched ``t`` written
   with a batched ``v`` is made batched first (``np.expand_dims(t, -1) +
   np.zeros(B)``);
+* ``x[k]`` (``x[k, 0]``, ``x[k, 1:3]``), ``x`` unbatched and ``k`` an
+  integer of each row: ``np.moveaxis(x[np.moveaxis(k, -1, 0)], 0, -1)``;
+* ``cross``, ``dot``, ``@``/``matmul`` (:meth:`OperationRules.crossed`,
+  ``dotted``, ``matmul``);
 * a call of a function of yours (a nested ``def``, a lambda, a function of
   the same module and file) with a batched argument: its body batched where
-  it is called (straight-line bodies: assignments, subscript writes, one
-  ``return`` at the end), to a depth of 8.
+  it is called (assignments, subscript writes, ``if`` statements
+  (:mod:`s2s_ad.frontend.jax_batch_branches`), ``return`` at the end), to a
+  depth of 8.
 
 Kept as a loop: ``in_axes`` other than 0/None per argument (refused already
-by the caller), ``@``/``dot``/``matmul``, an index or a slice bound that
-reads a batched value, ``...`` in an index, branches, loops, nested
-functions and comprehensions in the body, tuples other than the returned
-one, any other function or method.
+by the caller), a slice bound that reads a batched value,
+``...`` in an index, loops, nested functions and comprehensions in the
+body, tuples other than the returned one, any other function or method.
 
 Before → after (``B`` the number of rows)::
 
@@ -92,6 +96,7 @@ from s2s_ad.frontend.jax_batch_rules import (ARITHMETIC, COMPARISONS, CUMULATIVE
                                              SAME_SHAPE, NoRule as _NoRule, OperationRules,
                                              logsumexp)
 from s2s_ad.frontend import runtime_checks
+from s2s_ad.frontend.jax_batch_branches import BranchRules, root
 from s2s_ad.frontend.source import locate
 
 CREATES = {"zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "eye",
@@ -115,7 +120,7 @@ def vectorise(forms, fn, args: list, axes: list, node, pre: list):
     return result
 
 
-class _Batch(OperationRules):
+class _Batch(OperationRules, BranchRules):
     ROW = "row of the vmap's mapped array"
     """What a row is, in the message of a failed rank check."""
     RAISES = "JAX raises"
@@ -194,6 +199,8 @@ class _Batch(OperationRules):
         for n in ast.walk(node):
             if isinstance(n, ast.Name) and n.id in self.env:
                 n.id = self.env[n.id][0]
+                if n.id is None:  # made by one arm of an `if` only
+                    raise _NoRule
         return node
 
     # -- the mapped function ------------------------------------------------------------
@@ -221,7 +228,7 @@ class _Batch(OperationRules):
         e, batched = result
         if not batched:  # every row the same value
             e = ast.BinOp(self.trailing(e), ast.Add(), self.call("zeros", self.count()))
-        elif _root(e) in self.views:  # rows of an argument: a new array, as the loop's
+        elif root(e) in self.views:  # rows of an argument: a new array, as the loop's
             e = self.call("copy", e)
         return self.assign("rows", self.call("moveaxis", e, ast.UnaryOp(
             ast.USub(), ast.Constant(1)), ast.Constant(0)))
@@ -305,15 +312,7 @@ class _Batch(OperationRules):
                     self.env[name] = (self.assign(name, e).id, batched)
             stmts = [s for i, s in enumerate(body) if not (
                 i == 0 and isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
-            if not stmts or not isinstance(stmts[-1], ast.Return) or stmts[-1].value is None:
-                raise _NoRule
-            for s in stmts[:-1]:
-                self.statement(s)
-            here, self.here = self.here, stmts[-1]
-            try:
-                return self.returned(stmts[-1].value)
-            finally:
-                self.here = here
+            return self.body_result(stmts)
         finally:
             self.env = saved
             self.depth -= 1
@@ -339,7 +338,7 @@ class _Batch(OperationRules):
                 e, batched = self.expr(s.value)
                 name = self.assign(target.id, e).id
                 self.env[target.id] = (name, batched)
-                if _root(e) in self.views:
+                if root(e) in self.views:
                     self.views.add(name)  # another name for (part of) a mapped argument
                 if self.creates(s.value):
                     self.made.add(name)
@@ -348,6 +347,9 @@ class _Batch(OperationRules):
                 return self.write(target, None, s.value)
         if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Subscript):
             return self.write(s.target, s.op, s.value)
+        if isinstance(s, ast.If):
+            self.branch(s, returning=False)
+            return
         raise _NoRule
 
     def write(self, target: ast.Subscript, op, value) -> None:
@@ -383,26 +385,32 @@ class _Batch(OperationRules):
             return self.verbatim(node), False
         if isinstance(node, ast.Name):
             name, batched = self.env[node.id]
+            if name is None:  # made by one arm of an `if` only
+                raise _NoRule
             return ast.Name(name, ast.Load()), batched
         if isinstance(node, ast.BinOp) and isinstance(node.op, ARITHMETIC):
-            (a, b), _ = self.elementwise([node.left, node.right])
-            return ast.BinOp(a, node.op, b), True
+            (a, b), batched = self.elementwise([node.left, node.right])
+            return ast.BinOp(a, node.op, b), batched
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+            return self.matmul(None, [node.left, node.right], node)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             e, batched = self.expr(node.operand)
             return ast.UnaryOp(node.op, e), batched
         if isinstance(node, ast.Compare) and len(node.ops) == 1 \
                 and isinstance(node.ops[0], COMPARISONS):
-            (a, b), _ = self.elementwise([node.left, node.comparators[0]])
-            return ast.Compare(a, node.ops, [b]), True
+            (a, b), batched = self.elementwise([node.left, node.comparators[0]])
+            return ast.Compare(a, node.ops, [b]), batched
         if isinstance(node, ast.Call):
             return self.called(node)
         if isinstance(node, ast.Subscript):
+            if self.reads_batched(node.slice) and not self.reads_batched(node.value):
+                return self.picked(node)
             if self.reads_batched(node.slice) or _ellipsis(node.slice):
                 raise _NoRule
             e, batched = self.expr(node.value)
             if batched:
                 e = self.enough_axes(e, node, node.slice)
-            return ast.Subscript(e, self.verbatim(node.slice), ast.Load()), True
+            return ast.Subscript(e, self.verbatim(node.slice), ast.Load()), batched
         if isinstance(node, ast.Attribute):
             e, _ = self.expr(node.value)
             if node.attr == "shape":
@@ -411,6 +419,30 @@ class _Batch(OperationRules):
             if node.attr == "ndim":
                 return ast.BinOp(self.call("ndim", e), ast.Sub(), ast.Constant(1)), False
         raise _NoRule
+
+    def picked(self, node: ast.Subscript):
+        """``x[k]`` (``x[k, 0]``, ``x[k, 1:3]``), ``x`` the same in every row
+        and ``k`` an integer of each (``cams[obs[i, 0]]``): the rows ``x[k]``
+        of all of them at once,
+        ``np.moveaxis(x[np.moveaxis(k, -1, 0)], 0, -1)`` (the index's rows
+        moved in front, where indexing puts them, and the result's back)."""
+        first, *rest = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if isinstance(first, ast.Slice) or _ellipsis(node.slice) or any(
+                self.reads_batched(r) or not (isinstance(r, ast.Slice) or _literal(r)
+                                              and type(_number(r)) is int) for r in rest):
+            raise _NoRule  # after the rows' index: int literals and slices (kept in place)
+        k, _ = self.expr(first)
+        self.index_rows(k)
+        front = self.call("moveaxis", k, ast.UnaryOp(ast.USub(), ast.Constant(1)), ast.Constant(0))
+        if rest:
+            front = ast.Tuple([front] + [self.verbatim(r) for r in rest], ast.Load())
+        rows = ast.Subscript(self.verbatim(node.value), front, ast.Load())
+        return self.call("moveaxis", rows, ast.Constant(0),
+                         ast.UnaryOp(ast.USub(), ast.Constant(1))), True
+
+    def index_rows(self, k) -> None:
+        """Raises :class:`NoRule` where ``k`` cannot index as each row's
+        index would (here: never)."""
 
     def enough_axes(self, e, node, index=None):
         """``e`` (a batched value, named) after a check, where the code runs,
@@ -444,6 +476,8 @@ class _Batch(OperationRules):
         """Operands of one broadcasting operation: the unbatched ones given a
         trailing axis."""
         parts = [self.expr(o) for o in operands]
+        if not any(batched for _, batched in parts):  # x.shape[0] > 2: the same in every row
+            return [e for e, _ in parts], False
         return [e if batched else self.trailing(e) for e, batched in parts], True
 
     def callee(self, func):
@@ -486,12 +520,13 @@ class _Batch(OperationRules):
         if obj is None:
             raise _NoRule
         fn = self.verbatim(func)
-        if isinstance(obj, numpy.ufunc) or obj is builtins.abs or id(obj) in ELEMENTWISE_FNS:
+        if isinstance(obj, numpy.ufunc) and obj.signature is None or obj is builtins.abs \
+                or id(obj) in ELEMENTWISE_FNS:  # not np.matmul, a ufunc over core axes
             arity = obj.nin if isinstance(obj, numpy.ufunc) else (1 if obj is builtins.abs else 3)
             if node.keywords or len(node.args) != arity:
                 raise _NoRule
-            args, _ = self.elementwise(node.args)
-            return ast.Call(fn, args, []), True
+            args, batched = self.elementwise(node.args)
+            return ast.Call(fn, args, []), batched
         name = getattr(obj, "__name__", "")
         if id(obj) in REDUCE_FNS or obj is self.lse and self.lse is not None \
                 or name in CUMULATIVE and obj is getattr(numpy, name):
@@ -514,6 +549,12 @@ class _Batch(OperationRules):
             return ast.Call(fn, [x], [self.verbatim(k) for k in node.keywords]), True
         if obj is numpy.einsum:
             return self.einsum(fn, node)
+        if obj is numpy.cross:
+            return self.crossed(fn, node)
+        if obj is numpy.dot:
+            return self.dotted(fn, node)
+        if obj is numpy.matmul and len(node.args) == 2 and not node.keywords:
+            return self.matmul(fn, node.args, node)
         if obj is builtins.len and len(node.args) == 1 and not node.keywords:
             x, batched = self.expr(node.args[0])
             if batched:
@@ -522,18 +563,18 @@ class _Batch(OperationRules):
         raise _NoRule
 
 
-def _root(e):
-    """The name a chain of subscripts reads from (None for anything else)."""
-    while isinstance(e, ast.Subscript):
-        e = e.value
-    return e.id if isinstance(e, ast.Name) else None
-
-
 def _literal(e) -> bool:
     """A number written in the code (it broadcasts against any shape)."""
     if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
         e = e.operand
     return isinstance(e, ast.Constant) and (e.value is None or type(e.value) in (int, float, bool))
+
+
+def _number(e):
+    """The value of a number literal (``-1`` too)."""
+    if isinstance(e, ast.UnaryOp):
+        return -e.operand.value if isinstance(e.op, ast.USub) else e.operand.value
+    return e.value
 
 
 def _ellipsis(node) -> bool:

@@ -39,10 +39,14 @@ least-squares objective, a loop of 256 residuals: its gradient goes from
 What keeps the loop (the rewrite is an optimisation; it never refuses):
 
 * a body with anything else (a write ``t[idx] = v`` into an array the
-  iteration made is fine; a branch, a loop, a call that is not a NumPy
+  iteration made is fine, and so is a branch in a function the body calls;
+  a branch or a loop in the body itself, a call that is not a NumPy
   function with a batching rule or a function of yours, ``break``, an
   expression statement), or with no NumPy call (scalar code keeps Python's
   float arithmetic and its errors);
+* an array read at an index computed from the loop's variable other than
+  ``i + c`` (``x[2 * i]``: an int in the loop, a float here); an index read
+  at the loop's index (``cams[obs[i, 0]]``) is fine;
 * a name of the body read before the body assigns it (it carries a value
   from one iteration to the next), an accumulator read in the body other
   than by its own update, the loop variable or a name of the body read after
@@ -372,12 +376,16 @@ class _LoopBatch(_Batch):
     def __init__(self, forms, loop, param: str, bounds):
         super().__init__(forms, loop, [ast.Name(param, ast.Load())], [0])
         self.ints = {param}
+        self.counters = {param}
+        """Names computed from the loop's index (floats here, ints in the loop)."""
         self.param = param
         self.start, _, self.step = bounds
 
     def expr(self, node):
         if isinstance(node, ast.Subscript) and self.reads_batched(node.slice):
-            return self.gathered(node)
+            index = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if self.offset(index[0]) is not None:  # x[i + c, ...]; else x[k], k read at i
+                return self.gathered(node)
         return super().expr(node)
 
     def gathered(self, node: ast.Subscript):
@@ -449,7 +457,13 @@ class _LoopBatch(_Batch):
         name = super().assign(base, value)
         if _may_be_int(value, self.ints):
             self.ints.add(name.id)
+        if _reads(value, self.counters):
+            self.counters.add(name.id)
         return name
+
+    def index_rows(self, k) -> None:
+        if _reads(k, self.counters):
+            raise NoRule  # x[2 * i]: an int in the loop, a float here
 
     def integer(self, node) -> bool:
         held = {user for user, (fresh, _) in self.env.items() if fresh in self.ints}
