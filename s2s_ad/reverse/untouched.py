@@ -28,7 +28,11 @@ call), runs only when the adjoint was touched:
         dt3 = 0.0                 # dt3: no contribution either
 
 and a new adjoint it starts (``dt3``) is untouched under the same test, so
-nested roots and logarithms are covered too. Any other contribution to the
+nested roots and logarithms are covered too; so is one an unguarded backward
+starts from the untouched adjoint alone (``dg = dt * 0.5``), so that a
+shape op further on (``np.moveaxis``, ``np.reshape`` of the adjoint), which
+cannot take the number ``0.0`` for an array, is guarded as well and gives
+zeros of its operand's shape. Any other contribution to the
 adjoint (outside the branch) ends this: it is no longer a structural zero.
 
 The guard is placed by a pass over a region's reverse statements, after they
@@ -152,9 +156,18 @@ def guard_region(sweep, out: list) -> list:
                 result += _guarded(sweep, origin, state, *state[name], group)
             else:
                 result += group
+                adjoints = set(sweep.adj.values())
                 for s in group:
-                    for n in _stored(s.node):
-                        state.pop(n, None)
+                    node = s.node
+                    started = node.targets[0].id if isinstance(node, ast.Assign) \
+                        and len(node.targets) == 1 and type(node.targets[0]) is ast.Name \
+                        and {n.id for n in ast.walk(node.value) if type(n) is ast.Name
+                             and n.id in adjoints} == {name} else None
+                    for n in _stored(node):
+                        if n == started:  # a multiple of the untouched adjoint alone
+                            state[n] = state[name]  # (dg = dt * 0.5): untouched as it is
+                        else:
+                            state.pop(n, None)
             i = j
             continue
         if item.node is not None:

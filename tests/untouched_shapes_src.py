@@ -1,0 +1,53 @@
+"""A value whose adjoint moves through a shape op (reshape, transpose,
+swapaxes, moveaxis, expand_dims) read in one arm of a branch only;
+tests/test_untouched_shapes.py."""
+
+import numpy as np
+
+def f_reshape(a, b, s):
+    g = np.reshape(a, (2, 3)) * 0.5 + b
+    if s > 0.0:
+        q = g * 2.0
+    else:
+        q = np.tanh(b)
+    return np.sum(q * b)
+
+def f_transpose(a, b, s):
+    g = np.transpose(a) * 0.5 + b
+    if s > 0.0:
+        q = g * 2.0
+    else:
+        q = np.tanh(b)
+    return np.sum(q * b)
+
+def f_T(a, b, s):
+    g = a.T * 0.5 + b
+    if s > 0.0:
+        q = g * 2.0
+    else:
+        q = np.tanh(b)
+    return np.sum(q * b)
+
+def f_swap(a, b, s):
+    g = np.swapaxes(a, 0, 1) * 0.5 + b
+    if s > 0.0:
+        q = g * 2.0
+    else:
+        q = np.tanh(b)
+    return np.sum(q * b)
+
+def f_expand(a, b, s):
+    g = np.expand_dims(a[0], 0) * 0.5 + b
+    if s > 0.0:
+        q = g * 2.0
+    else:
+        q = np.tanh(b)
+    return np.sum(q * b)
+
+def f_moveaxis(a, b, s):
+    g = np.moveaxis(a, 0, -1) * 0.5 + b
+    if s > 0.0:
+        q = g * 2.0
+    else:
+        q = np.tanh(b)
+    return np.sum(q * b)
