@@ -522,3 +522,47 @@ def squares_of_matrices(A):
     for i in range(A.shape[0]):
         s += np.sum(np.matmul(A[i], A[i]) * A[i])
     return s
+
+
+def branch_in_the_body(x, w, n):
+    """An `if` in the loop's own body, its arms assigning names of the
+    iteration that the rest of the body reads."""
+    total = 0.0
+    out = np.zeros((n, x.shape[0]))
+    for i in range(n):
+        v = x * (i - 1.5)
+        s = np.sum(v)
+        if s > 0.0:
+            r = np.log(s) * v
+            if s > 2.0:
+                r = r * 0.5
+        else:
+            r = np.tanh(v)
+        total += np.sum(r * w)
+        out[i] = r
+    return total + np.sum(out ** 2)
+
+
+def branch_reads_the_last_iteration(x, n):
+    """`r` read by the test before the arms assign it: carried from the last
+    iteration, so the loop stays."""
+    total = 0.0
+    r = x
+    for i in range(n):
+        if np.sum(r) > 0.0:
+            r = np.sin(x * i)
+        else:
+            r = np.cos(x * i)
+        total += np.sum(r)
+    return total
+
+
+def branch_updates_an_accumulator(x, n):
+    total = 0.0
+    for i in range(n):
+        v = x * (i - 1.5)
+        if np.sum(v) > 0.0:
+            total += np.sum(np.sin(v))
+        else:
+            total -= np.sum(v)
+    return total

@@ -62,7 +62,7 @@ def sums_program(d, *, max_stmts: int = 4) -> NumpyProgram:
             if chance(d, 50):
                 body.append(f"M[i] = {g.expr(names, 1)} * u + b")
         for _ in range(d.integer(1, max_stmts)):
-            form = d.integer(0, 8)
+            form = d.integer(0, 9)
             if form == 0:
                 body.append(f"t = {g.expr(names, 1)} * u")
                 names.append("t")
@@ -87,6 +87,12 @@ def sums_program(d, *, max_stmts: int = 4) -> NumpyProgram:
                 body.append(f"acc += np.sum(br({g.expr(names, 1)} * u, s))")
                 if not any(h.startswith("def br") for h in helpers):
                     helpers += [""] + _branching(d)
+            elif form == 8:  # a branch in the body, its arms assigning a name of the iteration
+                # one item (the lines inserted below must not fall between its own)
+                body += [f"if np.sum({g.expr(names, 1)}) > s:\n            q = "
+                         f"{g.expr(names, 1)} * u\n        else:\n            q = "
+                         f"np.tanh({g.expr(names, 1)})",
+                         f"{choice(d, ['acc += np.sum(q * b)', 'vec = vec + q'])}"]
             else:
                 body.append(f"acc += np.sum(np.cumsum({g.expr(names, 1)} * u) * b)")
         if carried and chance(d, 60):

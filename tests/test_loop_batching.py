@@ -324,6 +324,9 @@ MAPPED = [  # (function, arguments, wrt, computed at once)
     (src.posed_bones, [RNG.uniform(-1, 1, (6, 3)), RNG.uniform(-1, 1, (5, 4, 4))], [0, 1], True),
     (src.matrix_products, [A, RNG.uniform(-1, 1, (3, 3)), A[1]], [0, 1, 2], True),
     (src.squares_of_matrices, [RNG.uniform(-1, 1, (2, 2, 2))], [0], True),
+    (src.branch_in_the_body, [np.abs(X) + 0.1, W, 4], [0, 1], True),
+    (src.branch_reads_the_last_iteration, [X, 4], [0], False),
+    (src.branch_updates_an_accumulator, [X, 4], [0], False),
     (src.recurrence_kept, [X, 0.8], [0, 1], False),
     (src.shifted_write_kept, [X, 4], [0], False),
 ]
@@ -409,12 +412,20 @@ def test_map_loop_in_a_helper_of_a_helper_everywhere(tmp_path):
 def test_arms_of_two_shapes_where_iterations_take_both():
     """A branch whose arms give a vector and a number: where every iteration
     takes one arm the loop is computed at once; where iterations take both
-    there is no array of them, and a check raises ValueError naming the line."""
+    there is no array of them, and the generated code runs the loop as
+    written (its gradient, vjp and jvp against central differences)."""
     x = np.array([0.5, -0.2, 0.3])
-    assert src.arms_of_two_shapes(x, 4, -1.0) == pytest.approx(
-        sum(np.sum(src._shape_differs(x * (i - 1.0))) for i in range(4)))
-    with pytest.raises(ValueError, match="the arms of the `if` at line .* different shapes"):
-        s2s_ad.grad(src.arms_of_two_shapes)(x, 4, -1.0)
+    args = [x, 4, -1.0]
+    g = s2s_ad.grad(src.arms_of_two_shapes)
+    np.testing.assert_allclose(g(*args), fd_gradient(src.arms_of_two_shapes, args, 0),
+                               rtol=1e-6, atol=1e-8)
+    text = s2s_ad.source_of(g)
+    assert "loop_sum" in text and "fits" in text and "for i in range(" in text
+    value, pull = s2s_ad.vjp(src.arms_of_two_shapes, *args)
+    assert value == pytest.approx(src.arms_of_two_shapes(*args), rel=1e-13)
+    np.testing.assert_allclose(pull(1.0)[0], fd_gradient(src.arms_of_two_shapes, args, 0),
+                               rtol=1e-6, atol=1e-8)
+    _assert_jvp(src.arms_of_two_shapes, args, 0)
 
 
 def test_dot_of_a_number_raises_naming_the_line():
@@ -441,3 +452,25 @@ def test_matrix_product_with_a_stack_raises_naming_the_line():
     assert np.isfinite(src.stacked_matrix_product(A, stack))
     with pytest.raises(ValueError, match=r"`A\[i\] @ S` \(line \d+\).*keep the loop"):
         s2s_ad.grad(src.stacked_matrix_product)(A, stack)
+
+
+def test_branching_loop_through_the_cli_file(tmp_path):
+    """The per-observation loop whose helper branches on each observation
+    (some taking each arm) and reads cameras by an index array: the CLI's
+    file, imported without s2s_ad in a fresh interpreter, gives the
+    gradient of central differences."""
+    fn, args = src.rotated_observations, [ZEROED, PTS, OBS]
+    want = [fd_gradient(fn, args, i) for i in range(2)]
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    subprocess.run([sys.executable, "-m", "s2s_ad", "grad",
+                    "tests/loop_batching_src.py:rotated_observations", "--wrt", "cams,pts",
+                    "-o", str(tmp_path / "grad_rot.py")], check=True, cwd=here)
+    assert "taken" in (tmp_path / "grad_rot.py").read_text()
+    for k, a in enumerate(args):
+        np.save(tmp_path / f"a{k}.npy", a)
+    code = ("import sys, numpy as np; sys.modules['s2s_ad'] = None; import grad_rot; "
+            "r = grad_rot.grad_rotated_observations(*[np.load(f'a{k}.npy') for k in range(3)]); "
+            "[np.save(f'g{k}.npy', v) for k, v in enumerate(r)]")
+    subprocess.run([sys.executable, "-c", code], cwd=tmp_path, check=True)
+    for k, ref in enumerate(want):
+        np.testing.assert_allclose(np.load(tmp_path / f"g{k}.npy"), ref, rtol=1e-6, atol=1e-8)

@@ -35,8 +35,9 @@ nothing get no adjoint (``np.where`` sends them 0, and 0 times a finite
 number is 0). Where all rows take one arm, only that arm is computed.
 
 A value the arms give different shapes (an arm returning ``0.0``, the other
-a vector) cannot be one array of rows where the rows take both: a check
-raises ValueError there, naming the line, and says to keep the loop.
+a vector) cannot be one array of rows where the rows take both: there
+:meth:`BranchRules.mismatched` decides (a loop computed at once runs the
+loop as written instead; ``jax.vmap`` raises ValueError naming the line).
 """
 
 from __future__ import annotations
@@ -44,7 +45,6 @@ from __future__ import annotations
 import ast
 import copy
 
-from s2s_ad.frontend import runtime_checks
 from s2s_ad.frontend.jax_batch_rules import COMPARISONS, NoRule
 
 
@@ -184,15 +184,23 @@ class BranchRules:
         shapes = [ast.Subscript(self.call("shape", copy.deepcopy(v)), ast.Slice(
             None, ast.UnaryOp(ast.USub(), ast.Constant(1))), ast.Load()) if b
             else self.call("shape", copy.deepcopy(v)) for v, b in parts]
-        line = s.lineno
-        message = (f"the arms of the `if` at line {line} give a value of different shapes "
-                   "to different iterations, which one array of the iterations cannot hold; "
-                   "keep the loop (mark it `# s2s-ad: loop`)")
-        block.append(runtime_checks.bound_check(ast.Compare(
-            shapes[0], [ast.NotEq()], [shapes[1]]), "ValueError", message))
         operands = [v if b else self.trailing(v) for v, b in parts]
-        block.append(ast.Assign([ast.Name(name, ast.Store())], self.call(
-            "where", copy.deepcopy(taken), *operands)))
+        differ = ast.Compare(shapes[0], [ast.NotEq()], [shapes[1]])
+        block.append(ast.If(differ, self.mismatched(s) + [ast.Assign(
+            [ast.Name(name, ast.Store())], self.call("where", copy.deepcopy(taken), operands[0],
+                                                      copy.deepcopy(operands[0])))],
+            [ast.Assign([ast.Name(name, ast.Store())], self.call(
+                "where", copy.deepcopy(taken), *operands))]))
+
+    def mismatched(self, s: ast.If) -> list:
+        """The statements run where the arms of ``s`` give values of two
+        shapes to rows taking each, which one array of rows cannot hold
+        (the value is then the first arm's on every row): a ValueError
+        naming the line (``jax.vmap``: JAX refuses such a branch too)."""
+        message = (f"the arms of the `if` at line {s.lineno} give a value of different shapes "
+                   "to different rows, which one array of the rows cannot hold")
+        return [ast.Raise(ast.Call(ast.Name("ValueError", ast.Load()), [ast.Constant(message)],
+                                   []), None)]
 
     def body_result(self, stmts: list):
         """The statements of a body ending in ``return`` (or in an ``if``

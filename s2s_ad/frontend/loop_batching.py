@@ -39,8 +39,9 @@ least-squares objective, a loop of 256 residuals: its gradient goes from
 What keeps the loop (the rewrite is an optimisation; it never refuses):
 
 * a body with anything else (a write ``t[idx] = v`` into an array the
-  iteration made is fine, and so is a branch in a function the body calls;
-  a branch or a loop in the body itself, a call that is not a NumPy
+  iteration made is fine, and so is a branch in a function the body calls
+  or in the body, its arms assigning names of the iteration; a branch
+  updating an accumulator or writing a row, a loop, a call that is not a NumPy
   function with a batching rule or a function of yours, ``break``, an
   expression statement), or with no NumPy call (scalar code keeps Python's
   float arithmetic and its errors);
@@ -261,6 +262,7 @@ class _Loops(_Desugar):
                     or obj is None and not hasattr(builtins, n.func.id))
         if not (self.saw_numpy or helpers):
             return None  # numbers and `math` only: Python's loop, as written
+        original = copy.deepcopy(loop)
         batch = _LoopBatch(self, loop, param, bounds)
         try:
             result = batch.inlined([loop.target.id], [(ast.Name(param, ast.Load()), True)], body)
@@ -282,7 +284,13 @@ class _Loops(_Desugar):
                 returned.append(batch.call("sum", e, axis=ast.Constant(-1)))
             else:  # a summand the same in every iteration: that many times itself
                 returned.append(ast.BinOp(e, ast.Mult(), batch.count()))
-        return self.rewrite(loop, param, bounds, batch.out, returned, parts)
+        statements, fallback = batch.out, None
+        if batch.fits is not None:  # rows that may not fit one array: the loop as written then
+            statements = [ast.fix_missing_locations(located(ast.Assign(
+                [ast.Name(batch.fits, ast.Store())], ast.Constant(True)), loop))] + statements
+            returned.append(ast.Name(batch.fits, ast.Load()))
+            fallback = original
+        return self.rewrite(loop, param, bounds, statements, returned, parts, fallback)
 
     def bounds(self, loop: ast.For):
         """``(start, stop, step)`` of ``range(...)`` (expressions; step an int
@@ -303,7 +311,7 @@ class _Loops(_Desugar):
         start, stop = (ast.Constant(0), args[0]) if len(args) == 1 else args
         return start, stop, step
 
-    def rewrite(self, loop, param, bounds, statements, returned, parts) -> list:
+    def rewrite(self, loop, param, bounds, statements, returned, parts, fallback=None) -> list:
         np_ = self.numpy_name()
         name = self.fresh("loop_sum")
         made = ast.FunctionDef(
@@ -333,10 +341,12 @@ class _Loops(_Desugar):
                           ast.Constant(step), dtype=ast.Attribute(
                               ast.Name(np_, ast.Load()), "float64", ast.Load()))
         totals = [self.fresh("summed") for _ in parts]
-        first = ast.Assign([ast.Name(totals[0], ast.Store()) if len(totals) == 1 else ast.Tuple(
-            [ast.Name(t, ast.Store()) for t in totals], ast.Store())],
+        fits = [self.fresh("fits")] if fallback is not None else []
+        targets = totals + fits
+        first = ast.Assign([ast.Name(targets[0], ast.Store()) if len(targets) == 1 else ast.Tuple(
+            [ast.Name(t, ast.Store()) for t in targets], ast.Store())],
             ast.Call(ast.Name(name, ast.Load()), [arange], []))
-        updates = [first]
+        updates = []
         for total, (acc, op, s) in zip(totals, parts):
             read = ast.Name(total, ast.Load())
             if op is None:  # out[start:stop:step] = the rows, after a check the last exists
@@ -360,9 +370,12 @@ class _Loops(_Desugar):
                 updates.append(ast.copy_location(ast.Assign(
                     [ast.Name(acc, ast.Store())],
                     ast.BinOp(ast.Name(acc, ast.Load()), op(), read)), s))
+        if fallback is not None:  # a branch's arms gave rows of two shapes: the loop
+            updates = [ast.If(ast.Compare(ast.Name(fits[0], ast.Load()), [ast.Eq()],
+                                          [ast.Constant(True)]), updates, [fallback])]
         lo, hi = (start, stop) if step > 0 else (stop, start)
         test = ast.Compare(copy.deepcopy(hi), [ast.Gt()], [copy.deepcopy(lo)])
-        out.append(ast.If(test, updates, []))
+        out.append(ast.If(test, [first] + updates, []))
         self.rewritten += 1
         return [ast.fix_missing_locations(located(s, loop)) for s in out]
 
@@ -376,6 +389,8 @@ class _LoopBatch(_Batch):
     def __init__(self, forms, loop, param: str, bounds):
         super().__init__(forms, loop, [ast.Name(param, ast.Load())], [0])
         self.ints = {param}
+        self.fits = None
+        """The flag cleared where a branch's arms give rows of two shapes."""
         self.counters = {param}
         """Names computed from the loop's index (floats here, ints in the loop)."""
         self.param = param
@@ -461,6 +476,11 @@ class _LoopBatch(_Batch):
             self.counters.add(name.id)
         return name
 
+    def mismatched(self, s: ast.If) -> list:
+        if self.fits is None:
+            self.fits = self.forms.fresh("fits")
+        return [ast.Assign([ast.Name(self.fits, ast.Store())], ast.Constant(False))]
+
     def index_rows(self, k) -> None:
         if _reads(k, self.counters):
             raise NoRule  # x[2 * i]: an int in the loop, a float here
@@ -538,6 +558,13 @@ def _summing(loop: ast.For):
             if written not in temps or _loads(s) & _assigned_later(loop.body, s):
                 return None
             continue
+        if isinstance(s, ast.If):  # assignments to names of the iteration in each arm
+            names = _branch_names(s, _assigned_before(loop.body, s) | temps)
+            if names is None or names & sums or _loads(s) & (
+                    _assigned_later(loop.body, s) - names):
+                return None
+            temps |= names
+            continue
         if not (isinstance(s, ast.Assign) and len(s.targets) == 1
                 and isinstance(s.targets[0], ast.Name)) or s.targets[0].id in sums:
             return None
@@ -592,13 +619,58 @@ def _update(s, temps: set):
 
 
 def _assigned_later(body: list, s) -> set:
-    """Names assigned by ``s`` and the statements after it in ``body`` and
-    by no statement before it."""
+    """Names assigned by ``s`` and the statements after it in ``body`` (in
+    the arms of an ``if`` too) and by no statement before it."""
     k = body.index(s)
-    before = {t.targets[0].id for t in body[:k] if isinstance(t, ast.Assign)
-              and isinstance(t.targets[0], ast.Name)}
-    return {t.targets[0].id for t in body[k:] if isinstance(t, ast.Assign)
-            and isinstance(t.targets[0], ast.Name)} - before
+    return {n for t in body[k:] for n in _names_assigned(t)} - _assigned_before(body, s)
+
+
+def _assigned_before(body: list, s) -> set:
+    return {n for t in body[:body.index(s)] for n in _names_assigned(t)}
+
+
+def _names_assigned(s) -> set:
+    """The names ``s`` assigns: ``name = ...``, and those of an ``if``'s arms."""
+    if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name):
+        return {s.targets[0].id}
+    if isinstance(s, ast.If):
+        return {n for t in s.body + s.orelse for n in _names_assigned(t)}
+    return set()
+
+
+def _branch_names(s: ast.If, known: set):
+    """The names the arms of ``s`` assign, where each arm (and each ``if``
+    in it) holds only assignments to names, each name of them read only
+    where it has been assigned in this iteration (before ``s``: ``known``,
+    or earlier in the arm, or in both arms of an ``if`` before it); else
+    None."""
+    names = _names_assigned(s)
+    return names if _arms_assign(s, known, names) is not None else None
+
+
+def _arms_assign(s: ast.If, seen: set, names: set):
+    """The names surely assigned after ``s`` (by both arms), or None where
+    an arm reads one of ``names`` it has not assigned or holds anything but
+    assignments to names and ``if`` statements of them."""
+    if _loads(s.test) & (names - seen):
+        return None
+    after = []
+    for arm in (s.body, s.orelse):
+        here = set(seen)
+        for t in arm:
+            if isinstance(t, ast.Pass):
+                continue
+            if isinstance(t, ast.If):
+                here = _arms_assign(t, here, names)
+                if here is None:
+                    return None
+                continue
+            if not (isinstance(t, ast.Assign) and len(t.targets) == 1
+                    and isinstance(t.targets[0], ast.Name)) or _loads(t.value) & (names - here):
+                return None
+            here.add(t.targets[0].id)
+        after.append(here)
+    return after[0] & after[1]
 
 
 def _private(fn: ast.FunctionDef, loop: ast.For, mine: set, all_names: set) -> bool:
