@@ -395,18 +395,26 @@ def test_map_loop_in_a_helper_of_a_helper_everywhere(tmp_path):
     assert "loop_sum" in s2s_ad.source_of(g)
     for got, ref in zip(s2s_ad.vjp(fn, *args)[1](1.0), want):
         np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-8)
+    _assert_cli_file(tmp_path, "through_two_helpers", "cams,pts,weights", args, want)
+
+
+def _assert_cli_file(tmp_path, name: str, wrt: str, args: list, want: list) -> str:
+    """``s2s-ad grad tests/loop_batching_src.py:name -o FILE``, FILE imported
+    without s2s_ad in a fresh interpreter, gives the gradients ``want``; the
+    file's text."""
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    subprocess.run([sys.executable, "-m", "s2s_ad", "grad",
-                    "tests/loop_batching_src.py:through_two_helpers", "--wrt",
-                    "cams,pts,weights", "-o", str(tmp_path / "grad_two.py")], check=True, cwd=here)
+    out = tmp_path / f"grad_{name}_file.py"
+    subprocess.run([sys.executable, "-m", "s2s_ad", "grad", f"tests/loop_batching_src.py:{name}",
+                    "--wrt", wrt, "-o", str(out)], check=True, cwd=here)
     for k, a in enumerate(args):
         np.save(tmp_path / f"a{k}.npy", a)
-    code = ("import sys, numpy as np; sys.modules['s2s_ad'] = None; import grad_two; "
-            "r = grad_two.grad_through_two_helpers(*[np.load(f'a{k}.npy') for k in range(3)]); "
+    code = (f"import sys, numpy as np; sys.modules['s2s_ad'] = None; import {out.stem} as m; "
+            f"r = m.grad_{name}(*[np.load(f'a{{k}}.npy') for k in range({len(args)})]); "
             "[np.save(f'g{k}.npy', v) for k, v in enumerate(r)]")
     subprocess.run([sys.executable, "-c", code], cwd=tmp_path, check=True)
     for k, ref in enumerate(want):
         np.testing.assert_allclose(np.load(tmp_path / f"g{k}.npy"), ref, rtol=1e-6, atol=1e-8)
+    return out.read_text()
 
 
 def test_arms_of_two_shapes_where_iterations_take_both():
@@ -461,16 +469,5 @@ def test_branching_loop_through_the_cli_file(tmp_path):
     gradient of central differences."""
     fn, args = src.rotated_observations, [ZEROED, PTS, OBS]
     want = [fd_gradient(fn, args, i) for i in range(2)]
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    subprocess.run([sys.executable, "-m", "s2s_ad", "grad",
-                    "tests/loop_batching_src.py:rotated_observations", "--wrt", "cams,pts",
-                    "-o", str(tmp_path / "grad_rot.py")], check=True, cwd=here)
-    assert "taken" in (tmp_path / "grad_rot.py").read_text()
-    for k, a in enumerate(args):
-        np.save(tmp_path / f"a{k}.npy", a)
-    code = ("import sys, numpy as np; sys.modules['s2s_ad'] = None; import grad_rot; "
-            "r = grad_rot.grad_rotated_observations(*[np.load(f'a{k}.npy') for k in range(3)]); "
-            "[np.save(f'g{k}.npy', v) for k, v in enumerate(r)]")
-    subprocess.run([sys.executable, "-c", code], cwd=tmp_path, check=True)
-    for k, ref in enumerate(want):
-        np.testing.assert_allclose(np.load(tmp_path / f"g{k}.npy"), ref, rtol=1e-6, atol=1e-8)
+    text = _assert_cli_file(tmp_path, "rotated_observations", "cams,pts", args, want)
+    assert "taken" in text
