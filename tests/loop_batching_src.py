@@ -566,3 +566,28 @@ def branch_updates_an_accumulator(x, n):
         else:
             total -= np.sum(v)
     return total
+
+
+
+
+def _written_in_each_arm(v):
+    p = np.zeros(3)
+    q = np.zeros(3)
+    q[2] = np.sum(v)
+    if v[0] > 0.0:
+        p[0] = 1.0
+        q[0] = np.sin(v[0])
+    else:
+        p[1] = 2.0
+        q[1] = np.cos(v[1])
+    return p * v + q
+
+
+def writes_in_each_arm(A):
+    """Each arm writes other elements of two arrays made before the branch
+    (one the same in every iteration, one of each): where iterations take
+    both arms, each must see only its own writes."""
+    out = np.zeros_like(A)
+    for i in range(A.shape[0]):
+        out[i] = _written_in_each_arm(A[i])
+    return np.sum(out * A)

@@ -117,13 +117,20 @@ def sums_program(d, *, max_stmts: int = 4) -> NumpyProgram:
 def _branching(d) -> list:
     """``def br(v, c):`` with an ``if`` on its argument's value: both arms
     returning, an early return, or a name one arm assigns again. The first
-    arm may divide by what its test keeps away from zero."""
+    arm may divide by what its test keeps away from zero. Or each arm writes
+    into an array made before the ``if`` (each iteration sees its own arm's
+    write only)."""
     test, first = choice(d, [("np.sum(v * v) > 0.25", "v / np.sqrt(m)"),
                              ("np.max(v) < c", "np.tanh(v) * c"),
                              ("np.sum(v) > c", "np.log(np.sum(v * v) + 1.0) * v")])
     other = choice(d, ["v * v", "np.sin(v) + c", "v * 0.5"])
     lines = ["def br(v, c):", "    m = np.sum(v * v)", f"    if {test}:"]
-    form = d.integer(0, 2)
+    form = d.integer(0, 3)
+    if form == 3:  # each arm writes into an array made before the `if`
+        return ["def br(v, c):", "    m = np.sum(v * v)", "    p = np.zeros(2)",
+                "    p[0] = np.sum(v) * 0.5",
+                f"    if {test}:", f"        p[1] = np.sum({first})", "    else:",
+                f"        p[0] = np.sum({other})", "    return np.sum(p * p) * v"]
     if form == 0:
         lines += [f"        return {first}", "    else:", f"        return {other}"]
     elif form == 1:

@@ -26,7 +26,10 @@ test of each row (``sqtheta != 0.0``) is a mask of the rows, and::
                                             x_f = np.where(taken, x[..., k:k + 1], x)
                                             r = np.where(taken, f(x_t), g(x_f))
 
-In the last case each arm is computed on every row, but a row that does not
+In the last case each arm is computed on every row (so an arm that writes
+into an array made before the ``if``, ``p[0] = 1.0``, writes into a copy of
+its own, joined after the ``if`` as any name the arms assign: ``sealed``),
+but a row that does not
 take it holds the values of one that does (``x[..., k:k + 1]``, the first
 such row): an arm never sees the values that its test rules out (a division
 by the ``theta`` that ``theta != 0`` guards, a ``sqrt`` of a negative
@@ -86,8 +89,10 @@ class BranchRules:
         """One arm rewritten into a block of its own: (statements, names
         after it, returned value). ``rows`` (mask, arm): the rows that do not
         take this arm hold the values of the first that does."""
-        saved = self.out, self.env, set(self.checked)
+        saved = self.out, self.env, set(self.checked), self.sealed
         self.out, self.env = [], dict(self.env)
+        if rows is not None:  # both arms run: neither writes into an array made before
+            self.sealed = self.sealed | set(self.made) | {n for n, _ in self.env.values()}
         try:
             if rows is not None:
                 self.substituted(stmts, *rows)
@@ -97,7 +102,7 @@ class BranchRules:
                     self.statement(st)
             return self.out, self.env, result
         finally:
-            self.out, self.env, self.checked = saved[0], saved[1], saved[2]
+            self.out, self.env, self.checked, self.sealed = saved
 
     def substituted(self, stmts: list, taken: ast.Name, first: bool) -> None:
         """The arm's batched inputs, each row that does not take it replaced
@@ -117,8 +122,10 @@ class BranchRules:
                 [ast.Constant(Ellipsis), ast.Slice(copy.deepcopy(k), ast.BinOp(
                     copy.deepcopy(k), ast.Add(), ast.Constant(1)))], ast.Load()), ast.Load())
             pair = [v, row] if first else [row, v]
-            self.env[u] = (self.assign(u, self.call("where", copy.deepcopy(taken), *pair)).id,
-                           True)
+            made = self.assign(u, self.call("where", copy.deepcopy(taken), *pair)).id
+            self.env[u] = (made, True)
+            if fresh in self.made:  # a new array: the arm's writes into it are its own
+                self.made.add(made)
 
     def joined(self, arms: list, taken, s: ast.If):
         """The blocks of ``arms``, each ending with the joined names (and the

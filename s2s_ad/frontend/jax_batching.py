@@ -137,6 +137,9 @@ class _Batch(OperationRules, BranchRules):
         """The user's statement being rewritten (the position of what it becomes)."""
         self.depth = 0
         self.lse = logsumexp()
+        self.sealed: set = set()
+        """Names of arrays no write may change here (made before an ``if``
+        whose arms both run: :mod:`s2s_ad.frontend.jax_batch_branches`)."""
         self.checked: set = set()
         """(name, count) of the rows checked to have that many axes."""
 
@@ -362,9 +365,12 @@ class _Batch(OperationRules, BranchRules):
         name, t_batched = self.env[t.id]
         if name not in self.made:
             raise _NoRule  # a write into an array the body did not make (a row of an argument)
-        if v_batched and not t_batched:
-            made = ast.BinOp(self.trailing(ast.Name(name, ast.Load())), ast.Add(),
-                             self.call("zeros", self.count()))
+        if v_batched and not t_batched or name in self.sealed:
+            # a row each (or, where both arms of an `if` run, a copy the other
+            # arm does not see, its rows joined after the `if`)
+            made = self.call("copy", ast.Name(name, ast.Load())) if t_batched else ast.BinOp(
+                self.call("zeros", self.count()), ast.Add(),  # (zeros first: a new array, as
+                self.trailing(ast.Name(name, ast.Load())))  # the frontend reads a write's array)
             name = self.assign(t.id, made).id
             self.env[t.id] = (name, True)
             self.made.add(name)
