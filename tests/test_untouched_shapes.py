@@ -36,3 +36,16 @@ def test_shape_op_read_in_one_arm(name, s):
     for i, g in enumerate(pull(1.0)[:2]):
         assert np.shape(g) == np.shape(args[i])
         np.testing.assert_allclose(g, fd_gradient(f, args, i), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("s", [-1.0, 1.0])
+@pytest.mark.parametrize("fn", [src.tuple_item_in_one_arm, src.tuple_item_in_one_arm_reshaped],
+                         ids=lambda f: f.__name__)
+def test_helper_tuple_item_read_in_one_arm(fn, s):
+    """The arm that does not read ``a`` ran: ``h``'s backward got the number
+    0.0 as ``a``'s cotangent and crashed in the adjoint of np.moveaxis
+    (AxisError) or np.reshape (ValueError)."""
+    args = [np.arange(6.0).reshape(2, 3) * 0.1, s]
+    want = fd_gradient(fn, args, 0)
+    np.testing.assert_allclose(s2s_ad.grad(fn, wrt=0)(*args), want, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(s2s_ad.vjp(fn, *args)[1](1.0)[0], want, rtol=1e-6, atol=1e-8)

@@ -70,12 +70,23 @@ class StructuredSweep:
                 may_receive(y)
         out = []
         params = {id(p) for p in self.func.param_values}
+        items = None
         for v in targets.values():
             self.adj[id(v)] = self.namer.fresh(f"d{v.name}")
             zero = ast.Constant(0.0)
             if self.arrays is not None and id(v) in params and v.kind == "array":
                 zero = self.arrays.zero(v)  # the gradient keeps x's shape if the loop never runs
                 self.ref(v)  # read: a pair's backward pass has it only from its tape
+            elif self.arrays is not None and v.kind == "array":
+                if items is None:
+                    items = _call_items(self.func)
+                if id(v) in items:
+                    # an array a helper returned in a tuple: its adjoint is that helper's
+                    # cotangent, which must have its shape (np.moveaxis, np.reshape of the
+                    # number 0.0 fail there) where the branch adds nothing to it
+                    zero = ast.Call(ast.Name(self.arrays.helper("float_zeros"), ast.Load()),
+                                    [ast.Name(v.name, ast.Load())], [])
+                    self.ref(v)
             out.append(Stmt(ast.Assign([ast.Name(self.adj[id(v)], ast.Store())], zero),
                             f"{v.name} gets adjoint contributions inside line {node.loc.line}",
                             target=self.adj[id(v)], role="zero", control=node))
@@ -357,3 +368,11 @@ def _reads_inside(node) -> list:
 
 def _negate(cond: ast.expr) -> ast.expr:
     return ast.UnaryOp(ast.Not(), cond)
+
+
+def _call_items(func) -> set:
+    """ids of the values that are items of a tuple a call returned
+    (``a, b = h(x)``)."""
+    calls = {id(n.out) for n in ir.walk(func.body) if isinstance(n, ir.Op) and n.prim == "call"}
+    return {id(n.out) for n in ir.walk(func.body) if isinstance(n, ir.Op) and n.prim == "item"
+            and n.args and isinstance(n.args[0], ir.Value) and id(n.args[0]) in calls}
