@@ -591,3 +591,51 @@ def writes_in_each_arm(A):
     for i in range(A.shape[0]):
         out[i] = _written_in_each_arm(A[i])
     return np.sum(out * A)
+
+
+# rows picked by arrays of indices, a test of the loop's index, clipping by norm
+
+def fancy_rows(table, w, idx):
+    s = 0.0
+    for i in range(idx.shape[0]):
+        s += np.sum(table[idx[i]] * w)
+    return s
+
+
+def shifted_index(cams, obs, w):
+    out = np.zeros((obs.shape[0], cams.shape[1]))
+    for i in range(obs.shape[0]):
+        out[i] = np.tanh(cams[obs[i, 0] + 1] * w[i])
+    return np.sum(out * out)
+
+
+def parity(x, n):
+    s = 0.0
+    for i in range(n):
+        if i % 2 == 0:
+            r = np.sin(x * i)
+        else:
+            r = np.cos(x) * i
+        s += np.sum(r)
+    return s
+
+
+def _clip_norm(v, m):
+    n = np.sqrt(np.sum(v * v))
+    if n > m:
+        v = v * (m / n)
+    return v
+
+
+def clipped(A, m):
+    out = np.zeros_like(A)
+    for i in range(A.shape[0]):
+        out[i] = _clip_norm(A[i] * 1.0, m)
+    return np.sum(out ** 3)
+
+
+def negative_index(cams, obs):
+    s = 0.0
+    for i in range(obs.shape[0]):
+        s += np.sum(np.exp(cams[obs[i]]))
+    return s

@@ -325,6 +325,11 @@ MAPPED = [  # (function, arguments, wrt, computed at once)
     (src.matrix_products, [A, RNG.uniform(-1, 1, (3, 3)), A[1]], [0, 1, 2], True),
     (src.squares_of_matrices, [RNG.uniform(-1, 1, (2, 2, 2))], [0], True),
     (src.branch_in_the_body, [np.abs(X) + 0.1, W, 4], [0, 1], True),
+    (src.fancy_rows, [A, A[0], np.array([[0, 2], [1, 1], [3, 2]])], [0, 1], True),
+    (src.shifted_index, [A, np.array([[0, 1], [2, 0], [1, 1]]), X[:3]], [0, 2], True),
+    (src.parity, [X, 5], [0], True),
+    (src.clipped, [A, 0.9], [0, 1], True),
+    (src.negative_index, [A, np.array([-1, 2, -3, 0])], [0], True),
     (src.writes_in_each_arm, [MIXED], [0], False),  # (arrays written in arms both run:
     (src.writes_in_each_arm, [np.abs(MIXED)], [0], False),  # the loop, as written)
     (src.branch_reads_the_last_iteration, [X, 4], [0], False),
