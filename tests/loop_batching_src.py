@@ -639,3 +639,29 @@ def negative_index(cams, obs):
     for i in range(obs.shape[0]):
         s += np.sum(np.exp(cams[obs[i]]))
     return s
+
+
+def _value_and_size(v):
+    if np.sum(v) > 0.0:
+        return v * 2.0, np.sum(v)
+    return np.sin(v), np.sum(v * v)
+
+
+def unpacks_a_helper(A):
+    """`a, b = h(x)` in the loop's body, h returning a tuple from each arm;
+    and `c, d = e1, e2`."""
+    s = 0.0
+    for i in range(A.shape[0]):
+        a, b = _value_and_size(A[i])
+        c, d = a * b, np.tanh(b)
+        s += np.sum(c) * d
+    return s
+
+
+def unpacks_a_row(A):
+    """`a, b = A[i, :2]`: unpacking an array (its first axis) keeps the loop."""
+    s = 0.0
+    for i in range(A.shape[0]):
+        a, b = A[i, :2]
+        s += np.sin(a) * np.cos(b) + np.sum(A[i] * a)
+    return s

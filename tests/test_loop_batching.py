@@ -330,6 +330,8 @@ MAPPED = [  # (function, arguments, wrt, computed at once)
     (src.parity, [X, 5], [0], True),
     (src.clipped, [A, 0.9], [0, 1], True),
     (src.negative_index, [A, np.array([-1, 2, -3, 0])], [0], True),
+    (src.unpacks_a_helper, [MIXED], [0], True),
+    (src.unpacks_a_row, [A], [0], False),
     (src.writes_in_each_arm, [MIXED], [0], False),  # (arrays written in arms both run:
     (src.writes_in_each_arm, [np.abs(MIXED)], [0], False),  # the loop, as written)
     (src.branch_reads_the_last_iteration, [X, 4], [0], False),

@@ -61,7 +61,8 @@ taking an axis or building arrays are in :mod:`s2s_ad.frontend.jax_batch_rules`)
   ``dotted``, ``matmul``);
 * a call of a function of yours (a nested ``def``, a lambda, a function of
   the same module and file) with a batched argument: its body batched where
-  it is called (assignments, subscript writes, ``if`` statements
+  it is called (assignments, ``a, b = h(x)`` of a function returning a
+  tuple written out, subscript writes, ``if`` statements
   (:mod:`s2s_ad.frontend.jax_batch_branches`), ``return`` at the end), to a
   depth of 8.
 
@@ -334,9 +335,47 @@ class _Batch(OperationRules, BranchRules):
         finally:
             self.here = here
 
+    def users_call(self, node: ast.Call, obj):
+        """A call of a function of yours (``obj`` what its name resolves to),
+        its body batched here: a pair, or a tuple of them; None for any other
+        call."""
+        func = node.func
+        home = getattr(self.forms.src.fn, "__globals__", None)
+        if not (isinstance(func, ast.Name) and (obj is None or isinstance(
+                obj, types.FunctionType) and obj.__globals__ is home)):
+            return None
+        definition = self.definition(func)
+        if definition is None or node.keywords:
+            raise _NoRule
+        params = [self.expr(a) for a in node.args]
+        return self.apply(func, params)
+
+    def unpacked(self, targets: list, value) -> None:
+        """``a, b = h(x)`` (a function of yours returning a tuple written
+        out) or ``a, b = e1, e2``: each name bound to its item."""
+        if isinstance(value, ast.Tuple):
+            result = self.returned(value)
+        elif isinstance(value, ast.Call) and not self.reads_batched(value.func) \
+                and not any(isinstance(a, ast.Starred) for a in value.args) \
+                and not (isinstance(value.func, ast.Name) and value.func.id in self.env):
+            result = self.users_call(value, self.callee(value.func))
+        else:
+            result = None
+        if not (isinstance(result, tuple) and len(result) == len(targets)) \
+                or len(result) == 2 and isinstance(result[1], bool) \
+                or any(isinstance(r, tuple) and not isinstance(r[1], bool) for r in result):
+            raise _NoRule  # not a tuple of values, one per name
+        for t, (e, batched) in zip(targets, result):
+            name = self.assign(t.id, e).id
+            self.env[t.id] = (name, batched)
+            if root(e) in self.views:
+                self.views.add(name)
+
     def rewrite(self, s) -> None:
         if isinstance(s, ast.Assign) and len(s.targets) == 1:
             target = s.targets[0]
+            if isinstance(target, ast.Tuple) and all(isinstance(t, ast.Name) for t in target.elts):
+                return self.unpacked(target.elts, s.value)
             if isinstance(target, ast.Name):
                 e, batched = self.expr(s.value)
                 name = self.assign(target.id, e).id
@@ -512,16 +551,10 @@ class _Batch(OperationRules, BranchRules):
         if isinstance(func, ast.Lambda) or isinstance(func, ast.Name) and func.id in self.env:
             raise _NoRule
         obj = self.callee(func)
-        home = getattr(self.forms.src.fn, "__globals__", None)
-        if isinstance(func, ast.Name) and (obj is None or isinstance(
-                obj, types.FunctionType) and obj.__globals__ is home):
-            definition = self.definition(func)
-            if definition is None or node.keywords:
-                raise _NoRule
-            params = [self.expr(a) for a in node.args]
-            result = self.apply(func, params)
+        result = self.users_call(node, obj)
+        if result is not None:
             if isinstance(result, tuple) and not isinstance(result[1], bool):
-                raise _NoRule
+                raise _NoRule  # a tuple inside an expression
             return result
         if obj is None:
             raise _NoRule

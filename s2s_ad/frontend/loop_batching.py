@@ -565,12 +565,12 @@ def _summing(loop: ast.For):
                 return None
             temps |= names
             continue
-        if not (isinstance(s, ast.Assign) and len(s.targets) == 1
-                and isinstance(s.targets[0], ast.Name)) or s.targets[0].id in sums:
+        names = _names_assigned(s)
+        if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and names) or names & sums:
             return None
         if _loads(s.value) & _assigned_later(loop.body, s):
             return None  # read before the body assigns it: carried from the last iteration
-        temps.add(s.targets[0].id)
+        temps |= names
     if not (sums or outs) or loop.target.id in temps | sums | outs or outs & (temps | sums):
         return None
     for s in loop.body:  # an accumulator is read by its own updates only, an array
@@ -633,6 +633,9 @@ def _names_assigned(s) -> set:
     """The names ``s`` assigns: ``name = ...``, and those of an ``if``'s arms."""
     if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name):
         return {s.targets[0].id}
+    if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Tuple) \
+            and all(isinstance(t, ast.Name) for t in s.targets[0].elts):
+        return {t.id for t in s.targets[0].elts}  # a, b = h(x)
     if isinstance(s, ast.If):
         return {n for t in s.body + s.orelse for n in _names_assigned(t)}
     return set()
