@@ -48,7 +48,7 @@ from __future__ import annotations
 import ast
 import copy
 
-from s2s_ad.frontend.jax_batch_rules import COMPARISONS, NoRule
+from s2s_ad.frontend.jax_batch_rules import COMPARISONS, NoRule, is_items
 
 
 class BranchRules:
@@ -140,7 +140,8 @@ class BranchRules:
         for u in [u for u in changed if any(u not in env for _, env, _ in arms)]:
             changed.remove(u)  # a name one arm makes and the other does not:
             self.env[u] = (None, True)  # undefined after the `if` (a read keeps the loop)
-        pairs = [(u, [env[u] for _, env, _ in arms]) for u in changed]
+        pairs = [(u, [(ast.Name(env[u][0], ast.Load()), env[u][1]) for _, env, _ in arms])
+                 for u in changed]  # (the value's expression, whether it is batched) per arm
         results = [r for _, _, r in arms]
         returned = None
         if results[0] is not None:
@@ -151,21 +152,17 @@ class BranchRules:
             pairs += [(None, [f[i] for f in flat]) for i in range(len(flat[0]))]
         blocks = [list(out) for out, _, _ in arms]
         if taken is not None:
-            blocks = blocks[:2] + [blocks[2], blocks[3], []]
+            blocks.append([])  # rows taking both arms: the two mixed blocks, then the join
         joined = []
         for u, values in pairs:
             batched = taken is not None or any(b for _, b in values)
             name = self.forms.fresh(u or "branch_value")
-            for block, (e, b) in zip(blocks, values):
-                value = e if isinstance(e, ast.expr) else ast.Name(e, ast.Load())
-                if taken is not None and (block is blocks[2] or block is blocks[3]):
-                    continue
+            for block, (value, b) in zip(blocks[:2], values):  # the arms each rows take alone
                 if batched and not b:
                     value = ast.BinOp(self.trailing(value), ast.Add(), self.call(
                         "zeros", self.count()))
                 block.append(ast.Assign([ast.Name(name, ast.Store())], copy.deepcopy(value)))
-            if any(root(e if isinstance(e, ast.expr) else ast.Name(e, ast.Load())) in self.views
-                   for e, _ in values):
+            if any(root(e) in self.views for e, _ in values):
                 self.views.add(name)  # (part of) a mapped argument in some arm
             if taken is not None:
                 self.select(blocks[4], name, taken, values[2:], s)
@@ -181,8 +178,7 @@ class BranchRules:
         """``name = np.where(taken, a, b)`` after a check that the rows of
         ``a`` and ``b`` have one shape."""
         parts = []
-        for e, b in values:
-            value = e if isinstance(e, ast.expr) else ast.Name(e, ast.Load())
+        for value, b in values:
             if not isinstance(value, ast.Name):  # read twice: by the check and by np.where
                 held = self.forms.fresh("arm_value")
                 block.append(ast.Assign([ast.Name(held, ast.Store())], value))
@@ -197,7 +193,7 @@ class BranchRules:
             [ast.Name(name, ast.Store())], self.call("where", copy.deepcopy(taken), operands[0],
                                                       copy.deepcopy(operands[0])))],
             [ast.Assign([ast.Name(name, ast.Store())], self.call(
-                "where", copy.deepcopy(taken), *operands))]))
+                "where", copy.deepcopy(taken), *map(copy.deepcopy, operands)))]))
 
     def mismatched(self, s: ast.If) -> list:
         """The statements run where the arms of ``s`` give values of two
@@ -271,22 +267,16 @@ def root(e):
 
 
 def _structure(result):
-    if isinstance(result, tuple) and not (len(result) == 2 and isinstance(result[1], bool)):
-        return tuple(_structure(r) for r in result)
-    return "value"
+    return tuple(_structure(r) for r in result) if is_items(result) else "value"
 
 
 def _flatten(result) -> list:
-    if isinstance(result, tuple) and not (len(result) == 2 and isinstance(result[1], bool)):
-        return [x for r in result for x in _flatten(r)]
-    return [result]
+    return [x for r in result for x in _flatten(r)] if is_items(result) else [result]
 
 
 def _unflatten(template, items: list):
     items = list(items)
 
     def take(t):
-        if isinstance(t, tuple) and not (len(t) == 2 and isinstance(t[1], bool)):
-            return tuple(take(r) for r in t)
-        return items.pop(0)
+        return tuple(take(r) for r in t) if is_items(t) else items.pop(0)
     return take(template)

@@ -58,6 +58,14 @@ def logsumexp():
 class OperationRules:
     """Rules for the NumPy functions that take an axis or build arrays."""
 
+    def rows_first(self, e) -> ast.Call:
+        """``np.moveaxis(e, -1, 0)``: the rows of a batched value in front."""
+        return self.call("moveaxis", e, _minus_one(), ast.Constant(0))
+
+    def rows_last(self, e) -> ast.Call:
+        """``np.moveaxis(e, 0, -1)``: the rows in front moved back last."""
+        return self.call("moveaxis", e, ast.Constant(0), _minus_one())
+
     def reduced(self, name: str, callee, x, args: list, keywords: list, method: bool):
         """A reduction or cumulative function of the batched ``x``."""
         if len(args) > 1:
@@ -146,10 +154,8 @@ class OperationRules:
         parts = []
         for a in node.args:
             e, batched = self.expr(a)
-            parts.append(self.call("moveaxis", e, ast.Constant(-1), ast.Constant(0))
-                         if batched else e)
-        return self.call("moveaxis", ast.Call(fn, parts, []), ast.Constant(0),
-                         ast.UnaryOp(ast.USub(), ast.Constant(1))), True
+            parts.append(self.rows_first(e) if batched else e)
+        return self.rows_last(ast.Call(fn, parts, [])), True
 
     def dotted(self, fn, node: ast.Call):
         """``np.dot(a, b)``, each row of ``a`` an array of one axis or more:
@@ -165,9 +171,7 @@ class OperationRules:
         (a, a_batched), (b, b_batched) = [self.expr(x) for x in node.args]
         if not (a_batched or b_batched):
             return ast.Call(fn, [a, b], []), False
-        line = getattr(node, "lineno", None)
-        where = f"`{ast.unparse(node)}`" + (f" (line {line})" if line else "")
-        message = (f"{where}: in a loop computed at once, np.dot takes an array of one axis "
+        message = (f"{described(node)}: in a loop computed at once, np.dot takes an array of one axis "
                    "or more for each iteration's first operand, and for its second the same "
                    "array in every iteration or a vector; for other ranks keep the loop "
                    "(mark it `# s2s-ad: loop`)")
@@ -179,10 +183,7 @@ class OperationRules:
         if not b_batched:
             a = self.named(a, "dot_a")
             check(a, ast.GtE(), 2)
-            front = self.call("moveaxis", copy.deepcopy(a), ast.UnaryOp(
-                ast.USub(), ast.Constant(1)), ast.Constant(0))
-            return self.call("moveaxis", ast.Call(fn, [front, b], []), ast.Constant(0),
-                             ast.UnaryOp(ast.USub(), ast.Constant(1))), True
+            return self.rows_last(ast.Call(fn, [self.rows_first(copy.deepcopy(a)), b], [])), True
         a = self.named(a if a_batched else self.trailing(a), "dot_a")
         b = self.named(b, "dot_b")
         check(b, ast.Eq(), 2)
@@ -204,9 +205,7 @@ class OperationRules:
         if not (a_batched or b_batched):
             return (ast.BinOp(a, ast.MatMult(), b) if fn is None
                     else ast.Call(fn, [a, b], [])), False
-        line = getattr(node, "lineno", None)
-        where = f"`{ast.unparse(node)}`" + (f" (line {line})" if line else "")
-        message = (f"{where}: in a loop computed at once, a matrix product takes a matrix or a "
+        message = (f"{described(node)}: in a loop computed at once, a matrix product takes a matrix or a "
                    "vector the same in every iteration, and a matrix (or a vector) of each "
                    "iteration; for other ranks keep the loop (mark it `# s2s-ad: loop`)")
         a, b = self.named(a, "matmul_a"), self.named(b, "matmul_b")
@@ -218,12 +217,7 @@ class OperationRules:
             self.emit(runtime_checks.bound_check(bad, "ValueError", message))
 
         def front(e):
-            return self.call("moveaxis", copy.deepcopy(e), ast.UnaryOp(
-                ast.USub(), ast.Constant(1)), ast.Constant(0))
-
-        def back(e):
-            return self.call("moveaxis", e, ast.Constant(0),
-                             ast.UnaryOp(ast.USub(), ast.Constant(1)))
+            return self.rows_first(copy.deepcopy(e))
         if not b_batched:  # (B, ..., n) @ (n, p) or (n,)
             check(ast.Compare(ndim(b), [ast.Gt()], [ast.Constant(2)]))
             parts = [front(a), copy.deepcopy(b)]
@@ -239,21 +233,38 @@ class OperationRules:
             parts = [front(a), front(b)]
         product = ast.BinOp(parts[0], ast.MatMult(), parts[1]) if fn is None \
             else ast.Call(fn, parts, [])
-        return back(product), True
+        return self.rows_last(product), True
+
+def described(node) -> str:
+    """```source` (line N)``: the user's expression, for a message."""
+    line = getattr(node, "lineno", None)
+    return f"`{ast.unparse(node)}`" + (f" (line {line})" if line else "")
+
+
+def is_items(result) -> bool:
+    """Whether a rewritten ``result`` is a tuple of results (``return a, b``
+    written out), not one ``(expression, batched)`` pair."""
+    return isinstance(result, tuple) and not (len(result) == 2 and isinstance(result[1], bool))
+
+
+def _minus_one():
+    return ast.UnaryOp(ast.USub(), ast.Constant(1))
+
 
 def _moved_axis(axis):
     """An axis of the row as an axis of the batched value (the batch axis
     last): ``k`` for ``k >= 0``, ``k - 1`` for ``k < 0``; a tuple item by item."""
     if isinstance(axis, ast.Tuple):
         return ast.Tuple([_moved_axis(a) for a in axis.elts], ast.Load())
-    k = _int(axis)
+    k = int_value(axis)
     if k is None:
         raise NoRule
     value = k if k >= 0 else k - 1
     return ast.Constant(value) if value >= 0 else ast.UnaryOp(ast.USub(), ast.Constant(-value))
 
 
-def _int(node):
+def int_value(node):
+    """The value of an int literal (``-1`` too), else None."""
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return node.value
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) \

@@ -95,7 +95,7 @@ from s2s_ad.errors import SourceError
 from s2s_ad.frontend.jax_batch_rules import (ARITHMETIC, COMPARISONS, CUMULATIVE,
                                              ELEMENTWISE_FNS, REDUCE_FNS, REDUCTIONS,
                                              SAME_SHAPE, NoRule as _NoRule, OperationRules,
-                                             logsumexp)
+                                             described, int_value, is_items, logsumexp)
 from s2s_ad.frontend import runtime_checks
 from s2s_ad.frontend.jax_batch_branches import BranchRules, root
 from s2s_ad.frontend.source import locate
@@ -217,9 +217,7 @@ class _Batch(OperationRules, BranchRules):
                 continue
             if not isinstance(a, ast.Name):
                 raise _NoRule
-            moved = self.assign(f"{a.id}_b", self.call(
-                "moveaxis", copy.deepcopy(a), ast.Constant(0),
-                ast.UnaryOp(ast.USub(), ast.Constant(1))))
+            moved = self.assign(f"{a.id}_b", self.rows_last(copy.deepcopy(a)))
             self.views.add(moved.id)
             params.append((moved, True))
         result = self.apply(fn, params)
@@ -227,15 +225,14 @@ class _Batch(OperationRules, BranchRules):
 
     def back(self, result):
         """The stacked rows of ``result`` (a tuple's items one by one)."""
-        if isinstance(result, tuple) and not (len(result) == 2 and isinstance(result[1], bool)):
+        if is_items(result):
             return ast.Tuple([self.back(r) for r in result], ast.Load())
         e, batched = result
         if not batched:  # every row the same value
             e = ast.BinOp(self.trailing(e), ast.Add(), self.call("zeros", self.count()))
         elif root(e) in self.views:  # rows of an argument: a new array, as the loop's
             e = self.call("copy", e)
-        return self.assign("rows", self.call("moveaxis", e, ast.UnaryOp(
-            ast.USub(), ast.Constant(1)), ast.Constant(0)))
+        return self.assign("rows", self.rows_first(e))
 
     def apply(self, fn, params: list):
         """``fn`` called with ``params`` (pairs of an expression and whether
@@ -361,9 +358,8 @@ class _Batch(OperationRules, BranchRules):
             result = self.users_call(value, self.callee(value.func))
         else:
             result = None
-        if not (isinstance(result, tuple) and len(result) == len(targets)) \
-                or len(result) == 2 and isinstance(result[1], bool) \
-                or any(isinstance(r, tuple) and not isinstance(r[1], bool) for r in result):
+        if not (is_items(result) and len(result) == len(targets)) \
+                or any(is_items(r) for r in result):
             raise _NoRule  # not a tuple of values, one per name
         for t, (e, batched) in zip(targets, result):
             name = self.assign(t.id, e).id
@@ -473,17 +469,15 @@ class _Batch(OperationRules, BranchRules):
         moved in front, where indexing puts them, and the result's back)."""
         first, *rest = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         if isinstance(first, ast.Slice) or _ellipsis(node.slice) or any(
-                self.reads_batched(r) or not (isinstance(r, ast.Slice) or _literal(r)
-                                              and type(_number(r)) is int) for r in rest):
+                self.reads_batched(r) or not (isinstance(r, ast.Slice) or int_value(r) is not None)
+                for r in rest):
             raise _NoRule  # after the rows' index: int literals and slices (kept in place)
         k, _ = self.expr(first)
         self.index_rows(k)
-        front = self.call("moveaxis", k, ast.UnaryOp(ast.USub(), ast.Constant(1)), ast.Constant(0))
+        front = self.rows_first(k)
         if rest:
             front = ast.Tuple([front] + [self.verbatim(r) for r in rest], ast.Load())
-        rows = ast.Subscript(self.verbatim(node.value), front, ast.Load())
-        return self.call("moveaxis", rows, ast.Constant(0),
-                         ast.UnaryOp(ast.USub(), ast.Constant(1))), True
+        return self.rows_last(ast.Subscript(self.verbatim(node.value), front, ast.Load())), True
 
     def index_rows(self, k) -> None:
         """Raises :class:`NoRule` where ``k`` cannot index as each row's
@@ -509,9 +503,8 @@ class _Batch(OperationRules, BranchRules):
         if (e.id, k) in self.checked:
             return e
         self.checked.add((e.id, k))
-        line = getattr(node, "lineno", None)
         what = f"with {k} ind{'ices' if k > 1 else 'ex'}" if index is not None else "by `len`"
-        message = (f"`{ast.unparse(node)}`" + (f" (line {line})" if line else "") + " reads a "
+        message = (f"{described(node)} reads a "
                    f"{self.ROW} {what}, but the row has fewer axes; {self.RAISES} {exc} here "
                    f"({jax_says})")
         self.emit(runtime_checks.rank_check(self.call("ndim", copy.deepcopy(e)), k, exc, message))
@@ -553,7 +546,7 @@ class _Batch(OperationRules, BranchRules):
         obj = self.callee(func)
         result = self.users_call(node, obj)
         if result is not None:
-            if isinstance(result, tuple) and not isinstance(result[1], bool):
+            if is_items(result):
                 raise _NoRule  # a tuple inside an expression
             return result
         if obj is None:
@@ -607,13 +600,6 @@ def _literal(e) -> bool:
     if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
         e = e.operand
     return isinstance(e, ast.Constant) and (e.value is None or type(e.value) in (int, float, bool))
-
-
-def _number(e):
-    """The value of a number literal (``-1`` too)."""
-    if isinstance(e, ast.UnaryOp):
-        return -e.operand.value if isinstance(e.op, ast.USub) else e.operand.value
-    return e.value
 
 
 def _ellipsis(node) -> bool:

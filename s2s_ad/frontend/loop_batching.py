@@ -85,7 +85,7 @@ import numpy
 from s2s_ad.errors import SourceError
 from s2s_ad.frontend import runtime_checks
 from s2s_ad.frontend.checkpoint import checkpoint_pragma
-from s2s_ad.frontend.jax_batch_rules import NoRule, SAME_SHAPE
+from s2s_ad.frontend.jax_batch_rules import NoRule, SAME_SHAPE, described
 from s2s_ad.frontend.jax_batching import _Batch, located
 from s2s_ad.frontend.jax_forms import _Desugar
 
@@ -279,7 +279,7 @@ class _Loops(_Desugar):
                 if not batched:  # one value for every iteration: a row each
                     e = ast.BinOp(batch.trailing(e), ast.Add(),
                                   batch.call("zeros", batch.count()))
-                returned.append(batch.call("moveaxis", e, ast.Constant(-1), ast.Constant(0)))
+                returned.append(batch.rows_first(e))
             elif batched:
                 returned.append(batch.call("sum", e, axis=ast.Constant(-1)))
             else:  # a summand the same in every iteration: that many times itself
@@ -399,19 +399,19 @@ class _LoopBatch(_Batch):
     def expr(self, node):
         if isinstance(node, ast.Subscript) and self.reads_batched(node.slice):
             index = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-            if self.offset(index[0]) is not None:  # x[i + c, ...]; else x[k], k read at i
-                return self.gathered(node)
+            offset = self.offset(index[0])
+            if offset is not None:  # x[i + c, ...]; else x[k], k read at i
+                return self.gathered(node, offset)
         return super().expr(node)
 
-    def gathered(self, node: ast.Subscript):
+    def gathered(self, node: ast.Subscript, offset: int):
         """``x[i + c]`` (``x[i + c, ...]``), ``x`` the same in every iteration
         and ``i`` the loop's index: the rows ``x[lo:lo + B * step:step]`` (``lo =
         start + c``), iterations last, after a check where the code runs that
         the last row exists (the loop raises IndexError where it does not)."""
         index = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-        first, rest = index[0], index[1:]
-        offset = self.offset(first)
-        if offset is None or self.reads_batched(node.value) or not (
+        rest = index[1:]
+        if self.reads_batched(node.value) or not (
                 isinstance(self.start, ast.Constant) and self.start.value + offset >= 0
                 and self.step > 0) or any(
                 self.reads_batched(r) or _ellipsis_or_new(r) for r in rest):
@@ -422,10 +422,8 @@ class _LoopBatch(_Batch):
         last = ast.BinOp(ast.Constant(lo), ast.Add(), ast.BinOp(
             ast.BinOp(count, ast.Sub(), ast.Constant(1)), ast.Mult(), ast.Constant(self.step)))
         size = ast.Subscript(self.call("shape", copy.deepcopy(x)), ast.Constant(0), ast.Load())
-        line = getattr(node, "lineno", None)
-        message = (f"`{ast.unparse(node)}`" + (f" (line {line})" if line else "") + " reads "
-                   "past the end of the array: index out of range (the loop raises IndexError "
-                   "here)")
+        message = (f"{described(node)} reads past the end of the array: index out of range "
+                   "(the loop raises IndexError here)")
         self.emit(runtime_checks.bound_check(ast.Compare(last, [ast.GtE()], [size]),
                                              "IndexError", message))
         upper = ast.BinOp(ast.Constant(lo), ast.Add(), ast.BinOp(
@@ -434,8 +432,7 @@ class _LoopBatch(_Batch):
         picked = ast.Subscript(copy.deepcopy(x), ast.Tuple([rows] + [self.verbatim(r) for r in rest],
                                                            ast.Load()) if rest else rows,
                                ast.Load())
-        rows = self.assign("gathered", self.call("moveaxis", picked, ast.Constant(0),
-                                                 ast.UnaryOp(ast.USub(), ast.Constant(1))))
+        rows = self.assign("gathered", self.rows_last(picked))
         self.ints.add(rows.id)  # x may hold integers (np.full of them would be floats here)
         return rows, True
 
