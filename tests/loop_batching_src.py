@@ -665,3 +665,19 @@ def unpacks_a_row(A):
         a, b = A[i, :2]
         s += np.sin(a) * np.cos(b) + np.sum(A[i] * a)
     return s
+
+
+def _rotations_of(cams, pts, obs):
+    return rotated_observations(cams, pts, obs)
+
+
+def rotations_everywhere(cams, pts, obs):
+    """The branching per-observation loop in a helper of a helper, inside a
+    loop and both arms of a branch."""
+    total = 0.0
+    for r in range(2):
+        if r == 0:
+            total = total + _rotations_of(cams, pts, obs)
+        else:
+            total = total + 0.5 * _rotations_of(cams * 0.9, pts, obs)
+    return total

@@ -480,3 +480,19 @@ def test_branching_loop_through_the_cli_file(tmp_path):
     want = [fd_gradient(fn, args, i) for i in range(2)]
     text = _assert_cli_file(tmp_path, "rotated_observations", "cams,pts", args, want)
     assert "taken" in text
+
+
+def test_branching_loop_in_a_helper_of_a_helper_everywhere(tmp_path):
+    """The per-observation loop whose helper branches (some observations
+    taking each arm) and reads cameras by an index array, reached through
+    two helpers inside a loop and both arms of a branch: grad and vjp
+    against central differences, and the CLI's file in a fresh interpreter."""
+    fn, args = src.rotations_everywhere, [ZEROED, PTS, OBS]
+    want = [fd_gradient(fn, args, i) for i in range(2)]
+    g = s2s_ad.grad(fn, wrt=[0, 1])
+    for got, ref in zip(g(*args), want):
+        np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-8)
+    assert "taken" in s2s_ad.source_of(g)
+    for got, ref in zip(s2s_ad.vjp(fn, *args)[1](1.0)[:2], want):
+        np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-8)
+    _assert_cli_file(tmp_path, "rotations_everywhere", "cams,pts", args, want)
