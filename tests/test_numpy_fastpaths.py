@@ -273,15 +273,21 @@ LAZY = [  # (body, how many reductions' adjoints are still spread)
     ("return np.sum(np.sin(x) ** 2)", 0),
     ("return np.sum(x * x)", 0),
     ("return np.sum(np.tanh(x), axis=0)[1]", 0),
-    ("return np.sum(np.mean(np.exp(x), axis=1, keepdims=True) * y)", 1),  # the outer sum: y
+    ("return np.sum(np.mean(np.exp(x), axis=1, keepdims=True) * y)", 0),
     ("return np.sum(np.mean(np.cos(x) ** 2, axis=-1))", 1),  # the outer sum: a mean's result
     ("return np.sum(np.mean(np.cos(x) * 3.0, axis=-1))", 2),  # a number as local derivative
     ("return np.sum(x * 2.0)", 1),  # the local derivative is a number: no shape
     ("return np.sum(x + y)", 1),  # local derivatives 1
-    ("return np.sum(x * y)", 1),  # y's shape is not proved to be x * y's
-    ("return np.sum(c * r)", 1),  # a column times a row: each local derivative is smaller
-    ("return np.sum(x ** 2) + np.sum(x ** 2 * y)", 1),  # each x ** 2 read once
-    ("s = x ** 2\n    return np.sum(s) + np.sum(s * y)", 2),  # s read twice
+    ("return np.sum(x * y)", 0),  # unbroadcast(g * y, x): g * y and x broadcast to x * y
+    ("return np.sum(c * r)", 0),  # a column times a row: unbroadcast spreads g * r over c
+    ("return np.sum(c * x) + np.sum(x / c) + np.sum(r / x)", 0),
+    ("return np.sum(c ** r) + np.sum(np.exp(r) * c)", 0),
+    ("return np.sum(np.sum(x, axis=1, keepdims=True) * r)", 1),  # x itself: spread
+    ("return np.sum(c * r, axis=0)[1]", 0),  # summed over an axis, then read by index
+    ("return np.sum(c - r)", 1),  # local derivatives 1 and -1
+    ("return np.sum(x ** 2) + np.sum(x ** 2 * y)", 0),  # each x ** 2 read once
+    ("s = x ** 2\n    return np.sum(s) + np.sum(s * y)", 1),  # s read twice
+    ("s = 0.0\n    for i in range(3):\n        s = s + np.sum(c[i] * r) + np.sum(np.exp(x[i]))\n    return s", 0),  # in a loop
     ("return np.sum(np.where(x > 0, x, 0.0))", 1),
 ]
 
@@ -310,3 +316,36 @@ def test_sum_of_a_number_over_axis_0_has_the_number_s_shape(s):
     assert np.shape(gs) == ()
     np.testing.assert_allclose(gs, np.sum(args[1]), rtol=1e-12)
     assert_gradients(f, args, [1])
+
+
+BROADCAST_PAIRS = [((3, 4), (4,)), ((3, 1), (1, 4)), ((1, 4), (3, 1)), ((2, 3, 4), (3, 1)),
+                   ((4,), (2, 3, 4)), ((), (3, 4)), ((3, 4), ()), ((3, 4), (3, 4))]
+PRODUCTS = ["a * b", "np.exp(a) * np.sin(b)", "a / (b * b + 1.0)", "(a * a + 1.0) ** b",
+            "np.sum(a * b) * a * b"]
+
+
+@pytest.mark.parametrize("shapes", BROADCAST_PAIRS)
+@pytest.mark.parametrize("expr", PRODUCTS)
+@pytest.mark.parametrize("form", ["np.sum({e})", "np.sum(np.sum({e}, axis=0) ** 2)",
+                                  "np.mean({e})", "loop"])
+def test_unspread_sum_of_broadcast_product(shapes, expr, form):
+    """np.sum of a product whose operands broadcast (each operand's
+    contribution g * b summed back by unbroadcast, no spread array), by
+    itself, summed over an axis, as a mean and in a loop: against central
+    differences, in float64 and float32."""
+    if form == "loop":
+        src = (f"def f(a, b):\n    s = 0.0\n    for k in range(3):\n"
+               f"        s = s + np.sum({expr}) * (k + 1.0)\n    return s")
+    else:
+        if "axis=0" in form and len(np.broadcast_shapes(*shapes)) == 0:
+            pytest.skip("a 0-d product has no axis 0")
+        src = f"def f(a, b):\n    return {form.format(e=expr)}"
+    f = make_function(src)
+    args = [rand(RNG, s, 0.5, 1.5) for s in shapes]
+    assert_gradients(f, args, [0, 1])
+    if all(s != () for s in shapes):
+        low = [a.astype(np.float32) for a in args]
+        got = s2s_ad.grad(f, wrt=[0, 1])(*low)
+        for g, a, i in zip(got, low, (0, 1)):
+            assert g.dtype == np.float32 and g.shape == a.shape
+            np.testing.assert_allclose(g, fd_gradient(f, args, i), rtol=2e-3, atol=1e-4)

@@ -78,6 +78,8 @@ class ArraySweep:
         element (s2s_ad.reverse.ranks): their adjoints need no un-broadcasting."""
         self._uses = analysis.uses(func)
         self._producers = {id(op.out): op for op in func.body.ops if isinstance(op, ir.Op)}
+        self._made_by = {id(op.out): op for op in ir.walk(func.body) if isinstance(op, ir.Op)}
+        """The op making each value, in loops and branches too."""
         self._helper_names: dict[str, str] = {}
         self.buffers: set[int] = set()
         """ids of array versions written in place (s2s_ad.reverse.inplace): read only
@@ -138,12 +140,22 @@ class ArraySweep:
         ``dx * ∂x/∂a`` broadcasts to that shape by itself, equal element by
         element to the spread array's, and the spread would be a copy made to
         be multiplied once. ``dt5 = spread(s, t5); dt4 = dt5 * (2 * t4)``
-        becomes ``dt5 = s; dt4 = dt5 * (2 * t4)``. Returns a value of ``x``'s
-        shape those derivatives read (``t4``), or None."""
+        becomes ``dt5 = s; dt4 = dt5 * (2 * t4)``.
+
+        A derivative of another shape will do where the contribution is summed
+        to its operand's shape by ``unbroadcast`` and the derivative reads the
+        operation's other operands (``x = a * b``: ``unbroadcast(g * b, a)``):
+        ``g * b`` and ``a`` broadcast to ``x``'s shape together, and
+        ``unbroadcast`` sums ``g * b`` over the axes along which ``a`` was
+        broadcast and spreads it along those ``g * b`` lacks, as the spread
+        array would be summed. And an elementwise function of one array
+        (``x = np.exp(a)``) has a derivative of its shape where it reads that
+        array or ``x`` elementwise (``x``), whatever their shape class. Returns a value of ``x``'s shape those
+        derivatives read (``t4``), NO_READ (``np.sum`` needs none), or None."""
         x = op.args[0]
         if not isinstance(x, ir.Value) or x.kind != "array" or self._uses.get(id(x)) != 1:
             return None
-        producer = self._producers.get(id(x))
+        producer = self._made_by.get(id(x))
         if producer is None or producer.callee is not None or producer.prim not in RULES \
                 or producer.prim in SPECIAL or RULES[producer.prim].adjoint:
             return None
@@ -152,12 +164,24 @@ class ArraySweep:
         values = {a.name: a for a in producer.args if isinstance(a, ir.Value)}
         values[x.name] = x
         read: list[ir.Value] = []
+        # x = f(a) elementwise (other operands numbers): a and x have x's shape
+        own = ({id(producer.args[0]), id(x)} if producer.prim in SAME_SHAPE
+               and producer.prim != "array.setitem"
+               and all(_scalar(a) for a in producer.args[1:]) else set())
         for i, a in enumerate(producer.args):
             if not rule.flows(i) or not isinstance(a, ir.Value) or a.kind in ("int", "bool"):
                 continue
             local = instantiate(rule.partial_asts[i], producer.args, producer.out,
                                 self.func.modules)
             if not _shaped_like(local, cls, values, self.shapes, self.np):
+                if self._summed_back(producer, i) and _covers(local, producer, i, values,
+                                                              self.np):
+                    continue
+                reads = _elementwise_reads(local, values, self.np) if i == 0 and own else None
+                if reads and all(id(v) in own or _scalar(v) for v in reads) \
+                        and any(id(v) in own for v in reads):
+                    read += [v for v in reads if id(v) in own]
+                    continue
                 return None
             read += [values[n.id] for n in ast.walk(local)
                      if isinstance(n, ast.Name) and n.id in values
@@ -235,21 +259,9 @@ class ArraySweep:
         reads the operand, called only when its shape is needed (a read may
         put it on the tape)."""
         contrib = self._fold(contrib)
-        rule = RULES[op.prim]
-        if not (op.prim in BROADCASTING or rule.broadcast):
-            return contrib
         arg = op.args[i]
-        if id(op.out) in self.zero_d and op.prim in ELEMENTWISE_RANKS:
-            return contrib  # a 0-d result: every operand is 0-d too (s2s_ad.reverse.ranks)
-        others = [a for j, a in enumerate(op.args) if j != i]
-        same = self.shapes.get(id(arg))
-        # the others are numbers, 0-d values the code makes (ypred - np.log(s) with s a
-        # sum), the operand itself or of its shape class: the result has its shape
-        if all(self.number(a) or a is arg or (same is not None and self.shapes.get(id(a)) is same)
-               for a in others):
+        if not self._summed_back(op, i):
             return contrib
-        if same is not None and self.shapes.get(id(op.out)) is same:
-            return contrib  # the operand has the result's shape (see shape_classes)
         # -sum(g), not sum(-g): the negation on the summed (smaller) array; the
         # two differ only in the sign of an exactly-zero sum
         negate = isinstance(contrib, ast.UnaryOp) and isinstance(contrib.op, ast.USub)
@@ -265,6 +277,26 @@ class ArraySweep:
             if flag is not None:  # g itself where the flag says shapes are one
                 summed = ast.IfExp(_name(flag), copy.deepcopy(contrib), summed)
         return ast.UnaryOp(ast.USub(), summed) if negate else summed
+
+    def _summed_back(self, op: ir.Op, i: int) -> bool:
+        """Does :meth:`unbroadcast` sum operand ``i``'s contributions to its
+        shape (``unbroadcast``, ``total``), as shapes may differ? Not where
+        they cannot: there the contribution is used as it is."""
+        rule = RULES[op.prim]
+        if not (op.prim in BROADCASTING or rule.broadcast):
+            return False
+        arg = op.args[i]
+        if id(op.out) in self.zero_d and op.prim in ELEMENTWISE_RANKS:
+            return False  # a 0-d result: every operand is 0-d too (s2s_ad.reverse.ranks)
+        others = [a for j, a in enumerate(op.args) if j != i]
+        same = self.shapes.get(id(arg))
+        # the others are numbers, 0-d values the code makes (ypred - np.log(s) with s a
+        # sum), the operand itself or of its shape class: the result has its shape
+        if all(self.number(a) or a is arg or (same is not None and self.shapes.get(id(a)) is same)
+               for a in others):
+            return False
+        # the operand has the result's shape (see shape_classes)
+        return same is None or self.shapes.get(id(op.out)) is not same
 
     def _fold(self, contrib: ast.expr) -> ast.expr:
         """``np.log(2.0)`` → ``0.6931471805599453``: a NumPy function of a
@@ -461,34 +493,59 @@ ELEMENTWISE_CALLS = frozenset({p[len("np."):] for p in SAME_SHAPE if p.startswit
 """NumPy functions whose result has the broadcast shape of their operands."""
 
 
-def _shaped_like(expr: ast.expr, cls, values: dict, shapes: dict, np_name: str) -> bool:
-    """Does ``expr`` (a local derivative) provably have the shape of the
-    values of shape class ``cls``? It must read at least one of them, and
-    otherwise only scalars, through elementwise operations."""
-    full = False
+def _elementwise_reads(expr: ast.expr, values: dict, np_name: str) -> list | None:
+    """The values (of ``values``, by name) ``expr`` reads, if it reads
+    nothing else and computes with them elementwise only; else None."""
+    read = []
     for n in ast.walk(expr):
         if isinstance(n, ast.Call):
             f = n.func
             if not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)
                     and f.value.id == np_name and f.attr in ELEMENTWISE_CALLS) or n.keywords:
-                return False
+                return None
         elif isinstance(n, ast.Name):
             if n.id == np_name:
                 continue
             v = values.get(n.id)
             if v is None:
-                return False
-            if cls is not None and shapes.get(id(v)) is cls and v.kind == "array":
-                full = True
-            elif not _scalar(v):
-                return False
+                return None
+            read.append(v)
         elif isinstance(n, ast.Attribute):
             if not (isinstance(n.value, ast.Name) and n.value.id == np_name):
-                return False
+                return None
         elif not isinstance(n, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.Constant, ast.operator,
                                 ast.unaryop, ast.cmpop, ast.expr_context)):
+            return None
+    return read
+
+
+def _shaped_like(expr: ast.expr, cls, values: dict, shapes: dict, np_name: str) -> bool:
+    """Does ``expr`` (a local derivative) provably have the shape of the
+    values of shape class ``cls``? It must read at least one of them, and
+    otherwise only scalars, through elementwise operations."""
+    read = _elementwise_reads(expr, values, np_name)
+    if read is None:
+        return False
+    full = False
+    for v in read:
+        if cls is not None and shapes.get(id(v)) is cls and v.kind == "array":
+            full = True
+        elif not _scalar(v):
             return False
     return full
+
+
+def _covers(expr: ast.expr, op: ir.Op, i: int, values: dict, np_name: str) -> bool:
+    """Does ``expr`` (operand ``i``'s local derivative in ``op``) broadcast
+    with operand ``i`` to the shape of ``op``'s result? It does where it
+    reads, elementwise, the result or every other operand not a scalar."""
+    read = _elementwise_reads(expr, values, np_name)
+    if read is None:
+        return False
+    names = {v.name for v in read}
+    return op.out.name in names or all(
+        a.name in names for j, a in enumerate(op.args)
+        if j != i and isinstance(a, ir.Value) and not _scalar(a))
 
 
 def _rename_names(expr: ast.expr, old: str, new: str) -> ast.expr:

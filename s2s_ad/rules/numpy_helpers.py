@@ -23,10 +23,15 @@ def unbroadcast(g, x, _array=np.ndarray):
             a == b or a != a for a, b in zip(g_shape, shape)):  # nan: a length Dask knows later
         return g
     lead = len(g_shape) - len(shape)
-    if lead < 0:  # fewer axes than x (a 0.0 adjoint a branch or loop never added to)
-        g = np.array(np.broadcast_to(g, np.broadcast_shapes(g_shape, shape)))
-        g_shape, lead = g.shape, len(g.shape) - len(shape)
-        if g_shape == shape:
+    if lead < 0 or any(a == 1 and n != n for a, n in zip(g_shape[lead:], shape)):
+        # fewer axes than x (a 0.0 adjoint a branch or loop never added to, g * b
+        # for np.sum(a * b)), or length 1 where x's length is known later (Dask)
+        if any(n != n for n in shape):  # broadcast as the library computes
+            g = g + np.zeros_like(x)
+        else:
+            g = np.array(np.broadcast_to(g, np.broadcast_shapes(g_shape, shape)))
+        g_shape, lead = np.shape(g), len(np.shape(g)) - len(shape)
+        if lead == 0 and all(a == b or a != a for a, b in zip(g_shape, shape)):
             return g
     axes = (0,) if lead == 1 else tuple(range(lead))
     if g_shape[lead:] == shape:
