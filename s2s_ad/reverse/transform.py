@@ -36,7 +36,7 @@ from __future__ import annotations
 import ast
 
 from s2s_ad.reverse import (analysis, checkpoint, element_lists, element_writes, inplace,
-                            out_of_place, scatters, shifts, untouched)
+                            out_of_place, scatters, shifts, untouched, views)
 from s2s_ad.reverse import lists as runtime_lists
 from s2s_ad import ir
 from s2s_ad.emit import peephole, signs
@@ -272,6 +272,7 @@ class _Sweep(StructuredSweep, CallSites):
         if self.arrays is not None:
             scatters.run(reverse, self.arrays)
             out_of_place.run(reverse)
+            views.run(reverse, self)
         lists = element_lists.for_sweep(self, reverse, element_lists.bound_by(
             fwd, signature(func, seed)), tape)
         if self.arrays is None:
@@ -630,6 +631,7 @@ def _pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
     signs.run(reverse, names_in(Block(ast.If(ends, [], []), forward + reverse)))
     if sweep.arrays is not None:
         out_of_place.run(reverse)
+        views.run(reverse, sweep)
     # bound on entry to the backward function: its seeds and the tape it unpacks
     lists = element_lists.for_sweep(sweep, reverse, {seeds.tape, seeds.seed, *seeds.seeds,
                                                      *tape_refs}, tape)
