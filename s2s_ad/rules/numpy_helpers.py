@@ -23,7 +23,8 @@ def unbroadcast(g, x, _array=np.ndarray):
             a == b or a != a for a, b in zip(g_shape, shape)):  # nan: a length Dask knows later
         return g
     lead = len(g_shape) - len(shape)
-    if lead < 0 or any(a == 1 and n != n for a, n in zip(g_shape[lead:], shape)):
+    if lead < 0 or g_shape[lead:] != shape and any(
+            a == 1 and n != n for a, n in zip(g_shape[lead:], shape)):
         # fewer axes than x (a 0.0 adjoint a branch or loop never added to, g * b
         # for np.sum(a * b)), or length 1 where x's length is known later (Dask)
         if any(n != n for n in shape):  # broadcast as the library computes
