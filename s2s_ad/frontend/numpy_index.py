@@ -137,10 +137,13 @@ class ArrayIndexing:
         integer array is refused."""
         index = self.index(target.slice, operands)
         arrays = False
-        for k, _ in index_operands(index):
+        for k, item in index_operands(index):
             a = operands[k]
             if isinstance(a, ir.Value) and id(a) in self.index_values:
                 arrays = True
+            elif item[0] == "slice":
+                continue  # a slice's bound: NumPy takes an integer there (a value read from
+                # a tape, whose kind the code does not say, is one) and no element repeats
             elif isinstance(a, ir.Value) and a.kind not in ("int", "bool"):
                 raise self.src.error(target, "an index in an assignment must be an int (annotate "
                                      "a parameter `i: int`), a slice, a boolean mask or an "

@@ -445,7 +445,11 @@ def reverse_write(sweep, op: ir.Op) -> list:
             gathered = _call(sweep.arrays.helper("gather"), [adj, _as_value(idx), adj])
         if id(op.out) in sweep.act and isinstance(value, ir.Value) and id(value) in sweep.act:
             if id(op) in sweep.arrays.elements:
-                contrib = gathered  # one element: a NumPy scalar, which later writes cannot change
+                # one element: a NumPy scalar, which later writes cannot change;
+                # where the zero below follows, `+ 0.0` says so to a reader that
+                # cannot tell the element from a view (the module read back)
+                contrib = gathered if id(op) in fam.fresh else ast.BinOp(
+                    gathered, ast.Add(), ast.Constant(0.0))
             elif sweep.arrays.number(value):
                 contrib = ast.Call(ast.Name(sweep.arrays.helper("total"), ast.Load()), [gathered], [])
             else:

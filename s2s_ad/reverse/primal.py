@@ -149,9 +149,12 @@ class _Forward:
         if arrays is not None and op.prim != "getitem":
             e = arrays.forward_expr(op, self.expr)  # NumPy: attributes, indexing
             if op.prim == "array.getitem" and id(op.args[0]) in self.sw.families \
-                    and (id(op.out) in self.sw.reads or id(op.out) in self.held_pieces()) \
-                    and id(op.out) not in arrays.zero_d:
-                e = inplace.copy_of(arrays, e)  # kept for the reverse sweep: not a view of the buffer
+                    and (id(op.out) in self.sw.reads or id(op.out) in self.held_pieces()):
+                if id(op.out) not in arrays.zero_d:
+                    e = inplace.copy_of(arrays, e)  # kept for the reverse sweep: not a view of the buffer
+                else:  # one element, a NumPy scalar: `+ 0.0` says so to a reader of the
+                    # module that cannot tell it from a view (the module read back)
+                    e = ast.BinOp(e, ast.Add(), ast.Constant(0.0))
             return e
         env = {name: self.expr(a) for name, a in zip(PLACEHOLDERS, op.args)}
         return substitute(forward_template(op), env, self.sw.modules)
