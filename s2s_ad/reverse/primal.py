@@ -82,6 +82,7 @@ class _Forward:
         self.sw = sweep
         self.kept = kept
         self._held: set[int] | None = None
+        self._unlooped: set[int] | None = None
         self.inline: dict[int, ast.expr] = {}
         self.use_at: dict[int, list] = {}
         self._uses(sweep.func.body)
@@ -152,12 +153,22 @@ class _Forward:
                     and (id(op.out) in self.sw.reads or id(op.out) in self.held_pieces()):
                 if id(op.out) not in arrays.zero_d:
                     e = inplace.copy_of(arrays, e)  # kept for the reverse sweep: not a view of the buffer
-                else:  # one element, a NumPy scalar: `+ 0.0` says so to a reader of the
-                    # module that cannot tell it from a view (the module read back)
+                elif id(op.out) in self.unlooped():
+                    # one element, a NumPy scalar, read by its name after later writes
+                    # into the array: `+ 0.0` says so to a reader of the module that
+                    # cannot tell it from a view (the module read back); inside a loop
+                    # the reverse sweep reads it from the tape, which that reader takes
                     e = ast.BinOp(e, ast.Add(), ast.Constant(0.0))
             return e
         env = {name: self.expr(a) for name, a in zip(PLACEHOLDERS, op.args)}
         return substitute(forward_template(op), env, self.sw.modules)
+
+    def unlooped(self) -> set[int]:
+        """ids of the values defined outside every loop (read by name in the
+        reverse sweep, not from a tape)."""
+        if self._unlooped is None:
+            self._unlooped = {id(v) for v in self.sw.outside_loops()}
+        return self._unlooped
 
     def held_pieces(self) -> set[int]:
         if self._held is None:
