@@ -36,7 +36,8 @@ def br(v, c):
 
 PROGRAMS = {
     "overwritten": "def f(a, s):\n    p = np.zeros(3)\n    p[0] = a[0] * s\n"
-                   "    p[0] = p[0] * a[1] + s\n    p[2] = np.sin(a[2])\n    return np.sum(p * p * a)",
+                   "    p[0] = p[0] * a[1] + s\n    p[2] = np.sin(a[2])\n"
+                   "    return np.sum(p * p * a)",
     "in_branch": HELPER + "\ndef f(a, s):\n    return np.sum(br(a * s, 0.5))",
     "in_loop": "def f(a, s):\n    p = np.zeros(2)\n    for i in range(3):\n"
                "        p[0] = p[0] * s + a[i]\n        p[1] = np.tanh(p[0]) * a[i]\n"

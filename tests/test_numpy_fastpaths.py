@@ -281,7 +281,7 @@ LAZY = [  # (body, how many reductions' adjoints are still spread)
     ("return np.sum(x * y)", 0),  # unbroadcast(g * y, x): g * y and x broadcast to x * y
     ("return np.sum(c * r)", 0),  # a column times a row: unbroadcast spreads g * r over c
     ("return np.sum(c * x) + np.sum(x / c) + np.sum(r / x)", 0),
-    ("return np.sum(c ** r) + np.sum(np.exp(r) * c)", 0),
+    ("return np.sum((c * c + 0.5) ** r) + np.sum(np.exp(r) * c)", 0),
     ("return np.sum(np.sum(x, axis=1, keepdims=True) * r)", 1),  # x itself: spread
     ("return np.sum(c * r, axis=0)[1]", 0),  # summed over an axis, then read by index
     ("return np.sum(c - r)", 1),  # local derivatives 1 and -1

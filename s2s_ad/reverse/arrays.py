@@ -150,8 +150,9 @@ class ArraySweep:
         broadcast and spreads it along those ``g * b`` lacks, as the spread
         array would be summed. And an elementwise function of one array
         (``x = np.exp(a)``) has a derivative of its shape where it reads that
-        array or ``x`` elementwise (``x``), whatever their shape class. Returns a value of ``x``'s shape those
-        derivatives read (``t4``), NO_READ (``np.sum`` needs none), or None."""
+        array or ``x`` elementwise (``x``), whatever their shape class.
+        Returns a value of ``x``'s shape those derivatives read (``t4``),
+        NO_READ (``np.sum`` needs none), or None."""
         x = op.args[0]
         if not isinstance(x, ir.Value) or x.kind != "array" or self._uses.get(id(x)) != 1:
             return None

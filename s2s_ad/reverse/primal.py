@@ -152,7 +152,8 @@ class _Forward:
             if op.prim == "array.getitem" and id(op.args[0]) in self.sw.families \
                     and (id(op.out) in self.sw.reads or id(op.out) in self.held_pieces()):
                 if id(op.out) not in arrays.zero_d:
-                    e = inplace.copy_of(arrays, e)  # kept for the reverse sweep: not a view of the buffer
+                    # kept for the reverse sweep: not a view of the buffer
+                    e = inplace.copy_of(arrays, e)
                 elif id(op.out) in self.unlooped():
                     # one element, a NumPy scalar, read by its name after later writes
                     # into the array: `+ 0.0` says so to a reader of the module that

@@ -13,8 +13,11 @@ made and filled for nothing, a microsecond per read.
 Before → after (``new_state[i] = hidden`` in a loop, ``new_state`` returned,
 never read)::
 
-    dcell = unbroadcast(own(dnew_state[i + 1]), cell)    dcell = unbroadcast(dnew_state[i + 1], cell)
-    dx = dx + unbroadcast(own(dnew_state[i]), hidden)    dx = dx + unbroadcast(dnew_state[i], hidden)
+    dcell = unbroadcast(own(dnew_state[i + 1]), cell)
+    dx = dx + unbroadcast(own(dnew_state[i]), hidden)
+      ──▶
+    dcell = unbroadcast(dnew_state[i + 1], cell)
+    dx = dx + unbroadcast(dnew_state[i], hidden)
 
 What counts as changing ``dy`` in place, anywhere in the sweep (loops run
 their bodies again, so position does not matter): ``dy[...] = e``,
