@@ -171,10 +171,10 @@ class OperationRules:
         (a, a_batched), (b, b_batched) = [self.expr(x) for x in node.args]
         if not (a_batched or b_batched):
             return ast.Call(fn, [a, b], []), False
-        message = (f"{described(node)}: in a loop computed at once, np.dot takes an array of one axis "
-                   "or more for each iteration's first operand, and for its second the same "
-                   "array in every iteration or a vector; for other ranks keep the loop "
-                   "(mark it `# s2s-ad: loop`)")
+        message = (f"{described(node)}: in a loop computed at once, np.dot takes an array of "
+                   "one axis or more for each iteration's first operand, and for its second "
+                   "the same array in every iteration or a vector; for other ranks keep the "
+                   "loop (mark it `# s2s-ad: loop`)")
 
         def check(e, op, rank: int):
             test = ast.Compare(self.call("ndim", copy.deepcopy(e)), [op], [ast.Constant(rank)])
@@ -205,9 +205,10 @@ class OperationRules:
         if not (a_batched or b_batched):
             return (ast.BinOp(a, ast.MatMult(), b) if fn is None
                     else ast.Call(fn, [a, b], [])), False
-        message = (f"{described(node)}: in a loop computed at once, a matrix product takes a matrix or a "
-                   "vector the same in every iteration, and a matrix (or a vector) of each "
-                   "iteration; for other ranks keep the loop (mark it `# s2s-ad: loop`)")
+        message = (f"{described(node)}: in a loop computed at once, a matrix product takes "
+                   "a matrix or a vector the same in every iteration, and a matrix (or a "
+                   "vector) of each iteration; for other ranks keep the loop (mark it "
+                   "`# s2s-ad: loop`)")
         a, b = self.named(a, "matmul_a"), self.named(b, "matmul_b")
 
         def ndim(e):
@@ -234,6 +235,7 @@ class OperationRules:
         product = ast.BinOp(parts[0], ast.MatMult(), parts[1]) if fn is None \
             else ast.Call(fn, parts, [])
         return self.rows_last(product), True
+
 
 def described(node) -> str:
     """```source` (line N)``: the user's expression, for a message."""

@@ -363,7 +363,9 @@ class ArraySweep:
         ``dv = dv + contribution`` never writes into an array in place."""
         rule = RULES[op.prim]
         needed = _operands_read(op, i)
-        if op.prim in ("np.sum", "np.mean") and self._spread_by_its_use(op) is not None:
+        # a value of x's shape the reduction's adjoint reads instead of x, if any
+        same = self._spread_by_its_use(op) if op.prim in ("np.sum", "np.mean") else None
+        if same is not None:
             needed = needed - {0}
         exprs = [ref(a) if k in needed else ast.Constant(None) for k, a in enumerate(op.args)]
         index = op.attrs.get("index")
@@ -398,8 +400,6 @@ class ArraySweep:
                     attrs = {**attrs, "i": i}
                 uses_out = any(isinstance(n, ast.Name) and n.id == "out"
                                for n in ast.walk(template))
-                same = (self._spread_by_its_use(op) if op.prim in ("np.sum", "np.mean")
-                        else None)
                 if same is not None:  # see _spread_by_its_use: x itself is not read
                     exprs[0] = ast.Constant(None) if same is NO_READ else ref(same)
                 contrib = instantiate(template, op.args, op.out, self.func.modules, g=g,

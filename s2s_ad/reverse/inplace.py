@@ -326,6 +326,15 @@ def copy_of(arrays, e: ast.expr) -> ast.expr:
     return ast.Call(ast.Name(arrays.helper("own"), ast.Load()), [e], [])
 
 
+def element_copy(e: ast.expr) -> ast.expr:
+    """``e + 0.0`` for ``e`` one element of an array (``dp[0]``), read by name
+    after a later write into the array: the element, a NumPy scalar, is one
+    the write cannot change, but a reader of the module that does not know
+    the array's number of axes (the module read back) cannot tell it from a
+    view of a row; ``+ 0.0`` makes it a new value to that reader too."""
+    return ast.BinOp(e, ast.Add(), ast.Constant(0.0))
+
+
 # -- the reverse sweep's statements (s2s_ad.reverse calls these) -----------------
 
 def adjoint_inits(sweep) -> list:
@@ -445,11 +454,9 @@ def reverse_write(sweep, op: ir.Op) -> list:
             gathered = _call(sweep.arrays.helper("gather"), [adj, _as_value(idx), adj])
         if id(op.out) in sweep.act and isinstance(value, ir.Value) and id(value) in sweep.act:
             if id(op) in sweep.arrays.elements:
-                # one element: a NumPy scalar, which later writes cannot change;
-                # where the zero below follows, `+ 0.0` says so to a reader that
-                # cannot tell the element from a view (the module read back)
-                contrib = gathered if id(op) in fam.fresh else ast.BinOp(
-                    gathered, ast.Add(), ast.Constant(0.0))
+                # one element: a NumPy scalar, which later writes cannot change
+                # (the zero below, where it follows: element_copy)
+                contrib = gathered if id(op) in fam.fresh else element_copy(gathered)
             elif sweep.arrays.number(value):
                 contrib = ast.Call(ast.Name(sweep.arrays.helper("total"), ast.Load()), [gathered], [])
             else:

@@ -155,11 +155,9 @@ class _Forward:
                     # kept for the reverse sweep: not a view of the buffer
                     e = inplace.copy_of(arrays, e)
                 elif id(op.out) in self.unlooped():
-                    # one element, a NumPy scalar, read by its name after later writes
-                    # into the array: `+ 0.0` says so to a reader of the module that
-                    # cannot tell it from a view (the module read back); inside a loop
-                    # the reverse sweep reads it from the tape, which that reader takes
-                    e = ast.BinOp(e, ast.Add(), ast.Constant(0.0))
+                    # one element read by its name after later writes (inside a
+                    # loop the reverse sweep reads it from the tape instead)
+                    e = inplace.element_copy(e)
             return e
         env = {name: self.expr(a) for name, a in zip(PLACEHOLDERS, op.args)}
         return substitute(forward_template(op), env, self.sw.modules)

@@ -48,7 +48,7 @@ def run(stmts: list, sweep) -> None:
     if not buffers:
         return
     nodes = list(_nodes(stmts))
-    kept = {b for b in buffers if all(_leaves_alone(n, b) for n in nodes)}
+    kept = buffers.difference(*(_disturbed(n) for n in nodes))
     if not kept:
         return
     for node in nodes:
@@ -71,48 +71,34 @@ def _base(e: ast.expr) -> ast.expr:
     return e
 
 
-def _leaves_alone(node: ast.AST, name: str) -> bool:
-    """Does statement ``node`` (a block's head alone) leave the elements of
-    the array ``name`` holds as they are, and bind ``name`` to fresh arrays
-    only?"""
+def _disturbed(node: ast.AST) -> set:
+    """The names whose array statement ``node`` (a block's head alone) may
+    change in place, or binds to anything but a fresh array, or reads other
+    than as an array read by index or an operand of arithmetic (an argument,
+    an alias: another way to change it)."""
+    out = set()
     if isinstance(node, ast.AugAssign):
-        base = _base(node.target)
-        if isinstance(base, ast.Name) and base.id == name:
-            return False
+        out.add(_base(node.target))
     if isinstance(node, (ast.Assign, ast.AnnAssign)):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        # a name bound to a fresh array only: a call's result or arithmetic
+        fresh = len(targets) == 1 and isinstance(node.value, (ast.Call, ast.BinOp, ast.UnaryOp))
         for t in targets:
             for part in ast.walk(t):
                 if isinstance(part, (ast.Subscript, ast.Attribute)):
-                    base = _base(part)
-                    if isinstance(base, ast.Name) and base.id == name:
-                        return False
-                if isinstance(part, ast.Name) and part.id == name \
-                        and isinstance(part.ctx, ast.Store):
-                    # a fresh array only: a call's result or arithmetic
-                    if len(targets) != 1 or t is not part or not isinstance(
-                            node.value, (ast.Call, ast.BinOp, ast.UnaryOp)):
-                        return False
-    if isinstance(node, (ast.For, ast.With)):
-        target = node.target if isinstance(node, ast.For) else None
-        if target is not None and any(isinstance(p, ast.Name) and p.id == name
-                                      for p in ast.walk(target)):
-            return False
-    # every load of the name: as an array read by index, or an operand of
-    # arithmetic (which makes a new array); not an argument, not aliased
-    parents = {}
+                    out.add(_base(part))
+                elif isinstance(part, ast.Name) and isinstance(part.ctx, ast.Store) \
+                        and not (fresh and t is part):
+                    out.add(part)
+    if isinstance(node, ast.For):
+        out.update(ast.walk(node.target))
     for parent in ast.walk(node):
         for child in ast.iter_child_nodes(parent):
-            parents[id(child)] = parent
-    for n in ast.walk(node):
-        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load):
-            parent = parents.get(id(n))
-            if isinstance(parent, ast.Subscript) and parent.value is n:
-                continue
-            if isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.Compare)):
-                continue
-            return False
-    return True
+            if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load) and not (
+                    isinstance(parent, ast.Subscript) and parent.value is child
+                    or isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.Compare))):
+                out.add(child)
+    return {n.id for n in out if isinstance(n, ast.Name)}
 
 
 def _unwrap(node: ast.AST, own: str, kept: set) -> None:
