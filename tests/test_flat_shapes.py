@@ -44,6 +44,11 @@ CASES = [
     (src.chain, lambda: [_u(2, 4), _u(4), _u(1)], "broadcast"),
     (src.affine, lambda: [_u(3, 4), _u(4), _u(4)], "broadcast"),
     (src.affine, lambda: [_u(4), _u(4), _u(4)], "one shape"),
+    (src.dense, lambda: [_u(5, 3), _u(3, 2), _u(2), _u(5, 2)], "a bias"),
+    (src.dense, lambda: [_u(5, 3), _u(3, 2), _u(5, 2), _u(5, 2)], "one shape"),
+    (src.dense, lambda: [_u(5, 3), _u(3, 2), _u(2), _u(2)], "a bias and a target"),
+    (src.dense, lambda: [_u(3), _u(3, 2), _u(2), _u(5, 2)], "a target"),
+    (src.dense, lambda: [_u(5, 3), _u(3, 1), _u(1, 1), _u(5, 4)], "a target"),
 ]
 IDS = [f"{f.__name__}-{k}-{what}" for k, (f, _, what) in enumerate(CASES)]
 
@@ -69,8 +74,21 @@ def test_the_flags_are_written_where_shapes_cannot_be_told():
     text = s2s_ad.gradient_source(src.mix, wrt=(0, 1, 2))
     assert text.count("= same_shapes(") == 1 and " if flat else unbroadcast(" in text, text
     text = s2s_ad.gradient_source(src.run, wrt=(0, 1, 2))
-    assert "flat = same_shapes(c, f, u, o)" in text, text  # the cell's backward pass
+    # the cell's backward pass: c, a parameter, is compared by a flag of its own
+    assert "flat = same_shapes(f, t12, u, o)" in text, text
+    assert "flat_1 = flat and same_shapes(f, c)" in text, text
     assert text.count("if flat else unbroadcast(") >= 6, text
+
+
+def test_a_parameter_has_a_flag_of_its_own():
+    """A bias and a target (parameters, where shapes broadcast if anywhere)
+    are compared by a second flag: the first holds for H @ W + b and P - Y
+    though b is a row, and the other contributions need no unbroadcast."""
+    text = s2s_ad.gradient_source(src.dense, wrt=(0, 1, 2, 3))
+    assert "flat = same_shapes(H, P, t2)" in text, text
+    assert "flat_1 = flat and same_shapes(H, b, Y)" in text, text
+    assert "db = dP if flat_1 else unbroadcast(dP, b)" in text, text
+    assert "dH = dH + (dP if flat else unbroadcast(dP, H))" in text, text
 
 
 def test_one_operation_gets_no_flag():
@@ -167,8 +185,13 @@ def test_grad_o_file_read_back_and_differentiated(tmp_path, name):
                               f"grad_{name}\n\n\ndef probe(a, b, c, v):\n"
                               f"    da, db, dc = grad_{name}(a, b, c)\n"
                               "    return np.sum(da * v) + np.sum(db * dc)\n", f"flat_{name}_probe")
-        for c in (_u(4), _u(1)):
-            args = [_u(4), _u(4), c, RNG.normal(size=4)]
+        rng = np.random.default_rng(31)  # its own: the arguments do not depend on test order
+
+        def u(*shape):
+            return rng.uniform(0.5, 1.3, shape)
+
+        for c in (u(4), u(1)):
+            args = [u(4), u(4), c, rng.normal(size=4)]
             for i in (0, 1, 2):
                 want = fd_gradient(probe.probe, args, i)
                 np.testing.assert_allclose(s2s_ad.grad(probe.probe, wrt=i)(*args), want,
@@ -178,4 +201,29 @@ def test_grad_o_file_read_back_and_differentiated(tmp_path, name):
     finally:
         sys.path.remove(str(tmp_path))
         for m in (f"flat_{name}_grad", "flatsrc", f"flat_{name}_probe"):
+            sys.modules.pop(m, None)
+
+
+def test_dense_grad_o_file_read_back_and_differentiated(tmp_path):
+    """dense's module, with a flag and its parameters' flag (``flat_1 = flat
+    and same_shapes(...)``), read back and differentiated again: both flags
+    taken out; against central differences with a bias that broadcasts and
+    one that does not."""
+    _grad_o(tmp_path, "dense")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        probe = import_source(str(tmp_path), "import numpy as np\nfrom flat_dense_grad import "
+                              "grad_dense\n\n\ndef probe(X, W, b, Y):\n"
+                              "    dX, dW, db, dY = grad_dense(X, W, b, Y)\n"
+                              "    return np.sum(dX * X) + np.sum(dW * dW) + np.sum(db * b)"
+                              " + np.sum(dY)\n", "flat_dense_probe")
+        for b in (_u(2), _u(5, 2)):
+            args = [_u(5, 3), _u(3, 2), b, _u(5, 2)]
+            got = s2s_ad.grad(probe.probe, wrt=(0, 1, 2, 3))(*args)
+            for i, g in enumerate(got):
+                np.testing.assert_allclose(g, fd_gradient(probe.probe, args, i),
+                                           rtol=1e-5, atol=1e-7)
+    finally:
+        sys.path.remove(str(tmp_path))
+        for m in ("flat_dense_grad", "flatsrc", "flat_dense_probe"):
             sys.modules.pop(m, None)

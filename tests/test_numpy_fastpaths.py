@@ -275,7 +275,23 @@ LAZY = [  # (body, how many reductions' adjoints are still spread)
     ("return np.sum(np.tanh(x), axis=0)[1]", 0),
     ("return np.sum(np.mean(np.exp(x), axis=1, keepdims=True) * y)", 0),
     ("return np.sum(np.mean(np.cos(x) ** 2, axis=-1))", 1),  # the outer sum: a mean's result
-    ("return np.sum(np.mean(np.cos(x) * 3.0, axis=-1))", 2),  # a number as local derivative
+    ("return np.sum(np.mean(np.cos(x) * 3.0, axis=-1))", 1),  # * 3.0: np.cos decides
+    ("return np.mean(x * y * 2.0)", 0),  # a number as local derivative: x * y decides
+    ("return np.mean(-(c * r))", 0),
+    ("return np.sum((c * r) / 4.0 + 1.0)", 0),
+    ("return np.mean(c * r)", 0),  # np.mean reads its operand's size only
+    ("return np.sum((x + y) * 2.0)", 1),  # x + y decides: local derivatives 1
+    ("return np.mean(0.5 * (c - r) ** 2 * 2.0)", 0),
+    # a number beside the array: its contribution is summed whole, so it must read
+    # the array (np.sum(y) * e: total(g * e)); minus a number keeps the spread (np.sum(y)'s
+    # own adjoint is one more)
+    ("return np.sum(np.exp(x) - np.sum(y))", 2),
+    ("return np.sum(np.exp(x) * np.sum(y))", 1),
+    ("return np.sum(np.exp(x) / np.sum(y))", 1),
+    ("return np.sum(np.sum(y) + np.tanh(c * r))", 2),
+    # a flag leaving the parameter c out: (x + y)'s adjoint dout * c is c's shape
+    ("return np.sum((x + y) * c)", 0),
+    ("return np.mean((x * y) * r) + np.sum(x * y)", 0),
     ("return np.sum(x * 2.0)", 1),  # the local derivative is a number: no shape
     ("return np.sum(x + y)", 1),  # local derivatives 1
     ("return np.sum(x * y)", 0),  # unbroadcast(g * y, x): g * y and x broadcast to x * y

@@ -4,7 +4,8 @@ Contract: ``unflag(tree, globals_)`` rewrites, in place, a function
 definition of a generated NumPy gradient module (one defining the
 ``same_shapes`` helper, recognised by its exact text,
 :func:`s2s_ad.frontend.own_helpers.is_helper`): each statement
-``flat = same_shapes(...)`` is taken out, and each expression
+``flat = same_shapes(...)`` (or ``flat_1 = flat and same_shapes(...)``)
+is taken out, and each expression
 ``g if flat else unbroadcast(g, x)`` reading such a flag (the helper
 ``unbroadcast``, by its text, in the other arm) is written
 ``unbroadcast(g, x)``, its other arm: ``unbroadcast`` returns ``g`` itself
@@ -49,10 +50,20 @@ def unflag(tree: ast.FunctionDef, globals_: dict) -> None:
              and isinstance(n.test, ast.Name) and n.test.id in flags
              and isinstance(n.orelse, ast.Call) and isinstance(n.orelse.func, ast.Name)
              and n.orelse.func.id in summed}
-    for node in ast.walk(tree):  # read other than as a test: left alone
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) \
-                and node.id in flags and id(node) not in tests:
-            flags.discard(node.id)
+    # a flag's own definition may read another (flat_1 = flat and same_shapes(...))
+    bases = {}
+    for node in ast.walk(tree):
+        if _flag_of(node, helpers) is not None and isinstance(node.value, ast.BoolOp):
+            bases[id(node.value.values[0])] = node.targets[0].id
+    discarded = True
+    while discarded:  # read other than as a test: left alone
+        discarded = False
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) \
+                    and node.id in flags and id(node) not in tests \
+                    and bases.get(id(node)) not in flags:
+                flags.discard(node.id)
+                discarded = True
     if not flags:
         return
     for node in ast.walk(tree):
@@ -66,11 +77,18 @@ def unflag(tree: ast.FunctionDef, globals_: dict) -> None:
 
 
 def _flag_of(node, helpers: set):
-    """``node``'s call when it is ``name = same_shapes(...)``, else None."""
-    if isinstance(node, ast.Assign) and len(node.targets) == 1 \
-            and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call) \
-            and isinstance(node.value.func, ast.Name) and node.value.func.id in helpers:
-        return node.value
+    """``node``'s call when it is ``name = same_shapes(...)`` or ``name = flag
+    and same_shapes(...)``, else None."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)):
+        return None
+    value = node.value
+    if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And) \
+            and len(value.values) == 2 and isinstance(value.values[0], ast.Name):
+        value = value.values[1]
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
+            and value.func.id in helpers:
+        return value
     return None
 
 

@@ -81,6 +81,9 @@ class ArraySweep:
         self._made_by = {id(op.out): op for op in ir.walk(func.body) if isinstance(op, ir.Op)}
         """The op making each value, in loops and branches too."""
         self._helper_names: dict[str, str] = {}
+        self.unspread: set[int] = set()
+        """ids of the values whose adjoint a reduction left unspread
+        (:meth:`_spread_by_its_use`): it may be a number, not of their shape."""
         self.buffers: set[int] = set()
         """ids of array versions written in place (s2s_ad.reverse.inplace): read only
         by the ops whose reverse the buffer's state was kept for."""
@@ -148,18 +151,25 @@ class ArraySweep:
         ``g * b`` and ``a`` broadcast to ``x``'s shape together, and
         ``unbroadcast`` sums ``g * b`` over the axes along which ``a`` was
         broadcast and spreads it along those ``g * b`` lacks, as the spread
-        array would be summed. And an elementwise function of one array
+        array would be summed. A number times ``x`` on the way (``np.mean(a
+        * b * 2)``, see :meth:`_scaled`) leaves the adjoint unspread: ``a *
+        b`` decides. And an elementwise function of one array
         (``x = np.exp(a)``) has a derivative of its shape where it reads that
         array or ``x`` elementwise (``x``), whatever their shape class.
         Returns a value of ``x``'s shape those derivatives read (``t4``),
         NO_READ (``np.sum`` needs none), or None."""
         x = op.args[0]
-        if not isinstance(x, ir.Value) or x.kind != "array" or self._uses.get(id(x)) != 1:
-            return None
-        producer = self._made_by.get(id(x))
-        if producer is None or producer.callee is not None or producer.prim not in RULES \
-                or producer.prim in SPECIAL or RULES[producer.prim].adjoint:
-            return None
+        while True:
+            if not isinstance(x, ir.Value) or x.kind != "array" or self._uses.get(id(x)) != 1:
+                return None
+            producer = self._made_by.get(id(x))
+            if producer is None or producer.callee is not None or producer.prim not in RULES \
+                    or producer.prim in SPECIAL or RULES[producer.prim].adjoint:
+                return None
+            scaled = self._scaled(producer)
+            if scaled is None:
+                break
+            x = scaled  # x = a * 2: a's producer decides, as a has x's shape
         rule = RULES[producer.prim]
         cls = self.shapes.get(id(x))
         values = {a.name: a for a in producer.args if isinstance(a, ir.Value)}
@@ -189,10 +199,48 @@ class ArraySweep:
                      and self.shapes.get(id(values[n.id])) is cls]
         read = [v for v in read if id(v) not in self.buffers]
         if read:
-            return read[0]
-        # np.sum's adjoint reads no shape: the values of x's shape may be
-        # arrays written in place (y * y), never read for it
-        return NO_READ if op.prim == "np.sum" else None
+            same = read[0]
+        elif op.prim == "np.sum":
+            # np.sum's adjoint reads no shape: the values of x's shape may be
+            # arrays written in place (y * y), never read for it
+            same = NO_READ
+        elif id(op.args[0]) not in self.buffers:
+            same = op.args[0]  # np.mean's reads the operand for its size, as the spread would
+        else:
+            return None
+        self.unspread.add(id(x))
+        return same
+
+    def _scaled(self, op: ir.Op) -> ir.Value | None:
+        """The one array operand ``a`` of an elementwise ``op`` whose other
+        operands are numbers and whose local derivative with respect to ``a``
+        is a number (``a * 2``, ``a / n``, ``-a``, ``a + c``), else None. The
+        contribution to ``a`` is then the adjoint times a number: an unspread
+        adjoint stays unspread, and ``a`` (of ``op``'s shape) is judged in
+        turn by :meth:`_spread_by_its_use`."""
+        if op.prim not in BROADCASTING and op.prim not in SAME_SHAPE or op.prim in SPECIAL:
+            return None
+        arrays = [(i, a) for i, a in enumerate(op.args) if not self.number(a)]
+        if len(arrays) != 1 or not isinstance(arrays[0][1], ir.Value):
+            return None
+        i, a = arrays[0]
+        rule = RULES[op.prim]
+        if not rule.flows(i) or id(a) in self.buffers:
+            return None
+        values = {v.name: v for v in op.args if isinstance(v, ir.Value)} | {op.out.name: op.out}
+        local = instantiate(rule.partial_asts[i], op.args, op.out, self.func.modules)
+        reads = _elementwise_reads(local, values, self.np)
+        if reads is None or not all(_scalar(v) for v in reads):
+            return None
+        for j, c in enumerate(op.args):
+            # a number's contribution is summed whole (total(g * a) for a * s): its
+            # local derivative must read a, or the unspread g is summed once, not per element
+            if j != i and isinstance(c, ir.Value) and c.kind not in ("int", "bool") \
+                    and rule.flows(j) and not _covers(instantiate(
+                        rule.partial_asts[j], op.args, op.out, self.func.modules), op, j,
+                        values, self.np):
+                return None
+        return a
 
     def _helper_calls(self, expr: ast.expr) -> ast.expr:
         """Calls in a rule's template to the generated module's helpers, under
@@ -274,7 +322,7 @@ class ArraySweep:
             summed = ast.Call(_name(self.helper("unbroadcast")),
                               [contrib, arg_expr() if arg_expr is not None
                                          else operand_expr(arg, self.func.modules)], [])
-            flag = self.flat.flag(op)
+            flag = self.flat.flag(op, i)
             if flag is not None:  # g itself where the flag says shapes are one
                 summed = ast.IfExp(_name(flag), copy.deepcopy(contrib), summed)
         return ast.UnaryOp(ast.USub(), summed) if negate else summed

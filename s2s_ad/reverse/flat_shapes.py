@@ -16,6 +16,14 @@ that shape, or a number) has the operand's shape already, and
 (a row added to a matrix, a Dask array whose lengths are not known yet), each
 contribution is summed back by ``unbroadcast`` as before.
 
+An operand of a parameter's shape class beside one that is not (the bias
+in ``H @ W + b``, the target in ``P - Y``) is where a function's own code
+broadcasts, if anywhere, and compared by the flag it would make it false for
+the whole group. Such operands are left out of the flag; the operation's
+result is compared instead, and their own contributions are under a second
+flag, ``flat_1 = flat and same_shapes(H, b, Y)``, which holds where they are
+of that shape too (an LSTM cell's state, passed in).
+
 The operations are grouped by the shape classes they join (an operation's
 operands and its result are of one shape when the flag holds), one flag per
 group of two operations or more, computed once at the start of the reverse
@@ -39,6 +47,7 @@ Before → after::
 from __future__ import annotations
 
 import ast
+import copy
 
 from s2s_ad import ir
 from s2s_ad.emit.code import Stmt
@@ -57,35 +66,65 @@ class FlatShapes:
         self._lines: dict[int, list] = {}
         self.flags: dict[int, str] = {}
         """group -> the flag's name, for the groups a contribution asked for."""
+        self._left_out: set[tuple] = set()
+        """(group, id) of the operands of a parameter's shape class a group's
+        flag does not compare (a bias, a target)."""
+        self._leaves: dict[int, bool] = {}
+        """id(op) -> does the group's flag leave out one of its operands?"""
+        self._lefts: dict[int, list] = {}
+        """group -> one operand per parameter's class it leaves out."""
+        self.wide: dict[int, str] = {}
+        """group -> the flag's name for the contributions to the operands left
+        out: the group's flag, and those operands of its shape too."""
 
-    def flag(self, op: ir.Op) -> str | None:
-        """The flag under which ``op``'s contributions need no ``unbroadcast``, or None."""
+    def flag(self, op: ir.Op, i: int) -> str | None:
+        """The flag under which operand ``i``'s contributions in ``op`` need no
+        ``unbroadcast``, or None."""
         if self._group is None:
             self._find()
         group = self._group.get(id(op))
         if group is None:
             return None
-        if group not in self.flags:
-            self.flags[group] = self.arrays.namer.fresh("flat")
-        return self.flags[group]
+        # a product's adjoint a reduction left unspread (a number) is of the
+        # operands' shape only through the local derivative, which may read
+        # an operand left out (dout * c for np.sum(t * c)): all compared then
+        wide = (group, id(op.args[i])) in self._left_out or (
+            id(op.out) in self.arrays.unspread and self._leaves[id(op)])
+        flags = self.wide if wide else self.flags
+        if group not in flags:
+            flags[group] = self.arrays.namer.fresh("flat")
+        return flags[group]
 
     def statements(self, ref) -> list:
         """``flat = same_shapes(...)`` for each flag used; ``ref(v)`` reads a value."""
         out = []
-        for group, name in self.flags.items():
+        same = ast.Name(self.arrays.helper("same_shapes"), ast.Load())
+        for group in list(self.flags) + [g for g in self.wide if g not in self.flags]:
             lines = sorted(set(self._lines[group]))
             where = (f"line {lines[0]}" if len(lines) == 1
                      else "lines " + ", ".join(str(n) for n in lines))
-            call = ast.Call(ast.Name(self.arrays.helper("same_shapes"), ast.Load()),
-                            [ref(v) for v in self._reads[group]], [])
-            out.append(Stmt(ast.Assign([ast.Name(name, ast.Store())], call),
-                            f"{where}: arrays of one shape, so no adjoint there "
-                            "is summed over broadcast axes"))
+            reads = self._reads[group]
+            if group in self.flags:
+                call = ast.Call(copy.copy(same), [ref(v) for v in reads], [])
+                out.append(Stmt(ast.Assign([ast.Name(self.flags[group], ast.Store())], call),
+                                f"{where}: arrays of one shape, so no adjoint there "
+                                "is summed over broadcast axes"))
+            if group in self.wide:
+                lefts = [ref(v) for v in self._lefts[group]]
+                if group in self.flags:
+                    call = ast.BoolOp(ast.And(), [
+                        ast.Name(self.flags[group], ast.Load()),
+                        ast.Call(copy.copy(same), [ref(reads[0])] + lefts, [])])
+                else:
+                    call = ast.Call(copy.copy(same), [ref(v) for v in reads] + lefts, [])
+                out.append(Stmt(ast.Assign([ast.Name(self.wide[group], ast.Store())], call),
+                                f"{where}: and the parameters there of that shape too"))
         return out
 
-    def _operands(self, op: ir.Op) -> list | None:
+    def _operands(self, op: ir.Op) -> tuple | None:
         """The array operands of an operator between arrays of different
-        shape classes in the straight-line code, else None."""
+        shape classes in the straight-line code, split into those the flag
+        compares and those of a parameter's class it leaves out; else None."""
         arrays = self.arrays
         if op.callee is not None or op.prim not in BROADCASTING or id(op.out) in arrays.zero_d:
             return None
@@ -99,12 +138,23 @@ class FlatShapes:
             return None  # one class: no unbroadcast to take out
         if any(getattr(arrays._producers.get(id(t)), "prim", None) in REDUCING for t in tokens):
             return None  # a reduction keeping its axes: it broadcasts (Z - np.max(Z, axis=1, ...))
-        return values
+        # a parameter's class (b2 in H @ W2 + b2, Y in P - Y) is where a shape
+        # broadcasts in a function's own code, if anywhere: compared, it would
+        # make the flag false for every other operation of the group
+        params = {id(p.value) for p in arrays.func.params}
+        joined = [a for a in values if id(arrays.shapes[id(a)]) not in params]
+        if not joined:  # parameters only (a * b): compared, as nothing else is there
+            return values, []
+        return joined, [a for a in values if id(arrays.shapes[id(a)]) in params]
 
     def _find(self) -> None:
         shapes = self.arrays.shapes
-        sites = [(op, vs) for op in self.arrays.func.body.ops if isinstance(op, ir.Op)
-                 for vs in [self._operands(op)] if vs is not None]
+        sites, left_out = [], {}
+        for op in self.arrays.func.body.ops:
+            split = self._operands(op) if isinstance(op, ir.Op) else None
+            if split is not None:
+                sites.append((op, split[0]))
+                left_out[id(op)] = split[1]
         parent: dict[int, int] = {}
 
         def root(t: int) -> int:
@@ -124,14 +174,25 @@ class FlatShapes:
             if len(members) < 2:
                 continue  # a flag would cost what it saves
             covered: set[int] = set()
-            reads = []
+            reads, lefts = [], []
+            compared = {id(shapes[id(a)]) for _, values in members for a in values}
             for op, values in members:  # in program order
                 for a in values:
                     if id(shapes[id(a)]) not in covered:
                         covered.add(id(shapes[id(a)]))
                         reads.append(a)
+                # a parameter the group compares elsewhere (a + b, then t * a) is not left out
+                out_of = [a for a in left_out[id(op)] if id(shapes[id(a)]) not in compared]
+                if out_of and id(shapes[id(op.out)]) not in covered:
+                    reads.append(op.out)  # an operand left out may have widened it
                 covered.add(id(shapes[id(op.out)]))
+                self._leaves[id(op)] = bool(out_of)
+                for a in out_of:
+                    self._left_out.add((k, id(a)))
+                    if id(shapes[id(a)]) not in {id(shapes[id(b)]) for b in lefts}:
+                        lefts.append(a)
             self._reads[k] = reads
+            self._lefts[k] = lefts
             self._lines[k] = [op.loc.line for op, _ in members if op.loc is not None]
             for op, _ in members:
                 self._group[id(op)] = k
