@@ -44,6 +44,22 @@ def assert_gradients(f, args: list, wrt: list[int], *, rtol: float = 1e-5, atol:
     return got
 
 
+def assert_file_jvp(f, g, a, s, da, ds, h: float = 1e-6):
+    """``g`` (the gradient of ``f(a, s)`` from a module read back from its
+    file) matches central differences of ``f``, and its JVP along ``(da,
+    ds)`` matches central differences of ``g`` itself."""
+    import s2s_ad
+
+    first = g(a, s)
+    np.testing.assert_allclose(first[0], fd_gradient(f, [a, s], 0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(first[1], fd_gradient(f, [a, s], 1), rtol=1e-6, atol=1e-8)
+    _, tangent = s2s_ad.jvp(g, wrt=(0, 1))(a, s, da=da, ds=ds)
+    up, down = g(a + h * da, s + h * ds), g(a - h * da, s - h * ds)
+    for t, u, d in zip(tangent, up, down):
+        np.testing.assert_allclose(t, (np.asarray(u) - np.asarray(d)) / (2 * h),
+                                   rtol=1e-5, atol=1e-6)
+
+
 def rand(rng: np.random.Generator, shape, lo: float = -2.0, hi: float = 2.0):
     """A random array (or float for shape ()) in [lo, hi)."""
     if shape == ():

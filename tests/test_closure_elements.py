@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import s2s_ad
-from tests.array_oracle import fd_gradient, make_function
+from tests.array_oracle import assert_file_jvp, make_function
 from tests.modules import import_source
 
 RNG = np.random.default_rng(3141)
@@ -62,13 +62,5 @@ def test_gradient_file_with_zeroed_elements_differentiates_again(tmp_path, name,
     text = s2s_ad.gradient_source(f, wrt=[0, 1])
     assert re.search(r"\] \+ 0\.0 ", text), text
     g = import_source(str(tmp_path), text, f"closure_elements_{name}").grad_f
-    first = g(a, s)
-    np.testing.assert_allclose(first[0], fd_gradient(f, [a, s], 0), rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(first[1], fd_gradient(f, [a, s], 1), rtol=1e-6, atol=1e-8)
     da, ds = RNG.uniform(-1.0, 1.0, 3), 0.4
-    _, tangent = s2s_ad.jvp(g, wrt=(0, 1))(a, s, da=da, ds=ds)
-    h = 1e-6
-    up, down = g(a + h * da, s + h * ds), g(a - h * da, s - h * ds)
-    for t, u, d in zip(tangent, up, down):
-        np.testing.assert_allclose(t, (np.asarray(u) - np.asarray(d)) / (2 * h),
-                                   rtol=1e-5, atol=1e-6)
+    assert_file_jvp(f, g, a, s, da, ds)

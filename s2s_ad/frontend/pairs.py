@@ -55,7 +55,8 @@ def _bwd_items(code) -> tuple | None:
     tape = fn.args.args[0].arg
     if not any(isinstance(n, ast.Name) and n.id == tape for n in ast.walk(fn)):
         return ()  # an empty tape: H_fwd returns `value, ()`
-    first = fn.body[0]
+    k = _unpacking(fn)
+    first = fn.body[k] if k is not None else None
     if not (isinstance(first, ast.Assign) and len(first.targets) == 1
             and isinstance(first.targets[0], ast.Tuple)
             and all(isinstance(e, ast.Name) for e in first.targets[0].elts)
@@ -65,6 +66,26 @@ def _bwd_items(code) -> tuple | None:
     if len(uses) != 1:
         return None
     return tuple(e.id for e in first.targets[0].elts)
+
+
+def _unpacking(fn: ast.FunctionDef) -> int | None:
+    """The position in ``H_bwd``'s body of the statement unpacking its tape
+    (its first parameter): the first statement, or the one after the
+    unpacking of its cotangents (``dy0, dy1 = cotangents``, another
+    parameter, for a helper returning several values); else None."""
+    if not fn.args.args:
+        return None
+    params = {a.arg for a in fn.args.args[1:]}
+    for k, stmt in enumerate(fn.body[:2]):
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name) \
+                and stmt.value.id == fn.args.args[0].arg:
+            return k
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Tuple)
+                and all(isinstance(e, ast.Name) for e in stmt.targets[0].elts)
+                and isinstance(stmt.value, ast.Name) and stmt.value.id in params):
+            return None
+    return None
 
 
 def _is_bwd(globals_: dict, name: str) -> bool:
@@ -223,7 +244,8 @@ def _own_parameters(tree: ast.FunctionDef, globals_: dict) -> dict | None:
                                     for n in ast.walk(tree)):
         del tree.args.args[0]  # an empty tape
         return {}
-    first = tree.body[0]
+    k = _unpacking(tree)
+    first = tree.body[k] if k is not None else None
     if not (isinstance(first, ast.Assign) and isinstance(first.targets[0], ast.Tuple)
             and isinstance(first.value, ast.Name) and tree.args.args
             and first.value.id == tree.args.args[0].arg):
@@ -238,7 +260,7 @@ def _own_parameters(tree: ast.FunctionDef, globals_: dict) -> dict | None:
     tape = tree.args.args[0]
     tree.args.args[0:1] = [ast.copy_location(ast.arg(m), tape)
                            for n in names for m in nested.get(n, (n,))]
-    del tree.body[0]
+    del tree.body[k]
     # A recorded decision arrives as a parameter, which is lowered as a
     # number: `if c:` is `if c != 0.0:` (the same truth for a bool or a number).
     for n in ast.walk(tree):
