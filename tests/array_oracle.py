@@ -6,6 +6,7 @@ element at a time, in float64, so it suits the small random shapes tests use.
 
 from __future__ import annotations
 
+import inspect
 import re
 
 import numpy as np
@@ -44,17 +45,21 @@ def assert_gradients(f, args: list, wrt: list[int], *, rtol: float = 1e-5, atol:
     return got
 
 
-def assert_file_jvp(f, g, a, s, da, ds, h: float = 1e-6):
-    """``g`` (the gradient of ``f(a, s)`` from a module read back from its
-    file) matches central differences of ``f``, and its JVP along ``(da,
-    ds)`` matches central differences of ``g`` itself."""
+def assert_file_jvp(f, g, args: list, directions: list, h: float = 1e-6):
+    """``g`` (the gradient of ``f`` with respect to every argument, from a
+    module read back from its file) matches central differences of ``f`` at
+    ``args``, and its JVP along ``directions`` matches central differences
+    of ``g`` itself."""
     import s2s_ad
 
-    first = g(a, s)
-    np.testing.assert_allclose(first[0], fd_gradient(f, [a, s], 0), rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(first[1], fd_gradient(f, [a, s], 1), rtol=1e-6, atol=1e-8)
-    _, tangent = s2s_ad.jvp(g, wrt=(0, 1))(a, s, da=da, ds=ds)
-    up, down = g(a + h * da, s + h * ds), g(a - h * da, s - h * ds)
+    first = g(*args)
+    for i, got in enumerate(first):
+        np.testing.assert_allclose(got, fd_gradient(f, args, i), rtol=1e-6, atol=1e-8)
+    names = list(inspect.signature(g).parameters)[:len(args)]
+    _, tangent = s2s_ad.jvp(g, wrt=tuple(range(len(args))))(
+        *args, **{f"d{n}": d for n, d in zip(names, directions)})
+    up = g(*[a + h * d for a, d in zip(args, directions)])
+    down = g(*[a - h * d for a, d in zip(args, directions)])
     for t, u, d in zip(tangent, up, down):
         np.testing.assert_allclose(t, (np.asarray(u) - np.asarray(d)) / (2 * h),
                                    rtol=1e-5, atol=1e-6)

@@ -63,4 +63,4 @@ def test_gradient_file_with_zeroed_elements_differentiates_again(tmp_path, name,
     assert re.search(r"\] \+ 0\.0 ", text), text
     g = import_source(str(tmp_path), text, f"closure_elements_{name}").grad_f
     da, ds = RNG.uniform(-1.0, 1.0, 3), 0.4
-    assert_file_jvp(f, g, a, s, da, ds)
+    assert_file_jvp(f, g, [a, s], [da, ds])

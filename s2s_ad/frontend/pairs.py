@@ -212,14 +212,32 @@ def _own_returns(tree: ast.FunctionDef) -> None:
                 and stmt.value.value is None and stmt.targets[0].id in taped:
             name = stmt.targets[0].id
             # Read elsewhere, it is read where its branch assigned it (arithmetic
-            # on None would fail): only a comparison could see the None.
+            # on None would fail): only a comparison of the name itself (`t is
+            # None`) could see the None; np.shape(t) compared is read where t is set.
             compared = [m for c in ast.walk(tree) if isinstance(c, ast.Compare)
-                        for m in ast.walk(c) if isinstance(m, ast.Name) and m.id == name]
+                        for m in [c.left] + c.comparators
+                        if isinstance(m, ast.Name) and m.id == name]
             if not compared:
-                stmt.value = ast.copy_location(ast.Constant(False if name in tested else 0.0),
+                stmt.value = ast.copy_location(_placeholder(tree, name, name in tested),
                                                stmt.value)
     for r in returns:
         r.value.elts = [r.value.elts[0]] + list(r.value.elts[1].elts)
+
+
+def _placeholder(tree: ast.FunctionDef, name: str, tested: bool) -> ast.expr:
+    """The number a tape item set to None before its branch starts at:
+    ``False`` for a decision, a tuple of zeros for an item every assignment
+    makes a tuple of one length (``t = -1, np.shape(x)[-1]``), else ``0.0``."""
+    if tested:
+        return ast.Constant(False)
+    made = [n.value for n in ast.walk(tree) if isinstance(n, ast.Assign)
+            and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+            and n.targets[0].id == name and not (isinstance(n.value, ast.Constant)
+                                                 and n.value.value is None)]
+    if made and all(isinstance(v, ast.Tuple) for v in made) \
+            and len({len(v.elts) for v in made}) == 1:
+        return ast.Tuple([ast.Constant(0) for _ in made[0].elts], ast.Load())
+    return ast.Constant(0.0)
 
 
 def _bool_items(tree: ast.FunctionDef, items: set) -> set:
