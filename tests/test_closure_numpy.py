@@ -39,7 +39,8 @@ def helpers_module(folder, label: str, body: str):
     """A module defining s2s-ad's helpers as a generated module does, and ``body``."""
     text = "import numpy as np\n\n" + "".join(HELPERS[name] for name in (
         "add_over", "unbroadcast", "matmul_adjoint", "spread", "extreme_adjoint", "astype_like",
-        "total", "array_sum", "own", "rolled", "moved", "eye_matrix", "float_zeros")) + "\n\n" + body
+        "total", "array_sum", "own", "rolled", "moved", "eye_matrix", "float_zeros",
+        "tile_adjoint", "inner_adjoint")) + "\n\n" + body
     return import_source(str(folder), text, label)
 
 
@@ -76,6 +77,16 @@ RULE_CASES = [
     ("array_sum(g * g) * x", (3, 4), (2,), None, ("g", "x")),
     ("array_sum(g * g) * x", (), (), None, ("g", "x")),
     ("float_zeros(x) + g * g", (3,), (2, 3), None, ("g",)),
+    ("tile_adjoint(g * g, x, 2) * x", (6,), (3,), None, ("g", "x")),
+    ("tile_adjoint(g * g, x, (2, 1)) * x", (4, 3), (2, 3), None, ("g", "x")),
+    ("tile_adjoint(g * g, x, (2, 2))", (2, 6), (3,), None, ("g",)),
+    ("tile_adjoint(g * g, x, 3) * x", (3,), (), None, ("g", "x")),
+    ("inner_adjoint(g * g, x, y * y, 0)", (3, 2), (3, 4), (2, 4), ("g", "y")),
+    ("inner_adjoint(g * g, x * x, y, 1)", (3, 2), (3, 4), (2, 4), ("g", "x")),
+    ("inner_adjoint(g * g, x, y * y, 0)", (), (4,), (4,), ("g", "y")),
+    ("inner_adjoint(g * g, x * x, y, 1)", (3,), (3, 4), (4,), ("g", "x")),
+    ("inner_adjoint(g * g, x, y * y, 0)", (4,), (), (4,), ("g", "y")),
+    ("inner_adjoint(g * g, x * x, y, 1)", (2, 5), (2, 3), (5, 3), ("g", "x")),
 ]
 
 

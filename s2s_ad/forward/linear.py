@@ -41,7 +41,7 @@ LINEAR = frozenset({
     "np.stack", "np.hstack", "np.vstack", "np.where", "array.getitem", "array.setitem",
     "np.take", "np.take_along_axis", "np.diagonal", "np.pad", "axis.front", "axis.back",
     "own.unbroadcast", "own.spread", "own.extreme_adjoint", "own.astype_like",
-    "own.total", "own.array_sum", "own.own", "own.rolled", "own.moved",
+    "own.total", "own.array_sum", "own.own", "own.rolled", "own.moved", "own.tile_adjoint",
     "np.full", "np.full_like", "array.full_as", "array.astype", "array.item"}) | LINEAR_MORE
 """Linear in the operands a derivative flows to (``np.where``: in its two
 branches, for a fixed condition; a subscript assignment: in the array and the
@@ -49,7 +49,7 @@ value assigned)."""
 
 BILINEAR = frozenset({"matmul", "np.matmul", "np.dot", "np.outer", "np.inner", "np.cross",
                       "np.tensordot", "np.einsum", "np.kron", "own.matmul_adjoint.0",
-                      "own.matmul_adjoint.1"})
+                      "own.matmul_adjoint.1", "own.inner_adjoint.0", "own.inner_adjoint.1"})
 """Linear in each operand (``np.einsum`` of any number: multilinear), so the
 tangent is the sum over operands of the primitive with that operand's tangent."""
 

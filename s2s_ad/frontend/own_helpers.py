@@ -95,7 +95,7 @@ def call(lo, prim: str, node: ast.Call, var: str | None, hint: str | None):
         target = ast.copy_location(ast.Subscript(given[0], _index(lo, given[1]), ast.Store()),
                                    node)
         return lo.emit_setitem(base, lo.expr(given[2]), target, None, None, var)
-    if prim in ("own.matmul_adjoint", "own.extreme_adjoint"):
+    if prim in ("own.matmul_adjoint", "own.inner_adjoint", "own.extreme_adjoint"):
         if len(given) != 4:
             raise lo.src.error(node, f"`{ast.unparse(node.func)}` takes 4 arguments")
         try:
@@ -103,9 +103,9 @@ def call(lo, prim: str, node: ast.Call, var: str | None, hint: str | None):
         except ValueError:
             raise lo.src.error(given[3], "this argument must be a constant, as s2s-ad "
                                "writes it") from None
-        if prim == "own.matmul_adjoint":
+        if prim != "own.extreme_adjoint":
             if last not in (0, 1) or isinstance(last, bool):
-                raise lo.src.error(given[3], "the operand `matmul_adjoint` is the adjoint "
+                raise lo.src.error(given[3], f"the operand `{prim[4:]}` is the adjoint "
                                    "to: 0 or 1")
             prim = f"{prim}.{last}"
         else:
@@ -132,6 +132,15 @@ def call(lo, prim: str, node: ast.Call, var: str | None, hint: str | None):
                                "them") from None
         attrs = {"source": source, "destination": destination}
         given = given[:1]
+    if prim == "own.tile_adjoint":  # tile_adjoint(g, x, reps): reps a constant, as written
+        if len(given) != 3:
+            raise lo.src.error(node, f"`{ast.unparse(node.func)}` takes 3 arguments")
+        try:
+            attrs = {"reps": ast.literal_eval(given[2])}
+        except ValueError:
+            raise lo.src.error(given[2], "the repetitions must be a constant, as s2s-ad "
+                               "writes them") from None
+        given = given[:2]
     args = [lo.expr(a) for a in given]
     return lo.emit(prim, args, node, var, hint=hint, attrs=attrs)
 

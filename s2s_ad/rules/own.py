@@ -21,6 +21,8 @@ factor too; the operand that only gives a shape gets no adjoint.
   resp. ``x2``) by ``np.broadcast_to`` first: an adjoint that is a 0.0 (the
   caller read no item of a tuple its pair returns) has no axes for
   ``np.matmul``.
+* ``inner_adjoint(x0, x1, x2, i)`` is the same for ``np.inner(x1, x2)``
+  (which contracts the last axes): ``np.inner`` takes the place of ``@``.
 * ``spread(x0, x1)`` broadcasts ``x0`` to ``x1``'s shape: adjoint
   ``unbroadcast(g, x0)``.
 * ``extreme_adjoint(x0, x1, x2, axis)`` is ``x0`` times the weights of the
@@ -34,6 +36,9 @@ factor too; the operand that only gives a shape gets no adjoint.
 * ``rolled(x, shift, axis)`` is ``np.roll``: adjoint the roll back; ``eye_matrix(n)``
   is ``np.eye(n)``, a constant; ``moved(x, source, destination)`` is
   ``np.moveaxis``: adjoint the move back; so is ``float_zeros(x)`` (``np.zeros_like(x) + 0.0``).
+* ``tile_adjoint(x0, x1, reps)`` sums the tiles of ``x0`` (the adjoint of
+  ``np.tile(x1, reps)``) into ``x1``'s shape, a linear map whose transpose
+  tiles again: adjoint to ``x0`` ``np.tile(g, reps)``; ``x1`` only gives the shape.
 * ``assign(y, index, v)`` (a copy of ``y`` with ``y[index] = v``, as written for
   ``y[index] = v`` where the forward pass keeps each version of ``y``) is the
   subscript write itself, ``array.setitem`` (:mod:`s2s_ad.rules.numpy`), its
@@ -67,6 +72,16 @@ OWN_RULES = [
          ("unbroadcast(np.matmul(x1, np.broadcast_to(g, np.shape(x2))), x0)",
           "matmul_adjoint(x0, x1, np.broadcast_to(g, np.shape(x2)), 0)", None), "array",
          "adjoint to x0: x1 @ g; to x1: the adjoint of x1 @ g for x0", adjoint=True),
+    Rule("own.inner_adjoint.0", "inner_adjoint(x0, x1, x2, 0)",
+         ("np.inner(np.broadcast_to(g, np.shape(x1)), x2)", None,
+          "inner_adjoint(x0, np.broadcast_to(g, np.shape(x1)), x2, 1)"), "array",
+         "adjoint to x0: np.inner(g, x2); to x2: the adjoint of np.inner(g, x2) for x0",
+         adjoint=True),
+    Rule("own.inner_adjoint.1", "inner_adjoint(x0, x1, x2, 1)",
+         ("np.inner(x1, np.broadcast_to(g, np.shape(x2)))",
+          "inner_adjoint(x0, x1, np.broadcast_to(g, np.shape(x2)), 0)", None), "array",
+         "adjoint to x0: np.inner(x1, g); to x1: the adjoint of np.inner(x1, g) for x0",
+         adjoint=True),
     Rule("own.spread", "spread(x, y)", ("unbroadcast(g, x)", None), "array",
          "g summed back", adjoint=True),
     Rule("own.extreme_adjoint", "extreme_adjoint(x0, x1, x2, axis)",
@@ -83,6 +98,8 @@ OWN_RULES = [
          "roll back", adjoint=True, attrs=(("shift", 0), ("axis", None), ("unshift", 0))),
     Rule("own.moved", "moved(x, source, destination)", ("moved(g, destination, source)",),
          "array", "move back", adjoint=True, attrs=(("source", 0), ("destination", 0))),
+    Rule("own.tile_adjoint", "tile_adjoint(x, y, reps)", ("np.tile(g, reps)", None), "array",
+         "g tiled back", adjoint=True, attrs=(("reps", 1),)),
     Rule("own.eye_matrix", "eye_matrix(x)", (None,), "array", "constant"),
     Rule("own.float_zeros", "float_zeros(x)", (None,), "array", "constant"),
 ]
@@ -93,5 +110,7 @@ OWN_PRIMS = {"unbroadcast": "own.unbroadcast", "spread": "own.spread",
              "rolled": "own.rolled", "moved": "own.moved", "eye_matrix": "own.eye_matrix",
              "float_zeros": "own.float_zeros", "array_sum": "own.array_sum",
              "assign": "array.setitem", "gather": "own.gather", "zeroed": "own.zeroed",
-             "cumsum_adjoint": "own.cumsum_adjoint"}
-"""Helper name -> its primitive (``matmul_adjoint``: + ``.0``/``.1``, its last argument)."""
+             "cumsum_adjoint": "own.cumsum_adjoint", "tile_adjoint": "own.tile_adjoint",
+             "inner_adjoint": "own.inner_adjoint"}
+"""Helper name -> its primitive (``matmul_adjoint``, ``inner_adjoint``: + ``.0``/``.1``,
+its last argument)."""
