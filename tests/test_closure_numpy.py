@@ -40,7 +40,7 @@ def helpers_module(folder, label: str, body: str):
     text = "import numpy as np\n\n" + "".join(HELPERS[name] for name in (
         "add_over", "unbroadcast", "matmul_adjoint", "spread", "extreme_adjoint", "astype_like",
         "total", "array_sum", "own", "rolled", "moved", "eye_matrix", "float_zeros",
-        "tile_adjoint", "inner_adjoint")) + "\n\n" + body
+        "tile_adjoint", "inner_adjoint", "contract", "cross_product")) + "\n\n" + body
     return import_source(str(folder), text, label)
 
 
@@ -87,6 +87,11 @@ RULE_CASES = [
     ("inner_adjoint(g * g, x * x, y, 1)", (3,), (3, 4), (4,), ("g", "x")),
     ("inner_adjoint(g * g, x, y * y, 0)", (4,), (), (4,), ("g", "y")),
     ("inner_adjoint(g * g, x * x, y, 1)", (2, 5), (2, 3), (5, 3), ("g", "x")),
+    ("contract('ij,jk->ik', g * g, x * y)", (3, 4), (4, 2), (4, 2), ("g", "x", "y")),
+    ("contract('...j,j->...', g * g, x)", (2, 3, 4), (4,), None, ("g", "x")),
+    ("contract('ii->i', g * g)", (3, 3), (), None, ("g",)),
+    ("cross_product(g * g, x * y)", (3,), (3,), (3,), ("g", "x", "y")),
+    ("cross_product(g * g, x * y)", (2, 3), (2, 3), (3,), ("g", "x", "y")),
 ]
 
 

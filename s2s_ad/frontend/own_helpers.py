@@ -160,22 +160,42 @@ def _index(lo, node: ast.expr) -> ast.expr:
     return node
 
 
-_AS_OPERATIONS = {"own.gather": 3, "own.zeroed": 3, "own.cumsum_adjoint": 3}
-"""Helpers lowered as the operations they compute (arguments taken)."""
+_AS_OPERATIONS = {"own.gather": 3, "own.zeroed": 3, "own.cumsum_adjoint": 3, "own.contract": None,
+                  "own.cross_product": 2}
+"""Helpers lowered as the operations they compute (arguments taken; None: any
+number, ``contract(subscripts, *operands)``)."""
 
 
 def _as_operations(lo, prim: str, node: ast.Call, var: str | None):
-    """``gather(g, index, y)`` as ``spread(g, y)[index]``, ``zeroed(g, index,
+    """``contract(subscripts, *operands)`` as ``np.einsum(subscripts,
+    *operands)``, ``cross_product(a, b)`` as ``np.cross(a, b)``, ``gather(g, index, y)`` as ``spread(g, y)[index]``, ``zeroed(g, index,
     y)`` as the write ``spread(g, y)[index] = 0.0``, ``cumsum_adjoint(g, x,
     axis)`` as ``np.flip(np.cumsum(np.flip(g, axis), axis), axis)`` (over
     ``np.ravel(g)``, reshaped to ``x``'s shape, for ``axis=None``)."""
     given = list(node.args)
-    if len(given) != _AS_OPERATIONS[prim]:
+    if _AS_OPERATIONS[prim] is not None and len(given) != _AS_OPERATIONS[prim]:
         raise lo.src.error(node, f"`{ast.unparse(node.func)}` takes {_AS_OPERATIONS[prim]} "
                            "arguments")
     names = [f"_s2s_own_{k}" for k in range(len(given))]
     saved = {n: lo.env.get(n) for n in names}
     try:
+        if prim in ("own.contract", "own.cross_product"):
+            # np.einsum(subscripts, *operands), np.cross(a, b), as s2s-ad writes them
+            first = 1 if prim == "own.contract" else 0
+            if first and (len(given) < 2 or not (isinstance(given[0], ast.Constant)
+                                                 and isinstance(given[0].value, str))):
+                raise lo.src.error(node, "`contract` takes the subscripts, a constant string, "
+                                   "and the operands")
+            np_ = getattr(lo, "numpy_alias", None)
+            if np_ is None:
+                raise lo.src.error(node, f"`{ast.unparse(node.func)}` is read in a module "
+                                   "without NumPy")
+            for n, a in zip(names[first:], given[first:]):
+                lo.env[n] = lo.expr(a)
+            text = (f"{np_}.einsum({given[0].value!r}, {', '.join(names[1:])})" if first
+                    else f"{np_}.cross({names[0]}, {names[1]})")
+            return lo.expr(ast.fix_missing_locations(_at(ast.parse(text, mode="eval").body,
+                                                         node)))
         if prim == "own.cumsum_adjoint":
             try:
                 axis = ast.literal_eval(given[2])

@@ -48,7 +48,9 @@ factor too; the operand that only gives a shape gets no adjoint.
   written into) the write ``spread(g, y)[index] = 0.0``, and
   ``cumsum_adjoint(g, x, axis)`` the cumulative sum of ``g`` from the end
   (``np.flip``, ``np.cumsum``, ``np.flip``; over the flattened array, reshaped
-  to ``x``'s shape, for ``axis=None``): each lowered as those operations
+  to ``x``'s shape, for ``axis=None``), ``contract(subscripts, *operands)``
+  (an einsum's adjoint) ``np.einsum(subscripts, *operands)`` and
+  ``cross_product(a, b)`` ``np.cross(a, b)``: each lowered as those operations
   (:mod:`s2s_ad.frontend.own_helpers`), which have rules, rather than a rule
   of its own.
 
@@ -111,6 +113,7 @@ OWN_PRIMS = {"unbroadcast": "own.unbroadcast", "spread": "own.spread",
              "float_zeros": "own.float_zeros", "array_sum": "own.array_sum",
              "assign": "array.setitem", "gather": "own.gather", "zeroed": "own.zeroed",
              "cumsum_adjoint": "own.cumsum_adjoint", "tile_adjoint": "own.tile_adjoint",
+             "contract": "own.contract", "cross_product": "own.cross_product",
              "inner_adjoint": "own.inner_adjoint"}
 """Helper name -> its primitive (``matmul_adjoint``, ``inner_adjoint``: + ``.0``/``.1``,
 its last argument)."""
