@@ -40,7 +40,8 @@ def helpers_module(folder, label: str, body: str):
     text = "import numpy as np\n\n" + "".join(HELPERS[name] for name in (
         "add_over", "unbroadcast", "matmul_adjoint", "spread", "extreme_adjoint", "astype_like",
         "total", "array_sum", "own", "rolled", "moved", "eye_matrix", "float_zeros",
-        "tile_adjoint", "inner_adjoint", "contract", "cross_product")) + "\n\n" + body
+        "tile_adjoint", "inner_adjoint", "contract", "cross_product", "others_product")) \
+        + "\n\n" + body
     return import_source(str(folder), text, label)
 
 
@@ -92,6 +93,10 @@ RULE_CASES = [
     ("contract('ii->i', g * g)", (3, 3), (), None, ("g",)),
     ("cross_product(g * g, x * y)", (3,), (3,), (3,), ("g", "x", "y")),
     ("cross_product(g * g, x * y)", (2, 3), (2, 3), (3,), ("g", "x", "y")),
+    ("others_product(g * g, None) * x", (4,), (4,), None, ("g", "x")),
+    ("others_product(g * g, 1) * x", (3, 4), (4,), None, ("g", "x")),
+    ("others_product(g * g, -2) * x", (2, 3, 4), (4,), None, ("g",)),
+    ("others_product(g * g, None)", (2, 3), (), None, ("g",)),
 ]
 
 

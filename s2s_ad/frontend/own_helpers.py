@@ -161,14 +161,15 @@ def _index(lo, node: ast.expr) -> ast.expr:
 
 
 _AS_OPERATIONS = {"own.gather": 3, "own.zeroed": 3, "own.cumsum_adjoint": 3, "own.contract": None,
-                  "own.cross_product": 2}
+                  "own.cross_product": 2, "own.others_product": 2}
 """Helpers lowered as the operations they compute (arguments taken; None: any
 number, ``contract(subscripts, *operands)``)."""
 
 
 def _as_operations(lo, prim: str, node: ast.Call, var: str | None):
     """``contract(subscripts, *operands)`` as ``np.einsum(subscripts,
-    *operands)``, ``cross_product(a, b)`` as ``np.cross(a, b)``, ``gather(g, index, y)`` as ``spread(g, y)[index]``, ``zeroed(g, index,
+    *operands)``, ``cross_product(a, b)`` as ``np.cross(a, b)``, ``others_product(x,
+    axis)`` as its cumulative products, ``gather(g, index, y)`` as ``spread(g, y)[index]``, ``zeroed(g, index,
     y)`` as the write ``spread(g, y)[index] = 0.0``, ``cumsum_adjoint(g, x,
     axis)`` as ``np.flip(np.cumsum(np.flip(g, axis), axis), axis)`` (over
     ``np.ravel(g)``, reshaped to ``x``'s shape, for ``axis=None``)."""
@@ -212,6 +213,8 @@ def _as_operations(lo, prim: str, node: ast.Call, var: str | None):
                     f"{np_}.flip({np_}.cumsum({np_}.flip({g}, {axis!r}), {axis!r}), {axis!r})")
             return lo.expr(ast.fix_missing_locations(_at(ast.parse(text, mode="eval").body,
                                                          node)))
+        if prim == "own.others_product":
+            return lo.expr(_others_product(lo, node, given, names[0]))
         g, y = lo.expr(given[0]), lo.expr(given[2])
         base = lo.emit("own.spread", [g, y], node, hint="spread")
         if prim == "own.gather":
@@ -229,6 +232,31 @@ def _as_operations(lo, prim: str, node: ast.Call, var: str | None):
                 lo.env.pop(n, None)
             else:
                 lo.env[n] = v
+
+
+def _others_product(lo, node: ast.Call, given: list, name: str) -> ast.expr:
+    """``others_product(x, axis)`` as the operations it computes, ``x`` bound
+    to ``name``: the exclusive cumulative products from the left and from
+    the right along ``axis`` (moved last), multiplied (over ``np.ravel(x)``,
+    reshaped to ``x``'s shape, for ``axis=None``)."""
+    try:
+        axis = ast.literal_eval(given[1])
+    except ValueError:
+        raise lo.src.error(given[1], "the axis must be a constant, as s2s-ad writes it") from None
+    np_ = getattr(lo, "numpy_alias", None)
+    if np_ is None:
+        raise lo.src.error(node, "`others_product` is read in a module without NumPy")
+    lo.env[name] = lo.expr(given[0])
+    x, a = (f"{np_}.ravel({name})", 0) if axis is None else (name, axis)
+    m = f"{np_}.moveaxis({x}, {a!r}, -1)"
+    ones = f"{np_}.ones_like({m}[..., :1])"
+    left = f"{np_}.cumprod({np_}.concatenate([{ones}, {m}[..., :-1]], axis=-1), axis=-1)"
+    right = (f"{np_}.flip({np_}.cumprod({np_}.flip({np_}.concatenate([{m}[..., 1:], {ones}], "
+             f"axis=-1), -1), axis=-1), -1)")
+    text = f"{np_}.moveaxis({left} * {right}, -1, {a!r})"
+    if axis is None:
+        text = f"{np_}.reshape({text}, {np_}.shape({name}))"
+    return ast.fix_missing_locations(_at(ast.parse(text, mode="eval").body, node))
 
 
 def _at(tree: ast.AST, node: ast.AST) -> ast.AST:

@@ -50,7 +50,9 @@ factor too; the operand that only gives a shape gets no adjoint.
   (``np.flip``, ``np.cumsum``, ``np.flip``; over the flattened array, reshaped
   to ``x``'s shape, for ``axis=None``), ``contract(subscripts, *operands)``
   (an einsum's adjoint) ``np.einsum(subscripts, *operands)`` and
-  ``cross_product(a, b)`` ``np.cross(a, b)``: each lowered as those operations
+  ``cross_product(a, b)`` ``np.cross(a, b)``, and ``others_product(x, axis)``
+  (``np.prod``'s adjoint: the product of the other elements along ``axis``)
+  its exclusive cumulative products from both sides: each lowered as those operations
   (:mod:`s2s_ad.frontend.own_helpers`), which have rules, rather than a rule
   of its own.
 
@@ -114,6 +116,7 @@ OWN_PRIMS = {"unbroadcast": "own.unbroadcast", "spread": "own.spread",
              "assign": "array.setitem", "gather": "own.gather", "zeroed": "own.zeroed",
              "cumsum_adjoint": "own.cumsum_adjoint", "tile_adjoint": "own.tile_adjoint",
              "contract": "own.contract", "cross_product": "own.cross_product",
+             "others_product": "own.others_product",
              "inner_adjoint": "own.inner_adjoint"}
 """Helper name -> its primitive (``matmul_adjoint``, ``inner_adjoint``: + ``.0``/``.1``,
 its last argument)."""
