@@ -40,7 +40,8 @@ def helpers_module(folder, label: str, body: str):
     text = "import numpy as np\n\n" + "".join(HELPERS[name] for name in (
         "add_over", "unbroadcast", "matmul_adjoint", "spread", "extreme_adjoint", "astype_like",
         "total", "array_sum", "own", "rolled", "moved", "eye_matrix", "float_zeros",
-        "tile_adjoint", "inner_adjoint", "contract", "cross_product", "others_product")) \
+        "tile_adjoint", "inner_adjoint", "contract", "cross_product", "others_product",
+        "repeat_adjoint", "trace_adjoint", "diag_adjoint")) \
         + "\n\n" + body
     return import_source(str(folder), text, label)
 
@@ -97,6 +98,15 @@ RULE_CASES = [
     ("others_product(g * g, 1) * x", (3, 4), (4,), None, ("g", "x")),
     ("others_product(g * g, -2) * x", (2, 3, 4), (4,), None, ("g",)),
     ("others_product(g * g, None)", (2, 3), (), None, ("g",)),
+    ("repeat_adjoint(g * g, x, 2, -1) * x", (3, 8), (3, 4), None, ("g", "x")),
+    ("repeat_adjoint(g * g, x, 3, None) * x", (12,), (2, 2), None, ("g", "x")),
+    ("repeat_adjoint(g * g, x, 2, 0)", (4, 3), (2, 3), None, ("g",)),
+    ("trace_adjoint(g * g, x, 0) * x", (), (3, 3), None, ("g", "x")),
+    ("trace_adjoint(g * g, x, 1) * x", (2,), (3, 4, 2), None, ("g", "x")),
+    ("diag_adjoint(g * g, x, 0) * x", (3, 3), (3,), None, ("g", "x")),
+    ("diag_adjoint(g * g, x, -1) * x", (4, 4), (3,), None, ("g", "x")),
+    ("diag_adjoint(g * g, x, 1) * x", (3,), (3, 4), None, ("g", "x")),
+    ("diag_adjoint(g * g, x, -1) * x", (2,), (3, 4), None, ("g", "x")),
 ]
 
 

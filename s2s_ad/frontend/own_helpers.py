@@ -132,14 +132,16 @@ def call(lo, prim: str, node: ast.Call, var: str | None, hint: str | None):
                                "them") from None
         attrs = {"source": source, "destination": destination}
         given = given[:1]
-    if prim == "own.tile_adjoint":  # tile_adjoint(g, x, reps): reps a constant, as written
-        if len(given) != 3:
-            raise lo.src.error(node, f"`{ast.unparse(node.func)}` takes 3 arguments")
+    if prim in _CONSTANTS:  # tile_adjoint(g, x, reps): reps a constant, as s2s-ad writes it
+        names = _CONSTANTS[prim]
+        if len(given) != 2 + len(names):
+            raise lo.src.error(node, f"`{ast.unparse(node.func)}` takes {2 + len(names)} "
+                               "arguments")
         try:
-            attrs = {"reps": ast.literal_eval(given[2])}
+            attrs = {n: ast.literal_eval(a) for n, a in zip(names, given[2:])}
         except ValueError:
-            raise lo.src.error(given[2], "the repetitions must be a constant, as s2s-ad "
-                               "writes them") from None
+            raise lo.src.error(node, "the arguments after the second must be constants, as "
+                               "s2s-ad writes them") from None
         given = given[:2]
     args = [lo.expr(a) for a in given]
     return lo.emit(prim, args, node, var, hint=hint, attrs=attrs)
@@ -159,6 +161,10 @@ def _index(lo, node: ast.expr) -> ast.expr:
         return ast.copy_location(ast.Slice(lower, upper, step), node)
     return node
 
+
+_CONSTANTS = {"own.tile_adjoint": ("reps",), "own.repeat_adjoint": ("repeats", "axis"),
+              "own.trace_adjoint": ("offset",), "own.diag_adjoint": ("k",)}
+"""Helpers ``h(g, x, *constants)``: the constants' attribute names."""
 
 _AS_OPERATIONS = {"own.gather": 3, "own.zeroed": 3, "own.cumsum_adjoint": 3, "own.contract": None,
                   "own.cross_product": 2, "own.others_product": 2}

@@ -38,7 +38,11 @@ factor too; the operand that only gives a shape gets no adjoint.
   ``np.moveaxis``: adjoint the move back; so is ``float_zeros(x)`` (``np.zeros_like(x) + 0.0``).
 * ``tile_adjoint(x0, x1, reps)`` sums the tiles of ``x0`` (the adjoint of
   ``np.tile(x1, reps)``) into ``x1``'s shape, a linear map whose transpose
-  tiles again: adjoint to ``x0`` ``np.tile(g, reps)``; ``x1`` only gives the shape.
+  tiles again: adjoint to ``x0`` ``np.tile(g, reps)``; ``x1`` only gives the
+  shape. Likewise ``repeat_adjoint(x0, x1, repeats, axis)`` (the copies
+  summed; transpose ``np.repeat``), ``trace_adjoint(x0, x1, offset)`` (``x0``
+  on a diagonal; transpose ``np.trace``) and ``diag_adjoint(x0, x1, k)`` (a
+  diagonal taken, or placed back; transpose ``np.diag`` either way).
 * ``assign(y, index, v)`` (a copy of ``y`` with ``y[index] = v``, as written for
   ``y[index] = v`` where the forward pass keeps each version of ``y``) is the
   subscript write itself, ``array.setitem`` (:mod:`s2s_ad.rules.numpy`), its
@@ -104,6 +108,13 @@ OWN_RULES = [
          "array", "move back", adjoint=True, attrs=(("source", 0), ("destination", 0))),
     Rule("own.tile_adjoint", "tile_adjoint(x, y, reps)", ("np.tile(g, reps)", None), "array",
          "g tiled back", adjoint=True, attrs=(("reps", 1),)),
+    Rule("own.repeat_adjoint", "repeat_adjoint(x, y, repeats, axis)",
+         ("np.repeat(g, repeats, axis=axis)", None), "array", "g repeated back", adjoint=True,
+         attrs=(("repeats", 1), ("axis", None))),
+    Rule("own.trace_adjoint", "trace_adjoint(x, y, offset)", ("np.trace(g, offset=offset)", None),
+         "array", "the diagonal of g", adjoint=True, attrs=(("offset", 0),)),
+    Rule("own.diag_adjoint", "diag_adjoint(x, y, k)", ("np.diag(g, k=k)", None), "array",
+         "np.diag of g", adjoint=True, attrs=(("k", 0),)),
     Rule("own.eye_matrix", "eye_matrix(x)", (None,), "array", "constant"),
     Rule("own.float_zeros", "float_zeros(x)", (None,), "array", "constant"),
 ]
@@ -117,6 +128,7 @@ OWN_PRIMS = {"unbroadcast": "own.unbroadcast", "spread": "own.spread",
              "cumsum_adjoint": "own.cumsum_adjoint", "tile_adjoint": "own.tile_adjoint",
              "contract": "own.contract", "cross_product": "own.cross_product",
              "others_product": "own.others_product",
-             "inner_adjoint": "own.inner_adjoint"}
+             "inner_adjoint": "own.inner_adjoint", "repeat_adjoint": "own.repeat_adjoint",
+             "trace_adjoint": "own.trace_adjoint", "diag_adjoint": "own.diag_adjoint"}
 """Helper name -> its primitive (``matmul_adjoint``, ``inner_adjoint``: + ``.0``/``.1``,
 its last argument)."""
