@@ -41,7 +41,7 @@ def helpers_module(folder, label: str, body: str):
         "add_over", "unbroadcast", "matmul_adjoint", "spread", "extreme_adjoint", "astype_like",
         "total", "array_sum", "own", "rolled", "moved", "eye_matrix", "float_zeros",
         "tile_adjoint", "inner_adjoint", "contract", "cross_product", "others_product",
-        "repeat_adjoint", "trace_adjoint", "diag_adjoint")) \
+        "repeat_adjoint", "trace_adjoint", "diag_adjoint", "cumprod_adjoint")) \
         + "\n\n" + body
     return import_source(str(folder), text, label)
 
@@ -107,6 +107,12 @@ RULE_CASES = [
     ("diag_adjoint(g * g, x, -1) * x", (4, 4), (3,), None, ("g", "x")),
     ("diag_adjoint(g * g, x, 1) * x", (3,), (3, 4), None, ("g", "x")),
     ("diag_adjoint(g * g, x, -1) * x", (2,), (3, 4), None, ("g", "x")),
+    ("cumprod_adjoint(g * g, x * y, np.cumprod(x * y, axis=1), 1)", (3, 4), (3, 4), (4,),
+     ("g", "x", "y")),
+    ("cumprod_adjoint(g * g, x * y, np.cumprod(x * y), None)", (6,), (2, 3), (3,),
+     ("g", "x", "y")),
+    ("cumprod_adjoint(g * g, x * y, np.cumprod(x * y, axis=0), 0)", (4, 2), (4, 2), (),
+     ("g", "x", "y")),
 ]
 
 
@@ -140,6 +146,26 @@ def test_own_helper_rules_against_finite_differences(expr, gs, xs, ys, wrt, tmp_
                for w in wrt)
     assert np.isclose(value, mod.f(*args), rtol=1e-12)
     assert np.isclose(float(tangent), want, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("axis", [0, None])
+def test_cumprod_adjoint_read_back_at_zeros(axis, tmp_path):
+    """cumprod_adjoint read back is its exact form for every slice: at a slice
+    holding zeros (where its text leaves the division) too, its gradient
+    and tangent against central differences."""
+    mod = helpers_module(tmp_path, f"cumprod_zeros_{axis}", "def f(g, x, c):\n"
+                         f"    out = np.cumprod(x, axis={axis})\n"
+                         f"    return np.sum(cumprod_adjoint(g * g, x, out, {axis}) * c)\n")
+    g = RNG.uniform(0.5, 1.5, (4, 3))
+    x = np.array([[1.2, 0.0, 0.7], [0.0, 0.0, 1.1], [0.9, 1.3, 0.4], [0.6, 0.8, 0.0]])
+    c = RNG.normal(size=(4, 3))
+    got = s2s_ad.grad(mod.f, wrt=(0, 1))(g, x, c)
+    for i, d in enumerate(got):
+        np.testing.assert_allclose(d, fd_gradient(mod.f, [g, x, c], i), rtol=1e-6, atol=1e-8)
+    dg, dx = RNG.normal(size=(4, 3)), RNG.normal(size=(4, 3))
+    _, tangent = s2s_ad.jvp(mod.f, wrt=(0, 1))(g, x, c, dg=dg, dx=dx)
+    want = float(np.sum(got[0] * dg) + np.sum(got[1] * dx))
+    assert np.isclose(float(tangent), want, rtol=1e-9, atol=1e-12)
 
 
 def test_a_function_named_like_a_helper_is_the_users_own(tmp_path):

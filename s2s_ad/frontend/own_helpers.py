@@ -167,7 +167,7 @@ _CONSTANTS = {"own.tile_adjoint": ("reps",), "own.repeat_adjoint": ("repeats", "
 """Helpers ``h(g, x, *constants)``: the constants' attribute names."""
 
 _AS_OPERATIONS = {"own.gather": 3, "own.zeroed": 3, "own.cumsum_adjoint": 3, "own.contract": None,
-                  "own.cross_product": 2, "own.others_product": 2}
+                  "own.cross_product": 2, "own.others_product": 2, "own.cumprod_adjoint": 4}
 """Helpers lowered as the operations they compute (arguments taken; None: any
 number, ``contract(subscripts, *operands)``)."""
 
@@ -175,7 +175,8 @@ number, ``contract(subscripts, *operands)``)."""
 def _as_operations(lo, prim: str, node: ast.Call, var: str | None):
     """``contract(subscripts, *operands)`` as ``np.einsum(subscripts,
     *operands)``, ``cross_product(a, b)`` as ``np.cross(a, b)``, ``others_product(x,
-    axis)`` as its cumulative products, ``gather(g, index, y)`` as ``spread(g, y)[index]``, ``zeroed(g, index,
+    axis)`` and ``cumprod_adjoint(g, x, out, axis)`` as their cumulative products,
+    ``gather(g, index, y)`` as ``spread(g, y)[index]``, ``zeroed(g, index,
     y)`` as the write ``spread(g, y)[index] = 0.0``, ``cumsum_adjoint(g, x,
     axis)`` as ``np.flip(np.cumsum(np.flip(g, axis), axis), axis)`` (over
     ``np.ravel(g)``, reshaped to ``x``'s shape, for ``axis=None``)."""
@@ -221,6 +222,8 @@ def _as_operations(lo, prim: str, node: ast.Call, var: str | None):
                                                          node)))
         if prim == "own.others_product":
             return lo.expr(_others_product(lo, node, given, names[0]))
+        if prim == "own.cumprod_adjoint":
+            return lo.expr(_cumprod_adjoint(lo, node, given, names[:2]))
         g, y = lo.expr(given[0]), lo.expr(given[2])
         base = lo.emit("own.spread", [g, y], node, hint="spread")
         if prim == "own.gather":
@@ -262,6 +265,38 @@ def _others_product(lo, node: ast.Call, given: list, name: str) -> ast.expr:
     text = f"{np_}.moveaxis({left} * {right}, -1, {a!r})"
     if axis is None:
         text = f"{np_}.reshape({text}, {np_}.shape({name}))"
+    return ast.fix_missing_locations(_at(ast.parse(text, mode="eval").body, node))
+
+
+def _cumprod_adjoint(lo, node: ast.Call, given: list, names: list) -> ast.expr:
+    """``cumprod_adjoint(g, x, out, axis)`` as the operations of its exact
+    form, for every slice (its text takes it where a slice holds a zero; the
+    values are the same elsewhere, the cost quadratic in the axis length):
+    ``x[k]``'s adjoint is the product of the elements before it times the
+    sum over ``i >= k`` of ``g[i]`` times the product of ``x[k + 1 .. i]``.
+    ``g`` and ``x`` bound to ``names``."""
+    try:
+        axis = ast.literal_eval(given[3])
+    except ValueError:
+        raise lo.src.error(given[3], "the axis must be a constant, as s2s-ad writes it") from None
+    np_ = getattr(lo, "numpy_alias", None)
+    if np_ is None:
+        raise lo.src.error(node, "`cumprod_adjoint` is read in a module without NumPy")
+    lo.env[names[0]], lo.env[names[1]] = lo.expr(given[0]), lo.expr(given[1])
+    g, x = names
+    if axis is None:
+        g, x, axis = f"{np_}.ravel({g})", f"{np_}.ravel({x})", 0
+    xm, gm = f"{np_}.moveaxis({x}, {axis!r}, -1)", f"{np_}.moveaxis({g}, {axis!r}, -1)"
+    k = f"{np_}.arange({np_}.shape({xm})[-1])"
+    before = (f"{np_}.cumprod({np_}.concatenate([{np_}.ones_like({xm}[..., :1]), "
+              f"{xm}[..., :-1]], axis=-1), axis=-1)")
+    after = (f"{np_}.cumprod({np_}.where({k}[None, :] > {k}[:, None], {xm}[..., None, :], 1.0), "
+             "axis=-1)")
+    summed = (f"{np_}.sum({np_}.where({k}[None, :] >= {k}[:, None], {after} * {gm}[..., None, :], "
+              "0.0), axis=-1)")
+    text = f"{np_}.moveaxis({before} * {summed}, -1, {axis!r})"
+    if names[1] != x:  # axis None: back to x's shape
+        text = f"{np_}.reshape({text}, {np_}.shape({names[1]}))"
     return ast.fix_missing_locations(_at(ast.parse(text, mode="eval").body, node))
 
 

@@ -56,7 +56,10 @@ factor too; the operand that only gives a shape gets no adjoint.
   (an einsum's adjoint) ``np.einsum(subscripts, *operands)`` and
   ``cross_product(a, b)`` ``np.cross(a, b)``, and ``others_product(x, axis)``
   (``np.prod``'s adjoint: the product of the other elements along ``axis``)
-  its exclusive cumulative products from both sides: each lowered as those operations
+  its exclusive cumulative products from both sides, and ``cumprod_adjoint(g,
+  x, out, axis)`` the exact form its text takes where a slice holds a zero
+  (for every slice: quadratic in the axis length, the same values): each
+  lowered as those operations
   (:mod:`s2s_ad.frontend.own_helpers`), which have rules, rather than a rule
   of its own.
 
@@ -127,7 +130,7 @@ OWN_PRIMS = {"unbroadcast": "own.unbroadcast", "spread": "own.spread",
              "assign": "array.setitem", "gather": "own.gather", "zeroed": "own.zeroed",
              "cumsum_adjoint": "own.cumsum_adjoint", "tile_adjoint": "own.tile_adjoint",
              "contract": "own.contract", "cross_product": "own.cross_product",
-             "others_product": "own.others_product",
+             "others_product": "own.others_product", "cumprod_adjoint": "own.cumprod_adjoint",
              "inner_adjoint": "own.inner_adjoint", "repeat_adjoint": "own.repeat_adjoint",
              "trace_adjoint": "own.trace_adjoint", "diag_adjoint": "own.diag_adjoint"}
 """Helper name -> its primitive (``matmul_adjoint``, ``inner_adjoint``: + ``.0``/``.1``,
