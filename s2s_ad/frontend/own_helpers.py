@@ -194,32 +194,20 @@ def _as_operations(lo, prim: str, node: ast.Call, var: str | None):
                                                  and isinstance(given[0].value, str))):
                 raise lo.src.error(node, "`contract` takes the subscripts, a constant string, "
                                    "and the operands")
-            np_ = getattr(lo, "numpy_alias", None)
-            if np_ is None:
-                raise lo.src.error(node, f"`{ast.unparse(node.func)}` is read in a module "
-                                   "without NumPy")
+            np_ = _numpy(lo, node)
             for n, a in zip(names[first:], given[first:]):
                 lo.env[n] = lo.expr(a)
             text = (f"{np_}.einsum({given[0].value!r}, {', '.join(names[1:])})" if first
                     else f"{np_}.cross({names[0]}, {names[1]})")
-            return lo.expr(ast.fix_missing_locations(_at(ast.parse(text, mode="eval").body,
-                                                         node)))
+            return lo.expr(_parsed(text, node))
         if prim == "own.cumsum_adjoint":
-            try:
-                axis = ast.literal_eval(given[2])
-            except ValueError:
-                raise lo.src.error(given[2], "the axis must be a constant, as s2s-ad writes "
-                                   "it") from None
+            axis, np_ = _constant(lo, given[2]), _numpy(lo, node)
             lo.env[names[0]], lo.env[names[1]] = lo.expr(given[0]), lo.expr(given[1])
-            np_ = getattr(lo, "numpy_alias", None)  # the module's name for NumPy
-            if np_ is None:
-                raise lo.src.error(node, "`cumsum_adjoint` is read in a module without NumPy")
             g, x = names[0], names[1]
             text = (f"{np_}.reshape({np_}.flip({np_}.cumsum({np_}.flip({np_}.ravel({g})))), "
                     f"{np_}.shape({x}))" if axis is None else
                     f"{np_}.flip({np_}.cumsum({np_}.flip({g}, {axis!r}), {axis!r}), {axis!r})")
-            return lo.expr(ast.fix_missing_locations(_at(ast.parse(text, mode="eval").body,
-                                                         node)))
+            return lo.expr(_parsed(text, node))
         if prim == "own.others_product":
             return lo.expr(_others_product(lo, node, given, names[0]))
         if prim == "own.cumprod_adjoint":
@@ -248,13 +236,7 @@ def _others_product(lo, node: ast.Call, given: list, name: str) -> ast.expr:
     to ``name``: the exclusive cumulative products from the left and from
     the right along ``axis`` (moved last), multiplied (over ``np.ravel(x)``,
     reshaped to ``x``'s shape, for ``axis=None``)."""
-    try:
-        axis = ast.literal_eval(given[1])
-    except ValueError:
-        raise lo.src.error(given[1], "the axis must be a constant, as s2s-ad writes it") from None
-    np_ = getattr(lo, "numpy_alias", None)
-    if np_ is None:
-        raise lo.src.error(node, "`others_product` is read in a module without NumPy")
+    axis, np_ = _constant(lo, given[1]), _numpy(lo, node)
     lo.env[name] = lo.expr(given[0])
     x, a = (f"{np_}.ravel({name})", 0) if axis is None else (name, axis)
     m = f"{np_}.moveaxis({x}, {a!r}, -1)"
@@ -265,7 +247,7 @@ def _others_product(lo, node: ast.Call, given: list, name: str) -> ast.expr:
     text = f"{np_}.moveaxis({left} * {right}, -1, {a!r})"
     if axis is None:
         text = f"{np_}.reshape({text}, {np_}.shape({name}))"
-    return ast.fix_missing_locations(_at(ast.parse(text, mode="eval").body, node))
+    return _parsed(text, node)
 
 
 def _cumprod_adjoint(lo, node: ast.Call, given: list, names: list) -> ast.expr:
@@ -275,13 +257,7 @@ def _cumprod_adjoint(lo, node: ast.Call, given: list, names: list) -> ast.expr:
     ``x[k]``'s adjoint is the product of the elements before it times the
     sum over ``i >= k`` of ``g[i]`` times the product of ``x[k + 1 .. i]``.
     ``g`` and ``x`` bound to ``names``."""
-    try:
-        axis = ast.literal_eval(given[3])
-    except ValueError:
-        raise lo.src.error(given[3], "the axis must be a constant, as s2s-ad writes it") from None
-    np_ = getattr(lo, "numpy_alias", None)
-    if np_ is None:
-        raise lo.src.error(node, "`cumprod_adjoint` is read in a module without NumPy")
+    axis, np_ = _constant(lo, given[3]), _numpy(lo, node)
     lo.env[names[0]], lo.env[names[1]] = lo.expr(given[0]), lo.expr(given[1])
     g, x = names
     if axis is None:
@@ -297,6 +273,27 @@ def _cumprod_adjoint(lo, node: ast.Call, given: list, names: list) -> ast.expr:
     text = f"{np_}.moveaxis({before} * {summed}, -1, {axis!r})"
     if names[1] != x:  # axis None: back to x's shape
         text = f"{np_}.reshape({text}, {np_}.shape({names[1]}))"
+    return _parsed(text, node)
+
+
+def _constant(lo, arg: ast.expr):
+    """An axis (or other constant) as s2s-ad writes it, else refused, located."""
+    try:
+        return ast.literal_eval(arg)
+    except ValueError:
+        raise lo.src.error(arg, "the axis must be a constant, as s2s-ad writes it") from None
+
+
+def _numpy(lo, node: ast.Call) -> str:
+    """The module's name for NumPy, which the operations written for a helper use."""
+    np_ = getattr(lo, "numpy_alias", None)
+    if np_ is None:
+        raise lo.src.error(node, f"`{ast.unparse(node.func)}` is read in a module without NumPy")
+    return np_
+
+
+def _parsed(text: str, node: ast.Call) -> ast.expr:
+    """``text``, an expression, parsed and placed at ``node``."""
     return ast.fix_missing_locations(_at(ast.parse(text, mode="eval").body, node))
 
 
