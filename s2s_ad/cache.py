@@ -76,7 +76,7 @@ def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
     with_value = kind == "value_and_grad"
     if kind == "jvp":
         functions, src, graph = jvp_program(fn, wrt, lengths=lengths, arrays=arrays,
-                                            statics=statics)
+                                            statics=statics, output=output)
     else:
         functions, src, graph = program(fn, wrt, with_value=with_value, pair=kind == "pair",
                                         output=output, lengths=lengths, arrays=arrays,

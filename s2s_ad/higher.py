@@ -119,11 +119,6 @@ def transform(fn: Callable, wrt: Wrt, kind: str, output, lengths, checkpoint=Non
             f"{fn.__name__} is a generated {made[0].replace('_', ' ')} function; s2s-ad "
             f"differentiates generated gradients (grad) and JVPs (jvp): use "
             f"s2s_ad.grad({made[1].__name__}) or s2s_ad.hvp/hessian of it")
-    if made[3] is not None:
-        raise HigherOrderError(
-            f"{fn.__name__} differentiates item {made[3]} of a function returning a tuple; "
-            "second derivatives of such functions are not generated yet: write a function "
-            "returning that item")
     if kind == "jvp":
         return _jvp_of_grad(fn, made, wrt)
     return _grad_of_grad(fn, made, wrt, output, kind == "value_and_grad")
@@ -344,7 +339,7 @@ def _jvp_of_grad(grad_fn: Callable, made, wrt: Wrt) -> Callable:
         if held is not None:
             kwargs = {**held(), **kwargs}  # a closure's data, by keyword
         along = [p for p in own if p in given or p in gradient]
-        forward = _concrete(f, along, "jvp", None, args, kwargs, lengths, memo=memo)
+        forward = _concrete(f, along, "jvp", made[3], args, kwargs, lengths, memo=memo)
         tnames = dict(zip(along, _tangent_names(forward, len(along))))
         call = dict(kwargs)
         for p in along:
@@ -408,7 +403,7 @@ def _grad_of_grad(grad_fn: Callable, made, wrt: Wrt, output, with_value: bool) -
             _chosen(f, None, args, kwargs, lengths, memo=memo)[0] + [seed_now]
         if held is not None:
             kwargs = {**held(), **kwargs}  # a closure's data, by keyword
-        forward = _concrete(f, [target], "jvp", None, args, kwargs, lengths, memo=memo)
+        forward = _concrete(f, [target], "jvp", made[3], args, kwargs, lengths, memo=memo)
         call = {**kwargs, _tangent_names(forward, 1)[0]: 1.0}
         inner = [c for c in chosen if c != seed_now]
         results = {}
@@ -446,7 +441,7 @@ def vjp_of(fn: Callable, args: tuple, kwargs: dict):
         if getattr(raw, "__s2s_ad_by_shape__", False):
             raw = _concrete(made[1], made[2], "jvp", None, args, kwargs, made[4])
         return ("source", raw)
-    if made[0] != "grad" or made[3] is not None:
+    if made[0] != "grad":
         transform(fn, None, "grad", None, None)  # raises the message for these
     f, w, lengths, seed, default = _gradient_plan(fn, made)
     memo: dict = {}
@@ -458,7 +453,7 @@ def vjp_of(fn: Callable, args: tuple, kwargs: dict):
     # an `int` parameter has no derivative (0.0, as in f's gradient); its JVP
     # module's text may use it as an int without the annotation
     moving = _chosen(f, None, args, kwargs, lengths, memo=memo, without_ints=True)[0]
-    forward = _concrete(f, gradient, "jvp", None, args, kwargs, lengths, memo=memo)
+    forward = _concrete(f, gradient, "jvp", made[3], args, kwargs, lengths, memo=memo)
     tangents = _tangent_names(forward, len(gradient))
     own = list(_signature(f).parameters)
 

@@ -378,20 +378,26 @@ def gradient_code(fn: Callable, wrt: Wrt, output: int | None, lengths: dict | No
 
 
 def jvp_program(fn: Callable, wrt: Wrt = None, *, lengths: dict | None = None,
-                arrays: Sequence[str] = (), statics: dict | None = None
+                arrays: Sequence[str] = (), statics: dict | None = None,
+                output: int | None = None
                 ) -> tuple[list[CodeFunction], source.Source, calls.CallGraph]:
     """The generated functions of ``fn``'s Jacobian-vector product (forward
     mode): ``jvp_FN`` first, then a JVP function for every user function it
     calls (one per specialisation). ``wrt`` None means every parameter that
-    is not used as an integer."""
-    return loop_batching.retrying(lambda: _jvp_program_for(fn, wrt, lengths, arrays, statics))
+    is not used as an integer. ``output`` K: of item K of the tuple ``fn``
+    returns only (``(value, tangent)`` of that item; second derivatives of
+    ``grad(fn, output=K)`` go through it)."""
+    return loop_batching.retrying(lambda: _jvp_program_for(fn, wrt, lengths, arrays, statics,
+                                                           output))
 
 
-def _jvp_program_for(fn, wrt, lengths, arrays, statics):
+def _jvp_program_for(fn, wrt, lengths, arrays, statics, output=None):
     src = targets.locate(fn)
     # a list parameter not given a length is a list of any length where the
     # program allows it, its tangent a list of its length (as for gradients)
     func, first, graph = lower_lists(src, lengths, arrays, statics)
+    if output is not None:  # that item alone: its value and tangent, no tuple
+        func = dataclasses.replace(choose_output(func, output), outputs=None)
     try:
         return _jvp_program(func, graph, src, wrt)
     except SourceError as why:
