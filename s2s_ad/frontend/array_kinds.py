@@ -26,8 +26,9 @@ from __future__ import annotations
 
 from s2s_ad import ir
 
-COMPARISONS = frozenset({"lt", "le", "gt", "ge", "eq", "ne"})
-"""Their bool result is an array where an operand is one."""
+COMPARISONS = frozenset({"lt", "le", "gt", "ge", "eq", "ne", "np.logical_and", "np.logical_or",
+                         "np.logical_xor", "np.logical_not"})
+"""Their bool result is an array where an operand is one (or a mask)."""
 
 INDICES = frozenset({"np.argmax", "np.argmin"})
 """Their int result is an array where an operand is one and an axis is given."""

@@ -37,7 +37,7 @@ from s2s_ad.errors import SourceError
 from s2s_ad.frontend.numpy import ArrayLowering, numpy_use
 from s2s_ad.frontend.params import Parameters
 from s2s_ad.frontend.control import RET, RETVAL, ControlFlow, always_returns, returns_in
-from s2s_ad.frontend.list_params import ListParams
+from s2s_ad.frontend.list_params import ListParams, kind_of
 from s2s_ad.names import Namer, identifiers
 from s2s_ad.rules import RULES
 from s2s_ad.frontend.source import Source, locate as source_locate
@@ -45,6 +45,11 @@ from s2s_ad.frontend.source import Source, locate as source_locate
 BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow",
           ast.Mod: "mod", ast.FloorDiv: "floordiv"}
 UNARYOPS = {ast.USub: "neg", ast.UAdd: "pos"}
+LOGICAL = {ast.BitAnd: "np.logical_and", ast.BitOr: "np.logical_or", ast.BitXor: "np.logical_xor",
+           ast.Invert: "np.logical_not"}
+"""``&``, ``|``, ``^``, ``~`` of comparisons (bools, masks) in NumPy code: NumPy's
+logical functions, which they are on bools (on integers they are bitwise:
+refused)."""
 COMPARE = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
 BUILTIN_NAMES = {"abs", "max", "min", "float", "int", "round", "len", "range", "reversed",
                  "enumerate"}
@@ -490,6 +495,8 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             if repeated is not None:
                 return repeated
             prim = BINOPS.get(type(node.op))
+            if type(node.op) in LOGICAL and self.array_mode:
+                return self.logical(node, var, hint)
             if prim is None:
                 raise self.src.error(node, f"the operator `{_opsym(node.op)}` is not supported "
                                      "on scalars")
@@ -514,6 +521,8 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             if isinstance(node.op, ast.Not):
                 return self.not_op(node, var, hint)
             if isinstance(node.op, ast.Invert):
+                if self.array_mode:
+                    return self.logical(node, var, hint)
                 raise self.src.error(node, "the operator `~` is not supported")
             operand = self.expr(node.operand)
             if isinstance(operand, ir.Const) and isinstance(node.op, ast.USub):
@@ -535,6 +544,29 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
                 return self.constant(obj, node)
             raise self.src.error(node, module_lists.not_a_number(node, obj))
         raise self.refuse(node)
+
+    def logical(self, node: ast.expr, var: str | None, hint: str | None) -> ir.Operand:
+        """``a & b``, ``a | b``, ``a ^ b``, ``~a`` of comparisons or masks (bools)
+        in NumPy code, as ``np.logical_and(a, b)``... (the same values on bools);
+        anything else is bitwise arithmetic on integers, refused, located."""
+        operands = [node.operand] if isinstance(node, ast.UnaryOp) else [node.left, node.right]
+        args = [self.expr(a) for a in operands]
+        if isinstance(node, ast.UnaryOp) and not (isinstance(args[0], ir.Value)
+                                                  and id(args[0]) in self.masks):
+            # ~True is -2 on a Python bool: logical only on an array of bools
+            raise self.src.error(node, "`~` is supported on a comparison of arrays (a mask), "
+                                 "where it is NumPy's logical not; for a bool write `not`")
+        for a, arg in zip(operands, args):
+            if kind_of(arg) != "bool":
+                raise self.src.error(a, f"`{_opsym(node.op)}` is supported between comparisons "
+                                     "(bools, masks), where it is NumPy's logical "
+                                     f"{LOGICAL[type(node.op)][11:]}; this operand is "
+                                     f"{kind_of(arg)} (bitwise arithmetic is not supported)")
+        if all(isinstance(a, ir.Const) for a in args):
+            p, q = (a.value for a in args)
+            return ir.Const(bool({ast.BitAnd: p and q, ast.BitOr: p or q,
+                                  ast.BitXor: p != q}[type(node.op)]))
+        return self.emit(LOGICAL[type(node.op)], args, node, var, hint=hint)
 
     def runtime_comprehension(self, node: ast.expr, var: str | None = None):
         """The list of any length a comprehension over one makes, else None
