@@ -41,7 +41,8 @@ def helpers_module(folder, label: str, body: str):
         "add_over", "unbroadcast", "matmul_adjoint", "spread", "extreme_adjoint", "astype_like",
         "total", "array_sum", "own", "rolled", "moved", "eye_matrix", "float_zeros",
         "tile_adjoint", "inner_adjoint", "contract", "cross_product", "others_product",
-        "repeat_adjoint", "trace_adjoint", "diag_adjoint", "cumprod_adjoint")) \
+        "repeat_adjoint", "trace_adjoint", "diag_adjoint", "cumprod_adjoint", "stacked_part",
+        "stacked_back")) \
         + "\n\n" + body
     return import_source(str(folder), text, label)
 
@@ -113,6 +114,11 @@ RULE_CASES = [
      ("g", "x", "y")),
     ("cumprod_adjoint(g * g, x * y, np.cumprod(x * y, axis=0), 0)", (4, 2), (4, 2), (),
      ("g", "x", "y")),
+    ("stacked_part(g * g, (x, y), 0, 'h') * x", (7,), (3,), (4,), ("g", "x")),
+    ("stacked_part(g * g, (x, y), 1, 'h') * y", (2, 5), (2, 3), (2, 2), ("g", "y")),
+    ("stacked_part(g * g, (x, y), 1, 'v') * y", (2, 4), (4,), (4,), ("g", "y")),
+    ("stacked_part(g * g, (x, y, x), 2, 'v') * x", (7, 3), (2, 3), (3, 3), ("g", "x")),
+    ("stacked_part(g * g, (x, y), 0, 'h') * x", (2,), (), (), ("g", "x")),
 ]
 
 

@@ -42,7 +42,7 @@ LINEAR = frozenset({
     "np.take", "np.take_along_axis", "np.diagonal", "np.pad", "axis.front", "axis.back",
     "own.unbroadcast", "own.spread", "own.extreme_adjoint", "own.astype_like",
     "own.total", "own.array_sum", "own.own", "own.rolled", "own.moved", "own.tile_adjoint",
-    "own.repeat_adjoint", "own.trace_adjoint", "own.diag_adjoint",
+    "own.repeat_adjoint", "own.trace_adjoint", "own.diag_adjoint", "own.stacked_part",
     "np.full", "np.full_like", "array.full_as", "array.astype", "array.item"}) | LINEAR_MORE
 """Linear in the operands a derivative flows to (``np.where``: in its two
 branches, for a fixed condition; a subscript assignment: in the array and the

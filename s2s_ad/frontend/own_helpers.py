@@ -132,6 +132,12 @@ def call(lo, prim: str, node: ast.Call, var: str | None, hint: str | None):
                                "them") from None
         attrs = {"source": source, "destination": destination}
         given = given[:1]
+    if prim == "own.stacked_part":  # stacked_part(g, (x0, x1, ...), i, how), as s2s-ad writes it
+        if len(given) != 4 or not isinstance(given[1], ast.Tuple):
+            raise lo.src.error(node, "`stacked_part` takes the adjoint, a tuple of the stacked "
+                               "operands, the position and how, as s2s-ad writes them")
+        attrs = {"part": _constant(lo, given[2]), "how": _constant(lo, given[3])}
+        given = [given[0]] + list(given[1].elts)
     if prim in _CONSTANTS:  # tile_adjoint(g, x, reps): reps a constant, as s2s-ad writes it
         names = _CONSTANTS[prim]
         if len(given) != 2 + len(names):

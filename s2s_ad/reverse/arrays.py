@@ -528,7 +528,7 @@ def _as_value(idx: ast.expr) -> ast.expr:
 
 TEMPLATE_HELPERS = ("others_product", "matmul_adjoint", "dot_adjoint", "spread",
                     "extreme_adjoint", "cumsum_adjoint", "cumprod_adjoint", "repeat_adjoint",
-                    "tile_adjoint", "diag_adjoint", "trace_adjoint", "stacked_part",
+                    "tile_adjoint", "diag_adjoint", "trace_adjoint", "stacked_part", "stacked_back",
                     "inner_adjoint", "solve_adjoint", "unbroadcast", "tensordot_adjoint",
                     "cholesky_adjoint", "sort_adjoint", "take_adjoint",
                     "take_along_axis_adjoint", "diagonal_adjoint", "pad_adjoint",

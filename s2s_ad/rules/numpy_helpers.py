@@ -244,6 +244,14 @@ def stacked_part(g, xs, i, how):
     part = g[(slice(None),) * axis + (slice(start, start + length(xs[i], nds[i])),)]
     return np.reshape(part, np.shape(xs[i]))
 ''',
+    "stacked_back": '''
+def stacked_back(g, xs, i, how):
+    """np.hstack (how "h") or np.vstack ("v") of xs with g in the place of
+    xs[i] and zeros in the others': what stacked_part takes apart, put back
+    (its transpose, for a gradient module read back from its file)."""
+    parts = [g if k == i else np.zeros_like(x) for k, x in enumerate(xs)]
+    return np.hstack(parts) if how == "h" else np.vstack(parts)
+''',
     "inner_adjoint": '''
 def inner_adjoint(g, x, y, i):
     """The adjoint of np.inner(x, y), which contracts the last axes: g's axes

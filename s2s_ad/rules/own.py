@@ -43,6 +43,10 @@ factor too; the operand that only gives a shape gets no adjoint.
   summed; transpose ``np.repeat``), ``trace_adjoint(x0, x1, offset)`` (``x0``
   on a diagonal; transpose ``np.trace``) and ``diag_adjoint(x0, x1, k)`` (a
   diagonal taken, or placed back; transpose ``np.diag`` either way).
+  ``stacked_part(x0, (x1, ..., xn), i, how)`` (the part of ``x0`` that
+  ``np.hstack``/``np.vstack`` took from operand ``i``; the others only give
+  shapes) has the transpose ``stacked_back``: the stack of ``g`` in that
+  place and zeros in the others'.
 * ``assign(y, index, v)`` (a copy of ``y`` with ``y[index] = v``, as written for
   ``y[index] = v`` where the forward pass keeps each version of ``y``) is the
   subscript write itself, ``array.setitem`` (:mod:`s2s_ad.rules.numpy`), its
@@ -111,6 +115,9 @@ OWN_RULES = [
          "array", "move back", adjoint=True, attrs=(("source", 0), ("destination", 0))),
     Rule("own.tile_adjoint", "tile_adjoint(x, y, reps)", ("np.tile(g, reps)", None), "array",
          "g tiled back", adjoint=True, attrs=(("reps", 1),)),
+    Rule("own.stacked_part", "stacked_part(x0, rest, part, how)",
+         ("stacked_back(g, rest, part, how)", None), "array", "g put back among zeros",
+         adjoint=True, variadic=True, attrs=(("part", 0), ("how", "h"))),
     Rule("own.repeat_adjoint", "repeat_adjoint(x, y, repeats, axis)",
          ("np.repeat(g, repeats, axis=axis)", None), "array", "g repeated back", adjoint=True,
          attrs=(("repeats", 1), ("axis", None))),
@@ -132,6 +139,7 @@ OWN_PRIMS = {"unbroadcast": "own.unbroadcast", "spread": "own.spread",
              "contract": "own.contract", "cross_product": "own.cross_product",
              "others_product": "own.others_product", "cumprod_adjoint": "own.cumprod_adjoint",
              "inner_adjoint": "own.inner_adjoint", "repeat_adjoint": "own.repeat_adjoint",
-             "trace_adjoint": "own.trace_adjoint", "diag_adjoint": "own.diag_adjoint"}
+             "trace_adjoint": "own.trace_adjoint", "diag_adjoint": "own.diag_adjoint",
+             "stacked_part": "own.stacked_part"}
 """Helper name -> its primitive (``matmul_adjoint``, ``inner_adjoint``: + ``.0``/``.1``,
 its last argument)."""
