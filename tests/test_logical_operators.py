@@ -31,6 +31,10 @@ PROGRAMS = {
     "loop": "def f(x, y):\n    s = x * 1.0\n    for i in range(3):\n"
             "        s = np.where((s > 0.3) & (y > 0.1), s * y + 0.1, s * 0.9)\n    return np.sum(s)",
     "numbers": "def f(a: float, y):\n    return np.sum(y * y) * ((a > 0.0) & (a < 1.0)) + a * a",
+    # the tests np.isnan, np.isfinite are masks too: ~np.isnan(y) is a logical not
+    "nan_masks": "def f(x, y):\n    z = np.where(y > 0.6, np.nan, y)\n"
+                 "    ok = ~np.isnan(z) & np.isfinite(x)\n"
+                 "    return np.sum(np.where(ok, x * np.nan_to_num(z), 0.0)) + np.sum(x * np.isnan(z))",
 }
 
 

@@ -27,7 +27,8 @@ from __future__ import annotations
 from s2s_ad import ir
 
 COMPARISONS = frozenset({"lt", "le", "gt", "ge", "eq", "ne", "np.logical_and", "np.logical_or",
-                         "np.logical_xor", "np.logical_not"})
+                         "np.logical_xor", "np.logical_not", "np.isnan", "np.isfinite",
+                         "np.isinf"})
 """Their bool result is an array where an operand is one (or a mask)."""
 
 INDICES = frozenset({"np.argmax", "np.argmin"})

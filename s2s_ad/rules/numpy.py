@@ -90,9 +90,8 @@ NUMPY_RULES = [
     _unary("negative", "-1", "-1"),
     _unary("sign", None, "zero almost everywhere"),
     _unary("floor", None, "zero almost everywhere (a step)"),
-    _unary("isnan", None, "zero (a test)"),
-    _unary("isfinite", None, "zero (a test)"),
-    _unary("isinf", None, "zero (a test)"),
+    *[Rule(f"np.{name}", f"np.{name}(x)", (None,), "bool", "zero (a test)", domain=(ANY,))
+      for name in ("isnan", "isfinite", "isinf")],
     Rule("np.logical_and", "np.logical_and(x, y)", (None, None), "bool", "zero (a test)",
          "also `a & b` of two comparisons (or masks)", broadcast=True),
     Rule("np.logical_or", "np.logical_or(x, y)", (None, None), "bool", "zero (a test)",
