@@ -95,43 +95,6 @@ def call(lo, prim: str, node: ast.Call, var: str | None, hint: str | None):
         target = ast.copy_location(ast.Subscript(given[0], _index(lo, given[1]), ast.Store()),
                                    node)
         return lo.emit_setitem(base, lo.expr(given[2]), target, None, None, var)
-    if prim in ("own.matmul_adjoint", "own.inner_adjoint", "own.extreme_adjoint"):
-        if len(given) != 4:
-            raise lo.src.error(node, f"`{ast.unparse(node.func)}` takes 4 arguments")
-        try:
-            last = ast.literal_eval(given[3])
-        except ValueError:
-            raise lo.src.error(given[3], "this argument must be a constant, as s2s-ad "
-                               "writes it") from None
-        if prim != "own.extreme_adjoint":
-            if last not in (0, 1) or isinstance(last, bool):
-                raise lo.src.error(given[3], f"the operand `{prim[4:]}` is the adjoint "
-                                   "to: 0 or 1")
-            prim = f"{prim}.{last}"
-        else:
-            attrs["axis"] = last
-        given = given[:3]
-    if prim == "own.rolled":  # rolled(x, shift, axis): constants, as s2s-ad writes them
-        if len(given) != 3:
-            raise lo.src.error(node, f"`{ast.unparse(node.func)}` takes 3 arguments")
-        try:
-            shift, axis = (ast.literal_eval(a) for a in given[1:])
-        except ValueError:
-            raise lo.src.error(node, "the shift and axis must be constants, as s2s-ad "
-                               "writes them") from None
-        attrs = {"shift": shift, "axis": axis,
-                 "unshift": tuple(-s for s in shift) if isinstance(shift, tuple) else -shift}
-        given = given[:1]
-    if prim == "own.moved":  # moved(x, source, destination): constants, as s2s-ad writes them
-        if len(given) != 3:
-            raise lo.src.error(node, f"`{ast.unparse(node.func)}` takes 3 arguments")
-        try:
-            source, destination = (ast.literal_eval(a) for a in given[1:])
-        except ValueError:
-            raise lo.src.error(node, "the axes must be constants, as s2s-ad writes "
-                               "them") from None
-        attrs = {"source": source, "destination": destination}
-        given = given[:1]
     if prim == "own.stacked_part":  # stacked_part(g, (x0, x1, ...), i, how), as s2s-ad writes it
         if len(given) != 4 or not isinstance(given[1], ast.Tuple):
             raise lo.src.error(node, "`stacked_part` takes the adjoint, a tuple of the stacked "
@@ -139,16 +102,21 @@ def call(lo, prim: str, node: ast.Call, var: str | None, hint: str | None):
         attrs = {"part": _constant(lo, given[2]), "how": _constant(lo, given[3])}
         given = [given[0]] + list(given[1].elts)
     if prim in _CONSTANTS:  # tile_adjoint(g, x, reps): reps a constant, as s2s-ad writes it
-        names = _CONSTANTS[prim]
-        if len(given) != 2 + len(names):
-            raise lo.src.error(node, f"`{ast.unparse(node.func)}` takes {2 + len(names)} "
+        taken, names = _CONSTANTS[prim]
+        if len(given) != taken + len(names):
+            raise lo.src.error(node, f"`{ast.unparse(node.func)}` takes {taken + len(names)} "
                                "arguments")
-        try:
-            attrs = {n: ast.literal_eval(a) for n, a in zip(names, given[2:])}
-        except ValueError:
-            raise lo.src.error(node, "the arguments after the second must be constants, as "
-                               "s2s-ad writes them") from None
-        given = given[:2]
+        attrs = {n: _constant(lo, a) for n, a in zip(names, given[taken:])}
+        given = given[:taken]
+        if prim == "own.rolled":  # rolled back by the opposite shift
+            shift = attrs["shift"]
+            attrs["unshift"] = tuple(-s for s in shift) if isinstance(shift, tuple) else -shift
+        elif prim in ("own.matmul_adjoint", "own.inner_adjoint"):
+            last = attrs.pop("last")
+            if last not in (0, 1) or isinstance(last, bool):
+                raise lo.src.error(node.args[3], f"the operand `{prim[4:]}` is the adjoint "
+                                   "to: 0 or 1")
+            prim = f"{prim}.{last}"
     args = [lo.expr(a) for a in given]
     return lo.emit(prim, args, node, var, hint=hint, attrs=attrs)
 
@@ -168,9 +136,14 @@ def _index(lo, node: ast.expr) -> ast.expr:
     return node
 
 
-_CONSTANTS = {"own.tile_adjoint": ("reps",), "own.repeat_adjoint": ("repeats", "axis"),
-              "own.trace_adjoint": ("offset",), "own.diag_adjoint": ("k",)}
-"""Helpers ``h(g, x, *constants)``: the constants' attribute names."""
+_CONSTANTS = {"own.tile_adjoint": (2, ("reps",)), "own.repeat_adjoint": (2, ("repeats", "axis")),
+              "own.trace_adjoint": (2, ("offset",)), "own.diag_adjoint": (2, ("k",)),
+              "own.rolled": (1, ("shift", "axis")), "own.moved": (1, ("source", "destination")),
+              "own.matmul_adjoint": (3, ("last",)), "own.inner_adjoint": (3, ("last",)),
+              "own.extreme_adjoint": (3, ("axis",))}
+"""Helpers ``h(*operands, *constants)``: how many operands, then the
+constants' attribute names (``last``: which operand's adjoint, a suffix of
+the primitive: ``own.matmul_adjoint.0``)."""
 
 _AS_OPERATIONS = {"own.gather": 3, "own.zeroed": 3, "own.cumsum_adjoint": 3, "own.contract": None,
                   "own.cross_product": 2, "own.others_product": 2, "own.cumprod_adjoint": 4}
@@ -287,7 +260,7 @@ def _constant(lo, arg: ast.expr):
     try:
         return ast.literal_eval(arg)
     except ValueError:
-        raise lo.src.error(arg, "the axis must be a constant, as s2s-ad writes it") from None
+        raise lo.src.error(arg, "this argument must be a constant, as s2s-ad writes it") from None
 
 
 def _numpy(lo, node: ast.Call) -> str:

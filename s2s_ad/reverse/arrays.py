@@ -77,7 +77,6 @@ class ArraySweep:
         """ids of the values the code makes 0-d, and of the writes into one
         element (s2s_ad.reverse.ranks): their adjoints need no un-broadcasting."""
         self._uses = analysis.uses(func)
-        self._producers = {id(op.out): op for op in func.body.ops if isinstance(op, ir.Op)}
         self._made_by = {id(op.out): op for op in ir.walk(func.body) if isinstance(op, ir.Op)}
         """The op making each value, in loops and branches too."""
         self._helper_names: dict[str, str] = {}

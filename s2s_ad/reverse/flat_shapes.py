@@ -69,8 +69,6 @@ class FlatShapes:
         self._left_out: set[tuple] = set()
         """(group, id) of the operands of a parameter's shape class a group's
         flag does not compare (a bias, a target)."""
-        self._leaves: dict[int, bool] = {}
-        """id(op) -> does the group's flag leave out one of its operands?"""
         self._lefts: dict[int, list] = {}
         """group -> one operand per parameter's class it leaves out."""
         self.wide: dict[int, str] = {}
@@ -89,7 +87,8 @@ class FlatShapes:
         # operands' shape only through the local derivative, which may read
         # an operand left out (dout * c for np.sum(t * c)): all compared then
         wide = (group, id(op.args[i])) in self._left_out or (
-            id(op.out) in self.arrays.unspread and self._leaves[id(op)])
+            id(op.out) in self.arrays.unspread
+            and any((group, id(a)) in self._left_out for a in op.args))
         flags = self.wide if wide else self.flags
         if group not in flags:
             flags[group] = self.arrays.namer.fresh("flat")
@@ -136,7 +135,7 @@ class FlatShapes:
         tokens = [arrays.shapes[id(a)] for a in values]
         if len({id(t) for t in tokens}) == 1 or arrays.shapes.get(id(op.out)) is None:
             return None  # one class: no unbroadcast to take out
-        if any(getattr(arrays._producers.get(id(t)), "prim", None) in REDUCING for t in tokens):
+        if any(getattr(arrays._made_by.get(id(t)), "prim", None) in REDUCING for t in tokens):
             return None  # a reduction keeping its axes: it broadcasts (Z - np.max(Z, axis=1, ...))
         # a parameter's class (b2 in H @ W2 + b2, Y in P - Y) is where a shape
         # broadcasts in a function's own code, if anywhere: compared, it would
@@ -186,7 +185,6 @@ class FlatShapes:
                 if out_of and id(shapes[id(op.out)]) not in covered:
                     reads.append(op.out)  # an operand left out may have widened it
                 covered.add(id(shapes[id(op.out)]))
-                self._leaves[id(op)] = bool(out_of)
                 for a in out_of:
                     self._left_out.add((k, id(a)))
                     if id(shapes[id(a)]) not in {id(shapes[id(b)]) for b in lefts}:
