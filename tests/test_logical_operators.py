@@ -31,6 +31,14 @@ PROGRAMS = {
     "loop": "def f(x, y):\n    s = x * 1.0\n    for i in range(3):\n"
             "        s = np.where((s > 0.3) & (y > 0.1), s * y + 0.1, s * 0.9)\n    return np.sum(s)",
     "numbers": "def f(a: float, y):\n    return np.sum(y * y) * ((a > 0.0) & (a < 1.0)) + a * a",
+    # a helper's test read by `|` in its caller, a helper of that helper, and a branch
+    "helper_test": "def inside(x, lo, hi):\n    return (x > lo) & (x < hi)\n\n"
+                   "def mid(x, y):\n"
+                   "    return np.where(inside(x, 0.2, 0.65) | (y < 0.1), x * y, y)\n\n"
+                   "def f(x, y):\n    return np.sum(mid(x, y) * x)",
+    "branch": "def f(x, y):\n    if np.sum(x) > 1.0:\n        m = (x > 0.3) & (y < 0.5)\n"
+              "    else:\n        m = (x < 0.3) ^ (y > 0.5)\n"
+              "    return np.sum(np.where(m, x * y, x))",
     # the tests np.isnan, np.isfinite are masks too: ~np.isnan(y) is a logical not
     "nan_masks": "def f(x, y):\n    z = np.where(y > 0.6, np.nan, y)\n"
                  "    ok = ~np.isnan(z) & np.isfinite(x)\n"
@@ -53,7 +61,7 @@ def test_gradient_and_jvp_against_differences(name):
     assert np.isclose(tangent, want, rtol=1e-9, atol=1e-12)
 
 
-@pytest.mark.parametrize("name", ["and_or", "xor_not", "loop"])
+@pytest.mark.parametrize("name", ["and_or", "xor_not", "loop", "helper_test", "branch"])
 def test_gradient_file_read_back(tmp_path, name):
     f = make_function(PROGRAMS[name])
     text = s2s_ad.gradient_source(f, wrt=[0, 1])

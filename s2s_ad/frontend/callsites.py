@@ -334,6 +334,11 @@ class CallLowering:
                 return out
             if lowered is not None:
                 index_exprs.call_result(self, out, lowered)
+            if lowered is not None and isinstance(lowered.result, ir.Value) \
+                    and lowered.result.kind == "bool":
+                # a helper returning a test (inside(x, lo, hi)): read as a number or an
+                # array, and as a bool by `&`, `|`, `^` (lowering.logical)
+                self.__dict__.setdefault("bool_calls", set()).add(id(out))
             if lowered is not None and lowered.outputs is not None:
                 # a flat tuple holding lists of any length (a gradient module's
                 # `return dcoeffs, dx`): those items are read as such lists

@@ -556,8 +556,9 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             # ~True is -2 on a Python bool: logical only on an array of bools
             raise self.src.error(node, "`~` is supported on a comparison of arrays (a mask), "
                                  "where it is NumPy's logical not; for a bool write `not`")
+        tests = getattr(self, "bool_calls", set())  # helpers' bool results (callsites)
         for a, arg in zip(operands, args):
-            if kind_of(arg) != "bool":
+            if kind_of(arg) != "bool" and id(arg) not in tests:
                 raise self.src.error(a, f"`{_opsym(node.op)}` is supported between comparisons "
                                      "(bools, masks), where it is NumPy's logical "
                                      f"{LOGICAL[type(node.op)][11:]}; this operand is "
