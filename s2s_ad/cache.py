@@ -23,6 +23,7 @@ from s2s_ad import array_lists, shared_code, signatures
 from s2s_ad.fingerprint import fingerprint  # noqa: F401  (part of this module's interface)
 from s2s_ad.errors import SourceError
 from s2s_ad.pipeline import Wrt, jvp_program, program
+from s2s_ad.syntax_walk import walk
 
 _cache: dict = {}
 _stats = {"hits": 0, "misses": 0}
@@ -389,7 +390,7 @@ def _refuse_items(fn: Callable, name: str, value) -> None:
     """A list or tuple argument holding arrays (or lists): its items would be
     taken for numbers, so refuse it, located at the parameter."""
     src = targets.locate(fn)
-    node = next((a for a in ast.walk(src.tree.args) if isinstance(a, ast.arg) and a.arg == name),
+    node = next((a for a in walk(src.tree.args) if isinstance(a, ast.arg) and a.arg == name),
                 src.tree)
     items = value.values() if isinstance(value, dict) else value
     what = next((type(item).__name__ for item in items if pytrees.spec_of(item) is None),

@@ -50,6 +50,7 @@ from s2s_ad.emit.code import CodeFunction
 from s2s_ad.reverse import out_of_place
 from s2s_ad.sweep import SweepError
 from s2s_ad.sweep import ControlSweep, Line, read, tape_of
+from s2s_ad.syntax_walk import walk
 
 DERIVED = ("derivative", "shape")
 MOVES = ("phi", "carry", "init", "add", "item", "inplace", "other")
@@ -444,7 +445,7 @@ def _written(lines: list[Line], adjoints: set[str]) -> list[str]:
 
 def _names(expr: ast.expr) -> list[str]:
     out: list[str] = []
-    for n in ast.walk(expr):
+    for n in walk(expr):
         if isinstance(n, ast.Name) and n.id not in out:
             out.append(n.id)
     return out
@@ -500,10 +501,10 @@ def _taken(expr: ast.expr) -> list[tuple[str, str]]:
     """The names ``expr`` reads, each with the element it takes: ``("dxs",
     "[0]")`` for ``dxs[0]`` (the edge is item 0 of the list's adjoint, not all
     of it), ``("dm", "")`` for ``dm``."""
-    elements = {id(n.value): f"[{ast.unparse(n.slice)}]" for n in ast.walk(expr)
+    elements = {id(n.value): f"[{ast.unparse(n.slice)}]" for n in walk(expr)
                 if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)}
     out: list[tuple[str, str]] = []
-    for n in ast.walk(expr):
+    for n in walk(expr):
         if isinstance(n, ast.Name) and (n.id, elements.get(id(n), "")) not in out:
             out.append((n.id, elements.get(id(n), "")))
     return out

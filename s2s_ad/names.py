@@ -17,6 +17,7 @@ import builtins
 import keyword
 import re
 from typing import Iterable
+from s2s_ad.syntax_walk import walk
 
 
 class Namer:
@@ -93,7 +94,7 @@ def unused(base: str, taken: set) -> str:
 def identifiers(tree: ast.AST) -> set[str]:
     """Every identifier that appears in ``tree``."""
     out: set[str] = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Name):
             out.add(node.id)
         elif isinstance(node, ast.arg):

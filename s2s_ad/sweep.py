@@ -40,6 +40,7 @@ from s2s_ad.errors import S2SError
 from s2s_ad.rules import RULES, forward_template
 from s2s_ad.rules.templates import instantiate
 from s2s_ad.reverse import element_lists, out_of_place
+from s2s_ad.syntax_walk import walk
 
 
 class SweepError(S2SError, AssertionError):
@@ -167,7 +168,7 @@ class Line:
         """The names ``expr`` reads, each once, in reading order."""
         out: list[str] = []
         if self.expr is not None:
-            for n in ast.walk(self.expr):
+            for n in walk(self.expr):
                 if isinstance(n, ast.Name) and n.id not in out:
                     out.append(n.id)
         return out

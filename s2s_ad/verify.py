@@ -36,6 +36,7 @@ from s2s_ad.verify_paths import EXPLORE, check_symbolic
 from s2s_ad.verify_proof import SIMPLIFY_LIMIT
 from s2s_ad.verify_sympy import (_Branches, _Comparisons, _deadline, _OutOfTime, _Symbolic,
                                  SYMPY_HELPERS, SYMPY_MATH, sympy_math)
+from s2s_ad.syntax_walk import walk
 
 __all__ = ["check", "Verdict", "ParamResult", "PathResult", "TIMEOUT", "EXPLORE",
            "SIMPLIFY_LIMIT", "SYMPY_HELPERS", "SYMPY_MATH", "sympy_math", "_Branches", "_Comparisons",
@@ -174,7 +175,7 @@ def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
                        "values (--args/args=) or a larger --timeout/timeout=") from None
     except RecursionError:
         src = source_mod.locate(fn)
-        loop = next((n for n in ast.walk(src.tree) if isinstance(n, (ast.For, ast.While))),
+        loop = next((n for n in walk(src.tree) if isinstance(n, (ast.For, ast.While))),
                     src.tree)
         raise src.error(loop, f"checking {fn.__name__} nests too deeply for Python (a loop of "
                         "many iterations builds one symbolic expression per step); check it "

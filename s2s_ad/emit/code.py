@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from s2s_ad import ir
 from s2s_ad.rules import RULES
 from s2s_ad.rules.templates import const_expr
+from s2s_ad.syntax_walk import walk
 
 
 def call(name: str, args: list, keywords=()) -> ast.Call:
@@ -53,7 +54,7 @@ def may_be_infinite(node: ast.AST) -> bool:
     value is finite: it divides, raises to a power or calls a function (a
     root, a logarithm, ...). An over-approximation: code guarded for it
     costs a test, no more."""
-    for n in ast.walk(node):
+    for n in walk(node):
         if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Div, ast.Pow, ast.FloorDiv,
                                                           ast.Mod)):
             return True

@@ -53,6 +53,7 @@ from collections import Counter
 
 from s2s_ad.emit.code import Block, CodeFunction, Stmt, name_nodes
 from s2s_ad.emit.peephole import _rw, names_in
+from s2s_ad.syntax_walk import walk
 
 ENABLED = True
 """False: generated code keeps one statement per operation (see :func:`disabled`)."""
@@ -253,7 +254,7 @@ class _Fuse:
         raises = self._raises(e)
         reads = {n.id for n in name_nodes(e)}
         sensitive = self.arrays or any(isinstance(n, (ast.Subscript, ast.Attribute))
-                                       for n in ast.walk(e))
+                                       for n in walk(e))
         depth = _depth(e)
         for j in range(i + 1, hi + (head is not None)):
             r = stmts[j]
@@ -329,9 +330,9 @@ class _Fuse:
     def _pure(self, node: ast.AST) -> bool:
         """No call with an effect (``xs.pop()``, a called function's pair, a
         helper that writes into its argument) anywhere in ``node``."""
-        return not any(self._effect_here(n) for n in ast.walk(node)) \
+        return not any(self._effect_here(n) for n in walk(node)) \
             and not any(isinstance(n, (ast.Yield, ast.NamedExpr, ast.Lambda, ast.Await))
-                        for n in ast.walk(node))
+                        for n in walk(node))
 
     def _raises_here(self, n: ast.AST) -> bool:
         """May this node's own operation raise?"""
@@ -348,7 +349,7 @@ class _Fuse:
         return False
 
     def _raises(self, node: ast.AST) -> bool:
-        return any(self._raises_here(n) for n in ast.walk(node))
+        return any(self._raises_here(n) for n in walk(node))
 
 
 WRITES_INTO = frozenset({"copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis"})
@@ -367,10 +368,10 @@ def _post_order(node: ast.AST, target: ast.Name, order: list) -> bool | None:
     ``node``, None when it is inside a form this does not follow."""
     if node is target:
         return True
-    if not isinstance(node, _ORDERED) and any(n is target for n in ast.walk(node)):
+    if not isinstance(node, _ORDERED) and any(n is target for n in walk(node)):
         return None
     if isinstance(node, ast.Compare) and len(node.ops) > 1 \
-            and any(n is target for c in node.comparators[1:] for n in ast.walk(c)):
+            and any(n is target for c in node.comparators[1:] for n in walk(c)):
         return None
     if isinstance(node, _ORDERED) and not isinstance(node, (ast.Name, ast.Constant)):
         if isinstance(node, ast.Call):
@@ -392,7 +393,7 @@ def _post_order(node: ast.AST, target: ast.Name, order: list) -> bool | None:
 
 def _replace(node: ast.AST, new: dict) -> None:
     """Replace the nodes whose ids are keys of ``new`` (names read) inside ``node``."""
-    for parent in ast.walk(node):
+    for parent in walk(node):
         for field, value in ast.iter_fields(parent):
             if isinstance(value, ast.AST) and id(value) in new:
                 setattr(parent, field, new[id(value)])
@@ -429,7 +430,7 @@ def _writes_into(node: ast.AST, arrays: bool) -> bool:
     if isinstance(node, ast.Assign):
         return any(not isinstance(t, (ast.Name, ast.Tuple, ast.List)) or
                    any(isinstance(n, (ast.Subscript, ast.Attribute, ast.Starred))
-                       for n in ast.walk(t)) for t in node.targets)
+                       for n in walk(t)) for t in node.targets)
     return True
 
 
@@ -446,7 +447,7 @@ def _depth(node: ast.AST) -> int:
 
 
 def _negations(node: ast.AST) -> int:
-    return sum(1 for n in ast.walk(node) if isinstance(n, ast.UnaryOp)
+    return sum(1 for n in walk(node) if isinstance(n, ast.UnaryOp)
                and isinstance(n.op, ast.USub))
 
 

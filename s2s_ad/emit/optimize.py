@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import operator
+from s2s_ad.syntax_walk import walk
 
 FOLD = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
         ast.Pow: operator.pow}
@@ -148,8 +149,8 @@ def drop_unused_items(fn):
     read: set[str] = set()
     for s in fn.body:
         if s.node is not None and s not in unpacks:
-            read |= {n.id for n in ast.walk(s.node) if isinstance(n, ast.Name)}
-    read |= {n.id for n in ast.walk(fn.returns) if isinstance(n, ast.Name)}
+            read |= {n.id for n in walk(s.node) if isinstance(n, ast.Name)}
+    read |= {n.id for n in walk(fn.returns) if isinstance(n, ast.Name)}
     body = []
     for s in fn.body:
         if s in unpacks:

@@ -36,6 +36,7 @@ from collections import Counter, defaultdict
 from heapq import heappop, heappush
 
 from s2s_ad.emit.code import Block, Stmt, name_nodes
+from s2s_ad.syntax_walk import walk
 
 
 def names_in(s) -> Counter:
@@ -82,7 +83,7 @@ def _rw(s) -> tuple[set[str], set[str]]:
     elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
         targets = list(node.value.args)
     # ``dxs.pop()``, ``xs.append(v)`` change the list they are called on.
-    targets += [n.func.value for n in ast.walk(node) if isinstance(n, ast.Call)
+    targets += [n.func.value for n in walk(node) if isinstance(n, ast.Call)
                 and isinstance(n.func, ast.Attribute) and n.func.attr in ("pop", "append")]
     for target in targets:
         while isinstance(target, (ast.Subscript, ast.Attribute)):
@@ -128,7 +129,7 @@ def _split_tuples(stmts: list) -> list:
             out.append(s)
             continue
         targets, values = s.node.targets[0].elts, s.node.value.elts
-        read = {x.id for v in values for x in ast.walk(v) if isinstance(x, ast.Name)}
+        read = {x.id for v in values for x in walk(v) if isinstance(x, ast.Name)}
         if not all(isinstance(t, ast.Name) for t in targets) or read & {t.id for t in targets}:
             out.append(s)
             continue

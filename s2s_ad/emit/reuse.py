@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 
 from s2s_ad.emit.code import Block, CodeFunction, Stmt
+from s2s_ad.syntax_walk import walk
 
 PURE_HELPERS = frozenset(("unbroadcast", "add_over", "spread", "matmul_adjoint", "dot_adjoint",
                           "astype_like", "inner_adjoint", "tensordot_adjoint", "contract"))
@@ -148,7 +149,7 @@ def _stable(fn: CodeFunction, libraries: set, pure: set) -> set:
                 and isinstance(node.targets[0], ast.Name)
             if simple:
                 once_at_top.add(node.targets[0].id)
-            for n in ast.walk(node):
+            for n in walk(node):
                 if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
                     count[n.id] = count.get(n.id, 0) + 1
                 elif isinstance(n, (ast.Subscript, ast.Attribute)) and \

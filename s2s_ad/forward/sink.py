@@ -26,6 +26,7 @@ import copy
 
 from s2s_ad.emit.code import Block, Stmt, may_be_infinite
 from s2s_ad.emit.peephole import _rw, names_in
+from s2s_ad.syntax_walk import walk
 
 
 def _written(item) -> set[str]:
@@ -33,7 +34,7 @@ def _written(item) -> set[str]:
     changes in place (``xs.append(v)``, ``xs[i] = v``)."""
     if isinstance(item, Stmt):
         return _rw(item)[1]
-    out = {n.id for n in ast.walk(item.head) if type(n) is ast.Name
+    out = {n.id for n in walk(item.head) if type(n) is ast.Name
            and isinstance(n.ctx, ast.Store)}
     for s in item.body + item.orelse:
         out |= _written(s)
@@ -75,7 +76,7 @@ def _move(out: list, i: int, tangents: set[str], live: set[str]) -> None:
             and names_in(Block(ast.If(later[k].head.test, [], []), []))[t] == 0
             for k in readers):
         return
-    inputs = {n.id for n in ast.walk(node.value) if type(n) is ast.Name} | {t}
+    inputs = {n.id for n in walk(node.value) if type(n) is ast.Name} | {t}
     if any(_written(item) & inputs for item in later[:readers[-1] + 1]):
         return
     del out[i]

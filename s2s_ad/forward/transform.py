@@ -45,6 +45,7 @@ from s2s_ad.reverse import arrays
 from s2s_ad.rules import RULES
 from s2s_ad.rules.numpy import HELPERS
 from s2s_ad.rules.templates import const_expr, copy_expr, index_expr, instantiate
+from s2s_ad.syntax_walk import walk
 
 JVP_PREFIX = "jvp_"
 
@@ -293,7 +294,7 @@ class _Forward:
         alone read them (:mod:`s2s_ad.forward.sink`); ``after``: expressions
         read once ``out`` has run (a φ's or a carried value's tangent written
         under its own name, the returned tangents), whose names stay put."""
-        live = {n.id for e in after for n in ast.walk(e) if type(n) is ast.Name}
+        live = {n.id for e in after for n in walk(e) if type(n) is ast.Name}
         return sink.into_arms(out, set(self.tname.values()), live)
 
     def op(self, op: ir.Op) -> list:

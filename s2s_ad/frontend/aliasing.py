@@ -49,6 +49,7 @@ from s2s_ad import ir
 from s2s_ad.frontend import own_helpers, structures, tf_names, torch_names
 from s2s_ad.frontend.numpy import METHODS
 from s2s_ad.frontend.numpy_index import VIEW_CALLS, first_leak, held as _held, parents_of
+from s2s_ad.syntax_walk import walk
 
 SYMBOLS = {ast.Add: "+=", ast.Sub: "-=", ast.Mult: "*=", ast.Div: "/=", ast.Pow: "**=",
            ast.Mod: "%=", ast.FloorDiv: "//="}
@@ -98,8 +99,8 @@ class InPlaceNames:
         of one (the callee resolved from the function's globals: a helper
         reached as ``module.helper(y)`` is not NumPy)."""
         tree = self.tree
-        local = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
-                 and isinstance(n.ctx, ast.Store)} | {a.arg for a in ast.walk(tree.args)
+        local = {n.id for n in walk(tree) if isinstance(n, ast.Name)
+                 and isinstance(n.ctx, ast.Store)} | {a.arg for a in walk(tree.args)
                                                       if isinstance(a, ast.arg)}
         return _fresh_call(call, self, local, arg)
 
@@ -108,13 +109,13 @@ class InPlaceNames:
         the module docstring), else (a node, why not)."""
         tree = self.tree
         parents = parents_of(tree)
-        local = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+        local = {n.id for n in walk(tree) if isinstance(n, ast.Name)
                  and isinstance(n.ctx, ast.Store)} | set(self.arguments)
         leak = first_leak(tree, name, makes_new=self.makes_new, reads=True)
         if leak is not None:
             node, why = leak
             return _statement(node, parents), f"`{name}` must own its array: {why}"
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
                 value = _bound_value(node, parents)
                 if value is not _SELF and not (value is not None and _fresh(value, self, local)):
@@ -218,11 +219,11 @@ def _fresh_returns(tree: ast.FunctionDef, callee) -> bool:
     ``return`` of ``inner`` gives a new array too (a nested helper building
     a matrix, ``R = np.zeros((3, 3))`` written into, then returned)."""
     if any(isinstance(n, (ast.Lambda, ast.Global, ast.Nonlocal, ast.AsyncFunctionDef))
-           for n in ast.walk(tree)):
+           for n in walk(tree)):
         return False
     nested = {n.name: n for n in _own_nodes(tree) if isinstance(n, ast.FunctionDef)}
-    params = {a.arg for a in ast.walk(tree.args) if isinstance(a, ast.arg)}
-    local = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+    params = {a.arg for a in walk(tree.args) if isinstance(a, ast.arg)}
+    local = {n.id for n in walk(tree) if isinstance(n, ast.Name)
              and isinstance(n.ctx, ast.Store)} | params
     parents = parents_of(tree)
     returns = [n for n in _own_nodes(tree) if isinstance(n, ast.Return)]
@@ -238,7 +239,7 @@ def _fresh_returns(tree: ast.FunctionDef, callee) -> bool:
         elif isinstance(r.value, ast.Name):
             if r.value.id in params:
                 return False
-            binds = [n for n in ast.walk(tree) if isinstance(n, ast.Name)
+            binds = [n for n in walk(tree) if isinstance(n, ast.Name)
                      and n.id == r.value.id and isinstance(n.ctx, ast.Store)]
             if not binds:
                 return False  # a name of an enclosing function or a global
@@ -303,7 +304,7 @@ def _rebound_first(tree: ast.FunctionDef, name: str) -> bool:
     level, ``name = <a new array>``: the caller's array is not held after it.
     (That value is checked to be new with the other bindings.)"""
     for stmt in tree.body:
-        if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(stmt)):
+        if any(isinstance(n, ast.Name) and n.id == name for n in walk(stmt)):
             return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
                 and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == name
     return False

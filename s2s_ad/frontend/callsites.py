@@ -33,6 +33,7 @@ from s2s_ad.frontend import (closures, conditions, funargs, index_checks, index_
                              sorting, statics, structures, syntax)
 from s2s_ad.rules import RULES
 from s2s_ad.rules import user as user_rules
+from s2s_ad.syntax_walk import walk
 
 BUILTIN_PRIMS = {builtins.abs: "abs", builtins.max: "max", builtins.min: "min",
                  builtins.float: "float", builtins.int: "int", builtins.round: "round",
@@ -201,7 +202,7 @@ class CallLowering:
             test = ast.Compare(ast.Name(keys[1], ast.Load()),
                                [ast.Gt() if prim == "max" else ast.Lt()],
                                [ast.Name(keys[0], ast.Load())])
-            for n in ast.walk(test):
+            for n in walk(test):
                 ast.copy_location(n, node)
             cond = self.condition(test, truthy=True)
             if isinstance(cond, ir.Const):

@@ -66,6 +66,7 @@ from __future__ import annotations
 import ast
 import copy
 import re
+from s2s_ad.syntax_walk import walk
 
 __all__ = ["untape", "leftover", "refuse_leftover", "is_checkpointed_module"]
 
@@ -89,7 +90,7 @@ def untape(tree: ast.FunctionDef, globals_: dict | None = None) -> None:
     changed = True
     while changed:
         changed = False
-        for node in ast.walk(tree):
+        for node in walk(tree):
             for field in ("body", "orelse"):
                 block = getattr(node, field, None)
                 if isinstance(block, list) and (binomial and _binomial(tree, block)
@@ -106,10 +107,10 @@ def leftover(tree: ast.FunctionDef, globals_: dict | None) -> ast.AST | None:
     tape), or None. A snapshot is ``S.append((...))`` in a module that
     defines s2s-ad's ``next_snapshot``, or on a list thinned by
     ``del S[1::2]``."""
-    thinned = {t.value.id for n in ast.walk(tree) if isinstance(n, ast.Delete)
+    thinned = {t.value.id for n in walk(tree) if isinstance(n, ast.Delete)
                for t in n.targets if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)}
     schedule = is_checkpointed_module(globals_)
-    for n in ast.walk(tree):
+    for n in walk(tree):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
                 and n.func.attr == "append" and isinstance(n.func.value, ast.Name) \
                 and len(n.args) == 1 and isinstance(n.args[0], ast.Tuple) \
@@ -202,9 +203,9 @@ def _bodies_match(body: list, taped: list, snaps: str) -> bool:
 
 def _used_only_in(tree, names: set, allowed: list) -> bool:
     """Are ``names`` read or written only inside the statements ``allowed``?"""
-    inside = {id(n) for s in allowed for n in ast.walk(s)}
+    inside = {id(n) for s in allowed for n in walk(s)}
     return not any(isinstance(n, ast.Name) and n.id in names and id(n) not in inside
-                   for n in ast.walk(tree))
+                   for n in walk(tree))
 
 
 def _replace(block: list, old, new: list) -> None:

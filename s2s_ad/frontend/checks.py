@@ -42,6 +42,7 @@ import types
 
 from s2s_ad import ir
 from s2s_ad.frontend import index_checks, statics, structures
+from s2s_ad.syntax_walk import walk
 
 _CONVERSIONS = {-1: "", 115: "s", 114: "r", 97: "a"}
 
@@ -128,11 +129,11 @@ def _walrus_places(src, stmt: ast.stmt) -> None:
     a comprehension, a lambda, a ``while`` test (its name would be bound on
     one path only)."""
     def refuse(node, where):
-        for n in ast.walk(node):
+        for n in walk(node):
             if isinstance(n, ast.NamedExpr):
                 raise src.error(n, f"`:=` {where} is not supported: assign the name in a "
                                 "statement of its own before")
-    for node in ast.walk(stmt):
+    for node in walk(stmt):
         if isinstance(node, ast.BoolOp):
             for v in node.values[1:]:
                 refuse(v, "in an operand of `and`/`or` after the first")

@@ -28,6 +28,7 @@ import types
 
 from s2s_ad.frontend import module_data
 from s2s_ad.frontend.source import Source
+from s2s_ad.syntax_walk import walk
 
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
@@ -36,7 +37,7 @@ def outer_locals(tree: ast.FunctionDef) -> set[str]:
     """The local variables of ``tree``: its parameters, the names it
     assigns and the nested functions it defines (not those of nested
     scopes)."""
-    out = {a.arg for a in ast.walk(tree.args) if isinstance(a, ast.arg)}
+    out = {a.arg for a in walk(tree.args) if isinstance(a, ast.arg)}
     stack = list(tree.body)
     while stack:
         node = stack.pop()
@@ -53,11 +54,11 @@ def outer_locals(tree: ast.FunctionDef) -> set[str]:
 
 def free_variables(node: ast.FunctionDef | ast.Lambda) -> list[str]:
     """Names ``node`` reads and does not bind itself, in order of first read."""
-    bound = {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
+    bound = {a.arg for a in walk(node.args) if isinstance(a, ast.arg)}
     reads: dict[str, None] = {}
     body = node.body if isinstance(node.body, list) else [node.body]
     for part in body:
-        for n in ast.walk(part):
+        for n in walk(part):
             if isinstance(n, ast.Name):
                 if isinstance(n.ctx, ast.Store):
                     bound.add(n.id)
@@ -75,7 +76,7 @@ def lift(outer: Source, node: ast.FunctionDef | ast.Lambda, name: str, locals_: 
     """``node`` as a function of its own (see the module docstring).
     ``locals_`` are the enclosing function's local variables; ``local_fns``
     maps the names of nested functions lifted before to their functions."""
-    for n in ast.walk(node):
+    for n in walk(node):
         if isinstance(n, (ast.Nonlocal, ast.Global)):
             word = "nonlocal" if isinstance(n, ast.Nonlocal) else "global"
             raise outer.error(n, f"`{word}` is not supported: s2s-ad differentiates pure "
@@ -116,7 +117,7 @@ def lift(outer: Source, node: ast.FunctionDef | ast.Lambda, name: str, locals_: 
                               "decorated; s2s-ad would read its source, not the code the "
                               "decorator makes: remove the decorator")
         tree = copy.deepcopy(node)
-    taken = {a.arg for a in ast.walk(tree.args) if isinstance(a, ast.arg)}
+    taken = {a.arg for a in walk(tree.args) if isinstance(a, ast.arg)}
     for n in captured:
         if n not in taken:
             tree.args.kwonlyargs.append(ast.copy_location(ast.arg(n), tree))
@@ -151,7 +152,7 @@ def rewrite_maps(src: Source) -> None:
     if "map" in local or src.globals.get("map", builtins.map) is not builtins.map:
         return
     listed = "list" not in local and src.globals.get("list", builtins.list) is builtins.list
-    taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    taken = {n.id for n in walk(tree) if isinstance(n, ast.Name)}
     count = [0]
 
     def fresh() -> str:
@@ -183,8 +184,8 @@ def rewrite_maps(src: Source) -> None:
                 target = ast.Tuple([ast.Name(n, ast.Store()) for n in names], ast.Store())
                 it = ast.Call(ast.Name("zip", ast.Load()), node.args[1:], [])
             out = wrap(call, [ast.comprehension(target, it, [], 0)])
-            given = {id(x) for a in node.args for x in ast.walk(a)}
-            for n in ast.walk(out):  # new nodes point at the `map(...)` call
+            given = {id(x) for a in node.args for x in walk(a)}
+            for n in walk(out):  # new nodes point at the `map(...)` call
                 if id(n) not in given and isinstance(n, (ast.expr, ast.comprehension)):
                     ast.copy_location(n, node)
                     if isinstance(n, ast.expr):

@@ -34,6 +34,7 @@ import copy
 
 from s2s_ad import ir
 from s2s_ad.frontend import list_slices, structures
+from s2s_ad.syntax_walk import walk
 
 ITERATORS = (builtins.zip, builtins.enumerate, builtins.reversed)
 
@@ -85,10 +86,10 @@ def runtime(lo, node: ast.ListComp | ast.GeneratorExp, var: str | None = None):
         return None
     # the comprehension's own variables: renamed where they would hide a
     # variable of the function; and a name for its list
-    renames = {t.id: _unused(lo, t.id) for t in ast.walk(gen.target)
+    renames = {t.id: _unused(lo, t.id) for t in walk(gen.target)
                if isinstance(t, ast.Name) and t.id in lo.env}
     items = _unused(lo, var or "items")
-    own = [t.id for t in ast.walk(gen.target) if isinstance(t, ast.Name)]
+    own = [t.id for t in walk(gen.target) if isinstance(t, ast.Name)]
     rename = _Rename(renames)
     target = rename.visit(_copy(gen.target))
     elt = rename.visit(_copy(node.elt))
@@ -138,13 +139,13 @@ def _copy(node: ast.AST) -> ast.AST:
 def _located(stmt: ast.stmt, node: ast.expr) -> None:
     """Every node the loop is built of, where the comprehension is (so that a
     refusal inside it points at the comprehension)."""
-    for n in ast.walk(stmt):
+    for n in walk(stmt):
         n.lineno, n.col_offset = node.lineno, node.col_offset
         n.end_lineno, n.end_col_offset = node.end_lineno, node.end_col_offset
 
 
 def _store(target: ast.expr) -> ast.expr:
-    for n in ast.walk(target):
+    for n in walk(target):
         if isinstance(n, (ast.Name, ast.Tuple, ast.List)):
             n.ctx = ast.Store()
     return target

@@ -38,6 +38,7 @@ from s2s_ad import ir
 from s2s_ad.errors import SourceError
 from s2s_ad.frontend import source, structures, syntax
 from s2s_ad.frontend.runtime_checks import raise_unless
+from s2s_ad.syntax_walk import walk
 
 
 def truth(lo, test: ast.expr) -> ir.Operand:
@@ -64,7 +65,7 @@ def _read_as_sequence(tree: ast.AST, name: str) -> bool:
     ``min``/``max``/``sorted`` somewhere in ``tree``."""
     def is_name(e) -> bool:
         return isinstance(e, ast.Name) and e.id == name
-    for n in ast.walk(tree):
+    for n in walk(tree):
         if isinstance(n, (ast.For, ast.comprehension)) and is_name(n.iter):
             return True
         if isinstance(n, ast.Subscript) and is_name(n.value):
@@ -197,12 +198,12 @@ def class_tested(tree: ast.AST, name: str, scope: dict | None = None,
     parameter ``name`` is then a number unless a caller passes an array (in
     NumPy code too): a number, an array and a structure (a tree a helper
     recurses over) each get their own code."""
-    if any(_tests_class(n, name) for n in ast.walk(tree)):
+    if any(_tests_class(n, name) for n in walk(tree)):
         return True
     if scope is None:
         return False
     seen = set() if seen is None else seen
-    for n in ast.walk(tree):
+    for n in walk(tree):
         if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Name)):
             continue
         fn = scope.get(n.func.id)

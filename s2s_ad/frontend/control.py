@@ -38,6 +38,7 @@ from s2s_ad.frontend import (array_kinds, conditions, dict_writes, guards, index
 from s2s_ad.frontend.checkpoint import checkpoint_blocks, checkpoint_pragma
 from s2s_ad.frontend.iteration import Iteration, assigned_names
 from s2s_ad.frontend.list_params import kind_of
+from s2s_ad.syntax_walk import walk
 
 RET, RETVAL, BRK, CONT = "<ret>", "<result>", "<brk>", "<cont>"
 FLAG_NAMES = {RET: "ret", RETVAL: "result", BRK: "brk", CONT: "cont"}
@@ -378,7 +379,7 @@ class ControlFlow(Iteration):
     def for_stmt(self, node: ast.For) -> None:
         if node.orelse:
             raise self.src.error(node.orelse[0], "`for ... else` is not supported")
-        iterated = {n.id for n in ast.walk(node.iter) if isinstance(n, ast.Name)}
+        iterated = {n.id for n in walk(node.iter) if isinstance(n, ast.Name)}
         for name in runtime_lists.appended_names(node.body):
             if name in iterated and (runtime_lists.is_grown(self, self.env.get(name)) or
                                      isinstance(self.env.get(name), structures.StaticList)):
@@ -434,7 +435,7 @@ class ControlFlow(Iteration):
         has_cont = _jumps(node.body, ast.Continue)
         has_ret = self.ret_mode and returns_in(node.body)
         assigned = assigned_names(node.body, subscripts=getattr(self, "array_mode", False))
-        if isinstance(node, ast.While) and any(isinstance(n, ast.NamedExpr) for n in ast.walk(node.test)):
+        if isinstance(node, ast.While) and any(isinstance(n, ast.NamedExpr) for n in walk(node.test)):
             raise self.src.error(node.test, "assignment expressions (`:=`) are not supported")
         runtime_lists.promote_read(self, node)
         carried = [v for v in assigned if v in self.env and v != target]

@@ -45,6 +45,7 @@ import builtins
 import copy
 
 from s2s_ad.names import unused
+from s2s_ad.syntax_walk import walk
 
 COLLECTORS = ("tuple", "list")
 
@@ -52,9 +53,9 @@ COLLECTORS = ("tuple", "list")
 def rewrite(src) -> None:
     """Rewrite the nested ``nonlocal`` writers and generators of ``src.tree``."""
     tree = src.tree
-    taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} \
-        | {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)} | set(src.globals)
-    for fn in [s for s in ast.walk(tree) if isinstance(s, ast.FunctionDef) and s is not tree]:
+    taken = {n.id for n in walk(tree) if isinstance(n, ast.Name)} \
+        | {a.arg for a in walk(tree) if isinstance(a, ast.arg)} | set(src.globals)
+    for fn in [s for s in walk(tree) if isinstance(s, ast.FunctionDef) and s is not tree]:
         owner = _owner(tree, fn)
         if owner is None:
             continue
@@ -68,7 +69,7 @@ def rewrite(src) -> None:
 
 def _owner(tree, fn):
     """The function whose body (at any depth of statements) defines ``fn``."""
-    for f in [tree] + [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]:
+    for f in [tree] + [n for n in walk(tree) if isinstance(n, ast.FunctionDef)]:
         if any(s is fn for s in _own_statements(f)):
             return f
     return None
@@ -199,7 +200,7 @@ def _inline_generator(owner, fn, own: set, stmt, outer, call, taken) -> None:
             s.value, ast.Yield) else s for s in block]
     body = [ast.Assign([ast.Name(items, ast.Store())], ast.List([], ast.Load()))] + body + copied
     for s in body:
-        for n in ast.walk(s):
+        for n in walk(s):
             ast.copy_location(n, stmt)
     block, index = _block_of(owner, stmt)
     block[index:index] = body
@@ -208,7 +209,7 @@ def _inline_generator(owner, fn, own: set, stmt, outer, call, taken) -> None:
 
 def _renamed_copy(stmt, names: dict):
     stmt = copy.deepcopy(stmt)
-    for n in ast.walk(stmt):
+    for n in walk(stmt):
         if isinstance(n, ast.Name) and n.id in names:
             n.id = names[n.id]
     return stmt
@@ -228,7 +229,7 @@ def _blocks_of_statement(stmt) -> list:
 
 def _references(owner, name: str) -> int:
     """How many times ``owner``'s code (nested functions too) reads ``name``."""
-    return sum(isinstance(n, ast.Name) and n.id == name for n in ast.walk(owner))
+    return sum(isinstance(n, ast.Name) and n.id == name for n in walk(owner))
 
 
 def _append(out: str, stmt):
@@ -259,16 +260,16 @@ def _nonlocal(owner, fn, declared: list, taken: set, src) -> None:
     nodes = list(_own_nodes(fn))
     if any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Global)) for n in nodes):
         return
-    bound = {n.id for s in _own_statements(owner) for n in ast.walk(s)
+    bound = {n.id for s in _own_statements(owner) for n in walk(s)
              if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} \
         | {a.arg for a in owner.args.args + owner.args.kwonlyargs + owner.args.posonlyargs}
     if not set(declared) <= bound:
         return  # `nonlocal` of a variable of a function further out
     # another function reading v would see it change only when the call
     # returns (a nested function or lambda of F's, or of the owner's)
-    others = [n for n in ast.walk(owner) if isinstance(n, (ast.FunctionDef, ast.Lambda))
+    others = [n for n in walk(owner) if isinstance(n, (ast.FunctionDef, ast.Lambda))
               and n is not fn and n is not owner and any(
-                  isinstance(x, ast.Name) and x.id in declared for x in ast.walk(n))]
+                  isinstance(x, ast.Name) and x.id in declared for x in walk(n))]
     uses = _uses(owner, fn)
     if others or len(uses) != _references(owner, fn.name):
         return
@@ -300,7 +301,7 @@ def _site(stmt, name, src, declared):
     one use of a nested function; None where its state cannot be threaded."""
     targets = []
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-        targets = [n.id for n in ast.walk(stmt.targets[0]) if isinstance(n, ast.Name)]
+        targets = [n.id for n in walk(stmt.targets[0]) if isinstance(n, ast.Name)]
     elif not isinstance(stmt, (ast.Expr, ast.Return)):
         return None
     if set(targets) & set(declared):
@@ -328,7 +329,7 @@ def _site(stmt, name, src, declared):
             or any(isinstance(a, ast.Starred) for a in call.args):
         return None
     if any(isinstance(n, (ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp,
-                          ast.DictComp, ast.NamedExpr)) for a in call.args for n in ast.walk(a)):
+                          ast.DictComp, ast.NamedExpr)) for a in call.args for n in walk(a)):
         return None
     up = standing
     while id(up) in parents and parents[id(up)] is not stmt:
@@ -336,7 +337,7 @@ def _site(stmt, name, src, declared):
         if isinstance(up, (ast.Lambda, ast.IfExp, ast.BoolOp, ast.GeneratorExp, ast.ListComp,
                            ast.SetComp, ast.DictComp)):
             return None  # evaluated conditionally or repeatedly
-    inside = {id(n) for n in ast.walk(call)}
+    inside = {id(n) for n in walk(call)}
     if any(isinstance(n, ast.Name) and n.id in declared and id(n) not in inside
            for n in _shallow(stmt)):
         return None  # the statement reads the state before or after the calls
@@ -366,7 +367,7 @@ def _thread(kind, stmt, call, standing, declared, owner, taken) -> None:
     comp, gen = call, call.generators[0]
     items, loop_var, result = fresh("items"), fresh(gen.target.id), fresh("result")
     element = comp.elt
-    for n in ast.walk(element):
+    for n in walk(element):
         if isinstance(n, ast.Name) and n.id == gen.target.id:
             n.id = loop_var
     store = ast.Tuple([ast.Name(result, ast.Store())] + [
@@ -378,7 +379,7 @@ def _thread(kind, stmt, call, standing, declared, owner, taken) -> None:
     new = [ast.Assign([ast.Name(items, ast.Store())], ast.List([], ast.Load())), loop]
     new = [ast.fix_missing_locations(ast.copy_location(s, stmt)) for s in new]
     for s in new:
-        for n in ast.walk(s):
+        for n in walk(s):
             ast.copy_location(n, stmt)
     _replace(standing, ast.Name(items, ast.Load()))
     block[index:index] = new

@@ -34,13 +34,14 @@ import types
 from s2s_ad.errors import SourceError
 from s2s_ad.frontend import jax_names
 from s2s_ad.names import identifiers, unused
+from s2s_ad.syntax_walk import walk
 
 
 def inline(src, locate) -> None:
     """Inline the factories ``src.tree`` calls (``locate``: the frontend's
     :func:`s2s_ad.frontend.source.locate`, for the factory's source)."""
     if not any(isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
-               and isinstance(n.value.func, ast.Name) for n in ast.walk(src.tree)):
+               and isinstance(n.value.func, ast.Name) for n in walk(src.tree)):
         return
     taken = identifiers(src.tree) | set(src.globals)
     _Inliner(src, locate, taken).body(src.tree)
@@ -106,7 +107,7 @@ class _Inliner:
             if isinstance(stmt, ast.Expr):  # the docstring
                 continue
             stmt = copy.deepcopy(stmt)
-            for n in ast.walk(stmt):
+            for n in walk(stmt):
                 if isinstance(n, ast.Name) and n.id in rename:
                     n.id = rename[n.id]
                 elif isinstance(n, ast.FunctionDef) and n.name in rename:
@@ -145,13 +146,13 @@ def _factory(tree: ast.FunctionDef):
     if body[-1].value.id not in defs:
         return None
     for stmt in body[:-1]:
-        for n in ast.walk(stmt):
+        for n in walk(stmt):
             inner = n is not stmt and isinstance(n, (ast.FunctionDef, ast.Lambda))
             if isinstance(n, (ast.Global, ast.Nonlocal)):
                 return None
             if inner or isinstance(stmt, ast.FunctionDef) and n is not stmt:
-                bound = {a.arg for a in ast.walk(n) if isinstance(a, ast.arg)} \
-                    | {t.id for t in ast.walk(n) if isinstance(t, ast.Name)
+                bound = {a.arg for a in walk(n) if isinstance(a, ast.arg)} \
+                    | {t.id for t in walk(n) if isinstance(t, ast.Name)
                        and isinstance(t.ctx, ast.Store)}
                 if isinstance(n, ast.FunctionDef):
                     bound.add(n.name)

@@ -73,6 +73,7 @@ from s2s_ad.frontend import (checkpointed, own_helpers, pairs, readback_forms, s
                              shape_flags, tape_flatten, tape_lengths)
 from s2s_ad.frontend.int_names import int_tapes
 from s2s_ad.names import Namer, identifiers
+from s2s_ad.syntax_walk import walk
 
 __all__ = ["normalise", "normalise_source"]
 
@@ -118,7 +119,7 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None,
     readback_forms.int_items(tree, globals_)
     _zeros(tree)
     _item_sums(tree, namer)
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.For):
             new = _range_iter(node.iter)
             if new is not None:
@@ -135,7 +136,7 @@ def _item_sums(tree: ast.FunctionDef, namer: Namer) -> None:
     added), which write a slice, as the loops writing each item:
     ``for k in range(len(dys)): dys[k] = dys[k] + g`` (``+ dys_1[k]``). The
     same values, in the same list, added in the same order."""
-    for node in ast.walk(tree):
+    for node in walk(tree):
         for field in ("body", "orelse"):
             stmts = getattr(node, field, None)
             if not isinstance(stmts, list):
@@ -166,7 +167,7 @@ def _item_sum_loop(stmt, namer: Namer) -> ast.For | None:
     if isinstance(gen.target, ast.Name) and isinstance(gen.iter, ast.Name) \
             and gen.iter.id == name and isinstance(v.elt.left, ast.Name) \
             and v.elt.left.id == gen.target.id \
-            and not {n.id for n in ast.walk(v.elt.right) if isinstance(n, ast.Name)} \
+            and not {n.id for n in walk(v.elt.right) if isinstance(n, ast.Name)} \
             & {name, gen.target.id}:
         added = v.elt.right  # d + g, for d in dys
     elif isinstance(gen.target, ast.Tuple) and len(gen.target.elts) == 2 \
@@ -196,7 +197,7 @@ def _value_and_grad_return(tree: ast.FunctionDef) -> None:
     ``output=K`` picks the value (0) or a gradient item (``K = 1 + k``)."""
     if not tree.name.startswith("value_and_grad_"):
         return
-    returns = [n for n in ast.walk(tree) if isinstance(n, ast.Return)]
+    returns = [n for n in walk(tree) if isinstance(n, ast.Return)]
     if not returns or not all(
             isinstance(r.value, ast.Tuple) and len(r.value.elts) == 2
             and isinstance(r.value.elts[1], ast.Tuple) for r in returns):
@@ -213,7 +214,7 @@ def _helper_call(node, globals_: dict, base: str) -> bool:
 
 
 def _unlist(tree: ast.FunctionDef, globals_: dict) -> None:
-    for node in ast.walk(tree):
+    for node in walk(tree):
         for field in ("body", "orelse"):
             block = getattr(node, field, None)
             if not isinstance(block, list):
@@ -225,7 +226,7 @@ def _unlist(tree: ast.FunctionDef, globals_: dict) -> None:
                 if names is None or not isinstance(loop, ast.For):
                     k += 1
                     continue
-                for n in ast.walk(loop):
+                for n in walk(loop):
                     if isinstance(n, ast.Name) and n.id in names:
                         n.id = names[n.id]
                 end = k + 2
@@ -290,7 +291,7 @@ def _counts_from_zero(loop: ast.For) -> bool:
 def _slots(tree: ast.FunctionDef) -> None:
     tapes = {}
     blocks = {}  # id(statement) -> the statement list holding it
-    for node in ast.walk(tree):
+    for node in walk(tree):
         for field in ("body", "orelse"):
             block = getattr(node, field, None)
             for stmt in block if isinstance(block, list) else []:
@@ -301,9 +302,9 @@ def _slots(tree: ast.FunctionDef) -> None:
     for tape, made in tapes.items():
         if len(made) != 1:
             continue
-        writes = [n for n in ast.walk(tree) if isinstance(n, ast.Assign) and _slot_write(n, tape)]
+        writes = [n for n in walk(tree) if isinstance(n, ast.Assign) and _slot_write(n, tape)]
         loops = []
-        for loop in (n for n in ast.walk(tree) if isinstance(n, ast.For)):
+        for loop in (n for n in walk(tree) if isinstance(n, ast.For)):
             mine = [k for k, s in enumerate(loop.body) if _slot_write(s, tape)]
             if not mine:
                 continue
@@ -314,7 +315,7 @@ def _slots(tree: ast.FunctionDef) -> None:
             if len(mine) != 1 or not _counts_from_zero(loop) or not (
                     isinstance(target.slice, ast.Name) and target.slice.id == index) or any(
                     isinstance(n, (ast.Continue, ast.Break, ast.Return))
-                    for s in before for n in ast.walk(s)):
+                    for s in before for n in walk(s)):
                 loops = None
                 break
             loops.append((loop, k))
@@ -322,7 +323,7 @@ def _slots(tree: ast.FunctionDef) -> None:
                 or loops[0][0].body[loops[0][1]] is not writes[0] \
                 or any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
                        and n.value.id == tape and n.attr in ("append", "extend", "pop")
-                       for n in ast.walk(tree)):
+                       for n in walk(tree)):
             continue
         loop, k = loops[0]
         # The loop runs once for each making of the tape: in the same block, after it.
@@ -363,10 +364,10 @@ def _zeros(tree: ast.FunctionDef) -> None:
     # a list returned in a tuple (`return dc, dx`) stays a list of a run-time
     # length (frontend/list_writes.py): a tuple holding a list built in the
     # function is no result s2s-ad differentiates
-    returned = {e.id for n in ast.walk(tree) if isinstance(n, ast.Return)
+    returned = {e.id for n in walk(tree) if isinstance(n, ast.Return)
                 and isinstance(n.value, ast.Tuple) for e in n.value.elts
                 if isinstance(e, ast.Name)}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 \
                 and isinstance(node.targets[0], ast.Name) and node.targets[0].id not in returned:
             new = _zeros_display(node.value)
@@ -374,7 +375,7 @@ def _zeros(tree: ast.FunctionDef) -> None:
                 node.value = ast.fix_missing_locations(ast.copy_location(new, node.value))
                 made.add(node.targets[0].id)
     # ``dc[i] += v`` on such a list is ``dc[i] = dc[i] + v`` (its items are numbers)
-    for node in ast.walk(tree):
+    for node in walk(tree):
         for field in ("body", "orelse"):
             block = getattr(node, field, None)
             for k, stmt in enumerate(block if isinstance(block, list) else []):
@@ -409,27 +410,27 @@ def _pops(tree: ast.FunctionDef, namer: Namer, globals_: dict | None = None) -> 
     ints = int_tapes(tree, globals_)  # stacks of ints (a while loop's index): read as int(...)
     if (globals_ or {}).get("int", int) is not int or any(
             isinstance(n, ast.Name) and n.id == "int" and not isinstance(n.ctx, ast.Load)
-            or isinstance(n, ast.arg) and n.arg == "int" for n in ast.walk(tree)):
+            or isinstance(n, ast.arg) and n.arg == "int" for n in walk(tree)):
         ints = set()  # `int` is not the builtin here
     popped = []
-    for n in ast.walk(tree):
+    for n in walk(tree):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
                 and n.func.attr == "pop" and isinstance(n.func.value, ast.Name):
             popped.append(n.func.value.id)
     for tape in dict.fromkeys(popped):
         first = next((j for j, s in enumerate(body)
-                      if any(_pop_of(n) == tape for n in ast.walk(s))), None)
+                      if any(_pop_of(n) == tape for n in walk(s))), None)
         if first is None:
             continue
         # From the first statement that pops, the tape is used by pops only,
         # each the whole right side of an assignment.
-        pops = [n for s in body[first:] for n in ast.walk(s) if _pop_of(n) == tape]
-        uses = [n for s in body[first:] for n in ast.walk(s)
+        pops = [n for s in body[first:] for n in walk(s) if _pop_of(n) == tape]
+        uses = [n for s in body[first:] for n in walk(s)
                 if isinstance(n, ast.Name) and n.id == tape]
         # (or an item: ``dxs[-1] += g`` between the pops of an adjoint list,
         # ``dxs[i] += g``, ``dxs[0]`` after them: index k of the list as long as
         # it is left is ``k % top``, -1 the last item left, ``top - 1``)
-        items = [n for s in body[first:] for n in ast.walk(s)
+        items = [n for s in body[first:] for n in walk(s)
                  if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)
                  and n.value.id == tape and _plain_index(n.slice, tape)]
         if len(uses) != len(pops) + len(items):
@@ -463,7 +464,7 @@ def _plain_index(e, tape: str) -> bool:
 
 
 def _replace_pops(stmt: ast.stmt, tape: str, top: str, ints: bool = False) -> None:
-    for node in ast.walk(stmt):
+    for node in walk(stmt):
         for field in ("body", "orelse"):
             block = getattr(node, field, None)
             if not isinstance(block, list):

@@ -41,6 +41,7 @@ import numpy
 from s2s_ad import ir
 from s2s_ad.errors import SourceError
 from s2s_ad.frontend.runtime_checks import raise_unless
+from s2s_ad.syntax_walk import walk
 
 SEQUENCES = {numpy.concatenate: ("axis",), numpy.stack: ("axis",), numpy.hstack: (),
              numpy.vstack: ()}
@@ -148,7 +149,7 @@ def wanted(lo, fn, node: ast.Call) -> bool:
         return True
     if fn is numpy.arange:
         # of a parameter without an annotation (JAX's `*, d`): an int, checked
-        return any(_untyped_param(lo, n) for a in node.args for n in ast.walk(a))
+        return any(_untyped_param(lo, n) for a in node.args for n in walk(a))
     if fn is numpy.repeat:
         repeats = node.args[1] if len(node.args) > 1 else next(
             (k.value for k in node.keywords if k.arg == "repeats"), None)
@@ -158,7 +159,7 @@ def wanted(lo, fn, node: ast.Call) -> bool:
         # (a constant, or arithmetic on constants, is the rule's attribute)
         return repeats is not None and any(
             isinstance(n, (ast.Call, ast.Subscript, ast.Attribute)) or isinstance(n, ast.Name)
-            and isinstance(lo.env.get(n.id), ir.Value) for n in ast.walk(repeats))
+            and isinstance(lo.env.get(n.id), ir.Value) for n in walk(repeats))
     if any(fn is f for f in SEQUENCES):
         return len(node.args) >= 1 and isinstance(node.args[0], (ast.ListComp, ast.GeneratorExp))
     return False
@@ -213,7 +214,7 @@ def lower(lo, fn, node: ast.Call, var, hint):
             return None  # the rule's: a constant range
         if any(fn is f for f in SEQUENCES) and (_constant_ranges(lo, node.args[0]) or not any(
                 isinstance(n, ast.Call) and lo.resolve(n.func) in MAKERS
-                for n in ast.walk(node.args[0].elt))):
+                for n in walk(node.args[0].elt))):
             # not only ints: a join of values (with a gradient), which the
             # rules take (the comprehension a list known while lowering, or
             # one of any length: frontend/list_stacks.py)
@@ -480,7 +481,7 @@ def _repeat_as_take(node: ast.Call) -> ast.expr | None:
         out = np("take", first, np("repeat", np("arange", length), given["repeats"]),
                  axis=ast.Constant(axis.value))
     out.args[1].as_take = True  # (the index array's repeat: never rewritten again)
-    for sub in ast.walk(out):
+    for sub in walk(out):
         if not hasattr(sub, "lineno") and isinstance(sub, ast.expr):
             ast.copy_location(sub, node)
             sub.end_lineno, sub.end_col_offset = node.end_lineno, node.end_col_offset

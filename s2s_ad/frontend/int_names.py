@@ -19,6 +19,7 @@ a copy no later write changes.
 from __future__ import annotations
 
 import ast
+from s2s_ad.syntax_walk import walk
 
 __all__ = ["int_names", "int_tapes", "is_int", "one_axis"]
 
@@ -69,10 +70,10 @@ def int_names(tree: ast.FunctionDef, globals_: dict | None = None) -> set:
 
 def _stack_candidates(tree: ast.FunctionDef) -> dict:
     """``T`` -> the expressions appended to it, for lists used as stacks only."""
-    parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
+    parents = {id(c): n for n in walk(tree) for c in ast.iter_child_nodes(n)}
     out: dict = {}
     bad = set()
-    for n in ast.walk(tree):
+    for n in walk(tree):
         if not isinstance(n, ast.Name):
             continue
         parent = parents.get(id(n))
@@ -104,9 +105,9 @@ def _stack_candidates(tree: ast.FunctionDef) -> dict:
 def _fixed_point(tree: ast.FunctionDef, globals_: dict | None) -> tuple[set, set]:
     import builtins
     binds: dict[str, list] = {}
-    for n in ast.walk(tree):
+    for n in walk(tree):
         if isinstance(n, (ast.FunctionDef, ast.Lambda)) and n is not tree:
-            for a in ast.walk(n.args):
+            for a in walk(n.args):
                 if isinstance(a, ast.arg):
                     binds.setdefault(a.arg, []).append(None)
         if isinstance(n, ast.Assign):
@@ -115,7 +116,7 @@ def _fixed_point(tree: ast.FunctionDef, globals_: dict | None) -> tuple[set, set
                 if isinstance(t, ast.Tuple) and isinstance(n.value, ast.Tuple) \
                         and len(t.elts) == len(n.value.elts):
                     pairs = {id(e): v for e, v in zip(t.elts, n.value.elts)}
-                for m in ast.walk(t):
+                for m in walk(t):
                     if isinstance(m, ast.Name) and isinstance(m.ctx, ast.Store):
                         binds.setdefault(m.id, []).append(n.value if m is t
                                                           else pairs.get(id(m)))
@@ -128,7 +129,7 @@ def _fixed_point(tree: ast.FunctionDef, globals_: dict | None) -> tuple[set, set
             loop = n.iter
             ranged = isinstance(loop, ast.Call) and isinstance(loop.func, ast.Name) \
                 and loop.func.id == "range" and not loop.keywords
-            for m in ast.walk(n.target):
+            for m in walk(n.target):
                 if isinstance(m, ast.Name) and isinstance(m.ctx, ast.Store):
                     binds.setdefault(m.id, []).append(
                         ("range", loop.args) if ranged and m is n.target else None)
@@ -138,7 +139,7 @@ def _fixed_point(tree: ast.FunctionDef, globals_: dict | None) -> tuple[set, set
             for a in n.names:
                 binds.setdefault((a.asname or a.name).split(".")[0], []).append(None)
         elif isinstance(n, (ast.With, ast.ExceptHandler, ast.Global, ast.Nonlocal)):
-            for m in ast.walk(n):
+            for m in walk(n):
                 if isinstance(m, ast.Name) and isinstance(m.ctx, ast.Store):
                     binds.setdefault(m.id, []).append(None)
     for a in tree.args.posonlyargs + tree.args.args + tree.args.kwonlyargs:
@@ -178,11 +179,11 @@ def one_axis(tree: ast.FunctionDef, name: str, ints: set, numpy_names=("np", "nu
     """Is ``name`` an array of one axis (see the module)?"""
     if name in _seen:
         return False
-    binds = [n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign,
+    binds = [n for n in walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign,
                                                            ast.NamedExpr, ast.For))
              and any(isinstance(m, ast.Name) and m.id == name and isinstance(m.ctx, ast.Store)
                      for t in ([n.target] if not isinstance(n, ast.Assign) else n.targets)
-                     for m in ast.walk(t))]
+                     for m in walk(t))]
     plain = [b for b in binds if not isinstance(b, ast.AugAssign)]
     if len(plain) != 1 or plain[0] not in tree.body or not isinstance(plain[0], ast.Assign) \
             or len(plain[0].targets) != 1 or not isinstance(plain[0].targets[0], ast.Name):

@@ -27,6 +27,7 @@ import types
 
 from s2s_ad import ir
 from s2s_ad.frontend import ranges, run_time_index, runtime_lists, structures
+from s2s_ad.syntax_walk import walk
 
 
 def assigned_names(stmts: list[ast.stmt], subscripts: bool = False) -> list[str]:
@@ -35,7 +36,7 @@ def assigned_names(stmts: list[ast.stmt], subscripts: bool = False) -> list[str]
     a new version of the array."""
     out: dict[str, None] = {}
     for stmt in stmts:
-        for node in ast.walk(stmt):
+        for node in walk(stmt):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 out[node.id] = None
             elif subscripts and isinstance(node, ast.Subscript) \
@@ -117,7 +118,7 @@ class Iteration:
             if any(isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
                    and isinstance(n.value.func, ast.Name) and n.value.func.id == "range"
                    and any(isinstance(t, ast.Name) and t.id == it.id for t in n.targets)
-                   for n in ast.walk(self.src.tree)):
+                   for n in walk(self.src.tree)):
                 raise self.src.error(it, f"`{it.id}` is a range bound again in a loop or "
                                      "branch (or not bound on every path to here); a range "
                                      "bound to a name is read while lowering: bind it once, "

@@ -49,6 +49,7 @@ import ast
 import copy
 
 from s2s_ad.frontend.jax_batch_rules import COMPARISONS, NoRule, is_items
+from s2s_ad.syntax_walk import walk
 
 
 class BranchRules:
@@ -107,7 +108,7 @@ class BranchRules:
     def substituted(self, stmts: list, taken: ast.Name, first: bool) -> None:
         """The arm's batched inputs, each row that does not take it replaced
         by the first row that does."""
-        read = {n.id for st in stmts for n in ast.walk(st)
+        read = {n.id for st in stmts for n in walk(st)
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         names = [u for u in sorted(read) if u in self.env and self.env[u][1]
                  and self.env[u][0] is not None]
@@ -252,7 +253,7 @@ def _returns_inside(arm: list, returning: bool) -> bool:
                     or _returns_inside(st.orelse, True):
                 return True
             continue
-        if any(isinstance(n, ast.Return) for n in ast.walk(st)):
+        if any(isinstance(n, ast.Return) for n in walk(st)):
             return True
     if returning and not (arm and isinstance(arm[-1], (ast.Return, ast.If))):
         return True

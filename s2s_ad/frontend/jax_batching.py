@@ -99,6 +99,7 @@ from s2s_ad.frontend.jax_batch_rules import (ARITHMETIC, COMPARISONS, CUMULATIVE
 from s2s_ad.frontend import runtime_checks
 from s2s_ad.frontend.jax_batch_branches import BranchRules, root
 from s2s_ad.frontend.source import locate
+from s2s_ad.syntax_walk import walk
 
 CREATES = {"zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "eye",
            "identity", "array", "copy", "empty", "empty_like"}
@@ -192,15 +193,15 @@ class _Batch(OperationRules, BranchRules):
 
     def reads_batched(self, node) -> bool:
         return any(isinstance(n, ast.Name) and n.id in self.env and self.env[n.id][1]
-                   for n in ast.walk(node))
+                   for n in walk(node))
 
     def verbatim(self, node):
         """``node`` as written, the mapped function's names renamed."""
-        for n in ast.walk(node):
+        for n in walk(node):
             if isinstance(n, (ast.Lambda, ast.comprehension, ast.NamedExpr)):
                 raise _NoRule
         node = copy.deepcopy(node)
-        for n in ast.walk(node):
+        for n in walk(node):
             if isinstance(n, ast.Name) and n.id in self.env:
                 n.id = self.env[n.id][0]
                 if n.id is None:  # made by one arm of an `if` only
@@ -261,7 +262,7 @@ class _Batch(OperationRules, BranchRules):
         rewritten (in its own scope), or a function of the same module and
         file; None for anything else."""
         forms = self.forms
-        defs = [d for d in ast.walk(forms.src.tree)
+        defs = [d for d in walk(forms.src.tree)
                 if isinstance(d, ast.FunctionDef) and d.name == fn.id]
         scope = getattr(forms, "current", None)
         if defs or fn.id in forms.locals:
@@ -277,11 +278,11 @@ class _Batch(OperationRules, BranchRules):
         if inspect.getsourcefile(obj) != inspect.getsourcefile(forms.src.fn):
             raise _NoRule
         tree = locate(obj).tree
-        if tree.decorator_list or any(_jax_form(n) for n in ast.walk(tree)):
+        if tree.decorator_list or any(_jax_form(n) for n in walk(tree)):
             raise _NoRule  # JAX forms of another function are not rewritten here
-        bound = {a.arg for a in ast.walk(tree.args) if isinstance(a, ast.arg)} | {
-            n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-        free = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - bound
+        bound = {a.arg for a in walk(tree.args) if isinstance(a, ast.arg)} | {
+            n.id for n in walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        free = {n.id for n in walk(tree) if isinstance(n, ast.Name)} - bound
         if free & forms.locals:
             raise _NoRule  # a global it reads is a local name here
         return tree
@@ -603,7 +604,7 @@ def _literal(e) -> bool:
 
 
 def _ellipsis(node) -> bool:
-    return any(isinstance(n, ast.Constant) and n.value is Ellipsis for n in ast.walk(node))
+    return any(isinstance(n, ast.Constant) and n.value is Ellipsis for n in walk(node))
 
 
 def _jax_form(n) -> bool:
@@ -630,7 +631,7 @@ def _in_scope(scope: ast.FunctionDef, definition: ast.FunctionDef) -> bool:
 def located(stmt, node):
     """``stmt`` with every node that has no position yet at ``node``'s (the
     user's own expressions inside keep theirs)."""
-    for n in ast.walk(stmt):
+    for n in walk(stmt):
         if "lineno" in n._attributes and not hasattr(n, "lineno"):
             n.lineno, n.col_offset = node.lineno, node.col_offset
             n.end_lineno = getattr(node, "end_lineno", node.lineno)

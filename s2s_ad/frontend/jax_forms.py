@@ -45,6 +45,7 @@ import numpy
 
 from s2s_ad.frontend import jax_names
 from s2s_ad.frontend.jax_loops import LoopForms, _load, _located, _parse
+from s2s_ad.syntax_walk import walk
 
 UPDATES = {"set": None, "add": ast.Add, "subtract": ast.Sub, "multiply": ast.Mult,
            "divide": ast.Div, "power": ast.Pow}
@@ -77,9 +78,9 @@ def desugar(src) -> None:
 class _Desugar(LoopForms):
     def __init__(self, src):
         self.src = src
-        self.taken = {n.id for n in ast.walk(src.tree) if isinstance(n, ast.Name)} \
-            | {a.arg for a in ast.walk(src.tree) if isinstance(a, ast.arg)} \
-            | {n.name for n in ast.walk(src.tree) if isinstance(n, ast.FunctionDef)} \
+        self.taken = {n.id for n in walk(src.tree) if isinstance(n, ast.Name)} \
+            | {a.arg for a in walk(src.tree) if isinstance(a, ast.arg)} \
+            | {n.name for n in walk(src.tree) if isinstance(n, ast.FunctionDef)} \
             | set(src.globals)
         self.np = next((k for k, v in src.globals.items() if v is numpy), None)
         self.locals: set = set()
@@ -139,14 +140,14 @@ class _Desugar(LoopForms):
 
     def function(self, fn: ast.FunctionDef) -> None:
         outer = self.locals
-        self.locals = outer | {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)} \
-            | {t.id for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AugAssign,
+        self.locals = outer | {a.arg for a in walk(fn.args) if isinstance(a, ast.arg)} \
+            | {t.id for n in walk(fn) if isinstance(n, (ast.Assign, ast.AugAssign,
                                                               ast.For, ast.AnnAssign))
-               for t in ast.walk(n.targets[0] if isinstance(n, ast.Assign) else n.target)
+               for t in walk(n.targets[0] if isinstance(n, ast.Assign) else n.target)
                if isinstance(t, ast.Name)}
         flow, self.control_flow = self.control_flow, any(
-            isinstance(n, (ast.For, ast.While, ast.If, ast.IfExp)) for n in ast.walk(fn))
-        params, self.params = self.params, {a.arg for a in ast.walk(fn.args)
+            isinstance(n, (ast.For, ast.While, ast.If, ast.IfExp)) for n in walk(fn))
+        params, self.params = self.params, {a.arg for a in walk(fn.args)
                                             if isinstance(a, ast.arg)}
         copied, self.copied = self.copied, {}
         current, self.current = self.current, fn
@@ -172,7 +173,7 @@ class _Desugar(LoopForms):
     def stmt(self, s) -> list:
         if isinstance(s, ast.FunctionDef):
             for d in s.decorator_list:
-                self.refuse_jax(d, walk=True)
+                self.refuse_jax(d, deep=True)
             self.function(s)
             return [s]
         if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
@@ -218,19 +219,19 @@ class _Desugar(LoopForms):
         if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
                              ast.GeneratorExp)):
             self.no_forms(node, "a lambda or comprehension")
-            self.refuse_jax(node, walk=True)
+            self.refuse_jax(node, deep=True)
             return node
         if isinstance(node, ast.IfExp):
             node.test = self.expr(node.test, pre)
             self.no_forms(node.body, "a conditional expression")
             self.no_forms(node.orelse, "a conditional expression")
-            self.refuse_jax(node, walk=True)
+            self.refuse_jax(node, deep=True)
             return node
         if isinstance(node, ast.BoolOp):
             node.values[0] = self.expr(node.values[0], pre)
             for v in node.values[1:]:
                 self.no_forms(v, "a short-circuit operand (`and`, `or`)")
-                self.refuse_jax(v, walk=True)
+                self.refuse_jax(v, deep=True)
             return node
         if _is_at(node):
             ref = node.func.value
@@ -266,17 +267,17 @@ class _Desugar(LoopForms):
         return kw
 
     def no_forms(self, node, where: str) -> None:
-        for n in ast.walk(node):
+        for n in walk(node):
             if _is_at(n) or isinstance(n, ast.Call) and (
                     isinstance(n.func, ast.Call) and self.jax_call(n.func.func) == "jax.vmap"
                     or self.jax_call(n.func) in ("jax.lax.scan", "jax.lax.fori_loop")):
                 raise self.src.error(n, f"`{ast.unparse(n)}` inside {where} is not "
                                      "supported; assign it to a name first")
 
-    def refuse_jax(self, node, walk: bool = False) -> None:
+    def refuse_jax(self, node, deep: bool = False) -> None:
         """A located refusal of a JAX object without a NumPy twin (``node``,
         or anything in it with ``walk``)."""
-        for n in (ast.walk(node) if walk else [node]):
+        for n in (walk(node) if deep else [node]):
             if not isinstance(n, (ast.Name, ast.Attribute)):
                 continue
             obj = self.resolve(n)
@@ -341,7 +342,7 @@ class _Desugar(LoopForms):
             if target in self.params:
                 self.copied.setdefault(target, s)
             return pre + [write]
-        reads = {n.id for part in [index, *s.value.args] for n in ast.walk(part)
+        reads = {n.id for part in [index, *s.value.args] for n in walk(part)
                  if isinstance(n, ast.Name)}
         if target in reads:
             name = self.fresh("at")

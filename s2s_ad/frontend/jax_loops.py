@@ -37,6 +37,7 @@ import copy
 
 from s2s_ad.frontend import jax_batching
 from s2s_ad.frontend.jax_batching import located as _located
+from s2s_ad.syntax_walk import walk
 
 
 class LoopForms:
@@ -201,11 +202,11 @@ class LoopForms:
         if isinstance(fn, ast.Lambda):
             returns = [fn.body]
         else:
-            defs = [d for d in ast.walk(self.src.tree) if isinstance(d, ast.FunctionDef)
+            defs = [d for d in walk(self.src.tree) if isinstance(d, ast.FunctionDef)
                     and isinstance(fn, ast.Name) and d.name == fn.id]
             if len(defs) != 1:
                 return "leaf"
-            returns = [r.value for r in ast.walk(defs[0]) if isinstance(r, ast.Return)
+            returns = [r.value for r in walk(defs[0]) if isinstance(r, ast.Return)
                        and _owner_def(defs[0], r)]
         if item is not None:
             returns = [r.elts[item] if isinstance(r, ast.Tuple) and len(r.elts) == 2 else None
@@ -258,9 +259,9 @@ def _value(names, node):
 
 def _owner_def(fn: ast.FunctionDef, ret: ast.Return) -> bool:
     """Whether ``ret`` returns from ``fn`` itself (not from a function nested in it)."""
-    for n in ast.walk(fn):
+    for n in walk(fn):
         if n is not fn and isinstance(n, (ast.FunctionDef, ast.Lambda)) and any(
-                r is ret for r in ast.walk(n)):
+                r is ret for r in walk(n)):
             return False
     return True
 
@@ -273,7 +274,7 @@ def _parse(text: str, node) -> list:
     """The statements of ``text``, every node at ``node``'s position."""
     stmts = ast.parse(text).body
     for s in stmts:
-        for n in ast.walk(s):
+        for n in walk(s):
             if "lineno" in n._attributes:
                 del n.lineno, n.col_offset, n.end_lineno, n.end_col_offset
         _located(s, node)

@@ -30,6 +30,7 @@ import importlib
 import types
 
 from s2s_ad.frontend.library_names import belongs, owner
+from s2s_ad.syntax_walk import walk
 
 TWIN_MODULES = {"jax.numpy": "numpy", "jax.numpy.linalg": "numpy.linalg",
                 "jax.scipy.special": "scipy.special",
@@ -122,4 +123,4 @@ def reads_jax(tree, names: dict) -> bool:
     """Whether the function ``tree`` reads a JAX module or function from
     ``names`` (its globals before :func:`numpy_view`)."""
     import ast
-    return any(isinstance(n, ast.Name) and is_jax(names.get(n.id)) for n in ast.walk(tree))
+    return any(isinstance(n, ast.Name) and is_jax(names.get(n.id)) for n in walk(tree))

@@ -31,6 +31,7 @@ import numpy
 from s2s_ad.frontend import library_names
 from s2s_ad.frontend.jax_batching import located
 from s2s_ad.frontend.library_table import Spec
+from s2s_ad.syntax_walk import walk
 
 
 NOT_ON_LISTS = frozenset({"index", "count", "copy", "append", "pop", "insert", "extend",
@@ -66,15 +67,15 @@ class Rewrite(ast.NodeTransformer):
     def __init__(self, src):
         self.src = src
         tree = src.tree
-        self.locals = {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)} \
-            | {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+        self.locals = {a.arg for a in walk(tree) if isinstance(a, ast.arg)} \
+            | {n.id for n in walk(tree) if isinstance(n, ast.Name)
                and isinstance(n.ctx, ast.Store)} \
-            | {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
+            | {n.name for n in walk(tree) if isinstance(n, ast.FunctionDef)
                and n is not tree}
-        self.taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | self.locals \
+        self.taken = {n.id for n in walk(tree) if isinstance(n, ast.Name)} | self.locals \
             | set(src.globals)
         self.bound: dict = {}
-        self.cloned = {id(n.func.value) for n in ast.walk(tree) if isinstance(n, ast.Call)
+        self.cloned = {id(n.func.value) for n in walk(tree) if isinstance(n, ast.Call)
                        and isinstance(n.func, ast.Attribute) and n.func.attr == "clone"}
         """ids of the calls whose result is cloned (``x.detach().clone()``)."""
         self.pending: list = []
@@ -165,7 +166,7 @@ class Rewrite(ast.NodeTransformer):
         """``node`` read a second time (the NumPy form reads it twice): a copy
         of the expression, which is computed twice; refused where it calls
         anything but NumPy (a helper might do more than compute a value)."""
-        for n in ast.walk(node):
+        for n in walk(node):
             if isinstance(n, ast.Call):
                 obj = self.resolve(n.func)
                 if not (library_names.belongs_to_numpy(obj) or obj is library_names.logsumexp):

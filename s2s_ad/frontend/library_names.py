@@ -29,6 +29,7 @@ import sys
 import types
 
 import numpy
+from s2s_ad.syntax_walk import walk
 
 LIBRARY_MODULES = {"math", "numpy", "builtins", "functools", "operator", "scipy", "s2s_ad",
                    "jax", "autograd", "torch", "tensorflow"}
@@ -100,7 +101,7 @@ def reads(tree, names: dict, tops: tuple, methods=()) -> bool:
     or its module imports the library and it names no NumPy but calls one of
     the library's tensor ``methods`` on a value (a helper of such code,
     ``s.clone()``, ``t.get_shape()``)."""
-    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    used = {n.id for n in walk(tree) if isinstance(n, ast.Name)}
     if any(belongs(names.get(n), tops) for n in used if names.get(n) is not None):
         return True
     if not any(belongs(v, tops) for v in names.values() if isinstance(v, types.ModuleType)):
@@ -110,7 +111,7 @@ def reads(tree, names: dict, tops: tuple, methods=()) -> bool:
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                and n.func.attr in methods and not (isinstance(n.func.value, ast.Name)
                                                    and n.func.value.id in names)
-               for n in ast.walk(tree))
+               for n in walk(tree))
 
 
 def belongs_to_numpy(obj) -> bool:

@@ -39,6 +39,7 @@ import ast
 
 from s2s_ad import ir
 from s2s_ad.frontend import list_stacks
+from s2s_ad.syntax_walk import walk
 
 
 def join(lo, seq: ir.Value, what: str, axis, node: ast.Call, var: str | None) -> ir.Operand:
@@ -74,7 +75,7 @@ def join(lo, seq: ir.Value, what: str, axis, node: ast.Call, var: str | None) ->
                        "    raise ValueError('need at least one array to concatenate')"
                        ).body[0]] + stmts
     for s in stmts:
-        for m in ast.walk(s):
+        for m in walk(s):
             m.lineno, m.col_offset = node.lineno, node.col_offset
             m.end_lineno, m.end_col_offset = node.end_lineno, node.end_col_offset
     owned, flow = lo.__dict__.get("owned_arrays", frozenset()), lo.control_flow

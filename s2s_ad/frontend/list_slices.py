@@ -32,6 +32,7 @@ import copy
 
 from s2s_ad import ir
 from s2s_ad.frontend import structures
+from s2s_ad.syntax_walk import walk
 
 
 def subscript(lo, node: ast.Subscript, var: str | None, params: bool = False):
@@ -70,7 +71,7 @@ def subscript(lo, node: ast.Subscript, var: str | None, params: bool = False):
            f"    {items}.append({seq}[{k}])\n"
     stmts = ast.parse(text).body
     for stmt in stmts:
-        for sub in ast.walk(stmt):
+        for sub in walk(stmt):
             sub.lineno, sub.col_offset = node.lineno, node.col_offset
             sub.end_lineno, sub.end_col_offset = node.end_lineno, node.end_col_offset
     try:

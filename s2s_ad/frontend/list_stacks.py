@@ -32,6 +32,7 @@ import builtins
 import numpy
 
 from s2s_ad import ir
+from s2s_ad.syntax_walk import walk
 
 
 def stack(lo, seq: ir.Value, axis, node: ast.Call, var: str | None) -> ir.Operand:
@@ -70,7 +71,7 @@ def stack(lo, seq: ir.Value, axis, node: ast.Call, var: str | None) -> ir.Operan
                       "    raise ValueError('need at least one array to stack')").body[0]
     stmts = [empty, make, loop]
     for s in stmts:
-        for m in ast.walk(s):
+        for m in walk(s):
             m.lineno, m.col_offset = node.lineno, node.col_offset
             m.end_lineno, m.end_col_offset = node.end_lineno, node.end_col_offset
     # the statements' own array, made just before its rows are written: a
@@ -84,7 +85,7 @@ def stack(lo, seq: ir.Value, axis, node: ast.Call, var: str | None) -> ir.Operan
         if axis != 0:
             moved = ast.copy_location(np_call("moveaxis", n(rows), ast.Constant(0),
                                               ast.Constant(axis)), node)
-            for m in ast.walk(moved):
+            for m in walk(moved):
                 ast.copy_location(m, node)
             out = lo.expr(moved)
     finally:

@@ -88,6 +88,7 @@ from s2s_ad.frontend.checkpoint import checkpoint_pragma
 from s2s_ad.frontend.jax_batch_rules import NoRule, SAME_SHAPE, described
 from s2s_ad.frontend.jax_batching import _Batch, located
 from s2s_ad.frontend.jax_forms import _Desugar
+from s2s_ad.syntax_walk import walk
 
 ARRAY_OF = {numpy.full, numpy.full_like, numpy.zeros_like, numpy.ones_like, numpy.empty_like,
             numpy.copy, numpy.array, numpy.asarray}
@@ -144,7 +145,7 @@ def desugar(src) -> None:
     docstring); the tree as it was is kept for :func:`undo`."""
     if getattr(src, "loops_batched", None) is not None:
         return
-    if _key(src) in REFUSED or not any(isinstance(n, ast.For) for n in ast.walk(src.tree)):
+    if _key(src) in REFUSED or not any(isinstance(n, ast.For) for n in walk(src.tree)):
         src.loops_batched = False  # (no copy of a tree without loops)
         return
     before = copy.deepcopy(src.tree)
@@ -187,10 +188,10 @@ class _Loops(_Desugar):
 
     def function(self, fn: ast.FunctionDef) -> None:
         outer, current = self.locals, self.current
-        self.locals = outer | {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)} \
-            | {t.id for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AugAssign, ast.For,
+        self.locals = outer | {a.arg for a in walk(fn.args) if isinstance(a, ast.arg)} \
+            | {t.id for n in walk(fn) if isinstance(n, (ast.Assign, ast.AugAssign, ast.For,
                                                               ast.AnnAssign))
-               for t in ast.walk(n.targets[0] if isinstance(n, ast.Assign) else n.target)
+               for t in walk(n.targets[0] if isinstance(n, ast.Assign) else n.target)
                if isinstance(t, ast.Name)}
         self.current = fn
         defs, self.defs = self.defs, []
@@ -254,7 +255,7 @@ class _Loops(_Desugar):
         param = self.fresh(f"{loop.target.id}_all")
         self.saw_numpy = False
         helpers = False
-        for n in ast.walk(loop):
+        for n in walk(loop):
             if isinstance(n, ast.Call):
                 obj = self.resolve(n.func)  # NumPy called on values of every iteration alike
                 helpers = helpers or isinstance(n.func, ast.Name) and (
@@ -270,7 +271,7 @@ class _Loops(_Desugar):
             return None
         if not self.saw_numpy or any(not batched and any(
                 isinstance(n, ast.JoinedStr) or isinstance(n, ast.Constant)
-                and isinstance(n.value, (str, bytes)) for n in ast.walk(e))
+                and isinstance(n.value, (str, bytes)) for n in walk(e))
                 for e, batched in result):
             return None
         returned = []  # what loop_sum returns for each part
@@ -514,7 +515,7 @@ def _length(np_: str, e: ast.expr) -> ast.expr:
 def _ellipsis_or_new(node) -> bool:
     """``...`` or ``None``/``np.newaxis`` in an index (they move the rows' axis)."""
     return any(isinstance(n, ast.Constant) and (n.value is Ellipsis or n.value is None)
-               or isinstance(n, ast.Attribute) and n.attr == "newaxis" for n in ast.walk(node))
+               or isinstance(n, ast.Attribute) and n.attr == "newaxis" for n in walk(node))
 
 
 def _axis_given(positional, keywords: list) -> bool:
@@ -713,8 +714,8 @@ def _bound_first(loop: ast.For) -> set:
 
 def _free(fn) -> set:
     """The names a nested function or lambda reads from the function around it."""
-    bound = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)} | {
-        n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    bound = {a.arg for a in walk(fn.args) if isinstance(a, ast.arg)} | {
+        n.id for n in walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
     return _loads(fn) - bound
 
 
@@ -723,7 +724,7 @@ def _may_be_list(fn: ast.FunctionDef, name: str) -> bool:
     or is bound anywhere in ``fn`` to a list or tuple display, a
     comprehension, a constant that is not a number, or ``list(...)``/
     ``tuple(...)`` (``+=`` would extend a list)."""
-    for n in ast.walk(fn):
+    for n in walk(fn):
         if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name
                                              for t in n.targets):
             if isinstance(n.value, (ast.List, ast.ListComp, ast.Tuple, ast.Constant)) \
@@ -733,7 +734,7 @@ def _may_be_list(fn: ast.FunctionDef, name: str) -> bool:
             if isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Name) \
                     and n.value.func.id in ("list", "tuple"):
                 return True
-    return any(isinstance(a, ast.arg) and a.arg == name for a in ast.walk(fn.args))
+    return any(isinstance(a, ast.arg) and a.arg == name for a in walk(fn.args))
 
 
 def _may_be_int(node, held: set) -> bool:
@@ -742,11 +743,11 @@ def _may_be_int(node, held: set) -> bool:
     if not _reads(node, held):
         return False
     return not any(isinstance(n, ast.Constant) and type(n.value) is float
-                   or isinstance(n, ast.Div) for n in ast.walk(node))
+                   or isinstance(n, ast.Div) for n in walk(node))
 
 
 def _loads(node) -> set:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return {n.id for n in walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
 def _reads(node, names: set) -> bool:

@@ -41,6 +41,7 @@ from s2s_ad.frontend.list_params import ListParams, kind_of
 from s2s_ad.names import Namer, identifiers
 from s2s_ad.rules import RULES
 from s2s_ad.frontend.source import Source, locate as source_locate
+from s2s_ad.syntax_walk import walk
 
 BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow",
           ast.Mod: "mod", ast.FloorDiv: "floordiv"}
@@ -618,7 +619,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         for a in args:
             if statics.static(a):
                 # at the literal, when the statement spells it
-                at = next((n for n in ast.walk(node) if isinstance(n, ast.Constant)
+                at = next((n for n in walk(node) if isinstance(n, ast.Constant)
                            and n.value is a.value), node)
                 raise self.src.error(at, f"{a.value!r} is used where a number is expected; "
                                      "strings and None select code (`if mode == \"l2\":`, "

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from s2s_ad.errors import SourceError
 from s2s_ad.frontend import module_data, source as source_mod
 from s2s_ad.frontend.statics import is_static_value
+from s2s_ad.syntax_walk import walk
 
 
 @dataclass
@@ -91,7 +92,7 @@ def plan(method: types.MethodType) -> Plan:
         for n in module_data.names(func):
             out.module.setdefault(n, func.__globals__)
         on_class = isinstance(obj, type) or name in out.class_methods
-        nodes = [n for n in ast.walk(src.tree) if isinstance(n, ast.Attribute)]
+        nodes = [n for n in walk(src.tree) if isinstance(n, ast.Attribute)]
         for node in sorted(nodes, key=lambda n: (n.lineno, n.col_offset)):  # source order
             if not ((isinstance(node.value, ast.Name) and node.value.id == me
                      or _type_of(node.value, me)) and isinstance(node.ctx, ast.Load)):
@@ -215,7 +216,7 @@ def _lift_one(func, p: Plan, params: list[str], extra: dict, entry: bool):
             return node
 
     tree.body = [Self().visit(stmt) for stmt in tree.body]
-    taken = {a.arg for a in ast.walk(args) if isinstance(a, ast.arg)}
+    taken = {a.arg for a in walk(args) if isinstance(a, ast.arg)}
     for name in params:
         if name in taken and name in p.module:
             raise src.error(tree, f"parameter {name!r} has the name of the module-level data "

@@ -35,13 +35,14 @@ import types
 
 from s2s_ad.frontend import syntax
 from s2s_ad.frontend.library_names import LIBRARY_MODULES
+from s2s_ad.syntax_walk import walk
 
 
 def inline(src) -> None:
     """Rewrite ``src.tree`` (see the module docstring)."""
     syntax.check_nesting(src)  # (the rewrite below recurses per level of nesting)
-    local = {a.arg for a in ast.walk(src.tree.args) if isinstance(a, ast.arg)} | {
-        n.id for n in ast.walk(src.tree) if isinstance(n, ast.Name)
+    local = {a.arg for a in walk(src.tree.args) if isinstance(a, ast.arg)} | {
+        n.id for n in walk(src.tree) if isinstance(n, ast.Name)
         and isinstance(n.ctx, (ast.Store, ast.Del))}
     found: dict[str, object] = {}
 

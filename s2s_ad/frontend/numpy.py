@@ -42,6 +42,7 @@ from s2s_ad.frontend import (conditions, list_joins, list_stacks, numpy_attrs, n
 from s2s_ad.frontend.numpy_index import VIEW_CALLS, ArrayIndexing
 from s2s_ad.rules import RULES
 from s2s_ad.rules.numpy import BROADCASTING, SAME_SHAPE
+from s2s_ad.syntax_walk import walk
 
 
 REDUCTIONS = {"sum", "mean", "prod", "max", "min", "var", "std", "nansum", "nanmean"}
@@ -125,7 +126,7 @@ def numpy_use(src) -> tuple[list[str], bool]:
     ``@``, or an array method or attribute (``x.sum()``, ``x.T``) on
     something that is not a module."""
     tree = src.tree
-    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    used = {n.id for n in walk(tree) if isinstance(n, ast.Name)}
     aliases = sorted(n for n in used if src.globals.get(n) is numpy)
     direct = any(isinstance(src.globals.get(n), (types.FunctionType, type(numpy.exp),
                                                   types.BuiltinFunctionType))
@@ -133,7 +134,7 @@ def numpy_use(src) -> tuple[list[str], bool]:
         callable(src.globals.get(n)) and (numpy_attrs.is_logsumexp(src.globals[n])
                                           or numpy_attrs.scipy_special_prim(src.globals[n]))
         for n in used)  # scipy.special's functions imported by name
-    params = {a.arg for a in ast.walk(tree.args) if isinstance(a, ast.arg)}
+    params = {a.arg for a in walk(tree.args) if isinstance(a, ast.arg)}
 
     def global_path(node: ast.Attribute) -> bool:
         while isinstance(node, ast.Attribute):
@@ -157,11 +158,11 @@ def numpy_use(src) -> tuple[list[str], bool]:
                                       or numpy_attrs.scipy_special_prim(obj))
 
     direct = direct or any(isinstance(n, ast.Attribute) and special_path(n)
-                           for n in ast.walk(tree))
+                           for n in walk(tree))
     syntax = any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult)
                  or isinstance(n, ast.Attribute) and (n.attr in METHODS or n.attr in ATTRIBUTES)
                  and not global_path(n)
-                 for n in ast.walk(tree))
+                 for n in walk(tree))
     return aliases, bool(aliases or direct or syntax or src.jax or getattr(src, "torch", False)
                           or getattr(src, "tf", False))
 
@@ -205,7 +206,7 @@ class ArrayLowering(ArrayIndexing):
                                 and not runtime_checks.is_rank_check(n)
                                 or isinstance(n, (ast.ListComp, ast.GeneratorExp))
                                 and _holds_arrays(n)
-                                for n in ast.walk(self.tree))
+                                for n in walk(self.tree))
         aliases, uses = numpy_use(self.src)
         self.names_numpy = uses
         if uses or self.arrays:

@@ -36,6 +36,7 @@ import numpy
 
 from s2s_ad.frontend.jax_batching import located
 from s2s_ad.names import unused
+from s2s_ad.syntax_walk import walk
 
 _MISSING = object()
 
@@ -48,16 +49,16 @@ def desugar(src) -> None:
         return
     src.numpy_desugared = True
     tree = src.tree
-    local = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
-             and isinstance(n.ctx, ast.Store)} | {a.arg for a in ast.walk(tree.args)
+    local = {n.id for n in walk(tree) if isinstance(n, ast.Name)
+             and isinstance(n.ctx, ast.Store)} | {a.arg for a in walk(tree.args)
                                                    if isinstance(a, ast.arg)}
     if not any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                and n.func.attr in ("diff", "polyval", "interp", "tolist", "norm")
-               for n in ast.walk(tree)) and not any(
+               for n in walk(tree)) and not any(
             isinstance(n, ast.Name) and n.id not in local
-            and _target(src.globals.get(n.id, _MISSING)) for n in ast.walk(tree)):
+            and _target(src.globals.get(n.id, _MISSING)) for n in walk(tree)):
         return
-    taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | set(src.globals)
+    taken = {n.id for n in walk(tree) if isinstance(n, ast.Name)} | set(src.globals)
     _Forms(src, local, taken).visit(tree)
     ast.fix_missing_locations(tree)
 
@@ -81,7 +82,7 @@ class _Forms(ast.NodeTransformer):
     def visit(self, node):
         if isinstance(node, ast.stmt) and not isinstance(node, (ast.FunctionDef, ast.ClassDef)):
             saved = self.before
-            walrus = any(isinstance(n, ast.NamedExpr) for n in ast.walk(node))
+            walrus = any(isinstance(n, ast.NamedExpr) for n in walk(node))
             self.before = None if walrus or isinstance(node, ast.While) else []
             try:
                 out = super().visit(node)
@@ -149,7 +150,7 @@ class _Forms(ast.NodeTransformer):
                          f"`for row in {x.id}:`"))
         node.iter = ast.Name(x.id, ast.Load())
         for n in (check,):
-            for sub in ast.walk(n):
+            for sub in walk(n):
                 if isinstance(sub, (ast.expr, ast.stmt)):
                     ast.copy_location(sub, it)
         return [check, node]
@@ -285,7 +286,7 @@ class _Forms(ast.NodeTransformer):
                               [vector_norm(along)], [])
             out = ast.IfExp(ast.Compare(ndim(), [ast.Eq()], [ast.Constant(1)]), vector, matrix)
         for n in self.before:
-            for sub in ast.walk(n):
+            for sub in walk(n):
                 if isinstance(sub, (ast.expr, ast.stmt)) and not hasattr(sub, "lineno"):
                     ast.copy_location(sub, node)
                     sub.end_lineno, sub.end_col_offset = node.end_lineno, node.end_col_offset

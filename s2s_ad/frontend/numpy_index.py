@@ -30,6 +30,7 @@ from s2s_ad.frontend.int_names import int_names, is_int, one_axis
 from s2s_ad.frontend.view_binds import numpy_made as _numpy_made, parents_of
 from s2s_ad.rules.numpy import VIEWS
 from s2s_ad.rules.templates import index_operands
+from s2s_ad.syntax_walk import walk
 
 
 class ArrayIndexing:
@@ -360,7 +361,7 @@ def _copied_just_before(tree: ast.FunctionDef, stmt, name: str) -> bool:
     :mod:`s2s_ad.frontend.scatter_calls`)."""
     if stmt is None:
         return False
-    for node in ast.walk(tree):
+    for node in walk(tree):
         for field in ("body", "orelse"):
             block = getattr(node, field, None)
             if not isinstance(block, list) or stmt not in block:
@@ -386,7 +387,7 @@ def _writes_into(stmt: ast.stmt, name: str) -> bool:
         else stmt.target if isinstance(stmt, ast.AugAssign) else None
     return isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
         and target.value.id == name \
-        and not any(isinstance(n, ast.NamedExpr) for n in ast.walk(stmt))
+        and not any(isinstance(n, ast.NamedExpr) for n in walk(stmt))
 
 
 def _sole_owner(tree: ast.FunctionDef, name: str, makes_new=None, globals_=None):
@@ -398,7 +399,7 @@ def _sole_owner(tree: ast.FunctionDef, name: str, makes_new=None, globals_=None)
     ``name += v`` anywhere adds into that array in place, which is the sum
     ``name = name + v`` the lowering makes of it when nothing else refers to
     the array. Else (the node, why not). ``makes_new`` as for :func:`first_leak`."""
-    binds = [n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+    binds = [n for n in walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
              and any(isinstance(t, ast.Name) and t.id == name
                      for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))]
     plain = [n for n in binds if not isinstance(n, ast.AugAssign)]
@@ -451,7 +452,7 @@ def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = F
     makes_new = makes_new or _makes_new
     parents = parents_of(tree)
     scalars = None  # computed once, where a piece is kept
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
             continue
         parent = parents.get(id(node))

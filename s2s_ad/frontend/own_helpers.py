@@ -28,6 +28,7 @@ import types
 from s2s_ad import ir
 from s2s_ad.rules.numpy_helpers import HELPERS
 from s2s_ad.rules.own import OWN_PRIMS
+from s2s_ad.syntax_walk import walk
 
 
 def primitive(fn) -> str | None:
@@ -278,7 +279,7 @@ def _parsed(text: str, node: ast.Call) -> ast.expr:
 
 def _at(tree: ast.AST, node: ast.AST) -> ast.AST:
     """``tree`` with every node given ``node``'s position."""
-    for n in ast.walk(tree):
+    for n in walk(tree):
         if "lineno" in n._attributes:
             ast.copy_location(n, node)
     return tree

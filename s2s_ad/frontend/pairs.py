@@ -40,6 +40,7 @@ import textwrap
 import types
 
 from s2s_ad.names import Namer
+from s2s_ad.syntax_walk import walk
 
 
 @functools.lru_cache(maxsize=256)
@@ -53,7 +54,7 @@ def _bwd_items(code) -> tuple | None:
     if not isinstance(fn, ast.FunctionDef) or not fn.args.args or not fn.body:
         return None
     tape = fn.args.args[0].arg
-    if not any(isinstance(n, ast.Name) and n.id == tape for n in ast.walk(fn)):
+    if not any(isinstance(n, ast.Name) and n.id == tape for n in walk(fn)):
         return ()  # an empty tape: H_fwd returns `value, ()`
     k = _unpacking(fn)
     first = fn.body[k] if k is not None else None
@@ -62,7 +63,7 @@ def _bwd_items(code) -> tuple | None:
             and all(isinstance(e, ast.Name) for e in first.targets[0].elts)
             and isinstance(first.value, ast.Name) and first.value.id == tape):
         return None
-    uses = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == tape]
+    uses = [n for n in walk(fn) if isinstance(n, ast.Name) and n.id == tape]
     if len(uses) != 1:
         return None
     return tuple(e.id for e in first.targets[0].elts)
@@ -98,19 +99,19 @@ def _nested(fn: ast.FunctionDef, names: tuple, globals_: dict, seen: frozenset) 
     a helper): ``u -> (u_0, u_1, ...)``, one name per item of that tape; None
     when such an item is used otherwise, or its names are taken."""
     out = {}
-    taken = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
+    taken = {n.id for n in walk(fn) if isinstance(n, ast.Name)}
     firsts = {}
-    for n in ast.walk(fn):
+    for n in walk(fn):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.args \
                 and isinstance(n.args[0], ast.Name) and n.args[0].id in names \
                 and _is_bwd(globals_, n.func.id):
             firsts.setdefault(n.args[0].id, set()).add(n.func.id)
     for u, callees in firsts.items():
-        uses = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == u
+        uses = [n for n in walk(fn) if isinstance(n, ast.Name) and n.id == u
                 and isinstance(n.ctx, ast.Load)]
         sub = {_bwd_params(globals_[g].__code__, globals_, seen) for g in callees}
         if len(sub) != 1 or None in sub or len(uses) != sum(
-                1 for n in ast.walk(fn) if isinstance(n, ast.Call) and n.args
+                1 for n in walk(fn) if isinstance(n, ast.Call) and n.args
                 and isinstance(n.args[0], ast.Name) and n.args[0].id == u):
             return None
         parts = tuple(f"{u}_{k}" for k in range(len(sub.pop())))
@@ -189,7 +190,7 @@ def split(tree: ast.FunctionDef, globals_: dict, namer: Namer) -> ast.AST | None
     _call_sites(tree, pairs, namer, seed)
     if tree.name in pairs:
         want = 1 + len(pairs[tree.name][1])
-        for r in (n for n in ast.walk(tree) if isinstance(n, ast.Return)):
+        for r in (n for n in walk(tree) if isinstance(n, ast.Return)):
             if not (isinstance(r.value, ast.Tuple) and len(r.value.elts) == want):
                 return r
     return None
@@ -199,7 +200,7 @@ def _own_returns(tree: ast.FunctionDef) -> None:
     """``return value, (a, b, c)`` as ``return value, a, b, c`` (the items'
     count is checked where a call binds them: an item that is another pair's
     tape is split at its own call site, :func:`_call_sites`)."""
-    returns = [n for n in ast.walk(tree) if isinstance(n, ast.Return)]
+    returns = [n for n in walk(tree) if isinstance(n, ast.Return)]
     if not returns or not all(
             isinstance(r.value, ast.Tuple) and len(r.value.elts) == 2
             and isinstance(r.value.elts[1], ast.Tuple) for r in returns):
@@ -214,7 +215,7 @@ def _own_returns(tree: ast.FunctionDef) -> None:
             # Read elsewhere, it is read where its branch assigned it (arithmetic
             # on None would fail): only a comparison of the name itself (`t is
             # None`) could see the None; np.shape(t) compared is read where t is set.
-            compared = [m for c in ast.walk(tree) if isinstance(c, ast.Compare)
+            compared = [m for c in walk(tree) if isinstance(c, ast.Compare)
                         for m in [c.left] + c.comparators
                         if isinstance(m, ast.Name) and m.id == name]
             if not compared:
@@ -230,7 +231,7 @@ def _placeholder(tree: ast.FunctionDef, name: str, tested: bool) -> ast.expr:
     makes a tuple of one length (``t = -1, np.shape(x)[-1]``), else ``0.0``."""
     if tested:
         return ast.Constant(False)
-    made = [n.value for n in ast.walk(tree) if isinstance(n, ast.Assign)
+    made = [n.value for n in walk(tree) if isinstance(n, ast.Assign)
             and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
             and n.targets[0].id == name and not (isinstance(n.value, ast.Constant)
                                                  and n.value.value is None)]
@@ -243,7 +244,7 @@ def _placeholder(tree: ast.FunctionDef, name: str, tested: bool) -> ast.expr:
 def _bool_items(tree: ast.FunctionDef, items: set) -> set:
     """Tape items the forward function assigns a comparison, ``and``/``or`` or ``not``."""
     out = set()
-    for n in ast.walk(tree):
+    for n in walk(tree):
         if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
                 and n.targets[0].id in items and isinstance(n.value, (ast.Compare, ast.BoolOp)) \
                 or (isinstance(n, ast.Assign) and isinstance(n.value, ast.UnaryOp)
@@ -259,7 +260,7 @@ def _own_parameters(tree: ast.FunctionDef, globals_: dict) -> dict | None:
     of those pairs' backward functions), or None (left as it is)."""
     tape = tree.args.args[0].arg if tree.args.args else None
     if tape is not None and not any(isinstance(n, ast.Name) and n.id == tape
-                                    for n in ast.walk(tree)):
+                                    for n in walk(tree)):
         del tree.args.args[0]  # an empty tape
         return {}
     k = _unpacking(tree)
@@ -281,7 +282,7 @@ def _own_parameters(tree: ast.FunctionDef, globals_: dict) -> dict | None:
     del tree.body[k]
     # A recorded decision arrives as a parameter, which is lowered as a
     # number: `if c:` is `if c != 0.0:` (the same truth for a bool or a number).
-    for n in ast.walk(tree):
+    for n in walk(tree):
         for field in ("test", "operand"):
             e = getattr(n, field, None)
             if isinstance(e, ast.Name) and e.id in names and (
@@ -316,7 +317,7 @@ def _call_sites(tree: ast.FunctionDef, pairs: dict, namer: Namer, seed: dict) ->
     changed = True
     while changed:
         changed = False
-        for n in ast.walk(tree):
+        for n in walk(tree):
             if not isinstance(n, (ast.Assign, ast.Expr)):
                 continue
             found = _tape_flow(n, pairs, items)
@@ -326,9 +327,9 @@ def _call_sites(tree: ast.FunctionDef, pairs: dict, namer: Namer, seed: dict) ->
     if not items:
         return
     # every use of a tape name must be one of the forms rewritten below
-    allowed = {id(e) for n in ast.walk(tree) if isinstance(n, ast.Return)
+    allowed = {id(e) for n in walk(tree) if isinstance(n, ast.Return)
                and isinstance(n.value, ast.Tuple) for e in n.value.elts}
-    for n in ast.walk(tree):
+    for n in walk(tree):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) \
                 and n.func.id in {b for b, _ in pairs.values()} and n.args \
                 and isinstance(n.args[0], ast.Name) and n.args[0].id in items:
@@ -336,9 +337,9 @@ def _call_sites(tree: ast.FunctionDef, pairs: dict, namer: Namer, seed: dict) ->
         if isinstance(n, (ast.Assign, ast.Expr)):
             allowed |= _tape_names_in(n, items)
     if any(isinstance(n, ast.Name) and n.id in items and id(n) not in allowed
-           for n in ast.walk(tree)):
+           for n in walk(tree)):
         return
-    for node in ast.walk(tree):
+    for node in walk(tree):
         for field in ("body", "orelse"):
             block = getattr(node, field, None)
             if isinstance(block, list):

@@ -22,6 +22,7 @@ import ast
 
 from s2s_ad.frontend.int_names import int_tapes
 from s2s_ad.names import Namer
+from s2s_ad.syntax_walk import walk
 
 __all__ = ["int_items", "list_copies"]
 
@@ -32,9 +33,9 @@ def list_copies(tree: ast.FunctionDef, namer: Namer, globals_: dict | None) -> N
     new list, which the rest of the frontend lowers."""
     if (globals_ or {}).get("list", list) is not list or any(
             isinstance(n, ast.Name) and n.id == "list" and not isinstance(n.ctx, ast.Load)
-            or isinstance(n, ast.arg) and n.arg == "list" for n in ast.walk(tree)):
+            or isinstance(n, ast.arg) and n.arg == "list" for n in walk(tree)):
         return
-    for n in ast.walk(tree):
+    for n in walk(tree):
         if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) \
                 and isinstance(n.value.func, ast.Name) and n.value.func.id == "list" \
                 and len(n.value.args) == 1 and not n.value.keywords \
@@ -52,13 +53,13 @@ def int_items(tree: ast.FunctionDef, globals_: dict | None) -> None:
     stack of ints is: the lowering then knows it is an int (an index)."""
     if (globals_ or {}).get("int", int) is not int or any(
             isinstance(n, ast.Name) and n.id == "int" and not isinstance(n.ctx, ast.Load)
-            or isinstance(n, ast.arg) and n.arg == "int" for n in ast.walk(tree)):
+            or isinstance(n, ast.arg) and n.arg == "int" for n in walk(tree)):
         return
     tapes = int_tapes(tree, globals_)
     if not tapes:
         return
-    parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
-    for n in list(ast.walk(tree)):
+    parents = {id(c): p for p in walk(tree) for c in ast.iter_child_nodes(p)}
+    for n in list(walk(tree)):
         if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) \
                 and n.value.id in tapes and isinstance(n.ctx, ast.Load):
             holder = parents.get(id(n))

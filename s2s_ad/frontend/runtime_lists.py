@@ -55,6 +55,7 @@ import ast
 
 from s2s_ad import ir
 from s2s_ad.frontend import structures
+from s2s_ad.syntax_walk import walk
 
 
 def is_grown(lo, value) -> bool:
@@ -75,7 +76,7 @@ def appended_names(stmts: list) -> list[str]:
     """Names ``stmts`` call ``.append``/``.extend`` on (nested blocks included)."""
     out = []
     for stmt in stmts:
-        for n in ast.walk(stmt):
+        for n in walk(stmt):
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
                     and isinstance(n.func.value, ast.Name) and n.func.attr in ("append", "extend"):
                 out.append(n.func.value.id)
@@ -116,11 +117,11 @@ def written_names(stmts: list) -> list[str]:
     nested blocks included."""
     out = []
     for stmt in stmts:
-        for n in ast.walk(stmt):
+        for n in walk(stmt):
             targets = n.targets if isinstance(n, ast.Assign) else \
                 [n.target] if isinstance(n, ast.AugAssign) else []
             for t in targets:
-                for s in ast.walk(t):
+                for s in walk(t):
                     if isinstance(s, ast.Subscript) and isinstance(s.value, ast.Name) \
                             and isinstance(s.ctx, ast.Store):
                         out.append(s.value.id)
@@ -134,21 +135,21 @@ def promote_read(lo, loop: ast.For | ast.While) -> None:
     in the body) becomes a run-time list, read as the code runs."""
     if lo.region_depth > 0:
         return
-    changing = {n.id for s in loop.body for n in ast.walk(s)
+    changing = {n.id for s in loop.body for n in walk(s)
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     if isinstance(loop, ast.For):
-        changing |= {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
-    for n in (n for s in loop.body for n in ast.walk(s)):
+        changing |= {n.id for n in walk(loop.target) if isinstance(n, ast.Name)}
+    for n in (n for s in loop.body for n in walk(s)):
         if not (isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load)
                 and isinstance(n.value, ast.Name) and not isinstance(n.slice, ast.Slice)):
             continue
         if structures.module_numbers(lo, n.value.id) and any(
-                isinstance(m, ast.Name) and m.id in changing for m in ast.walk(n.slice)):
+                isinstance(m, ast.Name) and m.id in changing for m in walk(n.slice)):
             module_list(lo, n.value.id, loop)  # made once, before the loop
             continue
         value = lo.env.get(n.value.id)
         if _promotable(lo, value) and any(
-                isinstance(m, ast.Name) and m.id in changing for m in ast.walk(n.slice)):
+                isinstance(m, ast.Name) and m.id in changing for m in walk(n.slice)):
             promote(lo, value, loop, n.value.id)
 
 

@@ -39,6 +39,7 @@ import builtins
 
 from s2s_ad import ir
 from s2s_ad.frontend import closures
+from s2s_ad.syntax_walk import walk
 
 LIST_READS = frozenset({"getitem", "len", "list.sum", "list.index", "list.argsort",
                         "list.argsort_reverse", "list.argmax", "list.argmin"})
@@ -66,7 +67,7 @@ def keyed(lo, fn, seq: ir.Value, key: ast.expr | None, reverse: bool, node: ast.
         return n
 
     def at(tree):
-        for n in ast.walk(tree):
+        for n in walk(tree):
             n.lineno, n.col_offset = node.lineno, node.col_offset
             n.end_lineno, n.end_col_offset = node.end_lineno, node.end_col_offset
         return tree

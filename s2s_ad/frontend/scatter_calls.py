@@ -59,6 +59,7 @@ import types
 
 from s2s_ad.frontend import own_helpers
 from s2s_ad.names import Namer
+from s2s_ad.syntax_walk import walk
 
 __all__ = ["in_place_sums", "plain_zeros", "rewrite"]
 
@@ -70,7 +71,7 @@ def rewrite(tree: ast.FunctionDef, globals_: dict, namer: Namer) -> None:
     if alias is None:
         return
     helpers = {"scatter": set(), "add_scattered": set(), "joined": set()}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             for base, names in helpers.items():
                 if node.func.id.startswith(base) and node.func.id not in names \
@@ -88,7 +89,7 @@ def plain_zeros(tree: ast.FunctionDef, globals_: dict) -> None:
                   if isinstance(v, types.ModuleType) and v.__name__ == "numpy"), None)
     if alias is None:
         return
-    for node in ast.walk(tree):
+    for node in walk(tree):
         for field, value in ast.iter_fields(node):
             items = value if isinstance(value, list) else [value]
             for k, item in enumerate(items):
@@ -114,7 +115,7 @@ def in_place_sums(tree: ast.FunctionDef, globals_: dict) -> None:
     if not any(own_helpers.is_helper(v, k) for k, v in globals_.items()
                if k in ("unbroadcast", "spread", "scatter", "astype_like", "own", "total")):
         return
-    indexed = {t.value.id for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AugAssign))
+    indexed = {t.value.id for n in walk(tree) if isinstance(n, (ast.Assign, ast.AugAssign))
                for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
                if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)}
     first = {}
@@ -122,7 +123,7 @@ def in_place_sums(tree: ast.FunctionDef, globals_: dict) -> None:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
                 and isinstance(stmt.targets[0], ast.Name):
             first.setdefault(stmt.targets[0].id, stmt)
-    for n in ast.walk(tree):
+    for n in walk(tree):
         for field in ("body", "orelse"):
             block = getattr(n, field, None)
             if not isinstance(block, list):
@@ -141,9 +142,9 @@ def in_place_sums(tree: ast.FunctionDef, globals_: dict) -> None:
 
 
 def _assigned(tree: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(tree)
+    return {n.id for n in walk(tree)
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} \
-        | {a.arg for n in ast.walk(tree) if isinstance(n, ast.arguments)
+        | {a.arg for n in walk(tree) if isinstance(n, ast.arguments)
            for a in n.posonlyargs + n.args + n.kwonlyargs}
 
 
@@ -213,7 +214,7 @@ class _Rewrite:
 
     def _made(self, call: ast.Call, name: str, stmt: ast.stmt) -> list | None:
         g, x, index = call.args
-        if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(call)):
+        if any(isinstance(n, ast.Name) and n.id == name for n in walk(call)):
             return None
         sub = self._subscript(ast.Name(name, ast.Load()), index)
         if sub is None:
@@ -231,7 +232,7 @@ class _Rewrite:
         if not (isinstance(parts, ast.Tuple) and isinstance(cuts, ast.Tuple)
                 and len(parts.elts) == len(cuts.elts) + 1
                 and not any(isinstance(e, ast.Starred) for e in parts.elts + cuts.elts)) \
-                or any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(call)):
+                or any(isinstance(n, ast.Name) and n.id == name for n in walk(call)):
             return None
         zeros = ast.Call(ast.Attribute(ast.Name(self.alias, ast.Load()), "zeros_like", ast.Load()),
                          [x], [])

@@ -50,6 +50,7 @@ from s2s_ad.frontend import library_names
 from s2s_ad.frontend.jax_batching import located
 from s2s_ad.frontend.library_forms import bind_global
 from s2s_ad.frontend.numpy_forms import _along, call_arguments
+from s2s_ad.syntax_walk import walk
 
 _MISSING = object()
 _STATS = ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf")
@@ -65,8 +66,8 @@ def desugar(src) -> None:
     if not any(isinstance(n, ast.Call) and (isinstance(n.func, ast.Attribute) and n.func.attr
                                             in names or isinstance(n.func, ast.Name)
                                             and n.func.id in names)
-               for n in ast.walk(src.tree)) and not any(
-            isinstance(n, ast.Name) and _which(src.globals.get(n.id)) for n in ast.walk(src.tree)):
+               for n in walk(src.tree)) and not any(
+            isinstance(n, ast.Name) and _which(src.globals.get(n.id)) for n in walk(src.tree)):
         return
     _Forms(src).visit(src.tree)
     ast.fix_missing_locations(src.tree)
@@ -104,11 +105,11 @@ class _Forms(ast.NodeTransformer):
     def __init__(self, src):
         self.src = src
         tree = src.tree
-        self.local = {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)} \
-            | {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+        self.local = {a.arg for a in walk(tree) if isinstance(a, ast.arg)} \
+            | {n.id for n in walk(tree) if isinstance(n, ast.Name)
                and isinstance(n.ctx, ast.Store)} \
-            | {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n is not tree}
-        self.taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | self.local \
+            | {n.name for n in walk(tree) if isinstance(n, ast.FunctionDef) and n is not tree}
+        self.taken = {n.id for n in walk(tree) if isinstance(n, ast.Name)} | self.local \
             | set(src.globals)
         self.bound: dict = {}
 
@@ -144,7 +145,7 @@ class _Forms(ast.NodeTransformer):
     def twice(self, node: ast.expr, call: ast.Call) -> ast.expr:
         """``node`` read a second time: a copy of the expression, computed
         again; refused where it calls anything but NumPy or SciPy."""
-        for n in ast.walk(node):
+        for n in walk(node):
             bad = isinstance(n, (ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom))
             if isinstance(n, ast.Call):
                 obj = self.resolve(n.func)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 
 from s2s_ad.frontend import own_helpers
+from s2s_ad.syntax_walk import walk
 
 __all__ = ["unflag"]
 
@@ -36,29 +37,29 @@ def unflag(tree: ast.FunctionDef, globals_: dict) -> None:
     if not helpers:
         return
     flags: dict[str, int] = {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if _flag_of(node, helpers) is not None:
             name = node.targets[0].id
             flags[name] = flags.get(name, 0) + 1
     stored = {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             stored[node.id] = stored.get(node.id, 0) + 1
     flags = {k for k, n in flags.items() if n == 1 and stored.get(k) == 1}
     summed = {k for k, v in globals_.items() if own_helpers.is_helper(v, "unbroadcast")}
-    tests = {id(n.test) for n in ast.walk(tree) if isinstance(n, ast.IfExp)
+    tests = {id(n.test) for n in walk(tree) if isinstance(n, ast.IfExp)
              and isinstance(n.test, ast.Name) and n.test.id in flags
              and isinstance(n.orelse, ast.Call) and isinstance(n.orelse.func, ast.Name)
              and n.orelse.func.id in summed}
     # a flag's own definition may read another (flat_1 = flat and same_shapes(...))
     bases = {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if _flag_of(node, helpers) is not None and isinstance(node.value, ast.BoolOp):
             bases[id(node.value.values[0])] = node.targets[0].id
     discarded = True
     while discarded:  # read other than as a test: left alone
         discarded = False
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) \
                     and node.id in flags and id(node) not in tests \
                     and bases.get(id(node)) not in flags:
@@ -66,7 +67,7 @@ def unflag(tree: ast.FunctionDef, globals_: dict) -> None:
                 discarded = True
     if not flags:
         return
-    for node in ast.walk(tree):
+    for node in walk(tree):
         for field in ("body", "orelse", "finalbody"):
             block = getattr(node, field, None)
             if isinstance(block, list) and block and isinstance(block[0], ast.stmt):

@@ -30,6 +30,7 @@ from s2s_ad.frontend.tf_table import METHODS as TF_METHODS
 from s2s_ad.frontend.torch_table import METHODS as TENSOR_METHODS
 from s2s_ad.errors import SourceError, TargetError
 from s2s_ad.frontend.specs import captured_spec
+from s2s_ad.syntax_walk import walk
 
 
 @dataclass
@@ -171,7 +172,7 @@ def locate(fn, method: bool = False) -> Source:
                           first + (exc.lineno or 1) - 1, max((exc.offset or 1) - 1, 0),
                           lines[(exc.lineno or 1) - 1]) from None
     tree = module.body[0]
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if hasattr(node, "lineno"):
             node.lineno += first - 1
             if hasattr(node, "end_lineno") and node.end_lineno is not None:
@@ -243,7 +244,7 @@ def _locate_lambda(fn: types.FunctionType, file: str, first: int, lines: list[st
         raise SourceError(f"cannot read the source of the lambda on line {first}", display_path(file),
                           first, 0, lines[0]) from None
     code = fn.__code__
-    found = [n for n in ast.walk(module) if isinstance(n, ast.Lambda)
+    found = [n for n in walk(module) if isinstance(n, ast.Lambda)
              and n.lineno == code.co_firstlineno]
     if len(found) > 1:
         # the lambda whose body starts where its code's first position is
@@ -262,7 +263,7 @@ def _locate_lambda(fn: types.FunctionType, file: str, first: int, lines: list[st
                           all_lines[code.co_firstlineno - 1])
     node = found[0]
     name = f"lambda_{node.lineno}"
-    for parent in ast.walk(module):
+    for parent in walk(module):
         if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1):
             continue
         target, value = parent.targets[0], parent.value
@@ -356,7 +357,7 @@ def _capture(src: Source) -> None:
                             "structures of them (lists, tuples, dicts, dataclasses, NamedTuples), "
                             "functions and modules: pass it as a parameter")
     src.globals = overlay
-    taken = {a.arg for a in ast.walk(src.tree.args) if isinstance(a, ast.arg)}
+    taken = {a.arg for a in walk(src.tree.args) if isinstance(a, ast.arg)}
     for name in src.captured:
         if name in taken:  # never: a parameter shadows a captured name
             continue
@@ -369,7 +370,7 @@ def _module_data(src: Source) -> None:
     of its module) become keyword-only parameters of its tree after a
     closure's captured ones, constants of the gradient read from its globals
     on every call (:mod:`s2s_ad.frontend.module_data`)."""
-    taken = {a.arg for a in ast.walk(src.tree.args) if isinstance(a, ast.arg)}
+    taken = {a.arg for a in walk(src.tree.args) if isinstance(a, ast.arg)}
     read = [n for n in module_data.names(src.fn) if n not in taken and n not in src.captured]
     g = src.fn.__globals__
     for name in read:

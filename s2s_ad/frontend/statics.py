@@ -28,6 +28,7 @@ import types
 
 from s2s_ad import ir
 from s2s_ad.errors import SourceError
+from s2s_ad.syntax_walk import walk
 
 COMPARE = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq",
            ast.NotEq: "ne"}
@@ -247,7 +248,7 @@ def candidates(fn, _seen: set | None = None) -> frozenset:
     out = {p.name for p in sig.parameters.values()
            if (p.default is not p.empty and is_static_value(p.default))
            or p.annotation in (str, bool, "str", "bool")}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Match) and isinstance(node.subject, ast.Name) \
                 and node.subject.id in params:
             out.add(node.subject.id)  # `match mode:` selects code (frontend/checks.py)
@@ -255,7 +256,7 @@ def candidates(fn, _seen: set | None = None) -> frozenset:
             sides = [node.left, *node.comparators]
             literal = any(isinstance(e, ast.Constant) and (e.value is None
                                                           or isinstance(e.value, str))
-                          for e in ast.walk(node))
+                          for e in walk(node))
             if literal or any(isinstance(o, (ast.Is, ast.IsNot)) for o in node.ops):
                 out |= {e.id for e in sides if isinstance(e, ast.Name) and e.id in params}
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):

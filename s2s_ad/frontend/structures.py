@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from s2s_ad import ir
 from s2s_ad.frontend import param_uses
 from s2s_ad.frontend.param_uses import SequenceParameter, where as _where  # noqa: F401
+from s2s_ad.syntax_walk import walk
 
 
 @dataclass(eq=False)
@@ -390,7 +391,7 @@ def comprehension(lo, node) -> list:
 
 
 def _names(target: ast.expr) -> list[str]:
-    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+    return [n.id for n in walk(target) if isinstance(n, ast.Name)]
 
 
 def iteration(lo, node: ast.expr) -> list:
@@ -430,7 +431,7 @@ def items_of(lo, value, node: ast.expr) -> list:
         # `sum(w * w)` in a function that never names NumPy: a number computed
         # from parameters iterated over, so one of them is an array or a list
         # (the gradient is then generated for the arguments it is called with)
-        for n in ast.walk(node):
+        for n in walk(node):
             if isinstance(n, ast.Name) and n.id in lo.env:
                 _param_used_as_sequence(lo, lo.env[n.id], node)
     raise lo.src.error(node, f"`{ast.unparse(node)}` is {describe(value)}; comprehensions "

@@ -30,6 +30,7 @@ import math
 
 from s2s_ad import ir
 from s2s_ad.frontend import structures
+from s2s_ad.syntax_walk import walk
 
 
 def _items(lo, value, node: ast.expr, what: str) -> list:
@@ -199,7 +200,7 @@ location is better than a RecursionError from inside s2s-ad."""
 
 def check_nesting(src) -> None:
     """Refuse an expression nested deeper than MAX_NESTING (counted without recursion)."""
-    for stmt in ast.walk(src.tree):
+    for stmt in walk(src.tree):
         if not isinstance(stmt, ast.stmt):
             continue
         stack = [(child, 1) for child in ast.iter_child_nodes(stmt) if isinstance(child, ast.expr)]

@@ -48,6 +48,7 @@ import textwrap
 import types
 
 from s2s_ad.names import Namer
+from s2s_ad.syntax_walk import walk
 
 __all__ = ["rewrite"]
 
@@ -55,11 +56,11 @@ __all__ = ["rewrite"]
 def rewrite(tree: ast.FunctionDef, globals_: dict, namer: Namer, pairs: dict) -> None:
     """``pairs``: ``H_fwd`` -> (``H_bwd``, the names of its tape's items once split)."""
     if not pairs or any(isinstance(n, ast.Name) and n.id in ("len", "range", "reversed")
-                        and not isinstance(n.ctx, ast.Load) for n in ast.walk(tree)):
+                        and not isinstance(n.ctx, ast.Load) for n in walk(tree)):
         return
-    parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+    parents = {id(c): p for p in walk(tree) for c in ast.iter_child_nodes(p)}
     lists: dict[str, str] = {}  # a list item's name at a call site -> H_bwd
-    for n in ast.walk(tree):
+    for n in walk(tree):
         if isinstance(n, ast.Assign) and len(n.targets) == 1 \
                 and isinstance(n.targets[0], ast.Tuple) and isinstance(n.value, ast.Call) \
                 and isinstance(n.value.func, ast.Name) and n.value.func.id in pairs:
@@ -92,7 +93,7 @@ def _list_parameters(bwd, items: tuple) -> set | None:
     except (OSError, TypeError, SyntaxError):
         return None
     out = set()
-    for n in ast.walk(fn):
+    for n in walk(fn):
         if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) \
                 and isinstance(n.ctx, ast.Load):
             out.add(n.value.id)
@@ -114,7 +115,7 @@ def _made_lists(fwd, items: tuple) -> set:
         fn = ast.parse(textwrap.dedent(inspect.getsource(fwd))).body[0]
     except (OSError, TypeError, SyntaxError):
         return set()
-    returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
+    returns = [n for n in walk(fn) if isinstance(n, ast.Return)]
     if len(returns) != 1 or not (isinstance(returns[0].value, ast.Tuple)
                                  and len(returns[0].value.elts) == 2
                                  and isinstance(returns[0].value.elts[1], ast.Tuple)):
@@ -126,14 +127,14 @@ def _made_lists(fwd, items: tuple) -> set:
     for e, item in zip(names, items):
         if not isinstance(e, ast.Name):
             continue
-        binds = [n for n in ast.walk(fn) for t in getattr(n, "targets", [])
-                 if isinstance(n, ast.Assign) for m in ast.walk(t)
+        binds = [n for n in walk(fn) for t in getattr(n, "targets", [])
+                 if isinstance(n, ast.Assign) for m in walk(t)
                  if isinstance(m, ast.Name) and m.id == e.id and isinstance(m.ctx, ast.Store)]
         if binds and all(len(b.targets) == 1 and isinstance(b.targets[0], ast.Name)
                          and _a_list(b.value) for b in binds) \
                 and not any(isinstance(n, (ast.For, ast.AugAssign, ast.comprehension))
                             and any(isinstance(m, ast.Name) and m.id == e.id
-                                    for m in ast.walk(n.target)) for n in ast.walk(fn)):
+                                    for m in walk(n.target)) for n in walk(fn)):
             out.add(item)
     return out
 
@@ -146,7 +147,7 @@ def _a_list(v) -> bool:
 def _tapes_of(tree, lists: dict) -> set:
     """Names written a list item: ``Ts[i] = T``, ``Ts.append(T)``."""
     out = set()
-    for n in ast.walk(tree):
+    for n in walk(tree):
         if isinstance(n, ast.Assign) and len(n.targets) == 1 \
                 and isinstance(n.targets[0], ast.Subscript) \
                 and isinstance(n.targets[0].value, ast.Name) \
@@ -194,7 +195,7 @@ def _range_args(it) -> str | None:
 def _plan(tree, tape: str, lists: dict, parents: dict) -> dict | None:
     """Every use of ``tape``, classified, or None where one is of another shape."""
     makes, writes, reads = [], [], []
-    for n in ast.walk(tree):
+    for n in walk(tree):
         if not (isinstance(n, ast.Name) and n.id == tape):
             continue
         p = parents.get(id(n))
@@ -253,7 +254,7 @@ def _plan(tree, tape: str, lists: dict, parents: dict) -> dict | None:
             return None
         rest = where[1][where[1].index(stmt) + 1:]
         for s in rest:
-            for n in ast.walk(s):
+            for n in walk(s):
                 if isinstance(n, ast.Name) and n.id == name:
                     call = parents.get(id(n))
                     if not (isinstance(n.ctx, ast.Load) and isinstance(call, ast.Call)
@@ -268,7 +269,7 @@ def _jumps_before(body: list, stmt) -> bool:
     (the write would not happen on every iteration)."""
     k = next(j for j, s in enumerate(body) if s is stmt)
     return any(isinstance(n, (ast.Continue, ast.Break, ast.Return))
-               for s in body[:k] for n in ast.walk(s))
+               for s in body[:k] for n in walk(s))
 
 
 def _made_empty(value) -> bool:
@@ -302,7 +303,7 @@ def _apply(tape: str, plan: dict, namer: Namer) -> None:
                      f"for {i} in reversed(range({k})):\n    {rebuilt}[{i}] = {tape}.pop()\n")
         where = _block_of(stmt, parents)
         for s in where[1][where[1].index(stmt) + 1:]:
-            for n in ast.walk(s):
+            for n in walk(s):
                 if isinstance(n, ast.Name) and n.id == name:
                     n.id = rebuilt
         _replace(stmt, _located(new, stmt), parents)
@@ -310,7 +311,7 @@ def _apply(tape: str, plan: dict, namer: Namer) -> None:
 
 def _located(stmts: list, at: ast.AST) -> list:
     for s in stmts:
-        for n in ast.walk(s):
+        for n in walk(s):
             ast.copy_location(n, at)
     return stmts
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import ast
 
 from s2s_ad.names import Namer
+from s2s_ad.syntax_walk import walk
 
 __all__ = ["rewrite"]
 
@@ -79,18 +80,18 @@ def rewrite(tree: ast.FunctionDef, namer: Namer, globals_: dict | None = None) -
 
 def _len_shadowed(tree) -> bool:
     return any(isinstance(n, ast.Name) and n.id == "len" and isinstance(n.ctx, ast.Store)
-               for n in ast.walk(tree))
+               for n in walk(tree))
 
 
 def _parents(tree) -> dict:
-    return {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+    return {id(c): p for p in walk(tree) for c in ast.iter_child_nodes(p)}
 
 
 def _tape_reads(tree, parents) -> tuple[dict, set]:
     """tape -> [(read statement, name, its len calls)], and the tapes read otherwise."""
     reads: dict[str, list] = {}
     spoiled: set[str] = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         for field in ("body", "orelse"):
             block = getattr(node, field, None)
             if not isinstance(block, list):
@@ -152,7 +153,7 @@ def _shared(tree, globals_: dict) -> dict[str, bool]:
 def _returned_items(fn) -> list | None:
     """The names in ``return value, (a, b, c)`` (every return alike), else None."""
     found = None
-    for r in (n for n in ast.walk(fn) if isinstance(n, ast.Return)):
+    for r in (n for n in walk(fn) if isinstance(n, ast.Return)):
         v = r.value
         if not (isinstance(v, ast.Tuple) and len(v.elts) == 2 and isinstance(v.elts[1], ast.Tuple)):
             return None
@@ -195,7 +196,7 @@ def _lengths_after(stmts: list, name: str, parents: dict) -> list | None:
     there is none (and nothing binds it again); else None."""
     calls = []
     for s in stmts:
-        for n in ast.walk(s):
+        for n in walk(s):
             if not (isinstance(n, ast.Name) and n.id == name):
                 continue
             if not isinstance(n.ctx, ast.Load):
@@ -222,7 +223,7 @@ def _unread_after(owner: ast.AST, name: str, parents: dict, tree: ast.FunctionDe
             if isinstance(block, list) and any(s is node for s in block):
                 k = next(k for k, s in enumerate(block) if s is node)
                 if any(isinstance(n, ast.Name) and n.id == name
-                       for s in block[k + 1:] for n in ast.walk(s)):
+                       for s in block[k + 1:] for n in walk(s)):
                     return False
         node = parent
     return True
@@ -236,7 +237,7 @@ def _writes(tree: ast.FunctionDef, tape: str, read_ids: set, parents: dict,
     or a read of ``read_ids`` (``returned``: also in a returned tuple;
     ``unpacked``: also bound by unpacking a tuple); else None."""
     out = []
-    for n in ast.walk(tree):
+    for n in walk(tree):
         if not (isinstance(n, ast.Name) and n.id == tape):
             continue
         p = parents.get(id(n))

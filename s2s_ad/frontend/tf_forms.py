@@ -46,6 +46,7 @@ from s2s_ad.frontend.library_forms import Rewrite
 from s2s_ad.frontend.library_table import Spec
 from s2s_ad.frontend.tf_table import FUNCTIONS, METHODS
 from s2s_ad.names import unused
+from s2s_ad.syntax_walk import walk
 
 HINTS = {
     "GradientTape": "differentiate with s2s_ad.grad / s2s_ad.vjp instead",
@@ -196,7 +197,7 @@ class _TfRewrite(Rewrite):
         """The nested ``def`` a name refers to (the only one of that name)."""
         if not isinstance(node, ast.Name):
             return None
-        found = [d for d in ast.walk(self.src.tree) if isinstance(d, ast.FunctionDef)
+        found = [d for d in walk(self.src.tree) if isinstance(d, ast.FunctionDef)
                  and d.name == node.id and d is not self.src.tree]
         return found[0] if len(found) == 1 else None
 
@@ -206,7 +207,7 @@ def _names(names: list, ctx):
 
 
 def _renamed(expr, names: dict):
-    for node in ast.walk(expr):
+    for node in walk(expr):
         if isinstance(node, ast.Name) and node.id in names:
             node.id = names[node.id]
     return expr

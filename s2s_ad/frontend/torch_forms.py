@@ -37,6 +37,7 @@ import numpy
 from s2s_ad.frontend import torch_names
 from s2s_ad.frontend.library_forms import Rewrite
 from s2s_ad.frontend.torch_table import ATTRIBUTES, FUNCTIONS, METHODS
+from s2s_ad.syntax_walk import walk
 
 NUMPY_VIEWS = {"asarray", "asanyarray", "reshape", "transpose", "ravel", "swapaxes", "moveaxis",
                "expand_dims", "squeeze", "diagonal", "broadcast_to", "atleast_1d", "atleast_2d",
@@ -152,8 +153,8 @@ class _TorchRewrite(Rewrite):
         return any(isinstance(n, ast.AugAssign) or isinstance(n, (ast.Assign, ast.AnnAssign))
                    and any(isinstance(t, ast.Subscript) for t in (
                        n.targets if isinstance(n, ast.Assign) else [n.target])
-                       for t in ast.walk(t))
-                   for n in ast.walk(self.src.tree))
+                       for t in walk(t))
+                   for n in walk(self.src.tree))
 
     def copies(self, node) -> bool:
         """Whether ``node`` (rewritten) is a fresh copy: ``np.copy(...)``."""

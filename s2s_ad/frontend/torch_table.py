@@ -23,6 +23,7 @@ import numpy
 
 from s2s_ad.frontend import torch_names
 from s2s_ad.frontend.library_table import Spec, sigmoid
+from s2s_ad.syntax_walk import walk
 
 
 def _unary(np_name: str) -> Spec:
@@ -119,7 +120,7 @@ def _pad(r, a):
 def _expand(r, a):
     sizes = r.shape(a["*size"])
     if any(isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub)
-           for e in ast.walk(sizes)):
+           for e in walk(sizes)):
         raise r.refuse(sizes, "`expand` with -1 (keep a dimension) is not supported: give "
                        "every size (`x.shape[k]` for a kept one)")
     return r.shared(a["input"], "expand", r.broadcast(a["input"], sizes))

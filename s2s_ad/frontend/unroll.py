@@ -25,6 +25,7 @@ from s2s_ad import ir
 from s2s_ad.frontend import runtime_lists
 from s2s_ad.frontend.structures import (StaticDict, StaticList, StaticObject, _static_int,
                                         is_structure, module_numbers)
+from s2s_ad.syntax_walk import walk
 
 
 UNROLL_LIMIT = 1000
@@ -73,7 +74,7 @@ def unroll_items(lo, node: ast.For) -> bool:
     items = _static_items(lo, node.iter)
     if items is None:
         return False
-    params = [n.id for n in ast.walk(node.iter) if isinstance(n, ast.Name) and n.id in lo.env
+    params = [n.id for n in walk(node.iter) if isinstance(n, ast.Name) and n.id in lo.env
               and lo.sequence_param(lo.env[n.id]) is not None]
     if params and items and not any(_holds_structure(x) for x in items):
         return False  # over list parameters of numbers: a loop over their positions
@@ -219,7 +220,7 @@ def _mutates_structure(lo, body: list) -> bool:
         return isinstance(lo.env.get(name), (StaticList, StaticDict))
 
     for stmt in body:
-        for n in ast.walk(stmt):
+        for n in walk(stmt):
             if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                     and isinstance(n.func.value, ast.Name) and n.func.attr in ("append", "extend")
                     and structure(n.func.value.id)):
@@ -239,7 +240,7 @@ def _indexes_structures(lo, body: list) -> bool:
     (``c[i]`` on a list a caller passed whole, ``frontend/passing.py``)?
     Such an index must be known while lowering: the loop is unrolled."""
     for stmt in body:
-        for n in ast.walk(stmt):
+        for n in walk(stmt):
             if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name):
                 v = (lo.read(n.value.id, n.value) if module_numbers(lo, n.value.id)
                      else lo.env.get(n.value.id))  # COEFFS[i]: a module-level list
@@ -282,7 +283,7 @@ def _known(lo, node: ast.expr, depth: int = 0):
 
 def _jumps(body: list) -> bool:
     for stmt in body:
-        for n in ast.walk(stmt):
+        for n in walk(stmt):
             if isinstance(n, (ast.Break, ast.Continue, ast.Return)):
                 return True
     return False

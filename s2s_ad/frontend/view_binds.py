@@ -42,6 +42,7 @@ from __future__ import annotations
 import ast
 
 from s2s_ad.frontend.int_names import int_names, is_int, one_axis
+from s2s_ad.syntax_walk import walk
 
 SCALAR_ATTRS = frozenset({"shape", "size", "ndim", "dtype", "nbytes", "itemsize"})
 FRESH_METHODS = frozenset({
@@ -63,13 +64,13 @@ piece of ``A`` when given one, whatever ``makes_new`` says of them."""
 
 def parents_of(tree: ast.AST) -> dict[int, ast.AST]:
     """id(node) -> the node it is a child of."""
-    return {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    return {id(child): node for node in walk(tree) for child in ast.iter_child_nodes(node)}
 
 
 def numpy_made(tree: ast.FunctionDef, name: str) -> bool:
     """Every binding of ``name`` but ``name op= ...`` is a NumPy call
     (``np.zeros_like(x)``): it holds an array or a NumPy number, never a list."""
-    binds = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name
+    binds = [n for n in walk(tree) if isinstance(n, ast.Name) and n.id == name
              and not isinstance(n.ctx, ast.Load)]
     parents = parents_of(tree)
     for b in binds:
@@ -84,7 +85,7 @@ def numpy_made(tree: ast.FunctionDef, name: str) -> bool:
                 and isinstance(value.func.value, ast.Name)
                 and value.func.value.id in ("np", "numpy")):
             return False
-    return bool(binds) and not any(isinstance(a, ast.arg) and a.arg == name for a in ast.walk(tree))
+    return bool(binds) and not any(isinstance(a, ast.arg) and a.arg == name for a in walk(tree))
 
 
 def problem(tree: ast.FunctionDef, name: str, makes_new, globals_: dict | None = None):
@@ -176,9 +177,9 @@ class _Pieces:
     def escape(self):
         """The first place a piece of ``A`` goes that the flow analysis does
         not follow: (node, why), or None."""
-        for node in ast.walk(self.tree):
+        for node in walk(self.tree):
             if isinstance(node, (ast.FunctionDef, ast.Lambda)) and node is not self.tree:
-                for n in ast.walk(node):
+                for n in walk(node):
                     if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) \
                             and n.id in self.views:
                         return n, (f"`{n.id}` may hold a piece of `{self.name}` (a view), and "
@@ -235,8 +236,8 @@ class _Pieces:
 
 
 def _local_names(tree) -> set:
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
-            and isinstance(n.ctx, ast.Store)} | {a.arg for a in ast.walk(tree.args)
+    return {n.id for n in walk(tree) if isinstance(n, ast.Name)
+            and isinstance(n.ctx, ast.Store)} | {a.arg for a in walk(tree.args)
                                                  if isinstance(a, ast.arg)}
 
 
@@ -261,7 +262,7 @@ def _bindings(tree):
     (element by element where a tuple is unpacked from a tuple), ``:=``, a
     ``for`` or a comprehension's target (bound to an item of its iterable:
     ``value`` is the iterable, whose items are pieces where it is one)."""
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Assign):
             for t in node.targets:
                 yield from _pairs(t, node.value)
@@ -284,7 +285,7 @@ def _pairs(target, value):
 
 
 def _names(target) -> list[str]:
-    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)
+    return [n.id for n in walk(target) if isinstance(n, ast.Name)
             and isinstance(n.ctx, ast.Store)]
 
 
@@ -429,11 +430,11 @@ class _Flow:
         applied); ``load``: ``node`` is a target read first (``x[i] += v``)."""
         if node is None:
             return
-        for n in ast.walk(node):
+        for n in walk(node):
             if isinstance(n, ast.Name) and (isinstance(n.ctx, ast.Load) or load) \
                     and n.id in st.dirty and self.found is None:
                 self.found = (n, self.why(n.id, st))
-        for n in ast.walk(node):
+        for n in walk(node):
             if isinstance(n, ast.NamedExpr):
                 self.bind(n.target.id, n.value, st, n)
             elif isinstance(n, ast.comprehension):

@@ -46,6 +46,7 @@ from s2s_ad.rules.more_helpers import MORE_HELPERS
 from s2s_ad.rules.numpy import BROADCASTING, HELPERS, SAME_SHAPE
 from s2s_ad.emit.optimize import simplify
 from s2s_ad.rules.templates import index_expr, index_operands, instantiate, operand_expr
+from s2s_ad.syntax_walk import walk
 
 NO_READ = ir.Value("<none>", "array")
 """What :meth:`ArraySweep._spread_by_its_use` returns when the adjoint needs
@@ -193,7 +194,7 @@ class ArraySweep:
                     read += [v for v in reads if id(v) in own]
                     continue
                 return None
-            read += [values[n.id] for n in ast.walk(local)
+            read += [values[n.id] for n in walk(local)
                      if isinstance(n, ast.Name) and n.id in values
                      and self.shapes.get(id(values[n.id])) is cls]
         read = [v for v in read if id(v) not in self.buffers]
@@ -246,7 +247,7 @@ class ArraySweep:
         their generated names."""
         for base in TEMPLATE_HELPERS:
             if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == base
-                   for n in ast.walk(expr)):
+                   for n in walk(expr)):
                 expr = _rename_calls(expr, base, self.helper(base))
         return expr
 
@@ -446,7 +447,7 @@ class ArraySweep:
                 if rule.variadic:  # the operand's position (np.stack: which slice of g)
                     attrs = {**attrs, "i": i}
                 uses_out = any(isinstance(n, ast.Name) and n.id == "out"
-                               for n in ast.walk(template))
+                               for n in walk(template))
                 if same is not None:  # see _spread_by_its_use: x itself is not read
                     exprs[0] = ast.Constant(None) if same is NO_READ else ref(same)
                 contrib = instantiate(template, op.args, op.out, self.func.modules, g=g,
@@ -458,7 +459,7 @@ class ArraySweep:
             text = rule.math or "the vector-Jacobian product"
         else:
             template = rule.partial_asts[i]
-            uses_out = any(isinstance(n, ast.Name) and n.id == "out" for n in ast.walk(template))
+            uses_out = any(isinstance(n, ast.Name) and n.id == "out" for n in walk(template))
             local = simplify(instantiate(template, op.args, op.out, self.func.modules,
                                          exprs=exprs, out_expr=ref(op.out) if uses_out else None))
             contrib = ast.BinOp(g, ast.Mult(), local)
@@ -490,7 +491,7 @@ def forward_expr(op: ir.Op, exprs: list, modules: dict, helper) -> ast.expr:
     if op.prim.startswith("own."):  # s2s-ad's own helpers, under the module's names
         for base in TEMPLATE_HELPERS:
             if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-                   and n.func.id == base for n in ast.walk(e)):
+                   and n.func.id == base for n in walk(e)):
                 e = _rename_calls(e, base, helper(base))
     return e
 
@@ -506,7 +507,7 @@ def _operands_read(op: ir.Op, i: int) -> set[int]:
     if rule.variadic or rule.adjoint:
         return set(range(len(op.args)))
     template = rule.partial_asts[i]
-    names = {n.id for n in ast.walk(template) if isinstance(n, ast.Name)}
+    names = {n.id for n in walk(template) if isinstance(n, ast.Name)}
     out = {k for k, p in enumerate(("x", "y")) if p in names}
     return out | {k for k in range(len(op.args)) if f"x{k}" in names}
 
@@ -545,7 +546,7 @@ def _elementwise_reads(expr: ast.expr, values: dict, np_name: str) -> list | Non
     """The values (of ``values``, by name) ``expr`` reads, if it reads
     nothing else and computes with them elementwise only; else None."""
     read = []
-    for n in ast.walk(expr):
+    for n in walk(expr):
         if isinstance(n, ast.Call):
             f = n.func
             if not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)
@@ -597,14 +598,14 @@ def _covers(expr: ast.expr, op: ir.Op, i: int, values: dict, np_name: str) -> bo
 
 
 def _rename_names(expr: ast.expr, old: str, new: str) -> ast.expr:
-    for n in ast.walk(expr):
+    for n in walk(expr):
         if isinstance(n, ast.Name) and n.id == old:
             n.id = new
     return expr
 
 
 def _rename_calls(expr: ast.expr, old: str, new: str) -> ast.expr:
-    for n in ast.walk(expr):
+    for n in walk(expr):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == old:
             n.func.id = new
     return expr

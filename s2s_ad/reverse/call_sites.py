@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from s2s_ad import ir
 from s2s_ad.emit.code import CodeFunction, Stmt
+from s2s_ad.syntax_walk import walk
 
 
 class CallSites:
@@ -198,7 +199,7 @@ def pair_functions(func: ir.Function, fwd_name: str, bwd_name: str, s: PairSeeds
     wrt = func.param_values
     # A parameter that gets no adjoint returns ``np.zeros_like(p)``, which
     # reads ``p``: the backward pass has it only if the tape carries it.
-    read = {n.id for g in grads for n in ast.walk(g) if isinstance(n, ast.Name)}
+    read = {n.id for g in grads for n in walk(g) if isinstance(n, ast.Name)}
     missing = [v for v in wrt if v.name in read and v.name not in tape_names]
     tape, tape_names = list(tape) + missing, list(tape_names) + [v.name for v in missing]
     tape_tuple = ast.Tuple([ast.Name(n, ast.Load()) for n in tape_names], ast.Load())

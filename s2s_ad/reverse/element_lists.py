@@ -51,6 +51,7 @@ import ast
 import copy
 
 from s2s_ad.emit.code import Block, Stmt
+from s2s_ad.syntax_walk import walk
 
 __all__ = ["ROLE", "bound_by", "for_sweep", "run", "unlisted"]
 
@@ -116,7 +117,7 @@ def _bound(node: ast.stmt) -> set[str]:
     if isinstance(node, ast.Assign):
         out = set()
         for t in node.targets:
-            out |= {n.id for n in ast.walk(t) if isinstance(n, ast.Name)
+            out |= {n.id for n in walk(t) if isinstance(n, ast.Name)
                     and isinstance(n.ctx, ast.Store)}
         return out
     if isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
@@ -205,7 +206,7 @@ class _Loop:
 
     def _expr_ok(self, e: ast.expr) -> bool:
         """Operations whose result on Python floats is float64's on NumPy scalars."""
-        for n in ast.walk(e):
+        for n in walk(e):
             if isinstance(n, ast.BinOp):
                 if not isinstance(n.op, _OPS):
                     return False
@@ -292,17 +293,17 @@ class _Loop:
         return True
 
     def _reads(self, e: ast.expr, bound: set[str]) -> bool:
-        subs = [n for n in ast.walk(e) if isinstance(n, ast.Subscript)]
-        inside = {id(n) for s in subs for n in ast.walk(s.value)}
+        subs = [n for n in walk(e) if isinstance(n, ast.Subscript)]
+        inside = {id(n) for s in subs for n in walk(s.value)}
         for s in subs:
             if not self._element(s, bound, write=False):
                 return False
-        for n in ast.walk(e):
+        for n in walk(e):
             if isinstance(n, ast.Call):
                 inside.add(id(n.func.value))  # the module of np.f(...)
             elif isinstance(n, ast.Attribute):
                 inside.add(id(n.value))
-        for n in ast.walk(e):
+        for n in walk(e):
             if isinstance(n, ast.Name) and id(n) not in inside:
                 if not self._value(n.id, bound):
                     return False
@@ -315,7 +316,7 @@ class _Loop:
         if name in self.assigned or name in self.numbers or name not in self.defined:
             return False
         self.arrays[name] = self.arrays.get(name, False) or write
-        for n in ast.walk(s.slice):
+        for n in walk(s.slice):
             if isinstance(n, ast.Name) and not self._value(n.id, bound):
                 return False
         return True
@@ -379,7 +380,7 @@ def _rename(body: list, names: dict[str, str]) -> None:
 
 
 def _rename_node(node: ast.AST, names: dict[str, str]) -> None:
-    for n in ast.walk(node):
+    for n in walk(node):
         if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) \
                 and n.value.id in names:
             n.value.id = names[n.value.id]

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from s2s_ad import ir
 from s2s_ad.emit.code import Stmt, call as _call
 from s2s_ad.rules.templates import copy_expr
+from s2s_ad.syntax_walk import walk
 
 
 @dataclass(eq=False)
@@ -279,7 +280,7 @@ def fuse_sum(sweep, stmts: list) -> None:
                                     ast.BinOp(ast.List([g], ast.Load()), ast.Mult(), size))
                 del stmts[start]
                 break
-            if name in {n.id for n in ast.walk(node or ast.Pass())
+            if name in {n.id for n in walk(node or ast.Pass())
                         if isinstance(n, ast.Name)} or not isinstance(s, Stmt):
                 break
 

@@ -30,6 +30,7 @@ import ast
 import copy
 
 from s2s_ad.emit.code import Block, Stmt
+from s2s_ad.syntax_walk import walk
 
 
 def run(stmts: list) -> None:
@@ -66,7 +67,7 @@ def adds_to(node: ast.stmt) -> ast.expr | None:
 
 def _loaded(e: ast.expr) -> ast.expr:
     e = copy.deepcopy(e)
-    for n in ast.walk(e):
+    for n in walk(e):
         if hasattr(n, "ctx"):
             n.ctx = ast.Load()
     return e

@@ -33,6 +33,7 @@ import copy
 from s2s_ad import ir
 from s2s_ad.emit.code import Block, Stmt
 from s2s_ad.emit.peephole import _rw
+from s2s_ad.syntax_walk import walk
 
 
 def run(stmts: list, arrays) -> None:
@@ -220,7 +221,7 @@ def _scatter(node, scatter: str, added: bool):
             and not value.keywords and isinstance(value.args[1], ast.Name)):
         return None
     g, x, index = value.args
-    if target in {n.id for n in ast.walk(g) if isinstance(n, ast.Name)} | {
-            n.id for n in ast.walk(index) if isinstance(n, ast.Name)}:
+    if target in {n.id for n in walk(g) if isinstance(n, ast.Name)} | {
+            n.id for n in walk(index) if isinstance(n, ast.Name)}:
         return None
     return target, x.id, g, index

@@ -51,6 +51,7 @@ from s2s_ad.names import Namer
 from s2s_ad.emit.optimize import simplify
 from s2s_ad.rules import RULES
 from s2s_ad.rules.templates import PLACEHOLDERS, const_expr, names_read, substitute
+from s2s_ad.syntax_walk import walk
 
 
 
@@ -537,7 +538,7 @@ class _Sweep(StructuredSweep, CallSites):
         return self.ref(op.callee.tape)
 
     def instantiate(self, template: ast.expr, op: ir.Op) -> ast.expr:
-        used = {n.id for n in ast.walk(template) if isinstance(n, ast.Name)}
+        used = {n.id for n in walk(template) if isinstance(n, ast.Name)}
         env = {}
         for name, a in zip(PLACEHOLDERS, op.args):
             if name in used:

@@ -52,10 +52,18 @@ import copy
 
 from s2s_ad import ir
 from s2s_ad.emit.code import Block, Stmt, may_be_infinite
+from s2s_ad.syntax_walk import walk
 
 
-def _stored(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if type(n) is ast.Name and isinstance(n.ctx, ast.Store)}
+def _stored(node: ast.AST, seen: dict) -> set[str]:
+    """Names ``node`` assigns, walked once per node for all the adjoints
+    one branch asks about (``seen``: id of node -> (node, names); the node
+    kept, so that no later node gets its id while the cache lives)."""
+    entry = seen.get(id(node))
+    if entry is None or entry[0] is not node:
+        entry = seen[id(node)] = (node, frozenset(
+            n.id for n in walk(node) if type(n) is ast.Name and isinstance(n.ctx, ast.Store)))
+    return entry[1]
 
 
 def _negate(test: ast.expr) -> ast.expr:
@@ -90,18 +98,18 @@ def _either(test: ast.expr, then: ast.expr | None, orelse: ast.expr | None) -> a
     return sides[0] if len(sides) == 1 else ast.BoolOp(ast.Or(), sides)
 
 
-def _untouched_when(stmts: list, name: str) -> ast.expr | None:
+def _untouched_when(stmts: list, name: str, seen: dict) -> ast.expr | None:
     """An expression true exactly where running ``stmts`` assigned nothing
     to ``name`` (None: it always may): branches that assign it in one arm
     give their test; any other statement or loop assigning it, None."""
     out: ast.expr = ast.Constant(True)
     for s in stmts:
-        if s.node is None or name not in _stored(s.node):
+        if s.node is None or name not in _stored(s.node, seen):
             continue
         if not (isinstance(s, Block) and isinstance(s.head, ast.If)):
             return None
-        part = _either(s.head.test, _untouched_when(s.body, name),
-                       _untouched_when(s.orelse, name))
+        part = _either(s.head.test, _untouched_when(s.body, name, seen),
+                       _untouched_when(s.orelse, name, seen))
         if part is None:
             return None
         out = _and(out, part)
@@ -113,11 +121,13 @@ def mark(sweep, block, pre: list, then: list, orelse: list, cond: ast.expr) -> N
     started at zero with the test true where it is untouched after the
     branch: the arm that ran (or the arms nested in it) added nothing."""
     marks = {}
+    seen: dict = {}
     for s in pre:
         name = s.target
         if not name:
             continue
-        test = _either(cond, _untouched_when(then, name), _untouched_when(orelse, name))
+        test = _either(cond, _untouched_when(then, name, seen),
+                       _untouched_when(orelse, name, seen))
         if test is not None:
             marks[name] = test
     if marks:
@@ -127,7 +137,7 @@ def mark(sweep, block, pre: list, then: list, orelse: list, cond: ast.expr) -> N
 
 def _reads(node: ast.AST, name: str) -> bool:
     return any(type(n) is ast.Name and n.id == name and isinstance(n.ctx, ast.Load)
-               for n in ast.walk(node))
+               for n in walk(node))
 
 
 def guard_region(sweep, out: list) -> list:
@@ -138,6 +148,7 @@ def guard_region(sweep, out: list) -> list:
     if not sweep.untouched_after:
         return out
     state: dict[str, tuple] = {}  # name -> (test, the branch that left it untouched)
+    seen: dict = {}
     result = []
     i = 0
     while i < len(out):
@@ -161,9 +172,9 @@ def guard_region(sweep, out: list) -> list:
                     node = s.node
                     started = node.targets[0].id if isinstance(node, ast.Assign) \
                         and len(node.targets) == 1 and type(node.targets[0]) is ast.Name \
-                        and {n.id for n in ast.walk(node.value) if type(n) is ast.Name
+                        and {n.id for n in walk(node.value) if type(n) is ast.Name
                              and n.id in adjoints} == {name} else None
-                    for n in _stored(node):
+                    for n in _stored(node, seen):
                         if n == started:  # a multiple of the untouched adjoint alone
                             state[n] = state[name]  # (dg = dt * 0.5): untouched as it is
                         else:
@@ -171,9 +182,9 @@ def guard_region(sweep, out: list) -> list:
             i = j
             continue
         if item.node is not None:
-            stored = _stored(item.node)
+            stored = _stored(item.node, seen)
             for n in [n for n in state if n in stored]:
-                still = _untouched_when([item], n)
+                still = _untouched_when([item], n, seen)
                 if still is None:
                     del state[n]
                 else:  # still untouched where the arms that add to it did not run
@@ -198,7 +209,7 @@ def _guarded(sweep, op, state: dict, test: ast.expr, branch, group: list) -> lis
         node = s.node
         if not isinstance(node, ast.Assign) or len(node.targets) != 1 \
                 or type(node.targets[0]) is not ast.Name:
-            targets = _stored(node)
+            targets = _stored(node, {})
             for n in targets:
                 if isinstance(node, ast.AugAssign) and type(node.target) is ast.Name \
                         and node.target.id == n:

@@ -36,6 +36,7 @@ from __future__ import annotations
 import ast
 
 from s2s_ad.emit.code import Block, Stmt
+from s2s_ad.syntax_walk import walk
 
 
 def run(stmts: list, sweep) -> None:
@@ -84,15 +85,15 @@ def _disturbed(node: ast.AST) -> set:
         # a name bound to a fresh array only: a call's result or arithmetic
         fresh = len(targets) == 1 and isinstance(node.value, (ast.Call, ast.BinOp, ast.UnaryOp))
         for t in targets:
-            for part in ast.walk(t):
+            for part in walk(t):
                 if isinstance(part, (ast.Subscript, ast.Attribute)):
                     out.add(_base(part))
                 elif isinstance(part, ast.Name) and isinstance(part.ctx, ast.Store) \
                         and not (fresh and t is part):
                     out.add(part)
     if isinstance(node, ast.For):
-        out.update(ast.walk(node.target))
-    for parent in ast.walk(node):
+        out.update(walk(node.target))
+    for parent in walk(node):
         for child in ast.iter_child_nodes(parent):
             if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load) and not (
                     isinstance(parent, ast.Subscript) and parent.value is child
@@ -103,7 +104,7 @@ def _disturbed(node: ast.AST) -> set:
 
 def _unwrap(node: ast.AST, own: str, kept: set) -> None:
     """Replace ``own(b[...])`` by ``b[...]`` in ``node``, ``b`` in ``kept``."""
-    for parent in ast.walk(node):
+    for parent in walk(node):
         for field, value in ast.iter_fields(parent):
             if isinstance(value, list):
                 for k, item in enumerate(value):

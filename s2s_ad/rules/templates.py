@@ -27,6 +27,7 @@ import copy
 import math
 
 from s2s_ad import ir
+from s2s_ad.syntax_walk import walk
 
 PLACEHOLDERS = ("x", "y")
 TEMPLATE_MODULES = {"np": "numpy", "math": "math", "scipy_special": "scipy.special",
@@ -159,7 +160,7 @@ def attr_expr(value) -> ast.expr:
 
 
 def names_read(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return {n.id for n in walk(node) if isinstance(n, ast.Name)}
 
 
 def index_operands(index: tuple):
