@@ -115,8 +115,9 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None,
     tape_lengths.rewrite(tree, namer, globals_)
     readback_forms.list_copies(tree, namer, globals_)
     _slots(tree)
-    _pops(tree, namer, globals_)
-    readback_forms.int_items(tree, globals_)
+    given = pairs.int_tapes_given(tree, globals_) if globals_ else set()
+    _pops(tree, namer, globals_, given)
+    readback_forms.int_items(tree, globals_, given)
     _zeros(tree)
     _item_sums(tree, namer)
     for node in walk(tree):
@@ -405,9 +406,11 @@ def _pop_of(stmt) -> str | None:
     return None
 
 
-def _pops(tree: ast.FunctionDef, namer: Namer, globals_: dict | None = None) -> None:
+def _pops(tree: ast.FunctionDef, namer: Namer, globals_: dict | None = None,
+          given=()) -> None:
     body = tree.body
-    ints = int_tapes(tree, globals_)  # stacks of ints (a while loop's index): read as int(...)
+    # stacks of ints (a while loop's index): read as int(...)
+    ints = int_tapes(tree, globals_, given)
     if (globals_ or {}).get("int", int) is not int or any(
             isinstance(n, ast.Name) and n.id == "int" and not isinstance(n.ctx, ast.Load)
             or isinstance(n, ast.arg) and n.arg == "int" for n in walk(tree)):

@@ -56,10 +56,13 @@ class _Ints(set):
     tapes: set
 
 
-def int_tapes(tree: ast.FunctionDef, globals_: dict | None = None) -> set:
+def int_tapes(tree: ast.FunctionDef, globals_: dict | None = None, given=()) -> set:
     """Lists ``T = []`` used only by ``T.append(e)`` (``e`` an int), ``T.pop()``,
-    ``T[k]`` and ``len(T)``: tapes of ints, whose pops and items are ints."""
-    return _fixed_point(tree, globals_)[1]
+    ``T[k]`` and ``len(T)``: tapes of ints, whose pops and items are ints.
+    Returned in a tuple (a forward function's tape) they still are. ``given``:
+    parameters known to be such tapes (a backward function's tape items its
+    forward function fills with ints), used the same ways."""
+    return _fixed_point(tree, globals_, given)[1]
 
 
 def int_names(tree: ast.FunctionDef, globals_: dict | None = None) -> set:
@@ -68,15 +71,20 @@ def int_names(tree: ast.FunctionDef, globals_: dict | None = None) -> set:
     return _fixed_point(tree, globals_)[0]
 
 
-def _stack_candidates(tree: ast.FunctionDef) -> dict:
+def _stack_candidates(tree: ast.FunctionDef, given=()) -> dict:
     """``T`` -> the expressions appended to it, for lists used as stacks only."""
     parents = {id(c): n for n in walk(tree) for c in ast.iter_child_nodes(n)}
-    out: dict = {}
+    out: dict = {g: [] for g in given}
     bad = set()
     for n in walk(tree):
         if not isinstance(n, ast.Name):
             continue
         parent = parents.get(id(n))
+        holder = parent
+        while isinstance(holder, ast.Tuple) and isinstance(n.ctx, ast.Load):
+            holder = parents.get(id(holder))
+        if holder is not parent and isinstance(holder, ast.Return):
+            continue  # returned in a tuple (a forward function's tape)
         if isinstance(n.ctx, ast.Store):
             if not (isinstance(parent, ast.Assign) and parent.targets == [n]
                     and isinstance(parent.value, ast.List) and not parent.value.elts):
@@ -99,10 +107,10 @@ def _stack_candidates(tree: ast.FunctionDef) -> dict:
             out.setdefault(n.id, [])  # an item read by index (a tape of slots, appended)
             continue
         bad.add(n.id)
-    return {k: v for k, v in out.items() if k not in bad and v}
+    return {k: v for k, v in out.items() if k not in bad and (v or k in given)}
 
 
-def _fixed_point(tree: ast.FunctionDef, globals_: dict | None) -> tuple[set, set]:
+def _fixed_point(tree: ast.FunctionDef, globals_: dict | None, given=()) -> tuple[set, set]:
     import builtins
     binds: dict[str, list] = {}
     for n in walk(tree):
@@ -153,7 +161,7 @@ def _fixed_point(tree: ast.FunctionDef, globals_: dict | None) -> tuple[set, set
     ints.shadowed = {n for n in binds if n in ("len", "int", "range")} | {
         n for n in ("len", "int", "range")
         if globals_ is not None and n in globals_ and globals_[n] is not getattr(builtins, n)}
-    stacks = _stack_candidates(tree)
+    stacks = _stack_candidates(tree, given)
     ints.tapes = set(stacks)
     changed = True
     while changed:

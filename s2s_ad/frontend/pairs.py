@@ -39,6 +39,7 @@ import inspect
 import textwrap
 import types
 
+from s2s_ad.frontend.int_names import int_tapes
 from s2s_ad.names import Namer
 from s2s_ad.syntax_walk import walk
 
@@ -154,6 +155,32 @@ def _pairs(globals_: dict) -> dict:
 def pairs_of(globals_: dict) -> dict:
     """``H_fwd`` -> (``H_bwd``, the names of its tape's items once split)."""
     return _pairs(globals_)
+
+
+def int_tapes_given(tree: ast.FunctionDef, globals_: dict) -> set:
+    """The parameters of ``H_bwd`` (``tree``, its tape split) that are tapes
+    of ints: the items at whose place every ``return`` of ``H_fwd`` puts a
+    list it fills with ints only (a ``while`` loop's index, ``i_tape.append(i)``),
+    read back as ints (an index) as the same tape in one function is."""
+    for fwd, (bwd, items) in _pairs(globals_).items():
+        if bwd != tree.name:
+            continue
+        try:
+            made = ast.parse(textwrap.dedent(inspect.getsource(globals_[fwd]))).body[0]
+        except (OSError, TypeError, SyntaxError, IndexError):
+            return set()
+        returns = [r for r in walk(made) if isinstance(r, ast.Return)]
+        if not isinstance(made, ast.FunctionDef) or not returns or not all(
+                isinstance(r.value, ast.Tuple) and len(r.value.elts) == 2
+                and isinstance(r.value.elts[1], ast.Tuple)
+                and len(r.value.elts[1].elts) == len(items) for r in returns):
+            return set()
+        ints = int_tapes(made, globals_)
+        params = {a.arg for a in tree.args.args}
+        return {name for k, name in enumerate(items) if name in params and all(
+            isinstance(r.value.elts[1].elts[k], ast.Name) and r.value.elts[1].elts[k].id in ints
+            for r in returns)}
+    return set()
 
 
 def signature(fn) -> inspect.Signature | None:
@@ -280,6 +307,7 @@ def _own_parameters(tree: ast.FunctionDef, globals_: dict) -> dict | None:
     tree.args.args[0:1] = [ast.copy_location(ast.arg(m), tape)
                            for n in names for m in nested.get(n, (n,))]
     del tree.body[k]
+    _own_copies(tree, names, k, globals_)
     # A recorded decision arrives as a parameter, which is lowered as a
     # number: `if c:` is `if c != 0.0:` (the same truth for a bool or a number).
     for n in walk(tree):
@@ -295,6 +323,32 @@ def _own_parameters(tree: ast.FunctionDef, globals_: dict) -> dict | None:
 
 
     return nested
+
+
+def _own_copies(tree: ast.FunctionDef, names: list, k: int, globals_: dict) -> None:
+    """A tape item the backward function writes into by index (``y[0] =
+    y_old.pop()``: the forward's writes undone, so the reverse sweep reads
+    ``y`` as it was) starts as a copy of its own, ``y = np.copy(y)``, where
+    the tape's unpacking was. The function computes the same values; only
+    the tape's array is no longer changed, and nothing reads a tape after
+    its backward function. A parameter written into would be the caller's
+    array changed, which the lowering refuses."""
+    alias = next((m for m, v in globals_.items()
+                  if isinstance(v, types.ModuleType) and v.__name__ == "numpy"), None)
+    if alias is None:
+        return
+    written = {t.value.id for n in walk(tree) if isinstance(n, (ast.Assign, ast.AugAssign))
+               for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+               if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)}
+    at = tree.body[k] if k < len(tree.body) else tree
+    copies = []
+    for name in names:
+        if name in written:
+            call = ast.Call(ast.Attribute(ast.Name(alias, ast.Load()), "copy", ast.Load()),
+                            [ast.Name(name, ast.Load())], [])
+            copies.append(ast.fix_missing_locations(ast.copy_location(
+                ast.Assign([ast.Name(name, ast.Store())], call), at)))
+    tree.body[k:k] = copies
 
 
 def _truth(e: ast.Name) -> ast.expr:

@@ -47,7 +47,7 @@ def list_copies(tree: ast.FunctionDef, namer: Namer, globals_: dict | None) -> N
             ast.fix_missing_locations(n)
 
 
-def int_items(tree: ast.FunctionDef, globals_: dict | None) -> None:
+def int_items(tree: ast.FunctionDef, globals_: dict | None, given=()) -> None:
     """An item of a tape of ints read by index (``k = k_tape[i]``, a tape of
     slots holding a counter) is read as ``int(k_tape[i])``, as a pop of a
     stack of ints is: the lowering then knows it is an int (an index)."""
@@ -55,7 +55,7 @@ def int_items(tree: ast.FunctionDef, globals_: dict | None) -> None:
             isinstance(n, ast.Name) and n.id == "int" and not isinstance(n.ctx, ast.Load)
             or isinstance(n, ast.arg) and n.arg == "int" for n in walk(tree)):
         return
-    tapes = int_tapes(tree, globals_)
+    tapes = int_tapes(tree, globals_, given)
     if not tapes:
         return
     parents = {id(c): p for p in walk(tree) for c in ast.iter_child_nodes(p)}

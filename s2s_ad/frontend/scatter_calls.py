@@ -31,7 +31,10 @@ and summed into by rebinding (``dy = dy + c``, written out of place so that
 another library's adjoint can be added to a NumPy one) is summed in place
 (``dy += c``): the values are the same where nothing else refers to ``dy``'s
 array, which the lowering then checks (an array written by index must be
-bound once; ``+=`` on a name is checked for aliases), located where not.
+bound once; ``+=`` on a name is checked for aliases), located where not. A
+last alias at the top level (``da = dy``, nothing naming ``dy`` after it but
+the ``return``) is ``da = np.copy(dy)``: the same values, as nothing writes
+into the array any more.
 
 ``plain_zeros(tree, globals_)``: a call ``float_zeros(x)`` to the helper a
 generated NumPy gradient defines (by its exact text) is written
@@ -119,6 +122,7 @@ def in_place_sums(tree: ast.FunctionDef, globals_: dict) -> None:
                for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
                if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)}
     first = {}
+    summed: set[str] = set()
     for stmt in tree.body:  # each name's first binding stays a binding
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
                 and isinstance(stmt.targets[0], ast.Name):
@@ -139,6 +143,33 @@ def in_place_sums(tree: ast.FunctionDef, globals_: dict) -> None:
                     name = stmt.targets[0].id
                     block[k] = _at(ast.AugAssign(ast.Name(name, ast.Store()), stmt.value.op,
                                                  stmt.value.right), stmt)
+                    summed.add(name)
+    _copied_aliases(tree, globals_, summed)
+
+
+def _copied_aliases(tree: ast.FunctionDef, globals_: dict, summed: set) -> None:
+    """``da = dy`` at the top level, ``dy`` summed in place and nothing after
+    the statement naming ``dy`` but a ``return``: ``da = np.copy(dy)``, the
+    same values (nothing writes into the array any more), so ``dy`` owns its
+    array, as its in-place sums need."""
+    alias = next((k for k, v in globals_.items()
+                  if isinstance(v, types.ModuleType) and v.__name__ == "numpy"), None)
+    if alias is None or not summed:
+        return
+    body = tree.body
+    for k, stmt in enumerate(body):
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.Name)
+                and stmt.value.id in summed):
+            continue
+        name = stmt.value.id
+        if any(isinstance(n, ast.Name) and n.id == name for later in body[k + 1:]
+               if not isinstance(later, ast.Return) for n in walk(later)):
+            continue
+        call = ast.Call(ast.Attribute(ast.Name(alias, ast.Load()), "copy", ast.Load()),
+                        [stmt.value], [])
+        stmt.value = ast.copy_location(call, stmt.value)
+        ast.fix_missing_locations(stmt)
 
 
 def _assigned(tree: ast.AST) -> set[str]:

@@ -5,8 +5,10 @@ Contract: ``rewrite(tree, globals_, namer)`` runs after
 :func:`s2s_ad.frontend.pairs.split` on a function of a module s2s-ad
 generated. A call ``y, T_0, T_1 = H_fwd(...)`` in a loop binds the items of
 ``H_fwd``'s tape; an item that ``H_bwd`` reads as a list (``T[k]``,
-``T.pop()``: the tape of a loop of the helper, of any length), or that
-``H_fwd`` makes as one (``ys = [0.0] * n``), and that the
+``T.pop()``: the tape of a loop of the helper, of any length; in a NumPy
+module, where an item read by index may be an array, one it uses in no other
+way, so that a list of its items reads the same), or that ``H_fwd`` makes as
+one (``ys = [0.0] * n``, ``T = []``), and that the
 caller's loop keeps on a tape of its own (``Ts[i] = T``, a
 statement in the body of ``for i in range(n)`` with no ``continue``,
 ``break`` or ``return`` before it, or ``Ts.append(T)``; read back in the
@@ -16,7 +18,8 @@ the rest of the frontend does not lower (a list grown at run time holds
 numbers). The tape of lists becomes a flat tape of their items and a tape of
 their lengths: each write appends ``len(T)`` to ``Ts_n`` and ``T``'s items to
 ``Ts``, in order; each read pops the length, then the items, last first, into
-a new list of that length, passed to ``H_bwd`` as ``T`` was. The reverse
+a list, and appends them from that list's end to a new list (no write by
+index: the items may be arrays), passed to ``H_bwd`` as ``T`` was. The reverse
 sweep reads the tapes in the reverse order of the writes, one read per write
 (the loop runs backwards; a branch's reads are under its recorded decision),
 so each read rebuilds the list its write took apart: the same values at the
@@ -34,9 +37,13 @@ Before → after::
                                                       Ts.append(T_1_item)
     for r in reversed(range(2)):              for r in reversed(range(2)):
         T_1 = Ts.pop()                            T_1_k = Ts_n.pop()
-                                                  T_1_r = [0.0] * T_1_k
-                                                  for T_1_i in reversed(range(T_1_k)):
-                                                      T_1_r[T_1_i] = Ts.pop()
+                                                  T_1_b = []
+                                                  for T_1_i in range(T_1_k):
+                                                      T_1_v = Ts.pop()
+                                                      T_1_b.append(T_1_v)
+                                                  T_1_r = []
+                                                  for T_1_i in range(T_1_k):
+                                                      T_1_r.append(T_1_b[T_1_k - 1 - T_1_i])
         dx, = H_bwd(T_0, T_1, dy)                 dx, = H_bwd(T_0, T_1_r, dy)
 """
 
@@ -59,13 +66,15 @@ def rewrite(tree: ast.FunctionDef, globals_: dict, namer: Namer, pairs: dict) ->
                         and not isinstance(n.ctx, ast.Load) for n in walk(tree)):
         return
     parents = {id(c): p for p in walk(tree) for c in ast.iter_child_nodes(p)}
+    arrays = any(isinstance(v, types.ModuleType) and v.__name__ == "numpy"
+                 for v in globals_.values())
     lists: dict[str, str] = {}  # a list item's name at a call site -> H_bwd
     for n in walk(tree):
         if isinstance(n, ast.Assign) and len(n.targets) == 1 \
                 and isinstance(n.targets[0], ast.Tuple) and isinstance(n.value, ast.Call) \
                 and isinstance(n.value.func, ast.Name) and n.value.func.id in pairs:
             bwd, items = pairs[n.value.func.id]
-            listed = _list_parameters(globals_.get(bwd), items)
+            listed = _list_parameters(globals_.get(bwd), items, only=arrays)
             if listed is not None:
                 listed |= _made_lists(globals_.get(n.value.func.id), items)
             names = n.targets[0].elts[1:]
@@ -83,9 +92,11 @@ def rewrite(tree: ast.FunctionDef, globals_: dict, namer: Namer, pairs: dict) ->
     ast.fix_missing_locations(tree)
 
 
-def _list_parameters(bwd, items: tuple) -> set | None:
+def _list_parameters(bwd, items: tuple, only: bool = False) -> set | None:
     """The parameters of ``bwd`` among ``items`` (its tape's items, split)
-    that it reads as lists: ``p[k]``, ``p.pop()``, ``len(p)``."""
+    that it reads as lists: ``p[k]``, ``p.pop()``, ``len(p)``. ``only`` (a
+    NumPy module, where ``p[k]`` may read an array): those it uses in no other
+    way (``for v in p`` too), so that a list of the items reads the same."""
     if not isinstance(bwd, types.FunctionType):
         return None
     try:
@@ -93,16 +104,28 @@ def _list_parameters(bwd, items: tuple) -> set | None:
     except (OSError, TypeError, SyntaxError):
         return None
     out = set()
+    parents = {id(c): p for p in walk(fn) for c in ast.iter_child_nodes(p)}
+    other = set()
     for n in walk(fn):
         if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) \
                 and isinstance(n.ctx, ast.Load):
             out.add(n.value.id)
+            if isinstance(n.slice, ast.Slice):
+                other.add(n.value.id)
         elif isinstance(n, ast.Attribute) and n.attr == "pop" and isinstance(n.value, ast.Name):
             out.add(n.value.id)
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len" \
                 and n.args and isinstance(n.args[0], ast.Name):
             out.add(n.args[0].id)
-    return out & set(items)
+        elif only and isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            parent = parents.get(id(n))
+            if not (isinstance(parent, ast.Subscript) and parent.value is n
+                    or isinstance(parent, ast.Attribute) and parent.attr == "pop"
+                    or isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name)
+                    and parent.func.id == "len" and parent.args == [n]
+                    or isinstance(parent, ast.For) and parent.iter is n):
+                other.add(n.id)
+    return (out - other if only else out) & set(items)
 
 
 def _made_lists(fwd, items: tuple) -> set:
@@ -297,10 +320,16 @@ def _apply(tape: str, plan: dict, namer: Namer) -> None:
         _replace(stmt, _located(new, stmt), parents)
     for stmt, _ in plan["reads"]:
         name = stmt.targets[0].id
-        k, i, rebuilt = (namer.fresh(f"{name}_k"), namer.fresh(f"{name}_i"),
-                         namer.fresh(f"{name}_r"))
-        new = _parse(f"{k} = {lengths}.pop()\n{rebuilt} = [0.0] * {k}\n"
-                     f"for {i} in reversed(range({k})):\n    {rebuilt}[{i}] = {tape}.pop()\n")
+        k, i, item, backwards, rebuilt = (
+            namer.fresh(f"{name}_k"), namer.fresh(f"{name}_i"), namer.fresh(f"{name}_v"),
+            namer.fresh(f"{name}_b"), namer.fresh(f"{name}_r"))
+        # Popped last first into one list, then read back from its end into
+        # another: lists grown by appending, which code of numbers and NumPy
+        # code both lower (a list of arrays is not written by index).
+        new = _parse(f"{k} = {lengths}.pop()\n{backwards} = []\n"
+                     f"for {i} in range({k}):\n    {item} = {tape}.pop()\n    {backwards}.append({item})\n"
+                     f"{rebuilt} = []\n"
+                     f"for {i} in range({k}):\n    {rebuilt}.append({backwards}[{k} - 1 - {i}])\n")
         where = _block_of(stmt, parents)
         for s in where[1][where[1].index(stmt) + 1:]:
             for n in walk(s):

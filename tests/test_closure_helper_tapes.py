@@ -1,0 +1,88 @@
+"""Gradient files of NumPy helpers called from a loop, read back: the
+helper's tape as its backward function receives it.
+
+Three shapes of generated code that the reader refused before (each from a
+fuzzer program, ``--helpers``):
+
+* a helper's loop tapes of any length, kept by the caller's loop and rebuilt
+  for each backward call (``tape_flatten``): rebuilt by appending now, not
+  by ``[0.0] * k`` written by index, which is refused for arrays;
+* the forward's writes into an array undone by the backward function
+  (``y[1:] = y_old.pop()``), ``y`` a tape item: a copy of its own first;
+  and a last alias of an adjoint summed in place (``da = dy``), a copy;
+* a ``while`` loop's index taped by the forward function
+  (``i_tape.append(i)``) and popped by the backward one: an int there too.
+
+Each file's gradient against central differences of the function, and its
+JVP against central differences of the file's gradient."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from tests.array_oracle import assert_file_jvp, make_function
+from tests.modules import import_source
+
+HELPERS = {
+    "while_loop_tapes": """
+def h(a, b, s, k):
+    scale = np.sum(np.ones(k + 1)) * 0.5
+    y = a.copy()
+    z = np.ones(len(a))
+    i = 0
+    while i < len(a):
+        y[1:] += y[:-1] * np.sin(s)
+        if np.sum(y) > 0:
+            y[i:] *= y[i] * 0.5
+        else:
+            y[:2] = np.sin(y[1:3]) * s
+        i = i + 1
+    return y * ((np.sum(np.sin(y) * b) + np.sum(z * b)) * scale)
+""",
+    "undone_writes": """
+def h(a, b, s, k):
+    scale = np.sum(np.ones(k + 1)) * 0.5
+    y = a.copy()
+    acc = 0.0
+    for i in range(len(a)):
+        y[1:] += np.tanh(y[1:] + np.sin(y[:-1]))
+        y[1:] += b[1:] * 0.5
+        acc = acc + np.sum(y * b) * 0.1
+    y[0] = acc * s
+    return (y @ b + acc) * scale
+""",
+    "while_index": """
+def h(a, b, s, k):
+    y = np.zeros(len(a))
+    i = 0
+    while i < len(a):
+        y[i] -= np.tanh(np.mean(y * b) + s * a[i])
+        i = i + 1
+    return np.sum(np.sin(y) * b) * (k + 1.0)
+""",
+}
+
+CALLER = """
+def f(a, b, s):
+    total = 0.0
+    for k in range(2):
+        total = total + np.sum(h(a, b, s, k)) * (k + 1.0)
+    return total
+"""
+
+A = np.array([0.6972, -1.9107, 1.8965])
+B = np.array([1.8693, 1.2036, 1.7928])
+S = -0.9392
+
+
+@pytest.mark.parametrize("name", sorted(HELPERS))
+def test_file_read_back(tmp_path, name):
+    h = make_function(HELPERS[name], "h")
+    f = make_function(CALLER, "f", {"h": h})
+    text = s2s_ad.gradient_source(f, wrt=[0, 1, 2])
+    assert "h_fwd" in text and "h_bwd" in text  # the helper is a pair, called in the loop
+    g = import_source(str(tmp_path), text, f"helper_tapes_{name}").grad_f
+    assert_file_jvp(f, g, [A, B, S], [np.array([0.3, -0.5, 0.8]), np.array([-0.2, 0.4, 0.1]),
+                                      0.7])
