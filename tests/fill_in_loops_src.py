@@ -122,7 +122,7 @@ def replaced_in_loop(x, w, n):
     return sum(ys)
 
 
-def in_numpy(x, n):
+def in_numpy(x, n: int):
     s = 0.0
     for k in range(2):
         ys = [0.0] * n

@@ -245,11 +245,11 @@ def list_repeated(xs, a):
     return a
 
 
-def in_numpy(x, n):
+def in_numpy(x, n: int):
     ys = [0.0] * n
     for i in range(n):
-        ys[i] = np.sum(x) * float(i)
-    return ys[0]
+        ys[i] = np.sum(x * x) * float(i)
+    return ys[0] + ys[-1]
 
 
 def float_index(xs, a):

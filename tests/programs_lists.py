@@ -11,8 +11,10 @@ ways docs/subset.md and docs/structures.md say are supported: by index
 ``sum``, ``len``, ``for``/``enumerate``/``zip``/``reversed``, comprehensions
 over it (with an ``if`` too), passed to a helper, a second list appended to
 in a branch, a list ``[0.0] * len(xs)`` written by index (``ys[i] = ...``,
-``ys[i] += ys[i + 1] * w``, ``ys[-1] = ...``; in NumPy code, where
-``[c] * n`` is refused by design, an array ``np.zeros(len(hs))``); in NumPy code the items are
+``ys[i] += ys[i + 1] * w``, ``ys[-1] = ...``; in NumPy code an array
+``np.zeros(len(hs))``, a list ``[0.0] * len(hs)`` whose items become arrays,
+and items of the grown list replaced, ``hs[j] = np.tanh(hs[j]) * b``,
+``hs[-1] = hs[-1] + a``); in NumPy code the items are
 arrays, also stacked (``np.stack(hs)``, ``np.array(hs)``, ``np.stack`` of a
 comprehension), read through an integer array's element (``hs[parents[i]]``)
 and beside comprehensions over an array's rows.
@@ -132,6 +134,14 @@ def _array_uses(d) -> list[list[str]]:
          "t = t + len(gs) + sum([np.sum(g) for g in gs])"],
         ["ys = np.zeros(len(hs))", "for j in range(len(hs)):", "    ys[j] = np.sum(hs[j] * a)",
          "for j in range(len(hs) - 1):", "    ys[j] += ys[j + 1] * s", "t = t + np.sum(ys)"],
+        ["for j in range(len(hs)):", "    hs[j] = np.tanh(hs[j]) * b",
+         "t = t + np.sum(hs[-1] * hs[0])"],
+        ["hs[0] = hs[-1] * s", "hs[-1] = hs[-1] + a * 0.5",
+         "t = t + np.sum(hs[0]) + np.sum(hs[-1] * b)"],
+        ["for j in range(len(hs) - 1):", "    hs[j + 1] = hs[j + 1] + hs[j] * s",
+         "t = t + total(hs, a)"],
+        ["ds = [0.0] * len(hs)", "for j in range(len(hs)):", "    ds[j] = ds[j] + hs[j] * s",
+         "t = t + np.sum(ds[-1] * b) + np.sum(ds[0])"],
         ["parents = np.array([0, 0, 1, 1, 2, 3])", "ps = [b * s]",
          "for j in range(1, len(parents)):", "    ps.append(np.tanh(ps[parents[j]] + a * j))",
          "t = t + np.sum(np.stack(ps) * a)"],

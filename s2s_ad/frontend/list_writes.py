@@ -32,8 +32,12 @@ Before → after::
                                             t2 = mul t1 a
                                             ys_3 = list.set ys_2 i t2
 
-Refused, located: ``[c] * n`` of a list, tuple or string, and in NumPy
-code (``np.zeros(n)``); a name bound to another list before a loop that
+In NumPy code the items may be arrays: ``ys[k] = v`` replaces the item
+(the array it held is not written into), on a list grown by ``append`` or
+made by ``[c] * n``; ``ys[k] += v`` is refused there, located, as NumPy's
+``+=`` adds into the item's array in place.
+
+Refused, located: ``[c] * n`` of a list, tuple or string; a name bound to another list before a loop that
 gives it ``[c] * n`` (the loop would carry two lists under it); a
 write to a list another name also holds (``zs = ys; zs[0] = v``), to a list
 the caller passed (a parameter) or a helper returned, and a slice write.
@@ -45,8 +49,9 @@ import ast
 
 from s2s_ad import ir
 from s2s_ad.frontend import runtime_lists, structures
+from s2s_ad.frontend.aliasing import SYMBOLS
 
-__all__ = ["fill", "store", "augmented", "is_list_write", "refuse_in_arrays"]
+__all__ = ["fill", "store", "augmented", "is_list_write", "refuse_in_arrays", "replaces_item"]
 
 
 def _repeated(node: ast.BinOp) -> tuple[ast.expr, ast.expr] | None:
@@ -66,9 +71,6 @@ def fill(lo, node: ast.BinOp, var: str | None) -> ir.Value | None:
     if parts is None:
         return None
     item_node, count_node = parts
-    if getattr(lo, "array_mode", False):
-        raise lo.src.error(node, "a list made by `[c] * n` is supported in code of numbers; in "
-                           "NumPy code make an array (`np.zeros(n)`) and write into it")
     item = lo.expr(item_node)
     if structures.is_structure(item) or not isinstance(item, (ir.Value, ir.Const)) \
             or (isinstance(item, ir.Value) and item.kind not in ("float", "int")) \
@@ -80,8 +82,11 @@ def fill(lo, node: ast.BinOp, var: str | None) -> ir.Value | None:
     # (a parameter lowered as a number is an int here, as in `range(n)`)
     if not (isinstance(count, ir.Value) and count.kind in ("int", "float")
             or isinstance(count, ir.Const) and type(count.value) is int):
+        hint = f"; `{count_node.id}` is a parameter, an array in NumPy code: annotate it " \
+            f"(`{count_node.id}: int`)" if isinstance(count_node, ast.Name) \
+            and isinstance(count, ir.Value) and count.kind == "array" else ""
         raise lo.src.error(count_node, "the length in `[c] * n` must be an integer (`len(xs)`, "
-                           "an int parameter, integer arithmetic on them)")
+                           "an int parameter, integer arithmetic on them)" + hint)
     lo.mark_int(count, count_node, "a list's length")
     name = var or "ys"
     out = ir.Value(lo.namer.claim(var) if var else lo.namer.fresh(name), "list", var)
@@ -111,9 +116,6 @@ def _checked(lo, target: ast.Subscript, node: ast.AST) -> tuple[str, ir.Value, i
     """(name, list, index) of the write ``target``, or a located refusal."""
     name = target.value.id
     seq = lo.env[name]
-    if getattr(lo, "array_mode", False):
-        raise lo.src.error(node, f"writing into `{name}`, a list of any length, is supported in "
-                           "code of numbers; in NumPy code fill an array (`np.zeros(n)`)")
     if isinstance(target.slice, ast.Slice):
         raise lo.src.error(target, f"writing a slice of `{name}`, a list of any length, is not "
                            "supported; write its items one by one in a loop")
@@ -131,9 +133,29 @@ def _checked(lo, target: ast.Subscript, node: ast.AST) -> tuple[str, ir.Value, i
     return name, seq, index
 
 
+def replaces_item(lo, stmt: ast.stmt, binops: dict) -> bool:
+    """In NumPy code, ``ys[k] = v`` with ``ys`` a list made in the function
+    and grown or written at run time: the item replaced (a ``list.set`` op),
+    as in code of numbers; the array the item held is not written into.
+    ``ys[k] += v`` is refused, located: NumPy adds into the item's array in
+    place. False when ``stmt`` is not such a write."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+            and is_list_write(lo, stmt.targets[0]):
+        return store(lo, stmt.targets[0], lo.expr(stmt.value), stmt.targets[0], stmt.value)
+    if isinstance(stmt, ast.AugAssign) and is_list_write(lo, stmt.target):
+        op = SYMBOLS.get(type(stmt.op), "op=")
+        item = ast.unparse(stmt.target)
+        raise lo.src.error(stmt, f"`{item} {op} ...` on an array adds into the array the item "
+                           "holds, in place (NumPy's `" + op + "`), which other names, the "
+                           f"caller or a tape may hold too; write `{item} = {item} {op[:-1]} "
+                           "...`, which replaces the item with a new array")
+    return False
+
+
 def _number(lo, value, node: ast.AST) -> None:
+    kinds = ("float", "int", "array") if getattr(lo, "array_mode", False) else ("float", "int")
     if structures.is_structure(value) or not isinstance(value, (ir.Value, ir.Const)) \
-            or (isinstance(value, ir.Value) and value.kind not in ("float", "int")) \
+            or (isinstance(value, ir.Value) and value.kind not in kinds) \
             or (isinstance(value, ir.Const) and (isinstance(value.value, bool)
                                                 or not isinstance(value.value, (int, float)))):
         raise lo.src.error(node, "an item written into a list of any length is a number, not "

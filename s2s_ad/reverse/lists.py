@@ -18,7 +18,12 @@ one forward name and one adjoint name. The reverse sweep
 * reverses ``xs = [a, b]`` by ``da = dxs[0]; db = dxs[1]``;
 * reverses ``xs[k] = v`` by ``dv = dxs[k]; dxs[k] = 0.0`` (the item before the
   write reaches nothing the items after it reach), and ``xs = [c] * n`` by
-  ``dc = sum(dxs)``.
+  ``dc = sum(dxs)``. In NumPy code, where a list has such writes, an item's
+  adjoint read as a value's (``da = dxs[0]``, ``dv = dxs.pop()``) is
+  ``unbroadcast(dxs[0], a)``: the ``0.0`` a write left is zeros of ``a``'s
+  shape (the item before the write may have had another), an array of that
+  shape is itself. A pop is then a statement of its own (``dv_item =
+  dxs.pop()``), as the reader of generated code takes pops.
 
 Nothing of the list goes on the tape: the reads the rules need (``xs[i]``
 used in a product) are values of their own, taped where they are read inside
@@ -48,6 +53,9 @@ class ListFamily:
     """The region whose reverse code makes the adjoint list: the outermost
     one defining a version of the list itself (a list a branch made and a
     φ carries past the ``if`` has its adjoint before the ``if``)."""
+    written: bool = False
+    """Some version replaces an item (``list.set``), whose reverse leaves
+    ``0.0`` in the item's place."""
 
     @property
     def name(self) -> str:
@@ -102,6 +110,8 @@ def families(func: ir.Function) -> dict[int, ListFamily]:
     by_root: dict[int, ListFamily] = {}
     for k, root in roots.items():
         by_root[find(k)] = ListFamily(root)
+    sets = {find(id(node.out)) for node in ir.walk(func.body)
+            if isinstance(node, ir.Op) and node.prim == "list.set"}
     for k, v in values.items():
         if k in params:
             continue
@@ -109,6 +119,7 @@ def families(func: ir.Function) -> dict[int, ListFamily]:
         if fam is None:
             continue
         fam.members.append(v)
+        fam.written = fam.written or find(k) in sets
         out[k] = fam
     _place(func.body, list({id(f): f for f in out.values()}.values()))
     return out
@@ -192,6 +203,18 @@ def region_adjoints(sweep, r: ir.Region) -> list:
     return out
 
 
+def _item_adjoint(sweep, fam: ListFamily, v, item: ast.expr) -> ast.expr:
+    """``item``, an item of the adjoint list read as ``v``'s adjoint. In
+    NumPy code, where the reverse of an item's replacement left ``0.0`` in
+    its place (a number: the item before the write may have had another
+    shape), ``unbroadcast(item, v)``: zeros of ``v``'s shape there, ``item``
+    itself where it is an array of that shape already."""
+    if sweep.arrays is None or not fam.written or not isinstance(v, ir.Value) \
+            or sweep.arrays.number(v):
+        return item
+    return _call(sweep.arrays.helper("unbroadcast"), [item, sweep.ref(v)])
+
+
 def reverse(sweep, op: ir.Op) -> list:
     """The reverse of ``list.new``, ``list.append``, ``list.fill`` or ``list.set``."""
     fam = sweep.lists.get(id(op.out))
@@ -205,7 +228,7 @@ def reverse(sweep, op: ir.Op) -> list:
         seq, index, v = op.args
         k = sweep.ref(index)
         if isinstance(v, ir.Value) and id(v) in sweep.act:
-            item = ast.Subscript(whole, k, ast.Load())
+            item = _item_adjoint(sweep, fam, v, ast.Subscript(whole, k, ast.Load()))
             out += sweep.accumulate(v, item, False,
                                     f"line {op.loc.line}: {op.text}, ∂/∂{v.name} = 1", op, 2, "1")
         zero = ast.Assign([ast.Subscript(ast.Name(fam.adj, ast.Load()), copy_expr(k),
@@ -225,13 +248,19 @@ def reverse(sweep, op: ir.Op) -> list:
         pop = _call(f"{fam.adj}.pop", [])
         comment = f"line {op.loc.line}: {op.text}, backwards: the item's adjoint"
         if isinstance(v, ir.Value) and id(v) in sweep.act:
-            out += sweep.accumulate(v, pop, False, comment, op, 1, "1")
+            item = _item_adjoint(sweep, fam, v, pop)
+            if item is not pop:  # the pop a statement of its own: a tape's read, read back
+                popped = sweep.namer.fresh(f"d{v.name}_item")
+                out.append(Stmt(ast.Assign([ast.Name(popped, ast.Store())], pop), comment, op))
+                item = _item_adjoint(sweep, fam, v, ast.Name(popped, ast.Load()))
+            out += sweep.accumulate(v, item, False, comment, op, 1, "1")
         else:
             out.append(Stmt(ast.Expr(pop), comment, op))
         return out
     for k, v in enumerate(op.args):
         if isinstance(v, ir.Value) and id(v) in sweep.act:
-            item = ast.Subscript(whole, ast.Constant(k), ast.Load())
+            item = _item_adjoint(sweep, fam, v,
+                                 ast.Subscript(whole, ast.Constant(k), ast.Load()))
             out += sweep.accumulate(v, item, False, f"line {op.loc.line}: {op.text}: item {k}",
                                     op, k, "1")
     return out

@@ -1,0 +1,105 @@
+"""Items of a list of any length replaced in NumPy code: ``hs[k] = v`` on a
+list grown by ``append`` (or made by ``[c] * n``), its items arrays.
+
+Each program's gradient against central differences, with the arguments'
+shapes (an item whose adjoint the reverse of a replacement left at ``0.0``
+still gives an array of its value's shape); its JVP against the gradient;
+the same program called from a loop of a caller; the gradient module's file
+read back, its JVP against central differences of the file's gradient; and
+``hs[k] += v`` refused, located (NumPy adds into the item's array in place,
+which other names and the caller would see)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from s2s_ad import SourceError
+from tests.array_oracle import assert_gradients, fd_gradient, make_function
+from tests.modules import import_source
+
+A = np.array([0.31, -0.22, 0.54])
+B = np.array([0.71, 0.12, -0.43])
+
+PROGRAMS = {
+    # every item replaced in a loop, read after
+    "each_item": "def f(a, b, n):\n    hs = [a, b]\n    for i in range(n):\n"
+                 "        hs.append(np.sin(hs[-1]) * b)\n    for k in range(len(hs)):\n"
+                 "        hs[k] = hs[k] * hs[0]\n    return np.sum(hs[-1]) + np.sum(hs[1])",
+    # a replaced item never read again: its old value's adjoint is zero, of a's shape
+    "first_dropped": "def f(a, b, n):\n    ys = [a, b]\n    for i in range(n):\n"
+                     "        ys.append(ys[-1] * 0.5)\n    ys[0] = b * 3.0\n"
+                     "    return np.sum(ys[0]) + np.sum(ys[-1])",
+    # items replaced from their neighbours, at negative and computed indices
+    "neighbours": "def f(a, b, n):\n    ys = [a, b]\n    for i in range(n):\n"
+                  "        ys.append(ys[-1] * 0.5)\n    for k in range(n):\n"
+                  "        ys[k] = np.sin(ys[k + 1]) * ys[0]\n    ys[-1] = ys[-1] + a\n"
+                  "    return np.sum(ys[0] * ys[1]) + np.sum(ys[-1])",
+    # replaced in a branch
+    "branch": "def f(a, b, n):\n    hs = [a]\n    for i in range(n):\n"
+              "        hs.append(np.tanh(hs[-1] * b))\n    for k in range(len(hs)):\n"
+              "        if np.sum(hs[k]) > 0.0:\n            hs[k] = hs[k] * b + a\n"
+              "    t = 0.0\n    for h in hs:\n        t = t + np.sum(h * h)\n    return t",
+    # a list of zeros made by [0.0] * n, then items that are arrays
+    "zeros_list": "def f(a, b, n):\n    hs = [a]\n    for i in range(n):\n"
+                  "        hs.append(np.tanh(hs[-1] * b))\n    ds = [0.0] * len(hs)\n"
+                  "    for k in range(len(hs)):\n        ds[k] = ds[k] + hs[k] * b\n"
+                  "    for k in range(len(hs) - 1):\n        ds[k + 1] = ds[k + 1] + ds[k] * a\n"
+                  "    return np.sum(ds[0]) + np.sum(ds[-1] * a)",
+    # one slot left at 0.0 (a number) beside arrays
+    "zeros_left": "def f(a, b, n):\n    hs = [a]\n    for i in range(n):\n"
+                  "        hs.append(np.tanh(hs[-1] * b))\n    ds = [0.0] * (len(hs) + 1)\n"
+                  "    for k in range(len(hs)):\n        ds[k] = hs[k] * b\n"
+                  "    return np.sum(ds[0]) + np.sum(ds[-1]) + np.sum(ds[-2] * a) + len(ds)",
+    # a list passed to a helper before and after its items are replaced
+    "helper": "def tot(xs, b):\n    s = 0.0\n    for x in xs:\n"
+              "        s = s + np.sum(np.sin(x) * b)\n    return s\n\n"
+              "def f(a, b, n):\n    hs = [a, b]\n    for i in range(n):\n"
+              "        hs.append(hs[-1] * 0.7 + a)\n    t = 0.0\n    for r in range(2):\n"
+              "        t = t + tot(hs, b) * (r + 1.0)\n        for k in range(len(hs)):\n"
+              "            hs[k] = np.cos(hs[k]) * b\n    return t + np.sum(hs[0] * hs[-1])",
+}
+
+CALLER = "def g(a, b, n):\n    t = 0.0\n    for r in range(2):\n" \
+         "        t = t + f(a, b, n) * (r + 0.5)\n    return t"
+
+
+@pytest.mark.parametrize("n", [0, 1, 3])
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_gradient_and_jvp_against_differences(name, n):
+    f = make_function(PROGRAMS[name])
+    got = assert_gradients(f, [A, B, n], [0, 1], rtol=1e-6, atol=1e-8)
+    da, db = np.linspace(-1.0, 1.0, 3), np.array([0.5, -0.3, 0.2])
+    _, tangent = s2s_ad.jvp(f, wrt=(0, 1))(A, B, n, da=da, db=db)
+    assert np.isclose(tangent, np.sum(got[0] * da) + np.sum(got[1] * db), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_called_from_a_loop(name):
+    f = make_function(PROGRAMS[name])
+    g = make_function(CALLER, "g", {"f": f})
+    assert_gradients(g, [A, B, 3], [0, 1], rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_gradient_file_read_back(tmp_path, name):
+    f = make_function(PROGRAMS[name])
+    text = s2s_ad.gradient_source(f, wrt=[0, 1])
+    grad_f = import_source(str(tmp_path), text, f"list_items_{name}").grad_f
+    first = grad_f(A, B, 3)
+    for i, got in enumerate(first):
+        np.testing.assert_allclose(got, fd_gradient(f, [A, B, 3], i), rtol=1e-6, atol=1e-8)
+    da, db, h = np.linspace(-1.0, 1.0, 3), np.array([0.5, -0.3, 0.2]), 1e-6
+    _, tangent = s2s_ad.jvp(grad_f, wrt=(0, 1))(A, B, 3, da=da, db=db)
+    up, down = grad_f(A + h * da, B + h * db, 3), grad_f(A - h * da, B - h * db, 3)
+    for t, u, d in zip(tangent, up, down):
+        np.testing.assert_allclose(t, (u - d) / (2 * h), rtol=1e-5, atol=1e-6)
+
+
+def test_augmented_item_write_is_refused_located():
+    f = make_function("def f(a, b, n):\n    hs = [a]\n    for i in range(n):\n"
+                      "        hs.append(hs[-1] * b)\n    hs[0] += b\n    return np.sum(a)")
+    with pytest.raises(SourceError, match=r":5:\d+: error: ") as caught:
+        s2s_ad.grad(f, wrt=0)(A, B, 2)
+    assert "`hs[0] = hs[0] + ...`" in str(caught.value) and "^" in str(caught.value)
