@@ -409,17 +409,19 @@ def _pop_of(stmt) -> str | None:
 def _pops(tree: ast.FunctionDef, namer: Namer, globals_: dict | None = None,
           given=()) -> None:
     body = tree.body
+    popped = []
+    for n in walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+                and n.func.attr == "pop" and isinstance(n.func.value, ast.Name):
+            popped.append(n.func.value.id)
+    if not popped:
+        return
     # stacks of ints (a while loop's index): read as int(...)
     ints = int_tapes(tree, globals_, given)
     if (globals_ or {}).get("int", int) is not int or any(
             isinstance(n, ast.Name) and n.id == "int" and not isinstance(n.ctx, ast.Load)
             or isinstance(n, ast.arg) and n.arg == "int" for n in walk(tree)):
         ints = set()  # `int` is not the builtin here
-    popped = []
-    for n in walk(tree):
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
-                and n.func.attr == "pop" and isinstance(n.func.value, ast.Name):
-            popped.append(n.func.value.id)
     for tape in dict.fromkeys(popped):
         first = next((j for j, s in enumerate(body)
                       if any(_pop_of(n) == tape for n in walk(s))), None)

@@ -55,6 +55,9 @@ def int_items(tree: ast.FunctionDef, globals_: dict | None, given=()) -> None:
             isinstance(n, ast.Name) and n.id == "int" and not isinstance(n.ctx, ast.Load)
             or isinstance(n, ast.arg) and n.arg == "int" for n in walk(tree)):
         return
+    if not given and not any(isinstance(n, ast.Attribute) and n.attr == "append"
+                             for n in walk(tree)):
+        return  # a tape of ints is appended to, or given
     tapes = int_tapes(tree, globals_, given)
     if not tapes:
         return
