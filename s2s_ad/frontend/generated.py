@@ -8,6 +8,11 @@ the same values on every path as the code it replaces; a statement that does
 not have exactly the shape below is left alone (and refused, located, by the
 lowering as before). Idempotent: a rewritten tree is left as it is.
 
+* An element of an array written in place, put on a tape (``t = y[i]``,
+  ``t_tape.append(t)``, or ``y_old.append(y[i])`` before a write), is read through the module's ``own`` helper
+  (``t = own(y[i])``; ``y[i] * 1.0`` where the module has no ``own``): the
+  same value (s2s-ad tapes such a piece uncopied only where it is one
+  element), which the lowering then knows is no view.
 * A tape of slots, ``T = [None] * n`` written once per iteration, as the
   first thing that can happen in it, by ``T[i] = v`` directly in the body of
   ``for i in range(n)`` (from 0, step 1, no ``continue``/``break`` before the
@@ -114,6 +119,7 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None,
     checkpointed.untape(tree, globals_)
     tape_lengths.rewrite(tree, namer, globals_)
     readback_forms.list_copies(tree, namer, globals_)
+    _owned_tape_reads(tree, globals_ or {})
     _slots(tree)
     given = pairs.int_tapes_given(tree, globals_) if globals_ else set()
     _pops(tree, namer, globals_, given)
@@ -253,6 +259,89 @@ def _lists_made(stmt, globals_: dict) -> dict | None:
     if len(arrays) != len(lists) or not all(isinstance(e, ast.Name) for e in arrays + lists):
         return None
     return {l.id: a.id for l, a in zip(lists, arrays)}
+
+
+# --- elements put on a tape ----------------------------------------------------
+
+def _owned_tape_reads(tree: ast.FunctionDef, globals_: dict) -> None:
+    """``t = y[i]`` then ``t_tape.append(t)`` (or ``t_tape[k] = t``), ``y`` an
+    array the function writes into, is ``t = own(y[i])``, and so is the
+    element ``y_old.append(y[i])`` pushes before a write into it, with the
+    module's own ``own`` helper (``y[i] * 1.0``, exact, in a generated module
+    without it). s2s-ad tapes a piece of such an array without a copy only where it
+    knows the piece is one element (a NumPy scalar, which no later write
+    changes), and ``own`` returns an element as it is: the same values, which
+    the lowering, not knowing the array's rank, would otherwise refuse as a
+    view a tape keeps."""
+    own = next((k for k, v in globals_.items() if own_helpers.is_helper(v, "own")), None)
+    if own is None and not own_helpers.generated_module(globals_):
+        return
+    written = {t.value.id for n in walk(tree) if isinstance(n, (ast.Assign, ast.AugAssign))
+               for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+               if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)}
+    if not written:
+        return
+    for node in walk(tree):
+        for field in ("body", "orelse"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list):
+                continue
+            last: dict = {}  # name -> its latest binding in this block, `t = y[i]`
+            for stmt in block:
+                pushed = _pushed_element(stmt, written)
+                if pushed is not None:  # y_old.append(y[i]): an element put back later
+                    value = ast.Call(ast.Name(own, ast.Load()), [pushed.args[0]], []) \
+                        if own is not None else ast.BinOp(pushed.args[0], ast.Mult(),
+                                                          ast.Constant(1.0))
+                    pushed.args[0] = ast.fix_missing_locations(
+                        ast.copy_location(value, pushed.args[0]))
+                kept = _taped_name(stmt)
+                read = last.get(kept)
+                if read is not None:
+                    value = ast.Call(ast.Name(own, ast.Load()), [read.value], []) \
+                        if own is not None else ast.BinOp(read.value, ast.Mult(), ast.Constant(1.0))
+                    read.value = ast.copy_location(value, read.value)
+                    ast.fix_missing_locations(read)
+                    del last[kept]
+                for n in walk(stmt):
+                    if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+                        last.pop(n.id, None)
+                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+                        and isinstance(stmt.targets[0], ast.Name) \
+                        and isinstance(stmt.value, ast.Subscript) \
+                        and isinstance(stmt.value.value, ast.Name) \
+                        and stmt.value.value.id in written:
+                    last[stmt.targets[0].id] = stmt
+
+
+def _pushed_element(stmt, written: set):
+    """The call ``y_old.append(y[i])`` (``..._old``: the stack of what a write
+    overwrites, ``y`` written into), or None."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+            and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == "append" \
+            and isinstance(stmt.value.func.value, ast.Name) \
+            and stmt.value.func.value.id.endswith("_old") and len(stmt.value.args) == 1 \
+            and isinstance(stmt.value.args[0], ast.Subscript) \
+            and isinstance(stmt.value.args[0].value, ast.Name) \
+            and stmt.value.args[0].value.id in written:
+        return stmt.value
+    return None
+
+
+def _taped_name(stmt) -> str | None:
+    """``t`` for ``T.append(t)`` or ``T[k] = t``, ``T`` a tape (``..._tape``)."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+            and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == "append" \
+            and isinstance(stmt.value.func.value, ast.Name) \
+            and "_tape" in stmt.value.func.value.id and len(stmt.value.args) == 1 \
+            and isinstance(stmt.value.args[0], ast.Name):
+        return stmt.value.args[0].id
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+            and isinstance(stmt.targets[0], ast.Subscript) \
+            and isinstance(stmt.targets[0].value, ast.Name) \
+            and "_tape" in stmt.targets[0].value.id and isinstance(stmt.value, ast.Name):
+        return stmt.value.id
+    return None
 
 
 # --- tapes of slots ---------------------------------------------------------

@@ -51,6 +51,13 @@ def is_helper(fn, base: str) -> bool:
     return _same_text(fn.__code__, fn.__name__, base, _numpy_names(fn))
 
 
+def generated_module(globals_: dict) -> bool:
+    """Does a module define helpers of a NumPy gradient s2s-ad generated (by
+    their exact text)?"""
+    return any(is_helper(v, k) for k, v in globals_.items()
+               if k in ("unbroadcast", "spread", "scatter", "astype_like", "own", "total"))
+
+
 @functools.lru_cache(maxsize=256)
 def _known(code, name: str, aliases: tuple) -> str | None:
     base = re.sub(r"_\d+$", "", name)

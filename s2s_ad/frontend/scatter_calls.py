@@ -115,8 +115,7 @@ def plain_zeros(tree: ast.FunctionDef, globals_: dict) -> None:
 
 def in_place_sums(tree: ast.FunctionDef, globals_: dict) -> None:
     """``dy = dy + c`` as ``dy += c`` for adjoint arrays written by index (see the module)."""
-    if not any(own_helpers.is_helper(v, k) for k, v in globals_.items()
-               if k in ("unbroadcast", "spread", "scatter", "astype_like", "own", "total")):
+    if not own_helpers.generated_module(globals_):
         return
     indexed = {t.value.id for n in walk(tree) if isinstance(n, (ast.Assign, ast.AugAssign))
                for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
