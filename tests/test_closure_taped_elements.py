@@ -2,15 +2,15 @@
 into, read back.
 
 s2s-ad puts an element ``y[i]`` of an array written in place on a tape (or
-on the stack of overwritten values, ``y_old.append(y[i])``) without a copy
-where it knows the piece is one element, a NumPy scalar no later write
-changes. The module read back does not know the array's rank, and refused
-the piece as a view a tape keeps; it now reads it through the module's
-``own`` helper, or ``* 1.0``: the same value. Each program (the first two
-from the fuzzer's ``--numpy-loops`` family, seeds 18034 and 18059, reduced;
-the third with a matrix's elements): the file's gradient against central
-differences of the function, its JVP against central differences of the
-file's gradient."""
+on the stack of overwritten values, ``y_old.append(y[i])``), or reads it
+after a later write into the array, without a copy where it knows the piece
+is one element, a NumPy scalar no write changes. The module read back does
+not know the array's rank, and refused the piece as a view; it now reads it
+through the module's ``own`` helper, or ``* 1.0``: the same value. Each
+program (reduced from the fuzzer's ``--numpy-loops`` seeds 18034 and 18059
+and ``--helpers`` seed 18043; one with a matrix's elements): the file's
+gradient against central differences of the function, its JVP against
+central differences of the file's gradient."""
 
 from __future__ import annotations
 
@@ -52,6 +52,25 @@ def f(a, b, s):
             y[i] = np.cos(np.mean(y * b) + b[i])
         H[i, :] = np.tanh(H[i - 1] * np.sin(0.5) + b[:2])
     return np.sum(y * y) + np.sum(H * H)
+""",
+    # an adjoint's element read after a write into the adjoint (dt = dz[i];
+    # dz[i - 1] = dz[i - 1] + dt; then dt again), in a helper called twice
+    # (reduced from the fuzzer's --helpers seed 18043)
+    "adjoint_element_after_write": """
+def h(a, b, s):
+    y = np.copy(a)
+    z = np.ones(len(a))
+    for i in range(1, len(a)):
+        y[i] += s - b[i]
+        if 0.5 * a[i] > 0:
+            y[1:] += np.tanh(b[1:] + y[1:])
+        else:
+            z[i] = y[i] * np.tanh(y[i - 1]) + z[i - 1]
+    return y * (y @ b + np.sum(z * b))
+
+
+def f(a, b, s):
+    return np.sum(h(a, b, s) * b) - 0.5 * np.sum(h(a + 0.25, b, s))
 """,
     "matrix_elements": """
 def f(a, b, s):

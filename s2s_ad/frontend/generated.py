@@ -9,7 +9,9 @@ not have exactly the shape below is left alone (and refused, located, by the
 lowering as before). Idempotent: a rewritten tree is left as it is.
 
 * An element of an array written in place, put on a tape (``t = y[i]``,
-  ``t_tape.append(t)``, or ``y_old.append(y[i])`` before a write), is read through the module's ``own`` helper
+  ``t_tape.append(t)``, or ``y_old.append(y[i])`` before a write) or read
+  after a write into the array (``dt = dz[i]``, ``dz[j] = ...``, then
+  ``dt``), is read through the module's ``own`` helper
   (``t = own(y[i])``; ``y[i] * 1.0`` where the module has no ``own``): the
   same value (s2s-ad tapes such a piece uncopied only where it is one
   element), which the lowering then knows is no view.
@@ -264,15 +266,16 @@ def _lists_made(stmt, globals_: dict) -> dict | None:
 # --- elements put on a tape ----------------------------------------------------
 
 def _owned_tape_reads(tree: ast.FunctionDef, globals_: dict) -> None:
-    """``t = y[i]`` then ``t_tape.append(t)`` (or ``t_tape[k] = t``), ``y`` an
-    array the function writes into, is ``t = own(y[i])``, and so is the
-    element ``y_old.append(y[i])`` pushes before a write into it, with the
-    module's own ``own`` helper (``y[i] * 1.0``, exact, in a generated module
-    without it). s2s-ad tapes a piece of such an array without a copy only where it
-    knows the piece is one element (a NumPy scalar, which no later write
-    changes), and ``own`` returns an element as it is: the same values, which
-    the lowering, not knowing the array's rank, would otherwise refuse as a
-    view a tape keeps."""
+    """``t = y[i]`` then ``t_tape.append(t)`` (or ``t_tape[k] = t``), or a
+    read of ``t`` after a statement of the same block wrote into ``y``, is
+    ``t = own(y[i])``, and so is the element ``y_old.append(y[i])`` pushes
+    before a write into ``y``, with the module's own ``own`` helper
+    (``y[i] * 1.0``, exact, in a generated module without it). s2s-ad keeps
+    a piece of an array it writes into uncopied, where a later write could
+    change it, only where it knows the piece is one element (a NumPy scalar,
+    which no write changes), and ``own`` returns an element as it is: the
+    same values, which the lowering, not knowing the array's rank, would
+    otherwise refuse as a view a tape keeps or a write changes."""
     own = next((k for k, v in globals_.items() if own_helpers.is_helper(v, "own")), None)
     if own is None and not own_helpers.generated_module(globals_):
         return
@@ -287,6 +290,7 @@ def _owned_tape_reads(tree: ast.FunctionDef, globals_: dict) -> None:
             if not isinstance(block, list):
                 continue
             last: dict = {}  # name -> its latest binding in this block, `t = y[i]`
+            stale: set = set()  # names of `last` whose array a statement since wrote into
             for stmt in block:
                 pushed = _pushed_element(stmt, written)
                 if pushed is not None:  # y_old.append(y[i]): an element put back later
@@ -296,16 +300,26 @@ def _owned_tape_reads(tree: ast.FunctionDef, globals_: dict) -> None:
                     pushed.args[0] = ast.fix_missing_locations(
                         ast.copy_location(value, pushed.args[0]))
                 kept = _taped_name(stmt)
-                read = last.get(kept)
-                if read is not None:
-                    value = ast.Call(ast.Name(own, ast.Load()), [read.value], []) \
-                        if own is not None else ast.BinOp(read.value, ast.Mult(), ast.Constant(1.0))
-                    read.value = ast.copy_location(value, read.value)
-                    ast.fix_missing_locations(read)
-                    del last[kept]
+                loads = {n.id for n in walk(stmt)
+                         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+                for name in [kept] + sorted(loads & stale):
+                    # taped, or read after a write into its array
+                    read = last.pop(name, None)
+                    if read is not None:
+                        value = ast.Call(ast.Name(own, ast.Load()), [read.value], []) \
+                            if own is not None else ast.BinOp(read.value, ast.Mult(),
+                                                              ast.Constant(1.0))
+                        read.value = ast.copy_location(value, read.value)
+                        ast.fix_missing_locations(read)
+                into = {t.value.id for n in walk(stmt)
+                        if isinstance(n, (ast.Assign, ast.AugAssign))
+                        for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                        if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)}
+                stale |= {name for name, b in last.items() if b.value.value.id in into}
                 for n in walk(stmt):
                     if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
                         last.pop(n.id, None)
+                        stale.discard(n.id)
                 if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
                         and isinstance(stmt.targets[0], ast.Name) \
                         and isinstance(stmt.value, ast.Subscript) \
