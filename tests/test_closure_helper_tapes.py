@@ -86,3 +86,29 @@ def test_file_read_back(tmp_path, name):
     g = import_source(str(tmp_path), text, f"helper_tapes_{name}").grad_f
     assert_file_jvp(f, g, [A, B, S], [np.array([0.3, -0.5, 0.8]), np.array([-0.2, 0.4, 0.1]),
                                       0.7])
+
+
+NUMBER_HELPER = """
+def h0(u):
+    z = u * ((u ** 3) * -1.5)
+    z += abs(u)
+    return (z / (1.0 + z * z)) ** 3 + z
+
+
+def f(a, b, s: float):
+    return np.sum(a * h0(a * s) * a) + h0(np.mean(b)) + h0(s)
+"""
+
+
+def test_number_helper_in_a_numpy_module(tmp_path):
+    """A helper called with numbers and with arrays in NumPy code (fuzzer
+    ``--numpy-kinds``, seed 18037): its number pair's backward function sums
+    into its result's adjoint by ``+=`` (``dz = dout; dz += c``), a new
+    number each time, which the reader read as a write into the caller's
+    array."""
+    f = make_function(NUMBER_HELPER)
+    text = s2s_ad.gradient_source(f, wrt=[0, 1, 2])
+    assert "+= " in text
+    g = import_source(str(tmp_path), text, "helper_tapes_number_helper").grad_f
+    assert_file_jvp(f, g, [A * 0.3, B * 0.3, 0.4], [np.array([0.3, -0.5, 0.8]),
+                                                   np.array([-0.2, 0.4, 0.1]), 0.7])

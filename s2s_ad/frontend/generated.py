@@ -15,6 +15,9 @@ lowering as before). Idempotent: a rewritten tree is left as it is.
   (``t = own(y[i])``; ``y[i] * 1.0`` where the module has no ``own``): the
   same value (s2s-ad tapes such a piece uncopied only where it is one
   element), which the lowering then knows is no view.
+* In a generated NumPy module, ``dz = dout`` (a parameter) then ``dz += c``
+  is ``dz = dz + c``: s2s-ad adds in place only into arrays it made, so this
+  is a helper of numbers, where ``+=`` binds a new number.
 * A tape of slots, ``T = [None] * n`` written once per iteration, as the
   first thing that can happen in it, by ``T[i] = v`` directly in the body of
   ``for i in range(n)`` (from 0, step 1, no ``continue``/``break`` before the
@@ -122,6 +125,7 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None,
     tape_lengths.rewrite(tree, namer, globals_)
     readback_forms.list_copies(tree, namer, globals_)
     _owned_tape_reads(tree, globals_ or {})
+    _parameter_sums(tree, globals_ or {})
     _slots(tree)
     given = pairs.int_tapes_given(tree, globals_) if globals_ else set()
     _pops(tree, namer, globals_, given)
@@ -326,6 +330,56 @@ def _owned_tape_reads(tree: ast.FunctionDef, globals_: dict) -> None:
                         and isinstance(stmt.value.value, ast.Name) \
                         and stmt.value.value.id in written:
                     last[stmt.targets[0].id] = stmt
+
+
+def _parameter_sums(tree: ast.FunctionDef, globals_: dict) -> None:
+    """In a generated NumPy module, ``dz = dout`` (a parameter) then ``dz +=
+    c`` is ``dz = dz + c``: s2s-ad adds in place only into arrays it made
+    (``float_zeros``), never into one a parameter holds, so such a ``+=`` is
+    code of numbers (a helper of numbers in a NumPy module), where it binds a
+    new number; the lowering would refuse it as a write into the caller's
+    array."""
+    if not own_helpers.generated_module(globals_):
+        return
+    params = {a.arg for a in tree.args.posonlyargs + tree.args.args + tree.args.kwonlyargs}
+    aliases = {s.targets[0].id for s in tree.body if isinstance(s, ast.Assign)
+               and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
+               and isinstance(s.value, ast.Name) and s.value.id in params}
+    binds: dict = {}
+    for n in walk(tree):
+        for t in (n.targets if isinstance(n, ast.Assign) else
+                  [n.target] if isinstance(n, (ast.AugAssign, ast.For)) else []):
+            for m in walk(t):
+                if isinstance(m, ast.Name) and isinstance(m.ctx, ast.Store):
+                    binds.setdefault(m.id, []).append(n)
+
+    def alias(b) -> bool:
+        return isinstance(b, ast.Assign) and isinstance(b.value, ast.Name) \
+            and b.value.id in params
+
+    def first_term(e):  # dz in dz + a + b
+        while isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub)):
+            e = e.left
+        return e.id if isinstance(e, ast.Name) else None
+
+    # bound once by the alias, then only summed into (``dz += c``, ``dz = dz + c``)
+    sums = {name for name in aliases if all(
+        isinstance(b, ast.AugAssign) and isinstance(b.target, ast.Name) or alias(b)
+        or isinstance(b, ast.Assign) and len(b.targets) == 1
+        and isinstance(b.targets[0], ast.Name) and first_term(b.value) == name
+        for b in binds.get(name, [])) and sum(map(alias, binds.get(name, []))) == 1}
+    if not sums:
+        return
+    for node in walk(tree):
+        for field in ("body", "orelse"):
+            block = getattr(node, field, None)
+            for k, stmt in enumerate(block if isinstance(block, list) else []):
+                if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) \
+                        and stmt.target.id in sums and isinstance(stmt.op, (ast.Add, ast.Sub)):
+                    plain = ast.Assign([ast.Name(stmt.target.id, ast.Store())],
+                                       ast.BinOp(ast.Name(stmt.target.id, ast.Load()), stmt.op,
+                                                 stmt.value))
+                    block[k] = ast.fix_missing_locations(ast.copy_location(plain, stmt))
 
 
 def _pushed_element(stmt, written: set):

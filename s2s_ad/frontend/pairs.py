@@ -328,7 +328,8 @@ def _own_parameters(tree: ast.FunctionDef, globals_: dict) -> dict | None:
 def _own_copies(tree: ast.FunctionDef, names: list, k: int, globals_: dict) -> None:
     """A tape item the backward function writes into by index (``y[0] =
     y_old.pop()``: the forward's writes undone, so the reverse sweep reads
-    ``y`` as it was) starts as a copy of its own, ``y = np.copy(y)``, where
+    ``y`` as it was), and uses as no list (no ``pop``/``append``/``extend``),
+    starts as a copy of its own, ``y = np.copy(y)``, where
     the tape's unpacking was. The function computes the same values; only
     the tape's array is no longer changed, and nothing reads a tape after
     its backward function. A parameter written into would be the caller's
@@ -340,6 +341,8 @@ def _own_copies(tree: ast.FunctionDef, names: list, k: int, globals_: dict) -> N
     written = {t.value.id for n in walk(tree) if isinstance(n, (ast.Assign, ast.AugAssign))
                for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
                if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)}
+    written -= {n.value.id for n in walk(tree) if isinstance(n, ast.Attribute)
+                and n.attr in ("pop", "append", "extend") and isinstance(n.value, ast.Name)}
     at = tree.body[k] if k < len(tree.body) else tree
     copies = []
     for name in names:
