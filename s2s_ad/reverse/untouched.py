@@ -55,7 +55,7 @@ from s2s_ad.emit.code import Block, Stmt, may_be_infinite
 from s2s_ad.syntax_walk import walk
 
 
-def _stored(node: ast.AST, seen: dict) -> set[str]:
+def _stored(node: ast.AST, seen: dict) -> frozenset:
     """Names ``node`` assigns, walked once per node for all the adjoints
     one branch asks about (``seen``: id of node -> (node, names); the node
     kept, so that no later node gets its id while the cache lives)."""
@@ -63,6 +63,28 @@ def _stored(node: ast.AST, seen: dict) -> set[str]:
     if entry is None or entry[0] is not node:
         entry = seen[id(node)] = (node, frozenset(
             n.id for n in walk(node) if type(n) is ast.Name and isinstance(n.ctx, ast.Store)))
+    return entry[1]
+
+
+def _stored_by(s, seen: dict) -> frozenset:
+    """Names the statement or block ``s`` assigns: a block's are its head's
+    and its statements' (``Block.node`` builds a new tree on every read, so
+    a block is taken apart instead: each statement is walked once however
+    deep it is nested)."""
+    if not isinstance(s, Block):
+        return frozenset() if s.node is None else _stored(s.node, seen)
+    entry = seen.get(id(s))
+    if entry is None or entry[0] is not s:
+        head = s.head
+        parts = [head.target] if isinstance(head, ast.For) else []
+        if isinstance(head, (ast.If, ast.While)):
+            parts.append(head.test)  # (a walrus in the test)
+        names = set()
+        for part in parts:
+            names |= _stored(part, seen)
+        for inner in s.body + s.orelse:
+            names |= _stored_by(inner, seen)
+        entry = seen[id(s)] = (s, frozenset(names))
     return entry[1]
 
 
@@ -104,7 +126,7 @@ def _untouched_when(stmts: list, name: str, seen: dict) -> ast.expr | None:
     give their test; any other statement or loop assigning it, None."""
     out: ast.expr = ast.Constant(True)
     for s in stmts:
-        if s.node is None or name not in _stored(s.node, seen):
+        if name not in _stored_by(s, seen):
             continue
         if not (isinstance(s, Block) and isinstance(s.head, ast.If)):
             return None
@@ -121,7 +143,10 @@ def mark(sweep, block, pre: list, then: list, orelse: list, cond: ast.expr) -> N
     started at zero with the test true where it is untouched after the
     branch: the arm that ran (or the arms nested in it) added nothing."""
     marks = {}
-    seen: dict = {}
+    # one cache for every branch of the sweep: the arms' statements are done
+    # when their branch is marked, and a branch nested in another is asked
+    # again by the outer one (each statement walked once, not once a level)
+    seen = sweep.__dict__.setdefault("stored_by_branch", {})
     for s in pre:
         name = s.target
         if not name:
@@ -181,8 +206,8 @@ def guard_region(sweep, out: list) -> list:
                             state.pop(n, None)
             i = j
             continue
-        if item.node is not None:
-            stored = _stored(item.node, seen)
+        if isinstance(item, Block) or item.node is not None:
+            stored = _stored_by(item, seen)
             for n in [n for n in state if n in stored]:
                 still = _untouched_when([item], n, seen)
                 if still is None:
