@@ -52,6 +52,14 @@ PROGRAMS = {
                   "        hs.append(np.tanh(hs[-1] * b))\n    ds = [0.0] * (len(hs) + 1)\n"
                   "    for k in range(len(hs)):\n        ds[k] = hs[k] * b\n"
                   "    return np.sum(ds[0]) + np.sum(ds[-1]) + np.sum(ds[-2] * a) + len(ds)",
+    # stacked, then a list of zeros summed into in a loop (the fuzzer's --lists
+    # seed 18021: its file read back took the list's item for an array's element)
+    "stacked_then_zeros": "def f(a, b, n):\n    hs = [a, b * 0.5]\n    i = 0\n"
+                          "    while i < n:\n        hs.append(np.tanh(hs[-1] * 0.5 + b))\n"
+                          "        i = i + 1\n    H = np.stack(hs)\n    t = np.sum(H * H)\n"
+                          "    ds = [0.0] * len(hs)\n    for j in range(len(hs)):\n"
+                          "        ds[j] = ds[j] + hs[j] * 0.5\n"
+                          "    return t + np.sum(ds[-1] * b) + np.sum(ds[0])",
     # a list passed to a helper before and after its items are replaced
     "helper": "def tot(xs, b):\n    s = 0.0\n    for x in xs:\n"
               "        s = s + np.sum(np.sin(x) * b)\n    return s\n\n"

@@ -286,6 +286,10 @@ def _owned_tape_reads(tree: ast.FunctionDef, globals_: dict) -> None:
     written = {t.value.id for n in walk(tree) if isinstance(n, (ast.Assign, ast.AugAssign))
                for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
                if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)}
+    # lists written by index (`ds = [0.0] * n`, an adjoint list, a tape of
+    # slots) hold Python numbers too, which are no views and which `own` is not for
+    written -= {t.id for n in walk(tree) if isinstance(n, ast.Assign) and _made_list(n.value)
+                for t in n.targets if isinstance(t, ast.Name)}
     if not written:
         return
     for node in walk(tree):
@@ -330,6 +334,15 @@ def _owned_tape_reads(tree: ast.FunctionDef, globals_: dict) -> None:
                         and isinstance(stmt.value.value, ast.Name) \
                         and stmt.value.value.id in written:
                     last[stmt.targets[0].id] = stmt
+
+
+def _made_list(value) -> bool:
+    """``[...]``, a list comprehension, ``[c] * n``, ``list(...)``."""
+    return isinstance(value, (ast.List, ast.ListComp)) or isinstance(value, ast.BinOp) \
+        and isinstance(value.op, ast.Mult) and (isinstance(value.left, ast.List)
+                                                or isinstance(value.right, ast.List)) \
+        or isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
+        and value.func.id == "list"
 
 
 def _parameter_sums(tree: ast.FunctionDef, globals_: dict) -> None:
