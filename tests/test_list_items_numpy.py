@@ -60,6 +60,36 @@ PROGRAMS = {
                           "    ds = [0.0] * len(hs)\n    for j in range(len(hs)):\n"
                           "        ds[j] = ds[j] + hs[j] * 0.5\n"
                           "    return t + np.sum(ds[-1] * b) + np.sum(ds[0])",
+    # a helper that fills a list [0.0] * n with arrays and returns it, called in a loop
+    "helper_fills_list": "def build(a, b, n: int):\n    ds = [0.0] * n\n"
+                         "    for k in range(n):\n        ds[k] = np.sin(a * (k + 1.0)) * b\n"
+                         "    return ds\n\n"
+                         "def f(a, b, n: int):\n    t = 0.0\n    for r in range(2):\n"
+                         "        ds = build(a, b * (r + 1.0), n + 1)\n"
+                         "        t = t + np.sum(ds[-1] * ds[0])\n    return t",
+    # replaced in a while loop, then break
+    "replaced_before_break": "def f(a, b, n):\n    hs = [a]\n    i = 0\n    while i < n:\n"
+                             "        hs.append(hs[-1] * b + 0.1)\n"
+                             "        if np.sum(hs[-1]) > 0.5:\n            hs[i] = hs[i] * 2.0\n"
+                             "            break\n        i = i + 1\n"
+                             "    return np.sum(hs[0] * hs[-1])",
+    # items taken from another list, which is then replaced itself
+    "items_of_another_list": "def f(a, b, n):\n    hs = [a, b]\n    gs = [b, a]\n"
+                             "    for i in range(n):\n        hs.append(a * 0.5)\n"
+                             "        gs.append(b * 0.5)\n    for k in range(2):\n"
+                             "        hs[k] = gs[k]\n        gs[k] = gs[k] * 3.0\n"
+                             "    return np.sum(hs[0] * gs[0]) + np.sum(hs[1] * gs[1] * a)",
+    # an item replaced by one of another shape (a vector by a matrix), then stacked
+    "item_changes_shape": "def f(a, b, n):\n    M = np.outer(a, b)\n    hs = [a, b]\n"
+                          "    for i in range(n):\n        hs.append(hs[-1] * 0.5)\n"
+                          "    hs[0] = hs[0] * M\n    hs[1] = hs[1]\n"
+                          "    return np.sum(np.stack(hs[1:]) * b) + np.sum(hs[0] * M)",
+    # backwards over the list, each item from the next
+    "backwards_neighbours": "def f(a, b, n):\n    hs = [a]\n    for i in range(n):\n"
+                            "        hs.append(np.tanh(hs[-1]) * b)\n"
+                            "    for k in range(len(hs) - 1, 0, -1):\n"
+                            "        hs[k - 1] = hs[k - 1] + hs[k] * 0.5\n"
+                            "    return np.sum(hs[0])",
     # a list passed to a helper before and after its items are replaced
     "helper": "def tot(xs, b):\n    s = 0.0\n    for x in xs:\n"
               "        s = s + np.sum(np.sin(x) * b)\n    return s\n\n"
@@ -90,7 +120,13 @@ def test_called_from_a_loop(name):
     assert_gradients(g, [A, B, 3], [0, 1], rtol=1e-6, atol=1e-8)
 
 
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
+# A list a helper returns, kept per iteration of the caller's loop for the
+# reverse sweep (`ds_tape[r] = ds`: a tape of lists), is not read back yet:
+# refused, located (docs/forward.md). Its gradient is checked above.
+READ_BACK = sorted(set(PROGRAMS) - {"helper_fills_list"})
+
+
+@pytest.mark.parametrize("name", READ_BACK)
 def test_gradient_file_read_back(tmp_path, name):
     f = make_function(PROGRAMS[name])
     text = s2s_ad.gradient_source(f, wrt=[0, 1])

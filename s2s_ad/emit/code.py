@@ -350,6 +350,13 @@ def reverse_comment(op: ir.Op, i: int, arg: ir.Value, partial: str) -> str:
     return f"line {op.loc.line}: {op.text}, ∂{of}/∂{arg.name} = {partial}{side}"
 
 
+def parameter(v: ir.Value) -> ast.arg:
+    """A generated function's parameter for the user's ``v``: annotated
+    ``int`` where ``v`` is one (``n: int`` in NumPy code), so that the module
+    read back knows it as the function did (``[0.0] * n``, an index)."""
+    return ast.arg(v.name, ast.Name("int", ast.Load()) if v.kind == "int" else None)
+
+
 def signature(func: ir.Function, seed: str) -> ast.arguments:
     """The user's signature, defaults included, plus ``*, seed=1.0``."""
     positional = [p for p in func.params if not p.kwonly]
@@ -357,8 +364,8 @@ def signature(func: ir.Function, seed: str) -> ast.arguments:
     defaults = [const_expr(p.default, func.modules) for p in positional if p.has_default]
     kw_defaults = [const_expr(p.default, func.modules) if p.has_default else None for p in kwonly]
     return ast.arguments(
-        posonlyargs=[], args=[ast.arg(p.value.name) for p in positional], vararg=None,
-        kwonlyargs=[ast.arg(p.value.name) for p in kwonly] + [ast.arg(seed)],
+        posonlyargs=[], args=[parameter(p.value) for p in positional], vararg=None,
+        kwonlyargs=[parameter(p.value) for p in kwonly] + [ast.arg(seed)],
         kw_defaults=kw_defaults + [ast.Constant(1.0)], kwarg=None, defaults=defaults)
 
 

@@ -33,7 +33,8 @@ import re
 from s2s_ad import ir
 from s2s_ad.emit import fuse, optimize, peephole
 from s2s_ad.emit.code import (Block, CodeFunction, Stmt, effect_statement,
-                              signature, tree_leaves, unpack_params, while_block)
+                              parameter, signature, tree_leaves, unpack_params,
+                              while_block)
 from s2s_ad.emit.code import call as _call
 from s2s_ad.errors import SourceError
 from s2s_ad.forward import linear, recipes, scaling, sink
@@ -258,7 +259,7 @@ class _Forward:
         func = self.func
         if self.callee:
             positional = [p for p in func.params]
-            return ast.arguments(posonlyargs=[], args=[ast.arg(p.value.name) for p in positional]
+            return ast.arguments(posonlyargs=[], args=[parameter(p.value) for p in positional]
                                  + [ast.arg(self.t(v)) for v in self.wrt], vararg=None,
                                  kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
         args = signature(func, "_")

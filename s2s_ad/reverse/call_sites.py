@@ -25,7 +25,7 @@ import ast
 from dataclasses import dataclass
 
 from s2s_ad import ir
-from s2s_ad.emit.code import CodeFunction, Stmt
+from s2s_ad.emit.code import CodeFunction, Stmt, parameter
 from s2s_ad.syntax_walk import walk
 
 
@@ -203,7 +203,7 @@ def pair_functions(func: ir.Function, fwd_name: str, bwd_name: str, s: PairSeeds
     missing = [v for v in wrt if v.name in read and v.name not in tape_names]
     tape, tape_names = list(tape) + missing, list(tape_names) + [v.name for v in missing]
     tape_tuple = ast.Tuple([ast.Name(n, ast.Load()) for n in tape_names], ast.Load())
-    fwd_args = ast.arguments(posonlyargs=[], args=[ast.arg(v.name) for v in wrt], vararg=None,
+    fwd_args = ast.arguments(posonlyargs=[], args=[parameter(v) for v in wrt], vararg=None,
                              kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
     fwd = CodeFunction(fwd_name, fwd_args, fwd_body, ast.Tuple([value, tape_tuple], ast.Load()),
                        func, wrt, {}, tape, "", imports=sweep.imports, role="fwd",
