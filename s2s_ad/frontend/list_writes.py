@@ -37,10 +37,11 @@ In NumPy code the items may be arrays: ``ys[k] = v`` replaces the item
 made by ``[c] * n``; ``ys[k] += v`` is refused there, located, as NumPy's
 ``+=`` adds into the item's array in place.
 
-Refused, located: ``[c] * n`` of a list, tuple or string; a name bound to another list before a loop that
-gives it ``[c] * n`` (the loop would carry two lists under it); a
-write to a list another name also holds (``zs = ys; zs[0] = v``), to a list
-the caller passed (a parameter) or a helper returned, and a slice write.
+Refused, located: ``[c] * n`` of a list, tuple or string; a name bound to
+another list before a loop that gives it ``[c] * n`` (the loop would carry
+two lists under it); a write to a list another name also holds (``zs = ys;
+zs[0] = v``), to a list the caller passed (a parameter) or a helper
+returned, and a slice write.
 """
 
 from __future__ import annotations
@@ -133,7 +134,7 @@ def _checked(lo, target: ast.Subscript, node: ast.AST) -> tuple[str, ir.Value, i
     return name, seq, index
 
 
-def replaces_item(lo, stmt: ast.stmt, binops: dict) -> bool:
+def replaces_item(lo, stmt: ast.stmt) -> bool:
     """In NumPy code, ``ys[k] = v`` with ``ys`` a list made in the function
     and grown or written at run time: the item replaced (a ``list.set`` op),
     as in code of numbers; the array the item held is not written into.

@@ -312,7 +312,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             self.define_local(stmt.value, stmt.targets[0].id, stmt)
             return
         list_writes.refuse_in_arrays(self, stmt)
-        if self.array_mode and list_writes.replaces_item(self, stmt, BINOPS):
+        if self.array_mode and list_writes.replaces_item(self, stmt):
             return  # `hs[k] = v` on a list grown in the function: its item replaced
         if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Subscript) \
                 and self.array_mode:

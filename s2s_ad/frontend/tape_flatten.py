@@ -327,7 +327,8 @@ def _apply(tape: str, plan: dict, namer: Namer) -> None:
         # another: lists grown by appending, which code of numbers and NumPy
         # code both lower (a list of arrays is not written by index).
         new = _parse(f"{k} = {lengths}.pop()\n{backwards} = []\n"
-                     f"for {i} in range({k}):\n    {item} = {tape}.pop()\n    {backwards}.append({item})\n"
+                     f"for {i} in range({k}):\n    {item} = {tape}.pop()\n"
+                     f"    {backwards}.append({item})\n"
                      f"{rebuilt} = []\n"
                      f"for {i} in range({k}):\n    {rebuilt}.append({backwards}[{k} - 1 - {i}])\n")
         where = _block_of(stmt, parents)
