@@ -5,11 +5,15 @@ Each program's gradient against central differences, with the arguments'
 shapes (an item whose adjoint the reverse of a replacement left at ``0.0``
 still gives an array of its value's shape); its JVP against the gradient;
 the same program called from a loop of a caller; the gradient module's file
-read back, its JVP against central differences of the file's gradient; and
+read back, its JVP against central differences of the file's gradient; the
+CLI's file run in a fresh interpreter without s2s-ad; and
 ``hs[k] += v`` refused, located (NumPy adds into the item's array in place,
 which other names and the caller would see)."""
 
 from __future__ import annotations
+
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -17,7 +21,7 @@ import pytest
 import s2s_ad
 from s2s_ad import SourceError
 from tests.array_oracle import assert_gradients, fd_gradient, make_function
-from tests.modules import import_source
+from tests.modules import import_source, run_generated
 
 A = np.array([0.31, -0.22, 0.54])
 B = np.array([0.71, 0.12, -0.43])
@@ -147,3 +151,24 @@ def test_augmented_item_write_is_refused_located():
     with pytest.raises(SourceError, match=r":5:\d+: error: ") as caught:
         s2s_ad.grad(f, wrt=0)(A, B, 2)
     assert "`hs[0] = hs[0] + ...`" in str(caught.value) and "^" in str(caught.value)
+
+
+@pytest.mark.parametrize("name", ["each_item", "zeros_list", "item_changes_shape"])
+def test_cli_file_in_a_fresh_interpreter(name, tmp_path):
+    """The program written to a file, its gradient module written by the CLI
+    (`s2s-ad grad FILE:f --wrt a,b -o OUT`) and run in a fresh interpreter
+    without s2s-ad, at two lengths: the same gradient as the API's, and as
+    central differences."""
+    source = tmp_path / f"items_{name}.py"
+    source.write_text("import numpy as np\n\n\n" + PROGRAMS[name] + "\n", encoding="utf-8")
+    out = tmp_path / f"grad_items_{name}.py"
+    run = subprocess.run([sys.executable, "-m", "s2s_ad", "grad", f"{source}:f", "--wrt", "a,b",
+                          "-o", str(out)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    f = make_function(PROGRAMS[name])
+    for n in (1, 3):
+        got = run_generated(tmp_path, out.stem, "grad_f", [A, B, n])
+        api = s2s_ad.grad(f, wrt=(0, 1))(A, B, n)
+        for i, g in enumerate(got):
+            np.testing.assert_allclose(g, api[i], rtol=1e-12, atol=1e-14)
+            np.testing.assert_allclose(g, fd_gradient(f, [A, B, n], i), rtol=1e-6, atol=1e-8)
