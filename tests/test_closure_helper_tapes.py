@@ -112,3 +112,34 @@ def test_number_helper_in_a_numpy_module(tmp_path):
     g = import_source(str(tmp_path), text, "helper_tapes_number_helper").grad_f
     assert_file_jvp(f, g, [A * 0.3, B * 0.3, 0.4], [np.array([0.3, -0.5, 0.8]),
                                                    np.array([-0.2, 0.4, 0.1]), 0.7])
+
+
+ALIASED_SUMS = """
+def h1(u):
+    z = u * ((u * u) * -1.5)
+    z -= (-u)
+    return z / (1.0 + 1.5 * 1.5)
+
+
+def f(a, b, s):
+    acc = 0.0
+    for i in range(len(a)):
+        acc = acc + h1(s) * a[i]
+    r = a * 0.0 + h1(s)
+    return acc + a[0] * r[1] * b[1]
+"""
+
+
+def test_number_helper_sums_into_an_alias(tmp_path):
+    """The number pair's backward binds one adjoint to two names (``dz = dz_1;
+    du = dz_1``) and sums into one of them by ``+=`` (``du += dz * t2``), a
+    new number; read as NumPy code, the ``+=`` went into the array ``dz``
+    holds too, and the file's second derivative in ``s`` was wrong (-0.099
+    where central differences give -0.628; fuzzer ``--numpy-kinds``, seed
+    19063, wrong on the session's starting commit too)."""
+    f = make_function(ALIASED_SUMS)
+    text = s2s_ad.gradient_source(f, wrt=[0, 1, 2], arrays=["a", "b"])
+    assert "du += " in text
+    g = import_source(str(tmp_path), text, "helper_tapes_aliased_sums").grad_f
+    assert_file_jvp(f, g, [A * 0.8, B * 0.4, 0.5961], [np.array([0.3, -0.5, 0.8]),
+                                                      np.array([-0.2, 0.4, 0.1]), 0.7])

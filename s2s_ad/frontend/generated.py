@@ -15,9 +15,10 @@ lowering as before). Idempotent: a rewritten tree is left as it is.
   (``t = own(y[i])``; ``y[i] * 1.0`` where the module has no ``own``): the
   same value (s2s-ad tapes such a piece uncopied only where it is one
   element), which the lowering then knows is no view.
-* In a generated NumPy module, ``dz = dout`` (a parameter) then ``dz += c``
-  is ``dz = dz + c``: s2s-ad adds in place only into arrays it made, so this
-  is a helper of numbers, where ``+=`` binds a new number.
+* In a generated NumPy module, ``du += c`` on a name that is no adjoint
+  buffer (none made by ``float_zeros`` or ``np.zeros...``, none written by
+  index) is ``du = du + c``: s2s-ad adds in place only into arrays it made
+  for that, so this is a helper of numbers, where ``+=`` binds a new number.
 * A tape of slots, ``T = [None] * n`` written once per iteration, as the
   first thing that can happen in it, by ``T[i] = v`` directly in the body of
   ``for i in range(n)`` (from 0, step 1, no ``continue``/``break`` before the
@@ -346,53 +347,46 @@ def _made_list(value) -> bool:
 
 
 def _parameter_sums(tree: ast.FunctionDef, globals_: dict) -> None:
-    """In a generated NumPy module, ``dz = dout`` (a parameter) then ``dz +=
-    c`` is ``dz = dz + c``: s2s-ad adds in place only into arrays it made
-    (``float_zeros``), never into one a parameter holds, so such a ``+=`` is
-    code of numbers (a helper of numbers in a NumPy module), where it binds a
-    new number; the lowering would refuse it as a write into the caller's
-    array."""
+    """In a generated NumPy module, ``du = dz`` then ``du += c`` is ``du = du +
+    c`` where ``du`` is no adjoint buffer: s2s-ad adds in place (``+=`` on a
+    name) only into the arrays it made to be added into (``float_zeros``, the
+    buffers written by index); any other ``+=`` is code of numbers (a helper
+    of numbers in a NumPy module), where it binds a new number. Read as NumPy
+    code it would add into an array the other names (``dz``) hold, or the
+    caller passed (``du = dout``), which the lowering refuses or, for an
+    alias, follows: another function than the module computes on numbers."""
     if not own_helpers.generated_module(globals_):
         return
-    params = {a.arg for a in tree.args.posonlyargs + tree.args.args + tree.args.kwonlyargs}
-    aliases = {s.targets[0].id for s in tree.body if isinstance(s, ast.Assign)
-               and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
-               and isinstance(s.value, ast.Name) and s.value.id in params}
-    binds: dict = {}
-    for n in walk(tree):
-        for t in (n.targets if isinstance(n, ast.Assign) else
-                  [n.target] if isinstance(n, (ast.AugAssign, ast.For)) else []):
-            for m in walk(t):
-                if isinstance(m, ast.Name) and isinstance(m.ctx, ast.Store):
-                    binds.setdefault(m.id, []).append(n)
-
-    def alias(b) -> bool:
-        return isinstance(b, ast.Assign) and isinstance(b.value, ast.Name) \
-            and b.value.id in params
-
-    def first_term(e):  # dz in dz + a + b
-        while isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub)):
-            e = e.left
-        return e.id if isinstance(e, ast.Name) else None
-
-    # bound once by the alias, then only summed into (``dz += c``, ``dz = dz + c``)
-    sums = {name for name in aliases if all(
-        isinstance(b, ast.AugAssign) and isinstance(b.target, ast.Name) or alias(b)
-        or isinstance(b, ast.Assign) and len(b.targets) == 1
-        and isinstance(b.targets[0], ast.Name) and first_term(b.value) == name
-        for b in binds.get(name, [])) and sum(map(alias, binds.get(name, []))) == 1}
-    if not sums:
-        return
+    indexed = {t.value.id for n in walk(tree) if isinstance(n, (ast.Assign, ast.AugAssign))
+               for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+               if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)}
+    buffers = {t.id for n in walk(tree) if isinstance(n, ast.Assign) and _zeros_made(n.value)
+               for t in n.targets if isinstance(t, ast.Name)}
     for node in walk(tree):
         for field in ("body", "orelse"):
             block = getattr(node, field, None)
             for k, stmt in enumerate(block if isinstance(block, list) else []):
                 if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) \
-                        and stmt.target.id in sums and isinstance(stmt.op, (ast.Add, ast.Sub)):
+                        and stmt.target.id not in indexed | buffers \
+                        and isinstance(stmt.op, (ast.Add, ast.Sub)):
                     plain = ast.Assign([ast.Name(stmt.target.id, ast.Store())],
                                        ast.BinOp(ast.Name(stmt.target.id, ast.Load()), stmt.op,
                                                  stmt.value))
                     block[k] = ast.fix_missing_locations(ast.copy_location(plain, stmt))
+
+
+def _zeros_made(value) -> bool:
+    """An array of zeros made to be added into: ``float_zeros(x)``,
+    ``np.zeros_like(x) + 0.0``, ``np.zeros(...)``, ``np.zeros_like(x)``."""
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add) \
+            and isinstance(value.right, ast.Constant):
+        value = value.left
+    if not isinstance(value, ast.Call):
+        return False
+    f = value.func
+    name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+    return name.startswith("float_zeros") or name in ("zeros", "zeros_like", "empty",
+                                                       "empty_like", "full", "full_like")
 
 
 def _pushed_element(stmt, written: set):
