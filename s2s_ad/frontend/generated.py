@@ -284,15 +284,19 @@ def _owned_tape_reads(tree: ast.FunctionDef, globals_: dict) -> None:
     own = next((k for k, v in globals_.items() if own_helpers.is_helper(v, "own")), None)
     if own is None and not own_helpers.generated_module(globals_):
         return
-    written = {t.value.id for n in walk(tree) if isinstance(n, (ast.Assign, ast.AugAssign))
-               for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
-               if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)}
+    written = own_helpers.indexed_names(tree)
     # lists written by index (`ds = [0.0] * n`, an adjoint list, a tape of
     # slots) hold Python numbers too, which are no views and which `own` is not for
     written -= {t.id for n in walk(tree) if isinstance(n, ast.Assign) and _made_list(n.value)
                 for t in n.targets if isinstance(t, ast.Name)}
     if not written:
         return
+
+    def owned(e: ast.expr) -> ast.expr:  # the same value, no view
+        value = ast.Call(ast.Name(own, ast.Load()), [e], []) if own is not None \
+            else ast.BinOp(e, ast.Mult(), ast.Constant(1.0))
+        return ast.fix_missing_locations(ast.copy_location(value, e))
+
     for node in walk(tree):
         for field in ("body", "orelse"):
             block = getattr(node, field, None)
@@ -303,11 +307,7 @@ def _owned_tape_reads(tree: ast.FunctionDef, globals_: dict) -> None:
             for stmt in block:
                 pushed = _pushed_element(stmt, written)
                 if pushed is not None:  # y_old.append(y[i]): an element put back later
-                    value = ast.Call(ast.Name(own, ast.Load()), [pushed.args[0]], []) \
-                        if own is not None else ast.BinOp(pushed.args[0], ast.Mult(),
-                                                          ast.Constant(1.0))
-                    pushed.args[0] = ast.fix_missing_locations(
-                        ast.copy_location(value, pushed.args[0]))
+                    pushed.args[0] = owned(pushed.args[0])
                 kept = _taped_name(stmt)
                 loads = {n.id for n in walk(stmt)
                          if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
@@ -315,15 +315,8 @@ def _owned_tape_reads(tree: ast.FunctionDef, globals_: dict) -> None:
                     # taped, or read after a write into its array
                     read = last.pop(name, None)
                     if read is not None:
-                        value = ast.Call(ast.Name(own, ast.Load()), [read.value], []) \
-                            if own is not None else ast.BinOp(read.value, ast.Mult(),
-                                                              ast.Constant(1.0))
-                        read.value = ast.copy_location(value, read.value)
-                        ast.fix_missing_locations(read)
-                into = {t.value.id for n in walk(stmt)
-                        if isinstance(n, (ast.Assign, ast.AugAssign))
-                        for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
-                        if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)}
+                        read.value = owned(read.value)
+                into = own_helpers.indexed_names(stmt)
                 stale |= {name for name, b in last.items() if b.value.value.id in into}
                 for n in walk(stmt):
                     if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
@@ -357,9 +350,7 @@ def _parameter_sums(tree: ast.FunctionDef, globals_: dict) -> None:
     alias, follows: another function than the module computes on numbers."""
     if not own_helpers.generated_module(globals_):
         return
-    indexed = {t.value.id for n in walk(tree) if isinstance(n, (ast.Assign, ast.AugAssign))
-               for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
-               if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)}
+    indexed = own_helpers.indexed_names(tree)
     buffers = {t.id for n in walk(tree) if isinstance(n, ast.Assign) and _zeros_made(n.value)
                for t in n.targets if isinstance(t, ast.Name)}
     for node in walk(tree):

@@ -51,6 +51,29 @@ def is_helper(fn, base: str) -> bool:
     return _same_text(fn.__code__, fn.__name__, base, _numpy_names(fn))
 
 
+def numpy_alias(globals_: dict) -> str | None:
+    """The name a module binds NumPy to (``np``), or None."""
+    return next((k for k, v in globals_.items()
+                 if isinstance(v, types.ModuleType) and v.__name__ == "numpy"), None)
+
+
+def function_tree(fn) -> ast.FunctionDef | None:
+    """The ``def`` of ``fn`` (a function or its code) parsed from its source,
+    or None where the source cannot be read."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
+    except (OSError, TypeError, SyntaxError, IndexError):
+        return None
+    return tree if isinstance(tree, ast.FunctionDef) else None
+
+
+def indexed_names(node: ast.AST) -> set[str]:
+    """Names ``node`` writes into by index (``y[i] = v``, ``y[i] += v``)."""
+    return {t.value.id for n in walk(node) if isinstance(n, (ast.Assign, ast.AugAssign))
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+            if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)}
+
+
 def generated_module(globals_: dict) -> bool:
     """Does a module define helpers of a NumPy gradient s2s-ad generated (by
     their exact text)?"""

@@ -39,6 +39,7 @@ import inspect
 import textwrap
 import types
 
+from s2s_ad.frontend import own_helpers
 from s2s_ad.frontend.int_names import int_tapes
 from s2s_ad.names import Namer
 from s2s_ad.syntax_walk import walk
@@ -165,12 +166,9 @@ def int_tapes_given(tree: ast.FunctionDef, globals_: dict) -> set:
     for fwd, (bwd, items) in _pairs(globals_).items():
         if bwd != tree.name:
             continue
-        try:
-            made = ast.parse(textwrap.dedent(inspect.getsource(globals_[fwd]))).body[0]
-        except (OSError, TypeError, SyntaxError, IndexError):
-            return set()
-        returns = [r for r in walk(made) if isinstance(r, ast.Return)]
-        if not isinstance(made, ast.FunctionDef) or not returns or not all(
+        made = own_helpers.function_tree(globals_[fwd])
+        returns = [r for r in walk(made) if isinstance(r, ast.Return)] if made else []
+        if not returns or not all(
                 isinstance(r.value, ast.Tuple) and len(r.value.elts) == 2
                 and isinstance(r.value.elts[1], ast.Tuple)
                 and len(r.value.elts[1].elts) == len(items) for r in returns):
@@ -334,15 +332,12 @@ def _own_copies(tree: ast.FunctionDef, names: list, k: int, globals_: dict) -> N
     the tape's array is no longer changed, and nothing reads a tape after
     its backward function. A parameter written into would be the caller's
     array changed, which the lowering refuses."""
-    alias = next((m for m, v in globals_.items()
-                  if isinstance(v, types.ModuleType) and v.__name__ == "numpy"), None)
+    alias = own_helpers.numpy_alias(globals_)
     if alias is None:
         return
-    written = {t.value.id for n in walk(tree) if isinstance(n, (ast.Assign, ast.AugAssign))
-               for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
-               if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)}
-    written -= {n.value.id for n in walk(tree) if isinstance(n, ast.Attribute)
-                and n.attr in ("pop", "append", "extend") and isinstance(n.value, ast.Name)}
+    written = own_helpers.indexed_names(tree) - {
+        n.value.id for n in walk(tree) if isinstance(n, ast.Attribute)
+        and n.attr in ("pop", "append", "extend") and isinstance(n.value, ast.Name)}
     at = tree.body[k] if k < len(tree.body) else tree
     copies = []
     for name in names:

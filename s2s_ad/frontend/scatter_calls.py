@@ -58,7 +58,6 @@ from __future__ import annotations
 
 import ast
 import copy
-import types
 
 from s2s_ad.frontend import own_helpers
 from s2s_ad.names import Namer
@@ -69,8 +68,7 @@ __all__ = ["in_place_sums", "plain_zeros", "rewrite"]
 
 def rewrite(tree: ast.FunctionDef, globals_: dict, namer: Namer) -> None:
     """Rewrite ``tree``'s calls to ``scatter`` and ``add_scattered`` (see the module)."""
-    alias = next((k for k, v in globals_.items()
-                  if isinstance(v, types.ModuleType) and v.__name__ == "numpy"), None)
+    alias = own_helpers.numpy_alias(globals_)
     if alias is None:
         return
     helpers = {"scatter": set(), "add_scattered": set(), "joined": set()}
@@ -88,8 +86,7 @@ def rewrite(tree: ast.FunctionDef, globals_: dict, namer: Namer) -> None:
 
 def plain_zeros(tree: ast.FunctionDef, globals_: dict) -> None:
     """Rewrite ``tree``'s calls to ``float_zeros(x)`` (see the module)."""
-    alias = next((k for k, v in globals_.items()
-                  if isinstance(v, types.ModuleType) and v.__name__ == "numpy"), None)
+    alias = own_helpers.numpy_alias(globals_)
     if alias is None:
         return
     for node in walk(tree):
@@ -117,9 +114,7 @@ def in_place_sums(tree: ast.FunctionDef, globals_: dict) -> None:
     """``dy = dy + c`` as ``dy += c`` for adjoint arrays written by index (see the module)."""
     if not own_helpers.generated_module(globals_):
         return
-    indexed = {t.value.id for n in walk(tree) if isinstance(n, (ast.Assign, ast.AugAssign))
-               for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
-               if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)}
+    indexed = own_helpers.indexed_names(tree)
     first = {}
     summed: set[str] = set()
     for stmt in tree.body:  # each name's first binding stays a binding
@@ -151,8 +146,7 @@ def _copied_aliases(tree: ast.FunctionDef, globals_: dict, summed: set) -> None:
     the statement naming ``dy`` but a ``return``: ``da = np.copy(dy)``, the
     same values (nothing writes into the array any more), so ``dy`` owns its
     array, as its in-place sums need."""
-    alias = next((k for k, v in globals_.items()
-                  if isinstance(v, types.ModuleType) and v.__name__ == "numpy"), None)
+    alias = own_helpers.numpy_alias(globals_)
     if alias is None or not summed:
         return
     body = tree.body

@@ -54,6 +54,7 @@ import inspect
 import textwrap
 import types
 
+from s2s_ad.frontend import own_helpers
 from s2s_ad.names import Namer
 from s2s_ad.syntax_walk import walk
 
@@ -66,8 +67,7 @@ def rewrite(tree: ast.FunctionDef, globals_: dict, namer: Namer, pairs: dict) ->
                         and not isinstance(n.ctx, ast.Load) for n in walk(tree)):
         return
     parents = {id(c): p for p in walk(tree) for c in ast.iter_child_nodes(p)}
-    arrays = any(isinstance(v, types.ModuleType) and v.__name__ == "numpy"
-                 for v in globals_.values())
+    arrays = own_helpers.numpy_alias(globals_) is not None
     lists: dict[str, str] = {}  # a list item's name at a call site -> H_bwd
     for n in walk(tree):
         if isinstance(n, ast.Assign) and len(n.targets) == 1 \

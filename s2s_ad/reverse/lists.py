@@ -203,14 +203,20 @@ def region_adjoints(sweep, r: ir.Region) -> list:
     return out
 
 
+def _summed_back(sweep, fam: ListFamily, v) -> bool:
+    """Is an item of ``fam``'s adjoint list, read as ``v``'s adjoint, read
+    through ``unbroadcast(item, v)``? In NumPy code, where the reverse of an
+    item's replacement left ``0.0`` in its place (a number: the item before
+    the write may have had another shape): zeros of ``v``'s shape there, the
+    item itself where it is an array of that shape already."""
+    return sweep.arrays is not None and fam.written and isinstance(v, ir.Value) \
+        and not sweep.arrays.number(v)
+
+
 def _item_adjoint(sweep, fam: ListFamily, v, item: ast.expr) -> ast.expr:
-    """``item``, an item of the adjoint list read as ``v``'s adjoint. In
-    NumPy code, where the reverse of an item's replacement left ``0.0`` in
-    its place (a number: the item before the write may have had another
-    shape), ``unbroadcast(item, v)``: zeros of ``v``'s shape there, ``item``
-    itself where it is an array of that shape already."""
-    if sweep.arrays is None or not fam.written or not isinstance(v, ir.Value) \
-            or sweep.arrays.number(v):
+    """``item``, an item of the adjoint list read as ``v``'s adjoint
+    (:func:`_summed_back`)."""
+    if not _summed_back(sweep, fam, v):
         return item
     return _call(sweep.arrays.helper("unbroadcast"), [item, sweep.ref(v)])
 
@@ -248,8 +254,8 @@ def reverse(sweep, op: ir.Op) -> list:
         pop = _call(f"{fam.adj}.pop", [])
         comment = f"line {op.loc.line}: {op.text}, backwards: the item's adjoint"
         if isinstance(v, ir.Value) and id(v) in sweep.act:
-            item = _item_adjoint(sweep, fam, v, pop)
-            if item is not pop:  # the pop a statement of its own: a tape's read, read back
+            item = pop
+            if _summed_back(sweep, fam, v):  # the pop a statement of its own, as read back
                 popped = sweep.namer.fresh(f"d{v.name}_item")
                 out.append(Stmt(ast.Assign([ast.Name(popped, ast.Store())], pop), comment, op))
                 item = _item_adjoint(sweep, fam, v, ast.Name(popped, ast.Load()))

@@ -135,6 +135,9 @@ class _Sweep(StructuredSweep, CallSites):
         self.untouched_after: dict[int, dict] = {}
         """id(reversed branch) -> adjoint name -> the test true when the branch
         left it at its zero (s2s_ad.reverse.untouched)."""
+        self.stored_names: dict = {}
+        """The names each reverse statement or block stores, kept for the
+        sweep's branches (s2s_ad.reverse.untouched.mark)."""
         self.ckpts: dict[int, checkpoint.Plan] = {}
         """id(loop) -> its checkpointing plan (s2s_ad.reverse.checkpoint)."""
         self._ckpt_helper: str | None = None

@@ -146,7 +146,7 @@ def mark(sweep, block, pre: list, then: list, orelse: list, cond: ast.expr) -> N
     # one cache for every branch of the sweep: the arms' statements are done
     # when their branch is marked, and a branch nested in another is asked
     # again by the outer one (each statement walked once, not once a level)
-    seen = sweep.__dict__.setdefault("stored_by_branch", {})
+    seen = sweep.stored_names
     for s in pre:
         name = s.target
         if not name:
