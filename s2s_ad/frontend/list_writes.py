@@ -140,6 +140,9 @@ def replaces_item(lo, stmt: ast.stmt) -> bool:
     as in code of numbers; the array the item held is not written into.
     ``ys[k] += v`` is refused, located: NumPy adds into the item's array in
     place. False when ``stmt`` is not such a write."""
+    for target in stmt.targets if isinstance(stmt, ast.Assign) else \
+            [stmt.target] if isinstance(stmt, ast.AugAssign) else []:
+        refuse_returned(lo, target)  # as in code of numbers, with its rewrite
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
             and is_list_write(lo, stmt.targets[0]):
         return store(lo, stmt.targets[0], lo.expr(stmt.value), stmt.targets[0], stmt.value)
