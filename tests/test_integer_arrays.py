@@ -101,7 +101,7 @@ def test_a_float_array_written_into_needs_no_check():
         np.testing.assert_allclose(s2s_ad.grad(f, wrt="x")(x, idx),
                                    _fd(lambda v, n: f(v, idx), x, 3), rtol=1e-6, atol=1e-8)
         if src is not None:
-            assert "issubdtype" not in src, make
+            assert "into an array of integers" not in src, make
 
 
 def test_a_function_testing_a_dtype_itself():
@@ -112,6 +112,43 @@ def test_a_function_testing_a_dtype_itself():
     np.testing.assert_allclose(s2s_ad.grad(f)(x), np.sin(x) + x * np.cos(x), rtol=1e-12)
     with pytest.raises(TypeError, match="floats please"):
         s2s_ad.grad(f)(np.arange(2))
+
+
+@pytest.mark.parametrize("test, floats", [("x.dtype.kind in 'fc'", True),
+                                          ('x.dtype.kind not in "fc"', False),
+                                          ("x.dtype.kind == 'f'", True),
+                                          ("x.dtype.kind != 'f'", False)])
+def test_a_function_testing_a_dtype_kind(test, floats):
+    # what the generated check spells: a function may spell it too
+    f = make_function("import numpy as np\ndef f(x, y):\n    s = np.sum(y * y)\n"
+                      f"    if {test}:\n        s = s + np.sum(np.sin(x) * y)\n"
+                      "    return s\n")
+    x, y = np.array([0.3, -1.2]), np.array([0.5, 2.0])
+    g = s2s_ad.grad(f, wrt=(0, 1))(x, y)
+    np.testing.assert_allclose(g[0], _fd(lambda v, n: f(v, y), x, 2) if floats else 0 * x,
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(g[1], _fd(lambda v, n: f(x, v), y, 2), rtol=1e-6, atol=1e-8)
+    xi = np.array([1, 2])  # an integer array: the other branch, as f takes it
+    np.testing.assert_allclose(s2s_ad.grad(f, wrt="y")(xi, y), _fd(lambda v, n: f(xi, v), y, 2),
+                               rtol=1e-6, atol=1e-8)
+
+
+def test_another_dtype_kind_is_refused_located():
+    f = make_function("import numpy as np\ndef f(x):\n    if x.dtype.kind in 'iu':\n"
+                      "        return np.sum(x)\n    return np.sum(x * x)\n")
+    with pytest.raises(s2s_ad.S2SError) as e:
+        s2s_ad.grad(f)(np.array([1.0, 2.0]))
+    message = str(e.value)
+    assert ":3:" in message and "^" in message and "x.dtype.kind in 'iu'" in message
+    assert "`x.dtype.kind in 'fc'`" in message
+
+
+def test_the_generated_check_is_a_kind_test():
+    # np.issubdtype makes several calls; the kind test is one string lookup
+    f = make_function("import numpy as np\ndef f(x, idx):\n    z = np.copy(idx)\n"
+                      "    z[0] = x[0] * x[1]\n    return np.sum(z * x)\n")
+    src = s2s_ad.gradient_source(f, wrt="x")
+    assert "if z.dtype.kind not in 'fc':" in src and "np.issubdtype(" not in src
 
 
 def test_the_check_reads_back_for_second_derivatives():

@@ -381,7 +381,7 @@ def check_statement(op: ir.Op, exprs: list[ast.expr], modules: dict) -> Stmt:
             ast.Attribute(ast.Name(modules.get(module, module), ast.Load()), name, ast.Load())
         cond = ast.Call(ast.Name("isinstance", ast.Load()), [cond, what], [])
     if op.attrs.get("negate"):
-        cond = ast.UnaryOp(ast.Not(), cond)
+        cond = negated(cond)
     exc: ast.expr = ast.Name(op.attrs["exc"], ast.Load())
     parts = op.attrs.get("message")
     if parts is not None:
@@ -389,6 +389,19 @@ def check_statement(op: ir.Op, exprs: list[ast.expr], modules: dict) -> Stmt:
     elif op.attrs.get("called"):
         exc = ast.Call(exc, [], [])
     return Stmt(ast.If(cond, [ast.Raise(exc, None)], []), f"line {op.loc.line}: {op.text}", op)
+
+
+_OPPOSITES = {ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq,
+              ast.Is: ast.IsNot, ast.IsNot: ast.Is}
+
+
+def negated(cond: ast.expr) -> ast.expr:
+    """``not cond``, written ``a not in b`` (``!=``, ``is not``) where ``cond``
+    is one such comparison."""
+    if isinstance(cond, ast.Compare) and len(cond.ops) == 1 \
+            and type(cond.ops[0]) in _OPPOSITES:
+        return ast.Compare(cond.left, [_OPPOSITES[type(cond.ops[0])]()], cond.comparators)
+    return ast.UnaryOp(ast.Not(), cond)
 
 
 def _formatted(parts: tuple, exprs: list[ast.expr]) -> ast.expr:

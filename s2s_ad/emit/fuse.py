@@ -51,7 +51,7 @@ import contextlib
 import copy
 from collections import Counter
 
-from s2s_ad.emit.code import Block, CodeFunction, Stmt, name_nodes
+from s2s_ad.emit.code import Block, CodeFunction, Stmt, name_nodes, negated
 from s2s_ad.emit.peephole import _rw, names_in
 from s2s_ad.syntax_walk import walk
 
@@ -274,6 +274,9 @@ class _Fuse:
                 if first is None or (raises and first):
                     return
                 _replace(node, {id(loads[0]): e})
+                if isinstance(node, ast.If) and isinstance(node.test, ast.UnaryOp) \
+                        and isinstance(node.test.op, ast.Not) and node.test.operand is e:
+                    node.test = negated(e)  # `if x.dtype.kind not in 'fc':`
                 stmts[i] = None
                 return
             _, writes = _rw(r)

@@ -28,6 +28,7 @@ import types
 
 from s2s_ad import ir
 from s2s_ad.errors import SourceError
+from s2s_ad.frontend import write_dtypes
 from s2s_ad.syntax_walk import walk
 
 COMPARE = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq",
@@ -85,6 +86,9 @@ def compare(lo, node: ast.Compare, var: str | None, hint: str | None) -> ir.Oper
         finally:
             for name in names:
                 lo.env.pop(name, None)
+    kind = write_dtypes.kind_test(lo, node, var, hint)
+    if kind is not None:
+        return kind
     op = type(node.ops[0])
     if op in (ast.In, ast.NotIn):
         return _membership(lo, node, var, hint)

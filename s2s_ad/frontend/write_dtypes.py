@@ -13,7 +13,7 @@ dtype right after making the array (once, outside the loops that write into
 it; before the write where the op making it is not found)::
 
     z = np.copy(idx)
-    if not np.issubdtype(z.dtype, np.inexact):
+    if z.dtype.kind not in 'fc':  # what np.issubdtype(z.dtype, np.inexact) tests
         raise TypeError("`z[0] = x[0]` (line 4) writes ... into an array of integers ...")
 
 An array is *known inexact* (:func:`inexact`) when the code fixes its dtype
@@ -22,7 +22,8 @@ arithmetic with a float, a true division, ``np.exp`` and the other functions
 whose result is always floating, and copies, views and writes of such an
 array. Those writes need no check. The condition is the rule ``np.issubdtype``
 (no derivative), which a function may also spell itself:
-``np.issubdtype(x.dtype, np.inexact)`` and ``np.floating``.
+``np.issubdtype(x.dtype, np.inexact)`` and ``np.floating``, or
+``x.dtype.kind in 'fc'`` and ``x.dtype.kind == 'f'`` (:func:`kind_test`).
 
 Before → after::
 
@@ -240,6 +241,42 @@ def _relied_through(lo, v) -> None:
         if op is None or op.prim not in FOLLOW_FIRST or not op.args:
             return
         v = op.args[0]
+
+
+KINDS = {"fc": "np.issubdtype", "cf": "np.issubdtype", "f": "dtype.floating"}
+"""The dtype kinds a function may test, ``x.dtype.kind in 'fc'`` (``== 'f'``),
+and the rules: the same bools as ``np.issubdtype(x.dtype, np.inexact)``
+(``np.floating``), which the generated code spells this way (a string test
+where ``np.issubdtype`` makes several calls)."""
+
+
+def kind_test(lo, node: ast.Compare, var, hint) -> ir.Value | None:
+    """``x.dtype.kind in 'fc'``, ``not in``, ``== 'f'``, ``!= 'f'``: a bool
+    where the code runs, with no derivative; None for any other comparison."""
+    op = type(node.ops[0])
+    left, right = node.left, node.comparators[0]
+    if not (len(node.ops) == 1 and op in (ast.In, ast.NotIn, ast.Eq, ast.NotEq)
+            and isinstance(left, ast.Attribute) and left.attr == "kind"
+            and isinstance(left.value, ast.Attribute) and left.value.attr == "dtype"
+            and not lo.is_global_path(left.value.value)):
+        return None
+    kinds = right.value if isinstance(right, ast.Constant) and isinstance(right.value, str) \
+        else None
+    if op in (ast.Eq, ast.NotEq) and kinds is not None and len(kinds) != 1:
+        kinds = None
+    rule = KINDS.get(kinds) if kinds is not None else None
+    if rule is None:
+        raise lo.src.error(node, f"`{ast.unparse(node)}`: the dtype kinds a function may test "
+                           "are `x.dtype.kind in 'fc'` (floating or complex) and "
+                           "`x.dtype.kind == 'f'` (floating), with `not in` and `!=`")
+    x = lo.expr(left.value.value)
+    if not isinstance(x, ir.Value) or x.kind != "array":
+        raise lo.src.error(left, f"`{ast.unparse(left)}`: the dtype kind of an array")
+    text = ast.unparse(node)
+    if op in (ast.In, ast.Eq):
+        return lo.emit(rule, [x], node, var, hint=hint, text=text)
+    is_kind = lo.emit(rule, [x], node, None, hint=hint, text=text)
+    return lo.emit("not", [is_kind], node, var, hint=hint, text=text)
 
 
 def issubdtype(lo, node: ast.Call, var, hint, text) -> ir.Value:

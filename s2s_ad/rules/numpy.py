@@ -354,10 +354,10 @@ NUMPY_RULES = [
     Rule("index.is_int", "isinstance(x, (int, np.integer)) and not isinstance(x, bool)",
          (None,), "bool", notes="a parameter an integer index array is computed from"),
     # the dtype of an array where the code runs (s2s_ad/frontend/write_dtypes.py)
-    Rule("np.issubdtype", "np.issubdtype(x.dtype, np.inexact)", (None,), "bool",
+    Rule("np.issubdtype", "x.dtype.kind in 'fc'", (None,), "bool",
          notes="`np.issubdtype(x.dtype, np.inexact)`; checked before a value with a derivative "
          "is written into an array whose dtype the code does not fix"),
-    Rule("dtype.floating", "np.issubdtype(x.dtype, np.floating)", (None,), "bool",
+    Rule("dtype.floating", "x.dtype.kind == 'f'", (None,), "bool",
          notes="`np.issubdtype(x.dtype, np.floating)`"),
     Rule("index.same_size", "np.size(x) == y", (None, None), "bool",
          notes="JAX's `total_repeat_length` checked against the repeat's length"),
