@@ -66,7 +66,7 @@ from s2s_ad.reverse.arrays import _as_value
 from s2s_ad.emit.code import Stmt, reverse_comment, call as _call
 from s2s_ad.names import Namer
 from s2s_ad.rules.numpy import DTYPE_ONLY, VIEWS
-from s2s_ad.rules.templates import index_expr
+from s2s_ad.rules.templates import index_expr, index_operands
 
 CONSTRUCTORS = {"np.zeros", "np.ones", "np.full", "array.zeros_as", "array.ones_as",
                 "array.full_as", "np.zeros_like", "np.ones_like", "np.eye", "np.identity",
@@ -442,8 +442,11 @@ def reverse_write(sweep, op: ir.Op) -> list:
     fam = sweep.families[id(op.out)]
     base, value = op.args[0], op.args[1]
     out = []
-    side_by_side = sum(isinstance(a, ir.Value) and a.kind not in ("int", "bool")
-                       for a in op.args[2:]) > 1
+    # integer arrays side by side: index items that are values of no int kind
+    # (a slice's bounds are ints whatever their kind says: a tape's item)
+    side_by_side = sum(item[0] == "op" and isinstance(op.args[k], ir.Value)
+                       and op.args[k].kind not in ("int", "bool")
+                       for k, item in index_operands(op.attrs.get("index", ()))) > 1
     if fam.adj is not None:
         idx = _index(sweep, op)
         gathered = ast.Subscript(ast.Name(fam.adj, ast.Load()), idx, ast.Load())
@@ -460,8 +463,9 @@ def reverse_write(sweep, op: ir.Op) -> list:
             elif sweep.arrays.number(value):
                 contrib = ast.Call(ast.Name(sweep.arrays.helper("total"), ast.Load()), [gathered], [])
             else:
-                # (integer arrays pick a copy already: no `own` around `gather`)
-                picked = gathered if side_by_side else copy_of(sweep.arrays, gathered)
+                # a copy: the zeros below go into the adjoint in place, and
+                # `gather` returns a view where no index item is an array
+                picked = copy_of(sweep.arrays, gathered)
                 contrib = ast.Call(ast.Name(sweep.arrays.helper("unbroadcast"), ast.Load()),
                                    [picked, sweep.ref(value)], [])
             out += sweep.accumulate(value, contrib, False,
