@@ -109,6 +109,8 @@ class _Forward:
         self.temps: set[str] = set()
         """Names of temporaries (values of no user variable) and their tangents."""
         self.helpers: dict[str, str] = {}
+        self.helper_names: dict[str, str] = {}
+        """A helper's base name -> its name in the module (:meth:`helper`)."""
         self.lname = {k: fam.name for k, fam in list_families(func).items()}
         """id(version of a list made in the function) -> the one name of its
         versions: one Python list, so no copies between versions' names
@@ -170,14 +172,18 @@ class _Forward:
         return _load(self.t(a)) if self.active(a) else self.zero(a)
 
     def helper(self, base: str) -> str:
-        np = self.np()
-        if base not in self.helpers:
-            text = HELPERS[base].replace("np.", f"{np}.").strip("\n")
-            self.helpers[base] = text
+        """The module's name of helper ``base``, defined on first use: ``base``
+        itself unless a value of the function has that name (``spread`` read
+        back from a gradient module), as the reverse sweep names them."""
+        if base not in self.helper_names:
+            generated = self.helper_names[base] = self.namer.fresh(base)
+            text = HELPERS[base].replace("np.", f"{self.np()}.")
+            text = re.sub(rf"\b{base}\(", f"{generated}(", text)
             for other in HELPERS:  # a helper calling another (matmul_adjoint → unbroadcast)
                 if other != base and re.search(rf"\b{other}\(", text):
-                    self.helper(other)
-        return base
+                    text = re.sub(rf"\b{other}\(", f"{self.helper(other)}(", text)
+            self.helpers[generated] = text.strip("\n")
+        return self.helper_names[base]
 
     # -- the function ---------------------------------------------------------
 

@@ -109,17 +109,62 @@ def _nested(fn: ast.FunctionDef, names: tuple, globals_: dict, seen: frozenset) 
                 and _is_bwd(globals_, n.func.id):
             firsts.setdefault(n.args[0].id, set()).add(n.func.id)
     for u, callees in firsts.items():
-        uses = [n for n in walk(fn) if isinstance(n, ast.Name) and n.id == u
-                and isinstance(n.ctx, ast.Load)]
         sub = {_bwd_params(globals_[g].__code__, globals_, seen) for g in callees}
-        if len(sub) != 1 or None in sub or len(uses) != sum(
-                1 for n in walk(fn) if isinstance(n, ast.Call) and n.args
-                and isinstance(n.args[0], ast.Name) and n.args[0].id == u):
+        if len(sub) != 1 or None in sub or not _only_first_argument(fn, u):
             return None
         parts = tuple(f"{u}_{k}" for k in range(len(sub.pop())))
         if taken & set(parts):
             return None
         out[u] = parts
+    for u, read in _tapes_of_tapes(fn, names, globals_).items():
+        callees = {g for t in read for g in _first_argument_of(fn, t, globals_)}
+        sub = {_bwd_params(globals_[g].__code__, globals_, seen) for g in callees}
+        if u in out or len(sub) != 1 or None in sub:
+            return None
+        parts = tuple(f"{u}_{k}" for k in range(len(sub.pop())))
+        if taken & set(parts):
+            return None
+        out[u] = parts
+    return out
+
+
+def _only_first_argument(fn: ast.FunctionDef, u: str) -> bool:
+    """Is every read of ``u`` in ``fn`` the first argument of a call?"""
+    uses = sum(1 for n in walk(fn) if isinstance(n, ast.Name) and n.id == u
+               and isinstance(n.ctx, ast.Load))
+    return uses == sum(1 for n in walk(fn) if isinstance(n, ast.Call) and n.args
+                       and isinstance(n.args[0], ast.Name) and n.args[0].id == u)
+
+
+def _first_argument_of(fn: ast.FunctionDef, t: str, globals_: dict) -> set:
+    """The backward functions ``fn`` passes ``t`` to as their tape."""
+    return {n.func.id for n in walk(fn) if isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Name) and n.args and isinstance(n.args[0], ast.Name)
+            and n.args[0].id == t and _is_bwd(globals_, n.func.id)}
+
+
+def _tapes_of_tapes(fn: ast.FunctionDef, names: tuple, globals_: dict) -> dict:
+    """Items of ``H_bwd``'s tape that are lists of other pairs' tapes (a
+    helper calling a helper in a loop): ``Ts`` read only as ``T = Ts.pop()``
+    (or ``T = Ts[i]``), each ``T`` assigned only there and read only as the
+    tape a backward function takes. ``Ts`` -> the names ``T`` it is read into."""
+    reads: dict[str, list] = {}
+    for n in walk(fn):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 \
+                and isinstance(n.targets[0], ast.Name):
+            src = _read_of(n.value)
+            if src in names:
+                reads.setdefault(src, []).append(n.targets[0].id)
+    out = {}
+    for u, read in reads.items():
+        loads = sum(1 for n in walk(fn) if isinstance(n, ast.Name) and n.id == u
+                    and isinstance(n.ctx, ast.Load))
+        stores = {t: sum(1 for n in walk(fn) if isinstance(n, ast.Name) and n.id == t
+                         and isinstance(n.ctx, ast.Store)) for t in set(read)}
+        if loads == len(read) and all(
+                stores[t] == read.count(t) and _first_argument_of(fn, t, globals_)
+                and _only_first_argument(fn, t) for t in stores):
+            out[u] = read
     return out
 
 
@@ -137,6 +182,21 @@ def _bwd_params(code, globals_: dict, seen: frozenset = frozenset()) -> tuple | 
     if nested is None:
         return None
     return tuple(m for u in raw for m in nested.get(u, (u,)))
+
+
+def tape_layout(bwd) -> tuple[tuple, dict]:
+    """The names ``H_bwd`` unpacks its tape into, and for those that are
+    split (another pair's tape, a list of them) the names they become:
+    ``((a, Ts, b), {"Ts": ("Ts_0", "Ts_1")})``; ``((), {})`` for any other
+    function."""
+    if not isinstance(bwd, types.FunctionType):
+        return (), {}
+    raw = _bwd_items(bwd.__code__)
+    fn = own_helpers.function_tree(bwd) if raw else None
+    if fn is None:
+        return (), {}
+    nested = _nested(fn, raw, bwd.__globals__, frozenset({bwd.__code__}))
+    return raw, nested or {}
 
 
 def _pairs(globals_: dict) -> dict:

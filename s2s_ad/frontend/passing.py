@@ -124,6 +124,12 @@ def returned(lo, value, node: ast.AST) -> tuple:
                 or isinstance(v, ir.Value) and v.kind in LEAF_KINDS + ("bool",):
             leaves.append(v)
             return ("leaf", getattr(v, "kind", "float"))
+        if isinstance(v, ir.Value) and v.kind == "list":
+            # a list of any length (a tape s2s-ad's own H_fwd returns beside
+            # a value that is a tuple): an output of its own, as in a flat tuple
+            runtime_lists.returned(lo, v, node)
+            leaves.append(v)
+            return ("leaf", "list")
         if isinstance(v, tuple):
             return ("tuple", tuple(walk(x) for x in v))
         if isinstance(v, StaticList):

@@ -55,6 +55,7 @@ import textwrap
 import types
 
 from s2s_ad.frontend import own_helpers
+from s2s_ad.frontend.pairs import tape_layout
 from s2s_ad.names import Namer
 from s2s_ad.syntax_walk import walk
 
@@ -74,9 +75,10 @@ def rewrite(tree: ast.FunctionDef, globals_: dict, namer: Namer, pairs: dict) ->
                 and isinstance(n.targets[0], ast.Tuple) and isinstance(n.value, ast.Call) \
                 and isinstance(n.value.func, ast.Name) and n.value.func.id in pairs:
             bwd, items = pairs[n.value.func.id]
-            listed = _list_parameters(globals_.get(bwd), items, only=arrays)
+            layout = tape_layout(globals_.get(bwd))
+            listed = _list_parameters(globals_.get(bwd), items, layout, only=arrays)
             if listed is not None:
-                listed |= _made_lists(globals_.get(n.value.func.id), items)
+                listed |= _made_lists(globals_.get(n.value.func.id), items, layout)
             names = n.targets[0].elts[1:]
             if listed is None or len(names) != len(items):
                 continue
@@ -92,11 +94,14 @@ def rewrite(tree: ast.FunctionDef, globals_: dict, namer: Namer, pairs: dict) ->
     ast.fix_missing_locations(tree)
 
 
-def _list_parameters(bwd, items: tuple, only: bool = False) -> set | None:
+def _list_parameters(bwd, items: tuple, layout: tuple, only: bool = False) -> set | None:
     """The parameters of ``bwd`` among ``items`` (its tape's items, split)
-    that it reads as lists: ``p[k]``, ``p.pop()``, ``len(p)``. ``only`` (a
-    NumPy module, where ``p[k]`` may read an array): those it uses in no other
-    way (``for v in p`` too), so that a list of the items reads the same."""
+    that it reads as lists: ``p[k]``, ``p.pop()``, ``len(p)``; a list of
+    another pair's tapes (``T = Ts.pop()``), which the split makes one list
+    per item of those tapes (``layout``: :func:`~s2s_ad.frontend.pairs.tape_layout`),
+    is those lists. ``only`` (a NumPy module, where ``p[k]`` may read an
+    array): those it uses in no other way (``for v in p`` too), so that a
+    list of the items reads the same."""
     if not isinstance(bwd, types.FunctionType):
         return None
     try:
@@ -125,13 +130,15 @@ def _list_parameters(bwd, items: tuple, only: bool = False) -> set | None:
                     and parent.func.id == "len" and parent.args == [n]
                     or isinstance(parent, ast.For) and parent.iter is n):
                 other.add(n.id)
-    return (out - other if only else out) & set(items)
+    nested = layout[1]
+    return {m for u in (out - other if only else out) for m in nested.get(u, (u,))} & set(items)
 
 
-def _made_lists(fwd, items: tuple) -> set:
+def _made_lists(fwd, items: tuple, layout: tuple) -> set:
     """The items of ``fwd``'s returned tape (``return value, (a, b, c)``, in
-    the order of ``items``) that it makes as lists (``[0.0] * n``, ``[]``,
-    ``[a, b]``, a comprehension) and binds to nothing else."""
+    the order of ``layout``'s names, each split as there into ``items``) that
+    it makes as lists (``[0.0] * n``, ``[]``, ``[a, b]``, a comprehension)
+    and binds to nothing else."""
     if not isinstance(fwd, types.FunctionType):
         return set()
     try:
@@ -144,10 +151,13 @@ def _made_lists(fwd, items: tuple) -> set:
                                  and isinstance(returns[0].value.elts[1], ast.Tuple)):
         return set()
     names = returns[0].value.elts[1].elts
-    if len(names) != len(items):
+    raw, nested = layout
+    if not raw:
+        raw = items
+    if len(names) != len(raw) or len(items) != sum(len(nested.get(u, (u,))) for u in raw):
         return set()
     out = set()
-    for e, item in zip(names, items):
+    for e, item in zip(names, raw):
         if not isinstance(e, ast.Name):
             continue
         binds = [n for n in walk(fn) for t in getattr(n, "targets", [])
@@ -158,7 +168,7 @@ def _made_lists(fwd, items: tuple) -> set:
                 and not any(isinstance(n, (ast.For, ast.AugAssign, ast.comprehension))
                             and any(isinstance(m, ast.Name) and m.id == e.id
                                     for m in walk(n.target)) for n in walk(fn)):
-            out.add(item)
+            out.update(nested.get(item, (item,)))
     return out
 
 

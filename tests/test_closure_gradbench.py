@@ -1,0 +1,240 @@
+"""Closure under differentiation for the GradBench objectives of
+examples/gradbench: each gradient module is written to a file, imported
+under a new name (a plain module, no memory of where it came from) and
+differentiated again. The JVP of the file's gradient (a Hessian-vector
+product) is compared with central differences (float64) of the file's
+gradient along the same direction, itself checked against central
+differences of the objective.
+
+ode and lstm call a helper in a loop inside a helper (``runge_kutta`` calls
+``ode_rhs`` four times a step; ``predict`` calls ``lstm_model`` once per
+layer): the inner helper's tapes are kept in a list on the outer helper's
+tape, which the reader splits into one list per tape item, and ``predict``
+returns a tuple value beside its tape's lists. Also here: the same shapes in
+your own code (a helper returning ``(a, b), ys`` with ``ys`` a list grown at
+run time), whose gradients are compared with central differences."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from s2s_ad.higher import origin
+from tests.examples_gradbench import (gmm_args, kmeans_args, llsq_args, lse_args, lstm_args,
+                                      ode_args)
+from tests.modules import import_source
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+
+from gradbench import gmm, kmeans, llsq, lse, lstm, ode  # noqa: E402
+
+RNG = np.random.default_rng(6060)
+
+CASES = {
+    "gmm": (gmm.gmm_objective, lambda: gmm_args(RNG, 5, 3, 2), (0, 1, 2)),
+    "kmeans": (kmeans.kmeans_cost, lambda: kmeans_args(RNG, 12, 4, 3), (0, 1)),
+    "llsq": (llsq.llsq_objective, lambda: llsq_args(RNG, 5, 9), (0,)),
+    "lse": (lse.logsumexp, lambda: lse_args(RNG, 9), (0,)),
+    "ode": (ode.ode_last, lambda: ode_args(RNG, 4, 3), (0,)),
+    "lstm": (lstm.lstm_objective, lambda: lstm_args(RNG, 2, 3, 4), (0, 1)),
+}
+
+
+def _tuple(v):
+    return v if isinstance(v, tuple) else (v,)
+
+
+def _along(f, args, wrt, direction, h=1e-5):
+    """Central differences of ``f``'s outputs along ``direction``."""
+    def shifted(s):
+        out = list(args)
+        for w, d in zip(wrt, direction):
+            out[w] = np.asarray(args[w], dtype=float) + s * d
+        return out
+    up, down = _tuple(f(*shifted(h))), _tuple(f(*shifted(-h)))
+    return [(np.asarray(a) - np.asarray(b)) / (2 * h) for a, b in zip(up, down)]
+
+
+def _scalar_fd(f, args, w, h=1e-6):
+    x = np.asarray(args[w], dtype=float)
+    out = np.zeros_like(x)
+    for k in range(x.size):
+        e = np.zeros(x.size)
+        e[k] = h
+        up, down = list(args), list(args)
+        up[w], down[w] = x + e.reshape(x.shape), x - e.reshape(x.shape)
+        out.flat[k] = (f(*up) - f(*down)) / (2 * h)
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_gradient_file_of_an_objective_differentiated_again(name, tmp_path):
+    fn, make, wrt = CASES[name]
+    args = make()
+    g = getattr(import_source(str(tmp_path), s2s_ad.gradient_source(fn, wrt=wrt),
+                              f"gb_file_{name}"), "grad_" + fn.__name__)
+    assert origin(g) is None
+    for w, d in zip(wrt, _tuple(g(*args))):
+        np.testing.assert_allclose(d, _scalar_fd(fn, args, w), rtol=1e-5, atol=1e-7)
+    direction = [RNG.normal(size=np.shape(args[w])) for w in wrt]
+    forward = s2s_ad.jvp(g, wrt=wrt)
+    keys = list(inspect.signature(forward).parameters)[-len(wrt):]
+    _, tangent = forward(*args, **dict(zip(keys, direction)))
+    for got, want in zip(_tuple(tangent), _along(g, args, wrt, direction)):
+        np.testing.assert_allclose(got, want, rtol=1e-5,
+                                   atol=1e-6 * max(1.0, float(np.max(np.abs(want)))))
+
+
+def test_cli_gradient_of_the_lstm_gradient_file(tmp_path):
+    """`s2s-ad grad` of the file `s2s-ad grad -o` wrote for lstm (a probe
+    summing the gradient against a weight, so the result is a number), run
+    in a fresh interpreter."""
+    first = tmp_path / "lstm_first.py"
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    done = subprocess.run([sys.executable, "-m", "s2s_ad", "grad",
+                           "examples/gradbench/lstm.py:lstm_objective",
+                           "--wrt", "main_params,extra_params", "-o", str(first)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    probe = tmp_path / "lstm_probe.py"
+    probe.write_text("import numpy as np\nfrom lstm_first import grad_lstm_objective\n\n\n"
+                     "def probe(main_params, extra_params, state, sequence, c):\n"
+                     "    dm, de = grad_lstm_objective(main_params, extra_params, state, "
+                     "sequence)\n    return np.sum(dm * c)\n", encoding="utf-8")
+    second = tmp_path / "lstm_second.py"
+    done = subprocess.run([sys.executable, "-m", "s2s_ad", "grad", f"{probe}:probe",
+                           "--wrt", "extra_params", "-o", str(second)],
+                          cwd=str(tmp_path), capture_output=True, text=True, timeout=300,
+                          env=dict(env, PYTHONPATH=f"{ROOT}{os.pathsep}{tmp_path}"))
+    assert done.returncode == 0, done.stderr
+    args = lstm_args(np.random.default_rng(7), 2, 3, 4)
+    c = np.random.default_rng(8).normal(size=args[0].shape)
+    script = ("import sys, numpy as np\nsys.path.insert(0, sys.argv[1])\n"
+              "from lstm_second import grad_probe\n"
+              "a = np.load(sys.argv[2], allow_pickle=True)\n"
+              "np.save(sys.argv[3], grad_probe(*a['args'], a['c']))\n")
+    np.savez(tmp_path / "in.npz", args=np.array(args + [], dtype=object), c=c)
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path), str(tmp_path / "in.npz"),
+                           str(tmp_path / "out.npy")], capture_output=True, text=True,
+                          timeout=300, env={k: v for k, v in os.environ.items()
+                                            if k != "PYTHONPATH"})
+    assert done.returncode == 0, done.stderr
+    got = np.load(tmp_path / "out.npy")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import lstm_first
+        want = _scalar_fd(lambda m, e, s, q: float(np.sum(
+            lstm_first.grad_lstm_objective(m, e, s, q)[0] * c)), args, 1)
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("lstm_first", None)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+
+
+HELPER_IN_LOOP_SRC = '''
+import numpy as np
+
+
+def cell(a, b):
+    u = a * b + np.sin(a)
+    v = np.tanh(u) * b
+    return v, u
+
+
+def layer(x, w):
+    for k in range(0, w.shape[0], 2):
+        x, u = cell(x, w[k])
+        x = x + u * w[k + 1]
+    return x
+
+
+def f(x, w):
+    s = 0.0
+    for t in range(2):
+        s = s + np.sum(layer(x + t, w))
+    return s
+
+
+def step(x, w):
+    x, u = cell(x, w)
+    return (x * u, u), x
+
+
+def g(x, w):
+    s = 0.0
+    for t in range(3):
+        (p, u), x = step(x, w[t])
+        s = s + np.sum(p) + np.sum(u * u)
+    return s
+'''
+
+
+def test_a_helper_calling_a_helper_in_a_loop_read_back(tmp_path):
+    mod = import_source(str(tmp_path), HELPER_IN_LOOP_SRC, "helper_in_loop")
+    x, w = RNG.normal(size=3), 0.5 * RNG.normal(size=(4, 3))
+    for name in ("f", "g"):
+        fn = getattr(mod, name)
+        g = getattr(import_source(str(tmp_path), s2s_ad.gradient_source(fn, wrt=(0, 1)),
+                                  f"helper_in_loop_{name}_grad"), "grad_" + name)
+        for k, d in enumerate(g(x, w)):
+            np.testing.assert_allclose(d, _scalar_fd(fn, [x, w], k), rtol=1e-5, atol=1e-7)
+        direction = [RNG.normal(size=3), RNG.normal(size=(4, 3))]
+        forward = s2s_ad.jvp(g, wrt=(0, 1))
+        keys = list(inspect.signature(forward).parameters)[-2:]
+        _, tangent = forward(x, w, **dict(zip(keys, direction)))
+        for got, want in zip(tangent, _along(g, [x, w], (0, 1), direction)):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+NESTED_WITH_LIST_SRC = '''
+import numpy as np
+
+
+def h(x, n):
+    ys = []
+    for i in range(n):
+        ys.append(x * (i + 1.0))
+    return (x * 2.0, np.sin(x)), ys
+
+
+def unpacked(x, n):
+    (a, b), ys = h(x, n)
+    s = a * b
+    for y in ys:
+        s = s + y * y
+    return np.sum(s)
+
+
+def indexed(x, n):
+    pair, ys = h(x, n)
+    return np.sum(pair[0] * ys[0] + pair[1] * ys[-1])
+
+
+def numbers(x: float, n: int):
+    ys = []
+    for i in range(n):
+        ys.append(x * (i + 1.0))
+    (a, b), zs = (x * 2.0, x * x), ys
+    return a * b + zs[0] * zs[-1] + sum(zs)
+'''
+
+
+@pytest.mark.parametrize("name", ["unpacked", "indexed"])
+@pytest.mark.parametrize("n", [1, 3])
+def test_a_helper_returning_a_tuple_beside_a_list(name, n, tmp_path):
+    """A helper returning ``(a, b), ys`` (``ys`` grown at run time), unpacked
+    or indexed by the caller: in a loop of the caller's, too."""
+    mod = import_source(str(tmp_path), NESTED_WITH_LIST_SRC, f"nested_list_{name}_{n}")
+    fn = getattr(mod, name)
+    x = np.array([0.3, -0.7, 1.1])
+    np.testing.assert_allclose(s2s_ad.grad(fn, wrt="x")(x, n), _scalar_fd(fn, [x, n], 0),
+                               rtol=1e-6, atol=1e-8)
+    tangent = s2s_ad.jvp(fn, wrt="x")(x, n, dx=np.ones(3))[1]
+    np.testing.assert_allclose(tangent, np.sum(_scalar_fd(fn, [x, n], 0)), rtol=1e-6)
