@@ -24,7 +24,9 @@ accepted):
 
 * ``second`` (only when named): the ``cli`` module read back from its file,
   its JVP along a direction (``H·v``) and ``jvp(grad(fn))`` against central
-  differences of that module's gradient (:func:`check_second`).
+  differences of that module's gradient, and reverse over the file's reverse
+  (``grad`` of a probe summing the file's gradient against ``c``: ``H·c``,
+  checked as ``v·(H·c) = c·(H·v)``) (:func:`check_second`).
 
 ``graphrun`` and ``cli`` cost most (a traced run; an interpreter per
 program), so the fuzzer runs them only when asked (``--soak`` or
@@ -351,6 +353,56 @@ def _along(g, point: dict, direction: dict, h: float) -> list:
             for a, b in zip(gu, gd)]
 
 
+def _reverse_over_file(g, s: Subject, folder: str, label: str, direction: dict, fd: list):
+    """Reverse over the file's reverse sweep: ``grad`` of a probe module,
+    ``probe(params..., c...) = Σ c·grad_fn(params...)``, calling the file's
+    gradient, is ``H·c``; ``v·(H·c)`` must equal ``c·(H·v)`` (H is
+    symmetric), the latter from the central differences ``fd`` along ``v``.
+    Returns (that pair, a scale for the tolerance), or None where the file's
+    gradient takes parameters the probe cannot pass on."""
+    params = list(inspect.signature(g).parameters.values())
+    names = [p.name for p in params if p.kind is p.POSITIONAL_OR_KEYWORD]
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params) \
+            or set(names) != set(s.point):
+        return None
+    wrt = list(s.wrt_names)
+    rng = np.random.default_rng(11 + len(wrt))
+    cs = {w: (rng.uniform(-1.0, 1.0, np.shape(d)) if np.ndim(d) else float(rng.uniform(-1.0, 1.0)))
+          for w, d in zip(wrt, fd)}
+    taken = set(names) | {"np"}
+    cnames = {w: next(f"c{k}_{w}" for k in range(100) if f"c{k}_{w}" not in taken) for w in wrt}
+    outs = [next(f"r{k}_{i}" for k in range(100) if f"r{k}_{i}" not in taken)
+            for i in range(len(wrt))]
+    arrays = any(np.ndim(v) for v in list(s.point.values()) + list(cs.values()))
+    terms = [f"np.sum({r} * {cnames[w]})" if arrays else f"{r} * {cnames[w]}"
+             for r, w in zip(outs, wrt)]
+    lhs = ", ".join(outs) + ("," if len(outs) == 1 and _returns_tuple(g, s) else "")
+    called = next(f"file_grad{k}" for k in range(100) if f"file_grad{k}" not in taken)
+    text = (("import numpy as np\n" if arrays else "") +
+            f"from {label}_second_mod import grad_{s.fn.__name__} as {called}\n\n\n"
+            f"def probe({', '.join(names + [cnames[w] for w in wrt])}):\n"
+            f"    {lhs} = {called}({', '.join(names)})\n"
+            f"    return {' + '.join(terms)}\n")
+    from tests.modules import import_source
+    sys.path.insert(0, folder)
+    try:
+        probe = import_source(folder, text, f"{label}_probe").probe
+        got = s2s_ad.grad(probe, tuple(wrt))(**_copies(s.point), **{cnames[w]: cs[w] for w in wrt})
+    finally:
+        sys.path.remove(folder)
+        sys.modules.pop(f"{label}_second_mod", None)
+    got = list(got) if isinstance(got, tuple) else [got]
+    vhc = sum(float(np.sum(np.asarray(u, dtype=float) * direction[w])) for u, w in zip(got, wrt))
+    chv = sum(float(np.sum(cs[w] * d)) for w, d in zip(wrt, fd))
+    scale = max([1.0] + [float(np.sum(np.abs(cs[w] * d))) for w, d in zip(wrt, fd)])
+    return vhc, chv, scale
+
+
+def _returns_tuple(g, s: Subject) -> bool:
+    """Does the file's gradient return a tuple (not one gradient, plain)?"""
+    return isinstance(g(**_copies(s.point)), tuple)
+
+
 def check_second(s: Subject, folder: str, label: str) -> Check:
     """Second order, metamorphic: the CLI's gradient module (``grad -o``)
     read back from its file and differentiated again, its JVP along a fixed
@@ -418,6 +470,21 @@ def check_second(s: Subject, folder: str, label: str) -> Check:
             return Check("error", f"jvp(grad(fn)) refused a program grad accepts:\n{exc}")
     except Exception:
         return _raised("jvp(grad(fn))")
+    try:
+        with np.errstate(all="ignore"):
+            reverse = _reverse_over_file(g, s, folder, label, direction, fd)
+    except s2s_ad.SourceError as exc:
+        return Check("refused", f"the file {out} read back, reverse over reverse:\n{exc}")
+    except Exception:
+        return _raised("grad of a probe over the gradient file")
+    if reverse is not None:
+        got, want, scale = reverse
+        if not abs(got - want) <= 1e-4 * scale:
+            with open(out, encoding="utf-8") as f:
+                text = f.read()
+            return Check("wrong", f"reverse over the file's reverse gives v·(H·c) = {got!r}; "
+                         f"c·(H·v) from central differences of the file's gradient {want!r}"
+                         f"\n{text}")
     for route, got in routes.items():
         # (a one-item `wrt` tuple: the API's gradient is a 1-tuple, the file's
         # `--wrt z` a plain one)

@@ -183,8 +183,12 @@ def seed_outputs(sweep, s: PairSeeds) -> list[Stmt]:
             continue
         name = sweep.adj[id(o)]
         total = ast.BinOp(ast.Name(name, ast.Load()), ast.Add(), ast.Name(seed, ast.Load()))
+        if o.kind in ("list", "tuple"):  # item by item (`+` would join the lists)
+            a, b = sweep.namer.fresh("a"), sweep.namer.fresh("b")
+            total = ast.parse(f"[{a} + {b} for {a}, {b} in zip({name}, {seed})]",
+                              mode="eval").body
         add = (ast.Assign([ast.Name(name, ast.Store())], total)  # never in place on arrays
-               if sweep.arrays is not None else
+               if sweep.arrays is not None or o.kind in ("list", "tuple") else
                ast.AugAssign(ast.Name(name, ast.Store()), ast.Add(), ast.Name(seed, ast.Load())))
         prelude.append(Stmt(add, f"{o.name} is returned more than once"))
     return prelude

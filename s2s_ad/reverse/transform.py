@@ -341,7 +341,17 @@ class _Sweep(StructuredSweep, CallSites):
         items = {id(p.value): p.items for p in self.func.params}
         for v in self.func.param_values:
             if v.kind in ("list", "tuple") and id(v) in self.act:
+                seed = self.adj.get(id(v))
                 self.adj[id(v)] = self.namer.fresh(f"d{v.name}")
+                if seed is not None:
+                    # the parameter is returned (a pair's forward function
+                    # returning it read back): its adjoint starts as the
+                    # caller's cotangent, a copy, as a returned list's does
+                    lists.append(Stmt(ast.Assign(
+                        [ast.Name(self.adj[id(v)], ast.Store())],
+                        _call("list", [ast.Name(seed, ast.Load())])),
+                        f"the adjoint of {v.name}, returned: the caller's", role="seed"))
+                    continue
                 # A list of a length given when lowering: that length (a pair's
                 # backward pass has no list to ask; its tape holds none).
                 known = items.get(id(v))
