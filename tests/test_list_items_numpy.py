@@ -135,11 +135,10 @@ def test_called_from_a_loop(name):
     assert_gradients(g, [A, B, 3], [0, 1], rtol=1e-6, atol=1e-8)
 
 
-# A list a helper returns, kept per iteration of the caller's loop for the
-# reverse sweep (`ds_tape[r] = ds`: a tape of lists; a helper's tape holding
-# such a list, under a branch), is not read back yet: refused, located
-# (docs/forward.md). Their gradients are checked above.
-READ_BACK = sorted(set(PROGRAMS) - {"helper_fills_list", "helper_of_helper"})
+# Every program, also a list a helper returns kept per iteration of the
+# caller's loop (`ds_tape[r] = ds`: a tape of lists, rebuilt item by item in
+# the reverse sweep) and a helper's tape holding such a list, under a branch.
+READ_BACK = sorted(PROGRAMS)
 
 
 @pytest.mark.parametrize("name", READ_BACK)

@@ -13,9 +13,13 @@ caller's loop keeps on a tape of its own (``Ts[i] = T``, a
 statement in the body of ``for i in range(n)`` with no ``continue``,
 ``break`` or ``return`` before it, or ``Ts.append(T)``; read back in the
 reverse sweep by ``T = Ts[i]`` in ``for i in reversed(range(n))``, or by
-``T = Ts.pop()``, and passed to ``H_bwd`` only) is a list of lists, which
+``T = Ts.pop()``, and then only read: passed to ``H_bwd``, indexed, iterated
+over, measured by ``len``) is a list of lists, which
 the rest of the frontend does not lower (a list grown at run time holds
-numbers). The tape of lists becomes a flat tape of their items and a tape of
+numbers). So is a tape of the lists a call returns as its value (``ys, T_0
+= H_fwd(...)``, ``H_fwd`` returning a list it makes), and an item of
+``H_bwd``'s tape that is another pair's tape holds lists where that pair's
+backward function reads them as lists. The tape of lists becomes a flat tape of their items and a tape of
 their lengths: each write appends ``len(T)`` to ``Ts_n`` and ``T``'s items to
 ``Ts``, in order; each read pops the length, then the items, last first, into
 a list, and appends them from that list's end to a new list (no write by
@@ -85,6 +89,9 @@ def rewrite(tree: ast.FunctionDef, globals_: dict, namer: Namer, pairs: dict) ->
             for e, item in zip(names, items):
                 if isinstance(e, ast.Name) and item in listed:
                     lists[e.id] = bwd
+            value = n.targets[0].elts[0]
+            if isinstance(value, ast.Name) and _value_made_list(globals_.get(n.value.func.id)):
+                lists[value.id] = bwd  # the helper's result, a list it made
     if not lists:
         return
     for tape in sorted(_tapes_of(tree, lists)):
@@ -94,9 +101,11 @@ def rewrite(tree: ast.FunctionDef, globals_: dict, namer: Namer, pairs: dict) ->
     ast.fix_missing_locations(tree)
 
 
-def _list_parameters(bwd, items: tuple, layout: tuple, only: bool = False) -> set | None:
+def _list_parameters(bwd, items: tuple, layout: tuple, only: bool = False,
+                     seen: frozenset = frozenset()) -> set | None:
     """The parameters of ``bwd`` among ``items`` (its tape's items, split)
-    that it reads as lists: ``p[k]``, ``p.pop()``, ``len(p)``; a list of
+    that it reads as lists: ``p[k]``, ``p.pop()``, ``len(p)``, ``for v in p``
+    (also in a comprehension); a list of
     another pair's tapes (``T = Ts.pop()``), which the split makes one list
     per item of those tapes (``layout``: :func:`~s2s_ad.frontend.pairs.tape_layout`),
     is those lists. ``only`` (a NumPy module, where ``p[k]`` may read an
@@ -122,16 +131,43 @@ def _list_parameters(bwd, items: tuple, layout: tuple, only: bool = False) -> se
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len" \
                 and n.args and isinstance(n.args[0], ast.Name):
             out.add(n.args[0].id)
-        elif only and isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+        elif isinstance(n, (ast.For, ast.comprehension)) and isinstance(n.iter, ast.Name):
+            out.add(n.iter.id)  # its items, one by one (`[np.zeros_like(v) for v in p]`)
+        if only and isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
             parent = parents.get(id(n))
             if not (isinstance(parent, ast.Subscript) and parent.value is n
                     or isinstance(parent, ast.Attribute) and parent.attr == "pop"
                     or isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name)
                     and parent.func.id == "len" and parent.args == [n]
-                    or isinstance(parent, ast.For) and parent.iter is n):
+                    or isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is n):
                 other.add(n.id)
     nested = layout[1]
-    return {m for u in (out - other if only else out) for m in nested.get(u, (u,))} & set(items)
+    listed = {m for u in (out - other if only else out) for m in nested.get(u, (u,))}
+    return (listed | _inner_lists(fn, bwd, layout, only, seen | {bwd})) & set(items)
+
+
+def _inner_lists(fn: ast.FunctionDef, bwd, layout: tuple, only: bool, seen: frozenset) -> set:
+    """The names an item of ``bwd``'s tape that is another pair's tape (passed
+    to ``G_bwd`` as its tape: a helper calling a helper) is split into, that
+    are lists for ``G_bwd`` (read as lists there, or made as lists by
+    ``G_fwd``), position by position."""
+    out = set()
+    for u, parts in layout[1].items():
+        callee = next((n.func.id for n in walk(fn) if isinstance(n, ast.Call)
+                       and isinstance(n.func, ast.Name) and n.func.id.endswith("_bwd")
+                       and n.args and isinstance(n.args[0], ast.Name) and n.args[0].id == u),
+                      None)
+        inner = bwd.__globals__.get(callee) if callee is not None else None
+        if inner is None or inner in seen:
+            continue  # a list of such tapes (popped: read as a list above), or recursion
+        inner_layout = tape_layout(inner)
+        inner_items = tuple(m for v in inner_layout[0] for m in inner_layout[1].get(v, (v,)))
+        if len(inner_items) != len(parts):
+            continue
+        listed = (_list_parameters(inner, inner_items, inner_layout, only, seen) or set()) | \
+            _made_lists(bwd.__globals__.get(callee[:-4] + "_fwd"), inner_items, inner_layout)
+        out |= {p for p, item in zip(parts, inner_items) if item in listed}
+    return out
 
 
 def _made_lists(fwd, items: tuple, layout: tuple) -> set:
@@ -158,18 +194,32 @@ def _made_lists(fwd, items: tuple, layout: tuple) -> set:
         return set()
     out = set()
     for e, item in zip(names, raw):
-        if not isinstance(e, ast.Name):
-            continue
-        binds = [n for n in walk(fn) for t in getattr(n, "targets", [])
-                 if isinstance(n, ast.Assign) for m in walk(t)
-                 if isinstance(m, ast.Name) and m.id == e.id and isinstance(m.ctx, ast.Store)]
-        if binds and all(len(b.targets) == 1 and isinstance(b.targets[0], ast.Name)
-                         and _a_list(b.value) for b in binds) \
-                and not any(isinstance(n, (ast.For, ast.AugAssign, ast.comprehension))
-                            and any(isinstance(m, ast.Name) and m.id == e.id
-                                    for m in walk(n.target)) for n in walk(fn)):
+        if isinstance(e, ast.Name) and _bound_as_list(fn, e.id):
             out.update(nested.get(item, (item,)))
     return out
+
+
+def _value_made_list(fwd) -> bool:
+    """Does ``fwd`` return, as its value (``return ys, (tape...)``, one
+    ``return``), a list it makes and binds to nothing else?"""
+    fn = own_helpers.function_tree(fwd) if isinstance(fwd, types.FunctionType) else None
+    returns = [n for n in walk(fn) if isinstance(n, ast.Return)] if fn is not None else []
+    return len(returns) == 1 and isinstance(returns[0].value, ast.Tuple) \
+        and len(returns[0].value.elts) == 2 and isinstance(returns[0].value.elts[0], ast.Name) \
+        and _bound_as_list(fn, returns[0].value.elts[0].id)
+
+
+def _bound_as_list(fn: ast.FunctionDef, name: str) -> bool:
+    """Is ``name`` bound in ``fn`` only to lists it makes (``[0.0] * n``,
+    ``[]``, ``[a, b]``, a comprehension), never a loop's target or ``+=``'s?"""
+    binds = [n for n in walk(fn) for t in getattr(n, "targets", [])
+             if isinstance(n, ast.Assign) for m in walk(t)
+             if isinstance(m, ast.Name) and m.id == name and isinstance(m.ctx, ast.Store)]
+    return bool(binds) and all(len(b.targets) == 1 and isinstance(b.targets[0], ast.Name)
+                               and _a_list(b.value) for b in binds) \
+        and not any(isinstance(n, (ast.For, ast.AugAssign, ast.comprehension))
+                    and any(isinstance(m, ast.Name) and m.id == name for m in walk(n.target))
+                    for n in walk(fn))
 
 
 def _a_list(v) -> bool:
@@ -280,7 +330,9 @@ def _plan(tree, tape: str, lists: dict, parents: dict) -> dict | None:
     if len({w[2] for w in writes} | {r[1] for r in reads}) != 1:
         return None
     for stmt, _ in reads:
-        # the list read is passed to H_bwd and used for nothing else in its block
+        # the list read is only read in its block: passed to H_bwd, its items
+        # read (`T[k]`, a loop or comprehension over it, `len(T)`), as the
+        # list rebuilt from the same items in the same order reads the same
         name = stmt.targets[0].id
         where = _block_of(stmt, parents)
         if where is None:
@@ -288,13 +340,22 @@ def _plan(tree, tape: str, lists: dict, parents: dict) -> dict | None:
         rest = where[1][where[1].index(stmt) + 1:]
         for s in rest:
             for n in walk(s):
-                if isinstance(n, ast.Name) and n.id == name:
-                    call = parents.get(id(n))
-                    if not (isinstance(n.ctx, ast.Load) and isinstance(call, ast.Call)
-                            and isinstance(call.func, ast.Name)
-                            and call.func.id == lists.get(name) and n in call.args):
-                        return None
+                if isinstance(n, ast.Name) and n.id == name \
+                        and not (isinstance(n.ctx, ast.Load)
+                                 and _read_only(n, parents.get(id(n)), lists.get(name))):
+                    return None
     return {"make": makes[0], "writes": writes, "reads": reads, "parents": parents}
+
+
+def _read_only(n: ast.Name, parent, bwd: str | None) -> bool:
+    """Is ``n`` (a list) passed to ``bwd``, indexed, iterated over or measured?"""
+    if isinstance(parent, ast.Call):
+        return isinstance(parent.func, ast.Name) and (
+            parent.func.id == bwd and n in parent.args
+            or parent.func.id == "len" and parent.args == [n] and not parent.keywords)
+    if isinstance(parent, ast.Subscript):
+        return parent.value is n and isinstance(parent.ctx, ast.Load)
+    return isinstance(parent, (ast.comprehension, ast.For)) and parent.iter is n
 
 
 def _jumps_before(body: list, stmt) -> bool:
