@@ -84,3 +84,13 @@ def test_torch_programs_use_torch_names_only():
         assert set(np.atleast_1d(list(prog.point))) >= set(prog.wrt)
         seen.update(k for k, pattern in marks.items() if re.search(pattern, prog.source))
     assert min(seen[k] for k in marks) >= 5, seen
+
+
+def test_second_order_reverse_over_reverse_of_list_programs(tmp_path):
+    """List programs whose gradient files, differentiated again in reverse
+    mode, gave wrong second derivatives (a list parameter a pair's forward
+    function returns got no adjoint from its caller; the `second` check's
+    reverse-over-reverse route found them, docs/testing.md)."""
+    seeds = [33002, 33004, 33005, 33006, 33013]
+    seen = _run(False, seeds, tmp_path, checks=("grad", "second"))
+    assert seen["second", "agree"] == len(seeds), seen
