@@ -36,6 +36,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import re
 import textwrap
 import types
 
@@ -91,9 +92,25 @@ def _unpacking(fn: ast.FunctionDef) -> int | None:
     return None
 
 
+_PAIR_NAME = re.compile(r"(.+)_(fwd|bwd)(_\d+)?")
+
+
+def partner(name: str) -> tuple[str, str] | None:
+    """``(H_fwd, H_bwd)`` for a name of either function of a pair s2s-ad
+    writes (``h_fwd_1`` and ``h_bwd_1``: a helper's second specialisation),
+    else None."""
+    m = _PAIR_NAME.fullmatch(name)
+    if m is None:
+        return None
+    base, _, k = m.groups()
+    return f"{base}_fwd{k or ''}", f"{base}_bwd{k or ''}"
+
+
 def _is_bwd(globals_: dict, name: str) -> bool:
-    return (name.endswith("_bwd") and isinstance(globals_.get(name), types.FunctionType)
-            and isinstance(globals_.get(name[:-4] + "_fwd"), types.FunctionType))
+    names = partner(name)
+    return (names is not None and names[1] == name
+            and isinstance(globals_.get(name), types.FunctionType)
+            and isinstance(globals_.get(names[0]), types.FunctionType))
 
 
 def _nested(fn: ast.FunctionDef, names: tuple, globals_: dict, seen: frozenset) -> dict | None:
@@ -203,13 +220,14 @@ def _pairs(globals_: dict) -> dict:
     """``H_fwd`` -> (``H_bwd``, the names of its tape's items)."""
     out = {}
     for name, fn in globals_.items():
-        if not (name.endswith("_fwd") and isinstance(fn, types.FunctionType)):
+        names = partner(name)
+        if not (names is not None and names[0] == name and isinstance(fn, types.FunctionType)):
             continue
-        bwd = globals_.get(name[:-4] + "_bwd")
+        bwd = globals_.get(names[1])
         if isinstance(bwd, types.FunctionType):
             items = _bwd_params(bwd.__code__, globals_)
             if items is not None:
-                out[name] = (name[:-4] + "_bwd", items)
+                out[name] = (names[1], items)
     return out
 
 
@@ -245,8 +263,7 @@ def signature(fn) -> inspect.Signature | None:
     """The parameters of ``H_bwd`` once its tape is split (see :func:`split`),
     for binding a call to it; None for any other function."""
     name = getattr(fn, "__name__", "")
-    if not (name.endswith("_bwd") and isinstance(fn, types.FunctionType)
-            and isinstance(fn.__globals__.get(name[:-4] + "_fwd"), types.FunctionType)):
+    if not (isinstance(fn, types.FunctionType) and _is_bwd(fn.__globals__, name)):
         return None
     items = _bwd_params(fn.__code__, fn.__globals__)
     if items is None:

@@ -59,7 +59,7 @@ import textwrap
 import types
 
 from s2s_ad.frontend import own_helpers
-from s2s_ad.frontend.pairs import tape_layout
+from s2s_ad.frontend.pairs import partner, tape_layout
 from s2s_ad.names import Namer
 from s2s_ad.syntax_walk import walk
 
@@ -146,6 +146,11 @@ def _list_parameters(bwd, items: tuple, layout: tuple, only: bool = False,
     return (listed | _inner_lists(fn, bwd, layout, only, seen | {bwd})) & set(items)
 
 
+def _bwd_name(name: str) -> bool:
+    names = partner(name)
+    return names is not None and names[1] == name
+
+
 def _inner_lists(fn: ast.FunctionDef, bwd, layout: tuple, only: bool, seen: frozenset) -> set:
     """The names an item of ``bwd``'s tape that is another pair's tape (passed
     to ``G_bwd`` as its tape: a helper calling a helper) is split into, that
@@ -154,7 +159,7 @@ def _inner_lists(fn: ast.FunctionDef, bwd, layout: tuple, only: bool, seen: froz
     out = set()
     for u, parts in layout[1].items():
         callee = next((n.func.id for n in walk(fn) if isinstance(n, ast.Call)
-                       and isinstance(n.func, ast.Name) and n.func.id.endswith("_bwd")
+                       and isinstance(n.func, ast.Name) and _bwd_name(n.func.id)
                        and n.args and isinstance(n.args[0], ast.Name) and n.args[0].id == u),
                       None)
         inner = bwd.__globals__.get(callee) if callee is not None else None
@@ -165,7 +170,7 @@ def _inner_lists(fn: ast.FunctionDef, bwd, layout: tuple, only: bool, seen: froz
         if len(inner_items) != len(parts):
             continue
         listed = (_list_parameters(inner, inner_items, inner_layout, only, seen) or set()) | \
-            _made_lists(bwd.__globals__.get(callee[:-4] + "_fwd"), inner_items, inner_layout)
+            _made_lists(bwd.__globals__.get(partner(callee)[0]), inner_items, inner_layout)
         out |= {p for p, item in zip(parts, inner_items) if item in listed}
     return out
 

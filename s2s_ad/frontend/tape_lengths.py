@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ast
 
+from s2s_ad.frontend.pairs import partner
 from s2s_ad.names import Namer
 from s2s_ad.syntax_walk import walk
 
@@ -120,9 +121,10 @@ def _shared(tree, globals_: dict) -> dict[str, bool]:
     import types
 
     name = tree.name
-    if not (name.endswith(("_fwd", "_bwd"))):
+    names = partner(name)
+    if names is None:
         return {}
-    fwd, bwd = (globals_.get(name[:-4] + "_fwd"), globals_.get(name[:-4] + "_bwd"))
+    fwd, bwd = globals_.get(names[0]), globals_.get(names[1])
     if not (isinstance(fwd, types.FunctionType) and isinstance(bwd, types.FunctionType)):
         return {}
     try:
@@ -145,8 +147,8 @@ def _shared(tree, globals_: dict) -> dict[str, bool]:
             continue  # H_bwd writes it, or uses it otherwise
         if not _writes(f_tree, f_name, set(), f_parents, returned=True):
             continue  # H_fwd reads it, or uses it otherwise
-        mine = f_name if name.endswith("_fwd") else b_name
-        out[mine] = name.endswith("_fwd")
+        mine = f_name if name == names[0] else b_name
+        out[mine] = name == names[0]
     return out
 
 
