@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import ast
 import linecache
-import re
 
 from s2s_ad import ir
 from s2s_ad.emit import fuse, optimize, peephole
@@ -44,7 +43,7 @@ from s2s_ad.forward.lists import list_op, tangent_lengths
 from s2s_ad.reverse.lists import families as list_families
 from s2s_ad.reverse import arrays
 from s2s_ad.rules import RULES
-from s2s_ad.rules.numpy import HELPERS
+from s2s_ad.rules.numpy_helpers import define
 from s2s_ad.rules.templates import const_expr, copy_expr, index_expr, instantiate
 from s2s_ad.syntax_walk import walk
 
@@ -175,15 +174,7 @@ class _Forward:
         """The module's name of helper ``base``, defined on first use: ``base``
         itself unless a value of the function has that name (``spread`` read
         back from a gradient module), as the reverse sweep names them."""
-        if base not in self.helper_names:
-            generated = self.helper_names[base] = self.namer.fresh(base)
-            text = HELPERS[base].replace("np.", f"{self.np()}.")
-            text = re.sub(rf"\b{base}\(", f"{generated}(", text)
-            for other in HELPERS:  # a helper calling another (matmul_adjoint → unbroadcast)
-                if other != base and re.search(rf"\b{other}\(", text):
-                    text = re.sub(rf"\b{other}\(", f"{self.helper(other)}(", text)
-            self.helpers[generated] = text.strip("\n")
-        return self.helper_names[base]
+        return define(base, self.np(), self.namer.fresh, self.helper_names, self.helpers)
 
     # -- the function ---------------------------------------------------------
 

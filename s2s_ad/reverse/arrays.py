@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import ast
 import copy
-import re
 
 from s2s_ad.reverse import analysis
 from s2s_ad.reverse.analysis import scalar as _scalar, shape_classes
@@ -43,7 +42,8 @@ from s2s_ad.emit.code import Stmt
 from s2s_ad.names import Namer
 from s2s_ad.rules import RULES, forward_template
 from s2s_ad.rules.more_helpers import MORE_HELPERS
-from s2s_ad.rules.numpy import BROADCASTING, HELPERS, SAME_SHAPE
+from s2s_ad.rules.numpy import BROADCASTING, SAME_SHAPE
+from s2s_ad.rules.numpy_helpers import define
 from s2s_ad.emit.optimize import simplify
 from s2s_ad.rules.templates import index_expr, index_operands, instantiate, operand_expr
 from s2s_ad.syntax_walk import walk
@@ -100,16 +100,7 @@ class ArraySweep:
 
     def helper(self, base: str) -> str:
         """The generated name of helper ``base``, defining it on first use."""
-        if base not in self._helper_names:
-            generated = self.namer.fresh(base)
-            self._helper_names[base] = generated
-            text = HELPERS[base].replace("np.", f"{self.np}.")
-            text = re.sub(rf"\b{base}\(", f"{generated}(", text)
-            for other in HELPERS:  # a helper calling another (matmul_adjoint → unbroadcast)
-                if other != base and re.search(rf"\b{other}\(", text):
-                    text = re.sub(rf"\b{other}\(", f"{self.helper(other)}(", text)
-            self.helpers[generated] = text.strip("\n")
-        return self._helper_names[base]
+        return define(base, self.np, self.namer.fresh, self._helper_names, self.helpers)
 
     def seed(self, result: ast.expr, seed: str) -> Stmt:
         """``dy = dy * np.ones_like(y)``: an array result's seed (1.0 by default)

@@ -5,6 +5,8 @@ helpers rule templates call by name: ``unbroadcast``, ``matmul_adjoint``,
 Each takes a fast path for plain ``np.ndarray`` operands where that saves
 NumPy's per-call dispatch, and the dispatching forms for anything else."""
 
+import re
+
 from s2s_ad.rules.index_helpers import INDEX_HELPERS
 from s2s_ad.rules.list_helpers import LIST_HELPERS
 from s2s_ad.rules.more_helpers import MORE_HELPERS
@@ -605,3 +607,20 @@ HELPERS.update(INDEX_HELPERS)  # adjoints of writes by index (s2s_ad.rules.index
 HELPERS.update(LIST_HELPERS)  # a reverse loop's lists (s2s_ad.reverse.element_lists)
 HELPERS.update(SHAPE_HELPERS)  # tiling slices, one shape for several arrays
 HELPERS.update(MORE_HELPERS)  # the rules of s2s_ad.rules.numpy_more, any einsum's adjoint
+
+
+def define(base: str, np: str, fresh, names: dict, texts: dict) -> str:
+    """The module's name of helper ``base``, its text put in ``texts`` (name ->
+    text) on first use: ``fresh(base)`` names it (``base`` itself unless the
+    function has a value of that name), ``np`` the module's NumPy alias, and
+    the helpers it calls are defined and renamed alike; ``names``: base ->
+    name, what was defined so far."""
+    if base not in names:
+        generated = names[base] = fresh(base)
+        text = HELPERS[base].replace("np.", f"{np}.")
+        text = re.sub(rf"\b{base}\(", f"{generated}(", text)
+        for other in HELPERS:  # a helper calling another (matmul_adjoint → unbroadcast)
+            if other != base and re.search(rf"\b{other}\(", text):
+                text = re.sub(rf"\b{other}\(", f"{define(other, np, fresh, names, texts)}(", text)
+        texts[generated] = text.strip("\n")
+    return names[base]
