@@ -17,8 +17,52 @@ from tests.modules import import_source
 
 SRC = '''
 import math
+from typing import NamedTuple
 
 import numpy as np
+
+
+class Out(NamedTuple):
+    ys: list
+    zs: list
+    s: float
+
+
+def in_dict(x, n):
+    ys = [x]
+    for i in range(n):
+        ys.append(math.sin(ys[-1]) * x)
+    return {"a": ys, "b": ys}
+
+
+def dict_twice(x, n):
+    d = in_dict(x, n)
+    return d["a"][-1] * len(d["b"]) + sum(d["b"]) * d["a"][0]
+
+
+def in_tuple(x, n):
+    ys = [x]
+    zs = [x * x]
+    for i in range(n):
+        ys.append(math.sin(ys[-1]) * x)
+        zs.append(ys[-1] * zs[-1])
+    return Out(ys, zs, x * 2.0)
+
+
+def named_tuple(x, n):
+    o = in_tuple(x, n)
+    s = 0.0
+    for k in range(len(o.zs)):
+        s = s + o.zs[k] * o.ys[k]
+    return s + sum(o.ys) * o.s
+
+
+def beside_a_tuple(x, n):
+    s = 0.0
+    for k in range(3):
+        p, ys = (x * (k + 1.0), x * x), in_dict(x, n)["a"]
+        s = s + p[0] * ys[-1] + p[1] * sum(ys)
+    return s
 
 
 def grow(x, n):
@@ -63,6 +107,16 @@ def passed_on(x, w, n):
 @pytest.fixture(scope="module")
 def mod(tmp_path_factory):
     return import_source(str(tmp_path_factory.mktemp("returned")), SRC, "returned_lists_src")
+
+
+@pytest.mark.parametrize("name", ["dict_twice", "named_tuple", "beside_a_tuple"])
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_lists_in_a_returned_structure(mod, name, n):
+    """A dict holding one list twice, a NamedTuple of lists read by `len`,
+    `sum` and index, a structure's list item in a loop."""
+    fn, x = getattr(mod, name), 0.7
+    want = (fn(x + 1e-6, n) - fn(x - 1e-6, n)) / 2e-6
+    assert math.isclose(s2s_ad.grad(fn, wrt="x")(x, n), want, rel_tol=1e-6)
 
 
 @pytest.mark.parametrize("n", [0, 1, 3])

@@ -470,6 +470,9 @@ def builtin(lo, fn, node: ast.Call, var: str | None, hint: str | None):
         value = lo.expr(arg)  # `sum(rollout(x, n))`: maybe a list a helper returned
     elif isinstance(arg, ast.Subscript) and isinstance(arg.slice, ast.Slice):
         value = lo.expr(arg)  # `sum(xs[1:])`: of any length when xs is (list_slices)
+    elif isinstance(arg, (ast.Subscript, ast.Attribute)):
+        value = lo.expr(arg)  # `sum(d["ys"])`, `len(out.ys)`: a structure's item, maybe
+        # a list of any length a helper returned in it
     else:
         value = lo.runtime_comprehension(arg)  # `sum(f(v) for v in xs)`, xs of any length
     if value is not None and is_runtime(lo, value):
