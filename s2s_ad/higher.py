@@ -302,6 +302,17 @@ def _tangent_keyword(taken: set, name: str) -> str:
     return out
 
 
+def _tangent_keywords(taken: set, names: list) -> dict:
+    """Each name's tangent keyword (``d`` and the name, ``_1`` added while
+    taken), none given twice: ``x_1`` and ``x`` beside a seed ``dx`` get
+    ``dx_1`` and ``dx_1_1``."""
+    used, out = set(taken), {}
+    for m in names:
+        out[m] = _tangent_keyword(used, m)
+        used.add(out[m])
+    return out
+
+
 def _jvp_of_grad(grad_fn: Callable, made, wrt: Wrt) -> Callable:
     """``jvp(grad(f, W))``: with ``(H t, ∇f)`` the gradient of ``jvp_f`` along
     ``t`` with respect to ``W`` and its tangents, the JVP of ``σ·∇f`` is
@@ -310,6 +321,7 @@ def _jvp_of_grad(grad_fn: Callable, made, wrt: Wrt) -> Callable:
     picked, _ = _resolve_on(grad_fn, f, seed, wrt)
     own = list(inspect.signature(f).parameters)
     taken = set(own) | {seed or "dout"}
+    tangents = _tangent_keywords(taken, own + ([seed] if seed else []))
     memo: dict = {}
     held = _captured(f)
 
@@ -320,7 +332,8 @@ def _jvp_of_grad(grad_fn: Callable, made, wrt: Wrt) -> Callable:
         gradient, tuple_result = _chosen(f, w, args, kwargs, lengths, memo=memo)
         moved = picked if picked is not None else \
             _chosen(f, None, args, kwargs, lengths, memo=memo)[0] + [seed_now]
-        keys = {m: _tangent_keyword(taken, m) for m in moved}
+        keys = {m: tangents.get(m) or _tangent_keyword(taken | set(tangents.values()), m)
+                for m in moved}
         given = {m: extra.pop(keys[m]) for m in moved if keys[m] in extra}
         if extra:
             raise TypeError(f"jvp of {grad_fn.__name__}: unexpected keyword argument(s) "
@@ -356,8 +369,7 @@ def _jvp_of_grad(grad_fn: Callable, made, wrt: Wrt) -> Callable:
         return value[0], tangent[0]
 
     jvp_grad.__name__ = "jvp_" + grad_fn.__name__
-    jvp_grad.__s2s_ad_tangents__ = {m: _tangent_keyword(taken, m)
-                                    for m in own + ([seed] if seed else [])}
+    jvp_grad.__s2s_ad_tangents__ = dict(tangents)
     jvp_grad.__s2s_ad_origin__ = SECOND
     return jvp_grad
 
