@@ -125,18 +125,14 @@ def _nested(fn: ast.FunctionDef, names: tuple, globals_: dict, seen: frozenset) 
                 and isinstance(n.args[0], ast.Name) and n.args[0].id in names \
                 and _is_bwd(globals_, n.func.id):
             firsts.setdefault(n.args[0].id, set()).add(n.func.id)
-    for u, callees in firsts.items():
+    tapes_of_tapes = _tapes_of_tapes(fn, names, globals_)
+    split = [(u, callees, _only_first_argument(fn, u)) for u, callees in firsts.items()]
+    split += [(u, {g for t in read for g in backward_calls(fn, t, globals_)}, u not in firsts)
+              for u, read in tapes_of_tapes.items()]
+    for u, callees, alone in split:
+        # one layout for every backward function the tape (or its tapes) go to
         sub = {_bwd_params(globals_[g].__code__, globals_, seen) for g in callees}
-        if len(sub) != 1 or None in sub or not _only_first_argument(fn, u):
-            return None
-        parts = tuple(f"{u}_{k}" for k in range(len(sub.pop())))
-        if taken & set(parts):
-            return None
-        out[u] = parts
-    for u, read in _tapes_of_tapes(fn, names, globals_).items():
-        callees = {g for t in read for g in _first_argument_of(fn, t, globals_)}
-        sub = {_bwd_params(globals_[g].__code__, globals_, seen) for g in callees}
-        if u in out or len(sub) != 1 or None in sub:
+        if not alone or len(sub) != 1 or None in sub:
             return None
         parts = tuple(f"{u}_{k}" for k in range(len(sub.pop())))
         if taken & set(parts):
@@ -153,7 +149,7 @@ def _only_first_argument(fn: ast.FunctionDef, u: str) -> bool:
                        and isinstance(n.args[0], ast.Name) and n.args[0].id == u)
 
 
-def _first_argument_of(fn: ast.FunctionDef, t: str, globals_: dict) -> set:
+def backward_calls(fn: ast.FunctionDef, t: str, globals_: dict) -> set:
     """The backward functions ``fn`` passes ``t`` to as their tape."""
     return {n.func.id for n in walk(fn) if isinstance(n, ast.Call)
             and isinstance(n.func, ast.Name) and n.args and isinstance(n.args[0], ast.Name)
@@ -179,7 +175,7 @@ def _tapes_of_tapes(fn: ast.FunctionDef, names: tuple, globals_: dict) -> dict:
         stores = {t: sum(1 for n in walk(fn) if isinstance(n, ast.Name) and n.id == t
                          and isinstance(n.ctx, ast.Store)) for t in set(read)}
         if loads == len(read) and all(
-                stores[t] == read.count(t) and _first_argument_of(fn, t, globals_)
+                stores[t] == read.count(t) and backward_calls(fn, t, globals_)
                 and _only_first_argument(fn, t) for t in stores):
             out[u] = read
     return out

@@ -59,7 +59,7 @@ import textwrap
 import types
 
 from s2s_ad.frontend import own_helpers
-from s2s_ad.frontend.pairs import partner, tape_layout
+from s2s_ad.frontend.pairs import backward_calls, partner, tape_layout
 from s2s_ad.names import Namer
 from s2s_ad.syntax_walk import walk
 
@@ -146,11 +146,6 @@ def _list_parameters(bwd, items: tuple, layout: tuple, only: bool = False,
     return (listed | _inner_lists(fn, bwd, layout, only, seen | {bwd})) & set(items)
 
 
-def _bwd_name(name: str) -> bool:
-    names = partner(name)
-    return names is not None and names[1] == name
-
-
 def _inner_lists(fn: ast.FunctionDef, bwd, layout: tuple, only: bool, seen: frozenset) -> set:
     """The names an item of ``bwd``'s tape that is another pair's tape (passed
     to ``G_bwd`` as its tape: a helper calling a helper) is split into, that
@@ -158,10 +153,8 @@ def _inner_lists(fn: ast.FunctionDef, bwd, layout: tuple, only: bool, seen: froz
     ``G_fwd``), position by position."""
     out = set()
     for u, parts in layout[1].items():
-        callee = next((n.func.id for n in walk(fn) if isinstance(n, ast.Call)
-                       and isinstance(n.func, ast.Name) and _bwd_name(n.func.id)
-                       and n.args and isinstance(n.args[0], ast.Name) and n.args[0].id == u),
-                      None)
+        callees = backward_calls(fn, u, bwd.__globals__)
+        callee = next(iter(callees)) if len(callees) == 1 else None
         inner = bwd.__globals__.get(callee) if callee is not None else None
         if inner is None or inner in seen:
             continue  # a list of such tapes (popped: read as a list above), or recursion

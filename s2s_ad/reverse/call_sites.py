@@ -132,16 +132,20 @@ def _add_items(name: str, tmp: str, namer) -> ast.stmt:
     """``dxs[:] = [a + b for a, b in zip(dxs, t)]``: a list passed whole to a
     helper gets the helper's adjoint list added item by item (the two have
     the length the list had at the call)."""
+    target = ast.Subscript(ast.Name(name, ast.Load()), ast.Slice(None, None, None), ast.Store())
+    return ast.Assign([target], _items_added(name, tmp, namer))
+
+
+def _items_added(name: str, other: str, namer) -> ast.ListComp:
+    """``[a + b for a, b in zip(name, other)]``: two lists added item by item."""
     a, b = namer.fresh("a"), namer.fresh("b")
-    value = ast.ListComp(
+    return ast.ListComp(
         ast.BinOp(ast.Name(a, ast.Load()), ast.Add(), ast.Name(b, ast.Load())),
         [ast.comprehension(ast.Tuple([ast.Name(a, ast.Store()), ast.Name(b, ast.Store())],
                                      ast.Store()),
                            ast.Call(ast.Name("zip", ast.Load()),
-                                    [ast.Name(name, ast.Load()), ast.Name(tmp, ast.Load())], []),
+                                    [ast.Name(name, ast.Load()), ast.Name(other, ast.Load())], []),
                            [], 0)])
-    target = ast.Subscript(ast.Name(name, ast.Load()), ast.Slice(None, None, None), ast.Store())
-    return ast.Assign([target], value)
 
 
 # -- the forward/backward pair of a called function ------------------------------
@@ -184,9 +188,7 @@ def seed_outputs(sweep, s: PairSeeds) -> list[Stmt]:
         name = sweep.adj[id(o)]
         total = ast.BinOp(ast.Name(name, ast.Load()), ast.Add(), ast.Name(seed, ast.Load()))
         if o.kind in ("list", "tuple"):  # item by item (`+` would join the lists)
-            a, b = sweep.namer.fresh("a"), sweep.namer.fresh("b")
-            total = ast.parse(f"[{a} + {b} for {a}, {b} in zip({name}, {seed})]",
-                              mode="eval").body
+            total = _items_added(name, seed, sweep.namer)
         add = (ast.Assign([ast.Name(name, ast.Store())], total)  # never in place on arrays
                if sweep.arrays is not None or o.kind in ("list", "tuple") else
                ast.AugAssign(ast.Name(name, ast.Store()), ast.Add(), ast.Name(seed, ast.Load())))

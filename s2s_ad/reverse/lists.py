@@ -166,13 +166,18 @@ def adjoints(sweep) -> list:
         if seed is not None:
             # a helper returning the list: its adjoint starts as the caller's
             # (a copy: the reverse of each append pops from it)
-            out.append(Stmt(ast.Assign([ast.Name(fam.adj, ast.Store())],
-                                       _call("list", [ast.Name(seed, ast.Load())])),
-                            f"the adjoint of the list {fam.name}, returned: the caller's",
-                            role="seed"))
+            out.append(seeded(fam.adj, seed, f"the list {fam.name}"))
             continue
         out.append(_zeros(sweep, fam, xs))
     return out
+
+
+def seeded(adj: str, seed: str, what: str) -> Stmt:
+    """``dxs = list(seed)``: a returned list's adjoint starts as a copy of the
+    cotangent the caller passed."""
+    copy = _call("list", [ast.Name(seed, ast.Load())])
+    return Stmt(ast.Assign([ast.Name(adj, ast.Store())], copy),
+                f"the adjoint of {what}, returned: the caller's", role="seed")
 
 
 def zeros_of(sweep, xs: ast.expr) -> ast.expr:

@@ -347,10 +347,7 @@ class _Sweep(StructuredSweep, CallSites):
                     # the parameter is returned (a pair's forward function
                     # returning it read back): its adjoint starts as the
                     # caller's cotangent, a copy, as a returned list's does
-                    lists.append(Stmt(ast.Assign(
-                        [ast.Name(self.adj[id(v)], ast.Store())],
-                        _call("list", [ast.Name(seed, ast.Load())])),
-                        f"the adjoint of {v.name}, returned: the caller's", role="seed"))
+                    lists.append(runtime_lists.seeded(self.adj[id(v)], seed, v.name))
                     continue
                 # A list of a length given when lowering: that length (a pair's
                 # backward pass has no list to ask; its tape holds none).
