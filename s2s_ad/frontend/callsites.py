@@ -341,6 +341,9 @@ class CallLowering:
                 # array, and as a bool by `&`, `|`, `^` (lowering.logical)
                 self.__dict__.setdefault("bool_calls", set()).add(id(out))
             if lowered is not None and lowered.outputs is not None:
+                # a flat tuple: `r = h(x)` then `r[0]` reads an item, in NumPy code
+                # too (where `r[0]` could be a row of an array a helper returns)
+                self.__dict__.setdefault("tuple_calls", {})[id(out)] = len(lowered.outputs)
                 # a flat tuple holding lists of any length (a gradient module's
                 # `return dcoeffs, dx`): those items are read as such lists
                 self.__dict__.setdefault("list_items", {})[id(out)] = {

@@ -100,7 +100,8 @@ class ArrayIndexing:
             if structures.module_numbers(self, node.id):
                 return True  # COEFFS = [1.0, -2.0] at module level: a tuple of constants
             v = self.env.get(node.id)
-            return structures.is_structure(v) or (isinstance(v, ir.Value) and v.kind == "tuple")
+            return structures.is_structure(v) or (isinstance(v, ir.Value) and v.kind == "tuple") \
+                or id(v) in self.__dict__.get("tuple_calls", ())
         return False
 
     def subscript(self, node: ast.Subscript, var, hint) -> ir.Operand:
@@ -118,6 +119,8 @@ class ArrayIndexing:
                 and isinstance(node.slice, ast.Constant) and type(node.slice.value) is int \
                 and -len(base) <= node.slice.value < len(base):
             return base[node.slice.value]  # np.linalg.slogdet(x)[1]
+        if id(base) in self.__dict__.get("tuple_calls", ()) and structures.call_tuple(self, base):
+            return structures.call_item(self, base, node, var)  # h(x)[-1], h returning a tuple
         if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
             # params["W1"] on a parameter lowered as an array: lower it as a dict
             structures._param_used_as_sequence(self, base, node, ("float", "array"), True)

@@ -296,8 +296,8 @@ def subscript(lo, node: ast.Subscript, var: str | None):
         if _static_int(lo, node.slice) is None and hasattr(lo, "run_time_item"):
             return lo.run_time_item(base, node, var)  # `C[i]` in a `while` loop
         return items[_index(lo, node.slice, len(items))]
-    if _call_tuple(lo, base):
-        return item(lo, base, _index(lo, node.slice, None), node, var)
+    if call_tuple(lo, base):
+        return call_item(lo, base, node, var)
     if isinstance(base, ir.Value) and (is_runtime(lo, base) or id(base) in lo.grown):
         # `sorted(xs)[0]`, `rollout(x, n)[-1]`: a list read when the code runs
         index = lo.expr(node.slice)
@@ -329,6 +329,19 @@ def slice_of(lo, base, node: ast.Subscript):
     return tuple(picked) if isinstance(base, tuple) else StaticList(list(picked))
 
 
+def call_item(lo, base: ir.Value, node: ast.Subscript, var: str | None) -> ir.Value:
+    """``node``, ``r[k]`` or ``h(x)[k]``, an item of the tuple a call returned
+    (``base``, marked a tuple): from the end for a negative ``k``, the callee's
+    tuple length known once it is lowered (not for a call with a rule of the
+    user's: refused, located)."""
+    length = lo.__dict__.get("tuple_calls", {}).get(id(base))
+    if length is None and (_static_int(lo, node.slice) or 0) < 0:
+        raise lo.src.error(node.slice, "a negative index into the tuple a function with a "
+                           "rule of its own returns: its length is not known here; index "
+                           "it from the front")
+    return item(lo, base, _index(lo, node.slice, length), node, var)
+
+
 def item(lo, value: ir.Value, index: int, node: ast.AST, var: str | None = None) -> ir.Value:
     """``value[index]`` for a tuple returned by a call: an ``item`` op."""
     if var is not None:
@@ -352,7 +365,7 @@ def item(lo, value: ir.Value, index: int, node: ast.AST, var: str | None = None)
     return out
 
 
-def _call_tuple(lo, value) -> bool:
+def call_tuple(lo, value) -> bool:
     """Is ``value`` the result of a call to a user function, used as a
     tuple? Then it becomes a value of kind ``"tuple"`` (whether the callee
     really returns a tuple is checked once callees are lowered)."""
@@ -421,7 +434,7 @@ def items_of(lo, value, node: ast.expr) -> list:
     op = lo.__dict__.get("call_ops", {}).get(id(value)) if isinstance(value, ir.Value) \
         else None
     outputs = getattr(getattr(getattr(op, "callee", None), "lowered", None), "outputs", None)
-    if outputs is not None and _call_tuple(lo, value):
+    if outputs is not None and call_tuple(lo, value):
         # a tuple or list of numbers a helper returned: its items, read one by one
         return [item(lo, value, k, node) for k in range(len(outputs))]
     # (NumPy code: a parameter lowered as an array may be a list of arrays)
@@ -611,7 +624,7 @@ def unpack(lo, value, target: ast.expr, value_node: ast.expr) -> list:
         return list(value.items)
     if isinstance(value, StaticObject) and value.is_tuple:
         return list(value.items.values())
-    if _call_tuple(lo, value):
+    if call_tuple(lo, value):
         # Items read into plain names are named after them (``a, b = h(x)``).
         names = [e.id if isinstance(e, ast.Name) else None for e in target.elts]
         return [item(lo, value, i, value_node, names[i] if names.count(names[i]) == 1 else None)
