@@ -59,3 +59,29 @@ def rows(a):
 
 def fancy(x, idx):
     return np.sum(x[idx] ** 2)
+
+
+def fancy_loop(x, idx):
+    s = 0.0
+    for k in range(3):
+        s = s + np.sum(np.sin(x[idx]) * (k + 1.0))
+    return s
+
+
+def by_parent(x, parents):
+    y = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        if parents[i] < 0:
+            y[i] = x[i]
+        else:
+            y[i] = y[parents[i]] * x[i]
+    return np.sum(y * y)
+
+
+def passed_through(b, z):
+    acc = 0.0
+    for i in range(2):
+        d = b - 2.0 * np.max(z + i, keepdims=True)
+        o = d - np.log(np.sum(np.exp(d), keepdims=True))
+        acc = acc + np.sum(d[0] * o[0])
+    return acc

@@ -292,3 +292,54 @@ def test_a_helpers_second_specialisation_read_back_in_reverse(tmp_path):
     finally:
         sys.path.remove(str(tmp_path))
         sys.modules.pop("specialised_grad", None)
+
+
+HT_LOSS_SRC = '''
+import numpy as np
+from gradbench.ht import hand_objective
+
+
+def ht_loss(theta, parents, base_relatives, inverse_base_absolutes, base_positions, weights,
+            points, correspondences, c):
+    return np.sum(hand_objective(theta, parents, base_relatives, inverse_base_absolutes,
+                                 base_positions, weights, points, correspondences) * c)
+'''
+
+
+def test_the_hand_tracking_gradient_file_differentiated_again(tmp_path):
+    """ht's gradient file read back: its ``scatter(g, vertex_positions,
+    correspondences)`` (an integer array repeating points, whose adjoints add
+    up), ``add_at(dabsolutes, parents[i], g)`` in the reverse loop over
+    bones, and the tapes of int counters (``i_pose_params_tape[i] = ...``) it
+    reads as indices. Its JVP, and the gradient of a probe summing it
+    against ``c`` (reverse over reverse), against central differences of the
+    file's gradient."""
+    from tests.examples_gradbench import ht_args
+    from gradbench import ht
+    args = ht_args(RNG, 20, 10)
+    args[-1] = np.concatenate([args[-1][:5], args[-1][:5]])  # each point twice
+    args.append(RNG.normal(size=np.shape(ht.hand_objective(*args))))
+    mod = import_source(str(tmp_path), HT_LOSS_SRC, "ht_loss_src")
+    text = s2s_ad.gradient_source(mod.ht_loss, wrt=(0,))
+    g = import_source(str(tmp_path), text, "ht_loss_grad").grad_ht_loss
+    assert origin(g) is None
+    (first,) = g(*args)
+    np.testing.assert_allclose(first, _scalar_fd(mod.ht_loss, args, 0), rtol=1e-5, atol=1e-7)
+    v, c = RNG.normal(size=np.shape(args[0])), RNG.normal(size=np.shape(args[0]))
+    (along,) = _along(lambda *a: g(*a)[0], args, (0,), [v])
+    forward = s2s_ad.jvp(g, wrt=(0,))
+    key = list(inspect.signature(forward).parameters)[-1]
+    _, (tangent,) = forward(*args, **{key: v})
+    np.testing.assert_allclose(tangent, along, rtol=1e-5, atol=1e-6 * float(np.max(np.abs(along))))
+    names = [f"a{k}" for k in range(len(args))]
+    sys.path.insert(0, str(tmp_path))
+    try:
+        probe = import_source(str(tmp_path), "import numpy as np\nfrom ht_loss_grad import "
+                              f"grad_ht_loss\n\n\ndef probe({', '.join(names)}, c):\n"
+                              f"    r = grad_ht_loss({', '.join(names)})\n"
+                              "    return np.sum(r[0] * c)\n", "ht_loss_probe")
+        second = s2s_ad.grad(probe.probe, wrt=(0,))(*args, c)
+    finally:
+        sys.path.remove(str(tmp_path))
+    # H is symmetric: (H c) · v = c · (H v)
+    assert np.isclose(float(np.sum(second * v)), float(np.sum(c * along)), rtol=1e-5, atol=1e-8)

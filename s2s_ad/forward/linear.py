@@ -43,6 +43,7 @@ LINEAR = frozenset({
     "own.unbroadcast", "own.spread", "own.extreme_adjoint", "own.astype_like",
     "own.total", "own.array_sum", "own.own", "own.rolled", "own.moved", "own.tile_adjoint",
     "own.repeat_adjoint", "own.trace_adjoint", "own.diag_adjoint", "own.stacked_part",
+    "own.scatter",
     "np.full", "np.full_like", "array.full_as", "array.astype", "array.item"}) | LINEAR_MORE
 """Linear in the operands a derivative flows to (``np.where``: in its two
 branches, for a fixed condition; a subscript assignment: in the array and the

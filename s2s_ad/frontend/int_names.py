@@ -58,7 +58,8 @@ class _Ints(set):
 
 def int_tapes(tree: ast.FunctionDef, globals_: dict | None = None, given=()) -> set:
     """Lists ``T = []`` used only by ``T.append(e)`` (``e`` an int), ``T.pop()``,
-    ``T[k]`` and ``len(T)``: tapes of ints, whose pops and items are ints.
+    ``T[k]`` and ``len(T)``, or ``T = [None] * n`` whose slots are filled by
+    ``T[k] = e`` (``e`` an int): tapes of ints, whose pops and items are ints.
     Returned in a tuple (a forward function's tape) they still are. ``given``:
     parameters known to be such tapes (a backward function's tape items its
     forward function fills with ints), used the same ways."""
@@ -87,9 +88,16 @@ def _stack_candidates(tree: ast.FunctionDef, given=()) -> dict:
             continue  # returned in a tuple (a forward function's tape)
         if isinstance(n.ctx, ast.Store):
             if not (isinstance(parent, ast.Assign) and parent.targets == [n]
-                    and isinstance(parent.value, ast.List) and not parent.value.elts):
+                    and (isinstance(parent.value, ast.List) and not parent.value.elts
+                         or _slots(parent.value))):
                 bad.add(n.id)
             continue
+        if isinstance(parent, ast.Subscript) and parent.value is n \
+                and isinstance(parent.ctx, ast.Store) and not isinstance(parent.slice, ast.Slice):
+            holder = parents.get(id(parent))
+            if isinstance(holder, ast.Assign) and holder.targets == [parent]:
+                out.setdefault(n.id, []).append(holder.value)  # `T[k] = e`: a slot filled
+                continue
         call = parents.get(id(parent))
         if isinstance(parent, ast.Attribute) and parent.value is n and isinstance(call, ast.Call) \
                 and call.func is parent and not call.keywords:
@@ -108,6 +116,13 @@ def _stack_candidates(tree: ast.FunctionDef, given=()) -> dict:
             continue
         bad.add(n.id)
     return {k: v for k, v in out.items() if k not in bad and (v or k in given)}
+
+
+def _slots(e: ast.expr) -> bool:
+    """``[None] * n``: a tape of slots, each filled by ``T[k] = e`` before it is read."""
+    return isinstance(e, ast.BinOp) and isinstance(e.op, ast.Mult) \
+        and isinstance(e.left, ast.List) and len(e.left.elts) == 1 \
+        and isinstance(e.left.elts[0], ast.Constant) and e.left.elts[0].value is None
 
 
 def _fixed_point(tree: ast.FunctionDef, globals_: dict | None, given=()) -> tuple[set, set]:

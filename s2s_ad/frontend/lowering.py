@@ -26,6 +26,7 @@ import types
 from s2s_ad import ir
 from s2s_ad.frontend import (array_kinds, callees, checks, closures, comprehensions,
                              factories, generated, index_exprs, jax_forms, list_stacks,
+                             own_helpers,
                              loop_batching,
                              list_writes, module_lists, numpy_forms, passing, pytrees, ranges,
                              runtime_lists, runtime_sorting, scipy_forms, statics, structures,
@@ -368,6 +369,8 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
                 return
             if type(stmt.value) in REFUSED:  # `yield x`, `await x`
                 raise self.refuse(stmt.value)
+            if own_helpers.add_into(self, stmt):
+                return  # `add_at(y, index, g)` in a gradient module read back
             if isinstance(stmt.value, ast.Call):
                 return checks.effect_call(self, stmt)  # `print(...)`, `validate(x)`; or refused
             raise self.src.error(stmt, "an expression statement has no effect on the result; "

@@ -152,6 +152,60 @@ def call(lo, prim: str, node: ast.Call, var: str | None, hint: str | None):
     return lo.emit(prim, args, node, var, hint=hint, attrs=attrs)
 
 
+def add_into(lo, stmt: ast.Expr) -> bool:
+    """Lower ``add_at(y, index, g)`` or ``add_scattered(y, index, g)`` (s2s-ad's
+    own helpers, by their exact text: ``g`` added into ``y[index]`` in place,
+    repeated indices adding up) where the index is one expression (a tuple or
+    ``slice(...)`` index is the subscript :mod:`s2s_ad.frontend.scatter_calls`
+    writes); False for any other statement. An index that is an int is the
+    write ``y[index] += g``; any other (an integer array, which may repeat an
+    element, or a number read from one) ``y += scatter(g, y, index)`` (the
+    primitive ``own.scatter``): the same sum, on the whole array."""
+    call = stmt.value
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and len(call.args) == 3
+            and not call.keywords and not any(isinstance(a, ast.Starred) for a in call.args)
+            and isinstance(call.args[0], ast.Name)
+            and any(is_helper(lo.src.globals.get(call.func.id), base)
+                    for base in ("add_at", "add_scattered"))):
+        return False
+    y, index, g = call.args
+    if isinstance(index, (ast.Tuple, ast.Constant)) or (
+            isinstance(index, ast.Call) and isinstance(index.func, ast.Name)
+            and index.func.id == "slice"):
+        new = ast.AugAssign(ast.Subscript(ast.Name(y.id, ast.Load()), _index(lo, index),
+                                          ast.Store()), ast.Add(), g)
+        lo.statement(ast.fix_missing_locations(_at(new, stmt)))
+        return True
+    names = ("_s2s_own_index", "_s2s_own_added")
+    saved = {n: lo.env.get(n) for n in names}
+    try:
+        at = lo.expr(index)
+        lo.env[names[0]] = at
+        if isinstance(at, ir.Value) and at.kind in ("int", "bool") or isinstance(at, ir.Const) \
+                and isinstance(at.value, int):
+            new = ast.AugAssign(ast.Subscript(ast.Name(y.id, ast.Load()),
+                                              ast.Name(names[0], ast.Load()), ast.Store()),
+                                ast.Add(), g)
+        else:
+            lo.env[names[1]] = lo.emit("own.scatter", [lo.expr(g), lo.read(y.id, y), at], call,
+                                       hint="scattered")
+            new = ast.AugAssign(ast.Name(y.id, ast.Store()), ast.Add(),
+                                ast.Name(names[1], ast.Load()))
+        lo.statement(ast.fix_missing_locations(_at(new, stmt)))
+    finally:
+        _restore(lo, saved)
+    return True
+
+
+def _restore(lo, saved: dict) -> None:
+    """The names bound for a helper's operations given back their values (or unbound)."""
+    for n, v in saved.items():
+        if v is None:
+            lo.env.pop(n, None)
+        else:
+            lo.env[n] = v
+
+
 def _index(lo, node: ast.expr) -> ast.expr:
     """The index expression s2s-ad wrote (``(slice(1, None), 0)``) as the
     subscript it stands for (``1:, 0``)."""
@@ -234,11 +288,7 @@ def _as_operations(lo, prim: str, node: ast.Call, var: str | None):
         return lo.emit_setitem(base, ir.Const(0.0), ast.fix_missing_locations(target), None,
                                None, var)
     finally:
-        for n, v in saved.items():
-            if v is None:
-                lo.env.pop(n, None)
-            else:
-                lo.env[n] = v
+        _restore(lo, saved)
 
 
 def _others_product(lo, node: ast.Call, given: list, name: str) -> ast.expr:

@@ -8,9 +8,14 @@ the rest of the frontend lowers:
 
 * ``scatter(g, x, index)`` is an array of zeros shaped like ``x`` with ``g``
   at ``x[index]``: ``s = np.zeros_like(x)`` then ``s[index] = g``, before
-  the statement that calls it, which reads ``s``;
+  the statement that calls it, which reads ``s``, where the index is a tuple,
+  a ``slice(...)`` or a constant; with one other expression for the index
+  (an integer array that may repeat an element, where ``scatter`` adds up)
+  the call is left to the lowering, as the primitive ``own.scatter``;
 * ``add_scattered(y, index, g)``, a statement, adds ``g`` into ``y[index]``
-  in place: ``y[index] += g``;
+  in place: ``y[index] += g``, where the index is a tuple, a ``slice(...)``
+  or a constant (with one other expression, the lowering decides:
+  :func:`s2s_ad.frontend.own_helpers.add_into`);
 * ``t = joined(x, (g1, ..., gk), (c1, ...))``, the adjoints of slices that
   tile ``x``'s first axis, is ``t = np.zeros_like(x)`` then ``t[:c1] = g1``,
   ``t[c1:c2] = g2``, ..., ``t[ck:] = gk``: the helper's concatenation is that
@@ -194,7 +199,7 @@ class _Rewrite:
     def statement(self, stmt: ast.stmt) -> list:
         if isinstance(stmt, ast.Expr) and self._call_of(stmt.value, self.add_scattered):
             y, index, g = stmt.value.args
-            sub = self._subscript(y, index)
+            sub = self._subscript(y, index) if self._written(index) else None
             if sub is not None:
                 return [_at(ast.AugAssign(sub, ast.Add(), g), stmt)]
             return [stmt]
@@ -238,7 +243,8 @@ class _Rewrite:
 
     def _made(self, call: ast.Call, name: str, stmt: ast.stmt) -> list | None:
         g, x, index = call.args
-        if any(isinstance(n, ast.Name) and n.id == name for n in walk(call)):
+        if any(isinstance(n, ast.Name) and n.id == name for n in walk(call)) \
+                or not self._written(index):
             return None
         sub = self._subscript(ast.Name(name, ast.Load()), index)
         if sub is None:
@@ -268,6 +274,16 @@ class _Rewrite:
                                 ast.Store())
             out.append(_at(ast.Assign([sub], part), stmt))
         return out
+
+    def _written(self, index: ast.expr) -> bool:
+        """Is ``index`` a tuple, a ``slice(...)`` or a constant (written as a
+        subscript)? One other expression (``idx``, ``i``) may be an integer
+        array that repeats an element, where an assignment keeps the last
+        write and ``scatter`` adds: the call is left to the lowering, which
+        knows it as a primitive (:mod:`s2s_ad.rules.own`)."""
+        return isinstance(index, (ast.Tuple, ast.Constant)) or (
+            isinstance(index, ast.Call) and isinstance(index.func, ast.Name)
+            and index.func.id == "slice")
 
     def _call_of(self, e, names: set) -> bool:
         return isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in names \

@@ -36,6 +36,12 @@ factor too; the operand that only gives a shape gets no adjoint.
 * ``rolled(x, shift, axis)`` is ``np.roll``: adjoint the roll back; ``eye_matrix(n)``
   is ``np.eye(n)``, a constant; ``moved(x, source, destination)`` is
   ``np.moveaxis``: adjoint the move back; so is ``float_zeros(x)`` (``np.zeros_like(x) + 0.0``).
+* ``scatter(x0, x1, index)``, zeros shaped like ``x1`` with ``x0`` added at
+  ``x1[index]`` (repeated indices add up), as it is called with an index that
+  is one expression (an integer array, a mask, an int): a linear map whose
+  transpose reads ``g`` back at the index, ``unbroadcast(g[index], x0)``
+  (``x1`` only gives the shape). With a tuple or slice index the call is the
+  subscript write :mod:`s2s_ad.frontend.scatter_calls` makes of it.
 * ``tile_adjoint(x0, x1, reps)`` sums the tiles of ``x0`` (the adjoint of
   ``np.tile(x1, reps)``) into ``x1``'s shape, a linear map whose transpose
   tiles again: adjoint to ``x0`` ``np.tile(g, reps)``; ``x1`` only gives the
@@ -127,6 +133,8 @@ OWN_RULES = [
          "np.diag of g", adjoint=True, attrs=(("k", 0),)),
     Rule("own.eye_matrix", "eye_matrix(x)", (None,), "array", "constant"),
     Rule("own.float_zeros", "float_zeros(x)", (None,), "array", "constant"),
+    Rule("own.scatter", "scatter(x0, x1, x2)", ("unbroadcast(g[x2], x0)", None, None), "array",
+         "g read back at the index", adjoint=True),
 ]
 
 OWN_PRIMS = {"unbroadcast": "own.unbroadcast", "spread": "own.spread",
@@ -140,6 +148,6 @@ OWN_PRIMS = {"unbroadcast": "own.unbroadcast", "spread": "own.spread",
              "others_product": "own.others_product", "cumprod_adjoint": "own.cumprod_adjoint",
              "inner_adjoint": "own.inner_adjoint", "repeat_adjoint": "own.repeat_adjoint",
              "trace_adjoint": "own.trace_adjoint", "diag_adjoint": "own.diag_adjoint",
-             "stacked_part": "own.stacked_part"}
+             "stacked_part": "own.stacked_part", "scatter": "own.scatter"}
 """Helper name -> its primitive (``matmul_adjoint``, ``inner_adjoint``: + ``.0``/``.1``,
 its last argument)."""
