@@ -104,6 +104,14 @@ class InPlaceNames:
                                                       if isinstance(a, ast.arg)}
         return _fresh_call(call, self, local, arg)
 
+    def passes_through(self, call: ast.Call) -> bool:
+        """``call`` is to one of s2s-ad's own helpers that may return (a view
+        of) an argument but keep nothing (``unbroadcast``, ``astype_like``)."""
+        if not isinstance(call.func, ast.Name):
+            return False
+        prim = own_helpers.primitive(self.src.globals.get(call.func.id))
+        return prim is not None and prim in OWN_RETURNED
+
     def owner_problem(self, name: str, params: set) -> tuple | None:
         """From the source: None when ``name`` always owns its array (see
         the module docstring), else (a node, why not)."""
@@ -111,7 +119,8 @@ class InPlaceNames:
         parents = parents_of(tree)
         local = {n.id for n in walk(tree) if isinstance(n, ast.Name)
                  and isinstance(n.ctx, ast.Store)} | set(self.arguments)
-        leak = first_leak(tree, name, makes_new=self.makes_new, reads=True)
+        leak = first_leak(tree, name, makes_new=self.makes_new, reads=True,
+                          through=self.passes_through)
         if leak is not None:
             node, why = leak
             return _statement(node, parents), f"`{name}` must own its array: {why}"

@@ -443,7 +443,7 @@ def _constructed(value: ast.expr) -> bool:
 
 
 def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = False,
-               globals_: dict | None = None):
+               globals_: dict | None = None, through=None):
     """None when every read of ``name`` uses its elements inside an
     expression that makes a new value, so that no other name, list, helper
     or view refers to its array; else (the node, why not). ``makes_new``
@@ -451,7 +451,9 @@ def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = F
     at a position (default :func:`_makes_new`);
     ``reads`` also accepts what only reads the values: ``z += name``,
     ``return name, w`` and a list of arrays passed to such a call
-    (``np.stack([name, w])``)."""
+    (``np.stack([name, w])``). ``through`` tells calls that may return
+    their argument but keep nothing (s2s-ad's ``unbroadcast``): such a call's
+    result is followed as the name is (``dc + unbroadcast(name, c)`` is new)."""
     makes_new = makes_new or _makes_new
     parents = parents_of(tree)
     scalars = None  # computed once, where a piece is kept
@@ -459,6 +461,9 @@ def first_leak(tree: ast.FunctionDef, name: str, makes_new=None, reads: bool = F
         if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
             continue
         parent = parents.get(id(node))
+        while through is not None and isinstance(parent, ast.Call) and node in parent.args \
+                and not makes_new(parent, _position(parent, node)) and through(parent):
+            node, parent = parent, parents.get(id(parent))
         if isinstance(parent, ast.Subscript) and parent.value is node:
             if isinstance(parent.ctx, ast.Store):
                 continue
