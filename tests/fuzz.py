@@ -12,6 +12,7 @@
     python -m tests.fuzz --n 2000 --numpy-kinds   # array code in helpers that never name NumPy
     python -m tests.fuzz --n 1000 --conditions    # and/or with conditional expressions inside
     python -m tests.fuzz --n 1000 --helpers       # the work in helpers: branches, loops, fills
+    python -m tests.fuzz --n 500 --tuples         # a helper's tuple read by index in a loop, arms
     python -m tests.fuzz --n 300 --lists          # lists grown at run time (tests.fuzz_families)
     python -m tests.fuzz --n 300 --torch          # NumPy programs with torch's names
     python -m tests.fuzz --n 1000 --soak          # every check: + the drawn graph run, the CLI
@@ -528,7 +529,8 @@ def soak(seeds, *, use_sympy: bool = True, out=sys.stdout, max_stmts: int = 5,
          max_depth: int = 3, numpy: bool = False, loops: bool = False,
          shifts: bool = False, aliasing: bool = False, conditions: bool = False,
          kinds: bool = False, helpers: bool = False, rules: bool = False, sums: bool = False,
-         lists: bool = False, torch: bool = False, checks=DEFAULT_CHECKS) -> Tally:
+         lists: bool = False, torch: bool = False, tuples: bool = False,
+         checks=DEFAULT_CHECKS) -> Tally:
     from tests import fuzz_families
     tally = Tally()
     with tempfile.TemporaryDirectory(prefix="s2s-ad-fuzz-") as folder:
@@ -540,8 +542,8 @@ def soak(seeds, *, use_sympy: bool = True, out=sys.stdout, max_stmts: int = 5,
             elif aliasing:
                 prog = alias_program(RandomDraw(seed))
                 o = run_alias_one(prog, folder, label, checks=checks)
-            elif helpers:
-                prog = helper_program(RandomDraw(seed))
+            elif helpers or tuples:
+                prog = helper_program(RandomDraw(seed), items=tuples)
                 o = run_helper_one(prog, folder, label, use_sympy=use_sympy, checks=checks)
             elif numpy or loops or shifts or kinds or rules or sums:
                 prog = _numpy_generator(loops, shifts, kinds, rules, sums)(RandomDraw(seed))
@@ -613,6 +615,10 @@ def main(argv=None) -> int:
                    help="a scalar, condition or NumPy-loop program moved into a helper with "
                         "integer and inactive parameters, called directly, through another "
                         "helper, twice, in a loop or in a branch (tests.programs_helpers)")
+    p.add_argument("--tuples", action="store_true",
+                   help="the --helpers programs with the helper returning a tuple, which f "
+                        "binds to a name and reads by index in a loop and in both arms of a "
+                        "branch (tests.programs_helpers)")
     p.add_argument("--lists", action="store_true",
                    help="lists grown at run time and written by index, in code of numbers and "
                         "NumPy code (tests.programs_lists)")
@@ -636,8 +642,8 @@ def main(argv=None) -> int:
                 prog = draw(s, args.torch)
                 print(f"# seed {s}: wrt={prog.wrt!r} at {prog.point}\n{prog.source}")
                 continue
-            if args.helpers:
-                prog = helper_program(RandomDraw(s))
+            if args.helpers or args.tuples:
+                prog = helper_program(RandomDraw(s), items=args.tuples)
                 print(f"# seed {s}: wrt={prog.wrt!r} at {prog.point}\n{prog.source}")
                 continue
             if args.numpy_aliasing:
@@ -660,7 +666,7 @@ def main(argv=None) -> int:
                  aliasing=args.numpy_aliasing, conditions=args.conditions,
                  kinds=args.numpy_kinds, helpers=args.helpers, rules=args.numpy_rules,
                  sums=args.numpy_sums,
-                 lists=args.lists, torch=args.torch, checks=checks)
+                 lists=args.lists, torch=args.torch, tuples=args.tuples, checks=checks)
     print(tally.summary(time.time() - start))
     return 1 if tally.failures else 0
 

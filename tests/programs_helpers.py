@@ -47,15 +47,21 @@ FORMS = ("direct", "nested", "twice", "loop", "branch")
 
 class _Returns(ast.NodeTransformer):
     """Every ``return E`` of the helper becomes ``return (E) * _scale``, or
-    ``return y * ((E) * _scale)`` to hand back the array the loop fills."""
+    ``return y * ((E) * _scale)`` to hand back the array the loop fills;
+    with ``items``, a tuple of that and ``(E) * _scale * 0.5``."""
 
-    def __init__(self, array: bool):
+    def __init__(self, array: bool, items: bool = False):
         self.array = array
+        self.items = items
 
     def visit_Return(self, node):
-        value = ast.BinOp(node.value, ast.Mult(), ast.Name("_scale", ast.Load()))
+        scaled = ast.BinOp(node.value, ast.Mult(), ast.Name("_scale", ast.Load()))
+        value = scaled
         if self.array:
             value = ast.BinOp(ast.Name("y", ast.Load()), ast.Mult(), value)
+        if self.items:
+            value = ast.Tuple([value, ast.BinOp(scaled, ast.Mult(), ast.Constant(0.5))],
+                              ast.Load())
         return ast.copy_location(ast.Return(value), node)
 
 
@@ -80,10 +86,14 @@ def _call(name: str, params: list[str], extra: list[str], *, k: str, c: str,
     return f"{name}({', '.join(args)})"
 
 
-def helper_program(d):
+def helper_program(d, items: bool = False):
     """Draw a program (see the module docstring): a
     :class:`tests.programs.Program` for scalar bases, a
-    :class:`tests.programs_numpy.NumpyProgram` for NumPy ones."""
+    :class:`tests.programs_numpy.NumpyProgram` for NumPy ones. With
+    ``items`` (the fuzzer's ``--tuples``) the helper returns a tuple, which
+    ``f`` binds to a name and reads by index in a loop and in both arms of a
+    branch (``r[0]``, ``r[-1]``, ``r[1]``, ``r[-2]``); the other draws are
+    the same."""
     base_kind = d.integer(0, 2)
     if base_kind == 0:
         base = program(d, max_params=3, max_stmts=4, max_depth=3)
@@ -101,7 +111,7 @@ def helper_program(d):
     fn.name = "h"
     fn.args.kwonlyargs += [ast.arg(e) for e in extra]
     fn.args.kw_defaults += [None for _ in extra]
-    _Returns(returns_array).visit(fn)
+    _Returns(returns_array, items).visit(fn)
     doc = 1 if ast.get_docstring(fn) is not None else 0
     fn.body[doc:doc] = ast.parse("\n".join(prelude)).body
     ast.fix_missing_locations(tree)
@@ -116,7 +126,18 @@ def helper_program(d):
         _call(name, params, extra, k=k, c=active, scale=scale))
     other = choice(d, ["* 0.5", "+ 0.25"])
     lines = [f"def f({signature}):"]
-    if form == "direct":
+    if items:
+        whole = (lambda e: f"np.sum({e})") if numpy else (lambda e: e)
+        first_item = reduce_("r[0]") if returns_array else whole("r[0]")
+        test = f"np.sum({first}) > 0.0" if numpy else f"{first} > 0.0"
+        lines += [f"    r = {_call('h', params, extra, k=k0, c=active)}", "    total = 0.0",
+                  f"    for i in range({d.integer(1, 3)}):",
+                  f"        total = total + {first_item} * (i + 1.0)",
+                  f"    if {test}:", f"        total = total + {whole('r[-1]')}", "    else:",
+                  f"        total = total - {whole('r[1]')} * 0.5 + "
+                  f"{reduce_('r[-2]') if returns_array else whole('r[-2]')}",
+                  "    return total"]
+    elif form == "direct":
         lines.append(f"    return {call()}")
     elif form == "nested":
         mid = f"mid({', '.join(f'{p}={p}' for p in params)})"

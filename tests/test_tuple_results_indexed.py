@@ -4,7 +4,11 @@ numbers. (In NumPy code ``r[0]`` was read as a row of an array the helper
 returns, and refused, "returns 2 values; unpack them ... or index the
 result", although it is indexed; and a negative index, ``r[-1]``, gave a
 gradient of 0.0 where 2.385 is right: the item's adjoint went to an item
--1 that no output is.) Gradients against central differences, at the top level, in
+-1 that no output is; and an item read inside a loop or a branch, ``r[2] if a
+> 0 else r[1]``, gave 0.0: the item's adjoint stayed inside the region.) A
+helper may return another's tuple as it is (``return triple(a * 2.0)``, or
+``r = pair(x); return r``): its items, as ``a, b = ...; return a, b`` (it
+was refused: "`triple` returns 3 values; unpack them ..."). Gradients against central differences, at the top level, in
 a loop and in a helper; and the gradient file of a function with a
 one-parameter gradient (``return dx,``) indexed by a probe."""
 
@@ -84,6 +88,88 @@ def direct(x):
 def past_the_end(x):
     r = pair(x)
     return np.sum(r[2])
+
+
+def triple(a):
+    return math.sin(a), a * a, 3.0 * a
+
+
+def in_expression_arm(a):
+    r = triple(a)
+    return r[2] if a > 0 else r[1]
+
+
+def in_branch(a):
+    r = triple(a)
+    s = r[0]
+    if a > 0:
+        s = s + r[2] * r[2]
+    return s
+
+
+def in_loop(a):
+    r = triple(a)
+    s = 0.0
+    for i in range(3):
+        s = s + r[2] * i + r[-3]
+    return s
+
+
+def in_while(a):
+    r = triple(a)
+    k = 0
+    while k < 2:
+        a = a + r[1]
+        k += 1
+    return a
+
+
+def called_in_loop(a):
+    s = 0.0
+    for i in range(2):
+        r = triple(a + i)
+        if i > 0:
+            s = s + r[2] * r[0]
+    return s
+
+
+def forwards(a):
+    return triple(a * 2.0)
+
+
+def forwarded_unpacked(a):
+    u, v, w = forwards(a)
+    return u * w + v
+
+
+def forwarded_indexed(a):
+    def inner(t):
+        return triple(t)
+    r = inner(a)
+    s = 0.0
+    for i in range(2):
+        s = s + r[1] * i
+    return s + (r[-1] if a > 0 else r[0])
+
+
+def forwards_bound(x):
+    r = pair(x)
+    return r
+
+
+def arrays_forwarded(x):
+    r = forwards_bound(x)
+    return np.sum(r[0] * r[1])
+
+
+def arrays_in_loop_and_branch(x):
+    r = pair(x)
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum(r[1] * i)
+    if np.sum(x) > 0:
+        s = s + np.sum(r[0] * r[-1])
+    return s
 '''
 
 RNG = np.random.default_rng(4242)
@@ -94,7 +180,8 @@ def mod(tmp_path_factory):
     return import_source(str(tmp_path_factory.mktemp("tuples")), SRC, "tuple_results_src")
 
 
-@pytest.mark.parametrize("name", ["top", "single", "negative", "looped", "nested", "direct"])
+@pytest.mark.parametrize("name", ["top", "single", "negative", "looped", "nested", "direct",
+                                  "arrays_in_loop_and_branch", "arrays_forwarded"])
 def test_a_tuple_result_indexed_in_numpy_code(mod, name):
     fn = getattr(mod, name)
     x = RNG.normal(size=4)
@@ -120,3 +207,16 @@ def test_an_index_past_the_end_is_refused_located(mod):
         s2s_ad.grad(mod.past_the_end)(RNG.normal(size=3))
     text = str(e.value)
     assert "tuple_results_src.py:" in text and "out of range for length 2" in text and "^" in text
+
+
+@pytest.mark.parametrize("name", ["in_expression_arm", "in_branch", "in_loop", "in_while",
+                                  "called_in_loop", "forwarded_unpacked", "forwarded_indexed"])
+@pytest.mark.parametrize("a", [0.7, -0.4])
+def test_an_item_read_in_a_loop_or_a_branch(mod, name, a):
+    """``r = triple(a)`` then ``r[k]`` read inside a loop or an arm: the items'
+    adjoints reach the call's backward pass (they were 0.0, or partly lost:
+    ``in_branch`` gave 0.0 where 3.76 is right, ``in_while`` 2.4 where 3.8 is)."""
+    fn = getattr(mod, name)
+    h = 1e-6
+    want = (fn(a + h) - fn(a - h)) / (2 * h)
+    assert np.isclose(s2s_ad.grad(fn)(a), want, rtol=1e-6, atol=1e-9)

@@ -349,6 +349,8 @@ class CallLowering:
                 self.__dict__.setdefault("list_items", {})[id(out)] = {
                     k for k, o in enumerate(lowered.outputs)
                     if isinstance(o, ir.Value) and o.kind == "list"}
+                if var is not None:
+                    structures.call_items(self, out, lowered.outputs, node)
             if lowered is not None and lowered.returns is not None:
                 # a dict, NamedTuple, dataclass or nested tuples: read leaf by leaf
                 callee.returns = lowered.returns

@@ -437,6 +437,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             value = self.expr(stmt.value)
         else:
             value = self.expr(stmt.value, hint="out")
+        value = structures.forwarded(self, value, stmt.value)  # `return h(x)`, h's tuple
         if structures.is_structure(value) and self.helper and not passing.is_flat(value):
             if structures.mutables([value]) & self.argument_objects:
                 # the caller reads a copy: it must not be a list the caller holds

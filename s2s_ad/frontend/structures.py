@@ -329,6 +329,39 @@ def slice_of(lo, base, node: ast.Subscript):
     return tuple(picked) if isinstance(base, tuple) else StaticList(list(picked))
 
 
+def call_items(lo, out: ir.Value, outputs: list, node: ast.AST) -> None:
+    """The items of the tuple ``r = h(x)`` binds, read where the call is
+    (one ``item`` op each, next to the call): ``r[k]`` read later, in a loop
+    or a branch too, is that item, a value like any other, whose adjoint the
+    reverse sweep sums over its reads wherever they are (an item op inside a
+    loop or branch kept its adjoint where the call's backward could not see
+    it). A list item is left to be read where it is read."""
+    if not call_tuple(lo, out):
+        return
+    def read(k):  # `t[k]`, at the call, for the op's text
+        sub = ast.Subscript(ast.Name(out.var or out.name, ast.Load()), ast.Constant(k),
+                            ast.Load())
+        return ast.fix_missing_locations(ast.copy_location(sub, node))
+
+    lo.__dict__.setdefault("call_items", {})[id(out)] = {
+        k: item(lo, out, k, read(k)) for k, o in enumerate(outputs)
+        if not (isinstance(o, ir.Value) and o.kind == "list")}
+
+
+def forwarded(lo, value, node: ast.expr):
+    """``value``, or, where it is the flat tuple a call returned (``return
+    h(x)`` in a helper, or ``r = h(x); return r``), the tuple of its items,
+    as ``a, b = h(x); return a, b`` returns them (a tuple holding a list of
+    any length is left as it is: refused where it is returned)."""
+    length = lo.__dict__.get("tuple_calls", {}).get(id(value)) \
+        if isinstance(value, ir.Value) else None
+    if length is None or lo.__dict__.get("list_items", {}).get(id(value)) \
+            or not call_tuple(lo, value):
+        return value
+    made = lo.__dict__.get("call_items", {}).get(id(value), {})
+    return tuple(made[k] if k in made else item(lo, value, k, node) for k in range(length))
+
+
 def call_item(lo, base: ir.Value, node: ast.Subscript, var: str | None) -> ir.Value:
     """``node``, ``r[k]`` or ``h(x)[k]``, an item of the tuple a call returned
     (``base``, marked a tuple): from the end for a negative ``k``, the callee's
@@ -339,7 +372,9 @@ def call_item(lo, base: ir.Value, node: ast.Subscript, var: str | None) -> ir.Va
         raise lo.src.error(node.slice, "a negative index into the tuple a function with a "
                            "rule of its own returns: its length is not known here; index "
                            "it from the front")
-    return item(lo, base, _index(lo, node.slice, length), node, var)
+    k = _index(lo, node.slice, length)
+    made = lo.__dict__.get("call_items", {}).get(id(base), {})
+    return made[k] if k in made else item(lo, base, k, node, var)
 
 
 def item(lo, value: ir.Value, index: int, node: ast.AST, var: str | None = None) -> ir.Value:
