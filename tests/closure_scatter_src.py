@@ -85,3 +85,16 @@ def passed_through(b, z):
         o = d - np.log(np.sum(np.exp(d), keepdims=True))
         acc = acc + np.sum(d[0] * o[0])
     return acc
+
+
+def aliased_after(z, w):
+    if np.sum(w) < 0.0:
+        acc = np.sum(np.sin(z) * w)
+    else:
+        acc = np.sum(z * w)
+    m = np.max(z, axis=1, keepdims=True)
+    d = z - m
+    e = np.exp(d)
+    s = np.sum(e, axis=1, keepdims=True)
+    o = d - np.log(s)
+    return acc + np.sum(d[0] * o[0])

@@ -52,6 +52,9 @@ CASES = [
     # unbroadcast may return dd itself, which the sum then copies (it was
     # refused where the file is a helper of the probe: "dd must own its array")
     (S.passed_through, [RNG.normal(size=(2, 1)), RNG.normal(size=(2, 2))]),
+    # the same adjoint then bound to another name (`dz = dd`) and read after by
+    # `-unbroadcast(dd, m)`: `dz = np.copy(dd)` read back
+    (S.aliased_after, [RNG.normal(size=(2, 3)), RNG.normal(size=(2, 3))]),
 ]
 
 

@@ -38,8 +38,10 @@ another library's adjoint can be added to a NumPy one) is summed in place
 array, which the lowering then checks (an array written by index must be
 bound once; ``+=`` on a name is checked for aliases), located where not. A
 last alias at the top level (``da = dy``, nothing naming ``dy`` after it but
-the ``return``) is ``da = np.copy(dy)``: the same values, as nothing writes
-into the array any more.
+the ``return`` and reads whose arithmetic makes a new array, ``dm =
+-unbroadcast(dy, m)``, and nothing writing into ``da`` in place after it) is
+``da = np.copy(dy)``: the same values, as nothing writes into either array
+any more.
 
 ``plain_zeros(tree, globals_)``: a call ``float_zeros(x)`` to the helper a
 generated NumPy gradient defines (by its exact text) is written
@@ -147,27 +149,54 @@ def in_place_sums(tree: ast.FunctionDef, globals_: dict) -> None:
 
 
 def _copied_aliases(tree: ast.FunctionDef, globals_: dict, summed: set) -> None:
-    """``da = dy`` at the top level, ``dy`` summed in place and nothing after
-    the statement naming ``dy`` but a ``return``: ``da = np.copy(dy)``, the
-    same values (nothing writes into the array any more), so ``dy`` owns its
-    array, as its in-place sums need."""
+    """``da = dy`` at the top level, ``dy`` summed in place and, after the
+    statement, named only by a ``return`` or read into a new value by
+    arithmetic (``-unbroadcast(dy, m)``: ``unbroadcast`` may return ``dy``
+    itself, which the negation copies), and ``da`` not written in place after
+    it: ``da = np.copy(dy)``, the same values (nothing writes into either
+    array any more), so ``dy`` owns its array, as its in-place sums need."""
     alias = own_helpers.numpy_alias(globals_)
     if alias is None or not summed:
         return
     body = tree.body
+    parents = {id(c): n for n in walk(tree) for c in ast.iter_child_nodes(n)}
     for k, stmt in enumerate(body):
         if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
                 and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.Name)
                 and stmt.value.id in summed):
             continue
         name = stmt.value.id
-        if any(isinstance(n, ast.Name) and n.id == name for later in body[k + 1:]
-               if not isinstance(later, ast.Return) for n in walk(later)):
+        if any(_aliasing_use(n, parents, globals_, name)
+               for later in body[k + 1:] if not isinstance(later, ast.Return)
+               for n in walk(later)) \
+                or _written_in_place(body[k + 1:], stmt.targets[0].id):
             continue
         call = ast.Call(ast.Attribute(ast.Name(alias, ast.Load()), "copy", ast.Load()),
                         [stmt.value], [])
         stmt.value = ast.copy_location(call, stmt.value)
         ast.fix_missing_locations(stmt)
+
+
+def _aliasing_use(n: ast.AST, parents: dict, globals_: dict, name: str) -> bool:
+    """Is ``n`` a use of ``name`` that may keep its array (anything but a
+    read whose value arithmetic makes new, through s2s-ad's ``unbroadcast``
+    or ``astype_like``, which may return it)?"""
+    if not (isinstance(n, ast.Name) and n.id == name):
+        return False
+    node, parent = n, parents.get(id(n))
+    while isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) \
+            and parent.args and parent.args[0] is node and own_helpers.primitive(
+                globals_.get(parent.func.id)) in ("own.unbroadcast", "own.astype_like"):
+        node, parent = parent, parents.get(id(parent))
+    return not (isinstance(n.ctx, ast.Load) and isinstance(parent, (ast.BinOp, ast.UnaryOp)))
+
+
+def _written_in_place(stmts: list, name: str) -> bool:
+    """Do ``stmts`` write into ``name``'s array (``name += v``, ``name[i] = v``)?"""
+    return any(isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)
+               and n.target.id == name or isinstance(n, ast.Subscript)
+               and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name)
+               and n.value.id == name for s in stmts for n in walk(s))
 
 
 def _assigned(tree: ast.AST) -> set[str]:
