@@ -294,6 +294,41 @@ def test_a_helpers_second_specialisation_read_back_in_reverse(tmp_path):
         sys.modules.pop("specialised_grad", None)
 
 
+def _second_order_of_the_file(folder, g, fn, args, wrt, module: str, name: str) -> None:
+    """``g``, the gradient file ``module`` of ``fn`` read back as ``name``:
+    against central differences of ``fn``; its JVP along ``v`` against
+    central differences of ``g``; and the gradient of a probe summing ``g``'s
+    items against ``c`` (reverse over reverse), checked as ``(H c) · v = c ·
+    (H v)`` (``H`` is symmetric)."""
+    for k, d in zip(wrt, g(*args)):
+        np.testing.assert_allclose(d, _scalar_fd(fn, args, k), rtol=1e-5, atol=1e-7)
+    v = [RNG.normal(size=np.shape(args[k])) for k in wrt]
+    along = _along(g, args, wrt, v)
+    forward = s2s_ad.jvp(g, wrt=wrt)
+    keys = list(inspect.signature(forward).parameters)[-len(wrt):]
+    _, tangent = forward(*args, **dict(zip(keys, v)))
+    for got, want in zip(tangent, along):
+        np.testing.assert_allclose(got, want, rtol=1e-5,
+                                   atol=1e-6 * max(1.0, float(np.max(np.abs(want)))))
+    cs = [RNG.normal(size=np.shape(args[k])) for k in wrt]
+    names = [f"a{k}" for k in range(len(args))]
+    weights = [f"k{j}" for j in range(len(wrt))]
+    sys.path.insert(0, str(folder))
+    try:
+        probe = import_source(str(folder), f"import numpy as np\nfrom {module} import {name}\n"
+                              f"\n\ndef probe({', '.join(names + weights)}):\n"
+                              f"    r = {name}({', '.join(names)})\n    return "
+                              + " + ".join(f"np.sum(r[{j}] * k{j})" for j in range(len(wrt)))
+                              + "\n", module + "_probe")
+        second = s2s_ad.grad(probe.probe, wrt=wrt)(*args, *cs)
+    finally:
+        sys.path.remove(str(folder))
+    second = second if isinstance(second, tuple) else (second,)
+    lhs = sum(float(np.sum(a * b)) for a, b in zip(second, v))
+    rhs = sum(float(np.sum(a * b)) for a, b in zip(along, cs))
+    assert np.isclose(lhs, rhs, rtol=1e-5, atol=1e-8), (lhs, rhs)
+
+
 HT_LOSS_SRC = '''
 import numpy as np
 from gradbench.ht import hand_objective
@@ -323,23 +358,35 @@ def test_the_hand_tracking_gradient_file_differentiated_again(tmp_path):
     text = s2s_ad.gradient_source(mod.ht_loss, wrt=(0,))
     g = import_source(str(tmp_path), text, "ht_loss_grad").grad_ht_loss
     assert origin(g) is None
-    (first,) = g(*args)
-    np.testing.assert_allclose(first, _scalar_fd(mod.ht_loss, args, 0), rtol=1e-5, atol=1e-7)
-    v, c = RNG.normal(size=np.shape(args[0])), RNG.normal(size=np.shape(args[0]))
-    (along,) = _along(lambda *a: g(*a)[0], args, (0,), [v])
-    forward = s2s_ad.jvp(g, wrt=(0,))
-    key = list(inspect.signature(forward).parameters)[-1]
-    _, (tangent,) = forward(*args, **{key: v})
-    np.testing.assert_allclose(tangent, along, rtol=1e-5, atol=1e-6 * float(np.max(np.abs(along))))
-    names = [f"a{k}" for k in range(len(args))]
-    sys.path.insert(0, str(tmp_path))
-    try:
-        probe = import_source(str(tmp_path), "import numpy as np\nfrom ht_loss_grad import "
-                              f"grad_ht_loss\n\n\ndef probe({', '.join(names)}, c):\n"
-                              f"    r = grad_ht_loss({', '.join(names)})\n"
-                              "    return np.sum(r[0] * c)\n", "ht_loss_probe")
-        second = s2s_ad.grad(probe.probe, wrt=(0,))(*args, c)
-    finally:
-        sys.path.remove(str(tmp_path))
-    # H is symmetric: (H c) · v = c · (H v)
-    assert np.isclose(float(np.sum(second * v)), float(np.sum(c * along)), rtol=1e-5, atol=1e-8)
+    _second_order_of_the_file(tmp_path, g, mod.ht_loss, args, (0,), "ht_loss_grad",
+                               "grad_ht_loss")
+
+
+BA_LOSS_SRC = '''
+import numpy as np
+from gradbench.ba import ba_objective
+
+
+def ba_loss(cams, X, w, obs, feats, c1, c2):
+    r, we = ba_objective(cams, X, w, obs, feats)
+    return np.sum(r * c1) + np.sum(we * c2)
+'''
+
+
+def test_the_bundle_adjustment_gradient_file_differentiated_again(tmp_path):
+    """ba's gradient file read back: its loop over observations computed at
+    once or not (`if fits_1:`), the list of helper tapes the other arm keeps
+    set to None before the branch, the loop's tape item that is a tuple, and
+    `dot_adjoint` (np.dot's adjoint, a primitive with rules). Its JVP, and the
+    gradient of a probe summing it against ``c`` (reverse over reverse),
+    against central differences of the file's gradient."""
+    from tests.examples_gradbench import ba_args
+    args = ba_args(RNG, 3, 5, 8) + [RNG.normal(size=(8, 2)), RNG.normal(size=8)]
+    wrt = (0, 1, 2)
+    mod = import_source(str(tmp_path), BA_LOSS_SRC, "ba_loss_src")
+    text = s2s_ad.gradient_source(mod.ba_loss, wrt=wrt)
+    assert "dot_adjoint(" in text and "if fits_1" in text
+    g = import_source(str(tmp_path), text, "ba_loss_grad").grad_ba_loss
+    assert origin(g) is None
+    _second_order_of_the_file(tmp_path, g, mod.ba_loss, args, wrt, "ba_loss_grad",
+                               "grad_ba_loss")

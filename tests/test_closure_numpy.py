@@ -40,7 +40,7 @@ def helpers_module(folder, label: str, body: str):
     text = "import numpy as np\n\n" + "".join(HELPERS[name] for name in (
         "add_over", "unbroadcast", "matmul_adjoint", "spread", "extreme_adjoint", "astype_like",
         "total", "array_sum", "own", "rolled", "moved", "eye_matrix", "float_zeros",
-        "tile_adjoint", "inner_adjoint", "contract", "cross_product", "others_product",
+        "tile_adjoint", "inner_adjoint", "dot_adjoint", "contract", "cross_product", "others_product",
         "repeat_adjoint", "trace_adjoint", "diag_adjoint", "cumprod_adjoint", "stacked_part",
         "stacked_back")) \
         + "\n\n" + body
@@ -62,6 +62,12 @@ RULE_CASES = [
     ("matmul_adjoint(g * g, x, y * y, 0)", (2, 3, 5), (2, 3, 4), (4, 5), ("g", "y")),
     ("matmul_adjoint(g * g, x * x, y, 1)", (2, 3, 5), (3, 4), (2, 4, 5), ("g", "x")),
     ("matmul_adjoint(g * g, x, y * y, 0)", (), (4,), (4,), ("g", "y")),
+    ("dot_adjoint(g * g, x, y * y, 0)", (3, 5), (3, 4), (4, 5), ("g", "y")),
+    ("dot_adjoint(g * g, x * x, y, 1)", (3, 5), (3, 4), (4, 5), ("g", "x")),
+    ("dot_adjoint(g * g, x, y * y, 0)", (), (4,), (4,), ("g", "y")),
+    ("dot_adjoint(g * g, x * x, y, 1)", (), (4,), (4,), ("g", "x")),
+    ("dot_adjoint(g * g, x, y * y, 0)", (2, 3, 5), (2, 3, 4), (4, 5), ("g", "y")),
+    ("dot_adjoint(g * g, x * x, y, 1)", (2, 3, 5), (2, 4), (3, 4, 5), ("g", "x")),
     ("spread(g * g, x)", (3, 1), (3, 4), None, ("g",)),
     ("spread(g * g, x)", (), (3, 4), None, ("g",)),
     ("extreme_adjoint(g * g, x, np.max(x, axis=1, keepdims=True), 1)", (3, 1), (3, 4), None,

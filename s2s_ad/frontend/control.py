@@ -90,6 +90,20 @@ def _same(a, b) -> bool:
             and a.value == b.value)
 
 
+def _placeholders(lo, a, b) -> tuple:
+    """``a`` and ``b``, a side that is a tape item's start before the branch
+    that assigns it (:func:`s2s_ad.frontend.pairs.placeholder`: read only
+    under that branch's decision) replaced by a stand-in of the other side's
+    shape where that is a tuple (``np.shape(x)`` on a helper's tape)."""
+    marked = lo.__dict__.get("placeholders", ())
+    for k, (mine, other) in enumerate(((a, b), (b, a))):
+        if id(mine) in marked and (isinstance(other, tuple) or structures.is_structure(other)):
+            stand = tuple_merges.stand_in(other)
+            if stand is not None:
+                return (stand, b) if k == 0 else (a, stand)
+    return a, b
+
+
 def _merge_kind(kinds: list[str]) -> str:
     kinds = set(kinds)
     if len(kinds) == 1:
@@ -232,6 +246,7 @@ class ControlFlow(Iteration):
         def phi(a, b, name, var):
             if _same(a, b):
                 return a
+            a, b = _placeholders(self, a, b)
             if structures.is_structure(a) or structures.is_structure(b):
                 return tuple_merges.merge(self, a, b, var, node, phi, name)
             if _same(a, ir.Const(True)) and _same(b, ir.Const(False)):

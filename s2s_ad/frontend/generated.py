@@ -128,6 +128,7 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None,
     _owned_tape_reads(tree, globals_ or {})
     _parameter_sums(tree, globals_ or {})
     _slots(tree)
+    _placeholder_lists(tree)
     given = pairs.int_tapes_given(tree, globals_) if globals_ else set()
     _pops(tree, namer, globals_, given)
     readback_forms.int_items(tree, globals_, given)
@@ -442,6 +443,42 @@ def _counts_from_zero(loop: ast.For) -> bool:
     if rest and not (isinstance(it.args[0], ast.Constant) and it.args[0].value == 0):
         return False
     return len(it.args) < 3 or (isinstance(it.args[2], ast.Constant) and it.args[2].value == 1)
+
+
+def _placeholder_lists(tree: ast.FunctionDef) -> None:
+    """A tape item set to None before the branch that fills it
+    (:func:`s2s_ad.frontend.pairs.placeholder`), whose one other binding is a
+    new list, ``T = []``, under branches only (no loop around it: it runs at
+    most once): ``T = []`` at the top, the list the branch then fills, and no
+    binding in the branch. The same values wherever ``T`` is read (under the
+    branch's decision), and one list under one name, as the lowering follows
+    a list grown at run time."""
+    parents = {id(c): n for n in walk(tree) for c in ast.iter_child_nodes(n)}
+    for stmt in tree.body:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name) and pairs.is_placeholder(stmt.value)):
+            continue
+        name = stmt.targets[0].id
+        others = [n for n in walk(tree) if isinstance(n, ast.Name) and n.id == name
+                  and isinstance(n.ctx, ast.Store) and n is not stmt.targets[0]]
+        if len(others) != 1:
+            continue
+        made = parents.get(id(others[0]))
+        if not (isinstance(made, ast.Assign) and made.targets == [others[0]]
+                and isinstance(made.value, ast.List) and not made.value.elts):
+            continue
+        chain, node = [], parents.get(id(made))
+        while node is not None and node is not tree:
+            chain.append(node)
+            node = parents.get(id(node))
+        if node is None or not chain or not all(isinstance(n, ast.If) for n in chain):
+            continue
+        holder = chain[0]
+        block = holder.body if any(s is made for s in holder.body) else holder.orelse
+        block.remove(made)
+        if not block:
+            block.append(ast.copy_location(ast.Pass(), made))
+        stmt.value = ast.copy_location(ast.List([], ast.Load()), stmt.value)
 
 
 def _slots(tree: ast.FunctionDef) -> None:

@@ -26,7 +26,7 @@ import types
 from s2s_ad import ir
 from s2s_ad.frontend import (array_kinds, callees, checks, closures, comprehensions,
                              factories, generated, index_exprs, jax_forms, list_stacks,
-                             own_helpers,
+                             own_helpers, pairs,
                              loop_batching,
                              list_writes, module_lists, numpy_forms, passing, pytrees, ranges,
                              runtime_lists, runtime_sorting, scipy_forms, statics, structures,
@@ -320,6 +320,14 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             if len(stmt.targets) != 1:
                 raise self.src.error(stmt, "chained assignment into a subscript is not supported")
             self.assign_subscript(stmt.targets[0], stmt.value, stmt=stmt)
+        elif isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant) \
+                and pairs.is_placeholder(stmt.value):
+            # a tape item's start before the branch that assigns it: a number that
+            # stands for a value of any shape at the branch's φ (control.phi)
+            value = ir.Const(stmt.value.value)
+            self.__dict__.setdefault("placeholders", set()).add(id(value))
+            for target in stmt.targets:
+                self.assign(target, value, stmt.value)
         elif isinstance(stmt, ast.Assign):
             value = self.expr(stmt.value, target=stmt.targets[0] if len(stmt.targets) == 1 else None)
             for target in stmt.targets:

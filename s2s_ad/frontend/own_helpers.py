@@ -142,7 +142,7 @@ def call(lo, prim: str, node: ast.Call, var: str | None, hint: str | None):
         if prim == "own.rolled":  # rolled back by the opposite shift
             shift = attrs["shift"]
             attrs["unshift"] = tuple(-s for s in shift) if isinstance(shift, tuple) else -shift
-        elif prim in ("own.matmul_adjoint", "own.inner_adjoint"):
+        elif prim in ("own.matmul_adjoint", "own.inner_adjoint", "own.dot_adjoint"):
             last = attrs.pop("last")
             if last not in (0, 1) or isinstance(last, bool):
                 raise lo.src.error(node.args[3], f"the operand `{prim[4:]}` is the adjoint "
@@ -225,6 +225,7 @@ _CONSTANTS = {"own.tile_adjoint": (2, ("reps",)), "own.repeat_adjoint": (2, ("re
               "own.trace_adjoint": (2, ("offset",)), "own.diag_adjoint": (2, ("k",)),
               "own.rolled": (1, ("shift", "axis")), "own.moved": (1, ("source", "destination")),
               "own.matmul_adjoint": (3, ("last",)), "own.inner_adjoint": (3, ("last",)),
+              "own.dot_adjoint": (3, ("last",)),
               "own.extreme_adjoint": (3, ("axis",))}
 """Helpers ``h(*operands, *constants)``: how many operands, then the
 constants' attribute names (``last``: which operand's adjoint, a suffix of

@@ -317,10 +317,25 @@ def _own_returns(tree: ast.FunctionDef) -> None:
                         for m in [c.left] + c.comparators
                         if isinstance(m, ast.Name) and m.id == name]
             if not compared:
-                stmt.value = ast.copy_location(_placeholder(tree, name, name in tested),
+                stmt.value = ast.copy_location(placeholder(_placeholder(tree, name,
+                                                                        name in tested)),
                                                stmt.value)
     for r in returns:
         r.value.elts = [r.value.elts[0]] + list(r.value.elts[1].elts)
+
+
+def placeholder(e: ast.expr) -> ast.expr:
+    """``e``, marked as the value a tape item starts at before the branch
+    that assigns it: the lowering lets such a value stand for one of any
+    shape (a tuple of zeros where the branch assigns a tuple,
+    :mod:`s2s_ad.frontend.control`), and a list item starts as the list its
+    branch fills (:func:`s2s_ad.frontend.generated._placeholder_lists`)."""
+    e.s2s_placeholder = True
+    return e
+
+
+def is_placeholder(e) -> bool:
+    return getattr(e, "s2s_placeholder", False)
 
 
 def _placeholder(tree: ast.FunctionDef, name: str, tested: bool) -> ast.expr:
@@ -576,7 +591,8 @@ def _rewrite(stmt, items: dict, pairs: dict) -> list:
             # each item starts at a number: the backward function reads the
             # items only under the recorded decision of the branch that set them
             parts = items[t.id]
-            return each(lambda k: ast.Assign([_name(parts[k], ast.Store)], ast.Constant(0.0)))
+            return each(lambda k: ast.Assign([_name(parts[k], ast.Store)],
+                                             placeholder(ast.Constant(0.0))))
         if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) \
                 and t.value.id in items and isinstance(v, ast.Name) and v.id in items:
             parts, src = items[t.value.id], items[v.id]

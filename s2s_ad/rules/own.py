@@ -22,7 +22,8 @@ factor too; the operand that only gives a shape gets no adjoint.
   caller read no item of a tuple its pair returns) has no axes for
   ``np.matmul``.
 * ``inner_adjoint(x0, x1, x2, i)`` is the same for ``np.inner(x1, x2)``
-  (which contracts the last axes): ``np.inner`` takes the place of ``@``.
+  (which contracts the last axes): ``np.inner`` takes the place of ``@``; and
+  ``dot_adjoint(x0, x1, x2, i)`` for ``np.dot(x1, x2)``, with ``np.dot``.
 * ``spread(x0, x1)`` broadcasts ``x0`` to ``x1``'s shape: adjoint
   ``unbroadcast(g, x0)``.
 * ``extreme_adjoint(x0, x1, x2, axis)`` is ``x0`` times the weights of the
@@ -93,6 +94,16 @@ OWN_RULES = [
          ("unbroadcast(np.matmul(x1, np.broadcast_to(g, np.shape(x2))), x0)",
           "matmul_adjoint(x0, x1, np.broadcast_to(g, np.shape(x2)), 0)", None), "array",
          "adjoint to x0: x1 @ g; to x1: the adjoint of x1 @ g for x0", adjoint=True),
+    Rule("own.dot_adjoint.0", "dot_adjoint(x0, x1, x2, 0)",
+         ("unbroadcast(np.dot(np.broadcast_to(g, np.shape(x1)), x2), x0)", None,
+          "dot_adjoint(x0, np.broadcast_to(g, np.shape(x1)), x2, 1)"), "array",
+         "adjoint to x0: np.dot(g, x2); to x2: the adjoint of np.dot(g, x2) for x0",
+         adjoint=True),
+    Rule("own.dot_adjoint.1", "dot_adjoint(x0, x1, x2, 1)",
+         ("unbroadcast(np.dot(x1, np.broadcast_to(g, np.shape(x2))), x0)",
+          "dot_adjoint(x0, x1, np.broadcast_to(g, np.shape(x2)), 0)", None), "array",
+         "adjoint to x0: np.dot(x1, g); to x1: the adjoint of np.dot(x1, g) for x0",
+         adjoint=True),
     Rule("own.inner_adjoint.0", "inner_adjoint(x0, x1, x2, 0)",
          ("np.inner(np.broadcast_to(g, np.shape(x1)), x2)", None,
           "inner_adjoint(x0, np.broadcast_to(g, np.shape(x1)), x2, 1)"), "array",
@@ -146,7 +157,7 @@ OWN_PRIMS = {"unbroadcast": "own.unbroadcast", "spread": "own.spread",
              "cumsum_adjoint": "own.cumsum_adjoint", "tile_adjoint": "own.tile_adjoint",
              "contract": "own.contract", "cross_product": "own.cross_product",
              "others_product": "own.others_product", "cumprod_adjoint": "own.cumprod_adjoint",
-             "inner_adjoint": "own.inner_adjoint", "repeat_adjoint": "own.repeat_adjoint",
+             "inner_adjoint": "own.inner_adjoint", "dot_adjoint": "own.dot_adjoint", "repeat_adjoint": "own.repeat_adjoint",
              "trace_adjoint": "own.trace_adjoint", "diag_adjoint": "own.diag_adjoint",
              "stacked_part": "own.stacked_part", "scatter": "own.scatter"}
 """Helper name -> its primitive (``matmul_adjoint``, ``inner_adjoint``: + ``.0``/``.1``,
