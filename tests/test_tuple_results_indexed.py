@@ -8,7 +8,10 @@ gradient of 0.0 where 2.385 is right: the item's adjoint went to an item
 > 0 else r[1]``, gave 0.0: the item's adjoint stayed inside the region.) A
 helper may return another's tuple as it is (``return triple(a * 2.0)``, or
 ``r = pair(x); return r``): its items, as ``a, b = ...; return a, b`` (it
-was refused: "`triple` returns 3 values; unpack them ..."). Gradients against central differences, at the top level, in
+was refused: "`triple` returns 3 values; unpack them ..."), and a name may
+hold one call's tuple before a branch and another's after an arm rebinds it
+(``r = triple(y)`` in one arm, or in each): the items' φs (was refused,
+"`r` may be undefined here"). Gradients against central differences, at the top level, in
 a loop and in a helper; and the gradient file of a function with a
 one-parameter gradient (``return dx,``) indexed by a probe."""
 
@@ -162,6 +165,32 @@ def arrays_forwarded(x):
     return np.sum(r[0] * r[1])
 
 
+def rebound_in_an_arm(a):
+    r = triple(a)
+    y = r[0]
+    if a > 0:
+        r = triple(y)
+    return r[1] + y * r[-1]
+
+
+def bound_in_each_arm(a):
+    if a > 0:
+        r = triple(a)
+    else:
+        r = triple(2.0 * a)
+    s = 0.0
+    for i in range(2):
+        s = s + r[0] * i
+    return s * r[-1]
+
+
+def arrays_rebound_in_an_arm(x):
+    r = pair(x)
+    if np.sum(x) > 0:
+        r = pair(r[0] * 2.0)
+    return np.sum(r[0] * r[1])
+
+
 def arrays_in_loop_and_branch(x):
     r = pair(x)
     s = 0.0
@@ -181,7 +210,8 @@ def mod(tmp_path_factory):
 
 
 @pytest.mark.parametrize("name", ["top", "single", "negative", "looped", "nested", "direct",
-                                  "arrays_in_loop_and_branch", "arrays_forwarded"])
+                                  "arrays_in_loop_and_branch", "arrays_forwarded",
+                                  "arrays_rebound_in_an_arm"])
 def test_a_tuple_result_indexed_in_numpy_code(mod, name):
     fn = getattr(mod, name)
     x = RNG.normal(size=4)
@@ -210,7 +240,8 @@ def test_an_index_past_the_end_is_refused_located(mod):
 
 
 @pytest.mark.parametrize("name", ["in_expression_arm", "in_branch", "in_loop", "in_while",
-                                  "called_in_loop", "forwarded_unpacked", "forwarded_indexed"])
+                                  "called_in_loop", "forwarded_unpacked", "forwarded_indexed",
+                                  "rebound_in_an_arm", "bound_in_each_arm"])
 @pytest.mark.parametrize("a", [0.7, -0.4])
 def test_an_item_read_in_a_loop_or_a_branch(mod, name, a):
     """``r = triple(a)`` then ``r[k]`` read inside a loop or an arm: the items'

@@ -292,6 +292,12 @@ class ControlFlow(Iteration):
                 continue
             if isinstance(a, ir.Value) and isinstance(b, ir.Value) and not _same(a, b) \
                     and "tuple" in (a.kind, b.kind) and var not in FLAG_NAMES:
+                made = structures.made_items(self, a), structures.made_items(self, b)
+                if None not in made and len(made[0]) == len(made[1]):
+                    # `r = h(x)` before or in each arm, its items read where each call
+                    # is: the tuple of the items' φs, as `a, b = h(x)` in each arm gives
+                    self.env[var] = phi(made[0], made[1], lambda: self.namer.claim(var), var)
+                    continue
                 # the tuple a call returned, another in each arm: no φ carries it
                 # (its reverse dropped the first call's backward), so it is not
                 # read after the branch; its items are

@@ -348,6 +348,18 @@ def call_items(lo, out: ir.Value, outputs: list, node: ast.AST) -> None:
         if not (isinstance(o, ir.Value) and o.kind == "list")}
 
 
+def made_items(lo, value) -> tuple | None:
+    """The items of the flat tuple ``value``, a call's result bound to a name,
+    as :func:`call_items` read them next to the call; None unless every item
+    was read there."""
+    length = lo.__dict__.get("tuple_calls", {}).get(id(value)) \
+        if isinstance(value, ir.Value) else None
+    made = lo.__dict__.get("call_items", {}).get(id(value), {})
+    if length is None or any(k not in made for k in range(length)):
+        return None
+    return tuple(made[k] for k in range(length))
+
+
 def forwarded(lo, value, node: ast.expr):
     """``value``, or, where it is the flat tuple a call returned (``return
     h(x)`` in a helper, or ``r = h(x); return r``), the tuple of its items,
