@@ -11,7 +11,8 @@ helper may return another's tuple as it is (``return triple(a * 2.0)``, or
 was refused: "`triple` returns 3 values; unpack them ..."), and a name may
 hold one call's tuple before a branch and another's after an arm rebinds it
 (``r = triple(y)`` in one arm, or in each): the items' φs (was refused,
-"`r` may be undefined here"). Gradients against central differences, at the top level, in
+"`r` may be undefined here"); it may be iterated over (``for k, v in
+enumerate(r)``) and sliced (``r[1:]``), its items again. Gradients against central differences, at the top level, in
 a loop and in a helper; and the gradient file of a function with a
 one-parameter gradient (``return dx,``) indexed by a probe."""
 
@@ -191,6 +192,23 @@ def arrays_rebound_in_an_arm(x):
     return np.sum(r[0] * r[1])
 
 
+def iterated(a):
+    r = triple(a)
+    t = 0.0
+    for k, v in enumerate(r):
+        t = t * 0.5 + v * (k + 1.0)
+    return t
+
+
+def sliced(a):
+    r = triple(a)
+    t = 0.0
+    if a > 0:
+        for v in r[1:]:
+            t = t + v * v
+    return t + sum(r[-2:]) * r[1:][0]
+
+
 def arrays_in_loop_and_branch(x):
     r = pair(x)
     s = 0.0
@@ -241,7 +259,8 @@ def test_an_index_past_the_end_is_refused_located(mod):
 
 @pytest.mark.parametrize("name", ["in_expression_arm", "in_branch", "in_loop", "in_while",
                                   "called_in_loop", "forwarded_unpacked", "forwarded_indexed",
-                                  "rebound_in_an_arm", "bound_in_each_arm"])
+                                  "rebound_in_an_arm", "bound_in_each_arm", "iterated",
+                                  "sliced"])
 @pytest.mark.parametrize("a", [0.7, -0.4])
 def test_an_item_read_in_a_loop_or_a_branch(mod, name, a):
     """``r = triple(a)`` then ``r[k]`` read inside a loop or an arm: the items'

@@ -317,7 +317,9 @@ def _slice(lo, node: ast.Subscript):
 
 
 def slice_of(lo, base, node: ast.Subscript):
-    """``node`` (a slice) of ``base``, a tuple or list known while lowering."""
+    """``node`` (a slice) of ``base``, a tuple or list known while lowering
+    (or the tuple ``r = h(x)`` binds: its items)."""
+    base = made_items(lo, base) or base
     if not isinstance(base, (tuple, StaticList)):
         _param_used_as_sequence(lo, base, node)
         raise lo.src.error(node, "only tuples and lists built in the function can be sliced")

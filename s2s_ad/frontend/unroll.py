@@ -24,7 +24,7 @@ import builtins
 from s2s_ad import ir
 from s2s_ad.frontend import runtime_lists
 from s2s_ad.frontend.structures import (StaticDict, StaticList, StaticObject, _static_int,
-                                        is_structure, module_numbers)
+                                        is_structure, made_items, module_numbers)
 from s2s_ad.syntax_walk import walk
 
 
@@ -136,6 +136,9 @@ def _static_items(lo, node: ast.expr) -> list | None:
             return list(value.items.values())
         if isinstance(value, tuple):
             return list(value)
+        made = made_items(lo, value)
+        if made is not None:
+            return list(made)  # `r = h(x)`, then `for v in r`: its items
         if isinstance(value, StaticList):
             return list(value.items)
         return None
