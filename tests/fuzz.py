@@ -13,6 +13,7 @@
     python -m tests.fuzz --n 1000 --conditions    # and/or with conditional expressions inside
     python -m tests.fuzz --n 1000 --helpers       # the work in helpers: branches, loops, fills
     python -m tests.fuzz --n 500 --tuples         # a helper's tuple read by index in a loop, arms
+    python -m tests.fuzz --n 500 --carried        # ... and carried across a loop, break/continue
     python -m tests.fuzz --n 300 --lists          # lists grown at run time (tests.fuzz_families)
     python -m tests.fuzz --n 300 --torch          # NumPy programs with torch's names
     python -m tests.fuzz --n 1000 --soak          # every check: + the drawn graph run, the CLI
@@ -530,7 +531,7 @@ def soak(seeds, *, use_sympy: bool = True, out=sys.stdout, max_stmts: int = 5,
          shifts: bool = False, aliasing: bool = False, conditions: bool = False,
          kinds: bool = False, helpers: bool = False, rules: bool = False, sums: bool = False,
          lists: bool = False, torch: bool = False, tuples: bool = False,
-         checks=DEFAULT_CHECKS) -> Tally:
+         carried: bool = False, checks=DEFAULT_CHECKS) -> Tally:
     from tests import fuzz_families
     tally = Tally()
     with tempfile.TemporaryDirectory(prefix="s2s-ad-fuzz-") as folder:
@@ -542,8 +543,8 @@ def soak(seeds, *, use_sympy: bool = True, out=sys.stdout, max_stmts: int = 5,
             elif aliasing:
                 prog = alias_program(RandomDraw(seed))
                 o = run_alias_one(prog, folder, label, checks=checks)
-            elif helpers or tuples:
-                prog = helper_program(RandomDraw(seed), items=tuples)
+            elif helpers or tuples or carried:
+                prog = helper_program(RandomDraw(seed), items=tuples or carried, carried=carried)
                 o = run_helper_one(prog, folder, label, use_sympy=use_sympy, checks=checks)
             elif numpy or loops or shifts or kinds or rules or sums:
                 prog = _numpy_generator(loops, shifts, kinds, rules, sums)(RandomDraw(seed))
@@ -619,6 +620,9 @@ def main(argv=None) -> int:
                    help="the --helpers programs with the helper returning a tuple, which f "
                         "binds to a name and reads by index in a loop and in both arms of a "
                         "branch (tests.programs_helpers)")
+    p.add_argument("--carried", action="store_true",
+                   help="the --tuples programs carrying the tuple across a loop's iterations, "
+                        "with break or continue on a test of an item (tests.programs_helpers)")
     p.add_argument("--lists", action="store_true",
                    help="lists grown at run time and written by index, in code of numbers and "
                         "NumPy code (tests.programs_lists)")
@@ -642,8 +646,9 @@ def main(argv=None) -> int:
                 prog = draw(s, args.torch)
                 print(f"# seed {s}: wrt={prog.wrt!r} at {prog.point}\n{prog.source}")
                 continue
-            if args.helpers or args.tuples:
-                prog = helper_program(RandomDraw(s), items=args.tuples)
+            if args.helpers or args.tuples or args.carried:
+                prog = helper_program(RandomDraw(s), items=args.tuples or args.carried,
+                                      carried=args.carried)
                 print(f"# seed {s}: wrt={prog.wrt!r} at {prog.point}\n{prog.source}")
                 continue
             if args.numpy_aliasing:
@@ -666,7 +671,8 @@ def main(argv=None) -> int:
                  aliasing=args.numpy_aliasing, conditions=args.conditions,
                  kinds=args.numpy_kinds, helpers=args.helpers, rules=args.numpy_rules,
                  sums=args.numpy_sums,
-                 lists=args.lists, torch=args.torch, tuples=args.tuples, checks=checks)
+                 lists=args.lists, torch=args.torch, tuples=args.tuples, carried=args.carried,
+                 checks=checks)
     print(tally.summary(time.time() - start))
     return 1 if tally.failures else 0
 

@@ -65,6 +65,12 @@ class _Returns(ast.NodeTransformer):
         return ast.copy_location(ast.Return(value), node)
 
 
+def _returns_in_loop(fn: ast.FunctionDef) -> bool:
+    """Does a ``return`` of ``fn`` sit inside one of its loops?"""
+    return any(isinstance(n, ast.Return) for loop in ast.walk(fn)
+               if isinstance(loop, (ast.For, ast.While)) for n in ast.walk(loop))
+
+
 def _inactive(d, numpy: bool) -> tuple[list[str], list[str]]:
     """The extra parameters (``_k`` an int, ``_c`` a float) and the line
     setting ``_scale`` from them."""
@@ -86,14 +92,16 @@ def _call(name: str, params: list[str], extra: list[str], *, k: str, c: str,
     return f"{name}({', '.join(args)})"
 
 
-def helper_program(d, items: bool = False):
+def helper_program(d, items: bool = False, carried: bool = False):
     """Draw a program (see the module docstring): a
     :class:`tests.programs.Program` for scalar bases, a
     :class:`tests.programs_numpy.NumpyProgram` for NumPy ones. With
     ``items`` (the fuzzer's ``--tuples``) the helper returns a tuple, which
     ``f`` binds to a name and reads by index in a loop and in both arms of a
     branch (``r[0]``, ``r[-1]``, ``r[1]``, ``r[-2]``); the other draws are
-    the same."""
+    the same. With ``carried`` too (``--carried``), ``f`` then carries the
+    tuple across a loop's iterations (``r = (r[1] * 0.5 + r[0] * c, r[0])``),
+    leaving it by ``break`` or skipping by ``continue`` on a test of an item."""
     base_kind = d.integer(0, 2)
     if base_kind == 0:
         base = program(d, max_params=3, max_stmts=4, max_depth=3)
@@ -111,9 +119,19 @@ def helper_program(d, items: bool = False):
     fn.name = "h"
     fn.args.kwonlyargs += [ast.arg(e) for e in extra]
     fn.args.kw_defaults += [None for _ in extra]
-    _Returns(returns_array, items).visit(fn)
+    # a `return` inside a loop cannot give a tuple (refused, located): such a
+    # helper returns its number to a wrapper `h` that returns the tuple
+    wrapped = items and _returns_in_loop(fn)
+    _Returns(returns_array, items and not wrapped).visit(fn)
     doc = 1 if ast.get_docstring(fn) is not None else 0
     fn.body[doc:doc] = ast.parse("\n".join(prelude)).body
+    if wrapped:
+        fn.name = "h_inner"
+        names = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
+        wrapper = ast.parse(f"def h({ast.unparse(fn.args)}):\n"
+                            f"    v = h_inner({', '.join(f'{n}={n}' for n in names)})\n"
+                            "    return v, v * 0.5\n").body[0]
+        tree.body.insert(tree.body.index(fn) + 1, wrapper)
     ast.fix_missing_locations(tree)
 
     first = params[0]
@@ -135,8 +153,16 @@ def helper_program(d, items: bool = False):
                   f"        total = total + {first_item} * (i + 1.0)",
                   f"    if {test}:", f"        total = total + {whole('r[-1]')}", "    else:",
                   f"        total = total - {whole('r[1]')} * 0.5 + "
-                  f"{reduce_('r[-2]') if returns_array else whole('r[-2]')}",
-                  "    return total"]
+                  f"{reduce_('r[-2]') if returns_array else whole('r[-2]')}"]
+        if carried:
+            jump = choice(d, ["break", "continue", None])
+            lines += [f"    for j in range({d.integer(1, 4)}):"]
+            if jump is not None:
+                lines += [f"        if {whole('r[0]')} > {choice(d, ['0.5', '2.0', '-1.0'])}:",
+                          f"            {jump}"]
+            lines += [f"        r = (r[1] * 0.5 + r[0] * {choice(d, ['0.25', '-0.75'])}, r[0])",
+                      f"    total = total + {whole('r[0]')} * {whole('r[-1]')}"]
+        lines += ["    return total"]
     elif form == "direct":
         lines.append(f"    return {call()}")
     elif form == "nested":

@@ -164,6 +164,21 @@ def test_helpers_returning_tuples_read_by_index_match_finite_differences(tmp_pat
     assert seen["ok"] >= 25 and seen["vjp", "agree"] == seen["ok"], seen
 
 
+def test_tuples_carried_across_loops_match_finite_differences(tmp_path):
+    """``--carried``: the ``--tuples`` programs then carry the helper's tuple
+    across a loop's iterations (``r = (r[1] * 0.5 + r[0] * c, r[0])``), leaving
+    by ``break`` or skipping by ``continue`` on a test of an item."""
+    seen = Counter()
+    for seed in range(41000, 41000 + breadth(20, 200)):
+        prog = helper_program(RandomDraw(seed), items=True, carried=True)
+        assert "for j in range(" in prog.source
+        outcome = run_helper_one(prog, str(tmp_path), f"cp{seed}", checks=("grad", "vjp"))
+        assert outcome.status != "mismatch", report(f"seed {seed}", prog, outcome)
+        seen[outcome.status] += 1
+        seen.update(("vjp", c.status) for c in outcome.checks.values())
+    assert seen["ok"] >= 18 and seen["vjp", "agree"] == seen["ok"], seen
+
+
 def test_helper_programs_exercise_every_form():
     """The generator keeps hitting its targets (tests.programs_helpers): each
     way of calling the helper, each parameter without a derivative, helpers

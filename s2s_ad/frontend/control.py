@@ -33,8 +33,8 @@ import ast
 
 from s2s_ad import ir
 from s2s_ad.frontend import (array_kinds, conditions, dict_writes, guards, index_checks,
-                             index_exprs, list_slices, runtime_lists, statics, structures,
-                             tuple_merges, unroll, write_dtypes)
+                             index_exprs, list_slices, loop_structures, runtime_lists, statics,
+                             structures, tuple_merges, unroll, write_dtypes)
 from s2s_ad.frontend.checkpoint import checkpoint_blocks, checkpoint_pragma
 from s2s_ad.frontend.iteration import Iteration, assigned_names
 from s2s_ad.frontend.list_params import kind_of
@@ -314,8 +314,11 @@ class ControlFlow(Iteration):
                 self.env[var] = phi(a, b, lambda: self.namer.fresh(FLAG_NAMES[var]), None)
             elif jumped[0] != jumped[1] and (structures.is_structure(a)
                                              or structures.is_structure(b)) \
+                    and not tuple_merges.same_shape(a, b) \
                     and tuple_merges.stand_in(b if jumped[0] else a) is not None:
                 # read only where the other arm ran: the jumped arm's side stands in
+                # (where the two sides can be merged they are: a loop's `break` or
+                # `continue` arm keeps its value for the loop's next iteration or end)
                 stand = tuple_merges.stand_in(b if jumped[0] else a)
                 self.env[var] = phi(stand, b, lambda: self.namer.claim(var), var) \
                     if jumped[0] else phi(a, stand, lambda: self.namer.claim(var), var)
@@ -462,6 +465,8 @@ class ControlFlow(Iteration):
         carried = [v for v in assigned if v in self.env and v != target]
         grown = runtime_lists.promote_for(self, node.body, node)
         carried += [v for v in grown if v not in carried and v != target]
+        # a tuple, NamedTuple, dataclass or dict rebound in the loop: carried leaf by leaf
+        carried, plan = loop_structures.expand(self, carried, node)
         runtime_lists.check_aliases(self, carried, node)
         if has_ret:
             carried += [RET, RETVAL]
@@ -480,6 +485,7 @@ class ControlFlow(Iteration):
         masked = {v for v in carried if id(self.env[v]) in self.masks}
         for attempt in range(3):
             self.loop_masks = masked  # carried values that are masks (array_kinds)
+            self.loop_plan = plan  # the structures carried leaf by leaf (loop_structures)
             built = self._loop_once(node, target, seq, bounds, carried, kinds, has_break,
                                     has_cont, has_ret, is_for, binds)
             widened = False
@@ -535,8 +541,9 @@ class ControlFlow(Iteration):
         self.ops.append(op)
         for v, o in zip(carried, outs):
             self.env[v] = o
+        loop_structures.settle(self, plan)
         for v in assigned:
-            if v not in carried and v not in (RET, RETVAL):
+            if v not in carried and v not in (RET, RETVAL) and v not in plan:
                 self.env.pop(v, None)
                 what = "the loop variable" if v == target else "assigned inside the loop"
                 self.undefined[v] = (node, f"it is {what} and not defined before it; "
@@ -556,11 +563,15 @@ class ControlFlow(Iteration):
         self.env = dict(before)
         self.region_depth += 1
         params = []
+        plan = self.loop_plan
+        leaves = {k for _, keys in plan.values() for k in keys}
         for v in carried:
-            name = self.namer.fresh(FLAG_NAMES[v]) if v in FLAG_NAMES else self.namer.claim(v)
+            name = self.namer.fresh(FLAG_NAMES[v]) if v in FLAG_NAMES else \
+                self.namer.fresh(loop_structures.leaf_name(v)) if v in leaves else \
+                self.namer.claim(v)
             masked = v in self.loop_masks  # a mask on some iteration (array_kinds)
             kind = "array" if masked and kinds[v] == "float" else kinds[v]
-            p = ir.Value(name, kind, None if v in FLAG_NAMES else v)
+            p = ir.Value(name, kind, None if v in FLAG_NAMES or v in leaves else v)
             if masked and kind in ("bool", "int"):
                 self.masks.add(id(p))
             if kinds[v] == "list":
@@ -570,6 +581,7 @@ class ControlFlow(Iteration):
             write_dtypes.carried(self, p, before[v])
             params.append(p)
             self.env[v] = p
+        loop_structures.enter(self, plan)
         index = None
         cond_region = None
         if is_for:
@@ -601,6 +613,7 @@ class ControlFlow(Iteration):
         self.unchanged(shapes, node)
         dict_writes.refuse_in_loop(self, dicts, node)
         self.loop_depth -= 1
+        loop_structures.leave(self, plan, node)
         yields = [self.env[v] for v in carried]
         exit_flags = ([self.env[BRK]] if has_break else []) + ([self.env[RET]] if has_ret else [])
         exit_ = None

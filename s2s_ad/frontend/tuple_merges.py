@@ -9,11 +9,11 @@ the items would be. The result of a ``return`` that has not run yet holds a
 placeholder (``lowering.py``: ``self.ret_placeholder``), which takes the
 shape of the tuple returned in the other arm. Anything else that meets a
 tuple (a number, a tuple of another length, a list or dict built in the
-function, different in each arm) is refused, located, as is a tuple
-carried across a loop's iterations (:func:`refuse_carried`), where the
-values carried are single values: before, such a φ was taken for a number,
-and ``grad`` of ``if y > 0: return x * y, x`` / ``return x, y`` returned
-``(0.0, 0.0)``.
+function, different in each arm) is refused, located, as is a structure
+a loop carries that :mod:`s2s_ad.frontend.loop_structures` did not make leaf
+by leaf (:func:`refuse_carried`), where the values carried are single
+values: before, such a φ was taken for a number, and ``grad`` of ``if y >
+0: return x * y, x`` / ``return x, y`` returned ``(0.0, 0.0)``.
 
 Before → after::
 
@@ -62,6 +62,8 @@ def merge(lo, a, b, var: str | None, node, phi, name):
         # a NamedTuple or dataclass built in each arm (its fields are not
         # assigned to: the merged instance stands for either)
         return structures.StaticObject(a.cls, {k: one(a.items[k], b.items[k]) for k in a.items})
+    for side in (a, b):  # a helper's result it could not lower: its own located refusal
+        structures.failed_call(lo, side)
     what = f"`{var}`" if var is not None else "the result"
     if structures.is_structure(a) and structures.is_structure(b) \
             and not (isinstance(a, tuple) and isinstance(b, tuple)) \
@@ -116,6 +118,19 @@ def _returns_tuple(stmts: list) -> bool:
             return True
         todo.extend(ast.iter_child_nodes(n))
     return False
+
+
+def same_shape(a, b) -> bool:
+    """Can :func:`merge` merge ``a`` and ``b`` item by item (tuples of one
+    length, instances of one class, nested alike; single values anywhere)?"""
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(same_shape(x, y) for x, y in zip(a, b))
+    if isinstance(a, structures.StaticObject) and isinstance(b, structures.StaticObject):
+        return a.cls is b.cls and a.items.keys() == b.items.keys() and all(
+            same_shape(a.items[k], b.items[k]) for k in a.items)
+    if a is b:
+        return True
+    return not (structures.is_structure(a) or structures.is_structure(b))
 
 
 def stand_in(v):
