@@ -139,6 +139,35 @@ def returned(x):
     return p[0] * p[1]
 
 
+class Cell(NamedTuple):
+    h: object
+    c: object
+
+
+def cell(s, w, x):
+    g = np.tanh(w @ s.h + x)
+    c = s.c * 0.5 + g
+    return Cell(np.tanh(c) * g, c)
+
+
+def rnn(w, x):
+    s = Cell(np.zeros(3), np.zeros(3))
+    for t in range(x.shape[0]):
+        s = cell(s, w, x[t])
+    return np.sum(s.h ** 2) + np.sum(s.c)
+
+
+def rnn_while(w, x):
+    s = Cell(x[0], x[1])
+    t = 0
+    while t < 3:
+        if np.sum(s.c) > 5.0:
+            break
+        s = cell(s, w, x[t])
+        t += 1
+    return np.sum(s.h * s.c)
+
+
 def reshaped(x):
     p = (x, 1.0)
     for i in range(2):
@@ -185,8 +214,42 @@ def test_a_dataclass_of_arrays_carried(mod):
     np.testing.assert_allclose(dx, fd_gradient(mod.arrays, [w, x], 1), rtol=1e-6, atol=1e-9)
 
 
+@pytest.mark.parametrize("name", ["rnn", "rnn_while"])
+def test_a_recurrent_state_as_a_namedtuple_of_arrays(mod, name):
+    """An RNN cell's state, a NamedTuple of two arrays, carried through a
+    loop: the gradient and a Hessian-vector product against central
+    differences."""
+    fn = getattr(mod, name)
+    w, x = 0.5 * RNG.normal(size=(3, 3)), RNG.normal(size=(4, 3))
+    for k, d in enumerate(s2s_ad.grad(fn, wrt=(0, 1))(w, x)):
+        np.testing.assert_allclose(d, fd_gradient(fn, [w, x], k), rtol=1e-6, atol=1e-9)
+    v = RNG.normal(size=(3, 3))
+    g = s2s_ad.grad(fn, wrt=0)
+    want = (g(w + 1e-5 * v, x) - g(w - 1e-5 * v, x)) / 2e-5
+    np.testing.assert_allclose(s2s_ad.hvp(fn, wrt=0)(w, x, v), want, rtol=1e-5, atol=1e-7)
+
+
 def test_a_structure_changing_shape_in_the_loop_is_refused_located(mod):
     with pytest.raises(s2s_ad.SourceError) as e:
         s2s_ad.grad(mod.reshaped)(0.5)
     text = str(e.value)
     assert "loop_structures_src.py:" in text and "keeps its shape" in text and "^" in text
+
+
+@pytest.mark.parametrize("name,a", [("named", 0.6), ("continued", -0.45), ("broken", 1.3)])
+def test_the_cli_module_in_a_fresh_interpreter(tmp_path, mod, name, a):
+    """`s2s-ad grad FILE:fn -o out.py`, then `out.py` imported and called in a
+    fresh interpreter without s2s-ad: the same gradient as central differences."""
+    import os
+    import subprocess
+    import sys
+    from tests.modules import run_generated
+    src = tmp_path / "carried_src.py"
+    src.write_text(SRC, encoding="utf-8")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    done = subprocess.run([sys.executable, "-m", "s2s_ad", "grad", f"{src}:{name}",
+                           "-o", str(tmp_path / f"carried_{name}.py")], capture_output=True,
+                          text=True, timeout=300, env=dict(os.environ, PYTHONPATH=root))
+    assert done.returncode == 0, done.stderr
+    (got,) = run_generated(tmp_path, f"carried_{name}", f"grad_{name}", [a])
+    assert np.isclose(float(got), _fd(getattr(mod, name), a), rtol=1e-6, atol=1e-9)
