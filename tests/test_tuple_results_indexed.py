@@ -5,7 +5,10 @@ returns, and refused, "returns 2 values; unpack them ... or index the
 result", although it is indexed; and a negative index, ``r[-1]``, gave a
 gradient of 0.0 where 2.385 is right: the item's adjoint went to an item
 -1 that no output is; and an item read inside a loop or a branch, ``r[2] if a
-> 0 else r[1]``, gave 0.0: the item's adjoint stayed inside the region.) A
+> 0 else r[1]``, gave 0.0: the item's adjoint stayed inside the region; an
+item that is a list the helper grew, ``r[1][-1]`` in a loop, kept that
+bug a little longer: 4.12 where 4.84 is right, 0.0 or an UnboundLocalError
+in an arm.) A
 helper may return another's tuple as it is (``return triple(a * 2.0)``, or
 ``r = pair(x); return r``): its items, as ``a, b = ...; return a, b`` (it
 was refused: "`triple` returns 3 values; unpack them ..."), and a name may
@@ -209,6 +212,45 @@ def sliced(a):
     return t + sum(r[-2:]) * r[1:][0]
 
 
+def grow(a, n):
+    ys = [a]
+    for i in range(n):
+        ys.append(ys[-1] * 0.5 + math.sin(a))
+    return a * a, ys
+
+
+def list_item_in_loop(a):
+    r = grow(a, 3)
+    s = 0.0
+    for i in range(2):
+        s = s + r[1][-1] * r[0] + r[1][i]
+    return s
+
+
+def list_item_in_arms(a):
+    r = grow(a, 3)
+    if a > 0:
+        s = sum(r[1]) * r[0]
+    else:
+        s = r[1][0] * r[-1][1]
+    return s
+
+
+def grow_arrays(x, n):
+    ys = [x]
+    for i in range(n):
+        ys.append(np.tanh(ys[-1]) * 0.5 + x)
+    return np.sum(x), ys
+
+
+def arrays_list_item_in_loop(x):
+    r = grow_arrays(x, 3)
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum(r[1][-1] * r[1][i]) * r[0]
+    return s
+
+
 def arrays_in_loop_and_branch(x):
     r = pair(x)
     s = 0.0
@@ -229,7 +271,7 @@ def mod(tmp_path_factory):
 
 @pytest.mark.parametrize("name", ["top", "single", "negative", "looped", "nested", "direct",
                                   "arrays_in_loop_and_branch", "arrays_forwarded",
-                                  "arrays_rebound_in_an_arm"])
+                                  "arrays_rebound_in_an_arm", "arrays_list_item_in_loop"])
 def test_a_tuple_result_indexed_in_numpy_code(mod, name):
     fn = getattr(mod, name)
     x = RNG.normal(size=4)
@@ -260,7 +302,7 @@ def test_an_index_past_the_end_is_refused_located(mod):
 @pytest.mark.parametrize("name", ["in_expression_arm", "in_branch", "in_loop", "in_while",
                                   "called_in_loop", "forwarded_unpacked", "forwarded_indexed",
                                   "rebound_in_an_arm", "bound_in_each_arm", "iterated",
-                                  "sliced"])
+                                  "sliced", "list_item_in_loop", "list_item_in_arms"])
 @pytest.mark.parametrize("a", [0.7, -0.4])
 def test_an_item_read_in_a_loop_or_a_branch(mod, name, a):
     """``r = triple(a)`` then ``r[k]`` read inside a loop or an arm: the items'

@@ -337,7 +337,7 @@ def call_items(lo, out: ir.Value, outputs: list, node: ast.AST) -> None:
     or a branch too, is that item, a value like any other, whose adjoint the
     reverse sweep sums over its reads wherever they are (an item op inside a
     loop or branch kept its adjoint where the call's backward could not see
-    it). A list item is left to be read where it is read."""
+    it; a list of any length the callee returned among its items too)."""
     if not call_tuple(lo, out):
         return
     def read(k):  # `t[k]`, at the call, for the op's text
@@ -346,8 +346,7 @@ def call_items(lo, out: ir.Value, outputs: list, node: ast.AST) -> None:
         return ast.fix_missing_locations(ast.copy_location(sub, node))
 
     lo.__dict__.setdefault("call_items", {})[id(out)] = {
-        k: item(lo, out, k, read(k)) for k, o in enumerate(outputs)
-        if not (isinstance(o, ir.Value) and o.kind == "list")}
+        k: item(lo, out, k, read(k)) for k in range(len(outputs))}
 
 
 def made_items(lo, value) -> tuple | None:
