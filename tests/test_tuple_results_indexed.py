@@ -8,7 +8,8 @@ gradient of 0.0 where 2.385 is right: the item's adjoint went to an item
 > 0 else r[1]``, gave 0.0: the item's adjoint stayed inside the region; an
 item that is a list the helper grew, ``r[1][-1]`` in a loop, kept that
 bug a little longer: 4.12 where 4.84 is right, 0.0 or an UnboundLocalError
-in an arm.) A
+in an arm; and so did ``u, v, w = r``, ``sum(r)``, ``max(r)`` in a loop or an
+arm: 0.0 where 1.28 is right.) A
 helper may return another's tuple as it is (``return triple(a * 2.0)``, or
 ``r = pair(x); return r``): its items, as ``a, b = ...; return a, b`` (it
 was refused: "`triple` returns 3 values; unpack them ..."), and a name may
@@ -212,6 +213,24 @@ def sliced(a):
     return t + sum(r[-2:]) * r[1:][0]
 
 
+def unpacked_in_arm(a):
+    r = triple(a)
+    s = 0.0
+    if a > 0:
+        u, v, w = r
+        s = u * v + w
+    return s + 1.0
+
+
+def unpacked_in_loop(a):
+    r = triple(a)
+    s = 0.0
+    for i in range(2):
+        u, v, w = r
+        s = s + u * v * i + sum(r) * max(r)
+    return s
+
+
 def grow(a, n):
     ys = [a]
     for i in range(n):
@@ -302,7 +321,8 @@ def test_an_index_past_the_end_is_refused_located(mod):
 @pytest.mark.parametrize("name", ["in_expression_arm", "in_branch", "in_loop", "in_while",
                                   "called_in_loop", "forwarded_unpacked", "forwarded_indexed",
                                   "rebound_in_an_arm", "bound_in_each_arm", "iterated",
-                                  "sliced", "list_item_in_loop", "list_item_in_arms"])
+                                  "sliced", "list_item_in_loop", "list_item_in_arms",
+                                  "unpacked_in_arm", "unpacked_in_loop"])
 @pytest.mark.parametrize("a", [0.7, -0.4])
 def test_an_item_read_in_a_loop_or_a_branch(mod, name, a):
     """``r = triple(a)`` then ``r[k]`` read inside a loop or an arm: the items'

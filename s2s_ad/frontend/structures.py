@@ -482,6 +482,9 @@ def items_of(lo, value, node: ast.expr) -> list:
     op = lo.__dict__.get("call_ops", {}).get(id(value)) if isinstance(value, ir.Value) \
         else None
     outputs = getattr(getattr(getattr(op, "callee", None), "lowered", None), "outputs", None)
+    made = made_items(lo, value)
+    if made is not None:
+        return list(made)  # `r = h(x)`, then `sum(r)` (in a loop or an arm too)
     if outputs is not None and call_tuple(lo, value):
         # a tuple or list of numbers a helper returned: its items, read one by one
         return [item(lo, value, k, node) for k in range(len(outputs))]
@@ -672,6 +675,14 @@ def unpack(lo, value, target: ast.expr, value_node: ast.expr) -> list:
         return list(value.items)
     if isinstance(value, StaticObject) and value.is_tuple:
         return list(value.items.values())
+    made = made_items(lo, value)
+    if made is not None:
+        # `r = h(x)`, then `a, b = r` (in a loop or an arm too): the items read at the call
+        if len(made) != len(target.elts):
+            raise lo.src.error(value_node, f"`{ast.unparse(value_node)}` holds a tuple of "
+                               f"{len(made)}; it cannot be unpacked into {len(target.elts)} "
+                               "names")
+        return list(made)
     if call_tuple(lo, value):
         # Items read into plain names are named after them (``a, b = h(x)``).
         names = [e.id if isinstance(e, ast.Name) else None for e in target.elts]
