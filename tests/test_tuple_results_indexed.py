@@ -9,7 +9,8 @@ gradient of 0.0 where 2.385 is right: the item's adjoint went to an item
 item that is a list the helper grew, ``r[1][-1]`` in a loop, kept that
 bug a little longer: 4.12 where 4.84 is right, 0.0 or an UnboundLocalError
 in an arm; and so did ``u, v, w = r``, ``sum(r)``, ``max(r)`` in a loop or an
-arm: 0.0 where 1.28 is right.) A
+arm: 0.0 where 1.28 is right, and ``r = q = triple(a)``, a chained
+assignment, read in a loop: half the gradient.) A
 helper may return another's tuple as it is (``return triple(a * 2.0)``, or
 ``r = pair(x); return r``): its items, as ``a, b = ...; return a, b`` (it
 was refused: "`triple` returns 3 values; unpack them ..."), and a name may
@@ -231,6 +232,14 @@ def unpacked_in_loop(a):
     return s
 
 
+def chained(a):
+    r = q = triple(a)
+    s = 0.0
+    for i in range(2):
+        s = s + q[0] * r[1] + q[-1]
+    return s
+
+
 def grow(a, n):
     ys = [a]
     for i in range(n):
@@ -322,7 +331,7 @@ def test_an_index_past_the_end_is_refused_located(mod):
                                   "called_in_loop", "forwarded_unpacked", "forwarded_indexed",
                                   "rebound_in_an_arm", "bound_in_each_arm", "iterated",
                                   "sliced", "list_item_in_loop", "list_item_in_arms",
-                                  "unpacked_in_arm", "unpacked_in_loop"])
+                                  "unpacked_in_arm", "unpacked_in_loop", "chained"])
 @pytest.mark.parametrize("a", [0.7, -0.4])
 def test_an_item_read_in_a_loop_or_a_branch(mod, name, a):
     """``r = triple(a)`` then ``r[k]`` read inside a loop or an arm: the items'

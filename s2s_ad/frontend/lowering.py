@@ -329,7 +329,10 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             for target in stmt.targets:
                 self.assign(target, value, stmt.value)
         elif isinstance(stmt, ast.Assign):
-            value = self.expr(stmt.value, target=stmt.targets[0] if len(stmt.targets) == 1 else None)
+            # `r = q = h(x)`: named after the first target, as a single one is (a call's
+            # tuple bound to names reads its items next to the call: structures.call_items)
+            single = len(stmt.targets) == 1 or all(isinstance(t, ast.Name) for t in stmt.targets)
+            value = self.expr(stmt.value, target=stmt.targets[0] if single else None)
             for target in stmt.targets:
                 self.assign(target, value, stmt.value)
         elif isinstance(stmt, ast.AnnAssign):
