@@ -500,6 +500,12 @@ def run_alias_one(prog, folder: str, label: str, checks=("grad",)) -> Outcome:
     return o
 
 
+def _helper_draw(seed: int, tuples: bool, carried: bool):
+    """The ``--helpers`` program of ``seed``; a helper returning a tuple with
+    ``--tuples``, carried across a loop too with ``--carried``."""
+    return helper_program(RandomDraw(seed), items=tuples or carried, carried=carried)
+
+
 def run_helper_one(prog, folder: str, label: str, *, use_sympy: bool = False,
                    checks=("grad",)) -> Outcome:
     """A program of tests.programs_helpers: run as its base family's programs
@@ -544,7 +550,7 @@ def soak(seeds, *, use_sympy: bool = True, out=sys.stdout, max_stmts: int = 5,
                 prog = alias_program(RandomDraw(seed))
                 o = run_alias_one(prog, folder, label, checks=checks)
             elif helpers or tuples or carried:
-                prog = helper_program(RandomDraw(seed), items=tuples or carried, carried=carried)
+                prog = _helper_draw(seed, tuples, carried)
                 o = run_helper_one(prog, folder, label, use_sympy=use_sympy, checks=checks)
             elif numpy or loops or shifts or kinds or rules or sums:
                 prog = _numpy_generator(loops, shifts, kinds, rules, sums)(RandomDraw(seed))
@@ -647,8 +653,7 @@ def main(argv=None) -> int:
                 print(f"# seed {s}: wrt={prog.wrt!r} at {prog.point}\n{prog.source}")
                 continue
             if args.helpers or args.tuples or args.carried:
-                prog = helper_program(RandomDraw(s), items=args.tuples or args.carried,
-                                      carried=args.carried)
+                prog = _helper_draw(s, args.tuples, args.carried)
                 print(f"# seed {s}: wrt={prog.wrt!r} at {prog.point}\n{prog.source}")
                 continue
             if args.numpy_aliasing:

@@ -107,10 +107,8 @@ class InPlaceNames:
     def passes_through(self, call: ast.Call) -> bool:
         """``call`` is to one of s2s-ad's own helpers that may return (a view
         of) an argument but keep nothing (``unbroadcast``, ``astype_like``)."""
-        if not isinstance(call.func, ast.Name):
-            return False
-        prim = own_helpers.primitive(self.src.globals.get(call.func.id))
-        return prim is not None and prim in OWN_RETURNED
+        return isinstance(call.func, ast.Name) \
+            and own_helpers.returns_argument(self.src.globals.get(call.func.id))
 
     def owner_problem(self, name: str, params: set) -> tuple | None:
         """From the source: None when ``name`` always owns its array (see
@@ -330,11 +328,6 @@ def _fresh(node: ast.expr, lo, local: set) -> bool:
     return False
 
 
-OWN_RETURNED = {"own.unbroadcast": (0,), "own.astype_like": (0,)}
-"""s2s-ad's own helpers (:mod:`s2s_ad.rules.own`) that may return (a view of)
-an argument: at these positions. The others return new values."""
-
-
 def _fresh_call(call: ast.Call, lo, local: set, arg: int | None = None) -> bool:
     """A call that returns a new value, never an argument or a view of one
     (``arg``: never the argument at that position): a NumPy function other
@@ -361,7 +354,8 @@ def _fresh_call(call: ast.Call, lo, local: set, arg: int | None = None) -> bool:
         return True  # adds into its first argument in place and keeps nothing: returns None
     prim = own_helpers.primitive(obj)
     if prim is not None:  # own(v): a copy (a NumPy scalar it returns cannot change)
-        returned = OWN_RETURNED.get(prim.removesuffix(".0").removesuffix(".1"), ())
+        returned = own_helpers.RETURNS_ARGUMENT.get(prim.removesuffix(".0").removesuffix(".1"),
+                                                    ())
         return arg is not None and arg not in returned if returned else True
     module = getattr(obj, "__module__", None) or ""
     if module == "math" or getattr(lo.src.globals.get(f.id), "__name__", None) == "math":

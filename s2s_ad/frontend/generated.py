@@ -82,7 +82,7 @@ import ast
 
 from s2s_ad.frontend import (checkpointed, own_helpers, pairs, readback_forms, scatter_calls,
                              shape_flags, tape_flatten, tape_lengths)
-from s2s_ad.frontend.int_names import int_tapes
+from s2s_ad.frontend.int_names import int_tapes, slots
 from s2s_ad.names import Namer, identifiers
 from s2s_ad.syntax_walk import walk
 
@@ -415,13 +415,8 @@ def _taped_name(stmt) -> str | None:
 
 def _slot_tape(stmt) -> str | None:
     """``T`` for ``T = [None] * n``."""
-    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-            and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.BinOp)
-            and isinstance(stmt.value.op, ast.Mult)):
-        return None
-    left = stmt.value.left
-    if isinstance(left, ast.List) and len(left.elts) == 1 \
-            and isinstance(left.elts[0], ast.Constant) and left.elts[0].value is None:
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+            and isinstance(stmt.targets[0], ast.Name) and slots(stmt.value):
         return stmt.targets[0].id
     return None
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 from s2s_ad.syntax_walk import walk
 
-__all__ = ["int_names", "int_tapes", "is_int", "one_axis"]
+__all__ = ["int_names", "int_tapes", "is_int", "new_list", "one_axis", "slots"]
 
 _INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
 
@@ -88,8 +88,7 @@ def _stack_candidates(tree: ast.FunctionDef, given=()) -> dict:
             continue  # returned in a tuple (a forward function's tape)
         if isinstance(n.ctx, ast.Store):
             if not (isinstance(parent, ast.Assign) and parent.targets == [n]
-                    and (isinstance(parent.value, ast.List) and not parent.value.elts
-                         or _slots(parent.value))):
+                    and new_list(parent.value)):
                 bad.add(n.id)
             continue
         if isinstance(parent, ast.Subscript) and parent.value is n \
@@ -118,11 +117,16 @@ def _stack_candidates(tree: ast.FunctionDef, given=()) -> dict:
     return {k: v for k, v in out.items() if k not in bad and (v or k in given)}
 
 
-def _slots(e: ast.expr) -> bool:
+def slots(e: ast.expr) -> bool:
     """``[None] * n``: a tape of slots, each filled by ``T[k] = e`` before it is read."""
     return isinstance(e, ast.BinOp) and isinstance(e.op, ast.Mult) \
         and isinstance(e.left, ast.List) and len(e.left.elts) == 1 \
         and isinstance(e.left.elts[0], ast.Constant) and e.left.elts[0].value is None
+
+
+def new_list(e: ast.expr) -> bool:
+    """``[]`` or ``[None] * n``: a tape made empty or of slots."""
+    return isinstance(e, ast.List) and not e.elts or slots(e)
 
 
 def _fixed_point(tree: ast.FunctionDef, globals_: dict | None, given=()) -> tuple[set, set]:

@@ -169,9 +169,7 @@ def add_into(lo, stmt: ast.Expr) -> bool:
                     for base in ("add_at", "add_scattered"))):
         return False
     y, index, g = call.args
-    if isinstance(index, (ast.Tuple, ast.Constant)) or (
-            isinstance(index, ast.Call) and isinstance(index.func, ast.Name)
-            and index.func.id == "slice"):
+    if written_index(index):
         new = ast.AugAssign(ast.Subscript(ast.Name(y.id, ast.Load()), _index(lo, index),
                                           ast.Store()), ast.Add(), g)
         lo.statement(ast.fix_missing_locations(_at(new, stmt)))
@@ -195,6 +193,26 @@ def add_into(lo, stmt: ast.Expr) -> bool:
     finally:
         _restore(lo, saved)
     return True
+
+
+def written_index(index: ast.expr) -> bool:
+    """Is ``index``, in a call to ``scatter``/``add_at``/``add_scattered``, a
+    tuple, a ``slice(...)`` or a constant (written as a subscript)? One other
+    expression (``idx``, ``i``) may be an integer array that repeats an
+    element, where an assignment keeps the last write and the helpers add."""
+    return isinstance(index, (ast.Tuple, ast.Constant)) or (
+        isinstance(index, ast.Call) and isinstance(index.func, ast.Name)
+        and index.func.id == "slice")
+
+
+RETURNS_ARGUMENT = {"own.unbroadcast": (0,), "own.astype_like": (0,)}
+"""s2s-ad's own helpers that may return (a view of) an argument, at these
+positions (keeping nothing else); the others return new values."""
+
+
+def returns_argument(fn) -> bool:
+    """Is ``fn`` one of :data:`RETURNS_ARGUMENT`?"""
+    return primitive(fn) in RETURNS_ARGUMENT
 
 
 def _restore(lo, saved: dict) -> None:

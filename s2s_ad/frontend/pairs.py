@@ -41,7 +41,7 @@ import textwrap
 import types
 
 from s2s_ad.frontend import own_helpers
-from s2s_ad.frontend.int_names import int_tapes
+from s2s_ad.frontend.int_names import int_tapes, new_list
 from s2s_ad.names import Namer
 from s2s_ad.syntax_walk import walk
 
@@ -544,7 +544,7 @@ def _tape_names_in(n, items) -> set:
         if isinstance(t, ast.Name) and _read_of(v) is not None:
             out.add(id(t))
             out.add(id(v.value) if isinstance(v, ast.Subscript) else id(v.func.value))
-        if isinstance(t, ast.Name) and t.id in items and (_is_new_list(v) or _is_placeholder(v)):
+        if isinstance(t, ast.Name) and t.id in items and (new_list(v) or _is_placeholder(v)):
             out.add(id(t))
     if isinstance(n, ast.Expr) and _append_of(n) is not None:
         c = n.value
@@ -558,13 +558,6 @@ def _is_placeholder(v) -> bool:
     one branch of a forward function defines, set before the branch."""
     return isinstance(v, ast.Constant) and (v.value is None or v.value in (0.0, False)
                                            and not isinstance(v.value, str))
-
-
-def _is_new_list(v) -> bool:
-    return (isinstance(v, ast.List) and not v.elts) or (
-        isinstance(v, ast.BinOp) and isinstance(v.op, ast.Mult) and isinstance(v.left, ast.List)
-        and len(v.left.elts) == 1 and isinstance(v.left.elts[0], ast.Constant)
-        and v.left.elts[0].value is None)
 
 
 def _name(n: str, ctx) -> ast.Name:
@@ -583,7 +576,7 @@ def _rewrite(stmt, items: dict, pairs: dict) -> list:
                 and t.elts[1].id in items and isinstance(v, ast.Call):
             t.elts = [t.elts[0]] + [_name(m, ast.Store) for m in items[t.elts[1].id]]
             return [stmt]
-        if isinstance(t, ast.Name) and t.id in items and _is_new_list(v):
+        if isinstance(t, ast.Name) and t.id in items and new_list(v):
             parts = items[t.id]
             return each(lambda k: ast.Assign([_name(parts[k], ast.Store)],
                                              _copy(v)))

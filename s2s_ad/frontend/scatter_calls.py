@@ -185,8 +185,8 @@ def _aliasing_use(n: ast.AST, parents: dict, globals_: dict, name: str) -> bool:
         return False
     node, parent = n, parents.get(id(n))
     while isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) \
-            and parent.args and parent.args[0] is node and own_helpers.primitive(
-                globals_.get(parent.func.id)) in ("own.unbroadcast", "own.astype_like"):
+            and parent.args and parent.args[0] is node \
+            and own_helpers.returns_argument(globals_.get(parent.func.id)):
         node, parent = parent, parents.get(id(parent))
     return not (isinstance(n.ctx, ast.Load) and isinstance(parent, (ast.BinOp, ast.UnaryOp)))
 
@@ -228,7 +228,7 @@ class _Rewrite:
     def statement(self, stmt: ast.stmt) -> list:
         if isinstance(stmt, ast.Expr) and self._call_of(stmt.value, self.add_scattered):
             y, index, g = stmt.value.args
-            sub = self._subscript(y, index) if self._written(index) else None
+            sub = self._subscript(y, index) if own_helpers.written_index(index) else None
             if sub is not None:
                 return [_at(ast.AugAssign(sub, ast.Add(), g), stmt)]
             return [stmt]
@@ -273,7 +273,7 @@ class _Rewrite:
     def _made(self, call: ast.Call, name: str, stmt: ast.stmt) -> list | None:
         g, x, index = call.args
         if any(isinstance(n, ast.Name) and n.id == name for n in walk(call)) \
-                or not self._written(index):
+                or not own_helpers.written_index(index):
             return None
         sub = self._subscript(ast.Name(name, ast.Load()), index)
         if sub is None:
@@ -303,16 +303,6 @@ class _Rewrite:
                                 ast.Store())
             out.append(_at(ast.Assign([sub], part), stmt))
         return out
-
-    def _written(self, index: ast.expr) -> bool:
-        """Is ``index`` a tuple, a ``slice(...)`` or a constant (written as a
-        subscript)? One other expression (``idx``, ``i``) may be an integer
-        array that repeats an element, where an assignment keeps the last
-        write and ``scatter`` adds: the call is left to the lowering, which
-        knows it as a primitive (:mod:`s2s_ad.rules.own`)."""
-        return isinstance(index, (ast.Tuple, ast.Constant)) or (
-            isinstance(index, ast.Call) and isinstance(index.func, ast.Name)
-            and index.func.id == "slice")
 
     def _call_of(self, e, names: set) -> bool:
         return isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in names \
