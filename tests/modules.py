@@ -44,3 +44,21 @@ def run_generated(folder, module: str, function: str, args) -> list:
                          text=True, env={"PATH": os.environ.get("PATH", "")}, timeout=120)
     assert run.returncode == 0, run.stderr
     return [np.array(v) for v in ast.literal_eval(run.stdout.strip())]
+
+
+def cli_grad(folder, text: str, name: str, args) -> list:
+    """``s2s-ad grad FILE:name -o grad_file.py`` on ``text`` written to a file
+    in ``folder``, then the generated module called in a fresh interpreter
+    without s2s-ad (:func:`run_generated`): its gradients."""
+    import subprocess
+
+    src = os.path.join(str(folder), "cli_src.py")
+    with open(src, "w", encoding="utf-8") as f:
+        f.write(text)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = f"cli_grad_{name}"
+    done = subprocess.run([sys.executable, "-m", "s2s_ad", "grad", f"{src}:{name}", "-o",
+                           os.path.join(str(folder), out + ".py")], capture_output=True,
+                          text=True, timeout=300, env=dict(os.environ, PYTHONPATH=root))
+    assert done.returncode == 0, done.stderr
+    return run_generated(folder, out, f"grad_{name}", args)

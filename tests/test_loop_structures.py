@@ -17,7 +17,7 @@ import pytest
 
 import s2s_ad
 from tests.array_oracle import fd_gradient
-from tests.modules import import_source
+from tests.modules import cli_grad, import_source
 
 SRC = '''
 import math
@@ -240,16 +240,5 @@ def test_a_structure_changing_shape_in_the_loop_is_refused_located(mod):
 def test_the_cli_module_in_a_fresh_interpreter(tmp_path, mod, name, a):
     """`s2s-ad grad FILE:fn -o out.py`, then `out.py` imported and called in a
     fresh interpreter without s2s-ad: the same gradient as central differences."""
-    import os
-    import subprocess
-    import sys
-    from tests.modules import run_generated
-    src = tmp_path / "carried_src.py"
-    src.write_text(SRC, encoding="utf-8")
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    done = subprocess.run([sys.executable, "-m", "s2s_ad", "grad", f"{src}:{name}",
-                           "-o", str(tmp_path / f"carried_{name}.py")], capture_output=True,
-                          text=True, timeout=300, env=dict(os.environ, PYTHONPATH=root))
-    assert done.returncode == 0, done.stderr
-    (got,) = run_generated(tmp_path, f"carried_{name}", f"grad_{name}", [a])
+    (got,) = cli_grad(tmp_path, SRC, name, [a])
     assert np.isclose(float(got), _fd(getattr(mod, name), a), rtol=1e-6, atol=1e-9)

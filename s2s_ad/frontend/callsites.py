@@ -250,8 +250,10 @@ class CallLowering:
         fn, node = funargs.specialise(self, fn, node, _is_library)  # h(f, ...), f a function
         what = ast.unparse(node.func)
         sig = pairs.signature(fn) or inspect.signature(fn)  # s2s-ad's own H_bwd: its tape split
-        args = [self.expr(a) for a in node.args]
-        kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+        # a tuple a call returned is passed as the tuple of its items
+        args = [structures.forwarded(self, self.expr(a), a) for a in node.args]
+        kwargs = {k.arg: structures.forwarded(self, self.expr(k.value), k.value)
+                  for k in node.keywords}
         sig, kwargs = self.module_data_arguments(fn, sig, kwargs, node, what)
         for free in getattr(fn, "__s2s_free__", ()):
             # late binding: the enclosing function's variable as it is at the call

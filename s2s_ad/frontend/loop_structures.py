@@ -133,6 +133,7 @@ def enter(lo, plan: dict) -> None:
 def leave(lo, plan: dict, node) -> None:
     for v, (spec, keys) in plan.items():
         now = lo.env.get(v)
+        now = made_items(lo, now) or now  # `r = h(x)` in the body: its items
         shaped = _shape(now) if is_structure(now) else None
         if shaped is None or shaped[0] != spec:
             before = _what(_rebuild(spec, [ir.Const(0.0)] * len(keys)))

@@ -425,12 +425,15 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
                 return
             structures.store(self, target, value)
         elif isinstance(target, (ast.Tuple, ast.List)):
-            value = structures.unpack(self, value, target, value_node)
+            if any(isinstance(e, ast.Starred) for e in target.elts):
+                value = structures.starred_unpack(self, value, target, value_node)
+            else:
+                value = structures.unpack(self, value, target, value_node)
             if len(value) != len(target.elts):
                 raise self.src.error(target, f"cannot unpack {len(value)} values into "
                                      f"{len(target.elts)} names")
             for t, v in zip(target.elts, value):
-                self.assign(t, v, value_node)
+                self.assign(t.value if isinstance(t, ast.Starred) else t, v, value_node)
         else:
             raise self.refuse_target(target)
 

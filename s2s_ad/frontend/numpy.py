@@ -358,6 +358,7 @@ class ArrayLowering(ArrayIndexing):
             raise self.src.error(node, "`np.expand_dims` needs an axis")
         if prim in SEQUENCES:
             seq = self.expr(positional[0]) if len(positional) == 1 else None
+            seq = structures.forwarded(self, seq, node)  # a call's tuple: its items
             if isinstance(seq, structures.StaticList):
                 seq = tuple(seq.items)
             if isinstance(seq, ir.Value) and seq.kind == "list":  # of any length

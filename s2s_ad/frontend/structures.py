@@ -193,13 +193,18 @@ def describe(value) -> str:
 def lower_expr(lo, node: ast.expr, var: str | None):
     """Lower a structure expression; ``lo`` is the frontend's lowering state."""
     if isinstance(node, ast.List):
-        return StaticList([_element(lo, e) for e in node.elts])
+        return StaticList([v for e in node.elts for v in _elements(lo, e)])
     if isinstance(node, ast.Dict):
         out = StaticDict()
         for k, v in zip(node.keys, node.values):
-            if k is None:
-                raise lo.src.error(v, "`**` in a dict literal is not supported")
-            out.items[_key(lo, k)] = _element(lo, v)
+            if k is None:  # `{**d, "w": w}`: the items of a dict built in the function
+                inner = lo.expr(v)
+                if not isinstance(inner, StaticDict):
+                    raise lo.src.error(v, "`**` in a dict literal is supported on a dict built "
+                                       "in the function, with constant string keys")
+                out.items.update(inner.items)
+                continue
+            out.items[_key(lo, k)] = lo.expr(v)
         return out
     if isinstance(node, ast.Subscript):
         return subscript(lo, node, var)
@@ -208,10 +213,18 @@ def lower_expr(lo, node: ast.expr, var: str | None):
     raise lo.refuse(node)
 
 
-def _element(lo, node: ast.expr):
-    if isinstance(node, ast.Starred):
-        raise lo.src.error(node, "starred elements are not supported")
-    return lo.expr(node)
+def _elements(lo, node: ast.expr) -> list:
+    """The items ``node`` puts in a list display: one, or those of ``*seq``
+    (a tuple or list built in the function, or the tuple a call returned)."""
+    if not isinstance(node, ast.Starred):
+        return [lo.expr(node)]
+    seq = forwarded(lo, lo.expr(node.value), node)
+    if isinstance(seq, StaticList):
+        return list(seq.items)
+    if isinstance(seq, tuple):
+        return list(seq)
+    raise lo.src.error(node, "`*` in a list is supported on a tuple or list built in the "
+                       "function (its items known while lowering)")
 
 
 def _key(lo, node: ast.expr) -> str:
@@ -297,6 +310,10 @@ def subscript(lo, node: ast.Subscript, var: str | None):
             return lo.run_time_item(base, node, var)  # `C[i]` in a `while` loop
         return items[_index(lo, node.slice, len(items))]
     if call_tuple(lo, base):
+        items = forwarded(lo, base, node) if _static_int(lo, node.slice) is None \
+            and hasattr(lo, "run_time_item") else None
+        if isinstance(items, tuple):
+            return lo.run_time_item(items, node, var)  # `r[i % 2]`, `r = h(x)`, in a loop
         return call_item(lo, base, node, var)
     if isinstance(base, ir.Value) and (is_runtime(lo, base) or id(base) in lo.grown):
         # `sorted(xs)[0]`, `rollout(x, n)[-1]`: a list read when the code runs
@@ -610,10 +627,10 @@ def mutation(lo, stmt: ast.Expr) -> bool:
     if not isinstance(target, StaticList) or method not in ("append", "extend"):
         raise lo.src.error(call, f"`{ast.unparse(call.func)}` is not supported; lists support "
                            "append and extend")
-    if call.keywords or len(call.args) != 1:
+    if call.keywords or len(call.args) != 1 or isinstance(call.args[0], ast.Starred):
         raise lo.src.error(call, f"`{method}` takes one argument")
     if method == "append":
-        target.items.append(_element(lo, call.args[0]))
+        target.items.append(lo.expr(call.args[0]))
     else:
         target.items.extend(iteration(lo, call.args[0]))
     return True
@@ -665,6 +682,32 @@ def store(lo, target: ast.Subscript, value) -> None:
         failed_call(lo, base)  # a helper's list, read as a number: the helper's reason
         raise lo.src.error(target, f"`{ast.unparse(target.value)}` is {describe(base)}; only "
                            "lists and dicts built in the function can be assigned into")
+
+
+def starred_unpack(lo, value, target: ast.Tuple | ast.List, value_node: ast.expr) -> list:
+    """The operands ``a, *rest, b = value`` assigns, ``rest`` a new list of
+    the items between: ``value`` a tuple or list built in the function, a
+    NamedTuple or the tuple a call returned (its length known while lowering)."""
+    stars = [k for k, e in enumerate(target.elts) if isinstance(e, ast.Starred)]
+    if len(stars) > 1:
+        raise lo.src.error(target.elts[stars[1]], "multiple starred names in one assignment")
+    value = forwarded(lo, value, value_node)
+    if isinstance(value, StaticObject) and value.is_tuple:
+        items = list(value.items.values())
+    elif isinstance(value, StaticList):
+        items = list(value.items)
+    elif isinstance(value, tuple):
+        items = list(value)
+    else:
+        raise lo.src.error(target.elts[stars[0]], f"`{ast.unparse(value_node)}` is "
+                           f"{describe(value)}; a starred name unpacks a tuple or list built "
+                           "in the function or returned by a helper (its length known while "
+                           "lowering)")
+    k, after = stars[0], len(target.elts) - stars[0] - 1
+    if len(items) < len(target.elts) - 1:
+        raise lo.src.error(target, f"cannot unpack {len(items)} values into "
+                           f"{len(target.elts) - 1} names and a starred one")
+    return items[:k] + [StaticList(items[k:len(items) - after])] + items[len(items) - after:]
 
 
 def unpack(lo, value, target: ast.expr, value_node: ast.expr) -> list:

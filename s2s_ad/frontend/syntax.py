@@ -34,6 +34,7 @@ from s2s_ad.syntax_walk import walk
 
 
 def _items(lo, value, node: ast.expr, what: str) -> list:
+    value = structures.forwarded(lo, value, node)  # a call's tuple: its items
     if isinstance(value, tuple):
         return list(value)
     if isinstance(value, structures.StaticList):

@@ -1,0 +1,282 @@
+"""The tuple a helper returns, used whole: passed to another helper
+(``r = pair(x); use(r)``, ``use(pair(x))``, ``use(r=r)``), spliced
+(``mul(*r)``, ``[*r, x]``, ``(*r, x)``, ``np.stack(r)``), unpacked with a
+starred name (``a, *rest = trip(x)``, ``*rest, a = ...``), indexed by an
+index known only when the code runs (``r[i % 2]`` in a loop), and rebound in
+the loop that carries it (``r = pair(r[1] + x)``). Each was refused ("such a
+value is not passed whole to a helper", "`*` in a call is supported on a
+tuple or list built in the function", "starred expressions are not
+supported", "indices must be integer constants", "`r` holds a tuple of 2
+before this loop and another value after"); each is the tuple of the call's
+items, as ``a, b = pair(x)`` then ``(a, b)`` would be. Also ``{**d, "k": v}``
+of a dict built in the function. Gradients, ``jvp`` and ``jvp(grad)``
+against central differences, in code of numbers and NumPy code; the CLI's
+module in a fresh interpreter."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from tests.array_oracle import fd_gradient
+from tests.modules import cli_grad, import_source
+
+SRC = '''
+import math
+
+import numpy as np
+
+
+def pair(x):
+    return x * x, math.sin(x)
+
+
+def trip(x):
+    return x * x, math.sin(x), math.exp(x)
+
+
+def use(r):
+    return r[0] * 3.0 + r[1]
+
+
+def use2(r, k):
+    a, b = r
+    return a * k + b * b
+
+
+def mul(a, b):
+    return a * b
+
+
+def passed(x):
+    r = pair(x)
+    return use(r)
+
+
+def passed_directly(x):
+    return use(pair(x)) + use2(pair(x * 2.0), x)
+
+
+def passed_by_keyword(x):
+    r = pair(x)
+    return use(r=r) * use2(k=x, r=r)
+
+
+def passed_in_loop(x):
+    s = 0.0
+    for i in range(3):
+        r = pair(x + i)
+        s = s + use(r)
+    return s
+
+
+def passed_in_arm(x):
+    r = pair(x)
+    if x > 0.5:
+        return use(r) * 2.0
+    return use2(r, x)
+
+
+def passed_in_while(x):
+    r = pair(x)
+    i = 0
+    s = 0.0
+    while i < 3:
+        s = s + use2(r, x) * i
+        i += 1
+    return s
+
+
+def rebound_in_arm(x):
+    r = pair(x)
+    if x > 0.0:
+        r = pair(x * 3.0)
+    return use(r)
+
+
+def forwarded_twice(x):
+    r = pair(x)
+    q = r
+    return use(q) + use2(r, x)
+
+
+def spliced_in_call(x):
+    r = pair(x)
+    return mul(*r) + max(*r) * min(*r)
+
+
+def spliced_in_tuple(x):
+    t = (*pair(x), x)
+    return t[0] * t[2] + t[1]
+
+
+def spliced_in_list(x):
+    xs = [x, *trip(x)]
+    s = 0.0
+    for v in xs:
+        s = s + v * v
+    return s
+
+
+def starred_last(x):
+    a, *rest = trip(x)
+    return a * rest[0] + rest[1] * len(rest)
+
+
+def starred_first(x):
+    *rest, a = trip(x)
+    s = 0.0
+    for v in rest:
+        s = s + v * a
+    return s
+
+
+def starred_middle(x):
+    a, *mid, b = (x, x * 2.0, x * 3.0, math.cos(x))
+    return a * b + sum(mid)
+
+
+def starred_in_loop(x):
+    s = 0.0
+    for i in range(3):
+        a, *rest = trip(x + i)
+        s = s + a * rest[-1]
+    return s
+
+
+def run_time_index(x):
+    r = pair(x)
+    s = 0.0
+    i = 0
+    while i < 4:
+        s = s + r[i % 2] * r[(i + 1) % 2]
+        i += 1
+    return s
+
+
+def run_time_index_in_arms(x):
+    s = 0.0
+    for i in range(4):
+        r = pair(x * i)
+        if x > 0.3:
+            s = s + r[i % 2] * x
+        else:
+            s = s - r[(i + 1) % 2]
+    return s
+
+
+def carried(x):
+    r = pair(x)
+    for i in range(2):
+        r = pair(r[1] + x)
+    return use(r)
+
+
+def merged_dicts(x):
+    d = {"a": x * 2.0}
+    e = {**d, "b": math.sin(x)}
+    return e["a"] * e["b"]
+
+
+def arrays_pair(x):
+    return x * x, np.sin(x)
+
+
+def arrays_use(r):
+    return np.sum(r[0] * 3.0 + r[1])
+
+
+def arrays_passed(x):
+    r = arrays_pair(x)
+    return arrays_use(r)
+
+
+def arrays_spliced(x):
+    r = arrays_pair(x)
+    return np.sum(np.maximum(*r)) + np.sum(np.stack(r) ** 2)
+
+
+def arrays_joined(x):
+    r = arrays_pair(x)
+    return np.sum(np.concatenate([*r, x]) ** 2)
+
+
+def arrays_run_time_index(x):
+    r = arrays_pair(x)
+    s = 0.0
+    for i in range(3):
+        s = s + np.sum(r[i % 2] * x)
+    return s
+
+
+def arrays_carried(x):
+    r = arrays_pair(x)
+    for i in range(2):
+        r = arrays_pair(r[1] + x)
+    return arrays_use(r)
+
+
+def arrays_passed_in_loop(x):
+    s = 0.0
+    for i in range(3):
+        s = s + arrays_use(arrays_pair(x * i))
+    return s
+
+
+def starred_of_a_number(x):
+    a, *rest = x
+    return a
+'''
+
+SCALAR = ["passed", "passed_directly", "passed_by_keyword", "passed_in_loop", "passed_in_arm",
+          "passed_in_while", "rebound_in_arm", "forwarded_twice", "spliced_in_call",
+          "spliced_in_tuple", "spliced_in_list", "starred_last", "starred_first",
+          "starred_middle", "starred_in_loop", "run_time_index", "run_time_index_in_arms",
+          "carried", "merged_dicts"]
+ARRAYS = ["arrays_passed", "arrays_spliced", "arrays_joined", "arrays_run_time_index",
+          "arrays_carried", "arrays_passed_in_loop"]
+RNG = np.random.default_rng(8181)
+
+
+@pytest.fixture(scope="module")
+def mod(tmp_path_factory):
+    return import_source(str(tmp_path_factory.mktemp("whole")), SRC, "call_tuples_whole_src")
+
+
+def _fd(f, a, h=1e-6):
+    return (f(a + h) - f(a - h)) / (2 * h)
+
+
+@pytest.mark.parametrize("name", SCALAR)
+@pytest.mark.parametrize("a", [0.7, -0.4])
+def test_a_call_tuple_used_whole(mod, name, a):
+    fn = getattr(mod, name)
+    assert np.isclose(s2s_ad.grad(fn)(a), _fd(fn, a), rtol=1e-6, atol=1e-9)
+    value, tangent = s2s_ad.jvp(fn)(a, dx=1.0)
+    assert np.isclose(value, fn(a)) and np.isclose(tangent, _fd(fn, a), rtol=1e-6, atol=1e-9)
+    g = s2s_ad.grad(fn)
+    assert np.isclose(s2s_ad.jvp(g)(a, dx=1.0)[1], _fd(g, a, 1e-5), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("name", ARRAYS)
+def test_the_same_in_numpy_code(mod, name):
+    fn = getattr(mod, name)
+    x = RNG.uniform(0.2, 0.9, size=4)
+    np.testing.assert_allclose(s2s_ad.grad(fn)(x), fd_gradient(fn, [x], 0), rtol=1e-6,
+                               atol=1e-9)
+
+
+def test_a_starred_name_unpacking_a_number_is_refused_located(mod):
+    with pytest.raises(s2s_ad.SourceError) as e:
+        s2s_ad.grad(mod.starred_of_a_number)(0.5)
+    text = str(e.value)
+    assert "call_tuples_whole_src.py:" in text and "a starred name unpacks" in text \
+        and "^" in text
+
+
+@pytest.mark.parametrize("name,a", [("passed_in_loop", 0.6), ("starred_first", -0.45),
+                                    ("carried", 1.3)])
+def test_the_cli_module_in_a_fresh_interpreter(tmp_path, mod, name, a):
+    (got,) = cli_grad(tmp_path, SRC, name, [a])
+    assert np.isclose(float(got), _fd(getattr(mod, name), a), rtol=1e-6, atol=1e-9)
