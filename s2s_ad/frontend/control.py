@@ -465,11 +465,15 @@ class ControlFlow(Iteration):
         carried = [v for v in assigned if v in self.env and v != target]
         grown = runtime_lists.promote_for(self, node.body, node)
         carried += [v for v in grown if v not in carried and v != target]
+        if has_ret:  # `return s, x` in the body: the result carried item by item
+            self.env[RETVAL] = tuple_merges.loop_result(self, node, self.env[RETVAL])
+            if isinstance(self.env[RETVAL], tuple):
+                carried.append(RETVAL)
         # a tuple, NamedTuple, dataclass or dict rebound in the loop: carried leaf by leaf
         carried, plan = loop_structures.expand(self, carried, node)
         runtime_lists.check_aliases(self, carried, node)
         if has_ret:
-            carried += [RET, RETVAL]
+            carried += [RET] + ([] if RETVAL in plan or RETVAL in carried else [RETVAL])
         tuple_merges.refuse_carried(self, node, carried, self.env)
         kinds = {v: kind_of(self.env[v]) for v in carried}
         for v in carried:

@@ -71,11 +71,15 @@ def merge(lo, a, b, var: str | None, node, phi, name):
         held = f"a different {structures.describe(a)[2:]} in each arm of this branch"
     else:
         held = f"{_describe(a)} after one arm of this branch and {_describe(b)} after the other"
+    hint = ""
+    if var is None and lo.loop_depth > 0:
+        hint = ("; a tuple returned from inside a loop is carried item by item where the "
+                "function has a `return a, b` written out: `a, b = h(x); return a, b`")
     raise lo.src.error(node, f"{what} is {held}; s2s-ad merges two tuples of the same length "
                        "item by item (instances of one NamedTuple or dataclass field by field), "
                        "and no other list, dict or tuple: give it the same kind "
                        "of value in both arms (assign the items to names in each arm, "
-                       "`a, b = ...`, and build it after the branch)")
+                       f"`a, b = ...`, and build it after the branch){hint}")
 
 
 def _describe(value) -> str:
@@ -90,14 +94,16 @@ def _describe(value) -> str:
 def refuse_carried(lo, node, carried: list, before: dict) -> None:
     """Refuse a tuple, list or dict built in the function that a loop's
     iterations may change (a name given a new one; a tuple returned from
-    inside the loop): a loop carries single values."""
+    inside the loop that :func:`loop_result` could not make one value per
+    item): a loop carries single values."""
     for v in carried:
         init = before.get(v)
         if isinstance(v, str) and v.startswith("<"):  # the result, a flag
-            if _returns_tuple(node.body):
-                raise lo.src.error(node, "a tuple returned from inside this loop is not "
-                                   "supported: assign its items to names, `break`, and "
-                                   "return the tuple after the loop")
+            if v == "<result>" and _returns_tuple(node.body):
+                raise lo.src.error(node, "a tuple returned from inside this loop is carried "
+                                   "item by item where its items are numbers and arrays, "
+                                   "and this one's are not: assign its items to names, "
+                                   "`break`, and return the tuple after the loop")
             continue
         if structures.is_structure(init):
             # (a list appended to or written by index was made a run-time list before)
@@ -109,15 +115,42 @@ def refuse_carried(lo, node, carried: list, before: dict) -> None:
 def _returns_tuple(stmts: list) -> bool:
     """Does a ``return`` of ``stmts`` (not of a function defined in them)
     give a tuple display?"""
-    todo = list(stmts)
+    return _returned_tuple(stmts) is not None
+
+
+def _returned_tuple(stmts: list) -> ast.Tuple | None:
+    """The first tuple display a ``return`` of ``stmts`` gives, or None."""
+    todo = list(reversed(stmts))
     while todo:
         n = todo.pop()
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             continue
         if isinstance(n, ast.Return) and isinstance(n.value, ast.Tuple):
-            return True
-        todo.extend(ast.iter_child_nodes(n))
-    return False
+            return n.value
+        todo.extend(reversed(list(ast.iter_child_nodes(n))))
+    return None
+
+
+def loop_result(lo, node, result):
+    """The result before a loop whose body returns a tuple display
+    (``return s, x`` inside a ``for``/``while``; or returns anything, a
+    call's tuple too, in a function with a ``return a, b`` elsewhere): where
+    no ``return`` has run yet (``result``, the placeholder), a tuple of that
+    display's shape whose items
+    are the placeholder's constant, so the loop carries the result item by
+    item, as :mod:`s2s_ad.frontend.loop_structures` carries a tuple (the flag
+    ``ret`` says which iteration's items are the result); ``result`` as it
+    is otherwise."""
+    display = _returned_tuple(node.body) or _returned_tuple(lo.tree.body)
+    if display is None or result is not getattr(lo, "ret_placeholder", None):
+        return result
+
+    def shaped(e):
+        if isinstance(e, ast.Tuple) and not any(isinstance(x, ast.Starred) for x in e.elts):
+            return tuple(shaped(x) for x in e.elts)
+        return ir.Const(result.value)
+
+    return shaped(display)
 
 
 def same_shape(a, b) -> bool:
