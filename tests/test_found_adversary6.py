@@ -284,13 +284,6 @@ def test_a_tuple_returned_from_inside_a_loop(x, y):
 
 
 TUPLES_REFUSED = {
-    "list_carried": ('''
-def f(x, y):
-    xs = [x, y]
-    for i in range(3):
-        xs = [xs[1] * x, xs[0] + y]
-    return xs[0] + 3.0 * xs[1]
-''', "`xs` holds a list and is given a new value in this loop", 4),
     "lists": ('''
 def f(x, y):
     if y > 0.0:
@@ -316,11 +309,22 @@ def f(x, y):
     return p[0] + 3.0 * p[1]
 '''
 
+LIST_CARRIED = '''
+def f(x, y):
+    xs = [x, y]
+    for i in range(3):
+        xs = [xs[1] * x, xs[0] + y]
+    return xs[0] + 3.0 * xs[1]
+'''
+
 
 def test_a_tuple_carried_across_iterations_is_carried_item_by_item():
     # refused before ("`p` holds a tuple of 2 and is given a new value in this loop");
     # tests/test_loop_structures.py has the other structures
     _first_orders(make_function(CARRIED), 0.7, 0.4)
+    # and a list, `xs = [xs[1] * x, xs[0] + y]` (refused until the list was
+    # carried item by item too: tests/test_lists_carried.py)
+    _first_orders(make_function(LIST_CARRIED), 0.7, 0.4)
 
 
 @pytest.mark.parametrize("name", sorted(TUPLES_REFUSED))

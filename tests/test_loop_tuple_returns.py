@@ -1,7 +1,8 @@
 """A tuple returned from inside a loop (``for ...: if s > 2.0: return s, x *
-i``), by a helper or by the function differentiated (``output=K``), a call's tuple
-too where the function writes a ``return a, b`` out elsewhere: the loop carries the result item by item, the flag ``ret`` saying which
-iteration's items it is. It was refused ("a tuple returned from inside this
+i``), by a helper or by the function differentiated (``output=K``), a call's
+tuple too where the function writes a ``return a, b`` out elsewhere: the loop
+carries the result item by item, the flag ``ret`` saying which iteration's
+items it is. It was refused ("a tuple returned from inside this
 loop is not supported: assign its items to names, `break`, and return the
 tuple after the loop"). Gradients at points that leave the loop by each
 exit, ``jvp`` and ``jvp(grad)``, against central differences; NumPy code;

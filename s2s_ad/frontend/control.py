@@ -232,7 +232,7 @@ class ControlFlow(Iteration):
             guards.enter_arm(self, cond, k == 0)
             outer_ops, self.ops = self.ops, []
             arms.append(fn())
-            self.unchanged(shapes, node)
+            self.unchanged(shapes, node, items=False)  # items replaced: dict_writes.merge
             written.append(dict_writes.arm_done(dicts))
             regions.append(ir.Region(self.ops))
             envs.append(self.env)
@@ -612,7 +612,9 @@ class ControlFlow(Iteration):
                                          text=f"{target} = {seq.name}[{index.name}]")
         for name, bind in binds or []:
             self.env[name.id] = bind(index)
-        shapes, dicts = _shapes(before), dict_writes.snapshot(before)
+        # (a list the loop carries item by item is a new list each iteration)
+        shapes = {v: s for v, s in _shapes(before).items() if v not in plan}
+        dicts = dict_writes.snapshot(before)
         self.block(node.body)
         self.unchanged(shapes, node)
         dict_writes.refuse_in_loop(self, dicts, node)
@@ -635,10 +637,14 @@ class ControlFlow(Iteration):
         self.env.update(saved_flags)
         return body, params, index, cond_region, exit_ is not None
 
-    def unchanged(self, shapes: dict, node) -> None:
-        for var, (value, items) in shapes.items():
+    def unchanged(self, shapes: dict, node, items: bool = True) -> None:
+        """Refuse a list bound to a name before ``node`` that its body gave
+        another length, or bound the name to another list (with ``items``,
+        also one whose items it replaced)."""
+        for var, (value, before) in shapes.items():
             now = self.env.get(var)
-            if now is not value or list(value.items) != items:
+            if now is not value or len(value.items) != len(before) \
+                    or items and list(value.items) != before:
                 raise self.src.error(node, f"the list `{var}` is changed inside a branch or "
                                      "loop other than by `append`: s2s-ad grows lists at run "
                                      "time by `append` only; build the list with `append`, "

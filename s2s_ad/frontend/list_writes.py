@@ -120,7 +120,7 @@ def _checked(lo, target: ast.Subscript, node: ast.AST) -> tuple[str, ir.Value, i
     if isinstance(target.slice, ast.Slice):
         raise lo.src.error(target, f"writing a slice of `{name}`, a list of any length, is not "
                            "supported; write its items one by one in a loop")
-    others = [n for n, v in lo.env.items() if n != name and runtime_lists._holds(v, seq)]
+    others = [n for n, v in lo.env.items() if n != name and runtime_lists.holds(v, seq)]
     if others:
         raise lo.src.error(node, f"`{name}` and `{others[0]}` hold the same list, which this "
                            "writes into; s2s-ad follows a list written by index under one "

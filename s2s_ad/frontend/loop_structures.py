@@ -28,9 +28,9 @@ from __future__ import annotations
 import re
 
 from s2s_ad import ir
-from s2s_ad.frontend import statics
-from s2s_ad.frontend.structures import (StaticDict, StaticObject, describe, is_structure,
-                                        made_items)
+from s2s_ad.frontend import runtime_lists, statics
+from s2s_ad.frontend.structures import (StaticDict, StaticList, StaticObject, describe,
+                                        is_structure, made_items)
 
 __all__ = ["expand", "enter", "leave", "settle", "leaf_name"]
 
@@ -41,9 +41,10 @@ def _shape(value):
     leaves: list = []
 
     def walk(v):
-        if isinstance(v, tuple):
-            items = [walk(x) for x in v]
-            return None if None in items else ("tuple", tuple(items))
+        if isinstance(v, (tuple, StaticList)):
+            kind = "tuple" if isinstance(v, tuple) else "list"
+            items = [walk(x) for x in (v if kind == "tuple" else v.items)]
+            return None if None in items else (kind, tuple(items))
         if isinstance(v, StaticObject):
             items = [(k, walk(x)) for k, x in v.items.items()]
             return None if any(s is None for _, s in items) else ("object", v.cls, tuple(items))
@@ -74,6 +75,8 @@ def _rebuild(spec, leaves: list):
             return ir.Const(s[1])
         if s[0] == "tuple":
             return tuple(build(x) for x in s[1])
+        if s[0] == "list":
+            return StaticList([build(x) for x in s[1]])
         if s[0] == "object":
             return StaticObject(s[1], {k: build(x) for k, x in s[2]})
         return StaticDict({k: build(x) for k, x in s[1]})
@@ -88,7 +91,7 @@ def _paths(spec, base: str) -> list[str]:
     def walk(s, at):
         if s[0] == "leaf":
             out.append(at)
-        elif s[0] == "tuple":
+        elif s[0] in ("tuple", "list"):
             for k, x in enumerate(s[1]):
                 walk(x, f"{at}.{k}")
         elif s[0] in ("object", "dict"):
@@ -112,7 +115,7 @@ def expand(lo, carried: list, node) -> tuple[list, dict]:
     for v in carried:
         value = lo.env.get(v)
         value = made_items(lo, value) or value  # `r = h(x)` before the loop: its items
-        shaped = _shape(value) if is_structure(value) else None
+        shaped = _shape(value) if is_structure(value) and not _shared(lo, v, value) else None
         if shaped is None:
             out.append(v)
             continue
@@ -125,6 +128,25 @@ def expand(lo, carried: list, node) -> tuple[list, dict]:
     return out, plan
 
 
+def _shared(lo, name: str, value) -> bool:
+    """Does another name (or a structure another name holds) hold a list
+    inside ``value``? The loop gives ``name`` a new list each iteration, so
+    a write into it would not reach the other name, as it does in Python
+    on the first iteration."""
+    lists, todo = [], [value]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, StaticList):
+            lists.append(v)
+            todo += v.items
+        elif isinstance(v, tuple):
+            todo += v
+        elif isinstance(v, (StaticDict, StaticObject)):
+            todo += v.items.values()
+    return any(n != name and runtime_lists.holds(other, x)
+               for n, other in lo.env.items() for x in lists)
+
+
 def enter(lo, plan: dict) -> None:
     for v, (spec, keys) in plan.items():
         lo.env[v] = _rebuild(spec, [lo.env[k] for k in keys])
@@ -133,7 +155,9 @@ def enter(lo, plan: dict) -> None:
 def leave(lo, plan: dict, node) -> None:
     for v, (spec, keys) in plan.items():
         now = lo.env.get(v)
-        now = made_items(lo, now) or now  # `r = h(x)` in the body: its items
+        made = made_items(lo, now)  # `r = h(x)` in the body: its items
+        if made is not None:  # (a list the helper returned, `return [a, b]`, as a list)
+            now = StaticList(list(made)) if spec[0] == "list" else made
         shaped = _shape(now) if is_structure(now) else None
         if shaped is None or shaped[0] != spec:
             before = _what(_rebuild(spec, [ir.Const(0.0)] * len(keys)))
@@ -152,4 +176,6 @@ def settle(lo, plan: dict) -> None:
 
 
 def _what(value) -> str:
+    if isinstance(value, StaticList):
+        return f"a list of {len(value.items)}"
     return f"a tuple of {len(value)}" if isinstance(value, tuple) else describe(value)

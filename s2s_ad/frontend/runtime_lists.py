@@ -97,10 +97,16 @@ def promote_for(lo, stmts: list, node: ast.AST) -> list[str]:
             structures.refuse_argument_change(lo, value, node,
                                               f"this loop or branch appending to `{name}`")
             promote(lo, value, node, name)
+    # a list a loop also rebinds (`xs = [xs[1] * x, xs[0]]`) is carried item by
+    # item (loop_structures), its writes into the list of each iteration
+    rebound = {n.id for s in stmts for n in walk(s) if isinstance(n, ast.Name)
+               and isinstance(n.ctx, ast.Store)} if isinstance(node, (ast.For, ast.While)) \
+        else set()
     if not getattr(lo, "array_mode", False):
         for name in written_names(stmts):
             value = lo.env.get(name)
-            if name not in names and isinstance(value, structures.StaticList) \
+            if name not in names and name not in rebound \
+                    and isinstance(value, structures.StaticList) \
                     and lo.sequence_param(value) is None and not any(
                     structures.is_structure(x) or not isinstance(x, (ir.Value, ir.Const))
                     or isinstance(x, ir.Value) and x.kind not in ("float", "int")
@@ -148,6 +154,8 @@ def promote_read(lo, loop: ast.For | ast.While) -> None:
             module_list(lo, n.value.id, loop)  # made once, before the loop
             continue
         value = lo.env.get(n.value.id)
+        if n.value.id in changing:
+            continue  # rebound in the loop: carried item by item (loop_structures)
         if _promotable(lo, value) and any(
                 isinstance(m, ast.Name) and m.id in changing for m in walk(n.slice)):
             promote(lo, value, loop, n.value.id)
@@ -161,7 +169,7 @@ def _promotable(lo, value) -> bool:
     if any(structures.is_structure(x) or not isinstance(x, (ir.Value, ir.Const))
            or (isinstance(x, ir.Value) and x.kind in ("tuple", "list")) for x in value.items):
         return False
-    return not any(v is not value and _holds(v, value) for v in lo.env.values())
+    return not any(v is not value and holds(v, value) for v in lo.env.values())
 
 
 def helper_index(lo, node: ast.expr) -> bool:
@@ -268,7 +276,7 @@ def module_item(lo, node: ast.expr, var: str | None, hint: str | None):
 
 def promote(lo, static: structures.StaticList, node: ast.AST, name: str) -> ir.Value:
     """``static`` as a ``list.new`` op; every name bound to it is rebound."""
-    inside = [n for n, v in lo.env.items() if v is not static and _holds(v, static)]
+    inside = [n for n, v in lo.env.items() if v is not static and holds(v, static)]
     if inside:
         raise lo.src.error(node, f"the list `{name}` is appended to here and is also an item of "
                            f"`{inside[0]}`; s2s-ad grows a list at run time under its own name "
@@ -367,22 +375,22 @@ def check_aliases(lo, carried: list[str], node: ast.AST) -> None:
         value = lo.env.get(var)
         if not is_grown(lo, value):
             continue
-        others = [n for n, v in lo.env.items() if n != var and _holds(v, value)]
+        others = [n for n, v in lo.env.items() if n != var and holds(v, value)]
         if others:
             raise lo.src.error(node, f"`{var}` and `{others[0]}` hold the same list, which this "
                                "loop appends to; s2s-ad follows a list grown in a loop under one "
                                f"name: use `{var}` only")
 
 
-def _holds(v, value) -> bool:
+def holds(v, value) -> bool:
     """Is ``value`` bound to ``v``, or an item of the structure ``v``?"""
     if v is value:
         return True
     if isinstance(v, tuple):
-        return any(_holds(x, value) for x in v)
+        return any(holds(x, value) for x in v)
     items = getattr(v, "items", None)
     if isinstance(v, (structures.StaticList, structures.StaticDict, structures.StaticObject)):
-        return any(_holds(x, value) for x in (items.values() if isinstance(items, dict)
+        return any(holds(x, value) for x in (items.values() if isinstance(items, dict)
                                               else items))
     return False
 
