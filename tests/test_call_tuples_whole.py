@@ -21,6 +21,7 @@ import pytest
 import s2s_ad
 from tests.array_oracle import fd_gradient
 from tests.modules import cli_grad, import_source
+from tests.scalar_checks import assert_derivatives, fd
 
 SRC = '''
 import math
@@ -244,19 +245,11 @@ def mod(tmp_path_factory):
     return import_source(str(tmp_path_factory.mktemp("whole")), SRC, "call_tuples_whole_src")
 
 
-def _fd(f, a, h=1e-6):
-    return (f(a + h) - f(a - h)) / (2 * h)
-
 
 @pytest.mark.parametrize("name", SCALAR)
 @pytest.mark.parametrize("a", [0.7, -0.4])
 def test_a_call_tuple_used_whole(mod, name, a):
-    fn = getattr(mod, name)
-    assert np.isclose(s2s_ad.grad(fn)(a), _fd(fn, a), rtol=1e-6, atol=1e-9)
-    value, tangent = s2s_ad.jvp(fn)(a, dx=1.0)
-    assert np.isclose(value, fn(a)) and np.isclose(tangent, _fd(fn, a), rtol=1e-6, atol=1e-9)
-    g = s2s_ad.grad(fn)
-    assert np.isclose(s2s_ad.jvp(g)(a, dx=1.0)[1], _fd(g, a, 1e-5), rtol=1e-5, atol=1e-7)
+    assert_derivatives(getattr(mod, name), a, atol=1e-9)
 
 
 @pytest.mark.parametrize("name", ARRAYS)
@@ -279,4 +272,4 @@ def test_a_starred_name_unpacking_a_number_is_refused_located(mod):
                                     ("carried", 1.3)])
 def test_the_cli_module_in_a_fresh_interpreter(tmp_path, mod, name, a):
     (got,) = cli_grad(tmp_path, SRC, name, [a])
-    assert np.isclose(float(got), _fd(getattr(mod, name), a), rtol=1e-6, atol=1e-9)
+    assert np.isclose(float(got), fd(getattr(mod, name), a), rtol=1e-6, atol=1e-9)

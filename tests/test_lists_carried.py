@@ -20,6 +20,7 @@ import pytest
 import s2s_ad
 from tests.array_oracle import fd_gradient
 from tests.modules import cli_grad, import_source
+from tests.scalar_checks import assert_derivatives, fd
 
 SRC = '''
 import math
@@ -216,19 +217,11 @@ def mod(tmp_path_factory):
     return import_source(str(tmp_path_factory.mktemp("listcarry")), SRC, "lists_carried_src")
 
 
-def _fd(f, a, h=1e-6):
-    return (f(a + h) - f(a - h)) / (2 * h)
-
 
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("a", [0.7, 0.3, 1.2])
 def test_a_list_carried_across_iterations(mod, name, a):
-    fn = getattr(mod, name)
-    assert np.isclose(s2s_ad.grad(fn)(a), _fd(fn, a), rtol=1e-6, atol=1e-8)
-    value, tangent = s2s_ad.jvp(fn)(a, dx=1.0)
-    assert np.isclose(value, fn(a)) and np.isclose(tangent, _fd(fn, a), rtol=1e-6, atol=1e-8)
-    g = s2s_ad.grad(fn)
-    assert np.isclose(s2s_ad.jvp(g)(a, dx=1.0)[1], _fd(g, a, 1e-5), rtol=1e-5, atol=1e-6)
+    assert_derivatives(getattr(mod, name), a)
 
 
 @pytest.mark.parametrize("name", ["arrays", "arrays_by_a_helper"])
@@ -250,4 +243,4 @@ def test_a_list_whose_length_changes_is_refused_located(mod):
 @pytest.mark.parametrize("name,a", [("swapped", 0.7), ("returned", 1.2)])
 def test_the_cli_module_in_a_fresh_interpreter(tmp_path, mod, name, a):
     (got,) = cli_grad(tmp_path, SRC, name, [a])
-    assert np.isclose(float(got), _fd(getattr(mod, name), a), rtol=1e-6, atol=1e-8)
+    assert np.isclose(float(got), fd(getattr(mod, name), a), rtol=1e-6, atol=1e-8)

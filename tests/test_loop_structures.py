@@ -18,6 +18,7 @@ import pytest
 import s2s_ad
 from tests.array_oracle import fd_gradient
 from tests.modules import cli_grad, import_source
+from tests.scalar_checks import assert_derivatives, fd
 
 SRC = '''
 import math
@@ -183,28 +184,18 @@ def mod(tmp_path_factory):
     return import_source(str(tmp_path_factory.mktemp("loopstruct")), SRC, "loop_structures_src")
 
 
-def _fd(f, a, h=1e-6):
-    return (f(a + h) - f(a - h)) / (2 * h)
-
-
 @pytest.mark.parametrize("name", ["named", "keyed", "nested", "branchy",
                                   "calls_a_looping_helper", "broken", "continued", "returned"])
 @pytest.mark.parametrize("a", [0.6, -0.45, 1.3])
 def test_a_structure_carried_across_iterations(mod, name, a):
-    fn = getattr(mod, name)
-    assert np.isclose(s2s_ad.grad(fn)(a), _fd(fn, a), rtol=1e-6, atol=1e-9)
-    value, tangent = s2s_ad.jvp(fn)(a, dx=1.0)
-    assert np.isclose(value, fn(a)) and np.isclose(tangent, _fd(fn, a), rtol=1e-6, atol=1e-9)
-    g = s2s_ad.grad(fn)
-    second = s2s_ad.jvp(g)(a, dx=1.0)[1]
-    assert np.isclose(second, _fd(g, a, 1e-5), rtol=1e-5, atol=1e-7)
+    assert_derivatives(getattr(mod, name), a, atol=1e-9)
 
 
 def test_a_tuple_carried_with_two_parameters(mod):
     x, y = 0.8, -0.3
     dx, dy = s2s_ad.grad(mod.swapped, wrt=(0, 1))(x, y)
-    assert np.isclose(dx, _fd(lambda t: mod.swapped(t, y), x), rtol=1e-6)
-    assert np.isclose(dy, _fd(lambda t: mod.swapped(x, t), y), rtol=1e-6)
+    assert np.isclose(dx, fd(lambda t: mod.swapped(t, y), x), rtol=1e-6)
+    assert np.isclose(dy, fd(lambda t: mod.swapped(x, t), y), rtol=1e-6)
 
 
 def test_a_dataclass_of_arrays_carried(mod):
@@ -241,4 +232,4 @@ def test_the_cli_module_in_a_fresh_interpreter(tmp_path, mod, name, a):
     """`s2s-ad grad FILE:fn -o out.py`, then `out.py` imported and called in a
     fresh interpreter without s2s-ad: the same gradient as central differences."""
     (got,) = cli_grad(tmp_path, SRC, name, [a])
-    assert np.isclose(float(got), _fd(getattr(mod, name), a), rtol=1e-6, atol=1e-9)
+    assert np.isclose(float(got), fd(getattr(mod, name), a), rtol=1e-6, atol=1e-9)

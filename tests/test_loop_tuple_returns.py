@@ -17,6 +17,7 @@ import pytest
 import s2s_ad
 from tests.array_oracle import fd_gradient
 from tests.modules import cli_grad, import_source
+from tests.scalar_checks import assert_derivatives, fd
 
 SRC = '''
 import math
@@ -156,25 +157,17 @@ def mod(tmp_path_factory):
     return import_source(str(tmp_path_factory.mktemp("loopret")), SRC, "loop_tuple_returns_src")
 
 
-def _fd(f, a, h=1e-6):
-    return (f(a + h) - f(a - h)) / (2 * h)
-
 
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("a", [0.7, 1.45, -0.35, 2.3])
 def test_a_tuple_returned_from_inside_a_loop(mod, name, a):
-    fn = getattr(mod, name)
-    assert np.isclose(s2s_ad.grad(fn)(a), _fd(fn, a), rtol=1e-6, atol=1e-8)
-    value, tangent = s2s_ad.jvp(fn)(a, dx=1.0)
-    assert np.isclose(value, fn(a)) and np.isclose(tangent, _fd(fn, a), rtol=1e-6, atol=1e-8)
-    g = s2s_ad.grad(fn)
-    assert np.isclose(s2s_ad.jvp(g)(a, dx=1.0)[1], _fd(g, a, 1e-5), rtol=1e-5, atol=1e-6)
+    assert_derivatives(getattr(mod, name), a)
 
 
 @pytest.mark.parametrize("output", [0, 1])
 @pytest.mark.parametrize("a", [0.7, 1.5, -0.3])
 def test_the_function_differentiated_returns_it(mod, output, a):
-    want = _fd(lambda t: mod.top(t)[output], a)
+    want = fd(lambda t: mod.top(t)[output], a)
     assert np.isclose(s2s_ad.grad(mod.top, output=output)(a), want, rtol=1e-6, atol=1e-9)
     assert np.isclose(s2s_ad.jvp(mod.top)(a, dx=1.0)[1][output], want, rtol=1e-6, atol=1e-9)
 
@@ -197,4 +190,4 @@ def test_a_helper_returning_nested_tuples_there_is_refused_located(mod):
 @pytest.mark.parametrize("name,a", [("unpacked", 0.7), ("while_helper", 1.45)])
 def test_the_cli_module_in_a_fresh_interpreter(tmp_path, mod, name, a):
     (got,) = cli_grad(tmp_path, SRC, name, [a])
-    assert np.isclose(float(got), _fd(getattr(mod, name), a), rtol=1e-6, atol=1e-8)
+    assert np.isclose(float(got), fd(getattr(mod, name), a), rtol=1e-6, atol=1e-8)
