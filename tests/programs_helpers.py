@@ -98,9 +98,13 @@ def helper_program(d, items: bool = False, carried: bool = False):
     :class:`tests.programs_numpy.NumpyProgram` for NumPy ones. With
     ``items`` (the fuzzer's ``--tuples``) the helper returns a tuple, which
     ``f`` binds to a name and reads by index in a loop and in both arms of a
-    branch (``r[0]``, ``r[-1]``, ``r[1]``, ``r[-2]``); the other draws are
-    the same. With ``carried`` too (``--carried``), ``f`` then carries the
-    tuple across a loop's iterations (``r = (r[1] * 0.5 + r[0] * c, r[0])``),
+    branch (``r[0]``, ``r[-1]``, ``r[1]``, ``r[-2]``, or ``r[i % 2]`` at the
+    loop's index), and may use whole (passed to a helper, ``use_items(r)``;
+    unpacked with a starred name, ``a0, *rest = r``; spliced, ``(*r, 1.5)``);
+    a helper whose ``return`` sits in a loop returns the tuple there, or
+    through a wrapper; the other draws are the same. With ``carried`` too
+    (``--carried``), ``f`` then carries the tuple, or a list of its items,
+    across a loop's iterations (``r = (r[1] * 0.5 + r[0] * c, r[0])``),
     leaving it by ``break`` or skipping by ``continue`` on a test of an item."""
     base_kind = d.integer(0, 2)
     if base_kind == 0:
@@ -119,9 +123,10 @@ def helper_program(d, items: bool = False, carried: bool = False):
     fn.name = "h"
     fn.args.kwonlyargs += [ast.arg(e) for e in extra]
     fn.args.kw_defaults += [None for _ in extra]
-    # a `return` inside a loop cannot give a tuple (refused, located): such a
-    # helper returns its number to a wrapper `h` that returns the tuple
-    wrapped = items and _returns_in_loop(fn)
+    # a `return` inside a loop gives the tuple there (the loop carries it item
+    # by item), or, drawn too, returns its number to a wrapper `h` that
+    # returns the tuple
+    wrapped = items and _returns_in_loop(fn) and chance(d, 40)
     _Returns(returns_array, items and not wrapped).visit(fn)
     doc = 1 if ast.get_docstring(fn) is not None else 0
     fn.body[doc:doc] = ast.parse("\n".join(prelude)).body
@@ -148,21 +153,36 @@ def helper_program(d, items: bool = False, carried: bool = False):
         whole = (lambda e: f"np.sum({e})") if numpy else (lambda e: e)
         first_item = reduce_("r[0]") if returns_array else whole("r[0]")
         test = f"np.sum({first}) > 0.0" if numpy else f"{first} > 0.0"
+        if not returns_array and chance(d, 40):  # an index known as the code runs
+            first_item = whole("r[i % 2]")
         lines += [f"    r = {_call('h', params, extra, k=k0, c=active)}", "    total = 0.0",
                   f"    for i in range({d.integer(1, 3)}):",
                   f"        total = total + {first_item} * (i + 1.0)",
                   f"    if {test}:", f"        total = total + {whole('r[-1]')}", "    else:",
                   f"        total = total - {whole('r[1]')} * 0.5 + "
                   f"{reduce_('r[-2]') if returns_array else whole('r[-2]')}"]
+        whole_use = choice(d, [None, "passed", "starred", "spliced"])
+        if whole_use == "passed":  # the tuple passed whole to a helper
+            lines += [f"    total = total + {whole('use_items(r)')}"]
+        elif whole_use == "starred":
+            lines += ["    a0, *rest = r", f"    total = total + {whole('a0')} * {whole('rest[-1]')}"]
+        elif whole_use == "spliced":
+            lines += ["    t = (*r, 1.5)", f"    total = total + {whole('t[1]')} * t[-1]"]
         if carried:
             jump = choice(d, ["break", "continue", None])
+            as_list = chance(d, 40)  # carried as a list of a fixed length
+            if as_list:
+                lines += ["    r = [r[0], r[1]]"]
             lines += [f"    for j in range({d.integer(1, 4)}):"]
             if jump is not None:
                 lines += [f"        if {whole('r[0]')} > {choice(d, ['0.5', '2.0', '-1.0'])}:",
                           f"            {jump}"]
-            lines += [f"        r = (r[1] * 0.5 + r[0] * {choice(d, ['0.25', '-0.75'])}, r[0])",
+            new = f"r[1] * 0.5 + r[0] * {choice(d, ['0.25', '-0.75'])}, r[0]"
+            lines += [f"        r = [{new}]" if as_list else f"        r = ({new})",
                       f"    total = total + {whole('r[0]')} * {whole('r[-1]')}"]
         lines += ["    return total"]
+        if whole_use == "passed":
+            lines = ["def use_items(t):", "    return t[0] * 0.5 + t[-1]", "", ""] + lines
     elif form == "direct":
         lines.append(f"    return {call()}")
     elif form == "nested":

@@ -9,9 +9,14 @@ tuple or list built in the function", "starred expressions are not
 supported", "indices must be integer constants", "`r` holds a tuple of 2
 before this loop and another value after"); each is the tuple of the call's
 items, as ``a, b = pair(x)`` then ``(a, b)`` would be. Also ``{**d, "k": v}``
-of a dict built in the function. Gradients, ``jvp`` and ``jvp(grad)``
-against central differences, in code of numbers and NumPy code; the CLI's
-module in a fresh interpreter."""
+of a dict built in the function. In NumPy code also ``(*r, 1.5)`` (was
+read as a shape: "a tuple returned by a call is used where a number is
+expected") and an array item indexed or sliced further (``r[1][1:]``,
+``d["w"][0]``: "only tuples and lists built in the function can be
+sliced"); and the second derivatives there (the reverse sweep of ``r[i %
+2]`` read back was refused). Gradients, ``jvp`` and ``jvp(grad)`` against
+central differences, in code of numbers and NumPy code; the CLI's module in
+a fresh interpreter."""
 
 from __future__ import annotations
 
@@ -225,6 +230,20 @@ def arrays_passed_in_loop(x):
     return s
 
 
+def arrays_starred(x):
+    a, *rest = (*arrays_pair(x), x)
+    t = (*arrays_pair(x * 2.0), 1.5)
+    return np.sum(a * rest[-1]) + np.sum(t[1]) * t[-1]
+
+
+def arrays_items_sliced(x):
+    r = arrays_pair(x)
+    d = {"w": x * 2.0, "b": np.cos(x)}
+    t = (x, np.sin(x))
+    return np.sum(r[1][1:]) + np.sum(r[0][:2] * 2.0) + np.sum(d["w"][1:] * d["b"][:-1]) \
+        + d["w"][0] + np.sum(t[1][::2]) * t[0][-1]
+
+
 def starred_of_a_number(x):
     a, *rest = x
     return a
@@ -236,7 +255,7 @@ SCALAR = ["passed", "passed_directly", "passed_by_keyword", "passed_in_loop", "p
           "starred_middle", "starred_in_loop", "run_time_index", "run_time_index_in_arms",
           "carried", "merged_dicts"]
 ARRAYS = ["arrays_passed", "arrays_spliced", "arrays_joined", "arrays_run_time_index",
-          "arrays_carried", "arrays_passed_in_loop"]
+          "arrays_carried", "arrays_passed_in_loop", "arrays_starred", "arrays_items_sliced"]
 RNG = np.random.default_rng(8181)
 
 
@@ -258,6 +277,32 @@ def test_the_same_in_numpy_code(mod, name):
     x = RNG.uniform(0.2, 0.9, size=4)
     np.testing.assert_allclose(s2s_ad.grad(fn)(x), fd_gradient(fn, [x], 0), rtol=1e-6,
                                atol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["arrays_run_time_index", "arrays_spliced"])
+def test_second_derivatives_in_numpy_code(tmp_path, mod, name):
+    """Forward over reverse (``hvp``), and reverse over the gradient file:
+    the sweep of ``r[i % 2]`` writes ``ditems[t1] = ditems[t1] + dt2`` into
+    a list of the items' adjoints, which the reverse over it reads as a list
+    of any length (it was refused: "indices must be integer constants")."""
+    fn = getattr(mod, name)
+    x, v = RNG.uniform(0.2, 0.9, size=4), RNG.normal(size=4)
+    g = s2s_ad.grad(fn)
+    want = (g(x + 1e-5 * v) - g(x - 1e-5 * v)) / 2e-5
+    np.testing.assert_allclose(s2s_ad.hvp(fn)(x, v), want, rtol=1e-5, atol=1e-7)
+    (tmp_path / f"whole_grad_{name}.py").write_text(
+        s2s_ad.gradient_source(fn, arrays=["x"]), encoding="utf-8")
+    import sys
+    sys.path.insert(0, str(tmp_path))
+    try:
+        probe = import_source(str(tmp_path), f"import numpy as np\n"
+                              f"from whole_grad_{name} import grad_{name}\n\n\n"
+                              f"def probe(x, v):\n    return np.sum(grad_{name}(x) * v)\n",
+                              f"whole_probe_{name}")
+        np.testing.assert_allclose(s2s_ad.grad(probe.probe)(x, v), want, rtol=1e-5, atol=1e-7)
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop(f"whole_grad_{name}", None)
 
 
 def test_a_starred_name_unpacking_a_number_is_refused_located(mod):

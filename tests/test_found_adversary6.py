@@ -286,12 +286,14 @@ def test_a_tuple_returned_from_inside_a_loop(x, y):
 TUPLES_REFUSED = {
     "lists": ('''
 def f(x, y):
+    q = [x, y]
     if y > 0.0:
         p = [x * y, x]
     else:
-        p = [y, x * x]
-    return p[0] + 3.0 * p[1]
-''', "`p` is a different list in each arm of this branch", 3),
+        p = q
+    return p[0] + 3.0 * p[1] + q[0]
+''', "`p` is a different list in each arm of this branch, and `q` holds one of them too",
+              4),
     "lengths": ('''
 def f(x, y):
     if y > 0.0:
@@ -316,6 +318,23 @@ def f(x, y):
         xs = [xs[1] * x, xs[0] + y]
     return xs[0] + 3.0 * xs[1]
 '''
+
+
+LISTS_IN_ARMS = '''
+def f(x, y):
+    if y > 0.0:
+        p = [x * y, x]
+    else:
+        p = [y, x * x]
+    return p[0] + 3.0 * p[1]
+'''
+
+
+@pytest.mark.parametrize("y", [0.4, -0.4])
+def test_a_different_list_in_each_arm_is_merged_item_by_item(y):
+    # refused until lists of one length were merged as tuples are, where no
+    # other name holds either ("`p` is a different list in each arm")
+    _first_orders(make_function(LISTS_IN_ARMS), 0.7, y)
 
 
 def test_a_tuple_carried_across_iterations_is_carried_item_by_item():

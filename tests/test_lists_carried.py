@@ -8,7 +8,12 @@ arm too), and writes into a list in one arm of a branch inside a loop
 branch"), are merged item by item. A list another name holds too (``ys = xs`` before
 the loop) is not carried item by item (a write into it must reach ``ys``):
 lowered as before, its gradient checked here too. A list whose length the
-loop changes stays refused, located. Gradients, ``jvp`` and
+loop changes stays refused, located. A list (or dict of the same keys)
+different in each arm of a branch (``if c: p = [x * x, x]`` / ``else: p =
+[x, 3 * x]``, or rebound in one arm, as a ``break``/``continue`` makes the
+code after it) is merged item by item, as tuples are (was refused, "`p` is a
+different list in each arm"), unless another name holds one of them:
+refused, located. Gradients, ``jvp`` and
 ``jvp(grad)`` against central differences, NumPy lists of arrays, the CLI's
 module in a fresh interpreter."""
 
@@ -167,6 +172,51 @@ def written_in_arms(x):
     return xs[0] * xs[1]
 
 
+def list_in_each_arm(x):
+    if x > 0.5:
+        p = [x * x, x]
+    else:
+        p = [x, x * 3.0]
+    p[0] = p[0] * 3.0
+    return p[0] + 3.0 * p[1]
+
+
+def rebound_before_break(x):
+    r = [x, 2.0]
+    for j in range(1):
+        if r[0] > 0.5:
+            break
+        r = [r[1] * 0.5 + r[0] * -0.75, r[0]]
+    return r[0] * r[-1]
+
+
+def dict_in_an_arm(x):
+    d = {"a": x, "b": 1.0}
+    for i in range(3):
+        if d["a"] > 1.0:
+            d = {"a": d["a"] * 0.5, "b": d["b"] + x}
+        d["b"] = d["b"] * x
+    return d["a"] + d["b"]
+
+
+def dict_after_continue(x):
+    d = {"a": x, "b": 1.0}
+    for i in range(4):
+        if i == 2:
+            continue
+        d = {"a": d["a"] * x, "b": d["b"] + math.sin(d["a"])}
+    return d["a"] * d["b"]
+
+
+def held_twice_in_arms(x):
+    r = [x, 2.0]
+    q = r
+    if x > 0.5:
+        r = [x * 2.0, x]
+    r[0] = r[0] * 3.0
+    return q[0] + r[0] * r[1]
+
+
 def arrays(x):
     hs = [x, np.ones_like(x)]
     for i in range(3):
@@ -208,7 +258,8 @@ def shared(x):
 NAMES = ["swapped", "in_while", "by_a_helper", "returned", "called_in_loop", "nested", "broken",
          "unpacked", "run_time_index", "comprehension", "written_after_rebinding",
          "alias_in_body", "written_in_arm", "written_after_continue", "written_in_arms",
-         "shared"]
+         "shared", "list_in_each_arm", "rebound_before_break", "dict_in_an_arm",
+         "dict_after_continue"]
 RNG = np.random.default_rng(6161)
 
 
@@ -230,6 +281,14 @@ def test_a_list_of_arrays(mod, name):
     x = RNG.uniform(0.2, 0.9, size=4)
     np.testing.assert_allclose(s2s_ad.grad(fn)(x), fd_gradient(fn, [x], 0), rtol=1e-6,
                                atol=1e-8)
+
+
+def test_lists_another_name_holds_are_not_merged_refused_located(mod):
+    with pytest.raises(s2s_ad.SourceError) as e:
+        s2s_ad.grad(mod.held_twice_in_arms)(0.7)
+    text = str(e.value)
+    assert "lists_carried_src.py:" in text and "^" in text \
+        and "`r` is a different list in each arm of this branch, and `q` holds one" in text
 
 
 def test_a_list_whose_length_changes_is_refused_located(mod):

@@ -245,7 +245,10 @@ def _args(prim: str, shapes: list[tuple], dtype=np.float64) -> list:
         if prim in EIGEN:  # eigenvalues well apart: 0, 2, 4, ... plus at most about ±1.5·n
             a = a + np.diag(4.0 * np.arange(s[-1]))
             if prim == "np.linalg.cholesky":  # symmetric positive definite below the diagonal
-                a = a @ np.swapaxes(a, -1, -2) + np.triu(RNG.uniform(-1, 1, s), 1)
+                # (its smallest eigenvalue at least 1: the product alone may be near
+                # singular, where the rule is right and the differences are not)
+                a = a @ np.swapaxes(a, -1, -2) + np.eye(s[-1]) \
+                    + np.triu(RNG.uniform(-1, 1, s), 1)
         args.append(a.astype(dtype) if s else float(a))
     return args
 

@@ -306,6 +306,10 @@ class ControlFlow(Iteration):
                                        "one in each arm of the `if`; unpack it in each arm "
                                        "(`a, b = h(x)`) and read the items")
                 continue
+            if a is not b and (isinstance(a, structures.StaticList) and isinstance(
+                    b, structures.StaticList) or isinstance(a, structures.StaticDict)
+                    and isinstance(b, structures.StaticDict)):
+                tuple_merges.refuse_shared_lists(self, node, var, a, b, [before, *envs])
             if "list" in (kind_of(a), kind_of(b)) and not _same(a, b) and not (
                     runtime_lists.is_grown(self, a) and runtime_lists.is_grown(self, b)):
                 raise self.src.error(node, f"`{var}` is " + ("a different list in each branch"
@@ -639,12 +643,13 @@ class ControlFlow(Iteration):
 
     def unchanged(self, shapes: dict, node, items: bool = True) -> None:
         """Refuse a list bound to a name before ``node`` that its body gave
-        another length, or bound the name to another list (with ``items``,
-        also one whose items it replaced)."""
+        another length (with ``items``, a loop's body: also one whose items
+        it replaced, or a name bound to another list; an arm's are merged
+        item by item after the branch)."""
         for var, (value, before) in shapes.items():
             now = self.env.get(var)
-            if now is not value or len(value.items) != len(before) \
-                    or items and list(value.items) != before:
+            if len(value.items) != len(before) \
+                    or items and (now is not value or list(value.items) != before):
                 raise self.src.error(node, f"the list `{var}` is changed inside a branch or "
                                      "loop other than by `append`: s2s-ad grows lists at run "
                                      "time by `append` only; build the list with `append`, "

@@ -105,6 +105,20 @@ def is_list_write(lo, target: ast.expr) -> bool:
         and runtime_lists.is_grown(lo, lo.env.get(target.value.id))
 
 
+def promote_written(lo, target: ast.expr) -> None:
+    """In NumPy code, ``ys[k] = v`` at an index known only as the code runs
+    into a list built in the function of numbers and arrays (``dys = [np.
+    zeros_like(item) for item in ys]`` in s2s-ad's own reverse sweeps): the
+    list becomes a list of any length (a ``list.new`` op), written by
+    :func:`store`."""
+    if not (getattr(lo, "array_mode", False) and isinstance(target, ast.Subscript)
+            and isinstance(target.value, ast.Name) and not isinstance(target.slice, ast.Slice)):
+        return
+    value = lo.env.get(target.value.id)
+    if runtime_lists.promotable(lo, value) and structures._static_int(lo, target.slice) is None:
+        runtime_lists.promote(lo, value, target, target.value.id)
+
+
 def refuse_in_arrays(lo, stmt: ast.stmt) -> None:
     """In NumPy code, a write by index into a list of any length: refused."""
     if getattr(lo, "array_mode", False) and isinstance(stmt, (ast.Assign, ast.AugAssign)):
@@ -143,6 +157,8 @@ def replaces_item(lo, stmt: ast.stmt) -> bool:
     for target in stmt.targets if isinstance(stmt, ast.Assign) else \
             [stmt.target] if isinstance(stmt, ast.AugAssign) else []:
         refuse_returned(lo, target)  # as in code of numbers, with its rewrite
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+        promote_written(lo, stmt.targets[0])
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
             and is_list_write(lo, stmt.targets[0]):
         return store(lo, stmt.targets[0], lo.expr(stmt.value), stmt.targets[0], stmt.value)

@@ -156,12 +156,12 @@ def promote_read(lo, loop: ast.For | ast.While) -> None:
         value = lo.env.get(n.value.id)
         if n.value.id in changing:
             continue  # rebound in the loop: carried item by item (loop_structures)
-        if _promotable(lo, value) and any(
+        if promotable(lo, value) and any(
                 isinstance(m, ast.Name) and m.id in changing for m in walk(n.slice)):
             promote(lo, value, loop, n.value.id)
 
 
-def _promotable(lo, value) -> bool:
+def promotable(lo, value) -> bool:
     """A list built in the function, of numbers or arrays, that is no
     parameter and no item of another structure: read at run time as it is."""
     if not isinstance(value, structures.StaticList) or lo.sequence_param(value) is not None:
@@ -228,7 +228,7 @@ def promote_indexed(lo, name: str, node: ast.AST) -> bool:
     function and ``i`` known only as the code runs (a helper's index
     parameter): ``c`` becomes a run-time list there. Returns whether it did."""
     value = lo.env.get(name)
-    if lo.region_depth > 0 or not _promotable(lo, value):
+    if lo.region_depth > 0 or not promotable(lo, value):
         return False
     promote(lo, value, node, name)
     return True

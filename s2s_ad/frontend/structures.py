@@ -324,9 +324,29 @@ def subscript(lo, node: ast.Subscript, var: str | None):
             raise lo.src.error(node.slice, "a list index must be an integer")
         lo.mark_int(index, node.slice, "a list index")
         return lo.emit("getitem", [base, index], node, var)
+    if _array_item(lo, base):
+        return _through(lo, base, node, var)
     _param_used_as_sequence(lo, base, node)
     raise lo.src.error(node, f"`{ast.unparse(node.value)}` is {describe(base)}; only tuples, "
                        "lists and dicts built in the function can be indexed")
+
+
+def _array_item(lo, base) -> bool:
+    """Is ``base`` an array that an item of a structure gave, in NumPy code
+    (``r[1]`` of ``r = h(x)``, ``d["W"]``), indexed or sliced further?"""
+    return getattr(lo, "array_mode", False) and isinstance(base, ir.Value) \
+        and base.kind == "array"
+
+
+def _through(lo, base: ir.Value, node: ast.Subscript, var):
+    """``node`` (``r[1][1:]``) as NumPy indexing of ``base``, the array its
+    value (``r[1]``) is, bound to a name spelled as that expression."""
+    text = ast.unparse(node.value)
+    lo.env[text] = base
+    lo.spliced.append(text)
+    name = ast.copy_location(ast.Name(text, ast.Load()), node.value)
+    return lo.subscript(ast.copy_location(ast.Subscript(name, node.slice, ast.Load()), node),
+                        var, None)
 
 
 def _slice(lo, node: ast.Subscript):
@@ -337,6 +357,8 @@ def slice_of(lo, base, node: ast.Subscript):
     """``node`` (a slice) of ``base``, a tuple or list known while lowering
     (or the tuple ``r = h(x)`` binds: its items)."""
     base = made_items(lo, base) or base
+    if _array_item(lo, base):
+        return _through(lo, base, node, None)
     if not isinstance(base, (tuple, StaticList)):
         _param_used_as_sequence(lo, base, node)
         raise lo.src.error(node, "only tuples and lists built in the function can be sliced")

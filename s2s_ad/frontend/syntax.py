@@ -86,15 +86,23 @@ def splice(lo, node: ast.Call) -> ast.Call:
 
 def tuple_items(lo, node: ast.Tuple, targets):
     """``(a, *rest, b)``: the items, a starred one spliced in; in NumPy code,
-    ``(*x.shape, 1)`` starring a shape is a shape joined when the code runs."""
-    if getattr(lo, "array_mode", False) and any(
-            isinstance(e, ast.Starred) and not isinstance(lo.expr(e.value), (
-                tuple, structures.StaticList)) for e in node.elts):
-        return lo.shape_operand(node)
+    ``(*x.shape, 1)`` starring a shape is a shape joined when the code runs.
+    Each starred operand is lowered once."""
+    starred = {id(e): lo.expr(e.value) for e in node.elts if isinstance(e, ast.Starred)}
+
+    def spliced(v):  # a tuple or list built in the function, or a call's tuple
+        return isinstance(v, (tuple, structures.StaticList)) \
+            or structures.made_items(lo, v) is not None or structures.call_tuple(lo, v)
+
+    if getattr(lo, "array_mode", False) and not all(spliced(v) for v in starred.values()):
+        elts = [ast.copy_location(ast.Starred(bound(lo, ast.unparse(e.value), starred[id(e)],
+                                                    e.value), ast.Load()), e)
+                if isinstance(e, ast.Starred) else e for e in node.elts]
+        return lo.shape_operand(ast.copy_location(ast.Tuple(elts, ast.Load()), node))
     out = []
     for e, t in zip(node.elts, targets):
         if isinstance(e, ast.Starred):
-            out += _items(lo, lo.expr(e.value), e, "`*` in a tuple")
+            out += _items(lo, starred[id(e)], e, "`*` in a tuple")
         else:
             out.append(lo.expr(e, t))
     return tuple(out)

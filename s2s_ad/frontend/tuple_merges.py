@@ -7,9 +7,12 @@ arm, field by field), so ``if c: p = (a, b)`` / ``else: p = (b, a)`` then
 ``u, v = p``, and ``if c: return a, b`` before ``return b, a``, are read as
 the items would be. The result of a ``return`` that has not run yet holds a
 placeholder (``lowering.py``: ``self.ret_placeholder``), which takes the
-shape of the tuple returned in the other arm. Anything else that meets a
-tuple (a number, a tuple of another length, a list or dict built in the
-function, different in each arm) is refused, located, as is a structure
+shape of the tuple returned in the other arm. A list of one length, or a
+dict of the same keys, built in the function and different in each arm, is
+merged item by item the same way, where no other name holds either
+(:func:`refuse_shared_lists`: a write through that name would not reach the
+merged copy). Anything else that meets a tuple (a number, a tuple of
+another length) is refused, located, as is a structure
 a loop carries that :mod:`s2s_ad.frontend.loop_structures` did not make leaf
 by leaf (:func:`refuse_carried`), where the values carried are single
 values: before, such a φ was taken for a number, and ``grad`` of ``if y >
@@ -28,7 +31,7 @@ from __future__ import annotations
 import ast
 
 from s2s_ad import ir
-from s2s_ad.frontend import structures
+from s2s_ad.frontend import runtime_lists, structures
 
 
 def _shaped(like, zero: ir.Const):
@@ -57,6 +60,15 @@ def merge(lo, a, b, var: str | None, node, phi, name):
 
     if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
         return tuple(one(x, y) for x, y in zip(a, b))
+    if isinstance(a, structures.StaticList) and isinstance(b, structures.StaticList) \
+            and len(a.items) == len(b.items):
+        # a list of one length in each arm, no other name holding either
+        # (control.py: refuse_shared_lists): a new list of the items' φs
+        return structures.StaticList([one(x, y) for x, y in zip(a.items, b.items)])
+    if isinstance(a, structures.StaticDict) and isinstance(b, structures.StaticDict) \
+            and list(a.items) == list(b.items):
+        # a dict of the same keys in each arm, the same way
+        return structures.StaticDict({k: one(a.items[k], b.items[k]) for k in a.items})
     if isinstance(a, structures.StaticObject) and isinstance(b, structures.StaticObject) \
             and a.cls is b.cls and a.items.keys() == b.items.keys():
         # a NamedTuple or dataclass built in each arm (its fields are not
@@ -75,11 +87,29 @@ def merge(lo, a, b, var: str | None, node, phi, name):
     if var is None and lo.loop_depth > 0:
         hint = ("; a tuple returned from inside a loop is carried item by item where the "
                 "function has a `return a, b` written out: `a, b = h(x); return a, b`")
-    raise lo.src.error(node, f"{what} is {held}; s2s-ad merges two tuples of the same length "
-                       "item by item (instances of one NamedTuple or dataclass field by field), "
-                       "and no other list, dict or tuple: give it the same kind "
+    raise lo.src.error(node, f"{what} is {held}; s2s-ad merges two tuples or lists of the "
+                       "same length item by item (dicts of the same keys key by key, instances "
+                       "of one NamedTuple or dataclass field by field), and nothing else: give "
+                       "it the same kind "
                        "of value in both arms (assign the items to names in each arm, "
                        f"`a, b = ...`, and build it after the branch){hint}")
+
+
+def refuse_shared_lists(lo, node, var: str, a, b, envs: list) -> None:
+    """``var`` holds the list (or dict) ``a`` after one arm of a branch and ``b`` after
+    the other: refused, located, where another name (before the branch, or
+    after either arm) holds one of them too, since the merged list would
+    not be that name's list (a write through one would not reach the
+    other)."""
+    for env in envs:
+        for n, v in env.items():
+            if n != var and (runtime_lists.holds(v, a) or runtime_lists.holds(v, b)):
+                what = "list" if isinstance(a, structures.StaticList) else "dict"
+                copy = "[v for v in xs]" if what == "list" else '{"a": d["a"], ...}'
+                raise lo.src.error(node, f"`{var}` is a different {what} in each arm of this "
+                                   f"branch, and `{n}` holds one of them too; s2s-ad merges "
+                                   f"two of them item by item only where no other name holds "
+                                   f"either: build a new one (`{copy}`) or use one name")
 
 
 def _describe(value) -> str:
