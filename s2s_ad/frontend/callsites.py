@@ -260,7 +260,8 @@ class CallLowering:
             if getattr(fn, "__s2s_free_as__", {}).get(free, free) not in self.env:
                 raise self.src.error(node, f"`{what}` reads `{free}` of the enclosing "
                                      f"function, which has no value at this call")
-            kwargs[free] = self.read(getattr(fn, "__s2s_free_as__", {}).get(free, free), node)
+            kwargs[free] = structures.forwarded(  # a call's tuple: its items
+                self, self.read(getattr(fn, "__s2s_free_as__", {}).get(free, free), node), node)
         for a in [*args, *kwargs.values()]:
             if isinstance(a, ir.Value) and a.kind in ("tuple", "list") \
                     and not passing.runtime_list(self, a):

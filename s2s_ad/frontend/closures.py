@@ -169,13 +169,16 @@ def rewrite_maps(src: Source) -> None:
 
     class Maps(ast.NodeTransformer):
         def visit_Call(self, node: ast.Call):
-            self.generic_visit(node)
             wrap = ast.GeneratorExp
             if listed and isinstance(node.func, ast.Name) and node.func.id == "list" \
                     and len(node.args) == 1 and not node.keywords and is_map(node.args[0]):
+                # (before the `map` inside it is made a generator)
                 node, wrap = node.args[0], ast.ListComp
-            elif not is_map(node):
-                return node
+                node.args = [self.visit(a) for a in node.args]
+            else:
+                self.generic_visit(node)
+                if not is_map(node):
+                    return node
             names = [fresh() for _ in node.args[1:]]
             call = ast.Call(node.args[0], [ast.Name(n, ast.Load()) for n in names], [])
             if len(names) == 1:

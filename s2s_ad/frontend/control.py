@@ -290,6 +290,13 @@ class ControlFlow(Iteration):
                 if var not in FLAG_NAMES:
                     guards.keep(self, pending, var, cond, side, (a, b)[side], ())
                 continue
+            made = [structures.made_items(self, v) if isinstance(v, ir.Value) else None
+                    for v in (a, b)]
+            if made != [None, None] and var not in FLAG_NAMES and all(
+                    m is not None or isinstance(v, tuple) for m, v in zip(made, (a, b))):
+                # `r = h(x)` in one arm (or before), a tuple written out in the other
+                # (`r = (r[1], r[0])`, a loop's tuple carried item by item): the items
+                a, b = (v if m is None else m for m, v in zip(made, (a, b)))
             if isinstance(a, ir.Value) and isinstance(b, ir.Value) and not _same(a, b) \
                     and "tuple" in (a.kind, b.kind) and var not in FLAG_NAMES:
                 made = structures.made_items(self, a), structures.made_items(self, b)

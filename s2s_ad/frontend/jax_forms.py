@@ -38,6 +38,7 @@ Before → after::
 from __future__ import annotations
 
 import ast
+import copy
 import builtins
 import types
 
@@ -151,6 +152,7 @@ class _Desugar(LoopForms):
                                             if isinstance(a, ast.arg)}
         copied, self.copied = self.copied, {}
         current, self.current = self.current, fn
+        self.inline_vmaps(fn)
         fn.body = self.block(fn.body)
         self.current = current
         if self.copied:
@@ -163,6 +165,24 @@ class _Desugar(LoopForms):
                                     for name, node in self.copied.items()]
         self.locals, self.control_flow = outer, flow
         self.params, self.copied = params, copied
+
+    def inline_vmaps(self, fn: ast.FunctionDef) -> None:
+        """``f = jax.vmap(g)`` at the top of ``fn``'s body, ``f`` bound once and
+        only called after: each call written in place (``jax.vmap(g)(x)``)."""
+        for stmt in list(fn.body):
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                    and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.Call)
+                    and self.jax_call(stmt.value.func) == "jax.vmap"):
+                continue
+            name = stmt.targets[0].id
+            uses = [n for n in walk(fn) if isinstance(n, ast.Name) and n.id == name]
+            calls = [n for n in walk(fn) if isinstance(n, ast.Call)
+                     and isinstance(n.func, ast.Name) and n.func.id == name]
+            if len(uses) != len(calls) + 1:
+                continue  # rebound or passed on: refused where it is read (expr)
+            for call in calls:
+                call.func = ast.copy_location(copy.deepcopy(stmt.value), call.func)
+            fn.body.remove(stmt)
 
     def block(self, stmts: list) -> list:
         out = []
@@ -242,6 +262,11 @@ class _Desugar(LoopForms):
         if isinstance(node, ast.Call):
             form = "jax.vmap" if isinstance(node.func, ast.Call) and self.jax_call(
                 node.func.func) == "jax.vmap" else self.jax_call(node.func)
+            if form == "jax.vmap" and not isinstance(node.func, ast.Call):
+                raise self.src.error(node, f"`{ast.unparse(node)}` is read where it is called "
+                                     "(`jax.vmap(g)(x)`), or bound to a name at the top of "
+                                     "the function that is only called after (`f = "
+                                     "jax.vmap(g)`, then `f(x)`)")
             if form in ("jax.vmap", "jax.lax.scan", "jax.lax.fori_loop"):
                 node.args = [a if isinstance(a, ast.Lambda) else self.expr(a, pre)
                              for a in node.args]

@@ -68,8 +68,14 @@ def keyed_call(lo, fn, node: ast.Call, var: str | None, hint: str | None):
     if isinstance(value, ir.Value) and value.kind in ("list", "tuple"):
         return runtime_sorting.keyed(lo, fn, value, options.get("key"), reverse, node, var,
                                      hint)
-    items = (structures.comprehension(lo, arg) if isinstance(arg, ast.GeneratorExp)
-             else structures.iteration(lo, arg))
+    if isinstance(arg, ast.GeneratorExp):
+        items = structures.comprehension(lo, arg)
+    elif isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) \
+            and arg.func.id not in lo.env \
+            and lo.resolve(arg.func) in (builtins.range, builtins.zip, builtins.enumerate):
+        items = structures.iteration(lo, arg)
+    else:
+        items = structures.items_of(lo, value, arg)  # (lowered once: `sorted(h(x))`)
     if any(structures.is_structure(x) for x in items):
         raise lo.src.error(arg, f"`{what}` of tuples or lists is not supported; sort numbers "
                            "or arrays")

@@ -158,8 +158,8 @@ def _sequence(lo, arg: ast.expr) -> list:
 
 
 def math_call(lo, fn, node: ast.Call, var, hint):
-    """``math.fsum``, ``math.prod``, ``math.dist`` (see the module docstring);
-    None for another function."""
+    """``math.fsum``, ``math.prod``, ``math.dist``, ``math.hypot`` of other than
+    two coordinates (see the module docstring); None for another function."""
     if fn is math.fsum:
         if len(node.args) != 1 or node.keywords:
             raise lo.src.error(node, "`math.fsum` takes one iterable")
@@ -192,6 +192,17 @@ def math_call(lo, fn, node: ast.Call, var, hint):
         for a, b in zip(p, q):
             d = lo.emit("sub", [a, b], node, hint="diff")
             squares.append(lo.emit("mul", [d, d], node, hint="sq"))
+        total = _fold(lo, "add", squares[0], squares[1:], node, None, None)
+        return lo.emit("math.sqrt", [total], node, var, hint=hint)
+    if fn is math.hypot and len(node.args) != 2 and not node.keywords \
+            and not any(isinstance(a, ast.Starred) for a in node.args):
+        # `math.hypot(x, y, z)`: √(x² + y² + z²) (two coordinates: its own rule)
+        coords = [lo.expr(a) for a in node.args]
+        if not coords:
+            return ir.Const(0.0)
+        if len(coords) == 1:
+            return lo.emit("abs", coords, node, var, hint=hint)
+        squares = [lo.emit("mul", [c, c], node, hint="sq") for c in coords]
         total = _fold(lo, "add", squares[0], squares[1:], node, None, None)
         return lo.emit("math.sqrt", [total], node, var, hint=hint)
     return None

@@ -112,6 +112,11 @@ def _static_items(lo, node: ast.expr) -> list | None:
     if isinstance(node, (ast.List, ast.Tuple)) and node.elts and all(
             isinstance(e, ast.Constant) and type(e.value) in (int, float) for e in node.elts):
         return [ir.Const(e.value) for e in node.elts]  # for i in [1, 2, 3]: a literal
+    if isinstance(node, (ast.List, ast.Tuple)):  # for v in [x, x * x, math.sin(x)]
+        value = lo.expr(node)
+        if isinstance(value, (tuple, StaticList)):
+            return list(value) if isinstance(value, tuple) else list(value.items)
+        return None
     if isinstance(node, (ast.Subscript, ast.Attribute)):
         root = node
         while isinstance(root, (ast.Subscript, ast.Attribute)):
