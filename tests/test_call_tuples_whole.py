@@ -244,6 +244,16 @@ def arrays_items_sliced(x):
         + d["w"][0] + np.sum(t[1][::2]) * t[0][-1]
 
 
+def arrays_items_indexed(x):
+    # names no NumPy itself: its parameter is lowered as a number first, then,
+    # `r[1][i]` being computed from it, as the array it is called with
+    r = arrays_pair(x)
+    s = 0.0
+    for i in range(3):
+        s = s + r[1][i] * r[0][i + 1]
+    return s + r[1][0] * r[0][1]
+
+
 def starred_of_a_number(x):
     a, *rest = x
     return a
@@ -255,7 +265,8 @@ SCALAR = ["passed", "passed_directly", "passed_by_keyword", "passed_in_loop", "p
           "starred_middle", "starred_in_loop", "run_time_index", "run_time_index_in_arms",
           "carried", "merged_dicts"]
 ARRAYS = ["arrays_passed", "arrays_spliced", "arrays_joined", "arrays_run_time_index",
-          "arrays_carried", "arrays_passed_in_loop", "arrays_starred", "arrays_items_sliced"]
+          "arrays_carried", "arrays_passed_in_loop", "arrays_starred", "arrays_items_sliced",
+          "arrays_items_indexed"]
 RNG = np.random.default_rng(8181)
 
 

@@ -94,7 +94,8 @@ def _computed_from(lo, value: ir.Value) -> ir.Value | None:
         seen.add(id(v))
         if v is not value and v.kind == "float" and v.var and is_param(lo, v):
             return v
-        op = lo.defs.get(id(v))
+        # (a helper's result too: `r = pair(x)`, then `r[1][0]`)
+        op = lo.defs.get(id(v)) or lo.__dict__.get("call_ops", {}).get(id(v))
         if isinstance(op, ir.Op):
             stack.extend(reversed([a for a in op.args if isinstance(a, ir.Value)]))
         elif v.kind == "float" and v.var in params:

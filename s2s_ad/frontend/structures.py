@@ -448,7 +448,9 @@ def item(lo, value: ir.Value, index: int, node: ast.AST, var: str | None = None)
     if var is not None:
         text = f"{var} = {text}"
         lo.env[var] = out
-    lo.ops.append(ir.Op("item", (value, ir.Const(index)), out, lo.loc(node), text))
+    op = ir.Op("item", (value, ir.Const(index)), out, lo.loc(node), text)
+    lo.ops.append(op)
+    lo.defs[id(out)] = op  # (what it is computed from: param_uses._computed_from)
     return out
 
 
