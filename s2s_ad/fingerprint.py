@@ -71,6 +71,10 @@ class Reads:
         try:
             ref = weakref.ref(obj)
         except TypeError:
+            if _function_table(obj) or obj.__class__.__name__ == "ufunc":
+                # a module's table of functions, or a NumPy ufunc (a singleton):
+                # held as it is, as its module holds it
+                return self.name(obj)
             raise _Unwatchable(obj) from None
         n = self.name(ref)
         alias = self._held[id(obj)] = n + "_v"  # a local of the generated check
@@ -247,6 +251,28 @@ def _global(name: str, obj, fn, out: list, seen: set, reads: Reads | None = None
         out.append((name, type(obj).__name__, obj))
     elif isinstance(obj, (list, tuple)) and all(isinstance(v, numbers.Number) for v in obj):
         out.append((name, type(obj).__name__, tuple(obj)))  # a constant list, read as numbers
+    elif _function_table(obj):
+        # ACTIVATIONS[name](x): the table's keys and each function's identity
+        # (a user function's source too) decide the code; watched item by item
+        keys = list(obj) if isinstance(obj, dict) else list(range(len(obj)))
+        out.append(("function table", name, type(obj).__name__, tuple(keys)))
+        if reads is not None:
+            # the table held as it is (a module's object, as the module holds it),
+            # its keys and each item the same object (a function weakly)
+            table = reads.name(obj)
+            reads.terms.append(f"list({table}) == {reads.name(list(obj))}")
+            for k in keys:
+                item = obj[k]
+                reads.terms.append(f"{table}[{k!r}] is {reads.held(item)}")
+        for k in keys:
+            item = obj[k]
+            if isinstance(item, types.FunctionType):
+                out.append(("table item", k, "calls"))
+                _fingerprint(source.made_code(item) or item, out, seen)
+            else:
+                out.append(("table item", k, getattr(item, "__module__", None),
+                            getattr(item, "__qualname__", getattr(item, "__name__", None)),
+                            id(item)))
     elif module_data.is_module_data(obj):
         # module-level data: a parameter of the gradient, read on every call;
         # its kind (array, or a structure's keys and lengths) decides the code
@@ -296,6 +322,15 @@ def _class_reads(name: str, cls: type, fn, out: list, seen: set, reads) -> None:
             if reads is not None:
                 reads.same(f"_s2s_getattr({reads.held(cls)}, {attr!r}, None)", member)
             _global(f"{name}.{attr}", member, fn, out, seen, reads)
+
+
+def _function_table(obj) -> bool:
+    """A dict, list or tuple of functions (builtins and NumPy ufuncs too)."""
+    if obj.__class__ not in (dict, list, tuple) or not obj:
+        return False
+    values = obj.values() if isinstance(obj, dict) else obj
+    return all(isinstance(v, (types.FunctionType, types.BuiltinFunctionType))
+               or v.__class__.__name__ == "ufunc" for v in values)
 
 
 def _dotted(f) -> str | None:

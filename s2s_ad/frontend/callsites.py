@@ -25,7 +25,10 @@ import numbers
 import operator
 import types
 
+import numpy
+
 from s2s_ad import ir
+from s2s_ad.errors import SourceError
 from s2s_ad.frontend import methods, module_data
 from s2s_ad.frontend.library_names import LIBRARY_MODULES
 from s2s_ad.frontend import (closures, conditions, funargs, index_checks, index_exprs, jax_names,
@@ -420,7 +423,62 @@ class CallLowering:
             if not hasattr(base, node.attr):
                 raise self.src.error(node, f"module {base.__name__} has no attribute {node.attr!r}")
             return jax_names.twin(getattr(base, node.attr))  # jax.numpy.sum: np.sum
+        if isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Slice):
+            # ACTIVATIONS[name](x): a module-level table of functions at a key
+            # known while lowering (a constant, or a string or int parameter)
+            table = self.resolve(node.value)
+            key = self.static_key(node.slice)
+            if isinstance(table, (dict, list, tuple)) and key is not None:
+                try:
+                    item = table[key]
+                except (KeyError, IndexError, TypeError):
+                    raise self.src.error(node.slice, f"`{ast.unparse(node.value)}` has no item "
+                                         f"{key!r}") from None
+                if _is_function(item):
+                    return item
         raise self.src.error(node, f"`{ast.unparse(node)}` is not supported as a callee")
+
+    def static_key(self, node: ast.expr):
+        """The value of ``node``, a key or index known while lowering: a
+        constant string or int, or a name bound to a static string or an int
+        constant; None otherwise."""
+        if isinstance(node, ast.Constant) and type(node.value) in (str, int):
+            return node.value
+        if isinstance(node, ast.Name):
+            v = self.env.get(node.id)
+            if isinstance(v, ir.Const) and type(v.value) in (str, int):
+                return v.value
+        return None
+
+    def function_alias(self, stmt: ast.stmt) -> bool:
+        """``f = ACTIVATIONS[name]``, ``g = math.sin``, ``h = helper``: a local
+        name for a function (a module-level one, or an item of a module-level
+        table at a key known while lowering), called as that function; False
+        when ``stmt`` is not such an assignment."""
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+                and isinstance(stmt.value, (ast.Name, ast.Attribute, ast.Subscript))) \
+                or self.region_depth > self.loop_depth:
+            return False  # (in an arm of a branch the name would depend on the branch)
+        root = stmt.value
+        while isinstance(root, (ast.Attribute, ast.Subscript)):
+            root = root.value
+        if not isinstance(root, ast.Name) or root.id in self.env:
+            return False
+        try:
+            fn = self.resolve(stmt.value)
+        except SourceError:
+            return False
+        name = stmt.targets[0].id
+        if not _is_function(fn) or name in self.env or name in self.local_fns:
+            return False
+        self.local_fns[name] = fn
+        return True
+
+
+def _is_function(obj) -> bool:
+    """A function, a builtin or a NumPy ufunc (not a class, not a value)."""
+    return isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, numpy.ufunc))
 
 
 def _is_library(fn: types.FunctionType) -> bool:

@@ -312,6 +312,8 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
                 and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             self.define_local(stmt.value, stmt.targets[0].id, stmt)
             return
+        if self.function_alias(stmt):
+            return  # `f = ACTIVATIONS[name]`: calls of `f` call that function
         list_writes.refuse_in_arrays(self, stmt)
         if self.array_mode and list_writes.replaces_item(self, stmt):
             return  # `hs[k] = v` on a list grown in the function: its item replaced
