@@ -19,7 +19,10 @@ now differentiated and checked here against central differences:
   inner ``map`` was rewritten first);
 * ``sorted(grow(x))``, ``grow`` returning a list of a known length: "`grow`
   returns 4 values" (and the call was lowered twice);
-* ``math.hypot`` of one or three coordinates.
+* ``math.hypot`` of one or three coordinates;
+* a ``def`` or ``lambda`` in a loop's body: "the nested function 'h' is
+  defined inside an `if`, `for` or `while`" (it reads the enclosing
+  variables when called, as a closure defined before the loop would).
 """
 
 from __future__ import annotations
@@ -112,13 +115,29 @@ def sorted_helper_list(x):
     return sorted(grow(x))[0] + max(grow(x))
 
 
+def defined_in_loop(x):
+    s = 0.0
+    for i in range(3):
+        def h(t):
+            return t * i + x
+        g = lambda t: t * s
+        s = s + h(s + x) + g(x)
+    j = 0
+    while j < 2:
+        def k(t):
+            return t * j + math.sin(x)
+        s = s + k(s)
+        j += 1
+    return s
+
+
 def hypots(x):
     return math.hypot(x * 2.0) + math.hypot(x, x, x, 1.0)
 '''
 
 NAMES = ["carried_with_break", "carried_with_continue", "swapped_in_arm", "elif_arms",
          "read_by_nested_function", "read_by_sort_key", "over_a_display", "listed_map",
-         "sorted_helper_list", "hypots"]
+         "sorted_helper_list", "hypots", "defined_in_loop"]
 
 JAX_SRC = '''
 import jax

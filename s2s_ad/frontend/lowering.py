@@ -394,14 +394,23 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
     def define_local(self, node: ast.FunctionDef | ast.Lambda, name: str, stmt: ast.stmt) -> None:
         """A nested ``def`` or ``name = lambda ...``: lifted to a helper that
         takes the enclosing function's variables it reads as keywords."""
-        if self.region_depth > 0:
+        if self.region_depth > self.loop_depth:
             raise self.src.error(stmt, f"the nested function {name!r} is defined inside an "
-                                 "`if`, `for` or `while`; define it at the top level of the "
-                                 "function body (before the loop or branch)")
+                                 "`if`; define it before the branch (at the top of the "
+                                 "function body, or of a loop's body)")
+        # in a loop's body, lowered once per iteration where the loop is unrolled
+        # and again where a value's kind widens: the same definition each time
+        # (it reads the enclosing function's variables when called, as Python's
+        # closures do)
+        where = self.__dict__.setdefault("defined_at", {})
+        at = (stmt.lineno, stmt.col_offset)
+        if name in self.local_fns and where.get(name) == at:
+            return
         if name in self.local_fns or name in self.env:
             raise self.src.error(stmt, f"`{name}` is defined again here; give each nested "
                                  "function and variable its own name")
         self.local_fns[name] = closures.lift(self.src, node, name, self.locals_, self.local_fns)
+        where[name] = at
 
     def assign(self, target: ast.expr, value, value_node: ast.expr) -> None:
         if isinstance(target, ast.Name) and target.id in self.local_fns:
