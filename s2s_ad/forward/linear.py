@@ -44,7 +44,8 @@ LINEAR = frozenset({
     "own.total", "own.array_sum", "own.own", "own.rolled", "own.moved", "own.tile_adjoint",
     "own.repeat_adjoint", "own.trace_adjoint", "own.diag_adjoint", "own.stacked_part",
     "own.scatter",
-    "np.full", "np.full_like", "array.full_as", "array.astype", "array.item"}) | LINEAR_MORE
+    "np.full", "np.full_like", "array.full_as", "array.astype", "array.item",
+    "np.linspace"}) | LINEAR_MORE
 """Linear in the operands a derivative flows to (``np.where``: in its two
 branches, for a fixed condition; a subscript assignment: in the array and the
 value assigned)."""

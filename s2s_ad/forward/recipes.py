@@ -258,7 +258,18 @@ def recipe(prim: str, attrs: dict, active: tuple) -> str | None:
         return cho_factor(attrs)
     if prim == "scipy.linalg.cho_solve":
         return cho_solve(attrs, active)
+    if prim == "np.arange":
+        return arange(len(active))
     return None
+
+
+def arange(count: int) -> str:
+    """``np.arange``'s tangent: the start's at every element, plus k times
+    the step's (``np.arange(stop)``: none; the stop sets the length only)."""
+    if count == 1:
+        return "dout = np.zeros(np.shape(out))"
+    return "dout = np.zeros(np.shape(out)) + g0" + (" + np.arange(np.size(out)) * g2"
+                                                     if count == 3 else "")
 
 
 PRIMS = frozenset({"np.prod", "np.cumprod", "np.var", "np.std", "np.linalg.inv",
@@ -266,5 +277,5 @@ PRIMS = frozenset({"np.prod", "np.cumprod", "np.var", "np.std", "np.linalg.inv",
                    "np.linalg.cholesky", "np.linalg.eigh_values", "np.linalg.eigvalsh",
                    "np.linalg.eigh_vectors", "np.linalg.pinv", "np.sort",
                    "scipy.linalg.solve_triangular", "scipy.linalg.cho_factor",
-                   "scipy.linalg.cho_solve"})
+                   "scipy.linalg.cho_solve", "np.arange"})
 """The primitives :func:`recipe` gives a tangent for."""

@@ -391,10 +391,22 @@ NUMPY_RULES = [
     _constant("identity", "np.identity(x, dtype=dtype)"),
     Rule("np.eye", "np.eye(*args, k=k, dtype=dtype)", (None,), "array", "constant",
          attrs=(("k", 0), ("dtype", None)), variadic=True),
-    Rule("np.arange", "np.arange(*args, dtype=dtype)", (None,), "array", "constant",
-         attrs=(("dtype", None),), variadic=True),
-    Rule("np.linspace", "np.linspace(*args, dtype=dtype)", (None,), "array", "constant",
-         attrs=(("dtype", None),), variadic=True),
+    # np.arange(start, stop, step) is start + k·step (stop only sets the length;
+    # np.arange(stop) has no derivative); np.linspace(start, stop, num) is
+    # start·(1 − k/(num − 1)) + stop·k/(num − 1), weights contracted with g's
+    # first axis (a start or stop that is an array: one per element)
+    Rule("np.arange", "np.arange(*args, dtype=dtype)",
+         ("(np.sum(g) if len(args) > 1 else 0.0)", None,
+          "np.sum(g * np.arange(np.size(g)))"), "array",
+         "∂/∂start: 1 per element, ∂/∂step: k (the stop sets the length only)",
+         adjoint=True, attrs=(("dtype", None),), variadic=True),
+    Rule("np.linspace", "np.linspace(*args, dtype=dtype)",
+         ("unbroadcast(np.tensordot(1.0 - np.arange(len(g)) / max(len(g) - 1, 1), g, "
+          "axes=1), x0)",
+          "unbroadcast(np.tensordot(np.arange(len(g)) / max(len(g) - 1, 1), g, axes=1), x1)",
+          None), "array",
+         "∂/∂start: 1 − k/(num − 1), ∂/∂stop: k/(num − 1) (the num sets the length)",
+         adjoint=True, attrs=(("dtype", None),), variadic=True),
     # indexing: the adjoint scatters g back (see s2s_ad/reverse/arrays.py)
     Rule("array.getitem", "x[index]", ("scatter", None), "array", "g scattered back to the indexed elements",
          adjoint=True, attrs=(("index", ()),), variadic=True),

@@ -444,12 +444,19 @@ def eye_matrix(*args, k=0, dtype=None, _kept={}):
 def cross_product(a, b):
     """np.cross(a, b); for two float64 3-vectors from their components, the
     same six products and three differences (np.cross spends tens of
-    microseconds moving axes; other dtypes keep NumPy's arithmetic)."""
+    microseconds moving axes; other dtypes keep NumPy's arithmetic). With
+    2-vectors, np.cross gives the z component alone, so the adjoint of one
+    (a 2-vector and the z components, one axis fewer) is the cross product
+    with (0, 0, z), its x and y components."""
     if type(a) is np.ndarray and type(b) is np.ndarray and a.shape == (3,) == b.shape \
             and a.dtype == b.dtype and a.dtype.char == "d":
         a0, a1, a2 = a.tolist()
         b0, b1, b2 = b.tolist()
         return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], a.dtype)
+    if np.shape(a)[-1:] == (2,) and np.ndim(b) == np.ndim(a) - 1:
+        return np.stack([a[..., 1] * b, -a[..., 0] * b], axis=-1)
+    if np.shape(b)[-1:] == (2,) and np.ndim(a) == np.ndim(b) - 1:
+        return np.stack([-a * b[..., 1], a * b[..., 0]], axis=-1)
     return np.cross(a, b)
 ''',
     "assign": '''
