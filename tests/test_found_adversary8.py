@@ -11,7 +11,9 @@ Found, each checked here against central differences:
   and stop (numbers or arrays) have their derivatives now, in reverse and
   forward mode, and the gradient file reads back (reverse over it);
 * **a crash in the generated code**: ``np.cross`` of 2-vectors (NumPy gives
-  the z component alone) raised ``ValueError`` in the reverse sweep.
+  the z component alone) raised ``ValueError`` in the reverse sweep;
+* **a refusal of ordinary code**: ``np.any``/``np.all`` (and the methods) as
+  tests had no rule.
 """
 
 from __future__ import annotations
@@ -49,6 +51,16 @@ def spaced_arrays(a):
 
 def one_point(a):
     return np.sum(np.sin(np.linspace(a, 2.0, 1)))
+
+
+def tested_in_a_loop(x):
+    s = 0.0
+    for i in range(3):
+        if np.all(x * i < 1.5) and not (x > 0.85).any():
+            s = s + np.sum(np.sin(x * i))
+    m = x.reshape(2, 2)
+    keep = np.any(m > 0.5, axis=1, keepdims=True)
+    return s + np.sum(np.where(keep, m ** 2, m))
 
 
 def crossed(a, b):
@@ -90,6 +102,31 @@ def test_the_gradient_file_reads_back(tmp_path, mod):
     finally:
         sys.path.remove(str(tmp_path))
         sys.modules.pop("adv8_grad", None)
+
+
+def test_np_any_and_all_as_tests(tmp_path, mod):
+    """``if np.all(...)``, ``(x > c).any()``, ``np.any(m, axis=1, keepdims=True)``
+    (refused before: "`np.any` has no derivative rule"): gradient, ``hvp``, and
+    reverse over the gradient file, whose loop recomputes the test."""
+    fn = mod.tested_in_a_loop
+    x, v = np.array([0.3, 0.6, 0.2, 0.7]), np.array([1.0, -0.5, 0.3, 0.2])
+    g = s2s_ad.grad(fn)
+    np.testing.assert_allclose(g(x), fd_gradient(fn, [x], 0), rtol=1e-6, atol=1e-9)
+    want = (g(x + 1e-5 * v) - g(x - 1e-5 * v)) / 2e-5
+    np.testing.assert_allclose(s2s_ad.hvp(fn)(x, v), want, rtol=1e-5, atol=1e-7)
+    (tmp_path / "adv8_tests_grad.py").write_text(
+        s2s_ad.gradient_source(fn, arrays=["x"]), encoding="utf-8")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        probe = import_source(str(tmp_path), "import numpy as np\n"
+                              "from adv8_tests_grad import grad_tested_in_a_loop\n\n\n"
+                              "def probe(x, v):\n"
+                              "    return np.sum(grad_tested_in_a_loop(x) * v)\n",
+                              "adv8_tests_probe")
+        np.testing.assert_allclose(s2s_ad.grad(probe.probe)(x, v), want, rtol=1e-5, atol=1e-7)
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("adv8_tests_grad", None)
 
 
 @pytest.mark.parametrize("shape", [(2,), (3, 2), (3,), (4, 3)])

@@ -159,6 +159,9 @@ CASES = {
     "scipy.special.multigammaln": [("multigammaln(x + 1.0, x.shape[0])", "a"),
                                    ("special.multigammaln(x, 3)", "")],
     # (last: cases added here keep the random sizes the cases above draw)
+    "np.any": [("np.where(np.any(x > 0.0, axis=1, keepdims=True), x * x, x)", "ab"),
+               ("x * np.any(x > 10.0) + x", "ab")],
+    "np.all": [("np.where(np.all(x > -1.0, axis=-1, keepdims=True), np.sin(x), x)", "ab")],
     "np.argmax": [("np.take_along_axis(x, np.argmax(x, axis=1, keepdims=True), 1)", "ab"),
                   ("x[np.argmax(x[:, 0])] * np.sum(x)", "ab")],
     "np.argmin": [("np.take_along_axis(x, np.expand_dims(np.argmin(x, axis=-1), -1), -1)", "abc"),

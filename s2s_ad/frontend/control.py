@@ -33,8 +33,9 @@ import ast
 
 from s2s_ad import ir
 from s2s_ad.frontend import (array_kinds, conditions, dict_writes, guards, index_checks,
-                             index_exprs, list_slices, loop_structures, runtime_lists, statics,
-                             structures, tuple_merges, unroll, write_dtypes)
+                             index_exprs, list_slices, loop_structures, own_helpers,
+                             runtime_lists, statics, structures, tuple_merges, unroll,
+                             write_dtypes)
 from s2s_ad.frontend.checkpoint import checkpoint_blocks, checkpoint_pragma
 from s2s_ad.frontend.iteration import Iteration, assigned_names
 from s2s_ad.frontend.list_params import kind_of
@@ -203,6 +204,11 @@ class ControlFlow(Iteration):
         if truthy and kind in ("float", "int"):
             zero = ir.Const(0.0 if kind == "float" else 0)
             return self.emit("ne", [cond, zero], test, hint="cond")
+        if truthy and kind == "array" and own_helpers.generated_module(self.src.globals):
+            # s2s-ad's own module read back: a test it keeps on a tape (`cond =
+            # cond_tape[i]`, a bool, read as a value of unknown kind), tested as
+            # Python tests a bool
+            return self.emit("np.all", [cond], test, hint="cond")
         if kind != "bool":
             raise self.src.error(test, "a condition must be a comparison (`x > 0`), `and`/`or`/"
                                  f"`not` of comparisons, or a bool; this one is {kind}")

@@ -53,7 +53,7 @@ METHODS = {"sum": "np.sum", "mean": "np.mean", "prod": "np.prod", "max": "np.max
            "cumprod": "np.cumprod", "var": "np.var", "std": "np.std",
            "swapaxes": "np.swapaxes", "repeat": "np.repeat", "trace": "np.trace",
            "argsort": "np.argsort", "take": "np.take", "diagonal": "np.diagonal",
-           "astype": "array.astype", "item": "array.item"}
+           "astype": "array.astype", "item": "array.item", "any": "np.any", "all": "np.all"}
 ATTRIBUTES = {"T": "np.transpose", "shape": "shape", "ndim": "np.ndim", "size": "np.size"}
 
 

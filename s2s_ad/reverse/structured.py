@@ -25,12 +25,12 @@ import ast
 
 from s2s_ad import ir
 from s2s_ad.emit.code import Block, Stmt, call as _call
-from s2s_ad.reverse import analysis, checkpoint, inplace, untouched
+from s2s_ad.reverse import analysis, arrays, checkpoint, inplace, untouched
 from s2s_ad.rules import RULES, forward_template
 
 # Ops the reverse sweep recomputes from values it has instead of taping them.
 CHEAP = {"getitem", "len", "add", "sub", "mul", "floordiv", "mod", "neg", "pos", "lt", "le",
-         "gt", "ge", "eq", "ne", "not", "and", "or"}
+         "gt", "ge", "eq", "ne", "not", "and", "or", "np.any", "np.all"}
 
 
 class StructuredSweep:
@@ -281,6 +281,11 @@ class StructuredSweep:
                 expr = ast.Subscript(self.ref(node.args[0]), inplace._index(self, node),
                                      ast.Load())
                 what = f"read again from {node.args[0].name}, not taped"
+            elif RULES[node.prim].attrs and self.arrays is not None:
+                # np.all(m, axis=1): its keywords written out
+                expr = arrays.forward_expr(node, [self.ref(a) for a in node.args],
+                                           self.func.modules, self.arrays.helper)
+                what = "recomputed, not taped"
             else:
                 expr = self.instantiate(forward_template(node), node)
                 what = "recomputed, not taped"

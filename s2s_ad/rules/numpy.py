@@ -267,6 +267,11 @@ NUMPY_RULES = [
          "zero (indices)", "ties: the first", attrs=AXIS),
     Rule("np.argmin", "np.argmin(x, axis=axis, keepdims=keepdims)", (None,), "int",
          "zero (indices)", "ties: the first", attrs=AXIS),
+    # tests of an array (`if np.any(x < 0.0): ...`): no derivative
+    Rule("np.any", "np.any(x, axis=axis, keepdims=keepdims)", (None,), "bool",
+         "zero (a test)", attrs=AXIS),
+    Rule("np.all", "np.all(x, axis=axis, keepdims=keepdims)", (None,), "bool",
+         "zero (a test)", attrs=AXIS),
     Rule("np.take", "np.take(x, y, axis=axis)", ("take_adjoint(g, x, y, axis)", None),
          "array", "g added back at the taken indices (repeats add up)", adjoint=True,
          attrs=(("axis", None),)),
