@@ -12,8 +12,9 @@ Found, each checked here against central differences:
   forward mode, and the gradient file reads back (reverse over it);
 * **a crash in the generated code**: ``np.cross`` of 2-vectors (NumPy gives
   the z component alone) raised ``ValueError`` in the reverse sweep;
-* **a refusal of ordinary code**: ``np.any``/``np.all`` (and the methods) as
-  tests had no rule.
+* **refusals of ordinary code**: ``np.any``/``np.all`` (and the methods) as
+  tests had no rule; a reduction of a list of arrays (``np.sum(hs, axis=0)``)
+  was refused.
 """
 
 from __future__ import annotations
@@ -61,6 +62,16 @@ def tested_in_a_loop(x):
     m = x.reshape(2, 2)
     keep = np.any(m > 0.5, axis=1, keepdims=True)
     return s + np.sum(np.where(keep, m ** 2, m))
+
+
+def reduced_lists(x, n: int):
+    hs = []
+    for i in range(n):
+        hs.append(np.tanh(x * i) + 1.0)
+    fixed = [x, np.sin(x), x * x]
+    return np.sum(np.sum(hs, axis=0) ** 2) + np.sum(np.mean(hs, axis=0)) \
+        + np.sum(np.max(fixed, axis=0)) + np.prod(np.std(fixed, axis=1)) \
+        + np.sum([np.sum(x), x[0] * 2.0]) + np.mean([v * v for v in x])
 
 
 def crossed(a, b):
@@ -127,6 +138,21 @@ def test_np_any_and_all_as_tests(tmp_path, mod):
     finally:
         sys.path.remove(str(tmp_path))
         sys.modules.pop("adv8_tests_grad", None)
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_reductions_of_lists_of_arrays(mod, n):
+    """``np.sum(hs, axis=0)``, ``np.mean``, ``np.max``, ``np.std`` of a list of
+    arrays (grown at run time, or built in the function): the array NumPy
+    makes of the list (refused before: "a list is used where a number is
+    expected"); gradient and ``hvp``."""
+    fn = mod.reduced_lists
+    x, v = np.array([0.3, 0.6, 0.2, 0.7]), np.array([1.0, -0.5, 0.3, 0.2])
+    g = s2s_ad.grad(fn)
+    np.testing.assert_allclose(g(x, n), fd_gradient(lambda a: fn(a, n), [x], 0), rtol=1e-6,
+                               atol=1e-9)
+    want = (g(x + 1e-5 * v, n) - g(x - 1e-5 * v, n)) / 2e-5
+    np.testing.assert_allclose(s2s_ad.hvp(fn)(x, n, v), want, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("shape", [(2,), (3, 2), (3,), (4, 3)])

@@ -46,6 +46,8 @@ from s2s_ad.syntax_walk import walk
 
 
 REDUCTIONS = {"sum", "mean", "prod", "max", "min", "var", "std", "nansum", "nanmean"}
+LIST_REDUCTIONS = {f"np.{r}" for r in REDUCTIONS}
+"""Reductions that read a list of arrays as the array NumPy makes of it."""
 METHODS = {"sum": "np.sum", "mean": "np.mean", "prod": "np.prod", "max": "np.max",
            "min": "np.min", "reshape": "np.reshape", "transpose": "np.transpose",
            "copy": "np.copy", "dot": "np.dot", "squeeze": "np.squeeze", "ravel": "np.ravel",
@@ -213,6 +215,15 @@ class ArrayLowering(ArrayIndexing):
             self.array_mode = True
             self.numpy_alias = aliases[0] if aliases else "np"
 
+    def _a_list(self, node: ast.expr) -> bool:
+        """Is ``node`` a list: a display, a comprehension, or a name bound to a
+        list built in the function or one of any length?"""
+        if isinstance(node, (ast.List, ast.ListComp)):
+            return True
+        value = self.env.get(node.id) if isinstance(node, ast.Name) else None
+        return isinstance(value, structures.StaticList) or (
+            isinstance(value, ir.Value) and value.kind == "list")
+
     def claim_numpy(self) -> None:
         if self.array_mode:
             self.modules["numpy"] = self.namer.claim(self.numpy_alias)
@@ -298,6 +309,15 @@ class ArrayLowering(ArrayIndexing):
         what = ast.unparse(node.func)
         if text is None:
             text = f"{var} = {ast.unparse(node)}" if var else ast.unparse(node)
+        if prim in LIST_REDUCTIONS and node.args and self._a_list(node.args[0]):
+            # np.sum(hs, axis=0), hs a list of arrays: NumPy reduces the array the
+            # list makes, its items stacked along a new first axis
+            stack = ast.Attribute(ast.Name(self.numpy_alias, ast.Load()), "stack", ast.Load())
+            stacked = ast.copy_location(ast.Call(stack, [node.args[0]], []), node.args[0])
+            call = ast.copy_location(ast.Call(node.func, [stacked, *node.args[1:]],
+                                              node.keywords), node)
+            ast.fix_missing_locations(call)
+            return self.numpy_call(prim, call, var, hint, text)
         names = SIGNATURES.get(prim, ())
         rule = RULES[prim]
         allowed = {name for name, _ in rule.attrs} - DERIVED
