@@ -14,7 +14,7 @@ Found, each checked here against central differences:
   the z component alone) raised ``ValueError`` in the reverse sweep;
 * **refusals of ordinary code**: ``np.any``/``np.all`` (and the methods) as
   tests had no rule; a reduction of a list of arrays (``np.sum(hs, axis=0)``)
-  was refused.
+  and ``for k, v in d.items()`` (``.values()``, ``.keys()``) were refused.
 """
 
 from __future__ import annotations
@@ -72,6 +72,21 @@ def reduced_lists(x, n: int):
     return np.sum(np.sum(hs, axis=0) ** 2) + np.sum(np.mean(hs, axis=0)) \
         + np.sum(np.max(fixed, axis=0)) + np.prod(np.std(fixed, axis=1)) \
         + np.sum([np.sum(x), x[0] * 2.0]) + np.mean([v * v for v in x])
+
+
+def dict_views(x):
+    p = {"a": x, "b": 2.0 * x}
+    s = 0.0
+    for k, v in p.items():
+        s = s + np.sum(v ** 2) * (2.0 if k == "a" else 1.0)
+    return s + sum(np.sum(v) for v in p.values()) + sum(np.sum(p[k] ** 3) for k in p.keys())
+
+
+def over_params(params, x):
+    out = x
+    for name, w in params.items():
+        out = np.tanh(out * w) + (0.5 if name == "w1" else 0.0)
+    return np.sum(out)
 
 
 def crossed(a, b):
@@ -153,6 +168,23 @@ def test_reductions_of_lists_of_arrays(mod, n):
                                atol=1e-9)
     want = (g(x + 1e-5 * v, n) - g(x - 1e-5 * v, n)) / 2e-5
     np.testing.assert_allclose(s2s_ad.hvp(fn)(x, n, v), want, rtol=1e-5, atol=1e-6)
+
+
+def test_dict_views(mod):
+    """``for k, v in d.items()``, ``d.values()``, ``d.keys()`` then ``d[k]``, of a
+    dict built in the function and of a dict parameter (was refused: "a tuple
+    as the loop variable needs `enumerate(xs)` ...", "the method `.values()` is
+    not supported")."""
+    x = np.array([0.3, 0.6, 0.2, 0.7])
+    np.testing.assert_allclose(s2s_ad.grad(mod.dict_views)(x),
+                               fd_gradient(mod.dict_views, [x], 0), rtol=1e-6, atol=1e-9)
+    params = {"w1": np.array([0.5, 1.0, 1.5, 2.0]), "w2": np.array([1.0, -1.0, 0.5, 0.2])}
+    got = s2s_ad.grad(mod.over_params)(params, x)
+    for k in params:
+        def f(w, k=k):
+            return mod.over_params({**params, k: w}, x)
+        np.testing.assert_allclose(got[k], fd_gradient(f, [params[k]], 0), rtol=1e-6,
+                                   atol=1e-9)
 
 
 @pytest.mark.parametrize("shape", [(2,), (3, 2), (3,), (4, 3)])

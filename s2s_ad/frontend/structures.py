@@ -230,6 +230,9 @@ def _elements(lo, node: ast.expr) -> list:
 def _key(lo, node: ast.expr) -> str:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
+    if isinstance(node, ast.Name) and isinstance(lo.env.get(node.id), ir.Const) \
+            and isinstance(lo.env[node.id].value, str):
+        return lo.env[node.id].value  # `for k in d.keys(): d[k]`, `mode` a string parameter
     raise lo.src.error(node, "dict keys must be constant strings (`d[\"w\"]`)")
 
 
@@ -496,8 +499,39 @@ def _names(target: ast.expr) -> list[str]:
     return [n.id for n in walk(target) if isinstance(n, ast.Name)]
 
 
+def dict_view(lo, node: ast.expr) -> list | None:
+    """``d.items()``, ``d.values()``, ``d.keys()`` of a dict known while
+    lowering (built in the function, or a structure parameter): the pairs
+    (key, value), the values or the keys, in the dict's order; None for
+    anything else."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("items", "values", "keys") and not node.args
+            and not node.keywords):
+        return None
+    base = node.func.value
+    root = base
+    while isinstance(root, (ast.Attribute, ast.Subscript)):
+        root = root.value
+    if not (isinstance(root, ast.Name) and root.id in lo.env):
+        return None
+    d = lo.expr(base)
+    if not isinstance(d, StaticDict):
+        # a parameter lowered as a number before its dict was seen: the code is
+        # made for the dict it is called with
+        _param_used_as_sequence(lo, d, base, ("float", "array"))
+        return None
+    if node.func.attr == "items":
+        return [(ir.Const(k), v) for k, v in d.items.items()]
+    if node.func.attr == "values":
+        return list(d.items.values())
+    return [ir.Const(k) for k in d.items]
+
+
 def iteration(lo, node: ast.expr) -> list:
     """What a comprehension iterates over, as a list of operands."""
+    view = dict_view(lo, node)
+    if view is not None:
+        return view  # `sum(np.sum(w) for w in params.values())`
     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
             and node.func.id == "range" and node.func.id not in lo.env
             and lo.resolve(node.func) is builtins.range):

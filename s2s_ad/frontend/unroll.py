@@ -24,7 +24,7 @@ import builtins
 from s2s_ad import ir
 from s2s_ad.frontend import runtime_lists
 from s2s_ad.frontend.structures import (StaticDict, StaticList, StaticObject, _static_int,
-                                        is_structure, made_items, module_numbers)
+                                        dict_view, is_structure, made_items, module_numbers)
 from s2s_ad.syntax_walk import walk
 
 
@@ -112,6 +112,9 @@ def _static_items(lo, node: ast.expr) -> list | None:
     if isinstance(node, (ast.List, ast.Tuple)) and node.elts and all(
             isinstance(e, ast.Constant) and type(e.value) in (int, float) for e in node.elts):
         return [ir.Const(e.value) for e in node.elts]  # for i in [1, 2, 3]: a literal
+    view = dict_view(lo, node)
+    if view is not None:  # for name, w in params.items()
+        return view
     if isinstance(node, (ast.List, ast.Tuple)):  # for v in [x, x * x, math.sin(x)]
         value = lo.expr(node)
         if isinstance(value, (tuple, StaticList)):
