@@ -14,7 +14,8 @@ Found, each checked here against central differences:
   the z component alone) raised ``ValueError`` in the reverse sweep;
 * **refusals of ordinary code**: ``np.any``/``np.all`` (and the methods) as
   tests had no rule; a reduction of a list of arrays (``np.sum(hs, axis=0)``)
-  and ``for k, v in d.items()`` (``.values()``, ``.keys()``) were refused.
+  and ``for k, v in d.items()`` (``.values()``, ``.keys()``) were refused,
+  and so was an array made by arithmetic (``Y = x * 1.0``) written by index.
 """
 
 from __future__ import annotations
@@ -87,6 +88,26 @@ def over_params(params, x):
     for name, w in params.items():
         out = np.tanh(out * w) + (0.5 if name == "w1" else 0.0)
     return np.sum(out)
+
+
+def written_copy(x):
+    Y = x * 1.0
+    for i in range(1, 4):
+        Y[i] = Y[i] + Y[i - 1] * 0.5
+    Z = -x
+    j = 1
+    while j < 4:
+        Z[j] = Z[j] * Z[j - 1]
+        j += 1
+    return np.sum(Y ** 2) + np.sum(Z)
+
+
+def written_alias(x):
+    Y = x + 0.0
+    Z = Y
+    for i in range(1, 4):
+        Y[i] = Y[i] + 1.0
+    return np.sum(Z * x)
 
 
 def crossed(a, b):
@@ -185,6 +206,18 @@ def test_dict_views(mod):
             return mod.over_params({**params, k: w}, x)
         np.testing.assert_allclose(got[k], fd_gradient(f, [params[k]], 0), rtol=1e-6,
                                    atol=1e-9)
+
+
+def test_an_array_made_by_arithmetic_written_by_index(mod):
+    """``Y = x * 1.0`` (or ``-x``) then ``Y[i] = ...`` in a loop: arithmetic makes
+    a new array (was refused: "it must start as a new array"); with another
+    name for it, still refused, located."""
+    x = np.array([0.3, 0.6, 0.2, 0.7])
+    np.testing.assert_allclose(s2s_ad.grad(mod.written_copy)(x),
+                               fd_gradient(mod.written_copy, [x], 0), rtol=1e-6, atol=1e-9)
+    with pytest.raises(s2s_ad.SourceError) as e:
+        s2s_ad.grad(mod.written_alias)(x)
+    assert "adversary8_src.py:" in str(e.value) and "nothing else may refer to it" in str(e.value)
 
 
 @pytest.mark.parametrize("shape", [(2,), (3, 2), (3,), (4, 3)])

@@ -415,7 +415,8 @@ def _sole_owner(tree: ast.FunctionDef, name: str, makes_new=None, globals_=None)
     value = top[0].value
     if isinstance(value, ast.BinOp) and _constructed(value.left):
         value = value.left  # ``np.zeros_like(x) + 0.0``: a new array again
-    fresh = _constructed(value)
+    # arithmetic makes a new array too (`Y = X * 1.0`, `Y = -X`, `Y = A @ B`)
+    fresh = _constructed(value) or isinstance(value, (ast.BinOp, ast.UnaryOp))
     if not fresh:
         return value, "it must start as a new array (np.zeros(...), np.copy(x), x.copy(), ...)"
     return first_leak(tree, name, makes_new, globals_=globals_)
