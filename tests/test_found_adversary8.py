@@ -15,7 +15,8 @@ Found, each checked here against central differences:
 * **refusals of ordinary code**: ``np.any``/``np.all`` (and the methods) as
   tests had no rule; a reduction of a list of arrays (``np.sum(hs, axis=0)``)
   and ``for k, v in d.items()`` (``.values()``, ``.keys()``) were refused,
-  and so was an array made by arithmetic (``Y = x * 1.0``) written by index.
+  and so were an array made by arithmetic (``Y = x * 1.0``) written by index,
+  ``np.add.at`` and JAX's ``.at[idx].add(v)`` with repeated indices.
 """
 
 from __future__ import annotations
@@ -108,6 +109,37 @@ def written_alias(x):
     for i in range(1, 4):
         Y[i] = Y[i] + 1.0
     return np.sum(Z * x)
+
+
+def added_at(x):
+    y = np.zeros(3)
+    np.add.at(y, np.array([0, 1, 1, 2]), x)
+    z = np.zeros(3)
+    idx = np.arange(4) % 3
+    k = 0
+    while k < 3:
+        np.add.at(z, idx, x * (k + 1.0))
+        if np.sum(z) > 4.0:
+            break
+        k += 1
+    w = np.zeros(3)
+    if x[0] > 0.1:
+        np.add.at(w, np.array([0, 0, 2, 1]), x)
+    else:
+        np.add.at(w, 1, x[0])
+    return np.sum(y ** 2) + np.sum(np.sin(z)) + np.sum(w ** 3)
+
+
+def added_at_given(x, idx):
+    y = np.zeros(3)
+    for k in range(2):
+        np.add.at(y, idx, x * (k + 1.0))
+    return np.sum(y ** 3)
+
+
+def added_into_the_argument(x):
+    np.add.at(x, np.array([0, 1]), 1.0)
+    return np.sum(x)
 
 
 def crossed(a, b):
@@ -218,6 +250,31 @@ def test_an_array_made_by_arithmetic_written_by_index(mod):
     with pytest.raises(s2s_ad.SourceError) as e:
         s2s_ad.grad(mod.written_alias)(x)
     assert "adversary8_src.py:" in str(e.value) and "nothing else may refer to it" in str(e.value)
+
+
+@pytest.mark.parametrize("x0", [0.3, -0.2])
+def test_np_add_at(mod, x0):
+    """``np.add.at(y, idx, v)``, ``idx`` repeating positions (added up), in a
+    loop with ``break``, in either arm, with an index array passed in: the
+    gradient, ``jvp`` and ``hvp`` against differences (was refused: "called
+    for its side effect"). Written first without the loop carrying ``y``,
+    the loop's additions were lost: a gradient of 0.0, caught here."""
+    x, v = np.array([x0, 0.6, 0.2, 0.7]), np.array([1.0, -0.5, 0.3, 0.2])
+    for fn, extra in ((mod.added_at, ()), (mod.added_at_given, (np.array([2, 2, 0, 2]),))):
+        g = s2s_ad.grad(fn, wrt=0)
+        want = fd_gradient(lambda a: fn(a, *extra), [x], 0)
+        np.testing.assert_allclose(g(x, *extra), want, rtol=1e-6, atol=1e-8)
+        tangent = s2s_ad.jvp(fn, wrt=0)(x, *extra, dx=v)[1]
+        assert np.isclose(tangent, np.dot(want, v), rtol=1e-6, atol=1e-8)
+        second = (g(x + 1e-5 * v, *extra) - g(x - 1e-5 * v, *extra)) / 2e-5
+        np.testing.assert_allclose(s2s_ad.hvp(fn, wrt=0)(x, *extra, v), second, rtol=1e-5,
+                                   atol=1e-6)
+
+
+def test_np_add_at_into_the_argument_is_refused_located(mod):
+    with pytest.raises(s2s_ad.SourceError) as e:
+        s2s_ad.grad(mod.added_into_the_argument)(np.array([0.3, 0.6]))
+    assert "adversary8_src.py:" in str(e.value) and "the caller passed in" in str(e.value)
 
 
 @pytest.mark.parametrize("shape", [(2,), (3, 2), (3,), (4, 3)])

@@ -221,15 +221,25 @@ def test_write_by_an_index_array_of_data_refused():
     assert "index_arrays_src.py:" in text and "z[idx] = x" in text and "computed from ints" in text
 
 
-@pytest.mark.parametrize("f,args", [(m.repeated_write, (rng.normal(size=4), 2)),
-                                    (j.at_repeated_positions, (rng.normal(size=6), 3))])
+@pytest.mark.parametrize("f,args", [(m.repeated_write, (rng.normal(size=4), 2))])
 def test_repeated_position_stops_where_the_code_runs(f, args):
-    """NumPy keeps the last write to a repeated position (JAX's ``.add``
-    adds them up): the generated code raises rather than differentiate it."""
+    """NumPy keeps the last write to a repeated position: the generated code
+    raises rather than differentiate it."""
     with pytest.raises(ValueError, match="writes an element more than once"):
         s2s_ad.grad(f, wrt=0)(*args)
     with pytest.raises(ValueError, match="writes an element more than once"):
         s2s_ad.vjp(f, *args)
+
+
+def test_jax_add_at_repeated_positions_adds_them_up():
+    """JAX's ``.at[idx].add(v)`` adds repeated positions up (NumPy's
+    ``np.add.at``), which the generated code now does too (it raised, as the
+    write above does, before ``np.add.at`` was read)."""
+    x = rng.normal(size=6)
+    want = np.array([(j.at_repeated_positions(x + e, 3) - j.at_repeated_positions(x - e, 3))
+                     / 2e-6 for e in np.eye(6) * 1e-6])
+    np.testing.assert_allclose(s2s_ad.grad(j.at_repeated_positions, wrt=0)(x, 3), want,
+                               rtol=1e-6, atol=1e-9)
 
 
 def test_dtype_of_an_argument():

@@ -168,9 +168,22 @@ REFUSED = {
     "vmap_in_comprehension": ("inside a lambda or comprehension", "assign it to a name first"),
     "at_min": ("`.at[...].min` is not supported", "set, add"),
     "in_axes_one": ("`in_axes` must be 0 or a tuple", "written in place"),
-    "at_repeated_add": ("an index in an assignment must be an int", "repeated indices"),
     "at_in_loop_aliased": ("nothing else may refer to it", "old = y"),
 }
+
+
+def test_at_add_with_repeated_indices_adds_them_up():
+    """``jnp.zeros(3).at[idx].add(v)``, ``idx`` repeating a position: NumPy's
+    ``np.add.at`` (was refused: "an index in an assignment must be an int ...
+    repeated indices")."""
+    x = rng.normal(size=4)
+    f = m.at_repeated_add
+    want = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[i] = 1e-6
+        want[i] = (float(f(x + e)) - float(f(x - e))) / 2e-6
+    np.testing.assert_allclose(s2s_ad.grad(f)(x), want, rtol=1e-6, atol=1e-9)
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))

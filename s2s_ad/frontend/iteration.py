@@ -42,7 +42,20 @@ def assigned_names(stmts: list[ast.stmt], subscripts: bool = False) -> list[str]
             elif subscripts and isinstance(node, ast.Subscript) \
                     and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name):
                 out[node.value.id] = None
+            elif subscripts and _adds_into(node):
+                out[node.args[0].id] = None  # np.add.at(y, index, v): a new version of y
     return list(out)
+
+
+def _adds_into(node: ast.AST) -> bool:
+    """``np.add.at(y, ...)``, or s2s-ad's own ``add_at(y, ...)`` /
+    ``add_scattered(y, ...)``: a call that adds into the array named ``y``."""
+    if not (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name)):
+        return False
+    f = node.func
+    return isinstance(f, ast.Name) and f.id in ("add_at", "add_scattered") \
+        or isinstance(f, ast.Attribute) and f.attr == "at" \
+        and isinstance(f.value, ast.Attribute) and f.value.attr == "add"
 
 
 class Iteration:

@@ -385,6 +385,13 @@ class _Desugar(LoopForms):
         target = ast.Subscript(ast.Name(name, ast.Load()), index, ast.Store())
         if UPDATES[op] is None:
             write = ast.Assign([target], node.args[0])
+        elif op == "add" and not isinstance(index, (ast.Slice, ast.Tuple)):
+            # `.at[idx].add(v)` adds up repeated indices (an integer array may
+            # repeat one): NumPy's np.add.at, where `t[idx] += v` keeps one
+            add_at = ast.Attribute(ast.Attribute(ast.Name(self.numpy_name(), ast.Load()), "add",
+                                                 ast.Load()), "at", ast.Load())
+            write = ast.Expr(ast.Call(add_at, [ast.Name(name, ast.Load()), index,
+                                               node.args[0]], []))
         else:
             write = ast.AugAssign(target, UPDATES[op](), node.args[0])
         out = [ast.Assign([ast.Name(name, ast.Store())], start), write]

@@ -154,7 +154,8 @@ def call(lo, prim: str, node: ast.Call, var: str | None, hint: str | None):
 
 def add_into(lo, stmt: ast.Expr) -> bool:
     """Lower ``add_at(y, index, g)`` or ``add_scattered(y, index, g)`` (s2s-ad's
-    own helpers, by their exact text: ``g`` added into ``y[index]`` in place,
+    own helpers, by their exact text), or ``np.add.at(y, index, g)`` in your
+    code (one index expression): ``g`` added into ``y[index]`` in place,
     repeated indices adding up) where the index is one expression (a tuple or
     ``slice(...)`` index is the subscript :mod:`s2s_ad.frontend.scatter_calls`
     writes); False for any other statement. An index that is an int is the
@@ -162,14 +163,22 @@ def add_into(lo, stmt: ast.Expr) -> bool:
     element, or a number read from one) ``y += scatter(g, y, index)`` (the
     primitive ``own.scatter``): the same sum, on the whole array."""
     call = stmt.value
-    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and len(call.args) == 3
+    user = _numpy_add_at(lo, call)
+    if not (isinstance(call, ast.Call) and len(call.args) == 3
             and not call.keywords and not any(isinstance(a, ast.Starred) for a in call.args)
-            and isinstance(call.args[0], ast.Name)
-            and any(is_helper(lo.src.globals.get(call.func.id), base)
-                    for base in ("add_at", "add_scattered"))):
+            and (user or isinstance(call.func, ast.Name)
+                 and any(is_helper(lo.src.globals.get(call.func.id), base)
+                         for base in ("add_at", "add_scattered")))):
         return False
     y, index, g = call.args
-    if written_index(index):
+    if user and not isinstance(y, ast.Name):
+        raise lo.src.error(y, "`np.add.at` adds into an array named here (`np.add.at(y, "
+                           "index, v)`, `y` a name)")
+    if user and isinstance(index, ast.Tuple):
+        raise lo.src.error(index, "`np.add.at` with a tuple of indices is not supported; "
+                           "index a flat view (`np.add.at(y.reshape(-1), rows * n + cols, "
+                           "v)` is refused too: add into a 1-d array and reshape after)")
+    if not user and written_index(index):
         new = ast.AugAssign(ast.Subscript(ast.Name(y.id, ast.Load()), _index(lo, index),
                                           ast.Store()), ast.Add(), g)
         lo.statement(ast.fix_missing_locations(_at(new, stmt)))
@@ -193,6 +202,17 @@ def add_into(lo, stmt: ast.Expr) -> bool:
     finally:
         _restore(lo, saved)
     return True
+
+
+def _numpy_add_at(lo, call) -> bool:
+    """Is ``call`` NumPy's ``np.add.at(...)`` (``np`` a name of the numpy module)?"""
+    import numpy
+    func = getattr(call, "func", None)
+    return isinstance(func, ast.Attribute) and func.attr == "at" \
+        and isinstance(func.value, ast.Attribute) and func.value.attr == "add" \
+        and isinstance(func.value.value, ast.Name) \
+        and func.value.value.id not in lo.env \
+        and lo.src.globals.get(func.value.value.id) is numpy
 
 
 def written_index(index: ast.expr) -> bool:
