@@ -22,7 +22,10 @@ now differentiated and checked here against central differences:
 * ``math.hypot`` of one or three coordinates;
 * a ``def`` or ``lambda`` in a loop's body: "the nested function 'h' is
   defined inside an `if`, `for` or `while`" (it reads the enclosing
-  variables when called, as a closure defined before the loop would).
+  variables when called, as a closure defined before the loop would);
+* a default value reading the enclosing function's variables (``def h(t,
+  scale=k)``): "its default values may read only module-level names" (the
+  value is taken where the ``def`` is, as Python evaluates it).
 """
 
 from __future__ import annotations
@@ -131,13 +134,29 @@ def defined_in_loop(x):
     return s
 
 
+def defaults_read_locals(x):
+    k = 2.0 * x
+    def h(t, scale=k):
+        return t * scale
+    g = lambda t, c=k * k: t * c
+    k = 5.0
+    s = h(x) + h(x, 3.0) + g(x) + k
+    j = 0
+    while j < 3:
+        def w(t, *, by=x * j):
+            return t * by + math.sin(t)
+        s = s + w(s * 0.1 + x)
+        j += 1
+    return s
+
+
 def hypots(x):
     return math.hypot(x * 2.0) + math.hypot(x, x, x, 1.0)
 '''
 
 NAMES = ["carried_with_break", "carried_with_continue", "swapped_in_arm", "elif_arms",
          "read_by_nested_function", "read_by_sort_key", "over_a_display", "listed_map",
-         "sorted_helper_list", "hypots", "defined_in_loop"]
+         "sorted_helper_list", "hypots", "defined_in_loop", "defaults_read_locals"]
 
 JAX_SRC = '''
 import jax

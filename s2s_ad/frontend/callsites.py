@@ -281,7 +281,11 @@ class CallLowering:
                                      "(a helper's tape inside another helper's tape is not "
                                      "split yet): differentiate the original function") from None
             raise self.src.error(node, f"call to `{what}`: {exc}") from None
+        given = set(bound.arguments)
         bound.apply_defaults()
+        for p, v in getattr(fn, "__s2s_defaults_at_def__", {}).items():
+            if p not in given:  # `def h(t, scale=k)`: k as it was at the `def`
+                bound.arguments[p] = v
         operands = []
         passed = []
         for name, value in bound.arguments.items():

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import numbers
 import types
 
@@ -404,13 +405,41 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         # closures do)
         where = self.__dict__.setdefault("defined_at", {})
         at = (stmt.lineno, stmt.col_offset)
+        node, defaults = self.defaults_at_def(node)
         if name in self.local_fns and where.get(name) == at:
+            self.local_fns[name].__s2s_defaults_at_def__ = defaults  # this iteration's
             return
         if name in self.local_fns or name in self.env:
             raise self.src.error(stmt, f"`{name}` is defined again here; give each nested "
                                  "function and variable its own name")
-        self.local_fns[name] = closures.lift(self.src, node, name, self.locals_, self.local_fns)
+        fn = closures.lift(self.src, node, name, self.locals_, self.local_fns)
+        fn.__s2s_defaults_at_def__ = defaults
+        self.local_fns[name] = fn
         where[name] = at
+
+    def defaults_at_def(self, node):
+        """``node`` with each default value that reads the enclosing function's
+        variables (``def h(t, scale=k)``) replaced by a placeholder, and those
+        values, lowered here, where Python evaluates them (a call that does
+        not give the argument passes the value: callsites.user_call)."""
+        args = node.args
+        pairs = list(zip(args.args[len(args.args) - len(args.defaults):], args.defaults)) \
+            + [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+        local = [(a, d) for a, d in pairs if any(
+            isinstance(n, ast.Name) and n.id in self.env for n in walk(d))]
+        if not local:
+            return node, {}
+        values = {a.arg: self.expr(d) for a, d in local}
+        node = copy.deepcopy(node)
+        chosen = {a.arg for a, _ in local}
+        args = node.args
+        for i, a in enumerate(args.args[len(args.args) - len(args.defaults):]):
+            if a.arg in chosen:
+                args.defaults[i] = ast.copy_location(ast.Constant(0.0), args.defaults[i])
+        for i, a in enumerate(args.kwonlyargs):
+            if a.arg in chosen:
+                args.kw_defaults[i] = ast.copy_location(ast.Constant(0.0), args.kw_defaults[i])
+        return node, values
 
     def assign(self, target: ast.expr, value, value_node: ast.expr) -> None:
         if isinstance(target, ast.Name) and target.id in self.local_fns:
