@@ -292,7 +292,7 @@ def f(x, y):
     else:
         p = q
     return p[0] + 3.0 * p[1] + q[0]
-''', "`p` is a different list in each arm of this branch, and `q` holds one of them too",
+''', "`p` holds a different list in each arm of this branch, and `q` holds one of them too",
               4),
     "lengths": ('''
 def f(x, y):

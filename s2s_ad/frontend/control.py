@@ -285,6 +285,9 @@ class ControlFlow(Iteration):
             return out
 
         pending: list = []
+        # where a list or dict differs between the arms, which names hold it
+        # (tuple_merges.merge refuses to merge one another name holds)
+        self.merge_envs = [before, *envs]
         # an arm ending in return/break/continue runs no code after the branch
         jumped = [any(_same(e.get(f), ir.Const(True)) for f in (RET, BRK, CONT)) for e in envs]
         for var in dict.fromkeys(list(envs[0]) + list(envs[1])):
@@ -298,7 +301,7 @@ class ControlFlow(Iteration):
                 continue
             made = [structures.made_items(self, v) if isinstance(v, ir.Value) else None
                     for v in (a, b)]
-            if made != [None, None] and var not in FLAG_NAMES and all(
+            if made != [None, None] and var not in FLAG_NAMES and not _same(a, b) and all(
                     m is not None or isinstance(v, tuple) for m, v in zip(made, (a, b))):
                 # `r = h(x)` in one arm (or before), a tuple written out in the other
                 # (`r = (r[1], r[0])`, a loop's tuple carried item by item): the items
@@ -319,10 +322,6 @@ class ControlFlow(Iteration):
                                        "one in each arm of the `if`; unpack it in each arm "
                                        "(`a, b = h(x)`) and read the items")
                 continue
-            if a is not b and (isinstance(a, structures.StaticList) and isinstance(
-                    b, structures.StaticList) or isinstance(a, structures.StaticDict)
-                    and isinstance(b, structures.StaticDict)):
-                tuple_merges.refuse_shared_lists(self, node, var, a, b, [before, *envs])
             if "list" in (kind_of(a), kind_of(b)) and not _same(a, b) and not (
                     runtime_lists.is_grown(self, a) and runtime_lists.is_grown(self, b)):
                 raise self.src.error(node, f"`{var}` is " + ("a different list in each branch"

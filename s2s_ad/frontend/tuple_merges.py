@@ -62,12 +62,14 @@ def merge(lo, a, b, var: str | None, node, phi, name):
         return tuple(one(x, y) for x, y in zip(a, b))
     if isinstance(a, structures.StaticList) and isinstance(b, structures.StaticList) \
             and len(a.items) == len(b.items):
-        # a list of one length in each arm, no other name holding either
-        # (control.py: refuse_shared_lists): a new list of the items' φs
+        # a list of one length in each arm (in a tuple or dict too), no other
+        # name holding either: a new list of the items' φs
+        refuse_shared_lists(lo, node, var, a, b, getattr(lo, "merge_envs", None) or [lo.env])
         return structures.StaticList([one(x, y) for x, y in zip(a.items, b.items)])
     if isinstance(a, structures.StaticDict) and isinstance(b, structures.StaticDict) \
             and list(a.items) == list(b.items):
         # a dict of the same keys in each arm, the same way
+        refuse_shared_lists(lo, node, var, a, b, getattr(lo, "merge_envs", None) or [lo.env])
         return structures.StaticDict({k: one(a.items[k], b.items[k]) for k in a.items})
     if isinstance(a, structures.StaticObject) and isinstance(b, structures.StaticObject) \
             and a.cls is b.cls and a.items.keys() == b.items.keys():
@@ -103,10 +105,13 @@ def refuse_shared_lists(lo, node, var: str, a, b, envs: list) -> None:
     other)."""
     for env in envs:
         for n, v in env.items():
-            if n != var and (runtime_lists.holds(v, a) or runtime_lists.holds(v, b)):
+            if n == var:
+                continue  # the name merged, holding one of them itself
+            if runtime_lists.holds(v, a) or runtime_lists.holds(v, b):
                 what = "list" if isinstance(a, structures.StaticList) else "dict"
                 copy = "[v for v in xs]" if what == "list" else '{"a": d["a"], ...}'
-                raise lo.src.error(node, f"`{var}` is a different {what} in each arm of this "
+                held = f"`{var}`" if var is not None else "the result"
+                raise lo.src.error(node, f"{held} holds a different {what} in each arm of this "
                                    f"branch, and `{n}` holds one of them too; s2s-ad merges "
                                    f"two of them item by item only where no other name holds "
                                    f"either: build a new one (`{copy}`) or use one name")
