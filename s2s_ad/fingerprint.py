@@ -255,7 +255,9 @@ def _global(name: str, obj, fn, out: list, seen: set, reads: Reads | None = None
         # ACTIVATIONS[name](x): the table's keys and each function's identity
         # (a user function's source too) decide the code; watched item by item
         keys = list(obj) if isinstance(obj, dict) else list(range(len(obj)))
-        out.append(("function table", name, type(obj).__name__, tuple(keys)))
+        # (three items: the code inlines it, so a derivative watches it, as a
+        # constant's value: late_constants._inlines)
+        out.append(("function table", name, (type(obj).__name__, tuple(keys))))
         if reads is not None:
             # the table held as it is (a module's object, as the module holds it),
             # its keys and each item the same object (a function weakly)
@@ -273,6 +275,11 @@ def _global(name: str, obj, fn, out: list, seen: set, reads: Reads | None = None
                 out.append(("table item", k, getattr(item, "__module__", None),
                             getattr(item, "__qualname__", getattr(item, "__name__", None)),
                             id(item)))
+    elif isinstance(obj, types.BuiltinFunctionType) or obj.__class__.__name__ == "ufunc":
+        # `g = math.sin` at module level, then `g(x)`: the code calls what `g`
+        # names now (three items: watched as a constant is)
+        out.append((name, "builtin", f"{getattr(obj, '__module__', None)}."
+                                     f"{getattr(obj, '__qualname__', getattr(obj, '__name__', ''))}"))
     elif module_data.is_module_data(obj):
         # module-level data: a parameter of the gradient, read on every call;
         # its kind (array, or a structure's keys and lengths) decides the code

@@ -108,6 +108,11 @@ def seeing(fn, made: Callable, again: Callable[[], Callable]) -> Callable:
     origin = getattr(fn, "__s2s_ad_origin__", None)
     if isinstance(origin, tuple) and len(origin) > 1:
         base = origin[1]
+    static = getattr(fn, "__s2s_ad_static_origin__", None)
+    if origin is None and isinstance(static, tuple) and len(static) > 1:
+        # grad(grad(f)), f taking a string, None or bool: what f reads decides
+        # the code of both derivatives
+        base = static[1]
     if not callable(made):
         return made
     hit = _watch(base)

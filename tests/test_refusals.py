@@ -47,8 +47,8 @@ CASES = {
                      "random.gauss", "`random.gauss`"),
     "os_call": ("import os\n\n\ndef f(x):\n    y = x * 2.0\n    return y + os.getpid()\n", "getpid",
                 "os.getpid", "`os.getpid`"),
-    "lambda_in_a_loop": ("def f(x):\n    for i in range(2):\n        g = lambda t: t\n    return x\n",
-                         "g = lambda", "g = lambda", "inside an `if`, `for` or `while`"),
+    "lambda_in_an_arm": ("def f(x):\n    if x > 0.0:\n        g = lambda t: t\n    return x\n",
+                         "g = lambda", "g = lambda", "inside an `if`"),
     "theta_before_error": ("def f(θ, x):\n    y = θ * 2.0; z = eval('x')\n    return y\n",
                            "eval", "eval", "`eval`"),
     "two_non_ascii_names_before_error": ("def f(x):\n    ψθ = x; y = ψθ; z = eval('x')\n"

@@ -432,6 +432,16 @@ class CallLowering:
             # known while lowering (a constant, or a string or int parameter)
             table = self.resolve(node.value)
             key = self.static_key(node.slice)
+            if isinstance(table, (dict, list, tuple)) and key is None \
+                    and isinstance(node.slice, ast.Name) \
+                    and id(self.env.get(node.slice.id)) in self.param_ids:
+                # a parameter without a string default keying the table: it is
+                # static when the call gives it a string (code per value)
+                raise statics.StaticUse(self.src.error(node.slice, f"`{ast.unparse(node)}` "
+                                                       "reads a table of functions at a "
+                                                       "parameter lowered as a number; give "
+                                                       "it a string default or name its "
+                                                       "value (statics=, --static)"))
             if isinstance(table, (dict, list, tuple)) and key is not None:
                 try:
                     item = table[key]

@@ -235,7 +235,8 @@ def _in_structure(lo, left: ast.expr, container: ast.expr) -> bool | None:
 def candidates(fn, _seen: set | None = None) -> frozenset:
     """The parameters of ``fn`` that may receive a static value: those with a
     string, None or bool default or a ``str``/``bool`` annotation, those its
-    body compares with a string or None, tests with ``is`` or ``match``-es, and those it
+    body compares with a string or None, tests with ``is`` or ``match``-es, or
+    reads a table of functions at (``ACTIVATIONS[name](x)``), and those it
     passes on to such a parameter of a function of its module (``g(x, mode)``). A call giving one of them a
     string, None or a bool gets code generated for that value."""
     _seen = set() if _seen is None else _seen
@@ -256,6 +257,9 @@ def candidates(fn, _seen: set | None = None) -> frozenset:
         if isinstance(node, ast.Match) and isinstance(node.subject, ast.Name) \
                 and node.subject.id in params:
             out.add(node.subject.id)  # `match mode:` selects code (frontend/checks.py)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript) \
+                and isinstance(node.func.slice, ast.Name) and node.func.slice.id in params:
+            out.add(node.func.slice.id)  # ACTIVATIONS[name](x): a key of a table of functions
         elif isinstance(node, ast.Compare):
             sides = [node.left, *node.comparators]
             literal = any(isinstance(e, ast.Constant) and (e.value is None

@@ -144,7 +144,8 @@ OWN_RULES = [
          "np.diag of g", adjoint=True, attrs=(("k", 0),)),
     Rule("own.eye_matrix", "eye_matrix(x)", (None,), "array", "constant"),
     Rule("own.float_zeros", "float_zeros(x)", (None,), "array", "constant"),
-    Rule("own.scatter", "scatter(x0, x1, x2)", ("unbroadcast(g[x2], x0)", None, None), "array",
+    Rule("own.scatter", "scatter(x0, x1, x2)",
+         ("unbroadcast(np.broadcast_to(g, np.shape(x1))[x2], x0)", None, None), "array",
          "g read back at the index", adjoint=True),
 ]
 
