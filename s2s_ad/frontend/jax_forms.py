@@ -385,7 +385,9 @@ class _Desugar(LoopForms):
         target = ast.Subscript(ast.Name(name, ast.Load()), index, ast.Store())
         if UPDATES[op] is None:
             write = ast.Assign([target], node.args[0])
-        elif op == "add" and not isinstance(index, (ast.Slice, ast.Tuple)):
+        elif op == "add" and not isinstance(index, (ast.Slice, ast.Tuple, ast.Constant)) \
+                and not (isinstance(index, ast.UnaryOp) and isinstance(index.operand,
+                                                                         ast.Constant)):
             # `.at[idx].add(v)` adds up repeated indices (an integer array may
             # repeat one): NumPy's np.add.at, where `t[idx] += v` keeps one
             add_at = ast.Attribute(ast.Attribute(ast.Name(self.numpy_name(), ast.Load()), "add",
