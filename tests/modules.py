@@ -62,3 +62,24 @@ def cli_grad(folder, text: str, name: str, args) -> list:
                           text=True, timeout=300, env=dict(os.environ, PYTHONPATH=root))
     assert done.returncode == 0, done.stderr
     return run_generated(folder, out, f"grad_{name}", args)
+
+
+class on_path:
+    """``with on_path(folder, name, text):`` writes ``text`` to the module
+    ``folder/name.py`` and makes it importable inside the block (a generated
+    gradient module a probe module imports, for reverse over its file); the
+    folder leaves ``sys.path`` and the module ``sys.modules`` after it."""
+
+    def __init__(self, folder, name: str, text: str):
+        self.folder, self.name = str(folder), name
+        with open(os.path.join(self.folder, name + ".py"), "w", encoding="utf-8") as f:
+            f.write(text)
+
+    def __enter__(self):
+        sys.path.insert(0, self.folder)
+        return self
+
+    def __exit__(self, *exc):
+        sys.path.remove(self.folder)
+        sys.modules.pop(self.name, None)
+        return False

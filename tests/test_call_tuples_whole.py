@@ -25,7 +25,7 @@ import pytest
 
 import s2s_ad
 from tests.array_oracle import fd_gradient
-from tests.modules import cli_grad, import_source
+from tests.modules import cli_grad, import_source, on_path
 from tests.scalar_checks import assert_derivatives, fd
 
 SRC = '''
@@ -301,19 +301,12 @@ def test_second_derivatives_in_numpy_code(tmp_path, mod, name):
     g = s2s_ad.grad(fn)
     want = (g(x + 1e-5 * v) - g(x - 1e-5 * v)) / 2e-5
     np.testing.assert_allclose(s2s_ad.hvp(fn)(x, v), want, rtol=1e-5, atol=1e-7)
-    (tmp_path / f"whole_grad_{name}.py").write_text(
-        s2s_ad.gradient_source(fn, arrays=["x"]), encoding="utf-8")
-    import sys
-    sys.path.insert(0, str(tmp_path))
-    try:
+    with on_path(tmp_path, f"whole_grad_{name}", s2s_ad.gradient_source(fn, arrays=["x"])):
         probe = import_source(str(tmp_path), f"import numpy as np\n"
                               f"from whole_grad_{name} import grad_{name}\n\n\n"
                               f"def probe(x, v):\n    return np.sum(grad_{name}(x) * v)\n",
                               f"whole_probe_{name}")
         np.testing.assert_allclose(s2s_ad.grad(probe.probe)(x, v), want, rtol=1e-5, atol=1e-7)
-    finally:
-        sys.path.remove(str(tmp_path))
-        sys.modules.pop(f"whole_grad_{name}", None)
 
 
 def test_a_starred_name_unpacking_a_number_is_refused_located(mod):

@@ -21,7 +21,6 @@ Found, each checked here against central differences:
 
 from __future__ import annotations
 
-import sys
 import warnings
 
 import numpy as np
@@ -29,7 +28,7 @@ import pytest
 
 import s2s_ad
 from tests.array_oracle import fd_gradient
-from tests.modules import import_source
+from tests.modules import import_source, on_path
 
 SRC = '''
 import numpy as np
@@ -170,17 +169,11 @@ def test_endpoints_of_linspace_and_arange(mod, name, a):
 
 
 def test_the_gradient_file_reads_back(tmp_path, mod):
-    (tmp_path / "adv8_grad.py").write_text(s2s_ad.gradient_source(mod.spaced_arrays),
-                                           encoding="utf-8")
-    sys.path.insert(0, str(tmp_path))
-    try:
+    with on_path(tmp_path, "adv8_grad", s2s_ad.gradient_source(mod.spaced_arrays)):
         probe = import_source(str(tmp_path), "from adv8_grad import grad_spaced_arrays\n\n\n"
                               "def probe(a):\n    return grad_spaced_arrays(a)\n", "adv8_probe")
         g = s2s_ad.grad(mod.spaced_arrays)
         assert np.isclose(s2s_ad.grad(probe.probe)(0.35), _fd(g, 0.35, 1e-5), rtol=1e-5)
-    finally:
-        sys.path.remove(str(tmp_path))
-        sys.modules.pop("adv8_grad", None)
 
 
 def test_np_any_and_all_as_tests(tmp_path, mod):
@@ -193,19 +186,13 @@ def test_np_any_and_all_as_tests(tmp_path, mod):
     np.testing.assert_allclose(g(x), fd_gradient(fn, [x], 0), rtol=1e-6, atol=1e-9)
     want = (g(x + 1e-5 * v) - g(x - 1e-5 * v)) / 2e-5
     np.testing.assert_allclose(s2s_ad.hvp(fn)(x, v), want, rtol=1e-5, atol=1e-7)
-    (tmp_path / "adv8_tests_grad.py").write_text(
-        s2s_ad.gradient_source(fn, arrays=["x"]), encoding="utf-8")
-    sys.path.insert(0, str(tmp_path))
-    try:
+    with on_path(tmp_path, "adv8_tests_grad", s2s_ad.gradient_source(fn, arrays=["x"])):
         probe = import_source(str(tmp_path), "import numpy as np\n"
                               "from adv8_tests_grad import grad_tested_in_a_loop\n\n\n"
                               "def probe(x, v):\n"
                               "    return np.sum(grad_tested_in_a_loop(x) * v)\n",
                               "adv8_tests_probe")
         np.testing.assert_allclose(s2s_ad.grad(probe.probe)(x, v), want, rtol=1e-5, atol=1e-7)
-    finally:
-        sys.path.remove(str(tmp_path))
-        sys.modules.pop("adv8_tests_grad", None)
 
 
 @pytest.mark.parametrize("n", [1, 3])

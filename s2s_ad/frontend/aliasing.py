@@ -351,7 +351,7 @@ def _fresh_call(call: ast.Call, lo, local: set, arg: int | None = None) -> bool:
             or tf_names.tf_name(obj) in tf_names.FRESH:
         return True
     if own_helpers.is_helper(obj, "add_at") or own_helpers.is_helper(obj, "add_scattered") \
-            or path == ["at", "add"] and lo.src.globals.get(f.id) is numpy:  # np.add.at
+            or own_helpers.numpy_add_at(call, lo.src.globals, local):
         return True  # adds into its first argument in place and keeps nothing: returns None
     prim = own_helpers.primitive(obj)
     if prim is not None:  # own(v): a copy (a NumPy scalar it returns cannot change)

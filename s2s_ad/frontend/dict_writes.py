@@ -30,7 +30,7 @@ from s2s_ad.frontend import structures, tuple_merges
 _NONE = object()
 
 
-def _reachable(values) -> list:
+def reachable(values) -> list:
     """The dicts and lists built in the function that ``values`` hold, nested
     ones too."""
     out, seen, todo = [], set(), list(values)
@@ -69,7 +69,7 @@ def _same(a, b) -> bool:
 
 def snapshot(env: dict) -> list:
     """(dict or list, its items) of each one the names in ``env`` reach."""
-    return [(s, _copy(s.items)) for s in _reachable(env.values())]
+    return [(s, _copy(s.items)) for s in reachable(env.values())]
 
 
 def arm_done(snap: list) -> list:

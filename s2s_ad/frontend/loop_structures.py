@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 
 from s2s_ad import ir
-from s2s_ad.frontend import runtime_lists, statics
+from s2s_ad.frontend import dict_writes, runtime_lists, statics
 from s2s_ad.frontend.structures import (StaticDict, StaticList, StaticObject, describe,
                                         is_structure, made_items)
 
@@ -133,16 +133,7 @@ def _shared(lo, name: str, value) -> bool:
     inside ``value``? The loop gives ``name`` a new list each iteration, so
     a write into it would not reach the other name, as it does in Python
     on the first iteration."""
-    lists, todo = [], [value]
-    while todo:
-        v = todo.pop()
-        if isinstance(v, StaticList):
-            lists.append(v)
-            todo += v.items
-        elif isinstance(v, tuple):
-            todo += v
-        elif isinstance(v, (StaticDict, StaticObject)):
-            todo += v.items.values()
+    lists = [s for s in dict_writes.reachable([value]) if isinstance(s, StaticList)]
     return any(n != name and runtime_lists.holds(other, x)
                for n, other in lo.env.items() for x in lists)
 

@@ -163,7 +163,7 @@ def add_into(lo, stmt: ast.Expr) -> bool:
     element, or a number read from one) ``y += scatter(g, y, index)`` (the
     primitive ``own.scatter``): the same sum, on the whole array."""
     call = stmt.value
-    user = _numpy_add_at(lo, call)
+    user = numpy_add_at(call, lo.src.globals, lo.env)
     if not (isinstance(call, ast.Call) and len(call.args) == 3
             and not call.keywords and not any(isinstance(a, ast.Starred) for a in call.args)
             and (user or isinstance(call.func, ast.Name)
@@ -204,15 +204,16 @@ def add_into(lo, stmt: ast.Expr) -> bool:
     return True
 
 
-def _numpy_add_at(lo, call) -> bool:
-    """Is ``call`` NumPy's ``np.add.at(...)`` (``np`` a name of the numpy module)?"""
+def numpy_add_at(call, globals_: dict, local=()) -> bool:
+    """Is ``call`` NumPy's ``np.add.at(...)`` (``np`` a global name of the numpy
+    module, not one of ``local``)?"""
     import numpy
     func = getattr(call, "func", None)
     return isinstance(func, ast.Attribute) and func.attr == "at" \
         and isinstance(func.value, ast.Attribute) and func.value.attr == "add" \
         and isinstance(func.value.value, ast.Name) \
-        and func.value.value.id not in lo.env \
-        and lo.src.globals.get(func.value.value.id) is numpy
+        and func.value.value.id not in local \
+        and globals_.get(func.value.value.id) is numpy
 
 
 def written_index(index: ast.expr) -> bool:

@@ -228,11 +228,9 @@ def _elements(lo, node: ast.expr) -> list:
 
 
 def _key(lo, node: ast.expr) -> str:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    if isinstance(node, ast.Name) and isinstance(lo.env.get(node.id), ir.Const) \
-            and isinstance(lo.env[node.id].value, str):
-        return lo.env[node.id].value  # `for k in d.keys(): d[k]`, `mode` a string parameter
+    key = lo.static_key(node)  # a constant, or `k` of `for k in d.keys()`, a string parameter
+    if isinstance(key, str):
+        return key
     raise lo.src.error(node, "dict keys must be constant strings (`d[\"w\"]`)")
 
 
