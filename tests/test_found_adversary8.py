@@ -136,6 +136,14 @@ def added_at_given(x, idx):
     return np.sum(y ** 3)
 
 
+def added_at_a_list(x):
+    # NumPy's own example of np.add.at: a list of indices repeating one
+    a = np.zeros(4)
+    for k in range(2):
+        np.add.at(a, [0, 1, 2, 2], x[:4] * (k + 1.0))
+    return np.sum(a ** 2)
+
+
 def added_into_the_argument(x):
     np.add.at(x, np.array([0, 1]), 1.0)
     return np.sum(x)
@@ -247,7 +255,8 @@ def test_np_add_at(mod, x0):
     for its side effect"). Written first without the loop carrying ``y``,
     the loop's additions were lost: a gradient of 0.0, caught here."""
     x, v = np.array([x0, 0.6, 0.2, 0.7]), np.array([1.0, -0.5, 0.3, 0.2])
-    for fn, extra in ((mod.added_at, ()), (mod.added_at_given, (np.array([2, 2, 0, 2]),))):
+    for fn, extra in ((mod.added_at, ()), (mod.added_at_given, (np.array([2, 2, 0, 2]),)),
+                      (mod.added_at_a_list, ())):
         g = s2s_ad.grad(fn, wrt=0)
         want = fd_gradient(lambda a: fn(a, *extra), [x], 0)
         np.testing.assert_allclose(g(x, *extra), want, rtol=1e-6, atol=1e-8)

@@ -178,6 +178,10 @@ def add_into(lo, stmt: ast.Expr) -> bool:
         raise lo.src.error(index, "`np.add.at` with a tuple of indices is not supported; "
                            "index a flat view (`np.add.at(y.reshape(-1), rows * n + cols, "
                            "v)` is refused too: add into a 1-d array and reshape after)")
+    if user and isinstance(index, ast.List):  # np.add.at(a, [0, 1, 2, 2], b), as NumPy's docs
+        np_ = call.func.value.value  # the name np.add.at was called through
+        index = ast.copy_location(ast.Call(ast.Attribute(ast.Name(np_.id, ast.Load()), "array",
+                                                         ast.Load()), [index], []), index)
     if not user and written_index(index):
         new = ast.AugAssign(ast.Subscript(ast.Name(y.id, ast.Load()), _index(lo, index),
                                           ast.Store()), ast.Add(), g)
