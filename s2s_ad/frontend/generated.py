@@ -80,8 +80,8 @@ from __future__ import annotations
 
 import ast
 
-from s2s_ad.frontend import (checkpointed, own_helpers, pairs, readback_forms, scatter_calls,
-                             shape_flags, tape_flatten, tape_lengths)
+from s2s_ad.frontend import (checkpointed, list_forms, own_helpers, pairs, readback_forms,
+                             scatter_calls, shape_flags, tape_flatten, tape_lengths)
 from s2s_ad.frontend.int_names import int_tapes, slots
 from s2s_ad.names import Namer, identifiers
 from s2s_ad.syntax_walk import walk
@@ -124,7 +124,7 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None,
         _value_and_grad_return(tree)
     checkpointed.untape(tree, globals_)
     tape_lengths.rewrite(tree, namer, globals_)
-    readback_forms.list_copies(tree, namer, globals_)
+    list_forms.desugar(tree, namer, globals_)  # list(e), xs += ys, xs.copy()
     _owned_tape_reads(tree, globals_ or {})
     _parameter_sums(tree, globals_ or {})
     _slots(tree)

@@ -137,6 +137,12 @@ class Iteration:
                                      "bound to a name is read while lowering: bind it once, "
                                      "before loops and branches, or iterate over "
                                      "`range(...)` itself")
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) \
+                and it.func.id not in self.env \
+                and self.resolve(it.func) in (builtins.sorted, builtins.reversed):
+            for a in it.args:  # `for k in sorted(d)`, d a parameter lowered as a number
+                if isinstance(a, ast.Name):
+                    structures._param_used_as_sequence(self, self.env.get(a.id), a)
         raise self.src.error(it, "a `for` loop must iterate over `range(...)` or over a list/"
                              "tuple parameter (unchanged) of floats")
 

@@ -357,6 +357,14 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             if op is None:
                 raise self.src.error(stmt, f"the operator {type(stmt.op).__name__} is not supported")
             left = self.read(stmt.target.id, stmt.target)
+            if isinstance(left, tuple) and isinstance(stmt.op, ast.Add):
+                # `t += (v,)`: a tuple cannot change, so this binds `t + (v,)`
+                both = ast.BinOp(ast.Name(stmt.target.id, ast.Load()), stmt.op, stmt.value)
+                for n in (both, both.left):
+                    ast.copy_location(n, stmt)
+                    n.end_lineno, n.end_col_offset = stmt.end_lineno, stmt.end_col_offset
+                self.assign(stmt.target, self.expr(both), stmt)
+                return
             right = self.expr(stmt.value)
             self.check_inplace(stmt, left)
             value = self.emit(op, [left, right], stmt, var=stmt.target.id, text=ast.unparse(stmt))

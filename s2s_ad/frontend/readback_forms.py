@@ -1,10 +1,10 @@
-"""Two small forms of s2s-ad's generated code, read back (for
-:func:`s2s_ad.frontend.generated.normalise`).
+"""A small form of s2s-ad's generated code, read back (for
+:func:`s2s_ad.frontend.generated.normalise`). A backward function copying
+the adjoint list its caller passes (``dys = list(dys_1)``) is read by
+:mod:`s2s_ad.frontend.list_forms`, as every ``list(...)`` is.
 
-Contract: each rewrite computes the same values as the code it replaces.
+Contract: the rewrite computes the same values as the code it replaces.
 
-* ``list_copies``: ``dys = list(dys_1)``, a backward function copying the
-  adjoint list its caller passes, is ``dys = [v for v in dys_1]``.
 * ``int_items``: an item of a tape of ints read by index, ``k = k_tape[i]``
   (a tape of slots holding a counter, :func:`s2s_ad.frontend.int_names.int_tapes`),
   is ``k = int(k_tape[i])``, as a pop of a stack of ints is read: the
@@ -12,7 +12,6 @@ Contract: each rewrite computes the same values as the code it replaces.
 
 Before → after::
 
-    dys = list(dys_1)                     dys = [item for item in dys_1]
     top = top_tape[_]                     top = int(top_tape[_])
 """
 
@@ -21,30 +20,9 @@ from __future__ import annotations
 import ast
 
 from s2s_ad.frontend.int_names import int_tapes
-from s2s_ad.names import Namer
 from s2s_ad.syntax_walk import walk
 
-__all__ = ["int_items", "list_copies"]
-
-
-def list_copies(tree: ast.FunctionDef, namer: Namer, globals_: dict | None) -> None:
-    """``dys = list(dys_1)`` (a backward function copying the adjoint list
-    its caller passes) as ``dys = [v for v in dys_1]``: the same items in a
-    new list, which the rest of the frontend lowers."""
-    if (globals_ or {}).get("list", list) is not list or any(
-            isinstance(n, ast.Name) and n.id == "list" and not isinstance(n.ctx, ast.Load)
-            or isinstance(n, ast.arg) and n.arg == "list" for n in walk(tree)):
-        return
-    for n in walk(tree):
-        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) \
-                and isinstance(n.value.func, ast.Name) and n.value.func.id == "list" \
-                and len(n.value.args) == 1 and not n.value.keywords \
-                and isinstance(n.value.args[0], ast.Name):
-            v = namer.fresh("item")
-            n.value = ast.copy_location(ast.ListComp(
-                ast.Name(v, ast.Load()),
-                [ast.comprehension(ast.Name(v, ast.Store()), n.value.args[0], [], 0)]), n.value)
-            ast.fix_missing_locations(n)
+__all__ = ["int_items"]
 
 
 def int_items(tree: ast.FunctionDef, globals_: dict | None, given=()) -> None:

@@ -130,6 +130,8 @@ def _static_items(lo, node: ast.expr) -> list | None:
         value = lo.expr(node)  # p["layers"], model.layers, COEFFS[1:]: an item or a slice
         if isinstance(value, StaticObject) and value.is_tuple:
             return list(value.items.values())
+        if isinstance(value, StaticDict):  # `for k in p["layers"]`: its keys
+            return [ir.Const(k) for k in value.items]
         if isinstance(value, (tuple, StaticList)):
             return list(value) if isinstance(value, tuple) else list(value.items)
         return None
@@ -149,6 +151,8 @@ def _static_items(lo, node: ast.expr) -> list | None:
             return list(made)  # `r = h(x)`, then `for v in r`: its items
         if isinstance(value, StaticList):
             return list(value.items)
+        if isinstance(value, StaticDict):  # `for k in d`: its keys, in its order
+            return [ir.Const(k) for k in value.items]
         return None
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
             and node.func.id not in lo.env and not node.keywords:
@@ -156,6 +160,15 @@ def _static_items(lo, node: ast.expr) -> list | None:
         if fn is builtins.reversed and len(node.args) == 1:
             items = _static_items(lo, node.args[0])
             return None if items is None else items[::-1]
+        if fn is builtins.sorted and len(node.args) == 1:
+            # `for k in sorted(d)`: keys (or other constants) known while lowering
+            items = _static_items(lo, node.args[0])
+            if items is None or not all(isinstance(v, ir.Const) for v in items):
+                return None
+            try:
+                return sorted(items, key=lambda v: v.value)
+            except TypeError:  # keys of kinds Python does not order
+                return None
         if fn is builtins.zip and node.args:
             # a list display written in the `zip` (`zip(COEFFS, [x, x * x])`) is lowered
             # last, once every other column is known: Python builds it before the loop
