@@ -57,6 +57,8 @@ def module(functions: list[CodeFunction], src_file: str | None = None) -> str:
         if any(name in used[id(fn)] for fn in functions):
             helpers[name] = text.strip("\n")
     emitted = called(helpers, set().union(*used.values()))
+    if any(name in SCALAR_HELPERS for name in emitted) and "import math" not in imports:
+        imports.append("import math")  # what they call, at module level (read back too)
     imports += _numpy_for_helpers(functions, imports, emitted.values())
     if imports:
         lines += imports + [""]

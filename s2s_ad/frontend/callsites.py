@@ -31,8 +31,8 @@ from s2s_ad import ir
 from s2s_ad.errors import SourceError
 from s2s_ad.frontend import methods, module_data
 from s2s_ad.frontend.library_names import LIBRARY_MODULES
-from s2s_ad.frontend import (closures, conditions, funargs, index_checks, index_exprs, jax_names,
-                             list_slices, own_helpers, pairs, passing, ranges, runtime_lists, runtime_sorting,
+from s2s_ad.frontend import (closures, conditions, container_methods, funargs, index_checks,
+                             index_exprs, jax_names, list_slices, own_helpers, pairs, passing, ranges, runtime_lists, runtime_sorting,
                              sorting, statics, structures, syntax)
 from s2s_ad.rules import RULES
 from s2s_ad.rules import user as user_rules
@@ -41,6 +41,31 @@ from s2s_ad.syntax_walk import walk
 BUILTIN_PRIMS = {builtins.abs: "abs", builtins.max: "max", builtins.min: "min",
                  builtins.float: "float", builtins.int: "int", builtins.round: "round",
                  builtins.pow: "pow", builtins.len: "len"}
+
+
+
+def _located(new: ast.expr, at: ast.AST) -> ast.expr:
+    for n in ast.walk(new):
+        if isinstance(n, ast.expr) and not hasattr(n, "lineno"):
+            ast.copy_location(n, at)
+            n.end_lineno, n.end_col_offset = at.end_lineno, at.end_col_offset
+    return new
+
+
+def _compare(node: ast.Call, left, op: ast.cmpop, right) -> ast.expr:
+    return _located(ast.Compare(left, [op], [right]), node)
+
+
+_FLOAT_TESTS = {
+    # IEEE-754 tests of a float written as the comparisons they are (no derivative)
+    math.isnan: lambda c: _compare(c, c.args[0], ast.NotEq(), c.args[0]),
+    math.isinf: lambda c: _compare(c, ast.Call(ast.Name("abs", ast.Load()), [c.args[0]], []),
+                                   ast.Eq(), ast.Constant(math.inf)),
+    math.isfinite: lambda c: _compare(c, ast.BinOp(c.args[0], ast.Sub(), c.args[0]), ast.Eq(),
+                                      ast.Constant(0.0)),
+}
+"""``math.isnan(x)`` is ``x != x``, ``math.isinf(x)`` is ``abs(x) == inf``,
+``math.isfinite(x)`` is ``x - x == 0.0`` (inf - inf and nan - nan are nan)."""
 
 
 class CallLowering:
@@ -79,6 +104,9 @@ class CallLowering:
             del self.spliced[mark:]
 
     def _call(self, node: ast.Call, var: str | None, hint: str | None = None) -> ir.Operand:
+        made = container_methods.call(self, node, var)
+        if made is not None:  # `d.get(k, v)`, `xs.pop(0)`, `dict(a=x)`
+            return made
         if isinstance(node.func, ast.Name) and node.func.id not in self.env \
                 and self.resolve(node.func) is builtins.range:
             return ranges.make(self, node)  # a range as a value: `r = range(n)`
@@ -114,6 +142,9 @@ class CallLowering:
             if k.arg is None:
                 raise self.src.error(k.value, "`**kwargs` in calls is not supported")
         fn = self.resolve(node.func)
+        test = _FLOAT_TESTS.get(fn)
+        if test is not None and len(node.args) == 1 and not node.keywords:
+            return self.expr(test(node))  # `math.isnan(x)`: a comparison
         if fn is builtins.all or fn is builtins.any:
             return conditions.all_any(self, fn, node, var)
         if fn is builtins.isinstance:
@@ -462,6 +493,26 @@ class CallLowering:
             v = self.env.get(node.id)
             if isinstance(v, ir.Const) and type(v.value) in (str, int):
                 return v.value
+        if isinstance(node, ast.JoinedStr):  # f"W{i}", each part known while lowering
+            parts = [self.static_key(v) for v in node.values]
+            return None if any(p is None for p in parts) else "".join(map(str, parts))
+        if isinstance(node, ast.FormattedValue):
+            value = self.static_key(node.value)
+            spec = "" if node.format_spec is None else self.static_key(node.format_spec)
+            if value is None or spec is None:
+                return None
+            value = {115: str, 114: repr, 97: ascii}.get(node.conversion, lambda v: v)(value)
+            return format(value, spec)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):  # "W" + str(i)
+            left, right = self.static_key(node.left), self.static_key(node.right)
+            if type(left) is type(right) and left is not None:
+                return left + right
+            return None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id not in self.env and len(node.args) == 1 \
+                and not node.keywords and self.resolve(node.func) is builtins.str:
+            value = self.static_key(node.args[0])
+            return None if value is None else str(value)
         return None
 
     def function_alias(self, stmt: ast.stmt) -> bool:

@@ -25,7 +25,7 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import (array_kinds, callees, checks, closures, comprehensions,
+from s2s_ad.frontend import (array_kinds, callees, checks, closures, comprehensions, container_methods,
                              factories, generated, index_exprs, jax_forms, list_stacks,
                              own_helpers, pairs,
                              loop_batching,
@@ -80,7 +80,8 @@ REFUSED = {
     ast.ListComp: "list comprehensions are not supported yet",
     ast.GeneratorExp: "generator expressions are not supported",
     ast.SetComp: "set comprehensions are not supported",
-    ast.DictComp: "dict comprehensions are not supported",
+    ast.DictComp: "dict comprehensions are supported over a sequence known while lowering "
+                  "(a dict's `items()`, a list or tuple built in the function, `range(n)`)",
     ast.List: "lists are not supported yet; s2s-ad differentiates scalar code",
     ast.Dict: "dicts are not supported yet",
     ast.Set: "sets are not supported",
@@ -387,7 +388,8 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             call = stmt.value
             if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
                 self.refuse_argument_mutation(call.func.value, call)
-            if runtime_lists.mutation(self, stmt) or structures.mutation(self, stmt):
+            if runtime_lists.mutation(self, stmt) or container_methods.mutation(self, stmt) \
+                    or structures.mutation(self, stmt):
                 return
             if type(stmt.value) in REFUSED:  # `yield x`, `await x`
                 raise self.refuse(stmt.value)

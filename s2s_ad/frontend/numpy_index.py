@@ -33,6 +33,15 @@ from s2s_ad.rules.templates import index_operands
 from s2s_ad.syntax_walk import walk
 
 
+
+def _string_made(node: ast.expr) -> bool:
+    """An f-string, or ``"W" + ...``: a key written as a string made while the
+    code runs (its parts known while lowering where the loop is unrolled)."""
+    return isinstance(node, ast.JoinedStr) or isinstance(node, ast.BinOp) \
+        and isinstance(node.op, ast.Add) and any(
+            isinstance(side, ast.Constant) and isinstance(side.value, str) or _string_made(side)
+            for side in (node.left, node.right))
+
 class ArrayIndexing:
     """Mixed into ``frontend._Lowering`` (with :class:`ArrayLowering`); uses its
     ``src``, ``env``, ``emit``, ``expr``, ``roots`` and ``stale``."""
@@ -121,8 +130,10 @@ class ArrayIndexing:
             return base[node.slice.value]  # np.linalg.slogdet(x)[1]
         if id(base) in self.__dict__.get("tuple_calls", ()) and structures.call_tuple(self, base):
             return structures.call_item(self, base, node, var)  # h(x)[-1], h returning a tuple
-        if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
-            # params["W1"] on a parameter lowered as an array: lower it as a dict
+        if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str) \
+                or _string_made(node.slice):
+            # params["W1"] (or params[f"W{i}"]) on a parameter lowered as an array:
+            # lower it as a dict
             structures._param_used_as_sequence(self, base, node, ("float", "array"), True)
         if structures.is_structure(base):
             raise self.src.error(node.value, "index a tuple, list or dict through a name "
@@ -257,7 +268,7 @@ class ArrayIndexing:
             raise self.src.error(target, "only a local array can be assigned into "
                                  "(`y[i] = ...` with `y` a variable of this function)")
         name = target.value.id
-        problem = None if _copied_just_before(self.tree, stmt, name) \
+        problem = None if _copied_just_before(self.tree, stmt, name, self.src.globals) \
             or name in self.__dict__.get("owned_arrays", ()) else \
             _sole_owner(self.tree, name, self.makes_new, self.src.globals)
         if problem is not None:
@@ -355,7 +366,7 @@ VIEW_CALLS = {"reshape", "transpose", "ravel", "squeeze", "expand_dims", "asarra
               "flatten"}
 
 
-def _copied_just_before(tree: ast.FunctionDef, stmt, name: str) -> bool:
+def _copied_just_before(tree: ast.FunctionDef, stmt, name: str, globals_=None) -> bool:
     """Is ``stmt`` (``name[i] = v``) right after ``name = np.copy(x)`` or
     ``name = np.zeros_like(x)`` in the same block, or after writes into
     ``name``'s elements that follow it? Then nothing else refers to the
@@ -380,7 +391,8 @@ def _copied_just_before(tree: ast.FunctionDef, stmt, name: str) -> bool:
                     and isinstance(prev.value.func, ast.Attribute)
                     and prev.value.func.attr in ("copy", "zeros_like")
                     and isinstance(prev.value.func.value, ast.Name)
-                    and prev.value.func.value.id in ("np", "numpy"))
+                    and (prev.value.func.value.id in ("np", "numpy")
+                         or (globals_ or {}).get(prev.value.func.value.id) is numpy))
     return False
 
 

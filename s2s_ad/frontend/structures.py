@@ -75,7 +75,7 @@ class StaticObject:
         return issubclass(self.cls, tuple)
 
 
-STRUCTURE_NODES = (ast.List, ast.Dict, ast.Subscript, ast.ListComp, ast.GeneratorExp)
+STRUCTURE_NODES = (ast.List, ast.Dict, ast.Subscript, ast.ListComp, ast.GeneratorExp, ast.DictComp)
 
 
 def sequence_param(lo, node: ast.arg, name: str, shape, default, has_default: bool,
@@ -210,6 +210,9 @@ def lower_expr(lo, node: ast.expr, var: str | None):
         return subscript(lo, node, var)
     if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
         return StaticList(comprehension(lo, node))
+    if isinstance(node, ast.DictComp):  # `{k: v * 2.0 for k, v in params.items()}`
+        return StaticDict(dict(comprehension(
+            lo, node, lambda: (_key(lo, node.key), lo.expr(node.value)))))
     raise lo.refuse(node)
 
 
@@ -466,11 +469,12 @@ def call_tuple(lo, value) -> bool:
     return False
 
 
-def comprehension(lo, node) -> list:
+def comprehension(lo, node, item=None) -> list:
     """The elements of ``[e for v in range(...)]`` or ``[e for v in xs]``,
     unrolled: each element is lowered with ``v`` bound to a constant or to
-    an element of ``xs``. (Over a list of any length, a comprehension is a
-    loop: :mod:`s2s_ad.frontend.comprehensions`.)"""
+    an element of ``xs``; ``item()`` lowers an element where it is not
+    ``node.elt`` (a dict comprehension's key and value). (Over a list of any
+    length, a comprehension is a loop: :mod:`s2s_ad.frontend.comprehensions`.)"""
     if len(node.generators) != 1:
         raise lo.src.error(node, "comprehensions with more than one `for` are not supported")
     gen = node.generators[0]
@@ -485,7 +489,7 @@ def comprehension(lo, node) -> list:
     try:
         for v in values:
             lo.assign(gen.target, v, gen.iter)
-            out.append(lo.expr(node.elt))
+            out.append(lo.expr(node.elt) if item is None else item())
     finally:
         for n in _names(gen.target):
             lo.env.pop(n, None)
@@ -670,15 +674,23 @@ def _runtime_sum(lo, seq: ir.Value, node: ast.Call, var: str | None) -> ir.Value
     return out
 
 
-def mutation(lo, stmt: ast.Expr) -> bool:
-    """``xs.append(v)``, ``xs.extend(ys)``: lower it and return True, or
-    return False when ``stmt`` is not one."""
+def method_statement(lo, stmt: ast.Expr) -> tuple | None:
+    """``(call, what the name holds, method)`` of a statement ``name.method(...)``
+    on a name of the function; None for any other statement."""
     call = stmt.value
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
             and isinstance(call.func.value, ast.Name) and call.func.value.id in lo.env):
+        return None
+    return call, lo.env[call.func.value.id], call.func.attr
+
+
+def mutation(lo, stmt: ast.Expr) -> bool:
+    """``xs.append(v)``, ``xs.extend(ys)``: lower it and return True, or
+    return False when ``stmt`` is not one."""
+    found = method_statement(lo, stmt)
+    if found is None:
         return False
-    target = lo.env[call.func.value.id]
-    method = call.func.attr
+    call, target, method = found
     refuse_argument_change(lo, target, call)
     if not isinstance(target, StaticList) or method not in ("append", "extend"):
         raise lo.src.error(call, f"`{ast.unparse(call.func)}` is not supported; lists support "

@@ -272,6 +272,9 @@ def _indexes_structures(lo, body: list) -> bool:
                 v = _known(lo, n.value)  # params["layers"][i]: an item of a structure
             else:
                 continue
+            if isinstance(v, StaticDict) and not isinstance(n.slice, ast.Constant) \
+                    and lo.static_key(n.slice) is None:
+                return True  # params[f"W{i}"]: a key the loop's index makes
             items = (v.items if isinstance(v, StaticList) else
                      list(v) if isinstance(v, tuple) else None)
             if items and any(is_structure(x) for x in items):

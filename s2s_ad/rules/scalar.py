@@ -25,7 +25,6 @@ def s2s_digamma(x):
     """psi(x) = d/dx ln Gamma(x), the derivative of math.lgamma (relative
     error below 1e-14): psi(x) = psi(x + 1) - 1/x up to x >= 10, then the
     asymptotic series; below 1/2, psi(x) = psi(1 - x) - pi/tan(pi x)."""
-    import math
     if x <= 0.0 and x == math.floor(x):
         return math.nan  # a pole of Gamma
     if x < 0.5:

@@ -1,0 +1,155 @@
+"""Methods of lists and dicts known while lowering, and ``dict(k=v)``.
+
+Contract: each is Python's own method on the structure the lowering holds
+(:class:`~s2s_ad.frontend.structures.StaticList`, ``StaticDict``), so the
+values are the ones Python computes and each item's adjoint flows to the
+value it holds:
+
+* ``d.get(k)``, ``d.get(k, default)``: the item at the constant key ``k``, or
+  ``default`` (``None`` without one) where the dict has no such key;
+* ``dict(a=x, b=y)``, ``dict(d, c=z)``: a new dict of those items;
+* ``d.update(other)``, ``d.update(k=v)``: items set in place;
+* ``xs.insert(i, v)``, ``xs.reverse()``, ``xs.pop(i)`` (``i`` a constant),
+  ``xs.sort(key=f, reverse=r)`` (as ``sorted`` orders them): items moved in
+  place.
+
+The lists and dicts are changed while lowering, so a change inside a loop the
+generated code keeps (its body lowered once, run any number of times) or in
+an arm of a branch would be made once, on every path: those are refused,
+located, with the rewrite. A list or dict the caller passed is not changed
+(``structures.refuse_argument_change``)."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+
+from s2s_ad import ir
+from s2s_ad.frontend import structures
+from s2s_ad.frontend.structures import StaticDict, StaticList
+
+__all__ = ["call", "mutation"]
+
+LIST_CHANGES = ("insert", "reverse", "pop", "sort")
+
+
+def call(lo, node: ast.Call, var: str | None):
+    """``d.get(...)``, ``xs.pop(i)`` and ``dict(...)`` lowered; None where
+    ``node`` is none of them."""
+    func = node.func
+    if isinstance(func, ast.Name) and func.id not in lo.env \
+            and lo.resolve(func) is builtins.dict:
+        return _dict_call(lo, node)
+    if not (isinstance(func, ast.Attribute) and func.attr in ("get", "pop")):
+        return None
+    root = func.value
+    while isinstance(root, (ast.Attribute, ast.Subscript)):
+        root = root.value
+    if not (isinstance(root, ast.Name) and root.id in lo.env):
+        return None
+    base = lo.expr(func.value)
+    if func.attr == "get":
+        if not isinstance(base, StaticDict):
+            # a parameter lowered as a number before its dict was seen
+            structures._param_used_as_sequence(lo, base, func.value, ("float", "array"))
+            return None
+        if node.keywords or not 1 <= len(node.args) <= 2:
+            raise lo.src.error(node, "`get` takes a key and, optionally, a default")
+        key = structures._key(lo, node.args[0])
+        if key in base.items:
+            return base.items[key]
+        return lo.expr(node.args[1]) if len(node.args) == 2 else ir.Const(None)
+    if not isinstance(base, StaticList) or not node.args:
+        return None  # `hs.pop()`: a stack read from its end (frontend/generated.py)
+    _refuse_changing(lo, base, node)
+    if node.keywords or len(node.args) != 1:
+        raise lo.src.error(node, "`pop` takes one index")
+    i = structures._index(lo, node.args[0], len(base.items))
+    if not 0 <= i < len(base.items):
+        raise lo.src.error(node, f"`pop` index {i} is out of range for a list of "
+                           f"{len(base.items)}")
+    return base.items.pop(i)
+
+
+def mutation(lo, stmt: ast.Expr) -> bool:
+    """``xs.insert(i, v)``, ``xs.reverse()``, ``xs.pop(i)``, ``d.update(...)``
+    as statements: lower them and return True; False for anything else."""
+    found = structures.method_statement(lo, stmt)
+    if found is None:
+        return False
+    c, target, method = found
+    if isinstance(target, StaticList) and method in LIST_CHANGES:
+        if method == "pop":
+            if call(lo, c, None) is None:
+                return False
+            return True
+        _refuse_changing(lo, target, c)
+        if method == "sort":  # `xs.sort(key=f, reverse=True)`: as `sorted` orders them
+            if c.args:
+                raise lo.src.error(c, "`sort` takes only the keywords `key` and `reverse`")
+            made = lo.expr(ast.copy_location(ast.Call(
+                ast.copy_location(ast.Name("sorted", ast.Load()), c.func), [c.func.value],
+                c.keywords), c))
+            if not isinstance(made, (StaticList, tuple)):
+                raise lo.src.error(c, "`sort` is supported on a list of numbers known while "
+                                   "lowering; use `ys = sorted(xs)`")
+            target.items[:] = made.items if isinstance(made, StaticList) else list(made)
+            return True
+        if c.keywords:
+            raise lo.src.error(c, f"`{method}` takes no keyword arguments")
+        if method == "reverse":
+            if c.args:
+                raise lo.src.error(c, "`reverse` takes no arguments")
+            target.items.reverse()
+            return True
+        if len(c.args) != 2:
+            raise lo.src.error(c, "`insert` takes an index and a value")
+        i = structures._static_int(lo, c.args[0])
+        if i is None:
+            raise lo.src.error(c.args[0], "the index of `insert` must be an integer constant")
+        target.items.insert(i, lo.expr(c.args[1]))
+        return True
+    if isinstance(target, StaticDict) and method == "update":
+        _refuse_changing(lo, target, c)
+        items = _dict_items(lo, c, "update")
+        target.items.update(items)
+        return True
+    return False
+
+
+def _dict_call(lo, node: ast.Call) -> StaticDict:
+    return StaticDict(_dict_items(lo, node, "dict"))
+
+
+def _dict_items(lo, node: ast.Call, what: str) -> dict:
+    """The items ``dict(...)``/``d.update(...)`` set: of a dict known while
+    lowering given first, then the keywords."""
+    if len(node.args) > 1 or any(isinstance(a, ast.Starred) for a in node.args):
+        raise lo.src.error(node, f"`{what}` takes one dict and keywords")
+    items: dict = {}
+    if node.args:
+        other = lo.expr(node.args[0])
+        if not isinstance(other, StaticDict):
+            raise lo.src.error(node.args[0], f"`{what}` is supported of a dict built in the "
+                               "function or a dict parameter (constant string keys), "
+                               "and keywords")
+        items.update(other.items)
+    for k in node.keywords:
+        if k.arg is None:
+            other = lo.expr(k.value)
+            if not isinstance(other, StaticDict):
+                raise lo.src.error(k.value, "`**` is supported on a dict built in the "
+                                   "function or a dict parameter")
+            items.update(other.items)
+        else:
+            items[k.arg] = lo.expr(k.value)
+    return items
+
+
+def _refuse_changing(lo, obj, node: ast.Call) -> None:
+    structures.refuse_argument_change(lo, obj, node)
+    if lo.loop_depth > 0 or lo.region_depth > 0:
+        raise lo.src.error(node, f"`{ast.unparse(node.func)}` changes a list or dict known "
+                           "while lowering inside a loop or a branch, which s2s-ad does not "
+                           "follow there; change it before the loop or branch, or build a "
+                           "new one (`ys = [...]`, `{**d, \"k\": v}`)")
