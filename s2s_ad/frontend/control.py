@@ -478,6 +478,12 @@ class ControlFlow(Iteration):
         if isinstance(node, ast.While) and any(isinstance(n, ast.NamedExpr) for n in walk(node.test)):
             raise self.src.error(node.test, "assignment expressions (`:=`) are not supported")
         runtime_lists.promote_read(self, node)
+        only_targets = _inner_loop_targets(node.body)  # not kept after their loops
+        for v in only_targets - {target}:
+            if v in self.env:  # bound before (by an earlier loop): not read in this one
+                del self.env[v]
+                self.undefined[v] = (node, "it is the variable of a loop inside this loop; "
+                                     "s2s-ad does not keep a loop variable after its loop")
         carried = [v for v in assigned if v in self.env and v != target]
         grown = runtime_lists.promote_for(self, node.body, node)
         carried += [v for v in grown if v not in carried and v != target]
@@ -528,6 +534,13 @@ class ControlFlow(Iteration):
             self.temps = saved[1]
             write_dtypes.undo(self, saved[2])  # checks the attempt hoisted out of the loop
         body, params, index, cond, exit_ = built
+        for v, y in zip(carried, body.yields):
+            if structures.is_structure(y):  # (carried leaf by leaf, a structure is not one)
+                raise self.src.error(node, f"`{v}` is bound to {structures.describe(y)} made "
+                                     "inside this loop; s2s-ad follows a list grown at "
+                                     "run time under one name made before the loop: make "
+                                     "it once before the loop and append to it, or use a "
+                                     "new name inside the loop")
         outs = [ir.Value(p.name, p.kind, p.var) for p in params]
         for v, p, o, y in zip(carried, params, outs, body.yields):
             if o.kind == "list":
@@ -666,6 +679,24 @@ class ControlFlow(Iteration):
                                      "loop other than by `append`: s2s-ad grows lists at run "
                                      "time by `append` only; build the list with `append`, "
                                      "or fill a NumPy array")
+
+
+def _inner_loop_targets(body: list) -> set[str]:
+    """Names ``body`` binds only as the variable of a ``for`` loop in it, which
+    s2s-ad does not keep after that loop: a loop around it does not carry them
+    (``j`` of ``for j in ...`` nested in ``for i in ...``, with a ``j`` bound
+    before, by an earlier loop)."""
+    targets, others = set(), set()
+    for stmt in body:
+        for n in walk(stmt):
+            if isinstance(n, ast.For):
+                targets |= {t.id for t in walk(n.target) if isinstance(t, ast.Name)}
+            elif isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
+                bound = n.targets if isinstance(n, ast.Assign) else [n.target]
+                others |= {t.id for b in bound for t in walk(b) if isinstance(t, ast.Name)}
+            elif isinstance(n, ast.withitem) and n.optional_vars is not None:
+                others |= {t.id for t in walk(n.optional_vars) if isinstance(t, ast.Name)}
+    return targets - others
 
 
 def _shapes(env: dict) -> dict:
