@@ -20,7 +20,17 @@ Dask arrays alike. A call it cannot read (another keyword, a non-constant
   derivatives; at a knot the derivative is the one from the left
   (``np.maximum``/``np.minimum`` give a tie to their first operand);
 * ``for v in x.tolist():``: ``for v in x:`` (a 1-D array's elements, as
-  numbers), after a check, kept in the generated code, that ``x`` is 1-D.
+  numbers), after a check, kept in the generated code, that ``x`` is 1-D;
+* ``np.column_stack([a, b])``: ``np.concatenate`` along axis 1 of each piece
+  reshaped to ``(its rows, -1)`` (a 1-D piece a column);
+* ``np.select(conds, values, default)`` (lists written out): nested
+  ``np.where``, the first true condition's value;
+* ``np.linalg.matrix_power(m, n)``, ``n`` a constant int ≥ 1: ``m @ m @ ...``;
+* ``np.add.reduce``, ``np.multiply.reduce``, ``np.maximum.reduce``,
+  ``np.minimum.reduce``, ``np.logical_and/or.reduce``, ``np.add.accumulate``,
+  ``np.multiply.accumulate``: ``np.sum``, ``np.prod``, ``np.max``, ``np.min``,
+  ``np.all``/``np.any``, ``np.cumsum``, ``np.cumprod`` with ``axis=0`` unless
+  given (the ufunc methods' default).
 
 Before → after::
 
@@ -53,7 +63,8 @@ def desugar(src) -> None:
              and isinstance(n.ctx, ast.Store)} | {a.arg for a in walk(tree.args)
                                                    if isinstance(a, ast.arg)}
     if not any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-               and n.func.attr in ("diff", "polyval", "interp", "tolist", "norm")
+               and n.func.attr in ("diff", "polyval", "interp", "tolist", "norm", "select",
+                                   "column_stack", "matrix_power", "reduce", "accumulate")
                for n in walk(tree)) and not any(
             isinstance(n, ast.Name) and n.id not in local
             and _target(src.globals.get(n.id, _MISSING)) for n in walk(tree)):
@@ -64,10 +75,24 @@ def desugar(src) -> None:
 
 
 def _target(obj) -> str | None:
-    for name in ("diff", "polyval", "interp"):
+    for name in ("diff", "polyval", "interp", "column_stack", "select"):
         if obj is getattr(numpy, name):
             return name
+    if obj is numpy.linalg.matrix_power:
+        return "matrix_power"
+    if isinstance(getattr(obj, "__self__", None), numpy.ufunc) \
+            and getattr(obj, "__name__", None) in ("reduce", "accumulate") \
+            and (obj.__self__.__name__, obj.__name__) in _UFUNC_METHODS:
+        return "ufunc_method"
     return None
+
+
+_UFUNC_METHODS = {("add", "reduce"): "sum", ("multiply", "reduce"): "prod",
+                  ("maximum", "reduce"): "max", ("minimum", "reduce"): "min",
+                  ("logical_and", "reduce"): "all", ("logical_or", "reduce"): "any",
+                  ("add", "accumulate"): "cumsum", ("multiply", "accumulate"): "cumprod"}
+"""``np.add.reduce`` and the other ufunc methods read as the reduction they
+compute (their axis defaults to 0, not None: written out)."""
 
 
 class _Forms(ast.NodeTransformer):
@@ -291,6 +316,69 @@ class _Forms(ast.NodeTransformer):
                     ast.copy_location(sub, node)
                     sub.end_lineno, sub.end_col_offset = node.end_lineno, node.end_col_offset
         return out
+
+    def column_stack(self, node: ast.Call) -> ast.expr:
+        """``np.column_stack((a, b))``: each piece as a matrix of its rows
+        (``np.reshape(v, (np.shape(v)[0], -1))``: a 1-D one a column, a 2-D
+        one as it is), joined along axis 1, as NumPy does."""
+        got = self.arguments(node, ("tup",), {})
+        seq = got["tup"]
+        if not isinstance(seq, (ast.List, ast.Tuple)) or not seq.elts \
+                or any(isinstance(e, ast.Starred) for e in seq.elts):
+            raise self.src.error(seq, "`np.column_stack` of a list or tuple written out "
+                                 "(`np.column_stack([a, b])`)")
+        pieces = []
+        for e in seq.elts:
+            first, again = self.once(e)
+            rows = ast.Subscript(ast.Call(self.npattr("shape", node), [again], []),
+                                 ast.Constant(0), ast.Load())  # (after `first`: a `:=`)
+            pieces.append(ast.Call(self.npattr("reshape", node), [first, ast.Tuple(
+                [rows, ast.Constant(-1)], ast.Load())], []))
+        return ast.Call(self.npattr("concatenate", node), [ast.List(pieces, ast.Load())],
+                        [ast.keyword("axis", ast.Constant(1))])
+
+    def select(self, node: ast.Call) -> ast.expr:
+        """``np.select([c0, c1], [v0, v1], default)``: the value of the first
+        true condition, ``np.where(c0, v0, np.where(c1, v1, default))``."""
+        got = self.arguments(node, ("condlist", "choicelist", "default"), {"default": 0})
+        conds, values = got["condlist"], got["choicelist"]
+        if not all(isinstance(v, (ast.List, ast.Tuple)) and v.elts and not any(
+                isinstance(e, ast.Starred) for e in v.elts) for v in (conds, values)) \
+                or len(conds.elts) != len(values.elts):
+            raise self.src.error(node, "`np.select` of two lists of the same length written "
+                                 "out (`np.select([a > 0, a < 0], [a, -a], 0.0)`)")
+        out = got["default"]
+        for c, v in reversed(list(zip(conds.elts, values.elts))):
+            out = ast.Call(self.npattr("where", node), [c, v, out], [])
+        return out
+
+    def matrix_power(self, node: ast.Call) -> ast.expr:
+        """``np.linalg.matrix_power(m, n)``, ``n`` a constant int of at least
+        1: ``m @ m @ ... @ m``."""
+        got = self.arguments(node, ("a", "n"), {})
+        n = self.int_constant(got["n"], "the power of `np.linalg.matrix_power`")
+        if n < 1:
+            raise self.src.error(got["n"], "`np.linalg.matrix_power` is differentiated for "
+                                 "powers of at least 1 (for 0, `np.eye(n)`; for negative "
+                                 "ones, of `np.linalg.inv(m)`)")
+        first, again = self.once(got["a"])
+        out = first
+        for _ in range(n - 1):
+            out = ast.BinOp(out, ast.MatMult(), copy.deepcopy(again))
+        return out
+
+    def ufunc_method(self, node: ast.Call) -> ast.expr:
+        """``np.add.reduce(x, axis=0)``, ``np.multiply.accumulate(x)``, ...: the
+        reduction (``np.sum``, ``np.cumprod``, ...) along ``axis``, 0 unless
+        given, as the ufunc's method defaults to."""
+        fn = self.resolve(node.func)
+        name = _UFUNC_METHODS[(fn.__self__.__name__, fn.__name__)]
+        keys = ("array", "axis", "keepdims") if fn.__name__ == "reduce" else ("array", "axis")
+        given = {k.arg for k in node.keywords} | set(keys[:len(node.args)])
+        got = self.arguments(node, keys, {"axis": 0, "keepdims": False}
+                             if fn.__name__ == "reduce" else {"axis": 0})
+        keywords = [ast.keyword(k, got[k]) for k in keys[1:] if k == "axis" or k in given]
+        return ast.Call(self.npattr(name, node), [got["array"]], keywords)
 
     def interp(self, node: ast.Call) -> ast.expr:
         got = self.arguments(node, ("x", "xp", "fp"), {})
