@@ -1,7 +1,8 @@
 """Everyday ways of making and growing lists and tuples (s2s_ad/frontend/list_forms.py):
 ``list(e)`` of any iterable a comprehension reads, ``xs += [v]`` on a list
 (in place, as Python's ``+=`` on a list is: ``extend``), ``xs.copy()``,
-``t += (v,)`` on a tuple, ``for k in d`` and ``for k in sorted(d)`` over a dict.
+``t += (v,)`` on a tuple, ``for k in d`` and ``for k in sorted(d)`` over a dict,
+``a, b = zip(*pairs)``.
 Each was refused ("the call `list` is not supported", "a list is used where a
 number is expected", "a `for` loop must iterate over `range(...)`"). Every
 derivative against central differences: in straight code, in loops, in a
@@ -47,6 +48,13 @@ def list_of_grown(x):
 def list_of_zip(x):
     pairs = list(zip([x, x * x], [math.exp(x), 2.0]))
     return pairs[0][0] * pairs[0][1] + pairs[1][0] * pairs[1][1]
+
+
+def transposed(x):
+    pairs = [(x, math.sin(x)), (x * x, 2.0), (1.5, x)]
+    a, b = zip(*pairs)
+    xs, ys = zip(*[(u * v, v) for u, v in pairs])
+    return sum(a) * b[1] + a[2] * b[0] + sum(u * w for u, w in zip(xs, ys))
 
 
 def plus_in_loop(x):
@@ -146,7 +154,7 @@ def arrays(a, b):
     return np.sum(np.stack(ys) * np.stack(xs))
 '''
 
-SCALAR = ["list_of_tuple", "list_of_reversed", "list_of_grown", "list_of_zip", "plus_in_loop",
+SCALAR = ["transposed", "list_of_tuple", "list_of_reversed", "list_of_grown", "list_of_zip", "plus_in_loop",
           "plus_two_in_loop", "plus_aliased", "plus_in_while", "copied", "tuple_plus",
           "from_helper", "helper_called", "over_local_keys"]
 

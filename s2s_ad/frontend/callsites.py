@@ -145,6 +145,8 @@ class CallLowering:
         test = _FLOAT_TESTS.get(fn)
         if test is not None and len(node.args) == 1 and not node.keywords:
             return self.expr(test(node))  # `math.isnan(x)`: a comparison
+        if fn is builtins.zip:  # `xs, ys = zip(*pairs)`: the rows, known while lowering
+            return tuple(structures._zip_or_enumerate(self, node))
         if fn is builtins.all or fn is builtins.any:
             return conditions.all_any(self, fn, node, var)
         if fn is builtins.isinstance:
