@@ -47,6 +47,7 @@ CASES = {
     "posed_points": ([rng.normal(size=2), rng.normal(size=(4, 3)), rng.random(size=(2, 4))],
                      [0, 1, 2]),
     "statistics": ([rng.normal(size=(3, 4)), rng.normal(size=(3, 4))], [0, 1]),
+    "activations_and_losses": ([rng.normal(size=(3, 4)), rng.normal(size=(3, 4))], [0, 1]),
     "shapes": ([rng.normal(size=(4, 4)), rng.normal(size=4)], [0, 1]),
     "helper_of_helper": ([rng.normal(size=4)], [0]),
     "in_a_loop": ([rng.normal(size=3), 3], [0]),

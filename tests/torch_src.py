@@ -221,6 +221,17 @@ def statistics(x, y):
     return spread + best + positive * 0.1 + run + soft + torch.logsumexp(y, dim=1, keepdim=True).sum()
 
 
+def activations_and_losses(x, y):
+    """torch.nn.functional's activations and losses: ``softplus`` (with its
+    switch to the line above ``threshold``), ``mse_loss``/``l1_loss`` and their
+    reductions, ``leaky_relu``, ``elu``, ``silu``."""
+    a = torch.sum(F.softplus(x * y) + F.softplus(x * 30.0, beta=0.5, threshold=10.0))
+    b = F.mse_loss(x, y) + F.l1_loss(2.0 * x, y, reduction="sum") + torch.sum(
+        F.mse_loss(x, y, reduction="none") * y)
+    c = torch.sum(F.leaky_relu(x, 0.1) * y) + torch.sum(F.elu(x * y)) + torch.sum(F.silu(x) * y)
+    return a + b + c
+
+
 def shapes(x, v):
     """Shape functions: ``expand``, ``permute``, ``flip``, ``roll``,
     ``tril``/``triu``, ``diagonal``, ``repeat`` (NumPy's tile), ``unsqueeze``,

@@ -377,5 +377,41 @@ def softmax(x, dim):
     return _t(e / np.sum(e, axis=dim, keepdims=True))
 
 
+@_register(functional, "torch.nn.functional")
+def softplus(x, beta=1.0, threshold=20.0):
+    a = np.asarray(x)
+    return _t(np.where(a * beta > threshold, a, np.log1p(np.exp(a * beta)) / beta))
+
+
+@_register(functional, "torch.nn.functional")
+def mse_loss(input, target, reduction="mean"):  # noqa: A002 (torch's name)
+    e = (np.asarray(input) - np.asarray(target)) ** 2
+    return _t(e if reduction == "none" else getattr(np, reduction)(e))
+
+
+@_register(functional, "torch.nn.functional")
+def l1_loss(input, target, reduction="mean"):  # noqa: A002 (torch's name)
+    e = np.abs(np.asarray(input) - np.asarray(target))
+    return _t(e if reduction == "none" else getattr(np, reduction)(e))
+
+
+@_register(functional, "torch.nn.functional")
+def leaky_relu(x, negative_slope=0.01):
+    a = np.asarray(x)
+    return _t(np.where(a > 0, a, a * negative_slope))
+
+
+@_register(functional, "torch.nn.functional")
+def elu(x, alpha=1.0):
+    a = np.asarray(x)
+    return _t(np.where(a > 0, a, alpha * np.expm1(a)))
+
+
+@_register(functional, "torch.nn.functional")
+def silu(x):
+    a = np.asarray(x)
+    return _t(a / (1.0 + np.exp(-a)))
+
+
 Tensor.__module__ = "torch"  # torch's class, for annotations such as `x: torch.Tensor`
 torch.Tensor = Tensor

@@ -192,6 +192,64 @@ def _softmax(r, a, log=False):
     return shifted if log else r.np("exp", shifted)
 
 
+def _constant(r, a, name: str, default):
+    """A keyword the form needs while lowering (``beta=2.0``,
+    ``reduction="sum"``): a constant, else refused, located."""
+    node = a.get(name)
+    if node is None:
+        return default
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) \
+            and isinstance(node.operand, ast.Constant):
+        return -node.operand.value
+    if not isinstance(node, ast.Constant):
+        raise r.refuse(node, f"`{name}=` must be a constant here")
+    return node.value
+
+
+def _softplus(r, a):
+    """``F.softplus(x, beta, threshold)``: ``log(1 + exp(βx)) / β``, and ``x``
+    itself where ``βx > threshold`` (torch's switch to the line)."""
+    x = a["input"]
+    beta, threshold = _constant(r, a, "beta", 1.0), _constant(r, a, "threshold", 20.0)
+    scaled = ast.BinOp(r.clone(x), ast.Mult(), ast.Constant(float(beta)))
+    smooth = ast.BinOp(r.np("logaddexp", ast.Constant(0.0), scaled), ast.Div(),
+                       ast.Constant(float(beta)))
+    test = ast.Compare(ast.BinOp(r.clone(x), ast.Mult(), ast.Constant(float(beta))),
+                       [ast.Gt()], [ast.Constant(float(threshold))])
+    return r.np("where", test, x, smooth)
+
+
+def _loss(kind: str):
+    """``F.mse_loss``/``F.l1_loss(x, y, reduction="mean")``: the squared or
+    absolute differences, averaged, summed or left (``"none"``)."""
+    def build(r, a):
+        if a.get("size_average") is not None or a.get("reduce") is not None:
+            raise r.refuse(a.get("size_average") or a.get("reduce"), "`size_average=`/"
+                           "`reduce=` are deprecated in torch; give `reduction=`")
+        diff = ast.BinOp(a["input"], ast.Sub(), a["target"])
+        each = ast.BinOp(diff, ast.Pow(), ast.Constant(2)) if kind == "mse" else r.np("abs", diff)
+        how = _constant(r, a, "reduction", "mean")
+        if how not in ("mean", "sum", "none"):
+            raise r.refuse(a["reduction"], f"`reduction={how!r}`: torch takes 'mean', 'sum' "
+                           "or 'none'")
+        return each if how == "none" else r.np(how, each)
+    return Spec("input target size_average reduce reduction", build)
+
+
+def _leaky_relu(r, a):
+    slope = a.get("negative_slope") or ast.Constant(0.01)
+    x = a["input"]
+    return r.np("where", ast.Compare(r.clone(x), [ast.Gt()], [ast.Constant(0)]), r.clone(x),
+                ast.BinOp(x, ast.Mult(), slope))
+
+
+def _elu(r, a):
+    alpha = a.get("alpha") or ast.Constant(1.0)
+    x = a["input"]
+    return r.np("where", ast.Compare(r.clone(x), [ast.Gt()], [ast.Constant(0)]), r.clone(x),
+                ast.BinOp(alpha, ast.Mult(), r.np("expm1", x)))
+
+
 def _tensor(r, a, shares: bool = False):
     """``torch.tensor(data)``: ``np.array(data)``; with ``dtype=torch.float64``
     (or ``double``) ``np.array(data) * 1.0``, a float array of the same values.
@@ -294,6 +352,13 @@ FUNCTIONS: dict[str, Spec] = {
     "log_softmax": Spec("input dim", lambda r, a: _softmax(r, a, log=True)),
     "nn.functional.log_softmax": Spec("input dim", lambda r, a: _softmax(r, a, log=True)),
     "nn.functional.relu": Spec("input", lambda r, a: FUNCTIONS["relu"].build(r, a)),
+    "nn.functional.softplus": Spec("input beta threshold", _softplus),
+    "nn.functional.mse_loss": _loss("mse"), "nn.functional.l1_loss": _loss("l1"),
+    "nn.functional.leaky_relu": Spec("input negative_slope inplace", _leaky_relu),
+    "nn.functional.elu": Spec("input alpha inplace", _elu),
+    "nn.functional.silu": Spec("input inplace", lambda r, a: ast.BinOp(
+        r.clone(a["input"]), ast.Mult(), sigmoid(r, a))),
+    "nn.functional.tanh": _unary("tanh"),
     "cumsum": Spec("input dim", lambda r, a: r.np("cumsum", a["input"], axis=a["dim"])),
     "cumprod": Spec("input dim", lambda r, a: r.np("cumprod", a["input"], axis=a["dim"])),
     "var": _var("var"), "std": _var("std"),
