@@ -7,9 +7,12 @@ functions themselves, run by JAX where it is installed (float64) and by the
 stand-in of tests/jax_standin.py otherwise."""
 
 import math
+import os
 from functools import partial
 
 try:
+    if os.environ.get("S2S_JAX_STANDIN"):
+        raise ImportError("the stand-in was asked for")
     import jax
     import jax.numpy as jnp
     from jax import numpy as jnp_too
@@ -29,6 +32,22 @@ except ImportError:
 def log_sum_exp(v):
     top = jnp.max(v)
     return top + jnp.log(jnp.sum(jnp.exp(v - top)))
+
+
+def activations(x, y):
+    """jax.nn's activations, normalisers and one_hot."""
+    a = jnp.sum(jax.nn.softplus(x * y) + jax.nn.relu(x) * y + jax.nn.log_sigmoid(x))
+    b = jnp.sum(jax.nn.log_softmax(x * y, axis=1)) + jnp.sum(jax.nn.softmax(x) * y)
+    c = jnp.sum(jax.nn.gelu(x) * y) + jnp.sum(jax.nn.gelu(y, approximate=False))
+    d = jnp.sum(jax.nn.silu(x * y) + jax.nn.elu(x) + jax.nn.leaky_relu(y, 0.1))
+    e = jnp.sum(jax.nn.sigmoid(x) * y * y) + jax.nn.logsumexp(x)
+    f = jnp.sum(jax.nn.one_hot(1, x.shape[1]) * x)
+    return a + b + c + d + e + f
+
+
+def stopped(x, y):
+    """jax.lax.stop_gradient: y's value, no derivative through it."""
+    return jnp.sum(jax.nn.sigmoid(x) * jax.lax.stop_gradient(y * y)) + jnp.sum(x * y)
 
 
 def spread_cost(points, centers):

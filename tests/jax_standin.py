@@ -14,6 +14,7 @@ written here in plain NumPy:
   ``.at[idx].set(v)`` (``add``, ``subtract``, ``multiply``, ``divide``,
   ``power``, ``get``) returning a new array, and with ``+=`` (every augmented
   operator) making a new array instead of writing into the old one;
+* ``jax.nn``'s activations and ``lax.stop_gradient`` compute JAX's values;
 * ``vmap`` maps over the leading axis (``in_axes`` 0 or a tuple of 0 and
   None) and stacks the results; ``lax.scan`` and ``lax.fori_loop`` are loops;
   ``jit`` returns an object of a ``jaxlib`` class holding the function as
@@ -187,12 +188,37 @@ def _random_normal(key, shape=()):
     raise NotImplementedError("the stand-in has no jax.random")
 
 
+def _sigmoid(x):
+    return scipy.special.expit(x)
+
+
+_NN = {
+    "relu": lambda x: np.where(x > 0, x, 0.0),
+    "leaky_relu": lambda x, negative_slope=0.01: np.where(x >= 0, x, negative_slope * x),
+    "elu": lambda x, alpha=1.0: np.where(x > 0, x, alpha * np.expm1(x)),
+    "softplus": lambda x: np.logaddexp(x, 0.0),
+    "log_sigmoid": lambda x: -np.logaddexp(-x, 0.0),
+    "sigmoid": _sigmoid, "silu": lambda x: x * _sigmoid(x), "swish": lambda x: x * _sigmoid(x),
+    "gelu": lambda x, approximate=True: 0.5 * x * (1.0 + (
+        np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x ** 3)) if approximate
+        else scipy.special.erf(x / np.sqrt(2.0)))),
+    "softmax": lambda x, axis=-1: scipy.special.softmax(x, axis=axis),
+    "log_softmax": lambda x, axis=-1: scipy.special.log_softmax(x, axis=axis),
+    "logsumexp": lambda a, axis=None, b=None, keepdims=False: scipy.special.logsumexp(
+        a, axis=axis, keepdims=keepdims),
+    "one_hot": lambda x, num_classes: (np.expand_dims(x, -1) == np.arange(num_classes)) * 1.0,
+}
+nn = types.ModuleType("jax.nn")
+for _name, _f in _NN.items():
+    setattr(nn, _name, _wrap(_f, _name, "jax.nn"))
 lax = types.ModuleType("jax.lax")
 lax.scan, lax.fori_loop = scan, fori_loop
+lax.stop_gradient = _wrap(lambda x: x, "stop_gradient", "jax.lax")
 random = types.ModuleType("jax.random")
 random.normal = _random_normal
 jax = types.ModuleType("jax")
 jax.numpy, jax.scipy, jax.lax, jax.random, jax.vmap = numpy, scipy_, lax, random, vmap
+jax.nn = nn
 jax.jit = jit
 for _fn in (vmap, scan, fori_loop, jit):
     _fn.__module__ = {"vmap": "jax", "jit": "jax"}.get(_fn.__name__, "jax.lax")

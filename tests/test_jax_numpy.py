@@ -29,6 +29,7 @@ rng = np.random.default_rng(7)
 
 CASES = {
     "log_sum_exp": ([rng.normal(size=6)], [0]),
+    "activations": ([rng.normal(size=(3, 4)), rng.normal(size=(3, 4))], [0, 1]),
     "spread_cost": ([rng.normal(size=(7, 2)), rng.normal(size=(3, 2))], [0, 1]),
     "mixture_loss": ([rng.normal(size=3), rng.normal(size=(3, 3)), 0.3 * rng.normal(size=(3, 3)),
                       rng.normal(size=(3, 3)), rng.normal(size=(5, 3))], [0, 1, 2, 3]),
@@ -121,6 +122,17 @@ def test_jvp_matches_finite_differences(name):
     want = np.sum(fd_gradient(original(f), args, 0) * direction)
     np.testing.assert_allclose(tangent, want, rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(value, float(original(f)(*args)), rtol=1e-12)
+
+
+def test_stop_gradient():
+    """No derivative flows through jax.lax.stop_gradient: the gradient is that
+    of the function with the stopped value held at its value."""
+    x, y = rng.normal(size=(2, 3)), rng.normal(size=(2, 3))
+    gx, gy = s2s_ad.grad(m.stopped, wrt=(0, 1))(x, y)
+    assert np.allclose(gx, fd_gradient(m.stopped, [x, y], 0), rtol=1e-6)
+    held = y * y
+    assert np.allclose(gy, fd_gradient(lambda x_, y_: float(np.sum(
+        (1.0 / (1.0 + np.exp(-x_))) * held) + np.sum(x_ * y_)), [x, y], 1), rtol=1e-6)
 
 
 def test_generated_code_calls_numpy_only():

@@ -44,7 +44,7 @@ import types
 
 import numpy
 
-from s2s_ad.frontend import jax_names
+from s2s_ad.frontend import jax_names, jax_nn
 from s2s_ad.frontend.jax_loops import LoopForms, _load, _located, _parse
 from s2s_ad.syntax_walk import walk
 
@@ -63,8 +63,6 @@ REWRITES = {
     "jax.vjp": "use s2s_ad.vjp", "jax.jvp": "use s2s_ad.jvp",
     "jax.lax.cond": "write it as Python `if`/`else`",
     "jax.lax.while_loop": "write it as a Python `while` loop",
-    "jax.lax.stop_gradient": "compute the value outside and pass it as an argument "
-                             "(a parameter not in wrt)",
 }
 
 
@@ -276,6 +274,11 @@ class _Desugar(LoopForms):
                     return self.vmap(node, pre)
                 return self.scan(node, pre) if form == "jax.lax.scan" \
                     else self.fori_loop(node, pre)
+            if form in jax_nn.NAMES:  # jax.nn.relu(x), jax.lax.stop_gradient(x), ...
+                node.args = [self.expr(a, pre) for a in node.args]
+                for k in node.keywords:
+                    k.value = self.expr(k.value, pre)
+                return _located(jax_nn.build(self, form, node, pre), node)
         for field, value in ast.iter_fields(node):
             if isinstance(value, ast.expr):
                 setattr(node, field, self.expr(value, pre))
