@@ -113,7 +113,7 @@ def test_the_digamma_helper_against_mpmath():
     import mpmath
 
     from s2s_ad.rules.scalar import SCALAR_HELPERS
-    namespace = {}
+    namespace = {"math": math}  # (the module defining it imports math at its top)
     exec(SCALAR_HELPERS["s2s_digamma"], namespace)
     digamma = namespace["s2s_digamma"]
     for x in (1e-3, 0.3, 0.5, 1.0, 2.5, 7.9, 10.0, 13.7, 150.0, 1e6, -0.5, -2.3, -7.75):
