@@ -1,5 +1,24 @@
-"""Found by an adversarial round of hand-written probes (2026-12-07), each now
-checked against central differences.
+"""Found by an adversarial round of hand-written probes and the fuzzer
+(2026-12-07), each now checked against central differences.
+
+Wrong gradients (in code of earlier sessions):
+
+* **An array parameter read once per element in a loop and also used whole
+  as a later loop's start value** (``for k ...: acc += x[k] * c`` then
+  ``y = x; for ...: y = y * c``): the reverse sweep assigned each element's
+  adjoint (``dx[k] = g``, the rewrite for elements each read once) over the
+  whole use's contribution, added before it (3.0 where 3.5 is right). The
+  count of uses now sees loop start values, yields and results.
+* **The gradient of an array parameter had the wrong shape**, or the module
+  raised inside NumPy, when a loop overwrites, without reading it, a value
+  computed from the parameter before it (``t = A @ y; for ...: t = np.sum(A,
+  axis=1)``): the adjoint of the value before the loop, zero when the loop
+  ran, was the number ``0.0``, and ``matmul_adjoint(0.0, A, y, 1)`` has
+  ``A``'s transposed shape (``einsum``, ``reshape``, ``concatenate``,
+  ``solve``, ``stack``, ``max(axis=1)``, ``tensordot`` before the loop
+  raised). It is zeros of that value's shape now.
+
+Refusals and crashes:
 
 * Second derivatives through ``math.lgamma``/``math.gamma`` (``hvp``,
   ``grad(grad(f))``) were refused inside s2s-ad's own module: the digamma
@@ -89,6 +108,44 @@ def rebuilt_in_while(x, z):
     return z
 
 
+def read_then_carried(x, c):
+    acc = 0.0
+    y = x
+    for k in range(4):
+        acc += x[k] * c
+    for i in range(2):
+        for j in range(2):
+            y = y * c
+    return acc + xp.sum(y)
+
+
+def filled_then_carried(x, c):
+    out = xp.zeros(4)
+    for k in range(0, 4, 2):
+        out[k] = x[k] * c + x[k + 1]
+    n = 0
+    while xp.sum(x) < 5.0 and n < 3:
+        x = xp.tanh(x) + c
+        n += 1
+    return xp.sum(out ** 2) + xp.sum(x)
+
+
+def overwritten_matmul(y, A):
+    t = A @ y
+    for i in range(1):
+        t = xp.sum(A, axis=1)
+    return xp.sum(t)
+
+
+def overwritten(x, A, k: int):
+    t = xp.einsum("ij,j->i", A, x) + xp.linalg.solve(A, x)
+    u = xp.stack([x, 2.0 * x])
+    for i in range(k):
+        t = A[0] * 2.0 * x[1]
+        u = xp.outer(x, x)[:2]
+    return xp.sum(t * t) + xp.sum(u * u)
+
+
 def filled(X):
     n = X.shape[0]
     out = xp.zeros((n, 2))
@@ -153,3 +210,40 @@ def test_refused_located(mod):
         s2s_ad.grad(mod.stale_j)(0.7, 3)
     with pytest.raises(s2s_ad.SourceError, match=r"adversary10_src.py:\d+:\d+: .*`lst`"):
         s2s_ad.grad(mod.rebuilt_in_while, wrt=None)(0.7, 0.4)
+
+
+def _fd(f, args, i, h=1e-6):
+    a = args[i]
+    out = np.zeros_like(a)
+    for k in np.ndindex(a.shape):
+        up, down = list(args), list(args)
+        up[i], down[i] = a.copy(), a.copy()
+        up[i][k] += h
+        down[i][k] -= h
+        out[k] = (f(*up) - f(*down)) / (2 * h)
+    return out
+
+
+@pytest.mark.parametrize("name", ["read_then_carried", "filled_then_carried"])
+def test_element_reads_and_a_whole_use(mod, name):
+    f = getattr(mod, name)
+    x = np.array([0.3, -0.5, 0.8, 0.1])
+    gx, gc = s2s_ad.grad(f, wrt=(0, 1))(x, 0.7)
+    assert np.allclose(gx, _fd(f, [x, 0.7], 0), rtol=1e-6)
+    assert np.isclose(gc, (f(x, 0.7 + 1e-6) - f(x, 0.7 - 1e-6)) / 2e-6, rtol=1e-6)
+    assert np.allclose(s2s_ad.vjp(f, x, 0.7)[1](1.0)[0], gx)
+
+
+def test_overwritten_values_keep_their_shape(mod):
+    y, A = np.array([0.1, 0.2, 0.3]), np.arange(6.0).reshape(2, 3)
+    dy, dA = s2s_ad.grad(mod.overwritten_matmul, wrt=(0, 1))(y, A)
+    assert dy.shape == y.shape and np.allclose(dy, 0.0)
+    assert np.allclose(dA, _fd(mod.overwritten_matmul, [y, A], 1), rtol=1e-6)
+    rng = np.random.default_rng(3)
+    A3, x = rng.normal(size=(3, 3)) + 2 * np.eye(3), rng.normal(size=3)
+    for k in (0, 1, 2):
+        f = mod.overwritten
+        gx, gA = s2s_ad.grad(f, wrt=(0, 1))(x, A3, k)
+        assert gx.shape == x.shape and gA.shape == A3.shape
+        assert np.allclose(gx, _fd(f, [x, A3, k], 0), rtol=1e-6, atol=1e-9), k
+        assert np.allclose(gA, _fd(f, [x, A3, k], 1), rtol=1e-6, atol=1e-9), k

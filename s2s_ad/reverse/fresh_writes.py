@@ -123,7 +123,7 @@ def read_once(func: ir.Function, x: ir.Value) -> set[int]:
             flows = differentiable(n)
             if any(a is x and flows[k] for k, a in enumerate(n.args)):
                 reads.append(n)
-    if not reads:
+    if not reads or _used_otherwise(func, x):
         return set()
     loop = places[id(reads[0])][1]
     if not _index_loop(loop, places):
@@ -138,6 +138,30 @@ def read_once(func: ir.Function, x: ir.Value) -> set[int]:
             return set()
         offsets.add(c)
     return {id(n) for n in reads}
+
+
+def _used_otherwise(func: ir.Function, x: ir.Value) -> bool:
+    """Is ``x`` used other than as an operation's argument: a loop's start
+    value (``y = x`` carried into a loop, whose adjoint is added into ``dx``
+    before the reverse sweep reaches the indexed loop), a loop's sequence, a
+    value a region yields, the result? Its adjoint then gets contributions
+    the reads' count does not see."""
+    def holds(v) -> bool:
+        if v is x:
+            return True
+        return isinstance(v, (list, tuple)) and any(holds(e) for e in v)
+
+    if holds(func.result) or holds(func.body.yields):
+        return True
+    for n in ir.walk(func.body):
+        if isinstance(n, ir.Op):
+            continue
+        for field in ("inits", "seq", "cond", "start", "stop", "step"):
+            if holds(getattr(n, field, None)):
+                return True
+        if any(holds(r.yields) for r in n.regions):
+            return True
+    return False
 
 
 def _places(body: ir.Region) -> dict[int, tuple[int, object, frozenset]]:

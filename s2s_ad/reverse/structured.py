@@ -179,10 +179,14 @@ class StructuredSweep:
             if isinstance(init, ir.Value) and id(init) in self.act:
                 adjoint = ast.Name(carry[i], ast.Load())
                 if i in shaped:
-                    # zeros of the loop's shape when the loop ran (the value before it
-                    # may be a number, v = x[0]), the result's adjoint when it did not
+                    # zeros of the loop's shape when the loop ran, the result's adjoint
+                    # when it did not: all zeros are zeros of the value before the loop's
+                    # shape (a number 0.0 there reached rules that read its shape:
+                    # matmul_adjoint(0.0, a, y, 1) has a's transposed shape)
+                    zeros = ast.Call(ast.Name(self.arrays.helper("float_zeros"), ast.Load()),
+                                     [self.ref(init)], [])
                     adjoint = ast.IfExp(ast.Call(ast.Name(f"{self.arrays.np}.any", ast.Load()),
-                                                 [adjoint], []), adjoint, ast.Constant(0.0))
+                                                 [adjoint], []), adjoint, zeros)
                 post += self.accumulate(init, adjoint, init.var is None,
                                         f"{node.carried[i].name} started as {init.name}",
                                         role="init", control=node)
