@@ -50,6 +50,17 @@ def list_of_zip(x):
     return pairs[0][0] * pairs[0][1] + pairs[1][0] * pairs[1][1]
 
 
+def as_tuples(x):
+    xs = [x, math.sin(x) * x]
+    t = tuple(xs)
+    u = tuple(reversed(t))
+    hs = []
+    for i in range(4):
+        hs.append(x * i + 0.5)
+    v = tuple(hs)
+    return t[0] * u[0] + len(tuple(range(3))) + v[1] * v[-1]
+
+
 def transposed(x):
     pairs = [(x, math.sin(x)), (x * x, 2.0), (1.5, x)]
     a, b = zip(*pairs)
@@ -154,7 +165,7 @@ def arrays(a, b):
     return np.sum(np.stack(ys) * np.stack(xs))
 '''
 
-SCALAR = ["transposed", "list_of_tuple", "list_of_reversed", "list_of_grown", "list_of_zip", "plus_in_loop",
+SCALAR = ["as_tuples", "transposed", "list_of_tuple", "list_of_reversed", "list_of_grown", "list_of_zip", "plus_in_loop",
           "plus_two_in_loop", "plus_aliased", "plus_in_while", "copied", "tuple_plus",
           "from_helper", "helper_called", "over_local_keys"]
 

@@ -15,6 +15,9 @@ Python's own semantics, in place where Python's is in place.
   items), which is what ``extend`` does; a ``+=`` on an array or a number
   is not touched.
 * ``xs.copy()`` where ``xs`` is a list is ``[v for v in xs]``.
+* ``tuple(e)`` of a name, a display, a list comprehension or a builtin
+  sequence (``reversed``, ``sorted``, ``zip``, ``enumerate``, ``range``,
+  ``list``) is ``(*[v for v in e],)``: a tuple of the same items.
 
 Which names hold lists is read from the code alone: a name of the function
 (not a parameter, not declared ``global``/``nonlocal``) every binding of
@@ -46,9 +49,14 @@ def desugar(tree: ast.FunctionDef, namer: Namer, globals_: dict | None) -> None:
     globals_ = globals_ or {}
     shadowed = _bound_names(tree)
     builtin_list = "list" not in shadowed and globals_.get("list", list) is list
+    builtin_tuple = "tuple" not in shadowed and globals_.get("tuple", tuple) is tuple
     lists = list_names(tree, globals_)
-    if not builtin_list and not lists:
+    if not builtin_list and not builtin_tuple and not lists:
         return
+    sequences = {name for name, fn in (("list", list), ("reversed", reversed),
+                                       ("sorted", sorted), ("zip", zip),
+                                       ("enumerate", enumerate), ("range", range))
+                 if name not in shadowed and globals_.get(name, fn) is fn}
 
     def copy_of(seq: ast.expr, at: ast.AST) -> ast.ListComp:
         v = namer.fresh("item")
@@ -70,6 +78,15 @@ def desugar(tree: ast.FunctionDef, namer: Namer, globals_: dict | None) -> None:
                     return ast.copy_location(ast.List([], ast.Load()), node)
                 if len(node.args) == 1 and not _is_map(node.args[0]):
                     return copy_of(node.args[0], node)
+            if builtin_tuple and isinstance(node.func, ast.Name) and node.func.id == "tuple" \
+                    and len(node.args) == 1 and _sequence(node.args[0], sequences):
+                # `tuple(xs)`: the items spliced into a tuple display
+                out = ast.Tuple([ast.Starred(copy_of(node.args[0], node), ast.Load())],
+                                ast.Load())
+                for n in (out, out.elts[0]):
+                    ast.copy_location(n, node)
+                    n.end_lineno, n.end_col_offset = node.end_lineno, node.end_col_offset
+                return out
             if isinstance(node.func, ast.Attribute) and node.func.attr == "copy" \
                     and not node.args and isinstance(node.func.value, ast.Name) \
                     and node.func.value.id in lists:
@@ -154,6 +171,16 @@ def _is_list(e: ast.expr, names: set, makers: set) -> bool:
         return not e.args and not e.keywords and isinstance(e.func.value, ast.Name) \
             and e.func.value.id in names  # `ys = xs.copy()`
     return isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in makers
+
+
+def _sequence(e: ast.expr, sequences: set) -> bool:
+    """A sequence ``tuple(...)`` is read of: a name, a display or a list
+    comprehension, or a builtin making one (``reversed(xs)``, ``zip(...)``);
+    not a generator or a call of a function of yours (TensorFlow-flavoured
+    code's ``tuple(gen())`` is read by its own rewrite)."""
+    if isinstance(e, (ast.Name, ast.List, ast.Tuple, ast.ListComp)):
+        return True
+    return isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in sequences
 
 
 def _is_map(e: ast.expr) -> bool:
