@@ -33,7 +33,7 @@ from s2s_ad.frontend import methods, module_data
 from s2s_ad.frontend.library_names import LIBRARY_MODULES
 from s2s_ad.frontend import (closures, conditions, container_methods, funargs, index_checks,
                              index_exprs, jax_names, list_slices, own_helpers, pairs, passing, ranges, runtime_lists, runtime_sorting,
-                             sorting, statics, structures, syntax)
+                             sorting, statics, stdlib_calls, structures, syntax)
 from s2s_ad.rules import RULES
 from s2s_ad.rules import user as user_rules
 from s2s_ad.syntax_walk import walk
@@ -142,6 +142,9 @@ class CallLowering:
             if k.arg is None:
                 raise self.src.error(k.value, "`**kwargs` in calls is not supported")
         fn = self.resolve(node.func)
+        made = stdlib_calls.call(self, fn, node, var, hint)
+        if made is not None:  # operator.mul(a, b), functools.reduce, statistics.mean
+            return made
         test = _FLOAT_TESTS.get(fn)
         if test is not None and len(node.args) == 1 and not node.keywords:
             return self.expr(test(node))  # `math.isnan(x)`: a comparison
@@ -171,7 +174,8 @@ class CallLowering:
         own = own_helpers.primitive(fn)
         if own is not None:  # a helper s2s-ad's own generated code defines
             return own_helpers.call(self, own, node, var, hint)
-        if isinstance(fn, types.FunctionType) and not _is_library(fn):
+        if isinstance(fn, types.FunctionType) and not _is_library(fn) \
+                and not stdlib_calls.is_standard_library(fn):
             return self.user_call(fn, node, var, hint)
         if passing.record_class(fn) is not None:
             return passing.construct(self, fn, node)

@@ -1,0 +1,151 @@
+"""Calls of the standard library's ``operator``, ``functools.reduce`` and
+``statistics`` read as the Python they compute.
+
+Contract: :func:`call` lowers each of these calls as the arithmetic it is,
+so its derivative is that of the arithmetic, or returns None for anything
+else:
+
+* ``operator.add(a, b)``, ``mul``, ``sub``, ``truediv``, ``pow``,
+  ``floordiv``, ``mod``, ``matmul``, ``neg``, ``pos``, ``abs`` and the
+  comparisons: ``a + b``, ...;
+* ``functools.reduce(f, xs, init)`` over a sequence known while lowering:
+  ``f(f(init, x0), x1)...`` (without ``init``, from ``x0``), ``f`` a function
+  of yours, a ``lambda``, ``operator.mul``, ``max``, ...;
+* ``statistics.mean(xs)``, ``fmean``: ``sum(xs) / len(xs)`` (``mean``'s
+  exact fractions are not reproduced: the same value up to rounding);
+  ``variance``, ``stdev``, ``pvariance``, ``pstdev``: the sum of squared
+  deviations from the mean over ``n - 1`` (``n``), its square root.
+
+Other functions of the standard library (whose source is not the user's)
+are refused at the call, by :func:`is_standard_library`, rather than read
+from their own source."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import operator
+import os
+import statistics
+import sysconfig
+import types
+
+from s2s_ad.frontend import structures, syntax
+
+__all__ = ["call", "is_standard_library"]
+
+BINARY = {operator.add: ast.Add, operator.sub: ast.Sub, operator.mul: ast.Mult,
+          operator.truediv: ast.Div, operator.pow: ast.Pow, operator.floordiv: ast.FloorDiv,
+          operator.mod: ast.Mod, operator.matmul: ast.MatMult}
+UNARY = {operator.neg: ast.USub, operator.pos: ast.UAdd}
+COMPARE = {operator.lt: ast.Lt, operator.le: ast.LtE, operator.gt: ast.Gt,
+           operator.ge: ast.GtE, operator.eq: ast.Eq, operator.ne: ast.NotEq}
+MEANS = (statistics.mean, statistics.fmean)
+SPREADS = {statistics.variance: (1, False), statistics.stdev: (1, True),
+           statistics.pvariance: (0, False), statistics.pstdev: (0, True)}
+"""function -> (the degrees of freedom taken off ``n``, whether a square root)."""
+
+
+def _located(new: ast.expr, at: ast.AST) -> ast.expr:
+    for n in ast.walk(new):
+        if isinstance(n, (ast.expr, ast.keyword)) and not hasattr(n, "lineno"):
+            ast.copy_location(n, at)
+            n.end_lineno, n.end_col_offset = at.end_lineno, at.end_col_offset
+    return new
+
+
+def call(lo, fn, node: ast.Call, var: str | None, hint: str | None):
+    """The call ``node`` of ``fn`` lowered (see the module), or None."""
+    try:
+        hash(fn)
+    except TypeError:
+        return None
+    if fn in BINARY or fn in UNARY or fn in COMPARE or fn is operator.abs:
+        if node.keywords:
+            raise lo.src.error(node, f"`{ast.unparse(node.func)}` takes positional arguments")
+        args = node.args
+        want = 2 if fn in BINARY or fn in COMPARE else 1
+        if len(args) != want:
+            raise lo.src.error(node, f"`{ast.unparse(node.func)}` takes {want} argument(s)")
+        if fn in BINARY:
+            new = ast.BinOp(args[0], BINARY[fn](), args[1])
+        elif fn in COMPARE:
+            new = ast.Compare(args[0], [COMPARE[fn]()], [args[1]])
+        elif fn is operator.abs:
+            new = ast.Call(ast.Name("abs", ast.Load()), [args[0]], [])
+            if "abs" in lo.env or lo.src.globals.get("abs", abs) is not abs:
+                return None
+        else:
+            new = ast.UnaryOp(UNARY[fn](), args[0])
+        return lo.expr(_located(new, node), var)
+    if fn is functools.reduce:
+        return _reduce(lo, node, var)
+    if fn in MEANS or fn in SPREADS:
+        return _statistics(lo, fn, node, var)
+    return None
+
+
+def _reduce(lo, node: ast.Call, var):
+    if node.keywords or not 2 <= len(node.args) <= 3:
+        raise lo.src.error(node, "`functools.reduce` takes a function, a sequence and, "
+                           "optionally, a start value")
+    f, seq = node.args[0], node.args[1]
+    items = list(structures.iteration(lo, seq))
+    acc = node.args[2] if len(node.args) == 3 else None
+    if acc is None:
+        if not items:
+            raise lo.src.error(node, "`functools.reduce` of an empty sequence without a "
+                               "start value")
+        acc = syntax.bound(lo, f"({ast.unparse(seq)})[0]", items.pop(0), node)
+    for k, v in enumerate(items):
+        item = syntax.bound(lo, f"({ast.unparse(seq)})[{k + (len(node.args) == 2)}]", v, node)
+        acc = ast.Call(f, [acc, item], [])
+    return lo.expr(_located(acc, node), var)
+
+
+def _statistics(lo, fn, node: ast.Call, var):
+    what = ast.unparse(node.func)
+    if node.keywords or len(node.args) != 1:
+        raise lo.src.error(node, f"`{what}` takes one sequence here")
+    seq = node.args[0]
+    items = list(structures.iteration(lo, seq))
+    minimum = 1 if fn in MEANS else 2 - (SPREADS[fn][0] == 0)
+    if len(items) < minimum:
+        raise lo.src.error(node, f"`{what}` of fewer than {minimum} items")
+    names = [syntax.bound(lo, f"({ast.unparse(seq)})[{k}]", v, node) for k, v in enumerate(items)]
+    n = len(names)
+    total = names[0]
+    for name in names[1:]:
+        total = ast.BinOp(total, ast.Add(), name)
+    mean = ast.BinOp(total, ast.Div(), ast.Constant(float(n)))
+    if fn in MEANS:
+        return lo.expr(_located(mean, node), var)
+    m = syntax.bound(lo, f"{what}:mean", lo.expr(_located(mean, node)), node)
+    squares = None
+    for name in names:
+        d = ast.BinOp(name, ast.Sub(), m)
+        sq = ast.BinOp(d, ast.Mult(), d)
+        squares = sq if squares is None else ast.BinOp(squares, ast.Add(), sq)
+    ddof, root = SPREADS[fn]
+    out = ast.BinOp(squares, ast.Div(), ast.Constant(float(n - ddof)))
+    if root:
+        out = ast.BinOp(out, ast.Pow(), ast.Constant(0.5))
+    return lo.expr(_located(out, node), var)
+
+
+_STDLIB = tuple(os.path.realpath(p) + os.sep for p in {
+    sysconfig.get_paths().get("stdlib"), sysconfig.get_paths().get("platstdlib")} if p)
+
+
+def is_standard_library(fn) -> bool:
+    """Is ``fn`` a function of Python's standard library (its source file under
+    the interpreter's stdlib folder, not under site-packages)?"""
+    if not isinstance(fn, types.FunctionType):
+        return False
+    path = getattr(fn.__code__, "co_filename", "") or ""
+    try:
+        path = os.path.realpath(path)
+    except (OSError, ValueError):
+        return False
+    return path.startswith(_STDLIB) and "site-packages" not in path \
+        and "dist-packages" not in path
