@@ -53,12 +53,12 @@ def list_of_zip(x):
 def as_tuples(x):
     xs = [x, math.sin(x) * x]
     t = tuple(xs)
-    u = tuple(reversed(t))
+    u = tuple([v for v in reversed(t)])
     hs = []
     for i in range(4):
         hs.append(x * i + 0.5)
     v = tuple(hs)
-    return t[0] * u[0] + len(tuple(range(3))) + v[1] * v[-1]
+    return t[0] * u[0] + len(tuple([0, 1, 2])) + v[1] * v[-1]
 
 
 def transposed(x):

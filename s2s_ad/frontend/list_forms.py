@@ -15,9 +15,9 @@ Python's own semantics, in place where Python's is in place.
   items), which is what ``extend`` does; a ``+=`` on an array or a number
   is not touched.
 * ``xs.copy()`` where ``xs`` is a list is ``[v for v in xs]``.
-* ``tuple(e)`` of a name, a display, a list comprehension or a builtin
-  sequence (``reversed``, ``sorted``, ``zip``, ``enumerate``, ``range``,
-  ``list``) is ``(*[v for v in e],)``: a tuple of the same items.
+* ``tuple(e)`` of a name that holds a list (below), a list display or a
+  list comprehension is ``(*[v for v in e],)``: a tuple of the same items (of
+  anything else, a shape ``tuple(np.shape(x))`` say, it is read as it is).
 
 Which names hold lists is read from the code alone: a name of the function
 (not a parameter, not declared ``global``/``nonlocal``) every binding of
@@ -53,10 +53,6 @@ def desugar(tree: ast.FunctionDef, namer: Namer, globals_: dict | None) -> None:
     lists = list_names(tree, globals_)
     if not builtin_list and not builtin_tuple and not lists:
         return
-    sequences = {name for name, fn in (("list", list), ("reversed", reversed),
-                                       ("sorted", sorted), ("zip", zip),
-                                       ("enumerate", enumerate), ("range", range))
-                 if name not in shadowed and globals_.get(name, fn) is fn}
 
     def copy_of(seq: ast.expr, at: ast.AST) -> ast.ListComp:
         v = namer.fresh("item")
@@ -79,7 +75,7 @@ def desugar(tree: ast.FunctionDef, namer: Namer, globals_: dict | None) -> None:
                 if len(node.args) == 1 and not _is_map(node.args[0]):
                     return copy_of(node.args[0], node)
             if builtin_tuple and isinstance(node.func, ast.Name) and node.func.id == "tuple" \
-                    and len(node.args) == 1 and _sequence(node.args[0], sequences):
+                    and len(node.args) == 1 and _sequence(node.args[0], lists):
                 # `tuple(xs)`: the items spliced into a tuple display
                 out = ast.Tuple([ast.Starred(copy_of(node.args[0], node), ast.Load())],
                                 ast.Load())
@@ -173,14 +169,14 @@ def _is_list(e: ast.expr, names: set, makers: set) -> bool:
     return isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in makers
 
 
-def _sequence(e: ast.expr, sequences: set) -> bool:
-    """A sequence ``tuple(...)`` is read of: a name, a display or a list
-    comprehension, or a builtin making one (``reversed(xs)``, ``zip(...)``);
-    not a generator or a call of a function of yours (TensorFlow-flavoured
-    code's ``tuple(gen())`` is read by its own rewrite)."""
-    if isinstance(e, (ast.Name, ast.List, ast.Tuple, ast.ListComp)):
-        return True
-    return isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in sequences
+def _sequence(e: ast.expr, lists: set) -> bool:
+    """A sequence ``tuple(...)`` is read of: a name holding a list, a list
+    display or a list comprehension; not a shape (``tuple(np.shape(x))``, a name bound
+    to one: read as it is), a generator or a call of a function of yours
+    (TensorFlow-flavoured code's ``tuple(gen())`` is read by its own rewrite)."""
+    if isinstance(e, ast.Name):
+        return e.id in lists
+    return isinstance(e, (ast.List, ast.ListComp))  # (`tuple((n,)) + tuple(shape)`: as it is)
 
 
 def _is_map(e: ast.expr) -> bool:
