@@ -45,6 +45,21 @@ def activations(x, y):
     return a + b + c + d + e + f
 
 
+def read_then_scanned(x, c):
+    """x read element by element, then a fori_loop and a scan starting from x
+    (the elements' adjoints were assigned over the whole use's: wrong before)."""
+    acc = 0.0
+    for k in range(3):
+        acc += x[k] * c[k]
+    y = jax.lax.fori_loop(0, 2, lambda i, v: v * c, x)
+
+    def step(carry, t):
+        carry = carry * c + t
+        return carry, carry
+    last, ys = jax.lax.scan(step, x, jnp.ones((2, 3)))
+    return acc + jnp.sum(y) + jnp.sum(last) + jnp.sum(ys)
+
+
 def stopped(x, y):
     """jax.lax.stop_gradient: y's value, no derivative through it."""
     return jnp.sum(jax.nn.sigmoid(x) * jax.lax.stop_gradient(y * y)) + jnp.sum(x * y)

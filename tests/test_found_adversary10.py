@@ -86,6 +86,14 @@ def nested_sums(x, y):
     return total
 
 
+def rebound_k(x):
+    k = 3
+    for j in range(2):
+        for k in range(2):
+            x = x * 1.2 + k
+    return x
+
+
 def stale_j(x, n: int):
     s = 0.0
     for j in range(2):
@@ -182,6 +190,8 @@ def test_hvp_of_a_filled_array_numpy_aliased(mod):
 
 def test_loop_nests_after_a_nest(mod, tmp_path):
     h = 1e-6
+    g = s2s_ad.grad(mod.rebound_k)(0.7)
+    assert np.isclose(g, (mod.rebound_k(0.7 + h) - mod.rebound_k(0.7 - h)) / (2 * h), rtol=1e-6)
     g = s2s_ad.grad(mod.nests)(0.7)
     assert np.isclose(g, (mod.nests(0.7 + h) - mod.nests(0.7 - h)) / (2 * h), rtol=1e-6)
     # jvp and reverse of s2s-ad's own gradient file of a nested loop (its tape popped there)

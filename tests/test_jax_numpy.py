@@ -30,6 +30,7 @@ rng = np.random.default_rng(7)
 CASES = {
     "log_sum_exp": ([rng.normal(size=6)], [0]),
     "activations": ([rng.normal(size=(3, 4)), rng.normal(size=(3, 4))], [0, 1]),
+    "read_then_scanned": ([rng.normal(size=3), rng.normal(size=3)], [0, 1]),
     "spread_cost": ([rng.normal(size=(7, 2)), rng.normal(size=(3, 2))], [0, 1]),
     "mixture_loss": ([rng.normal(size=3), rng.normal(size=(3, 3)), 0.3 * rng.normal(size=(3, 3)),
                       rng.normal(size=(3, 3)), rng.normal(size=(5, 3))], [0, 1, 2, 3]),
