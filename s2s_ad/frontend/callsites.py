@@ -32,8 +32,9 @@ from s2s_ad.errors import SourceError
 from s2s_ad.frontend import methods, module_data
 from s2s_ad.frontend.library_names import LIBRARY_MODULES
 from s2s_ad.frontend import (closures, conditions, container_methods, funargs, index_checks,
-                             index_exprs, jax_names, list_slices, own_helpers, pairs, passing, ranges, runtime_lists, runtime_sorting,
-                             sorting, statics, stdlib_calls, structures, syntax)
+                             index_exprs, jax_names, list_slices, own_helpers, pairs, passing,
+                             ranges, runtime_lists, runtime_sorting, sorting, statics,
+                             stdlib_calls, structures, syntax)
 from s2s_ad.rules import RULES
 from s2s_ad.rules import user as user_rules
 from s2s_ad.syntax_walk import walk
@@ -43,29 +44,6 @@ BUILTIN_PRIMS = {builtins.abs: "abs", builtins.max: "max", builtins.min: "min",
                  builtins.pow: "pow", builtins.len: "len"}
 
 
-
-def _located(new: ast.expr, at: ast.AST) -> ast.expr:
-    for n in ast.walk(new):
-        if isinstance(n, ast.expr) and not hasattr(n, "lineno"):
-            ast.copy_location(n, at)
-            n.end_lineno, n.end_col_offset = at.end_lineno, at.end_col_offset
-    return new
-
-
-def _compare(node: ast.Call, left, op: ast.cmpop, right) -> ast.expr:
-    return _located(ast.Compare(left, [op], [right]), node)
-
-
-_FLOAT_TESTS = {
-    # IEEE-754 tests of a float written as the comparisons they are (no derivative)
-    math.isnan: lambda c: _compare(c, c.args[0], ast.NotEq(), c.args[0]),
-    math.isinf: lambda c: _compare(c, ast.Call(ast.Name("abs", ast.Load()), [c.args[0]], []),
-                                   ast.Eq(), ast.Constant(math.inf)),
-    math.isfinite: lambda c: _compare(c, ast.BinOp(c.args[0], ast.Sub(), c.args[0]), ast.Eq(),
-                                      ast.Constant(0.0)),
-}
-"""``math.isnan(x)`` is ``x != x``, ``math.isinf(x)`` is ``abs(x) == inf``,
-``math.isfinite(x)`` is ``x - x == 0.0`` (inf - inf and nan - nan are nan)."""
 
 
 class CallLowering:
@@ -143,11 +121,8 @@ class CallLowering:
                 raise self.src.error(k.value, "`**kwargs` in calls is not supported")
         fn = self.resolve(node.func)
         made = stdlib_calls.call(self, fn, node, var, hint)
-        if made is not None:  # operator.mul(a, b), functools.reduce, statistics.mean
+        if made is not None:  # operator.mul(a, b), functools.reduce, math.isnan(x), ...
             return made
-        test = _FLOAT_TESTS.get(fn)
-        if test is not None and len(node.args) == 1 and not node.keywords:
-            return self.expr(test(node))  # `math.isnan(x)`: a comparison
         if fn is builtins.zip:  # `xs, ys = zip(*pairs)`: the rows, known while lowering
             return tuple(structures._zip_or_enumerate(self, node))
         if fn is builtins.all or fn is builtins.any:

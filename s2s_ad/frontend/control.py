@@ -535,7 +535,8 @@ class ControlFlow(Iteration):
             write_dtypes.undo(self, saved[2])  # checks the attempt hoisted out of the loop
         body, params, index, cond, exit_ = built
         for v, y in zip(carried, body.yields):
-            if structures.is_structure(y):  # (carried leaf by leaf, a structure is not one)
+            if isinstance(y, (structures.StaticList, structures.StaticDict)):
+                # (a structure carried leaf by leaf yields its leaves)
                 raise self.src.error(node, f"`{v}` is bound to {structures.describe(y)} made "
                                      "inside this loop; s2s-ad follows a list grown at "
                                      "run time under one name made before the loop: make "

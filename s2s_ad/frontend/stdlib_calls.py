@@ -8,6 +8,8 @@ else:
 * ``operator.add(a, b)``, ``mul``, ``sub``, ``truediv``, ``pow``,
   ``floordiv``, ``mod``, ``matmul``, ``neg``, ``pos``, ``abs`` and the
   comparisons: ``a + b``, ...;
+* ``math.isnan(x)``, ``isinf``, ``isfinite``: ``x != x``, ``abs(x) == inf``,
+  ``x - x == 0.0`` (comparisons, no derivative);
 * ``functools.reduce(f, xs, init)`` over a sequence known while lowering:
   ``f(f(init, x0), x1)...`` (without ``init``, from ``x0``), ``f`` a function
   of yours, a ``lambda``, ``operator.mul``, ``max``, ...;
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import math
 import operator
 import os
 import statistics
@@ -40,6 +43,7 @@ BINARY = {operator.add: ast.Add, operator.sub: ast.Sub, operator.mul: ast.Mult,
 UNARY = {operator.neg: ast.USub, operator.pos: ast.UAdd}
 COMPARE = {operator.lt: ast.Lt, operator.le: ast.LtE, operator.gt: ast.Gt,
            operator.ge: ast.GtE, operator.eq: ast.Eq, operator.ne: ast.NotEq}
+FLOAT_TESTS = {math.isnan: "isnan", math.isinf: "isinf", math.isfinite: "isfinite"}
 MEANS = (statistics.mean, statistics.fmean)
 SPREADS = {statistics.variance: (1, False), statistics.stdev: (1, True),
            statistics.pvariance: (0, False), statistics.pstdev: (0, True)}
@@ -78,11 +82,25 @@ def call(lo, fn, node: ast.Call, var: str | None, hint: str | None):
         else:
             new = ast.UnaryOp(UNARY[fn](), args[0])
         return lo.expr(_located(new, node), var)
+    if fn in FLOAT_TESTS and len(node.args) == 1 and not node.keywords:
+        return lo.expr(_located(_float_test(FLOAT_TESTS[fn], node.args[0]), node), var)
     if fn is functools.reduce:
         return _reduce(lo, node, var)
     if fn in MEANS or fn in SPREADS:
         return _statistics(lo, fn, node, var)
     return None
+
+
+def _float_test(which: str, x: ast.expr) -> ast.expr:
+    """``math.isnan(x)`` is ``x != x``, ``math.isinf(x)`` is ``abs(x) == inf``,
+    ``math.isfinite(x)`` is ``x - x == 0.0`` (inf - inf and nan - nan are nan):
+    comparisons, with no derivative."""
+    if which == "isnan":
+        return ast.Compare(x, [ast.NotEq()], [x])
+    if which == "isinf":
+        return ast.Compare(ast.Call(ast.Name("abs", ast.Load()), [x], []), [ast.Eq()],
+                           [ast.Constant(math.inf)])
+    return ast.Compare(ast.BinOp(x, ast.Sub(), x), [ast.Eq()], [ast.Constant(0.0)])
 
 
 def _reduce(lo, node: ast.Call, var):
