@@ -60,6 +60,11 @@ def read_then_scanned(x, c):
     return acc + jnp.sum(y) + jnp.sum(last) + jnp.sum(ys)
 
 
+def nn_in_generator(x):
+    """jax.nn inside a generator expression: refused, located (read in statements)."""
+    return sum(jnp.sum(jax.nn.sigmoid(r)) for r in [x, 2.0 * x])
+
+
 def stopped(x, y):
     """jax.lax.stop_gradient: y's value, no derivative through it."""
     return jnp.sum(jax.nn.sigmoid(x) * jax.lax.stop_gradient(y * y)) + jnp.sum(x * y)

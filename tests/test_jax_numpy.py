@@ -182,6 +182,7 @@ REFUSED = {
     "at_min": ("`.at[...].min` is not supported", "set, add"),
     "in_axes_one": ("`in_axes` must be 0 or a tuple", "written in place"),
     "at_in_loop_aliased": ("nothing else may refer to it", "old = y"),
+    "nn_in_generator": ("jax.nn.sigmoid", "assign it to a name first"),
 }
 
 

@@ -313,6 +313,11 @@ class _Desugar(LoopForms):
                 continue
             name = jax_names.jax_name(obj)
             hint = REWRITES.get(name)
+            if name in jax_nn.NAMES:  # (read as NumPy where a statement computes it)
+                raise self.src.error(n, f"`{ast.unparse(n)}` ({name}) is read in a statement, "
+                                     "not inside a lambda, a comprehension, a conditional "
+                                     "expression or a short-circuit operand: assign it to a "
+                                     "name first")
             if hint is None and name.startswith("jax.random"):
                 hint = "draw the random numbers outside and pass them as an argument"
             if hint is None:
