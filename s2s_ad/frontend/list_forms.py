@@ -46,11 +46,13 @@ __all__ = ["desugar", "list_names"]
 
 def desugar(tree: ast.FunctionDef, namer: Namer, globals_: dict | None) -> None:
     """Rewrite ``tree`` in place (see the module)."""
+    if not _candidates(tree):
+        return  # (most functions: one walk, no rewrite)
     globals_ = globals_ or {}
     shadowed = _bound_names(tree)
     builtin_list = "list" not in shadowed and globals_.get("list", list) is list
     builtin_tuple = "tuple" not in shadowed and globals_.get("tuple", tuple) is tuple
-    lists = list_names(tree, globals_)
+    lists = list_names(tree, globals_, shadowed)
     if not builtin_list and not builtin_tuple and not lists:
         return
 
@@ -111,7 +113,29 @@ def desugar(tree: ast.FunctionDef, namer: Namer, globals_: dict | None) -> None:
     ast.fix_missing_locations(tree)
 
 
-def list_names(tree: ast.FunctionDef, globals_: dict | None = None) -> set[str]:
+def _candidates(tree: ast.FunctionDef) -> bool:
+    """Might ``tree`` hold a form this module rewrites: a call of ``list`` or
+    ``tuple``, or ``+=``/``.copy()`` on a name the function binds to a list?"""
+    targets, made = set(), set()
+    for n in walk(tree):
+        if isinstance(n, ast.Call):
+            f = n.func
+            if isinstance(f, ast.Name) and f.id in ("list", "tuple"):
+                return True
+            if isinstance(f, ast.Attribute) and f.attr == "copy" and isinstance(f.value, ast.Name):
+                targets.add(f.value.id)
+        elif isinstance(n, ast.AugAssign):
+            if isinstance(n.op, ast.Add) and isinstance(n.target, ast.Name):
+                targets.add(n.target.id)
+        elif isinstance(n, (ast.Assign, ast.AnnAssign)) and isinstance(
+                n.value, (ast.List, ast.ListComp, ast.BinOp, ast.Call, ast.Name)):
+            made.update(t.id for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                        if isinstance(t, ast.Name))
+    return bool(targets & made)
+
+
+def list_names(tree: ast.FunctionDef, globals_: dict | None = None,
+               shadowed: set | None = None) -> set[str]:
     """The names of ``tree`` that hold lists wherever they are bound (see the
     module), nested functions' names apart."""
     params = {a.arg for a in walk(tree.args) if isinstance(a, ast.arg)}
@@ -141,7 +165,7 @@ def list_names(tree: ast.FunctionDef, globals_: dict | None = None) -> set[str]:
             binds.setdefault((node.asname or node.name).split(".")[0], []).append(None)
         elif isinstance(node, (ast.ExceptHandler,)) and node.name:
             binds.setdefault(node.name, []).append(None)
-    shadowed = _bound_names(tree)
+    shadowed = _bound_names(tree) if shadowed is None else shadowed
     globals_ = globals_ or {}
     makers = {name for name, fn in (("list", list), ("sorted", sorted))
               if name not in shadowed and globals_.get(name, fn) is fn}
