@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import ast
 
+from s2s_ad.frontend.jax_batching import located
 from s2s_ad.names import Namer
 from s2s_ad.syntax_walk import walk
 
@@ -58,13 +59,9 @@ def desugar(tree: ast.FunctionDef, namer: Namer, globals_: dict | None) -> None:
 
     def copy_of(seq: ast.expr, at: ast.AST) -> ast.ListComp:
         v = namer.fresh("item")
-        out = ast.ListComp(ast.Name(v, ast.Load()),
-                           [ast.comprehension(ast.Name(v, ast.Store()), seq, [], 0)])
-        for n in walk(out):
-            if n is not seq and isinstance(n, ast.expr) and not hasattr(n, "lineno"):
-                ast.copy_location(n, at)
-                n.end_lineno, n.end_col_offset = at.end_lineno, at.end_col_offset
-        return out
+        return located(ast.ListComp(ast.Name(v, ast.Load()),
+                                    [ast.comprehension(ast.Name(v, ast.Store()), seq, [], 0)]),
+                       at)
 
     class Forms(ast.NodeTransformer):
         def visit_Call(self, node: ast.Call):
@@ -79,12 +76,8 @@ def desugar(tree: ast.FunctionDef, namer: Namer, globals_: dict | None) -> None:
             if builtin_tuple and isinstance(node.func, ast.Name) and node.func.id == "tuple" \
                     and len(node.args) == 1 and _sequence(node.args[0], lists):
                 # `tuple(xs)`: the items spliced into a tuple display
-                out = ast.Tuple([ast.Starred(copy_of(node.args[0], node), ast.Load())],
-                                ast.Load())
-                for n in (out, out.elts[0]):
-                    ast.copy_location(n, node)
-                    n.end_lineno, n.end_col_offset = node.end_lineno, node.end_col_offset
-                return out
+                return located(ast.Tuple([ast.Starred(copy_of(node.args[0], node), ast.Load())],
+                                         ast.Load()), node)
             if isinstance(node.func, ast.Attribute) and node.func.attr == "copy" \
                     and not node.args and isinstance(node.func.value, ast.Name) \
                     and node.func.value.id in lists:

@@ -25,13 +25,14 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import (array_kinds, callees, checks, closures, comprehensions, container_methods,
-                             factories, generated, index_exprs, jax_forms, list_stacks,
+from s2s_ad.frontend import (array_kinds, callees, checks, closures, comprehensions,
+                             container_methods, factories, generated, index_exprs, jax_forms, list_stacks,
                              own_helpers, pairs,
                              loop_batching,
                              list_writes, module_lists, numpy_forms, passing, pytrees, ranges,
                              runtime_lists, runtime_sorting, scipy_forms, statics, structures,
                              syntax, tf_forms, torch_forms, unroll)
+from s2s_ad.frontend.jax_batching import located
 from s2s_ad.frontend.aliasing import InPlaceNames
 from s2s_ad.frontend.callsites import (BUILTIN_PRIMS, LIBRARY_MODULES, CallLowering,  # noqa: F401
                                       _is_library, _is_library_module)
@@ -360,10 +361,8 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             left = self.read(stmt.target.id, stmt.target)
             if isinstance(left, tuple) and isinstance(stmt.op, ast.Add):
                 # `t += (v,)`: a tuple cannot change, so this binds `t + (v,)`
-                both = ast.BinOp(ast.Name(stmt.target.id, ast.Load()), stmt.op, stmt.value)
-                for n in (both, both.left):
-                    ast.copy_location(n, stmt)
-                    n.end_lineno, n.end_col_offset = stmt.end_lineno, stmt.end_col_offset
+                both = located(ast.BinOp(ast.Name(stmt.target.id, ast.Load()), stmt.op,
+                                         stmt.value), stmt)
                 self.assign(stmt.target, self.expr(both), stmt)
                 return
             right = self.expr(stmt.value)

@@ -33,7 +33,6 @@ from s2s_ad.rules.templates import index_operands
 from s2s_ad.syntax_walk import walk
 
 
-
 def _string_made(node: ast.expr) -> bool:
     """An f-string, or ``"W" + ...``: a key written as a string made while the
     code runs (its parts known while lowering where the loop is unrolled)."""
@@ -41,6 +40,7 @@ def _string_made(node: ast.expr) -> bool:
         and isinstance(node.op, ast.Add) and any(
             isinstance(side, ast.Constant) and isinstance(side.value, str) or _string_made(side)
             for side in (node.left, node.right))
+
 
 class ArrayIndexing:
     """Mixed into ``frontend._Lowering`` (with :class:`ArrayLowering`); uses its

@@ -34,6 +34,7 @@ import sysconfig
 import types
 
 from s2s_ad.frontend import structures, syntax
+from s2s_ad.frontend.jax_batching import located
 
 __all__ = ["call", "is_standard_library"]
 
@@ -48,14 +49,6 @@ MEANS = (statistics.mean, statistics.fmean)
 SPREADS = {statistics.variance: (1, False), statistics.stdev: (1, True),
            statistics.pvariance: (0, False), statistics.pstdev: (0, True)}
 """function -> (the degrees of freedom taken off ``n``, whether a square root)."""
-
-
-def _located(new: ast.expr, at: ast.AST) -> ast.expr:
-    for n in ast.walk(new):
-        if isinstance(n, (ast.expr, ast.keyword)) and not hasattr(n, "lineno"):
-            ast.copy_location(n, at)
-            n.end_lineno, n.end_col_offset = at.end_lineno, at.end_col_offset
-    return new
 
 
 def call(lo, fn, node: ast.Call, var: str | None, hint: str | None):
@@ -81,9 +74,9 @@ def call(lo, fn, node: ast.Call, var: str | None, hint: str | None):
                 return None
         else:
             new = ast.UnaryOp(UNARY[fn](), args[0])
-        return lo.expr(_located(new, node), var)
+        return lo.expr(located(new, node), var)
     if fn in FLOAT_TESTS and len(node.args) == 1 and not node.keywords:
-        return lo.expr(_located(_float_test(FLOAT_TESTS[fn], node.args[0]), node), var)
+        return lo.expr(located(_float_test(FLOAT_TESTS[fn], node.args[0]), node), var)
     if fn is functools.reduce:
         return _reduce(lo, node, var)
     if fn in MEANS or fn in SPREADS:
@@ -118,7 +111,7 @@ def _reduce(lo, node: ast.Call, var):
     for k, v in enumerate(items):
         item = syntax.bound(lo, f"({ast.unparse(seq)})[{k + (len(node.args) == 2)}]", v, node)
         acc = ast.Call(f, [acc, item], [])
-    return lo.expr(_located(acc, node), var)
+    return lo.expr(located(acc, node), var)
 
 
 def _statistics(lo, fn, node: ast.Call, var):
@@ -137,8 +130,8 @@ def _statistics(lo, fn, node: ast.Call, var):
         total = ast.BinOp(total, ast.Add(), name)
     mean = ast.BinOp(total, ast.Div(), ast.Constant(float(n)))
     if fn in MEANS:
-        return lo.expr(_located(mean, node), var)
-    m = syntax.bound(lo, f"{what}:mean", lo.expr(_located(mean, node)), node)
+        return lo.expr(located(mean, node), var)
+    m = syntax.bound(lo, f"{what}:mean", lo.expr(located(mean, node)), node)
     squares = None
     for name in names:
         d = ast.BinOp(name, ast.Sub(), m)
@@ -148,7 +141,7 @@ def _statistics(lo, fn, node: ast.Call, var):
     out = ast.BinOp(squares, ast.Div(), ast.Constant(float(n - ddof)))
     if root:
         out = ast.BinOp(out, ast.Pow(), ast.Constant(0.5))
-    return lo.expr(_located(out, node), var)
+    return lo.expr(located(out, node), var)
 
 
 _STDLIB = tuple(os.path.realpath(p) + os.sep for p in {

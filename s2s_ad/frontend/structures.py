@@ -75,7 +75,8 @@ class StaticObject:
         return issubclass(self.cls, tuple)
 
 
-STRUCTURE_NODES = (ast.List, ast.Dict, ast.Subscript, ast.ListComp, ast.GeneratorExp, ast.DictComp)
+STRUCTURE_NODES = (ast.List, ast.Dict, ast.Subscript, ast.ListComp, ast.GeneratorExp,
+                   ast.DictComp)
 
 
 def sequence_param(lo, node: ast.arg, name: str, shape, default, has_default: bool,
@@ -548,14 +549,24 @@ def iteration(lo, node: ast.expr) -> list:
     return items_of(lo, lo.expr(node), node)
 
 
-def items_of(lo, value, node: ast.expr) -> list:
-    """The items of ``value`` (``node`` lowered), known while lowering."""
+def known_items(value) -> list | None:
+    """What iterating ``value``, a structure known while lowering, gives: a
+    tuple's or list's items, a NamedTuple's fields, a dict's keys (in its
+    order); None for anything else."""
     if isinstance(value, StaticObject) and value.is_tuple:
         return list(value.items.values())
     if isinstance(value, (tuple, StaticList)):
         return list(value if isinstance(value, tuple) else value.items)
     if isinstance(value, StaticDict):
         return [ir.Const(k) for k in value.items]
+    return None
+
+
+def items_of(lo, value, node: ast.expr) -> list:
+    """The items of ``value`` (``node`` lowered), known while lowering."""
+    known = known_items(value)
+    if known is not None:
+        return known
     op = lo.__dict__.get("call_ops", {}).get(id(value)) if isinstance(value, ir.Value) \
         else None
     outputs = getattr(getattr(getattr(op, "callee", None), "lowered", None), "outputs", None)

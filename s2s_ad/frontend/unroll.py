@@ -24,7 +24,8 @@ import builtins
 from s2s_ad import ir
 from s2s_ad.frontend import runtime_lists
 from s2s_ad.frontend.structures import (StaticDict, StaticList, StaticObject, _static_int,
-                                        dict_view, is_structure, made_items, module_numbers)
+                                        dict_view, is_structure, known_items, made_items,
+                                        module_numbers)
 from s2s_ad.syntax_walk import walk
 
 
@@ -116,10 +117,7 @@ def _static_items(lo, node: ast.expr) -> list | None:
     if view is not None:  # for name, w in params.items()
         return view
     if isinstance(node, (ast.List, ast.Tuple)):  # for v in [x, x * x, math.sin(x)]
-        value = lo.expr(node)
-        if isinstance(value, (tuple, StaticList)):
-            return list(value) if isinstance(value, tuple) else list(value.items)
-        return None
+        return known_items(lo.expr(node))
     if isinstance(node, (ast.Subscript, ast.Attribute)):
         root = node
         while isinstance(root, (ast.Subscript, ast.Attribute)):
@@ -127,14 +125,8 @@ def _static_items(lo, node: ast.expr) -> list | None:
         if not (isinstance(root, ast.Name) and (root.id in lo.env
                                                 or module_numbers(lo, root.id))):
             return None
-        value = lo.expr(node)  # p["layers"], model.layers, COEFFS[1:]: an item or a slice
-        if isinstance(value, StaticObject) and value.is_tuple:
-            return list(value.items.values())
-        if isinstance(value, StaticDict):  # `for k in p["layers"]`: its keys
-            return [ir.Const(k) for k in value.items]
-        if isinstance(value, (tuple, StaticList)):
-            return list(value) if isinstance(value, tuple) else list(value.items)
-        return None
+        # p["layers"], model.layers, COEFFS[1:]: an item or a slice
+        return known_items(lo.expr(node))
     if isinstance(node, ast.Name):
         if node.id not in lo.env:
             if node.id in lo.src.globals and isinstance(lo.src.globals[node.id], (list, tuple)):
@@ -142,18 +134,10 @@ def _static_items(lo, node: ast.expr) -> list | None:
                 return list(value) if isinstance(value, tuple) else None
             return None
         value = lo.env[node.id]
-        if isinstance(value, StaticObject) and value.is_tuple:
-            return list(value.items.values())
-        if isinstance(value, tuple):
-            return list(value)
         made = made_items(lo, value)
         if made is not None:
             return list(made)  # `r = h(x)`, then `for v in r`: its items
-        if isinstance(value, StaticList):
-            return list(value.items)
-        if isinstance(value, StaticDict):  # `for k in d`: its keys, in its order
-            return [ir.Const(k) for k in value.items]
-        return None
+        return known_items(value)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
             and node.func.id not in lo.env and not node.keywords:
         fn = lo.src.globals.get(node.func.id, getattr(builtins, node.func.id, None))

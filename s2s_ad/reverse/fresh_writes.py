@@ -46,7 +46,7 @@ Before → after, for ``y[0] = x[0]; for i in range(1, n): y[i] = y[i - 1] * a +
 from __future__ import annotations
 
 from s2s_ad import ir
-from s2s_ad.reverse.analysis import differentiable
+from s2s_ad.reverse.analysis import differentiable, uses
 from s2s_ad.rules.numpy import DTYPE_ONLY
 
 ROOTS = frozenset({"np.zeros", "np.ones", "np.zeros_like", "np.ones_like",
@@ -117,13 +117,17 @@ def read_once(func: ir.Function, x: ir.Value) -> set[int]:
         dx[i] += dt1                   dx[i] = dt1
     """
     places = _places(func.body)
-    reads = []
+    reads, as_args = [], 0
     for n in ir.walk(func.body):
         if isinstance(n, ir.Op) and any(a is x for a in n.args):
+            as_args += sum(a is x for a in n.args)
             flows = differentiable(n)
             if any(a is x and flows[k] for k, a in enumerate(n.args)):
                 reads.append(n)
-    if not reads or _used_otherwise(func, x):
+    # a use that is no operation's argument (a loop's start value, a yield, the
+    # result: `y = x` carried into a loop, its adjoint added into dx before the
+    # reverse sweep reaches the indexed loop) gets contributions the reads do not count
+    if not reads or uses(func).get(id(x), 0) > as_args:
         return set()
     loop = places[id(reads[0])][1]
     if not _index_loop(loop, places):
@@ -138,30 +142,6 @@ def read_once(func: ir.Function, x: ir.Value) -> set[int]:
             return set()
         offsets.add(c)
     return {id(n) for n in reads}
-
-
-def _used_otherwise(func: ir.Function, x: ir.Value) -> bool:
-    """Is ``x`` used other than as an operation's argument: a loop's start
-    value (``y = x`` carried into a loop, whose adjoint is added into ``dx``
-    before the reverse sweep reaches the indexed loop), a loop's sequence, a
-    value a region yields, the result? Its adjoint then gets contributions
-    the reads' count does not see."""
-    def holds(v) -> bool:
-        if v is x:
-            return True
-        return isinstance(v, (list, tuple)) and any(holds(e) for e in v)
-
-    if holds(func.result) or holds(func.body.yields):
-        return True
-    for n in ir.walk(func.body):
-        if isinstance(n, ir.Op):
-            continue
-        for field in ("inits", "seq", "cond", "start", "stop", "step"):
-            if holds(getattr(n, field, None)):
-                return True
-        if any(holds(r.yields) for r in n.regions):
-            return True
-    return False
 
 
 def _places(body: ir.Region) -> dict[int, tuple[int, object, frozenset]]:
