@@ -73,6 +73,22 @@ def checked(x):
     return x * math.exp(x)
 
 
+def made_in_loop_and_arm(x):
+    s = 0.0
+    for j in range(3):
+        xs = [x, 2.0, x * x * (j + 1.0)]
+        xs.reverse()
+        xs.insert(0, x)
+        d = dict(a=x)
+        d.update(b=2.0 * x * j)
+        s = s + xs.pop(1) * xs[0] + d.get("b", 0.0)
+    if x > 0.0:
+        ys = [x * x, 0.5, x]
+        ys.sort()
+        s = s + ys[0] + ys[2] * 2.0
+    return s
+
+
 def in_helpers(x):
     s = 0.0
     for k in range(2):
@@ -93,7 +109,7 @@ def sgd_step(params, x):
     return mlp(new, x)
 '''
 
-SCALAR = ["gets", "made_by_dict", "list_moves", "dict_comprehension", "keyed_layers",
+SCALAR = ["made_in_loop_and_arm", "gets", "made_by_dict", "list_moves", "dict_comprehension", "keyed_layers",
           "checked", "in_helpers"]
 
 

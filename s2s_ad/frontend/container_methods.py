@@ -13,10 +13,12 @@ value it holds:
   ``xs.sort(key=f, reverse=r)`` (as ``sorted`` orders them): items moved in
   place.
 
-The lists and dicts are changed while lowering, so a change inside a loop the
-generated code keeps (its body lowered once, run any number of times) or in
-an arm of a branch would be made once, on every path: those are refused,
-located, with the rewrite. A list or dict the caller passed is not changed
+The lists and dicts are changed while lowering, so a change, inside a loop
+the generated code keeps (its body lowered once, run any number of times) or
+in an arm of a branch, of one made before that loop or branch would be made
+once, on every path: those are refused, located, with the rewrite. One made
+in the loop's body or the arm is that iteration's or arm's own: changed as
+written. A list or dict the caller passed is not changed
 (``structures.refuse_argument_change``)."""
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import ast
 import builtins
 
 from s2s_ad import ir
-from s2s_ad.frontend import structures
+from s2s_ad.frontend import dict_writes, structures
 from s2s_ad.frontend.structures import StaticDict, StaticList
 
 __all__ = ["call", "mutation"]
@@ -148,7 +150,10 @@ def _dict_items(lo, node: ast.Call, what: str) -> dict:
 
 def _refuse_changing(lo, obj, node: ast.Call) -> None:
     structures.refuse_argument_change(lo, obj, node)
-    if lo.loop_depth > 0 or lo.region_depth > 0:
+    starts = lo.region_starts
+    if starts and any(v is obj for v in dict_writes.reachable(starts[-1].values())):
+        # made before the loop body or arm it is changed in (one made there is
+        # that iteration's or that arm's own, and followed as it changes)
         raise lo.src.error(node, f"`{ast.unparse(node.func)}` changes a list or dict known "
                            "while lowering inside a loop or a branch, which s2s-ad does not "
                            "follow there; change it before the loop or branch, or build a "

@@ -232,6 +232,7 @@ class ControlFlow(Iteration):
         shapes = _shapes(before)
         dicts, written = dict_writes.snapshot(before), []
         self.region_depth += 1
+        self.region_starts.append(before)
         for k, fn in enumerate((then_fn, else_fn)):
             self.env = dict(before)
             self.guarded = dict(before_guarded)
@@ -245,6 +246,7 @@ class ControlFlow(Iteration):
             guarded.append(self.guarded)
             self.ops = outer_ops
         self.region_depth -= 1
+        self.region_starts.pop()
         self.env = dict(before)
         self.guarded = dict(before_guarded)
         outs = []
@@ -596,6 +598,7 @@ class ControlFlow(Iteration):
         outer_ops, self.ops = self.ops, []
         self.env = dict(before)
         self.region_depth += 1
+        self.region_starts.append(before)
         params = []
         plan = self.loop_plan
         leaves = {k for _, keys in plan.values() for k in keys}
@@ -661,6 +664,7 @@ class ControlFlow(Iteration):
             yields.append(exit_)
         body = ir.Region(self.ops, yields)
         self.region_depth -= 1
+        self.region_starts.pop()
         self.ops = outer_ops
         self.env = before
         self.guarded = before_guarded

@@ -207,6 +207,9 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         """``id(φ) -> v`` for a guarded name's φ: read, it is ``v``."""
         self.loop_depth = 0
         self.region_depth = 0
+        self.region_starts: list[dict] = []
+        """The names bound where each loop body or arm being lowered began
+        (innermost last): what the region shares with the code around it."""
         self.ret_mode = False
         self.seq_params: dict[int, ir.Param] = {}
         self.given_statics: dict = {}
