@@ -39,6 +39,13 @@ def selected(a, b):
     return np.sum(r * r) + np.sum(np.select([b > 0.0], [np.exp(b)]))
 
 
+def selected_by_names(a, b):
+    """NumPy's documentation's form: the lists bound to names first."""
+    condlist = [a < 0.0, a > 1.0]
+    choicelist = [a * b, b ** 2]
+    return np.sum(np.select(condlist, choicelist, 42.0) * b)
+
+
 def powers(a, b):
     M = np.outer(a, b) + np.eye(3)
     return np.sum(np.linalg.matrix_power(M, 1)) + np.sum(np.linalg.matrix_power(M, 3) * M)
@@ -50,7 +57,8 @@ def any_all(a, b):
     return np.sum(a)
 '''
 
-NAMES = ["reduces", "accumulates", "columns", "selected", "powers", "any_all"]
+NAMES = ["reduces", "accumulates", "columns", "selected", "selected_by_names", "powers",
+         "any_all"]
 A, B = np.array([0.3, 1.2, -0.5]), np.array([1.5, -0.4, 0.2])
 
 
@@ -85,6 +93,12 @@ def select_of_names(a, conds, values):
 
 def max_accumulate(a):
     return np.sum(np.maximum.accumulate(a))
+
+
+def select_of_changed(a):
+    conds = [a > 0]
+    conds.append(a < -1.0)
+    return np.sum(np.select(conds, [a, 2.0 * a]))
 '''
 
 
@@ -96,3 +110,5 @@ def test_refusals(tmp_path):
         s2s_ad.grad(mod.select_of_names, wrt=0)(A, [A > 0], [A])
     with pytest.raises(s2s_ad.SourceError, match=r"np_forms_more_refused.py:14:\d+"):
         s2s_ad.grad(mod.max_accumulate)(A)
+    with pytest.raises(s2s_ad.SourceError, match=r"np_forms_more_refused.py:20:\d+"):
+        s2s_ad.grad(mod.select_of_changed)(A)

@@ -23,8 +23,9 @@ Dask arrays alike. A call it cannot read (another keyword, a non-constant
   numbers), after a check, kept in the generated code, that ``x`` is 1-D;
 * ``np.column_stack([a, b])``: ``np.concatenate`` along axis 1 of each piece
   reshaped to ``(its rows, -1)`` (a 1-D piece a column);
-* ``np.select(conds, values, default)`` (lists written out): nested
-  ``np.where``, the first true condition's value;
+* ``np.select(conds, values, default)`` (lists written out, or names bound
+  once to such lists and not changed): nested ``np.where``, the first true
+  condition's value;
 * ``np.linalg.matrix_power(m, n)``, ``n`` a constant int ≥ 1: ``m @ m @ ...``;
 * ``np.add.reduce``, ``np.multiply.reduce``, ``np.maximum.reduce``,
   ``np.minimum.reduce``, ``np.logical_and/or.reduce``, ``np.add.accumulate``,
@@ -341,16 +342,38 @@ class _Forms(ast.NodeTransformer):
         """``np.select([c0, c1], [v0, v1], default)``: the value of the first
         true condition, ``np.where(c0, v0, np.where(c1, v1, default))``."""
         got = self.arguments(node, ("condlist", "choicelist", "default"), {"default": 0})
-        conds, values = got["condlist"], got["choicelist"]
-        if not all(isinstance(v, (ast.List, ast.Tuple)) and v.elts and not any(
-                isinstance(e, ast.Starred) for e in v.elts) for v in (conds, values)) \
-                or len(conds.elts) != len(values.elts):
+        conds, values = self.items(got["condlist"]), self.items(got["choicelist"])
+        if not conds or not values or len(conds) != len(values):
             raise self.src.error(node, "`np.select` of two lists of the same length written "
-                                 "out (`np.select([a > 0, a < 0], [a, -a], 0.0)`)")
+                                 "out (`np.select([a > 0, a < 0], [a, -a], 0.0)`), or "
+                                 "bound once to names (`condlist = [x < 3, x > 3]`)")
         out = got["default"]
-        for c, v in reversed(list(zip(conds.elts, values.elts))):
+        for c, v in reversed(list(zip(conds, values))):
             out = ast.Call(self.npattr("where", node), [c, v, out], [])
         return out
+
+    def items(self, node: ast.expr) -> list | None:
+        """The items of a list or tuple written out, or of a name bound once, to
+        one written out, and not changed (``condlist = [x < 3, x > 3]``, then
+        ``condlist[0]``, ...); None otherwise."""
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return None if any(isinstance(e, ast.Starred) for e in node.elts) else node.elts
+        if not isinstance(node, ast.Name):
+            return None
+        binds = [n for n in walk(self.src.tree) if isinstance(n, ast.Name)
+                 and n.id == node.id and not isinstance(n.ctx, ast.Load)]
+        made = [n for n in walk(self.src.tree) if isinstance(n, ast.Assign)
+                and len(n.targets) == 1 and n.targets[0] in binds]
+        changed = any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+                      and n.value.id == node.id or isinstance(n, ast.Subscript)
+                      and isinstance(n.value, ast.Name) and n.value.id == node.id
+                      and not isinstance(n.ctx, ast.Load) for n in walk(self.src.tree))
+        if len(binds) != 1 or len(made) != 1 or changed \
+                or not isinstance(made[0].value, (ast.List, ast.Tuple)) \
+                or any(isinstance(e, ast.Starred) for e in made[0].value.elts):
+            return None
+        return [ast.Subscript(ast.Name(node.id, ast.Load()), ast.Constant(k), ast.Load())
+                for k in range(len(made[0].value.elts))]
 
     def matrix_power(self, node: ast.Call) -> ast.expr:
         """``np.linalg.matrix_power(m, n)``, ``n`` a constant int of at least
