@@ -21,6 +21,7 @@ from typing import Callable
 from s2s_ad.frontend.library_names import LIBRARY_MODULES
 from s2s_ad.frontend import lowering as frontend, methods, module_data, source, specs, statics as frontend_statics
 from s2s_ad.rules import user as user_rules
+from s2s_ad import source_text
 
 
 def fingerprint(fn: Callable) -> tuple:
@@ -226,7 +227,7 @@ def _info(code: types.CodeType) -> tuple:
     if hit is not None and hit[0] is code:
         return hit
     try:
-        text = "".join(inspect.getsourcelines(code)[0])
+        text = source_text.text(code)
     except (OSError, TypeError):
         text = None  # source.locate will refuse it with a clear message
     if text is not None and code.co_name == "<lambda>":

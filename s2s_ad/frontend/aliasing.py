@@ -50,6 +50,7 @@ from s2s_ad.frontend import own_helpers, structures, tf_names, torch_names
 from s2s_ad.frontend.numpy import METHODS
 from s2s_ad.frontend.numpy_index import VIEW_CALLS, first_leak, held as _held, parents_of
 from s2s_ad.syntax_walk import walk
+from s2s_ad import source_text
 
 SYMBOLS = {ast.Add: "+=", ast.Sub: "-=", ast.Mult: "*=", ast.Div: "/=", ast.Pow: "**=",
            ast.Mod: "%=", ast.FloorDiv: "//="}
@@ -209,10 +210,9 @@ def returns_fresh(fn) -> bool:
     not a view, ``np.eye(3)``) or a local name every binding of which does
     (``R = np.zeros((3, 3))``, then written into). Read from the source;
     False where it cannot be read."""
-    import inspect
     import textwrap
     try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
+        tree = ast.parse(textwrap.dedent(source_text.text(fn))).body[0]
     except (OSError, TypeError, SyntaxError, IndexError):
         return False
     if not isinstance(tree, ast.FunctionDef):

@@ -40,6 +40,8 @@ from s2s_ad.syntax_walk import walk
 
 def inline(src) -> None:
     """Rewrite ``src.tree`` (see the module docstring)."""
+    if not _reads_a_module(src):
+        return
     syntax.check_nesting(src)  # (the rewrite below recurses per level of nesting)
     local = {a.arg for a in walk(src.tree.args) if isinstance(a, ast.arg)} | {
         n.id for n in walk(src.tree) if isinstance(n, ast.Name)
@@ -63,6 +65,17 @@ def inline(src) -> None:
     if src.globals is getattr(src.fn, "__globals__", None):
         src.globals = dict(src.globals)
     src.globals.update(found)
+
+
+def _reads_a_module(src) -> bool:
+    """Does an attribute chain of ``src.tree`` start at a global name holding a
+    module of yours? (Most functions read none: no rewrite then.)"""
+    for node in walk(src.tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            obj = src.globals.get(node.value.id)
+            if isinstance(obj, types.ModuleType) and not _library(obj):
+                return True
+    return False
 
 
 def _resolve(namespace: dict, node: ast.expr, local: set):

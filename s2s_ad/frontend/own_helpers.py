@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import ast
 import functools
-import inspect
 import re
 import textwrap
 import types
@@ -29,6 +28,7 @@ from s2s_ad import ir
 from s2s_ad.rules.numpy_helpers import HELPERS
 from s2s_ad.rules.own import OWN_PRIMS
 from s2s_ad.syntax_walk import walk
+from s2s_ad import source_text
 
 
 def primitive(fn) -> str | None:
@@ -61,7 +61,7 @@ def function_tree(fn) -> ast.FunctionDef | None:
     """The ``def`` of ``fn`` (a function or its code) parsed from its source,
     or None where the source cannot be read."""
     try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
+        tree = ast.parse(textwrap.dedent(source_text.text(fn))).body[0]
     except (OSError, TypeError, SyntaxError, IndexError):
         return None
     return tree if isinstance(tree, ast.FunctionDef) else None
@@ -94,7 +94,7 @@ def _same_text(code, name: str, base: str, aliases: tuple) -> bool:
     if base not in HELPERS or not aliases:
         return False
     try:
-        text = textwrap.dedent(inspect.getsource(code)).strip()
+        text = textwrap.dedent(source_text.text(code)).strip()
     except (OSError, TypeError):
         return False
     own = re.sub(rf"\b{base}\(", f"{name}(", HELPERS[base].strip(), count=1)

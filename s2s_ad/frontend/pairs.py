@@ -44,13 +44,14 @@ from s2s_ad.frontend import own_helpers
 from s2s_ad.frontend.int_names import int_tapes, new_list
 from s2s_ad.names import Namer
 from s2s_ad.syntax_walk import walk
+from s2s_ad import source_text
 
 
 @functools.lru_cache(maxsize=256)
 def _bwd_items(code) -> tuple | None:
     """The names ``H_bwd`` unpacks its tape into, or None."""
     try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(code)))
+        tree = ast.parse(textwrap.dedent(source_text.text(code)))
     except (OSError, TypeError, SyntaxError):
         return None
     fn = tree.body[0] if tree.body else None
@@ -190,7 +191,7 @@ def _bwd_params(code, globals_: dict, seen: frozenset = frozenset()) -> tuple | 
     raw = _bwd_items(code)
     if raw is None or not raw:
         return raw
-    fn = ast.parse(textwrap.dedent(inspect.getsource(code))).body[0]
+    fn = ast.parse(textwrap.dedent(source_text.text(code))).body[0]
     nested = _nested(fn, raw, globals_, seen | {code})
     if nested is None:
         return None

@@ -31,6 +31,7 @@ from s2s_ad.frontend.torch_table import METHODS as TENSOR_METHODS
 from s2s_ad.errors import SourceError, TargetError
 from s2s_ad.frontend.specs import captured_spec
 from s2s_ad.syntax_walk import walk
+from s2s_ad import source_text
 
 
 @dataclass
@@ -149,7 +150,7 @@ def locate(fn, method: bool = False) -> Source:
                           f"function ({fn.__qualname__}.__wrapped__)")
     try:
         file = inspect.getsourcefile(fn) or "<unknown>"
-        lines, first = inspect.getsourcelines(fn)
+        lines, first = source_text.lines(fn)
     except (OSError, TypeError) as exc:
         raise SourceError(f"cannot read the source of {fn.__qualname__}: {exc}") from None
     if fn.__name__ == "<lambda>":
@@ -158,7 +159,7 @@ def locate(fn, method: bool = False) -> Source:
         # The whole file, also for a function whose module is not in
         # sys.modules (loaded from a spec, or exec'd): error messages index
         # it by the file's line numbers.
-        all_lines = inspect.findsource(fn)[0]
+        all_lines = source_text.file_lines(fn)
     except OSError:
         all_lines = []
     if all_lines[first - 1:first - 1 + len(lines)] != lines:
@@ -238,7 +239,7 @@ def _locate_lambda(fn: types.FunctionType, file: str, first: int, lines: list[st
     its first line by the positions of its code; lambdas that cannot be told
     apart are refused."""
     try:
-        all_lines = inspect.findsource(fn)[0]
+        all_lines = source_text.file_lines(fn)
         module = ast.parse("".join(all_lines))
     except (OSError, SyntaxError):
         raise SourceError(f"cannot read the source of the lambda on line {first}", display_path(file),
@@ -301,13 +302,29 @@ def _stale_lambda(code: types.CodeType, file_lines: list[str]) -> bool:
 _UNREADABLE = object()
 
 
+_compiled_files: dict = {}
+"""(file name, text) -> the text compiled whole (None: it does not compile):
+every function s2s-ad reads is checked against its file."""
+
+
+def _compiled(text: str, file: str):
+    key = (file, text)
+    if key not in _compiled_files:
+        if len(_compiled_files) >= 64:
+            _compiled_files.clear()
+        try:
+            _compiled_files[key] = compile(text, file, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError):
+            _compiled_files[key] = None
+    return _compiled_files[key]
+
+
 def _twin(code: types.CodeType, file_lines: list[str], same=lambda c: True):
     """The code object of the file compiled whole (in its own context) with
     ``code``'s name and first line for which ``same`` holds; None when there
     is none, ``_UNREADABLE`` when the file does not compile."""
-    try:
-        module_code = compile("".join(file_lines), code.co_filename, "exec", dont_inherit=True)
-    except (SyntaxError, ValueError):
+    module_code = _compiled("".join(file_lines), code.co_filename)
+    if module_code is None:
         return _UNREADABLE
     stack = [module_code]
     while stack:

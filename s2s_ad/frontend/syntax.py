@@ -30,7 +30,7 @@ import math
 
 from s2s_ad import ir
 from s2s_ad.frontend import structures
-from s2s_ad.syntax_walk import walk
+from s2s_ad.syntax_walk import nested_beyond, walk
 
 
 def _items(lo, value, node: ast.expr, what: str) -> list:
@@ -220,13 +220,7 @@ location is better than a RecursionError from inside s2s-ad."""
 
 def check_nesting(src) -> None:
     """Refuse an expression nested deeper than MAX_NESTING (counted without recursion)."""
-    for stmt in walk(src.tree):
-        if not isinstance(stmt, ast.stmt):
-            continue
-        stack = [(child, 1) for child in ast.iter_child_nodes(stmt) if isinstance(child, ast.expr)]
-        while stack:
-            node, depth = stack.pop()
-            if depth > MAX_NESTING:
-                raise src.error(stmt, f"this statement nests expressions more than {MAX_NESTING} "
-                                "levels deep; split it into several assignments")
-            stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    stmt = nested_beyond(src.tree, MAX_NESTING)
+    if stmt is not None:
+        raise src.error(stmt, f"this statement nests expressions more than {MAX_NESTING} "
+                        "levels deep; split it into several assignments")

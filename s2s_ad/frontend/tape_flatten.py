@@ -54,7 +54,6 @@ Before → after::
 from __future__ import annotations
 
 import ast
-import inspect
 import textwrap
 import types
 
@@ -62,6 +61,7 @@ from s2s_ad.frontend import own_helpers
 from s2s_ad.frontend.pairs import backward_calls, partner, tape_layout
 from s2s_ad.names import Namer
 from s2s_ad.syntax_walk import walk
+from s2s_ad import source_text
 
 __all__ = ["rewrite"]
 
@@ -114,7 +114,7 @@ def _list_parameters(bwd, items: tuple, layout: tuple, only: bool = False,
     if not isinstance(bwd, types.FunctionType):
         return None
     try:
-        fn = ast.parse(textwrap.dedent(inspect.getsource(bwd))).body[0]
+        fn = ast.parse(textwrap.dedent(source_text.text(bwd))).body[0]
     except (OSError, TypeError, SyntaxError):
         return None
     out = set()
@@ -176,7 +176,7 @@ def _made_lists(fwd, items: tuple, layout: tuple) -> set:
     if not isinstance(fwd, types.FunctionType):
         return set()
     try:
-        fn = ast.parse(textwrap.dedent(inspect.getsource(fwd))).body[0]
+        fn = ast.parse(textwrap.dedent(source_text.text(fwd))).body[0]
     except (OSError, TypeError, SyntaxError):
         return set()
     returns = [n for n in walk(fn) if isinstance(n, ast.Return)]

@@ -33,6 +33,7 @@ import ast
 from s2s_ad.frontend.pairs import partner
 from s2s_ad.names import Namer
 from s2s_ad.syntax_walk import walk
+from s2s_ad import source_text
 
 __all__ = ["rewrite"]
 
@@ -116,7 +117,6 @@ def _shared(tree, globals_: dict) -> dict[str, bool]:
     """The tapes of ``tree`` that are an item of a helper's tape whose pair
     agrees (``H_fwd`` only writes it, ``H_bwd`` only reads lengths of its
     items): name -> whether ``tree`` is the side that writes."""
-    import inspect
     import textwrap
     import types
 
@@ -128,7 +128,7 @@ def _shared(tree, globals_: dict) -> dict[str, bool]:
     if not (isinstance(fwd, types.FunctionType) and isinstance(bwd, types.FunctionType)):
         return {}
     try:
-        f_tree, b_tree = (ast.parse(textwrap.dedent(inspect.getsource(g))).body[0]
+        f_tree, b_tree = (ast.parse(textwrap.dedent(source_text.text(g))).body[0]
                           for g in (fwd, bwd))
     except (OSError, TypeError, SyntaxError):
         return {}
