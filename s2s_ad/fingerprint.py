@@ -56,6 +56,7 @@ class Reads:
         self.terms: list[str] = []
         self.unchanged: Callable[[], bool] = lambda: False
         self._held: dict[int, str] = {}
+        self._refs: dict[str, str] = {}  # alias -> the name of its weak reference
 
     def name(self, obj) -> str:
         n = f"_s2s_{len(self.space)}"
@@ -79,8 +80,24 @@ class Reads:
             raise _Unwatchable(obj) from None
         n = self.name(ref)
         alias = self._held[id(obj)] = n + "_v"  # a local of the generated check
+        self._refs[alias] = n
         self.terms.append(f"({alias} := {n}()) is not None")
         return alias
+
+    def held_strongly(self) -> tuple[list[str], dict] | None:
+        """The terms and the names they read for a check that holds what it
+        reads (for the owner of a derivative, which keeps the function alive
+        anyway): the objects held by weak references bound as they are now,
+        no reference called per check. None when one of them is gone."""
+        space = dict(self.space)
+        derefs = set()
+        for alias, ref in self._refs.items():
+            obj = space[ref]()
+            if obj is None:
+                return None
+            space[alias] = obj
+            derefs.add(f"({alias} := {ref}()) is not None")
+        return [t for t in self.terms if t not in derefs], space
 
     def same(self, expr: str, obj) -> None:
         """``expr`` (over names this made) still evaluates to ``obj`` itself

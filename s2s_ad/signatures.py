@@ -93,10 +93,24 @@ def guarded(compiled, slow, sequences=frozenset(), tuples: bool = True, plain: b
                         if plain else f"_s2s_sequence({n})" if n in sequences else
                         f"{n}.__class__ in _s2s_numbers" for n in sig.parameters)
     name = compiled.__name__
-    return _define(name, f"def {name}({params}):\n"
+    made = _define(name, f"def {name}({params}):\n"
                          f"    if {test}:\n"
                          f"        return _s2s_compiled({passed})\n"
                          f"    return _s2s_slow({passed})\n", space)
+    if made is not None:
+        made.__s2s_guard__ = Guard(params, passed, test, space)
+    return made
+
+
+class Guard:
+    """What :func:`guarded` wrote, for a caller that writes the same check
+    into its own function (``s2s_ad.late_constants``): the parameter list,
+    the arguments passed on, the test, and the names they read."""
+
+    __slots__ = ("params", "passed", "test", "space")
+
+    def __init__(self, params: str, passed: str, test: str, space: dict):
+        self.params, self.passed, self.test, self.space = params, passed, test, space
 
 
 def numbers_sequence(value) -> bool:

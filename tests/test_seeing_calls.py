@@ -1,0 +1,103 @@
+"""A derivative of a function calling a helper (or reading a module constant,
+or having defaults) runs behind a check that what decided its code is
+unchanged; the check is written out as the derivative's own ``__call__``
+(s2s_ad/late_constants.py). These tests change what the function reads
+between calls, many times, and compare every gradient with central
+differences: the call written for the first code must never run the code of
+a function read no more."""
+
+import math
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from tests.array_oracle import fd_gradient, make_function
+
+CALLS = '''
+def helper(a, b):
+    return a * b + a
+
+def other(a, b):
+    return math.sin(a) * b
+
+def cube(a, b):
+    return a * a * a - b
+
+def f(x, y):
+    return helper(x, y) * y + helper(y, x)
+'''
+
+
+def _module():
+    ns = {}
+    f = make_function(CALLS, "f", env={"math": math, "__name__": "seeing_mod"})
+    ns = f.__globals__
+    return f, ns
+
+
+def test_rebinding_the_helper_again_and_again():
+    f, ns = _module()
+    g = s2s_ad.grad(f, wrt=(0, 1))
+    assert type(g).__name__ == "Seeing"
+    helpers = [ns["helper"], ns["other"], ns["cube"]]
+    for k in range(9):
+        ns["helper"] = helpers[k % 3]
+        for x, y in ((0.7, -0.4), (1.3, 0.9)):
+            got = g(x, y)
+            for i in (0, 1):
+                assert math.isclose(got[i], fd_gradient(f, [x, y], i), rel_tol=1e-6, abs_tol=1e-9)
+    assert s2s_ad.grad(f, wrt=(0, 1)) is s2s_ad.grad(f, wrt=(0, 1))
+
+
+def test_arguments_of_other_kinds_take_the_slow_way_and_agree():
+    f, ns = _module()
+    g = s2s_ad.grad(f)
+    assert math.isclose(g(0.5, 2.0), fd_gradient(f, [0.5, 2.0], 0), rel_tol=1e-6)
+    assert math.isclose(g(y=2.0, x=0.5), fd_gradient(f, [0.5, 2.0], 0), rel_tol=1e-6)
+    x = np.array([0.5, -1.5])
+    np.testing.assert_allclose(g(x, 2.0), fd_gradient(f, [x, 2.0], 0), rtol=1e-6)
+    with pytest.raises(TypeError):
+        g(0.5)
+
+
+DEFAULTS = '''
+def helper(a):
+    return a * a
+
+def f(x, k=2.0, *, z=0.5):
+    return helper(x) * k + z * x
+'''
+
+
+def test_defaults_set_anew_between_calls():
+    f = make_function(DEFAULTS)
+    g = s2s_ad.grad(f)
+    for k, z in ((5.0, 0.5), (2.0, -1.0), (-1.5, 3.0)):
+        f.__defaults__ = (k,)
+        f.__kwdefaults__ = {"z": z}
+        assert math.isclose(g(0.7), fd_gradient(f, [0.7], 0), rel_tol=1e-6)
+        assert math.isclose(g(0.7, 1.0), fd_gradient(lambda x: f(x, 1.0), [0.7], 0), rel_tol=1e-6)
+
+
+LISTS = '''
+def helper(c, x):
+    return c * x + 1.0
+
+def f(cs, x):
+    s = 0.0
+    for c in cs:
+        s = helper(s, x) + c
+    return s
+'''
+
+
+def test_list_arguments_of_new_lengths_behind_the_check():
+    f = make_function(LISTS)
+    g = s2s_ad.grad(f, wrt=1)
+    for n in (3, 5, 1, 3):
+        cs = [0.1 * (k + 1) for k in range(n)]
+        assert math.isclose(g(cs, 0.8), fd_gradient(lambda x: f(cs, x), [0.8], 0), rel_tol=1e-6)
+    f.__globals__["helper"] = lambda c, x: c * x * x + 1.0
+    cs = [0.3, -0.2]
+    assert math.isclose(g(cs, 0.8), fd_gradient(lambda x: f(cs, x), [0.8], 0), rel_tol=1e-6)
