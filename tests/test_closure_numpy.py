@@ -42,7 +42,7 @@ def helpers_module(folder, label: str, body: str):
         "total", "array_sum", "own", "rolled", "moved", "eye_matrix", "float_zeros",
         "tile_adjoint", "inner_adjoint", "dot_adjoint", "contract", "cross_product", "others_product",
         "repeat_adjoint", "trace_adjoint", "diag_adjoint", "cumprod_adjoint", "stacked_part",
-        "stacked_back")) \
+        "stacked_back", "sort_adjoint", "add_at", "take_along_axis_adjoint", "pad_adjoint")) \
         + "\n\n" + body
     return import_source(str(folder), text, label)
 
@@ -125,6 +125,18 @@ RULE_CASES = [
     ("stacked_part(g * g, (x, y), 1, 'v') * y", (2, 4), (4,), (4,), ("g", "y")),
     ("stacked_part(g * g, (x, y, x), 2, 'v') * x", (7, 3), (2, 3), (3, 3), ("g", "x")),
     ("stacked_part(g * g, (x, y), 0, 'h') * x", (2,), (), (), ("g", "x")),
+    ("sort_adjoint(g * g, x, -1) * x", (3, 4), (3, 4), None, ("g", "x")),
+    ("sort_adjoint(g * g, x, 0) * x", (3, 4), (3, 4), None, ("g", "x")),
+    ("sort_adjoint(g * g, x, None) * x", (6,), (2, 3), None, ("g", "x")),
+    ("pad_adjoint(g * g, x, ((1, 2), (0, 1))) * x", (6, 5), (3, 4), None, ("g", "x")),
+    ("pad_adjoint(g * g, x, 1) * x", (5, 6), (3, 4), None, ("g", "x")),
+    ("pad_adjoint(g * g, x, ((2, 0),)) * x", (6,), (4,), None, ("g", "x")),
+    ("take_along_axis_adjoint(g * g, x, np.argsort(y, axis=1), 1) * x", (3, 4), (3, 4), (3, 4),
+     ("g", "x")),
+    ("take_along_axis_adjoint(g * g, x, np.argsort(y, axis=0)[:2], 0) * x", (2, 4), (3, 4),
+     (3, 4), ("g", "x")),
+    ("take_along_axis_adjoint(g * g, x, np.argsort(y)[:, :1] * 0, -1) * x", (3, 1), (3, 4),
+     (3, 4), ("g", "x")),
 ]
 
 

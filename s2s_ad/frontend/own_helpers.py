@@ -269,13 +269,15 @@ _CONSTANTS = {"own.tile_adjoint": (2, ("reps",)), "own.repeat_adjoint": (2, ("re
               "own.rolled": (1, ("shift", "axis")), "own.moved": (1, ("source", "destination")),
               "own.matmul_adjoint": (3, ("last",)), "own.inner_adjoint": (3, ("last",)),
               "own.dot_adjoint": (3, ("last",)),
-              "own.extreme_adjoint": (3, ("axis",))}
+              "own.extreme_adjoint": (3, ("axis",)), "own.take_along_axis_adjoint": (3, ("axis",)),
+              "own.pad_adjoint": (2, ("pad_width",))}
 """Helpers ``h(*operands, *constants)``: how many operands, then the
 constants' attribute names (``last``: which operand's adjoint, a suffix of
 the primitive: ``own.matmul_adjoint.0``)."""
 
 _AS_OPERATIONS = {"own.gather": 3, "own.zeroed": 3, "own.cumsum_adjoint": 3, "own.contract": None,
-                  "own.cross_product": 2, "own.others_product": 2, "own.cumprod_adjoint": 4}
+                  "own.cross_product": 2, "own.others_product": 2, "own.cumprod_adjoint": 4,
+                  "own.sort_adjoint": 3}
 """Helpers lowered as the operations they compute (arguments taken; None: any
 number, ``contract(subscripts, *operands)``)."""
 
@@ -285,7 +287,8 @@ def _as_operations(lo, prim: str, node: ast.Call, var: str | None):
     *operands)``, ``cross_product(a, b)`` as ``np.cross(a, b)``, ``others_product(x,
     axis)`` and ``cumprod_adjoint(g, x, out, axis)`` as their cumulative products,
     ``gather(g, index, y)`` as ``spread(g, y)[index]``, ``zeroed(g, index,
-    y)`` as the write ``spread(g, y)[index] = 0.0``, ``cumsum_adjoint(g, x,
+    y)`` as the write ``spread(g, y)[index] = 0.0``, ``sort_adjoint(g, x, axis)``
+    as ``np.take_along_axis`` of ``g`` at the inverse of ``x``'s order, ``cumsum_adjoint(g, x,
     axis)`` as ``np.flip(np.cumsum(np.flip(g, axis), axis), axis)`` (over
     ``np.ravel(g)``, reshaped to ``x``'s shape, for ``axis=None``)."""
     given = list(node.args)
@@ -315,6 +318,17 @@ def _as_operations(lo, prim: str, node: ast.Call, var: str | None):
             text = (f"{np_}.reshape({np_}.flip({np_}.cumsum({np_}.flip({np_}.ravel({g})))), "
                     f"{np_}.shape({x}))" if axis is None else
                     f"{np_}.flip({np_}.cumsum({np_}.flip({g}, {axis!r}), {axis!r}), {axis!r})")
+            return lo.expr(_parsed(text, node))
+        if prim == "own.sort_adjoint":
+            axis, np_ = _constant(lo, given[2]), _numpy(lo, node)
+            lo.env[names[0]], lo.env[names[1]] = lo.expr(given[0]), lo.expr(given[1])
+            g, x = names[0], names[1]
+            flat = f"{np_}.ravel({x})" if axis is None else x
+            a = 0 if axis is None else axis
+            text = (f"{np_}.take_along_axis({g}, {np_}.argsort({np_}.argsort({flat}, axis={a!r}), "
+                    f"axis={a!r}), axis={a!r})")
+            if axis is None:
+                text = f"{np_}.reshape({text}, {np_}.shape({x}))"
             return lo.expr(_parsed(text, node))
         if prim == "own.others_product":
             return lo.expr(_others_product(lo, node, given, names[0]))

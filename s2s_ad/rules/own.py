@@ -37,6 +37,14 @@ factor too; the operand that only gives a shape gets no adjoint.
 * ``rolled(x, shift, axis)`` is ``np.roll``: adjoint the roll back; ``eye_matrix(n)``
   is ``np.eye(n)``, a constant; ``moved(x, source, destination)`` is
   ``np.moveaxis``: adjoint the move back; so is ``float_zeros(x)`` (``np.zeros_like(x) + 0.0``).
+* ``pad_adjoint(x0, x1, pad_width)`` (``np.pad``'s adjoint: ``x0`` without the
+  padding) is linear in ``x0``, and its transpose pads with zeros:
+  ``np.pad(g, pad_width)``; ``x1`` gives the shape.
+* ``take_along_axis_adjoint(x0, x1, index, axis)`` adds ``x0`` into zeros shaped
+  like ``x1`` where ``np.take_along_axis(x1, index, axis)`` took each element
+  from (repeats add up), a linear map whose transpose takes again:
+  ``np.take_along_axis(g, index, axis=axis)``; ``x1`` gives the shape and the
+  integer ``index`` has no adjoint.
 * ``scatter(x0, x1, index)``, zeros shaped like ``x1`` with ``x0`` added at
   ``x1[index]`` (repeated indices add up), as it is called with an index that
   is one expression (an integer array, a mask, an int): a linear map whose
@@ -67,7 +75,10 @@ factor too; the operand that only gives a shape gets no adjoint.
   (an einsum's adjoint) ``np.einsum(subscripts, *operands)`` and
   ``cross_product(a, b)`` ``np.cross(a, b)``, and ``others_product(x, axis)``
   (``np.prod``'s adjoint: the product of the other elements along ``axis``)
-  its exclusive cumulative products from both sides, and ``cumprod_adjoint(g,
+  its exclusive cumulative products from both sides, ``sort_adjoint(g, x,
+  axis)`` (``np.sort``'s adjoint) ``np.take_along_axis(g, np.argsort(np.argsort(x,
+  axis=axis), axis=axis), axis=axis)`` (over the flattened arrays, reshaped to
+  ``x``'s shape, for ``axis=None``), and ``cumprod_adjoint(g,
   x, out, axis)`` the exact form its text takes where a slice holds a zero
   (for every slice: quadratic in the axis length, the same values): each
   lowered as those operations
@@ -144,6 +155,12 @@ OWN_RULES = [
          "np.diag of g", adjoint=True, attrs=(("k", 0),)),
     Rule("own.eye_matrix", "eye_matrix(x)", (None,), "array", "constant"),
     Rule("own.float_zeros", "float_zeros(x)", (None,), "array", "constant"),
+    Rule("own.pad_adjoint", "pad_adjoint(x, y, pad_width)", ("np.pad(g, pad_width)", None),
+         "array", "g padded back with zeros", adjoint=True, attrs=(("pad_width", 0),)),
+    Rule("own.take_along_axis_adjoint", "take_along_axis_adjoint(x0, x1, x2, axis)",
+         ("np.take_along_axis(g, x2, axis=axis)", None, None), "array",
+         "g read back where each element was taken from", adjoint=True,
+         attrs=(("axis", -1),)),
     Rule("own.scatter", "scatter(x0, x1, x2)",
          ("unbroadcast(np.broadcast_to(g, np.shape(x1))[x2], x0)", None, None), "array",
          "g read back at the index", adjoint=True),
@@ -160,6 +177,8 @@ OWN_PRIMS = {"unbroadcast": "own.unbroadcast", "spread": "own.spread",
              "others_product": "own.others_product", "cumprod_adjoint": "own.cumprod_adjoint",
              "inner_adjoint": "own.inner_adjoint", "dot_adjoint": "own.dot_adjoint", "repeat_adjoint": "own.repeat_adjoint",
              "trace_adjoint": "own.trace_adjoint", "diag_adjoint": "own.diag_adjoint",
-             "stacked_part": "own.stacked_part", "scatter": "own.scatter"}
+             "stacked_part": "own.stacked_part", "scatter": "own.scatter",
+             "sort_adjoint": "own.sort_adjoint", "pad_adjoint": "own.pad_adjoint",
+             "take_along_axis_adjoint": "own.take_along_axis_adjoint"}
 """Helper name -> its primitive (``matmul_adjoint``, ``inner_adjoint``: + ``.0``/``.1``,
 its last argument)."""
