@@ -578,9 +578,10 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
                 if joined is not None:
                     return joined
             left, right = self.expr(node.left), self.expr(node.right)
-            joined = structures.joined(node, left, right)  # `[...] + [...]`, `(a,) + (b,)`
+            joined = structures.joined(self, node, left, right)  # `[...] + [...]`, `(a,) + (b,)`
             if joined is not None:
                 return joined
+            structures.refuse_tuple_arithmetic(self, node, left, right)
             return self.emit(prim, [left, right], node, var, hint=hint)
         if isinstance(node, ast.IfExp):
             return self.if_expr(node, var, hint)

@@ -45,16 +45,42 @@ class StaticList:
     items: list = field(default_factory=list)
 
 
-def joined(node: ast.BinOp, left, right):
+def joined(lo, node: ast.BinOp, left, right):
     """``left + right`` of two lists (or two tuples) known while lowering:
-    the joined list (tuple); None for anything else."""
+    the joined list (tuple); None for anything else. A tuple a call returned
+    (``pair(x, y) + (z,)``, ``pair(x, y) + pair(y, x)``, ``r + (z,)`` for
+    ``r = pair(x, y)``) is joined as the tuple of its items where the other
+    operand is a tuple too (Python adds a tuple to nothing else)."""
     if not isinstance(node.op, ast.Add):
         return None
     if isinstance(left, StaticList) and isinstance(right, StaticList):
         return StaticList(left.items + right.items)
+    if type(left) is not tuple and _flat_tuple(lo, left) and (
+            type(right) is tuple or _flat_tuple(lo, right)):
+        left = forwarded(lo, left, node.left)
+    if type(right) is not tuple and _flat_tuple(lo, right) and type(left) is tuple:
+        right = forwarded(lo, right, node.right)
     if type(left) is tuple and type(right) is tuple:
         return left + right
     return None
+
+
+def refuse_tuple_arithmetic(lo, node: ast.BinOp, left, right) -> None:
+    """Refuse, located, arithmetic on the tuple a call returned that
+    :func:`joined` did not join (``pair(x, y) + 1.0``, ``pair(x, y) * 2``)."""
+    for operand, value in ((node.left, left), (node.right, right)):
+        if _flat_tuple(lo, value):
+            n = lo.__dict__["tuple_calls"][id(value)]
+            raise lo.src.error(operand, f"`{ast.unparse(operand)}` is the tuple of {n} values a "
+                               "call returns, used here in arithmetic; unpack it (`a, b = "
+                               "...`) or index it (a tuple joins another tuple with `+`)")
+
+
+def _flat_tuple(lo, value) -> bool:
+    """Is ``value`` the flat tuple a call returned (its length known, no list
+    of any length among its items)?"""
+    return isinstance(value, ir.Value) and id(value) in lo.__dict__.get("tuple_calls", {}) \
+        and not lo.__dict__.get("list_items", {}).get(id(value))
 
 
 @dataclass(eq=False)
