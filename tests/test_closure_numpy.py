@@ -42,7 +42,7 @@ def helpers_module(folder, label: str, body: str):
         "total", "array_sum", "own", "rolled", "moved", "eye_matrix", "float_zeros",
         "tile_adjoint", "inner_adjoint", "dot_adjoint", "contract", "cross_product", "others_product",
         "repeat_adjoint", "trace_adjoint", "diag_adjoint", "cumprod_adjoint", "stacked_part",
-        "stacked_back", "sort_adjoint", "add_at", "take_along_axis_adjoint", "pad_adjoint")) \
+        "stacked_back", "sort_adjoint", "add_at", "take_along_axis_adjoint", "pad_adjoint", "tensordot_adjoint", "kron_adjoint")) \
         + "\n\n" + body
     return import_source(str(folder), text, label)
 
@@ -128,6 +128,17 @@ RULE_CASES = [
     ("sort_adjoint(g * g, x, -1) * x", (3, 4), (3, 4), None, ("g", "x")),
     ("sort_adjoint(g * g, x, 0) * x", (3, 4), (3, 4), None, ("g", "x")),
     ("sort_adjoint(g * g, x, None) * x", (6,), (2, 3), None, ("g", "x")),
+    ("tensordot_adjoint(g * g, x, y * y, 1, 0)", (3, 5), (3, 4), (4, 5), ("g", "y")),
+    ("tensordot_adjoint(g * g, x * x, y, 1, 1)", (3, 5), (3, 4), (4, 5), ("g", "x")),
+    ("tensordot_adjoint(g * g, x, y * y, ([1, 0], [0, 2]), 0)", (5,), (4, 3), (3, 5, 4),
+     ("g", "y")),
+    ("tensordot_adjoint(g * g, x * x, y, ([1, 0], [0, 2]), 1)", (5,), (4, 3), (3, 5, 4),
+     ("g", "x")),
+    ("tensordot_adjoint(g * g, x, y * y, 0, 0)", (2, 3), (2,), (3,), ("g", "y")),
+    ("kron_adjoint(g * g, x, y * y, 0)", (6, 4), (3, 2), (2, 2), ("g", "y")),
+    ("kron_adjoint(g * g, x * x, y, 1)", (6, 4), (3, 2), (2, 2), ("g", "x")),
+    ("kron_adjoint(g * g, x, y * y, 0)", (6,), (3,), (2,), ("g", "y")),
+    ("kron_adjoint(g * g, x * x, y, 1)", (2, 6), (3,), (2, 2), ("g", "x")),
     ("pad_adjoint(g * g, x, ((1, 2), (0, 1))) * x", (6, 5), (3, 4), None, ("g", "x")),
     ("pad_adjoint(g * g, x, 1) * x", (5, 6), (3, 4), None, ("g", "x")),
     ("pad_adjoint(g * g, x, ((2, 0),)) * x", (6,), (4,), None, ("g", "x")),

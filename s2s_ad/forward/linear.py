@@ -53,7 +53,8 @@ value assigned)."""
 BILINEAR = frozenset({"matmul", "np.matmul", "np.dot", "np.outer", "np.inner", "np.cross",
                       "np.tensordot", "np.einsum", "np.kron", "own.matmul_adjoint.0",
                       "own.matmul_adjoint.1", "own.inner_adjoint.0", "own.inner_adjoint.1",
-                      "own.dot_adjoint.0", "own.dot_adjoint.1"})
+                      "own.dot_adjoint.0", "own.dot_adjoint.1", "own.tensordot_adjoint.0",
+                      "own.tensordot_adjoint.1", "own.kron_adjoint.0", "own.kron_adjoint.1"})
 """Linear in each operand (``np.einsum`` of any number: multilinear), so the
 tangent is the sum over operands of the primitive with that operand's tangent."""
 

@@ -142,7 +142,8 @@ def call(lo, prim: str, node: ast.Call, var: str | None, hint: str | None):
         if prim == "own.rolled":  # rolled back by the opposite shift
             shift = attrs["shift"]
             attrs["unshift"] = tuple(-s for s in shift) if isinstance(shift, tuple) else -shift
-        elif prim in ("own.matmul_adjoint", "own.inner_adjoint", "own.dot_adjoint"):
+        elif prim in ("own.matmul_adjoint", "own.inner_adjoint", "own.dot_adjoint",
+                      "own.tensordot_adjoint", "own.kron_adjoint"):
             last = attrs.pop("last")
             if last not in (0, 1) or isinstance(last, bool):
                 raise lo.src.error(node.args[3], f"the operand `{prim[4:]}` is the adjoint "
@@ -270,7 +271,8 @@ _CONSTANTS = {"own.tile_adjoint": (2, ("reps",)), "own.repeat_adjoint": (2, ("re
               "own.matmul_adjoint": (3, ("last",)), "own.inner_adjoint": (3, ("last",)),
               "own.dot_adjoint": (3, ("last",)),
               "own.extreme_adjoint": (3, ("axis",)), "own.take_along_axis_adjoint": (3, ("axis",)),
-              "own.pad_adjoint": (2, ("pad_width",))}
+              "own.pad_adjoint": (2, ("pad_width",)),
+              "own.tensordot_adjoint": (3, ("axes", "last")), "own.kron_adjoint": (3, ("last",))}
 """Helpers ``h(*operands, *constants)``: how many operands, then the
 constants' attribute names (``last``: which operand's adjoint, a suffix of
 the primitive: ``own.matmul_adjoint.0``)."""

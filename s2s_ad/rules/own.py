@@ -24,6 +24,10 @@ factor too; the operand that only gives a shape gets no adjoint.
 * ``inner_adjoint(x0, x1, x2, i)`` is the same for ``np.inner(x1, x2)``
   (which contracts the last axes): ``np.inner`` takes the place of ``@``; and
   ``dot_adjoint(x0, x1, x2, i)`` for ``np.dot(x1, x2)``, with ``np.dot``.
+* ``tensordot_adjoint(x0, x1, x2, axes, i)`` and ``kron_adjoint(x0, x1, x2, i)``
+  are the same for ``np.tensordot(x1, x2, axes)`` and ``np.kron(x1, x2)``: the
+  product itself takes the place of ``@`` (the adjoint of an adjoint is the
+  linear map it came from).
 * ``spread(x0, x1)`` broadcasts ``x0`` to ``x1``'s shape: adjoint
   ``unbroadcast(g, x0)``.
 * ``extreme_adjoint(x0, x1, x2, axis)`` is ``x0`` times the weights of the
@@ -125,6 +129,24 @@ OWN_RULES = [
           "inner_adjoint(x0, x1, np.broadcast_to(g, np.shape(x2)), 0)", None), "array",
          "adjoint to x0: np.inner(x1, g); to x1: the adjoint of np.inner(x1, g) for x0",
          adjoint=True),
+    Rule("own.tensordot_adjoint.0", "tensordot_adjoint(x0, x1, x2, axes, 0)",
+         ("unbroadcast(np.tensordot(np.broadcast_to(g, np.shape(x1)), x2, axes=axes), x0)", None,
+          "tensordot_adjoint(x0, np.broadcast_to(g, np.shape(x1)), x2, axes, 1)"), "array",
+         "adjoint to x0: np.tensordot(g, x2, axes); to x2: the adjoint of it for x0",
+         adjoint=True, attrs=(("axes", 2),)),
+    Rule("own.tensordot_adjoint.1", "tensordot_adjoint(x0, x1, x2, axes, 1)",
+         ("unbroadcast(np.tensordot(x1, np.broadcast_to(g, np.shape(x2)), axes=axes), x0)",
+          "tensordot_adjoint(x0, x1, np.broadcast_to(g, np.shape(x2)), axes, 0)", None), "array",
+         "adjoint to x0: np.tensordot(x1, g, axes); to x1: the adjoint of it for x0",
+         adjoint=True, attrs=(("axes", 2),)),
+    Rule("own.kron_adjoint.0", "kron_adjoint(x0, x1, x2, 0)",
+         ("unbroadcast(np.kron(np.broadcast_to(g, np.shape(x1)), x2), x0)", None,
+          "kron_adjoint(x0, np.broadcast_to(g, np.shape(x1)), x2, 1)"), "array",
+         "adjoint to x0: np.kron(g, x2); to x2: the adjoint of it for x0", adjoint=True),
+    Rule("own.kron_adjoint.1", "kron_adjoint(x0, x1, x2, 1)",
+         ("unbroadcast(np.kron(x1, np.broadcast_to(g, np.shape(x2))), x0)",
+          "kron_adjoint(x0, x1, np.broadcast_to(g, np.shape(x2)), 0)", None), "array",
+         "adjoint to x0: np.kron(x1, g); to x1: the adjoint of it for x0", adjoint=True),
     Rule("own.spread", "spread(x, y)", ("unbroadcast(g, x)", None), "array",
          "g summed back", adjoint=True),
     Rule("own.extreme_adjoint", "extreme_adjoint(x0, x1, x2, axis)",
@@ -179,6 +201,8 @@ OWN_PRIMS = {"unbroadcast": "own.unbroadcast", "spread": "own.spread",
              "trace_adjoint": "own.trace_adjoint", "diag_adjoint": "own.diag_adjoint",
              "stacked_part": "own.stacked_part", "scatter": "own.scatter",
              "sort_adjoint": "own.sort_adjoint", "pad_adjoint": "own.pad_adjoint",
+             "tensordot_adjoint": "own.tensordot_adjoint", "kron_adjoint": "own.kron_adjoint",
              "take_along_axis_adjoint": "own.take_along_axis_adjoint"}
-"""Helper name -> its primitive (``matmul_adjoint``, ``inner_adjoint``: + ``.0``/``.1``,
+"""Helper name -> its primitive (``matmul_adjoint``, ``inner_adjoint``, ``dot_adjoint``,
+``tensordot_adjoint``, ``kron_adjoint``: + ``.0``/``.1``,
 its last argument)."""

@@ -1,8 +1,10 @@
-"""Gradient modules of ``np.sort``, ``np.pad`` and ``np.take_along_axis``
-read back from their files and differentiated again: their adjoints call
-s2s-ad's ``sort_adjoint``, ``pad_adjoint`` and ``take_along_axis_adjoint``,
-which were refused when read back (a non-constant ``axis``, ``np.asarray``
-with ``dtype=``, ``np.zeros_like`` with a computed ``dtype``). ``jvp`` of the
+"""Gradient modules of ``np.sort``, ``np.pad``, ``np.take_along_axis``,
+``np.tensordot`` and ``np.kron`` read back from their files and
+differentiated again: their adjoints call s2s-ad's ``sort_adjoint``,
+``pad_adjoint``, ``take_along_axis_adjoint``, ``tensordot_adjoint`` and
+``kron_adjoint``, which were refused when read back (a non-constant ``axis``,
+``np.asarray`` with ``dtype=``, ``np.zeros_like`` with a computed ``dtype``,
+``in`` a list, a tuple used as a number). ``jvp`` of the
 gradient function against central differences of it, and ``grad`` of a
 caller of it against central differences of the caller."""
 
@@ -36,10 +38,19 @@ def padded(x, w):
 def taken(x, w):
     order = np.argsort(w, axis=1)
     return np.sum(np.take_along_axis(x * w, order[:, :2], axis=1) ** 3)
+
+
+def tensored(x, w):
+    return np.sum(np.tensordot(x * x, w, axes=([1, 0], [0, 2])) ** 2)
+
+
+def kroned(x, w):
+    return np.sum(np.sin(np.kron(x, w * w)))
 '''
 
 CASES = [("sorted_rows", (3, 2), (3, 2)), ("sorted_flat", (2, 3), (2, 3)),
-         ("padded", (3, 2), (2,)), ("taken", (3, 4), (3, 4))]
+         ("padded", (3, 2), (2,)), ("taken", (3, 4), (3, 4)), ("tensored", (4, 3), (3, 2, 4)),
+         ("kroned", (3, 2), (2, 2))]
 
 
 @pytest.mark.parametrize("name,xs,ws", CASES, ids=[c[0] for c in CASES])
