@@ -97,28 +97,41 @@ from __future__ import annotations
 
 from . import Rule
 
+
+def _bilinear(name: str, product: str, first: str, second: str, attr: str | None = None,
+              default=None) -> list:
+    """The two rules of ``name(x0, x1, x2, [attr,] i)``, the adjoint of
+    ``product`` (a template of its two factors) with respect to its factor
+    ``i`` for the cotangent ``x0``: linear in ``x0`` and in the other factor.
+    The adjoint of an adjoint is the product it came from (``g`` shaped like
+    the factor first: a 0.0 adjoint has no axes), summed to ``x0``'s shape;
+    the other factor's is the adjoint of the other side; the factor that
+    only gives a shape gets none."""
+    extra = f", {attr}" if attr else ""
+    attrs = ((attr, default),) if attr else ()
+    g1, g2 = "np.broadcast_to(g, np.shape(x1))", "np.broadcast_to(g, np.shape(x2))"
+    return [
+        Rule(f"own.{name}.0", f"{name}(x0, x1, x2{extra}, 0)",
+             (f"unbroadcast({product.format(g1, 'x2')}, x0)", None,
+              f"{name}(x0, {g1}, x2{extra}, 1)"), "array",
+             f"adjoint to x0: {first}; to x2: the adjoint of {first} for x0", adjoint=True,
+             attrs=attrs),
+        Rule(f"own.{name}.1", f"{name}(x0, x1, x2{extra}, 1)",
+             (f"unbroadcast({product.format('x1', g2)}, x0)",
+              f"{name}(x0, x1, {g2}{extra}, 0)", None), "array",
+             f"adjoint to x0: {second}; to x1: the adjoint of {second} for x0", adjoint=True,
+             attrs=attrs)]
+
+
 OWN_RULES = [
     Rule("own.unbroadcast", "unbroadcast(x, y)",
          ("unbroadcast(np.broadcast_to(g, np.broadcast_shapes(np.shape(x), np.shape(y))), x)",
           None), "array", "g broadcast back", adjoint=True),
-    Rule("own.matmul_adjoint.0", "matmul_adjoint(x0, x1, x2, 0)",
-         ("unbroadcast(np.matmul(np.broadcast_to(g, np.shape(x1)), x2), x0)", None,
-          "matmul_adjoint(x0, np.broadcast_to(g, np.shape(x1)), x2, 1)"), "array",
-         "adjoint to x0: g @ x2; to x2: the adjoint of g @ x2 for x0", adjoint=True),
-    Rule("own.matmul_adjoint.1", "matmul_adjoint(x0, x1, x2, 1)",
-         ("unbroadcast(np.matmul(x1, np.broadcast_to(g, np.shape(x2))), x0)",
-          "matmul_adjoint(x0, x1, np.broadcast_to(g, np.shape(x2)), 0)", None), "array",
-         "adjoint to x0: x1 @ g; to x1: the adjoint of x1 @ g for x0", adjoint=True),
-    Rule("own.dot_adjoint.0", "dot_adjoint(x0, x1, x2, 0)",
-         ("unbroadcast(np.dot(np.broadcast_to(g, np.shape(x1)), x2), x0)", None,
-          "dot_adjoint(x0, np.broadcast_to(g, np.shape(x1)), x2, 1)"), "array",
-         "adjoint to x0: np.dot(g, x2); to x2: the adjoint of np.dot(g, x2) for x0",
-         adjoint=True),
-    Rule("own.dot_adjoint.1", "dot_adjoint(x0, x1, x2, 1)",
-         ("unbroadcast(np.dot(x1, np.broadcast_to(g, np.shape(x2))), x0)",
-          "dot_adjoint(x0, x1, np.broadcast_to(g, np.shape(x2)), 0)", None), "array",
-         "adjoint to x0: np.dot(x1, g); to x1: the adjoint of np.dot(x1, g) for x0",
-         adjoint=True),
+    *_bilinear("matmul_adjoint", "np.matmul({}, {})", "g @ x2", "x1 @ g"),
+    *_bilinear("dot_adjoint", "np.dot({}, {})", "np.dot(g, x2)", "np.dot(x1, g)"),
+    *_bilinear("tensordot_adjoint", "np.tensordot({}, {}, axes=axes)", "np.tensordot(g, x2, axes)",
+               "np.tensordot(x1, g, axes)", "axes", 2),
+    *_bilinear("kron_adjoint", "np.kron({}, {})", "np.kron(g, x2)", "np.kron(x1, g)"),
     Rule("own.inner_adjoint.0", "inner_adjoint(x0, x1, x2, 0)",
          ("np.inner(np.broadcast_to(g, np.shape(x1)), x2)", None,
           "inner_adjoint(x0, np.broadcast_to(g, np.shape(x1)), x2, 1)"), "array",
@@ -129,24 +142,6 @@ OWN_RULES = [
           "inner_adjoint(x0, x1, np.broadcast_to(g, np.shape(x2)), 0)", None), "array",
          "adjoint to x0: np.inner(x1, g); to x1: the adjoint of np.inner(x1, g) for x0",
          adjoint=True),
-    Rule("own.tensordot_adjoint.0", "tensordot_adjoint(x0, x1, x2, axes, 0)",
-         ("unbroadcast(np.tensordot(np.broadcast_to(g, np.shape(x1)), x2, axes=axes), x0)", None,
-          "tensordot_adjoint(x0, np.broadcast_to(g, np.shape(x1)), x2, axes, 1)"), "array",
-         "adjoint to x0: np.tensordot(g, x2, axes); to x2: the adjoint of it for x0",
-         adjoint=True, attrs=(("axes", 2),)),
-    Rule("own.tensordot_adjoint.1", "tensordot_adjoint(x0, x1, x2, axes, 1)",
-         ("unbroadcast(np.tensordot(x1, np.broadcast_to(g, np.shape(x2)), axes=axes), x0)",
-          "tensordot_adjoint(x0, x1, np.broadcast_to(g, np.shape(x2)), axes, 0)", None), "array",
-         "adjoint to x0: np.tensordot(x1, g, axes); to x1: the adjoint of it for x0",
-         adjoint=True, attrs=(("axes", 2),)),
-    Rule("own.kron_adjoint.0", "kron_adjoint(x0, x1, x2, 0)",
-         ("unbroadcast(np.kron(np.broadcast_to(g, np.shape(x1)), x2), x0)", None,
-          "kron_adjoint(x0, np.broadcast_to(g, np.shape(x1)), x2, 1)"), "array",
-         "adjoint to x0: np.kron(g, x2); to x2: the adjoint of it for x0", adjoint=True),
-    Rule("own.kron_adjoint.1", "kron_adjoint(x0, x1, x2, 1)",
-         ("unbroadcast(np.kron(x1, np.broadcast_to(g, np.shape(x2))), x0)",
-          "kron_adjoint(x0, x1, np.broadcast_to(g, np.shape(x2)), 0)", None), "array",
-         "adjoint to x0: np.kron(x1, g); to x1: the adjoint of it for x0", adjoint=True),
     Rule("own.spread", "spread(x, y)", ("unbroadcast(g, x)", None), "array",
          "g summed back", adjoint=True),
     Rule("own.extreme_adjoint", "extreme_adjoint(x0, x1, x2, axis)",
