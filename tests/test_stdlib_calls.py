@@ -1,6 +1,6 @@
 """The standard library's ``operator`` functions, ``functools.reduce`` and
-``statistics.mean``/``fmean``/``variance``/``stdev``/``pvariance``/``pstdev``
-read as the arithmetic they compute (s2s_ad/frontend/stdlib_calls.py). Each
+``statistics.mean``/``fmean``/``variance``/``stdev``/``pvariance``/``pstdev``,
+``divmod`` and ``min``/``max`` with ``default=`` read as the arithmetic they compute (s2s_ad/frontend/stdlib_calls.py). Each
 was refused ("the call `operator.add` is not supported"), and the
 ``statistics`` functions were read from the standard library's own source
 and refused there, located in statistics.py: any other function of the
@@ -57,6 +57,40 @@ def arrays(a, b):
 
 def median(x):
     return statistics.median([x, 2.0 * x, 1.0])
+
+
+def divided(x):
+    q, r = divmod(x * 7.0, 0.6 + x * x)
+    s = 0.0
+    for k in range(3):
+        s = s + divmod(x + k, 0.4)[1] * q
+    return s + r * r
+
+
+def defaults(x):
+    lo = min([x, math.sin(x), x * x], default=0.0)
+    hi = max((x, 1.5 - x), default=-1.0)
+    none = min([], default=x * 3.0)
+    xs = [math.cos(x) * k for k in range(3)]
+    return lo * hi + none + max(xs, default=0.0)
+
+
+def default_in_helper(x):
+    s = 0.0
+    for k in range(2):
+        s = s + defaults(x + 0.1 * k)
+    if x > 0.0:
+        s = s + divided(x)
+    return s
+
+
+def array_divmod(a, b):
+    q, r = divmod(a * 3.0, b * b + 1.0)
+    return np.sum(r * a) + np.sum(q)
+
+
+def runtime_default(xs):
+    return min(xs, default=0.0)
 '''
 
 
@@ -65,9 +99,21 @@ def mod(tmp_path_factory):
     return import_source(tmp_path_factory.mktemp("stdlib_calls"), SRC, "stdlib_calls_src")
 
 
-@pytest.mark.parametrize("name", ["operators", "reduced", "spreads"])
+@pytest.mark.parametrize("name", ["operators", "reduced", "spreads", "divided", "defaults",
+                                  "default_in_helper"])
 def test_scalar(mod, name):
     assert_derivatives(getattr(mod, name), 0.7)
+    assert_derivatives(getattr(mod, name), 0.35)
+
+
+def test_divmod_of_arrays(mod):
+    assert_gradients(mod.array_divmod, [np.array([0.3, 1.2, -0.5]), np.array([1.5, -0.4, 0.2])],
+                     [0, 1], rtol=1e-6)
+
+
+def test_default_of_a_list_of_any_length_is_refused_located(mod):
+    with pytest.raises(s2s_ad.SourceError, match=r"stdlib_calls_src.py:\d+:\d+: .*default="):
+        s2s_ad.grad(mod.runtime_default)([0.5, 0.2])
 
 
 def test_arrays(mod):

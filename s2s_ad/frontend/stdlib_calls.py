@@ -8,6 +8,9 @@ else:
 * ``operator.add(a, b)``, ``mul``, ``sub``, ``truediv``, ``pow``,
   ``floordiv``, ``mod``, ``matmul``, ``neg``, ``pos``, ``abs`` and the
   comparisons: ``a + b``, ...;
+* ``divmod(a, b)``: ``(a // b, a % b)``; ``min(xs, default=d)`` and ``max``
+  of a sequence whose items are known while lowering: ``min(xs)``, or ``d``
+  for an empty one;
 * ``math.isnan(x)``, ``isinf``, ``isfinite``: ``x != x``, ``abs(x) == inf``,
   ``x - x == 0.0`` (comparisons, no derivative);
 * ``functools.reduce(f, xs, init)`` over a sequence known while lowering:
@@ -25,6 +28,7 @@ from their own source."""
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import math
 import operator
@@ -77,6 +81,11 @@ def call(lo, fn, node: ast.Call, var: str | None, hint: str | None):
         return lo.expr(located(new, node), var)
     if fn in FLOAT_TESTS and len(node.args) == 1 and not node.keywords:
         return lo.expr(located(_float_test(FLOAT_TESTS[fn], node.args[0]), node), var)
+    if fn is builtins.divmod:
+        return _divmod(lo, node, var)
+    if (fn is builtins.min or fn is builtins.max) and len(node.args) == 1 \
+            and [k.arg for k in node.keywords] == ["default"]:
+        return _with_default(lo, fn, node, var)
     if fn is functools.reduce:
         return _reduce(lo, node, var)
     if fn in MEANS or fn in SPREADS:
@@ -94,6 +103,35 @@ def _float_test(which: str, x: ast.expr) -> ast.expr:
         return ast.Compare(ast.Call(ast.Name("abs", ast.Load()), [x], []), [ast.Eq()],
                            [ast.Constant(math.inf)])
     return ast.Compare(ast.BinOp(x, ast.Sub(), x), [ast.Eq()], [ast.Constant(0.0)])
+
+
+def _divmod(lo, node: ast.Call, var):
+    """``divmod(a, b)`` is the tuple ``(a // b, a % b)``, ``a`` and ``b``
+    evaluated once."""
+    if node.keywords or len(node.args) != 2:
+        raise lo.src.error(node, "`divmod` takes two positional arguments")
+    a, b = (syntax.bound(lo, f"divmod:{k}:{ast.unparse(e)}", lo.expr(e), e)
+            for k, e in enumerate(node.args))
+    pair = ast.Tuple([ast.BinOp(a, ast.FloorDiv(), b), ast.BinOp(a, ast.Mod(), b)], ast.Load())
+    return lo.expr(located(pair, node))
+
+
+def _with_default(lo, fn, node: ast.Call, var):
+    """``min(xs, default=d)`` (``max``) of a sequence whose items are known
+    while lowering: ``min(xs)``, or ``d`` when it has none."""
+    what = ast.unparse(node.func)
+    seq = lo.expr(node.args[0])
+    items = structures.known_items(seq)
+    if items is None:
+        items = structures.made_items(lo, seq)
+    if items is None:
+        raise lo.src.error(node, f"`{what}(..., default=...)` is read of a tuple or list whose "
+                           "items are known while lowering (a display, or a structure built "
+                           "in the function); for another sequence test its length first")
+    if not items:
+        return lo.expr(node.keywords[0].value, var)
+    name = syntax.bound(lo, f"{what}:{ast.unparse(node.args[0])}", seq, node.args[0])
+    return lo.expr(located(ast.Call(node.func, [name], []), node), var)
 
 
 def _reduce(lo, node: ast.Call, var):
