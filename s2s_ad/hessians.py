@@ -60,9 +60,11 @@ def hvp(fn: Callable, wrt: Wrt = 0) -> Callable:
             quick = _quick_kinds(primals)
             known = memo.get(("quick", quick)) if quick is not None else None
             if known is not None:
-                if not known[1]:
-                    return known[2](primals, kwargs, (v,))
-                return known[2](primals, kwargs, v if v.__class__ in (tuple, list) else list(v))
+                directions = [v] if not known[1] else list(v) \
+                    if v.__class__ in (tuple, list) else None
+                if directions is not None:
+                    _check_shapes(fn, primals, kwargs, known[0], known[3], directions)
+                    return known[2](primals, kwargs, directions)
         return _hvp_call(fn, wrt, primals, kwargs, v, memo)
 
     hessian_vector.__name__ = "hvp_" + getattr(fn, "__name__", "fn")
@@ -73,13 +75,16 @@ def hvp(fn: Callable, wrt: Wrt = 0) -> Callable:
 def _hvp_call(fn, wrt, primals, kwargs, v, memo: dict):
     found = _hvp_function(fn, wrt, primals, kwargs, memo)
     directions = list(v) if found[1] else [v]
+    _check_shapes(fn, primals, kwargs, found[0], found[3], directions)
     if found[3]:
         _check_directions(fn, primals, kwargs, found[0], found[3], directions)
     quick = _quick_kinds(primals) if not kwargs else None
     if quick is not None:
         # the next call with arguments of these kinds skips the lookups above
         memo["quick", quick] = found
-        memo["fast"] = (len(primals) + 1, _fast_product(quick, found))
+        positions = [next((k for k, p in enumerate(primals)
+                           if p is _argument(fn, primals, kwargs, n)), None) for n in found[0]]
+        memo["fast"] = (len(primals) + 1, _fast_product(quick, found, positions))
     return found[2](primals, kwargs, directions)
 
 
@@ -95,7 +100,7 @@ def _quick_kinds(args: tuple):
     return callplan.kinds(args)
 
 
-def _fast_product(key: tuple, found) -> Callable:
+def _fast_product(key: tuple, found, positions: list) -> Callable:
     """``fast(*primals, v)``: the product of ``found`` (see _hvp_function)
     for primals of the kinds ``key`` (:func:`s2s_ad.callplan.kinds`) and a
     direction of the right parts, passed straight to the generated gradient
@@ -109,15 +114,57 @@ def _fast_product(key: tuple, found) -> Callable:
     if many:
         tests.append(f"(_s2s_v.__class__ is tuple or _s2s_v.__class__ is list) "
                      f"and len(_s2s_v) == {len(tangents)}")
-        passed = ", ".join(f"{t}=_s2s_v[{j}]" for j, t in enumerate(tangents))
+        parts = [f"_s2s_v[{j}]" for j in range(len(tangents))]
+        passed = ", ".join(f"{t}={p}" for t, p in zip(tangents, parts))
     else:
+        parts = ["_s2s_v"]
         passed = f"{tangents[0]}=_s2s_v"
+    # each part shaped like its parameter (another goes the long way, which words it)
+    space["_s2s_numbers"] = signatures._NUMBERS
+    for part, k in zip(parts, positions):
+        kind = key[k] if k is not None else None
+        if kind is None:
+            continue
+        if kind.__class__ is tuple and kind[0] in (list, tuple):  # a list of numbers
+            tests.append(f"({part}.__class__ is list or {part}.__class__ is tuple) "
+                         f"and len({part}) == {kind[1]}")
+        elif kind.__class__ is not tuple:  # a number
+            tests.append(f"{part}.__class__ in _s2s_numbers")
+        else:  # an array: the same class and shape
+            tests.append(f"{part}.__class__ is _s2s_a{k}.__class__ "
+                         f"and {part}.shape == _s2s_a{k}.shape")
     text = (f"def fast({''.join(p + ', ' for p in params)}_s2s_v):\n"
             f"    if {' and '.join(f'({t})' for t in tests) or 'True'}:\n"
             f"        return _s2s_second({''.join(p + ', ' for p in params)}{passed})\n"
             f"    return _s2s_miss\n")
     exec(compile(text, "<s2s-ad: hvp of arguments of these kinds>", "exec"), space)
     return space["fast"]
+
+
+def _check_shapes(fn, primals, kwargs, names, trees, directions) -> None:
+    """A direction for a number or array parameter has its shape (the
+    generated code would fail inside on a tuple, or broadcast another
+    shape): refused here, in words. (``v`` split in parts for several
+    parameters first; the product checks their count.)"""
+    import numpy as np
+
+    for name, d in zip(names, directions):
+        point = _argument(fn, primals, kwargs, name)
+        if name in trees:
+            continue
+        if isinstance(point, (list, tuple)):  # a list of numbers: a direction of its length
+            if not hasattr(d, "__len__") or len(d) != len(point):
+                raise ValueError(f"hvp_{getattr(fn, '__name__', 'fn')}: the direction for "
+                                 f"{name!r} is {d!r:.40}, {name!r} a {type(point).__name__} "
+                                 f"of {len(point)}: give a list of its length")
+            continue
+        if isinstance(d, (list, tuple)) or np.shape(d) != np.shape(point):
+            what = f"a {type(d).__name__}" if isinstance(d, (list, tuple)) else \
+                f"of shape {np.shape(d)}"
+            raise ValueError(f"hvp_{getattr(fn, '__name__', 'fn')}: the direction for {name!r} "
+                             f"is {what}, {name!r} of shape {np.shape(point)}: give v shaped "
+                             "like the gradient (one value per wrt parameter, a tuple of them "
+                             "for several)")
 
 
 def _check_directions(fn, primals, kwargs, names, trees, directions) -> None:

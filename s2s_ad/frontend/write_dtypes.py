@@ -66,7 +66,7 @@ FOLLOW_FIRST = frozenset({"np.copy", "np.zeros_like", "np.ones_like", "np.full_l
 only through it)."""
 
 ANY_OPERAND = frozenset({"add", "sub", "mul", "pow", "mod", "floordiv", "np.power",
-                         "array.pow", "array.mod", "matmul", "np.dot", "np.matmul", "np.outer", "np.inner",
+                         "array.pow", "matmul", "np.dot", "np.matmul", "np.outer", "np.inner",
                          "np.tensordot", "np.einsum", "np.maximum", "np.minimum", "np.clip",
                          "np.cross", "np.concatenate", "np.stack", "np.hstack", "np.vstack",
                          "max", "min"})

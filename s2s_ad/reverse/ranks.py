@@ -39,7 +39,7 @@ from s2s_ad import ir
 from s2s_ad.reverse.analysis import REDUCING
 from s2s_ad.rules.numpy import BROADCASTING, SAME_SHAPE
 
-ELEMENTWISE = (BROADCASTING | {"array.pow", "array.mod", "np.arctan2", "np.clip", "np.float_power",
+ELEMENTWISE = (BROADCASTING | {"array.pow", "np.arctan2", "np.clip", "np.float_power",
                                "np.hypot", "np.logaddexp", "np.maximum", "np.minimum",
                                "np.power", "np.where"}
                | (SAME_SHAPE - {"array.setitem"}))

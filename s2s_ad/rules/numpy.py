@@ -70,9 +70,6 @@ NUMPY_RULES = [
                                  "np.where(x == 0, 0.0, out * np.log(x))"), "array",
          "∂/∂x = y·x^(y-1), ∂/∂y = x^y·ln x", "as for scalars: 0 where y = 0 (x**0 is 1) "
          "and where x = 0 (0**y is 0)", domain=(POS, ANY), broadcast=True),
-    Rule("array.mod", "x % y", ("1", "-np.floor(x / y)"), "array", "∂/∂x = 1, ∂/∂y = -⌊x/y⌋",
-         "as for scalars, elementwise (the scalar rule's math.floor takes one number)",
-         domain=(ANY, POS), broadcast=True),
     Rule("array.abs", "abs(x)", ("np.sign(x)",), "array", "sign x", "np.sign: 0 at 0"),
     Rule("matmul", "x @ y", _MATMUL, "array", "∂/∂x = g·yᵀ, ∂/∂y = xᵀ·g", adjoint=True),
     # elementwise functions

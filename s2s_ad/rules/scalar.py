@@ -60,7 +60,7 @@ SCALAR_RULES = [
          domain=(POS, ANY)),
     Rule("neg", "-x", ("-1",), "num", "∂/∂x = -1"),
     Rule("pos", "+x", ("1",), "num", "∂/∂x = 1"),
-    Rule("mod", "x % y", ("1", "-math.floor(x / y)"), "num", "∂/∂x = 1, ∂/∂y = -⌊x/y⌋",
+    Rule("mod", "x % y", ("1", "-(x // y)"), "num", "∂/∂x = 1, ∂/∂y = -⌊x/y⌋ (x // y: elementwise on arrays too)",
          domain=(ANY, POS)),
     Rule("floordiv", "x // y", (None, None), "num", "zero almost everywhere"),
     # comparisons: boolean results carry no derivative
