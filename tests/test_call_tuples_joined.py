@@ -3,7 +3,9 @@
 in an unrolled loop, in an arm, in a helper of a helper, in NumPy code. Each
 was refused ("`t` is computed from parameter 'x', lowered as a number", "a
 tuple returned by a call is used where a number is expected"); each is the
-tuple of the calls' items joined, as Python's ``+`` of tuples is. Arithmetic
+tuple of the calls' items joined, as Python's ``+`` of tuples is. A tuple
+(or list) grown by ``+`` in a ``for i in range(constant)`` loop has the loop
+unrolled (its length then known at every iteration). Arithmetic
 on such a tuple (``pair(x, y) + 1.0``, ``pair(x, y) * 2``: a TypeError or a
 repetition in Python) is refused at the call, located. Gradients, ``jvp`` and
 ``jvp(grad)`` against central differences; the CLI's module in a fresh
@@ -78,6 +80,43 @@ def starred(x):
     return a * rest[0] + rest[1]
 
 
+def grown_in_a_loop(x):
+    t = ()
+    for i in range(3):
+        t = t + one(x * i)
+    s = (x,)
+    for i in range(2):
+        s += pair(x, s[-1])
+    return t[0] + t[1] * x + t[2] + sum(s)
+
+
+def list_grown_by_plus(x):
+    xs = [x]
+    for i in range(3):
+        xs = xs + [xs[-1] * 1.3]
+    t = ()
+    for i in range(3):
+        t = (math.sin(x * i),) + t
+    return xs[3] + xs[1] + t[0] * t[2]
+
+
+def grown_in_a_nest(x):
+    s = 0.0
+    for j in range(2):
+        t = ()
+        for i in range(2):
+            t = t + pair(x, 0.6 * j)
+        s = s + t[0] * t[3] + t[1]
+    return s
+
+
+def grown_at_run_time(x, n):
+    t = ()
+    for i in range(n):
+        t = t + (x,)
+    return t[0]
+
+
 def on_arrays(x):
     t = pair(x, 0.5) + (np.sin(x),)
     return np.sum(t[0] * t[2]) + np.sum(t[1] ** 2)
@@ -94,7 +133,8 @@ def repeated(x):
 '''
 
 SCALAR = ["two_calls", "named_then_joined", "in_arms", "helper_of_helper", "in_a_loop",
-          "three_joined_summed", "starred"]
+          "three_joined_summed", "starred", "grown_in_a_loop", "list_grown_by_plus",
+          "grown_in_a_nest"]
 
 
 @pytest.fixture(scope="module")
@@ -123,6 +163,11 @@ def test_arithmetic_on_a_call_tuple_is_refused_at_the_call(mod, name):
         s2s_ad.grad(getattr(mod, name))(0.7)
     assert info.value.source_line.strip().startswith("t = pair(x, 0.5)")
     assert info.value.col == 8
+
+
+def test_a_tuple_grown_over_a_run_time_count_is_refused_located(mod):
+    with pytest.raises(s2s_ad.SourceError, match="call_tuples_joined_src.py:\\d+:\\d+: .*tuple"):
+        s2s_ad.grad(mod.grown_at_run_time)(0.7, 3)
 
 
 def test_cli_module_in_a_fresh_interpreter(tmp_path, mod):

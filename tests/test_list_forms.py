@@ -217,9 +217,9 @@ REFUSED = '''
 import numpy as np
 
 
-def tuple_grown_in_loop(x):
+def tuple_grown_in_loop(x, n):
     t = ()
-    for i in range(3):
+    for i in range(n):
         t += (x * i,)
     return sum(t)
 
@@ -238,8 +238,9 @@ def array_plus(a):
 
 def test_refusals_and_arrays(tmp_path):
     mod = import_source(tmp_path, REFUSED, "list_forms_refused")
+    # (over range(3) the loop is unrolled: tests/test_call_tuples_joined.py)
     with pytest.raises(s2s_ad.SourceError, match=r"list_forms_refused.py:7:\d+"):
-        s2s_ad.grad(mod.tuple_grown_in_loop)(0.5)
+        s2s_ad.grad(mod.tuple_grown_in_loop)(0.5, 3)
     with pytest.raises(s2s_ad.S2SError, match=r"list_forms_refused.py:\d+:\d+"):
         s2s_ad.grad(mod.plus_on_parameter, wrt=None)([1.0, 2.0], 0.5)
     # an array's `+=` stays NumPy's elementwise addition

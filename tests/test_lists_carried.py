@@ -261,9 +261,9 @@ def arrays_by_a_helper(x):
     return np.sum(hs[0]) + np.sum(hs[1] ** 2)
 
 
-def grows(x):
+def grows(x, n):
     xs = [x, 1.0]
-    for i in range(3):
+    for i in range(n):
         xs = xs + [x]
     return sum(xs)
 
@@ -322,7 +322,7 @@ def test_lists_another_name_holds_are_not_merged_refused_located(mod, name, held
 
 def test_a_list_whose_length_changes_is_refused_located(mod):
     with pytest.raises(s2s_ad.SourceError) as e:
-        s2s_ad.grad(mod.grows)(0.5)
+        s2s_ad.grad(mod.grows)(0.5, 3)  # (over range(3): unrolled, test_call_tuples_joined.py)
     text = str(e.value)
     assert "lists_carried_src.py:" in text and "^" in text \
         and "a list of 2 before this loop and a list of 3 after an iteration" in text

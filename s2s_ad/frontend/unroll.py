@@ -1,7 +1,8 @@
 """Loops unrolled while lowering: the body lowered once per iteration.
 
 Contract: :func:`unroll_for` unrolls a ``for i in range(constants)`` whose
-body appends to (or assigns into) a list or dict built before it, or indexes
+body appends to (or assigns into) a list or dict built before it, grows a
+tuple or list built before it by ``+`` (``t = t + (v,)``, ``t += h(x)``), or indexes
 a list of structures (``layers[i].W``), so the structures stay known while
 lowering (:mod:`s2s_ad.frontend.structures`); :func:`unroll_items` unrolls a
 ``for`` over a structure known while lowering (``for W, b in layers``, ``for c
@@ -227,8 +228,25 @@ def _mutates_structure(lo, body: list) -> bool:
     def structure(name: str) -> bool:
         return isinstance(lo.env.get(name), (StaticList, StaticDict))
 
+    def grown(n: ast.AST) -> bool:
+        """``t = t + (v,)``, ``t = (v,) + t``, ``t += (v,)`` on a tuple or
+        list known while lowering: it gets longer each iteration."""
+        if isinstance(n, ast.AugAssign):
+            name, added = n.target, isinstance(n.op, ast.Add)
+            sides = [n.target]
+        elif isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.value, ast.BinOp):
+            name, added = n.targets[0], isinstance(n.value.op, ast.Add)
+            sides = [n.value.left, n.value.right]
+        else:
+            return False
+        return added and isinstance(name, ast.Name) \
+            and isinstance(lo.env.get(name.id), (tuple, StaticList)) \
+            and any(isinstance(e, ast.Name) and e.id == name.id for e in sides)
+
     for stmt in body:
         for n in walk(stmt):
+            if grown(n):
+                return True
             if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                     and isinstance(n.func.value, ast.Name) and n.func.attr in ("append", "extend")
                     and structure(n.func.value.id)):
