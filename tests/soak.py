@@ -34,3 +34,14 @@ def breadth(default: int, soak_run: int) -> int:
     """How many examples or seeds a test takes: ``default`` in the default
     run, ``soak_run`` with ``--soak``."""
     return soak_run if on() else default
+
+
+def in_turn(rows, columns) -> list:
+    """The grid ``rows`` x ``columns`` (constructs x positions: helper, loop,
+    branch...) as ``(row, column)`` parameters, ids ``row-column``: in the
+    default run the first row in every column and row ``k`` in column ``k %
+    len(columns)`` besides (every row and every column at least once), every
+    pair with ``--soak``."""
+    rows, columns = list(rows), list(columns)
+    return [(pytest.param if k == 0 or c == columns[k % len(columns)] else soak)(
+        r, c, id=f"{r}-{c}") for k, r in enumerate(rows) for c in columns]
