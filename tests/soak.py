@@ -19,6 +19,13 @@ def beyond(cases, keep: int) -> list:
             for i, c in enumerate(cases)]
 
 
+def rows_beyond(rows, keep: int) -> list:
+    """:func:`beyond` for rows of several values (``parametrize("name, wrt",
+    ...)``): each row unpacked into one case, ids as pytest makes them."""
+    return [pytest.param(*r) if i < keep else pytest.param(*r, marks=pytest.mark.soak)
+            for i, r in enumerate(rows)]
+
+
 def soak(*values, id=None):
     """One case of a parametrisation, run only with ``--soak``."""
     return pytest.param(*values, marks=pytest.mark.soak, id=id)
