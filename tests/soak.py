@@ -19,6 +19,13 @@ def beyond(cases, keep: int) -> list:
             for i, c in enumerate(cases)]
 
 
+def rows_beyond(rows, keep: int) -> list:
+    """:func:`beyond` for rows of several values (``parametrize("name, wrt",
+    ...)``): each row unpacked into one case, ids as pytest makes them."""
+    return [pytest.param(*r) if i < keep else pytest.param(*r, marks=pytest.mark.soak)
+            for i, r in enumerate(rows)]
+
+
 def soak(*values, id=None):
     """One case of a parametrisation, run only with ``--soak``."""
     return pytest.param(*values, marks=pytest.mark.soak, id=id)
@@ -34,3 +41,14 @@ def breadth(default: int, soak_run: int) -> int:
     """How many examples or seeds a test takes: ``default`` in the default
     run, ``soak_run`` with ``--soak``."""
     return soak_run if on() else default
+
+
+def in_turn(rows, columns) -> list:
+    """The grid ``rows`` x ``columns`` (constructs x positions: helper, loop,
+    branch...) as ``(row, column)`` parameters, ids ``row-column``: in the
+    default run the first row in every column and row ``k`` in column ``k %
+    len(columns)`` besides (every row and every column at least once), every
+    pair with ``--soak``."""
+    rows, columns = list(rows), list(columns)
+    return [(pytest.param if k == 0 or c == columns[k % len(columns)] else soak)(
+        r, c, id=f"{r}-{c}") for k, r in enumerate(rows) for c in columns]

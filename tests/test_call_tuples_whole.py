@@ -27,6 +27,7 @@ import s2s_ad
 from tests.array_oracle import fd_gradient
 from tests.modules import cli_grad, import_source, on_path
 from tests.scalar_checks import assert_derivatives, fd
+from tests.soak import rows_beyond
 
 SRC = '''
 import math
@@ -317,8 +318,9 @@ def test_a_starred_name_unpacking_a_number_is_refused_located(mod):
         and "^" in text
 
 
-@pytest.mark.parametrize("name,a", [("passed_in_loop", 0.6), ("starred_first", -0.45),
-                                    ("carried", 1.3)])
+@pytest.mark.parametrize("name,a", rows_beyond([("passed_in_loop", 0.6), ("starred_first", -0.45),
+                                                ("carried", 1.3)], 1))
+# (passed_in_loop in the default run, all three with --soak: each is checked in-process)
 def test_the_cli_module_in_a_fresh_interpreter(tmp_path, mod, name, a):
     (got,) = cli_grad(tmp_path, SRC, name, [a])
     assert np.isclose(float(got), fd(getattr(mod, name), a), rtol=1e-6, atol=1e-9)

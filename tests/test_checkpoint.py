@@ -17,7 +17,7 @@ import checkpoint_src as P
 import s2s_ad
 from array_oracle import fd_gradient as fd_array
 from oracle import central_difference
-from soak import beyond
+from soak import beyond, soak
 from s2s_ad.errors import SourceError
 from s2s_ad.reverse import checkpoint
 
@@ -159,8 +159,18 @@ CASES = [  # (function, arguments, wrt): 0, 1, 2 and many trips; branches, neste
 IDS = [f"{f.__name__}-{i}" for i, (f, _, _) in enumerate(CASES)]
 
 
-@pytest.mark.parametrize("fn, args, wrt", CASES, ids=IDS)
-@pytest.mark.parametrize("budget", [True, 1, 2, 3, 5])
+def _budgets_in_turn(cases, ids, budgets, every: tuple = ()) -> list:
+    """``budgets`` x ``cases`` (ids ``budget-case``): in the default run each
+    case with the budgets in ``every`` and one other in turn (case k with
+    ``others[k % len(others)]``, the first case with all), so every case and
+    every budget is run; every pair with ``--soak``."""
+    others = [b for b in budgets if b not in every]
+    return [(pytest.param if b in every or k == 0 or b == others[k % len(others)] else soak)(
+        *case, b, id=f"{b}-{ids[k]}") for b in budgets for k, case in enumerate(cases)]
+
+
+@pytest.mark.parametrize("fn, args, wrt, budget",
+                         _budgets_in_turn(CASES, IDS, [True, 1, 2, 3, 5], every=(True,)))
 def test_checkpointed_gradient_equals_taped_and_finite_differences(fn, args, wrt, budget):
     taped = _flat(s2s_ad.grad(fn, wrt=wrt, checkpoint=False)(*args))
     got = _flat(s2s_ad.grad(fn, wrt=wrt, checkpoint=budget)(*args))
@@ -187,9 +197,8 @@ def _generated(fn, wrt, budget, args):
 SCALAR = [c for c in CASES if not any(isinstance(a, (np.ndarray, list)) for a in c[1])]
 
 
-@pytest.mark.parametrize("fn, args, wrt", SCALAR, ids=[f"{c[0].__name__}-{i}"
-                                                          for i, c in enumerate(SCALAR)])
-@pytest.mark.parametrize("budget", [1, 2, 4])
+@pytest.mark.parametrize("fn, args, wrt, budget", _budgets_in_turn(
+    SCALAR, [f"{c[0].__name__}-{i}" for i, c in enumerate(SCALAR)], [1, 2, 4]))
 def test_one_iteration_blocks_give_the_same_gradient(fn, args, wrt, budget, monkeypatch):
     # loops of numbers tape 32 iterations at a time; with blocks of one the
     # schedule is the textbook one (as for arrays): the same gradient
@@ -428,7 +437,7 @@ def test_check_proves_a_checkpointed_gradient_with_sympy():
 import test_control_flow_random as cfr  # noqa: E402
 
 
-@pytest.mark.parametrize("seed", beyond(range(0, 240, 3), 30))
+@pytest.mark.parametrize("seed", beyond(range(0, 240, 3), 15))
 def test_random_programs_checkpointed_equal_taped(seed, tmp_path, monkeypatch):
     # (tests/test_control_flow_random.py checks these programs' taped gradients
     # against central differences)

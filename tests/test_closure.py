@@ -23,6 +23,7 @@ from tests.fuzz import evaluate, fd_agrees, import_program
 from tests.modules import import_source, run_generated
 from tests.programs import RandomDraw, program
 from tests.programs_helpers import helper_program
+from tests.soak import soak
 from examples import (black_scholes, gaussian_nll, logistic_map, newton, pendulum, piecewise,
                       rosenbrock, saddle, seed_ggml)
 
@@ -146,7 +147,8 @@ def _cli(*argv):
 
 @pytest.mark.parametrize("target,fn,args,wrt", [
     ("examples/logistic_map.py:logistic", logistic_map.logistic, [0.3, 3.2, 5], ("x", "r")),
-    ("examples/piecewise.py:piecewise", piecewise.piecewise, [0.5, 2.0], ("x", "a")),
+    # (with --soak: piecewise's gradient file is read back through the API in the default run)
+    soak("examples/piecewise.py:piecewise", piecewise.piecewise, [0.5, 2.0], ("x", "a")),
 ])
 def test_cli_gradient_of_a_gradient_file(target, fn, args, wrt, tmp_path):
     """`s2s-ad grad FILE.py:grad_FN --output K -o` on the file `s2s-ad grad -o`
@@ -258,6 +260,8 @@ such tapes read back per iteration (a list taken from a list in a loop):
 not in the subset yet."""
 
 
+@pytest.mark.soak  # the same check on the same 30 programs runs in the default run in
+# test_random_helper_programs_are_compared (which counts those compared)
 @pytest.mark.parametrize("seed", range(30))
 def test_random_helper_programs_gradient_file_differentiated(seed, tmp_path):
     """Programs whose work is in helpers (branches, loops, helpers of helpers):
@@ -281,8 +285,9 @@ def test_random_helper_programs_are_compared(tmp_path):
     assert compared >= 8, compared
 
 
-@pytest.mark.parametrize("seed", range(30))
+@pytest.mark.parametrize("seed", [soak(s) if s < 10 else s for s in range(30)])
 def test_random_programs_gradient_file_differentiated(seed, tmp_path):
+    # (seeds 0-9 with --soak: test_random_programs_are_compared runs them in the default run)
     prog = program(RandomDraw(740_000 + seed))
     _second_from_file(prog, import_program(prog, str(tmp_path), f"c1_{seed}"), tmp_path,
                       f"c1_grad_{seed}")

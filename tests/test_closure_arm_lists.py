@@ -56,15 +56,39 @@ def once(x, w, c):
 '''
 
 
+READ_BACK: dict = {}
+"""name -> (fn, its gradient file's text, grad_NAME read back from it, the
+probe over it): written and read back once for both arms, so that the JVP of
+the file's gradient and the gradient of the probe (s2s-ad caches them per
+function) are generated once, not for each arm; each arm still checks all
+of it."""
+
+
+def _read_back(name, tmp_path_factory):
+    if name not in READ_BACK:
+        folder = tmp_path_factory.mktemp(f"arm_lists_{name}")
+        fn = getattr(import_source(str(folder), SRC, f"arm_lists_{name}"), name)
+        text = s2s_ad.gradient_source(fn, wrt=(0, 1))
+        g = getattr(import_source(str(folder), text, f"arm_lists_{name}_grad"), "grad_" + name)
+        sys.path.insert(0, str(folder))
+        try:
+            probe = import_source(str(folder), f"import numpy as np\nfrom arm_lists_{name}_grad "
+                                  f"import grad_{name}\n\n\ndef probe(x, w, c, k0, k1):\n"
+                                  f"    a, b = grad_{name}(x, w, c)\n"
+                                  "    return np.sum(a * k0) + np.sum(b * k1)\n",
+                                  f"arm_lists_{name}_probe").probe
+        finally:
+            sys.path.remove(str(folder))
+        READ_BACK[name] = fn, text, g, probe
+    return READ_BACK[name]
+
+
 @pytest.mark.parametrize("c", [1.0, -1.0], ids=["loop-arm", "other-arm"])
 @pytest.mark.parametrize("name", ["looped", "once"])
-def test_tape_lists_filled_in_one_arm_read_back(tmp_path, name, c):
-    src = import_source(str(tmp_path), SRC, f"arm_lists_{name}")
-    fn = getattr(src, name)
+def test_tape_lists_filled_in_one_arm_read_back(tmp_path_factory, name, c):
+    fn, text, g, probe = _read_back(name, tmp_path_factory)
     x, w = RNG.normal(size=3), 0.5 * RNG.normal(size=(3, 3))
-    text = s2s_ad.gradient_source(fn, wrt=(0, 1))
     assert "= None  " in text and "[None] *" in text  # the shape read back here
-    g = getattr(import_source(str(tmp_path), text, f"arm_lists_{name}_grad"), "grad_" + name)
     assert origin(g) is None
     for k, d in enumerate(g(x, w, c)):
         np.testing.assert_allclose(d, fd_gradient(fn, [x, w, c], k), rtol=1e-6, atol=1e-8)
@@ -78,16 +102,7 @@ def test_tape_lists_filled_in_one_arm_read_back(tmp_path, name, c):
     for got, want in zip(tangent, along):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
     cs = [RNG.normal(size=3), RNG.normal(size=(3, 3))]
-    sys.path.insert(0, str(tmp_path))
-    try:
-        probe = import_source(str(tmp_path), f"import numpy as np\nfrom arm_lists_{name}_grad "
-                              f"import grad_{name}\n\n\ndef probe(x, w, c, k0, k1):\n"
-                              f"    a, b = grad_{name}(x, w, c)\n"
-                              "    return np.sum(a * k0) + np.sum(b * k1)\n",
-                              f"arm_lists_{name}_probe")
-        second = s2s_ad.grad(probe.probe, wrt=(0, 1))(x, w, c, *cs)
-    finally:
-        sys.path.remove(str(tmp_path))
+    second = s2s_ad.grad(probe, wrt=(0, 1))(x, w, c, *cs)
     lhs = sum(float(np.sum(a * b)) for a, b in zip(second, v))
     rhs = sum(float(np.sum(a * b)) for a, b in zip(along, cs))
     assert np.isclose(lhs, rhs, rtol=1e-5, atol=1e-8), (lhs, rhs)

@@ -29,6 +29,7 @@ from s2s_ad.higher import origin
 from tests.examples_gradbench import (gmm_args, kmeans_args, llsq_args, lse_args, lstm_args,
                                       ode_args)
 from tests.modules import import_source
+from tests.soak import soak
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "examples"))
@@ -294,22 +295,27 @@ def test_a_helpers_second_specialisation_read_back_in_reverse(tmp_path):
         sys.modules.pop("specialised_grad", None)
 
 
-def _second_order_of_the_file(folder, g, fn, args, wrt, module: str, name: str) -> None:
+def _second_order_of_the_file(folder, g, fn, args, wrt, module: str, name: str,
+                              route: str) -> None:
     """``g``, the gradient file ``module`` of ``fn`` read back as ``name``:
-    against central differences of ``fn``; its JVP along ``v`` against
-    central differences of ``g``; and the gradient of a probe summing ``g``'s
-    items against ``c`` (reverse over reverse), checked as ``(H c) · v = c ·
-    (H v)`` (``H`` is symmetric)."""
+    against central differences of ``fn``; then, by ``route``, its JVP along
+    ``v`` against central differences of ``g`` (``"forward"``), or the
+    gradient of a probe summing ``g``'s items against ``c`` (reverse over
+    reverse, ``"reverse"``), checked as ``(H c) · v = c · (H v)`` (``H`` is
+    symmetric, ``H v`` the central differences of ``g`` along ``v``)."""
     for k, d in zip(wrt, g(*args)):
         np.testing.assert_allclose(d, _scalar_fd(fn, args, k), rtol=1e-5, atol=1e-7)
     v = [RNG.normal(size=np.shape(args[k])) for k in wrt]
     along = _along(g, args, wrt, v)
-    forward = s2s_ad.jvp(g, wrt=wrt)
-    keys = list(inspect.signature(forward).parameters)[-len(wrt):]
-    _, tangent = forward(*args, **dict(zip(keys, v)))
-    for got, want in zip(tangent, along):
-        np.testing.assert_allclose(got, want, rtol=1e-5,
-                                   atol=1e-6 * max(1.0, float(np.max(np.abs(want)))))
+    if route == "forward":
+        forward = s2s_ad.jvp(g, wrt=wrt)
+        keys = list(inspect.signature(forward).parameters)[-len(wrt):]
+        _, tangent = forward(*args, **dict(zip(keys, v)))
+        for got, want in zip(tangent, along):
+            np.testing.assert_allclose(got, want, rtol=1e-5,
+                                       atol=1e-6 * max(1.0, float(np.max(np.abs(want)))))
+        return
+    assert route == "reverse", route
     cs = [RNG.normal(size=np.shape(args[k])) for k in wrt]
     names = [f"a{k}" for k in range(len(args))]
     weights = [f"k{j}" for j in range(len(wrt))]
@@ -329,6 +335,13 @@ def _second_order_of_the_file(folder, g, fn, args, wrt, module: str, name: str) 
     assert np.isclose(lhs, rhs, rtol=1e-5, atol=1e-8), (lhs, rhs)
 
 
+ROUTES = ["reverse", soak("forward")]
+"""Both routes read the whole gradient file back; the forward one (its JVP,
+about 20 s for ht or ba) waits for ``--soak``: the JVP of a gradient file
+read back runs in the default run on the other objectives
+(test_gradient_file_of_an_objective_differentiated_again)."""
+
+
 HT_LOSS_SRC = '''
 import numpy as np
 from gradbench.ht import hand_objective
@@ -341,14 +354,15 @@ def ht_loss(theta, parents, base_relatives, inverse_base_absolutes, base_positio
 '''
 
 
-def test_the_hand_tracking_gradient_file_differentiated_again(tmp_path):
+@pytest.mark.parametrize("route", ROUTES)
+def test_the_hand_tracking_gradient_file_differentiated_again(tmp_path, route):
     """ht's gradient file read back: its ``scatter(g, vertex_positions,
     correspondences)`` (an integer array repeating points, whose adjoints add
     up), ``add_at(dabsolutes, parents[i], g)`` in the reverse loop over
     bones, and the tapes of int counters (``i_pose_params_tape[i] = ...``) it
-    reads as indices. Its JVP, and the gradient of a probe summing it
-    against ``c`` (reverse over reverse), against central differences of the
-    file's gradient."""
+    reads as indices. Its JVP (``forward``, with ``--soak``), or the
+    gradient of a probe summing it against ``c`` (reverse over reverse,
+    ``reverse``), against central differences of the file's gradient."""
     from tests.examples_gradbench import ht_args
     from gradbench import ht
     args = ht_args(RNG, 20, 10)
@@ -359,7 +373,7 @@ def test_the_hand_tracking_gradient_file_differentiated_again(tmp_path):
     g = import_source(str(tmp_path), text, "ht_loss_grad").grad_ht_loss
     assert origin(g) is None
     _second_order_of_the_file(tmp_path, g, mod.ht_loss, args, (0,), "ht_loss_grad",
-                               "grad_ht_loss")
+                               "grad_ht_loss", route)
 
 
 BA_LOSS_SRC = '''
@@ -373,13 +387,15 @@ def ba_loss(cams, X, w, obs, feats, c1, c2):
 '''
 
 
-def test_the_bundle_adjustment_gradient_file_differentiated_again(tmp_path):
+@pytest.mark.parametrize("route", ROUTES)
+def test_the_bundle_adjustment_gradient_file_differentiated_again(tmp_path, route):
     """ba's gradient file read back: its loop over observations computed at
     once or not (`if fits_1:`), the list of helper tapes the other arm keeps
     set to None before the branch, the loop's tape item that is a tuple, and
-    `dot_adjoint` (np.dot's adjoint, a primitive with rules). Its JVP, and the
-    gradient of a probe summing it against ``c`` (reverse over reverse),
-    against central differences of the file's gradient."""
+    `dot_adjoint` (np.dot's adjoint, a primitive with rules). Its JVP
+    (``forward``, with ``--soak``), or the gradient of a probe summing it
+    against ``c`` (reverse over reverse, ``reverse``), against central
+    differences of the file's gradient."""
     from tests.examples_gradbench import ba_args
     args = ba_args(RNG, 3, 5, 8) + [RNG.normal(size=(8, 2)), RNG.normal(size=8)]
     wrt = (0, 1, 2)
@@ -389,4 +405,4 @@ def test_the_bundle_adjustment_gradient_file_differentiated_again(tmp_path):
     g = import_source(str(tmp_path), text, "ba_loss_grad").grad_ba_loss
     assert origin(g) is None
     _second_order_of_the_file(tmp_path, g, mod.ba_loss, args, wrt, "ba_loss_grad",
-                               "grad_ba_loss")
+                               "grad_ba_loss", route)

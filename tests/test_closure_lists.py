@@ -19,6 +19,7 @@ from s2s_ad.errors import SourceError
 from examples import horner
 from tests import list_adjoint_src
 from tests.modules import import_source, run_generated
+from tests.soak import soak
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 C = [0.3, -1.2, 0.7, 2.0]
@@ -86,10 +87,14 @@ def _cli(*argv):
     return run
 
 
-@pytest.mark.parametrize("fn,target", CASES, ids=[f.__name__ for f, _ in CASES])
+@pytest.mark.parametrize("fn,target", [(pytest.param if k == 0 else soak)(f, t, id=f.__name__)
+                                       for k, (f, t) in enumerate(CASES)])
 def test_list_adjoint_file_differentiated_cli(fn, target, tmp_path):
     """`s2s-ad grad -o` of the gradient file, each written module run in a
-    fresh interpreter without s2s-ad."""
+    fresh interpreter without s2s-ad (horner in the default run, each of the
+    three with ``--soak``: five command lines and four fresh interpreters a
+    case; every case's module read back through the API in the default run,
+    test_list_adjoint_module_differentiated_api)."""
     first = tmp_path / "first_list.py"
     _cli("grad", target, "--wrt", "c", "--length", "c=4", "-o", str(first))
     g = getattr(import_source(str(tmp_path), first.read_text(encoding="utf-8"), "first_list_again"),

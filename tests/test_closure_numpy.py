@@ -353,6 +353,8 @@ def _numpy_from_file(prog, fn, folder, label) -> bool:
     return True
 
 
+@pytest.mark.soak  # the first 12 of these programs run in the default run, in
+# test_random_numpy_programs_are_compared (the same check, and a count of those compared)
 @pytest.mark.parametrize("seed", range(30))
 def test_random_numpy_programs_gradient_file_differentiated(seed, tmp_path):
     prog = numpy_program(RandomDraw(760_000 + seed))
@@ -367,14 +369,14 @@ in place in loops, overwritten elements put back by `y[i] = y_old.pop()`,
 adjoints added into by index, `dx += v`) is differentiated again and compared."""
 
 
-@pytest.mark.parametrize("seed", beyond(LOOPS_COMPARED, 10))
+@pytest.mark.parametrize("seed", beyond(LOOPS_COMPARED, 5))
 def test_numpy_loop_programs_gradient_file_compared(seed, tmp_path):
     prog = numpy_loop_program(RandomDraw(765_000 + seed))
     fn = import_source(str(tmp_path), prog.source, f"clc_{seed}").f
     assert _numpy_from_file(prog, fn, tmp_path, f"clc_grad_{seed}"), prog.source
 
 
-@pytest.mark.parametrize("seed", [s for s in range(40) if s not in LOOPS_COMPARED])
+@pytest.mark.parametrize("seed", beyond([s for s in range(40) if s not in LOOPS_COMPARED], 4))
 def test_numpy_loop_programs_gradient_file_compared_or_refused_located(seed, tmp_path):
     """The rest: refused with a located message, never an internal error —
     mostly an element of an array written in place bound to a name (`t =

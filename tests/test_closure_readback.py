@@ -118,31 +118,53 @@ def second_against_differences(g, args, wrt):
     np.testing.assert_allclose(np.array(back(tuple(c))[:len(wrt)], dtype=float), H.T @ c, **tol)
 
 
+READ_BACK: dict = {}
+"""(source's label, function) -> (the function, its gradient file read back):
+written and read back once for all the points of a test below, so that the
+grad, jvp and vjp of the file's gradient (s2s-ad caches them per function)
+are generated once, not at every point; each point still checks the file's
+gradient against central differences of the function, and its second
+derivatives against central differences of it."""
+
+
+def _file_gradient_at(source, label, name, args, wrt, tmp_path_factory, grad_label):
+    if (label, name) not in READ_BACK:
+        folder = tmp_path_factory.mktemp(label)
+        fn = getattr(import_source(str(folder), source, label), name)
+        READ_BACK[label, name] = fn, checked_file_gradient(fn, args, wrt, folder, grad_label)
+    fn, g = READ_BACK[label, name]
+    first = np.array(g(*args), dtype=float)  # (as checked_file_gradient checks it)
+    np.testing.assert_allclose(first, central_jacobian(fn, args, wrt, 1e-6), rtol=1e-5,
+                               atol=1e-7)
+    return g
+
+
 @pytest.mark.parametrize("name,args", [
     ("under_branch", [0.7, 0.4]), ("under_branch", [-0.6, 0.3]),
     ("in_loop", [0.7, 0.4]), ("in_loop", [0.3, -0.2]),
 ])
-def test_helper_tape_of_unrolled_loop_lists_under_a_branch_and_in_a_loop(name, args, tmp_path):
+def test_helper_tape_of_unrolled_loop_lists_under_a_branch_and_in_a_loop(name, args,
+                                                                         tmp_path_factory):
     """``h``'s loop over a constant range is unrolled: its tape holds lists of
     a known length (and, in ``h_fwd``'s tuple, the recorded decision of its
     ``if``, a bool). Called under a branch, those lists are read again under
     the same recorded decision in the reverse sweep; called in a loop, the
     tuple holding lists and a bool goes on a tape of tapes."""
-    fn = getattr(import_source(str(tmp_path), TAPES_SRC, f"tapes_{name}"), name)
-    g = checked_file_gradient(fn, args, ("b", "u"), tmp_path, f"tapes_grad_{name}")
+    g = _file_gradient_at(TAPES_SRC, f"tapes_{name}", name, args, ("b", "u"), tmp_path_factory,
+                          f"tapes_grad_{name}")
     second_against_differences(g, args, ("b", "u"))
 
 
 @pytest.mark.parametrize("args", [[0.7, 0.4], [-0.6, 0.3], [0.6, -0.3], [0.7, 0.05]])
-def test_helper_tape_inside_a_helpers_tape_under_a_branch(args, tmp_path):
+def test_helper_tape_inside_a_helpers_tape_under_a_branch(args, tmp_path_factory):
     """``under_branch_fwd`` calls ``h_fwd`` on one side of a branch each: its
     tape holds ``h``'s two tapes, each set to ``None`` before the branch.
     Split into their items, each item starts at a number (``h_bwd`` reads
     them only under the recorded decision); before, the forward function kept
     the tapes whole while its callers bound their items (an ``IndexError`` in
     the second derivative)."""
-    fn = import_source(str(tmp_path), NESTED_SRC, "nested_tapes").nested
-    g = checked_file_gradient(fn, args, ("b", "u"), tmp_path, "nested_tapes_grad")
+    g = _file_gradient_at(NESTED_SRC, "nested_tapes", "nested", args, ("b", "u"),
+                          tmp_path_factory, "nested_tapes_grad")
     second_against_differences(g, args, ("b", "u"))
 
 

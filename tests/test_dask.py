@@ -78,10 +78,20 @@ def compare_on_dask(f, args: list, wrt: list[int]):
             np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)
 
 
-RULES = [pytest.param(prim, expr, spec, id=f"{expr}:{spec}",
-                      marks=[pytest.mark.xfail(strict=True, reason=KNOWN[f"{expr}:{spec}"])]
-                      if f"{expr}:{spec}" in KNOWN else [])
-         for prim, expr, spec in table.ALL]
+def _marks(k, prim, expr, spec):
+    marks = [pytest.mark.xfail(strict=True, reason=KNOWN[f"{expr}:{spec}"])] \
+        if f"{expr}:{spec}" in KNOWN else []
+    if any(p == prim for p, _, _ in table.ALL[:k]):
+        marks.append(pytest.mark.soak)
+    return marks
+
+
+RULES = [pytest.param(prim, expr, spec, id=f"{expr}:{spec}", marks=_marks(k, prim, expr, spec))
+         for k, (prim, expr, spec) in enumerate(table.ALL)]
+"""Every case of tests/test_numpy_rules_table.py (each checked there against
+central differences on NumPy in the default run): on Dask, the first case of
+each primitive in the default run, its other cases (axes, keepdims, method
+forms, ...) with ``--soak``."""
 
 
 @pytest.mark.parametrize("prim, expr, spec", RULES)

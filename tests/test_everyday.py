@@ -23,6 +23,7 @@ from s2s_ad.errors import SourceError
 from tests import everyday_src as E
 from tests.array_oracle import make_function
 from tests.oracle import central_difference, close
+from tests.soak import rows_beyond
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -171,12 +172,12 @@ def _fresh(folder, module, function, args, kwargs=None):
     return ast.literal_eval(run.stdout.strip())
 
 
-@pytest.mark.parametrize("fn,good,bad", [
+@pytest.mark.parametrize("fn,good,bad", rows_beyond([
     (E.checked, [1.7, 0.6], [[-1.0, 0.5], [1.0, -6.5]]),
     (E.in_helper_of_helper, [1.3, 0.7], [[1.0, -1.0], [0.0, 1.0]]),
     (E.in_loop, [0.9, 4], [[3.0, 40]]),
     (E.raise_after_returns, [0.4], [[-0.5]]),
-])
+], 2))  # (the last two with --soak: both raise, and are differentiated, in-process above)
 def test_the_grad_file_raises_in_a_fresh_interpreter(fn, good, bad, tmp_path):
     """`s2s-ad grad -o`: the file, imported without s2s-ad, computes the
     gradient and raises the original's exception with its message."""

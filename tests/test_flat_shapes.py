@@ -19,6 +19,7 @@ import flat_shapes_src as src
 import s2s_ad
 from array_oracle import fd_gradient
 from modules import import_source
+from soak import beyond
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RNG = np.random.default_rng(77)
@@ -148,7 +149,7 @@ def _grad_o(tmp_path, name):
     return env
 
 
-@pytest.mark.parametrize("name", ["run", "chain", "mix"])
+@pytest.mark.parametrize("name", beyond(["run", "chain", "mix"], 1))  # all with --soak
 def test_grad_o_file_in_a_fresh_interpreter(tmp_path, name):
     """The ``grad -o`` module, flags in it, imported in a fresh interpreter:
     against central differences with arguments of one shape and arguments

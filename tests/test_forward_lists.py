@@ -21,6 +21,7 @@ import lists_across_calls_src as across
 import s2s_ad
 from array_oracle import make_function
 from s2s_ad import cli
+from soak import beyond
 
 H = 1e-6
 CS = [0.4, -0.7, 1.1, 0.25, -0.3]
@@ -177,8 +178,9 @@ def _fresh(tmp_path, module: str, call: str, args, kwargs) -> float:
     return json.loads(run.stdout)
 
 
-@pytest.mark.parametrize("name", ["param_passed_on", "param_in_loop_and_branch",
-                                  "grown_passed", "inactive_passed", "np_grown_passed"])
+@pytest.mark.parametrize("name", beyond(["param_passed_on", "param_in_loop_and_branch",
+                                         "grown_passed", "inactive_passed", "np_grown_passed"],
+                                        1))  # (all five with --soak)
 def test_the_cli_jvp_module_runs_in_a_fresh_interpreter(tmp_path, name):
     out = tmp_path / f"jvp_{name}.py"
     extra = ["--array", "W,x"] if name.startswith("np") else []

@@ -8,11 +8,12 @@ import pytest
 from tests.fuzz import report, run_alias_one
 from tests.programs import RandomDraw
 from tests.programs_aliasing import alias_program
+from tests.soak import beyond
 
 SEEDS = range(200)
 
 
-@pytest.mark.parametrize("first", range(0, len(SEEDS), 100))
+@pytest.mark.parametrize("first", beyond(range(0, len(SEEDS), 100), 1))  # 100 of 200 seeds
 def test_aliasing_programs_agree_or_are_refused_with_a_location(first, tmp_path):
     counts = {"ok": 0, "refused": 0, "rejected": 0, "clean": 0}
     for seed in SEEDS[first:first + 100]:

@@ -19,7 +19,7 @@ from tests.oracle import central_difference
 from tests.fuzz import evaluate, fd_agrees, import_program
 from tests.programs import RandomDraw, program
 from tests.programs_helpers import helper_program
-from tests.soak import beyond
+from tests.soak import beyond, soak
 from examples import (black_scholes, gaussian_nll, horner, kmeans, logistic_map, mlp, newton,
                       pendulum, piecewise, rosenbrock, saddle, seed_ggml, softmax_xent,
                       spring_chain, tied_weights)
@@ -212,13 +212,13 @@ def _random_second(prog, fn):
         assert math.isclose(tangent, row[ww], rel_tol=1e-7, abs_tol=1e-9), (tangent, row[ww])
 
 
-@pytest.mark.parametrize("seed", beyond(range(40), 15))
+@pytest.mark.parametrize("seed", beyond(range(40), 8))
 def test_random_programs_second_derivatives(seed, tmp_path):
     prog = program(RandomDraw(700_000 + seed))
     _random_second(prog, import_program(prog, str(tmp_path), f"h2_{seed}"))
 
 
-@pytest.mark.parametrize("seed", beyond(range(20), 8))
+@pytest.mark.parametrize("seed", beyond(range(20), 4))
 def test_random_helper_programs_second_derivatives(seed, tmp_path):
     prog = helper_program(RandomDraw(710_000 + seed))
     if not hasattr(prog, "wrt_names"):  # a NumPy base
@@ -278,7 +278,13 @@ def _numpy_second(prog, fn):
     return True
 
 
-@pytest.mark.parametrize("seed", beyond(range(30), 12))
+NUMPY_SECOND_SEEDS = [s if s < 12 and (s % 3 == 0 or s >= 10) else soak(s) for s in range(30)]
+"""Seeds 0 to 11 in the default run but 1, 2, 4, 5, 7 and 8: those draw
+numpy_program(720000 + seed), the programs test_random_numpy_programs_are_compared
+checks (the same _numpy_second) in the default run; all 30 with ``--soak``."""
+
+
+@pytest.mark.parametrize("seed", NUMPY_SECOND_SEEDS)
 def test_random_numpy_programs_second_derivatives(seed, tmp_path):
     from tests.modules import import_source
     from tests.programs_numpy import numpy_loop_program, numpy_program

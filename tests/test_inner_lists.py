@@ -19,6 +19,7 @@ import inner_lists_src as src
 import s2s_ad
 from array_oracle import make_function
 from s2s_ad import cli
+from soak import beyond
 
 NAMES = ["in_loop", "in_branch", "in_while", "passed", "branch_in_loop", "appended_in_branch",
          "in_a_helper"]
@@ -124,8 +125,9 @@ def _fresh(tmp_path, module: str, call: str) -> list:
     return json.loads(run.stdout)
 
 
-@pytest.mark.parametrize("name", ["in_loop", "in_branch", "in_while", "passed"])
+@pytest.mark.parametrize("name", beyond(["in_loop", "in_branch", "in_while", "passed"], 1))
 def test_the_cli_modules_run_in_a_fresh_interpreter(tmp_path, name):
+    # (in_loop in the default run, all four with --soak: each is checked in-process above)
     f = getattr(src, name)
     for verb in ("grad", "jvp"):
         out = tmp_path / f"{verb}_{name}.py"

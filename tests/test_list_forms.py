@@ -18,6 +18,7 @@ import s2s_ad
 from tests.array_oracle import assert_gradients, fd_gradient
 from tests.modules import cli_grad, import_source
 from tests.scalar_checks import assert_derivatives
+from tests.soak import beyond
 
 SRC = '''
 import math
@@ -205,8 +206,8 @@ def test_aliasing_is_python_s(mod):
         (0.7 + 0.49 + np.sin(0.7)) * 3 + np.sin(0.7))
 
 
-@pytest.mark.parametrize("name", ["plus_two_in_loop", "copied", "over_local_keys"])
-def test_cli_module(mod, tmp_path, name):
+@pytest.mark.parametrize("name", beyond(["plus_two_in_loop", "copied", "over_local_keys"], 1))
+def test_cli_module(mod, tmp_path, name):  # (all three with --soak)
     (got,) = cli_grad(tmp_path, SRC, name, [0.7])
     assert np.isclose(got, s2s_ad.grad(getattr(mod, name))(0.7), rtol=1e-12)
     f, h = getattr(mod, name), 1e-6

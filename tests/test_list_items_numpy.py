@@ -22,6 +22,7 @@ import s2s_ad
 from s2s_ad import SourceError
 from tests.array_oracle import assert_gradients, fd_gradient, make_function
 from tests.modules import import_source, run_generated
+from tests.soak import beyond
 
 A = np.array([0.31, -0.22, 0.54])
 B = np.array([0.71, 0.12, -0.43])
@@ -164,12 +165,14 @@ def test_augmented_item_write_is_refused_located():
     assert "`hs[0] = hs[0] + ...`" in str(caught.value) and "^" in str(caught.value)
 
 
-@pytest.mark.parametrize("name", ["each_item", "zeros_list", "item_changes_shape"])
+@pytest.mark.parametrize("name", beyond(["each_item", "zeros_list", "item_changes_shape"], 1))
 def test_cli_file_in_a_fresh_interpreter(name, tmp_path):
     """The program written to a file, its gradient module written by the CLI
     (`s2s-ad grad FILE:f --wrt a,b -o OUT`) and run in a fresh interpreter
     without s2s-ad, at two lengths: the same gradient as the API's, and as
-    central differences."""
+    central differences (each_item in the default run, all three with
+    ``--soak``: every program's gradient and JVP are checked in-process in
+    test_gradient_and_jvp_against_differences)."""
     source = tmp_path / f"items_{name}.py"
     source.write_text("import numpy as np\n\n\n" + PROGRAMS[name] + "\n", encoding="utf-8")
     out = tmp_path / f"grad_items_{name}.py"

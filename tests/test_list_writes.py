@@ -23,6 +23,7 @@ from examples import horner
 from s2s_ad.higher import HigherOrderError
 from tests.array_oracle import fd_gradient
 from tests.modules import import_source, run_generated
+from tests.soak import beyond
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = "tests/list_writes_src.py"
@@ -95,10 +96,12 @@ def _cli(*argv):
     return run
 
 
-@pytest.mark.parametrize("name", ["prefix", "overwritten", "passed_then_written",
-                                  "branch_writes", "while_writes"])
+@pytest.mark.parametrize("name", beyond(["prefix", "overwritten", "passed_then_written",
+                                         "branch_writes", "while_writes"], 1))
 def test_cli_file_in_a_fresh_interpreter(name, tmp_path):
-    """One `grad -o` file serves every length: run without s2s-ad."""
+    """One `grad -o` file serves every length: run without s2s-ad (six fresh
+    interpreters a case: prefix in the default run, all five with ``--soak``;
+    each is checked in-process at every length in test_grad_and_vjp)."""
     f = getattr(src, name)
     out = tmp_path / f"lw_{name}.py"
     _cli("grad", f"{SRC}:{name}", "-o", str(out))

@@ -18,6 +18,7 @@ import lists_across_calls_src as src
 import s2s_ad
 from array_oracle import make_function
 from s2s_ad import cli
+from soak import beyond, in_turn
 
 
 def _rng(seed):
@@ -56,6 +57,13 @@ NUMPY = {
     "called_in_branch": (lambda n: (W, X, TARGETS, n, 0.7 if n % 2 else 0.2), (0, 1)),
 }
 TRIPS = (0, 1, 4)
+FORMS = ["helper", "helper_of_helper", "loop", "branch"]
+"""Where each function is reached from: in the default run the first function
+of each family in every form and each other in one, in turn (tests/soak.py's
+in_turn); every pair with ``--soak``. The CLI's module in a fresh
+interpreter: the first function of each family in the default run (each
+function's gradient, vjp and jvp are checked in-process there), all with
+``--soak``."""
 
 
 @pytest.mark.parametrize("name", NUMPY)
@@ -94,8 +102,7 @@ def _wrapped(form: str, params: str) -> str:
             f"    else:\n        r = g({params}) - 1.0\n    return r\n")
 
 
-@pytest.mark.parametrize("form", ["helper", "helper_of_helper", "loop", "branch"])
-@pytest.mark.parametrize("name", NUMPY)
+@pytest.mark.parametrize("name, form", in_turn(NUMPY, FORMS))
 def test_the_pattern_inside_a_helper_a_loop_and_a_branch(name, form):
     g = getattr(src, name)
     make, wrt = NUMPY[name]
@@ -123,7 +130,7 @@ def _fresh(tmp_path, module: str, call: str, args) -> object:
     return json.loads(run.stdout)
 
 
-@pytest.mark.parametrize("name", NUMPY)
+@pytest.mark.parametrize("name", beyond(NUMPY, 1))
 def test_the_cli_module_runs_in_a_fresh_interpreter(tmp_path, name):
     out = tmp_path / f"grad_{name}.py"
     assert cli.main(["grad", f"{src.__file__}:{name}", "-o", str(out)]) == 0
@@ -197,8 +204,7 @@ def test_a_helper_returning_a_list_grown_at_run_time(name):
         _assert_close(tangent, _fd(f, args, 0) + 0.5 * _fd(f, args, 1), f"jvp {name} {args}")
 
 
-@pytest.mark.parametrize("form", ["helper", "helper_of_helper", "loop", "branch"])
-@pytest.mark.parametrize("name", SCALAR_RETURNS)
+@pytest.mark.parametrize("name, form", in_turn(SCALAR_RETURNS, FORMS))
 def test_a_returned_list_inside_a_helper_a_loop_and_a_branch(name, form):
     f = make_function(_wrapped(form, "p0, p1, p2"), env={"g": getattr(src, name)})
     for args in SCALAR_POINTS[1:]:
@@ -236,7 +242,7 @@ def test_a_numpy_helper_returning_a_list_grown_at_run_time(name):
         _assert_close(got, _fd(p, h, k), f"{name} in a loop, arg {k}")
 
 
-@pytest.mark.parametrize("name", SCALAR_RETURNS + list(NUMPY_RETURNS))
+@pytest.mark.parametrize("name", beyond(SCALAR_RETURNS, 1) + beyond(NUMPY_RETURNS, 1))
 def test_a_returned_list_through_the_cli_module_in_a_fresh_interpreter(tmp_path, name):
     out = tmp_path / f"grad_{name}.py"
     assert cli.main(["grad", f"{src.__file__}:{name}", "-o", str(out)]) == 0
@@ -284,8 +290,7 @@ def test_sorted_min_max_of_a_list_grown_at_run_time(name):
         _assert_close(tangent, _fd(f, args, 0) + 0.5 * _fd(f, args, 1), f"jvp {name} {args}")
 
 
-@pytest.mark.parametrize("form", ["helper", "helper_of_helper", "loop", "branch"])
-@pytest.mark.parametrize("name", SORTS)
+@pytest.mark.parametrize("name, form", in_turn(SORTS, FORMS))
 def test_sorted_min_max_inside_a_helper_a_loop_and_a_branch(name, form):
     f = make_function(_wrapped(form, "p0, p1, p2"), env={"g": getattr(src, name)})
     for args in SORT_POINTS[1:3]:
@@ -296,7 +301,7 @@ def test_sorted_min_max_inside_a_helper_a_loop_and_a_branch(name, form):
                 _assert_close(gk, _fd(f, point, k), f"{name} as {form} {point} arg {k}")
 
 
-@pytest.mark.parametrize("name", SORTS)
+@pytest.mark.parametrize("name", beyond(SORTS, 1))
 def test_sorted_min_max_through_the_cli_module_in_a_fresh_interpreter(tmp_path, name):
     out = tmp_path / f"grad_{name}.py"
     assert cli.main(["grad", f"{src.__file__}:{name}", "-o", str(out)]) == 0

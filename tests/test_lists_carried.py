@@ -26,6 +26,7 @@ import s2s_ad
 from tests.array_oracle import fd_gradient
 from tests.modules import cli_grad, import_source
 from tests.scalar_checks import assert_derivatives, fd
+from tests.soak import rows_beyond
 
 SRC = '''
 import math
@@ -328,7 +329,7 @@ def test_a_list_whose_length_changes_is_refused_located(mod):
         and "a list of 2 before this loop and a list of 3 after an iteration" in text
 
 
-@pytest.mark.parametrize("name,a", [("swapped", 0.7), ("returned", 1.2)])
+@pytest.mark.parametrize("name,a", rows_beyond([("swapped", 0.7), ("returned", 1.2)], 1))
 def test_the_cli_module_in_a_fresh_interpreter(tmp_path, mod, name, a):
     (got,) = cli_grad(tmp_path, SRC, name, [a])
     assert np.isclose(float(got), fd(getattr(mod, name), a), rtol=1e-6, atol=1e-8)

@@ -19,6 +19,7 @@ import s2s_ad
 from tests.array_oracle import fd_gradient
 from tests.modules import cli_grad, import_source
 from tests.scalar_checks import assert_derivatives, fd
+from tests.soak import rows_beyond
 
 SRC = '''
 import math
@@ -227,7 +228,8 @@ def test_a_structure_changing_shape_in_the_loop_is_refused_located(mod):
     assert "loop_structures_src.py:" in text and "keeps its shape" in text and "^" in text
 
 
-@pytest.mark.parametrize("name,a", [("named", 0.6), ("continued", -0.45), ("broken", 1.3)])
+@pytest.mark.parametrize("name,a", rows_beyond([("named", 0.6), ("continued", -0.45),
+                                                 ("broken", 1.3)], 1))  # all with --soak
 def test_the_cli_module_in_a_fresh_interpreter(tmp_path, mod, name, a):
     """`s2s-ad grad FILE:fn -o out.py`, then `out.py` imported and called in a
     fresh interpreter without s2s-ad: the same gradient as central differences."""

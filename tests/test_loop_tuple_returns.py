@@ -18,6 +18,7 @@ import s2s_ad
 from tests.array_oracle import fd_gradient
 from tests.modules import cli_grad, import_source
 from tests.scalar_checks import assert_derivatives, fd
+from tests.soak import rows_beyond
 
 SRC = '''
 import math
@@ -187,7 +188,7 @@ def test_a_helper_returning_nested_tuples_there_is_refused_located(mod):
         and "^" in text
 
 
-@pytest.mark.parametrize("name,a", [("unpacked", 0.7), ("while_helper", 1.45)])
+@pytest.mark.parametrize("name,a", rows_beyond([("unpacked", 0.7), ("while_helper", 1.45)], 1))
 def test_the_cli_module_in_a_fresh_interpreter(tmp_path, mod, name, a):
     (got,) = cli_grad(tmp_path, SRC, name, [a])
     assert np.isclose(float(got), fd(getattr(mod, name), a), rtol=1e-6, atol=1e-8)

@@ -20,6 +20,7 @@ import s2s_ad
 from array_oracle import fd_gradient, make_function
 from metamorphic_src import PROGRAMS
 from modules import run_generated
+from soak import beyond
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENV = {"math": math, "np": np}
@@ -97,9 +98,12 @@ def test_vjp_pulls_back_the_same_gradient(name, form):
 
 CLI_SAMPLE = ["if_in_body", "clamp", "fill_new_array", "loop_with_branch", "index_parameter",
               "nested_def_late_binding", "recursive_series", "kmeans_nested"]
+"""The CLI's file in a fresh interpreter: the first three in the default run
+(a branch, a clamp, a NumPy array filled), all eight with ``--soak``; every
+program is checked in-process in every form in the default run."""
 
 
-@pytest.mark.parametrize("name", CLI_SAMPLE)
+@pytest.mark.parametrize("name", beyond(CLI_SAMPLE, 3))
 def test_cli_file_in_a_fresh_interpreter(name, tmp_path):
     source, points, wrt = PROGRAMS[name]
     text = "import math\nimport numpy as np\n\n" + as_helper(source)

@@ -21,6 +21,7 @@ import s2s_ad
 from s2s_ad.errors import SourceError
 from tests import module_data_src as M
 from tests.array_oracle import fd_gradient
+from tests.soak import beyond
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 W = np.array([0.3, -0.2, 0.5])
@@ -154,11 +155,13 @@ def _fresh(folder, probe: str) -> str:
     return run.stdout
 
 
-@pytest.mark.parametrize("name", ["loss_helper_of_helper", "mlp_helper", "in_loop",
-                                  "nested_helper", "module_lambda"])
+@pytest.mark.parametrize("name", beyond(["loss_helper_of_helper", "mlp_helper", "in_loop",
+                                         "nested_helper", "module_lambda"], 2))
 def test_cli_gradient_file_in_a_fresh_interpreter(name, tmp_path):
     """`s2s-ad grad -o`: the module data are keyword-only parameters; the
-    file, imported without s2s-ad, is given the module's values by name."""
+    file, imported without s2s-ad, is given the module's values by name
+    (the first two in the default run, all five with ``--soak``; each is
+    checked in-process in the default run)."""
     out = tmp_path / f"g_{name}.py"
     _cli("grad", f"tests/module_data_src.py:{name}", "-o", str(out))
     fn = getattr(M, name)

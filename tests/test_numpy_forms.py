@@ -17,6 +17,7 @@ import s2s_ad
 from s2s_ad.errors import SourceError
 from tests import numpy_forms_src as N
 from tests.array_oracle import fd_gradient, make_function
+from tests.soak import rows_beyond
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RNG = np.random.default_rng(9091)
@@ -171,7 +172,7 @@ def _fresh(folder, probe: str) -> str:
     return run.stdout
 
 
-@pytest.mark.parametrize("name, shapes, wrt", [
+@pytest.mark.parametrize("name, shapes, wrt", rows_beyond([
     ("energy_of_energy", [(6,)], "x"),
     ("norm_helper", [(3, 4)], "x"),
     ("extremes_helper", [(3,)], "x --array x"),
@@ -179,7 +180,7 @@ def _fresh(folder, probe: str) -> str:
     ("interp_all", [None, (6,), (6,)], "x,xp,fp"),
     ("item_helper", [(3,)], "x"),
     ("tolist_helper", [(4,), (4,)], "x,y"),
-])
+], 3))  # the last four with --soak: each checked in-process (CASES) in the default run
 def test_cli_gradient_file_in_a_fresh_interpreter(name, shapes, wrt, tmp_path):
     out = tmp_path / f"g_{name}.py"
     done = subprocess.run([sys.executable, "-m", "s2s_ad", "grad",

@@ -18,6 +18,7 @@ import s2s_ad
 from array_oracle import fd_gradient
 from s2s_ad.errors import SourceError
 from tests import real_style_src as R
+from tests.soak import rows_beyond
 
 pytest.importorskip("scipy")
 
@@ -145,8 +146,9 @@ def test_objectives_as_helpers_in_a_callers_loop():
         np.testing.assert_allclose(g, fd_gradient(fit_all, args, i), rtol=1e-5, atol=1e-7)
 
 
-@pytest.mark.parametrize("fn, wrt", [("hmm_objective", "log_pi,log_A,log_B"),
-                                     ("elbo_objective", "var_params")])
+@pytest.mark.parametrize("fn, wrt", rows_beyond([("hmm_objective", "log_pi,log_A,log_B"),
+                                                 ("elbo_objective", "var_params")], 1))
+# (elbo's file with --soak: elbo's gradient and vjp are checked in-process in the default run)
 def test_grad_o_file_in_a_fresh_interpreter(tmp_path, fn, wrt):
     out = tmp_path / f"grad_{fn}.py"
     done = subprocess.run([sys.executable, "-m", "s2s_ad", "grad",

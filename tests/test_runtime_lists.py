@@ -16,6 +16,7 @@ import pytest
 import runtime_lists_src as src
 import s2s_ad
 from test_iterables import _fd as _reference
+from soak import rows_beyond
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = os.path.join(ROOT, "tests", "runtime_lists_src.py")
@@ -62,8 +63,8 @@ def test_the_generated_code_reads_the_length_at_run_time():
     assert "len(coeffs)" in text and "raise" not in text
 
 
-@pytest.mark.parametrize("name, lengths", CASES)
-def test_cli_without_length(name, lengths, tmp_path):
+@pytest.mark.parametrize("name, lengths", rows_beyond(CASES, 1))  # horner; all with --soak:
+def test_cli_without_length(name, lengths, tmp_path):  # each is checked in-process above
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.path.join(ROOT, "tests"))
     done = subprocess.run([sys.executable, "-m", "s2s_ad", "grad", f"{SRC}:{name}"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
