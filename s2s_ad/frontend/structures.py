@@ -71,9 +71,9 @@ def refuse_tuple_arithmetic(lo, node: ast.BinOp, left, right) -> None:
     for operand, value in ((node.left, left), (node.right, right)):
         if _flat_tuple(lo, value):
             n = lo.__dict__["tuple_calls"][id(value)]
-            raise lo.src.error(operand, f"`{ast.unparse(operand)}` is the tuple of {n} values a "
-                               "call returns, used here in arithmetic; unpack it (`a, b = "
-                               "...`) or index it (a tuple joins another tuple with `+`)")
+            raise lo.src.error(operand, f"`{ast.unparse(operand)}` returns {n} values (a tuple), "
+                               "used here in arithmetic; unpack them (`a, b = ...`) or index "
+                               "the result (a tuple joins another tuple with `+`)")
 
 
 def _flat_tuple(lo, value) -> bool:
