@@ -11,7 +11,7 @@ import numpy as np
 
 from tests.fuzz import report, run_numpy_one
 from tests.fuzz_families import draw, run_torch_one
-from tests.soak import breadth
+from tests.soak import breadth, on
 
 
 def _run(torch: bool, seeds, tmp_path, checks=("grad", "vjp", "jvp")) -> Counter:
@@ -92,7 +92,10 @@ def test_second_order_reverse_over_reverse_of_list_programs(tmp_path):
     """List programs whose gradient files, differentiated again in reverse
     mode, gave wrong second derivatives (a list parameter a pair's forward
     function returns got no adjoint from its caller; the `second` check's
-    reverse-over-reverse route found them, docs/testing.md)."""
-    seeds = [33002, 33004, 33005, 33006, 33013]
+    reverse-over-reverse route found them, docs/testing.md). The default run
+    takes one program of numbers and the NumPy one; the three other programs
+    of numbers (the same helper ``total(xs, w)`` over a list grown by
+    ``append``, in other loops) with ``--soak``."""
+    seeds = [33002, 33006] + ([33004, 33005, 33013] if on() else [])
     seen = _run(False, seeds, tmp_path, checks=("grad", "second"))
     assert seen["second", "agree"] == len(seeds), seen
