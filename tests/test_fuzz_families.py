@@ -44,12 +44,13 @@ def test_torch_programs_match_finite_differences_and_their_numpy_twins(tmp_path)
 
 def test_second_order_of_list_and_torch_programs(tmp_path):
     """(Many are refused, located: the read-back of a NumPy gradient module
-    does not take every form yet; docs/testing.md lists the reasons.) Two
-    seeds of each family in the default run, six with ``--soak``."""
-    seeds = range(breadth(2, 6))
+    does not take every form yet; docs/testing.md lists the reasons.) One
+    seed of each family in the default run (about 4.5 s each), six with
+    ``--soak``."""
+    seeds = range(breadth(1, 6))
     seen = _run(False, seeds, tmp_path, checks=("grad", "second"))
     seen += _run(True, seeds, tmp_path, checks=("grad", "second"))
-    assert seen["second", "agree"] >= breadth(2, 4), seen
+    assert seen["second", "agree"] >= breadth(1, 4), seen
 
 
 def test_list_programs_exercise_every_form():
