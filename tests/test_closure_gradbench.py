@@ -93,10 +93,15 @@ def test_gradient_file_of_an_objective_differentiated_again(name, tmp_path):
                                    atol=1e-6 * max(1.0, float(np.max(np.abs(want)))))
 
 
+@pytest.mark.soak
 def test_cli_gradient_of_the_lstm_gradient_file(tmp_path):
     """`s2s-ad grad` of the file `s2s-ad grad -o` wrote for lstm (a probe
     summing the gradient against a weight, so the result is a number), run
-    in a fresh interpreter."""
+    in a fresh interpreter. (With ``--soak``: in the default run lstm's
+    gradient file is read back and differentiated again through the API above,
+    its `grad -o` file runs in a fresh interpreter in tests/test_gradbench.py,
+    and tests/test_closure_numpy.py runs the CLI's gradient of a probe over a
+    NumPy gradient file, mlp's, in a fresh interpreter.)"""
     first = tmp_path / "lstm_first.py"
     env = dict(os.environ, PYTHONPATH=ROOT)
     done = subprocess.run([sys.executable, "-m", "s2s_ad", "grad",

@@ -369,14 +369,14 @@ in place in loops, overwritten elements put back by `y[i] = y_old.pop()`,
 adjoints added into by index, `dx += v`) is differentiated again and compared."""
 
 
-@pytest.mark.parametrize("seed", beyond(LOOPS_COMPARED, 5))
+@pytest.mark.parametrize("seed", beyond(LOOPS_COMPARED, 3))
 def test_numpy_loop_programs_gradient_file_compared(seed, tmp_path):
     prog = numpy_loop_program(RandomDraw(765_000 + seed))
     fn = import_source(str(tmp_path), prog.source, f"clc_{seed}").f
     assert _numpy_from_file(prog, fn, tmp_path, f"clc_grad_{seed}"), prog.source
 
 
-@pytest.mark.parametrize("seed", beyond([s for s in range(40) if s not in LOOPS_COMPARED], 4))
+@pytest.mark.parametrize("seed", beyond([s for s in range(40) if s not in LOOPS_COMPARED], 2))
 def test_numpy_loop_programs_gradient_file_compared_or_refused_located(seed, tmp_path):
     """The rest: refused with a located message, never an internal error —
     mostly an element of an array written in place bound to a name (`t =

@@ -31,6 +31,7 @@ from tests.fuzz import import_program
 from tests.modules import import_source, run_generated
 from tests.programs import RandomDraw
 from tests.programs_helpers import helper_program
+from tests.soak import soak
 from tests.test_closure import (NESTED_TAPES, RNG, ROOT, _cli, _second_from_file, central_jacobian,
                                 checked_file_gradient, loaded, tangent_keywords)
 
@@ -384,9 +385,23 @@ def _checkpoint_src():
         sys.path.remove(os.path.join(ROOT, "tests"))
 
 
-@pytest.mark.parametrize("budget", [2, True])
-@pytest.mark.parametrize("name,args,wrt", CHECKPOINTED,
-                         ids=[f"{n}-{a[-1]}" for n, a, _ in CHECKPOINTED])
+def _checkpointed_ids() -> list:
+    """``name-n``, made unique as pytest makes them (``_0``, ``_1`` on repeats)."""
+    ids = [f"{n}-{a[-1]}" for n, a, _ in CHECKPOINTED]
+    seen: dict = {}
+    out = []
+    for i in ids:
+        k = seen[i] = seen.get(i, -1) + 1
+        out.append(f"{i}_{k}" if ids.count(i) > 1 else i)
+    return out
+
+
+@pytest.mark.parametrize("name,args,wrt,budget", [
+    # each function with one budget in turn in the default run (the first with both), every
+    # pair with --soak
+    (pytest.param if k == 0 or b == (2, True)[k % 2] else soak)(n, a, w, b, id=f"{i}-{b}")
+    for k, ((n, a, w), i) in enumerate(zip(CHECKPOINTED, _checkpointed_ids()))
+    for b in (2, True)])
 def test_checkpointed_module_read_from_its_file_is_differentiated(name, args, wrt, budget,
                                                                   tmp_path):
     """A module written with ``checkpoint=`` (binomial snapshots for a ``for``,

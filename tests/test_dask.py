@@ -23,6 +23,7 @@ import pytest
 import s2s_ad
 from array_oracle import fd_gradient, make_function
 from metamorphic_src import PROGRAMS
+from soak import soak
 
 da = pytest.importorskip("dask.array")
 
@@ -188,11 +189,14 @@ def _gradbench():
     }
 
 
-@pytest.mark.parametrize("name", ["gmm", "lstm", "ode", "ode_closure", "kmeans", "llsq", "lse"])
+@pytest.mark.parametrize("name", ["gmm", soak("lstm"), "ode", "ode_closure", "kmeans", "llsq",
+                                  "lse"])
 def test_gradbench_objectives_run_on_dask(name):
     """gmm and lstm make arrays with NumPy inside helpers (np.zeros) that the
     Dask adjoint flows into: the generated code adds into them without
-    writing a Dask array into a NumPy one (``dy = dy + g``, ``v.copy()``)."""
+    writing a Dask array into a NumPy one (``dy = dy + g``, ``v.copy()``).
+    (lstm, ~5 s on Dask, with ``--soak``: gmm runs the same in the default
+    run, and lstm's gradient is checked on NumPy in tests/test_gradbench.py.)"""
     f, args, wrt = _gradbench()[name]
     for i in wrt:
         np.testing.assert_allclose(s2s_ad.grad(f, wrt=i)(*args), fd_gradient(f, args, i),
@@ -216,13 +220,19 @@ def test_bundle_adjustment_vjp_runs_on_dask():
         np.testing.assert_allclose(np.asarray(got[i]), want[i], rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.soak
 def test_hand_tracking_vjp_runs_on_dask():
     """``vertex_positions[correspondences]`` reads rows by an integer array
     that repeats some (add_at sums them with np.bincount on Dask), and the
     helpers fill arrays made with np.zeros from Dask values, whose Dask
     adjoints the reverse sweep adds into NumPy-made adjoint arrays out of
     place (``dy = dy + g``). The NumPy vjp is checked against central
-    differences of <cotangent, f> first."""
+    differences of <cotangent, f> first. (With ``--soak``, ~10 s: the backward
+    pass computes the Dask arrays bone by bone. Both constructs run on Dask in
+    the default run: test_a_repeating_integer_array_index_sums_on_dask and
+    tests/test_dask_repeats.py, test_gradbench_objectives_run_on_dask's gmm and
+    test_dask_repeats.py's adjoints added into an array made with NumPy; ba's
+    vjp on Dask stays.)"""
     from examples_gradbench import ht_args
     from gradbench import ht
     args = ht_args(np.random.default_rng(8), 12, 7)

@@ -17,6 +17,7 @@ from tests import forward_src as src
 from tests.fuzz import fd_agrees, evaluate, import_program
 from tests.oracle import second_difference
 from tests.programs import HypothesisDraw, program
+from tests.soak import breadth
 
 
 def fd_directional(f, args: list, direction: list, h: float = 1e-6):
@@ -154,8 +155,8 @@ def test_refusals_are_located(f, args, where):
     assert err.file.endswith("forward_src.py") and err.line > 0 and where in str(err)
 
 
-RANDOM = settings(max_examples=120, deadline=None, derandomize=True, database=None,
-                  suppress_health_check=list(HealthCheck))
+RANDOM = settings(max_examples=breadth(60, 120), deadline=None, derandomize=True,
+                  database=None, suppress_health_check=list(HealthCheck))
 
 
 @RANDOM

@@ -321,10 +321,13 @@ def test_second_check_agrees_on_random_programs(tmp_path):
     agreed = _wider(program, run_one, range(10), tmp_path, checks=("grad", "second"),
                     use_sympy=False)
     assert agreed["second"] == 10, agreed
-    seeds = range(breadth(3, 6))  # (about 3 s a program: 6 with --soak)
+    # (about 3 s a program: one in the default run, where tests/test_closure_numpy.py reads
+    # back the gradient files of nine more NumPy-loop programs and checks their JVPs against
+    # central differences of the file's gradient; 6 with --soak)
+    seeds = range(breadth(1, 6))
     agreed = _wider(numpy_loop_program, run_numpy_one, seeds, tmp_path,
                     checks=("grad", "second"))
-    assert agreed["second"] >= breadth(2, 4), agreed
+    assert agreed["second"] >= breadth(1, 4), agreed
 
 
 def test_second_check_sees_a_wrong_product(tmp_path, monkeypatch):

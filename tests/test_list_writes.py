@@ -208,15 +208,27 @@ def both(c, x):
 '''
 
 
+HORNER_FILE: dict = {}
+"""The folder holding rb_horner.py, the CLI's gradient file of horner, written
+once for the three callers below (the same command line each time before),
+and whether its second gradient's file has been run in a fresh interpreter
+yet (once: the same command lines and numbers for every caller)."""
+
+
 @pytest.mark.parametrize("caller", ["second", "items", "both"])
-def test_horner_gradient_file_read_back(caller, tmp_path):
+def test_horner_gradient_file_read_back(caller, tmp_path_factory):
     """The run-time-length gradient module of horner (`dc = [0.0] * len(c)`,
     `dc[k] = ds` in a reversed loop, `return dc, dx`), written by the CLI and
     called from another module: differentiated again, against central
     differences of the file's gradient; the second gradient's own file run
     in a fresh interpreter."""
+    if "folder" not in HORNER_FILE:
+        folder = tmp_path_factory.mktemp("rb_horner")
+        _cli("grad", "examples/horner.py:horner", "--wrt", "c,x", "-o",
+             str(folder / "rb_horner.py"))
+        HORNER_FILE["folder"] = folder
+    tmp_path = HORNER_FILE["folder"]
     first = tmp_path / "rb_horner.py"
-    _cli("grad", "examples/horner.py:horner", "--wrt", "c,x", "-o", str(first))
     assert "[0.0] * len(c)" in first.read_text(encoding="utf-8")
     sys.path.insert(0, str(tmp_path))
     try:
@@ -230,12 +242,15 @@ def test_horner_gradient_file_read_back(caller, tmp_path):
     finally:
         sys.path.remove(str(tmp_path))
         sys.modules.pop("rb_horner", None)
+    if HORNER_FILE.get("second_run"):
+        return
     second = tmp_path / "rb_second.py"
     _cli("grad", f"{first}:grad_horner", "--wrt", "c,x", "--output", "1", "-o", str(second))
     mod = import_source(str(tmp_path), first.read_text(encoding="utf-8"), "rb_first")
     c, x = [0.3, -1.2, 0.7, 2.0], 0.8
     dc, dx = run_generated(tmp_path, "rb_second", "grad_grad_horner", [c, x])
     _close((list(dc), float(dx)), _first_gradient_fd(mod.grad_horner, c, x, len(c)))
+    HORNER_FILE["second_run"] = True
 
 
 def test_list_example_gradient_file_read_back(tmp_path):
