@@ -243,15 +243,18 @@ BAD_INVOCATIONS = [
     (["check", "tgt.py:f", "--timeout", "-1"], ["timeout", "0 or more"]),
     (["grad", "tgt.py:f", "--length", "x=0"], ["--length x", "positive"]),
     (["grad", "tgt.py:f", "--length", "x=-2"], ["--length x", "positive"]),  # --soak: as 0
-    (["grad", "tgt.py:f", "--wrt", "q"], ["no parameter 'q'"]),
-    (["grad", "tgt.py:nope"], ["no function 'nope'"]),
+    (["grad", "tgt.py:f", "--wrt", "q"], ["no parameter 'q'"]),  # --soak: test_unknown_wrt's
+    (["grad", "tgt.py:nope"], ["no function 'nope'"]),  # --soak: as test_bad_target's tgt.py:g
 ]
 
 
 SECOND_SPELLINGS = {("check", "tgt.py:f", "--points", "-3"),
-                    ("grad", "tgt.py:f", "--length", "x=-2")}
-"""Another number refused by the same test and message as the case before it:
-run with ``--soak`` (each command line starts an interpreter, about 1 s)."""
+                    ("grad", "tgt.py:f", "--length", "x=-2"),
+                    ("grad", "tgt.py:f", "--wrt", "q"), ("grad", "tgt.py:nope")}
+"""Run with ``--soak`` (each command line starts an interpreter, about 1 s):
+another number refused by the same test and message as the case before it;
+``grad tgt.py:f --wrt q``, the very command line of test_unknown_wrt; and
+``grad tgt.py:nope``, test_bad_target's ``tgt.py:g`` with another name."""
 
 
 @pytest.mark.parametrize("argv, needles", [
