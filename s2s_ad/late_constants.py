@@ -23,7 +23,7 @@ import types
 import weakref
 from typing import Callable
 
-from s2s_ad import cache, fingerprint
+from s2s_ad import cache, fingerprint, signatures
 from s2s_ad.errors import S2SError
 from s2s_ad.frontend import methods
 
@@ -228,9 +228,7 @@ class _OwnCall(Seeing):
                     f"    if {check}:\n"
                     "        return _s2s_made(*args, **kwargs)\n"
                     "    return _s2s_again(_s2s_self, *args, **kwargs)\n")
-        exec(compile(text, f"<s2s-ad: call of {getattr(self._made, '__name__', 'a derivative')}>",
-                     "exec"), space)
-        cls.__call__ = space["__call__"]
+        cls.__call__ = signatures._define("__call__", text, space) or Seeing.__call__
 
 
 def _defaults_fixed(base, made) -> bool:
