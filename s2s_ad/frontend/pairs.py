@@ -48,13 +48,20 @@ from s2s_ad import source_text
 
 
 @functools.lru_cache(maxsize=256)
-def _bwd_items(code) -> tuple | None:
-    """The names ``H_bwd`` unpacks its tape into, or None."""
+def _bwd_tree(code) -> ast.AST | None:
+    """The parsed source of the function of ``code``, or None; shared by
+    every caller: read, never changed."""
     try:
         tree = ast.parse(textwrap.dedent(source_text.text(code)))
     except (OSError, TypeError, SyntaxError):
         return None
-    fn = tree.body[0] if tree.body else None
+    return tree.body[0] if tree.body else None
+
+
+@functools.lru_cache(maxsize=256)
+def _bwd_items(code) -> tuple | None:
+    """The names ``H_bwd`` unpacks its tape into, or None."""
+    fn = _bwd_tree(code)
     if not isinstance(fn, ast.FunctionDef) or not fn.args.args or not fn.body:
         return None
     tape = fn.args.args[0].arg
@@ -191,8 +198,7 @@ def _bwd_params(code, globals_: dict, seen: frozenset = frozenset()) -> tuple | 
     raw = _bwd_items(code)
     if raw is None or not raw:
         return raw
-    fn = ast.parse(textwrap.dedent(source_text.text(code))).body[0]
-    nested = _nested(fn, raw, globals_, seen | {code})
+    nested = _nested(_bwd_tree(code), raw, globals_, seen | {code})
     if nested is None:
         return None
     return tuple(m for u in raw for m in nested.get(u, (u,)))
@@ -213,19 +219,36 @@ def tape_layout(bwd) -> tuple[tuple, dict]:
     return raw, nested or {}
 
 
-def _pairs(globals_: dict) -> dict:
+def _pairs(globals_: dict) -> types.MappingProxyType:
     """``H_fwd`` -> (``H_bwd``, the names of its tape's items)."""
+    return _pairs_among(_pair_functions(globals_))
+
+
+def _pair_functions(globals_: dict) -> tuple:
+    """The functions of ``globals_`` named as either function of a pair:
+    all that :func:`_pairs` reads of a module (its result is the same while
+    these are)."""
+    return tuple((name, fn) for name, fn in globals_.items()
+                 if isinstance(fn, types.FunctionType) and _PAIR_NAME.fullmatch(name))
+
+
+@functools.lru_cache(maxsize=64)
+def _pairs_among(functions: tuple) -> types.MappingProxyType:
+    """:func:`_pairs` of a module whose pair functions are ``functions``:
+    computed once per module (a gradient module read back asks for each of
+    its functions; each asking parsed every backward function again)."""
+    globals_ = dict(functions)
     out = {}
-    for name, fn in globals_.items():
+    for name, fn in functions:
         names = partner(name)
-        if not (names is not None and names[0] == name and isinstance(fn, types.FunctionType)):
+        if names is None or names[0] != name:
             continue
         bwd = globals_.get(names[1])
         if isinstance(bwd, types.FunctionType):
             items = _bwd_params(bwd.__code__, globals_)
             if items is not None:
                 out[name] = (names[1], items)
-    return out
+    return types.MappingProxyType(out)  # shared by every caller: read-only
 
 
 def pairs_of(globals_: dict) -> dict:
