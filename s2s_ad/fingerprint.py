@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 import numbers
+import re
 import types
 import weakref
 from typing import Callable
@@ -97,7 +98,15 @@ class Reads:
                 return None
             space[alias] = obj
             derefs.add(f"({alias} := {ref}()) is not None")
-        return [t for t in self.terms if t not in derefs], space
+        terms = [t for t in self.terms if t not in derefs]
+        for alias in self._refs:
+            # a function's globals held too (its __globals__ cannot be set)
+            read = re.compile(rf"\b{alias}\.__globals__\b")
+            if any(read.search(t) for t in terms):
+                n = f"{alias}_globals"
+                space[n] = space[alias].__globals__
+                terms = [read.sub(n, t) for t in terms]
+        return terms, space
 
     def same(self, expr: str, obj) -> None:
         """``expr`` (over names this made) still evaluates to ``obj`` itself
@@ -154,10 +163,17 @@ def _fingerprint(fn, out: list, seen: set, reads: Reads | None = None) -> None:
         # derivative asked for again after they changed gets its own key)
         for attr in ("__code__", "__defaults__"):
             reads.same(f"{f}.{attr}", getattr(fn, attr))
-        reads.same(f"_s2s_getattr({f}, {user_rules.ATTRIBUTE!r}, None)",
-                   getattr(fn, user_rules.ATTRIBUTE, None))
+        rule = getattr(fn, user_rules.ATTRIBUTE, None)
+        if rule is None:
+            # (for a function, getattr is a look into its own __dict__: the same
+            # truth, without a call; a rule set to None later fails it, safely)
+            reads.terms.append(f"{user_rules.ATTRIBUTE!r} not in {f}.__dict__")
+        else:
+            reads.same(f"_s2s_getattr({f}, {user_rules.ATTRIBUTE!r}, None)", rule)
         kw = fn.__kwdefaults__
-        if kw is None:
+        if not fn.__code__.co_kwonlyargcount:
+            pass  # no keyword-only parameter for them to give (the code is checked above)
+        elif kw is None:
             reads.terms.append(f"{f}.__kwdefaults__ is None")
         else:  # a dict, changed in place or not: its items now, compared as the key does
             items = dict(kw)
@@ -185,7 +201,8 @@ def _fingerprint(fn, out: list, seen: set, reads: Reads | None = None) -> None:
     text = _source_text(fn.__code__)
     code = fn.__code__
     out.append(("fn", fn.__module__, fn.__qualname__, code.co_filename, code.co_firstlineno, text, _numbers(fn.__defaults__),
-                _numbers(tuple(sorted((fn.__kwdefaults__ or {}).items())))))
+                _numbers(tuple(sorted((fn.__kwdefaults__ or {}).items()))
+                         if code.co_kwonlyargcount else ())))
     for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
         # A closure's captured data are parameters of its gradient: their
         # kinds decide the code; captured functions are read like globals.

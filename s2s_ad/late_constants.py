@@ -219,6 +219,12 @@ class _OwnCall(Seeing):
             # the derivative's own check of its arguments' classes, in the same
             # test, and its generated code called directly: one call fewer
             space.update(guard.space)
+            made = signatures.with_body(guard.space.get("_s2s_compiled"), "__call__",
+                                        f"_s2s_self, {guard.params}", f"{check} and {guard.test}",
+                                        f"_s2s_again(_s2s_self, {guard.passed})", space)
+            if made is not None:  # the generated code's body in the call itself
+                cls.__call__ = made
+                return
             text = (f"def __call__(_s2s_self, {guard.params}):\n"
                     f"    if {check} and {guard.test}:\n"
                     f"        return _s2s_compiled({guard.passed})\n"

@@ -7,7 +7,14 @@ call passes its arguments once, as written, instead of through ``*args,
 
 from __future__ import annotations
 
+import ast
+import hashlib
 import inspect
+import linecache
+import textwrap
+import types
+
+from s2s_ad import source_text
 
 _NUMBERS = frozenset((float, int, bool))
 
@@ -39,9 +46,17 @@ def _parameter_list(sig: inspect.Signature, space: dict):
     return ", ".join(parts), ", ".join(passed)
 
 
-def _define(name: str, text: str, space: dict):
+def _define(name: str, text: str, space: dict, *, shown: bool = False):
+    """The function ``name`` that ``text`` defines, run in ``space``; None
+    where the text does not compile. ``shown``: its lines are given to
+    :mod:`linecache` under a name of their own, so that a traceback through
+    it shows them (for text holding generated code the user may debug)."""
+    filename = f"<s2s-ad call of {name}>"
+    if shown:
+        filename = f"<s2s-ad call of {name} {hashlib.sha1(text.encode()).hexdigest()[:12]}>"
+        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     try:
-        exec(compile(text, f"<s2s-ad call of {name}>", "exec"), space)
+        exec(compile(text, filename, "exec"), space)
     except SyntaxError:
         return None
     return space[name]
@@ -93,13 +108,53 @@ def guarded(compiled, slow, sequences=frozenset(), tuples: bool = True, plain: b
                         if plain else f"_s2s_sequence({n})" if n in sequences else
                         f"{n}.__class__ in _s2s_numbers" for n in sig.parameters)
     name = compiled.__name__
-    made = _define(name, f"def {name}({params}):\n"
+    made = with_body(compiled, name, params, test, f"_s2s_slow({passed})", space) \
+        or _define(name, f"def {name}({params}):\n"
                          f"    if {test}:\n"
                          f"        return _s2s_compiled({passed})\n"
                          f"    return _s2s_slow({passed})\n", space)
     if made is not None:
         made.__s2s_guard__ = Guard(params, passed, test, space)
     return made
+
+
+def with_body(compiled, name: str, params: str, test: str, otherwise: str, space: dict):
+    """A function ``name(params)`` that returns ``otherwise`` unless ``test``
+    holds and else runs the body of the generated function ``compiled``, as
+    written (its comments kept), in its module's globals and the names of
+    ``space`` the test and ``otherwise`` read (``_s2s_`` names): one Python
+    call fewer per call than calling ``compiled`` (about 0.05–0.1 µs). Its
+    lines are shown in tracebacks. None where the body cannot be moved: not
+    a plain function whose source is known, a closure, or one of those names
+    taken by the module or read by the body."""
+    if compiled.__class__ is not types.FunctionType or compiled.__closure__:
+        return None
+    try:
+        text = textwrap.dedent(source_text.text(compiled.__code__))
+        tree = ast.parse(text)
+    except (OSError, TypeError, SyntaxError):
+        return None
+    fn = tree.body[0] if len(tree.body) == 1 else None
+    if not isinstance(fn, ast.FunctionDef) or fn.decorator_list or fn.name != compiled.__name__:
+        return None
+    own = {k: v for k, v in space.items() if k.startswith("_s2s_") and k != "_s2s_compiled"}
+    read = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} \
+        | {a.arg for a in ast.walk(fn) if isinstance(a, ast.arg)}
+    try:
+        extra = {a.arg for a in ast.walk(ast.parse(f"def f({params}): pass"))
+                 if isinstance(a, ast.arg)} - {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}
+    except SyntaxError:
+        return None
+    if read & (set(own) | extra) or set(own) & set(compiled.__globals__):
+        return None
+    lines = text.splitlines(True)
+    k = fn.body[0].lineno - 1
+    while k > 0 and (not lines[k - 1].strip() or lines[k - 1].lstrip().startswith("#")):
+        k -= 1  # the comments above the first statement are the body's
+    return _define(name, f"def {name}({params}):\n"
+                         f"    if not ({test}):\n"
+                         f"        return {otherwise}\n" + "".join(lines[k:]),
+                   {**compiled.__globals__, **own}, shown=True)
 
 
 class Guard:

@@ -101,3 +101,74 @@ def test_list_arguments_of_new_lengths_behind_the_check():
     f.__globals__["helper"] = lambda c, x: c * x * x + 1.0
     cs = [0.3, -0.2]
     assert math.isclose(g(cs, 0.8), fd_gradient(lambda x: f(cs, x), [0.8], 0), rel_tol=1e-6)
+
+
+SQRT = '''
+def helper(a):
+    return math.sqrt(a) * 3.0
+
+def f(x, y):
+    return helper(x) + helper(y) * y
+
+def plain(x, y):
+    return math.sqrt(x) * y
+'''
+
+
+@pytest.mark.parametrize("name", ["f", "plain"])
+def test_a_traceback_through_the_call_shows_the_generated_lines(name):
+    # The derivative's call holds the generated code's body itself (one call
+    # fewer); its lines, comments included, are what a traceback shows.
+    f = make_function(SQRT, name, env={"math": math, "__name__": "seeing_sqrt"})
+    g = s2s_ad.grad(f)
+    assert math.isclose(g(0.7, 1.3), fd_gradient(f, [0.7, 1.3], 0), rel_tol=1e-6)
+    with pytest.raises(ValueError) as info:
+        g(-1.0, 1.3)
+    shown = [e.statement for e in info.traceback if "s2s-ad call of" in str(e.path)]
+    assert shown and "math.sqrt(x)" in str(shown[-1])
+    lines = [e for e in info.traceback if "s2s-ad call of" in str(e.path)]
+    source = "".join(__import__("linecache").getlines(str(lines[-1].path)))
+    assert "# line" in source and "math.sqrt" in source
+
+
+RULES = '''
+def helper(a):
+    return a * a
+
+def f(x, y):
+    return helper(x) * y + y
+'''
+
+
+def five_fwd(a):
+    return a * a, a
+
+
+def five_bwd(a, g):
+    return (5.0 * g,)  # deliberately not the function's derivative (2a): seen in the result
+
+
+def test_a_rule_given_to_the_helper_after_the_derivative_was_made():
+    # The check reads the helper's rule attribute as a look into its
+    # __dict__; a rule set later, then set to None, then removed, is seen.
+    f = make_function(RULES, "f", env={"math": math, "__name__": "seeing_rules"})
+    helper = f.__globals__["helper"]
+    g = s2s_ad.grad(f)
+    assert math.isclose(g(0.7, 1.3), 2 * 0.7 * 1.3, rel_tol=1e-12)
+    helper.__s2s_ad_vjp__ = (five_fwd, five_bwd)
+    assert math.isclose(g(0.7, 1.3), 5.0 * 1.3, rel_tol=1e-12)
+    helper.__s2s_ad_vjp__ = None
+    assert math.isclose(g(0.7, 1.3), fd_gradient(f, [0.7, 1.3], 0), rel_tol=1e-6)
+    del helper.__s2s_ad_vjp__
+    assert math.isclose(g(0.7, 1.3), fd_gradient(f, [0.7, 1.3], 0), rel_tol=1e-6)
+
+
+def test_keyword_defaults_of_a_helper_without_keyword_parameters_change_nothing():
+    # (not watched: they bind no parameter); those of one with them are
+    f = make_function(DEFAULTS, "f", env={"math": math, "__name__": "seeing_kw"})
+    helper = f.__globals__["helper"]
+    g = s2s_ad.grad(f)
+    helper.__kwdefaults__ = {"z": 4.0}
+    assert math.isclose(g(0.7), fd_gradient(f, [0.7], 0), rel_tol=1e-6)
+    f.__kwdefaults__ = {"z": -2.0}
+    assert math.isclose(g(0.7), fd_gradient(f, [0.7], 0), rel_tol=1e-6)
