@@ -315,17 +315,35 @@ class _Reverse:
 
     # -- branches -------------------------------------------------------------------
 
+    def read_outside(self, line: Line) -> set[str]:
+        """The names the sweep reads outside the branch ``line``, and the
+        gradients it returns."""
+        inside = {id(x) for x in _walk([line])}
+        out = set(_names(self.sw.code.returns))
+        for x in self.sw.walk():
+            if id(x) not in inside:
+                out.update(x.reads + (_index_names(x) if x.stmt is not None else []))
+        return out
+
     def branch(self, line: Line, cluster: graph.Cluster) -> None:
         node = line.control
         edges = self.gather(_names(line.expr), cluster)
         test = line.block.head.test
+        # the sides are named by the decision the forward pass recorded: under
+        # ``if not t3:`` the body runs where t3 was false, the orelse where it was true
         negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
         sides = [(line.body, "else" if negated else "then")]
         if line.orelse:
-            sides.append((line.orelse, "else"))
-        # the adjoints a side changes that the sweep reads after the branch
-        # (those are set before it, to 0 if need be)
-        written = [n for n in _written(line.body + line.orelse, self.names) if n in self.adj]
+            sides.append((line.orelse, "then" if negated else "else"))
+        # the adjoints a side changes that the sweep reads after the branch:
+        # those set before it (to 0 if need be), and those every side sets and
+        # the sweep reads outside the branch (an untouched adjoint's guard,
+        # ``if t3: dt2 = dr / (2 * r) else: dt2 = 0.0``)
+        everywhere = set(_written(line.body, self.names)) & set(_written(line.orelse, self.names))
+        if everywhere - self.adj.keys():
+            everywhere &= self.read_outside(line)
+        written = [n for n in _written(line.body + line.orelse, self.names)
+                   if n in self.adj or n in everywhere]
         sets = {n for n in written if any((not x.adds or x.stmt is not None and _sets_element(x))
                                           and n in x.writes
                                           for x in _walk(line.body + line.orelse))}

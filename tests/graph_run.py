@@ -364,9 +364,22 @@ def run_reverse(g: graph.Graph, state: dict, names: dict) -> dict[str, object]:
         for t in pops.get(id(c), []):
             popped[t] = stacks[t].pop()
 
+    def decided(head):
+        """The side the recorded decision took: ``then`` where the head's test
+        (``if t3``, ``if not (t5 and (not t6 and t7 or t6))``), without its
+        ``not``, held. A decision the forward pass did not record (``t7``
+        where ``t6`` held) is never read: ``and``/``or`` stop before it."""
+        test = ast.parse(g.node(head).label[1].removeprefix("if "), mode="eval").body
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test = test.operand
+        env = dict(names)
+        for e in ins[head]:
+            if e.src in out or e.src in heads or e.src in stacks or e.label in state:
+                env[e.label.removeprefix("pop ")] = value(e)
+        return "then" if eval(ast.unparse(test), env) else "else"
+
     def branch(c, head):
-        (e,) = [e for e in ins[head]]
-        taken = "then" if value(e) else "else"
+        taken = decided(head)
         enter(c)
         for x in items(c):
             if isinstance(x, graph.Cluster):

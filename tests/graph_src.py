@@ -114,3 +114,37 @@ def call_before_indexed_loop(a, b, s):
         acc = acc + _pass_second(b[i], s) * b[i]
     r = a * 0.0 + _pass_second(b, a)
     return acc + s * r[2] + np.sum(a * 0.0)
+
+
+def root_in_one_arm(x, c):
+    """``r`` is read in the else arm only: the sweep runs the square root's
+    backward under a guard (``if not t3: dt2 = dr / (2 * r) else: dt2 = 0.0``)
+    and reads ``dt2`` after it."""
+    r = math.sqrt(x * x + 1.0)
+    if c > 0:
+        y = x * 2.0
+    else:
+        y = math.log(r)
+    return y * x
+
+
+def root_in_other_arm(x, c):
+    r = math.sqrt(x * x + 1.0)
+    if c > 0:
+        y = math.log(r)
+    else:
+        y = x * 2.0
+    return y * x
+
+
+def root_in_inner_arm(x, c):
+    """The guard tests two recorded decisions (``t4`` is recorded only where
+    ``t3`` did not hold)."""
+    r = math.sqrt(x * x + 1.0)
+    if c > 0:
+        y = x
+    elif c > -1:
+        y = x * 2.0
+    else:
+        y = math.log(r)
+    return y * x

@@ -271,6 +271,18 @@ def test_wider_checks_on_short_circuit_conditions(tmp_path):
     assert min(agreed[k] for k in CHECKS if k != "grad") == len(seeds), agreed
 
 
+def test_the_drawn_sweep_of_the_short_circuit_program_the_soak_found_runs(tmp_path):
+    """Seed 17 (``--soak``): guards of backward steps a local derivative of
+    which may be infinite (``if t51: dt42 = dt43 / (t42 * math.log(2.0))
+    else: dt42 = 0.0``), one testing three recorded decisions. The drawing
+    dropped the adjoint such a guard starts (no edge brought dt42 to the node
+    reading it); grad, checked against finite differences, was right."""
+    prog = condition_program(RandomDraw(17))
+    o = run_one(prog, str(tmp_path), "w17", use_sympy=False, checks=("grad", "graph", "graphrun"))
+    assert o.status == "ok" and {k: c.status for k, c in o.checks.items()} == {
+        "graph": "agree", "graphrun": "agree"}, report("w17", prog, o)
+
+
 def test_wider_checks_on_kinds_programs(tmp_path):
     seeds = range(breadth(4, 8))
     agreed = _wider(kinds_program, run_numpy_one, seeds, tmp_path)

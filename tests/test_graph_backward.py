@@ -288,6 +288,39 @@ def test_an_adjoint_a_call_adds_to_zeros_names_the_item_the_call_hands_out(pairs
         np.testing.assert_allclose(got[f"grad_{name}"], w, rtol=1e-9)
 
 
+GUARDED = [(graph_src.root_in_one_arm, c) for c in (1.0, -1.0)] + \
+    [(graph_src.root_in_other_arm, c) for c in (1.0, -1.0)] + \
+    [(graph_src.root_in_inner_arm, c) for c in (1.0, -0.5, -2.0)]
+
+
+@pytest.mark.parametrize("fn, c", GUARDED, ids=[f"{f.__name__}{c}" for f, c in GUARDED])
+def test_running_the_graph_of_a_guarded_backward_gives_the_gradient(fn, c):
+    """A value read in one arm only: its producer's backward runs under the
+    sweep's own branch (``if not t3: dt2 = dr / (2 * r) else: dt2 = 0.0``) and
+    ``dt2`` is read after it. The drawing lost ``dt2`` there (no edge into the
+    node reading it): the φ of an adjoint both sides set is drawn now."""
+    graph_run.check(fn, [0.7, c], [0])
+
+
+def test_the_sides_of_a_negated_guard_are_named_by_the_recorded_decision():
+    """``if not t3: dt2 = … else: dt2 = 0.0``: the first side runs where t3
+    was false (``else``), the second where it held (``then``); both were
+    named ``else``. The φ of dt2 takes the derivative from the ``else`` side."""
+    func, code = api.gradient_code(graph_src.root_in_one_arm, (0,), None, None)
+    g = graph_backward.combined(func, code)
+
+    def boxes(c):
+        yield c
+        for sub in c.clusters:
+            yield from boxes(sub)
+
+    (guard,) = [c for c in boxes(g.clusters[-1])
+                if any(g.node(n).label[1] == "if not t3" for n in c.nodes)]
+    assert [side.label for side in guard.clusters] == ["else", "then"]
+    (phi,) = [n for n in guard.nodes if g.node(n).label[1] == "φ dt2"]
+    assert [e.label for e in g.edges if e.dst == phi] == ["else: dr / (2 * r)"]
+
+
 def test_a_list_gradient_built_from_items_takes_each_item_of_the_lists_adjoint():
     """max_in_loop returns [dxs[0] + dm, dxs[1], ...]: the edge into item 0
     of the sink is dxs[0], not the whole list dxs."""
