@@ -115,7 +115,7 @@ def test_diff_and_polyval_values_equal_numpy():
 
 @pytest.mark.parametrize("body, message", [
     ("np.sum(np.diff(x, n=k))", "`n` of `np.diff` must be a constant int"),
-    ("np.sum(np.diff(x, prepend=0.0))", "the keyword `prepend` is not supported"),
+    ("np.sum(np.diff(x, out=x))", "the keyword `out` is not supported"),
     ("np.sum(np.interp(x, x, x, left=0.0))", "the keyword `left` is not supported"),
     ("np.sum(x).item(0)", r"`\.item\(\)` is supported without arguments"),
 ])

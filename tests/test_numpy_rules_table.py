@@ -207,6 +207,15 @@ CASES = {
                                ("linalg.cho_solve((cho_factor(x)[0], False), y)", "aa,a")],
     "array.item": [("x.item() * x", "1"), ("np.sin(x * 2.0).item() + np.sum(x)", "11"),
                    ("np.sum(x).item() * x", "ab")],
+    "np.convolve": [("np.convolve(x, y)", "a,b"), ("np.convolve(x, y, mode='same')", "a,b"),
+                    ("np.convolve(x, y, 'valid')", "a,b")],
+    "np.quantile": [("np.quantile(x, 0.3, axis=0)", "ab"),
+                    ("np.quantile(x, [0.2, 0.9], axis=-1, keepdims=True)", "ab"),
+                    ("np.quantile(x, 0.6)", "ab")],
+    "np.percentile": [("np.percentile(x, 40.0, axis=1)", "ab"),
+                      ("np.percentile(x, [10, 50], axis=0, method='lower')", "ab")],
+    "np.median": [("np.median(x, axis=0)", "ab"), ("np.median(x, axis=1, keepdims=True)", "abc"),
+                  ("np.median(x)", "ab")],
 }
 # Rules whose operand shapes are not any: matrices to invert, the domain of arcsin.
 INVERTIBLE = ("np.linalg.det", "np.linalg.inv", "np.linalg.solve", "np.linalg.cholesky",

@@ -45,7 +45,7 @@ LINEAR = frozenset({
     "own.repeat_adjoint", "own.trace_adjoint", "own.diag_adjoint", "own.stacked_part",
     "own.scatter", "own.take_along_axis_adjoint", "own.pad_adjoint",
     "np.full", "np.full_like", "array.full_as", "array.astype", "array.item",
-    "np.linspace"}) | LINEAR_MORE
+    "np.linspace", "own.quantile_adjoint", "own.quantile_tangent"}) | LINEAR_MORE
 """Linear in the operands a derivative flows to (``np.where``: in its two
 branches, for a fixed condition; a subscript assignment: in the array and the
 value assigned)."""
@@ -54,7 +54,8 @@ BILINEAR = frozenset({"matmul", "np.matmul", "np.dot", "np.outer", "np.inner", "
                       "np.tensordot", "np.einsum", "np.kron", "own.matmul_adjoint.0",
                       "own.matmul_adjoint.1", "own.inner_adjoint.0", "own.inner_adjoint.1",
                       "own.dot_adjoint.0", "own.dot_adjoint.1", "own.tensordot_adjoint.0",
-                      "own.tensordot_adjoint.1", "own.kron_adjoint.0", "own.kron_adjoint.1"})
+                      "own.tensordot_adjoint.1", "own.kron_adjoint.0", "own.kron_adjoint.1",
+                      "np.convolve", "own.convolve_adjoint.0", "own.convolve_adjoint.1"})
 """Linear in each operand (``np.einsum`` of any number: multilinear), so the
 tangent is the sum over operands of the primitive with that operand's tangent."""
 
@@ -70,9 +71,15 @@ EXTREME_TANGENT = ast.parse(
 TANGENTS = {prim: ast.parse(code, mode="eval").body for prim, code in {
     "np.nansum": "np.nansum(np.where(x == x, g, 0.0), axis=axis, keepdims=keepdims)",
     "np.nanmean": "np.nansum(np.where(x == x, g, 0.0), axis=axis, keepdims=keepdims)"
-                  " / np.sum(x == x, axis=axis, keepdims=keepdims)"}.items()}
+                  " / np.sum(x == x, axis=axis, keepdims=keepdims)",
+    "np.quantile": "quantile_tangent(g, x, y, axis, keepdims, method)",
+    "np.percentile": "quantile_tangent(g, x, y / 100, axis, keepdims, method)",
+    "np.median": 'quantile_tangent(g, x, 0.5, axis, keepdims, "linear")'}.items()}
 """Tangents written out (``g``: the operand's tangent): ``np.nansum`` and
-``np.nanmean`` of the tangent where ``x`` is not NaN (``x == x``)."""
+``np.nanmean`` of the tangent where ``x`` is not NaN (``x == x``);
+``np.quantile``, ``np.percentile`` and ``np.median``: the weights the reverse
+rule spreads the adjoint by, applied to the tangent (``quantile_tangent``, a
+helper of the generated module)."""
 
 
 def kind(prim: str) -> str | None:

@@ -411,9 +411,10 @@ class _Forward:
         if how in ("extreme", "template"):
             # max/min: the reverse rule's weights (ties split evenly) applied to the tangent
             template = linear.EXTREME_TANGENT if how == "extreme" else linear.TANGENTS[op.prim]
-            return instantiate(template, op.args, op.out, self.modules,
-                               g=_load(self.t(op.args[0])),
-                               attrs={**dict(rule.attrs), **op.attrs})
+            return arrays.helper_calls(instantiate(template, op.args, op.out, self.modules,
+                                                   g=_load(self.t(op.args[0])),
+                                                   attrs={**dict(rule.attrs), **op.attrs}),
+                                       self.helper)
         if how is None:
             raise refuse(op.loc, f"`{op.text}`: forward mode has no rule for {op.prim} yet "
                          "(its reverse rule is a whole adjoint, and no tangent is written "

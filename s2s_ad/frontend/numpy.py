@@ -97,11 +97,14 @@ SIGNATURES = {**{f"np.{r}": ("x", "axis", "dtype", "out", "keepdims")
               "np.take": ("x", "indices", "axis"), "np.take_along_axis": ("x", "indices", "axis"),
               "np.diagonal": ("x", "offset", "axis1", "axis2"), "np.pad": ("x", "pad_width"),
               "np.tensordot": ("x", "y", "axes"), "array.astype": ("x", "dtype"),
-              "np.broadcast_to": ("x", "shape")}
+              "np.broadcast_to": ("x", "shape"), "np.convolve": ("x", "y", "mode"),
+              **{f"np.{r}": ("x", "q", "axis", "out", "overwrite_input", "method", "keepdims")
+                 for r in ("quantile", "percentile")},
+              "np.median": ("x", "axis", "out", "overwrite_input", "keepdims")}
 RUNTIME_AXIS = frozenset({"np.sum", "np.mean", "np.prod", "np.max", "np.min", "np.var",
                           "np.std", "np.cumsum", "np.cumprod", "np.flip", "np.roll", "np.sort",
                           "np.repeat", "np.concatenate", "np.stack", "np.expand_dims",
-                          "np.squeeze"})
+                          "np.squeeze", "np.median", "np.quantile", "np.percentile"})
 """Functions whose ``axis`` may be an int known only when the code runs
 (:func:`s2s_ad.frontend.numpy_attrs.along_axis`)."""
 DERIVED = {"inverse_axes", "index", "unshift", "adjoints"}
@@ -360,10 +363,18 @@ class ArrayLowering(ArrayIndexing):
             if k not in allowed:
                 raise self.src.error(v, f"`{what}`: the keyword argument {k!r} is not supported")
         attrs = {k: numpy_attrs.dtype_attr(self, v, prim) if k == "dtype"
-                 else self.const_attr(v, k, runtime=k == "axis" and prim in RUNTIME_AXIS)
+                 else numpy_attrs.string_attr(self, v, prim, k)
+                 if (prim, k) in numpy_attrs.STRING_ATTRS
+                 else self.const_attr(v, k, runtime=k == "axis" and prim in RUNTIME_AXIS
+                                      or prim == "np.moveaxis")
                  for k, v in keywords.items()}
+        if prim == "np.moveaxis" and any(isinstance(v, ir.Value) for v in attrs.values()):
+            return numpy_attrs.moved_at_run_time(self, attrs, positional, node, var, hint, text)
         along = None  # an axis known when the code runs: along axis 0 of the moved array
         if isinstance(attrs.get("axis"), ir.Value):
+            if prim in ("np.quantile", "np.percentile") and attrs.get("keepdims"):
+                raise self.src.error(node, f"`{what}` with `keepdims=True` takes a constant "
+                                     "`axis` here (the axes of q come first in its result)")
             along, attrs["axis"] = attrs["axis"], 0
         numpy_attrs.check_attrs(self, prim, attrs, node)
         if prim == "np.transpose" and attrs.get("axes") is not None:
@@ -426,10 +437,11 @@ class ArrayLowering(ArrayIndexing):
                 positional = [positional[0], ast.Tuple(positional[1:], ast.Load())]
             args = [self.shape_operand(a) if i == shape_at else self.expr(a)
                     for i, a in enumerate(positional)]
-        elif prim in ("np.take", "np.take_along_axis") and len(positional) > 1 \
-                and isinstance(positional[1], (ast.List, ast.Tuple)) \
-                and numpy_attrs.int_literal(positional[1]):
-            # np.take(x, [0, 2]): a list of constant ints, the index array it stands for
+        elif len(positional) > 1 and isinstance(positional[1], (ast.List, ast.Tuple)) and (
+                prim in ("np.take", "np.take_along_axis") and numpy_attrs.int_literal(
+                    positional[1]) or prim in ("np.quantile", "np.percentile")):
+            # np.take(x, [0, 2]): a list of constant ints, the index array it stands for;
+            # np.quantile(x, [0.25, 0.75]): the array of quantiles
             args = [self.expr(positional[0]),
                     self.array_literal(positional[1], None, None, None, set())]
         else:

@@ -82,6 +82,25 @@ def check_attrs(lo, prim: str, attrs: dict, node: ast.Call) -> None:
         raise lo.src.error(node, "`np.moveaxis` needs a source and a destination")
 
 
+STRING_ATTRS = {("np.convolve", "mode"): ("full", "same", "valid"),
+                **{(p, "method"): ("linear", "lower", "higher", "midpoint")
+                   for p in ("np.quantile", "np.percentile")}}
+"""Attributes that are one of a few strings, per (primitive, name)."""
+
+
+def string_attr(lo, node: ast.expr, prim: str, name: str) -> str:
+    """A string attribute (``mode="valid"``): a string constant, or a module
+    constant bound to one, among the choices the rule has; else refused."""
+    choices = STRING_ATTRS[(prim, name)]
+    value = node.value if isinstance(node, ast.Constant) else (
+        lo.src.globals.get(node.id) if isinstance(node, ast.Name) and node.id not in lo.env
+        else None)
+    if value not in choices:
+        raise lo.src.error(node, f"`{name}` of `{prim}` must be a constant string here, one of "
+                           + ", ".join(repr(c) for c in choices))
+    return value
+
+
 KEEP_AXIS = frozenset({"np.cumsum", "np.cumprod", "np.flip", "np.roll", "np.sort", "np.repeat",
                        "np.concatenate"})
 """Functions whose result has the axis they work along where the operand had it."""
@@ -95,14 +114,33 @@ def along_axis(lo, prim: str, args: list, axis: ir.Value, node: ast.Call, var, h
     axis moved back to ``k`` where it keeps one (a reduction with
     ``keepdims``, ``np.cumsum``...; ``np.stack`` and ``np.expand_dims`` make
     it). Both moves are linear; their adjoints move back."""
-    if prim not in ("np.stack", "np.expand_dims"):
+    if prim in ("np.quantile", "np.percentile"):  # (q is not an array along the axis)
+        args = [lo.emit("axis.front", [args[0], axis], node, text=text)] + args[1:]
+    elif prim not in ("np.stack", "np.expand_dims"):
         args = [lo.emit("axis.front", [a, axis], node, text=text) for a in args]
     back = prim in KEEP_AXIS or prim in ("np.stack", "np.expand_dims") or (
-        prim in ("np.sum", "np.mean", "np.prod", "np.max", "np.min", "np.var", "np.std")
+        prim in ("np.sum", "np.mean", "np.prod", "np.max", "np.min", "np.var", "np.std",
+                 "np.median")
         and attrs.get("keepdims"))
     out = lo.emit(prim, args, node, None if back else var, hint=None if back else hint,
                   attrs=attrs, text=text)
     return lo.emit("axis.back", [out, axis], node, var, hint=hint, text=text) if back else out
+
+
+def moved_at_run_time(lo, attrs: dict, positional: list, node: ast.Call, var, hint,
+                      text: str) -> ir.Operand:
+    """``np.moveaxis(x, k, 0)`` and ``np.moveaxis(x, 0, k)``, ``k`` an int known
+    only when the code runs: the primitives ``axis.front`` and ``axis.back``."""
+    source, destination = attrs.get("source"), attrs.get("destination")
+    if len(positional) != 1 or not (isinstance(source, ir.Value) and destination == 0
+                                    or source == 0 and isinstance(destination, ir.Value)):
+        raise lo.src.error(node, "`np.moveaxis` with an axis known only when the code runs "
+                           "moves it to the front or back from there (`np.moveaxis(x, k, 0)`, "
+                           "`np.moveaxis(x, 0, k)`); other moves take constants")
+    front = isinstance(source, ir.Value)
+    return lo.emit("axis.front" if front else "axis.back",
+                   [lo.expr(positional[0]), source if front else destination], node, var,
+                   hint=hint, text=text)
 
 
 def einsum_call(lo, node: ast.Call, var, hint, text) -> ir.Operand:

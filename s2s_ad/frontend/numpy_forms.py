@@ -8,8 +8,12 @@ derivatives are those of the table's rules (verified there), on NumPy or
 Dask arrays alike. A call it cannot read (another keyword, a non-constant
 ``n``) is refused, located.
 
-* ``np.diff(a, n=1, axis=-1)``: ``a[..., 1:] - a[..., :-1]``, ``n`` times, along
-  the constant ``axis`` (NumPy's own definition);
+* ``np.diff(a, n=1, axis=-1, prepend=None, append=None)``: ``a[..., 1:] -
+  a[..., :-1]``, ``n`` times, along ``axis`` (NumPy's own definition), after
+  ``np.concatenate`` of ``prepend``, ``a`` and ``append`` where given (a
+  number broadcast to the shape of ``a``'s first slice, as NumPy does); an
+  ``axis`` known only when the code runs moved to the front first
+  (``np.moveaxis``) and back;
 * ``np.polyval(p, x)``, ``p`` a list or tuple written out: Horner's scheme as
   NumPy runs it, ``((0 * x + p0) * x + p1) * x + p2``; ``p`` an array:
   ``np.sum(x[..., None] ** k * p, axis=-1)``, ``k = len(p) - 1, ..., 0``;
@@ -45,6 +49,7 @@ import copy
 
 import numpy
 
+from s2s_ad.errors import SourceError
 from s2s_ad.frontend.jax_batching import located
 from s2s_ad.names import unused
 from s2s_ad.syntax_walk import walk
@@ -216,18 +221,80 @@ class _Forms(ast.NodeTransformer):
         return (ast.NamedExpr(ast.Name(name, ast.Store()), node), ast.Name(name, ast.Load()))
 
     def diff(self, node: ast.Call) -> ast.expr:
-        got = self.arguments(node, ("a", "n", "axis"), {"n": 1, "axis": -1})
+        """``np.diff(a, n, axis, prepend, append)``: ``prepend``, ``a`` and
+        ``append`` joined along ``axis`` (a number broadcast to the shape of
+        ``a``'s first slice along it, as NumPy does), then ``n``
+        differences of neighbours. An ``axis`` known only when the code runs
+        (not a constant int) is moved to the front first and back after."""
+        got = self.arguments(node, ("a", "n", "axis", "prepend", "append"),
+                             {"n": 1, "axis": -1, "prepend": None, "append": None})
         n = self.int_constant(got["n"], "`n` of `np.diff`")
-        axis = self.int_constant(got["axis"], "`axis` of `np.diff`")
         if n < 0:
             raise self.src.error(got["n"], "`np.diff`: the order `n` must be non-negative")
+        try:
+            axis, moved = self.int_constant(got["axis"], "`axis` of `np.diff`"), None
+        except SourceError:
+            if isinstance(got["axis"], ast.Constant):
+                raise
+            axis, moved = 0, got["axis"]  # an int where the code runs (NumPy checks it)
         out = got["a"]
+        if moved is not None:
+            out = ast.Call(self.npattr("moveaxis", node), [out, moved, ast.Constant(0)], [])
+        ends = {k: got[k] for k in ("prepend", "append")
+                if not (isinstance(got[k], ast.Constant) and got[k].value is None)}
+        if ends:
+            first, again = self.once(self.named(out, "diff_arg", node))
+            reads = iter([first, again, copy.deepcopy(again)])  # in the order they run
+            parts = []
+            for k in ("prepend", "a", "append"):
+                if k == "a":
+                    parts.append(next(reads))
+                elif k in ends:
+                    parts.append(self._end(ends[k], moved, _along(
+                        next(reads), axis, ast.Slice(None, ast.Constant(1), None)), node))
+            out = ast.Call(self.npattr("concatenate", node), [ast.Tuple(parts, ast.Load())],
+                           [ast.keyword("axis", ast.Constant(axis))])
         for _ in range(n):
             first, again = self.once(out)
             out = ast.BinOp(_along(first, axis, ast.Slice(ast.Constant(1), None, None)),
                             ast.Sub(),
                             _along(again, axis, ast.Slice(None, ast.Constant(-1), None)))
+        if moved is not None:
+            out = ast.Call(self.npattr("moveaxis", node),
+                           [out, ast.Constant(0), copy.deepcopy(moved)], [])
         return out
+
+    def named(self, value: ast.expr, base: str, node: ast.Call) -> ast.expr:
+        """``value`` itself where it is a name or a constant, else a fresh
+        name it is assigned to in a statement before (read in an arm of a
+        conditional expression, where ``:=`` is not lowered); refused, located,
+        where no statement can go before (a comprehension, a lambda, ...)."""
+        if isinstance(value, (ast.Name, ast.Constant)):
+            return value
+        if self.before is None:
+            raise self.src.error(node, f"`{ast.unparse(node)}` here: assign its arguments to "
+                                 "names first")
+        name = self.fresh(base)
+        self.before.append(ast.copy_location(ast.Assign([ast.Name(name, ast.Store())], value),
+                                             node))
+        return ast.Name(name, ast.Load())
+
+    def _end(self, end: ast.expr, moved, first: ast.expr, node: ast.Call) -> ast.expr:
+        """``prepend``/``append`` of ``np.diff`` as NumPy joins it: a number
+        broadcast to the shape of ``first`` (``a``'s first slice along the
+        axis), an array as it is (``np.concatenate`` checks its shape), its
+        axis ``moved`` to the front where the axis is known only when the code
+        runs."""
+        end = self.named(end, "diff_end", node)
+        again = copy.deepcopy(end)
+        array = copy.deepcopy(again)
+        if moved is not None:
+            array = ast.Call(self.npattr("moveaxis", node),
+                             [array, copy.deepcopy(moved), ast.Constant(0)], [])
+        return ast.IfExp(ast.Compare(ast.Call(self.npattr("ndim", node), [end], []), [ast.Eq()],
+                                     [ast.Constant(0)]),
+                         ast.Call(self.npattr("broadcast_to", node), [again, ast.Call(
+                             self.npattr("shape", node), [first], [])], []), array)
 
     def polyval(self, node: ast.Call) -> ast.expr:
         got = self.arguments(node, ("p", "x"), {})

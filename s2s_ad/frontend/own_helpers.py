@@ -143,7 +143,7 @@ def call(lo, prim: str, node: ast.Call, var: str | None, hint: str | None):
             shift = attrs["shift"]
             attrs["unshift"] = tuple(-s for s in shift) if isinstance(shift, tuple) else -shift
         elif prim in ("own.matmul_adjoint", "own.inner_adjoint", "own.dot_adjoint",
-                      "own.tensordot_adjoint", "own.kron_adjoint"):
+                      "own.tensordot_adjoint", "own.kron_adjoint", "own.convolve_adjoint"):
             last = attrs.pop("last")
             if last not in (0, 1) or isinstance(last, bool):
                 raise lo.src.error(node.args[3], f"the operand `{prim[4:]}` is the adjoint "
@@ -272,7 +272,10 @@ _CONSTANTS = {"own.tile_adjoint": (2, ("reps",)), "own.repeat_adjoint": (2, ("re
               "own.dot_adjoint": (3, ("last",)),
               "own.extreme_adjoint": (3, ("axis",)), "own.take_along_axis_adjoint": (3, ("axis",)),
               "own.pad_adjoint": (2, ("pad_width",)),
-              "own.tensordot_adjoint": (3, ("axes", "last")), "own.kron_adjoint": (3, ("last",))}
+              "own.tensordot_adjoint": (3, ("axes", "last")), "own.kron_adjoint": (3, ("last",)),
+              "own.convolve_adjoint": (3, ("mode", "last")),
+              "own.quantile_adjoint": (3, ("axis", "keepdims", "method")),
+              "own.quantile_tangent": (3, ("axis", "keepdims", "method"))}
 """Helpers ``h(*operands, *constants)``: how many operands, then the
 constants' attribute names (``last``: which operand's adjoint, a suffix of
 the primitive: ``own.matmul_adjoint.0``)."""

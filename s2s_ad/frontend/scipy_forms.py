@@ -26,8 +26,6 @@ NumPy or SciPy) is refused, located.
   ``-(k log 2π + 2 Σ log diag L + Σ z²) / 2``, ``L = np.linalg.cholesky(cov)``,
   ``z = np.linalg.solve(L, (x - mean).T)`` (the lower triangle of ``cov`` read,
   as SciPy reads it);
-* ``np.median(a, axis=None)``: the mean of the two middle elements of
-  ``np.sort`` along the axis (the same element twice for an odd length);
 * ``np.cov(m, bias=False, ddof=None)``: ``np.squeeze(c @ c.T / (n - ddof))``,
   ``c`` the rows of ``np.atleast_2d(m)`` centred on their means.
 
@@ -62,7 +60,7 @@ def desugar(src) -> None:
     if getattr(src, "scipy_desugared", False):
         return
     src.scipy_desugared = True
-    names = ("softmax", "log_softmax", "trapezoid", "trapz", "logpmf", "median", "cov") + _STATS
+    names = ("softmax", "log_softmax", "trapezoid", "trapz", "logpmf", "cov") + _STATS
     if not any(isinstance(n, ast.Call) and (isinstance(n.func, ast.Attribute) and n.func.attr
                                             in names or isinstance(n.func, ast.Name)
                                             and n.func.id in names)
@@ -81,7 +79,7 @@ def _which(obj) -> str | None:
         return obj[1]
     if any(obj is numpy.__dict__.get(name, _MISSING) for name in ("trapezoid", "trapz")):
         return "trapezoid"
-    if obj is numpy.median or obj is numpy.cov:
+    if obj is numpy.cov:
         return obj.__name__
     special = sys.modules.get("scipy.special")
     if special is not None:
@@ -208,24 +206,6 @@ class _Forms(ast.NodeTransformer):
         total = self.np("sum", ast.BinOp(d, ast.Mult(), ast.BinOp(tail, ast.Add(), head)),
                         axis=ast.Constant(k))
         return ast.BinOp(total, ast.Div(), ast.Constant(2.0))
-
-    def median(self, node: ast.Call) -> ast.expr:
-        got = self.arguments(node, ("a", "axis"), {"axis": None})
-        axis = got["axis"]
-        if isinstance(axis, ast.Constant) and axis.value is None:
-            s, k = self.np("sort", self.np("ravel", got["a"])), 0
-        else:
-            k = self.int_constant(axis, "`axis` of `np.median`")
-            s = self.np("sort", got["a"], axis=ast.Constant(k))
-        n = ast.Subscript(ast.Attribute(self.twice(s, node), "shape", ast.Load()),
-                          ast.Constant(k), ast.Load())
-
-        def middle(offset: int) -> ast.expr:  # s[..., (n - 1) // 2] and s[..., n // 2]
-            at = ast.BinOp(ast.BinOp(copy.deepcopy(n), ast.Sub(), ast.Constant(offset)),
-                           ast.FloorDiv(), ast.Constant(2))
-            return _along(self.twice(s, node) if offset else s, k, at)
-        return ast.BinOp(ast.BinOp(middle(0), ast.Add(), middle(1)), ast.Mult(),
-                         ast.Constant(0.5))
 
     def cov(self, node: ast.Call) -> ast.expr:
         got = self.arguments(node, ("m", "y", "rowvar", "bias", "ddof"),

@@ -236,11 +236,7 @@ class ArraySweep:
     def _helper_calls(self, expr: ast.expr) -> ast.expr:
         """Calls in a rule's template to the generated module's helpers, under
         their generated names."""
-        for base in TEMPLATE_HELPERS:
-            if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == base
-                   for n in walk(expr)):
-                expr = _rename_calls(expr, base, self.helper(base))
-        return expr
+        return helper_calls(expr, self.helper)
 
     def _concatenate(self, op: ir.Op, i: int, g: ast.expr, attrs: dict,
                      exprs: list | None = None) -> ast.expr:
@@ -480,11 +476,19 @@ def forward_expr(op: ir.Op, exprs: list, modules: dict, helper) -> ast.expr:
     e = instantiate(forward_template(op), op.args, None, modules,
                     attrs={**dict(rule.attrs), **op.attrs}, given=op.attrs, exprs=exprs)
     if op.prim.startswith("own."):  # s2s-ad's own helpers, under the module's names
-        for base in TEMPLATE_HELPERS:
-            if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-                   and n.func.id == base for n in walk(e)):
-                e = _rename_calls(e, base, helper(base))
+        e = helper_calls(e, helper)
     return e
+
+
+def helper_calls(expr: ast.expr, helper) -> ast.expr:
+    """``expr`` (an instantiated template) with its calls to the generated
+    module's helpers under their names there (``helper(base)`` names one,
+    defining it on first use)."""
+    for base in TEMPLATE_HELPERS:
+        if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == base
+               for n in walk(expr)):
+            expr = _rename_calls(expr, base, helper(base))
+    return expr
 
 
 def _operands_read(op: ir.Op, i: int) -> set[int]:

@@ -119,6 +119,63 @@ def kron_adjoint(g, x, y, i):
         return np.reshape(np.einsum(gl + "," + yl + "->" + xl, g, np.reshape(y, ys)), np.shape(x))
     return np.reshape(np.einsum(gl + "," + xl + "->" + yl, g, np.reshape(x, xs)), np.shape(y))
 ''',
+    "convolve_adjoint": '''
+def convolve_adjoint(g, a, v, mode, i):
+    """The adjoint of np.convolve(a, v, mode) with respect to a (i = 0) or v
+    (i = 1). The result is the slice of the full convolution (length n + m - 1)
+    starting at 0 ("full"), (min(n, m) - 1) // 2 ("same") or min(n, m) - 1
+    ("valid"): g is put back in that place among zeros, then correlated with
+    the other operand, a's adjoint [j] = sum over k of g[j + k] * v[k]."""
+    n, m = np.size(a), np.size(v)
+    start = 0 if mode == "full" else (min(n, m) - 1) // 2 if mode == "same" else min(n, m) - 1
+    length = n + m - 1 if mode == "full" else max(n, m) if mode == "same" else abs(n - m) + 1
+    g = np.pad(np.broadcast_to(g, (length,)), (start, n + m - 1 - start - length))
+    other = np.ravel(v if i == 0 else a)
+    return np.reshape(np.correlate(g, other, mode="valid"), np.shape(a if i == 0 else v))
+''',
+    "quantile_weights": '''
+def quantile_weights(x, q, axis, method):
+    """The weights np.quantile(x, q, axis, method=method) gives the elements of
+    x ("linear", "lower", "higher", "midpoint"), shaped like q's axes then x's,
+    and the axes of x (there) it reduces. The result is (1 - t) * lower + t *
+    higher, lower and higher the order statistics at floor((n - 1) * q) and
+    ceil((n - 1) * q), t the fraction of (n - 1) * q ("lower": 0, "higher": 1,
+    "midpoint": 1/2); each one's weight is split evenly between the elements
+    of x equal to it (ties, as for np.max)."""
+    lower = np.quantile(x, q, axis=axis, keepdims=True, method="lower")
+    higher = np.quantile(x, q, axis=axis, keepdims=True, method="higher")
+    lead, nd = np.ndim(q), np.ndim(x)
+    axes = tuple(range(lead, lead + nd)) if axis is None else tuple(
+        lead + a % nd for a in (axis if isinstance(axis, tuple) else (axis,)))
+    if method == "linear":
+        position = (np.size(x) * np.size(q) // np.size(lower) - 1) * np.asarray(q)
+        t = position - np.floor(position)
+    else:
+        t = np.zeros(np.shape(q)) + {"lower": 0.0, "higher": 1.0, "midpoint": 0.5}[method]
+    t = np.reshape(t.astype(np.result_type(x, 1.0)), np.shape(q) + (1,) * nd)
+    at_lower, at_higher = x == lower, x == higher
+    return ((1 - t) * at_lower / np.sum(at_lower, axis=axes, keepdims=True)
+            + t * at_higher / np.sum(at_higher, axis=axes, keepdims=True)), axes
+''',
+    "quantile_adjoint": '''
+def quantile_adjoint(g, x, q, axis, keepdims, method):
+    """The adjoint of np.quantile(x, q, axis, keepdims=keepdims, method=method)
+    with respect to x: g (q's axes first, the reduced axes of x as length 1)
+    times the weights of quantile_weights, summed over q's axes."""
+    w, axes = quantile_weights(x, q, axis, method)
+    shape = tuple(1 if k in axes else n for k, n in enumerate(np.shape(w)))
+    g = np.broadcast_to(g, shape) if np.ndim(g) == 0 else np.reshape(g, shape)
+    lead = np.ndim(q)
+    return np.sum(g * w, axis=tuple(range(lead))) if lead else g * w
+''',
+    "quantile_tangent": '''
+def quantile_tangent(dx, x, q, axis, keepdims, method):
+    """The tangent of np.quantile(x, q, axis, keepdims=keepdims, method=method)
+    along dx: the weights of quantile_weights times dx, summed over the reduced
+    axes (the transpose of quantile_adjoint)."""
+    w, axes = quantile_weights(x, q, axis, method)
+    return np.sum(w * dx, axis=axes, keepdims=keepdims)
+''',
     "eigh_adjoint": '''
 def eigh_adjoint(gw, gv, x):
     """The adjoint of w, v = np.linalg.eigh(x) with respect to x, given the

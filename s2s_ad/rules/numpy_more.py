@@ -29,6 +29,27 @@ table of :mod:`s2s_ad.rules.numpy` (same table style, same conventions).
   triangle only: ``b̄ = cho_solve(ḡ)``, ``c̄ = tril((m + mᵀ)·L)`` with
   ``m = −b̄·outᵀ`` (``triu(U·(m + mᵀ))`` for an upper factor).
 
+* ``np.convolve(a, v, mode)`` (1-D, modes ``"full"``, ``"same"``,
+  ``"valid"``): the result is a slice of the full convolution, starting at 0,
+  ``(min(n, m) − 1) // 2`` or ``min(n, m) − 1``; ``ā`` is ``g`` put back in
+  that place among zeros (``np.pad``), correlated with ``v``:
+  ``ā[j] = Σₖ ḡ[j + k]·v[k]`` (``np.correlate(..., mode="valid")``), and ``v̄``
+  likewise with ``a`` (``convolve_adjoint``). Bilinear: forward mode adds
+  ``np.convolve(da, v) + np.convolve(a, dv)``.
+
+* ``np.quantile(x, q, axis, keepdims, method)``, ``np.percentile`` (``q``
+  in percent) and ``np.median`` (``q`` = 1/2), ``method`` ``"linear"`` (the
+  default), ``"lower"``, ``"higher"`` or ``"midpoint"``: the result is
+  ``(1 − t)·lower + t·higher``, ``lower`` and ``higher`` the order statistics
+  at ``floor((n − 1)·q)`` and ``ceil((n − 1)·q)`` and ``t`` the fraction of
+  ``(n − 1)·q`` (0, 1 and 1/2 for the other methods); each one's weight goes to
+  the elements of ``x`` equal to it, split evenly between ties (as for
+  ``np.max``), found by comparing ``x`` with ``np.quantile(..., method="lower")``
+  and ``"higher"`` — no sort, so the adjoint stays in Dask where the function
+  does (``quantile_weights``). ``q`` has no derivative. Forward mode applies
+  the same weights to the tangent (``quantile_tangent``, the transpose of
+  ``quantile_adjoint``).
+
 SciPy is optional: the generated module imports ``scipy.linalg as
 scipy_linalg`` only when the function calls one of these.
 """
@@ -39,6 +60,9 @@ from . import Rule
 
 AXIS = (("axis", None), ("keepdims", False))
 _LOWER = (("lower", False),)
+_QUANTILE_ATTRS = AXIS + (("method", "linear"),)
+_QUANTILE = "1 − t to the order statistic at floor((n − 1)·q), t to the next"
+_TIES = "ties split the adjoint evenly (as for np.max); q has no derivative"
 
 
 def _atleast(n: int) -> Rule:
@@ -75,6 +99,21 @@ NUMPY_MORE_RULES = [
     Rule("np.linalg.pinv", "np.linalg.pinv(x)", ("pinv_adjoint(g, x, out)",), "array",
          "−pᵀḡpᵀ + (I − xp)ḡᵀppᵀ + pᵀpḡᵀ(I − px)", "x of full rank (where the rank "
          "does not change)", adjoint=True),
+    Rule("np.convolve", "np.convolve(x, y, mode=mode)",
+         ("convolve_adjoint(g, x, y, mode, 0)", "convolve_adjoint(g, x, y, mode, 1)"), "array",
+         "∂/∂a: g (in its place in the full convolution) correlated with v; ∂/∂v likewise "
+         "with a", "1-D operands (numbers count as length 1); mode \"full\", \"same\" or "
+         "\"valid\"", adjoint=True, attrs=(("mode", "full"),)),
+    Rule("np.quantile", "np.quantile(x, y, axis=axis, keepdims=keepdims, method=method)",
+         ("quantile_adjoint(g, x, y, axis, keepdims, method)", None), "array", _QUANTILE,
+         _TIES, adjoint=True, attrs=_QUANTILE_ATTRS),
+    Rule("np.percentile", "np.percentile(x, y, axis=axis, keepdims=keepdims, method=method)",
+         ("quantile_adjoint(g, x, y / 100, axis, keepdims, method)", None), "array",
+         _QUANTILE + " (q in percent)", _TIES, adjoint=True, attrs=_QUANTILE_ATTRS),
+    Rule("np.median", "np.median(x, axis=axis, keepdims=keepdims)",
+         ('quantile_adjoint(g, x, 0.5, axis, keepdims, "linear")',), "array",
+         "1/2 to each of the two middle elements (1 to the middle one)", _TIES, adjoint=True,
+         attrs=AXIS),
     Rule("scipy.linalg.solve_triangular", "scipy_linalg.solve_triangular(x, y, lower=lower)",
          ("triangular_adjoint(g, x, out, lower, 0, scipy_linalg.solve_triangular)",
           "triangular_adjoint(g, x, out, lower, 1, scipy_linalg.solve_triangular)"), "array",

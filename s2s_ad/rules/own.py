@@ -24,8 +24,10 @@ factor too; the operand that only gives a shape gets no adjoint.
 * ``inner_adjoint(x0, x1, x2, i)`` is the same for ``np.inner(x1, x2)``
   (which contracts the last axes): ``np.inner`` takes the place of ``@``; and
   ``dot_adjoint(x0, x1, x2, i)`` for ``np.dot(x1, x2)``, with ``np.dot``.
-* ``tensordot_adjoint(x0, x1, x2, axes, i)`` and ``kron_adjoint(x0, x1, x2, i)``
-  are the same for ``np.tensordot(x1, x2, axes)`` and ``np.kron(x1, x2)``: the
+* ``tensordot_adjoint(x0, x1, x2, axes, i)``, ``kron_adjoint(x0, x1, x2, i)``
+  and ``convolve_adjoint(x0, x1, x2, mode, i)`` are the same for
+  ``np.tensordot(x1, x2, axes)``, ``np.kron(x1, x2)`` and
+  ``np.convolve(x1, x2, mode)``: the
   product itself takes the place of ``@`` (the adjoint of an adjoint is the
   linear map it came from).
 * ``spread(x0, x1)`` broadcasts ``x0`` to ``x1``'s shape: adjoint
@@ -66,6 +68,11 @@ factor too; the operand that only gives a shape gets no adjoint.
   ``np.hstack``/``np.vstack`` took from operand ``i``; the others only give
   shapes) has the transpose ``stacked_back``: the stack of ``g`` in that
   place and zeros in the others'.
+* ``quantile_adjoint(x0, x1, q, axis, keepdims, method)`` (``np.quantile``'s
+  adjoint: ``x0`` times the weights the quantile gives ``x1``'s elements) and
+  ``quantile_tangent(x0, x1, q, ...)`` (the weights applied to a tangent
+  ``x0``) are linear in ``x0`` and each other's transposes; ``x1`` enters
+  through comparisons only and ``q`` not at all: no adjoint.
 * ``assign(y, index, v)`` (a copy of ``y`` with ``y[index] = v``, as written for
   ``y[index] = v`` where the forward pass keeps each version of ``y``) is the
   subscript write itself, ``array.setitem`` (:mod:`s2s_ad.rules.numpy`), its
@@ -123,6 +130,8 @@ def _bilinear(name: str, product: str, first: str, second: str, attr: str | None
              attrs=attrs)]
 
 
+_QUANTILE_ATTRS = (("axis", None), ("keepdims", False), ("method", "linear"))
+
 OWN_RULES = [
     Rule("own.unbroadcast", "unbroadcast(x, y)",
          ("unbroadcast(np.broadcast_to(g, np.broadcast_shapes(np.shape(x), np.shape(y))), x)",
@@ -132,6 +141,8 @@ OWN_RULES = [
     *_bilinear("tensordot_adjoint", "np.tensordot({}, {}, axes=axes)", "np.tensordot(g, x2, axes)",
                "np.tensordot(x1, g, axes)", "axes", 2),
     *_bilinear("kron_adjoint", "np.kron({}, {})", "np.kron(g, x2)", "np.kron(x1, g)"),
+    *_bilinear("convolve_adjoint", "np.convolve({}, {}, mode=mode)",
+               "np.convolve(g, x2, mode)", "np.convolve(x1, g, mode)", "mode", "full"),
     Rule("own.inner_adjoint.0", "inner_adjoint(x0, x1, x2, 0)",
          ("np.inner(np.broadcast_to(g, np.shape(x1)), x2)", None,
           "inner_adjoint(x0, np.broadcast_to(g, np.shape(x1)), x2, 1)"), "array",
@@ -178,6 +189,14 @@ OWN_RULES = [
          ("np.take_along_axis(g, x2, axis=axis)", None, None), "array",
          "g read back where each element was taken from", adjoint=True,
          attrs=(("axis", -1),)),
+    Rule("own.quantile_adjoint", "quantile_adjoint(x0, x1, x2, axis, keepdims, method)",
+         ("quantile_tangent(g, x1, x2, axis, keepdims, method)", None, None), "array",
+         "the quantile's weights applied to g (its transpose)", adjoint=True,
+         attrs=_QUANTILE_ATTRS),
+    Rule("own.quantile_tangent", "quantile_tangent(x0, x1, x2, axis, keepdims, method)",
+         ("quantile_adjoint(g, x1, x2, axis, keepdims, method)", None, None), "array",
+         "the quantile's weights spread with g (its transpose)", adjoint=True,
+         attrs=_QUANTILE_ATTRS),
     Rule("own.scatter", "scatter(x0, x1, x2)",
          ("unbroadcast(np.broadcast_to(g, np.shape(x1))[x2], x0)", None, None), "array",
          "g read back at the index", adjoint=True),
@@ -197,7 +216,10 @@ OWN_PRIMS = {"unbroadcast": "own.unbroadcast", "spread": "own.spread",
              "stacked_part": "own.stacked_part", "scatter": "own.scatter",
              "sort_adjoint": "own.sort_adjoint", "pad_adjoint": "own.pad_adjoint",
              "tensordot_adjoint": "own.tensordot_adjoint", "kron_adjoint": "own.kron_adjoint",
-             "take_along_axis_adjoint": "own.take_along_axis_adjoint"}
+             "take_along_axis_adjoint": "own.take_along_axis_adjoint",
+             "convolve_adjoint": "own.convolve_adjoint",
+             "quantile_adjoint": "own.quantile_adjoint",
+             "quantile_tangent": "own.quantile_tangent"}
 """Helper name -> its primitive (``matmul_adjoint``, ``inner_adjoint``, ``dot_adjoint``,
-``tensordot_adjoint``, ``kron_adjoint``: + ``.0``/``.1``,
+``tensordot_adjoint``, ``kron_adjoint``, ``convolve_adjoint``: + ``.0``/``.1``,
 its last argument)."""
