@@ -36,6 +36,12 @@ def _child_fields(cls: type) -> tuple[str, ...]:
     return fields
 
 
+def child_fields(node: AST) -> tuple[str, ...]:
+    """The fields of ``node`` that may hold nodes (not its context)."""
+    fields = _CHILD_FIELDS.get(node.__class__)
+    return fields if fields is not None else _child_fields(node.__class__)
+
+
 def walk(node: AST):
     """Every node under ``node``, ``node`` first, in ``ast.walk``'s order, but
     for the expression contexts (``ast.Load()``, ...)."""
@@ -59,6 +65,12 @@ def walk(node: AST):
                         push(item)
         yield node
 
+
+
+def parents(tree: AST) -> dict:
+    """``id(node) -> its parent`` for every node under ``tree`` but ``tree``
+    and the expression contexts."""
+    return {id(c): p for p in walk(tree) for c in child_nodes(p)}
 
 
 def child_nodes(node: AST) -> list:

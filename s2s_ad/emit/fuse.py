@@ -53,7 +53,7 @@ from collections import Counter
 
 from s2s_ad.emit.code import Block, CodeFunction, Stmt, name_nodes, negated
 from s2s_ad.emit.peephole import _rw, names_in
-from s2s_ad.syntax_walk import walk
+from s2s_ad.syntax_walk import child_fields, child_nodes, walk
 
 ENABLED = True
 """False: generated code keeps one statement per operation (see :func:`disabled`)."""
@@ -397,7 +397,8 @@ def _post_order(node: ast.AST, target: ast.Name, order: list) -> bool | None:
 def _replace(node: ast.AST, new: dict) -> None:
     """Replace the nodes whose ids are keys of ``new`` (names read) inside ``node``."""
     for parent in walk(node):
-        for field, value in ast.iter_fields(parent):
+        for field in child_fields(parent):
+            value = getattr(parent, field, None)
             if isinstance(value, ast.AST) and id(value) in new:
                 setattr(parent, field, new[id(value)])
             elif isinstance(value, list):
@@ -438,11 +439,16 @@ def _writes_into(node: ast.AST, arrays: bool) -> bool:
 
 
 def _depth(node: ast.AST) -> int:
+    """The levels of ``node``'s tree (as ``ast.iter_child_nodes`` gives it:
+    an expression context, ``Load``, ``Store``, counts as a level below its
+    node)."""
     best, stack = 0, [(node, 1)]
     while stack:
         n, d = stack.pop()
-        best = max(best, d)
-        stack.extend((c, d + 1) for c in ast.iter_child_nodes(n))
+        deepest = d + 1 if getattr(n, "ctx", None) is not None else d  # (its context)
+        if deepest > best:
+            best = deepest
+        stack.extend([(c, d + 1) for c in child_nodes(n)])
     return best
 
 

@@ -84,6 +84,7 @@ from s2s_ad.frontend import (checkpointed, list_forms, own_helpers, pairs, readb
                              scatter_calls, shape_flags, tape_flatten, tape_lengths)
 from s2s_ad.frontend.int_names import int_tapes, slots
 from s2s_ad.names import Namer, identifiers
+from s2s_ad import syntax_walk
 from s2s_ad.syntax_walk import walk
 
 __all__ = ["normalise", "normalise_source"]
@@ -448,7 +449,7 @@ def _placeholder_lists(tree: ast.FunctionDef) -> None:
     binding in the branch. The same values wherever ``T`` is read (under the
     branch's decision), and one list under one name, as the lowering follows
     a list grown at run time."""
-    parents = {id(c): n for n in walk(tree) for c in ast.iter_child_nodes(n)}
+    parents = syntax_walk.parents(tree)
     for stmt in tree.body:
         if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
                 and isinstance(stmt.targets[0], ast.Name) and pairs.is_placeholder(stmt.value)):

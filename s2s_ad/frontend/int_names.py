@@ -19,6 +19,7 @@ a copy no later write changes.
 from __future__ import annotations
 
 import ast
+from s2s_ad import syntax_walk
 from s2s_ad.syntax_walk import walk
 
 __all__ = ["int_names", "int_tapes", "is_int", "new_list", "one_axis", "slots"]
@@ -74,7 +75,7 @@ def int_names(tree: ast.FunctionDef, globals_: dict | None = None) -> set:
 
 def _stack_candidates(tree: ast.FunctionDef, given=()) -> dict:
     """``T`` -> the expressions appended to it, for lists used as stacks only."""
-    parents = {id(c): n for n in walk(tree) for c in ast.iter_child_nodes(n)}
+    parents = syntax_walk.parents(tree)
     out: dict = {g: [] for g in given}
     bad = set()
     for n in walk(tree):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 
 from s2s_ad.frontend.int_names import int_tapes
+from s2s_ad import syntax_walk
 from s2s_ad.syntax_walk import walk
 
 __all__ = ["int_items"]
@@ -39,7 +40,7 @@ def int_items(tree: ast.FunctionDef, globals_: dict | None, given=()) -> None:
     tapes = int_tapes(tree, globals_, given)
     if not tapes:
         return
-    parents = {id(c): p for p in walk(tree) for c in ast.iter_child_nodes(p)}
+    parents = syntax_walk.parents(tree)
     for n in list(walk(tree)):
         if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) \
                 and n.value.id in tapes and isinstance(n.ctx, ast.Load):

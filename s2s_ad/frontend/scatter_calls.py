@@ -68,6 +68,7 @@ import copy
 
 from s2s_ad.frontend import own_helpers
 from s2s_ad.names import Namer
+from s2s_ad import syntax_walk
 from s2s_ad.syntax_walk import walk
 
 __all__ = ["in_place_sums", "plain_zeros", "rewrite"]
@@ -159,7 +160,7 @@ def _copied_aliases(tree: ast.FunctionDef, globals_: dict, summed: set) -> None:
     if alias is None or not summed:
         return
     body = tree.body
-    parents = {id(c): n for n in walk(tree) for c in ast.iter_child_nodes(n)}
+    parents = syntax_walk.parents(tree)
     for k, stmt in enumerate(body):
         if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
                 and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.Name)

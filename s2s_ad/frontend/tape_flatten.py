@@ -60,6 +60,7 @@ import types
 from s2s_ad.frontend import own_helpers
 from s2s_ad.frontend.pairs import backward_calls, partner, tape_layout
 from s2s_ad.names import Namer
+from s2s_ad import syntax_walk
 from s2s_ad.syntax_walk import walk
 from s2s_ad import source_text
 
@@ -71,7 +72,7 @@ def rewrite(tree: ast.FunctionDef, globals_: dict, namer: Namer, pairs: dict) ->
     if not pairs or any(isinstance(n, ast.Name) and n.id in ("len", "range", "reversed")
                         and not isinstance(n.ctx, ast.Load) for n in walk(tree)):
         return
-    parents = {id(c): p for p in walk(tree) for c in ast.iter_child_nodes(p)}
+    parents = syntax_walk.parents(tree)
     arrays = own_helpers.numpy_alias(globals_) is not None
     lists: dict[str, str] = {}  # a list item's name at a call site -> H_bwd
     for n in walk(tree):
@@ -118,7 +119,7 @@ def _list_parameters(bwd, items: tuple, layout: tuple, only: bool = False,
     except (OSError, TypeError, SyntaxError):
         return None
     out = set()
-    parents = {id(c): p for p in walk(fn) for c in ast.iter_child_nodes(p)}
+    parents = syntax_walk.parents(fn)
     other = set()
     for n in walk(fn):
         if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) \

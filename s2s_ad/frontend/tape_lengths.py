@@ -32,6 +32,7 @@ import ast
 
 from s2s_ad.frontend.pairs import partner
 from s2s_ad.names import Namer
+from s2s_ad import syntax_walk
 from s2s_ad.syntax_walk import walk
 from s2s_ad import source_text
 
@@ -86,7 +87,7 @@ def _len_shadowed(tree) -> bool:
 
 
 def _parents(tree) -> dict:
-    return {id(c): p for p in walk(tree) for c in ast.iter_child_nodes(p)}
+    return syntax_walk.parents(tree)
 
 
 def _tape_reads(tree, parents) -> tuple[dict, set]:

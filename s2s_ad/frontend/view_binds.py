@@ -42,6 +42,7 @@ from __future__ import annotations
 import ast
 
 from s2s_ad.frontend.int_names import int_names, is_int, one_axis
+from s2s_ad import syntax_walk
 from s2s_ad.syntax_walk import walk
 
 SCALAR_ATTRS = frozenset({"shape", "size", "ndim", "dtype", "nbytes", "itemsize"})
@@ -64,7 +65,7 @@ piece of ``A`` when given one, whatever ``makes_new`` says of them."""
 
 def parents_of(tree: ast.AST) -> dict[int, ast.AST]:
     """id(node) -> the node it is a child of."""
-    return {id(child): node for node in walk(tree) for child in ast.iter_child_nodes(node)}
+    return syntax_walk.parents(tree)
 
 
 def numpy_made(tree: ast.FunctionDef, name: str) -> bool:
