@@ -170,3 +170,45 @@ def test_a_run_time_axis_given_none_or_a_tuple(tmp_path, name, ax):
     x = np.array([[0.3, -1.2, 0.5], [2.0, 0.1, -0.4]])
     got = s2s_ad.grad(fn)(x, ax)
     np.testing.assert_allclose(got, _cd(lambda v: fn(v, ax), x), rtol=1e-6, atol=1e-9)
+
+
+# Wrong gradient (new rules, e22bea1): the derivative of np.quantile and
+# np.percentile (method "linear", the default) with respect to q is dropped
+# ("q has no derivative", rules/numpy_more.py), silently: a q computed from
+# the differentiated input, or a parameter differentiated through q only,
+# gets 0 where the result moves with q ((n - 1) * (higher - lower) per unit of
+# q between order statistics). No refusal says so.
+
+QDEP = '''
+import numpy as np
+
+
+def q_of_x(x):
+    q = 1.0 / (1.0 + np.exp(-x[0]))
+    return np.quantile(x, q)
+
+
+def p_of_x(x):
+    return np.percentile(x, 50.0 + 20.0 * np.tanh(x[1]))
+
+
+def q_param(x, s):
+    return np.quantile(x, 0.5 * s)
+'''
+
+
+@pytest.mark.parametrize("name", ["q_of_x", "p_of_x"])
+def test_a_quantile_whose_q_depends_on_the_input(tmp_path, name):
+    m = _module(tmp_path, QDEP)
+    fn = getattr(m, name)
+    x = np.array([0.3, -1.2, 0.5, 2.0, 0.1, -0.4])
+    np.testing.assert_allclose(s2s_ad.grad(fn)(x), _cd(fn, x), rtol=1e-6, atol=1e-8)
+    _, tangent = s2s_ad.jvp(fn)(x, dx=np.eye(6)[0])
+    np.testing.assert_allclose(tangent, _cd(fn, x)[0], rtol=1e-6, atol=1e-8)
+
+
+def test_a_parameter_reaching_a_quantile_through_q_only(tmp_path):
+    m = _module(tmp_path, QDEP)
+    x = np.array([0.3, -1.2, 0.5, 2.0, 0.1, -0.4])
+    got = s2s_ad.grad(m.q_param, wrt="s")(x, 0.9)
+    assert got == pytest.approx(_cd(lambda s: m.q_param(x, s), 0.9), rel=1e-6)
