@@ -19,6 +19,11 @@ Wrong gradients (stale code after a change ``f`` itself sees):
   then never checked again: ``K = 7.0`` after ``g = grad(f)`` leaves ``g``
   computing with the old ``K`` (docs/api.md promises the change is seen).
 
+Wrong gradient (new rules, e22bea1): ``np.quantile``/``np.percentile``
+(method "linear") drop the derivative through ``q`` (documented as "q has no
+derivative"): a ``q`` computed from the input, or a parameter reaching the
+result through ``q`` only, gets 0 where the result moves with ``q``.
+
 Crash (an error from NumPy inside the generated code, not located):
 
 * An ``axis`` passed as a parameter (docs/numpy.md: "an int known when the
