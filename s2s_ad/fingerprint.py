@@ -177,7 +177,8 @@ def _fingerprint(fn, out: list, seen: set, reads: Reads | None = None) -> None:
             reads.terms.append(f"{f}.__kwdefaults__ is None")
         else:  # a dict, changed in place or not: its items now, compared as the key does
             items = dict(kw)
-            if not all(_atomic(v) for v in items.values()):
+            if not all(_atomic(v) or v.__class__ is tuple and all(_atomic(x) for x in v)
+                       for v in items.values()):
                 raise _Unwatchable(fn)
             reads.terms.append(f"{f}.__kwdefaults__ == {reads.name(items)}")
     if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
@@ -357,6 +358,8 @@ def _class_reads(name: str, cls: type, fn, out: list, seen: set, reads) -> None:
         member = inspect.getattr_static(cls, attr, _ABSENT)
         if isinstance(member, (staticmethod, classmethod)) \
                 and isinstance(member.__func__, types.FunctionType):
+            if reads is not None:
+                _same_static(reads, cls, attr, member)
             _global(f"{name}.{attr}", member.__func__, fn, out, seen, reads)
             if isinstance(member, classmethod):
                 _class_reads(name, cls, member.__func__, out, seen, reads)
@@ -364,6 +367,21 @@ def _class_reads(name: str, cls: type, fn, out: list, seen: set, reads) -> None:
             if reads is not None:
                 reads.same(f"_s2s_getattr({reads.held(cls)}, {attr!r}, None)", member)
             _global(f"{name}.{attr}", member, fn, out, seen, reads)
+
+
+def _same_static(reads: Reads, cls: type, attr: str, member) -> None:
+    """The check that ``cls.attr`` is still the static or class method
+    ``member`` (rebinding it on the class, ``Ops.act = staticmethod(other)``,
+    changes what the code calls): no class before the one defining it in the
+    method resolution order defines the name, and that class's own entry is
+    a method of the same kind wrapping the same function."""
+    mro = cls.__mro__
+    owner = next(c for c in mro if attr in vars(c))
+    for c in mro[:mro.index(owner)]:
+        reads.terms.append(f"{attr!r} not in {reads.held(c)}.__dict__")
+    entry = f"{reads.held(owner)}.__dict__.get({attr!r})"
+    reads.terms.append(f"{entry}.__class__ is {reads.name(member.__class__)}")
+    reads.terms.append(f"{entry}.__func__ is {reads.held(member.__func__)}")
 
 
 def _function_table(obj) -> bool:
