@@ -216,6 +216,11 @@ CASES = {
                       ("np.percentile(x, [10, 50], axis=0, method='lower')", "ab")],
     "np.median": [("np.median(x, axis=0)", "ab"), ("np.median(x, axis=1, keepdims=True)", "abc"),
                   ("np.median(x)", "ab")],
+    "np.maximum.accumulate": [("np.maximum.accumulate(x)", "a"),
+                              ("np.maximum.accumulate(x, axis=1)", "ab"),
+                              ("np.maximum.accumulate(x, -1)", "abc")],
+    "np.minimum.accumulate": [("np.minimum.accumulate(x, axis=0)", "ab"),
+                              ("np.minimum.accumulate(x, axis=-2)", "abc")],
 }
 # Rules whose operand shapes are not any: matrices to invert, the domain of arcsin.
 INVERTIBLE = ("np.linalg.det", "np.linalg.inv", "np.linalg.solve", "np.linalg.cholesky",

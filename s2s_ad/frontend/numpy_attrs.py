@@ -102,7 +102,7 @@ def string_attr(lo, node: ast.expr, prim: str, name: str) -> str:
 
 
 KEEP_AXIS = frozenset({"np.cumsum", "np.cumprod", "np.flip", "np.roll", "np.sort", "np.repeat",
-                       "np.concatenate"})
+                       "np.concatenate", "np.maximum.accumulate", "np.minimum.accumulate"})
 """Functions whose result has the axis they work along where the operand had it."""
 
 
