@@ -350,6 +350,9 @@ def test_own_helpers_read_back(expr, gs, xs, ys, wrt, names, tmp_path):
                          ("subtract.accumulate", ""), ("multiply.reduceat", ", [0]"),
                          ("maximum.outer", ", x"), ("logical_xor.reduce", ""))],
     ("np.add.at(x, [0], 1.0)", r"`np\.add\.at` is supported as a statement"),
+    ("np.maximum.accumulate(x, axis=None)", r"`np\.maximum\.accumulate` takes one int axis"),
+    ("np.minimum.accumulate(x, (0,))", r"`np\.minimum\.accumulate` takes one int axis"),
+    ("np.minimum.accumulate(x, dtype=float)", "the keyword argument 'dtype' is not supported"),
 ])
 def test_refusals_are_located(body, message, tmp_path):
     m = import_source(str(tmp_path), "import numpy as np\n\n\ndef f(x, m: int, k: int):\n"
