@@ -359,3 +359,13 @@ def test_refusals_are_located(body, message, tmp_path):
                       f"    return np.sum({body})\n", f"refused_{abs(hash(body)) % 10**8}")
     with pytest.raises(s2s_ad.SourceError, match=r"refused_\d+\.py:5:\d+: .*" + message):
         s2s_ad.grad(m.f)(np.ones(4), 1, 0)
+
+
+def test_method_of_a_scipy_ufunc_refused_by_its_own_name(tmp_path):
+    pytest.importorskip("scipy.special")
+    m = import_source(str(tmp_path), "import numpy as np\nfrom scipy import special\n\n\n"
+                      "def f(x):\n    return np.sum(special.expit.accumulate(x))\n",
+                      "refused_scipy_ufunc")
+    with pytest.raises(s2s_ad.SourceError, match=r"refused_scipy_ufunc\.py:6:\d+: .*the ufunc "
+                       r"method `special\.expit\.accumulate` is not supported"):
+        s2s_ad.grad(m.f)(np.ones(3))

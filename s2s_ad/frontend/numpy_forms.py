@@ -110,7 +110,9 @@ def ufunc_method_refusal(src, node: ast.Call, fn) -> SourceError:
     it names the method, those that are supported, and how to give it a rule."""
     from s2s_ad.rules import RULES
     what = ast.unparse(node.func)
-    name = f"np.{fn.__self__.__name__}.{fn.__name__}"
+    ufunc = fn.__self__
+    name = (f"np.{ufunc.__name__}.{fn.__name__}"
+            if getattr(numpy, ufunc.__name__, None) is ufunc else what)  # (SciPy's ufuncs too)
     if name == "np.add.at":
         return src.error(node, f"`{what}` is supported as a statement, `np.add.at(y, idx, v)` "
                          "(it returns None; see docs/numpy.md)")
