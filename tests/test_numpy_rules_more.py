@@ -1,14 +1,17 @@
-"""np.convolve, np.quantile / np.percentile / np.median and np.diff's
-prepend / append (and an axis known only when the code runs), as objective
+"""np.convolve, np.quantile / np.percentile / np.median, np.diff's
+prepend / append (and an axis known only when the code runs), and
+np.maximum.accumulate / np.minimum.accumulate, as objective
 functions use them: in a helper, in a loop, with ``axis`` a parameter.
 
 Every gradient against central differences in float64; forward mode
 (``jvp``) against the same differences along a random direction, and the
 Hessian-vector product (``hvp``, reverse over forward) against central
 differences of the gradient; the helpers' own rules read back from a module
-(``convolve_adjoint``, ``quantile_adjoint``, ``quantile_tangent``) against
-central differences; and each gradient on Dask arrays (where the function
-itself runs on Dask) against the NumPy gradient."""
+(``convolve_adjoint``, ``quantile_adjoint``, ``quantile_tangent``,
+``running_extreme_adjoint``, ``running_extreme_tangent``) against central
+differences; and each gradient on Dask arrays (where the function itself runs
+on Dask: not np.maximum.accumulate, which Dask lacks) against the NumPy
+gradient; the refusal of the ufunc methods without a rule, by name."""
 
 from __future__ import annotations
 
@@ -115,6 +118,31 @@ def diff_loop(x, y0):
     for i in range(x.shape[0]):
         s = s + np.sum(increments(x[i], y0) ** 2) * (i + 1.0)
     return s
+
+
+def running_max(x):
+    return np.sum(np.sin(np.maximum.accumulate(x)).T * W[:x.shape[0]])
+
+
+def running_axes(x):
+    return np.sum(np.cos(np.minimum.accumulate(x, axis=1)) * x) \
+        + np.sum(np.maximum.accumulate(x, -1) ** 2 * x) + np.sum(np.maximum.accumulate(x) ** 3)
+
+
+def drawdown(p):
+    return p - np.maximum.accumulate(p)
+
+
+def drawdown_loop(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s = s + np.sum(np.sin(drawdown(x[i] * (i + 1.0)))) * (i + 0.5)
+    return s
+
+
+def running_along(x, k: int):
+    return np.sum(np.sin(np.maximum.accumulate(x, axis=k)) * x
+                  + np.minimum.accumulate(x * x, k) ** 2)
 '''
 
 
@@ -146,6 +174,11 @@ CASES = [
     *[("along", [_n(4, 5), k], [0]) for k in (0, 1, -1, -2)],
     *[("diff_along", [_n(4, 3), p, k], [0, 1]) for k, p in ((0, 0.3), (1, _n(4, 2)),
                                                              (-1, 0.7), (0, _n(2, 3)))],
+    ("running_max", [_n(7)], [0]),
+    ("running_max", [_n(6, 3)], [0]),
+    ("running_axes", [_n(5, 4)], [0]),
+    ("drawdown_loop", [_n(3, 8)], [0]),
+    *[("running_along", [_n(3, 4, 5), k], [0]) for k in (0, 1, 2, -1, -3)],
 ]
 IDS = [f"{name}-{k}" for k, (name, _, _) in enumerate(CASES)]
 
@@ -186,7 +219,8 @@ def test_gradient_runs_on_dask(mod, name, args, wrt):
         try:
             value = f(*dargs)
             np.asarray(value)
-        except NotImplementedError as e:  # np.median / np.quantile without an axis
+        except (NotImplementedError, TypeError) as e:
+            # np.median / np.quantile without an axis; np.maximum.accumulate (TypeError)
             pytest.skip(f"the function itself does not run on Dask: {e}")
         got = s2s_ad.grad(f, wrt=tuple(wrt))(*dargs)
         want = s2s_ad.grad(f, wrt=tuple(wrt))(*args)
@@ -216,6 +250,38 @@ def test_quantile_ties_split_like_max(mod):
     assert np.all(got[[0, 4]] == 0.0)
 
 
+@pytest.mark.parametrize("u", ["maximum", "minimum"])
+def test_running_extreme_ties_split_like_max(u, tmp_path):
+    """Where several elements up to k equal the running extreme at k, g[k] is
+    split evenly between them, as np.max splits it (the adjoint at k is
+    np.max's of x[:k + 1]): worked out by hand here."""
+    m = import_source(str(tmp_path), "import numpy as np\n\n\ndef f(x, c):\n"
+                      f"    return np.sum(np.{u}.accumulate(x) * c)\n", f"ties_{u}")
+    x = np.array([1.0, 3.0, 2.0, 3.0, 3.0, 5.0, 5.0, 1.0, 5.0])
+    x = x if u == "maximum" else -x
+    c = np.arange(1.0, 10.0)
+    # out = [1, 3, 3, 3, 3, 5, 5, 5, 5]: x[1] gets c[1] + c[2] + c[3]/2 + c[4]/3, ...
+    want = np.array([1.0, 2 + 3 + 4 / 2 + 5 / 3, 0.0, 4 / 2 + 5 / 3, 5 / 3,
+                     6 + 7 / 2 + 8 / 2 + 9 / 3, 7 / 2 + 8 / 2 + 9 / 3, 0.0, 9 / 3])
+    np.testing.assert_allclose(s2s_ad.grad(m.f)(x, c), want, rtol=1e-14)
+    v = np.linspace(-1.0, 1.0, 9)
+    _, tangent = s2s_ad.jvp(m.f, wrt=0)(x, c, dx=v)
+    assert np.isclose(float(tangent), float(np.sum(want * v)), rtol=1e-13)
+
+
+def test_running_extreme_nan_gives_nan(tmp_path):
+    """From a NaN on, the running maximum is NaN: those elements get nan, as
+    np.max gives every element of a slice holding a NaN; before it, the
+    gradient is unchanged."""
+    m = import_source(str(tmp_path), "import numpy as np\n\n\ndef f(x):\n"
+                      "    return np.sum(np.maximum.accumulate(x))\n", "running_nan")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        got = s2s_ad.grad(m.f)(np.array([1.0, 0.0, 2.0, np.nan, 3.0]))
+    np.testing.assert_array_equal(got[:3], [2.0, 0.0, 1.0])
+    assert np.all(np.isnan(got[3:]))
+
+
 def _helpers_module(folder, label: str, body: str, names: tuple):
     text = "import numpy as np\n\n" + "".join(
         HELPERS[n] for n in ("add_over", "unbroadcast") + names) + "\n\n" + body
@@ -223,6 +289,7 @@ def _helpers_module(folder, label: str, body: str, names: tuple):
 
 
 QUANTILE = ("quantile_weights", "quantile_adjoint", "quantile_tangent")
+RUNNING = ("running_runs", "running_extreme_adjoint", "running_extreme_tangent")
 OWN = [
     *[(f"convolve_adjoint(g * g, x, y * y, {mode!r}, 0)", length, (n,), (m,), ("g", "y"),
        ("convolve_adjoint",))
@@ -239,6 +306,10 @@ OWN = [
      QUANTILE),
     ("quantile_tangent(g * g, x, np.array([0.2, 0.9]), -1, True, 'linear')", (3, 4), (3, 4),
      None, ("g",), QUANTILE),
+    *[(f"running_extreme_{which}(g * g, x, np.{u}.accumulate(x, axis={k}), {k})", (4, 5),
+       (4, 5), None, ("g",), RUNNING)
+      for which, u, k in (("adjoint", "maximum", 0), ("adjoint", "minimum", 1),
+                          ("tangent", "maximum", -1), ("tangent", "minimum", 0))],
 ]
 
 
@@ -273,10 +344,28 @@ def test_own_helpers_read_back(expr, gs, xs, ys, wrt, names, tmp_path):
     ("np.convolve(x, x, mode=m)", "`mode` of `np.convolve` must be a constant string"),
     ("np.quantile(x, 0.5, method='nearest')", "`method` of `np.quantile` must be"),
     ("np.quantile(x, 0.5, axis=k, keepdims=True)", "takes a constant `axis` here"),
-    ("np.maximum.accumulate(x)", "attribute access"),
+    *[(f"np.{name}(x{more})", f"the ufunc method `np.{name}` is not supported .*"
+       r"`np\.maximum\.accumulate`.*s2s_ad\.defvjp, see docs/custom_rules\.md")
+      for name, more in (("maximum.reduceat", ", [0, 2]"), ("add.outer", ", x"),
+                         ("subtract.accumulate", ""), ("multiply.reduceat", ", [0]"),
+                         ("maximum.outer", ", x"), ("logical_xor.reduce", ""))],
+    ("np.add.at(x, [0], 1.0)", r"`np\.add\.at` is supported as a statement"),
+    ("np.maximum.accumulate(x, axis=None)", r"`np\.maximum\.accumulate` takes one int axis"),
+    ("np.minimum.accumulate(x, (0,))", r"`np\.minimum\.accumulate` takes one int axis"),
+    ("np.minimum.accumulate(x, dtype=float)", "the keyword argument 'dtype' is not supported"),
 ])
 def test_refusals_are_located(body, message, tmp_path):
     m = import_source(str(tmp_path), "import numpy as np\n\n\ndef f(x, m: int, k: int):\n"
                       f"    return np.sum({body})\n", f"refused_{abs(hash(body)) % 10**8}")
     with pytest.raises(s2s_ad.SourceError, match=r"refused_\d+\.py:5:\d+: .*" + message):
         s2s_ad.grad(m.f)(np.ones(4), 1, 0)
+
+
+def test_method_of_a_scipy_ufunc_refused_by_its_own_name(tmp_path):
+    pytest.importorskip("scipy.special")
+    m = import_source(str(tmp_path), "import numpy as np\nfrom scipy import special\n\n\n"
+                      "def f(x):\n    return np.sum(special.expit.accumulate(x))\n",
+                      "refused_scipy_ufunc")
+    with pytest.raises(s2s_ad.SourceError, match=r"refused_scipy_ufunc\.py:6:\d+: .*the ufunc "
+                       r"method `special\.expit\.accumulate` is not supported"):
+        s2s_ad.grad(m.f)(np.ones(3))

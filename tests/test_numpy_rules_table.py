@@ -216,6 +216,11 @@ CASES = {
                       ("np.percentile(x, [10, 50], axis=0, method='lower')", "ab")],
     "np.median": [("np.median(x, axis=0)", "ab"), ("np.median(x, axis=1, keepdims=True)", "abc"),
                   ("np.median(x)", "ab")],
+    "np.maximum.accumulate": [("np.maximum.accumulate(x)", "a"),
+                              ("np.maximum.accumulate(x, axis=1)", "ab"),
+                              ("np.maximum.accumulate(x, -1)", "abc")],
+    "np.minimum.accumulate": [("np.minimum.accumulate(x, axis=0)", "ab"),
+                              ("np.minimum.accumulate(x, axis=-2)", "abc")],
 }
 # Rules whose operand shapes are not any: matrices to invert, the domain of arcsin.
 INVERTIBLE = ("np.linalg.det", "np.linalg.inv", "np.linalg.solve", "np.linalg.cholesky",
@@ -259,11 +264,11 @@ def _args(prim: str, shapes: list[tuple], dtype=np.float64) -> list:
             a = a @ np.swapaxes(a, -1, -2) + 3.0 * np.eye(s[-1])
         if prim in EIGEN:  # eigenvalues well apart: 0, 2, 4, ... plus at most about ±1.5·n
             a = a + np.diag(4.0 * np.arange(s[-1]))
-            if prim == "np.linalg.cholesky":  # symmetric positive definite below the diagonal
-                # (its smallest eigenvalue at least 1: the product alone may be near
-                # singular, where the rule is right and the differences are not)
-                a = a @ np.swapaxes(a, -1, -2) + np.eye(s[-1]) \
-                    + np.triu(RNG.uniform(-1, 1, s), 1)
+        if prim == "np.linalg.cholesky" and not args:
+            # symmetric positive definite below the diagonal (its smallest eigenvalue at
+            # least 1: the product alone may be near singular, where the rule is right and
+            # the differences are not); NumPy reads the lower triangle only
+            a = a @ np.swapaxes(a, -1, -2) + np.eye(s[-1]) + np.triu(RNG.uniform(-1, 1, s), 1)
         args.append(a.astype(dtype) if s else float(a))
     return args
 

@@ -1,6 +1,7 @@
 """The standard library's ``operator`` functions, ``functools.reduce`` and
 ``statistics.mean``/``fmean``/``variance``/``stdev``/``pvariance``/``pstdev``,
-``divmod`` and ``min``/``max`` with ``default=`` read as the arithmetic they compute (s2s_ad/frontend/stdlib_calls.py). Each
+``statistics.median``/``median_low``/``median_high`` (the middle items of
+``sorted``), ``divmod`` and ``min``/``max`` with ``default=`` read as the arithmetic they compute (s2s_ad/frontend/stdlib_calls.py). Each
 was refused ("the call `operator.add` is not supported"), and the
 ``statistics`` functions were read from the standard library's own source
 and refused there, located in statistics.py: any other function of the
@@ -57,6 +58,45 @@ def arrays(a, b):
 
 def median(x):
     return statistics.median([x, 2.0 * x, 1.0])
+
+
+def medians(x):
+    xs = [x, math.sin(3.0 * x), x * x, 0.5, 1.0 - x]
+    ys = xs[:4]
+    return (statistics.median(xs) * statistics.median(ys) + statistics.median_low(ys) ** 2
+            + statistics.median_high(ys) * x + statistics.median_low(xs) * 2.0
+            + statistics.median_high(xs))
+
+
+def middle(xs):
+    return statistics.median(xs) * xs[0]
+
+
+def median_loop(a, b):
+    s = 0.0
+    for i in range(3):
+        s = s + middle([a * i + 0.1, b, a + b * i, 1.0])
+    return s
+
+
+def median_of_arrays_code(a):
+    xs = [float(np.sum(a)), float(np.prod(a)), float(a[0])]
+    return statistics.median(xs) * np.sum(a * a)
+
+
+def median_grown(x, n: int):
+    xs = []
+    for i in range(n):
+        xs.append(x * i)
+    return statistics.median(xs)
+
+
+def median_of_nothing(x):
+    return statistics.median([]) + x
+
+
+def geometric(x):
+    return statistics.geometric_mean([x, 2.0])
 
 
 def divided(x):
@@ -122,5 +162,55 @@ def test_arrays(mod):
 
 
 def test_other_standard_library_functions_refused_at_the_call(mod):
-    with pytest.raises(s2s_ad.SourceError, match=r"stdlib_calls_src.py:\d+:\d+: .*statistics"):
-        s2s_ad.grad(mod.median)(0.7)
+    with pytest.raises(s2s_ad.SourceError, match=r"stdlib_calls_src.py:\d+:\d+: .*"
+                       r"statistics\.geometric_mean"):
+        s2s_ad.grad(mod.geometric)(0.7)
+
+
+@pytest.mark.parametrize("x", [0.7, 0.35, 0.1, 1.3])
+def test_median(mod, x):
+    """statistics.median / median_low / median_high of a list whose length is
+    known while lowering: the middle items of sorted(xs) (one for an odd
+    length, the mean of two for an even one); value, gradient, jvp and
+    jvp(grad) against central differences (away from ties)."""
+    assert s2s_ad.jvp(mod.median)(x, dx=1.0)[0] == mod.median(x)
+    assert_derivatives(mod.median, x)
+    assert_derivatives(mod.medians, x)
+
+
+@pytest.mark.parametrize("args", [[[0.3, 0.1, 0.5, 0.7]], [[0.3, 0.1, 0.5]], [[0.9, -0.2]],
+                                  [[0.4]]])
+def test_median_of_a_list_parameter(mod, args):
+    assert_gradients(mod.middle, args, [0], rtol=1e-6)
+    h = s2s_ad.hessian(mod.middle)(*args)  # grad(grad): ∂²(m·x0): 1 where m holds x0
+    xs = args[0]
+    n, order = len(xs), sorted(range(len(xs)), key=lambda k: xs[k])
+    mid = [order[n // 2]] if n % 2 else [order[n // 2 - 1], order[n // 2]]
+    want = np.zeros((n, n))
+    for k in mid:
+        want[0, k] += 1.0 / len(mid)
+        want[k, 0] += 1.0 / len(mid)
+    np.testing.assert_allclose(np.asarray(h), want, atol=1e-12)
+
+
+@pytest.mark.parametrize("a, b", [(0.3, 0.65), (0.4, 0.2), (-0.5, 1.5)])  # (no ties)
+def test_median_in_a_helper_in_a_loop(mod, a, b):
+    assert_gradients(mod.median_loop, [a, b], [0, 1], rtol=1e-6)
+    value, tangent = s2s_ad.jvp(mod.median_loop, wrt=0)(a, b, da=1.0)
+    h = 1e-6
+    assert np.isclose(tangent, (mod.median_loop(a + h, b) - mod.median_loop(a - h, b)) / (2 * h),
+                      rtol=1e-6)
+
+
+def test_median_in_numpy_code(mod):
+    assert_gradients(mod.median_of_arrays_code, [np.array([0.3, 1.2, 0.7])], [0], rtol=1e-6)
+
+
+@pytest.mark.parametrize("name, args, message", [
+    ("median_grown", (0.3, 4), "`statistics.median` of a sequence whose length is known only "
+     "when the code runs"),
+    ("median_of_nothing", (0.3,), "`statistics.median` of no items"),
+])
+def test_median_refusals_are_located(mod, name, args, message):
+    with pytest.raises(s2s_ad.SourceError, match=r"stdlib_calls_src.py:\d+:\d+: .*" + message):
+        s2s_ad.grad(getattr(mod, name))(*args)

@@ -45,7 +45,8 @@ LINEAR = frozenset({
     "own.repeat_adjoint", "own.trace_adjoint", "own.diag_adjoint", "own.stacked_part",
     "own.scatter", "own.take_along_axis_adjoint", "own.pad_adjoint",
     "np.full", "np.full_like", "array.full_as", "array.astype", "array.item",
-    "np.linspace", "own.quantile_adjoint", "own.quantile_tangent"}) | LINEAR_MORE
+    "np.linspace", "own.quantile_adjoint", "own.quantile_tangent",
+    "own.running_extreme_adjoint", "own.running_extreme_tangent"}) | LINEAR_MORE
 """Linear in the operands a derivative flows to (``np.where``: in its two
 branches, for a fixed condition; a subscript assignment: in the array and the
 value assigned)."""
@@ -74,12 +75,15 @@ TANGENTS = {prim: ast.parse(code, mode="eval").body for prim, code in {
                   " / np.sum(x == x, axis=axis, keepdims=keepdims)",
     "np.quantile": "quantile_tangent(g, x, y, axis, keepdims, method)",
     "np.percentile": "quantile_tangent(g, x, y / 100, axis, keepdims, method)",
-    "np.median": 'quantile_tangent(g, x, 0.5, axis, keepdims, "linear")'}.items()}
+    "np.median": 'quantile_tangent(g, x, 0.5, axis, keepdims, "linear")',
+    "np.maximum.accumulate": "running_extreme_tangent(g, x, out, axis)",
+    "np.minimum.accumulate": "running_extreme_tangent(g, x, out, axis)"}.items()}
 """Tangents written out (``g``: the operand's tangent): ``np.nansum`` and
 ``np.nanmean`` of the tangent where ``x`` is not NaN (``x == x``);
 ``np.quantile``, ``np.percentile`` and ``np.median``: the weights the reverse
 rule spreads the adjoint by, applied to the tangent (``quantile_tangent``, a
-helper of the generated module)."""
+helper of the generated module); ``np.maximum.accumulate`` and
+``np.minimum.accumulate`` likewise (``running_extreme_tangent``)."""
 
 
 def kind(prim: str) -> str | None:

@@ -32,7 +32,8 @@ from s2s_ad.errors import SourceError
 from s2s_ad.frontend import methods, module_data
 from s2s_ad.frontend.library_names import LIBRARY_MODULES
 from s2s_ad.frontend import (closures, conditions, container_methods, funargs, index_checks,
-                             index_exprs, jax_names, list_slices, own_helpers, pairs, passing,
+                             index_exprs, jax_names, list_slices, numpy_forms, own_helpers,
+                             pairs, passing,
                              ranges, runtime_lists, runtime_sorting, sorting, statics,
                              stdlib_calls, structures, syntax)
 from s2s_ad.rules import RULES
@@ -388,6 +389,8 @@ class CallLowering:
         if name and getattr(math, name, None) is fn and f"math.{name}" in RULES:
             return f"math.{name}"
         what = ast.unparse(node.func)
+        if isinstance(getattr(fn, "__self__", None), numpy.ufunc):  # np.add.outer, ...
+            raise numpy_forms.ufunc_method_refusal(self.src, node, fn)
         if fn in (builtins.eval, builtins.exec, builtins.compile):
             raise self.src.error(node, f"`{what}` runs code s2s-ad cannot see; dynamic code "
                                  "is not supported")
@@ -433,6 +436,8 @@ class CallLowering:
                     and (isinstance(getattr(base, node.attr, None), numbers.Real)
                          or statics.is_static_value(getattr(base, node.attr, ""))):
                 return getattr(base, node.attr)  # Class.CONSTANT
+            if isinstance(base, numpy.ufunc) and node.attr in numpy_forms.UFUNC_METHOD_NAMES:
+                return getattr(base, node.attr)  # np.maximum.accumulate: a ufunc's method
             if not isinstance(base, types.ModuleType):
                 raise self.src.error(node, f"`{ast.unparse(node)}`: attribute access is only "
                                      "supported on modules (like `math.sin`)")

@@ -68,7 +68,14 @@ def _numpy_object(path: str):
 
 # numpy function objects -> their rule (np.absolute is np.abs, np.linalg.inv, ...)
 NUMPY_FUNCS = {id(_numpy_object(p[3:])): p for p in RULES
-               if p.startswith("np.") and _numpy_object(p[3:]) is not None}
+               if p.startswith("np.") and _numpy_object(p[3:]) is not None
+               and not isinstance(getattr(_numpy_object(p[3:]), "__self__", None),
+                                  numpy.ufunc)}
+UFUNC_METHODS = {(u, m): p for p in RULES if p.startswith("np.")
+                 and isinstance(getattr(_numpy_object(p[3:]), "__self__", None), numpy.ufunc)
+                 for u, m in [p[3:].split(".")]}
+"""(ufunc name, method name) -> the rule of that ufunc method (``np.maximum.accumulate``:
+a bound method, made anew each time it is read, so not found by ``id``)."""
 NUMPY_FUNCS[id(numpy.shape)] = "shape"
 NUMPY_FUNCS[id(numpy.amax)] = "np.max"  # aliases NumPy keeps as separate functions
 NUMPY_FUNCS[id(numpy.amin)] = "np.min"
@@ -100,11 +107,14 @@ SIGNATURES = {**{f"np.{r}": ("x", "axis", "dtype", "out", "keepdims")
               "np.broadcast_to": ("x", "shape"), "np.convolve": ("x", "y", "mode"),
               **{f"np.{r}": ("x", "q", "axis", "out", "overwrite_input", "method", "keepdims")
                  for r in ("quantile", "percentile")},
-              "np.median": ("x", "axis", "out", "overwrite_input", "keepdims")}
+              "np.median": ("x", "axis", "out", "overwrite_input", "keepdims"),
+              **{f"np.{u}.accumulate": ("x", "axis", "dtype", "out")
+                 for u in ("maximum", "minimum")}}
 RUNTIME_AXIS = frozenset({"np.sum", "np.mean", "np.prod", "np.max", "np.min", "np.var",
                           "np.std", "np.cumsum", "np.cumprod", "np.flip", "np.roll", "np.sort",
                           "np.repeat", "np.concatenate", "np.stack", "np.expand_dims",
-                          "np.squeeze", "np.median", "np.quantile", "np.percentile"})
+                          "np.squeeze", "np.median", "np.quantile", "np.percentile",
+                          "np.maximum.accumulate", "np.minimum.accumulate"})
 """Functions whose ``axis`` may be an int known only when the code runs
 (:func:`s2s_ad.frontend.numpy_attrs.along_axis`)."""
 DERIVED = {"inverse_axes", "index", "unshift", "adjoints"}
@@ -305,6 +315,9 @@ class ArrayLowering(ArrayIndexing):
         return isinstance(node, ast.Name) and node.id not in self.env
 
     def numpy_prim(self, fn) -> str | None:
+        owner = getattr(fn, "__self__", None)
+        if isinstance(owner, numpy.ufunc):  # np.maximum.accumulate
+            return UFUNC_METHODS.get((owner.__name__, getattr(fn, "__name__", None)))
         return NUMPY_FUNCS.get(id(fn))
 
     def numpy_call(self, prim: str, node: ast.Call, var, hint, text: str | None = None

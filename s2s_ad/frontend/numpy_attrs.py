@@ -76,6 +76,10 @@ def check_attrs(lo, prim: str, attrs: dict, node: ast.Call) -> None:
     if prim == "np.take_along_axis" and attrs.get("axis") is None:
         raise lo.src.error(node, "`np.take_along_axis` needs an int axis here; for the "
                            "flattened array write `np.take_along_axis(np.ravel(x), i, axis=0)`")
+    if prim in ("np.maximum.accumulate", "np.minimum.accumulate") and (
+            attrs.get("axis", 0) is None or isinstance(attrs.get("axis"), tuple)):
+        raise lo.src.error(node, f"`{prim}` takes one int axis here (0 unless given); for the "
+                           f"flattened array write `{prim}(np.ravel(x))`")
     if prim == "np.pad" and "pad_width" not in attrs:
         raise lo.src.error(node, "`np.pad` needs a pad_width")
     if prim == "np.moveaxis" and ("source" not in attrs or "destination" not in attrs):
@@ -102,7 +106,7 @@ def string_attr(lo, node: ast.expr, prim: str, name: str) -> str:
 
 
 KEEP_AXIS = frozenset({"np.cumsum", "np.cumprod", "np.flip", "np.roll", "np.sort", "np.repeat",
-                       "np.concatenate"})
+                       "np.concatenate", "np.maximum.accumulate", "np.minimum.accumulate"})
 """Functions whose result has the axis they work along where the operand had it."""
 
 

@@ -99,6 +99,32 @@ _UFUNC_METHODS = {("add", "reduce"): "sum", ("multiply", "reduce"): "prod",
                   ("add", "accumulate"): "cumsum", ("multiply", "accumulate"): "cumprod"}
 """``np.add.reduce`` and the other ufunc methods read as the reduction they
 compute (their axis defaults to 0, not None: written out)."""
+UFUNC_METHOD_NAMES = frozenset({"reduce", "accumulate", "reduceat", "outer", "at"})
+"""The methods of a NumPy ufunc (``np.add.outer``): read as functions, each
+then lowered by a rule, rewritten above, or refused by name."""
+
+
+def ufunc_method_refusal(src, node: ast.Call, fn) -> SourceError:
+    """The located refusal of a ufunc method s2s-ad has no rule for
+    (``np.maximum.reduceat``, ``np.add.outer``, ``np.subtract.accumulate``):
+    it names the method, those that are supported, and how to give it a rule."""
+    from s2s_ad.rules import RULES
+    what = ast.unparse(node.func)
+    ufunc = fn.__self__
+    name = (f"np.{ufunc.__name__}.{fn.__name__}"
+            if getattr(numpy, ufunc.__name__, None) is ufunc else what)  # (SciPy's ufuncs too)
+    if name == "np.add.at":
+        return src.error(node, f"`{what}` is supported as a statement, `np.add.at(y, idx, v)` "
+                         "(it returns None; see docs/numpy.md)")
+    known = sorted({f"np.{u}.{m}" for u, m in _UFUNC_METHODS} | {
+        p for p in RULES if p.startswith("np.") and p.count(".") == 2
+        and p.rsplit(".", 1)[1] in UFUNC_METHOD_NAMES} | {"np.add.at"})
+    return src.error(node, f"`{what}`: the ufunc method `{name}` is not supported (no "
+                     "derivative rule in s2s-ad); the ufunc methods it knows are "
+                     + ", ".join(f"`{k}`" for k in known) + " (see docs/numpy.md); to "
+                     "differentiate through this one, call it in a function of your own and "
+                     "give that function a rule (s2s_ad.defvjp, see docs/custom_rules.md), or "
+                     "write it with the functions s2s-ad knows")
 
 
 class _Forms(ast.NodeTransformer):

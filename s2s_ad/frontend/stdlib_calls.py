@@ -19,7 +19,13 @@ else:
 * ``statistics.mean(xs)``, ``fmean``: ``sum(xs) / len(xs)`` (``mean``'s
   exact fractions are not reproduced: the same value up to rounding);
   ``variance``, ``stdev``, ``pvariance``, ``pstdev``: the sum of squared
-  deviations from the mean over ``n - 1`` (``n``), its square root.
+  deviations from the mean over ``n - 1`` (``n``), its square root;
+* ``statistics.median(xs)``, ``median_low``, ``median_high`` of a sequence
+  whose length is known while lowering: the middle item(s) of ``sorted(xs)``
+  (:mod:`s2s_ad.frontend.sorting`), ``s[n // 2]`` for an odd length,
+  ``(s[n // 2 - 1] + s[n // 2]) / 2`` for an even one (``median_low``:
+  ``s[(n - 1) // 2]``, ``median_high``: ``s[n // 2]``); a length known only
+  when the code runs, or none, is refused, located.
 
 Other functions of the standard library (whose source is not the user's)
 are refused at the call, by :func:`is_standard_library`, rather than read
@@ -37,7 +43,7 @@ import statistics
 import sysconfig
 import types
 
-from s2s_ad.frontend import structures, syntax
+from s2s_ad.frontend import sorting, structures, syntax
 from s2s_ad.frontend.jax_batching import located
 
 __all__ = ["call", "is_standard_library"]
@@ -53,6 +59,7 @@ MEANS = (statistics.mean, statistics.fmean)
 SPREADS = {statistics.variance: (1, False), statistics.stdev: (1, True),
            statistics.pvariance: (0, False), statistics.pstdev: (0, True)}
 """function -> (the degrees of freedom taken off ``n``, whether a square root)."""
+MEDIANS = (statistics.median, statistics.median_low, statistics.median_high)
 
 
 def call(lo, fn, node: ast.Call, var: str | None, hint: str | None):
@@ -90,6 +97,8 @@ def call(lo, fn, node: ast.Call, var: str | None, hint: str | None):
         return _reduce(lo, node, var)
     if fn in MEANS or fn in SPREADS:
         return _statistics(lo, fn, node, var)
+    if fn in MEDIANS:
+        return _median(lo, fn, node, var)
     return None
 
 
@@ -180,6 +189,41 @@ def _statistics(lo, fn, node: ast.Call, var):
     if root:
         out = ast.BinOp(out, ast.Pow(), ast.Constant(0.5))
     return lo.expr(located(out, node), var)
+
+
+def _median(lo, fn, node: ast.Call, var):
+    """``statistics.median(xs)``, ``median_low``, ``median_high``: ``s =
+    sorted(xs)`` (:mod:`s2s_ad.frontend.sorting`: a compare-exchange network
+    for a sequence known while lowering), then ``s[n // 2]`` for an odd length
+    ``n`` (``median_high``: always; ``median_low``: ``s[(n - 1) // 2]``) and
+    ``(s[n // 2 - 1] + s[n // 2]) / 2`` for an even one, as ``statistics``
+    computes them. The length must be known while lowering: a list of any
+    length is refused, located."""
+    what = ast.unparse(node.func)
+    if node.keywords or len(node.args) != 1 or isinstance(node.args[0], ast.Starred):
+        raise lo.src.error(node, f"`{what}` takes one sequence here")
+    seq = node.args[0]
+    ordered = located(ast.Call(ast.Name("sorted", ast.Load()), [seq], []), node)
+    made = sorting.keyed_call(lo, builtins.sorted, ordered, None, None)
+    items = structures.known_items(made)
+    if items is None:
+        raise lo.src.error(node, f"`{what}` of a sequence whose length is known only when the "
+                           "code runs: s2s-ad reads it as the middle items of `sorted(xs)` for "
+                           "a length known while lowering (a list or tuple written out, built "
+                           "in the function with a length known then, or a list parameter); "
+                           "for a list of any length, sort it and index it yourself, "
+                           "`s = sorted(xs); s[len(s) // 2]`")
+    n = len(items)
+    if n == 0:
+        raise lo.src.error(node, f"`{what}` of no items (Python raises StatisticsError)")
+    if fn is statistics.median_low or fn is statistics.median and n % 2:
+        return items[(n - 1) // 2]
+    if fn is statistics.median_high:
+        return items[n // 2]
+    low, high = (syntax.bound(lo, f"sorted({ast.unparse(seq)})[{k}]", items[k], node)
+                 for k in (n // 2 - 1, n // 2))
+    mean = ast.BinOp(ast.BinOp(low, ast.Add(), high), ast.Div(), ast.Constant(2))
+    return lo.expr(located(mean, node), var)
 
 
 _STDLIB = tuple(os.path.realpath(p) + os.sep for p in {

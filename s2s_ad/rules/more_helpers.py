@@ -176,6 +176,52 @@ def quantile_tangent(dx, x, q, axis, keepdims, method):
     w, axes = quantile_weights(x, q, axis, method)
     return np.sum(w * dx, axis=axes, keepdims=keepdims)
 ''',
+    "running_runs": '''
+def running_runs(x, out, axis):
+    """For out = np.maximum.accumulate(x, axis) (or np.minimum's), along that
+    axis moved to the front: where x equals out (an element that is the
+    running extreme where it stands), the first and the last position of the
+    run of equal values of out each position is in, and how many elements of
+    its run, up to it, equal out there (the ties np.max would split its
+    adjoint between). An element equal to out[k] at or before k is in k's
+    run, since out is monotonic."""
+    x, out = np.moveaxis(x, axis, 0), np.moveaxis(out, axis, 0)
+    shape = np.shape(out)
+    n = shape[0]
+    at = np.broadcast_to(np.reshape(np.arange(n), (n,) + (1,) * (len(shape) - 1)), shape)
+    changes = out[1:] != out[:-1]
+    edge = np.ones_like(out[:1], dtype=bool)
+    start = np.maximum.accumulate(np.where(np.concatenate([edge, changes]), at, 0), axis=0)
+    end = np.flip(np.minimum.accumulate(
+        np.flip(np.where(np.concatenate([changes, edge]), at, n - 1), 0), axis=0), 0)
+    hit = x == out
+    h = np.cumsum(hit, axis=0)
+    count = h - np.take_along_axis(h - hit, start, axis=0)
+    return hit, start, end, count.astype(np.result_type(x, 1.0))
+''',
+    "running_extreme_adjoint": '''
+def running_extreme_adjoint(g, x, out, axis):
+    """The adjoint of out = np.maximum.accumulate(x, axis) (or np.minimum's)
+    with respect to x: out[k] is an element x[j], j <= k, of k's run of equal
+    values of out, so g[k] goes to it, split evenly between the elements of the
+    run up to k equal to it (ties, as np.max splits them): x[j] gets the sum of
+    g[k] / count[k] over k from j to the end of its run (a difference of
+    np.cumsum's). A NaN element gets nan."""
+    hit, start, end, count = running_runs(x, out, axis)
+    w = np.moveaxis(np.broadcast_to(g, np.shape(out)), axis, 0) / count
+    s = np.cumsum(w, axis=0)
+    return np.moveaxis((np.take_along_axis(s, end, axis=0) - s + w) * hit, 0, axis)
+''',
+    "running_extreme_tangent": '''
+def running_extreme_tangent(dx, x, out, axis):
+    """The tangent of out = np.maximum.accumulate(x, axis) (or np.minimum's)
+    along dx: at k, the mean of dx over the elements of k's run, up to k, equal
+    to out[k] (the transpose of running_extreme_adjoint)."""
+    hit, start, end, count = running_runs(x, out, axis)
+    d = np.moveaxis(np.broadcast_to(dx, np.shape(out)), axis, 0) * hit
+    s = np.cumsum(d, axis=0)
+    return np.moveaxis((s - np.take_along_axis(s - d, start, axis=0)) / count, 0, axis)
+''',
     "eigh_adjoint": '''
 def eigh_adjoint(gw, gv, x):
     """The adjoint of w, v = np.linalg.eigh(x) with respect to x, given the

@@ -50,6 +50,18 @@ table of :mod:`s2s_ad.rules.numpy` (same table style, same conventions).
   the same weights to the tangent (``quantile_tangent``, the transpose of
   ``quantile_adjoint``).
 
+* ``np.maximum.accumulate(x, axis=0)`` and ``np.minimum.accumulate`` (the
+  running maximum and minimum): ``out[k]`` is an element ``x[j]``, ``j ≤ k``,
+  of the run of equal values of ``out`` holding ``k`` (``out`` is monotonic),
+  so ``ḡ[k]`` goes to it, split evenly between the elements of that run up to
+  ``k`` equal to ``out[k]`` (ties, as for ``np.max``): ``x̄[j]`` is the sum of
+  ``ḡ[k] / count[k]`` from ``j`` to the end of its run, a difference of
+  ``np.cumsum``'s, the runs' ends found by ``np.maximum.accumulate`` of
+  indices (``running_extreme_adjoint``). Forward mode applies the same
+  weights to the tangent (``running_extreme_tangent``, its transpose). Dask
+  has no ``accumulate`` of these ufuncs: the function itself does not run
+  there.
+
 SciPy is optional: the generated module imports ``scipy.linalg as
 scipy_linalg`` only when the function calls one of these.
 """
@@ -114,6 +126,12 @@ NUMPY_MORE_RULES = [
          ('quantile_adjoint(g, x, 0.5, axis, keepdims, "linear")',), "array",
          "1/2 to each of the two middle elements (1 to the middle one)", _TIES, adjoint=True,
          attrs=AXIS),
+    *[Rule(f"np.{u}.accumulate", f"np.{u}.accumulate(x, axis=axis)",
+           ("running_extreme_adjoint(g, x, out, axis)",), "array",
+           f"g[k] to the element that is the running {word} at k", "ties (equal elements up "
+           "to k in the run of equal results) split the adjoint evenly, as for np.max; from a "
+           "NaN on, nan", adjoint=True, attrs=(("axis", 0),))
+      for u, word in (("maximum", "maximum"), ("minimum", "minimum"))],
     Rule("scipy.linalg.solve_triangular", "scipy_linalg.solve_triangular(x, y, lower=lower)",
          ("triangular_adjoint(g, x, out, lower, 0, scipy_linalg.solve_triangular)",
           "triangular_adjoint(g, x, out, lower, 1, scipy_linalg.solve_triangular)"), "array",

@@ -73,6 +73,12 @@ factor too; the operand that only gives a shape gets no adjoint.
   ``quantile_tangent(x0, x1, q, ...)`` (the weights applied to a tangent
   ``x0``) are linear in ``x0`` and each other's transposes; ``x1`` enters
   through comparisons only and ``q`` not at all: no adjoint.
+* ``running_extreme_adjoint(x0, x1, x2, axis)`` (``np.maximum.accumulate``'s
+  and ``np.minimum.accumulate``'s adjoint: ``x0`` times the weights the
+  running extreme ``x2`` of ``x1`` gives its elements) and
+  ``running_extreme_tangent(x0, x1, x2, axis)`` are likewise linear in
+  ``x0`` and each other's transposes; ``x1`` and ``x2`` enter through
+  comparisons only.
 * ``assign(y, index, v)`` (a copy of ``y`` with ``y[index] = v``, as written for
   ``y[index] = v`` where the forward pass keeps each version of ``y``) is the
   subscript write itself, ``array.setitem`` (:mod:`s2s_ad.rules.numpy`), its
@@ -197,6 +203,11 @@ OWN_RULES = [
          ("quantile_adjoint(g, x1, x2, axis, keepdims, method)", None, None), "array",
          "the quantile's weights spread with g (its transpose)", adjoint=True,
          attrs=_QUANTILE_ATTRS),
+    *[Rule(f"own.running_extreme_{a}", f"running_extreme_{a}(x0, x1, x2, axis)",
+           (f"unbroadcast(running_extreme_{b}(g, x1, x2, axis), x0)", None, None), "array",
+           "the running extreme's weights applied to g (its transpose)", adjoint=True,
+           attrs=(("axis", 0),))
+      for a, b in (("adjoint", "tangent"), ("tangent", "adjoint"))],
     Rule("own.scatter", "scatter(x0, x1, x2)",
          ("unbroadcast(np.broadcast_to(g, np.shape(x1))[x2], x0)", None, None), "array",
          "g read back at the index", adjoint=True),
@@ -219,7 +230,9 @@ OWN_PRIMS = {"unbroadcast": "own.unbroadcast", "spread": "own.spread",
              "take_along_axis_adjoint": "own.take_along_axis_adjoint",
              "convolve_adjoint": "own.convolve_adjoint",
              "quantile_adjoint": "own.quantile_adjoint",
-             "quantile_tangent": "own.quantile_tangent"}
+             "quantile_tangent": "own.quantile_tangent",
+             "running_extreme_adjoint": "own.running_extreme_adjoint",
+             "running_extreme_tangent": "own.running_extreme_tangent"}
 """Helper name -> its primitive (``matmul_adjoint``, ``inner_adjoint``, ``dot_adjoint``,
 ``tensordot_adjoint``, ``kron_adjoint``, ``convolve_adjoint``: + ``.0``/``.1``,
 its last argument)."""
