@@ -147,6 +147,9 @@ class Seeing:
     origin, ...), read when asked, as the code it runs may change."""
 
     __slots__ = ("_base", "_made", "_fingerprint", "_unchanged", "_again", "__weakref__")
+    __s2s_ad_rechecked__ = True
+    """(Read by the frontend: a derivative whose code may change between calls,
+    which a function it differentiates cannot call; docs/calls.md.)"""
 
     def __init__(self, base, made, fp, unchanged, again):
         self._base, self._made, self._fingerprint, self._unchanged, self._again = \

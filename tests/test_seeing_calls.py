@@ -172,3 +172,35 @@ def test_keyword_defaults_of_a_helper_without_keyword_parameters_change_nothing(
     assert math.isclose(g(0.7), fd_gradient(f, [0.7], 0), rel_tol=1e-6)
     f.__kwdefaults__ = {"z": -2.0}
     assert math.isclose(g(0.7), fd_gradient(f, [0.7], 0), rel_tol=1e-6)
+
+
+CALLED = '''
+def h(x):
+    return K * math.sin(x) * x
+
+def plain(x):
+    return math.sin(x) * x * x
+
+def loss(x):
+    return dh(x) * x
+
+def loss_plain(x):
+    return dplain(x) * x
+'''
+
+
+def test_a_rechecked_derivative_called_by_a_differentiated_function_is_refused_with_why():
+    # (a derivative re-reading a module constant may change its code between
+    # calls: refused where called, located, with the rewrite; a plain one is read)
+    f = make_function(CALLED, "loss", env={"math": math, "K": 2.0, "__name__": "seeing_called"})
+    ns = f.__globals__
+    ns["dh"] = s2s_ad.grad(ns["h"])
+    ns["dplain"] = s2s_ad.grad(ns["plain"])
+    assert type(ns["dh"]).__name__ == "Seeing"
+    lp = ns["loss_plain"]
+    assert math.isclose(s2s_ad.grad(lp)(0.7), fd_gradient(lp, [0.7], 0), rel_tol=1e-6)
+    with pytest.raises(s2s_ad.SourceError) as info:
+        s2s_ad.grad(f)(0.7)
+    text = str(info.value)
+    assert "is a derivative s2s-ad made whose code is chosen when it is called" in text
+    assert "dh(x) * x" in text and "^" in text and "error: error" not in text

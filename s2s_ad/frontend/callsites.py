@@ -29,7 +29,7 @@ import numpy
 
 from s2s_ad import ir
 from s2s_ad.errors import SourceError
-from s2s_ad.frontend import methods, module_data
+from s2s_ad.frontend import methods, module_data, source
 from s2s_ad.frontend.library_names import LIBRARY_MODULES
 from s2s_ad.frontend import (closures, conditions, container_methods, funargs, index_checks,
                              index_exprs, jax_names, list_slices, numpy_forms, own_helpers,
@@ -389,6 +389,11 @@ class CallLowering:
         if name and getattr(math, name, None) is fn and f"math.{name}" in RULES:
             return f"math.{name}"
         what = ast.unparse(node.func)
+        if source.rechecked(fn):  # a derivative re-reading module constants: its message
+            try:
+                source.generated_code(fn)
+            except SourceError as exc:
+                raise self.src.error(node, exc.message) from None
         if isinstance(getattr(fn, "__self__", None), numpy.ufunc):  # np.add.outer, ...
             raise numpy_forms.ufunc_method_refusal(self.src, node, fn)
         if fn in (builtins.eval, builtins.exec, builtins.compile):

@@ -98,6 +98,12 @@ def made_code(fn):
         and isinstance(raw, types.FunctionType) else None
 
 
+def rechecked(fn) -> bool:
+    """Is ``fn`` a derivative s2s-ad made whose code is checked, and may be
+    made again, on each call (``s2s_ad.late_constants.Seeing``)?"""
+    return getattr(type(fn), "__s2s_ad_rechecked__", False) is True
+
+
 def generated_code(fn):
     """The function of the generated module behind a derivative s2s-ad made
     (``force = s2s_ad.grad(potential)``, called inside a function you
@@ -107,7 +113,7 @@ def generated_code(fn):
     or static values) or re-checks module constants on each call."""
     name = getattr(fn, "__name__", "the derivative")
     raw = made_code(fn)
-    if type(fn).__name__ == "Seeing" or raw is None \
+    if rechecked(fn) or raw is None \
             or inspect.unwrap(raw) is not raw or getattr(raw, "__s2s_ad_by_shape__", False) \
             or getattr(fn, "__s2s_ad_statics__", None) is not None \
             or getattr(fn, "__s2s_ad_static_origin__", None) is not None \
@@ -132,7 +138,7 @@ def locate(fn, method: bool = False) -> Source:
     if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
         # frontend.targets.locate lifts the bound method you differentiate
         raise _method_error(fn)
-    if type(fn).__name__ == "Seeing" or made_code(fn) is not None:
+    if rechecked(fn) or made_code(fn) is not None:
         fn = generated_code(fn)  # a derivative s2s-ad made, called by your code
     if not isinstance(fn, types.FunctionType):
         what = type(fn).__name__
