@@ -27,6 +27,11 @@ from s2s_ad.syntax_walk import walk
 
 _cache: dict = {}
 _stats = {"hits": 0, "misses": 0}
+LIMIT = 1024
+"""The most entries the cache keeps: past it, the entry asked for least
+recently is dropped (a derivative returned before keeps its code). A module
+constant given a new value on every step of a simulation makes one entry per
+value: without a bound, the cache would grow with the simulation."""
 _memos: list = []
 """Dictionaries remembering what earlier calls found in the cache (s2s_ad.callplan):
 emptied with it."""
@@ -69,8 +74,9 @@ def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
               statics: dict | None = None, checkpoint=None) -> Callable:
     key = (fingerprint(fn), _wrt_key(wrt), kind, _wrt_key(output), _lengths_key(lengths),
            tuple(sorted(arrays)), _statics_key(statics), _wrt_key(checkpoint))
-    hit = _cache.get(key)
+    hit = _cache.pop(key, None)
     if hit is not None:
+        _cache[key] = hit  # (the most recently asked for: the last to be dropped)
         _stats["hits"] += 1
         return with_captured(fn, hit, kind)
     _stats["misses"] += 1
@@ -116,8 +122,16 @@ def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
         origin = (kind, fn, wrt, output, lengths)
         compiled.__s2s_ad_origin__ = getattr(compiled, "__wrapped__", compiled).__s2s_ad_origin__ \
             = origin
-    _cache[key] = compiled
+    _keep(key, compiled)
     return with_captured(fn, compiled, kind)
+
+
+def _keep(key, value) -> None:
+    """``_cache[key] = value``, the entry asked for least recently dropped
+    past :data:`LIMIT`."""
+    while len(_cache) >= LIMIT:
+        del _cache[next(iter(_cache))]
+    _cache[key] = value
 
 
 def with_captured(fn: Callable, compiled: Callable, kind: str = "grad") -> Callable:
@@ -542,14 +556,17 @@ def entry(fn, wrt, kind, output, lengths, checkpoint=None, statics: dict | None 
     # for its gradient again does not lower it again.
     key = ("by shape", fingerprint(fn), _wrt_key(wrt), kind, _wrt_key(output),
            _statics_key(statics), _wrt_key(checkpoint))
-    if key in _cache:
+    hit = _cache.pop(key, None)
+    if hit is not None:
+        _cache[key] = hit
         _stats["hits"] += 1
-        return with_captured(fn, _cache[key], kind)
+        return with_captured(fn, hit, kind)
     try:
         return generated(fn, wrt, kind, output, statics=statics, checkpoint=checkpoint)
     except structures.SequenceParameter as exc:
-        _cache[key] = _by_shape(fn, wrt, kind, output, exc, statics, checkpoint)
-        return with_captured(fn, _cache[key], kind)
+        made = _by_shape(fn, wrt, kind, output, exc, statics, checkpoint)
+        _keep(key, made)
+        return with_captured(fn, made, kind)
 
 
 def static_parameters(fn) -> frozenset:

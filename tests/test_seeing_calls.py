@@ -204,3 +204,27 @@ def test_a_rechecked_derivative_called_by_a_differentiated_function_is_refused_w
     text = str(info.value)
     assert "is a derivative s2s-ad made whose code is chosen when it is called" in text
     assert "dh(x) * x" in text and "^" in text and "error: error" not in text
+
+
+STEPPED = '''
+def f(x, y):
+    return math.sin(x * T) * y
+'''
+
+
+def test_a_constant_changed_on_every_step_keeps_the_cache_bounded(monkeypatch):
+    # each new value of T is new code; past cache.LIMIT entries the one asked
+    # for least recently is dropped, and every gradient is still right
+    from s2s_ad import cache
+    monkeypatch.setattr(cache, "LIMIT", 8)
+    s2s_ad.clear_cache()
+    f = make_function(STEPPED, "f", env={"math": math, "T": 0.1, "__name__": "seeing_stepped"})
+    g = s2s_ad.grad(f)
+    for i in range(30):
+        f.__globals__["T"] = 0.1 + 0.01 * i
+        assert math.isclose(g(0.3, 1.2), fd_gradient(f, [0.3, 1.2], 0), rel_tol=1e-6)
+        assert s2s_ad.cache_info().size <= 8
+    f.__globals__["T"] = 0.1 + 0.01 * 29  # the newest value: still a hit
+    misses = s2s_ad.cache_info().misses
+    assert math.isclose(g(0.5, 1.2), fd_gradient(f, [0.5, 1.2], 0), rel_tol=1e-6)
+    assert s2s_ad.cache_info().misses == misses
