@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import copy
 import inspect
+import types
+import weakref
 from typing import Callable, Sequence
 
-from s2s_ad import callplan, graph, graph_backward
+from s2s_ad import callplan, graph, graph_backward, signatures
 from s2s_ad.frontend.targets import captured_values
 from s2s_ad.cache import (CacheInfo, array_arguments, call_statics, static_parameters, cache_info, clear_cache, entry,
                           fingerprint, generated, positional_names, shapes)
@@ -186,6 +188,15 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
     >>> value, vjp_fn(1.0), vjp_fn(10.0)     # doctest: +SKIP
     (9.0, (3.0, 3.0), (30.0, 30.0))
     """
+    planned = _plans_get(id(fn))
+    if planned is not None and planned[1] and planned[1].quick is not None \
+            and planned[0]() is fn:
+        try:  # arguments like the last call's: its pair, run (callplan.Plan)
+            done = planned[1].quick(*args, **kwargs)
+        except TypeError:
+            done = None  # the slow way words the error
+        if done is not None:
+            return done
     if is_partial(fn):
         return vjp_through(vjp, fn, args, kwargs)
     known = callplan.plan(fn)
@@ -233,6 +244,11 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
     return value, _list_cotangent(back, len(value)) if listed else back
 
 
+_plans_get = callplan._plans.get
+"""(The plans' table looked up at once by ``vjp``: a call like the last one
+runs its pair without the checks on the way.)"""
+
+
 def _list_result(fwd: Callable, make: Callable) -> tuple[Callable, Callable]:
     """A pair whose value is a list, as :func:`callplan.remember` keeps it:
     the forward pass also gives the list's length, which the ``vjp_fn``
@@ -259,29 +275,30 @@ def _list_cotangent(vjp_fn: Callable, n: int) -> Callable:
                              f"{n} items, not {got}")
         return vjp_fn(list(cotangent))
     list_vjp_fn.__doc__ = vjp_fn.__doc__
-    list_vjp_fn.__s2s_ad_source__ = vjp_fn.__s2s_ad_source__
+    list_vjp_fn.__s2s_ad_source__ = source_of(vjp_fn)
     return list_vjp_fn
 
 
 def _pullback(bwd: Callable, consumes: bool, doc: str, source: str) -> Callable:
     """``make(tape)``: the ``vjp_fn`` of one forward pass of a pair whose
     backward pass ``bwd`` consumes its tape or not (the containers of a tape
-    are fixed by the pair's code), with nothing decided per call."""
-    if consumes:
-        def make(tape):
-            def vjp_fn(cotangent):
-                return bwd(copy.deepcopy(tape), cotangent)
-            vjp_fn.__doc__ = doc
-            vjp_fn.__s2s_ad_source__ = source
-            return vjp_fn
-    else:
-        def make(tape):
-            def vjp_fn(cotangent):
-                return bwd(tape, cotangent)
-            vjp_fn.__doc__ = doc
-            vjp_fn.__s2s_ad_source__ = source
-            return vjp_fn
-    return make
+    are fixed by the pair's code), with nothing decided or set per call: its
+    docstring is in its code, its source (:func:`source_of`) found by its
+    code (about 0.1 µs a call less than a closure given both as attributes)."""
+    tape = "_s2s_copy(tape)" if consumes else "tape"
+    made = signatures._define("make", "def make(tape):\n"
+                                      "    def vjp_fn(cotangent):\n"
+                                      f"        {doc!r}\n"
+                                      f"        return _s2s_bwd({tape}, cotangent)\n"
+                                      "    return vjp_fn\n",
+                              {"_s2s_bwd": bwd, "_s2s_copy": copy.deepcopy})
+    code = next(c for c in made.__code__.co_consts if isinstance(c, types.CodeType))
+    _pullback_sources[code] = source
+    return made
+
+
+_pullback_sources: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+"""The code of a ``vjp_fn`` :func:`_pullback` made -> the source of its pair."""
 
 
 def _vjp_fn(tape, bwd: Callable, captured: int, doc: str, source: str) -> Callable:
@@ -344,6 +361,9 @@ def source_of(compiled: Callable) -> str:
     try:
         return compiled.__s2s_ad_source__
     except AttributeError:
+        made = _pullback_sources.get(getattr(compiled, "__code__", None))
+        if made is not None:
+            return made
         if getattr(compiled, "__s2s_ad_by_shape__", False):
             raise TypeError(f"{compiled.__name__} is generated per list length: call it first "
                             "(source_of then shows the code of the last shape used), or use "

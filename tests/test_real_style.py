@@ -380,8 +380,6 @@ def test_fluid_advection_by_rounded_positions():
                                    rtol=1e-5, atol=1e-7)
 
 
-@pytest.mark.xfail(strict=True, reason="np.convolve has no rule yet: refused, located, "
-                   "pointing to docs/custom_rules.md")
 def test_convolution_of_a_signal():
     kernel, signal = RNG.normal(size=3), RNG.normal(size=8)
     got = s2s_ad.grad(R.smoothed_signal, wrt=[0, 1])(kernel, signal)
@@ -402,7 +400,6 @@ def test_a_library_objective_called_by_name():
 @pytest.mark.parametrize("fn, args, words", [
     (R.semi_lagrangian, lambda: [np.zeros((3, 3)), np.ones((3, 3))],
      "`dtype=int` is not supported"),
-    (R.smoothed_signal, lambda: [np.ones(3), np.ones(6)], "`np.convolve` has no derivative rule"),
     (R.library_objective, lambda: [np.ones(3)], "the call `scipy_rosen` is not supported"),
 ])
 def test_what_stays_refused_is_located(fn, args, words):
