@@ -636,7 +636,7 @@ def _by_static(fn: Callable, wrt: Wrt, kind: str, output, lengths, checkpoint=No
                 v = given_defaults[n]
             else:  # a missing argument: the generated function says which
                 continue
-            if v is None or isinstance(v, (str, bool)):
+            if frontend_statics.static_at_candidate(v):
                 statics[n] = v
         key = _statics_key(statics)
         compiled = seen.get(key)

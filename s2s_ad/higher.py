@@ -164,7 +164,7 @@ def _call_statics(fn: Callable, args: tuple, given: dict) -> dict | None:
     bound = _signature(fn).bind_partial(*args, **given)
     bound.apply_defaults()
     return {n: v for n, v in bound.arguments.items()
-            if n in candidates and frontend_statics.is_static_value(v)}
+            if n in candidates and frontend_statics.static_at_candidate(v)}
 
 
 def _kind(value):

@@ -240,9 +240,10 @@ def static_guard(func: ir.Function, p: ir.Param) -> Stmt:
 def _static_test(value, at: ast.expr,
                  why: str = "a static value in a structure: the code is for this value") -> Stmt:
     """``if <at> != value: raise ValueError(...)`` (``is not`` for None and
-    bools): ``at`` reads a static argument, or a static leaf of a structure
+    bools; ``!=`` for a tuple of ints, which a list never equals): ``at``
+    reads a static argument, or a static leaf of a structure
     (``layers[0].act``), the code was generated for ``value`` of."""
-    op = ast.NotEq() if isinstance(value, str) else ast.IsNot()
+    op = ast.NotEq() if isinstance(value, (str, tuple)) else ast.IsNot()
     test = ast.Compare(at, [op], [ast.Constant(value)])
     message = f"generated for {ast.unparse(at)}={value!r}"
     error = ast.Call(ast.Name("ValueError", ast.Load()), [ast.Constant(message)], [])

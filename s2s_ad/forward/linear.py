@@ -45,8 +45,8 @@ LINEAR = frozenset({
     "own.repeat_adjoint", "own.trace_adjoint", "own.diag_adjoint", "own.stacked_part",
     "own.scatter", "own.take_along_axis_adjoint", "own.pad_adjoint",
     "np.full", "np.full_like", "array.full_as", "array.astype", "array.item",
-    "np.linspace", "own.quantile_adjoint", "own.quantile_tangent",
-    "own.running_extreme_adjoint", "own.running_extreme_tangent"}) | LINEAR_MORE
+    "np.linspace", "own.quantile_adjoint", "own.quantile_tangent", "own.quantile_q_adjoint",
+    "own.quantile_q_tangent", "own.running_extreme_adjoint", "own.running_extreme_tangent"}) | LINEAR_MORE
 """Linear in the operands a derivative flows to (``np.where``: in its two
 branches, for a fixed condition; a subscript assignment: in the array and the
 value assigned)."""
@@ -69,21 +69,27 @@ EXTREME_TANGENT = ast.parse(
 """The tangent of ``np.max``/``np.min`` (``g``: the operand's tangent)."""
 
 
-TANGENTS = {prim: ast.parse(code, mode="eval").body for prim, code in {
+TANGENTS = {prim: tuple(ast.parse(c, mode="eval").body
+                        for c in ((code,) if isinstance(code, str) else code))
+            for prim, code in {
     "np.nansum": "np.nansum(np.where(x == x, g, 0.0), axis=axis, keepdims=keepdims)",
     "np.nanmean": "np.nansum(np.where(x == x, g, 0.0), axis=axis, keepdims=keepdims)"
                   " / np.sum(x == x, axis=axis, keepdims=keepdims)",
-    "np.quantile": "quantile_tangent(g, x, y, axis, keepdims, method)",
-    "np.percentile": "quantile_tangent(g, x, y / 100, axis, keepdims, method)",
+    "np.quantile": ("quantile_tangent(g, x, y, axis, keepdims, method)",
+                    "quantile_q_tangent(g, x, y, axis, keepdims, method)"),
+    "np.percentile": ("quantile_tangent(g, x, y / 100, axis, keepdims, method)",
+                      "quantile_q_tangent(g / 100, x, y / 100, axis, keepdims, method)"),
     "np.median": 'quantile_tangent(g, x, 0.5, axis, keepdims, "linear")',
     "np.maximum.accumulate": "running_extreme_tangent(g, x, out, axis)",
     "np.minimum.accumulate": "running_extreme_tangent(g, x, out, axis)"}.items()}
-"""Tangents written out (``g``: the operand's tangent): ``np.nansum`` and
-``np.nanmean`` of the tangent where ``x`` is not NaN (``x == x``);
-``np.quantile``, ``np.percentile`` and ``np.median``: the weights the reverse
-rule spreads the adjoint by, applied to the tangent (``quantile_tangent``, a
-helper of the generated module); ``np.maximum.accumulate`` and
-``np.minimum.accumulate`` likewise (``running_extreme_tangent``)."""
+"""Tangents written out, per operand (one code: the first operand's; ``g``:
+that operand's tangent), summed over the operands a tangent reaches:
+``np.nansum`` and ``np.nanmean`` of the tangent where ``x`` is not NaN
+(``x == x``); ``np.quantile``, ``np.percentile`` and ``np.median``: the
+weights the reverse rule spreads the adjoint by, applied to the tangent
+(``quantile_tangent``, a helper of the generated module), and ``q``'s tangent
+times the derivative in ``q`` (``quantile_q_tangent``); ``np.maximum.accumulate``
+and ``np.minimum.accumulate`` likewise (``running_extreme_tangent``)."""
 
 
 def kind(prim: str) -> str | None:

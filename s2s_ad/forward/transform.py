@@ -359,6 +359,7 @@ class _Forward:
             return ast.Subscript(_load(self.t(op.args[0])), ast.Constant(op.args[1].value),
                                  ast.Load())
         rule = RULES[op.prim]
+        analysis.refuse_reached(op, self.active)
         flows = [rule.flows(i) and self.active(a) for i, a in enumerate(op.args)]
         if not any(flows):
             return None
@@ -409,12 +410,14 @@ class _Forward:
         (:mod:`s2s_ad.forward.linear`)."""
         how = linear.kind(op.prim)
         if how in ("extreme", "template"):
-            # max/min: the reverse rule's weights (ties split evenly) applied to the tangent
-            template = linear.EXTREME_TANGENT if how == "extreme" else linear.TANGENTS[op.prim]
-            return arrays.helper_calls(instantiate(template, op.args, op.out, self.modules,
-                                                   g=_load(self.t(op.args[0])),
-                                                   attrs={**dict(rule.attrs), **op.attrs}),
-                                       self.helper)
+            # max/min: the reverse rule's weights (ties split evenly) applied to the
+            # tangent; a template per operand, summed over those a tangent reaches
+            templates = (linear.EXTREME_TANGENT,) if how == "extreme" \
+                else linear.TANGENTS[op.prim]
+            return _sum([arrays.helper_calls(instantiate(
+                template, op.args, op.out, self.modules, g=_load(self.t(op.args[i])),
+                attrs={**dict(rule.attrs), **op.attrs}), self.helper)
+                for i, template in enumerate(templates) if flows[i]])
         if how is None:
             raise refuse(op.loc, f"`{op.text}`: forward mode has no rule for {op.prim} yet "
                          "(its reverse rule is a whole adjoint, and no tangent is written "
@@ -437,6 +440,7 @@ class _Forward:
         its locals given fresh names, the last setting the tangent (none
         where no derivative flows in)."""
         rule = RULES[op.prim]
+        analysis.refuse_reached(op, self.active)
         flows = tuple(rule.flows(i) and self.active(a) for i, a in enumerate(op.args))
         if not any(flows):
             return []

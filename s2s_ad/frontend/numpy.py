@@ -620,6 +620,11 @@ class ArrayLowering(ArrayIndexing):
             # a name bound to a constant, or arithmetic the frontend folds
             # (``ax = d - 1`` with ``d = 2``): known when the code is generated
             operand = self.expr(node)
+            if isinstance(operand, ir.Const) and operand.value is None:
+                return None  # a parameter given None: static (frontend/statics.py)
+            if isinstance(operand, tuple) and all(
+                    isinstance(a, ir.Const) and type(a.value) is int for a in operand):
+                return tuple(a.value for a in operand)  # a static tuple of ints
             value = numpy_attrs.fold(operand, self.defs)
             if type(value) in (int, bool):
                 return value

@@ -89,15 +89,18 @@ class Parameters:
             self.statics[node.arg] = default
         if node.arg in self.statics:
             value = self.statics.pop(node.arg)
-            if not statics.is_static_value(value):
+            if isinstance(value, tuple):  # (no list of numbers: the ints it holds)
+                self.lengths.pop(node.arg, None)
+            if not statics.static_at_candidate(value):
                 raise self.src.error(node, f"parameter {node.arg!r} is given {value!r}; a static "
-                                     "argument is a string, None or a bool")
+                                     "argument is a string, None, a bool or a tuple of ints")
             self.given_statics[node.arg] = value
             self.integers[node.arg] = self.src.error(
                 node, f"`{node.arg}` is a static argument (it is given {value!r}): it selects "
                 "code and has no gradient")
             param = ir.Value(self.namer.claim(node.arg), "static", node.arg)
-            self.env[node.arg] = ir.Const(value)
+            self.env[node.arg] = tuple(ir.Const(v) for v in value) \
+                if isinstance(value, tuple) else ir.Const(value)
             return ir.Param(param, default, has_default, kwonly)
         if has_default and node.arg in self.lengths and not _numbers(default):
             raise self.src.error(node, f"parameter {node.arg!r} receives a list; it cannot have "

@@ -55,6 +55,14 @@ def is_static_value(value) -> bool:
     return value is None or isinstance(value, (str, bool))
 
 
+def static_at_candidate(value) -> bool:
+    """Whether a value is static when passed to a parameter that may be
+    static (:func:`candidates`): a static value, or a tuple of ints (an
+    ``axis``; the code is generated for it, an int having no derivative)."""
+    return is_static_value(value) or (value.__class__ is tuple and all(
+        v.__class__ is int for v in value))
+
+
 def static(operand) -> bool:
     """Whether ``operand`` is a static constant (a string or None)."""
     return isinstance(operand, ir.Const) and (operand.value is None
@@ -96,6 +104,15 @@ def compare(lo, node: ast.Compare, var: str | None, hint: str | None) -> ir.Oper
     right = operand(lo, node.comparators[0])
     if op in (ast.Is, ast.IsNot):
         return _identity(lo, node, left, right)
+    if op in (ast.Eq, ast.NotEq) and (_ints(left) or _ints(right)) \
+            and isinstance(left, tuple) and isinstance(right, tuple):
+        # a static tuple of ints (an axis) and a tuple written out: decided now
+        if _ints(left) and _ints(right):
+            return ir.Const(FOLD[op](tuple(a.value for a in left),
+                                     tuple(a.value for a in right)))
+        raise StaticUse(lo.src.error(node, f"`{ast.unparse(node)}` compares a tuple lowered "
+                                     "as numbers (a parameter's) with a tuple of ints; name "
+                                     "its value (statics=, --static)"))
     if static(left) or static(right):
         if isinstance(left, ir.Const) and isinstance(right, ir.Const) and op in FOLD:
             return ir.Const(FOLD[op](left.value, right.value))
@@ -127,6 +144,12 @@ def compare(lo, node: ast.Compare, var: str | None, hint: str | None) -> ir.Oper
 ORDER = {ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b,
          ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
          ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b}
+
+
+def _ints(operand) -> bool:
+    """A tuple of int constants (a static tuple, or one written out)."""
+    return isinstance(operand, tuple) and all(
+        isinstance(a, ir.Const) and type(a.value) is int for a in operand)
 
 
 def _number(operand) -> bool:
@@ -232,13 +255,37 @@ def _in_structure(lo, left: ast.expr, container: ast.expr) -> bool | None:
     return None
 
 
+AXIS_AT = {**{name: 1 for name in ("sum", "mean", "prod", "max", "min", "amax", "amin", "var",
+                                   "std", "median", "nansum", "nanmean", "cumsum", "cumprod",
+                                   "all", "any")},
+           "quantile": 2, "percentile": 2}
+"""NumPy functions whose ``axis`` may be given positionally: its position."""
+
+
+def _axis_params(fn, node: ast.Call, params: set) -> set:
+    """The parameters ``node`` passes as an ``axis`` (``axis=ax``,
+    ``np.sum(x, ax)``, ``x.sum(ax)``): given None or a tuple, the code is
+    generated for that value (an int is read where the code runs)."""
+    given = [k.value for k in node.keywords if k.arg == "axis"]
+    func = node.func
+    if isinstance(func, ast.Attribute) and func.attr in AXIS_AT:
+        at = AXIS_AT[func.attr]
+        if not (isinstance(func.value, ast.Name) and isinstance(
+                fn.__globals__.get(func.value.id), types.ModuleType)):
+            at -= 1  # a method: x.sum(ax)
+        if len(node.args) > at:
+            given.append(node.args[at])
+    return {a.id for a in given if isinstance(a, ast.Name) and a.id in params}
+
+
 def candidates(fn, _seen: set | None = None) -> frozenset:
     """The parameters of ``fn`` that may receive a static value: those with a
     string, None or bool default or a ``str``/``bool`` annotation, those its
     body compares with a string or None, tests with ``is`` or ``match``-es, or
-    reads a table of functions at (``ACTIVATIONS[name](x)``), and those it
-    passes on to such a parameter of a function of its module (``g(x, mode)``). A call giving one of them a
-    string, None or a bool gets code generated for that value."""
+    reads a table of functions at (``ACTIVATIONS[name](x)``) or passes as a
+    NumPy ``axis`` (:func:`_axis_params`), and those it passes on to such a
+    parameter of a function of its module (``g(x, mode)``). A call giving one
+    of them a string, None or a bool gets code generated for that value."""
     _seen = set() if _seen is None else _seen
     if id(fn) in _seen or not isinstance(fn, types.FunctionType):
         return frozenset()
@@ -254,6 +301,8 @@ def candidates(fn, _seen: set | None = None) -> frozenset:
            if (p.default is not p.empty and is_static_value(p.default))
            or p.annotation in (str, bool, "str", "bool")}
     for node in walk(tree):
+        if isinstance(node, ast.Call):
+            out |= _axis_params(fn, node, params)
         if isinstance(node, ast.Match) and isinstance(node.subject, ast.Name) \
                 and node.subject.id in params:
             out.add(node.subject.id)  # `match mode:` selects code (frontend/checks.py)
@@ -264,6 +313,10 @@ def candidates(fn, _seen: set | None = None) -> frozenset:
             sides = [node.left, *node.comparators]
             literal = any(isinstance(e, ast.Constant) and (e.value is None
                                                           or isinstance(e.value, str))
+                          or isinstance(e, ast.Tuple) and e.elts and all(
+                              type(getattr(i.operand if isinstance(i, ast.UnaryOp) else i,
+                                           "value", None)) is int
+                              for i in e.elts)  # `ax != (-1, 0)`: a static axis's guard
                           for e in walk(node))
             if literal or any(isinstance(o, (ast.Is, ast.IsNot)) for o in node.ops):
                 out |= {e.id for e in sides if isinstance(e, ast.Name) and e.id in params}

@@ -19,9 +19,11 @@
 
 from __future__ import annotations
 
+import linecache
 from dataclasses import dataclass
 
 from s2s_ad import ir
+from s2s_ad.errors import SourceError
 from s2s_ad.rules import RULES
 from s2s_ad.rules.numpy import BROADCASTING, SAME_SHAPE
 
@@ -35,7 +37,18 @@ def differentiable(op: ir.Op) -> list[bool]:
     if op.prim == "item":
         return [True, False]
     rule = RULES[op.prim]
-    return [rule.flows(i) for i in range(len(op.args))]
+    # (an operand whose derivative is refused counts: reaching it is refused)
+    return [rule.flows(i) or rule.refusal(i) is not None for i in range(len(op.args))]
+
+
+def refuse_reached(op: ir.Op, active) -> None:
+    """Refuse, located, an op whose operand of a refused derivative
+    (:attr:`s2s_ad.rules.Rule.refused`) is active (``active(a)``)."""
+    rule = RULES.get(op.prim) if op.callee is None else None
+    for i, why in rule.refused if rule is not None else ():
+        if i < len(op.args) and active(op.args[i]):
+            raise SourceError(f"`{op.text}`: {why}", op.loc.file, op.loc.line, op.loc.col,
+                              linecache.getline(op.loc.file, op.loc.line).rstrip("\n"))
 
 
 def _differentiable(kind: str) -> bool:

@@ -494,6 +494,7 @@ class _Sweep(StructuredSweep, CallSites):
         if op.prim == "item":
             return self.item_adjoint(op)
         rule = RULES[op.prim]
+        analysis.refuse_reached(op, lambda a: isinstance(a, ir.Value) and id(a) in self.act)
         g = ast.Name(self.adj[id(op.out)], ast.Load())
         out = []
         passed_on = False

@@ -47,6 +47,11 @@ class Rule:
     templates use the names (``np.sum(x, axis=axis, keepdims=keepdims)``)."""
     variadic: bool = False
     """Takes any number of operands; templates read them as ``args``/``rest``."""
+    refused: tuple = ()
+    """``(i, why)`` pairs: operands whose derivative s2s-ad does not compute
+    (none is defined, or none is written). Their partial is None; a
+    differentiated value reaching one is refused, located, with ``why``,
+    instead of getting no derivative through it."""
 
     @property
     def arity(self) -> int:
@@ -57,6 +62,10 @@ class Rule:
         if self.variadic:
             return self.partials[min(i, len(self.partials) - 1)] is not None
         return i < len(self.partials) and self.partials[i] is not None
+
+    def refusal(self, i: int) -> str | None:
+        """Why operand ``i``'s derivative is refused, or None."""
+        return next((why for j, why in self.refused if j == i), None)
 
     @cached_property
     def forward_ast(self) -> ast.expr:
@@ -97,6 +106,7 @@ def markdown_table(rules=None) -> str:
         # Rules that give whole contributions (NumPy's) show them over g, the output's adjoint.
         label = "adjoint to {}" if r.adjoint else "∂/∂{}"
         partials = "; ".join(f"{label.format(names[i])}: `{p}`" if p is not None
+                             else f"{label.format(names[i])}: refused" if r.refusal(i)
                              else f"{label.format(names[i])}: 0"
                              for i, p in enumerate(r.partials))
         rows.append(f"| `{r.prim}` | `{r.forward}` | {partials} | {r.notes} |")

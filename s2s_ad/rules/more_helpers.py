@@ -222,6 +222,36 @@ def running_extreme_tangent(dx, x, out, axis):
     s = np.cumsum(d, axis=0)
     return np.moveaxis((s - np.take_along_axis(s - d, start, axis=0)) / count, 0, axis)
 ''',
+    "quantile_slope": '''
+def quantile_slope(x, q, axis, keepdims, method):
+    """The derivative of np.quantile(x, q, axis, keepdims=keepdims,
+    method=method) with respect to q, shaped like the result: the result is
+    (1 - t) * lower + t * higher, t the fraction of (n - 1) * q, so
+    (n - 1) * (higher - lower) for "linear"; 0 for "lower", "higher" and
+    "midpoint" (constant between order statistics). Where (n - 1) * q is an
+    integer, lower and higher are one element: 0 there."""
+    lower = np.quantile(x, q, axis=axis, keepdims=keepdims, method="lower")
+    higher = np.quantile(x, q, axis=axis, keepdims=keepdims, method="higher")
+    if method != "linear":
+        return (higher - lower) * 0.0
+    return (np.size(x) * np.size(q) // np.size(lower) - 1) * (higher - lower)
+''',
+    "quantile_q_adjoint": '''
+def quantile_q_adjoint(g, x, q, axis, keepdims, method):
+    """The adjoint of np.quantile(x, q, axis, keepdims=keepdims, method=method)
+    with respect to q: g times quantile_slope, summed over the result's axes
+    after q's (shaped like q)."""
+    gs = g * quantile_slope(x, q, axis, keepdims, method)
+    return np.sum(gs, axis=tuple(range(np.ndim(q), np.ndim(gs))))
+''',
+    "quantile_q_tangent": '''
+def quantile_q_tangent(dq, x, q, axis, keepdims, method):
+    """The tangent of np.quantile(x, q, axis, keepdims=keepdims, method=method)
+    along a tangent dq of q: dq (on the result's first axes, q's) times
+    quantile_slope (the transpose of quantile_q_adjoint)."""
+    s = quantile_slope(x, q, axis, keepdims, method)
+    return np.reshape(dq, np.shape(dq) + (1,) * (np.ndim(s) - np.ndim(dq))) * s
+''',
     "eigh_adjoint": '''
 def eigh_adjoint(gw, gv, x):
     """The adjoint of w, v = np.linalg.eigh(x) with respect to x, given the

@@ -46,9 +46,15 @@ table of :mod:`s2s_ad.rules.numpy` (same table style, same conventions).
   the elements of ``x`` equal to it, split evenly between ties (as for
   ``np.max``), found by comparing ``x`` with ``np.quantile(..., method="lower")``
   and ``"higher"`` — no sort, so the adjoint stays in Dask where the function
-  does (``quantile_weights``). ``q`` has no derivative. Forward mode applies
-  the same weights to the tangent (``quantile_tangent``, the transpose of
-  ``quantile_adjoint``).
+  does (``quantile_weights``). Forward mode applies the same weights to the
+  tangent (``quantile_tangent``, the transpose of ``quantile_adjoint``).
+  With respect to ``q`` the result moves as ``t`` does: ``(n − 1)·(higher −
+  lower)`` per unit of ``q`` for ``"linear"`` (``quantile_slope``; 0 where
+  ``(n − 1)·q`` is an integer, lower and higher being one element there), 0
+  for the other methods (constant between order statistics); ``q̄`` is ``g``
+  times that summed over the result's axes after ``q``'s
+  (``quantile_q_adjoint``), the tangent ``dq`` times it
+  (``quantile_q_tangent``); ``np.percentile`` divides both by 100.
 
 * ``np.maximum.accumulate(x, axis=0)`` and ``np.minimum.accumulate`` (the
   running maximum and minimum): ``out[k]`` is an element ``x[j]``, ``j ≤ k``,
@@ -74,7 +80,8 @@ AXIS = (("axis", None), ("keepdims", False))
 _LOWER = (("lower", False),)
 _QUANTILE_ATTRS = AXIS + (("method", "linear"),)
 _QUANTILE = "1 − t to the order statistic at floor((n − 1)·q), t to the next"
-_TIES = "ties split the adjoint evenly (as for np.max); q has no derivative"
+_TIES = ("ties split the adjoint evenly (as for np.max); ∂/∂q is 0 for the methods other "
+         "than \"linear\" and where (n − 1)·q is an integer")
 
 
 def _atleast(n: int) -> Rule:
@@ -117,14 +124,19 @@ NUMPY_MORE_RULES = [
          "with a", "1-D operands (numbers count as length 1); mode \"full\", \"same\" or "
          "\"valid\"", adjoint=True, attrs=(("mode", "full"),)),
     Rule("np.quantile", "np.quantile(x, y, axis=axis, keepdims=keepdims, method=method)",
-         ("quantile_adjoint(g, x, y, axis, keepdims, method)", None), "array", _QUANTILE,
-         _TIES, adjoint=True, attrs=_QUANTILE_ATTRS),
+         ("quantile_adjoint(g, x, y, axis, keepdims, method)",
+          "quantile_q_adjoint(g, x, y, axis, keepdims, method)"), "array",
+         _QUANTILE + "; ∂/∂q = (n − 1)·(higher − lower)", _TIES, adjoint=True,
+         attrs=_QUANTILE_ATTRS),
     Rule("np.percentile", "np.percentile(x, y, axis=axis, keepdims=keepdims, method=method)",
-         ("quantile_adjoint(g, x, y / 100, axis, keepdims, method)", None), "array",
-         _QUANTILE + " (q in percent)", _TIES, adjoint=True, attrs=_QUANTILE_ATTRS),
+         ("quantile_adjoint(g, x, y / 100, axis, keepdims, method)",
+          "quantile_q_adjoint(g, x, y / 100, axis, keepdims, method) / 100"), "array",
+         _QUANTILE + " (q in percent); ∂/∂q = (n − 1)·(higher − lower)/100", _TIES,
+         adjoint=True, attrs=_QUANTILE_ATTRS),
     Rule("np.median", "np.median(x, axis=axis, keepdims=keepdims)",
          ('quantile_adjoint(g, x, 0.5, axis, keepdims, "linear")',), "array",
-         "1/2 to each of the two middle elements (1 to the middle one)", _TIES, adjoint=True,
+         "1/2 to each of the two middle elements (1 to the middle one)",
+         "ties split the adjoint evenly (as for np.max)", adjoint=True,
          attrs=AXIS),
     *[Rule(f"np.{u}.accumulate", f"np.{u}.accumulate(x, axis=axis)",
            ("running_extreme_adjoint(g, x, out, axis)",), "array",

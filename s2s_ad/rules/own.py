@@ -72,7 +72,15 @@ factor too; the operand that only gives a shape gets no adjoint.
   adjoint: ``x0`` times the weights the quantile gives ``x1``'s elements) and
   ``quantile_tangent(x0, x1, q, ...)`` (the weights applied to a tangent
   ``x0``) are linear in ``x0`` and each other's transposes; ``x1`` enters
-  through comparisons only and ``q`` not at all: no adjoint.
+  through comparisons only: no adjoint. The weights move with ``q`` (``t``,
+  the fraction of ``(n − 1)·q``): a ``q`` the derivative reaches is refused,
+  located (a second derivative through ``q`` is not written).
+  ``quantile_q_adjoint(x0, x1, q, ...)`` (``q``'s adjoint: ``x0`` times
+  ``quantile_slope``, the derivative in ``q``, summed to ``q``'s shape) and
+  ``quantile_q_tangent(x0, x1, q, ...)`` (a tangent of ``q`` times it) are
+  likewise linear in ``x0`` and each other's transposes; the slope is
+  constant in ``q`` between order statistics, and moves with ``x1`` (refused,
+  located, where the derivative reaches ``x1``).
 * ``running_extreme_adjoint(x0, x1, x2, axis)`` (``np.maximum.accumulate``'s
   and ``np.minimum.accumulate``'s adjoint: ``x0`` times the weights the
   running extreme ``x2`` of ``x1`` gives its elements) and
@@ -137,6 +145,8 @@ def _bilinear(name: str, product: str, first: str, second: str, attr: str | None
 
 
 _QUANTILE_ATTRS = (("axis", None), ("keepdims", False), ("method", "linear"))
+_SECOND_Q = ("a second derivative of np.quantile/np.percentile through a q that depends on "
+             "the differentiated input is not written")
 
 OWN_RULES = [
     Rule("own.unbroadcast", "unbroadcast(x, y)",
@@ -198,11 +208,19 @@ OWN_RULES = [
     Rule("own.quantile_adjoint", "quantile_adjoint(x0, x1, x2, axis, keepdims, method)",
          ("quantile_tangent(g, x1, x2, axis, keepdims, method)", None, None), "array",
          "the quantile's weights applied to g (its transpose)", adjoint=True,
-         attrs=_QUANTILE_ATTRS),
+         attrs=_QUANTILE_ATTRS, refused=((2, _SECOND_Q),)),
     Rule("own.quantile_tangent", "quantile_tangent(x0, x1, x2, axis, keepdims, method)",
          ("quantile_adjoint(g, x1, x2, axis, keepdims, method)", None, None), "array",
          "the quantile's weights spread with g (its transpose)", adjoint=True,
-         attrs=_QUANTILE_ATTRS),
+         attrs=_QUANTILE_ATTRS, refused=((2, _SECOND_Q),)),
+    Rule("own.quantile_q_adjoint", "quantile_q_adjoint(x0, x1, x2, axis, keepdims, method)",
+         ("quantile_q_tangent(g, x1, x2, axis, keepdims, method)", None, None), "array",
+         "g times the quantile's derivative in q spread on q's axes (its transpose)",
+         adjoint=True, attrs=_QUANTILE_ATTRS, refused=((1, _SECOND_Q),)),
+    Rule("own.quantile_q_tangent", "quantile_q_tangent(x0, x1, x2, axis, keepdims, method)",
+         ("quantile_q_adjoint(g, x1, x2, axis, keepdims, method)", None, None), "array",
+         "g times the quantile's derivative in q summed to q's shape (its transpose)",
+         adjoint=True, attrs=_QUANTILE_ATTRS, refused=((1, _SECOND_Q),)),
     *[Rule(f"own.running_extreme_{a}", f"running_extreme_{a}(x0, x1, x2, axis)",
            (f"unbroadcast(running_extreme_{b}(g, x1, x2, axis), x0)", None, None), "array",
            "the running extreme's weights applied to g (its transpose)", adjoint=True,
@@ -232,7 +250,9 @@ OWN_PRIMS = {"unbroadcast": "own.unbroadcast", "spread": "own.spread",
              "quantile_adjoint": "own.quantile_adjoint",
              "quantile_tangent": "own.quantile_tangent",
              "running_extreme_adjoint": "own.running_extreme_adjoint",
-             "running_extreme_tangent": "own.running_extreme_tangent"}
+             "running_extreme_tangent": "own.running_extreme_tangent",
+             "quantile_q_adjoint": "own.quantile_q_adjoint",
+             "quantile_q_tangent": "own.quantile_q_tangent"}
 """Helper name -> its primitive (``matmul_adjoint``, ``inner_adjoint``, ``dot_adjoint``,
 ``tensordot_adjoint``, ``kron_adjoint``, ``convolve_adjoint``: + ``.0``/``.1``,
 its last argument)."""

@@ -1,0 +1,170 @@
+"""The derivative of np.quantile / np.percentile with respect to q.
+
+With method "linear" the result is (1 - t)·lower + t·higher, t the fraction
+of (n - 1)·q, so it moves with q by (n - 1)·(higher - lower) (percentile: a
+hundredth of that); the other methods are constant in q between order
+statistics. Each case: the gradient with respect to every parameter, vjp and
+jvp against central differences, for q a number, an array, computed from the
+input, from a parameter, in a helper. A second derivative through a q the
+derivative reaches is not written: refused, located (as is a differentiated
+value reaching an operand with no derivative, scipy.special.polygamma's
+order)."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from s2s_ad.errors import SourceError
+from tests.array_oracle import fd_gradient
+from tests.modules import import_source
+
+RNG = np.random.default_rng(20270107)
+
+SRC = '''
+import numpy as np
+import scipy.special
+
+
+def q_of_x(x):
+    return np.quantile(x, 1.0 / (1.0 + np.exp(-x[0])))
+
+
+def p_of_x(x):
+    return np.percentile(x, 50.0 + 20.0 * np.tanh(x[1]))
+
+
+def q_param(x, s):
+    return np.quantile(x, 0.5 * s)
+
+
+def p_param(x, s):
+    return np.sum(np.percentile(x, s, axis=0) ** 2)
+
+
+def q_array(x, s):
+    return np.sum(np.sin(np.quantile(x, s * np.array([0.2, 0.45, 0.9]), axis=1)))
+
+
+def q_array_keep(x, s):
+    return np.sum(np.quantile(x, np.array([0.3, 0.6]) * s, axis=-1, keepdims=True) * x)
+
+
+def q_array_param(x, qs):
+    return np.sum(np.cos(np.percentile(x, qs, axis=0)) * np.array([[1.0], [2.0]]))
+
+
+def level(x):
+    return 0.25 + 0.5 / (1.0 + x[0] * x[0])
+
+
+def q_helper(x):
+    return np.quantile(x, level(x)) * x[1]
+
+
+def q_methods(x, s):
+    return (np.quantile(x, 0.3 * s, method="lower") + np.quantile(x, 0.3 * s, method="higher")
+            + np.quantile(x, 0.35 * s, method="midpoint") + np.quantile(x, 0.4 * s))
+
+
+def q_in_loop(x, s):
+    t = 0.0
+    for k in range(3):
+        t = t + np.quantile(x, 0.2 * s + 0.1 * k) * (k + 1.0)
+    return t
+
+
+def polygamma_order(x):
+    return np.sum(scipy.special.polygamma(x[0] - x[0] + 1.0, x))
+
+
+def polygamma_step(x):
+    return np.sum(scipy.special.polygamma(np.floor(x[0]) + 1.0, x))
+'''
+
+
+@pytest.fixture(scope="module")
+def mod(tmp_path_factory):
+    return import_source(str(tmp_path_factory.mktemp("quantile_q")), SRC, "quantile_q_src")
+
+
+def _n(*shape):
+    return RNG.normal(size=shape)
+
+
+X6 = np.array([0.3, -1.2, 0.5, 2.0, 0.1, -0.4])
+CASES = [
+    ("q_of_x", [X6]),
+    ("p_of_x", [X6]),
+    ("q_param", [X6, 0.9]),
+    ("q_param", [_n(3, 5), 1.3]),
+    ("p_param", [_n(6, 3), 37.0]),
+    ("q_array", [_n(4, 7), 0.95]),
+    ("q_array_keep", [_n(3, 6), 1.1]),
+    ("q_array_param", [_n(5, 3), np.array([22.0, 71.0])]),
+    ("q_helper", [X6]),
+    ("q_methods", [_n(7), 1.05]),
+    ("q_in_loop", [_n(6), 0.8]),
+]
+IDS = [f"{name}-{k}" for k, (name, _) in enumerate(CASES)]
+
+
+@pytest.mark.parametrize("name, args", CASES, ids=IDS)
+def test_gradient_and_vjp_against_central_differences(mod, name, args):
+    f = getattr(mod, name)
+    wrt = tuple(range(len(args)))
+    got = s2s_ad.grad(f, wrt=wrt)(*args)
+    for i, g in zip(wrt, got):
+        np.testing.assert_allclose(g, fd_gradient(f, args, i), rtol=1e-6, atol=1e-8)
+    value, pullback = s2s_ad.vjp(f, *args)
+    assert np.isclose(value, f(*args), rtol=1e-12)
+    for i, g in enumerate(pullback(2.0)):
+        np.testing.assert_allclose(g, 2.0 * fd_gradient(f, args, i), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("name, args", CASES, ids=IDS)
+def test_jvp_against_central_differences(mod, name, args):
+    f = getattr(mod, name)
+    # every parameter at once: the tangents through x and through q add up
+    directions = {"d" + p: RNG.normal(size=np.shape(a)) if np.ndim(a) else float(RNG.normal())
+                  for p, a in zip(inspect.signature(f).parameters, args)}
+    value, tangent = s2s_ad.jvp(f, wrt=tuple(range(len(args))))(*args, **directions)
+    assert np.isclose(value, f(*args), rtol=1e-12)
+    want = sum(float(np.sum(fd_gradient(f, args, i) * v))
+               for i, v in enumerate(directions.values()))
+    assert np.isclose(float(tangent), want, rtol=1e-6, atol=1e-8)
+
+
+def test_the_derivative_in_q_is_n_minus_1_times_the_gap(mod):
+    x = np.array([4.0, 1.0, 3.0, 0.0, 2.5])  # sorted: 0, 1, 2.5, 3, 4
+    # 0.5 * s = 0.3 -> (n - 1)·q = 1.2: between 1 and 2.5
+    got = s2s_ad.grad(mod.q_param, wrt="s")(x, 0.6)
+    assert got == pytest.approx(0.5 * 4 * (2.5 - 1.0))
+
+
+def test_a_second_derivative_through_q_is_refused_located(mod):
+    for how in (lambda: s2s_ad.hvp(mod.q_of_x)(X6, np.ones(6)),
+                lambda: s2s_ad.hessian(mod.q_param, wrt=(0, 1))(X6, 0.9)):
+        with pytest.raises(SourceError, match="second derivative of np.quantile"):
+            how()
+    # through q alone the slope is constant between order statistics: 0
+    assert s2s_ad.hessian(mod.q_param, wrt="s")(X6, 0.9) == 0.0
+
+
+def test_a_second_derivative_with_a_constant_q_still_runs(mod):
+    x = _n(4, 7)
+    got = s2s_ad.hvp(mod.q_array, wrt=0)(x, 0.95, np.ones_like(x))
+    assert np.all(np.isfinite(got))
+
+
+def test_a_differentiated_order_of_polygamma_is_refused_located(mod):
+    pytest.importorskip("scipy")
+    with pytest.raises(SourceError, match="order n of scipy.special.polygamma is an int"):
+        s2s_ad.grad(mod.polygamma_order)(np.array([1.3, 2.5]))
+    # an order computed with no derivative (np.floor) is not refused
+    x = np.array([1.3, 2.5])
+    np.testing.assert_allclose(s2s_ad.grad(mod.polygamma_step)(x),
+                               fd_gradient(mod.polygamma_step, [x], 0), rtol=1e-6)
