@@ -141,7 +141,8 @@ ARGS = {"pop_expr": (0.7, 1.3), "read_then_pop": (0.7, 1.3), "pop_then_read": (0
         "partial_positional": (0.7, 1.3), "partial_in_helper": (0.7, 1.3)}
 POPS = ["pop_expr", "read_then_pop", "pop_then_read", "pops_in_calls", "pops_in_loop",
         "stack_sum", "stack_len", "stack_and", "in_helper"]
-PARTIALS: list = []
+PARTIALS = ["partial_inside", "partial_local", "partial_module", "partial_positional",
+            "partial_in_helper"]
 
 
 @pytest.fixture(scope="module")
@@ -178,7 +179,8 @@ def test_against_central_differences(mod, name):
     assert np.allclose([back[i] for i in wrt], [2.0 * w for w in want], rtol=1e-6, atol=1e-8)
 
 
-@pytest.mark.parametrize("name", ["pops_in_calls", "stack_len"])
+@pytest.mark.parametrize("name", ["pops_in_calls", "stack_len", "partial_positional",
+                                  "partial_in_helper"])
 def test_cli_module(mod, tmp_path, name):
     """``s2s-ad grad file.py:name -o out.py``, the module run in a fresh
     interpreter: a gradient per float parameter."""
@@ -266,6 +268,60 @@ def test_refusals_are_located(tmp_path, name, args, line, needle, message):
     col = source_line.index(needle)
     assert f"pops_refused.py:{line}:{col + 1}: error: " in text, text
     assert message in text
+    lines = text.splitlines()
+    shown = next(k for k, s in enumerate(lines) if s.strip() == source_line.strip())
+    assert lines[shown + 1].index("^") == lines[shown].index(needle), text
+
+
+REFUSED_PARTIALS = '''
+import functools
+
+
+def scaled(a, k):
+    return a * k
+
+
+def apply(g, v):
+    return g(v)
+
+
+def made_in_loop(x):
+    s = 0.0
+    for i in range(3):
+        f = functools.partial(scaled, k=x * i)
+        s = s + f(x)
+    return s
+
+
+def passed_on(x):
+    f = functools.partial(scaled, k=x)
+    return apply(f, x)
+
+
+def with_array(x):
+    return ARRAY_BOUND(x)
+
+
+ARRAY_BOUND = functools.partial(scaled, k=__import__("numpy").ones(2))
+'''
+
+PARTIAL_REFUSALS = [
+    ("made_in_loop", 16, "functools.partial(", "made inside a loop or a branch"),
+    ("passed_on", 23, "f, x", "`f` is a functools.partial; s2s-ad calls it"),
+    ("with_array", 27, "ARRAY_BOUND", "binding `k` to a ndarray"),
+]
+
+
+@pytest.mark.parametrize("name,line,needle,message", PARTIAL_REFUSALS)
+def test_partial_refusals_are_located(tmp_path, name, line, needle, message):
+    mod = import_source(tmp_path, REFUSED_PARTIALS, "partials_refused")
+    with pytest.raises(s2s_ad.SourceError) as info:
+        s2s_ad.grad(getattr(mod, name))(0.5)
+    text = str(info.value)
+    source_line = REFUSED_PARTIALS.splitlines()[line - 1]
+    col = source_line.index(needle)
+    assert f"partials_refused.py:{line}:{col + 1}: error: " in text, text
+    assert message in text, text
     lines = text.splitlines()
     shown = next(k for k, s in enumerate(lines) if s.strip() == source_line.strip())
     assert lines[shown + 1].index("^") == lines[shown].index(needle), text
