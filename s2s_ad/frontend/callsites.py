@@ -31,9 +31,9 @@ from s2s_ad import ir
 from s2s_ad.errors import SourceError
 from s2s_ad.frontend import methods, module_data, source
 from s2s_ad.frontend.library_names import LIBRARY_MODULES
-from s2s_ad.frontend import (closures, conditions, container_methods, funargs, index_checks,
-                             index_exprs, jax_names, list_slices, numpy_forms, own_helpers,
-                             pairs, passing,
+from s2s_ad.frontend import (bound_partials, closures, conditions, container_methods, funargs,
+                             index_checks, index_exprs, jax_names, list_slices, numpy_forms,
+                             own_helpers, pairs, passing,
                              ranges, runtime_lists, runtime_sorting, sorting, statics,
                              stdlib_calls, structures, syntax)
 from s2s_ad.rules import RULES
@@ -76,7 +76,8 @@ class CallLowering:
     def call(self, node: ast.Call, var: str | None, hint: str | None = None) -> ir.Operand:
         mark = len(self.spliced)
         try:
-            return self._call(syntax.splice(self, node), var, hint)
+            # `f(x)` of `f = functools.partial(h, k=y)`: `h(x, k=y)`
+            return self._call(bound_partials.expand(self, syntax.splice(self, node)), var, hint)
         finally:
             for name in self.spliced[mark:]:  # `f(*args)`: the items' names, bound for the call
                 self.env.pop(name, None)
@@ -121,6 +122,8 @@ class CallLowering:
             if k.arg is None:
                 raise self.src.error(k.value, "`**kwargs` in calls is not supported")
         fn = self.resolve(node.func)
+        if bound_partials.is_partial_call(fn):  # `f = functools.partial(h, k=y)`
+            return bound_partials.make(self, node)
         made = stdlib_calls.call(self, fn, node, var, hint)
         if made is not None:  # operator.mul(a, b), functools.reduce, math.isnan(x), ...
             return made

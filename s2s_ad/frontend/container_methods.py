@@ -9,7 +9,7 @@ value it holds:
   ``default`` (``None`` without one) where the dict has no such key;
 * ``dict(a=x, b=y)``, ``dict(d, c=z)``: a new dict of those items;
 * ``d.update(other)``, ``d.update(k=v)``: items set in place;
-* ``xs.insert(i, v)``, ``xs.reverse()``, ``xs.pop(i)`` (``i`` a constant),
+* ``xs.insert(i, v)``, ``xs.reverse()``, ``xs.pop()``, ``xs.pop(i)`` (``i`` a constant),
   ``xs.sort(key=f, reverse=r)`` (as ``sorted`` orders them): items moved in
   place.
 
@@ -33,6 +33,14 @@ from s2s_ad.frontend.structures import StaticDict, StaticList
 __all__ = ["call", "mutation"]
 
 LIST_CHANGES = ("insert", "reverse", "pop", "sort")
+
+_POP_REFUSED = (
+    "`{call}` is supported on a list built in the function, and on a list grown at "
+    "run time (`{name}.append(v)` in a loop) where, from the first statement that pops it "
+    "on, `{name}` is only popped, read by index, measured (`len({name})`) or tested "
+    "(`while {name}:`), and its pops take no index; here it is used otherwise (appended to "
+    "again, passed on, popped at an index, or not a list built in the function): keep an "
+    "index instead (`k = len({name})`, then `k -= 1; v = {name}[k]`)")
 
 
 def call(lo, node: ast.Call, var: str | None):
@@ -61,12 +69,18 @@ def call(lo, node: ast.Call, var: str | None):
         if key in base.items:
             return base.items[key]
         return lo.expr(node.args[1]) if len(node.args) == 2 else ir.Const(None)
-    if not isinstance(base, StaticList) or not node.args:
-        return None  # `hs.pop()`: a stack read from its end (frontend/generated.py)
+    if not isinstance(base, StaticList):
+        # `hs.pop()` of a list grown at run time is a stack read from its end
+        # (frontend/generated.py), rewritten before lowering where it can be
+        raise lo.src.error(node, _POP_REFUSED.format(call=ast.unparse(node),
+                                                     name=ast.unparse(func.value)))
     _refuse_changing(lo, base, node)
-    if node.keywords or len(node.args) != 1:
+    if node.keywords or len(node.args) > 1:
         raise lo.src.error(node, "`pop` takes one index")
-    i = structures._index(lo, node.args[0], len(base.items))
+    if not base.items:
+        raise lo.src.error(node, "`pop` of an empty list")
+    i = structures._index(lo, node.args[0], len(base.items)) if node.args \
+        else len(base.items) - 1
     if not 0 <= i < len(base.items):
         raise lo.src.error(node, f"`pop` index {i} is out of range for a list of "
                            f"{len(base.items)}")

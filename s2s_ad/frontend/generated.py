@@ -30,7 +30,8 @@ lowering as before). Idempotent: a rewritten tree is left as it is.
   list ``dT = [0.0] * len(T)`` popped too, its items read or written between
   the pops at ``T[top - 1]`` for ``T[-1]`` and ``T[k % top]`` for ``T[k]``; after the last
   ``T.append``, and ``T`` used by nothing else from there on, at the top
-  level or in loops and branches): pops return the items last to first,
+  level or in loops and branches; its length ``len(T)`` and its truth ``while T:``
+  read too, as ``T_top`` and ``T_top > 0``): pops return the items last to first,
   so with ``T_top = len(T)`` taken before the first statement that pops,
   each pop is ``T_top -= 1; v = T[T_top]`` (the list is never shortened:
   nothing reads its length again).
@@ -80,8 +81,9 @@ from __future__ import annotations
 
 import ast
 
-from s2s_ad.frontend import (checkpointed, list_forms, own_helpers, pairs, readback_forms,
-                             scatter_calls, shape_flags, tape_flatten, tape_lengths)
+from s2s_ad.frontend import (checkpointed, list_forms, own_helpers, pairs, pop_order,
+                             readback_forms, scatter_calls, shape_flags, tape_flatten,
+                             tape_lengths)
 from s2s_ad.frontend.int_names import int_tapes, slots
 from s2s_ad.names import Namer, identifiers
 from s2s_ad import syntax_walk
@@ -95,6 +97,7 @@ def normalise_source(src, helper: bool = False) -> None:
     lowering would misread is refused here, located: a forward function whose
     tape is not split into the items its backward function (and so every
     call site) takes, a snapshot of a checkpointed loop not rewritten."""
+    pop_order.hoist(src)  # `a = xs.pop() * 2.0`: the pop a statement of its own
     unsplit = normalise(src.tree, src.globals, helper)
     if unsplit is not None:
         raise src.error(unsplit, "the tape this forward function returns is not split into the "
@@ -626,7 +629,9 @@ def _pops(tree: ast.FunctionDef, namer: Namer, globals_: dict | None = None,
         items = [n for s in body[first:] for n in walk(s)
                  if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)
                  and n.value.id == tape and _plain_index(n.slice, tape)]
-        if len(uses) != len(pops) + len(items):
+        # (or its length, ``len(T)``, or its truth, ``while T:``: the items left)
+        sizes = _sizes(body[first:], tape, globals_ or {})
+        if len(uses) != len(pops) + len(items) + len(sizes):
             continue
         top = namer.fresh(f"{tape}_top")
         at = body[first]
@@ -640,8 +645,54 @@ def _pops(tree: ast.FunctionDef, namer: Namer, globals_: dict | None = None,
                 n.slice = ast.BinOp(n.slice, ast.Mod(), ast.Name(top, ast.Load()))
             elif k < 0:
                 n.slice = ast.BinOp(ast.Name(top, ast.Load()), ast.Sub(), ast.Constant(-k))
+            else:
+                continue
+            ast.fix_missing_locations(ast.copy_location(n.slice, n))
+        if sizes:
+            _Sizes(sizes, top).visit(tail)
         body[first:] = tail.body
         body.insert(first, ast.fix_missing_locations(ast.copy_location(init, at)))
+
+
+def _sizes(stmts: list, tape: str, globals_: dict) -> dict:
+    """``id -> kind`` of the ``len(T)`` calls (``"len"``) and the truth tests
+    of ``T`` (``"truth"``: the test of a ``while``/``if``/``a if c else b``,
+    an operand of ``not``/``and``/``or``) in ``stmts``."""
+    out: dict = {}
+    builtin_len = globals_.get("len", len) is len
+    for s in stmts:
+        for n in walk(s):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len" \
+                    and builtin_len and len(n.args) == 1 and not n.keywords \
+                    and isinstance(n.args[0], ast.Name) and n.args[0].id == tape:
+                out[id(n)] = "len"
+            tested = [n.test] if isinstance(n, (ast.While, ast.If, ast.IfExp)) \
+                else [n.operand] if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not) \
+                else n.values if isinstance(n, ast.BoolOp) else []
+            for t in tested:
+                if isinstance(t, ast.Name) and t.id == tape:
+                    out[id(t)] = "truth"
+    if builtin_len and any(isinstance(n, (ast.Name, ast.arg)) and getattr(n, "id", None) == "len"
+                           and not isinstance(getattr(n, "ctx", None), ast.Load)
+                           for s in stmts for n in walk(s)):
+        return {k: v for k, v in out.items() if v != "len"}  # `len` rebound here
+    return out
+
+
+class _Sizes(ast.NodeTransformer):
+    """``len(T)`` -> ``T_top``, a truth test of ``T`` -> ``T_top > 0``."""
+
+    def __init__(self, sizes: dict, top: str):
+        self.sizes, self.top = sizes, top
+
+    def visit(self, node):
+        kind = self.sizes.get(id(node))
+        if kind is None:
+            return self.generic_visit(node)
+        made = ast.Name(self.top, ast.Load())
+        if kind == "truth":
+            made = ast.Compare(made, [ast.Gt()], [ast.Constant(0)])
+        return ast.fix_missing_locations(ast.copy_location(made, node))
 
 
 def _plain_index(e, tape: str) -> bool:

@@ -25,7 +25,7 @@ import numbers
 import types
 
 from s2s_ad import ir
-from s2s_ad.frontend import (array_kinds, callees, checks, closures, comprehensions,
+from s2s_ad.frontend import (array_kinds, bound_partials, callees, checks, closures, comprehensions,
                              container_methods, factories, generated, index_exprs, jax_forms, list_stacks,
                              own_helpers, pairs,
                              loop_batching,
@@ -656,6 +656,8 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
                                  f"(`{name}(...)`) or pass it to a function of yours "
                                  f"(`solve({name}, y)`), not use it as a value otherwise")
         if name in self.env:
+            if isinstance(self.env[name], bound_partials.BoundPartial):
+                bound_partials.refuse_value(self, node)  # not called: passed on, returned
             if self.array_mode:
                 self.check_stale(name, self.env[name], node)
             return self.env[name]
