@@ -12,6 +12,7 @@ fingerprint is then the same. False says nothing: compute it again."""
 
 from __future__ import annotations
 
+import functools
 import inspect
 import numbers
 import re
@@ -316,6 +317,18 @@ def _global(name: str, obj, fn, out: list, seen: set, reads: Reads | None = None
         # names now (three items: watched as a constant is)
         out.append((name, "builtin", f"{getattr(obj, '__module__', None)}."
                                      f"{getattr(obj, '__qualname__', getattr(obj, '__name__', ''))}"))
+    elif isinstance(obj, functools.partial):
+        # `cube = functools.partial(power, p=3)` at module level, then `cube(x)`:
+        # the code calls its function with its bound values written in (three
+        # items: watched as a constant is; the partial itself by identity, its
+        # bound values by equality, its keywords being a dict)
+        out.append((name, "partial", (_numbers(obj.args),
+                                      _numbers(tuple(sorted(obj.keywords.items()))))))
+        if reads is not None:
+            bound = reads.held(obj)
+            reads.terms.append(f"{bound}.args == {reads.name(obj.args)}")
+            reads.terms.append(f"{bound}.keywords == {reads.name(dict(obj.keywords))}")
+        _global(f"{name}.func", obj.func, fn, out, seen, reads)
     elif module_data.is_module_data(obj):
         # module-level data: a parameter of the gradient, read on every call;
         # its kind (array, or a structure's keys and lengths) decides the code

@@ -92,3 +92,20 @@ def test_a_list_for_the_axis_is_refused_as_numpy_refuses_it(mod):
         mod.total(X, [0, 1])
     with pytest.raises(Exception):
         s2s_ad.grad(mod.total)(X, [0, 1])
+
+
+def test_a_parameter_passed_to_a_library_function_is_no_static_candidate(tmp_path):
+    # (a library function's own source is not read for candidates: scipy's
+    # logsumexp tests its arguments against None, which made `a` a candidate,
+    # and the derivative lost its signature to the per-value dispatch)
+    scipy_special = pytest.importorskip("scipy.special")
+    from s2s_ad.cache import static_parameters
+    src = ("import numpy as np\nfrom scipy.special import logsumexp\n\n"
+           "def f(a, x):\n    return logsumexp(a) + np.sum(logsumexp(x * a, axis=0))\n")
+    m = import_source(str(tmp_path), src, "axis_library_candidates")
+    assert static_parameters(m.f) == frozenset()
+    a, x = np.array([0.3, -0.2]), np.array([[0.5, 1.0], [-1.0, 0.2]])
+    g = s2s_ad.grad(m.f)
+    assert list(__import__("inspect").signature(g).parameters)[:2] == ["a", "x"]
+    np.testing.assert_allclose(g(a, x), fd_gradient(m.f, [a, x], 0), rtol=1e-6, atol=1e-8)
+    assert scipy_special is not None

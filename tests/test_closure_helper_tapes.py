@@ -143,3 +143,52 @@ def test_number_helper_sums_into_an_alias(tmp_path):
     g = import_source(str(tmp_path), text, "helper_tapes_aliased_sums").grad_f
     assert_file_jvp(f, g, [A * 0.8, B * 0.4, 0.5961], [np.array([0.3, -0.5, 0.8]),
                                                       np.array([-0.2, 0.4, 0.1]), 0.7])
+
+
+NESTED_IN_A_LOOP = """
+def inner(x, w):
+    s = 0.0
+    for j in range(2):
+        s = s + math.sin(x * w + j) * x
+    return s
+
+
+def mid(x, w):
+    s = 0.0
+    for k in range(3):
+        s = s + inner(x, w + k) * w
+    return s
+
+
+def f(x, y):
+    return mid(x, y) * 0.5 + inner(y, x) * x
+"""
+
+
+def test_a_helper_calling_a_loop_helper_in_its_loop(tmp_path):
+    """``mid``'s backward pass reads each of ``inner``'s tapes from its tape
+    of tapes and calls ``inner_bwd`` with it; the read was fused into the
+    call (``inner_bwd(inner_1_tapes[k], ...)``), a form the reader does not
+    follow, so the file was refused ("tape ... not split"). The read stays a
+    statement of its own (``inner_1_tape = inner_1_tapes[k]``), and the
+    file's Hessian, by reverse over it, agrees with central differences."""
+    import math
+    f = make_function(NESTED_IN_A_LOOP, "f", {"math": math})
+    text = s2s_ad.gradient_source(f, wrt=[0, 1])
+    assert "inner_1_tape = inner_1_tapes[k]" in text
+    g = import_source(str(tmp_path), text, "helper_tapes_nested_loop").grad_f
+    point, h = [0.7, 0.4], 1e-5
+
+    def part0(x, y):
+        return g(x, y)[0]
+
+    def part1(x, y):
+        return g(x, y)[1]
+    for row, part in enumerate((part0, part1)):
+        got = s2s_ad.grad(part, wrt=[0, 1])(*point)
+        for col in range(2):
+            up, down = list(point), list(point)
+            up[col] += h
+            down[col] -= h
+            ref = (part(*up) - part(*down)) / (2 * h)
+            assert abs(got[col] - ref) <= 1e-6 * (1 + abs(ref)), (row, col, got, ref)

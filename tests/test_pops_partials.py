@@ -10,6 +10,8 @@ of a pop against the reads around it; each refusal located."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -325,3 +327,25 @@ def test_partial_refusals_are_located(tmp_path, name, line, needle, message):
     lines = text.splitlines()
     shown = next(k for k, s in enumerate(lines) if s.strip() == source_line.strip())
     assert lines[shown + 1].index("^") == lines[shown].index(needle), text
+
+
+def test_a_module_partial_rebound_or_changed_gets_new_code(mod):
+    # the code calls the partial's function with its bound values written in:
+    # rebinding the module's name, or changing its keywords in place, must be
+    # seen by a derivative returned before and by a new one (both kept the
+    # first partial's p=3 before)
+    f, args = mod.partial_module, (0.7, 1.3)
+    g = s2s_ad.grad(f, wrt=(0, 1))
+    saved = mod.CUBE
+    try:
+        for new in (functools.partial(mod.helper_pow, p=4), functools.partial(mod.helper_pow, p=2),
+                    functools.partial(mod.helper_pow, p=1.5)):
+            mod.CUBE = new
+            for h in (g, s2s_ad.grad(f, wrt=(0, 1))):
+                assert np.allclose(h(*args), [_fd(f, args, 0), _fd(f, args, 1)], rtol=1e-6)
+        mod.CUBE = functools.partial(mod.helper_pow, p=3)
+        assert np.allclose(g(*args), [_fd(f, args, 0), _fd(f, args, 1)], rtol=1e-6)
+        mod.CUBE.keywords["p"] = 5
+        assert np.allclose(g(*args), [_fd(f, args, 0), _fd(f, args, 1)], rtol=1e-6)
+    finally:
+        mod.CUBE = saved

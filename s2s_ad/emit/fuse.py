@@ -47,6 +47,7 @@ tests compare the results of both forms bit for bit.
 from __future__ import annotations
 
 import ast
+import re
 import contextlib
 import copy
 from collections import Counter
@@ -268,7 +269,8 @@ class _Fuse:
             if loads:
                 if len(loads) != 1 or not isinstance(loads[0].ctx, ast.Load) \
                         or not isinstance(node, (ast.Assign, ast.AugAssign, ast.If, ast.For)) \
-                        or depth + _depth(expr) > MAX_DEPTH:
+                        or depth + _depth(expr) > MAX_DEPTH \
+                        or stmts[i].role == "pop" and _tape_of_backward(node, loads[0]):
                     return
                 first = self._evaluated_before(node, loads[0])
                 if first is None or (raises and first):
@@ -405,6 +407,19 @@ def _replace(node: ast.AST, new: dict) -> None:
                 for k, item in enumerate(value):
                     if isinstance(item, ast.AST) and id(item) in new:
                         value[k] = new[id(item)]
+
+
+_BACKWARD = re.compile(r".+_bwd(_\d+)?")
+
+
+def _tape_of_backward(node: ast.AST, name: ast.Name) -> bool:
+    """Is ``name`` the tape a helper's backward function is called with
+    (``h_bwd(T, ...)``)? A tape read from a tape of tapes stays a statement of
+    its own (``T = Ts[i]``), the form in which s2s-ad reads its own modules
+    back (:mod:`s2s_ad.frontend.pairs`)."""
+    return any(isinstance(n, ast.Call) and n.args and n.args[0] is name
+               and isinstance(n.func, ast.Name) and _BACKWARD.fullmatch(n.func.id)
+               for n in walk(node))
 
 
 def _accumulated(node: ast.AST) -> str | None:

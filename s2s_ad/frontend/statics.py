@@ -29,6 +29,7 @@ import types
 from s2s_ad import ir
 from s2s_ad.errors import SourceError
 from s2s_ad.frontend import write_dtypes
+from s2s_ad.frontend.library_names import LIBRARY_MODULES
 from s2s_ad.syntax_walk import walk
 
 COMPARE = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq",
@@ -322,7 +323,8 @@ def candidates(fn, _seen: set | None = None) -> frozenset:
                 out |= {e.id for e in sides if isinstance(e, ast.Name) and e.id in params}
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             callee = fn.__globals__.get(node.func.id)
-            if not isinstance(callee, types.FunctionType) or not any(
+            if not isinstance(callee, types.FunctionType) \
+                    or (callee.__module__ or "").split(".")[0] in LIBRARY_MODULES or not any(
                     isinstance(a, ast.Name) and a.id in params
                     for a in [*node.args, *(k.value for k in node.keywords)]):
                 continue

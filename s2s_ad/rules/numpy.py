@@ -156,9 +156,7 @@ NUMPY_RULES = [
          "array", "ψ(x) (digamma)", domain=(POS,)),
     Rule("scipy.special.multigammaln", "scipy_special.multigammaln(x, y)",
          ("np.sum(scipy_special.psi(np.expand_dims(x, -1) - np.arange(y) / 2), axis=-1)", None),
-         "array", "Σⱼ ψ(a - j/2), j < d", "d is an int", domain=((2.0, 4.0), (1, 1)),
-         refused=((1, "the dimension d of scipy.special.multigammaln is an int, with no "
-                      "derivative: compute it without the differentiated input"),)),
+         "array", "Σⱼ ψ(a - j/2), j < d", "d is an int", domain=((2.0, 4.0), (1, 1))),
     Rule("scipy.special.expit", "scipy_special.expit(x)", ("out * (1 - out)",), "array",
          "σ(x)(1 - σ(x))"),
     Rule("scipy.special.erf", "scipy_special.erf(x)",
@@ -170,9 +168,7 @@ NUMPY_RULES = [
          domain=(POS,)),
     Rule("scipy.special.polygamma", "scipy_special.polygamma(x, y)",
          (None, "scipy_special.polygamma(x + 1, y)"), "array", "ψ⁽ⁿ⁺¹⁾(x)", "n is an int",
-         domain=((1, 1), POS),
-         refused=((0, "the order n of scipy.special.polygamma is an int, with no derivative: "
-                      "compute it without the differentiated input"),)),
+         domain=((1, 1), POS)),
     Rule("scipy.special.ndtr", "scipy_special.ndtr(x)",
          ("np.exp(-0.5 * (x * x)) / np.sqrt(2 * np.pi)",), "array",
          "φ(x) = e^(-x²/2)/√(2π), the standard normal density"),
