@@ -1,0 +1,87 @@
+"""Bugs found by adversary 12 (pops in expressions, functools.partial,
+quantile/axis statics, late binding, the derivative's __call__). Each
+derivative is compared with central differences in float64 of the original
+function; none is marked xfail: each fails until its bug is fixed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from tests.modules import import_source
+
+SRC = '''
+import functools
+import math
+
+import numpy as np
+
+
+def alias_then_pop(x, y):
+    xs = [x, y]
+    ys = xs
+    v = xs.pop()
+    return ys[-1] * 10.0 + v
+
+
+def alias_pop_in_expression(x, y):
+    xs = [x, y, x * y]
+    ys = xs
+    return ys[-1] * xs.pop() + ys[-1]
+
+
+def alias_len_after_pop(x, y):
+    xs = [x, y]
+    ys = xs
+    v = xs.pop()
+    return len(ys) * v
+
+
+def pop_last(xs):
+    return xs.pop() * 2.0
+
+
+def helper_pops_callers_list(x, y):
+    xs = [x, y]
+    a = pop_last(xs)
+    return a + xs[-1] * 10.0
+'''
+
+
+@pytest.fixture(scope="module")
+def mod(tmp_path_factory):
+    return import_source(tmp_path_factory.mktemp("found_adversary12"), SRC,
+                         "found_adversary12_src")
+
+
+def _fd(f, args, i, h=1e-6):
+    up, down = list(args), list(args)
+    up[i] += h
+    down[i] -= h
+    return (f(*up) - f(*down)) / (2 * h)
+
+
+def _check_grad(f, args):
+    wrt = tuple(i for i, a in enumerate(args) if isinstance(a, float))
+    want = [_fd(f, args, i) for i in wrt]
+    got = s2s_ad.grad(f, wrt=wrt)(*args)
+    got = got if isinstance(got, tuple) else (got,)
+    assert np.allclose(got, want, rtol=1e-6, atol=1e-8), (got, want)
+    value, pullback = s2s_ad.vjp(f, *args)
+    assert np.isclose(value, f(*args)), (value, f(*args))
+
+
+@pytest.mark.parametrize("name", ["alias_then_pop", "alias_pop_in_expression",
+                                  "alias_len_after_pop"])
+def test_pop_seen_through_an_alias(mod, name):
+    """``ys = xs`` names the same list: a pop of ``xs`` is seen by ``ys``
+    (s2s-ad read ``ys`` as the list before the pop: value 14.3, not 8.3)."""
+    _check_grad(getattr(mod, name), (0.7, 1.3))
+
+
+def test_helper_popping_the_callers_list(mod):
+    """A helper's ``xs.pop()`` of a list the caller passed changes the
+    caller's list (``xs.pop(0)`` there is refused, located); s2s-ad read the
+    caller's ``xs[-1]`` as the popped item."""
+    _check_grad(mod.helper_pops_callers_list, (0.7, 1.3))
