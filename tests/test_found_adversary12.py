@@ -46,6 +46,17 @@ def helper_pops_callers_list(x, y):
     xs = [x, y]
     a = pop_last(xs)
     return a + xs[-1] * 10.0
+
+
+def g3(a, b, c=1.0):
+    return a * b * c
+
+
+P = functools.partial(g3, 2.0)
+
+
+def use_module_partial(x):
+    return P(x)
 '''
 
 
@@ -85,3 +96,25 @@ def test_helper_popping_the_callers_list(mod):
     caller's list (``xs.pop(0)`` there is refused, located); s2s-ad read the
     caller's ``xs[-1]`` as the popped item."""
     _check_grad(mod.helper_pops_callers_list, (0.7, 1.3))
+
+
+def test_module_partial_rebound(mod):
+    """A module-level ``functools.partial`` given a new value: Python calls
+    the new one; ``grad`` (the one returned before, and a fresh call of
+    ``grad``, which returned the cached code) kept the old bound argument
+    (2.0, not 5.0)."""
+    import functools
+    held = s2s_ad.grad(mod.use_module_partial)
+    assert held(0.7) == pytest.approx(_fd(mod.use_module_partial, (0.7,), 0))
+    old = mod.P
+    try:
+        mod.P = functools.partial(mod.g3, 5.0)
+        want = _fd(mod.use_module_partial, (0.7,), 0)
+        assert want == pytest.approx(5.0)
+        assert s2s_ad.grad(mod.use_module_partial)(0.7) == pytest.approx(want)
+        assert held(0.7) == pytest.approx(want)
+        mod.P = functools.partial(mod.g3, 2.0, c=4.0)
+        want = _fd(mod.use_module_partial, (0.7,), 0)
+        assert s2s_ad.grad(mod.use_module_partial)(0.7) == pytest.approx(want)
+    finally:
+        mod.P = old
