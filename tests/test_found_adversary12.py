@@ -48,6 +48,28 @@ def helper_pops_callers_list(x, y):
     return a + xs[-1] * 10.0
 
 
+def closure_reads_after_pop(x, y):
+    xs = [x, y, x * y]
+    def last():
+        return xs[-1]
+    v = xs.pop()
+    return v * 10.0 + last()
+
+
+def lambda_reads_after_pop(x, y):
+    xs = [x, y, x * y]
+    last = lambda: xs[-1]
+    return xs.pop() * 10.0 + last()
+
+
+def closure_len_after_pop(x, y):
+    xs = [x, y, x * y]
+    def n():
+        return len(xs)
+    a = xs.pop()
+    return a * n()
+
+
 def g3(a, b, c=1.0):
     return a * b * c
 
@@ -118,3 +140,12 @@ def test_module_partial_rebound(mod):
         assert s2s_ad.grad(mod.use_module_partial)(0.7) == pytest.approx(want)
     finally:
         mod.P = old
+
+
+@pytest.mark.parametrize("name", ["closure_reads_after_pop", "lambda_reads_after_pop",
+                                  "closure_len_after_pop"])
+def test_pop_seen_by_a_closure(mod, name):
+    """A nested function (or lambda) reading ``xs`` called after
+    ``xs.pop()`` sees the shorter list (``xs.pop(0)`` there is right);
+    s2s-ad's value was 10.01, Python's 10.4."""
+    _check_grad(getattr(mod, name), (0.7, 1.3))
