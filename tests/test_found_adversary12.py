@@ -70,6 +70,44 @@ def closure_len_after_pop(x, y):
     return a * n()
 
 
+def take(hs):
+    return hs.pop() * 2.0
+
+
+def stack_popped_by_helper(x, y, n):
+    hs = []
+    for i in range(n):
+        hs.append(x * i + y)
+    s = 0.0
+    while hs:
+        s = s + take(hs)
+    return s
+
+
+def stack_alias_len(x, y, n):
+    hs = []
+    for i in range(n):
+        hs.append(x * i + y)
+    gs = hs
+    s = 0.0
+    while hs:
+        s = s + hs.pop() * len(gs)
+    return s
+
+
+def stack_closure(x, y, n):
+    hs = []
+    for i in range(n):
+        hs.append(x * i + y)
+    def top():
+        return hs[-1]
+    s = 0.0
+    while len(hs) > 1:
+        v = hs.pop()
+        s = s + v * top()
+    return s
+
+
 def g3(a, b, c=1.0):
     return a * b * c
 
@@ -149,3 +187,31 @@ def test_pop_seen_by_a_closure(mod, name):
     ``xs.pop()`` sees the shorter list (``xs.pop(0)`` there is right);
     s2s-ad's value was 10.01, Python's 10.4."""
     _check_grad(getattr(mod, name), (0.7, 1.3))
+
+
+def test_stack_popped_by_a_helper_terminates(mod):
+    """``while hs: s = s + take(hs)``, the helper popping the run-time
+    stack: the generated ``while len(hs) > 0`` never shortens ``hs`` (the
+    helper's counter is its own), so the derivative loops forever."""
+    import signal
+
+    def stop(*_):
+        raise TimeoutError("the derivative did not return within 20 s")
+
+    old = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(20)
+    try:
+        f, args = mod.stack_popped_by_helper, (0.7, 1.3, 4)
+        got = s2s_ad.grad(f, wrt=(0, 1))(*args)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert np.allclose(got, [_fd(f, args, 0), _fd(f, args, 1)], rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("name", ["stack_alias_len", "stack_closure"])
+def test_run_time_stack_seen_through_alias_or_closure(mod, name):
+    """A run-time stack (``while hs: ... hs.pop()``) read through an alias
+    (``len(gs)``) or a closure (``hs[-1]``): s2s-ad read the list before the
+    pops (value 37.6, not 17.6, for the alias)."""
+    _check_grad(getattr(mod, name), (0.7, 1.3, 4))
