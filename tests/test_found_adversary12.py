@@ -117,6 +117,17 @@ P = functools.partial(g3, 2.0)
 
 def use_module_partial(x):
     return P(x)
+
+
+def first_scaled(xs, a):
+    return xs[0] * a + xs[-1] * 2.0
+
+
+PL = functools.partial(first_scaled, [1.0, 2.0])
+
+
+def use_module_partial_list(x):
+    return PL(x)
 '''
 
 
@@ -215,3 +226,20 @@ def test_run_time_stack_seen_through_alias_or_closure(mod, name):
     (``len(gs)``) or a closure (``hs[-1]``): s2s-ad read the list before the
     pops (value 37.6, not 17.6, for the alias)."""
     _check_grad(getattr(mod, name), (0.7, 1.3, 4))
+
+
+def test_module_partial_bound_list_changed_in_place(mod):
+    """A module-level partial binding a list of numbers (allowed: "numbers,
+    strings, None, tuples and lists of them"), the list changed in place:
+    Python's call sees 5.0; the held and a fresh ``grad`` kept 1.0."""
+    held = s2s_ad.grad(mod.use_module_partial_list)
+    assert held(0.7) == pytest.approx(_fd(mod.use_module_partial_list, (0.7,), 0))
+    bound = mod.PL.args[0]
+    try:
+        bound[0] = 5.0
+        want = _fd(mod.use_module_partial_list, (0.7,), 0)
+        assert want == pytest.approx(5.0)
+        assert s2s_ad.grad(mod.use_module_partial_list)(0.7) == pytest.approx(want)
+        assert held(0.7) == pytest.approx(want)
+    finally:
+        bound[0] = 1.0
