@@ -108,6 +108,18 @@ def stack_closure(x, y, n):
     return s
 
 
+def mean_over_no_axes(x):
+    return np.sum(np.mean(x, axis=()) * x)
+
+
+def var_over_no_axes(x):
+    return np.sum(np.var(x, axis=()) + x * x)
+
+
+def mean_axis_param(x, ax):
+    return np.sum(np.mean(x, axis=ax) * x)
+
+
 def g3(a, b, c=1.0):
     return a * b * c
 
@@ -243,3 +255,30 @@ def test_module_partial_bound_list_changed_in_place(mod):
         assert held(0.7) == pytest.approx(want)
     finally:
         bound[0] = 1.0
+
+
+def _fd_array(f, x, h=1e-6):
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        up, down = x.copy(), x.copy()
+        up[i] += h
+        down[i] -= h
+        g[i] = (f(up) - f(down)) / (2 * h)
+    return g
+
+
+@pytest.mark.parametrize("name", ["mean_over_no_axes", "var_over_no_axes", "mean_axis_param"])
+def test_mean_var_over_an_empty_tuple_of_axes(mod, name):
+    """``axis=()`` (NumPy reduces over no axis: the mean is ``x``, the
+    variance 0), written or given to a parameter (a tuple: static): an
+    IndexError in s2s_ad/rules/templates.py's _reduced_size."""
+    x = np.array([[0.3, -0.5, 1.1], [0.8, -0.2, 0.45]])
+    if name == "mean_axis_param":
+        f = mod.mean_axis_param
+        got = s2s_ad.grad(f, wrt=0)(x, ())
+        want = _fd_array(lambda a: f(a, ()), x)
+    else:
+        f = getattr(mod, name)
+        got = s2s_ad.grad(f)(x)
+        want = _fd_array(f, x)
+    assert np.allclose(got, want, rtol=1e-6, atol=1e-8)
