@@ -322,12 +322,14 @@ def _global(name: str, obj, fn, out: list, seen: set, reads: Reads | None = None
         # the code calls its function with its bound values written in (three
         # items: watched as a constant is; the partial itself by identity, its
         # bound values by equality, its keywords being a dict)
-        out.append((name, "partial", (_numbers(obj.args),
-                                      _numbers(tuple(sorted(obj.keywords.items()))))))
+        args, keywords = _frozen(obj.args), _frozen(obj.keywords)
+        out.append((name, "partial", (_numbers(args), _numbers(keywords))))
         if reads is not None:
             bound = reads.held(obj)
-            reads.terms.append(f"{bound}.args == {reads.name(obj.args)}")
-            reads.terms.append(f"{bound}.keywords == {reads.name(dict(obj.keywords))}")
+            reads.space["_s2s_frozen"] = _frozen
+            # (by value: a bound list changed in place changes the code too)
+            reads.terms.append(f"_s2s_frozen({bound}.args) == {reads.name(args)}")
+            reads.terms.append(f"_s2s_frozen({bound}.keywords) == {reads.name(keywords)}")
         _global(f"{name}.func", obj.func, fn, out, seen, reads)
     elif module_data.is_module_data(obj):
         # module-level data: a parameter of the gradient, read on every call;
@@ -413,6 +415,16 @@ def _dotted(f) -> str | None:
 def _names(code: types.CodeType) -> list[str]:
     """The global names ``code`` and its nested code read."""
     return _info(code)[2]
+
+
+def _frozen(value):
+    """``value`` with its lists, tuples and dicts made tuples, recursively (the
+    bound values of a partial, compared by value)."""
+    if value.__class__ in (list, tuple):
+        return tuple(_frozen(v) for v in value)
+    if value.__class__ is dict:
+        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
+    return value
 
 
 def _numbers(values):

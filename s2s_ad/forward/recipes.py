@@ -59,7 +59,7 @@ def _size(axis) -> str:
     if axis is None:
         return "np.size(x)"
     axes = axis if isinstance(axis, tuple) else (axis,)
-    return " * ".join(f"np.shape(x)[{a}]" for a in axes)
+    return " * ".join(f"np.shape(x)[{a}]" for a in axes) or "1"  # (axis=(): one each)
 
 
 def _keywords(**given) -> str:

@@ -39,7 +39,8 @@ _POP_REFUSED = (
     "run time (`{name}.append(v)` in a loop) where, from the first statement that pops it "
     "on, `{name}` is only popped, read by index, measured (`len({name})`) or tested "
     "(`while {name}:`), and its pops take no index; here it is used otherwise (appended to "
-    "again, passed on, popped at an index, or not a list built in the function): keep an "
+    "again, passed on, read by another name or a nested function, popped at an index, or "
+    "not a list built in the function): keep an "
     "index instead (`k = len({name})`, then `k -= 1; v = {name}[k]`)")
 
 

@@ -144,6 +144,8 @@ def _reduced_size(e: ast.expr, attrs: dict) -> ast.expr:
                                                     ast.Load()), [copy_expr(e)], []),
                              attr_expr(a), ast.Load())
                for a in (axis if isinstance(axis, tuple) else (axis,))]
+    if not lengths:  # axis=(): no axis reduced, one element each
+        return ast.Constant(1)
     out = lengths[0]
     for n in lengths[1:]:
         out = ast.BinOp(out, ast.Mult(), n)
