@@ -332,6 +332,9 @@ def gradient_module(fn: Callable, wrt: Wrt = None, *, with_value: bool = False,
     """:func:`gradient_source`'s text, and the source files it was generated
     from: ``fn``'s own and those of every function it calls (``grad -o``
     refuses to write over any of them)."""
+    if isinstance(arrays, str) or not all(isinstance(a, str) for a in arrays):
+        raise TypeError(f"arrays must be a sequence of parameter names (strings), not "
+                        f"{arrays!r}")
     functions, src, graph = program(fn, wrt, with_value=with_value, output=output,
                                     lengths=lengths, arrays=arrays,
                                     statics=with_default_statics(fn, statics),

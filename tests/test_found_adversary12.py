@@ -289,3 +289,10 @@ def test_mean_var_over_an_empty_tuple_of_axes(mod, name):
         got = s2s_ad.grad(f)(x)
         want = _fd_array(f, x)
     assert np.allclose(got, want, rtol=1e-6, atol=1e-8)
+
+
+def test_arrays_given_as_positions_is_a_type_error(mod):
+    """``gradient_source(f, arrays=[0])`` (a position, not a name) raised an
+    AttributeError from inside s2s-ad; it is a TypeError saying what it takes."""
+    with pytest.raises(TypeError, match="arrays must be a sequence of parameter names"):
+        s2s_ad.gradient_source(mod.mean_over_no_axes, arrays=[0])
