@@ -349,3 +349,49 @@ def test_a_module_partial_rebound_or_changed_gets_new_code(mod):
         assert np.allclose(g(*args), [_fd(f, args, 0), _fd(f, args, 1)], rtol=1e-6)
     finally:
         mod.CUBE = saved
+
+
+DICT_POPS = '''
+def dpop(x, y):
+    d = {"a": x, "b": y, "c": x * y}
+    a = d.pop("a") * 2.0
+    d.pop("b")
+    return a + d.get("b", 1.5) * y + d["c"] + d.pop("z", x) * len(d)
+
+
+def dpop_loop(x, y):
+    d = {"k0": x, "k1": y}
+    s = 0.0
+    for i in range(3):
+        e = {"a": x * i, "b": y}
+        s = s + e.pop("a") * e["b"]
+    return s + d.pop("k1") * x
+
+
+def helper(opts, x):
+    return x * opts.pop("lr", 0.1)
+
+
+def dpop_caller(x, y):
+    return helper({"lr": y}, x)
+'''
+
+
+@pytest.mark.parametrize("name", ["dpop", "dpop_loop"])
+def test_dict_pops(tmp_path, name):
+    # `d.pop(k)` and `d.pop(k, default)` of a dict built in the function (they
+    # were refused with a message about lists), in expressions and statements
+    f = getattr(import_source(str(tmp_path), DICT_POPS, f"dict_pops_{name}"), name)
+    args = (0.7, 1.3)
+    want = [_fd(f, args, 0), _fd(f, args, 1)]
+    assert np.allclose(s2s_ad.grad(f, wrt=(0, 1))(*args), want, rtol=1e-6, atol=1e-8)
+    value, tangent = s2s_ad.jvp(f, wrt=(0, 1))(*args, dx=1.0, dy=0.0)
+    assert np.isclose(value, f(*args)) and np.isclose(tangent, want[0], rtol=1e-6)
+
+
+def test_a_helper_popping_its_callers_dict_is_refused_located(tmp_path):
+    f = import_source(str(tmp_path), DICT_POPS, "dict_pops_caller").dpop_caller
+    with pytest.raises(s2s_ad.SourceError) as info:
+        s2s_ad.grad(f)(0.7, 1.3)
+    text = str(info.value)
+    assert "dict_pops_caller.py:" in text and "^" in text and "the caller passed" in text

@@ -70,6 +70,17 @@ def call(lo, node: ast.Call, var: str | None):
         if key in base.items:
             return base.items[key]
         return lo.expr(node.args[1]) if len(node.args) == 2 else ir.Const(None)
+    if isinstance(base, StaticDict):  # `d.pop(k)`, `d.pop(k, default)`: the item, removed
+        _refuse_changing(lo, base, node)
+        if node.keywords or not 1 <= len(node.args) <= 2:
+            raise lo.src.error(node, "`pop` of a dict takes a key and, optionally, a default")
+        key = structures._key(lo, node.args[0])
+        if key in base.items:
+            return base.items.pop(key)
+        if len(node.args) == 2:
+            return lo.expr(node.args[1])
+        raise lo.src.error(node, f"`pop` of the key {key!r}, which the dict does not hold "
+                           "here (a KeyError where it runs)")
     if not isinstance(base, StaticList):
         # `hs.pop()` of a list grown at run time is a stack read from its end
         # (frontend/generated.py), rewritten before lowering where it can be
@@ -126,6 +137,8 @@ def mutation(lo, stmt: ast.Expr) -> bool:
             raise lo.src.error(c.args[0], "the index of `insert` must be an integer constant")
         target.items.insert(i, lo.expr(c.args[1]))
         return True
+    if isinstance(target, StaticDict) and method == "pop":  # `d.pop(k)`, its value unused
+        return call(lo, c, None) is not None
     if isinstance(target, StaticDict) and method == "update":
         _refuse_changing(lo, target, c)
         items = _dict_items(lo, c, "update")
