@@ -392,6 +392,8 @@ class CallLowering:
         if name and getattr(math, name, None) is fn and f"math.{name}" in RULES:
             return f"math.{name}"
         what = ast.unparse(node.func)
+        if "#" in what:  # the function of a functools.partial (bound_partials.expand)
+            what = what.split("#")[0] + ".func"
         if source.rechecked(fn):  # a derivative re-reading module constants: its message
             try:
                 source.generated_code(fn)
