@@ -17,13 +17,20 @@ import types
 
 
 def load(text: str, name: str) -> types.ModuleType:
-    digest = hashlib.sha1(text.encode()).hexdigest()[:12]
-    filename = f"<s2s-ad {name} {digest}>"
-    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    filename = shown(text, name)
     module = types.ModuleType(name)
     module.__file__ = filename
     exec(compile(text, filename, "exec"), module.__dict__)
     return module
+
+
+def shown(text: str, label: str) -> str:
+    """A file name for ``text`` (``<s2s-ad label digest>``) under which
+    :mod:`linecache` holds its lines, so that tracebacks and debuggers show
+    them; compile ``text`` with it."""
+    filename = f"<s2s-ad {label} {hashlib.sha1(text.encode()).hexdigest()[:12]}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    return filename
 
 
 def write(text: str, path: str) -> None:
