@@ -8,13 +8,13 @@ call passes its arguments once, as written, instead of through ``*args,
 from __future__ import annotations
 
 import ast
-import hashlib
+import functools
 import inspect
-import linecache
 import textwrap
 import types
 
 from s2s_ad import source_text
+from s2s_ad.emit import loader
 
 _NUMBERS = frozenset((float, int, bool))
 
@@ -51,10 +51,7 @@ def _define(name: str, text: str, space: dict, *, shown: bool = False):
     where the text does not compile. ``shown``: its lines are given to
     :mod:`linecache` under a name of their own, so that a traceback through
     it shows them (for text holding generated code the user may debug)."""
-    filename = f"<s2s-ad call of {name}>"
-    if shown:
-        filename = f"<s2s-ad call of {name} {hashlib.sha1(text.encode()).hexdigest()[:12]}>"
-        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    filename = loader.shown(text, f"call of {name}") if shown else f"<s2s-ad call of {name}>"
     try:
         exec(compile(text, filename, "exec"), space)
     except SyntaxError:
@@ -129,32 +126,46 @@ def with_body(compiled, name: str, params: str, test: str, otherwise: str, space
     taken by the module or read by the body."""
     if compiled.__class__ is not types.FunctionType or compiled.__closure__:
         return None
-    try:
-        text = textwrap.dedent(source_text.text(compiled.__code__))
-        tree = ast.parse(text)
-    except (OSError, TypeError, SyntaxError):
+    body = _movable_body(compiled.__code__)
+    if body is None or body[0] != compiled.__name__:
         return None
-    fn = tree.body[0] if len(tree.body) == 1 else None
-    if not isinstance(fn, ast.FunctionDef) or fn.decorator_list or fn.name != compiled.__name__:
-        return None
+    _, lines, read, own_params = body
     own = {k: v for k, v in space.items() if k.startswith("_s2s_") and k != "_s2s_compiled"}
-    read = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} \
-        | {a.arg for a in ast.walk(fn) if isinstance(a, ast.arg)}
     try:
         extra = {a.arg for a in ast.walk(ast.parse(f"def f({params}): pass"))
-                 if isinstance(a, ast.arg)} - {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}
+                 if isinstance(a, ast.arg)} - own_params
     except SyntaxError:
         return None
     if read & (set(own) | extra) or set(own) & set(compiled.__globals__):
         return None
+    return _define(name, f"def {name}({params}):\n"
+                         f"    if not ({test}):\n"
+                         f"        return {otherwise}\n" + lines,
+                   {**compiled.__globals__, **own}, shown=True)
+
+
+@functools.lru_cache(maxsize=256)
+def _movable_body(code: types.CodeType) -> tuple | None:
+    """(its name, its body's lines as written, the names the function reads
+    or binds, its parameters) of the function ``code`` is the code of, parsed
+    once (a derivative's guard and its late-binding call both move it), or
+    None where its source is not one plain ``def``."""
+    try:
+        text = textwrap.dedent(source_text.text(code))
+        tree = ast.parse(text)
+    except (OSError, TypeError, SyntaxError):
+        return None
+    fn = tree.body[0] if len(tree.body) == 1 else None
+    if not isinstance(fn, ast.FunctionDef) or fn.decorator_list:
+        return None
+    read = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} \
+        | {a.arg for a in ast.walk(fn) if isinstance(a, ast.arg)}
     lines = text.splitlines(True)
     k = fn.body[0].lineno - 1
     while k > 0 and (not lines[k - 1].strip() or lines[k - 1].lstrip().startswith("#")):
         k -= 1  # the comments above the first statement are the body's
-    return _define(name, f"def {name}({params}):\n"
-                         f"    if not ({test}):\n"
-                         f"        return {otherwise}\n" + "".join(lines[k:]),
-                   {**compiled.__globals__, **own}, shown=True)
+    return (fn.name, "".join(lines[k:]), frozenset(read),
+            frozenset(a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)))
 
 
 class Guard:
