@@ -37,25 +37,19 @@ import ast
 import functools
 import inspect
 import re
-import textwrap
 import types
 
 from s2s_ad.frontend import own_helpers
 from s2s_ad.frontend.int_names import int_tapes, new_list
 from s2s_ad.names import Namer
 from s2s_ad.syntax_walk import walk
-from s2s_ad import source_text
 
 
 @functools.lru_cache(maxsize=256)
-def _bwd_tree(code) -> ast.AST | None:
-    """The parsed source of the function of ``code``, or None; shared by
-    every caller: read, never changed."""
-    try:
-        tree = ast.parse(textwrap.dedent(source_text.text(code)))
-    except (OSError, TypeError, SyntaxError):
-        return None
-    return tree.body[0] if tree.body else None
+def _bwd_tree(code) -> ast.FunctionDef | None:
+    """:func:`own_helpers.function_tree` of ``code``, parsed once; shared by
+    every caller here: read, never changed."""
+    return own_helpers.function_tree(code)
 
 
 @functools.lru_cache(maxsize=256)
