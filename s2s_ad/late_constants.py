@@ -118,11 +118,12 @@ def seeing(fn, made: Callable, again: Callable[[], Callable]) -> Callable:
     if not callable(made):
         return made
     hit = _watch(base)
-    if hit is None and _inlines(fingerprint.fingerprint(base)):
-        # it inlines a constant beside a read the check cannot hold by
+    if hit is None:
+        fp = fingerprint.fingerprint(base)
+        # one that inlines a constant beside a read the check cannot hold by
         # identity (a dict of arrays, an object): checked by its fingerprint
-        return _Fingerprinted(base, made, again)
-    if hit is None or not hit[2]:
+        return _Fingerprinted(base, made, fp, again) if _inlines(fp) else made
+    if not hit[2]:
         return made
     known = _seeing.get(id(made))
     if known is not None and known[0] is made and known[1]._base == base:
@@ -253,8 +254,8 @@ class _Fingerprinted(Seeing):
 
     __slots__ = ()
 
-    def __init__(self, base, made, again):
-        super().__init__(base, made, fingerprint.fingerprint(base), self._same, again)
+    def __init__(self, base, made, fp: tuple, again):
+        super().__init__(base, made, fp, self._same, again)
 
     def _same(self) -> bool:
         return fingerprint.fingerprint(self._base) == self._fingerprint
