@@ -93,23 +93,18 @@ def fc(x):
 '''
 
 
-def test_a_staticmethod_rebound_on_its_class_is_seen_by_the_derivative(tmp_path):
+@pytest.mark.parametrize("name,attr,kind,new", [("f", "act", staticmethod, "other"),
+                                                  ("fc", "cact", classmethod, "other_c")])
+def test_a_static_or_class_method_rebound_on_its_class_is_seen_by_the_derivative(
+        tmp_path, name, attr, kind, new):
     m = _module(tmp_path, STATIC)
-    g = s2s_ad.grad(m.f)
-    assert g(1.5) == pytest.approx(_cd(m.f, 1.5), rel=1e-6)
-    m.Ops.act = staticmethod(m.other)
+    f = getattr(m, name)
+    g = s2s_ad.grad(f)
+    assert g(1.5) == pytest.approx(_cd(f, 1.5), rel=1e-6)
+    setattr(m.Ops, attr, kind(getattr(m, new)))
     # f now computes 10 * x: its derivative is 10
-    assert _cd(m.f, 1.5) == pytest.approx(10.0, rel=1e-6)
-    assert g(1.5) == pytest.approx(_cd(m.f, 1.5), rel=1e-6)
-
-
-def test_a_classmethod_rebound_on_its_class_is_seen_by_the_derivative(tmp_path):
-    m = _module(tmp_path, STATIC)
-    g = s2s_ad.grad(m.fc)
-    assert g(1.5) == pytest.approx(_cd(m.fc, 1.5), rel=1e-6)
-    m.Ops.cact = classmethod(m.other_c)
-    assert _cd(m.fc, 1.5) == pytest.approx(10.0, rel=1e-6)
-    assert g(1.5) == pytest.approx(_cd(m.fc, 1.5), rel=1e-6)
+    assert _cd(f, 1.5) == pytest.approx(10.0, rel=1e-6)
+    assert g(1.5) == pytest.approx(_cd(f, 1.5), rel=1e-6)
 
 
 UNWATCHABLE = '''
