@@ -53,6 +53,15 @@ CASES = {
                            "eval", "eval", "`eval`"),
     "two_non_ascii_names_before_error": ("def f(x):\n    ψθ = x; y = ψθ; z = eval('x')\n"
                                          "    return y\n", "eval", "eval", "`eval`"),
+    # code an earlier pass rewrote is quoted as written (`c.pop()`, not the name it is read as)
+    "pop_quoted_as_written": ("import math\n\n\ndef f(x, n):\n    c = []\n    for i in range(n):\n"
+                              "        c.append(x * i)\n    s = 0.0\n    while c:\n"
+                              "        s = s + math.fsum(c.pop())\n    return s\n",
+                              "math.fsum(c.pop())", "c.pop()", "`c.pop()` is a number"),
+    "pop_inside_quoted_as_written": ("def f(x, n):\n    c = []\n    for i in range(n):\n"
+                                     "        c.append(x * i)\n    s = 0.0\n    while c:\n"
+                                     "        s = s + range(c.pop())[0]\n    return s\n",
+                                     "range(c.pop())", "range", "`range(c.pop())` is a range"),
     "tab_indent": ("def f(x):\n\ty = x\n\ttry:\n\t\tpass\n\tfinally:\n\t\tpass\n\treturn y\n",
                    "try", "try", "`try`"),
 }

@@ -77,11 +77,47 @@ class Source:
         byte_col = getattr(node, "col_offset", 0)
         # ast columns count UTF-8 bytes; the caret must count characters.
         col = len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
-        return SourceError(message, self.file, lineno, col, text)
+        return SourceError(self._as_written(node, message), self.file, lineno, col, text)
+
+    def _as_written(self, node: ast.AST, message: str) -> str:
+        """``message`` with the code it quotes from ``node`` or its parts
+        (between backticks, as ``ast.unparse`` writes them) as the user wrote
+        it: a node an earlier pass rewrote keeps the place of the code it
+        stands for, so ``range(c.pop())`` read as ``range(c_pop)`` is quoted
+        as ``range(c.pop())``. The code at the node's place is written out as
+        ``ast.unparse`` writes it; a node whose place holds no expression
+        (made by a pass, not moved) is quoted as it is."""
+        if "`" not in message:
+            return message
+        level, text = [node], None
+        for _ in range(3):  # the node, its parts and theirs: what messages quote
+            for n in level:
+                if not isinstance(n, ast.expr) or getattr(n, "end_lineno", None) is None:
+                    continue
+                written = ast.unparse(n)
+                if written not in message:
+                    continue
+                text = self.text if text is None else text
+                segment = ast.get_source_segment(text, n)
+                try:
+                    original = ast.unparse(ast.parse(segment.strip(), mode="eval"))
+                except (SyntaxError, ValueError, AttributeError):
+                    continue  # no segment (None), or not an expression on its own
+                if original != written:
+                    message = _requoted(message, written, original)
+            level = [c for n in level for c in ast.iter_child_nodes(n)]
+        return message
 
     @property
     def text(self) -> str:
         return "".join(self.lines)
+
+
+def _requoted(message: str, written: str, original: str) -> str:
+    """``message`` with ``written`` replaced by ``original`` inside its
+    backtick quotes only (the spans at odd positions between backticks)."""
+    parts = message.split("`")
+    return "`".join(p.replace(written, original) if i % 2 else p for i, p in enumerate(parts))
 
 
 def display_path(path: str) -> str:
