@@ -120,7 +120,6 @@ def _fast_product(key: tuple, found, positions: list) -> Callable:
         parts = ["_s2s_v"]
         passed = f"{tangents[0]}=_s2s_v"
     # each part shaped like its parameter (another goes the long way, which words it)
-    space["_s2s_numbers"] = signatures._NUMBERS
     for part, k in zip(parts, positions):
         kind = key[k] if k is not None else None
         if kind is None:
@@ -129,7 +128,7 @@ def _fast_product(key: tuple, found, positions: list) -> Callable:
             tests.append(f"({part}.__class__ is list or {part}.__class__ is tuple) "
                          f"and len({part}) == {kind[1]}")
         elif kind.__class__ is not tuple:  # a number
-            tests.append(f"{part}.__class__ in _s2s_numbers")
+            tests.append(signatures.number_test(part, space))
         else:  # an array: the same class and shape
             tests.append(f"{part}.__class__ is _s2s_a{k}.__class__ "
                          f"and {part}.shape == _s2s_a{k}.shape")
