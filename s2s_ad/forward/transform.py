@@ -375,7 +375,8 @@ class _Forward:
                 continue
             partial = instantiate(rule.partial_asts[min(i, rule.arity - 1)], op.args, op.out,
                                   self.modules, attrs={**dict(rule.attrs), **op.attrs})
-            term = ast.BinOp(_load(self.t(a)), ast.Mult(), partial)
+            term = optimize.float_factors(optimize.simplify(
+                ast.BinOp(_load(self.t(a)), ast.Mult(), partial)))
             if op.prim == "pow" and i == 1 and self._integer_param(a):
                 # x ** i, i a helper's parameter also used as an int (a list
                 # index): its tangent is 0.0 where the caller passes an int,

@@ -48,7 +48,7 @@ from s2s_ad.emit.code import (Block, CodeFunction, Stmt, reverse_comment, signat
                               unpack_params)
 from s2s_ad.errors import SourceError
 from s2s_ad.names import Namer
-from s2s_ad.emit.optimize import simplify
+from s2s_ad.emit.optimize import float_factors, simplify
 from s2s_ad.rules import RULES
 from s2s_ad.rules.templates import PLACEHOLDERS, const_expr, names_read, substitute
 from s2s_ad.syntax_walk import walk
@@ -527,7 +527,7 @@ class _Sweep(StructuredSweep, CallSites):
                                 reverse_comment(op, i, arg, "1"), op, i, "1", self.adj[id(arg)]))
                 continue
             local = simplify(self.instantiate(partial, op))
-            contrib = simplify(ast.BinOp(g, ast.Mult(), local))
+            contrib = float_factors(simplify(ast.BinOp(g, ast.Mult(), local)))
             alias = (arg.var is None and not passed_on and sum(a is arg for a in op.args) == 1)
             partial_text = ast.unparse(local)
             stmts = self.accumulate(arg, contrib, alias, reverse_comment(op, i, arg, partial_text),

@@ -25,8 +25,8 @@ def grad_call_price(s, k, t, r, sigma, *, dout=1.0):
     dn2 = -dout * t22                     # line 16: k * math.exp(-r * t) * n2, ∂/∂n2 = t22
     ds = dout * n1                        # line 16: s * n1, ∂/∂s = n1
     dn1 = dout * s                        # line 16: s * n1, ∂/∂n1 = s
-    dd2 = dn2 * 0.5 * (2 / math.sqrt(math.pi) * math.exp(-t15 * t15)) / t14  # line 15: d2 / math.sqrt(2.0), ∂/∂d2 = 1 / t14
-    dd1 = dn1 * 0.5 * (2 / math.sqrt(math.pi) * math.exp(-t11 * t11)) / t10  # line 14: d1 / math.sqrt(2.0), ∂/∂d1 = 1 / t10
+    dd2 = dn2 * 0.5 * (2.0 / math.sqrt(math.pi) * math.exp(-t15 * t15)) / t14  # line 15: d2 / math.sqrt(2.0), ∂/∂d2 = 1 / t14
+    dd1 = dn1 * 0.5 * (2.0 / math.sqrt(math.pi) * math.exp(-t11 * t11)) / t10  # line 14: d1 / math.sqrt(2.0), ∂/∂d1 = 1 / t10
     dd1 += dd2                            # line 13: d2 = d1 - sigma * sqrt_t, ∂d2/∂d1 = 1
     dsigma = -dd2 * sqrt_t                # line 13: sigma * sqrt_t, ∂/∂sigma = sqrt_t
     dt7 = dd1 / t8                        # line 12: d1 = (math.log(s / k) + (r + 0.5 * sigma * sigma) * t) / (sigma * sqrt_t), ∂d1/∂t7 = 1 / t8

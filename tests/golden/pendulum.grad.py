@@ -17,7 +17,7 @@ def grad_energy_after_step(theta, omega, length, damping, dt, *, dout=1.0):
     t9 = 9.81 * length                    # line 18: G * length
     # reverse sweep
     dtheta_next = dout * t9 * math.sin(theta_next)  # line 18: math.cos(theta_next), ∂/∂theta_next = -math.sin(theta_next)
-    domega_next = dout * 0.5 * (2 * t7) * length  # line 17: length * omega_next, ∂/∂omega_next = length
+    domega_next = dout * 0.5 * (2.0 * t7) * length  # line 17: length * omega_next, ∂/∂omega_next = length
     dtheta = dtheta_next                  # line 16: theta_next = theta + dt * omega_next, ∂theta_next/∂theta = 1
     domega_next += dtheta_next * dt       # line 16: dt * omega_next, ∂/∂omega_next = dt
     domega = domega_next                  # line 15: omega_next = omega + dt * alpha, ∂omega_next/∂omega = 1

@@ -23,7 +23,7 @@ def returns_tuple_bwd(tape, cotangents):
     dloss += dt3                          # line 49: loss + reg, ∂/∂loss = 1
     dreg += dt3                           # line 49: loss + reg, ∂/∂reg = 1
     dx = dreg * t2 + dreg * x * 0.1       # line 48: reg = 0.1 * x * x, ∂reg/∂x = t2; line 48: 0.1 * x, ∂/∂x = 0.1
-    dt1 = dloss * (2 * t1)                # line 47: loss = (x - y) ** 2, ∂loss/∂t1 = 2 * t1
+    dt1 = dloss * (2.0 * t1)              # line 47: loss = (x - y) ** 2, ∂loss/∂t1 = 2.0 * t1
     dx += dt1                             # line 47: x - y, ∂/∂x = 1
     dy = -dt1                             # line 47: x - y, ∂/∂y = -1
     return dx, dy

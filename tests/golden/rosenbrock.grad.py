@@ -14,16 +14,16 @@ def grad_rosenbrock4(x0, x1, x2, x3, *, dout=1.0):
     t14 = x3 - x2 * x2                    # line 10: x3 - x2 * x2
     t17 = 1.0 - x2                        # line 10: 1.0 - x2
     # reverse sweep
-    dx2 = -(dout * (2 * t17))             # line 10: 1.0 - x2, ∂/∂x2 = -1
-    dt14 = dout * 100.0 * (2 * t14)       # line 10: (x3 - x2 * x2) ** 2, ∂/∂t14 = 2 * t14
+    dx2 = -(dout * (2.0 * t17))           # line 10: 1.0 - x2, ∂/∂x2 = -1
+    dt14 = dout * 100.0 * (2.0 * t14)     # line 10: (x3 - x2 * x2) ** 2, ∂/∂t14 = 2.0 * t14
     dx3 = dt14                            # line 10: x3 - x2 * x2, ∂/∂x3 = 1
     dx2 = dx2 - dt14 * x2 - dt14 * x2     # line 10: x2 * x2, ∂/∂x2 = x2 (left operand); ∂/∂x2 = x2 (right operand)
-    dx1 = -(dout * (2 * t11))             # line 9: 1.0 - x1, ∂/∂x1 = -1
-    dt8 = dout * 100.0 * (2 * t8)         # line 9: (x2 - x1 * x1) ** 2, ∂/∂t8 = 2 * t8
+    dx1 = -(dout * (2.0 * t11))           # line 9: 1.0 - x1, ∂/∂x1 = -1
+    dt8 = dout * 100.0 * (2.0 * t8)       # line 9: (x2 - x1 * x1) ** 2, ∂/∂t8 = 2.0 * t8
     dx2 += dt8                            # line 9: x2 - x1 * x1, ∂/∂x2 = 1
     dx1 = dx1 - dt8 * x1 - dt8 * x1       # line 9: x1 * x1, ∂/∂x1 = x1 (left operand); ∂/∂x1 = x1 (right operand)
-    dx0 = -(dout * (2 * t5))              # line 8: 1.0 - x0, ∂/∂x0 = -1
-    dt2 = dout * 100.0 * (2 * t2)         # line 8: (x1 - x0 * x0) ** 2, ∂/∂t2 = 2 * t2
+    dx0 = -(dout * (2.0 * t5))            # line 8: 1.0 - x0, ∂/∂x0 = -1
+    dt2 = dout * 100.0 * (2.0 * t2)       # line 8: (x1 - x0 * x0) ** 2, ∂/∂t2 = 2.0 * t2
     dx1 += dt2                            # line 8: x1 - x0 * x0, ∂/∂x1 = 1
     dx0 = dx0 - dt2 * x0 - dt2 * x0       # line 8: x0 * x0, ∂/∂x0 = x0 (left operand); ∂/∂x0 = x0 (right operand)
     return dx0, dx1, dx2, dx3
