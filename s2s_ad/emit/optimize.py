@@ -138,21 +138,33 @@ def _binop(node: ast.BinOp) -> ast.expr:
     return node
 
 
+ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div)
+
+
 def float_factors(node: ast.expr) -> ast.expr:
-    """``node`` with each int literal that multiplies or divides a value not
-    a literal written as a float (``dx * t * 2`` → ``dx * t * 2.0``): the same
-    value for a float operand, without the conversion CPython makes of an
-    int operand on every product (about 20 ns). For derivative expressions
-    only (the partials of elementwise rules and their products with an
-    adjoint or tangent), whose ints never index or shape anything; an int
-    operand then gives a float, as its derivative is read anyway.
+    """``node`` with each int literal that is an operand of ``+ - * /`` beside
+    a value not a literal written as a float (``dx * t * 2`` → ``dx * t * 2.0``,
+    ``1 - t * t`` → ``1.0 - t * t``): the same value for a float operand,
+    without the conversion CPython makes of an int operand on every operation
+    (about 20 ns). Only arithmetic is entered (operators and the arms of a
+    conditional expression), never a call's arguments, a subscript or a
+    comparison, so no index or shape changes. For the derivatives of scalar
+    rules (an int operand then gives a float, as a derivative is read anyway).
 
     >>> ast.unparse(float_factors(ast.parse("-(dx * t * 2) + 3 * y / 4", mode="eval").body))
     '-(dx * t * 2.0) + 3.0 * y / 4.0'
+    >>> ast.unparse(float_factors(ast.parse("dxs[i + 1] * f(2 * x) * 2", mode="eval").body))
+    'dxs[i + 1] * f(2 * x) * 2.0'
     """
-    for n in walk(node):
-        if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Mult, ast.Div)):
-            n.left, n.right = _floated(n.left, n.right), _floated(n.right, n.left)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ARITHMETIC):
+        node.left, node.right = float_factors(node.left), float_factors(node.right)
+        node.left, node.right = _floated(node.left, node.right), _floated(node.right, node.left)
+    elif isinstance(node, ast.BinOp):
+        node.left = float_factors(node.left)  # (a power's int exponent stays)
+    elif isinstance(node, ast.UnaryOp):
+        node.operand = float_factors(node.operand)
+    elif isinstance(node, ast.IfExp):
+        node.body, node.orelse = float_factors(node.body), float_factors(node.orelse)
     return node
 
 

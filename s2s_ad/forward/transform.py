@@ -42,7 +42,7 @@ from s2s_ad.reverse import analysis
 from s2s_ad.forward.lists import list_op, tangent_lengths
 from s2s_ad.reverse.lists import families as list_families
 from s2s_ad.reverse import arrays
-from s2s_ad.rules import RULES
+from s2s_ad.rules import RULES, SCALAR_PRIMS
 from s2s_ad.rules.numpy_helpers import define
 from s2s_ad.rules.templates import const_expr, copy_expr, index_expr, instantiate
 from s2s_ad.syntax_walk import walk
@@ -375,8 +375,9 @@ class _Forward:
                 continue
             partial = instantiate(rule.partial_asts[min(i, rule.arity - 1)], op.args, op.out,
                                   self.modules, attrs={**dict(rule.attrs), **op.attrs})
-            term = optimize.float_factors(optimize.simplify(
-                ast.BinOp(_load(self.t(a)), ast.Mult(), partial)))
+            term = ast.BinOp(_load(self.t(a)), ast.Mult(), partial)
+            if op.prim in SCALAR_PRIMS:
+                term = optimize.float_factors(optimize.simplify(term))
             if op.prim == "pow" and i == 1 and self._integer_param(a):
                 # x ** i, i a helper's parameter also used as an int (a list
                 # index): its tangent is 0.0 where the caller passes an int,

@@ -49,7 +49,7 @@ from s2s_ad.emit.code import (Block, CodeFunction, Stmt, reverse_comment, signat
 from s2s_ad.errors import SourceError
 from s2s_ad.names import Namer
 from s2s_ad.emit.optimize import float_factors, simplify
-from s2s_ad.rules import RULES
+from s2s_ad.rules import RULES, SCALAR_PRIMS
 from s2s_ad.rules.templates import PLACEHOLDERS, const_expr, names_read, substitute
 from s2s_ad.syntax_walk import walk
 
@@ -527,7 +527,9 @@ class _Sweep(StructuredSweep, CallSites):
                                 reverse_comment(op, i, arg, "1"), op, i, "1", self.adj[id(arg)]))
                 continue
             local = simplify(self.instantiate(partial, op))
-            contrib = float_factors(simplify(ast.BinOp(g, ast.Mult(), local)))
+            contrib = simplify(ast.BinOp(g, ast.Mult(), local))
+            if op.prim in SCALAR_PRIMS:
+                contrib = float_factors(contrib)
             alias = (arg.var is None and not passed_on and sum(a is arg for a in op.args) == 1)
             partial_text = ast.unparse(local)
             stmts = self.accumulate(arg, contrib, alias, reverse_comment(op, i, arg, partial_text),

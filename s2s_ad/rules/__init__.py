@@ -89,6 +89,9 @@ from .own import OWN_RULES  # noqa: E402
 
 RULES: dict[str, Rule] = {r.prim: r for r in SCALAR_RULES + NUMPY_RULES + NUMPY_MORE_RULES
                           + OWN_RULES + CONTROL_RULES}
+SCALAR_PRIMS = frozenset(r.prim for r in SCALAR_RULES)
+"""The primitives of Python's operators and the ``math`` module's functions
+(their partials are formulas of numbers: no index, shape or axis in them)."""
 
 
 def lookup(prim: str) -> Rule:
