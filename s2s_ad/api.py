@@ -212,8 +212,8 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
         found = callplan.pair(fn, known, args, kwargs)
         if found is not None:  # arguments like an earlier call's: the pair found then
             values, hit = found
-            value, tape = hit.fwd(*values)
-            return value, hit.pullback(tape)
+            value, tape = hit.fwd(*(private(v) for v in values))
+            return private(value), hit.pullback(tape)
     made = vjp_of(fn, args, kwargs)  # a function s2s-ad generated (docs/forward.md)
     if made is not None and made[0] == "made":
         return made[1]
@@ -230,7 +230,9 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
     # A closure's captured data follow its own parameters (docs/calls.md);
     # they are constants: their cotangents are not returned.
     captured = tuple(captured_values(fn).values())
-    value, tape = fwd(*bound.arguments.values(), *captured)
+    # The tape keeps arguments and the value: the call gets its own copies of
+    # their arrays and lists (callplan.private), which the caller cannot change
+    value, tape = fwd(*(private(v) for v in bound.arguments.values()), *captured)
     doc = (f"Cotangents of the parameters of {fn.__name__} for an output "
            "cotangent, from one saved forward pass.")
     listed = type(value) is list  # a list grown at run time: its cotangent too
@@ -241,10 +243,11 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
         kept_fwd, kept_make = _list_result(fwd, make) if listed else (fwd, make)
         callplan.remember(fn, known, tuple(bound.arguments.values()), kept_fwd, bwd, kept_make)
     back = _vjp_fn(tape, bwd, len(captured), doc, fwd.__s2s_ad_source__)
-    return value, _list_cotangent(back, len(value)) if listed else back
+    return private(value), _list_cotangent(back, len(value)) if listed else back
 
 
 _plans_get = callplan._plans.get
+private = callplan.private
 """(The plans' table looked up at once by ``vjp``: a call like the last one
 runs its pair without the checks on the way.)"""
 

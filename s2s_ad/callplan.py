@@ -33,6 +33,8 @@ containers of a tape are fixed by the pair's code.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import inspect
 import types
 import weakref
@@ -46,6 +48,35 @@ _plans: dict = {}
 """id of a function -> (a weak reference to it, its plan or False). Not a
 WeakKeyDictionary: its lookup makes a weak reference per call."""
 cache._memos.append(_plans)  # emptied by clear_cache, with the cache
+
+
+def private(v):
+    """``v`` as a ``vjp`` call keeps it: its arrays, lists and dicts copied
+    (a list or tuple of numbers shallowly), so that changing an argument or
+    the value in place after ``vjp`` returned (``pred -= y``, ``x[0] = 0.0``)
+    cannot change what ``vjp_fn`` reads: the forward pass kept them on its
+    tape (``np.exp(x)``'s backward reads the value it returned, ``sin(c[i] *
+    x)``'s reads ``c``). Numbers, strings, None and functions are themselves."""
+    cls = v.__class__
+    if cls in _NUMBERS or cls is str or v is None:
+        return v
+    if cls is list or cls is tuple:
+        try:
+            if sum(v).__class__ in _NUMBERS:  # numbers only (as :func:`kinds` tells)
+                return list(v) if cls is list else v
+        except (TypeError, ValueError):
+            pass
+        items = [private(x) for x in v]
+        return items if cls is list else tuple(items)
+    if cls is dict:
+        return {k: private(x) for k, x in v.items()}
+    if isinstance(v, tuple) and hasattr(cls, "_fields"):  # a NamedTuple
+        return cls(*(private(x) for x in v))
+    if hasattr(v, "ndim") and hasattr(v, "shape") and hasattr(v, "copy"):
+        return v.copy()  # an array (a Dask array's copy stays lazy)
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return copy.deepcopy(v)
+    return v
 
 
 class Plan:
@@ -185,8 +216,14 @@ def _quick(name: str, sig: inspect.Signature, key: tuple, found: Found):
     space.update({"_s2s_fwd": found.fwd, "_s2s_pullback": found.pullback,
                   "_s2s_stats": cache._stats})
     tests = signatures.kind_tests(list(sig.parameters), key, space) + watch.terms
-    names = ", ".join(sig.parameters)
+    # what the forward pass keeps is the call's own (:func:`private`): a list of
+    # numbers copied, an array too; the value unless it is a float
+    space.update(_s2s_private=private, _s2s_list=list)
+    passed = ", ".join(p if kind.__class__ is not tuple or kind[0] is tuple
+                       else f"_s2s_list({p})" if kind[0] is list else f"{p}.copy()"
+                       for p, kind in zip(sig.parameters, key))
     return signatures.binder(name, sig, tests, space,
                              then=f"_s2s_stats['hits'] += 1\n"
-                                  f"        _s2s_value, _s2s_tape = _s2s_fwd({names})\n"
-                                  f"        return _s2s_value, _s2s_pullback(_s2s_tape)")
+                                  f"        _s2s_value, _s2s_tape = _s2s_fwd({passed})\n"
+                                  f"        return (_s2s_value if _s2s_value.__class__ is float "
+                                  f"else _s2s_private(_s2s_value)), _s2s_pullback(_s2s_tape)")

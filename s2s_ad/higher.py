@@ -26,6 +26,7 @@ import numbers
 from typing import Callable
 
 from s2s_ad import tree_values
+from s2s_ad.callplan import private
 from s2s_ad.cache import (_lengths_key, _wrt_key, array_arguments, entry, generated,
                           positional_names, shapes, static_parameters)
 from s2s_ad.errors import S2SError
@@ -456,6 +457,9 @@ def vjp_of(fn: Callable, args: tuple, kwargs: dict):
     if made[0] != "grad":
         transform(fn, None, "grad", None, None)  # raises the message for these
     f, w, lengths, seed, default = _gradient_plan(fn, made)
+    # vjp_fn runs the second pass later, at these arguments: its own copies
+    args = tuple(private(a) for a in args)
+    kwargs = {k: private(v) for k, v in kwargs.items()}
     memo: dict = {}
     seed = seed or _seed_for(f, w, lengths, args, kwargs, memo)
     kwargs = dict(kwargs)
