@@ -108,11 +108,26 @@ def partner(name: str) -> tuple[str, str] | None:
     return f"{base}_fwd{k or ''}", f"{base}_bwd{k or ''}"
 
 
+def written_pair(globals_: dict, name: str) -> tuple | None:
+    """``(H_fwd, H_bwd)``, the functions, for the name of either function of
+    a pair of a module s2s-ad wrote; else None."""
+    names = partner(name)
+    fns = tuple(globals_.get(n) for n in names) if names is not None else ()
+    return fns if fns and all(_written_pair_function(f) for f in fns) else None
+
+
 def _is_bwd(globals_: dict, name: str) -> bool:
     names = partner(name)
     return (names is not None and names[1] == name
-            and isinstance(globals_.get(name), types.FunctionType)
-            and isinstance(globals_.get(names[0]), types.FunctionType))
+            and _written_pair_function(globals_.get(name))
+            and _written_pair_function(globals_.get(names[0])))
+
+
+def _written_pair_function(fn) -> bool:
+    """Is ``fn`` a function of a module s2s-ad wrote? Only there are
+    ``H_fwd`` and ``H_bwd`` a pair whose tape s2s-ad made: functions of
+    yours named so (``sq_fwd``, ``sq_bwd``) are helpers like any other."""
+    return isinstance(fn, types.FunctionType) and own_helpers.written_by_s2s_ad(fn.__globals__)
 
 
 def _nested(fn: ast.FunctionDef, names: tuple, globals_: dict, seen: frozenset) -> dict | None:
@@ -223,7 +238,7 @@ def _pair_functions(globals_: dict) -> tuple:
     all that :func:`_pairs` reads of a module (its result is the same while
     these are)."""
     return tuple((name, fn) for name, fn in globals_.items()
-                 if isinstance(fn, types.FunctionType) and _PAIR_NAME.fullmatch(name))
+                 if _PAIR_NAME.fullmatch(name) and _written_pair_function(fn))
 
 
 @functools.lru_cache(maxsize=64)
