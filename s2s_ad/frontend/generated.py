@@ -81,9 +81,9 @@ from __future__ import annotations
 
 import ast
 
-from s2s_ad.frontend import (checkpointed, list_forms, own_helpers, pairs, pop_order,
-                             readback_forms, scatter_calls, shape_flags, tape_flatten,
-                             tape_lengths)
+from s2s_ad.frontend import (checkpointed, list_forms, own_helpers, pair_layout, pairs,
+                             pop_order, readback_forms, scatter_calls, shape_flags,
+                             tape_flatten, tape_lengths)
 from s2s_ad.frontend.int_names import int_tapes, slots
 from s2s_ad.names import Namer, identifiers
 from s2s_ad import syntax_walk
@@ -119,7 +119,7 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None,
     if globals_:
         _unlist(tree, globals_)
         unsplit = pairs.split(tree, globals_, namer)
-        tape_flatten.rewrite(tree, globals_, namer, pairs.pairs_of(globals_))
+        tape_flatten.rewrite(tree, globals_, namer, pair_layout.pairs_of(globals_))
         scatter_calls.plain_zeros(tree, globals_)
         shape_flags.unflag(tree, globals_)
         scatter_calls.rewrite(tree, globals_, namer)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import ast
 
-from s2s_ad.frontend.pairs import partner, written_pair
+from s2s_ad.frontend.pair_layout import partner, written_pair
 from s2s_ad.names import Namer
 from s2s_ad import syntax_walk
 from s2s_ad.syntax_walk import walk
