@@ -122,11 +122,17 @@ def _written_pair_function(fn) -> bool:
     return isinstance(fn, types.FunctionType) and own_helpers.written_by_s2s_ad(fn.__globals__)
 
 
-def nested_tapes(fn: ast.FunctionDef, names: tuple, globals_: dict, seen: frozenset) -> dict | None:
+def nested_tapes(fn: ast.FunctionDef, names: tuple, globals_: dict,
+                 seen: frozenset) -> tuple[dict, dict] | None:
     """Items of ``H_bwd``'s tape that are tapes of other pairs (a helper calling
-    a helper): ``u -> (u_0, u_1, ...)``, one name per item of that tape; None
-    when such an item is used otherwise, or its names are taken."""
-    out = {}
+    a helper): ``u -> (u_0, u_1, ...)``, one name per item of that tape; and
+    of the names of a list of such tapes (a helper calling a helper in a
+    loop), those that are lists of lists (that pair's tape holds a list
+    there), each passed as three lists: ``u_1 -> (u_1, u_1_at, u_1_n)``, the
+    lists' items one after another, where each list starts and its length
+    (:mod:`s2s_ad.frontend.tape_offsets`). None when such an item is used
+    otherwise, or its names are taken."""
+    out, flat = {}, {}
     taken = {n.id for n in walk(fn) if isinstance(n, ast.Name)}
     firsts = {}
     for n in walk(fn):
@@ -143,11 +149,48 @@ def nested_tapes(fn: ast.FunctionDef, names: tuple, globals_: dict, seen: frozen
         sub = {_bwd_params(globals_[g].__code__, globals_, seen) for g in callees}
         if not alone or len(sub) != 1 or None in sub:
             return None
-        parts = tuple(f"{u}_{k}" for k in range(len(sub.pop())))
+        items = sub.pop()
+        parts = tuple(f"{u}_{k}" for k in range(len(items)))
         if taken & set(parts):
             return None
         out[u] = parts
-    return out
+        if u in tapes_of_tapes:
+            lists = {frozenset(_listed_by(globals_[g], items)) for g in callees}
+            if len(lists) != 1:
+                return None  # one backward function reads as a list what another does not
+            listed = lists.pop()
+            for part, item in zip(parts, items):
+                if item in listed:
+                    flat[part] = (part, f"{part}_at", f"{part}_n")
+            if taken & {m for p in flat.values() for m in p[1:]}:
+                return None
+    return out, flat
+
+
+def _listed_by(bwd, items: tuple) -> set:
+    """The items of ``bwd``'s tape (split: ``items``) that are lists: read
+    as lists by ``bwd`` or made as lists by its forward function (in a NumPy
+    module, where ``p[k]`` may read an array, only those used as lists
+    alone)."""
+    fwd = bwd.__globals__.get(partner(bwd.__name__)[0])
+    return listed_items(fwd, bwd, items, tape_layout(bwd),
+                        own_helpers.numpy_alias(bwd.__globals__) is not None) or set()
+
+
+def listed_items(fwd, bwd, items: tuple, layout: tuple, only: bool) -> set | None:
+    """:func:`list_parameters` of ``bwd`` with :func:`made_lists` of ``fwd``;
+    None where ``bwd``'s source cannot be read."""
+    listed = list_parameters(bwd, items, layout, only=only)
+    if listed is not None:
+        listed |= made_lists(fwd, items, layout)
+    return listed
+
+
+def expanded(names: tuple, nested: dict, flat: dict) -> tuple:
+    """``names`` (a tape's items as ``H_bwd`` unpacks them) as the
+    parameters it takes once split: each nested tape as its items, each list
+    of lists as its three lists."""
+    return tuple(m for u in names for p in nested.get(u, (u,)) for m in flat.get(p, (p,)))
 
 
 def _only_first_argument(fn: ast.FunctionDef, u: str) -> bool:
@@ -191,33 +234,38 @@ def _tapes_of_tapes(fn: ast.FunctionDef, names: tuple, globals_: dict) -> dict:
 
 
 def _bwd_params(code, globals_: dict, seen: frozenset = frozenset()) -> tuple | None:
-    """The parameters ``H_bwd`` takes for its tape once split: its items, an
-    item that is another pair's tape as that tape's items; None if not a pair
-    s2s-ad writes (or a pair calling itself)."""
+    """The parameters ``H_bwd`` takes for its tape once split (:func:`expanded`);
+    None if not a pair s2s-ad writes (or a pair calling itself)."""
     if code in seen:
         return None
     raw = _bwd_items(code)
     if raw is None or not raw:
         return raw
-    nested = nested_tapes(_bwd_tree(code), raw, globals_, seen | {code})
-    if nested is None:
-        return None
-    return tuple(m for u in raw for m in nested.get(u, (u,)))
+    found = nested_tapes(_bwd_tree(code), raw, globals_, seen | {code})
+    return expanded(raw, *found) if found is not None else None
 
 
 def tape_layout(bwd) -> tuple[tuple, dict]:
     """The names ``H_bwd`` unpacks its tape into, and for those that are
-    split (another pair's tape, a list of them) the names they become:
-    ``((a, Ts, b), {"Ts": ("Ts_0", "Ts_1")})``; ``((), {})`` for any other
-    function."""
+    split (another pair's tape, a list of them) the parameters they become:
+    ``((a, Ts, b), {"Ts": ("Ts_0", "Ts_1", "Ts_1_at", "Ts_1_n")})``; ``((),
+    {})`` for any other function."""
+    raw, nested, flat = split_layout(bwd)
+    return raw, {u: expanded(parts, {}, flat) for u, parts in nested.items()}
+
+
+def split_layout(bwd) -> tuple[tuple, dict, dict]:
+    """The names ``H_bwd`` unpacks its tape into, the names the nested tapes
+    among them are split into and the lists of lists among those (see
+    :func:`nested_tapes`): ``((), {}, {})`` for any other function."""
     if not isinstance(bwd, types.FunctionType):
-        return (), {}
+        return (), {}, {}
     raw = _bwd_items(bwd.__code__)
     fn = own_helpers.function_tree(bwd) if raw else None
-    if fn is None:
-        return (), {}
-    nested = nested_tapes(fn, raw, bwd.__globals__, frozenset({bwd.__code__}))
-    return raw, nested or {}
+    found = nested_tapes(fn, raw, bwd.__globals__, frozenset({bwd.__code__})) if fn else None
+    if found is None:
+        return (raw or ()), {}, {}
+    return raw, found[0], found[1]
 
 
 def _pair_functions(globals_: dict) -> tuple:

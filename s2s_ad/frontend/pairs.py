@@ -38,7 +38,8 @@ import ast
 import types
 
 from s2s_ad.frontend import own_helpers
-from s2s_ad.frontend.pair_layout import nested_tapes, pairs_of, read_of, unpacking
+from s2s_ad.frontend.pair_layout import (expanded, nested_tapes, pairs_of, read_of,
+                                         split_layout, unpacking)
 from s2s_ad.frontend.int_names import int_tapes, new_list
 from s2s_ad.names import Namer
 from s2s_ad.syntax_walk import walk
@@ -84,7 +85,9 @@ def split(tree: ast.FunctionDef, globals_: dict, namer: Namer) -> ast.AST | None
             return None
     _call_sites(tree, pairs, namer, seed)
     if tree.name in pairs:
-        want = 1 + len(pairs[tree.name][1])
+        # (a list of lists among them is returned as its three lists by tape_offsets)
+        raw, nested, _ = split_layout(globals_.get(pairs[tree.name][0]))
+        want = 1 + len(expanded(raw, nested, {}))
         for r in (n for n in walk(tree) if isinstance(n, ast.Return)):
             if not (isinstance(r.value, ast.Tuple) and len(r.value.elts) == want):
                 return r
@@ -181,14 +184,15 @@ def _own_parameters(tree: ast.FunctionDef, globals_: dict) -> dict | None:
         return None
     names = [e.id for e in first.targets[0].elts]
     own = globals_.get(tree.name)
-    nested = nested_tapes(tree, tuple(names), globals_,
-                     frozenset({own.__code__}) if isinstance(own, types.FunctionType)
-                     else frozenset())
-    if nested is None:
+    found = nested_tapes(tree, tuple(names), globals_,
+                         frozenset({own.__code__}) if isinstance(own, types.FunctionType)
+                         else frozenset())
+    if found is None:
         return None
+    nested, flat = found
     tape = tree.args.args[0]
     tree.args.args[0:1] = [ast.copy_location(ast.arg(m), tape)
-                           for n in names for m in nested.get(n, (n,))]
+                           for m in expanded(names, nested, flat)]
     del tree.body[k]
     _own_copies(tree, names, k, globals_)
     # A recorded decision arrives as a parameter, which is lowered as a
@@ -203,8 +207,6 @@ def _own_parameters(tree: ast.FunctionDef, globals_: dict) -> dict | None:
         if isinstance(n, ast.BoolOp):
             n.values = [_truth(v) if isinstance(v, ast.Name) and v.id in names else v
                         for v in n.values]
-
-
     return nested
 
 

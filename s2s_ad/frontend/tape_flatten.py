@@ -58,7 +58,7 @@ import textwrap
 import types
 
 from s2s_ad.frontend import own_helpers
-from s2s_ad.frontend.pair_layout import bound_as_list, list_parameters, made_lists, tape_layout
+from s2s_ad.frontend.pair_layout import bound_as_list, listed_items, tape_layout
 from s2s_ad.names import Namer
 from s2s_ad import syntax_walk
 from s2s_ad.syntax_walk import walk
@@ -80,9 +80,8 @@ def rewrite(tree: ast.FunctionDef, globals_: dict, namer: Namer, pairs: dict) ->
                 and isinstance(n.value.func, ast.Name) and n.value.func.id in pairs:
             bwd, items = pairs[n.value.func.id]
             layout = tape_layout(globals_.get(bwd))
-            listed = list_parameters(globals_.get(bwd), items, layout, only=arrays)
-            if listed is not None:
-                listed |= made_lists(globals_.get(n.value.func.id), items, layout)
+            listed = listed_items(globals_.get(n.value.func.id), globals_.get(bwd), items,
+                                  layout, arrays)
             names = n.targets[0].elts[1:]
             if listed is None or len(names) != len(items):
                 continue
