@@ -24,7 +24,11 @@ the same module, ``H_bwd(tape, ...)`` opening with ``a, b, c = tape``.
 * A helper calling a helper: an item of ``H_bwd``'s tape that is another
   pair's tape (passed to ``G_bwd`` and used for nothing else) is itself split
   into that tape's items, in ``H_bwd``'s parameters and in the tape ``H_fwd``
-  returns (``return value, a, T`` → ``return value, a, T_0, T_1``).
+  returns (``return value, a, T`` → ``return value, a, T_0, T_1``). A list
+  of another pair's tapes is one list per item of those tapes; where such a
+  list holds lists, ``H_bwd`` takes it as three parameters
+  (:func:`~s2s_ad.frontend.pair_layout.nested_tapes`), which
+  :mod:`s2s_ad.frontend.tape_offsets` then makes both functions pass.
 
 A function whose tapes are used otherwise is left as it is (and refused,
 located, where the lowering meets the tuple). Every rewrite passes the same
