@@ -245,15 +245,57 @@ def f(x, y):
 """
 
 
-def test_numpy_arrays_in_the_tapes(tmp_path):
-    inner = make_function(NUMPY, "inner")
-    mid = make_function(NUMPY, "mid", {"inner": inner})
-    f = make_function(NUMPY, "f", {"mid": mid})
+NUMPY_DEEPER = """
+def inner(v, tol):
+    s = v
+    n = 0
+    while np.sum(s * s) > tol and n < 5:
+        s = s * 0.8 + 0.1 * np.sin(s)
+        n = n + 1
+    return s
+
+
+def mid(v, m):
+    t = np.zeros_like(v)
+    for j in range(m):
+        if np.sum(v) > 0.0:
+            t = t + inner(v * (j + 1), 0.01)
+        else:
+            t = t + v * j
+    return t
+
+
+def outer(v, p):
+    u = 0.0
+    for i in range(p):
+        u = u + np.sum(mid(v + 0.1 * i, 2) ** 2)
+    return u
+
+
+def f(x, y: float):
+    acc = 0.0
+    for k in range(2):
+        acc = acc + np.sum(outer(x * y + k, 2))
+    return acc
+"""
+
+
+@pytest.mark.parametrize("source,points", [
+    (NUMPY, [[np.array([0.3, -0.4, 0.8]), 0.2]]),
+    # a while loop, a branch and one level more
+    (NUMPY_DEEPER, [[np.array([0.3, -0.4, 0.8]), 0.7], [np.array([-0.3, -0.4, 0.2]), 0.7]]),
+], ids=["numpy", "numpy_deeper"])
+def test_numpy_arrays_in_the_tapes(source, points, tmp_path):
+    env: dict = {}
+    for name in ("inner", "mid", "outer", "f"):
+        if f"def {name}(" in source:
+            env[name] = make_function(source, name, dict(env))
+    f = env["f"]
     text = s2s_ad.gradient_source(f, wrt=[0, 1])
     assert "inner_1_tapes" in text
-    g = import_source(str(tmp_path), text, "nested_numpy").grad_f
-    assert_file_jvp(f, g, [np.array([0.3, -0.4, 0.8]), 0.2],
-                    [np.array([0.5, -0.2, 0.3]), 0.7])
+    g = import_source(str(tmp_path), text, f"nested_numpy_{len(env)}").grad_f
+    for point in points:
+        assert_file_jvp(f, g, point, [np.array([0.5, -0.2, 0.3]), 0.4])
 
 
 def test_a_list_of_lists_read_by_the_forward_function_is_refused_located(tmp_path):

@@ -155,7 +155,7 @@ def nested_tapes(fn: ast.FunctionDef, names: tuple, globals_: dict,
             return None
         out[u] = parts
         if u in tapes_of_tapes:
-            lists = {frozenset(_listed_by(globals_[g], items)) for g in callees}
+            lists = {frozenset(_listed_by(globals_, g, items)) for g in callees}
             if len(lists) != 1:
                 return None  # one backward function reads as a list what another does not
             listed = lists.pop()
@@ -167,12 +167,12 @@ def nested_tapes(fn: ast.FunctionDef, names: tuple, globals_: dict,
     return out, flat
 
 
-def _listed_by(bwd, items: tuple) -> set:
-    """The items of ``bwd``'s tape (split: ``items``) that are lists: read
-    as lists by ``bwd`` or made as lists by its forward function (in a NumPy
-    module, where ``p[k]`` may read an array, only those used as lists
-    alone)."""
-    fwd = bwd.__globals__.get(partner(bwd.__name__)[0])
+def _listed_by(globals_: dict, name: str, items: tuple) -> set:
+    """The items of the tape of the backward function ``name`` (split:
+    ``items``) that are lists: read as lists by it or made as lists by its
+    forward function (in a NumPy module, where ``p[k]`` may read an array,
+    only those used as lists alone)."""
+    bwd, fwd = globals_[name], globals_.get(partner(name)[0])
     return listed_items(fwd, bwd, items, tape_layout(bwd),
                         own_helpers.numpy_alias(bwd.__globals__) is not None) or set()
 
