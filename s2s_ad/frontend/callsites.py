@@ -33,7 +33,7 @@ from s2s_ad.frontend import methods, module_data, source
 from s2s_ad.frontend.library_names import LIBRARY_MODULES
 from s2s_ad.frontend import (bound_partials, closures, conditions, container_methods, funargs,
                              index_checks, index_exprs, jax_names, list_slices, numpy_forms,
-                             own_helpers, pairs, passing,
+                             own_helpers, pair_layout, passing,
                              ranges, runtime_lists, runtime_sorting, sorting, statics,
                              stdlib_calls, structures, syntax)
 from s2s_ad.rules import RULES
@@ -240,7 +240,7 @@ class CallLowering:
         them as keyword-only parameters after its own: this function's values
         of them (its own parameters of those names), given at the call."""
         if not isinstance(fn, types.FunctionType) or hasattr(fn, "__s2s_source__") \
-                or pairs.signature(fn) is not None:
+                or pair_layout.signature(fn) is not None:
             return sig, kwargs
         read = [n for n in module_data.names(fn) if n not in sig.parameters]
         if not read:
@@ -268,7 +268,7 @@ class CallLowering:
         written = node
         fn, node = funargs.specialise(self, fn, node, _is_library)  # h(f, ...), f a function
         what = ast.unparse(node.func)
-        sig = pairs.signature(fn) or inspect.signature(fn)  # s2s-ad's own H_bwd: its tape split
+        sig = pair_layout.signature(fn) or inspect.signature(fn)  # s2s-ad's own H_bwd: its tape split
         # a tuple a call returned is passed as the tuple of its items
         args = [structures.forwarded(self, self.expr(a), a) for a in node.args]
         kwargs = {k.arg: structures.forwarded(self, self.expr(k.value), k.value)
@@ -290,7 +290,7 @@ class CallLowering:
         try:
             bound = sig.bind(*args, **kwargs)
         except TypeError as exc:
-            if pairs.signature(fn) is not None:
+            if pair_layout.signature(fn) is not None:
                 raise self.src.error(node, f"`{what}` is the backward function of a helper "
                                      "pair s2s-ad generated, and the tape passed here is not "
                                      "the one its forward function returned to this function "

@@ -81,9 +81,9 @@ from __future__ import annotations
 
 import ast
 
-from s2s_ad.frontend import (checkpointed, list_forms, own_helpers, pairs, pop_order,
-                             readback_forms, scatter_calls, shape_flags, tape_flatten,
-                             tape_lengths)
+from s2s_ad.frontend import (checkpointed, list_forms, own_helpers, pair_layout, pairs,
+                             pop_order, readback_forms, scatter_calls, shape_flags,
+                             tape_flatten, tape_lengths, tape_offsets)
 from s2s_ad.frontend.int_names import int_tapes, slots
 from s2s_ad.names import Namer, identifiers
 from s2s_ad import syntax_walk
@@ -100,26 +100,35 @@ def normalise_source(src, helper: bool = False) -> None:
     pop_order.hoist(src)  # `a = xs.pop() * 2.0`: the pop a statement of its own
     unsplit = normalise(src.tree, src.globals, helper)
     if unsplit is not None:
-        raise src.error(unsplit, "the tape this forward function returns is not split into the "
-                        "values its backward function takes (a helper's tape held in a way "
-                        "the split does not follow) and is not supported yet; differentiate "
-                        "the original function, or its module generated again")
+        raise src.error(*unsplit)
     checkpointed.refuse_leftover(src)
 
 
+_UNSPLIT = ("the tape this forward function returns is not split into the values its "
+            "backward function takes (a helper's tape held in a way the split does not "
+            "follow) and is not supported yet; differentiate the original function, or its "
+            "module generated again")
+
+
 def normalise(tree: ast.FunctionDef, globals_: dict | None = None,
-              helper: bool = False) -> ast.AST | None:
+              helper: bool = False) -> tuple | None:
     """Rewrite ``tree``'s tapes and reversed ranges in place (see the module);
     ``globals_``: the module's names, where helper pairs are found; ``helper``:
     ``tree`` is lowered as a function the one differentiated calls (which
-    reads a ``value_and_grad`` module's result as it is, nested). Returns a
-    ``return`` of a forward function whose tape is left unsplit, else None."""
+    reads a ``value_and_grad`` module's result as it is, nested). Returns
+    ``(node, reason)`` where a helper's tape is held in a way the split does
+    not follow (a forward function's ``return``, a list of lists of its
+    tape), else None."""
     namer = Namer(reserved=identifiers(tree))
     unsplit = None
     if globals_:
         _unlist(tree, globals_)
         unsplit = pairs.split(tree, globals_, namer)
-        tape_flatten.rewrite(tree, globals_, namer, pairs.pairs_of(globals_))
+        if unsplit is not None:
+            unsplit = unsplit, _UNSPLIT
+        else:
+            unsplit = tape_offsets.rewrite(tree, globals_, namer)
+        tape_flatten.rewrite(tree, globals_, namer, pair_layout.pairs_of(globals_))
         scatter_calls.plain_zeros(tree, globals_)
         shape_flags.unflag(tree, globals_)
         scatter_calls.rewrite(tree, globals_, namer)

@@ -24,230 +24,29 @@ the same module, ``H_bwd(tape, ...)`` opening with ``a, b, c = tape``.
 * A helper calling a helper: an item of ``H_bwd``'s tape that is another
   pair's tape (passed to ``G_bwd`` and used for nothing else) is itself split
   into that tape's items, in ``H_bwd``'s parameters and in the tape ``H_fwd``
-  returns (``return value, a, T`` → ``return value, a, T_0, T_1``).
+  returns (``return value, a, T`` → ``return value, a, T_0, T_1``). A list
+  of another pair's tapes is one list per item of those tapes; where such a
+  list holds lists, ``H_bwd`` takes it as three parameters
+  (:func:`~s2s_ad.frontend.pair_layout.nested_tapes`), which
+  :mod:`s2s_ad.frontend.tape_offsets` then makes both functions pass.
 
 A function whose tapes are used otherwise is left as it is (and refused,
 located, where the lowering meets the tuple). Every rewrite passes the same
-values to the same places.
+values to the same places. Which functions are a pair, and the items each
+tape is split into, is :mod:`s2s_ad.frontend.pair_layout`'s.
 """
 
 from __future__ import annotations
 
 import ast
-import functools
-import inspect
-import re
 import types
 
 from s2s_ad.frontend import own_helpers
+from s2s_ad.frontend.pair_layout import (expanded, nested_tapes, pairs_of, read_of,
+                                         split_layout, unpacking)
 from s2s_ad.frontend.int_names import int_tapes, new_list
 from s2s_ad.names import Namer
 from s2s_ad.syntax_walk import walk
-
-
-@functools.lru_cache(maxsize=256)
-def _bwd_tree(code) -> ast.FunctionDef | None:
-    """:func:`own_helpers.function_tree` of ``code``, parsed once; shared by
-    every caller here: read, never changed."""
-    return own_helpers.function_tree(code)
-
-
-@functools.lru_cache(maxsize=256)
-def _bwd_items(code) -> tuple | None:
-    """The names ``H_bwd`` unpacks its tape into, or None."""
-    fn = _bwd_tree(code)
-    if not isinstance(fn, ast.FunctionDef) or not fn.args.args or not fn.body:
-        return None
-    tape = fn.args.args[0].arg
-    if not any(isinstance(n, ast.Name) and n.id == tape for n in walk(fn)):
-        return ()  # an empty tape: H_fwd returns `value, ()`
-    k = _unpacking(fn)
-    first = fn.body[k] if k is not None else None
-    if not (isinstance(first, ast.Assign) and len(first.targets) == 1
-            and isinstance(first.targets[0], ast.Tuple)
-            and all(isinstance(e, ast.Name) for e in first.targets[0].elts)
-            and isinstance(first.value, ast.Name) and first.value.id == tape):
-        return None
-    uses = [n for n in walk(fn) if isinstance(n, ast.Name) and n.id == tape]
-    if len(uses) != 1:
-        return None
-    return tuple(e.id for e in first.targets[0].elts)
-
-
-def _unpacking(fn: ast.FunctionDef) -> int | None:
-    """The position in ``H_bwd``'s body of the statement unpacking its tape
-    (its first parameter): the first statement, or the one after the
-    unpacking of its cotangents (``dy0, dy1 = cotangents``, another
-    parameter, for a helper returning several values); else None."""
-    if not fn.args.args:
-        return None
-    params = {a.arg for a in fn.args.args[1:]}
-    for k, stmt in enumerate(fn.body[:2]):
-        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name) \
-                and stmt.value.id == fn.args.args[0].arg:
-            return k
-        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-                and isinstance(stmt.targets[0], ast.Tuple)
-                and all(isinstance(e, ast.Name) for e in stmt.targets[0].elts)
-                and isinstance(stmt.value, ast.Name) and stmt.value.id in params):
-            return None
-    return None
-
-
-_PAIR_NAME = re.compile(r"(.+)_(fwd|bwd)(_\d+)?")
-
-
-def partner(name: str) -> tuple[str, str] | None:
-    """``(H_fwd, H_bwd)`` for a name of either function of a pair s2s-ad
-    writes (``h_fwd_1`` and ``h_bwd_1``: a helper's second specialisation),
-    else None."""
-    m = _PAIR_NAME.fullmatch(name)
-    if m is None:
-        return None
-    base, _, k = m.groups()
-    return f"{base}_fwd{k or ''}", f"{base}_bwd{k or ''}"
-
-
-def _is_bwd(globals_: dict, name: str) -> bool:
-    names = partner(name)
-    return (names is not None and names[1] == name
-            and isinstance(globals_.get(name), types.FunctionType)
-            and isinstance(globals_.get(names[0]), types.FunctionType))
-
-
-def _nested(fn: ast.FunctionDef, names: tuple, globals_: dict, seen: frozenset) -> dict | None:
-    """Items of ``H_bwd``'s tape that are tapes of other pairs (a helper calling
-    a helper): ``u -> (u_0, u_1, ...)``, one name per item of that tape; None
-    when such an item is used otherwise, or its names are taken."""
-    out = {}
-    taken = {n.id for n in walk(fn) if isinstance(n, ast.Name)}
-    firsts = {}
-    for n in walk(fn):
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.args \
-                and isinstance(n.args[0], ast.Name) and n.args[0].id in names \
-                and _is_bwd(globals_, n.func.id):
-            firsts.setdefault(n.args[0].id, set()).add(n.func.id)
-    tapes_of_tapes = _tapes_of_tapes(fn, names, globals_)
-    split = [(u, callees, _only_first_argument(fn, u)) for u, callees in firsts.items()]
-    split += [(u, {g for t in read for g in backward_calls(fn, t, globals_)}, u not in firsts)
-              for u, read in tapes_of_tapes.items()]
-    for u, callees, alone in split:
-        # one layout for every backward function the tape (or its tapes) go to
-        sub = {_bwd_params(globals_[g].__code__, globals_, seen) for g in callees}
-        if not alone or len(sub) != 1 or None in sub:
-            return None
-        parts = tuple(f"{u}_{k}" for k in range(len(sub.pop())))
-        if taken & set(parts):
-            return None
-        out[u] = parts
-    return out
-
-
-def _only_first_argument(fn: ast.FunctionDef, u: str) -> bool:
-    """Is every read of ``u`` in ``fn`` the first argument of a call?"""
-    uses = sum(1 for n in walk(fn) if isinstance(n, ast.Name) and n.id == u
-               and isinstance(n.ctx, ast.Load))
-    return uses == sum(1 for n in walk(fn) if isinstance(n, ast.Call) and n.args
-                       and isinstance(n.args[0], ast.Name) and n.args[0].id == u)
-
-
-def backward_calls(fn: ast.FunctionDef, t: str, globals_: dict) -> set:
-    """The backward functions ``fn`` passes ``t`` to as their tape."""
-    return {n.func.id for n in walk(fn) if isinstance(n, ast.Call)
-            and isinstance(n.func, ast.Name) and n.args and isinstance(n.args[0], ast.Name)
-            and n.args[0].id == t and _is_bwd(globals_, n.func.id)}
-
-
-def _tapes_of_tapes(fn: ast.FunctionDef, names: tuple, globals_: dict) -> dict:
-    """Items of ``H_bwd``'s tape that are lists of other pairs' tapes (a
-    helper calling a helper in a loop): ``Ts`` read only as ``T = Ts.pop()``
-    (or ``T = Ts[i]``), each ``T`` assigned only there and read only as the
-    tape a backward function takes. ``Ts`` -> the names ``T`` it is read into."""
-    reads: dict[str, list] = {}
-    for n in walk(fn):
-        if isinstance(n, ast.Assign) and len(n.targets) == 1 \
-                and isinstance(n.targets[0], ast.Name):
-            src = _read_of(n.value)
-            if src in names:
-                reads.setdefault(src, []).append(n.targets[0].id)
-    out = {}
-    for u, read in reads.items():
-        loads = sum(1 for n in walk(fn) if isinstance(n, ast.Name) and n.id == u
-                    and isinstance(n.ctx, ast.Load))
-        stores = {t: sum(1 for n in walk(fn) if isinstance(n, ast.Name) and n.id == t
-                         and isinstance(n.ctx, ast.Store)) for t in set(read)}
-        if loads == len(read) and all(
-                stores[t] == read.count(t) and backward_calls(fn, t, globals_)
-                and _only_first_argument(fn, t) for t in stores):
-            out[u] = read
-    return out
-
-
-def _bwd_params(code, globals_: dict, seen: frozenset = frozenset()) -> tuple | None:
-    """The parameters ``H_bwd`` takes for its tape once split: its items, an
-    item that is another pair's tape as that tape's items; None if not a pair
-    s2s-ad writes (or a pair calling itself)."""
-    if code in seen:
-        return None
-    raw = _bwd_items(code)
-    if raw is None or not raw:
-        return raw
-    nested = _nested(_bwd_tree(code), raw, globals_, seen | {code})
-    if nested is None:
-        return None
-    return tuple(m for u in raw for m in nested.get(u, (u,)))
-
-
-def tape_layout(bwd) -> tuple[tuple, dict]:
-    """The names ``H_bwd`` unpacks its tape into, and for those that are
-    split (another pair's tape, a list of them) the names they become:
-    ``((a, Ts, b), {"Ts": ("Ts_0", "Ts_1")})``; ``((), {})`` for any other
-    function."""
-    if not isinstance(bwd, types.FunctionType):
-        return (), {}
-    raw = _bwd_items(bwd.__code__)
-    fn = own_helpers.function_tree(bwd) if raw else None
-    if fn is None:
-        return (), {}
-    nested = _nested(fn, raw, bwd.__globals__, frozenset({bwd.__code__}))
-    return raw, nested or {}
-
-
-def _pairs(globals_: dict) -> types.MappingProxyType:
-    """``H_fwd`` -> (``H_bwd``, the names of its tape's items)."""
-    return _pairs_among(_pair_functions(globals_))
-
-
-def _pair_functions(globals_: dict) -> tuple:
-    """The functions of ``globals_`` named as either function of a pair:
-    all that :func:`_pairs` reads of a module (its result is the same while
-    these are)."""
-    return tuple((name, fn) for name, fn in globals_.items()
-                 if isinstance(fn, types.FunctionType) and _PAIR_NAME.fullmatch(name))
-
-
-@functools.lru_cache(maxsize=64)
-def _pairs_among(functions: tuple) -> types.MappingProxyType:
-    """:func:`_pairs` of a module whose pair functions are ``functions``:
-    computed once per module (a gradient module read back asks for each of
-    its functions; each asking parsed every backward function again)."""
-    globals_ = dict(functions)
-    out = {}
-    for name, fn in functions:
-        names = partner(name)
-        if names is None or names[0] != name:
-            continue
-        bwd = globals_.get(names[1])
-        if isinstance(bwd, types.FunctionType):
-            items = _bwd_params(bwd.__code__, globals_)
-            if items is not None:
-                out[name] = (names[1], items)
-    return types.MappingProxyType(out)  # shared by every caller: read-only
-
-
-def pairs_of(globals_: dict) -> dict:
-    """``H_fwd`` -> (``H_bwd``, the names of its tape's items once split)."""
-    return _pairs(globals_)
 
 
 def int_tapes_given(tree: ast.FunctionDef, globals_: dict) -> set:
@@ -255,7 +54,7 @@ def int_tapes_given(tree: ast.FunctionDef, globals_: dict) -> set:
     of ints: the items at whose place every ``return`` of ``H_fwd`` puts a
     list it fills with ints only (a ``while`` loop's index, ``i_tape.append(i)``),
     read back as ints (an index) as the same tape in one function is."""
-    for fwd, (bwd, items) in _pairs(globals_).items():
+    for fwd, (bwd, items) in pairs_of(globals_).items():
         if bwd != tree.name:
             continue
         made = own_helpers.function_tree(globals_[fwd])
@@ -273,26 +72,11 @@ def int_tapes_given(tree: ast.FunctionDef, globals_: dict) -> set:
     return set()
 
 
-def signature(fn) -> inspect.Signature | None:
-    """The parameters of ``H_bwd`` once its tape is split (see :func:`split`),
-    for binding a call to it; None for any other function."""
-    name = getattr(fn, "__name__", "")
-    if not (isinstance(fn, types.FunctionType) and _is_bwd(fn.__globals__, name)):
-        return None
-    items = _bwd_params(fn.__code__, fn.__globals__)
-    if items is None:
-        return None
-    sig = inspect.signature(fn)
-    rest = list(sig.parameters.values())[1:]
-    return sig.replace(parameters=[inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-                                   for n in items] + rest)
-
-
 def split(tree: ast.FunctionDef, globals_: dict, namer: Namer) -> ast.AST | None:
     """Split the tapes of ``tree`` (see the module). Returns a ``return`` of
     ``H_fwd`` whose tape could not be split into the items ``H_bwd`` takes
     (its callers bind those items: it is refused, located), else None."""
-    pairs = _pairs(globals_)
+    pairs = pairs_of(globals_)
     if not pairs:
         return None
     if tree.name in pairs:
@@ -305,7 +89,9 @@ def split(tree: ast.FunctionDef, globals_: dict, namer: Namer) -> ast.AST | None
             return None
     _call_sites(tree, pairs, namer, seed)
     if tree.name in pairs:
-        want = 1 + len(pairs[tree.name][1])
+        # (a list of lists among them is returned as its three lists by tape_offsets)
+        raw, nested, _ = split_layout(globals_.get(pairs[tree.name][0]))
+        want = 1 + len(expanded(raw, nested, {}))
         for r in (n for n in walk(tree) if isinstance(n, ast.Return)):
             if not (isinstance(r.value, ast.Tuple) and len(r.value.elts) == want):
                 return r
@@ -394,7 +180,7 @@ def _own_parameters(tree: ast.FunctionDef, globals_: dict) -> dict | None:
                                     for n in walk(tree)):
         del tree.args.args[0]  # an empty tape
         return {}
-    k = _unpacking(tree)
+    k = unpacking(tree)
     first = tree.body[k] if k is not None else None
     if not (isinstance(first, ast.Assign) and isinstance(first.targets[0], ast.Tuple)
             and isinstance(first.value, ast.Name) and tree.args.args
@@ -402,14 +188,15 @@ def _own_parameters(tree: ast.FunctionDef, globals_: dict) -> dict | None:
         return None
     names = [e.id for e in first.targets[0].elts]
     own = globals_.get(tree.name)
-    nested = _nested(tree, tuple(names), globals_,
-                     frozenset({own.__code__}) if isinstance(own, types.FunctionType)
-                     else frozenset())
-    if nested is None:
+    found = nested_tapes(tree, tuple(names), globals_,
+                         frozenset({own.__code__}) if isinstance(own, types.FunctionType)
+                         else frozenset())
+    if found is None:
         return None
+    nested, flat = found
     tape = tree.args.args[0]
     tree.args.args[0:1] = [ast.copy_location(ast.arg(m), tape)
-                           for n in names for m in nested.get(n, (n,))]
+                           for m in expanded(names, nested, flat)]
     del tree.body[k]
     _own_copies(tree, names, k, globals_)
     # A recorded decision arrives as a parameter, which is lowered as a
@@ -424,8 +211,6 @@ def _own_parameters(tree: ast.FunctionDef, globals_: dict) -> dict | None:
         if isinstance(n, ast.BoolOp):
             n.values = [_truth(v) if isinstance(v, ast.Name) and v.id in names else v
                         for v in n.values]
-
-
     return nested
 
 
@@ -521,22 +306,13 @@ def _tape_flow(n, pairs, items):
                 and isinstance(v, ast.Name) and v.id in items:
             return t.value.id, len(items[v.id])  # Ts[i] = T
         if isinstance(t, ast.Name):
-            src = _read_of(v)
+            src = read_of(v)
             if src is not None and src in items:
                 return t.id, len(items[src])  # T = Ts[i] / Ts.pop()
     if isinstance(n, ast.Expr) and _append_of(n) is not None:
         lst, val = _append_of(n)
         if isinstance(val, ast.Name) and val.id in items:
             return lst, len(items[val.id])
-    return None
-
-
-def _read_of(v) -> str | None:
-    if isinstance(v, ast.Subscript) and isinstance(v.value, ast.Name):
-        return v.value.id
-    if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "pop" \
-            and isinstance(v.func.value, ast.Name) and not v.args:
-        return v.func.value.id
     return None
 
 
@@ -559,7 +335,7 @@ def _tape_names_in(n, items) -> set:
         if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) \
                 and isinstance(v, ast.Name):
             out |= {id(t.value), id(v)}
-        if isinstance(t, ast.Name) and _read_of(v) is not None:
+        if isinstance(t, ast.Name) and read_of(v) is not None:
             out.add(id(t))
             out.add(id(v.value) if isinstance(v, ast.Subscript) else id(v.func.value))
         if isinstance(t, ast.Name) and t.id in items and (new_list(v) or _is_placeholder(v)):
@@ -610,8 +386,8 @@ def _rewrite(stmt, items: dict, pairs: dict) -> list:
             return each(lambda k: ast.Assign(
                 [ast.Subscript(_name(parts[k], ast.Load), _copy(t.slice), ast.Store())],
                 _name(src[k], ast.Load)))
-        if isinstance(t, ast.Name) and t.id in items and _read_of(v) in items:
-            parts, src = items[t.id], items[_read_of(v)]
+        if isinstance(t, ast.Name) and t.id in items and read_of(v) in items:
+            parts, src = items[t.id], items[read_of(v)]
             if isinstance(v, ast.Subscript):
                 return each(lambda k: ast.Assign([_name(parts[k], ast.Store)], ast.Subscript(
                     _name(src[k], ast.Load), _copy(v.slice), ast.Load())))

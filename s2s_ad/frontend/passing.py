@@ -43,7 +43,7 @@ import inspect
 import numbers
 
 from s2s_ad import ir
-from s2s_ad.frontend import pairs, runtime_lists, statics, structures
+from s2s_ad.frontend import pair_layout, runtime_lists, statics, structures
 from s2s_ad.frontend.numpy import annotated_numbers
 from s2s_ad.frontend.structures import StaticDict, StaticList, StaticObject
 
@@ -285,7 +285,7 @@ def operand_names(op: ir.Op) -> list:
     the leaves of a structure passed whole)."""
     passed = dict(op.callee.passed)
     out: list = []
-    sig = pairs.signature(op.callee.fn) or inspect.signature(op.callee.fn)  # H_bwd: tape split
+    sig = pair_layout.signature(op.callee.fn) or inspect.signature(op.callee.fn)  # H_bwd: tape split
     for name in sig.parameters:
         if name in passed:
             out += [None] * count(passed[name])

@@ -58,11 +58,10 @@ import textwrap
 import types
 
 from s2s_ad.frontend import own_helpers
-from s2s_ad.frontend.pairs import backward_calls, partner, tape_layout
+from s2s_ad.frontend.pair_layout import bound_as_list, listed_items, tape_layout
 from s2s_ad.names import Namer
 from s2s_ad import syntax_walk
 from s2s_ad.syntax_walk import walk
-from s2s_ad import source_text
 
 __all__ = ["rewrite"]
 
@@ -81,9 +80,8 @@ def rewrite(tree: ast.FunctionDef, globals_: dict, namer: Namer, pairs: dict) ->
                 and isinstance(n.value.func, ast.Name) and n.value.func.id in pairs:
             bwd, items = pairs[n.value.func.id]
             layout = tape_layout(globals_.get(bwd))
-            listed = _list_parameters(globals_.get(bwd), items, layout, only=arrays)
-            if listed is not None:
-                listed |= _made_lists(globals_.get(n.value.func.id), items, layout)
+            listed = listed_items(globals_.get(n.value.func.id), globals_.get(bwd), items,
+                                  layout, arrays)
             names = n.targets[0].elts[1:]
             if listed is None or len(names) != len(items):
                 continue
@@ -102,102 +100,6 @@ def rewrite(tree: ast.FunctionDef, globals_: dict, namer: Namer, pairs: dict) ->
     ast.fix_missing_locations(tree)
 
 
-def _list_parameters(bwd, items: tuple, layout: tuple, only: bool = False,
-                     seen: frozenset = frozenset()) -> set | None:
-    """The parameters of ``bwd`` among ``items`` (its tape's items, split)
-    that it reads as lists: ``p[k]``, ``p.pop()``, ``len(p)``, ``for v in p``
-    (also in a comprehension); a list of
-    another pair's tapes (``T = Ts.pop()``), which the split makes one list
-    per item of those tapes (``layout``: :func:`~s2s_ad.frontend.pairs.tape_layout`),
-    is those lists. ``only`` (a NumPy module, where ``p[k]`` may read an
-    array): those it uses in no other way (``for v in p`` too), so that a
-    list of the items reads the same."""
-    if not isinstance(bwd, types.FunctionType):
-        return None
-    try:
-        fn = ast.parse(textwrap.dedent(source_text.text(bwd))).body[0]
-    except (OSError, TypeError, SyntaxError):
-        return None
-    out = set()
-    parents = syntax_walk.parents(fn)
-    other = set()
-    for n in walk(fn):
-        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) \
-                and isinstance(n.ctx, ast.Load):
-            out.add(n.value.id)
-            if isinstance(n.slice, ast.Slice):
-                other.add(n.value.id)
-        elif isinstance(n, ast.Attribute) and n.attr == "pop" and isinstance(n.value, ast.Name):
-            out.add(n.value.id)
-        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len" \
-                and n.args and isinstance(n.args[0], ast.Name):
-            out.add(n.args[0].id)
-        elif isinstance(n, (ast.For, ast.comprehension)) and isinstance(n.iter, ast.Name):
-            out.add(n.iter.id)  # its items, one by one (`[np.zeros_like(v) for v in p]`)
-        if only and isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
-            parent = parents.get(id(n))
-            if not (isinstance(parent, ast.Subscript) and parent.value is n
-                    or isinstance(parent, ast.Attribute) and parent.attr == "pop"
-                    or isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name)
-                    and parent.func.id == "len" and parent.args == [n]
-                    or isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is n):
-                other.add(n.id)
-    nested = layout[1]
-    listed = {m for u in (out - other if only else out) for m in nested.get(u, (u,))}
-    return (listed | _inner_lists(fn, bwd, layout, only, seen | {bwd})) & set(items)
-
-
-def _inner_lists(fn: ast.FunctionDef, bwd, layout: tuple, only: bool, seen: frozenset) -> set:
-    """The names an item of ``bwd``'s tape that is another pair's tape (passed
-    to ``G_bwd`` as its tape: a helper calling a helper) is split into, that
-    are lists for ``G_bwd`` (read as lists there, or made as lists by
-    ``G_fwd``), position by position."""
-    out = set()
-    for u, parts in layout[1].items():
-        callees = backward_calls(fn, u, bwd.__globals__)
-        callee = next(iter(callees)) if len(callees) == 1 else None
-        inner = bwd.__globals__.get(callee) if callee is not None else None
-        if inner is None or inner in seen:
-            continue  # a list of such tapes (popped: read as a list above), or recursion
-        inner_layout = tape_layout(inner)
-        inner_items = tuple(m for v in inner_layout[0] for m in inner_layout[1].get(v, (v,)))
-        if len(inner_items) != len(parts):
-            continue
-        listed = (_list_parameters(inner, inner_items, inner_layout, only, seen) or set()) | \
-            _made_lists(bwd.__globals__.get(partner(callee)[0]), inner_items, inner_layout)
-        out |= {p for p, item in zip(parts, inner_items) if item in listed}
-    return out
-
-
-def _made_lists(fwd, items: tuple, layout: tuple) -> set:
-    """The items of ``fwd``'s returned tape (``return value, (a, b, c)``, in
-    the order of ``layout``'s names, each split as there into ``items``) that
-    it makes as lists (``[0.0] * n``, ``[]``, ``[a, b]``, a comprehension)
-    and binds to nothing else."""
-    if not isinstance(fwd, types.FunctionType):
-        return set()
-    try:
-        fn = ast.parse(textwrap.dedent(source_text.text(fwd))).body[0]
-    except (OSError, TypeError, SyntaxError):
-        return set()
-    returns = [n for n in walk(fn) if isinstance(n, ast.Return)]
-    if len(returns) != 1 or not (isinstance(returns[0].value, ast.Tuple)
-                                 and len(returns[0].value.elts) == 2
-                                 and isinstance(returns[0].value.elts[1], ast.Tuple)):
-        return set()
-    names = returns[0].value.elts[1].elts
-    raw, nested = layout
-    if not raw:
-        raw = items
-    if len(names) != len(raw) or len(items) != sum(len(nested.get(u, (u,))) for u in raw):
-        return set()
-    out = set()
-    for e, item in zip(names, raw):
-        if isinstance(e, ast.Name) and _bound_as_list(fn, e.id):
-            out.update(nested.get(item, (item,)))
-    return out
-
-
 def _value_made_list(fwd) -> bool:
     """Does ``fwd`` return, as its value (``return ys, (tape...)``, one
     ``return``), a list it makes and binds to nothing else?"""
@@ -205,25 +107,7 @@ def _value_made_list(fwd) -> bool:
     returns = [n for n in walk(fn) if isinstance(n, ast.Return)] if fn is not None else []
     return len(returns) == 1 and isinstance(returns[0].value, ast.Tuple) \
         and len(returns[0].value.elts) == 2 and isinstance(returns[0].value.elts[0], ast.Name) \
-        and _bound_as_list(fn, returns[0].value.elts[0].id)
-
-
-def _bound_as_list(fn: ast.FunctionDef, name: str) -> bool:
-    """Is ``name`` bound in ``fn`` only to lists it makes (``[0.0] * n``,
-    ``[]``, ``[a, b]``, a comprehension), never a loop's target or ``+=``'s?"""
-    binds = [n for n in walk(fn) for t in getattr(n, "targets", [])
-             if isinstance(n, ast.Assign) for m in walk(t)
-             if isinstance(m, ast.Name) and m.id == name and isinstance(m.ctx, ast.Store)]
-    return bool(binds) and all(len(b.targets) == 1 and isinstance(b.targets[0], ast.Name)
-                               and _a_list(b.value) for b in binds) \
-        and not any(isinstance(n, (ast.For, ast.AugAssign, ast.comprehension))
-                    and any(isinstance(m, ast.Name) and m.id == name for m in walk(n.target))
-                    for n in walk(fn))
-
-
-def _a_list(v) -> bool:
-    return isinstance(v, (ast.List, ast.ListComp)) or isinstance(v, ast.BinOp) \
-        and isinstance(v.op, ast.Mult) and isinstance(v.left, ast.List)
+        and bound_as_list(fn, returns[0].value.elts[0].id)
 
 
 def _tapes_of(tree, lists: dict) -> set:

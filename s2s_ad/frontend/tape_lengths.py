@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import ast
 
-from s2s_ad.frontend.pairs import partner
+from s2s_ad.frontend.pair_layout import partner, written_pair
 from s2s_ad.names import Namer
 from s2s_ad import syntax_walk
 from s2s_ad.syntax_walk import walk
@@ -119,15 +119,11 @@ def _shared(tree, globals_: dict) -> dict[str, bool]:
     agrees (``H_fwd`` only writes it, ``H_bwd`` only reads lengths of its
     items): name -> whether ``tree`` is the side that writes."""
     import textwrap
-    import types
 
-    name = tree.name
-    names = partner(name)
-    if names is None:
+    found = written_pair(globals_, tree.name)
+    if found is None:
         return {}
-    fwd, bwd = globals_.get(names[0]), globals_.get(names[1])
-    if not (isinstance(fwd, types.FunctionType) and isinstance(bwd, types.FunctionType)):
-        return {}
+    fwd, bwd = found
     try:
         f_tree, b_tree = (ast.parse(textwrap.dedent(source_text.text(g))).body[0]
                           for g in (fwd, bwd))
@@ -148,8 +144,8 @@ def _shared(tree, globals_: dict) -> dict[str, bool]:
             continue  # H_bwd writes it, or uses it otherwise
         if not _writes(f_tree, f_name, set(), f_parents, returned=True):
             continue  # H_fwd reads it, or uses it otherwise
-        mine = f_name if name == names[0] else b_name
-        out[mine] = name == names[0]
+        writes = partner(tree.name)[0] == tree.name
+        out[f_name if writes else b_name] = writes
     return out
 
 
