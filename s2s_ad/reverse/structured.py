@@ -50,18 +50,8 @@ class StructuredSweep:
                     and a.kind != "list" and id(a) not in self.adj:
                 targets.setdefault(id(a), a)
 
-        for r in node.regions:
-            for n in ir.walk(r):
-                if isinstance(n, ir.Op):
-                    for a, d in zip(n.args, analysis.differentiable(n)):
-                        if d:
-                            may_receive(a)
-                elif isinstance(n, ir.If):
-                    for y in n.then.yields + n.orelse.yields:
-                        may_receive(y)
-                else:
-                    for a in list(n.inits) + list(n.body.yields):
-                        may_receive(a)
+        for a in self.receivers(node):
+            may_receive(a)
         if isinstance(node, ir.If):
             for y in node.then.yields + node.orelse.yields:
                 may_receive(y)
@@ -90,6 +80,31 @@ class StructuredSweep:
             out.append(Stmt(ast.Assign([ast.Name(self.adj[id(v)], ast.Store())], zero),
                             f"{v.name} gets adjoint contributions inside line {node.loc.line}",
                             target=self.adj[id(v)], role="zero", control=node))
+        return out
+
+    def receivers(self, node) -> list[ir.Value]:
+        """The values defined outside ``node`` through which the ops inside
+        its regions may pass on an adjoint, in program order, repeats kept:
+        the operands a derivative may flow to, the yields of the branches
+        and loops inside, the initial values of those loops. Made from
+        those of the nodes it holds."""
+        known = self._receivers.get(id(node))
+        if known is not None:
+            return known
+        inside = self.inside(node)
+        out: list[ir.Value] = []
+        for r in node.regions:
+            for n in r.ops:
+                if isinstance(n, ir.Op):
+                    sent = [a for a, d in zip(n.args, analysis.differentiable(n)) if d]
+                elif isinstance(n, ir.If):
+                    sent = n.then.yields + n.orelse.yields
+                else:
+                    sent = list(n.inits) + list(n.body.yields)
+                if not isinstance(n, ir.Op):
+                    sent += self.receivers(n)
+                out += [a for a in sent if isinstance(a, ir.Value) and id(a) not in inside]
+        self._receivers[id(node)] = out
         return out
 
     def if_(self, node: ir.If) -> list:

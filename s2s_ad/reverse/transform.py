@@ -147,6 +147,13 @@ class _Sweep(StructuredSweep, CallSites):
         self.read_once: set[int] = set()
         """ids of the reads of such a parameter that are the only read of
         their elements (s2s_ad.reverse.fresh_writes.read_once): assigned, not added."""
+        self._inside: dict[int, frozenset[int]] = {}
+        """id(branch or loop) -> :meth:`inside` of it (the IR is not changed
+        while it is swept: asked once per enclosing node, a branch nested 50
+        deep would otherwise be walked 50 times)."""
+        self._receivers: dict[int, list] = {}
+        """id(branch or loop) -> its ``receivers`` (s2s_ad.reverse.structured),
+        kept for the same reason."""
 
     # -- bookkeeping ----------------------------------------------------------
 
@@ -209,21 +216,24 @@ class _Sweep(StructuredSweep, CallSites):
             return ast.Name(fam.name, ast.Load())
         return ast.Name(a.name if self.in_loop(a) else self.fwd(a), ast.Load())
 
-    def inside(self, node) -> set[int]:
-        """ids of the values defined inside ``node``'s regions."""
+    def inside(self, node) -> frozenset[int]:
+        """ids of the values defined inside ``node``'s regions (its loop index
+        and carried values too), from those of the nodes it holds."""
+        known = self._inside.get(id(node))
+        if known is not None:
+            return known
         out: set[int] = set()
         for r in node.regions:
-            for n in ir.walk(r):
+            for n in r.ops:
                 out.update(id(v) for v in ir.defined(n))
-                if isinstance(n, ir.For):
-                    out.add(id(n.index))
-                if isinstance(n, (ir.For, ir.While)):
-                    out.update(id(c) for c in n.carried)
+                if not isinstance(n, ir.Op):
+                    out |= self.inside(n)
         if isinstance(node, ir.For):
             out.add(id(node.index))
         if isinstance(node, (ir.For, ir.While)):
             out.update(id(c) for c in node.carried)
-        return out
+        known = self._inside[id(node)] = frozenset(out)
+        return known
 
     # -- the sweep --------------------------------------------------------------
 
