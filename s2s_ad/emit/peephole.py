@@ -111,13 +111,31 @@ def _assigned(s) -> str | None:
 
 
 def run(stmts: list, counts: Counter) -> None:
+    _run(stmts, counts, {})
+
+
+def _run(stmts: list, counts: Counter, seen: dict) -> None:
+    """:func:`run`, ``seen`` remembering the names in each statement
+    (:func:`_names_of`) for the blocks around it."""
     for s in stmts:
         if isinstance(s, Block):
-            run(s.body, counts)
-            run(s.orelse, counts)
+            _run(s.body, counts, seen)
+            _run(s.orelse, counts, seen)
     stmts[:] = _split_tuples(stmts)
-    _Copies(stmts, counts).run()
+    _Copies(stmts, counts, seen).run()
     stmts[:] = [s for s in stmts if s is not None]
+
+
+def _names_of(node: ast.AST, seen: dict) -> list[ast.Name]:
+    """:func:`name_nodes` of ``node``, remembered in ``seen`` (by ``id``, the
+    node kept alive there). A block's statements are counted again for each
+    block around it, and the rewrites only rename ``ast.Name`` nodes, never
+    replace them: without this, a sweep nested 50 deep walked its innermost
+    statements 50 times."""
+    known = seen.get(id(node))
+    if known is None:
+        known = seen[id(node)] = (node, name_nodes(node))
+    return known[1]
 
 
 def _split_tuples(stmts: list) -> list:
@@ -144,8 +162,8 @@ class _Summary:
 
     __slots__ = ("names", "reads", "writes", "copy", "assigned")
 
-    def __init__(self, s):
-        self.names: Counter = Counter(x.id for node in _nodes(s) for x in name_nodes(node))
+    def __init__(self, s, seen: dict):
+        self.names: Counter = Counter(x.id for node in _nodes(s) for x in _names_of(node, seen))
         if isinstance(s, Block):
             self.reads = set(self.names)
             self.writes = set(self.names)
@@ -189,9 +207,10 @@ class _Copies:
     renames.)
     """
 
-    def __init__(self, stmts: list, counts: Counter):
+    def __init__(self, stmts: list, counts: Counter, seen: dict):
         self.stmts = stmts
         self.counts = counts
+        self.seen = seen
         n = len(stmts)
         self.renamed: dict[str, str] = {}
         """name -> the name it was renamed to (follow with :meth:`find`)."""
@@ -205,7 +224,7 @@ class _Copies:
         self.assigned_at: dict[str, list[int]] = defaultdict(list)
         """name -> positions of ``name = e``."""
         for p, s in enumerate(stmts):
-            self._index(p, _Summary(s))
+            self._index(p, _Summary(s, seen))
         self.heaps = [list(range(n)) for _ in range(3)]
         self.queued = [set(range(n)) for _ in range(3)]
         self.on_name: dict[str, set] = defaultdict(set)
@@ -288,7 +307,7 @@ class _Copies:
         self.stmts[p] = s
         new_summary = None
         if s is not None:
-            new_summary = _Summary(s)
+            new_summary = _Summary(s, self.seen)
             self._index(p, new_summary)
         new = self._now(new_summary)
         changed = {m for m in old[0].keys() | new[0].keys() if old[0][m] != new[0][m]}
@@ -325,7 +344,7 @@ class _Copies:
             if s is None:
                 continue
             for node in _nodes(s):
-                for x in name_nodes(node):
+                for x in _names_of(node, self.seen):
                     if x.id in self.renamed:
                         x.id = self.find(x.id)
 
