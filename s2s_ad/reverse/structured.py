@@ -115,9 +115,10 @@ class StructuredSweep:
             return []
         pre = self.zero_outer(node)
         branches = []
+        # (an arm yields a value it defines or one defined before the branch)
+        inside = self.inside(node)
         for r in (node.then, node.orelse):
             prefix = []
-            inside = {id(v) for n in ir.walk(r) for v in ir.defined(n)}
             for o, y in zip(node.outs, r.yields):
                 if id(o) in self.adj and isinstance(y, ir.Value) and id(y) in self.act:
                     prefix += self.accumulate(y, ast.Name(self.adj[id(o)], ast.Load()),
