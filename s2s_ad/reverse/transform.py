@@ -406,8 +406,10 @@ class _Sweep(StructuredSweep, CallSites):
             params = {id(v) for v in self.func.param_values + self.func.scalars(
                 self.func.param_values)}  # leaves of a structure parameter too
             maybe = [self.tape_ref(v) for v in tape if id(v) not in top and id(v) not in params]
-            maybe += [name for name in self.slots if name in self.tapes.values()
-                      and self.slots[name] not in self.func.body.ops]
+            tapes = set(self.tapes.values())
+            top_loops = {id(node) for node in self.func.body.ops}
+            maybe += [name for name in self.slots if name in tapes
+                      and id(self.slots[name]) not in top_loops]
             fwd = [Stmt(ast.Assign([ast.Name(n, ast.Store())], ast.Constant(None)),
                         "defined only if its branch runs") for n in dict.fromkeys(maybe)] + fwd
         tape += [ir.Value(name, "looptape") for name in self.tapes.values()]
