@@ -114,16 +114,20 @@ def run(stmts: list, counts: Counter) -> None:
     _run(stmts, counts, {})
 
 
-def _run(stmts: list, counts: Counter, seen: dict) -> None:
+def _run(stmts: list, counts: Counter, seen: dict) -> Counter:
     """:func:`run`, ``seen`` remembering the names in each statement
-    (:func:`_names_of`) for the blocks around it."""
+    (:func:`_names_of`); returns how often each name occurs in ``stmts``
+    once rewritten, which is what the block holding them counts for its own
+    (not counted again from its statements at every level around it)."""
+    nested: dict[int, Counter] = {}
     for s in stmts:
         if isinstance(s, Block):
-            _run(s.body, counts, seen)
-            _run(s.orelse, counts, seen)
+            nested[id(s)] = _run(s.body, counts, seen) + _run(s.orelse, counts, seen)
     stmts[:] = _split_tuples(stmts)
-    _Copies(stmts, counts, seen).run()
+    copies = _Copies(stmts, counts, seen, nested)
+    copies.run()
     stmts[:] = [s for s in stmts if s is not None]
+    return copies.names_now()
 
 
 def _names_of(node: ast.AST, seen: dict) -> list[ast.Name]:
@@ -162,12 +166,14 @@ class _Summary:
 
     __slots__ = ("names", "reads", "writes", "copy", "assigned")
 
-    def __init__(self, s, seen: dict):
-        self.names: Counter = Counter(x.id for node in _nodes(s) for x in _names_of(node, seen))
+    def __init__(self, s, seen: dict, nested: Counter | None = None):
+        """``nested``: for a block, the names of the statements it holds."""
         if isinstance(s, Block):
+            self.names: Counter = Counter(x.id for x in _names_of(s.head, seen)) + nested
             self.reads = set(self.names)
             self.writes = set(self.names)
         else:
+            self.names = Counter(x.id for node in _nodes(s) for x in _names_of(node, seen))
             self.reads, self.writes = _rw(s)
         self.copy = _copy(s)
         self.assigned = _assigned(s)
@@ -207,7 +213,7 @@ class _Copies:
     renames.)
     """
 
-    def __init__(self, stmts: list, counts: Counter, seen: dict):
+    def __init__(self, stmts: list, counts: Counter, seen: dict, nested: dict[int, Counter]):
         self.stmts = stmts
         self.counts = counts
         self.seen = seen
@@ -224,7 +230,7 @@ class _Copies:
         self.assigned_at: dict[str, list[int]] = defaultdict(list)
         """name -> positions of ``name = e``."""
         for p, s in enumerate(stmts):
-            self._index(p, _Summary(s, seen))
+            self._index(p, _Summary(s, seen, nested.get(id(s))))
         self.heaps = [list(range(n)) for _ in range(3)]
         self.queued = [set(range(n)) for _ in range(3)]
         self.on_name: dict[str, set] = defaultdict(set)
@@ -335,6 +341,15 @@ class _Copies:
         self.renamed[old] = new
         self.names_changed |= {old, new}
         self.writes_changed |= {old, new}
+
+    def names_now(self) -> Counter:
+        """How often each name occurs in the block's statements now."""
+        out: Counter = Counter()
+        for sm in self.summary:
+            if sm is not None:
+                for name, n in sm.names.items():
+                    out[self.find(name)] += n
+        return out
 
     def finish(self) -> None:
         """Give the ``ast.Name`` nodes their new names."""
