@@ -110,6 +110,8 @@ def leftover(tree: ast.FunctionDef, globals_: dict | None) -> ast.AST | None:
     thinned = {t.value.id for n in walk(tree) if isinstance(n, ast.Delete)
                for t in n.targets if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)}
     schedule = is_checkpointed_module(globals_)
+    if not thinned and not schedule:
+        return None  # (no list is one: most functions)
     for n in walk(tree):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
                 and n.func.attr == "append" and isinstance(n.func.value, ast.Name) \

@@ -566,6 +566,8 @@ def _zeros(tree: ast.FunctionDef) -> None:
             if new is not None:
                 node.value = ast.fix_missing_locations(ast.copy_location(new, node.value))
                 made.add(node.targets[0].id)
+    if not made:
+        return
     # ``dc[i] += v`` on such a list is ``dc[i] = dc[i] + v`` (its items are numbers)
     for node in walk(tree):
         for field in ("body", "orelse"):
