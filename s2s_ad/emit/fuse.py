@@ -337,9 +337,9 @@ class _Fuse:
     def _pure(self, node: ast.AST) -> bool:
         """No call with an effect (``xs.pop()``, a called function's pair, a
         helper that writes into its argument) anywhere in ``node``."""
-        return not any(self._effect_here(n) for n in walk(node)) \
-            and not any(isinstance(n, (ast.Yield, ast.NamedExpr, ast.Lambda, ast.Await))
-                        for n in walk(node))
+        return not any(self._effect_here(n)
+                       or isinstance(n, (ast.Yield, ast.NamedExpr, ast.Lambda, ast.Await))
+                       for n in walk(node))
 
     def _raises_here(self, n: ast.AST) -> bool:
         """May this node's own operation raise?"""

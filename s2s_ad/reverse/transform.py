@@ -50,8 +50,8 @@ from s2s_ad.errors import SourceError
 from s2s_ad.names import Namer
 from s2s_ad.emit.optimize import simplify
 from s2s_ad.rules import RULES
-from s2s_ad.rules.templates import PLACEHOLDERS, const_expr, names_read, substitute
-from s2s_ad.syntax_walk import walk
+from s2s_ad.rules.templates import (PLACEHOLDERS, const_expr, names_read, substitute,
+                                     template_names)
 
 
 
@@ -561,7 +561,7 @@ class _Sweep(StructuredSweep, CallSites):
         return self.ref(op.callee.tape)
 
     def instantiate(self, template: ast.expr, op: ir.Op) -> ast.expr:
-        used = {n.id for n in walk(template) if isinstance(n, ast.Name)}
+        used = template_names(template)
         env = {}
         for name, a in zip(PLACEHOLDERS, op.args):
             if name in used:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 import copy
 import math
+import weakref
 
 from s2s_ad import ir
 from s2s_ad.syntax_walk import walk
@@ -163,6 +164,19 @@ def attr_expr(value) -> ast.expr:
 
 def names_read(node: ast.AST) -> set[str]:
     return {n.id for n in walk(node) if isinstance(n, ast.Name)}
+
+
+_TEMPLATE_NAMES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def template_names(template: ast.expr) -> frozenset[str]:
+    """:func:`names_read` of a rule's template, remembered while the template
+    lives (a template is parsed once and never changed: instantiating it
+    copies it; every reverse statement asks)."""
+    names = _TEMPLATE_NAMES.get(template)
+    if names is None:
+        names = _TEMPLATE_NAMES[template] = frozenset(names_read(template))
+    return names
 
 
 def index_operands(index: tuple):
