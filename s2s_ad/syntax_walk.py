@@ -67,6 +67,35 @@ def walk(node: AST):
 
 
 
+_BLOCK_FIELDS: dict[type, tuple[str, ...]] = {}
+"""An AST class -> its fields that hold statements, ``except`` handlers or
+``case``s (``body``, ``handlers``, ``orelse``, ``finalbody``, ``cases``),
+in the order of its ``_fields``."""
+
+
+def blocks(tree: AST):
+    """The nodes under ``tree`` that may hold a list of statements (statements,
+    ``except`` handlers, ``case``s), ``tree`` first: :func:`walk`'s nodes and
+    order without the expressions, which hold none. A pass that reads only
+    ``node.body``/``node.orelse`` lists visits a tenth of the nodes."""
+    todo = deque([tree])
+    pop, push, table = todo.popleft, todo.append, _BLOCK_FIELDS
+    while todo:
+        node = pop()
+        fields = table.get(node.__class__)
+        if fields is None:
+            fields = table[node.__class__] = tuple(
+                f for f in node.__class__._fields
+                if f in ("body", "handlers", "orelse", "finalbody", "cases"))
+        for name in fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, AST):
+                        push(item)
+        yield node
+
+
 def parents(tree: AST) -> dict:
     """``id(node) -> its parent`` for every node under ``tree`` but ``tree``
     and the expression contexts."""

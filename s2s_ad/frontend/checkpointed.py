@@ -66,6 +66,7 @@ from __future__ import annotations
 import ast
 import copy
 import re
+from s2s_ad import syntax_walk
 from s2s_ad.syntax_walk import walk
 
 __all__ = ["untape", "leftover", "refuse_leftover", "is_checkpointed_module"]
@@ -90,7 +91,7 @@ def untape(tree: ast.FunctionDef, globals_: dict | None = None) -> None:
     changed = True
     while changed:
         changed = False
-        for node in walk(tree):
+        for node in syntax_walk.blocks(tree):
             for field in ("body", "orelse"):
                 block = getattr(node, field, None)
                 if isinstance(block, list) and (binomial and _binomial(tree, block)

@@ -155,7 +155,7 @@ def _item_sums(tree: ast.FunctionDef, namer: Namer) -> None:
     added), which write a slice, as the loops writing each item:
     ``for k in range(len(dys)): dys[k] = dys[k] + g`` (``+ dys_1[k]``). The
     same values, in the same list, added in the same order."""
-    for node in walk(tree):
+    for node in syntax_walk.blocks(tree):
         for field in ("body", "orelse"):
             stmts = getattr(node, field, None)
             if not isinstance(stmts, list):
@@ -233,7 +233,7 @@ def _helper_call(node, globals_: dict, base: str) -> bool:
 
 
 def _unlist(tree: ast.FunctionDef, globals_: dict) -> None:
-    for node in walk(tree):
+    for node in syntax_walk.blocks(tree):
         for field in ("body", "orelse"):
             block = getattr(node, field, None)
             if not isinstance(block, list):
@@ -483,7 +483,7 @@ def _placeholder_lists(tree: ast.FunctionDef) -> None:
 def _slots(tree: ast.FunctionDef) -> None:
     tapes = {}
     blocks = {}  # id(statement) -> the statement list holding it
-    for node in walk(tree):
+    for node in syntax_walk.blocks(tree):
         for field in ("body", "orelse"):
             block = getattr(node, field, None)
             for stmt in block if isinstance(block, list) else []:
@@ -569,7 +569,7 @@ def _zeros(tree: ast.FunctionDef) -> None:
     if not made:
         return
     # ``dc[i] += v`` on such a list is ``dc[i] = dc[i] + v`` (its items are numbers)
-    for node in walk(tree):
+    for node in syntax_walk.blocks(tree):
         for field in ("body", "orelse"):
             block = getattr(node, field, None)
             for k, stmt in enumerate(block if isinstance(block, list) else []):
