@@ -41,10 +41,7 @@ from s2s_ad.syntax_walk import walk
 
 def names_in(s) -> Counter:
     """How often each name occurs in statement ``s`` (blocks included)."""
-    out: Counter = Counter()
-    for node in _nodes(s):
-        out.update(x.id for x in name_nodes(node))
-    return out
+    return Counter([x.id for node in _nodes(s) for x in name_nodes(node)])
 
 
 def _nodes(s):
@@ -169,11 +166,11 @@ class _Summary:
     def __init__(self, s, seen: dict, nested: Counter | None = None):
         """``nested``: for a block, the names of the statements it holds."""
         if isinstance(s, Block):
-            self.names: Counter = Counter(x.id for x in _names_of(s.head, seen)) + nested
+            self.names: Counter = Counter([x.id for x in _names_of(s.head, seen)]) + nested
             self.reads = set(self.names)
             self.writes = set(self.names)
         else:
-            self.names = Counter(x.id for node in _nodes(s) for x in _names_of(node, seen))
+            self.names = Counter([x.id for node in _nodes(s) for x in _names_of(node, seen)])
             self.reads, self.writes = _rw(s)
         self.copy = _copy(s)
         self.assigned = _assigned(s)
