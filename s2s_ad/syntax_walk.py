@@ -45,26 +45,7 @@ def child_fields(node: AST) -> tuple[str, ...]:
 def walk(node: AST):
     """Every node under ``node``, ``node`` first, in ``ast.walk``'s order, but
     for the expression contexts (``ast.Load()``, ...)."""
-    todo = deque([node])
-    pop, push, table = todo.popleft, todo.append, _CHILD_FIELDS
-    while todo:
-        node = pop()
-        fields = table.get(node.__class__)
-        if fields is None:
-            fields = _child_fields(node.__class__)
-        for name in fields:
-            try:
-                value = getattr(node, name)
-            except AttributeError:
-                continue
-            if isinstance(value, AST):
-                push(value)
-            elif isinstance(value, list):
-                for item in value:
-                    if isinstance(item, AST):
-                        push(item)
-        yield node
-
+    return _breadth_first(node, _CHILD_FIELDS, _child_fields)
 
 
 _BLOCK_FIELDS: dict[type, tuple[str, ...]] = {}
@@ -73,23 +54,40 @@ _BLOCK_FIELDS: dict[type, tuple[str, ...]] = {}
 in the order of its ``_fields``."""
 
 
+def _block_fields(cls: type) -> tuple[str, ...]:
+    fields = tuple(f for f in cls._fields
+                   if f in ("body", "handlers", "orelse", "finalbody", "cases"))
+    _BLOCK_FIELDS[cls] = fields
+    return fields
+
+
 def blocks(tree: AST):
     """The nodes under ``tree`` that may hold a list of statements (statements,
     ``except`` handlers, ``case``s), ``tree`` first: :func:`walk`'s nodes and
     order without the expressions, which hold none. A pass that reads only
     ``node.body``/``node.orelse`` lists visits a tenth of the nodes."""
-    todo = deque([tree])
-    pop, push, table = todo.popleft, todo.append, _BLOCK_FIELDS
+    return _breadth_first(tree, _BLOCK_FIELDS, _block_fields)
+
+
+def _breadth_first(node: AST, table: dict, fields_of):
+    """The nodes reached from ``node`` through the fields ``fields_of(class)``
+    names (remembered in ``table``), breadth first, each node's children
+    queued before the node is yielded."""
+    todo = deque([node])
+    pop, push = todo.popleft, todo.append
     while todo:
         node = pop()
         fields = table.get(node.__class__)
         if fields is None:
-            fields = table[node.__class__] = tuple(
-                f for f in node.__class__._fields
-                if f in ("body", "handlers", "orelse", "finalbody", "cases"))
+            fields = fields_of(node.__class__)
         for name in fields:
-            value = getattr(node, name, None)
-            if isinstance(value, list):
+            try:
+                value = getattr(node, name)
+            except AttributeError:
+                continue
+            if isinstance(value, AST):
+                push(value)
+            elif isinstance(value, list):
                 for item in value:
                     if isinstance(item, AST):
                         push(item)
