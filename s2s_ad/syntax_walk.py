@@ -45,13 +45,41 @@ def child_fields(node: AST) -> tuple[str, ...]:
 def walk(node: AST):
     """Every node under ``node``, ``node`` first, in ``ast.walk``'s order, but
     for the expression contexts (``ast.Load()``, ...)."""
+    return _breadth_first(node, _CHILD_FIELDS, _child_fields)
+
+
+_BLOCK_FIELDS: dict[type, tuple[str, ...]] = {}
+"""An AST class -> its fields that hold statements, ``except`` handlers or
+``case``s (``body``, ``handlers``, ``orelse``, ``finalbody``, ``cases``),
+in the order of its ``_fields``."""
+
+
+def _block_fields(cls: type) -> tuple[str, ...]:
+    fields = tuple(f for f in cls._fields
+                   if f in ("body", "handlers", "orelse", "finalbody", "cases"))
+    _BLOCK_FIELDS[cls] = fields
+    return fields
+
+
+def blocks(tree: AST):
+    """The nodes under ``tree`` that may hold a list of statements (statements,
+    ``except`` handlers, ``case``s), ``tree`` first: :func:`walk`'s nodes and
+    order without the expressions, which hold none. A pass that reads only
+    ``node.body``/``node.orelse`` lists visits a tenth of the nodes."""
+    return _breadth_first(tree, _BLOCK_FIELDS, _block_fields)
+
+
+def _breadth_first(node: AST, table: dict, fields_of):
+    """The nodes reached from ``node`` through the fields ``fields_of(class)``
+    names (remembered in ``table``), breadth first, each node's children
+    queued before the node is yielded."""
     todo = deque([node])
-    pop, push, table = todo.popleft, todo.append, _CHILD_FIELDS
+    pop, push = todo.popleft, todo.append
     while todo:
         node = pop()
         fields = table.get(node.__class__)
         if fields is None:
-            fields = _child_fields(node.__class__)
+            fields = fields_of(node.__class__)
         for name in fields:
             try:
                 value = getattr(node, name)
@@ -64,7 +92,6 @@ def walk(node: AST):
                     if isinstance(item, AST):
                         push(item)
         yield node
-
 
 
 def parents(tree: AST) -> dict:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from s2s_ad import ir
 from s2s_ad.rules import RULES
 from s2s_ad.rules.templates import const_expr
-from s2s_ad.syntax_walk import walk
+from s2s_ad.syntax_walk import child_fields, walk
 
 
 def call(name: str, args: list, keywords=()) -> ast.Call:
@@ -39,12 +39,12 @@ def name_nodes(node: ast.AST) -> list[ast.Name]:
         if type(n) is ast.Name:
             out.append(n)
             continue
-        for field in n._fields:
-            v = getattr(n, field, None)
+        for name in child_fields(n):  # (not the contexts, names or numbers)
+            v = getattr(n, name, None)
             if isinstance(v, ast.AST):
                 stack.append(v)
             elif isinstance(v, list):
-                stack.extend(x for x in v if isinstance(x, ast.AST))
+                stack.extend([x for x in v if isinstance(x, ast.AST)])
     return out
 
 

@@ -187,7 +187,8 @@ class _Fuse:
     def double(self, stmts: list, i: int) -> None:
         """``d = e; d += e`` → ``d = 2 * e``."""
         s = stmts[i]
-        r = next((x for x in stmts[i + 1:] if x is not None), None)
+        j = _next(stmts, i)
+        r = None if j is None else stmts[j]
         if s is None or r is None or isinstance(r, Block) or r.node is None:
             return
         if not (isinstance(s.node, ast.Assign) and len(s.node.targets) == 1
@@ -210,7 +211,7 @@ class _Fuse:
         self.counts[d] -= 1
         if s.comment.endswith(" (left operand)"):
             s.comment = s.comment[:-len(" (left operand)")] + " (both operands: doubled)"
-        stmts[stmts.index(r)] = None
+        stmts[j] = None
 
     # -- chains of contributions ---------------------------------------------------------
 
@@ -220,7 +221,8 @@ class _Fuse:
         adjoint, in code of numbers (``(d + e1) + e2`` is what the two
         statements compute; on an array ``+=`` would write in place)."""
         s = stmts[i]
-        r = next((x for x in stmts[i + 1:] if x is not None), None)
+        j = _next(stmts, i)
+        r = None if j is None else stmts[j]
         if s is None or r is None or isinstance(r, Block) or r.node is None \
                 or not (s.partial and r.partial and s.origin is not None
                         and r.origin is not None and s.origin.loc.line == r.origin.loc.line):
@@ -240,7 +242,7 @@ class _Fuse:
                             ast.BinOp(first, ast.Add(), r.node.value))
         if not s.comment.endswith("(both operands: doubled)"):
             s.comment = _joined(s.comment, r.comment)
-        stmts[stmts.index(r)] = None
+        stmts[j] = None
         return True
 
     # -- fusion --------------------------------------------------------------------
@@ -335,9 +337,9 @@ class _Fuse:
     def _pure(self, node: ast.AST) -> bool:
         """No call with an effect (``xs.pop()``, a called function's pair, a
         helper that writes into its argument) anywhere in ``node``."""
-        return not any(self._effect_here(n) for n in walk(node)) \
-            and not any(isinstance(n, (ast.Yield, ast.NamedExpr, ast.Lambda, ast.Await))
-                        for n in walk(node))
+        return not any(self._effect_here(n)
+                       or isinstance(n, (ast.Yield, ast.NamedExpr, ast.Lambda, ast.Await))
+                       for n in walk(node))
 
     def _raises_here(self, n: ast.AST) -> bool:
         """May this node's own operation raise?"""
@@ -422,6 +424,16 @@ def _tape_of_backward(node: ast.AST, name: ast.Name) -> bool:
                for n in walk(node))
 
 
+def _next(stmts: list, i: int) -> int | None:
+    """The position of the first statement after ``stmts[i]`` that is not
+    deleted (None), if any. (Scanning from ``i``, not slicing the rest of the
+    run: a slice per statement made the pass quadratic in the run's length.)"""
+    for j in range(i + 1, len(stmts)):
+        if stmts[j] is not None:
+            return j
+    return None
+
+
 def _accumulated(node: ast.AST) -> str | None:
     """``d`` for ``d += e``."""
     if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) \
@@ -478,9 +490,13 @@ def _negations(node: ast.AST) -> int:
 def _signs(s: Stmt) -> None:
     """Negations in ``s`` folded where exact (see the module's contract)."""
     node = s.node
+    if not isinstance(node, (ast.AugAssign, ast.Assign)):
+        return
+    before = _negations(node.value)
+    if not before:
+        return  # (nothing to fold: most statements)
     if isinstance(node, ast.AugAssign) and isinstance(node.op, (ast.Add, ast.Sub)):
         neg, e = _sign(node.value)
-        before = _negations(node.value)
         if _negations(e) < before:
             node.value = e
             if neg:
@@ -489,7 +505,7 @@ def _signs(s: Stmt) -> None:
         neg, e = _sign(node.value)
         if neg:
             e = _negate(e)
-        if _negations(e) < _negations(node.value):
+        if _negations(e) < before:
             node.value = e
 
 

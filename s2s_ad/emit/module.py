@@ -89,6 +89,8 @@ def one_line(text: str) -> str:
     """``text`` safe to print on one line of generated code (a comment):
     every character that is not printable — line breaks above all, which
     would end the comment and start code — as its escape."""
+    if text.isprintable():
+        return text  # (nearly every comment: not rebuilt character by character)
     return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 import operator
-from s2s_ad.syntax_walk import walk
+from s2s_ad.syntax_walk import child_fields, walk
 
 FOLD = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
         ast.Pow: operator.pow}
@@ -51,39 +51,43 @@ def _neg(node: ast.expr) -> ast.expr:
 
 
 def simplify(node: ast.expr) -> ast.expr:
-    return _Peephole().visit(node)
+    """``node`` simplified, in place where it can be: its children first,
+    then its own rewrite (the order of an ``ast.NodeTransformer``, without
+    its per-node dispatch: every reverse statement passes here)."""
+    for name in child_fields(node):
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            setattr(node, name, simplify(value))
+        elif isinstance(value, list):
+            value[:] = [simplify(x) if isinstance(x, ast.AST) else x for x in value]
+    rewrite = _REWRITES.get(node.__class__)
+    return node if rewrite is None else rewrite(node)
 
 
-class _Peephole(ast.NodeTransformer):
-    def visit_UnaryOp(self, node):
-        self.generic_visit(node)
-        if isinstance(node.op, ast.USub):
-            return _neg(node.operand)
+def _unary(node: ast.UnaryOp) -> ast.expr:
+    if isinstance(node.op, ast.USub):
+        return _neg(node.operand)
+    return node
+
+
+def _call(node: ast.Call) -> ast.expr:
+    # ``np.where(2 == 0, a, b)``: the array form of the same guard.
+    if isinstance(node.func, ast.Attribute) and node.func.attr == "where" \
+            and len(node.args) == 3 and not node.keywords:
+        decided = _decide(node.args[0])
+        if decided is not None:
+            return node.args[1] if decided else node.args[2]
+    return node
+
+
+def _if_exp(node: ast.IfExp) -> ast.expr:
+    # A rule's guard on a constant operand (``0.0 if y == 0 else ...``
+    # with y = 2) is decided here, so the generated line shows only
+    # the branch that runs.
+    decided = _decide(node.test)
+    if decided is None:
         return node
-
-    def visit_BinOp(self, node):
-        self.generic_visit(node)
-        return _binop(node)
-
-    def visit_Call(self, node):
-        # ``np.where(2 == 0, a, b)``: the array form of the same guard.
-        self.generic_visit(node)
-        if isinstance(node.func, ast.Attribute) and node.func.attr == "where" \
-                and len(node.args) == 3 and not node.keywords:
-            decided = _decide(node.args[0])
-            if decided is not None:
-                return node.args[1] if decided else node.args[2]
-        return node
-
-    def visit_IfExp(self, node):
-        # A rule's guard on a constant operand (``0.0 if y == 0 else ...``
-        # with y = 2) is decided here, so the generated line shows only
-        # the branch that runs.
-        self.generic_visit(node)
-        decided = _decide(node.test)
-        if decided is None:
-            return node
-        return node.body if decided else node.orelse
+    return node.body if decided else node.orelse
 
 
 COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
@@ -136,6 +140,10 @@ def _binop(node: ast.BinOp) -> ast.expr:
     if isinstance(op, ast.Sub) and isinstance(right, ast.UnaryOp) and isinstance(right.op, ast.USub):
         return ast.BinOp(left, ast.Add(), right.operand)
     return node
+
+
+_REWRITES = {ast.UnaryOp: _unary, ast.BinOp: _binop, ast.Call: _call, ast.IfExp: _if_exp}
+"""A node's own rewrite, by its class (made once its children are simplified)."""
 
 
 ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div)

@@ -41,10 +41,7 @@ from s2s_ad.syntax_walk import walk
 
 def names_in(s) -> Counter:
     """How often each name occurs in statement ``s`` (blocks included)."""
-    out: Counter = Counter()
-    for node in _nodes(s):
-        out.update(x.id for x in name_nodes(node))
-    return out
+    return Counter([x.id for node in _nodes(s) for x in name_nodes(node)])
 
 
 def _nodes(s):
@@ -111,13 +108,35 @@ def _assigned(s) -> str | None:
 
 
 def run(stmts: list, counts: Counter) -> None:
+    _run(stmts, counts, {})
+
+
+def _run(stmts: list, counts: Counter, seen: dict) -> Counter:
+    """:func:`run`, ``seen`` remembering the names in each statement
+    (:func:`_names_of`); returns how often each name occurs in ``stmts``
+    once rewritten, which is what the block holding them counts for its own
+    (not counted again from its statements at every level around it)."""
+    nested: dict[int, Counter] = {}
     for s in stmts:
         if isinstance(s, Block):
-            run(s.body, counts)
-            run(s.orelse, counts)
+            nested[id(s)] = _run(s.body, counts, seen) + _run(s.orelse, counts, seen)
     stmts[:] = _split_tuples(stmts)
-    _Copies(stmts, counts).run()
+    copies = _Copies(stmts, counts, seen, nested)
+    copies.run()
     stmts[:] = [s for s in stmts if s is not None]
+    return copies.names_now()
+
+
+def _names_of(node: ast.AST, seen: dict) -> list[ast.Name]:
+    """:func:`name_nodes` of ``node``, remembered in ``seen`` (by ``id``, the
+    node kept alive there). A block's statements are counted again for each
+    block around it, and the rewrites only rename ``ast.Name`` nodes, never
+    replace them: without this, a sweep nested 50 deep walked its innermost
+    statements 50 times."""
+    known = seen.get(id(node))
+    if known is None:
+        known = seen[id(node)] = (node, name_nodes(node))
+    return known[1]
 
 
 def _split_tuples(stmts: list) -> list:
@@ -144,12 +163,14 @@ class _Summary:
 
     __slots__ = ("names", "reads", "writes", "copy", "assigned")
 
-    def __init__(self, s):
-        self.names: Counter = Counter(x.id for node in _nodes(s) for x in name_nodes(node))
+    def __init__(self, s, seen: dict, nested: Counter | None = None):
+        """``nested``: for a block, the names of the statements it holds."""
         if isinstance(s, Block):
+            self.names: Counter = Counter([x.id for x in _names_of(s.head, seen)]) + nested
             self.reads = set(self.names)
             self.writes = set(self.names)
         else:
+            self.names = Counter([x.id for node in _nodes(s) for x in _names_of(node, seen)])
             self.reads, self.writes = _rw(s)
         self.copy = _copy(s)
         self.assigned = _assigned(s)
@@ -189,9 +210,10 @@ class _Copies:
     renames.)
     """
 
-    def __init__(self, stmts: list, counts: Counter):
+    def __init__(self, stmts: list, counts: Counter, seen: dict, nested: dict[int, Counter]):
         self.stmts = stmts
         self.counts = counts
+        self.seen = seen
         n = len(stmts)
         self.renamed: dict[str, str] = {}
         """name -> the name it was renamed to (follow with :meth:`find`)."""
@@ -205,7 +227,7 @@ class _Copies:
         self.assigned_at: dict[str, list[int]] = defaultdict(list)
         """name -> positions of ``name = e``."""
         for p, s in enumerate(stmts):
-            self._index(p, _Summary(s))
+            self._index(p, _Summary(s, seen, nested.get(id(s))))
         self.heaps = [list(range(n)) for _ in range(3)]
         self.queued = [set(range(n)) for _ in range(3)]
         self.on_name: dict[str, set] = defaultdict(set)
@@ -288,7 +310,7 @@ class _Copies:
         self.stmts[p] = s
         new_summary = None
         if s is not None:
-            new_summary = _Summary(s)
+            new_summary = _Summary(s, self.seen)
             self._index(p, new_summary)
         new = self._now(new_summary)
         changed = {m for m in old[0].keys() | new[0].keys() if old[0][m] != new[0][m]}
@@ -317,6 +339,15 @@ class _Copies:
         self.names_changed |= {old, new}
         self.writes_changed |= {old, new}
 
+    def names_now(self) -> Counter:
+        """How often each name occurs in the block's statements now."""
+        out: Counter = Counter()
+        for sm in self.summary:
+            if sm is not None:
+                for name, n in sm.names.items():
+                    out[self.find(name)] += n
+        return out
+
     def finish(self) -> None:
         """Give the ``ast.Name`` nodes their new names."""
         if not self.renamed:
@@ -325,7 +356,7 @@ class _Copies:
             if s is None:
                 continue
             for node in _nodes(s):
-                for x in name_nodes(node):
+                for x in _names_of(node, self.seen):
                     if x.id in self.renamed:
                         x.id = self.find(x.id)
 

@@ -66,6 +66,7 @@ from __future__ import annotations
 import ast
 import copy
 import re
+from s2s_ad import syntax_walk
 from s2s_ad.syntax_walk import walk
 
 __all__ = ["untape", "leftover", "refuse_leftover", "is_checkpointed_module"]
@@ -90,7 +91,7 @@ def untape(tree: ast.FunctionDef, globals_: dict | None = None) -> None:
     changed = True
     while changed:
         changed = False
-        for node in walk(tree):
+        for node in syntax_walk.blocks(tree):
             for field in ("body", "orelse"):
                 block = getattr(node, field, None)
                 if isinstance(block, list) and (binomial and _binomial(tree, block)
@@ -110,6 +111,8 @@ def leftover(tree: ast.FunctionDef, globals_: dict | None) -> ast.AST | None:
     thinned = {t.value.id for n in walk(tree) if isinstance(n, ast.Delete)
                for t in n.targets if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)}
     schedule = is_checkpointed_module(globals_)
+    if not thinned and not schedule:
+        return None  # (no list is one: most functions)
     for n in walk(tree):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
                 and n.func.attr == "append" and isinstance(n.func.value, ast.Name) \

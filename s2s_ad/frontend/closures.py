@@ -28,7 +28,7 @@ import types
 
 from s2s_ad.frontend import module_data
 from s2s_ad.frontend.source import Source
-from s2s_ad.syntax_walk import walk
+from s2s_ad.syntax_walk import child_nodes, walk
 
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
@@ -48,7 +48,7 @@ def outer_locals(tree: ast.FunctionDef) -> set[str]:
             continue
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             out.add(node.id)
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(child_nodes(node))
     return out
 
 
@@ -147,7 +147,14 @@ def rewrite_maps(src: Source) -> None:
     a function of yours) is then called item by item, as a comprehension."""
     import builtins
 
+    def is_map(node) -> bool:
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id == "map" and len(node.args) >= 2 and not node.keywords \
+            and not any(isinstance(a, ast.Starred) for a in node.args)
+
     tree = src.tree
+    if not any(is_map(n) for n in walk(tree)):
+        return  # (nothing to rewrite: most functions)
     local = outer_locals(tree)
     if "map" in local or src.globals.get("map", builtins.map) is not builtins.map:
         return
@@ -161,11 +168,6 @@ def rewrite_maps(src: Source) -> None:
             name = f"map_item{count[0]}"
             if name not in taken:
                 return name
-
-    def is_map(node) -> bool:
-        return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
-            and node.func.id == "map" and len(node.args) >= 2 and not node.keywords \
-            and not any(isinstance(a, ast.Starred) for a in node.args)
 
     class Maps(ast.NodeTransformer):
         def visit_Call(self, node: ast.Call):

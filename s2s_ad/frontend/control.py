@@ -39,7 +39,7 @@ from s2s_ad.frontend import (array_kinds, conditions, dict_writes, guards, index
 from s2s_ad.frontend.checkpoint import checkpoint_blocks, checkpoint_pragma
 from s2s_ad.frontend.iteration import Iteration, assigned_names
 from s2s_ad.frontend.list_params import kind_of
-from s2s_ad.syntax_walk import walk
+from s2s_ad.syntax_walk import child_nodes, walk
 
 RET, RETVAL, BRK, CONT = "<ret>", "<result>", "<brk>", "<cont>"
 FLAG_NAMES = {RET: "ret", RETVAL: "result", BRK: "brk", CONT: "cont"}
@@ -54,7 +54,7 @@ def _jumps(stmts: list[ast.stmt], kind) -> bool:
             return True
         if isinstance(node, (ast.For, ast.While)):
             return any(visit(n) for n in node.orelse)
-        return any(visit(c) for c in ast.iter_child_nodes(node))
+        return any(visit(c) for c in child_nodes(node))
     return any(visit(s) for s in stmts)
 
 
@@ -68,7 +68,7 @@ def returns_in(stmts: list[ast.stmt]) -> bool:
             return True
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
                                  ast.ClassDef)):
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(child_nodes(node))
     return False
 
 

@@ -164,7 +164,7 @@ def _item_sums(tree: ast.FunctionDef, namer: Namer) -> None:
     added), which write a slice, as the loops writing each item:
     ``for k in range(len(dys)): dys[k] = dys[k] + g`` (``+ dys_1[k]``). The
     same values, in the same list, added in the same order."""
-    for node in walk(tree):
+    for node in syntax_walk.blocks(tree):
         for field in ("body", "orelse"):
             stmts = getattr(node, field, None)
             if not isinstance(stmts, list):
@@ -242,7 +242,7 @@ def _helper_call(node, globals_: dict, base: str) -> bool:
 
 
 def _unlist(tree: ast.FunctionDef, globals_: dict) -> None:
-    for node in walk(tree):
+    for node in syntax_walk.blocks(tree):
         for field in ("body", "orelse"):
             block = getattr(node, field, None)
             if not isinstance(block, list):
@@ -492,7 +492,7 @@ def _placeholder_lists(tree: ast.FunctionDef) -> None:
 def _slots(tree: ast.FunctionDef) -> None:
     tapes = {}
     blocks = {}  # id(statement) -> the statement list holding it
-    for node in walk(tree):
+    for node in syntax_walk.blocks(tree):
         for field in ("body", "orelse"):
             block = getattr(node, field, None)
             for stmt in block if isinstance(block, list) else []:
@@ -575,8 +575,10 @@ def _zeros(tree: ast.FunctionDef) -> None:
             if new is not None:
                 node.value = ast.fix_missing_locations(ast.copy_location(new, node.value))
                 made.add(node.targets[0].id)
+    if not made:
+        return
     # ``dc[i] += v`` on such a list is ``dc[i] = dc[i] + v`` (its items are numbers)
-    for node in walk(tree):
+    for node in syntax_walk.blocks(tree):
         for field in ("body", "orelse"):
             block = getattr(node, field, None)
             for k, stmt in enumerate(block if isinstance(block, list) else []):

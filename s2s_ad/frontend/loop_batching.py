@@ -145,8 +145,9 @@ def desugar(src) -> None:
     docstring); the tree as it was is kept for :func:`undo`."""
     if getattr(src, "loops_batched", None) is not None:
         return
-    if _key(src) in REFUSED or not any(isinstance(n, ast.For) for n in walk(src.tree)):
-        src.loops_batched = False  # (no copy of a tree without loops)
+    if _key(src) in REFUSED or not any(isinstance(n, ast.For) and _summing(n) is not None
+                                       for n in walk(src.tree)):
+        src.loops_batched = False  # (no copy of a tree without a loop of the form rewritten)
         return
     before = copy.deepcopy(src.tree)
     loops = _Loops(src)

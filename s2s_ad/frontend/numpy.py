@@ -141,7 +141,16 @@ def numpy_use(src) -> tuple[list[str], bool]:
     ``@``, or an array method or attribute (``x.sum()``, ``x.T``) on
     something that is not a module."""
     tree = src.tree
-    used = {n.id for n in walk(tree) if isinstance(n, ast.Name)}
+    used: set[str] = set()
+    attributes: list[ast.Attribute] = []
+    matmul = False
+    for n in walk(tree):  # (once: every function lowered is read here)
+        if isinstance(n, ast.Name):
+            used.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            attributes.append(n)
+        elif isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult):
+            matmul = True
     aliases = sorted(n for n in used if src.globals.get(n) is numpy)
     direct = any(isinstance(src.globals.get(n), (types.FunctionType, type(numpy.exp),
                                                   types.BuiltinFunctionType))
@@ -172,12 +181,9 @@ def numpy_use(src) -> tuple[list[str], bool]:
         return callable(obj) and bool(numpy_attrs.is_logsumexp(obj)
                                       or numpy_attrs.scipy_special_prim(obj))
 
-    direct = direct or any(isinstance(n, ast.Attribute) and special_path(n)
-                           for n in walk(tree))
-    syntax = any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult)
-                 or isinstance(n, ast.Attribute) and (n.attr in METHODS or n.attr in ATTRIBUTES)
-                 and not global_path(n)
-                 for n in walk(tree))
+    direct = direct or any(special_path(n) for n in attributes)
+    syntax = matmul or any((n.attr in METHODS or n.attr in ATTRIBUTES) and not global_path(n)
+                           for n in attributes)
     return aliases, bool(aliases or direct or syntax or src.jax or getattr(src, "torch", False)
                           or getattr(src, "tf", False))
 

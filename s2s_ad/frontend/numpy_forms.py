@@ -65,17 +65,23 @@ def desugar(src) -> None:
         return
     src.numpy_desugared = True
     tree = src.tree
-    local = {n.id for n in walk(tree) if isinstance(n, ast.Name)
-             and isinstance(n.ctx, ast.Store)} | {a.arg for a in walk(tree.args)
-                                                   if isinstance(a, ast.arg)}
-    if not any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-               and n.func.attr in ("diff", "polyval", "interp", "tolist", "norm", "select",
-                                   "column_stack", "matrix_power", "reduce", "accumulate")
-               for n in walk(tree)) and not any(
-            isinstance(n, ast.Name) and n.id not in local
-            and _target(src.globals.get(n.id, _MISSING)) for n in walk(tree)):
+    names: set[str] = set()
+    stored: set[str] = set()
+    method = False
+    for n in walk(tree):  # (once: every function lowered is read here)
+        if isinstance(n, ast.Name):
+            names.add(n.id)
+            if isinstance(n.ctx, ast.Store):
+                stored.add(n.id)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+                and n.func.attr in ("diff", "polyval", "interp", "tolist", "norm", "select",
+                                    "column_stack", "matrix_power", "reduce", "accumulate"):
+            method = True
+    local = stored | {a.arg for a in walk(tree.args) if isinstance(a, ast.arg)}
+    if not method and not any(n not in local and _target(src.globals.get(n, _MISSING))
+                              for n in names):
         return
-    taken = {n.id for n in walk(tree) if isinstance(n, ast.Name)} | set(src.globals)
+    taken = names | set(src.globals)
     _Forms(src, local, taken).visit(tree)
     ast.fix_missing_locations(tree)
 

@@ -30,12 +30,15 @@ def int_items(tree: ast.FunctionDef, globals_: dict | None, given=()) -> None:
     """An item of a tape of ints read by index (``k = k_tape[i]``, a tape of
     slots holding a counter) is read as ``int(k_tape[i])``, as a pop of a
     stack of ints is: the lowering then knows it is an int (an index)."""
-    if (globals_ or {}).get("int", int) is not int or any(
-            isinstance(n, ast.Name) and n.id == "int" and not isinstance(n.ctx, ast.Load)
-            or isinstance(n, ast.arg) and n.arg == "int" for n in walk(tree)):
+    if (globals_ or {}).get("int", int) is not int:
         return
-    if not given and not any(isinstance(n, ast.Attribute) and n.attr == "append"
-                             for n in walk(tree)):
+    appends = False
+    for n in walk(tree):  # (once: every function lowered is read here)
+        if isinstance(n, ast.Name) and n.id == "int" and not isinstance(n.ctx, ast.Load) \
+                or isinstance(n, ast.arg) and n.arg == "int":
+            return
+        appends = appends or isinstance(n, ast.Attribute) and n.attr == "append"
+    if not given and not appends:
         return  # a tape of ints is appended to, or given
     tapes = int_tapes(tree, globals_, given)
     if not tapes:

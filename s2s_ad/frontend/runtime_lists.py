@@ -74,13 +74,28 @@ def register(lo, value: ir.Value, root: ir.Value) -> ir.Value:
 
 def appended_names(stmts: list) -> list[str]:
     """Names ``stmts`` call ``.append``/``.extend`` on (nested blocks included)."""
-    out = []
+    return changed_lists(stmts)[0]
+
+
+def changed_lists(stmts: list) -> tuple[list[str], list[str]]:
+    """The names ``stmts`` call ``.append``/``.extend`` on, and those they
+    write into by subscript (``ys[k] = v``, ``ys[k] += v``), nested blocks
+    included, each in the order met: one walk for both (it is made for every
+    branch, over all the branches nested in it)."""
+    appended, written = [], []
     for stmt in stmts:
         for n in walk(stmt):
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
                     and isinstance(n.func.value, ast.Name) and n.func.attr in ("append", "extend"):
-                out.append(n.func.value.id)
-    return list(dict.fromkeys(out))
+                appended.append(n.func.value.id)
+            targets = n.targets if isinstance(n, ast.Assign) else \
+                [n.target] if isinstance(n, ast.AugAssign) else []
+            for t in targets:
+                for s in walk(t):
+                    if isinstance(s, ast.Subscript) and isinstance(s.value, ast.Name) \
+                            and isinstance(s.ctx, ast.Store):
+                        written.append(s.value.id)
+    return list(dict.fromkeys(appended)), list(dict.fromkeys(written))
 
 
 def promote_for(lo, stmts: list, node: ast.AST) -> list[str]:
@@ -89,7 +104,7 @@ def promote_for(lo, stmts: list, node: ast.AST) -> list[str]:
     (``ys[k] = v``: :mod:`s2s_ad.frontend.list_writes`), into a run-time
     list. Returns the names (in the environment) bound to a run-time list
     that ``stmts`` change."""
-    names = appended_names(stmts)
+    names, written = changed_lists(stmts)
     for name in names:
         value = lo.env.get(name)
         if isinstance(value, structures.StaticList):
@@ -103,7 +118,7 @@ def promote_for(lo, stmts: list, node: ast.AST) -> list[str]:
                and isinstance(n.ctx, ast.Store)} if isinstance(node, (ast.For, ast.While)) \
         else set()
     if not getattr(lo, "array_mode", False):
-        for name in written_names(stmts):
+        for name in written:
             value = lo.env.get(name)
             if name not in names and name not in rebound \
                     and isinstance(value, structures.StaticList) \
@@ -116,22 +131,6 @@ def promote_for(lo, stmts: list, node: ast.AST) -> list[str]:
                 promote(lo, value, node, name)
             names.append(name)
     return [n for n in dict.fromkeys(names) if is_grown(lo, lo.env.get(n))]
-
-
-def written_names(stmts: list) -> list[str]:
-    """Names ``stmts`` write into by subscript (``ys[k] = v``, ``ys[k] += v``),
-    nested blocks included."""
-    out = []
-    for stmt in stmts:
-        for n in walk(stmt):
-            targets = n.targets if isinstance(n, ast.Assign) else \
-                [n.target] if isinstance(n, ast.AugAssign) else []
-            for t in targets:
-                for s in walk(t):
-                    if isinstance(s, ast.Subscript) and isinstance(s.value, ast.Name) \
-                            and isinstance(s.ctx, ast.Store):
-                        out.append(s.value.id)
-    return list(dict.fromkeys(out))
 
 
 def promote_read(lo, loop: ast.For | ast.While) -> None:

@@ -64,8 +64,8 @@ def desugar(src) -> None:
     if not any(isinstance(n, ast.Call) and (isinstance(n.func, ast.Attribute) and n.func.attr
                                             in names or isinstance(n.func, ast.Name)
                                             and n.func.id in names)
-               for n in walk(src.tree)) and not any(
-            isinstance(n, ast.Name) and _which(src.globals.get(n.id)) for n in walk(src.tree)):
+               or isinstance(n, ast.Name) and _which(src.globals.get(n.id))
+               for n in walk(src.tree)):
         return
     _Forms(src).visit(src.tree)
     ast.fix_missing_locations(src.tree)

@@ -94,7 +94,7 @@ def _tape_reads(tree, parents) -> tuple[dict, set]:
     """tape -> [(read statement, name, its len calls)], and the tapes read otherwise."""
     reads: dict[str, list] = {}
     spoiled: set[str] = set()
-    for node in walk(tree):
+    for node in syntax_walk.blocks(tree):
         for field in ("body", "orelse"):
             block = getattr(node, field, None)
             if not isinstance(block, list):

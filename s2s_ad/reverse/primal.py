@@ -29,7 +29,7 @@ import ast
 from s2s_ad.reverse import analysis, checkpoint, inplace
 from s2s_ad import ir
 from s2s_ad.emit.code import Block, LoopRecord, Stmt, effect_statement, while_block
-from s2s_ad.rules import RULES, forward_template
+from s2s_ad.rules import forward_template
 from s2s_ad.rules.templates import (PLACEHOLDERS, attr_expr, const_expr, copy_expr, index_expr,
                                     names_read, substitute)
 
@@ -95,6 +95,7 @@ class _Forward:
         self.recorded: set[int] = set()
         self.replay = False
         """True while writing a checkpointed loop's runs for the reverse sweep."""
+        self._slot_tapes: dict[int, list[tuple[int, str]]] | None = None
 
     def _uses(self, r: ir.Region) -> None:
         for k, node in enumerate(r.ops):
@@ -204,6 +205,18 @@ class _Forward:
             if isinstance(node, (ir.For, ir.While)):
                 vals += node.carried
         return {self.sw.fwd(v) for v in vals}
+
+    def slot_tapes(self, loop: ir.For) -> list[tuple[int, str]]:
+        """The tapes (key, name) keeping a slot per iteration of ``loop``, in
+        the sweep's order. (The sweep has made every tape by now: they are
+        grouped by loop once, not looked for among all of them at each loop.)"""
+        if self._slot_tapes is None:
+            self._slot_tapes = {}
+            for key, name in self.sw.tapes.items():
+                owner = self.sw.slots.get(name)
+                if owner is not None:
+                    self._slot_tapes.setdefault(id(owner), []).append((key, name))
+        return self._slot_tapes.get(id(loop), [])
 
     # -- statements -----------------------------------------------------------
 
@@ -384,12 +397,11 @@ class _Forward:
         body = self.loop_body(node, skip)
         if skip is not None:
             body = self.push(skip.out) + body
-        for key, name in self.sw.tapes.items():
-            if self.sw.slots.get(name) is node:
-                slots = ast.BinOp(ast.List([ast.Constant(None)], ast.Load()), ast.Mult(),
-                                  self.expr(node.stop))
-                out.append(Stmt(ast.Assign([ast.Name(name, ast.Store())], slots),
-                                f"tape of {self.sw.values[key].name}, a slot per iteration"))
+        for key, name in self.slot_tapes(node):
+            slots = ast.BinOp(ast.List([ast.Constant(None)], ast.Load()), ast.Mult(),
+                              self.expr(node.stop))
+            out.append(Stmt(ast.Assign([ast.Name(name, ast.Store())], slots),
+                            f"tape of {self.sw.values[key].name}, a slot per iteration"))
         out.append(Block(head, body, [], f"line {node.loc.line}: {node.text}"))
         for o in node.outs:
             out += self.push(o)

@@ -50,18 +50,8 @@ class StructuredSweep:
                     and a.kind != "list" and id(a) not in self.adj:
                 targets.setdefault(id(a), a)
 
-        for r in node.regions:
-            for n in ir.walk(r):
-                if isinstance(n, ir.Op):
-                    for a, d in zip(n.args, analysis.differentiable(n)):
-                        if d:
-                            may_receive(a)
-                elif isinstance(n, ir.If):
-                    for y in n.then.yields + n.orelse.yields:
-                        may_receive(y)
-                else:
-                    for a in list(n.inits) + list(n.body.yields):
-                        may_receive(a)
+        for a in self.receivers(node):
+            may_receive(a)
         if isinstance(node, ir.If):
             for y in node.then.yields + node.orelse.yields:
                 may_receive(y)
@@ -92,6 +82,31 @@ class StructuredSweep:
                             target=self.adj[id(v)], role="zero", control=node))
         return out
 
+    def receivers(self, node) -> list[ir.Value]:
+        """The values defined outside ``node`` through which the ops inside
+        its regions may pass on an adjoint, in program order, repeats kept:
+        the operands a derivative may flow to, the yields of the branches
+        and loops inside, the initial values of those loops. Made from
+        those of the nodes it holds."""
+        known = self._receivers.get(id(node))
+        if known is not None:
+            return known
+        inside = self.inside(node)
+        out: list[ir.Value] = []
+        for r in node.regions:
+            for n in r.ops:
+                if isinstance(n, ir.Op):
+                    sent = [a for a, d in zip(n.args, analysis.differentiable(n)) if d]
+                elif isinstance(n, ir.If):
+                    sent = n.then.yields + n.orelse.yields
+                else:
+                    sent = list(n.inits) + list(n.body.yields)
+                if not isinstance(n, ir.Op):
+                    sent += self.receivers(n)
+                out += [a for a in sent if isinstance(a, ir.Value) and id(a) not in inside]
+        self._receivers[id(node)] = out
+        return out
+
     def if_(self, node: ir.If) -> list:
         # Adjoints leave a region only through its yields: a branch whose
         # results have no adjoint sends none anywhere.
@@ -100,9 +115,10 @@ class StructuredSweep:
             return []
         pre = self.zero_outer(node)
         branches = []
+        # (an arm yields a value it defines or one defined before the branch)
+        inside = self.inside(node)
         for r in (node.then, node.orelse):
             prefix = []
-            inside = {id(v) for n in ir.walk(r) for v in ir.defined(n)}
             for o, y in zip(node.outs, r.yields):
                 if id(o) in self.adj and isinstance(y, ir.Value) and id(y) in self.act:
                     prefix += self.accumulate(y, ast.Name(self.adj[id(o)], ast.Load()),

@@ -50,8 +50,8 @@ from s2s_ad.errors import SourceError
 from s2s_ad.names import Namer
 from s2s_ad.emit.optimize import float_factors, simplify
 from s2s_ad.rules import RULES, SCALAR_PRIMS
-from s2s_ad.rules.templates import PLACEHOLDERS, const_expr, names_read, substitute
-from s2s_ad.syntax_walk import walk
+from s2s_ad.rules.templates import (PLACEHOLDERS, const_expr, names_read, substitute,
+                                    template_names)
 
 
 
@@ -147,6 +147,13 @@ class _Sweep(StructuredSweep, CallSites):
         self.read_once: set[int] = set()
         """ids of the reads of such a parameter that are the only read of
         their elements (s2s_ad.reverse.fresh_writes.read_once): assigned, not added."""
+        self._inside: dict[int, frozenset[int]] = {}
+        """id(branch or loop) -> :meth:`inside` of it (the IR is not changed
+        while it is swept: asked once per enclosing node, a branch nested 50
+        deep would otherwise be walked 50 times)."""
+        self._receivers: dict[int, list] = {}
+        """id(branch or loop) -> its ``receivers`` (s2s_ad.reverse.structured),
+        kept for the same reason."""
 
     # -- bookkeeping ----------------------------------------------------------
 
@@ -209,21 +216,24 @@ class _Sweep(StructuredSweep, CallSites):
             return ast.Name(fam.name, ast.Load())
         return ast.Name(a.name if self.in_loop(a) else self.fwd(a), ast.Load())
 
-    def inside(self, node) -> set[int]:
-        """ids of the values defined inside ``node``'s regions."""
+    def inside(self, node) -> frozenset[int]:
+        """ids of the values defined inside ``node``'s regions (its loop index
+        and carried values too), from those of the nodes it holds."""
+        known = self._inside.get(id(node))
+        if known is not None:
+            return known
         out: set[int] = set()
         for r in node.regions:
-            for n in ir.walk(r):
+            for n in r.ops:
                 out.update(id(v) for v in ir.defined(n))
-                if isinstance(n, ir.For):
-                    out.add(id(n.index))
-                if isinstance(n, (ir.For, ir.While)):
-                    out.update(id(c) for c in n.carried)
+                if not isinstance(n, ir.Op):
+                    out |= self.inside(n)
         if isinstance(node, ir.For):
             out.add(id(node.index))
         if isinstance(node, (ir.For, ir.While)):
             out.update(id(c) for c in node.carried)
-        return out
+        known = self._inside[id(node)] = frozenset(out)
+        return known
 
     # -- the sweep --------------------------------------------------------------
 
@@ -396,8 +406,10 @@ class _Sweep(StructuredSweep, CallSites):
             params = {id(v) for v in self.func.param_values + self.func.scalars(
                 self.func.param_values)}  # leaves of a structure parameter too
             maybe = [self.tape_ref(v) for v in tape if id(v) not in top and id(v) not in params]
-            maybe += [name for name in self.slots if name in self.tapes.values()
-                      and self.slots[name] not in self.func.body.ops]
+            tapes = set(self.tapes.values())
+            top_loops = {id(node) for node in self.func.body.ops}
+            maybe += [name for name in self.slots if name in tapes
+                      and id(self.slots[name]) not in top_loops]
             fwd = [Stmt(ast.Assign([ast.Name(n, ast.Store())], ast.Constant(None)),
                         "defined only if its branch runs") for n in dict.fromkeys(maybe)] + fwd
         tape += [ir.Value(name, "looptape") for name in self.tapes.values()]
@@ -551,7 +563,7 @@ class _Sweep(StructuredSweep, CallSites):
         return self.ref(op.callee.tape)
 
     def instantiate(self, template: ast.expr, op: ir.Op) -> ast.expr:
-        used = {n.id for n in walk(template) if isinstance(n, ast.Name)}
+        used = template_names(template)
         env = {}
         for name, a in zip(PLACEHOLDERS, op.args):
             if name in used:

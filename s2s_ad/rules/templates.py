@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 import copy
 import math
+import weakref
 
 from s2s_ad import ir
 from s2s_ad.syntax_walk import walk
@@ -165,6 +166,19 @@ def names_read(node: ast.AST) -> set[str]:
     return {n.id for n in walk(node) if isinstance(n, ast.Name)}
 
 
+_TEMPLATE_NAMES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def template_names(template: ast.expr) -> frozenset[str]:
+    """:func:`names_read` of a rule's template, remembered while the template
+    lives (a template is parsed once and never changed: instantiating it
+    copies it; every reverse statement asks)."""
+    names = _TEMPLATE_NAMES.get(template)
+    if names is None:
+        names = _TEMPLATE_NAMES[template] = frozenset(names_read(template))
+    return names
+
+
 def index_operands(index: tuple):
     """``(operand position, item)`` for every operand an index tuple refers
     to: an ``("op", k)`` item, and the bounds of ``("slice", ...)`` items."""
@@ -198,22 +212,45 @@ def index_expr(index: tuple, operands: list[ast.expr]) -> ast.expr:
 
 def substitute(template: ast.expr, env: dict[str, ast.expr], modules: dict[str, str]) -> ast.expr:
     """``template`` with the names in ``env`` replaced by (copies of) their
-    expressions and module names by their aliases."""
-    return _Substitution(env, modules).visit(copy_expr(template))
+    expressions and module names by their aliases: a copy made in one pass
+    (what :class:`_Substitution` gives on a :func:`copy_expr` of the
+    template; every reverse statement is made here, and copying then
+    visiting was a tenth of the transform's time)."""
+    if type(template) is ast.Name:
+        return _substituted_name(template, env, modules)
+    if not isinstance(template, ast.AST):
+        return copy_expr(template)
+    new = template.__class__.__new__(template.__class__)
+    fields = template._fields
+    for k, v in template.__dict__.items():
+        if k not in fields:
+            new.__dict__[k] = copy_expr(v)  # (a position: lineno, col_offset, ...)
+        elif isinstance(v, list):
+            new.__dict__[k] = [substitute(x, env, modules) for x in v]
+        else:
+            new.__dict__[k] = substitute(v, env, modules)
+    return new
+
+
+def _substituted_name(node: ast.Name, env: dict[str, ast.expr], modules: dict[str, str]):
+    """A placeholder's expression, a module's alias or (a copy of) ``node``."""
+    if node.id in env:
+        return copy_expr(env[node.id])
+    module = TEMPLATE_MODULES.get(node.id, node.id)
+    if module in modules:
+        return ast.Name(modules[module], ast.Load())
+    return copy_expr(node)
 
 
 class _Substitution(ast.NodeTransformer):
     """Replaces placeholder names by expressions and module names by the
-    aliases the generated module imports them as."""
+    aliases the generated module imports them as (in place: on a copy)."""
 
     def __init__(self, env: dict[str, ast.expr], modules: dict[str, str]):
         self.env = env
         self.modules = modules
 
     def visit_Name(self, node: ast.Name):
-        if node.id in self.env:
-            return copy_expr(self.env[node.id])
-        module = TEMPLATE_MODULES.get(node.id, node.id)
-        if module in self.modules:
-            return ast.Name(self.modules[module], ast.Load())
+        if node.id in self.env or TEMPLATE_MODULES.get(node.id, node.id) in self.modules:
+            return _substituted_name(node, self.env, self.modules)
         return node
