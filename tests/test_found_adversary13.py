@@ -1,0 +1,77 @@
+"""Bugs found by adversary 13. Each derivative is compared with central
+differences in float64 of the original function (second derivatives with
+central differences of the gradient); none is marked xfail: each fails until
+its bug is fixed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from tests.modules import import_source
+
+SRC = '''
+import math
+
+
+def sum_of_filtered(x, y):
+    xs = [x, y, x * y, x - y]
+    return sum(t * t for t in xs if t > 0.5)
+
+
+def max_of_filtered(x, y):
+    xs = [x, y, x * y, x - y]
+    return max(t for t in xs if t < 1.0)
+
+
+def extreme_in_arms(x, y):
+    xs = [x, y, x * y, x - y]
+    if x > 0.5:
+        m = max(t for t in xs if t < 1.0)
+    else:
+        m = min(t * t for t in xs if t > 0.0)
+    return m * y
+
+
+def sorted_grown(x, n):
+    xs = []
+    for k in range(n):
+        xs.append(math.sin(x * (k + 1)))
+    ys = sorted(xs, key=lambda t: (t - 0.2) ** 2, reverse=True)
+    return ys[0] * 2.0 + ys[-1] * ys[1] + max(xs) * min(xs)
+'''
+
+
+@pytest.fixture(scope="module")
+def mod(tmp_path_factory):
+    return import_source(tmp_path_factory.mktemp("found_adversary13"), SRC,
+                         "found_adversary13_src")
+
+
+def _fd(f, args, i, h=1e-6):
+    up, down = list(args), list(args)
+    up[i] += h
+    down[i] -= h
+    return (f(*up) - f(*down)) / (2 * h)
+
+
+@pytest.mark.parametrize("name, args", [
+    ("sum_of_filtered", (0.7, 1.3)),
+    ("max_of_filtered", (0.7, 1.3)),
+    ("extreme_in_arms", (0.7, 1.3)),
+    ("extreme_in_arms", (0.3, 1.3)),
+    ("sorted_grown", (0.7, 5)),
+])
+def test_second_derivative_of_a_list_grown_in_arms_or_sorted(mod, name, args):
+    """hvp reads back the JVP module: the tangent list of a list made before
+    a branch was made inside its arm (`ditems = []` in each arm, refused as
+    a different list in each arm), and `max(range(len(items)),
+    key=items.__getitem__)`, the form a run-time max/min/sorted is written
+    in, was refused ('indices must be integer constants')."""
+    f = getattr(mod, name)
+    g = s2s_ad.grad(f, wrt=0)
+    want = _fd(g, args, 0, h=1e-5)
+    got = s2s_ad.hvp(f, wrt=0)(*args, 1.0)
+    assert np.isclose(got, want, rtol=1e-5, atol=1e-7), (got, want)
+    assert np.isclose(g(*args), _fd(f, args, 0), rtol=1e-6, atol=1e-8)
