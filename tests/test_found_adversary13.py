@@ -14,6 +14,8 @@ from tests.modules import import_source
 SRC = '''
 import math
 
+import numpy as np
+
 
 def sum_of_filtered(x, y):
     xs = [x, y, x * y, x - y]
@@ -40,6 +42,10 @@ def sorted_grown(x, n):
         xs.append(math.sin(x * (k + 1)))
     ys = sorted(xs, key=lambda t: (t - 0.2) ** 2, reverse=True)
     return ys[0] * 2.0 + ys[-1] * ys[1] + max(xs) * min(xs)
+
+
+def reduce_over(A, ax):
+    return np.sum(np.mean(A, axis=ax) ** 2) + np.sum(np.max(A, axis=ax))
 '''
 
 
@@ -75,3 +81,24 @@ def test_second_derivative_of_a_list_grown_in_arms_or_sorted(mod, name, args):
     got = s2s_ad.hvp(f, wrt=0)(*args, 1.0)
     assert np.isclose(got, want, rtol=1e-5, atol=1e-7), (got, want)
     assert np.isclose(g(*args), _fd(f, args, 0), rtol=1e-6, atol=1e-8)
+
+
+def _fd_array(f, A, *rest, h=1e-6):
+    g = np.zeros_like(A)
+    for i in np.ndindex(A.shape):
+        e = np.zeros_like(A)
+        e[i] = h
+        g[i] = (f(A + e, *rest) - f(A - e, *rest)) / (2 * h)
+    return g
+
+
+@pytest.mark.parametrize("ax", [(0, 1), (1,), None, 1, (0, 1)])
+def test_vjp_of_an_axis_given_a_tuple(mod, ax):
+    """A parameter passed as a NumPy axis given a tuple of ints is static for
+    grad, hvp and jvp; vjp lowered it as a number and refused at `axis=ax`
+    ("`axis` must be one integer ...")."""
+    f = mod.reduce_over
+    A = np.arange(12.0).reshape(3, 4) / 7 + np.eye(3, 4)
+    value, pullback = s2s_ad.vjp(f, A, ax)
+    assert np.isclose(value, f(A, ax))
+    assert np.allclose(pullback(1.0)[0], _fd_array(f, A, ax), atol=1e-6)
