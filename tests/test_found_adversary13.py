@@ -102,3 +102,57 @@ def test_vjp_of_an_axis_given_a_tuple(mod, ax):
     value, pullback = s2s_ad.vjp(f, A, ax)
     assert np.isclose(value, f(A, ax))
     assert np.allclose(pullback(1.0)[0], _fd_array(f, A, ax), atol=1e-6)
+
+
+METHOD_SRC = '''
+class K:
+    S = 1.0
+
+    @staticmethod
+    def sm(x):
+        return x * K.S
+
+    def m(self, x):
+        return self.sm(x) * x
+'''
+
+
+@pytest.mark.parametrize("change", ["class constant", "staticmethod rebound",
+                                    "instance attribute"])
+@pytest.mark.parametrize("api", ["grad held", "grad asked again", "jvp", "hvp", "vjp"])
+def test_bound_method_calling_a_staticmethod_through_self(tmp_path, change, api):
+    """`self.sm(x)` calls a staticmethod, a helper of the derivative: what it
+    reads (`K.S`) was not in the fingerprint (a derivative asked for again
+    after `K.S = 3.0` was the old one: 1.4, not 4.2), and the derivatives
+    returned before a change of `K.sm` (on the class or hidden by the
+    object's own) kept calling the old function."""
+    src = import_source(tmp_path, METHOD_SRC, "found_adversary13_method")
+    k = src.K()
+    f = k.m
+    made = {"grad held": lambda: s2s_ad.grad(f),
+            "grad asked again": lambda: None,
+            "jvp": lambda: s2s_ad.jvp(f),
+            "hvp": lambda: s2s_ad.hvp(f),
+            "vjp": lambda: None}[api]()
+    s2s_ad.grad(f)(0.7)
+    if made is not None:
+        made(0.7, 1.0) if api == "hvp" else made(0.7)
+    if change == "class constant":
+        src.K.S = 3.0
+    elif change == "staticmethod rebound":
+        src.K.sm = staticmethod(lambda x: x * x * x)
+    else:
+        k.sm = lambda x: x * 10.0
+    h = 1e-5
+    first = (f(0.7 + h) - f(0.7 - h)) / (2 * h)
+    second = (f(0.7 + h) - 2 * f(0.7) + f(0.7 - h)) / h ** 2
+    if api == "grad held":
+        assert np.isclose(made(0.7), first, rtol=1e-6)
+    elif api == "grad asked again":
+        assert np.isclose(s2s_ad.grad(f)(0.7), first, rtol=1e-6)
+    elif api == "jvp":
+        assert np.isclose(made(0.7)[1], first, rtol=1e-6)
+    elif api == "hvp":
+        assert np.isclose(made(0.7, 1.0), second, rtol=1e-4)
+    else:
+        assert np.isclose(s2s_ad.vjp(f, 0.7)[1](1.0)[0], first, rtol=1e-6)

@@ -259,7 +259,14 @@ def fingerprint_parts(method) -> tuple:
     constants = tuple((a, type(v).__name__, v if is_static_value(v) else id(v))
                       for a, v in p.constants.items())
     return (type(p.obj).__qualname__, tuple(p.methods), kinds, constants), \
-        list(p.methods.values())
+        list(p.methods.values()) + static_functions(p)
+
+
+def static_functions(p: Plan) -> list:
+    """The functions a bound method reads from its object (``self.sm(x)``, a
+    staticmethod, or a function the object holds): the code calls them as
+    helpers, so their sources and what they read decide it too."""
+    return [v for v in p.constants.values() if isinstance(v, types.FunctionType)]
 
 
 def refuse_unbound(fn, src) -> SourceError | None:
