@@ -64,6 +64,10 @@ class Plan:
     class_methods: set = field(default_factory=set)
     """Names of the classmethods reached through the object (``self.cm(x)``):
     their first parameter, the class, reads what the object does."""
+    class_reads: set = field(default_factory=set)
+    """Attributes read through the class (``cls.w`` in such a classmethod,
+    ``type(self).w``) that the lifted code reads from the object: the same
+    value only while the object does not hide the class's (:func:`hidden`)."""
 
 
 def is_bound(fn) -> bool:
@@ -110,6 +114,7 @@ def plan(method: types.MethodType) -> Plan:
                     raise src.error(node, f"`{ast.unparse(node)}` reads the class's "
                                     f"`{node.attr}`, which the {type(obj).__name__} object "
                                     f"hides with its own; give one of them another name")
+                out.class_reads.add(node.attr)
             if is_bound(value) and value.__self__ is obj:
                 todo.append((node.attr, value.__func__))
             elif is_bound(value) and not isinstance(obj, type) \
@@ -131,6 +136,14 @@ def plan(method: types.MethodType) -> Plan:
                                 "a method may read numbers, arrays, strings, None, bools and "
                                 "other methods from its object")
     return out
+
+
+def hidden(p: Plan) -> bool:
+    """Does the object now hide a class attribute its methods read through the
+    class (``k.S = 3.0`` after a gradient of ``k.m`` reading ``cls.S`` was
+    made)? The lifted code would read the object's; Python reads the class's."""
+    cls = type(p.obj)
+    return any(not _same(getattr(cls, a, None), getattr(p.obj, a, None)) for a in p.class_reads)
 
 
 def _same(a, b) -> bool:
