@@ -13,6 +13,8 @@ from tests.modules import import_source
 
 SRC = '''
 import math
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -42,6 +44,47 @@ def sorted_grown(x, n):
         xs.append(math.sin(x * (k + 1)))
     ys = sorted(xs, key=lambda t: (t - 0.2) ** 2, reverse=True)
     return ys[0] * 2.0 + ys[-1] * ys[1] + max(xs) * min(xs)
+
+
+class Cfg(NamedTuple):
+    w: float
+    mode: str
+    extra: object
+
+
+def build_cfg(x, n):
+    s = x
+    for i in range(n):
+        s = s * 1.1 + x
+    return Cfg(s, "abs", None)
+
+
+def use_cfg(x, y):
+    c = build_cfg(x, 3)
+    r = c.w * y
+    if c.mode == "abs" and c.extra is None:
+        r = r + (c.w - y) ** 2
+    return r
+
+
+@dataclass
+class Layer:
+    W: np.ndarray
+    b: np.ndarray
+    act: str = "tanh"
+
+
+def make_layer(x, y):
+    return {"n": x * y, "l": Layer(np.array([x, y]), np.array([y, 1.0]))}
+
+
+def use_layer(x, y):
+    d = make_layer(x, y)
+    layer = d["l"]
+    z = layer.W * d["n"] + layer.b
+    if layer.act == "tanh":
+        z = np.tanh(z)
+    return np.sum(z ** 2)
 
 
 def reduce_over(A, ax):
@@ -192,3 +235,16 @@ def test_class_attribute_hidden_by_the_object_after_the_derivative(tmp_path, met
     with pytest.raises(s2s_ad.SourceError) as info:
         made(*at)
     assert "found_adversary13_class_read.py:" in str(info.value) and "hides" in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["use_cfg", "use_layer"])
+def test_helper_returning_a_structure_with_a_string_or_none(mod, name):
+    """A helper returning a NamedTuple or dataclass with a string or None
+    field (`Cfg(s, "abs", None)`, a dataclass's `act="tanh"` default) was
+    refused by grad ("returning a structure holding a number is not
+    supported") while vjp, jvp and hvp differentiated it."""
+    f = getattr(mod, name)
+    args = (0.7, 1.3)
+    want = [_fd(f, args, i) for i in range(2)]
+    got = s2s_ad.grad(f, wrt=(0, 1))(*args)
+    assert np.allclose(got, want, rtol=1e-6, atol=1e-8), (got, want)
