@@ -248,3 +248,68 @@ def test_helper_returning_a_structure_with_a_string_or_none(mod, name):
     want = [_fd(f, args, i) for i in range(2)]
     got = s2s_ad.grad(f, wrt=(0, 1))(*args)
     assert np.allclose(got, want, rtol=1e-6, atol=1e-8), (got, want)
+
+
+def test_gradient_file_of_a_run_time_max_and_sort_read_back(mod, tmp_path):
+    """The gradient module of a run-time sorted/max/min, read back from its
+    file and differentiated again (its JVP: a row of the Hessian): the order
+    `perm = sorted(range(len(xs)), key=xs.__getitem__)`, its items on a tape
+    (`t6 = t6_tape[k]`) and the position `best` a helper's forward function
+    puts on its tape were not read as ints ('a list index must be an
+    integer')."""
+    import importlib.util
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "grad_sorted_grown.py"
+    src = os.path.join(os.path.dirname(mod.__file__), "found_adversary13_src.py")
+    subprocess.run([sys.executable, "-m", "s2s_ad", "grad", f"{src}:sorted_grown", "--wrt",
+                    "x,", "-o", str(out)], check=True, capture_output=True)
+    spec = importlib.util.spec_from_file_location("grad_sorted_grown", out)
+    grad_file = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(grad_file)
+    g = grad_file.grad_sorted_grown
+    first = lambda x: g(x, 5)[0]  # noqa: E731
+    assert np.isclose(first(0.7), _fd(mod.sorted_grown, (0.7, 5), 0), rtol=1e-6)
+    _, tangent = s2s_ad.jvp(g, wrt="x")(0.7, 5, dx=1.0)
+    assert np.isclose(tangent[0], _fd(first, (0.7,), 0, h=1e-5), rtol=1e-5)
+
+
+def test_helper_with_a_run_time_max_read_back(tmp_path):
+    """The same for a helper (its pair): `best` is an item of its tape."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    src = import_source(tmp_path, HELPER_MAX_SRC, "found_adversary13_helper_max")
+    out = tmp_path / "grad_helper_max.py"
+    subprocess.run([sys.executable, "-m", "s2s_ad", "grad",
+                    f"{src.__file__}:twice", "--wrt", "x,", "-o", str(out)],
+                   check=True, capture_output=True, cwd=tmp_path)
+    spec = importlib.util.spec_from_file_location("grad_helper_max", out)
+    grad_file = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(grad_file)
+    first = lambda x: grad_file.grad_twice(x, 5)[0]  # noqa: E731
+    assert np.isclose(first(0.7), _fd(src.twice, (0.7, 5), 0), rtol=1e-6)
+    _, tangent = s2s_ad.jvp(grad_file.grad_twice, wrt="x")(0.7, 5, dx=1.0)
+    assert np.isclose(tangent[0], _fd(first, (0.7,), 0, h=1e-5), rtol=1e-5)
+
+
+HELPER_MAX_SRC = '''
+import math
+
+
+def helper(xs):
+    return sorted(xs)[0] + max(xs)
+
+
+def twice(x, n):
+    xs = []
+    for k in range(n):
+        xs.append(math.cos(x * (k + 1)))
+    s = 0.0
+    for j in range(2):
+        s = s + helper(xs) * x
+    return s
+'''

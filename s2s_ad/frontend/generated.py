@@ -135,7 +135,8 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None,
     _placeholder_lists(tree)
     given = pairs.int_tapes_given(tree, globals_) if globals_ else set()
     _pops(tree, namer, globals_, given)
-    readback_forms.int_items(tree, globals_, given)
+    readback_forms.int_items(tree, globals_, given,
+                             pairs.int_items_given(tree, globals_) if globals_ else set())
     _zeros(tree)
     _item_sums(tree, namer)
     for node in walk(tree):
