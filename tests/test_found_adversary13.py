@@ -105,6 +105,21 @@ def _fd(f, args, i, h=1e-6):
     return (f(*up) - f(*down)) / (2 * h)
 
 
+def _gradient_file(src_file, name: str, folder):
+    """``s2s-ad grad SRC:name --wrt x, -o folder/grad_name.py``, imported."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    out = folder / f"grad_{name}.py"
+    subprocess.run([sys.executable, "-m", "s2s_ad", "grad", f"{src_file}:{name}", "--wrt", "x,",
+                    "-o", str(out)], check=True, capture_output=True, cwd=folder)
+    spec = importlib.util.spec_from_file_location(f"grad_{name}", out)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, f"grad_{name}")
+
+
 @pytest.mark.parametrize("name, args", [
     ("sum_of_filtered", (0.7, 1.3)),
     ("max_of_filtered", (0.7, 1.3)),
@@ -257,19 +272,7 @@ def test_gradient_file_of_a_run_time_max_and_sort_read_back(mod, tmp_path):
     (`t6 = t6_tape[k]`) and the position `best` a helper's forward function
     puts on its tape were not read as ints ('a list index must be an
     integer')."""
-    import importlib.util
-    import os
-    import subprocess
-    import sys
-
-    out = tmp_path / "grad_sorted_grown.py"
-    src = os.path.join(os.path.dirname(mod.__file__), "found_adversary13_src.py")
-    subprocess.run([sys.executable, "-m", "s2s_ad", "grad", f"{src}:sorted_grown", "--wrt",
-                    "x,", "-o", str(out)], check=True, capture_output=True)
-    spec = importlib.util.spec_from_file_location("grad_sorted_grown", out)
-    grad_file = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(grad_file)
-    g = grad_file.grad_sorted_grown
+    g = _gradient_file(mod.__file__, "sorted_grown", tmp_path)
     first = lambda x: g(x, 5)[0]  # noqa: E731
     assert np.isclose(first(0.7), _fd(mod.sorted_grown, (0.7, 5), 0), rtol=1e-6)
     _, tangent = s2s_ad.jvp(g, wrt="x")(0.7, 5, dx=1.0)
@@ -278,21 +281,11 @@ def test_gradient_file_of_a_run_time_max_and_sort_read_back(mod, tmp_path):
 
 def test_helper_with_a_run_time_max_read_back(tmp_path):
     """The same for a helper (its pair): `best` is an item of its tape."""
-    import importlib.util
-    import subprocess
-    import sys
-
     src = import_source(tmp_path, HELPER_MAX_SRC, "found_adversary13_helper_max")
-    out = tmp_path / "grad_helper_max.py"
-    subprocess.run([sys.executable, "-m", "s2s_ad", "grad",
-                    f"{src.__file__}:twice", "--wrt", "x,", "-o", str(out)],
-                   check=True, capture_output=True, cwd=tmp_path)
-    spec = importlib.util.spec_from_file_location("grad_helper_max", out)
-    grad_file = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(grad_file)
-    first = lambda x: grad_file.grad_twice(x, 5)[0]  # noqa: E731
+    g = _gradient_file(src.__file__, "twice", tmp_path)
+    first = lambda x: g(x, 5)[0]  # noqa: E731
     assert np.isclose(first(0.7), _fd(src.twice, (0.7, 5), 0), rtol=1e-6)
-    _, tangent = s2s_ad.jvp(grad_file.grad_twice, wrt="x")(0.7, 5, dx=1.0)
+    _, tangent = s2s_ad.jvp(g, wrt="x")(0.7, 5, dx=1.0)
     assert np.isclose(tangent[0], _fd(first, (0.7,), 0, h=1e-5), rtol=1e-5)
 
 
@@ -313,3 +306,64 @@ def twice(x, n):
         s = s + helper(xs) * x
     return s
 '''
+
+
+POPS_SRC = '''
+import math
+
+
+def stack_made_in_an_arm(x, n):
+    s = 0.0
+    if x > 0.2:
+        xs = []
+        for i in range(n):
+            xs.append(x * (i + 1.0))
+        xs.pop()
+        while xs:
+            s = s * 0.5 + math.sin(xs.pop())
+    else:
+        s = x
+    return s
+
+
+def stack_made_in_a_loop(x, n):
+    s = 0.0
+    for j in range(3):
+        xs = []
+        for i in range(n):
+            xs.append(x * (i + j + 1.0))
+        xs.pop()
+        s = s + xs.pop() * xs[-1] + len(xs)
+    return s
+
+
+def list_made_in_a_loop(x, n):
+    s = 0.0
+    for j in range(3):
+        xs = []
+        for i in range(n):
+            xs.append(math.sin(x * (i + j + 1.0)))
+        s = s + xs[-1] * xs[0] + sum(xs) * x
+    return s
+'''
+
+
+@pytest.mark.parametrize("name, x", [("stack_made_in_an_arm", 0.7), ("stack_made_in_an_arm", 0.1),
+                                     ("stack_made_in_a_loop", 0.7),
+                                     ("list_made_in_a_loop", 0.7)])
+def test_lists_made_in_a_loop_or_arm_popped_and_read_back(tmp_path, name, x):
+    """A stack made in an arm or a loop's body and popped there (a pop whose
+    item is dropped too) was refused ("`xs.pop` is not supported"), and a
+    gradient file whose backward pass pops the adjoint of a list made in a
+    loop's body could not be read back: its counter went where the list did
+    not exist yet, and the tape of that list's length was written before the
+    list was grown (`xs_tape[j] = len(xs)` right after `xs = []`: 0)."""
+    src = import_source(tmp_path, POPS_SRC, "found_adversary13_pops")
+    f = getattr(src, name)
+    args = (x, 4)
+    assert np.isclose(s2s_ad.grad(f, wrt=0)(*args), _fd(f, args, 0), rtol=1e-6)
+    g = _gradient_file(src.__file__, name, tmp_path)
+    first = lambda t: g(t, 4)[0]  # noqa: E731
+    assert np.isclose(first(x), _fd(f, args, 0), rtol=1e-6)
+    _, tangent = s2s_ad.jvp(g, wrt="x")(x, 4, dx=1.0)
+    assert np.isclose(tangent[0], _fd(first, (x,), 0, h=1e-5), rtol=1e-5)
