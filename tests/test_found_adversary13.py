@@ -367,3 +367,75 @@ def test_lists_made_in_a_loop_or_arm_popped_and_read_back(tmp_path, name, x):
     assert np.isclose(first(x), _fd(f, args, 0), rtol=1e-6)
     _, tangent = s2s_ad.jvp(g, wrt="x")(x, 4, dx=1.0)
     assert np.isclose(tangent[0], _fd(first, (x,), 0, h=1e-5), rtol=1e-5)
+
+
+ITEM_SRC = '''
+import numpy as np
+
+
+def list_item_added(x):
+    xs = [x, 2.0]
+    xs[1] += x * 3.0
+    xs[0] *= xs[1]
+    return xs[0] + xs[1]
+
+
+def dict_item_added(x):
+    d = {"a": x, "b": 2.0}
+    d["b"] += x
+    d["a"] -= 1.0
+    return d["a"] * d["b"]
+
+
+def unrolled_loop_item_added(x):
+    xs = [x, 2.0]
+    for i in range(2):
+        xs[1] += x * 3.0
+    return xs[0] + xs[1]
+
+
+def number_item_in_numpy_code(w):
+    xs = [w * 1.0, 2.0]
+    xs[1] += np.sum(w)
+    return np.sum(xs[0]) * xs[1]
+
+
+def array_item_added(w):
+    d = {"a": w, "b": w * 2.0}
+    d["a"] += 1.0
+    return np.sum(d["a"] * d["b"])
+
+
+def array_list_item_added(w):
+    xs = [w]
+    xs[0] += 1.0
+    return np.sum(xs[0] * w)
+'''
+
+
+@pytest.mark.parametrize("name, arg", [("list_item_added", 0.7), ("dict_item_added", 0.7),
+                                       ("unrolled_loop_item_added", 0.7),
+                                       ("number_item_in_numpy_code", None)])
+def test_augmented_assignment_to_an_item_of_a_built_structure(tmp_path, name, arg):
+    """`xs[1] += v` on a list (or dict) built in the function was refused at the
+    top level and in an unrolled loop ('mutates a value in place') while the
+    same write in a branch or a `range(n)` loop was differentiated; in NumPy
+    code it crashed ('StaticList' object has no attribute 'kind')."""
+    src = import_source(tmp_path, ITEM_SRC, "found_adversary13_items")
+    f = getattr(src, name)
+    if arg is None:
+        w = np.array([0.3, -0.2, 0.5])
+        assert np.allclose(s2s_ad.grad(f)(w), _fd_array(f, w), atol=1e-7)
+    else:
+        assert np.isclose(s2s_ad.grad(f)(arg), _fd(f, (arg,), 0), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["array_item_added", "array_list_item_added"])
+def test_augmented_assignment_to_an_array_item_is_refused(tmp_path, name):
+    """NumPy's `+=` on an array item writes into the array, which the caller
+    holds here: refused, located (it crashed with an AttributeError)."""
+    src = import_source(tmp_path, ITEM_SRC, "found_adversary13_items")
+    with pytest.raises(s2s_ad.SourceError) as info:
+        s2s_ad.grad(getattr(src, name))(np.array([0.3, -0.2, 0.5]))
+    text = str(info.value)
+    assert "found_adversary13_items.py:" in text and "^" in text and "in place" in text, text

@@ -348,6 +348,9 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
                 return  # a bare annotation binds nothing
             self.assign(stmt.target, self.expr(stmt.value, target=stmt.target), stmt.value)
         elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Subscript) \
+                and self.array_mode and self.holds_structure(stmt.target.value):
+            structures.augmented_store(self, stmt)  # `d["b"] += v`: the item replaced
+        elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Subscript) \
                 and self.array_mode:
             op = BINOPS.get(type(stmt.op))
             if op is None:
@@ -356,6 +359,8 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         elif isinstance(stmt, ast.AugAssign):
             if isinstance(stmt.target, ast.Subscript) and list_writes.augmented(self, stmt, BINOPS):
                 return
+            if isinstance(stmt.target, ast.Subscript) and self.holds_structure(stmt.target.value):
+                return structures.augmented_store(self, stmt)  # `xs[1] += v`: the item replaced
             if not isinstance(stmt.target, ast.Name):
                 raise self.refuse_target(stmt.target)
             op = BINOPS.get(type(stmt.op))
