@@ -439,3 +439,62 @@ def test_augmented_assignment_to_an_array_item_is_refused(tmp_path, name):
         s2s_ad.grad(getattr(src, name))(np.array([0.3, -0.2, 0.5]))
     text = str(info.value)
     assert "found_adversary13_items.py:" in text and "^" in text and "in place" in text, text
+
+
+PARTIAL_SRC = '''
+import functools
+
+import numpy as np
+
+
+def dot(a, b):
+    return np.sum(a * b)
+
+
+def partial_then_write(a, x):
+    b = np.copy(a)
+    f = functools.partial(dot, b)
+    b[0] = 10.0
+    return f(a * x)
+
+
+def partial_then_write_scaled(a, x):
+    b = a * 1.0
+    f = functools.partial(dot, b)
+    b[0] = 10.0
+    return f(a * x) + np.sum(a) * 0.0
+
+
+def partial_then_augmented(a, x):
+    b = np.copy(a)
+    f = functools.partial(dot, b=b)
+    b += x
+    return f(a)
+'''
+
+
+@pytest.mark.parametrize("name", ["partial_then_write", "partial_then_augmented",
+                                  "partial_then_write_scaled"])
+@pytest.mark.parametrize("api", ["grad", "vjp", "jvp"])
+def test_partial_holding_an_array_written_after(tmp_path, name, api):
+    """`functools.partial(dot, b)` holds the array `b`; a write into `b` after
+    it (`b[0] = 10.0`, `b += x`) is seen by the partial in Python, and was
+    not by s2s-ad (grad 0.42 for 7.0: the partial kept `b`'s value before
+    the write; the JVP also for `b = np.copy(a)`, where the gradient was
+    right)."""
+    src = import_source(tmp_path, PARTIAL_SRC, "found_adversary13_partial")
+    f = getattr(src, name)
+    a, x = np.array([0.3, 0.5]), 0.7
+    want_a, want_x = _fd_array(f, a, x), _fd(lambda t: f(a, t), (x,), 0)
+    if api == "grad":
+        got_a, got_x = s2s_ad.grad(f, wrt=(0, 1))(a, x)
+    elif api == "jvp":
+        _, tangent = s2s_ad.jvp(f, wrt=("a", "x"))(a, x, da=np.array([1.0, -2.0]), dx=0.5)
+        assert np.isclose(tangent, want_a @ np.array([1.0, -2.0]) + 0.5 * want_x)
+        return
+    else:
+        value, pullback = s2s_ad.vjp(f, a, x)
+        assert np.isclose(value, f(a, x))
+        got_a, got_x = pullback(1.0)
+    assert np.allclose(got_a, want_a, atol=1e-7) and np.isclose(got_x, want_x), \
+        (got_a, want_a, got_x, want_x)

@@ -26,6 +26,7 @@ import numpy
 from s2s_ad import ir
 from s2s_ad.frontend import (index_exprs, list_slices, numpy_attrs, structures, view_binds,
                              write_dtypes)
+from s2s_ad.frontend.bound_partials import BoundPartial
 from s2s_ad.frontend.int_names import int_names, is_int, one_axis
 from s2s_ad.frontend.view_binds import numpy_made as _numpy_made, parents_of
 from s2s_ad.rules.numpy import VIEWS
@@ -251,7 +252,7 @@ class ArrayIndexing:
         for k, v in list(self.env.items()):
             if v is base:
                 self.env[k] = out
-            elif structures.is_structure(v):
+            elif structures.is_structure(v) or isinstance(v, BoundPartial):
                 self.env[k] = _replaced(v, base, out)  # `xs = [M]`: xs[0] is M, written
         for vid, r in list(self.roots.items()):
             if r is base and vid != id(base):
@@ -328,15 +329,19 @@ class ArrayIndexing:
 
 
 def _replaced(value, base, out):
-    """``value`` (a list, tuple or dict known while lowering, nested) with
-    every item that is ``base`` now ``out``: the array's later version, as
-    the Python list holds the array that was written into. Lists and dicts
+    """``value`` (a list, tuple or dict known while lowering, nested, or a
+    ``functools.partial`` made in the function) with every item (bound
+    argument) that is ``base`` now ``out``: the array's later version, as
+    the Python list (partial) holds the array that was written into. Lists and dicts
     are changed in place (other names may hold them), tuples made anew."""
     def one(v):
         return out if v is base else _replaced(v, base, out) if structures.is_structure(v) \
             else v
     if isinstance(value, tuple):
         return tuple(one(v) for v in value)
+    if isinstance(value, BoundPartial):  # `f = partial(h, M)`: f holds M, written
+        value.args[:] = [one(v) for v in value.args]
+        value.keywords.update((k, one(v)) for k, v in value.keywords.items())
     if isinstance(value, structures.StaticList):
         value.items[:] = [one(v) for v in value.items]
     elif isinstance(value, (structures.StaticDict, structures.StaticObject)):
