@@ -465,6 +465,22 @@ def partial_then_write_scaled(a, x):
     return f(a * x) + np.sum(a) * 0.0
 
 
+def default_then_write(a, x):
+    b = a * 1.0
+    f = lambda t, c=b: np.sum(t * c)
+    b[0] = 10.0
+    return f(a * x) + np.sum(a) * 0.0
+
+
+def def_default_then_augmented(a, x):
+    b = a * 1.0
+
+    def g(t, c=b):
+        return np.sum(t * c)
+    b += x
+    return g(a)
+
+
 def partial_then_augmented(a, x):
     b = np.copy(a)
     f = functools.partial(dot, b=b)
@@ -474,12 +490,14 @@ def partial_then_augmented(a, x):
 
 
 @pytest.mark.parametrize("name", ["partial_then_write", "partial_then_augmented",
-                                  "partial_then_write_scaled"])
+                                  "partial_then_write_scaled", "default_then_write",
+                                  "def_default_then_augmented"])
 @pytest.mark.parametrize("api", ["grad", "vjp", "jvp"])
 def test_partial_holding_an_array_written_after(tmp_path, name, api):
-    """`functools.partial(dot, b)` holds the array `b`; a write into `b` after
-    it (`b[0] = 10.0`, `b += x`) is seen by the partial in Python, and was
-    not by s2s-ad (grad 0.42 for 7.0: the partial kept `b`'s value before
+    """`functools.partial(dot, b)` holds the array `b`, and so does a nested
+    function's default `c=b`; a write into `b` after it (`b[0] = 10.0`,
+    `b += x`) is seen by the partial (the default) in Python, and was not by
+    s2s-ad (grad 0.42 for 7.0: the partial kept `b`'s value before
     the write; the JVP also for `b = np.copy(a)`, where the gradient was
     right)."""
     src = import_source(tmp_path, PARTIAL_SRC, "found_adversary13_partial")

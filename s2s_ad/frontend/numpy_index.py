@@ -254,6 +254,11 @@ class ArrayIndexing:
                 self.env[k] = out
             elif structures.is_structure(v) or isinstance(v, BoundPartial):
                 self.env[k] = _replaced(v, base, out)  # `xs = [M]`: xs[0] is M, written
+        for fn in self.local_fns.values():  # `def g(t, c=M)`: the default is M, written
+            defaults = getattr(fn, "__s2s_defaults_at_def__", None)
+            if defaults:
+                fn.__s2s_defaults_at_def__ = {k: _swapped(v, base, out)
+                                              for k, v in defaults.items()}
         for vid, r in list(self.roots.items()):
             if r is base and vid != id(base):
                 self.stale[vid] = why
@@ -335,8 +340,7 @@ def _replaced(value, base, out):
     the Python list (partial) holds the array that was written into. Lists and dicts
     are changed in place (other names may hold them), tuples made anew."""
     def one(v):
-        return out if v is base else _replaced(v, base, out) if structures.is_structure(v) \
-            else v
+        return _swapped(v, base, out)
     if isinstance(value, tuple):
         return tuple(one(v) for v in value)
     if isinstance(value, BoundPartial):  # `f = partial(h, M)`: f holds M, written
@@ -347,6 +351,16 @@ def _replaced(value, base, out):
     elif isinstance(value, (structures.StaticDict, structures.StaticObject)):
         for k in list(value.items):
             value.items[k] = one(value.items[k])
+    return value
+
+
+def _swapped(value, base, out):
+    """``out`` for ``base``, a structure or partial holding it with it replaced
+    (:func:`_replaced`), any other value as it is."""
+    if value is base:
+        return out
+    if structures.is_structure(value) or isinstance(value, BoundPartial):
+        return _replaced(value, base, out)
     return value
 
 
