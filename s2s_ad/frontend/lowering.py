@@ -738,7 +738,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         self.ops.append(op)
         self.defs[id(out)] = op
         if self.array_mode:
-            self.track_views(prim, args, out)
+            self.track_views(prim, args, out, attrs)
             index_exprs.note(self, prim, args, out, attrs)
             self.op_site[id(out)] = self.ops
         return out

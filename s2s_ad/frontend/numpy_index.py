@@ -29,7 +29,7 @@ from s2s_ad.frontend import (index_exprs, list_slices, numpy_attrs, structures, 
 from s2s_ad.frontend.bound_partials import BoundPartial
 from s2s_ad.frontend.int_names import int_names, is_int, one_axis
 from s2s_ad.frontend.view_binds import numpy_made as _numpy_made, parents_of
-from s2s_ad.rules.numpy import VIEWS
+from s2s_ad.rules.numpy import is_view
 from s2s_ad.rules.templates import index_operands
 from s2s_ad.syntax_walk import walk
 
@@ -305,15 +305,16 @@ class ArrayIndexing:
         return self.emit("array.setitem", operands, stmt or target, var=name, text=text,
                          attrs={"index": index})
 
-    def track_views(self, prim: str, args: list, out: ir.Value) -> None:
-        """Record which array ``out`` shares memory with."""
+    def track_views(self, prim: str, args: list, out: ir.Value, attrs=None) -> None:
+        """Record which array ``out`` (of ``prim`` on ``args``, ``attrs`` the
+        op's) shares memory with."""
         if prim == "getitem" and args and isinstance(args[0], ir.Value) \
                 and args[0].kind in ("list", "tuple"):
             # an item of a list read when the code runs (a list grown at run
             # time, or one of any length a caller passed): the list, and
             # maybe the caller, holds that very array
             self.roots[id(out)] = None
-        elif prim in VIEWS and args and isinstance(args[0], ir.Value):
+        elif is_view(prim, args, attrs) and args and isinstance(args[0], ir.Value):
             a = args[0]
             self.roots[id(out)] = self.roots.get(id(a), a) if not self._is_param(a) else None
         else:
