@@ -581,3 +581,35 @@ def test_einsum_to_a_number_is_no_view(tmp_path):
     got_a, got_x = s2s_ad.grad(f, wrt=(0, 1))(A, x)
     assert np.allclose(got_a, _fd_array(f, A, x), atol=1e-7)
     assert np.isclose(got_x, _fd(lambda t: f(A, t), (x,), 0))
+
+
+def test_write_into_an_array_item_says_it_is_an_array(tmp_path):
+    """`d["w"][0] = v` (an array item written in place) was refused saying
+    "`d['w']` is a number"; it says it is an array, and the rewrite it gives
+    is differentiated."""
+    src = import_source(tmp_path, ARRAY_ITEM_SRC, "found_adversary13_array_item")
+    a = np.array([0.3, -0.2, 0.5])
+    with pytest.raises(s2s_ad.SourceError) as info:
+        s2s_ad.grad(src.write_into_item)(a)
+    text = str(info.value)
+    assert "is an array" in text and "is a number" not in text and "np.copy" in text, text
+    assert np.allclose(s2s_ad.grad(src.rewritten)(a), _fd_array(src.rewritten, a), atol=1e-7)
+
+
+ARRAY_ITEM_SRC = '''
+import numpy as np
+
+
+def write_into_item(a):
+    d = {"w": a * 1.0}
+    d["w"][0] = a[1] * 3.0
+    return np.sum(d["w"] ** 2)
+
+
+def rewritten(a):
+    d = {"w": a * 1.0}
+    w = np.copy(d["w"])
+    w[0] = a[1] * 3.0
+    d["w"] = w
+    return np.sum(d["w"] ** 2)
+'''

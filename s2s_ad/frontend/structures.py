@@ -214,6 +214,8 @@ def describe(value) -> str:
         return "a list of any length (read by index, len, sum and loops when the code runs)"
     if getattr(value, "is_range", False):
         return "a range (iterated over, or read at a constant index)"
+    if isinstance(value, ir.Value) and value.kind == "array":
+        return "an array"
     return "a number"
 
 
@@ -783,6 +785,12 @@ def store(lo, target: ast.Subscript, value) -> None:
         base.items[_key(lo, target.slice)] = value
     elif isinstance(base, StaticList):
         base.items[_index(lo, target.slice, len(base.items))] = value
+    elif isinstance(base, ir.Value) and base.kind == "array":
+        item = ast.unparse(target.value)
+        raise lo.src.error(target, f"`{item}` is an array held by a list, tuple or dict; "
+                           "writing into it in place is not supported (other names may hold "
+                           f"it): write into a copy and put that back (`w = np.copy({item})`, "
+                           f"`w[...] = v`, then `{item} = w`)")
     else:
         failed_call(lo, base)  # a helper's list, read as a number: the helper's reason
         raise lo.src.error(target, f"`{ast.unparse(target.value)}` is {describe(base)}; only "
