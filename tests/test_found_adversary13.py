@@ -1,4 +1,5 @@
-"""Bugs found by adversary 13. Each derivative is compared with central
+"""Wrong derivatives, crashes and refusals in one position of a construct
+taken in another. Each derivative is compared with central
 differences in float64 of the original function (second derivatives with
 central differences of the gradient); none is marked xfail: each fails until
 its bug is fixed."""
