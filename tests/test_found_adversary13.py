@@ -614,3 +614,86 @@ def rewritten(a):
     d["w"] = w
     return np.sum(d["w"] ** 2)
 '''
+
+
+LAZY_SRC = '''
+import numpy as np
+
+
+def generator_then_write(x, y):
+    xs = [x, y]
+    g = (t * 2.0 for t in xs)
+    xs[0] = y * 10.0
+    return sum(g)
+
+
+def map_then_write(x, y):
+    xs = [x, y]
+    m = map(lambda t: t * t, xs)
+    xs[1] = x * 10.0
+    return sum(m)
+
+
+def zip_then_write(x, y):
+    xs = [x, y]
+    z = zip(xs, [y, x])
+    xs[0] = 3.0 * y
+    s = 0.0
+    for a, b in z:
+        s = s + a * b
+    return s
+
+
+def generator_then_append(x, y):
+    xs = [x, y]
+    g = (t * 2.0 for t in xs)
+    xs.append(x * y)
+    return sum(g)
+
+
+def generator_of_an_array_then_write(x, y):
+    b = np.array([x, y])
+    g = (t * 2.0 for t in [b])
+    b[0] = x * y
+    return np.sum(sum(g))
+
+
+def generator_consumed_twice(x, y):
+    xs = [x, y]
+    g = (t * 2.0 for t in xs)
+    a = sum(g)
+    return a + sum(g)
+
+
+def generator_consumed_at_once(x, y):
+    xs = [x, y]
+    g = (t * t for t in xs)
+    z = zip(xs, [y, x])
+    s = sum(g)
+    for a, b in z:
+        s = s + a * b
+    return s
+'''
+
+
+@pytest.mark.parametrize("name", ["generator_then_write", "map_then_write", "zip_then_write",
+                                  "generator_then_append", "generator_of_an_array_then_write",
+                                  "generator_consumed_twice"])
+def test_lazy_iterator_read_after_a_change(tmp_path, name):
+    """A generator, `map` or `zip` bound to a name computes its items where it
+    is consumed (once): after `xs[0] = ...` or `xs.append(...)`, Python's items
+    are the new ones, and a second `sum(g)` is 0. s2s-ad made them where the
+    name was bound (grad (2, 2) for (0, 22); (4, 4) for (2, 2) consumed twice):
+    refused, located."""
+    src = import_source(tmp_path, LAZY_SRC, "found_adversary13_lazy")
+    with pytest.raises(s2s_ad.SourceError) as info:
+        s2s_ad.grad(getattr(src, name), wrt=(0, 1))(0.7, 1.3)
+    text = str(info.value)
+    assert "found_adversary13_lazy.py:" in text and "^" in text and "lazily" in text, text
+
+
+def test_lazy_iterator_consumed_where_bound(tmp_path):
+    src = import_source(tmp_path, LAZY_SRC, "found_adversary13_lazy")
+    f = src.generator_consumed_at_once
+    got = s2s_ad.grad(f, wrt=(0, 1))(0.7, 1.3)
+    assert np.allclose(got, [_fd(f, (0.7, 1.3), i) for i in range(2)], rtol=1e-6)

@@ -26,7 +26,8 @@ import types
 
 from s2s_ad import ir
 from s2s_ad.frontend import (array_kinds, bound_partials, callees, checks, closures, comprehensions,
-                             container_methods, factories, generated, index_exprs, jax_forms, list_stacks,
+                             container_methods, factories, generated, index_exprs, jax_forms, lazy_iterators,
+                             list_stacks,
                              own_helpers, pairs,
                              loop_batching,
                              list_writes, module_lists, numpy_forms, passing, pytrees, ranges,
@@ -264,6 +265,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         while body and self.length_guard(body[0]):
             body = body[1:]
         body = checks.rewrite(self.src, body)
+        lazy_iterators.refuse_stale(self, body)  # `g = (... for t in xs)` read as Python does
         # A `return` inside a branch or loop makes every return set the flags
         # `ret`/`result` (see lower_control); otherwise the last statement's
         # value is the result.
