@@ -224,7 +224,7 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
         raise TypeError(f"vjp({fn.__name__}, ...): {exc}") from None
     fwd, bwd = generated(fn, None, "pair", None, shapes(fn, args, kwargs),
                          array_arguments(positional_names(fn), args, kwargs),
-                         call_statics(inspect.signature(fn), args, kwargs)
+                         call_statics(fn, args, kwargs)
                          if static_parameters(fn) else None)
     bound.apply_defaults()
     # A closure's captured data follow its own parameters (docs/calls.md);

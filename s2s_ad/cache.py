@@ -584,11 +584,16 @@ def static_parameters(fn) -> frozenset:
 _candidates: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def call_statics(sig: inspect.Signature, args: tuple, kwargs: dict) -> dict:
-    """The arguments of a call (defaults applied) that are strings, None or bools."""
-    bound = sig.bind(*args, **kwargs)
+def call_statics(fn: Callable, args: tuple, kwargs: dict) -> dict:
+    """The arguments of a call of ``fn`` (defaults applied) that are strings,
+    None or bools, or tuples of ints given a parameter that may be static
+    (a NumPy axis: :func:`static_parameters`), as ``grad`` chooses its code."""
+    candidates = static_parameters(fn)
+    bound = inspect.signature(fn).bind(*args, **kwargs)
     bound.apply_defaults()
-    return {n: v for n, v in bound.arguments.items() if frontend_statics.is_static_value(v)}
+    return {n: v for n, v in bound.arguments.items()
+            if frontend_statics.is_static_value(v)
+            or n in candidates and frontend_statics.static_at_candidate(v)}
 
 
 def _by_static(fn: Callable, wrt: Wrt, kind: str, output, lengths, checkpoint=None) -> Callable:

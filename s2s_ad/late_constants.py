@@ -65,12 +65,14 @@ _MISSING = object()
 def _method_watch(method) -> tuple | None:
     """The same for a bound method: its functions' globals and code, and the
     static attributes (strings, bools, None) and functions it reads from its
-    object."""
+    object (a staticmethod called as ``self.sm(x)``: a helper the code calls,
+    its globals watched too)."""
     try:
         plan = methods.plan(method)
     except S2SError:
         return None
-    watches = [_function_watch(f) for f in plan.methods.values()]
+    watches = [_function_watch(f)
+               for f in list(plan.methods.values()) + methods.static_functions(plan)]
     if any(w is None for w in watches):
         return None
     obj, constants = plan.obj, dict(plan.constants)
@@ -86,7 +88,7 @@ def _method_watch(method) -> tuple | None:
                 return False
         return True
     inlines = any(w[2] for w in watches) or any(
-        v is None or isinstance(v, (str, bool)) for v in constants.values())
+        v is None or isinstance(v, (str, bool, types.FunctionType)) for v in constants.values())
     return fingerprint.fingerprint(method), unchanged, inlines, None
 
 

@@ -110,7 +110,8 @@ class _Forward:
         self.helpers: dict[str, str] = {}
         self.helper_names: dict[str, str] = {}
         """A helper's base name -> its name in the module (:meth:`helper`)."""
-        self.lname = {k: fam.name for k, fam in list_families(func).items()}
+        families = list_families(func)
+        self.lname = {k: fam.name for k, fam in families.items()}
         """id(version of a list made in the function) -> the one name of its
         versions: one Python list, so no copies between versions' names
         (``ys_1 = ys``), which a module read back would see as two names of
@@ -120,6 +121,14 @@ class _Forward:
         """Lists made empty (``xs = []``): their zero tangent is ``[]``. (Each
         version of a list is one Python list, grown by its appends, but an
         append makes a new SSA value: this one is read only while empty.)"""
+        made = {id(node.out) for node in ir.walk(func.body)
+                if isinstance(node, ir.Op) and node.prim in ("list.new", "list.fill")}
+        for fam in {id(f): f for f in families.values()}.values():
+            if id(fam.root) in made and any(self.active(m) for m in fam.members):
+                # the tangent list is made with the list, not at the first active write:
+                # made there, inside an arm, it would be a different list in each arm
+                # (`ditems = []` twice), which a JVP module read back cannot merge
+                self.act.update(id(m) for m in fam.members)
 
     # -- names and expressions ------------------------------------------------
 

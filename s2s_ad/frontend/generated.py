@@ -144,7 +144,8 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None,
     _placeholder_lists(tree)
     given = pairs.int_tapes_given(tree, globals_) if globals_ else set()
     _pops(tree, namer, globals_, given)
-    readback_forms.int_items(tree, globals_, given)
+    readback_forms.int_items(tree, globals_, given,
+                             pairs.int_items_given(tree, globals_) if globals_ else set())
     _zeros(tree)
     _item_sums(tree, namer)
     for node in walk(tree):
@@ -596,10 +597,11 @@ def _zeros(tree: ast.FunctionDef) -> None:
 
 def _pop_of(stmt) -> str | None:
     """``T`` for ``v = T.pop()`` (or ``y[i] = T.pop()``: an overwritten
-    element put back; or ``v += T.pop()``: an adjoint list's item added)."""
+    element put back; or ``v += T.pop()``: an adjoint list's item added; or
+    ``T.pop()`` alone: the adjoint of an item nothing needs, dropped)."""
     target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
         else stmt.target if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add) \
-        else None
+        else ast.Name("_") if isinstance(stmt, ast.Expr) else None
     if isinstance(target, (ast.Name, ast.Subscript)) and isinstance(stmt.value, ast.Call):
         call = stmt.value
         if isinstance(call.func, ast.Attribute) and call.func.attr == "pop" \
@@ -608,9 +610,32 @@ def _pop_of(stmt) -> str | None:
     return None
 
 
+def _made_in(tree: ast.FunctionDef, tape: str) -> list:
+    """The statements ``tape``'s pops are counted in: the block (an arm, a
+    loop's body) of the one statement that makes it (``dxs = [0.0] * len(xs)``
+    inside ``if t3:``, as a backward function writes a list's adjoint where the
+    list was made) when every use of ``tape`` is in that block, else the
+    function's body."""
+    made, blocks = [], {}
+    for n in walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            for stmt in getattr(n, field, None) or () if isinstance(n, ast.stmt) else ():
+                blocks[id(stmt)] = getattr(n, field)
+        if isinstance(n, ast.Name) and n.id == tape and not isinstance(n.ctx, ast.Load):
+            made.append(n)
+    owners = [s for s in walk(tree) if isinstance(s, ast.Assign) and s.targets == made]
+    if len(made) != 1 or len(owners) != 1 or id(owners[0]) not in blocks:
+        return tree.body
+    block = blocks[id(owners[0])]
+    inside = {id(n) for s in block for n in walk(s)}
+    if any(isinstance(n, ast.Name) and n.id == tape and id(n) not in inside
+           for n in walk(tree)):
+        return tree.body
+    return block
+
+
 def _pops(tree: ast.FunctionDef, namer: Namer, globals_: dict | None = None,
           given=()) -> None:
-    body = tree.body
     popped = []
     for n in walk(tree):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
@@ -625,6 +650,7 @@ def _pops(tree: ast.FunctionDef, namer: Namer, globals_: dict | None = None,
             or isinstance(n, ast.arg) and n.arg == "int" for n in walk(tree)):
         ints = set()  # `int` is not the builtin here
     for tape in dict.fromkeys(popped):
+        body = _made_in(tree, tape)
         first = next((j for j, s in enumerate(body)
                       if any(_pop_of(n) == tape for n in walk(s))), None)
         if first is None:
@@ -770,6 +796,9 @@ def _replace_pops(stmt: ast.stmt, tape: str, top: str, ints: bool = False) -> No
             for s in block:
                 if _pop_of(s) == tape:
                     down = ast.AugAssign(ast.Name(top, ast.Store()), ast.Sub(), ast.Constant(1))
+                    if isinstance(s, ast.Expr):  # the item dropped: the counter alone
+                        out.append(ast.fix_missing_locations(ast.copy_location(down, s)))
+                        continue
                     read = ast.Subscript(ast.Name(tape, ast.Load()), ast.Name(top, ast.Load()),
                                          ast.Load())
                     if ints:

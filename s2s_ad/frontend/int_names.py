@@ -39,13 +39,29 @@ def is_int(e: ast.expr, ints: set) -> bool:
     if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and len(e.args) == 1 \
             and not e.keywords:
         return e.func.id in ("len", "int") and e.func.id not in _shadowed(ints)
+    if _positions_of(e, ("max", "min"), ints):
+        return True  # max(range(len(xs)), key=xs.__getitem__): a position
     if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "pop" \
             and not e.args and not e.keywords and isinstance(e.func.value, ast.Name):
         return e.func.value.id in getattr(ints, "tapes", ())  # a stack of ints
     if isinstance(e, ast.Subscript) and isinstance(e.value, ast.Name) \
             and isinstance(e.ctx, ast.Load) and not isinstance(e.slice, ast.Slice):
-        return e.value.id in getattr(ints, "tapes", ())  # an item of a tape of ints
+        return e.value.id in getattr(ints, "tapes", ()) \
+            or e.value.id in getattr(ints, "orders", ())  # an item of a tape of ints, a position
     return False
+
+
+def _positions_of(e: ast.expr, functions: tuple, ints) -> bool:
+    """Is ``e`` ``f(range(...), key=...)``, ``f`` one of ``functions``
+    (``max``, ``min``, ``sorted``: the position of a run-time max/min, or the
+    order of a run-time sort, as s2s-ad writes them), ``range`` and ``f``
+    Python's own?"""
+    return isinstance(e, ast.Call) and isinstance(e.func, ast.Name) \
+        and e.func.id in functions and len(e.args) == 1 \
+        and all(k.arg in ("key", "reverse") for k in e.keywords) \
+        and isinstance(e.args[0], ast.Call) and isinstance(e.args[0].func, ast.Name) \
+        and e.args[0].func.id == "range" \
+        and not {e.func.id, "range"} & _shadowed(ints)
 
 
 def _shadowed(ints) -> set:
@@ -54,6 +70,7 @@ def _shadowed(ints) -> set:
 
 class _Ints(set):
     shadowed: set
+    orders: set
     tapes: set
 
 
@@ -183,6 +200,9 @@ def _fixed_point(tree: ast.FunctionDef, globals_: dict | None, given=()) -> tupl
         if globals_ is not None and n in globals_ and globals_[n] is not getattr(builtins, n)}
     stacks = _stack_candidates(tree, given)
     ints.tapes = set(stacks)
+    ints.orders = {n for n, bs in binds.items()  # perm = sorted(range(len(xs)), key=...)
+                   if bs and all(b is not None and not isinstance(b, tuple)
+                                 and _positions_of(b, ("sorted",), ints) for b in bs)}
     changed = True
     while changed:
         changed = False

@@ -26,7 +26,8 @@ import types
 
 from s2s_ad import ir
 from s2s_ad.frontend import (array_kinds, bound_partials, callees, checks, closures, comprehensions,
-                             container_methods, factories, generated, index_exprs, jax_forms, list_stacks,
+                             container_methods, factories, generated, index_exprs, jax_forms, lazy_iterators,
+                             list_stacks,
                              own_helpers, pairs,
                              loop_batching,
                              list_writes, module_lists, numpy_forms, passing, pytrees, ranges,
@@ -264,6 +265,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         while body and self.length_guard(body[0]):
             body = body[1:]
         body = checks.rewrite(self.src, body)
+        lazy_iterators.refuse_stale(self, body)  # `g = (... for t in xs)` read as Python does
         # A `return` inside a branch or loop makes every return set the flags
         # `ret`/`result` (see lower_control); otherwise the last statement's
         # value is the result.
@@ -348,6 +350,9 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
                 return  # a bare annotation binds nothing
             self.assign(stmt.target, self.expr(stmt.value, target=stmt.target), stmt.value)
         elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Subscript) \
+                and self.array_mode and self.holds_structure(stmt.target.value):
+            structures.augmented_store(self, stmt)  # `d["b"] += v`: the item replaced
+        elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Subscript) \
                 and self.array_mode:
             op = BINOPS.get(type(stmt.op))
             if op is None:
@@ -356,6 +361,8 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         elif isinstance(stmt, ast.AugAssign):
             if isinstance(stmt.target, ast.Subscript) and list_writes.augmented(self, stmt, BINOPS):
                 return
+            if isinstance(stmt.target, ast.Subscript) and self.holds_structure(stmt.target.value):
+                return structures.augmented_store(self, stmt)  # `xs[1] += v`: the item replaced
             if not isinstance(stmt.target, ast.Name):
                 raise self.refuse_target(stmt.target)
             op = BINOPS.get(type(stmt.op))
@@ -733,7 +740,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         self.ops.append(op)
         self.defs[id(out)] = op
         if self.array_mode:
-            self.track_views(prim, args, out)
+            self.track_views(prim, args, out, attrs)
             index_exprs.note(self, prim, args, out, attrs)
             self.op_site[id(out)] = self.ops
         return out

@@ -64,6 +64,10 @@ class Plan:
     class_methods: set = field(default_factory=set)
     """Names of the classmethods reached through the object (``self.cm(x)``):
     their first parameter, the class, reads what the object does."""
+    class_reads: set = field(default_factory=set)
+    """Attributes read through the class (``cls.w`` in such a classmethod,
+    ``type(self).w``) that the lifted code reads from the object: the same
+    value only while the object does not hide the class's (:func:`hidden`)."""
 
 
 def is_bound(fn) -> bool:
@@ -110,6 +114,7 @@ def plan(method: types.MethodType) -> Plan:
                     raise src.error(node, f"`{ast.unparse(node)}` reads the class's "
                                     f"`{node.attr}`, which the {type(obj).__name__} object "
                                     f"hides with its own; give one of them another name")
+                out.class_reads.add(node.attr)
             if is_bound(value) and value.__self__ is obj:
                 todo.append((node.attr, value.__func__))
             elif is_bound(value) and not isinstance(obj, type) \
@@ -131,6 +136,14 @@ def plan(method: types.MethodType) -> Plan:
                                 "a method may read numbers, arrays, strings, None, bools and "
                                 "other methods from its object")
     return out
+
+
+def hidden(p: Plan) -> bool:
+    """Does the object now hide a class attribute its methods read through the
+    class (``k.S = 3.0`` after a gradient of ``k.m`` reading ``cls.S`` was
+    made)? The lifted code would read the object's; Python reads the class's."""
+    cls = type(p.obj)
+    return any(not _same(getattr(cls, a, None), getattr(p.obj, a, None)) for a in p.class_reads)
 
 
 def _same(a, b) -> bool:
@@ -259,7 +272,14 @@ def fingerprint_parts(method) -> tuple:
     constants = tuple((a, type(v).__name__, v if is_static_value(v) else id(v))
                       for a, v in p.constants.items())
     return (type(p.obj).__qualname__, tuple(p.methods), kinds, constants), \
-        list(p.methods.values())
+        list(p.methods.values()) + static_functions(p)
+
+
+def static_functions(p: Plan) -> list:
+    """The functions a bound method reads from its object (``self.sm(x)``, a
+    staticmethod, or a function the object holds): the code calls them as
+    helpers, so their sources and what they read decide it too."""
+    return [v for v in p.constants.values() if isinstance(v, types.FunctionType)]
 
 
 def refuse_unbound(fn, src) -> SourceError | None:

@@ -26,9 +26,10 @@ import numpy
 from s2s_ad import ir
 from s2s_ad.frontend import (index_exprs, list_slices, numpy_attrs, structures, view_binds,
                              write_dtypes)
+from s2s_ad.frontend.bound_partials import BoundPartial
 from s2s_ad.frontend.int_names import int_names, is_int, one_axis
 from s2s_ad.frontend.view_binds import numpy_made as _numpy_made, parents_of
-from s2s_ad.rules.numpy import VIEWS
+from s2s_ad.rules.numpy import is_view
 from s2s_ad.rules.templates import index_operands
 from s2s_ad.syntax_walk import walk
 
@@ -251,8 +252,13 @@ class ArrayIndexing:
         for k, v in list(self.env.items()):
             if v is base:
                 self.env[k] = out
-            elif structures.is_structure(v):
+            elif structures.is_structure(v) or isinstance(v, BoundPartial):
                 self.env[k] = _replaced(v, base, out)  # `xs = [M]`: xs[0] is M, written
+        for fn in self.local_fns.values():  # `def g(t, c=M)`: the default is M, written
+            defaults = getattr(fn, "__s2s_defaults_at_def__", None)
+            if defaults:
+                fn.__s2s_defaults_at_def__ = {k: _swapped(v, base, out)
+                                              for k, v in defaults.items()}
         for vid, r in list(self.roots.items()):
             if r is base and vid != id(base):
                 self.stale[vid] = why
@@ -299,15 +305,16 @@ class ArrayIndexing:
         return self.emit("array.setitem", operands, stmt or target, var=name, text=text,
                          attrs={"index": index})
 
-    def track_views(self, prim: str, args: list, out: ir.Value) -> None:
-        """Record which array ``out`` shares memory with."""
+    def track_views(self, prim: str, args: list, out: ir.Value, attrs=None) -> None:
+        """Record which array ``out`` (of ``prim`` on ``args``, ``attrs`` the
+        op's) shares memory with."""
         if prim == "getitem" and args and isinstance(args[0], ir.Value) \
                 and args[0].kind in ("list", "tuple"):
             # an item of a list read when the code runs (a list grown at run
             # time, or one of any length a caller passed): the list, and
             # maybe the caller, holds that very array
             self.roots[id(out)] = None
-        elif prim in VIEWS and args and isinstance(args[0], ir.Value):
+        elif is_view(prim, args, attrs) and args and isinstance(args[0], ir.Value):
             a = args[0]
             self.roots[id(out)] = self.roots.get(id(a), a) if not self._is_param(a) else None
         else:
@@ -328,20 +335,33 @@ class ArrayIndexing:
 
 
 def _replaced(value, base, out):
-    """``value`` (a list, tuple or dict known while lowering, nested) with
-    every item that is ``base`` now ``out``: the array's later version, as
-    the Python list holds the array that was written into. Lists and dicts
+    """``value`` (a list, tuple or dict known while lowering, nested, or a
+    ``functools.partial`` made in the function) with every item (bound
+    argument) that is ``base`` now ``out``: the array's later version, as
+    the Python list (partial) holds the array that was written into. Lists and dicts
     are changed in place (other names may hold them), tuples made anew."""
     def one(v):
-        return out if v is base else _replaced(v, base, out) if structures.is_structure(v) \
-            else v
+        return _swapped(v, base, out)
     if isinstance(value, tuple):
         return tuple(one(v) for v in value)
+    if isinstance(value, BoundPartial):  # `f = partial(h, M)`: f holds M, written
+        value.args[:] = [one(v) for v in value.args]
+        value.keywords.update((k, one(v)) for k, v in value.keywords.items())
     if isinstance(value, structures.StaticList):
         value.items[:] = [one(v) for v in value.items]
     elif isinstance(value, (structures.StaticDict, structures.StaticObject)):
         for k in list(value.items):
             value.items[k] = one(value.items[k])
+    return value
+
+
+def _swapped(value, base, out):
+    """``out`` for ``base``, a structure or partial holding it with it replaced
+    (:func:`_replaced`), any other value as it is."""
+    if value is base:
+        return out
+    if structures.is_structure(value) or isinstance(value, BoundPartial):
+        return _replaced(value, base, out)
     return value
 
 

@@ -44,7 +44,7 @@ import types
 from s2s_ad.frontend import own_helpers
 from s2s_ad.frontend.pair_layout import (expanded, nested_tapes, pairs_of, read_of,
                                          split_layout, unpacking)
-from s2s_ad.frontend.int_names import int_tapes, new_list
+from s2s_ad.frontend.int_names import int_names, int_tapes, new_list
 from s2s_ad.names import Namer
 from s2s_ad.syntax_walk import walk
 
@@ -54,6 +54,20 @@ def int_tapes_given(tree: ast.FunctionDef, globals_: dict) -> set:
     of ints: the items at whose place every ``return`` of ``H_fwd`` puts a
     list it fills with ints only (a ``while`` loop's index, ``i_tape.append(i)``),
     read back as ints (an index) as the same tape in one function is."""
+    return _ints_given(tree, globals_, int_tapes)
+
+
+def int_items_given(tree: ast.FunctionDef, globals_: dict) -> set:
+    """The parameters of ``H_bwd`` (``tree``, its tape split) at whose place
+    every ``return`` of ``H_fwd`` puts a name holding an int (the position a
+    run-time ``max`` chose, ``best = max(range(len(xs)), key=...)``), read
+    back as ints (an index) as the name is in ``H_fwd``."""
+    return _ints_given(tree, globals_, int_names)
+
+
+def _ints_given(tree: ast.FunctionDef, globals_: dict, find) -> set:
+    """The parameters of ``H_bwd`` (``tree``) whose tape items ``H_fwd``
+    fills with names ``find(H_fwd's tree, globals_)`` gives."""
     for fwd, (bwd, items) in pairs_of(globals_).items():
         if bwd != tree.name:
             continue
@@ -64,7 +78,7 @@ def int_tapes_given(tree: ast.FunctionDef, globals_: dict) -> set:
                 and isinstance(r.value.elts[1], ast.Tuple)
                 and len(r.value.elts[1].elts) == len(items) for r in returns):
             return set()
-        ints = int_tapes(made, globals_)
+        ints = find(made, globals_)
         params = {a.arg for a in tree.args.args}
         return {name for k, name in enumerate(items) if name in params and all(
             isinstance(r.value.elts[1].elts[k], ast.Name) and r.value.elts[1].elts[k].id in ints

@@ -112,8 +112,9 @@ def flatten(lo, value, node: ast.AST, what: str) -> tuple:
 
 def returned(lo, value, node: ast.AST) -> tuple:
     """``(spec, leaves)`` of a structure a helper returns: every number,
-    array, bool or constant in it is a leaf (one output of the helper's
-    pair). A bool leaf (a recorded decision in the tape s2s-ad's own
+    array or bool in it is a leaf (one output of the helper's pair); a
+    string, None or constant bool is a ``("const", value)`` node of the spec,
+    the caller's constant. A bool leaf (a recorded decision in the tape s2s-ad's own
     ``H_fwd`` returns beside lists) is read by the caller as a number, as an
     item of a flat returned tuple is: ``if c:`` on it is refused, located,
     and a test ``c != 0.0`` has the same truth."""
@@ -124,6 +125,10 @@ def returned(lo, value, node: ast.AST) -> tuple:
                 or isinstance(v, ir.Value) and v.kind in LEAF_KINDS + ("bool",):
             leaves.append(v)
             return ("leaf", getattr(v, "kind", "float"))
+        if isinstance(v, ir.Const) and statics.is_static_value(v.value):
+            # a string, None or bool (`Layer(W, b)` with `act="tanh"` by default):
+            # known while lowering, read by the caller as the constant it is
+            return ("const", v.value)
         if isinstance(v, ir.Value) and v.kind == "list":
             # a list of any length (a tape s2s-ad's own H_fwd returns beside
             # a value that is a tuple): an output of its own, as in a flat tuple
@@ -161,6 +166,8 @@ def rebuild(lo, out: ir.Value, spec, node: ast.AST):
         if s[0] == "leaf":
             k += 1
             return structures.item(lo, out, k - 1, node)
+        if s[0] == "const":
+            return ir.Const(s[1])
         if s[0] == "dict":
             d = StaticDict()
             for key, sub in s[1]:

@@ -8,7 +8,9 @@ Contract: the rewrite computes the same values as the code it replaces.
 * ``int_items``: an item of a tape of ints read by index, ``k = k_tape[i]``
   (a tape of slots holding a counter, :func:`s2s_ad.frontend.int_names.int_tapes`),
   is ``k = int(k_tape[i])``, as a pop of a stack of ints is read: the
-  lowering then knows it is an int (an index into a list).
+  lowering then knows it is an int (an index into a list). So is a parameter
+  of a backward function its forward function put an int on the tape for
+  (``best``, the position a run-time ``max`` chose): ``dxs[int(best)] += g``.
 
 Before → after::
 
@@ -26,10 +28,12 @@ from s2s_ad.syntax_walk import walk
 __all__ = ["int_items"]
 
 
-def int_items(tree: ast.FunctionDef, globals_: dict | None, given=()) -> None:
+def int_items(tree: ast.FunctionDef, globals_: dict | None, given=(), scalars=()) -> None:
     """An item of a tape of ints read by index (``k = k_tape[i]``, a tape of
     slots holding a counter) is read as ``int(k_tape[i])``, as a pop of a
-    stack of ints is: the lowering then knows it is an int (an index)."""
+    stack of ints is: the lowering then knows it is an int (an index). So is
+    a parameter of a backward function in ``scalars``, an int its forward
+    function put on the tape (``best``, the position a run-time max chose)."""
     if (globals_ or {}).get("int", int) is not int:
         return
     appends = False
@@ -38,15 +42,19 @@ def int_items(tree: ast.FunctionDef, globals_: dict | None, given=()) -> None:
                 or isinstance(n, ast.arg) and n.arg == "int":
             return
         appends = appends or isinstance(n, ast.Attribute) and n.attr == "append"
-    if not given and not appends:
+    if not given and not scalars and not appends:
         return  # a tape of ints is appended to, or given
     tapes = int_tapes(tree, globals_, given)
-    if not tapes:
+    scalars = {s for s in scalars if not any(  # (a parameter never bound again)
+        isinstance(n, ast.Name) and n.id == s and not isinstance(n.ctx, ast.Load)
+        for n in walk(tree))}
+    if not tapes and not scalars:
         return
     parents = syntax_walk.parents(tree)
     for n in list(walk(tree)):
         if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) \
-                and n.value.id in tapes and isinstance(n.ctx, ast.Load):
+                and n.value.id in tapes and isinstance(n.ctx, ast.Load) \
+                or isinstance(n, ast.Name) and n.id in scalars and isinstance(n.ctx, ast.Load):
             holder = parents.get(id(n))
             if isinstance(holder, ast.Call) and isinstance(holder.func, ast.Name) \
                     and holder.func.id == "int":

@@ -107,6 +107,37 @@ def keyed(lo, fn, seq: ir.Value, key: ast.expr | None, reverse: bool, node: ast.
             lo.env.pop(n, None)
 
 
+def positions(lo, fn, node: ast.Call, key: ast.expr | None, reverse: bool,
+              var: str | None, hint: str | None) -> ir.Value | None:
+    """``max(range(len(xs)), key=xs.__getitem__)`` (``min``, ``sorted``,
+    ``sorted(..., reverse=True)``) of a list of any length ``xs``: the
+    primitive :func:`keyed` emits, written as its rule writes it, so a module
+    s2s-ad generated reads back (the JVP module a second derivative
+    differentiates). None for anything else."""
+    arg = node.args[0]
+    if not (isinstance(key, ast.Attribute) and key.attr == "__getitem__"
+            and isinstance(key.value, ast.Name)
+            and isinstance(arg, ast.Call) and not arg.keywords and len(arg.args) == 1
+            and isinstance(arg.func, ast.Name) and arg.func.id not in lo.env
+            and lo.resolve(arg.func) is builtins.range):
+        return None
+    length = arg.args[0]
+    if not (isinstance(length, ast.Call) and not length.keywords and len(length.args) == 1
+            and isinstance(length.func, ast.Name) and length.func.id not in lo.env
+            and lo.resolve(length.func) is builtins.len
+            and isinstance(length.args[0], ast.Name) and length.args[0].id == key.value.id):
+        return None
+    seq = lo.env.get(key.value.id)
+    if not (isinstance(seq, ir.Value) and seq.kind == "list"):
+        return None
+    prim = ("list.argsort_reverse" if reverse else "list.argsort") \
+        if fn is builtins.sorted else "list.argmax" if fn is builtins.max else "list.argmin"
+    out = lo.emit(prim, [seq], node, var, hint=hint)
+    if fn is builtins.sorted:
+        lo.positions.add(id(out))  # perm[k] is an int (control.dynamic_subscript)
+    return out
+
+
 def position(lo, node: ast.Subscript, var: str | None, hint: str | None) -> ir.Value:
     """``perm[k]`` of the positions :func:`keyed` found: an int."""
     index = lo.expr(node.slice)

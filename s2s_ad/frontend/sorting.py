@@ -63,6 +63,9 @@ def keyed_call(lo, fn, node: ast.Call, var: str | None, hint: str | None):
         if not (isinstance(r, ast.Constant) and isinstance(r.value, bool)):
             raise lo.src.error(r, "`sorted(..., reverse=...)` takes a constant True or False")
         reverse = r.value
+    made = runtime_sorting.positions(lo, fn, node, options.get("key"), reverse, var, hint)
+    if made is not None:  # max(range(len(xs)), key=xs.__getitem__): generated code read back
+        return made
     arg = node.args[0]
     value = lo.expr(arg) if not isinstance(arg, ast.GeneratorExp) else None
     if isinstance(value, ir.Value) and value.kind in ("list", "tuple"):

@@ -214,6 +214,8 @@ def describe(value) -> str:
         return "a list of any length (read by index, len, sum and loops when the code runs)"
     if getattr(value, "is_range", False):
         return "a range (iterated over, or read at a constant index)"
+    if isinstance(value, ir.Value) and value.kind == "array":
+        return "an array"
     return "a number"
 
 
@@ -783,10 +785,37 @@ def store(lo, target: ast.Subscript, value) -> None:
         base.items[_key(lo, target.slice)] = value
     elif isinstance(base, StaticList):
         base.items[_index(lo, target.slice, len(base.items))] = value
+    elif isinstance(base, ir.Value) and base.kind == "array":
+        item = ast.unparse(target.value)
+        raise lo.src.error(target, f"`{item}` is an array held by a list, tuple or dict; "
+                           "writing into it in place is not supported (other names may hold "
+                           f"it): write into a copy and put that back (`w = np.copy({item})`, "
+                           f"`w[...] = v`, then `{item} = w`)")
     else:
         failed_call(lo, base)  # a helper's list, read as a number: the helper's reason
         raise lo.src.error(target, f"`{ast.unparse(target.value)}` is {describe(base)}; only "
                            "lists and dicts built in the function can be assigned into")
+
+
+def augmented_store(lo, stmt: ast.AugAssign) -> None:
+    """``xs[k] += v`` (``d["b"] -= v``, any operator) into a list, tuple or dict
+    built in the function: ``xs[k] = xs[k] + v`` where the item is a number
+    (Python's ``+=`` on a number makes a new one, which the item then is).
+    An array item is refused, located: NumPy's ``+=`` writes into the array,
+    which another name, the caller or another item may hold too."""
+    target = stmt.target
+    read = ast.copy_location(ast.Subscript(target.value, target.slice, ast.Load()), target)
+    old = lo.expr(read)
+    if is_structure(old) or isinstance(old, ir.Value) and old.kind == "array":
+        item = ast.unparse(target)
+        op = ast.unparse(ast.BinOp(ast.Name("a"), stmt.op, ast.Name("b")))[2:-2]
+        raise lo.src.error(stmt, f"`{item} {op}= ...` writes into the array `{item}` holds "
+                           f"(NumPy's `{op}=` works in place), which other names, the caller "
+                           f"or other items of `{ast.unparse(target.value)}` may hold too, and "
+                           f"the gradient would not see the change. Write `{item} = {item} {op} "
+                           "...`, which makes a new array")
+    new = lo.expr(ast.copy_location(ast.BinOp(read, stmt.op, stmt.value), stmt))
+    store(lo, target, new)
 
 
 def starred_unpack(lo, value, target: ast.Tuple | ast.List, value_node: ast.expr) -> list:

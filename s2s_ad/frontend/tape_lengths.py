@@ -10,7 +10,10 @@ and reads nothing else of it: the values the rules need are taped on their
 own, :mod:`s2s_ad.reverse.lists`). The tape then holds each list's length
 instead, ``T[k] = len(ys)``, and the read is ``ys_n = T[e]`` with
 ``len(ys)`` written ``ys_n``: the same values (a list made in a loop's body
-keeps its length: it is not appended to there), and a tape of ints, which
+keeps its length once grown: where it is appended to after it is taped, later
+in the same block, the length is taped after the last statement growing it;
+grown elsewhere, or past a ``break``/``continue``, the tape is left alone),
+and a tape of ints, which
 the rest of the frontend reads (a list grown at run time holds numbers, not
 lists). A tape used in any other way is left alone, and refused as before.
 
@@ -59,13 +62,20 @@ def rewrite(tree: ast.FunctionDef, namer: Namer, globals_: dict | None = None) -
                 or shared.get(tape) is True and not (writes and not found) \
                 or shared.get(tape) is False and not (found and not writes):
             continue  # (True: the side writing a helper's tape; False: the side reading it)
-        for holder, field in writes:
+        moves = [_grown_after(tree, holder, field, parents) for holder, field in writes]
+        if any(m is False for m in moves):
+            continue  # the list grows after it is taped, where its length cannot follow
+        for (holder, field), move in zip(writes, moves):
             item = holder.args[0] if field == "args" else holder.value
             length = ast.copy_location(ast.Call(ast.Name("len", ast.Load()), [item], []), item)
             if field == "args":
                 holder.args[0] = length
             else:
                 holder.value = length
+            if move is not None:  # the length once the list is grown: taped after that
+                block, stmt, last = move
+                block.remove(stmt)
+                block.insert(block.index(last) + 1, stmt)
         for stmt, name, calls in found:
             length = namer.fresh(f"{name}_n")
             stmt.targets[0] = ast.copy_location(ast.Name(length, ast.Store()), stmt.targets[0])
@@ -268,6 +278,63 @@ def _writes(tree: ast.FunctionDef, tape: str, read_ids: set, parents: dict,
                 continue
         return None
     return out
+
+
+_GROW = ("append", "extend", "insert")
+
+
+def _grown_after(tree, holder, field: str, parents: dict):
+    """Where the write of a list's length into its tape must go: None where
+    the list (``ys`` of ``T[k] = ys``) is not grown after it; ``(block, the
+    write's statement, the last statement of its block that grows it)``
+    where it is, later in the same block (``xs = []``, ``xs_tape[j] = xs``,
+    then the loop appending to ``xs``: the tape keeps the list, whose length
+    the reverse sweep reads once it is grown), with no ``break``,
+    ``continue`` or ``return`` of that block between; False where it is
+    grown elsewhere too, or past such a jump."""
+    item = holder.args[0] if field == "args" else holder.value
+    stmt = parents.get(id(holder)) if field == "args" else holder
+    growing = [n for n in walk(tree) if _grows(n, item.id)]
+    if not growing:
+        return None
+    block = next((getattr(p, f) for p in walk(tree) for f in ("body", "orelse", "finalbody")
+                  if isinstance(getattr(p, f, None), list)
+                  and any(s is stmt for s in getattr(p, f))), None)
+    if block is None:
+        return False
+    k = next(j for j, s in enumerate(block) if s is stmt)
+    after = {id(n) for s in block[k + 1:] for n in walk(s)}
+    if any(id(n) not in after for n in growing):
+        return False
+    last = max(j for j, s in enumerate(block) if j > k and any(_grows(n, item.id)
+                                                                for n in walk(s)))
+    if any(_jumps(s) for s in block[k + 1:last + 1]):
+        return False
+    return block, stmt, block[last]
+
+
+def _grows(node, name: str) -> bool:
+    """``name.append(v)`` (``extend``, ``insert``) or ``name += ...``."""
+    if isinstance(node, ast.AugAssign):
+        return isinstance(node.target, ast.Name) and node.target.id == name
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+        and node.func.attr in _GROW and isinstance(node.func.value, ast.Name) \
+        and node.func.value.id == name
+
+
+def _jumps(stmt) -> bool:
+    """Does ``stmt`` hold a ``return``, or a ``break``/``continue`` of the
+    loop around it (not of a loop inside it)?"""
+    def visit(n, in_loop: bool) -> bool:
+        if isinstance(n, ast.Return):
+            return True
+        if isinstance(n, (ast.Break, ast.Continue)) and not in_loop:
+            return True
+        if isinstance(n, (ast.FunctionDef, ast.Lambda)):
+            return False
+        inner = in_loop or isinstance(n, (ast.For, ast.While))
+        return any(visit(c, inner) for c in ast.iter_child_nodes(n))
+    return visit(stmt, False)
 
 
 def _in_return(node, parents) -> bool:

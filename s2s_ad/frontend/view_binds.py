@@ -42,6 +42,7 @@ from __future__ import annotations
 import ast
 
 from s2s_ad.frontend.int_names import int_names, is_int, one_axis
+from s2s_ad.rules.numpy import einsum_keeps_an_index
 from s2s_ad import syntax_walk
 from s2s_ad.syntax_walk import walk
 
@@ -61,6 +62,13 @@ VIEW_FUNCTIONS = frozenset({
     "asanyarray"})
 """NumPy functions whose result may be (or hold) a view of an argument: a
 piece of ``A`` when given one, whatever ``makes_new`` says of them."""
+
+
+def _einsum_view(call: ast.Call) -> bool:
+    """``np.einsum(subscripts, A)`` of one operand keeping an index: a view of ``A``."""
+    head = call.args[0] if call.args else None
+    return len(call.args) == 2 and einsum_keeps_an_index(
+        head.value if isinstance(head, ast.Constant) else None)
 
 
 def parents_of(tree: ast.AST) -> dict[int, ast.AST]:
@@ -156,7 +164,8 @@ class _Pieces:
                 return f.attr not in FRESH_METHODS
             args = [(k, a) for k, a in enumerate(node.args)] + \
                 [(None, kw.value) for kw in node.keywords]
-            view = isinstance(f, ast.Attribute) and f.attr in VIEW_FUNCTIONS
+            view = isinstance(f, ast.Attribute) and (f.attr in VIEW_FUNCTIONS or f.attr == "einsum"
+                                                     and _einsum_view(node))
             return any(self.aliases(a) and (view or not self.makes_new(node, k))
                        for k, a in args)
         if isinstance(node, ast.IfExp):

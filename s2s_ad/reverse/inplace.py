@@ -65,7 +65,7 @@ from s2s_ad.reverse import fresh_writes
 from s2s_ad.reverse.arrays import _as_value
 from s2s_ad.emit.code import Stmt, reverse_comment, call as _call
 from s2s_ad.names import Namer
-from s2s_ad.rules.numpy import DTYPE_ONLY, VIEWS
+from s2s_ad.rules.numpy import DTYPE_ONLY, is_view
 from s2s_ad.rules.templates import index_expr, index_operands
 
 CONSTRUCTORS = {"np.zeros", "np.ones", "np.full", "array.zeros_as", "array.ones_as",
@@ -197,7 +197,9 @@ def _family(func: ir.Function, var: str, writes: list[ir.Op]) -> Family | None:
             uses = [k for k, a in enumerate(node.args) if isinstance(a, ir.Value)
                     and id(a) in members]
             if uses and (node.callee is not None or node.out.kind in ("tuple", "list")
-                         or (node.prim in VIEWS and node.prim != "array.getitem" and 0 in uses)
+                         or (is_view(node.prim, node.args, node.attrs)
+                             and node.prim != "array.getitem"
+                             and 0 in uses)
                          or (node.prim == "array.setitem" and 1 in uses)):
                 return None
     return Family(root.name, root, members, writes)

@@ -422,8 +422,29 @@ NUMPY_RULES = [
 
 VIEWS = frozenset({"array.getitem", "np.transpose", "np.reshape", "np.ravel", "np.squeeze",
                    "np.expand_dims", "np.swapaxes", "np.moveaxis", "np.flip", "np.diag",
-                   "axis.front", "axis.back"}) | MORE_VIEWS
+                   "np.diagonal", "axis.front", "axis.back"}) | MORE_VIEWS
 """Primitives whose result may share memory with their first operand."""
+
+
+def is_view(prim: str, args, attrs=None) -> bool:
+    """May the result of ``prim`` on ``args`` (``attrs``: the op's) share
+    memory with ``args[0]``? The :data:`VIEWS`, and an einsum of one operand
+    keeping an index (``np.einsum("ii->i", A)``, ``np.einsum("ij->ji", A)``:
+    NumPy returns a view of it; ``np.einsum("ii", A)`` is a number)."""
+    return prim in VIEWS or prim == "np.einsum" and len(args) == 1 \
+        and einsum_keeps_an_index((attrs or {}).get("subscripts"))
+
+
+def einsum_keeps_an_index(subscripts) -> bool:
+    """Does an einsum of ``subscripts`` (None: unknown) give an array, not a
+    number: an index after ``->``, or, without one, an index written once?"""
+    if not isinstance(subscripts, str):
+        return True
+    s = subscripts.replace(" ", "")
+    if "->" in s:
+        return s.split("->")[1] != ""
+    written = s.replace(",", "")
+    return "..." in written or any(written.count(c) == 1 for c in written)
 
 BROADCASTING = frozenset({"add", "sub", "mul", "div", "pow", "mod", "floordiv"})
 """Python operators that broadcast when an operand is an array."""
