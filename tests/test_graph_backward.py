@@ -318,7 +318,7 @@ def test_the_sides_of_a_negated_guard_are_named_by_the_recorded_decision():
                 if any(g.node(n).label[1] == "if not t3" for n in c.nodes)]
     assert [side.label for side in guard.clusters] == ["else", "then"]
     (phi,) = [n for n in guard.nodes if g.node(n).label[1] == "φ dt2"]
-    assert [e.label for e in g.edges if e.dst == phi] == ["else: dr / (2 * r)"]
+    assert [e.label for e in g.edges if e.dst == phi] == ["else: dr / (2.0 * r)"]
 
 
 def test_a_list_gradient_built_from_items_takes_each_item_of_the_lists_adjoint():
