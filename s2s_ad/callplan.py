@@ -61,11 +61,8 @@ def private(v):
     if cls in _NUMBERS or cls is str or v is None:
         return v
     if cls is list or cls is tuple:
-        try:
-            if sum(v).__class__ in _NUMBERS:  # numbers only (as :func:`kinds` tells)
-                return list(v) if cls is list else v
-        except (TypeError, ValueError):
-            pass
+        if signatures.numbers_sequence(v):  # numbers only (as :func:`kinds` tells)
+            return list(v) if cls is list else v
         items = [private(x) for x in v]
         return items if cls is list else tuple(items)
     if cls is dict:
@@ -140,10 +137,7 @@ def kinds(values: tuple):
         if cls in _NUMBERS:
             out.append(cls)
         elif cls is list or cls is tuple:
-            try:
-                if sum(v).__class__ not in _NUMBERS:
-                    return None
-            except (TypeError, ValueError):  # items that do not add (arrays of other shapes)
+            if not signatures.numbers_sequence(v):  # (arrays among the items, strings...)
                 return None
             out.append((cls, len(v)))
         else:
