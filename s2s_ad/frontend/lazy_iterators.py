@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import builtins
 
-from s2s_ad.syntax_walk import walk
+from s2s_ad.syntax_walk import blocks, walk
 
 __all__ = ["refuse_stale"]
 
@@ -40,10 +40,10 @@ def refuse_stale(lo, body: list) -> None:
     """Refuse, located, a lazy iterator bound to a name in ``body`` (the
     function's statements, ``lo`` its lowering) whose items made at the
     binding would differ from Python's (see the module)."""
-    blocks = [body] + [getattr(n, f) for s in body for n in walk(s)
-                       for f in ("body", "orelse", "finalbody")
-                       if isinstance(n, ast.stmt) and isinstance(getattr(n, f, None), list)]
-    for block in blocks:
+    lists = [body] + [getattr(n, f) for s in body for n in blocks(s)
+                      for f in ("body", "orelse", "finalbody")
+                      if isinstance(n, ast.stmt) and isinstance(getattr(n, f, None), list)]
+    for block in lists:
         for k, stmt in enumerate(block):
             found = _binding(lo, stmt)
             if found is None:

@@ -30,7 +30,7 @@ from s2s_ad.frontend.tf_table import METHODS as TF_METHODS
 from s2s_ad.frontend.torch_table import METHODS as TENSOR_METHODS
 from s2s_ad.errors import SourceError, TargetError
 from s2s_ad.frontend.specs import captured_spec
-from s2s_ad.syntax_walk import walk
+from s2s_ad.syntax_walk import child_nodes, walk
 from s2s_ad import source_text
 
 
@@ -105,7 +105,7 @@ class Source:
                     continue  # no segment (None), or not an expression on its own
                 if original != written:
                     message = _requoted(message, written, original)
-            level = [c for n in level for c in ast.iter_child_nodes(n)]
+            level = [c for n in level for c in child_nodes(n)]
         return message
 
     @property
