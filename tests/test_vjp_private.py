@@ -86,12 +86,11 @@ def test_changes_after_vjp_do_not_reach_vjp_fn(case, call):
     _check(vjp_fn(cotangent), want)
 
 
-@pytest.mark.parametrize("make", [lambda w: {"w": w, "b": 0.5}])
-def test_a_dict_argument_changed_after_vjp(make):
+def test_a_dict_argument_changed_after_vjp():
     w = np.array([1.0, 2.0])
-    value, vjp_fn = s2s_ad.vjp(src.cubes, make(w.copy()))
+    value, vjp_fn = s2s_ad.vjp(src.cubes, {"w": w.copy(), "b": 0.5})
     right = vjp_fn(1.0)[0]["w"]
-    p = make(w.copy())
+    p = {"w": w.copy(), "b": 0.5}
     value, vjp_fn = s2s_ad.vjp(src.cubes, p)
     p["w"][0] = 10.0
     got = vjp_fn(1.0)[0]["w"]
