@@ -773,6 +773,25 @@ def refuse_argument_change(lo, obj, node: ast.AST, what: str | None = None) -> N
                            "instead")
 
 
+def refuse_caller_array_write(lo, target: ast.Subscript) -> None:
+    """``xs[0][1] = v`` with ``xs`` the caller's (a parameter, or a list or
+    dict it passed): the write would change the caller's array. The same
+    located refusal whether ``xs`` was lowered as an array (``grad`` and
+    ``jvp`` made before a call, ``--array xs``) or as the list of a call
+    (``vjp``)."""
+    root = target.value
+    while isinstance(root, ast.Subscript):
+        root = root.value
+    if not isinstance(root, ast.Name) or root is target.value:
+        return
+    held = lo.env.get(root.id)
+    if id(held) in getattr(lo, "argument_objects", ()) or param_uses.is_param(lo, held):
+        item = ast.unparse(target.value)
+        raise lo.src.error(target, f"assigning into `{item}` would change an array the caller "
+                           f"passed in (through `{root.id}`); assign into a copy (`w = "
+                           f"np.copy({item})`, `w[...] = v`) first")
+
+
 def store(lo, target: ast.Subscript, value) -> None:
     """``xs[0] = v``, ``d["w"] = v``."""
     if isinstance(target.value, ast.Name) and module_numbers(lo, target.value.id):
@@ -786,6 +805,7 @@ def store(lo, target: ast.Subscript, value) -> None:
     elif isinstance(base, StaticList):
         base.items[_index(lo, target.slice, len(base.items))] = value
     elif isinstance(base, ir.Value) and base.kind == "array":
+        refuse_caller_array_write(lo, target)
         item = ast.unparse(target.value)
         raise lo.src.error(target, f"`{item}` is an array held by a list, tuple or dict; "
                            "writing into it in place is not supported (other names may hold "
