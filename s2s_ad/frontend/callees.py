@@ -67,6 +67,12 @@ def lower_once(fixed: tuple, lower):
     return func
 
 
+def recursing(op: ir.Op) -> bool:
+    """Is the call ``op`` to a function being lowered (a recursion), whose
+    lowering the caller cannot read yet?"""
+    return any(a[0] is op.callee.fn for a in _STATE["active"])
+
+
 def failure(fixed: tuple) -> SourceError | None:
     """Why lowering the specialisation ``fixed`` failed in this session."""
     return _STATE["failed"].get(fixed)

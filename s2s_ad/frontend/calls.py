@@ -169,7 +169,7 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
                         raise callees.passed_on(op, f.params, fn, exc,
                                                 graph.sources[fn]) from None
             op.callee.kinds = spec[1]
-            if graph.lowered[spec].returns != op.callee.returns:
+            if not passing.same_shape(graph.lowered[spec].returns, op.callee.returns):
                 raise _error(op, graph.sources[fn], f"`{target.__name__}` returns a dict, a "
                              "NamedTuple, a dataclass or nested tuples, which its caller reads "
                              "only when it is not recursive; return a flat tuple of numbers")

@@ -881,6 +881,14 @@ def unpack(lo, value, target: ast.expr, value_node: ast.expr) -> list:
                                "names")
         return list(made)
     if call_tuple(lo, value):
+        recursive = lo.__dict__.get("recursive_results", {}).get(id(value))
+        if recursive is not None and any(isinstance(e, (ast.Tuple, ast.List))
+                                         for e in target.elts):
+            raise lo.src.error(target, f"`{recursive}` calls itself here, and its result is "
+                               "unpacked as nested tuples: a recursive call is read before "
+                               f"`{recursive}` is lowered, from its returns as written; write "
+                               "the nested tuples out at its one `return`, at its end "
+                               "(`return (a, b), c`), or return a flat tuple")
         # Items read into plain names are named after them (``a, b = h(x)``).
         names = [e.id if isinstance(e, ast.Name) else None for e in target.elts]
         return [item(lo, value, i, value_node, names[i] if names.count(names[i]) == 1 else None)
