@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from s2s_ad import ir
 from s2s_ad.errors import SourceError
 from s2s_ad.frontend import passing
-from s2s_ad.frontend.structures import SequenceParameter
+from s2s_ad.frontend.param_uses import SequenceParameter
 
 _STATE: dict = {"depth": 0, "done": {}, "active": set(), "failed": {}}
 

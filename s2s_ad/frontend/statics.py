@@ -242,8 +242,8 @@ def _in_structure(lo, left: ast.expr, container: ast.expr) -> bool | None:
             and any(p.value is held for p in getattr(lo, "params_so_far", ())):
         # `"k" in p` on a parameter lowered as a number: lower it for the
         # structure the call gives it
-        from s2s_ad.frontend import structures
-        raise structures.SequenceParameter(held.var, *structures._where(lo, container, (
+        from s2s_ad.frontend import param_uses
+        raise param_uses.SequenceParameter(held.var, *param_uses.where(lo, container, (
             f"parameter {held.var!r} is used as a structure (`{ast.unparse(container)}`); "
             "call the gradient with the value (a dict, list or tuple), which generates the "
             "code for its structure")))

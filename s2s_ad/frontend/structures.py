@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 
 from s2s_ad import ir
 from s2s_ad.frontend import param_uses
-from s2s_ad.frontend.param_uses import SequenceParameter, where as _where  # noqa: F401
 from s2s_ad.syntax_walk import walk
 
 
