@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 
 from s2s_ad import callplan, graph, graph_backward, signatures
 from s2s_ad.frontend.targets import captured_values
-from s2s_ad.cache import (CacheInfo, array_arguments, call_statics, static_parameters, cache_info, clear_cache, entry,
+from s2s_ad.cache import (CacheInfo, array_arguments, call_statics, static_parameters, cache_info, clear_cache,
                           fingerprint, generated, positional_names, shapes)
 from s2s_ad.explain import explain_text
 from s2s_ad.frontend.checkpoint import checkpoint

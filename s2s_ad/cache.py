@@ -16,8 +16,8 @@ import weakref
 from collections.abc import Hashable
 from typing import Callable, NamedTuple, Sequence
 
-from s2s_ad.frontend import (numpy as frontend_numpy, pytrees, statics as frontend_statics,
-                             structures, targets)
+from s2s_ad.frontend import (numpy as frontend_numpy, param_uses, pytrees,
+                             statics as frontend_statics, targets)
 from s2s_ad.emit import module as emit, loader
 from s2s_ad import array_lists, shared_code, signatures
 from s2s_ad.fingerprint import fingerprint  # noqa: F401  (part of this module's interface)
@@ -563,7 +563,7 @@ def entry(fn, wrt, kind, output, lengths, checkpoint=None, statics: dict | None 
         return with_captured(fn, hit, kind)
     try:
         return generated(fn, wrt, kind, output, statics=statics, checkpoint=checkpoint)
-    except structures.SequenceParameter as exc:
+    except param_uses.SequenceParameter as exc:
         made = _by_shape(fn, wrt, kind, output, exc, statics, checkpoint)
         _keep(key, made)
         return with_captured(fn, made, kind)

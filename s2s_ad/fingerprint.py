@@ -21,7 +21,7 @@ import weakref
 from typing import Callable
 
 from s2s_ad.frontend.library_names import LIBRARY_MODULES
-from s2s_ad.frontend import lowering as frontend, methods, module_data, source, specs, statics as frontend_statics
+from s2s_ad.frontend import callsites, methods, module_data, source, specs, statics as frontend_statics
 from s2s_ad.rules import user as user_rules
 from s2s_ad import source_text
 
@@ -191,7 +191,7 @@ def _fingerprint(fn, out: list, seen: set, reads: Reads | None = None) -> None:
             _fingerprint(f, out, seen)
         return
     rule = user_rules.lookup(fn) if isinstance(fn, types.FunctionType) else None
-    if rule is not None or not isinstance(fn, types.FunctionType) or frontend._is_library(fn):
+    if rule is not None or not isinstance(fn, types.FunctionType) or callsites._is_library(fn):
         # (a library's function, NumPy's or JAX's, is a primitive or refused:
         # its source is not read, nor the library's functions it calls)
         # A primitive: its identity, not its source, decides the code.
@@ -342,7 +342,7 @@ def _global(name: str, obj, fn, out: list, seen: set, reads: Reads | None = None
         _fingerprint(source.made_code(obj) or obj, out, seen, reads)
     elif isinstance(obj, type) and (obj.__module__ or "").split(".")[0] not in LIBRARY_MODULES:
         _class_reads(name, obj, fn, out, seen, reads)
-    elif isinstance(obj, types.ModuleType) and not frontend._is_library_module(obj):
+    elif isinstance(obj, types.ModuleType) and not callsites._is_library_module(obj):
         # ``helpers.sq(x)``, ``pkg.helpers.sq(x)``: co_names holds every
         # part of the chain, so each module is searched for the others.
         if id(obj) in seen:

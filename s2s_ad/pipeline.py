@@ -15,7 +15,8 @@ import numbers
 from typing import Callable, Sequence, Union
 
 from s2s_ad.frontend import checkpoint as checkpoint_mod
-from s2s_ad.frontend import calls, hoist, inline, lowering as frontend, source, structures, targets
+from s2s_ad.frontend import (calls, hoist, inline, lowering as frontend, param_uses, source,
+                             structures, targets)
 from s2s_ad.frontend import loop_batching
 from s2s_ad.emit import module as emit, optimize, reuse
 from s2s_ad import ir
@@ -91,7 +92,7 @@ def lower(fn: Callable, lengths: dict | None = None, arrays: Sequence[str] = (),
 
 def lower_lists(src: source.Source, lengths: dict | None = None, arrays: Sequence[str] = (),
                 statics: dict | None = None, list_result: bool = False
-                ) -> tuple[ir.Function, structures.SequenceParameter | None, calls.CallGraph]:
+                ) -> tuple[ir.Function, param_uses.SequenceParameter | None, calls.CallGraph]:
     """``src`` lowered with each parameter used as a list, and not given a
     length, as a list of any length (``("list", RUNTIME)``: the generated
     code reads its length when it runs), the refusal that found the first
@@ -106,7 +107,7 @@ def lower_lists(src: source.Source, lengths: dict | None = None, arrays: Sequenc
         try:
             func = frontend.lower(src, given, arrays, statics, list_result=list_result)
             return func, first, calls.collect(func, src)
-        except structures.SequenceParameter as again:
+        except param_uses.SequenceParameter as again:
             ours = getattr(again, "owner", src.fn) is src.fn
             if not ours or (first is not None and again.param in given):
                 if first is None:
@@ -120,11 +121,11 @@ def lower_lists(src: source.Source, lengths: dict | None = None, arrays: Sequenc
             raise _fixed_length(first, why) from None
 
 
-def _fixed_length(first: structures.SequenceParameter,
-                  why: SourceError) -> structures.SequenceParameter:
+def _fixed_length(first: param_uses.SequenceParameter,
+                  why: SourceError) -> param_uses.SequenceParameter:
     """``first`` (a parameter used as a list needs its length), saying why a
     list of any length does not do."""
-    return structures.SequenceParameter(
+    return param_uses.SequenceParameter(
         first.param, f"{first.message} (as a list of any length: line {why.line}: "
         f"{why.message})", first.file, first.line, first.col, first.source_line)
 

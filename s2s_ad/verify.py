@@ -26,6 +26,7 @@ and the verdict says it is not a proof.
 from __future__ import annotations
 
 import ast
+import re
 import time
 
 from s2s_ad import api, verify_trees
@@ -160,15 +161,36 @@ def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
                        "which sympy cannot stand in for; check a "
                        "function taking them as parameters, or compare with central "
                        "differences")
+    ints = _int_parameters(fn, wrt, args, lengths, shapes)
+    # Without an int parameter to choose, or with only defaults, one run.
+    values = INT_VALUES if any(d is None for _, d in ints.values()) else INT_VALUES[:1]
     try:
         with _deadline(timeout):
-            if order == 2:
-                return _check_second(fn, wrt, args, at, points, seed, timeout)
-            if mode == "forward":
-                return _check_forward(fn, wrt, args, at, points, seed, output, lengths, shapes,
-                                      timeout, explore)
-            return _check_within(fn, wrt, args, at, points, seed, output, lengths, shapes,
-                                 timeout, explore)
+            for k, value in enumerate(values):
+                chosen = {n: value if d is None else d for n, (_, d) in ints.items()}
+                given = {**(args or {}), **chosen}
+                try:
+                    if order == 2:
+                        verdict = _check_second(fn, wrt, given, at, points, seed, timeout)
+                    elif mode == "forward":
+                        verdict = _check_forward(fn, wrt, given, at, points, seed, output,
+                                                 lengths, shapes, timeout, explore)
+                    else:
+                        verdict = _check_within(fn, wrt, given, at, points, seed, output,
+                                                lengths, shapes, timeout, explore)
+                except IndexError as exc:
+                    if not ints:
+                        raise
+                    if k + 1 < len(values):
+                        continue  # the value indexes past a list (xs[n] with n = 3): less
+                    raise S2SError(
+                        f"checking {fn.__name__} failed with its int parameters at "
+                        f"{', '.join(f'{n}={v}' for n, v in chosen.items())} (not given in "
+                        f"args=/--args): IndexError: {exc}; give the values to check with "
+                        f"({' '.join(f'--args {n}=K' for n in chosen)}, args={{...}})") from None
+                verdict.notes.extend(_chosen_note(n, chosen[n], use, default)
+                                     for n, (use, default) in ints.items())
+                return verdict
     except _OutOfTime:
         raise S2SError(f"checking {fn.__name__} took more than its {timeout:g} s budget "
                        "(evaluating it and its gradient did not finish); give smaller "
@@ -181,6 +203,63 @@ def check(fn, wrt=None, *, args: dict | None = None, at: dict | None = None,
                         "many iterations builds one symbolic expression per step); check it "
                         "with fewer iterations (--args/args=) or against finite differences "
                         "(tests/oracle.py)") from None
+
+
+INT_VALUES = (3, 2, 1, 0)
+"""The values :func:`check` tries, in turn, for an int parameter that
+``args`` does not give and has no int default (a ``range`` bound: three
+iterations); the next is tried when the run indexes past a list."""
+
+
+def _int_parameters(fn, wrt, args, lengths, shapes) -> dict:
+    """Parameter -> (how it is used, its int default or None) for each
+    parameter of ``fn`` that its code uses as an integer (a ``range`` bound,
+    a list index, a size: ``ir.Function.integers``, helpers included) and
+    that ``args`` does not give: sympy cannot stand in for it (``range(n)`` of
+    a symbol), so :func:`check` runs with a number there, and says so. A
+    parameter named in ``wrt`` is left alone: differentiating it is
+    refused, located, by the gradient's own lowering."""
+    import inspect
+    from s2s_ad.frontend import calls
+    try:
+        func = api.lower(fn, lengths, tuple(shapes or ()))
+        calls.collect(func, targets.locate(fn))  # marks what helpers use as integers too
+        params = inspect.signature(fn).parameters
+    except Exception:  # noqa: BLE001 - the check itself reports it, with its context
+        return {}
+    order = list(params)
+    named = {order[w] if isinstance(w, int) and 0 <= w < len(order) else w
+             for w in ([wrt] if isinstance(wrt, (int, str)) else list(wrt or ()))}
+    ints = {}
+    for name, err in func.integers.items():
+        if name in (args or {}) or name in func.statics or name in named \
+                or name not in params or name in (lengths or {}):
+            continue
+        default = params[name].default
+        line = f" on line {err.line}" if getattr(err, "line", 0) > 0 else ""
+        ints[name] = (_integer_use(getattr(err, "message", str(err))) + line,
+                      default if isinstance(default, int) and not isinstance(default, bool)
+                      else None)
+    return ints
+
+
+def _chosen_note(name: str, value: int, use: str, default) -> str:
+    whence = "its default" if default is not None else "a value s2s-ad chose"
+    return (f"{name}={value} is {whence} for the int parameter {name} ({use}), which "
+            f"--args/args= does not give: the gradient is checked for {name}={value} only "
+            f"(--args {name}=K, args={{{name!r}: K}}, for another value)")
+
+
+def _integer_use(message: str) -> str:
+    """How an int parameter is used, read from the refusal of its gradient
+    (``lowering``'s ``mark_int``, :mod:`s2s_ad.frontend.integer_args`)."""
+    own = re.search(r"used as an integer \((.+?)\) here", message)
+    if own:
+        return own[1]
+    passed = re.search(r"passes it to `([^`]+)`, whose parameter `([^`]+)`", message)
+    if passed:
+        return f"passed to `{passed[1]}`, whose `{passed[2]}` is used as an integer"
+    return "used as an integer"
 
 
 def _known_parameters(fn, **given) -> None:

@@ -23,7 +23,7 @@ import types
 
 import sympy
 
-from s2s_ad.frontend import lowering as frontend, methods, source as source_mod
+from s2s_ad.frontend import callsites, methods, source as source_mod
 from s2s_ad.rules import user as user_rules
 
 
@@ -363,9 +363,9 @@ class _Symbolic:
         if isinstance(obj, types.FunctionType):
             if user_rules.lookup(obj) is not None:
                 return self.rule_function(obj)
-            if not frontend._is_library(obj):
+            if not callsites._is_library(obj):
                 return self.lazy(obj)
-        if isinstance(obj, types.ModuleType) and not frontend._is_library_module(obj):
+        if isinstance(obj, types.ModuleType) and not callsites._is_library_module(obj):
             return _ModuleProxy(obj, self)
         return obj
 
@@ -399,7 +399,7 @@ class _Symbolic:
                 held = inspect.getattr_static(base, node.attr, None) \
                     if isinstance(base, type) else None
                 if isinstance(held, (staticmethod, classmethod)) and isinstance(
-                        held.__func__, types.FunctionType) and not frontend._is_library(
+                        held.__func__, types.FunctionType) and not callsites._is_library(
                         held.__func__):
                     name = f"{node.value.id}.{node.attr}"
                     found[name] = held.__func__ if isinstance(held, staticmethod) else \

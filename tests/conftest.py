@@ -9,6 +9,18 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "examples"))
 
 
+@pytest.fixture
+def wrong_sin(monkeypatch):
+    """The built-in rule of math.sin made wrong, ∂sin(x)/∂x = sin(x): a check
+    or a gradient test that cannot see it cannot fail."""
+    from s2s_ad import api
+    from s2s_ad.rules import RULES, Rule
+    api.clear_cache()
+    monkeypatch.setitem(RULES, "math.sin", Rule("math.sin", "math.sin(x)", ("math.sin(x)",)))
+    yield
+    api.clear_cache()
+
+
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true",
                      help="rewrite the golden files under tests/golden instead of comparing")

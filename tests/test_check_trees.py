@@ -15,7 +15,6 @@ import s2s_ad
 from oracle import central_difference, close
 from s2s_ad import verify_paths
 from s2s_ad.errors import S2SError
-from s2s_ad.rules import RULES, Rule
 from s2s_ad.verify_sympy import _OutOfTime
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -86,15 +85,6 @@ def test_branches_on_a_leaf_are_paths_and_at_takes_the_structure_or_a_leaf():
     by_leaf = s2s_ad.check(src.namedtuple_branch, like={"l": src.LAYER},
                            at={"l.w": 2.0}, explore=0)
     assert by_leaf.paths[0].decisions == ["l.w > 1.0"], str(by_leaf)
-
-
-@pytest.fixture
-def wrong_sin(monkeypatch):
-    """d sin(x)/dx = sin(x): wrong."""
-    s2s_ad.clear_cache()
-    monkeypatch.setitem(RULES, "math.sin", Rule("math.sin", "math.sin(x)", ("math.sin(x)",)))
-    yield
-    s2s_ad.clear_cache()
 
 
 def test_a_wrong_rule_is_a_mismatch_on_the_leaf_it_touches(wrong_sin):

@@ -20,7 +20,7 @@ def test_grad_prints_the_module():
     r = run("grad", "examples/seed_ggml.py:f", "--wrt", "a,x")
     assert r.returncode == 0, r.stderr
     assert "def grad_f(a, x, *, dy=1.0):" in r.stdout
-    assert "dx = 2 * (db * x)" in r.stdout
+    assert "dx = 2.0 * (db * x)" in r.stdout
 
 
 @pytest.mark.parametrize("target", ["examples/seed_ggml.py:f", "examples/seed_ggml.py.f",

@@ -23,7 +23,7 @@ def test_seed_reads_like_the_design():
     text = s2s_ad.gradient_source(importlib.import_module("seed_ggml").f, ("a", "x"))
     body = [line.split("#")[0].strip() for line in text.splitlines() if line.startswith("    ")]
     # x's two equal contributions (one per operand of x * x) doubled: exact
-    assert body == ["", "b = x * x", "", "da = dy * b", "db = dy * a", "dx = 2 * (db * x)",
+    assert body == ["", "b = x * x", "", "da = dy * b", "db = dy * a", "dx = 2.0 * (db * x)",
                     "return da, dx"]
     assert "def grad_f(a, x, *, dy=1.0):" in text
     assert "examples/seed_ggml.py:8" in text and s2s_ad.__version__ in text

@@ -176,7 +176,7 @@ def test_the_exactness_the_rewrites_rest_on(values):
     pairs += [(rng.choice([-1, 1]) * 10.0 ** rng.uniform(-320, 308),
                rng.choice([-1, 1]) * 10.0 ** rng.uniform(-320, 308)) for _ in range(200)]
     for a, b in pairs:
-        assert _bits(a + a) == _bits(2 * a)            # d = e; d += e  →  d = 2 * e
+        assert _bits(a + a) == _bits(2.0 * a) == _bits(2 * a)  # d = e; d += e  →  d = 2.0 * e
         assert _bits(a + -b) == _bits(a - b)           # d += -e  →  d -= e
         assert _bits(a - -b) == _bits(a + b)
         assert _bits((-a) * b) == _bits(-(a * b)) == _bits(a * -b)
@@ -204,7 +204,7 @@ def _only_square(a, x):
 
 def test_x_times_x_doubled_only_as_the_first_contribution():
     text = s2s_ad.gradient_source(_only_square, "x")
-    assert "dx = 2 * (" in text and "dx +=" not in text
+    assert "dx = 2.0 * (" in text and "dx +=" not in text
     text = s2s_ad.gradient_source(_square_then_sin, "x")
     sweep = text.split("# reverse sweep")[1]
     # sin's contribution comes first here: the two of x * x are added one by one

@@ -257,3 +257,15 @@ def test_scipy_linalg_cli_grad_file_in_a_fresh_interpreter(tmp_path):
     finally:
         sys.path.remove(str(tmp_path))
         sys.modules.pop("scipyfile", None)
+
+
+def test_all_and_any_take_their_axis_by_position():
+    """np.all(c, 0) / np.any(c, 1), as NumPy's signature allows (was refused:
+    'takes 1 array argument(s) here, got 2')."""
+    f = make_function("def f(x):\n"
+                      "    keep = np.all(x > 0.0, 0)\n"
+                      "    some = np.any(x > 1.0, 1)\n"
+                      "    return (np.sum(np.where(keep, x, 0.0) ** 2)\n"
+                      "            + np.sum(np.where(some, 2.0, 1.0) * x[:, 0]))\n")
+    x = np.array([[0.5, -2.0, 1.5], [3.0, 0.2, 0.4]])
+    assert_gradients(f, [x], [0])

@@ -5,10 +5,11 @@ of (n - 1)·q, so it moves with q by (n - 1)·(higher - lower) (percentile: a
 hundredth of that); the other methods are constant in q between order
 statistics. Each case: the gradient with respect to every parameter, vjp and
 jvp against central differences, for q a number, an array, computed from the
-input, from a parameter, in a helper. A second derivative through a q the
-derivative reaches is not written: refused, located (as is a differentiated
-value reaching an operand with no derivative, scipy.special.polygamma's
-order)."""
+input, from a parameter, in a helper. Second derivatives (hvp, hessian,
+jvp of the gradient), through q too (the weights' derivative in q moves with
+x: the mixed derivative), against central differences of the gradient.
+A differentiated value reaching an operand with no derivative
+(scipy.special.polygamma's order) gets none."""
 
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ import numpy as np
 import pytest
 
 import s2s_ad
-from s2s_ad.errors import SourceError
 from tests.array_oracle import fd_gradient
 from tests.modules import import_source
 
@@ -77,6 +77,18 @@ def q_in_loop(x, s):
     return t
 
 
+def inner_quantile(x, q):
+    return np.quantile(x, q)
+
+
+def middle(x, q):
+    return inner_quantile(x * x, q) * 2.0
+
+
+def q_helper_of_helper(x, q):
+    return middle(x, q) + np.sum(x)
+
+
 def polygamma_order(x):
     return np.sum(scipy.special.polygamma(x[0] - x[0] + 1.0, x))
 
@@ -108,6 +120,7 @@ CASES = [
     ("q_helper", [X6]),
     ("q_methods", [_n(7), 1.05]),
     ("q_in_loop", [_n(6), 0.8]),
+    ("q_helper_of_helper", [X6, 0.45]),
 ]
 IDS = [f"{name}-{k}" for k, (name, _) in enumerate(CASES)]
 
@@ -145,13 +158,50 @@ def test_the_derivative_in_q_is_n_minus_1_times_the_gap(mod):
     assert got == pytest.approx(0.5 * 4 * (2.5 - 1.0))
 
 
-def test_a_second_derivative_through_q_is_refused_located(mod):
-    for how in (lambda: s2s_ad.hvp(mod.q_of_x)(X6, np.ones(6)),
-                lambda: s2s_ad.hessian(mod.q_param, wrt=(0, 1))(X6, 0.9)):
-        with pytest.raises(SourceError, match="second derivative of np.quantile"):
-            how()
-    # through q alone the slope is constant between order statistics: 0
-    assert s2s_ad.hessian(mod.q_param, wrt="s")(X6, 0.9) == 0.0
+def _along(f, args, directions, h=1e-5):
+    """Central differences of the gradient (checked against central
+    differences of f above) along ``directions``."""
+    g = s2s_ad.grad(f, wrt=tuple(range(len(args))))
+
+    def at(e):
+        return g(*[a + e * d for a, d in zip(args, directions)])
+    return [(u - d) / (2 * h) for u, d in zip(at(h), at(-h))]
+
+
+@pytest.mark.parametrize("name, args", CASES, ids=IDS)
+def test_second_derivatives_through_q_against_differences_of_the_gradient(mod, name, args):
+    f = getattr(mod, name)
+    wrt = tuple(range(len(args)))
+    directions = [RNG.normal(size=np.shape(a)) if np.ndim(a) else float(RNG.normal())
+                  for a in args]
+    want = _along(f, args, directions)
+    got = s2s_ad.hvp(f, wrt=wrt)(*args, tuple(directions))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    # forward over reverse: the gradient's tangent
+    names = list(inspect.signature(f).parameters)
+    _, tangent = s2s_ad.jvp(s2s_ad.grad(f, wrt=wrt), wrt=wrt)(
+        *args, **{"d" + n: d for n, d in zip(names, directions)})
+    for g, w in zip(tangent, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+def test_the_mixed_derivative_is_n_minus_1_times_the_gap_moving(mod):
+    """d²/dx dq of np.quantile(x, 0.5 * s) by hand: the slope 0.5·(n − 1)·(higher −
+    lower) moves with the two order statistics, ±0.5·(n − 1) = ±2.5 there;
+    d²/dq² is 0 (the slope is constant between order statistics)."""
+    hessian = s2s_ad.hessian(mod.q_param, wrt=(0, 1))(X6, 0.9)
+    # (n - 1)·q = 5·0.45 = 2.25: between the sorted X6's 2nd and 3rd (0.1 and 0.3)
+    mixed = np.zeros(6)
+    mixed[0], mixed[4] = 2.5, -2.5
+    np.testing.assert_allclose(hessian[0][1], mixed, atol=1e-12)
+    np.testing.assert_allclose(hessian[1][0], mixed, atol=1e-12)
+    assert hessian[1][1] == 0.0
+    np.testing.assert_allclose(hessian[0][0], np.zeros((6, 6)), atol=1e-12)
+    # q computed from the input: hvp against differences of the gradient
+    v = np.ones(6)
+    np.testing.assert_allclose(s2s_ad.hvp(mod.q_of_x)(X6, v), _along(mod.q_of_x, [X6], [v])[0],
+                               rtol=1e-5, atol=1e-6)
 
 
 def test_a_second_derivative_with_a_constant_q_still_runs(mod):

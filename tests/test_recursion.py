@@ -26,6 +26,8 @@ CASES = [
     (r.tree, [0.6, 4], [0]),         # two calls per level: 2^4 tapes
     (r.series_in_loop, [0.4, 4], [0]),
     (r.uses_series, [0.4, 1.2], [0, 1]),
+    (r.uses_pair, [0.7, 0.4], [0, 1]),   # a recursion returning a tuple
+    (r.uses_nested, [0.7, 0.9], [0, 1]),  # ... nested tuples
 ]
 
 
@@ -39,6 +41,39 @@ def test_recursion_against_finite_differences(fn, point, wrt):
     assert all(close(pull(2.0)[i], 2.0 * w) for i, w in zip(wrt, want))
     value, tangent = s2s_ad.jvp(fn, wrt=wrt[0])(*point)
     assert close(tangent, want[0])
+
+
+@pytest.mark.parametrize("fn, point", [(r.uses_pair, [0.7, 0.4]), (r.uses_nested, [0.7, 0.9]),
+                                       (r.uses_series, [0.4, 1.2]), (r.tree, [0.6, 3])])
+def test_second_derivatives_against_differences_of_the_gradient(fn, point):
+    """hvp and hessian read the JVP module back, whose recursive helper returns
+    (value, tangent) as nested tuples: was refused, with a message about a
+    parameter used as a list."""
+    wrt = (0, 1) if fn is not r.tree else (0,)
+    grad = s2s_ad.grad(fn, wrt=wrt)
+    h = 1e-5
+    columns = []
+    for k in wrt:
+        up, down = list(point), list(point)
+        up[k] += h
+        down[k] -= h
+        columns.append([(u - d) / (2 * h) for u, d in zip(grad(*up), grad(*down))])
+    hessian = s2s_ad.hessian(fn, wrt=wrt)(*point)
+    for i in range(len(wrt)):
+        for j in range(len(wrt)):
+            assert close(hessian[i][j], columns[j][i], rtol=1e-5, atol=1e-7), (hessian, columns)
+    v = (0.3, -0.8)[:len(wrt)]
+    product = s2s_ad.hvp(fn, wrt=wrt)(*point, v)
+    for i in range(len(wrt)):
+        want = sum(columns[j][i] * v[j] for j in range(len(wrt)))
+        assert close(product[i], want, rtol=1e-5, atol=1e-7), (product, want)
+
+
+def test_nested_tuples_a_recursive_call_cannot_read_are_refused_located():
+    with pytest.raises(s2s_ad.SourceError, match="unpacked as nested tuples") as info:
+        s2s_ad.grad(r.uses_nested_by_name)(0.7)
+    assert "nested_by_name(math.sin(x) * 1.1, n - 1)" in info.value.source_line
+    assert "return (a, b), c" in str(info.value)
 
 
 def test_sympy_proves_a_recursive_series():

@@ -15,8 +15,6 @@ from importlib.metadata import entry_points
 import pytest
 
 import s2s_ad
-from s2s_ad import api
-from s2s_ad.rules import RULES, Rule
 from s2s_ad.testing import assert_gradient
 
 import rules_src
@@ -37,15 +35,6 @@ def test_a_right_gradient_passes_and_is_proved():
     g = s2s_ad.grad(plain, wrt=("x", "y"))(0.5, 2.0)
     assert close(g[0], central_difference(plain, [0.5, 2.0], 0))
     assert close(g[1], central_difference(plain, [0.5, 2.0], 1))
-
-
-@pytest.fixture
-def wrong_sin(monkeypatch):
-    """The built-in rule of math.sin made wrong: ∂sin(x)/∂x = sin(x)."""
-    api.clear_cache()
-    monkeypatch.setitem(RULES, "math.sin", Rule("math.sin", "math.sin(x)", ("math.sin(x)",)))
-    yield
-    api.clear_cache()
 
 
 def uses_sin(x):

@@ -185,7 +185,8 @@ class _Fuse:
     # -- doubling ------------------------------------------------------------------
 
     def double(self, stmts: list, i: int) -> None:
-        """``d = e; d += e`` → ``d = 2 * e``."""
+        """``d = e; d += e`` → ``d = 2.0 * e`` (``2 * e`` outside the reverse
+        sweep): the same number, ``e + e``, bit for bit."""
         s = stmts[i]
         j = _next(stmts, i)
         r = None if j is None else stmts[j]
@@ -205,7 +206,9 @@ class _Fuse:
                 or ast.dump(e) != ast.dump(r.node.value) or not self._pure(e) \
                 or any(n.id == d for n in name_nodes(e)):
             return
-        s.node.value = ast.BinOp(ast.Constant(2), ast.Mult(), e)
+        # an adjoint is a float (or an array of them): `2.0 * e`, as the rules'
+        # constants are written; `2 * e` elsewhere (a forward value may be an int)
+        s.node.value = ast.BinOp(ast.Constant(2.0 if s.target else 2), ast.Mult(), e)
         for n in name_nodes(r.node.value):
             self.counts[n.id] -= 1
         self.counts[d] -= 1

@@ -45,8 +45,7 @@ LINEAR = frozenset({
     "own.repeat_adjoint", "own.trace_adjoint", "own.diag_adjoint", "own.stacked_part",
     "own.scatter", "own.take_along_axis_adjoint", "own.pad_adjoint",
     "np.full", "np.full_like", "array.full_as", "array.astype", "array.item",
-    "np.linspace", "own.quantile_adjoint", "own.quantile_tangent", "own.quantile_q_adjoint",
-    "own.quantile_q_tangent", "own.running_extreme_adjoint", "own.running_extreme_tangent"}) | LINEAR_MORE
+    "np.linspace", "own.running_extreme_adjoint", "own.running_extreme_tangent"}) | LINEAR_MORE
 """Linear in the operands a derivative flows to (``np.where``: in its two
 branches, for a fixed condition; a subscript assignment: in the array and the
 value assigned)."""
@@ -69,7 +68,7 @@ EXTREME_TANGENT = ast.parse(
 """The tangent of ``np.max``/``np.min`` (``g``: the operand's tangent)."""
 
 
-TANGENTS = {prim: tuple(ast.parse(c, mode="eval").body
+TANGENTS = {prim: tuple(None if c is None else ast.parse(c, mode="eval").body
                         for c in ((code,) if isinstance(code, str) else code))
             for prim, code in {
     "np.nansum": "np.nansum(np.where(x == x, g, 0.0), axis=axis, keepdims=keepdims)",
@@ -80,6 +79,15 @@ TANGENTS = {prim: tuple(ast.parse(c, mode="eval").body
     "np.percentile": ("quantile_tangent(g, x, y / 100, axis, keepdims, method)",
                       "quantile_q_tangent(g / 100, x, y / 100, axis, keepdims, method)"),
     "np.median": 'quantile_tangent(g, x, 0.5, axis, keepdims, "linear")',
+    "own.quantile_adjoint": ("quantile_adjoint(g, x1, x2, axis, keepdims, method)", None,
+                             "quantile_mixed_x(g, x0, x1, x2, axis, keepdims, method)"),
+    "own.quantile_tangent": ("quantile_tangent(g, x1, x2, axis, keepdims, method)", None,
+                             "quantile_mixed_tangent(g, x0, x1, x2, axis, keepdims, method)"),
+    "own.quantile_q_adjoint": ("quantile_q_adjoint(g, x1, x2, axis, keepdims, method)",
+                               "quantile_mixed_q(x0, g, x1, x2, axis, keepdims, method)", None),
+    "own.quantile_q_tangent": ("quantile_q_tangent(g, x1, x2, axis, keepdims, method)",
+                               "quantile_mixed_tangent(x0, g, x1, x2, axis, keepdims, method)",
+                               None),
     "np.maximum.accumulate": "running_extreme_tangent(g, x, out, axis)",
     "np.minimum.accumulate": "running_extreme_tangent(g, x, out, axis)"}.items()}
 """Tangents written out, per operand (one code: the first operand's; ``g``:

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from s2s_ad import ir
 from s2s_ad.errors import SourceError
 from s2s_ad.frontend import passing
-from s2s_ad.frontend.structures import SequenceParameter
+from s2s_ad.frontend.param_uses import SequenceParameter
 
 _STATE: dict = {"depth": 0, "done": {}, "active": set(), "failed": {}}
 
@@ -65,6 +65,12 @@ def lower_once(fixed: tuple, lower):
         active.discard(fixed)
     done[fixed] = func
     return func
+
+
+def recursing(op: ir.Op) -> bool:
+    """Is the call ``op`` to a function being lowered (a recursion), whose
+    lowering the caller cannot read yet?"""
+    return any(a[0] is op.callee.fn for a in _STATE["active"])
 
 
 def failure(fixed: tuple) -> SourceError | None:

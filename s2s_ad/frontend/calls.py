@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from s2s_ad.frontend import (callees, integer_args, lowering as frontend, passing, source,
-                             structures)
+from s2s_ad.frontend import (callees, integer_args, lowering as frontend, param_uses, passing,
+                             source)
 from s2s_ad import ir
 from s2s_ad.errors import SourceError
 from s2s_ad.names import Namer
@@ -154,7 +154,7 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
                     try:
                         lowered = _lower_for(op, graph.sources[target], arrays,
                                              graph.sources[fn], given)
-                    except structures.SequenceParameter as exc:
+                    except param_uses.SequenceParameter as exc:
                         raise callees.passed_on(op, f.params, fn, exc,
                                                 graph.sources[fn]) from None
                 spec = key(target, lowered)
@@ -165,11 +165,11 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
                     try:
                         visit(lowered, target, stack + [target], always + [id(op) in top],
                               made + [fixed])
-                    except structures.SequenceParameter as exc:
+                    except param_uses.SequenceParameter as exc:
                         raise callees.passed_on(op, f.params, fn, exc,
                                                 graph.sources[fn]) from None
             op.callee.kinds = spec[1]
-            if graph.lowered[spec].returns != op.callee.returns:
+            if not passing.same_shape(graph.lowered[spec].returns, op.callee.returns):
                 raise _error(op, graph.sources[fn], f"`{target.__name__}` returns a dict, a "
                              "NamedTuple, a dataclass or nested tuples, which its caller reads "
                              "only when it is not recursive; return a flat tuple of numbers")
@@ -192,7 +192,7 @@ def _lower_for(op: ir.Op, callee: source.Source, arrays: frozenset,
         return frontend.lower(callee, arrays=arrays, statics=given, passed=passed, helper=True)
     try:
         return frontend.lower(callee, arrays=arrays, statics=given, passed=passed, helper=True)
-    except structures.SequenceParameter:
+    except param_uses.SequenceParameter:
         raise
     except SourceError as problem:
         raise _passes_array(op, problem, arrays) from None

@@ -31,7 +31,7 @@ from s2s_ad import ir
 from s2s_ad.errors import SourceError
 from s2s_ad.frontend import methods, module_data, source
 from s2s_ad.frontend.library_names import LIBRARY_MODULES
-from s2s_ad.frontend import (bound_partials, closures, conditions, container_methods, funargs,
+from s2s_ad.frontend import (bound_partials, callees, closures, conditions, container_methods, funargs,
                              index_checks, index_exprs, jax_names, list_slices, numpy_forms,
                              own_helpers, pair_layout, passing,
                              ranges, runtime_lists, runtime_sorting, sorting, statics,
@@ -381,6 +381,15 @@ class CallLowering:
                 # a dict, NamedTuple, dataclass or nested tuples: read leaf by leaf
                 callee.returns = lowered.returns
                 return passing.rebuild(self, out, lowered.returns, node)
+            if lowered is None and callees.recursing(op):
+                # a recursion returning nested tuples (a JVP module's `return (a, b),
+                # (da, db)`): read by the nesting its returns write out
+                written = passing.written_returns(
+                    source.locate(fn).tree, "array" if self.array_mode else "float")
+                if written is not None:
+                    callee.returns = written
+                    return passing.rebuild(self, out, written, node)
+                self.__dict__.setdefault("recursive_results", {})[id(out)] = fn.__name__
         return out
 
     def primitive(self, fn, node: ast.Call) -> str:

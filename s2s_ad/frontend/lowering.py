@@ -30,13 +30,12 @@ from s2s_ad.frontend import (array_kinds, bound_partials, callees, checks, closu
                              list_stacks,
                              own_helpers, pairs,
                              loop_batching,
-                             list_writes, module_lists, numpy_forms, passing, pytrees, ranges,
+                             list_writes, module_lists, numpy_forms, param_uses, passing, pytrees, ranges,
                              runtime_lists, runtime_sorting, scipy_forms, statics, structures,
                              syntax, tf_forms, torch_forms, unroll)
 from s2s_ad.frontend.jax_batching import located
 from s2s_ad.frontend.aliasing import InPlaceNames
-from s2s_ad.frontend.callsites import (BUILTIN_PRIMS, LIBRARY_MODULES, CallLowering,  # noqa: F401
-                                      _is_library, _is_library_module)
+from s2s_ad.frontend.callsites import CallLowering
 from s2s_ad.errors import SourceError
 from s2s_ad.frontend.numpy import ArrayLowering, numpy_use
 from s2s_ad.frontend.params import Parameters
@@ -131,7 +130,7 @@ def _lower(src: Source, lengths, arrays, statics, passed, helper,
     first.list_result = list_result
     try:
         return first.function()
-    except structures.SequenceParameter:
+    except param_uses.SequenceParameter:
         raise
     except SourceError:
         if not first.unroll_skipped:

@@ -108,6 +108,7 @@ SIGNATURES = {**{f"np.{r}": ("x", "axis", "dtype", "out", "keepdims")
               **{f"np.{r}": ("x", "q", "axis", "out", "overwrite_input", "method", "keepdims")
                  for r in ("quantile", "percentile")},
               "np.median": ("x", "axis", "out", "overwrite_input", "keepdims"),
+              **{f"np.{r}": ("x", "axis", "out", "keepdims") for r in ("all", "any")},
               **{f"np.{u}.accumulate": ("x", "axis", "dtype", "out")
                  for u in ("maximum", "minimum")}}
 RUNTIME_AXIS = frozenset({"np.sum", "np.mean", "np.prod", "np.max", "np.min", "np.var",

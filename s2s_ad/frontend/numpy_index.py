@@ -179,6 +179,7 @@ class ArrayIndexing:
         if self.control_flow:
             return self.assign_versioned(target, value_node, op, stmt)
         if not isinstance(target.value, ast.Name) or target.value.id not in self.env:
+            structures.refuse_caller_array_write(self, target)
             raise self.src.error(target, "only a local array can be assigned into "
                                  "(`y[i] = ...` with `y` a variable of this function)")
         name = target.value.id
@@ -271,6 +272,7 @@ class ArrayIndexing:
         equal Python's in-place write only when nothing else refers to the
         array: :func:`_sole_owner` checks it from the source."""
         if not isinstance(target.value, ast.Name) or target.value.id not in self.env:
+            structures.refuse_caller_array_write(self, target)
             raise self.src.error(target, "only a local array can be assigned into "
                                  "(`y[i] = ...` with `y` a variable of this function)")
         name = target.value.id

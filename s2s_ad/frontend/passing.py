@@ -156,6 +156,45 @@ def is_flat(value) -> bool:
         structures.is_structure(x) for x in items)
 
 
+def written_returns(tree: ast.FunctionDef, kind: str):
+    """The spec of the nested tuples every ``return`` of ``tree`` writes out
+    (``return (a, b), (da, db)``, as a JVP module's recursive helper does),
+    its leaves of ``kind``; None unless every return writes the same nesting
+    of tuples with a tuple in it. A recursive call reads its callee's result
+    by it before the callee is lowered (the call graph checks that the
+    lowering returns the same, :func:`same_shape`)."""
+    def spec(e):
+        if isinstance(e, ast.Tuple) and not any(isinstance(x, ast.Starred) for x in e.elts):
+            return ("tuple", tuple(spec(x) for x in e.elts))
+        return ("leaf", kind)
+
+    found, todo = set(), list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Return):
+            found.add(spec(node.value) if node.value is not None else None)
+        todo.extend(ast.iter_child_nodes(node))
+    if len(found) != 1:
+        return None
+    (only,) = found
+    nested = only is not None and only[0] == "tuple" and any(x[0] == "tuple" for x in only[1])
+    return only if nested else None
+
+
+def same_shape(a, b) -> bool:
+    """Do two returned specs nest alike, whatever their leaves' kinds (a caller
+    reads each leaf with the kind its own code gives it)?"""
+    if a is None or b is None or a[0] == "leaf" or b[0] == "leaf":
+        return a == b or (a is not None and b is not None and a[0] == b[0] == "leaf")
+    if a[0] != b[0] or len(a[1:]) != len(b[1:]):
+        return False
+    if a[0] in ("tuple", "list"):
+        return len(a[1]) == len(b[1]) and all(same_shape(x, y) for x, y in zip(a[1], b[1]))
+    return a == b
+
+
 def rebuild(lo, out: ir.Value, spec, node: ast.AST):
     """The structure a call returns (``out``, its tuple of leaves), read
     leaf by leaf with ``item`` ops: ``d = helper(x)`` binds ``d`` to it."""

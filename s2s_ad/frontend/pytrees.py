@@ -36,7 +36,7 @@ import ast
 import numbers
 
 from s2s_ad import ir
-from s2s_ad.frontend import structures
+from s2s_ad.frontend import param_uses, structures
 from s2s_ad.frontend.numpy import ATTRIBUTES
 from s2s_ad.frontend.specs import (_fields, _is_array, array_paths, captured_spec,  # noqa: F401
                                    is_static_spec,
@@ -147,7 +147,7 @@ def attribute(lo, node: ast.Attribute):
                 and any(p.value is bound for p in getattr(lo, "params_so_far", ())) \
                 and not _array_attribute(node.attr):
             # p.w on a parameter lowered as a number: lower it for its structure
-            raise structures.SequenceParameter(bound.var, *structures._where(lo, node, (
+            raise param_uses.SequenceParameter(bound.var, *param_uses.where(lo, node, (
                 f"parameter {bound.var!r} is used as a structure (`{ast.unparse(node)}`); "
                 "call the gradient with the value (a dataclass, NamedTuple or dict), which "
                 "generates the code for its structure")))

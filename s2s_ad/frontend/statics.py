@@ -29,6 +29,7 @@ import types
 from s2s_ad import ir
 from s2s_ad.errors import SourceError
 from s2s_ad.frontend import write_dtypes
+from s2s_ad.frontend.numpy import SIGNATURES
 from s2s_ad.frontend.library_names import LIBRARY_MODULES
 from s2s_ad.syntax_walk import walk
 
@@ -242,8 +243,8 @@ def _in_structure(lo, left: ast.expr, container: ast.expr) -> bool | None:
             and any(p.value is held for p in getattr(lo, "params_so_far", ())):
         # `"k" in p` on a parameter lowered as a number: lower it for the
         # structure the call gives it
-        from s2s_ad.frontend import structures
-        raise structures.SequenceParameter(held.var, *structures._where(lo, container, (
+        from s2s_ad.frontend import param_uses
+        raise param_uses.SequenceParameter(held.var, *param_uses.where(lo, container, (
             f"parameter {held.var!r} is used as a structure (`{ast.unparse(container)}`); "
             "call the gradient with the value (a dict, list or tuple), which generates the "
             "code for its structure")))
@@ -256,11 +257,13 @@ def _in_structure(lo, left: ast.expr, container: ast.expr) -> bool | None:
     return None
 
 
-AXIS_AT = {**{name: 1 for name in ("sum", "mean", "prod", "max", "min", "amax", "amin", "var",
-                                   "std", "median", "nansum", "nanmean", "cumsum", "cumprod",
-                                   "all", "any")},
-           "quantile": 2, "percentile": 2}
-"""NumPy functions whose ``axis`` may be given positionally: its position."""
+AXIS_AT = {name: SIGNATURES[f"np.{ {'amax': 'max', 'amin': 'min'}.get(name, name)}"].index("axis")
+           for name in ("sum", "mean", "prod", "max", "min", "amax", "amin", "var", "std",
+                        "median", "nansum", "nanmean", "cumsum", "cumprod", "all", "any",
+                        "quantile", "percentile")}
+"""The NumPy reductions whose ``axis`` may be a parameter given None or a
+tuple (:func:`_axis_params`): the position it may be given at, from
+:data:`s2s_ad.frontend.numpy.SIGNATURES` (``np.amax`` is ``np.max``)."""
 
 
 def _axis_params(fn, node: ast.Call, params: set) -> set:

@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 
 from s2s_ad import ir
 from s2s_ad.frontend import param_uses
-from s2s_ad.frontend.param_uses import SequenceParameter, where as _where  # noqa: F401
 from s2s_ad.syntax_walk import walk
 
 
@@ -773,6 +772,25 @@ def refuse_argument_change(lo, obj, node: ast.AST, what: str | None = None) -> N
                            "instead")
 
 
+def refuse_caller_array_write(lo, target: ast.Subscript) -> None:
+    """``xs[0][1] = v`` with ``xs`` the caller's (a parameter, or a list or
+    dict it passed): the write would change the caller's array. The same
+    located refusal whether ``xs`` was lowered as an array (``grad`` and
+    ``jvp`` made before a call, ``--array xs``) or as the list of a call
+    (``vjp``)."""
+    root = target.value
+    while isinstance(root, ast.Subscript):
+        root = root.value
+    if not isinstance(root, ast.Name) or root is target.value:
+        return
+    held = lo.env.get(root.id)
+    if id(held) in getattr(lo, "argument_objects", ()) or param_uses.is_param(lo, held):
+        item = ast.unparse(target.value)
+        raise lo.src.error(target, f"assigning into `{item}` would change an array the caller "
+                           f"passed in (through `{root.id}`); assign into a copy (`w = "
+                           f"np.copy({item})`, `w[...] = v`) first")
+
+
 def store(lo, target: ast.Subscript, value) -> None:
     """``xs[0] = v``, ``d["w"] = v``."""
     if isinstance(target.value, ast.Name) and module_numbers(lo, target.value.id):
@@ -786,6 +804,7 @@ def store(lo, target: ast.Subscript, value) -> None:
     elif isinstance(base, StaticList):
         base.items[_index(lo, target.slice, len(base.items))] = value
     elif isinstance(base, ir.Value) and base.kind == "array":
+        refuse_caller_array_write(lo, target)
         item = ast.unparse(target.value)
         raise lo.src.error(target, f"`{item}` is an array held by a list, tuple or dict; "
                            "writing into it in place is not supported (other names may hold "
@@ -861,6 +880,14 @@ def unpack(lo, value, target: ast.expr, value_node: ast.expr) -> list:
                                "names")
         return list(made)
     if call_tuple(lo, value):
+        recursive = lo.__dict__.get("recursive_results", {}).get(id(value))
+        if recursive is not None and any(isinstance(e, (ast.Tuple, ast.List))
+                                         for e in target.elts):
+            raise lo.src.error(target, f"`{recursive}` calls itself here, and its result is "
+                               "unpacked as nested tuples: a recursive call is read before "
+                               f"`{recursive}` is lowered, from its returns as written; write "
+                               "the nested tuples out at its one `return`, at its end "
+                               "(`return (a, b), c`), or return a flat tuple")
         # Items read into plain names are named after them (``a, b = h(x)``).
         names = [e.id if isinstance(e, ast.Name) else None for e in target.elts]
         return [item(lo, value, i, value_node, names[i] if names.count(names[i]) == 1 else None)

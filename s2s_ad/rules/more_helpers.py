@@ -252,6 +252,57 @@ def quantile_q_tangent(dq, x, q, axis, keepdims, method):
     s = quantile_slope(x, q, axis, keepdims, method)
     return np.reshape(dq, np.shape(dq) + (1,) * (np.ndim(s) - np.ndim(dq))) * s
 ''',
+    "quantile_slope_tangent": '''
+def quantile_slope_tangent(dx, x, q, axis, keepdims, method):
+    """The derivative of quantile_slope(x, q, ...) along a tangent dx of x:
+    (n - 1) times the tangent of the higher order statistic minus that of the
+    lower (each the weights of quantile_weights for "higher" and "lower"
+    applied to dx); 0 for the methods other than "linear"."""
+    higher = quantile_tangent(dx, x, q, axis, keepdims, "higher")
+    if method != "linear":
+        return higher * 0.0
+    lower = quantile_tangent(dx, x, q, axis, keepdims, "lower")
+    return (np.size(x) * np.size(q) // np.size(higher) - 1) * (higher - lower)
+''',
+    "quantile_slope_adjoint": '''
+def quantile_slope_adjoint(g, x, q, axis, keepdims, method):
+    """The transpose of quantile_slope_tangent: g (shaped like the quantile)
+    spread on x's elements, (n - 1) times the higher order statistic's weights
+    minus the lower's; zeros for the methods other than "linear"."""
+    higher = quantile_adjoint(g, x, q, axis, keepdims, "higher")
+    if method != "linear":
+        return higher * 0.0
+    n = np.size(x) * np.size(q) // np.size(
+        np.quantile(x, q, axis=axis, keepdims=keepdims, method="lower"))
+    return (n - 1) * (higher - quantile_adjoint(g, x, q, axis, keepdims, "lower"))
+''',
+    "quantile_mixed_q": '''
+def quantile_mixed_q(a, b, x, q, axis, keepdims, method):
+    """a (shaped like the quantile) times the derivative in q of
+    quantile_tangent(b, x, q, ...), summed to q's shape: the adjoint to q of
+    quantile_tangent(b, x, q) for a cotangent a, and of quantile_adjoint(a, x,
+    q) for a cotangent b (the mixed second derivative of np.quantile)."""
+    s = a * quantile_slope_tangent(b, x, q, axis, keepdims, method)
+    return np.sum(s, axis=tuple(range(np.ndim(q), np.ndim(s))))
+''',
+    "quantile_mixed_x": '''
+def quantile_mixed_x(a, b, x, q, axis, keepdims, method):
+    """quantile_slope_adjoint of a (shaped like q, on the quantile's first
+    axes) times b (shaped like the quantile): the adjoint to x of
+    quantile_q_tangent(a, x, q) for a cotangent b, and of quantile_q_adjoint(b,
+    x, q) for a cotangent a."""
+    a = np.reshape(a, np.shape(a) + (1,) * max(0, np.ndim(b) - np.ndim(a)))
+    return quantile_slope_adjoint(a * b, x, q, axis, keepdims, method)
+''',
+    "quantile_mixed_tangent": '''
+def quantile_mixed_tangent(a, b, x, q, axis, keepdims, method):
+    """a (a tangent of q, on the quantile's first axes) times the derivative
+    of quantile_slope along b (a tangent of x): the tangent of
+    quantile_tangent(b, x, q) along a, and of quantile_q_tangent(a, x, q)
+    along b (the transpose of quantile_mixed_q in a)."""
+    s = quantile_slope_tangent(b, x, q, axis, keepdims, method)
+    return np.reshape(a, np.shape(a) + (1,) * max(0, np.ndim(s) - np.ndim(a))) * s
+''',
     "eigh_adjoint": '''
 def eigh_adjoint(gw, gv, x):
     """The adjoint of w, v = np.linalg.eigh(x) with respect to x, given the

@@ -73,14 +73,18 @@ factor too; the operand that only gives a shape gets no adjoint.
   ``quantile_tangent(x0, x1, q, ...)`` (the weights applied to a tangent
   ``x0``) are linear in ``x0`` and each other's transposes; ``x1`` enters
   through comparisons only: no adjoint. The weights move with ``q`` (``t``,
-  the fraction of ``(n − 1)·q``): a ``q`` the derivative reaches is refused,
-  located (a second derivative through ``q`` is not written).
+  the fraction of ``(n − 1)·q``): ``q``'s adjoint is ``quantile_mixed_q``
+  (the derivative in ``q`` of the weights, which is the slope's derivative
+  along ``x0``, or along ``g``).
   ``quantile_q_adjoint(x0, x1, q, ...)`` (``q``'s adjoint: ``x0`` times
   ``quantile_slope``, the derivative in ``q``, summed to ``q``'s shape) and
   ``quantile_q_tangent(x0, x1, q, ...)`` (a tangent of ``q`` times it) are
   likewise linear in ``x0`` and each other's transposes; the slope is
-  constant in ``q`` between order statistics, and moves with ``x1`` (refused,
-  located, where the derivative reaches ``x1``).
+  constant in ``q`` between order statistics, and moves with ``x1``:
+  ``x1``'s adjoint is ``quantile_mixed_x`` (the slope's transpose,
+  ``(n − 1)`` times the higher order statistic's weights minus the lower's).
+  Forward mode writes the same derivatives as tangents
+  (:data:`s2s_ad.forward.linear.TANGENTS`, ``quantile_mixed_tangent``).
 * ``running_extreme_adjoint(x0, x1, x2, axis)`` (``np.maximum.accumulate``'s
   and ``np.minimum.accumulate``'s adjoint: ``x0`` times the weights the
   running extreme ``x2`` of ``x1`` gives its elements) and
@@ -145,8 +149,6 @@ def _bilinear(name: str, product: str, first: str, second: str, attr: str | None
 
 
 _QUANTILE_ATTRS = (("axis", None), ("keepdims", False), ("method", "linear"))
-_SECOND_Q = ("a second derivative of np.quantile/np.percentile through a q that depends on "
-             "the differentiated input is not written")
 
 OWN_RULES = [
     Rule("own.unbroadcast", "unbroadcast(x, y)",
@@ -206,21 +208,25 @@ OWN_RULES = [
          "g read back where each element was taken from", adjoint=True,
          attrs=(("axis", -1),)),
     Rule("own.quantile_adjoint", "quantile_adjoint(x0, x1, x2, axis, keepdims, method)",
-         ("quantile_tangent(g, x1, x2, axis, keepdims, method)", None, None), "array",
-         "the quantile's weights applied to g (its transpose)", adjoint=True,
-         attrs=_QUANTILE_ATTRS, refused=((2, _SECOND_Q),)),
+         ("quantile_tangent(g, x1, x2, axis, keepdims, method)", None,
+          "quantile_mixed_q(x0, g, x1, x2, axis, keepdims, method)"), "array",
+         "the quantile's weights applied to g (its transpose); to q: the weights' derivative "
+         "in q", adjoint=True, attrs=_QUANTILE_ATTRS),
     Rule("own.quantile_tangent", "quantile_tangent(x0, x1, x2, axis, keepdims, method)",
-         ("quantile_adjoint(g, x1, x2, axis, keepdims, method)", None, None), "array",
-         "the quantile's weights spread with g (its transpose)", adjoint=True,
-         attrs=_QUANTILE_ATTRS, refused=((2, _SECOND_Q),)),
+         ("quantile_adjoint(g, x1, x2, axis, keepdims, method)", None,
+          "quantile_mixed_q(g, x0, x1, x2, axis, keepdims, method)"), "array",
+         "the quantile's weights spread with g (its transpose); to q: the weights' derivative "
+         "in q", adjoint=True, attrs=_QUANTILE_ATTRS),
     Rule("own.quantile_q_adjoint", "quantile_q_adjoint(x0, x1, x2, axis, keepdims, method)",
-         ("quantile_q_tangent(g, x1, x2, axis, keepdims, method)", None, None), "array",
-         "g times the quantile's derivative in q spread on q's axes (its transpose)",
-         adjoint=True, attrs=_QUANTILE_ATTRS, refused=((1, _SECOND_Q),)),
+         ("quantile_q_tangent(g, x1, x2, axis, keepdims, method)",
+          "quantile_mixed_x(g, x0, x1, x2, axis, keepdims, method)", None), "array",
+         "g times the quantile's derivative in q spread on q's axes (its transpose); to x: "
+         "that derivative's own", adjoint=True, attrs=_QUANTILE_ATTRS),
     Rule("own.quantile_q_tangent", "quantile_q_tangent(x0, x1, x2, axis, keepdims, method)",
-         ("quantile_q_adjoint(g, x1, x2, axis, keepdims, method)", None, None), "array",
-         "g times the quantile's derivative in q summed to q's shape (its transpose)",
-         adjoint=True, attrs=_QUANTILE_ATTRS, refused=((1, _SECOND_Q),)),
+         ("quantile_q_adjoint(g, x1, x2, axis, keepdims, method)",
+          "quantile_mixed_x(x0, g, x1, x2, axis, keepdims, method)", None), "array",
+         "g times the quantile's derivative in q summed to q's shape (its transpose); to x: "
+         "that derivative's own", adjoint=True, attrs=_QUANTILE_ATTRS),
     *[Rule(f"own.running_extreme_{a}", f"running_extreme_{a}(x0, x1, x2, axis)",
            (f"unbroadcast(running_extreme_{b}(g, x1, x2, axis), x0)", None, None), "array",
            "the running extreme's weights applied to g (its transpose)", adjoint=True,

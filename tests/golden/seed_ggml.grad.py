@@ -10,5 +10,5 @@ def grad_f(a, x, *, dy=1.0):
     # reverse sweep
     da = dy * b                           # line 10: y = a * b, ∂y/∂a = b
     db = dy * a                           # line 10: y = a * b, ∂y/∂b = a
-    dx = 2 * (db * x)                     # line 9: b = x * x, ∂b/∂x = x (both operands: doubled)
+    dx = 2.0 * (db * x)                   # line 9: b = x * x, ∂b/∂x = x (both operands: doubled)
     return da, dx
