@@ -95,3 +95,15 @@ def test_cli_file_in_a_fresh_interpreter(tmp_path):
     assert p.returncode == 0, p.stderr
     for got, k in zip(json.loads(p.stdout), (1, 3)):
         assert _close(got, _fd_list(src.around, XS, k)), (k, got)
+
+
+@pytest.mark.parametrize("name", ["at_param", "circular", "through_helpers", "in_loop"])
+def test_hvp_against_differences_of_the_gradient(name):
+    fn = getattr(src, name)
+    v = [1.0, 0.5, -0.3, 0.2, 0.1]
+    got = s2s_ad.hvp(fn, wrt="xs")(list(XS), 2, v)
+    g = s2s_ad.grad(fn, wrt="xs")
+    e = 1e-5
+    up = g([a + e * b for a, b in zip(XS, v)], 2)
+    down = g([a - e * b for a, b in zip(XS, v)], 2)
+    assert _close(got, [(a - b) / (2 * e) for a, b in zip(up, down)], tol=1e-6)
