@@ -160,6 +160,9 @@ def resolve_wrt(func: ir.Function, wrt: Wrt) -> tuple[list[ir.Value], bool]:
         # Integer parameters (range bounds, indices) have no gradient.
         order = [v for v in order if v.var not in func.integers]
         if not order:
+            used = [func.integers[v.var] for v in params.values() if v.var in func.integers]
+            if used and isinstance(used[0], Exception):
+                raise used[0]  # where the first is used as an integer, located
             raise WrtError(f"{func.name} has no parameters to differentiate with respect to")
         return order, len(order) > 1
     if isinstance(wrt, (str, numbers.Integral)) or not isinstance(wrt, (list, tuple)):

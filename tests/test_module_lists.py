@@ -128,9 +128,13 @@ def test_an_index_parameter_as_python_reads_it():
         src.float_index(0.7)
     with pytest.raises(TypeError):
         s2s_ad.grad(src.float_index)(0.7)
-    # the function differentiated itself: its number parameter is not an index, located
-    with pytest.raises(SourceError, match="module_lists_src.py:.*a list index must be an int"):
-        s2s_ad.grad(src.coefficient_term, wrt=0)(0.7, 2)
+    # the function differentiated itself: its int parameter indexes too (a gradient
+    # with respect to it refused, located)
+    got = s2s_ad.grad(src.coefficient_term, wrt=0)(0.7, 2)
+    assert math.isclose(got, central_difference(lambda x: src.coefficient_term(x, 2), [0.7], 0),
+                        rel_tol=1e-6)
+    with pytest.raises(SourceError, match=r"module_lists_src.py:.*`i`: it is used as an integer"):
+        s2s_ad.grad(src.coefficient_term, wrt=1)(0.7, 2)
 
 
 def test_an_untyped_index_in_numpy_code_is_refused_saying_the_rewrite():

@@ -132,7 +132,7 @@ def test_a_comprehension_over_a_range_of_a_parameter_is_the_loop_it_stands_for(n
     (s.nested_return, "nested"),
     (s.scalar_from_tuple_call, "returns 2 values"),
     (s.unpack_scalar_call, "returns one number"),
-    (s.index_by_float, "a list index must be an integer"),
+    (s.index_by_float, r"`x`: it is used as an integer \(a list index\)"),
     (s.list_in_arithmetic, "a list is used where a number is expected"),
     (s.bad_key, "constant strings"),
 ])

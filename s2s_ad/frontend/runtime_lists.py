@@ -52,6 +52,7 @@ helper's loop or branch, or appended to inside a loop over itself.
 from __future__ import annotations
 
 import ast
+import builtins
 
 from s2s_ad import ir
 from s2s_ad.frontend import structures
@@ -172,12 +173,11 @@ def promotable(lo, value) -> bool:
 
 
 def helper_index(lo, node: ast.expr) -> bool:
-    """Is ``node`` a helper's parameter lowered as a number (``h(x, i)``
-    given a loop's ``i``), or integer arithmetic on one (``i + 1``)? It
-    indexes a list as it is: Python's list raises TypeError for a float
-    there, as in the function itself."""
-    if not lo.helper:
-        return False
+    """Is ``node`` a parameter lowered as a number (a helper's ``h(x, i)``
+    given a loop's ``i``, the function's own ``f(xs, i)``), or integer
+    arithmetic on one (``i + 1``)? It indexes a list as it is: Python's list
+    raises TypeError for a float there, as in the function itself (and
+    ``mark_int`` refuses a gradient with respect to it)."""
     return _index_arithmetic(lo, node) is True
 
 
@@ -192,6 +192,9 @@ def _index_arithmetic(lo, node: ast.expr):
         return _index_value(lo, lo.env.get(node.id), 0)
     if isinstance(node, ast.Constant):
         return False if type(node.value) is int else None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id not in lo.env and lo.resolve(node.func) is builtins.len:
+        return False  # (i + j) % len(xs)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         return _index_arithmetic(lo, node.operand)
     if isinstance(node, ast.BinOp) and isinstance(node.op, _INDEX_OPS):
