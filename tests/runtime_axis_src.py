@@ -52,3 +52,13 @@ def shapes_made_along(x, k):
 def last_axis(x):
     d = len(x.shape) - 1
     return np.sum(np.sort(x, axis=d) * np.arange(x.shape[d])) + np.prod(x, axis=d).sum()
+
+
+def masked_along(x, k):
+    big = np.any(x > 0.9, axis=k, keepdims=True)
+    kept = (x > 0.4).all(k)
+    return np.sum(np.where(big, x * x, np.sin(x))) + np.sum(np.sum(x ** 3, axis=k) * kept)
+
+
+def masks_in_a_helper(x, k):
+    return masked_along(x * 1.1, k) * np.sum(np.all(x < 1.0, axis=k, keepdims=True) * x)

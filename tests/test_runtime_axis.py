@@ -25,7 +25,8 @@ X = RNG.uniform(0.3, 1.2, (2, 3, 4))
 CASES = [(src.reduce_along, [0, 1, 2, -1]), (src.in_a_helper, [0, 1, -1]),
          (src.outer, [1, 2, -1]), (src.helper_of_a_helper, [1, 2]), (src.in_a_loop, [1, 3]),
          (src.in_a_branch, [0, 2, -2]), (src.shapes_made_along, [0, 1, 2, -1]),
-         (src.last_axis, [None])]
+         (src.last_axis, [None]), (src.masked_along, [0, 1, 2, -1, -3]),
+         (src.masks_in_a_helper, [0, 2, -2])]
 
 
 def _args(k):
@@ -111,3 +112,24 @@ def test_refused_axes_are_located(body, message):
     with pytest.raises(s2s_ad.SourceError, match=message) as info:
         s2s_ad.grad(f)
     assert ":2:" in str(info.value) and "^" in str(info.value)
+
+
+@pytest.mark.parametrize("fn", [src.reduce_along, src.masked_along, src.in_a_helper],
+                         ids=lambda f: f.__name__)
+def test_jvp_and_hvp_need_no_tangent_for_the_axis(fn):
+    """The axis is an integer: no tangent asked for it, no gradient with
+    respect to it (refused, located); the JVP and the HVP against central
+    differences of the function and of its gradient."""
+    v = np.random.default_rng(4).normal(size=X.shape)
+    e = 1e-6
+    g = s2s_ad.grad(fn, wrt=0)
+    for k in (0, 1, -1):
+        _, tangent = s2s_ad.jvp(fn)(X, k, dx=v)
+        assert np.isclose(tangent, (fn(X + e * v, k) - fn(X - e * v, k)) / (2 * e),
+                          rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(s2s_ad.hvp(fn, wrt=0)(X, k, v),
+                                   (g(X + e * v, k) - g(X - e * v, k)) / (2 * e),
+                                   rtol=1e-5, atol=1e-6)
+    with pytest.raises(s2s_ad.SourceError, match=r"runtime_axis_src.py:.*`k`: .*used as an "
+                                                 r"integer"):
+        s2s_ad.grad(fn, wrt=1)(X, 1)

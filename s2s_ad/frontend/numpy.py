@@ -115,7 +115,7 @@ RUNTIME_AXIS = frozenset({"np.sum", "np.mean", "np.prod", "np.max", "np.min", "n
                           "np.std", "np.cumsum", "np.cumprod", "np.flip", "np.roll", "np.sort",
                           "np.repeat", "np.concatenate", "np.stack", "np.expand_dims",
                           "np.squeeze", "np.median", "np.quantile", "np.percentile",
-                          "np.maximum.accumulate", "np.minimum.accumulate"})
+                          "np.maximum.accumulate", "np.minimum.accumulate", "np.all", "np.any"})
 """Functions whose ``axis`` may be an int known only when the code runs
 (:func:`s2s_ad.frontend.numpy_attrs.along_axis`)."""
 DERIVED = {"inverse_axes", "index", "unshift", "adjoints"}
@@ -636,6 +636,7 @@ class ArrayLowering(ArrayIndexing):
             if type(value) in (int, bool):
                 return value
             if runtime and isinstance(operand, ir.Value) and operand.kind in ("int", "array"):
+                self.mark_int(operand, node, f"`{what}`")  # (no gradient, no tangent)
                 return operand  # read when the code runs (an int; NumPy checks it)
         if runtime:
             raise self.src.error(node, f"`{what}` must be one integer (a constant, a parameter, "

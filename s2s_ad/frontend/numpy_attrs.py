@@ -124,7 +124,7 @@ def along_axis(lo, prim: str, args: list, axis: ir.Value, node: ast.Call, var, h
         args = [lo.emit("axis.front", [a, axis], node, text=text) for a in args]
     back = prim in KEEP_AXIS or prim in ("np.stack", "np.expand_dims") or (
         prim in ("np.sum", "np.mean", "np.prod", "np.max", "np.min", "np.var", "np.std",
-                 "np.median")
+                 "np.median", "np.all", "np.any")
         and attrs.get("keepdims"))
     out = lo.emit(prim, args, node, None if back else var, hint=None if back else hint,
                   attrs=attrs, text=text)
