@@ -83,7 +83,8 @@ import ast
 
 from s2s_ad.frontend import (checkpointed, list_forms, own_helpers, pair_layout, pairs,
                              pop_counters, pop_order, readback_forms, scatter_calls,
-                             shape_flags, tape_flatten, tape_lengths, tape_offsets)
+                             shape_flags, tape_flatten, tape_lengths, tape_offsets,
+                             tape_params)
 from s2s_ad.frontend.int_names import slots
 from s2s_ad.frontend.pop_counters import int_const
 from s2s_ad.names import Namer, identifiers
@@ -128,6 +129,7 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None,
         if unsplit is not None:
             unsplit = unsplit, _UNSPLIT
         else:
+            tape_params.rewrite(tree, globals_, namer)
             unsplit = tape_offsets.rewrite(tree, globals_, namer)
         tape_flatten.rewrite(tree, globals_, namer, pair_layout.pairs_of(globals_))
         scatter_calls.plain_zeros(tree, globals_)
