@@ -18,14 +18,17 @@ under each of its names):
 An argument that is no name (``h_fwd(ys[:], x)``) is bound to a name first,
 with every argument before it, in order (Python evaluates them in that
 order). Where the items are bound otherwise (the tape of a nested pair split
-into more items, a keyword or default argument) nothing is rewritten, and
-the lowering refuses the return, located, as before. In a NumPy module,
+into more items, a keyword or default argument), or a call of ``H_fwd`` is
+in a loop (whose tape of those items would hold the argument under a
+second name), nothing is rewritten, and the lowering reads the return as
+before (refused, located, where it is the caller's list). In a NumPy module,
 whose parameters are arrays read as values, nothing is rewritten.
 """
 
 from __future__ import annotations
 
 import ast
+import types
 
 from s2s_ad.frontend import own_helpers
 from s2s_ad.frontend.pair_layout import pairs_of
@@ -82,7 +85,25 @@ def _own(globals_: dict) -> dict:
         found = own_items(tree, len(items)) if tree is not None else {}
         if found:
             out[fwd] = found
+    if out:
+        for name in _called_in_loops(globals_, set(out)):
+            del out[name]
     return out
+
+
+def _called_in_loops(globals_: dict, names: set) -> set:
+    """Those of ``names`` some function of the module calls inside a loop
+    (where the caller keeps the item on a tape of its own, read as a list
+    of lists, which the name bound to the argument would hold twice)."""
+    found = set()
+    for fn in list(globals_.values()):
+        if not (isinstance(fn, types.FunctionType) and fn.__globals__ is globals_):
+            continue
+        tree = own_helpers.function_tree(fn)
+        for loop in (n for n in walk(tree) if isinstance(n, (ast.For, ast.While))) if tree else ():
+            found |= {c.func.id for c in walk(loop) if isinstance(c, ast.Call)
+                      and isinstance(c.func, ast.Name) and c.func.id in names}
+    return found
 
 
 def rewrite(tree: ast.FunctionDef, globals_: dict, namer: Namer) -> None:
