@@ -69,6 +69,29 @@ def depth_two(x, y):
     return acc
 
 
+def outer4(x, q):
+    v = 0.0
+    for i in range(q):
+        z = x * 0.5 + 0.1 * i
+        v = v + outer(z, 2)
+    return v
+
+
+def outer5(x, q):
+    w = 0.0
+    for i in range(q):
+        w = 0.3 * outer4(x + 0.05 * i, 2) + w
+    return w
+
+
+def depth_four(x, y):
+    acc = 0.0
+    for k in range(2):
+        t = outer5(x + k * y, 2)
+        acc = acc + t
+    return acc
+
+
 def inner_list(x, ws):
     s = x
     for w in ws:
@@ -203,6 +226,20 @@ def test_second_derivative_from_the_file(name, args, wrt, tmp_path):
             np.testing.assert_allclose(np.array(row, dtype=float), H[k], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(np.array(s2s_ad.hessian(fn, wrt=wrt)(*args), dtype=float), H,
                                rtol=1e-5, atol=1e-6)
+
+
+def test_six_levels(tmp_path):
+    """``depth_four``: six functions, each calling the next in a loop (the
+    helpers' tapes of tapes read back hold 1986 lists in the second module,
+    each popped at a counter: ``s2s_ad/frontend/pop_counters.py`` reads them
+    in one walk of the function). A row of the second derivative from the
+    file against central differences of its gradient."""
+    fn = getattr(import_source(str(tmp_path), SOURCE, "nested_six_src"), "depth_four")
+    args, wrt = [0.3, 0.2], ("x", "y")
+    g = checked_file_gradient(fn, args, wrt, tmp_path, "nested_six_grad")
+    H = central_jacobian(g, args, wrt)
+    row = s2s_ad.grad(g, wrt=wrt, output=0)(*args)
+    np.testing.assert_allclose(np.array(row, dtype=float), H[0], rtol=1e-5, atol=1e-6)
 
 
 def test_cli_second_module_in_a_fresh_interpreter(tmp_path):

@@ -34,7 +34,7 @@ lowering as before). Idempotent: a rewritten tree is left as it is.
   read too, as ``T_top`` and ``T_top > 0``): pops return the items last to first,
   so with ``T_top = len(T)`` taken before the first statement that pops,
   each pop is ``T_top -= 1; v = T[T_top]`` (the list is never shortened:
-  nothing reads its length again).
+  nothing reads its length again; :mod:`s2s_ad.frontend.pop_counters`).
 * A list of numbers of a known length, ``dc = [0.0] * 4`` (the adjoint of a
   list parameter of that length), is the list ``[0.0, 0.0, 0.0, 0.0]``: a list
   built in the function, written by index (``dc[i] = ds``; ``dc[i] += v`` is
@@ -82,9 +82,11 @@ from __future__ import annotations
 import ast
 
 from s2s_ad.frontend import (checkpointed, list_forms, own_helpers, pair_layout, pairs,
-                             pop_order, readback_forms, scatter_calls, shape_flags,
-                             tape_flatten, tape_lengths, tape_offsets)
-from s2s_ad.frontend.int_names import int_tapes, slots
+                             pop_counters, pop_order, readback_forms, scatter_calls,
+                             shape_flags, tape_flatten, tape_lengths, tape_offsets,
+                             tape_params)
+from s2s_ad.frontend.int_names import slots
+from s2s_ad.frontend.pop_counters import int_const
 from s2s_ad.names import Namer, identifiers
 from s2s_ad import syntax_walk
 from s2s_ad.syntax_walk import walk
@@ -127,6 +129,7 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None,
         if unsplit is not None:
             unsplit = unsplit, _UNSPLIT
         else:
+            tape_params.rewrite(tree, globals_, namer)
             unsplit = tape_offsets.rewrite(tree, globals_, namer)
         tape_flatten.rewrite(tree, globals_, namer, pair_layout.pairs_of(globals_))
         scatter_calls.plain_zeros(tree, globals_)
@@ -143,7 +146,7 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None,
     _slots(tree)
     _placeholder_lists(tree)
     given = pairs.int_tapes_given(tree, globals_) if globals_ else set()
-    _pops(tree, namer, globals_, given)
+    pop_counters.rewrite(tree, namer, globals_, given)
     readback_forms.int_items(tree, globals_, given,
                              pairs.int_items_given(tree, globals_) if globals_ else set())
     _zeros(tree)
@@ -593,233 +596,7 @@ def _zeros(tree: ast.FunctionDef) -> None:
                     block[k] = ast.fix_missing_locations(ast.copy_location(plain, stmt))
 
 
-# --- stack tapes --------------------------------------------------------------
-
-def _pop_of(stmt) -> str | None:
-    """``T`` for ``v = T.pop()`` (or ``y[i] = T.pop()``: an overwritten
-    element put back; or ``v += T.pop()``: an adjoint list's item added; or
-    ``T.pop()`` alone: the adjoint of an item nothing needs, dropped)."""
-    target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
-        else stmt.target if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add) \
-        else ast.Name("_") if isinstance(stmt, ast.Expr) else None
-    if isinstance(target, (ast.Name, ast.Subscript)) and isinstance(stmt.value, ast.Call):
-        call = stmt.value
-        if isinstance(call.func, ast.Attribute) and call.func.attr == "pop" \
-                and isinstance(call.func.value, ast.Name) and not call.args and not call.keywords:
-            return call.func.value.id
-    return None
-
-
-def _made_in(tree: ast.FunctionDef, tape: str) -> list:
-    """The statements ``tape``'s pops are counted in: the block (an arm, a
-    loop's body) of the one statement that makes it (``dxs = [0.0] * len(xs)``
-    inside ``if t3:``, as a backward function writes a list's adjoint where the
-    list was made) when every use of ``tape`` is in that block, else the
-    function's body."""
-    made, blocks = [], {}
-    for n in walk(tree):
-        for field in ("body", "orelse", "finalbody"):
-            for stmt in getattr(n, field, None) or () if isinstance(n, ast.stmt) else ():
-                blocks[id(stmt)] = getattr(n, field)
-        if isinstance(n, ast.Name) and n.id == tape and not isinstance(n.ctx, ast.Load):
-            made.append(n)
-    owners = [s for s in walk(tree) if isinstance(s, ast.Assign) and s.targets == made]
-    if len(made) != 1 or len(owners) != 1 or id(owners[0]) not in blocks:
-        return tree.body
-    block = blocks[id(owners[0])]
-    inside = {id(n) for s in block for n in walk(s)}
-    if any(isinstance(n, ast.Name) and n.id == tape and id(n) not in inside
-           for n in walk(tree)):
-        return tree.body
-    return block
-
-
-def _pops(tree: ast.FunctionDef, namer: Namer, globals_: dict | None = None,
-          given=()) -> None:
-    popped = []
-    for n in walk(tree):
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
-                and n.func.attr == "pop" and isinstance(n.func.value, ast.Name):
-            popped.append(n.func.value.id)
-    if not popped:
-        return
-    # stacks of ints (a while loop's index): read as int(...)
-    ints = int_tapes(tree, globals_, given)
-    if (globals_ or {}).get("int", int) is not int or any(
-            isinstance(n, ast.Name) and n.id == "int" and not isinstance(n.ctx, ast.Load)
-            or isinstance(n, ast.arg) and n.arg == "int" for n in walk(tree)):
-        ints = set()  # `int` is not the builtin here
-    for tape in dict.fromkeys(popped):
-        body = _made_in(tree, tape)
-        first = next((j for j, s in enumerate(body)
-                      if any(_pop_of(n) == tape for n in walk(s))), None)
-        if first is None:
-            continue
-        # From the first statement that pops, the tape is used by pops only,
-        # each the whole right side of an assignment.
-        pops = [n for s in body[first:] for n in walk(s) if _pop_of(n) == tape]
-        uses = [n for s in body[first:] for n in walk(s)
-                if isinstance(n, ast.Name) and n.id == tape]
-        # (or an item: ``dxs[-1] += g`` between the pops of an adjoint list,
-        # ``dxs[i] += g``, ``dxs[0]`` after them: index k of the list as long as
-        # it is left is ``k % top``, -1 the last item left, ``top - 1``)
-        items = [n for s in body[first:] for n in walk(s)
-                 if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)
-                 and n.value.id == tape and _plain_index(n.slice, tape)]
-        # (or its length, ``len(T)``, or its truth, ``while T:``: the items left)
-        sizes = _sizes(body[first:], tape, globals_ or {})
-        if len(uses) != len(pops) + len(items) + len(sizes) \
-                or not _stack_alone(tree, tape, globals_):
-            continue
-        top = namer.fresh(f"{tape}_top")
-        at = body[first]
-        init = ast.Assign([ast.Name(top, ast.Store())],
-                          ast.Call(ast.Name("len", ast.Load()), [ast.Name(tape, ast.Load())], []))
-        tail = ast.Module(body=body[first:], type_ignores=[])  # pops at the top level too
-        _replace_pops(tail, tape, top, tape in ints)
-        for n in items:
-            k = _int_const(n.slice)
-            if k is None:
-                n.slice = ast.BinOp(n.slice, ast.Mod(), ast.Name(top, ast.Load()))
-            elif k < 0:
-                n.slice = ast.BinOp(ast.Name(top, ast.Load()), ast.Sub(), ast.Constant(-k))
-            else:
-                continue
-            ast.fix_missing_locations(ast.copy_location(n.slice, n))
-        if sizes:
-            _Sizes(sizes, top).visit(tail)
-        body[first:] = tail.body
-        body.insert(first, ast.fix_missing_locations(ast.copy_location(init, at)))
-
-
-def _stack_alone(tree: ast.FunctionDef, tape: str, globals_: dict | None) -> bool:
-    """Is the list ``tape`` read by this function alone, and by its own name
-    only, so that a counter of the items left stands for its pops? Not where
-    another name, a nested function or lambda, or a call could read it (``ys =
-    xs``, ``lambda: xs[-1]``, ``h(xs)``, ``return xs``: they would see the list
-    unshortened), nor a parameter of a function of yours (the caller's list,
-    which its pops shorten). Elsewhere the pops are lowered on the list
-    itself, or refused, located. (A module s2s-ad generated pops the tapes
-    and list adjoints it made, which nothing reads after: always a counter.)"""
-    if own_helpers.written_by_s2s_ad(globals_ or {}):
-        return True  # (its tapes and list adjoints: made and popped there, read nowhere else)
-    params = {a.arg for a in tree.args.posonlyargs + tree.args.args + tree.args.kwonlyargs}
-    if tape in params:
-        return False
-    allowed = set()
-    for n in walk(tree):
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)) \
-                and n is not tree:
-            if any(isinstance(m, ast.Name) and m.id == tape for m in walk(n)):
-                return False  # read in another scope
-        if isinstance(n, ast.Attribute) and n.attr in ("pop", "append", "extend") \
-                or isinstance(n, ast.Subscript):
-            allowed.add(id(n.value))
-        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len":
-            allowed.update(id(a) for a in n.args)
-        elif isinstance(n, (ast.For, ast.comprehension)):
-            allowed.add(id(n.iter))
-        else:
-            allowed.update(id(t) for t in _tested(n))
-    return all(id(n) in allowed for n in walk(tree)
-               if isinstance(n, ast.Name) and n.id == tape and isinstance(n.ctx, ast.Load))
-
-
-def _sizes(stmts: list, tape: str, globals_: dict) -> dict:
-    """``id -> kind`` of the ``len(T)`` calls (``"len"``) and the truth tests
-    of ``T`` (``"truth"``: the test of a ``while``/``if``/``a if c else b``,
-    an operand of ``not``/``and``/``or``) in ``stmts``."""
-    out: dict = {}
-    builtin_len = globals_.get("len", len) is len
-    for s in stmts:
-        for n in walk(s):
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len" \
-                    and builtin_len and len(n.args) == 1 and not n.keywords \
-                    and isinstance(n.args[0], ast.Name) and n.args[0].id == tape:
-                out[id(n)] = "len"
-            for t in _tested(n):
-                if isinstance(t, ast.Name) and t.id == tape:
-                    out[id(t)] = "truth"
-    if builtin_len and any(isinstance(n, (ast.Name, ast.arg)) and getattr(n, "id", None) == "len"
-                           and not isinstance(getattr(n, "ctx", None), ast.Load)
-                           for s in stmts for n in walk(s)):
-        return {k: v for k, v in out.items() if v != "len"}  # `len` rebound here
-    return out
-
-
-def _tested(n: ast.AST) -> list:
-    """The expressions ``n`` takes the truth of: the test of a
-    ``while``/``if``/``a if c else b``, the operand of ``not``, the operands
-    of ``and``/``or``."""
-    if isinstance(n, (ast.While, ast.If, ast.IfExp)):
-        return [n.test]
-    if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not):
-        return [n.operand]
-    return n.values if isinstance(n, ast.BoolOp) else []
-
-
-class _Sizes(ast.NodeTransformer):
-    """``len(T)`` -> ``T_top``, a truth test of ``T`` -> ``T_top > 0``."""
-
-    def __init__(self, sizes: dict, top: str):
-        self.sizes, self.top = sizes, top
-
-    def visit(self, node):
-        kind = self.sizes.get(id(node))
-        if kind is None:
-            return self.generic_visit(node)
-        made = ast.Name(self.top, ast.Load())
-        if kind == "truth":
-            made = ast.Compare(made, [ast.Gt()], [ast.Constant(0)])
-        return ast.fix_missing_locations(ast.copy_location(made, node))
-
-
-def _plain_index(e, tape: str) -> bool:
-    """An index of names and int constants under ``+ - * //`` (no call, no read
-    of ``tape``): the same int whichever length the list has."""
-    if _int_const(e) is not None or isinstance(e, ast.Name) and e.id != tape:
-        return True
-    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult,
-                                                      ast.FloorDiv)):
-        return _plain_index(e.left, tape) and _plain_index(e.right, tape)
-    return isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub) \
-        and _plain_index(e.operand, tape)
-
-
-def _replace_pops(stmt: ast.stmt, tape: str, top: str, ints: bool = False) -> None:
-    for node in walk(stmt):
-        for field in ("body", "orelse"):
-            block = getattr(node, field, None)
-            if not isinstance(block, list):
-                continue
-            out = []
-            for s in block:
-                if _pop_of(s) == tape:
-                    down = ast.AugAssign(ast.Name(top, ast.Store()), ast.Sub(), ast.Constant(1))
-                    if isinstance(s, ast.Expr):  # the item dropped: the counter alone
-                        out.append(ast.fix_missing_locations(ast.copy_location(down, s)))
-                        continue
-                    read = ast.Subscript(ast.Name(tape, ast.Load()), ast.Name(top, ast.Load()),
-                                         ast.Load())
-                    if ints:
-                        read = ast.Call(ast.Name("int", ast.Load()), [read], [])
-                    s.value = ast.copy_location(read, s.value)
-                    out.append(ast.fix_missing_locations(ast.copy_location(down, s)))
-                    ast.fix_missing_locations(s)
-                out.append(s)
-            block[:] = out
-
-
 # --- reversed ranges ------------------------------------------------------------
-
-def _int_const(e) -> int | None:
-    if isinstance(e, ast.Constant) and type(e.value) is int:
-        return e.value
-    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub) \
-            and isinstance(e.operand, ast.Constant) and type(e.operand.value) is int:
-        return -e.operand.value
-    return None
-
 
 def _range(e):
     """``(a, b, s)`` (``s`` an int) of ``range(...)`` or ``range(...)[:t]``, and
@@ -835,7 +612,7 @@ def _range(e):
     args = e.args
     if len(args) == 1:
         return (ast.Constant(0), args[0], 1), cut
-    step = 1 if len(args) == 2 else _int_const(args[2])
+    step = 1 if len(args) == 2 else int_const(args[2])
     if not step:
         return None
     return (args[0], args[1], step), cut

@@ -510,12 +510,14 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         else:
             value = self.expr(stmt.value, hint="out")
         value = structures.forwarded(self, value, stmt.value)  # `return h(x)`, h's tuple
+        if structures.is_structure(value) and self.helper \
+                and structures.mutables([value]) & self.argument_objects:
+            # the caller reads a copy: it must not be a list the caller holds (a flat
+            # list too: the caller changing its list would not change the copy)
+            raise self.src.error(stmt.value, "returning a list or dict the caller passed "
+                                 "(or a structure holding one) is not supported: build a "
+                                 "new one from its items")
         if structures.is_structure(value) and self.helper and not passing.is_flat(value):
-            if structures.mutables([value]) & self.argument_objects:
-                # the caller reads a copy: it must not be a list the caller holds
-                raise self.src.error(stmt.value, "returning a list or dict the caller passed "
-                                     "(or a structure holding one) is not supported: build a "
-                                     "new one from its items")
             spec, leaves = passing.returned(self, value, stmt.value)
             if self.returns is not None and self.returns != spec or self.ret_mode:
                 raise self.src.error(stmt.value, "a helper returning a dict, a NamedTuple, a "

@@ -66,6 +66,31 @@ def _bwd_items(code) -> tuple | None:
     return tuple(e.id for e in first.targets[0].elts)
 
 
+@functools.lru_cache(maxsize=256)
+def cotangent_items(code) -> tuple | None:
+    """``(P, (d0, d1, ...))`` where ``H_bwd`` opens by unpacking its parameter
+    ``P`` (``d0, d1 = cotangents``: the cotangents of a helper returning
+    several values) and uses ``P`` nowhere else; None otherwise. The split
+    takes ``d0, d1, ...`` as parameters in ``P``'s place (a cotangent may be a
+    list of any length, which is passed as an argument of its own, not
+    inside a tuple)."""
+    fn = _bwd_tree(code)
+    if not isinstance(fn, ast.FunctionDef) or len(fn.args.args) < 2 or not fn.body:
+        return None
+    first, params = fn.body[0], [a.arg for a in fn.args.args]
+    if not (isinstance(first, ast.Assign) and len(first.targets) == 1
+            and isinstance(first.targets[0], ast.Tuple)
+            and all(isinstance(e, ast.Name) for e in first.targets[0].elts)
+            and isinstance(first.value, ast.Name) and first.value.id in params[1:]):
+        return None
+    p, names = first.value.id, tuple(e.id for e in first.targets[0].elts)
+    tape = _bwd_items(code) or ()
+    if sum(1 for n in walk(fn) if isinstance(n, ast.Name) and n.id == p) != 1 \
+            or len(set(names)) != len(names) or set(names) & (set(params) | set(tape)):
+        return None
+    return p, names
+
+
 def unpacking(fn: ast.FunctionDef) -> int | None:
     """The position in ``H_bwd``'s body of the statement unpacking its tape
     (its first parameter): the first statement, or the one after the
@@ -312,6 +337,12 @@ def signature(fn) -> inspect.Signature | None:
         return None
     sig = inspect.signature(fn)
     rest = list(sig.parameters.values())[1:]
+    cotangents = cotangent_items(fn.__code__)
+    if cotangents is not None:  # (split too: :func:`s2s_ad.frontend.pairs.split`)
+        p, names = cotangents
+        rest = [q for r in rest for q in (
+            [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names]
+            if r.name == p else [r])]
     return sig.replace(parameters=[inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD)
                                    for n in items] + rest)
 

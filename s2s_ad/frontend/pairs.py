@@ -42,8 +42,8 @@ import ast
 import types
 
 from s2s_ad.frontend import own_helpers
-from s2s_ad.frontend.pair_layout import (expanded, nested_tapes, pairs_of, read_of,
-                                         split_layout, unpacking)
+from s2s_ad.frontend.pair_layout import (cotangent_items, expanded, nested_tapes, pairs_of,
+                                         read_of, split_layout, unpacking)
 from s2s_ad.frontend.int_names import int_names, int_tapes, new_list
 from s2s_ad.names import Namer
 from s2s_ad.syntax_walk import walk
@@ -101,6 +101,7 @@ def split(tree: ast.FunctionDef, globals_: dict, namer: Namer) -> ast.AST | None
         seed = _own_parameters(tree, globals_)
         if seed is None:
             return None
+    _cotangent_calls(tree, globals_, bwds)
     _call_sites(tree, pairs, namer, seed)
     if tree.name in pairs:
         # (a list of lists among them is returned as its three lists by tape_offsets)
@@ -193,6 +194,7 @@ def _own_parameters(tree: ast.FunctionDef, globals_: dict) -> dict | None:
     if tape is not None and not any(isinstance(n, ast.Name) and n.id == tape
                                     for n in walk(tree)):
         del tree.args.args[0]  # an empty tape
+        _own_cotangents(tree, globals_)
         return {}
     k = unpacking(tree)
     first = tree.body[k] if k is not None else None
@@ -212,6 +214,7 @@ def _own_parameters(tree: ast.FunctionDef, globals_: dict) -> dict | None:
     tree.args.args[0:1] = [ast.copy_location(ast.arg(m), tape)
                            for m in expanded(names, nested, flat)]
     del tree.body[k]
+    k = max(0, k - _own_cotangents(tree, globals_))  # (before or after the tape's)
     _own_copies(tree, names, k, globals_)
     # A recorded decision arrives as a parameter, which is lowered as a
     # number: `if c:` is `if c != 0.0:` (the same truth for a bool or a number).
@@ -226,6 +229,51 @@ def _own_parameters(tree: ast.FunctionDef, globals_: dict) -> dict | None:
             n.values = [_truth(v) if isinstance(v, ast.Name) and v.id in names else v
                         for v in n.values]
     return nested
+
+
+def _own_cotangents(tree: ast.FunctionDef, globals_: dict) -> int:
+    """``H_bwd(..., cotangents)`` opening with ``d0, d1 = cotangents`` as
+    ``H_bwd(..., d0, d1)`` (:func:`pair_layout.cotangent_items`; its callers
+    pass the items, :func:`_cotangent_calls`). Returns the number of
+    statements taken from the top of the body (0 or 1)."""
+    own = globals_.get(tree.name)
+    found = cotangent_items(own.__code__) if isinstance(own, types.FunctionType) else None
+    first = tree.body[0] if tree.body else None
+    if found is None or not (isinstance(first, ast.Assign) and isinstance(first.value, ast.Name)
+                             and first.value.id == found[0]):
+        return 0
+    p, names = found
+    at = next(k for k, a in enumerate(tree.args.args) if a.arg == p)
+    tree.args.args[at:at + 1] = [ast.copy_location(ast.arg(n), tree.args.args[at])
+                                 for n in names]
+    del tree.body[0]
+    return 1
+
+
+def _cotangent_calls(tree: ast.FunctionDef, globals_: dict, bwds: dict) -> None:
+    """``H_bwd(T, (a, b))`` as ``H_bwd(T, a, b)`` (``c`` a name: ``c[0], c[1]``)
+    where ``H_bwd`` takes its cotangents' items as parameters (:func:`_own_cotangents`)."""
+    for node in walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in bwds):
+            continue
+        fn = globals_.get(node.func.id)
+        found = cotangent_items(fn.__code__) if isinstance(fn, types.FunctionType) else None
+        if found is None:
+            continue
+        p, names = found
+        params = [a.arg for a in own_helpers.function_tree(fn).args.args]
+        j = params.index(p)
+        if len(node.args) <= j or any(isinstance(a, ast.Starred) for a in node.args[:j + 1]):
+            continue
+        given = node.args[j]
+        if isinstance(given, ast.Tuple) and len(given.elts) == len(names) \
+                and not any(isinstance(e, ast.Starred) for e in given.elts):
+            node.args[j:j + 1] = given.elts
+        elif isinstance(given, ast.Name):
+            node.args[j:j + 1] = [ast.fix_missing_locations(ast.copy_location(ast.Subscript(
+                ast.Name(given.id, ast.Load()), ast.Constant(k), ast.Load()), given))
+                for k in range(len(names))]
 
 
 def _own_copies(tree: ast.FunctionDef, names: list, k: int, globals_: dict) -> None:
