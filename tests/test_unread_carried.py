@@ -63,6 +63,17 @@ def looped(x):
     return y * y
 '''
 
+NESTED = '''
+def nested(x, n):
+    total = 0.0
+    k = 0
+    while total < 4.0 and k < 6:
+        for j in range(n):
+            total = total + math.sin(x + j + k) ** 2 + 0.1
+        k = k + 1
+    return total
+'''
+
 BRANCH = '''
 def branch(x, n):
     t = 0.0
@@ -108,6 +119,20 @@ def test_a_while_loop_keeps_its_counter_not_its_unread_sum():
     assert "t =" not in forward and "k" in forward, forward
     got = s2s_ad.grad(f, wrt="x")(0.3)
     assert np.isclose(got, fd_gradient(f, [0.3], 0), rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("x", [0.3, 1.1])
+def test_a_sum_the_outer_condition_reads_is_computed_in_the_inner_loop(x):
+    """The inner loop's sum is read only by the outer loop's condition: found
+    read on the outer loop's second round, after the inner loop was first
+    pruned without it."""
+    import math
+
+    f = make_function(NESTED, "nested", {"math": math})
+    forward = _forward(s2s_ad.gradient_source(f, wrt="x"), "nested")
+    assert "total = total + " in forward or "total_1 = total_1 + " in forward, forward
+    got = s2s_ad.grad(f, wrt="x")(x, 3)
+    assert np.isclose(got, fd_gradient(f, [x, 3], 0), rtol=1e-7, atol=1e-9)
 
 
 @pytest.mark.parametrize("x", [0.4, 0.9, 1.3])

@@ -275,7 +275,13 @@ def _prune_loop(node, live: set[int], inside: set[int], kept: set[int], dead: se
         if not more:
             break
         alive |= more
-    dead.update(id(node.carried[k]) for k in range(n) if k not in alive)
+    # (a loop inside another is pruned again on each of the outer loop's rounds,
+    # with as much live as before or more: its last round decides)
+    for k, c in enumerate(node.carried):
+        if k in alive:
+            dead.discard(id(c))
+        else:
+            dead.add(id(c))
     reads = ir.operands(node)  # the range's bounds (or the sequence), then the inits
     reads = reads[:len(reads) - n] + [node.inits[k] for k in sorted(alive)]
     live.update(id(a) for a in reads if isinstance(a, ir.Value))
