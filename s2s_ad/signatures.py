@@ -90,7 +90,8 @@ def binder(name: str, sig: inspect.Signature, tests: list[str] | None = None,
                          f"    return None\n", space)
 
 
-def guarded(compiled, slow, sequences=frozenset(), tuples: bool = True, plain: bool = False):
+def guarded(compiled, slow, sequences=frozenset(), tuples: bool = True, plain: bool = False,
+            checked=None):
     """``compiled`` behind a function with its signature that calls it when
     every argument (defaults included) is a float, int or bool (with ``plain``:
     anything but a list or tuple; or, for the
@@ -98,7 +99,9 @@ def guarded(compiled, slow, sequences=frozenset(), tuples: bool = True, plain: b
     such numbers), and
     ``slow`` (taking the same arguments) otherwise; None where the signature
     has ``*args`` or ``**kwargs``. The check is the one ``slow`` starts with,
-    written out per parameter: no tuple and dict of the arguments are made."""
+    written out per parameter: no tuple and dict of the arguments are made.
+    ``checked``: the parameters whose arguments are tested, where ``slow``
+    calls ``compiled`` whatever the others are (a JVP's tangents, a seed)."""
     try:
         sig = inspect.signature(compiled)
     except (TypeError, ValueError):
@@ -112,7 +115,8 @@ def guarded(compiled, slow, sequences=frozenset(), tuples: bool = True, plain: b
     space.update(_s2s_list=list, _s2s_tuple=tuple)
     test = " and ".join(f"{n}.__class__ is not _s2s_list and {n}.__class__ is not _s2s_tuple"
                         if plain else f"_s2s_sequence({n})" if n in sequences else
-                        number_test(n, space) for n in sig.parameters)
+                        number_test(n, space) for n in sig.parameters
+                        if checked is None or n in checked) or "True"
     name = compiled.__name__
     made = with_body(compiled, name, params, test, f"_s2s_slow({passed})", space) \
         or _define(name, f"def {name}({params}):\n"

@@ -279,7 +279,7 @@ def test_a_numpy_loop_is_explained():
     rows = rows_of(text, "reverse sweep")
     assert ["dW = np.zeros_like(W)", "starts at 0: the reverse of the loop at line 100 adds to it"
             ] in rows
-    assert ["dt1 = dt2 * (1 - t2 * t2)", "← t2 = np.tanh(t1), ∂t2/∂t1 = 1 - t2 * t2",
+    assert ["dt1 = dt2 * (1.0 - t2 * t2)", "← t2 = np.tanh(t1), ∂t2/∂t1 = 1.0 - t2 * t2",
             "line 101"] in rows
     assert ["t3 = 0.5 * h", "t3 = 0.5 * h recomputed (cheaper than taping it)", "line 101"] in rows
     assert re.search(r"\n  dW +t1 = W @ h \(line 101\) +kept across the iterations of line 100",

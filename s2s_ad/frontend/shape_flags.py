@@ -4,8 +4,8 @@ Contract: ``unflag(tree, globals_)`` rewrites, in place, a function
 definition of a generated NumPy gradient module (one defining the
 ``same_shapes`` helper, recognised by its exact text,
 :func:`s2s_ad.frontend.own_helpers.is_helper`): each statement
-``flat = same_shapes(...)`` (or ``flat_1 = flat and same_shapes(...)``)
-is taken out, and each expression
+``flat = same_shapes(...)`` (or ``flat = flat_1 or same_shapes(...)``, or
+``flat_1 = flat and same_shapes(...)``) is taken out, and each expression
 ``g if flat else unbroadcast(g, x)`` reading such a flag (the helper
 ``unbroadcast``, by its text, in the other arm) is written
 ``unbroadcast(g, x)``, its other arm: ``unbroadcast`` returns ``g`` itself
@@ -51,7 +51,7 @@ def unflag(tree: ast.FunctionDef, globals_: dict) -> None:
              and isinstance(n.test, ast.Name) and n.test.id in flags
              and isinstance(n.orelse, ast.Call) and isinstance(n.orelse.func, ast.Name)
              and n.orelse.func.id in summed}
-    # a flag's own definition may read another (flat_1 = flat and same_shapes(...))
+    # a flag's own definition may read another (flat = flat_1 or same_shapes(...))
     bases = {}
     for node in walk(tree):
         if _flag_of(node, helpers) is not None and isinstance(node.value, ast.BoolOp):
@@ -78,13 +78,13 @@ def unflag(tree: ast.FunctionDef, globals_: dict) -> None:
 
 
 def _flag_of(node, helpers: set):
-    """``node``'s call when it is ``name = same_shapes(...)`` or ``name = flag
-    and same_shapes(...)``, else None."""
+    """``node``'s call when it is ``name = same_shapes(...)``, ``name = flag
+    or same_shapes(...)`` or ``name = flag and same_shapes(...)``, else None."""
     if not (isinstance(node, ast.Assign) and len(node.targets) == 1
             and isinstance(node.targets[0], ast.Name)):
         return None
     value = node.value
-    if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And) \
+    if isinstance(value, ast.BoolOp) and isinstance(value.op, (ast.And, ast.Or)) \
             and len(value.values) == 2 and isinstance(value.values[0], ast.Name):
         value = value.values[1]
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \

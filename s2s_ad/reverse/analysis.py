@@ -230,21 +230,61 @@ def effects(region: ir.Region) -> set[int]:
     return out
 
 
-def prune(region: ir.Region, live: set[int], inside: set[int], kept: set[int]) -> None:
+def prune(region: ir.Region, live: set[int], inside: set[int], kept: set[int],
+          dead: set[int] | None = None) -> None:
     """Add to ``kept`` the ids of the nodes of ``region`` (nested ones
     included) the forward pass must run, given ``live`` (ids of values needed
     later or by the reverse sweep; updated with what the kept nodes read) and
     ``inside`` (ids of structured nodes holding values the reverse sweep
-    reads). A kept structured node keeps all its yields."""
+    reads). A kept branch keeps all its yields; a kept loop, given ``dead``,
+    only the carried values something reads (see :func:`_prune_loop`), the
+    ids of the others added to ``dead``."""
     for node in reversed(region.ops):
         if not (any(id(v) in live for v in ir.defined(node)) or id(node) in inside):
             continue
         kept.add(id(node))
+        if dead is not None and isinstance(node, (ir.For, ir.While)) and not node.checkpoint:
+            _prune_loop(node, live, inside, kept, dead)
+            continue
         live.update(id(a) for a in ir.operands(node) if isinstance(a, ir.Value))
         if not isinstance(node, ir.Op):
             for r in reversed(node.regions):
                 live.update(id(y) for y in r.yields if isinstance(y, ir.Value))
-                prune(r, live, inside, kept)
+                # (a checkpointed loop's body is written again to be recomputed: whole)
+                prune(r, live, inside, kept,
+                      None if getattr(node, "checkpoint", 0) else dead)
+
+
+def _prune_loop(node, live: set[int], inside: set[int], kept: set[int], dead: set[int]) -> None:
+    """Prune a kept loop's regions keeping only the carried values read after
+    the loop, by the reverse sweep, or by what the loop's kept code computes
+    from them: ``total += np.sum(ygold * ynorm)`` of a function returning
+    ``-total / count`` is not run by the forward pass of its gradient, which
+    never reads ``total``. The others (and the code computing only them) are
+    left out, their ids added to ``dead``; found again until no more carried
+    value is read (one may be read only to compute another)."""
+    n = len(node.carried)
+    alive = {k for k in range(n)
+             if id(node.outs[k]) in live or id(node.carried[k]) in live}
+    while True:
+        for r in reversed(node.regions):
+            live.update(id(y) for k, y in enumerate(r.yields)
+                        if isinstance(y, ir.Value) and (r is not node.body or k >= n or k in alive))
+            prune(r, live, inside, kept, dead)
+        more = {k for k in range(n) if id(node.carried[k]) in live} - alive
+        if not more:
+            break
+        alive |= more
+    # (a loop inside another is pruned again on each of the outer loop's rounds,
+    # with as much live as before or more: its last round decides)
+    for k, c in enumerate(node.carried):
+        if k in alive:
+            dead.discard(id(c))
+        else:
+            dead.add(id(c))
+    reads = ir.operands(node)  # the range's bounds (or the sequence), then the inits
+    reads = reads[:len(reads) - n] + [node.inits[k] for k in sorted(alive)]
+    live.update(id(a) for a in reads if isinstance(a, ir.Value))
 
 
 # -- shapes -------------------------------------------------------------------

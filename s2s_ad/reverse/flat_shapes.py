@@ -21,8 +21,10 @@ in ``H @ W + b``, the target in ``P - Y``) is where a function's own code
 broadcasts, if anywhere, and compared by the flag it would make it false for
 the whole group. Such operands are left out of the flag; the operation's
 result is compared instead, and their own contributions are under a second
-flag, ``flat_1 = flat and same_shapes(H, b, Y)``, which holds where they are
-of that shape too (an LSTM cell's state, passed in).
+flag, ``flat_1 = same_shapes(H, P, t2, b, Y)``, which holds where they are
+of that shape too (an LSTM cell's state, passed in). That flag is computed
+first: where it holds so does the group's, ``flat = flat_1 or
+same_shapes(H, P, t2)``, and one call decides both.
 
 The operations are grouped by the shape classes they join (an operation's
 operands and its result are of one shape when the flag holds), one flag per
@@ -102,22 +104,22 @@ class FlatShapes:
             lines = sorted(set(self._lines[group]))
             where = (f"line {lines[0]}" if len(lines) == 1
                      else "lines " + ", ".join(str(n) for n in lines))
-            reads = self._reads[group]
+            reads = [ref(v) for v in self._reads[group]]
+            if group in self.wide:
+                # the wide flag first: where it holds (the parameters of the
+                # group's one shape, the common case) so does the group's own,
+                # and one call decides both
+                lefts = [ref(v) for v in self._lefts[group]]
+                call = ast.Call(copy.copy(same), reads + lefts, [])
+                out.append(Stmt(ast.Assign([ast.Name(self.wide[group], ast.Store())], call),
+                                f"{where}: arrays of one shape, the parameters there too"))
             if group in self.flags:
-                call = ast.Call(copy.copy(same), [ref(v) for v in reads], [])
+                call = ast.Call(copy.copy(same), [copy.deepcopy(r) for r in reads], [])
+                if group in self.wide:
+                    call = ast.BoolOp(ast.Or(), [ast.Name(self.wide[group], ast.Load()), call])
                 out.append(Stmt(ast.Assign([ast.Name(self.flags[group], ast.Store())], call),
                                 f"{where}: arrays of one shape, so no adjoint there "
                                 "is summed over broadcast axes"))
-            if group in self.wide:
-                lefts = [ref(v) for v in self._lefts[group]]
-                if group in self.flags:
-                    call = ast.BoolOp(ast.And(), [
-                        ast.Name(self.flags[group], ast.Load()),
-                        ast.Call(copy.copy(same), [ref(reads[0])] + lefts, [])])
-                else:
-                    call = ast.Call(copy.copy(same), [ref(v) for v in reads] + lefts, [])
-                out.append(Stmt(ast.Assign([ast.Name(self.wide[group], ast.Store())], call),
-                                f"{where}: and the parameters there of that shape too"))
         return out
 
     def _operands(self, op: ir.Op) -> tuple | None:

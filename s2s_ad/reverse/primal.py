@@ -57,15 +57,18 @@ def build(sweep, extra: set[int]) -> list:
     those the reverse sweep reads (the result, for ``value_and_grad``)."""
     func = sweep.func
     # Every write into an array written in place runs: the reverse sweep undoes them.
-    live = set(sweep.reads) | extra | set(sweep.families)
+    # A value the reverse sweep recomputes from its operands (which it reads) is
+    # not needed from the forward pass, unless something the forward pass runs reads it.
+    live = (set(sweep.reads) - sweep.recomputed) | extra | set(sweep.families)
     inside = set()
     for node in ir.walk(func.body):
         if not isinstance(node, ir.Op) and sweep.inside(node) & sweep.reads:
             inside.add(id(node))
     inside |= analysis.effects(func.body)  # checks run, and what holds them
     kept: set[int] = set()
-    analysis.prune(func.body, live, inside, kept)
-    f = _Forward(sweep, kept)
+    dead: set[int] = set()
+    analysis.prune(func.body, live, inside, kept, dead)
+    f = _Forward(sweep, kept, dead)
     body = f.region(func.body, top=True)
     inits = [Stmt(ast.Assign([ast.Name(name, ast.Store())], ast.List([], ast.Load())),
                   f"tape of {sweep.values[key].name}") for key, name in sweep.tapes.items()
@@ -78,9 +81,11 @@ def build(sweep, extra: set[int]) -> list:
 
 
 class _Forward:
-    def __init__(self, sweep, kept: set[int]):
+    def __init__(self, sweep, kept: set[int], dead: frozenset | set = frozenset()):
         self.sw = sweep
         self.kept = kept
+        self.dead = dead
+        """ids of the carried values of kept loops nothing reads (not carried)."""
         self._held: set[int] | None = None
         self._unlooped: set[int] | None = None
         self.inline: dict[int, ast.expr] = {}
@@ -331,8 +336,14 @@ class _Forward:
             out += self.push(o)
         return out
 
+    def carried(self, node, values: list) -> tuple[list, list]:
+        """The loop's carried values the forward pass computes, and the items
+        of ``values`` (their inits or next values) that go with them."""
+        pairs = [(c, v) for c, v in zip(node.carried, values) if id(c) not in self.dead]
+        return [c for c, _ in pairs], [v for _, v in pairs]
+
     def loop_start(self, node) -> list:
-        out = self.copies(node.carried, node.inits, "carried into the loop")
+        out = self.copies(*self.carried(node, node.inits), "carried into the loop")
         return out + [Stmt(ast.Assign([ast.Name(node.trips.name, ast.Store())], ast.Constant(0)),
                            "iterations run")] if node.trips is not None else out
 
@@ -345,7 +356,7 @@ class _Forward:
             body += self.push(c)
         body += self.region(node.body, skip=skip)
         n = len(node.carried)
-        body += self.copies(node.carried, node.body.yields[:n], "next iteration")
+        body += self.copies(*self.carried(node, node.body.yields[:n]), "next iteration")
         if node.exit:
             body.append(Block(ast.If(self.expr(node.body.yields[n]), [], []), [Stmt(ast.Break())],
                               [], "stop: a `break` or `return` ran"))
