@@ -1,0 +1,87 @@
+"""Wrong derivatives, crashes and refusals in one position of a construct
+taken in another. Each derivative is compared with central differences in
+float64 of the original function (second derivatives with central
+differences of the gradient); none is marked xfail: each fails until its bug
+is fixed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from tests.modules import import_source
+
+SRC = '''
+import math
+
+
+def count_from_float(x, y):
+    n = int(y * 3)
+    s = 0.0
+    for i in range(n):
+        s = s + x ** i
+    return s * y
+
+
+def steps(x, t):
+    n = int(t * 2)
+    s = x
+    for i in range(n):
+        s = s * 0.9 + t
+    return s
+
+
+def helper_count_from_float(x, y):
+    return steps(x, y) * y
+
+
+def index_from_float(x, y):
+    xs = [x, x * x, x * y, y]
+    return xs[int(y * 2)] * y + xs[math.floor(x * 3)]
+
+
+def length_from_float(x, y):
+    xs = [x] * int(y * 3)
+    return sum(xs) * y
+'''
+
+
+@pytest.fixture(scope="module")
+def mod(tmp_path_factory):
+    return import_source(tmp_path_factory.mktemp("found_adversary14"), SRC,
+                         "found_adversary14_src")
+
+
+def _fd(f, args, i, h=1e-6):
+    up, down = list(args), list(args)
+    up[i] += h
+    down[i] -= h
+    return (f(*up) - f(*down)) / (2 * h)
+
+
+@pytest.mark.parametrize("name", ["count_from_float", "helper_count_from_float",
+                                  "index_from_float", "length_from_float"])
+@pytest.mark.parametrize("api", ["grad", "vjp", "jvp", "hvp"])
+def test_float_made_an_int_by_int_or_floor(mod, name, api):
+    """`n = int(y * 3)` used as a range bound, a list index or a list's
+    length marked `y` as an integer parameter, though `int` (`round`,
+    `math.floor`, ...) makes an int of a float and `y` is used as a float
+    besides (`s * y`): grad refused ("it is used as an integer") where jvp
+    took it, and vjp returned None for `y` (count_from_float at (0.7, 1.3):
+    None for 2.19; index_from_float: None for both, 2.99 and 2.52). The
+    integer cuts the derivative (zero almost everywhere), not its operand."""
+    f = getattr(mod, name)
+    args = (0.7, 1.3)
+    want = [_fd(f, args, i) for i in (0, 1)]
+    if api == "grad":
+        got = s2s_ad.grad(f, wrt=(0, 1))(*args)
+    elif api == "vjp":
+        got = s2s_ad.vjp(f, *args)[1](1.0)
+    elif api == "jvp":
+        got = [s2s_ad.jvp(f)(*args, dx=1.0, dy=0.0)[1], s2s_ad.jvp(f)(*args, dx=0.0, dy=1.0)[1]]
+    else:
+        g = s2s_ad.grad(f, wrt=1)
+        got = [s2s_ad.hvp(f, wrt=1)(*args, 1.0)]
+        want = [(g(0.7, 1.3 + 1e-5) - g(0.7, 1.3 - 1e-5)) / 2e-5]
+    assert np.allclose(got, want, rtol=1e-5, atol=1e-6), (got, want)
