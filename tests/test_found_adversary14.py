@@ -85,3 +85,85 @@ def test_float_made_an_int_by_int_or_floor(mod, name, api):
         got = [s2s_ad.hvp(f, wrt=1)(*args, 1.0)]
         want = [(g(0.7, 1.3 + 1e-5) - g(0.7, 1.3 - 1e-5)) / 2e-5]
     assert np.allclose(got, want, rtol=1e-5, atol=1e-6), (got, want)
+
+
+CHECKPOINT_SRC = '''
+import math
+
+import numpy as np
+
+
+def grown_inner(x, n, m):
+    y = x
+    for i in range(n):
+        xs = []
+        for j in range(m):
+            xs.append(math.sin(y * (j + 1)))
+        y = max(xs) * 0.5 + sum(xs) * 0.2 + y * 0.3
+    return y
+
+
+def filtered_while(x):
+    y = x
+    k = 0
+    while k < 5:
+        y = sum(t * t for t in (y, x, y * x) if t > 0.6) * 0.3 + 0.1
+        k += 1
+    return y
+
+
+def filtered_break(x, n):
+    y = x
+    for i in range(n):
+        y = sum(t * 0.5 for t in (y, x, y * x) if t < 1.0) + 0.2
+        if y > 5.0:
+            break
+    return y
+
+
+def filtered_array(x, n):
+    v = np.array([x, 2.0 * x])
+    for i in range(n):
+        s = sum(t for t in (v[0], v[1], x) if t > 0.5)
+        v = np.tanh(v * s) + 0.1
+    return float(np.sum(v))
+
+
+def grown_before(x, n, m):
+    xs = [x]
+    y = x
+    for i in range(n):
+        for j in range(m):
+            xs.append(y * j)
+        y = math.sin(y) + 0.1
+    return y + sum(xs)
+'''
+
+
+@pytest.mark.parametrize("name, args", [
+    ("grown_inner", (0.7, 6, 3)),
+    ("filtered_while", (0.7,)),
+    ("filtered_break", (0.7, 6)),
+    ("filtered_array", (0.7, 5)),
+])
+@pytest.mark.parametrize("snapshots", [True, 1, 2])
+def test_checkpointed_loop_whose_body_grows_a_list_of_its_own(tmp_path, name, args, snapshots):
+    """A list the loop's body makes afresh and appends to (an inner loop
+    over `range(m)` with `m` known at run time; a filtered generator, which
+    s2s-ad reads as `items = []` and an `append` in an arm) changes no
+    value the loop carries, yet `checkpoint=` refused the loop ("appends to a
+    list ... a snapshot would keep the list as it is at the end"), where the
+    taped gradient took it."""
+    src = import_source(tmp_path, CHECKPOINT_SRC, "found_adversary14_checkpoint")
+    f = getattr(src, name)
+    got = s2s_ad.grad(f, checkpoint=snapshots)(*args)
+    assert np.isclose(got, s2s_ad.grad(f)(*args), rtol=1e-12, atol=1e-15)
+    assert np.isclose(got, _fd(f, args, 0), rtol=1e-6, atol=1e-8)
+
+
+def test_checkpointed_loop_growing_a_list_made_before_it_is_refused(tmp_path):
+    src = import_source(tmp_path, CHECKPOINT_SRC, "found_adversary14_checkpoint_refused")
+    with pytest.raises(s2s_ad.SourceError) as info:
+        s2s_ad.grad(src.grown_before, checkpoint=True)(0.7, 4, 3)
+    assert "found_adversary14_checkpoint_refused.py:" in str(info.value)
+    assert "appends to a list" in str(info.value)
