@@ -167,3 +167,51 @@ def test_checkpointed_loop_growing_a_list_made_before_it_is_refused(tmp_path):
         s2s_ad.grad(src.grown_before, checkpoint=True)(0.7, 4, 3)
     assert "found_adversary14_checkpoint_refused.py:" in str(info.value)
     assert "appends to a list" in str(info.value)
+
+
+DEFAULTS_SRC = '''
+COEF = [1.0, 2.0]
+
+
+def list_default(x, y, c=COEF):
+    return sum(c) * x * y + c[0] * x
+
+
+def helper(t, c=COEF):
+    return c[0] * t * t + c[1] * t
+
+
+def helper_default(x, y):
+    return helper(x) * y
+
+
+def keyword_default(x, y, *, c=COEF):
+    return c[0] * x * x + c[1] * y * x
+'''
+
+
+@pytest.mark.parametrize("name", ["list_default", "helper_default", "keyword_default"])
+@pytest.mark.parametrize("change", ["item", "append"])
+@pytest.mark.parametrize("api", ["grad held", "grad asked again", "jvp", "value_and_grad"])
+def test_list_default_changed_in_place(tmp_path, name, change, api):
+    """A list of numbers given as a default (`c=COEF`) is the very list
+    `COEF`: `COEF[0] = 4.0` (or `COEF.append(3.0)`) after the derivative was
+    made changes what the function computes, but the default stood in the
+    cache key and the held derivative's check by identity, and the generated
+    signature repeats the old items: list_default's gradient stayed 4.9
+    (right: 11.8 after `COEF[0] = 4.0`, 8.8 after the append), asked for
+    again too."""
+    src = import_source(tmp_path, DEFAULTS_SRC, f"found_adversary14_defaults_{name}")
+    f = getattr(src, name)
+    made = {"grad held": lambda: s2s_ad.grad(f),
+            "grad asked again": lambda: s2s_ad.grad(f),
+            "jvp": lambda: (lambda x, y: s2s_ad.jvp(f, wrt=0)(x, y)[1]),
+            "value_and_grad": lambda: (lambda x, y: s2s_ad.value_and_grad(f)(x, y)[1])}
+    held = made[api]()
+    held(0.7, 1.3)
+    if change == "item":
+        src.COEF[0] = 4.0
+    else:
+        src.COEF.append(3.0)
+    got = (made[api]() if api == "grad asked again" else held)(0.7, 1.3)
+    assert np.isclose(got, _fd(f, (0.7, 1.3), 0), rtol=1e-6), got
