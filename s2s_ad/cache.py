@@ -99,6 +99,8 @@ def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
         module = loader.load(text, name)
         compiled = getattr(module, name)
         compiled.__s2s_ad_source__ = text
+        if kind == "jvp":
+            compiled = _seeded(compiled, graph.main, functions[0].adjoints)
         taken = frozenset(p.value.var for p in graph.main.params if p.value.kind == "array")
         runtime = [p.value.var for p in graph.main.params
                    if p.value.kind in ("list", "tuple") and p.items is None]
@@ -124,6 +126,35 @@ def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
             = origin
     _keep(key, compiled)
     return with_captured(fn, compiled, kind)
+
+
+def _seeded(compiled: Callable, main, tangents: dict) -> Callable:
+    """The JVP ``compiled`` of one parameter lowered as an array (a
+    function naming NumPy takes its parameters for arrays), whose tangent
+    keyword has no default: called with a number there, and no tangent, its
+    tangent is 1.0, as a JVP generated for a number's is (``dx=1.0``). An
+    array there still needs its tangent."""
+    if len(tangents) != 1:
+        return compiled
+    (name, tangent), = tangents.items()
+    params = [p.value for p in main.params]
+    at = next((k for k, v in enumerate(params) if v.name == name), None)
+    if at is None or params[at].kind != "array":
+        return compiled
+    var = params[at].var
+
+    def call(*args, **kwargs):
+        if tangent not in kwargs:
+            v = args[at] if at < len(args) else kwargs.get(var)
+            if isinstance(v, numbers.Number):
+                kwargs[tangent] = 1.0
+        return compiled(*args, **kwargs)
+
+    call.__name__, call.__qualname__ = compiled.__name__, compiled.__qualname__
+    call.__doc__ = compiled.__doc__
+    call.__s2s_ad_source__ = compiled.__s2s_ad_source__
+    call.__s2s_ad_compiled__ = call.__wrapped__ = compiled  # the code, as generated
+    return call
 
 
 def _keep(key, value) -> None:

@@ -215,3 +215,43 @@ def test_list_default_changed_in_place(tmp_path, name, change, api):
         src.COEF.append(3.0)
     got = (made[api]() if api == "grad asked again" else held)(0.7, 1.3)
     assert np.isclose(got, _fd(f, (0.7, 1.3), 0), rtol=1e-6), got
+
+
+NUMPY_JVP_SRC = '''
+import math
+
+import numpy as np
+
+W = np.array([1.0, 2.0])
+
+
+def literal_array(x, y):
+    return float(np.sum(np.array([1.0, 2.0]) * x * x)) * y
+
+
+def module_array(x, y):
+    return float(np.sum(W * x * x)) * y
+
+
+def plain(x, y):
+    return math.sin(x) * y
+'''
+
+
+@pytest.mark.parametrize("name", ["literal_array", "module_array", "plain"])
+@pytest.mark.parametrize("wrt", [0, "x"])
+def test_jvp_of_one_number_in_numpy_code_seeds_one(tmp_path, name, wrt):
+    """`jvp(f, wrt=0)(0.7, 1.3)` takes `dx=1.0` by default for one number,
+    but a function naming NumPy takes its parameters for arrays: its JVP's
+    `dx` had no default, and the call raised a bare TypeError ("missing 1
+    required keyword-only argument: 'dx'") where the same call of a math-only
+    function returned (value, 5.46)."""
+    src = import_source(tmp_path, NUMPY_JVP_SRC, f"found_adversary14_jvp_{name}")
+    f = getattr(src, name)
+    value, tangent = s2s_ad.jvp(f, wrt=wrt)(0.7, 1.3)
+    assert np.isclose(value, f(0.7, 1.3))
+    assert np.isclose(tangent, _fd(f, (0.7, 1.3), 0), rtol=1e-6)
+    assert np.isclose(s2s_ad.jvp(f, wrt=wrt)(0.7, 1.3, dx=2.0)[1], 2 * tangent)
+    if name != "plain":  # an array there still needs its tangent
+        with pytest.raises(TypeError, match="dx"):
+            s2s_ad.jvp(f, wrt=wrt)(np.array([0.7, 0.2]), 1.3)
