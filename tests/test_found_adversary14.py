@@ -255,3 +255,85 @@ def test_jvp_of_one_number_in_numpy_code_seeds_one(tmp_path, name, wrt):
     if name != "plain":  # an array there still needs its tangent
         with pytest.raises(TypeError, match="dx"):
             s2s_ad.jvp(f, wrt=wrt)(np.array([0.7, 0.2]), 1.3)
+
+
+INTEGER_ARRAYS_SRC = '''
+import math
+
+import numpy as np
+
+
+def slices(a):
+    return float(np.sum(np.sin(a[1:] * 0.3) * a[:-1]))
+
+
+def tiles(a):
+    return float(np.sum(np.sin(a[:2] * 0.3)) + np.sum(np.cos(a[2:] * 0.2)))
+
+
+def fancy(a):
+    return float(np.sum(np.sin(a[[0, 2, 2]] * 0.3)))
+
+
+def strided(a):
+    return float(np.sum(np.sin(a[::2] * 0.3)) + np.sum(a[1::2] * 0.1))
+
+
+def rows_and_columns(A):
+    return float(np.sum(np.sin(A[0, :] * 0.3)) + np.sum(np.cos(A[:, 1] * 0.2))
+                 + np.sum(A.T[1:] * 0.5))
+
+
+def unpacked(a):
+    p, q, r = a
+    return math.sin(p * 0.3) * q * 0.1 + r * 0.2
+
+
+def stacked(a, b):
+    return float(np.sum(np.sin(np.stack([a, b]) * 0.3)) + np.sum(np.concatenate([a, b])[1:] * 0.1))
+'''
+
+
+def _fd_array(f, args, i, h=1e-6):
+    args = [np.asarray(a, dtype=float) for a in args]
+    g = np.zeros_like(args[i])
+    for k in np.ndindex(g.shape):
+        up, down = [a.copy() for a in args], [a.copy() for a in args]
+        up[i][k] += h
+        down[i][k] -= h
+        g[k] = (f(*up) - f(*down)) / (2 * h)
+    return g
+
+
+@pytest.mark.parametrize("name, args", [
+    ("slices", ([1, 2, 3],)),
+    ("tiles", ([1, 2, 3],)),
+    ("fancy", ([1, 2, 3],)),
+    ("strided", ([1, 2, 3],)),
+    ("rows_and_columns", ([[1, 2, 3], [4, 5, 6]],)),
+    ("unpacked", ([1, 2, 3],)),
+    ("stacked", ([1, 2, 3], [2, 0, 1])),
+])
+@pytest.mark.parametrize("api", ["grad", "vjp", "hvp"])
+def test_integer_array_argument_read_by_index(tmp_path, name, args, api):
+    """An integer array argument (`np.array([1, 2, 3])`) read by a slice, an
+    index or unpacking: the adjoint was scattered into zeros of the
+    argument's dtype, an integer one, and every derivative was cut to an
+    integer: `slices` got [0, 0, 0] for [0.565, 1.031, 0.373] (`stacked`:
+    0.248 for 0.348, the concatenation's part lost). The zeros are float now."""
+    src = import_source(tmp_path, INTEGER_ARRAYS_SRC, f"found_adversary14_int_{name}")
+    f = getattr(src, name)
+    ints = [np.array(a) for a in args]
+    floats = [a.astype(float) for a in ints]
+    if api == "grad":
+        got = s2s_ad.grad(f, wrt=tuple(range(len(ints))))(*ints)
+    elif api == "vjp":
+        got = s2s_ad.vjp(f, *ints)[1](1.0)
+    if api != "hvp":
+        for i, g in enumerate(got):
+            assert np.allclose(g, _fd_array(f, floats, i), rtol=1e-6, atol=1e-8), (i, g)
+    else:
+        v = np.ones(ints[0].shape)
+        g = s2s_ad.grad(f, wrt=0)
+        want = (g(floats[0] + 1e-5 * v, *floats[1:]) - g(floats[0] - 1e-5 * v, *floats[1:])) / 2e-5
+        assert np.allclose(s2s_ad.hvp(f, wrt=0)(*ints, v), want, rtol=1e-5, atol=1e-7)
