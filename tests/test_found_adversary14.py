@@ -337,3 +337,48 @@ def test_integer_array_argument_read_by_index(tmp_path, name, args, api):
         g = s2s_ad.grad(f, wrt=0)
         want = (g(floats[0] + 1e-5 * v, *floats[1:]) - g(floats[0] - 1e-5 * v, *floats[1:])) / 2e-5
         assert np.allclose(s2s_ad.hvp(f, wrt=0)(*ints, v), want, rtol=1e-5, atol=1e-7)
+
+
+GETITEM_KEY_SRC = '''
+def argmax_known_length(x, y):
+    xs = [x, y * 0.5, x * y]
+    i = max(range(len(xs)), key=xs.__getitem__)
+    return xs[i] * 3.0 + sum(xs)
+
+
+def argsort_known_length(x, y):
+    xs = [x, y * 0.5, x * y]
+    order = sorted(range(3), key=xs.__getitem__, reverse=True)
+    return xs[order[0]] + 2.0 * xs[order[2]] + xs[min(range(3), key=xs.__getitem__)]
+
+
+def pick(xs):
+    i = max(range(len(xs)), key=xs.__getitem__)
+    return xs[i] * 3.0
+
+
+def argmax_in_helper(x, y):
+    return pick([x, y * 0.5, x * y]) * y
+
+
+def argmax_of_tuple(x, y):
+    t = (x, y * 0.5, x * y)
+    return t[max(range(3), key=t.__getitem__)]
+'''
+
+
+@pytest.mark.parametrize("name", ["argmax_known_length", "argsort_known_length",
+                                  "argmax_in_helper", "argmax_of_tuple"])
+@pytest.mark.parametrize("at", [(0.7, 1.3), (1.6, 0.4)])
+def test_getitem_key_of_a_list_of_known_length(tmp_path, name, at):
+    """`max(range(len(xs)), key=xs.__getitem__)` is taken for a list grown
+    at run time, and `key=lambda k: xs[k]` for any list, but for a list of
+    known length (built in the function, a helper's list parameter, a tuple)
+    it was refused: "`xs` is a local value, not something s2s-ad can call or
+    look into". The key is read as `xs[k]` now."""
+    src = import_source(tmp_path, GETITEM_KEY_SRC, f"found_adversary14_key_{name}")
+    f = getattr(src, name)
+    want = [_fd(f, at, i) for i in (0, 1)]
+    assert np.allclose(s2s_ad.grad(f, wrt=(0, 1))(*at), want, rtol=1e-6)
+    assert np.allclose(s2s_ad.vjp(f, *at)[1](1.0), want, rtol=1e-6)
+    assert np.isclose(s2s_ad.jvp(f)(*at, dx=1.0, dy=0.0)[1], want[0], rtol=1e-6)
