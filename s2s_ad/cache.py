@@ -406,9 +406,14 @@ def _lengths_key(lengths: dict | None):
                         for k, v in lengths.items()))
 
 
-def shapes(fn: Callable, args: tuple, kwargs: dict) -> dict:
-    """The lengths of the list and tuple arguments of a call."""
+def shapes(fn: Callable, args: tuple, kwargs: dict, held: dict | None = None) -> dict:
+    """The lengths of the list and tuple arguments of a call. ``held``: the
+    captured data this call is given (a closure's, read where it is called:
+    the code may be shared with another closure of the same factory, whose
+    own cells ``fn`` holds)."""
     captured = targets.captured_values(fn)
+    if held:
+        captured = {n: held.get(n, v) for n, v in captured.items()}
     try:
         bound = inspect.signature(fn).bind(
             *args, **{k: v for k, v in kwargs.items() if k not in captured})
@@ -514,7 +519,7 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error,
                                                  kind == "jvp"))
         # fn's own arguments decide the shapes (not the seed or the tangents)
         given = {k: v for k, v in kwargs.items() if k in own}
-        lengths = shapes(fn, args, given)
+        lengths = shapes(fn, args, given, {k: v for k, v in kwargs.items() if k not in own})
         arrays = array_arguments(names, args, given)
         if not lengths and not arrays:
             raise error

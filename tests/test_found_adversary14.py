@@ -382,3 +382,36 @@ def test_getitem_key_of_a_list_of_known_length(tmp_path, name, at):
     assert np.allclose(s2s_ad.grad(f, wrt=(0, 1))(*at), want, rtol=1e-6)
     assert np.allclose(s2s_ad.vjp(f, *at)[1](1.0), want, rtol=1e-6)
     assert np.isclose(s2s_ad.jvp(f)(*at, dx=1.0, dy=0.0)[1], want[0], rtol=1e-6)
+
+
+FACTORY_SRC = '''
+def make(coefs, d):
+    def f(x, y):
+        return coefs[0] * x * x + coefs[1] * x * y + d["k"] * x
+    return f
+'''
+
+
+@pytest.mark.parametrize("api", ["grad", "jvp", "value_and_grad"])
+def test_closure_list_grown_after_another_closure_of_its_factory(tmp_path, api):
+    """Closures of one factory share their generated code. A captured list
+    grown after the derivative was made (`coefs.append(3.0)`) needs code for
+    its new length, but the lengths were read from the first closure's
+    cells, not the closure called: the length-2 code ran and raised a bare
+    ValueError ("too many values to unpack (expected 2)"; right: 9.2)."""
+    src = import_source(tmp_path, FACTORY_SRC, f"found_adversary14_factory_{api}")
+    first = src.make([1.0, 2.0], {"k": 1.0})
+    coefs = [1.0, 2.0]
+    f = src.make(coefs, {"k": 1.0})
+    made = {"grad": lambda g: g,
+            "jvp": lambda g: (lambda x, y: g(x, y)[1]),
+            "value_and_grad": lambda g: (lambda x, y: g(x, y)[1])}[api]
+    make = {"grad": s2s_ad.grad, "jvp": lambda h: s2s_ad.jvp(h, wrt=0),
+            "value_and_grad": s2s_ad.value_and_grad}[api]
+    made(make(first))(0.7, 1.3)
+    held = made(make(f))
+    held(0.7, 1.3)
+    coefs.append(3.0)
+    coefs[0] = 4.0
+    assert np.isclose(held(0.7, 1.3), _fd(f, (0.7, 1.3), 0), rtol=1e-6)
+    assert np.isclose(made(make(first))(0.7, 1.3), _fd(first, (0.7, 1.3), 0), rtol=1e-6)
