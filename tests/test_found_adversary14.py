@@ -6,6 +6,8 @@ is fixed."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -415,3 +417,39 @@ def test_closure_list_grown_after_another_closure_of_its_factory(tmp_path, api):
     coefs[0] = 4.0
     assert np.isclose(held(0.7, 1.3), _fd(f, (0.7, 1.3), 0), rtol=1e-6)
     assert np.isclose(made(make(first))(0.7, 1.3), _fd(first, (0.7, 1.3), 0), rtol=1e-6)
+
+
+UNPACKING_SRC = '''
+import math
+
+
+def unpacked(a):
+    p, q, r = a
+    return math.sin(p * 0.3) * q * 0.1 + r * r * 0.2
+'''
+
+
+@pytest.mark.parametrize("jacobian", ["jacfwd", "jacrev"])
+@pytest.mark.parametrize("kind", ["array", "list"])
+def test_jacobian_of_a_gradient_generated_per_length(tmp_path, jacobian, kind):
+    """`grad(f)` of a function unpacking its parameter is generated per
+    length, behind a function taking `*args, **kwargs`: `jacfwd(grad(f))`
+    read that signature and raised WrtError ("grad_unpacked has no
+    parameter 'args'") where `hessian(f)` and `jacfwd(grad(g))` of a `g`
+    generated once work. It has `f`'s signature now."""
+    src = import_source(tmp_path, UNPACKING_SRC, f"found_adversary14_unpack_{jacobian}_{kind}")
+    g = s2s_ad.grad(src.unpacked)
+    a = [0.5, 2.0, 3.0]
+    point = np.array(a) if kind == "array" else a
+    got = np.asarray(getattr(s2s_ad, jacobian)(g)(point))
+    want = np.array([[-0.009 * math.sin(0.15) * 2.0, 0.03 * math.cos(0.15), 0.0],
+                     [0.03 * math.cos(0.15), 0.0, 0.0],
+                     [0.0, 0.0, 0.4]])
+    assert np.allclose(got, want, atol=1e-9), got
+    h = 1e-5
+    for j in range(3):  # the Jacobian's columns against central differences of the gradient
+        up, down = np.array(a), np.array(a)
+        up[j] += h
+        down[j] -= h
+        assert np.allclose((np.asarray(g(up)) - np.asarray(g(down))) / (2 * h), want[:, j],
+                           atol=1e-8)
