@@ -99,8 +99,6 @@ def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
         module = loader.load(text, name)
         compiled = getattr(module, name)
         compiled.__s2s_ad_source__ = text
-        if kind == "jvp":
-            compiled = _seeded(compiled, graph.main, functions[0].adjoints)
         taken = frozenset(p.value.var for p in graph.main.params if p.value.kind == "array")
         runtime = [p.value.var for p in graph.main.params
                    if p.value.kind in ("list", "tuple") and p.items is None]
@@ -119,6 +117,8 @@ def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
         elif lengths is None and kind != "jvp":  # (a JVP module is read back from its text)
             compiled = array_lists.guard(compiled, lambda: _by_shape(
                 fn, wrt, kind, output, TypeError(fn.__name__), statics, checkpoint))
+        if kind == "jvp":  # (around the dispatch too: its fast path calls the code itself)
+            compiled = _seeded(compiled, graph.main, functions[0].adjoints)
     if kind != "pair":
         # where it came from, so that differentiating it again starts from fn
         origin = (kind, fn, wrt, output, lengths)
@@ -153,7 +153,9 @@ def _seeded(compiled: Callable, main, tangents: dict) -> Callable:
     call.__name__, call.__qualname__ = compiled.__name__, compiled.__qualname__
     call.__doc__ = compiled.__doc__
     call.__s2s_ad_source__ = compiled.__s2s_ad_source__
-    call.__s2s_ad_compiled__ = call.__wrapped__ = compiled  # the code, as generated
+    # the code, as generated (not a guard calling it: __call__ written around
+    # that would skip the seed)
+    call.__s2s_ad_compiled__ = call.__wrapped__ = getattr(compiled, "__wrapped__", compiled)
     return call
 
 

@@ -237,10 +237,14 @@ def module_array(x, y):
 
 def plain(x, y):
     return math.sin(x) * y
+
+
+def keyword_default(x, y, *, k=2.0):
+    return float(np.tanh(x) * k) * y
 '''
 
 
-@pytest.mark.parametrize("name", ["literal_array", "module_array", "plain"])
+@pytest.mark.parametrize("name", ["literal_array", "module_array", "plain", "keyword_default"])
 @pytest.mark.parametrize("wrt", [0, "x"])
 def test_jvp_of_one_number_in_numpy_code_seeds_one(tmp_path, name, wrt):
     """`jvp(f, wrt=0)(0.7, 1.3)` takes `dx=1.0` by default for one number,
