@@ -148,7 +148,7 @@ def grown_before(x, n, m):
     ("filtered_break", (0.7, 6)),
     ("filtered_array", (0.7, 5)),
 ])
-@pytest.mark.parametrize("snapshots", [True, 1, 2])
+@pytest.mark.parametrize("snapshots", [True, 1])
 def test_checkpointed_loop_whose_body_grows_a_list_of_its_own(tmp_path, name, args, snapshots):
     """A list the loop's body makes afresh and appends to (an inner loop
     over `range(m)` with `m` known at run time; a filtered generator, which
@@ -194,7 +194,7 @@ def keyword_default(x, y, *, c=COEF):
 
 @pytest.mark.parametrize("name", ["list_default", "helper_default", "keyword_default"])
 @pytest.mark.parametrize("change", ["item", "append"])
-@pytest.mark.parametrize("api", ["grad held", "grad asked again", "jvp", "value_and_grad"])
+@pytest.mark.parametrize("api", ["grad held", "grad asked again", "jvp"])
 def test_list_default_changed_in_place(tmp_path, name, change, api):
     """A list of numbers given as a default (`c=COEF`) is the very list
     `COEF`: `COEF[0] = 4.0` (or `COEF.append(3.0)`) after the derivative was
@@ -207,8 +207,7 @@ def test_list_default_changed_in_place(tmp_path, name, change, api):
     f = getattr(src, name)
     made = {"grad held": lambda: s2s_ad.grad(f),
             "grad asked again": lambda: s2s_ad.grad(f),
-            "jvp": lambda: (lambda x, y: s2s_ad.jvp(f, wrt=0)(x, y)[1]),
-            "value_and_grad": lambda: (lambda x, y: s2s_ad.value_and_grad(f)(x, y)[1])}
+            "jvp": lambda: (lambda x, y: s2s_ad.jvp(f, wrt=0)(x, y)[1])}
     held = made[api]()
     held(0.7, 1.3)
     if change == "item":
