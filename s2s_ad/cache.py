@@ -486,18 +486,20 @@ def _seed_named(compiled: Callable, kwargs: dict, own: frozenset, known: dict,
 
 
 def _by_shape_signature(fn: Callable, kind: str) -> inspect.Signature | None:
-    """The signature the code generated for any shape has: ``fn``'s
-    parameters, then a gradient's seed ``dout`` (a JVP's tangents are named
-    by the code of each shape: ``fn``'s parameters alone). What a derivative
-    of the derivative binds its arguments with (``jacfwd(grad(f))``), as it
-    does for code generated once."""
+    """The signature the code generated for any shape has, for a gradient:
+    ``fn``'s parameters, then its seed ``dout``. What a derivative of the
+    derivative binds its arguments with (``jacfwd(grad(f))``), as it does for
+    code generated once. None for a JVP, whose tangents are named by the code
+    of each shape (a keyword the call gives that is no parameter of ``fn``
+    is taken for the tangent: :func:`_seed_named`)."""
+    if kind not in ("grad", "value_and_grad"):
+        return None
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
         return None
     params = list(sig.parameters.values())
-    if kind in ("grad", "value_and_grad") and "dout" not in sig.parameters \
-            and all(p.kind != p.VAR_KEYWORD for p in params):
+    if "dout" not in sig.parameters and all(p.kind != p.VAR_KEYWORD for p in params):
         params.append(inspect.Parameter("dout", inspect.Parameter.KEYWORD_ONLY, default=1.0))
     return sig.replace(parameters=params)
 
@@ -561,7 +563,9 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error,
         + fn.__name__
     call.__s2s_ad_by_shape__ = True
     call.__s2s_ad_origin__ = (kind, fn, wrt, output, None)
-    call.__signature__ = _by_shape_signature(fn, kind)
+    signature = _by_shape_signature(fn, kind)
+    if signature is not None:
+        call.__signature__ = signature
     call.__doc__ = (f"{'Value and gradient' if kind == 'value_and_grad' else 'Gradient'} of "
                     f"{fn.__name__}, generated for the lengths of the lists and the arrays it "
                     "is called with (see s2s_ad.gradient_source(..., lengths=..., arrays=...) "
