@@ -117,6 +117,8 @@ def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
         elif lengths is None and kind != "jvp":  # (a JVP module is read back from its text)
             compiled = array_lists.guard(compiled, lambda: _by_shape(
                 fn, wrt, kind, output, TypeError(fn.__name__), statics, checkpoint))
+        if kind == "jvp":  # (around the dispatch too: its fast path calls the code itself)
+            compiled = _seeded(compiled, graph.main, functions[0].adjoints)
     if kind != "pair":
         # where it came from, so that differentiating it again starts from fn
         origin = (kind, fn, wrt, output, lengths)
@@ -124,6 +126,37 @@ def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
             = origin
     _keep(key, compiled)
     return with_captured(fn, compiled, kind)
+
+
+def _seeded(compiled: Callable, main, tangents: dict) -> Callable:
+    """The JVP ``compiled`` of one parameter lowered as an array (a
+    function naming NumPy takes its parameters for arrays), whose tangent
+    keyword has no default: called with a number there, and no tangent, its
+    tangent is 1.0, as a JVP generated for a number's is (``dx=1.0``). An
+    array there still needs its tangent."""
+    if len(tangents) != 1:
+        return compiled
+    (name, tangent), = tangents.items()
+    params = [p.value for p in main.params]
+    at = next((k for k, v in enumerate(params) if v.name == name), None)
+    if at is None or params[at].kind != "array":
+        return compiled
+    var = params[at].var
+
+    def call(*args, **kwargs):
+        if tangent not in kwargs:
+            v = args[at] if at < len(args) else kwargs.get(var)
+            if isinstance(v, numbers.Number):
+                kwargs[tangent] = 1.0
+        return compiled(*args, **kwargs)
+
+    call.__name__, call.__qualname__ = compiled.__name__, compiled.__qualname__
+    call.__doc__ = compiled.__doc__
+    call.__s2s_ad_source__ = compiled.__s2s_ad_source__
+    # the code, as generated (not a guard calling it: __call__ written around
+    # that would skip the seed)
+    call.__s2s_ad_compiled__ = call.__wrapped__ = getattr(compiled, "__wrapped__", compiled)
+    return call
 
 
 def _keep(key, value) -> None:
@@ -379,9 +412,14 @@ def _lengths_key(lengths: dict | None):
                         for k, v in lengths.items()))
 
 
-def shapes(fn: Callable, args: tuple, kwargs: dict) -> dict:
-    """The lengths of the list and tuple arguments of a call."""
+def shapes(fn: Callable, args: tuple, kwargs: dict, held: dict | None = None) -> dict:
+    """The lengths of the list and tuple arguments of a call. ``held``: the
+    captured data this call is given (a closure's, read where it is called:
+    the code may be shared with another closure of the same factory, whose
+    own cells ``fn`` holds)."""
     captured = targets.captured_values(fn)
+    if held:
+        captured = {n: held.get(n, v) for n, v in captured.items()}
     try:
         bound = inspect.signature(fn).bind(
             *args, **{k: v for k, v in kwargs.items() if k not in captured})
@@ -451,6 +489,25 @@ def _seed_named(compiled: Callable, kwargs: dict, own: frozenset, known: dict,
     return renamed
 
 
+def _by_shape_signature(fn: Callable, kind: str) -> inspect.Signature | None:
+    """The signature the code generated for any shape has, for a gradient:
+    ``fn``'s parameters, then its seed ``dout``. What a derivative of the
+    derivative binds its arguments with (``jacfwd(grad(f))``), as it does for
+    code generated once. None for a JVP, whose tangents are named by the code
+    of each shape (a keyword the call gives that is no parameter of ``fn``
+    is taken for the tangent: :func:`_seed_named`)."""
+    if kind not in ("grad", "value_and_grad"):
+        return None
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    params = list(sig.parameters.values())
+    if "dout" not in sig.parameters and all(p.kind != p.VAR_KEYWORD for p in params):
+        params.append(inspect.Parameter("dout", inspect.Parameter.KEYWORD_ONLY, default=1.0))
+    return sig.replace(parameters=params)
+
+
 def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error,
               statics: dict | None = None, checkpoint=None) -> Callable:
     """A function that generates (once per shape and kind signature, cached)
@@ -487,7 +544,7 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error,
                                                  kind == "jvp"))
         # fn's own arguments decide the shapes (not the seed or the tangents)
         given = {k: v for k, v in kwargs.items() if k in own}
-        lengths = shapes(fn, args, given)
+        lengths = shapes(fn, args, given, {k: v for k, v in kwargs.items() if k not in own})
         arrays = array_arguments(names, args, given)
         if not lengths and not arrays:
             raise error
@@ -510,6 +567,9 @@ def _by_shape(fn: Callable, wrt: Wrt, kind: str, output, error,
         + fn.__name__
     call.__s2s_ad_by_shape__ = True
     call.__s2s_ad_origin__ = (kind, fn, wrt, output, None)
+    signature = _by_shape_signature(fn, kind)
+    if signature is not None:
+        call.__signature__ = signature
     call.__doc__ = (f"{'Value and gradient' if kind == 'value_and_grad' else 'Gradient'} of "
                     f"{fn.__name__}, generated for the lengths of the lists and the arrays it "
                     "is called with (see s2s_ad.gradient_source(..., lengths=..., arrays=...) "

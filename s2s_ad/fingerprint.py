@@ -162,8 +162,17 @@ def _fingerprint(fn, out: list, seen: set, reads: Reads | None = None) -> None:
         # (not __module__ and __qualname__: the fingerprint holds them, but
         # the code generated for a function does not depend on them; a
         # derivative asked for again after they changed gets its own key)
-        for attr in ("__code__", "__defaults__"):
-            reads.same(f"{f}.{attr}", getattr(fn, attr))
+        reads.same(f"{f}.__code__", fn.__code__)
+        defaults = fn.__defaults__
+        if defaults is not None and any(v.__class__ is list for v in defaults):
+            # a list of numbers given as a default is the same list on every
+            # call, changed in place or not: its items now, as the key holds them
+            if not all(_atomic(v) or v.__class__ in (tuple, list) and all(map(_atomic, v))
+                       for v in defaults):
+                raise _Unwatchable(fn)
+            reads.terms.append(f"{f}.__defaults__ == {reads.name(_copies(defaults))}")
+        else:
+            reads.same(f"{f}.__defaults__", defaults)
         rule = getattr(fn, user_rules.ATTRIBUTE, None)
         if rule is None:
             # (for a function, getattr is a look into its own __dict__: the same
@@ -177,8 +186,8 @@ def _fingerprint(fn, out: list, seen: set, reads: Reads | None = None) -> None:
         elif kw is None:
             reads.terms.append(f"{f}.__kwdefaults__ is None")
         else:  # a dict, changed in place or not: its items now, compared as the key does
-            items = dict(kw)
-            if not all(_atomic(v) or v.__class__ is tuple and all(_atomic(x) for x in v)
+            items = dict(zip(kw, _copies(tuple(kw.values()))))
+            if not all(_atomic(v) or v.__class__ in (tuple, list) and all(_atomic(x) for x in v)
                        for v in items.values()):
                 raise _Unwatchable(fn)
             reads.terms.append(f"{f}.__kwdefaults__ == {reads.name(items)}")
@@ -203,8 +212,9 @@ def _fingerprint(fn, out: list, seen: set, reads: Reads | None = None) -> None:
     text = _source_text(fn.__code__)
     code = fn.__code__
     out.append(("fn", fn.__module__, fn.__qualname__, code.co_filename, code.co_firstlineno, text, _numbers(fn.__defaults__),
-                _numbers(tuple(sorted((fn.__kwdefaults__ or {}).items()))
-                         if code.co_kwonlyargcount else ())))
+                tuple(zip(sorted(fn.__kwdefaults__ or {}),
+                          _numbers(tuple(v for _, v in sorted((fn.__kwdefaults__ or {}).items())))))
+                if code.co_kwonlyargcount else ()))
     for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
         # A closure's captured data are parameters of its gradient: their
         # kinds decide the code; captured functions are read like globals.
@@ -428,12 +438,25 @@ def _frozen(value):
 
 
 def _numbers(values):
-    """Default values as part of a cache key. A mutable default (``opts={}``,
-    the ``_ones={}`` of a generated module) cannot be hashed: it stands for
-    itself by identity; the frontend refuses it (located) or never reads it."""
+    """Default values as part of a cache key. A list of numbers (the
+    generated signature repeats it) stands for its items now: the function
+    reads the very list, changed in place or not. Another mutable default
+    (``opts={}``, the ``_ones={}`` of a generated module) cannot be hashed: it
+    stands for itself by identity; the frontend refuses it (located) or never
+    reads it."""
     if values is None:
         return None
-    return tuple(v if _hashable(v) else ("object", type(v).__name__, id(v)) for v in values)
+    return tuple(v if _hashable(v) else ("list", tuple(v)) if _number_list(v)
+                 else ("object", type(v).__name__, id(v)) for v in values)
+
+
+def _number_list(v) -> bool:
+    return v.__class__ is list and all(isinstance(x, numbers.Number) for x in v)
+
+
+def _copies(values: tuple) -> tuple:
+    """``values`` with each list copied: what they hold now."""
+    return tuple(list(v) if v.__class__ is list else v for v in values)
 
 
 def _hashable(v) -> bool:

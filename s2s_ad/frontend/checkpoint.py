@@ -19,7 +19,9 @@ It then refuses, located (``SourceError``), a checkpointed loop the reverse
 transform cannot recompute (:mod:`s2s_ad.reverse.checkpoint`): one inside
 another loop (checkpoint the outer one), one that writes into an array by
 subscript (the array is changed in place: a snapshot would have to copy it),
-and one that appends to a list grown at run time (likewise).
+and one that appends to a list grown at run time (likewise) made before the
+loop (a list its body makes, in every iteration, is made again when the
+loop is recomputed).
 """
 
 from __future__ import annotations
@@ -175,6 +177,48 @@ IN_PLACE = {
 values would not restore: such a loop is refused, with the reason."""
 
 
+FRESH_LISTS = frozenset({"list.new", "list.fill"})
+"""Ops that make a new list: one made by them in the loop's body is made
+again by every iteration, and its recomputation too."""
+
+
+def _made_in_body(loop, v) -> bool:
+    """Is the list ``v`` (changed in place by an op of ``loop``'s body) made
+    in that body, on every path (``items = []`` then `append` in arms, the
+    form a filtered generator takes)? Then each iteration changes a list of
+    its own, which no snapshot needs to keep."""
+    defs: dict = {}
+    for r in loop.regions:
+        for node in ir.walk(r):
+            if isinstance(node, ir.Op):
+                defs[id(node.out)] = node
+            elif isinstance(node, ir.If):
+                defs.update((id(o), (k, (node.then, node.orelse), ())) for k, o in
+                            enumerate(node.outs))
+            else:
+                for k, (c, o) in enumerate(zip(node.carried, node.outs)):
+                    defs[id(c)] = defs[id(o)] = (k, (node.body,), node.inits)
+    todo, seen = [v], set()
+    while todo:
+        v = todo.pop()
+        if not isinstance(v, ir.Value) or id(v) in seen:
+            continue
+        seen.add(id(v))
+        d = defs.get(id(v))
+        if d is None:  # made before the loop (or carried by it)
+            return False
+        if isinstance(d, ir.Op):
+            if d.prim in IN_PLACE:
+                todo.append(d.args[0])
+            elif d.prim not in FRESH_LISTS:
+                return False
+            continue
+        k, regions, inits = d
+        todo += [r.yields[k] for r in regions] + [inits[k]] if inits else \
+            [r.yields[k] for r in regions]
+    return True
+
+
 def _check(loop, nested: bool) -> None:
     if nested:
         _refuse(loop, "cannot checkpoint a loop inside another loop; checkpoint the outer "
@@ -182,6 +226,9 @@ def _check(loop, nested: bool) -> None:
     for r in loop.regions:
         for node in ir.walk(r):
             why = IN_PLACE.get(node.prim) if isinstance(node, ir.Op) else None
+            if why is not None and node.prim.startswith("list.") \
+                    and _made_in_body(loop, node.args[0]):
+                continue
             if why is not None:
                 same_line = node.loc.line == loop.loc.line
                 _refuse(loop, f"cannot checkpoint this loop: line {node.loc.line} {why}",

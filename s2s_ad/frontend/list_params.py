@@ -115,13 +115,18 @@ class ListParams:
                     node, f"cannot differentiate with respect to `{v.var}`: it is used as "
                     f"an integer ({what}) here")
             op = self.defs.get(id(v))
-            if op is not None and op.prim not in SIZE_QUERIES:
+            if op is not None and op.prim not in SIZE_QUERIES and op.prim not in CONVERSIONS:
                 todo.extend(op.args)
 
 
 SIZE_QUERIES = frozenset({"len", "getitem", "shape", "np.ndim", "np.size"})
 """Ops whose integer result says how many, not how much: an array (or list)
 they read is not used as an integer (``range(A.shape[0])``, ``range(len(xs))``)."""
+
+CONVERSIONS = frozenset({"int", "round", "math.floor", "math.ceil", "math.trunc"})
+"""Ops that make an int of a float, cutting its derivative (zero almost
+everywhere): what they read is a float, differentiable where it is used as
+one (``n = int(y * 3)`` for a range bound, ``s * y`` after it)."""
 
 
 def kind_of(a) -> str:

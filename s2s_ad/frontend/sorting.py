@@ -119,7 +119,12 @@ def _key(lo, key: ast.expr | None, item, node: ast.Call, i: int):
         return item
     key = runtime_sorting.key_function(lo, key, node)
     item_name = _bound(lo, f"{ast.unparse(node.args[0])}[{i}]", item, node)
-    call = ast.copy_location(ast.Call(key, [item_name], []), node)
+    if isinstance(key, ast.Attribute) and key.attr == "__getitem__":
+        # `max(range(len(xs)), key=xs.__getitem__)` of a list of known length:
+        # each index's key is the item, `xs[k]`, as `key=lambda k: xs[k]` reads it
+        call = ast.copy_location(ast.Subscript(key.value, item_name, ast.Load()), node)
+    else:
+        call = ast.copy_location(ast.Call(key, [item_name], []), node)
     call.end_lineno, call.end_col_offset = node.end_lineno, node.end_col_offset
     out = lo.expr(call)
     if structures.is_structure(out) or (isinstance(out, ir.Value)

@@ -474,13 +474,14 @@ def scatter(g, x, index):
     so assigning g there is the same sum without np.add.at's cost. The zeros
     are made like x, or like g where x is an ndarray and g another library's
     array (a Dask adjoint of an array the function made with np.zeros): the
-    adjoint stays in g's library."""
+    adjoint stays in g's library. An integer x gets float zeros: its adjoint
+    is no integer."""
     if type(x) is not np.ndarray:
         out = np.zeros_like(x)
     elif type(g) is np.ndarray or isinstance(g, (int, float, complex, np.generic)):
-        out = np.zeros(x.shape, x.dtype)
+        out = np.zeros(x.shape, x.dtype if x.dtype.kind not in "biu" else float)
     else:
-        out = np.zeros_like(g, shape=x.shape, dtype=x.dtype)
+        out = np.zeros_like(g, shape=x.shape, dtype=x.dtype if x.dtype.kind not in "biu" else float)
     if type(index) is int or type(index) is slice:  # the common case, decided at once
         out[index] = g
         return out

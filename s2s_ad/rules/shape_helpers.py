@@ -17,22 +17,24 @@ def joined(x, parts, cuts, _array=np.ndarray):
     adjoints parts, in order: their concatenation, where it is an ndarray of
     x's shape and dtype (each part has its slice's shape). Otherwise (a part
     may be 0.0, an adjoint never added to, or another library's array) each
-    part is assigned into zeros shaped like x at its slice, as scatter would."""
+    part is assigned into zeros shaped like x at its slice, as scatter would
+    (float zeros for an integer x: its adjoint is no integer)."""
     if type(x) is _array:
+        dtype = x.dtype if x.dtype.kind not in "biu" else np.dtype(float)
         try:
             out = np.concatenate(parts)
         except ValueError:  # a number among the parts (0-d)
             out = None
-        if type(out) is _array and out.shape == x.shape and out.dtype == x.dtype:
+        if type(out) is _array and out.shape == x.shape and out.dtype == dtype:
             return out
     foreign = [p for p in parts if type(p) is not _array
                and not isinstance(p, (int, float, complex, np.generic))]
     if type(x) is not _array:
         out = np.zeros_like(x)
     elif not foreign:
-        out = np.zeros(x.shape, x.dtype)
+        out = np.zeros(x.shape, dtype)
     else:  # another library's adjoint (Dask's): the zeros in its library, as scatter's
-        out = np.zeros_like(foreign[0], shape=x.shape, dtype=x.dtype)
+        out = np.zeros_like(foreign[0], shape=x.shape, dtype=dtype)
     for p, lo, hi in zip(parts, (0,) + cuts, cuts + (None,)):
         out[lo:hi] = p
     return out
