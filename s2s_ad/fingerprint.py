@@ -131,6 +131,14 @@ def _atomic(obj) -> bool:
 _ATOMS = frozenset((bool, int, float, complex, str, bytes, types.CodeType))
 
 
+def _comparable(values) -> bool:
+    """Are ``values`` (a function's defaults) atoms, or tuples or lists of
+    atoms: what a check comparing them by ``==`` with copies taken now can
+    watch?"""
+    return all(_atomic(v) or v.__class__ in (tuple, list) and all(map(_atomic, v))
+               for v in values)
+
+
 _MISSING = object()
 
 
@@ -167,8 +175,7 @@ def _fingerprint(fn, out: list, seen: set, reads: Reads | None = None) -> None:
         if defaults is not None and any(v.__class__ is list for v in defaults):
             # a list of numbers given as a default is the same list on every
             # call, changed in place or not: its items now, as the key holds them
-            if not all(_atomic(v) or v.__class__ in (tuple, list) and all(map(_atomic, v))
-                       for v in defaults):
+            if not _comparable(defaults):
                 raise _Unwatchable(fn)
             reads.terms.append(f"{f}.__defaults__ == {reads.name(_copies(defaults))}")
         else:
@@ -187,8 +194,7 @@ def _fingerprint(fn, out: list, seen: set, reads: Reads | None = None) -> None:
             reads.terms.append(f"{f}.__kwdefaults__ is None")
         else:  # a dict, changed in place or not: its items now, compared as the key does
             items = dict(zip(kw, _copies(tuple(kw.values()))))
-            if not all(_atomic(v) or v.__class__ in (tuple, list) and all(_atomic(x) for x in v)
-                       for v in items.values()):
+            if not _comparable(items.values()):
                 raise _Unwatchable(fn)
             reads.terms.append(f"{f}.__kwdefaults__ == {reads.name(items)}")
     if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
