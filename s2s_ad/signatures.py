@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import sys
 import textwrap
 import types
 
@@ -227,9 +228,18 @@ def kind_tests(params: list[str], key: tuple, space: dict) -> list[str]:
                          f" and _s2s_sum_class({param}) in _s2s_numbers")
         else:  # an array class and its number of dimensions
             space[f"_s2s_kind_{i}"] = kind[0]
+            # (every NumPy array has a shape: asked of other array classes only)
+            shaped = "" if _is_ndarray_class(kind[0]) else f" and _s2s_hasattr({param}, 'shape')"
             tests.append(f"{param}.__class__ is _s2s_kind_{i} and {param}.ndim == {kind[1]}"
-                         f" and _s2s_hasattr({param}, 'shape')")
+                         + shaped)
     return tests
+
+
+def _is_ndarray_class(cls) -> bool:
+    """Is ``cls`` NumPy's ``ndarray`` itself (not a subclass)? Asked without
+    importing NumPy: an ndarray exists only where NumPy is imported."""
+    numpy = sys.modules.get("numpy")
+    return numpy is not None and cls is numpy.ndarray
 
 
 def _sum_class(xs):
