@@ -172,7 +172,14 @@ def run_jvp(workloads: list[Workload], budget: float = BUDGET) -> list[dict]:
             grads = grads if isinstance(w.wrt, (list, tuple)) or w.wrt is None else (grads,)
             dot = sum(float(np.dot(np.ravel(g), np.ravel(v))) for g, v in zip(grads, direction))
             row["agree"] = abs(j(*w.args, **seeds)[1] - dot) / max(1.0, abs(dot))
-        calls = {"forward": lambda: w.fn(*w.args), "jvp": lambda: j(*w.args, **seeds)}
+        # the tangents as a call written out passes them (`j(*args, dx0=0.5, ...)`,
+        # as docs/forward.md shows), and from a dict (`j(*args, **seeds)`), which
+        # unpacks the dict into keywords on every call
+        calls = {"forward": lambda: w.fn(*w.args), "jvp": _written_call(j, w.args, seeds),
+                 "jvp **": lambda: j(*w.args, **seeds)}
+        if calls["jvp"]() != calls["jvp **"]():
+            rows.append({"name": w.name, "error": "the written call and the dict's differ"})
+            continue
         if w.hand_jvp is not None:
             # the hand-written JVP must agree with s2s-ad's before it is timed
             value, tangent = w.hand_jvp(*w.args, *direction)
@@ -185,12 +192,23 @@ def run_jvp(workloads: list[Workload], budget: float = BUDGET) -> list[dict]:
     return rows
 
 
+def _written_call(j, args: tuple, seeds: dict) -> Callable[[], object]:
+    """``lambda: j(x, y, dx=..., dy=...)``: the arguments and the tangents
+    written out in the call, as a user writes them (``j(*args, dx=...)``
+    would build a dict of the keywords on every call, as ``**seeds`` does)."""
+    space = {"_j": j, **{f"_a{i}": a for i, a in enumerate(args)},
+             **{f"_v{i}": v for i, v in enumerate(seeds.values())}}
+    written = [f"_a{i}" for i in range(len(args))] + [f"{k}=_v{i}" for i, k in enumerate(seeds)]
+    return eval(f"lambda: _j({', '.join(written)})", space)
+
+
 def report_jvp(rows: list[dict]) -> str:
     """The forward-mode table: ``agree`` is the tangent against the
     hand-written gradient's dot product with the direction; the hand-written
     JVP's own agreement with s2s-ad's is ``hand agree``."""
     lines = [f"{'workload (forward mode)':<34}{'forward':>11}{'jvp':>11}{'jvp/fwd':>9}"
-             f"{'hand':>11}{'hand/fwd':>9}{'jvp/hand':>9}{'agree':>9}{'hand agree':>11}"]
+             f"{'hand':>11}{'hand/fwd':>9}{'jvp/hand':>9}{'agree':>9}{'hand agree':>11}"
+             f"{'jvp(**d)/fwd':>13}"]
     for r in rows:
         agree = f"{r['agree']:.0e}" if "agree" in r else "-"
         if "error" in r:
@@ -200,7 +218,8 @@ def report_jvp(rows: list[dict]) -> str:
                  f"{r['jvp'] / r['hand']:>8.2f}x") if "hand" in r else f"{'-':>11}{'-':>9}{'-':>9}")
         hand_agree = f"{r['hand agree']:.0e}" if "hand agree" in r else "-"
         lines.append(f"{r['name']:<34}{_t(r['forward']):>11}{_t(r['jvp']):>11}"
-                     f"{r['jvp'] / r['forward']:>8.2f}x{hand}{agree:>9}{hand_agree:>11}")
+                     f"{r['jvp'] / r['forward']:>8.2f}x{hand}{agree:>9}{hand_agree:>11}"
+                     f"{r['jvp **'] / r['forward']:>12.2f}x")
     return "\n".join(lines)
 
 

@@ -54,8 +54,13 @@ def _rows():
     # jvp: tangents passed as a user writes them (keywords, interned names)
     j = s2s_ad.jvp(rosenbrock10)
     seeds = {sys.intern(f"dx{i}"): 0.5 for i in range(10)}
-    rows.append(("jvp: rosenbrock, 10 floats", lambda k=seeds: j(*ROSEN_ARGS, **k),
+    rows.append(("jvp: rosenbrock, 10 floats", lambda j=j, k=seeds: j(*ROSEN_ARGS, **k),
                  lambda r=j.__wrapped__, k=seeds: r(*ROSEN_ARGS, **k)))
+    jh = s2s_ad.jvp(horner)
+    c, x = HORNER_ARGS
+    dc = [0.5] * len(c)
+    rows.append(("jvp: horner, list of 100", lambda: jh(c, x, dc=dc, dx=0.5),
+                 lambda r=jh.__wrapped__: r(c, x, dc=dc, dx=0.5)))
     for name, fn, args, v in (
             ("rosenbrock, 10 floats", rosenbrock10, ROSEN_ARGS, (0.5,) * 10),
             ("MLP loss 64x10-32-1", mlp_loss, _mlp_args(64, 10, 32), None)):

@@ -284,8 +284,10 @@ def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Calla
     # where every parameter takes a number, call runs compiled whatever the
     # other keywords (a JVP's tangents, the seed) are: only the parameters
     # are tested (a JVP of ten numbers: ten tests a call instead of twenty)
+    # (a tangent list, no parameter of fn, is tested as a list only: call runs
+    # compiled whatever its items, as array_arguments reads fn's parameters only)
     fast = signatures.guarded(compiled, call, sequences,
-                              checked=None if sequences & own else own)
+                              checked=None if sequences & own else own, loose=sequences - own)
     return call if fast is None else functools.update_wrapper(fast, compiled)
 
 
@@ -338,8 +340,12 @@ def _any_length(fn: Callable, wrt: Wrt, kind: str, output, compiled: Callable,
         return fallback(*args, **kwargs)
 
     functools.update_wrapper(call, compiled)
-    # the same check written out for compiled's own parameters (lists, not tuples)
-    fast = signatures.guarded(compiled, call, frozenset(lists) | tangent_lists, tuples=False)
+    # the same check written out for compiled's own parameters (lists, not tuples);
+    # a tangent list tested as a list only: the code fallback runs for another
+    # one is chosen by fn's own arguments (_by_shape), the same arithmetic for
+    # any items (arrays there give array tangents either way)
+    fast = signatures.guarded(compiled, call, frozenset(lists) | tangent_lists, tuples=False,
+                              loose=tangent_lists - frozenset(names))
     return call if fast is None else functools.update_wrapper(fast, compiled)
 
 

@@ -199,6 +199,30 @@ def remember(fn, p: Plan, values: tuple, fwd, bwd, pullback) -> None:
         p.quick = _quick(fn.__name__, p.signature, key, p.last)
 
 
+pullback_sources: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+"""The code of a ``vjp_fn`` made by generated code -> the source of its pair
+(:func:`s2s_ad.source_of` finds it there: no attribute set per closure)."""
+
+
+def closure_text(doc: str, consumes: bool, indent: str) -> str:
+    """The ``def vjp_fn(cotangent)`` of one forward pass, whose tape is the
+    variable ``_s2s_tape``, at ``indent``: it runs the backward pass
+    ``_s2s_bwd`` on the tape, or on a copy of it where the backward consumes
+    its tape (``_s2s_copy``); its docstring is in its code."""
+    tape = "_s2s_copy(_s2s_tape)" if consumes else "_s2s_tape"
+    return (f"{indent}def vjp_fn(cotangent):\n"
+            f"{indent}    {doc!r}\n"
+            f"{indent}    return _s2s_bwd({tape}, cotangent)\n")
+
+
+def shows(made, source: str) -> None:
+    """The ``vjp_fn`` closures that the generated function ``made`` returns
+    show ``source`` (each one's code is a constant of ``made``'s)."""
+    for c in made.__code__.co_consts:
+        if isinstance(c, types.CodeType) and c.co_name == "vjp_fn":
+            pullback_sources[c] = source
+
+
 def _quick(name: str, sig: inspect.Signature, key: tuple, found: Found):
     """``vjp`` for arguments of the kinds ``key`` while what ``fn``'s
     fingerprint read is unchanged (see :class:`Plan`); None when there is
@@ -216,8 +240,19 @@ def _quick(name: str, sig: inspect.Signature, key: tuple, found: Found):
     passed = ", ".join(p if kind.__class__ is not tuple or kind[0] is tuple
                        else f"_s2s_list({p})" if kind[0] is list else f"{p}.copy()"
                        for p, kind in zip(sig.parameters, key))
-    return signatures.binder(name, sig, tests, space,
-                             then=f"_s2s_stats['hits'] += 1\n"
-                                  f"        _s2s_value, _s2s_tape = _s2s_fwd({passed})\n"
-                                  f"        return (_s2s_value if _s2s_value.__class__ is float "
-                                  f"else _s2s_private(_s2s_value)), _s2s_pullback(_s2s_tape)")
+    inline = getattr(found.pullback, "__s2s_ad_closure__", None)
+    if inline is None:
+        made, pullback = "", "_s2s_pullback(_s2s_tape)"
+    else:  # the closure made here, not by a call of the pullback
+        bwd, consumes, doc, source = inline
+        space.update(_s2s_bwd=bwd, _s2s_copy=copy.deepcopy)
+        made, pullback = closure_text(doc, consumes, " " * 8), "vjp_fn"
+    quick = signatures.binder(name, sig, tests, space,
+                              then=f"_s2s_stats['hits'] += 1\n"
+                                   f"        _s2s_value, _s2s_tape = _s2s_fwd({passed})\n"
+                                   + made +
+                                   f"        return (_s2s_value if _s2s_value.__class__ is float "
+                                   f"else _s2s_private(_s2s_value)), {pullback}")
+    if quick is not None and inline is not None:
+        shows(quick, source)
+    return quick

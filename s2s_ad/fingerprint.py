@@ -119,7 +119,10 @@ class Reads:
     def global_(self, namespace: str, values: dict, key: str, obj) -> None:
         """``namespace`` (an expression giving the dict ``values``) still maps
         ``key`` to ``obj`` (or still lacks it)."""
-        self.same(f"{namespace}.get({key!r}, _s2s_missing)", _MISSING if key not in values else obj)
+        if key not in values:  # (the same truth as `.get(key, missing) is missing`, no call)
+            self.terms.append(f"{key!r} not in {namespace}")
+        else:
+            self.same(f"{namespace}.get({key!r}, _s2s_missing)", obj)
 
 
 def _atomic(obj) -> bool:

@@ -111,30 +111,35 @@ def _fast_product(key: tuple, found, positions: list) -> Callable:
     params = [f"_s2s_a{i}" for i in range(len(key))]
     space = {"_s2s_second": second, "_s2s_miss": _MISS}
     tests = signatures.kind_tests(params, key, space)
+    unpack = ""
     if many:
         tests.append(f"(_s2s_v.__class__ is tuple or _s2s_v.__class__ is list) "
                      f"and len(_s2s_v) == {len(tangents)}")
-        parts = [f"_s2s_v[{j}]" for j in range(len(tangents))]
-        passed = ", ".join(f"{t}={p}" for t, p in zip(tangents, parts))
+        # the parts unpacked once (not a subscript per test and per keyword)
+        parts = [f"_s2s_p{j}" for j in range(len(tangents))]
+        unpack = f"        {''.join(p + ', ' for p in parts)}= _s2s_v\n"
     else:
         parts = ["_s2s_v"]
-        passed = f"{tangents[0]}=_s2s_v"
+    passed = ", ".join(f"{t}={p}" for t, p in zip(tangents, parts))
+    checked = []
     # each part shaped like its parameter (another goes the long way, which words it)
     for part, k in zip(parts, positions):
         kind = key[k] if k is not None else None
         if kind is None:
             continue
         if kind.__class__ is tuple and kind[0] in (list, tuple):  # a list of numbers
-            tests.append(f"({part}.__class__ is list or {part}.__class__ is tuple) "
-                         f"and len({part}) == {kind[1]}")
+            checked.append(f"({part}.__class__ is list or {part}.__class__ is tuple) "
+                           f"and len({part}) == {kind[1]}")
         elif kind.__class__ is not tuple:  # a number
-            tests.append(signatures.number_test(part, space))
+            checked.append(signatures.number_test(part, space))
         else:  # an array: the same class and shape
-            tests.append(f"{part}.__class__ is _s2s_a{k}.__class__ "
-                         f"and {part}.shape == _s2s_a{k}.shape")
+            checked.append(f"{part}.__class__ is _s2s_a{k}.__class__ "
+                           f"and {part}.shape == _s2s_a{k}.shape")
     text = (f"def fast({''.join(p + ', ' for p in params)}_s2s_v):\n"
             f"    if {' and '.join(f'({t})' for t in tests) or 'True'}:\n"
-            f"        return _s2s_second({''.join(p + ', ' for p in params)}{passed})\n"
+            + unpack +
+            f"        if {' and '.join(f'({t})' for t in checked) or 'True'}:\n"
+            f"            return _s2s_second({''.join(p + ', ' for p in params)}{passed})\n"
             f"    return _s2s_miss\n")
     exec(compile(text, "<s2s-ad: hvp of arguments of these kinds>", "exec"), space)
     return space["fast"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import sys
 import textwrap
 import types
 
@@ -91,7 +92,7 @@ def binder(name: str, sig: inspect.Signature, tests: list[str] | None = None,
 
 
 def guarded(compiled, slow, sequences=frozenset(), tuples: bool = True, plain: bool = False,
-            checked=None):
+            checked=None, loose=frozenset()):
     """``compiled`` behind a function with its signature that calls it when
     every argument (defaults included) is a float, int or bool (with ``plain``:
     anything but a list or tuple; or, for the
@@ -101,7 +102,11 @@ def guarded(compiled, slow, sequences=frozenset(), tuples: bool = True, plain: b
     has ``*args`` or ``**kwargs``. The check is the one ``slow`` starts with,
     written out per parameter: no tuple and dict of the arguments are made.
     ``checked``: the parameters whose arguments are tested, where ``slow``
-    calls ``compiled`` whatever the others are (a JVP's tangents, a seed)."""
+    calls ``compiled`` whatever the others are (a JVP's tangents, a seed);
+    ``loose``: those of ``sequences`` tested as a list (or tuple) only, where
+    ``slow`` runs the same arithmetic whatever their items are (a JVP's
+    tangent lists: the code is chosen by the parameters' arguments alone),
+    so that a call does not add up their items to tell numbers from arrays."""
     try:
         sig = inspect.signature(compiled)
     except (TypeError, ValueError):
@@ -113,8 +118,11 @@ def guarded(compiled, slow, sequences=frozenset(), tuples: bool = True, plain: b
         return None
     params, passed = made
     space.update(_s2s_list=list, _s2s_tuple=tuple)
+    a_list = ("({0}.__class__ is _s2s_list or {0}.__class__ is _s2s_tuple)" if tuples
+              else "{0}.__class__ is _s2s_list")
     test = " and ".join(f"{n}.__class__ is not _s2s_list and {n}.__class__ is not _s2s_tuple"
-                        if plain else f"_s2s_sequence({n})" if n in sequences else
+                        if plain else a_list.format(n) if n in loose and n in sequences else
+                        f"_s2s_sequence({n})" if n in sequences else
                         number_test(n, space) for n in sig.parameters
                         if checked is None or n in checked) or "True"
     name = compiled.__name__
@@ -227,9 +235,18 @@ def kind_tests(params: list[str], key: tuple, space: dict) -> list[str]:
                          f" and _s2s_sum_class({param}) in _s2s_numbers")
         else:  # an array class and its number of dimensions
             space[f"_s2s_kind_{i}"] = kind[0]
+            # (every NumPy array has a shape: asked of other array classes only)
+            shaped = "" if _is_ndarray_class(kind[0]) else f" and _s2s_hasattr({param}, 'shape')"
             tests.append(f"{param}.__class__ is _s2s_kind_{i} and {param}.ndim == {kind[1]}"
-                         f" and _s2s_hasattr({param}, 'shape')")
+                         + shaped)
     return tests
+
+
+def _is_ndarray_class(cls) -> bool:
+    """Is ``cls`` NumPy's ``ndarray`` itself (not a subclass)? Asked without
+    importing NumPy: an ndarray exists only where NumPy is imported."""
+    numpy = sys.modules.get("numpy")
+    return numpy is not None and cls is numpy.ndarray
 
 
 def _sum_class(xs):

@@ -71,3 +71,47 @@ def test_seeds_and_parameters_of_other_kinds():
     got = g(np.float64(x), y)  # a NumPy float parameter: the slow path
     for a, b in zip(got, want):
         assert abs(a - b) < 1e-8
+
+
+LIST_SRC = '''
+import math
+
+
+def h(c, x):
+    s = 0.0
+    for i in range(len(c)):
+        s = s * x + math.sin(c[i])
+    return s
+'''
+
+
+def _fd_list(fn, c, x, dc, dx, h=1e-6):
+    up = [ci + h * di for ci, di in zip(c, dc)]
+    down = [ci - h * di for ci, di in zip(c, dc)]
+    return (fn(up, x + h * dx) - fn(down, x - h * dx)) / (2 * h)
+
+
+def test_a_tangent_list_is_tested_as_a_list_only():
+    # its items are not added up to tell numbers from arrays: the code the slow
+    # path runs for another list is chosen by the parameters' arguments alone
+    fn = make_function(LIST_SRC, "h", {"math": math})
+    c, x = [0.3, -1.2, 0.8, 2.0], 0.6
+    for lengths in (None, {"c": 4}):
+        j = s2s_ad.jvp(fn, wrt=None, lengths=lengths)
+        guard = _guard(j)
+        assert "_s2s_sequence(c)" in guard and "_s2s_sequence(dc)" not in guard, guard
+        dc, dx = [1.0, 0.5, -2.0, 0.25], -0.75
+        value, tangent = j(c, x, dc=dc, dx=dx)
+        assert value == fn(c, x)
+        assert abs(tangent - _fd_list(fn, c, x, dc, dx)) < 1e-8
+        # a list of arrays of directions, or ints: one tangent per direction
+        dcs = [np.array([1.0, 0.0, 0.5]), np.array([0.5, 1.0, 0.0]),
+               np.array([-2.0, 0.0, 1.0]), np.array([0.25, 0.0, 0.0])]
+        dxs = np.array([-0.75, 0.0, 1.0])
+        _, tangents = j(c, x, dc=dcs, dx=dxs)
+        assert np.shape(tangents) == (3,)
+        for k in range(3):
+            want = _fd_list(fn, c, x, [float(d[k]) for d in dcs], float(dxs[k]))
+            assert abs(tangents[k] - want) < 1e-8
+        _, tangent = j(c, x, dc=[1, 0, 2, 0], dx=0)
+        assert abs(tangent - _fd_list(fn, c, x, [1.0, 0.0, 2.0, 0.0], 0.0)) < 1e-8
