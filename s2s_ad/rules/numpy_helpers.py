@@ -337,22 +337,27 @@ def moved(x, source, destination):
     "rolled": '''
 def rolled(g, shift, axis):
     """np.roll(g, shift, axis) (in the reverse sweep, a roll's adjoint: the
-    roll by -shift). For an ndarray and one int shift, two slice copies into
-    a new array (np.roll's general form costs several microseconds a call,
-    which dominates on short vectors); anything else, np.roll itself."""
-    if type(g) is not np.ndarray or type(shift) is not int or not (
+    roll by -shift). For an ndarray and one int shift, its two pieces joined
+    by one np.concatenate (np.roll's general form costs several microseconds
+    a call, which dominates on short vectors; 0.85 µs on a 10-vector, against
+    1.7 µs for an empty array and two slice copies); anything else, np.roll
+    itself."""
+    if type(g) is not np.ndarray or type(shift) is not int or g.ndim == 0 or not (
             axis is None and g.ndim == 1 or type(axis) is int):
         return np.roll(g, shift, axis=axis)
-    axis = 0 if axis is None else axis % g.ndim
+    if axis is None or axis == 0:
+        n = len(g)
+        if n == 0 or shift % n == 0:
+            return g.copy()
+        s = n - shift % n
+        return np.concatenate((g[s:], g[:s]))
+    axis = axis % g.ndim
     n = g.shape[axis]
     if n == 0 or shift % n == 0:
         return g.copy()
-    s = shift % n
-    out = np.empty_like(g)
+    s = n - shift % n
     lead = (slice(None),) * axis
-    out[lead + (slice(s, None),)] = g[lead + (slice(None, n - s),)]
-    out[lead + (slice(None, s),)] = g[lead + (slice(n - s, None),)]
-    return out
+    return np.concatenate((g[lead + (slice(s, None),)], g[lead + (slice(None, s),)]), axis=axis)
 ''',
     "sort_adjoint": '''
 def sort_adjoint(g, x, axis):
