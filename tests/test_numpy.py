@@ -320,3 +320,29 @@ def test_linalg_norm_is_the_two_norm(call):
     f = make_function(f"def f(x):\n    return np.sum(np.sin({call}))\n")
     x = rand(RNG, (3, 4))
     assert_gradients(f, [x], [0])
+
+
+def test_a_square_gives_its_factor_to_the_adjoint(monkeypatch):
+    """The adjoint of x ** 2 and np.square(x) is g * 2 * x, the factor on the
+    adjoint (a number, or an unspread row of sums: the smaller array), not
+    g * (2 * x): against finite differences, and bit for bit the product
+    written the other way (doubling is exact)."""
+    f = make_function("def f(x, w):\n"
+                      "    s = np.sum(x ** 2, axis=1) * w + np.square(x)[:, 0]\n"
+                      "    return np.sum(s) + np.mean((x - 1.0) ** 2)\n")
+    args = [rand(RNG, (4, 3)), rand(RNG, (4,))]
+    assert_gradients(f, args, [0, 1])
+    factored = s2s_ad.gradient_source(f, wrt=[0, 1])
+    code = "\n".join(line.split("#")[0] for line in factored.splitlines())
+    assert "* (2 * " not in code and "* 2 * " in code
+    from s2s_ad.reverse import arrays
+    monkeypatch.setattr(arrays, "factor_first", lambda e: e)
+    plain = s2s_ad.gradient_source(f, wrt=[0, 1])
+    assert "* (2 * " in plain
+    results = []
+    for text in (factored, plain):
+        namespace = {}
+        exec(compile(text, "<generated>", "exec"), namespace)
+        results.append(namespace["grad_f"](*args))
+    for a, b in zip(*results):
+        assert np.array_equal(a, b)

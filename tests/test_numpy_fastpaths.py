@@ -165,7 +165,10 @@ def test_max_with_ties_inf_and_nan_as_before():
 
 ADD_OVER = [((5, 7), (0,)), ((5, 7), (1,)), ((1, 7), (0,)), ((5, 1), (1,)), ((0, 3), (0,)),
             ((3, 0), (1,)), ((0, 3), (1,)), ((7,), (0,)), ((4, 5, 6), (0,)), ((4, 5, 6), (2,)),
-            ((4, 5, 6), (0, 2)), ((4, 5, 6), (1,)), ((5, 7), (0, 1)), ((300, 10), (1,))]
+            ((4, 5, 6), (0, 2)), ((4, 5, 6), (1,)), ((5, 7), (0, 1)), ((300, 10), (1,)),
+            ((4, 5, 6), (0, 1)), ((4, 5, 6), (1, 2)), ((4, 5, 6), (0, 1, 2)), ((2, 3, 4, 5), (0, 1)),
+            ((2, 3, 4, 5), (3,)), ((2, 3, 4, 5), (1, 2)), ((0, 5, 6), (0,)), ((4, 0, 6), (2,)),
+            ((1, 1, 1), (0,))]
 
 
 @pytest.mark.parametrize("layout", ["C", "F", "strided"])
@@ -183,6 +186,24 @@ def test_add_over_is_add_reduce(shape, axes, dtype, layout):
     assert np.shape(got) == np.shape(expected) and np.result_type(got) == np.result_type(expected)
     np.testing.assert_allclose(got, expected, rtol=1e-12 if dtype is not np.float32 else 1e-5)
     np.testing.assert_allclose(add_over(g.view(Tagged), axes), expected, rtol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(0,), (1,), (7,), (3, 4), (4, 0), (2, 3, 5)])
+@pytest.mark.parametrize("layout", ["C", "F"])
+def test_rolled_is_np_roll(shape, layout):
+    """rolled (np.concatenate of the two pieces) against np.roll itself, every
+    shift and axis, and a new array however it rolls."""
+    rolled = _helpers()["rolled"]
+    g = RNG.normal(size=shape)
+    g = np.asfortranarray(g) if layout == "F" else g
+    axes = ([None] if len(shape) == 1 else []) + list(range(-len(shape), len(shape)))
+    for shift in range(-9, 10):
+        for axis in axes:
+            got, expected = rolled(g, shift, axis), np.roll(g, shift, axis=axis)
+            assert got.shape == expected.shape and got.dtype == expected.dtype
+            np.testing.assert_array_equal(got, expected)
+            assert not np.shares_memory(got, g)
+    np.testing.assert_array_equal(rolled(g.view(Tagged), 2, 0), np.roll(g, 2, axis=0))
 
 
 def test_add_over_keeps_its_vectors_of_ones_read_only():

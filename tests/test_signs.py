@@ -64,11 +64,22 @@ def read_twice(w, x):
     return np.sum(u * t)
 
 
+def distances(w, x):
+    d = w[:, None] + x[None, :] - 2 * np.outer(w, x)
+    return np.sum(np.min(d, axis=0))
+
+
+def scaled_twice(w, x):
+    t = -(w * x)
+    return np.sum(t * 3.0 + t * x)
+
+
 def scalars(a, b):
     return 1.0 / (1.0 + math.exp(-a * b)) - (-a / b) * -math.sin(b)
 '''
 
-ARRAY_NAMES = ["top", "helper", "helper_of_helper", "loop", "branch", "read_twice"]
+ARRAY_NAMES = ["top", "helper", "helper_of_helper", "loop", "branch", "read_twice", "distances",
+               "scaled_twice"]
 
 
 @pytest.fixture(scope="module")
@@ -109,6 +120,38 @@ def test_the_sigmoid_backward_has_no_negation(module):
 def test_a_value_read_twice_keeps_its_sign(module):
     text = s2s_ad.gradient_source(module.read_twice, wrt=[0, 1])
     assert "folded" not in text
+
+
+def test_a_negated_adjoint_gives_its_sign_to_a_number(module):
+    """a - 2 * b: the adjoint of 2 * b is -g, times 2; the sign goes onto the
+    number (dt * -2), no negation of its own."""
+    text = s2s_ad.gradient_source(module.distances, wrt=[0, 1])
+    assert "* -2 " in text and "a later number takes the sign" in text
+    code = "\n".join(line.split("#")[0] for line in text[text.index("# reverse sweep"):].splitlines())
+    assert "-(" not in code and "= -" not in code
+
+
+def test_a_negated_adjoint_read_twice_keeps_its_sign(module):
+    text = s2s_ad.gradient_source(module.scaled_twice, wrt=[0, 1])
+    assert "a later number takes the sign" not in text
+
+
+def test_the_sign_on_the_number_gives_the_same_bits(module, monkeypatch):
+    """-(g) * 2 and g * -2 are one number: the folded gradient equals the one
+    computed with the negation, element for element."""
+    from s2s_ad.emit import signs
+    w, x = _args()
+    folded = s2s_ad.gradient_source(module.distances, wrt=[0, 1])
+    monkeypatch.setattr(signs, "run", lambda stmts, counts: None)
+    plain = s2s_ad.gradient_source(module.distances, wrt=[0, 1])
+    assert plain != folded and "* -2 " not in plain
+    results = []
+    for text in (folded, plain):
+        namespace = {}
+        exec(compile(text, "<generated>", "exec"), namespace)
+        results.append(namespace["grad_distances"](w, x))
+    for a, b in zip(*results):
+        assert np.array_equal(a, b)
 
 
 def test_vjp(module):

@@ -17,6 +17,9 @@ Before → after (the reverse sweep of ``1.0 / (1.0 + np.exp(-x))``)::
     dt3 = ds * (-s / t3)        dt3 = ds * (s / t3)
     dt1 = dt3 * t2       ──▶    dt1 = dt3 * t2
     dx = -dt1                   dx = dt1
+
+    dt8 = -ddists               dt8 = ddists
+    dcross = dt8 * 2     ──▶    dcross = dt8 * -2
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from s2s_ad.emit.code import Block, Stmt
 
 NOTE = "the sign folded in where it was made"
 NEGATED = "negated: a later ∂ = -1 takes the sign"
+SCALED = "negated: a later number takes the sign"
 
 
 def run(stmts: list, counts: Counter) -> None:
@@ -47,7 +51,27 @@ def run(stmts: list, counts: Counter) -> None:
             if w != target and _fold(w, stmts, defined, counts, i):
                 s.node.value = ast.Name(w, ast.Load())
                 s.comment = f"{s.comment} ({NOTE})" if s.comment else NOTE
+        elif isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):
+            # v = w * 2 with w = -e: the sign onto the number (v = w * -2, w = e)
+            for side, other in (("left", "right"), ("right", "left")):
+                w, c = getattr(value, side), _number(getattr(value, other))
+                if isinstance(w, ast.Name) and c and w.id != target \
+                        and _fold(w.id, stmts, defined, counts, i, SCALED):
+                    setattr(value, other, ast.Constant(-c) if c < 0
+                            else ast.UnaryOp(ast.USub(), ast.Constant(c)))
+                    s.comment = f"{s.comment} ({NOTE})" if s.comment else NOTE
+                    break
         defined[target] = i
+
+
+def _number(e: ast.expr):
+    """The value of a numeric literal (``2``, ``-0.5``), else None."""
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+        v = _number(e.operand)
+        return None if v is None else -v
+    if isinstance(e, ast.Constant) and type(e.value) in (int, float):
+        return e.value
+    return None
 
 
 def _target(s) -> str | None:
@@ -58,7 +82,8 @@ def _target(s) -> str | None:
     return None
 
 
-def _fold(name: str, stmts: list, defined: dict, counts: Counter, before: int) -> bool:
+def _fold(name: str, stmts: list, defined: dict, counts: Counter, before: int,
+          note: str = NEGATED) -> bool:
     """Make ``name``'s definition compute the negation of what it does, when
     ``name`` is assigned once, there, before position ``before`` (its
     reader's), and read once (by that reader), and the definition has a
@@ -70,9 +95,9 @@ def _fold(name: str, stmts: list, defined: dict, counts: Counter, before: int) -
     if new is None:
         return False
     s.node.value = new
-    s.comment = f"{s.comment} ({NEGATED})" if s.comment else NEGATED
+    s.comment = f"{s.comment} ({note})" if s.comment else note
     if s.partial:
-        s.partial = f"{s.partial} ({NEGATED})"
+        s.partial = f"{s.partial} ({note})"
     return True
 
 

@@ -44,7 +44,7 @@ from s2s_ad.rules import RULES, forward_template
 from s2s_ad.rules.more_helpers import MORE_HELPERS
 from s2s_ad.rules.numpy import BROADCASTING, SAME_SHAPE
 from s2s_ad.rules.numpy_helpers import define
-from s2s_ad.emit.optimize import simplify
+from s2s_ad.emit.optimize import factor_first, simplify
 from s2s_ad.rules.templates import index_expr, index_operands, instantiate, operand_expr
 from s2s_ad.syntax_walk import walk
 
@@ -452,6 +452,8 @@ class ArraySweep:
             contrib = ast.BinOp(g, ast.Mult(), local)
             text = ast.unparse(local)
         contrib = simplify(contrib)
+        if op.prim in ("pow", "array.pow", "np.square"):  # 2 * x: the factor onto the (smaller) adjoint
+            contrib = factor_first(contrib)
         arg = op.args[i]
         return self.unbroadcast(op, i, contrib,
                                 (lambda: ref(arg)) if not self.number(arg) else None), text

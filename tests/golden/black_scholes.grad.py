@@ -22,10 +22,10 @@ def grad_call_price(s, k, t, r, sigma, *, dout=1.0):
     t15 = d2 / t14                        # line 15: d2 / math.sqrt(2.0)
     t22 = k * math.exp(-r * t)            # line 16: k * math.exp(-r * t)
     # reverse sweep
-    dn2 = -dout * t22                     # line 16: k * math.exp(-r * t) * n2, ∂/∂n2 = t22
+    dn2 = dout * t22                      # line 16: k * math.exp(-r * t) * n2, ∂/∂n2 = t22 (negated: a later number takes the sign)
     ds = dout * n1                        # line 16: s * n1, ∂/∂s = n1
     dn1 = dout * s                        # line 16: s * n1, ∂/∂n1 = s
-    dd2 = dn2 * 0.5 * (2.0 / math.sqrt(math.pi) * math.exp(-t15 * t15)) / t14  # line 15: d2 / math.sqrt(2.0), ∂/∂d2 = 1 / t14
+    dd2 = dn2 * -0.5 * (2.0 / math.sqrt(math.pi) * math.exp(-t15 * t15)) / t14  # line 15: d2 / math.sqrt(2.0), ∂/∂d2 = 1 / t14
     dd1 = dn1 * 0.5 * (2.0 / math.sqrt(math.pi) * math.exp(-t11 * t11)) / t10  # line 14: d1 / math.sqrt(2.0), ∂/∂d1 = 1 / t10
     dd1 += dd2                            # line 13: d2 = d1 - sigma * sqrt_t, ∂d2/∂d1 = 1
     dsigma = -dd2 * sqrt_t                # line 13: sigma * sqrt_t, ∂/∂sigma = sqrt_t
