@@ -1,0 +1,189 @@
+"""Forms everyday code writes that s2s-ad once refused (tests/everyday_gaps_src.py):
+each gradient against central finite differences in float64 through
+`s2s_ad.grad`, `s2s_ad.vjp` and `s2s_ad.jvp`; writes whose gradient would be
+wrong are refused, located."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from s2s_ad.errors import SourceError
+from tests import everyday_gaps_src as S
+
+RNG = np.random.default_rng(46)
+H = 1e-6
+
+
+def _shift(value, k, h):
+    """``value`` (a float, an array or a list of floats) with its k-th
+    element moved by ``h``."""
+    if isinstance(value, list):
+        out = list(value)
+        out[k] += h
+        return out
+    if isinstance(value, np.ndarray):
+        out = value.astype(np.float64)
+        out.flat[k] += h
+        return out
+    return float(value) + h
+
+
+def _size(value) -> int:
+    return len(value) if isinstance(value, list) else int(np.size(value))
+
+
+def _differences(f, args, i, h=H):
+    """∂f/∂args[i] by central differences, as a flat float64 array."""
+    out = np.zeros(_size(args[i]))
+    for k in range(out.size):
+        up = list(args)
+        down = list(args)
+        up[i], down[i] = _shift(args[i], k, h), _shift(args[i], k, -h)
+        out[k] = (float(f(*up)) - float(f(*down))) / (2 * h)
+    return out
+
+
+def _flat(g):
+    return np.ravel(np.asarray(g, dtype=np.float64))
+
+
+def check(f, args, wrt, rtol=1e-6, atol=1e-8):
+    """grad, vjp and jvp of ``f`` at ``args`` (``wrt``: the positions of the
+    float arguments) against central differences."""
+    expected = [_differences(f, args, i) for i in wrt]
+    got = s2s_ad.grad(f, wrt=list(wrt))(*args)
+    got = got if isinstance(got, tuple) else (got,)
+    for i, g, e in zip(wrt, got, expected):
+        assert np.shape(g) == np.shape(np.asarray(args[i])), (i, np.shape(g))
+        np.testing.assert_allclose(_flat(g), e, rtol=rtol, atol=atol, err_msg=f"grad {i}")
+    value, pull = s2s_ad.vjp(f, *args)
+    assert value == pytest.approx(float(f(*args)), rel=1e-12)
+    cotangents = pull(-2.5)
+    for i, e in zip(wrt, expected):
+        np.testing.assert_allclose(_flat(cotangents[i]), -2.5 * e, rtol=rtol, atol=atol,
+                                   err_msg=f"vjp {i}")
+    names = list(inspect.signature(f).parameters)
+    directions = {i: RNG.normal(size=np.shape(np.asarray(args[i]))) for i in wrt}
+    tangents = {f"d{names[i]}": (list(d) if isinstance(args[i], list) else
+                                 d if np.ndim(d) else float(d))
+                for i, d in directions.items()}
+    value, tangent = s2s_ad.jvp(f, wrt=list(wrt))(*args, **tangents)
+    assert value == pytest.approx(float(f(*args)), rel=1e-12)
+    along = sum(float(np.dot(e, np.ravel(directions[i]))) for i, e in zip(wrt, expected))
+    assert float(tangent) == pytest.approx(along, rel=rtol, abs=atol)
+
+
+X = RNG.uniform(-1.0, 1.0, size=5)
+M = RNG.uniform(-1.0, 1.0, size=(3, 4))
+
+
+# -- conversions to a NumPy float ----------------------------------------------------
+
+@pytest.mark.parametrize("f, args, wrt", [
+    (S.conv_f64, [X], [0]),
+    (S.conv_loop, [X], [0]),
+    (S.conv_helper, [X], [0]),
+    (S.conv_numbers, [0.7, -1.3], [0, 1]),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_float_conversions(f, args, wrt):
+    check(f, args, wrt)
+
+
+def test_float32_conversion_keeps_the_argument_dtype():
+    # float32(x) rounds x: differences over a wider step see its slope, 1
+    x = np.array([0.3, -0.8, 1.1])
+    g = s2s_ad.grad(S.conv_f32)(x)
+    assert g.dtype == np.float64
+    np.testing.assert_allclose(g, _differences(S.conv_f32, [x], 0, h=1e-3), rtol=1e-3)
+    g32 = s2s_ad.grad(S.conv_f64)(x.astype(np.float32))
+    assert g32.dtype == np.float32  # np.float64(x[0]) cast back to x's dtype
+    np.testing.assert_allclose(g32, _differences(S.conv_f64, [x.astype(np.float32)], 0),
+                               rtol=1e-5)
+
+
+# -- where= of sum and mean, keyword bounds of clip -------------------------------------
+
+@pytest.mark.parametrize("f, args, wrt", [
+    (S.sum_where, [X], [0]),
+    (S.mean_where, [X], [0]),
+    (S.where_axis, [M], [0]),
+    (S.where_loop, [M], [0]),
+    (S.clip_keywords, [X], [0]),
+    (S.clip_loop, [X, 3], [0]),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_masked_reductions_and_clip_keywords(f, args, wrt):
+    check(f, args, wrt)
+
+
+def test_where_leaves_out_nans():
+    x = np.array([0.5, np.nan, 1.5])
+    g = s2s_ad.grad(S.sum_not_nan)(x)
+    np.testing.assert_array_equal(g, [2.0, 0.0, 2.0])
+
+
+# -- flatten and copies are new arrays; ravel and reshape are views ---------------------
+
+@pytest.mark.parametrize("f", [S.flatten_write, S.copies_written, S.flatten_loop],
+                         ids=lambda v: v.__name__)
+def test_copies_may_be_written(f):
+    check(f, [M], [0])
+
+
+@pytest.mark.parametrize("f", [S.ravel_write, S.reshape_write], ids=lambda v: v.__name__)
+def test_views_of_an_argument_are_not_written(f):
+    with pytest.raises(SourceError, match=r"everyday_gaps_src\.py:\d+:\d+: .*`b`"):
+        s2s_ad.grad(f)(M)
+
+
+# -- b[i][j] = v ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("f, args, wrt", [
+    (S.chained_write, [M], [0]),
+    (S.chained_loop, [M], [0]),
+    (S.chained_rows, [X, 0.6], [0, 1]),
+    (S.chained_accumulate, [X], [0]),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_chained_index_writes(f, args, wrt):
+    check(f, args, wrt)
+
+
+def test_list_of_lists_keeps_its_shared_row():
+    check(S.list_of_lists, [0.8], [0])
+
+
+@pytest.mark.parametrize("f", [S.sliced_then_indexed, S.masked_then_indexed],
+                         ids=lambda v: v.__name__)
+def test_a_write_after_a_slice_or_mask_is_refused(f):
+    # b[1:][0] writes into a view, b[m][0] into a copy NumPy drops: not b[1:, 0]
+    with pytest.raises(SourceError, match=r"everyday_gaps_src\.py:\d+:5: "):
+        s2s_ad.grad(f)(M)
+
+
+# -- slices of a list at run-time bounds ------------------------------------------------
+
+@pytest.mark.parametrize("f, args, wrt", [
+    (S.slice_prefix, [0.7, 0], [0]),
+    (S.slice_prefix, [0.7, 3], [0]),
+    (S.slice_prefix, [0.7, 9], [0]),
+    (S.slice_suffix_loop, [0.7, 1], [0]),
+    (S.slice_suffix_loop, [0.7, -2], [0]),
+    (S.slice_window, [0.7, -1.2, 1, 4], [0, 1]),
+    (S.slice_window, [0.7, -1.2, -4, -1], [0, 1]),
+    (S.slice_len, [0.7, 1], [0]),
+    (S.slice_to_helper, [0.7, -1.2, 3], [0, 1]),
+], ids=lambda v: getattr(v, "__name__", str(v)))
+def test_list_slices_at_run_time_bounds(f, args, wrt):
+    check(f, args, wrt)
+
+
+def test_one_gradient_serves_every_bound():
+    g = s2s_ad.grad(S.slice_window, wrt=[0, 1])
+    for i, j in [(0, 5), (2, 3), (1, -1), (3, 100)]:
+        got = g(0.7, -1.2, i, j)
+        for k in range(2):
+            e = _differences(S.slice_window, [0.7, -1.2, i, j], k)
+            assert got[k] == pytest.approx(e[0], rel=1e-6, abs=1e-8)
