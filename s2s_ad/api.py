@@ -13,6 +13,8 @@ import types
 import weakref
 from typing import Callable, Sequence
 
+import numpy
+
 from s2s_ad import callplan, graph, graph_backward, signatures
 from s2s_ad.frontend.targets import captured_values
 from s2s_ad.cache import (CacheInfo, array_arguments, call_statics, static_parameters, cache_info, clear_cache,
@@ -187,7 +189,60 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
     >>> value, vjp_fn = vjp(f, 2.0, 3.0)     # doctest: +SKIP
     >>> value, vjp_fn(1.0), vjp_fn(10.0)     # doctest: +SKIP
     (9.0, (3.0, 3.0), (30.0, 30.0))
+
+    A float32 (or float16, complex64) array or NumPy scalar argument gets
+    its cotangent in its own dtype, as ``grad`` gives its gradient, whatever
+    the dtype of the output cotangent.
     """
+    done = _vjp(fn, args, kwargs)
+    for a in args:
+        if getattr(a, "dtype", None) in _NARROW:
+            return _narrowed(fn, args, kwargs, done)
+    if kwargs and any(getattr(a, "dtype", None) in _NARROW for a in kwargs.values()):
+        return _narrowed(fn, args, kwargs, done)
+    return done
+
+
+_NARROW = frozenset(numpy.dtype(t) for t in (numpy.float32, numpy.float16, numpy.complex64))
+"""Floating dtypes narrower than Python's numbers: a cotangent computed with
+a float64 output cotangent is cast back to them."""
+
+
+def _narrowed(fn, args: tuple, kwargs: dict, done: tuple) -> tuple:
+    """``(value, vjp_fn)`` with ``vjp_fn``'s cotangent of each argument of a
+    narrow floating dtype (:data:`_NARROW`) in that dtype: an array of it, or
+    a NumPy scalar of it for a NumPy scalar."""
+    value, pull = done
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return done
+    bound.apply_defaults()
+    given = list(bound.arguments.values())
+
+    def vjp_fn(cotangent):
+        out = pull(cotangent)
+        if not isinstance(out, tuple) or len(out) != len(given):
+            return out
+        return tuple(_in_dtype(g, a) for g, a in zip(out, given))
+
+    vjp_fn.__doc__ = pull.__doc__
+    vjp_fn.__s2s_ad_source__ = source_of(pull)
+    return value, vjp_fn
+
+
+def _in_dtype(g, like):
+    """The cotangent ``g`` in the dtype of the argument ``like`` where that is
+    a narrow floating dtype and ``g``'s differs."""
+    dtype = getattr(like, "dtype", None)
+    if dtype not in _NARROW or g is None or getattr(g, "dtype", None) == dtype:
+        return g
+    return dtype.type(g) if isinstance(like, numpy.generic) else numpy.asarray(g, dtype=dtype)
+
+
+def _vjp(fn: Callable, args: tuple, kwargs: dict) -> tuple[object, Callable]:
+    """:func:`vjp`'s value and ``vjp_fn``, its cotangents as the backward
+    pass computes them (before :func:`_narrowed`)."""
     planned = _plans_get(id(fn))
     if planned is not None and planned[1] and planned[1].quick is not None \
             and planned[0]() is fn:

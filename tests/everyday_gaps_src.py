@@ -213,3 +213,12 @@ def chained_accumulate(x):
 
 def sum_not_nan(x):
     return np.sum(x, where=~np.isnan(x)) * 2.0
+
+
+# -- float32 arguments' cotangents -------------------------------------------------
+
+WEIGHTS = np.array([1.0, -2.0, 0.5])
+
+
+def mixed_dtypes(x, s, *, c=0.5):
+    return np.sum(np.sin(x) * WEIGHTS) * s + np.sum(np.zeros(3) + x * x) * c

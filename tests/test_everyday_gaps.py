@@ -187,3 +187,32 @@ def test_one_gradient_serves_every_bound():
         for k in range(2):
             e = _differences(S.slice_window, [0.7, -1.2, i, j], k)
             assert got[k] == pytest.approx(e[0], rel=1e-6, abs=1e-8)
+
+
+# -- float32 arguments: vjp's cotangents in their dtype, as grad's gradient -------------
+
+@pytest.mark.parametrize("seed", [1.0, np.float64(-2.0)], ids=["float", "float64"])
+def test_vjp_keeps_float32(seed):
+    x = np.array([0.3, -0.7, 1.1], dtype=np.float32)
+    s, c = np.float32(1.5), np.float32(-0.25)
+    grads = s2s_ad.grad(S.mixed_dtypes, wrt=["x", "s", "c"])(x, s, c=c)
+    value, pull = s2s_ad.vjp(S.mixed_dtypes, x, s, c=c)
+    cotangents = pull(seed)
+    assert len(cotangents) == 3
+    wide = [x.astype(np.float64), float(s), float(c)]
+    for k, (g, v, arg) in enumerate(zip(grads, cotangents, (x, s, c))):
+        assert v.dtype == np.float32, (k, v.dtype)
+        assert type(v) is type(arg), (k, type(v))  # an array, or a NumPy scalar
+        np.testing.assert_allclose(np.ravel(v), float(seed) * np.ravel(g), rtol=1e-6)
+    # (grad casts the parameters it reads as arrays; `c`, a number with a float
+    # default, it computes in float64)
+    assert grads[0].dtype == grads[1].dtype == np.float32
+
+    def at(*vals):
+        return S.mixed_dtypes(vals[0], vals[1], c=vals[2])
+    for k in range(3):
+        np.testing.assert_allclose(_flat(cotangents[k]) / float(seed),
+                                   _differences(at, wide, k), rtol=2e-5, atol=1e-6)
+    # float64 arguments keep float64 cotangents
+    _, pull64 = s2s_ad.vjp(S.mixed_dtypes, wide[0], 1.5, c=-0.25)
+    assert pull64(seed)[0].dtype == np.float64
