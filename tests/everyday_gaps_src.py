@@ -222,3 +222,63 @@ WEIGHTS = np.array([1.0, -2.0, 0.5])
 
 def mixed_dtypes(x, s, *, c=0.5):
     return np.sum(np.sin(x) * WEIGHTS) * s + np.sum(np.zeros(3) + x * x) * c
+
+
+# -- a helper returning its own list parameter ---------------------------------------
+
+def _checked(xs):
+    if len(xs) < 2:
+        raise ValueError("too short")
+    return xs
+
+
+def _same(xs):
+    return xs
+
+
+def own_list_changed_after(x):
+    ys = [x, x * 3.0]
+    zs = _checked(ys)
+    ys[0] = x * x
+    return zs[0] * zs[1]
+
+
+def own_list_read(x, y):
+    ys = [x, np.sin(y), x * y]
+    zs = _same(_checked(ys))
+    return zs[0] * zs[2] + ys[1] * zs[1]
+
+
+def own_list_param(xs, w):
+    s = xs[0] * w
+    zs = _same(xs)
+    return s + zs[-1] * zs[1]
+
+
+def own_list_loop(x, n: int):
+    ys = [x, 2.0 * x]
+    s = 0.0
+    for i in range(n):
+        zs = _checked(ys)
+        s = s + zs[0] * zs[1] * (i + 1.0)
+    return s
+
+
+def own_list_arrays(a):
+    ys = [a, np.sin(a)]
+    zs = _same(ys)
+    ys[1] = a * a
+    return np.sum(zs[0] * zs[1])
+
+
+def _maybe_same(xs, c):
+    if c > 0.0:
+        return xs
+    return [xs[1], xs[0]]
+
+
+def own_list_in_branch(x):
+    ys = [x, x * 3.0]
+    zs = _maybe_same(ys, x)
+    ys[0] = x * x
+    return zs[0] * zs[1]

@@ -216,3 +216,21 @@ def test_vjp_keeps_float32(seed):
     # float64 arguments keep float64 cotangents
     _, pull64 = s2s_ad.vjp(S.mixed_dtypes, wide[0], 1.5, c=-0.25)
     assert pull64(seed)[0].dtype == np.float64
+
+
+# -- a helper returning its own list parameter: the caller's list itself ---------------
+
+@pytest.mark.parametrize("f, args, wrt", [
+    (S.own_list_changed_after, [0.8], [0]),
+    (S.own_list_read, [0.8, -0.4], [0, 1]),
+    (S.own_list_param, [[0.8, -0.4, 1.3], 0.6], [0, 1]),
+    (S.own_list_loop, [0.8, 3], [0]),
+    (S.own_list_arrays, [X], [0]),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_helper_returning_its_list(f, args, wrt):
+    check(f, args, wrt)
+
+
+def test_helper_returning_its_list_from_a_branch_is_refused():
+    with pytest.raises(SourceError, match=r"everyday_gaps_src\.py:\d+:\d+: .*returning a list"):
+        s2s_ad.grad(S.own_list_in_branch)(0.8)

@@ -236,8 +236,8 @@ class ArrayIndexing:
             return target
         inner = self.chained_target(inner) if isinstance(inner.value, ast.Subscript) else inner
         base = self.env.get(inner.value.id) if isinstance(inner.value, ast.Name) else None
-        if not (isinstance(base, ir.Value) and base.kind == "array"):
-            return target
+        if not (isinstance(base, ir.Value) and base.kind == "array") or self._is_param(base):
+            return target  # (a parameter's: refused as written, naming `b[i]`)
         first = inner.slice.elts if isinstance(inner.slice, ast.Tuple) else [inner.slice]
         if not all(self._int_item(e) for e in first):
             return target
