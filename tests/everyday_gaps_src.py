@@ -3,6 +3,8 @@ code writes (conversions to a NumPy float, masked reductions, keyword
 bounds of clip, flatten as a copy, chained index writes, list slices at
 run-time bounds, helpers returning their own list)."""
 
+import math
+
 import numpy as np
 
 
@@ -282,3 +284,39 @@ def own_list_in_branch(x):
     zs = _maybe_same(ys, x)
     ys[0] = x * x
     return zs[0] * zs[1]
+
+
+# -- second derivatives through a helper called in a loop -----------------------------
+
+def _iterate(a, b, m: int):
+    t = a
+    for _ in range(m):
+        t = math.sin(t) * b + 0.5 * t
+    return t
+
+
+def helper_in_loop(x, y, n: int):
+    s = 0.0
+    for i in range(n):
+        s = s + _iterate(x * s + 0.1 * i, y, i + 1)
+    return s
+
+
+def helper_in_while(x, y):
+    s = 0.1
+    i = 0
+    while s < 3.0 and i < 10:
+        s = s + _iterate(x * s, y, 2) + 0.5
+        i = i + 1
+    return s
+
+
+def helper_in_nested_loops(x, y, n: int):
+    s = 0.0
+    for i in range(n):
+        for j in range(2):
+            if s < 1.5:
+                s = s + _iterate(x * s + 0.1 * j, y, i + j)
+            else:
+                s = s * 0.9 + x
+    return s

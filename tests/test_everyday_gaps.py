@@ -234,3 +234,48 @@ def test_helper_returning_its_list(f, args, wrt):
 def test_helper_returning_its_list_from_a_branch_is_refused():
     with pytest.raises(SourceError, match=r"everyday_gaps_src\.py:\d+:\d+: .*returning a list"):
         s2s_ad.grad(S.own_list_in_branch)(0.8)
+
+
+# -- second derivatives: a helper with a loop, called in a loop -------------------------
+
+SECOND = [(S.helper_in_loop, (0.3, 0.7, 4)), (S.helper_in_while, (0.3, 0.7)),
+          (S.helper_in_nested_loops, (0.3, 0.7, 3))]
+
+
+def _gradient_differences(g, args, h=1e-5):
+    """Central differences of the gradient ``g`` (of x and y) in x and y."""
+    columns = []
+    for k in range(2):
+        up, down = list(args), list(args)
+        up[k] += h
+        down[k] -= h
+        columns.append((np.array(g(*up), dtype=float) - np.array(g(*down), dtype=float))
+                       / (2 * h))
+    return np.array(columns).T
+
+
+@pytest.mark.parametrize("f, args", SECOND, ids=lambda v: getattr(v, "__name__", ""))
+def test_hessian_through_a_helper_in_a_loop(f, args):
+    g = s2s_ad.grad(f, wrt=[0, 1])
+    np.testing.assert_allclose(np.ravel(g(*args)), [_differences(f, list(args), k)[0]
+                                                    for k in range(2)], rtol=1e-6)
+    hess = np.array(s2s_ad.hessian(f, wrt=[0, 1])(*args), dtype=float)
+    np.testing.assert_allclose(hess, _gradient_differences(g, args), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("f, args", SECOND, ids=lambda v: getattr(v, "__name__", ""))
+def test_gradient_file_differentiated_again(f, args, tmp_path):
+    """`s2s-ad grad -o` of the function, read back: its gradient (grad of the
+    file's function, output 0, and the Jacobian of both outputs) against
+    central differences of the file's gradient."""
+    from s2s_ad import cli
+    from tests.modules import import_source
+    out = tmp_path / f"gaps_{f.__name__}.py"
+    assert cli.main(["grad", f"{S.__file__}:{f.__name__}", "-o", str(out)]) == 0
+    module = import_source(str(tmp_path), out.read_text(), f"gaps_{f.__name__}")
+    g = getattr(module, f"grad_{f.__name__}")
+    expected = _gradient_differences(g, args)
+    first_row = s2s_ad.grad(g, wrt=[0, 1], output=0)(*args)
+    np.testing.assert_allclose(first_row, expected[0], rtol=1e-5, atol=1e-7)
+    jac = np.array(s2s_ad.jacobian(g, wrt=[0, 1])(*args), dtype=float)
+    np.testing.assert_allclose(jac, expected, rtol=1e-5, atol=1e-7)
