@@ -227,7 +227,10 @@ def _narrowed(fn, args: tuple, kwargs: dict, done: tuple) -> tuple:
         return tuple(_in_dtype(g, a) for g, a in zip(out, given))
 
     vjp_fn.__doc__ = pull.__doc__
-    vjp_fn.__s2s_ad_source__ = source_of(pull)
+    try:
+        vjp_fn.__s2s_ad_source__ = source_of(pull)
+    except TypeError:
+        pass  # (a partial's vjp_fn: its function's pair has the source)
     return value, vjp_fn
 
 

@@ -279,3 +279,23 @@ def test_gradient_file_differentiated_again(f, args, tmp_path):
     np.testing.assert_allclose(first_row, expected[0], rtol=1e-5, atol=1e-7)
     jac = np.array(s2s_ad.jacobian(g, wrt=[0, 1])(*args), dtype=float)
     np.testing.assert_allclose(jac, expected, rtol=1e-5, atol=1e-7)
+
+
+def test_vjp_keeps_float32_on_every_path():
+    """Again with the same kinds (the pair found by the call plan) and through
+    a functools.partial (a vjp_fn of its function's)."""
+    import functools
+    x = np.array([0.3, -0.7, 1.1], dtype=np.float32)
+    s = np.float32(1.5)
+    expected = None
+    for _ in range(3):
+        _, pull = s2s_ad.vjp(S.mixed_dtypes, x, s)
+        got = pull(np.float64(2.0))
+        assert [type(g) for g in got[:2]] == [np.ndarray, np.float32]
+        assert got[0].dtype == np.float32
+        expected = got if expected is None else expected
+        np.testing.assert_array_equal(got[0], expected[0])
+    _, pull = s2s_ad.vjp(functools.partial(S.mixed_dtypes, s=s), x)
+    got = pull(np.float64(2.0))
+    assert got[0].dtype == np.float32
+    np.testing.assert_allclose(got[0], expected[0], rtol=1e-6)
