@@ -194,24 +194,31 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
     its cotangent in its own dtype, as ``grad`` gives its gradient, whatever
     the dtype of the output cotangent.
     """
-    done = _vjp(fn, args, kwargs)
-    for a in args:
-        if getattr(a, "dtype", None) in _NARROW:
-            return _narrowed(fn, args, kwargs, done)
-    if kwargs and any(getattr(a, "dtype", None) in _NARROW for a in kwargs.values()):
-        return _narrowed(fn, args, kwargs, done)
-    return done
+    planned = _plans_get(id(fn))
+    if planned is not None and planned[1] and planned[1].quick is not None \
+            and planned[0]() is fn:
+        try:  # arguments like the last call's: its pair, run (callplan.Plan)
+            done = planned[1].quick(*args, **kwargs)
+        except TypeError:
+            done = None  # the slow way words the error
+        if done is not None:  # (arguments of the last call's kinds: NumPy's or not)
+            return _narrowed(fn, args, kwargs, done) if planned[1].numpy else done
+    return _narrowed(fn, args, kwargs, _vjp(fn, args, kwargs))
 
 
 _NARROW = frozenset(numpy.dtype(t) for t in (numpy.float32, numpy.float16, numpy.complex64))
 """Floating dtypes narrower than Python's numbers: a cotangent computed with
 a float64 output cotangent is cast back to them."""
+_NUMPY_CLASSES = frozenset({numpy.ndarray} | {d.type for d in _NARROW})
 
 
 def _narrowed(fn, args: tuple, kwargs: dict, done: tuple) -> tuple:
     """``(value, vjp_fn)`` with ``vjp_fn``'s cotangent of each argument of a
     narrow floating dtype (:data:`_NARROW`) in that dtype: an array of it, or
     a NumPy scalar of it for a NumPy scalar."""
+    if not any(a.__class__ in _NUMPY_CLASSES and a.dtype in _NARROW
+               for a in (*args, *kwargs.values())):
+        return done
     value, pull = done
     try:
         bound = inspect.signature(fn).bind(*args, **kwargs)
@@ -244,17 +251,8 @@ def _in_dtype(g, like):
 
 
 def _vjp(fn: Callable, args: tuple, kwargs: dict) -> tuple[object, Callable]:
-    """:func:`vjp`'s value and ``vjp_fn``, its cotangents as the backward
-    pass computes them (before :func:`_narrowed`)."""
-    planned = _plans_get(id(fn))
-    if planned is not None and planned[1] and planned[1].quick is not None \
-            and planned[0]() is fn:
-        try:  # arguments like the last call's: its pair, run (callplan.Plan)
-            done = planned[1].quick(*args, **kwargs)
-        except TypeError:
-            done = None  # the slow way words the error
-        if done is not None:
-            return done
+    """:func:`vjp`'s value and ``vjp_fn`` but by the last call's pair, its
+    cotangents as the backward pass computes them (before :func:`_narrowed`)."""
     if is_partial(fn):
         return vjp_through(vjp, fn, args, kwargs)
     known = callplan.plan(fn)
