@@ -586,7 +586,7 @@ class ArrayLowering(ArrayIndexing):
             return self.emit("tuple", list(value), node)
         return value
 
-    def method_call(self, node: ast.Call, var, hint) -> ir.Operand:
+    def method_call(self, node: ast.Call, var, hint, text: str | None = None) -> ir.Operand:
         method = node.func.attr
         prim = METHODS.get(method)
         if prim is None:
@@ -594,10 +594,11 @@ class ArrayLowering(ArrayIndexing):
                                  "knows " + ", ".join(f".{m}()" for m in sorted(METHODS)))
         if prim == "np.copy_ravel":  # `x.flatten()`: a new array (`x.ravel()` may be a view)
             flat = ast.copy_location(ast.Call(ast.Attribute(node.func.value, "ravel",
-                                                            ast.Load()), [], []), node)
+                                                            ast.Load()),
+                                              node.args, node.keywords), node)
             ast.fix_missing_locations(flat)
-            return self.emit("np.copy", [self.method_call(flat, None, None)], node, var,
-                             hint=hint, text=f"{var} = {ast.unparse(node)}" if var
+            return self.emit("np.copy", [self.method_call(flat, None, None, ast.unparse(node))],
+                             node, var, hint=hint, text=f"{var} = {ast.unparse(node)}" if var
                              else ast.unparse(node))
         if prim == "array.item" and (node.args or node.keywords):
             raise self.src.error(node, "`.item()` is supported without arguments (the one "
@@ -613,7 +614,7 @@ class ArrayLowering(ArrayIndexing):
                         [receiver] + args, node.keywords)
         ast.copy_location(call, node)
         call.func = node.func  # error messages show the user's spelling
-        text = f"{var} = {ast.unparse(node)}" if var else ast.unparse(node)
+        text = text or (f"{var} = {ast.unparse(node)}" if var else ast.unparse(node))
         return self.numpy_call(prim, call, var, hint, text)
 
     def const_attr(self, node: ast.expr, what: str, runtime: bool = False):
