@@ -320,3 +320,18 @@ def helper_in_nested_loops(x, y, n: int):
             else:
                 s = s * 0.9 + x
     return s
+
+
+def _masked_step(row, w):
+    b = row.flatten()
+    b[0] = b[0] * w
+    grid = np.outer(b, b)
+    grid[0][1] = np.mean(row ** 2, where=row > -0.5)
+    return np.sum(grid.clip(max=0.8), where=grid > -0.9)
+
+
+def helpers_of_the_forms(m, w):
+    s = 0.0
+    for i in range(m.shape[0]):
+        s = s + _masked_step(m[i], w) * (i + 1.0)
+    return s

@@ -299,3 +299,9 @@ def test_vjp_keeps_float32_on_every_path():
     got = pull(np.float64(2.0))
     assert got[0].dtype == np.float32
     np.testing.assert_allclose(got[0], expected[0], rtol=1e-6)
+
+
+def test_the_forms_in_a_helper_called_in_a_loop():
+    """flatten written into, a chained write, where= and clip(max=) inside a
+    helper each iteration of the caller's loop calls."""
+    check(S.helpers_of_the_forms, [M, 0.7], [0, 1])
