@@ -11,6 +11,8 @@ import copy
 import inspect
 from typing import Callable, Sequence
 
+import numpy
+
 from s2s_ad import callplan, graph, graph_backward, signatures
 from s2s_ad.frontend.targets import captured_values
 from s2s_ad.cache import (CacheInfo, array_arguments, call_statics, static_parameters, cache_info, clear_cache,
@@ -185,6 +187,10 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
     >>> value, vjp_fn = vjp(f, 2.0, 3.0)     # doctest: +SKIP
     >>> value, vjp_fn(1.0), vjp_fn(10.0)     # doctest: +SKIP
     (9.0, (3.0, 3.0), (30.0, 30.0))
+
+    A float32 (or float16, complex64) array or NumPy scalar argument gets
+    its cotangent in its own dtype, as ``grad`` gives its gradient, whatever
+    the dtype of the output cotangent.
     """
     planned = _plans_get(id(fn))
     if planned is not None and planned[1] and planned[0]() is fn:
@@ -194,8 +200,58 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
             done = None if quick is None else quick(*args, **kwargs) if kwargs else quick(*args)
         except TypeError:
             done = None  # the slow way words the error
-        if done is not None:
-            return done
+        if done is not None:  # (arguments of the last call's kinds: NumPy's or not)
+            return _narrowed(fn, args, kwargs, done) if planned[1].numpy else done
+    return _narrowed(fn, args, kwargs, _vjp(fn, args, kwargs))
+
+
+_NARROW = frozenset(numpy.dtype(t) for t in (numpy.float32, numpy.float16, numpy.complex64))
+"""Floating dtypes narrower than Python's numbers: a cotangent computed with
+a float64 output cotangent is cast back to them."""
+_NUMPY_CLASSES = frozenset({numpy.ndarray} | {d.type for d in _NARROW})
+
+
+def _narrowed(fn, args: tuple, kwargs: dict, done: tuple) -> tuple:
+    """``(value, vjp_fn)`` with ``vjp_fn``'s cotangent of each argument of a
+    narrow floating dtype (:data:`_NARROW`) in that dtype: an array of it, or
+    a NumPy scalar of it for a NumPy scalar."""
+    if not any(a.__class__ in _NUMPY_CLASSES and a.dtype in _NARROW
+               for a in (*args, *kwargs.values())):
+        return done
+    value, pull = done
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return done
+    bound.apply_defaults()
+    given = list(bound.arguments.values())
+
+    def vjp_fn(cotangent):
+        out = pull(cotangent)
+        if not isinstance(out, tuple) or len(out) != len(given):
+            return out
+        return tuple(_in_dtype(g, a) for g, a in zip(out, given))
+
+    vjp_fn.__doc__ = pull.__doc__
+    try:
+        vjp_fn.__s2s_ad_source__ = source_of(pull)
+    except TypeError:
+        pass  # (a partial's vjp_fn: its function's pair has the source)
+    return value, vjp_fn
+
+
+def _in_dtype(g, like):
+    """The cotangent ``g`` in the dtype of the argument ``like`` where that is
+    a narrow floating dtype and ``g``'s differs."""
+    dtype = getattr(like, "dtype", None)
+    if dtype not in _NARROW or g is None or getattr(g, "dtype", None) == dtype:
+        return g
+    return dtype.type(g) if isinstance(like, numpy.generic) else numpy.asarray(g, dtype=dtype)
+
+
+def _vjp(fn: Callable, args: tuple, kwargs: dict) -> tuple[object, Callable]:
+    """:func:`vjp`'s value and ``vjp_fn`` but by the last call's pair, its
+    cotangents as the backward pass computes them (before :func:`_narrowed`)."""
     if is_partial(fn):
         return vjp_through(vjp, fn, args, kwargs)
     known = callplan.plan(fn)

@@ -77,7 +77,7 @@ def private(v):
 
 
 class Plan:
-    __slots__ = ("bind", "pairs", "doc", "signature", "last", "quick")
+    __slots__ = ("bind", "pairs", "doc", "signature", "last", "quick", "numpy")
 
     def __init__(self, bind, doc: str, signature: inspect.Signature):
         self.bind = bind
@@ -86,6 +86,9 @@ class Plan:
         self.signature = signature
         self.last = None
         """The pair remembered last, found again by ``quick``."""
+        self.numpy = False
+        """Whether ``last`` was found for an argument that is a NumPy array or
+        scalar (whose dtype ``vjp`` gives its cotangent)."""
         self.quick = None
         """A function with ``fn``'s signature that runs ``last``, returning
         ``(value, vjp_fn)``, when the arguments' kinds are those ``last`` was
@@ -192,10 +195,16 @@ def pair(fn, p: Plan, args: tuple, kwargs: dict):
     return values, hit
 
 
+_PLAIN = frozenset({float, int, bool, list, tuple})
+"""Python's own classes among the kinds (:func:`kinds`): no NumPy dtype."""
+
+
 def remember(fn, p: Plan, values: tuple, fwd, bwd, pullback) -> None:
     key = kinds(values)
     if key is not None and not module_data.names(fn):  # (module data: read on every call)
         p.last = p.pairs[key] = Found(fn, fwd, bwd, pullback)
+        p.numpy = any(k not in _PLAIN and not (k.__class__ is tuple and k[0] in _PLAIN)
+                      for k in key)
         p.quick = _quick(fn.__name__, p.signature, key, p.last)
 
 

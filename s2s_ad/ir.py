@@ -387,6 +387,12 @@ class Function:
     tuples and lists: its spec (:mod:`s2s_ad.frontend.passing`); ``outputs``
     are then its leaves, in order."""
 
+    returns_argument: str | None = None
+    """For a helper whose ``return`` gives one of its list parameters itself
+    (``def h(xs): ...; return xs``): that parameter's name. The caller reads
+    the call's result as the very list it passed (Python's same object), not
+    as a new list of its items."""
+
     given_arrays: tuple[str, ...] = ()
     """The parameters lowered as arrays because the caller (or the arguments
     at the top level) passes arrays, in a function whose source never names

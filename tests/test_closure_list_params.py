@@ -7,8 +7,8 @@ file's gradient works at a list of any length. Each ``vjp`` against central
 differences of the file's gradient (itself checked against central
 differences of the function) and against ``s2s_ad.hessian`` of the function
 times the cotangent; a helper of yours returning its list parameter, or an
-alias of it, is still refused, located, as is a generated forward function
-edited to keep an alias of its parameter."""
+alias of it, gives the caller's list itself; a generated forward function
+edited to keep an alias of its parameter is refused, located."""
 
 from __future__ import annotations
 
@@ -103,24 +103,27 @@ def test_vjp_of_the_file_gradient_over_a_list(name, rest, n, tmp_path):
                                atol=1e-7)
 
 
-@pytest.mark.parametrize("name,line", [("returns_param", "return xs"),
-                                       ("returns_alias", "return ys"),
-                                       ("changed_after", "return xs")])
-def test_a_helper_returning_its_list_parameter_is_still_refused(name, line, tmp_path):
-    """Also a list of numbers returned as it is (a flat list, which was read
-    as a copy: ``changed_after`` then got the gradient of ``xs[0] * xs[3]``,
-    [0.4, 0, 0, 0.3], where Python computes ``xs[2] * xs[3]``, whose
-    gradient is [0, 0, 0.4, 1.1]: ``zs`` is ``ys``, changed after the call)."""
-    f = getattr(import_source(str(tmp_path), SOURCE, f"list_params_refused_{name}"), name)
+@pytest.mark.parametrize("name", ["returns_param", "returns_alias", "changed_after"])
+def test_a_helper_returning_its_list_parameter_returns_the_callers_list(name, tmp_path):
+    """A list returned as it is (``return xs``, or an alias bound to it) is
+    the caller's list itself, as in Python. It was read as a copy:
+    ``changed_after`` then got the gradient of ``xs[0] * xs[3]``, [0.4, 0, 0,
+    0.3], where Python computes ``xs[2] * xs[3]``, whose gradient is [0, 0,
+    0.4, 1.1] (``zs`` is ``ys``, changed after the call); it was refused
+    since, and is differentiated now, against central differences."""
+    f = getattr(import_source(str(tmp_path), SOURCE, f"list_params_own_{name}"), name)
+    expected = _list_fd(f, XS)
     for lengths in (None, {"xs": 4}):
-        with pytest.raises(SourceError) as err:
-            s2s_ad.grad(f, wrt="xs", lengths=lengths)(XS)
-        message = str(err.value)
-        assert f"list_params_refused_{name}.py:" in message and "^" in message
-        if lengths is not None or name == "changed_after":
-            # (of any length, `return xs` alone: refused at the call, which it reads
-            # as a number)
-            assert line in message and "the caller passed" in message
+        if lengths is None and name != "changed_after":
+            # the parameter of any length given to the helper first, before the
+            # function reads it as a list: refused at the call, located
+            with pytest.raises(SourceError, match=f"list_params_own_{name}.py:"):
+                s2s_ad.grad(f, wrt="xs", lengths=lengths)(XS)
+            continue
+        got = s2s_ad.grad(f, wrt="xs", lengths=lengths)(XS)
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-9)
+    if name == "changed_after":
+        np.testing.assert_allclose(expected, [0.0, 0.0, 0.4, 1.1], atol=1e-6)
 
 
 def test_an_edited_forward_function_keeping_an_alias_is_refused(tmp_path):

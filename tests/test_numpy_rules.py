@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 import sympy
 
-from array_oracle import assert_gradients, make_function, rand
+import s2s_ad
+from array_oracle import assert_gradients, fd_gradient, make_function, rand
 from s2s_ad.rules import RULES
 from s2s_ad.rules.numpy import NUMPY_RULES
 
@@ -216,12 +217,23 @@ def test_constants_and_shapes():
     assert_gradients(f, [rand(RNG, (3, 4))], [0])
 
 
+def test_float32_conversion():
+    """``np.float32(x)`` rounds to float32: differences over a wider step see
+    its slope, 1; the gradient has the argument's dtype."""
+    def f(x):
+        return np.sum(np.sin(np.float32(x)) * x) + np.float32(x[1]) * 2.0
+    x = rand(RNG, (4,))
+    g = s2s_ad.grad(f)(x)
+    assert g.dtype == np.float64
+    np.testing.assert_allclose(g, fd_gradient(f, [x], 0, h=1e-3), rtol=1e-3, atol=1e-4)
+
+
 TESTED = {f"np.{n}" for n in UNARY + REDUCE} | {
     "np.sign", "np.power", "np.maximum", "np.minimum", "np.where", "np.clip", "np.dot",
     "np.matmul", "matmul", "np.outer", "np.transpose", "np.reshape", "np.ravel",
     "np.squeeze", "np.expand_dims", "np.copy", "np.concatenate", "np.stack", "shape", "len",
     "np.ndim", "np.size", "tuple", "np.zeros", "np.ones", "np.zeros_like", "np.ones_like",
     "np.full", "np.arange", "np.linspace", "np.cumsum", "index_array", "array.pow", "array.abs",
-    "array.getitem", "array.setitem", "np.full_like"}
+    "array.getitem", "array.setitem", "np.full_like", "np.float32"}
 """Rules tested here; test_numpy_rules_table.py tests the others (and checks
 that every rule is tested in one of the two)."""

@@ -32,6 +32,7 @@ CASES = {
     "np.logaddexp": [("np.logaddexp(x, y)", "ab,b"), ("np.logaddexp(x, y)", "a1,1b"),
                      ("np.logaddexp(x, y)", ",ab")],
     "np.float_power": [("np.float_power(x, y)", "ab,b")],
+    "np.float64": [("np.float64(x) * x", "ab"), ("np.float64(x[0, 0]) * x", "ab")],
     # `%` of arrays: the scalar rule, whose partial -(x // y) is elementwise too
     "mod": [("x % (np.abs(y) + 0.5)", "ab,b"), ("x * 3.0 % 0.7", "ab"),
             ("x % (y * y + 0.5)", "a1,1b")],

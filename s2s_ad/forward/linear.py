@@ -45,6 +45,7 @@ LINEAR = frozenset({
     "own.repeat_adjoint", "own.trace_adjoint", "own.diag_adjoint", "own.stacked_part",
     "own.scatter", "own.take_along_axis_adjoint", "own.pad_adjoint",
     "np.full", "np.full_like", "array.full_as", "array.astype", "array.item",
+    "np.float64", "np.float32",
     "np.linspace", "own.running_extreme_adjoint", "own.running_extreme_tangent"}) | LINEAR_MORE
 """Linear in the operands a derivative flows to (``np.where``: in its two
 branches, for a fixed condition; a subscript assignment: in the array and the

@@ -354,6 +354,13 @@ class CallLowering:
         if callee.rule is None:
             lowered = self.lower_callee(op)
             callee.effects = lowered is None or ir.has_checks(lowered)
+            if lowered is not None and lowered.returns_argument is not None:
+                # `return xs` of a list parameter: the caller's own list, the same object
+                same = bound.arguments[lowered.returns_argument]
+                out.kind = "tuple"  # (the call's own items are not read)
+                if var is not None:
+                    self.env[var] = same
+                return same
             if lowered is not None and isinstance(lowered.result, ir.Value) \
                     and lowered.result.kind == "list":
                 # a list grown at run time: read as a list of any length

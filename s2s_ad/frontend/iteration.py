@@ -32,16 +32,20 @@ from s2s_ad.syntax_walk import walk
 
 def assigned_names(stmts: list[ast.stmt], subscripts: bool = False) -> list[str]:
     """Variables a statement list may assign, in order of first appearance;
-    with ``subscripts`` (NumPy code), ``y[i] = v`` assigns ``y`` too: it makes
-    a new version of the array."""
+    with ``subscripts`` (NumPy code), ``y[i] = v`` (and ``y[i][j] = v``)
+    assigns ``y`` too: it makes a new version of the array."""
     out: dict[str, None] = {}
     for stmt in stmts:
         for node in walk(stmt):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 out[node.id] = None
             elif subscripts and isinstance(node, ast.Subscript) \
-                    and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name):
-                out[node.value.id] = None
+                    and isinstance(node.ctx, ast.Store):
+                base = node.value
+                while isinstance(base, ast.Subscript):  # `y[i][j] = v` writes into y
+                    base = base.value
+                if isinstance(base, ast.Name):
+                    out[base.id] = None
             elif subscripts and _adds_into(node):
                 out[node.args[0].id] = None  # np.add.at(y, index, v): a new version of y
     return list(out)

@@ -43,10 +43,11 @@ def subscript(lo, node: ast.Subscript, var: str | None, params: bool = False):
         else None
     if param is not None:
         base = param.value
-    if param is None and not (isinstance(base, ir.Value) and base.kind == "list"
+    part = node.slice
+    known = param is None and _run_time_bounds(lo, base, part)
+    if param is None and not known and not (isinstance(base, ir.Value) and base.kind == "list"
             and (structures.is_runtime(lo, base) or id(base) in lo.grown)):
         return structures.slice_of(lo, base, node)
-    part = node.slice
     step = 1 if part.step is None else structures._static_int(lo, part.step)
     if step is None or step == 0:
         raise lo.src.error(part.step or node, "the step of a slice of a list of any length "
@@ -62,7 +63,8 @@ def subscript(lo, node: ast.Subscript, var: str | None, params: bool = False):
         return n
 
     seq = node.value.id if isinstance(node.value, ast.Name) else name_for(base, "seq")
-    n = name_for(lo.emit("len", [base], node, text=f"len({ast.unparse(node.value)})"), "n")
+    n = str(len(base.items)) if known else \
+        name_for(lo.emit("len", [base], node, text=f"len({ast.unparse(node.value)})"), "n")
     start = _bound(lo, part.lower, step, n, True, name_for)
     stop = _bound(lo, part.upper, step, n, False, name_for)
     items = _unused(lo, var or (f"{seq}_slice" if seq != "seq" else "items"), names)
@@ -83,13 +85,27 @@ def subscript(lo, node: ast.Subscript, var: str | None, params: bool = False):
     return out
 
 
+def _run_time_bounds(lo, base, part: ast.Slice) -> bool:
+    """Is ``base`` a list built in the function (its items known while
+    lowering) sliced at bounds known only as the code runs (``xs[:n]``,
+    ``xs[i:len(xs) - 1]``)? The slice is then the same loop, over the list's
+    known length, each item read at a run-time index
+    (:mod:`s2s_ad.frontend.run_time_index`)."""
+    return isinstance(base, structures.StaticList) and not all(
+        b is None or structures._static_int(lo, b) is not None
+        for b in (part.lower, part.upper))
+
+
 def is_runtime_slice(lo, node: ast.expr, params: bool = False) -> bool:
     """Is ``node`` a slice of a list of any length bound to a name (``xs[1:]``;
-    with ``params``, of a list parameter of a known length too)?"""
+    with ``params``, of a list parameter of a known length too), or of a list
+    built in the function at bounds known only as the code runs?"""
     if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice)
             and isinstance(node.value, ast.Name)):
         return False
     value = lo.env.get(node.value.id)
+    if _run_time_bounds(lo, value, node.slice) and lo.sequence_param(value) is None:
+        return True
     if params and isinstance(value, structures.StaticList) and lo.sequence_param(value) \
             is not None:
         return True

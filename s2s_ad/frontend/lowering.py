@@ -167,6 +167,8 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         self.helper = helper
         self.returns = None
         """The spec of the structure the function returns (a helper's)."""
+        self.returns_argument = None
+        """The list parameter a helper returns itself (ir.Function's field)."""
         self.call_failures: dict = {}
         """id(result of a call) -> why its callee could not be lowered."""
         self.passed = dict(passed or {})
@@ -297,6 +299,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
                            statics={n: v for n, v in self.given_statics.items()},
                            not_none=tuple(self.not_none),
                            passed=tuple(self.passed_specs), returns=self.returns,
+                           returns_argument=self.returns_argument,
                            given_arrays=() if self.names_numpy else tuple(sorted(self.arrays)),
                            index_results=index_exprs.results(self, outputs or (result,)))
         ir.verify(func)
@@ -510,6 +513,8 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         else:
             value = self.expr(stmt.value, hint="out")
         value = structures.forwarded(self, value, stmt.value)  # `return h(x)`, h's tuple
+        if self.helper and self.returned_argument(value, stmt):
+            return structures.outputs(self, value, stmt.value)
         if structures.is_structure(value) and self.helper \
                 and structures.mutables([value]) & self.argument_objects:
             # the caller reads a copy: it must not be a list the caller holds (a flat
@@ -533,6 +538,20 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             raise self.src.error(stmt.value, "returning the tuple a call returns is not "
                                  "supported; unpack it (`a, b = helper(x)`) and return `a, b`")
         return value
+
+    def returned_argument(self, value, stmt: ast.Return) -> bool:
+        """Is ``value`` (a helper's ``return``) one of its flat list parameters
+        itself, returned from the helper's one ``return`` at its end? Then the
+        caller reads the call's result as the list it passed
+        (:attr:`ir.Function.returns_argument`); its items are the outputs."""
+        if not isinstance(value, structures.StaticList) or self.ret_mode \
+                or not passing.is_flat(value):
+            return False
+        name = next((n for n, v in self.arguments.items() if v is value), None)
+        if name is None:
+            return False
+        self.returns_argument = name
+        return True
 
     # -- expressions -------------------------------------------------------
 

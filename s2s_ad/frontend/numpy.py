@@ -37,8 +37,9 @@ import types
 import numpy
 
 from s2s_ad import ir
-from s2s_ad.frontend import (conditions, list_joins, list_stacks, numpy_attrs, numpy_more, param_uses,
-                             runtime_checks, structures, torch_names, write_dtypes)
+from s2s_ad.frontend import (conditions, list_joins, list_stacks, masked_reductions, numpy_attrs,
+                             numpy_more, param_uses, runtime_checks, structures, torch_names,
+                             write_dtypes)
 from s2s_ad.frontend.numpy_index import VIEW_CALLS, ArrayIndexing
 from s2s_ad.rules import RULES
 from s2s_ad.rules.numpy import BROADCASTING, SAME_SHAPE
@@ -341,6 +342,10 @@ class ArrayLowering(ArrayIndexing):
                                               node.keywords), node)
             ast.fix_missing_locations(call)
             return self.numpy_call(prim, call, var, hint, text)
+        if prim in ("np.sum", "np.mean") and any(k.arg == "where" for k in node.keywords):
+            return masked_reductions.where_reduction(self, prim, node, var, hint, text)
+        if prim == "np.clip":
+            node = masked_reductions.clip_bounds(self, node)
         names = SIGNATURES.get(prim, ())
         rule = RULES[prim]
         allowed = {name for name, _ in rule.attrs} - DERIVED
@@ -581,14 +586,20 @@ class ArrayLowering(ArrayIndexing):
             return self.emit("tuple", list(value), node)
         return value
 
-    def method_call(self, node: ast.Call, var, hint) -> ir.Operand:
+    def method_call(self, node: ast.Call, var, hint, text: str | None = None) -> ir.Operand:
         method = node.func.attr
         prim = METHODS.get(method)
         if prim is None:
             raise self.src.error(node, f"the method `.{method}()` is not supported; s2s-ad "
                                  "knows " + ", ".join(f".{m}()" for m in sorted(METHODS)))
-        if prim == "np.copy_ravel":
-            prim = "np.ravel"
+        if prim == "np.copy_ravel":  # `x.flatten()`: a new array (`x.ravel()` may be a view)
+            flat = ast.copy_location(ast.Call(ast.Attribute(node.func.value, "ravel",
+                                                            ast.Load()),
+                                              node.args, node.keywords), node)
+            ast.fix_missing_locations(flat)
+            return self.emit("np.copy", [self.method_call(flat, None, None, ast.unparse(node))],
+                             node, var, hint=hint, text=f"{var} = {ast.unparse(node)}" if var
+                             else ast.unparse(node))
         if prim == "array.item" and (node.args or node.keywords):
             raise self.src.error(node, "`.item()` is supported without arguments (the one "
                                  "element of a 0-d or one-element array); index the array "
@@ -603,7 +614,7 @@ class ArrayLowering(ArrayIndexing):
                         [receiver] + args, node.keywords)
         ast.copy_location(call, node)
         call.func = node.func  # error messages show the user's spelling
-        text = f"{var} = {ast.unparse(node)}" if var else ast.unparse(node)
+        text = text or (f"{var} = {ast.unparse(node)}" if var else ast.unparse(node))
         return self.numpy_call(prim, call, var, hint, text)
 
     def const_attr(self, node: ast.expr, what: str, runtime: bool = False):

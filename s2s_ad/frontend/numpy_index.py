@@ -115,6 +115,8 @@ class ArrayIndexing:
         return False
 
     def subscript(self, node: ast.Subscript, var, hint) -> ir.Operand:
+        if list_slices.is_runtime_slice(self, node):  # `xs[:n]`, xs a list built here
+            return self.dynamic_subscript(node, var, hint)
         if self.holds_structure(node.value):
             return structures.lower_expr(self, node, var)
         if isinstance(node.value, ast.Name) and (
@@ -173,6 +175,7 @@ class ArrayIndexing:
     def assign_subscript(self, target: ast.Subscript, value_node: ast.expr, op=None,
                          stmt: ast.stmt | None = None) -> None:
         """``y[i] = e`` (``op`` None) or ``y[i] op= e``."""
+        target = self.chained_target(target)
         if op is None and self.holds_structure(target.value):
             return structures.store(self, target, self.expr(value_node))
         self.refuse_list_item_write(target)
@@ -221,6 +224,42 @@ class ArrayIndexing:
         self.mutated(base, out, f"it is a view of `{name}`, which line {target.lineno} assigns "
                      "into since; take a copy (np.copy) before the assignment")
         self.roots[id(out)] = out
+
+    def chained_target(self, target: ast.Subscript) -> ast.Subscript:
+        """``b[i][j]`` as ``b[i, j]`` where ``b`` names an array and ``i`` is an
+        int (or ints): ``b[i]`` is then a view of ``b``, so a write into it
+        is a write into ``b``'s elements at ``(i, j)``. A slice, mask or index
+        array as ``i`` is left alone (``b[1:][0]`` is ``b[1]``, and ``b[m]`` a
+        copy NumPy writes into and drops), as is a list of arrays."""
+        inner = target.value
+        if not isinstance(inner, ast.Subscript):
+            return target
+        inner = self.chained_target(inner) if isinstance(inner.value, ast.Subscript) else inner
+        base = self.env.get(inner.value.id) if isinstance(inner.value, ast.Name) else None
+        if not (isinstance(base, ir.Value) and base.kind == "array") or self._is_param(base):
+            return target  # (a parameter's: refused as written, naming `b[i]`)
+        first = inner.slice.elts if isinstance(inner.slice, ast.Tuple) else [inner.slice]
+        if not all(self._int_item(e) for e in first):
+            return target
+        rest = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
+        merged = ast.Subscript(inner.value, ast.Tuple([*first, *rest], ast.Load()), target.ctx)
+        return ast.copy_location(merged, target)
+
+    def _int_item(self, node: ast.expr) -> bool:
+        """Is ``node`` an integer index, known from the text (a constant,
+        a name holding an int, integer arithmetic on them)?"""
+        if isinstance(node, ast.Constant):
+            return type(node.value) is int
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return self._int_item(node.operand)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult,
+                                                                ast.FloorDiv, ast.Mod)):
+            return self._int_item(node.left) and self._int_item(node.right)
+        if isinstance(node, ast.Name):
+            value = self.env.get(node.id)
+            return isinstance(value, ir.Value) and value.kind == "int" or \
+                isinstance(value, ir.Const) and type(value.value) is int
+        return False
 
     def refuse_list_item_write(self, target: ast.Subscript) -> None:
         """``xs[i] = v`` or ``xs[i][j] = v`` on a list read when the code runs
@@ -383,9 +422,8 @@ def held(value):
 
 
 CONSTRUCTORS = {"zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "copy", "empty",
-                "empty_like", "array", "astype"}
-VIEW_CALLS = {"reshape", "transpose", "ravel", "squeeze", "expand_dims", "asarray", "T",
-              "flatten"}
+                "empty_like", "array", "astype", "flatten"}
+VIEW_CALLS = {"reshape", "transpose", "ravel", "squeeze", "expand_dims", "asarray", "T"}
 
 
 def _copied_just_before(tree: ast.FunctionDef, stmt, name: str, globals_=None) -> bool:

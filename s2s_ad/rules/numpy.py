@@ -324,6 +324,11 @@ NUMPY_RULES = [
     Rule("np.triu", "np.triu(x, k=k)", ("unbroadcast(np.triu(g, k=k), x)",), "array",
          "g above the k-th diagonal", adjoint=True, attrs=(("k", 0),)),
     Rule("np.copy", "np.copy(x)", ("g",), "array", "1", adjoint=True),
+    # `np.float64(x)`, `np.float32(x)`: a conversion (of a number, a NumPy
+    # scalar or an array) to the dtype the call names
+    *[Rule(f"np.{t}", f"np.{t}(x)", ("astype_like(g, x)",), "float",
+           "1 (a conversion: the adjoint cast back to x's dtype)", adjoint=True)
+      for t in ("float64", "float32")],
     # `x.item()`: a 0-d or one-element array as a number (NumPy raises for another size)
     Rule("array.item", "np.reshape(x, ())[()]", ("np.reshape(g, np.shape(x))",), "float",
          "1 (the one element)", "x must have one element (a ValueError otherwise)",
@@ -453,7 +458,8 @@ def einsum_keeps_an_index(subscripts) -> bool:
 BROADCASTING = frozenset({"add", "sub", "mul", "div", "pow", "mod", "floordiv"})
 """Python operators that broadcast when an operand is an array."""
 
-SAME_SHAPE = frozenset({"neg", "pos", "abs", "array.abs", "np.copy", "array.detach", "np.zeros_like",
+SAME_SHAPE = frozenset({"neg", "pos", "abs", "array.abs", "np.copy", "np.float64", "np.float32",
+                        "array.detach", "np.zeros_like",
                         "np.ones_like", "np.full_like", "array.setitem"}
                        | {f"np.{n}" for n in ("exp", "log", "log1p", "expm1", "sqrt", "sin",
                                               "cos", "tan", "tanh", "arctan", "sinh", "cosh",

@@ -597,6 +597,8 @@ def astype_like(g, x):
     dtype = getattr(x, "dtype", None)
     if dtype is None or dtype.kind not in "fc" or getattr(g, "dtype", None) == dtype:
         return g
+    if isinstance(x, np.generic):  # a NumPy scalar: its gradient one too
+        return dtype.type(g)
     return np.asarray(g, dtype=dtype)
 ''',
     "zeroed": '''
