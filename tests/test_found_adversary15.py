@@ -73,3 +73,102 @@ def test_seed_renamed_when_a_module_constant_changes_the_unrolled_code(tmp_path,
     assert np.isclose(pick(held(1.3)), want, rtol=1e-6)
     assert np.isclose(pick(held(1.3, **{seed: 2.0})), 2.0 * want, rtol=1e-6)
     assert np.isclose(pick(make()(1.3)), want, rtol=1e-6)
+
+
+WHERE_SRC = '''
+import numpy as np
+
+
+def root_where_positive(a):
+    return np.sum(np.where(a > 0, np.sqrt(a), 0.0) * a)
+
+
+def root_in_the_else(a):
+    return np.sum(np.where(a <= 0.0, a * 0.5, np.sqrt(a)))
+
+
+def power_where_positive(a):
+    return np.sum(np.where(a > 0, a ** 0.5, a))
+
+
+def named_steps(a):
+    ok = a > 0
+    r = np.sqrt(a)
+    y = np.where(ok, r, 0.0)
+    return np.sum(y * y * a)
+
+
+def in_a_loop(a):
+    s = 0.0
+    for k in range(3):
+        b = a - 0.5 * k
+        s = s + np.sum(np.where(b > 0, np.sqrt(b), 0.0))
+    return s
+
+
+def safe_root(b):
+    return np.where(b > 0, np.sqrt(b), 0.0)
+
+
+def in_a_helper(a):
+    return np.sum(safe_root(a) * 2.0 + safe_root(a - 1.0))
+'''
+
+
+def _fd_array(f, a, h=1e-6):
+    out = np.zeros_like(a)
+    for k in range(a.size):
+        up, down = a.copy(), a.copy()
+        up[k] += h
+        down[k] -= h
+        out[k] = (f(up) - f(down)) / (2 * h)
+    return out
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("name", ["root_where_positive", "root_in_the_else",
+                                  "power_where_positive",
+                                  "named_steps", "in_a_loop", "in_a_helper"])
+@pytest.mark.parametrize("api", ["grad", "vjp", "checkpoint", "jvp"])
+def test_where_discarding_an_infinite_derivative(tmp_path, name, api):
+    """`np.where(a > 0, np.sqrt(a), 0.0)` discards the nan `np.sqrt` gives
+    where `a < 0`, and the function is 0 near such an `a`; the reverse sweep
+    gave the where's zero adjoint there times sqrt's infinite local
+    derivative: root_where_positive's gradient at (0.7, -1.3, 2.1) was
+    (0.0, nan, 0.0) + ... = [1.2549, nan, 2.1737] (right: [1.2549, 0.0,
+    2.1737], which forward mode gave). The producer's backward is taken
+    under the where's condition."""
+    src = import_source(tmp_path, WHERE_SRC, f"found_adversary15_where_{name}")
+    f = getattr(src, name)
+    a = np.array([0.7, -1.3, 2.1])
+    want = _fd_array(f, a)
+    if api == "grad":
+        got = s2s_ad.grad(f)(a.copy())
+    elif api == "checkpoint":
+        got = s2s_ad.grad(f, checkpoint=True)(a.copy())
+    elif api == "vjp":
+        got = s2s_ad.vjp(f, a.copy())[1](1.0)[0]
+    else:
+        got = np.array([s2s_ad.jvp(f)(a.copy(), da=e)[1] for e in np.eye(3)])
+    assert np.all(np.isfinite(got)), got
+    assert np.allclose(got, want, rtol=1e-6, atol=1e-8), (got, want)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_where_mask_is_not_taken_for_another_use(tmp_path):
+    """The root read besides the where (`r * 0.0`, nan at `a < 0` in the
+    function itself) keeps its backward unmasked: its adjoint is not zero
+    by structure there."""
+    src = import_source(tmp_path, '''
+import numpy as np
+
+
+def read_twice(a, c):
+    r = np.sqrt(a)
+    return np.sum(np.where(a > 0, r, 0.0)) + np.sum(r * c)
+''', "found_adversary15_where_twice")
+    a = np.array([0.7, 1.3, 2.1])
+    got = s2s_ad.grad(src.read_twice)(a.copy(), 0.5)
+    want = _fd_array(lambda t: src.read_twice(t, 0.5), a)
+    assert np.allclose(got, want, rtol=1e-6)
+    assert "da = np.where" not in s2s_ad.gradient_source(src.read_twice, wrt=0, arrays=["a"])
