@@ -172,3 +172,128 @@ def read_twice(a, c):
     want = _fd_array(lambda t: src.read_twice(t, 0.5), a)
     assert np.allclose(got, want, rtol=1e-6)
     assert "da = np.where" not in s2s_ad.gradient_source(src.read_twice, wrt=0, arrays=["a"])
+
+
+WRITTEN_WHILE_ITERATED_SRC = '''
+def written_ahead(x):
+    xs = [x, 2.0, 3.0]
+    s = 0.0
+    for v in xs:
+        xs[2] = x * x
+        s = s + v
+    return s
+
+
+def through_an_alias(x):
+    xs = [x, 2.0, 3.0]
+    ys = xs
+    s = 0.0
+    for i, v in enumerate(xs):
+        if i == 0:
+            ys[2] = x * x
+        s = s + v
+    return s
+
+
+def added_to_ahead(x):
+    xs = [x, 2.0, 3.0]
+    s = 0.0
+    for v in xs:
+        xs[2] += x
+        s = s + v
+    return s
+
+
+def zipped_both(x):
+    xs = [x, 2.0, 3.0]
+    ys = [1.0, x, 1.0]
+    s = 0.0
+    for a, b in zip(xs, ys):
+        ys[2] = a * x
+        xs[2] = b * 2.0
+        s = s + a * b
+    return s
+
+
+def reversed_written(x):
+    xs = [x, 2.0, 3.0]
+    s = 0.0
+    for v in reversed(xs):
+        xs[0] = v * x
+        s = s + v
+    return s
+
+
+def dict_values_written(x):
+    d = {"a": x, "b": 2.0, "c": 3.0}
+    s = 0.0
+    for v in d.values():
+        d["c"] = x * x
+        s = s + v
+    return s
+
+
+def dict_items_written(x):
+    d = {"a": x, "b": 2.0}
+    s = 0.0
+    for k, v in d.items():
+        d["b"] = v * x
+        s = s + v
+    return s
+
+
+def rebound_in_the_body(x):
+    xs = [x, 2.0, 3.0]
+    s = 0.0
+    for v in xs:
+        xs = [x * x, x * x, x * x]
+        s = s + v
+    return s + xs[0]
+
+
+def popped_in_the_body(x):
+    xs = [x, 2.0, 3.0]
+    s = 0.0
+    for v in xs:
+        s = s + v * xs.pop()
+    return s
+'''
+
+
+@pytest.mark.parametrize("name", ["written_ahead", "through_an_alias", "added_to_ahead",
+                                  "zipped_both", "reversed_written", "dict_values_written",
+                                  "dict_items_written", "rebound_in_the_body"])
+@pytest.mark.parametrize("api", ["grad", "vjp", "jvp", "hessian"])
+def test_a_list_written_while_a_loop_iterates_over_it(tmp_path, name, api):
+    """`for v in xs:` reads `xs[k]` at the k-th iteration, after the body's
+    writes of the iterations before (a dict's `values()`/`items()` too). The
+    loop, unrolled while lowering, read the items as they were when it
+    started: written_ahead's gradient at 1.3 was 1.0 (right: 1 + 2x = 3.6),
+    by grad, vjp and jvp alike; dict_values_written's too. A list rebound in
+    the body (`xs = [...]`) is not the list iterated, as in Python."""
+    src = import_source(tmp_path, WRITTEN_WHILE_ITERATED_SRC,
+                        f"found_adversary15_iterated_{name}")
+    f = getattr(src, name)
+    if api == "hessian":
+        got = s2s_ad.hessian(f)(1.3)
+        h = 1e-4
+        want = (f(1.3 + h) - 2.0 * f(1.3) + f(1.3 - h)) / (h * h)  # of f, not of grad(f)
+        assert np.isclose(got, want, rtol=1e-5, atol=1e-6), (got, want)
+        return
+    want = _fd(f, (1.3,), 0)
+    if api == "grad":
+        got = s2s_ad.grad(f)(1.3)
+    elif api == "vjp":
+        got = s2s_ad.vjp(f, 1.3)[1](1.0)[0]
+    else:
+        got = s2s_ad.jvp(f)(1.3, dx=1.0)[1]
+    assert np.isclose(got, want, rtol=1e-6), (got, want)
+
+
+def test_a_list_whose_length_changes_while_iterated_is_refused(tmp_path):
+    """`xs.pop()` in the body of `for v in xs:` makes Python stop early (its
+    iterator reads `xs[k]` while k < len(xs)): refused, located."""
+    src = import_source(tmp_path, WRITTEN_WHILE_ITERATED_SRC, "found_adversary15_iterated_pop")
+    with pytest.raises(s2s_ad.S2SError, match="changes the length of the list") as e:
+        s2s_ad.grad(src.popped_in_the_body)(1.3)
+    assert ":" in str(e.value).splitlines()[0]
