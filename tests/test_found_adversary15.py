@@ -297,3 +297,117 @@ def test_a_list_whose_length_changes_while_iterated_is_refused(tmp_path):
     with pytest.raises(s2s_ad.S2SError, match="changes the length of the list") as e:
         s2s_ad.grad(src.popped_in_the_body)(1.3)
     assert ":" in str(e.value).splitlines()[0]
+
+
+RUN_TIME_WRITTEN_SRC = '''
+def grown_then_written(x, n):
+    xs = []
+    for i in range(n):
+        xs.append(x * (i + 1))
+    s = 0.0
+    for v in xs:
+        xs[2] = x * x
+        s = s + v
+    return s
+
+
+def filled_then_written(x):
+    xs = [x] * 3
+    s = 0.0
+    for v in xs:
+        xs[2] = v * x
+        s = s + v
+    return s
+
+
+def reversed_grown(x, n):
+    xs = []
+    for i in range(n):
+        xs.append(x * (i + 1))
+    s = 0.0
+    for v in reversed(xs):
+        xs[0] = x * x
+        s = s + v
+    return s
+
+
+def zipped_grown(x, n):
+    xs = []
+    for i in range(n):
+        xs.append(x * (i + 1))
+    s = 0.0
+    for v, w in zip(xs, xs):
+        xs[2] = x * x
+        s = s + v * w
+    return s
+
+
+def copied_parameter(xs, x):
+    ys = list(xs)
+    s = 0.0
+    for v in ys:
+        ys[2] = v * x
+        s = s + v
+    return s
+'''
+
+
+@pytest.mark.parametrize("name, args", [("grown_then_written", (1.3, 5)),
+                                        ("filled_then_written", (1.3,)),
+                                        ("reversed_grown", (1.3, 5)),
+                                        ("zipped_grown", (1.3, 5))])
+@pytest.mark.parametrize("api", ["grad", "vjp", "jvp", "hessian"])
+def test_a_run_time_list_written_while_iterated(tmp_path, name, args, api):
+    """A list of a run-time length iterated by `for v in xs:` (enumerate,
+    zip, reversed of it) whose body writes into it: the iteration read the
+    list's version from before the loop, while the generated code read the
+    list as it is (Python's meaning), so the write's adjoint was dropped and
+    the item's went to the old version: grown_then_written's gradient at
+    (1.3, 5) was 12.0 (right: 14.6), filled_then_written's 2.0 (right: 4.6),
+    reversed_grown's 14.0 (right: 16.6). The loop reads its item from the
+    version of the list it carries."""
+    src = import_source(tmp_path, RUN_TIME_WRITTEN_SRC, f"found_adversary15_run_time_{name}")
+    f = getattr(src, name)
+    rest = args[1:]
+    if api == "hessian":
+        got = s2s_ad.hessian(f, wrt=0)(*args)
+        h = 1e-4
+        want = (f(args[0] + h, *rest) - 2.0 * f(*args) + f(args[0] - h, *rest)) / (h * h)
+        assert np.isclose(got, want, rtol=1e-5, atol=1e-6), (got, want)
+        return
+    want = _fd(f, args, 0)
+    if api == "grad":
+        got = s2s_ad.grad(f, wrt=0)(*args)
+    elif api == "vjp":
+        got = s2s_ad.vjp(f, *args)[1](1.0)[0]
+    else:
+        got = s2s_ad.jvp(f, wrt=0)(*args, dx=1.0)[1]
+    assert np.isclose(got, want, rtol=1e-6), (got, want)
+
+
+def test_iterated_while_written_by_one_parameter(tmp_path):
+    """tests/list_writes_src.py's iterated_while_written, differentiated with
+    respect to `a` alone: the item read at each iteration was taken for one
+    of the list before the loop (a function of `xs` only), so the writes'
+    dependence on `a` was cut: 7.11 at ([0.5, 1.2, -0.3, 0.8], 0.7), right
+    14.94 (with respect to both parameters the shared adjoint list hid it)."""
+    from tests import list_writes_src as src
+    f = src.iterated_while_written
+    xs = [0.5, 1.2, -0.3, 0.8]
+    want = _fd(lambda a: f(xs, a), (0.7,), 0)
+    assert np.isclose(s2s_ad.grad(f, wrt=1)(xs, 0.7), want, rtol=1e-6)
+    assert np.isclose(s2s_ad.jvp(f, wrt=1)(xs, 0.7, da=1.0)[1], want, rtol=1e-6)
+
+
+def test_a_copy_of_a_list_parameter_written_while_iterated(tmp_path):
+    """`ys = list(xs)` of a list parameter, then `for v in ys: ys[2] = v * x`:
+    the copy has the parameter's length while lowering, so the loop is
+    unrolled and reads each item anew: the gradient in `x` at ([1, 2, 3],
+    1.3) was 0.0 (right: 2.0), in `xs` [1, 1, 0] (right: [1, 2.3, 0])."""
+    src = import_source(tmp_path, RUN_TIME_WRITTEN_SRC, "found_adversary15_run_time_copy")
+    f = src.copied_parameter
+    g_xs, g_x = s2s_ad.grad(f, wrt=(0, 1))([1.0, 2.0, 3.0], 1.3)
+    assert np.isclose(g_x, _fd(lambda x: f([1.0, 2.0, 3.0], x), (1.3,), 0), rtol=1e-6)
+    want = [_fd(lambda t: f([1.0, 2.0, 3.0][:k] + [t] + [1.0, 2.0, 3.0][k + 1:], 1.3),
+                ([1.0, 2.0, 3.0][k],), 0) for k in range(3)]
+    assert np.allclose(g_xs, want, rtol=1e-6), (g_xs, want)
