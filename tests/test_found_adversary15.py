@@ -91,6 +91,23 @@ def power_where_positive(a):
     return np.sum(np.where(a > 0, a ** 0.5, a))
 
 
+def safe_mean(a):
+    n = np.maximum(a - 1.0, 0.0)
+    return np.sum(np.where(n > 0, a / n, 0.0))
+
+
+def safe_mean_of_rows(a):
+    rows = np.outer(np.ones(2), a) * np.array([[1.0], [2.0]])
+    n = np.maximum(a - 1.0, 0.0)
+    return np.sum(np.where(n > 0, rows / n, 0.0))
+
+
+def safe_mean_of_itself(a):
+    n = a - 0.5
+    q = np.outer(np.ones(2), a) / n
+    return np.sum(np.where(q > 0, np.sqrt(q), 0.0))
+
+
 def named_steps(a):
     ok = a > 0
     r = np.sqrt(a)
@@ -127,7 +144,8 @@ def _fd_array(f, a, h=1e-6):
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @pytest.mark.parametrize("name", ["root_where_positive", "root_in_the_else",
-                                  "power_where_positive",
+                                  "power_where_positive", "safe_mean", "safe_mean_of_rows",
+                                  "safe_mean_of_itself",
                                   "named_steps", "in_a_loop", "in_a_helper"])
 @pytest.mark.parametrize("api", ["grad", "vjp", "checkpoint", "jvp"])
 def test_where_discarding_an_infinite_derivative(tmp_path, name, api):

@@ -22,12 +22,17 @@ branch (``s2s_ad.reverse.untouched``) does for numbers:
 
 Only where that is exact: the ``np.where`` is the only contribution to
 ``v``'s adjoint, in the same region as ``v``'s producer; the producer is
-elementwise with one array operand ``u`` (``np.sqrt(u)``, ``1.0 / u``,
-``u ** 0.5``, ``np.maximum(u, 0.1)``), so its backward is elementwise too; and ``c`` is a
-comparison of ``u`` or ``v`` with a number, so it has their shape (the
-where's adjoint was not summed over axes ``c`` broadcast ``v`` to). A
-masked element's adjoint is then zero by structure, not by value, and the
-backward's value there is the zero it would be with a finite derivative.
+elementwise (``np.sqrt(u)``, ``u ** 0.5``, ``s / n``), so its backward is
+elementwise too before it is summed to an operand's shape; and ``c`` is a
+comparison of one of its operands, or of ``v``, with a number, so ``c``'s
+shape broadcasts into ``v``'s (the where's adjoint was not summed over axes
+``c`` broadcast ``v`` to, and an element of an operand that ``v`` was
+broadcast from meets one value of ``c``). A masked element's adjoint is
+then zero by structure, not by value, and the backward's value there is the
+zero it would be with a finite derivative. The safe mean, ``np.where(n >
+0, s / n, 0.0)``, is the same case:
+
+    ds = unbroadcast(np.where(t1, dt2 / n, 0.0), s)
 """
 
 from __future__ import annotations
@@ -43,17 +48,16 @@ from s2s_ad.rules.numpy import BROADCASTING, SAME_SHAPE
 _COMPARISONS = frozenset(("gt", "ge", "lt", "le", "eq", "ne"))
 
 
-def _one_array_operand(op: ir.Op) -> ir.Value | None:
-    """The operand of an elementwise op whose other operands are numbers
-    written in the code, or None."""
+def _elementwise(op: ir.Op) -> list[ir.Value] | None:
+    """The array operands of an elementwise op (its other operands numbers
+    written in the code), or None for any other op."""
     rule = RULES.get(op.prim)
     if op.callee is not None or rule is None or op.prim == "array.setitem" \
             or op.prim not in SAME_SHAPE and op.prim not in BROADCASTING and not rule.broadcast:
         return None
-    values = [a for a in op.args if isinstance(a, ir.Value)]
-    if len(values) != 1 or any(not isinstance(a, (ir.Value, ir.Const)) for a in op.args):
+    if any(not isinstance(a, (ir.Value, ir.Const)) for a in op.args):
         return None
-    return values[0]
+    return [a for a in op.args if isinstance(a, ir.Value)] or None
 
 
 def _compared(test: ir.Op | None) -> ir.Value | None:
@@ -84,22 +88,44 @@ def plan(func: ir.Function) -> dict:
         for i in (1, 2):
             v = op.args[i]
             made = producers.get(id(v)) if isinstance(v, ir.Value) else None
-            if made is None or uses.get(id(v)) != 1 \
-                    or compared is not _one_array_operand(made) and compared is not v \
+            operands = _elementwise(made) if made is not None else None
+            if operands is None or uses.get(id(v)) != 1 \
+                    or compared is not v and not any(a is compared for a in operands) \
                     or scope[id(v)].region is not scope[id(op.out)].region:
                 continue
             out[id(made)] = (op.args[0], i == 1)
     return out
 
 
-def wrap(sweep, op: ir.Op, contrib: ast.expr) -> ast.expr:
-    """``op``'s backward ``contrib`` under its mask, where it has one and the
-    backward may be infinite; else ``contrib``."""
+def wrap(sweep, op: ir.Op, i: int, contrib: ast.expr) -> ast.expr:
+    """``op``'s backward ``contrib`` to operand ``i`` under its mask, where it
+    has one and the backward may be infinite; else ``contrib``. The mask
+    applies to the backward before it is summed to the operand's shape
+    (``unbroadcast(np.where(c, g / n, 0.0), s)`` for ``s / n``), or to all of
+    it where the operand has the result's shape."""
     mask = sweep.masks.get(id(op))
-    if mask is None or not may_be_infinite(contrib) or _one_array_operand(op) is None:
+    if mask is None or not may_be_infinite(contrib):
         return contrib
     test, keep = mask
-    zero = ast.Constant(0.0)
-    picked = [contrib, zero] if keep else [zero, contrib]
-    return ast.Call(ast.Attribute(ast.Name(sweep.modules["numpy"], ast.Load()), "where",
-                                  ast.Load()), [sweep.ref(test)] + picked, [])
+
+    def masked(e: ast.expr) -> ast.expr:
+        picked = [e, ast.Constant(0.0)] if keep else [ast.Constant(0.0), e]
+        return ast.Call(ast.Attribute(ast.Name(sweep.modules["numpy"], ast.Load()), "where",
+                                      ast.Load()), [sweep.ref(test)] + picked, [])
+
+    unbroadcast = sweep.arrays.named("unbroadcast")
+
+    def under(e: ast.expr, same_shape: bool) -> ast.expr | None:
+        if isinstance(e, ast.IfExp):  # `g if flat else unbroadcast(g, x)` (flat_shapes)
+            body, orelse = under(e.body, True), under(e.orelse, same_shape)
+            return None if body is None or orelse is None else ast.IfExp(e.test, body, orelse)
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) \
+                and e.func.id == unbroadcast and len(e.args) == 2:
+            return ast.Call(e.func, [masked(e.args[0]), e.args[1]], e.keywords)
+        return masked(e) if same_shape else None
+
+    shapes = sweep.arrays.shapes
+    same = len(_elementwise(op)) == 1 or shapes.get(id(op.args[i])) is not None \
+        and shapes.get(id(op.args[i])) is shapes.get(id(op.out))  # the operand has the result's shape
+    made = under(contrib, same)
+    return contrib if made is None else made

@@ -522,7 +522,7 @@ class _Sweep(StructuredSweep, CallSites):
                     out.append(inplace.reverse_read(self, op, g))
                     continue
                 contrib, text = self.arrays.expression(op, i, g, self.ref)
-                contrib = masked.wrap(self, op, contrib)
+                contrib = masked.wrap(self, op, i, contrib)
                 alias = (arg.var is None and not passed_on and sum(a is arg for a in op.args) == 1)
                 stmts = self.accumulate(arg, contrib, alias, reverse_comment(op, i, arg, text), op, i,
                                         text)
