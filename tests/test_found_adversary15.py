@@ -91,6 +91,10 @@ def power_where_positive(a):
     return np.sum(np.where(a > 0, a ** 0.5, a))
 
 
+def root_within_bounds(a):
+    return np.sum(np.where((a > 0) & (a < 5.0), np.sqrt(a), 0.0))
+
+
 def safe_mean(a):
     n = np.maximum(a - 1.0, 0.0)
     return np.sum(np.where(n > 0, a / n, 0.0))
@@ -145,7 +149,7 @@ def _fd_array(f, a, h=1e-6):
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @pytest.mark.parametrize("name", ["root_where_positive", "root_in_the_else",
                                   "power_where_positive", "safe_mean", "safe_mean_of_rows",
-                                  "safe_mean_of_itself",
+                                  "safe_mean_of_itself", "root_within_bounds",
                                   "named_steps", "in_a_loop", "in_a_helper"])
 @pytest.mark.parametrize("api", ["grad", "vjp", "checkpoint", "jvp"])
 def test_where_discarding_an_infinite_derivative(tmp_path, name, api):

@@ -24,7 +24,8 @@ Only where that is exact: the ``np.where`` is the only contribution to
 ``v``'s adjoint, in the same region as ``v``'s producer; the producer is
 elementwise (``np.sqrt(u)``, ``u ** 0.5``, ``s / n``), so its backward is
 elementwise too before it is summed to an operand's shape; and ``c`` is a
-comparison of one of its operands, or of ``v``, with a number, so ``c``'s
+comparison of one of its operands, or of ``v``, with a number (or an
+``&`` of such comparisons), so ``c``'s
 shape broadcasts into ``v``'s (the where's adjoint was not summed over axes
 ``c`` broadcast ``v`` to, and an element of an operand that ``v`` was
 broadcast from meets one value of ``c``). A masked element's adjoint is
@@ -60,14 +61,22 @@ def _elementwise(op: ir.Op) -> list[ir.Value] | None:
     return [a for a in op.args if isinstance(a, ir.Value)] or None
 
 
-def _compared(test: ir.Op | None) -> ir.Value | None:
-    """What a comparison with a number compares, or None."""
-    if test is None or test.prim not in _COMPARISONS:
+def _compared(test: ir.Op | None, producers: dict, depth: int = 0) -> list[ir.Value] | None:
+    """What a comparison with a number compares, or the comparisons a
+    ``np.logical_and`` of them (``(a > 0) & (a < 5.0)``) makes, or None."""
+    if test is None or depth > 8:
+        return None
+    if test.prim == "np.logical_and":
+        if any(not isinstance(a, ir.Value) for a in test.args):
+            return None
+        parts = [_compared(producers.get(id(a)), producers, depth + 1) for a in test.args]
+        return None if any(p is None for p in parts) else [v for p in parts for v in p]
+    if test.prim not in _COMPARISONS:
         return None
     values = [a for a in test.args if isinstance(a, ir.Value)]
     if len(values) != 1 or any(not isinstance(a, (ir.Value, ir.Const)) for a in test.args):
         return None
-    return values[0]
+    return values
 
 
 def plan(func: ir.Function) -> dict:
@@ -80,7 +89,7 @@ def plan(func: ir.Function) -> dict:
     for op in ops:
         if op.prim != "np.where" or not isinstance(op.args[0], ir.Value):
             continue
-        compared = _compared(producers.get(id(op.args[0])))
+        compared = _compared(producers.get(id(op.args[0])), producers)
         if compared is None:
             continue
         if uses is None:
@@ -90,7 +99,7 @@ def plan(func: ir.Function) -> dict:
             made = producers.get(id(v)) if isinstance(v, ir.Value) else None
             operands = _elementwise(made) if made is not None else None
             if operands is None or uses.get(id(v)) != 1 \
-                    or compared is not v and not any(a is compared for a in operands) \
+                    or any(c is not v and not any(a is c for a in operands) for c in compared) \
                     or scope[id(v)].region is not scope[id(op.out)].region:
                 continue
             out[id(made)] = (op.args[0], i == 1)
