@@ -91,6 +91,15 @@ def power_where_positive(a):
     return np.sum(np.where(a > 0, a ** 0.5, a))
 
 
+def root_times_a_column(a):
+    b = np.array([1.0, 2.0, 3.0])
+    return np.sum(np.where(a > 0, np.sqrt(a) * (a + b), 0.0))
+
+
+def exp_of_the_root(a):
+    return np.sum(np.where(a > 0, np.exp(np.sqrt(a)), 0.0))
+
+
 def root_within_bounds(a):
     return np.sum(np.where((a > 0) & (a < 5.0), np.sqrt(a), 0.0))
 
@@ -150,8 +159,9 @@ def _fd_array(f, a, h=1e-6):
 @pytest.mark.parametrize("name", ["root_where_positive", "root_in_the_else",
                                   "power_where_positive", "safe_mean", "safe_mean_of_rows",
                                   "safe_mean_of_itself", "root_within_bounds",
+                                  "root_times_a_column", "exp_of_the_root",
                                   "named_steps", "in_a_loop", "in_a_helper"])
-@pytest.mark.parametrize("api", ["grad", "vjp", "checkpoint", "jvp"])
+@pytest.mark.parametrize("api", ["grad", "vjp", "checkpoint", "jvp", "hvp"])
 def test_where_discarding_an_infinite_derivative(tmp_path, name, api):
     """`np.where(a > 0, np.sqrt(a), 0.0)` discards the nan `np.sqrt` gives
     where `a < 0`, and the function is 0 near such an `a`; the reverse sweep
@@ -159,7 +169,12 @@ def test_where_discarding_an_infinite_derivative(tmp_path, name, api):
     derivative: root_where_positive's gradient at (0.7, -1.3, 2.1) was
     (0.0, nan, 0.0) + ... = [1.2549, nan, 2.1737] (right: [1.2549, 0.0,
     2.1737], which forward mode gave). The producer's backward is taken
-    under the where's condition."""
+    under the where's condition, and so is every backward before it whose
+    adjoint is zero there by structure (`np.sqrt(a) * b`: b's adjoint reads
+    the nan root; exp_of_the_root: [1.380, nan, 1.470], right [1.380, 0,
+    1.470]), which also covers the gradient of the JVP module (hvp: its
+    tangent `da / (2 * t2)` is discarded by the tangent's where: [0.269,
+    nan, -0.104], right [0.269, 0, -0.104])."""
     src = import_source(tmp_path, WHERE_SRC, f"found_adversary15_where_{name}")
     f = getattr(src, name)
     a = np.array([0.7, -1.3, 2.1])
@@ -170,6 +185,14 @@ def test_where_discarding_an_infinite_derivative(tmp_path, name, api):
         got = s2s_ad.grad(f, checkpoint=True)(a.copy())
     elif api == "vjp":
         got = s2s_ad.vjp(f, a.copy())[1](1.0)[0]
+    elif api == "hvp":
+        v = np.array([0.3, 0.5, -0.2])
+        got = s2s_ad.hvp(f)(a.copy(), v)
+        grad = s2s_ad.grad(f)  # checked against central differences by api="grad"
+        want = (grad(a + 1e-5 * v) - grad(a - 1e-5 * v)) / 2e-5
+        assert np.all(np.isfinite(got)), got
+        assert np.allclose(got, want, rtol=1e-4, atol=1e-6), (got, want)
+        return
     else:
         got = np.array([s2s_ad.jvp(f)(a.copy(), da=e)[1] for e in np.eye(3)])
     assert np.all(np.isfinite(got)), got

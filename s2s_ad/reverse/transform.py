@@ -97,7 +97,7 @@ class _Sweep(StructuredSweep, CallSites):
         # by subscript assignment and of parameters read by index in a loop,
         # which only this sweep holds (s2s_ad.reverse.inplace).
         self.arrays = ArraySweep(func, self.namer) if "numpy" in func.modules else None
-        self.masks = masked.plan(func) if self.arrays is not None else {}
+        self.masks = masked.plan(func, self.arrays.shapes) if self.arrays is not None else {}
         """id of an op whose backward is taken where an np.where picked its
         result -> (the condition, whether it picks where it holds)."""
         self.region_loop: dict[int, object] = {}
