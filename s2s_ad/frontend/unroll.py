@@ -117,7 +117,7 @@ def _live(lo, node: ast.expr, items: list):
         if len(items) != n:
             raise lo.src.error(node, "the loop's body changes the length of the list (or the "
                                "keys of the dict) it iterates over; loop over a copy "
-                               "(`list(xs)`) or over `range(n)`")
+                               "(`xs[:]`) or over `range(n)`")
         return k
 
     if isinstance(node, ast.Name):
