@@ -200,6 +200,28 @@ def test_where_discarding_an_infinite_derivative(tmp_path, name, api):
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_where_mask_is_not_carried_through_a_cross_product(tmp_path):
+    """np.cross broadcasts, but each component of its result reads the two
+    others: the zero the where leaves in `w`'s adjoint where `w <= 0` is not
+    one of `a`'s there (a mask carried through it gave [0, -0.458, 0.644] at
+    a = (0.3, -1.2, 0.8), b = (1.1, 0.4, 0.5); right [-0.126, -0.458,
+    0.644])."""
+    src = import_source(tmp_path, '''
+import numpy as np
+
+
+def cross_then_root(a, b):
+    w = np.cross(a, b)
+    return np.sum(np.where(w > 0, np.sqrt(w), 0.0))
+''', "found_adversary15_where_cross")
+    a, b = np.array([0.3, -1.2, 0.8]), np.array([1.1, 0.4, 0.5])
+    got = s2s_ad.grad(src.cross_then_root, wrt=(0, 1))(a.copy(), b.copy())
+    want = (_fd_array(lambda t: src.cross_then_root(t, b), a),
+            _fd_array(lambda t: src.cross_then_root(a, t), b))
+    assert np.allclose(got[0], want[0], rtol=1e-6) and np.allclose(got[1], want[1], rtol=1e-6)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_where_mask_is_not_taken_for_another_use(tmp_path):
     """The root read besides the where (`r * 0.0`, nan at `a < 0` in the
     function itself) keeps its backward unmasked: its adjoint is not zero

@@ -52,13 +52,17 @@ from s2s_ad.rules import RULES
 from s2s_ad.rules.numpy import BROADCASTING, SAME_SHAPE
 
 _COMPARISONS = frozenset(("gt", "ge", "lt", "le", "eq", "ne"))
+_NOT_ELEMENTWISE = frozenset(("array.setitem", "np.cross"))
+"""Of the primitives that broadcast or keep their operand's shape, those
+whose result's element reads other elements (``np.cross``: the other two
+components), so that a mask of the result is none of an operand."""
 
 
 def _elementwise(op: ir.Op) -> list[ir.Value] | None:
     """The array operands of an elementwise op (its other operands numbers
     written in the code), or None for any other op."""
     rule = RULES.get(op.prim)
-    if op.callee is not None or rule is None or op.prim == "array.setitem" \
+    if op.callee is not None or rule is None or op.prim in _NOT_ELEMENTWISE \
             or op.prim not in SAME_SHAPE and op.prim not in BROADCASTING and not rule.broadcast:
         return None
     if any(not isinstance(a, (ir.Value, ir.Const)) for a in op.args):
