@@ -149,7 +149,8 @@ class Seeing:
     Every other attribute is the current derivative's (its source, its
     origin, ...), read when asked, as the code it runs may change."""
 
-    __slots__ = ("_base", "_made", "_fingerprint", "_unchanged", "_again", "__weakref__")
+    __slots__ = ("_base", "_made", "_fingerprint", "_unchanged", "_again", "_renamed",
+                 "__weakref__")
     __s2s_ad_rechecked__ = True
     """(Read by the frontend: a derivative whose code may change between calls,
     which a function it differentiates cannot call; docs/calls.md.)"""
@@ -157,6 +158,23 @@ class Seeing:
     def __init__(self, base, made, fp, unchanged, again):
         self._base, self._made, self._fingerprint, self._unchanged, self._again = \
             base, made, fp, unchanged, again
+        self._renamed: dict = {}
+
+    def _remade(self) -> None:
+        """Ask for the derivative again. Its seed may get another name: it is
+        named after the returned value's SSA name (``ds_1``), which depends on
+        what the code unrolls (a module-level list of numbers grown by one
+        item adds one version of ``s``); a call made with the seed's old name
+        (ours, passing it on, or the caller's) gives it to the new one."""
+        old = self._made
+        self._made = self._again()
+        before, after = _seeds(self._base, old), _seeds(self._base, self._made)
+        if len(before) == len(after) and before != after:
+            moved = dict(zip(before, after))
+            self._renamed = {k: moved.get(v, v) for k, v in self._renamed.items()}
+            self._renamed.update((a, b) for a, b in moved.items() if a != b)
+            for name in after:
+                self._renamed.pop(name, None)
 
     def current(self) -> Callable:
         """The derivative for what the globals and the object hold now."""
@@ -165,7 +183,8 @@ class Seeing:
             if hit is None:  # it cannot be watched any more: asked on every call
                 return self._again()
             if hit[0] != self._fingerprint:
-                self._made, self._fingerprint = self._again(), hit[0]
+                self._remade()
+                self._fingerprint = hit[0]
             self._unchanged = hit[1]
             self._own_call(hit[3])
         return self._made
@@ -174,9 +193,10 @@ class Seeing:
         """Nothing for a :class:`Seeing` (see :class:`_OwnCall`)."""
 
     def __call__(self, *args, **kwargs):
-        if self._unchanged():
-            return self._made(*args, **kwargs)
-        return self.current()(*args, **kwargs)
+        made = self._made if self._unchanged() else self.current()
+        if self._renamed:
+            kwargs = {self._renamed.get(k, k): v for k, v in kwargs.items()}
+        return made(*args, **kwargs)
 
     def __getattr__(self, name):
         if name in Seeing.__slots__:  # not set yet (a copy being made)
@@ -217,7 +237,9 @@ class _OwnCall(Seeing):
     def _own_call(self, reads) -> None:
         cls = type(self)
         held = reads.held_strongly() if reads is not None else None
-        if held is None:  # a bound method's check, or an object read is gone
+        if held is None or self._renamed:
+            # a bound method's check, or an object read is gone; or a seed
+            # renamed (Seeing.__call__ gives the old name to the new seed)
             cls.__call__ = Seeing.__call__
             return
         terms, space = held
@@ -265,8 +287,20 @@ class _Fingerprinted(Seeing):
     def current(self) -> Callable:
         now = fingerprint.fingerprint(self._base)
         if now != self._fingerprint:
-            self._made, self._fingerprint = self._again(), now
+            self._remade()
+            self._fingerprint = now
         return self._made
+
+
+def _seeds(base, made) -> list[str]:
+    """The keyword-only parameters of the derivative ``made`` that are no
+    parameters of ``base``: its seeds (``ds_1``), in order."""
+    try:
+        own = inspect.signature(base).parameters
+        params = inspect.signature(made).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in params if p.kind is p.KEYWORD_ONLY and p.name not in own]
 
 
 def _defaults_fixed(base, made) -> bool:

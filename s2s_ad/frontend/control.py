@@ -590,6 +590,16 @@ class ControlFlow(Iteration):
                 self.undefined[t] = (node, "it is the loop variable; s2s-ad does not keep it "
                                      "after the loop")
 
+    iterated_now: dict = {}
+    """id of a run-time list -> its version carried by the loop whose
+    iteration is being bound (:meth:`iterated`)."""
+
+    def iterated(self, seq):
+        """The list a loop's iteration reads its item from: ``seq``'s version
+        the loop carries (one its body writes into: ``for v in xs: xs[2] =
+        ...`` reads the new ``xs[2]`` at the third iteration), else ``seq``."""
+        return self.iterated_now.get(id(seq), seq)
+
     def _loop_once(self, node, target, seq, bounds, carried, kinds, has_break, has_cont,
                    has_ret, is_for, binds):
         before = self.env
@@ -640,11 +650,17 @@ class ControlFlow(Iteration):
         if RET in self.env:
             # A loop iteration only starts while nothing has returned.
             self.env[RET] = ir.Const(False)
+        # a run-time list the body writes into is carried: Python's iterator
+        # reads each item from the list as it is when the iteration starts
+        saved_now, self.iterated_now = self.iterated_now, {
+            id(before[v]): self.env[v] for v in carried if kinds[v] == "list"}
         if seq is not None:
-            self.env[target] = self.emit("getitem", [seq, index], node.target, target,
-                                         text=f"{target} = {seq.name}[{index.name}]")
+            now = self.iterated(seq)
+            self.env[target] = self.emit("getitem", [now, index], node.target, target,
+                                         text=f"{target} = {now.name}[{index.name}]")
         for name, bind in binds or []:
             self.env[name.id] = bind(index)
+        self.iterated_now = saved_now
         # (a list the loop carries item by item is a new list each iteration)
         shapes = {v: s for v, s in _shapes(before).items() if v not in plan}
         dicts = dict_writes.snapshot(before)

@@ -66,6 +66,13 @@ class Iteration:
     """Mixed into ``frontend._Lowering`` through :class:`ControlFlow`; uses its
     ``src``, ``env``, ``expr``, ``emit`` and ``resolve``."""
 
+    def _item(self, seq, k, name: ast.Name):
+        """``name = seq[k]`` bound at the top of an iteration, from the list as
+        it is then (``iterated``: the version the loop carries)."""
+        now = self.iterated(seq)
+        return self.emit("getitem", [now, k], name, name.id,
+                         text=f"{name.id} = {now.name}[{k.name}]")
+
     def reversed_list(self, it: ast.expr, name: ast.Name):
         """``for x in reversed(xs)`` over a list parameter: ``len(xs)``
         iterations, ``x`` bound to ``xs[len(xs) - 1 - k]``. None otherwise."""
@@ -85,8 +92,7 @@ class Iteration:
 
         def bind(k):
             at = self.emit("sub", [last, k], it, text=f"{ast.unparse(it)}: position")
-            return self.emit("getitem", [seq, at], name, name.id,
-                             text=f"{name.id} = {seq.name}[{at.name}]")
+            return self._item(seq, at, name)
         return n, (name, bind)
 
     def array_rows(self, it: ast.expr, name: ast.Name, loop: ast.For):
@@ -208,8 +214,7 @@ class Iteration:
                 raise self.src.error(arg, f"`{it.func.id}` in a `for` loop iterates over list "
                                      "or tuple parameters (unchanged) or arrays only")
             lengths.append(self.seq_len(param.value, arg))
-            binds.append((name, lambda k, seq=param.value, name=name: self.emit(
-                "getitem", [seq, k], name, name.id, text=f"{name.id} = {seq.name}[{k.name}]")))
+            binds.append((name, lambda k, seq=param.value, name=name: self._item(seq, k, name)))
         if fn is builtins.enumerate:
             first = names[0]
             if not isinstance(first, ast.Name):

@@ -94,10 +94,69 @@ def unroll_items(lo, node: ast.For) -> bool:
     if len(items) > UNROLL_LIMIT:
         raise lo.src.error(node, f"this loop over {len(items)} items would be unrolled; "
                            f"s2s-ad unrolls such loops up to {UNROLL_LIMIT} times")
-    for v in items:
+    live = _live(lo, node.iter, items)
+    for k, v in enumerate(items):
+        if live is not None:
+            v = live(k)
         lo.assign(node.target, v, node.iter)
         _static_block(lo, node.body)
     return True
+
+
+def _live(lo, node: ast.expr, items: list):
+    """For an iterable that reads a list or dict known while lowering as the
+    loop goes (the list itself, ``reversed``/``enumerate``/``zip`` of it, a
+    dict's ``values()``/``items()``): a function giving the item Python reads
+    at iteration k, after the body's writes of the iterations before
+    (``for v in xs: xs[2] = x * x`` reads the new ``xs[2]`` at the third),
+    ``items`` (as the loop starts) where a column of ``zip`` is fixed; None where the items are fixed when the loop starts (a tuple, a copy:
+    ``sorted(xs)``, ``xs[:]``, a display). A loop whose body changes the
+    list's length or the dict's keys is refused: Python would read more or
+    fewer items, or raise."""
+    def length_kept(items, n, k):
+        if len(items) != n:
+            raise lo.src.error(node, "the loop's body changes the length of the list (or the "
+                               "keys of the dict) it iterates over; loop over a copy "
+                               "(`xs[:]`) or over `range(n)`")
+        return k
+
+    if isinstance(node, ast.Name):
+        s = lo.env.get(node.id)
+        if not isinstance(s, StaticList):
+            return None
+        n = len(s.items)
+        return lambda k: s.items[length_kept(s.items, n, k)]
+    view = node.func.attr if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+        and node.func.attr in ("items", "values") and not node.args else None
+    if view is not None:
+        d = _known(lo, node.func.value)
+        if not isinstance(d, StaticDict):
+            return None
+        keys = list(d.items)
+
+        def item(k):
+            if list(d.items) != keys:
+                length_kept((), 1, k)
+            return d.items[keys[k]] if view == "values" else (ir.Const(keys[k]), d.items[keys[k]])
+        return item
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id not in lo.env and not node.keywords and node.args):
+        return None
+    fn = lo.src.globals.get(node.func.id, getattr(builtins, node.func.id, None))
+    if fn is builtins.reversed and len(node.args) == 1 and isinstance(node.args[0], ast.Name):
+        inner = _live(lo, node.args[0], items[::-1])
+        return None if inner is None else (lambda k: inner(len(items) - 1 - k))
+    if fn is builtins.enumerate:
+        inner = _live(lo, node.args[0], [row[1] for row in items])
+        return None if inner is None else (lambda k: _Row((items[k][0], inner(k))))
+    if fn is builtins.zip:
+        columns = [_live(lo, a, [row[j] for row in items]) for j, a in enumerate(node.args)]
+        if all(c is None for c in columns):
+            return None
+        # the other columns are read once (ranges, displays: built before the loop)
+        return lambda k: _Row(c(k) if c is not None else items[k][j]
+                              for j, c in enumerate(columns))
+    return None
 
 
 class _Row(tuple):

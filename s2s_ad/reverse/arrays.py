@@ -102,6 +102,10 @@ class ArraySweep:
         """The generated name of helper ``base``, defining it on first use."""
         return define(base, self.np, self.namer.fresh, self._helper_names, self.helpers)
 
+    def named(self, base: str) -> str | None:
+        """The generated name of helper ``base`` if it is defined, else None."""
+        return self._helper_names.get(base)
+
     def seed(self, result: ast.expr, seed: str) -> Stmt:
         """``dy = dy * np.ones_like(y)``: an array result's seed (1.0 by default)
         takes the result's shape, so every adjoint has its value's shape."""

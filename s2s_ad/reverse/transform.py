@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import ast
 
-from s2s_ad.reverse import (analysis, checkpoint, element_lists, element_writes, inplace,
+from s2s_ad.reverse import (analysis, checkpoint, element_lists, element_writes, inplace, masked,
                             out_of_place, scatters, shifts, untouched, views)
 from s2s_ad.reverse import lists as runtime_lists
 from s2s_ad import ir
@@ -97,6 +97,9 @@ class _Sweep(StructuredSweep, CallSites):
         # by subscript assignment and of parameters read by index in a loop,
         # which only this sweep holds (s2s_ad.reverse.inplace).
         self.arrays = ArraySweep(func, self.namer) if "numpy" in func.modules else None
+        self.masks = masked.plan(func, self.arrays.shapes) if self.arrays is not None else {}
+        """id of an op whose backward is taken where an np.where picked its
+        result -> (the condition, whether it picks where it holds)."""
         self.region_loop: dict[int, object] = {}
         self.loop_parent: dict[int, object] = {}
         self._map_regions(func.body, None)
@@ -519,6 +522,7 @@ class _Sweep(StructuredSweep, CallSites):
                     out.append(inplace.reverse_read(self, op, g))
                     continue
                 contrib, text = self.arrays.expression(op, i, g, self.ref)
+                contrib = masked.wrap(self, op, i, contrib)
                 alias = (arg.var is None and not passed_on and sum(a is arg for a in op.args) == 1)
                 stmts = self.accumulate(arg, contrib, alias, reverse_comment(op, i, arg, text), op, i,
                                         text)
