@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import s2s_ad
+from tests.array_oracle import fd_gradient as _fd
 from tests.modules import import_source
 
 WHERE_SRC = '''
@@ -156,23 +157,6 @@ WHERE_POINTS = {
     "where_cond_of_masked_value": (A,), "sum_where_sqrt": (A,), "mean_where_log": (A,),
     "sum_where_axis_sqrt": (M,), "sum_where_div": (A,), "where_int_vals": (A,),
 }
-
-
-def _fd(f, args, i, h=1e-6):
-    """Central differences of f in its argument i (a number or an array)."""
-    a = args[i]
-    if isinstance(a, float):
-        up, down = list(args), list(args)
-        up[i], down[i] = a + h, a - h
-        return (f(*up) - f(*down)) / (2 * h)
-    out = np.zeros(a.shape)
-    for k in np.ndindex(a.shape):
-        up, down = list(args), list(args)
-        up[i], down[i] = a.copy(), a.copy()
-        up[i][k] += h
-        down[i][k] -= h
-        out[k] = (f(*up) - f(*down)) / (2 * h)
-    return out
 
 
 def _tangent_columns(f, args, i):
@@ -343,3 +327,60 @@ def test_list_written_while_iterated_against_central_differences(tmp_path, name,
             got = _tangent_columns(f, copy, i) if isinstance(a, np.ndarray) else \
                 s2s_ad.jvp(f, wrt=i)(*copy, **{"d" + f.__code__.co_varnames[i]: 1.0})[1]
         assert np.allclose(got, want, rtol=1e-6, atol=1e-8), (name, i, got, want)
+
+
+TWO_WHERES_SRC = '''
+import numpy as np
+
+
+def two_conditions(a):
+    r = np.sqrt(a)
+    return np.sum(np.where(a > 0, r, 0.0) + np.where(a > 0.5, r * 2.0, 0.0))
+
+
+def kept_and_dropped(a):
+    r = np.sqrt(a)
+    return np.sum(np.where(a > 0, r, 0.0) + np.where(a <= 0, 0.0, r * 2.0))
+
+
+def another_array(a):
+    r = np.sqrt(a)
+    b = a * a - 2.0
+    return np.sum(np.where(b > 0, r * b, 0.0) + np.where(a > 0, r, 0.0))
+'''
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("name", ["two_conditions", "kept_and_dropped", "another_array"])
+@pytest.mark.parametrize("api", ["grad", "vjp", "jvp", "hvp"])
+def test_value_read_by_wheres_of_different_conditions(tmp_path, name, api):
+    """A root read by two wheres with different conditions (or one keeping
+    it where `a > 0`, the other dropping it where `a <= 0`) is discarded
+    where neither picks it, and the gradient there is 0; the mask was only
+    taken where all the wheres had one condition, so the zero adjoint met
+    sqrt's infinite derivative: two_conditions' gradient at (0.7, -1.3, 2.1)
+    was [1.793, nan, 1.035], right [1.793, 0, 1.035], and kept_and_dropped's
+    the same, another_array's (conditions on a and on a * a - 2) [0.598,
+    nan, 7.263], right [0.598, 0, 7.263]. The backward of the root is taken
+    under the or of the picks."""
+    src = import_source(tmp_path, TWO_WHERES_SRC, f"found_adversary16_wheres_{name}")
+    f = getattr(src, name)
+    args = (A,)
+    if api == "hvp":
+        v = np.array([0.3, 0.5, -0.2])
+        grad = s2s_ad.grad(f)
+        want = (grad(A + 1e-5 * v, *args[1:]) - grad(A - 1e-5 * v, *args[1:])) / 2e-5
+        got = s2s_ad.hvp(f)(*[x.copy() for x in args], v)
+        assert np.all(np.isfinite(got)), got
+        assert np.allclose(got, want, rtol=1e-4, atol=1e-6), (got, want)
+        return
+    want = _fd(f, args, 0)
+    if api == "grad":
+        got = s2s_ad.grad(f)(*[x.copy() for x in args])
+    elif api == "vjp":
+        got = s2s_ad.vjp(f, *[x.copy() for x in args])[1](1.0)[0]
+    else:
+        got = _tangent_columns(f, [x.copy() for x in args], 0)
+    assert np.all(np.isfinite(got)), got
+    assert np.allclose(got, want, rtol=1e-6, atol=1e-8), (got, want)
+
