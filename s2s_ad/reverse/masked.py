@@ -26,10 +26,12 @@ discarded value's (the value is made from it elementwise, or has its shape
 class), so the where's adjoint to the value is zero by structure wherever
 the condition did not pick: the where did not pick any element broadcast
 from it. :func:`plan` carries that zero back from the result: a value whose
-every read, in the same region, gives such a zero under one condition (a
-where, or an elementwise op whose own adjoint is zero there, the condition
-fitting the operand's shape) has a zero adjoint there too, and its
-producer's backward is taken under the condition (:func:`wrap`), before it
+every read, in the same region, gives such a zero (a where, or an
+elementwise op whose own adjoint is zero there, the condition fitting the
+operand's shape) has a zero adjoint wherever none of those conditions
+picks (read by ``np.where(a > 0, r, 0.0)`` and ``np.where(a > 0.5, 2.0 * r,
+0.0)``: where neither holds), and its producer's backward is taken there
+under the conditions (:func:`wrap`: ``np.logical_or`` of them), before it
 is summed back to an operand's shape, wherever it reads a forward value
 (``dt * t2`` reads the nan root; ``dt * 2.0`` is zero there anyway). The
 value a masked element gets is the zero it would have with finite
@@ -101,8 +103,10 @@ def _within(c: ir.Value, x: ir.Value, producers: dict, shapes: dict, depth: int)
 
 
 def plan(func: ir.Function, shapes: dict) -> dict:
-    """id of each op whose backward is taken under a mask -> (the where's
-    condition, whether it keeps the elements where the condition holds).
+    """id of each op whose backward is taken under a mask -> the picks of
+    the wheres that give it: each a where's condition and whether it keeps
+    the elements where the condition holds (elements no pick picks are
+    masked).
 
     A value's adjoint is zero by structure where a mask does not pick when
     every contribution its reads make is: a ``np.where``'s (the condition
@@ -137,17 +141,15 @@ def plan(func: ir.Function, shapes: dict) -> dict:
         add(r, None)
     out: dict = {}
     for op in reversed(ops):
-        mine = made.get(id(op.out))
-        mask = mine[0] if mine and all(
-            m is not None and m[0] is mine[0][0] and m[1] == mine[0][1] for m in mine) else None
+        mask = _joined(made.get(id(op.out)))
         if mask is not None and _elementwise(op) is not None:
-            out[id(op)] = mask[:2]
+            out[id(op)] = mask[0]
         else:
             mask = None
         if op.prim == "np.where" and isinstance(op.args[0], ir.Value):
             compared = _compared(producers.get(id(op.args[0])), producers)
             own = (None if compared is None else
-                   {i: (op.args[0], i == 1, compared) for i in (1, 2)})
+                   {i: (((op.args[0], i == 1),), compared) for i in (1, 2)})
         else:
             own = None
         for i, (a, flows) in enumerate(zip(op.args, analysis.differentiable(op))):
@@ -155,10 +157,27 @@ def plan(func: ir.Function, shapes: dict) -> dict:
                 continue
             m = own.get(i) if own is not None else mask
             if m is not None and (scope[id(a)].region is not scope[id(op.out)].region
-                                  or not fits(m[2], a)):
+                                  or not fits(m[1], a)):
                 m = None
             add(a, m)
     return out
+
+
+def _joined(masks: list | None) -> tuple | None:
+    """The mask of a value from those of the contributions to its adjoint:
+    zero where no contribution's mask picks, so the picks of them all (each
+    a condition and whether it keeps the elements where it holds), or None
+    where a contribution has no mask or some condition picks every element
+    (kept by one contribution, dropped by another)."""
+    if not masks or any(m is None for m in masks):
+        return None
+    picks: dict = {}
+    for m in masks:
+        for test, keep in m[0]:
+            picks.setdefault((id(test), keep), (test, keep))
+    if any((t, not keep) in picks for t, keep in picks):
+        return None
+    return tuple(picks.values()), [c for m in masks for c in m[1]]
 
 
 def _linear(contrib: ast.expr, sweep) -> bool:
@@ -190,15 +209,29 @@ def wrap(sweep, op: ir.Op, i: int, contrib: ast.expr) -> ast.expr:
     applies to the backward before it is summed to the operand's shape
     (``unbroadcast(np.where(c, g / n, 0.0), s)`` for ``s / n``), or to all of
     it where the operand has the result's shape."""
-    mask = sweep.masks.get(id(op))
-    if mask is None or _linear(contrib, sweep):
+    picks = sweep.masks.get(id(op))
+    if picks is None or _linear(contrib, sweep):
         return contrib
-    test, keep = mask
+    np_name = sweep.modules["numpy"]
+
+    def call(fn: str, args: list) -> ast.expr:
+        return ast.Call(ast.Attribute(ast.Name(np_name, ast.Load()), fn, ast.Load()), args, [])
+
+    keep = len(picks) > 1 or picks[0][1]
+
+    def condition() -> ast.expr:
+        if len(picks) == 1:
+            return sweep.ref(picks[0][0])
+        # picked by any of the wheres reading the value
+        parts = [sweep.ref(t) if k else call("logical_not", [sweep.ref(t)]) for t, k in picks]
+        made = parts[0]
+        for part in parts[1:]:
+            made = call("logical_or", [made, part])
+        return made
 
     def masked(e: ast.expr) -> ast.expr:
         picked = [e, ast.Constant(0.0)] if keep else [ast.Constant(0.0), e]
-        return ast.Call(ast.Attribute(ast.Name(sweep.modules["numpy"], ast.Load()), "where",
-                                      ast.Load()), [sweep.ref(test)] + picked, [])
+        return call("where", [condition()] + picked)
 
     unbroadcast = sweep.arrays.named("unbroadcast")
 
