@@ -136,9 +136,7 @@ def _checked(lo, target: ast.Subscript, node: ast.AST) -> tuple[str, ir.Value, i
                            "supported; write its items one by one in a loop")
     others = [n for n, v in lo.env.items() if n != name and runtime_lists.holds(v, seq)]
     if others:
-        raise lo.src.error(node, f"`{name}` and `{others[0]}` hold the same list, which this "
-                           "writes into; s2s-ad follows a list written by index under one "
-                           f"name: use `{name}` only")
+        raise runtime_lists.aliased(lo, node, name, others[0], "this line writes into")
     index = lo.expr(target.slice)
     if not (isinstance(index, ir.Value) and index.kind == "int"
             or isinstance(index, ir.Const) and type(index.value) is int):

@@ -55,6 +55,7 @@ import ast
 import builtins
 
 from s2s_ad import ir
+from s2s_ad.errors import SourceError
 from s2s_ad.frontend import structures
 from s2s_ad.syntax_walk import walk
 
@@ -371,17 +372,28 @@ def same_list(lo, a, b) -> bool:
 
 def check_aliases(lo, carried: list[str], node: ast.AST) -> None:
     """Refuse a loop over which two names hold one run-time list: the loop
-    carries values by name, so the name that is not appended to would keep
-    the list as it was before the loop."""
+    carries values by name, so the name that is not changed would keep the
+    list as it was before the loop. The message says how the loop changes it:
+    appends to it, writes into it, or rebinds the name."""
     for var in carried:
         value = lo.env.get(var)
         if not is_grown(lo, value):
             continue
         others = [n for n, v in lo.env.items() if n != var and holds(v, value)]
         if others:
-            raise lo.src.error(node, f"`{var}` and `{others[0]}` hold the same list, which this "
-                               "loop appends to; s2s-ad follows a list grown in a loop under one "
-                               f"name: use `{var}` only")
+            appended, written = changed_lists(getattr(node, "body", []))
+            how = "appends to" if var in appended else "writes into" if var in written \
+                else "changes"
+            raise aliased(lo, node, var, others[0], f"this loop {how}")
+
+
+def aliased(lo, node: ast.AST, name: str, other: str, how: str) -> SourceError:
+    """The refusal of a list changed through ``name`` (``how``: "this loop
+    appends to") while ``other`` holds it too."""
+    return lo.src.error(node, f"`{name}` and `{other}` hold the same list, which {how} through "
+                        f"`{name}`; s2s-ad follows a list changed at run time under one name: "
+                        "drop the assignment that makes them the same list and use one of the "
+                        "two names throughout")
 
 
 def holds(v, value) -> bool:

@@ -32,6 +32,7 @@ import types
 from dataclasses import dataclass, field
 
 from s2s_ad import ir
+from s2s_ad.errors import SourceError
 from s2s_ad.frontend import param_uses
 from s2s_ad.syntax_walk import walk
 
@@ -170,10 +171,33 @@ def is_runtime(lo, value) -> bool:
 
 def failed_call(lo, value) -> None:
     """A call's result read as a structure, whose callee could not be
-    lowered: raise why (the helper's own located refusal)."""
+    lowered: raise why (the helper's own located refusal). A helper
+    returning its number parameter unchanged (``def h(xs): return xs``)
+    read so says that the caller's argument is a list."""
     failed = getattr(lo, "call_failures", {}).get(id(value))
     if failed is not None:
         raise failed
+    passed = lo.__dict__.get("identity_calls", {}).get(id(value))
+    if passed is not None:
+        param_uses.used_as_sequence(lo, *passed)
+
+
+def note_identity_call(lo, op: ir.Op, lowered: ir.Function, node: ast.Call) -> None:
+    """Keep the argument ``op`` passes to a parameter ``lowered`` returns
+    unchanged, a number there (read as a list, the argument is one)."""
+    ids = [id(p.value) for p in lowered.params]
+    if lowered.outputs is None and id(lowered.result) in ids and len(ids) == len(op.args):
+        lo.__dict__.setdefault("identity_calls", {})[id(op.out)] = (
+            op.args[ids.index(id(lowered.result))], node)
+
+
+def note_failed_call(lo, lists, failure: SourceError) -> None:
+    """``lists`` (built here) were passed to a helper that could not be
+    lowered: an index past their length is then read as the helper's
+    refusal, which may be why the caller expects them longer
+    (``xs.append(...)`` in the helper)."""
+    for seq in lists:
+        lo.__dict__.setdefault("failed_passes", {}).setdefault(id(seq), failure)
 
 
 def _param_used_as_sequence(lo, value, node: ast.AST, kinds=("float",),
@@ -340,6 +364,10 @@ def subscript(lo, node: ast.Subscript, var: str | None):
         items = base if isinstance(base, tuple) else base.items
         if _static_int(lo, node.slice) is None and hasattr(lo, "run_time_item"):
             return lo.run_time_item(base, node, var)  # `C[i]` in a `while` loop
+        failure = lo.__dict__.get("failed_passes", {}).get(id(base))
+        if failure is not None and not -len(items) <= (_static_int(lo, node.slice) or 0) \
+                < len(items):
+            raise failure  # `ys[3]` after `h(ys)`, which appends to its parameter
         return items[_index(lo, node.slice, len(items))]
     if call_tuple(lo, base):
         items = forwarded(lo, base, node) if _static_int(lo, node.slice) is None \
