@@ -113,3 +113,41 @@ def test_line_writing_through_an_alias_names_the_line(tmp_path):
     assert "aliased_line.py:4:5: error: `zs` and `ys` hold the same list, which this line " \
         "writes into through `zs`" in message, message
     _caret_under(message, "zs[0]")
+
+
+@pytest.mark.parametrize("body, at, said", [
+    # a helper's list, changed in place: it is not "a list" the method lacks
+    ("def h(a):\n    return [a, 2.0 * a]\n\n\ndef f(a):\n    ys = h(a)\n    ys.append(a)\n"
+     "    return ys[2]\n", "ys.append", "`ys` holds what `h` returned, which s2s-ad reads as it "
+     "is and does not change in place: copy it into a list of this function first "
+     "(`ys = list(h(...))`)"),
+    ("def f(a):\n    t = (a, a)\n    t.append(a)\n    return t[0]\n", "t.append",
+     "`t` is a tuple, which has no `append`"),
+    ("def f(a):\n    d = {\"x\": a}\n    d.append(a)\n    return d[\"x\"]\n", "d.append",
+     "`d` is a dict, which has no `append`"),
+    ("def f(a):\n    y = a * 2.0\n    y.append(a)\n    return y\n", "y.append",
+     "`y` is a number, which has no `append`"),
+    # a name holding a call's tuple is not what "returns" the values
+    ("def h(x):\n    return x, x * 2.0\n\n\ndef f(a):\n    z = h(a)\n    return z * 2.0\n",
+     "z * 2.0", "`z` holds the 2 values a call returned (a tuple), used here in arithmetic"),
+    # a list written into (not appended to) while a dict holds it
+    ("def f(a, n):\n    xs = [a, a]\n    d = {\"h\": xs}\n    for i in range(n):\n"
+     "        xs[0] = xs[0] * a\n    return xs[0] + d[\"h\"][1]\n", "for i",
+     "the list `xs` is written into here and is also an item of `d`"),
+    # a checkpointed loop unrolled for a write into a dict, or a structure indexed
+    ("def f(a):\n    d = {\"x\": a}\n    for i in range(3):  # s2s-ad: checkpoint\n"
+     "        d[\"x\"] = d[\"x\"] * a\n    return d[\"x\"]\n", "for i",
+     "this loop writes into a list or dict built before it, so s2s-ad unrolls it"),
+    ("def f(a):\n    layers = [(a, a), (a, 2.0 * a)]\n    s = a\n"
+     "    for i in range(2):  # s2s-ad: checkpoint\n        s = s * layers[i][0]\n    return s\n",
+     "for i", "this loop indexes a list or structure known while lowering by a value it changes"),
+    ("def f(a):\n    xs = [a]\n    for i in range(3):  # s2s-ad: checkpoint\n"
+     "        xs.append(xs[-1] * a)\n    return xs[3]\n", "for i", "this loop appends to a list"),
+])
+def test_message_names_what_the_code_does(body, at, said, tmp_path):
+    message = _refusal(tmp_path, body, "what_it_does", 1.5, *([3] if "n):" in body else []))
+    line = next(k for k, text in enumerate(body.splitlines(), 1) if at in text)
+    col = body.splitlines()[line - 1].index(at) + 1
+    assert f"what_it_does.py:{line}:{col}: error:" in message, message
+    assert said in message, message
+    _caret_under(message, at)

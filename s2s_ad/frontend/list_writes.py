@@ -116,7 +116,8 @@ def promote_written(lo, target: ast.expr) -> None:
         return
     value = lo.env.get(target.value.id)
     if runtime_lists.promotable(lo, value) and structures._static_int(lo, target.slice) is None:
-        runtime_lists.promote(lo, value, target, target.value.id)
+        runtime_lists.promote(lo, value, target, target.value.id,
+                              "written into here at an index known only as the code runs")
 
 
 def refuse_in_arrays(lo, stmt: ast.stmt) -> None:
