@@ -304,6 +304,7 @@ class CallLowering:
                 bound.arguments[p] = v
         operands = []
         passed = []
+        lists = []  # lists built here passed whole: the helper may grow them
         for name, value in bound.arguments.items():
             kind = sig.parameters[name].kind
             if kind == inspect.Parameter.VAR_POSITIONAL:
@@ -321,6 +322,8 @@ class CallLowering:
             if passing.is_passed(value):
                 spec, leaves = passing.flatten(self, value, node, what)
                 passed.append((name, spec))
+                if isinstance(value, structures.StaticList):
+                    lists.append(value)
                 operands += leaves
                 continue
             if not isinstance(value, (ir.Value, ir.Const)):
@@ -353,6 +356,8 @@ class CallLowering:
         self.__dict__.setdefault("call_ops", {})[id(out)] = op  # (structures.items_of)
         if callee.rule is None:
             lowered = self.lower_callee(op)
+            if lowered is None and id(out) in self.call_failures:
+                structures.note_failed_call(self, lists, self.call_failures[id(out)])
             callee.effects = lowered is None or ir.has_checks(lowered)
             if lowered is not None and lowered.returns_argument is not None:
                 # `return xs` of a list parameter: the caller's own list, the same object
@@ -361,6 +366,8 @@ class CallLowering:
                 if var is not None:
                     self.env[var] = same
                 return same
+            if lowered is not None and not passed:
+                structures.note_identity_call(self, op, lowered, node)
             if lowered is not None and isinstance(lowered.result, ir.Value) \
                     and lowered.result.kind == "list":
                 # a list grown at run time: read as a list of any length

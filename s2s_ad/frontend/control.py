@@ -448,8 +448,9 @@ class ControlFlow(Iteration):
         if unroll.unroll_for(self, node):
             if checkpoint_pragma(self.src.line(self.loc(node).line)) \
                     or id(node) in self.checkpoint_marks:
-                raise self.src.error(node, "this loop appends to a list, so s2s-ad unrolls it: "
-                                     "there is no loop left to checkpoint; remove the "
+                raise self.src.error(node, f"this loop {unroll.why_unrolled(self, node.body)}, "
+                                     "so s2s-ad unrolls it: there is "
+                                     "no loop left to checkpoint; remove the "
                                      "`# s2s-ad: checkpoint` comment")
             return
         backwards = self.reversed_list(node.iter, node.target)

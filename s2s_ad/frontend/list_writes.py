@@ -116,7 +116,8 @@ def promote_written(lo, target: ast.expr) -> None:
         return
     value = lo.env.get(target.value.id)
     if runtime_lists.promotable(lo, value) and structures._static_int(lo, target.slice) is None:
-        runtime_lists.promote(lo, value, target, target.value.id)
+        runtime_lists.promote(lo, value, target, target.value.id,
+                              "written into here at an index known only as the code runs")
 
 
 def refuse_in_arrays(lo, stmt: ast.stmt) -> None:
@@ -136,9 +137,7 @@ def _checked(lo, target: ast.Subscript, node: ast.AST) -> tuple[str, ir.Value, i
                            "supported; write its items one by one in a loop")
     others = [n for n, v in lo.env.items() if n != name and runtime_lists.holds(v, seq)]
     if others:
-        raise lo.src.error(node, f"`{name}` and `{others[0]}` hold the same list, which this "
-                           "writes into; s2s-ad follows a list written by index under one "
-                           f"name: use `{name}` only")
+        raise runtime_lists.aliased(lo, node, name, others[0], "this line writes into")
     index = lo.expr(target.slice)
     if not (isinstance(index, ir.Value) and index.kind == "int"
             or isinstance(index, ir.Const) and type(index.value) is int):

@@ -55,6 +55,7 @@ import ast
 import builtins
 
 from s2s_ad import ir
+from s2s_ad.errors import SourceError
 from s2s_ad.frontend import structures
 from s2s_ad.syntax_walk import walk
 
@@ -112,7 +113,7 @@ def promote_for(lo, stmts: list, node: ast.AST) -> list[str]:
             # appended to: a change
             structures.refuse_argument_change(lo, value, node,
                                               f"this loop or branch appending to `{name}`")
-            promote(lo, value, node, name)
+            promote(lo, value, node, name, "appended to here")
     # a list a loop also rebinds (`xs = [xs[1] * x, xs[0]]`) is carried item by
     # item (loop_structures), its writes into the list of each iteration
     rebound = {n.id for s in stmts for n in walk(s) if isinstance(n, ast.Name)
@@ -129,7 +130,7 @@ def promote_for(lo, stmts: list, node: ast.AST) -> list[str]:
                     for x in value.items):
                 structures.refuse_argument_change(lo, value, node,
                                                   f"this loop or branch writing into `{name}`")
-                promote(lo, value, node, name)
+                promote(lo, value, node, name, "written into here")
             names.append(name)
     return [n for n in dict.fromkeys(names) if is_grown(lo, lo.env.get(n))]
 
@@ -158,7 +159,7 @@ def promote_read(lo, loop: ast.For | ast.While) -> None:
             continue  # rebound in the loop: carried item by item (loop_structures)
         if promotable(lo, value) and any(
                 isinstance(m, ast.Name) and m.id in changing for m in walk(n.slice)):
-            promote(lo, value, loop, n.value.id)
+            promote(lo, value, loop, n.value.id, "read here at an index the loop changes")
 
 
 def promotable(lo, value) -> bool:
@@ -276,13 +277,16 @@ def module_item(lo, node: ast.expr, var: str | None, hint: str | None):
         del lo.env[name]
 
 
-def promote(lo, static: structures.StaticList, node: ast.AST, name: str) -> ir.Value:
-    """``static`` as a ``list.new`` op; every name bound to it is rebound."""
+def promote(lo, static: structures.StaticList, node: ast.AST, name: str,
+            how: str = "read here at an index known only as the code runs") -> ir.Value:
+    """``static`` as a ``list.new`` op; every name bound to it is rebound.
+    ``how``: what the code at ``node`` does with it (for a refusal)."""
     inside = [n for n, v in lo.env.items() if v is not static and holds(v, static)]
     if inside:
-        raise lo.src.error(node, f"the list `{name}` is appended to here and is also an item of "
-                           f"`{inside[0]}`; s2s-ad grows a list at run time under its own name "
-                           "only: build the structure after the loop")
+        after = "the loop" if isinstance(node, (ast.For, ast.While)) else "this line"
+        raise lo.src.error(node, f"the list `{name}` is {how} and is also an item of "
+                           f"`{inside[0]}`; s2s-ad follows such a list (made a list of any "
+                           f"length) under its own name only: build `{inside[0]}` after {after}")
     items = list(static.items)
     for x in items:
         if structures.is_structure(x) or (isinstance(x, ir.Value)
@@ -371,17 +375,28 @@ def same_list(lo, a, b) -> bool:
 
 def check_aliases(lo, carried: list[str], node: ast.AST) -> None:
     """Refuse a loop over which two names hold one run-time list: the loop
-    carries values by name, so the name that is not appended to would keep
-    the list as it was before the loop."""
+    carries values by name, so the name that is not changed would keep the
+    list as it was before the loop. The message says how the loop changes it:
+    appends to it, writes into it, or rebinds the name."""
     for var in carried:
         value = lo.env.get(var)
         if not is_grown(lo, value):
             continue
         others = [n for n, v in lo.env.items() if n != var and holds(v, value)]
         if others:
-            raise lo.src.error(node, f"`{var}` and `{others[0]}` hold the same list, which this "
-                               "loop appends to; s2s-ad follows a list grown in a loop under one "
-                               f"name: use `{var}` only")
+            appended, written = changed_lists(getattr(node, "body", []))
+            how = "appends to" if var in appended else "writes into" if var in written \
+                else "changes"
+            raise aliased(lo, node, var, others[0], f"this loop {how}")
+
+
+def aliased(lo, node: ast.AST, name: str, other: str, how: str) -> SourceError:
+    """The refusal of a list changed through ``name`` (``how``: "this loop
+    appends to") while ``other`` holds it too."""
+    return lo.src.error(node, f"`{name}` and `{other}` hold the same list, which {how} through "
+                        f"`{name}`; s2s-ad follows a list changed at run time under one name: "
+                        "drop the assignment that makes them the same list and use one of the "
+                        "two names throughout")
 
 
 def holds(v, value) -> bool:

@@ -32,6 +32,7 @@ import types
 from dataclasses import dataclass, field
 
 from s2s_ad import ir
+from s2s_ad.errors import SourceError
 from s2s_ad.frontend import param_uses
 from s2s_ad.syntax_walk import walk
 
@@ -70,9 +71,12 @@ def refuse_tuple_arithmetic(lo, node: ast.BinOp, left, right) -> None:
     for operand, value in ((node.left, left), (node.right, right)):
         if _flat_tuple(lo, value):
             n = lo.__dict__["tuple_calls"][id(value)]
-            raise lo.src.error(operand, f"`{ast.unparse(operand)}` returns {n} values (a tuple), "
-                               "used here in arithmetic; unpack them (`a, b = ...`) or index "
-                               "the result (a tuple joins another tuple with `+`)")
+            what = f"`{ast.unparse(operand)}` returns {n} values (a tuple)"
+            if not isinstance(operand, ast.Call):  # `z = pair(x, y)`, then `z * 2.0`
+                what = f"`{ast.unparse(operand)}` holds the {n} values a call returned (a tuple)"
+            raise lo.src.error(operand, f"{what}, used here in arithmetic; unpack them "
+                               "(`a, b = ...`) or index the result (a tuple joins another tuple "
+                               "with `+`)")
 
 
 def _flat_tuple(lo, value) -> bool:
@@ -170,10 +174,33 @@ def is_runtime(lo, value) -> bool:
 
 def failed_call(lo, value) -> None:
     """A call's result read as a structure, whose callee could not be
-    lowered: raise why (the helper's own located refusal)."""
+    lowered: raise why (the helper's own located refusal). A helper
+    returning its number parameter unchanged (``def h(xs): return xs``)
+    read so says that the caller's argument is a list."""
     failed = getattr(lo, "call_failures", {}).get(id(value))
     if failed is not None:
         raise failed
+    passed = lo.__dict__.get("identity_calls", {}).get(id(value))
+    if passed is not None:
+        param_uses.used_as_sequence(lo, *passed)
+
+
+def note_identity_call(lo, op: ir.Op, lowered: ir.Function, node: ast.Call) -> None:
+    """Keep the argument ``op`` passes to a parameter ``lowered`` returns
+    unchanged, a number there (read as a list, the argument is one)."""
+    ids = [id(p.value) for p in lowered.params]
+    if lowered.outputs is None and id(lowered.result) in ids and len(ids) == len(op.args):
+        lo.__dict__.setdefault("identity_calls", {})[id(op.out)] = (
+            op.args[ids.index(id(lowered.result))], node)
+
+
+def note_failed_call(lo, lists, failure: SourceError) -> None:
+    """``lists`` (built here) were passed to a helper that could not be
+    lowered: an index past their length is then read as the helper's
+    refusal, which may be why the caller expects them longer
+    (``xs.append(...)`` in the helper)."""
+    for seq in lists:
+        lo.__dict__.setdefault("failed_passes", {}).setdefault(id(seq), failure)
 
 
 def _param_used_as_sequence(lo, value, node: ast.AST, kinds=("float",),
@@ -340,6 +367,10 @@ def subscript(lo, node: ast.Subscript, var: str | None):
         items = base if isinstance(base, tuple) else base.items
         if _static_int(lo, node.slice) is None and hasattr(lo, "run_time_item"):
             return lo.run_time_item(base, node, var)  # `C[i]` in a `while` loop
+        failure = lo.__dict__.get("failed_passes", {}).get(id(base))
+        if failure is not None and not -len(items) <= (_static_int(lo, node.slice) or 0) \
+                < len(items):
+            raise failure  # `ys[3]` after `h(ys)`, which appends to its parameter
         return items[_index(lo, node.slice, len(items))]
     if call_tuple(lo, base):
         items = forwarded(lo, base, node) if _static_int(lo, node.slice) is None \
@@ -730,7 +761,9 @@ def mutation(lo, stmt: ast.Expr) -> bool:
         return False
     call, target, method = found
     refuse_argument_change(lo, target, call)
-    if not isinstance(target, StaticList) or method not in ("append", "extend"):
+    if not isinstance(target, StaticList):
+        raise _not_a_list(lo, call, target)
+    if method not in ("append", "extend"):
         raise lo.src.error(call, f"`{ast.unparse(call.func)}` is not supported; lists support "
                            "append and extend")
     if call.keywords or len(call.args) != 1 or isinstance(call.args[0], ast.Starred):
@@ -740,6 +773,35 @@ def mutation(lo, stmt: ast.Expr) -> bool:
     else:
         target.items.extend(iteration(lo, call.args[0]))
     return True
+
+
+def _not_a_list(lo, call: ast.Call, target) -> SourceError:
+    """The refusal of ``name.method(...)`` (a statement) where ``name`` holds
+    no list built in the function: say what it holds."""
+    name, method = call.func.value.id, call.func.attr
+    what = f"`{name}.{method}(...)`"
+    op = lo.__dict__.get("call_ops", {}).get(id(target))
+    if op is not None:
+        helper = getattr(op.callee.fn, "__name__", "the helper")
+        return lo.src.error(call, f"{what}: `{name}` holds what `{helper}` returned, which "
+                            "s2s-ad reads as it is and does not change in place: copy it into a "
+                            f"list of this function first (`{name} = list({helper}(...))`)")
+    if isinstance(target, StaticDict):
+        return lo.src.error(call, f"{what}: `{name}` is a dict, which has no `{method}`; set a "
+                            f"key instead (`{name}[\"k\"] = v`)")
+    if isinstance(target, tuple) or isinstance(target, StaticObject) and target.is_tuple:
+        return lo.src.error(call, f"{what}: `{name}` is a tuple, which has no `{method}`; build "
+                            f"a list instead (`{name} = [...]`)")
+    if isinstance(target, ir.Const) or isinstance(target, ir.Value) \
+            and target.kind in ("float", "int"):
+        return lo.src.error(call, f"{what}: `{name}` is a number, which has no `{method}`; "
+                            f"build a list instead (`{name} = [...]`)")
+    if isinstance(target, ir.Value) and target.kind == "array":
+        return lo.src.error(call, f"{what}: `{name}` is an array, which has no `{method}`; "
+                            "build a list of its items and make the array from it "
+                            "(`np.array([...])`)")
+    return lo.src.error(call, f"{what} is not supported: `{name}` is not a list built in the "
+                        "function (only those support append and extend)")
 
 
 def mutables(values: list) -> set[int]:

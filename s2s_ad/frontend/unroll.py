@@ -67,6 +67,16 @@ def unroll_for(lo, node: ast.For) -> bool:
     return True
 
 
+def why_unrolled(lo, body: list) -> str:
+    """What the body of a loop :func:`unroll_for` unrolled does that needs
+    it (for a refusal: "this loop appends to a list")."""
+    if runtime_lists.appended_names(body):
+        return "appends to a list"
+    if _mutates_structure(lo, body):
+        return "writes into a list or dict built before it"
+    return "indexes a list or structure known while lowering by a value it changes"
+
+
 def unroll_items(lo, node: ast.For) -> bool:
     """Unroll a ``for`` over a structure known while lowering: a list or
     tuple built in the function, of a structure parameter (``for W, b in
@@ -87,7 +97,8 @@ def unroll_items(lo, node: ast.For) -> bool:
                 for x in static.items):
             # `for v in xs: ... return` over a list of numbers: a loop over the
             # list made a run-time list (frontend/runtime_lists.py)
-            runtime_lists.promote(lo, static, node, node.iter.id)
+            runtime_lists.promote(lo, static, node, node.iter.id,
+                                  "iterated here by a loop that leaves early")
             return False
         raise lo.src.error(node, "a loop over a tuple, list or structure known while lowering "
                            "is unrolled, and cannot use `break`, `continue` or `return`")
