@@ -226,6 +226,15 @@ def _structure(value) -> bool:
     return isinstance(value, (list, tuple, dict)) or pytrees.spec_of(value) not in (None, "leaf")
 
 
+def _tangent_list(fn: Callable, name: str, value) -> None:
+    """Refuse, by name, a JVP's tangent ``name=`` of a list parameter that is
+    no sequence (a number, None): the generated code would fail on ``len()``
+    of it, saying less."""
+    if not hasattr(value, "__len__"):
+        raise TypeError(f"{fn.__name__}: the tangent {name}= of a list parameter takes a "
+                        f"list of its length (of numbers, or arrays), not {type(value).__name__}")
+
+
 def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Callable,
              taken: frozenset, statics: dict | None = None, checkpoint=None,
              sequences: frozenset = frozenset()) -> Callable:
@@ -238,6 +247,7 @@ def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Calla
     specialised: dict = {}
     by_shape: list = []
     own = frozenset(names[0])
+    tangent_lists = sequences - own
 
     def call(*args, **kwargs):
         for a in args:
@@ -250,6 +260,8 @@ def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Calla
                     break
             else:
                 return compiled(*args, **kwargs)
+        for k in tangent_lists.intersection(kwargs):
+            _tangent_list(fn, k, kwargs[k])
         if lengths is None and (any(_structure(v) for n, v in zip(names[0], args)
                                     if n not in taken) or any(
                 _structure(v) for k, v in kwargs.items() if k in own and k not in taken)
@@ -332,7 +344,9 @@ def _any_length(fn: Callable, wrt: Wrt, kind: str, output, compiled: Callable,
             plain = False
         if kwargs:
             for k, v in kwargs.items():  # the seed, numbers by name
-                if not (v.__class__ in numbers
+                if k in tangent_lists:
+                    _tangent_list(fn, k, v)
+                if not (v.__class__ in numbers and k not in tangent_lists
                         or k in tangent_lists and signatures.numbers_list(v)):
                     plain = False
         if plain:

@@ -115,3 +115,20 @@ def test_a_tangent_list_is_tested_as_a_list_only():
             assert abs(tangents[k] - want) < 1e-8
         _, tangent = j(c, x, dc=[1, 0, 2, 0], dx=0)
         assert abs(tangent - _fd_list(fn, c, x, [1.0, 0.0, 2.0, 0.0], 0.0)) < 1e-8
+
+
+def test_a_tangent_of_a_list_that_is_not_a_list_is_refused_by_name():
+    # it failed inside the generated code, on `len()` of the number
+    fn = make_function(LIST_SRC, "h", {"math": math})
+    c, x = [0.3, -1.2, 0.8, 2.0], 0.6
+    for lengths in (None, {"c": 4}):  # a list of any length, and of a length given
+        j = s2s_ad.jvp(fn, wrt=None, lengths=lengths)
+        for bad in (1.0, 2, None):
+            try:
+                j(c, x, dc=bad, dx=0.5)
+            except TypeError as error:
+                assert "the tangent dc= of a list parameter takes a list" in str(error), error
+            else:
+                raise AssertionError(f"dc={bad!r} was taken")
+        _, tangent = j(c, x, dc=[1.0, 0.0, 0.0, 0.0], dx=0.0)  # the right one still works
+        assert abs(tangent - _fd_list(fn, c, x, [1.0, 0.0, 0.0, 0.0], 0.0)) < 1e-8
