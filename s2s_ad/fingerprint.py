@@ -354,6 +354,14 @@ def _global(name: str, obj, fn, out: list, seen: set, reads: Reads | None = None
         # module-level data: a parameter of the gradient, read on every call;
         # its kind (array, or a structure's keys and lengths) decides the code
         out.append(("module data", name, specs.spec_of(obj)))
+    elif source.rechecked(obj):
+        # a derivative that re-reads module constants (late_constants.Seeing),
+        # called by your code: lowered as its code is now (source.current),
+        # which the function it differentiates and that one's reads decide
+        out.append(("calls derivative", name))
+        made = source.current(obj)
+        _fingerprint(source.made_code(made) or made, out, seen, reads)
+        _fingerprint(source.derivative_base(obj), out, seen, reads)
     elif isinstance(obj, types.FunctionType):
         out.append(("calls", name))
         # a derivative s2s-ad made: what is read is its generated code

@@ -150,6 +150,8 @@ class CallLowering:
                                  f"{name}: s2s-ad differentiates a partial you give it "
                                  f"(grad({ast.unparse(node.func)})), not one your function "
                                  f"calls; call {name} with the fixed arguments written out")
+        if source.rechecked(fn) and source.made_code(source.current(fn)) is not None:
+            fn = source.current(fn)  # a derivative re-reading module constants: its code now
         own = own_helpers.primitive(fn)
         if own is not None:  # a helper s2s-ad's own generated code defines
             return own_helpers.call(self, own, node, var, hint)
@@ -417,7 +419,7 @@ class CallLowering:
         what = ast.unparse(node.func)
         if "#" in what:  # the function of a functools.partial (bound_partials.expand)
             what = what.split("#")[0] + ".func"
-        if source.rechecked(fn):  # a derivative re-reading module constants: its message
+        if source.rechecked(fn):  # a derivative choosing its code per call: its message
             try:
                 source.generated_code(fn)
             except SourceError as exc:

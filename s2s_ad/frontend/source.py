@@ -140,13 +140,29 @@ def rechecked(fn) -> bool:
     return getattr(type(fn), "__s2s_ad_rechecked__", False) is True
 
 
+def current(fn):
+    """A derivative s2s-ad made as it is for what the module constants it
+    re-reads hold now (``late_constants.Seeing.current``); anything else as
+    it is. A function calling it is lowered with that code, and its own
+    fingerprint reads what decides it (``fingerprint._global``), so the
+    caller's derivative is made again when it changes."""
+    return fn.current() if rechecked(fn) else fn
+
+
+def derivative_base(fn):
+    """The function (or bound method) a re-checked derivative differentiates."""
+    return fn._base
+
+
 def generated_code(fn):
     """The function of the generated module behind a derivative s2s-ad made
     (``force = s2s_ad.grad(potential)``, called inside a function you
     differentiate): that module is in the subset, so it is read as any helper
-    (its text registered under ``<s2s-ad ...>``). A :class:`SourceError` where
-    the derivative chooses its code per call (by argument kinds, list lengths
-    or static values) or re-checks module constants on each call."""
+    (its text registered under ``<s2s-ad ...>``); one that re-checks module
+    constants on each call is read as it is for what they hold now. A
+    :class:`SourceError` where the derivative chooses its code per call (by
+    argument kinds, list lengths or static values)."""
+    fn = current(fn)
     name = getattr(fn, "__name__", "the derivative")
     raw = made_code(fn)
     if rechecked(fn) or raw is None \
@@ -156,8 +172,7 @@ def generated_code(fn):
             or not raw.__code__.co_filename.startswith("<s2s-ad"):
         raise SourceError(
             f"`{name}` is a derivative s2s-ad made whose code is chosen when it is called (by "
-            "the kinds or lengths of its arguments, static values, or module constants it "
-            "re-reads), so a function calling it cannot be differentiated through it: write its "
+            "the kinds or lengths of its arguments or static values), so a function calling it cannot be differentiated through it: write its "
             f"module with `s2s-ad grad ... -o FILE` and call the function of that module, or "
             "differentiate the original function with s2s_ad.hessian, hvp or jvp(grad(...))")
     return raw
