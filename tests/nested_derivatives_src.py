@@ -73,3 +73,17 @@ def adaptive_reply(x1, y1, s0, s1):
                 eta = eta / 2.0
                 run = 0
     return shape(x1, y1, q0, q1)
+
+
+def ascend_with(slope, x1, y1, s0, s1, steps=30, rate=0.2):
+    """Fixed-step ascent with the slope function it is given."""
+    q0, q1 = s0, s1
+    for _ in range(steps):
+        g0, g1 = slope(x1, y1, q0, q1)
+        q0, q1 = q0 - rate * g0, q1 - rate * g1
+    return shape(x1, y1, q0, q1)
+
+
+def passed_reply(x1, y1, s0, s1):
+    """The derivative passed to a helper as its slope argument."""
+    return ascend_with(climb, x1, y1, s0, s1)

@@ -36,13 +36,14 @@ def agrees(g, f, args, wrt=(0, 1, 2, 3), rel=1e-6):
         assert got[k] == pytest.approx(central(f, args, i), rel=rel, abs=1e-8), i
 
 
-@pytest.mark.parametrize("name", ["best_reply", "best_reply_forward", "adaptive_reply"])
+@pytest.mark.parametrize("name", ["best_reply", "best_reply_forward", "adaptive_reply",
+                                  "passed_reply"])
 def test_gradient_through_a_derivative_of_a_function_reading_globals(m, name):
     f = getattr(m, name)
     agrees(s2s_ad.grad(f, wrt=(0, 1, 2, 3)), f, ARGS)
 
 
-@pytest.mark.parametrize("name", ["best_reply", "adaptive_reply"])
+@pytest.mark.parametrize("name", ["best_reply", "adaptive_reply", "passed_reply"])
 def test_rebinding_the_helper_the_inner_function_calls(m, name):
     f = getattr(m, name)
     g = s2s_ad.grad(f, wrt=(0, 1, 2, 3))

@@ -33,7 +33,7 @@ import copy
 import inspect
 import types
 
-from s2s_ad.frontend.source import Source, locate
+from s2s_ad.frontend.source import Source, locate, rechecked
 from s2s_ad.names import identifiers
 
 
@@ -54,8 +54,8 @@ def function_value(low, node: ast.expr, is_library):
         fn = low.resolve(node)
     except Exception:  # not a name of a function: lowered (and refused) as a value
         return None
-    if isinstance(fn, types.FunctionType) and not is_library(fn):
-        return fn
+    if isinstance(fn, types.FunctionType) and not is_library(fn) or rechecked(fn):
+        return fn  # (a derivative s2s-ad made: read where it is called, as its code is then)
     if callable(fn) and not isinstance(fn, type):
         what = ast.unparse(node)
         raise low.src.error(node, f"`{what}` is passed as a function, but it is not one of "
