@@ -87,3 +87,12 @@ def ascend_with(slope, x1, y1, s0, s1, steps=30, rate=0.2):
 def passed_reply(x1, y1, s0, s1):
     """The derivative passed to a helper as its slope argument."""
     return ascend_with(climb, x1, y1, s0, s1)
+
+
+def only_climb(x1, y1, s0, s1):
+    """Reads `shape` only through the derivative it calls."""
+    q0, q1 = s0, s1
+    for _ in range(5):
+        g0, g1 = climb(x1, y1, q0, q1)
+        q0, q1 = q0 - 0.2 * g0, q1 - 0.2 * g1
+    return q0 * q0 + q1 * q1 + x1 * q0

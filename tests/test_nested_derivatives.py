@@ -81,3 +81,14 @@ def test_cli_file_of_the_outer_function(m, tmp_path):
     got = space["grad_best_reply"](*ARGS)
     assert "s2s_ad" not in out.read_text().split('"""', 2)[2]
     assert got[0] == pytest.approx(central(m.best_reply, ARGS, 0), rel=1e-6)
+
+
+def test_rebinding_seen_after_the_inner_derivative_ran_first(m):
+    # (the caller reads `shape` only through `climb`; `climb` called directly
+    # after the rebinding makes its own code again before the caller runs: the
+    # caller's check must still see the change, not `climb`'s new check)
+    g = s2s_ad.grad(m.only_climb, wrt=(0, 1, 2, 3))
+    agrees(g, m.only_climb, ARGS)
+    m.shape = m.steeper
+    m.climb(*ARGS)
+    agrees(g, m.only_climb, ARGS)
