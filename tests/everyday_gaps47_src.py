@@ -47,3 +47,46 @@ def comprehension_then_loop(xs):
     for y in ys:
         s = s * 0.5 + np.sin(y)
     return s
+
+
+# -- b[i][j] = v on a local 2-D array, i and j int parameters ------------------
+
+def chained_write(x, i, j):
+    b = np.zeros((3, 3))
+    b[i][j] = x[0] * x[1]
+    b[1][2] = np.sin(x[2])
+    return np.sum(b * b) + b[i, j] * x[1]
+
+
+def chained_write_loop(x, i):
+    b = np.ones((3, 4))
+    for k in range(4):
+        b[i][k] = b[i][k] * x[k] + x[(k + 1) % 4]
+    return np.sum(np.sin(b) * b)
+
+
+def _placed(x, i, j):
+    b = np.zeros((2, 3))
+    b[i][j] = np.exp(x[0])
+    b[1 - i][j] = x[1] * x[2]
+    return b
+
+
+def chained_write_helper(x, i, j):
+    b = _placed(x, i, j)
+    return np.sum(b * np.cos(b)) + x[3]
+
+
+def rows_shared(x, k):
+    row = [0.0, 0.0]
+    b = [row, row]
+    b[1][0] = x * x
+    c = [[0.0, 0.0], [0.0, 0.0]]
+    c[1][0] = x * x
+    return b[0][0] * 3.0 + b[1][0] + c[0][0] * 5.0 + c[1][0] * 7.0 + k
+
+
+def rows_at_param(x, i, j):
+    b = [[0.0, 0.0], [0.0, 0.0]]
+    b[i][j] = x * x
+    return b[0][0] + 2.0 * b[1][1]
