@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 
 import numpy
 
-from s2s_ad import callplan, graph, graph_backward, signatures
+from s2s_ad import callplan, graph, graph_backward, signatures, tangent_shapes
 from s2s_ad.frontend.targets import captured_values
 from s2s_ad.cache import (CacheInfo, array_arguments, call_statics, static_parameters, cache_info, clear_cache,
                           fingerprint, generated, positional_names, shapes)
@@ -190,7 +190,9 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
 
     A float32 (or float16, complex64) array or NumPy scalar argument gets
     its cotangent in its own dtype, as ``grad`` gives its gradient, whatever
-    the dtype of the output cotangent.
+    the dtype of the output cotangent. A cotangent of another shape than the
+    value's (each item's, for a tuple) raises ``ValueError``: it is not
+    broadcast.
     """
     planned = _plans_get(id(fn))
     if planned is not None and planned[1] and planned[0]() is fn:
@@ -201,8 +203,16 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
         except TypeError:
             done = None  # the slow way words the error
         if done is not None:  # (arguments of the last call's kinds: NumPy's or not)
-            return _narrowed(fn, args, kwargs, done) if planned[1].numpy else done
-    return _narrowed(fn, args, kwargs, _vjp(fn, args, kwargs))
+            return _checked(fn, _narrowed(fn, args, kwargs, done) if planned[1].numpy
+                            else done)
+    return _checked(fn, _narrowed(fn, args, kwargs, _vjp(fn, args, kwargs)))
+
+
+def _checked(fn, done: tuple) -> tuple:
+    """``(value, vjp_fn)`` with ``vjp_fn``'s cotangent checked to have the
+    value's shape (:mod:`s2s_ad.tangent_shapes`)."""
+    value, pull = done
+    return value, tangent_shapes.cotangent_checked(getattr(fn, "__name__", "fn"), value, pull)
 
 
 _NARROW = frozenset(numpy.dtype(t) for t in (numpy.float32, numpy.float16, numpy.complex64))
@@ -419,6 +429,9 @@ def source_of(compiled: Callable) -> str:
         made = _pullback_sources.get(getattr(compiled, "__code__", None))
         if made is not None:
             return made
+        inner = getattr(compiled, "__wrapped__", None)
+        if inner is not None:  # (a vjp_fn checking its cotangent's shape)
+            return source_of(inner)
         if getattr(compiled, "__s2s_ad_by_shape__", False):
             raise TypeError(f"{compiled.__name__} is generated per list length: call it first "
                             "(source_of then shows the code of the last shape used), or use "

@@ -90,3 +90,25 @@ def rows_at_param(x, i, j):
     b = [[0.0, 0.0], [0.0, 0.0]]
     b[i][j] = x * x
     return b[0][0] + 2.0 * b[1][1]
+
+
+# -- tangents, cotangents and directions of the wrong shape ---------------------
+
+def sums_rows(W, x):
+    return np.sum(W) + np.sum(np.sin(W) * x)
+
+
+def gram(W):
+    return W.T @ W
+
+
+def column_sums(W):
+    return np.sum(W, axis=0) * 2.0
+
+
+def pair_out(W, x):
+    return np.sum(W * x), np.sin(W)
+
+
+def numbers_only(x, y):
+    return x * y + y * y

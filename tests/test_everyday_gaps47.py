@@ -94,3 +94,87 @@ def test_list_of_lists_at_parameters_refused():
     with pytest.raises(s2s_ad.SourceError, match="indices must be integer constants") as e:
         s2s_ad.grad(S.rows_at_param)(0.9, 1, 1)
     assert "b[i][j] = x * x" in str(e.value)
+
+
+# -- 3. tangents, cotangents and directions of another shape refused -------------
+
+W23 = np.array([[0.3, -0.8, 1.2], [0.5, 0.1, -0.4]])
+
+
+@pytest.mark.parametrize("dW", [np.ones(3), 1.0, np.ones((2, 1)), np.ones((3, 2)),
+                                np.ones((1, 2, 3))])
+def test_jvp_tangent_of_another_shape_refused(dW):
+    """A `(3,)` tangent for a `(2, 3)` parameter gave `np.sum(dW)` = 3 where
+    the broadcast direction has 6: refused by the tangent's name, as JAX
+    does."""
+    with pytest.raises(ValueError, match=r"the tangent dW= has shape .* where the argument W "
+                                         r"has shape \(2, 3\)"):
+        s2s_ad.jvp(S.sums_rows)(W23, 0.7, dW=dW, dx=1.0)
+
+
+def test_jvp_tangent_of_a_number_in_numpy_code_refused():
+    with pytest.raises(ValueError, match=r"the tangent dx= has shape \(3,\) where the argument "
+                                         r"x has shape \(\)"):
+        s2s_ad.jvp(S.sums_rows)(W23, 0.7, dW=np.ones((2, 3)), dx=np.ones(3))
+
+
+def test_jvp_tangent_of_its_shape_against_differences():
+    dW = np.array([[1.0, -2.0, 0.5], [0.0, 3.0, 1.0]])
+    h = 1e-6
+    want = (S.sums_rows(W23 + h * dW, 0.7 + 0.3 * h) - S.sums_rows(W23 - h * dW, 0.7 - 0.3 * h)) \
+        / (2 * h)
+    value, tangent = s2s_ad.jvp(S.sums_rows)(W23, 0.7, dW=dW, dx=0.3)
+    assert tangent == pytest.approx(want, rel=1e-7)
+
+
+def test_numbers_code_takes_an_array_of_directions():
+    """Code of Python numbers computes element by element: an array of
+    directions gives one JVP per direction, as it did."""
+    _, t = s2s_ad.jvp(S.numbers_only)(0.4, -1.1, dx=np.array([1.0, 0.0]),
+                                      dy=np.array([0.0, 1.0]))
+    np.testing.assert_allclose(t, [-1.1, 0.4 - 2.2], rtol=1e-12)
+
+
+@pytest.mark.parametrize("f, ct", [
+    (S.gram, np.ones(3)),          # gave a (2,) cotangent for a (2, 3) W
+    (S.gram, 1.0),
+    (S.column_sums, np.ones((2, 3))),  # a value of shape (3,)
+    (S.column_sums, np.ones((1, 3))),
+])
+def test_vjp_cotangent_of_another_shape_refused(f, ct):
+    _, pull = s2s_ad.vjp(f, W23)
+    with pytest.raises(ValueError, match="the cotangent has shape .* where the value has shape"):
+        pull(ct)
+    _, pull = s2s_ad.vjp(f, W23)  # (the call plan's quick path, the second time)
+    with pytest.raises(ValueError, match="the cotangent has shape"):
+        pull(ct)
+
+
+def test_vjp_cotangent_of_a_tuple_item_refused():
+    _, pull = s2s_ad.vjp(S.pair_out, W23, 0.7)
+    with pytest.raises(ValueError, match=r"item 1 of the value has shape \(3,\) where that item "
+                                         r"has shape \(2, 3\)"):
+        pull((1.0, np.ones(3)))
+    got = pull((1.0, np.zeros((2, 3))))
+    np.testing.assert_allclose(got[0], np.full((2, 3), 0.7))
+
+
+def test_vjp_cotangent_of_its_shape_against_differences():
+    ct = np.array([[1.0, -0.5, 2.0], [0.3, 0.0, -1.0], [0.25, 1.5, 0.5]])
+    _, pull = s2s_ad.vjp(S.gram, W23)
+    got, = pull(ct)
+    h = 1e-6
+    want = np.zeros_like(W23)
+    for k in range(W23.size):
+        e = np.zeros(W23.size)
+        e[k] = h
+        e = e.reshape(W23.shape)
+        want.flat[k] = np.sum(ct * (S.gram(W23 + e) - S.gram(W23 - e))) / (2 * h)
+    np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9)
+    assert s2s_ad.source_of(pull).startswith('"""')
+
+
+@pytest.mark.parametrize("v", [np.ones(3), 1.0])
+def test_hvp_direction_of_another_shape_refused(v):
+    with pytest.raises(ValueError, match=r"the direction for 'W' is of shape"):
+        s2s_ad.hvp(S.sums_rows)(W23, 0.7, v)
