@@ -219,6 +219,10 @@ _NARROW = frozenset(numpy.dtype(t) for t in (numpy.float32, numpy.float16, numpy
 """Floating dtypes narrower than Python's numbers: a cotangent computed with
 a float64 output cotangent is cast back to them."""
 _NUMPY_CLASSES = frozenset({numpy.ndarray} | {d.type for d in _NARROW})
+_NUMPY_SCALARS = frozenset(numpy.dtype(t).type for t in (
+    numpy.float64, numpy.float32, numpy.float16, numpy.complex128, numpy.complex64))
+"""NumPy's inexact scalars: a value of one takes a number cotangent in its dtype."""
+_NUMPY_ANY = _NUMPY_SCALARS | {numpy.ndarray}
 
 
 def _narrowed(fn, args: tuple, kwargs: dict, done: tuple) -> tuple:
@@ -235,8 +239,15 @@ def _narrowed(fn, args: tuple, kwargs: dict, done: tuple) -> tuple:
         return done
     bound.apply_defaults()
     given = list(bound.arguments.values())
+    # a number as the cotangent of a NumPy value is taken in the value's
+    # dtype, as grad's seed is: `dout * b` of a Python float and a float32
+    # array would be float32, and so the cotangent of a float64 argument
+    seed = getattr(value, "dtype", None)
+    seed = seed.type if value.__class__ in _NUMPY_SCALARS else None
 
     def vjp_fn(cotangent):
+        if seed is not None and cotangent.__class__ in (float, int):
+            cotangent = seed(cotangent)
         out = pull(cotangent)
         if not isinstance(out, tuple) or len(out) != len(given):
             return out
@@ -252,9 +263,11 @@ def _narrowed(fn, args: tuple, kwargs: dict, done: tuple) -> tuple:
 
 def _in_dtype(g, like):
     """The cotangent ``g`` in the dtype of the argument ``like`` where that is
-    a narrow floating dtype and ``g``'s differs."""
-    dtype = getattr(like, "dtype", None)
-    if dtype not in _NARROW or g is None or getattr(g, "dtype", None) == dtype:
+    a floating (or complex) dtype, ``like`` a NumPy array or scalar, and
+    ``g``'s differs."""
+    dtype = getattr(like, "dtype", None) if like.__class__ in _NUMPY_ANY else None
+    if dtype is None or dtype.kind not in "fc" or g is None \
+            or getattr(g, "dtype", None) == dtype:
         return g
     return dtype.type(g) if isinstance(like, numpy.generic) else numpy.asarray(g, dtype=dtype)
 

@@ -112,3 +112,13 @@ def pair_out(W, x):
 
 def numbers_only(x, y):
     return x * y + y * y
+
+
+# -- a float64 argument beside a float32 one ----------------------------------
+
+def mixed_dot(a, b):
+    return np.sum(a * b)
+
+
+def mixed_product(a, b):
+    return np.sum(a * b) + np.sum(np.sin(a)) * np.sum(b * b)

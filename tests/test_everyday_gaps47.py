@@ -178,3 +178,52 @@ def test_vjp_cotangent_of_its_shape_against_differences():
 def test_hvp_direction_of_another_shape_refused(v):
     with pytest.raises(ValueError, match=r"the direction for 'W' is of shape"):
         s2s_ad.hvp(S.sums_rows)(W23, 0.7, v)
+
+
+# -- 4. each cotangent in its own argument's dtype -----------------------------
+
+A32 = np.array([0.1, 0.7, -0.3], dtype=np.float32)
+B64 = np.array([0.2, -1.3, 2.9])
+
+
+def _mixed_reference():
+    """The cotangents of mixed_product (its derivative written out), the sums
+    of float32 values as the function computes them (in float32)."""
+    a = A32.astype(np.float64)
+    sines = np.float64(np.sum(np.sin(A32)))
+    return B64 + np.cos(a) * np.sum(B64 * B64), a + 2.0 * B64 * sines
+
+
+@pytest.mark.parametrize("repeat", [0, 1])  # the second: the call plan's quick path
+def test_vjp_cotangent_in_its_arguments_dtype(repeat):
+    """`dout * a` of a Python float and a float32 `a` is float32: the float64
+    argument's cotangent came out float32 (6e-8 off); now in float64, as
+    `grad` gives it."""
+    want_a, want_b = _mixed_reference()
+    _, pull = s2s_ad.vjp(S.mixed_product, A32, B64)
+    da, db = pull(1.0)
+    assert da.dtype == np.float32 and db.dtype == np.float64
+    np.testing.assert_allclose(db, want_b, rtol=1e-13)
+    np.testing.assert_allclose(da, want_a, rtol=1e-6)
+    g = s2s_ad.grad(S.mixed_product, wrt=(0, 1))(A32, B64)
+    assert g[0].dtype == np.float32 and g[1].dtype == np.float64
+    np.testing.assert_allclose(db, g[1], rtol=1e-15)
+    h = 1e-6
+    fd = [(S.mixed_product(A32, B64 + h * e) - S.mixed_product(A32, B64 - h * e)) / (2 * h)
+          for e in np.eye(3)]
+    np.testing.assert_allclose(db, fd, rtol=1e-6)
+    _, pull = s2s_ad.vjp(S.mixed_product, B64, A32)  # the float64 argument first
+    db, da = pull(2.0)
+    assert db.dtype == np.float64 and da.dtype == np.float32
+
+
+@pytest.mark.parametrize("repeat", [0, 1])
+def test_vjp_float64_cotangent_computed_in_float64(repeat):
+    """np.sum(a * b), a float32, b float64: `0.1 * a` of a Python float and a
+    float32 array is float32 (db = 0.0700000003 where 0.1 * a in float64 is
+    0.0700000002980232...); the value is float64, so is its cotangent's seed."""
+    _, pull = s2s_ad.vjp(S.mixed_dot, A32, B64)
+    da, db = pull(0.1)
+    assert db.dtype == np.float64 and da.dtype == np.float32
+    np.testing.assert_allclose(db, 0.1 * A32.astype(np.float64), rtol=1e-15)
+    np.testing.assert_allclose(da, (0.1 * B64).astype(np.float32), rtol=1e-7)
