@@ -122,3 +122,104 @@ def mixed_dot(a, b):
 
 def mixed_product(a, b):
     return np.sum(a * b) + np.sum(np.sin(a)) * np.sum(b * b)
+
+
+# -- del ys[0], del ys[i], ys.pop(0) -------------------------------------------
+
+def del_first(x):
+    ys = [x, 2.0 * x, x * x]
+    del ys[0]
+    return ys[0] * ys[1]
+
+
+def del_last(x, y):
+    ys = [x, y * x, np.sin(y)]
+    del ys[-1]
+    return ys[0] * ys[-1] + len(ys)
+
+
+def del_slice(x, y):
+    ys = [x, y, x * y, x + y, y * y]
+    del ys[1:3]
+    return ys[0] * ys[1] * ys[2]
+
+
+def del_key(x, y):
+    d = {"a": x * y, "b": np.exp(x), "c": y}
+    del d["b"]
+    return (d["a"] + d["c"]) * d["a"] + len(d)
+
+
+def _tail(x):
+    ys = [x, x * x, np.cos(x)]
+    del ys[0]
+    return ys
+
+
+def del_helper(x):
+    zs = _tail(x)
+    return zs[0] + zs[1] * x
+
+
+def del_in_loop(x):
+    s = 0.0
+    for k in range(3):
+        ys = [x * k, np.sin(x + k), x * x]
+        del ys[1]
+        s = s + ys[0] * ys[1] + s * 0.5
+    return s
+
+
+def del_run_time_index(x, i):
+    ys = [x, 2.0 * x, x * x]
+    del ys[i]
+    return ys[0] * ys[1]
+
+
+def del_grown(xs):
+    ys = []
+    for v in xs:
+        ys.append(v * v)
+    del ys[0]
+    return sum(ys)
+
+
+def pop_made(xs):
+    ys = [v * v for v in xs]
+    a = ys.pop(0)
+    return a * sum(ys)
+
+
+def pop_grown(xs):
+    ys = []
+    for v in xs:
+        ys.append(v * v)
+    a = ys.pop(0)
+    return a * sum(ys)
+
+
+def del_name(x):
+    y = x * x
+    del y
+    return x
+
+
+def del_before_loop(x):
+    ys = [x, 2.0 * x, x * x]
+    for k in range(2):
+        del ys[0]
+    return sum(ys)
+
+
+def del_rewritten_index(x, i):
+    ys = [x, 2.0 * x, x * x]
+    ys = [y for k, y in enumerate(ys) if k != i]
+    return ys[0] * ys[1]
+
+
+def del_rewritten_grown(xs):
+    ys = []
+    for v in xs:
+        ys.append(v * v)
+    ys = ys[1:]
+    return sum(ys) * ys[0]

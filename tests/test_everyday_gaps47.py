@@ -227,3 +227,40 @@ def test_vjp_float64_cotangent_computed_in_float64(repeat):
     assert db.dtype == np.float64 and da.dtype == np.float32
     np.testing.assert_allclose(db, 0.1 * A32.astype(np.float64), rtol=1e-15)
     np.testing.assert_allclose(da, (0.1 * B64).astype(np.float32), rtol=1e-7)
+
+
+# -- 5. del ys[k], del d[k], ys.pop(0) -----------------------------------------
+
+@pytest.mark.parametrize("f, args", [
+    (S.del_first, (0.7,)),
+    (S.del_last, (0.7, -1.2)),
+    (S.del_slice, (0.7, -1.2)),
+    (S.del_key, (0.7, -1.2)),
+    (S.del_helper, (0.7,)),
+    (S.del_in_loop, (0.7,)),
+    (S.pop_made, ([0.5, 1.5, 2.0],)),
+])
+def test_del_on_a_list_built_here(f, args):
+    """The list shrinks, as Python's does; a removed item's adjoint is what
+    its other readers give it (here none: zero)."""
+    check(f, list(args), list(range(len(args))))
+
+
+@pytest.mark.parametrize("f, args, says", [
+    (S.del_run_time_index, (0.7, 1), "`ys = [y for k, y in enumerate(ys) if k != i]`"),
+    (S.del_grown, ([0.5, 1.5, 2.0],), "`ys = ys[1:]`"),
+    (S.pop_grown, ([0.5, 1.5, 2.0],), "`v = ys[0]`, then `ys = ys[1:]`"),
+    (S.del_name, (0.7,), "a name needs no `del`"),
+    (S.del_before_loop, (0.7,), "inside a loop or a branch"),
+])
+def test_del_refused_with_the_rewrite(f, args, says):
+    with pytest.raises(s2s_ad.SourceError) as e:
+        s2s_ad.grad(f, wrt=0)(*args)
+    assert says in str(e.value) and "everyday_gaps47_src.py:" in str(e.value), str(e.value)
+
+
+def test_del_rewrites_work():
+    """The rewrites the refusals name are differentiated (against central
+    differences)."""
+    check(S.del_rewritten_index, [0.7, 1], [0])
+    check(S.del_rewritten_grown, [[0.5, 1.5, 2.0]], [0])
