@@ -223,3 +223,38 @@ def del_rewritten_grown(xs):
         ys.append(v * v)
     ys = ys[1:]
     return sum(ys) * ys[0]
+
+
+# -- np.concatenate([z, [a]]): an inner list is an array -----------------------
+
+def join_one(z, a):
+    w = np.concatenate([z, [a]])
+    return np.sum(w * w * np.arange(4.0))
+
+
+def join_around(z, a):
+    w = np.concatenate(([a], z, [a * a, 1.0]))
+    return np.sum(w * np.arange(6.0))
+
+
+def join_hstack(z, a):
+    return np.sum(np.sin(np.hstack([z, [a, 2.0 * a]])))
+
+
+def join_stack(z, a):
+    return np.sum(np.stack([z, [a, a * a, 1.0]]) ** 3)
+
+
+def _appended(z, a):
+    return np.concatenate([z, [a * a]])
+
+
+def join_loop(z, a):
+    w = z
+    for k in range(3):
+        w = _appended(w, a + k)
+    return np.sum(np.cos(w) * w)
+
+
+def join_bad_entry(z, a):
+    return np.sum(np.concatenate([z, [a, [a]]]))

@@ -264,3 +264,24 @@ def test_del_rewrites_work():
     differences)."""
     check(S.del_rewritten_index, [0.7, 1], [0])
     check(S.del_rewritten_grown, [[0.5, 1.5, 2.0]], [0])
+
+
+# -- 6. np.concatenate([z, [a]]) ------------------------------------------------
+
+Z3 = np.array([0.3, -0.5, 1.1])
+
+
+@pytest.mark.parametrize("f", [S.join_one, S.join_around, S.join_hstack, S.join_stack,
+                               S.join_loop])
+def test_inner_list_joined_as_an_array(f):
+    """`[a]` inside np.concatenate/hstack/stack is the 1-element array NumPy
+    makes of it (was refused blaming the outer list)."""
+    check(f, [Z3, 0.7], [0, 1])
+
+
+def test_ragged_inner_list_raises_as_numpy_does():
+    """`[a, [a]]` is ragged: NumPy raises ValueError, and so does the gradient."""
+    with pytest.raises(ValueError):
+        S.join_bad_entry(Z3, 0.7)
+    with pytest.raises(ValueError):
+        s2s_ad.grad(S.join_bad_entry)(Z3, 0.7)
