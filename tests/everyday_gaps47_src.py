@@ -258,3 +258,20 @@ def join_loop(z, a):
 
 def join_bad_entry(z, a):
     return np.sum(np.concatenate([z, [a, [a]]]))
+
+
+# -- np.sum(x, where=m), m broadcast to x's shape -------------------------------
+
+def masked_sum(x, m):
+    return np.sum(x * x, where=m)
+
+
+def masked_mean(x, m):
+    return np.mean(np.sin(x), where=m) + x.sum(where=m, axis=-1)[-1] * 0.5
+
+
+def masked_in_loop(x, m):
+    s = 0.0
+    for k in range(3):
+        s = s + np.sum(x * (k + 1.0) + s, where=m) * 0.5
+    return s

@@ -285,3 +285,33 @@ def test_ragged_inner_list_raises_as_numpy_does():
         S.join_bad_entry(Z3, 0.7)
     with pytest.raises(ValueError):
         s2s_ad.grad(S.join_bad_entry)(Z3, 0.7)
+
+
+# -- 7. np.sum(x, where=m) with a mask broadcasting past x's shape --------------
+
+X23 = np.array([[0.3, -0.8, 1.2], [0.5, 0.1, -0.4]])
+M23 = np.array([[True, False, True], [False, True, True]])
+
+
+@pytest.mark.parametrize("f", [S.masked_sum, S.masked_mean, S.masked_in_loop])
+@pytest.mark.parametrize("m", [M23, M23[0], np.array([[True], [False]]), True])
+def test_mask_broadcast_to_x(f, m):
+    check(f, [X23, m], [0])
+
+
+@pytest.mark.parametrize("f", [S.masked_sum, S.masked_mean, S.masked_in_loop])
+@pytest.mark.parametrize("x, m", [(X23[0], M23), (X23[:1], M23),
+                                  (X23, np.ones((2, 2, 3), dtype=bool))])
+def test_mask_larger_than_x_raises_as_numpy(f, x, m):
+    """A mask that broadcasts to a larger shape than x: NumPy raises; the
+    gradient summed np.where(m, x, 0) over the larger shape (x's elements
+    counted twice: dx = [4, 4, 6] for np.sum(x * x, where=m), x = [1, 2, 3]
+    and a (2, 3) mask); now it raises NumPy's ValueError."""
+    with pytest.raises(ValueError):
+        f(x, m)
+    with pytest.raises(ValueError):
+        s2s_ad.grad(f)(x, m)
+    with pytest.raises(ValueError):
+        s2s_ad.vjp(f, x, m)
+    with pytest.raises(ValueError):
+        s2s_ad.jvp(f, wrt=0)(x, m, dx=np.ones_like(x))
