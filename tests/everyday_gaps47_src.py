@@ -275,3 +275,16 @@ def masked_in_loop(x, m):
     for k in range(3):
         s = s + np.sum(x * (k + 1.0) + s, where=m) * 0.5
     return s
+
+
+# -- how an int parameter is used, as check reports it ---------------------------
+
+def _powers(x, m):
+    s = 0.0
+    for k in range(m):
+        s = s + x ** (k + 1)
+    return s
+
+
+def passes_count(x, n):
+    return _powers(x, n) * 2.0

@@ -315,3 +315,18 @@ def test_mask_larger_than_x_raises_as_numpy(f, x, m):
         s2s_ad.vjp(f, x, m)
     with pytest.raises(ValueError):
         s2s_ad.jvp(f, wrt=0)(x, m, dx=np.ones_like(x))
+
+
+# -- 8. how an int parameter is used, kept beside its refusal --------------------
+
+def test_integer_use_kept_beside_the_refusal():
+    """`check` says how an int parameter is used from the refusal's own field
+    (IntegerUse.use), for a use in the function and one through a helper."""
+    from s2s_ad.errors import IntegerUse
+    func = s2s_ad.lower(S.chained_write)
+    assert isinstance(func.integers["i"], IntegerUse)
+    assert func.integers["i"].use == "an index in an assignment"
+    verdict = s2s_ad.check(S.passes_count)
+    assert verdict.status == "proved", str(verdict)
+    assert "n=3 is a value s2s-ad chose for the int parameter n (passed to `_powers`, whose " \
+           "`m` is used as an integer on line" in str(verdict), str(verdict)
