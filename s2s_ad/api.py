@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 
 import numpy
 
-from s2s_ad import callplan, graph, graph_backward, signatures
+from s2s_ad import callplan, graph, graph_backward, signatures, tangent_shapes
 from s2s_ad.frontend.targets import captured_values
 from s2s_ad.cache import (CacheInfo, array_arguments, call_statics, static_parameters, cache_info, clear_cache,
                           fingerprint, generated, positional_names, shapes)
@@ -190,7 +190,9 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
 
     A float32 (or float16, complex64) array or NumPy scalar argument gets
     its cotangent in its own dtype, as ``grad`` gives its gradient, whatever
-    the dtype of the output cotangent.
+    the dtype of the output cotangent. A cotangent of another shape than the
+    value's (each item's, for a tuple) raises ``ValueError``: it is not
+    broadcast.
     """
     planned = _plans_get(id(fn))
     if planned is not None and planned[1] and planned[0]() is fn:
@@ -201,14 +203,26 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
         except TypeError:
             done = None  # the slow way words the error
         if done is not None:  # (arguments of the last call's kinds: NumPy's or not)
-            return _narrowed(fn, args, kwargs, done) if planned[1].numpy else done
-    return _narrowed(fn, args, kwargs, _vjp(fn, args, kwargs))
+            return _checked(fn, _narrowed(fn, args, kwargs, done) if planned[1].numpy
+                            else done)
+    return _checked(fn, _narrowed(fn, args, kwargs, _vjp(fn, args, kwargs)))
+
+
+def _checked(fn, done: tuple) -> tuple:
+    """``(value, vjp_fn)`` with ``vjp_fn``'s cotangent checked to have the
+    value's shape (:mod:`s2s_ad.tangent_shapes`)."""
+    value, pull = done
+    return value, tangent_shapes.cotangent_checked(getattr(fn, "__name__", "fn"), value, pull)
 
 
 _NARROW = frozenset(numpy.dtype(t) for t in (numpy.float32, numpy.float16, numpy.complex64))
 """Floating dtypes narrower than Python's numbers: a cotangent computed with
 a float64 output cotangent is cast back to them."""
 _NUMPY_CLASSES = frozenset({numpy.ndarray} | {d.type for d in _NARROW})
+_NUMPY_SCALARS = frozenset(numpy.dtype(t).type for t in (
+    numpy.float64, numpy.float32, numpy.float16, numpy.complex128, numpy.complex64))
+"""NumPy's inexact scalars: a value of one takes a number cotangent in its dtype."""
+_NUMPY_ANY = _NUMPY_SCALARS | {numpy.ndarray}
 
 
 def _narrowed(fn, args: tuple, kwargs: dict, done: tuple) -> tuple:
@@ -225,8 +239,15 @@ def _narrowed(fn, args: tuple, kwargs: dict, done: tuple) -> tuple:
         return done
     bound.apply_defaults()
     given = list(bound.arguments.values())
+    # a number as the cotangent of a NumPy value is taken in the value's
+    # dtype, as grad's seed is: `dout * b` of a Python float and a float32
+    # array would be float32, and so the cotangent of a float64 argument
+    seed = getattr(value, "dtype", None)
+    seed = seed.type if value.__class__ in _NUMPY_SCALARS else None
 
     def vjp_fn(cotangent):
+        if seed is not None and cotangent.__class__ in (float, int):
+            cotangent = seed(cotangent)
         out = pull(cotangent)
         if not isinstance(out, tuple) or len(out) != len(given):
             return out
@@ -242,9 +263,11 @@ def _narrowed(fn, args: tuple, kwargs: dict, done: tuple) -> tuple:
 
 def _in_dtype(g, like):
     """The cotangent ``g`` in the dtype of the argument ``like`` where that is
-    a narrow floating dtype and ``g``'s differs."""
-    dtype = getattr(like, "dtype", None)
-    if dtype not in _NARROW or g is None or getattr(g, "dtype", None) == dtype:
+    a floating (or complex) dtype, ``like`` a NumPy array or scalar, and
+    ``g``'s differs."""
+    dtype = getattr(like, "dtype", None) if like.__class__ in _NUMPY_ANY else None
+    if dtype is None or dtype.kind not in "fc" or g is None \
+            or getattr(g, "dtype", None) == dtype:
         return g
     return dtype.type(g) if isinstance(like, numpy.generic) else numpy.asarray(g, dtype=dtype)
 
@@ -419,6 +442,9 @@ def source_of(compiled: Callable) -> str:
         made = _pullback_sources.get(getattr(compiled, "__code__", None))
         if made is not None:
             return made
+        inner = getattr(compiled, "__wrapped__", None)
+        if inner is not None:  # (a vjp_fn checking its cotangent's shape)
+            return source_of(inner)
         if getattr(compiled, "__s2s_ad_by_shape__", False):
             raise TypeError(f"{compiled.__name__} is generated per list length: call it first "
                             "(source_of then shows the code of the last shape used), or use "

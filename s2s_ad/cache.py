@@ -19,7 +19,7 @@ from typing import Callable, NamedTuple, Sequence
 from s2s_ad.frontend import (numpy as frontend_numpy, param_uses, pytrees,
                              statics as frontend_statics, targets)
 from s2s_ad.emit import module as emit, loader
-from s2s_ad import array_lists, shared_code, signatures
+from s2s_ad import array_lists, shared_code, signatures, tangent_shapes
 from s2s_ad.fingerprint import fingerprint  # noqa: F401  (part of this module's interface)
 from s2s_ad.errors import SourceError
 from s2s_ad.pipeline import Wrt, jvp_program, program
@@ -119,6 +119,8 @@ def generated(fn: Callable, wrt: Wrt, kind: str, output: int | None = None,
                 fn, wrt, kind, output, TypeError(fn.__name__), statics, checkpoint))
         if kind == "jvp":  # (around the dispatch too: its fast path calls the code itself)
             compiled = _seeded(compiled, graph.main, functions[0].adjoints)
+            compiled = tangent_shapes.jvp_checked(compiled, [p.value for p in graph.main.params],
+                                                  functions[0].adjoints, compiled.__name__)
     if kind != "pair":
         # where it came from, so that differentiating it again starts from fn
         origin = (kind, fn, wrt, output, lengths)

@@ -37,6 +37,24 @@ class SourceError(S2SError):
         return f"{head}\n    {text}\n    {' ' * self.col}^"
 
 
+class IntegerUse(SourceError):
+    """The refusal of a gradient with respect to a parameter the code uses as
+    an integer (a ``range`` bound, an index, a size), located where it is so
+    used, with ``use`` saying how (``"a `range` bound"``, ``"passed to `h`,
+    whose `n` is used as an integer"``) for the tools that report it
+    (:func:`s2s_ad.verify.check`)."""
+
+    def __init__(self, message: str, file: str = "<unknown>", line: int = 0, col: int = 0,
+                 source_line: str | None = None, use: str = "used as an integer"):
+        self.use = use
+        super().__init__(message, file, line, col, source_line)
+
+    @classmethod
+    def at(cls, err: SourceError, use: str) -> "IntegerUse":
+        """``err`` (a located refusal) with its ``use``."""
+        return cls(err.message, err.file, err.line, err.col, err.source_line, use)
+
+
 class TargetError(S2SError):
     """A command-line target (``file.py:fn``, ``pkg.mod.fn``) that does not
     name a Python function with source."""

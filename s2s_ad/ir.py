@@ -203,6 +203,10 @@ class For:
     """Snapshots of the carried values the gradient may keep to recompute
     the loop instead of taping every iteration (0: tape every iteration;
     s2s_ad.reverse.checkpoint)."""
+    implicit: bool = False
+    """A loop the lowering made for an expression (a comprehension, a slice
+    of a list of any length), not a ``for`` the code writes:
+    ``checkpoint=True`` leaves it taped."""
     source_line: str = ""
 
     @property

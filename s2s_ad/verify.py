@@ -26,7 +26,6 @@ and the verdict says it is not a proof.
 from __future__ import annotations
 
 import ast
-import re
 import time
 
 from s2s_ad import api, verify_trees
@@ -237,7 +236,7 @@ def _int_parameters(fn, wrt, args, lengths, shapes) -> dict:
             continue
         default = params[name].default
         line = f" on line {err.line}" if getattr(err, "line", 0) > 0 else ""
-        ints[name] = (_integer_use(getattr(err, "message", str(err))) + line,
+        ints[name] = (getattr(err, "use", "used as an integer") + line,
                       default if isinstance(default, int) and not isinstance(default, bool)
                       else None)
     return ints
@@ -248,18 +247,6 @@ def _chosen_note(name: str, value: int, use: str, default) -> str:
     return (f"{name}={value} is {whence} for the int parameter {name} ({use}), which "
             f"--args/args= does not give: the gradient is checked for {name}={value} only "
             f"(--args {name}=K, args={{{name!r}: K}}, for another value)")
-
-
-def _integer_use(message: str) -> str:
-    """How an int parameter is used, read from the refusal of its gradient
-    (``lowering``'s ``mark_int``, :mod:`s2s_ad.frontend.integer_args`)."""
-    own = re.search(r"used as an integer \((.+?)\) here", message)
-    if own:
-        return own[1]
-    passed = re.search(r"passes it to `([^`]+)`, whose parameter `([^`]+)`", message)
-    if passed:
-        return f"passed to `{passed[1]}`, whose `{passed[2]}` is used as an integer"
-    return "used as an integer"
 
 
 def _known_parameters(fn, **given) -> None:

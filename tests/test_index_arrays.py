@@ -215,10 +215,15 @@ def test_refused_with_location(name):
 
 
 def test_write_by_an_index_array_of_data_refused():
+    """Where the call gives the index parameter an array (vjp), refused while
+    lowering; where the code is generated before any call (grad), the
+    parameter is checked to be an int where the code runs."""
     with pytest.raises(SourceError) as info:
-        s2s_ad.grad(m.write_by_data, wrt=0)(rng.normal(size=3), np.array([0, 1, 1]))
+        s2s_ad.vjp(m.write_by_data, rng.normal(size=3), np.array([0, 1, 1]))
     text = str(info.value)
     assert "index_arrays_src.py:" in text and "z[idx] = x" in text and "computed from ints" in text
+    with pytest.raises(TypeError, match="`idx` indexes `z` in an assignment .* twice"):
+        s2s_ad.grad(m.write_by_data, wrt=0)(rng.normal(size=3), np.array([0, 1, 1]))
 
 
 @pytest.mark.parametrize("f,args", [(m.repeated_write, (rng.normal(size=4), 2))])

@@ -8,7 +8,6 @@ import sympy
 import s2s_ad
 from array_oracle import assert_gradients, fd_gradient, make_function, rand
 from s2s_ad.rules import RULES
-from s2s_ad.rules.numpy import NUMPY_RULES
 
 RNG = np.random.default_rng(1234)
 SHAPES = [(), (4,), (2, 3)]

@@ -138,12 +138,27 @@ def budget(option) -> int | None:
                      "snapshots (1 or more)")
 
 
+def expression_block(lowerer, stmts: list) -> None:
+    """Lower ``stmts``, the loop a comprehension or a slice of a list of any
+    length stands for, marking its loops ``implicit``: ``checkpoint=True``
+    checkpoints the loops the code writes, not these (a list made by an
+    expression is appended to in place, which a snapshot would not restore;
+    its loop is taped, or recomputed with the checkpointed loop it is in)."""
+    ops = lowerer.ops
+    start = len(ops)
+    lowerer.block(stmts)
+    for node in ops[start:]:
+        if isinstance(node, ir.For):
+            node.implicit = True
+
+
 def run(func: ir.Function, option) -> None:
     k = budget(option)
     for loop, nested in _loops(func.body, False):
         if k == 0:
             loop.checkpoint = 0
-        elif k is not None and not nested and not loop.checkpoint:
+        elif k is not None and not nested and not loop.checkpoint \
+                and not (isinstance(loop, ir.For) and loop.implicit):
             loop.checkpoint = k
         if loop.checkpoint:
             _check(loop, nested)

@@ -33,7 +33,7 @@ import builtins
 import copy
 
 from s2s_ad import ir
-from s2s_ad.frontend import list_slices, structures
+from s2s_ad.frontend import checkpoint, list_slices, structures
 from s2s_ad.syntax_walk import walk
 
 ITERATORS = (builtins.zip, builtins.enumerate, builtins.reversed)
@@ -111,7 +111,7 @@ def runtime(lo, node: ast.ListComp | ast.GeneratorExp, var: str | None = None):
     # the list may be made inside a loop or branch: one per run of its body
     inner, lo.inner_lists = lo.__dict__.get("inner_lists"), True
     try:
-        lo.block([*start, loop])
+        checkpoint.expression_block(lo, [*start, loop])
         out = lo.env[items]
     finally:
         lo.inner_lists = inner

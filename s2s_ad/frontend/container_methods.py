@@ -11,7 +11,12 @@ value it holds:
 * ``d.update(other)``, ``d.update(k=v)``: items set in place;
 * ``xs.insert(i, v)``, ``xs.reverse()``, ``xs.pop()``, ``xs.pop(i)`` (``i`` a constant),
   ``xs.sort(key=f, reverse=r)`` (as ``sorted`` orders them): items moved in
-  place.
+  place;
+* ``del xs[i]`` (``i`` a constant), ``del xs[a:b]`` (constant bounds), ``del
+  d[k]``: the items removed, as ``pop`` removes them (the adjoint of a removed
+  item is what its other readers give it). Of a list whose length or index
+  is known only when the code runs, refused, located, with the rewrite:
+  ``ys = ys[1:]``, ``ys = [y for k, y in enumerate(ys) if k != i]``.
 
 The lists and dicts are changed while lowering, so a change, inside a loop
 the generated code keeps (its body lowered once, run any number of times) or
@@ -30,7 +35,7 @@ from s2s_ad import ir
 from s2s_ad.frontend import dict_writes, structures
 from s2s_ad.frontend.structures import StaticDict, StaticList
 
-__all__ = ["call", "mutation"]
+__all__ = ["call", "delete", "mutation"]
 
 LIST_CHANGES = ("insert", "reverse", "pop", "sort")
 
@@ -84,8 +89,14 @@ def call(lo, node: ast.Call, var: str | None):
     if not isinstance(base, StaticList):
         # `hs.pop()` of a list grown at run time is a stack read from its end
         # (frontend/generated.py), rewritten before lowering where it can be
-        raise lo.src.error(node, _POP_REFUSED.format(call=ast.unparse(node),
-                                                     name=ast.unparse(func.value)))
+        name = ast.unparse(func.value)
+        if node.args and structures._static_int(lo, node.args[0]) is not None \
+                and structures._static_int(lo, node.args[0]) >= 0:
+            k = structures._static_int(lo, node.args[0])
+            raise lo.src.error(node, f"`{ast.unparse(node)}` of a list whose length is known "
+                               "only when the code runs is not supported; read the item and "
+                               f"keep the others: `v = {name}[{k}]`, then {_without(name, k)}")
+        raise lo.src.error(node, _POP_REFUSED.format(call=ast.unparse(node), name=name))
     _refuse_changing(lo, base, node)
     if node.keywords or len(node.args) > 1:
         raise lo.src.error(node, "`pop` takes one index")
@@ -97,6 +108,60 @@ def call(lo, node: ast.Call, var: str | None):
         raise lo.src.error(node, f"`pop` index {i} is out of range for a list of "
                            f"{len(base.items)}")
     return base.items.pop(i)
+
+
+def delete(lo, stmt: ast.Delete) -> None:
+    """``del xs[i]``, ``del xs[a:b]``, ``del d[k]`` on a list or dict known
+    while lowering: the items removed (``xs.pop(i)``, ``d.pop(k)``, their
+    values unused); anything else refused, located, with what to write."""
+    for target in stmt.targets:
+        if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
+                and target.value.id in lo.env):
+            raise lo.src.error(target, "`del` is supported on an item or a slice of a list or "
+                               "dict the function builds (`del ys[0]`, `del d[\"k\"]`); a name "
+                               "needs no `del` (it is dropped when the function returns)")
+        base = lo.env[target.value.id]
+        name = target.value.id
+        part = target.slice
+        if isinstance(base, StaticList) and isinstance(part, ast.Slice):
+            bounds = [None if b is None else structures._static_int(lo, b)
+                      for b in (part.lower, part.upper, part.step)]
+            if any(b is None and n is not None for b, n in
+                   zip(bounds, (part.lower, part.upper, part.step))):
+                raise lo.src.error(target, f"`del {ast.unparse(target)}` takes constant bounds; "
+                                   f"keep the others: `{name} = {name}[:a] + ...`, or "
+                                   f"`{name} = [y for k, y in enumerate({name}) if not a <= k "
+                                   "< b]`")
+            _refuse_changing(lo, base, _located_call(target, "pop", []))
+            del base.items[slice(*bounds)]
+            continue
+        if isinstance(base, (StaticList, StaticDict)) and (
+                isinstance(base, StaticDict) or structures._static_int(lo, part) is not None):
+            call(lo, _located_call(target, "pop", [part]), None)
+            continue
+        text = ast.unparse(part)
+        if isinstance(base, StaticList) or isinstance(base, ir.Value) and base.kind == "list":
+            known = structures._static_int(lo, part)
+            rewrite = _without(name, known) if known is not None and known >= 0 else \
+                f"`{name} = [y for k, y in enumerate({name}) if k != {text}]`"
+            raise lo.src.error(target, f"`del {ast.unparse(target)}` of a list whose length "
+                               f"or index is known only when the code runs is not supported; "
+                               f"keep the other items: {rewrite}")
+        raise lo.src.error(target, "`del` is supported on an item or a slice of a list or "
+                           "dict the function builds")
+
+
+def _without(name: str, k: int) -> str:
+    """The rewrite keeping the items of list ``name`` but the one at ``k``."""
+    if k == 0:
+        return f"`{name} = {name}[1:]`"
+    return f"`{name} = [y for k, y in enumerate({name}) if k != {k}]`"
+
+
+def _located_call(target: ast.Subscript, method: str, args: list) -> ast.Call:
+    """``base.method(*args)`` located at ``target`` (``base[...]``)."""
+    func = ast.copy_location(ast.Attribute(target.value, method, ast.Load()), target)
+    return ast.copy_location(ast.Call(func, args, []), target)
 
 
 def mutation(lo, stmt: ast.Expr) -> bool:

@@ -21,7 +21,7 @@ of ``f`` (its trip count moves with ``s`` too); after: refused.
 from __future__ import annotations
 
 from s2s_ad import ir
-from s2s_ad.errors import SourceError
+from s2s_ad.errors import IntegerUse
 
 ARITHMETIC = frozenset(("add", "sub", "mul", "neg", "pos"))
 """Integer arithmetic through which a parameter still sets the integer."""
@@ -60,11 +60,13 @@ def _caller(f: ir.Function, graph) -> bool:
                 if v.var in f.integers:
                     continue
                 why = callee.integers[inner[k].var]
-                f.integers[v.var] = SourceError(
+                f.integers[v.var] = IntegerUse(
                     f"cannot differentiate with respect to `{v.var}`: `{op.text}` passes it to "
                     f"`{callee.name}`, whose parameter `{inner[k].var}` is used as an integer "
                     f"(at {why.file}:{why.line}:{why.col + 1}); a step function of it has no "
-                    "derivative", op.loc.file, op.loc.line, op.loc.col, _line(graph, op))
+                    "derivative", op.loc.file, op.loc.line, op.loc.col, _line(graph, op),
+                    use=f"passed to `{callee.name}`, whose `{inner[k].var}` is used as an "
+                    "integer")
                 changed = True
     return changed
 

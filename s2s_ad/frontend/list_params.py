@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 
 from s2s_ad import ir
+from s2s_ad.errors import IntegerUse
 from s2s_ad.frontend import (index_exprs, list_slices, run_time_index, runtime_lists,
                              runtime_sorting, structures)
 
@@ -111,9 +112,9 @@ class ListParams:
                 continue
             seen.add(id(v))
             if id(v) in self.param_ids and v.var not in self.integers:
-                self.integers[v.var] = self.src.error(
+                self.integers[v.var] = IntegerUse.at(self.src.error(
                     node, f"cannot differentiate with respect to `{v.var}`: it is used as "
-                    f"an integer ({what}) here")
+                    f"an integer ({what}) here"), what)
             op = self.defs.get(id(v))
             if op is not None and op.prim not in SIZE_QUERIES and op.prim not in CONVERSIONS:
                 todo.extend(op.args)

@@ -31,7 +31,7 @@ import builtins
 import copy
 
 from s2s_ad import ir
-from s2s_ad.frontend import structures
+from s2s_ad.frontend import checkpoint, structures
 from s2s_ad.syntax_walk import walk
 
 
@@ -77,7 +77,7 @@ def subscript(lo, node: ast.Subscript, var: str | None, params: bool = False):
             sub.lineno, sub.col_offset = node.lineno, node.col_offset
             sub.end_lineno, sub.end_col_offset = node.end_lineno, node.end_col_offset
     try:
-        lo.block(stmts)
+        checkpoint.expression_block(lo, stmts)
         out = lo.env[items]
     finally:
         for name in names + [items, k]:
@@ -104,7 +104,7 @@ def is_runtime_slice(lo, node: ast.expr, params: bool = False) -> bool:
             and isinstance(node.value, ast.Name)):
         return False
     value = lo.env.get(node.value.id)
-    if _run_time_bounds(lo, value, node.slice) and lo.sequence_param(value) is None:
+    if _run_time_bounds(lo, value, node.slice):
         return True
     if params and isinstance(value, structures.StaticList) and lo.sequence_param(value) \
             is not None:
@@ -161,9 +161,10 @@ def _bound(lo, node: ast.expr | None, step: int, n: str, lower: bool, name_for) 
     if fixed is not None:
         return f"min({fixed}, {high})" if fixed >= 0 else f"max({n} - {-fixed}, {low})"
     value = lo.expr(node)
-    # (a parameter lowered as a number is an int here, as in `range(n)`; a
-    # float bound raises in `range`, as Python's slice raises)
-    if not (isinstance(value, ir.Value) and value.kind in ("int", "float")
+    # (a parameter lowered as a number, or in NumPy code as an array, is an
+    # int here, as in `range(n)`; a float bound raises in `range`, as
+    # Python's slice raises)
+    if not (isinstance(value, ir.Value) and value.kind in ("int", "float", "array")
             or isinstance(value, ir.Const) and type(value.value) is int):
         raise lo.src.error(node, "a slice bound must be an integer (a loop variable, "
                            "`len(xs)`, integer arithmetic on them)")

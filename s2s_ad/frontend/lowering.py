@@ -76,7 +76,6 @@ REFUSED = {
     ast.ClassDef: "class definitions inside the function are not supported",
     ast.Import: "`import` inside the function is not supported; import at module level",
     ast.ImportFrom: "`import` inside the function is not supported; import at module level",
-    ast.Delete: "`del` is not supported",
     ast.Raise: "`raise` is supported as a check, `if cond: raise ValueError(...)`, only",
     ast.ListComp: "list comprehensions are not supported yet",
     ast.GeneratorExp: "generator expressions are not supported",
@@ -384,6 +383,8 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             self.after_inplace(stmt, left, value)
         elif isinstance(stmt, ast.Pass):
             pass
+        elif isinstance(stmt, ast.Delete):
+            container_methods.delete(self, stmt)
         elif isinstance(stmt, ast.Assert) or checks.is_check(stmt):
             checks.lower(self, stmt)
         elif isinstance(stmt, ast.If):

@@ -8,7 +8,10 @@ Contract: for the lowering's ``numpy_call`` (array mode),
   the elements ``m`` leaves out add nothing (nor their NaNs), and their
   derivative is 0. The mean divides by the number of elements kept along the
   same axes, ``np.sum(np.where(m, np.ones_like(x), 0.0), ...)``, a constant.
-  ``x`` and ``m`` are lowered once each.
+  ``x`` and ``m`` are lowered once each; the kept values are brought to
+  ``x``'s shape (``np.broadcast_to``), which raises, as NumPy's reduction
+  does, where the mask has more axes or longer ones (``np.where`` would
+  broadcast ``x`` to it, and the sum count elements more than once).
 * :func:`clip_bounds` reads ``np.clip(a, a_min=..., a_max=...)``,
   ``np.clip(a, min=..., max=...)`` and ``a.clip(min=...)``/``a.clip(max=...)``
   as the positional call ``np.clip(a, lo, hi)``, a bound not given ``None``
@@ -16,7 +19,7 @@ Contract: for the lowering's ``numpy_call`` (array mode),
 
 Before → after, for ``s = np.mean(x, where=x > 0.0)``::
 
-    t1 = np.where(x > 0.0, x, 0.0)
+    t1 = np.broadcast_to(np.where(x > 0.0, x, 0.0), np.shape(x))
     t2 = np.where(x > 0.0, np.ones_like(x), 0.0)
     s = np.sum(t1) / np.sum(t2)
 """
@@ -46,6 +49,12 @@ def where_reduction(lo, prim: str, node: ast.Call, var, hint, text) -> ir.Operan
                                "its shape (or one broadcast to it)")
     zero = ir.Const(0.0)
     kept = lo.emit("np.where", [mask, x, zero], where, hint="kept")
+    # NumPy broadcasts the mask to x's shape and raises where it cannot (a mask
+    # of more axes, or longer ones), where np.where broadcasts x to the mask's
+    # and would sum more: the kept values brought to x's shape raise as NumPy
+    # does (the mask itself stays the comparison it is, for reverse/masked.py)
+    shape = lo.emit("shape", [x], where, hint="shape")
+    kept = lo.emit("np.broadcast_to", [kept, shape], where, hint="kept")
     total = _reduce(lo, kept, node, keywords, "np.sum",
                     var if prim == "np.sum" else None, hint, text)
     if prim == "np.sum":

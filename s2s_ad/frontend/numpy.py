@@ -413,7 +413,14 @@ class ArrayLowering(ArrayIndexing):
         if prim == "np.expand_dims" and "axis" not in attrs:
             raise self.src.error(node, "`np.expand_dims` needs an axis")
         if prim in SEQUENCES:
-            seq = self.expr(positional[0]) if len(positional) == 1 else None
+            seq = self.expr(positional[0]) if len(positional) == 1 \
+                and not _inner_displays(positional[0]) else None
+            if len(positional) == 1 and _inner_displays(positional[0]):
+                # np.concatenate([z, [a]]): an inner list or tuple is the array
+                # np.array makes of it, as NumPy reads it
+                seq = tuple(self.array_literal(e, None, None, None, set())
+                            if isinstance(e, (ast.List, ast.Tuple)) else self.expr(e)
+                            for e in positional[0].elts)
             seq = structures.forwarded(self, seq, node)  # a call's tuple: its items
             if isinstance(seq, structures.StaticList):
                 seq = tuple(seq.items)
@@ -702,3 +709,11 @@ def _holds_arrays(comp) -> bool:
 
 
 VIEW_NAMES = VIEW_CALLS | {"swapaxes", "moveaxis", "diagonal", "flip", "broadcast_to", "view"}
+
+
+def _inner_displays(node: ast.expr) -> bool:
+    """Is ``node`` a list or tuple display holding another (``[z, [a]]``),
+    and no starred item?"""
+    return isinstance(node, (ast.List, ast.Tuple)) \
+        and any(isinstance(e, (ast.List, ast.Tuple)) for e in node.elts) \
+        and not any(isinstance(e, ast.Starred) for e in node.elts)

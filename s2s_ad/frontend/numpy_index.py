@@ -25,7 +25,7 @@ import numpy
 
 from s2s_ad import ir
 from s2s_ad.frontend import (index_exprs, list_slices, numpy_attrs, structures, view_binds,
-                             write_dtypes)
+                             write_dtypes, write_indices)
 from s2s_ad.frontend.bound_partials import BoundPartial
 from s2s_ad.frontend.int_names import int_names, is_int, one_axis
 from s2s_ad.frontend.view_binds import numpy_made as _numpy_made, parents_of
@@ -162,6 +162,8 @@ class ArrayIndexing:
             elif item[0] == "slice":
                 continue  # a slice's bound: NumPy takes an integer there (a value read from
                 # a tape, whose kind the code does not say, is one) and no element repeats
+            elif write_indices.param_ints(self, a):
+                operands[k] = write_indices.int_index(self, a, target)
             elif isinstance(a, ir.Value) and a.kind not in ("int", "bool"):
                 raise self.src.error(target, "an index in an assignment must be an int (annotate "
                                      "a parameter `i: int`), a slice, a boolean mask or an "
@@ -258,7 +260,8 @@ class ArrayIndexing:
         if isinstance(node, ast.Name):
             value = self.env.get(node.id)
             return isinstance(value, ir.Value) and value.kind == "int" or \
-                isinstance(value, ir.Const) and type(value.value) is int
+                isinstance(value, ir.Const) and type(value.value) is int or \
+                write_indices.scalar_param(self, value)  # an int where it is written
         return False
 
     def refuse_list_item_write(self, target: ast.Subscript) -> None:
