@@ -87,3 +87,135 @@ def test_np_delete_of_a_slice_known_only_when_the_code_runs_is_refused():
     with pytest.raises(s2s_ad.SourceError, match="`stop` must be a constant") as e:
         s2s_ad.grad(slice_at_run_time, wrt=0)
     assert "test_int_lists47.py:" in str(e.value)
+
+
+# ---- ints read from lists of ints as list indices -----------------------------
+
+def det_lists(a, rows, cols):
+    """Laplace expansion along the first of `rows`, on a flat row-major list."""
+    n = int(round(len(a) ** 0.5))
+    if len(rows) == 1:
+        return a[rows[0] * n + cols[0]]
+    total = 0.0
+    sign = 1.0
+    for c in cols:
+        rest = [d for d in cols if d != c]
+        total += sign * a[rows[0] * n + c] * det_lists(a, rows[1:], rest)
+        sign = -sign
+    return total
+
+
+def det_flat(a, ell):
+    return det_lists(a, list(range(ell)), list(range(ell)))
+
+
+def det_joined(a, n, rows, cols):
+    """The minor's columns joined from two slices of the list of columns."""
+    if len(rows) == 1:
+        return a[rows[0] * n + cols[0]]
+    total = 0.0
+    for k in range(len(cols)):
+        rest = cols[:k] + cols[k + 1:]
+        total += (-1) ** k * a[rows[0] * n + cols[k]] * det_joined(a, n, rows[1:], rest)
+    return total
+
+
+def det_flat_joined(a, ell):
+    return det_joined(a, ell, list(range(ell)), list(range(ell)))
+
+
+def gathered(a, order):
+    """a read through a list of ints in a while loop, `order` a parameter."""
+    s = 0.0
+    k = 0
+    while k < len(order):
+        s = s + a[order[k]] * a[order[len(order) - 1 - k]] * (k + 1)
+        k += 1
+    return s
+
+
+@pytest.mark.parametrize("ell", [1, 2, 3, 4])
+@pytest.mark.parametrize("f", [det_flat, det_flat_joined])
+def test_det_of_a_flat_list_by_lists_of_ints(f, ell):
+    A = RNG.normal(size=ell * ell)
+    g = check_all(f, list(A), ell)
+    np.testing.assert_allclose(np.asarray(g), closed_form(A, ell), rtol=1e-8, atol=1e-10)
+
+
+def test_list_indices_read_from_a_list_parameter_in_a_while_loop():
+    check_all(gathered, list(RNG.normal(size=5)), [4, 0, 2, 2, 1])
+
+
+# ---- lists of ints made when the code runs, as index arrays ---------------------
+
+def det_fancy(m):
+    n = m.shape[0]
+    if n == 1:
+        return m[0, 0]
+    total = 0.0
+    for col in range(n):
+        keep = [j for j in range(n) if j != col]
+        total += (-1) ** col * m[0, col] * det_fancy(m[1:][:, keep])
+    return total
+
+
+def det_fancy_a(A, ell):
+    return det_fancy(np.reshape(A, (ell, ell)))
+
+
+def det_take(m):
+    """The minor's rows by a list of ints, its columns by np.take."""
+    n = m.shape[0]
+    if n == 1:
+        return m[0, 0]
+    total = 0.0
+    every = list(range(n))
+    for col in range(n):
+        cols = every[:col] + every[col + 1:]
+        total += (-1) ** col * m[0, col] * det_take(np.take(m[every[1:], :], cols, axis=1))
+    return total
+
+
+def det_take_a(A, ell):
+    return det_take(A.reshape(ell, ell))
+
+
+def picked(x, k):
+    """Rows and columns picked by lists of ints, repeats summing, in a loop."""
+    s = 0.0
+    for i in range(x.shape[0]):
+        keep = [j for j in range(x.shape[1]) if j != i % x.shape[1]]
+        twice = [k, k] + keep
+        s = s + np.sum(np.sin(x[:, twice]) * (i + 1.0)) + np.sum(x[keep] ** 2)
+    return s
+
+
+def rows_of(x, order):
+    """A list parameter of ints indexing an array."""
+    return np.sum(np.cos(x[order]) * np.arange(1.0, 1.0 + len(order))[:, None])
+
+
+@pytest.mark.parametrize("ell", [1, 2, 3, 4])
+@pytest.mark.parametrize("f", [det_fancy_a, det_take_a])
+def test_det_by_lists_of_ints_indexing_arrays(f, ell):
+    A = RNG.normal(size=ell * ell)
+    g = check_all(f, A, ell)
+    np.testing.assert_allclose(g, closed_form(A, ell), rtol=1e-8, atol=1e-10)
+
+
+def test_lists_of_ints_index_arrays_in_a_loop_repeats_adding_up():
+    check_all(picked, RNG.normal(size=(4, 4)), 2)
+
+
+def test_a_list_parameter_of_ints_indexes_an_array():
+    check_all(rows_of, RNG.normal(size=(4, 3)), [3, 0, 3, 1])
+
+
+def test_a_list_of_floats_indexing_an_array_raises_as_numpy_does():
+    def f(x, n):
+        idx = [j * 0.5 for j in range(n)]
+        return np.sum(x[idx])
+    with pytest.raises(IndexError):
+        f(np.ones(3), 2)
+    with pytest.raises(IndexError):
+        s2s_ad.grad(f, wrt=0)(np.ones(3), 2)

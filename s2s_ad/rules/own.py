@@ -272,7 +272,7 @@ OWN_PRIMS = {"unbroadcast": "own.unbroadcast", "spread": "own.spread",
              "running_extreme_tangent": "own.running_extreme_tangent",
              "quantile_q_adjoint": "own.quantile_q_adjoint",
              "quantile_q_tangent": "own.quantile_q_tangent",
-             "delete_adjoint": "own.delete_adjoint",
+             "index_array_of": "list.index_array", "delete_adjoint": "own.delete_adjoint",
              "delete_slice_adjoint": "own.delete_slice_adjoint"}
 """Helper name -> its primitive (``matmul_adjoint``, ``inner_adjoint``, ``dot_adjoint``,
 ``tensordot_adjoint``, ``kron_adjoint``, ``convolve_adjoint``: + ``.0``/``.1``,
