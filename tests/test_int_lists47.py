@@ -219,3 +219,101 @@ def test_a_list_of_floats_indexing_an_array_raises_as_numpy_does():
         f(np.ones(3), 2)
     with pytest.raises(IndexError):
         s2s_ad.grad(f, wrt=0)(np.ones(3), 2)
+
+
+# ---- a table of a run-time size: refused, saying what to write --------------------
+
+def det_table(A, ell):
+    m = [[A[i * ell + j] for j in range(ell)] for i in range(ell)]
+    return m[0][0] * m[1][1] - m[0][1] * m[1][0]
+
+
+def test_a_list_of_lists_of_a_run_time_size_is_refused_naming_the_rewrite():
+    with pytest.raises(s2s_ad.SourceError, match="one flat list at row \\* size \\+ column") as e:
+        s2s_ad.grad(det_table, wrt=0)(list(RNG.normal(size=4)), 2)
+    assert "test_int_lists47.py:" in str(e.value) and "NumPy array" in str(e.value)
+
+
+# ---- the imperative style: lists of ints as linked lists of rows and columns -------
+
+def det_of_minor(a, m, n, r, c):
+    """The minor of the m x m row-major a whose rows and columns are the
+    linked lists r and c (their heads r[m], c[m]), unlinked and linked back
+    in place while the expansion recurses."""
+    R0 = r[m]
+    Cj = c[m]
+    Cj1 = m
+    if n == 1:
+        return a[R0 * m + Cj]
+    total = 0.0
+    s = 1.0
+    r[m] = r[R0]
+    for j in range(n):
+        if Cj1 == m:
+            c[m] = c[Cj]
+        else:
+            c[Cj1] = c[Cj]
+        total = total + s * a[R0 * m + Cj] * det_of_minor(a, m, n - 1, r, c)
+        if Cj1 == m:
+            c[m] = Cj
+        else:
+            c[Cj1] = Cj
+        s = -s
+        Cj1 = Cj
+        Cj = c[Cj]
+    r[m] = R0
+    return total
+
+
+def det_linked(a, ell):
+    r = [0] * (ell + 1)
+    c = [0] * (ell + 1)
+    for i in range(ell):
+        r[i] = i + 1
+        c[i] = i + 1
+    return det_of_minor(a, ell, ell, r, c)
+
+
+def linked_walk(a, ell):
+    """Integer bookkeeping in the function itself: a linked list of ints
+    written and followed in a while loop, its ints indexing a."""
+    nxt = [0] * (ell + 1)
+    for i in range(ell):
+        nxt[i] = (i + 2) % ell
+    nxt[ell] = 0
+    s = 0.0
+    steps = 0
+    while steps < 2 * ell:
+        k = nxt[ell]
+        s = s + a[k] * a[nxt[k]] * (steps + 1.0)
+        nxt[ell] = nxt[k]
+        steps += 1
+    return s
+
+
+def carried_walk(a, ell):
+    nxt = [(i + 2) % ell for i in range(ell)]
+    k = nxt[0]
+    s = 0.0
+    for steps in range(ell):
+        s = s + a[k] * steps
+        k = nxt[k]
+    return s
+
+
+def test_the_imperative_linked_lists_determinant_is_refused_where_the_helper_writes():
+    A = list(RNG.normal(size=9))
+    assert np.isclose(det_linked(A, 3), np.linalg.det(np.reshape(A, (3, 3))))
+    with pytest.raises(s2s_ad.SourceError, match="changes the argument `r` in place") as e:
+        s2s_ad.grad(det_linked, wrt=0)(A, 3)
+    assert "test_int_lists47.py:" in str(e.value)
+
+
+def test_a_linked_list_of_ints_written_and_followed_in_a_while_loop():
+    check_all(linked_walk, list(RNG.normal(size=5)), 5)
+
+
+def test_an_int_a_loop_carries_from_a_list_is_refused_saying_to_read_it_again():
+    with pytest.raises(s2s_ad.SourceError, match="read it from its list again") as e:
+        s2s_ad.grad(carried_walk, wrt=0)(list(RNG.normal(size=4)), 4)
+    assert "test_int_lists47.py:" in str(e.value)

@@ -52,8 +52,7 @@ class ListParams:
         given = runtime_lists.helper_index(self, node.slice)
         if not given and (isinstance(index, tuple) or kind_of(index) not in ("int",)
                           and not self.array_element(index)):
-            raise self.src.error(node.slice, "a list index must be an integer (a loop "
-                                 "variable or integer arithmetic on one)" + (
+            raise self.src.error(node.slice, runtime_lists.NOT_AN_INDEX + (
                                      f"; `{index.var}` is a parameter, an array in NumPy code: "
                                      f"annotate it (`{index.var}: int`)" if id(index) in
                                      self.param_ids and index.var else ""))
@@ -73,11 +72,18 @@ class ListParams:
         op = self.defs.get(id(index)) if isinstance(index, ir.Value) else None
         if op is None:
             return False
-        if op.prim in ("array.getitem", "getitem"):
+        if op.prim == "array.getitem":
             return all(kind_of(a) == "int" for a in op.args[1:])
+        if op.prim == "getitem":  # r[m]: m an int, or a parameter used as one
+            return self._int_like(op.args[1])
         return op.prim in INT_ARITHMETIC and any(self.array_element(a) for a in op.args) \
-            and all(kind_of(a) in ("int", "bool") or self.array_element(a)
-                    or id(a) in self.param_ids and a.kind == "float" for a in op.args)
+            and all(self._int_like(a) for a in op.args)
+
+    def _int_like(self, a) -> bool:
+        """An int, an element :meth:`array_element` reads, or a parameter lowered
+        as a number (used as an integer where it indexes)."""
+        return kind_of(a) in ("int", "bool") or self.array_element(a) \
+            or isinstance(a, ir.Value) and id(a) in self.param_ids and a.kind == "float"
 
     def list_index(self, index: ir.Value, node: ast.expr) -> ir.Value:
         """``index``, an array's element indexing a list: a check that it is an

@@ -140,9 +140,11 @@ def _checked(lo, target: ast.Subscript, node: ast.AST) -> tuple[str, ir.Value, i
         raise runtime_lists.aliased(lo, node, name, others[0], "this line writes into")
     index = lo.expr(target.slice)
     if not (isinstance(index, ir.Value) and index.kind == "int"
-            or isinstance(index, ir.Const) and type(index.value) is int):
-        raise lo.src.error(target.slice, "a list index must be an integer (a loop variable or "
-                           "integer arithmetic on one)")
+            or isinstance(index, ir.Const) and type(index.value) is int
+            or runtime_lists.helper_index(lo, target.slice)):
+        if lo.array_element(index):  # r[c[k]] = v: an int read from a list, checked
+            return name, seq, lo.list_index(index, target.slice)
+        raise lo.src.error(target.slice, runtime_lists.NOT_AN_INDEX)
     lo.mark_int(index, target.slice, "a list index")
     return name, seq, index
 
