@@ -317,3 +317,22 @@ def test_an_int_a_loop_carries_from_a_list_is_refused_saying_to_read_it_again():
     with pytest.raises(s2s_ad.SourceError, match="read it from its list again") as e:
         s2s_ad.grad(carried_walk, wrt=0)(list(RNG.normal(size=4)), 4)
     assert "test_int_lists47.py:" in str(e.value)
+
+
+# ---- second order ---------------------------------------------------------------
+
+@pytest.mark.parametrize("f, as_list", [(det_flat, True), (det_delete, False),
+                                        (det_fancy_a, False), (det_take_a, False)])
+def test_hessian_vector_products_of_the_determinants(f, as_list):
+    """hvp against central differences of the gradient (which the tests above
+    check against the function's own differences)."""
+    A = RNG.normal(size=9)
+    v = RNG.normal(size=9)
+
+    def grad_at(a):
+        return np.asarray(s2s_ad.grad(f, wrt=0)(list(a) if as_list else a, 3), dtype=float)
+
+    h = 1e-6
+    fd = (grad_at(A + h * v) - grad_at(A - h * v)) / (2 * h)
+    got = s2s_ad.hvp(f, wrt=0)(list(A) if as_list else A, 3, list(v) if as_list else v)
+    np.testing.assert_allclose(np.asarray(got, dtype=float), fd, rtol=1e-6, atol=1e-8)
