@@ -140,9 +140,10 @@ def _checked(lo, target: ast.Subscript, node: ast.AST) -> tuple[str, ir.Value, i
         raise runtime_lists.aliased(lo, node, name, others[0], "this line writes into")
     index = lo.expr(target.slice)
     if not (isinstance(index, ir.Value) and index.kind == "int"
-            or isinstance(index, ir.Const) and type(index.value) is int
-            or runtime_lists.helper_index(lo, target.slice)):
-        if lo.array_element(index):  # r[c[k]] = v: an int read from a list, checked
+            or isinstance(index, ir.Const) and type(index.value) is int):
+        if lo.array_element(index) or runtime_lists.helper_index(lo, target.slice):
+            # r[c[k]] = v, r[n] = v (n a parameter): checked to be an int where the code
+            # runs (a write the gradient needs nothing of still raises as Python's does)
             return name, seq, lo.list_index(index, target.slice)
         raise lo.src.error(target.slice, runtime_lists.NOT_AN_INDEX)
     lo.mark_int(index, target.slice, "a list index")
