@@ -13,8 +13,12 @@ import pytest
 
 import s2s_ad
 from array_oracle import fd_gradient
+from gradbench.det import det_flat, det_kept, det_minors
 
 RNG = np.random.default_rng(47)
+TESTED = {"list.index_array", "index.is_index"}
+"""The rules these tests exercise (tests/test_numpy_rules_table.py checks
+every NumPy rule is tested somewhere)."""
 
 
 def closed_form(A, ell):
@@ -42,24 +46,6 @@ def check_all(f, A, *rest, wrt=0, atol=1e-7):
 
 # ---- np.delete: the minor ----------------------------------------------------
 
-def minor(m, row, col):
-    return np.delete(np.delete(m, row, axis=0), col, axis=1)
-
-
-def det_by_minor(m):
-    n = m.shape[0]
-    if n == 1:
-        return m[0, 0]
-    total = 0.0
-    for col in range(n):
-        total += (-1) ** col * m[0, col] * det_by_minor(minor(m, 0, col))
-    return total
-
-
-def det_delete(A, ell):
-    return det_by_minor(np.reshape(A, (ell, ell)))
-
-
 def rows_deleted(x, drop):
     """np.delete of a list of rows in a loop, of a slice, of the flattened x."""
     s = 0.0
@@ -70,13 +56,6 @@ def rows_deleted(x, drop):
 
 def slice_at_run_time(x, drop):
     return np.sum(np.delete(x, slice(0, drop)))
-
-
-@pytest.mark.parametrize("ell", [1, 2, 3, 4])
-def test_det_by_np_delete(ell):
-    A = RNG.normal(size=ell * ell)
-    g = check_all(det_delete, A, ell)
-    np.testing.assert_allclose(g, closed_form(A, ell), rtol=1e-8, atol=1e-10)
 
 
 def test_np_delete_in_a_loop_of_lists_slices():
@@ -90,24 +69,6 @@ def test_np_delete_of_a_slice_known_only_when_the_code_runs_is_refused():
 
 
 # ---- ints read from lists of ints as list indices -----------------------------
-
-def det_lists(a, rows, cols):
-    """Laplace expansion along the first of `rows`, on a flat row-major list."""
-    n = int(round(len(a) ** 0.5))
-    if len(rows) == 1:
-        return a[rows[0] * n + cols[0]]
-    total = 0.0
-    sign = 1.0
-    for c in cols:
-        rest = [d for d in cols if d != c]
-        total += sign * a[rows[0] * n + c] * det_lists(a, rows[1:], rest)
-        sign = -sign
-    return total
-
-
-def det_flat(a, ell):
-    return det_lists(a, list(range(ell)), list(range(ell)))
-
 
 def det_joined(a, n, rows, cols):
     """The minor's columns joined from two slices of the list of columns."""
@@ -134,34 +95,11 @@ def gathered(a, order):
     return s
 
 
-@pytest.mark.parametrize("ell", [1, 2, 3, 4])
-@pytest.mark.parametrize("f", [det_flat, det_flat_joined])
-def test_det_of_a_flat_list_by_lists_of_ints(f, ell):
-    A = RNG.normal(size=ell * ell)
-    g = check_all(f, list(A), ell)
-    np.testing.assert_allclose(np.asarray(g), closed_form(A, ell), rtol=1e-8, atol=1e-10)
-
-
 def test_list_indices_read_from_a_list_parameter_in_a_while_loop():
     check_all(gathered, list(RNG.normal(size=5)), [4, 0, 2, 2, 1])
 
 
 # ---- lists of ints made when the code runs, as index arrays ---------------------
-
-def det_fancy(m):
-    n = m.shape[0]
-    if n == 1:
-        return m[0, 0]
-    total = 0.0
-    for col in range(n):
-        keep = [j for j in range(n) if j != col]
-        total += (-1) ** col * m[0, col] * det_fancy(m[1:][:, keep])
-    return total
-
-
-def det_fancy_a(A, ell):
-    return det_fancy(np.reshape(A, (ell, ell)))
-
 
 def det_take(m):
     """The minor's rows by a list of ints, its columns by np.take."""
@@ -196,11 +134,14 @@ def rows_of(x, order):
 
 
 @pytest.mark.parametrize("ell", [1, 2, 3, 4])
-@pytest.mark.parametrize("f", [det_fancy_a, det_take_a])
-def test_det_by_lists_of_ints_indexing_arrays(f, ell):
+@pytest.mark.parametrize("f, as_list", [(det_minors, False), (det_kept, False), (det_take_a, False),
+                                        (det_flat, True), (det_flat_joined, True)])
+def test_determinants_by_minors(f, as_list, ell):
+    """np.delete minors, lists of ints as index arrays (examples/gradbench/det.py's
+    styles and np.take), and a flat list read at ints from lists of ints."""
     A = RNG.normal(size=ell * ell)
-    g = check_all(f, A, ell)
-    np.testing.assert_allclose(g, closed_form(A, ell), rtol=1e-8, atol=1e-10)
+    g = check_all(f, list(A) if as_list else A, ell)
+    np.testing.assert_allclose(np.asarray(g), closed_form(A, ell), rtol=1e-8, atol=1e-10)
 
 
 def test_lists_of_ints_index_arrays_in_a_loop_repeats_adding_up():
@@ -321,8 +262,8 @@ def test_an_int_a_loop_carries_from_a_list_is_refused_saying_to_read_it_again():
 
 # ---- second order ---------------------------------------------------------------
 
-@pytest.mark.parametrize("f, as_list", [(det_flat, True), (det_delete, False),
-                                        (det_fancy_a, False), (det_take_a, False)])
+@pytest.mark.parametrize("f, as_list", [(det_flat, True), (det_minors, False),
+                                        (det_kept, False), (det_take_a, False)])
 def test_hessian_vector_products_of_the_determinants(f, as_list):
     """hvp against central differences of the gradient (which the tests above
     check against the function's own differences)."""

@@ -414,8 +414,9 @@ def test_refusals(body, message):
 
 def test_every_rule_has_a_case():
     """A NumPy rule with no case here, in test_numpy_rules.py or in
-    test_index_arrays.py (or test_torch_numpy.py) fails this."""
+    test_index_arrays.py (or test_torch_numpy.py, test_int_lists47.py) fails this."""
     import test_index_arrays
+    import test_int_lists47
     import test_integer_arrays
     import test_numpy_rules
     import test_torch_numpy
@@ -423,7 +424,8 @@ def test_every_rule_has_a_case():
     from s2s_ad.rules.numpy_more import NUMPY_MORE_RULES
     untested = ({r.prim for r in NUMPY_RULES + NUMPY_MORE_RULES} - set(CASES)
                 - test_numpy_rules.TESTED
-                - test_index_arrays.TESTED - test_integer_arrays.TESTED - test_torch_numpy.TESTED)
+                - test_index_arrays.TESTED - test_integer_arrays.TESTED - test_torch_numpy.TESTED
+                - test_int_lists47.TESTED)
     assert not untested
 
 
