@@ -22,6 +22,11 @@ def lse_args(rng, n):
     return [rng.normal(size=n)]
 
 
+def det_args(rng, ell):
+    """A, the flat row-major ℓ×ℓ matrix (well away from singular), and ℓ."""
+    return [(rng.normal(size=(ell, ell)) + 2.0 * np.eye(ell)).ravel(), ell]
+
+
 def ode_args(rng, n, s):
     return [rng.uniform(0.1, 1.0, n), s]
 

@@ -20,9 +20,9 @@ import pytest
 
 import s2s_ad
 from array_oracle import fd_gradient
-from examples_gradbench import (ba_args, gmm_args, ht_args, kmeans_args, llsq_args, lse_args,
-                                lstm_args, ode_args)
-from gradbench import ba, gmm, ht, kmeans, llsq, lse, lstm, ode
+from examples_gradbench import (ba_args, det_args, gmm_args, ht_args, kmeans_args, llsq_args,
+                                lse_args, lstm_args, ode_args)
+from gradbench import ba, det, gmm, ht, kmeans, llsq, lse, lstm, ode
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -67,6 +67,27 @@ def test_llsq():  # a nested helper
 def test_lse():
     rng = np.random.default_rng(4)
     check(lse.logsumexp, lse_args(rng, 9), [0])
+
+
+@pytest.mark.parametrize("ell", [1, 2, 3, 5])
+@pytest.mark.parametrize("style", ["det_minors", "det_kept", "det_flat"])
+def test_det(style, ell):
+    """Expansion by minors in three styles; the gradient is also the closed
+    form det(A)·inv(A)ᵀ. det_flat takes A as an array and as a list."""
+    rng = np.random.default_rng(ell)
+    args = det_args(rng, ell)
+    f = getattr(det, style)
+    got = check(f, args, [0])[0]
+    m = np.reshape(args[0], (ell, ell))
+    cofactors = (np.linalg.det(m) * np.linalg.inv(m).T).ravel()
+    np.testing.assert_allclose(got, cofactors, rtol=1e-9, atol=1e-12)
+    if style == "det_flat":
+        listed = s2s_ad.grad(f, wrt=0)(list(args[0]), ell)
+        np.testing.assert_allclose(np.asarray(listed, dtype=float), cofactors, rtol=1e-9,
+                                   atol=1e-12)
+    value, back = s2s_ad.vjp(f, *args)
+    assert np.isclose(value, np.linalg.det(m))
+    np.testing.assert_allclose(back(0.5)[0], 0.5 * cofactors, rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("n, s", [(4, 3), (6, 10)])

@@ -273,7 +273,7 @@ def test_list_example_gradient_file_read_back(tmp_path):
     ("into_callers", "changes the argument `ys` in place"),
     ("slice_written", "writing a slice of `ys`"),
     ("list_repeated", "repeats a number"),
-    ("float_index", "a list index must be an integer"),
+    ("float_index", "cannot differentiate with respect to `a`: it is used as an integer"),
 ])
 def test_refused_with_a_location(name, message):
     with pytest.raises(s2s_ad.SourceError, match=message) as err:

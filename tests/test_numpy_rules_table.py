@@ -217,6 +217,14 @@ CASES = {
                       ("np.percentile(x, [10, 50], axis=0, method='lower')", "ab")],
     "np.median": [("np.median(x, axis=0)", "ab"), ("np.median(x, axis=1, keepdims=True)", "abc"),
                   ("np.median(x)", "ab")],
+    "np.delete": [("np.delete(x, 1, axis=0)", "ab"), ("np.delete(x, [0, 2], axis=1)", "a3"),
+                  ("np.delete(x, -1)", "ab"), ("np.delete(x, [1, 1, 0], axis=-1)", "abc"),
+                  ("np.delete(np.delete(x, 0, axis=0), 1, axis=1)", "ab"),
+                  ("np.delete(x, np.array([0, 1]), axis=0)", "ab"),
+                  ("np.delete(x, x[0] > 0.0, axis=1)", "ab"), ("np.delete(x, [0, 1])", "ab")],
+    "np.delete.slice": [("np.delete(x, slice(0, 2), axis=1)", "ab"),
+                        ("np.delete(x, np.s_[::2], 0)", "ab"), ("np.delete(x, slice(1, None))", "ab"),
+                        ("np.delete(x, np.s_[-1:], axis=-1)", "abc"), ("np.delete(x, slice(2))", "a")],
     "np.maximum.accumulate": [("np.maximum.accumulate(x)", "a"),
                               ("np.maximum.accumulate(x, axis=1)", "ab"),
                               ("np.maximum.accumulate(x, -1)", "abc")],
@@ -406,8 +414,9 @@ def test_refusals(body, message):
 
 def test_every_rule_has_a_case():
     """A NumPy rule with no case here, in test_numpy_rules.py or in
-    test_index_arrays.py (or test_torch_numpy.py) fails this."""
+    test_index_arrays.py (or test_torch_numpy.py, test_int_lists47.py) fails this."""
     import test_index_arrays
+    import test_int_lists47
     import test_integer_arrays
     import test_numpy_rules
     import test_torch_numpy
@@ -415,7 +424,8 @@ def test_every_rule_has_a_case():
     from s2s_ad.rules.numpy_more import NUMPY_MORE_RULES
     untested = ({r.prim for r in NUMPY_RULES + NUMPY_MORE_RULES} - set(CASES)
                 - test_numpy_rules.TESTED
-                - test_index_arrays.TESTED - test_integer_arrays.TESTED - test_torch_numpy.TESTED)
+                - test_index_arrays.TESTED - test_integer_arrays.TESTED - test_torch_numpy.TESTED
+                - test_int_lists47.TESTED)
     assert not untested
 
 
@@ -485,7 +495,9 @@ def test_split_and_ix(body, shape):
 @pytest.mark.parametrize("expr", ["np.take(x, np.array([0, 2, 2]), axis=1)", "np.diagonal(x, 1)",
                                   "np.pad(x, ((1, 0), (0, 2)))", "np.tensordot(x, x, 1)",
                                   "np.take_along_axis(x, np.argsort(x, axis=1), axis=1)",
-                                  "special.expit(x) * special.erf(x)"])
+                                  "special.expit(x) * special.erf(x)",
+                                  "np.delete(x, [0, 0], axis=1)", "np.delete(x, 1) * 2.0",
+                                  "np.delete(x, np.s_[1:], axis=0)"])
 def test_forward_mode_of_linear_and_elementwise_rules(expr):
     """jvp against a central difference along a random direction."""
     special = pytest.importorskip("scipy.special")

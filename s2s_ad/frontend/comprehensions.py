@@ -12,6 +12,10 @@ it stands for, appending to a new list grown at run time, which it returns
 A comprehension with an ``if``, or over ``reversed(...)``, of a list known
 while lowering is that loop too (unrolled; the ``if`` makes the list grow
 at run time where its condition is decided only then).
+:func:`joined` lowers ``xs + ys`` where either is a list of any length (a
+list grown at run time, a list parameter of any length, a slice of one,
+``xs[:k] + xs[k + 1:]``) and the other a list too, as the two loops it
+stands for, each appending its items to a new list grown at run time.
 The loop variables are renamed (a comprehension's names are its own, as in
 Python 3), so nothing outside sees them. Inside a loop or branch, the list
 belongs to one run of its body (its adjoint is made where the reverse of
@@ -119,6 +123,63 @@ def runtime(lo, node: ast.ListComp | ast.GeneratorExp, var: str | None = None):
         for n in own:
             lo.env.pop(renames.get(n, n), None)
     return out
+
+
+def _runtime_list(lo, node: ast.expr) -> bool:
+    """``node`` a list of any length: a name holding one, a slice of one, or
+    a comprehension :func:`runtime` makes one of."""
+    if list_slices.is_runtime_slice(lo, node):
+        return True
+    if isinstance(node, ast.ListComp) and len(node.generators) == 1:
+        gen = node.generators[0]
+        return over_runtime_list(lo, gen.iter) or bool(gen.ifs) or _reversed(lo, gen.iter)
+    value = lo.env.get(node.id) if isinstance(node, ast.Name) else None
+    return isinstance(value, ir.Value) and value.kind == "list" and (
+        structures.is_runtime(lo, value) or id(value) in lo.grown)
+
+
+def _a_list(lo, node: ast.expr) -> bool:
+    return _runtime_list(lo, node) or isinstance(node, (ast.List, ast.ListComp)) or (
+        isinstance(node, ast.Name) and isinstance(lo.env.get(node.id), structures.StaticList))
+
+
+def joined(lo, node: ast.BinOp, var: str | None = None):
+    """``xs + ys`` of two lists, one of any length at least (see the module
+    docstring): the new list, grown at run time; None for anything else."""
+    if not (isinstance(node.op, ast.Add) and (_runtime_list(lo, node.left)
+                                              or _runtime_list(lo, node.right))
+            and _a_list(lo, node.left) and _a_list(lo, node.right)):
+        return None
+    items = _unused(lo, var or "joined")
+    start: list[ast.stmt] = [ast.Assign([ast.Name(items, ast.Store())], ast.List([], ast.Load()))]
+    own = []
+    for side in (node.left, node.right):
+        v = _unused(lo, "item")
+        own.append(v)
+        lo.env[v] = None  # (taken: the second loop's variable differs)
+        over = _copy(side)
+        if isinstance(over, (ast.List, ast.ListComp)):  # a display: a loop runs over a name
+            seq = _unused(lo, "seq")
+            own.append(seq)
+            lo.env[seq] = None
+            start.append(ast.Assign([ast.Name(seq, ast.Store())], over))
+            over = ast.Name(seq, ast.Load())
+        append = ast.Expr(ast.Call(ast.Attribute(ast.Name(items, ast.Load()), "append",
+                                                 ast.Load()), [ast.Name(v, ast.Load())], []))
+        start.append(ast.For(ast.Name(v, ast.Store()), over, [append], [], None))
+    for n in own:
+        lo.env.pop(n, None)
+    for stmt in start:
+        _located(stmt, node)
+    inner, lo.inner_lists = lo.__dict__.get("inner_lists"), True
+    try:
+        lo.block(start)
+        return lo.env[items]
+    finally:
+        lo.inner_lists = inner
+        lo.env.pop(items, None)
+        for n in own:
+            lo.env.pop(n, None)
 
 
 def _unused(lo, base: str) -> str:

@@ -37,6 +37,8 @@ _NUMBERED = "{np}.reshape({np}.arange({np}.size({b})), {np}.shape({b}))"
 elements (``_NUMBERED``) at the index."""
 _IS_INT = "isinstance({x}, (int, {np}.integer)) and (not isinstance({x}, bool))"
 """The text of rule ``index.is_int``, as ``ast.unparse`` prints it."""
+_IS_INDEX = "hasattr(type({x}), '__index__')"
+"""The text of rule ``index.is_index``."""
 
 
 def read(lo, test: ast.expr) -> tuple | None:
@@ -45,6 +47,8 @@ def read(lo, test: ast.expr) -> tuple | None:
     value = distinct(lo, inner)
     if value is None:
         value = is_int(lo, inner)
+    if value is None:
+        value = is_index(lo, inner)
     return None if value is None else (value, negated)
 
 
@@ -107,3 +111,18 @@ def is_int(lo, node: ast.expr, var: str | None = None) -> ir.Value | None:
     if ast.unparse(node) != _IS_INT.format(x=name.id, np=np_):
         return None
     return lo.emit("index.is_int", [x], node, var, hint="is_int")
+
+
+def is_index(lo, node: ast.expr, var: str | None = None) -> ir.Value | None:
+    """``node`` as an ``index.is_index`` op where it is that rule's text."""
+    if not (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Call)
+            and node.args[0].args):
+        return None
+    name = node.args[0].args[0]
+    x = _local(lo, name)
+    if x is None or any(lo.src.globals.get(n, getattr(builtins, n)) is not getattr(builtins, n)
+                        or n in lo.env for n in ("hasattr", "type")):
+        return None
+    if ast.unparse(node) != _IS_INDEX.format(x=name.id):
+        return None
+    return lo.emit("index.is_index", [x], node, var, hint="is_int")

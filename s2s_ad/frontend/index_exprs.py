@@ -271,10 +271,12 @@ def _int_check(lo, value: ir.Value, name: ast.Name) -> None:
               f"(line {name.lineno}), so it must be an int")
 
 
-def int_check(lo, value: ir.Operand, node: ast.expr, message: str) -> None:
-    """A check where the code runs that ``value`` is an int (not a bool);
+def int_check(lo, value: ir.Operand, node: ast.expr, message: str,
+              prim: str = "index.is_int") -> None:
+    """A check where the code runs that ``value`` is an int (not a bool; with
+    ``prim`` ``index.is_index``, anything Python's list takes as an index);
     ``TypeError(message)`` otherwise."""
-    is_int = lo.emit("index.is_int", [value], node, hint="is_int")
+    is_int = lo.emit(prim, [value], node, hint="is_int")
     raise_unless(lo, is_int, node, f"{ast.unparse(node)}: an int", "TypeError", message)
 
 

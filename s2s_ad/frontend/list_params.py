@@ -53,8 +53,7 @@ class ListParams:
         given = runtime_lists.helper_index(self, node.slice)
         if not given and (isinstance(index, tuple) or kind_of(index) not in ("int",)
                           and not self.array_element(index)):
-            raise self.src.error(node.slice, "a list index must be an integer (a loop "
-                                 "variable or integer arithmetic on one)" + (
+            raise self.src.error(node.slice, runtime_lists.NOT_AN_INDEX + (
                                      f"; `{index.var}` is a parameter, an array in NumPy code: "
                                      f"annotate it (`{index.var}: int`)" if id(index) in
                                      self.param_ids and index.var else ""))
@@ -65,20 +64,37 @@ class ListParams:
         return self.emit("getitem", [param.value, index], node, var, hint=hint)
 
     def array_element(self, index) -> bool:
-        """``index`` an element of an array read by ints (``parents[i]``, an
-        integer array of the caller's): it indexes a list as Python does
-        where the code runs (a float there raises there, as in Python); the
-        index has no derivative."""
+        """``index`` an element of an array or a list read by ints
+        (``parents[i]``, an integer array of the caller's; ``rows[0]``, a
+        list of ints passed down a recursion), or integer arithmetic on such
+        elements and ints (``rows[0] * n + cols[k]``): it indexes a list as
+        Python does where the code runs (a float there raises there, as in
+        Python); the index has no derivative."""
         op = self.defs.get(id(index)) if isinstance(index, ir.Value) else None
-        return op is not None and op.prim == "array.getitem" and all(
-            kind_of(a) == "int" for a in op.args[1:])
+        if op is None:
+            return False
+        if op.prim == "array.getitem":
+            return all(kind_of(a) == "int" for a in op.args[1:])
+        if op.prim == "getitem":  # r[m]: m an int, or a parameter used as one
+            return self._int_like(op.args[1])
+        return op.prim in INT_ARITHMETIC and any(self.array_element(a) for a in op.args) \
+            and all(self._int_like(a) for a in op.args)
+
+    def _int_like(self, a) -> bool:
+        """An int, an element :meth:`array_element` reads, or a parameter lowered
+        as a number (used as an integer where it indexes)."""
+        return kind_of(a) in ("int", "bool") or self.array_element(a) \
+            or isinstance(a, ir.Value) and id(a) in self.param_ids and a.kind == "float"
 
     def list_index(self, index: ir.Value, node: ast.expr) -> ir.Value:
         """``index``, an array's element indexing a list: a check that it is an
         int where the code runs (Python raises for a float there too), then
-        the int itself."""
+        the int itself. A parameter it is computed from (``n`` in
+        ``rows[0] * n + c``) is used as an integer."""
+        self.mark_int(index, node, "a list index")
         index_exprs.int_check(self, index, node,
-                              f"`{ast.unparse(node)}` indexes a list, so it must be an int")
+                              f"`{ast.unparse(node)}` indexes a list, so it must be an int",
+                              "index.is_int" if self.array_mode else "index.is_index")
         return self.emit("int", [index], node, hint="k")
 
     def sequence_param(self, value) -> ir.Param | None:
@@ -119,6 +135,9 @@ class ListParams:
             if op is not None and op.prim not in SIZE_QUERIES and op.prim not in CONVERSIONS:
                 todo.extend(op.args)
 
+
+INT_ARITHMETIC = frozenset({"add", "sub", "mul", "floordiv", "mod", "neg", "pos"})
+"""Operators that keep ints ints: an index computed from elements read by ints."""
 
 SIZE_QUERIES = frozenset({"len", "getitem", "shape", "np.ndim", "np.size"})
 """Ops whose integer result says how many, not how much: an array (or list)

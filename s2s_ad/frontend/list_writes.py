@@ -141,8 +141,11 @@ def _checked(lo, target: ast.Subscript, node: ast.AST) -> tuple[str, ir.Value, i
     index = lo.expr(target.slice)
     if not (isinstance(index, ir.Value) and index.kind == "int"
             or isinstance(index, ir.Const) and type(index.value) is int):
-        raise lo.src.error(target.slice, "a list index must be an integer (a loop variable or "
-                           "integer arithmetic on one)")
+        if lo.array_element(index) or runtime_lists.helper_index(lo, target.slice):
+            # r[c[k]] = v, r[n] = v (n a parameter): checked to be an int where the code
+            # runs (a write the gradient needs nothing of still raises as Python's does)
+            return name, seq, lo.list_index(index, target.slice)
+        raise lo.src.error(target.slice, runtime_lists.NOT_AN_INDEX)
     lo.mark_int(index, target.slice, "a list index")
     return name, seq, index
 

@@ -605,6 +605,9 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
                 joined = list_stacks.shapes_joined(self, node, var, hint)  # `tuple(a) + tuple(b)`
                 if joined is not None:
                     return joined
+            joined = comprehensions.joined(self, node, var)  # `xs[:k] + xs[k + 1:]`
+            if joined is not None:
+                return joined
             left, right = self.expr(node.left), self.expr(node.right)
             joined = structures.joined(self, node, left, right)  # `[...] + [...]`, `(a,) + (b,)`
             if joined is not None:

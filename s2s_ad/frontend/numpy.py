@@ -102,7 +102,8 @@ SIGNATURES = {**{f"np.{r}": ("x", "axis", "dtype", "out", "keepdims")
               "np.sort": ("x", "axis"), "np.argsort": ("x", "axis"),
               "np.argmax": ("x", "axis", "out", "keepdims"),
               "np.argmin": ("x", "axis", "out", "keepdims"),
-              "np.take": ("x", "indices", "axis"), "np.take_along_axis": ("x", "indices", "axis"),
+              "np.take": ("x", "indices", "axis"), "np.delete": ("x", "obj", "axis"),
+              "np.take_along_axis": ("x", "indices", "axis"),
               "np.diagonal": ("x", "offset", "axis1", "axis2"), "np.pad": ("x", "pad_width"),
               "np.tensordot": ("x", "y", "axes"), "array.astype": ("x", "dtype"),
               "np.broadcast_to": ("x", "shape"), "np.convolve": ("x", "y", "mode"),
@@ -401,6 +402,10 @@ class ArrayLowering(ArrayIndexing):
                 raise self.src.error(node, f"`{what}` with `keepdims=True` takes a constant "
                                      "`axis` here (the axes of q come first in its result)")
             along, attrs["axis"] = attrs["axis"], 0
+        if prim == "np.delete" and len(positional) == 2 and numpy_attrs.is_slice(
+                self, positional[1]):  # np.delete(x, slice(1, 3)): the slice's constants
+            prim, rule = "np.delete.slice", RULES["np.delete.slice"]
+            attrs.update(numpy_attrs.slice_attrs(self, positional.pop(), what))
         numpy_attrs.check_attrs(self, prim, attrs, node)
         if prim == "np.transpose" and attrs.get("axes") is not None:
             axes = attrs["axes"]
@@ -470,14 +475,17 @@ class ArrayLowering(ArrayIndexing):
             args = [self.shape_operand(a) if i == shape_at else self.expr(a)
                     for i, a in enumerate(positional)]
         elif len(positional) > 1 and isinstance(positional[1], (ast.List, ast.Tuple)) and (
-                prim in ("np.take", "np.take_along_axis") and numpy_attrs.int_literal(
-                    positional[1]) or prim in ("np.quantile", "np.percentile")):
-            # np.take(x, [0, 2]): a list of constant ints, the index array it stands for;
+                prim in ("np.take", "np.take_along_axis", "np.delete")
+                or prim in ("np.quantile", "np.percentile")):
+            # np.take(x, [0, 2]), np.delete(x, [k, k + 1]): a list of ints written out, the
+            # index array it stands for;
             # np.quantile(x, [0.25, 0.75]): the array of quantiles
             args = [self.expr(positional[0]),
                     self.array_literal(positional[1], None, None, None, set())]
         else:
             args = [self.expr(a) for a in positional]
+            if prim in ("np.take", "np.delete") and len(args) > 1:  # np.take(x, keep)
+                args[1] = self.index_list(args[1], positional[1])
         if prim in ("np.prod", "np.sum") and len(args) == 1 and isinstance(args[0], tuple) \
                 and not node.keywords and len(positional) == 1:
             return numpy_attrs.shape_product(self, prim, args[0], node)  # np.prod(W.shape)

@@ -23,6 +23,7 @@ attributes or IR operands, or raises its located ``SourceError``.
 from __future__ import annotations
 
 import ast
+import builtins
 import math
 import sys
 
@@ -230,6 +231,37 @@ def int_literal(node: ast.expr) -> bool:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         node = node.operand
     return isinstance(node, ast.Constant) and type(node.value) is int
+
+
+def is_slice(lo, node: ast.expr) -> bool:
+    """``slice(a, b, c)`` (Python's) or ``np.s_[a:b:c]``."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id == "slice" and node.func.id not in lo.env:
+        return lo.src.globals.get("slice", builtins.slice) is builtins.slice
+    return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice) \
+        and isinstance(node.value, ast.Attribute) and node.value.attr == "s_" \
+        and isinstance(node.value.value, ast.Name) and node.value.value.id == lo.numpy_alias
+
+
+def slice_attrs(lo, node: ast.expr, what: str) -> dict:
+    """The bounds of a slice :func:`is_slice` recognised, as constant
+    attributes ``start``, ``stop``, ``step``; others refused, located."""
+    if isinstance(node, ast.Subscript):
+        parts = [node.slice.lower, node.slice.upper, node.slice.step]
+    else:
+        if node.keywords or not 1 <= len(node.args) <= 3:
+            raise lo.src.error(node, "`slice(...)` takes one to three bounds here")
+        parts = list(node.args) if len(node.args) > 1 else [None, node.args[0]]
+        parts += [None] * (3 - len(parts))
+    bounds = {}
+    for name, p in zip(("start", "stop", "step"), parts):
+        value = None if p is None else lo.const_attr(p, name)
+        if value is not None and type(value) is not int:
+            raise lo.src.error(p, f"`{what}` takes a slice with constant int bounds (known "
+                               "while the code is generated); for positions known only when "
+                               "the code runs give a list of ints")
+        bounds[name] = value
+    return bounds
 
 
 def arguments(lo, node: ast.Call, names: tuple) -> dict:

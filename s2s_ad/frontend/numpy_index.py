@@ -54,7 +54,7 @@ class ArrayIndexing:
         items = node.elts if isinstance(node, ast.Tuple) else [node]
 
         def operand(e):
-            value = self.expr(e)
+            value = self.index_list(self.expr(e), e)
             if isinstance(value, tuple):
                 raise self.src.error(e, "tuples inside an index are not supported")
             operands.append(value)
@@ -75,7 +75,7 @@ class ArrayIndexing:
                 return tuple(("op", len(operands) - len(whole) + k) for k in range(len(whole)))
             if isinstance(whole, tuple):
                 raise self.src.error(items[0], "tuples inside an index are not supported")
-            operands.append(whole)
+            operands.append(self.index_list(whole, items[0]))
             return (("op", len(operands) - 1),)
         out = []
         for item in items:
@@ -98,6 +98,24 @@ class ArrayIndexing:
             else:
                 out.append(operand(item))
         return tuple(out)
+
+    def index_list(self, value, node: ast.expr):
+        """``value``, where it indexes an array: a list of ints made in the
+        function (``keep = [j for j in range(n) if j != col]``, ``list(range(n))``,
+        a slice or a sum of such lists; its length known while lowering or only
+        when the code runs) as the integer array NumPy makes of it, whose
+        items are used as integers; any other value as it is."""
+        if isinstance(value, structures.StaticList) and value.items and all(
+                isinstance(v, (ir.Value, ir.Const)) and not structures.is_structure(v)
+                and not (isinstance(v, ir.Value) and v.kind in ("list", "tuple"))
+                for v in value.items):
+            for v in value.items:
+                self.mark_int(v, node, "an index array")
+            return self.emit("index_array", list(value.items), node)
+        if isinstance(value, ir.Value) and value.kind == "list":
+            self.mark_int(value, node, "an index array")
+            return self.emit("list.index_array", [value], node, hint="index")
+        return value
 
     def holds_structure(self, node: ast.expr) -> bool:
         """A name bound to a tuple, list or dict built in the function, or a

@@ -285,7 +285,9 @@ _CONSTANTS = {"own.tile_adjoint": (2, ("reps",)), "own.repeat_adjoint": (2, ("re
               "own.running_extreme_adjoint": (3, ("axis",)),
               "own.running_extreme_tangent": (3, ("axis",)),
               "own.quantile_q_adjoint": (3, ("axis", "keepdims", "method")),
-              "own.quantile_q_tangent": (3, ("axis", "keepdims", "method"))}
+              "own.quantile_q_tangent": (3, ("axis", "keepdims", "method")),
+              "own.delete_adjoint": (3, ("axis",)),
+              "own.delete_slice_adjoint": (2, ("start", "stop", "step", "axis"))}
 """Helpers ``h(*operands, *constants)``: how many operands, then the
 constants' attribute names (``last``: which operand's adjoint, a suffix of
 the primitive: ``own.matmul_adjoint.0``)."""

@@ -57,8 +57,9 @@ def _index(lo, node: ast.expr) -> ir.Operand:
     given = runtime_lists.helper_index(lo, node)
     kind = value.kind if isinstance(value, ir.Value) else type(getattr(value, "value", None))
     if not given and kind not in ("int", int):
-        raise lo.src.error(node, "a list index must be an integer (a loop variable or integer "
-                           "arithmetic on one)")
+        if lo.array_element(value):  # rows[0] * n + cols[0]: checked where the code runs
+            return lo.list_index(value, node)
+        raise lo.src.error(node, runtime_lists.NOT_AN_INDEX)
     lo.mark_int(value, node, "a list index")
     return value
 

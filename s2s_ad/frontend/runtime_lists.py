@@ -297,6 +297,20 @@ def promote(lo, static: structures.StaticList, node: ast.AST, name: str,
     return _version(lo, name, "list.new", tuple(items), node, text, static, None)
 
 
+NOT_AN_INDEX = ("a list index must be an integer (a loop variable or integer arithmetic on one, "
+                "or an int read from a list of ints where it is used; one a loop carries from "
+                "iteration to iteration is not known to be an int: read it from its list again "
+                "where it is used)")
+"""The refusal of a list index that is not known to be an int."""
+
+_NESTED_HINT = ("; a table of a run-time size (a list of lists, a comprehension of "
+                "comprehensions) is not supported: read its items from one flat list at "
+                "row * size + column (the row and the column may be ints read from lists of "
+                "ints), or make it a NumPy array (np.reshape of the flat list, read at "
+                "[row, column])")
+"""How to write a list of lists of a run-time length instead."""
+
+
 def append(lo, seq: ir.Value, call: ast.Call, method: str) -> None:
     """``xs.append(v)`` (or ``xs.extend(ys)`` of a list built in the
     function) on a run-time list: one ``list.append`` op per item."""
@@ -309,7 +323,7 @@ def append(lo, seq: ir.Value, call: ast.Call, method: str) -> None:
         if structures.is_structure(v) or (isinstance(v, ir.Value)
                                           and v.kind in ("tuple", "list")):
             raise lo.src.error(arg, "a list grown at run time holds numbers or arrays, "
-                               f"not {structures.describe(v)}")
+                               f"not {structures.describe(v)}" + _NESTED_HINT)
         seq = _version(lo, call.func.value.id, "list.append", (seq, v), call,
                        ast.unparse(call), seq, seq)
 

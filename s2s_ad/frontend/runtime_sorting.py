@@ -42,7 +42,8 @@ from s2s_ad.frontend import closures
 from s2s_ad.syntax_walk import walk
 
 LIST_READS = frozenset({"getitem", "len", "list.sum", "list.index", "list.argsort",
-                        "list.argsort_reverse", "list.argmax", "list.argmin"})
+                        "list.argsort_reverse", "list.argmax", "list.argmin",
+                        "list.index_array"})
 """Primitives whose first operand is a whole list (the lowering lets it be)."""
 
 

@@ -481,8 +481,8 @@ def forward_expr(op: ir.Op, exprs: list, modules: dict, helper) -> ast.expr:
                         [exprs[0], _as_value(index_expr(index, exprs)), exprs[1]], [])
     e = instantiate(forward_template(op), op.args, None, modules,
                     attrs={**dict(rule.attrs), **op.attrs}, given=op.attrs, exprs=exprs)
-    if op.prim.startswith("own."):  # s2s-ad's own helpers, under the module's names
-        e = helper_calls(e, helper)
+    if op.prim.startswith("own.") or op.prim == "list.index_array":
+        e = helper_calls(e, helper)  # s2s-ad's own helpers, under the module's names
     return e
 
 
@@ -534,7 +534,8 @@ TEMPLATE_HELPERS = ("others_product", "matmul_adjoint", "dot_adjoint", "spread",
                     "cholesky_adjoint", "sort_adjoint", "take_adjoint",
                     "take_along_axis_adjoint", "diagonal_adjoint", "pad_adjoint",
                     "cross_product", "rolled", "moved", "eye_matrix", "astype_like", "total",
-                    "array_sum", "own", "float_zeros", "scatter") + tuple(MORE_HELPERS)
+                    "array_sum", "own", "float_zeros", "scatter", "index_array_of"
+                    ) + tuple(MORE_HELPERS)
 """Helpers rule templates call by name."""
 
 

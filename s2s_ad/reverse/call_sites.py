@@ -204,9 +204,12 @@ def pair_functions(func: ir.Function, fwd_name: str, bwd_name: str, s: PairSeeds
     (dparam, ...)`` from the parts the reverse transform builds."""
     wrt = func.param_values
     # A parameter that gets no adjoint returns ``np.zeros_like(p)``, which
-    # reads ``p``: the backward pass has it only if the tape carries it.
+    # reads ``p``: the backward pass has it only if the tape carries it. So
+    # does an item of a list parameter (``np.zeros_like(ws_0)``).
     read = {n.id for g in grads for n in walk(g) if isinstance(n, ast.Name)}
-    missing = [v for v in wrt if v.name in read and v.name not in tape_names]
+    items = [x for p in func.params if p.items for x in p.items if isinstance(x, ir.Value)]
+    missing = list({v.name: v for v in [*wrt, *items]
+                    if v.name in read and v.name not in tape_names}.values())
     tape, tape_names = list(tape) + missing, list(tape_names) + [v.name for v in missing]
     tape_tuple = ast.Tuple([ast.Name(n, ast.Load()) for n in tape_names], ast.Load())
     fwd_args = ast.arguments(posonlyargs=[], args=[parameter(v) for v in wrt], vararg=None,

@@ -1,7 +1,8 @@
 """The helpers a generated NumPy module defines for the adjoint of a write
 by index, ``y[index] = v``: ``gather`` (``g[index]``, the value's) and
-``zero_at`` (``g[index] = 0``, the overwritten elements'), as source text
-(see :mod:`s2s_ad.rules.numpy_helpers`)."""
+``zero_at`` (``g[index] = 0``, the overwritten elements'), and for a list of
+ints indexing an array, ``index_array_of`` (the array NumPy makes of it), as
+source text (see :mod:`s2s_ad.rules.numpy_helpers`)."""
 
 INDEX_HELPERS = {
     "gather": '''
@@ -37,6 +38,20 @@ def zero_at(g, index):
     keep = np.ones(np.shape(g), dtype=bool)
     keep[index] = False
     return np.where(keep, g, 0.0)
+''',
+    "index_array_of": '''
+def index_array_of(xs):
+    """A list indexing an array (x[:, keep], np.take(x, keep)), as the array
+    NumPy makes of it there: of its ints (of bools: a mask); an empty list
+    picks nothing. A list of anything else raises IndexError, as NumPy's
+    indexing does."""
+    a = np.asarray(xs)
+    if a.dtype.kind in "iub":
+        return a
+    if a.size == 0:
+        return a.astype(np.intp)
+    raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis "
+                     "(`None`) and integer or boolean arrays are valid indices")
 ''',
 }
 """Functions a generated module defines for itself when its code calls them."""

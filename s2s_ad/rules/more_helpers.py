@@ -373,5 +373,37 @@ def cho_solve_adjoint(g, c, out, lower, i, solve):
     m = m + np.swapaxes(m, -1, -2)
     return np.tril(m @ np.tril(c)) if lower else np.triu(np.triu(c) @ m)
 ''',
+    "delete_adjoint": '''
+def delete_adjoint(g, x, obj, axis):
+    """The adjoint of np.delete(x, obj, axis) with respect to x: g put back
+    where np.delete kept each element (over the flattened x when axis is
+    None), zeros where it deleted. The kept positions are np.delete of the
+    positions themselves; position j of the axis reads g at the number of
+    positions kept before it (np.take), masked where j was deleted."""
+    if axis is None:
+        return np.reshape(delete_adjoint(g, np.ravel(x), obj, 0), np.shape(x))
+    shape = np.shape(x)
+    axis = axis % len(shape)
+    n = shape[axis]
+    if type(g) is np.ndarray and isinstance(obj, (int, np.integer)):
+        # one position (a minor's row or column): g split there around a slice
+        # of zeros, a few microseconds where the masks below take tens
+        k = int(obj) % n
+        moved = np.moveaxis(g, axis, 0)
+        zero = np.zeros((1,) + moved.shape[1:], dtype=np.result_type(x, g))
+        return np.moveaxis(np.concatenate((moved[:k], zero, moved[k:])), 0, axis)
+    kept = np.isin(np.arange(n), np.delete(np.arange(n), obj))
+    if not kept.any():
+        return np.zeros_like(x, dtype=np.result_type(x, g))
+    before = np.maximum(np.cumsum(kept) - 1, 0)
+    mask = np.reshape(kept, (n,) + (1,) * (len(shape) - axis - 1))
+    return np.where(mask, np.take(g, before, axis=axis), 0.0)
+''',
+    "delete_slice_adjoint": '''
+def delete_slice_adjoint(g, x, start, stop, step, axis):
+    """The adjoint of np.delete(x, slice(start, stop, step), axis) (the slice's
+    bounds constants of the call)."""
+    return delete_adjoint(g, x, slice(start, stop, step), axis)
+''',
 }
 """Functions a generated module defines for itself when its code calls them."""

@@ -360,6 +360,9 @@ NUMPY_RULES = [
     Rule("tuple.concat", "tuple(x) + tuple(y)", (None,), "int"),
     Rule("index_array", "np.array(args)", (None,), "array", "a list of indices",
          variadic=True),
+    Rule("list.index_array", "index_array_of(x)", (None,), "array",
+         notes="a list of any length (of ints, or bools: a mask) indexing an array, as the "
+         "array NumPy makes of it there (IndexError for anything else, as NumPy's)"),
     # integer index arrays computed from ints (s2s_ad/frontend/index_exprs.py):
     # the expression as written, its code in the op (rules.forward_template)
     Rule("index.expr", "code", (None,), "array", "an integer index array", variadic=True,
@@ -367,6 +370,9 @@ NUMPY_RULES = [
          "integer array computed from ints (`np.repeat(np.arange(d), counts)`)"),
     Rule("index.is_int", "isinstance(x, (int, np.integer)) and not isinstance(x, bool)",
          (None,), "bool", notes="a parameter an integer index array is computed from"),
+    Rule("index.is_index", "hasattr(type(x), '__index__')", (None,), "bool",
+         notes="a number read from a list indexing a list (`a[rows[0] * n + c]`): an int, "
+         "as Python's list takes"),
     # the dtype of an array where the code runs (s2s_ad/frontend/write_dtypes.py)
     Rule("np.issubdtype", "x.dtype.kind in 'fc'", (None,), "bool",
          notes="`np.issubdtype(x.dtype, np.inexact)`; checked before a value with a derivative "

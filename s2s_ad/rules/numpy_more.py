@@ -68,6 +68,15 @@ table of :mod:`s2s_ad.rules.numpy` (same table style, same conventions).
   has no ``accumulate`` of these ufuncs: the function itself does not run
   there.
 
+* ``np.delete(x, obj, axis)`` (``obj`` an int, a list or array of ints, a
+  mask, or a slice with constant bounds; ``axis`` None for the flattened
+  array): the result is the elements ``np.delete`` keeps, so ``x̄`` is ``ḡ``
+  put back at those positions, zeros at the deleted ones
+  (``delete_adjoint``: the kept positions are ``np.delete`` of
+  ``np.arange(n)``, read with ``np.take``; no writes). Linear: forward mode
+  deletes from the tangent. A slice is written into the call as its
+  constants (``delete_slice_adjoint``), since a slice is no value of the IR.
+
 SciPy is optional: the generated module imports ``scipy.linalg as
 scipy_linalg`` only when the function calls one of these.
 """
@@ -144,6 +153,15 @@ NUMPY_MORE_RULES = [
            "to k in the run of equal results) split the adjoint evenly, as for np.max; from a "
            "NaN on, nan", adjoint=True, attrs=(("axis", 0),))
       for u, word in (("maximum", "maximum"), ("minimum", "minimum"))],
+    Rule("np.delete", "np.delete(x, y, axis=axis)", ("delete_adjoint(g, x, y, axis)", None),
+         "array", "g put back where np.delete kept each element, 0 where it deleted",
+         "obj an int, a list or array of ints, or a mask; axis None: the flattened x",
+         adjoint=True, attrs=(("axis", None),)),
+    Rule("np.delete.slice", "np.delete(x, slice(start, stop, step), axis=axis)",
+         ("delete_slice_adjoint(g, x, start, stop, step, axis)",), "array",
+         "g put back where np.delete kept each element, 0 where it deleted",
+         "obj a slice with constant bounds (`slice(1, 3)`, `np.s_[::2]`)", adjoint=True,
+         attrs=(("start", None), ("stop", None), ("step", None), ("axis", None))),
     Rule("scipy.linalg.solve_triangular", "scipy_linalg.solve_triangular(x, y, lower=lower)",
          ("triangular_adjoint(g, x, out, lower, 0, scipy_linalg.solve_triangular)",
           "triangular_adjoint(g, x, out, lower, 1, scipy_linalg.solve_triangular)"), "array",
@@ -167,5 +185,6 @@ MORE_SAME_SHAPE = frozenset({"np.sinc"})
 """Primitives whose result has the shape of their first operand."""
 
 LINEAR_MORE = frozenset({"np.broadcast_to", "np.atleast_1d", "np.atleast_2d",
-                         "np.atleast_3d"})
+                         "np.atleast_3d", "np.delete", "np.delete.slice",
+                         "own.delete_adjoint", "own.delete_slice_adjoint"})
 """Linear in their array operand: forward mode applies them to the tangent."""

@@ -51,6 +51,11 @@ factor too; the operand that only gives a shape gets no adjoint.
   from (repeats add up), a linear map whose transpose takes again:
   ``np.take_along_axis(g, index, axis=axis)``; ``x1`` gives the shape and the
   integer ``index`` has no adjoint.
+* ``delete_adjoint(x0, x1, obj, axis)`` puts ``x0`` back among zeros shaped
+  like ``x1`` where ``np.delete(x1, obj, axis)`` kept each element, a linear
+  map whose transpose deletes again: ``np.delete(g, obj, axis=axis)``;
+  ``delete_slice_adjoint(x0, x1, start, stop, step, axis)`` the same for a
+  slice.
 * ``scatter(x0, x1, index)``, zeros shaped like ``x1`` with ``x0`` added at
   ``x1[index]`` (repeated indices add up), as it is called with an index that
   is one expression (an integer array, a mask, an int): a linear map whose
@@ -232,6 +237,14 @@ OWN_RULES = [
            "the running extreme's weights applied to g (its transpose)", adjoint=True,
            attrs=(("axis", 0),))
       for a, b in (("adjoint", "tangent"), ("tangent", "adjoint"))],
+    Rule("own.delete_adjoint", "delete_adjoint(x0, x1, x2, axis)",
+         ("np.delete(g, x2, axis=axis)", None, None), "array",
+         "g with the deleted elements deleted again (its transpose)", adjoint=True,
+         attrs=(("axis", None),)),
+    Rule("own.delete_slice_adjoint", "delete_slice_adjoint(x0, x1, start, stop, step, axis)",
+         ("np.delete(g, slice(start, stop, step), axis=axis)", None), "array",
+         "g with the deleted elements deleted again (its transpose)", adjoint=True,
+         attrs=(("start", None), ("stop", None), ("step", None), ("axis", None))),
     Rule("own.scatter", "scatter(x0, x1, x2)",
          ("unbroadcast(np.broadcast_to(g, np.shape(x1))[x2], x0)", None, None), "array",
          "g read back at the index", adjoint=True),
@@ -258,7 +271,9 @@ OWN_PRIMS = {"unbroadcast": "own.unbroadcast", "spread": "own.spread",
              "running_extreme_adjoint": "own.running_extreme_adjoint",
              "running_extreme_tangent": "own.running_extreme_tangent",
              "quantile_q_adjoint": "own.quantile_q_adjoint",
-             "quantile_q_tangent": "own.quantile_q_tangent"}
+             "quantile_q_tangent": "own.quantile_q_tangent",
+             "index_array_of": "list.index_array", "delete_adjoint": "own.delete_adjoint",
+             "delete_slice_adjoint": "own.delete_slice_adjoint"}
 """Helper name -> its primitive (``matmul_adjoint``, ``inner_adjoint``, ``dot_adjoint``,
 ``tensordot_adjoint``, ``kron_adjoint``, ``convolve_adjoint``: + ``.0``/``.1``,
 its last argument)."""
