@@ -18,8 +18,16 @@ statements keep their place, comments and the op they differentiate
 (``s2s-ad explain`` reads ``add_scattered(dx, i, g)`` as ``add_at`` and
 ``dx[i] += g`` as an element's contribution: added into ``dx``).
 
+A read whose ``scatter`` is followed at once by ``dx = dx + c``, ``c`` an
+array the statement makes (an arithmetic result or its ``unbroadcast``,
+which nothing else holds), becomes ``dx = added_into(c, x, i, g)``: ``g``
+added into ``c[i]`` in place where the helper finds ``c`` an ndarray like
+``x`` and ``i`` an int or a slice, else the sum ``c + scatter(g, x, i)``.
+
 Before → after::
 
+    dx = scatter(dt1, x, 0)               (a comment)
+    dx = dx + unbroadcast(ddy * y_prev, x)  dx = added_into(unbroadcast(ddy * y_prev, x), x, 0, dt1)
     dcam = scatter(dt14, cam, slice(7, 9))      dcam = scatter(dt14, cam, slice(7, 9))
     dcam = dcam + scatter(dt11, cam, 6)   ──▶   dcam[6] += dt11
     dx = dx + scatter(dt3, x, i)                add_scattered(dx, i, dt3)   (i an index array)
