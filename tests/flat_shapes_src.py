@@ -81,3 +81,33 @@ def dense(X, W, b, Y):
     H = np.tanh(X @ W)
     P = H + b
     return np.mean((P - Y) ** 2) + np.sum(P * H)
+
+
+def slope(x, y):
+    """A right-hand side whose result's shape its callers cannot tell (x * y
+    broadcasts as the arguments do)."""
+    return x * np.roll(y, 1) + 0.5 * y
+
+
+def euler(x, y, s):
+    """A loop mixing its carried value with a helper's results: the reverse
+    loop tests the shapes once per iteration. With x a matrix and y a row, y
+    broadcasts on the first iteration only."""
+    h = 1.0 / s
+    for _ in range(s):
+        k1 = slope(x, y)
+        k2 = slope(x, y + h * k1)
+        y = y + h / 2 * (k1 + k2)
+    return np.sum(y * y)
+
+
+def unread(a, b, s):
+    """A carried value whose final value is not read: its adjoint starts each
+    reverse sweep as the number 0.0, never taken for an array of its shape."""
+    p = a
+    q = b
+    for _ in range(s):
+        r = slope(p, q)
+        q = q * r + p
+        p = p + r * q
+    return np.sum(q)

@@ -137,14 +137,14 @@ def test_on_dask(k):
         np.testing.assert_allclose(np.asarray(g), want, rtol=1e-12, atol=1e-14)
 
 
-def _grad_o(tmp_path, name):
+def _grad_o(tmp_path, name, wrt=()):
     (tmp_path / "flatsrc.py").write_text(open(src.__file__, encoding="utf-8").read(),
                                          encoding="utf-8")
     env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT}{os.pathsep}"
                                       f"{os.path.join(ROOT, 'tests')}")
     done = subprocess.run([sys.executable, "-m", "s2s_ad", "grad", f"flatsrc.py:{name}", "-o",
-                           f"flat_{name}_grad.py"], cwd=str(tmp_path), capture_output=True,
-                          text=True, timeout=300, env=env)
+                           f"flat_{name}_grad.py"] + (["--wrt", ",".join(wrt)] if wrt else []),
+                          cwd=str(tmp_path), capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr
     assert "= same_shapes(" in (tmp_path / f"flat_{name}_grad.py").read_text(encoding="utf-8")
     return env
@@ -212,20 +212,98 @@ def test_dense_grad_o_file_read_back_and_differentiated(tmp_path):
     taken out; against central differences with a bias that broadcasts and
     one that does not."""
     _grad_o(tmp_path, "dense")
+    _probe_against_fd(tmp_path, "dense", "def probe(X, W, b, Y):\n"
+                      "    dX, dW, db, dY = grad_dense(X, W, b, Y)\n"
+                      "    return np.sum(dX * X) + np.sum(dW * dW) + np.sum(db * b)"
+                      " + np.sum(dY)\n",
+                      [[_u(5, 3), _u(3, 2), b, _u(5, 2)] for b in (_u(2), _u(5, 2))])
+
+
+def _probe_against_fd(tmp_path, name, probe_source, arg_sets):
+    """``probe`` (reading ``grad_<name>`` of the module ``_grad_o`` wrote)
+    differentiated at each argument list against central differences."""
     sys.path.insert(0, str(tmp_path))
     try:
-        probe = import_source(str(tmp_path), "import numpy as np\nfrom flat_dense_grad import "
-                              "grad_dense\n\n\ndef probe(X, W, b, Y):\n"
-                              "    dX, dW, db, dY = grad_dense(X, W, b, Y)\n"
-                              "    return np.sum(dX * X) + np.sum(dW * dW) + np.sum(db * b)"
-                              " + np.sum(dY)\n", "flat_dense_probe")
-        for b in (_u(2), _u(5, 2)):
-            args = [_u(5, 3), _u(3, 2), b, _u(5, 2)]
-            got = s2s_ad.grad(probe.probe, wrt=(0, 1, 2, 3))(*args)
-            for i, g in enumerate(got):
+        probe = import_source(str(tmp_path), f"import numpy as np\nfrom flat_{name}_grad import "
+                              f"grad_{name}\n\n\n" + probe_source, f"flat_{name}_probe")
+        for args in arg_sets:
+            wrt = tuple(range(len(args)))
+            for i, g in zip(wrt, s2s_ad.grad(probe.probe, wrt=wrt)(*args)):
                 np.testing.assert_allclose(g, fd_gradient(probe.probe, args, i),
                                            rtol=1e-5, atol=1e-7)
     finally:
         sys.path.remove(str(tmp_path))
-        for m in ("flat_dense_grad", "flatsrc", "flat_dense_probe"):
+        for m in (f"flat_{name}_grad", "flatsrc", f"flat_{name}_probe"):
             sys.modules.pop(m, None)
+
+
+# loops: (function, arguments, what the flag says on each reverse iteration)
+LOOP_CASES = [
+    (src.euler, lambda: [_u(4), _u(4), 3], "one shape"),
+    (src.euler, lambda: [_u(3, 4), _u(4), 3], "broadcast on the first iteration"),
+    (src.euler, lambda: [_u(4), _u(1), 2], "broadcast on the first iteration"),
+    (src.euler, lambda: [_u(1), _u(4), 3], "a parameter that broadcasts"),
+    (src.euler, lambda: [_u(4), _u(4), 1], "one iteration"),
+    (src.unread, lambda: [_u(4), _u(4), 3], "a carried adjoint that starts as 0.0"),
+    (src.unread, lambda: [_u(2, 4), _u(4), 2], "broadcast on the first iteration"),
+]
+LOOP_IDS = [f"{f.__name__}-{k}-{what}" for k, (f, _, what) in enumerate(LOOP_CASES)]
+
+
+@pytest.mark.parametrize("fn,make,what", LOOP_CASES, ids=LOOP_IDS)
+def test_loop_flags_against_finite_differences(fn, make, what):
+    """A loop's flag, tested on each reverse iteration, against central
+    differences through grad and vjp, where it holds on every iteration, on
+    some only, and where a carried adjoint is still the number 0.0."""
+    args = make()
+    got = s2s_ad.grad(fn, wrt=(0, 1))(*args)
+    for i, g in zip((0, 1), got):
+        assert np.shape(g) == np.shape(args[i])
+        np.testing.assert_allclose(g, fd_gradient(fn, args, i), rtol=1e-5, atol=1e-7,
+                                   err_msg=f"{fn.__name__}: argument {i}")
+    value, pull = s2s_ad.vjp(fn, *args)
+    assert np.isclose(value, fn(*args))
+    for i in (0, 1):
+        np.testing.assert_allclose(pull(0.5)[i], 0.5 * fd_gradient(fn, args, i),
+                                   rtol=1e-5, atol=1e-7)
+
+
+def test_a_loops_flag_is_tested_per_iteration():
+    """The reverse loop of euler tests its shapes once per iteration, the
+    carried adjoint among them; a value read only for its shape is computed
+    in the arm that sums back, not on every iteration; a loop's parameter bound (s) is 0-d, so h and its
+    multiples are numbers to the flag."""
+    text = s2s_ad.gradient_source(src.euler, wrt=(0, 1))
+    loop = text.split("for _ in reversed(range(s)):")[1].split("return ")[0]
+    flag = [line for line in loop.splitlines() if "flat = " in line]
+    assert len(flag) == 1 and "same_shapes(" in flag[0] and "y_1, " in flag[0] \
+        and ", dy)" in flag[0], loop  # (and flat_1, x compared too: a parameter)
+    # recomputed: x * np.roll(y, 1), twice, where x (a parameter, compared by
+    # the wide flag) may have widened it; k1, k2, h * k1 not
+    assert loop.count("recomputed, not taped") == 2 and "\n        k1 = " not in loop, loop
+    assert loop.count(" if flat else unbroadcast(") >= 6, loop
+    assert "dk1 = dk1 + dt1 * h " in loop, loop
+
+
+@pytest.mark.parametrize("k", [0, 1, 5])
+def test_loop_flags_on_dask(k):
+    da = pytest.importorskip("dask.array")
+    fn, make, _ = LOOP_CASES[k]
+    args = make()
+    df = s2s_ad.grad(fn, wrt=(0, 1))
+    got = df(*[da.from_array(a, chunks=2) for a in args[:2]], args[2])
+    for g, want in zip(got, df(*args)):
+        np.testing.assert_allclose(np.asarray(g), want, rtol=1e-12, atol=1e-14)
+
+
+def test_loop_flags_read_back_and_differentiated(tmp_path):
+    """euler's ``grad -o`` module, a flag inside its reverse loop, read back
+    from its file and differentiated again (the flag taken out): a probe of
+    its gradient against central differences, arguments of one shape and
+    arguments that broadcast."""
+    _grad_o(tmp_path, "euler", ("x", "y"))
+    _probe_against_fd(tmp_path, "euler", "def probe(x, y, v):\n"
+                      "    dx, dy = grad_euler(x, y, 2)\n"
+                      "    return np.sum(dx * v) + np.sum(dy * dy)\n",
+                      [[x, y, RNG.normal(size=np.shape(x))]
+                       for x, y in ((_u(4), _u(4)), (_u(3, 4), _u(4)))])

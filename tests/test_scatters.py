@@ -69,6 +69,16 @@ CASES = {
     "helper": ("def cam(c, p):\n    return np.sum(c[0:3] * p) * c[3] + c[4] * np.sum(c[5:] * p)\n"
                "def f(c, ps):\n    s = 0.0\n    for k in range(2):\n"
                "        s = s + cam(c, ps[k])\n    return s\n", [(8,), (2, 3)]),
+    "into_a_product": ("def f(x, y):\n    dy = x * np.roll(y, 1)\n    dy[0] = x[0]\n"
+                       "    return np.sum(dy * dy)\n", [(5,), (5,)]),
+    "into_a_broadcast_product": ("def f(x, y):\n    dy = x * np.roll(y, 1)\n    dy[0] = x[0]\n"
+                                 "    return np.sum(dy * dy)\n", [(3, 4), (4,)]),
+    "into_a_sum_over_rows": ("def f(x, y):\n    dy = x * np.roll(y, 1)\n    dy[0] = x[0]\n"
+                             "    return np.sum(dy * dy)\n", [(4,), (3, 4)]),
+    "into_a_product_in_a_loop": (
+        "def rhs(x, y):\n    dy = x * np.roll(y, 1)\n    dy[0] = x[0]\n    return dy\n"
+        "def f(x, n: int):\n    y = np.zeros_like(x)\n    for k in range(n):\n"
+        "        y = y + 0.3 * rhs(x, y)\n    return y[-1] + np.sum(y * y)\n", [(4,), ()]),
 }
 
 
@@ -211,3 +221,68 @@ def test_on_dask(name):
     got = df(da.from_array(args[0], chunks=4), *args[1:])
     assert isinstance(got, da.Array)
     np.testing.assert_allclose(np.asarray(got), df(*args), rtol=1e-12)
+
+
+def test_a_read_by_index_is_added_into_the_products_adjoint():
+    """``dy[0] = x[0]`` beside ``x * y_prev``: ``x[0]``'s adjoint is added
+    into the product's contribution (``added_into``), no array of zeros and
+    no sum; the scatter's statement stays as a comment."""
+    f = make_function(CASES["into_a_product"][0])
+    text = s2s_ad.gradient_source(f, wrt=(0, 1))
+    assert "dx = added_into(unbroadcast(" in text and "dx = scatter(" not in text, text
+    assert "(added into dx below)" in text, text
+
+
+@pytest.mark.parametrize("name", ["into_a_product", "into_a_broadcast_product",
+                                  "into_a_product_in_a_loop"])
+def test_added_into_keeps_the_arguments_library_and_dtype(name):
+    """On Dask arguments the gradient is a Dask array (the product's adjoint
+    may be a NumPy one: the sum is taken there, with scatter's zeros made like
+    x); on float32 arguments a float32 gradient; the values as on float64
+    NumPy arrays."""
+    da = pytest.importorskip("dask.array")
+    f = make_function(CASES[name][0])
+    args = _args(CASES[name][1])
+    df = s2s_ad.grad(f, wrt=0)
+    want = df(*args)
+    got = df(da.from_array(args[0], chunks=2), *args[1:])
+    assert isinstance(got, da.Array)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-14)
+    low = df(*[a.astype(np.float32) if isinstance(a, np.ndarray) else a for a in args])
+    assert low.dtype == np.float32
+    np.testing.assert_allclose(low, want, rtol=1e-4, atol=1e-5)
+
+
+def test_a_gradient_file_with_added_into_differentiated(tmp_path):
+    """A ``grad -o`` module with ``added_into`` read back from its file (the
+    call read as the sum ``c + scatter(g, x, index)``) and differentiated
+    again: the second-order gradient against central differences of the
+    file's gradient."""
+    import os
+    import subprocess
+    import sys
+
+    from modules import import_source
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    src = "import numpy as np\n\n\n" + CASES["into_a_product_in_a_loop"][0]
+    (tmp_path / "into_mod.py").write_text(src, encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "s2s_ad", "grad", "into_mod.py:f", "--wrt", "x",
+                           "-o", "into_grad.py"], cwd=str(tmp_path), capture_output=True,
+                          text=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{root}"))
+    assert done.returncode == 0, done.stderr
+    assert "= added_into(" in (tmp_path / "into_grad.py").read_text(encoding="utf-8")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        probe = import_source(str(tmp_path), "import numpy as np\nfrom into_grad import grad_f"
+                              "\n\n\ndef probe(x, v):\n    return np.sum(grad_f(x, 3) * v)\n",
+                              "into_probe")
+        x, v = RNG.uniform(0.2, 1.3, 4), RNG.normal(size=4)
+        want = fd_gradient(probe.probe, [x, v], 0)
+        np.testing.assert_allclose(s2s_ad.grad(probe.probe, wrt=0)(x, v), want,
+                                   rtol=1e-6, atol=1e-8)
+        _, pull = s2s_ad.vjp(probe.probe, x, v)
+        np.testing.assert_allclose(pull(1.0)[0], want, rtol=1e-6, atol=1e-8)
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("into_grad", None)

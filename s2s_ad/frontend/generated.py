@@ -133,6 +133,7 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None,
             unsplit = tape_offsets.rewrite(tree, globals_, namer)
         tape_flatten.rewrite(tree, globals_, namer, pair_layout.pairs_of(globals_))
         scatter_calls.plain_zeros(tree, globals_)
+        scatter_calls.added_sums(tree, globals_)
         shape_flags.unflag(tree, globals_)
         scatter_calls.rewrite(tree, globals_, namer)
         scatter_calls.in_place_sums(tree, globals_)

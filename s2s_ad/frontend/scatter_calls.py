@@ -43,6 +43,11 @@ the ``return`` and reads whose arithmetic makes a new array, ``dm =
 ``da = np.copy(dy)``: the same values, as nothing writes into either array
 any more.
 
+``added_sums(tree, globals_)``: a call ``added_into(c, x, index, g)`` (a
+read by index's adjoint added into an array the sweep made,
+:mod:`s2s_ad.reverse.scatters`) is the sum ``c + scatter(g, x, index)``,
+which the rewrite above then takes.
+
 ``plain_zeros(tree, globals_)``: a call ``float_zeros(x)`` to the helper a
 generated NumPy gradient defines (by its exact text) is written
 ``np.zeros_like(x) + 0.0``, the same values and dtype (the helper is that sum
@@ -71,7 +76,7 @@ from s2s_ad.names import Namer
 from s2s_ad import syntax_walk
 from s2s_ad.syntax_walk import walk
 
-__all__ = ["in_place_sums", "plain_zeros", "rewrite"]
+__all__ = ["added_sums", "in_place_sums", "plain_zeros", "rewrite"]
 
 
 def rewrite(tree: ast.FunctionDef, globals_: dict, namer: Namer) -> None:
@@ -97,20 +102,46 @@ def plain_zeros(tree: ast.FunctionDef, globals_: dict) -> None:
     alias = own_helpers.numpy_alias(globals_)
     if alias is None:
         return
+
+    def zeros(item: ast.Call) -> ast.expr:
+        made = ast.Call(ast.Attribute(ast.Name(alias, ast.Load()), "zeros_like", ast.Load()),
+                        item.args, [])
+        return ast.BinOp(ast.copy_location(made, item), ast.Add(),
+                         ast.copy_location(ast.Constant(0.0), item))
+
+    _calls_as(tree, globals_, "float_zeros", 1, zeros)
+
+
+def added_sums(tree: ast.FunctionDef, globals_: dict) -> None:
+    """Rewrite ``tree``'s calls to ``added_into(c, x, index, g)`` as the sum
+    they compute, ``c + scatter(g, x, index)`` (see the module)."""
+    scatter = next((k for k, v in globals_.items() if own_helpers.is_helper(v, "scatter")), None)
+    if scatter is None:
+        return
+
+    def summed(item: ast.Call) -> ast.expr:
+        c, x, index, g = item.args
+        call = ast.Call(ast.Name(scatter, ast.Load()), [g, x, index], [])
+        return ast.BinOp(c, ast.Add(), ast.copy_location(call, item))
+
+    _calls_as(tree, globals_, "added_into", 4, summed)
+
+
+def _calls_as(tree: ast.FunctionDef, globals_: dict, base: str, n: int, make) -> None:
+    """Each call in ``tree`` to the generated module's helper ``base`` (known
+    by its exact text) with ``n`` positional arguments replaced by
+    ``make(call)``."""
     for node in walk(tree):
         for field, value in ast.iter_fields(node):
             items = value if isinstance(value, list) else [value]
             for k, item in enumerate(items):
                 if not (isinstance(item, ast.Call) and isinstance(item.func, ast.Name)
-                        and item.func.id.startswith("float_zeros") and len(item.args) == 1
-                        and not item.keywords and not isinstance(item.args[0], ast.Starred)
-                        and own_helpers.is_helper(globals_.get(item.func.id), "float_zeros")):
+                        and item.func.id.startswith(base) and len(item.args) == n
+                        and not item.keywords
+                        and not any(isinstance(a, ast.Starred) for a in item.args)
+                        and own_helpers.is_helper(globals_.get(item.func.id), base)):
                     continue
-                zeros = ast.Call(ast.Attribute(ast.Name(alias, ast.Load()), "zeros_like",
-                                               ast.Load()), item.args, [])
-                new = ast.copy_location(ast.BinOp(ast.copy_location(zeros, item), ast.Add(),
-                                                  ast.copy_location(ast.Constant(0.0), item)),
-                                        item)
+                new = ast.copy_location(make(item), item)
                 ast.fix_missing_locations(new)
                 if isinstance(value, list):
                     value[k] = new

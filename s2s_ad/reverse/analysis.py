@@ -298,7 +298,7 @@ def scalar(a: ir.Operand) -> bool:
 REDUCING = frozenset(f"np.{r}" for r in ("sum", "mean", "prod", "max", "min"))
 
 
-def shape_classes(func: ir.Function) -> dict[int, object]:
+def shape_classes(func: ir.Function, zero_d: frozenset | set = frozenset()) -> dict[int, object]:
     """id(value) -> a token shared by values known to have the same shape:
     elementwise functions of a value, and elementwise operations between
     values of one class (or with scalars), keep its shape. Between two such
@@ -308,7 +308,18 @@ def shape_classes(func: ir.Function) -> dict[int, object]:
     or ``axis=None``) has C's shape with length-1 axes, so it broadcasts
     against C without changing the shape: ``Z - np.max(Z, axis=1,
     keepdims=True)`` has Z's shape, and the same reduction of another value of
-    Z's class has the maximum's shape."""
+    Z's class has the maximum's shape.
+
+    Inside loops and branches the same rules hold, op by op. A loop's
+    carried value has its initial value's class where the body's next value
+    then has it too (by induction every iteration starts with the initial
+    value's shape: ``y = y * a + x`` over arrays of one class); otherwise,
+    and for the loop's results, a class of its own. A branch's result has
+    the class both arms' values share, if they share one.
+
+    ``zero_d`` holds the ids of values known to be 0-d
+    (:func:`s2s_ad.reverse.ranks.zero_d`): they broadcast against any shape
+    without changing it, as a number does (``h / 2 * k`` has ``k``'s class)."""
     classes: dict[int, object] = {}
     reduced: dict[tuple, object] = {}
     """(id of C, axis, keepdims) -> the token of those reductions of class C."""
@@ -316,12 +327,12 @@ def shape_classes(func: ir.Function) -> dict[int, object]:
     """id(token of a reduction) -> the token C it broadcasts into."""
     for p in func.params:
         classes[id(p.value)] = p.value
-    for op in func.body.ops:
-        if not isinstance(op, ir.Op):
-            continue
+
+    def op_class(op: ir.Op) -> None:
         rule = RULES.get(op.prim)
-        arrays = [a for a in op.args if isinstance(a, ir.Value) and not scalar(a)]
-        for a in arrays:  # a loop's or a branch's result: its own class
+        arrays = [a for a in op.args if isinstance(a, ir.Value) and not scalar(a)
+                  and id(a) not in zero_d]
+        for a in arrays:  # a value no op here defines (a loop's index, say): its own class
             classes.setdefault(id(a), a)
         token = None
         if op.prim in SAME_SHAPE and op.args and isinstance(op.args[0], ir.Value):
@@ -344,4 +355,51 @@ def shape_classes(func: ir.Function) -> dict[int, object]:
                     if len(bases) == 1 and full:
                         token = full[0]
         classes[id(op.out)] = token if token is not None else op.out
+
+    def of(a: ir.Operand):
+        return classes.get(id(a)) if isinstance(a, ir.Value) and not scalar(a) else None
+
+    def region(r: ir.Region) -> None:
+        for node in r.ops:
+            if isinstance(node, ir.Op):
+                op_class(node)
+            elif isinstance(node, ir.If):
+                region(node.then)
+                region(node.orelse)
+                for o, a, b in zip(node.outs, node.then.yields, node.orelse.yields):
+                    ca, cb = of(a), of(b)
+                    classes[id(o)] = ca if ca is not None and ca is cb else o
+            else:
+                loop(node)
+
+    failed: set[int] = set()
+    """ids of the loops whose carried values change class: tried once (a loop
+    inside another is classified again in the outer loop's second pass)."""
+
+    def loop(node) -> None:
+        if id(node) not in failed:
+            # first as if every carried array kept its initial value's class
+            saved = (dict(classes), dict(reduced), dict(within))
+            starts = [of(i) if c.kind == "array" else None
+                      for c, i in zip(node.carried, node.inits)]
+            for c, t in zip(node.carried, starts):
+                classes[id(c)] = t if t is not None else c
+            for r in node.regions:
+                region(r)
+            if all(c.kind != "array" or t is not None and of(y) is t
+                   for c, t, y in zip(node.carried, starts, node.body.yields)):
+                for o, t in zip(node.outs, starts):
+                    classes[id(o)] = t if t is not None else o
+                return
+            failed.add(id(node))
+            classes.clear(), reduced.clear(), within.clear()
+            classes.update(saved[0]), reduced.update(saved[1]), within.update(saved[2])
+        for c in node.carried:
+            classes[id(c)] = c
+        for r in node.regions:
+            region(r)
+        for o in node.outs:
+            classes[id(o)] = o
+
+    region(func.body)
     return classes

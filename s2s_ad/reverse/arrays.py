@@ -73,10 +73,10 @@ class ArraySweep:
         """Helper name as generated -> its source."""
         self.owned: set[str] = set()
         """Adjoint variables holding an array this sweep created (safe to write into)."""
-        self.shapes = shape_classes(func)
         self.zero_d, self.elements = zero_d(func)
         """ids of the values the code makes 0-d, and of the writes into one
         element (s2s_ad.reverse.ranks): their adjoints need no un-broadcasting."""
+        self.shapes = shape_classes(func, self.zero_d)
         self._uses = analysis.uses(func)
         self._made_by = {id(op.out): op for op in ir.walk(func.body) if isinstance(op, ir.Op)}
         """The op making each value, in loops and branches too."""
@@ -90,6 +90,9 @@ class ArraySweep:
         self.flat = FlatShapes(self)
         """Flags under which operators between arrays need no unbroadcast
         (s2s_ad.reverse.flat_shapes)."""
+        self.shape_read = None
+        """The sweep's reader of an operand needed only for its shape where a
+        flag does not hold (s2s_ad.reverse.structured.StructuredSweep.shape_read)."""
 
     def number(self, a: ir.Operand) -> bool:
         """Is ``a`` known to be 0-d (a float, an int, or an array value the
@@ -310,10 +313,14 @@ class ArraySweep:
         if self.number(arg):
             summed = ast.Call(_name(self.helper("total")), [contrib], [])
         else:
-            summed = ast.Call(_name(self.helper("unbroadcast")),
-                              [contrib, arg_expr() if arg_expr is not None
-                                         else operand_expr(arg, self.func.modules)], [])
             flag = self.flat.flag(op, i)
+            if arg_expr is None:
+                shape = operand_expr(arg, self.func.modules)
+            elif flag is not None and self.shape_read is not None:
+                shape = self.shape_read(arg)  # read in the arm that sums back only
+            else:
+                shape = arg_expr()
+            summed = ast.Call(_name(self.helper("unbroadcast")), [contrib, shape], [])
             if flag is not None:  # g itself where the flag says shapes are one
                 summed = ast.IfExp(_name(flag), copy.deepcopy(contrib), summed)
         return ast.UnaryOp(ast.USub(), summed) if negate else summed
@@ -505,9 +512,12 @@ def _operands_read(op: ir.Op, i: int) -> set[int]:
         return {0} | idx
     if op.prim == "array.setitem":
         return idx | ({1} if i == 1 else set())
-    if rule.variadic or rule.adjoint:
+    if rule.variadic or op.prim in ("np.concatenate", "np.einsum"):
+        return set(range(len(op.args)))  # (their adjoints read every operand's expression)
+    # an adjoint rule reads the operands its template names (np.roll's, none)
+    template = rule.partial_asts[min(i, len(rule.partial_asts) - 1)]
+    if template is None:
         return set(range(len(op.args)))
-    template = rule.partial_asts[i]
     names = {n.id for n in walk(template) if isinstance(n, ast.Name)}
     out = {k for k, p in enumerate(("x", "y")) if p in names}
     return out | {k for k in range(len(op.args)) if f"x{k}" in names}

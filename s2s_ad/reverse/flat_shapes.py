@@ -4,8 +4,8 @@ per operand.
 
 Contract: :class:`FlatShapes` is asked by
 :meth:`s2s_ad.reverse.arrays.ArraySweep.unbroadcast`, for an operator
-(``+ - * / ** % //``) of the function's straight-line code (not inside a loop
-or a branch) between two arrays of different shape classes
+(``+ - * / ** % //``) of the function's straight-line code or of a loop's
+body (not inside a branch) between two arrays of different shape classes
 (:func:`s2s_ad.reverse.analysis.shape_classes`: a parameter and a slice, say;
 not a reduction keeping its axes, which broadcasts), for the name of a flag; the contribution is then written
 ``g if flag else unbroadcast(g, x)``. The flag holds when every array such an
@@ -34,6 +34,13 @@ sweep from one array per shape class the group reads
 operation of the group makes is of that shape already. The flag's test costs
 about as much as one ``unbroadcast`` call; each call it takes out saved
 0.3 µs (the LSTM cell's backward pass made twelve).
+
+A loop's body has flags of its own, computed at the start of each iteration
+of the reverse loop from that iteration's values (a class is read through
+the value it is named after, ``k2`` rather than ``h * k2``) and compared
+with the adjoints the iteration starts from (``carried`` in
+:meth:`statements`: a carried adjoint still the number 0.0 makes the flag
+false). A checkpointed loop's body has none.
 
 A gradient module read back from its file has each ``g if flag else
 unbroadcast(g, x)`` written ``unbroadcast(g, x)`` and the flags taken out
@@ -76,6 +83,10 @@ class FlatShapes:
         self.wide: dict[int, str] = {}
         """group -> the flag's name for the contributions to the operands left
         out: the group's flag, and those operands of its shape too."""
+        self._region: dict[int, int] = {}
+        """group -> id of the region whose operations it joins."""
+        self._classes: dict[int, set] = {}
+        """group -> ids of the shape classes its operations read and make."""
 
     def flag(self, op: ir.Op, i: int) -> str | None:
         """The flag under which operand ``i``'s contributions in ``op`` need no
@@ -96,15 +107,27 @@ class FlatShapes:
             flags[group] = self.arrays.namer.fresh("flat")
         return flags[group]
 
-    def statements(self, ref) -> list:
-        """``flat = same_shapes(...)`` for each flag used; ``ref(v)`` reads a value."""
+    def statements(self, ref, region: ir.Region, carried: list = ()) -> list:
+        """``flat = same_shapes(...)`` for each flag used by the operations of
+        ``region`` (the function's body, or a loop's: then at the start of
+        each iteration of the reverse loop); ``ref(v)`` reads a value.
+        ``carried`` pairs a loop's next values with the names of their
+        adjoints as the reverse iteration starts: those of a group's shapes
+        are compared too (one that is still the number 0.0, as where the
+        loop's result does not reach the function's, makes the flag false,
+        and ``unbroadcast`` gives it its shape as before)."""
         out = []
         same = ast.Name(self.arrays.helper("same_shapes"), ast.Load())
+        shapes = self.arrays.shapes
         for group in list(self.flags) + [g for g in self.wide if g not in self.flags]:
+            if self._region[group] != id(region):
+                continue
             lines = sorted(set(self._lines[group]))
             where = (f"line {lines[0]}" if len(lines) == 1
                      else "lines " + ", ".join(str(n) for n in lines))
             reads = [ref(v) for v in self._reads[group]]
+            reads += [ast.Name(name, ast.Load()) for v, name in carried
+                      if isinstance(v, ir.Value) and id(shapes.get(id(v))) in self._classes[group]]
             if group in self.wide:
                 # the wide flag first: where it holds (the parameters of the
                 # group's one shape, the common case) so does the group's own,
@@ -149,9 +172,27 @@ class FlatShapes:
         return joined, [a for a in values if id(arrays.shapes[id(a)]) in params]
 
     def _find(self) -> None:
+        self._group = {}
+        body = self.arrays.func.body
+        self._find_in(body)
+        for node in ir.walk(body):
+            if isinstance(node, (ir.For, ir.While)) and not node.checkpoint:
+                self._find_in(node.body, node.carried)
+
+    def _find_in(self, region: ir.Region, carried: list = ()) -> None:
+        """The groups of ``region``'s operations (not those of the branches
+        and loops inside it); ``carried``: the loop's carried values, if
+        ``region`` is a loop's body."""
         shapes = self.arrays.shapes
+        # a loop's body: values it defines, and parameters (straight-line code
+        # reads the values its operations read: a pair's tape holds them already)
+        readable = {id(v) for v in list(carried) + [p.value for p in self.arrays.func.params]
+                    + [v for node in region.ops for v in ir.defined(node)]
+                    if isinstance(v, ir.Value) and v.kind == "array"
+                    and id(v) not in self.arrays.buffers} if region is not self.arrays.func.body \
+            else set()
         sites, left_out = [], {}
-        for op in self.arrays.func.body.ops:
+        for op in region.ops:
             split = self._operands(op) if isinstance(op, ir.Op) else None
             if split is not None:
                 sites.append((op, split[0]))
@@ -170,18 +211,26 @@ class FlatShapes:
         groups: dict[int, list] = {}
         for op, values in sites:
             groups.setdefault(root(id(shapes[id(op.out)])), []).append((op, values))
-        self._group = {}
-        for k, members in enumerate(groups.values()):
+        for members in groups.values():
             if len(members) < 2:
                 continue  # a flag would cost what it saves
+            k = len(self._region)
+            self._region[k] = id(region)
+            self._classes[k] = {id(shapes[id(a)]) for op, values in members
+                                for a in list(values) + left_out[id(op)] + [op.out]}
             covered: set[int] = set()
             reads, lefts = [], []
             compared = {id(shapes[id(a)]) for _, values in members for a in values}
+            # a class is read through the value it is named after where that value
+            # is the region's own (k2 rather than h * k2, which the reverse loop
+            # would recompute for the flag alone)
+            named = {id(shapes[id(a)]): shapes[id(a)] for _, values in members for a in values
+                     if id(shapes[id(a)]) in readable}
             for op, values in members:  # in program order
                 for a in values:
                     if id(shapes[id(a)]) not in covered:
                         covered.add(id(shapes[id(a)]))
-                        reads.append(a)
+                        reads.append(named.get(id(shapes[id(a)]), a))
                 # a parameter the group compares elsewhere (a + b, then t * a) is not left out
                 out_of = [a for a in left_out[id(op)] if id(shapes[id(a)]) not in compared]
                 if out_of and id(shapes[id(op.out)]) not in covered:

@@ -89,6 +89,15 @@ class _Ranks:
         for p in func.params:
             if p.value.kind == "int":  # a length, a count or an index
                 self.rank[id(p.value)] = 0
+        params = {id(p.value) for p in func.params}
+        for node in func.body.ops:
+            # a parameter bounding a loop of the function's own straight-line
+            # code, which every call runs: NumPy's range() takes an integer
+            # array only as a 0-d one (``range(np.array([3]))`` is a TypeError)
+            if isinstance(node, ir.For) and node.seq is None:
+                for a in (node.start, node.stop, node.step):
+                    if isinstance(a, ir.Value) and id(a) in params:
+                        self.rank[id(a)] = 0
 
     def of(self, a: ir.Operand) -> int | None:
         if isinstance(a, ir.Const):

@@ -18,8 +18,16 @@ statements keep their place, comments and the op they differentiate
 (``s2s-ad explain`` reads ``add_scattered(dx, i, g)`` as ``add_at`` and
 ``dx[i] += g`` as an element's contribution: added into ``dx``).
 
+A read whose ``scatter`` is followed at once by ``dx = dx + c``, ``c`` an
+array the statement makes (an arithmetic result or its ``unbroadcast``,
+which nothing else holds), becomes ``dx = added_into(c, x, i, g)``: ``g``
+added into ``c[i]`` in place where the helper finds ``c`` an ndarray like
+``x`` and ``i`` an int or a slice, else the sum ``c + scatter(g, x, i)``.
+
 Before → after::
 
+    dx = scatter(dt1, x, 0)               (a comment)
+    dx = dx + unbroadcast(ddy * y_prev, x)  dx = added_into(unbroadcast(ddy * y_prev, x), x, 0, dt1)
     dcam = scatter(dt14, cam, slice(7, 9))      dcam = scatter(dt14, cam, slice(7, 9))
     dcam = dcam + scatter(dt11, cam, 6)   ──▶   dcam[6] += dt11
     dx = dx + scatter(dt3, x, i)                add_scattered(dx, i, dt3)   (i an index array)
@@ -64,6 +72,16 @@ def run(stmts: list, arrays) -> None:
                             [ast.Name(target, ast.Load()), index, g], [])
             s.node = ast.Expr(call)
             continue
+        into = _added_to_scatter(node, k, fresh, chains, arrays)
+        if into is not None:  # dx = scatter(g, x, i); dx = dx + c: g added into c
+            name, c = into
+            _, first, g, index = chains.pop(name)[0]
+            first.node = None
+            first.comment += f" (added into {name} below)"
+            s.node = ast.Assign([ast.Name(name, ast.Store())], ast.Call(
+                ast.Name(arrays.helper("added_into"), ast.Load()),
+                [c, ast.Name(fresh.pop(name), ast.Load()), index, g], []))
+            continue
         reads, writes = _rw(s)
         for name, x in list(fresh.items()):
             if name in reads or name in writes or x in writes:
@@ -75,6 +93,41 @@ def run(stmts: list, arrays) -> None:
             chains[made[0]] = [(k, s, made[2], made[3])]
     for name, chain in chains.items():
         _join(stmts, name, fresh[name], chain, arrays)
+
+
+def _added_to_scatter(node, k: int, fresh: dict, chains: dict, arrays):
+    """``(dx, c)`` where ``node`` (statement ``k``) is ``dx = dx + c`` right
+    after ``dx = scatter(g, x, i)``, ``c`` an array the statement makes (an
+    arithmetic result, or its ``unbroadcast``) that does not read ``dx``:
+    ``added_into(c, x, i, g)`` adds ``g`` into it, as the ode's ``dy[0] =
+    x[0]`` beside ``x * y_prev`` (no array of zeros, no sum); else None."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.BinOp)
+            and isinstance(node.value.op, ast.Add) and isinstance(node.value.left, ast.Name)):
+        return None
+    name = node.targets[0].id
+    chain = chains.get(name)
+    if node.value.left.id != name or name not in fresh or chain is None or len(chain) != 1 \
+            or chain[0][0] != k - 1:
+        return None
+    c = node.value.right
+    if not _made_here(c, arrays._helper_names.get("unbroadcast")) \
+            or name in {n.id for n in walk(c) if isinstance(n, ast.Name)}:
+        return None
+    return name, c
+
+
+def _made_here(e: ast.expr, unbroadcast: str | None) -> bool:
+    """Is ``e``'s value an array (or a number) that nothing else holds: an
+    arithmetic result, its negation, a choice between two such, or one of
+    them summed back by ``unbroadcast`` (which returns it, or a new sum)?"""
+    if isinstance(e, ast.BinOp) or isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+        return True
+    if isinstance(e, ast.IfExp):
+        return _made_here(e.body, unbroadcast) and _made_here(e.orelse, unbroadcast)
+    return (isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and unbroadcast is not None
+            and e.func.id == unbroadcast and len(e.args) == 2 and not e.keywords
+            and _made_here(e.args[0], unbroadcast))
 
 
 END = None

@@ -27,6 +27,7 @@ from s2s_ad import ir
 from s2s_ad.emit.code import Block, Stmt, call as _call
 from s2s_ad.reverse import analysis, arrays, checkpoint, inplace, untouched
 from s2s_ad.rules import RULES, forward_template
+from s2s_ad.rules.templates import PLACEHOLDERS, substitute, template_names
 
 # Ops the reverse sweep recomputes from values it has instead of taping them.
 CHEAP = {"getitem", "len", "add", "sub", "mul", "floordiv", "mod", "neg", "pos", "lt", "le",
@@ -164,6 +165,7 @@ class StructuredSweep:
                 prefix += self.accumulate(y, ast.Name(carry[i], ast.Load()), id(y) in inside,
                                           f"{node.carried[i].name} carried to the next iteration",
                                           role="carry", control=node)
+        self.carried_adjoints[id(node.body)] = [(node.body.yields[i], carry[i]) for i in slots]
         body = self.region(node.body, prefix)
         targets, values = [], []
         shaped = set()
@@ -251,10 +253,7 @@ class StructuredSweep:
             for v in todo:
                 done.add(id(v))
                 node = defs.get(id(v))
-                if isinstance(node, ir.Op) and node.prim in CHEAP and \
-                        (node.out.kind != "float" or node.prim == "getitem") and \
-                        not any(id(a) in self.families or id(a) in self.lists
-                                for a in node.args):
+                if isinstance(node, ir.Op) and self._cheap(node):
                     recompute.append(node)
                     self.recomputed.add(id(v))
                     for a in node.args:
@@ -313,6 +312,32 @@ class StructuredSweep:
                             f"line {node.loc.line}: {what}", node,
                             target=node.out.name, role="recompute", control=loop))
         return out
+
+    def _cheap(self, node: ir.Op) -> bool:
+        """Does the reverse sweep recompute ``node``'s result from its
+        operands rather than tape it (an arithmetic operator)?"""
+        return node.prim in CHEAP and (node.out.kind != "float" or node.prim == "getitem") \
+            and not any(id(a) in self.families or id(a) in self.lists for a in node.args)
+
+    def shape_read(self, v: ir.Operand, budget: list | None = None) -> ast.expr:
+        """``v`` read only for its shape, in the arm of a shape flag that sums
+        an adjoint back (s2s_ad.reverse.flat_shapes): a value the reverse
+        loop would recompute is recomputed there, in the expression, so that
+        an iteration where the flag holds does not compute it (``unbroadcast(g,
+        t9 * (t13 + k4))``, not ``t15`` recomputed on every iteration); any
+        other value is read as :meth:`ref` reads it. At most 64 operations
+        in one expression (``budget``): a value read twice is written twice,
+        which could double the text at each level."""
+        budget = [64] if budget is None else budget
+        node = self.arrays._made_by.get(id(v)) if isinstance(v, ir.Value) else None
+        if node is None or budget[0] <= 0 or not self.in_loop(v) or not self._cheap(node) \
+                or RULES[node.prim].attrs or id(v) in self.families or id(v) in self.lists:
+            return self.ref(v)
+        budget[0] -= 1
+        used = template_names(forward_template(node))
+        env = {name: self.shape_read(a, budget)
+               for name, a in zip(PLACEHOLDERS, node.args) if name in used}
+        return substitute(forward_template(node), env, self.modules)
 
     def _param_element(self, node: ir.Op) -> bool:
         """``x[i]``, ``x[i, j]``: elements of an array parameter at int indices."""

@@ -97,6 +97,8 @@ class _Sweep(StructuredSweep, CallSites):
         # by subscript assignment and of parameters read by index in a loop,
         # which only this sweep holds (s2s_ad.reverse.inplace).
         self.arrays = ArraySweep(func, self.namer) if "numpy" in func.modules else None
+        if self.arrays is not None:
+            self.arrays.shape_read = self.shape_read
         self.masks = masked.plan(func, self.arrays.shapes) if self.arrays is not None else {}
         """id of an op whose backward is taken where an np.where picked its
         result -> (the condition, whether it picks where it holds)."""
@@ -135,6 +137,10 @@ class _Sweep(StructuredSweep, CallSites):
         if self.arrays is not None:
             self.arrays.buffers = set(self.families)
         self._reversing: ir.Op | None = None
+        self.carried_adjoints: dict[int, list] = {}
+        """id(loop body) -> (next value, name of its adjoint as a reverse
+        iteration starts) per carried value with an adjoint (the loop's shape
+        flags compare them: s2s_ad.reverse.flat_shapes)."""
         self.untouched_after: dict[int, dict] = {}
         """id(reversed branch) -> adjoint name -> the test true when the branch
         left it at its zero (s2s_ad.reverse.untouched)."""
@@ -379,7 +385,8 @@ class _Sweep(StructuredSweep, CallSites):
                 self.reads.add(id(p.value))  # its adjoint is zeros as long as it
         out = self.region(self.func.body)
         inits = inplace.adjoint_inits(self)
-        flags = self.arrays.flat.statements(self.ref) if self.arrays is not None and out else []
+        flags = (self.arrays.flat.statements(self.ref, self.func.body)
+                 if self.arrays is not None and out else [])
         return flags + lists + inits + out if out else []
 
     def forward(self, live: set[int], keep_params: bool = False):
@@ -486,7 +493,11 @@ class _Sweep(StructuredSweep, CallSites):
             else:
                 out += self.loop(node)
         inits = runtime_lists.region_adjoints(self, r) if r is not self.func.body else []
-        return self.plan(r) + inits + untouched.guard_region(self, out)
+        flags = []
+        if self.arrays is not None and out and id(r) in self.carried_adjoints:
+            # a loop's shape flags, tested once per reverse iteration on its popped values
+            flags = self.arrays.flat.statements(self.ref, r, self.carried_adjoints[id(r)])
+        return self.plan(r) + flags + inits + untouched.guard_region(self, out)
 
     # -- simple ops -------------------------------------------------------------
 

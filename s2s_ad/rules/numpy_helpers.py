@@ -537,6 +537,22 @@ def add_scattered(y, index, g):
     else:
         add_at(y, index, g)
 ''',
+    "added_into": '''
+def added_into(c, x, index, g, _array=np.ndarray):
+    """c + scatter(g, x, index), c an array the reverse sweep has just made
+    (nobody else holds it): g added into c[index] in place where c is an
+    ndarray of x's shape and dtype, x an ndarray, the index an int or a slice
+    (each element once) and g a real number or ndarray; otherwise the sum
+    itself, whose library is the one scatter makes x's zeros in (the adjoint
+    of a Dask x stays a Dask array where c is a NumPy one)."""
+    if type(c) is _array and type(x) is _array and c.shape == x.shape and c.dtype == x.dtype \
+            and (type(index) is int or type(index) is slice) and (
+                type(g) is float or (type(g) is _array or isinstance(g, np.generic))
+                and g.dtype.kind in "fiu"):
+        c[index] += g
+        return c
+    return c + scatter(g, x, index)
+''',
     "add_at": '''
 def add_at(y, index, g):
     """y[index] += g in place, repeated indices adding up (np.add.at). An array
