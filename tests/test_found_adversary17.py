@@ -133,3 +133,89 @@ def test_where_discarding_under_other_conditions_and_nested_wheres(tmp_path, nam
         got = FIRST_ORDER[api](f, [x.copy() for x in args], i)
         assert np.all(np.isfinite(got)), got
         assert np.allclose(got, _fd(f, list(args), i), rtol=1e-6, atol=1e-8), (name, i, got)
+
+
+TREE_SRC = '''
+from typing import NamedTuple
+
+import numpy as np
+
+
+class Layer(NamedTuple):
+    W: np.ndarray
+    b: np.ndarray
+
+
+def in_a_dict(p, x):
+    return np.sum(p["W"] @ x) ** 2 + np.sum(p["b"] * x[:2])
+
+
+def in_a_list(ws, x):
+    W, b = ws
+    return np.sum(np.tanh(W @ x + b))
+
+
+def in_named_tuples(layers, x):
+    h = x
+    for layer in layers:
+        h = np.tanh(layer.W @ h + layer.b)
+    return np.sum(h * h)
+'''
+
+
+@pytest.mark.parametrize("api", ["grad", "vjp", "value_and_grad", "hvp"])
+def test_float32_leaves_and_items_get_float32_gradients(tmp_path, api):
+    """A float32 array in a structure parameter (a dict, a list, NamedTuples)
+    gets a float32 gradient where the function mixes it with float64 arrays,
+    as a float32 array parameter does (before: float64 for the leaves and
+    items, float32 for a parameter of its own); its values are those of
+    central differences in float64."""
+    src = import_source(tmp_path, TREE_SRC, "found_adversary17_trees")
+    rng = np.random.default_rng(17)
+    W1, W2 = rng.normal(size=(3, 3)), rng.normal(size=(3, 3))
+    b1, b2 = rng.normal(size=3), rng.normal(size=3)
+    x = rng.normal(size=3)
+    cases = [(src.in_a_dict, lambda t: {"W": t(W1), "b": t(b1[:2])}),
+             (src.in_a_list, lambda t: [t(W1), t(b1)]),
+             (src.in_named_tuples, lambda t: [src.Layer(t(W1), t(b1)), src.Layer(t(W2), t(b2))])]
+    single = lambda a: a.astype(np.float32)  # noqa: E731
+    for f, make in cases:
+        p32, p64 = make(single), make(np.asarray)
+        if api == "grad":
+            got = s2s_ad.grad(f, wrt=0)(p32, x)
+        elif api == "vjp":
+            got = s2s_ad.vjp(f, p32, x)[1](1.0)[0]
+        elif api == "value_and_grad":
+            got = s2s_ad.value_and_grad(f, wrt=0)(p32, x)[1]
+        else:
+            got = s2s_ad.hvp(f, wrt=0)(p32, x, make(lambda a: np.ones_like(a, dtype=np.float32)))
+        leaves = _leaves(got)
+        assert all(a.dtype == np.float32 for a in leaves), [a.dtype for a in leaves]
+        if api == "hvp":
+            continue
+        flat = np.concatenate([a.ravel() for a in leaves]).astype(np.float64)
+        want = []
+        for k in range(flat.size):  # central differences in float64, leaf by leaf
+            def moved(h):
+                arrays = [a.copy() for a in _leaves(p64)]
+                sizes = np.cumsum([0] + [a.size for a in arrays])
+                j = int(np.searchsorted(sizes, k, side="right")) - 1
+                arrays[j].reshape(-1)[k - sizes[j]] += h
+                return f(_rebuilt(p64, arrays), x)
+            want.append((moved(1e-6) - moved(-1e-6)) / 2e-6)
+        assert np.allclose(flat, want, rtol=1e-4, atol=1e-5), (flat, want)
+
+
+def _leaves(tree):
+    """The arrays of ``tree`` (a dict, list or list of NamedTuples), in order."""
+    items = tree.values() if isinstance(tree, dict) else tree
+    return [a for t in items for a in (t if isinstance(t, tuple) else (t,))]
+
+
+def _rebuilt(tree, arrays):
+    """``tree`` (a dict, list or list of NamedTuples of arrays) holding
+    ``arrays`` in the order of its leaves."""
+    it = iter(arrays)
+    if isinstance(tree, dict):
+        return {k: next(it) for k in tree}
+    return [type(t)(*[next(it) for _ in t]) if isinstance(t, tuple) else next(it) for t in tree]
