@@ -219,3 +219,35 @@ def _rebuilt(tree, arrays):
     if isinstance(tree, dict):
         return {k: next(it) for k in tree}
     return [type(t)(*[next(it) for _ in t]) if isinstance(t, tuple) else next(it) for t in tree]
+
+
+def test_a_refusal_quoting_a_method_keeps_its_name_whole(tmp_path):
+    """The code a message quotes is put back as written only where a name
+    stands alone: a comprehension over NamedTuples calling `._replace` is
+    refused naming `._replace()` (before: the `l` inside `_replace` was
+    replaced by the comprehension's text, `._rep[l._replace(b=[...]) for l in
+    layers]ace()`)."""
+    src = import_source(tmp_path, '''
+from typing import NamedTuple
+
+import numpy as np
+
+
+class Layer(NamedTuple):
+    W: np.ndarray
+    b: np.ndarray
+
+
+def doubled_biases(layers, x):
+    new = [l._replace(b=l.b * 2.0) for l in layers]
+    h = x
+    for l in new:
+        h = np.tanh(l.W @ h + l.b)
+    return np.sum(h)
+''', "found_adversary17_replace")
+    layers = [src.Layer(np.eye(2), np.ones(2)), src.Layer(np.eye(2), np.zeros(2))]
+    with pytest.raises(s2s_ad.SourceError) as err:
+        s2s_ad.grad(src.doubled_biases, wrt=0)(layers, np.ones(2))
+    first = str(err.value).splitlines()[0]
+    assert "found_adversary17_replace.py:13:" in first, first
+    assert "the method `._replace()` is not supported" in first, first
