@@ -251,3 +251,182 @@ def doubled_biases(layers, x):
     first = str(err.value).splitlines()[0]
     assert "found_adversary17_replace.py:13:" in first, first
     assert "the method `._replace()` is not supported" in first, first
+
+
+ARRAY_VALUE_SRC = '''
+import numpy as np
+
+
+def number_and_array(a, x):
+    return a * 2.0 + x ** 2
+
+
+def number_times_sum(a, x):
+    return a * 2.0 + np.sum(x) * x
+
+
+def pair_of_values(a, x):
+    return np.sin(x) * a + a, a * a
+
+
+def in_a_dataclass_field(c, x):
+    return c.d["p"] * c.s + c.d["q"] ** 2 * x
+'''
+
+
+def _sum_fd(f, args, i, weights=None):
+    """Central differences of Σ_k w_k · f(args)_k (f an array, or a tuple of
+    an array and a number) in argument i."""
+    def total(*a):
+        out = f(*a)
+        if isinstance(out, tuple):
+            return sum(np.sum(w * o) for w, o in zip(weights, out))
+        return np.sum((1.0 if weights is None else weights) * out)
+    return _fd(total, list(args), i)
+
+
+@pytest.mark.parametrize("cotangent", [1.0, 2.5])
+def test_vjp_of_an_array_value_given_a_number(tmp_path, cotangent):
+    """`vjp_fn(c)` with a number `c` for an array value is the cotangent `c`
+    at every element, as `grad`'s seed `dout=c` is, for every parameter
+    (before: a number the value broadcast got `c` summed once, the arrays `c`
+    at each element: `a * 2.0 + x ** 2` at a = 1.5, x = [0.5, 0.2] gave
+    (2.0, [1.0, 0.4]) where (4.0, [1.0, 0.4]))."""
+    src = import_source(tmp_path, ARRAY_VALUE_SRC, "found_adversary17_array_value")
+    x = np.array([0.5, 0.2, -0.3])
+    for f in (src.number_and_array, src.number_times_sum):
+        for _ in range(2):  # the second call runs the pair the first one made
+            value, pull = s2s_ad.vjp(f, 1.5, x)
+            got = pull(cotangent)
+            for i in range(2):
+                want = cotangent * _sum_fd(f, (1.5, x), i)
+                assert np.allclose(got[i], want, rtol=1e-6, atol=1e-8), (f.__name__, i, got, want)
+            assert np.allclose(pull(np.full(3, cotangent))[0], got[0])
+    value, pull = s2s_ad.vjp(src.pair_of_values, 1.5, x)
+    got = pull((cotangent, 1.0))
+    for i in range(2):
+        want = _sum_fd(src.pair_of_values, (1.5, x), i, weights=(cotangent, 1.0))
+        assert np.allclose(got[i], want, rtol=1e-6, atol=1e-8), (i, got, want)
+
+
+def test_dict_field_of_a_dataclass_indexed_by_a_key(tmp_path):
+    """`c.d["p"]`, a dict held by a dataclass field read by its key in NumPy
+    code, is read as the leaf (before: refused as `index a tuple, list or
+    dict through a name`); the gradient, a dataclass holding a dict, against
+    central differences, by `grad` and by `vjp` with the number 1.0 for the
+    array value."""
+    src = import_source(tmp_path, ARRAY_VALUE_SRC + '''
+
+from dataclasses import dataclass
+
+
+@dataclass
+class Holder:
+    d: dict
+    s: float
+''', "found_adversary17_dataclass_dict")
+    c = src.Holder({"p": 1.1, "q": np.array([0.5, 0.2])}, 0.3)
+    want_c = _fd(lambda p, s, q, x: np.sum(src.in_a_dataclass_field(
+        src.Holder({"p": p, "q": q}, s), x)), [1.1, 0.3, np.array([0.5, 0.2]), 0.7], 0)
+    g = s2s_ad.grad(src.in_a_dataclass_field, wrt=(0, 1))(c, 0.7)
+    by_vjp = s2s_ad.vjp(src.in_a_dataclass_field, c, 0.7)[1](1.0)
+    for dc, dx in (g, by_vjp):
+        assert isinstance(dc, src.Holder) and list(dc.d) == ["p", "q"]
+        assert np.isclose(dc.d["p"], want_c), (dc, want_c)
+        args = [1.1, 0.3, np.array([0.5, 0.2]), 0.7]
+        full = lambda p, s, q, x: np.sum(src.in_a_dataclass_field(  # noqa: E731
+            src.Holder({"p": p, "q": q}, s), x))
+        assert np.isclose(dc.s, _fd(full, args, 1))
+        assert np.allclose(dc.d["q"], _fd(full, args, 2))
+        assert np.isclose(dx, _fd(full, args, 3))
+
+
+DICT_FORMS_SRC = '''
+import numpy as np
+
+
+def merged_display(p, x):
+    q = {**p, "b": p["b"] * 3.0}
+    return np.sum(np.tanh(q["W"] @ x + q["b"]))
+
+
+def merged_by_call(p, x):
+    q = dict(p, b=p["b"] * 3.0)
+    return np.sum(np.tanh(q["W"] @ x + q["b"]))
+
+
+def merged_by_or(p, x):
+    q = p | {"b": p["b"] * 3.0}
+    r = {"b": x[:2]} | q
+    return np.sum(np.tanh(r["W"] @ x + r["b"]))
+
+
+def copied_then_written(p, x):
+    q = p.copy()
+    q["b"] = q["b"] * 3.0
+    return np.sum(np.tanh(q["W"] @ x + q["b"])) + np.sum(p["b"] ** 2)
+
+
+def steps_on_a_copy(p, x):
+    q = dict(p)
+    for i in range(3):
+        q["b"] = q["b"] - 0.1 * np.tanh(q["W"] @ x)
+    return np.sum(q["b"] ** 2)
+
+
+def numbers_merged_by_or(p, x):
+    q = p | {"b": p["a"] * x}
+    return q["a"] * q["b"] + p["b"] * x
+'''
+
+
+@pytest.mark.parametrize("name", ["merged_display", "merged_by_call", "merged_by_or",
+                                  "copied_then_written", "steps_on_a_copy",
+                                  "numbers_merged_by_or"])
+@pytest.mark.parametrize("api", ["grad", "value_and_grad", "vjp", "jvp"])
+def test_dict_parameter_merged_or_copied(tmp_path, name, api):
+    """A dict parameter merged into a new dict (`{**p, ...}`, `dict(p, ...)`,
+    `p | {...}`) or copied (`p.copy()`) and written: `grad`, `value_and_grad`
+    and `jvp` lower it for the dict each call passes, as `vjp` does (before:
+    refused by them, `dict` is supported of a dict built in the function or a
+    dict parameter, while `vjp` differentiated it; `|` and `.copy()` refused
+    everywhere); against central differences."""
+    src = import_source(tmp_path, DICT_FORMS_SRC, f"found_adversary17_dicts_{name}")
+    f = getattr(src, name)
+    rng = np.random.default_rng(7)
+    if name == "numbers_merged_by_or":
+        p, x, keys = {"a": 1.5, "b": 0.3}, 0.7, ["a", "b"]
+    else:
+        p, x, keys = {"W": rng.normal(size=(2, 3)), "b": rng.normal(size=2)}, \
+            rng.normal(size=3), ["W", "b"]
+
+    def at(i, leaf):  # f with one leaf of p (or x, i = len(keys)) replaced
+        if i == len(keys):
+            return f(dict(p), leaf)
+        return f({**p, keys[i]: leaf}, x)
+    leaves = [p[k] for k in keys] + [x]
+    want = [_fd(lambda v, i=i: at(i, v), [leaf], 0) for i, leaf in enumerate(leaves)]
+    if api == "jvp":
+        for i, leaf in enumerate(leaves):
+            for k in np.ndindex(np.shape(leaf)):
+                e = np.zeros(np.shape(leaf))
+                e[k] = 1.0
+                dp = {key: np.zeros(np.shape(p[key])) for key in keys}
+                dx = np.zeros(np.shape(x))
+                if i < len(keys):
+                    dp[keys[i]] = e if np.shape(leaf) else 1.0
+                else:
+                    dx = e if np.shape(leaf) else 1.0
+                tangent = s2s_ad.jvp(f)(dict(p), x, dp=dp, dx=dx)[1]
+                assert np.isclose(tangent, want[i][k]), (i, k, tangent, want[i][k])
+        return
+    if api == "grad":
+        dp, dx = s2s_ad.grad(f, wrt=(0, 1))(dict(p), x)
+    elif api == "value_and_grad":
+        value, (dp, dx) = s2s_ad.value_and_grad(f, wrt=(0, 1))(dict(p), x)
+        assert np.isclose(value, f(dict(p), x))
+    else:
+        dp, dx = s2s_ad.vjp(f, dict(p), x)[1](1.0)
+    assert list(dp) == keys
+    for got, expected in zip([dp[k] for k in keys] + [dx], want):
+        assert np.allclose(got, expected, rtol=1e-6, atol=1e-8), (got, expected)

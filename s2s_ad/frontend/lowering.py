@@ -597,6 +597,10 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             prim = BINOPS.get(type(node.op))
             if type(node.op) in LOGICAL and self.array_mode:
                 return self.logical(node, var, hint)
+            if isinstance(node.op, ast.BitOr):  # `p | {"b": b}` of dicts, in code of numbers
+                operands = [self.expr(node.left), self.expr(node.right)]
+                if any(isinstance(a, structures.StaticDict) for a in operands):
+                    return structures.merged_dicts(self, [node.left, node.right], operands)
             if prim is None:
                 raise self.src.error(node, f"the operator `{_opsym(node.op)}` is not supported "
                                      "on scalars")
@@ -657,13 +661,18 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             # ~True is -2 on a Python bool: logical only on an array of bools
             raise self.src.error(node, "`~` is supported on a comparison of arrays (a mask), "
                                  "where it is NumPy's logical not; for a bool write `not`")
+        if isinstance(node.op, ast.BitOr) and any(isinstance(a, structures.StaticDict)
+                                                  for a in args):
+            return structures.merged_dicts(self, operands, args)
         tests = getattr(self, "bool_calls", set())  # helpers' bool results (callsites)
         for a, arg in zip(operands, args):
             if kind_of(arg) != "bool" and id(arg) not in tests:
+                what = (structures.describe(arg) if structures.is_structure(arg)
+                        else kind_of(arg))
                 raise self.src.error(a, f"`{_opsym(node.op)}` is supported between comparisons "
                                      "(bools, masks), where it is NumPy's logical "
-                                     f"{LOGICAL[type(node.op)][11:]}; this operand is "
-                                     f"{kind_of(arg)} (bitwise arithmetic is not supported)")
+                                     f"{LOGICAL[type(node.op)][11:]}, and between dicts; this "
+                                     f"operand is {what} (bitwise arithmetic is not supported)")
         if all(isinstance(a, ir.Const) for a in args):
             p, q = (a.value for a in args)
             return ir.Const(bool({ast.BitAnd: p and q, ast.BitOr: p or q,
