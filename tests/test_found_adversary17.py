@@ -2,7 +2,9 @@
 logarithm under conditions made otherwise than by one comparison with a
 number (``~(a <= 0)``, ``np.logical_not``, ``a > b`` of two arrays, the
 tests ``np.isnan``/``np.isfinite``), and under wheres nested in wheres
-(the discarded value picked by the inner where, dropped by the outer). Each
+(the discarded value picked by the inner where, dropped by the outer; an
+outer condition on another array, whose shape is not known, leaves the
+inner one in force). Each
 derivative is compared with central differences in float64 of the original
 function (second derivatives with central differences of the gradient)."""
 
@@ -81,6 +83,16 @@ def nested_in_helper(a):
 
 def nested_matrix_row(m, a):
     return np.sum(np.where(a > 0, np.where(a < 2.0, np.sqrt(a), 1.0) * m, m))
+
+
+def outer_on_another_array(a, b):
+    inner = np.where((a > 0) & (a < 0.5), np.sqrt(a) * b, 0.0)
+    return np.sum(np.where(a > b, inner, 0.0) * a)
+
+
+def inner_test_outer_on_another_array(a, b):
+    r = np.log(a)
+    return np.sum(np.where(a > b, np.where(np.isfinite(r), 2.0 * np.sqrt(a) * b, a * b), b * b))
 '''
 
 A = np.array([0.7, -1.3, 2.1, 1.4, -0.2])
@@ -91,6 +103,9 @@ WHERE_POINTS = {
     "finite_test": (A,), "nested_in_else": (A,), "nested_in_then": (A,), "nested_scaled": (A,),
     "nested_three": (np.array([0.7, -1.3, 3.5, 0.3, -0.2]),), "nested_in_loop": (A,),
     "nested_in_helper": (A,), "nested_matrix_row": (M, A),
+    "outer_on_another_array": (np.array([0.7, -1.3, 0.2, 1.4, -0.2, 0.3]),
+                               np.array([0.5, -2.0, -0.1, 1.0, -0.3, 0.5])),
+    "inner_test_outer_on_another_array": (A, np.array([0.5, -2.0, 2.5, 1.0, -0.3])),
 }
 
 

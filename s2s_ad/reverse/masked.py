@@ -151,27 +151,22 @@ def plan(func: ir.Function, shapes: dict) -> dict:
     for op in reversed(ops):
         mask = _joined(made.get(id(op.out)))
         if mask is not None and _elementwise(op) is not None:
-            out[id(op)] = mask[0]
+            out[id(op)] = mask
         else:
             mask = None
+        own = None
         if op.prim == "np.where" and isinstance(op.args[0], ir.Value):
             compared = _compared(producers.get(id(op.args[0])), producers)
-            own = (None if compared is None else
-                   {i: ((((op.args[0], i == 1),),), compared) for i in (1, 2)})
-        else:
-            own = None
+            if compared is not None:
+                own = {i: (((op.args[0], i == 1, tuple(compared)),),) for i in (1, 2)}
         for i, (a, flows) in enumerate(zip(op.args, analysis.differentiable(op))):
             if not isinstance(a, ir.Value) or not flows:
                 continue
-            if own is None:
-                candidates = [mask]
-            elif mask is None:
-                candidates = [own[i]]
-            else:  # a where read by a where: zero where either does not pick
-                candidates = [_narrowed(mask, own[i]), own[i]]
-            add(a, next((m for m in candidates if m is not None
-                         and scope[id(a)].region is scope[id(op.out)].region
-                         and fits(m[1], a)), None))
+            m = mask if own is None else own[i] if mask is None else _narrowed(mask, own[i])
+            if m is not None and scope[id(a)].region is scope[id(op.out)].region:
+                add(a, _fitting(m, a, lambda c, x: fits(list(c), x)))
+            else:
+                add(a, None)
     return out
 
 
@@ -180,25 +175,35 @@ def _narrowed(mask: tuple, own: tuple) -> tuple:
     where the where picks it and one of the result's picks holds
     (``np.where(a <= 0, 0.0, np.where(a > 1, f, np.sqrt(a)))``: the root's
     adjoint is zero where ``a <= 0`` or ``a > 1``)."""
-    (mine,), compared = own
-    return tuple(conj + mine for conj in mask[0]), [*mask[1], *compared]
+    (mine,) = own
+    return tuple(conj + mine for conj in mask)
+
+
+def _fitting(mask: tuple, x: ir.Value, fits) -> tuple | None:
+    """``mask`` as a mask of ``x``: each conjunction keeps the conditions
+    whose shape broadcasts into ``x``'s (one on an array of another shape,
+    dropped, only makes fewer elements zero); None where a conjunction keeps
+    none (it picks every element)."""
+    out = tuple(tuple(lit for lit in conj if fits(lit[2], x)) for conj in mask)
+    return None if any(not conj for conj in out) else out
 
 
 def _joined(masks: list | None) -> tuple | None:
     """The mask of a value from those of the contributions to its adjoint:
     zero where no contribution's mask picks, so the picks of them all (each
-    a condition and whether it keeps the elements where it holds), or None
-    where a contribution has no mask or some condition picks every element
-    (kept by one contribution, dropped by another)."""
+    a conjunction of conditions, each held or not, with the values whose
+    shapes make the condition's), or None where a contribution has no mask
+    or some condition picks every element (kept by one contribution,
+    dropped by another)."""
     if not masks or any(m is None for m in masks):
         return None
     picks: dict = {}
     for m in masks:
-        for conj in m[0]:
-            picks.setdefault(tuple((id(test), keep) for test, keep in conj), conj)
+        for conj in m:
+            picks.setdefault(tuple((id(test), keep) for test, keep, _ in conj), conj)
     if any(len(k) == 1 and ((k[0][0], not k[0][1]),) in picks for k in picks):
         return None
-    return tuple(picks.values()), [c for m in masks for c in m[1]]
+    return tuple(picks.values())
 
 
 def _linear(contrib: ast.expr, sweep) -> bool:
@@ -254,7 +259,7 @@ def wrap(sweep, op: ir.Op, i: int, contrib: ast.expr) -> ast.expr:
         # wheres nested on the way: each of a conjunction's)
         return joined("logical_or", [
             joined("logical_and", [sweep.ref(t) if k else call("logical_not", [sweep.ref(t)])
-                                   for t, k in conj]) for conj in picks])
+                                   for t, k, _ in conj]) for conj in picks])
 
     def masked(e: ast.expr) -> ast.expr:
         picked = [e, ast.Constant(0.0)] if keep else [ast.Constant(0.0), e]
