@@ -445,3 +445,33 @@ def test_dict_parameter_merged_or_copied(tmp_path, name, api):
     assert list(dp) == keys
     for got, expected in zip([dp[k] for k in keys] + [dx], want):
         assert np.allclose(got, expected, rtol=1e-6, atol=1e-8), (got, expected)
+
+
+def test_hessian_of_a_function_returning_a_tuple_is_refused_by_its_name(tmp_path):
+    """`hessian`, `hvp` and `s2s-ad hessian` of a function returning two
+    numbers say so, naming it (before: a SourceError located in the
+    generated forward-mode module, `<s2s-ad jvp_pair ...>:12:12: returning
+    nested tuples or lists is not supported`); the rewrite it names works,
+    against central differences of the gradient."""
+    import subprocess
+    import sys
+
+    src = import_source(tmp_path, '''
+def pair(x, y):
+    return x * y, x * x * y
+''', "found_adversary17_pair")
+    for call in (lambda: s2s_ad.hessian(src.pair)(1.5, 0.5),
+                 lambda: s2s_ad.hvp(src.pair, wrt=(0, 1))(1.5, 0.5, (1.0, 0.0))):
+        with pytest.raises(s2s_ad.api.OutputError, match=r"^pair returns 2 values; a Hessian"):
+            call()
+    done = subprocess.run([sys.executable, "-m", "s2s_ad", "hessian",
+                           f"{tmp_path / 'found_adversary17_pair.py'}:pair"],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and "pair returns 2 values; a Hessian" in done.stderr, done
+    assert "<s2s-ad" not in done.stderr
+    second = s2s_ad.hessian(lambda x, y: src.pair(x, y)[1], wrt=(0, 1))(1.5, 0.5)
+    grad = s2s_ad.grad(lambda x, y: src.pair(x, y)[1], wrt=(0, 1))
+    h = 1e-5
+    want = [[(a - b) / (2 * h) for a, b in zip(grad(1.5 + h, 0.5), grad(1.5 - h, 0.5))],
+            [(a - b) / (2 * h) for a, b in zip(grad(1.5, 0.5 + h), grad(1.5, 0.5 - h))]]
+    assert np.allclose(np.array(second, dtype=float), want, rtol=1e-6)
