@@ -208,7 +208,9 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
 def _shaped(done: tuple) -> tuple:
     """``(value, vjp_fn)`` with ``vjp_fn`` taking a number as the cotangent
     of an array value (or of an array item of a returned tuple): that number
-    at each of its elements, as ``grad``'s seed ``dout`` is. The backward
+    at each of its elements, as ``grad``'s seed ``dout`` is (an array that
+    broadcasts to the value's shape, likewise; another shape is refused,
+    naming both). The backward
     pass reads the cotangent as having the value's shape: given a number, it
     summed it once where the value had broadcast a number (``a * 2.0 + x``:
     ``a``'s cotangent 2.0 where it is ``2.0 * len(x)``)."""
@@ -225,10 +227,18 @@ def _shaped(done: tuple) -> tuple:
     like = (value.shape, value.dtype) if shapes is None else None
 
     def filled(c, shape_dtype):
-        if shape_dtype is None or numpy.ndim(c) != 0:
+        if shape_dtype is None:
             return c
         shape, dtype = shape_dtype
-        return numpy.full(shape, c, dtype=numpy.result_type(c, dtype))
+        if numpy.ndim(c) == 0:
+            return numpy.full(shape, c, dtype=numpy.result_type(c, dtype))
+        if numpy.shape(c) == shape:
+            return c
+        try:  # one that broadcasts to the value's shape: its elements, repeated
+            return numpy.array(numpy.broadcast_to(c, shape))
+        except ValueError:
+            raise ValueError(f"the cotangent has shape {numpy.shape(c)}; the value it is the "
+                             f"cotangent of has shape {shape}") from None
 
     def vjp_fn(cotangent):
         if shapes is None:

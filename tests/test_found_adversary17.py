@@ -303,7 +303,8 @@ def _sum_fd(f, args, i, weights=None):
 @pytest.mark.parametrize("cotangent", [1.0, 2.5])
 def test_vjp_of_an_array_value_given_a_number(tmp_path, cotangent):
     """`vjp_fn(c)` with a number `c` for an array value is the cotangent `c`
-    at every element, as `grad`'s seed `dout=c` is, for every parameter
+    at every element, as `grad`'s seed `dout=c` is, for every parameter, and
+    a row that broadcasts to the value's shape is repeated as NumPy would
     (before: a number the value broadcast got `c` summed once, the arrays `c`
     at each element: `a * 2.0 + x ** 2` at a = 1.5, x = [0.5, 0.2] gave
     (2.0, [1.0, 0.4]) where (4.0, [1.0, 0.4]))."""
@@ -317,6 +318,15 @@ def test_vjp_of_an_array_value_given_a_number(tmp_path, cotangent):
                 want = cotangent * _sum_fd(f, (1.5, x), i)
                 assert np.allclose(got[i], want, rtol=1e-6, atol=1e-8), (f.__name__, i, got, want)
             assert np.allclose(pull(np.full(3, cotangent))[0], got[0])
+    m = np.arange(6.0).reshape(2, 3) / 4
+    value, pull = s2s_ad.vjp(src.number_and_array, 1.5, m)
+    row = np.array([1.0, cotangent, -0.5])  # broadcast to the value's (2, 3), as NumPy would
+    got = pull(row)
+    for i in range(2):
+        want = _sum_fd(src.number_and_array, (1.5, m), i, weights=row)
+        assert np.allclose(got[i], want, rtol=1e-6, atol=1e-8), (i, got, want)
+    with pytest.raises(ValueError, match=r"the cotangent has shape \(2,\); the value"):
+        pull(np.ones(2))
     value, pull = s2s_ad.vjp(src.pair_of_values, 1.5, x)
     got = pull((cotangent, 1.0))
     for i in range(2):
