@@ -485,3 +485,26 @@ def pair(x, y):
     want = [[(a - b) / (2 * h) for a, b in zip(grad(1.5 + h, 0.5), grad(1.5 - h, 0.5))],
             [(a - b) / (2 * h) for a, b in zip(grad(1.5, 0.5 + h), grad(1.5, 0.5 - h))]]
     assert np.allclose(np.array(second, dtype=float), want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("body, says", [
+    ("fs = [lambda t: t * k for k in range(3)]\n    return fs[0](x) + fs[1](x)",
+     "a `lambda` is supported bound to a name"),
+    ("f = (lambda t: t * t) if x > 0 else (lambda t: -t)\n    return f(x)",
+     "a `lambda` is supported bound to a name"),
+])
+def test_a_lambda_where_it_is_not_supported_is_refused_saying_where_it_is(tmp_path, body, says):
+    """A lambda in a list or a conditional expression is refused, located,
+    saying where a lambda is supported (before: "`lambda` is not supported;
+    define a helper with `def`", false of the lambdas bound to a name, called
+    or passed to map, sorted and helpers, which are differentiated)."""
+    src = import_source(tmp_path, f"def f(x):\n    {body}\n", "found_adversary17_lambda")
+    with pytest.raises(s2s_ad.SourceError) as err:
+        s2s_ad.grad(src.f)(0.7)
+    assert says in str(err.value) and ":2:" in str(err.value).splitlines()[0], str(err.value)
+    src = import_source(tmp_path, '''
+def f(x):
+    sq = lambda t: t * t
+    return sq(x) + sum(map(lambda t: t * x, [x, 2.0]))
+''', "found_adversary17_lambda_ok")
+    assert np.isclose(s2s_ad.grad(src.f)(0.7), _fd(src.f, [0.7], 0))

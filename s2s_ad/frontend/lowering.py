@@ -71,20 +71,24 @@ REFUSED = {
     ast.Yield: "generators (`yield`) are not supported",
     ast.YieldFrom: "generators (`yield from`) are not supported",
     ast.Await: "`await` is not supported",
-    ast.Lambda: "`lambda` is not supported; define a helper with `def`",
-    ast.FunctionDef: "nested function definitions are not supported; define helpers at module level",
+    ast.Lambda: "a `lambda` is supported bound to a name (`sq = lambda t: t * t`), called, or "
+                "passed to a function (a helper of yours, `map`, `sorted(key=...)`, "
+                "`functools.reduce`); not here: define it with `def` and call it",
+    ast.FunctionDef: "a nested function definition is not supported here; define it at the "
+                     "top level of the function's body, or a helper at module level",
     ast.ClassDef: "class definitions inside the function are not supported",
     ast.Import: "`import` inside the function is not supported; import at module level",
     ast.ImportFrom: "`import` inside the function is not supported; import at module level",
     ast.Delete: "`del` is not supported",
     ast.Raise: "`raise` is supported as a check, `if cond: raise ValueError(...)`, only",
-    ast.ListComp: "list comprehensions are not supported yet",
-    ast.GeneratorExp: "generator expressions are not supported",
+    ast.ListComp: "a list comprehension is not supported here; bind it to a name first",
+    ast.GeneratorExp: "a generator expression is not supported here; consume it where it is "
+                      "written (`sum(...)`, `max(...)`, a `for` loop) or make it a list",
     ast.SetComp: "set comprehensions are not supported",
     ast.DictComp: "dict comprehensions are supported over a sequence known while lowering "
                   "(a dict's `items()`, a list or tuple built in the function, `range(n)`)",
-    ast.List: "lists are not supported yet; s2s-ad differentiates scalar code",
-    ast.Dict: "dicts are not supported yet",
+    ast.List: "a list display is not supported here; bind it to a name first",
+    ast.Dict: "a dict display is not supported here; bind it to a name first",
     ast.Set: "sets are not supported",
     ast.Starred: "starred expressions are not supported",
     ast.JoinedStr: "f-strings are supported as the message of a check and in `print` only",
