@@ -246,7 +246,8 @@ def describe(value) -> str:
     if isinstance(value, StaticDict):
         return "a dict"
     if isinstance(value, StaticObject):
-        return f"a {value.cls.__name__}"
+        name = value.cls.__name__
+        return f"{'an' if name[:1] in 'AEIOUaeiou' else 'a'} {name}"
     if isinstance(value, ir.Value) and value.kind == "tuple":
         return "a tuple returned by a call"
     if isinstance(value, ir.Value) and value.kind == "list":
