@@ -508,3 +508,49 @@ def f(x):
     return sq(x) + sum(map(lambda t: t * x, [x, 2.0]))
 ''', "found_adversary17_lambda_ok")
     assert np.isclose(s2s_ad.grad(src.f)(0.7), _fd(src.f, [0.7], 0))
+
+
+def test_a_method_of_a_dataclass_parameter_is_refused_naming_it(tmp_path):
+    """`m.loss(x)` on a dataclass parameter is refused, located, saying it is
+    a method of the parameter and the rewrite (before: `m is a local value,
+    not something s2s-ad can call or look into`, and in NumPy code `the
+    method .loss() is not supported; s2s-ad knows .all(), .any(), ...`, the
+    methods of arrays); the rewrite is differentiated, against central
+    differences."""
+    src = import_source(tmp_path, '''
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class Model:
+    W: np.ndarray
+    scale: float
+
+    def loss(self, x):
+        return np.sum(np.tanh(self.W @ x)) * self.scale
+
+
+def by_method(m, x):
+    return m.loss(x) * 2.0
+
+
+def loss(m, x):
+    return np.sum(np.tanh(m.W @ x)) * m.scale
+
+
+def by_function(m, x):
+    return loss(m, x) * 2.0
+''', "found_adversary17_method")
+    model, x = src.Model(np.eye(2) * 0.5, 1.5), np.array([0.3, -0.4])
+    for api in (lambda: s2s_ad.grad(src.by_method, wrt=0)(model, x),
+                lambda: s2s_ad.vjp(src.by_method, model, x)):
+        with pytest.raises(s2s_ad.SourceError) as err:
+            api()
+        first = str(err.value).splitlines()[0]
+        assert "found_adversary17_method.py:17:" in first and "a Model parameter" in first \
+            and "call a function of yours taking it" in first, first
+    g = s2s_ad.grad(src.by_function, wrt=0)(model, x)
+    full = lambda W, s: src.by_function(src.Model(W, s), x)  # noqa: E731
+    assert np.allclose(g.W, _fd(full, [model.W, 1.5], 0)) and np.isclose(g.scale, _fd(full, [model.W, 1.5], 1))

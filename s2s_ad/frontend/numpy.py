@@ -590,6 +590,18 @@ class ArrayLowering(ArrayIndexing):
         method = node.func.attr
         prim = METHODS.get(method)
         if prim is None:
+            owner = self.env.get(node.func.value.id) if isinstance(node.func.value, ast.Name) \
+                else None
+            if isinstance(owner, ir.Value) and owner.kind in ("float", "array") \
+                    and param_uses.is_param(self, owner):
+                # no array has it: a structure, lowered as one for each call's argument
+                structures._param_used_as_sequence(self, owner, node.func.value,
+                                                   ("float", "array"))
+            if isinstance(owner, structures.StaticObject):  # `model.loss(x)`, model a dataclass
+                raise self.src.error(node, f"calling the method `.{method}()` of "
+                                     f"{structures.describe(owner)} parameter is not supported; "
+                                     f"call a function of yours taking it "
+                                     f"(`{method}({node.func.value.id}, ...)`)")
             raise self.src.error(node, f"the method `.{method}()` is not supported; s2s-ad "
                                  "knows " + ", ".join(f".{m}()" for m in sorted(METHODS)))
         if prim == "np.copy_ravel":  # `x.flatten()`: a new array (`x.ravel()` may be a view)
