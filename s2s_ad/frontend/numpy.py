@@ -592,11 +592,6 @@ class ArrayLowering(ArrayIndexing):
         if prim is None:
             owner = self.env.get(node.func.value.id) if isinstance(node.func.value, ast.Name) \
                 else None
-            if isinstance(owner, ir.Value) and owner.kind in ("float", "array") \
-                    and param_uses.is_param(self, owner):
-                # no array has it: a structure, lowered as one for each call's argument
-                structures._param_used_as_sequence(self, owner, node.func.value,
-                                                   ("float", "array"))
             if isinstance(owner, structures.StaticObject):  # `model.loss(x)`, model a dataclass
                 raise self.src.error(node, f"calling the method `.{method}()` of "
                                      f"{structures.describe(owner)} parameter is not supported; "
