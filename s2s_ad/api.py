@@ -203,9 +203,9 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
         except TypeError:
             done = None  # the slow way words the error
         if done is not None:  # (arguments of the last call's kinds: NumPy's or not)
-            return _checked(fn, _narrowed(fn, args, kwargs, done) if planned[1].numpy
-                            else done)
-    return _checked(fn, _narrowed(fn, args, kwargs, _vjp(fn, args, kwargs)))
+            return _shaped(_checked(fn, _narrowed(fn, args, kwargs, done)
+                                    if planned[1].numpy else done))
+    return _shaped(_checked(fn, _narrowed(fn, args, kwargs, _vjp(fn, args, kwargs))))
 
 
 def _checked(fn, done: tuple) -> tuple:
@@ -213,6 +213,43 @@ def _checked(fn, done: tuple) -> tuple:
     value's shape (:mod:`s2s_ad.tangent_shapes`)."""
     value, pull = done
     return value, tangent_shapes.cotangent_checked(getattr(fn, "__name__", "fn"), value, pull)
+
+
+def _shaped(done: tuple) -> tuple:
+    """``(value, vjp_fn)`` with ``vjp_fn`` taking a number as the cotangent
+    of an array value (or of an array item of a returned tuple): that number
+    at each of its elements, as ``grad``'s seed ``dout`` is. The backward
+    pass reads the cotangent as having the value's shape: given a number, it
+    summed it once where the value had broadcast a number (``a * 2.0 + x``:
+    ``a``'s cotangent 2.0 where it is ``2.0 * len(x)``). An array of another
+    shape, even one that broadcasts to the value's, is refused, naming both
+    (:func:`_checked`, as JAX does)."""
+    value, pull = done
+    if value.__class__ is numpy.ndarray:
+        if value.ndim == 0:
+            return done
+        shapes = None
+    elif value.__class__ is tuple and any(v.__class__ is numpy.ndarray and v.ndim
+                                          for v in value):
+        shapes = [(v.shape, v.dtype) if v.__class__ is numpy.ndarray else None for v in value]
+    else:
+        return done
+    like = (value.shape, value.dtype) if shapes is None else None
+
+    def filled(c, shape_dtype):
+        if shape_dtype is None or numpy.ndim(c) != 0:
+            return c
+        shape, dtype = shape_dtype
+        return numpy.full(shape, c, dtype=numpy.result_type(c, dtype))
+
+    def vjp_fn(cotangent):
+        if shapes is None:
+            return pull(filled(cotangent, like))
+        if isinstance(cotangent, (list, tuple)) and len(cotangent) == len(shapes):
+            cotangent = tuple(filled(c, s) for c, s in zip(cotangent, shapes))
+        return pull(cotangent)
+
+    return value, _shown_as(vjp_fn, pull)
 
 
 _NARROW = frozenset(numpy.dtype(t) for t in (numpy.float32, numpy.float16, numpy.complex64))
@@ -253,12 +290,17 @@ def _narrowed(fn, args: tuple, kwargs: dict, done: tuple) -> tuple:
             return out
         return tuple(_in_dtype(g, a) for g, a in zip(out, given))
 
+    return value, _shown_as(vjp_fn, pull)
+
+
+def _shown_as(vjp_fn: Callable, pull: Callable) -> Callable:
+    """``vjp_fn``, wrapping ``pull``, with its docstring and source."""
     vjp_fn.__doc__ = pull.__doc__
     try:
         vjp_fn.__s2s_ad_source__ = source_of(pull)
     except TypeError:
         pass  # (a partial's vjp_fn: its function's pair has the source)
-    return value, vjp_fn
+    return vjp_fn
 
 
 def _in_dtype(g, like):

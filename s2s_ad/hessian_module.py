@@ -12,7 +12,7 @@ from s2s_ad.cache import generated
 from s2s_ad.frontend.pytrees import leaf_paths
 from s2s_ad.higher import HigherOrderError, _tangent_names
 from s2s_ad.frontend import loop_batching, targets
-from s2s_ad.pipeline import Wrt, lower_lists, resolve_wrt
+from s2s_ad.pipeline import Wrt, lower_lists, resolve_wrt, several_values
 
 __all__ = ["hessian_module"]
 
@@ -31,6 +31,8 @@ def hessian_module(fn: Callable, wrt: Wrt = None, *, lengths: dict | None = None
     # a list parameter not given a length is a list of any length, as for
     # `s2s-ad grad`/`jvp`: one module serves every length
     func = loop_batching.retrying(lambda: lower_lists(targets.locate(fn), lengths, arrays)[0])
+    if func.outputs is not None:
+        raise several_values(fn.__name__, len(func.outputs))
     values, many = resolve_wrt(func, wrt)
     names = [v.var for v in values]
     kinds = {p.value.var: p.value.kind for p in func.params}

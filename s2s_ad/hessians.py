@@ -14,7 +14,7 @@ from typing import Callable
 from s2s_ad import callplan, signatures, tree_values
 from s2s_ad.higher import (SECOND, _captured, _chosen, _concrete, _kinds, _not_second,
                            _signature, _tangent_names, _zero_like)
-from s2s_ad.pipeline import Wrt
+from s2s_ad.pipeline import Wrt, several_values
 
 __all__ = ["hvp", "hessian"]
 
@@ -199,6 +199,7 @@ def _hvp_function(fn, wrt, primals, kwargs, memo: dict):
     tangents = _tangent_names(forward, len(names))
     probe = {**kwargs, **{t: _zero_like(_argument(fn, primals, kwargs, n))
                           for t, n in zip(tangents, names)}}
+    _one_number(fn, forward, primals, probe)
     second = _concrete(forward, tuple(names) if many else names[0], "grad", 1, primals, probe,
                        memo=memo)
 
@@ -215,6 +216,15 @@ def _hvp_function(fn, wrt, primals, kwargs, memo: dict):
     trees = {n: tree_values.shapes_of(p) for n, p in points.items() if tree_values.is_tree(p)}
     known = memo[key] = (names, many, product, trees)
     return known
+
+
+def _one_number(fn, forward, primals, probe) -> None:
+    """Refuse, naming ``fn``, a function returning a tuple or list: its
+    Hessian would be one per item (the gradient of the JVP module, whose value
+    is the tuple, was refused inside that module's code)."""
+    value = forward(*primals, **probe)[0]
+    if isinstance(value, (tuple, list)):
+        raise several_values(getattr(fn, "__name__", "fn"), len(value))
 
 
 def _argument(fn, args, kwargs, name):

@@ -57,6 +57,13 @@ def choose_output(func: ir.Function, output: int | None) -> ir.Function:
     return dataclasses.replace(func, result=func.outputs[output])
 
 
+def several_values(name: str, n: int) -> OutputError:
+    """The refusal of a Hessian of a function returning ``n`` values."""
+    return OutputError(f"{name} returns {n} values; a Hessian is of a function returning one "
+                       "number: differentiate a function returning the one you want "
+                       "(`lambda x, y: f(x, y)[K]`)")
+
+
 def _refuse_integer_result(func: ir.Function, src: source.Source) -> None:
     """A function whose result is a bool or an int (a comparison, ``round(x)``,
     ``int(x)``, an integer constant) has no gradient: refuse, located at the

@@ -29,7 +29,7 @@ import numpy
 
 from s2s_ad import ir
 from s2s_ad.errors import SourceError
-from s2s_ad.frontend import methods, module_data, source
+from s2s_ad.frontend import methods, module_data, param_uses, source
 from s2s_ad.frontend.library_names import LIBRARY_MODULES
 from s2s_ad.frontend import (bound_partials, callees, closures, conditions, container_methods, funargs,
                              index_checks, index_exprs, jax_names, list_slices, numpy_forms,
@@ -453,6 +453,17 @@ class CallLowering:
                                  self.local_fns)
         if isinstance(node, ast.Name):
             if node.id in self.env:
+                held = self.env[node.id]
+                if isinstance(held, ir.Value) and held.kind in ("float", "array") \
+                        and param_uses.is_param(self, held):
+                    # a parameter looked into (`m.loss(x)`): a structure, lowered as
+                    # one for each call's argument
+                    structures._param_used_as_sequence(self, held, node, ("float", "array"))
+                if isinstance(held, structures.StaticObject):
+                    raise self.src.error(node, f"`{node.id}` is {structures.describe(held)} "
+                                         "parameter: s2s-ad reads its fields "
+                                         f"(`{node.id}.field`), not its methods; call a "
+                                         "function of yours taking it")
                 raise self.src.error(node, f"`{node.id}` is a local value, not something "
                                      "s2s-ad can call or look into")
             if node.id in self.src.globals:

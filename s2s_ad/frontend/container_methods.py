@@ -50,20 +50,28 @@ _POP_REFUSED = (
 
 
 def call(lo, node: ast.Call, var: str | None):
-    """``d.get(...)``, ``xs.pop(i)`` and ``dict(...)`` lowered; None where
-    ``node`` is none of them."""
+    """``d.get(...)``, ``xs.pop(i)``, ``d.copy()`` and ``dict(...)`` lowered;
+    None where ``node`` is none of them."""
     func = node.func
     if isinstance(func, ast.Name) and func.id not in lo.env \
             and lo.resolve(func) is builtins.dict:
         return _dict_call(lo, node)
-    if not (isinstance(func, ast.Attribute) and func.attr in ("get", "pop")):
+    if not (isinstance(func, ast.Attribute) and func.attr in ("get", "pop", "copy")):
         return None
     root = func.value
     while isinstance(root, (ast.Attribute, ast.Subscript)):
         root = root.value
     if not (isinstance(root, ast.Name) and root.id in lo.env):
         return None
+    if func.attr == "copy" and not isinstance(func.value, ast.Name):
+        return None  # (lowered once, by the caller: an array's copy)
     base = lo.expr(func.value)
+    if func.attr == "copy":  # `d.copy()`: a new dict of the same items (an array's: NumPy's)
+        if not isinstance(base, StaticDict):
+            return None
+        if node.args or node.keywords:
+            raise lo.src.error(node, "`copy` of a dict takes no arguments")
+        return StaticDict(dict(base.items))
     if func.attr == "get":
         if not isinstance(base, StaticDict):
             # a parameter lowered as a number before its dict was seen
@@ -225,6 +233,9 @@ def _dict_items(lo, node: ast.Call, what: str) -> dict:
     if node.args:
         other = lo.expr(node.args[0])
         if not isinstance(other, StaticDict):
+            # a parameter lowered as a number receives a dict: say so, to be
+            # lowered again for the dict each call passes (cache.entry)
+            structures._param_used_as_sequence(lo, other, node.args[0], ("float", "array"))
             raise lo.src.error(node.args[0], f"`{what}` is supported of a dict built in the "
                                "function or a dict parameter (constant string keys), "
                                "and keywords")
@@ -233,6 +244,7 @@ def _dict_items(lo, node: ast.Call, what: str) -> dict:
         if k.arg is None:
             other = lo.expr(k.value)
             if not isinstance(other, StaticDict):
+                structures._param_used_as_sequence(lo, other, k.value, ("float", "array"))
                 raise lo.src.error(k.value, "`**` is supported on a dict built in the "
                                    "function or a dict parameter")
             items.update(other.items)

@@ -71,19 +71,23 @@ REFUSED = {
     ast.Yield: "generators (`yield`) are not supported",
     ast.YieldFrom: "generators (`yield from`) are not supported",
     ast.Await: "`await` is not supported",
-    ast.Lambda: "`lambda` is not supported; define a helper with `def`",
-    ast.FunctionDef: "nested function definitions are not supported; define helpers at module level",
+    ast.Lambda: "a `lambda` is supported bound to a name (`sq = lambda t: t * t`), called, or "
+                "passed to a function (a helper of yours, `map`, `sorted(key=...)`, "
+                "`functools.reduce`); not here: define it with `def` and call it",
+    ast.FunctionDef: "a nested function definition is not supported here; define it at the "
+                     "top level of the function's body, or a helper at module level",
     ast.ClassDef: "class definitions inside the function are not supported",
     ast.Import: "`import` inside the function is not supported; import at module level",
     ast.ImportFrom: "`import` inside the function is not supported; import at module level",
     ast.Raise: "`raise` is supported as a check, `if cond: raise ValueError(...)`, only",
-    ast.ListComp: "list comprehensions are not supported yet",
-    ast.GeneratorExp: "generator expressions are not supported",
+    ast.ListComp: "a list comprehension is not supported here; bind it to a name first",
+    ast.GeneratorExp: "a generator expression is not supported here; consume it where it is "
+                      "written (`sum(...)`, `max(...)`, a `for` loop) or make it a list",
     ast.SetComp: "set comprehensions are not supported",
     ast.DictComp: "dict comprehensions are supported over a sequence known while lowering "
                   "(a dict's `items()`, a list or tuple built in the function, `range(n)`)",
-    ast.List: "lists are not supported yet; s2s-ad differentiates scalar code",
-    ast.Dict: "dicts are not supported yet",
+    ast.List: "a list display is not supported here; bind it to a name first",
+    ast.Dict: "a dict display is not supported here; bind it to a name first",
     ast.Set: "sets are not supported",
     ast.Starred: "starred expressions are not supported",
     ast.JoinedStr: "f-strings are supported as the message of a check and in `print` only",
@@ -598,6 +602,10 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             prim = BINOPS.get(type(node.op))
             if type(node.op) in LOGICAL and self.array_mode:
                 return self.logical(node, var, hint)
+            if isinstance(node.op, ast.BitOr):  # `p | {"b": b}` of dicts, in code of numbers
+                operands = [self.expr(node.left), self.expr(node.right)]
+                if any(isinstance(a, structures.StaticDict) for a in operands):
+                    return structures.merged_dicts(self, [node.left, node.right], operands)
             if prim is None:
                 raise self.src.error(node, f"the operator `{_opsym(node.op)}` is not supported "
                                      "on scalars")
@@ -661,13 +669,18 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             # ~True is -2 on a Python bool: logical only on an array of bools
             raise self.src.error(node, "`~` is supported on a comparison of arrays (a mask), "
                                  "where it is NumPy's logical not; for a bool write `not`")
+        if isinstance(node.op, ast.BitOr) and any(isinstance(a, structures.StaticDict)
+                                                  for a in args):
+            return structures.merged_dicts(self, operands, args)
         tests = getattr(self, "bool_calls", set())  # helpers' bool results (callsites)
         for a, arg in zip(operands, args):
             if kind_of(arg) != "bool" and id(arg) not in tests:
+                what = (structures.describe(arg) if structures.is_structure(arg)
+                        else kind_of(arg))
                 raise self.src.error(a, f"`{_opsym(node.op)}` is supported between comparisons "
                                      "(bools, masks), where it is NumPy's logical "
-                                     f"{LOGICAL[type(node.op)][11:]}; this operand is "
-                                     f"{kind_of(arg)} (bitwise arithmetic is not supported)")
+                                     f"{LOGICAL[type(node.op)][11:]}, and between dicts; this "
+                                     f"operand is {what} (bitwise arithmetic is not supported)")
         if all(isinstance(a, ir.Const) for a in args):
             p, q = (a.value for a in args)
             return ir.Const(bool({ast.BitAnd: p and q, ast.BitOr: p or q,

@@ -605,6 +605,13 @@ class ArrayLowering(ArrayIndexing):
         method = node.func.attr
         prim = METHODS.get(method)
         if prim is None:
+            owner = self.env.get(node.func.value.id) if isinstance(node.func.value, ast.Name) \
+                else None
+            if isinstance(owner, structures.StaticObject):  # `model.loss(x)`, model a dataclass
+                raise self.src.error(node, f"calling the method `.{method}()` of "
+                                     f"{structures.describe(owner)} parameter is not supported; "
+                                     f"call a function of yours taking it "
+                                     f"(`{method}({node.func.value.id}, ...)`)")
             raise self.src.error(node, f"the method `.{method}()` is not supported; s2s-ad "
                                  "knows " + ", ".join(f".{m}()" for m in sorted(METHODS)))
         if prim == "np.copy_ravel":  # `x.flatten()`: a new array (`x.ravel()` may be a view)

@@ -124,6 +124,8 @@ class ArrayIndexing:
             return True
         if isinstance(node, ast.Subscript):
             return self.holds_structure(node.value)
+        if isinstance(node, ast.Attribute):  # `model.extra["k"]`: a field holding a dict
+            return structures.is_structure(_field(self.env, node))
         if isinstance(node, ast.Name):
             if structures.module_numbers(self, node.id):
                 return True  # COEFFS = [1.0, -2.0] at module level: a tuple of constants
@@ -635,3 +637,23 @@ def _shift(index: tuple, by: int) -> tuple:
         return p if p is None or p[0] != "op" else ("op", p[1] + by)
     return tuple(("slice",) + tuple(one(p) for p in item[1:]) if item[0] == "slice"
                  else one(item) if item[0] == "op" else item for item in index)
+
+
+
+def _field(env: dict, node: ast.expr):
+    """What ``p.a.b`` or ``p["k"].a`` reads from a structure known while
+    lowering (a parameter's, frontend/pytrees.py), through its fields and
+    constant keys, with no op; None for anything else."""
+    if isinstance(node, ast.Name):
+        return env.get(node.id)
+    if isinstance(node, ast.Attribute):
+        base = _field(env, node.value)
+        return base.items.get(node.attr) if isinstance(base, structures.StaticObject) else None
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        base, key = _field(env, node.value), node.slice.value
+        if isinstance(base, structures.StaticDict):
+            return base.items.get(key)
+        items = base.items if isinstance(base, structures.StaticList) else base
+        if isinstance(items, (list, tuple)) and type(key) is int and -len(items) <= key < len(items):
+            return items[key]
+    return None

@@ -120,15 +120,16 @@ def _merged(lo, v: ir.Value) -> list:
 
 
 def _keyed_item(lo, value, node: ast.Subscript, kinds) -> None:
-    """``params[0]["W"]`` (or ``layer["W"]``, ``layer = params[i]``) on a
-    parameter lowered as an array or number, before any argument was seen:
+    """``params[0]["W"]`` (or ``layer["W"]``, ``layer = params[i]``,
+    ``q = params.copy()``) on a parameter lowered as an array or number,
+    before any argument was seen:
     the parameter is a list of dicts. Raise :class:`SequenceParameter` for it,
     so that ``grad``/``jvp`` generate the code for the structure they are
     called with (as ``vjp`` does), and say so where they cannot."""
     root, seen = value, 0
     while isinstance(root, ir.Value) and seen < 16 and not is_param(lo, root):
         op = lo.defs.get(id(root))
-        if op is None or op.prim not in ("getitem", "array.getitem") or not op.args:
+        if op is None or op.prim not in ("getitem", "array.getitem", "np.copy") or not op.args:
             return
         root, seen = op.args[0], seen + 1
     if not (isinstance(root, ir.Value) and root.kind in kinds) or (seen == 0 and root.var):

@@ -20,6 +20,7 @@ import importlib.util
 import inspect
 import numbers
 import os
+import re
 import sys
 import textwrap
 import types
@@ -115,9 +116,13 @@ class Source:
 
 def _requoted(message: str, written: str, original: str) -> str:
     """``message`` with ``written`` replaced by ``original`` inside its
-    backtick quotes only (the spans at odd positions between backticks)."""
+    backtick quotes only (the spans at odd positions between backticks), where
+    it is not part of a longer name (``l``, a comprehension's variable, is not
+    the ``l`` of ``._replace()``)."""
+    found = re.compile(r"(?<![\w.])" + re.escape(written) + r"(?!\w)")
     parts = message.split("`")
-    return "`".join(p.replace(written, original) if i % 2 else p for i, p in enumerate(parts))
+    return "`".join(found.sub(lambda _: original, p) if i % 2 else p
+                    for i, p in enumerate(parts))
 
 
 def display_path(path: str) -> str:

@@ -221,6 +221,19 @@ def module_numbers(lo, name: str) -> bool:
         isinstance(v, numbers.Real) and not isinstance(v, bool) for v in obj)
 
 
+def merged_dicts(lo, nodes: list, values: list) -> StaticDict:
+    """``d | e`` of two dicts known while lowering (a dict parameter's, one
+    built in the function): a new dict, ``e``'s items after (and over)
+    ``d``'s, as Python merges them."""
+    out = StaticDict()
+    for node, value in zip(nodes, values):
+        if not isinstance(value, StaticDict):
+            _param_used_as_sequence(lo, value, node, ("float", "array"))
+            raise lo.src.error(node, f"`|` merges two dicts; this operand is {describe(value)}")
+        out.items.update(value.items)
+    return out
+
+
 def is_structure(value) -> bool:
     return isinstance(value, (tuple, StaticList, StaticDict, StaticObject))
 
@@ -233,7 +246,8 @@ def describe(value) -> str:
     if isinstance(value, StaticDict):
         return "a dict"
     if isinstance(value, StaticObject):
-        return f"a {value.cls.__name__}"
+        name = value.cls.__name__
+        return f"{'an' if name[:1] in 'AEIOUaeiou' else 'a'} {name}"
     if isinstance(value, ir.Value) and value.kind == "tuple":
         return "a tuple returned by a call"
     if isinstance(value, ir.Value) and value.kind == "list":
@@ -255,8 +269,10 @@ def lower_expr(lo, node: ast.expr, var: str | None):
             if k is None:  # `{**d, "w": w}`: the items of a dict built in the function
                 inner = lo.expr(v)
                 if not isinstance(inner, StaticDict):
+                    _param_used_as_sequence(lo, inner, v, ("float", "array"))
                     raise lo.src.error(v, "`**` in a dict literal is supported on a dict built "
-                                       "in the function, with constant string keys")
+                                       "in the function or a dict parameter, with constant "
+                                       "string keys")
                 out.items.update(inner.items)
                 continue
             out.items[_key(lo, k)] = lo.expr(v)

@@ -20,17 +20,19 @@ branch (``s2s_ad.reverse.untouched``) does for numbers:
 
     da = np.where(t1, dt2 / (2.0 * t2), 0.0)
 
-Only where that is exact. The condition is a comparison of values with
-numbers (or an ``&`` of such), each of a shape that broadcasts into the
-discarded value's (the value is made from it elementwise, or has its shape
-class), so the where's adjoint to the value is zero by structure wherever
-the condition did not pick: the where did not pick any element broadcast
-from it. :func:`plan` carries that zero back from the result: a value whose
+Only where that is exact. The condition is made elementwise from values
+(comparisons with numbers or of two arrays, the tests ``np.isnan``,
+``np.isfinite``, ``np.isinf``, and ``&``, ``|``, ``^``, ``~`` of those), each
+of a shape that broadcasts into the discarded value's (the value is made
+from it elementwise, or has its shape class), so the where's adjoint to the
+value is zero by structure wherever the condition did not pick: the where
+did not pick any element broadcast from it. :func:`plan` carries that zero back from the result: a value whose
 every read, in the same region, gives such a zero (a where, or an
 elementwise op whose own adjoint is zero there, the condition fitting the
 operand's shape) has a zero adjoint wherever none of those conditions
 picks (read by ``np.where(a > 0, r, 0.0)`` and ``np.where(a > 0.5, 2.0 * r,
-0.0)``: where neither holds), and its producer's backward is taken there
+0.0)``: where neither holds; read by a where whose result is masked in
+turn: where either drops it), and its producer's backward is taken there
 under the conditions (:func:`wrap`: ``np.logical_or`` of them), before it
 is summed back to an operand's shape, wherever it reads a forward value
 (``dt * t2`` reads the nan root; ``dt * 2.0`` is zero there anyway). The
@@ -54,6 +56,8 @@ from s2s_ad.rules import RULES
 from s2s_ad.rules.numpy import BROADCASTING, SAME_SHAPE
 
 _COMPARISONS = frozenset(("gt", "ge", "lt", "le", "eq", "ne"))
+_TESTS = frozenset(("np.isnan", "np.isfinite", "np.isinf"))
+_LOGICAL = frozenset(("np.logical_and", "np.logical_or", "np.logical_xor", "np.logical_not"))
 _NOT_ELEMENTWISE = frozenset(("array.setitem", "np.cross"))
 """Of the primitives that broadcast or keep their operand's shape, those
 whose result's element reads other elements (``np.cross``: the other two
@@ -73,19 +77,23 @@ def _elementwise(op: ir.Op) -> list[ir.Value] | None:
 
 
 def _compared(test: ir.Op | None, producers: dict, depth: int = 0) -> list[ir.Value] | None:
-    """What a comparison with a number compares, or the comparisons a
-    ``np.logical_and`` of them (``(a > 0) & (a < 5.0)``) makes, or None."""
+    """The values whose shapes make the condition's, or None where it is
+    not made from them elementwise: what a comparison compares (with a
+    number or another array, ``a > b``), the comparisons ``np.logical_and``,
+    ``np.logical_or``, ``np.logical_xor`` and ``np.logical_not`` of them make
+    (``(a > 0) & (a < 5.0)``, ``~(a <= 0)``), or what ``np.isnan``,
+    ``np.isfinite`` and ``np.isinf`` test."""
     if test is None or depth > 8:
         return None
-    if test.prim == "np.logical_and":
+    if test.prim in _LOGICAL:
         if any(not isinstance(a, ir.Value) for a in test.args):
             return None
         parts = [_compared(producers.get(id(a)), producers, depth + 1) for a in test.args]
         return None if any(p is None for p in parts) else [v for p in parts for v in p]
-    if test.prim not in _COMPARISONS:
+    if test.prim not in _COMPARISONS and test.prim not in _TESTS:
         return None
     values = [a for a in test.args if isinstance(a, ir.Value)]
-    if len(values) != 1 or any(not isinstance(a, (ir.Value, ir.Const)) for a in test.args):
+    if not values or any(not isinstance(a, (ir.Value, ir.Const)) for a in test.args):
         return None
     return values
 
@@ -143,41 +151,59 @@ def plan(func: ir.Function, shapes: dict) -> dict:
     for op in reversed(ops):
         mask = _joined(made.get(id(op.out)))
         if mask is not None and _elementwise(op) is not None:
-            out[id(op)] = mask[0]
+            out[id(op)] = mask
         else:
             mask = None
+        own = None
         if op.prim == "np.where" and isinstance(op.args[0], ir.Value):
             compared = _compared(producers.get(id(op.args[0])), producers)
-            own = (None if compared is None else
-                   {i: (((op.args[0], i == 1),), compared) for i in (1, 2)})
-        else:
-            own = None
+            if compared is not None:
+                own = {i: (((op.args[0], i == 1, tuple(compared)),),) for i in (1, 2)}
         for i, (a, flows) in enumerate(zip(op.args, analysis.differentiable(op))):
             if not isinstance(a, ir.Value) or not flows:
                 continue
-            m = own.get(i) if own is not None else mask
-            if m is not None and (scope[id(a)].region is not scope[id(op.out)].region
-                                  or not fits(m[1], a)):
-                m = None
-            add(a, m)
+            m = mask if own is None else own[i] if mask is None else _narrowed(mask, own[i])
+            if m is not None and scope[id(a)].region is scope[id(op.out)].region:
+                add(a, _fitting(m, a, lambda c, x: fits(list(c), x)))
+            else:
+                add(a, None)
     return out
+
+
+def _narrowed(mask: tuple, own: tuple) -> tuple:
+    """The mask of an operand of a where whose result is masked: picked
+    where the where picks it and one of the result's picks holds
+    (``np.where(a <= 0, 0.0, np.where(a > 1, f, np.sqrt(a)))``: the root's
+    adjoint is zero where ``a <= 0`` or ``a > 1``)."""
+    (mine,) = own
+    return tuple(conj + mine for conj in mask)
+
+
+def _fitting(mask: tuple, x: ir.Value, fits) -> tuple | None:
+    """``mask`` as a mask of ``x``: each conjunction keeps the conditions
+    whose shape broadcasts into ``x``'s (one on an array of another shape,
+    dropped, only makes fewer elements zero); None where a conjunction keeps
+    none (it picks every element)."""
+    out = tuple(tuple(lit for lit in conj if fits(lit[2], x)) for conj in mask)
+    return None if any(not conj for conj in out) else out
 
 
 def _joined(masks: list | None) -> tuple | None:
     """The mask of a value from those of the contributions to its adjoint:
     zero where no contribution's mask picks, so the picks of them all (each
-    a condition and whether it keeps the elements where it holds), or None
-    where a contribution has no mask or some condition picks every element
-    (kept by one contribution, dropped by another)."""
+    a conjunction of conditions, each held or not, with the values whose
+    shapes make the condition's), or None where a contribution has no mask
+    or some condition picks every element (kept by one contribution,
+    dropped by another)."""
     if not masks or any(m is None for m in masks):
         return None
     picks: dict = {}
     for m in masks:
-        for test, keep in m[0]:
-            picks.setdefault((id(test), keep), (test, keep))
-    if any((t, not keep) in picks for t, keep in picks):
+        for conj in m:
+            picks.setdefault(tuple((id(test), keep) for test, keep, _ in conj), conj)
+    if any(len(k) == 1 and ((k[0][0], not k[0][1]),) in picks for k in picks):
         return None
-    return tuple(picks.values()), [c for m in masks for c in m[1]]
+    return tuple(picks.values())
 
 
 def _linear(contrib: ast.expr, sweep) -> bool:
@@ -217,17 +243,23 @@ def wrap(sweep, op: ir.Op, i: int, contrib: ast.expr) -> ast.expr:
     def call(fn: str, args: list) -> ast.expr:
         return ast.Call(ast.Attribute(ast.Name(np_name, ast.Load()), fn, ast.Load()), args, [])
 
-    keep = len(picks) > 1 or picks[0][1]
+    single = len(picks) == 1 and len(picks[0]) == 1
+    keep = not single or picks[0][0][1]
 
-    def condition() -> ast.expr:
-        if len(picks) == 1:
-            return sweep.ref(picks[0][0])
-        # picked by any of the wheres reading the value
-        parts = [sweep.ref(t) if k else call("logical_not", [sweep.ref(t)]) for t, k in picks]
+    def joined(fn: str, parts: list) -> ast.expr:
         made = parts[0]
         for part in parts[1:]:
-            made = call("logical_or", [made, part])
+            made = call(fn, [made, part])
         return made
+
+    def condition() -> ast.expr:
+        if single:
+            return sweep.ref(picks[0][0][0])
+        # picked by any of the wheres reading the value (through all the
+        # wheres nested on the way: each of a conjunction's)
+        return joined("logical_or", [
+            joined("logical_and", [sweep.ref(t) if k else call("logical_not", [sweep.ref(t)])
+                                   for t, k, _ in conj]) for conj in picks])
 
     def masked(e: ast.expr) -> ast.expr:
         picked = [e, ast.Constant(0.0)] if keep else [ast.Constant(0.0), e]

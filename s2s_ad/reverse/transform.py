@@ -459,11 +459,19 @@ class _Sweep(StructuredSweep, CallSites):
                 return ast.Name(self.adj[id(x)], ast.Load())
             return self.arrays.zero(x) if self.arrays is not None else ast.Constant(0.0)
 
+        def item(x, at: ast.expr):
+            """An array leaf's or item's adjoint in its dtype (``at`` reads it
+            from the parameter), as an array parameter's."""
+            g = one(x)
+            if self.arrays is None or x.kind != "array" or not isinstance(g, ast.Name):
+                return g
+            return _call(self.arrays.helper("astype_like"), [g, at])
+
         param = next(p for p in self.func.params if p.value is v)
         if param.tree is not None:  # the same structure, an adjoint per leaf
             def leaf(x, at):  # a leaf without adjoint: zeros shaped like it, read through v
                 if id(x) in self.adj or self.arrays is None:
-                    return one(x)
+                    return item(x, at)
                 return _call(f"{self.arrays.np}.zeros_like", [at])
             return tree_value(param.tree, ast.Name(v.name, ast.Load()), leaf)
         if _unread_list(param, self.adj):  # a list of any length: a zero per item
@@ -480,7 +488,8 @@ class _Sweep(StructuredSweep, CallSites):
             if not any(id(x) in self.adj for x in param.items):
                 return whole if v.kind == "list" else _call("tuple", [whole])
         else:
-            items = [one(x) for x in param.items]
+            items = [item(x, ast.Subscript(ast.Name(v.name, ast.Load()), ast.Constant(k),
+                                           ast.Load())) for k, x in enumerate(param.items)]
         return ast.List(items, ast.Load()) if v.kind == "list" else ast.Tuple(items, ast.Load())
 
     def region(self, r: ir.Region, prefix: list | None = None) -> list:
