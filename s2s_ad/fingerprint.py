@@ -354,6 +354,15 @@ def _global(name: str, obj, fn, out: list, seen: set, reads: Reads | None = None
         # module-level data: a parameter of the gradient, read on every call;
         # its kind (array, or a structure's keys and lengths) decides the code
         out.append(("module data", name, specs.spec_of(obj)))
+    elif source.rechecked(obj):
+        # a derivative re-reading module constants (late_constants.Seeing): the
+        # code it runs now is read (source.generated_code), so the caller's
+        # derivative inlines it, as a constant (three items), and its check is
+        # that derivative's own
+        out.append(("derivative", name, "rechecked"))
+        if reads is not None:
+            reads.terms.append(f"{reads.held(obj)}._unchanged()")
+        _fingerprint(source.made_code(obj.current()) or obj.current(), out, seen, reads)
     elif isinstance(obj, types.FunctionType):
         out.append(("calls", name))
         # a derivative s2s-ad made: what is read is its generated code

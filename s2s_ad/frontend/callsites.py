@@ -150,6 +150,14 @@ class CallLowering:
                                  f"{name}: s2s-ad differentiates a partial you give it "
                                  f"(grad({ast.unparse(node.func)})), not one your function "
                                  f"calls; call {name} with the fixed arguments written out")
+        if source.rechecked(fn):
+            # a derivative re-reading module constants: the code it runs now, read as
+            # any derivative s2s-ad made (the caller's derivative watches it)
+            try:
+                source.generated_code(fn)  # its message where its code is chosen per call
+            except SourceError as exc:
+                raise self.src.error(node, exc.message) from None
+            fn = fn.current()
         own = own_helpers.primitive(fn)
         if own is not None:  # a helper s2s-ad's own generated code defines
             return own_helpers.call(self, own, node, var, hint)
@@ -417,11 +425,6 @@ class CallLowering:
         what = ast.unparse(node.func)
         if "#" in what:  # the function of a functools.partial (bound_partials.expand)
             what = what.split("#")[0] + ".func"
-        if source.rechecked(fn):  # a derivative re-reading module constants: its message
-            try:
-                source.generated_code(fn)
-            except SourceError as exc:
-                raise self.src.error(node, exc.message) from None
         if isinstance(getattr(fn, "__self__", None), numpy.ufunc):  # np.add.outer, ...
             raise numpy_forms.ufunc_method_refusal(self.src, node, fn)
         if fn in (builtins.eval, builtins.exec, builtins.compile):

@@ -144,12 +144,18 @@ def generated_code(fn):
     """The function of the generated module behind a derivative s2s-ad made
     (``force = s2s_ad.grad(potential)``, called inside a function you
     differentiate): that module is in the subset, so it is read as any helper
-    (its text registered under ``<s2s-ad ...>``). A :class:`SourceError` where
-    the derivative chooses its code per call (by argument kinds, list lengths
-    or static values) or re-checks module constants on each call."""
+    (its text registered under ``<s2s-ad ...>``); for one re-checking module
+    constants on each call, the code for what they hold now. A
+    :class:`SourceError` where the derivative chooses its code per call (by
+    argument kinds, list lengths or static values)."""
     name = getattr(fn, "__name__", "the derivative")
+    if rechecked(fn):
+        # a derivative re-reading module constants (late_constants.Seeing): the
+        # code for what they hold now; the caller's own derivative watches it
+        # (fingerprint._global), and is made again once it changes
+        fn = fn.current()
     raw = made_code(fn)
-    if rechecked(fn) or raw is None \
+    if raw is None \
             or inspect.unwrap(raw) is not raw or getattr(raw, "__s2s_ad_by_shape__", False) \
             or getattr(fn, "__s2s_ad_statics__", None) is not None \
             or getattr(fn, "__s2s_ad_static_origin__", None) is not None \
