@@ -7,6 +7,10 @@ second-order check found.
   (``c and (not t and u) or not c and ...``): the reverse sweep of the
   fuzzer's ``--conditions`` seed 180002 reads ``t52`` so, and its second
   lowering refused "`t52` may be undefined here".
+* :mod:`tests.closure47_cases`: ``hvp``, ``jvp(grad(f))``, ``grad`` of a
+  function of yours calling ``grad(f)``, and the CLI's gradient file read
+  back (its JVP, and ``grad`` of a function calling it), each against
+  central differences of a first derivative.
 """
 
 from __future__ import annotations
@@ -16,10 +20,12 @@ import math
 import pytest
 
 import s2s_ad
+from tests.closure47_cases import CASES, ROUTES, check
 from tests.fuzz import run_one
 from tests.modules import import_source
 from tests.programs import RandomDraw
 from tests.programs_conditions import condition_program
+from tests.soak import soak
 
 ARMS = '''
 import math
@@ -66,3 +72,54 @@ def test_the_conditions_seed_whose_gradient_file_was_refused(tmp_path):
     assert out.status == "ok", out.detail
     assert out.checks["second"].status == "agree", out.checks["second"].detail
 
+
+HEAVY = ("gb_ba", "gb_ht", "gb_lstm")
+"""Reading their gradient files back takes 5-50 s each on a busy machine:
+their products through the API run in the default run, the files' with
+``--soak`` (tests/test_closure_gradbench.py reads ba's, ht's and lstm's
+files back in the default run too)."""
+
+
+@pytest.mark.parametrize("name", [n for n in CASES if n not in HEAVY])
+def test_second_derivatives_of_an_example_by_every_route(name, tmp_path):
+    check(name, ROUTES, tmp_path)
+
+
+@pytest.mark.parametrize("name", HEAVY)
+def test_second_derivatives_of_a_larger_objective_through_the_api(name, tmp_path):
+    check(name, ("hvp", "jvp_grad"), tmp_path)
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("name", HEAVY)
+def test_second_derivatives_of_a_larger_objective_through_its_file(name, tmp_path):
+    check(name, ("grad_probe", "file_jvp", "file_probe"), tmp_path)
+
+
+def _subject(prog, folder, label):
+    from tests.fuzz import import_program
+    from tests.fuzz_checks import Subject
+    fn = import_program(prog, folder, label)
+    g = s2s_ad.grad(fn, prog.wrt)(**prog.point)
+    return Subject(fn, f"{folder}/fuzzprog_{label}.py", prog.point, prog.wrt, prog.wrt_names,
+                   list(g if isinstance(g, tuple) else [g]), fn(**prog.point))
+
+
+@pytest.mark.parametrize("seed", [soak(3), 180002])
+def test_the_third_order_check_agrees_and_sees_a_wrong_product(tmp_path, monkeypatch, seed):
+    """The fuzzer's ``third`` check (tests/fuzz_third.py): the gradient of a
+    probe calling the CLI's gradient file, itself written to a file and read
+    back, its JVP against central differences of it; a product off by 1e-3
+    relative is reported as wrong."""
+    from tests import fuzz_checks
+    from tests.fuzz_checks import run_checks
+    from tests.programs import program
+    from tests.test_fuzz import jvp_off
+
+    prog = (condition_program(RandomDraw(seed), max_stmts=5, max_depth=3) if seed > 1000
+            else program(RandomDraw(seed)))
+    assert run_one(prog, str(tmp_path), "t3", use_sympy=False).status == "ok"
+    subject = _subject(prog, str(tmp_path), "t3")
+    assert run_checks(subject, ("third",), str(tmp_path), "t3")["third"].status == "agree"
+    monkeypatch.setattr(fuzz_checks.s2s_ad, "jvp", jvp_off(s2s_ad.jvp))
+    assert run_checks(subject, ("third",), str(tmp_path), "t3w")["third"].status == "wrong"
