@@ -7,6 +7,8 @@ direction ``v`` (shaped like the gradient) and ``g = grad(f, wrt)``:
 * ``hvp``: ``s2s_ad.hvp(f, wrt)(*args, v)`` against central differences of
   ``g`` along ``v``;
 * ``jvp_grad``: the tangent of ``s2s_ad.jvp(g, wrt)`` along ``v``, the same;
+* ``jacfwd``, ``jacrev``: the Jacobian of ``g`` (the Hessian) by
+  ``s2s_ad.jacfwd``/``jacrev``, times ``v``, the same;
 * ``grad_probe``: ``s2s_ad.grad`` of ``probe(*args) = Σ |g(*args)|²`` (a
   function of yours calling ``g``), its product with ``v`` against central
   differences of ``probe`` along ``v``;
@@ -41,7 +43,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if os.path.join(ROOT, "examples") not in sys.path:
     sys.path.insert(0, os.path.join(ROOT, "examples"))
 
-ROUTES = ("hvp", "jvp_grad", "grad_probe", "file_jvp", "file_probe")
+ROUTES = ("hvp", "jvp_grad", "jacfwd", "jacrev", "grad_probe", "file_jvp", "file_probe")
 
 # ba and ht return arrays: a loss of numbers made of them (their gradients are
 # what GradBench asks for, as Jacobian-vector products of these)
@@ -213,6 +215,14 @@ def check(name: str, routes, folder) -> None:
         value, tangent = forward(*args, **dict(zip(_tangents(forward, wrt), v)))
         _close(_items(value), first, f"{name}: jvp(grad) value", rtol=1e-12)
         _close(_items(tangent), hv, f"{name}: jvp(grad)")
+    for route in ("jacfwd", "jacrev"):
+        if route in routes:
+            # by parameter, then (several of them) by item of the gradient
+            J = getattr(s2s_ad, route)(g, wrt=_wrt_arg(wrt))(*args)
+            J = [[J]] if len(wrt) == 1 else [list(blocks) for blocks in J]
+            got = [sum(np.tensordot(np.asarray(J[j][i], dtype=float), d, axes=np.ndim(d))
+                       for j, d in enumerate(v)) for i in range(len(wrt))]
+            _close(got, hv, f"{name}: {route}(grad)")
     label = f"c47_{name}"
     if "grad_probe" in routes:
         module = sys.modules[fn.__module__]

@@ -93,7 +93,7 @@ def test_second_derivatives_of_a_larger_objective_through_the_api(name, tmp_path
 @pytest.mark.soak
 @pytest.mark.parametrize("name", HEAVY)
 def test_second_derivatives_of_a_larger_objective_through_its_file(name, tmp_path):
-    check(name, ("grad_probe", "file_jvp", "file_probe"), tmp_path)
+    check(name, ("jacfwd", "jacrev", "grad_probe", "file_jvp", "file_probe"), tmp_path)
 
 
 def _subject(prog, folder, label):
@@ -123,3 +123,38 @@ def test_the_third_order_check_agrees_and_sees_a_wrong_product(tmp_path, monkeyp
     assert run_checks(subject, ("third",), str(tmp_path), "t3")["third"].status == "agree"
     monkeypatch.setattr(fuzz_checks.s2s_ad, "jvp", jvp_off(s2s_ad.jvp))
     assert run_checks(subject, ("third",), str(tmp_path), "t3w")["third"].status == "wrong"
+
+
+PAIR = '''
+import numpy as np
+
+
+def pair(W, b, x):
+    h = np.tanh(W @ x + b)
+    return h * h, np.sum(W * W) * b[0]
+'''
+
+
+@pytest.mark.parametrize("route", ["jacfwd", "jacrev", "jacobian"])
+def test_the_jacobian_of_a_tuple_holding_arrays(tmp_path, route):
+    # a tuple of arrays of two shapes (the gradient with respect to two arrays):
+    # a block per item, shape(item) + shape(parameter), for each parameter (an
+    # internal "inhomogeneous shape" error before)
+    import numpy as np
+
+    fn = import_source(str(tmp_path), PAIR, "closure47_pair").pair
+    rng = np.random.default_rng(4)
+    args = [rng.normal(size=(3, 2)), rng.normal(size=3), rng.normal(size=2)]
+    J = getattr(s2s_ad, route)(fn, wrt=(0, 1))(*args)
+    h = 1e-6
+    for j in range(2):
+        assert isinstance(J[j], tuple) and len(J[j]) == 2
+        for i in range(2):
+            want = np.zeros(np.shape(fn(*args)[i]) + np.shape(args[j]))
+            for k in np.ndindex(*np.shape(args[j])):
+                up, down = list(args), list(args)
+                up[j], down[j] = args[j].copy(), args[j].copy()
+                up[j][k] += h
+                down[j][k] -= h
+                want[(...,) + k] = (fn(*up)[i] - fn(*down)[i]) / (2 * h)
+            np.testing.assert_allclose(J[j][i], want, rtol=1e-6, atol=1e-8)
