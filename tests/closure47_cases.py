@@ -1,4 +1,4 @@
-"""Second derivatives of every example and GradBench objective, by five
+"""Second derivatives of every example and GradBench objective, by eight
 routes, each against central differences (float64) of a first derivative.
 
 For ``f`` differentiated with respect to ``wrt`` at ``args``, a random
@@ -7,6 +7,8 @@ direction ``v`` (shaped like the gradient) and ``g = grad(f, wrt)``:
 * ``hvp``: ``s2s_ad.hvp(f, wrt)(*args, v)`` against central differences of
   ``g`` along ``v``;
 * ``jvp_grad``: the tangent of ``s2s_ad.jvp(g, wrt)`` along ``v``, the same;
+* ``grad_jvp``: ``s2s_ad.grad`` of the tangent of ``s2s_ad.jvp(f, wrt)``
+  along ``v`` (``output=1``), the same;
 * ``jacfwd``, ``jacrev``: the Jacobian of ``g`` (the Hessian) by
   ``s2s_ad.jacfwd``/``jacrev``, times ``v``, the same;
 * ``grad_probe``: ``s2s_ad.grad`` of ``probe(*args) = Σ |g(*args)|²`` (a
@@ -31,6 +33,7 @@ import inspect
 import io
 import os
 import sys
+import types
 
 import numpy as np
 
@@ -43,7 +46,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if os.path.join(ROOT, "examples") not in sys.path:
     sys.path.insert(0, os.path.join(ROOT, "examples"))
 
-ROUTES = ("hvp", "jvp_grad", "jacfwd", "jacrev", "grad_probe", "file_jvp", "file_probe")
+ROUTES = ("hvp", "jvp_grad", "grad_jvp", "jacfwd", "jacrev", "grad_probe", "file_jvp",
+          "file_probe")
 
 # ba and ht return arrays: a loss of numbers made of them (their gradients are
 # what GradBench asks for, as Jacobian-vector products of these)
@@ -215,6 +219,11 @@ def check(name: str, routes, folder) -> None:
         value, tangent = forward(*args, **dict(zip(_tangents(forward, wrt), v)))
         _close(_items(value), first, f"{name}: jvp(grad) value", rtol=1e-12)
         _close(_items(tangent), hv, f"{name}: jvp(grad)")
+    if "grad_jvp" in routes:
+        forward = s2s_ad.jvp(fn, wrt=list(wrt))
+        got = s2s_ad.grad(forward, wrt=_wrt_arg(wrt), output=1)(
+            *args, **dict(zip(_tangents(forward, wrt), v)))
+        _close(_items(got), hv, f"{name}: grad(jvp, output=1)")
     for route in ("jacfwd", "jacrev"):
         if route in routes:
             # by parameter, then (several of them) by item of the gradient
@@ -225,10 +234,11 @@ def check(name: str, routes, folder) -> None:
             _close(got, hv, f"{name}: {route}(grad)")
     label = f"c47_{name}"
     if "grad_probe" in routes:
-        module = sys.modules[fn.__module__]
-        sys.modules[f"{label}_of"] = module
+        holder = types.ModuleType(f"{label}_of")  # (ba's and ht's losses: in no module)
+        holder.fn = fn
+        sys.modules[f"{label}_of"] = holder
         try:
-            text = _probe_text(f"import s2s_ad\nfrom {label}_of import {fn.__name__} as fn\n"
+            text = _probe_text(f"import s2s_ad\nfrom {label}_of import fn\n"
                                f"gf = s2s_ad.grad(fn, wrt={_wrt_arg(wrt)!r})",
                                "gf", names, wrt, arrays)
             probe = import_source(str(folder), text, f"{label}_probe").probe

@@ -7,10 +7,11 @@ second-order check found.
   (``c and (not t and u) or not c and ...``): the reverse sweep of the
   fuzzer's ``--conditions`` seed 180002 reads ``t52`` so, and its second
   lowering refused "`t52` may be undefined here".
-* :mod:`tests.closure47_cases`: ``hvp``, ``jvp(grad(f))``, ``grad`` of a
-  function of yours calling ``grad(f)``, and the CLI's gradient file read
-  back (its JVP, and ``grad`` of a function calling it), each against
-  central differences of a first derivative.
+* :mod:`tests.closure47_cases`: ``hvp``, ``jvp(grad(f))``, ``grad(jvp(f))``,
+  ``jacfwd``/``jacrev`` of ``grad(f)``, ``grad`` of a function of yours
+  calling ``grad(f)``, and the CLI's gradient file read back (its JVP, and
+  ``grad`` of a function calling it), each against central differences of
+  a first derivative.
 """
 
 from __future__ import annotations
@@ -93,7 +94,8 @@ def test_second_derivatives_of_a_larger_objective_through_the_api(name, tmp_path
 @pytest.mark.soak
 @pytest.mark.parametrize("name", HEAVY)
 def test_second_derivatives_of_a_larger_objective_through_its_file(name, tmp_path):
-    check(name, ("jacfwd", "jacrev", "grad_probe", "file_jvp", "file_probe"), tmp_path)
+    check(name, ("grad_jvp", "jacfwd", "jacrev", "grad_probe", "file_jvp", "file_probe"),
+          tmp_path)
 
 
 def _subject(prog, folder, label):
