@@ -14,6 +14,7 @@ differences of a second derivative; a refusal of a generated module is
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 
@@ -40,10 +41,12 @@ def check_third(s: Subject, folder: str, label: str) -> Check:
         arrays = bool(s.arrays) or any(np.ndim(v) for v in items)
         terms = [f"np.sum({o} * {o})" if arrays else f"{o} * {o}" for o in outs]
         lhs = ", ".join(outs) + ("," if isinstance(returned, tuple) and len(items) == 1 else "")
+        # the program's own signature (keyword-only parameters stay so), each
+        # argument passed on by name
         text = (("import numpy as np\n" if arrays else "") +
                 f"from {module} import grad_{name} as first_grad\n\n\n"
-                f"def probe({', '.join(names)}):\n"
-                f"    {lhs} = first_grad({', '.join(names)})\n"
+                f"def probe{inspect.signature(s.fn)}:\n"
+                f"    {lhs} = first_grad({', '.join(f'{n}={n}' for n in names)})\n"
                 f"    return 0.5 * ({' + '.join(terms)})\n")
         probe_label = f"{label}_third_probe"
         probe = import_source(folder, text, probe_label).probe
