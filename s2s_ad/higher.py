@@ -31,7 +31,7 @@ from s2s_ad.cache import (_lengths_key, _wrt_key, array_arguments, entry, genera
                           positional_names, shapes, static_parameters)
 from s2s_ad.errors import S2SError
 from s2s_ad.frontend import statics as frontend_statics, targets
-from s2s_ad.pipeline import Wrt, WrtError, lower, resolve_wrt, wrt_name
+from s2s_ad.pipeline import Wrt, WrtError, lower_called, resolve_wrt, wrt_name
 
 __all__ = ["transform", "HigherOrderError"]
 
@@ -202,7 +202,7 @@ def _chosen(fn: Callable, wrt: Wrt, args: tuple, kwargs: dict,
     if known is None:
         found = {**(lengths or {}), **shapes(fn, args, kwargs)}
         arrays = array_arguments(positional_names(fn), args, kwargs)
-        values, many = resolve_wrt(lower(fn, found or None, arrays,
+        values, many = resolve_wrt(lower_called(fn, found or None, arrays,
                                          _call_statics(fn, args, kwargs)), wrt)
         known = memo[key] = ([v.var for v in values], many,
                              [v.var for v in values if v.kind != "int"])

@@ -1,6 +1,9 @@
 """Jacobians: ``jacfwd`` (one JVP per input element), ``jacrev`` (one
 backward pass per output element, from one forward pass) and ``jacobian``
-(whichever needs fewer passes). All return ``shape(value) + shape(param)``."""
+(whichever needs fewer passes). All return ``shape(value) + shape(param)``;
+for a value that is a tuple holding arrays (a gradient with respect to
+several arrays), a tuple of blocks, one per item, ``shape(item) +
+shape(param)``."""
 
 from __future__ import annotations
 
@@ -76,10 +79,24 @@ def _columns(along: Callable, p):
 
     if not isinstance(p, (np.ndarray, list, tuple)):
         return along(1.0)
-    columns = [np.asarray(along(tree_values.unit_like(p, k)))
-               for k in range(tree_values.count(p))]
+    columns = [along(tree_values.unit_like(p, k)) for k in range(tree_values.count(p))]
+    if holds_arrays(columns[0]):
+        # a tuple of arrays (the gradient with respect to several arrays): one
+        # block per item, shape(item) + shape(p)
+        return tuple(np.stack([np.asarray(c[i]) for c in columns], axis=-1).reshape(
+            np.shape(item) + np.shape(p)) for i, item in enumerate(columns[0]))
+    columns = [np.asarray(c) for c in columns]
     stacked = np.stack(columns, axis=-1)
     return stacked.reshape(np.shape(columns[0]) + np.shape(p))
+
+
+def holds_arrays(value) -> bool:
+    """Is ``value`` a tuple or list with an array among its items? Its
+    Jacobian is then a tuple of blocks, one per item, where a tuple of
+    numbers is stacked as one array."""
+    import numpy as np
+
+    return isinstance(value, (tuple, list)) and any(np.ndim(v) for v in value)
 
 
 def _forward_tangents(forward: Callable, fn: Callable, chosen: list[str]) -> list[str]:
@@ -111,7 +128,9 @@ def jacrev(fn: Callable, wrt: Wrt = 0) -> Callable:
         else:
             value, backward = made[1] if made[0] == "made" else _vjp(made[1], args, kwargs)
         positions = [names.index(c) for c in chosen]
-        if np.ndim(value) == 0 and not isinstance(value, (tuple, list)):
+        if holds_arrays(value):
+            out = _item_blocks(value, backward, positions)
+        elif np.ndim(value) == 0 and not isinstance(value, (tuple, list)):
             ct = backward(1.0)
             out = [ct[i] for i in positions]
         else:
@@ -131,6 +150,31 @@ def jacrev(fn: Callable, wrt: Wrt = 0) -> Callable:
         return out[0] if not many and one else tuple(out) if many else out[0]
 
     return jacobian_rev
+
+
+def _item_blocks(value, backward: Callable, positions: list) -> list:
+    """For each parameter at ``positions``, the tuple of its Jacobian's blocks
+    for each item of ``value`` (a tuple holding arrays), ``shape(item) +
+    shape(parameter)``: one backward pass per number of each item, the other
+    items' cotangents zeros."""
+    import numpy as np
+
+    per_item = []
+    for j, item in enumerate(value):
+        seeds = [type(value)(tree_values.unit_like(np.zeros(np.shape(item)), k) if q == j
+                             else tree_values.zeros_like(other)
+                             for q, other in enumerate(value))
+                 for k in range(int(np.size(item)))]
+        per_item.append([backward(e) for e in seeds])
+    out = []
+    for i in positions:
+        blocks = []
+        for item, rows in zip(value, per_item):
+            leaves, rebuild = tree_values.flatten(rows[0][i])
+            blocks.append(rebuild([_stack([tree_values.flatten(r[i])[0][a] for r in rows],
+                                          np.shape(item)) for a in range(len(leaves))]))
+        out.append(tuple(blocks))
+    return out
 
 
 def _wrt_names(fn: Callable, wrt: Wrt, names: list, args: tuple, kwargs: dict,
@@ -191,7 +235,8 @@ def jacobian(fn: Callable, wrt: Wrt = 0) -> Callable:
         inputs = sum(tree_values.count(leaf) for c in chosen
                      for leaf in tree_values.flatten(bound.arguments[c])[0])
         value = fn(*args, **kwargs)
-        outputs = len(value) if isinstance(value, (list, tuple)) else int(np.size(value))
+        outputs = sum(int(np.size(v)) for v in value) if isinstance(value, (list, tuple)) \
+            else int(np.size(value))
         return (forward if inputs <= outputs else reverse)(*args, **kwargs)
 
     jacobian_auto.__name__ = "jacobian_" + getattr(fn, "__name__", "fn")

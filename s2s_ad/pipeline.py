@@ -97,6 +97,18 @@ def lower(fn: Callable, lengths: dict | None = None, arrays: Sequence[str] = (),
         lambda: frontend.lower(targets.locate(fn), lengths, arrays, statics))
 
 
+def lower_called(fn: Callable, lengths: dict | None = None, arrays: Sequence[str] = (),
+                 statics: dict | None = None) -> ir.Function:
+    """:func:`lower`, with the parameters ``fn`` passes to a helper that uses
+    them as integers marked too (``ir.Function.integers``,
+    :mod:`s2s_ad.frontend.integer_args`): the parameters ``wrt=None`` leaves
+    out, as the transforms do."""
+    src = targets.locate(fn)
+    func = loop_batching.retrying(lambda: frontend.lower(src, lengths, arrays, statics))
+    calls.collect(func, src)
+    return func
+
+
 def lower_lists(src: source.Source, lengths: dict | None = None, arrays: Sequence[str] = (),
                 statics: dict | None = None, list_result: bool = False
                 ) -> tuple[ir.Function, param_uses.SequenceParameter | None, calls.CallGraph]:

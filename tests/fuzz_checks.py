@@ -27,6 +27,8 @@ accepted):
   differences of that module's gradient, and reverse over the file's reverse
   (``grad`` of a probe summing the file's gradient against ``c``: ``H·c``,
   checked as ``v·(H·c) = c·(H·v)``) (:func:`check_second`).
+* ``third`` (only when named): ``second`` on a probe calling the ``cli``
+  module, ``½ Σ |grad_f|²`` (:mod:`tests.fuzz_third`).
 
 ``graphrun`` and ``cli`` cost most (a traced run; an interpreter per
 program), so the fuzzer runs them only when asked (``--soak`` or
@@ -51,7 +53,7 @@ import numpy as np
 import s2s_ad
 
 CHECKS = ("grad", "vjp", "explain", "graph", "graphrun", "cli")
-EXTRA_CHECKS = ("jvp", "second")
+EXTRA_CHECKS = ("jvp", "second", "third")
 """Checks run only when named (``--checks grad,jvp``): forward mode refuses
 some programs reverse mode accepts (docs/forward.md), which the wider smoke
 tests over CHECKS would count against it."""
@@ -338,6 +340,9 @@ def run_checks(s: Subject, checks, folder: str, label: str) -> dict[str, Check]:
             out[kind] = check_cli(s, folder, label)
         elif kind == "second":
             out[kind] = check_second(s, folder, label)
+        elif kind == "third":
+            from tests.fuzz_third import check_third  # (it builds on check_second)
+            out[kind] = check_third(s, folder, label)
     return out
 
 
@@ -403,19 +408,14 @@ def _returns_tuple(g, s: Subject) -> bool:
     return isinstance(g(**_copies(s.point)), tuple)
 
 
-def check_second(s: Subject, folder: str, label: str) -> Check:
-    """Second order, metamorphic: the CLI's gradient module (``grad -o``)
-    read back from its file and differentiated again, its JVP along a fixed
-    direction ``v`` (``H·v``, forward over the file's reverse sweep), and
-    ``jvp(grad(fn))`` (made from ``fn``'s IR), both against central
-    differences of the file's gradient along ``v`` (itself identical to the
-    API's first: the ``cli`` check). Where the differences at two steps
-    disagree (a kink or branch switch within the step) the program is
-    *rejected* for this check; a located refusal of the file is *refused*."""
+def cli_gradient(s: Subject, folder: str, out: str, module: str):
+    """``s2s-ad grad FILE:fn [--wrt ...] [--output K] [--array ...] -o out``
+    (the command's ``main``, in this process), and the gradient read back
+    from ``out`` imported as ``module``; a :class:`Check` (error) where that
+    fails."""
     from s2s_ad import cli
     from tests.modules import import_source
 
-    out = os.path.join(folder, f"{label}_second.py")
     name = s.fn.__name__
     argv = ["grad", f"{s.path}:{name}", *_wrt_option(s.wrt), "-o", out]
     if s.output is not None:
@@ -427,9 +427,24 @@ def check_second(s: Subject, folder: str, label: str) -> Check:
             if cli.main(argv) != 0:
                 return Check("error", f"s2s-ad {' '.join(argv)} failed")
         with open(out, encoding="utf-8") as f:
-            g = getattr(import_source(folder, f.read(), f"{label}_second_mod"), f"grad_{name}")
+            return getattr(import_source(folder, f.read(), module), f"grad_{name}")
     except Exception:
         return _raised(f"s2s-ad {' '.join(argv)}")
+
+
+def check_second(s: Subject, folder: str, label: str) -> Check:
+    """Second order, metamorphic: the CLI's gradient module (``grad -o``)
+    read back from its file and differentiated again, its JVP along a fixed
+    direction ``v`` (``H·v``, forward over the file's reverse sweep), and
+    ``jvp(grad(fn))`` (made from ``fn``'s IR), both against central
+    differences of the file's gradient along ``v`` (itself identical to the
+    API's first: the ``cli`` check). Where the differences at two steps
+    disagree (a kink or branch switch within the step) the program is
+    *rejected* for this check; a located refusal of the file is *refused*."""
+    out = os.path.join(folder, f"{label}_second.py")
+    g = cli_gradient(s, folder, out, f"{label}_second_mod")
+    if isinstance(g, Check):
+        return g
     rng = np.random.default_rng(7 + len(s.wrt_names))
     direction = {n: (rng.uniform(-1.0, 1.0, np.shape(s.point[n])) if np.ndim(s.point[n])
                      else float(rng.uniform(-1.0, 1.0))) for n in s.wrt_names}

@@ -342,20 +342,9 @@ def test_second_check_agrees_on_random_programs(tmp_path):
     assert agreed["second"] >= breadth(1, 4), agreed
 
 
-def test_second_check_sees_a_wrong_product(tmp_path, monkeypatch):
-    """A Hessian-vector product off by 1e-3 relative (as if the second
-    derivative were wrong) is reported as wrong."""
-    from tests import fuzz_checks
-
-    prog = program(RandomDraw(3))
-    assert run_one(prog, str(tmp_path), "w2", use_sympy=False).status == "ok"
-    fn = import_program(prog, str(tmp_path), "w2")
-    g = s2s_ad.grad(fn, prog.wrt)(**prog.point)
-    subject = Subject(fn, str(tmp_path / "fuzzprog_w2.py"), prog.point, prog.wrt,
-                      prog.wrt_names, list(g if isinstance(g, tuple) else [g]), fn(**prog.point))
-    assert run_checks(subject, ("second",), str(tmp_path), "w2")["second"].status == "agree"
-    real = s2s_ad.jvp
-
+def jvp_off(real):
+    """``s2s_ad.jvp`` whose tangents are off by 1e-3 relative (and 1e-3
+    absolute): a wrong second derivative the checks must report."""
     def off(*args, **kwargs):
         j = real(*args, **kwargs)
 
@@ -369,6 +358,20 @@ def test_second_check_sees_a_wrong_product(tmp_path, monkeypatch):
         if shifted.__s2s_ad_tangents__ is None:
             del shifted.__s2s_ad_tangents__
         return shifted
+    return off
 
-    monkeypatch.setattr(fuzz_checks.s2s_ad, "jvp", off)
+
+def test_second_check_sees_a_wrong_product(tmp_path, monkeypatch):
+    """A Hessian-vector product off by 1e-3 relative (as if the second
+    derivative were wrong) is reported as wrong."""
+    from tests import fuzz_checks
+
+    prog = program(RandomDraw(3))
+    assert run_one(prog, str(tmp_path), "w2", use_sympy=False).status == "ok"
+    fn = import_program(prog, str(tmp_path), "w2")
+    g = s2s_ad.grad(fn, prog.wrt)(**prog.point)
+    subject = Subject(fn, str(tmp_path / "fuzzprog_w2.py"), prog.point, prog.wrt,
+                      prog.wrt_names, list(g if isinstance(g, tuple) else [g]), fn(**prog.point))
+    assert run_checks(subject, ("second",), str(tmp_path), "w2")["second"].status == "agree"
+    monkeypatch.setattr(fuzz_checks.s2s_ad, "jvp", jvp_off(s2s_ad.jvp))
     assert run_checks(subject, ("second",), str(tmp_path), "w3")["second"].status == "wrong"

@@ -228,7 +228,7 @@ class ControlFlow(Iteration):
         ``value`` the ``If`` op is returned."""
         before = self.env
         before_guarded = self.guarded
-        regions, envs, arms, guarded = [], [], [], []
+        regions, envs, arms, guarded, regained = [], [], [], [], []
         shapes = _shapes(before)
         dicts, written = dict_writes.snapshot(before), []
         self.region_depth += 1
@@ -236,7 +236,7 @@ class ControlFlow(Iteration):
         for k, fn in enumerate((then_fn, else_fn)):
             self.env = dict(before)
             self.guarded = dict(before_guarded)
-            guards.enter_arm(self, cond, k == 0)
+            regained.append(guards.enter_arm(self, cond, k == 0))
             outer_ops, self.ops = self.ops, []
             arms.append(fn())
             self.unchanged(shapes, node, items=False)  # items replaced: dict_writes.merge
@@ -296,8 +296,10 @@ class ControlFlow(Iteration):
             a, b = envs[0].get(var, _UNDEF), envs[1].get(var, _UNDEF)
             if (a is _UNDEF or b is _UNDEF) and not _same(a, b):
                 self.env.pop(var, None)
-                self.undefined[var] = (node, "it is assigned in only one branch of the `if`")
                 side = 0 if b is _UNDEF else 1
+                if guards.regained(regained[side], var, (a, b)[side]):
+                    continue  # read again, not assigned: guarded as before the `if`
+                self.undefined[var] = (node, "it is assigned in only one branch of the `if`")
                 if var not in FLAG_NAMES:
                     guards.keep(self, pending, var, cond, side, (a, b)[side], ())
                 continue

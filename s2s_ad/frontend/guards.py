@@ -120,8 +120,13 @@ def nested(lo, pending: list, cond, guarded: list, before: dict, envs: list) -> 
     ``if``): guarded after it too, under ``cond`` as well."""
     for side in (0, 1):
         for var, entry in guarded[side].items():
-            if var not in lo.env and entry is not before.get(var) and var not in envs[side]:
-                keep(lo, pending, var, cond, side, entry[1], entry[0])
+            if var in lo.env or var in envs[side] or entry is before.get(var):
+                continue
+            if var in before and entry[1] is before[var][1]:
+                # the arm only entered some of its conditions (enter_arm): its
+                # guard before the `if` still holds
+                continue
+            keep(lo, pending, var, cond, side, entry[1], entry[0])
 
 
 def commit(lo, pending: list, op: ir.If) -> None:
@@ -142,16 +147,30 @@ def polar(lo, cond: ir.Value, polarity: bool) -> tuple:
             return (cond, polarity)
 
 
-def enter_arm(lo, cond, polarity: bool) -> None:
+def enter_arm(lo, cond, polarity: bool) -> dict:
     """Entering the arm of an ``if`` on ``cond`` taken when it is ``polarity``:
-    the names guarded by that condition are defined again."""
+    the names guarded by that condition are defined again. Returns them
+    (name -> the operand the arm reads), so that the ``if`` can tell them
+    from names the arm assigns (:func:`regained`)."""
     if not lo.guarded or not isinstance(cond, ir.Value):
-        return
+        return {}
     test = polar(lo, cond, polarity)
+    defined = {}
     for var, (conds, value) in list(lo.guarded.items()):
         if var in lo.env or conds[0][0] is not test[0] or conds[0][1] != test[1]:
             continue
         if len(conds) == 1:
-            lo.env[var] = value_of(value)
+            lo.env[var] = defined[var] = value_of(value)
         else:
             lo.guarded[var] = (conds[1:], value)
+    return defined
+
+
+def regained(defined: dict, var: str, value) -> bool:
+    """Is ``value``, what an arm leaves in ``var``, the guarded value the arm
+    only read again (``defined``: what :func:`enter_arm` returned for it)?
+    Then the ``if`` assigned nothing to ``var``: it stays guarded by its own
+    conditions, as before the ``if``, and is not guarded anew by this one's
+    (``c and (not t or u)``, a test inside an ``or``, would otherwise leave
+    ``t`` readable only where that ``or`` took its second operand)."""
+    return var in defined and value is defined[var]
