@@ -187,6 +187,12 @@ def _check(name: str, text: str, folder) -> str:
     fn = module.f
     try:
         g = s2s_ad.grad(fn, wrt=None)
+        try:  # (a gradient whose code depends on the arguments' kinds is made here)
+            g(*POINTS[0])
+        except s2s_ad.S2SError:
+            raise
+        except Exception:
+            pass  # the program itself may fail there: the points are checked below
     except s2s_ad.SourceError as err:
         if err.line > 0:
             assert os.path.basename(err.file) == f"corpus_{name}.py", str(err)
