@@ -49,22 +49,22 @@ def landing(x0, x1, v0, v1):
     return x * x
 
 
-def euler_reverse(w):
+def euler(force, w):
+    """Euler steps until the next would cross the x axis, then the landing."""
     x0, x1, v0, v1 = 0.0, 8.0, 0.75, 0.0
     while x1 + DT * v1 > 0.0:
-        a0, a1 = force_reverse(x0, x1, w)
+        a0, a1 = force(x0, x1, w)
         x0, x1 = x0 + DT * v0, x1 + DT * v1
         v0, v1 = v0 - DT * a0, v1 - DT * a1
     return landing(x0, x1, v0, v1)
+
+
+def euler_reverse(w):
+    return euler(force_reverse, w)
 
 
 def euler_forward(w):
-    x0, x1, v0, v1 = 0.0, 8.0, 0.75, 0.0
-    while x1 + DT * v1 > 0.0:
-        a0, a1 = force_forward(x0, x1, w)
-        x0, x1 = x0 + DT * v0, x1 + DT * v1
-        v0, v1 = v0 - DT * a0, v1 - DT * a1
-    return landing(x0, x1, v0, v1)
+    return euler(force_forward, w)
 
 
 def argmin(f, slope, w, tol=1e-5):
