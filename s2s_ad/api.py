@@ -190,9 +190,10 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
 
     A float32 (or float16, complex64) array or NumPy scalar argument gets
     its cotangent in its own dtype, as ``grad`` gives its gradient, whatever
-    the dtype of the output cotangent. A cotangent of another shape than the
-    value's (each item's, for a tuple) raises ``ValueError``: it is not
-    broadcast.
+    the dtype of the output cotangent. A number given as the cotangent of an
+    array value is that number at each element (as ``grad``'s ``dout``); an
+    array of another shape than the value's (each item's, for a tuple)
+    raises ``ValueError``: it is not broadcast.
     """
     planned = _plans_get(id(fn))
     if planned is not None and planned[1] and planned[0]() is fn:
@@ -203,53 +204,17 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
         except TypeError:
             done = None  # the slow way words the error
         if done is not None:  # (arguments of the last call's kinds: NumPy's or not)
-            return _shaped(_checked(fn, _narrowed(fn, args, kwargs, done)
-                                    if planned[1].numpy else done))
-    return _shaped(_checked(fn, _narrowed(fn, args, kwargs, _vjp(fn, args, kwargs))))
+            return _checked(fn, _narrowed(fn, args, kwargs, done) if planned[1].numpy
+                            else done)
+    return _checked(fn, _narrowed(fn, args, kwargs, _vjp(fn, args, kwargs)))
 
 
 def _checked(fn, done: tuple) -> tuple:
     """``(value, vjp_fn)`` with ``vjp_fn``'s cotangent checked to have the
-    value's shape (:mod:`s2s_ad.tangent_shapes`)."""
+    value's shape, a number spread over an array value
+    (:func:`s2s_ad.tangent_shapes.cotangent_checked`)."""
     value, pull = done
     return value, tangent_shapes.cotangent_checked(getattr(fn, "__name__", "fn"), value, pull)
-
-
-def _shaped(done: tuple) -> tuple:
-    """``(value, vjp_fn)`` with ``vjp_fn`` taking a number as the cotangent
-    of an array value (or of an array item of a returned tuple): that number
-    at each of its elements, as ``grad``'s seed ``dout`` is. The backward
-    pass reads the cotangent as having the value's shape: given a number, it
-    summed it once where the value had broadcast a number (``a * 2.0 + x``:
-    ``a``'s cotangent 2.0 where it is ``2.0 * len(x)``). An array of another
-    shape, even one that broadcasts to the value's, is refused, naming both
-    (:func:`_checked`, as JAX does)."""
-    value, pull = done
-    if value.__class__ is numpy.ndarray:
-        if value.ndim == 0:
-            return done
-        shapes = None
-    elif value.__class__ is tuple and any(v.__class__ is numpy.ndarray and v.ndim
-                                          for v in value):
-        shapes = [(v.shape, v.dtype) if v.__class__ is numpy.ndarray else None for v in value]
-    else:
-        return done
-    like = (value.shape, value.dtype) if shapes is None else None
-
-    def filled(c, shape_dtype):
-        if shape_dtype is None or numpy.ndim(c) != 0:
-            return c
-        shape, dtype = shape_dtype
-        return numpy.full(shape, c, dtype=numpy.result_type(c, dtype))
-
-    def vjp_fn(cotangent):
-        if shapes is None:
-            return pull(filled(cotangent, like))
-        if isinstance(cotangent, (list, tuple)) and len(cotangent) == len(shapes):
-            cotangent = tuple(filled(c, s) for c, s in zip(cotangent, shapes))
-        return pull(cotangent)
-
-    return value, _shown_as(vjp_fn, pull)
 
 
 _NARROW = frozenset(numpy.dtype(t) for t in (numpy.float32, numpy.float16, numpy.complex64))

@@ -5,7 +5,8 @@ keyword (``dW=``) given for a parameter of NumPy code (lowered as an array:
 it may receive an array or a number) must have that argument's shape, and
 :func:`cotangent_checked` wraps a ``vjp_fn`` whose value is not a Python
 number (an array, a NumPy scalar; each item of a tuple or list) so that its
-cotangent must have the value's shape; anything else raises ``ValueError``
+cotangent must have the value's shape (a number given for a NumPy array
+value is that number at each element); anything else raises ``ValueError``
 naming the tangent, its shape and the shape expected, as JAX does.
 Broadcasting them is not a JVP or VJP along any direction: NumPy code reads
 a tangent as it is given (``np.sum(dW)`` of a ``(3,)`` tangent for a ``(2,
@@ -22,6 +23,8 @@ checked where its list is read).
 from __future__ import annotations
 
 from typing import Callable
+
+import numpy
 
 _NUMBERS = (float, int, bool, complex)
 
@@ -78,25 +81,54 @@ def jvp_checked(compiled: Callable, params: list, tangents: dict, name: str) -> 
 
 def cotangent_checked(name: str, value, pull: Callable) -> Callable:
     """``pull`` (the ``vjp_fn`` of ``name`` at a call whose value is
-    ``value``), its cotangent checked to have the value's shape."""
+    ``value``), its cotangent checked to have the value's shape; a number
+    given for a NumPy array value (or for an array item of a returned tuple)
+    is that number at each of its elements, as ``grad``'s seed ``dout`` is
+    (the backward pass reads the cotangent as having the value's shape:
+    given a number, it summed it once where the value had broadcast a
+    number, ``a * 2.0 + x``)."""
     if isinstance(value, (tuple, list)):
         if all(v.__class__ in _NUMBERS for v in value):
             return pull
         want: object = [shape_of(v) for v in value]
+        fill = [_filling(v) for v in value] if value.__class__ is tuple else None
     elif value.__class__ in _NUMBERS:
         return pull
     else:
         want = shape_of(value)
+        fill = _filling(value)
     if want is None:
         return pull
 
     def vjp_fn(cotangent):
+        if isinstance(fill, list):
+            if isinstance(cotangent, (list, tuple)) and len(cotangent) == len(fill):
+                cotangent = tuple(_filled(c, f) for c, f in zip(cotangent, fill))
+        elif fill is not None:
+            cotangent = _filled(cotangent, fill)
         _check_cotangent(name, cotangent, want)
         return pull(cotangent)
 
     vjp_fn.__doc__ = pull.__doc__
     vjp_fn.__wrapped__ = pull  # (source_of reads the source of the vjp_fn it checks)
     return vjp_fn
+
+
+def _filling(value) -> tuple | None:
+    """(shape, dtype) of a NumPy array value of at least one axis, which a
+    number cotangent fills; None for anything else."""
+    if value.__class__ is numpy.ndarray and value.ndim:
+        return value.shape, value.dtype
+    return None
+
+
+def _filled(cotangent, fill: tuple | None):
+    """``cotangent``, a number spread over ``fill``'s shape (in the dtype
+    NumPy gives the number and the value's dtype)."""
+    if fill is None or numpy.ndim(cotangent) != 0:
+        return cotangent
+    shape, dtype = fill
+    return numpy.full(shape, cotangent, dtype=numpy.result_type(cotangent, dtype))
 
 
 def _check_cotangent(name: str, cotangent, want) -> None:
