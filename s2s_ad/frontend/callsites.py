@@ -153,8 +153,10 @@ class CallLowering:
                                  f"{name}: s2s-ad differentiates a partial you give it "
                                  f"(grad({ast.unparse(node.func)})), not one your function "
                                  f"calls; call {name} with the fixed arguments written out")
-        if source.rechecked(fn) and source.made_code(source.current(fn)) is not None:
-            fn = source.current(fn)  # a derivative re-reading module constants: its code now
+        if source.rechecked(fn):  # a derivative re-reading module constants: its code now
+            now = source.current(fn)  # (one whose code the call chooses: refused below)
+            if source.made_code(now) is not None:
+                fn = now
         own = own_helpers.primitive(fn)
         if own is not None:  # a helper s2s-ad's own generated code defines
             return own_helpers.call(self, own, node, var, hint)
