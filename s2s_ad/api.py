@@ -204,8 +204,10 @@ def vjp(fn: Callable, *args, **kwargs) -> tuple[object, Callable]:
         except TypeError:
             done = None  # the slow way words the error
         if done is not None:  # (arguments of the last call's kinds: NumPy's or not)
-            return _checked(fn, _narrowed(fn, args, kwargs, done) if planned[1].numpy
-                            else done)
+            if planned[1].numpy:
+                return _checked(fn, _narrowed(fn, args, kwargs, done))
+            # a float value takes a number cotangent as it is (cotangent_checked)
+            return done if done[0].__class__ is float else _checked(fn, done)
     return _checked(fn, _narrowed(fn, args, kwargs, _vjp(fn, args, kwargs)))
 
 
