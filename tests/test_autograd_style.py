@@ -1,0 +1,97 @@
+"""autograd-style NumPy code (tests/autograd_style_src.py): a Student-t
+log-density, a loop over ``zip(*helper(params))``, NumPy functions passed as
+function values or left to a parameter's default; each gradient against
+central finite differences in float64 (tests/array_oracle.py). Where autograd
+is installed, the same code written with ``autograd.numpy`` and
+``autograd.scipy.stats`` is read as NumPy and SciPy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from array_oracle import fd_gradient, make_function
+
+pytest.importorskip("scipy")
+
+from tests import autograd_style_src as A  # noqa: E402
+
+RNG = np.random.default_rng(48)
+
+
+def _agrees(fn, args, wrt):
+    got = s2s_ad.grad(fn, wrt=tuple(wrt))(*args)
+    for i, g in zip(wrt, got):
+        np.testing.assert_allclose(g, fd_gradient(fn, args, i), rtol=1e-6, atol=1e-8)
+
+
+def _tree_agrees(fn, params, *rest, h=1e-6):
+    got = s2s_ad.grad(fn)(params, *rest)
+    for key, value in params.items():
+        want = np.zeros_like(value)
+        for k in np.ndindex(*value.shape):
+            up = {**params, key: value.copy()}
+            down = {**params, key: value.copy()}
+            up[key][k] += h
+            down[key][k] -= h
+            want[k] = (fn(up, *rest) - fn(down, *rest)) / (2 * h)
+        np.testing.assert_allclose(got[key], want, rtol=1e-6, atol=1e-8)
+
+
+def test_student_t_log_density_with_fitted_degrees_of_freedom():
+    x = RNG.normal(size=(7, 3))
+    y = RNG.normal(size=7)
+    params = np.concatenate([RNG.normal(size=3) * 0.5, [0.9, -0.2]])
+    from scipy.stats import t
+    w, df, scale = params[:3], np.exp(params[3]), np.exp(params[4])
+    np.testing.assert_allclose(A.robust_regression(params, x, y),
+                               -np.sum(t.logpdf(y, df, x @ w, scale)))
+    _agrees(A.robust_regression, [params, x, y], (0, 1, 2))
+
+
+def test_loop_over_zip_of_a_spread_helper_result():
+    params = {"logits": RNG.normal(size=3), "centres": RNG.normal(size=3),
+              "widths": RNG.uniform(0.5, 1.5, size=3)}
+    _tree_agrees(A.mixture_loglik, params, RNG.normal(size=5))
+
+
+def test_numpy_function_as_default_and_as_argument():
+    args = [RNG.normal(size=(3, 4)) * 0.5, RNG.normal(size=(4, 2)) * 0.5, RNG.normal(size=(5, 3))]
+    _agrees(A.two_layers, args, (0, 1, 2))
+    _agrees(A.passed_ufunc, [RNG.uniform(0.1, 1.0, size=4)], (0,))
+
+
+def test_math_function_passed_as_a_function_value():
+    import math
+    f = make_function("def call(g, t):\n    return g(t) * t\n"
+                      "def f(x):\n    return call(math.sin, x)\n", env={"math": math})
+    assert abs(s2s_ad.grad(f)(0.5) - (math.cos(0.5) * 0.5 + math.sin(0.5))) < 1e-12
+
+
+def test_a_spread_of_unknown_items_is_refused_located():
+    f = make_function("def f(x, n: int):\n    t = 0.0\n"
+                      "    for a, b in zip(*[x] * n):\n        t = t + a * b\n    return t\n")
+    with pytest.raises(s2s_ad.SourceError) as info:
+        s2s_ad.grad(f)(np.ones(3), 2)
+    assert "^" in str(info.value) and ":3:" in str(info.value), str(info.value)
+
+
+def test_autograd_numpy_and_scipy_stats_read_as_numpy_and_scipy():
+    pytest.importorskip("autograd")
+    source = (
+        "import autograd.numpy as anp\n"
+        "import autograd.scipy.stats.multivariate_normal as mvn\n"
+        "from autograd.scipy.stats import norm, t\n"
+        "def f(mean, log_scale, data):\n"
+        "    cov = np.eye(2) * anp.exp(log_scale)\n"
+        "    return (anp.sum(mvn.logpdf(data, mean, cov)) + anp.sum(norm.logpdf(mean, 0.0, 2.0))\n"
+        "            + anp.sum(t.logpdf(data[:, 0], 3.0, mean[0], anp.exp(log_scale))))\n")
+    f = make_function(source)
+    args = [RNG.normal(size=2), 0.3, RNG.normal(size=(6, 2))]
+    import autograd
+    want = autograd.grad(f, (0, 1, 2))(*args)
+    got = s2s_ad.grad(f, wrt=(0, 1, 2))(*args)
+    for i, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(g, fd_gradient(f, args, i), rtol=1e-6, atol=1e-8)
