@@ -95,3 +95,45 @@ def test_autograd_numpy_and_scipy_stats_read_as_numpy_and_scipy():
     for i, (g, w) in enumerate(zip(got, want)):
         np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(g, fd_gradient(f, args, i), rtol=1e-6, atol=1e-8)
+
+
+RANDOM_SOURCES = [
+    ("def f(w):\n    e = np.random.randn(3)\n    return np.sum(w * e)\n", {}, ":2:9:"),
+    ("def f(w, rs):\n    e = rs.normal(size=3)\n    return np.sum(w * e)\n", {}, ":2:9:"),
+    ("def f(w):\n    e = RS.randn(3)\n    return np.sum(w * e)\n",
+     {"RS": np.random.RandomState(0)}, ":2:9:"),
+    ("def make(rs):\n    def f(w):\n        return np.sum(w * rs.randn(3))\n    return f\n",
+     {}, ":2:5:"),
+]
+
+
+@pytest.mark.parametrize("source, env, where", RANDOM_SOURCES,
+                         ids=["np.random", "parameter", "module", "closure"])
+def test_random_draws_inside_are_refused_with_the_way_out(source, env, where):
+    """A draw inside would differ between the forward pass and every other
+    call of the function: refused, located, saying to draw outside (the
+    closure's message said to pass the RandomState as a parameter, whose
+    method was then refused listing the methods of arrays)."""
+    if source.startswith("def make"):
+        f = make_function(source, name="make", env=env)(np.random.RandomState(0))
+    else:
+        f = make_function(source, env=env)
+    args = [np.ones(3)] + ([np.random.RandomState(0)] if "rs)" in source.split("\n")[0] else [])
+    with pytest.raises(s2s_ad.SourceError) as info:
+        s2s_ad.grad(f)(*args)
+    text = str(info.value)
+    assert where in text.splitlines()[0] and "^" in text, text
+    assert "draw them outside it and pass them in" in text, text
+
+
+def test_autograd_functions_without_a_twin_are_named_as_autograd_s():
+    pytest.importorskip("autograd")
+    source = ("from autograd.misc import flatten\n"
+              "def f(params):\n    flat, _ = flatten(params)\n    return anp.sum(flat ** 2)\n")
+    import autograd.numpy as anp
+    f = make_function(source, env={"anp": anp})
+    with pytest.raises(s2s_ad.SourceError) as info:
+        s2s_ad.grad(f)([np.ones(2), np.ones(3)])
+    text = str(info.value)
+    assert ":3:15:" in text.splitlines()[0] and "autograd-only" in text, text
+    assert "JAX" not in text and "np.concatenate([np.ravel(w)" in text, text

@@ -27,6 +27,7 @@ Before → after (the globals the frontend reads)::
 from __future__ import annotations
 
 import importlib
+import sys
 import types
 
 from s2s_ad.frontend.library_names import belongs, owner
@@ -35,6 +36,7 @@ from s2s_ad.syntax_walk import walk
 TWIN_MODULES = {"jax.numpy": "numpy", "jax.numpy.linalg": "numpy.linalg",
                 "jax.scipy.special": "scipy.special",
                 "autograd.numpy": "numpy", "autograd.numpy.linalg": "numpy.linalg",
+                "autograd.numpy.random": "numpy.random",
                 "autograd.scipy.special": "scipy.special",
                 "autograd.scipy.stats": "scipy.stats",
                 **{f"autograd.scipy.stats.{d}": f"scipy.stats.{d}"
@@ -106,6 +108,11 @@ def jax_name(obj) -> str | None:
     for module_name in ("jax", "jax.lax", "jax.random", "jax.nn", "jax.numpy",
                         "jax.scipy.special", "autograd", "autograd.numpy"):
         if owner(obj, name, module_name):
+            return f"{module_name}.{name}"
+    for module_name in sorted(m for m in sys.modules if m.startswith("autograd.")):
+        # autograd's primitives say `autograd.tracer`: the public module holding one
+        if module_name != "autograd.tracer" and getattr(sys.modules[module_name], name,
+                                                        None) is obj:
             return f"{module_name}.{name}"
     return f"{obj.__module__}.{name}"
 

@@ -27,6 +27,7 @@ import types
 from s2s_ad import ir
 from s2s_ad.frontend import (array_kinds, bound_partials, callees, checks, closures, comprehensions,
                              container_methods, factories, generated, index_exprs, jax_forms, lazy_iterators,
+                             library_names,
                              list_stacks,
                              own_helpers, pairs,
                              loop_batching,
@@ -722,6 +723,9 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
                                  "(a closure), which s2s-ad cannot see; pass it as a parameter")
         if obj is None and name not in self.src.globals:
             raise self.src.error(node, f"name `{name}` is not defined")
+        if library_names.is_random(obj):
+            raise self.src.error(node, f"`{name}` is a {type(obj).__name__}: "
+                                 f"{library_names.RANDOM_DRAWS}")
         raise self.src.error(node, f"`{name}` is a {type(obj).__name__}; only numbers can be "
                              "used as values here")
 

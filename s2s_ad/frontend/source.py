@@ -26,7 +26,8 @@ import textwrap
 import types
 from dataclasses import dataclass, field
 
-from s2s_ad.frontend import jax_names, module_data, module_lists, tf_names, torch_names
+from s2s_ad.frontend import (jax_names, library_names, module_data, module_lists, tf_names,
+                              torch_names)
 from s2s_ad.frontend.tf_table import METHODS as TF_METHODS
 from s2s_ad.frontend.torch_table import METHODS as TENSOR_METHODS
 from s2s_ad.errors import SourceError, TargetError
@@ -430,6 +431,9 @@ def _capture(src: Source) -> None:
         elif isinstance(value, (types.FunctionType, types.ModuleType, type)) or value is None \
                 or isinstance(value, (str, bool)):
             overlay[name] = value
+        elif library_names.is_random(value):
+            raise src.error(src.tree, f"{fn.__qualname__} captures `{name}`, a "
+                            f"{type(value).__name__}: {library_names.RANDOM_DRAWS}")
         else:
             raise src.error(src.tree, f"{fn.__qualname__} captures `{name}`, a "
                             f"{type(value).__name__}; a closure may capture numbers, arrays, "
