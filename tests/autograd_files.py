@@ -309,6 +309,12 @@ def ica(rng):
     return space["objective"], [rng.normal(size=space["total_num_params"]) * 0.3], 0
 
 
+def ica_logprob(rng):
+    _, _, logprob, _ = load("ica.py").make_ica_funs(4, 2)
+    return logprob, [rng.normal(size=(4, 2)), rng.normal(size=(2, 6)), 0.7,
+                     rng.normal(size=(6, 4))], 2
+
+
 def black_box_svi(rng):
     space = _main("black_box_svi.py", "objective")
     return space["objective"], [rng.normal(size=4) * 0.3, 0], 0
@@ -371,6 +377,8 @@ CASES = [
     Case("neural_net_regression.py", "objective", neural_net_regression,
          refused="autograd.misc.flatten", why="autograd's `flatten` of the parameters "
          "(`nonlinearity=np.tanh`, a default, fixed)"),
+    Case("ica.py", "logprob", ica_logprob,
+         why="the model `make_ica_funs` returns, with respect to `noise_std`: `t.logpdf` (fixed)"),
     Case("ica.py", "objective", ica, refused="is a closure that captures data",
          why="`unpack_weights`, made by `make_ica_funs`, captures its ints"),
     Case("black_box_svi.py", "objective", black_box_svi, refused="draw them outside",
