@@ -40,3 +40,27 @@ def scaled(f, x):
 
 def passed_ufunc(x):
     return np.sum(scaled(np.exp, x) + scaled(np.log1p, x * x))
+
+
+def make_model(n_in, n_out, scale):
+    """A factory: closures reading its numbers (shapes, a scale)."""
+    def unpack(params):
+        return np.reshape(params[:n_in * n_out], (n_in, n_out)), params[n_in * n_out:]
+
+    def predict(weights, bias, x):
+        return np.tanh(x @ weights + bias) * scale
+
+    def set_scale(value):
+        nonlocal scale
+        scale = value
+
+    return unpack, predict, set_scale
+
+
+unpack_model, predict_model, set_model_scale = make_model(3, 2, 1.5)
+
+
+def model_loss(params, x, y):
+    """The factory's closures called by a function of the module."""
+    weights, bias = unpack_model(params)
+    return np.sum((predict_model(weights, bias, x) - y) ** 2)

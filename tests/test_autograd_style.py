@@ -137,3 +137,36 @@ def test_autograd_functions_without_a_twin_are_named_as_autograd_s():
     text = str(info.value)
     assert ":3:15:" in text.splitlines()[0] and "autograd-only" in text, text
     assert "JAX" not in text and "np.concatenate([np.ravel(w)" in text, text
+
+
+def test_a_factory_closure_reading_its_numbers_called_by_the_function():
+    """The closures `make_model` returns read its ints and float: constants
+    of the helpers' code (were refused: captured data are passed to the
+    function you differentiate only); a closure made again, or a number it
+    reads rebound, gives new code, also to the derivative made before."""
+    args = [RNG.normal(size=8) * 0.5, RNG.normal(size=(5, 3)), RNG.normal(size=(5, 2))]
+    g = s2s_ad.grad(A.model_loss)
+    np.testing.assert_allclose(g(*args), fd_gradient(A.model_loss, args, 0), rtol=1e-6, atol=1e-8)
+    saved = A.unpack_model, A.predict_model, A.set_model_scale
+    try:
+        A.set_model_scale(0.5)  # the cell `predict` reads, rebound
+        want = fd_gradient(A.model_loss, args, 0)
+        np.testing.assert_allclose(g(*args), want, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(s2s_ad.grad(A.model_loss)(*args), want, rtol=1e-6, atol=1e-8)
+        A.unpack_model, A.predict_model, A.set_model_scale = A.make_model(2, 2, 2.0)
+        args[0] = RNG.normal(size=6) * 0.5  # another closure, other shapes
+        args[1] = RNG.normal(size=(5, 2))
+        want = fd_gradient(A.model_loss, args, 0)
+        np.testing.assert_allclose(g(*args), want, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(s2s_ad.grad(A.model_loss)(*args), want, rtol=1e-6, atol=1e-8)
+    finally:
+        A.unpack_model, A.predict_model, A.set_model_scale = saved
+        A.set_model_scale(1.5)
+
+
+def test_a_factory_closure_capturing_an_array_called_by_the_function_stays_refused():
+    f = make_function("def make(w):\n    def h(x):\n        return np.sum(w * x)\n    return h\n"
+                      "H = make(np.ones(3))\n"
+                      "def f(x):\n    return H(x) * 2.0\n")
+    with pytest.raises(s2s_ad.SourceError, match="captures data"):
+        s2s_ad.grad(f)(np.ones(3))

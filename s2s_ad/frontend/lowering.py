@@ -44,7 +44,7 @@ from s2s_ad.frontend.control import RET, RETVAL, ControlFlow, always_returns, re
 from s2s_ad.frontend.list_params import ListParams, kind_of
 from s2s_ad.names import Namer, identifiers
 from s2s_ad.rules import RULES
-from s2s_ad.frontend.source import Source, locate as source_locate
+from s2s_ad.frontend.source import Source, locate as source_locate, locate_helper
 from s2s_ad.syntax_walk import walk
 
 BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow",
@@ -313,7 +313,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         """The callee of the call ``op`` just lowered, lowered for its
         arguments (kept on the op for the call graph), or None."""
         return callees.for_call(self, op, lambda fixed: lower(
-            source_locate(op.callee.fn), arrays=fixed[1], statics=dict(fixed[2]),
+            locate_helper(op.callee.fn), arrays=fixed[1], statics=dict(fixed[2]),
             passed=dict(fixed[3]), helper=True))
 
     # -- statements --------------------------------------------------------
