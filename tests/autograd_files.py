@@ -298,6 +298,13 @@ def neural_net(rng):
     return space["objective"], [space["init_params"], 1], 0
 
 
+def neural_net_posterior(rng):
+    space = _main("neural_net.py", "objective", _mnist_like(rng))
+    return load("neural_net.py").log_posterior, [space["init_params"],
+                                                  space["train_images"][:4],
+                                                  space["train_labels"][:4], 1.0], 0
+
+
 def neural_net_regression(rng):
     module = load("neural_net_regression.py")
     space = main_block(module, "objective", {})
@@ -374,9 +381,10 @@ CASES = [
          why="a list of sequences: the function maps a `partial` of itself over them"),
     Case("neural_net.py", "objective", neural_net, refused="the call `slice` is not supported",
          why="`batch_indices` returns `slice(...)`, a value s2s-ad does not lower"),
+    Case("neural_net.py", "log_posterior", neural_net_posterior,
+         why="what `objective` computes for a batch; `l2_norm`'s `flatten` (fixed)"),
     Case("neural_net_regression.py", "objective", neural_net_regression,
-         refused="autograd.misc.flatten", why="autograd's `flatten` of the parameters "
-         "(`nonlinearity=np.tanh`, a default, fixed)"),
+         why="autograd's `flatten` of the parameters, `nonlinearity=np.tanh` (both fixed)"),
     Case("ica.py", "logprob", ica_logprob,
          why="the model `make_ica_funs` returns, with respect to `noise_std`: `t.logpdf` (fixed)"),
     Case("ica.py", "objective", ica,

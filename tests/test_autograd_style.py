@@ -128,15 +128,16 @@ def test_random_draws_inside_are_refused_with_the_way_out(source, env, where):
 
 def test_autograd_functions_without_a_twin_are_named_as_autograd_s():
     pytest.importorskip("autograd")
-    source = ("from autograd.misc import flatten\n"
-              "def f(params):\n    flat, _ = flatten(params)\n    return anp.sum(flat ** 2)\n")
-    import autograd.numpy as anp
-    f = make_function(source, env={"anp": anp})
+    source = ("from autograd.misc.fixed_points import fixed_point\n"
+              "def step(a):\n    return lambda x: 0.5 * (x + a / x)\n"
+              "def dist(x, y):\n    return abs(x - y)\n"
+              "def f(a):\n    return fixed_point(step, a, 1.0, dist, 1e-8)\n")
+    f = make_function(source)
     with pytest.raises(s2s_ad.SourceError) as info:
-        s2s_ad.grad(f)([np.ones(2), np.ones(3)])
+        s2s_ad.grad(f)(2.0)
     text = str(info.value)
-    assert ":3:15:" in text.splitlines()[0] and "autograd-only" in text, text
-    assert "JAX" not in text and "np.concatenate([np.ravel(w)" in text, text
+    assert ":7:12:" in text.splitlines()[0] and "autograd-only" in text, text
+    assert "JAX" not in text and "autograd.misc.fixed_points.fixed_point" in text, text
 
 
 def test_a_factory_closure_reading_its_numbers_called_by_the_function():
@@ -170,3 +171,48 @@ def test_a_factory_closure_capturing_an_array_called_by_the_function_stays_refus
                       "def f(x):\n    return H(x) * 2.0\n")
     with pytest.raises(s2s_ad.SourceError, match="captures data"):
         s2s_ad.grad(f)(np.ones(3))
+
+
+FLATTENED = (
+    "from autograd.misc import flatten\n"
+    "def weighted(params):\n"
+    "    flat, _ = flatten(params)\n"
+    "    return np.sum(np.arange(1.0, flat.size + 1.0) * np.sin(flat))\n"
+    "def first(params):\n"
+    "    return np.sum(flatten(params)[0] ** 3)\n"
+    "def used(params):\n"
+    "    flat, unflatten = flatten(params)\n"
+    "    return np.sum(unflatten(flat * 2.0)[0])\n")
+
+
+@pytest.mark.parametrize("name", ["weighted", "first"])
+def test_autograd_flatten_of_a_structure_parameter(name):
+    """autograd's `flatten`: the leaves raveled and joined in its order (a
+    dict's by sorted key, here not the order they were written in), weighted
+    by position so that another order gives another gradient."""
+    pytest.importorskip("autograd")
+    f = make_function(FLATTENED, name=name)
+    params = {"w": [(RNG.normal(size=(2, 3)), RNG.normal(size=3)), (RNG.normal(size=3), 0.4)],
+              "a": RNG.normal(size=2)}
+    got = s2s_ad.grad(f)(params)
+    h = 1e-6
+    import autograd
+    want = autograd.grad(f)(params)
+    from autograd.misc import flatten
+    flat_got, flat_want = flatten(got)[0], flatten(want)[0]
+    np.testing.assert_allclose(flat_got, flat_want, rtol=1e-10, atol=1e-12)
+    flat, unflatten = flatten(params)
+    for k in range(flat.size):
+        e = np.zeros_like(flat)
+        e[k] = h
+        fd = (f(unflatten(flat + e)) - f(unflatten(flat - e))) / (2 * h)
+        assert abs(flat_got[k] - fd) < 1e-6 * max(1.0, abs(fd)), (k, flat_got[k], fd)
+
+
+def test_autograd_flatten_whose_unflatten_is_used_is_refused_located():
+    pytest.importorskip("autograd")
+    f = make_function(FLATTENED, name="used")
+    with pytest.raises(s2s_ad.SourceError) as info:
+        s2s_ad.grad(f)([np.ones(2), np.ones(3)])
+    text = str(info.value)
+    assert ":8:23:" in text.splitlines()[0] and "function it returns is not used" in text, text

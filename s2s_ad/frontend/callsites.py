@@ -31,7 +31,8 @@ from s2s_ad import ir
 from s2s_ad.errors import SourceError
 from s2s_ad.frontend import library_names, methods, module_data, param_uses, source
 from s2s_ad.frontend.library_names import LIBRARY_MODULES
-from s2s_ad.frontend import (bound_partials, callees, closures, conditions, container_methods, funargs,
+from s2s_ad.frontend import (bound_partials, callees, closures, conditions, container_methods,
+                             flatten_forms, funargs,
                              index_checks, index_exprs, jax_names, list_slices, numpy_forms,
                              own_helpers, pair_layout, passing,
                              ranges, runtime_lists, runtime_sorting, sorting, statics,
@@ -125,6 +126,8 @@ class CallLowering:
             if k.arg is None:
                 raise self.src.error(k.value, "`**kwargs` in calls is not supported")
         fn = self.resolve(node.func)
+        if fn is flatten_forms.ravel_leaves:  # autograd's flatten(params)[0]
+            return flatten_forms.lower(self, node, var, hint)
         if bound_partials.is_partial_call(fn):  # `f = functools.partial(h, k=y)`
             return bound_partials.make(self, node)
         made = stdlib_calls.call(self, fn, node, var, hint)

@@ -64,8 +64,6 @@ REWRITES = {
     "jax.lax.cond": "write it as Python `if`/`else`",
     "jax.lax.while_loop": "write it as a Python `while` loop",
     "autograd.grad": "differentiate with s2s_ad.grad instead of calling autograd.grad inside",
-    "autograd.misc.flatten": "flatten the parameters with NumPy: "
-                             "`np.concatenate([np.ravel(w) for w in leaves])`",
 }
 
 

@@ -26,7 +26,8 @@ import types
 
 from s2s_ad import ir
 from s2s_ad.frontend import (array_kinds, bound_partials, callees, checks, closures, comprehensions,
-                             container_methods, factories, generated, index_exprs, jax_forms, lazy_iterators,
+                             container_methods, factories, flatten_forms, generated, index_exprs,
+                             jax_forms, lazy_iterators,
                              library_names,
                              list_stacks,
                              own_helpers, pairs,
@@ -161,6 +162,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
                  helper: bool = False):
         generated.normalise_source(src, helper)  # s2s-ad's own gradients' tapes
         factories.inline(src, source_locate)  # g = make(x): make's nested function, here
+        flatten_forms.desugar(src)  # autograd's flatten(params) of a structure
         jax_forms.desugar(src)  # .at[...], jax.vmap, jax.lax.scan as NumPy code
         torch_forms.desugar(src)  # torch functions and tensor methods as NumPy code
         tf_forms.desugar(src)  # TensorFlow functions, tf.cond, tf.while_loop as NumPy code
