@@ -165,6 +165,7 @@ def watched(fn: Callable) -> tuple[tuple, Reads | None]:
 def _fingerprint(fn, out: list, seen: set, reads: Reads | None = None) -> None:
     if id(fn) in seen:
         return
+    helper = bool(seen)  # (the first function walked is the one differentiated)
     seen.add(id(fn))
     if reads is not None:
         if type(fn) is not types.FunctionType:
@@ -237,7 +238,12 @@ def _fingerprint(fn, out: list, seen: set, reads: Reads | None = None) -> None:
         if reads is not None:
             i = code.co_freevars.index(name)
             reads.same(f"{reads.held(fn)}.__closure__[{i}].cell_contents", obj)
-        if source.is_data(obj):
+        if helper and source.number_constant(obj):
+            # a helper's captured numbers are constants of its code
+            # (source.locate_helper): their values, as a module constant's
+            out.append((name, type(obj).__name__, tuple(obj) if isinstance(obj, (list, tuple))
+                        else obj))
+        elif source.is_data(obj):
             out.append(("captured", name, isinstance(obj, numbers.Number),
                         specs.spec_of(obj)))
         else:

@@ -33,6 +33,9 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "gradbench_files: GradBench's own objective files "
                             "(tests/test_gradbench_files.py), run only when S2S_AD_GRADBENCH "
                             "names GradBench's python/gradbench directory")
+    config.addinivalue_line("markers", "autograd_files: HIPS autograd's examples, read as "
+                            "written (tests/test_autograd_files.py), run only when "
+                            "S2S_AD_AUTOGRAD names an autograd checkout")
     if config.getoption("--soak"):
         os.environ["S2S_SOAK"] = "1"  # tests/soak.py: the breadth of the soak
 

@@ -13,21 +13,14 @@ module is skipped before anything is imported:
 A case whose library (torch, jax, tensorflow) is not installed is skipped.
 The table of differences and times is printed at the end of the run."""
 
-import os
+import inspect
 
 import pytest
 
-if not os.environ.get("S2S_AD_GRADBENCH"):
-    pytest.skip("GradBench's own files: set S2S_AD_GRADBENCH to GradBench's python/gradbench",
-                allow_module_level=True)
+from opt_in import checkout
 
-import inspect  # noqa: E402
-
-import gradbench_files as gb  # noqa: E402
-
-_problem = gb.check_root(gb.root())
-if _problem:
-    pytest.fail(_problem, pytrace=False)
+gb = checkout("S2S_AD_GRADBENCH", "GradBench's own files (GradBench's python/gradbench)",
+              "gradbench_files")
 
 pytestmark = pytest.mark.gradbench_files
 

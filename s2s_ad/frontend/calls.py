@@ -133,7 +133,7 @@ def collect(func: ir.Function, src: source.Source) -> CallGraph:
                         op.loc.col, caller.line(op.loc.line))
             if target not in graph.sources:
                 try:
-                    graph.sources[target] = source.locate(target)
+                    graph.sources[target] = source.locate_helper(target)
                 except SourceError as exc:
                     if exc.line > 0:
                         raise

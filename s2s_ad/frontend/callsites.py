@@ -29,9 +29,10 @@ import numpy
 
 from s2s_ad import ir
 from s2s_ad.errors import SourceError
-from s2s_ad.frontend import methods, module_data, param_uses, source
+from s2s_ad.frontend import library_names, methods, module_data, param_uses, source
 from s2s_ad.frontend.library_names import LIBRARY_MODULES
-from s2s_ad.frontend import (bound_partials, callees, closures, conditions, container_methods, funargs,
+from s2s_ad.frontend import (bound_partials, callees, closures, conditions, container_methods,
+                             flatten_forms, funargs,
                              index_checks, index_exprs, jax_names, list_slices, numpy_forms,
                              own_helpers, pair_layout, passing,
                              ranges, runtime_lists, runtime_sorting, sorting, statics,
@@ -125,6 +126,8 @@ class CallLowering:
             if k.arg is None:
                 raise self.src.error(k.value, "`**kwargs` in calls is not supported")
         fn = self.resolve(node.func)
+        if fn is flatten_forms.ravel_leaves:  # autograd's flatten(params)[0]
+            return flatten_forms.lower(self, node, var, hint)
         if bound_partials.is_partial_call(fn):  # `f = functools.partial(h, k=y)`
             return bound_partials.make(self, node)
         made = stdlib_calls.call(self, fn, node, var, hint)
@@ -436,6 +439,8 @@ class CallLowering:
                                  "is not supported")
         if name and getattr(math, name, None) is fn:
             raise self.src.error(node, f"`{what}` has no derivative rule in s2s-ad")
+        if library_names.is_random(fn):
+            raise self.src.error(node, f"`{what}`: {library_names.RANDOM_DRAWS}")
         if self.array_mode and (getattr(fn, "__module__", None) or "").startswith("numpy"):
             raise self.src.error(node, f"`{what}` has no derivative rule in s2s-ad; the NumPy "
                                  "functions, methods and attributes it knows are listed in "
@@ -489,6 +494,9 @@ class CallLowering:
                 return getattr(base, node.attr)  # Class.CONSTANT
             if isinstance(base, numpy.ufunc) and node.attr in numpy_forms.UFUNC_METHOD_NAMES:
                 return getattr(base, node.attr)  # np.maximum.accumulate: a ufunc's method
+            if library_names.is_random(base):  # RS.randn(3), RS a module's RandomState
+                raise self.src.error(node, f"`{ast.unparse(node)}`: "
+                                     f"{library_names.RANDOM_DRAWS}")
             if not isinstance(base, types.ModuleType):
                 raise self.src.error(node, f"`{ast.unparse(node)}`: attribute access is only "
                                      "supported on modules (like `math.sin`)")

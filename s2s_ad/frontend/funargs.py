@@ -11,8 +11,11 @@ known function (a forward/backward pair of its own, or inlined). The
 variables of the caller that a nested function reads (its free variables,
 :mod:`s2s_ad.frontend.closures`) become keyword-only parameters of the
 specialised ``h``, given at the call: a closure's data flow into the
-helper as arguments, so their adjoints flow back out. A call without a
-function argument is returned unchanged.
+helper as arguments, so their adjoints flow back out. A NumPy, SciPy or
+``math`` function passed (``h(np.tanh, x)``), or left to a parameter's
+default (``def h(x, act=np.tanh)``), is bound the same way: ``act(x)`` in
+``h`` is then the library call. A call without a function argument is
+returned unchanged.
 
 Before → after, for ``rk(rhs, y0, s)`` where ``rhs`` is nested in ``f``
 and reads ``f``'s ``x``::
@@ -33,6 +36,7 @@ import copy
 import inspect
 import types
 
+from s2s_ad.frontend import jax_names, library_names
 from s2s_ad.frontend.source import Source, locate, rechecked
 from s2s_ad.names import identifiers
 
@@ -56,6 +60,8 @@ def function_value(low, node: ast.expr, is_library):
         return None
     if isinstance(fn, types.FunctionType) and not is_library(fn) or rechecked(fn):
         return fn  # (a derivative s2s-ad made: read where it is called, as its code is then)
+    if library_function(fn) is not None:
+        return library_function(fn)
     if callable(fn) and not isinstance(fn, type):
         what = ast.unparse(node)
         raise low.src.error(node, f"`{what}` is passed as a function, but it is not one of "
@@ -65,8 +71,30 @@ def function_value(low, node: ast.expr, is_library):
     return None
 
 
+def library_function(fn):
+    """A NumPy, SciPy or ``math`` function (JAX's or autograd's read as its
+    NumPy twin) passed as a function value (``h(np.tanh, x)``, a default
+    ``act=np.tanh``): bound by name in the specialised helper, whose call of
+    it is then the library call it names. None for anything else."""
+    fn = jax_names.twin(fn)
+    if isinstance(fn, type) or not callable(fn):
+        return None
+    return fn if library_names.belongs(fn, ("numpy", "scipy", "math")) else None
+
+
+def _default_function(p: inspect.Parameter, is_library):
+    """The function a parameter's default names (``act=np.tanh``, ``act=relu``),
+    or None."""
+    d = p.default
+    if isinstance(d, types.FunctionType) and not is_library(d):
+        return d
+    return None if d is p.empty else library_function(d)
+
+
 def specialise(low, fn: types.FunctionType, node: ast.Call, is_library):
-    """``(callee, call)``: see the module docstring."""
+    """``(callee, call)``: see the module docstring. A parameter the call
+    leaves to a default that is a function is specialised as if the call
+    passed it."""
     try:
         sig = inspect.signature(fn)
         bound = sig.bind(*node.args, **{k.arg: k.value for k in node.keywords})
@@ -78,6 +106,9 @@ def specialise(low, fn: types.FunctionType, node: ast.Call, is_library):
             f = function_value(low, value, is_library)
             if f is not None:
                 given[name] = f
+    for p in sig.parameters.values():
+        if p.name not in bound.arguments and _default_function(p, is_library) is not None:
+            given[p.name] = _default_function(p, is_library)
     if not given:
         return fn, node
     src = locate(fn)

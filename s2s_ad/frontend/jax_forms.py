@@ -63,6 +63,7 @@ REWRITES = {
     "jax.vjp": "use s2s_ad.vjp", "jax.jvp": "use s2s_ad.jvp",
     "jax.lax.cond": "write it as Python `if`/`else`",
     "jax.lax.while_loop": "write it as a Python `while` loop",
+    "autograd.grad": "differentiate with s2s_ad.grad instead of calling autograd.grad inside",
 }
 
 
@@ -320,12 +321,18 @@ class _Desugar(LoopForms):
                                      "name first")
             if hint is None and name.startswith("jax.random"):
                 hint = "draw the random numbers outside and pass them as an argument"
+            autograd = name.split(".")[0] == "autograd"
+            if hint is None and autograd:
+                hint = ("of autograd, only autograd.numpy and autograd.scipy's special and "
+                        "stats (norm, multivariate_normal, poisson, t) are read, as NumPy and "
+                        "SciPy; see docs/numpy.md")
             if hint is None:
                 hint = ("only jax.numpy and jax.scipy.special (read as NumPy and "
                         "scipy.special), `.at[...]`, jax.vmap, jax.lax.scan and "
                         "jax.lax.fori_loop are read; see docs/numpy.md")
-            raise self.src.error(n, f"`{ast.unparse(n)}` ({name}) is JAX-only and not "
-                                 f"supported: {hint}")
+            raise self.src.error(n, f"`{ast.unparse(n)}` ({name}) is "
+                                 f"{'autograd' if autograd else 'JAX'}-only and not supported: "
+                                 f"{hint}")
 
     # -- the forms -------------------------------------------------------------------
 

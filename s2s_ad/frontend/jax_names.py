@@ -27,6 +27,7 @@ Before → after (the globals the frontend reads)::
 from __future__ import annotations
 
 import importlib
+import sys
 import types
 
 from s2s_ad.frontend.library_names import belongs, owner
@@ -35,8 +36,15 @@ from s2s_ad.syntax_walk import walk
 TWIN_MODULES = {"jax.numpy": "numpy", "jax.numpy.linalg": "numpy.linalg",
                 "jax.scipy.special": "scipy.special",
                 "autograd.numpy": "numpy", "autograd.numpy.linalg": "numpy.linalg",
-                "autograd.scipy.special": "scipy.special"}
-"""JAX's (and autograd's) modules read as the NumPy or SciPy module they mirror."""
+                "autograd.numpy.random": "numpy.random",
+                "autograd.scipy.special": "scipy.special",
+                "autograd.scipy.stats": "scipy.stats",
+                **{f"autograd.scipy.stats.{d}": f"scipy.stats.{d}"
+                   for d in ("norm", "multivariate_normal", "poisson", "t")}}
+"""JAX's (and autograd's) modules read as the NumPy or SciPy module they mirror.
+autograd's modules of one distribution (``autograd.scipy.stats.norm``) are read
+as SciPy's distribution object (``scipy.stats.norm``), whose methods
+:mod:`s2s_ad.frontend.scipy_forms` reads."""
 PASSAGES = {"jax.scipy": "scipy", "autograd.scipy": "scipy"}
 """Modules only passed through on the way to a twin (``jax.scipy.special``):
 ``jax.scipy`` is read as ``scipy`` with its ``special`` imported."""
@@ -44,14 +52,17 @@ JAX_TOPS = ("jax", "autograd")
 
 
 def _module(name: str):
-    """The NumPy or SciPy module ``name``, imported (None when not installed)."""
+    """The NumPy or SciPy module ``name``, imported (None when not installed);
+    an object a module holds (``scipy.stats.norm``) by its dotted name."""
     try:
         module = importlib.import_module(name)
         if name == "scipy":
             importlib.import_module("scipy.special")
         return module
     except ImportError:
-        return None
+        parent, _, attribute = name.rpartition(".")
+        found = _module(parent) if parent else None
+        return None if found is None else getattr(found, attribute, None)
 
 
 def is_jax(obj) -> bool:
@@ -97,6 +108,11 @@ def jax_name(obj) -> str | None:
     for module_name in ("jax", "jax.lax", "jax.random", "jax.nn", "jax.numpy",
                         "jax.scipy.special", "autograd", "autograd.numpy"):
         if owner(obj, name, module_name):
+            return f"{module_name}.{name}"
+    for module_name in sorted(m for m in sys.modules if m.startswith("autograd.")):
+        # autograd's primitives say `autograd.tracer`: the public module holding one
+        if module_name != "autograd.tracer" and getattr(sys.modules[module_name], name,
+                                                        None) is obj:
             return f"{module_name}.{name}"
     return f"{obj.__module__}.{name}"
 

@@ -114,6 +114,25 @@ def reads(tree, names: dict, tops: tuple, methods=()) -> bool:
                for n in walk(tree))
 
 
+RANDOM_DRAWS = ("random numbers drawn inside the function differentiated are not supported "
+                "(each call would draw others): draw them outside it and pass them in as an "
+                "argument (`eps = rs.randn(n, d)`, then `loss(params, eps)`)")
+"""The refusal of a random draw (a RandomState, a Generator, ``np.random``)."""
+RANDOM_METHODS = frozenset(m for cls in (numpy.random.RandomState, numpy.random.Generator)
+                           for m in dir(cls) if not m.startswith("_")) \
+    - {"bit_generator", "get_state", "set_state", "seed", "spawn"}
+"""The methods of NumPy's random states and generators that draw numbers."""
+
+
+def is_random(obj) -> bool:
+    """Whether ``obj`` is NumPy's random state, generator, or a function or
+    method drawing from one (``np.random.randn``, ``rs.normal``)."""
+    owner_ = getattr(obj, "__self__", None)
+    return isinstance(obj, (numpy.random.RandomState, numpy.random.Generator)) \
+        or isinstance(owner_, (numpy.random.RandomState, numpy.random.Generator)) \
+        or (getattr(obj, "__module__", None) or "").startswith("numpy.random")
+
+
 def belongs_to_numpy(obj) -> bool:
     """Whether ``obj`` is NumPy or SciPy (a module or a function of theirs)."""
     return obj is not None and (obj is numpy or belongs(obj, ("numpy", "scipy")))

@@ -117,9 +117,22 @@ def iterated(lo, loop: ast.For) -> tuple[ast.For, list[str]]:
     """``for a, b in zip(xs[:-1], xs[1:])``: each slice of a list of any length
     the loop iterates over (directly, or inside ``zip``/``enumerate``/
     ``reversed``) lowered before the loop, as a list of its own bound to a new
-    name, so the loop iterates over lists. Returns the loop (a copy, when a
-    slice was replaced) and the names to forget after it."""
+    name, so the loop iterates over lists. ``zip(*parts)``, ``parts`` a tuple
+    or list known while lowering (``zip(*unpack(params))``, a helper returning
+    a tuple), is lowered once, before the loop, and each of its items bound to
+    a new name, as ``zip(parts[0], parts[1], ...)``. Returns the loop (a copy,
+    when an argument was replaced) and the names to forget after it."""
     temps: list[str] = []
+
+    def spread(node: ast.Starred) -> list[ast.expr]:
+        items = structures.items_of(lo, lo.expr(node.value), node.value)
+        names = []
+        for k, item in enumerate(items):
+            name = f"{ast.unparse(node.value)}[{k}]"  # (a text no variable can have)
+            lo.env[name] = item
+            temps.append(name)
+            names.append(ast.copy_location(ast.Name(name, ast.Load()), node))
+        return names
 
     def replace(node: ast.expr) -> ast.expr:
         if is_runtime_slice(lo, node, params=True):
@@ -134,8 +147,10 @@ def iterated(lo, loop: ast.For) -> tuple[ast.For, list[str]]:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
                 and node.func.id not in lo.env \
                 and lo.resolve(node.func) in (builtins.zip, builtins.enumerate, builtins.reversed):
-            args = [replace(a) for a in node.args]
-            if any(a is not b for a, b in zip(args, node.args)):
+            args = [b for a in node.args for b in (
+                spread(a) if isinstance(a, ast.Starred) and lo.resolve(node.func) is builtins.zip
+                else [replace(a)])]
+            if len(args) != len(node.args) or any(a is not b for a, b in zip(args, node.args)):
                 node = copy.copy(node)
                 node.args = args
         return node

@@ -26,7 +26,9 @@ import types
 
 from s2s_ad import ir
 from s2s_ad.frontend import (array_kinds, bound_partials, callees, checks, closures, comprehensions,
-                             container_methods, factories, generated, index_exprs, jax_forms, lazy_iterators,
+                             container_methods, factories, flatten_forms, generated, index_exprs,
+                             jax_forms, lazy_iterators,
+                             library_names,
                              list_stacks,
                              own_helpers, pairs,
                              loop_batching,
@@ -43,7 +45,7 @@ from s2s_ad.frontend.control import RET, RETVAL, ControlFlow, always_returns, re
 from s2s_ad.frontend.list_params import ListParams, kind_of
 from s2s_ad.names import Namer, identifiers
 from s2s_ad.rules import RULES
-from s2s_ad.frontend.source import Source, locate as source_locate
+from s2s_ad.frontend.source import Source, locate as source_locate, locate_helper
 from s2s_ad.syntax_walk import walk
 
 BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow",
@@ -160,6 +162,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
                  helper: bool = False):
         generated.normalise_source(src, helper)  # s2s-ad's own gradients' tapes
         factories.inline(src, source_locate)  # g = make(x): make's nested function, here
+        flatten_forms.desugar(src)  # autograd's flatten(params) of a structure
         jax_forms.desugar(src)  # .at[...], jax.vmap, jax.lax.scan as NumPy code
         torch_forms.desugar(src)  # torch functions and tensor methods as NumPy code
         tf_forms.desugar(src)  # TensorFlow functions, tf.cond, tf.while_loop as NumPy code
@@ -312,7 +315,7 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         """The callee of the call ``op`` just lowered, lowered for its
         arguments (kept on the op for the call graph), or None."""
         return callees.for_call(self, op, lambda fixed: lower(
-            source_locate(op.callee.fn), arrays=fixed[1], statics=dict(fixed[2]),
+            locate_helper(op.callee.fn), arrays=fixed[1], statics=dict(fixed[2]),
             passed=dict(fixed[3]), helper=True))
 
     # -- statements --------------------------------------------------------
@@ -722,6 +725,9 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
                                  "(a closure), which s2s-ad cannot see; pass it as a parameter")
         if obj is None and name not in self.src.globals:
             raise self.src.error(node, f"name `{name}` is not defined")
+        if library_names.is_random(obj):
+            raise self.src.error(node, f"`{name}` is a {type(obj).__name__}: "
+                                 f"{library_names.RANDOM_DRAWS}")
         raise self.src.error(node, f"`{name}` is a {type(obj).__name__}; only numbers can be "
                              "used as values here")
 

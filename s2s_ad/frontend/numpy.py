@@ -37,9 +37,9 @@ import types
 import numpy
 
 from s2s_ad import ir
-from s2s_ad.frontend import (conditions, list_joins, list_stacks, masked_reductions, numpy_attrs,
-                             numpy_more, param_uses, runtime_checks, structures, torch_names,
-                             write_dtypes)
+from s2s_ad.frontend import (conditions, library_names, list_joins, list_stacks,
+                             masked_reductions, numpy_attrs, numpy_more, param_uses,
+                             runtime_checks, structures, torch_names, write_dtypes)
 from s2s_ad.frontend.numpy_index import VIEW_CALLS, ArrayIndexing
 from s2s_ad.rules import RULES
 from s2s_ad.rules.numpy import BROADCASTING, SAME_SHAPE
@@ -612,6 +612,9 @@ class ArrayLowering(ArrayIndexing):
                                      f"{structures.describe(owner)} parameter is not supported; "
                                      f"call a function of yours taking it "
                                      f"(`{method}({node.func.value.id}, ...)`)")
+            if method in library_names.RANDOM_METHODS:
+                raise self.src.error(node, f"`.{method}()` is a method of NumPy's random "
+                                     f"states and generators: {library_names.RANDOM_DRAWS}")
             raise self.src.error(node, f"the method `.{method}()` is not supported; s2s-ad "
                                  "knows " + ", ".join(f".{m}()" for m in sorted(METHODS)))
         if prim == "np.copy_ravel":  # `x.flatten()`: a new array (`x.ravel()` may be a view)

@@ -22,6 +22,9 @@ NumPy or SciPy) is refused, located.
   scale``, ``-z²/2 - log(scale) - log(2π)/2``, its ``exp``,
   ``scipy.special.ndtr(z)``, ``log_ndtr(z)``, ``ndtr(-z)``, ``log_ndtr(-z)``;
 * ``scipy.stats.poisson.logpmf(k, mu)``: ``xlogy(k, mu) - mu - gammaln(k + 1)``;
+* ``scipy.stats.t.logpdf(x, df, loc=0, scale=1)`` (and ``.pdf``): with ``z = (x -
+  loc) / scale``, ``gammaln((df + 1) / 2) - gammaln(df / 2) - log(df π) / 2 -
+  log(scale) - (df + 1) / 2 · log1p(z² / df)``;
 * ``scipy.stats.multivariate_normal.logpdf(x, mean, cov)`` (and ``.pdf``):
   ``-(k log 2π + 2 Σ log diag L + Σ z²) / 2``, ``L = np.linalg.cholesky(cov)``,
   ``z = np.linalg.solve(L, (x - mean).T)`` (the lower triangle of ``cov`` read,
@@ -93,7 +96,7 @@ def _distribution(obj) -> str | None:
     stats = sys.modules.get("scipy.stats")
     if stats is None:
         return None
-    for name in ("norm", "poisson", "multivariate_normal"):
+    for name in ("norm", "poisson", "multivariate_normal", "t"):
         if obj is getattr(stats, name, None):
             return name
     return None
@@ -121,10 +124,11 @@ class _Forms(ast.NodeTransformer):
             if isinstance(base, types.ModuleType):
                 return getattr(base, node.attr, None)
             dist = _distribution(base)
-            methods = {"norm": _STATS, "poisson": ("logpmf",),
+            methods = {"norm": _STATS, "poisson": ("logpmf",), "t": ("logpdf", "pdf"),
                        "multivariate_normal": ("logpdf", "pdf")}.get(dist, ())
             if node.attr in methods:
-                return (dist, node.attr if dist != "multivariate_normal" else "mvn_" + node.attr)
+                prefix = {"multivariate_normal": "mvn_", "t": "t_"}.get(dist, "")
+                return (dist, prefix + node.attr)
         return None
 
     def global_name(self, base: str, obj) -> str:
@@ -290,6 +294,24 @@ class _Forms(ast.NodeTransformer):
 
     def mvn_pdf(self, node: ast.Call) -> ast.expr:
         return self.np("exp", self.mvn_logpdf(node))
+
+    def t_logpdf(self, node: ast.Call) -> ast.expr:
+        got = self.arguments(node, ("x", "df", "loc", "scale"), {"loc": 0.0, "scale": 1.0})
+        df, scale = got["df"], got["scale"]
+        z = ast.BinOp(ast.BinOp(got["x"], ast.Sub(), got["loc"]), ast.Div(), scale)
+        half = ast.BinOp(ast.BinOp(self.twice(df, node), ast.Add(), ast.Constant(1.0)),
+                         ast.Div(), ast.Constant(2.0))
+        norming = ast.BinOp(self.special("gammaln", half), ast.Sub(), self.special(
+            "gammaln", ast.BinOp(self.twice(df, node), ast.Div(), ast.Constant(2.0))))
+        norming = ast.BinOp(norming, ast.Sub(), ast.BinOp(ast.Constant(0.5), ast.Mult(), self.np(
+            "log", ast.BinOp(self.twice(df, node), ast.Mult(), ast.Constant(math.pi)))))
+        norming = ast.BinOp(norming, ast.Sub(), self.np("log", self.twice(scale, node)))
+        tail = self.np("log1p", ast.BinOp(ast.BinOp(z, ast.Pow(), ast.Constant(2)), ast.Div(),
+                                          df))
+        return ast.BinOp(norming, ast.Sub(), ast.BinOp(self.twice(half, node), ast.Mult(), tail))
+
+    def t_pdf(self, node: ast.Call) -> ast.expr:
+        return self.np("exp", self.t_logpdf(node))
 
     def logpmf(self, node: ast.Call) -> ast.expr:
         got = self.arguments(node, ("k", "mu"), {})

@@ -15,6 +15,8 @@ frontend uses to resolve ``math``, ``numpy`` and module constants.
 from __future__ import annotations
 
 import ast
+import copy
+import dataclasses
 import importlib
 import importlib.util
 import inspect
@@ -26,7 +28,8 @@ import textwrap
 import types
 from dataclasses import dataclass, field
 
-from s2s_ad.frontend import jax_names, module_data, module_lists, tf_names, torch_names
+from s2s_ad.frontend import (jax_names, library_names, module_data, module_lists, tf_names,
+                              torch_names)
 from s2s_ad.frontend.tf_table import METHODS as TF_METHODS
 from s2s_ad.frontend.torch_table import METHODS as TENSOR_METHODS
 from s2s_ad.errors import SourceError, TargetError
@@ -430,6 +433,9 @@ def _capture(src: Source) -> None:
         elif isinstance(value, (types.FunctionType, types.ModuleType, type)) or value is None \
                 or isinstance(value, (str, bool)):
             overlay[name] = value
+        elif library_names.is_random(value):
+            raise src.error(src.tree, f"{fn.__qualname__} captures `{name}`, a "
+                            f"{type(value).__name__}: {library_names.RANDOM_DRAWS}")
         else:
             raise src.error(src.tree, f"{fn.__qualname__} captures `{name}`, a "
                             f"{type(value).__name__}; a closure may capture numbers, arrays, "
@@ -457,6 +463,38 @@ def _module_data(src: Source) -> None:
         src.tree.args.kwonlyargs.append(ast.copy_location(ast.arg(name), src.tree))
         src.tree.args.kw_defaults.append(None)
     src.module_data = tuple(read)
+
+
+def number_constant(value) -> bool:
+    """A number, or a list or tuple of numbers: what a helper's closure
+    captures that its code inlines (as a module's constants are)."""
+    def number(v):
+        return isinstance(v, numbers.Real) and not isinstance(v, bool)
+    return number(value) or isinstance(value, (list, tuple)) and bool(value) \
+        and all(number(v) for v in value)
+
+
+def locate_helper(fn) -> Source:
+    """The source of ``fn`` called by the function differentiated (a helper):
+    as :func:`locate`'s, except that the numbers (and lists of numbers) a
+    closure captures (``make_funs(d)``'s ``d``, read by the closure it
+    returns) are read as constants of its code, as a module's numbers are,
+    instead of parameters that only the function differentiated is given.
+    The cache key holds their values (:mod:`s2s_ad.fingerprint`), so a
+    closure made again with other numbers gets new code."""
+    src = locate(fn)
+    inlined = {n: v for n, v in src.captured.items()
+               if n not in src.module_data and number_constant(v)}
+    if not inlined:
+        return src
+    tree = copy.deepcopy(src.tree)
+    kept = [(a, d) for a, d in zip(tree.args.kwonlyargs, tree.args.kw_defaults)
+            if a.arg not in inlined]
+    tree.args.kwonlyargs = [a for a, _ in kept]
+    tree.args.kw_defaults = [d for _, d in kept]
+    return dataclasses.replace(src, tree=tree, globals={**src.globals, **inlined},
+                               captured={n: v for n, v in src.captured.items()
+                                         if n not in inlined})
 
 
 def captured_values(fn) -> dict:

@@ -1,0 +1,21 @@
+"""The opt-in test modules over another project's checkout (GradBench's,
+autograd's): skipped unless an environment variable names the checkout,
+failed at once when it names something else."""
+
+import importlib
+import os
+
+import pytest
+
+
+def checkout(variable: str, what: str, helpers: str):
+    """The module ``helpers`` (its ``root()`` and ``check_root(path)``), once
+    ``variable`` names a checkout it accepts; the calling test module is
+    skipped when ``variable`` is not set, before ``helpers`` is imported."""
+    if not os.environ.get(variable):
+        pytest.skip(f"{what}: set {variable}", allow_module_level=True)
+    module = importlib.import_module(helpers)
+    problem = module.check_root(module.root())
+    if problem:
+        pytest.fail(problem, pytrace=False)
+    return module
