@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import numbers
 import types
 from dataclasses import dataclass, field
@@ -550,8 +551,6 @@ def comprehension(lo, node, item=None) -> list:
     an element of ``xs``; ``item()`` lowers an element where it is not
     ``node.elt`` (a dict comprehension's key and value). (Over a list of any
     length, a comprehension is a loop: :mod:`s2s_ad.frontend.comprehensions`.)"""
-    if len(node.generators) != 1:
-        raise lo.src.error(node, "comprehensions with more than one `for` are not supported")
     gen = node.generators[0]
     if gen.is_async:
         raise lo.src.error(node, "async comprehensions are not supported")
@@ -561,9 +560,16 @@ def comprehension(lo, node, item=None) -> list:
                            "any length; over one known while lowering, write the loop")
     out = []
     saved = {n: lo.env[n] for n in _names(gen.target) if n in lo.env}
+    inner = None
+    if len(node.generators) > 1:  # `for i in range(2) for j in range(3)`: nested, in order
+        inner = copy.copy(node)
+        inner.generators = node.generators[1:]
     try:
         for v in values:
             lo.assign(gen.target, v, gen.iter)
+            if inner is not None:
+                out += comprehension(lo, inner, item)
+                continue
             out.append(lo.expr(node.elt) if item is None else item())
     finally:
         for n in _names(gen.target):
