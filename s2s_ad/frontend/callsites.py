@@ -34,7 +34,7 @@ from s2s_ad.frontend.library_names import LIBRARY_MODULES
 from s2s_ad.frontend import (bound_partials, callees, closures, conditions, container_methods, funargs,
                              index_checks, index_exprs, jax_names, list_slices, numpy_forms,
                              own_helpers, pair_layout, passing,
-                             ranges, runtime_lists, runtime_sorting, sorting, statics,
+                             ranges, real_parts, runtime_lists, runtime_sorting, sorting, statics,
                              stdlib_calls, structures, syntax)
 from s2s_ad.rules import RULES
 from s2s_ad.rules import user as user_rules
@@ -89,6 +89,9 @@ class CallLowering:
     def _call(self, node: ast.Call, var: str | None, hint: str | None = None) -> ir.Operand:
         made = container_methods.call(self, node, var)
         if made is not None:  # `d.get(k, v)`, `xs.pop(0)`, `dict(a=x)`
+            return made
+        made = real_parts.call(self, node, var, hint)
+        if made is not None:  # `x.conjugate()`, `np.real(x)`
             return made
         if isinstance(node.func, ast.Name) and node.func.id not in self.env \
                 and self.resolve(node.func) is builtins.range:
