@@ -37,9 +37,9 @@ import types
 import numpy
 
 from s2s_ad import ir
-from s2s_ad.frontend import (conditions, list_joins, list_stacks, masked_reductions, numpy_attrs,
-                             numpy_more, param_uses, runtime_checks, structures, torch_names,
-                             write_dtypes)
+from s2s_ad.frontend import (conditions, index_exprs, list_joins, list_stacks, masked_reductions,
+                             numpy_attrs, numpy_more, param_uses, runtime_checks, structures,
+                             torch_names, write_dtypes)
 from s2s_ad.frontend.numpy_index import VIEW_CALLS, ArrayIndexing
 from s2s_ad.rules import RULES
 from s2s_ad.rules.numpy import BROADCASTING, SAME_SHAPE
@@ -545,6 +545,10 @@ class ArrayLowering(ArrayIndexing):
             raise self.src.error(arg, f"`{what}` of a list or tuple built elsewhere is not "
                                  "supported; write the entries out (`np.array([a, b])`)")
         if isinstance(value, ir.Value) and value.kind == "list":  # a list of any length
+            if index_exprs.holds_ints(self, value):  # np.array(keep): an index array
+                out = self.index_list(value, node)
+                self.index_values.add(id(out))
+                return out
             return list_stacks.stack(self, value, 0, node, var)
         if fn is numpy.asarray:
             return value
