@@ -139,6 +139,8 @@ def _runtime_list(lo, node: ast.expr) -> bool:
     a comprehension :func:`runtime` makes one of."""
     if list_slices.is_runtime_slice(lo, node):
         return True
+    if isinstance(node, ast.BinOp) and structures.repeated(node) is not None:
+        return True  # `[c] * n`: a list made when the code runs
     if isinstance(node, ast.ListComp):
         return any(over_runtime_list(lo, g.iter) or bool(g.ifs) or _reversed(lo, g.iter)
                    for g in node.generators)
@@ -207,11 +209,15 @@ def _copy(node: ast.AST) -> ast.AST:
 
 
 def _located(stmt: ast.stmt, node: ast.expr) -> None:
-    """Every node the loop is built of, where the comprehension is (so that a
-    refusal inside it points at the comprehension)."""
+    """Every node the loop is built of where the comprehension is (so that a
+    refusal of the loop points at the comprehension), but the parts of the
+    comprehension it copies, which keep their own places: a refusal inside
+    the item points at it, and a message quoting it quotes that code (not the
+    whole comprehension in place of each name)."""
     for n in walk(stmt):
-        n.lineno, n.col_offset = node.lineno, node.col_offset
-        n.end_lineno, n.end_col_offset = node.end_lineno, node.end_col_offset
+        if getattr(n, "lineno", None) is None:
+            n.lineno, n.col_offset = node.lineno, node.col_offset
+            n.end_lineno, n.end_col_offset = node.end_lineno, node.end_col_offset
 
 
 def _store(target: ast.expr) -> ast.expr:
@@ -227,4 +233,4 @@ class _Rename(ast.NodeTransformer):
 
     def visit_Name(self, node: ast.Name):
         new = self.renames.get(node.id)
-        return ast.Name(new, node.ctx) if new else node
+        return ast.copy_location(ast.Name(new, node.ctx), node) if new else node

@@ -239,6 +239,17 @@ def is_structure(value) -> bool:
     return isinstance(value, (tuple, StaticList, StaticDict, StaticObject))
 
 
+def repeated(node: ast.BinOp) -> tuple[ast.expr, ast.expr] | None:
+    """``(item, count)`` for ``[item] * count`` or ``count * [item]``."""
+    if not isinstance(node.op, ast.Mult):
+        return None
+    for lst, count in ((node.left, node.right), (node.right, node.left)):
+        if isinstance(lst, ast.List) and len(lst.elts) == 1 \
+                and not isinstance(lst.elts[0], ast.Starred):
+            return lst.elts[0], count
+    return None
+
+
 def describe(value) -> str:
     if isinstance(value, tuple):
         return "a tuple"
@@ -705,6 +716,8 @@ def builtin(lo, fn, node: ast.Call, var: str | None, hint: str | None):
     elif isinstance(arg, (ast.Subscript, ast.Attribute)):
         value = lo.expr(arg)  # `sum(d["ys"])`, `len(out.ys)`: a structure's item, maybe
         # a list of any length a helper returned in it
+    elif isinstance(arg, ast.BinOp):
+        value = lo.expr(arg)  # `sum([x] * 3)`, `len(xs + ys)`: maybe a list made when it runs
     else:
         value = lo.runtime_comprehension(arg)  # `sum(f(v) for v in xs)`, xs of any length
     if value is not None and is_runtime(lo, value):
