@@ -211,7 +211,7 @@ class CallLowering:
         if prim == "math.log" and len(args) == 2:
             prim = "math.log_base"
         if prim == "round" and len(args) == 2:
-            raise self.src.error(node, "`round(x, ndigits)` is not supported")
+            prim = "round.digits"
         rule = RULES[prim]
         if len(args) != rule.arity:
             raise self.src.error(node, f"`{ast.unparse(node.func)}` takes {rule.arity} "
@@ -477,6 +477,17 @@ class CallLowering:
                 return getattr(builtins, node.id)
             raise self.src.error(node, f"name `{node.id}` is not defined")
         if isinstance(node, ast.Attribute):
+            held = self.env.get(node.value.id) if isinstance(node.value, ast.Name) else None
+            if isinstance(held, (tuple, structures.StaticList, structures.StaticDict)) or (
+                    isinstance(held, ir.Value) and held.kind in ("list", "tuple")):
+                # `xs.index(v)`, `xs.count(v)`: a method the lowering does not read
+                raise self.src.error(node, f"`{ast.unparse(node)}`: `{node.value.id}` is "
+                                     f"{structures.describe(held)}; s2s-ad reads its items, "
+                                     "`len`, `sum`, loops over it and the methods append, "
+                                     "extend, pop, insert, reverse, sort, copy (of a dict: "
+                                     "get, items, keys, values, update), not "
+                                     f"`.{node.attr}`: write it as a loop over "
+                                     f"`range(len({node.value.id}))`")
             base = self.resolve(node.value)
             if isinstance(base, type) and isinstance(
                     inspect.getattr_static(base, node.attr, None), (staticmethod, classmethod)):
