@@ -232,3 +232,305 @@ def conjugate_is_itself(x):
     z = y.conjugate()  # y itself, as NumPy returns a real array's conjugate
     z[0] = 5.0
     return np.sum(y * x)
+
+
+# -- 7. np.where whose discarded side is nan or infinite ------------------------------
+
+def where_compared(a):
+    return np.sum(np.where(a > 0, np.sqrt(a), 0.0) * a)
+
+
+def where_two_arrays(a, b):
+    return np.sum(np.where(a > b, np.sqrt(a - b), 0.0))
+
+
+def where_inverted(a):
+    return np.sum(np.where(~(a <= 0), np.sqrt(a), 0.0))
+
+
+def where_logical_not(a):
+    return np.sum(np.exp(np.where(np.logical_not(a <= 0), np.log(a), -1.0)))
+
+
+def where_or(a):
+    return np.sum(np.where((a > 2.0) | (a > 0.5), np.sqrt(a), 0.0))
+
+
+def where_xor(a):
+    return np.sum(np.where((a > 0) ^ (a > 5.0), np.sqrt(a), 0.0))
+
+
+def where_isnan(a):
+    r = np.sqrt(a)
+    return np.sum(np.where(np.isnan(r), 0.0, r))
+
+
+def where_nested(a):
+    return np.sum(np.where(a <= 0, 0.0, np.where(a > 1, np.log(a - 1.0), np.sqrt(a))))
+
+
+def where_safe_mean(S, n):
+    return np.sum(np.where(n > 0, S / n, 0.0))
+
+
+def where_guarded_operand(a):
+    r = np.sqrt(np.where(a > 0, a, 1.0))  # the rewrite: any reads of r
+    return np.sum(np.where(a > 0, r, 0.0)) + r[0] * np.sum(r[1:])
+
+
+# -- more of the same: numerical Python as people write it ----------------------------
+
+def mean_square(xs):
+    return sum(x * x for x in xs) / len(xs)
+
+
+def mirrored_products(xs):
+    n = len(xs)
+    return sum(xs[i] * xs[n - 1 - i] for i in range(n // 2))
+
+
+def dot_zip(xs, ys):
+    return sum(a * b for a, b in zip(xs, ys))
+
+
+def weighted_enumerate(xs):
+    s = 0.0
+    for i, x in enumerate(xs):
+        s += (i + 1) * x ** 2
+    return s
+
+
+def sorted_ends(xs):
+    ys = sorted(xs)
+    return ys[0] * ys[-1] + ys[len(ys) // 2]
+
+
+def keyed_extremes(xs):
+    return max(xs, key=abs) * min(xs, key=lambda v: (v - 0.5) ** 2)
+
+
+def any_negative(xs):
+    if any(x < 0 for x in xs):
+        return sum(abs(x) for x in xs)
+    return sum(xs)
+
+
+def all_above(xs):
+    if all(x > -2.0 for x in xs):
+        return math.prod(xs)
+    return 0.0
+
+
+def activation(x, kind="relu"):
+    if kind == "relu":
+        return max(x, 0.0)
+    elif kind == "tanh":
+        return math.tanh(x)
+    elif kind == "softplus":
+        return math.log1p(math.exp(x))
+    raise ValueError(f"unknown activation {kind!r}")
+
+
+def checked_log(x):
+    if x <= 0:
+        raise ValueError(f"x must be positive, got {x:.3f}")
+    return math.log(x) * math.sqrt(x)
+
+
+def asserted_ratio(x, y):
+    assert y != 0.0, "y must be nonzero"
+    return x / y + math.atan2(x, y)
+
+
+def running_best(xs):
+    best = xs[0]
+    for x in xs[1:]:
+        if x > best:
+            best = x
+    return best * sum(xs)
+
+
+def first_above(xs, target):
+    for i, x in enumerate(xs):
+        if x > target:
+            return x * i
+    return target * 2.0
+
+
+def path_length(xs):
+    total = 0.0
+    for i in range(1, len(xs)):
+        total += (xs[i] - xs[i - 1]) ** 2
+    return math.sqrt(total)
+
+
+def window_mean(xs, k):
+    window = xs[k:k + 3]
+    return sum(window) / len(window)
+
+
+def harmonic_weights(xs):
+    weights = [1.0 / (i + 1) for i in range(len(xs))]
+    return sum(w * x for w, x in zip(weights, xs))
+
+
+def exp_series(x, n):
+    terms = [x ** k / math.factorial(k) for k in range(n)]
+    return sum(terms)
+
+
+def sample_std(xs):
+    m = sum(xs) / len(xs)
+    var = sum((x - m) ** 2 for x in xs) / (len(xs) - 1)
+    return math.sqrt(var)
+
+
+def consecutive_pairs(xs):
+    pairs = list(zip(xs, xs[1:]))
+    return sum(a * b for a, b in pairs)
+
+
+def argmax_by_key(xs):
+    idx = max(range(len(xs)), key=lambda i: xs[i])
+    return xs[idx] * 2.0
+
+
+def split_signs(xs):
+    return sum(x for x in xs if x > 0) - sum(x for x in xs if x <= 0)
+
+
+def halves(xs):
+    mid = len(xs) // 2
+    left, right = xs[:mid], xs[mid:]
+    return sum(left) * sum(right)
+
+
+def reduced(x, mode="mean"):
+    vals = [x, 2 * x, 3 * x]
+    if mode == "mean":
+        return sum(vals) / len(vals)
+    if mode == "max":
+        return max(vals)
+    raise ValueError(f"bad mode: {mode}")
+
+
+def horner_reversed(xs):
+    acc = 1.0
+    for x in reversed(xs):
+        acc = acc * x + 1.0
+    return acc
+
+
+def rounded_offset(x):
+    return x * x + round(x, 2) + round(x * 10.0, 0)
+
+
+def by_rank(xs):
+    ranks = sorted(range(len(xs)), key=lambda i: xs[i])
+    return sum(xs[r] * k for k, r in enumerate(ranks))
+
+
+def prefix_sums(xs):
+    cum = []
+    s = 0.0
+    for x in xs:
+        s += x
+        cum.append(s)
+    return sum(c * c for c in cum)
+
+
+def strided_products(xs, n):
+    out = 0.0
+    for i in range(0, n, 2):
+        out += xs[i] * xs[i + 1]
+    return out
+
+
+def partial_sums_until(x):
+    s = 0.0
+    for i in range(10):
+        s += x / (i + 1)
+        if s > 3.0:
+            break
+    return s
+
+
+def empty_or_last(xs):
+    if not xs:
+        return 0.0
+    return xs[-1] * len(xs)
+
+
+def typed_sum(xs):
+    for x in xs:
+        if not isinstance(x, float):
+            raise TypeError(f"expected floats, got {type(x).__name__}")
+    return sum(xs)
+
+
+def neighbours_both_ways(xs):
+    n = len(xs)
+    return sum(xs[i] * xs[j] for i in range(n) for j in range(n) if abs(i - j) == 1)
+
+
+def log_sum_exp(xs):
+    m = max(xs)
+    return m + math.log(sum(math.exp(x - m) for x in xs))
+
+
+def repeated_sum(x):
+    return sum([x] * 3) + [x, x * x][1] + len([x] * 4 + [x]) * x
+
+
+def binomial_poly(x, n):
+    return sum(math.comb(n, k) * x ** k for k in range(n + 1)) + math.perm(n, 2) * x
+
+
+def distance_to_origin(xs):
+    return math.dist(xs, [0.0] * len(xs))
+
+
+def sinc(x):
+    return 1.0 if math.isclose(x, 0.0) else math.sin(x) / x
+
+
+def close_or_apart(x, y):
+    if math.isclose(x, y, rel_tol=1e-3, abs_tol=1e-6):
+        return x * y
+    return x - y
+
+
+def cyclic_products(x):
+    n = len(x)
+    return sum(x[i] * x[(i + 1) % n] for i in range(n))
+
+
+def std_of_list(xs):
+    return np.std(np.array(xs)) * float(len(xs))
+
+
+def regression_loss(w, xs, ys):
+    loss = 0.0
+    for x, y in zip(xs, ys):
+        pred = w[0] + w[1] * x
+        loss += (pred - y) ** 2
+    return loss / len(xs)
+
+
+def min_max_scaled(xs):
+    lo, hi = min(xs), max(xs)
+    return sum((x - lo) / (hi - lo) for x in xs)
+
+
+def position_of_largest(xs):
+    i = xs.index(max(xs))
+    return xs[i] * i
+
+
+def table_of_functions(x, kind="tanh"):
+    table = {"tanh": math.tanh, "sin": math.sin}
+    return table[kind](x)
+
+
+def unknown_in_comprehension(x, n):
+    return sum([x * math.nextafter(k, 1.0) for k in range(n)])

@@ -206,6 +206,111 @@ def test_explain_shows_the_read_added_into():
     check(S.shifted_product, [A4, y], [0, 1])
 
 
+# -- 7. np.where whose discarded side is nan or infinite -----------------------------------
+
+NEG = np.array([-1.0, -0.3, 0.3, 0.7, 1.7, 2.5])
+
+
+@pytest.mark.parametrize("f, args", [
+    (S.where_compared, [NEG]),
+    (S.where_two_arrays, [NEG, np.array([0.5, -0.5, 0.1, 0.9, 0.2, 3.0])]),
+    (S.where_inverted, [NEG]),
+    (S.where_logical_not, [NEG]),
+    (S.where_or, [NEG]),
+    (S.where_xor, [NEG]),
+    (S.where_isnan, [NEG]),
+    (S.where_nested, [NEG]),
+    (S.where_safe_mean, [np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]), np.array([0.0, 2.0, 0.5])]),
+    (S.where_guarded_operand, [NEG]),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_where_keeps_the_discarded_nan_out(f, args):
+    """The forms docs/numerics.md lists: where the discarded side is nan (a
+    root, a log of a negative, a division by 0), the gradient is the
+    function's, 0 there, in grad, vjp and jvp, and hvp holds no nan."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (NumPy's, for the discarded side)
+        # (n at 0 is a jump of S / n: central differences there only for S)
+        check(f, args, [0] if f is S.where_safe_mean else list(range(len(args))))
+        g = s2s_ad.grad(f, wrt=list(range(len(args))))(*args)
+        assert not any(np.isnan(np.asarray(x)).any() for x in (g if len(args) > 1 else [g]))
+        if len(args) == 1:
+            assert not np.isnan(s2s_ad.hvp(f)(args[0], np.ones_like(args[0]))).any()
+
+
+# -- more of the same ---------------------------------------------------------------------
+
+X5 = [0.7, -1.3, 0.4, 1.1, 0.9]
+Y5 = [0.2, 0.5, -0.8, 1.3, 0.6]
+
+
+@pytest.mark.parametrize("f, args, wrt", [
+    (S.mean_square, [X5], [0]), (S.mirrored_products, [X5], [0]), (S.dot_zip, [X5, Y5], [0, 1]),
+    (S.weighted_enumerate, [X5], [0]), (S.sorted_ends, [X5], [0]),
+    (S.keyed_extremes, [X5], [0]), (S.any_negative, [X5], [0]), (S.any_negative, [Y5[:2]], [0]),
+    (S.all_above, [X5], [0]), (S.activation, [0.7], [0]), (S.activation, [-0.7, "tanh"], [0]),
+    (S.activation, [0.7, "softplus"], [0]), (S.checked_log, [0.7], [0]),
+    (S.asserted_ratio, [0.7, -1.2], [0, 1]), (S.running_best, [X5], [0]),
+    (S.first_above, [X5, 0.8], [0]), (S.first_above, [X5, 2.0], [0, 1]),
+    (S.path_length, [X5], [0]), (S.window_mean, [X5, 1], [0]), (S.harmonic_weights, [X5], [0]),
+    (S.exp_series, [0.7, 6], [0]), (S.sample_std, [X5], [0]), (S.consecutive_pairs, [X5], [0]),
+    (S.argmax_by_key, [X5], [0]), (S.split_signs, [X5], [0]), (S.halves, [X5], [0]),
+    (S.reduced, [0.7], [0]), (S.reduced, [0.7, "max"], [0]), (S.horner_reversed, [X5], [0]),
+    (S.rounded_offset, [0.7321], [0]), (S.by_rank, [X5], [0]), (S.prefix_sums, [X5], [0]),
+    (S.strided_products, [X5 + [0.3], 6], [0]), (S.partial_sums_until, [0.7], [0]),
+    (S.partial_sums_until, [2.7], [0]), (S.empty_or_last, [X5], [0]), (S.typed_sum, [X5], [0]),
+    (S.neighbours_both_ways, [X5], [0]), (S.log_sum_exp, [X5], [0]), (S.repeated_sum, [0.7], [0]),
+    (S.binomial_poly, [0.7, 4], [0]), (S.distance_to_origin, [X5], [0]), (S.sinc, [0.7], [0]),
+    (S.sinc, [0.0], [0]), (S.close_or_apart, [0.3, 0.3], [0, 1]),
+    (S.close_or_apart, [0.3, 0.4], [0, 1]), (S.cyclic_products, [np.array(X5)], [0]),
+    (S.std_of_list, [X5], [0]), (S.regression_loss, [[0.3, -0.2], X5, Y5], [0]),
+    (S.min_max_scaled, [X5], [0]),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_everyday_functions(f, args, wrt):
+    """Numerical Python as people write it: comprehensions, range arithmetic,
+    enumerate/zip, sorted, min/max with keys, any/all, string switches, math
+    functions, f-strings in checks, assert, isinstance, early returns. Those
+    refused before: exp_series and binomial_poly (math.factorial, math.comb:
+    functions of ints), rounded_offset (round(x, ndigits)), sinc and
+    close_or_apart (math.isclose), repeated_sum (sum([x] * 3)), std_of_list
+    through vjp (np.array of a list parameter of a known length)."""
+    check(f, args, wrt)
+
+
+@pytest.mark.parametrize("f, args, message", [
+    (S.position_of_largest, [X5], r"`xs.index`: `xs` is a list; s2s-ad reads its items"),
+    (S.table_of_functions, [0.7], r"`math.tanh` is a function, used here as a value"),
+    (S.exp_series, [0.7, 2.5], None),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_everyday_refusals_say_why(f, args, message):
+    """A list method s2s-ad does not read, a function kept in a dict: refused
+    at the code, saying what and the rewrite (were: "`xs` is a local value",
+    "`math.tanh` is not a number"); math.factorial of a float raises
+    TypeError where the code runs, as Python's."""
+    if message is None:
+        with pytest.raises(TypeError):
+            f(*args)
+        with pytest.raises(TypeError):
+            s2s_ad.grad(f, wrt=[0])(*args)
+        return
+    with pytest.raises(SourceError, match=message) as e:
+        s2s_ad.grad(f, wrt=[0])(*args)
+    assert "everyday_gaps48_src.py:" in str(e.value) and "^" in str(e.value)
+
+
+def test_message_inside_a_comprehension_quotes_the_code():
+    """A refusal inside a comprehension over a run-time range points at the
+    call and quotes it (the loop the comprehension stands for put the whole
+    comprehension's text in place of each name it quoted)."""
+    with pytest.raises(SourceError) as e:
+        s2s_ad.grad(S.unknown_in_comprehension, wrt=[0])(0.7, 3)
+    text = str(e.value)
+    assert "`math.nextafter` has no derivative rule" in text
+    assert text.splitlines()[0].split(":")[2] == "19" or "nextafter" in text.splitlines()[0]
+    caret = text.splitlines()[-1]
+    assert text.splitlines()[-2][len(caret) - 1:].startswith("math.nextafter(")
+
+
 # -- the CLI's file, in a fresh interpreter ---------------------------------------------
 
 CLI = [  # function, options, points, wrt
