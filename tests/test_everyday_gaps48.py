@@ -125,6 +125,33 @@ def test_parts_of_a_complex_value_raise(f, arg):
         s2s_ad.grad(f, wrt=[0])(*args)
 
 
+@pytest.mark.parametrize("f, args", [
+    (S.parts_of_number, [0.7, -1.3]),
+    (S.parts_of_array, [np.array([0.3, -0.5, 0.8])]),
+    (S.parts_in_helper, [0.7, -0.3]),
+    (S.range_tail, [0.7, 4]),
+    (S.leave_one_out, [A4, 1]),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_second_derivatives(f, args):
+    """The Hessian (the gradient of the JVP module, which reads back its own
+    check that `x` is not complex) against central differences of the
+    gradient."""
+    h = 1e-6
+    x = args[0]
+    g = s2s_ad.grad(f, wrt=[0])
+    hess = np.asarray(s2s_ad.hessian(f, wrt=[0])(*args), dtype=float)
+    size = np.size(x)
+    want = np.zeros((size, size))
+    for k in range(size):
+        up, down = np.array(x, dtype=float), np.array(x, dtype=float)
+        up.flat[k] += h
+        down.flat[k] -= h
+        up = up if isinstance(x, np.ndarray) else float(up)
+        down = down if isinstance(x, np.ndarray) else float(down)
+        want[:, k] = (np.ravel(g(up, *args[1:])) - np.ravel(g(down, *args[1:]))) / (2 * h)
+    np.testing.assert_allclose(np.reshape(hess, (size, size)), want, rtol=1e-5, atol=1e-6)
+
+
 def test_parts_checked_once_per_value():
     text = s2s_ad.gradient_source(S.parts_of_number)
     assert text.count("raise TypeError") == 2  # x and y, each once

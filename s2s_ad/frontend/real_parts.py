@@ -19,7 +19,9 @@ differentiable function of it), so the generated code checks, where it
 runs, that ``x`` is not complex, and raises ``TypeError`` naming the
 expression otherwise (a ``check`` op, :mod:`s2s_ad.frontend.runtime_checks`).
 The value kept is ``x`` itself: the gradient is that of the code without
-the attribute.
+the attribute. :func:`read_back` reads the check a generated module makes
+as the same op, so the module is differentiated again (``hessian``,
+``hvp``, the gradient of a ``grad -o`` file).
 
 Before → after, for ``y = x.real * x.imag + x.conjugate()``::
 
@@ -39,7 +41,10 @@ import numpy
 from s2s_ad import ir
 from s2s_ad.frontend.runtime_checks import raise_unless
 
-__all__ = ["attribute", "call"]
+__all__ = ["attribute", "call", "read_back"]
+
+_IS_COMPLEX = "isinstance({x}, complex) or getattr(getattr({x}, 'dtype', None), 'kind', '') == 'c'"
+"""The text of rule ``is_complex`` (rules/numpy.py), as ``ast.unparse`` prints it."""
 
 _NUMPY = {numpy.real: "real", numpy.imag: "imag", numpy.conj: "conj", numpy.conjugate: "conj"}
 """NumPy's functions of the same parts, by the attribute or method each reads."""
@@ -71,6 +76,23 @@ def call(lo, node: ast.Call, var: str | None, hint: str | None):
     except TypeError:  # (an object NumPy's functions cannot be looked up by)
         return None
     return None if part is None else _part(lo, part, node.args[0], node, var, hint)
+
+
+def read_back(lo, node: ast.expr, var: str | None = None) -> ir.Value | None:
+    """``node`` as an ``is_complex`` op where it is that rule's text: the
+    check a generated module makes before ``x.real``, read back (a second
+    derivative differentiates that module). None for anything else."""
+    if not (isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or)
+            and len(node.values) == 2 and isinstance(node.values[0], ast.Call)
+            and len(node.values[0].args) == 2):
+        return None
+    x = node.values[0].args[0]
+    if any(lo.src.globals.get(n, getattr(builtins, n)) is not getattr(builtins, n)
+           or n in lo.env for n in ("isinstance", "complex", "getattr")):
+        return None
+    if ast.unparse(node) != _IS_COMPLEX.format(x=ast.unparse(x)):
+        return None
+    return lo.emit("is_complex", [lo.expr(x)], node, var, hint="is_complex")
 
 
 def _part(lo, part: str, base: ast.expr, node: ast.expr, var, hint) -> ir.Operand:
