@@ -171,6 +171,8 @@ def _loop_note(line: Line, sw: ControlSweep) -> str:
 def _text(line: Line, sw: ControlSweep) -> str:
     if line.kind == "seed":
         return f"{sw.seed} = 1.0"
+    if line.folded:  # (the statement above does it: `dx = added_into(c, x, i, g)`)
+        return f"  and {line.text} (in added_into)"
     return line.text
 
 

@@ -162,6 +162,8 @@ class Line:
     """What it assigns or adds (``e``); for a loop or if, the head's iterable or test."""
     loops: list = field(default_factory=list)
     """The forward loops whose reverses hold this line, outermost first."""
+    folded: bool = False
+    """A contribution the statement before adds in (``added_into``), not a statement."""
 
     @property
     def reads(self) -> list[str]:
@@ -275,7 +277,22 @@ def _lines(stmts: list, code: CodeFunction, loops: list) -> list[Line]:
             out.append(_block(s, code, loops))
         elif s.node is not None:
             out.append(_line(s, code, loops))
+            if s.folded is not None:
+                out.append(_folded(s, code, loops))
     return out
+
+
+def _folded(s: Stmt, code: CodeFunction, loops: list) -> Line:
+    """The read ``x[i]`` whose adjoint ``g`` the statement ``dx =
+    added_into(c, x, i, g)`` adds into ``dx[i]``: a line of its own, shown as
+    ``dx[i] += g`` (what the helper does), after the contribution ``c``."""
+    target, (_, _, index, g) = s.node.targets[0], s.node.value.args
+    shown = copy.copy(s.folded)
+    shown.node = ast.AugAssign(ast.Subscript(ast.Name(target.id, ast.Load()), index, ast.Store()),
+                               ast.Add(), g)
+    line = _line(shown, code, loops)
+    line.folded = True
+    return line
 
 
 def _block(b: Block, code: CodeFunction, loops: list) -> Line:

@@ -213,13 +213,20 @@ def test_the_cli_modules_run_in_a_fresh_interpreter(tmp_path, name):
                                                abs=1e-7)
 
 
-def test_what_stays_refused_is_refused_there():
+def test_two_for_clauses_are_nested_loops():
+    """(Refused before: "comprehensions with more than one `for`"; more in
+    tests/test_everyday_gaps48.py.)"""
     def two_fors(cs, x):
         return sum([a * b * x for a in cs for b in cs])
 
-    with pytest.raises(s2s_ad.SourceError, match="more than one `for`") as err:
-        s2s_ad.grad(two_fors, wrt=(0, 1))([0.1, 0.2], 0.5)
-    assert "test_comprehensions.py:" in str(err.value) and "^" in str(err.value)
+    cs, x = [0.1, 0.2, -0.4], 0.5
+    got = s2s_ad.grad(two_fors, wrt=(0, 1))(cs, x)
+    want = [[(two_fors([c + H * (k == j) for k, c in enumerate(cs)], x)
+              - two_fors([c - H * (k == j) for k, c in enumerate(cs)], x)) / (2 * H)
+             for j in range(len(cs))],
+            (two_fors(cs, x + H) - two_fors(cs, x - H)) / (2 * H)]
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-6, atol=1e-8)
+    assert got[1] == pytest.approx(want[1], rel=1e-6)
 
 
 def test_an_if_over_a_list_known_while_lowering():

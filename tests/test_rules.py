@@ -10,6 +10,7 @@ from s2s_ad import verify
 from s2s_ad.rules import RULES
 from s2s_ad.rules.numpy import NUMPY_RULES
 from s2s_ad.rules.numpy_more import NUMPY_MORE_RULES
+from s2s_ad.rules import scalar as scalar_rules
 from s2s_ad.rules.own import OWN_RULES
 
 # NumPy rules are checked on arrays, against finite differences and sympy, in
@@ -66,8 +67,27 @@ def test_partials_match_sympy(rule):
                 assert abs(value) < 1e-40, f"{rule.prim} ∂/∂{'xy'[i]}: sympy {want}, rule {got}"
 
 
-@pytest.mark.parametrize("rule", [r for r in SCALAR if all(p is None for p in r.partials)],
-                         ids=lambda r: r.prim)
+INTS = [r for r in SCALAR if r.domain == scalar_rules.INTS]
+
+
+@pytest.mark.parametrize("rule", INTS, ids=lambda r: r.prim)
+def test_functions_of_ints(rule):
+    """A function of ints (``math.comb``): Python's value at ints, an int;
+    a float raises TypeError, as Python's does (no value to differentiate)."""
+    import math
+    code = compile(ast.Expression(rule.forward_ast), "<rule>", "eval")
+    rng = random.Random(rule.prim)
+    for _ in range(20):
+        vals = [rng.randint(*_domain(rule, i)) for i in range(rule.arity)]
+        got = eval(code, {"math": math}, dict(zip("xy", vals)))
+        assert type(got) is int
+        assert got == getattr(math, rule.prim.split(".")[1])(*vals)
+    with pytest.raises(TypeError):
+        eval(code, {"math": math}, dict(zip("xy", [2.5] * rule.arity)))
+
+
+@pytest.mark.parametrize("rule", [r for r in SCALAR if all(p is None for p in r.partials)
+                                  and r not in INTS], ids=lambda r: r.prim)
 def test_zero_rules_are_piecewise_constant(rule):
     """A rule that propagates nothing must have a zero derivative wherever
     one exists: check at random points with a central difference."""
@@ -76,8 +96,13 @@ def test_zero_rules_are_piecewise_constant(rule):
     rng = random.Random(rule.prim)
     code = compile(ast.Expression(rule.forward_ast), "<rule>", "eval")
     for _ in range(20):
-        vals = [rng.uniform(0.1, 3.0) for _ in range(rule.arity)]
+        # (an operand whose domain is ints, `round`'s ndigits, an int)
+        ints = [all(type(b) is int for b in _domain(rule, i)) for i in range(rule.arity)]
+        vals = [rng.randint(*_domain(rule, i)) if ints[i] else rng.uniform(0.1, 3.0)
+                for i in range(rule.arity)]
         for i in range(rule.arity):
+            if ints[i]:
+                continue
             h = 1e-9
             up, down = list(vals), list(vals)
             up[i] += h

@@ -90,6 +90,10 @@ class Stmt:
     "recompute" (a forward value computed again instead of taped)."""
     control: object = None
     """For a statement with a ``role``: the ``If``/``For``/``While`` it belongs to."""
+    folded: "Stmt | None" = None
+    """For ``dx = added_into(c, x, i, g)``: the statement, no longer written,
+    whose contribution ``g`` (a read ``x[i]``) it adds into ``dx[i]``
+    (:mod:`s2s_ad.reverse.scatters`); ``explain`` and ``graph`` show both."""
 
 
 @dataclass(eq=False)

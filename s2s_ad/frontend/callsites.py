@@ -35,7 +35,7 @@ from s2s_ad.frontend import (bound_partials, callees, closures, conditions, cont
                              flatten_forms, funargs,
                              index_checks, index_exprs, jax_names, list_slices, numpy_forms,
                              own_helpers, pair_layout, passing,
-                             ranges, runtime_lists, runtime_sorting, sorting, statics,
+                             ranges, real_parts, runtime_lists, runtime_sorting, sorting, statics,
                              stdlib_calls, structures, syntax)
 from s2s_ad.rules import RULES
 from s2s_ad.rules import user as user_rules
@@ -90,6 +90,9 @@ class CallLowering:
     def _call(self, node: ast.Call, var: str | None, hint: str | None = None) -> ir.Operand:
         made = container_methods.call(self, node, var)
         if made is not None:  # `d.get(k, v)`, `xs.pop(0)`, `dict(a=x)`
+            return made
+        made = real_parts.call(self, node, var, hint)
+        if made is not None:  # `x.conjugate()`, `np.real(x)`
             return made
         if isinstance(node.func, ast.Name) and node.func.id not in self.env \
                 and self.resolve(node.func) is builtins.range:
@@ -211,7 +214,7 @@ class CallLowering:
         if prim == "math.log" and len(args) == 2:
             prim = "math.log_base"
         if prim == "round" and len(args) == 2:
-            raise self.src.error(node, "`round(x, ndigits)` is not supported")
+            prim = "round.digits"
         rule = RULES[prim]
         if len(args) != rule.arity:
             raise self.src.error(node, f"`{ast.unparse(node.func)}` takes {rule.arity} "
@@ -479,6 +482,17 @@ class CallLowering:
                 return getattr(builtins, node.id)
             raise self.src.error(node, f"name `{node.id}` is not defined")
         if isinstance(node, ast.Attribute):
+            held = self.env.get(node.value.id) if isinstance(node.value, ast.Name) else None
+            if isinstance(held, (tuple, structures.StaticList, structures.StaticDict)) or (
+                    isinstance(held, ir.Value) and held.kind in ("list", "tuple")):
+                # `xs.index(v)`, `xs.count(v)`: a method the lowering does not read
+                raise self.src.error(node, f"`{ast.unparse(node)}`: `{node.value.id}` is "
+                                     f"{structures.describe(held)}; s2s-ad reads its items, "
+                                     "`len`, `sum`, loops over it and the methods append, "
+                                     "extend, pop, insert, reverse, sort, copy (of a dict: "
+                                     "get, items, keys, values, update), not "
+                                     f"`.{node.attr}`: write it as a loop over "
+                                     f"`range(len({node.value.id}))`")
             base = self.resolve(node.value)
             if isinstance(base, type) and isinstance(
                     inspect.getattr_static(base, node.attr, None), (staticmethod, classmethod)):

@@ -82,34 +82,43 @@ def _reversed(lo, node: ast.expr) -> bool:
 def runtime(lo, node: ast.ListComp | ast.GeneratorExp, var: str | None = None):
     """The list ``node`` makes, as the loop it stands for, or None (see the
     module docstring): a list of any length (an ``ir.Value``), or one known
-    while lowering where the loop was unrolled and appended to unconditionally."""
-    if len(node.generators) != 1 or node.generators[0].is_async:
-        return None
-    gen = node.generators[0]
-    if not (over_runtime_list(lo, gen.iter) or gen.ifs or _reversed(lo, gen.iter)):
+    while lowering where the loop was unrolled and appended to unconditionally.
+    Several ``for`` clauses are loops nested in their order, each ``if`` inside
+    the loop of the clause it follows, as Python runs them."""
+    gens = node.generators
+    if any(g.is_async for g in gens) or not any(
+            over_runtime_list(lo, g.iter) or g.ifs or _reversed(lo, g.iter) for g in gens):
         return None
     # the comprehension's own variables: renamed where they would hide a
     # variable of the function; and a name for its list
-    renames = {t.id: _unused(lo, t.id) for t in walk(gen.target)
+    renames = {t.id: _unused(lo, t.id) for g in gens for t in walk(g.target)
                if isinstance(t, ast.Name) and t.id in lo.env}
     items = _unused(lo, var or "items")
-    own = [t.id for t in walk(gen.target) if isinstance(t, ast.Name)]
-    rename = _Rename(renames)
-    target = rename.visit(_copy(gen.target))
-    elt = rename.visit(_copy(node.elt))
-    conds = [rename.visit(_copy(c)) for c in gen.ifs]
-    append: ast.stmt = ast.Expr(ast.Call(ast.Attribute(ast.Name(items, ast.Load()), "append",
-                                                       ast.Load()), [elt], []))
-    for cond in reversed(conds):
-        append = ast.If(cond, [append], [])
+    own = [t.id for g in gens for t in walk(g.target) if isinstance(t, ast.Name)]
     start = [ast.Assign([ast.Name(items, ast.Store())], ast.List([], ast.Load()))]
-    over = _copy(gen.iter)
-    if isinstance(over, (ast.List, ast.Tuple)):  # a display: a loop runs over it by name
-        seq = _unused(lo, "seq")
-        own.append(seq)
-        start.insert(0, ast.Assign([ast.Name(seq, ast.Store())], over))
-        over = ast.Name(seq, ast.Load())
-    loop = ast.For(_store(target), over, [append], [], None)
+    seen: dict[str, str] = {}  # the renames of the clauses so far: what a clause reads
+    heads = []
+    for k, gen in enumerate(gens):
+        over = _Rename(dict(seen)).visit(_copy(gen.iter))
+        if k == 0 and isinstance(over, (ast.List, ast.Tuple)):
+            # a display: a loop runs over it by name
+            seq = _unused(lo, "seq")
+            own.append(seq)
+            start.insert(0, ast.Assign([ast.Name(seq, ast.Store())], over))
+            over = ast.Name(seq, ast.Load())
+        seen.update((t.id, renames[t.id]) for t in walk(gen.target)
+                    if isinstance(t, ast.Name) and t.id in renames)
+        rename = _Rename(dict(seen))
+        heads.append((rename.visit(_copy(gen.target)), over,
+                      [rename.visit(_copy(c)) for c in gen.ifs]))
+    elt = _Rename(renames).visit(_copy(node.elt))
+    body: ast.stmt = ast.Expr(ast.Call(ast.Attribute(ast.Name(items, ast.Load()), "append",
+                                                     ast.Load()), [elt], []))
+    for target, over, conds in reversed(heads):
+        for cond in reversed(conds):
+            body = ast.If(cond, [body], [])
+        body = ast.For(_store(target), over, [body], [], None)
+    loop = body
     for stmt in (*start, loop):
         _located(stmt, node)
     # the list may be made inside a loop or branch: one per run of its body
@@ -130,9 +139,11 @@ def _runtime_list(lo, node: ast.expr) -> bool:
     a comprehension :func:`runtime` makes one of."""
     if list_slices.is_runtime_slice(lo, node):
         return True
-    if isinstance(node, ast.ListComp) and len(node.generators) == 1:
-        gen = node.generators[0]
-        return over_runtime_list(lo, gen.iter) or bool(gen.ifs) or _reversed(lo, gen.iter)
+    if isinstance(node, ast.BinOp) and structures.repeated(node) is not None:
+        return True  # `[c] * n`: a list made when the code runs
+    if isinstance(node, ast.ListComp):
+        return any(over_runtime_list(lo, g.iter) or bool(g.ifs) or _reversed(lo, g.iter)
+                   for g in node.generators)
     value = lo.env.get(node.id) if isinstance(node, ast.Name) else None
     return isinstance(value, ir.Value) and value.kind == "list" and (
         structures.is_runtime(lo, value) or id(value) in lo.grown)
@@ -198,11 +209,15 @@ def _copy(node: ast.AST) -> ast.AST:
 
 
 def _located(stmt: ast.stmt, node: ast.expr) -> None:
-    """Every node the loop is built of, where the comprehension is (so that a
-    refusal inside it points at the comprehension)."""
+    """Every node the loop is built of where the comprehension is (so that a
+    refusal of the loop points at the comprehension), but the parts of the
+    comprehension it copies, which keep their own places: a refusal inside
+    the item points at it, and a message quoting it quotes that code (not the
+    whole comprehension in place of each name)."""
     for n in walk(stmt):
-        n.lineno, n.col_offset = node.lineno, node.col_offset
-        n.end_lineno, n.end_col_offset = node.end_lineno, node.end_col_offset
+        if getattr(n, "lineno", None) is None:
+            n.lineno, n.col_offset = node.lineno, node.col_offset
+            n.end_lineno, n.end_col_offset = node.end_lineno, node.end_col_offset
 
 
 def _store(target: ast.expr) -> ast.expr:
@@ -218,4 +233,4 @@ class _Rename(ast.NodeTransformer):
 
     def visit_Name(self, node: ast.Name):
         new = self.renames.get(node.id)
-        return ast.Name(new, node.ctx) if new else node
+        return ast.copy_location(ast.Name(new, node.ctx), node) if new else node

@@ -34,7 +34,7 @@ import ast
 from s2s_ad import ir
 from s2s_ad.frontend import (array_kinds, conditions, dict_writes, guards, index_checks,
                              index_exprs, list_slices, loop_structures, own_helpers,
-                             runtime_lists, statics, structures, tuple_merges, unroll,
+                             real_parts, runtime_lists, statics, structures, tuple_merges, unroll,
                              write_dtypes)
 from s2s_ad.frontend.checkpoint import checkpoint_blocks, checkpoint_pragma
 from s2s_ad.frontend.iteration import Iteration, assigned_names
@@ -386,8 +386,8 @@ class ControlFlow(Iteration):
         ``a and b and c`` → ``(a and b) and c``: each operand after the first
         is lowered inside the branch that evaluates it, so it may hold its own
         conditional expressions and short-circuits."""
-        own = index_checks.is_int(self, node, var)  # s2s-ad's own check, read back
-        if own is not None:
+        own = index_checks.is_int(self, node, var) or real_parts.read_back(self, node, var)
+        if own is not None:  # s2s-ad's own check, read back
             return own
         is_or = isinstance(node.op, ast.Or)
         acc = self.condition(node.values[0])

@@ -111,6 +111,49 @@ def note(lo, prim: str, args: list, out: ir.Value, attrs: dict) -> None:
         lo.int_arrays.add(id(out))  # (array.setitem: an int written into it, refuse_write)
 
 
+def holds_ints(lo, seq: ir.Value) -> bool:
+    """Does ``seq``, a list grown at run time, hold ints only: is every item
+    appended to it, through the loops and branches that carry it, an int or
+    an item read from such a list (``keep = [j for j in range(n) if j !=
+    k]``, ``list(range(a, b))``, slices and sums of those)? ``np.array`` of it
+    is then the integer array NumPy makes, an index array."""
+    defs: dict = {}
+    sites = {id(ops): ops for ops in lo.op_site.values()}
+    sites[id(lo.ops)] = lo.ops
+    for ops in sites.values():
+        for node in ir.walk(ir.Region(ops, [])):
+            if isinstance(node, ir.Op):
+                defs[id(node.out)] = node
+            elif isinstance(node, ir.If):
+                defs.update((id(o), [r.yields[k] for r in node.regions])
+                            for k, o in enumerate(node.outs))
+            else:  # a loop: what it starts with and what each iteration yields
+                defs.update((id(o), [node.body.yields[k], node.inits[k]])
+                            for k, o in enumerate(node.outs))
+                defs.update((id(c), [node.body.yields[k], node.inits[k]])
+                            for k, c in enumerate(node.carried))
+    todo, seen = [seq], set()
+    while todo:
+        v = todo.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        d = defs.get(id(v)) if isinstance(v, ir.Value) else None
+        if isinstance(d, list):
+            todo += d
+        elif d is None or d.prim not in ("list.new", "list.append"):
+            return False
+        elif d.prim == "list.append":
+            todo.append(d.args[0])
+            item = d.args[1]
+            made = defs.get(id(item)) if isinstance(item, ir.Value) else None
+            if isinstance(made, ir.Op) and made.prim == "getitem":
+                todo.append(made.args[0])  # an item of another list of ints
+            elif not is_int(lo, item):
+                return False
+    return True
+
+
 def integers(lo, v) -> bool:
     """Is ``v`` an array of integers the function made (an index value, or
     an array of ints it builds and writes into)?"""

@@ -135,6 +135,13 @@ def iterated(lo, loop: ast.For) -> tuple[ast.For, list[str]]:
         return names
 
     def replace(node: ast.expr) -> ast.expr:
+        if _made_here(node):
+            # `for i in list(range(n))[1:]`, `for v in [f(t) for t in xs]`: Python
+            # makes the list once, before the loop; the loop iterates over it by name
+            name = ast.unparse(node)
+            lo.env[name] = lo.expr(node)
+            temps.append(name)
+            return ast.copy_location(ast.Name(name, ast.Load()), node)
         if is_runtime_slice(lo, node, params=True):
             # (a list parameter of a known length too: a loop reads it by position)
             value = subscript(lo, node, None, params=True)
@@ -161,6 +168,16 @@ def iterated(lo, loop: ast.For) -> tuple[ast.For, list[str]]:
     loop = copy.copy(loop)
     loop.iter = it
     return loop, temps
+
+
+def _made_here(node: ast.expr) -> bool:
+    """A list the loop's header makes (``list(...)`` is a comprehension by
+    now, :mod:`s2s_ad.frontend.list_forms`): a comprehension or ``[c] * n``,
+    or a slice or an index of one."""
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    return isinstance(node, ast.ListComp) or isinstance(node, ast.BinOp) \
+        and structures.repeated(node) is not None  # `[c] * n`
 
 
 def _bound(lo, node: ast.expr | None, step: int, n: str, lower: bool, name_for) -> str:

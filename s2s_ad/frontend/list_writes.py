@@ -55,20 +55,9 @@ from s2s_ad.frontend.aliasing import SYMBOLS
 __all__ = ["fill", "store", "augmented", "is_list_write", "refuse_in_arrays", "replaces_item"]
 
 
-def _repeated(node: ast.BinOp) -> tuple[ast.expr, ast.expr] | None:
-    """``(item, count)`` for ``[item] * count`` or ``count * [item]``."""
-    if not isinstance(node.op, ast.Mult):
-        return None
-    for lst, count in ((node.left, node.right), (node.right, node.left)):
-        if isinstance(lst, ast.List) and len(lst.elts) == 1 \
-                and not isinstance(lst.elts[0], ast.Starred):
-            return lst.elts[0], count
-    return None
-
-
 def fill(lo, node: ast.BinOp, var: str | None) -> ir.Value | None:
     """``[c] * n``: a ``list.fill`` op; None when ``node`` is not of that form."""
-    parts = _repeated(node)
+    parts = structures.repeated(node)
     if parts is None:
         return None
     item_node, count_node = parts

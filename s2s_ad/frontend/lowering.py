@@ -33,6 +33,7 @@ from s2s_ad.frontend import (array_kinds, bound_partials, callees, checks, closu
                              own_helpers, pairs,
                              loop_batching,
                              list_writes, module_lists, numpy_forms, param_uses, passing, pytrees, ranges,
+                             real_parts,
                              runtime_lists, runtime_sorting, scipy_forms, statics, structures,
                              syntax, tf_forms, torch_forms, unroll)
 from s2s_ad.frontend.jax_batching import located
@@ -587,6 +588,9 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             field = pytrees.attribute(self, node)  # p.w of a dataclass or NamedTuple
             if field is not None:
                 return field
+            part = real_parts.attribute(self, node, var, hint)  # x.real, x.imag
+            if part is not None:
+                return part
         made = runtime_lists.module_item(self, node, var, hint)  # COEFFS[i], i an int
         if made is not None:
             return made

@@ -112,4 +112,9 @@ def not_a_number(node: ast.Attribute, obj) -> str:
                 f"(`from {ast.unparse(node.value)} import {node.attr}`) and read "
                 f"`{node.attr}`, module data the gradient reads on every call, or pass it as "
                 "a parameter")
+    if callable(obj):  # `{"tanh": math.tanh}`, `f = np.sin`: a function kept as a value
+        return (f"`{text}` is a function, used here as a value (kept in a dict, list or "
+                f"name); s2s-ad reads a function where it is called: call it where it is "
+                f"chosen (`if kind == \"tanh\": y = {text}(x)`), or wrap it in a function "
+                f"of yours (`lambda t: {text}(t)`) passed to a helper that calls it")
     return f"`{text}` is not a number s2s-ad can use"

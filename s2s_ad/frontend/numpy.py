@@ -37,7 +37,7 @@ import types
 import numpy
 
 from s2s_ad import ir
-from s2s_ad.frontend import (conditions, library_names, list_joins, list_stacks,
+from s2s_ad.frontend import (conditions, index_exprs, library_names, list_joins, list_stacks,
                              masked_reductions, numpy_attrs, numpy_more, param_uses,
                              runtime_checks, structures, torch_names, write_dtypes)
 from s2s_ad.frontend.numpy_index import VIEW_CALLS, ArrayIndexing
@@ -541,10 +541,25 @@ class ArrayLowering(ArrayIndexing):
         if isinstance(arg, (ast.List, ast.Tuple)):
             return self.array_literal(arg, var, hint, text, set())
         value = self.expr(arg)
+        items = value.items if isinstance(value, structures.StaticList) else value
+        if isinstance(items, (tuple, list)) and items and all(
+                isinstance(v, ir.Const) and not isinstance(v.value, bool)
+                or isinstance(v, ir.Value) and v.kind in ("float", "int", "array")
+                for v in items):
+            # a list of numbers or arrays of a length known here (a list parameter
+            # the code is generated for, `t = (a, b)`): as the entries written out
+            if all(isinstance(v, ir.Const) for v in items):
+                return self.emit("index_array", list(items), node, var, hint=hint, text=text)
+            return self.emit("np.stack", list(items), node, var, hint=hint, attrs={"axis": 0},
+                             text=text)
         if isinstance(value, tuple) or structures.is_structure(value):
             raise self.src.error(arg, f"`{what}` of a list or tuple built elsewhere is not "
                                  "supported; write the entries out (`np.array([a, b])`)")
         if isinstance(value, ir.Value) and value.kind == "list":  # a list of any length
+            if index_exprs.holds_ints(self, value):  # np.array(keep): an index array
+                out = self.index_list(value, node)
+                self.index_values.add(id(out))
+                return out
             return list_stacks.stack(self, value, 0, node, var)
         if fn is numpy.asarray:
             return value

@@ -304,11 +304,13 @@ NOT_AN_INDEX = ("a list index must be an integer (a loop variable or integer ari
 """The refusal of a list index that is not known to be an int."""
 
 _NESTED_HINT = ("; a table of a run-time size (a list of lists, a comprehension of "
-                "comprehensions) is not supported: read its items from one flat list at "
-                "row * size + column (the row and the column may be ints read from lists of "
-                "ints), or make it a NumPy array (np.reshape of the flat list, read at "
-                "[row, column])")
-"""How to write a list of lists of a run-time length instead."""
+                "comprehensions) is not supported: make one flat list, by one comprehension "
+                "of two for clauses (flat = [e for i in range(n) for j in range(m)]) or by "
+                "append in two loops, and read it at flat[i * m + j] (the row and the column "
+                "may be ints read from lists of ints), or make it a NumPy array "
+                "(np.reshape(np.array(flat), (n, m)), read at [i, j])")
+"""How to write a list of lists of a run-time length instead (no backticks:
+the names it spells are not the code's, which messages quote as written)."""
 
 
 def append(lo, seq: ir.Value, call: ast.Call, method: str) -> None:

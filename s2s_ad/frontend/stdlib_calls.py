@@ -13,6 +13,9 @@ else:
   for an empty one;
 * ``math.isnan(x)``, ``isinf``, ``isfinite``: ``x != x``, ``abs(x) == inf``,
   ``x - x == 0.0`` (comparisons, no derivative);
+* ``math.isclose(a, b, rel_tol=1e-09, abs_tol=0.0)``: CPython's test,
+  ``a == b or (abs(a - b) <= max(rel_tol * max(abs(a), abs(b)), abs_tol)
+  and abs(a - b) != inf)`` (a comparison, no derivative);
 * ``functools.reduce(f, xs, init)`` over a sequence known while lowering:
   ``f(f(init, x0), x1)...`` (without ``init``, from ``x0``), ``f`` a function
   of yours, a ``lambda``, ``operator.mul``, ``max``, ...;
@@ -35,6 +38,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import functools
 import math
 import operator
@@ -43,8 +47,10 @@ import statistics
 import sysconfig
 import types
 
+from s2s_ad import ir
 from s2s_ad.frontend import sorting, structures, syntax
 from s2s_ad.frontend.jax_batching import located
+from s2s_ad.frontend.runtime_checks import raise_unless
 
 __all__ = ["call", "is_standard_library"]
 
@@ -99,7 +105,44 @@ def call(lo, fn, node: ast.Call, var: str | None, hint: str | None):
         return _statistics(lo, fn, node, var)
     if fn in MEDIANS:
         return _median(lo, fn, node, var)
+    if fn is math.isclose:
+        return _isclose(lo, node, var)
     return None
+
+
+def _isclose(lo, node: ast.Call, var):
+    """``math.isclose(a, b, rel_tol=1e-09, abs_tol=0.0)`` as CPython decides
+    it: ``a == b or (d <= max(rel_tol * max(abs(a), abs(b)), abs_tol) and d
+    != inf)``, ``d = abs(a - b)`` (an infinity is close only to itself, a nan
+    to nothing); a comparison, no derivative."""
+    if len(node.args) != 2 or any(k.arg not in ("rel_tol", "abs_tol") for k in node.keywords):
+        raise lo.src.error(node, "`math.isclose` takes two numbers and the keywords rel_tol, "
+                           "abs_tol")
+    given = {k.arg: k.value for k in node.keywords}
+
+    def once(e):  # each argument evaluated once, as Python does (a name or constant: as it is)
+        return e if isinstance(e, (ast.Name, ast.Constant)) else \
+            syntax.bound(lo, f"({ast.unparse(e)})", lo.expr(e), e)
+    a, b = (once(e) for e in node.args)
+    rel, tol = (once(given[k]) if k in given else ast.Constant(d)
+                for k, d in (("rel_tol", 1e-09), ("abs_tol", 0.0)))
+    ok = lo.expr(located(ast.BoolOp(ast.And(), [
+        ast.Compare(t, [ast.GtE()], [ast.Constant(0.0)]) for t in (rel, tol)]), node))
+    if not (isinstance(ok, ir.Const) and ok.value):  # Python's check, where the code runs
+        raise_unless(lo, ok, node, f"{ast.unparse(node)}: tolerances", "ValueError",
+                     "tolerances must be non-negative")
+
+    def call(f, *args):
+        return ast.Call(ast.Name(f, ast.Load()), list(args), [])
+    d = call("abs", ast.BinOp(a, ast.Sub(), b))
+    bound = call("max", ast.BinOp(rel, ast.Mult(), call("max", call("abs", a), call("abs", b))),
+                 tol)
+    test = ast.BoolOp(ast.Or(), [
+        ast.Compare(a, [ast.Eq()], [b]),
+        ast.BoolOp(ast.And(), [ast.Compare(d, [ast.LtE()], [bound]),
+                               ast.Compare(copy.deepcopy(d), [ast.NotEq()],
+                                           [ast.Constant(math.inf)])])])
+    return lo.expr(located(test, node), var)
 
 
 def _float_test(which: str, x: ast.expr) -> ast.expr:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import numbers
 import types
 from dataclasses import dataclass, field
@@ -236,6 +237,17 @@ def merged_dicts(lo, nodes: list, values: list) -> StaticDict:
 
 def is_structure(value) -> bool:
     return isinstance(value, (tuple, StaticList, StaticDict, StaticObject))
+
+
+def repeated(node: ast.BinOp) -> tuple[ast.expr, ast.expr] | None:
+    """``(item, count)`` for ``[item] * count`` or ``count * [item]``."""
+    if not isinstance(node.op, ast.Mult):
+        return None
+    for lst, count in ((node.left, node.right), (node.right, node.left)):
+        if isinstance(lst, ast.List) and len(lst.elts) == 1 \
+                and not isinstance(lst.elts[0], ast.Starred):
+            return lst.elts[0], count
+    return None
 
 
 def describe(value) -> str:
@@ -550,8 +562,6 @@ def comprehension(lo, node, item=None) -> list:
     an element of ``xs``; ``item()`` lowers an element where it is not
     ``node.elt`` (a dict comprehension's key and value). (Over a list of any
     length, a comprehension is a loop: :mod:`s2s_ad.frontend.comprehensions`.)"""
-    if len(node.generators) != 1:
-        raise lo.src.error(node, "comprehensions with more than one `for` are not supported")
     gen = node.generators[0]
     if gen.is_async:
         raise lo.src.error(node, "async comprehensions are not supported")
@@ -561,9 +571,16 @@ def comprehension(lo, node, item=None) -> list:
                            "any length; over one known while lowering, write the loop")
     out = []
     saved = {n: lo.env[n] for n in _names(gen.target) if n in lo.env}
+    inner = None
+    if len(node.generators) > 1:  # `for i in range(2) for j in range(3)`: nested, in order
+        inner = copy.copy(node)
+        inner.generators = node.generators[1:]
     try:
         for v in values:
             lo.assign(gen.target, v, gen.iter)
+            if inner is not None:
+                out += comprehension(lo, inner, item)
+                continue
             out.append(lo.expr(node.elt) if item is None else item())
     finally:
         for n in _names(gen.target):
@@ -699,6 +716,8 @@ def builtin(lo, fn, node: ast.Call, var: str | None, hint: str | None):
     elif isinstance(arg, (ast.Subscript, ast.Attribute)):
         value = lo.expr(arg)  # `sum(d["ys"])`, `len(out.ys)`: a structure's item, maybe
         # a list of any length a helper returned in it
+    elif isinstance(arg, ast.BinOp):
+        value = lo.expr(arg)  # `sum([x] * 3)`, `len(xs + ys)`: maybe a list made when it runs
     else:
         value = lo.runtime_comprehension(arg)  # `sum(f(v) for v in xs)`, xs of any length
     if value is not None and is_runtime(lo, value):

@@ -30,6 +30,7 @@ import math
 
 from s2s_ad import ir
 from s2s_ad.frontend import structures
+from s2s_ad.frontend.runtime_checks import raise_unless
 from s2s_ad.syntax_walk import nested_beyond, walk
 
 
@@ -157,6 +158,32 @@ def _sequence(lo, arg: ast.expr) -> list:
     return structures.iteration(lo, arg)
 
 
+def _dist_of_lists(lo, node: ast.Call, points: list, var) -> ir.Operand:
+    """``math.dist(p, q)`` where a point is a list of any length:
+    ``math.sqrt(sum((a - b) ** 2 for a, b in zip(p, q)))`` (the same value
+    up to rounding), after Python's check that the points have one length."""
+    p, q = (bound(lo, f"({ast.unparse(a)})", v, a) for a, v in zip(node.args, points))
+
+    def located(e: ast.expr) -> ast.expr:  # (made here: at the call, for its messages)
+        for n in walk(e):
+            ast.copy_location(n, node)
+        return e
+
+    def length(e):
+        return ast.Call(ast.Name("len", ast.Load()), [e], [])
+    same = lo.expr(located(ast.Compare(length(p), [ast.Eq()], [length(q)])))
+    raise_unless(lo, same, node, f"{ast.unparse(node)}: points of one length", "ValueError",
+                 "both points must have the same number of dimensions")
+    a, b = "dist() item 1", "dist() item 2"  # (not Python names: no clash)
+    pairs = ast.comprehension(ast.Tuple([ast.Name(a, ast.Store()), ast.Name(b, ast.Store())],
+                                        ast.Store()), ast.Call(ast.Name("zip", ast.Load()),
+                                                               [p, q], []), [], 0)
+    square = ast.BinOp(ast.BinOp(ast.Name(a, ast.Load()), ast.Sub(), ast.Name(b, ast.Load())),
+                       ast.Pow(), ast.Constant(2))
+    total = ast.Call(ast.Name("sum", ast.Load()), [ast.GeneratorExp(square, [pairs])], [])
+    return lo.emit("math.sqrt", [lo.expr(located(total))], node, var)
+
+
 def math_call(lo, fn, node: ast.Call, var, hint):
     """``math.fsum``, ``math.prod``, ``math.dist``, ``math.hypot`` of other than
     two coordinates (see the module docstring); None for another function."""
@@ -185,7 +212,10 @@ def math_call(lo, fn, node: ast.Call, var, hint):
     if fn is math.dist:
         if len(node.args) != 2 or node.keywords:
             raise lo.src.error(node, "`math.dist` takes two points")
-        p, q = (_sequence(lo, a) for a in node.args)
+        points = [lo.expr(a) for a in node.args]
+        if any(isinstance(v, ir.Value) and v.kind == "list" for v in points):
+            return _dist_of_lists(lo, node, points, var)
+        p, q = (structures.items_of(lo, v, a) for v, a in zip(points, node.args))
         if len(p) != len(q) or not p:
             raise lo.src.error(node, "`math.dist` needs two points of the same, nonzero length")
         squares = []

@@ -81,6 +81,7 @@ def run(stmts: list, arrays) -> None:
             s.node = ast.Assign([ast.Name(name, ast.Store())], ast.Call(
                 ast.Name(arrays.helper("added_into"), ast.Load()),
                 [c, ast.Name(fresh.pop(name), ast.Load()), index, g], []))
+            s.folded = first
             continue
         reads, writes = _rw(s)
         for name, x in list(fresh.items()):

@@ -379,6 +379,10 @@ NUMPY_RULES = [
          "is written into an array whose dtype the code does not fix"),
     Rule("dtype.floating", "x.dtype.kind == 'f'", (None,), "bool",
          notes="`np.issubdtype(x.dtype, np.floating)`"),
+    Rule("is_complex", "isinstance(x, complex) or getattr(getattr(x, 'dtype', None), 'kind', "
+         "'') == 'c'", (None,), "bool",  # (read back by real_parts.read_back: the same text)
+         notes="`np.iscomplexobj(x)` without NumPy: checked before `x.real`, `x.imag`, "
+         "`x.conjugate()` (s2s_ad/frontend/real_parts.py)"),
     Rule("index.same_size", "np.size(x) == y", (None, None), "bool",
          notes="JAX's `total_repeat_length` checked against the repeat's length"),
     Rule("index.distinct", "np.all(np.unique(np.reshape(np.arange(np.size(x0)), "

@@ -42,6 +42,12 @@ def s2s_digamma(x):
 """Functions a rule's partial calls that no module provides: the generated
 module defines each one it uses, under this name."""
 
+INT_FUNCTIONS = (("factorial", "x"), ("comb", "x, y"), ("perm", "x, y"), ("gcd", "x, y"),
+                 ("lcm", "x, y"), ("isqrt", "x"))
+"""``math`` functions of ints: their result an int, a count of the code's."""
+INTS = ((0, 12), (0, 12))
+"""The sampling domain of a function of ints: ints in these ranges."""
+
 POS = (0.2, 3.0)
 UNIT = (-0.9, 0.9)
 ANY = (-2.0, 2.0)
@@ -80,6 +86,8 @@ SCALAR_RULES = [
     Rule("float", "float(x)", ("1",), "float", "∂/∂x = 1"),
     Rule("int", "int(x)", (None,), "int", "zero almost everywhere"),
     Rule("round", "round(x)", (None,), "int", "zero almost everywhere"),
+    Rule("round.digits", "round(x, y)", (None, None), "num", "zero almost everywhere",
+         "`round(x, ndigits)`: a float of a float, an int of an int", domain=(ANY, (0, 4))),
     # math module
     Rule("math.sin", "math.sin(x)", ("math.cos(x)",), math="cos x"),
     Rule("math.cos", "math.cos(x)", ("-math.sin(x)",), math="-sin x"),
@@ -136,4 +144,7 @@ SCALAR_RULES = [
     Rule("math.floor", "math.floor(x)", (None,), "int", "zero almost everywhere"),
     Rule("math.ceil", "math.ceil(x)", (None,), "int", "zero almost everywhere"),
     Rule("math.trunc", "math.trunc(x)", (None,), "int", "zero almost everywhere"),
+    # functions of ints (a float raises TypeError, as Python's): counts, no derivative
+    *(Rule(f"math.{name}", f"math.{name}({args})", (None,) * (args.count(",") + 1), "int",
+           "ints only", domain=INTS) for name, args in INT_FUNCTIONS),
 ]
