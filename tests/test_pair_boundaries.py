@@ -1,11 +1,16 @@
 """Work at a helper's boundary, and in a loop, that the gradient does not
-need, left out: ``x.shape`` written in the source stays an attribute read.
-Every gradient against central differences."""
+need, left out (the LSTM's `predict` pattern: an array filled row by row,
+returned, fed back in a loop): ``x.shape`` written in the source stays an
+attribute read; the array a helper's forward pass returns is copied only
+where its backward pass puts old elements back. Every gradient against
+central differences, and the same programs' gradients in each change's
+opposite case."""
 
 import numpy as np
+import pytest
 
 import s2s_ad
-from array_oracle import assert_gradients, make_function, rand
+from array_oracle import assert_gradients, fd_gradient, make_function, rand
 
 RNG = np.random.default_rng(4848)
 
@@ -15,6 +20,85 @@ def _section(text: str, name: str) -> str:
     part = text[text.index(f"def {name}("):]
     return part[:part.index("\ndef ", 1)] if "\ndef " in part[1:] else part
 
+
+
+# A helper filling a new array row by row and returning it, fed back in a
+# loop, as examples/gradbench/lstm.py's predict does.
+ROWS = ("def step(w, state, x):\n"
+        "    new_state = np.zeros_like(state)\n"
+        "    for i in range(state.shape[0]):\n"
+        "        x = np.tanh(state[i] * w[i] + x)\n"
+        "        new_state[i] = x\n"
+        "    return x, new_state\n")
+# the same, reading the array's values before a later write: that write is
+# undone by the backward pass, so the returned array is a copy
+READ_BEFORE = ("def step(w, state, x):\n"
+               "    new_state = np.zeros_like(state)\n"
+               "    for i in range(state.shape[0]):\n"
+               "        x = np.tanh(state[i] * w[i] + x) + 0.1 * np.sum(np.sin(new_state))\n"
+               "        new_state[i] = x\n"
+               "    return x, new_state\n")
+LOOP = ("def f(w, state, xs):\n"
+        "    total = 0.0\n"
+        "    for t in range(xs.shape[0]):\n"
+        "        y, state = step(w, state, xs[t])\n"
+        "        total = total + np.sum(y * y) + np.sum(state * w)\n"
+        "    return total\n")
+
+
+def _program(step_source: str):
+    step = make_function(step_source, "step")
+    return make_function(LOOP, env={"step": step})
+
+
+def _args():
+    return [rand(RNG, (3, 4)), rand(RNG, (3, 4)), rand(RNG, (5, 4))]
+
+
+def test_returned_array_not_copied_where_nothing_puts_elements_back():
+    f = _program(ROWS)
+    assert_gradients(f, _args(), [0, 1, 2])
+    text = s2s_ad.gradient_source(f, wrt=[0, 1, 2])
+    forward = _section(text, "step_fwd")
+    assert "return (x_1, new_state)" in forward.replace("x_2", "x_1"), forward
+    assert "own(" not in forward, forward
+
+
+def test_returned_array_copied_where_the_backward_pass_restores_it():
+    f = _program(READ_BEFORE)
+    assert_gradients(f, _args(), [0, 1, 2])
+    forward = _section(s2s_ad.gradient_source(f, wrt=[0, 1, 2]), "step_fwd")
+    assert "own(new_state)" in forward, forward
+
+
+def test_vjp_value_stays_a_copy():
+    # the value vjp returns is the user's, who may change it before calling
+    # vjp_fn, whose backward pass reads the array's values (np.sin(y))
+    f = make_function("def f(x):\n    y = np.zeros_like(x)\n    for i in range(x.shape[0]):\n"
+                      "        y[i] = x[i] * 2.0\n    return y, np.sum(np.sin(y))\n")
+    x = rand(RNG, (4,))
+    value, vjp_fn = s2s_ad.vjp(f, x)
+    cotangent = (RNG.normal(size=4), 0.7)
+    want = vjp_fn(cotangent)
+    value[0][...] = 100.0
+    np.testing.assert_array_equal(vjp_fn(cotangent)[0], want[0])
+    g = make_function("def g(x, c):\n    y, s = f(x)\n    return np.sum(y * c) + 0.7 * s\n",
+                      "g", env={"f": f})
+    np.testing.assert_allclose(want[0], fd_gradient(g, [x, cotangent[0]], 0), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("source", [ROWS, READ_BEFORE])
+def test_gradients_through_calls_in_the_same_iteration(source):
+    # the helper's result fed straight into a second call: the first
+    # backward pass is given the second one's adjoint of its parameter
+    step = make_function(source, "step")
+    f = make_function("def f(w, state, xs):\n    total = 0.0\n"
+                      "    for t in range(xs.shape[0]):\n"
+                      "        y, s1 = step(w, state, xs[t])\n"
+                      "        y2, state = step(w * 0.5, s1, y)\n"
+                      "        total = total + np.sum(y2 * s1) + np.sum(state * state)\n"
+                      "    return total\n", env={"step": step})
+    assert_gradients(f, _args(), [0, 1, 2])
 
 
 def test_shape_attribute_read_as_written():
