@@ -2,15 +2,17 @@
 need, left out (the LSTM's `predict` pattern: an array filled row by row,
 returned, fed back in a loop): ``x.shape`` written in the source stays an
 attribute read; the array a helper's forward pass returns is copied only
-where its backward pass puts old elements back. Every gradient against
-central differences, and the same programs' gradients in each change's
-opposite case."""
+where its backward pass puts old elements back; its adjoint starts as the
+caller's cotangent itself where the backward pass only reads it
+(``seeded``). Every gradient against central differences, and the same
+programs' gradients in each change's opposite case."""
 
 import numpy as np
 import pytest
 
 import s2s_ad
 from array_oracle import assert_gradients, fd_gradient, make_function, rand
+from s2s_ad.rules.numpy_helpers import HELPERS
 
 RNG = np.random.default_rng(4848)
 
@@ -71,6 +73,16 @@ def test_returned_array_copied_where_the_backward_pass_restores_it():
     assert "own(new_state)" in forward, forward
 
 
+def test_adjoint_of_the_returned_array_starts_as_the_cotangent():
+    f = _program(ROWS)
+    backward = _section(s2s_ad.gradient_source(f, wrt=[0, 1, 2]), "step_bwd")
+    assert "= seeded(new_state, " in backward, backward
+    assert "float_zeros(new_state)" not in backward, backward
+    # where the backward pass adds into the adjoint in place, it starts as zeros
+    backward = _section(s2s_ad.gradient_source(_program(READ_BEFORE), wrt=[0, 1, 2]), "step_bwd")
+    assert "seeded(" not in backward and "float_zeros(new_state)" in backward, backward
+
+
 def test_vjp_value_stays_a_copy():
     # the value vjp returns is the user's, who may change it before calling
     # vjp_fn, whose backward pass reads the array's values (np.sin(y))
@@ -99,6 +111,48 @@ def test_gradients_through_calls_in_the_same_iteration(source):
                       "        total = total + np.sum(y2 * s1) + np.sum(state * state)\n"
                       "    return total\n", env={"step": step})
     assert_gradients(f, _args(), [0, 1, 2])
+
+
+@pytest.mark.parametrize("source", [ROWS, READ_BEFORE])
+def test_gradients_with_the_result_read_by_index(source):
+    # the caller's adjoint of the result made from reads by index (added into
+    # an array in place), then given to the backward pass as its cotangent
+    step = make_function(source, "step")
+    f = make_function("def f(w, state, xs):\n    total = 0.0\n"
+                      "    for t in range(xs.shape[0]):\n"
+                      "        y, state = step(w, state, xs[t])\n"
+                      "        total = total + np.sum(state[0] * state[2]) + np.sum(y * state[1])\n"
+                      "    return total\n", env={"step": step})
+    assert_gradients(f, _args(), [0, 1, 2])
+
+
+def _seeded():
+    ns = {"np": np}
+    exec(HELPERS["float_zeros"] + HELPERS["seeded"], ns)
+    return ns["seeded"]
+
+
+def test_seeded_is_the_cotangent_only_where_the_sum_would_equal_it():
+    seeded = _seeded()
+    x = np.ones((3, 4))
+    g = RNG.normal(size=(3, 4))
+    assert seeded(x, g) is g
+    # a view (of an adjoint its caller may still write into): a new array
+    view = np.zeros((5, 4))[1:4]
+    out = seeded(x, view)
+    assert out is not view and not np.shares_memory(out, view)
+    # an integer x: float64 zeros, g's dtype
+    assert seeded(np.ones((3, 4), int), g) is g
+    # another shape (broadcast), another dtype, a number: the sum
+    for other, xx in ((g[0], x), (g.astype(np.float32), x), (0.0, x),
+                      (g.astype(np.float32), np.ones((3, 4), int))):
+        got = seeded(xx, other)
+        want = np.zeros(np.shape(xx)) + other
+        assert got is not other and got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    x32 = np.ones((3, 4), np.float32)
+    g32 = g.astype(np.float32)
+    assert seeded(x32, g32) is g32
 
 
 def test_shape_attribute_read_as_written():

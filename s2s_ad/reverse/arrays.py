@@ -544,7 +544,7 @@ TEMPLATE_HELPERS = ("others_product", "matmul_adjoint", "dot_adjoint", "spread",
                     "cholesky_adjoint", "sort_adjoint", "take_adjoint",
                     "take_along_axis_adjoint", "diagonal_adjoint", "pad_adjoint",
                     "cross_product", "rolled", "moved", "eye_matrix", "astype_like", "total",
-                    "array_sum", "own", "float_zeros", "scatter", "index_array_of"
+                    "array_sum", "own", "float_zeros", "seeded", "scatter", "index_array_of"
                     ) + tuple(MORE_HELPERS)
 """Helpers rule templates call by name."""
 

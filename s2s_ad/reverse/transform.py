@@ -686,6 +686,8 @@ def _pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
     if sweep.arrays is not None:
         out_of_place.run(reverse)
         views.run(reverse, sweep)
+        if called:  # (a cotangent the user gives vjp_fn is the user's: not kept)
+            views.seeded(reverse, sweep, set(seeds.seeds))
     # bound on entry to the backward function: its seeds and the tape it unpacks
     lists = element_lists.for_sweep(sweep, reverse, {seeds.tape, seeds.seed, *seeds.seeds,
                                                      *tape_refs}, tape)
