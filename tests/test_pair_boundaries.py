@@ -1,11 +1,15 @@
-"""Work at a helper's boundary, and in a loop, that the gradient does not
-need, left out (the LSTM's `predict` pattern: an array filled row by row,
-returned, fed back in a loop): ``x.shape`` written in the source stays an
-attribute read; the array a helper's forward pass returns is copied only
+"""Work at a helper's boundary that the gradient does not need, left out
+(the LSTM's `predict` pattern: an array filled row by row, returned, fed
+back in a loop): the array a helper's forward pass returns is copied only
 where its backward pass puts old elements back; its adjoint starts as the
 caller's cotangent itself where the backward pass only reads it
-(``seeded``). Every gradient against central differences, and the same
-programs' gradients in each change's opposite case."""
+(``seeded``); ``x.shape`` written in the source stays an attribute read; an
+operand read only for its shape is read as the operand of its shape it is
+recomputed from (``ypred`` for ``ypred - np.log(s)``). Every gradient
+against central differences, and the same programs' gradients with each
+change's opposite case."""
+
+import re
 
 import numpy as np
 import pytest
@@ -21,7 +25,6 @@ def _section(text: str, name: str) -> str:
     """The text of generated function ``name``."""
     part = text[text.index(f"def {name}("):]
     return part[:part.index("\ndef ", 1)] if "\ndef " in part[1:] else part
-
 
 
 # A helper filling a new array row by row and returning it, fed back in a
@@ -164,3 +167,43 @@ def test_shape_attribute_read_as_written():
     assert "n = x.shape[0]" in text and "np.shape(x)" not in text, text
     # np.shape written in the source stays np.shape (it also reads lists)
     assert "m = np.shape(y)[0]" in text, text
+
+
+LOG_SOFTMAX = ("def f(w, xs):\n"
+               "    total = 0.0\n"
+               "    ypred = w * 0.0\n"
+               "    for t in range(xs.shape[0] - 1):\n"
+               "        ypred = np.tanh(xs[t] * w + ypred)\n"
+               "        ynorm = ypred - np.log(np.sum(np.exp(ypred)) + 2)\n"
+               "        total = total + np.sum(xs[t + 1] * ynorm)\n"
+               "    return -total\n")
+
+
+def test_operand_read_for_its_shape_as_the_value_it_is_recomputed_from():
+    f = make_function(LOG_SOFTMAX)
+    args = [rand(RNG, (4,)), rand(RNG, (6, 4))]
+    assert_gradients(f, args, [0, 1])
+    assert_gradients(f, args, [0])
+    # with respect to w only, ynorm is read for its shape only
+    text = _section(s2s_ad.gradient_source(f, wrt=[0]), "grad_f")
+    code = "\n".join(line.split("#")[0] for line in text.splitlines())
+    assert not re.search(r"\bynorm\b", code), text
+    assert "np.log(" not in code, text  # the logarithm was taped only for ynorm
+
+
+@pytest.mark.parametrize("shapes", [((4,), (6, 4)), ((4,), (6, 3, 4)), ((3, 1), (6, 3, 4))])
+def test_shape_of_a_broadcast_operand_kept(shapes):
+    # ynorm - c, c an array of its own shape: ynorm's shape is not ypred's,
+    # the unbroadcast still reads the value itself
+    f = make_function("def f(w, xs, c):\n"
+                      "    total = 0.0\n"
+                      "    ypred = w * 0.0\n"
+                      "    for t in range(xs.shape[0] - 1):\n"
+                      "        ypred = np.tanh(ypred * 0.5 + w)\n"
+                      "        ynorm = ypred - c\n"
+                      "        total = total + np.sum(xs[t + 1] * ynorm)\n"
+                      "    return -total\n")
+    w_shape, xs_shape = shapes
+    args = [rand(RNG, w_shape), rand(RNG, xs_shape), rand(RNG, xs_shape[1:])]
+    assert_gradients(f, args, [0, 1, 2])
+    assert_gradients(f, args, [0, 2])

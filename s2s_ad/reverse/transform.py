@@ -99,6 +99,7 @@ class _Sweep(StructuredSweep, CallSites):
         self.arrays = ArraySweep(func, self.namer) if "numpy" in func.modules else None
         if self.arrays is not None:
             self.arrays.shape_read = self.shape_read
+            self.arrays.shape_source = self.shape_source
         self.masks = masked.plan(func, self.arrays.shapes) if self.arrays is not None else {}
         """id of an op whose backward is taken where an np.where picked its
         result -> (the condition, whether it picks where it holds)."""
