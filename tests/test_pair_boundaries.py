@@ -102,30 +102,26 @@ def test_vjp_value_stays_a_copy():
     np.testing.assert_allclose(want[0], fd_gradient(g, [x, cotangent[0]], 0), rtol=1e-6, atol=1e-8)
 
 
-@pytest.mark.parametrize("source", [ROWS, READ_BEFORE])
-def test_gradients_through_calls_in_the_same_iteration(source):
+CALLERS = [
     # the helper's result fed straight into a second call: the first
     # backward pass is given the second one's adjoint of its parameter
-    step = make_function(source, "step")
-    f = make_function("def f(w, state, xs):\n    total = 0.0\n"
-                      "    for t in range(xs.shape[0]):\n"
-                      "        y, s1 = step(w, state, xs[t])\n"
-                      "        y2, state = step(w * 0.5, s1, y)\n"
-                      "        total = total + np.sum(y2 * s1) + np.sum(state * state)\n"
-                      "    return total\n", env={"step": step})
-    assert_gradients(f, _args(), [0, 1, 2])
+    "        y, s1 = step(w, state, xs[t])\n"
+    "        y2, state = step(w * 0.5, s1, y)\n"
+    "        total = total + np.sum(y2 * s1) + np.sum(state * state)\n",
+    # the caller's adjoint of the result made from reads by index (added into
+    # an array in place), then given to the backward pass as its cotangent
+    "        y, state = step(w, state, xs[t])\n"
+    "        total = total + np.sum(state[0] * state[2]) + np.sum(y * state[1])\n",
+]
 
 
 @pytest.mark.parametrize("source", [ROWS, READ_BEFORE])
-def test_gradients_with_the_result_read_by_index(source):
-    # the caller's adjoint of the result made from reads by index (added into
-    # an array in place), then given to the backward pass as its cotangent
+@pytest.mark.parametrize("body", CALLERS)
+def test_gradients_of_other_callers(source, body):
     step = make_function(source, "step")
     f = make_function("def f(w, state, xs):\n    total = 0.0\n"
-                      "    for t in range(xs.shape[0]):\n"
-                      "        y, state = step(w, state, xs[t])\n"
-                      "        total = total + np.sum(state[0] * state[2]) + np.sum(y * state[1])\n"
-                      "    return total\n", env={"step": step})
+                      "    for t in range(xs.shape[0]):\n" + body + "    return total\n",
+                      env={"step": step})
     assert_gradients(f, _args(), [0, 1, 2])
 
 
