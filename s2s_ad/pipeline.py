@@ -271,7 +271,7 @@ def _program(func: ir.Function, graph: calls.CallGraph, src: source.Source, wrt:
         spec = calls.specialisation(graph, callee)
         p = pairs[spec]
         functions += reverse.transform_pair(callee, p.fwd, p.bwd, pairs, reserved,
-                                            needed=needed.get(spec))
+                                            needed=needed.get(spec), called=True)
     return [optimize.drop_unused_items(f) for f in functions], src, graph
 
 

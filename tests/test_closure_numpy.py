@@ -39,7 +39,7 @@ def helpers_module(folder, label: str, body: str):
     """A module defining s2s-ad's helpers as a generated module does, and ``body``."""
     text = "import numpy as np\n\n" + "".join(HELPERS[name] for name in (
         "add_over", "unbroadcast", "matmul_adjoint", "spread", "extreme_adjoint", "astype_like",
-        "total", "array_sum", "own", "rolled", "moved", "eye_matrix", "float_zeros",
+        "total", "array_sum", "own", "rolled", "moved", "eye_matrix", "float_zeros", "seeded",
         "tile_adjoint", "inner_adjoint", "dot_adjoint", "contract", "cross_product", "others_product",
         "repeat_adjoint", "trace_adjoint", "diag_adjoint", "cumprod_adjoint", "stacked_part",
         "stacked_back", "sort_adjoint", "add_at", "take_along_axis_adjoint", "pad_adjoint", "tensordot_adjoint", "kron_adjoint")) \
@@ -86,6 +86,8 @@ RULE_CASES = [
     ("array_sum(g * g) * x", (3, 4), (2,), None, ("g", "x")),
     ("array_sum(g * g) * x", (), (), None, ("g", "x")),
     ("float_zeros(x) + g * g", (3,), (2, 3), None, ("g",)),
+    ("seeded(x, g * g) * x", (3,), (2, 3), None, ("g", "x")),
+    ("seeded(x, g * g) * x", (2, 3), (2, 3), None, ("g", "x")),
     ("tile_adjoint(g * g, x, 2) * x", (6,), (3,), None, ("g", "x")),
     ("tile_adjoint(g * g, x, (2, 1)) * x", (4, 3), (2, 3), None, ("g", "x")),
     ("tile_adjoint(g * g, x, (2, 2))", (2, 6), (3,), None, ("g",)),

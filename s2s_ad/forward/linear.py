@@ -43,7 +43,7 @@ LINEAR = frozenset({
     "own.unbroadcast", "own.spread", "own.extreme_adjoint", "own.astype_like",
     "own.total", "own.array_sum", "own.own", "own.rolled", "own.moved", "own.tile_adjoint",
     "own.repeat_adjoint", "own.trace_adjoint", "own.diag_adjoint", "own.stacked_part",
-    "own.scatter", "own.take_along_axis_adjoint", "own.pad_adjoint",
+    "own.scatter", "own.take_along_axis_adjoint", "own.pad_adjoint", "own.seeded",
     "np.full", "np.full_like", "array.full_as", "array.astype", "array.item",
     "np.float64", "np.float32",
     "np.linspace", "own.running_extreme_adjoint", "own.running_extreme_tangent"}) | LINEAR_MORE

@@ -704,7 +704,11 @@ class ArrayLowering(ArrayIndexing):
         if prim is None:
             raise self.src.error(node, f"the attribute `.{node.attr}` is not supported; s2s-ad "
                                  "knows " + ", ".join(f".{a}" for a in ATTRIBUTES))
-        return self.emit(prim, [self.expr(node.value)], node, var, hint=hint)
+        x = self.expr(node.value)
+        # ``x.shape`` of an array stays an attribute read (rules.forward_template)
+        attrs = {"attribute": True} if prim == "shape" and getattr(x, "kind", None) == "array" \
+            else None
+        return self.emit(prim, [x], node, var, hint=hint, attrs=attrs)
 
 
 def _dtype_of(lo, dtype: ast.expr | None) -> ast.expr | None:

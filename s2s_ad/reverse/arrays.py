@@ -93,6 +93,9 @@ class ArraySweep:
         self.shape_read = None
         """The sweep's reader of an operand needed only for its shape where a
         flag does not hold (s2s_ad.reverse.structured.StructuredSweep.shape_read)."""
+        self.shape_source = lambda v: v
+        """The value read for an operand's shape where no flag is there
+        (s2s_ad.reverse.structured.StructuredSweep.shape_source)."""
 
     def number(self, a: ir.Operand) -> bool:
         """Is ``a`` known to be 0-d (a float, an int, or an array value the
@@ -317,7 +320,7 @@ class ArraySweep:
             if arg_expr is None:
                 shape = operand_expr(arg, self.func.modules)
             elif flag is not None and self.shape_read is not None:
-                shape = self.shape_read(arg)  # read in the arm that sums back only
+                shape = self.shape_read(self.shape_source(arg))  # in the arm that sums back only
             else:
                 shape = arg_expr()
             summed = ast.Call(_name(self.helper("unbroadcast")), [contrib, shape], [])
@@ -467,7 +470,8 @@ class ArraySweep:
             contrib = factor_first(contrib)
         arg = op.args[i]
         return self.unbroadcast(op, i, contrib,
-                                (lambda: ref(arg)) if not self.number(arg) else None), text
+                                (lambda: ref(self.shape_source(arg)))
+                                if not self.number(arg) else None), text
 
     def forward_expr(self, op: ir.Op, expr) -> ast.expr:
         """The forward computation of ``op`` as one expression, operands read
@@ -544,7 +548,7 @@ TEMPLATE_HELPERS = ("others_product", "matmul_adjoint", "dot_adjoint", "spread",
                     "cholesky_adjoint", "sort_adjoint", "take_adjoint",
                     "take_along_axis_adjoint", "diagonal_adjoint", "pad_adjoint",
                     "cross_product", "rolled", "moved", "eye_matrix", "astype_like", "total",
-                    "array_sum", "own", "float_zeros", "scatter", "index_array_of"
+                    "array_sum", "own", "float_zeros", "seeded", "scatter", "index_array_of"
                     ) + tuple(MORE_HELPERS)
 """Helpers rule templates call by name."""
 

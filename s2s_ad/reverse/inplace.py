@@ -255,7 +255,7 @@ def aliases(func: ir.Function, fams: dict[int, Family]) -> set[int]:
     """ids of the values that may share memory with an array written in
     place: its versions, reads ``y[...]`` (views), and φs of those. Returned
     from the function, they are copied before the reverse sweep puts old
-    elements back."""
+    elements back (:func:`restored` for a helper's pair)."""
     out = set(fams)
     changed = True
     while changed:
@@ -271,6 +271,17 @@ def aliases(func: ir.Function, fams: dict[int, Family]) -> set[int]:
                     out.add(id(v))
                     changed = True
     return out
+
+
+def restored(func: ir.Function, fams: dict[int, Family]) -> set[int]:
+    """:func:`aliases` of the arrays a write into which saves elements: the
+    values a helper's forward function copies before returning them. Where
+    no write saves elements, the reverse sweep never writes into the buffer,
+    and the helper's caller (generated code) writes into no array a helper
+    returns (the frontend refuses a subscript assignment into it; ``z += x``
+    makes a new array): the array itself is returned. A function a user
+    calls (``vjp``) still returns a copy: its value is the user's."""
+    return aliases(func, {key: fam for key, fam in fams.items() if fam.saved})
 
 
 def held_pieces(func: ir.Function, fams: dict[int, Family], reads: set[int]) -> set[int]:

@@ -32,6 +32,9 @@ from s2s_ad.rules.templates import PLACEHOLDERS, substitute, template_names
 # Ops the reverse sweep recomputes from values it has instead of taping them.
 CHEAP = {"getitem", "len", "add", "sub", "mul", "floordiv", "mod", "neg", "pos", "lt", "le",
          "gt", "ge", "eq", "ne", "not", "and", "or", "np.any", "np.all"}
+SHAPE_KEEPING = frozenset({"add", "sub", "mul", "neg", "pos"})
+"""The operators of :data:`CHEAP` whose result has the shape of their operands
+broadcast together: an array operand's, where the others are numbers."""
 
 
 class StructuredSweep:
@@ -318,6 +321,24 @@ class StructuredSweep:
         operands rather than tape it (an arithmetic operator)?"""
         return node.prim in CHEAP and (node.out.kind != "float" or node.prim == "getitem") \
             and not any(id(a) in self.families or id(a) in self.lists for a in node.args)
+
+    def shape_source(self, v: ir.Operand) -> ir.Operand:
+        """The value to read for ``v``'s shape where no shape flag is there
+        (``unbroadcast(g, v)``): where the reverse loop would recompute ``v``
+        (:meth:`_cheap`) by an elementwise operator whose other operands are
+        numbers (``ynorm = ypred - t7``, ``t7`` 0-d), the operand of ``v``'s
+        shape, which that recomputation reads anyway; and so on down. ``v``
+        itself is then neither recomputed nor taped for its shape."""
+        while isinstance(v, ir.Value) and self.in_loop(v):
+            node = self.arrays._made_by.get(id(v))
+            if node is None or node.prim not in SHAPE_KEEPING or not self._cheap(node) \
+                    or id(v) in self.families or id(v) in self.lists:
+                break
+            shaped = [a for a in node.args if not self.arrays.number(a)]
+            if len(shaped) != 1 or not isinstance(shaped[0], ir.Value):
+                break
+            v = shaped[0]
+        return v
 
     def shape_read(self, v: ir.Operand, budget: list | None = None) -> ast.expr:
         """``v`` read only for its shape, in the arm of a shape flag that sums

@@ -99,6 +99,7 @@ class _Sweep(StructuredSweep, CallSites):
         self.arrays = ArraySweep(func, self.namer) if "numpy" in func.modules else None
         if self.arrays is not None:
             self.arrays.shape_read = self.shape_read
+            self.arrays.shape_source = self.shape_source
         self.masks = masked.plan(func, self.arrays.shapes) if self.arrays is not None else {}
         """id of an op whose backward is taken where an np.where picked its
         result -> (the condition, whether it picks where it holds)."""
@@ -636,7 +637,7 @@ class _Sweep(StructuredSweep, CallSites):
                      role=role, control=control)]
 
 def transform_pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
-                   reserved: frozenset[str] = frozenset(), needed=None
+                   reserved: frozenset[str] = frozenset(), needed=None, called: bool = False
                    ) -> tuple[CodeFunction, CodeFunction]:
     """The forward/backward pair of a called function.
 
@@ -647,15 +648,17 @@ def transform_pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
     does not depend on). Every call site of the function uses this one pair.
     ``needed``: the positions of the parameters whose adjoints the call sites
     read (:mod:`s2s_ad.reverse.needed`; None: all); the others are ``None``,
-    neither computed nor taped for."""
+    neither computed nor taped for. ``called``: the pair of a helper, which
+    only generated code calls (not the pair :func:`s2s_ad.vjp` hands to the
+    user): its result and its cotangent are that code's."""
     try:
-        return _pair(func, fwd_name, bwd_name, pairs, reserved, True, needed)
+        return _pair(func, fwd_name, bwd_name, pairs, reserved, True, needed, called)
     except inplace.Unsupported:
-        return _pair(func, fwd_name, bwd_name, pairs, reserved, False, needed)
+        return _pair(func, fwd_name, bwd_name, pairs, reserved, False, needed, called)
 
 
 def _pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
-          reserved: frozenset[str], in_place: bool, needed=None
+          reserved: frozenset[str], in_place: bool, needed=None, called: bool = False
           ) -> tuple[CodeFunction, CodeFunction]:
     params = func.param_values
     # a parameter used as an integer (a range bound, an index; its own or a
@@ -663,6 +666,8 @@ def _pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
     wrt = ([v for v in params if v.var not in func.integers] if needed is None
            else [v for k, v in enumerate(params) if k in needed])
     sweep = _Sweep(func, wrt, pairs, reserved, in_place)
+    if called:
+        sweep.aliases = inplace.restored(func, sweep.families) if sweep.families else set()
     seeds = pair_seeds(func, sweep.namer)
     sweep.coalesce(func.body)
     prelude = seed_outputs(sweep, seeds)
@@ -682,6 +687,8 @@ def _pair(func: ir.Function, fwd_name: str, bwd_name: str, pairs: dict,
     if sweep.arrays is not None:
         out_of_place.run(reverse)
         views.run(reverse, sweep)
+        if called:  # (a cotangent the user gives vjp_fn is the user's: not kept)
+            views.seeded(reverse, sweep, set(seeds.seeds))
     # bound on entry to the backward function: its seeds and the tape it unpacks
     lists = element_lists.for_sweep(sweep, reverse, {seeds.tape, seeds.seed, *seeds.seeds,
                                                      *tape_refs}, tape)

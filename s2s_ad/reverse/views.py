@@ -29,6 +29,17 @@ still holds). A view of ``dy`` bound to an adjoint is not written through
 either: the sweep writes in place only into arrays it made (``scatter``'s
 zeros, ``float_zeros``), never into one a helper such as ``unbroadcast``
 returned.
+
+In a helper's backward function (:func:`seeded`), such an adjoint buffer of
+an array the helper returns starts as the caller's cotangent ``c`` itself,
+``dy = seeded(y, c)``, instead of ``dy = float_zeros(y)`` and ``dy = dy +
+c`` on every call: nothing writes into ``dy`` (above), the caller writes
+into no cotangent it has passed, and ``seeded`` takes ``c`` only where the
+sum would have ``c``'s shape and dtype and ``c`` owns its data (a view, of
+an adjoint buffer of the caller's, is added to zeros as before)::
+
+    dnew_state = float_zeros(new_state)
+    dnew_state = dnew_state + dnew_state_1     ──▶   dnew_state = seeded(new_state, dnew_state_1)
 """
 
 from __future__ import annotations
@@ -45,15 +56,60 @@ def run(stmts: list, sweep) -> None:
     own = sweep.arrays._helper_names.get("own") if sweep.arrays is not None else None
     if own is None:
         return
-    buffers = {fam.adj for fam in sweep.families.values() if fam.adj is not None}
-    if not buffers:
-        return
-    nodes = list(_nodes(stmts))
-    kept = buffers.difference(*(_disturbed(n) for n in nodes))
+    kept = _kept(stmts, sweep)
     if not kept:
         return
-    for node in nodes:
+    for node in _nodes(stmts):
         _unwrap(node, own, kept)
+
+
+def seeded(stmts: list, sweep, cotangents: set) -> None:
+    """In a backward function, the adjoint buffer of a returned array that
+    ``stmts`` never change in place, ``dy = float_zeros(y)`` then
+    ``dy = dy + c`` (``c`` one of the function's ``cotangents``), as
+    ``dy = seeded(y, c)``: the caller's cotangent itself where it is an
+    array of that shape and dtype, instead of zeros and a sum per call."""
+    zeros = sweep.arrays._helper_names.get("float_zeros") if sweep.arrays is not None else None
+    if zeros is None:
+        return
+    kept = _kept(stmts, sweep)
+    for k in range(len(stmts) - 2, -1, -1):
+        first, then = stmts[k], stmts[k + 1]
+        if not (isinstance(first, Stmt) and isinstance(then, Stmt)):
+            continue
+        made, added = first.node, then.node
+        if not (isinstance(made, ast.Assign) and isinstance(added, ast.Assign)
+                and _call_of(made.value, zeros) and _assigns(made) in kept
+                and _assigns(added) == _assigns(made)
+                and isinstance(added.value, ast.BinOp) and isinstance(added.value.op, ast.Add)
+                and _name_of(added.value.left) == _assigns(made)
+                and _name_of(added.value.right) in cotangents):
+            continue
+        made.value = ast.Call(ast.Name(sweep.arrays.helper("seeded"), ast.Load()),
+                              [made.value.args[0], added.value.right], [])
+        first.comment = f"the adjoint of {_name_of(made.value.args[0])}: the cotangent, " \
+                        "only read"
+        del stmts[k + 1]
+
+
+def _kept(stmts: list, sweep) -> set:
+    """The adjoint buffers ``stmts`` never change in place (:func:`_disturbed`)."""
+    buffers = {fam.adj for fam in sweep.families.values() if fam.adj is not None}
+    return buffers.difference(*(_disturbed(n) for n in _nodes(stmts))) if buffers else set()
+
+
+def _assigns(node: ast.Assign) -> str | None:
+    return _name_of(node.targets[0]) if len(node.targets) == 1 else None
+
+
+def _name_of(e: ast.expr) -> str | None:
+    return e.id if isinstance(e, ast.Name) else None
+
+
+def _call_of(e: ast.expr, fn: str) -> bool:
+    """``fn(name)``: a call of ``fn`` on one name."""
+    return (isinstance(e, ast.Call) and _name_of(e.func) == fn and len(e.args) == 1
+            and not e.keywords and isinstance(e.args[0], ast.Name))
 
 
 def _nodes(stmts: list):

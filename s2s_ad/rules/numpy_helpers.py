@@ -606,6 +606,19 @@ def float_zeros(x):
         return np.zeros(x.shape, x.dtype if x.dtype.kind in "fc" else np.float64)
     return np.zeros_like(x) + 0.0
 ''',
+    "seeded": '''
+def seeded(x, g):
+    """float_zeros(x) + g: the adjoint of an array x a function returns, which
+    its backward pass only reads, starting as the caller's cotangent g. g
+    itself where the sum has g's shape and dtype: an ndarray of x's shape and
+    of float_zeros(x)'s dtype, owning its data (a caller writes into no
+    cotangent it passes; a view, of an adjoint it may write into, is added
+    to zeros as before). The same numbers; a -0.0 of g stays -0.0."""
+    if type(g) is np.ndarray and type(x) is np.ndarray and g.base is None and g.shape == x.shape:
+        if g.dtype == (x.dtype if x.dtype.kind in "fc" else np.float64):
+            return g
+    return float_zeros(x) + g
+''',
     "astype_like": '''
 def astype_like(g, x):
     """g in x's floating dtype: a float32 argument gets a float32 gradient even

@@ -43,6 +43,9 @@ factor too; the operand that only gives a shape gets no adjoint.
 * ``rolled(x, shift, axis)`` is ``np.roll``: adjoint the roll back; ``eye_matrix(n)``
   is ``np.eye(n)``, a constant; ``moved(x, source, destination)`` is
   ``np.moveaxis``: adjoint the move back; so is ``float_zeros(x)`` (``np.zeros_like(x) + 0.0``).
+* ``seeded(x, y)`` is ``float_zeros(x) + y`` (``y`` itself where it already
+  has that shape and dtype): adjoint to ``y`` ``g`` summed back to ``y``'s
+  shape; ``x`` gives the shape.
 * ``pad_adjoint(x0, x1, pad_width)`` (``np.pad``'s adjoint: ``x0`` without the
   padding) is linear in ``x0``, and its transpose pads with zeros:
   ``np.pad(g, pad_width)``; ``x1`` gives the shape.
@@ -206,6 +209,8 @@ OWN_RULES = [
          "np.diag of g", adjoint=True, attrs=(("k", 0),)),
     Rule("own.eye_matrix", "eye_matrix(x)", (None,), "array", "constant"),
     Rule("own.float_zeros", "float_zeros(x)", (None,), "array", "constant"),
+    Rule("own.seeded", "seeded(x, y)", (None, "unbroadcast(g, y)"), "array",
+         "to y: g summed back (y is added to zeros shaped like x)", adjoint=True),
     Rule("own.pad_adjoint", "pad_adjoint(x, y, pad_width)", ("np.pad(g, pad_width)", None),
          "array", "g padded back with zeros", adjoint=True, attrs=(("pad_width", 0),)),
     Rule("own.take_along_axis_adjoint", "take_along_axis_adjoint(x0, x1, x2, axis)",
@@ -254,7 +259,8 @@ OWN_PRIMS = {"unbroadcast": "own.unbroadcast", "spread": "own.spread",
              "extreme_adjoint": "own.extreme_adjoint", "astype_like": "own.astype_like",
              "matmul_adjoint": "own.matmul_adjoint", "total": "own.total", "own": "own.own",
              "rolled": "own.rolled", "moved": "own.moved", "eye_matrix": "own.eye_matrix",
-             "float_zeros": "own.float_zeros", "array_sum": "own.array_sum",
+             "float_zeros": "own.float_zeros", "seeded": "own.seeded",
+             "array_sum": "own.array_sum",
              "assign": "array.setitem", "gather": "own.gather", "zeroed": "own.zeroed",
              "cumsum_adjoint": "own.cumsum_adjoint", "tile_adjoint": "own.tile_adjoint",
              "contract": "own.contract", "cross_product": "own.cross_product",
