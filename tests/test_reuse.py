@@ -160,3 +160,21 @@ def test_second_derivatives_through_helpers_loops_and_branches_against_sympy():
         col = h(0.7, -0.4, (float(j == 0), float(j == 1)))
         for i in range(2):
             assert math.isclose(col[i], want[i][j], rel_tol=1e-10, abs_tol=1e-12)
+
+
+def test_no_name_read_again_goes_into_a_call_that_may_write_into_it():
+    # added_into(c, x, i, g) adds g into c in place, c an array made right
+    # there: read again as the forward value t9 (which unbroadcast returns
+    # as it is where the shapes agree), the addition would change t9 itself
+    fn = _function("""
+        def g(a, b, x, g1):
+            t9 = a * b
+            r = t9 + 1.0
+            dx = added_into(unbroadcast(a * b, x), x, 0, g1)
+            s = unbroadcast(a * b, x)
+            return dx
+        """)
+    fn.helpers = {"unbroadcast": "unbroadcast", "added_into": "added_into"}
+    reuse.run(fn, {"numpy": "np"})
+    assert _text(fn)[2:] == ["dx = added_into(unbroadcast(a * b, x), x, 0, g1)",
+                             "s = unbroadcast(t9, x)"]

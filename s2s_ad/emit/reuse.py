@@ -46,7 +46,7 @@ def run(fn: CodeFunction, modules: dict) -> None:
     forms: dict = {}    # stable name assigned once -> its canonical form
     for s in fn.body:
         if isinstance(s, Stmt) and s.node is not None:
-            _replace(s.node, defs, forms, stable, libraries)
+            _replace(s.node, defs, forms, stable, libraries, pure)
             node = s.node
             if isinstance(node, ast.Assign) and len(node.targets) == 1 \
                     and isinstance(node.targets[0], ast.Name) and node.targets[0].id in stable:
@@ -58,7 +58,7 @@ def run(fn: CodeFunction, modules: dict) -> None:
                         defs.setdefault(form, name)
         elif isinstance(s, Block):
             for inner in _statements(s):
-                _replace(inner, defs, forms, stable, libraries)
+                _replace(inner, defs, forms, stable, libraries, pure)
 
 
 def _statements(block: Block):
@@ -70,24 +70,25 @@ def _statements(block: Block):
             yield s.node
 
 
-def _replace(node: ast.AST, defs: dict, forms: dict, stable: set, libraries: set) -> None:
+def _replace(node: ast.AST, defs: dict, forms: dict, stable: set, libraries: set,
+             pure: set) -> None:
     """Top down: a subexpression whose form a name holds becomes that name."""
     if not defs:
         return
     for field, value in ast.iter_fields(node):
         if isinstance(value, ast.expr):
-            setattr(node, field, _visit(value, defs, forms, stable, libraries))
+            setattr(node, field, _visit(value, defs, forms, stable, libraries, pure))
         elif isinstance(value, list):
-            value[:] = [_visit(v, defs, forms, stable, libraries) if isinstance(v, ast.expr)
+            value[:] = [_visit(v, defs, forms, stable, libraries, pure) if isinstance(v, ast.expr)
                         else v for v in value]
             for v in value:
                 if isinstance(v, (ast.stmt, ast.keyword, ast.comprehension)):
-                    _replace(v, defs, forms, stable, libraries)
+                    _replace(v, defs, forms, stable, libraries, pure)
         elif isinstance(value, (ast.keyword, ast.comprehension)):
-            _replace(value, defs, forms, stable, libraries)
+            _replace(value, defs, forms, stable, libraries, pure)
 
 
-def _visit(e: ast.expr, defs, forms, stable, libraries) -> ast.expr:
+def _visit(e: ast.expr, defs, forms, stable, libraries, pure) -> ast.expr:
     if isinstance(e, (ast.BinOp, ast.UnaryOp, ast.Call)) and isinstance(getattr(e, "ctx", None),
                                                                         (type(None), ast.Load)):
         form = _form(e, forms, stable, libraries)
@@ -96,7 +97,13 @@ def _visit(e: ast.expr, defs, forms, stable, libraries) -> ast.expr:
             return ast.Name(name, ast.Load())
     if isinstance(e, ast.Name) or isinstance(getattr(e, "ctx", None), ast.Store):
         return e
-    _replace(e, defs, forms, stable, libraries)
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id not in pure:
+        # a call that may write into what it is given (added_into adds into its
+        # first argument, an array made there): no name read again goes in,
+        # also not through a pure helper that may return its argument
+        # (unbroadcast(g, x) is g where the shapes agree)
+        return e
+    _replace(e, defs, forms, stable, libraries, pure)
     return e
 
 
