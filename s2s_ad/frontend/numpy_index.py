@@ -29,6 +29,7 @@ from s2s_ad.frontend import (index_exprs, list_slices, numpy_attrs, structures, 
 from s2s_ad.frontend.bound_partials import BoundPartial
 from s2s_ad.frontend.int_names import int_names, is_int, one_axis
 from s2s_ad.frontend.view_binds import numpy_made as _numpy_made, parents_of
+from s2s_ad.frontend.write_indices import INT_ARITHMETIC
 from s2s_ad.rules.numpy import is_view
 from s2s_ad.rules.templates import index_operands
 from s2s_ad.syntax_walk import walk
@@ -57,6 +58,7 @@ class ArrayIndexing:
             value = self.index_list(self.expr(e), e)
             if isinstance(value, tuple):
                 raise self.src.error(e, "tuples inside an index are not supported")
+            self.index_params(value, e)
             operands.append(value)
             return ("op", len(operands) - 1)
 
@@ -75,7 +77,9 @@ class ArrayIndexing:
                 return tuple(("op", len(operands) - len(whole) + k) for k in range(len(whole)))
             if isinstance(whole, tuple):
                 raise self.src.error(items[0], "tuples inside an index are not supported")
-            operands.append(self.index_list(whole, items[0]))
+            whole = self.index_list(whole, items[0])
+            self.index_params(whole, items[0])
+            operands.append(whole)
             return (("op", len(operands) - 1),)
         out = []
         for item in items:
@@ -98,6 +102,25 @@ class ArrayIndexing:
             else:
                 out.append(operand(item))
         return tuple(out)
+
+    def index_params(self, value, node: ast.expr) -> None:
+        """The parameters an array's index is integer arithmetic on (``x[k]``,
+        ``x[k + 1]``, ``m[2 * i, :]``, ``x[k:]``) hold ints, integer arrays or
+        masks, none with a derivative: used as integers, as a list's index
+        is (a gradient with respect to them refused, located; ``vjp`` gives
+        None for them). A mask a comparison makes (``x[x > 0]``) or an index
+        ``np.argmax`` computes is not followed to the values it reads."""
+        todo = [value]
+        while todo:
+            v = todo.pop()
+            if not isinstance(v, ir.Value):
+                continue
+            if id(v) in self.param_ids:
+                self.mark_int(v, node, "an array index")
+                continue
+            op = self.defs.get(id(v))
+            if op is not None and op.prim in INT_ARITHMETIC:
+                todo.extend(op.args)
 
     def index_list(self, value, node: ast.expr):
         """``value``, where it indexes an array: a list of ints made in the
