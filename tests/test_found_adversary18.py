@@ -276,3 +276,53 @@ def test_a_mask_made_by_a_comparison_is_not_an_integer_use(tmp_path):
     np.testing.assert_allclose(s2s_ad.grad(src.masked)(x, m), _fd(src.masked, [x, m], 0),
                                rtol=1e-6, atol=1e-8)
     assert s2s_ad.vjp(src.masked, x, m)[1](1.0)[1] is None
+
+
+PARAM_JOINS_SRC = '''
+def display_first(xs, a):
+    zs = [a] + xs
+    return sum(zs) * zs[1]
+
+
+def display_between(xs, a):
+    zs = [a] + xs + [a * a] + xs
+    t = 0.0
+    for z in zs:
+        t = t * 0.5 + z * a
+    return t
+
+
+def display_last(xs, a):
+    s = 0.0
+    k = 0
+    while k < 2:
+        zs = xs + [a * k]
+        s = s + zs[len(zs) - 1] * zs[0]
+        k = k + 1
+    return s
+'''
+
+
+@pytest.mark.parametrize("name", ["display_first", "display_between", "display_last"])
+@pytest.mark.parametrize("api", ["grad", "checkpoint", "vjp"])
+def test_a_list_parameter_joined_to_a_list_display(tmp_path, name, api):
+    """``[a] + xs`` with ``xs`` a list parameter: the join says ``xs`` is a
+    list, and ``grad`` (which lowers a parameter as a number until the code
+    says otherwise) lowers it again as one (before: refused, 'a list is used
+    where a number is expected; index it, unpack it or sum() it', at the
+    join; ``vjp``, which lowers for the call's arguments, agreed already)."""
+    src = import_source(tmp_path, PARAM_JOINS_SRC, f"found_adversary18_param_joins_{name}")
+    f = getattr(src, name)
+    xs, a = [0.3, -0.5, 0.8], 0.7
+    h = 1e-6
+    for i in range(2):
+        if i == 0:
+            want = [(f(xs[:k] + [xs[k] + h] + xs[k + 1:], a)
+                     - f(xs[:k] + [xs[k] - h] + xs[k + 1:], a)) / (2 * h) for k in range(3)]
+        else:
+            want = (f(xs, a + h) - f(xs, a - h)) / (2 * h)
+        if api == "vjp":
+            got = s2s_ad.vjp(f, list(xs), a)[1](1.0)[i]
+        else:
+            got = s2s_ad.grad(f, wrt=i, checkpoint=api == "checkpoint" or None)(list(xs), a)
+        np.testing.assert_allclose(np.asarray(got, dtype=float), want, rtol=1e-6, atol=1e-8)
