@@ -58,7 +58,6 @@ class ArrayIndexing:
             value = self.index_list(self.expr(e), e)
             if isinstance(value, tuple):
                 raise self.src.error(e, "tuples inside an index are not supported")
-            self.index_params(value, e)
             operands.append(value)
             return ("op", len(operands) - 1)
 
@@ -77,9 +76,7 @@ class ArrayIndexing:
                 return tuple(("op", len(operands) - len(whole) + k) for k in range(len(whole)))
             if isinstance(whole, tuple):
                 raise self.src.error(items[0], "tuples inside an index are not supported")
-            whole = self.index_list(whole, items[0])
-            self.index_params(whole, items[0])
-            operands.append(whole)
+            operands.append(self.index_list(whole, items[0]))
             return (("op", len(operands) - 1),)
         out = []
         for item in items:
@@ -186,6 +183,8 @@ class ArrayIndexing:
                                  "(`xs = [...]; xs[0]`)")
         operands = [base]
         index = self.index(node.slice, operands)
+        for k, _ in index_operands(index):
+            self.index_params(operands[k], node.slice)
         return self.emit("array.getitem", operands, node, var, hint=hint, attrs={"index": index})
 
     def assignment_index(self, target: ast.Subscript, operands: list) -> tuple:
@@ -215,6 +214,8 @@ class ArrayIndexing:
                                      "indices would make the last write win")
         if arrays:
             index_exprs.distinct_check(self, operands[0], operands, index, target)
+        for k, _ in index_operands(index):  # (a slice's bounds too: `y[k:] = v`)
+            self.index_params(operands[k], target.slice)
         return index
 
     def assign_subscript(self, target: ast.Subscript, value_node: ast.expr, op=None,
