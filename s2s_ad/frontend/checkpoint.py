@@ -139,8 +139,9 @@ def budget(option) -> int | None:
 
 
 def expression_block(lowerer, stmts: list) -> None:
-    """Lower ``stmts``, the loop a comprehension or a slice of a list of any
-    length stands for, marking its loops ``implicit``: ``checkpoint=True``
+    """Lower ``stmts``, the loop a comprehension, a slice or join of lists of
+    any length, or a stack, join or sort of such a list stands for, marking
+    its loops ``implicit``: ``checkpoint=True``
     checkpoints the loops the code writes, not these (a list made by an
     expression is appended to in place, which a snapshot would not restore;
     its loop is taped, or recomputed with the checkpointed loop it is in)."""

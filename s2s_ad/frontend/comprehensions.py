@@ -14,8 +14,9 @@ while lowering is that loop too (unrolled; the ``if`` makes the list grow
 at run time where its condition is decided only then).
 :func:`joined` lowers ``xs + ys`` where either is a list of any length (a
 list grown at run time, a list parameter of any length, a slice of one,
-``xs[:k] + xs[k + 1:]``) and the other a list too, as the two loops it
-stands for, each appending its items to a new list grown at run time.
+``xs[:k] + xs[k + 1:]``) and the other a list too (a join of lists again:
+``ys + xs + ys`` is ``(ys + xs) + ys``), as the two loops it stands for, each
+appending its items to a new list grown at run time.
 The loop variables are renamed (a comprehension's names are its own, as in
 Python 3), so nothing outside sees them. Inside a loop or branch, the list
 belongs to one run of its body (its adjoint is made where the reverse of
@@ -135,12 +136,17 @@ def runtime(lo, node: ast.ListComp | ast.GeneratorExp, var: str | None = None):
 
 
 def _runtime_list(lo, node: ast.expr) -> bool:
-    """``node`` a list of any length: a name holding one, a slice of one, or
-    a comprehension :func:`runtime` makes one of."""
+    """``node`` a list of any length: a name holding one, a slice of one, a
+    comprehension :func:`runtime` makes one of, or a join of lists one of
+    which is such a list (``ys + xs + ys``: Python adds from the left, so the
+    outer join's left side is the inner join)."""
     if list_slices.is_runtime_slice(lo, node):
         return True
     if isinstance(node, ast.BinOp) and structures.repeated(node) is not None:
         return True  # `[c] * n`: a list made when the code runs
+    if _join_of_lists(node):
+        return (_runtime_list(lo, node.left) or _runtime_list(lo, node.right)) \
+            and _a_list(lo, node.left) and _a_list(lo, node.right)
     if isinstance(node, ast.ListComp):
         return any(over_runtime_list(lo, g.iter) or bool(g.ifs) or _reversed(lo, g.iter)
                    for g in node.generators)
@@ -150,8 +156,14 @@ def _runtime_list(lo, node: ast.expr) -> bool:
 
 
 def _a_list(lo, node: ast.expr) -> bool:
+    if _join_of_lists(node):
+        return _a_list(lo, node.left) and _a_list(lo, node.right)
     return _runtime_list(lo, node) or isinstance(node, (ast.List, ast.ListComp)) or (
         isinstance(node, ast.Name) and isinstance(lo.env.get(node.id), structures.StaticList))
+
+
+def _join_of_lists(node: ast.expr) -> bool:
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)
 
 
 def joined(lo, node: ast.BinOp, var: str | None = None):
@@ -162,6 +174,7 @@ def joined(lo, node: ast.BinOp, var: str | None = None):
             and _a_list(lo, node.left) and _a_list(lo, node.right)):
         return None
     items = _unused(lo, var or "joined")
+    lo.env[items] = None  # (taken: an inner join's names differ, `ys + xs + ys`)
     start: list[ast.stmt] = [ast.Assign([ast.Name(items, ast.Store())], ast.List([], ast.Load()))]
     own = []
     for side in (node.left, node.right):
@@ -169,7 +182,8 @@ def joined(lo, node: ast.BinOp, var: str | None = None):
         own.append(v)
         lo.env[v] = None  # (taken: the second loop's variable differs)
         over = _copy(side)
-        if isinstance(over, (ast.List, ast.ListComp)):  # a display: a loop runs over a name
+        if isinstance(over, (ast.List, ast.ListComp, ast.BinOp)):
+            # a display or an inner join: a loop runs over a name
             seq = _unused(lo, "seq")
             own.append(seq)
             lo.env[seq] = None
@@ -184,7 +198,8 @@ def joined(lo, node: ast.BinOp, var: str | None = None):
         _located(stmt, node)
     inner, lo.inner_lists = lo.__dict__.get("inner_lists"), True
     try:
-        lo.block(start)
+        # (its loops are the expression's, not the code's: checkpoint=True leaves them taped)
+        checkpoint.expression_block(lo, start)
         return lo.env[items]
     finally:
         lo.inner_lists = inner

@@ -38,7 +38,7 @@ from __future__ import annotations
 import ast
 
 from s2s_ad import ir
-from s2s_ad.frontend import list_stacks
+from s2s_ad.frontend import checkpoint, list_stacks
 from s2s_ad.syntax_walk import walk
 
 
@@ -82,7 +82,7 @@ def join(lo, seq: ir.Value, what: str, axis, node: ast.Call, var: str | None) ->
     lo.owned_arrays, lo.control_flow = owned | {out}, True
     said, lo.write_text = lo.__dict__.get("write_text"), ast.unparse(node)
     try:
-        lo.block(stmts)
+        checkpoint.expression_block(lo, stmts)
         result = lo.env[out]
     finally:
         lo.owned_arrays, lo.control_flow, lo.write_text = owned, flow, said

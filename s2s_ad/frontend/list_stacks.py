@@ -32,6 +32,7 @@ import builtins
 import numpy
 
 from s2s_ad import ir
+from s2s_ad.frontend import checkpoint
 from s2s_ad.syntax_walk import walk
 
 
@@ -80,7 +81,7 @@ def stack(lo, seq: ir.Value, axis, node: ast.Call, var: str | None) -> ir.Operan
     lo.owned_arrays, lo.control_flow = owned | {rows}, True
     said, lo.write_text = lo.__dict__.get("write_text"), ast.unparse(node)
     try:
-        lo.block(stmts)
+        checkpoint.expression_block(lo, stmts)
         out = lo.env[rows]
         if axis != 0:
             moved = ast.copy_location(np_call("moveaxis", n(rows), ast.Constant(0),

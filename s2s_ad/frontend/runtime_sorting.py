@@ -38,7 +38,7 @@ import ast
 import builtins
 
 from s2s_ad import ir
-from s2s_ad.frontend import closures
+from s2s_ad.frontend import checkpoint, closures
 from s2s_ad.syntax_walk import walk
 
 LIST_READS = frozenset({"getitem", "len", "list.sum", "list.index", "list.argsort",
@@ -80,13 +80,13 @@ def keyed(lo, fn, seq: ir.Value, key: ast.expr | None, reverse: bool, node: ast.
         else:
             f = key_function(lo, key, node)
             k, v = name("keys"), name("v")
-            lo.block([at(ast.parse(f"{k} = []").body[0]),
-                      at(ast.For(ast.Name(v, ast.Store()), ast.Name(xs, ast.Load()),
-                                 [ast.Expr(ast.Call(
-                                     ast.Attribute(ast.Name(k, ast.Load()), "append",
-                                                   ast.Load()),
-                                     [ast.Call(f, [ast.Name(v, ast.Load())], [])], []))],
-                                 [], None))])
+            append = ast.Expr(ast.Call(ast.Attribute(ast.Name(k, ast.Load()), "append",
+                                                     ast.Load()),
+                                       [ast.Call(f, [ast.Name(v, ast.Load())], [])], []))
+            checkpoint.expression_block(lo, [
+                at(ast.parse(f"{k} = []").body[0]),
+                at(ast.For(ast.Name(v, ast.Store()), ast.Name(xs, ast.Load()), [append], [],
+                           None))])
             keys = lo.env[k]
         text = ast.unparse(node)
         if fn is not builtins.sorted:
@@ -98,9 +98,9 @@ def keyed(lo, fn, seq: ir.Value, key: ast.expr | None, reverse: bool, node: ast.
                        hint="perm", text=f"the order {text} puts the items in")
         lo.positions.add(id(perm))  # perm[k] is an int (control.dynamic_subscript)
         p, ys, i = name("perm", perm), name("ys"), name("k")
-        lo.block([at(ast.parse(f"{ys} = []").body[0]),
-                  at(ast.parse(f"for {i} in range(len({xs})):\n"
-                               f"    {ys}.append({xs}[{p}[{i}]])").body[0])])
+        checkpoint.expression_block(lo, [at(ast.parse(f"{ys} = []").body[0]),
+                                         at(ast.parse(f"for {i} in range(len({xs})):\n"
+                                                      f"    {ys}.append({xs}[{p}[{i}]])").body[0])])
         return lo.env[ys]
     finally:
         lo.inner_lists = inner

@@ -56,6 +56,11 @@ def joined(lo, node: ast.BinOp, left, right):
         return None
     if isinstance(left, StaticList) and isinstance(right, StaticList):
         return StaticList(left.items + right.items)
+    for value, side, other in ((left, node.left, right), (right, node.right, left)):
+        if isinstance(other, StaticList):
+            # `[a] + xs`: a parameter joined to a list is a list (lowered as a
+            # number until the code says otherwise, then again as one)
+            _param_used_as_sequence(lo, value, side)
     if type(left) is not tuple and _flat_tuple(lo, left) and (
             type(right) is tuple or _flat_tuple(lo, right)):
         left = forwarded(lo, left, node.left)
