@@ -232,3 +232,43 @@ def test_a_list_taped_where_it_is_made_is_taped_once_filled():
         before = ast.unparse(loop)
         taped_lists.rewrite(kept)
         assert ast.unparse(loop) == before, between
+
+
+UNUSED = '''import math as m
+
+
+def h(out_1, u, b, *, _c):
+    _scale = 1.5 if _c > 0.0 else 0.5
+    u *= m.pow(1.5 + m.sin(u), 1.5 * m.tanh(out_1 - out_1))
+    tape, y = (m.cbrt(m.exp2(2.0 * m.tanh(2.0)) + 0.5), int(u))
+    return (u * tape - y) * _scale
+
+
+def f(out_1, u, b):
+    return (h(out_1=out_1, u=u, b=b, _c=out_1 * 0.5 + 1.0)
+            - 0.5 * h(out_1=out_1 * 0.5, u=u * 0.5, b=b * 0.5, _c=out_1 * 0.5 + 1.0)
+            + b * b * b * out_1)
+'''
+
+
+def test_a_forward_mode_module_has_no_pairs(tmp_path, monkeypatch):
+    """``jvp(grad(probe))`` with respect to ``b``, which ``h`` is passed and
+    does not read: the forward-mode module of ``grad(probe)`` holds
+    ``jvp_h_fwd`` and ``jvp_h_bwd(dout, ddout)``, the tangents of the pair
+    ``h_fwd``/``h_bwd``, which were read back as a pair of their own (an
+    empty tape: "the tape this forward function returns is not split").
+    Against central differences of ``grad(probe)``."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    src = tmp_path / "third48_unused.py"
+    src.write_text(UNUSED, encoding="utf-8")
+    assert cli.main(["grad", f"{src}:f", "--wrt", "b", "-o",
+                     str(tmp_path / "third48_unused_g1.py")]) == 0
+    probe = import_source(str(tmp_path), "from third48_unused_g1 import grad_f\n\n\n"
+                          "def probe(out_1, u, b):\n    g = grad_f(out_1, u, b)\n"
+                          "    return 0.5 * g * g\n", "third48_unused_probe").probe
+    second = s2s_ad.grad(probe, "b")
+    point, h = (1.937237, 0.777417, -0.491598), 1e-5
+    want = (second(*point[:2], point[2] + h) - second(*point[:2], point[2] - h)) / (2 * h)
+    value, tangent = s2s_ad.jvp(second, "b")(*point, db=1.0)
+    assert value == pytest.approx(second(*point), rel=1e-12)
+    assert abs(want) > 1.0 and tangent == pytest.approx(want, rel=1e-6)
