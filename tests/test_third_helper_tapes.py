@@ -272,3 +272,41 @@ def test_a_forward_mode_module_has_no_pairs(tmp_path, monkeypatch):
     value, tangent = s2s_ad.jvp(second, "b")(*point, db=1.0)
     assert value == pytest.approx(second(*point), rel=1e-12)
     assert abs(want) > 1.0 and tangent == pytest.approx(want, rel=1e-6)
+
+
+ONE_ARM = '''import math
+
+
+def h(x, n):
+    ys = []
+    for i in range(n):
+        ys.append(x * math.sin(x + i))
+    return x * x, ys
+
+
+def f(x, n):
+    c = x > 0.0
+    if c:
+        y, t = h(x, n)
+    else:
+        y, t = x, ()
+    s = y
+    if c:
+        for v in t:
+            s = s + v * v
+    for v in t:
+        s = s + 0.5 * v
+    return s
+'''
+
+
+def test_a_list_in_one_arm_and_an_empty_tuple_in_the_other(tmp_path):
+    """The φ the second modules need, in code of one's own: ``t`` a list of
+    any length where its arm ran, ``()`` where the other did (was refused:
+    "`t` is a list in one branch only"). Each arm, against central
+    differences."""
+    f = import_source(str(tmp_path), ONE_ARM, "third48_one_arm").f
+    g = s2s_ad.grad(f, "x")
+    for x in (0.7, -0.4):
+        want = (f(x + 1e-6, 3) - f(x - 1e-6, 3)) / 2e-6
+        assert g(x, 3) == pytest.approx(want, rel=1e-7, abs=1e-9)
