@@ -230,6 +230,12 @@ CASES = {
                               ("np.maximum.accumulate(x, -1)", "abc")],
     "np.minimum.accumulate": [("np.minimum.accumulate(x, axis=0)", "ab"),
                               ("np.minimum.accumulate(x, axis=-2)", "abc")],
+    # a shape: s2s-ad's own adjoint of `unbroadcast` read back (third derivatives)
+    "np.broadcast_shapes": [
+        ("np.broadcast_to(x, np.broadcast_shapes(np.shape(x), np.shape(y))) * y", "a1,b"),
+        ("np.sin(np.broadcast_to(x, np.broadcast_shapes(np.shape(y), x.shape, z.shape)))",
+         "a1,b,1"),
+    ],
 }
 # Rules whose operand shapes are not any: matrices to invert, the domain of arcsin.
 INVERTIBLE = ("np.linalg.det", "np.linalg.inv", "np.linalg.solve", "np.linalg.cholesky",

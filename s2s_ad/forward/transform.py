@@ -162,6 +162,10 @@ class _Forward:
                          [ast.keyword("dtype", _load("float"))])
         if isinstance(a, ir.Value) and a.kind == "list" and id(a) in self.empty:
             return ast.List([], ast.Load())
+        if isinstance(a, ir.Const) and isinstance(a.value, tuple) and not a.value:
+            # a list's φ on the side that does not make it (frontend/guards.py): no
+            # items, so no tangents either, and read back as that side again
+            return ast.Tuple([], ast.Load())
         if isinstance(a, ir.Value) and a.kind == "list" and "numpy" not in self.modules:
             # `[0.0] * len(ys)`: a list of a run-time length a module read back can make
             # (frontend/list_writes.py); a comprehension over `ys` would need its length

@@ -105,6 +105,24 @@ def _placeholders(lo, a, b) -> tuple:
     return a, b
 
 
+def _placeholder_list(lo, a, b) -> tuple | None:
+    """``(side, list)`` where one side of a φ is a list of any length (a
+    helper's tape list that a call in that arm returned) and the other a tape
+    item's start before the branch that assigns it
+    (:func:`s2s_ad.frontend.pairs.placeholder`) or ``()``, the value s2s-ad's
+    own code gives such a list on the side that does not make it: the φ takes
+    an empty tuple on that side, as a name guarded in one arm does
+    (:mod:`s2s_ad.frontend.guards`; it reads as an empty list: no items, and
+    no list method). Else None."""
+    marked = lo.__dict__.get("placeholders", ())
+    for side, (mine, other) in enumerate(((b, a), (a, b))):
+        empty = id(mine) in marked or isinstance(mine, tuple) and not mine
+        if empty and isinstance(other, ir.Value) and other.kind == "list" and (
+                runtime_lists.is_grown(lo, other) or structures.is_runtime(lo, other)):
+            return side, other
+    return None
+
+
 def _merge_kind(kinds: list[str]) -> str:
     kinds = set(kinds)
     if len(kinds) == 1:
@@ -325,6 +343,17 @@ class ControlFlow(Iteration):
                 self.undefined[var] = (node, "it holds the tuple a call returned, another "
                                        "one in each arm of the `if`; unpack it in each arm "
                                        "(`a, b = h(x)`) and read the items")
+                continue
+            made = _placeholder_list(self, a, b)
+            if made is not None and var not in FLAG_NAMES:
+                # a helper's tape list made in one arm only (a placeholder or `()` the other)
+                side, inner = made
+                out = ir.Value(self.namer.claim(var), "list", var)
+                regions[side].yields.append(inner)
+                regions[1 - side].yields.append(ir.Const(guards.PLACEHOLDERS["list"]))
+                outs.append(out)
+                runtime_lists.register(self, out, inner)
+                self.env[var] = out
                 continue
             if "list" in (kind_of(a), kind_of(b)) and not _same(a, b) and not (
                     runtime_lists.is_grown(self, a) and runtime_lists.is_grown(self, b)):

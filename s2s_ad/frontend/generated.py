@@ -84,7 +84,7 @@ import ast
 from s2s_ad.frontend import (checkpointed, list_forms, own_helpers, pair_layout, pairs,
                              pop_counters, pop_order, readback_forms, scatter_calls,
                              shape_flags, tape_flatten, tape_lengths, tape_offsets,
-                             tape_params)
+                             tape_params, taped_lists)
 from s2s_ad.frontend.int_names import slots
 from s2s_ad.frontend.pop_counters import int_const
 from s2s_ad.names import Namer, identifiers
@@ -140,6 +140,8 @@ def normalise(tree: ast.FunctionDef, globals_: dict | None = None,
     if not helper:
         _value_and_grad_return(tree)
     checkpointed.untape(tree, globals_)
+    if globals_ and own_helpers.written_by_s2s_ad(globals_):
+        taped_lists.rewrite(tree)  # `ys = []; ys_tape.append(ys)`, then filled
     tape_lengths.rewrite(tree, namer, globals_)
     list_forms.desugar(tree, namer, globals_)  # list(e), xs += ys, xs.copy()
     _owned_tape_reads(tree, globals_ or {})

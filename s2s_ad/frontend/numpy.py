@@ -295,7 +295,8 @@ class ArrayLowering(ArrayIndexing):
             return
         for a in args:
             producer = self.defs.get(id(a)) if isinstance(a, ir.Value) else None
-            if producer is not None and producer.prim in ("shape", "tuple", "tuple.concat"):
+            if producer is not None and producer.prim in ("shape", "tuple", "tuple.concat",
+                                                            "np.broadcast_shapes"):
                 raise self.src.error(node, f"`{producer.text}` is a shape, a tuple of ints; "
                                      "arithmetic on it is not supported: index it "
                                      "(`x.shape[0]`)")

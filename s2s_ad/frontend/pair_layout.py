@@ -143,8 +143,11 @@ def _is_bwd(globals_: dict, name: str) -> bool:
 def _written_pair_function(fn) -> bool:
     """Is ``fn`` a function of a module s2s-ad wrote? Only there are
     ``H_fwd`` and ``H_bwd`` a pair whose tape s2s-ad made: functions of
-    yours named so (``sq_fwd``, ``sq_bwd``) are helpers like any other."""
-    return isinstance(fn, types.FunctionType) and own_helpers.written_by_s2s_ad(fn.__globals__)
+    yours named so (``sq_fwd``, ``sq_bwd``) are helpers like any other; nor
+    are the tangent functions of a forward-mode module (``jvp_h_fwd``,
+    ``jvp_h_bwd``: the tangents of a pair's two functions)."""
+    return isinstance(fn, types.FunctionType) and own_helpers.written_by_s2s_ad(
+        fn.__globals__) and not own_helpers.forward_mode_module(fn.__globals__)
 
 
 def nested_tapes(fn: ast.FunctionDef, names: tuple, globals_: dict,

@@ -56,7 +56,7 @@ import builtins
 
 from s2s_ad import ir
 from s2s_ad.errors import SourceError
-from s2s_ad.frontend import structures
+from s2s_ad.frontend import pair_layout, structures
 from s2s_ad.syntax_walk import walk
 
 
@@ -357,6 +357,17 @@ def returned(lo, value: ir.Value, node: ast.AST) -> None:
                            "return it")
     if not (is_grown(lo, value) or id(value) in lo.returned_lists) \
             or id(value) in lo.argument_objects:
+        name = lo.src.tree.name
+        if pair_layout.written_pair(lo.src.globals, name) is not None:
+            # s2s-ad's own forward function keeping a list it was given on its tape
+            # (read as the argument where each call can bind it: frontend/tape_params)
+            raise lo.src.error(node, f"`{name}` of this gradient module keeps a list its "
+                               "caller passed on its tape, and a caller calls it in a loop "
+                               "(or passes the list otherwise than by position), where its "
+                               "tape would hold that list under a second name: a derivative "
+                               "of this module is not supported there; take the derivative "
+                               "from the original function (`s2s_ad.hessian`, "
+                               "`s2s_ad.jvp(s2s_ad.grad(f))`)")
         raise lo.src.error(node, "returning a list of any length the caller passed is not "
                            "supported: return a number computed from it, or build a new list "
                            "(`ys = []`, then `ys.append(...)` in a loop)")

@@ -22,26 +22,34 @@ into more items, a keyword or default argument), or a call of ``H_fwd`` is
 in a loop (whose tape of those items would hold the argument under a
 second name), nothing is rewritten, and the lowering reads the return as
 before (refused, located, where it is the caller's list). In a NumPy module,
-whose parameters are arrays read as values, nothing is rewritten.
+where ``p[k]`` may read an array, only a parameter used as a list and in no
+other way (``p[k]``, ``len(p)``, ``p.pop()``, ``for v in p``: a tape of the
+forward pass passed to a helper's backward function) is such an item.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import types
 
 from s2s_ad.frontend import own_helpers
-from s2s_ad.frontend.pair_layout import pairs_of
+from s2s_ad.frontend.pair_layout import pairs_of, tape_layout
 from s2s_ad.names import Namer
+from s2s_ad import syntax_walk
 from s2s_ad.syntax_walk import walk
 
 __all__ = ["rewrite", "own_items"]
 
 
-def own_items(fwd: ast.FunctionDef, n_items: int) -> dict[int, int]:
+def own_items(fwd: ast.FunctionDef, n_items: int, only: bool = False,
+              globals_: dict | None = None) -> dict[int, int]:
     """Tape item -> the position of the parameter of ``fwd`` it is at every
     ``return value, (a, b, ...)`` of ``fwd`` (a list parameter: read by
-    index, ``len`` or a loop; never bound again in ``fwd``)."""
+    index, ``len`` or a loop, or passed on to a function of the module,
+    ``globals_``, that reads it so; never bound again in ``fwd``). ``only`` (a
+    NumPy module): a parameter read in no other way (besides the tapes
+    returned)."""
     returns = [r for r in walk(fwd) if isinstance(r, ast.Return)]
     if not returns or fwd.args.vararg or fwd.args.kwarg:
         return {}
@@ -55,15 +63,7 @@ def own_items(fwd: ast.FunctionDef, n_items: int) -> dict[int, int]:
     params = [a.arg for a in fwd.args.args]
     stored = {n.id for n in walk(fwd) if isinstance(n, ast.Name)
               and not isinstance(n.ctx, ast.Load)}
-    listed = set()
-    for n in walk(fwd):
-        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name):
-            listed.add(n.value.id)
-        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len" \
-                and len(n.args) == 1 and isinstance(n.args[0], ast.Name):
-            listed.add(n.args[0].id)
-        elif isinstance(n, (ast.For, ast.comprehension)) and isinstance(n.iter, ast.Name):
-            listed.add(n.iter.id)
+    listed = list_parameters(fwd, globals_ or {}, only, frozenset({fwd.name}))
     out = {}
     for k in range(n_items):
         names = {e.id if isinstance(e, ast.Name) else None for e in (t[k] for t in tapes)}
@@ -74,21 +74,141 @@ def own_items(fwd: ast.FunctionDef, n_items: int) -> dict[int, int]:
     return out
 
 
+def list_parameters(fn: ast.FunctionDef, globals_: dict, only: bool, seen: frozenset) -> set:
+    """The names ``fn`` reads as lists (``p[k]``, ``len(p)``, ``for v in p``;
+    ``p`` passed to a function of the module whose parameter there is read
+    so); ``only``: read in no other way, but in the tapes ``fn`` returns."""
+    listed, other = set(), set()
+    parents = syntax_walk.parents(fn)
+    kept = {id(e) for r in walk(fn) if isinstance(r, ast.Return)
+            and isinstance(r.value, ast.Tuple) and len(r.value.elts) == 2
+            and isinstance(r.value.elts[1], ast.Tuple) for e in r.value.elts[1].elts}
+    for n in walk(fn):
+        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name):
+            listed.add(n.value.id)
+            if isinstance(n.slice, ast.Slice) or not isinstance(n.ctx, ast.Load):
+                other.add(n.value.id)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len" \
+                and len(n.args) == 1 and isinstance(n.args[0], ast.Name):
+            listed.add(n.args[0].id)
+        elif isinstance(n, (ast.For, ast.comprehension)) and isinstance(n.iter, ast.Name):
+            listed.add(n.iter.id)
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in kept \
+                and not _read_as_list(n, parents.get(id(n))):
+            if _passed_as_list(n, parents.get(id(n)), globals_, only, seen):
+                listed.add(n.id)
+            elif only:
+                other.add(n.id)
+    return listed - other if only else listed
+
+
+def _passed_as_list(n: ast.Name, call, globals_: dict, only: bool, seen: frozenset) -> bool:
+    """Is ``n`` a positional argument of a call of a function of the module
+    (``globals_``) whose parameter there it reads as a list?"""
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+            and call.func.id not in seen and any(a is n for a in call.args)
+            and not any(isinstance(a, ast.Starred) for a in call.args)):
+        return False
+    callee = globals_.get(call.func.id)
+    if not (isinstance(callee, types.FunctionType) and callee.__globals__ is globals_):
+        return False
+    params, listed = _callee_lists(callee, only, seen)
+    k = next(k for k, a in enumerate(call.args) if a is n)
+    return k < len(params) and params[k] in listed
+
+
+def _read_as_list(n: ast.Name, parent) -> bool:
+    """Is this read of a name ``p`` one that reads a list: ``p[k]``, ``len(p)``,
+    ``p.pop()``, ``for v in p``?"""
+    return (isinstance(parent, ast.Subscript) and parent.value is n
+            or isinstance(parent, ast.Attribute) and parent.attr == "pop"
+            or isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name)
+            and parent.func.id == "len" and parent.args == [n]
+            or isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is n)
+
+
+@functools.lru_cache(maxsize=256)
+def _callee_lists(callee, only: bool, seen: frozenset) -> tuple[tuple, frozenset]:
+    """A function's positional parameters and those it reads as lists
+    (:func:`list_parameters`), parsed once per function (each call site of a
+    module asks)."""
+    tree = own_helpers.function_tree(callee)
+    if tree is None or tree.args.vararg:
+        return (), frozenset()
+    return (tuple(a.arg for a in tree.args.args),
+            frozenset(list_parameters(tree, callee.__globals__, only,
+                                      seen | {callee.__name__})))
+
+
 def _own(globals_: dict) -> dict:
     """``H_fwd`` -> its own items (:func:`own_items`), for the pairs of a
-    module s2s-ad wrote that is no NumPy module."""
-    if own_helpers.numpy_alias(globals_) is not None:
-        return {}
-    out = {}
-    for fwd, (_, items) in pairs_of(globals_).items():
-        tree = own_helpers.function_tree(globals_.get(fwd))
-        found = own_items(tree, len(items)) if tree is not None else {}
-        if found:
-            out[fwd] = found
+    module s2s-ad wrote."""
+    only = own_helpers.numpy_alias(globals_) is not None
+    pairs = pairs_of(globals_)
+    memo: dict = {}
+
+    def own_of(fwd: str) -> dict:
+        if fwd not in memo:
+            memo[fwd] = {}  # (a pair calling itself: none)
+            memo[fwd] = _own_of(globals_, pairs, fwd, only, own_of)
+        return memo[fwd]
+
+    out = {fwd: found for fwd in pairs for found in [own_of(fwd)] if found}
     if out:
         for name in _called_in_loops(globals_, set(out)):
             del out[name]
     return out
+
+
+def _own_of(globals_: dict, pairs, fwd: str, only: bool, own_of) -> dict:
+    """The own items of ``fwd``, at the positions of its tape once split; an
+    item of another pair's tape (``y, T = G_fwd(xs)`` in ``fwd``, ``T``
+    returned: a helper calling a helper) that is ``G_fwd``'s own item at a
+    parameter given a parameter of ``fwd`` is ``fwd``'s own item too."""
+    bwd, items = pairs[fwd]
+    tree = own_helpers.function_tree(globals_.get(fwd))
+    if tree is None:
+        return {}
+    raw, nested = tape_layout(globals_.get(bwd))
+    found = own_items(tree, len(raw or items), only, globals_)
+    if not raw:
+        return found
+    # an item before which another pair's tape is split into its items
+    at = [sum(len(nested.get(u, (u,))) for u in raw[:k]) for k in range(len(raw))]
+    out = {at[k]: p for k, p in found.items() if raw[k] not in nested}
+    returns = [r for r in walk(tree) if isinstance(r, ast.Return)]
+    if len(returns) != 1 or not (isinstance(returns[0].value, ast.Tuple)
+                                 and len(returns[0].value.elts) == 2
+                                 and isinstance(returns[0].value.elts[1], ast.Tuple)
+                                 and len(returns[0].value.elts[1].elts) == len(raw)):
+        return out
+    params = [a.arg for a in tree.args.args]
+    stored = [n.id for n in walk(tree) if isinstance(n, ast.Name)
+              and not isinstance(n.ctx, ast.Load)]
+    for k, e in enumerate(returns[0].value.elts[1].elts):
+        call = _bound_by_call(tree, e, pairs) if raw[k] in nested else None
+        if call is None or len(pairs[call.func.id][1]) != len(nested[raw[k]]):
+            continue
+        for j, p in own_of(call.func.id).items():
+            arg = call.args[p] if p < len(call.args) else None
+            if isinstance(arg, ast.Name) and arg.id in params and arg.id not in stored:
+                out[at[k] + j] = params.index(arg.id)
+    return out
+
+
+def _bound_by_call(tree: ast.FunctionDef, e, pairs) -> ast.Call | None:
+    """The call of a pair's forward function, ``y, T = G_fwd(...)``, that is
+    the one binding of the name ``e`` in ``tree``; else None."""
+    if not isinstance(e, ast.Name):
+        return None
+    binds = [n for n in walk(tree) if isinstance(n, ast.Name) and n.id == e.id
+             and not isinstance(n.ctx, ast.Load)]
+    found = [n for n in walk(tree) if isinstance(n, ast.Assign) and len(n.targets) == 1
+             and isinstance(n.targets[0], ast.Tuple) and len(n.targets[0].elts) == 2
+             and n.targets[0].elts[1] in binds and isinstance(n.value, ast.Call)
+             and isinstance(n.value.func, ast.Name) and n.value.func.id in pairs
+             and not any(isinstance(a, ast.Starred) for a in n.value.args)]
+    return found[0].value if len(binds) == 1 and len(found) == 1 else None
 
 
 def _called_in_loops(globals_: dict, names: set) -> set:

@@ -356,6 +356,9 @@ NUMPY_RULES = [
     Rule("len", "len(x)", (None,), "int"),
     Rule("np.ndim", "np.ndim(x)", (None,), "int"),
     Rule("np.size", "np.size(x)", (None,), "int"),
+    Rule("np.broadcast_shapes", "np.broadcast_shapes(*args)", (None,), "int", variadic=True,
+         notes="the shape two or more shapes broadcast to (a tuple of ints, as `np.shape`'s: "
+         "the adjoint of `unbroadcast` in a NumPy gradient module, read back)"),
     Rule("tuple", "args", (None,), "int", variadic=True),
     Rule("tuple.concat", "tuple(x) + tuple(y)", (None,), "int"),
     Rule("index_array", "np.array(args)", (None,), "array", "a list of indices",
