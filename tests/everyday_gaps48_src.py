@@ -67,6 +67,32 @@ def scaled_items_until(x):
     return s
 
 
+def display_backwards(a, b):
+    s = 0.0
+    for v in [a * b, b, math.sin(a)][::-1]:
+        s = s * 2.0 + v * v
+    return s
+
+
+def display_tail_in_loop(a, b, n):
+    s = 0.0
+    for k in range(n):
+        for v in [a, b * k, a * b][1:]:
+            s = s + v * math.cos(s)
+    return s
+
+
+def _display_tail(a, b):
+    t = 0.0
+    for v in [b, a * a, a * b][1:]:
+        t = t * 0.5 + v
+    return t
+
+
+def display_tail_in_helper(a, b):
+    return _display_tail(a, b) * _display_tail(b, a)
+
+
 # -- 2. a list of lists of a run-time size -------------------------------------------
 
 def table_of_products(x, w, n, m):

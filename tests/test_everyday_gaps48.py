@@ -42,6 +42,9 @@ TESTED = {"is_complex"}
     (S.tail_in_helper, [0.7, 4], [0]),
     (S.scaled_items_until, [0.7], [0]),
     (S.scaled_items_until, [0.3], [0]),
+    (S.display_backwards, [0.7, -1.3], [0, 1]),
+    (S.display_tail_in_loop, [0.7, -1.3, 3], [0, 1]),
+    (S.display_tail_in_helper, [0.7, -1.3], [0, 1]),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_loop_over_a_list_its_header_makes(f, args, wrt):
     """`for i in list(range(n))[1:]`, `for v in [t * t for t in xs]`: the

@@ -173,11 +173,13 @@ def iterated(lo, loop: ast.For) -> tuple[ast.For, list[str]]:
 def _made_here(node: ast.expr) -> bool:
     """A list the loop's header makes (``list(...)`` is a comprehension by
     now, :mod:`s2s_ad.frontend.list_forms`): a comprehension or ``[c] * n``,
-    or a slice or an index of one."""
+    or a slice or an index of one or of a list display (``for v in [a,
+    b][::-1]``; a display itself is iterated as it is)."""
+    sliced = False
     while isinstance(node, ast.Subscript):
-        node = node.value
-    return isinstance(node, ast.ListComp) or isinstance(node, ast.BinOp) \
-        and structures.repeated(node) is not None  # `[c] * n`
+        node, sliced = node.value, True
+    return isinstance(node, ast.ListComp) or sliced and isinstance(node, ast.List) \
+        or isinstance(node, ast.BinOp) and structures.repeated(node) is not None  # `[c] * n`
 
 
 def _bound(lo, node: ast.expr | None, step: int, n: str, lower: bool, name_for) -> str:
