@@ -153,8 +153,11 @@ class Iteration:
             for a in it.args:  # `for k in sorted(d)`, d a parameter lowered as a number
                 if isinstance(a, ast.Name):
                     structures._param_used_as_sequence(self, self.env.get(a.id), a)
-        raise self.src.error(it, "a `for` loop must iterate over `range(...)` or over a list/"
-                             "tuple parameter (unchanged) of floats")
+        raise self.src.error(it, "a `for` loop must iterate over `range(...)`, a list or tuple "
+                             "(a parameter, a display, one built in the function, a slice of "
+                             "one), an array's rows, or `enumerate`/`zip`/`reversed`/`sorted` "
+                             "of those (docs/subset.md): this iterable is none of them; make "
+                             "the list first (`xs = [...]`) and iterate over it")
 
     def tuple_iteration(self, it: ast.expr, target: ast.Tuple, loop: ast.For) -> tuple:
         """``for i, x in enumerate(xs, start)``, ``for x, y in zip(xs, ys)`` and
