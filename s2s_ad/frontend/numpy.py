@@ -487,6 +487,8 @@ class ArrayLowering(ArrayIndexing):
             args = [self.expr(a) for a in positional]
             if prim in ("np.take", "np.delete") and len(args) > 1:  # np.take(x, keep)
                 args[1] = self.index_list(args[1], positional[1])
+        if prim in ("np.take", "np.take_along_axis", "np.delete") and len(args) > 1:
+            self.index_params(args[1], positional[1])  # np.take(x, k): k is an index
         if prim in ("np.prod", "np.sum") and len(args) == 1 and isinstance(args[0], tuple) \
                 and not node.keywords and len(positional) == 1:
             return numpy_attrs.shape_product(self, prim, args[0], node)  # np.prod(W.shape)
