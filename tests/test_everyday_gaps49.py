@@ -97,3 +97,81 @@ def test_a_mask_made_by_a_comparison_is_not_an_integer_use(tmp_path):
     np.testing.assert_allclose(s2s_ad.grad(src.masked)(x, m), _fd(src.masked, [x, m], 0),
                                rtol=1e-6, atol=1e-8)
     assert s2s_ad.vjp(src.masked, x, m)[1](1.0)[1] is None
+
+
+WRITE_SRC = '''
+import numpy as np
+
+
+def write_at(x, a):
+    y = np.zeros(3)
+    y[a] = x[0] * 2.0
+    return np.sum(y * x)
+
+
+def put(x, a):
+    y = np.zeros(3)
+    y[a + 1] = x[0] * x[1]
+    return y
+
+
+def through_a_helper(x, a):
+    return np.sum(put(x, a) * x)
+
+
+def in_a_loop(x, a):
+    s = 0.0
+    for i in range(2):
+        y = np.zeros(3)
+        y[a] = x[i] * x[2]
+        s = s + np.sum(y * y)
+    return s
+
+
+def read_list(x, a):
+    xs = [x, x * 2.0, x * 3.0]
+    return xs[a] * x
+'''
+WRITES = {"write_at": 1, "through_a_helper": 0, "in_a_loop": 2}
+
+
+def _derivatives(f, args):
+    """grad, vjp's pullback and jvp of ``f`` at ``args`` (first argument)."""
+    x = args[0]
+    yield lambda: s2s_ad.grad(f, wrt=0)(*args)
+    yield lambda: s2s_ad.vjp(f, *args)[1](1.0)[0]
+    yield lambda: s2s_ad.jvp(f)(*args, **{"dx": np.ones_like(x)})[1]
+
+
+@pytest.mark.parametrize("name", sorted(WRITES))
+def test_a_float_index_of_a_write_raises_index_error(tmp_path, name):
+    """``y[a] = v`` with ``a`` a float or a NumPy float: IndexError, as NumPy
+    raises (was TypeError, s2s-ad's own); with an int, the derivatives
+    against central differences."""
+    src = import_source(tmp_path, WRITE_SRC, f"everyday_gaps49_write_{name}")
+    f = getattr(src, name)
+    x = np.array([0.3, -0.7, 1.1])
+    for a in (1.0, np.float64(1.0)):
+        with pytest.raises(IndexError):
+            f(x, a)
+        for run in _derivatives(f, [x, a]):
+            with pytest.raises(IndexError, match="`a` indexes `y\\w*` in an assignment .* valid "
+                               "indices"):
+                run()
+    want = _fd(f, [x, WRITES[name]], 0)
+    got = [run() for run in _derivatives(f, [x, WRITES[name]])]
+    np.testing.assert_allclose(got[0], want, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(got[1], want, rtol=1e-6, atol=1e-8)
+    assert got[2] == pytest.approx(float(np.sum(want)), rel=1e-6)
+
+
+def test_a_float_index_of_a_list_raises_type_error(tmp_path):
+    """``xs[a]`` of a list with ``a`` a float: TypeError, as Python raises."""
+    src = import_source(tmp_path, WRITE_SRC, "everyday_gaps49_read_list")
+    with pytest.raises(TypeError):
+        src.read_list(0.5, 1.0)
+    for run in _derivatives(src.read_list, [0.5, 1.0]):
+        with pytest.raises(TypeError, match="list indices must be integers"):
+            run()
+    assert s2s_ad.grad(src.read_list, wrt=0)(0.5, 1) == pytest.approx(
+        float(_fd(src.read_list, [0.5, 1], 0)), rel=1e-6)
