@@ -175,3 +175,101 @@ def test_a_float_index_of_a_list_raises_type_error(tmp_path):
             run()
     assert s2s_ad.grad(src.read_list, wrt=0)(0.5, 1) == pytest.approx(
         float(_fd(src.read_list, [0.5, 1], 0)), rel=1e-6)
+
+
+PARTS_SRC = '''
+import numpy as np
+
+
+def bound_imag(x):
+    y = x * 2.0
+    im = y.imag
+    im[0] = 3.0
+    return np.sum(y * x) + np.sum(im)
+
+
+def numpy_imag(x):
+    y = x * 2.0
+    im = np.imag(y)
+    im[1] = x[0]
+    return np.sum(y * x) + np.sum(im)
+
+
+def added_into(x):
+    y = x * 2.0
+    im = y.imag
+    im += 1.0
+    return np.sum(y * x)
+
+
+def written_through(x):
+    y = x * 2.0
+    y.imag[0] = 3.0
+    return np.sum(y * x)
+
+
+def set_imag(y):
+    im = y.imag
+    im[0] = 1.0
+    return im
+
+
+def in_a_helper(x):
+    return np.sum(set_imag(x * 2.0) * x)
+
+
+def in_a_loop(x):
+    y = x * 2.0
+    im = np.imag(y)
+    s = 0.0
+    for i in range(2):
+        im[i] = x[i]
+        s = s + np.sum(im) * x[i]
+    return s
+
+
+def real_part(x):
+    y = x * 2.0
+    r = y.real
+    r[0] = x[1] * x[1]
+    return np.sum(y * x)
+
+
+def real_written_through(x):
+    y = x * 2.0
+    y.real[0] = 3.0
+    return np.sum(y * x)
+'''
+READ_ONLY = {"bound_imag": "read-only", "numpy_imag": "read-only", "added_into": "read-only",
+             "written_through": "read-only", "in_a_helper": "read-only",
+             "in_a_loop": "must start as a new array", "real_written_through": "`y\\[0\\] = ...`"}
+
+
+@pytest.mark.parametrize("name", sorted(READ_ONLY))
+def test_a_write_into_the_imaginary_part_of_a_real_array_is_refused(tmp_path, name):
+    """NumPy raises where the code writes into ``y.imag`` of a real array
+    (read-only); the generated code wrote into zeros of its own and gave a
+    gradient. Refused, located, through grad, vjp and jvp; ``y.real[0] = v``
+    refused with its rewrite."""
+    src = import_source(tmp_path, PARTS_SRC, f"everyday_gaps49_parts_{name}")
+    f = getattr(src, name)
+    x = np.array([0.4, -1.3])
+    if name != "real_written_through":
+        with pytest.raises(ValueError, match="read-only"):
+            f(x)
+    for run in _derivatives(f, [x]):
+        with pytest.raises(s2s_ad.SourceError, match=READ_ONLY[name]) as e:
+            run()
+        assert f"everyday_gaps49_parts_{name}.py:" in str(e.value) and "^" in str(e.value)
+
+
+def test_a_write_into_the_real_part_of_a_real_array_writes_into_it(tmp_path):
+    """``r = y.real; r[0] = v``: ``r`` is ``y`` itself, as NumPy returns it."""
+    src = import_source(tmp_path, PARTS_SRC, "everyday_gaps49_parts_real")
+    f = src.real_part
+    x = np.array([0.4, -1.3])
+    want = _fd(f, [x], 0)
+    got = [run() for run in _derivatives(f, [x])]
+    np.testing.assert_allclose(got[0], want, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(got[1], want, rtol=1e-6, atol=1e-8)
+    assert got[2] == pytest.approx(float(np.sum(want)), rel=1e-6)

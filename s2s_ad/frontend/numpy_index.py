@@ -24,8 +24,8 @@ import ast
 import numpy
 
 from s2s_ad import ir
-from s2s_ad.frontend import (index_exprs, list_slices, numpy_attrs, structures, view_binds,
-                             write_dtypes, write_indices)
+from s2s_ad.frontend import (index_exprs, list_slices, numpy_attrs, real_parts, structures,
+                             view_binds, write_dtypes, write_indices)
 from s2s_ad.frontend.bound_partials import BoundPartial
 from s2s_ad.frontend.int_names import int_names, is_int, one_axis
 from s2s_ad.frontend.view_binds import numpy_made as _numpy_made, parents_of
@@ -228,6 +228,7 @@ class ArrayIndexing:
         if self.control_flow:
             return self.assign_versioned(target, value_node, op, stmt)
         if not isinstance(target.value, ast.Name) or target.value.id not in self.env:
+            real_parts.refuse_part_write(self, target)
             structures.refuse_caller_array_write(self, target)
             raise self.src.error(target, "only a local array can be assigned into "
                                  "(`y[i] = ...` with `y` a variable of this function)")
@@ -358,6 +359,7 @@ class ArrayIndexing:
         equal Python's in-place write only when nothing else refers to the
         array: :func:`_sole_owner` checks it from the source."""
         if not isinstance(target.value, ast.Name) or target.value.id not in self.env:
+            real_parts.refuse_part_write(self, target)
             structures.refuse_caller_array_write(self, target)
             raise self.src.error(target, "only a local array can be assigned into "
                                  "(`y[i] = ...` with `y` a variable of this function)")
@@ -381,6 +383,7 @@ class ArrayIndexing:
                      name: str) -> ir.Value:
         """The ``array.setitem`` op of ``name[index] = value`` (``op`` the
         augmented assignment's operator: the element is read first)."""
+        real_parts.refuse_read_only(self, base, target, name)
         index_exprs.refuse_write(self, base, value, target, name)
         operands = [base, value]
         index = self.assignment_index(target, operands)
