@@ -273,3 +273,151 @@ def test_a_write_into_the_real_part_of_a_real_array_writes_into_it(tmp_path):
     np.testing.assert_allclose(got[0], want, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(got[1], want, rtol=1e-6, atol=1e-8)
     assert got[2] == pytest.approx(float(np.sum(want)), rel=1e-6)
+
+
+SLICES_SRC = '''
+import numpy as np
+
+
+def bound_then_read(x, n: int):
+    sl = slice(1, n)
+    return np.sum(x[sl] ** 2) * x[0]
+
+
+def reversed_all(x):
+    sl = slice(None, None, -1)
+    return np.sum(x[sl] * x)
+
+
+def rows_of(m):
+    rows = slice(0, 2)
+    return np.sum(np.sin(m[rows, 1:]))
+
+
+def written(x, n: int):
+    y = np.zeros(4)
+    sl = slice(1, n)
+    y[sl] = x[sl] * x[0]
+    return np.sum(y * x)
+
+
+def inline_call(x, n):
+    return np.sum(x[slice(1, n)] ** 3)
+
+
+def bounds_rebound(x, n: int):
+    sl = slice(0, n)
+    n = n + 1
+    return np.sum(x[sl] ** 2) * n
+
+
+def of_a_list(a, b, n: int):
+    xs = [a, a * b, b * b, a * a * b]
+    sl = slice(n, None, -1)
+    t = 0.0
+    for v in xs[sl]:
+        t = t + v * v
+    return t + sum(xs[slice(1, n)])
+
+
+def windows(x, n: int):
+    s = 0.0
+    for i in range(n):
+        sl = slice(i, i + 2)
+        s = s + np.sum(x[sl] ** 2) * x[i]
+    return s
+
+
+def made_before_the_loop(x, n: int):
+    sl = slice(1, n)
+    s = 0.0
+    for i in range(3):
+        s = s + np.sum(x[sl] * x[i])
+    return s
+
+
+def inner(x, n: int):
+    sl = slice(0, n)
+    return np.sum(np.tanh(x[sl]))
+
+
+def in_a_helper(x, n: int):
+    return inner(x * x, n) * x[1]
+
+
+def take(z, sl):
+    return np.sum(z[sl])
+
+
+def passed(x, n: int):
+    return take(x, slice(0, n))
+
+
+def returned(x):
+    sl = slice(0, 2)
+    return np.sum(x[sl]), sl
+
+
+def in_a_branch(x, n: int):
+    if x[0] > 0:
+        sl = slice(0, n)
+    else:
+        sl = slice(n, None)
+    return np.sum(x[sl] ** 2)
+
+
+def carried(x):
+    s = 0.0
+    sl = slice(0, 1)
+    for i in range(3):
+        s = s + np.sum(x[sl] ** 2)
+        sl = slice(i, i + 2)
+    return s
+'''
+SLICE_ARGS = {"bound_then_read": [3], "reversed_all": [], "rows_of": [],
+              "written": [3], "inline_call": [3], "bounds_rebound": [2], "of_a_list": [2],
+              "windows": [2], "made_before_the_loop": [3], "in_a_helper": [3]}
+X5 = np.array([0.3, -0.5, 0.7, 1.1])
+
+
+@pytest.mark.parametrize("name", sorted(SLICE_ARGS))
+def test_a_slice_object_reads_as_the_slice_written_inline(tmp_path, name):
+    """``sl = slice(1, n)`` then ``x[sl]`` (``m[sl, 1:]``, ``xs[sl]``, ``y[sl] =
+    v``, ``for v in xs[sl]``, ``x[slice(1, n)]``), at the top level, in a
+    loop and in a helper: the slice written inline with the bounds it had
+    where it was made; grad, vjp and jvp against central differences (was
+    refused: 'the call `slice` is not supported')."""
+    src = import_source(tmp_path, SLICES_SRC, f"everyday_gaps49_slices_{name}")
+    f = getattr(src, name)
+    if name == "of_a_list":
+        args = [0.3, 0.8] + SLICE_ARGS[name]
+    else:
+        args = [np.arange(9.0).reshape(3, 3) / 7.0 if name == "rows_of" else X5] \
+            + SLICE_ARGS[name]
+    want = _fd(f, args, 0)
+    np.testing.assert_allclose(s2s_ad.grad(f, wrt=0)(*args), want, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(s2s_ad.vjp(f, *args)[1](1.0)[0], want, rtol=1e-6, atol=1e-8)
+    tangents = {"d" + v: np.ones_like(a) if isinstance(a, np.ndarray) else 0.0
+                for v, a in zip(f.__code__.co_varnames, args) if not isinstance(a, int)}
+    tangents["d" + f.__code__.co_varnames[0]] = np.ones_like(args[0])
+    _, tangent = s2s_ad.jvp(f)(*args, **tangents)
+    assert tangent == pytest.approx(float(np.sum(want)), rel=1e-6)
+
+
+SLICE_REFUSED = {"passed": "`take`'s argument `sl` is a slice object",
+                 "returned": "`sl` is a slice object",
+                 "in_a_branch": "slice object made in a branch",
+                 "carried": "slice object made before this loop and again in it"}
+
+
+@pytest.mark.parametrize("name", sorted(SLICE_REFUSED))
+def test_a_slice_object_used_otherwise_is_refused_located(tmp_path, name):
+    """A slice passed to a helper, returned, made in a branch or made again
+    in the loop that reads it: refused, located, with the rewrite."""
+    src = import_source(tmp_path, SLICES_SRC, f"everyday_gaps49_slices_{name}")
+    f = getattr(src, name)
+    args = [X5] + ([2] if name in ("passed", "in_a_branch") else [])
+    for run in _derivatives(f, args):
+        with pytest.raises(s2s_ad.SourceError, match=SLICE_REFUSED[name]) as e:
+            run()
+        assert f"everyday_gaps49_slices_{name}.py:" in str(e.value) and "^" in str(e.value)

@@ -35,8 +35,8 @@ from s2s_ad.frontend import (bound_partials, callees, closures, conditions, cont
                              flatten_forms, funargs,
                              index_checks, index_exprs, jax_names, list_slices, numpy_forms,
                              own_helpers, pair_layout, passing,
-                             ranges, real_parts, runtime_lists, runtime_sorting, sorting, statics,
-                             stdlib_calls, structures, syntax)
+                             ranges, real_parts, runtime_lists, runtime_sorting, slice_values,
+                             sorting, statics, stdlib_calls, structures, syntax)
 from s2s_ad.rules import RULES
 from s2s_ad.rules import user as user_rules
 from s2s_ad.syntax_walk import walk
@@ -97,6 +97,8 @@ class CallLowering:
         if isinstance(node.func, ast.Name) and node.func.id not in self.env \
                 and self.resolve(node.func) is builtins.range:
             return ranges.make(self, node)  # a range as a value: `r = range(n)`
+        if slice_values.is_slice_call(self, node):
+            return slice_values.make(self, node)  # a slice as a value: `sl = slice(1, n)`
         if (isinstance(node.func, ast.Name) and node.func.id not in self.env
                 or isinstance(node.func, ast.Attribute) and self.is_global_path(node.func.value)) \
                 and self.resolve(node.func) is operator.index and len(node.args) == 1 \
@@ -339,6 +341,8 @@ class CallLowering:
                     lists.append(value)
                 operands += leaves
                 continue
+            if isinstance(value, slice_values.SliceObject):  # h(x, slice(0, n))
+                raise slice_values.refuse_value(self, node, f"{what}`'s argument `{name}")
             if not isinstance(value, (ir.Value, ir.Const)):
                 if not isinstance(value, numbers.Real) and not statics.is_static_value(value):
                     raise self.src.error(node, f"`{what}`: the default value of parameter "
