@@ -421,3 +421,77 @@ def test_a_slice_object_used_otherwise_is_refused_located(tmp_path, name):
         with pytest.raises(s2s_ad.SourceError, match=SLICE_REFUSED[name]) as e:
             run()
         assert f"everyday_gaps49_slices_{name}.py:" in str(e.value) and "^" in str(e.value)
+
+
+TABLES_SRC = '''
+import math
+
+import numpy as np
+
+
+def nearest(table, t, n: int):
+    i = np.floor(t * n).astype(int)
+    return np.sum(table[i] * t)
+
+
+def linear(table, t, n: int):
+    i = np.floor(t * n).astype(np.int64)
+    w = t * n - i
+    return np.sum(table[i] * (1.0 - w) + table[i + 1] * w)
+
+
+def lookup(table, t, n: int):
+    return linear(table, t, n) * t[0]
+
+
+def in_a_loop(table, t, n: int):
+    s = 0.0
+    for k in range(2):
+        i = np.floor(t * (n - k)).astype("int32")
+        s = s + np.sum(np.take(table, i) * t * (k + 1))
+    return s
+
+
+def as_a_value(table, t, n: int):
+    return np.sum(np.floor(t * n).astype(int) * t) + np.sum(table)
+
+
+def a_number(xs, t):
+    i = int(math.floor(t * 3))
+    return xs[i] * t
+'''
+TABLE = np.array([0.3, -0.5, 0.7, 1.1, 0.2, 0.9])
+T = np.array([0.12, 0.55, 0.71])
+
+
+@pytest.mark.parametrize("name", ["nearest", "linear", "lookup", "in_a_loop", "as_a_value"])
+def test_an_integer_cast_of_a_value_indexes_a_table(tmp_path, name):
+    """``np.floor(t * n).astype(int)`` (``np.int64``, ``"int32"``): integers, a
+    step function of ``t``, read as an index (``table[i]``, ``np.take``) or
+    as a number with no derivative, as ``int(math.floor(t))`` is (was
+    refused: '`dtype=int` is not supported here'); grad, vjp and jvp with
+    respect to the table and to ``t`` against central differences, away
+    from the steps."""
+    src = import_source(tmp_path, TABLES_SRC, f"everyday_gaps49_tables_{name}")
+    f = getattr(src, name)
+    args = [TABLE, T, 4]
+    for k in (0, 1):
+        want = _fd(f, args, k)
+        np.testing.assert_allclose(s2s_ad.grad(f, wrt=k)(*args), want, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(s2s_ad.vjp(f, *args)[1](1.0)[k], want, rtol=1e-6,
+                                   atol=1e-8)
+        tangents = {"dtable": np.zeros_like(TABLE), "dt": np.zeros_like(T), "dn": 0.0}
+        tangents["dtable" if k == 0 else "dt"] = np.ones_like(args[k])
+        assert s2s_ad.jvp(f)(*args, **tangents)[1] == pytest.approx(float(np.sum(want)),
+                                                                    rel=1e-6, abs=1e-8)
+
+
+def test_an_integer_dtype_of_a_constructor_is_still_refused():
+    """``np.zeros(n, dtype=int)``: an array the function fills with values,
+    which would be converted: refused, located, as before."""
+    def f(x):
+        y = np.zeros(3, dtype=int)
+        y[0] = x[0]
+        return np.sum(y * x)
+    with pytest.raises(s2s_ad.SourceError, match="`dtype=int` is not supported here"):
+        s2s_ad.grad(f)(T)

@@ -395,6 +395,9 @@ class ArrayLowering(ArrayIndexing):
                  else self.const_attr(v, k, runtime=k == "axis" and prim in RUNTIME_AXIS
                                       or prim == "np.moveaxis")
                  for k, v in keywords.items()}
+        if prim == "array.astype" and numpy.dtype(attrs.get("dtype", "float64")).kind in "iu":
+            # `np.floor(t * n).astype(int)`: integers, a step function of `t` (an index)
+            prim, rule = "array.astype_int", RULES["array.astype_int"]
         if prim == "np.moveaxis" and any(isinstance(v, ir.Value) for v in attrs.values()):
             return numpy_attrs.moved_at_run_time(self, attrs, positional, node, var, hint, text)
         along = None  # an axis known when the code runs: along axis 0 of the moved array
