@@ -464,16 +464,9 @@ TABLE = np.array([0.3, -0.5, 0.7, 1.1, 0.2, 0.9])
 T = np.array([0.12, 0.55, 0.71])
 
 
-@pytest.mark.parametrize("name", ["nearest", "linear", "lookup", "in_a_loop", "as_a_value"])
-def test_an_integer_cast_of_a_value_indexes_a_table(tmp_path, name):
-    """``np.floor(t * n).astype(int)`` (``np.int64``, ``"int32"``): integers, a
-    step function of ``t``, read as an index (``table[i]``, ``np.take``) or
-    as a number with no derivative, as ``int(math.floor(t))`` is (was
-    refused: '`dtype=int` is not supported here'); grad, vjp and jvp with
-    respect to the table and to ``t`` against central differences, away
-    from the steps."""
-    src = import_source(tmp_path, TABLES_SRC, f"everyday_gaps49_tables_{name}")
-    f = getattr(src, name)
+def _check_table(f):
+    """grad, vjp and jvp of ``f(table, t, n)`` with respect to the table and
+    to ``t``, against central differences."""
     args = [TABLE, T, 4]
     for k in (0, 1):
         want = _fd(f, args, k)
@@ -486,6 +479,19 @@ def test_an_integer_cast_of_a_value_indexes_a_table(tmp_path, name):
                                                                     rel=1e-6, abs=1e-8)
 
 
+@pytest.mark.parametrize("name", ["nearest", "linear", "lookup", "in_a_loop", "as_a_value"])
+def test_an_integer_cast_of_a_value_indexes_a_table(tmp_path, name):
+    """``np.floor(t * n).astype(int)`` (``np.int64``, ``"int32"``): integers, a
+    step function of ``t``, read as an index (``table[i]``, ``np.take``) or
+    as a number with no derivative, as ``int(math.floor(t))`` is (was
+    refused: '`dtype=int` is not supported here'); grad, vjp and jvp with
+    respect to the table and to ``t`` against central differences, away
+    from the steps."""
+    src = import_source(tmp_path, TABLES_SRC, f"everyday_gaps49_tables_{name}")
+    f = getattr(src, name)
+    _check_table(f)
+
+
 def test_an_integer_dtype_of_a_constructor_is_still_refused():
     """``np.zeros(n, dtype=int)``: an array the function fills with values,
     which would be converted: refused, located, as before."""
@@ -495,3 +501,40 @@ def test_an_integer_dtype_of_a_constructor_is_still_refused():
         return np.sum(y * x)
     with pytest.raises(s2s_ad.SourceError, match="`dtype=int` is not supported here"):
         s2s_ad.grad(f)(T)
+
+
+UFUNCS_SRC = '''
+import numpy as np
+
+
+def wrapped(table, t, n: int):
+    i = np.floor(t * n).astype(int)
+    w = t * n - i
+    lo, hi = np.mod(i, table.shape[0]), np.remainder(i + 1, table.shape[0])
+    return np.sum(table[lo] * (1.0 - w) + table[hi] * w)
+
+
+def arithmetic(table, t, n: int):
+    u = np.add(t, table[:3]) * np.subtract(t, 0.5)
+    v = np.divide(np.multiply(u, t), np.true_divide(table[1:4] ** 2 + 1.0, 2.0))
+    return np.sum(v) + np.sum(np.floor_divide(t * n, 0.3) * t) + np.sum(np.mod(t, 0.4) * table[:3])
+
+
+def helper_then_loop(table, t, n: int):
+    s = 0.0
+    for k in range(2):
+        s = s + wrapped(table, np.mod(t + 0.3 * k, 1.0), n)
+    return s
+'''
+
+
+@pytest.mark.parametrize("name", ["wrapped", "arithmetic", "helper_then_loop"])
+def test_numpy_operator_ufuncs_are_the_operators(tmp_path, name):
+    """``np.mod(i, rows)`` (an interpolation table read with wrap-around, as
+    fluid simulations do), ``np.add``, ``np.subtract``, ``np.multiply``,
+    ``np.divide``, ``np.floor_divide``: the operators ``%``, ``+``, ``-``,
+    ``*``, ``/``, ``//`` (were refused: 'has no derivative rule'); grad, vjp
+    and jvp against central differences, top level, helper, loop."""
+    src = import_source(tmp_path, UFUNCS_SRC, f"everyday_gaps49_ufuncs_{name}")
+    f = getattr(src, name)
+    _check_table(f)

@@ -553,6 +553,8 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         else:
             value = self.expr(stmt.value, hint="out")
         value = structures.forwarded(self, value, stmt.value)  # `return h(x)`, h's tuple
+        if isinstance(value, slice_values.SliceObject):  # `return slice(a, b)`
+            raise slice_values.refuse_value(self, stmt.value, ast.unparse(stmt.value))
         if self.helper and self.returned_argument(value, stmt):
             return structures.outputs(self, value, stmt.value)
         if structures.is_structure(value) and self.helper \
