@@ -538,3 +538,80 @@ def test_numpy_operator_ufuncs_are_the_operators(tmp_path, name):
     src = import_source(tmp_path, UFUNCS_SRC, f"everyday_gaps49_ufuncs_{name}")
     f = getattr(src, name)
     _check_table(f)
+
+
+JOINS_SRC = '''
+def summed(x, n: int):
+    xs = []
+    ys = []
+    for k in range(n):
+        xs.append(x * k)
+        ys.append(x * x + k)
+    return sum(xs + ys)
+
+
+def iterated(x, n: int):
+    xs = [x * k for k in range(n)]
+    ys = []
+    for k in range(n):
+        ys.append(x * x + k)
+    t = 0.0
+    for z in xs + ys:
+        t = t + z * z
+    return t
+
+
+def with_displays(x, n: int):
+    xs = [x * k for k in range(n)]
+    t = 0.0
+    for z in [x] + xs + [x * x]:
+        t = t + z * x
+    return t
+
+
+def through_a_helper(x, n: int):
+    return iterated(x * 0.5, n) * x
+
+
+def in_a_loop(x, n: int):
+    t = 0.0
+    for j in range(2):
+        xs = [x * (k + j) for k in range(n)]
+        ys = [x * x * k for k in range(n)]
+        for z in xs + ys:
+            t = t + z * x
+        t = t + sum(xs + ys)
+    return t
+
+
+def of_parameters(xs, ys, a):
+    t = 0.0
+    for z in xs + ys + [a]:
+        t = t + z * a
+    return t
+'''
+
+
+@pytest.mark.parametrize("name", ["summed", "iterated", "with_displays", "through_a_helper",
+                                  "in_a_loop", "of_parameters"])
+def test_a_join_of_lists_summed_or_iterated(tmp_path, name):
+    """``sum(xs + ys)`` and ``for z in xs + ys`` of lists grown at run time,
+    made by comprehensions, displays or given as parameters, at the top
+    level, in a helper and in a loop: the join made once (the loop's header
+    was refused: 'a for loop must iterate over range(...), ...: make the
+    list first'); grad, vjp and jvp against central differences."""
+    src = import_source(tmp_path, JOINS_SRC, f"everyday_gaps49_joins_{name}")
+    f = getattr(src, name)
+    if name == "of_parameters":
+        args, k = [[0.1, 0.2], [0.3], 0.5], 2
+        want = float(_fd(lambda a: f(args[0], args[1], a), [args[2]], 0))
+        assert s2s_ad.vjp(f, *args)[1](1.0)[k] == pytest.approx(want, rel=1e-6)
+        assert s2s_ad.grad(f, wrt=k)(*args) == pytest.approx(want, rel=1e-6)
+        assert s2s_ad.jvp(f)(*args, dxs=[0.0, 0.0], dys=[0.0], da=1.0)[1] == pytest.approx(
+            want, rel=1e-6)
+        return
+    args = [0.7, 3]
+    want = float(_fd(f, args, 0))
+    assert s2s_ad.grad(f, wrt=0)(*args) == pytest.approx(want, rel=1e-6)
+    assert s2s_ad.vjp(f, *args)[1](1.0)[0] == pytest.approx(want, rel=1e-6)
+    assert s2s_ad.jvp(f)(*args, dx=1.0)[1] == pytest.approx(want, rel=1e-6)
