@@ -615,3 +615,119 @@ def test_a_join_of_lists_summed_or_iterated(tmp_path, name):
     assert s2s_ad.grad(f, wrt=0)(*args) == pytest.approx(want, rel=1e-6)
     assert s2s_ad.vjp(f, *args)[1](1.0)[0] == pytest.approx(want, rel=1e-6)
     assert s2s_ad.jvp(f)(*args, dx=1.0)[1] == pytest.approx(want, rel=1e-6)
+
+
+DEFAULTS_SRC = '''
+import math
+
+import numpy as np
+
+import s2s_ad
+
+
+def loss(w, act=np.tanh):
+    return np.sum(act(w) ** 2)
+
+
+def scalar(a, f=math.sin):
+    return f(a) * a
+
+
+def relu(t):
+    return np.maximum(t, 0.0)
+
+
+def own_default(w, act=relu):
+    return np.sum(act(w) ** 2)
+
+
+def through_a_helper(w):
+    return loss(w * 2.0) * w[0]
+
+
+def in_a_loop(w, act=np.tanh):
+    s = 0.0
+    for k in range(3):
+        s = s + np.sum(act(w * k) * w)
+    return s
+
+
+def g(a):
+    return a * a * math.sin(a)
+
+
+def loss_np(w):
+    return np.sum(np.tanh(w) ** 2)
+
+
+def grad_inline(a):
+    return s2s_ad.grad(g)(a) * a
+
+
+def grad_bound(a):
+    dg = s2s_ad.grad(g)
+    return dg(a) * a + dg(a * a)
+
+
+def grad_in_a_loop(w):
+    dl = s2s_ad.grad(loss_np, wrt=0)
+    s = 0.0
+    for k in range(2):
+        s = s + np.sum(dl(w * (k + 1)) * w)
+    return s
+
+
+def jvp_bound(a):
+    jg = s2s_ad.jvp(g)
+    v, t = jg(a, da=1.0)
+    return t * a + v
+
+
+def grad_of_a_nested_function(a):
+    def h(t):
+        return t * a
+    dh = s2s_ad.grad(h)
+    return dh(a)
+'''
+DEFAULT_POINTS = {"loss": np.array([0.3, -0.5]), "scalar": 0.4,
+                  "through_a_helper": np.array([0.3, -0.5]), "in_a_loop": np.array([0.3, -0.5]),
+                  "grad_inline": 0.4, "grad_bound": 0.4, "grad_in_a_loop": np.array([0.3, -0.5]),
+                  "jvp_bound": 0.4}
+
+
+@pytest.mark.parametrize("name", sorted(DEFAULT_POINTS))
+def test_function_defaults_and_derivatives_made_inside(tmp_path, name):
+    """The function differentiated itself has a NumPy or ``math`` function as
+    a default (``def loss(w, act=np.tanh)``: was refused, 'the default value
+    of parameter act is ufunc'), or makes a derivative of a module-level
+    function inside (``dg = s2s_ad.grad(g)``, ``s2s_ad.grad(g)(a)``,
+    ``s2s_ad.jvp(g)``: was refused, 'the call s2s_ad.grad is not
+    supported'); top level, helper, loop: grad, vjp and jvp against central
+    differences."""
+    src = import_source(tmp_path, DEFAULTS_SRC, f"everyday_gaps49_defaults_{name}")
+    f = getattr(src, name)
+    x = DEFAULT_POINTS[name]
+    want = _fd(f, [x], 0)
+    np.testing.assert_allclose(s2s_ad.grad(f, wrt=0)(x), want, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(s2s_ad.vjp(f, x)[1](1.0)[0], want, rtol=1e-6, atol=1e-8)
+    tangent = s2s_ad.jvp(f)(x, **{"d" + f.__code__.co_varnames[0]: np.ones_like(x)})[1]
+    assert tangent == pytest.approx(float(np.sum(want)), rel=1e-6)
+
+
+def test_a_function_default_is_the_code_s_own(tmp_path):
+    """The code made for ``act=np.tanh`` raises for another function passed
+    (TypeError naming the rewrite); ``act`` has no gradient (vjp: None); a
+    default that is a function of the user's is refused with the rewrite,
+    as is a derivative of a nested function made inside."""
+    src = import_source(tmp_path, DEFAULTS_SRC, "everyday_gaps49_defaults_own")
+    x = np.array([0.3, -0.5])
+    np.testing.assert_allclose(s2s_ad.grad(src.loss)(x, np.tanh), _fd(src.loss, [x], 0),
+                               rtol=1e-6, atol=1e-8)
+    with pytest.raises(TypeError, match="generated for act=np.tanh, its default"):
+        s2s_ad.grad(src.loss)(x, np.sin)
+    assert s2s_ad.vjp(src.loss, x)[1](1.0)[1] is None
+    with pytest.raises(s2s_ad.SourceError, match=r"lambda w: own_default\(w\)"):
+        s2s_ad.grad(src.own_default)(x)
+    with pytest.raises(s2s_ad.SourceError, match="make this one at module level") as e:
+        s2s_ad.grad(src.grad_of_a_nested_function)(0.4)
+    assert "everyday_gaps49_defaults_own.py:" in str(e.value)
