@@ -358,6 +358,14 @@ def returned(x):
     return np.sum(x[sl]), sl
 
 
+def window(k):
+    return slice(k, k + 2)
+
+
+def from_a_helper(x):
+    return np.sum(x[window(1)] ** 2)
+
+
 def in_a_branch(x, n: int):
     if x[0] > 0:
         sl = slice(0, n)
@@ -406,13 +414,15 @@ def test_a_slice_object_reads_as_the_slice_written_inline(tmp_path, name):
 
 SLICE_REFUSED = {"passed": "`take`'s argument `sl` is a slice object",
                  "returned": "`sl` is a slice object",
+                 "from_a_helper": r"`slice\(k, k \+ 2\)` is a slice object",
                  "in_a_branch": "slice object made in a branch",
                  "carried": "slice object made before this loop and again in it"}
 
 
 @pytest.mark.parametrize("name", sorted(SLICE_REFUSED))
 def test_a_slice_object_used_otherwise_is_refused_located(tmp_path, name):
-    """A slice passed to a helper, returned, made in a branch or made again
+    """A slice passed to a helper, returned (by the function or by a helper,
+    where it crashed with an AttributeError), made in a branch or made again
     in the loop that reads it: refused, located, with the rewrite."""
     src = import_source(tmp_path, SLICES_SRC, f"everyday_gaps49_slices_{name}")
     f = getattr(src, name)
