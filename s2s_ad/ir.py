@@ -348,6 +348,15 @@ class Param:
     that order."""
 
 
+@dataclass(frozen=True)
+class FunctionDefault:
+    """A parameter's default that is a library function, ``np.tanh`` (module
+    ``"numpy"``, ``name`` ``"tanh"``): the generated code names it through
+    its module's alias."""
+    module: str
+    name: str
+
+
 @dataclass(eq=False)
 class Function:
     name: str

@@ -244,8 +244,6 @@ def repulsion_energy(positions, charges):
     return coulomb + 0.5 * spring
 
 
-# -- still refused, located (tests/test_real_style.py marks them xfail) ---------
-
 def semi_lagrangian(vx, field):
     """Advection by a velocity field, reading the field at cells found by
     rounding down a computed position (a fluid simulation's step)."""
@@ -258,6 +256,8 @@ def semi_lagrangian(vx, field):
     flat = (1.0 - weight) * field[lo, xs.ravel()] + weight * field[hi, xs.ravel()]
     return np.sum(flat.reshape(rows, cols) ** 2)
 
+
+# -- still refused, located (tests/test_real_style.py marks them xfail) ---------
 
 def smoothed_signal(kernel, signal):
     return np.sum(np.convolve(signal, kernel, mode="valid") ** 2)

@@ -68,12 +68,14 @@ def test_chained_write_at_parameters(f, args):
     check(f, list(args), [0])
 
 
-@pytest.mark.parametrize("i", [2.0, np.array([1, 1]), True])
-def test_chained_write_index_not_int(i):
+@pytest.mark.parametrize("i, exc", [(2.0, IndexError), (np.array([1, 1]), TypeError),
+                                    (True, TypeError)])
+def test_chained_write_index_not_int(i, exc):
     """An integer array as `i` could write a position twice (NumPy keeps the
-    last write; `b[i][j]` would even write a copy), a float is no index:
-    TypeError by name where the code runs, never a gradient."""
-    with pytest.raises(TypeError, match="`i` indexes `b` in an assignment"):
+    last write; `b[i][j]` would even write a copy): TypeError by name where
+    the code runs, never a gradient; a float is no index: IndexError, as
+    NumPy raises."""
+    with pytest.raises(exc, match="`i` indexes `b` in an assignment"):
         s2s_ad.grad(S.chained_write)(np.array(X4), i, 1)
 
 

@@ -102,6 +102,8 @@ CASES = {
     "np.identity": [("x @ np.identity(x.shape[1], dtype=float)", "ab")],
     "np.sort": [("np.sort(x)", "ab"), ("np.sort(x, axis=0)", "abc"), ("np.sort(x, -2)", "abc"),
                 ("np.sort(np.ravel(x))", "ab")],
+    "array.astype_int": [("x[np.floor(np.abs(x[:, 0])).astype(int) % x.shape[0]]", "ab"),
+                         ("x * np.floor(x * 3.0).astype(np.int64)", "ab")],
     "np.argsort": [("x[np.argsort(x[:, 0])]", "ab"),
                    ("np.take_along_axis(x, np.argsort(x, axis=1), axis=1)", "ab"),
                    ("x[np.argsort(-x)]", "a"), ("np.take(x, x.argsort(axis=0), axis=0)", "a")],

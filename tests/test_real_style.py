@@ -369,10 +369,9 @@ def test_assignment_through_a_tuple_of_index_arrays():
     np.testing.assert_allclose(s2s_ad.grad(f)(x), fd_gradient(f, [x], 0), rtol=1e-6, atol=1e-8)
 
 
-@pytest.mark.xfail(strict=True, reason="an integer array computed from values with a gradient "
-                   "(np.floor(src).astype(int)) is refused, located: 'dtype=int is not "
-                   "supported here'; integer index arrays are computed from ints only")
 def test_fluid_advection_by_rounded_positions():
+    """np.floor(src).astype(int): an integer index array, no derivative; np.mod
+    of it as `%` (both refused before)."""
     vx, field = RNG.uniform(-0.4, 0.4, size=(4, 4)), RNG.normal(size=(4, 4))
     got = s2s_ad.grad(R.semi_lagrangian, wrt=[0, 1])(vx, field)
     for i, g in enumerate(got):
@@ -398,8 +397,6 @@ def test_a_library_objective_called_by_name():
 
 
 @pytest.mark.parametrize("fn, args, words", [
-    (R.semi_lagrangian, lambda: [np.zeros((3, 3)), np.ones((3, 3))],
-     "`dtype=int` is not supported"),
     (R.library_objective, lambda: [np.ones(3)], "the call `scipy_rosen` is not supported"),
 ])
 def test_what_stays_refused_is_located(fn, args, words):

@@ -237,8 +237,26 @@ def static_guard(func: ir.Function, p: ir.Param) -> Stmt:
     """``if mode != 'l2': raise ValueError(...)``: the code was generated for
     one value of a static argument (a string, None or a bool) and is not
     run with another."""
-    return _static_test(func.statics[p.value.var], ast.Name(p.value.name, ast.Load()),
+    value = func.statics[p.value.var]
+    if isinstance(value, ir.FunctionDefault):  # `act=np.tanh`: `if act is not np.tanh: raise`
+        fn = default_expr(value, func.modules)
+        test = ast.Compare(ast.Name(p.value.name, ast.Load()), [ast.IsNot()], [fn])
+        error = ast.Call(ast.Name("TypeError", ast.Load()), [ast.Constant(
+            f"generated for {p.value.var}={ast.unparse(fn)}, its default; differentiate a "
+            f"function calling it with another (`lambda ...: {func.name}(..., "
+            f"{p.value.var}=other)`)")], [])
+        return Stmt(ast.If(test, [ast.Raise(error, None)], []),
+                    "a function parameter: the code is for its default")
+    return _static_test(value, ast.Name(p.value.name, ast.Load()),
                         "a static argument: the code is for this value")
+
+
+def default_expr(value, modules: dict[str, str]) -> ast.expr:
+    """A parameter's default as generated code: a constant, or a library
+    function named through its module's alias (``np.tanh``)."""
+    if isinstance(value, ir.FunctionDefault):
+        return ast.Attribute(ast.Name(modules[value.module], ast.Load()), value.name, ast.Load())
+    return const_expr(value, modules)
 
 
 def _static_test(value, at: ast.expr,
@@ -366,8 +384,9 @@ def signature(func: ir.Function, seed: str) -> ast.arguments:
     """The user's signature, defaults included, plus ``*, seed=1.0``."""
     positional = [p for p in func.params if not p.kwonly]
     kwonly = [p for p in func.params if p.kwonly]
-    defaults = [const_expr(p.default, func.modules) for p in positional if p.has_default]
-    kw_defaults = [const_expr(p.default, func.modules) if p.has_default else None for p in kwonly]
+    defaults = [default_expr(p.default, func.modules) for p in positional if p.has_default]
+    kw_defaults = [default_expr(p.default, func.modules) if p.has_default else None
+                   for p in kwonly]
     return ast.arguments(
         posonlyargs=[], args=[parameter(p.value) for p in positional], vararg=None,
         kwonlyargs=[parameter(p.value) for p in kwonly] + [ast.arg(seed)],

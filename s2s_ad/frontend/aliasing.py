@@ -46,7 +46,7 @@ import builtins
 import numpy
 
 from s2s_ad import ir
-from s2s_ad.frontend import own_helpers, structures, tf_names, torch_names
+from s2s_ad.frontend import own_helpers, real_parts, structures, tf_names, torch_names
 from s2s_ad.frontend.numpy import METHODS
 from s2s_ad.frontend.numpy_index import VIEW_CALLS, first_leak, held as _held, parents_of
 from s2s_ad.syntax_walk import walk
@@ -70,6 +70,7 @@ class InPlaceNames:
         name = stmt.target.id
         if not isinstance(old, ir.Value) or old.kind != "array":
             return  # a number: `op=` binds a new one
+        real_parts.refuse_read_only(self, old, stmt, name)
         if self.control_flow:
             # (a loop is lowered again until its values' kinds settle, so a
             # float that becomes an array in the body is checked as one)

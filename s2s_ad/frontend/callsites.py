@@ -35,8 +35,8 @@ from s2s_ad.frontend import (bound_partials, callees, closures, conditions, cont
                              flatten_forms, funargs,
                              index_checks, index_exprs, jax_names, list_slices, numpy_forms,
                              own_helpers, pair_layout, passing,
-                             ranges, real_parts, runtime_lists, runtime_sorting, sorting, statics,
-                             stdlib_calls, structures, syntax)
+                             ranges, real_parts, runtime_lists, runtime_sorting, slice_values,
+                             sorting, statics, stdlib_calls, structures, syntax)
 from s2s_ad.rules import RULES
 from s2s_ad.rules import user as user_rules
 from s2s_ad.syntax_walk import walk
@@ -97,6 +97,8 @@ class CallLowering:
         if isinstance(node.func, ast.Name) and node.func.id not in self.env \
                 and self.resolve(node.func) is builtins.range:
             return ranges.make(self, node)  # a range as a value: `r = range(n)`
+        if slice_values.is_slice_call(self, node):
+            return slice_values.make(self, node)  # a slice as a value: `sl = slice(1, n)`
         if (isinstance(node.func, ast.Name) and node.func.id not in self.env
                 or isinstance(node.func, ast.Attribute) and self.is_global_path(node.func.value)) \
                 and self.resolve(node.func) is operator.index and len(node.args) == 1 \
@@ -339,6 +341,8 @@ class CallLowering:
                     lists.append(value)
                 operands += leaves
                 continue
+            if isinstance(value, slice_values.SliceObject):  # h(x, slice(0, n))
+                raise slice_values.refuse_value(self, node, f"{what}`'s argument `{name}")
             if not isinstance(value, (ir.Value, ir.Const)):
                 if not isinstance(value, numbers.Real) and not statics.is_static_value(value):
                     raise self.src.error(node, f"`{what}`: the default value of parameter "
@@ -540,7 +544,52 @@ class CallLowering:
                                          f"{key!r}") from None
                 if _is_function(item):
                     return item
+        if isinstance(node, ast.Call):
+            made = self.derivative_made(node)  # `s2s_ad.grad(g)(x)`
+            if made is not None:
+                return made
         raise self.src.error(node, f"`{ast.unparse(node)}` is not supported as a callee")
+
+    def derivative_made(self, node: ast.Call):
+        """``s2s_ad.grad(g)`` (``wrt=`` and the other arguments constants) of a
+        function ``g`` known while lowering (a module-level function, not a
+        nested one reading this function's values): the derivative function
+        itself, made now, as a module-level ``DG = s2s_ad.grad(g)`` is (calls
+        of it are calls of that function); None for any other call. A
+        derivative of a nested function or with arguments computed here is
+        refused, located."""
+        if isinstance(node.func, ast.Name) and (node.func.id in self.env
+                                                or node.func.id in self.local_fns):
+            return None
+        try:
+            maker = self.resolve(node.func)
+        except SourceError:
+            return None
+        if getattr(maker, "__module__", None) != "s2s_ad.api" \
+                or getattr(maker, "__name__", None) not in DERIVATIVE_MAKERS:
+            return None
+        what = ast.unparse(node)
+        first = node.args[0] if node.args else None
+        if not isinstance(first, (ast.Name, ast.Attribute)) or any(
+                isinstance(a, ast.Starred) for a in node.args) \
+                or any(k.arg is None for k in node.keywords) \
+                or isinstance(first, ast.Name) and (first.id in self.env
+                                                    or first.id in self.local_fns):
+            raise self.src.error(node, f"`{what}` is made inside the function differentiated: "
+                                 "s2s-ad makes it while generating the code where it "
+                                 "differentiates a module-level function with constant "
+                                 "arguments (`s2s_ad.grad(g, wrt=0)`); make this one at "
+                                 "module level (`DG = s2s_ad.grad(g)`) and call it")
+        try:
+            fn = self.resolve(first)
+            rest = [ast.literal_eval(a) for a in node.args[1:]]
+            keywords = {k.arg: ast.literal_eval(k.value) for k in node.keywords}
+        except (SourceError, ValueError, TypeError, SyntaxError):
+            raise self.src.error(node, f"`{what}`: s2s-ad makes a derivative inside the "
+                                 "function differentiated of a module-level function with "
+                                 "constant arguments; make this one at module level "
+                                 "(`DG = s2s_ad.grad(g)`) and call it") from None
+        return maker(fn, *rest, **keywords)
 
     def static_key(self, node: ast.expr):
         """The value of ``node``, a key or index known while lowering: a
@@ -583,7 +632,7 @@ class CallLowering:
                 and isinstance(stmt.targets[0], ast.Name)
                 and isinstance(stmt.value, (ast.Name, ast.Attribute, ast.Subscript))) \
                 or self.region_depth > self.loop_depth:
-            return False  # (in an arm of a branch the name would depend on the branch)
+            return self.derivative_alias(stmt)  # (in a branch the name would depend on it)
         root = stmt.value
         while isinstance(root, (ast.Attribute, ast.Subscript)):
             root = root.value
@@ -598,6 +647,27 @@ class CallLowering:
             return False
         self.local_fns[name] = fn
         return True
+
+    def derivative_alias(self, stmt: ast.stmt) -> bool:
+        """``dg = s2s_ad.grad(g)``: a local name for that derivative function
+        (:meth:`derivative_made`), called as it."""
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.Call)
+                and self.region_depth <= self.loop_depth):
+            return False
+        name = stmt.targets[0].id
+        if name in self.env or name in self.local_fns:
+            return False
+        made = self.derivative_made(stmt.value)
+        if made is None:
+            return False
+        self.local_fns[name] = made
+        return True
+
+
+DERIVATIVE_MAKERS = frozenset({"grad", "jvp"})
+"""The functions of :mod:`s2s_ad.api` returning a derivative function, which
+the code may make inside the function differentiated (``dg = s2s_ad.grad(g)``)."""
 
 
 def _is_function(obj) -> bool:

@@ -34,8 +34,8 @@ import ast
 from s2s_ad import ir
 from s2s_ad.frontend import (array_kinds, conditions, dict_writes, guards, index_checks,
                              index_exprs, list_slices, loop_structures, own_helpers,
-                             real_parts, runtime_lists, statics, structures, tuple_merges, unroll,
-                             write_dtypes)
+                             real_parts, runtime_lists, slice_values, statics, structures,
+                             tuple_merges, unroll, write_dtypes)
 from s2s_ad.frontend.checkpoint import checkpoint_blocks, checkpoint_pragma
 from s2s_ad.frontend.iteration import Iteration, assigned_names
 from s2s_ad.frontend.list_params import kind_of
@@ -273,6 +273,10 @@ class ControlFlow(Iteration):
             if _same(a, b):
                 return a
             a, b = _placeholders(self, a, b)
+            if isinstance(a, slice_values.SliceObject) or isinstance(b, slice_values.SliceObject):
+                raise self.src.error(node, f"`{var or name()}` is a slice object made in a "
+                                     "branch; s2s-ad reads one made where it is read: write "
+                                     "the slice in each arm (`x[0:n]`, `x[n:]`)")
             if structures.is_structure(a) or structures.is_structure(b):
                 return tuple_merges.merge(self, a, b, var, node, phi, name)
             if _same(a, ir.Const(True)) and _same(b, ir.Const(False)):
@@ -533,6 +537,11 @@ class ControlFlow(Iteration):
         tuple_merges.refuse_carried(self, node, carried, self.env)
         kinds = {v: kind_of(self.env[v]) for v in carried}
         for v in carried:
+            if isinstance(self.env[v], slice_values.SliceObject):
+                raise self.src.error(node, f"`{v}` is a slice object made before this loop and "
+                                     "again in it; s2s-ad reads one made in the same iteration "
+                                     "(or before the loop, not changed in it): make it where it "
+                                     "is read, or write the slice there (`x[i:i + 2]`)")
             if statics.static(self.env[v]):
                 raise self.src.error(node, f"`{v}` is {self.env[v].value!r} before this loop and "
                                      "assigned in it; strings and None select code while it is "

@@ -315,12 +315,12 @@ def _int_check(lo, value: ir.Value, name: ast.Name) -> None:
 
 
 def int_check(lo, value: ir.Operand, node: ast.expr, message: str,
-              prim: str = "index.is_int") -> None:
+              prim: str = "index.is_int", exc: str = "TypeError") -> None:
     """A check where the code runs that ``value`` is an int (not a bool; with
     ``prim`` ``index.is_index``, anything Python's list takes as an index);
-    ``TypeError(message)`` otherwise."""
+    ``exc(message)`` otherwise."""
     is_int = lo.emit(prim, [value], node, hint="is_int")
-    raise_unless(lo, is_int, node, f"{ast.unparse(node)}: an int", "TypeError", message)
+    raise_unless(lo, is_int, node, f"{ast.unparse(node)}: an int", exc, message)
 
 
 def distinct_check(lo, base: ir.Value, operands: list, index: tuple, target: ast.AST) -> None:

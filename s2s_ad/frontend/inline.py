@@ -16,8 +16,10 @@ reads. A helper is inlined when
 * it has no branch, loop or call of its own, and at most :data:`MAX_OPS` ops;
 * it returns one value it computes (not a tuple, a constant or a parameter);
 * it is lowered in the caller's mode (the same ``math``/``numpy`` names), writes
-  no array element, has no list or tuple parameter and no parameter used as
-  an integer;
+  no array element and has no list or tuple parameter (a parameter it uses
+  as an integer, ``z[:b]``, is fine: :mod:`s2s_ad.frontend.integer_args`
+  has already marked the caller's argument, and the caller's sweep gives an
+  int no adjoint);
 * it is not one with a user-registered derivative rule.
 
 Before → after, for ``def sq(x): return x * x`` called as ``y = sq(a) + b``::
@@ -67,7 +69,7 @@ def _small(f: ir.Function) -> bool:
                                         and op.prim != "array.setitem" for op in ops)
             and f.outputs is None and isinstance(f.result, ir.Value)
             and any(op.out is f.result for op in ops)
-            and all(p.items is None for p in f.params) and not f.integers)
+            and all(p.items is None for p in f.params))
 
 
 def _region(r: ir.Region, caller: ir.Function, by_fn: dict, inlinable: set[int],

@@ -135,7 +135,7 @@ def iterated(lo, loop: ast.For) -> tuple[ast.For, list[str]]:
         return names
 
     def replace(node: ast.expr) -> ast.expr:
-        if _made_here(node):
+        if _made_here(node) or _joined(lo, node):
             # `for i in list(range(n))[1:]`, `for v in [f(t) for t in xs]`: Python
             # makes the list once, before the loop; the loop iterates over it by name
             name = ast.unparse(node)
@@ -180,6 +180,28 @@ def _made_here(node: ast.expr) -> bool:
         node, sliced = node.value, True
     return isinstance(node, ast.ListComp) or sliced and isinstance(node, ast.List) \
         or isinstance(node, ast.BinOp) and structures.repeated(node) is not None  # `[c] * n`
+
+
+def _joined(lo, node: ast.expr) -> bool:
+    """``xs + ys`` (``[a] + xs + ys``...) of lists: a display, a comprehension,
+    a name holding a list (known while lowering, grown at run time, or a
+    list parameter) or a join of those. A loop's header making it (``for z
+    in xs + ys``) makes the joined list once, before the loop, as Python
+    does."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)):
+        return False
+    return all(_a_list(lo, side) for side in (node.left, node.right))
+
+
+def _a_list(lo, node: ast.expr) -> bool:
+    if isinstance(node, (ast.List, ast.ListComp)) or _joined(lo, node):
+        return True
+    value = lo.env.get(node.id) if isinstance(node, ast.Name) else None
+    if isinstance(value, ir.Value) and value.kind == "float" and id(value) in lo.param_ids:
+        # a parameter lowered as a number, joined and iterated: a list (lowered again)
+        structures._param_used_as_sequence(lo, value, node)
+    return isinstance(value, structures.StaticList) or id(value) in lo.seq_params \
+        or isinstance(value, ir.Value) and value.kind == "list"
 
 
 def _bound(lo, node: ast.expr | None, step: int, n: str, lower: bool, name_for) -> str:

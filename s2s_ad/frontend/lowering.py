@@ -31,7 +31,7 @@ from s2s_ad.frontend import (array_kinds, bound_partials, callees, checks, closu
                              library_names,
                              list_stacks,
                              own_helpers, pairs,
-                             loop_batching,
+                             loop_batching, slice_values,
                              list_writes, module_lists, numpy_forms, param_uses, passing, pytrees, ranges,
                              real_parts,
                              runtime_lists, runtime_sorting, scipy_forms, statics, structures,
@@ -322,6 +322,37 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
     # -- statements --------------------------------------------------------
 
     def statement(self, stmt: ast.stmt) -> None:
+        if isinstance(stmt, ast.For) and isinstance(stmt.iter, ast.Subscript):
+            mark, it = len(self.spliced), stmt.iter
+            stmt.iter = slice_values.spliced(self, it)  # `for v in xs[sl]`
+            try:
+                return self._statement(stmt)
+            finally:
+                stmt.iter = it
+                slice_values.unbind(self, mark)
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] \
+            if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) else []
+        if any(isinstance(t, ast.Subscript) for t in targets):
+            mark = len(self.spliced)
+            written = [slice_values.spliced(self, t) if isinstance(t, ast.Subscript) else t
+                       for t in targets]
+            if any(w is not t for w, t in zip(written, targets)):
+                # `y[sl] = v`: the statement lowered with the slice written out, then as it was
+                if isinstance(stmt, ast.Assign):
+                    stmt.targets = written
+                else:
+                    stmt.target = written[0]
+                try:
+                    return self._statement(stmt)
+                finally:
+                    if isinstance(stmt, ast.Assign):
+                        stmt.targets = targets
+                    else:
+                        stmt.target = targets[0]
+                    slice_values.unbind(self, mark)
+        return self._statement(stmt)
+
+    def _statement(self, stmt: ast.stmt) -> None:
         if isinstance(stmt, ast.FunctionDef):
             self.define_local(stmt, stmt.name, stmt)
             return
@@ -522,6 +553,8 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         else:
             value = self.expr(stmt.value, hint="out")
         value = structures.forwarded(self, value, stmt.value)  # `return h(x)`, h's tuple
+        if isinstance(value, slice_values.SliceObject):  # `return slice(a, b)`
+            raise slice_values.refuse_value(self, stmt.value, ast.unparse(stmt.value))
         if self.helper and self.returned_argument(value, stmt):
             return structures.outputs(self, value, stmt.value)
         if structures.is_structure(value) and self.helper \
@@ -581,6 +614,14 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
             return self.constant(node.value, node)
         if isinstance(node, ast.Name):
             return self.read(node.id, node)
+        if isinstance(node, ast.Subscript):
+            mark = len(self.spliced)
+            written = slice_values.spliced(self, node)  # x[sl], sl = slice(1, n)
+            if written is not node:
+                try:
+                    return self.expr(written, target, hint)
+                finally:
+                    slice_values.unbind(self, mark)
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult) and self.array_mode:
             return self.emit("matmul", [self.expr(node.left), self.expr(node.right)], node, var,
                              hint=hint)
@@ -709,6 +750,8 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         if name in self.env:
             if isinstance(self.env[name], bound_partials.BoundPartial):
                 bound_partials.refuse_value(self, node)  # not called: passed on, returned
+            if isinstance(self.env[name], slice_values.SliceObject):
+                raise slice_values.refuse_value(self, node, name)  # not an index
             if self.array_mode:
                 self.check_stale(name, self.env[name], node)
             return self.env[name]

@@ -395,6 +395,9 @@ class ArrayLowering(ArrayIndexing):
                  else self.const_attr(v, k, runtime=k == "axis" and prim in RUNTIME_AXIS
                                       or prim == "np.moveaxis")
                  for k, v in keywords.items()}
+        if prim == "array.astype" and numpy.dtype(attrs.get("dtype", "float64")).kind in "iu":
+            # `np.floor(t * n).astype(int)`: integers, a step function of `t` (an index)
+            prim, rule = "array.astype_int", RULES["array.astype_int"]
         if prim == "np.moveaxis" and any(isinstance(v, ir.Value) for v in attrs.values()):
             return numpy_attrs.moved_at_run_time(self, attrs, positional, node, var, hint, text)
         along = None  # an axis known when the code runs: along axis 0 of the moved array
@@ -487,6 +490,8 @@ class ArrayLowering(ArrayIndexing):
             args = [self.expr(a) for a in positional]
             if prim in ("np.take", "np.delete") and len(args) > 1:  # np.take(x, keep)
                 args[1] = self.index_list(args[1], positional[1])
+        if prim in ("np.take", "np.take_along_axis", "np.delete") and len(args) > 1:
+            self.index_params(args[1], positional[1])  # np.take(x, k): k is an index
         if prim in ("np.prod", "np.sum") and len(args) == 1 and isinstance(args[0], tuple) \
                 and not node.keywords and len(positional) == 1:
             return numpy_attrs.shape_product(self, prim, args[0], node)  # np.prod(W.shape)

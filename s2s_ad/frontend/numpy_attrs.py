@@ -35,8 +35,10 @@ from s2s_ad.frontend import library_names, structures
 
 def dtype_attr(lo, node: ast.expr, prim: str) -> str:
     """``dtype=`` as a dtype name. A float dtype anywhere; an integer or bool
-    dtype only for ``np.arange`` (an index array), since an array of another
-    constructor is one the function fills with values it differentiates."""
+    dtype only for ``np.arange`` (an index array) and an integer one for
+    ``x.astype`` (a step function of ``x``, no derivative: an index), since
+    an array of another constructor is one the function fills with values it
+    differentiates."""
     def refuse():
         return lo.src.error(node, "`dtype` must name a NumPy dtype (`float`, `np.float32`, "
                             "\"float64\"), a constant s2s-ad reads when it builds the gradient")
@@ -47,7 +49,8 @@ def dtype_attr(lo, node: ast.expr, prim: str) -> str:
         dtype = numpy.dtype(node.value if isinstance(node, ast.Constant) else lo.resolve(node))
     except (TypeError, ValueError):
         raise refuse() from None
-    if dtype.kind == "f" or (dtype.kind in "iub" and prim == "np.arange"):
+    if dtype.kind == "f" or (dtype.kind in "iub" and prim == "np.arange") \
+            or dtype.kind in "iu" and prim == "array.astype":  # (array.astype_int)
         return dtype.name
     raise lo.src.error(node, f"`dtype={ast.unparse(node)}` is not supported here: an array of "
                        f"{dtype.name} cannot carry a gradient (values written into it are "

@@ -24,11 +24,12 @@ import ast
 import numpy
 
 from s2s_ad import ir
-from s2s_ad.frontend import (index_exprs, list_slices, numpy_attrs, structures, view_binds,
-                             write_dtypes, write_indices)
+from s2s_ad.frontend import (index_exprs, list_slices, numpy_attrs, real_parts, structures,
+                             view_binds, write_dtypes, write_indices)
 from s2s_ad.frontend.bound_partials import BoundPartial
 from s2s_ad.frontend.int_names import int_names, is_int, one_axis
 from s2s_ad.frontend.view_binds import numpy_made as _numpy_made, parents_of
+from s2s_ad.frontend.write_indices import INT_ARITHMETIC
 from s2s_ad.rules.numpy import is_view
 from s2s_ad.rules.templates import index_operands
 from s2s_ad.syntax_walk import walk
@@ -99,6 +100,25 @@ class ArrayIndexing:
                 out.append(operand(item))
         return tuple(out)
 
+    def index_params(self, value, node: ast.expr) -> None:
+        """The parameters an array's index is integer arithmetic on (``x[k]``,
+        ``x[k + 1]``, ``m[2 * i, :]``, ``x[k:]``) hold ints, integer arrays or
+        masks, none with a derivative: used as integers, as a list's index
+        is (a gradient with respect to them refused, located; ``vjp`` gives
+        None for them). A mask a comparison makes (``x[x > 0]``) or an index
+        ``np.argmax`` computes is not followed to the values it reads."""
+        todo = [value]
+        while todo:
+            v = todo.pop()
+            if not isinstance(v, ir.Value):
+                continue
+            if id(v) in self.param_ids:
+                self.mark_int(v, node, "an array index")
+                continue
+            op = self.defs.get(id(v))
+            if op is not None and op.prim in INT_ARITHMETIC:
+                todo.extend(op.args)
+
     def index_list(self, value, node: ast.expr):
         """``value``, where it indexes an array: a list of ints made in the
         function (``keep = [j for j in range(n) if j != col]``, ``list(range(n))``,
@@ -163,6 +183,8 @@ class ArrayIndexing:
                                  "(`xs = [...]; xs[0]`)")
         operands = [base]
         index = self.index(node.slice, operands)
+        for k, _ in index_operands(index):
+            self.index_params(operands[k], node.slice)
         return self.emit("array.getitem", operands, node, var, hint=hint, attrs={"index": index})
 
     def assignment_index(self, target: ast.Subscript, operands: list) -> tuple:
@@ -192,6 +214,8 @@ class ArrayIndexing:
                                      "indices would make the last write win")
         if arrays:
             index_exprs.distinct_check(self, operands[0], operands, index, target)
+        for k, _ in index_operands(index):  # (a slice's bounds too: `y[k:] = v`)
+            self.index_params(operands[k], target.slice)
         return index
 
     def assign_subscript(self, target: ast.Subscript, value_node: ast.expr, op=None,
@@ -204,6 +228,7 @@ class ArrayIndexing:
         if self.control_flow:
             return self.assign_versioned(target, value_node, op, stmt)
         if not isinstance(target.value, ast.Name) or target.value.id not in self.env:
+            real_parts.refuse_part_write(self, target)
             structures.refuse_caller_array_write(self, target)
             raise self.src.error(target, "only a local array can be assigned into "
                                  "(`y[i] = ...` with `y` a variable of this function)")
@@ -334,6 +359,7 @@ class ArrayIndexing:
         equal Python's in-place write only when nothing else refers to the
         array: :func:`_sole_owner` checks it from the source."""
         if not isinstance(target.value, ast.Name) or target.value.id not in self.env:
+            real_parts.refuse_part_write(self, target)
             structures.refuse_caller_array_write(self, target)
             raise self.src.error(target, "only a local array can be assigned into "
                                  "(`y[i] = ...` with `y` a variable of this function)")
@@ -357,6 +383,7 @@ class ArrayIndexing:
                      name: str) -> ir.Value:
         """The ``array.setitem`` op of ``name[index] = value`` (``op`` the
         augmented assignment's operator: the element is read first)."""
+        real_parts.refuse_read_only(self, base, target, name)
         index_exprs.refuse_write(self, base, value, target, name)
         operands = [base, value]
         index = self.assignment_index(target, operands)

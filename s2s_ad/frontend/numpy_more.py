@@ -33,8 +33,36 @@ SCIPY_LINALG = ("solve_triangular", "cho_factor", "cho_solve")
 """The scipy.linalg functions with a rule (scipy.linalg.NAME)."""
 
 
+OPERATOR_UFUNCS = {numpy.add: "add", numpy.subtract: "sub", numpy.multiply: "mul",
+                   numpy.divide: "div", numpy.mod: "mod", numpy.floor_divide: "floordiv"}
+"""NumPy's ufuncs of two operands that are Python's operators on arrays
+(``np.mod(i, rows)`` is ``i % rows``; ``np.remainder`` and ``np.true_divide``
+are the same objects): read as the operator, with its rule (``np.power`` has
+its own)."""
+
+
+def operator_call(lo, prim: str, node: ast.Call, var, hint) -> ir.Operand:
+    """``np.add(a, b)`` (and the others of :data:`OPERATOR_UFUNCS`) as ``a + b``;
+    ``out=``, ``where=`` and other keywords refused, located."""
+    what = ast.unparse(node.func)
+    if node.keywords or len(node.args) != 2 or any(isinstance(a, ast.Starred)
+                                                   for a in node.args):
+        raise lo.src.error(node, f"`{what}` takes two arrays or numbers here, no keywords "
+                           f"(`out=`, `where=`): write the operator, `a {_SYMBOLS[prim]} b`")
+    a, b = (lo.expr(e) for e in node.args)
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        raise lo.src.error(node, f"`{what}` of a tuple: write `np.array(...)` of it first")
+    return lo.emit(prim, [a, b], node, var, hint=hint)
+
+
+_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "mod": "%", "floordiv": "//"}
+
+
 def special_call(lo, fn, node: ast.Call, var, hint):
     """The lowering of ``fn``'s call, if this module has one; else None."""
+    prim = OPERATOR_UFUNCS.get(fn) if isinstance(fn, numpy.ufunc) else None
+    if prim is not None:
+        return operator_call(lo, prim, node, var, hint)
     if fn is numpy.linalg.eigh:
         return eigh_call(lo, node)
     if fn is numpy.meshgrid:

@@ -21,7 +21,11 @@ Before → after (``mode`` is static: its ``if`` is decided while lowering)::
 from __future__ import annotations
 
 import ast
+import math
 import numbers
+import types
+
+import numpy
 
 from s2s_ad import ir
 from s2s_ad.errors import SourceError
@@ -102,15 +106,23 @@ class Parameters:
             self.env[node.arg] = tuple(ir.Const(v) for v in value) \
                 if isinstance(value, tuple) else ir.Const(value)
             return ir.Param(param, default, has_default, kwonly)
+        library = library_default(default) if has_default and not self.helper \
+            and node.arg not in self.lengths else None
+        if library is not None and (library[0] == "math" or getattr(self, "array_mode", False)):
+            return self.function_param(node, default, kwonly)
         if has_default and node.arg in self.lengths and not _numbers(default):
             raise self.src.error(node, f"parameter {node.arg!r} receives a list; it cannot have "
                                  "a default value")
         if has_default and not isinstance(default, numbers.Real) and not _numbers(default) \
                 and not (statics.is_static_value(default) and node.arg not in self.lengths):
+            rewrite = "" if not callable(default) else (
+                f"; a function of NumPy's or `math`'s is (`{node.arg}=np.tanh`); for another, "
+                f"differentiate a function calling this one (`lambda w: {self.tree.name}(w)`), "
+                "where the default is read as the helper's")
             raise self.src.error(node, f"the default value of parameter {node.arg!r} is "
                                  f"{type(default).__name__}; only numbers, strings, None, "
                                  "bools and tuples or lists of numbers are supported as "
-                                 "defaults")
+                                 f"defaults{rewrite}")
         name = self.namer.claim(node.arg)
         if node.arg in self.src.captured:
             what = (f"module-level data {self.tree.name} reads" if node.arg in self.src.module_data
@@ -135,6 +147,21 @@ class Parameters:
             self.param_ids.add(id(value))
             return ir.Param(value, None, False, kwonly)
         return self._shaped(node, name, default, has_default, kwonly)
+
+    def function_param(self, node: ast.arg, default, kwonly: bool) -> ir.Param:
+        """``def loss(w, act=np.tanh)`` differentiated itself: ``act`` is its
+        default, a call of it a call of that function (``local_fns``), with no
+        gradient; the generated code has the same default and raises, where it
+        runs, for any other function passed for it (the code is for this one)."""
+        module, alias = library_default(default)
+        fixed = ir.FunctionDefault(module, default.__name__)  # (`self.modules` names it)
+        self.local_fns[node.arg] = default
+        self.integers[node.arg] = self.src.error(
+            node, f"`{node.arg}` is a function (its default, `{alias}.{default.__name__}`): "
+            "it has no gradient")
+        self.given_statics[node.arg] = fixed  # the guard: `if act is not np.tanh: raise ...`
+        param = ir.Value(self.namer.claim(node.arg), "static", node.arg)
+        return ir.Param(param, fixed, True, kwonly)
 
     def _shaped(self, node: ast.arg, name: str, default, has_default: bool,
                 kwonly: bool) -> ir.Param:
@@ -174,6 +201,8 @@ class Parameters:
                 and isinstance(stmt.body[0], ast.Raise)):
             return False
         test = stmt.test
+        if self.function_guard(test):
+            return True
         if not (isinstance(test, ast.Compare) and len(test.ops) == 1
                 and isinstance(test.ops[0], ast.NotEq) and isinstance(test.left, ast.Call)
                 and isinstance(test.left.func, ast.Name) and test.left.func.id == "len"
@@ -185,6 +214,33 @@ class Parameters:
         items = getattr(getattr(param, "value", None), "items", None)
         items = items if items is not None else getattr(param, "items", None)
         return items is not None and len(items) == test.comparators[0].value
+
+    def function_guard(self, test: ast.expr) -> bool:
+        """Is ``test`` the one of the check a generated module makes of a
+        parameter whose default is a library function, ``act is not
+        np.tanh``, where ``act`` is lowered as that very function? Then the
+        code generated from here is for it too (and checks it again)."""
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1
+                and isinstance(test.ops[0], ast.IsNot) and isinstance(test.left, ast.Name)
+                and isinstance(self.given_statics.get(test.left.id), ir.FunctionDefault)):
+            return False
+        try:
+            return self.resolve(test.comparators[0]) is self.local_fns.get(test.left.id)
+        except SourceError:
+            return False
+
+
+def library_default(default) -> tuple | None:
+    """``("numpy", "np")`` or ``("math", "math")`` for a parameter's default
+    that is a function of NumPy's or of ``math`` under its own name
+    (``act=np.tanh``, ``f=math.sin``); else None."""
+    if not isinstance(default, (types.BuiltinFunctionType, numpy.ufunc, types.FunctionType)):
+        return None
+    name = getattr(default, "__name__", None)
+    for module, alias in ((numpy, "np"), (math, "math")):
+        if isinstance(name, str) and getattr(module, name, None) is default:
+            return module.__name__, alias
+    return None
 
 
 def _numbers(default) -> bool:

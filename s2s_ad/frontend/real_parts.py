@@ -10,7 +10,8 @@ s2s-ad differentiates real code, where these are exact:
   array NumPy returns the array itself);
 * ``x.imag``, ``np.imag(x)`` are ``0.0`` of a number (``0`` of an int) and
   ``np.zeros_like(x)`` of an array (its dtype), with no derivative (NumPy's
-  is read-only: a write into it, which NumPy refuses, is not followed);
+  is read-only: a write into it, which NumPy refuses, is refused, located:
+  :func:`refuse_read_only`, :func:`refuse_part_write`);
 * ``np.conj(x)``, ``np.conjugate(x)`` are ``x`` of a number and a new array
   equal to ``x`` (``np.copy``) of an array, as NumPy's ufunc makes one.
 
@@ -41,7 +42,7 @@ import numpy
 from s2s_ad import ir
 from s2s_ad.frontend.runtime_checks import raise_unless
 
-__all__ = ["attribute", "call", "read_back"]
+__all__ = ["attribute", "call", "read_back", "refuse_part_write", "refuse_read_only"]
 
 _IS_COMPLEX = "isinstance({x}, complex) or getattr(getattr({x}, 'dtype', None), 'kind', '') == 'c'"
 """The text of rule ``is_complex`` (rules/numpy.py), as ``ast.unparse`` prints it."""
@@ -118,4 +119,34 @@ def _part(lo, part: str, base: ast.expr, node: ast.expr, var, hint) -> ir.Operan
         return lo.emit("np.copy", [value], node, var, hint=hint)
     if value.kind != "array":
         return ir.Const(0 if value.kind == "int" else 0.0)
-    return lo.emit("np.zeros_like", [value], node, var, hint=hint)
+    zeros = lo.emit("np.zeros_like", [value], node, var, hint=hint)
+    lo.__dict__.setdefault("read_only", {})[id(zeros)] = f"`{what}` (line {node.lineno})"
+    return zeros
+
+
+def refuse_read_only(lo, base: ir.Operand, at: ast.AST, name: str) -> None:
+    """Refuse a write into ``base`` (held by ``name``, written at ``at``)
+    where it is the imaginary part of a real array, which NumPy makes
+    read-only: the code written raises where it runs."""
+    why = lo.__dict__.get("read_only", {}).get(id(base))
+    if why is not None:
+        raise lo.src.error(at, f"`{name}` holds {why}, which NumPy makes read-only for a real "
+                           "array (a write into it raises ValueError); write into an array of "
+                           "its own (`np.zeros_like(...)`)")
+
+
+def refuse_part_write(lo, target: ast.Subscript) -> None:
+    """Refuse ``y.imag[i] = v`` and ``y.real[i] = v``, located, with what to
+    write instead (a real array's imaginary part is read-only in NumPy, its
+    real part the array itself)."""
+    part = target.value
+    if not (isinstance(part, ast.Attribute) and part.attr in ("real", "imag")):
+        return
+    base = ast.unparse(part.value)
+    if part.attr == "imag":
+        raise lo.src.error(target, f"`{ast.unparse(part)}` of a real array is read-only in NumPy "
+                           "(a write into it raises ValueError); s2s-ad differentiates real "
+                           "arrays, whose imaginary part is 0")
+    raise lo.src.error(target, f"a write into `{ast.unparse(part)}` is not supported; of a real "
+                       f"array it is a write into `{base}` itself: write "
+                       f"`{base}[{ast.unparse(target.slice)}] = ...`")

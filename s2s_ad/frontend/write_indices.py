@@ -5,18 +5,22 @@ a view of ``b``) on an array the function made, where ``i`` is a parameter
 not annotated ``i: int`` (a number, or in NumPy code an array of unknown
 shape) or integer arithmetic on such parameters (``1 - i``, ``2 * i + j``),
 :func:`param_ints` finds those parameters and :func:`int_index` emits, before
-the write, a check that each is an int where the code runs (``TypeError``
-naming it otherwise: an integer array there could name a position twice,
-where NumPy keeps the last write and the gradient would give each write
-one) and the index as an ``int``. The parameters are integers of the
+the write, a check that each is an int where the code runs (``IndexError``
+naming it for a float or a NumPy float, as NumPy raises; ``TypeError``
+naming it for anything else, such as an integer array, which could name a
+position twice, where NumPy keeps the last write and the gradient would
+give each write one) and the index as an ``int``. The parameters are integers of the
 function (``mark_int``): a gradient with respect to them is refused. Where
 the call gives such a parameter an array (``vjp``, which reads kinds from
 the arguments), it is not one of these: the write is refused while lowering.
 
 Before → after, for ``b[i][j] = x * x``::
 
-    is_int = isinstance(i, (int, np.integer)) and not isinstance(i, bool)
+    is_int = hasattr(type(i), '__index__')
     if not is_int:
+        raise IndexError('`i` indexes `b` in an assignment (line 4): only integers, ...')
+    is_int_1 = isinstance(i, (int, np.integer)) and not isinstance(i, bool)
+    if not is_int_1:
         raise TypeError('`i` indexes `b` in an assignment (line 4), so it must be an int ...')
     k = int(i)
     ...
@@ -32,6 +36,10 @@ from s2s_ad.frontend import index_exprs
 
 INT_ARITHMETIC = frozenset(("add", "sub", "mul", "neg", "pos", "floordiv", "mod"))
 """Operations on ints that give an int (an index written ``1 - i``)."""
+
+NOT_AN_INDEX = ("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and "
+                "integer or boolean arrays are valid indices")
+"""NumPy's message for an index of another kind (a float)."""
 
 
 def scalar_param(lo, a) -> bool:
@@ -69,6 +77,10 @@ def int_index(lo, a: ir.Value, target: ast.Subscript) -> ir.Value:
     int; the index as an ``int``."""
     lo.mark_int(a, target, "an index in an assignment")
     for p in param_ints(lo, a):
+        # a float (or NumPy float) is no index: IndexError, as NumPy raises
+        index_exprs.int_check(lo, p, target, f"`{p.var}` indexes "
+                              f"`{ast.unparse(target.value)}` in an assignment (line "
+                              f"{target.lineno}): {NOT_AN_INDEX}", "index.is_index", "IndexError")
         index_exprs.int_check(lo, p, target, f"`{p.var}` indexes `{ast.unparse(target.value)}` "
                               f"in an assignment (line {target.lineno}), so it must be an int "
                               "(an integer array could name a position twice, where NumPy "

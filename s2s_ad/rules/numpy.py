@@ -397,6 +397,11 @@ NUMPY_RULES = [
     Rule("array.astype", "x.astype(dtype)", ("astype_like(g, x)",), "array",
          "1 (a cast: the adjoint cast back to x's dtype)", adjoint=True,
          attrs=(("dtype", None),)),
+    # `np.floor(t * n).astype(int)`: an integer dtype, a step function of x
+    Rule("array.astype_int", "x.astype(dtype)", (None,), "int",
+         "zero (a step function: zero wherever it has a derivative)", attrs=(("dtype", None),),
+         notes="integers, read as an index (`table[np.floor(t * n).astype(int)]`), as "
+         "`int(math.floor(t))` is for a number"),
     _constant("zeros", "np.zeros(x, dtype=dtype)"),
     _constant("ones", "np.ones(x, dtype=dtype)"),
     # `np.zeros(shape, dtype=x.dtype)`: the dtype of an array read when the code runs
