@@ -14,6 +14,12 @@ or raises its located ``SourceError``.
       X, Y = np.meshgrid(x, y)   ──▶   X = own(np.broadcast_to(np.reshape(x, (1, -1)),
                                                                (np.size(y), np.size(x))))
 
+* ``np.add(x, y)``, ``np.subtract``, ``np.multiply``, ``np.divide`` (which
+  ``np.true_divide`` is): the operator's op, ``x + y`` ... (a list or tuple
+  written out as an operand is the array ``np.array`` makes of it)::
+
+      z = np.multiply(a, 3.0)    ──▶   z = a * 3.0
+
 * ``scipy.linalg.solve_triangular``, ``cho_factor``, ``cho_solve``, where
   scipy is installed: ``c, low = cho_factor(a, lower=...)`` is the factor
   (one op) and ``low`` a constant, which ``cho_solve((c, low), b)`` reads.
@@ -29,6 +35,11 @@ import numpy
 from s2s_ad import ir
 from s2s_ad.frontend import structures
 
+OPERATOR_UFUNCS = {"add": ("add", "+"), "subtract": ("sub", "-"), "multiply": ("mul", "*"),
+                   "divide": ("div", "/")}
+"""NumPy's ufuncs of Python's arithmetic operators: name -> (the operator's
+op, its symbol). ``np.true_divide`` is ``np.divide``."""
+
 SCIPY_LINALG = ("solve_triangular", "cho_factor", "cho_solve")
 """The scipy.linalg functions with a rule (scipy.linalg.NAME)."""
 
@@ -39,6 +50,9 @@ def special_call(lo, fn, node: ast.Call, var, hint):
         return eigh_call(lo, node)
     if fn is numpy.meshgrid:
         return meshgrid_call(lo, node)
+    name = getattr(fn, "__name__", None)
+    if name in OPERATOR_UFUNCS and fn is getattr(numpy, name):
+        return operator_call(lo, name, node, var, hint)
     prim = scipy_linalg_prim(fn)
     if prim is None:
         return None
@@ -81,6 +95,31 @@ def _keywords(lo, node: ast.Call, allowed: tuple) -> dict:
                                f"`{what}`: the keyword argument {k.arg!r} is not supported")
         given[k.arg] = k.value
     return given
+
+
+def operator_call(lo, name: str, node: ast.Call, var, hint) -> ir.Operand:
+    """``np.multiply(x, y)`` and the other ufuncs of operators: the operator's
+    op on two numbers or arrays, as ``x * y`` is lowered (broadcasting alike)."""
+    what = ast.unparse(node.func)
+    prim, symbol = OPERATOR_UFUNCS[name]
+    if len(node.args) != 2 or node.keywords:
+        raise lo.src.error(node, f"`{what}` is supported with two operands and no keywords "
+                           f"(`{what}(x, y)`, which is `x {symbol} y`); `out`, `where` and "
+                           "`dtype` are not supported")
+    operands = []
+    for a in node.args:
+        if isinstance(a, (ast.List, ast.Tuple)):  # the array NumPy makes of it
+            operands.append(lo.array_literal(a, None, None, None, set()))
+            continue
+        if isinstance(a, ast.Starred):
+            raise lo.src.error(a, "`*args` in calls is not supported")
+        v = lo.expr(a)
+        if isinstance(v, tuple) or structures.is_structure(v) \
+                or isinstance(v, ir.Value) and v.kind == "list":
+            raise lo.src.error(a, f"`{what}` of a list or tuple: NumPy reads it as an array; "
+                               f"make the array first, `np.array({ast.unparse(a)})`")
+        operands.append(v)
+    return lo.emit(prim, operands, node, var, hint=hint)
 
 
 def eigh_call(lo, node: ast.Call) -> tuple:

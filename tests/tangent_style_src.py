@@ -1,0 +1,40 @@
+"""Programs in the style of google/tangent's test functions that s2s-ad
+refused (tests/test_tangent_style.py differentiates them)."""
+
+import numpy as np
+
+
+# -- NumPy's ufuncs of the arithmetic operators ------------------------------------
+
+def ufunc_numbers(a, b):
+    return np.multiply(a, 3.0) + np.divide(b, a) - np.subtract(a, b) * np.add(b, 1.0)
+
+
+def ufunc_arrays(x, m):
+    # broadcasting: x of shape (4,) against m of shape (3, 4)
+    y = np.multiply(x, m) + np.true_divide(m, 2.0) - np.subtract(x, np.multiply(m, m))
+    return np.sum(np.divide(y, np.add(x * x, 1.0)))
+
+
+def ufunc_displays(a, b):
+    return np.sum(np.multiply([a, b], [b, 2.0]) + np.add((a, a * b), 1.5))
+
+
+def _scaled(v, k):
+    return np.multiply(v, k)
+
+
+def ufunc_loop_helper(x, k):
+    s = 0.0
+    for i in range(3):
+        x = np.add(_scaled(x, k), np.sin(x))
+        s = s + np.sum(np.subtract(x, float(i)))
+    return s
+
+
+def ufunc_where(x, y):
+    return np.sum(np.multiply(x, y, where=x > 0))
+
+
+def ufunc_list(xs, w):
+    return np.sum(np.multiply(xs, w))
