@@ -38,3 +38,36 @@ def ufunc_where(x, y):
 
 def ufunc_list(xs, w):
     return np.sum(np.multiply(xs, w))
+
+
+# -- a tuple or list indexed by an int parameter, in NumPy code ----------------------
+
+def picked(a, b, c, i):
+    x = a, b, c
+    return x[i]
+
+
+def tuple_at_param(a, b, c, i):
+    x = a, b, np.tanh(c)
+    return np.sin(x[i]) * x[-1 - i]
+
+
+def tuple_at_param_arithmetic(x, i):
+    parts = (x[0] * x[1], np.exp(x[2]), x[1] - x[0])
+    return np.sum(x) * parts[(i + 1) % 3] + parts[2 * i - 2]
+
+
+def helper_at_param(a, b, c, i):
+    # a NumPy caller handing its int on to a helper of numbers that indexes a tuple
+    return np.sum(picked(a, b, c, i)) * np.sin(a)
+
+
+def helper_at_param_loop(x, n):
+    s = 0.0
+    for k in range(n):
+        s = s + picked(x[0], x[1], x[2], n - 1 - k) * np.cos(x[k])
+    return s
+
+
+def list_param_at_param(xs, i):
+    return np.sin(xs[i]) * xs[i - 1]

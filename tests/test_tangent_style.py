@@ -53,3 +53,35 @@ def test_operator_ufuncs_refused_located(f, args, phrase):
     message = str(exc.value)
     assert "tangent_style_src.py:" in message.splitlines()[0], message
     assert phrase in message and "^" in message, message
+
+
+# -- a tuple or list indexed by an int parameter, in NumPy code (the parameter an
+#    array there: checked to be an int where the code runs, as Python's tuple does) ----
+
+@pytest.mark.parametrize("f, args, wrt", [
+    (S.tuple_at_param, [0.7, -1.3, 0.4, 0], [0, 1, 2]),
+    (S.tuple_at_param, [0.7, -1.3, 0.4, 1], [0, 1, 2]),
+    (S.tuple_at_param, [0.7, -1.3, 0.4, 2], [0, 1, 2]),
+    (S.tuple_at_param_arithmetic, [X[:3], 1], [0]),
+    (S.tuple_at_param_arithmetic, [X[:3], 2], [0]),
+    (S.helper_at_param, [0.7, -1.3, 0.4, 2], [0, 1, 2]),
+    (S.helper_at_param, [0.7, -1.3, 0.4, 1], [0, 1, 2]),
+    (S.helper_at_param_loop, [X[:3], 3], [0]),
+    (S.list_param_at_param, [[0.7, -1.3, 0.4], 2], [0]),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_index_parameter_of_numpy_code(f, args, wrt):
+    check(f, args, wrt)
+
+
+def test_index_parameter_of_numpy_code_has_no_derivative():
+    with pytest.raises(SourceError) as exc:
+        s2s_ad.grad(S.tuple_at_param, wrt=3)(0.7, -1.3, 0.4, 1)
+    message = str(exc.value)
+    assert "cannot differentiate with respect to `i`" in message and "^" in message, message
+
+
+def test_index_parameter_of_numpy_code_given_a_float_raises_as_python():
+    with pytest.raises(TypeError):
+        S.tuple_at_param(0.7, -1.3, 0.4, 1.0)
+    with pytest.raises(TypeError, match="must be an int"):
+        s2s_ad.grad(S.tuple_at_param, wrt=0)(0.7, -1.3, 0.4, 1.0)
