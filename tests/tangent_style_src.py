@@ -71,3 +71,36 @@ def helper_at_param_loop(x, n):
 
 def list_param_at_param(xs, i):
     return np.sin(xs[i]) * xs[i - 1]
+
+
+# -- NumPy's reductions of a tuple of numbers or arrays --------------------------------
+
+def pair(a):
+    return 2.0 * a, a * a
+
+
+def sum_of_tuple(a, b):
+    t = (a * b, np.sin(a), 1.5)
+    return np.sum(t) + np.sum((b, b * b))
+
+
+def reductions_of_tuple(x):
+    t = (x[0] * x[1], np.exp(x[2]), x[1])
+    return np.mean(t) + np.max(t) * np.prod(t) - np.min(t)
+
+
+def sum_of_returned_tuple(a):
+    s = 0.0
+    for k in range(2):
+        v = pair(a * (k + 1.0))
+        s = s + np.sum(v)
+    return s
+
+
+def arrays(x):
+    return x * x, np.cos(x)
+
+
+def sum_of_tuple_of_arrays(x):
+    v = arrays(x)
+    return np.sum(v) + np.sum((x * 2.0, np.sin(x))) * np.mean(v)

@@ -85,3 +85,22 @@ def test_index_parameter_of_numpy_code_given_a_float_raises_as_python():
         S.tuple_at_param(0.7, -1.3, 0.4, 1.0)
     with pytest.raises(TypeError, match="must be an int"):
         s2s_ad.grad(S.tuple_at_param, wrt=0)(0.7, -1.3, 0.4, 1.0)
+
+
+# -- np.sum, np.mean, np.max ... of a tuple: of the array NumPy makes of it, as of a list --
+
+@pytest.mark.parametrize("f, args, wrt", [
+    (S.sum_of_tuple, [0.7, -1.3], [0, 1]),
+    (S.reductions_of_tuple, [X[:3]], [0]),
+    (S.sum_of_returned_tuple, [0.7], [0]),
+    (S.sum_of_returned_tuple, [-1.3], [0]),
+    (S.sum_of_tuple_of_arrays, [X], [0]),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_reductions_of_tuples(f, args, wrt):
+    check(f, args, wrt)
+
+
+def test_sum_of_a_shape_stays_an_int():
+    def size_times(x):
+        return np.prod(x.shape) * np.sum(x)
+    assert s2s_ad.grad(size_times)(M) == pytest.approx(np.full(M.shape, M.size))
