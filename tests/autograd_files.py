@@ -30,6 +30,8 @@ from typing import Callable
 
 import numpy as np
 
+from opt_in import modules_replaced
+
 ENV = "S2S_AD_AUTOGRAD"
 FD_TOL = 1e-6        # s2s-ad against central differences (h = 1e-6), relative to the largest
 AUTOGRAD_TOL = 1e-10  # s2s-ad against autograd.grad, relative to the largest
@@ -68,19 +70,10 @@ class _Inert(types.ModuleType):
 @contextlib.contextmanager
 def _quiet():
     """matplotlib a stand-in and the examples' printing dropped, meanwhile."""
-    saved = {m: sys.modules.get(m) for m in PLOTTING}
-    for m in PLOTTING:
-        sys.modules[m] = _Inert(m)
-    sys.modules["matplotlib"].__path__ = []
-    try:
-        with contextlib.redirect_stdout(io.StringIO()):
-            yield
-    finally:
-        for m, held in saved.items():
-            if held is None:
-                sys.modules.pop(m, None)
-            else:
-                sys.modules[m] = held
+    standins = {m: _Inert(m) for m in PLOTTING}
+    standins["matplotlib"].__path__ = []
+    with modules_replaced(standins), contextlib.redirect_stdout(io.StringIO()):
+        yield
 
 
 def load(rel: str) -> types.ModuleType:

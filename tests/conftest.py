@@ -36,6 +36,9 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "autograd_files: HIPS autograd's examples, read as "
                             "written (tests/test_autograd_files.py), run only when "
                             "S2S_AD_AUTOGRAD names an autograd checkout")
+    config.addinivalue_line("markers", "tangent_files: google/tangent's test functions, read "
+                            "as written (tests/test_tangent_files.py), run only when "
+                            "S2S_AD_TANGENT names a tangent checkout")
     if config.getoption("--soak"):
         os.environ["S2S_SOAK"] = "1"  # tests/soak.py: the breadth of the soak
 

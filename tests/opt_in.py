@@ -2,8 +2,10 @@
 autograd's): skipped unless an environment variable names the checkout,
 failed at once when it names something else."""
 
+import contextlib
 import importlib
 import os
+import sys
 
 import pytest
 
@@ -19,3 +21,19 @@ def checkout(variable: str, what: str, helpers: str):
     if problem:
         pytest.fail(problem, pytrace=False)
     return module
+
+
+@contextlib.contextmanager
+def modules_replaced(standins: dict):
+    """``sys.modules[name]`` set to each stand-in meanwhile (None: importing
+    the name raises ImportError), then what was there put back."""
+    saved = {m: sys.modules.get(m) for m in standins}
+    sys.modules.update(standins)
+    try:
+        yield
+    finally:
+        for m, held in saved.items():
+            if held is None:
+                sys.modules.pop(m, None)
+            else:
+                sys.modules[m] = held

@@ -57,10 +57,10 @@ class ListParams:
                                      f"; `{index.var}` is a parameter, an array in NumPy code: "
                                      f"annotate it (`{index.var}: int`)" if id(index) in
                                      self.param_ids and index.var else ""))
-        if kind_of(index) == "int" or given:
+        if kind_of(index) == "int" or given and kind_of(index) != "array":
             self.mark_int(index, node.slice, "a list index")
-        else:  # an element of an integer array: checked to be an int where the code runs
-            index = self.list_index(index, node.slice)
+        else:  # an element of an integer array, a parameter of NumPy code: checked to be
+            index = self.list_index(index, node.slice)  # an int where the code runs
         return self.emit("getitem", [param.value, index], node, var, hint=hint)
 
     def array_element(self, index) -> bool:

@@ -492,9 +492,16 @@ class ArrayLowering(ArrayIndexing):
                 args[1] = self.index_list(args[1], positional[1])
         if prim in ("np.take", "np.take_along_axis", "np.delete") and len(args) > 1:
             self.index_params(args[1], positional[1])  # np.take(x, k): k is an index
+        if prim in LIST_REDUCTIONS and args:
+            args[0] = structures.forwarded(self, args[0], node)  # `t = h(x)`: its items
         if prim in ("np.prod", "np.sum") and len(args) == 1 and isinstance(args[0], tuple) \
-                and not node.keywords and len(positional) == 1:
+                and not node.keywords and len(positional) == 1 \
+                and numpy_attrs.shape_like(args[0]):
             return numpy_attrs.shape_product(self, prim, args[0], node)  # np.prod(W.shape)
+        if prim in LIST_REDUCTIONS and args and isinstance(args[0], tuple) and args[0] \
+                and all(isinstance(v, ir.Operand) for v in args[0]):
+            # np.sum((a * b, c)): as of a list, the array NumPy makes of the tuple
+            args[0] = self.emit("np.stack", list(args[0]), node, attrs={"axis": 0})
         if any(isinstance(a, tuple) for a in args):
             raise self.src.error(node, f"`{what}`: tuple arguments are not supported here")
         if like is not None:

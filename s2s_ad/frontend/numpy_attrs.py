@@ -508,6 +508,15 @@ def split_call(lo, node: ast.Call) -> tuple:
     return tuple(out)
 
 
+def shape_like(items: tuple) -> bool:
+    """Can ``items`` be a shape: ints, or numbers lowered as numbers (a float
+    constant or an array among them is a tuple of values, reduced as NumPy
+    reduces the array it makes of them)?"""
+    return not items or not all(isinstance(v, ir.Operand) for v in items) or not any(
+        isinstance(v, ir.Const) and type(v.value) is not int
+        or isinstance(v, ir.Value) and v.kind not in ("int", "float") for v in items)
+
+
 def shape_product(lo, prim: str, items: tuple, node: ast.Call) -> ir.Operand:
     """``np.prod(shape)`` / ``np.sum(shape)`` of a tuple of ints (a shape,
     ``W.shape``, ``(3, 4)``): the number, folded where the ints are constants,

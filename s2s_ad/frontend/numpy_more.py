@@ -14,6 +14,13 @@ or raises its located ``SourceError``.
       X, Y = np.meshgrid(x, y)   ──▶   X = own(np.broadcast_to(np.reshape(x, (1, -1)),
                                                                (np.size(y), np.size(x))))
 
+* ``np.add(x, y)``, ``np.subtract``, ``np.multiply``, ``np.divide`` (which
+  ``np.true_divide`` is), ``np.mod`` (``np.remainder``), ``np.floor_divide``:
+  the operator's op, ``x + y`` ... (a list or tuple
+  written out as an operand is the array ``np.array`` makes of it)::
+
+      z = np.multiply(a, 3.0)    ──▶   z = a * 3.0
+
 * ``scipy.linalg.solve_triangular``, ``cho_factor``, ``cho_solve``, where
   scipy is installed: ``c, low = cho_factor(a, lower=...)`` is the factor
   (one op) and ``low`` a constant, which ``cho_solve((c, low), b)`` reads.
@@ -33,36 +40,19 @@ SCIPY_LINALG = ("solve_triangular", "cho_factor", "cho_solve")
 """The scipy.linalg functions with a rule (scipy.linalg.NAME)."""
 
 
-OPERATOR_UFUNCS = {numpy.add: "add", numpy.subtract: "sub", numpy.multiply: "mul",
-                   numpy.divide: "div", numpy.mod: "mod", numpy.floor_divide: "floordiv"}
-"""NumPy's ufuncs of two operands that are Python's operators on arrays
+OPERATOR_UFUNCS = {numpy.add: ("add", "+"), numpy.subtract: ("sub", "-"),
+                   numpy.multiply: ("mul", "*"), numpy.divide: ("div", "/"),
+                   numpy.mod: ("mod", "%"), numpy.floor_divide: ("floordiv", "//")}
+"""NumPy's ufuncs of two operands that are Python's operators on arrays ->
+(the operator's op, its symbol): read as the operator, with its rule
 (``np.mod(i, rows)`` is ``i % rows``; ``np.remainder`` and ``np.true_divide``
-are the same objects): read as the operator, with its rule (``np.power`` has
-its own)."""
-
-
-def operator_call(lo, prim: str, node: ast.Call, var, hint) -> ir.Operand:
-    """``np.add(a, b)`` (and the others of :data:`OPERATOR_UFUNCS`) as ``a + b``;
-    ``out=``, ``where=`` and other keywords refused, located."""
-    what = ast.unparse(node.func)
-    if node.keywords or len(node.args) != 2 or any(isinstance(a, ast.Starred)
-                                                   for a in node.args):
-        raise lo.src.error(node, f"`{what}` takes two arrays or numbers here, no keywords "
-                           f"(`out=`, `where=`): write the operator, `a {_SYMBOLS[prim]} b`")
-    a, b = (lo.expr(e) for e in node.args)
-    if isinstance(a, tuple) or isinstance(b, tuple):
-        raise lo.src.error(node, f"`{what}` of a tuple: write `np.array(...)` of it first")
-    return lo.emit(prim, [a, b], node, var, hint=hint)
-
-
-_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "mod": "%", "floordiv": "//"}
+are the same objects; ``np.power`` has its own rule)."""
 
 
 def special_call(lo, fn, node: ast.Call, var, hint):
     """The lowering of ``fn``'s call, if this module has one; else None."""
-    prim = OPERATOR_UFUNCS.get(fn) if isinstance(fn, numpy.ufunc) else None
-    if prim is not None:
-        return operator_call(lo, prim, node, var, hint)
+    if isinstance(fn, numpy.ufunc) and fn in OPERATOR_UFUNCS:
+        return operator_call(lo, fn, node, var, hint)
     if fn is numpy.linalg.eigh:
         return eigh_call(lo, node)
     if fn is numpy.meshgrid:
@@ -109,6 +99,32 @@ def _keywords(lo, node: ast.Call, allowed: tuple) -> dict:
                                f"`{what}`: the keyword argument {k.arg!r} is not supported")
         given[k.arg] = k.value
     return given
+
+
+def operator_call(lo, fn, node: ast.Call, var, hint) -> ir.Operand:
+    """``np.multiply(x, y)`` and the other ufuncs of :data:`OPERATOR_UFUNCS`:
+    the operator's op on two numbers or arrays, as ``x * y`` is lowered
+    (broadcasting alike)."""
+    what = ast.unparse(node.func)
+    prim, symbol = OPERATOR_UFUNCS[fn]
+    if len(node.args) != 2 or node.keywords:
+        raise lo.src.error(node, f"`{what}` is supported with two operands and no keywords "
+                           f"(`{what}(x, y)`, which is `x {symbol} y`); `out`, `where` and "
+                           "`dtype` are not supported")
+    operands = []
+    for a in node.args:
+        if isinstance(a, (ast.List, ast.Tuple)):  # the array NumPy makes of it
+            operands.append(lo.array_literal(a, None, None, None, set()))
+            continue
+        if isinstance(a, ast.Starred):
+            raise lo.src.error(a, "`*args` in calls is not supported")
+        v = lo.expr(a)
+        if isinstance(v, tuple) or structures.is_structure(v) \
+                or isinstance(v, ir.Value) and v.kind == "list":
+            raise lo.src.error(a, f"`{what}` of a list or tuple: NumPy reads it as an array; "
+                               f"make the array first, `np.array({ast.unparse(a)})`")
+        operands.append(v)
+    return lo.emit(prim, operands, node, var, hint=hint)
 
 
 def eigh_call(lo, node: ast.Call) -> tuple:

@@ -60,6 +60,8 @@ def _index(lo, node: ast.expr) -> ir.Operand:
         if lo.array_element(value):  # rows[0] * n + cols[0]: checked where the code runs
             return lo.list_index(value, node)
         raise lo.src.error(node, runtime_lists.NOT_AN_INDEX)
+    if kind == "array":  # a parameter of NumPy code, or arithmetic on one: checked to be
+        return lo.list_index(value, node)  # an int where the code runs, as Python does
     lo.mark_int(value, node, "a list index")
     return value
 

@@ -215,12 +215,13 @@ def _index_value(lo, v, depth: int):
         return False if type(v.value) is int else None
     if not isinstance(v, ir.Value) or depth > 8:
         return None
-    if v.kind == "float" and id(v) in lo.param_ids:
+    # (a parameter of NumPy code is lowered as an array: a number or an array)
+    if v.kind in ("float", "array") and id(v) in lo.param_ids:
         return True
     if v.kind == "int":
         return False
     op = lo.defs.get(id(v))
-    if op is None or op.prim not in _INDEX_PRIMS or v.kind != "float":
+    if op is None or op.prim not in _INDEX_PRIMS or v.kind not in ("float", "array"):
         return None
     sides = [_index_value(lo, a, depth + 1) for a in op.args]
     return None if None in sides else any(sides)
