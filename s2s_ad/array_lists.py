@@ -1,14 +1,16 @@
-"""A list or tuple of arrays given where the generated code takes an array.
+"""A list or tuple given where the generated code takes an array.
 
 Contract: in NumPy code every parameter without an annotation is lowered as
-an array, so a list of numbers given to it is read as the array it stands
-for. A list or tuple holding arrays (``weights = [W1, b1, W2, b2]``) is not:
-NumPy would stack equal shapes into one array (the gradient then one array,
-not a list) and refuse others. :func:`guard` puts the code generated for
-arrays behind a check of the arguments' classes and sends a call passing
-such a list to the code generated for its structure (a structure parameter
-of array leaves, its gradient a list of the same shapes). The check costs one
-class test per argument where no argument is a list or tuple."""
+an array. A list or tuple given to it is not one: ``xs + ys`` joins two
+lists and ``xs * 2`` repeats one where arrays would be added or doubled (the
+code generated for arrays would run the join and differentiate a sum), and
+a list holding arrays (``weights = [W1, b1, W2, b2]``) is a structure whose
+gradient is a list of the same shapes. :func:`guard` puts the code generated
+for arrays behind a check of the arguments' classes and sends a call passing
+a list or tuple to the code generated for its structure and lengths (a list
+of numbers read there as a list; NumPy calls of it read as the array NumPy
+makes of it). The check costs one class test per argument where no argument
+is a list or tuple."""
 
 from __future__ import annotations
 
@@ -40,12 +42,13 @@ def holds_arrays(value) -> bool:
 
 def guard(compiled: Callable, by_shape: Callable[[], Callable]) -> Callable:
     """``compiled`` (every parameter taken as an array) behind a check that
-    no argument is a list or tuple holding arrays; a call passing one goes to
-    ``by_shape()`` (made once, on the first such call)."""
+    no argument is a list or tuple; a call passing one goes to ``by_shape()``
+    (made once, on the first such call; it generates code per length)."""
     made: list = []
 
     def slow(*args, **kwargs):
-        if any(holds_arrays(v) for v in args) or any(holds_arrays(v) for v in kwargs.values()):
+        if any(v.__class__ is list or v.__class__ is tuple for v in args) \
+                or any(v.__class__ is list or v.__class__ is tuple for v in kwargs.values()):
             if not made:
                 made.append(by_shape())
             return made[0](*args, **kwargs)

@@ -268,11 +268,16 @@ def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Calla
                                     if n not in taken) or any(
                 _structure(v) for k, v in kwargs.items() if k in own and k not in taken)
                 or any(array_lists.holds_arrays(v) for v in args) or any(
-                array_lists.holds_arrays(v) for k, v in kwargs.items() if k in own)):
+                array_lists.holds_arrays(v) for k, v in kwargs.items() if k in own)
+                or any(v.__class__ is list or v.__class__ is tuple
+                       for n, v in zip(names[0], args) if n in taken)
+                or any(v.__class__ is list or v.__class__ is tuple
+                       for k, v in kwargs.items() if k in taken)):
             # a structure where the code took a number (the function only
             # passes it on, to a helper that tests `isinstance` or recurses
-            # over it): the code generated for its structure (a list of
-            # numbers where it took an array is read as the array it stands for)
+            # over it), or a list or tuple where it took an array (`xs + ys`
+            # joins lists, `xs * 2` repeats one): the code generated for its
+            # structure
             if not by_shape:
                 by_shape.append(_by_shape(fn, wrt, kind, output, TypeError(fn.__name__),
                                           statics, checkpoint))
