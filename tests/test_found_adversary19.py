@@ -10,6 +10,7 @@ import pytest
 
 import s2s_ad
 from s2s_ad.errors import SourceError
+from tests.array_oracle import fd_gradient as _fd
 from tests.modules import import_source
 
 H = 1e-6
@@ -92,3 +93,110 @@ def test_a_starred_list_parameter_without_a_call_asks_for_its_length(tmp_path):
     assert "parameter 'xs' is used as a list or tuple; give its length" in text
     assert "a starred name unpacks" in text
     assert "found_adversary19_starred_source.py:3:" in text
+
+
+CALL_SLICES_SRC = '''
+import numpy as np
+
+
+def _pair(a, b):
+    return [a * b, a + b]
+
+
+def _trip(x):
+    return x, x * x, x * x * x
+
+
+def _rows(m):
+    return np.tanh(m) * 2.0
+
+
+def tail_of_a_call(a, b):
+    ys = _pair(a, b)[1:]
+    return ys[0] * a
+
+
+def sum_of_a_sliced_call(a, b):
+    return sum(_pair(a, b)[:]) * a
+
+
+def tail_in_a_loop(a, b):
+    s = 0.0
+    for k in range(3):
+        t = _trip(a * (k + 1) + b)[1:]
+        s = s + t[0] * t[1]
+    return s
+
+
+def loop_over_a_reversed_call(a, b):
+    s = 0.0
+    for v in _pair(a, b)[::-1]:
+        s = s * a + v
+    return s
+
+
+def loop_over_a_lambdas_tail(a, b):
+    g = lambda t: [t, t * b, b]
+    s = 0.0
+    for v in g(a)[1:]:
+        s = s * a + v
+    return s
+
+
+def loop_over_rows_of_a_call(m, b):
+    s = 0.0
+    for r in _rows(m * b)[1:]:
+        s = s + np.sum(r * r) * s + np.sum(r)
+    return s
+'''
+M3 = np.array([[0.3, -0.7, 1.1], [0.45, -0.2, 0.9], [0.6, 0.1, -0.4]])
+CALL_SLICES = {"tail_of_a_call": (0.7, -0.4), "sum_of_a_sliced_call": (0.7, -0.4),
+               "tail_in_a_loop": (0.7, -0.4), "loop_over_a_reversed_call": (0.7, -0.4),
+               "loop_over_a_lambdas_tail": (0.7, -0.4), "loop_over_rows_of_a_call": (M3, 0.8)}
+
+
+@pytest.mark.parametrize("api", ["grad", "checkpoint", "vjp", "jvp", "hvp"])
+@pytest.mark.parametrize("name", sorted(CALL_SLICES))
+def test_a_slice_of_a_helpers_result_read_where_the_call_is(tmp_path, name, api):
+    """``h(a, b)[1:]`` (and ``[:]``, ``[::-1]``), a slice taken of a call's
+    result itself, not of a name bound to it: the items of what the helper
+    returned, as ``r = h(a, b); r[1:]`` gives them (before: refused, '`_pair(a,
+    b)` is computed from parameter 'a', lowered as a number, ... say 'a'
+    receives a NumPy array', by grad and vjp alike); in a loop's header the
+    slice is made once before the loop, as Python makes it (before: refused,
+    'a for loop must iterate over range(...), a list or tuple ...')."""
+    src = import_source(tmp_path, CALL_SLICES_SRC, f"found_adversary19_call_slices_{name}")
+    f = getattr(src, name)
+    args = CALL_SLICES[name]
+    for i in range(2):
+        want = _fd(f, list(args), i)
+        if api == "hvp":
+            g = s2s_ad.grad(f, wrt=i)
+            v = np.linspace(0.3, -0.2, np.size(args[i])).reshape(np.shape(args[i])) \
+                if np.ndim(args[i]) else 0.7
+
+            def moved(s):
+                a = list(args)
+                a[i] = args[i] + s * v
+                return np.asarray(g(*a), dtype=float)
+            np.testing.assert_allclose(np.asarray(g(*args), dtype=float), want, rtol=1e-6,
+                                       atol=1e-8)
+            np.testing.assert_allclose(np.asarray(s2s_ad.hvp(f, wrt=i)(*args, v), dtype=float),
+                                       (moved(1e-5) - moved(-1e-5)) / 2e-5, rtol=1e-4, atol=1e-6)
+            continue
+        if api == "vjp":
+            got = s2s_ad.vjp(f, *args)[1](1.0)[i]
+        elif api == "jvp":
+            x = args[i]
+            got = np.zeros(np.shape(x))
+            for k in np.ndindex(np.shape(x)):  # one unit tangent at a time
+                e = np.zeros(np.shape(x))
+                e[k] = 1.0
+                other = 1 - i
+                tangents = {"d" + f.__code__.co_varnames[i]: e if np.ndim(x) else 1.0,
+                            "d" + f.__code__.co_varnames[other]:
+                                np.zeros(np.shape(args[other])) if np.ndim(args[other]) else 0.0}
+                got[k] = s2s_ad.jvp(f, wrt=(0, 1))(*args, **tangents)[1]
+        else:
+            got = s2s_ad.grad(f, wrt=i, checkpoint=True if api == "checkpoint" else None)(*args)
+        np.testing.assert_allclose(np.asarray(got, dtype=float), want, rtol=1e-6, atol=1e-8)

@@ -451,8 +451,8 @@ def _slice(lo, node: ast.Subscript):
 
 def slice_of(lo, base, node: ast.Subscript):
     """``node`` (a slice) of ``base``, a tuple or list known while lowering
-    (or the tuple ``r = h(x)`` binds: its items)."""
-    base = made_items(lo, base) or base
+    (or the tuple ``r = h(x)`` binds, or ``h(x)`` itself: its items)."""
+    base = made_items(lo, base) or forwarded(lo, base, node.value)
     if _array_item(lo, base):
         return _through(lo, base, node, None)
     if not isinstance(base, (tuple, StaticList)):
