@@ -306,3 +306,60 @@ def test_the_gradient_file_of_a_0d_item_read_differentiated_again(tmp_path):
                                    _fd(src.item_of_a_0d_array, [0.7], 0), rtol=1e-6, atol=1e-8)
         np.testing.assert_allclose(s2s_ad.grad(probe.probe)(0.7), _fd(probe.probe, [0.7], 0),
                                    rtol=1e-6, atol=1e-7)
+
+
+FILE_HELPERS_SRC = '''
+import numpy as np
+
+
+def _scaled(x):
+    return x * 3.0
+
+
+def summed_helper(x):
+    return np.sum(_scaled(x))
+
+
+def sine_of_helper(x):
+    return np.sum(np.sin(_scaled(x)))
+
+
+def _written(x):
+    y = np.zeros(())
+    y[()] = x * 3.0
+    return y
+
+
+def squared_helper(x):
+    y = _written(x)
+    return np.sum(y * y) + np.sum(_written(x * x))
+'''
+
+
+@pytest.mark.parametrize("point", ["number", "0-d", "array"])
+@pytest.mark.parametrize("name", ["summed_helper", "sine_of_helper", "squared_helper"])
+def test_a_numpy_gradient_file_called_with_numbers_differentiated_again(tmp_path, name, point):
+    """The gradient file of NumPy code calling a helper names no NumPy in its
+    main function (``spread(dout, _scaled_1)``, ``astype_like(dx, x)``): read
+    back for a number, it was lowered as code of numbers, whose module never
+    defined those helpers (NameError: name 'spread' is not defined, raised
+    inside the second gradient; for an array, TypeError: an unexpected
+    keyword argument 'dout_1'). s2s-ad's helpers are NumPy code wherever they
+    are called. Against central differences of a probe calling the file."""
+    from tests.modules import on_path
+
+    src = import_source(tmp_path, FILE_HELPERS_SRC, f"found_adversary19_file_{name}")
+    f = getattr(src, name)
+    x = {"number": 0.7, "0-d": np.array(0.7), "array": np.array([0.3, -0.5, 0.8])}[point]
+    if name == "squared_helper" and point == "array":
+        x = np.array(0.4)  # (y[()] = x * 3.0 takes one element)
+    module = f"found_adversary19_file_{name}_grad_{point.replace('-', '')}"
+    with on_path(tmp_path, module, s2s_ad.gradient_source(f)):
+        probe = import_source(
+            str(tmp_path), f"import numpy as np\nfrom {module} import grad_{name}\n\n\n"
+            f"def probe(x):\n    g = grad_{name}(x)\n    return np.sum(g * g * g)\n",
+            f"{module}_probe")
+        np.testing.assert_allclose(np.asarray(s2s_ad.grad(f)(x), dtype=float),
+                                   _fd(f, [x], 0), rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(np.asarray(s2s_ad.grad(probe.probe)(x), dtype=float),
+                                   _fd(probe.probe, [x], 0), rtol=1e-6, atol=1e-6)
