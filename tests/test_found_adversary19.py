@@ -363,3 +363,40 @@ def test_a_numpy_gradient_file_called_with_numbers_differentiated_again(tmp_path
                                    _fd(f, [x], 0), rtol=1e-6, atol=1e-8)
         np.testing.assert_allclose(np.asarray(s2s_ad.grad(probe.probe)(x), dtype=float),
                                    _fd(probe.probe, [x], 0), rtol=1e-6, atol=1e-6)
+
+
+RESHAPE_0D_SRC = '''
+import numpy as np
+
+
+def reshaped_to_0d(v):
+    a = np.reshape(v[:1] * 2.0, ())
+    return np.sum(a * a * a) + np.sum(v * a)
+
+
+def method_reshaped_to_0d(v):
+    a = (v[:1] * 2.0).reshape(())
+    return np.sum(a * a * a)
+
+
+def broadcast_to_0d(v):
+    a = np.broadcast_to(np.sum(v), ())
+    return np.sum(a * a * v)
+'''
+
+
+@pytest.mark.parametrize("name", ["reshaped_to_0d", "method_reshaped_to_0d", "broadcast_to_0d"])
+def test_the_hvp_of_a_reshape_to_a_0d_array(tmp_path, name):
+    """``np.reshape(x, ())``, ``np.broadcast_to(x, ())``: the JVP module binds
+    the shape to a name (``t3 = ()``), which the gradient of that module
+    (``hvp``, ``hessian``) read as a tuple argument and refused ('`np.reshape`:
+    tuple arguments are not supported here'); an empty tuple is a shape too.
+    The Hessian against central differences of the gradient."""
+    src = import_source(tmp_path, RESHAPE_0D_SRC, f"found_adversary19_reshape_{name}")
+    f = getattr(src, name)
+    v, d = np.array([0.3, -0.7, 1.1]), np.array([0.2, 0.1, -0.3])
+    g = s2s_ad.grad(f)
+    np.testing.assert_allclose(g(v), _fd(f, [v], 0), rtol=1e-6, atol=1e-8)
+    want = (g(v + 1e-5 * d) - g(v - 1e-5 * d)) / 2e-5
+    np.testing.assert_allclose(s2s_ad.hvp(f)(v, d), want, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(s2s_ad.hessian(f)(v) @ d, want, rtol=1e-4, atol=1e-6)
