@@ -29,6 +29,7 @@ from __future__ import annotations
 import ast
 import builtins
 import copy
+import types
 
 from s2s_ad import ir
 from s2s_ad.frontend import checkpoint, structures
@@ -135,7 +136,7 @@ def iterated(lo, loop: ast.For) -> tuple[ast.For, list[str]]:
         return names
 
     def replace(node: ast.expr) -> ast.expr:
-        if _made_here(node) or _joined(lo, node):
+        if _made_here(node) or _joined(lo, node) or _slice_of_a_call(lo, node):
             # `for i in list(range(n))[1:]`, `for v in [f(t) for t in xs]`: Python
             # makes the list once, before the loop; the loop iterates over it by name
             name = ast.unparse(node)
@@ -202,6 +203,15 @@ def _a_list(lo, node: ast.expr) -> bool:
         structures._param_used_as_sequence(lo, value, node)
     return isinstance(value, structures.StaticList) or id(value) in lo.seq_params \
         or isinstance(value, ir.Value) and value.kind == "list"
+
+
+def _slice_of_a_call(lo, node: ast.expr) -> bool:
+    """``h(x)[1:]``, ``h(x)[::-1]``: a slice of what a function of the user's
+    returns (a tuple or list, or an array in NumPy code), made once before
+    the loop as Python makes it."""
+    return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice) \
+        and isinstance(node.value, ast.Call) \
+        and isinstance(lo.resolve(node.value.func), types.FunctionType)
 
 
 def _bound(lo, node: ast.expr | None, step: int, n: str, lower: bool, name_for) -> str:

@@ -620,7 +620,7 @@ class ArrayLowering(ArrayIndexing):
                 shape = self.emit("tuple.concat", [shape, part], node)
             return shape
         value = self.expr(node)
-        if isinstance(value, tuple) and value and all(
+        if isinstance(value, tuple) and all(  # (`t3 = ()`: a 0-d array's shape)
                 isinstance(a, ir.Const) and type(a.value) is int
                 or isinstance(a, ir.Value) and a.kind in ("int", "float", "array")
                 for a in value):

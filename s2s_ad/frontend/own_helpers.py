@@ -128,6 +128,10 @@ def call(lo, prim: str, node: ast.Call, var: str | None, hint: str | None):
                            "`*args`; s2s-ad's generated code passes its arguments by position")
     attrs = {}
     given = list(node.args)
+    if "numpy" not in lo.modules:
+        # s2s-ad's helpers are NumPy code, defined in the module generated for it, also
+        # where this function names no NumPy and is called with numbers
+        lo.modules["numpy"] = lo.namer.claim(getattr(lo, "numpy_alias", "np"))
     if prim in _AS_OPERATIONS:
         return _as_operations(lo, prim, node, var)
     if prim == "array.setitem":  # assign(y, index, v): the write y[index] = v on a copy

@@ -451,8 +451,8 @@ def _slice(lo, node: ast.Subscript):
 
 def slice_of(lo, base, node: ast.Subscript):
     """``node`` (a slice) of ``base``, a tuple or list known while lowering
-    (or the tuple ``r = h(x)`` binds: its items)."""
-    base = made_items(lo, base) or base
+    (or the tuple ``r = h(x)`` binds, or ``h(x)`` itself: its items)."""
+    base = made_items(lo, base) or forwarded(lo, base, node.value)
     if _array_item(lo, base):
         return _through(lo, base, node, None)
     if not isinstance(base, (tuple, StaticList)):
@@ -954,6 +954,9 @@ def starred_unpack(lo, value, target: ast.Tuple | ast.List, value_node: ast.expr
     elif isinstance(value, tuple):
         items = list(value)
     else:
+        # a parameter lowered as a number before its use was known: it is a
+        # list (lowered for the call's arguments, or refused asking for its length)
+        param_uses.used_as_sequence(lo, value, value_node)
         raise lo.src.error(target.elts[stars[0]], f"`{ast.unparse(value_node)}` is "
                            f"{describe(value)}; a starred name unpacks a tuple or list built "
                            "in the function or returned by a helper (its length known while "

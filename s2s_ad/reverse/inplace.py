@@ -423,13 +423,24 @@ def _index(sweep, op: ir.Op) -> ast.expr:
     return index_expr(op.attrs["index"], exprs)
 
 
+def whole(index: tuple) -> bool:
+    """Does ``index`` (an op's ``index`` attribute) pick all of an array:
+    ``y[()]`` or ``y[...]``?"""
+    return all(item[0] not in ("op", "slice", "none") for item in index)
+
+
 def reverse_read(sweep, op: ir.Op, g: ast.expr) -> Stmt:
     """``dy[idx] += dt`` for ``t = y[idx]`` (``np.add.at`` where an integer
     array index may repeat an element), ``y`` written in place or a
     parameter whose adjoint is added to in place."""
     target = sweep.adj[id(op.args[0])]
     idx = _index(sweep, op)
-    if id(op) in sweep.read_once:  # the element's one contribution, into zeros
+    if whole(op.attrs["index"]):
+        # `y[()]`, `y[...]`: all of y, a 0-d array too, whose adjoint `dy + g`
+        # makes a NumPy scalar (into which `dy[()] += g` could not write)
+        node = ast.Assign([ast.Name(target, ast.Store())],
+                          ast.BinOp(ast.Name(target, ast.Load()), ast.Add(), g))
+    elif id(op) in sweep.read_once:  # the element's one contribution, into zeros
         node = ast.Assign([ast.Subscript(ast.Name(target, ast.Load()), idx, ast.Store())], g)
     elif sweep.arrays._basic(op, op.attrs["index"]) and not any(
             isinstance(a, ir.Value) and a.kind == "bool" for a in op.args[1:]):
@@ -488,7 +499,11 @@ def reverse_write(sweep, op: ir.Op) -> list:
             zero = ast.Assign([ast.Subscript(ast.Name(fam.adj, ast.Load()),
                                              _index(sweep, op), ast.Store())],
                               ast.Constant(0.0))
-            if side_by_side:  # `zero_at` writes zeros there into a Dask array too
+            if whole(op.attrs["index"]):  # all of it (a 0-d adjoint may be a NumPy scalar)
+                zero = ast.Assign([ast.Name(fam.adj, ast.Store())],
+                                  _call(sweep.arrays.helper("float_zeros"),
+                                        [ast.Name(fam.adj, ast.Load())]))
+            elif side_by_side:  # `zero_at` writes zeros there into a Dask array too
                 zero = ast.Assign([ast.Name(fam.adj, ast.Store())],
                                   _call(sweep.arrays.helper("zero_at"),
                                         [ast.Name(fam.adj, ast.Load()),

@@ -639,6 +639,8 @@ def zeroed(g, index, y):
         g = g.astype(np.result_type(y, g))  # a copy
     else:
         g = np.zeros_like(y, dtype=np.result_type(y, g)) + g
+        if isinstance(g, np.generic):  # y 0-d: the sum is a NumPy scalar
+            g = np.array(g)
     g[index] = 0.0
     return g
 ''',
