@@ -42,14 +42,15 @@ def joined(x, parts, cuts, _array=np.ndarray, _concatenate=np.concatenate):
     return out
 ''',
     "same_shapes": '''
-def same_shapes(first, *others, _array=np.ndarray):
+def same_shapes(first, *others):
     \"\"\"Do the values all have one shape (lengths known: a Dask array's may not
     be yet)? Then no adjoint of an elementwise operation between them needs
     summing over broadcast axes.\"\"\"
-    if type(first) is _array:  # the common case: ndarrays, their shapes compared at once
+    array = np.ndarray  # (not a parameter: a call's values after *others would be read as it)
+    if type(first) is array:  # the common case: ndarrays, their shapes compared at once
         shape = first.shape
         for v in others:
-            if type(v) is not _array:
+            if type(v) is not array:
                 break
             if v.shape != shape:
                 return False
