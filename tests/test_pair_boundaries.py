@@ -203,3 +203,24 @@ def test_shape_of_a_broadcast_operand_kept(shapes):
     args = [rand(RNG, w_shape), rand(RNG, xs_shape), rand(RNG, xs_shape[1:])]
     assert_gradients(f, args, [0, 1, 2])
     assert_gradients(f, args, [0, 2])
+
+
+def test_the_sum_helpers_are_np_sum_bit_for_bit():
+    """``total`` and ``array_sum`` (a row summed by its one axis, anything
+    else by axis=None): np.sum's value and type, bit for bit, for rows of
+    every length up to 300 and long ones, 0-d arrays, matrices, strided
+    views, float32, complex and integer arrays, and numbers."""
+    ns = {"np": np}
+    exec(HELPERS["total"] + HELPERS["array_sum"], ns)
+    values = [RNG.normal(size=n) * 10.0 ** RNG.uniform(-8, 8, n) for n in range(300)]
+    values += [RNG.normal(size=4099), RNG.normal(size=(3, 5)), RNG.normal(size=(4, 1, 3)),
+               np.array(2.5), np.zeros(0), RNG.normal(size=50)[::3],
+               RNG.normal(size=33).astype(np.float32), RNG.normal(size=7) + 1j * RNG.normal(size=7),
+               np.arange(9, dtype=np.int32), np.arange(6) > 2]
+    for v in values:
+        want = np.sum(v)
+        for helper in (ns["total"], ns["array_sum"]):
+            got = helper(v)
+            assert type(got) is type(want) and np.asarray(got).tobytes() == \
+                np.asarray(want).tobytes(), (v, got, want)
+    assert ns["total"](1.5) == 1.5 and ns["array_sum"](2.0) == np.sum(2.0)

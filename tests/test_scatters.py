@@ -69,6 +69,16 @@ CASES = {
     "helper": ("def cam(c, p):\n    return np.sum(c[0:3] * p) * c[3] + c[4] * np.sum(c[5:] * p)\n"
                "def f(c, ps):\n    s = 0.0\n    for k in range(2):\n"
                "        s = s + cam(c, ps[k])\n    return s\n", [(8,), (2, 3)]),
+    "rows": ("def f(w, x):\n    y = x * w[0]\n    y = np.tanh(y * w[1] + w[2])\n"
+             "    return np.sum(y * y) + np.sum(w[3:] * w[2:3])\n", [(5, 3), (3,)]),
+    "rows_overlapping": ("def f(w, x):\n    y = x * w[0] + w[1:3] * w[2] * w[1]\n"
+                         "    return np.sum(y * y)\n", [(4, 3), (3,)]),
+    "rows_from_the_end": ("def f(w, x):\n    y = x * w[1] + w[-1] * w[2]\n"
+                          "    return np.sum(y * y)\n", [(3, 2), (2,)]),
+    "rows_by_a_name": ("def f(w, x, k: int):\n    y = x * w[1] + w[k] * w[2] * w[0, 1]\n"
+                       "    return np.sum(y * y)\n", [(4, 2), (2,), ()]),
+    "items_of_a_matrix": ("def f(w):\n    return w[0, 1] * w[1, 0] + w[1, 1] ** 2 * np.sum(w[2])\n",
+                          [(3, 2)]),
     "into_a_product": ("def f(x, y):\n    dy = x * np.roll(y, 1)\n    dy[0] = x[0]\n"
                        "    return np.sum(dy * dy)\n", [(5,), (5,)]),
     "into_a_broadcast_product": ("def f(x, y):\n    dy = x * np.roll(y, 1)\n    dy[0] = x[0]\n"
@@ -101,15 +111,22 @@ def test_reads_by_index_against_finite_differences(name):
 
 
 def test_the_adjoint_is_added_into_in_place():
-    """Constant slices and integers: ``dc[3:6] = dc[3:6] + g`` written out (out
-    of place, reverse/out_of_place.py), no helper call to decide how (four
-    reads: one scatter, three adds)."""
+    """Constant slices and integers: no helper call to decide how (four reads:
+    one scatter, three writes); rows no earlier read reached are assigned
+    (``dc[3:6] = g``, scatter's zeros there), rows one did are added into,
+    written out of place (``dc[1:3] = dc[1:3] + g``, reverse/out_of_place.py)."""
     f = make_function(CASES["slices"][0])
     text = s2s_ad.gradient_source(f)
     assert text.count("dc = scatter(") == 1
     assert "add_scattered" not in text
-    assert sum(text.count(f"dc{index} = dc{index} + ")
-               for index in ("[0:3]", "[3:6]", "[6]", "[7]")) == 3
+    assert sum(text.count(f"dc{index} = ") for index in ("[0:3]", "[3:6]", "[6]", "[7]")) == 3
+    assert sum(text.count(f"dc{index} = dc") for index in ("[0:3]", "[3:6]", "[6]", "[7]")) == 0
+    text = s2s_ad.gradient_source(make_function(CASES["rows_overlapping"][0]), wrt="w")
+    assert re.search(r"dw\[1:3\] = dw\[1:3\] \+ ", text), text  # beside w[2] and w[1]
+    assert re.search(r"dw\[0\] = d?t", text), text
+    for name in ("rows_from_the_end", "rows_by_a_name"):  # w[-1] may be w[2]; k may be 1
+        text = s2s_ad.gradient_source(make_function(CASES[name][0]), wrt="w")
+        assert re.search(r"dw\[[^]]*\] = dw\[", text), text
 
 
 def test_slices_that_tile_an_array_are_joined():
@@ -160,9 +177,12 @@ def test_joined_with_a_part_that_is_not_its_slices_array():
     np.testing.assert_array_equal(rows, [[1, 1], [2, 2], [2, 2]])
 
 
-def test_a_gradient_file_with_joined_differentiated(tmp_path):
+@pytest.mark.parametrize("name, wrt, written", [
+    ("gates", "g", "= joined(g, ("), ("rows", "w", "    dw[1] = dt")])
+def test_a_gradient_file_with_joined_differentiated(tmp_path, name, wrt, written):
     """A gradient module written by ``s2s-ad grad -o`` whose adjoint of an
-    array read as tiling slices is ``joined(...)``, read back from its file
+    array read as tiling slices is ``joined(...)`` (or whose rows are
+    assigned into scatter's zeros, ``dw[1] = dt2``), read back from its file
     (its ``joined`` as zeros and an assignment per slice) and differentiated
     again: the second-order gradient through grad and vjp against central
     differences of the file's gradient."""
@@ -172,20 +192,22 @@ def test_a_gradient_file_with_joined_differentiated(tmp_path):
 
     from modules import import_source
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    src = "import numpy as np\n\n\n" + CASES["gates"][0]
-    (tmp_path / "gates_mod.py").write_text(src, encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "s2s_ad", "grad", "gates_mod.py:f", "--wrt", "g",
-                           "-o", "gates_grad.py"], cwd=str(tmp_path), capture_output=True,
+    src = "import numpy as np\n\n\n" + CASES[name][0]
+    (tmp_path / f"{name}_mod.py").write_text(src, encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "s2s_ad", "grad", f"{name}_mod.py:f", "--wrt",
+                           wrt, "-o", f"{name}_grad.py"], cwd=str(tmp_path), capture_output=True,
                           text=True, timeout=300,
                           env=dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{root}"))
     assert done.returncode == 0, done.stderr
-    assert "= joined(g, (" in (tmp_path / "gates_grad.py").read_text(encoding="utf-8")
+    assert written in (tmp_path / f"{name}_grad.py").read_text(encoding="utf-8")
     sys.path.insert(0, str(tmp_path))
     try:
-        probe = import_source(str(tmp_path), "import numpy as np\nfrom gates_grad import grad_f"
+        probe = import_source(str(tmp_path), f"import numpy as np\nfrom {name}_grad import grad_f"
                               "\n\n\ndef probe(g, c, v):\n    return np.sum(grad_f(g, c) * v)\n",
-                              "gates_probe")
-        g, c, v = RNG.uniform(0.2, 1.3, 8), RNG.uniform(0.2, 1.3, 2), RNG.normal(size=8)
+                              f"{name}_probe")
+        shapes = CASES[name][1]
+        g, c, v = (RNG.uniform(0.2, 1.3, shapes[0]), RNG.uniform(0.2, 1.3, shapes[1]),
+                   RNG.normal(size=shapes[0]))
         for i in (0, 1):
             want = fd_gradient(probe.probe, [g, c, v], i)
             np.testing.assert_allclose(s2s_ad.grad(probe.probe, wrt=i)(g, c, v), want,
@@ -194,7 +216,7 @@ def test_a_gradient_file_with_joined_differentiated(tmp_path):
             np.testing.assert_allclose(pull(1.0)[i], want, rtol=1e-6, atol=1e-8)
     finally:
         sys.path.remove(str(tmp_path))
-        sys.modules.pop("gates_grad", None)
+        sys.modules.pop(f"{name}_grad", None)
 
 
 def test_an_index_that_may_repeat_keeps_the_helper():

@@ -80,6 +80,10 @@ class FlatShapes:
         flag does not compare (a bias, a target)."""
         self._lefts: dict[int, list] = {}
         """group -> one operand per parameter's class it leaves out."""
+        self._widened: dict[int, set] = {}
+        """group -> ids of the results among its reads compared only because an
+        operand left out may have widened them (the wide flag compares that
+        operand instead, which fixes the result's shape)."""
         self.wide: dict[int, str] = {}
         """group -> the flag's name for the contributions to the operands left
         out: the group's flag, and those operands of its shape too."""
@@ -131,9 +135,15 @@ class FlatShapes:
             if group in self.wide:
                 # the wide flag first: where it holds (the parameters of the
                 # group's one shape, the common case) so does the group's own,
-                # and one call decides both
+                # and one call decides both. It compares the operands left out
+                # themselves, so not the results they may have widened: each
+                # such result has the shape of its operands, all compared
+                # (t12 = cell * forget: cell and forget, not t12)
+                kept = [r for v, r in zip(self._reads[group], reads)
+                        if id(v) not in self._widened[group]]
                 lefts = [ref(v) for v in self._lefts[group]]
-                call = ast.Call(copy.copy(same), reads + lefts, [])
+                call = ast.Call(copy.copy(same), kept + reads[len(self._reads[group]):] + lefts,
+                                [])
                 out.append(Stmt(ast.Assign([ast.Name(self.wide[group], ast.Store())], call),
                                 f"{where}: arrays of one shape, the parameters there too"))
             if group in self.flags:
@@ -219,7 +229,7 @@ class FlatShapes:
             self._classes[k] = {id(shapes[id(a)]) for op, values in members
                                 for a in list(values) + left_out[id(op)] + [op.out]}
             covered: set[int] = set()
-            reads, lefts = [], []
+            reads, lefts, widened = [], [], set()
             compared = {id(shapes[id(a)]) for _, values in members for a in values}
             # a class is read through the value it is named after where that value
             # is the region's own (k2 rather than h * k2, which the reverse loop
@@ -235,6 +245,7 @@ class FlatShapes:
                 out_of = [a for a in left_out[id(op)] if id(shapes[id(a)]) not in compared]
                 if out_of and id(shapes[id(op.out)]) not in covered:
                     reads.append(op.out)  # an operand left out may have widened it
+                    widened.add(id(op.out))
                 covered.add(id(shapes[id(op.out)]))
                 for a in out_of:
                     self._left_out.add((k, id(a)))
@@ -242,6 +253,7 @@ class FlatShapes:
                         lefts.append(a)
             self._reads[k] = reads
             self._lefts[k] = lefts
+            self._widened[k] = widened
             self._lines[k] = [op.loc.line for op, _ in members if op.loc is not None]
             for op, _ in members:
                 self._group[id(op)] = k

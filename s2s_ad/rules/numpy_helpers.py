@@ -491,7 +491,7 @@ def assign(y, index, v):
     return y
 ''',
     "scatter": '''
-def scatter(g, x, index):
+def scatter(g, x, index, _array=np.ndarray):
     """Zeros shaped like x with g added at x[index] (repeated indices add up).
     A basic index (ints, slices, None, ...) picks each element at most once,
     so assigning g there is the same sum without np.add.at's cost. The zeros
@@ -499,10 +499,11 @@ def scatter(g, x, index):
     array (a Dask adjoint of an array the function made with np.zeros): the
     adjoint stays in g's library. An integer x gets float zeros: its adjoint
     is no integer."""
-    if type(x) is not np.ndarray:
+    if type(x) is not _array:
         out = np.zeros_like(x)
-    elif type(g) is np.ndarray or isinstance(g, (int, float, complex, np.generic)):
-        out = np.zeros(x.shape, x.dtype if x.dtype.kind not in "biu" else float)
+    elif type(g) is _array or isinstance(g, (int, float, complex, np.generic)):
+        dtype = x.dtype
+        out = np.zeros(x.shape, dtype if dtype.kind not in "biu" else float)
     else:
         out = np.zeros_like(g, shape=x.shape, dtype=x.dtype if x.dtype.kind not in "biu" else float)
     if type(index) is int or type(index) is slice:  # the common case, decided at once
@@ -599,23 +600,26 @@ def add_at(y, index, g):
     y[...] = y + np.reshape(sums, shape)
 ''',
     "float_zeros": '''
-def float_zeros(x):
+def float_zeros(x, _array=np.ndarray, _zeros=np.zeros):
     """np.zeros_like(x) + 0.0 in one step: zeros of x's shape in x's floating
-    dtype (float64 for integers and bools), a fresh array to add into in place."""
-    if type(x) is np.ndarray and x.ndim:
-        return np.zeros(x.shape, x.dtype if x.dtype.kind in "fc" else np.float64)
+    dtype (float64 for integers and bools), a fresh array to add into in place
+    (_array, _zeros: no global lookups, 0.3 µs of a 0.6 µs call)."""
+    if type(x) is _array and x.ndim:
+        dtype = x.dtype
+        return _zeros(x.shape, dtype if dtype.kind in "fc" else np.float64)
     return np.zeros_like(x) + 0.0
 ''',
     "seeded": '''
-def seeded(x, g):
+def seeded(x, g, _array=np.ndarray):
     """float_zeros(x) + g: the adjoint of an array x a function returns, which
     its backward pass only reads, starting as the caller's cotangent g. g
     itself where the sum has g's shape and dtype: an ndarray of x's shape and
     of float_zeros(x)'s dtype, owning its data (a caller writes into no
     cotangent it passes; a view, of an adjoint it may write into, is added
     to zeros as before). The same numbers; a -0.0 of g stays -0.0."""
-    if type(g) is np.ndarray and type(x) is np.ndarray and g.base is None and g.shape == x.shape:
-        if g.dtype == (x.dtype if x.dtype.kind in "fc" else np.float64):
+    if type(g) is _array and type(x) is _array and g.base is None and g.shape == x.shape:
+        dtype = x.dtype
+        if g.dtype == (dtype if dtype.kind in "fc" else np.float64):
             return g
     return float_zeros(x) + g
 ''',
@@ -645,18 +649,23 @@ def zeroed(g, index, y):
     return g
 ''',
     "total": '''
-def total(g):
+def total(g, _array=np.ndarray, _reduce=np.add.reduce):
     """np.sum(g) for an array; g itself for a number (np.sum of a NumPy scalar
     costs microseconds, as much as a short loop iteration)."""
-    if type(g) is np.ndarray:
-        return np.add.reduce(g, None)  # what np.sum calls for an ndarray, without its wrapper
+    if type(g) is _array:
+        # what np.sum calls for an ndarray, without its wrapper; a row by its one
+        # axis, the same sum 0.3 µs sooner than by axis=None
+        return _reduce(g) if g.ndim == 1 else _reduce(g, None)
     return g if isinstance(g, (int, float, complex, np.generic)) else np.sum(g)
 ''',
     "array_sum": '''
-def array_sum(x):
+def array_sum(x, _array=np.ndarray, _reduce=np.add.reduce):
     """np.sum(x), the same value of the same type: for an ndarray the reduction
-    np.sum calls, without the microsecond its wrapper costs on a short row."""
-    return np.add.reduce(x, None) if type(x) is np.ndarray else np.sum(x)
+    np.sum calls, without the microsecond its wrapper costs on a short row (a
+    row by its one axis, the same sum 0.3 µs sooner than by axis=None)."""
+    if type(x) is _array:
+        return _reduce(x) if x.ndim == 1 else _reduce(x, None)
+    return np.sum(x)
 ''',
     "own": '''
 def own(v):

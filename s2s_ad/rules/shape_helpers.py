@@ -11,7 +11,7 @@ relate, as source text; part of :data:`s2s_ad.rules.numpy_helpers.HELPERS`:
 
 SHAPE_HELPERS = {
     "joined": '''
-def joined(x, parts, cuts, _array=np.ndarray):
+def joined(x, parts, cuts, _array=np.ndarray, _concatenate=np.concatenate):
     """The adjoint of x read as consecutive slices x[:c1], x[c1:c2], ..., x[ck:]
     of its first axis (0 <= c1 <= c2 <= ...: they tile it), from the slices'
     adjoints parts, in order: their concatenation, where it is an ndarray of
@@ -20,9 +20,11 @@ def joined(x, parts, cuts, _array=np.ndarray):
     part is assigned into zeros shaped like x at its slice, as scatter would
     (float zeros for an integer x: its adjoint is no integer)."""
     if type(x) is _array:
-        dtype = x.dtype if x.dtype.kind not in "biu" else np.dtype(float)
+        dtype = x.dtype
+        if dtype.kind in "biu":
+            dtype = np.dtype(float)
         try:
-            out = np.concatenate(parts)
+            out = _concatenate(parts)
         except ValueError:  # a number among the parts (0-d)
             out = None
         if type(out) is _array and out.shape == x.shape and out.dtype == dtype:
@@ -44,7 +46,7 @@ def same_shapes(first, *others):
     \"\"\"Do the values all have one shape (lengths known: a Dask array's may not
     be yet)? Then no adjoint of an elementwise operation between them needs
     summing over broadcast axes.\"\"\"
-    array = np.ndarray  # (not a parameter: its position would follow *others)
+    array = np.ndarray  # (not a parameter: a call's values after *others would be read as it)
     if type(first) is array:  # the common case: ndarrays, their shapes compared at once
         shape = first.shape
         for v in others:
