@@ -134,3 +134,12 @@ def test_the_rewrite_the_docs_give_for_a_list_parameter():
     dxs, dw = s2s_ad.grad(made_array_first, wrt=(0, 1))(xs, w)
     _agree(list(dxs), _central(made_array_first, (xs, w), 0))
     assert dw == pytest.approx(_central(made_array_first, (xs, w), 1), rel=1e-6)
+
+
+def clipped_below(xs, w):
+    return np.sum(np.maximum(xs, w))
+
+
+def test_a_list_argument_refused_in_numpy_code_says_how_to_make_the_array():
+    with pytest.raises(SourceError, match=r"np\.asarray"):
+        s2s_ad.grad(clipped_below, wrt=(0, 1))([1.0, 0.2], 0.5)

@@ -799,8 +799,10 @@ class _Lowering(Parameters, CallLowering, ArrayLowering, InPlaceNames, ControlFl
         for a in args[1:] if prim in runtime_sorting.LIST_READS else args:
             if not isinstance(a, (ir.Value, ir.Const)) or (isinstance(a, ir.Value)
                                                             and a.kind in ("tuple", "list")):
+                hint = ("; in NumPy code make the array first (`a = np.asarray(...)` of "
+                        "the list) and compute with it" if self.array_mode else "")
                 raise self.src.error(node, f"{structures.describe(a)} is used where a number is "
-                                     "expected; index it, unpack it or sum() it")
+                                     f"expected; index it, unpack it or sum() it{hint}")
         kinds = [_kind(a) for a in args]
         attrs = attrs or {}
         if self.array_mode:
