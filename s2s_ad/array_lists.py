@@ -35,9 +35,15 @@ def holds_array(value) -> bool:
     return pytrees.holds_array(value)
 
 
+def a_list_or_tuple(value) -> bool:
+    """Is ``value`` a list or a tuple (not a subclass: a NamedTuple is a
+    structure of its own)? What the code generated for arrays does not take."""
+    return value.__class__ is list or value.__class__ is tuple
+
+
 def holds_arrays(value) -> bool:
     """A list or tuple holding an array (``[W1, b1, W2, b2]``)."""
-    return (value.__class__ is list or value.__class__ is tuple) and holds_array(value)
+    return a_list_or_tuple(value) and holds_array(value)
 
 
 def guard(compiled: Callable, by_shape: Callable[[], Callable]) -> Callable:
@@ -47,8 +53,7 @@ def guard(compiled: Callable, by_shape: Callable[[], Callable]) -> Callable:
     made: list = []
 
     def slow(*args, **kwargs):
-        if any(v.__class__ is list or v.__class__ is tuple for v in args) \
-                or any(v.__class__ is list or v.__class__ is tuple for v in kwargs.values()):
+        if any(map(a_list_or_tuple, args)) or any(map(a_list_or_tuple, kwargs.values())):
             if not made:
                 made.append(by_shape())
             return made[0](*args, **kwargs)

@@ -228,6 +228,13 @@ def _structure(value) -> bool:
     return isinstance(value, (list, tuple, dict)) or pytrees.spec_of(value) not in (None, "leaf")
 
 
+def _not_taken(value, as_array: bool) -> bool:
+    """Does the code generated for a parameter, lowered as an array
+    (``as_array``) or as a number, not take ``value``: a list or tuple where
+    it took an array, a structure where it took a number?"""
+    return array_lists.a_list_or_tuple(value) if as_array else _structure(value)
+
+
 def _tangent_list(fn: Callable, name: str, value) -> None:
     """Refuse, by name, a JVP's tangent ``name=`` of a list parameter that is
     no sequence (a number, None): the generated code would fail on ``len()``
@@ -264,15 +271,10 @@ def _by_kind(fn: Callable, wrt: Wrt, kind: str, output, lengths, compiled: Calla
                 return compiled(*args, **kwargs)
         for k in tangent_lists.intersection(kwargs):
             _tangent_list(fn, k, kwargs[k])
-        if lengths is None and (any(_structure(v) for n, v in zip(names[0], args)
-                                    if n not in taken) or any(
-                _structure(v) for k, v in kwargs.items() if k in own and k not in taken)
-                or any(array_lists.holds_arrays(v) for v in args) or any(
-                array_lists.holds_arrays(v) for k, v in kwargs.items() if k in own)
-                or any(v.__class__ is list or v.__class__ is tuple
-                       for n, v in zip(names[0], args) if n in taken)
-                or any(v.__class__ is list or v.__class__ is tuple
-                       for k, v in kwargs.items() if k in taken)):
+        if lengths is None and (any(_not_taken(v, n in taken) for n, v in zip(names[0], args))
+                                or any(_not_taken(v, k in taken)
+                                       for k, v in kwargs.items() if k in own)
+                                or any(map(array_lists.holds_arrays, args[len(names[0]):]))):
             # a structure where the code took a number (the function only
             # passes it on, to a helper that tests `isinstance` or recurses
             # over it), or a list or tuple where it took an array (`xs + ys`
